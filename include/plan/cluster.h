@@ -1,0 +1,78 @@
+/* A GPU cluster profile: the GPU, the intra-node and inter-node links. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "plan/error.h"
+#include "plan/schema.h"
+
+
+
+struct cluster_gpu {
+	char name[64];
+	double peak_flops;          /**< dense 16-bit tensor FLOP/s */
+	double memory_bytes;
+	double memory_bw_Bps;       /**< HBM bandwidth */
+	double memory_efficiency;   /**< achievable fraction of memory_bw_Bps */
+	double gemm_efficiency_max; /**< large-GEMM fraction of peak (parametric model) */
+	double gemm_overhead_s;     /**< fixed cost per GEMM kernel (parametric model) */
+	struct schema_curve gemm_efficiency; /**< measured curve: GEMM FLOPs -> fraction of peak */
+	double reserved_bytes;      /**< memory not available to the model (context, workspaces) */
+};
+
+struct cluster_intra {
+	double bandwidth_Bps;  /**< per GPU, per direction */
+	double latency_s;      /**< per collective step */
+	double efficiency;     /**< achievable fraction of bandwidth_Bps */
+};
+
+struct cluster_inter {
+	int nics_per_node;
+	double nic_bandwidth_Bps; /**< per NIC, per direction */
+	double latency_s;         /**< per collective step */
+	double efficiency;        /**< achievable fraction of the NIC bandwidth */
+};
+
+/**
+ * A homogeneous cluster. Owns a GSL interpolation object when a GEMM
+ * efficiency curve is given: release with cluster_release(), and never
+ * copy a loaded struct by value.
+ */
+struct cluster {
+	char name[64];
+	char description[256];
+	int nodes;
+	int gpus_per_node;
+	struct cluster_gpu gpu;
+	struct cluster_intra intra;
+	struct cluster_inter inter;
+	/* Derived at load time. */
+	double gemm_log_x[32];
+	void *gemm_interp; /**< gsl_interp *, owned */
+};
+
+extern const struct schema_key cluster_schema[];
+
+/** Load and validate a cluster profile from @path. */
+bool cluster_load_file(struct cluster *c, const char *path, struct plan_error *err);
+
+/** Load and validate a cluster profile from memory (@name for messages). */
+bool cluster_load_string(struct cluster *c, const char *name, const char *text,
+			 struct plan_error *err);
+
+/** Free what the cluster owns. Safe to call twice. */
+void cluster_release(struct cluster *c);
+
+/** Total GPUs. */
+int cluster_gpus(const struct cluster *c);
+
+/** Node NIC bandwidth shared by its GPUs, per GPU (bytes/s, line rate). */
+double cluster_nic_share_Bps(const struct cluster *c);
+
+/**
+ * Achieved fraction of peak for one GEMM kernel of @flops FLOPs: the
+ * measured curve when the profile gives one (interpolated in log10 of
+ * the FLOPs, clamped at its ends), else the parametric model
+ * eff_max * t_ideal / (t_ideal + overhead).
+ */
+double cluster_gemm_efficiency(const struct cluster *c, double flops);

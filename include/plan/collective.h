@@ -1,0 +1,35 @@
+/* Alpha-beta cost of NCCL-style collectives on a two-level network. */
+#pragma once
+
+#include "plan/cluster.h"
+#include "plan/topology.h"
+
+enum coll_kind {
+	COLL_ALLREDUCE,     /**< bytes: the buffer each rank holds */
+	COLL_ALLGATHER,     /**< bytes: the gathered (total) size */
+	COLL_REDUCESCATTER, /**< bytes: the input (total) size */
+	COLL_ALLTOALL,      /**< bytes: what each rank sends in all */
+};
+
+enum coll_algo {
+	COLL_ALGO_RING,         /**< one flat ring over all ranks (multi-channel) */
+	COLL_ALGO_HIERARCHICAL, /**< intra-node reduce-scatter, inter-node ring, intra all-gather */
+};
+
+/** Names of enum coll_algo, NULL-terminated. */
+extern const char *const coll_algo_names[];
+
+/**
+ * Time of one collective of @kind over group @g, carrying @bytes.
+ * Every GPU of a node is assumed to run a collective of the same kind at
+ * the same time (as all TP/DP/PP groups do), so a group that spans nodes
+ * gets per_node GPUs' share of the node's NICs.
+ */
+double collective_time(const struct cluster *c, const struct group_layout *g,
+		       enum coll_kind kind, enum coll_algo algo, double bytes);
+
+/**
+ * Point-to-point send of @bytes between two GPUs, inside a node or across
+ * nodes (then at one GPU's share of the node NICs).
+ */
+double collective_p2p_time(const struct cluster *c, bool inter_node, double bytes);

@@ -1,0 +1,43 @@
+/* Time of the computation on one GPU: GEMMs on a roofline, element-wise work on memory bandwidth. */
+#pragma once
+
+#include "plan/cluster.h"
+#include "plan/model.h"
+#include "plan/plan.h"
+
+/** Times of one transformer layer for one micro-batch on one GPU. */
+struct compute_layer {
+	double fwd_s;        /**< forward: GEMMs + element-wise */
+	double bwd_s;        /**< backward (dX and dW GEMMs, element-wise) */
+	double recompute_s;  /**< forward work repeated in backward */
+	double fwd_gemm_s;   /**< the GEMM part of fwd_s */
+	double fwd_mem_s;    /**< the memory-bound part of fwd_s */
+};
+
+/** Times of the embedding (first stage) and logit layer + loss (last stage). */
+struct compute_ends {
+	double embed_fwd_s, embed_bwd_s;
+	double head_fwd_s, head_bwd_s;
+};
+
+/**
+ * One GEMM (or a batch of @batch equal GEMMs in one kernel) of
+ * m x k times k x n in 16-bit: the larger of its compute time at the
+ * size-dependent efficiency and its memory time (operands and result
+ * read/written once), i.e. a roofline.
+ */
+double compute_gemm_time(const struct cluster *c, double m, double n, double k, double batch);
+
+/** Element-wise (memory-bound) work moving @bytes through device memory. */
+double compute_memory_time(const struct cluster *c, double bytes);
+
+/** Per-layer times for plan @p (TP degree, SP, recompute, attention kind). */
+void compute_layer_time(const struct model *m, const struct plan *p,
+			const struct cluster *c, struct compute_layer *out);
+
+/** Embedding and logit-layer times for one micro-batch on one GPU. */
+void compute_ends_time(const struct model *m, const struct plan *p,
+		       const struct cluster *c, struct compute_ends *out);
+
+/** Mixed-precision Adam step over @params parameters held by one GPU. */
+double compute_optimizer_time(const struct cluster *c, double params);

@@ -1,0 +1,79 @@
+/* The prediction for one plan: time, its breakdown, memory, throughput. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "plan/cluster.h"
+#include "plan/collective.h"
+#include "plan/error.h"
+#include "plan/memory.h"
+#include "plan/model.h"
+#include "plan/plan.h"
+
+/**
+ * Where the iteration time goes, in seconds. The parts add up to the
+ * iteration time: overlapped communication is counted only for the part
+ * that is not hidden behind computation.
+ */
+struct estimate_breakdown {
+	double compute;    /**< forward + backward of all micro-batches (bottleneck stage) */
+	double recompute;  /**< recomputed forward work */
+	double tp_comm;    /**< tensor-parallel collectives (not overlapped) */
+	double pp_comm;    /**< stage-boundary sends (not overlapped) */
+	double pp_bubble;  /**< pipeline fill and drain */
+	double dp_comm;    /**< exposed data-parallel / ZeRO traffic */
+	double optimizer;  /**< optimizer step */
+};
+
+/** Extra figures that explain the breakdown. */
+struct estimate_details {
+	int microbatches;
+	double bubble_fraction;
+	double layer_fwd_s, layer_bwd_s;     /**< one layer, one micro-batch */
+	double tp_collective_s;              /**< one TP all-reduce (or AG+RS) */
+	double tp_bytes_per_iteration;       /**< TP bytes each GPU sends */
+	double pp_p2p_s;                     /**< stage sends of one micro-batch */
+	double pp_bytes_per_iteration;
+	double dp_total_s;                   /**< all DP/ZeRO traffic before overlap */
+	double dp_overlap_window_s;          /**< backward time that can hide it */
+	double dp_bytes_per_iteration;
+	double slot_s;                       /**< one micro-batch on the bottleneck GPU */
+	int bottleneck_stage;
+	int memory_stage;                    /**< the stage whose memory is reported */
+	bool tp_inter_node, dp_inter_node, pp_inter_node;
+};
+
+struct estimate {
+	double parameters;
+	double iteration_time_s;
+	struct estimate_breakdown breakdown;
+	struct estimate_details details;
+	struct memory_use memory;
+	double memory_capacity_bytes;
+	bool fits;
+	double model_flops_per_iteration;
+	double hardware_flops_per_iteration;
+	double tflops_per_gpu;          /**< model FLOPs (no recompute) / time / GPUs */
+	double hardware_tflops_per_gpu; /**< including recomputation */
+	double mfu;
+	double hfu;
+	double tokens_per_s;
+	int gpus;
+};
+
+/** Options of the estimate that are not part of the plan's shape. */
+struct estimate_options {
+	enum coll_algo dp_algo;
+};
+
+/**
+ * Predict plan @p of model @m on cluster @c. Validates the plan first;
+ * returns false with @err set when it cannot run. Pure arithmetic: no
+ * allocation, no I/O.
+ */
+bool estimate_plan(const struct model *m, const struct cluster *c,
+		   const struct plan *p, const struct estimate_options *opt,
+		   struct estimate *out, struct plan_error *err);
+
+/** Parameters held by the GPU of pipeline stage @stage (before ZeRO sharding). */
+double estimate_stage_params(const struct model *m, const struct plan *p, int stage);

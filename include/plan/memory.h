@@ -1,0 +1,36 @@
+/* Memory per GPU: model states (ZeRO) and activations (Korthikanti et al.). */
+#pragma once
+
+#include "plan/cluster.h"
+#include "plan/model.h"
+#include "plan/plan.h"
+
+/** Bytes on one GPU at its peak. */
+struct memory_use {
+	double weights;
+	double gradients;
+	double optimizer;
+	double activations;
+	double other;        /**< reserved memory and ZeRO-3 gather buffers */
+	double total;
+};
+
+/**
+ * Activation bytes of one layer for one micro-batch, stored for the
+ * backward. Korthikanti et al. 2022 Table 2, generalised to GQA and other
+ * MLP widths: 10*s*b*h replicated across TP (norm inputs, the inputs of
+ * attention and MLP, two dropout masks; split by t with sequence
+ * parallelism), plus per TP rank the Q/K/V, the projection input, the MLP
+ * intermediate tensors and, for standard attention, 5*a*s^2*b of scores.
+ * With recomputation: selective drops the scores, full keeps only the
+ * 2*s*b*h layer input.
+ */
+double memory_layer_activations(const struct model *m, const struct plan *p);
+
+/**
+ * Peak memory of the GPU of pipeline stage @stage (0 .. pp-1) holding
+ * @params parameters.
+ */
+void memory_stage(const struct model *m, const struct plan *p,
+		  const struct cluster *c, int stage, double params,
+		  struct memory_use *out);

@@ -1,0 +1,63 @@
+/* A transformer model profile and the parameter counts derived from it. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "plan/error.h"
+#include "plan/schema.h"
+
+enum model_norm {
+	MODEL_NORM_LAYERNORM,
+	MODEL_NORM_RMSNORM,
+};
+
+enum model_position {
+	MODEL_POS_LEARNED,
+	MODEL_POS_ROTARY,
+};
+
+/** A dense decoder/encoder transformer (the shapes that set its cost). */
+struct model {
+	char name[64];
+	char description[256];
+	int layers;
+	int hidden;
+	int heads;
+	int kv_heads;        /**< heads of K and V (grouped-query attention) */
+	int ffn_hidden;
+	bool gated_mlp;      /**< SwiGLU-style: three MLP matrices */
+	int vocab;
+	int seq_len;         /**< default training sequence length */
+	bool tied_embeddings;
+	bool bias;           /**< biases in linear layers and norms */
+	int norm;            /**< enum model_norm */
+	int position_embedding; /**< enum model_position */
+};
+
+/** The schema of a model profile (also printed by `plan-cli profiles --schema`). */
+extern const struct schema_key model_schema[];
+
+/** Load and validate a model profile from @path. */
+bool model_load_file(struct model *m, const char *path, struct plan_error *err);
+
+/** Load and validate a model profile from memory (@name for messages). */
+bool model_load_string(struct model *m, const char *name, const char *text,
+		       struct plan_error *err);
+
+/** Size of one attention head (hidden / heads). */
+int model_head_dim(const struct model *m);
+
+/** Parameters in one transformer layer (attention, MLP, norms, biases). */
+double model_params_per_layer(const struct model *m);
+
+/** Input embedding parameters (token table, plus the learned position table). */
+double model_params_embedding(const struct model *m);
+
+/** Output-layer parameters beyond the input embedding (0 when tied) plus the final norm. */
+double model_params_head(const struct model *m);
+
+/** Parameter tensors (weights, biases, norm scales) in one layer. */
+int model_tensors_per_layer(const struct model *m);
+
+/** All parameters: layers, embeddings, final norm and untied output layer. */
+double model_params_total(const struct model *m);

@@ -1,0 +1,52 @@
+/* A parallelisation plan: how one model is split across GPUs. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "plan/cluster.h"
+#include "plan/error.h"
+#include "plan/model.h"
+
+enum plan_recompute {
+	PLAN_RECOMPUTE_NONE,
+	PLAN_RECOMPUTE_SELECTIVE,
+	PLAN_RECOMPUTE_FULL,
+};
+
+/**
+ * One plan. Ranks are laid out Megatron-style: TP innermost (consecutive
+ * ranks), then DP, then PP (plan_layout in topology.h derives the groups).
+ */
+struct plan {
+	int tp;
+	int pp;
+	int dp;
+	int vpp;             /**< interleaved model chunks per GPU (1: plain 1F1B) */
+	int micro_batch;     /**< sequences per micro-batch */
+	int global_batch;    /**< sequences per iteration */
+	int seq_len;         /**< tokens per sequence */
+	int recompute;       /**< enum plan_recompute */
+	bool sequence_parallel;
+	bool flash_attention;/**< fused attention: no s^2 tensors in memory */
+	int zero;            /**< ZeRO stage 0..3 over the DP group */
+	bool dp_overlap;     /**< overlap the gradient reduction with backward */
+};
+
+/** Recompute names, indexed by enum plan_recompute, NULL-terminated. */
+extern const char *const plan_recompute_names[];
+
+/** A plan with every option at its default and the degrees unset (0). */
+void plan_init(struct plan *p);
+
+/**
+ * Check that @p can run @m on @c: divisibility of heads, layers, vocab
+ * and batch, GPU count, interleaving. The message names the numbers.
+ */
+bool plan_validate(const struct plan *p, const struct model *m,
+		   const struct cluster *c, struct plan_error *err);
+
+/** GPUs the plan uses (tp * pp * dp). */
+int plan_gpus(const struct plan *p);
+
+/** Micro-batches per pipeline per iteration: global / (dp * micro). */
+int plan_microbatches(const struct plan *p);

@@ -1,0 +1,47 @@
+/* Measured training runs read from CSV (RFC 4180, through libcsv). */
+#pragma once
+
+#include <stdbool.h>
+
+#include "plan/collective.h"
+#include "plan/error.h"
+#include "plan/plan.h"
+
+/** How a published TFLOP/s figure counts FLOPs. */
+enum run_convention {
+	RUN_CONV_MEGATRON_EQ3, /**< Narayanan et al. SC21 Eq. 3 (recompute counted) */
+	RUN_CONV_MODEL,        /**< 3 x forward (MFU convention) */
+	RUN_CONV_HARDWARE,     /**< model FLOPs plus the recomputed forward */
+};
+
+extern const char *const run_convention_names[];
+
+/** One measured run: what to predict and what was measured. */
+struct run {
+	char id[64];
+	char model[256];
+	char cluster[256];
+	struct plan plan;
+	double measured_time_s;   /**< 0 when only TFLOP/s is given */
+	double measured_tflops;   /**< 0 when only the time is given */
+	int convention;           /**< enum run_convention */
+	int row;                  /**< 1-based record number (the header is row 1) */
+};
+
+struct run_set {
+	struct run *runs;
+	int n;
+	int cap;
+};
+
+/**
+ * Load @path. Required columns: id, model, cluster, tp, pp, dp,
+ * micro_batch, global_batch, and measured_iteration_time_s or
+ * measured_tflops_per_gpu (with flop_convention). Optional: vpp, seq_len
+ * (0 = the model's), recompute, sequence_parallel, zero, dp_overlap,
+ * flash_attention. Other columns (provenance, notes) are ignored.
+ * Release with runs_csv_release() even on failure.
+ */
+bool runs_csv_load(const char *path, struct run_set *out, struct plan_error *err);
+
+void runs_csv_release(struct run_set *set);

@@ -1,0 +1,66 @@
+/*
+ * Profile schemas as data (tmux's options-table habit): each YAML key is
+ * a row; one validator walks the rows and fills a struct through
+ * offsetof, and the same rows print the documentation.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "plan/error.h"
+#include "plan/units.h"
+#include "plan/yamltree.h"
+
+/** Most points an efficiency curve may have. */
+#define SCHEMA_CURVE_MAX 32
+
+/** A measured curve y(x), x strictly increasing. */
+struct schema_curve {
+	int n;
+	double x[SCHEMA_CURVE_MAX];
+	double y[SCHEMA_CURVE_MAX];
+};
+
+enum schema_type {
+	SCHEMA_INT,      /**< long, stored as int */
+	SCHEMA_BOOL,     /**< true/false, stored as bool */
+	SCHEMA_STRING,   /**< stored in a char array of .size bytes */
+	SCHEMA_NUMBER,   /**< dimensionless double (a fraction, a ratio) */
+	SCHEMA_QUANTITY, /**< double with a unit of kind .unit, stored in SI */
+	SCHEMA_ENUM,     /**< one of .choices, stored as int index */
+	SCHEMA_MAP,      /**< nested mapping described by .sub */
+	SCHEMA_CURVE,    /**< sequence of [x, y] pairs, stored as struct schema_curve */
+};
+
+/** One key of a profile. A table ends with a row whose key is NULL. */
+struct schema_key {
+	const char *key;
+	enum schema_type type;
+	bool required;
+	size_t offset;               /**< where the value goes in the struct */
+	size_t size;                 /**< SCHEMA_STRING: array size */
+	enum unit_kind unit;         /**< SCHEMA_QUANTITY */
+	double min, max;             /**< accepted range (inclusive) */
+	bool min_exclusive;          /**< reject a value equal to min (sizes > 0) */
+	const char *def;             /**< default, written as in YAML; NULL: none or derived */
+	const char *const *choices;  /**< SCHEMA_ENUM: NULL-terminated */
+	const struct schema_key *sub;/**< SCHEMA_MAP */
+	const char *help;            /**< one line for the documentation */
+};
+
+/**
+ * Fill @obj from the mapping @node following @table. Missing optional
+ * keys get their default; keys without a default are left as the caller
+ * initialised them. Unknown keys, wrong types, missing units, values out
+ * of range and missing required keys are errors with FILE:LINE:COL.
+ */
+bool schema_apply(const struct schema_key *table, struct ytree *t,
+		  yaml_node_t *node, void *obj, struct plan_error *err);
+
+/** Print the table as documentation (one key per line, nested indented). */
+void schema_print(const struct schema_key *table, FILE *out, int indent);
+
+/** Edit distance used for "did you mean" hints. */
+int schema_edit_distance(const char *a, const char *b);

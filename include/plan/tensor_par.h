@@ -1,0 +1,27 @@
+/* Tensor-parallel communication (Megatron's f and g operators). */
+#pragma once
+
+#include "plan/cluster.h"
+#include "plan/model.h"
+#include "plan/plan.h"
+#include "plan/topology.h"
+
+/** TP communication of one layer for one micro-batch. */
+struct tp_layer_comm {
+	double collective_s; /**< one all-reduce (or AG + RS pair with SP) of b*s*h */
+	double fwd_s;        /**< the forward's collectives */
+	double bwd_s;        /**< the backward's collectives */
+	double recompute_s;  /**< collectives repeated by full recomputation */
+	double bytes;        /**< bytes of one collective's buffer (b*s*h*2) */
+};
+
+/**
+ * Shoeybi et al. 2019 (Megatron-LM), Sec. 3: two all-reduces in the
+ * forward and two in the backward of every layer, each on the b*s*h
+ * activations; with sequence parallelism (Korthikanti et al. 2022,
+ * Sec. 4.2.2) each becomes an all-gather plus a reduce-scatter of the
+ * same volume.
+ */
+void tp_layer_comm(const struct model *m, const struct plan *p,
+		   const struct cluster *c, const struct plan_layout *lay,
+		   struct tp_layer_comm *out);

@@ -1,0 +1,31 @@
+/* Where each communication group of a plan sits on the nodes. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "plan/cluster.h"
+#include "plan/plan.h"
+
+/** A group of ranks that run one collective together. */
+struct group_layout {
+	int size;      /**< ranks in the group */
+	int per_node;  /**< of them, how many share one node */
+	int nodes;     /**< nodes the group spans */
+};
+
+/** The groups of a plan under the TP-innermost, then DP, then PP order. */
+struct plan_layout {
+	struct group_layout tp;
+	struct group_layout dp;
+	struct group_layout pp;   /**< the ranks of one pipeline */
+	bool pp_inter_node;       /**< some stage boundary crosses nodes */
+};
+
+/**
+ * Layout of a group of @size ranks whose members are @stride ranks apart,
+ * with @gpus_per_node consecutive ranks per node.
+ */
+void topology_group(int size, int stride, int gpus_per_node, struct group_layout *out);
+
+/** All groups of @p on @c. */
+void topology_plan(const struct plan *p, const struct cluster *c, struct plan_layout *out);

@@ -1,0 +1,45 @@
+/* The command layer: exit codes, option helpers, commands. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "plan/error.h"
+
+/** Exit status of plan-cli (documented in plan-cli(1), EXIT STATUS). */
+enum cli_exit {
+	CLI_EXIT_OK = 0,
+	CLI_EXIT_FAILURE = 1,    /**< runtime failure: I/O, out of memory, output error */
+	CLI_EXIT_USAGE = 2,      /**< bad command line or impossible plan */
+	CLI_EXIT_INPUT = 3,      /**< invalid input file (profile, CSV) */
+	CLI_EXIT_INFEASIBLE = 4, /**< no feasible plan (reserved for optimize) */
+	CLI_EXIT_THRESHOLD = 5,  /**< validate: error above --max-mape */
+};
+
+/** Print "plan-cli: error: ..." to stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/** Print a core error and return the matching exit code. */
+int cli_report(const struct plan_error *err);
+
+/** Parse an integer option value in [min, max] or print a usage error. */
+bool cli_int(const char *opt, const char *val, long min, long max, int *out);
+
+/** Parse a choice among NULL-terminated @names; index into @out. */
+bool cli_choice(const char *opt, const char *val, const char *const *names, int *out);
+
+/** Flush stdout and check for write errors; returns the exit code to use. */
+int cli_finish(int code);
+
+int cmd_predict(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
+int cmd_profiles(int argc, char **argv);
+
+struct model;
+struct cluster;
+
+/** Resolve and load a model (name or path); prints the error. Returns an exit code. */
+int cli_load_model(const char *arg, struct model *m);
+
+/** Resolve and load a cluster (name or path); prints the error. Returns an exit code. */
+int cli_load_cluster(const char *arg, struct cluster *c);

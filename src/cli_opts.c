@@ -1,0 +1,110 @@
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "plan/numparse.h"
+
+void
+cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("plan-cli: error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int
+cli_report(const struct plan_error *err)
+{
+	char buf[1200];
+
+	plan_error_format(err, buf, sizeof(buf));
+	cli_error("%s", buf);
+	switch (err->kind) {
+	case PLAN_ERR_PLAN:
+		return CLI_EXIT_USAGE;
+	case PLAN_ERR_INPUT:
+		return CLI_EXIT_INPUT;
+	default:
+		return CLI_EXIT_FAILURE;
+	}
+}
+
+bool
+cli_int(const char *opt, const char *val, long min, long max, int *out)
+{
+	long v;
+
+	if (!num_parse_long(val, min, max, &v)) {
+		cli_error("%s expects a whole number from %ld to %ld, got '%s'", opt, min, max, val);
+		return false;
+	}
+	*out = (int)v;
+	return true;
+}
+
+bool
+cli_choice(const char *opt, const char *val, const char *const *names, int *out)
+{
+	char valid[256] = "";
+
+	for (int i = 0; names[i]; i++) {
+		if (strcmp(names[i], val) == 0) {
+			*out = i;
+			return true;
+		}
+		if (strlen(valid) + strlen(names[i]) + 3 < sizeof(valid)) {
+			if (valid[0])
+				strcat(valid, ", ");
+			strcat(valid, names[i]);
+		}
+	}
+	cli_error("unknown value '%s' for %s (valid: %s)", val, opt, valid);
+	return false;
+}
+
+int
+cli_finish(int code)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		cli_error("cannot write the output");
+		return CLI_EXIT_FAILURE;
+	}
+	return code;
+}
+
+#include <limits.h>
+
+#include "plan/cluster.h"
+#include "plan/model.h"
+#include "plan/profile_path.h"
+
+int
+cli_load_model(const char *arg, struct model *m)
+{
+	struct plan_error err;
+	char path[PATH_MAX];
+
+	plan_error_clear(&err);
+	if (!profile_resolve(PROFILE_MODEL, arg, path, sizeof(path), &err) ||
+	    !model_load_file(m, path, &err))
+		return cli_report(&err);
+	return CLI_EXIT_OK;
+}
+
+int
+cli_load_cluster(const char *arg, struct cluster *c)
+{
+	struct plan_error err;
+	char path[PATH_MAX];
+
+	plan_error_clear(&err);
+	if (!profile_resolve(PROFILE_CLUSTER, arg, path, sizeof(path), &err) ||
+	    !cluster_load_file(c, path, &err))
+		return cli_report(&err);
+	return CLI_EXIT_OK;
+}

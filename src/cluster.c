@@ -1,0 +1,198 @@
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_interp.h>
+
+#include "plan/cluster.h"
+
+#define OFF(f) offsetof(struct cluster, f)
+#define GOFF(f) (offsetof(struct cluster, gpu) + offsetof(struct cluster_gpu, f))
+
+static const struct schema_key gpu_schema[] = {
+	{ .key = "name", .type = SCHEMA_STRING, .required = true,
+	  .offset = offsetof(struct cluster_gpu, name), .size = 64, .help = "GPU model" },
+	{ .key = "peak_flops", .type = SCHEMA_QUANTITY, .unit = UNIT_COMPUTE, .required = true,
+	  .offset = offsetof(struct cluster_gpu, peak_flops), .min = 0, .min_exclusive = true, .max = 1e20,
+	  .help = "dense 16-bit tensor-core peak" },
+	{ .key = "memory", .type = SCHEMA_QUANTITY, .unit = UNIT_SIZE, .required = true,
+	  .offset = offsetof(struct cluster_gpu, memory_bytes), .min = 0, .min_exclusive = true, .max = 1e18,
+	  .help = "device memory" },
+	{ .key = "memory_bandwidth", .type = SCHEMA_QUANTITY, .unit = UNIT_BANDWIDTH, .required = true,
+	  .offset = offsetof(struct cluster_gpu, memory_bw_Bps), .min = 0, .min_exclusive = true, .max = 1e18,
+	  .help = "device memory bandwidth" },
+	{ .key = "memory_efficiency", .type = SCHEMA_NUMBER,
+	  .offset = offsetof(struct cluster_gpu, memory_efficiency), .min = 0, .min_exclusive = true, .max = 1,
+	  .def = "0.8", .help = "fraction of memory bandwidth that element-wise kernels reach (STREAM-like)" },
+	{ .key = "gemm_efficiency_max", .type = SCHEMA_NUMBER,
+	  .offset = offsetof(struct cluster_gpu, gemm_efficiency_max), .min = 0, .min_exclusive = true, .max = 1,
+	  .def = "0.75", .help = "fraction of peak that large training GEMMs reach (parametric model)" },
+	{ .key = "gemm_overhead", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
+	  .offset = offsetof(struct cluster_gpu, gemm_overhead_s), .min = 0, .max = 1,
+	  .def = "5 us", .help = "fixed cost per GEMM kernel: launch and wave tail (parametric model)" },
+	{ .key = "gemm_efficiency", .type = SCHEMA_CURVE,
+	  .offset = offsetof(struct cluster_gpu, gemm_efficiency), .min = 0, .max = 1,
+	  .help = "measured curve [[GEMM FLOPs, fraction of peak], ...]; replaces the parametric model" },
+	{ .key = "reserved_memory", .type = SCHEMA_QUANTITY, .unit = UNIT_SIZE,
+	  .offset = offsetof(struct cluster_gpu, reserved_bytes), .min = 0, .max = 1e18,
+	  .def = "1 GiB", .help = "memory the model cannot use: CUDA context, NCCL and cuBLAS workspaces" },
+	{ 0 },
+};
+
+static const struct schema_key intra_schema[] = {
+	{ .key = "bandwidth", .type = SCHEMA_QUANTITY, .unit = UNIT_BANDWIDTH, .required = true,
+	  .offset = offsetof(struct cluster_intra, bandwidth_Bps), .min = 0, .min_exclusive = true, .max = 1e18,
+	  .help = "per GPU, per direction (NVLink/NVSwitch or PCIe)" },
+	{ .key = "latency", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
+	  .offset = offsetof(struct cluster_intra, latency_s), .min = 0, .max = 1, .def = "3 us",
+	  .help = "per collective step (alpha)" },
+	{ .key = "efficiency", .type = SCHEMA_NUMBER,
+	  .offset = offsetof(struct cluster_intra, efficiency), .min = 0, .min_exclusive = true, .max = 1,
+	  .def = "0.75", .help = "fraction of bandwidth that NCCL reaches for large messages (nccl-tests busbw / line rate)" },
+	{ 0 },
+};
+
+static const struct schema_key inter_schema[] = {
+	{ .key = "nics_per_node", .type = SCHEMA_INT, .required = true,
+	  .offset = offsetof(struct cluster_inter, nics_per_node), .min = 1, .max = 1024,
+	  .help = "network interfaces per node used for training traffic" },
+	{ .key = "nic_bandwidth", .type = SCHEMA_QUANTITY, .unit = UNIT_BANDWIDTH, .required = true,
+	  .offset = offsetof(struct cluster_inter, nic_bandwidth_Bps), .min = 0, .min_exclusive = true, .max = 1e18,
+	  .help = "per NIC, per direction" },
+	{ .key = "latency", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
+	  .offset = offsetof(struct cluster_inter, latency_s), .min = 0, .max = 1, .def = "5 us",
+	  .help = "per collective step (alpha)" },
+	{ .key = "efficiency", .type = SCHEMA_NUMBER,
+	  .offset = offsetof(struct cluster_inter, efficiency), .min = 0, .min_exclusive = true, .max = 1,
+	  .def = "0.85", .help = "fraction of NIC bandwidth that NCCL reaches for large messages" },
+	{ 0 },
+};
+
+const struct schema_key cluster_schema[] = {
+	{ .key = "name", .type = SCHEMA_STRING, .required = true, .offset = OFF(name),
+	  .size = 64, .help = "profile name" },
+	{ .key = "description", .type = SCHEMA_STRING, .offset = OFF(description),
+	  .size = 256, .help = "free text" },
+	{ .key = "nodes", .type = SCHEMA_INT, .required = true, .offset = OFF(nodes),
+	  .min = 1, .max = 1000000, .help = "nodes in the cluster" },
+	{ .key = "gpus_per_node", .type = SCHEMA_INT, .required = true, .offset = OFF(gpus_per_node),
+	  .min = 1, .max = 1024, .help = "GPUs per node" },
+	{ .key = "gpu", .type = SCHEMA_MAP, .required = true, .offset = OFF(gpu), .sub = gpu_schema,
+	  .help = "the GPU" },
+	{ .key = "intra_node", .type = SCHEMA_MAP, .required = true, .offset = OFF(intra),
+	  .sub = intra_schema, .help = "links between the GPUs of one node" },
+	{ .key = "inter_node", .type = SCHEMA_MAP, .required = true, .offset = OFF(inter),
+	  .sub = inter_schema, .help = "the network between nodes" },
+	{ 0 },
+};
+
+static bool
+cluster_finish(struct cluster *c, struct ytree *t, struct plan_error *err)
+{
+	const struct schema_curve *curve = &c->gpu.gemm_efficiency;
+
+	if (c->gpu.reserved_bytes >= c->gpu.memory_bytes)
+		return ytree_error(t, ytree_root(t), err,
+				   "gpu.reserved_memory must be smaller than gpu.memory");
+	if (curve->n == 0)
+		return true;
+	for (int i = 0; i < curve->n; i++)
+		c->gemm_log_x[i] = log10(curve->x[i]);
+	/* Steffen's method is monotone between points: no overshoot above 1. */
+	c->gemm_interp = gsl_interp_alloc(curve->n >= 3 ? gsl_interp_steffen : gsl_interp_linear,
+					  (size_t)curve->n);
+	if (!c->gemm_interp)
+		return plan_error_set(err, PLAN_ERR_NOMEM, t->file, 0, 0, "out of memory");
+	if (gsl_interp_init(c->gemm_interp, c->gemm_log_x, curve->y, (size_t)curve->n) != GSL_SUCCESS) {
+		cluster_release(c);
+		return ytree_error(t, ytree_root(t), err, "gpu.gemm_efficiency cannot be interpolated");
+	}
+	return true;
+}
+
+static bool
+cluster_from_tree(struct cluster *c, struct ytree *t, struct plan_error *err)
+{
+	bool ok;
+
+	memset(c, 0, sizeof(*c));
+	ok = schema_apply(cluster_schema, t, ytree_root(t), c, err) &&
+	     cluster_finish(c, t, err);
+	ytree_release(t);
+	return ok;
+}
+
+bool
+cluster_load_file(struct cluster *c, const char *path, struct plan_error *err)
+{
+	struct ytree t;
+
+	memset(c, 0, sizeof(*c));
+	if (!ytree_load_file(&t, path, err))
+		return false;
+	return cluster_from_tree(c, &t, err);
+}
+
+bool
+cluster_load_string(struct cluster *c, const char *name, const char *text,
+		    struct plan_error *err)
+{
+	struct ytree t;
+
+	memset(c, 0, sizeof(*c));
+	if (!ytree_load_string(&t, name, text, strlen(text), err))
+		return false;
+	return cluster_from_tree(c, &t, err);
+}
+
+void
+cluster_release(struct cluster *c)
+{
+	if (c && c->gemm_interp) {
+		gsl_interp_free(c->gemm_interp);
+		c->gemm_interp = NULL;
+	}
+}
+
+int
+cluster_gpus(const struct cluster *c)
+{
+	return c->nodes * c->gpus_per_node;
+}
+
+double
+cluster_nic_share_Bps(const struct cluster *c)
+{
+	return c->inter.nics_per_node * c->inter.nic_bandwidth_Bps / c->gpus_per_node;
+}
+
+double
+cluster_gemm_efficiency(const struct cluster *c, double flops)
+{
+	const struct schema_curve *curve = &c->gpu.gemm_efficiency;
+	double t_ideal;
+
+	if (flops <= 0)
+		return c->gpu.gemm_efficiency_max;
+	if (c->gemm_interp) {
+		double x = log10(flops);
+		double y;
+
+		/* GSL does not extrapolate (GSL_EDOM): clamp to the measured range. */
+		if (x <= c->gemm_log_x[0])
+			return curve->y[0];
+		if (x >= c->gemm_log_x[curve->n - 1])
+			return curve->y[curve->n - 1];
+		if (gsl_interp_eval_e(c->gemm_interp, c->gemm_log_x, curve->y, x, NULL, &y) != GSL_SUCCESS)
+			return curve->y[0];
+		return y;
+	}
+	/*
+	 * Parametric model: a kernel at eff_max of peak plus a fixed launch
+	 * and tail cost, so small GEMMs lose efficiency (the shape of
+	 * Calculon's measured A100 table, Isaev et al. SC'23).
+	 */
+	t_ideal = flops / (c->gpu.peak_flops * c->gpu.gemm_efficiency_max);
+	return c->gpu.gemm_efficiency_max * t_ideal / (t_ideal + c->gpu.gemm_overhead_s);
+}

@@ -1,0 +1,199 @@
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "plan/estimate.h"
+#include "plan/format.h"
+
+enum predict_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV };
+static const char *const format_names[] = { "text", "json", "csv", NULL };
+
+static const char predict_usage[] =
+	"usage: plan-cli predict --model NAME|FILE --cluster NAME|FILE --global-batch N [options]\n"
+	"\n"
+	"  --model NAME|FILE        model profile (bundled name or YAML path)\n"
+	"  --cluster NAME|FILE      cluster profile (bundled name or YAML path)\n"
+	"  --tp N                   tensor-parallel degree (default 1)\n"
+	"  --pp N                   pipeline-parallel degree (default 1)\n"
+	"  --dp N                   data-parallel degree (default: the GPUs left after tp x pp)\n"
+	"  --gpus N                 GPUs to use (default: the whole cluster)\n"
+	"  --vpp N                  interleaved model chunks per GPU (default 1: plain 1F1B)\n"
+	"  --micro-batch N          sequences per micro-batch (default 1)\n"
+	"  --global-batch N         sequences per iteration (required)\n"
+	"  --seq-len N              tokens per sequence (default: the model's seq_len)\n"
+	"  --recompute MODE         none|selective|full (default none)\n"
+	"  --sequence-parallel      Megatron sequence parallelism with TP\n"
+	"  --flash-attention        fused attention: no s^2 scores in memory\n"
+	"  --zero N                 ZeRO stage 0|1|2|3 over the DP group (default 0)\n"
+	"  --no-dp-overlap          do not overlap the gradient reduction with backward\n"
+	"  --dp-allreduce ALGO      ring|hierarchical (default ring)\n"
+	"  --format FMT             text|json|csv (default text)\n"
+	"  -h, --help               show this help\n";
+
+enum {
+	OPT_MODEL = 256, OPT_CLUSTER, OPT_TP, OPT_PP, OPT_DP, OPT_GPUS, OPT_VPP, OPT_MB,
+	OPT_GB, OPT_SEQ, OPT_RECOMPUTE, OPT_SP, OPT_FLASH, OPT_ZERO, OPT_NO_OVERLAP,
+	OPT_DP_ALGO, OPT_FORMAT,
+};
+
+static const struct option predict_options[] = {
+	{ "model", required_argument, NULL, OPT_MODEL },
+	{ "cluster", required_argument, NULL, OPT_CLUSTER },
+	{ "tp", required_argument, NULL, OPT_TP },
+	{ "pp", required_argument, NULL, OPT_PP },
+	{ "dp", required_argument, NULL, OPT_DP },
+	{ "gpus", required_argument, NULL, OPT_GPUS },
+	{ "vpp", required_argument, NULL, OPT_VPP },
+	{ "micro-batch", required_argument, NULL, OPT_MB },
+	{ "global-batch", required_argument, NULL, OPT_GB },
+	{ "seq-len", required_argument, NULL, OPT_SEQ },
+	{ "recompute", required_argument, NULL, OPT_RECOMPUTE },
+	{ "sequence-parallel", no_argument, NULL, OPT_SP },
+	{ "flash-attention", no_argument, NULL, OPT_FLASH },
+	{ "zero", required_argument, NULL, OPT_ZERO },
+	{ "no-dp-overlap", no_argument, NULL, OPT_NO_OVERLAP },
+	{ "dp-allreduce", required_argument, NULL, OPT_DP_ALGO },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+#define BIGINT 100000000L
+
+/* Parse one predict option into @p / @opt; false on a usage error. */
+static bool
+parse_option(int c, const char *arg, struct plan *p, struct estimate_options *opt,
+	     int *gpus, int *format, const char **model, const char **cluster)
+{
+	int v;
+
+	switch (c) {
+	case OPT_MODEL: *model = arg; return true;
+	case OPT_CLUSTER: *cluster = arg; return true;
+	case OPT_TP: return cli_int("--tp", arg, 1, 1 << 20, &p->tp);
+	case OPT_PP: return cli_int("--pp", arg, 1, 1 << 20, &p->pp);
+	case OPT_DP: return cli_int("--dp", arg, 1, 1 << 24, &p->dp);
+	case OPT_GPUS: return cli_int("--gpus", arg, 1, 1 << 26, gpus);
+	case OPT_VPP: return cli_int("--vpp", arg, 1, 1024, &p->vpp);
+	case OPT_MB: return cli_int("--micro-batch", arg, 1, BIGINT, &p->micro_batch);
+	case OPT_GB: return cli_int("--global-batch", arg, 1, BIGINT, &p->global_batch);
+	case OPT_SEQ: return cli_int("--seq-len", arg, 1, BIGINT, &p->seq_len);
+	case OPT_RECOMPUTE: return cli_choice("--recompute", arg, plan_recompute_names, &p->recompute);
+	case OPT_SP: p->sequence_parallel = true; return true;
+	case OPT_FLASH: p->flash_attention = true; return true;
+	case OPT_ZERO: return cli_int("--zero", arg, 0, 3, &p->zero);
+	case OPT_NO_OVERLAP: p->dp_overlap = false; return true;
+	case OPT_DP_ALGO:
+		if (!cli_choice("--dp-allreduce", arg, coll_algo_names, &v))
+			return false;
+		opt->dp_algo = (enum coll_algo)v;
+		return true;
+	case OPT_FORMAT: return cli_choice("--format", arg, format_names, format);
+	default:
+		return false;
+	}
+}
+
+/* Fill the degrees left unset from the GPU count. */
+static bool
+complete_plan(struct plan *p, int gpus, const struct model *m, const struct cluster *c)
+{
+	long total = gpus ? gpus : cluster_gpus(c);
+
+	if (gpus > cluster_gpus(c)) {
+		cli_error("--gpus %d is more than cluster '%s' has (%d)", gpus, c->name, cluster_gpus(c));
+		return false;
+	}
+	if (p->seq_len == 0)
+		p->seq_len = m->seq_len;
+	if (p->dp == 0) {
+		if (total % ((long)p->tp * p->pp) != 0) {
+			cli_error("%ld GPUs are not divisible by tp x pp (%d x %d); give --dp or --gpus",
+				  total, p->tp, p->pp);
+			return false;
+		}
+		p->dp = (int)(total / ((long)p->tp * p->pp));
+	} else if (gpus && (long)p->tp * p->pp * p->dp != gpus) {
+		cli_error("--gpus %d does not match tp x pp x dp (%d x %d x %d = %ld)", gpus,
+			  p->tp, p->pp, p->dp, (long)p->tp * p->pp * p->dp);
+		return false;
+	}
+	return true;
+}
+
+int
+cmd_predict(int argc, char **argv)
+{
+	const char *model_arg = NULL, *cluster_arg = NULL;
+	struct estimate_options opt = { COLL_ALGO_RING };
+	struct model model;
+	struct cluster cluster;
+	struct estimate est;
+	struct plan_error err;
+	struct plan plan;
+	struct report rep;
+	int gpus = 0, format = FORMAT_TEXT, c, rc;
+	bool ok;
+
+	plan_init(&plan);
+	plan.tp = 1;
+	plan.pp = 1;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", predict_options, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(predict_usage, stdout);
+			return cli_finish(CLI_EXIT_OK);
+		}
+		if (c == '?') {
+			cli_error("unknown option '%s' for predict (see 'plan-cli predict --help')",
+				  argv[optind - 1]);
+			return CLI_EXIT_USAGE;
+		}
+		if (c == ':') {
+			cli_error("option '%s' needs a value", argv[optind - 1]);
+			return CLI_EXIT_USAGE;
+		}
+		if (!parse_option(c, optarg, &plan, &opt, &gpus, &format, &model_arg, &cluster_arg))
+			return CLI_EXIT_USAGE;
+	}
+	if (optind < argc) {
+		cli_error("unexpected argument '%s'", argv[optind]);
+		return CLI_EXIT_USAGE;
+	}
+	if (!model_arg || !cluster_arg || plan.global_batch == 0) {
+		cli_error("predict needs --model, --cluster and --global-batch (see 'plan-cli predict --help')");
+		return CLI_EXIT_USAGE;
+	}
+	if ((rc = cli_load_model(model_arg, &model)) != CLI_EXIT_OK)
+		return rc;
+	if ((rc = cli_load_cluster(cluster_arg, &cluster)) != CLI_EXIT_OK)
+		return rc;
+	if (!complete_plan(&plan, gpus, &model, &cluster)) {
+		cluster_release(&cluster);
+		return CLI_EXIT_USAGE;
+	}
+	plan_error_clear(&err);
+	if (!estimate_plan(&model, &cluster, &plan, &opt, &est, &err)) {
+		cluster_release(&cluster);
+		return cli_report(&err);
+	}
+	rep = (struct report){ &model, &cluster, &plan, &est, &opt };
+	switch (format) {
+	case FORMAT_JSON:
+		ok = format_json(stdout, &rep);
+		break;
+	case FORMAT_CSV:
+		ok = format_csv_header(stdout) && format_csv_row(stdout, &rep);
+		break;
+	default:
+		ok = format_text(stdout, &rep);
+	}
+	cluster_release(&cluster);
+	if (!ok) {
+		cli_error("cannot write the output");
+		return CLI_EXIT_FAILURE;
+	}
+	return cli_finish(CLI_EXIT_OK);
+}

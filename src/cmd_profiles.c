@@ -1,0 +1,50 @@
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "plan/cluster.h"
+#include "plan/model.h"
+#include "plan/profile_path.h"
+
+static void
+show(const char *name, const char *path, void *data)
+{
+	fprintf(stdout, "  %-20s %s\n", name, path);
+	(void)data;
+}
+
+int
+cmd_profiles(int argc, char **argv)
+{
+	static const enum profile_kind kinds[] = { PROFILE_MODEL, PROFILE_CLUSTER, PROFILE_COMPRESSOR };
+
+	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		fputs("usage: plan-cli profiles [--schema model|cluster]\n\n"
+		      "List the bundled profiles and where they were found, or print a profile schema.\n"
+		      "Search path: $PLAN_CLI_PATH, the source tree of the binary, " PLAN_DATADIR "\n",
+		      stdout);
+		return cli_finish(CLI_EXIT_OK);
+	}
+	if (argc >= 2 && strcmp(argv[1], "--schema") == 0) {
+		if (argc != 3 || (strcmp(argv[2], "model") != 0 && strcmp(argv[2], "cluster") != 0)) {
+			cli_error("--schema takes 'model' or 'cluster'");
+			return CLI_EXIT_USAGE;
+		}
+		schema_print(strcmp(argv[2], "model") == 0 ? model_schema : cluster_schema, stdout, 0);
+		return cli_finish(CLI_EXIT_OK);
+	}
+	if (argc > 1) {
+		cli_error("unexpected argument '%s' for profiles", argv[1]);
+		return CLI_EXIT_USAGE;
+	}
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		fprintf(stdout, "%s:\n", profile_kind_dir(kinds[i]));
+		if (profile_list(kinds[i], show, NULL) == 0)
+			fputs("  (none)\n", stdout);
+	}
+	fputs("search path:\n", stdout);
+	for (int i = 0; i < profile_path_count(); i++)
+		fprintf(stdout, "  %s\n", profile_path_root(i));
+	return cli_finish(CLI_EXIT_OK);
+}

@@ -1,0 +1,112 @@
+#include <math.h>
+
+#include "plan/collective.h"
+
+const char *const coll_algo_names[] = { "ring", "hierarchical", NULL };
+
+static double
+intra_bw(const struct cluster *c)
+{
+	return c->intra.bandwidth_Bps * c->intra.efficiency;
+}
+
+static double
+nic_bw(const struct cluster *c)
+{
+	return cluster_nic_share_Bps(c) * c->inter.efficiency;
+}
+
+/* Steps and the fraction of the data each rank sends (nccl-tests
+ * doc/PERFORMANCE.md bus-bandwidth factors; Thakur et al. 2005). */
+static void
+ring_shape(enum coll_kind kind, int n, double *steps, double *factor)
+{
+	switch (kind) {
+	case COLL_ALLREDUCE:
+		*steps = 2.0 * (n - 1);
+		*factor = 2.0 * (n - 1) / n;
+		break;
+	default:
+		*steps = n - 1;
+		*factor = (double)(n - 1) / n;
+		break;
+	}
+}
+
+/*
+ * Flat ring over ranks spanning k nodes. Latency follows NCCL's tuning
+ * model (src/graph/tuning.cc): of the ring's steps, those that cross
+ * nodes (2(k-1) for all-reduce, k-1 otherwise) pay the inter-node alpha.
+ * Bandwidth: with one channel per NIC, every link of the ring carries
+ * factor * M, and the bytes leaving a node go through the per_node GPUs'
+ * share of its NICs; the slower of the two bounds the collective.
+ */
+static double
+ring_time(const struct cluster *c, const struct group_layout *g,
+	  enum coll_kind kind, double bytes)
+{
+	double steps, factor, inter_steps, t_lat, t_bw;
+	int n = g->size, k = g->nodes;
+
+	ring_shape(kind, n, &steps, &factor);
+	if (k <= 1)
+		return steps * c->intra.latency_s + factor * bytes / intra_bw(c);
+	inter_steps = (kind == COLL_ALLREDUCE ? 2.0 : 1.0) * (k - 1);
+	t_lat = (steps - inter_steps) * c->intra.latency_s + inter_steps * c->inter.latency_s;
+	if (kind == COLL_ALLTOALL) {
+		/* Each rank sends M/n to every other; (n - per_node)/n leaves the node. */
+		double off = bytes * (n - g->per_node) / n;
+		double on = bytes * (g->per_node - 1) / n;
+
+		t_lat = (n - g->per_node) * c->inter.latency_s + (g->per_node - 1) * c->intra.latency_s;
+		return t_lat + fmax(off / nic_bw(c), on / intra_bw(c));
+	}
+	t_bw = fmax(factor * bytes / intra_bw(c),
+		    factor * bytes / (g->per_node * nic_bw(c)));
+	return t_lat + t_bw;
+}
+
+/*
+ * Hierarchical all-reduce (the 2D algorithm in the formulas of Thakur et
+ * al. and of MiCS/BytePS): reduce-scatter inside the node, per_node
+ * concurrent inter-node all-reduces of M/per_node over the k nodes, each
+ * on one GPU's NIC share, then an all-gather inside the node.
+ */
+static double
+hierarchical_time(const struct cluster *c, const struct group_layout *g,
+		  enum coll_kind kind, double bytes)
+{
+	struct group_layout intra = { g->per_node, g->per_node, 1 };
+	struct group_layout inter = { g->nodes, 1, g->nodes };
+	double t = 0.0;
+
+	if (g->nodes <= 1 || g->per_node <= 1 || kind == COLL_ALLTOALL)
+		return ring_time(c, g, kind, bytes);
+	if (kind == COLL_ALLREDUCE || kind == COLL_REDUCESCATTER)
+		t += ring_time(c, &intra, COLL_REDUCESCATTER, bytes);
+	t += ring_time(c, &inter, kind, bytes / g->per_node);
+	if (kind == COLL_ALLREDUCE || kind == COLL_ALLGATHER)
+		t += ring_time(c, &intra, COLL_ALLGATHER, bytes);
+	return t;
+}
+
+double
+collective_time(const struct cluster *c, const struct group_layout *g,
+		enum coll_kind kind, enum coll_algo algo, double bytes)
+{
+	if (g->size <= 1 || bytes <= 0)
+		return 0.0;
+	if (algo == COLL_ALGO_HIERARCHICAL)
+		return hierarchical_time(c, g, kind, bytes);
+	return ring_time(c, g, kind, bytes);
+}
+
+double
+collective_p2p_time(const struct cluster *c, bool inter_node, double bytes)
+{
+	if (bytes <= 0)
+		return 0.0;
+	if (inter_node)
+		return c->inter.latency_s + bytes / nic_bw(c);
+	return c->intra.latency_s + bytes / intra_bw(c);
+}

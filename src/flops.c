@@ -1,0 +1,51 @@
+#include "plan/flops.h"
+
+/* Matrix parameters of one layer: what a token multiplies by (2 FLOPs each). */
+static double
+matrix_params_per_layer(const struct model *m)
+{
+	double h = m->hidden;
+	double kv = (double)m->kv_heads * model_head_dim(m);
+
+	return h * (h + 2.0 * kv) + h * h + (m->gated_mlp ? 3.0 : 2.0) * h * m->ffn_hidden;
+}
+
+double
+flops_forward_per_token(const struct model *m, int seq_len)
+{
+	double layer = 2.0 * matrix_params_per_layer(m) + 4.0 * seq_len * (double)m->hidden;
+
+	return m->layers * layer + 2.0 * (double)m->hidden * m->vocab;
+}
+
+double
+flops_model_per_iteration(const struct model *m, const struct plan *p)
+{
+	double tokens = (double)p->global_batch * p->seq_len;
+
+	return 3.0 * tokens * flops_forward_per_token(m, p->seq_len);
+}
+
+double
+flops_hardware_per_iteration(const struct model *m, const struct plan *p)
+{
+	double tokens = (double)p->global_batch * p->seq_len;
+	double extra = 0.0;
+
+	/* Korthikanti et al. 2022 Sec. 5: full recomputation repeats each
+	 * layer's forward; selective repeats only QK^T and the product with V. */
+	if (p->recompute == PLAN_RECOMPUTE_FULL)
+		extra = flops_forward_per_token(m, p->seq_len) - 2.0 * (double)m->hidden * m->vocab;
+	else if (p->recompute == PLAN_RECOMPUTE_SELECTIVE && !p->flash_attention)
+		extra = m->layers * 4.0 * p->seq_len * (double)m->hidden;
+	return flops_model_per_iteration(m, p) + tokens * extra;
+}
+
+double
+flops_narayanan_eq3(const struct model *m, double global_batch, double seq_len)
+{
+	double h = m->hidden, L = m->layers, V = m->vocab;
+
+	return 96.0 * global_batch * seq_len * L * h * h *
+	       (1.0 + seq_len / (6.0 * h) + V / (16.0 * L * h));
+}

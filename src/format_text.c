@@ -1,0 +1,68 @@
+#include "plan/format.h"
+#include "plan/units.h"
+
+static void
+row_time(FILE *out, const char *name, double s, double total)
+{
+	fprintf(out, "  %-12s %12.4f  %6.1f %%\n", name, s, total > 0 ? 100.0 * s / total : 0.0);
+}
+
+static void
+row_mem(FILE *out, const char *name, double bytes)
+{
+	fprintf(out, "  %-12s %12.2f\n", name, bytes / 1073741824.0);
+}
+
+bool
+format_text(FILE *out, const struct report *r)
+{
+	const struct plan *p = r->plan;
+	const struct estimate *e = r->est;
+	const struct estimate_breakdown *b = &e->breakdown;
+	const struct estimate_details *d = &e->details;
+	double T = e->iteration_time_s;
+
+	fprintf(out, "%s on %s: %d of %d GPUs (%s)\n", r->model->name, r->cluster->name,
+		e->gpus, cluster_gpus(r->cluster), r->cluster->gpu.name);
+	fprintf(out, "plan         tp %d x pp %d x dp %d, vpp %d, micro-batch %d, global batch %d, seq-len %d\n",
+		p->tp, p->pp, p->dp, p->vpp, p->micro_batch, p->global_batch, p->seq_len);
+	fprintf(out, "             recompute %s, sequence parallel %s, flash attention %s, ZeRO %d, "
+		"dp overlap %s, dp all-reduce %s\n",
+		plan_recompute_names[p->recompute], p->sequence_parallel ? "on" : "off",
+		p->flash_attention ? "on" : "off", p->zero, p->dp_overlap ? "on" : "off",
+		coll_algo_names[r->opt ? r->opt->dp_algo : COLL_ALGO_RING]);
+	fprintf(out, "             %d micro-batches per pipeline, bubble %.1f %% of ideal time\n",
+		d->microbatches, 100.0 * d->bubble_fraction);
+	fprintf(out, "links        TP %s, DP %s, PP %s\n",
+		p->tp > 1 ? (d->tp_inter_node ? "inter-node" : "NVLink") : "-",
+		p->dp > 1 ? (d->dp_inter_node ? "inter-node" : "NVLink") : "-",
+		p->pp > 1 ? (d->pp_inter_node ? "inter-node" : "NVLink") : "-");
+	fprintf(out, "parameters   %.2f B\n\n", e->parameters / 1e9);
+
+	fprintf(out, "iteration time  %.4f s\n", T);
+	fprintf(out, "throughput      %.0f tokens/s, %.1f TFLOP/s per GPU (model), %.1f (hardware)\n",
+		e->tokens_per_s, e->tflops_per_gpu, e->hardware_tflops_per_gpu);
+	fprintf(out, "utilisation     MFU %.1f %%, HFU %.1f %%\n\n", 100.0 * e->mfu, 100.0 * e->hfu);
+
+	fprintf(out, "breakdown (stage %d sets the pace)   seconds   share\n", d->bottleneck_stage);
+	row_time(out, "compute", b->compute, T);
+	row_time(out, "recompute", b->recompute, T);
+	row_time(out, "tp_comm", b->tp_comm, T);
+	row_time(out, "pp_comm", b->pp_comm, T);
+	row_time(out, "pp_bubble", b->pp_bubble, T);
+	row_time(out, "dp_comm", b->dp_comm, T);
+	row_time(out, "optimizer", b->optimizer, T);
+	row_time(out, "total", T, T);
+	fprintf(out, "  dp traffic %.4f s in all, %.4f s hidden behind the backward\n\n",
+		d->dp_total_s, d->dp_total_s - b->dp_comm > 0 ? d->dp_total_s - b->dp_comm : 0.0);
+
+	fprintf(out, "memory per GPU (stage %d)      GiB\n", d->memory_stage);
+	row_mem(out, "weights", e->memory.weights);
+	row_mem(out, "gradients", e->memory.gradients);
+	row_mem(out, "optimizer", e->memory.optimizer);
+	row_mem(out, "activations", e->memory.activations);
+	row_mem(out, "other", e->memory.other);
+	fprintf(out, "  %-12s %12.2f  of %.2f GiB: %s\n", "total", e->memory.total / 1073741824.0,
+		e->memory_capacity_bytes / 1073741824.0, e->fits ? "fits" : "DOES NOT FIT");
+	return !ferror(out);
+}

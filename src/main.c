@@ -1,0 +1,57 @@
+#include <stdio.h>
+#include <string.h>
+
+#include <gsl/gsl_errno.h>
+
+#include "cli.h"
+#include "plan/profile_path.h"
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct command commands[] = {
+	{ "predict", cmd_predict, "predict the iteration time, breakdown and memory of one plan" },
+	{ "validate", cmd_validate, "compare predictions with measured runs from a CSV file" },
+	{ "profiles", cmd_profiles, "list the bundled models, clusters and compressors" },
+	{ NULL, NULL, NULL },
+};
+
+static void
+usage(FILE *out)
+{
+	fputs("usage: plan-cli [--version] [--help] <command> [<options>]\n\n"
+	      "Predict and plan the parallel training of large models.\n\ncommands:\n", out);
+	for (const struct command *c = commands; c->name; c++)
+		fprintf(out, "  %-10s %s\n", c->name, c->help);
+	fputs("\nRun 'plan-cli <command> --help' for a command's options; see plan-cli(1).\n", out);
+}
+
+int
+main(int argc, char **argv)
+{
+	/* GSL must return errors, never abort the process. */
+	gsl_set_error_handler_off();
+	profile_path_init(argv[0]);
+
+	if (argc < 2) {
+		usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return cli_finish(CLI_EXIT_OK);
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("plan-cli %s\n", PLAN_VERSION);
+		return cli_finish(CLI_EXIT_OK);
+	}
+	for (const struct command *c = commands; c->name; c++)
+		if (strcmp(argv[1], c->name) == 0)
+			return c->fn(argc - 1, argv + 1);
+	cli_error("unknown command '%s' (commands: predict, validate, profiles)", argv[1]);
+	return CLI_EXIT_USAGE;
+}

@@ -1,0 +1,82 @@
+#include "plan/memory.h"
+#include "plan/pipeline.h"
+
+static double
+layer_activations_full(const struct model *m, const struct plan *p, bool scores)
+{
+	double t = p->tp, s = p->seq_len, b = p->micro_batch, h = m->hidden;
+	double sbh = s * b * h;
+	double kvd = (double)m->kv_heads * model_head_dim(m);
+	double replicated = 10.0 * sbh;
+	double split = 4.0 * sbh                                  /* Q, projection input */
+		       + 4.0 * s * b * kvd                         /* K, V */
+		       + (m->gated_mlp ? 6.0 : 4.0) * s * b * m->ffn_hidden; /* MLP intermediates */
+
+	if (scores && !p->flash_attention)
+		split += 5.0 * m->heads * s * s * b;
+	if (p->sequence_parallel)
+		replicated /= t;
+	return replicated + split / t;
+}
+
+double
+memory_layer_activations(const struct model *m, const struct plan *p)
+{
+	double sbh = (double)p->seq_len * p->micro_batch * m->hidden;
+
+	switch (p->recompute) {
+	case PLAN_RECOMPUTE_FULL:
+		return 2.0 * sbh / (p->sequence_parallel ? p->tp : 1);
+	case PLAN_RECOMPUTE_SELECTIVE:
+		return layer_activations_full(m, p, false);
+	default:
+		return layer_activations_full(m, p, true);
+	}
+}
+
+void
+memory_stage(const struct model *m, const struct plan *p,
+	     const struct cluster *c, int stage, double params,
+	     struct memory_use *out)
+{
+	double d = p->dp, t = p->tp;
+	double sbh = (double)p->seq_len * p->micro_batch * m->hidden;
+	double stored = pipeline_stored_layer_microbatches(m, p);
+	double act;
+
+	/* ZeRO (Rajbhandari et al. 2020, Sec. 5): 2 + 2 + 12 bytes per
+	 * parameter, the 12 optimizer bytes sharded from stage 1, the 2
+	 * gradient bytes from stage 2, the 2 weight bytes at stage 3. */
+	out->weights = 2.0 * params / (p->zero >= 3 ? d : 1.0);
+	out->gradients = 2.0 * params / (p->zero >= 2 ? d : 1.0);
+	out->optimizer = 12.0 * params / (p->zero >= 1 ? d : 1.0);
+
+	/* Stage i of 1F1B holds min(m, p - i) micro-batches in flight: the
+	 * first stage the most (Narayanan et al. SC21, Sec. 2.2). */
+	act = stored * memory_layer_activations(m, p);
+	if (stage > 0) {
+		int mb = plan_microbatches(p);
+		double first = mb < p->pp ? mb : p->pp;
+		double here = mb < p->pp - stage ? mb : p->pp - stage;
+
+		act *= here / first;
+	}
+	/* Full recomputation re-materialises one layer at a time. */
+	if (p->recompute == PLAN_RECOMPUTE_FULL)
+		act += layer_activations_full(m, p, true);
+	/* Korthikanti et al. Sec. 4.3: embedding dropout on the first stage
+	 * (s*b*h*p/t over the in-flight micro-batches), and the logits, loss
+	 * and their fp32 copies on the last, about 4*s*b*h/t*(1 + V/h). */
+	if (stage == 0)
+		act += sbh * (p->pp < plan_microbatches(p) ? p->pp : plan_microbatches(p)) / t;
+	if (stage == p->pp - 1)
+		act += 4.0 * sbh / t * (1.0 + (double)m->vocab / m->hidden);
+	out->activations = act;
+
+	out->other = c->gpu.reserved_bytes;
+	if (p->zero >= 3) {
+		/* Gathered 16-bit weights of the layer in use and the prefetched one. */
+		out->other += 2.0 * 2.0 * model_params_per_layer(m) / t;
+	}
+	out->total = out->weights + out->gradients + out->optimizer + out->activations + out->other;
+}

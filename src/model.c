@@ -1,0 +1,161 @@
+#include <stddef.h>
+#include <string.h>
+
+#include "plan/model.h"
+
+static const char *const norm_choices[] = { "layernorm", "rmsnorm", NULL };
+static const char *const position_choices[] = { "learned", "rotary", NULL };
+
+#define OFF(f) offsetof(struct model, f)
+#define BIG 1e9
+
+const struct schema_key model_schema[] = {
+	{ .key = "name", .type = SCHEMA_STRING, .required = true, .offset = OFF(name),
+	  .size = sizeof(((struct model *)0)->name), .help = "profile name" },
+	{ .key = "description", .type = SCHEMA_STRING, .offset = OFF(description),
+	  .size = sizeof(((struct model *)0)->description), .help = "free text: what the model is and where its shape comes from" },
+	{ .key = "layers", .type = SCHEMA_INT, .required = true, .offset = OFF(layers),
+	  .min = 1, .max = 100000, .help = "transformer layers" },
+	{ .key = "hidden", .type = SCHEMA_INT, .required = true, .offset = OFF(hidden),
+	  .min = 1, .max = BIG, .help = "hidden size h" },
+	{ .key = "heads", .type = SCHEMA_INT, .required = true, .offset = OFF(heads),
+	  .min = 1, .max = 100000, .help = "attention heads a" },
+	{ .key = "kv_heads", .type = SCHEMA_INT, .offset = OFF(kv_heads),
+	  .min = 1, .max = 100000, .help = "key/value heads (grouped-query attention when fewer than heads); default heads" },
+	{ .key = "ffn_hidden", .type = SCHEMA_INT, .offset = OFF(ffn_hidden),
+	  .min = 1, .max = BIG, .help = "MLP inner size; default 4 * hidden" },
+	{ .key = "gated_mlp", .type = SCHEMA_BOOL, .offset = OFF(gated_mlp), .def = "false",
+	  .help = "SwiGLU-style MLP with three matrices" },
+	{ .key = "vocab", .type = SCHEMA_INT, .required = true, .offset = OFF(vocab),
+	  .min = 1, .max = BIG, .help = "vocabulary size V (padded, as trained)" },
+	{ .key = "seq_len", .type = SCHEMA_INT, .required = true, .offset = OFF(seq_len),
+	  .min = 1, .max = BIG, .help = "training sequence length s (and the learned position table size)" },
+	{ .key = "tied_embeddings", .type = SCHEMA_BOOL, .offset = OFF(tied_embeddings), .def = "true",
+	  .help = "output layer shares the input embedding" },
+	{ .key = "bias", .type = SCHEMA_BOOL, .offset = OFF(bias), .def = "true",
+	  .help = "linear layers and norms carry biases" },
+	{ .key = "norm", .type = SCHEMA_ENUM, .offset = OFF(norm), .def = "layernorm",
+	  .choices = norm_choices, .help = "normalisation layer" },
+	{ .key = "position_embedding", .type = SCHEMA_ENUM, .offset = OFF(position_embedding),
+	  .def = "learned", .choices = position_choices,
+	  .help = "learned position table (GPT, BERT) or rotary (no parameters)" },
+	{ 0 },
+};
+
+static bool
+model_finish(struct model *m, struct ytree *t, struct plan_error *err)
+{
+	yaml_node_t *root = ytree_root(t);
+
+	if (m->kv_heads == 0)
+		m->kv_heads = m->heads;
+	if (m->ffn_hidden == 0)
+		m->ffn_hidden = 4 * m->hidden;
+	if (m->hidden % m->heads != 0)
+		return ytree_error(t, root, err,
+				   "hidden (%d) must be divisible by heads (%d)",
+				   m->hidden, m->heads);
+	if (m->kv_heads > m->heads || m->heads % m->kv_heads != 0)
+		return ytree_error(t, root, err,
+				   "heads (%d) must be a multiple of kv_heads (%d)",
+				   m->heads, m->kv_heads);
+	return true;
+}
+
+static bool
+model_from_tree(struct model *m, struct ytree *t, struct plan_error *err)
+{
+	bool ok;
+
+	memset(m, 0, sizeof(*m));
+	ok = schema_apply(model_schema, t, ytree_root(t), m, err) &&
+	     model_finish(m, t, err);
+	ytree_release(t);
+	return ok;
+}
+
+bool
+model_load_file(struct model *m, const char *path, struct plan_error *err)
+{
+	struct ytree t;
+
+	if (!ytree_load_file(&t, path, err))
+		return false;
+	return model_from_tree(m, &t, err);
+}
+
+bool
+model_load_string(struct model *m, const char *name, const char *text,
+		  struct plan_error *err)
+{
+	struct ytree t;
+
+	if (!ytree_load_string(&t, name, text, strlen(text), err))
+		return false;
+	return model_from_tree(m, &t, err);
+}
+
+int
+model_head_dim(const struct model *m)
+{
+	return m->hidden / m->heads;
+}
+
+/*
+ * Parameter count per layer. For GPT (biases, LayerNorm, a = kv) this is
+ * Megatron's 12h^2 + 13h (Narayanan et al. SC21, Sec. 5.1, the Psi
+ * formula); with GQA the K and V projections shrink to kv_heads * d_head
+ * columns, and a gated MLP has three h x ffn matrices (Touvron et al.
+ * 2023, Llama 2, Sec. 2.2).
+ */
+double
+model_params_per_layer(const struct model *m)
+{
+	double h = m->hidden;
+	double kv = (double)m->kv_heads * model_head_dim(m);
+	double f = m->ffn_hidden;
+	double mlp_mats = m->gated_mlp ? 3.0 : 2.0;
+	double attn = h * (h + 2.0 * kv) + h * h;
+	double mlp = mlp_mats * h * f;
+	double norms = (m->norm == MODEL_NORM_LAYERNORM && m->bias) ? 4.0 * h : 2.0 * h;
+	double biases = 0.0;
+
+	if (m->bias)
+		biases = (h + 2.0 * kv) + h                       /* qkv, proj */
+			 + (m->gated_mlp ? 2.0 * f : f) + h;      /* fc1 (and gate), fc2 */
+	return attn + mlp + norms + biases;
+}
+
+double
+model_params_embedding(const struct model *m)
+{
+	double p = (double)m->vocab * m->hidden;
+
+	if (m->position_embedding == MODEL_POS_LEARNED)
+		p += (double)m->seq_len * m->hidden;
+	return p;
+}
+
+double
+model_params_head(const struct model *m)
+{
+	double final_norm = (m->norm == MODEL_NORM_LAYERNORM && m->bias) ? 2.0 * m->hidden : m->hidden;
+
+	return final_norm + (m->tied_embeddings ? 0.0 : (double)m->vocab * m->hidden);
+}
+
+double
+model_params_total(const struct model *m)
+{
+	return m->layers * model_params_per_layer(m) + model_params_embedding(m) +
+	       model_params_head(m);
+}
+
+int
+model_tensors_per_layer(const struct model *m)
+{
+	int linear = 4 + (m->gated_mlp ? 1 : 0); /* QKV, proj, fc1 (+gate), fc2 */
+	int norms = 2;
+
+	return linear * (m->bias ? 2 : 1) + norms * (m->norm == MODEL_NORM_LAYERNORM && m->bias ? 2 : 1);
+}

@@ -1,0 +1,49 @@
+#include "plan/collective.h"
+#include "plan/pipeline.h"
+
+double
+pipeline_bubble_fraction(const struct plan *p)
+{
+	return (double)(p->pp - 1) / ((double)p->vpp * plan_microbatches(p));
+}
+
+double
+pipeline_p2p_time(const struct model *m, const struct plan *p,
+		  const struct cluster *c, const struct plan_layout *lay,
+		  double *bytes_out)
+{
+	double bytes = 2.0 * p->micro_batch * (double)p->seq_len * m->hidden;
+	double one;
+	bool scatter;
+
+	if (p->pp <= 1) {
+		if (bytes_out)
+			*bytes_out = 0.0;
+		return 0.0;
+	}
+	if (p->sequence_parallel)
+		bytes /= p->tp; /* the activation is already split along s */
+	scatter = lay->pp_inter_node && p->tp > 1 && !p->sequence_parallel;
+	if (scatter)
+		one = collective_p2p_time(c, true, bytes / p->tp) +
+		      collective_time(c, &lay->tp, COLL_ALLGATHER, COLL_ALGO_RING, bytes);
+	else
+		one = collective_p2p_time(c, lay->pp_inter_node, bytes);
+	/* A forward and a backward send per chunk; v chunks per GPU. */
+	if (bytes_out)
+		*bytes_out = 2.0 * p->vpp * (scatter ? bytes / p->tp : bytes);
+	return 2.0 * p->vpp * one;
+}
+
+double
+pipeline_stored_layer_microbatches(const struct model *m, const struct plan *p)
+{
+	double layers_per_stage = (double)m->layers / p->pp;
+	int mb = plan_microbatches(p);
+	double in_flight = mb < p->pp ? mb : p->pp;
+	double factor = 1.0;
+
+	if (p->vpp > 1)
+		factor += (double)(p->pp - 1) / ((double)p->pp * p->vpp);
+	return layers_per_stage * in_flight * factor;
+}

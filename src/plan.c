@@ -1,0 +1,77 @@
+#include <string.h>
+
+#include "plan/plan.h"
+
+const char *const plan_recompute_names[] = { "none", "selective", "full", NULL };
+
+void
+plan_init(struct plan *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->vpp = 1;
+	p->micro_batch = 1;
+	p->recompute = PLAN_RECOMPUTE_NONE;
+	p->dp_overlap = true;
+}
+
+int
+plan_gpus(const struct plan *p)
+{
+	return p->tp * p->pp * p->dp;
+}
+
+int
+plan_microbatches(const struct plan *p)
+{
+	return p->global_batch / (p->dp * p->micro_batch);
+}
+
+#define FAIL(...) plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, __VA_ARGS__)
+
+bool
+plan_validate(const struct plan *p, const struct model *m,
+	      const struct cluster *c, struct plan_error *err)
+{
+	long gpus;
+
+	if (p->tp < 1 || p->pp < 1 || p->dp < 1 || p->vpp < 1)
+		return FAIL("tp, pp, dp and vpp must be at least 1 (got %d, %d, %d)", p->tp, p->pp, p->dp);
+	if (p->micro_batch < 1 || p->global_batch < 1 || p->seq_len < 1)
+		return FAIL("micro-batch (%d), global batch (%d) and sequence length (%d) must be positive",
+			    p->micro_batch, p->global_batch, p->seq_len);
+	if (p->zero < 0 || p->zero > 3)
+		return FAIL("zero stage must be 0, 1, 2 or 3 (got %d)", p->zero);
+	gpus = (long)p->tp * p->pp * p->dp;
+	if (gpus > cluster_gpus(c))
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "the plan needs %ld GPUs (tp %d x pp %d x dp %d) but cluster '%s' has %d",
+				      gpus, p->tp, p->pp, p->dp, c->name, cluster_gpus(c));
+	if (m->heads % p->tp != 0)
+		return FAIL("attention heads (%d) are not divisible by tp (%d)", m->heads, p->tp);
+	if (m->kv_heads % p->tp != 0 && p->tp % m->kv_heads != 0)
+		return FAIL("kv_heads (%d) and tp (%d) must divide one another", m->kv_heads, p->tp);
+	if (m->ffn_hidden % p->tp != 0)
+		return FAIL("ffn_hidden (%d) is not divisible by tp (%d)", m->ffn_hidden, p->tp);
+	if (p->tp > 1 && p->tp > c->gpus_per_node && p->tp % c->gpus_per_node != 0)
+		return FAIL("tp (%d) spans nodes, so it must be a multiple of gpus_per_node (%d)",
+			    p->tp, c->gpus_per_node);
+	if (p->tp < c->gpus_per_node && c->gpus_per_node % p->tp != 0)
+		return FAIL("tp (%d) must divide gpus_per_node (%d)", p->tp, c->gpus_per_node);
+	if (m->layers % (p->pp * p->vpp) != 0)
+		return FAIL("layers (%d) are not divisible by pp x vpp (%d x %d)", m->layers, p->pp, p->vpp);
+	if (p->vpp > 1 && p->pp < 2)
+		return FAIL("interleaving (vpp %d) needs pipeline parallelism (pp %d > 1)", p->vpp, p->pp);
+	if (p->global_batch % (p->dp * p->micro_batch) != 0)
+		return FAIL("global batch (%d) is not divisible by dp x micro-batch (%d x %d)",
+			    p->global_batch, p->dp, p->micro_batch);
+	if (p->vpp > 1 && plan_microbatches(p) % p->pp != 0)
+		return FAIL("the interleaved schedule needs micro-batches (%d) divisible by pp (%d)",
+			    plan_microbatches(p), p->pp);
+	if (p->sequence_parallel && p->seq_len % p->tp != 0)
+		return FAIL("sequence parallelism needs seq-len (%d) divisible by tp (%d)",
+			    p->seq_len, p->tp);
+	if (p->zero == 3 && p->pp > 1)
+		return FAIL("ZeRO stage 3 with pipeline parallelism (pp %d) is not modelled; use zero <= 2",
+			    p->pp);
+	return true;
+}

@@ -1,0 +1,275 @@
+#include <csv.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/numparse.h"
+#include "plan/runs_csv.h"
+
+const char *const run_convention_names[] = { "megatron-eq3", "model", "hardware", NULL };
+
+enum col {
+	COL_ID, COL_MODEL, COL_CLUSTER, COL_TP, COL_PP, COL_DP, COL_VPP, COL_MB, COL_GB,
+	COL_SEQ, COL_RECOMPUTE, COL_SP, COL_ZERO, COL_OVERLAP, COL_FLASH, COL_TIME,
+	COL_TFLOPS, COL_CONV, COL_COUNT,
+};
+
+static const char *const col_names[COL_COUNT] = {
+	"id", "model", "cluster", "tp", "pp", "dp", "vpp", "micro_batch", "global_batch",
+	"seq_len", "recompute", "sequence_parallel", "zero", "dp_overlap", "flash_attention",
+	"measured_iteration_time_s", "measured_tflops_per_gpu", "flop_convention",
+};
+
+#define MAX_FIELDS 64
+
+struct reader {
+	const char *path;
+	int index[COL_COUNT];   /* field position of each column, -1 if absent */
+	char *fields[MAX_FIELDS];
+	int nfields;
+	int record;             /* 1-based */
+	bool failed;
+	struct run_set *set;
+	struct plan_error *err;
+};
+
+static bool
+fail(struct reader *r, const char *fmt, const char *a, const char *b)
+{
+	r->failed = true;
+	return plan_error_set(r->err, PLAN_ERR_INPUT, r->path, r->record, 0, fmt, a, b);
+}
+
+static void
+on_field(void *s, size_t len, void *data)
+{
+	struct reader *r = data;
+	char *copy;
+
+	if (r->failed)
+		return;
+	if (r->nfields >= MAX_FIELDS) {
+		fail(r, "more than 64 columns%s%s", "", "");
+		return;
+	}
+	copy = malloc(len + 1);
+	if (!copy) {
+		r->failed = true;
+		plan_error_set(r->err, PLAN_ERR_NOMEM, r->path, 0, 0, "out of memory");
+		return;
+	}
+	memcpy(copy, s, len);
+	copy[len] = '\0';
+	r->fields[r->nfields++] = copy;
+}
+
+static const char *
+field(const struct reader *r, enum col c)
+{
+	int i = r->index[c];
+
+	return i >= 0 && i < r->nfields ? r->fields[i] : "";
+}
+
+static bool
+get_int(struct reader *r, enum col c, int def, int *out)
+{
+	const char *s = field(r, c);
+	long v;
+
+	if (!s[0]) {
+		*out = def;
+		return true;
+	}
+	if (!num_parse_long(s, 0, 100000000L, &v))
+		return fail(r, "column '%s' must be a whole number, got '%s'", col_names[c], s);
+	*out = (int)v;
+	return true;
+}
+
+static bool
+get_bool(struct reader *r, enum col c, bool def, bool *out)
+{
+	const char *s = field(r, c);
+
+	if (!s[0])
+		*out = def;
+	else if (strcmp(s, "true") == 0 || strcmp(s, "yes") == 0 || strcmp(s, "1") == 0)
+		*out = true;
+	else if (strcmp(s, "false") == 0 || strcmp(s, "no") == 0 || strcmp(s, "0") == 0)
+		*out = false;
+	else
+		return fail(r, "column '%s' must be true or false, got '%s'", col_names[c], s);
+	return true;
+}
+
+static bool
+get_choice(struct reader *r, enum col c, const char *const *names, int def, int *out)
+{
+	const char *s = field(r, c);
+
+	if (!s[0]) {
+		*out = def;
+		return true;
+	}
+	for (int i = 0; names[i]; i++)
+		if (strcmp(names[i], s) == 0) {
+			*out = i;
+			return true;
+		}
+	return fail(r, "unknown value '%s' in column '%s'", s, col_names[c]);
+}
+
+static bool
+get_double(struct reader *r, enum col c, double *out)
+{
+	const char *s = field(r, c);
+
+	*out = 0.0;
+	if (!s[0])
+		return true;
+	if (!num_parse_double(s, out) || *out <= 0)
+		return fail(r, "column '%s' must be a positive number, got '%s'", col_names[c], s);
+	return true;
+}
+
+static bool
+header(struct reader *r)
+{
+	for (int c = 0; c < COL_COUNT; c++) {
+		r->index[c] = -1;
+		for (int i = 0; i < r->nfields; i++)
+			if (strcmp(r->fields[i], col_names[c]) == 0)
+				r->index[c] = i;
+	}
+	for (int c = COL_ID; c <= COL_GB; c++)
+		if (c != COL_VPP && r->index[c] < 0)
+			return fail(r, "missing column '%s'%s", col_names[c], "");
+	if (r->index[COL_TIME] < 0 && r->index[COL_TFLOPS] < 0)
+		return fail(r, "missing column '%s' or '%s'", col_names[COL_TIME], col_names[COL_TFLOPS]);
+	return true;
+}
+
+static bool
+record(struct reader *r)
+{
+	struct run *run;
+	int conv;
+
+	if (r->set->n == r->set->cap) {
+		int cap = r->set->cap ? 2 * r->set->cap : 32;
+		struct run *grown = realloc(r->set->runs, (size_t)cap * sizeof(*grown));
+
+		if (!grown) {
+			r->failed = true;
+			return plan_error_set(r->err, PLAN_ERR_NOMEM, r->path, 0, 0, "out of memory");
+		}
+		r->set->runs = grown;
+		r->set->cap = cap;
+	}
+	run = &r->set->runs[r->set->n];
+	memset(run, 0, sizeof(*run));
+	plan_init(&run->plan);
+	run->row = r->record;
+	if (!field(r, COL_ID)[0] || !field(r, COL_MODEL)[0] || !field(r, COL_CLUSTER)[0])
+		return fail(r, "columns 'id', 'model' and 'cluster' must not be empty%s%s", "", "");
+	snprintf(run->id, sizeof(run->id), "%s", field(r, COL_ID));
+	snprintf(run->model, sizeof(run->model), "%s", field(r, COL_MODEL));
+	snprintf(run->cluster, sizeof(run->cluster), "%s", field(r, COL_CLUSTER));
+	if (!get_int(r, COL_TP, 1, &run->plan.tp) || !get_int(r, COL_PP, 1, &run->plan.pp) ||
+	    !get_int(r, COL_DP, 1, &run->plan.dp) || !get_int(r, COL_VPP, 1, &run->plan.vpp) ||
+	    !get_int(r, COL_MB, 1, &run->plan.micro_batch) ||
+	    !get_int(r, COL_GB, 0, &run->plan.global_batch) ||
+	    !get_int(r, COL_SEQ, 0, &run->plan.seq_len) ||
+	    !get_choice(r, COL_RECOMPUTE, plan_recompute_names, PLAN_RECOMPUTE_NONE, &run->plan.recompute) ||
+	    !get_bool(r, COL_SP, false, &run->plan.sequence_parallel) ||
+	    !get_int(r, COL_ZERO, 0, &run->plan.zero) ||
+	    !get_bool(r, COL_OVERLAP, true, &run->plan.dp_overlap) ||
+	    !get_bool(r, COL_FLASH, false, &run->plan.flash_attention) ||
+	    !get_double(r, COL_TIME, &run->measured_time_s) ||
+	    !get_double(r, COL_TFLOPS, &run->measured_tflops) ||
+	    !get_choice(r, COL_CONV, run_convention_names, RUN_CONV_MEGATRON_EQ3, &conv))
+		return false;
+	run->convention = conv;
+	if (run->measured_time_s == 0 && run->measured_tflops == 0)
+		return fail(r, "run '%s' has neither a measured time nor TFLOP/s%s", run->id, "");
+	r->set->n++;
+	return true;
+}
+
+static void
+on_record(int c, void *data)
+{
+	struct reader *r = data;
+
+	(void)c;
+	r->record++;
+	if (!r->failed) {
+		bool blank = r->nfields == 1 && r->fields[0][0] == '\0';
+
+		if (r->record == 1)
+			header(r);
+		else if (!blank)
+			record(r);
+	}
+	for (int i = 0; i < r->nfields; i++)
+		free(r->fields[i]);
+	r->nfields = 0;
+}
+
+bool
+runs_csv_load(const char *path, struct run_set *out, struct plan_error *err)
+{
+	struct reader r = { .path = path, .set = out, .err = err };
+	struct csv_parser p;
+	char buf[8192];
+	size_t n;
+	FILE *f;
+
+	memset(out, 0, sizeof(*out));
+	f = fopen(path, "rb");
+	if (!f)
+		return plan_error_set(err, PLAN_ERR_IO, path, 0, 0, "cannot open: %s", strerror(errno));
+	if (csv_init(&p, CSV_STRICT | CSV_APPEND_NULL | CSV_STRICT_FINI) != 0) {
+		fclose(f);
+		return plan_error_set(err, PLAN_ERR_NOMEM, path, 0, 0, "out of memory");
+	}
+	while (!r.failed && (n = fread(buf, 1, sizeof(buf), f)) > 0) {
+		if (csv_parse(&p, buf, n, on_field, on_record, &r) != n && !r.failed) {
+			r.failed = true;
+			plan_error_set(err, PLAN_ERR_INPUT, path, r.record + 1, 0, "malformed CSV: %s",
+				       csv_strerror(csv_error(&p)));
+		}
+	}
+	if (!r.failed && ferror(f)) {
+		r.failed = true;
+		plan_error_set(err, PLAN_ERR_IO, path, 0, 0, "read error");
+	}
+	if (!r.failed && csv_fini(&p, on_field, on_record, &r) != 0 && !r.failed) {
+		r.failed = true;
+		plan_error_set(err, PLAN_ERR_INPUT, path, r.record + 1, 0, "malformed CSV: %s",
+			       csv_strerror(csv_error(&p)));
+	}
+	for (int i = 0; i < r.nfields; i++)
+		free(r.fields[i]);
+	csv_free(&p);
+	fclose(f);
+	if (!r.failed && r.record == 0) {
+		r.failed = true;
+		plan_error_set(err, PLAN_ERR_INPUT, path, 0, 0, "empty file: expected a header line");
+	}
+	if (!r.failed && out->n == 0) {
+		r.failed = true;
+		plan_error_set(err, PLAN_ERR_INPUT, path, 0, 0, "no runs after the header");
+	}
+	return !r.failed;
+}
+
+void
+runs_csv_release(struct run_set *set)
+{
+	free(set->runs);
+	set->runs = NULL;
+	set->n = set->cap = 0;
+}

@@ -1,0 +1,308 @@
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/numparse.h"
+#include "plan/schema.h"
+
+int
+schema_edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	int row[64];
+
+	if (la > 62 || lb > 62)
+		return 99;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (int)j;
+	for (size_t i = 1; i <= la; i++) {
+		int diag = row[0];
+
+		row[0] = (int)i;
+		for (size_t j = 1; j <= lb; j++) {
+			int up = row[j];
+			int cost = a[i - 1] == b[j - 1] ? 0 : 1;
+			int best = diag + cost;
+
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+static bool
+unknown_key(const struct schema_key *table, struct ytree *t, yaml_node_t *key,
+	    struct plan_error *err)
+{
+	const char *name = ytree_scalar(key);
+	const char *best = NULL;
+	int best_d = 3;
+	char valid[512] = "";
+
+	for (const struct schema_key *k = table; k->key; k++) {
+		int d = schema_edit_distance(name, k->key);
+
+		if (d < best_d) {
+			best_d = d;
+			best = k->key;
+		}
+		if (strlen(valid) + strlen(k->key) + 3 < sizeof(valid)) {
+			if (valid[0])
+				strcat(valid, ", ");
+			strcat(valid, k->key);
+		}
+	}
+	if (best)
+		return ytree_error(t, key, err, "unknown key '%s'; did you mean '%s'?", name, best);
+	return ytree_error(t, key, err, "unknown key '%s' (valid keys: %s)", name, valid);
+}
+
+static bool
+check_range(const struct schema_key *k, struct ytree *t, yaml_node_t *node,
+	    double v, struct plan_error *err)
+{
+	if (v < k->min || (k->min_exclusive && v == k->min))
+		return ytree_error(t, node, err, "'%s' must be %s %g, got '%s'", k->key,
+				   k->min_exclusive ? "greater than" : "at least",
+				   k->min, ytree_scalar(node));
+	if (v > k->max)
+		return ytree_error(t, node, err, "'%s' must be at most %g, got '%s'",
+				   k->key, k->max, ytree_scalar(node));
+	return true;
+}
+
+static bool
+parse_curve(const struct schema_key *k, struct ytree *t, yaml_node_t *node,
+	    struct schema_curve *c, struct plan_error *err)
+{
+	if (node->type != YAML_SEQUENCE_NODE)
+		return ytree_error(t, node, err,
+				   "'%s' must be a list of [x, y] pairs, e.g. [[1e9, 0.4], [1e12, 0.8]]",
+				   k->key);
+	c->n = 0;
+	for (yaml_node_item_t *i = node->data.sequence.items.start;
+	     i < node->data.sequence.items.top; i++) {
+		yaml_node_t *pair = ytree_node(t, *i);
+		double xy[2];
+		int m = 0;
+
+		if (pair->type != YAML_SEQUENCE_NODE ||
+		    pair->data.sequence.items.top - pair->data.sequence.items.start != 2)
+			return ytree_error(t, pair, err, "each point of '%s' must be a pair [x, y]", k->key);
+		for (yaml_node_item_t *j = pair->data.sequence.items.start;
+		     j < pair->data.sequence.items.top; j++, m++) {
+			yaml_node_t *v = ytree_node(t, *j);
+
+			if (!num_parse_double(ytree_scalar(v), &xy[m]))
+				return ytree_error(t, v, err, "expected a number in '%s', got '%s'",
+						   k->key, ytree_scalar(v) ? ytree_scalar(v) : "a collection");
+		}
+		if (c->n >= SCHEMA_CURVE_MAX)
+			return ytree_error(t, pair, err, "'%s' has more than %d points",
+					   k->key, SCHEMA_CURVE_MAX);
+		if (xy[0] <= 0 || (c->n > 0 && xy[0] <= c->x[c->n - 1]))
+			return ytree_error(t, pair, err,
+					   "'%s': x values must be positive and strictly increasing", k->key);
+		if (!(xy[1] >= k->min && xy[1] <= k->max) || xy[1] <= 0)
+			return ytree_error(t, pair, err, "'%s': y must be in (0, %g], got %g",
+					   k->key, k->max, xy[1]);
+		c->x[c->n] = xy[0];
+		c->y[c->n] = xy[1];
+		c->n++;
+	}
+	if (c->n < 2)
+		return ytree_error(t, node, err, "'%s' needs at least two points", k->key);
+	return true;
+}
+
+static bool
+set_scalar(const struct schema_key *k, struct ytree *t, yaml_node_t *node,
+	   const char *text, void *obj, struct plan_error *err)
+{
+	char *dst = (char *)obj + k->offset;
+	char why[256];
+	double d;
+	long l;
+
+	switch (k->type) {
+	case SCHEMA_INT:
+		if (!num_parse_long(text, -2147483647L, 2147483647L, &l))
+			return ytree_error(t, node, err, "'%s' must be a whole number, got '%s'",
+					   k->key, text);
+		if (!check_range(k, t, node, (double)l, err))
+			return false;
+		*(int *)dst = (int)l;
+		return true;
+	case SCHEMA_BOOL:
+		if (strcmp(text, "true") == 0)
+			*(bool *)dst = true;
+		else if (strcmp(text, "false") == 0)
+			*(bool *)dst = false;
+		else
+			return ytree_error(t, node, err, "'%s' must be true or false, got '%s'",
+					   k->key, text);
+		return true;
+	case SCHEMA_STRING:
+		if (text[0] == '\0')
+			return ytree_error(t, node, err, "'%s' must not be empty", k->key);
+		if (strlen(text) >= k->size)
+			return ytree_error(t, node, err, "'%s' is longer than %zu characters",
+					   k->key, k->size - 1);
+		memcpy(dst, text, strlen(text) + 1);
+		return true;
+	case SCHEMA_NUMBER:
+		if (!num_parse_double(text, &d))
+			return ytree_error(t, node, err, "'%s' must be a number, got '%s'", k->key, text);
+		if (!check_range(k, t, node, d, err))
+			return false;
+		*(double *)dst = d;
+		return true;
+	case SCHEMA_QUANTITY:
+		if (!units_parse(text, k->unit, &d, why, sizeof(why)))
+			return ytree_error(t, node, err, "'%s': %s", k->key, why);
+		if (!check_range(k, t, node, d, err))
+			return false;
+		*(double *)dst = d;
+		return true;
+	case SCHEMA_ENUM: {
+		char valid[256] = "";
+
+		for (int i = 0; k->choices[i]; i++) {
+			if (strcmp(k->choices[i], text) == 0) {
+				*(int *)dst = i;
+				return true;
+			}
+			if (strlen(valid) + strlen(k->choices[i]) + 3 < sizeof(valid)) {
+				if (valid[0])
+					strcat(valid, ", ");
+				strcat(valid, k->choices[i]);
+			}
+		}
+		return ytree_error(t, node, err, "unknown value '%s' for '%s' (valid: %s)",
+				   text, k->key, valid);
+	}
+	case SCHEMA_MAP:
+	case SCHEMA_CURVE:
+		break;
+	}
+	return ytree_error(t, node, err, "'%s' must be a mapping", k->key);
+}
+
+static bool
+set_default(const struct schema_key *k, void *obj, struct plan_error *err)
+{
+	struct ytree none = { 0 };
+
+	snprintf(none.file, sizeof(none.file), "<default of %s>", k->key);
+	return set_scalar(k, &none, NULL, k->def, obj, err);
+}
+
+bool
+schema_apply(const struct schema_key *table, struct ytree *t,
+	     yaml_node_t *node, void *obj, struct plan_error *err)
+{
+	if (node->type != YAML_MAPPING_NODE)
+		return ytree_error(t, node, err, "expected a mapping of keys");
+
+	for (yaml_node_pair_t *p = node->data.mapping.pairs.start;
+	     p < node->data.mapping.pairs.top; p++) {
+		yaml_node_t *key = ytree_node(t, p->key);
+		yaml_node_t *val = ytree_node(t, p->value);
+		const char *name = ytree_scalar(key);
+		const struct schema_key *k = table;
+
+		while (k->key && strcmp(k->key, name) != 0)
+			k++;
+		if (!k->key)
+			return unknown_key(table, t, key, err);
+		if (k->type == SCHEMA_MAP) {
+			if (!schema_apply(k->sub, t, val, (char *)obj + k->offset, err))
+				return false;
+			continue;
+		}
+		if (k->type == SCHEMA_CURVE) {
+			if (!parse_curve(k, t, val, (struct schema_curve *)((char *)obj + k->offset), err))
+				return false;
+			continue;
+		}
+		if (val->type != YAML_SCALAR_NODE)
+			return ytree_error(t, val, err, "'%s' must be a single value, not a %s",
+					   name, val->type == YAML_MAPPING_NODE ? "mapping" : "list");
+		if (ytree_scalar(val)[0] == '\0' && val->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
+			return ytree_error(t, val, err, "'%s' has no value", name);
+		if (!set_scalar(k, t, val, ytree_scalar(val), obj, err))
+			return false;
+	}
+
+	/* Second pass: required keys and defaults. */
+	for (const struct schema_key *k = table; k->key; k++) {
+		bool present = false;
+
+		for (yaml_node_pair_t *p = node->data.mapping.pairs.start;
+		     p < node->data.mapping.pairs.top; p++)
+			if (strcmp(ytree_scalar(ytree_node(t, p->key)), k->key) == 0)
+				present = true;
+		if (present)
+			continue;
+		if (k->required)
+			return ytree_error(t, node, err, "missing required key '%s'", k->key);
+		if (k->type == SCHEMA_MAP) {
+			/* An absent optional block still gets its defaults. */
+			struct ytree empty;
+
+			if (!ytree_load_string(&empty, t->file, "{}", 2, err))
+				return false;
+			if (!schema_apply(k->sub, &empty, ytree_root(&empty),
+					  (char *)obj + k->offset, err)) {
+				ytree_release(&empty);
+				return false;
+			}
+			ytree_release(&empty);
+			continue;
+		}
+		if (k->def && !set_default(k, obj, err))
+			return false;
+	}
+	return true;
+}
+
+static const char *
+type_name(const struct schema_key *k)
+{
+	switch (k->type) {
+	case SCHEMA_INT: return "integer";
+	case SCHEMA_BOOL: return "true|false";
+	case SCHEMA_STRING: return "string";
+	case SCHEMA_NUMBER: return "number";
+	case SCHEMA_QUANTITY: return units_kind_name(k->unit);
+	case SCHEMA_ENUM: return "enum";
+	case SCHEMA_MAP: return "mapping";
+	case SCHEMA_CURVE: return "[[x, y], ...]";
+	}
+	return "?";
+}
+
+void
+schema_print(const struct schema_key *table, FILE *out, int indent)
+{
+	for (const struct schema_key *k = table; k->key; k++) {
+		fprintf(out, "%*s%s: %s%s", indent, "", k->key, type_name(k),
+			k->required ? ", required" : "");
+		if (k->type == SCHEMA_ENUM) {
+			fprintf(out, " (");
+			for (int i = 0; k->choices[i]; i++)
+				fprintf(out, "%s%s", i ? "|" : "", k->choices[i]);
+			fprintf(out, ")");
+		}
+		if (k->def)
+			fprintf(out, ", default %s", k->def);
+		fprintf(out, "\n%*s    %s\n", indent, "", k->help);
+		if (k->type == SCHEMA_MAP)
+			schema_print(k->sub, out, indent + 2);
+	}
+}
