@@ -1,0 +1,106 @@
+#include <math.h>
+
+#include "plan/collective.h"
+#include "plan/topology.h"
+#include "testutil.h"
+
+/* TEST_CLUSTER: intra 300 GB/s x 0.75 = 225e9 B/s, alpha 3 us;
+ * NIC share 25e9 x 0.85 = 21.25e9 B/s, alpha 5 us. */
+
+START_TEST(test_layout)
+{
+	struct group_layout g;
+
+	topology_group(8, 1, 8, &g);     /* TP 8: one node */
+	ck_assert_int_eq(g.per_node, 8);
+	ck_assert_int_eq(g.nodes, 1);
+	topology_group(16, 8, 8, &g);    /* DP with TP 8: one rank per node */
+	ck_assert_int_eq(g.per_node, 1);
+	ck_assert_int_eq(g.nodes, 16);
+	topology_group(32, 2, 8, &g);    /* DP with TP 2: 4 ranks per node */
+	ck_assert_int_eq(g.per_node, 4);
+	ck_assert_int_eq(g.nodes, 8);
+}
+END_TEST
+
+START_TEST(test_allreduce_intra)
+{
+	struct cluster c;
+	struct group_layout g = { 8, 8, 1 };
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	/* Ring: 2(n-1) alpha + 2(n-1)/n M / B = 14 x 3 us + 1.75 x 1e8 / 225e9
+	 * = 42 us + 777.78 us = 819.78 us. */
+	ck_assert_rel(collective_time(&c, &g, COLL_ALLREDUCE, COLL_ALGO_RING, 1e8),
+		      0.0008197777777777778, 1e-12);
+	/* All-gather: half the steps and half the bytes. */
+	ck_assert_rel(collective_time(&c, &g, COLL_ALLGATHER, COLL_ALGO_RING, 1e8),
+		      7 * 3e-6 + 0.875 * 1e8 / 225e9, 1e-12);
+	ck_assert_double_eq(collective_time(&c, &(struct group_layout){ 1, 1, 1 },
+					    COLL_ALLREDUCE, COLL_ALGO_RING, 1e8), 0.0);
+	cluster_release(&c);
+}
+END_TEST
+
+START_TEST(test_allreduce_inter)
+{
+	struct cluster c;
+	struct group_layout one_per_node = { 4, 1, 4 };
+	struct group_layout full_nodes = { 16, 8, 2 };
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	/* 4 ranks on 4 nodes: 6 steps all inter (6 x 5 us) + 1.5 x 1e9 over
+	 * one NIC share of 21.25e9: 30 us + 70.588 ms = 0.0706182 s. */
+	ck_assert_rel(collective_time(&c, &one_per_node, COLL_ALLREDUCE, COLL_ALGO_RING, 1e9),
+		      0.07061823529411765, 1e-12);
+	/* 16 ranks on 2 nodes: 30 steps, 2 inter (NCCL's count): 28 x 3 us +
+	 * 2 x 5 us = 94 us; bytes 1.875e9 through 8 NIC shares (170e9 B/s,
+	 * slower than NVLink's 225e9): 11.029 ms; total 0.0111234 s. */
+	ck_assert_rel(collective_time(&c, &full_nodes, COLL_ALLREDUCE, COLL_ALGO_RING, 1e9),
+		      0.011123411764705883, 1e-12);
+	/* Hierarchical: intra RS (7 x 3 us + 7/8 x 1e9 / 225e9) + inter AR of
+	 * 1e9/8 over 2 nodes (2 x 5 us + 1.25e8 / 21.25e9) + intra AG (= RS):
+	 * 2 x 3.9099 ms + 5.8924 ms = 13.7121 ms. */
+	ck_assert_rel(collective_time(&c, &full_nodes, COLL_ALLREDUCE, COLL_ALGO_HIERARCHICAL, 1e9),
+		      0.013712130718954248, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
+START_TEST(test_p2p_bits_vs_bytes)
+{
+	struct cluster bits, bytes;
+	char yaml[2048];
+	const char *at;
+
+	test_load_cluster(&bits, TEST_CLUSTER_YAML);
+	/* 5 us + 1e8 / 21.25e9 = 4.7109 ms. */
+	ck_assert_rel(collective_p2p_time(&bits, true, 1e8), 0.004710882352941176, 1e-12);
+	/* The same NIC written in bytes is 8x faster on the wire. */
+	snprintf(yaml, sizeof(yaml), "%s", TEST_CLUSTER_YAML);
+	at = strstr(yaml, "200 Gbit/s");
+	ck_assert_ptr_nonnull(at);
+	memcpy((char *)at, "200 GB/s  ", 10);
+	test_load_cluster(&bytes, yaml);
+	ck_assert_rel(collective_p2p_time(&bits, true, 1e9) - 5e-6,
+		      8.0 * (collective_p2p_time(&bytes, true, 1e9) - 5e-6), 1e-12);
+	cluster_release(&bits);
+	cluster_release(&bytes);
+}
+END_TEST
+
+static Suite *
+collective_suite(void)
+{
+	Suite *s = suite_create("collective");
+	TCase *tc = tcase_create("collective");
+
+	tcase_add_test(tc, test_layout);
+	tcase_add_test(tc, test_allreduce_intra);
+	tcase_add_test(tc, test_allreduce_inter);
+	tcase_add_test(tc, test_p2p_bits_vs_bytes);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+TEST_MAIN(collective_suite)

@@ -1,0 +1,90 @@
+#include <math.h>
+
+#include "plan/compute.h"
+#include "testutil.h"
+
+START_TEST(test_gemm_compute_bound)
+{
+	struct cluster c;
+	double f = 2.0 * 8192.0 * 8192.0 * 8192.0;
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	/* 8192^3 GEMM: F = 1.0995e12; ideal at 0.75 x 312e12 is 4.6988 ms;
+	 * the parametric efficiency makes the time ideal + 5 us = 4.7038 ms. */
+	ck_assert_rel(compute_gemm_time(&c, 8192, 8192, 8192, 1), f / (312e12 * 0.75) + 5e-6, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
+START_TEST(test_gemm_memory_bound)
+{
+	struct cluster c;
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	/* 8192 x 64 times 64 x 8192: F = 8.59e9 (41.7 us at the compute
+	 * bound) but 2(8192*64*2 + 8192^2) = 136,314,880 bytes at
+	 * 2039e9 x 0.8 take 83.567 us: memory-bound. */
+	ck_assert_rel(compute_gemm_time(&c, 8192, 8192, 64, 1), 8.356723884256989e-05, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
+START_TEST(test_optimizer)
+{
+	struct cluster c;
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	/* 28 bytes per parameter: 28e9 / (2039e9 x 0.8) = 17.165 ms per 1e9. */
+	ck_assert_rel(compute_optimizer_time(&c, 1e9), 0.01716527709661599, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
+START_TEST(test_layer_recompute)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct compute_layer none, sel, full;
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	test_load_model(&m, GPT3_YAML);
+	plan_init(&p);
+	p.tp = 8;
+	p.pp = p.dp = 1;
+	p.seq_len = 2048;
+	p.global_batch = 8;
+	compute_layer_time(&m, &p, &c, &none);
+	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
+	compute_layer_time(&m, &p, &c, &sel);
+	p.recompute = PLAN_RECOMPUTE_FULL;
+	compute_layer_time(&m, &p, &c, &full);
+	ck_assert_double_eq(none.recompute_s, 0.0);
+	ck_assert_rel(full.recompute_s, full.fwd_s, 1e-15);
+	/* Selective redoes only the attention core: a small share of the
+	 * forward (Korthikanti et al.: 2.7 % FLOP overhead for GPT-3). */
+	ck_assert(sel.recompute_s > 0.0 && sel.recompute_s < 0.25 * sel.fwd_s);
+	ck_assert_rel(none.bwd_s, 2.0 * none.fwd_s, 1e-15);
+	/* The layer's forward GEMM FLOPs per GPU: (24 b s h^2 + 4 b s^2 h)/t
+	 * = 4.0802e12; at most 0.75 x 312e12, so at least 17.4 ms. */
+	ck_assert(none.fwd_gemm_s >= (24.0 * 2048 * 12288.0 * 12288 + 4.0 * 2048 * 2048 * 12288) / 8 /
+				    (0.75 * 312e12));
+	cluster_release(&c);
+}
+END_TEST
+
+static Suite *
+compute_suite(void)
+{
+	Suite *s = suite_create("compute");
+	TCase *tc = tcase_create("compute");
+
+	tcase_add_test(tc, test_gemm_compute_bound);
+	tcase_add_test(tc, test_gemm_memory_bound);
+	tcase_add_test(tc, test_optimizer);
+	tcase_add_test(tc, test_layer_recompute);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+TEST_MAIN(compute_suite)

@@ -1,0 +1,177 @@
+#include <math.h>
+
+#include "plan/cluster.h"
+#include "plan/model.h"
+#include "testutil.h"
+
+START_TEST(test_model_defaults)
+{
+	struct model m;
+
+	test_load_model(&m, GPT3_YAML);
+	ck_assert_str_eq(m.name, "gpt3");
+	ck_assert_int_eq(m.kv_heads, 96);        /* default: heads */
+	ck_assert_int_eq(m.ffn_hidden, 4 * 12288); /* default: 4h */
+	ck_assert(m.tied_embeddings);
+	ck_assert(m.bias);
+	ck_assert_int_eq(m.norm, MODEL_NORM_LAYERNORM);
+}
+END_TEST
+
+struct bad_profile {
+	const char *yaml;
+	const char *message; /* substring of the error */
+	int line, column;
+};
+
+static const struct bad_profile bad_models[] = {
+	{ "name: x\nlayers: 2\nhiden: 4\n", "unknown key 'hiden'; did you mean 'hidden'?", 3, 1 },
+	{ "name: x\nlayers: 2\nlayers: 3\n", "duplicate key 'layers'", 3, 1 },
+	{ "name: x\nlayers: 2\nhidden: 8\nheads: 2\nseq_len: 4\n", "missing required key 'vocab'", 1, 1 },
+	{ "name: x\nlayers: two\n", "'layers' must be a whole number, got 'two'", 2, 9 },
+	{ "name: x\nlayers: 0\n", "'layers' must be at least 1", 2, 9 },
+	{ "name: x\nnorm: batchnorm\n", "unknown value 'batchnorm' for 'norm' (valid: layernorm, rmsnorm)", 2, 7 },
+	{ "", "empty document", 1, 1 },
+	{ "- a\n- b\n", "expected a mapping", 1, 1 },
+	{ "name: [x\n", "invalid YAML", 2, 1 },
+	{ "name: x\nlayers: 2\nhidden: 10\nheads: 3\nvocab: 5\nseq_len: 4\n",
+	  "hidden (10) must be divisible by heads (3)", 1, 1 },
+	{ "name: x\nlayers:\n  deep: 1\n", "'layers' must be a single value, not a mapping", 3, 3 },
+	{ "a: 1\n---\nb: 2\n", "only one YAML document", 2, 1 },
+};
+
+START_TEST(test_model_errors)
+{
+	const struct bad_profile *b = &bad_models[_i];
+	struct plan_error err;
+	struct model m;
+
+	plan_error_clear(&err);
+	ck_assert(!model_load_string(&m, "bad.yaml", b->yaml, &err));
+	ck_assert_int_eq(err.kind, PLAN_ERR_INPUT);
+	ck_assert_msg(strstr(err.message, b->message), "got '%s'", err.message);
+	ck_assert_str_eq(err.file, "bad.yaml");
+	ck_assert_int_eq(err.line, b->line);
+	ck_assert_int_eq(err.column, b->column);
+}
+END_TEST
+
+START_TEST(test_cluster_units)
+{
+	struct cluster c;
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	/* 200 Gbit/s per NIC = 25e9 B/s; 8 NICs over 8 GPUs = 25e9 B/s each. */
+	ck_assert_rel(c.inter.nic_bandwidth_Bps, 25e9, 1e-12);
+	ck_assert_rel(cluster_nic_share_Bps(&c), 25e9, 1e-12);
+	ck_assert_rel(c.gpu.memory_bytes, 80.0 * 1073741824.0, 1e-12);
+	ck_assert_rel(c.gpu.peak_flops, 312e12, 1e-12);
+	ck_assert_int_eq(cluster_gpus(&c), 512);
+	cluster_release(&c);
+}
+END_TEST
+
+START_TEST(test_cluster_defaults)
+{
+	struct cluster c;
+
+	test_load_cluster(&c,
+		"name: d\nnodes: 1\ngpus_per_node: 4\ngpu:\n  name: g\n  peak_flops: 100 TFLOPS\n"
+		"  memory: 16 GiB\n  memory_bandwidth: 900 GB/s\nintra_node:\n  bandwidth: 50 GB/s\n"
+		"inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 25 Gbit/s\n");
+	ck_assert_rel(c.intra.latency_s, 3e-6, 1e-12);
+	ck_assert_rel(c.inter.latency_s, 5e-6, 1e-12);
+	ck_assert_rel(c.gpu.memory_efficiency, 0.8, 1e-12);
+	ck_assert_rel(c.gpu.gemm_efficiency_max, 0.75, 1e-12);
+	ck_assert_rel(c.gpu.reserved_bytes, 1073741824.0, 1e-12);
+	/* 25 Gbit/s over 4 GPUs: 3.125e9 / 4 = 0.78125e9 B/s each. */
+	ck_assert_rel(cluster_nic_share_Bps(&c), 0.78125e9, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
+START_TEST(test_cluster_errors)
+{
+	static const struct bad_profile cases[] = {
+		{ "name: c\nnodes: 1\ngpus_per_node: 8\ngpu:\n  name: g\n  peak_flops: 312\n",
+		  "'peak_flops': missing unit in '312'", 6, 15 },
+		{ "name: c\nnodes: 1\ngpus_per_node: 8\ngpu:\n  name: g\n  memory: 80 GB/s\n",
+		  "'memory': 'GB/s' is a bandwidth unit, expected a size", 6, 11 },
+		{ "name: c\nnodes: 1\ngpus_per_node: 8\ngpu:\n  name: g\n  memory: 0 GiB\n",
+		  "'memory' must be greater than 0", 6, 11 },
+		{ "name: c\nnodes: 1\ngpus_per_node: 8\ngpu:\n  name: g\n  memroy: 1 GiB\n",
+		  "did you mean 'memory'?", 6, 3 },
+		{ "name: c\nnodes: 1\ngpus_per_node: 8\ngpu:\n  name: g\n  gemm_efficiency: [[1e9, 0.5], [1e8, 0.6]]\n",
+		  "strictly increasing", 6, 33 },
+		{ "name: c\nnodes: 1\ngpus_per_node: 8\ngpu:\n  name: g\n  memory_efficiency: 1.5\n",
+		  "'memory_efficiency' must be at most 1", 6, 22 },
+	};
+	struct plan_error err;
+	struct cluster c;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		plan_error_clear(&err);
+		ck_assert(!cluster_load_string(&c, "c.yaml", cases[i].yaml, &err));
+		ck_assert_msg(strstr(err.message, cases[i].message), "case %zu: got '%s'", i, err.message);
+		ck_assert_msg(err.line == cases[i].line && err.column == cases[i].column,
+			      "case %zu: at %d:%d, expected %d:%d", i, err.line, err.column,
+			      cases[i].line, cases[i].column);
+		cluster_release(&c);
+	}
+}
+END_TEST
+
+START_TEST(test_gemm_curve)
+{
+	struct cluster c;
+	double e;
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML
+		"#\n");
+	/* Parametric: at F = peak * 0.75 * 5 us = 1.17e9 FLOPs the ideal time
+	 * equals the 5 us overhead, so efficiency = 0.75 / 2 = 0.375. */
+	ck_assert_rel(cluster_gemm_efficiency(&c, 312e12 * 0.75 * 5e-6), 0.375, 1e-12);
+	cluster_release(&c);
+
+	{
+		char yaml[2048];
+
+		snprintf(yaml, sizeof(yaml), "%s",
+			 "name: c\nnodes: 1\ngpus_per_node: 8\ngpu:\n  name: g\n  peak_flops: 312 TFLOPS\n"
+			 "  memory: 80 GiB\n  memory_bandwidth: 2039 GB/s\n"
+			 "  gemm_efficiency: [[1e9, 0.2], [1e11, 0.6], [1e13, 0.8]]\n"
+			 "intra_node:\n  bandwidth: 300 GB/s\ninter_node:\n  nics_per_node: 8\n"
+			 "  nic_bandwidth: 200 Gbit/s\n");
+		test_load_cluster(&c, yaml);
+	}
+	/* At the points: exact; outside: clamped (GSL does not extrapolate). */
+	ck_assert_rel(cluster_gemm_efficiency(&c, 1e9), 0.2, 1e-9);
+	ck_assert_rel(cluster_gemm_efficiency(&c, 1e11), 0.6, 1e-9);
+	ck_assert_rel(cluster_gemm_efficiency(&c, 1e8), 0.2, 1e-12);
+	ck_assert_rel(cluster_gemm_efficiency(&c, 1e15), 0.8, 1e-12);
+	/* Steffen interpolation is monotone: strictly between neighbours. */
+	e = cluster_gemm_efficiency(&c, 1e10);
+	ck_assert(e > 0.2 && e < 0.6);
+	e = cluster_gemm_efficiency(&c, 1e12);
+	ck_assert(e > 0.6 && e < 0.8);
+	cluster_release(&c);
+}
+END_TEST
+
+static Suite *
+profile_suite(void)
+{
+	Suite *s = suite_create("profile");
+	TCase *tc = tcase_create("profile");
+
+	tcase_add_test(tc, test_model_defaults);
+	tcase_add_loop_test(tc, test_model_errors, 0, sizeof(bad_models) / sizeof(bad_models[0]));
+	tcase_add_test(tc, test_cluster_units);
+	tcase_add_test(tc, test_cluster_defaults);
+	tcase_add_test(tc, test_cluster_errors);
+	tcase_add_test(tc, test_gemm_curve);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+TEST_MAIN(profile_suite)

@@ -1,0 +1,130 @@
+#include <math.h>
+
+#include "plan/numparse.h"
+#include "plan/units.h"
+#include "testutil.h"
+
+struct unit_case {
+	const char *text;
+	enum unit_kind kind;
+	double expect; /* SI value worked out by hand */
+};
+
+static const struct unit_case good[] = {
+	/* Bits vs bytes: 200 Gbit/s = 200e9 / 8 = 25e9 B/s. */
+	{ "200 Gbit/s", UNIT_BANDWIDTH, 25e9 },
+	{ "200 Gb/s", UNIT_BANDWIDTH, 25e9 },
+	{ "200 Gbps", UNIT_BANDWIDTH, 25e9 },
+	{ "200 GB/s", UNIT_BANDWIDTH, 200e9 },
+	{ "100Mbit/s", UNIT_BANDWIDTH, 12.5e6 },
+	{ "1 GiB/s", UNIT_BANDWIDTH, 1073741824.0 },
+	{ "1.6 Tbit/s", UNIT_BANDWIDTH, 200e9 },
+	/* GB vs GiB: 80 GiB = 80 * 2^30 = 85899345920 B; 80 GB = 8e10 B. */
+	{ "80 GiB", UNIT_SIZE, 85899345920.0 },
+	{ "80 GB", UNIT_SIZE, 80e9 },
+	{ "512 KiB", UNIT_SIZE, 524288.0 },
+	{ "5 us", UNIT_TIME, 5e-6 },
+	{ "1.5 ms", UNIT_TIME, 1.5e-3 },
+	{ "250 ns", UNIT_TIME, 250e-9 },
+	{ "2 s", UNIT_TIME, 2.0 },
+	{ "312 TFLOPS", UNIT_COMPUTE, 312e12 },
+	{ "0.989 PFLOPS", UNIT_COMPUTE, 989e12 },
+	{ "  42 GFLOPS  ", UNIT_COMPUTE, 42e9 },
+};
+
+START_TEST(test_units_good)
+{
+	double v = 0;
+	char why[256];
+
+	ck_assert_msg(units_parse(good[_i].text, good[_i].kind, &v, why, sizeof(why)), "%s", why);
+	ck_assert_rel(v, good[_i].expect, 1e-12);
+}
+END_TEST
+
+static const struct unit_case bad[] = {
+	{ "200", UNIT_BANDWIDTH, 0 },          /* bare number: a unit is required */
+	{ "80 GiB", UNIT_BANDWIDTH, 0 },       /* a size is not a bandwidth */
+	{ "12 furlongs", UNIT_SIZE, 0 },
+	{ "GB", UNIT_SIZE, 0 },
+	{ "", UNIT_TIME, 0 },
+	{ "nan GB", UNIT_SIZE, 0 },
+	{ "inf s", UNIT_TIME, 0 },
+	{ "1e999 GB", UNIT_SIZE, 0 },
+	{ "0x10 GB", UNIT_SIZE, 0 },
+	{ "5 gb/s", UNIT_BANDWIDTH, 0 },       /* case matters: bits and bytes differ */
+};
+
+START_TEST(test_units_bad)
+{
+	double v = 0;
+	char why[256] = "";
+
+	ck_assert(!units_parse(bad[_i].text, bad[_i].kind, &v, why, sizeof(why)));
+	ck_assert(why[0] != '\0');
+}
+END_TEST
+
+START_TEST(test_units_messages)
+{
+	double v;
+	char why[256];
+
+	ck_assert(!units_parse("200", UNIT_BANDWIDTH, &v, why, sizeof(why)));
+	ck_assert_ptr_nonnull(strstr(why, "missing unit"));
+	ck_assert_ptr_nonnull(strstr(why, "Gbit/s"));
+	ck_assert(!units_parse("80 GiB", UNIT_BANDWIDTH, &v, why, sizeof(why)));
+	ck_assert_ptr_nonnull(strstr(why, "is a size unit"));
+}
+END_TEST
+
+START_TEST(test_numparse)
+{
+	double d;
+	long l;
+
+	ck_assert(num_parse_double(" 3.25 ", &d));
+	ck_assert_double_eq(d, 3.25);
+	ck_assert(num_parse_double("1e3", &d));
+	ck_assert_double_eq(d, 1000.0);
+	ck_assert(!num_parse_double("", &d));
+	ck_assert(!num_parse_double("12x", &d));
+	ck_assert(!num_parse_double("nan", &d));
+	ck_assert(!num_parse_double("inf", &d));
+	ck_assert(!num_parse_double("1e400", &d));
+	ck_assert(!num_parse_double("0x1p3", &d));
+	ck_assert(num_parse_long("42", 0, 100, &l));
+	ck_assert_int_eq(l, 42);
+	ck_assert(!num_parse_long("101", 0, 100, &l));
+	ck_assert(!num_parse_long("4.5", 0, 100, &l));
+	ck_assert(!num_parse_long("99999999999999999999", 0, 100, &l));
+}
+END_TEST
+
+START_TEST(test_format)
+{
+	char buf[64];
+
+	units_format_size(80.0 * 1073741824.0, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "80.00 GiB");
+	units_format_time(0.0125, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "12.500 ms");
+}
+END_TEST
+
+static Suite *
+units_suite(void)
+{
+	Suite *s = suite_create("units");
+	TCase *tc = tcase_create("units");
+
+	tcase_add_loop_test(tc, test_units_good, 0, sizeof(good) / sizeof(good[0]));
+	tcase_add_loop_test(tc, test_units_bad, 0, sizeof(bad) / sizeof(bad[0]));
+	tcase_add_test(tc, test_units_messages);
+	tcase_add_test(tc, test_numparse);
+	tcase_add_test(tc, test_format);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+TEST_MAIN(units_suite)

@@ -1,0 +1,77 @@
+/* Shared scaffolding of the Check unit tests. */
+#pragma once
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_errno.h>
+
+#include "plan/cluster.h"
+#include "plan/error.h"
+#include "plan/model.h"
+
+/* A Selene-like cluster (DGX A100, 8 x 200 Gbit/s) with round numbers
+ * so that expected values can be worked out by hand: intra 300 GB/s at
+ * 0.75 = 225 GB/s, NIC share 25 GB/s at 0.85 = 21.25 GB/s. */
+#define TEST_CLUSTER_YAML \
+	"name: test-a100\n" \
+	"nodes: 64\n" \
+	"gpus_per_node: 8\n" \
+	"gpu:\n" \
+	"  name: A100\n" \
+	"  peak_flops: 312 TFLOPS\n" \
+	"  memory: 80 GiB\n" \
+	"  memory_bandwidth: 2039 GB/s\n" \
+	"  memory_efficiency: 0.8\n" \
+	"  gemm_efficiency_max: 0.75\n" \
+	"  gemm_overhead: 5 us\n" \
+	"  reserved_memory: 1 GiB\n" \
+	"intra_node:\n" \
+	"  bandwidth: 300 GB/s\n" \
+	"  latency: 3 us\n" \
+	"  efficiency: 0.75\n" \
+	"inter_node:\n" \
+	"  nics_per_node: 8\n" \
+	"  nic_bandwidth: 200 Gbit/s\n" \
+	"  latency: 5 us\n" \
+	"  efficiency: 0.85\n"
+
+#define GPT3_YAML \
+	"name: gpt3\nlayers: 96\nhidden: 12288\nheads: 96\nvocab: 51200\nseq_len: 2048\n"
+
+static inline void
+test_load_cluster(struct cluster *c, const char *yaml)
+{
+	struct plan_error err;
+
+	plan_error_clear(&err);
+	ck_assert_msg(cluster_load_string(c, "test.yaml", yaml, &err), "%s", err.message);
+}
+
+static inline void
+test_load_model(struct model *m, const char *yaml)
+{
+	struct plan_error err;
+
+	plan_error_clear(&err);
+	ck_assert_msg(model_load_string(m, "test.yaml", yaml, &err), "%s", err.message);
+}
+
+/* Relative tolerance check: |a - b| <= rel * |b|. */
+#define ck_assert_rel(a, b, rel) \
+	ck_assert_msg(fabs((double)(a) - (double)(b)) <= (rel) * fabs((double)(b)), \
+		      "%s = %.10g, expected %.10g (rel tol %g)", #a, (double)(a), (double)(b), (double)(rel))
+
+#define TEST_MAIN(suite_fn) \
+	int main(void) \
+	{ \
+		SRunner *sr; \
+		int failed; \
+		gsl_set_error_handler_off(); \
+		sr = srunner_create(suite_fn()); \
+		srunner_run_all(sr, CK_NORMAL); \
+		failed = srunner_ntests_failed(sr); \
+		srunner_free(sr); \
+		return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE; \
+	}
