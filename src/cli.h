@@ -16,6 +16,10 @@ enum cli_exit {
 	CLI_EXIT_THRESHOLD = 5,  /**< validate: error above --max-mape */
 };
 
+/** Output formats shared by the commands, indexed by enum cli_format. */
+enum cli_format { CLI_FORMAT_TEXT, CLI_FORMAT_JSON, CLI_FORMAT_CSV };
+extern const char *const cli_format_names[];
+
 /** Print "plan-cli: error: ..." to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -5,6 +5,8 @@
 #include "cli.h"
 #include "plan/numparse.h"
 
+const char *const cli_format_names[] = { "text", "json", "csv", NULL };
+
 void
 cli_error(const char *fmt, ...)
 {
@@ -83,28 +85,40 @@ cli_finish(int code)
 #include "plan/model.h"
 #include "plan/profile_path.h"
 
-int
-cli_load_model(const char *arg, struct model *m)
+/* Resolve a profile name or path, then load it with @load. */
+static int
+load_profile(enum profile_kind kind, const char *arg, void *obj,
+	     bool (*load)(void *obj, const char *path, struct plan_error *err))
 {
 	struct plan_error err;
 	char path[PATH_MAX];
 
 	plan_error_clear(&err);
-	if (!profile_resolve(PROFILE_MODEL, arg, path, sizeof(path), &err) ||
-	    !model_load_file(m, path, &err))
+	if (!profile_resolve(kind, arg, path, sizeof(path), &err) || !load(obj, path, &err))
 		return cli_report(&err);
 	return CLI_EXIT_OK;
+}
+
+static bool
+load_model(void *obj, const char *path, struct plan_error *err)
+{
+	return model_load_file(obj, path, err);
+}
+
+static bool
+load_cluster(void *obj, const char *path, struct plan_error *err)
+{
+	return cluster_load_file(obj, path, err);
+}
+
+int
+cli_load_model(const char *arg, struct model *m)
+{
+	return load_profile(PROFILE_MODEL, arg, m, load_model);
 }
 
 int
 cli_load_cluster(const char *arg, struct cluster *c)
 {
-	struct plan_error err;
-	char path[PATH_MAX];
-
-	plan_error_clear(&err);
-	if (!profile_resolve(PROFILE_CLUSTER, arg, path, sizeof(path), &err) ||
-	    !cluster_load_file(c, path, &err))
-		return cli_report(&err);
-	return CLI_EXIT_OK;
+	return load_profile(PROFILE_CLUSTER, arg, c, load_cluster);
 }

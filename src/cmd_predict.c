@@ -6,9 +6,6 @@
 #include "plan/estimate.h"
 #include "plan/format.h"
 
-enum predict_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV };
-static const char *const format_names[] = { "text", "json", "csv", NULL };
-
 static const char predict_usage[] =
 	"usage: plan-cli predict --model NAME|FILE --cluster NAME|FILE --global-batch N [options]\n"
 	"\n"
@@ -89,7 +86,7 @@ parse_option(int c, const char *arg, struct plan *p, struct estimate_options *op
 			return false;
 		opt->dp_algo = (enum coll_algo)v;
 		return true;
-	case OPT_FORMAT: return cli_choice("--format", arg, format_names, format);
+	case OPT_FORMAT: return cli_choice("--format", arg, cli_format_names, format);
 	default:
 		return false;
 	}
@@ -133,7 +130,7 @@ cmd_predict(int argc, char **argv)
 	struct plan_error err;
 	struct plan plan;
 	struct report rep;
-	int gpus = 0, format = FORMAT_TEXT, c, rc;
+	int gpus = 0, format = CLI_FORMAT_TEXT, c, rc;
 	bool ok;
 
 	plan_init(&plan);
@@ -181,10 +178,10 @@ cmd_predict(int argc, char **argv)
 	}
 	rep = (struct report){ &model, &cluster, &plan, &est, &opt };
 	switch (format) {
-	case FORMAT_JSON:
+	case CLI_FORMAT_JSON:
 		ok = format_json(stdout, &rep);
 		break;
-	case FORMAT_CSV:
+	case CLI_FORMAT_CSV:
 		ok = format_csv_header(stdout) && format_csv_row(stdout, &rep);
 		break;
 	default:

@@ -15,9 +15,6 @@
 #include "plan/numparse.h"
 #include "plan/runs_csv.h"
 
-enum validate_format { VFMT_TEXT, VFMT_JSON, VFMT_CSV };
-static const char *const vformat_names[] = { "text", "json", "csv", NULL };
-
 static const char validate_usage[] =
 	"usage: plan-cli validate FILE.csv [--format text|json|csv] [--max-mape PCT] [--max-error PCT]\n"
 	"\n"
@@ -180,7 +177,7 @@ cmd_validate(int argc, char **argv)
 	struct row_result *res;
 	struct plan_error err;
 	double mape = 0.0, worst = 0.0, max_mape = -1.0, max_error = -1.0;
-	int format = VFMT_TEXT, c, rc = CLI_EXIT_OK;
+	int format = CLI_FORMAT_TEXT, c, rc = CLI_EXIT_OK;
 	const char *file;
 
 	optind = 1;
@@ -191,7 +188,7 @@ cmd_validate(int argc, char **argv)
 			fputs(validate_usage, stdout);
 			return cli_finish(CLI_EXIT_OK);
 		case 'f':
-			if (!cli_choice("--format", optarg, vformat_names, &format))
+			if (!cli_choice("--format", optarg, cli_format_names, &format))
 				return CLI_EXIT_USAGE;
 			break;
 		case 'm':
@@ -232,9 +229,9 @@ cmd_validate(int argc, char **argv)
 		worst = fmax(worst, fabs(res[i].error));
 	}
 	if (rc == CLI_EXIT_OK) {
-		if (format == VFMT_JSON)
+		if (format == CLI_FORMAT_JSON)
 			rc = print_json(res, set.n, mape, worst) ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
-		else if (format == VFMT_CSV)
+		else if (format == CLI_FORMAT_CSV)
 			print_csv(res, set.n);
 		else
 			print_text(res, set.n, mape, worst);
