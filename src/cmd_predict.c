@@ -23,7 +23,7 @@ static const char predict_usage[] =
 	"  --sequence-parallel      Megatron sequence parallelism with TP\n"
 	"  --flash-attention        fused attention: no s^2 scores in memory\n"
 	"  --zero N                 ZeRO stage 0|1|2|3 over the DP group (default 0)\n"
-	"  --no-dp-overlap          do not overlap the gradient reduction with backward\n"
+	"  --no-dp-overlap          do not overlap DP/ZeRO traffic with computation\n"
 	"  --dp-allreduce ALGO      ring|hierarchical (default ring)\n"
 	"  --format FMT             text|json|csv (default text)\n"
 	"  -h, --help               show this help\n";

@@ -22,7 +22,8 @@ cmd_profiles(int argc, char **argv)
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		fputs("usage: plan-cli profiles [--schema model|cluster]\n\n"
 		      "List the bundled profiles and where they were found, or print a profile schema.\n"
-		      "Search path: $PLAN_CLI_PATH, the source tree of the binary, " PLAN_DATADIR "\n",
+		      "Search path: each folder of $PLAN_CLI_PATH, the folder above the executable\n"
+		      "(the source tree when run from build/), the executable's folder, " PLAN_DATADIR "\n",
 		      stdout);
 		return cli_finish(CLI_EXIT_OK);
 	}

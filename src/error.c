@@ -33,9 +33,11 @@ plan_error_set(struct plan_error *err, enum plan_error_kind kind,
 void
 plan_error_format(const struct plan_error *err, char *buf, unsigned long size)
 {
-	if (err->file[0] && err->line > 0)
+	if (err->file[0] && err->line > 0 && err->column > 0)
 		snprintf(buf, size, "%s:%d:%d: %s", err->file, err->line,
 			 err->column, err->message);
+	else if (err->file[0] && err->line > 0)
+		snprintf(buf, size, "%s:%d: %s", err->file, err->line, err->message);
 	else if (err->file[0])
 		snprintf(buf, size, "%s: %s", err->file, err->message);
 	else

@@ -5,7 +5,8 @@
 
 static const char *const columns[] = {
 	"model", "cluster", "gpus", "tp", "pp", "dp", "vpp", "micro_batch", "global_batch",
-	"seq_len", "recompute", "sequence_parallel", "zero", "parameters", "iteration_time_s",
+	"seq_len", "recompute", "sequence_parallel", "flash_attention", "zero", "dp_overlap",
+	"dp_allreduce", "parameters", "iteration_time_s",
 	"compute_s", "recompute_s", "tp_comm_s", "pp_comm_s", "pp_bubble_s", "dp_comm_s",
 	"optimizer_s", "memory_total_bytes", "memory_capacity_bytes", "fits", "tflops_per_gpu",
 	"mfu", "tokens_per_s", NULL,
@@ -40,9 +41,11 @@ format_csv_row(FILE *out, const struct report *r)
 	text_field(out, r->model->name);
 	fputc(',', out);
 	text_field(out, r->cluster->name);
-	fprintf(out, ",%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%d,%.0f,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.0f,%.0f,%s,%.6g,%.6g,%.6g\r\n",
+	fprintf(out, ",%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%s,%d,%s,%s,%.0f,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.0f,%.0f,%s,%.6g,%.6g,%.6g\r\n",
 		e->gpus, p->tp, p->pp, p->dp, p->vpp, p->micro_batch, p->global_batch, p->seq_len,
-		plan_recompute_names[p->recompute], p->sequence_parallel ? "true" : "false", p->zero,
+		plan_recompute_names[p->recompute], p->sequence_parallel ? "true" : "false",
+		p->flash_attention ? "true" : "false", p->zero, p->dp_overlap ? "true" : "false",
+		coll_algo_names[r->opt ? r->opt->dp_algo : COLL_ALGO_RING],
 		e->parameters, e->iteration_time_s, b->compute, b->recompute, b->tp_comm, b->pp_comm,
 		b->pp_bubble, b->dp_comm, b->optimizer, e->memory.total, e->memory_capacity_bytes,
 		e->fits ? "true" : "false", e->tflops_per_gpu, e->mfu, e->tokens_per_s);

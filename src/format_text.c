@@ -34,9 +34,9 @@ format_text(FILE *out, const struct report *r)
 	fprintf(out, "             %d micro-batches per pipeline, bubble %.1f %% of ideal time\n",
 		d->microbatches, 100.0 * d->bubble_fraction);
 	fprintf(out, "links        TP %s, DP %s, PP %s\n",
-		p->tp > 1 ? (d->tp_inter_node ? "inter-node" : "NVLink") : "-",
-		p->dp > 1 ? (d->dp_inter_node ? "inter-node" : "NVLink") : "-",
-		p->pp > 1 ? (d->pp_inter_node ? "inter-node" : "NVLink") : "-");
+		p->tp > 1 ? (d->tp_inter_node ? "inter-node" : "intra-node") : "-",
+		p->dp > 1 ? (d->dp_inter_node ? "inter-node" : "intra-node") : "-",
+		p->pp > 1 ? (d->pp_inter_node ? "inter-node" : "intra-node") : "-");
 	fprintf(out, "parameters   %.2f B\n\n", e->parameters / 1e9);
 
 	fprintf(out, "iteration time  %.4f s\n", T);
@@ -53,7 +53,7 @@ format_text(FILE *out, const struct report *r)
 	row_time(out, "dp_comm", b->dp_comm, T);
 	row_time(out, "optimizer", b->optimizer, T);
 	row_time(out, "total", T, T);
-	fprintf(out, "  dp traffic %.4f s in all, %.4f s hidden behind the backward\n\n",
+	fprintf(out, "  dp traffic %.4f s in all, %.4f s hidden behind computation\n\n",
 		d->dp_total_s, d->dp_total_s - b->dp_comm > 0 ? d->dp_total_s - b->dp_comm : 0.0);
 
 	fprintf(out, "memory per GPU (stage %d)      GiB\n", d->memory_stage);

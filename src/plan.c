@@ -35,7 +35,7 @@ plan_validate(const struct plan *p, const struct model *m,
 	long gpus;
 
 	if (p->tp < 1 || p->pp < 1 || p->dp < 1 || p->vpp < 1)
-		return FAIL("tp, pp, dp and vpp must be at least 1 (got %d, %d, %d)", p->tp, p->pp, p->dp);
+		return FAIL("tp, pp, dp and vpp must be at least 1 (got %d, %d, %d, %d)", p->tp, p->pp, p->dp, p->vpp);
 	if (p->micro_batch < 1 || p->global_batch < 1 || p->seq_len < 1)
 		return FAIL("micro-batch (%d), global batch (%d) and sequence length (%d) must be positive",
 			    p->micro_batch, p->global_batch, p->seq_len);

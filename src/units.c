@@ -62,10 +62,10 @@ static const struct unit_row unit_table[] = {
 };
 
 static const char *const unit_lists[] = {
-	[UNIT_BANDWIDTH] = "B/s kB/s MB/s GB/s TB/s KiB/s MiB/s GiB/s bit/s kbit/s Mbit/s Gbit/s Tbit/s Gbps",
+	[UNIT_BANDWIDTH] = "B/s kB/s MB/s GB/s TB/s KiB/s MiB/s GiB/s bit/s kbit/s Mbit/s Gbit/s Tbit/s Mb/s Gb/s Tb/s Mbps Gbps Tbps",
 	[UNIT_SIZE] = "B kB MB GB TB KiB MiB GiB TiB",
-	[UNIT_TIME] = "s ms us ns",
-	[UNIT_COMPUTE] = "GFLOPS TFLOPS PFLOPS",
+	[UNIT_TIME] = "s ms us \xc2\xb5s ns",
+	[UNIT_COMPUTE] = "FLOPS GFLOPS TFLOPS PFLOPS GFLOP/s TFLOP/s PFLOP/s",
 };
 
 static const char *const kind_names[] = {

@@ -39,8 +39,8 @@ extern const char *const plan_recompute_names[];
 void plan_init(struct plan *p);
 
 /**
- * Check that @p can run @m on @c: divisibility of heads, layers, vocab
- * and batch, GPU count, interleaving. The message names the numbers.
+ * Check that @p can run @m on @c: divisibility of heads, kv_heads, MLP,
+ * layers and batch, GPU count, node alignment of TP, interleaving. The message names the numbers.
  */
 bool plan_validate(const struct plan *p, const struct model *m,
 		   const struct cluster *c, struct plan_error *err);

@@ -16,7 +16,7 @@ struct ytree {
 
 /**
  * Load the first document of @path. Empty files, files with no root,
- * several documents, aliases and duplicate mapping keys are errors
+ * several documents and duplicate mapping keys are errors
  * reported as FILE:LINE:COL. On failure nothing needs releasing.
  */
 bool ytree_load_file(struct ytree *t, const char *path, struct plan_error *err);
