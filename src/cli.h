@@ -41,9 +41,13 @@ int cmd_profiles(int argc, char **argv);
 
 struct model;
 struct cluster;
+struct compressor;
 
 /** Resolve and load a model (name or path); prints the error. Returns an exit code. */
 int cli_load_model(const char *arg, struct model *m);
 
 /** Resolve and load a cluster (name or path); prints the error. Returns an exit code. */
 int cli_load_cluster(const char *arg, struct cluster *c);
+
+/** Resolve and load a compressor (name or path); prints the error. Returns an exit code. */
+int cli_load_compressor(const char *arg, struct compressor *c);

@@ -82,6 +82,7 @@ cli_finish(int code)
 #include <limits.h>
 
 #include "plan/cluster.h"
+#include "plan/compressor.h"
 #include "plan/model.h"
 #include "plan/profile_path.h"
 
@@ -109,6 +110,18 @@ static bool
 load_cluster(void *obj, const char *path, struct plan_error *err)
 {
 	return cluster_load_file(obj, path, err);
+}
+
+static bool
+load_compressor(void *obj, const char *path, struct plan_error *err)
+{
+	return compressor_load_file(obj, path, err);
+}
+
+int
+cli_load_compressor(const char *arg, struct compressor *c)
+{
+	return load_profile(PROFILE_COMPRESSOR, arg, c, load_compressor);
 }
 
 int

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "plan/compression.h"
 #include "plan/estimate.h"
 #include "plan/format.h"
 
@@ -25,13 +26,22 @@ static const char predict_usage[] =
 	"  --zero N                 ZeRO stage 0|1|2|3 over the DP group (default 0)\n"
 	"  --no-dp-overlap          do not overlap DP/ZeRO traffic with computation\n"
 	"  --dp-allreduce ALGO      ring|hierarchical (default ring)\n"
+	"  --compressor NAME|FILE   compressor profile (bundled name or YAML path)\n"
+	"  --compress LIST          where to compress: any of tp,pp,dp (default with a\n"
+	"                           compressor: tp,pp, MCBench's model-parallel activations)\n"
+	"  --compress-from-layer N  TP: compress layers above N (default: half the layers)\n"
+	"  --compress-from-stage N  PP: stages from N on compress their sends (default 0)\n"
+	"  --dp-compress-scheme S   auto|allgather|twoway (default auto: all-reduce for\n"
+	"                           powersgd, else two-way push/pull as in BytePS-Compress)\n"
+	"  --dp-compress-on WHERE   gpu|cpu: where DP compression runs (default gpu)\n"
 	"  --format FMT             text|json|csv (default text)\n"
 	"  -h, --help               show this help\n";
 
 enum {
 	OPT_MODEL = 256, OPT_CLUSTER, OPT_TP, OPT_PP, OPT_DP, OPT_GPUS, OPT_VPP, OPT_MB,
 	OPT_GB, OPT_SEQ, OPT_RECOMPUTE, OPT_SP, OPT_FLASH, OPT_ZERO, OPT_NO_OVERLAP,
-	OPT_DP_ALGO, OPT_FORMAT,
+	OPT_DP_ALGO, OPT_FORMAT, OPT_COMPRESSOR, OPT_COMPRESS, OPT_FROM_LAYER, OPT_FROM_STAGE,
+	OPT_DP_SCHEME, OPT_DP_ON,
 };
 
 static const struct option predict_options[] = {
@@ -52,16 +62,53 @@ static const struct option predict_options[] = {
 	{ "no-dp-overlap", no_argument, NULL, OPT_NO_OVERLAP },
 	{ "dp-allreduce", required_argument, NULL, OPT_DP_ALGO },
 	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "compressor", required_argument, NULL, OPT_COMPRESSOR },
+	{ "compress", required_argument, NULL, OPT_COMPRESS },
+	{ "compress-from-layer", required_argument, NULL, OPT_FROM_LAYER },
+	{ "compress-from-stage", required_argument, NULL, OPT_FROM_STAGE },
+	{ "dp-compress-scheme", required_argument, NULL, OPT_DP_SCHEME },
+	{ "dp-compress-on", required_argument, NULL, OPT_DP_ON },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
 #define BIGINT 100000000L
 
+/* Parse "tp,pp,dp" (any subset) into the compression flags. */
+static bool
+parse_compress_list(const char *arg, struct plan_compression *pc)
+{
+	char buf[64];
+	char *save = NULL;
+
+	if (strlen(arg) >= sizeof(buf) || !arg[0]) {
+		cli_error("--compress expects a list of tp, pp and dp, got '%s'", arg);
+		return false;
+	}
+	memcpy(buf, arg, strlen(arg) + 1);
+	pc->tp = pc->pp = pc->dp = false;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (strcmp(tok, "tp") == 0)
+			pc->tp = true;
+		else if (strcmp(tok, "pp") == 0)
+			pc->pp = true;
+		else if (strcmp(tok, "dp") == 0)
+			pc->dp = true;
+		else {
+			cli_error("unknown value '%s' in --compress (valid: tp, pp, dp)", tok);
+			return false;
+		}
+	}
+	return true;
+}
+
+static const char *const dp_on_names[] = { "gpu", "cpu", NULL };
+
 /* Parse one predict option into @p / @opt; false on a usage error. */
 static bool
 parse_option(int c, const char *arg, struct plan *p, struct estimate_options *opt,
-	     int *gpus, int *format, const char **model, const char **cluster)
+	     int *gpus, int *format, const char **model, const char **cluster,
+	     const char **compressor, bool *compress_given)
 {
 	int v;
 
@@ -87,6 +134,19 @@ parse_option(int c, const char *arg, struct plan *p, struct estimate_options *op
 		opt->dp_algo = (enum coll_algo)v;
 		return true;
 	case OPT_FORMAT: return cli_choice("--format", arg, cli_format_names, format);
+	case OPT_COMPRESSOR: *compressor = arg; return true;
+	case OPT_COMPRESS:
+		*compress_given = true;
+		return parse_compress_list(arg, &p->compress);
+	case OPT_FROM_LAYER: return cli_int("--compress-from-layer", arg, 0, 1 << 20, &p->compress.from_layer);
+	case OPT_FROM_STAGE: return cli_int("--compress-from-stage", arg, 0, 1 << 20, &p->compress.from_stage);
+	case OPT_DP_SCHEME:
+		return cli_choice("--dp-compress-scheme", arg, compress_dp_scheme_names, &p->compress.dp_scheme);
+	case OPT_DP_ON:
+		if (!cli_choice("--dp-compress-on", arg, dp_on_names, &v))
+			return false;
+		p->compress.dp_on_cpu = v == 1;
+		return true;
 	default:
 		return false;
 	}
@@ -122,8 +182,10 @@ complete_plan(struct plan *p, int gpus, const struct model *m, const struct clus
 int
 cmd_predict(int argc, char **argv)
 {
-	const char *model_arg = NULL, *cluster_arg = NULL;
-	struct estimate_options opt = { COLL_ALGO_RING };
+	const char *model_arg = NULL, *cluster_arg = NULL, *compressor_arg = NULL;
+	struct estimate_options opt = { COLL_ALGO_RING, NULL };
+	struct compressor compressor;
+	bool compress_given = false;
 	struct model model;
 	struct cluster cluster;
 	struct estimate est;
@@ -152,7 +214,8 @@ cmd_predict(int argc, char **argv)
 			cli_error("option '%s' needs a value", argv[optind - 1]);
 			return CLI_EXIT_USAGE;
 		}
-		if (!parse_option(c, optarg, &plan, &opt, &gpus, &format, &model_arg, &cluster_arg))
+		if (!parse_option(c, optarg, &plan, &opt, &gpus, &format, &model_arg, &cluster_arg,
+				  &compressor_arg, &compress_given))
 			return CLI_EXIT_USAGE;
 	}
 	if (optind < argc) {
@@ -165,6 +228,17 @@ cmd_predict(int argc, char **argv)
 	}
 	if ((rc = cli_load_model(model_arg, &model)) != CLI_EXIT_OK)
 		return rc;
+	if (compress_given && !compressor_arg) {
+		cli_error("--compress needs --compressor");
+		return CLI_EXIT_USAGE;
+	}
+	if (compressor_arg) {
+		if ((rc = cli_load_compressor(compressor_arg, &compressor)) != CLI_EXIT_OK)
+			return rc;
+		opt.compressor = &compressor;
+		if (!compress_given)
+			plan.compress.tp = plan.compress.pp = true;
+	}
 	if ((rc = cli_load_cluster(cluster_arg, &cluster)) != CLI_EXIT_OK)
 		return rc;
 	if (!complete_plan(&plan, gpus, &model, &cluster)) {
@@ -176,7 +250,7 @@ cmd_predict(int argc, char **argv)
 		cluster_release(&cluster);
 		return cli_report(&err);
 	}
-	rep = (struct report){ &model, &cluster, &plan, &est, &opt };
+	rep = (struct report){ &model, &cluster, &plan, &est, &opt, opt.compressor };
 	switch (format) {
 	case CLI_FORMAT_JSON:
 		ok = format_json(stdout, &rep);

@@ -1,6 +1,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "plan/compression.h"
 #include "plan/compute.h"
 #include "plan/data_par.h"
 #include "plan/estimate.h"
@@ -26,108 +27,200 @@ estimate_stage_params(const struct model *m, const struct plan *p, int stage)
 	return params / p->tp;
 }
 
-/* One micro-batch's work on the GPU of @stage, split by kind. */
-struct stage_work {
-	double compute, recompute, tp, pp;
-	double bwd; /* backward compute alone (the DP overlap window) */
-};
-
-static void
-stage_work(const struct model *m, const struct plan *p, const struct cluster *c,
-	   const struct plan_layout *lay, int stage, struct stage_work *w)
-{
+/* Everything about one layer and one micro-batch that does not depend on the stage. */
+struct layer_costs {
 	struct compute_layer cl;
 	struct compute_ends ce;
 	struct tp_layer_comm tc;
+	double p2p_s;                      /* uncompressed stage sends of one micro-batch */
+	double p2p_bytes;
+	const struct compressor *cmp;      /* NULL when nothing is compressed */
+	bool tp, pp;                       /* where it applies */
+	int from_layer;
+	struct compress_tp_site site;
+	struct compress_pp_boundary bnd;
+};
+
+/* One micro-batch's work on the GPU of @stage, split by kind. */
+struct stage_work {
+	double compute, recompute, tp, pp, compression;
+	double bwd;          /* backward compute alone (the DP overlap window) */
+	double tp_bytes, pp_bytes;
+	int compressed_layers;
+	double extra_params; /* AE parameters on this GPU */
+	double ef_elements;  /* activation-sized error-feedback buffers */
+};
+
+static void
+stage_work(const struct model *m, const struct plan *p, const struct layer_costs *lc,
+	   int stage, struct stage_work *w)
+{
 	double layers = (double)m->layers / p->pp;
+	double ar_bytes = p->tp > 1 ? 2.0 * (p->tp - 1) / p->tp * lc->tc.bytes : 0.0;
+	double passes = p->recompute == PLAN_RECOMPUTE_FULL ? 3.0 : 2.0; /* fwd, bwd, recompute */
+	int nc = 0;
 
-	compute_layer_time(m, p, c, &cl);
-	compute_ends_time(m, p, c, &ce);
-	tp_layer_comm(m, p, c, lay, &tc);
+	memset(w, 0, sizeof(*w));
+	w->compute = layers * (lc->cl.fwd_s + lc->cl.bwd_s);
+	w->bwd = layers * lc->cl.bwd_s;
+	w->recompute = layers * lc->cl.recompute_s;
+	w->tp = layers * (lc->tc.fwd_s + lc->tc.bwd_s + lc->tc.recompute_s);
+	w->tp_bytes = layers * 2.0 * passes * ar_bytes;
+	if (lc->tp && p->tp > 1) {
+		/* MCBench compresses the two forward all-reduces of the layers
+		 * above --compress-from-layer; backward ones stay as they are. */
+		double fwd_passes = p->recompute == PLAN_RECOMPUTE_FULL ? 2.0 : 1.0;
+		const struct compress_tp_site *s = &lc->site;
 
-	w->compute = layers * (cl.fwd_s + cl.bwd_s);
-	w->bwd = layers * cl.bwd_s;
-	w->recompute = layers * cl.recompute_s;
-	w->tp = layers * (tc.fwd_s + tc.bwd_s + tc.recompute_s);
-	w->pp = pipeline_p2p_time(m, p, c, lay, NULL);
+		nc = compression_layers_on_stage(m, p, stage, lc->from_layer);
+		w->tp += nc * fwd_passes * 2.0 * (s->comm_s - lc->tc.collective_s);
+		w->tp_bytes += nc * fwd_passes * 2.0 * (s->wire_bytes - ar_bytes);
+		w->compression += nc * (fwd_passes * 2.0 * (s->encode_s + s->decode_s) + 2.0 * s->backward_s);
+		w->extra_params += nc * 2.0 * s->params;
+		w->ef_elements += nc * 2.0 * (double)p->micro_batch * p->seq_len * m->hidden;
+	}
+	w->compressed_layers = nc;
+	w->pp = lc->p2p_s;
+	w->pp_bytes = lc->p2p_bytes;
+	if (lc->pp && p->pp > 1 && stage >= p->compress.from_stage) {
+		w->pp = p->vpp * lc->bnd.send_s;
+		w->pp_bytes = p->vpp * (lc->bnd.fwd_bytes + lc->bnd.bwd_bytes);
+		w->compression += p->vpp * lc->bnd.codec_s;
+		w->extra_params += p->vpp * 2.0 * lc->bnd.params;
+		w->ef_elements += p->vpp * (double)p->micro_batch * p->seq_len * m->hidden;
+	}
 	if (stage == 0) {
-		w->compute += ce.embed_fwd_s + ce.embed_bwd_s;
-		w->bwd += ce.embed_bwd_s;
+		w->compute += lc->ce.embed_fwd_s + lc->ce.embed_bwd_s;
+		w->bwd += lc->ce.embed_bwd_s;
 		/* Vocab-parallel embedding: one all-reduce of b*s*h forward and
 		 * backward (Shoeybi et al. 2019, Sec. 3). */
-		w->tp += 2.0 * tc.collective_s / (p->sequence_parallel ? 2.0 : 1.0);
+		w->tp += 2.0 * lc->tc.collective_s / (p->sequence_parallel ? 2.0 : 1.0);
+		w->tp_bytes += 2.0 * ar_bytes;
 	}
 	if (stage == p->pp - 1) {
-		w->compute += ce.head_fwd_s + ce.head_bwd_s;
-		w->bwd += ce.head_bwd_s;
+		w->compute += lc->ce.head_fwd_s + lc->ce.head_bwd_s;
+		w->bwd += lc->ce.head_bwd_s;
 	}
+	if (!lc->tp || !lc->cmp || lc->cmp->error_feedback == COMPRESSOR_EF_NONE)
+		w->ef_elements = 0.0;
 }
 
 static double
 stage_total(const struct stage_work *w)
 {
-	return w->compute + w->recompute + w->tp + w->pp;
+	return w->compute + w->recompute + w->tp + w->pp + w->compression;
 }
 
 static void
 fill_memory(const struct model *m, const struct plan *p, const struct cluster *c,
-	    struct estimate *out)
+	    const struct layer_costs *lc, double dp_ef_bytes, struct estimate *out)
 {
-	struct memory_use first, last;
+	int stages[2] = { 0, p->pp - 1 };
 
-	memory_stage(m, p, c, 0, estimate_stage_params(m, p, 0), &first);
-	out->memory = first;
-	out->details.memory_stage = 0;
-	if (p->pp > 1) {
-		memory_stage(m, p, c, p->pp - 1, estimate_stage_params(m, p, p->pp - 1), &last);
-		if (last.total > first.total) {
-			out->memory = last;
-			out->details.memory_stage = p->pp - 1;
+	for (int i = 0; i < (p->pp > 1 ? 2 : 1); i++) {
+		struct stage_work w;
+		struct memory_use u;
+
+		stage_work(m, p, lc, stages[i], &w);
+		memory_stage(m, p, c, stages[i], estimate_stage_params(m, p, stages[i]) + w.extra_params, &u);
+		if (lc->cmp) {
+			u.compression = dp_ef_bytes + compressor_ef_bytes(lc->cmp, w.ef_elements);
+			u.total += u.compression;
+		}
+		if (i == 0 || u.total > out->memory.total) {
+			out->memory = u;
+			out->details.memory_stage = stages[i];
 		}
 	}
 	out->memory_capacity_bytes = c->gpu.memory_bytes;
 	out->fits = out->memory.total <= c->gpu.memory_bytes;
 }
 
-bool
-estimate_plan(const struct model *m, const struct cluster *c,
-	      const struct plan *p, const struct estimate_options *opt,
-	      struct estimate *out, struct plan_error *err)
+static bool
+check_compression(const struct model *m, const struct plan *p, const struct compressor *cmp,
+		  struct plan_error *err)
+{
+	const struct plan_compression *pc = &p->compress;
+
+	if ((pc->tp || pc->pp || pc->dp) && !cmp)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "compression of %s%s%s needs a compressor (--compressor)",
+				      pc->tp ? "tp " : "", pc->pp ? "pp " : "", pc->dp ? "dp" : "");
+	if (cmp && pc->dp && cmp->method == COMPRESSOR_AUTOENCODER)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "compressor '%s' is an autoencoder of activations; it cannot compress "
+				      "DP gradients (use topk, randk, quantize or powersgd)", cmp->name);
+	if (cmp && pc->dp && p->zero > 0)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "DP gradient compression is modelled with ZeRO stage 0 (got --zero %d)",
+				      p->zero);
+	if (cmp && pc->tp && p->tp == 1 && !pc->pp && !pc->dp)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "TP compression needs tensor parallelism (tp %d)", p->tp);
+	(void)m;
+	return true;
+}
+
+static void
+estimate_core(const struct model *m, const struct cluster *c, const struct plan *p,
+	      const struct estimate_options *opt, const struct compressor *cmp,
+	      struct estimate *out)
 {
 	struct plan_layout lay;
-	struct stage_work w[3], *bn;
+	struct layer_costs lc;
+	struct stage_work bn, w;
 	struct dp_comm dc;
-	int stages[3] = { 0, p->pp - 1, p->pp / 2 };
-	int nstages = p->pp > 2 ? 3 : (p->pp > 1 ? 2 : 1);
+	struct compress_dp cdp = { 0 };
 	double mb, slot, window, dp_exposed, z3_exposed = 0.0, params_gpu, params_opt;
 	struct estimate_breakdown *b = &out->breakdown;
+	enum coll_algo algo = opt ? opt->dp_algo : COLL_ALGO_RING;
 
-	if (!plan_validate(p, m, c, err))
-		return false;
 	memset(out, 0, sizeof(*out));
 	topology_plan(p, c, &lay);
 	mb = plan_microbatches(p);
 
+	memset(&lc, 0, sizeof(lc));
+	compute_layer_time(m, p, c, &lc.cl);
+	compute_ends_time(m, p, c, &lc.ce);
+	tp_layer_comm(m, p, c, &lay, &lc.tc);
+	lc.p2p_s = pipeline_p2p_time(m, p, c, &lay, &lc.p2p_bytes);
+	lc.cmp = cmp;
+	if (cmp) {
+		lc.tp = p->compress.tp;
+		lc.pp = p->compress.pp;
+		lc.from_layer = p->compress.from_layer >= 0 ? p->compress.from_layer : m->layers / 2;
+		if (lc.tp)
+			compression_tp_site(cmp, m, p, c, &lay, &lc.site);
+		if (lc.pp)
+			compression_pp_boundary(cmp, m, p, c, &lay, &lc.bnd);
+	}
+
 	/* The slowest GPU sets the pace of every pipeline slot (1F1B steady
-	 * state); the first holds the embedding, the last the logits. */
-	bn = &w[0];
-	out->details.bottleneck_stage = 0;
-	for (int i = 0; i < nstages; i++) {
-		stage_work(m, p, c, &lay, stages[i], &w[i]);
-		if (stage_total(&w[i]) > stage_total(bn)) {
-			bn = &w[i];
-			out->details.bottleneck_stage = stages[i];
+	 * state): the first holds the embedding, the last the logits, and
+	 * compression may apply to some stages only. */
+	stage_work(m, p, &lc, 0, &bn);
+	for (int s = 1; s < p->pp; s++) {
+		stage_work(m, p, &lc, s, &w);
+		if (stage_total(&w) > stage_total(&bn)) {
+			bn = w;
+			out->details.bottleneck_stage = s;
 		}
 	}
-	params_gpu = estimate_stage_params(m, p, out->details.bottleneck_stage);
-	dp_comm_time(m, p, c, &lay, params_gpu,
-		     model_params_per_layer(m) / p->tp, opt ? opt->dp_algo : COLL_ALGO_RING, &dc);
+	params_gpu = estimate_stage_params(m, p, out->details.bottleneck_stage) + bn.extra_params;
+	dp_comm_time(m, p, c, &lay, params_gpu, model_params_per_layer(m) / p->tp, algo, &dc);
+	if (cmp && p->compress.dp && p->dp > 1) {
+		compression_dp(cmp, m, p, c, &lay, params_gpu, (double)m->layers / p->pp,
+			       p->compress.dp_scheme, p->compress.dp_on_cpu, &cdp);
+		dc.reduce_s = cdp.comm_s;
+		dc.bytes = cdp.wire_bytes;
+		out->details.dp_compress_scheme = cdp.scheme;
+	}
 
-	slot = stage_total(bn);
+	slot = stage_total(&bn);
 	if (p->zero >= 3) {
 		/* ZeRO-3 prefetches the next layer's weights during this one's
 		 * compute: only the excess is exposed. */
-		double hide = p->dp_overlap ? bn->compute + bn->recompute : 0.0;
+		double hide = p->dp_overlap ? bn.compute + bn.recompute : 0.0;
 
 		z3_exposed = fmax(0.0, dc.zero3_mb_s - hide);
 		slot += z3_exposed;
@@ -139,20 +232,42 @@ estimate_plan(const struct model *m, const struct cluster *c,
 	if (p->dp_overlap) {
 		double layers = (double)m->layers / p->pp;
 
-		window = bn->bwd * (layers > 1.0 ? 1.0 - 1.0 / layers : 0.0);
+		window = bn.bwd * (layers > 1.0 ? 1.0 - 1.0 / layers : 0.0);
 	}
 	dp_exposed = fmax(0.0, dc.reduce_s - window) + dc.gather_s + dc.embed_sync_s;
 
-	b->compute = mb * bn->compute;
-	b->recompute = mb * bn->recompute;
-	b->tp_comm = mb * bn->tp;
-	b->pp_comm = mb * bn->pp;
+	b->compute = mb * bn.compute;
+	b->recompute = mb * bn.recompute;
+	b->tp_comm = mb * bn.tp;
+	b->pp_comm = mb * bn.pp;
+	b->compression = mb * bn.compression + cdp.codec_s;
 	b->pp_bubble = (double)(p->pp - 1) / p->vpp * slot;
 	b->dp_comm = dp_exposed + mb * z3_exposed;
 	params_opt = params_gpu / (p->zero >= 1 ? p->dp : 1);
 	b->optimizer = compute_optimizer_time(c, params_opt);
 	out->iteration_time_s = b->compute + b->recompute + b->tp_comm + b->pp_comm +
-				b->pp_bubble + b->dp_comm + b->optimizer;
+				b->pp_bubble + b->dp_comm + b->optimizer + b->compression;
+
+	out->bytes.tp = mb * bn.tp_bytes;
+	out->bytes.pp = mb * bn.pp_bytes;
+	out->bytes.dp = dc.bytes;
+	out->details.microbatches = (int)mb;
+	out->details.bubble_fraction = pipeline_bubble_fraction(p);
+	out->details.layer_fwd_s = lc.cl.fwd_s;
+	out->details.layer_bwd_s = lc.cl.bwd_s;
+	out->details.tp_collective_s = lc.tc.collective_s;
+	out->details.tp_bytes_per_iteration = out->bytes.tp;
+	out->details.pp_p2p_s = bn.pp;
+	out->details.pp_bytes_per_iteration = out->bytes.pp;
+	out->details.dp_total_s = dc.reduce_s + dc.gather_s + dc.embed_sync_s + mb * dc.zero3_mb_s;
+	out->details.dp_overlap_window_s = window;
+	out->details.dp_bytes_per_iteration = dc.bytes;
+	out->details.slot_s = slot;
+	out->details.compressed_layers = bn.compressed_layers;
+	out->details.compression_params = bn.extra_params;
+	out->details.tp_inter_node = lay.tp.nodes > 1;
+	out->details.dp_inter_node = lay.dp.nodes > 1;
+	out->details.pp_inter_node = lay.pp_inter_node;
 
 	out->parameters = model_params_total(m);
 	out->gpus = plan_gpus(p);
@@ -165,32 +280,35 @@ estimate_plan(const struct model *m, const struct cluster *c,
 	out->mfu = out->tflops_per_gpu * 1e12 / c->gpu.peak_flops;
 	out->hfu = out->hardware_tflops_per_gpu * 1e12 / c->gpu.peak_flops;
 	out->tokens_per_s = (double)p->global_batch * p->seq_len / out->iteration_time_s;
+	fill_memory(m, p, c, &lc, cdp.ef_bytes, out);
+}
 
-	{
-		struct compute_layer cl;
-		struct tp_layer_comm tc;
-		double pp_bytes;
+bool
+estimate_plan(const struct model *m, const struct cluster *c,
+	      const struct plan *p, const struct estimate_options *opt,
+	      struct estimate *out, struct plan_error *err)
+{
+	const struct compressor *cmp = opt ? opt->compressor : NULL;
+	const struct plan_compression *pc = &p->compress;
 
-		compute_layer_time(m, p, c, &cl);
-		tp_layer_comm(m, p, c, &lay, &tc);
-		out->details.microbatches = (int)mb;
-		out->details.bubble_fraction = pipeline_bubble_fraction(p);
-		out->details.layer_fwd_s = cl.fwd_s;
-		out->details.layer_bwd_s = cl.bwd_s;
-		out->details.tp_collective_s = tc.collective_s;
-		out->details.tp_bytes_per_iteration = p->tp > 1 ?
-			mb * (double)m->layers / p->pp * (p->recompute == PLAN_RECOMPUTE_FULL ? 6.0 : 4.0) *
-			2.0 * (p->tp - 1) / p->tp * tc.bytes : 0.0;
-		out->details.pp_p2p_s = pipeline_p2p_time(m, p, c, &lay, &pp_bytes);
-		out->details.pp_bytes_per_iteration = mb * pp_bytes;
-		out->details.dp_total_s = dc.reduce_s + dc.gather_s + dc.embed_sync_s + mb * dc.zero3_mb_s;
-		out->details.dp_overlap_window_s = window;
-		out->details.dp_bytes_per_iteration = dc.bytes;
-		out->details.slot_s = slot;
-		out->details.tp_inter_node = lay.tp.nodes > 1;
-		out->details.dp_inter_node = lay.dp.nodes > 1;
-		out->details.pp_inter_node = lay.pp_inter_node;
+	if (!plan_validate(p, m, c, err) || !check_compression(m, p, cmp, err))
+		return false;
+	if (!cmp || !(pc->tp || pc->pp || pc->dp)) {
+		estimate_core(m, c, p, opt, NULL, out);
+		out->uncompressed_bytes = out->bytes;
+		out->uncompressed_iteration_time_s = out->iteration_time_s;
+		out->compression_speedup = 1.0;
+		return true;
 	}
-	fill_memory(m, p, c, out);
+	{
+		struct estimate base;
+
+		estimate_core(m, c, p, opt, NULL, &base);
+		estimate_core(m, c, p, opt, cmp, out);
+		out->compressed = true;
+		out->uncompressed_bytes = base.bytes;
+		out->uncompressed_iteration_time_s = base.iteration_time_s;
+		out->compression_speedup = base.iteration_time_s / out->iteration_time_s;
+	}
 	return true;
 }

@@ -9,7 +9,8 @@ static const char *const columns[] = {
 	"dp_allreduce", "parameters", "iteration_time_s",
 	"compute_s", "recompute_s", "tp_comm_s", "pp_comm_s", "pp_bubble_s", "dp_comm_s",
 	"optimizer_s", "memory_total_bytes", "memory_capacity_bytes", "fits", "tflops_per_gpu",
-	"mfu", "tokens_per_s", NULL,
+	"mfu", "tokens_per_s", "compressor", "compression_s", "uncompressed_iteration_time_s",
+	"compression_speedup", NULL,
 };
 
 /* Text fields go through libcsv's writer so that quoting follows RFC 4180. */
@@ -41,7 +42,7 @@ format_csv_row(FILE *out, const struct report *r)
 	text_field(out, r->model->name);
 	fputc(',', out);
 	text_field(out, r->cluster->name);
-	fprintf(out, ",%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%s,%d,%s,%s,%.0f,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.0f,%.0f,%s,%.6g,%.6g,%.6g\r\n",
+	fprintf(out, ",%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%s,%d,%s,%s,%.0f,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.0f,%.0f,%s,%.6g,%.6g,%.6g,",
 		e->gpus, p->tp, p->pp, p->dp, p->vpp, p->micro_batch, p->global_batch, p->seq_len,
 		plan_recompute_names[p->recompute], p->sequence_parallel ? "true" : "false",
 		p->flash_attention ? "true" : "false", p->zero, p->dp_overlap ? "true" : "false",
@@ -49,5 +50,8 @@ format_csv_row(FILE *out, const struct report *r)
 		e->parameters, e->iteration_time_s, b->compute, b->recompute, b->tp_comm, b->pp_comm,
 		b->pp_bubble, b->dp_comm, b->optimizer, e->memory.total, e->memory_capacity_bytes,
 		e->fits ? "true" : "false", e->tflops_per_gpu, e->mfu, e->tokens_per_s);
+	text_field(out, r->compressor && e->compressed ? r->compressor->name : "");
+	fprintf(out, ",%.9g,%.9g,%.6g\r\n", b->compression, e->uncompressed_iteration_time_s,
+		e->compression_speedup);
 	return !ferror(out);
 }

@@ -1,5 +1,6 @@
 #include <math.h>
 
+#include "plan/compression.h"
 #include "plan/format.h"
 
 /* jansson refuses NaN and infinities; a formatter must not pass them. */
@@ -13,6 +14,13 @@ static int
 set_int(json_t *obj, const char *key, long v)
 {
 	return json_object_set_new(obj, key, json_integer(v));
+}
+
+static json_t *
+bytes_object(const struct estimate_bytes *b)
+{
+	return json_pack("{s:f, s:f, s:f}", "tp", isfinite(b->tp) ? b->tp : 0.0,
+			 "pp", isfinite(b->pp) ? b->pp : 0.0, "dp", isfinite(b->dp) ? b->dp : 0.0);
 }
 
 json_t *
@@ -56,12 +64,14 @@ format_json_object(const struct report *r)
 	rc |= set_num(bd, "pp_bubble", b->pp_bubble);
 	rc |= set_num(bd, "dp_comm", b->dp_comm);
 	rc |= set_num(bd, "optimizer", b->optimizer);
+	rc |= set_num(bd, "compression", b->compression);
 
 	rc |= set_num(mem, "weights", e->memory.weights);
 	rc |= set_num(mem, "gradients", e->memory.gradients);
 	rc |= set_num(mem, "optimizer", e->memory.optimizer);
 	rc |= set_num(mem, "activations", e->memory.activations);
 	rc |= set_num(mem, "other", e->memory.other);
+	rc |= set_num(mem, "compression", e->memory.compression);
 	rc |= set_num(mem, "total", e->memory.total);
 
 	rc |= set_int(det, "microbatches", d->microbatches);
@@ -78,18 +88,31 @@ format_json_object(const struct report *r)
 	rc |= json_object_set_new(det, "tp_inter_node", json_boolean(d->tp_inter_node));
 	rc |= json_object_set_new(det, "dp_inter_node", json_boolean(d->dp_inter_node));
 	rc |= json_object_set_new(det, "pp_inter_node", json_boolean(d->pp_inter_node));
+	rc |= json_object_set_new(root, "bytes_per_iteration", bytes_object(&e->bytes));
+	rc |= json_object_set_new(root, "uncompressed_bytes_per_iteration", bytes_object(&e->uncompressed_bytes));
+	rc |= json_object_set_new(root, "compressor",
+				  r->compressor ? json_string(r->compressor->name) : json_null());
 	{
-		json_t *bytes = json_object();
+		json_t *cp = json_object();
+		const struct plan_compression *pc = &p->compress;
 
-		if (!bytes) {
+		if (!cp) {
 			rc = -1;
 		} else {
-			rc |= set_num(bytes, "tp", d->tp_bytes_per_iteration);
-			rc |= set_num(bytes, "pp", d->pp_bytes_per_iteration);
-			rc |= set_num(bytes, "dp", d->dp_bytes_per_iteration);
-			rc |= json_object_set_new(root, "bytes_per_iteration", bytes);
+			rc |= json_object_set_new(cp, "tp", json_boolean(e->compressed && pc->tp));
+			rc |= json_object_set_new(cp, "pp", json_boolean(e->compressed && pc->pp));
+			rc |= json_object_set_new(cp, "dp", json_boolean(e->compressed && pc->dp));
+			rc |= set_int(cp, "from_layer", pc->from_layer >= 0 ? pc->from_layer : r->model->layers / 2);
+			rc |= set_int(cp, "from_stage", pc->from_stage);
+			rc |= json_object_set_new(cp, "dp_scheme", json_string(compress_dp_scheme_names[pc->dp_scheme]));
+			rc |= json_object_set_new(cp, "dp_on", json_string(pc->dp_on_cpu ? "cpu" : "gpu"));
+			rc |= json_object_set_new(plan, "compression", cp);
 		}
 	}
+	rc |= set_num(root, "uncompressed_iteration_time_s", e->uncompressed_iteration_time_s);
+	rc |= set_num(root, "compression_speedup", e->compression_speedup);
+	rc |= set_int(det, "compressed_layers", e->details.compressed_layers);
+	rc |= set_num(det, "compression_parameters", e->details.compression_params);
 
 	rc |= json_object_set_new(root, "model", json_string(r->model->name));
 	rc |= json_object_set_new(root, "cluster", json_string(r->cluster->name));

@@ -1,3 +1,4 @@
+#include "plan/compressor.h"
 #include "plan/format.h"
 #include "plan/units.h"
 
@@ -11,6 +12,40 @@ static void
 row_mem(FILE *out, const char *name, double bytes)
 {
 	fprintf(out, "  %-12s %12.2f\n", name, bytes / 1073741824.0);
+}
+
+static void
+bytes_row(FILE *out, const char *name, double before, double after)
+{
+	if (before <= 0 && after <= 0)
+		return;
+	fprintf(out, "  %-3s bytes per GPU per iteration %12.4g -> %-12.4g (%+.1f %%)\n", name, before,
+		after, before > 0 ? 100.0 * (after - before) / before : 0.0);
+}
+
+/* Why compression changed the time: which traffic, how many bytes, what it cost. */
+static void
+format_text_compression(FILE *out, const struct report *r)
+{
+	const struct estimate *e = r->est;
+	const struct plan_compression *pc = &r->plan->compress;
+
+	fprintf(out, "compression  %s (%s) on%s%s%s", r->compressor->name,
+		compressor_method_names[r->compressor->method], pc->tp ? " tp" : "",
+		pc->pp ? " pp" : "", pc->dp ? " dp" : "");
+	if (pc->tp)
+		fprintf(out, ", TP layers above %d (%d on stage %d)",
+			pc->from_layer >= 0 ? pc->from_layer : r->model->layers / 2,
+			e->details.compressed_layers, e->details.bottleneck_stage);
+	fprintf(out, "\n  uncompressed %.4f s, compressed %.4f s: speedup %.3fx\n",
+		e->uncompressed_iteration_time_s, e->iteration_time_s, e->compression_speedup);
+	fprintf(out, "  encode + decode on the critical path %.4f s\n", e->breakdown.compression);
+	bytes_row(out, "tp", e->uncompressed_bytes.tp, e->bytes.tp);
+	bytes_row(out, "pp", e->uncompressed_bytes.pp, e->bytes.pp);
+	bytes_row(out, "dp", e->uncompressed_bytes.dp, e->bytes.dp);
+	if (e->details.compression_params > 0)
+		fprintf(out, "  autoencoder parameters added on this GPU: %.0f\n", e->details.compression_params);
+	fputc('\n', out);
 }
 
 bool
@@ -52,16 +87,22 @@ format_text(FILE *out, const struct report *r)
 	row_time(out, "pp_bubble", b->pp_bubble, T);
 	row_time(out, "dp_comm", b->dp_comm, T);
 	row_time(out, "optimizer", b->optimizer, T);
+	if (e->compressed)
+		row_time(out, "compression", b->compression, T);
 	row_time(out, "total", T, T);
 	fprintf(out, "  dp traffic %.4f s in all, %.4f s hidden behind computation\n\n",
 		d->dp_total_s, d->dp_total_s - b->dp_comm > 0 ? d->dp_total_s - b->dp_comm : 0.0);
 
+	if (e->compressed)
+		format_text_compression(out, r);
 	fprintf(out, "memory per GPU (stage %d)      GiB\n", d->memory_stage);
 	row_mem(out, "weights", e->memory.weights);
 	row_mem(out, "gradients", e->memory.gradients);
 	row_mem(out, "optimizer", e->memory.optimizer);
 	row_mem(out, "activations", e->memory.activations);
 	row_mem(out, "other", e->memory.other);
+	if (e->compressed)
+		row_mem(out, "compression", e->memory.compression);
 	fprintf(out, "  %-12s %12.2f  of %.2f GiB: %s\n", "total", e->memory.total / 1073741824.0,
 		e->memory_capacity_bytes / 1073741824.0, e->fits ? "fits" : "DOES NOT FIT");
 	return !ferror(out);

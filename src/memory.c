@@ -78,5 +78,6 @@ memory_stage(const struct model *m, const struct plan *p,
 		/* Gathered 16-bit weights of the layer in use and the prefetched one. */
 		out->other += 2.0 * 2.0 * model_params_per_layer(m) / t;
 	}
+	out->compression = 0.0;
 	out->total = out->weights + out->gradients + out->optimizer + out->activations + out->other;
 }

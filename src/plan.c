@@ -12,6 +12,7 @@ plan_init(struct plan *p)
 	p->micro_batch = 1;
 	p->recompute = PLAN_RECOMPUTE_NONE;
 	p->dp_overlap = true;
+	p->compress.from_layer = -1;
 }
 
 int
@@ -70,6 +71,11 @@ plan_validate(const struct plan *p, const struct model *m,
 	if (p->sequence_parallel && p->seq_len % p->tp != 0)
 		return FAIL("sequence parallelism needs seq-len (%d) divisible by tp (%d)",
 			    p->seq_len, p->tp);
+	if (p->compress.from_layer > m->layers)
+		return FAIL("--compress-from-layer (%d) is beyond the model's %d layers",
+			    p->compress.from_layer, m->layers);
+	if (p->compress.from_stage >= p->pp && p->compress.pp)
+		return FAIL("--compress-from-stage (%d) must be below pp (%d)", p->compress.from_stage, p->pp);
 	if (p->zero == 3 && p->pp > 1)
 		return FAIL("ZeRO stage 3 with pipeline parallelism (pp %d) is not modelled; use zero <= 2",
 			    p->pp);

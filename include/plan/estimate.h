@@ -5,6 +5,7 @@
 
 #include "plan/cluster.h"
 #include "plan/collective.h"
+#include "plan/compressor.h"
 #include "plan/error.h"
 #include "plan/memory.h"
 #include "plan/model.h"
@@ -23,6 +24,12 @@ struct estimate_breakdown {
 	double pp_bubble;  /**< pipeline fill and drain */
 	double dp_comm;    /**< exposed data-parallel / ZeRO traffic */
 	double optimizer;  /**< optimizer step */
+	double compression;/**< encode + decode on the critical path */
+};
+
+/** Bytes each GPU sends per iteration, by parallelism. */
+struct estimate_bytes {
+	double tp, pp, dp;
 };
 
 /** Extra figures that explain the breakdown. */
@@ -38,6 +45,9 @@ struct estimate_details {
 	double dp_overlap_window_s;          /**< backward time that can hide it */
 	double dp_bytes_per_iteration;
 	double slot_s;                       /**< one micro-batch on the bottleneck GPU */
+	int compressed_layers;               /**< TP-compressed layers on the bottleneck stage */
+	double compression_params;           /**< AE parameters added on the bottleneck stage */
+	int dp_compress_scheme;              /**< enum compress_dp_scheme used */
 	int bottleneck_stage;
 	int memory_stage;                    /**< the stage whose memory is reported */
 	bool tp_inter_node, dp_inter_node, pp_inter_node;
@@ -59,11 +69,17 @@ struct estimate {
 	double hfu;
 	double tokens_per_s;
 	int gpus;
+	struct estimate_bytes bytes;             /**< with compression */
+	struct estimate_bytes uncompressed_bytes;/**< the same plan without it */
+	double uncompressed_iteration_time_s;
+	double compression_speedup;              /**< uncompressed / compressed time */
+	bool compressed;                         /**< a compressor applied somewhere */
 };
 
 /** Options of the estimate that are not part of the plan's shape. */
 struct estimate_options {
 	enum coll_algo dp_algo;
+	const struct compressor *compressor; /**< NULL: no compression */
 };
 
 /**

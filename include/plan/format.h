@@ -18,6 +18,7 @@ struct report {
 	const struct plan *plan;
 	const struct estimate *est;
 	const struct estimate_options *opt;
+	const struct compressor *compressor; /**< NULL when none was given */
 };
 
 /** Human-readable report. Returns false on a write error. */

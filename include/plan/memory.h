@@ -12,6 +12,7 @@ struct memory_use {
 	double optimizer;
 	double activations;
 	double other;        /**< reserved memory and ZeRO-3 gather buffers */
+	double compression;  /**< error-feedback buffers of the compressor */
 	double total;
 };
 

@@ -13,6 +13,17 @@ enum plan_recompute {
 	PLAN_RECOMPUTE_FULL,
 };
 
+/** Where compression applies (MCBench's hooks; the compressor comes with the estimate options). */
+struct plan_compression {
+	bool tp;          /**< the two forward TP collectives of a layer */
+	bool pp;          /**< stage-boundary activations and gradients */
+	bool dp;          /**< data-parallel gradients */
+	int from_layer;   /**< TP: compress layers with 1-based index above this; -1: half the layers */
+	int from_stage;   /**< PP: stages from this one on compress their sends */
+	int dp_scheme;    /**< enum compress_dp_scheme */
+	bool dp_on_cpu;   /**< DP compression on the host, pipelined (BytePS-Compress) */
+};
+
 /**
  * One plan. Ranks are laid out Megatron-style: TP innermost (consecutive
  * ranks), then DP, then PP (plan_layout in topology.h derives the groups).
@@ -30,6 +41,7 @@ struct plan {
 	bool flash_attention;/**< fused attention: no s^2 tensors in memory */
 	int zero;            /**< ZeRO stage 0..3 over the DP group */
 	bool dp_overlap;     /**< overlap the gradient reduction with backward */
+	struct plan_compression compress;
 };
 
 /** Recompute names, indexed by enum plan_recompute, NULL-terminated. */

@@ -1,0 +1,209 @@
+#include <math.h>
+
+#include "plan/collective.h"
+#include "plan/compression.h"
+#include "plan/compute.h"
+
+const char *const compress_dp_scheme_names[] = { "auto", "allgather", "twoway", NULL };
+
+/* Element-wise passes over a 16-bit tensor of @elements in GPU memory. */
+static double
+passes_time(const struct cluster *c, double passes, double elements)
+{
+	return compute_memory_time(c, passes * 2.0 * elements);
+}
+
+void
+compression_tp_site(const struct compressor *cmp, const struct model *m,
+		    const struct plan *p, const struct cluster *c,
+		    const struct plan_layout *lay, struct compress_tp_site *out)
+{
+	const struct group_layout *g = &lay->tp;
+	double rows = (double)p->micro_batch * p->seq_len, cols = m->hidden;
+	double x = rows * cols, t = p->tp;
+	double payload = compressor_payload_bytes(cmp, rows, cols, false);
+	double uncompressed = 2.0 * x;
+	double rest = 0.0;
+
+	/* With sequence parallelism the hooked reduce is a reduce-scatter and
+	 * the matching all-gather of the next block stays uncompressed. */
+	if (p->sequence_parallel)
+		rest = collective_time(c, g, COLL_ALLGATHER, COLL_ALGO_RING, uncompressed);
+	out->params = 0.0;
+	out->backward_s = 0.0;
+	out->encode_s = cmp->encode_latency_s + passes_time(c, cmp->encode_passes, x);
+	out->decode_s = cmp->decode_latency_s;
+	switch (cmp->method) {
+	case COMPRESSOR_AUTOENCODER:
+		/* all_reduce(Y_i W_e^T) W_d^T: the linear code is summed. */
+		out->comm_s = collective_time(c, g, p->sequence_parallel ? COLL_REDUCESCATTER : COLL_ALLREDUCE,
+					      COLL_ALGO_RING, payload);
+		out->encode_s += compute_gemm_time(c, rows, cmp->dim, cols, 1);
+		out->decode_s += compute_gemm_time(c, rows, cols, cmp->dim, 1);
+		out->backward_s = 2.0 * (compute_gemm_time(c, rows, cmp->dim, cols, 1) +
+					 compute_gemm_time(c, rows, cols, cmp->dim, 1));
+		out->params = 2.0 * cols * cmp->dim;
+		out->wire_bytes = (p->sequence_parallel ? 1.0 : 2.0) * (t - 1) / t * payload;
+		break;
+	case COMPRESSOR_POWERSGD: {
+		/* Two all-reduces: P (rows x r) and Q (cols x r), in wire_bytes. */
+		double pb = rows * cmp->rank * cmp->wire_bytes, qb = cols * cmp->rank * cmp->wire_bytes;
+
+		out->comm_s = collective_time(c, g, COLL_ALLREDUCE, COLL_ALGO_RING, pb) +
+			      collective_time(c, g, COLL_ALLREDUCE, COLL_ALGO_RING, qb);
+		out->decode_s += passes_time(c, cmp->decode_passes, x);
+		out->wire_bytes = 2.0 * (t - 1) / t * (pb + qb);
+		break;
+	}
+	default:
+		/* Top-K, Rand-K and quantised values cannot be summed: all-gather
+		 * every rank's payload, then t decodes that are summed. */
+		out->comm_s = collective_time(c, g, COLL_ALLGATHER, COLL_ALGO_RING, t * payload);
+		out->decode_s += t * passes_time(c, cmp->decode_passes, x);
+		out->wire_bytes = (t - 1) * payload;
+		if (cmp->method == COMPRESSOR_RANDK)
+			out->encode_s += cmp->host_index_s * compressor_kept(cmp, x);
+		break;
+	}
+	out->comm_s += rest;
+	if (p->sequence_parallel)
+		out->wire_bytes += (t - 1) / t * uncompressed;
+}
+
+void
+compression_pp_boundary(const struct compressor *cmp, const struct model *m,
+			const struct plan *p, const struct cluster *c,
+			const struct plan_layout *lay, struct compress_pp_boundary *out)
+{
+	double rows = (double)p->micro_batch * p->seq_len, cols = m->hidden;
+	double x = rows * cols;
+	double codec_fwd, codec_bwd;
+
+	if (p->sequence_parallel)
+		rows /= p->tp;
+	out->fwd_bytes = compressor_payload_bytes(cmp, rows, cols, true);
+	out->bwd_bytes = compressor_pp_backward_bytes(cmp, rows, cols);
+	out->send_s = collective_p2p_time(c, lay->pp_inter_node, out->fwd_bytes) +
+		      collective_p2p_time(c, lay->pp_inter_node, out->bwd_bytes);
+	codec_fwd = cmp->encode_latency_s + cmp->decode_latency_s +
+		    passes_time(c, cmp->encode_passes + cmp->decode_passes, x);
+	if (cmp->method == COMPRESSOR_RANDK)
+		codec_fwd += cmp->host_index_s * compressor_kept(cmp, x);
+	/* The quantised path sends its gradient uncompressed (straight-through). */
+	codec_bwd = cmp->method == COMPRESSOR_QUANTIZE ? 0.0 : codec_fwd;
+	out->params = 0.0;
+	if (cmp->method == COMPRESSOR_AUTOENCODER) {
+		/* Encoder in the sender's last layer, decoder in the receiver's first
+		 * (MCBench build_encoder_layer / build_decoder_layer). */
+		double gemm = compute_gemm_time(c, rows, cmp->dim, cols, 1) +
+			      compute_gemm_time(c, rows, cols, cmp->dim, 1);
+
+		codec_fwd = cmp->encode_latency_s + cmp->decode_latency_s + gemm;
+		codec_bwd = 2.0 * gemm;
+		out->params = cols * cmp->dim;
+	}
+	out->codec_s = codec_fwd + codec_bwd;
+}
+
+/* Elements of the compressed gradient of the per-layer weight matrices
+ * for PowerSGD: r (rows + cols) per matrix (Vogels et al. 2019). */
+static double
+powersgd_elements(const struct compressor *cmp, const struct model *m, const struct plan *p,
+		  double layers, double *covered)
+{
+	double h = m->hidden, kvd = (double)m->kv_heads * model_head_dim(m), f = m->ffn_hidden;
+	double t = p->tp, r = cmp->rank;
+	double mats[5][2] = {
+		{ h, (h + 2 * kvd) / t }, { h / t, h }, { h, f / t }, { f / t, h }, { h, f / t },
+	};
+	int n = m->gated_mlp ? 5 : 4;
+	double out = 0.0, cov = 0.0;
+
+	for (int i = 0; i < n; i++) {
+		out += r * (mats[i][0] + mats[i][1]);
+		cov += mats[i][0] * mats[i][1];
+	}
+	*covered = layers * cov;
+	return layers * out;
+}
+
+void
+compression_dp(const struct compressor *cmp, const struct model *m,
+	       const struct plan *p, const struct cluster *c,
+	       const struct plan_layout *lay, double params, double layers,
+	       int scheme, bool on_cpu, struct compress_dp *out)
+{
+	const struct group_layout *g = &lay->dp;
+	double n = g->size;
+	double grad_bytes = 2.0 * params;
+	double codec;
+
+	out->ef_bytes = compressor_ef_bytes(cmp, params);
+	if (scheme == COMPRESS_DP_AUTO)
+		scheme = cmp->method == COMPRESSOR_POWERSGD ? COMPRESS_DP_AUTO : COMPRESS_DP_TWOWAY;
+	/* Encoding reads the gradient; decoding writes it back. */
+	codec = cmp->encode_latency_s + cmp->decode_latency_s +
+		passes_time(c, cmp->encode_passes + cmp->decode_passes, params);
+	if (cmp->method == COMPRESSOR_POWERSGD && scheme == COMPRESS_DP_AUTO) {
+		double covered, low = powersgd_elements(cmp, m, p, layers, &covered);
+		double rest = fmax(0.0, params - covered);
+		double bytes = low * cmp->wire_bytes + 2.0 * rest;
+
+		/* P and Q all-reduced (two collectives, half the elements each). */
+		out->comm_s = collective_time(c, g, COLL_ALLREDUCE, COLL_ALGO_RING, bytes);
+		out->wire_bytes = n > 1 ? 2.0 * (n - 1) / n * bytes : 0.0;
+		out->scheme = COMPRESS_DP_AUTO;
+	} else {
+		double payload = compressor_payload_bytes(cmp, params, 1.0, false);
+
+		if (cmp->method == COMPRESSOR_QUANTIZE)
+			payload = params * cmp->bits / 8.0 + cmp->scale_bytes * params / 512.0;
+		if (cmp->method == COMPRESSOR_POWERSGD) {
+			double covered, low = powersgd_elements(cmp, m, p, layers, &covered);
+
+			payload = low * cmp->wire_bytes + 2.0 * fmax(0.0, params - covered);
+		}
+		if (scheme == COMPRESS_DP_ALLGATHER) {
+			out->comm_s = collective_time(c, g, COLL_ALLGATHER, COLL_ALGO_RING, n * payload);
+			out->wire_bytes = (n - 1) * payload;
+			codec += (n - 1) * passes_time(c, cmp->decode_passes, params);
+		} else {
+			/* Two-way: each rank pushes its compressed shards to their
+			 * owners, which decompress, sum and compress the aggregate
+			 * for the pull (BytePS-Compress): RS + AG of the payload. */
+			out->comm_s = collective_time(c, g, COLL_REDUCESCATTER, COLL_ALGO_RING, payload) +
+				      collective_time(c, g, COLL_ALLGATHER, COLL_ALGO_RING, payload);
+			out->wire_bytes = n > 1 ? 2.0 * (n - 1) / n * payload : 0.0;
+			codec *= 2.0; /* the owners compress again */
+		}
+		out->scheme = scheme;
+	}
+	if (on_cpu) {
+		/* BytePS compresses on the CPU, pipelined with the network in
+		 * partitions of BYTEPS_PARTITION_BYTES (4,096,000 bytes): only the
+		 * part the network cannot hide, plus one partition, is exposed. */
+		double t_cpu = 2.0 * grad_bytes / cmp->host_bw_Bps;
+		double parts = fmax(1.0, ceil(grad_bytes / 4096000.0));
+
+		out->codec_s = fmax(0.0, t_cpu - out->comm_s) + t_cpu / parts;
+	} else {
+		out->codec_s = codec;
+	}
+}
+
+int
+compression_layers_on_stage(const struct model *m, const struct plan *p, int stage, int from)
+{
+	int per_chunk = m->layers / (p->pp * p->vpp);
+	int count = 0;
+
+	/* Chunk j of stage i is virtual stage j*p + i (Megatron's interleaving). */
+	for (int j = 0; j < p->vpp; j++) {
+		int first = (j * p->pp + stage) * per_chunk + 1;
+
+		for (int l = first; l < first + per_chunk; l++)
+			if (l > from)
+				count++;
+	}
+	return count;
+}
