@@ -168,20 +168,29 @@ compression_dp(const struct compressor *cmp, const struct model *m,
 			out->wire_bytes = (n - 1) * payload;
 			codec += (n - 1) * passes_time(c, cmp->decode_passes, params);
 		} else {
-			/* Two-way: each rank pushes its compressed shards to their
-			 * owners, which decompress, sum and compress the aggregate
-			 * for the pull (BytePS-Compress): RS + AG of the payload. */
-			out->comm_s = collective_time(c, g, COLL_REDUCESCATTER, COLL_ALGO_RING, payload) +
-				      collective_time(c, g, COLL_ALLGATHER, COLL_ALGO_RING, payload);
-			out->wire_bytes = n > 1 ? 2.0 * (n - 1) / n * payload : 0.0;
-			codec *= 2.0; /* the owners compress again */
+			/* Two-way (BytePS-Compress): reduce inside the node over
+			 * NVLink uncompressed, then each GPU pushes its 1/per_node
+			 * shard compressed to the shard's owners on the other nodes,
+			 * which decompress, sum and compress the aggregate for the
+			 * pull; an NVLink all-gather spreads the result. */
+			struct group_layout intra = { g->per_node, g->per_node, 1 };
+			struct group_layout inter = { g->nodes, 1, g->nodes };
+			double k = g->nodes, shard = payload / g->per_node;
+
+			out->comm_s = collective_time(c, &intra, COLL_REDUCESCATTER, COLL_ALGO_RING, grad_bytes) +
+				      collective_time(c, &inter, COLL_REDUCESCATTER, COLL_ALGO_RING, shard) +
+				      collective_time(c, &inter, COLL_ALLGATHER, COLL_ALGO_RING, shard) +
+				      collective_time(c, &intra, COLL_ALLGATHER, COLL_ALGO_RING, grad_bytes);
+			out->wire_bytes = k > 1 ? 2.0 * (k - 1) / k * shard : 0.0;
+			codec *= 2.0 / g->per_node; /* each GPU codes its shard; owners code again */
 		}
 		out->scheme = scheme;
 	}
 	if (on_cpu) {
 		/* BytePS compresses on the CPU, pipelined with the network in
 		 * partitions of BYTEPS_PARTITION_BYTES (4,096,000 bytes): only the
-		 * part the network cannot hide, plus one partition, is exposed. */
+		 * part the network cannot hide, plus one partition, is exposed.
+		 * The node's CPU codes all of its GPUs' shards (push and pull). */
 		double t_cpu = 2.0 * grad_bytes / cmp->host_bw_Bps;
 		double parts = fmax(1.0, ceil(grad_bytes / 4096000.0));
 

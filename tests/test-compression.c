@@ -1,0 +1,337 @@
+#include <math.h>
+
+#include "plan/compression.h"
+#include "plan/estimate.h"
+#include "testutil.h"
+
+static void
+load_cmp(struct compressor *c, const char *yaml)
+{
+	struct plan_error err;
+
+	plan_error_clear(&err);
+	ck_assert_msg(compressor_load_string(c, "c.yaml", yaml, &err), "%s", err.message);
+}
+
+static void
+base_plan(struct plan *p, int tp, int pp, int dp, int mb, int gb, int seq)
+{
+	plan_init(p);
+	p->tp = tp;
+	p->pp = pp;
+	p->dp = dp;
+	p->micro_batch = mb;
+	p->global_batch = gb;
+	p->seq_len = seq;
+}
+
+START_TEST(test_profiles)
+{
+	static const struct { const char *yaml, *msg; } bad[] = {
+		{ "name: a\nmethod: autoencoder\n", "method 'autoencoder' needs 'dim'" },
+		{ "name: a\nmethod: topk\nfraction: 0.1\nk: 5\n", "exactly one of 'fraction' and 'k'" },
+		{ "name: a\nmethod: quantize\nbits: 3\n", "'bits' must be 1, 2, 4 or 8" },
+		{ "name: a\nmethod: lowrank\n", "unknown value 'lowrank' for 'method'" },
+		{ "name: a\nmethod: powersgd\n", "needs 'rank'" },
+	};
+	struct compressor c;
+	struct plan_error err;
+
+	load_cmp(&c, "name: t\nmethod: topk\nfraction: 0.01\n");
+	/* MCBench defaults: fp16 values, int64 indices, multi-pass topk. */
+	ck_assert_double_eq(c.value_bytes, 2.0);
+	ck_assert_double_eq(c.index_bytes, 8.0);
+	ck_assert_double_eq(c.encode_passes, 8.0);
+	ck_assert_double_eq(c.host_index_s, 0.0);
+	load_cmp(&c, "name: r\nmethod: randk\nk: 1000\n");
+	ck_assert_double_eq(c.host_index_s, 0.25e-6);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		plan_error_clear(&err);
+		ck_assert(!compressor_load_string(&c, "c.yaml", bad[i].yaml, &err));
+		ck_assert_msg(strstr(err.message, bad[i].msg), "got '%s'", err.message);
+	}
+}
+END_TEST
+
+START_TEST(test_payloads)
+{
+	struct compressor c;
+	double rows = 128.0 * 8, cols = 1024; /* s 128, b 8, BERT-Large h */
+
+	/* AE d 100: rows * d * 2 = 1024 * 100 * 2 = 204,800 bytes (ratio h/d). */
+	load_cmp(&c, "name: a\nmethod: autoencoder\ndim: 100\n");
+	ck_assert_double_eq(compressor_payload_bytes(&c, rows, cols, false), 204800.0);
+	ck_assert_double_eq(compressor_pp_backward_bytes(&c, rows, cols), 204800.0);
+	/* Top-K 1 %: k = ceil(0.01 * 1,048,576) = 10,486; 10 bytes each. */
+	load_cmp(&c, "name: t\nmethod: topk\nfraction: 0.01\n");
+	ck_assert_double_eq(compressor_payload_bytes(&c, rows, cols, false), 104860.0);
+	ck_assert_double_eq(compressor_pp_backward_bytes(&c, rows, cols), 20972.0); /* values only */
+	/* 4-bit: X/2 + h scales * 2 = 524,288 + 2,048; backward uncompressed 2X. */
+	load_cmp(&c, "name: q\nmethod: quantize\nbits: 4\n");
+	ck_assert_double_eq(compressor_payload_bytes(&c, rows, cols, false), 526336.0);
+	ck_assert_double_eq(compressor_pp_backward_bytes(&c, rows, cols), 2097152.0);
+	/* PowerSGD r 50: r (rows + cols) fp64 in TP = 50 * 2048 * 8 = 819,200,
+	 * fp16 at a pipeline boundary = 204,800; backward rows * r * 2 = 102,400. */
+	load_cmp(&c, "name: p\nmethod: powersgd\nrank: 50\n");
+	ck_assert_double_eq(compressor_payload_bytes(&c, rows, cols, false), 819200.0);
+	ck_assert_double_eq(compressor_payload_bytes(&c, rows, cols, true), 204800.0);
+	ck_assert_double_eq(compressor_pp_backward_bytes(&c, rows, cols), 102400.0);
+	/* MCBench's low-rank threshold: compresses only when r < s h / (4 (s + h))
+	 * (= 28.4 for s 128, h 1024 with b 1): at r 50 and b 1 it sends more. */
+	ck_assert(compressor_payload_bytes(&c, 128, 1024, false) > 2.0 * 128 * 1024);
+}
+END_TEST
+
+START_TEST(test_quantize_tp8_no_saving)
+{
+	struct cluster cl;
+	struct model m;
+	struct plan p;
+	struct plan_layout lay;
+	struct compressor c;
+	struct compress_tp_site site;
+	double x = 2048.0 * 12288;
+
+	test_load_cluster(&cl, TEST_CLUSTER_YAML);
+	test_load_model(&m, GPT3_YAML);
+	base_plan(&p, 8, 1, 1, 1, 1, 2048);
+	topology_plan(&p, &cl, &lay);
+	load_cmp(&c, "name: q\nmethod: quantize\nbits: 4\n");
+	compression_tp_site(&c, &m, &p, &cl, &lay, &site);
+	/* All-gather of X/2 + 2h from 7 peers: 7 (12,582,912 + 24,576) =
+	 * 88,252,416 bytes, against the fp16 all-reduce's 2 (7/8) 2X =
+	 * 88,080,384: no saving at all (formulas.md Sec. 1.3). */
+	ck_assert_double_eq(site.wire_bytes, 88252416.0);
+	ck_assert(site.wire_bytes >= 2.0 * 7.0 / 8.0 * 2.0 * x);
+	/* Top-K 1 %: k = 251,659, 10 bytes each, from 7 peers = 17,616,130:
+	 * the 8-byte indices are counted. */
+	load_cmp(&c, "name: t\nmethod: topk\nfraction: 0.01\n");
+	compression_tp_site(&c, &m, &p, &cl, &lay, &site);
+	ck_assert_double_eq(site.wire_bytes, 17616130.0);
+	cluster_release(&cl);
+}
+END_TEST
+
+START_TEST(test_layers_on_stage)
+{
+	struct model m;
+	struct plan p;
+
+	test_load_model(&m, "name: b\nlayers: 24\nhidden: 1024\nheads: 16\nvocab: 30522\nseq_len: 512\n");
+	base_plan(&p, 1, 4, 1, 1, 4, 512);
+	/* Stages hold layers 1-6, 7-12, 13-18, 19-24; compress above 12. */
+	ck_assert_int_eq(compression_layers_on_stage(&m, &p, 0, 12), 0);
+	ck_assert_int_eq(compression_layers_on_stage(&m, &p, 1, 12), 0);
+	ck_assert_int_eq(compression_layers_on_stage(&m, &p, 2, 12), 6);
+	ck_assert_int_eq(compression_layers_on_stage(&m, &p, 3, 12), 6);
+	/* Interleaved p 2, v 2: stage 0 holds virtual stages 0 (1-6) and 2 (13-18). */
+	base_plan(&p, 1, 2, 1, 1, 4, 512);
+	p.vpp = 2;
+	ck_assert_int_eq(compression_layers_on_stage(&m, &p, 0, 12), 6);
+	ck_assert_int_eq(compression_layers_on_stage(&m, &p, 1, 12), 6);
+	ck_assert_int_eq(compression_layers_on_stage(&m, &p, 1, 0), 12);
+}
+END_TEST
+
+#define FOUR_NODES_100G \
+	"name: n4\nnodes: 4\ngpus_per_node: 1\ngpu:\n  name: V100\n  peak_flops: 125 TFLOPS\n" \
+	"  memory: 32 GiB\n  memory_bandwidth: 900 GB/s\nintra_node:\n  bandwidth: 150 GB/s\n" \
+	"inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n"
+#define ONE_NODE_NVLINK \
+	"name: n1\nnodes: 1\ngpus_per_node: 4\ngpu:\n  name: V100\n  peak_flops: 125 TFLOPS\n" \
+	"  memory: 32 GiB\n  memory_bandwidth: 900 GB/s\nintra_node:\n  bandwidth: 150 GB/s\n" \
+	"inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n"
+
+static double
+ae_speedup(const char *cluster_yaml, int hidden)
+{
+	struct cluster cl;
+	struct model m;
+	struct plan p;
+	struct compressor c;
+	struct estimate e;
+	struct plan_error err;
+	struct estimate_options opt = { COLL_ALGO_RING, &c };
+	char yaml[256];
+
+	snprintf(yaml, sizeof(yaml), "name: m\nlayers: 24\nhidden: %d\nheads: 16\nvocab: 30522\nseq_len: 128\n",
+		 hidden);
+	test_load_cluster(&cl, cluster_yaml);
+	test_load_model(&m, yaml);
+	load_cmp(&c, "name: ae\nmethod: autoencoder\ndim: 100\n");
+	base_plan(&p, 4, 1, 1, 32, 32, 128);
+	p.compress.tp = true;
+	ck_assert_msg(estimate_plan(&m, &cl, &p, &opt, &e, &err), "%s", err.message);
+	ck_assert(e.compressed);
+	ck_assert_int_eq(e.details.compressed_layers, 12); /* MCBench: the top half */
+	ck_assert(e.bytes.tp < e.uncompressed_bytes.tp);
+	cluster_release(&cl);
+	return e.compression_speedup;
+}
+
+START_TEST(test_ae_bert_large)
+{
+	double nvlink = ae_speedup(ONE_NODE_NVLINK, 1024);
+	double across = ae_speedup(FOUR_NODES_100G, 1024);
+
+	/* MCBench: little or no gain with TP inside an NVLink node, a clear
+	 * gain with TP across nodes over 100 Gb/s... */
+	ck_assert_msg(nvlink < 1.02, "NVLink speedup %.3f", nvlink);
+	ck_assert_msg(across > 1.10, "100 Gb/s speedup %.3f", across);
+	/* ...that shrinks as the hidden size grows (compute ~ h^2, traffic ~ h). */
+	ck_assert(ae_speedup(FOUR_NODES_100G, 2048) < across);
+	ck_assert(ae_speedup(FOUR_NODES_100G, 4096) < ae_speedup(FOUR_NODES_100G, 2048));
+}
+END_TEST
+
+static double
+pp_speedup(const char *nic)
+{
+	struct cluster cl;
+	struct model m;
+	struct plan p;
+	struct compressor c;
+	struct estimate e;
+	struct plan_error err;
+	struct estimate_options opt = { COLL_ALGO_RING, &c };
+	char yaml[1024];
+
+	snprintf(yaml, sizeof(yaml),
+		 "name: n\nnodes: 2\ngpus_per_node: %d\ngpu:\n  name: V100\n  peak_flops: 125 TFLOPS\n"
+		 "  memory: 32 GiB\n  memory_bandwidth: 900 GB/s\nintra_node:\n  bandwidth: 150 GB/s\n"
+		 "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: %s\n", strcmp(nic, "nvlink") == 0 ? 2 : 1,
+		 strcmp(nic, "nvlink") == 0 ? "100 Gbit/s" : nic);
+	test_load_cluster(&cl, yaml);
+	test_load_model(&m, "name: b\nlayers: 24\nhidden: 1024\nheads: 16\nvocab: 30522\nseq_len: 128\n");
+	load_cmp(&c, "name: ae\nmethod: autoencoder\ndim: 100\n");
+	/* pp 2: on one node of 2 GPUs (NVLink) or across 2 nodes of 1 GPU. */
+	base_plan(&p, 1, 2, 1, 32, 256, 128);
+	p.compress.pp = true;
+	ck_assert_msg(estimate_plan(&m, &cl, &p, &opt, &e, &err), "%s", err.message);
+	cluster_release(&cl);
+	return e.compression_speedup;
+}
+
+START_TEST(test_pp_slow_links_only)
+{
+	double nvlink = pp_speedup("nvlink");
+	double slow = pp_speedup("10 Gbit/s");
+
+	ck_assert_msg(nvlink < 1.01, "NVLink PP speedup %.3f", nvlink);
+	ck_assert_msg(slow > 1.05, "10 Gbit/s PP speedup %.3f", slow);
+}
+END_TEST
+
+static double
+dp_speedup(int layers, int hidden, int seq, int mb)
+{
+	struct cluster cl;
+	struct model m;
+	struct plan p;
+	struct compressor c;
+	struct estimate e;
+	struct plan_error err;
+	struct estimate_options opt = { COLL_ALGO_RING, &c };
+	char yaml[256];
+
+	/* 4 x p3.16xlarge-like nodes (25 Gbit/s), as in BytePS-Compress. */
+	test_load_cluster(&cl,
+		"name: p3\nnodes: 4\ngpus_per_node: 8\ngpu:\n  name: V100\n  peak_flops: 125 TFLOPS\n"
+		"  memory: 16 GiB\n  memory_bandwidth: 900 GB/s\nintra_node:\n  bandwidth: 150 GB/s\n"
+		"inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 25 Gbit/s\n");
+	snprintf(yaml, sizeof(yaml), "name: m\nlayers: %d\nhidden: %d\nheads: 16\nvocab: 1000\nseq_len: %d\n",
+		 layers, hidden, seq);
+	test_load_model(&m, yaml);
+	load_cmp(&c, "name: onebit\nmethod: quantize\nbits: 1\nerror_feedback: full\n");
+	base_plan(&p, 1, 1, 32, mb, 32 * mb, seq);
+	p.compress.dp = true;
+	p.compress.dp_on_cpu = true;
+	ck_assert_msg(estimate_plan(&m, &cl, &p, &opt, &e, &err), "%s", err.message);
+	ck_assert_int_eq(e.details.dp_compress_scheme, COMPRESS_DP_TWOWAY);
+	cluster_release(&cl);
+	return e.compression_speedup;
+}
+
+START_TEST(test_dp_byteps)
+{
+	/* ~138 M parameters (VGG-16's count) with little compute per step,
+	 * against the same model with 512x the tokens per step. */
+	double comm_bound = dp_speedup(3, 1920, 128, 1);
+	double compute_bound = dp_speedup(3, 1920, 2048, 32);
+
+	ck_assert_msg(comm_bound > 1.5, "comm-bound speedup %.3f", comm_bound);
+	ck_assert_msg(compute_bound < 1.1, "compute-bound speedup %.3f", compute_bound);
+}
+END_TEST
+
+START_TEST(test_error_feedback_memory)
+{
+	struct compressor full, con;
+	double psi = 1e9;
+
+	load_cmp(&full, "name: f\nmethod: quantize\nbits: 1\nerror_feedback: full\n");
+	load_cmp(&con, "name: c\nmethod: quantize\nbits: 1\nerror_feedback: contractive\nerror_feedback_bits: 4\n");
+	/* EFSGD: an fp32 buffer, 4 bytes per element. ConEF with 4 bits:
+	 * 0.5 bytes + an fp16 scale per 512 = 0.50390625 bytes: 87.4 % less,
+	 * inside ConEF's reported 80-90 %. */
+	ck_assert_double_eq(compressor_ef_bytes(&full, psi), 4e9);
+	ck_assert_rel(compressor_ef_bytes(&con, psi), 0.50390625e9, 1e-12);
+	ck_assert_rel(1.0 - compressor_ef_bytes(&con, psi) / compressor_ef_bytes(&full, psi), 0.874023, 1e-5);
+}
+END_TEST
+
+START_TEST(test_breakdown_and_errors)
+{
+	struct cluster cl;
+	struct model m;
+	struct plan p;
+	struct compressor c;
+	struct estimate e;
+	struct plan_error err;
+	struct estimate_options opt = { COLL_ALGO_RING, &c };
+	const struct estimate_breakdown *b = &e.breakdown;
+
+	test_load_cluster(&cl, TEST_CLUSTER_YAML);
+	test_load_model(&m, GPT3_YAML);
+	load_cmp(&c, "name: t\nmethod: topk\nfraction: 0.05\n");
+	base_plan(&p, 8, 12, 4, 1, 96, 2048);
+	p.compress.tp = p.compress.pp = true;
+	ck_assert_msg(estimate_plan(&m, &cl, &p, &opt, &e, &err), "%s", err.message);
+	ck_assert_rel(b->compute + b->recompute + b->tp_comm + b->pp_comm + b->pp_bubble + b->dp_comm +
+		      b->optimizer + b->compression, e.iteration_time_s, 1e-12);
+	ck_assert(b->compression > 0.0);
+	ck_assert_rel(e.compression_speedup, e.uncompressed_iteration_time_s / e.iteration_time_s, 1e-12);
+	/* An autoencoder cannot compress gradients. */
+	load_cmp(&c, "name: ae\nmethod: autoencoder\ndim: 64\n");
+	p.compress.dp = true;
+	plan_error_clear(&err);
+	ck_assert(!estimate_plan(&m, &cl, &p, &opt, &e, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "cannot compress DP gradients"));
+	/* Compression without a compressor. */
+	opt.compressor = NULL;
+	ck_assert(!estimate_plan(&m, &cl, &p, &opt, &e, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "needs a compressor"));
+	cluster_release(&cl);
+}
+END_TEST
+
+static Suite *
+compression_suite(void)
+{
+	Suite *s = suite_create("compression");
+	TCase *tc = tcase_create("compression");
+
+	tcase_add_test(tc, test_profiles);
+	tcase_add_test(tc, test_payloads);
+	tcase_add_test(tc, test_quantize_tp8_no_saving);
+	tcase_add_test(tc, test_layers_on_stage);
+	tcase_add_test(tc, test_ae_bert_large);
+	tcase_add_test(tc, test_pp_slow_links_only);
+	tcase_add_test(tc, test_dp_byteps);
+	tcase_add_test(tc, test_error_feedback_memory);
+	tcase_add_test(tc, test_breakdown_and_errors);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+TEST_MAIN(compression_suite)
