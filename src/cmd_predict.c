@@ -6,6 +6,7 @@
 #include "plan/compression.h"
 #include "plan/estimate.h"
 #include "plan/format.h"
+#include "plan/units.h"
 
 static const char predict_usage[] =
 	"usage: plan-cli predict --model NAME|FILE --cluster NAME|FILE --global-batch N [options]\n"
@@ -34,6 +35,8 @@ static const char predict_usage[] =
 	"  --dp-compress-scheme S   auto|allgather|twoway (default auto: all-reduce for\n"
 	"                           powersgd, else two-way push/pull as in BytePS-Compress)\n"
 	"  --dp-compress-on WHERE   gpu|cpu: where DP compression runs (default gpu)\n"
+	"  --nic-bandwidth BW       override the cluster's per-NIC bandwidth (\"25 Gbit/s\")\n"
+	"  --intra-bandwidth BW     override the cluster's per-GPU intra-node bandwidth\n"
 	"  --format FMT             text|json|csv (default text)\n"
 	"  -h, --help               show this help\n";
 
@@ -41,7 +44,7 @@ enum {
 	OPT_MODEL = 256, OPT_CLUSTER, OPT_TP, OPT_PP, OPT_DP, OPT_GPUS, OPT_VPP, OPT_MB,
 	OPT_GB, OPT_SEQ, OPT_RECOMPUTE, OPT_SP, OPT_FLASH, OPT_ZERO, OPT_NO_OVERLAP,
 	OPT_DP_ALGO, OPT_FORMAT, OPT_COMPRESSOR, OPT_COMPRESS, OPT_FROM_LAYER, OPT_FROM_STAGE,
-	OPT_DP_SCHEME, OPT_DP_ON,
+	OPT_DP_SCHEME, OPT_DP_ON, OPT_NIC_BW, OPT_INTRA_BW,
 };
 
 static const struct option predict_options[] = {
@@ -68,6 +71,8 @@ static const struct option predict_options[] = {
 	{ "compress-from-stage", required_argument, NULL, OPT_FROM_STAGE },
 	{ "dp-compress-scheme", required_argument, NULL, OPT_DP_SCHEME },
 	{ "dp-compress-on", required_argument, NULL, OPT_DP_ON },
+	{ "nic-bandwidth", required_argument, NULL, OPT_NIC_BW },
+	{ "intra-bandwidth", required_argument, NULL, OPT_INTRA_BW },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -104,11 +109,25 @@ parse_compress_list(const char *arg, struct plan_compression *pc)
 
 static const char *const dp_on_names[] = { "gpu", "cpu", NULL };
 
+/* A bandwidth given on the command line ("25 Gbit/s"); 0 when not given. */
+static bool
+parse_bandwidth(const char *opt, const char *arg, double *out)
+{
+	char why[256] = "";
+
+	*out = 0.0;
+	if (!units_parse(arg, UNIT_BANDWIDTH, out, why, sizeof(why)) || *out <= 0) {
+		cli_error("%s: %s", opt, *out <= 0 && why[0] == '\0' ? "must be positive" : why);
+		return false;
+	}
+	return true;
+}
+
 /* Parse one predict option into @p / @opt; false on a usage error. */
 static bool
 parse_option(int c, const char *arg, struct plan *p, struct estimate_options *opt,
 	     int *gpus, int *format, const char **model, const char **cluster,
-	     const char **compressor, bool *compress_given)
+	     const char **compressor, bool *compress_given, double *bw)
 {
 	int v;
 
@@ -135,6 +154,8 @@ parse_option(int c, const char *arg, struct plan *p, struct estimate_options *op
 		return true;
 	case OPT_FORMAT: return cli_choice("--format", arg, cli_format_names, format);
 	case OPT_COMPRESSOR: *compressor = arg; return true;
+	case OPT_NIC_BW: return parse_bandwidth("--nic-bandwidth", arg, &bw[0]);
+	case OPT_INTRA_BW: return parse_bandwidth("--intra-bandwidth", arg, &bw[1]);
 	case OPT_COMPRESS:
 		*compress_given = true;
 		return parse_compress_list(arg, &p->compress);
@@ -186,6 +207,7 @@ cmd_predict(int argc, char **argv)
 	struct estimate_options opt = { COLL_ALGO_RING, NULL };
 	struct compressor compressor;
 	bool compress_given = false;
+	double bw[2] = { 0.0, 0.0 }; /* --nic-bandwidth, --intra-bandwidth */
 	struct model model;
 	struct cluster cluster;
 	struct estimate est;
@@ -215,7 +237,7 @@ cmd_predict(int argc, char **argv)
 			return CLI_EXIT_USAGE;
 		}
 		if (!parse_option(c, optarg, &plan, &opt, &gpus, &format, &model_arg, &cluster_arg,
-				  &compressor_arg, &compress_given))
+				  &compressor_arg, &compress_given, bw))
 			return CLI_EXIT_USAGE;
 	}
 	if (optind < argc) {
@@ -241,6 +263,10 @@ cmd_predict(int argc, char **argv)
 	}
 	if ((rc = cli_load_cluster(cluster_arg, &cluster)) != CLI_EXIT_OK)
 		return rc;
+	if (bw[0] > 0)
+		cluster.inter.nic_bandwidth_Bps = bw[0];
+	if (bw[1] > 0)
+		cluster.intra.bandwidth_Bps = bw[1];
 	if (!complete_plan(&plan, gpus, &model, &cluster)) {
 		cluster_release(&cluster);
 		return CLI_EXIT_USAGE;
