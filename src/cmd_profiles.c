@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "plan/cluster.h"
+#include "plan/compressor.h"
 #include "plan/model.h"
 #include "plan/profile_path.h"
 
@@ -20,7 +21,7 @@ cmd_profiles(int argc, char **argv)
 	static const enum profile_kind kinds[] = { PROFILE_MODEL, PROFILE_CLUSTER, PROFILE_COMPRESSOR };
 
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		fputs("usage: plan-cli profiles [--schema model|cluster]\n\n"
+		fputs("usage: plan-cli profiles [--schema model|cluster|compressor]\n\n"
 		      "List the bundled profiles and where they were found, or print a profile schema.\n"
 		      "Search path: each folder of $PLAN_CLI_PATH, the folder above the executable\n"
 		      "(the source tree when run from build/), the executable's folder, " PLAN_DATADIR "\n",
@@ -28,11 +29,16 @@ cmd_profiles(int argc, char **argv)
 		return cli_finish(CLI_EXIT_OK);
 	}
 	if (argc >= 2 && strcmp(argv[1], "--schema") == 0) {
-		if (argc != 3 || (strcmp(argv[2], "model") != 0 && strcmp(argv[2], "cluster") != 0)) {
-			cli_error("--schema takes 'model' or 'cluster'");
+		static const char *const kinds[] = { "model", "cluster", "compressor", NULL };
+		const struct schema_key *const tables[] = { model_schema, cluster_schema, compressor_schema };
+		int k;
+
+		if (argc != 3 || !cli_choice("--schema", argv[2], kinds, &k)) {
+			if (argc != 3)
+				cli_error("--schema takes model, cluster or compressor");
 			return CLI_EXIT_USAGE;
 		}
-		schema_print(strcmp(argv[2], "model") == 0 ? model_schema : cluster_schema, stdout, 0);
+		schema_print(tables[k], stdout, 0);
 		return cli_finish(CLI_EXIT_OK);
 	}
 	if (argc > 1) {
