@@ -66,6 +66,10 @@ static const struct schema_key inter_schema[] = {
 	{ .key = "efficiency", .type = SCHEMA_NUMBER,
 	  .offset = offsetof(struct cluster_inter, efficiency), .min = 0, .min_exclusive = true, .max = 1,
 	  .def = "0.85", .help = "fraction of NIC bandwidth that NCCL reaches for large messages" },
+	{ .key = "message_half_size", .type = SCHEMA_QUANTITY, .unit = UNIT_SIZE,
+	  .offset = offsetof(struct cluster_inter, half_size_bytes), .min = 0, .max = 1e12, .def = "64 KiB",
+	  .help = "message size at which a network transfer reaches half its large-message bandwidth "
+		  "(bandwidth x m / (m + half)): small messages are slow" },
 	{ 0 },
 };
 

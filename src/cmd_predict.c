@@ -27,12 +27,17 @@ static const char predict_usage[] =
 	"  --zero N                 ZeRO stage 0|1|2|3 over the DP group (default 0)\n"
 	"  --no-dp-overlap          do not overlap DP/ZeRO traffic with computation\n"
 	"  --dp-allreduce ALGO      ring|hierarchical (default ring)\n"
+	"  --ep N                   expert parallelism, out of the DP ranks (default 1)\n"
+	"  --moe-routing R          flat|bilevel all-to-all (default flat; bilevel: SMILE)\n"
+	"  --moe-overlap O          none|lancet: overlap the all-to-all (default none)\n"
+	"  --mics-group G           MiCS: ZeRO-3 inside groups of G GPUs (needs --zero 3)\n"
+	"  --no-mics-hierarchical   MiCS: flat instead of 2-hop parameter all-gather\n"
 	"  --compressor NAME|FILE   compressor profile (bundled name or YAML path)\n"
 	"  --compress LIST          where to compress: any of tp,pp,dp (default with a\n"
 	"                           compressor: tp,pp, MCBench's model-parallel activations)\n"
 	"  --compress-from-layer N  TP: compress layers above N (default: half the layers)\n"
 	"  --compress-from-stage N  PP: stages from N on compress their sends (default 0)\n"
-	"  --dp-compress-scheme S   auto|allgather|twoway (default auto: all-reduce for\n"
+	"  --dp-compress-scheme S   auto|allgather|twoway|allreduce (default auto: allreduce for\n"
 	"                           powersgd, else two-way push/pull as in BytePS-Compress)\n"
 	"  --dp-compress-on WHERE   gpu|cpu: where DP compression runs (default gpu)\n"
 	"  --nic-bandwidth BW       override the cluster's per-NIC bandwidth (\"25 Gbit/s\")\n"
@@ -44,7 +49,8 @@ enum {
 	OPT_MODEL = 256, OPT_CLUSTER, OPT_TP, OPT_PP, OPT_DP, OPT_GPUS, OPT_VPP, OPT_MB,
 	OPT_GB, OPT_SEQ, OPT_RECOMPUTE, OPT_SP, OPT_FLASH, OPT_ZERO, OPT_NO_OVERLAP,
 	OPT_DP_ALGO, OPT_FORMAT, OPT_COMPRESSOR, OPT_COMPRESS, OPT_FROM_LAYER, OPT_FROM_STAGE,
-	OPT_DP_SCHEME, OPT_DP_ON, OPT_NIC_BW, OPT_INTRA_BW,
+	OPT_DP_SCHEME, OPT_DP_ON, OPT_NIC_BW, OPT_INTRA_BW, OPT_EP, OPT_ROUTING, OPT_MOE_OVERLAP,
+	OPT_MICS, OPT_NO_MICS_HIER,
 };
 
 static const struct option predict_options[] = {
@@ -72,6 +78,11 @@ static const struct option predict_options[] = {
 	{ "dp-compress-scheme", required_argument, NULL, OPT_DP_SCHEME },
 	{ "dp-compress-on", required_argument, NULL, OPT_DP_ON },
 	{ "nic-bandwidth", required_argument, NULL, OPT_NIC_BW },
+	{ "ep", required_argument, NULL, OPT_EP },
+	{ "moe-routing", required_argument, NULL, OPT_ROUTING },
+	{ "moe-overlap", required_argument, NULL, OPT_MOE_OVERLAP },
+	{ "mics-group", required_argument, NULL, OPT_MICS },
+	{ "no-mics-hierarchical", no_argument, NULL, OPT_NO_MICS_HIER },
 	{ "intra-bandwidth", required_argument, NULL, OPT_INTRA_BW },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -103,6 +114,10 @@ parse_compress_list(const char *arg, struct plan_compression *pc)
 			cli_error("unknown value '%s' in --compress (valid: tp, pp, dp)", tok);
 			return false;
 		}
+	}
+	if (!pc->tp && !pc->pp && !pc->dp) {
+		cli_error("--compress expects a list of tp, pp and dp, got '%s'", arg);
+		return false;
 	}
 	return true;
 }
@@ -154,6 +169,11 @@ parse_option(int c, const char *arg, struct plan *p, struct estimate_options *op
 		return true;
 	case OPT_FORMAT: return cli_choice("--format", arg, cli_format_names, format);
 	case OPT_COMPRESSOR: *compressor = arg; return true;
+	case OPT_EP: return cli_int("--ep", arg, 1, 1 << 24, &p->ep);
+	case OPT_ROUTING: return cli_choice("--moe-routing", arg, plan_moe_routing_names, &p->moe_routing);
+	case OPT_MOE_OVERLAP: return cli_choice("--moe-overlap", arg, plan_moe_overlap_names, &p->moe_overlap);
+	case OPT_MICS: return cli_int("--mics-group", arg, 1, 1 << 24, &p->mics_group);
+	case OPT_NO_MICS_HIER: p->mics_hierarchical = false; return true;
 	case OPT_NIC_BW: return parse_bandwidth("--nic-bandwidth", arg, &bw[0]);
 	case OPT_INTRA_BW: return parse_bandwidth("--intra-bandwidth", arg, &bw[1]);
 	case OPT_COMPRESS:

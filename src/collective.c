@@ -16,6 +16,21 @@ nic_bw(const struct cluster *c)
 	return cluster_nic_share_Bps(c) * c->inter.efficiency;
 }
 
+/*
+ * Network bandwidth for messages of @msg bytes: BW * m / (m + m_half),
+ * the usual fit of ping-pong and nccl-tests curves (Hockney's n_1/2); it
+ * is what makes many small all-to-all messages slow (SMILE, He et al. 2022).
+ */
+static double
+nic_bw_msg(const struct cluster *c, double msg)
+{
+	double half = c->inter.half_size_bytes;
+
+	if (half <= 0 || msg <= 0)
+		return nic_bw(c);
+	return nic_bw(c) * msg / (msg + half);
+}
+
 /* Steps and the fraction of the data each rank sends (nccl-tests
  * doc/PERFORMANCE.md bus-bandwidth factors; Thakur et al. 2005). */
 static void
@@ -59,10 +74,11 @@ ring_time(const struct cluster *c, const struct group_layout *g,
 		double on = bytes * (g->per_node - 1) / n;
 
 		t_lat = (n - g->per_node) * c->inter.latency_s + (g->per_node - 1) * c->intra.latency_s;
-		return t_lat + fmax(off / nic_bw(c), on / intra_bw(c));
+		return t_lat + fmax(off / nic_bw_msg(c, bytes / n), on / intra_bw(c));
 	}
+	/* Each ring step moves one chunk of M/n per rank. */
 	t_bw = fmax(factor * bytes / intra_bw(c),
-		    factor * bytes / (g->per_node * nic_bw(c)));
+		    factor * bytes / (g->per_node * nic_bw_msg(c, bytes / n)));
 	return t_lat + t_bw;
 }
 
@@ -102,11 +118,29 @@ collective_time(const struct cluster *c, const struct group_layout *g,
 }
 
 double
+collective_two_hop_allgather(const struct cluster *c, const struct group_layout *g, double bytes)
+{
+	struct group_layout inside = { g->per_node, g->per_node, 1 };
+	struct group_layout across = { g->nodes, 1, g->nodes };
+	double hop1, hop2, lat1, lat2;
+
+	if (g->size <= 1 || bytes <= 0)
+		return 0.0;
+	if (g->nodes <= 1 || g->per_node <= 1)
+		return ring_time(c, g, COLL_ALLGATHER, bytes);
+	hop1 = ring_time(c, &across, COLL_ALLGATHER, bytes / g->per_node);
+	hop2 = ring_time(c, &inside, COLL_ALLGATHER, bytes);
+	lat1 = (g->nodes - 1) * c->inter.latency_s;
+	lat2 = (g->per_node - 1) * c->intra.latency_s;
+	return hop1 > hop2 ? hop1 + lat2 : hop2 + lat1;
+}
+
+double
 collective_p2p_time(const struct cluster *c, bool inter_node, double bytes)
 {
 	if (bytes <= 0)
 		return 0.0;
 	if (inter_node)
-		return c->inter.latency_s + bytes / nic_bw(c);
+		return c->inter.latency_s + bytes / nic_bw_msg(c, bytes);
 	return c->intra.latency_s + bytes / intra_bw(c);
 }

@@ -3,8 +3,9 @@
 #include "plan/collective.h"
 #include "plan/compression.h"
 #include "plan/compute.h"
+#include "plan/pipeline.h"
 
-const char *const compress_dp_scheme_names[] = { "auto", "allgather", "twoway", NULL };
+const char *const compress_dp_scheme_names[] = { "auto", "allgather", "twoway", "allreduce", NULL };
 
 /* Element-wise passes over a 16-bit tensor of @elements in GPU memory. */
 static double
@@ -140,19 +141,19 @@ compression_dp(const struct compressor *cmp, const struct model *m,
 
 	out->ef_bytes = compressor_ef_bytes(cmp, params);
 	if (scheme == COMPRESS_DP_AUTO)
-		scheme = cmp->method == COMPRESSOR_POWERSGD ? COMPRESS_DP_AUTO : COMPRESS_DP_TWOWAY;
+		scheme = cmp->method == COMPRESSOR_POWERSGD ? COMPRESS_DP_ALLREDUCE : COMPRESS_DP_TWOWAY;
 	/* Encoding reads the gradient; decoding writes it back. */
 	codec = cmp->encode_latency_s + cmp->decode_latency_s +
 		passes_time(c, cmp->encode_passes + cmp->decode_passes, params);
-	if (cmp->method == COMPRESSOR_POWERSGD && scheme == COMPRESS_DP_AUTO) {
+	if (scheme == COMPRESS_DP_ALLREDUCE) {
 		double covered, low = powersgd_elements(cmp, m, p, layers, &covered);
 		double rest = fmax(0.0, params - covered);
 		double bytes = low * cmp->wire_bytes + 2.0 * rest;
 
-		/* P and Q all-reduced (two collectives, half the elements each). */
-		out->comm_s = collective_time(c, g, COLL_ALLREDUCE, COLL_ALGO_RING, bytes);
+		/* P and Q all-reduced: two collectives (Vogels et al. 2019, Alg. 1). */
+		out->comm_s = 2.0 * collective_time(c, g, COLL_ALLREDUCE, COLL_ALGO_RING, bytes / 2.0);
 		out->wire_bytes = n > 1 ? 2.0 * (n - 1) / n * bytes : 0.0;
-		out->scheme = COMPRESS_DP_AUTO;
+		out->scheme = COMPRESS_DP_ALLREDUCE;
 	} else {
 		double payload = compressor_payload_bytes(cmp, params, 1.0, false);
 
@@ -181,7 +182,10 @@ compression_dp(const struct compressor *cmp, const struct model *m,
 				      collective_time(c, &inter, COLL_REDUCESCATTER, COLL_ALGO_RING, shard) +
 				      collective_time(c, &inter, COLL_ALLGATHER, COLL_ALGO_RING, shard) +
 				      collective_time(c, &intra, COLL_ALLGATHER, COLL_ALGO_RING, grad_bytes);
-			out->wire_bytes = k > 1 ? 2.0 * (k - 1) / k * shard : 0.0;
+			/* Bytes sent: the compressed shards across nodes, and the
+			 * 16-bit reduce-scatter and all-gather over NVLink. */
+			out->wire_bytes = (k > 1 ? 2.0 * (k - 1) / k * shard : 0.0) +
+					  2.0 * (intra.size - 1) / intra.size * grad_bytes;
 			codec *= 2.0 / g->per_node; /* each GPU codes its shard; owners code again */
 		}
 		out->scheme = scheme;
@@ -191,7 +195,8 @@ compression_dp(const struct compressor *cmp, const struct model *m,
 		 * partitions of BYTEPS_PARTITION_BYTES (4,096,000 bytes): only the
 		 * part the network cannot hide, plus one partition, is exposed.
 		 * The node's CPU codes all of its GPUs' shards (push and pull). */
-		double t_cpu = 2.0 * grad_bytes / cmp->host_bw_Bps;
+		double groups = (double)c->gpus_per_node / g->per_node; /* DP groups per node */
+		double t_cpu = 2.0 * groups * grad_bytes / cmp->host_bw_Bps;
 		double parts = fmax(1.0, ceil(grad_bytes / 4096000.0));
 
 		out->codec_s = fmax(0.0, t_cpu - out->comm_s) + t_cpu / parts;
@@ -200,19 +205,15 @@ compression_dp(const struct compressor *cmp, const struct model *m,
 	}
 }
 
+static bool
+above(const struct model *m, int layer, const void *arg)
+{
+	(void)m;
+	return layer > *(const int *)arg;
+}
+
 int
 compression_layers_on_stage(const struct model *m, const struct plan *p, int stage, int from)
 {
-	int per_chunk = m->layers / (p->pp * p->vpp);
-	int count = 0;
-
-	/* Chunk j of stage i is virtual stage j*p + i (Megatron's interleaving). */
-	for (int j = 0; j < p->vpp; j++) {
-		int first = (j * p->pp + stage) * per_chunk + 1;
-
-		for (int l = first; l < first + per_chunk; l++)
-			if (l > from)
-				count++;
-	}
-	return count;
+	return pipeline_count_layers(m, p, stage, above, &from);
 }

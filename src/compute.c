@@ -31,7 +31,7 @@ compute_memory_time(const struct cluster *c, double bytes)
  * attention dropout (read, write, mask) over the a*s^2*b scores.
  */
 static double
-layer_fwd_mem_bytes(const struct model *m, const struct plan *p, double *attn_core)
+layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, double *attn_core)
 {
 	double t = p->tp, b = p->micro_batch, s = p->seq_len, h = m->hidden;
 	double tokens = b * s;
@@ -41,16 +41,51 @@ layer_fwd_mem_bytes(const struct model *m, const struct plan *p, double *attn_co
 
 	bytes += 2.0 * 4.0 * tokens * h_rep;                   /* two norms */
 	bytes += 2.0 * 7.0 * tokens * h_rep;                   /* two bias-dropout-add */
-	bytes += (m->gated_mlp ? 6.0 : 4.0) * tokens * m->ffn_hidden / t; /* activation */
+	/* activation */
+	if (moe) {
+		double rows = tokens * (m->moe.capacity_factor * m->moe.top_k + m->moe.shared_experts);
+
+		bytes += (m->gated_mlp ? 6.0 : 4.0) * rows * m->moe.expert_ffn_hidden / t;
+		/* Permute tokens to their experts and back: read + write, twice. */
+		bytes += 2.0 * 4.0 * tokens * m->moe.capacity_factor * m->moe.top_k * h / t;
+	} else {
+		bytes += (m->gated_mlp ? 6.0 : 4.0) * tokens * m->ffn_hidden / t;
+	}
 	if (m->position_embedding == MODEL_POS_ROTARY)
 		bytes += 4.0 * tokens * (h + kvd) / t;
 	*attn_core = p->flash_attention ? 0.0 : 9.0 * b * (m->heads / t) * s * s;
 	return bytes + *attn_core;
 }
 
+/*
+ * The MLP of an MoE layer on one GPU (Fedus et al. 2021; Megatron-Core's
+ * grouped GEMM): the router, then E/ep local experts, each fed by every
+ * EP rank with cf * k * tokens * ep / E rows (balanced load padded to the
+ * capacity), and the shared experts over all tokens. Expert weights are
+ * split by TP like the dense MLP.
+ */
+static double
+moe_mlp_gemm_time(const struct model *m, const struct plan *p, const struct cluster *c)
+{
+	double t = p->tp, tokens = (double)p->micro_batch * p->seq_len, h = m->hidden;
+	double f = m->moe.expert_ffn_hidden, in = m->gated_mlp ? 2.0 * f : f;
+	double local = (double)m->moe.experts / p->ep;
+	double rows = m->moe.capacity_factor * m->moe.top_k * tokens * p->ep / m->moe.experts;
+	double time = compute_gemm_time(c, tokens, m->moe.experts, h, 1); /* router */
+
+	time += compute_gemm_time(c, rows, in / t, h, local) + compute_gemm_time(c, rows, h, f / t, local);
+	if (m->moe.shared_experts > 0) {
+		double sf = f * m->moe.shared_experts;
+
+		time += compute_gemm_time(c, tokens, (m->gated_mlp ? 2.0 * sf : sf) / t, h, 1) +
+			compute_gemm_time(c, tokens, h, sf / t, 1);
+	}
+	return time;
+}
+
 void
 compute_layer_time(const struct model *m, const struct plan *p,
-		   const struct cluster *c, struct compute_layer *out)
+		   const struct cluster *c, bool moe, struct compute_layer *out)
 {
 	double t = p->tp, b = p->micro_batch, s = p->seq_len, h = m->hidden;
 	double tokens = b * s;
@@ -64,8 +99,12 @@ compute_layer_time(const struct model *m, const struct plan *p,
 	 * of QKV, the heads, the output projection and both MLP matrices. */
 	gemm += compute_gemm_time(c, tokens, (h + 2.0 * kvd) / t, h, 1);   /* QKV */
 	gemm += compute_gemm_time(c, tokens, h, h / t, 1);                 /* proj */
-	gemm += compute_gemm_time(c, tokens, mlp_in / t, h, 1);            /* fc1 (+gate) */
-	gemm += compute_gemm_time(c, tokens, h, m->ffn_hidden / t, 1);     /* fc2 */
+	if (moe) {
+		gemm += moe_mlp_gemm_time(m, p, c);
+	} else {
+		gemm += compute_gemm_time(c, tokens, mlp_in / t, h, 1);            /* fc1 (+gate) */
+		gemm += compute_gemm_time(c, tokens, h, m->ffn_hidden / t, 1);     /* fc2 */
+	}
 	if (p->flash_attention) {
 		/* One fused kernel: 4 s^2 d FLOPs per head, reads Q K V writes O. */
 		double flops = 4.0 * s * s * d * b * heads_local;
@@ -78,7 +117,7 @@ compute_layer_time(const struct model *m, const struct plan *p,
 			  + compute_gemm_time(c, s, d, s, b * heads_local);   /* scores V */
 	}
 	gemm += attn_gemm;
-	mem_bytes = layer_fwd_mem_bytes(m, p, &attn_mem);
+	mem_bytes = layer_fwd_mem_bytes(m, p, moe, &attn_mem);
 
 	out->fwd_gemm_s = gemm;
 	out->fwd_mem_s = compute_memory_time(c, mem_bytes);

@@ -4,16 +4,45 @@
 #include "plan/compression.h"
 #include "plan/compute.h"
 #include "plan/data_par.h"
+#include "plan/expert_par.h"
 #include "plan/estimate.h"
 #include "plan/flops.h"
 #include "plan/pipeline.h"
 #include "plan/tensor_par.h"
 #include "plan/topology.h"
 
-double
-estimate_stage_params(const struct model *m, const struct plan *p, int stage)
+static bool
+is_moe_layer(const struct model *m, int layer, const void *arg)
 {
-	double params = (double)m->layers / p->pp * model_params_per_layer(m);
+	(void)arg;
+	return model_layer_is_moe(m, layer);
+}
+
+/* MoE layers held by the GPU of @stage. */
+static int
+stage_moe_layers(const struct model *m, const struct plan *p, int stage)
+{
+	return model_is_moe(m) ? pipeline_count_layers(m, p, stage, is_moe_layer, NULL) : 0;
+}
+
+double
+estimate_stage_params(const struct model *m, const struct plan *p, int stage, double *expert)
+{
+	int moe = stage_moe_layers(m, p, stage);
+	double dense_layers = (double)m->layers / p->pp - moe;
+	double params = dense_layers * model_params_per_layer(m);
+	double local = 0.0;
+
+	if (moe > 0) {
+		/* An MoE layer keeps its attention, router and shared experts, and
+		 * experts / ep of the routed experts (DeepSpeed-MoE, Megatron-Core). */
+		params += moe * (model_params_layer_dense_part(m, true) +
+				 m->moe.shared_experts * model_params_expert(m));
+		local = moe * ((double)m->moe.experts / p->ep) * model_params_expert(m);
+		params += local;
+	}
+	if (expert)
+		*expert = local / p->tp;
 
 	/* The first stage holds the input embedding; the last one the final
 	 * norm and the output layer, or a copy of the tied embedding. */
@@ -30,6 +59,8 @@ estimate_stage_params(const struct model *m, const struct plan *p, int stage)
 /* Everything about one layer and one micro-batch that does not depend on the stage. */
 struct layer_costs {
 	struct compute_layer cl;
+	struct compute_layer cl_moe;       /* an MoE layer (when the model has them) */
+	struct ep_layer_comm ep;
 	struct compute_ends ce;
 	struct tp_layer_comm tc;
 	double p2p_s;                      /* uncompressed stage sends of one micro-batch */
@@ -43,7 +74,7 @@ struct layer_costs {
 
 /* One micro-batch's work on the GPU of @stage, split by kind. */
 struct stage_work {
-	double compute, recompute, tp, pp, compression;
+	double compute, recompute, tp, pp, compression, ep;
 	double bwd;          /* backward compute alone (the DP overlap window) */
 	double tp_bytes, pp_bytes;
 	int compressed_layers;
@@ -58,12 +89,15 @@ stage_work(const struct model *m, const struct plan *p, const struct layer_costs
 	double layers = (double)m->layers / p->pp;
 	double ar_bytes = p->tp > 1 ? 2.0 * (p->tp - 1) / p->tp * lc->tc.bytes : 0.0;
 	double passes = p->recompute == PLAN_RECOMPUTE_FULL ? 3.0 : 2.0; /* fwd, bwd, recompute */
+	int moe = stage_moe_layers(m, p, stage);
+	double dense = layers - moe;
 	int nc = 0;
 
 	memset(w, 0, sizeof(*w));
-	w->compute = layers * (lc->cl.fwd_s + lc->cl.bwd_s);
-	w->bwd = layers * lc->cl.bwd_s;
-	w->recompute = layers * lc->cl.recompute_s;
+	w->compute = dense * (lc->cl.fwd_s + lc->cl.bwd_s) + moe * (lc->cl_moe.fwd_s + lc->cl_moe.bwd_s);
+	w->bwd = dense * lc->cl.bwd_s + moe * lc->cl_moe.bwd_s;
+	w->recompute = dense * lc->cl.recompute_s + moe * lc->cl_moe.recompute_s;
+	w->ep = moe * (lc->ep.fwd_s + lc->ep.bwd_s + lc->ep.recompute_s);
 	w->tp = layers * (lc->tc.fwd_s + lc->tc.bwd_s + lc->tc.recompute_s);
 	w->tp_bytes = layers * 2.0 * passes * ar_bytes;
 	if (lc->tp && p->tp > 1) {
@@ -101,14 +135,14 @@ stage_work(const struct model *m, const struct plan *p, const struct layer_costs
 		w->compute += lc->ce.head_fwd_s + lc->ce.head_bwd_s;
 		w->bwd += lc->ce.head_bwd_s;
 	}
-	if (!lc->tp || !lc->cmp || lc->cmp->error_feedback == COMPRESSOR_EF_NONE)
+	if (!lc->cmp || lc->cmp->error_feedback == COMPRESSOR_EF_NONE)
 		w->ef_elements = 0.0;
 }
 
 static double
 stage_total(const struct stage_work *w)
 {
-	return w->compute + w->recompute + w->tp + w->pp + w->compression;
+	return w->compute + w->recompute + w->tp + w->pp + w->compression + w->ep;
 }
 
 static void
@@ -121,8 +155,11 @@ fill_memory(const struct model *m, const struct plan *p, const struct cluster *c
 		struct stage_work w;
 		struct memory_use u;
 
+		double expert, params;
+
 		stage_work(m, p, lc, stages[i], &w);
-		memory_stage(m, p, c, stages[i], estimate_stage_params(m, p, stages[i]) + w.extra_params, &u);
+		params = estimate_stage_params(m, p, stages[i], &expert) + w.extra_params;
+		memory_stage(m, p, c, stages[i], params, expert, &u);
 		if (lc->cmp) {
 			u.compression = dp_ef_bytes + compressor_ef_bytes(lc->cmp, w.ef_elements);
 			u.total += u.compression;
@@ -150,6 +187,10 @@ check_compression(const struct model *m, const struct plan *p, const struct comp
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
 				      "compressor '%s' is an autoencoder of activations; it cannot compress "
 				      "DP gradients (use topk, randk, quantize or powersgd)", cmp->name);
+	if (cmp && pc->dp && pc->dp_scheme == COMPRESS_DP_ALLREDUCE && !compressor_allreducible(cmp))
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "compressor '%s' (%s) cannot be summed: use --dp-compress-scheme "
+				      "twoway or allgather", cmp->name, compressor_method_names[cmp->method]);
 	if (cmp && pc->dp && p->zero > 0)
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
 				      "DP gradient compression is modelled with ZeRO stage 0 (got --zero %d)",
@@ -180,7 +221,11 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 	mb = plan_microbatches(p);
 
 	memset(&lc, 0, sizeof(lc));
-	compute_layer_time(m, p, c, &lc.cl);
+	compute_layer_time(m, p, c, false, &lc.cl);
+	if (model_is_moe(m)) {
+		compute_layer_time(m, p, c, true, &lc.cl_moe);
+		ep_layer_comm(m, p, c, &lay, &lc.cl_moe, &lc.ep);
+	}
 	compute_ends_time(m, p, c, &lc.ce);
 	tp_layer_comm(m, p, c, &lay, &lc.tc);
 	lc.p2p_s = pipeline_p2p_time(m, p, c, &lay, &lc.p2p_bytes);
@@ -206,8 +251,14 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 			out->details.bottleneck_stage = s;
 		}
 	}
-	params_gpu = estimate_stage_params(m, p, out->details.bottleneck_stage) + bn.extra_params;
-	dp_comm_time(m, p, c, &lay, params_gpu, model_params_per_layer(m) / p->tp, algo, &dc);
+	{
+		double expert;
+
+		params_gpu = estimate_stage_params(m, p, out->details.bottleneck_stage, &expert) +
+			     bn.extra_params;
+		dp_comm_time(m, p, c, &lay, params_gpu, expert, model_params_per_layer(m) / p->tp,
+			     (double)m->layers / p->pp, algo, &dc);
+	}
 	if (cmp && p->compress.dp && p->dp > 1) {
 		compression_dp(cmp, m, p, c, &lay, params_gpu, (double)m->layers / p->pp,
 			       p->compress.dp_scheme, p->compress.dp_on_cpu, &cdp);
@@ -241,12 +292,13 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 	b->tp_comm = mb * bn.tp;
 	b->pp_comm = mb * bn.pp;
 	b->compression = mb * bn.compression + cdp.codec_s;
+	b->ep_comm = mb * bn.ep;
 	b->pp_bubble = (double)(p->pp - 1) / p->vpp * slot;
 	b->dp_comm = dp_exposed + mb * z3_exposed;
 	params_opt = params_gpu / (p->zero >= 1 ? p->dp : 1);
 	b->optimizer = compute_optimizer_time(c, params_opt);
 	out->iteration_time_s = b->compute + b->recompute + b->tp_comm + b->pp_comm +
-				b->pp_bubble + b->dp_comm + b->optimizer + b->compression;
+				b->pp_bubble + b->dp_comm + b->optimizer + b->compression + b->ep_comm;
 
 	out->bytes.tp = mb * bn.tp_bytes;
 	out->bytes.pp = mb * bn.pp_bytes;
@@ -264,12 +316,21 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 	out->details.dp_bytes_per_iteration = dc.bytes;
 	out->details.slot_s = slot;
 	out->details.compressed_layers = bn.compressed_layers;
+	out->details.moe_layers = stage_moe_layers(m, p, out->details.bottleneck_stage);
+	out->details.ep_a2a_s = lc.ep.a2a_s;
+	out->details.ep_inter_s = lc.ep.inter_s;
+	out->details.ep_intra_s = lc.ep.intra_s;
+	out->details.ep_total_s = mb * out->details.moe_layers * lc.ep.total_s;
+	out->details.ep_inter_node = lay.ep.nodes > 1;
+	out->bytes.ep = mb * out->details.moe_layers * (p->recompute == PLAN_RECOMPUTE_FULL ? 6.0 : 4.0) *
+			lc.ep.bytes * (lay.ep.size > 1 ? (double)(lay.ep.size - 1) / lay.ep.size : 0.0);
 	out->details.compression_params = bn.extra_params;
 	out->details.tp_inter_node = lay.tp.nodes > 1;
 	out->details.dp_inter_node = lay.dp.nodes > 1;
 	out->details.pp_inter_node = lay.pp_inter_node;
 
 	out->parameters = model_params_total(m);
+	out->active_parameters = model_params_active(m);
 	out->gpus = plan_gpus(p);
 	out->model_flops_per_iteration = flops_model_per_iteration(m, p);
 	out->hardware_flops_per_iteration = flops_hardware_per_iteration(m, p);

@@ -10,12 +10,28 @@ matrix_params_per_layer(const struct model *m)
 	return h * (h + 2.0 * kv) + h * h + (m->gated_mlp ? 3.0 : 2.0) * h * m->ffn_hidden;
 }
 
+/* Matrix parameters a token meets in an MoE layer: attention, the router
+ * and its top_k routed plus the shared experts (Fedus et al. 2021). */
+static double
+matrix_params_moe_layer(const struct model *m)
+{
+	double h = m->hidden;
+	double dense_mlp = (m->gated_mlp ? 3.0 : 2.0) * h * m->ffn_hidden;
+	double expert = (m->gated_mlp ? 3.0 : 2.0) * h * m->moe.expert_ffn_hidden;
+
+	return matrix_params_per_layer(m) - dense_mlp + h * m->moe.experts +
+	       (m->moe.top_k + m->moe.shared_experts) * expert;
+}
+
 double
 flops_forward_per_token(const struct model *m, int seq_len)
 {
-	double layer = 2.0 * matrix_params_per_layer(m) + 4.0 * seq_len * (double)m->hidden;
+	double attn = 4.0 * seq_len * (double)m->hidden;
+	int moe = model_moe_layers(m);
+	double dense = 2.0 * matrix_params_per_layer(m) + attn;
+	double sparse = moe ? 2.0 * matrix_params_moe_layer(m) + attn : 0.0;
 
-	return m->layers * layer + 2.0 * (double)m->hidden * m->vocab;
+	return (m->layers - moe) * dense + moe * sparse + 2.0 * (double)m->hidden * m->vocab;
 }
 
 double

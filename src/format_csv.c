@@ -10,7 +10,7 @@ static const char *const columns[] = {
 	"compute_s", "recompute_s", "tp_comm_s", "pp_comm_s", "pp_bubble_s", "dp_comm_s",
 	"optimizer_s", "memory_total_bytes", "memory_capacity_bytes", "fits", "tflops_per_gpu",
 	"mfu", "tokens_per_s", "compressor", "compression_s", "uncompressed_iteration_time_s",
-	"compression_speedup", NULL,
+	"compression_speedup", "ep", "moe_routing", "ep_comm_s", "active_parameters", "mics_group", NULL,
 };
 
 /* Text fields go through libcsv's writer so that quoting follows RFC 4180. */
@@ -51,7 +51,8 @@ format_csv_row(FILE *out, const struct report *r)
 		b->pp_bubble, b->dp_comm, b->optimizer, e->memory.total, e->memory_capacity_bytes,
 		e->fits ? "true" : "false", e->tflops_per_gpu, e->mfu, e->tokens_per_s);
 	text_field(out, r->compressor && e->compressed ? r->compressor->name : "");
-	fprintf(out, ",%.9g,%.9g,%.6g\r\n", b->compression, e->uncompressed_iteration_time_s,
-		e->compression_speedup);
+	fprintf(out, ",%.9g,%.9g,%.6g,%d,%s,%.9g,%.0f,%d\r\n", b->compression,
+		e->uncompressed_iteration_time_s, e->compression_speedup, p->ep,
+		plan_moe_routing_names[p->moe_routing], b->ep_comm, e->active_parameters, p->mics_group);
 	return !ferror(out);
 }

@@ -19,8 +19,9 @@ set_int(json_t *obj, const char *key, long v)
 static json_t *
 bytes_object(const struct estimate_bytes *b)
 {
-	return json_pack("{s:f, s:f, s:f}", "tp", isfinite(b->tp) ? b->tp : 0.0,
-			 "pp", isfinite(b->pp) ? b->pp : 0.0, "dp", isfinite(b->dp) ? b->dp : 0.0);
+	return json_pack("{s:f, s:f, s:f, s:f}", "tp", isfinite(b->tp) ? b->tp : 0.0,
+			 "pp", isfinite(b->pp) ? b->pp : 0.0, "dp", isfinite(b->dp) ? b->dp : 0.0,
+			 "ep", isfinite(b->ep) ? b->ep : 0.0);
 }
 
 json_t *
@@ -54,6 +55,11 @@ format_json_object(const struct report *r)
 	rc |= json_object_set_new(plan, "flash_attention", json_boolean(p->flash_attention));
 	rc |= set_int(plan, "zero", p->zero);
 	rc |= json_object_set_new(plan, "dp_overlap", json_boolean(p->dp_overlap));
+	rc |= set_int(plan, "ep", p->ep);
+	rc |= json_object_set_new(plan, "moe_routing", json_string(plan_moe_routing_names[p->moe_routing]));
+	rc |= json_object_set_new(plan, "moe_overlap", json_string(plan_moe_overlap_names[p->moe_overlap]));
+	rc |= set_int(plan, "mics_group", p->mics_group);
+	rc |= json_object_set_new(plan, "mics_hierarchical", json_boolean(p->mics_hierarchical));
 	rc |= json_object_set_new(plan, "dp_allreduce",
 				  json_string(coll_algo_names[r->opt ? r->opt->dp_algo : COLL_ALGO_RING]));
 
@@ -65,6 +71,7 @@ format_json_object(const struct report *r)
 	rc |= set_num(bd, "dp_comm", b->dp_comm);
 	rc |= set_num(bd, "optimizer", b->optimizer);
 	rc |= set_num(bd, "compression", b->compression);
+	rc |= set_num(bd, "ep_comm", b->ep_comm);
 
 	rc |= set_num(mem, "weights", e->memory.weights);
 	rc |= set_num(mem, "gradients", e->memory.gradients);
@@ -112,6 +119,15 @@ format_json_object(const struct report *r)
 	rc |= set_num(root, "uncompressed_iteration_time_s", e->uncompressed_iteration_time_s);
 	rc |= set_num(root, "compression_speedup", e->compression_speedup);
 	rc |= set_int(det, "compressed_layers", e->details.compressed_layers);
+	rc |= set_int(det, "moe_layers", e->details.moe_layers);
+	rc |= json_object_set_new(det, "dp_compress_scheme",
+				  json_string(e->compressed && p->compress.dp ?
+					      compress_dp_scheme_names[e->details.dp_compress_scheme] : "none"));
+	rc |= set_num(det, "ep_alltoall_s", e->details.ep_a2a_s);
+	rc |= set_num(det, "ep_alltoall_inter_s", e->details.ep_inter_s);
+	rc |= set_num(det, "ep_alltoall_intra_s", e->details.ep_intra_s);
+	rc |= set_num(det, "ep_total_s", e->details.ep_total_s);
+	rc |= json_object_set_new(det, "ep_inter_node", json_boolean(e->details.ep_inter_node));
 	rc |= set_num(det, "compression_parameters", e->details.compression_params);
 
 	rc |= json_object_set_new(root, "model", json_string(r->model->name));
@@ -119,6 +135,7 @@ format_json_object(const struct report *r)
 	rc |= set_int(root, "gpus", e->gpus);
 	rc |= json_object_set_new(root, "plan", plan);
 	rc |= set_num(root, "parameters", e->parameters);
+	rc |= set_num(root, "active_parameters", e->active_parameters);
 	rc |= set_num(root, "iteration_time_s", e->iteration_time_s);
 	rc |= json_object_set_new(root, "breakdown_s", bd);
 	rc |= json_object_set_new(root, "memory_bytes", mem);

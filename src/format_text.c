@@ -1,3 +1,4 @@
+#include "plan/compression.h"
 #include "plan/compressor.h"
 #include "plan/format.h"
 #include "plan/units.h"
@@ -43,6 +44,9 @@ format_text_compression(FILE *out, const struct report *r)
 	bytes_row(out, "tp", e->uncompressed_bytes.tp, e->bytes.tp);
 	bytes_row(out, "pp", e->uncompressed_bytes.pp, e->bytes.pp);
 	bytes_row(out, "dp", e->uncompressed_bytes.dp, e->bytes.dp);
+	if (pc->dp)
+		fprintf(out, "  dp gradients: %s, compressed on the %s\n",
+			compress_dp_scheme_names[e->details.dp_compress_scheme], pc->dp_on_cpu ? "CPU" : "GPU");
 	if (e->details.compression_params > 0)
 		fprintf(out, "  autoencoder parameters added on this GPU: %.0f\n", e->details.compression_params);
 	fputc('\n', out);
@@ -72,7 +76,22 @@ format_text(FILE *out, const struct report *r)
 		p->tp > 1 ? (d->tp_inter_node ? "inter-node" : "intra-node") : "-",
 		p->dp > 1 ? (d->dp_inter_node ? "inter-node" : "intra-node") : "-",
 		p->pp > 1 ? (d->pp_inter_node ? "inter-node" : "intra-node") : "-");
-	fprintf(out, "parameters   %.2f B\n\n", e->parameters / 1e9);
+	if (e->active_parameters < e->parameters)
+		fprintf(out, "parameters   %.2f B, %.2f B active per token\n", e->parameters / 1e9,
+			e->active_parameters / 1e9);
+	else
+		fprintf(out, "parameters   %.2f B\n", e->parameters / 1e9);
+	if (r->model->moe.experts > 0)
+		fprintf(out, "experts      %d (top-%d) in %d MoE layers, ep %d, %s all-to-all%s; one all-to-all "
+			"%.3f ms (inter-node %.3f ms, intra-node %.3f ms)\n",
+			r->model->moe.experts, r->model->moe.top_k, model_moe_layers(r->model), p->ep,
+			plan_moe_routing_names[p->moe_routing],
+			p->moe_overlap == PLAN_MOE_OVERLAP_LANCET ? ", Lancet overlap" : "",
+			1e3 * d->ep_a2a_s, 1e3 * d->ep_inter_s, 1e3 * d->ep_intra_s);
+	if (p->mics_group > 0)
+		fprintf(out, "MiCS         partition groups of %d GPUs, %d replicas, %s parameter all-gather\n",
+			p->mics_group, p->dp / p->mics_group, p->mics_hierarchical ? "2-hop" : "flat");
+	fputc('\n', out);
 
 	fprintf(out, "iteration time  %.4f s\n", T);
 	fprintf(out, "throughput      %.0f tokens/s, %.1f TFLOP/s per GPU (model), %.1f (hardware)\n",
@@ -87,6 +106,8 @@ format_text(FILE *out, const struct report *r)
 	row_time(out, "pp_bubble", b->pp_bubble, T);
 	row_time(out, "dp_comm", b->dp_comm, T);
 	row_time(out, "optimizer", b->optimizer, T);
+	if (e->details.moe_layers > 0 || b->ep_comm > 0)
+		row_time(out, "ep_comm", b->ep_comm, T);
 	if (e->compressed)
 		row_time(out, "compression", b->compression, T);
 	row_time(out, "total", T, T);

@@ -8,9 +8,23 @@ layer_activations_full(const struct model *m, const struct plan *p, bool scores)
 	double sbh = s * b * h;
 	double kvd = (double)m->kv_heads * model_head_dim(m);
 	double replicated = 10.0 * sbh;
-	double split = 4.0 * sbh                                  /* Q, projection input */
-		       + 4.0 * s * b * kvd                         /* K, V */
-		       + (m->gated_mlp ? 6.0 : 4.0) * s * b * m->ffn_hidden; /* MLP intermediates */
+	double mlp = (m->gated_mlp ? 6.0 : 4.0) * s * b * m->ffn_hidden; /* MLP intermediates */
+	double split;
+
+	if (model_is_moe(m)) {
+		/* MoE layers keep the routed copies of their tokens (in and out,
+		 * cf * k of them) and the intermediates of the experts they
+		 * visit; averaged over the layers, since every-th layer is MoE. */
+		double rows = s * b * (m->moe.capacity_factor * m->moe.top_k + m->moe.shared_experts);
+		double moe_mlp = (m->gated_mlp ? 6.0 : 4.0) * rows * m->moe.expert_ffn_hidden +
+				 4.0 * s * b * m->moe.capacity_factor * m->moe.top_k * h;
+		double frac = (double)model_moe_layers(m) / m->layers;
+
+		mlp = (1.0 - frac) * mlp + frac * moe_mlp;
+	}
+	split = 4.0 * sbh                                         /* Q, projection input */
+		+ 4.0 * s * b * kvd                               /* K, V */
+		+ mlp;
 
 	if (scores && !p->flash_attention)
 		split += 5.0 * m->heads * s * s * b;
@@ -34,22 +48,32 @@ memory_layer_activations(const struct model *m, const struct plan *p)
 	}
 }
 
+/* Bytes per parameter kept by ZeRO stage @zero when sharded over @d ranks. */
+static void
+model_states(int zero, double params, double d, struct memory_use *out)
+{
+	out->weights += 2.0 * params / (zero >= 3 ? d : 1.0);
+	out->gradients += 2.0 * params / (zero >= 2 ? d : 1.0);
+	out->optimizer += 12.0 * params / (zero >= 1 ? d : 1.0);
+}
+
 void
 memory_stage(const struct model *m, const struct plan *p,
 	     const struct cluster *c, int stage, double params,
-	     struct memory_use *out)
+	     double expert_params, struct memory_use *out)
 {
-	double d = p->dp, t = p->tp;
+	double d = p->mics_group > 0 ? p->mics_group : p->dp, t = p->tp;
 	double sbh = (double)p->seq_len * p->micro_batch * m->hidden;
 	double stored = pipeline_stored_layer_microbatches(m, p);
 	double act;
 
 	/* ZeRO (Rajbhandari et al. 2020, Sec. 5): 2 + 2 + 12 bytes per
 	 * parameter, the 12 optimizer bytes sharded from stage 1, the 2
-	 * gradient bytes from stage 2, the 2 weight bytes at stage 3. */
-	out->weights = 2.0 * params / (p->zero >= 3 ? d : 1.0);
-	out->gradients = 2.0 * params / (p->zero >= 2 ? d : 1.0);
-	out->optimizer = 12.0 * params / (p->zero >= 1 ? d : 1.0);
+	 * gradient bytes from stage 2, the 2 weight bytes at stage 3; MiCS
+	 * shards over its partition group instead (16 Psi / G at stage 3). */
+	out->weights = out->gradients = out->optimizer = 0.0;
+	model_states(p->zero, params - expert_params, d, out);
+	model_states(p->zero, expert_params, (double)p->dp / p->ep, out);
 
 	/* Stage i of 1F1B holds min(m, p - i) micro-batches in flight: the
 	 * first stage the most (Narayanan et al. SC21, Sec. 2.2). */

@@ -7,7 +7,25 @@ static const char *const norm_choices[] = { "layernorm", "rmsnorm", NULL };
 static const char *const position_choices[] = { "learned", "rotary", NULL };
 
 #define OFF(f) offsetof(struct model, f)
+#define MOFF(f) offsetof(struct model_moe, f)
 #define BIG 1e9
+
+static const struct schema_key moe_schema[] = {
+	{ .key = "experts", .type = SCHEMA_INT, .required = true, .offset = MOFF(experts),
+	  .min = 1, .max = 1000000, .help = "routed experts per MoE layer" },
+	{ .key = "top_k", .type = SCHEMA_INT, .required = true, .offset = MOFF(top_k),
+	  .min = 1, .max = 1024, .help = "experts each token is routed to" },
+	{ .key = "every", .type = SCHEMA_INT, .offset = MOFF(every), .min = 1, .max = 100000, .def = "1",
+	  .help = "every n-th layer is an MoE layer (GShard and Switch: 2)" },
+	{ .key = "expert_ffn_hidden", .type = SCHEMA_INT, .offset = MOFF(expert_ffn_hidden),
+	  .min = 1, .max = BIG, .help = "inner size of an expert MLP; default ffn_hidden" },
+	{ .key = "capacity_factor", .type = SCHEMA_NUMBER, .offset = MOFF(capacity_factor),
+	  .min = 0, .min_exclusive = true, .max = 64, .def = "1.0",
+	  .help = "expert capacity over the balanced load (tokens are padded to it)" },
+	{ .key = "shared_experts", .type = SCHEMA_INT, .offset = MOFF(shared_experts),
+	  .min = 0, .max = 1024, .def = "0", .help = "experts every token goes through (DeepSeekMoE)" },
+	{ 0 },
+};
 
 const struct schema_key model_schema[] = {
 	{ .key = "name", .type = SCHEMA_STRING, .required = true, .offset = OFF(name),
@@ -39,6 +57,8 @@ const struct schema_key model_schema[] = {
 	{ .key = "position_embedding", .type = SCHEMA_ENUM, .offset = OFF(position_embedding),
 	  .def = "learned", .choices = position_choices,
 	  .help = "learned position table (GPT, BERT) or rotary (no parameters)" },
+	{ .key = "moe", .type = SCHEMA_MAP, .offset = OFF(moe), .sub = moe_schema,
+	  .help = "Mixture-of-Experts block; absent for a dense model" },
 	{ 0 },
 };
 
@@ -51,6 +71,16 @@ model_finish(struct model *m, struct ytree *t, struct plan_error *err)
 		m->kv_heads = m->heads;
 	if (m->ffn_hidden == 0)
 		m->ffn_hidden = 4 * m->hidden;
+	if (m->moe.experts > 0) {
+		if (m->moe.expert_ffn_hidden == 0)
+			m->moe.expert_ffn_hidden = m->ffn_hidden;
+		if (m->moe.top_k > m->moe.experts)
+			return ytree_error(t, root, err, "moe.top_k (%d) is more than moe.experts (%d)",
+					   m->moe.top_k, m->moe.experts);
+		if (m->moe.every > m->layers)
+			return ytree_error(t, root, err, "moe.every (%d) is more than layers (%d): no MoE layer",
+					   m->moe.every, m->layers);
+	}
 	if (m->hidden % m->heads != 0)
 		return ytree_error(t, root, err,
 				   "hidden (%d) must be divisible by heads (%d)",
@@ -126,6 +156,71 @@ model_params_per_layer(const struct model *m)
 	return attn + mlp + norms + biases;
 }
 
+bool
+model_is_moe(const struct model *m)
+{
+	return m->moe.experts > 0;
+}
+
+bool
+model_layer_is_moe(const struct model *m, int layer)
+{
+	return model_is_moe(m) && layer % m->moe.every == 0;
+}
+
+int
+model_moe_layers(const struct model *m)
+{
+	return model_is_moe(m) ? m->layers / m->moe.every : 0;
+}
+
+double
+model_params_expert(const struct model *m)
+{
+	double h = m->hidden, f = m->moe.expert_ffn_hidden;
+	double p = (m->gated_mlp ? 3.0 : 2.0) * h * f;
+
+	if (m->bias)
+		p += (m->gated_mlp ? 2.0 * f : f) + h;
+	return p;
+}
+
+/* The router is an h x E linear layer (Switch Transformer, Fedus et al.
+ * 2021; GShard, Lepikhin et al. 2020). */
+static double
+router_params(const struct model *m)
+{
+	return (double)m->hidden * m->moe.experts;
+}
+
+double
+model_params_layer_dense_part(const struct model *m, bool moe_layer)
+{
+	double full = model_params_per_layer(m);
+	double mlp = (m->gated_mlp ? 3.0 : 2.0) * (double)m->hidden * m->ffn_hidden +
+		     (m->bias ? (m->gated_mlp ? 2.0 * m->ffn_hidden : (double)m->ffn_hidden) + m->hidden : 0.0);
+
+	return moe_layer ? full - mlp + router_params(m) : full;
+}
+
+double
+model_params_moe_layer(const struct model *m)
+{
+	return model_params_layer_dense_part(m, true) +
+	       (double)(m->moe.experts + m->moe.shared_experts) * model_params_expert(m);
+}
+
+double
+model_params_active(const struct model *m)
+{
+	int moe = model_moe_layers(m);
+	double active_moe = model_params_layer_dense_part(m, true) +
+			    (double)(m->moe.top_k + m->moe.shared_experts) * model_params_expert(m);
+
+	return (m->layers - moe) * model_params_per_layer(m) + moe * active_moe +
+	       model_params_embedding(m) + model_params_head(m);
+}
+
 double
 model_params_embedding(const struct model *m)
 {
@@ -147,8 +242,10 @@ model_params_head(const struct model *m)
 double
 model_params_total(const struct model *m)
 {
-	return m->layers * model_params_per_layer(m) + model_params_embedding(m) +
-	       model_params_head(m);
+	int moe = model_moe_layers(m);
+
+	return (m->layers - moe) * model_params_per_layer(m) + moe * model_params_moe_layer(m) +
+	       model_params_embedding(m) + model_params_head(m);
 }
 
 int

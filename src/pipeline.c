@@ -47,3 +47,21 @@ pipeline_stored_layer_microbatches(const struct model *m, const struct plan *p)
 		factor += (double)(p->pp - 1) / ((double)p->pp * p->vpp);
 	return layers_per_stage * in_flight * factor;
 }
+
+int
+pipeline_count_layers(const struct model *m, const struct plan *p, int stage,
+		      bool (*pred)(const struct model *m, int layer, const void *arg),
+		      const void *arg)
+{
+	int per_chunk = m->layers / (p->pp * p->vpp);
+	int count = 0;
+
+	for (int j = 0; j < p->vpp; j++) {
+		int first = (j * p->pp + stage) * per_chunk + 1;
+
+		for (int l = first; l < first + per_chunk; l++)
+			if (pred(m, l, arg))
+				count++;
+	}
+	return count;
+}

@@ -3,6 +3,8 @@
 #include "plan/plan.h"
 
 const char *const plan_recompute_names[] = { "none", "selective", "full", NULL };
+const char *const plan_moe_routing_names[] = { "flat", "bilevel", NULL };
+const char *const plan_moe_overlap_names[] = { "none", "lancet", NULL };
 
 void
 plan_init(struct plan *p)
@@ -13,6 +15,8 @@ plan_init(struct plan *p)
 	p->recompute = PLAN_RECOMPUTE_NONE;
 	p->dp_overlap = true;
 	p->compress.from_layer = -1;
+	p->ep = 1;
+	p->mics_hierarchical = true;
 }
 
 int
@@ -76,6 +80,18 @@ plan_validate(const struct plan *p, const struct model *m,
 			    p->compress.from_layer, m->layers);
 	if (p->compress.from_stage >= p->pp && p->compress.pp)
 		return FAIL("--compress-from-stage (%d) must be below pp (%d)", p->compress.from_stage, p->pp);
+	if (p->ep < 1 || p->dp % p->ep != 0)
+		return FAIL("ep (%d) must divide dp (%d): experts are sharded across DP ranks", p->ep, p->dp);
+	if (p->ep > 1 && !model_is_moe(m))
+		return FAIL("expert parallelism (ep %d) needs an MoE model ('%s' has no moe block)", p->ep, m->name);
+	if (model_is_moe(m) && m->moe.experts % p->ep != 0)
+		return FAIL("experts (%d) are not divisible by ep (%d)", m->moe.experts, p->ep);
+	if (p->mics_group < 0 || (p->mics_group > 0 && p->dp % p->mics_group != 0))
+		return FAIL("the MiCS group (%d) must divide dp (%d)", p->mics_group, p->dp);
+	if (p->mics_group > 0 && p->zero != 3)
+		return FAIL("MiCS shards like ZeRO-3: --mics-group needs --zero 3 (got --zero %d)", p->zero);
+	if (p->mics_group > 0 && p->ep > 1)
+		return FAIL("MiCS with expert parallelism (ep %d) is not modelled", p->ep);
 	if (p->zero == 3 && p->pp > 1)
 		return FAIL("ZeRO stage 3 with pipeline parallelism (pp %d) is not modelled; use zero <= 2",
 			    p->pp);

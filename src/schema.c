@@ -252,8 +252,15 @@ schema_apply(const struct schema_key *table, struct ytree *t,
 		if (k->required)
 			return ytree_error(t, node, err, "missing required key '%s'", k->key);
 		if (k->type == SCHEMA_MAP) {
-			/* An absent optional block still gets its defaults. */
+			/* An absent optional block still gets its defaults, unless
+			 * it has required keys: then it stays zeroed ("not given"). */
 			struct ytree empty;
+			bool has_required = false;
+
+			for (const struct schema_key *s = k->sub; s->key; s++)
+				has_required |= s->required;
+			if (has_required)
+				continue;
 
 			if (!ytree_load_string(&empty, t->file, "{}", 2, err))
 				return false;

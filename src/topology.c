@@ -30,5 +30,13 @@ topology_plan(const struct plan *p, const struct cluster *c, struct plan_layout 
 	topology_group(p->tp, 1, c->gpus_per_node, &out->tp);
 	topology_group(p->dp, p->tp, c->gpus_per_node, &out->dp);
 	topology_group(p->pp, p->tp * p->dp, c->gpus_per_node, &out->pp);
+	topology_group(p->ep, p->tp, c->gpus_per_node, &out->ep);
+	topology_group(p->dp / p->ep, p->tp * p->ep, c->gpus_per_node, &out->edp);
+	{
+		int g = p->mics_group > 0 ? p->mics_group : p->dp;
+
+		topology_group(g, p->tp, c->gpus_per_node, &out->mics);
+		topology_group(p->dp / g, p->tp * g, c->gpus_per_node, &out->replica);
+	}
 	out->pp_inter_node = out->pp.nodes > 1;
 }

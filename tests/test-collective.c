@@ -89,6 +89,28 @@ START_TEST(test_p2p_bits_vs_bytes)
 }
 END_TEST
 
+START_TEST(test_message_size)
+{
+	struct cluster c;
+	char yaml[2048];
+	struct group_layout flat = { 32, 8, 4 };
+
+	snprintf(yaml, sizeof(yaml), "%s", TEST_CLUSTER_YAML);
+	memcpy(strstr(yaml, "0 B\n"), "64 KiB\n", 8);
+	test_load_cluster(&c, yaml);
+	ck_assert_rel(c.inter.half_size_bytes, 65536.0, 1e-15);
+	/* A 64 KiB message reaches half the bandwidth: 5 us + 65536 / 10.625e9. */
+	ck_assert_rel(collective_p2p_time(&c, true, 65536.0), 5e-6 + 65536.0 / 10.625e9, 1e-12);
+	/* All-to-all over 32 ranks on 4 nodes, 4 MiB per rank: 24 of the 32
+	 * messages of 128 KiB leave the node, at 2/3 of the bandwidth:
+	 * 24 x 5 us + 7 x 3 us + (4 MiB x 24/32) / (21.25e9 x 2/3). */
+	ck_assert_rel(collective_time(&c, &flat, COLL_ALLTOALL, COLL_ALGO_RING, 4194304.0),
+		      24 * 5e-6 + 7 * 3e-6 + 4194304.0 * 0.75 / (21.25e9 * 131072.0 / (131072.0 + 65536.0)),
+		      1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 collective_suite(void)
 {
@@ -99,6 +121,7 @@ collective_suite(void)
 	tcase_add_test(tc, test_allreduce_intra);
 	tcase_add_test(tc, test_allreduce_inter);
 	tcase_add_test(tc, test_p2p_bits_vs_bytes);
+	tcase_add_test(tc, test_message_size);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -54,11 +54,11 @@ START_TEST(test_layer_recompute)
 	p.pp = p.dp = 1;
 	p.seq_len = 2048;
 	p.global_batch = 8;
-	compute_layer_time(&m, &p, &c, &none);
+	compute_layer_time(&m, &p, &c, false, &none);
 	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
-	compute_layer_time(&m, &p, &c, &sel);
+	compute_layer_time(&m, &p, &c, false, &sel);
 	p.recompute = PLAN_RECOMPUTE_FULL;
-	compute_layer_time(&m, &p, &c, &full);
+	compute_layer_time(&m, &p, &c, false, &full);
 	ck_assert_double_eq(none.recompute_s, 0.0);
 	ck_assert_rel(full.recompute_s, full.fwd_s, 1e-15);
 	/* Selective redoes only the attention core: a small share of the

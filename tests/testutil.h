@@ -35,7 +35,8 @@
 	"  nics_per_node: 8\n" \
 	"  nic_bandwidth: 200 Gbit/s\n" \
 	"  latency: 5 us\n" \
-	"  efficiency: 0.85\n"
+	"  efficiency: 0.85\n" \
+	"  message_half_size: 0 B\n"
 
 #define GPT3_YAML \
 	"name: gpt3\nlayers: 96\nhidden: 12288\nheads: 96\nvocab: 51200\nseq_len: 2048\n"

@@ -31,6 +31,7 @@ struct cluster_inter {
 	double nic_bandwidth_Bps; /**< per NIC, per direction */
 	double latency_s;         /**< per collective step */
 	double efficiency;        /**< achievable fraction of the NIC bandwidth */
+	double half_size_bytes;   /**< message size that reaches half the bandwidth */
 };
 
 /**

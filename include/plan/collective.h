@@ -29,6 +29,18 @@ double collective_time(const struct cluster *c, const struct group_layout *g,
 		       enum coll_kind kind, enum coll_algo algo, double bytes);
 
 /**
+ * MiCS's hierarchical parameter all-gather (Zhang et al. VLDB 2023,
+ * Sec. 4.2; DeepSpeed mics.py): hop 1 gathers among the ranks that share
+ * a local index across the group's nodes (each on its NIC share, 1/k of
+ * the cross-node volume of a flat ring), hop 2 gathers inside the node
+ * over NVLink. Hop 2 is launched asynchronously chunk by chunk, so the
+ * hops overlap: the slower one plus the latency of the other. A group
+ * inside one node falls back to the ring.
+ */
+double collective_two_hop_allgather(const struct cluster *c, const struct group_layout *g,
+				    double bytes);
+
+/**
  * Point-to-point send of @bytes between two GPUs, inside a node or across
  * nodes (then at one GPU's share of the node NICs).
  */

@@ -47,6 +47,7 @@ enum compress_dp_scheme {
 	COMPRESS_DP_AUTO,      /**< all-reduce when the method allows it, else two-way */
 	COMPRESS_DP_ALLGATHER, /**< all-gather every rank's compressed gradient */
 	COMPRESS_DP_TWOWAY,    /**< compressed reduce-scatter + compressed all-gather (push/pull) */
+	COMPRESS_DP_ALLREDUCE, /**< all-reduce of the compressed form (PowerSGD's P and Q) */
 };
 extern const char *const compress_dp_scheme_names[];
 

@@ -31,9 +31,13 @@ double compute_gemm_time(const struct cluster *c, double m, double n, double k, 
 /** Element-wise (memory-bound) work moving @bytes through device memory. */
 double compute_memory_time(const struct cluster *c, double bytes);
 
-/** Per-layer times for plan @p (TP degree, SP, recompute, attention kind). */
+/**
+ * Per-layer times for plan @p (TP degree, SP, recompute, attention kind);
+ * @moe: an MoE layer (router, local experts, shared experts) in place of
+ * the dense MLP.
+ */
 void compute_layer_time(const struct model *m, const struct plan *p,
-			const struct cluster *c, struct compute_layer *out);
+			const struct cluster *c, bool moe, struct compute_layer *out);
 
 /** Embedding and logit-layer times for one micro-batch on one GPU. */
 void compute_ends_time(const struct model *m, const struct plan *p,

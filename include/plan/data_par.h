@@ -22,10 +22,14 @@ struct dp_comm {
  * stages 0-2, 3 Psi for stage 3 as forward and backward all-gathers plus a
  * gradient reduce-scatter; full recomputation adds one all-gather, as
  * DeepSpeed releases parameters after each forward, recomputed or not).
- * @params_gpu: parameters of this GPU's model-parallel shard;
- * @params_layer: of one of its layers.
+ * @params_gpu: parameters of this GPU's model-parallel shard, of which
+ * @params_expert are expert weights (synchronised over the dp/ep ranks
+ * holding the same experts); @params_layer: the dense parameters of one
+ * of its @layers layers. With MiCS (Zhang et al. VLDB 2023) ZeRO-3 runs
+ * inside partition groups and the gradient shards are all-reduced across
+ * replicas once per iteration.
  */
 void dp_comm_time(const struct model *m, const struct plan *p,
 		  const struct cluster *c, const struct plan_layout *lay,
-		  double params_gpu, double params_layer,
-		  enum coll_algo algo, struct dp_comm *out);
+		  double params_gpu, double params_expert, double params_layer,
+		  double layers, enum coll_algo algo, struct dp_comm *out);

@@ -25,11 +25,12 @@ struct estimate_breakdown {
 	double dp_comm;    /**< exposed data-parallel / ZeRO traffic */
 	double optimizer;  /**< optimizer step */
 	double compression;/**< encode + decode on the critical path */
+	double ep_comm;    /**< exposed MoE all-to-all */
 };
 
 /** Bytes each GPU sends per iteration, by parallelism. */
 struct estimate_bytes {
-	double tp, pp, dp;
+	double tp, pp, dp, ep;
 };
 
 /** Extra figures that explain the breakdown. */
@@ -48,13 +49,19 @@ struct estimate_details {
 	int compressed_layers;               /**< TP-compressed layers on the bottleneck stage */
 	double compression_params;           /**< AE parameters added on the bottleneck stage */
 	int dp_compress_scheme;              /**< enum compress_dp_scheme used */
+	int moe_layers;                      /**< MoE layers on the bottleneck stage */
+	double ep_a2a_s;                     /**< one all-to-all of one MoE layer */
+	double ep_inter_s, ep_intra_s;       /**< its inter- and intra-node hops (bi-level) */
+	double ep_total_s;                   /**< all-to-all time before overlap */
+	bool ep_inter_node;
 	int bottleneck_stage;
 	int memory_stage;                    /**< the stage whose memory is reported */
 	bool tp_inter_node, dp_inter_node, pp_inter_node;
 };
 
 struct estimate {
-	double parameters;
+	double parameters;        /**< all parameters (every expert) */
+	double active_parameters; /**< those one token uses (top_k experts) */
 	double iteration_time_s;
 	struct estimate_breakdown breakdown;
 	struct estimate_details details;
@@ -91,5 +98,8 @@ bool estimate_plan(const struct model *m, const struct cluster *c,
 		   const struct plan *p, const struct estimate_options *opt,
 		   struct estimate *out, struct plan_error *err);
 
-/** Parameters held by the GPU of pipeline stage @stage (before ZeRO sharding). */
-double estimate_stage_params(const struct model *m, const struct plan *p, int stage);
+/**
+ * Parameters held by the GPU of pipeline stage @stage (before ZeRO
+ * sharding); @expert (may be NULL) receives those that are local experts.
+ */
+double estimate_stage_params(const struct model *m, const struct plan *p, int stage, double *expert);

@@ -30,8 +30,10 @@ double memory_layer_activations(const struct model *m, const struct plan *p);
 
 /**
  * Peak memory of the GPU of pipeline stage @stage (0 .. pp-1) holding
- * @params parameters.
+ * @params parameters, of which @expert_params are expert weights (sharded
+ * by ZeRO over the dp/ep ranks that hold the same experts; the others over
+ * the DP group, or the MiCS partition group).
  */
 void memory_stage(const struct model *m, const struct plan *p,
 		  const struct cluster *c, int stage, double params,
-		  struct memory_use *out);
+		  double expert_params, struct memory_use *out);

@@ -16,7 +16,17 @@ enum model_position {
 	MODEL_POS_ROTARY,
 };
 
-/** A dense decoder/encoder transformer (the shapes that set its cost). */
+/** The Mixture-of-Experts block of a model (experts == 0: dense). */
+struct model_moe {
+	int experts;
+	int top_k;
+	int every;             /**< every n-th layer is an MoE layer */
+	int expert_ffn_hidden; /**< 0: ffn_hidden */
+	double capacity_factor;
+	int shared_experts;    /**< experts every token goes through (DeepSeekMoE) */
+};
+
+/** A decoder/encoder transformer, dense or MoE (the shapes that set its cost). */
 struct model {
 	char name[64];
 	char description[256];
@@ -32,6 +42,7 @@ struct model {
 	bool bias;           /**< biases in linear layers and norms */
 	int norm;            /**< enum model_norm */
 	int position_embedding; /**< enum model_position */
+	struct model_moe moe;
 };
 
 /** The schema of a model profile (also printed by `plan-cli profiles --schema`). */
@@ -47,8 +58,29 @@ bool model_load_string(struct model *m, const char *name, const char *text,
 /** Size of one attention head (hidden / heads). */
 int model_head_dim(const struct model *m);
 
-/** Parameters in one transformer layer (attention, MLP, norms, biases). */
+/** Parameters in one dense transformer layer (attention, MLP, norms, biases). */
 double model_params_per_layer(const struct model *m);
+
+/** Whether the model has MoE layers. */
+bool model_is_moe(const struct model *m);
+
+/** Whether layer @layer (1-based) is an MoE layer: every n-th layer. */
+bool model_layer_is_moe(const struct model *m, int layer);
+
+/** Number of MoE layers. */
+int model_moe_layers(const struct model *m);
+
+/** Parameters of one expert MLP (2 or 3 matrices of h x expert_ffn_hidden, biases). */
+double model_params_expert(const struct model *m);
+
+/** Parameters of one MoE layer: attention, norms, router, routed and shared experts. */
+double model_params_moe_layer(const struct model *m);
+
+/** Parameters one token uses: every dense weight, the router, top_k + shared experts. */
+double model_params_active(const struct model *m);
+
+/** Parameters of a layer that are not experts (attention, norms, router). */
+double model_params_layer_dense_part(const struct model *m, bool moe_layer);
 
 /** Input embedding parameters (token table, plus the learned position table). */
 double model_params_embedding(const struct model *m);

@@ -30,3 +30,12 @@ double pipeline_p2p_time(const struct model *m, const struct plan *p,
  * interleaved (Korthikanti et al. 2022, Sec. 4.2.3).
  */
 double pipeline_stored_layer_microbatches(const struct model *m, const struct plan *p);
+
+/**
+ * Count the layers of pipeline stage @stage (0-based) for which @pred
+ * holds. Chunk j of stage i is virtual stage j*p + i (Megatron's
+ * interleaved assignment); layers are numbered from 1.
+ */
+int pipeline_count_layers(const struct model *m, const struct plan *p, int stage,
+			  bool (*pred)(const struct model *m, int layer, const void *arg),
+			  const void *arg);

@@ -24,6 +24,19 @@ struct plan_compression {
 	bool dp_on_cpu;   /**< DP compression on the host, pipelined (BytePS-Compress) */
 };
 
+enum plan_moe_routing {
+	PLAN_MOE_FLAT,    /**< one all-to-all over the EP group (Switch, GShard) */
+	PLAN_MOE_BILEVEL, /**< SMILE: inter-node among equal local ranks, then intra-node */
+};
+
+enum plan_moe_overlap {
+	PLAN_MOE_OVERLAP_NONE,
+	PLAN_MOE_OVERLAP_LANCET, /**< Lancet: with dW in backward, pipelined with non-MoE work in forward */
+};
+
+extern const char *const plan_moe_routing_names[];
+extern const char *const plan_moe_overlap_names[];
+
 /**
  * One plan. Ranks are laid out Megatron-style: TP innermost (consecutive
  * ranks), then DP, then PP (plan_layout in topology.h derives the groups).
@@ -42,6 +55,11 @@ struct plan {
 	int zero;            /**< ZeRO stage 0..3 over the DP group */
 	bool dp_overlap;     /**< overlap the gradient reduction with backward */
 	struct plan_compression compress;
+	int ep;              /**< expert parallelism, carved out of the DP ranks */
+	int moe_routing;     /**< enum plan_moe_routing */
+	int moe_overlap;     /**< enum plan_moe_overlap */
+	int mics_group;      /**< MiCS partition group size (0: off); ZeRO-3 is mics_group = dp */
+	bool mics_hierarchical; /**< MiCS 2-hop all-gather when a group spans nodes */
 };
 
 /** Recompute names, indexed by enum plan_recompute, NULL-terminated. */

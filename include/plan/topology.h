@@ -18,6 +18,10 @@ struct plan_layout {
 	struct group_layout tp;
 	struct group_layout dp;
 	struct group_layout pp;   /**< the ranks of one pipeline */
+	struct group_layout ep;   /**< an expert-parallel group: ep consecutive DP ranks */
+	struct group_layout edp;  /**< the ranks that hold the same experts (dp / ep) */
+	struct group_layout mics; /**< a MiCS partition group (mics_group consecutive DP ranks) */
+	struct group_layout replica; /**< the ranks that hold the same MiCS shard (dp / group) */
 	bool pp_inter_node;       /**< some stage boundary crosses nodes */
 };
 

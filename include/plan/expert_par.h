@@ -1,0 +1,36 @@
+/* Expert parallelism: the all-to-all of MoE layers, flat or bi-level (SMILE). */
+#pragma once
+
+#include "plan/cluster.h"
+#include "plan/compute.h"
+#include "plan/model.h"
+#include "plan/plan.h"
+#include "plan/topology.h"
+
+/** EP communication of one MoE layer for one micro-batch on one GPU. */
+struct ep_layer_comm {
+	double bytes;        /**< what one rank sends in one all-to-all */
+	double a2a_s;        /**< one all-to-all (dispatch or combine) */
+	double inter_s;      /**< bi-level: its inter-node part */
+	double intra_s;      /**< bi-level: its intra-node part */
+	double fwd_s;        /**< dispatch + combine in forward, exposed */
+	double bwd_s;        /**< the same in backward, exposed */
+	double recompute_s;  /**< repeated by full recomputation, exposed */
+	double total_s;      /**< all of it before overlap */
+};
+
+/**
+ * Each MoE layer runs a dispatch and a combine all-to-all in forward and
+ * again in backward (GShard, Lepikhin et al. 2020; Switch, Fedus et al.
+ * 2021), each rank sending cf * k * tokens * h 16-bit values (split by t
+ * with sequence parallelism). Flat: one all-to-all over the EP group.
+ * Bi-level (SMILE, He et al. 2022): an all-to-all among the GPUs of equal
+ * local rank across the nodes, then one inside the node over NVLink:
+ * fewer, larger messages on the slow links. With Lancet (Jiang et al.
+ * MLSys 2024) the backward all-to-all hides behind the weight-gradient
+ * GEMMs and the forward one is pipelined in chunks with the non-MoE work.
+ * @layer: the MoE layer's compute times (for the overlap).
+ */
+void ep_layer_comm(const struct model *m, const struct plan *p, const struct cluster *c,
+		   const struct plan_layout *lay, const struct compute_layer *layer,
+		   struct ep_layer_comm *out);
