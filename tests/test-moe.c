@@ -1,0 +1,280 @@
+#include <math.h>
+
+#include "plan/collective.h"
+#include "plan/estimate.h"
+#include "plan/flops.h"
+#include "plan/memory.h"
+#include "testutil.h"
+
+#define MIXTRAL_YAML \
+	"name: mixtral\nlayers: 32\nhidden: 4096\nheads: 32\nkv_heads: 8\nffn_hidden: 14336\n" \
+	"gated_mlp: true\nvocab: 32000\nseq_len: 4096\ntied_embeddings: false\nbias: false\n" \
+	"norm: rmsnorm\nposition_embedding: rotary\nmoe:\n  experts: 8\n  top_k: 2\n"
+
+START_TEST(test_mixtral_params)
+{
+	struct model m;
+
+	test_load_model(&m, MIXTRAL_YAML);
+	ck_assert(model_is_moe(&m));
+	ck_assert_int_eq(model_moe_layers(&m), 32);
+	ck_assert_int_eq(m.moe.expert_ffn_hidden, 14336); /* default: ffn_hidden */
+	/* Per layer: attention 4096 (4096 + 2 x 1024) + 4096^2 = 41,943,040;
+	 * 8 experts x 3 x 4096 x 14336 = 1,409,286,144; router 4096 x 8 =
+	 * 32,768; two RMSNorm 8,192: 1,451,270,144 x 32 = 46,440,644,608;
+	 * + 2 x 32000 x 4096 (untied) + final norm 4096 = 46,702,792,704
+	 * (Jiang et al. 2024: 46.7 B). Active: 2 experts (352,321,536) in place
+	 * of 8: 394,305,536 x 32 + 262,148,096 = 12,879,925,248 (12.9 B). */
+	ck_assert_rel(model_params_total(&m), 46702792704.0, 1e-15);
+	ck_assert_rel(model_params_active(&m), 12879925248.0, 1e-15);
+	/* FLOPs per token count the active matrices: 2 x (41,943,040 + 32,768
+	 * + 352,321,536) + 4 s h per layer, x 32, + 2 h V = 27,644,657,664. */
+	ck_assert_rel(flops_forward_per_token(&m, 4096), 27644657664.0, 1e-15);
+}
+END_TEST
+
+START_TEST(test_moe_profile_errors)
+{
+	struct model m;
+	struct plan_error err;
+
+	plan_error_clear(&err);
+	ck_assert(!model_load_string(&m, "m.yaml", GPT3_YAML "moe:\n  experts: 4\n  top_k: 8\n", &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "moe.top_k (8) is more than moe.experts (4)"));
+	ck_assert(!model_load_string(&m, "m.yaml", GPT3_YAML "moe:\n  top_k: 1\n", &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "missing required key 'experts'"));
+	/* A dense model leaves the block zeroed. */
+	test_load_model(&m, GPT3_YAML);
+	ck_assert(!model_is_moe(&m));
+	ck_assert_rel(model_params_active(&m), model_params_total(&m), 1e-15);
+}
+END_TEST
+
+START_TEST(test_alltoall_flat_bilevel)
+{
+	struct cluster c;
+	struct group_layout g = { 16, 8, 2 }, across = { 2, 1, 2 }, inside = { 8, 8, 1 };
+	double d = 16777216.0;
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML); /* message_half_size 0 */
+	/* Flat, 16 ranks on 2 nodes, 16 MiB per rank: 8 messages leave the
+	 * node (8 x 5 us), 7 stay (7 x 3 us); 8 MiB at 21.25e9 B/s bounds it:
+	 * 61 us + 394.76 us = 455.76 us. */
+	ck_assert_rel(collective_time(&c, &g, COLL_ALLTOALL, COLL_ALGO_RING, d), 0.00045575802352941177, 1e-12);
+	/* Bi-level (SMILE): across the 2 nodes, 5 us + 8 MiB / 21.25e9 =
+	 * 399.76 us; inside the node 7 x 3 us + 7/8 x 16 MiB / 225e9 = 86.24 us.
+	 * With a flat per-byte cost and 2 nodes, bi-level does not win. */
+	ck_assert_rel(collective_time(&c, &across, COLL_ALLTOALL, COLL_ALGO_RING, d) +
+		      collective_time(&c, &inside, COLL_ALLTOALL, COLL_ALGO_RING, d),
+		      0.00048600275241830065, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
+static double
+moe_time(const struct cluster *c, const struct model *m, int nodes, int routing, int overlap,
+	 struct estimate *e)
+{
+	struct plan p;
+	struct plan_error err;
+	int gpus = 8 * nodes;
+
+	plan_init(&p);
+	p.tp = p.pp = 1;
+	p.dp = gpus;
+	p.ep = gpus < m->moe.experts ? gpus : m->moe.experts;
+	p.micro_batch = 16;
+	p.global_batch = 16 * gpus;
+	p.seq_len = 512;
+	p.moe_routing = routing;
+	p.moe_overlap = overlap;
+	ck_assert_msg(estimate_plan(m, c, &p, NULL, e, &err), "%s", err.message);
+	return e->iteration_time_s;
+}
+
+START_TEST(test_bilevel_scaling)
+{
+	struct cluster c;
+	struct model m;
+	struct estimate e;
+	double last = 1.0;
+	const struct estimate_breakdown *b = &e.breakdown;
+
+	/* SMILE's setting: p4d-like nodes (8 A100, 4 x 100 Gbit/s), Switch-Base-128. */
+	test_load_cluster(&c, "name: p4d\nnodes: 32\ngpus_per_node: 8\ngpu:\n  name: A100\n"
+			      "  peak_flops: 312 TFLOPS\n  memory: 40 GiB\n  memory_bandwidth: 1555 GB/s\n"
+			      "intra_node:\n  bandwidth: 300 GB/s\ninter_node:\n  nics_per_node: 4\n"
+			      "  nic_bandwidth: 100 Gbit/s\n  latency: 15 us\n");
+	test_load_model(&m, "name: switch\nlayers: 24\nhidden: 768\nheads: 12\nvocab: 32128\nseq_len: 512\n"
+			    "bias: false\nnorm: rmsnorm\nposition_embedding: rotary\n"
+			    "moe:\n  experts: 128\n  top_k: 1\n  every: 2\n  capacity_factor: 1.25\n");
+	/* Bi-level beats flat more as the node count grows. */
+	for (int nodes = 2; nodes <= 16; nodes *= 2) {
+		double flat = moe_time(&c, &m, nodes, PLAN_MOE_FLAT, PLAN_MOE_OVERLAP_NONE, &e);
+		double bi = moe_time(&c, &m, nodes, PLAN_MOE_BILEVEL, PLAN_MOE_OVERLAP_NONE, &e);
+
+		ck_assert_rel(b->compute + b->recompute + b->tp_comm + b->pp_comm + b->pp_bubble +
+			      b->dp_comm + b->optimizer + b->compression + b->ep_comm,
+			      e.iteration_time_s, 1e-12);
+		ck_assert(e.details.ep_inter_s > 0 && e.details.ep_intra_s > 0);
+		ck_assert_msg(flat / bi > last, "%d nodes: %.3f after %.3f", nodes, flat / bi, last);
+		last = flat / bi;
+	}
+	ck_assert(last > 1.3);
+	/* Lancet hides part of the all-to-all. */
+	moe_time(&c, &m, 16, PLAN_MOE_FLAT, PLAN_MOE_OVERLAP_NONE, &e);
+	{
+		double exposed = b->ep_comm;
+
+		moe_time(&c, &m, 16, PLAN_MOE_FLAT, PLAN_MOE_OVERLAP_LANCET, &e);
+		ck_assert(b->ep_comm < exposed);
+		ck_assert(b->ep_comm > 0.0);
+	}
+	cluster_release(&c);
+}
+END_TEST
+
+START_TEST(test_ep_errors)
+{
+	struct cluster c;
+	struct model m, dense;
+	struct plan p;
+	struct estimate e;
+	struct plan_error err;
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	test_load_model(&m, MIXTRAL_YAML);
+	test_load_model(&dense, GPT3_YAML);
+	plan_init(&p);
+	p.tp = 8;
+	p.pp = 1;
+	p.dp = 12;
+	p.ep = 8;
+	p.global_batch = 12;
+	p.seq_len = 4096;
+	ck_assert(!estimate_plan(&m, &c, &p, NULL, &e, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "ep (8) must divide dp (12)"));
+	p.dp = 16;
+	p.ep = 16;
+	p.global_batch = 16;
+	ck_assert(!estimate_plan(&m, &c, &p, NULL, &e, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "experts (8) are not divisible by ep (16)"));
+	p.ep = 2;
+	ck_assert(!estimate_plan(&dense, &c, &p, NULL, &e, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "needs an MoE model"));
+	/* Local experts: ep 8 holds 1 of 8 experts per GPU, 1/8 of ep 1's. */
+	p.ep = 8;
+	{
+		double e8, e1;
+
+		estimate_stage_params(&m, &p, 0, &e8);
+		p.ep = 1;
+		estimate_stage_params(&m, &p, 0, &e1);
+		ck_assert_rel(e8 * 8.0, e1, 1e-12);
+	}
+	cluster_release(&c);
+}
+END_TEST
+
+START_TEST(test_mics_two_hop)
+{
+	struct cluster c;
+	struct group_layout g = { 16, 8, 2 };
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	/* Flat ring all-gather of 1 GB over 16 ranks on 2 nodes: 14 x 3 us +
+	 * 1 x 5 us, and 15/16 GB through 8 NIC shares (170e9 B/s): 5.5617 ms. */
+	ck_assert_rel(collective_time(&c, &g, COLL_ALLGATHER, COLL_ALGO_RING, 1e9), 0.005561705882352942, 1e-12);
+	/* MiCS 2-hop: hop 1 gathers 1/8 GB across 2 nodes per NIC share
+	 * (5 us + 0.5 x 125e6 / 21.25e9 = 2.9462 ms, half the cross-node
+	 * volume); hop 2 gathers 1 GB over NVLink (21 us + 3.8889 ms), and
+	 * overlaps hop 1: 3.9099 ms + 5 us = 3.9149 ms. */
+	ck_assert_rel(collective_two_hop_allgather(&c, &g, 1e9), 0.003914888888888889, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
+START_TEST(test_mics_memory)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct memory_use u;
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	test_load_model(&m, GPT3_YAML);
+	plan_init(&p);
+	p.tp = p.pp = 1;
+	p.dp = 64;
+	p.zero = 3;
+	p.mics_group = 8;
+	p.global_batch = 64;
+	p.seq_len = 2048;
+	/* MiCS: 16 Psi / G = 16 x 7.5e9 / 8 = 15e9 bytes of model states. */
+	memory_stage(&m, &p, &c, 0, 7.5e9, 0.0, &u);
+	ck_assert_rel(u.weights + u.gradients + u.optimizer, 15e9, 1e-12);
+	/* ZeRO-3 is the special case G = dp: 16 x 7.5e9 / 64. */
+	p.mics_group = 0;
+	memory_stage(&m, &p, &c, 0, 7.5e9, 0.0, &u);
+	ck_assert_rel(u.weights + u.gradients + u.optimizer, 1.875e9, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
+START_TEST(test_mics_beats_zero3)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct estimate z3, mics;
+	struct plan_error err;
+	double last = 1.0;
+
+	/* MiCS's setting: p3dn-like nodes (8 x V100 32GB, 100 Gbit/s), a
+	 * 7.5 B model, weak scaling with 8 sequences per GPU per iteration. */
+	test_load_cluster(&c, "name: p3dn\nnodes: 64\ngpus_per_node: 8\ngpu:\n  name: V100\n"
+			      "  peak_flops: 125 TFLOPS\n  memory: 32 GiB\n  memory_bandwidth: 900 GB/s\n"
+			      "intra_node:\n  bandwidth: 150 GB/s\ninter_node:\n  nics_per_node: 1\n"
+			      "  nic_bandwidth: 100 Gbit/s\n  latency: 15 us\n");
+	test_load_model(&m, "name: g\nlayers: 36\nhidden: 4096\nheads: 32\nvocab: 51200\nseq_len: 2048\n");
+	for (int gpus = 64; gpus <= 512; gpus *= 2) {
+		plan_init(&p);
+		p.tp = p.pp = 1;
+		p.dp = gpus;
+		p.zero = 3;
+		p.micro_batch = 4;
+		p.global_batch = 8 * gpus;
+		p.seq_len = 2048;
+		p.recompute = PLAN_RECOMPUTE_FULL;
+		ck_assert(estimate_plan(&m, &c, &p, NULL, &z3, &err));
+		p.mics_group = 8;
+		ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &mics, &err), "%s", err.message);
+		ck_assert(mics.fits);
+		/* MiCS is never slower, and its lead grows with scale. */
+		ck_assert(z3.iteration_time_s / mics.iteration_time_s >= last - 1e-9);
+		last = z3.iteration_time_s / mics.iteration_time_s;
+	}
+	ck_assert_msg(last > 1.5, "MiCS over ZeRO-3 at 512 GPUs: %.3f", last);
+	cluster_release(&c);
+}
+END_TEST
+
+static Suite *
+moe_suite(void)
+{
+	Suite *s = suite_create("moe");
+	TCase *tc = tcase_create("moe");
+
+	tcase_add_test(tc, test_mixtral_params);
+	tcase_add_test(tc, test_moe_profile_errors);
+	tcase_add_test(tc, test_alltoall_flat_bilevel);
+	tcase_add_test(tc, test_bilevel_scaling);
+	tcase_add_test(tc, test_ep_errors);
+	tcase_add_test(tc, test_mics_two_hop);
+	tcase_add_test(tc, test_mics_memory);
+	tcase_add_test(tc, test_mics_beats_zero3);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+TEST_MAIN(moe_suite)
