@@ -6,6 +6,7 @@
 #include "plan/numparse.h"
 
 const char *const cli_format_names[] = { "text", "json", "csv", NULL };
+char cli_context[512];
 
 void
 cli_error(const char *fmt, ...)
@@ -95,8 +96,17 @@ load_profile(enum profile_kind kind, const char *arg, void *obj,
 	char path[PATH_MAX];
 
 	plan_error_clear(&err);
-	if (!profile_resolve(kind, arg, path, sizeof(path), &err) || !load(obj, path, &err))
+	if (!profile_resolve(kind, arg, path, sizeof(path), &err) || !load(obj, path, &err)) {
+		if (cli_context[0]) {
+			char buf[1200];
+
+			plan_error_format(&err, buf, sizeof(buf));
+			cli_error("%s: %s", cli_context, buf);
+			return err.kind == PLAN_ERR_INPUT ? CLI_EXIT_INPUT :
+			       err.kind == PLAN_ERR_PLAN ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
+		}
 		return cli_report(&err);
+	}
 	return CLI_EXIT_OK;
 }
 

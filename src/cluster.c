@@ -97,7 +97,7 @@ cluster_finish(struct cluster *c, struct ytree *t, struct plan_error *err)
 	const struct schema_curve *curve = &c->gpu.gemm_efficiency;
 
 	if (c->gpu.reserved_bytes >= c->gpu.memory_bytes)
-		return ytree_error(t, ytree_root(t), err,
+		return ytree_error(t, ytree_find_path(t, "gpu.reserved_memory"), err,
 				   "gpu.reserved_memory must be smaller than gpu.memory");
 	if (curve->n == 0)
 		return true;
@@ -110,7 +110,8 @@ cluster_finish(struct cluster *c, struct ytree *t, struct plan_error *err)
 		return plan_error_set(err, PLAN_ERR_NOMEM, t->file, 0, 0, "out of memory");
 	if (gsl_interp_init(c->gemm_interp, c->gemm_log_x, curve->y, (size_t)curve->n) != GSL_SUCCESS) {
 		cluster_release(c);
-		return ytree_error(t, ytree_root(t), err, "gpu.gemm_efficiency cannot be interpolated");
+		return ytree_error(t, ytree_find_path(t, "gpu.gemm_efficiency"), err,
+				   "gpu.gemm_efficiency cannot be interpolated");
 	}
 	return true;
 }

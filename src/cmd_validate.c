@@ -65,9 +65,12 @@ predict_run(const char *file, struct run *run, struct row_result *res)
 	struct plan_error err;
 	int rc;
 
-	if ((rc = cli_load_model(run->model, &m)) != CLI_EXIT_OK)
-		return rc;
-	if ((rc = cli_load_cluster(run->cluster, &c)) != CLI_EXIT_OK)
+	snprintf(cli_context, sizeof(cli_context), "%s: row %d ('%s')", file, run->row, run->id);
+	rc = cli_load_model(run->model, &m);
+	if (rc == CLI_EXIT_OK)
+		rc = cli_load_cluster(run->cluster, &c);
+	cli_context[0] = '\0';
+	if (rc != CLI_EXIT_OK)
 		return rc;
 	if (run->plan.seq_len == 0)
 		run->plan.seq_len = m.seq_len;

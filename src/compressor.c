@@ -71,7 +71,7 @@ static const double default_decode_passes[] = { 0, 2, 2, 3, 4 };
 static bool
 compressor_finish(struct compressor *c, struct ytree *t, struct plan_error *err)
 {
-	yaml_node_t *root = ytree_root(t);
+	yaml_node_t *root = ytree_find_path(t, "method");
 	const char *method = compressor_method_names[c->method];
 
 	switch (c->method) {
@@ -88,7 +88,7 @@ compressor_finish(struct compressor *c, struct ytree *t, struct plan_error *err)
 		if (c->bits == 0)
 			return ytree_error(t, root, err, "method '%s' needs 'bits'", method);
 		if (8 % c->bits != 0)
-			return ytree_error(t, root, err, "'bits' must be 1, 2, 4 or 8 (values are packed into bytes), got %d",
+			return ytree_error(t, ytree_find_path(t, "bits"), err, "'bits' must be 1, 2, 4 or 8 (values are packed into bytes), got %d",
 					   c->bits);
 		break;
 	case COMPRESSOR_POWERSGD:

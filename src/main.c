@@ -37,7 +37,7 @@ main(int argc, char **argv)
 	profile_path_init(argv[0]);
 
 	if (argc < 2) {
-		usage(stderr);
+		cli_error("no command given (commands: predict, validate, profiles; see 'plan-cli --help')");
 		return CLI_EXIT_USAGE;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||

@@ -64,7 +64,7 @@ memory_stage(const struct model *m, const struct plan *p,
 {
 	double d = p->mics_group > 0 ? p->mics_group : p->dp, t = p->tp;
 	double sbh = (double)p->seq_len * p->micro_batch * m->hidden;
-	double stored = pipeline_stored_layer_microbatches(m, p);
+	double stored = pipeline_stored_layer_microbatches(m, p, stage);
 	double act;
 
 	/* ZeRO (Rajbhandari et al. 2020, Sec. 5): 2 + 2 + 12 bytes per
@@ -76,15 +76,9 @@ memory_stage(const struct model *m, const struct plan *p,
 	model_states(p->zero, expert_params, (double)p->dp / p->ep, out);
 
 	/* Stage i of 1F1B holds min(m, p - i) micro-batches in flight: the
-	 * first stage the most (Narayanan et al. SC21, Sec. 2.2). */
+	 * first stage the most (Narayanan et al. SC21, Sec. 2.2). The caller
+	 * passes the stage's own recompute mode in p->recompute. */
 	act = stored * memory_layer_activations(m, p);
-	if (stage > 0) {
-		int mb = plan_microbatches(p);
-		double first = mb < p->pp ? mb : p->pp;
-		double here = mb < p->pp - stage ? mb : p->pp - stage;
-
-		act *= here / first;
-	}
 	/* Full recomputation re-materialises one layer at a time. */
 	if (p->recompute == PLAN_RECOMPUTE_FULL)
 		act += layer_activations_full(m, p, true);

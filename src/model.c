@@ -8,7 +8,7 @@ static const char *const position_choices[] = { "learned", "rotary", NULL };
 
 #define OFF(f) offsetof(struct model, f)
 #define MOFF(f) offsetof(struct model_moe, f)
-#define BIG 1e9
+#define BIG 1e8
 
 static const struct schema_key moe_schema[] = {
 	{ .key = "experts", .type = SCHEMA_INT, .required = true, .offset = MOFF(experts),
@@ -35,7 +35,7 @@ const struct schema_key model_schema[] = {
 	{ .key = "layers", .type = SCHEMA_INT, .required = true, .offset = OFF(layers),
 	  .min = 1, .max = 100000, .help = "transformer layers" },
 	{ .key = "hidden", .type = SCHEMA_INT, .required = true, .offset = OFF(hidden),
-	  .min = 1, .max = BIG, .help = "hidden size h" },
+	  .min = 1, .max = 1e6, .help = "hidden size h" },
 	{ .key = "heads", .type = SCHEMA_INT, .required = true, .offset = OFF(heads),
 	  .min = 1, .max = 100000, .help = "attention heads a" },
 	{ .key = "kv_heads", .type = SCHEMA_INT, .offset = OFF(kv_heads),
@@ -65,28 +65,26 @@ const struct schema_key model_schema[] = {
 static bool
 model_finish(struct model *m, struct ytree *t, struct plan_error *err)
 {
-	yaml_node_t *root = ytree_root(t);
-
 	if (m->kv_heads == 0)
 		m->kv_heads = m->heads;
 	if (m->ffn_hidden == 0)
-		m->ffn_hidden = 4 * m->hidden;
+		m->ffn_hidden = 4 * m->hidden; /* hidden <= 1e6: no overflow */
 	if (m->moe.experts > 0) {
 		if (m->moe.expert_ffn_hidden == 0)
 			m->moe.expert_ffn_hidden = m->ffn_hidden;
 		if (m->moe.top_k > m->moe.experts)
-			return ytree_error(t, root, err, "moe.top_k (%d) is more than moe.experts (%d)",
+			return ytree_error(t, ytree_find_path(t, "moe.top_k"), err, "moe.top_k (%d) is more than moe.experts (%d)",
 					   m->moe.top_k, m->moe.experts);
 		if (m->moe.every > m->layers)
-			return ytree_error(t, root, err, "moe.every (%d) is more than layers (%d): no MoE layer",
+			return ytree_error(t, ytree_find_path(t, "moe.every"), err, "moe.every (%d) is more than layers (%d): no MoE layer",
 					   m->moe.every, m->layers);
 	}
 	if (m->hidden % m->heads != 0)
-		return ytree_error(t, root, err,
+		return ytree_error(t, ytree_find_path(t, "hidden"), err,
 				   "hidden (%d) must be divisible by heads (%d)",
 				   m->hidden, m->heads);
 	if (m->kv_heads > m->heads || m->heads % m->kv_heads != 0)
-		return ytree_error(t, root, err,
+		return ytree_error(t, ytree_find_path(t, "kv_heads"), err,
 				   "heads (%d) must be a multiple of kv_heads (%d)",
 				   m->heads, m->kv_heads);
 	return true;

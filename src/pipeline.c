@@ -36,11 +36,11 @@ pipeline_p2p_time(const struct model *m, const struct plan *p,
 }
 
 double
-pipeline_stored_layer_microbatches(const struct model *m, const struct plan *p)
+pipeline_stored_layer_microbatches(const struct model *m, const struct plan *p, int stage)
 {
-	double layers_per_stage = (double)m->layers / p->pp;
+	double layers_per_stage = plan_stage_layers(p, m, stage);
 	int mb = plan_microbatches(p);
-	double in_flight = mb < p->pp ? mb : p->pp;
+	double in_flight = mb < p->pp - stage ? mb : p->pp - stage;
 	double factor = 1.0;
 
 	if (p->vpp > 1)
@@ -56,6 +56,14 @@ pipeline_count_layers(const struct model *m, const struct plan *p, int stage,
 	int per_chunk = m->layers / (p->pp * p->vpp);
 	int count = 0;
 
+	if (p->custom_layers) {
+		int first = plan_stage_first_layer(p, m, stage);
+
+		for (int l = first; l < first + p->stage_layers[stage]; l++)
+			if (pred(m, l, arg))
+				count++;
+		return count;
+	}
 	for (int j = 0; j < p->vpp; j++) {
 		int first = (j * p->pp + stage) * per_chunk + 1;
 

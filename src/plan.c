@@ -31,6 +31,28 @@ plan_microbatches(const struct plan *p)
 	return p->global_batch / (p->dp * p->micro_batch);
 }
 
+int
+plan_stage_layers(const struct plan *p, const struct model *m, int s)
+{
+	return p->custom_layers ? p->stage_layers[s] : m->layers / p->pp;
+}
+
+int
+plan_stage_first_layer(const struct plan *p, const struct model *m, int s)
+{
+	int first = 1;
+
+	for (int i = 0; i < s; i++)
+		first += plan_stage_layers(p, m, i);
+	return first;
+}
+
+int
+plan_stage_recompute(const struct plan *p, int s)
+{
+	return p->custom_recompute ? p->stage_recompute[s] : p->recompute;
+}
+
 #define FAIL(...) plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, __VA_ARGS__)
 
 bool
@@ -62,8 +84,28 @@ plan_validate(const struct plan *p, const struct model *m,
 			    p->tp, c->gpus_per_node);
 	if (p->tp < c->gpus_per_node && c->gpus_per_node % p->tp != 0)
 		return FAIL("tp (%d) must divide gpus_per_node (%d)", p->tp, c->gpus_per_node);
-	if (m->layers % (p->pp * p->vpp) != 0)
+	if (p->pp > PLAN_MAX_STAGES && (p->custom_layers || p->custom_recompute))
+		return FAIL("per-stage layouts are limited to %d stages (pp %d)", PLAN_MAX_STAGES, p->pp);
+	if (p->custom_layers) {
+		int sum = 0;
+
+		if (p->vpp > 1)
+			return FAIL("an uneven pipeline (--stage-layers) needs vpp 1 (got %d)", p->vpp);
+		for (int i = 0; i < p->pp; i++) {
+			if (p->stage_layers[i] < 1)
+				return FAIL("stage %d has %d layers: every stage needs at least one", i,
+					    p->stage_layers[i]);
+			sum += p->stage_layers[i];
+		}
+		if (sum != m->layers)
+			return FAIL("the stages hold %d layers but the model has %d", sum, m->layers);
+	} else if (m->layers % (p->pp * p->vpp) != 0) {
 		return FAIL("layers (%d) are not divisible by pp x vpp (%d x %d)", m->layers, p->pp, p->vpp);
+	}
+	if (p->custom_recompute)
+		for (int i = 0; i < p->pp; i++)
+			if (p->stage_recompute[i] < PLAN_RECOMPUTE_NONE || p->stage_recompute[i] > PLAN_RECOMPUTE_FULL)
+				return FAIL("stage %d has an invalid recompute mode (%d)", i, p->stage_recompute[i]);
 	if (p->vpp > 1 && p->pp < 2)
 		return FAIL("interleaving (vpp %d) needs pipeline parallelism (pp %d > 1)", p->vpp, p->pp);
 	if (p->global_batch % (p->dp * p->micro_batch) != 0)

@@ -1,3 +1,4 @@
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,9 +132,13 @@ set_scalar(const struct schema_key *k, struct ytree *t, yaml_node_t *node,
 
 	switch (k->type) {
 	case SCHEMA_INT:
-		if (!num_parse_long(text, -2147483647L, 2147483647L, &l))
+		if (!num_parse_long(text, LONG_MIN, LONG_MAX, &l)) {
+			if (num_parse_double(text, &d) && d == floor(d))
+				return ytree_error(t, node, err, "'%s' must be at most %g, got '%s'",
+						   k->key, k->max, text);
 			return ytree_error(t, node, err, "'%s' must be a whole number, got '%s'",
 					   k->key, text);
+		}
 		if (!check_range(k, t, node, (double)l, err))
 			return false;
 		*(int *)dst = (int)l;

@@ -1,6 +1,8 @@
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "plan/yamltree.h"
@@ -16,16 +18,26 @@ parser_error(const char *name, const yaml_parser_t *p, struct plan_error *err)
 			      p->context ? " " : "", p->context ? p->context : "");
 }
 
-/* libyaml accepts duplicate keys silently; a profile must not. */
+/*
+ * libyaml accepts duplicate keys silently; a profile must not. Aliases
+ * make the document a graph: each node is checked once (@seen), or a
+ * kilobyte of nested aliases would take hours (a "billion laughs").
+ */
 static bool
-check_duplicates(struct ytree *t, yaml_node_t *node, int depth, struct plan_error *err)
+check_duplicates(struct ytree *t, yaml_node_t *node, int depth, unsigned char *seen,
+		 struct plan_error *err)
 {
+	ptrdiff_t index = node - t->doc.nodes.start;
+
 	if (depth > 32)
 		return ytree_error(t, node, err, "document nested too deeply");
+	if (seen[index])
+		return true;
+	seen[index] = 1;
 	if (node->type == YAML_SEQUENCE_NODE) {
 		for (yaml_node_item_t *i = node->data.sequence.items.start;
 		     i < node->data.sequence.items.top; i++)
-			if (!check_duplicates(t, ytree_node(t, *i), depth + 1, err))
+			if (!check_duplicates(t, ytree_node(t, *i), depth + 1, seen, err))
 				return false;
 	} else if (node->type == YAML_MAPPING_NODE) {
 		yaml_node_pair_t *start = node->data.mapping.pairs.start;
@@ -43,7 +55,7 @@ check_duplicates(struct ytree *t, yaml_node_t *node, int depth, struct plan_erro
 				if (sb && strcmp(sa, sb) == 0)
 					return ytree_error(t, ka, err, "duplicate key '%s'", sa);
 			}
-			if (!check_duplicates(t, ytree_node(t, a->value), depth + 1, err))
+			if (!check_duplicates(t, ytree_node(t, a->value), depth + 1, seen, err))
 				return false;
 		}
 	}
@@ -78,9 +90,21 @@ load(struct ytree *t, yaml_parser_t *p, struct plan_error *err)
 				      "only one YAML document is allowed per profile");
 	}
 	yaml_document_delete(&extra);
-	if (!check_duplicates(t, root, 0, err)) {
-		ytree_release(t);
-		return false;
+	{
+		size_t n = (size_t)(t->doc.nodes.top - t->doc.nodes.start);
+		unsigned char *seen = calloc(n ? n : 1, 1);
+		bool ok;
+
+		if (!seen) {
+			ytree_release(t);
+			return plan_error_set(err, PLAN_ERR_NOMEM, t->file, 0, 0, "out of memory");
+		}
+		ok = check_duplicates(t, root, 0, seen, err);
+		free(seen);
+		if (!ok) {
+			ytree_release(t);
+			return false;
+		}
 	}
 	return true;
 }
@@ -172,4 +196,31 @@ ytree_error(const struct ytree *t, const yaml_node_t *node,
 	return plan_error_set(err, PLAN_ERR_INPUT, t->file,
 			      node ? (int)node->start_mark.line + 1 : 0,
 			      node ? (int)node->start_mark.column + 1 : 0, "%s", msg);
+}
+
+yaml_node_t *
+ytree_find(struct ytree *t, yaml_node_t *map, const char *key)
+{
+	if (!map || map->type != YAML_MAPPING_NODE)
+		return NULL;
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		const char *k = ytree_scalar(ytree_node(t, p->key));
+
+		if (k && strcmp(k, key) == 0)
+			return ytree_node(t, p->value);
+	}
+	return NULL;
+}
+
+yaml_node_t *
+ytree_find_path(struct ytree *t, const char *path)
+{
+	char buf[128];
+	char *save = NULL;
+	yaml_node_t *node = ytree_root(t);
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *tok = strtok_r(buf, ".", &save); tok && node; tok = strtok_r(NULL, ".", &save))
+		node = ytree_find(t, node, tok);
+	return node ? node : ytree_root(t);
 }

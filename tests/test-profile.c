@@ -35,7 +35,7 @@ static const struct bad_profile bad_models[] = {
 	{ "- a\n- b\n", "expected a mapping", 1, 1 },
 	{ "name: [x\n", "invalid YAML", 2, 1 },
 	{ "name: x\nlayers: 2\nhidden: 10\nheads: 3\nvocab: 5\nseq_len: 4\n",
-	  "hidden (10) must be divisible by heads (3)", 1, 1 },
+	  "hidden (10) must be divisible by heads (3)", 3, 9 },
 	{ "name: x\nlayers:\n  deep: 1\n", "'layers' must be a single value, not a mapping", 3, 3 },
 	{ "a: 1\n---\nb: 2\n", "only one YAML document", 2, 1 },
 };

@@ -24,12 +24,13 @@ double pipeline_p2p_time(const struct model *m, const struct plan *p,
 			 double *bytes_out);
 
 /**
- * Micro-batches' worth of layer activations the first stage holds at its
- * peak, in units of (one layer, one micro-batch): L/p layers times
- * min(p, m) in-flight micro-batches, times 1 + (p-1)/(p v) when
- * interleaved (Korthikanti et al. 2022, Sec. 4.2.3).
+ * Micro-batches' worth of layer activations stage @stage holds at its
+ * peak, in units of (one layer, one micro-batch): its layers times
+ * min(p - stage, m) in-flight micro-batches (stage 0: min(p, m)), times
+ * 1 + (p-1)/(p v) when interleaved (Korthikanti et al. 2022, Sec. 4.2.3;
+ * Narayanan et al. SC21, Sec. 2.2).
  */
-double pipeline_stored_layer_microbatches(const struct model *m, const struct plan *p);
+double pipeline_stored_layer_microbatches(const struct model *m, const struct plan *p, int stage);
 
 /**
  * Count the layers of pipeline stage @stage (0-based) for which @pred

@@ -37,6 +37,9 @@ enum plan_moe_overlap {
 extern const char *const plan_moe_routing_names[];
 extern const char *const plan_moe_overlap_names[];
 
+/** Most pipeline stages a plan may list one by one. */
+#define PLAN_MAX_STAGES 256
+
 /**
  * One plan. Ranks are laid out Megatron-style: TP innermost (consecutive
  * ranks), then DP, then PP (plan_layout in topology.h derives the groups).
@@ -60,6 +63,13 @@ struct plan {
 	int moe_overlap;     /**< enum plan_moe_overlap */
 	int mics_group;      /**< MiCS partition group size (0: off); ZeRO-3 is mics_group = dp */
 	bool mics_hierarchical; /**< MiCS 2-hop all-gather when a group spans nodes */
+	/* An uneven pipeline (Megatron's first/last-stage layer counts), or
+	 * recomputation per stage: set by optimize or --stage-layers and
+	 * --stage-recompute. Zero/unset means L/p layers and `recompute`. */
+	bool custom_layers;
+	bool custom_recompute;
+	short stage_layers[PLAN_MAX_STAGES];
+	signed char stage_recompute[PLAN_MAX_STAGES];
 };
 
 /** Recompute names, indexed by enum plan_recompute, NULL-terminated. */
@@ -80,3 +90,12 @@ int plan_gpus(const struct plan *p);
 
 /** Micro-batches per pipeline per iteration: global / (dp * micro). */
 int plan_microbatches(const struct plan *p);
+
+/** Layers held by pipeline stage @s (all its chunks). */
+int plan_stage_layers(const struct plan *p, const struct model *m, int s);
+
+/** 1-based index of the first layer of stage @s (custom or vpp = 1 layouts). */
+int plan_stage_first_layer(const struct plan *p, const struct model *m, int s);
+
+/** Recomputation of stage @s (enum plan_recompute). */
+int plan_stage_recompute(const struct plan *p, int s);

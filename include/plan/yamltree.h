@@ -39,5 +39,14 @@ bool ytree_error(const struct ytree *t, const yaml_node_t *node,
 		 struct plan_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/** The value of @key in mapping @map, or NULL. */
+yaml_node_t *ytree_find(struct ytree *t, yaml_node_t *map, const char *key);
+
+/**
+ * The value at a dotted @path from the root ("moe.top_k"), or the root
+ * when it is absent: where to point an error about that key.
+ */
+yaml_node_t *ytree_find_path(struct ytree *t, const char *path);
+
 /** The scalar's text (NUL-terminated by libyaml), or NULL for non-scalars. */
 const char *ytree_scalar(const yaml_node_t *node);

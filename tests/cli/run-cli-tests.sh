@@ -1,0 +1,500 @@
+#!/usr/bin/env bash
+# Black-box tests of the plan-cli command line: exit statuses, where output
+# goes, the JSON/CSV formats, a golden text report, profile resolution.
+#
+# usage: run-cli-tests.sh PLAN_CLI SOURCE_ROOT
+#
+# Prints "ok N - NAME" / "not ok N - NAME" (with "# why" lines), then
+# "N passed, N failed"; the exit status is 1 when any test failed.
+# Needs bash, coreutils and jq.
+#
+# The golden report tests/cli/golden/predict-gpt3-175b-selene.txt is the
+# text output of
+#   plan-cli predict --model gpt3-175b --cluster selene --tp 8 --pp 12 \
+#       --dp 16 --micro-batch 1 --global-batch 1536 --recompute full
+# After an intended change of the model or of the report layout, rewrite
+# it and review the diff:
+#   UPDATE_GOLDEN=1 tests/cli/run-cli-tests.sh build/plan-cli .
+#   git diff tests/cli/golden/
+# jq programs are in single quotes on purpose:
+# shellcheck disable=SC2016
+set -u
+
+if [ $# -ne 2 ]; then
+	echo "usage: $0 PLAN_CLI SOURCE_ROOT" >&2
+	exit 2
+fi
+bin=$1
+src=$2
+case $bin in /*) ;; *) bin=$PWD/$bin ;; esac
+src=$(cd "$src" && pwd) || exit 2
+limit=${PLAN_CLI_TEST_TIMEOUT:-30}
+golden=$src/tests/cli/golden/predict-gpt3-175b-selene.txt
+runs_csv=$src/tests/data/published-runs.csv
+
+if [ ! -x "$bin" ]; then
+	echo "Bail out! $bin is not an executable" >&2
+	exit 2
+fi
+if ! command -v jq >/dev/null; then
+	echo "Bail out! jq is needed" >&2
+	exit 2
+fi
+
+export LC_ALL=C
+# Bundled names must resolve even from a build folder outside the tree.
+export PLAN_CLI_PATH=$src
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/plan-cli-cli.XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT
+
+n=0
+passed=0
+failed=0
+problems=()
+
+# ---------------------------------------------------------------- helpers
+
+# run CMD...: run with a time limit; sets $rc, $tmp/out and $tmp/err.
+run() {
+	# The subshell keeps bash's "Segmentation fault" notices off the report.
+	(timeout -k 2 "$limit" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"; exit $?) 2>/dev/null
+	rc=$?
+	last_cmd="$*"
+}
+
+# cli ARGS...: run plan-cli.
+cli() {
+	run "$bin" "$@"
+}
+
+fail() {
+	problems+=("$*")
+}
+
+# finish NAME: report the problems gathered since the last finish.
+finish() {
+	n=$((n + 1))
+	if [ ${#problems[@]} -eq 0 ]; then
+		passed=$((passed + 1))
+		echo "ok $n - $1"
+	else
+		failed=$((failed + 1))
+		echo "not ok $n - $1"
+		for why in "${problems[@]}"; do
+			echo "#   $why"
+		done
+		echo "#   command: ${last_cmd:-}"
+		echo "#   exit status: ${rc:-}"
+		if [ -s "$tmp/err" ]; then
+			echo "#   stderr: $(head -c 400 "$tmp/err" | tr '\n' ' ')"
+		fi
+	fi
+	problems=()
+}
+
+skip() {
+	n=$((n + 1))
+	passed=$((passed + 1))
+	echo "ok $n - $1 # SKIP $2"
+	problems=()
+}
+
+expect_rc() {
+	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+		fail "no answer within $limit s"
+	elif [ $rc -ge 128 ]; then
+		fail "killed by signal $((rc - 128)): a crash"
+	elif [ "$rc" -ne "$1" ]; then
+		fail "exit status $rc, expected $1"
+	fi
+}
+
+expect_stdout_empty() {
+	[ -s "$tmp/out" ] && fail "stdout is not empty: $(head -c 200 "$tmp/out" | tr '\n' ' ')"
+	return 0
+}
+
+expect_stderr_empty() {
+	[ -s "$tmp/err" ] && fail "stderr is not empty"
+	return 0
+}
+
+expect_stdout_nonempty() {
+	[ -s "$tmp/out" ] || fail "stdout is empty"
+	return 0
+}
+
+# One line on stderr, and it is the error.
+expect_one_error_line() {
+	local lines errors
+	lines=$(wc -l <"$tmp/err")
+	if [ -s "$tmp/err" ] && [ -n "$(tail -c 1 "$tmp/err")" ]; then
+		lines=$((lines + 1)) # a last line without a newline
+	fi
+	errors=$(grep -c '^plan-cli: error: ' "$tmp/err")
+	if [ "$lines" -ne 1 ] || [ "$errors" -ne 1 ]; then
+		fail "stderr has $lines lines, $errors of them 'plan-cli: error: ...'; expected exactly one such line"
+	fi
+}
+
+expect_err_has() {
+	grep -qF -- "$1" "$tmp/err" || fail "stderr lacks: $1"
+}
+
+expect_out_has() {
+	grep -qF -- "$1" "$tmp/out" || fail "stdout lacks: $1"
+}
+
+# expect_jq FILTER [DESCRIPTION]: FILTER must be true on stdout.
+expect_jq() {
+	jq -e "$1" "$tmp/out" >/dev/null 2>&1 || fail "${2:-jq check failed}: $1"
+}
+
+# A usage error: exit 2, nothing on stdout, one error line.
+usage_error() { # NAME SUBSTRING ARGS...
+	local name=$1 sub=$2
+	shift 2
+	cli "$@"
+	expect_rc 2
+	expect_stdout_empty
+	expect_one_error_line
+	[ -n "$sub" ] && expect_err_has "$sub"
+	finish "usage error: $name"
+}
+
+# Count the fields of one CSV line (RFC 4180: commas inside quotes do not count).
+csv_fields() {
+	awk '{
+		sub(/\r$/, "")
+		n = 1; q = 0
+		for (i = 1; i <= length($0); i++) {
+			c = substr($0, i, 1)
+			if (c == "\"") q = !q
+			else if (c == "," && !q) n++
+		}
+		print n
+	}'
+}
+
+golden_args=(predict --model gpt3-175b --cluster selene --tp 8 --pp 12 --dp 16
+	--micro-batch 1 --global-batch 1536 --recompute full)
+
+# ---------------------------------------------------------- usage errors
+
+usage_error "no command" ""
+usage_error "unknown command" "unknown command 'frobnicate'" frobnicate
+usage_error "unknown option" "'--bogus'" predict --bogus --model gpt3-175b --cluster selene --global-batch 1536
+usage_error "unknown short option" "'-x'" predict -x
+usage_error "missing option value" "'--model' needs a value" predict --model
+usage_error "missing value at the end" "needs a value" predict --model gpt3-175b --cluster selene --global-batch
+usage_error "missing --global-batch" "--global-batch" predict --model gpt3-175b --cluster selene
+usage_error "--tp 0" "--tp" predict --model gpt3-175b --cluster selene --global-batch 1536 --tp 0
+usage_error "--tp abc" "'abc'" predict --model gpt3-175b --cluster selene --global-batch 1536 --tp abc
+usage_error "--tp 8x" "'8x'" predict --model gpt3-175b --cluster selene --global-batch 1536 --tp 8x
+usage_error "--tp -8" "'-8'" predict --model gpt3-175b --cluster selene --global-batch 1536 --tp -8
+usage_error "--global-batch 0" "--global-batch" predict --model gpt3-175b --cluster selene --global-batch 0
+usage_error "--zero 4" "--zero" predict --model gpt3-175b --cluster selene --global-batch 1536 --zero 4
+usage_error "--recompute bogus" "unknown value 'bogus' for --recompute" predict --model gpt3-175b --cluster selene --global-batch 1536 --recompute bogus
+usage_error "--format xml" "'xml'" predict --model gpt3-175b --cluster selene --global-batch 1536 --format xml
+usage_error "unexpected argument" "'extra'" predict --model gpt3-175b --cluster selene --global-batch 1536 extra
+usage_error "heads not divisible by tp" "attention heads (96) are not divisible by tp (5)" predict --model gpt3-175b --cluster selene --global-batch 1536 --tp 5
+usage_error "global batch not divisible by dp x micro-batch" "global batch (1537)" predict --model gpt3-175b --cluster selene --tp 8 --pp 12 --dp 16 --global-batch 1537
+usage_error "more --gpus than the cluster has" "5000" predict --model gpt3-175b --cluster selene --global-batch 1536 --gpus 5000
+usage_error "tp x pp x dp more than the cluster has" "9600" predict --model gpt3-175b --cluster selene --global-batch 1536 --tp 8 --pp 12 --dp 100
+usage_error "--gpus does not match tp x pp x dp" "--gpus 1024" predict --model gpt3-175b --cluster selene --global-batch 1536 --tp 8 --pp 12 --dp 16 --gpus 1024
+usage_error "cluster GPUs not divisible by tp x pp" "not divisible by tp x pp" predict --model gpt3-175b --cluster selene --global-batch 1536 --tp 8 --pp 3
+usage_error "validate without a file" "" validate
+usage_error "validate with two files" "" validate "$runs_csv" "$runs_csv"
+usage_error "validate --max-mape abc" "'abc'" validate "$runs_csv" --max-mape abc
+usage_error "validate --max-mape -1" "'-1'" validate "$runs_csv" --max-mape -1
+usage_error "validate unknown option" "'--bogus'" validate "$runs_csv" --bogus
+usage_error "profiles --schema bogus" "--schema" profiles --schema bogus
+usage_error "profiles extra argument" "'extra'" profiles extra
+
+# ------------------------------------------------------- help and version
+
+for args in "--help" "-h" "help"; do
+	cli $args
+	expect_rc 0
+	expect_stderr_empty
+	expect_out_has "usage: plan-cli"
+	expect_out_has "predict"
+	finish "plan-cli $args goes to stdout"
+done
+
+for cmd in predict validate profiles; do
+	cli $cmd --help
+	expect_rc 0
+	expect_stderr_empty
+	expect_out_has "usage: plan-cli $cmd"
+	finish "plan-cli $cmd --help goes to stdout"
+done
+
+cli predict --help
+expect_out_has "--global-batch"
+expect_out_has "--recompute"
+finish "predict --help lists the options"
+
+cli --version
+expect_rc 0
+expect_stderr_empty
+version=$(sed -n "s/^ *version *: *'\([^']*\)'.*/\1/p" "$src/meson.build" | head -n 1)
+if [ "$(cat "$tmp/out")" != "plan-cli $version" ]; then
+	fail "stdout is '$(head -c 100 "$tmp/out")', expected 'plan-cli $version' (meson.build)"
+fi
+finish "--version prints 'plan-cli VERSION'"
+
+# ------------------------------------------------------------------ JSON
+
+cli "${golden_args[@]}" --format json
+expect_rc 0
+expect_stderr_empty
+cp "$tmp/out" "$tmp/predict.json"
+jq -e . "$tmp/out" >/dev/null 2>&1 || fail "stdout is not JSON"
+finish "predict --format json is JSON"
+
+for key in model cluster gpus plan parameters iteration_time_s \
+	breakdown_s.compute breakdown_s.recompute breakdown_s.tp_comm breakdown_s.pp_comm \
+	breakdown_s.pp_bubble breakdown_s.dp_comm breakdown_s.optimizer \
+	memory_bytes.weights memory_bytes.gradients memory_bytes.optimizer \
+	memory_bytes.activations memory_bytes.total memory_capacity_bytes fits \
+	model_flops_per_iteration tflops_per_gpu mfu tokens_per_s; do
+	path=$(printf '%s' "$key" | jq -R -c 'split(".")')
+	jq -e --argjson p "$path" 'getpath($p) != null' "$tmp/predict.json" >/dev/null 2>&1 ||
+		fail "missing key $key"
+done
+finish "predict --format json has every key"
+
+cp "$tmp/predict.json" "$tmp/out"
+expect_jq '.model == "gpt3-175b" and .cluster == "selene" and .gpus == 1536' "names and GPU count"
+expect_jq '.plan.tp == 8 and .plan.pp == 12 and .plan.dp == 16 and .plan.micro_batch == 1 and .plan.global_batch == 1536' "the plan"
+expect_jq '(.fits | type) == "boolean"' "fits is a boolean"
+expect_jq '[.iteration_time_s, .parameters, .tflops_per_gpu, .mfu, .tokens_per_s,
+	.model_flops_per_iteration, .memory_capacity_bytes] | all(type == "number")' "numbers are numbers"
+expect_jq '[.. | numbers] | all(. >= 0)' "no negative number"
+expect_jq '.iteration_time_s > 0 and .mfu > 0 and .mfu <= 1' "time positive, MFU in (0, 1]"
+finish "predict --format json values have the right types"
+
+expect_jq '([.breakdown_s[]] | add) as $s | ($s - .iteration_time_s) as $d
+	| (if $d < 0 then -$d else $d end) <= 1e-9 * .iteration_time_s' "breakdown sum"
+finish "breakdown_s sums to iteration_time_s (1e-9 relative)"
+
+expect_jq '([.memory_bytes | to_entries[] | select(.key != "total") | .value] | add) as $s
+	| ($s - .memory_bytes.total) as $d
+	| (if $d < 0 then -$d else $d end) <= 1e-9 * .memory_bytes.total' "memory sum"
+finish "memory_bytes parts sum to memory_bytes.total"
+
+expect_jq '.parameters >= 174.5e9 and .parameters <= 174.7e9' "GPT-3 175B parameters"
+finish "GPT-3 175B has 174.5e9 to 174.7e9 parameters"
+
+# tokens/s = global batch x seq-len / time; TFLOP/s per GPU = model FLOPs /
+# (GPUs x time); MFU = TFLOP/s per GPU / the A100 peak (312 TFLOPS).
+expect_jq '(.plan.global_batch * .plan.seq_len / .iteration_time_s) as $t
+	| ($t - .tokens_per_s) as $d | (if $d < 0 then -$d else $d end) <= 1e-6 * $t' "tokens_per_s"
+expect_jq '(.model_flops_per_iteration / (.gpus * .iteration_time_s) / 1e12) as $t
+	| ($t - .tflops_per_gpu) as $d | (if $d < 0 then -$d else $d end) <= 1e-6 * $t' "tflops_per_gpu"
+expect_jq '(.tflops_per_gpu / 312) as $m
+	| ($m - .mfu) as $d | (if $d < 0 then -$d else $d end) <= 1e-6 * $m' "mfu"
+finish "tokens_per_s, tflops_per_gpu and mfu agree with each other"
+
+cli predict --model gpt3-175b --cluster selene --gpus 8 --global-batch 8 --format json
+expect_rc 0
+expect_jq '.fits == false' "fits"
+finish "a plan that does not fit still exits 0, with fits false"
+
+# ------------------------------------------------------------------- CSV
+
+cli "${golden_args[@]}" --format csv
+expect_rc 0
+expect_stderr_empty
+grep -v '^\r\{0,1\}$' "$tmp/out" >"$tmp/predict.csv"
+records=$(wc -l <"$tmp/predict.csv")
+[ "$records" -eq 2 ] || fail "$records lines, expected a header and one record"
+hf=$(sed -n 1p "$tmp/predict.csv" | csv_fields)
+rf=$(sed -n 2p "$tmp/predict.csv" | csv_fields)
+if [ "${hf:-0}" -lt 2 ] || [ "$hf" != "$rf" ]; then
+	fail "header has $hf fields, the record $rf"
+fi
+finish "predict --format csv: a header and one record with as many fields"
+
+col=$(sed -n 1p "$tmp/predict.csv" | tr -d '\r' | tr ',' '\n' | grep -nx 'iteration_time_s' | cut -d: -f1)
+if [ -z "$col" ]; then
+	fail "no iteration_time_s column"
+else
+	csv_time=$(sed -n 2p "$tmp/predict.csv" | tr -d '\r' | cut -d, -f"$col")
+	jq -e --argjson c "${csv_time:-null}" '($c - .iteration_time_s) as $d
+		| (if $d < 0 then -$d else $d end) <= 1e-6 * .iteration_time_s' \
+		"$tmp/predict.json" >/dev/null 2>&1 ||
+		fail "CSV iteration_time_s '$csv_time' differs from the JSON one"
+fi
+finish "predict --format csv agrees with --format json"
+
+# --------------------------------------------------------------- golden
+
+cli "${golden_args[@]}"
+expect_rc 0
+expect_stderr_empty
+if [ "${UPDATE_GOLDEN:-0}" = 1 ] && [ $rc -eq 0 ]; then
+	mkdir -p "${golden%/*}"
+	cp "$tmp/out" "$golden"
+	echo "# rewrote $golden"
+elif [ ! -f "$golden" ]; then
+	fail "no golden file $golden (make it with UPDATE_GOLDEN=1)"
+elif ! diff -u "$golden" "$tmp/out" >"$tmp/diff"; then
+	fail "text report differs from ${golden#"$src"/} (UPDATE_GOLDEN=1 rewrites it):"
+	while IFS= read -r line; do fail "$line"; done <"$tmp/diff"
+fi
+finish "predict text report matches the golden file"
+
+# ------------------------------------------------------------- profiles
+
+cli profiles
+expect_rc 0
+expect_stderr_empty
+grep -q '^  gpt3-175b ' "$tmp/out" || fail "gpt3-175b not listed"
+grep -q '^  selene ' "$tmp/out" || fail "selene not listed"
+finish "profiles lists gpt3-175b and selene"
+
+cli profiles --schema model
+expect_rc 0
+expect_stderr_empty
+expect_out_has "hidden"
+finish "profiles --schema model"
+
+mkdir -p "$tmp/path/models"
+sed 's/^name: .*/name: custom/' "$src/models/gpt-1.7b.yaml" >"$tmp/path/models/custom.yaml"
+run env PLAN_CLI_PATH="$tmp/path:$src" "$bin" predict --model custom --cluster selene \
+	--gpus 32 --global-batch 32 --format json
+expect_rc 0
+expect_jq '.model == "custom"' "the custom profile"
+finish "PLAN_CLI_PATH: --model custom resolves to DIR/models/custom.yaml"
+
+run env PLAN_CLI_PATH="$tmp/path:$src" "$bin" profiles
+expect_rc 0
+grep -q "^  custom .*$tmp/path/models/custom.yaml" "$tmp/out" || fail "custom not listed with its path"
+finish "PLAN_CLI_PATH: profiles lists the custom model"
+
+mkdir -p "$tmp/shadow/models"
+sed 's/^name: .*/name: shadowed/' "$src/models/gpt-1.7b.yaml" >"$tmp/shadow/models/gpt-1.7b.yaml"
+run env PLAN_CLI_PATH="$tmp/shadow:$src" "$bin" predict --model gpt-1.7b --cluster selene \
+	--gpus 32 --global-batch 32 --format json
+expect_rc 0
+expect_jq '.model == "shadowed"' "the PLAN_CLI_PATH copy"
+finish "PLAN_CLI_PATH comes before the bundled profiles"
+
+cp "$src/models/gpt3-175b.yaml" "$tmp/my-model.yaml"
+cp "$src/clusters/selene.yaml" "$tmp/my-cluster.yaml"
+cli predict --model "$tmp/my-model.yaml" --cluster "$tmp/my-cluster.yaml" --tp 8 --pp 12 --dp 16 \
+	--micro-batch 1 --global-batch 1536 --recompute full --format json
+expect_rc 0
+expect_stderr_empty
+jq -e --slurpfile a "$tmp/predict.json" '.iteration_time_s == $a[0].iteration_time_s' "$tmp/out" \
+	>/dev/null 2>&1 || fail "a different prediction than by name"
+finish "profiles given by path"
+
+(cd "$tmp" && run "$bin" predict --model my-model.yaml --cluster my-cluster.yaml --tp 8 --pp 12 \
+	--dp 16 --global-batch 1536 --format json && [ $rc -eq 0 ]) ||
+	fail "plan-cli predict --model my-model.yaml (in its folder) failed"
+finish "a bare NAME.yaml is a path"
+
+cli predict --model "$tmp/no-such-model.yaml" --cluster selene --global-batch 8
+expect_rc 1
+expect_stdout_empty
+expect_one_error_line
+expect_err_has "no-such-model.yaml"
+finish "a profile path that does not exist exits 1"
+
+cli predict --model gpt-3-175b --cluster selene --global-batch 8
+expect_rc 3
+expect_stdout_empty
+expect_one_error_line
+expect_err_has "did you mean 'gpt3-175b'?"
+finish "an unknown profile name exits 3 with a suggestion"
+
+# hidden 600000000 is within the schema's range, but the default
+# ffn_hidden (4 x hidden) does not fit in an int: the profile must be
+# rejected, not predicted with negative parameter counts.
+printf '%s\n' 'name: huge' 'layers: 2' 'hidden: 600000000' 'heads: 1' 'vocab: 51200' \
+	'seq_len: 2048' >"$tmp/huge.yaml"
+cli predict --model "$tmp/huge.yaml" --cluster selene --gpus 8 --global-batch 8
+expect_rc 3
+expect_stdout_empty
+expect_one_error_line
+expect_err_has "huge.yaml:3:9:"
+finish "a model whose default ffn_hidden overflows is rejected"
+
+# -------------------------------------------------------- output errors
+
+if [ -w /dev/full ]; then
+	for f in text json csv; do
+		run sh -c '"$@" >/dev/full' sh "$bin" "${golden_args[@]}" --format "$f"
+		expect_rc 1
+		expect_one_error_line
+		finish "predict --format $f > /dev/full exits 1"
+	done
+	for f in text json csv; do
+		run sh -c '"$@" >/dev/full' sh "$bin" validate "$runs_csv" --format "$f"
+		expect_rc 1
+		expect_one_error_line
+		finish "validate --format $f > /dev/full exits 1"
+	done
+	for args in "profiles" "--help" "--version" "predict --help"; do
+		# shellcheck disable=SC2086 # $args is split on purpose
+		run sh -c '"$@" >/dev/full' sh "$bin" $args
+		expect_rc 1
+		expect_one_error_line
+		finish "plan-cli $args > /dev/full exits 1"
+	done
+else
+	skip "writing to /dev/full exits 1" "no /dev/full"
+fi
+
+# ------------------------------------------------------------- validate
+
+rows=$(($(grep -c . "$runs_csv") - 1))
+cli validate "$runs_csv" --format json
+expect_rc 0
+expect_stderr_empty
+jq -e . "$tmp/out" >/dev/null 2>&1 || fail "stdout is not JSON"
+expect_jq "(.rows | type) == \"array\" and (.rows | length) == $rows" "one row per run ($rows)"
+expect_jq '(.mape | type) == "number" and .mape >= 0' "mape"
+expect_jq '.rows | all(has("id") and has("error") and has("predicted_iteration_time_s"))' "row keys"
+expect_jq '(([.rows[].error | if . < 0 then -. else . end] | add) / (.rows | length)) as $m
+	| ($m - .mape) as $d | (if $d < 0 then -$d else $d end) <= 1e-9' "mape is the mean |error|"
+finish "validate --format json has rows and mape"
+
+cli validate "$runs_csv" --format csv
+expect_rc 0
+grep -v '^\r\{0,1\}$' "$tmp/out" >"$tmp/validate.csv"
+[ "$(wc -l <"$tmp/validate.csv")" -eq $((rows + 1)) ] || fail "expected a header and $rows records"
+[ "$(csv_fields <"$tmp/validate.csv" | sort -u | wc -l)" -eq 1 ] || fail "records with different field counts"
+finish "validate --format csv: a header and one record per run"
+
+cli validate "$runs_csv" --max-mape 0.001
+expect_rc 5
+expect_one_error_line
+expect_err_has "--max-mape"
+expect_out_has "MAPE"
+finish "validate --max-mape 0.001 exits 5 after printing the results"
+
+cli validate "$runs_csv" --max-mape 1000
+expect_rc 0
+expect_stderr_empty
+finish "validate --max-mape 1000 exits 0"
+
+cli validate "$runs_csv" --max-error 0.001
+expect_rc 5
+expect_one_error_line
+expect_err_has "--max-error"
+finish "validate --max-error 0.001 exits 5"
+
+cli validate "$tmp/no-such-runs.csv"
+expect_rc 1
+expect_stdout_empty
+expect_one_error_line
+expect_err_has "no-such-runs.csv"
+finish "validate of a file that does not exist exits 1"
+
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]
