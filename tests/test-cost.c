@@ -39,12 +39,12 @@ START_TEST(test_stored_microbatches)
 	test_load_model(&m, GPT3_YAML);
 	gpt3_plan(&p);
 	/* 96/12 = 8 layers x min(12, 96) micro-batches = 96 = L (Korthikanti 4.2.3). */
-	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p), 96.0, 1e-15);
+	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 0), 96.0, 1e-15);
 	p.vpp = 2; /* x (1 + 11/24) */
-	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p), 96.0 * (1.0 + 11.0 / 24.0), 1e-15);
+	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 0), 96.0 * (1.0 + 11.0 / 24.0), 1e-15);
 	p.vpp = 1;
 	p.global_batch = 64; /* m = 4 < p: only 4 in flight */
-	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p), 32.0, 1e-15);
+	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 0), 32.0, 1e-15);
 }
 END_TEST
 
