@@ -32,6 +32,8 @@ static const char predict_usage[] =
 	"  --moe-overlap O          none|lancet: overlap the all-to-all (default none)\n"
 	"  --mics-group G           MiCS: ZeRO-3 inside groups of G GPUs (needs --zero 3)\n"
 	"  --no-mics-hierarchical   MiCS: flat instead of 2-hop parameter all-gather\n"
+	"  --stage-layers LIST      layers per pipeline stage, e.g. 7,8,8,7 (default: even)\n"
+	"  --stage-recompute LIST   recompute per stage, e.g. full,full,selective,none\n"
 	"  --compressor NAME|FILE   compressor profile (bundled name or YAML path)\n"
 	"  --compress LIST          where to compress: any of tp,pp,dp (default with a\n"
 	"                           compressor: tp,pp, MCBench's model-parallel activations)\n"
@@ -50,7 +52,7 @@ enum {
 	OPT_GB, OPT_SEQ, OPT_RECOMPUTE, OPT_SP, OPT_FLASH, OPT_ZERO, OPT_NO_OVERLAP,
 	OPT_DP_ALGO, OPT_FORMAT, OPT_COMPRESSOR, OPT_COMPRESS, OPT_FROM_LAYER, OPT_FROM_STAGE,
 	OPT_DP_SCHEME, OPT_DP_ON, OPT_NIC_BW, OPT_INTRA_BW, OPT_EP, OPT_ROUTING, OPT_MOE_OVERLAP,
-	OPT_MICS, OPT_NO_MICS_HIER,
+	OPT_MICS, OPT_NO_MICS_HIER, OPT_STAGE_LAYERS, OPT_STAGE_RECOMPUTE,
 };
 
 static const struct option predict_options[] = {
@@ -83,6 +85,8 @@ static const struct option predict_options[] = {
 	{ "moe-overlap", required_argument, NULL, OPT_MOE_OVERLAP },
 	{ "mics-group", required_argument, NULL, OPT_MICS },
 	{ "no-mics-hierarchical", no_argument, NULL, OPT_NO_MICS_HIER },
+	{ "stage-layers", required_argument, NULL, OPT_STAGE_LAYERS },
+	{ "stage-recompute", required_argument, NULL, OPT_STAGE_RECOMPUTE },
 	{ "intra-bandwidth", required_argument, NULL, OPT_INTRA_BW },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -123,6 +127,50 @@ parse_compress_list(const char *arg, struct plan_compression *pc)
 }
 
 static const char *const dp_on_names[] = { "gpu", "cpu", NULL };
+
+/* "a,b,c": layers per stage, or recompute names per stage. */
+static bool
+parse_stage_list(const char *opt, const char *arg, struct plan *p, bool recompute)
+{
+	char buf[4096];
+	char *save = NULL;
+	int n = 0;
+
+	if (strlen(arg) >= sizeof(buf)) {
+		cli_error("%s: list too long", opt);
+		return false;
+	}
+	memcpy(buf, arg, strlen(arg) + 1);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int v;
+
+		if (n >= PLAN_MAX_STAGES) {
+			cli_error("%s: more than %d stages", opt, PLAN_MAX_STAGES);
+			return false;
+		}
+		if (recompute) {
+			if (!cli_choice(opt, tok, plan_recompute_names, &v))
+				return false;
+			p->stage_recompute[n++] = (signed char)v;
+		} else {
+			if (!cli_int(opt, tok, 1, 30000, &v))
+				return false;
+			p->stage_layers[n++] = (short)v;
+		}
+	}
+	if (n == 0) {
+		cli_error("%s expects a comma-separated list, got '%s'", opt, arg);
+		return false;
+	}
+	if (recompute) {
+		p->custom_recompute = true;
+		p->stage_recompute_count = n;
+	} else {
+		p->custom_layers = true;
+		p->stage_layers_count = n;
+	}
+	return true;
+}
 
 /* A bandwidth given on the command line ("25 Gbit/s"); 0 when not given. */
 static bool
@@ -174,6 +222,8 @@ parse_option(int c, const char *arg, struct plan *p, struct estimate_options *op
 	case OPT_MOE_OVERLAP: return cli_choice("--moe-overlap", arg, plan_moe_overlap_names, &p->moe_overlap);
 	case OPT_MICS: return cli_int("--mics-group", arg, 1, 1 << 24, &p->mics_group);
 	case OPT_NO_MICS_HIER: p->mics_hierarchical = false; return true;
+	case OPT_STAGE_LAYERS: return parse_stage_list("--stage-layers", arg, p, false);
+	case OPT_STAGE_RECOMPUTE: return parse_stage_list("--stage-recompute", arg, p, true);
 	case OPT_NIC_BW: return parse_bandwidth("--nic-bandwidth", arg, &bw[0]);
 	case OPT_INTRA_BW: return parse_bandwidth("--intra-bandwidth", arg, &bw[1]);
 	case OPT_COMPRESS:
@@ -287,6 +337,12 @@ cmd_predict(int argc, char **argv)
 		cluster.inter.nic_bandwidth_Bps = bw[0];
 	if (bw[1] > 0)
 		cluster.intra.bandwidth_Bps = bw[1];
+	if ((plan.custom_layers && plan.stage_layers_count != plan.pp) ||
+	    (plan.custom_recompute && plan.stage_recompute_count != plan.pp)) {
+		cli_error("--stage-layers and --stage-recompute need one entry per stage (pp %d)", plan.pp);
+		cluster_release(&cluster);
+		return CLI_EXIT_USAGE;
+	}
 	if (!complete_plan(&plan, gpus, &model, &cluster)) {
 		cluster_release(&cluster);
 		return CLI_EXIT_USAGE;

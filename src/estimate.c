@@ -58,11 +58,12 @@ estimate_stage_params(const struct model *m, const struct plan *p, int stage, do
 
 /* Everything about one layer and one micro-batch that does not depend on the stage. */
 struct layer_costs {
-	struct compute_layer cl;
-	struct compute_layer cl_moe;       /* an MoE layer (when the model has them) */
-	struct ep_layer_comm ep;
+	/* Indexed by the recompute mode (stages may differ). */
+	struct compute_layer cls[3];
+	struct compute_layer cl_moes[3];   /* an MoE layer (when the model has them) */
+	struct ep_layer_comm eps[3];
+	struct tp_layer_comm tcs[3];
 	struct compute_ends ce;
-	struct tp_layer_comm tc;
 	double p2p_s;                      /* uncompressed stage sends of one micro-batch */
 	double p2p_bytes;
 	const struct compressor *cmp;      /* NULL when nothing is compressed */
@@ -86,28 +87,32 @@ static void
 stage_work(const struct model *m, const struct plan *p, const struct layer_costs *lc,
 	   int stage, struct stage_work *w)
 {
-	double layers = (double)m->layers / p->pp;
-	double ar_bytes = p->tp > 1 ? 2.0 * (p->tp - 1) / p->tp * lc->tc.bytes : 0.0;
-	double passes = p->recompute == PLAN_RECOMPUTE_FULL ? 3.0 : 2.0; /* fwd, bwd, recompute */
+	int r = plan_stage_recompute(p, stage);
+	const struct compute_layer *cl = &lc->cls[r], *cl_moe = &lc->cl_moes[r];
+	const struct tp_layer_comm *tc = &lc->tcs[r];
+	const struct ep_layer_comm *ep = &lc->eps[r];
+	double layers = plan_stage_layers(p, m, stage);
+	double ar_bytes = p->tp > 1 ? 2.0 * (p->tp - 1) / p->tp * tc->bytes : 0.0;
+	double passes = r == PLAN_RECOMPUTE_FULL ? 3.0 : 2.0; /* fwd, bwd, recompute */
 	int moe = stage_moe_layers(m, p, stage);
 	double dense = layers - moe;
 	int nc = 0;
 
 	memset(w, 0, sizeof(*w));
-	w->compute = dense * (lc->cl.fwd_s + lc->cl.bwd_s) + moe * (lc->cl_moe.fwd_s + lc->cl_moe.bwd_s);
-	w->bwd = dense * lc->cl.bwd_s + moe * lc->cl_moe.bwd_s;
-	w->recompute = dense * lc->cl.recompute_s + moe * lc->cl_moe.recompute_s;
-	w->ep = moe * (lc->ep.fwd_s + lc->ep.bwd_s + lc->ep.recompute_s);
-	w->tp = layers * (lc->tc.fwd_s + lc->tc.bwd_s + lc->tc.recompute_s);
+	w->compute = dense * (cl->fwd_s + cl->bwd_s) + moe * (cl_moe->fwd_s + cl_moe->bwd_s);
+	w->bwd = dense * cl->bwd_s + moe * cl_moe->bwd_s;
+	w->recompute = dense * cl->recompute_s + moe * cl_moe->recompute_s;
+	w->ep = moe * (ep->fwd_s + ep->bwd_s + ep->recompute_s);
+	w->tp = layers * (tc->fwd_s + tc->bwd_s + tc->recompute_s);
 	w->tp_bytes = layers * 2.0 * passes * ar_bytes;
 	if (lc->tp && p->tp > 1) {
 		/* MCBench compresses the two forward all-reduces of the layers
 		 * above --compress-from-layer; backward ones stay as they are. */
-		double fwd_passes = p->recompute == PLAN_RECOMPUTE_FULL ? 2.0 : 1.0;
+		double fwd_passes = r == PLAN_RECOMPUTE_FULL ? 2.0 : 1.0;
 		const struct compress_tp_site *s = &lc->site;
 
 		nc = compression_layers_on_stage(m, p, stage, lc->from_layer);
-		w->tp += nc * fwd_passes * 2.0 * (s->comm_s - lc->tc.collective_s);
+		w->tp += nc * fwd_passes * 2.0 * (s->comm_s - tc->collective_s);
 		w->tp_bytes += nc * fwd_passes * 2.0 * (s->wire_bytes - ar_bytes);
 		w->compression += nc * (fwd_passes * 2.0 * (s->encode_s + s->decode_s) + 2.0 * s->backward_s);
 		w->extra_params += nc * 2.0 * s->params;
@@ -128,7 +133,7 @@ stage_work(const struct model *m, const struct plan *p, const struct layer_costs
 		w->bwd += lc->ce.embed_bwd_s;
 		/* Vocab-parallel embedding: one all-reduce of b*s*h forward and
 		 * backward (Shoeybi et al. 2019, Sec. 3). */
-		w->tp += 2.0 * lc->tc.collective_s / (p->sequence_parallel ? 2.0 : 1.0);
+		w->tp += 2.0 * tc->collective_s / (p->sequence_parallel ? 2.0 : 1.0);
 		w->tp_bytes += 2.0 * ar_bytes;
 	}
 	if (stage == p->pp - 1) {
@@ -149,24 +154,30 @@ static void
 fill_memory(const struct model *m, const struct plan *p, const struct cluster *c,
 	    const struct layer_costs *lc, double dp_ef_bytes, struct estimate *out)
 {
-	int stages[2] = { 0, p->pp - 1 };
+	/* Uniform stages peak on the first (most in flight) or the last
+	 * (logits); an uneven or per-stage-recompute pipeline on any. */
+	bool all = p->custom_layers || p->custom_recompute;
+	int n = all ? p->pp : (p->pp > 1 ? 2 : 1);
 
-	for (int i = 0; i < (p->pp > 1 ? 2 : 1); i++) {
+	for (int i = 0; i < n; i++) {
+		int stage = all ? i : (i == 0 ? 0 : p->pp - 1);
 		struct stage_work w;
 		struct memory_use u;
-
+		struct plan ps = *p;
 		double expert, params;
 
-		stage_work(m, p, lc, stages[i], &w);
-		params = estimate_stage_params(m, p, stages[i], &expert) + w.extra_params;
-		memory_stage(m, p, c, stages[i], params, expert, &u);
+		ps.recompute = plan_stage_recompute(p, stage);
+		stage_work(m, p, lc, stage, &w);
+		params = estimate_stage_params(m, p, stage, &expert) + w.extra_params;
+		memory_stage(m, &ps, c, stage, params, expert, &u);
 		if (lc->cmp) {
 			u.compression = dp_ef_bytes + compressor_ef_bytes(lc->cmp, w.ef_elements);
 			u.total += u.compression;
 		}
+		out->stage_memory[stage < ESTIMATE_MAX_STAGES ? stage : ESTIMATE_MAX_STAGES - 1] = u.total;
 		if (i == 0 || u.total > out->memory.total) {
 			out->memory = u;
-			out->details.memory_stage = stages[i];
+			out->details.memory_stage = stage;
 		}
 	}
 	out->memory_capacity_bytes = c->gpu.memory_bytes;
@@ -221,13 +232,20 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 	mb = plan_microbatches(p);
 
 	memset(&lc, 0, sizeof(lc));
-	compute_layer_time(m, p, c, false, &lc.cl);
-	if (model_is_moe(m)) {
-		compute_layer_time(m, p, c, true, &lc.cl_moe);
-		ep_layer_comm(m, p, c, &lay, &lc.cl_moe, &lc.ep);
+	for (int r = PLAN_RECOMPUTE_NONE; r <= PLAN_RECOMPUTE_FULL; r++) {
+		struct plan pr = *p;
+
+		if (!p->custom_recompute && r != p->recompute)
+			continue;
+		pr.recompute = r;
+		compute_layer_time(m, &pr, c, false, &lc.cls[r]);
+		tp_layer_comm(m, &pr, c, &lay, &lc.tcs[r]);
+		if (model_is_moe(m)) {
+			compute_layer_time(m, &pr, c, true, &lc.cl_moes[r]);
+			ep_layer_comm(m, &pr, c, &lay, &lc.cl_moes[r], &lc.eps[r]);
+		}
 	}
 	compute_ends_time(m, p, c, &lc.ce);
-	tp_layer_comm(m, p, c, &lay, &lc.tc);
 	lc.p2p_s = pipeline_p2p_time(m, p, c, &lay, &lc.p2p_bytes);
 	lc.cmp = cmp;
 	if (cmp) {
@@ -305,9 +323,19 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 	out->bytes.dp = dc.bytes;
 	out->details.microbatches = (int)mb;
 	out->details.bubble_fraction = pipeline_bubble_fraction(p);
-	out->details.layer_fwd_s = lc.cl.fwd_s;
-	out->details.layer_bwd_s = lc.cl.bwd_s;
-	out->details.tp_collective_s = lc.tc.collective_s;
+	{
+		int r = plan_stage_recompute(p, out->details.bottleneck_stage);
+
+		out->details.layer_fwd_s = lc.cls[r].fwd_s;
+		out->details.layer_bwd_s = lc.cls[r].bwd_s;
+		out->details.tp_collective_s = lc.tcs[r].collective_s;
+		out->details.ep_a2a_s = lc.eps[r].a2a_s;
+		out->details.ep_inter_s = lc.eps[r].inter_s;
+		out->details.ep_intra_s = lc.eps[r].intra_s;
+		out->details.ep_bytes = lc.eps[r].bytes;
+		out->details.ep_total_s = mb * stage_moe_layers(m, p, out->details.bottleneck_stage) *
+					  lc.eps[r].total_s;
+	}
 	out->details.tp_bytes_per_iteration = out->bytes.tp;
 	out->details.pp_p2p_s = bn.pp;
 	out->details.pp_bytes_per_iteration = out->bytes.pp;
@@ -317,13 +345,9 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 	out->details.slot_s = slot;
 	out->details.compressed_layers = bn.compressed_layers;
 	out->details.moe_layers = stage_moe_layers(m, p, out->details.bottleneck_stage);
-	out->details.ep_a2a_s = lc.ep.a2a_s;
-	out->details.ep_inter_s = lc.ep.inter_s;
-	out->details.ep_intra_s = lc.ep.intra_s;
-	out->details.ep_total_s = mb * out->details.moe_layers * lc.ep.total_s;
 	out->details.ep_inter_node = lay.ep.nodes > 1;
 	out->bytes.ep = mb * out->details.moe_layers * (p->recompute == PLAN_RECOMPUTE_FULL ? 6.0 : 4.0) *
-			lc.ep.bytes * (lay.ep.size > 1 ? (double)(lay.ep.size - 1) / lay.ep.size : 0.0);
+			out->details.ep_bytes * (lay.ep.size > 1 ? (double)(lay.ep.size - 1) / lay.ep.size : 0.0);
 	out->details.compression_params = bn.extra_params;
 	out->details.tp_inter_node = lay.tp.nodes > 1;
 	out->details.dp_inter_node = lay.dp.nodes > 1;

@@ -46,14 +46,23 @@ double
 flops_hardware_per_iteration(const struct model *m, const struct plan *p)
 {
 	double tokens = (double)p->global_batch * p->seq_len;
+	double full = (flops_forward_per_token(m, p->seq_len) - 2.0 * (double)m->hidden * m->vocab) /
+		      m->layers;
+	double selective = p->flash_attention ? 0.0 : 4.0 * p->seq_len * (double)m->hidden;
 	double extra = 0.0;
 
 	/* Korthikanti et al. 2022 Sec. 5: full recomputation repeats each
-	 * layer's forward; selective repeats only QK^T and the product with V. */
-	if (p->recompute == PLAN_RECOMPUTE_FULL)
-		extra = flops_forward_per_token(m, p->seq_len) - 2.0 * (double)m->hidden * m->vocab;
-	else if (p->recompute == PLAN_RECOMPUTE_SELECTIVE && !p->flash_attention)
-		extra = m->layers * 4.0 * p->seq_len * (double)m->hidden;
+	 * layer's forward; selective repeats only QK^T and the product with V.
+	 * Stages may differ (per-stage recompute). */
+	for (int s = 0; s < p->pp; s++) {
+		int r = plan_stage_recompute(p, s);
+		double layers = p->custom_layers ? p->stage_layers[s] : (double)m->layers / p->pp;
+
+		if (r == PLAN_RECOMPUTE_FULL)
+			extra += layers * full;
+		else if (r == PLAN_RECOMPUTE_SELECTIVE)
+			extra += layers * selective;
+	}
 	return flops_model_per_iteration(m, p) + tokens * extra;
 }
 

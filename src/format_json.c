@@ -59,6 +59,22 @@ format_json_object(const struct report *r)
 	rc |= json_object_set_new(plan, "moe_routing", json_string(plan_moe_routing_names[p->moe_routing]));
 	rc |= json_object_set_new(plan, "moe_overlap", json_string(plan_moe_overlap_names[p->moe_overlap]));
 	rc |= set_int(plan, "mics_group", p->mics_group);
+	{
+		json_t *layers = json_array(), *rec = json_array();
+
+		if (!layers || !rec) {
+			json_decref(layers);
+			json_decref(rec);
+			rc = -1;
+		} else {
+			for (int s = 0; s < p->pp && s < PLAN_MAX_STAGES; s++) {
+				rc |= json_array_append_new(layers, json_integer(plan_stage_layers(p, r->model, s)));
+				rc |= json_array_append_new(rec, json_string(plan_recompute_names[plan_stage_recompute(p, s)]));
+			}
+			rc |= json_object_set_new(plan, "stage_layers", layers);
+			rc |= json_object_set_new(plan, "stage_recompute", rec);
+		}
+	}
 	rc |= json_object_set_new(plan, "mics_hierarchical", json_boolean(p->mics_hierarchical));
 	rc |= json_object_set_new(plan, "dp_allreduce",
 				  json_string(coll_algo_names[r->opt ? r->opt->dp_algo : COLL_ALGO_RING]));

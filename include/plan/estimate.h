@@ -53,11 +53,15 @@ struct estimate_details {
 	double ep_a2a_s;                     /**< one all-to-all of one MoE layer */
 	double ep_inter_s, ep_intra_s;       /**< its inter- and intra-node hops (bi-level) */
 	double ep_total_s;                   /**< all-to-all time before overlap */
+	double ep_bytes;                     /**< bytes one rank sends in one all-to-all */
 	bool ep_inter_node;
 	int bottleneck_stage;
 	int memory_stage;                    /**< the stage whose memory is reported */
 	bool tp_inter_node, dp_inter_node, pp_inter_node;
 };
+
+/** Stages whose peak memory is kept in struct estimate. */
+#define ESTIMATE_MAX_STAGES 256
 
 struct estimate {
 	double parameters;        /**< all parameters (every expert) */
@@ -81,6 +85,9 @@ struct estimate {
 	double uncompressed_iteration_time_s;
 	double compression_speedup;              /**< uncompressed / compressed time */
 	bool compressed;                         /**< a compressor applied somewhere */
+	/** Peak memory of each stage; filled for every stage only when the
+	 *  plan has per-stage layers or recompute, else for the first and last. */
+	double stage_memory[ESTIMATE_MAX_STAGES];
 };
 
 /** Options of the estimate that are not part of the plan's shape. */

@@ -69,6 +69,8 @@ struct plan {
 	bool custom_layers;
 	bool custom_recompute;
 	short stage_layers[PLAN_MAX_STAGES];
+	int stage_layers_count;      /**< entries given (the CLI checks it is pp) */
+	int stage_recompute_count;
 	signed char stage_recompute[PLAN_MAX_STAGES];
 };
 
