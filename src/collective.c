@@ -122,17 +122,12 @@ collective_two_hop_allgather(const struct cluster *c, const struct group_layout 
 {
 	struct group_layout inside = { g->per_node, g->per_node, 1 };
 	struct group_layout across = { g->nodes, 1, g->nodes };
-	double hop1, hop2, lat1, lat2;
-
 	if (g->size <= 1 || bytes <= 0)
 		return 0.0;
 	if (g->nodes <= 1 || g->per_node <= 1)
 		return ring_time(c, g, COLL_ALLGATHER, bytes);
-	hop1 = ring_time(c, &across, COLL_ALLGATHER, bytes / g->per_node);
-	hop2 = ring_time(c, &inside, COLL_ALLGATHER, bytes);
-	lat1 = (g->nodes - 1) * c->inter.latency_s;
-	lat2 = (g->per_node - 1) * c->intra.latency_s;
-	return hop1 > hop2 ? hop1 + lat2 : hop2 + lat1;
+	return ring_time(c, &across, COLL_ALLGATHER, bytes / g->per_node) +
+	       ring_time(c, &inside, COLL_ALLGATHER, bytes);
 }
 
 double

@@ -202,6 +202,9 @@ check_compression(const struct model *m, const struct plan *p, const struct comp
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
 				      "compressor '%s' (%s) cannot be summed: use --dp-compress-scheme "
 				      "twoway or allgather", cmp->name, compressor_method_names[cmp->method]);
+	if (cmp && pc->dp && model_is_moe(m))
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "DP gradient compression of an MoE model ('%s') is not modelled", m->name);
 	if (cmp && pc->dp && p->zero > 0)
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
 				      "DP gradient compression is modelled with ZeRO stage 0 (got --zero %d)",
@@ -209,7 +212,6 @@ check_compression(const struct model *m, const struct plan *p, const struct comp
 	if (cmp && pc->tp && p->tp == 1 && !pc->pp && !pc->dp)
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
 				      "TP compression needs tensor parallelism (tp %d)", p->tp);
-	(void)m;
 	return true;
 }
 
@@ -274,8 +276,12 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 
 		params_gpu = estimate_stage_params(m, p, out->details.bottleneck_stage, &expert) +
 			     bn.extra_params;
-		dp_comm_time(m, p, c, &lay, params_gpu, expert, model_params_per_layer(m) / p->tp,
-			     (double)m->layers / p->pp, algo, &dc);
+		double layers = plan_stage_layers(p, m, out->details.bottleneck_stage);
+
+		/* ZeRO-3 gathers the dense part of each layer (an MoE layer's
+		 * attention, norms and router) layer by layer. */
+		dp_comm_time(m, p, c, &lay, params_gpu, expert, (params_gpu - expert) / layers,
+			     layers, algo, &dc);
 	}
 	if (cmp && p->compress.dp && p->dp > 1) {
 		compression_dp(cmp, m, p, c, &lay, params_gpu, (double)m->layers / p->pp,
@@ -313,7 +319,17 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 	b->ep_comm = mb * bn.ep;
 	b->pp_bubble = (double)(p->pp - 1) / p->vpp * slot;
 	b->dp_comm = dp_exposed + mb * z3_exposed;
-	params_opt = params_gpu / (p->zero >= 1 ? p->dp : 1);
+	{
+		/* The optimizer steps this GPU's shard: dense states over the DP
+		 * group (or the MiCS group), expert states over the dp/ep ranks
+		 * that hold the same experts. */
+		double expert;
+		double shard = p->zero >= 1 ? (p->mics_group > 0 ? p->mics_group : p->dp) : 1;
+		double eshard = p->zero >= 1 ? (double)p->dp / p->ep : 1;
+
+		estimate_stage_params(m, p, out->details.bottleneck_stage, &expert);
+		params_opt = (params_gpu - expert) / shard + expert / eshard;
+	}
 	b->optimizer = compute_optimizer_time(c, params_opt);
 	out->iteration_time_s = b->compute + b->recompute + b->tp_comm + b->pp_comm +
 				b->pp_bubble + b->dp_comm + b->optimizer + b->compression + b->ep_comm;
@@ -346,7 +362,8 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 	out->details.compressed_layers = bn.compressed_layers;
 	out->details.moe_layers = stage_moe_layers(m, p, out->details.bottleneck_stage);
 	out->details.ep_inter_node = lay.ep.nodes > 1;
-	out->bytes.ep = mb * out->details.moe_layers * (p->recompute == PLAN_RECOMPUTE_FULL ? 6.0 : 4.0) *
+	out->bytes.ep = mb * out->details.moe_layers *
+			(plan_stage_recompute(p, out->details.bottleneck_stage) == PLAN_RECOMPUTE_FULL ? 6.0 : 4.0) *
 			out->details.ep_bytes * (lay.ep.size > 1 ? (double)(lay.ep.size - 1) / lay.ep.size : 0.0);
 	out->details.compression_params = bn.extra_params;
 	out->details.tp_inter_node = lay.tp.nodes > 1;

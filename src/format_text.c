@@ -82,12 +82,16 @@ format_text(FILE *out, const struct report *r)
 	else
 		fprintf(out, "parameters   %.2f B\n", e->parameters / 1e9);
 	if (r->model->moe.experts > 0)
+	{
 		fprintf(out, "experts      %d (top-%d) in %d MoE layers, ep %d, %s all-to-all%s; one all-to-all "
-			"%.3f ms (inter-node %.3f ms, intra-node %.3f ms)\n",
-			r->model->moe.experts, r->model->moe.top_k, model_moe_layers(r->model), p->ep,
+			"%.3f ms", r->model->moe.experts, r->model->moe.top_k, model_moe_layers(r->model), p->ep,
 			plan_moe_routing_names[p->moe_routing],
-			p->moe_overlap == PLAN_MOE_OVERLAP_LANCET ? ", Lancet overlap" : "",
-			1e3 * d->ep_a2a_s, 1e3 * d->ep_inter_s, 1e3 * d->ep_intra_s);
+			p->moe_overlap == PLAN_MOE_OVERLAP_LANCET ? ", Lancet overlap" : "", 1e3 * d->ep_a2a_s);
+		if (d->ep_inter_s > 0)
+			fprintf(out, " (inter-node %.3f ms, intra-node %.3f ms)", 1e3 * d->ep_inter_s,
+				1e3 * d->ep_intra_s);
+		fprintf(out, "%s\n", d->ep_inter_node ? "" : ", inside one node");
+	}
 	if (p->mics_group > 0)
 		fprintf(out, "MiCS         partition groups of %d GPUs, %d replicas, %s parameter all-gather\n",
 			p->mics_group, p->dp / p->mics_group, p->mics_hierarchical ? "2-hop" : "flat");

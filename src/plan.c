@@ -132,8 +132,8 @@ plan_validate(const struct plan *p, const struct model *m,
 		return FAIL("the MiCS group (%d) must divide dp (%d)", p->mics_group, p->dp);
 	if (p->mics_group > 0 && p->zero != 3)
 		return FAIL("MiCS shards like ZeRO-3: --mics-group needs --zero 3 (got --zero %d)", p->zero);
-	if (p->mics_group > 0 && p->ep > 1)
-		return FAIL("MiCS with expert parallelism (ep %d) is not modelled", p->ep);
+	if (p->mics_group > 0 && model_is_moe(m))
+		return FAIL("MiCS with an MoE model ('%s') is not modelled", m->name);
 	if (p->zero == 3 && p->pp > 1)
 		return FAIL("ZeRO stage 3 with pipeline parallelism (pp %d) is not modelled; use zero <= 2",
 			    p->pp);

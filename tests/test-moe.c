@@ -186,10 +186,15 @@ START_TEST(test_mics_two_hop)
 	 * 1 x 5 us, and 15/16 GB through 8 NIC shares (170e9 B/s): 5.5617 ms. */
 	ck_assert_rel(collective_time(&c, &g, COLL_ALLGATHER, COLL_ALGO_RING, 1e9), 0.005561705882352942, 1e-12);
 	/* MiCS 2-hop: hop 1 gathers 1/8 GB across 2 nodes per NIC share
-	 * (5 us + 0.5 x 125e6 / 21.25e9 = 2.9462 ms, half the cross-node
-	 * volume); hop 2 gathers 1 GB over NVLink (21 us + 3.8889 ms), and
-	 * overlaps hop 1: 3.9099 ms + 5 us = 3.9149 ms. */
-	ck_assert_rel(collective_two_hop_allgather(&c, &g, 1e9), 0.003914888888888889, 1e-12);
+	 * (5 us + 0.5 x 125e6 / 21.25e9 = 2.9462 ms: half the cross-node
+	 * volume, 1 slow step instead of 15 ring steps); hop 2 gathers 1 GB
+	 * over NVLink (21 us + 3.8889 ms): 6.8561 ms in all. For a large
+	 * buffer the flat ring, on all 8 NICs at once, is faster. */
+	ck_assert_rel(collective_two_hop_allgather(&c, &g, 1e9), 0.002946176470588235 + 0.003909888888888889,
+		      1e-12);
+	/* For small buffers the latency dominates, and 2 hops win: 1 MB. */
+	ck_assert(collective_two_hop_allgather(&c, &(struct group_layout){ 64, 8, 8 }, 1e6) <
+		  collective_time(&c, &(struct group_layout){ 64, 8, 8 }, COLL_ALLGATHER, COLL_ALGO_RING, 1e6));
 	cluster_release(&c);
 }
 END_TEST
@@ -250,8 +255,10 @@ START_TEST(test_mics_beats_zero3)
 		p.mics_group = 8;
 		ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &mics, &err), "%s", err.message);
 		ck_assert(mics.fits);
-		/* MiCS is never slower, and its lead grows with scale. */
-		ck_assert(z3.iteration_time_s / mics.iteration_time_s >= last - 1e-9);
+		/* MiCS is at most a little slower (its optimizer steps 1/G of the
+		 * states, ZeRO-3's 1/dp), and its lead grows with scale. */
+		ck_assert(z3.iteration_time_s / mics.iteration_time_s >= 0.99);
+		ck_assert(z3.iteration_time_s / mics.iteration_time_s >= last - 0.01);
 		last = z3.iteration_time_s / mics.iteration_time_s;
 	}
 	ck_assert_msg(last > 1.5, "MiCS over ZeRO-3 at 512 GPUs: %.3f", last);
