@@ -215,6 +215,40 @@ check_compression(const struct model *m, const struct plan *p, const struct comp
 	return true;
 }
 
+/* Per-layer costs of @p (for its recompute mode only when @one_mode). */
+static void
+build_layer_costs(const struct model *m, const struct plan *p, const struct cluster *c,
+		  const struct plan_layout *lay, const struct compressor *cmp, bool one_mode,
+		  struct layer_costs *lc)
+{
+	memset(lc, 0, sizeof(*lc));
+	for (int r = PLAN_RECOMPUTE_NONE; r <= PLAN_RECOMPUTE_FULL; r++) {
+		struct plan pr = *p;
+
+		if (one_mode && r != p->recompute)
+			continue;
+		pr.recompute = r;
+		compute_layer_time(m, &pr, c, false, &lc->cls[r]);
+		tp_layer_comm(m, &pr, c, lay, &lc->tcs[r]);
+		if (model_is_moe(m)) {
+			compute_layer_time(m, &pr, c, true, &lc->cl_moes[r]);
+			ep_layer_comm(m, &pr, c, lay, &lc->cl_moes[r], &lc->eps[r]);
+		}
+	}
+	compute_ends_time(m, p, c, &lc->ce);
+	lc->p2p_s = pipeline_p2p_time(m, p, c, lay, &lc->p2p_bytes);
+	lc->cmp = cmp;
+	if (cmp) {
+		lc->tp = p->compress.tp;
+		lc->pp = p->compress.pp;
+		lc->from_layer = p->compress.from_layer >= 0 ? p->compress.from_layer : m->layers / 2;
+		if (lc->tp)
+			compression_tp_site(cmp, m, p, c, lay, &lc->site);
+		if (lc->pp)
+			compression_pp_boundary(cmp, m, p, c, lay, &lc->bnd);
+	}
+}
+
 static void
 estimate_core(const struct model *m, const struct cluster *c, const struct plan *p,
 	      const struct estimate_options *opt, const struct compressor *cmp,
@@ -233,32 +267,7 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 	topology_plan(p, c, &lay);
 	mb = plan_microbatches(p);
 
-	memset(&lc, 0, sizeof(lc));
-	for (int r = PLAN_RECOMPUTE_NONE; r <= PLAN_RECOMPUTE_FULL; r++) {
-		struct plan pr = *p;
-
-		if (!p->custom_recompute && r != p->recompute)
-			continue;
-		pr.recompute = r;
-		compute_layer_time(m, &pr, c, false, &lc.cls[r]);
-		tp_layer_comm(m, &pr, c, &lay, &lc.tcs[r]);
-		if (model_is_moe(m)) {
-			compute_layer_time(m, &pr, c, true, &lc.cl_moes[r]);
-			ep_layer_comm(m, &pr, c, &lay, &lc.cl_moes[r], &lc.eps[r]);
-		}
-	}
-	compute_ends_time(m, p, c, &lc.ce);
-	lc.p2p_s = pipeline_p2p_time(m, p, c, &lay, &lc.p2p_bytes);
-	lc.cmp = cmp;
-	if (cmp) {
-		lc.tp = p->compress.tp;
-		lc.pp = p->compress.pp;
-		lc.from_layer = p->compress.from_layer >= 0 ? p->compress.from_layer : m->layers / 2;
-		if (lc.tp)
-			compression_tp_site(cmp, m, p, c, &lay, &lc.site);
-		if (lc.pp)
-			compression_pp_boundary(cmp, m, p, c, &lay, &lc.bnd);
-	}
+	build_layer_costs(m, p, c, &lay, cmp, !p->custom_recompute, &lc);
 
 	/* The slowest GPU sets the pace of every pipeline slot (1F1B steady
 	 * state): the first holds the embedding, the last the logits, and
@@ -411,6 +420,84 @@ estimate_plan(const struct model *m, const struct cluster *c,
 		out->uncompressed_bytes = base.bytes;
 		out->uncompressed_iteration_time_s = base.iteration_time_s;
 		out->compression_speedup = base.iteration_time_s / out->iteration_time_s;
+	}
+	return true;
+}
+
+/* Time and memory of @stage holding @layers layers of mode @r. */
+static void
+probe(const struct model *m, const struct cluster *c, const struct plan *shape,
+      const struct layer_costs *base, int stage, int layers, int r, bool ctp, bool cpp,
+      double *time, double *mem)
+{
+	struct layer_costs lc = *base;
+	struct plan p = *shape;
+	struct stage_work w;
+	struct memory_use u;
+	double expert, params;
+
+	p.custom_layers = p.custom_recompute = true;
+	for (int s = 0; s < p.pp; s++) {
+		p.stage_layers[s] = (short)(s == stage ? layers : 1);
+		p.stage_recompute[s] = (signed char)r;
+	}
+	p.recompute = r;
+	lc.tp = lc.tp && ctp;
+	lc.from_layer = 0;
+	p.compress.from_stage = cpp ? stage : p.pp;
+	lc.pp = lc.pp && cpp;
+	stage_work(m, &p, &lc, stage, &w);
+	*time = stage_total(&w);
+	params = estimate_stage_params(m, &p, stage, &expert) + w.extra_params;
+	memory_stage(m, &p, c, stage, params, expert, &u);
+	if (lc.cmp)
+		u.total += compressor_ef_bytes(lc.cmp, w.ef_elements);
+	*mem = u.total;
+}
+
+bool
+estimate_stage_coefs(const struct model *m, const struct cluster *c, const struct plan *shape,
+		     const struct estimate_options *opt, struct estimate_stage_coefs *out,
+		     struct plan_error *err)
+{
+	const struct compressor *cmp = opt ? opt->compressor : NULL;
+	struct plan_layout lay;
+	struct layer_costs lc;
+	struct plan p = *shape;
+
+	if (p.pp > PLAN_MAX_STAGES)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "more than %d stages", PLAN_MAX_STAGES);
+	/* Validate the shape with an even layout. */
+	p.custom_layers = p.custom_recompute = false;
+	if (m->layers % p.pp != 0) {
+		p.custom_layers = true;
+		for (int s = 0; s < p.pp; s++)
+			p.stage_layers[s] = (short)(m->layers / p.pp + (s < m->layers % p.pp ? 1 : 0));
+	}
+	if (!plan_validate(&p, m, c, err) || !check_compression(m, &p, cmp, err))
+		return false;
+	topology_plan(shape, c, &lay);
+	build_layer_costs(m, shape, c, &lay, cmp, false, &lc);
+	for (int s = 0; s < shape->pp; s++) {
+		struct estimate_stage_coefs *o = &out[s];
+
+		for (int r = 0; r < 3; r++)
+			for (int k = 0; k < 2; k++) {
+				double t1, t2, m1, m2;
+
+				probe(m, c, shape, &lc, s, 1, r, k, false, &t1, &m1);
+				probe(m, c, shape, &lc, s, 2, r, k, false, &t2, &m2);
+				o->time_layer[r][k] = t2 - t1;
+				o->mem_layer[r][k] = m2 - m1;
+				if (k == 0) {
+					o->time_fixed[0] = t1 - (t2 - t1);
+					o->mem_fixed[r][0] = m1 - (m2 - m1);
+					probe(m, c, shape, &lc, s, 1, r, false, true, &t1, &m1);
+					probe(m, c, shape, &lc, s, 2, r, false, true, &t2, &m2);
+					o->time_fixed[1] = t1 - (t2 - t1);
+					o->mem_fixed[r][1] = m1 - (m2 - m1);
+				}
+			}
 	}
 	return true;
 }

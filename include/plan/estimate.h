@@ -110,3 +110,30 @@ bool estimate_plan(const struct model *m, const struct cluster *c,
  * sharding); @expert (may be NULL) receives those that are local experts.
  */
 double estimate_stage_params(const struct model *m, const struct plan *p, int stage, double *expert);
+
+/**
+ * The cost of one pipeline stage as linear functions of its layer count,
+ * for the planner's MILP: the per-micro-batch time (the stage's slot) and
+ * peak memory of a stage holding n layers, all with recompute mode r,
+ * TP-compressed (c = 1) or not, its sends PP-compressed (q = 1) or not:
+ *   time = time_fixed[q] + n * time_layer[r][c]
+ *   mem  = mem_fixed[r][q] + n * mem_layer[r][c]
+ * Derived from the cost model itself (two layer counts per case), so a
+ * MILP built on them is exactly as the cost model (dense models, or MoE
+ * with every layer MoE).
+ */
+struct estimate_stage_coefs {
+	double time_fixed[2];
+	double time_layer[3][2];
+	double mem_fixed[3][2];
+	double mem_layer[3][2];
+};
+
+/**
+ * Coefficients of every stage of @shape (tp, pp, dp, micro-batch and the
+ * other options; its layout and recompute are ignored). @out has pp
+ * entries. Compression is probed where @shape->compress enables it.
+ */
+bool estimate_stage_coefs(const struct model *m, const struct cluster *c, const struct plan *shape,
+			  const struct estimate_options *opt, struct estimate_stage_coefs *out,
+			  struct plan_error *err);

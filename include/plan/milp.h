@@ -76,10 +76,11 @@ int milp_num_vars(const struct milp *p);
 int milp_num_rows(const struct milp *p);
 
 /**
- * Minimise with GLPK (MIP presolver on, no output), giving up after
- * @time_limit_s seconds of branch and bound (INFINITY for no limit;
- * the limit is rounded up to whole milliseconds). Infeasible, unbounded
- * and timed-out problems are results, reported in @status, with true.
+ * Minimise with GLPK (MIP presolver on, nothing printed), giving up
+ * after @time_limit_s seconds of branch and bound (INFINITY for no
+ * limit; rounded up to whole milliseconds; GLPK does not limit the
+ * first LP relaxation). Infeasible, unbounded and timed-out problems
+ * are results, reported in @status, with true.
  *
  * Returns false only with an error: PLAN_ERR_INPUT for a time limit
  * that is NaN or not positive, or when GLPK fails (numerical trouble,

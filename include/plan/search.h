@@ -1,0 +1,90 @@
+/*
+ * The planner: the best plan for a model on (part of) a cluster.
+ * Outer integer shapes (TP, PP, DP, micro-batch, interleaving, ZeRO or
+ * MiCS, EP and routing, compressor) are enumerated and pruned with a
+ * compute-only lower bound; for each surviving shape a mixed-integer
+ * program (GLPK) assigns layers to stages, a recompute mode per stage and
+ * where compression applies, minimising the pipeline's bottleneck slot
+ * under the memory of every stage.
+ */
+#pragma once
+
+#include <stdbool.h>
+
+#include "plan/cluster.h"
+#include "plan/compressor.h"
+#include "plan/error.h"
+#include "plan/estimate.h"
+#include "plan/model.h"
+#include "plan/plan.h"
+
+/** Most compressors the search may try. */
+#define SEARCH_MAX_COMPRESSORS 8
+
+struct search_options {
+	int gpus;                 /**< GPUs to plan for (0: the whole cluster) */
+	int global_batch;         /**< sequences per iteration */
+	int seq_len;              /**< 0: the model's */
+	bool flash_attention;     /**< the implementation uses fused attention */
+	int moe_overlap;          /**< enum plan_moe_overlap, kept as given */
+	int max_tp;               /**< 0: gpus per node */
+	int max_pp;               /**< 0: layers */
+	int max_micro_batch;      /**< 0: 16 */
+	int max_vpp;              /**< 0: 8 */
+	const struct compressor *compressors[SEARCH_MAX_COMPRESSORS];
+	int ncompressors;
+	int max_compressed_layers;/**< budget of TP-compressed layers; -1: none */
+	double time_limit_s;      /**< for each MILP */
+	bool exhaustive;          /**< enumerate the inner choices instead of the MILP */
+	int top;                  /**< how many plans to keep (1 .. SEARCH_MAX_TOP) */
+	enum coll_algo dp_algo;
+};
+
+#define SEARCH_MAX_TOP 32
+
+/** One plan the search found, with its full prediction. */
+struct search_candidate {
+	struct plan plan;
+	const struct compressor *compressor; /**< NULL: none */
+	struct estimate est;
+	double milp_slot_s;                  /**< the MILP's objective (0 when not from a MILP) */
+};
+
+struct search_stats {
+	long shapes;          /**< outer shapes enumerated */
+	long pruned;          /**< skipped by the lower bound */
+	long milps;           /**< MILPs solved */
+	long milp_timeouts;   /**< stopped by the time limit (best incumbent kept) */
+	long evaluations;     /**< plans predicted (exhaustive and closed-form cases) */
+	long infeasible;      /**< shapes with no layout that fits */
+	double seconds;
+	double max_milp_gap;  /**< largest |MILP slot - predicted slot| / slot */
+	long cut;             /**< MILPs proven unable to beat the k-th best plan */
+	long truncated;       /**< --exhaustive shapes too large to enumerate (even layers only) */
+	double cutoff_s;      /**< (internal) the k-th best time while searching; 0: none */
+	bool have_closest;    /**< when nothing fits: the plan closest to fitting */
+	struct plan closest;
+	double closest_memory;
+	int closest_stage;
+	double capacity;
+};
+
+/**
+ * Search. @top receives up to @opt->top plans, best first; *@ntop their
+ * number (0 when nothing fits: then @stats->have_closest says why).
+ * Returns false with @err on invalid options or a solver failure.
+ */
+bool search_run(const struct model *m, const struct cluster *c, const struct search_options *opt,
+		struct search_candidate *top, int *ntop, struct search_stats *stats,
+		struct plan_error *err);
+
+/**
+ * The inner problem of one shape, exactly: layers per stage, recompute per
+ * stage, TP and PP compression suffixes, solved by MILP (or by
+ * enumeration when @exhaustive). @shape gives the degrees and options;
+ * *@found is false when no layout fits. Exposed for tests.
+ */
+bool search_shape(const struct model *m, const struct cluster *c, const struct plan *shape,
+		  const struct compressor *cmp, const struct search_options *opt, bool exhaustive,
+		  struct search_candidate *best, bool *found, struct search_stats *stats,
+		  struct plan_error *err);

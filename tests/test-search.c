@@ -1,0 +1,237 @@
+/*
+ * The planner: the MILP's optimum equals the exhaustive optimum on small
+ * shapes, its plans are priced exactly as predict prices them, and the
+ * search beats or matches the published Megatron-LM plans.
+ */
+#include <limits.h>
+#include <math.h>
+
+#include "plan/compressor.h"
+#include "plan/profile_path.h"
+#include "plan/search.h"
+#include "testutil.h"
+
+/* 12 layers, memory tight enough that recomputation matters. */
+#define SMALL_MODEL "name: small\nlayers: 12\nhidden: 4096\nheads: 32\nvocab: 51200\nseq_len: 2048\n"
+#define SMALL_CLUSTER \
+	"name: small\nnodes: 4\ngpus_per_node: 4\ngpu:\n  name: g\n  peak_flops: 312 TFLOPS\n" \
+	"  memory: %s\n  memory_bandwidth: 2039 GB/s\nintra_node:\n  bandwidth: 300 GB/s\n" \
+	"inter_node:\n  nics_per_node: 1\n  nic_bandwidth: %s\n"
+
+static void
+options(struct search_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->max_compressed_layers = -1;
+	o->time_limit_s = 30.0;
+	o->top = 5;
+}
+
+static void
+compare(const char *mem, const char *nic, int tp, int pp, int mb, const char *cmp_yaml, int budget)
+{
+	char yaml[1024];
+	struct cluster c;
+	struct model m;
+	struct compressor cmp;
+	struct plan p;
+	struct search_options o;
+	struct search_candidate milp, exh;
+	struct search_stats st;
+	struct plan_error err;
+	bool f1, f2;
+
+	snprintf(yaml, sizeof(yaml), SMALL_CLUSTER, mem, nic);
+	test_load_cluster(&c, yaml);
+	test_load_model(&m, SMALL_MODEL);
+	if (cmp_yaml)
+		ck_assert(compressor_load_string(&cmp, "c.yaml", cmp_yaml, &err));
+	options(&o);
+	o.max_compressed_layers = budget;
+	plan_init(&p);
+	p.tp = tp;
+	p.pp = pp;
+	p.dp = 16 / (tp * pp);
+	p.micro_batch = mb;
+	p.global_batch = 8 * p.dp * mb;
+	p.seq_len = 2048;
+	memset(&st, 0, sizeof(st));
+	ck_assert_msg(search_shape(&m, &c, &p, cmp_yaml ? &cmp : NULL, &o, false, &milp, &f1, &st, &err), "%s",
+		      err.message);
+	ck_assert_msg(search_shape(&m, &c, &p, cmp_yaml ? &cmp : NULL, &o, true, &exh, &f2, &st, &err), "%s",
+		      err.message);
+	ck_assert_int_eq(st.truncated, 0);
+	ck_assert_int_eq(f1, f2);
+	if (f1) {
+		/* The same optimum, and the MILP's slot is predict's slot. */
+		ck_assert_msg(fabs(milp.est.details.slot_s - exh.est.details.slot_s) <= 1e-9 * exh.est.details.slot_s,
+			      "tp %d pp %d mem %s: MILP %.9g, exhaustive %.9g", tp, pp, mem,
+			      milp.est.details.slot_s, exh.est.details.slot_s);
+		ck_assert_rel(milp.milp_slot_s, milp.est.details.slot_s, 1e-6);
+		ck_assert(milp.est.fits);
+	}
+	cluster_release(&c);
+}
+
+START_TEST(test_milp_equals_exhaustive)
+{
+	/* Plenty of memory: no recompute, even-ish layers. */
+	compare("80 GiB", "100 Gbit/s", 2, 3, 1, NULL, -1);
+	/* Tight memory: the first stages must recompute. */
+	compare("16 GiB", "100 Gbit/s", 2, 3, 2, NULL, -1);
+	compare("12 GiB", "100 Gbit/s", 4, 2, 1, NULL, -1);
+	compare("24 GiB", "100 Gbit/s", 1, 4, 2, NULL, -1);
+	/* Nothing fits. */
+	compare("2 GiB", "100 Gbit/s", 1, 2, 4, NULL, -1);
+	/* Compression suffixes, with and without a layer budget (TP across
+	 * slow nodes needs tp > gpus_per_node; here PP crosses them). */
+	compare("24 GiB", "10 Gbit/s", 2, 3, 1, "name: ae\nmethod: autoencoder\ndim: 64\n", -1);
+	compare("24 GiB", "10 Gbit/s", 4, 2, 1, "name: ae\nmethod: autoencoder\ndim: 64\n", 3);
+	compare("16 GiB", "10 Gbit/s", 2, 2, 2, "name: q\nmethod: quantize\nbits: 4\n", -1);
+	/* A sweep of memory sizes through the region where the layout and
+	 * the recompute modes change. */
+	for (int gib = 8; gib <= 40; gib += 2) {
+		char mem[32];
+
+		snprintf(mem, sizeof(mem), "%d GiB", gib);
+		compare(mem, "100 Gbit/s", 1, 3, 2, NULL, -1);
+		compare(mem, "100 Gbit/s", 2, 4, 1, NULL, -1);
+		compare(mem, "25 Gbit/s", 2, 3, 1, "name: ae\nmethod: autoencoder\ndim: 64\n", 4);
+	}
+}
+END_TEST
+
+static char root[PATH_MAX];
+
+static void
+load_bundled(struct model *m, const char *mname, struct cluster *c, const char *cname)
+{
+	char mp[PATH_MAX], cp[PATH_MAX];
+	struct plan_error err;
+	const char *r = getenv("PLAN_TEST_SOURCE_ROOT");
+
+	ck_assert_ptr_nonnull(r);
+	snprintf(root, sizeof(root), "%s", r);
+	setenv("PLAN_CLI_PATH", root, 1);
+	profile_path_init(NULL);
+	ck_assert(profile_resolve(PROFILE_MODEL, mname, mp, sizeof(mp), &err));
+	ck_assert(profile_resolve(PROFILE_CLUSTER, cname, cp, sizeof(cp), &err));
+	ck_assert(model_load_file(m, mp, &err));
+	ck_assert(cluster_load_file(c, cp, &err));
+}
+
+START_TEST(test_beats_published)
+{
+	static const struct { const char *model; int gpus, tp, pp, dp, vpp, mb, gb; } runs[] = {
+		/* Narayanan et al. SC21, Table 1 rows 1, 4, 7 and Table 2's 175B PTD-P. */
+		{ "gpt-1.7b", 32, 1, 1, 32, 1, 16, 512 },
+		{ "gpt-18.4b", 256, 8, 1, 32, 1, 8, 1024 },
+		{ "gpt-145.6b", 1536, 8, 8, 24, 2, 2, 2304 },
+		{ "gpt3-175b", 1536, 8, 12, 16, 1, 1, 1536 },
+	};
+
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		struct model m;
+		struct cluster c;
+		struct plan p;
+		struct estimate pub;
+		struct search_options o;
+		struct search_candidate top[SEARCH_MAX_TOP];
+		struct search_stats st;
+		struct plan_error err;
+		int ntop;
+
+		load_bundled(&m, runs[i].model, &c, "selene");
+		plan_init(&p);
+		p.tp = runs[i].tp;
+		p.pp = runs[i].pp;
+		p.dp = runs[i].dp;
+		p.vpp = runs[i].vpp;
+		p.micro_batch = runs[i].mb;
+		p.global_batch = runs[i].gb;
+		p.seq_len = 2048;
+		p.recompute = PLAN_RECOMPUTE_FULL;
+		ck_assert(estimate_plan(&m, &c, &p, NULL, &pub, &err));
+		options(&o);
+		o.gpus = runs[i].gpus;
+		o.global_batch = runs[i].gb;
+		ck_assert_msg(search_run(&m, &c, &o, top, &ntop, &st, &err), "%s", err.message);
+		ck_assert_int_ge(ntop, 1);
+		ck_assert_msg(top[0].est.iteration_time_s <= pub.iteration_time_s * (1 + 1e-9),
+			      "%s: found %.4f s, published plan %.4f s", runs[i].model,
+			      top[0].est.iteration_time_s, pub.iteration_time_s);
+		ck_assert(top[0].est.fits);
+		ck_assert(st.max_milp_gap < 1e-6);
+		cluster_release(&c);
+	}
+}
+END_TEST
+
+START_TEST(test_compression_where_it_pays)
+{
+	struct model m;
+	struct cluster c;
+	struct compressor ae;
+	struct search_options o;
+	struct search_candidate top[SEARCH_MAX_TOP];
+	struct search_stats st;
+	struct plan_error err;
+	int ntop;
+
+	load_bundled(&m, "gpt-7.5b", &c, "aws-p3-16xlarge");
+	ck_assert(compressor_load_string(&ae, "ae.yaml", "name: ae-100\nmethod: autoencoder\ndim: 100\n", &err));
+	options(&o);
+	o.compressors[0] = &ae;
+	o.ncompressors = 1;
+	o.global_batch = 64;
+	/* One node: NVLink only, compression never pays. */
+	o.gpus = 8;
+	ck_assert(search_run(&m, &c, &o, top, &ntop, &st, &err));
+	ck_assert_ptr_null(top[0].compressor);
+	/* Four nodes on 25 Gbit/s: the optimum compresses. */
+	o.gpus = 32;
+	ck_assert(search_run(&m, &c, &o, top, &ntop, &st, &err));
+	ck_assert_ptr_nonnull(top[0].compressor);
+	ck_assert(top[0].est.compression_speedup > 1.1);
+	cluster_release(&c);
+}
+END_TEST
+
+START_TEST(test_nothing_fits)
+{
+	struct model m;
+	struct cluster c;
+	struct search_options o;
+	struct search_candidate top[SEARCH_MAX_TOP];
+	struct search_stats st;
+	struct plan_error err;
+	int ntop;
+
+	load_bundled(&m, "gpt-1t", &c, "aws-p3-16xlarge");
+	options(&o);
+	o.gpus = 8;
+	o.global_batch = 8;
+	ck_assert(search_run(&m, &c, &o, top, &ntop, &st, &err));
+	ck_assert_int_eq(ntop, 0);
+	ck_assert(st.have_closest);
+	ck_assert(st.closest_memory > st.capacity);
+	cluster_release(&c);
+}
+END_TEST
+
+static Suite *
+search_suite(void)
+{
+	Suite *s = suite_create("search");
+	TCase *tc = tcase_create("search");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_milp_equals_exhaustive);
+	tcase_add_test(tc, test_beats_published);
+	tcase_add_test(tc, test_compression_where_it_pays);
+	tcase_add_test(tc, test_nothing_fits);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+TEST_MAIN(search_suite)
