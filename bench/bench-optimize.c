@@ -1,0 +1,105 @@
+/*
+ * Seconds to find the best plan (a benchmark, not a test):
+ *   GPT-3 175B on 1,024 GPUs of selene, global batch 1,536;
+ *   GPT 1T on 3,072 GPUs of selene, global batch 3,072;
+ *   a 1.2T-parameter MoE on 2,048 GPUs of selene with two compressors;
+ * each with the MILP and with --exhaustive, and how many MILPs the
+ * lower bound and the cutoff spared. `meson test -C build --benchmark`.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_errno.h>
+
+#include "plan/profile_path.h"
+#include "plan/search.h"
+
+/* 1.2 T parameters: 64 layers of h 8192, every other layer 64 experts top-2. */
+static const char moe_yaml[] =
+	"name: moe-1.2t\nlayers: 64\nhidden: 8192\nheads: 64\nvocab: 51200\nseq_len: 2048\n"
+	"moe:\n  experts: 64\n  top_k: 2\n  every: 2\n";
+
+static bool
+load(const char *model, struct model *m, struct cluster *c, struct plan_error *err)
+{
+	char mp[PATH_MAX], cp[PATH_MAX];
+
+	if (strcmp(model, "moe-1.2t") == 0) {
+		if (!model_load_string(m, "moe-1.2t", moe_yaml, err))
+			return false;
+	} else if (!profile_resolve(PROFILE_MODEL, model, mp, sizeof(mp), err) ||
+		   !model_load_file(m, mp, err)) {
+		return false;
+	}
+	return profile_resolve(PROFILE_CLUSTER, "selene", cp, sizeof(cp), err) &&
+	       cluster_load_file(c, cp, err);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct { const char *model; int gpus, batch; bool compress; } cases[] = {
+		{ "gpt3-175b", 1024, 1536, false },
+		{ "gpt-1t", 3072, 3072, false },
+		{ "moe-1.2t", 2048, 2048, true },
+	};
+	struct search_candidate *top = calloc(SEARCH_MAX_TOP, sizeof(*top));
+	struct compressor cmp[2];
+	struct plan_error err;
+	char path[PATH_MAX];
+
+	gsl_set_error_handler_off();
+	profile_path_init(argc > 0 ? argv[0] : NULL);
+	if (!top)
+		return 1;
+	if (!profile_resolve(PROFILE_COMPRESSOR, "ae-100", path, sizeof(path), &err) ||
+	    !compressor_load_file(&cmp[0], path, &err) ||
+	    !profile_resolve(PROFILE_COMPRESSOR, "topk-1", path, sizeof(path), &err) ||
+	    !compressor_load_file(&cmp[1], path, &err)) {
+		fprintf(stderr, "bench-optimize: %s (set PLAN_CLI_PATH to the source tree)\n", err.message);
+		return 1;
+	}
+	printf("%-10s %6s  %-10s %8s %8s %7s %6s %6s %8s  %s\n", "model", "GPUs", "inner", "seconds",
+	       "shapes", "pruned", "MILPs", "cut", "evals", "best s/iter");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct model m;
+		struct cluster c;
+
+		if (!load(cases[i].model, &m, &c, &err)) {
+			fprintf(stderr, "bench-optimize: %s\n", err.message);
+			return 1;
+		}
+		for (int ex = 0; ex < 2; ex++) {
+			struct search_options o;
+			struct search_stats st;
+			int ntop;
+
+			memset(&o, 0, sizeof(o));
+			o.gpus = cases[i].gpus;
+			o.global_batch = cases[i].batch;
+			o.max_compressed_layers = -1;
+			o.time_limit_s = 2.0;
+			o.top = 5;
+			o.exhaustive = ex;
+			if (cases[i].compress) {
+				o.compressors[0] = &cmp[0];
+				o.compressors[1] = &cmp[1];
+				o.ncompressors = 2;
+			}
+			if (!search_run(&m, &c, &o, top, &ntop, &st, &err)) {
+				fprintf(stderr, "bench-optimize: %s\n", err.message);
+				return 1;
+			}
+			printf("%-10s %6d  %-10s %8.3f %8ld %7ld %6ld %6ld %8ld  %.3f%s\n", cases[i].model,
+			       cases[i].gpus, ex ? "exhaustive" : "MILP", st.seconds, st.shapes, st.pruned,
+			       st.milps, st.cut, st.evaluations, ntop ? top[0].est.iteration_time_s : 0.0,
+			       ex && st.truncated ? " (some shapes too large: even layers)" : "");
+			fflush(stdout);
+		}
+		cluster_release(&c);
+	}
+	free(top);
+	return 0;
+}

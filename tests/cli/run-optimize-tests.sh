@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Black-box tests of `plan-cli optimize`. Usage: run-optimize-tests.sh PLAN_CLI SOURCE_ROOT
+set -u
+bin=$(realpath "$1")
+root=$2
+cd "$root" || exit 1
+export PLAN_CLI_PATH=$root
+n=0
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+bad() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $1"; }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+
+"$bin" optimize --model gpt3-175b --cluster selene --gpus 1024 --global-batch 1536 --format json \
+	>"$tmp/o.json" 2>"$tmp/err"
+check "optimize exits 0" '[ $? -eq 0 ] && [ ! -s "$tmp/err" ]'
+check "JSON has best, top, stats" \
+	'jq -e ".best.iteration_time_s > 0 and (.top | length) == 5 and .stats.shapes > 0 and (.stats | has(\"milps\") and has(\"pruned\") and has(\"seconds\"))" "$tmp/o.json" >/dev/null'
+check "best is top[0] and the list is sorted" \
+	'jq -e ".best.iteration_time_s == .top[0].iteration_time_s and ([.top[].iteration_time_s] == ([.top[].iteration_time_s] | sort))" "$tmp/o.json" >/dev/null'
+check "stages cover every layer" \
+	'jq -e "([.best.stages[].layers] | add) == 96 and (.best.stages | length) == .best.plan.pp" "$tmp/o.json" >/dev/null'
+
+# Every plan of the top list, given back to predict, costs the same.
+for i in 0 1 2 3 4; do
+	mapfile -t args < <(jq -r ".top[$i].predict_args[]" "$tmp/o.json")
+	want=$(jq ".top[$i].iteration_time_s" "$tmp/o.json")
+	got=$("$bin" predict "${args[@]}" --format json | jq .iteration_time_s)
+	check "top[$i] predicted again: $got vs $want" \
+		"jq -en --argjson a '${got:-0}' --argjson b '$want' '((\$a - \$b) | fabs) <= 1e-9 * \$b' >/dev/null"
+done
+
+# With a compressor on a slow network, the arguments carry the compression.
+"$bin" optimize --model gpt-7.5b --cluster aws-p3-16xlarge --gpus 32 --global-batch 64 \
+	--compressor ae-100 --compressor topk-1 --format json >"$tmp/c.json"
+mapfile -t args < <(jq -r '.best.predict_args[]' "$tmp/c.json")
+want=$(jq .best.iteration_time_s "$tmp/c.json")
+got=$("$bin" predict "${args[@]}" --format json | jq .iteration_time_s)
+check "compressed best predicted again" \
+	"jq -en --argjson a '${got:-0}' --argjson b '$want' '((\$a - \$b) | fabs) <= 1e-9 * \$b' >/dev/null"
+check "compressed best names its compressor" 'jq -e ".best.compressor != null" "$tmp/c.json" >/dev/null'
+
+# MILP and exhaustive agree on a small space.
+a=$("$bin" optimize --model gpt-1.7b --cluster selene --gpus 32 --global-batch 512 --max-pp 4 --format json | jq .best.iteration_time_s)
+b=$("$bin" optimize --model gpt-1.7b --cluster selene --gpus 32 --global-batch 512 --max-pp 4 --exhaustive --format json | jq .best.iteration_time_s)
+check "MILP ($a) equals exhaustive ($b)" "jq -en --argjson a '$a' --argjson b '$b' '((\$a - \$b) | fabs) <= 1e-9 * \$b' >/dev/null"
+
+# Nothing fits: exit 4, one line naming the memory.
+"$bin" optimize --model gpt-1t --cluster aws-p3-16xlarge --gpus 8 --global-batch 8 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "no feasible plan exits 4" '[ $rc -eq 4 ] && [ ! -s "$tmp/out" ]'
+check "no feasible plan names the memory" 'grep -q "^plan-cli: error: no feasible plan: the closest .* GiB per GPU on stage [0-9]*, the GPU has 16.0 GiB$" "$tmp/err" && [ "$(wc -l <"$tmp/err")" -eq 1 ]'
+
+# Usage errors.
+"$bin" optimize --model gpt-1.7b --cluster selene >/dev/null 2>"$tmp/err"
+check "missing --global-batch exits 2" '[ $? -eq 2 ] && grep -q "needs --model, --cluster and --global-batch" "$tmp/err"'
+"$bin" optimize --model gpt-1.7b --cluster selene --global-batch 8 --format csv >/dev/null 2>"$tmp/err"
+check "--format csv exits 2" '[ $? -eq 2 ]'
+"$bin" optimize --model gpt-1.7b --cluster selene --global-batch 8 --time-limit 0 >/dev/null 2>"$tmp/err"
+check "--time-limit 0 exits 2" '[ $? -eq 2 ]'
+"$bin" optimize --help >"$tmp/out" 2>"$tmp/err"
+check "--help on stdout" '[ $? -eq 0 ] && [ -s "$tmp/out" ] && [ ! -s "$tmp/err" ]'
+"$bin" optimize --model gpt-1.7b --cluster selene --gpus 32 --global-batch 512 >/dev/full 2>/dev/null
+check "a full disk exits 1" '[ $? -eq 1 ]'
+
+echo "$((n - fail)) passed, $fail failed"
+[ "$fail" -eq 0 ]
