@@ -82,6 +82,7 @@ main(int argc, char **argv)
 			o.max_compressed_layers = -1;
 			o.time_limit_s = 2.0;
 			o.top = 5;
+			o.max_zero = -1;
 			o.exhaustive = ex;
 			if (cases[i].compress) {
 				o.compressors[0] = &cmp[0];

@@ -26,6 +26,7 @@ static const char optimize_usage[] =
 	"  --compressor NAME|FILE     a compressor the search may use (repeatable, up to 8)\n"
 	"  --max-compressed-layers N  at most N TP-compressed layers (MCBench: early layers hurt accuracy)\n"
 	"  --max-tp N, --max-pp N, --max-micro-batch N, --max-vpp N   bounds of the search\n"
+	"  --max-zero N               highest ZeRO stage to consider, 0-3 (default 3; 3 includes MiCS)\n"
 	"  --top K                    also show the K best plans (default 5)\n"
 	"  --time-limit S             seconds per MILP (default 2)\n"
 	"  --exhaustive               enumerate the inner choices instead of solving MILPs\n"
@@ -34,7 +35,7 @@ static const char optimize_usage[] =
 
 enum {
 	O_MODEL = 256, O_CLUSTER, O_GPUS, O_GB, O_SEQ, O_FLASH, O_OVERLAP, O_COMPRESSOR, O_BUDGET,
-	O_MAX_TP, O_MAX_PP, O_MAX_MB, O_MAX_VPP, O_TOP, O_TIME, O_EXHAUSTIVE, O_FORMAT,
+	O_MAX_TP, O_MAX_PP, O_MAX_MB, O_MAX_VPP, O_MAX_ZERO, O_TOP, O_TIME, O_EXHAUSTIVE, O_FORMAT,
 };
 
 static const struct option optimize_options[] = {
@@ -51,6 +52,7 @@ static const struct option optimize_options[] = {
 	{ "max-pp", required_argument, NULL, O_MAX_PP },
 	{ "max-micro-batch", required_argument, NULL, O_MAX_MB },
 	{ "max-vpp", required_argument, NULL, O_MAX_VPP },
+	{ "max-zero", required_argument, NULL, O_MAX_ZERO },
 	{ "top", required_argument, NULL, O_TOP },
 	{ "time-limit", required_argument, NULL, O_TIME },
 	{ "exhaustive", no_argument, NULL, O_EXHAUSTIVE },
@@ -306,6 +308,7 @@ cmd_optimize(int argc, char **argv)
 
 	memset(&x, 0, sizeof(x));
 	so.top = 5;
+	so.max_zero = -1;
 	so.max_compressed_layers = -1;
 	so.time_limit_s = 2.0;
 	so.dp_algo = COLL_ALGO_RING;
@@ -335,6 +338,7 @@ cmd_optimize(int argc, char **argv)
 		case O_MAX_PP: if (!cli_int("--max-pp", optarg, 1, PLAN_MAX_STAGES, &so.max_pp)) return CLI_EXIT_USAGE; break;
 		case O_MAX_MB: if (!cli_int("--max-micro-batch", optarg, 1, 1 << 16, &so.max_micro_batch)) return CLI_EXIT_USAGE; break;
 		case O_MAX_VPP: if (!cli_int("--max-vpp", optarg, 1, 64, &so.max_vpp)) return CLI_EXIT_USAGE; break;
+		case O_MAX_ZERO: if (!cli_int("--max-zero", optarg, 0, 3, &so.max_zero)) return CLI_EXIT_USAGE; break;
 		case O_TOP: if (!cli_int("--top", optarg, 1, SEARCH_MAX_TOP, &so.top)) return CLI_EXIT_USAGE; break;
 		case O_TIME:
 			if (!num_parse_double(optarg, &d) || d <= 0 || d > 3600) {

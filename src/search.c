@@ -555,10 +555,12 @@ enumerate(const struct model *m, const struct cluster *c, const struct search_op
 
 					if (vpp > 1 && (m->layers % (pp * vpp) || (mbs / mb) % pp))
 						continue;
+					int max_zero = opt->max_zero < 0 ? 3 : opt->max_zero;
+
 					zeros[nz++] = 0;
-					if (dp > 1)
+					if (dp > 1 && max_zero >= 1)
 						zeros[nz++] = 1;
-					if (dp > 1 && pp == 1)
+					if (dp > 1 && pp == 1 && max_zero >= 3)
 						zeros[nz++] = 3;
 					for (int zi = 0; zi < nz; zi++) {
 						int groups[16], ng = 0;

@@ -25,6 +25,7 @@ options(struct search_options *o)
 	o->max_compressed_layers = -1;
 	o->time_limit_s = 30.0;
 	o->top = 5;
+	o->max_zero = -1;
 }
 
 static void

@@ -31,6 +31,7 @@ struct search_options {
 	int max_pp;               /**< 0: layers */
 	int max_micro_batch;      /**< 0: 16 */
 	int max_vpp;              /**< 0: 8 */
+	int max_zero;             /**< highest ZeRO stage to consider (0..3; -1: 3) */
 	const struct compressor *compressors[SEARCH_MAX_COMPRESSORS];
 	int ncompressors;
 	int max_compressed_layers;/**< budget of TP-compressed layers; -1: none */
