@@ -42,6 +42,7 @@ int cmd_predict(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_profiles(int argc, char **argv);
 int cmd_optimize(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
 
 struct model;
 struct cluster;

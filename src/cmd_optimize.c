@@ -129,7 +129,7 @@ predict_args(const char *model, const char *cluster, const char *compressor_arg,
 			 p->compress.dp ? "dp" : "");
 		ADD("--compress");
 		ADD(buf);
-		if (p->compress.tp)
+		if (p->compress.tp && p->compress.from_layer >= 0)
 			ADDI("--compress-from-layer", p->compress.from_layer);
 		if (p->compress.pp)
 			ADDI("--compress-from-stage", p->compress.from_stage);
@@ -303,7 +303,7 @@ cmd_optimize(int argc, char **argv)
 	struct plan_error err;
 	struct model model;
 	struct cluster cluster;
-	int format = CLI_FORMAT_TEXT, c, rc, ntop = 0, v;
+	int format = CLI_FORMAT_TEXT, c, rc, ntop = 0, v = CLI_FORMAT_TEXT;
 	double d;
 
 	memset(&x, 0, sizeof(x));

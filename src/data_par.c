@@ -40,7 +40,7 @@ zero3_sync(const struct model *m, const struct plan *p, const struct cluster *c,
 	/* DeepSpeed gathers and reduces each parameter tensor of a module
 	 * with its own collective, so each pays its own latency. */
 	double tensors = model_tensors_per_layer(m);
-	double gathers = p->recompute == PLAN_RECOMPUTE_FULL ? 3.0 : 2.0;
+	double gathers = plan_stage_recompute(p, 0) == PLAN_RECOMPUTE_FULL ? 3.0 : 2.0;
 	double layer_bytes = 2.0 * params_layer;
 	double rest_bytes = grad_bytes - layers * layer_bytes;
 	double frac = g->size > 1 ? (double)(g->size - 1) / g->size : 0.0;

@@ -156,8 +156,8 @@ fill_memory(const struct model *m, const struct plan *p, const struct cluster *c
 {
 	/* Uniform stages peak on the first (most in flight) or the last
 	 * (logits); an uneven or per-stage-recompute pipeline on any. */
-	bool all = p->custom_layers || p->custom_recompute;
-	int n = all ? p->pp : (p->pp > 1 ? 2 : 1);
+	bool all = p->pp <= ESTIMATE_MAX_STAGES;
+	int n = all ? p->pp : 2;
 
 	for (int i = 0; i < n; i++) {
 		int stage = all ? i : (i == 0 ? 0 : p->pp - 1);

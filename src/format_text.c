@@ -67,11 +67,19 @@ format_text(FILE *out, const struct report *r)
 		p->tp, p->pp, p->dp, p->vpp, p->micro_batch, p->global_batch, p->seq_len);
 	fprintf(out, "             recompute %s, sequence parallel %s, flash attention %s, ZeRO %d, "
 		"dp overlap %s, dp all-reduce %s\n",
-		plan_recompute_names[p->recompute], p->sequence_parallel ? "on" : "off",
+		p->custom_recompute ? "per stage" : plan_recompute_names[p->recompute],
+		p->sequence_parallel ? "on" : "off",
 		p->flash_attention ? "on" : "off", p->zero, p->dp_overlap ? "on" : "off",
 		coll_algo_names[r->opt ? r->opt->dp_algo : COLL_ALGO_RING]);
 	fprintf(out, "             %d micro-batches per pipeline, bubble %.1f %% of ideal time\n",
 		d->microbatches, 100.0 * d->bubble_fraction);
+	if (p->custom_layers || p->custom_recompute) {
+		fputs("stages      ", out);
+		for (int s = 0; s < p->pp; s++)
+			fprintf(out, "%s %d%s", s ? "," : "", plan_stage_layers(p, r->model, s),
+				p->custom_recompute ? (const char *[]){ "", "s", "f" }[p->stage_recompute[s]] : "");
+		fputs(p->custom_recompute ? "  (layers; s selective, f full recompute)\n" : "  (layers)\n", out);
+	}
 	fprintf(out, "links        TP %s, DP %s, PP %s\n",
 		p->tp > 1 ? (d->tp_inter_node ? "inter-node" : "intra-node") : "-",
 		p->dp > 1 ? (d->dp_inter_node ? "inter-node" : "intra-node") : "-",

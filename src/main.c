@@ -15,6 +15,7 @@ struct command {
 static const struct command commands[] = {
 	{ "predict", cmd_predict, "predict the iteration time, breakdown and memory of one plan" },
 	{ "optimize", cmd_optimize, "find the fastest plan that fits (GLPK mixed-integer programs)" },
+	{ "sweep", cmd_sweep, "predict or optimize a grid of cells: tables (md, csv, latex, json) and plots" },
 	{ "validate", cmd_validate, "compare predictions with measured runs from a CSV file" },
 	{ "profiles", cmd_profiles, "list the bundled models, clusters and compressors" },
 	{ NULL, NULL, NULL },
@@ -38,7 +39,7 @@ main(int argc, char **argv)
 	profile_path_init(argv[0]);
 
 	if (argc < 2) {
-		cli_error("no command given (commands: predict, optimize, validate, profiles; see 'plan-cli --help')");
+		cli_error("no command given (commands: predict, optimize, sweep, validate, profiles; see 'plan-cli --help')");
 		return CLI_EXIT_USAGE;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
@@ -53,6 +54,6 @@ main(int argc, char **argv)
 	for (const struct command *c = commands; c->name; c++)
 		if (strcmp(argv[1], c->name) == 0)
 			return c->fn(argc - 1, argv + 1);
-	cli_error("unknown command '%s' (commands: predict, optimize, validate, profiles)", argv[1]);
+	cli_error("unknown command '%s' (commands: predict, optimize, sweep, validate, profiles)", argv[1]);
 	return CLI_EXIT_USAGE;
 }

@@ -295,8 +295,10 @@ inner_milp(const struct model *m, const struct cluster *c, const struct plan *sh
 		    !milp_add_row(mp, nw, budget_w, ones, -INFINITY, opt->max_compressed_layers, "budget", err))
 			goto out;
 	}
-	if (!milp_solve(mp, opt->time_limit_s > 0 ? opt->time_limit_s : 10.0, &status, err))
+	if (!milp_solve(mp, opt->time_limit_s > 0 ? opt->time_limit_s : 10.0, &status, err)) {
+		err->kind = err->kind == PLAN_ERR_NOMEM ? PLAN_ERR_NOMEM : PLAN_ERR_IO; /* the solver failed */
 		goto out;
+	}
 	st->milps++;
 	if (status == MILP_FEASIBLE)
 		st->milp_timeouts++;

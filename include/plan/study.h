@@ -1,0 +1,84 @@
+/* A study file: the axes, the fixed plan, the metrics and the output of a sweep. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "plan/error.h"
+#include "plan/plan.h"
+
+#define STUDY_MAX_AXES 16
+#define STUDY_MAX_VALUES 512
+#define STUDY_MAX_METRICS 12
+#define STUDY_VALUE_LEN 64
+
+/** What an axis sets in each cell. */
+enum study_axis_kind {
+	AXIS_MODEL, AXIS_CLUSTER, AXIS_COMPRESSOR, AXIS_GPUS, AXIS_NIC_BANDWIDTH,
+	AXIS_INTRA_BANDWIDTH, AXIS_GLOBAL_BATCH, AXIS_SEQ_LEN, AXIS_TP, AXIS_PP, AXIS_DP,
+	AXIS_VPP, AXIS_MICRO_BATCH, AXIS_RECOMPUTE, AXIS_ZERO, AXIS_EP, AXIS_MOE_ROUTING,
+	AXIS_MICS_GROUP, AXIS_COMPRESS, AXIS_REFERENCE, AXIS_COUNT,
+};
+
+/** Names of enum study_axis_kind as written in study files. */
+extern const char *const study_axis_names[];
+
+enum study_metric {
+	METRIC_TIME, METRIC_TFLOPS, METRIC_MFU, METRIC_TOKENS, METRIC_SPEEDUP,
+	METRIC_WEAK, METRIC_STRONG, METRIC_MEMORY, METRIC_FITS, METRIC_PLAN, METRIC_COUNT,
+};
+
+extern const char *const study_metric_names[];
+
+enum study_mode { STUDY_PREDICT, STUDY_OPTIMIZE };
+
+struct study_axis {
+	int kind;          /**< enum study_axis_kind */
+	int n;             /**< values */
+	char values[STUDY_MAX_VALUES][STUDY_VALUE_LEN];
+	bool zipped;       /**< advances with the other zipped axes, not crossed */
+	int line, column;  /**< where it was given */
+};
+
+struct study {
+	char file[256];
+	char name[64];
+	char title[256];
+	char caption[512];
+	char label[64];
+	char reference_name[64]; /**< header of the reference column */
+	int mode;                /**< enum study_mode */
+	int naxes;
+	struct study_axis axes[STUDY_MAX_AXES];
+	int nmetrics;
+	int metrics[STUDY_MAX_METRICS];
+	int baseline_axis;       /**< axis index for the speedup baseline; -1: none */
+	char baseline_value[STUDY_VALUE_LEN];
+	/** Values of the fixed plan keys (plan: block), as text, by axis kind; "" when unset. */
+	char fixed[AXIS_COUNT][STUDY_VALUE_LEN];
+	bool sequence_parallel, flash_attention, no_dp_overlap;
+};
+
+/** A study with nothing set (mode predict, metric iteration time). */
+void study_init(struct study *s);
+
+/** Load a study file; errors name FILE:LINE:COL. */
+bool study_load_file(struct study *s, const char *path, struct plan_error *err);
+
+/** Load a study from memory (@name for messages). */
+bool study_load_string(struct study *s, const char *name, const char *text, struct plan_error *err);
+
+/**
+ * Check the axes (zipped axes of equal length, at least one value each,
+ * model and cluster given) and count the cells. Returns false with @err.
+ */
+bool study_check(const struct study *s, long *cells, struct plan_error *err);
+
+/**
+ * The value index of every axis for cell @cell (0 .. cells-1), in file
+ * order; zipped axes share one index that varies as one axis placed at
+ * the first zipped axis.
+ */
+void study_cell_indices(const struct study *s, long cell, int *index);
+
+/** Axis index of @kind, or -1. */
+int study_find_axis(const struct study *s, int kind);

@@ -1,0 +1,194 @@
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "plan/estimate.h"
+#include "plan/search.h"
+#include "plan/sweep.h"
+
+/* GLPK is not reentrant: optimize cells take turns in the solver. */
+static pthread_mutex_t glpk_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct pool {
+	const struct sweep_cell *cells;
+	struct sweep_result *out;
+	long n, shard_i, shard_n;
+	long next;         /* next cell to take */
+	long done;
+	pthread_mutex_t lock;
+};
+
+static void
+describe(const struct plan *p, const struct compressor *cmp, char *buf, size_t size)
+{
+	snprintf(buf, size, "tp %d pp %d dp %d%s%.0d mb %d %s%s%s%s", p->tp, p->pp, p->dp,
+		 p->vpp > 1 ? " vpp " : "", p->vpp > 1 ? p->vpp : 0, p->micro_batch,
+		 p->custom_recompute ? "per-stage recompute" : plan_recompute_names[p->recompute],
+		 p->zero ? (p->mics_group ? " MiCS" : (p->zero == 3 ? " ZeRO-3" : " ZeRO-1")) : "",
+		 cmp ? " + " : "", cmp ? cmp->name : "");
+}
+
+static void
+evaluate(const struct sweep_cell *c, struct sweep_result *r)
+{
+	struct plan_error err;
+	struct estimate *e = malloc(sizeof(*e));
+
+	memset(r, 0, sizeof(*r));
+	plan_error_clear(&err);
+	if (!e) {
+		snprintf(r->error, sizeof(r->error), "out of memory");
+		return;
+	}
+	if (c->mode == SWEEP_PREDICT) {
+		struct estimate_options eo = { COLL_ALGO_RING, c->compressor };
+
+		if (!estimate_plan(c->model, &c->cluster, &c->plan, &eo, e, &err)) {
+			snprintf(r->error, sizeof(r->error), "%s", err.message);
+			free(e);
+			return;
+		}
+		describe(&c->plan, c->compressor, r->plan, sizeof(r->plan));
+	} else {
+		struct search_options o;
+		struct search_candidate *top = malloc(sizeof(*top));
+		struct search_stats st;
+		int ntop = 0;
+		bool ok;
+
+		memset(&o, 0, sizeof(o));
+		o.gpus = c->gpus;
+		o.global_batch = c->plan.global_batch;
+		o.seq_len = c->plan.seq_len;
+		o.flash_attention = c->plan.flash_attention;
+		o.max_compressed_layers = -1;
+		o.max_zero = -1;
+		o.time_limit_s = 2.0;
+		o.top = 1;
+		if (c->compressor) {
+			o.compressors[0] = c->compressor;
+			o.ncompressors = 1;
+		}
+		if (!top) {
+			snprintf(r->error, sizeof(r->error), "out of memory");
+			free(e);
+			return;
+		}
+		pthread_mutex_lock(&glpk_lock);
+		ok = search_run(c->model, &c->cluster, &o, top, &ntop, &st, &err);
+		pthread_mutex_unlock(&glpk_lock);
+		if (!ok || ntop == 0) {
+			snprintf(r->error, sizeof(r->error), "%s", ok ? "no feasible plan" : err.message);
+			free(top);
+			free(e);
+			return;
+		}
+		*e = top[0].est;
+		describe(&top[0].plan, top[0].compressor, r->plan, sizeof(r->plan));
+		free(top);
+	}
+	r->ok = true;
+	r->time_s = e->iteration_time_s;
+	r->tflops_per_gpu = e->tflops_per_gpu;
+	r->mfu = e->mfu;
+	r->tokens_per_s = e->tokens_per_s;
+	r->memory_bytes = e->memory.total;
+	r->fits = e->fits;
+	r->gpus = e->gpus;
+	free(e);
+}
+
+static void *
+worker(void *arg)
+{
+	struct pool *p = arg;
+
+	for (;;) {
+		long i;
+
+		pthread_mutex_lock(&p->lock);
+		while (p->next < p->n && p->next % p->shard_n != p->shard_i)
+			p->next++;
+		i = p->next++;
+		pthread_mutex_unlock(&p->lock);
+		if (i >= p->n)
+			return NULL;
+		evaluate(&p->cells[i], &p->out[i]);
+		pthread_mutex_lock(&p->lock);
+		p->done++;
+		pthread_mutex_unlock(&p->lock);
+	}
+}
+
+bool
+sweep_run(const struct sweep_cell *cells, long n, int threads, long shard_i, long shard_n,
+	  void (*progress)(long done, long total, void *arg), void *arg,
+	  struct sweep_result *out, struct plan_error *err)
+{
+	struct pool pool = { cells, out, n, shard_i, shard_n > 0 ? shard_n : 1, 0, 0,
+			     PTHREAD_MUTEX_INITIALIZER };
+	pthread_t tid[64];
+	int started = 0;
+	long mine = 0;
+
+	for (long i = 0; i < n; i++)
+		if (i % pool.shard_n == shard_i)
+			mine++;
+		else
+			memset(&out[i], 0, sizeof(out[i]));
+	if (threads < 1)
+		threads = 1;
+	if (threads > 64)
+		threads = 64;
+	for (int t = 1; t < threads; t++) {
+		if (pthread_create(&tid[started], NULL, worker, &pool) != 0)
+			break;
+		started++;
+	}
+	if (threads > 1 && started == 0)
+		return plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "cannot start threads");
+	/* The calling thread works too, and reports progress between cells. */
+	for (;;) {
+		long i, done;
+
+		pthread_mutex_lock(&pool.lock);
+		while (pool.next < n && pool.next % pool.shard_n != shard_i)
+			pool.next++;
+		i = pool.next++;
+		done = pool.done;
+		pthread_mutex_unlock(&pool.lock);
+		if (progress)
+			progress(done, mine, arg);
+		if (i >= n)
+			break;
+		evaluate(&cells[i], &out[i]);
+		pthread_mutex_lock(&pool.lock);
+		pool.done++;
+		pthread_mutex_unlock(&pool.lock);
+	}
+	for (int t = 0; t < started; t++)
+		pthread_join(tid[t], NULL);
+	if (progress)
+		progress(mine, mine, arg);
+	return true;
+}
+
+void
+sweep_derive(const struct sweep_cell *cells, long n, struct sweep_result *res)
+{
+	for (long i = 0; i < n; i++) {
+		struct sweep_result *r = &res[i];
+		const struct sweep_result *ref = cells[i].group_ref >= 0 ? &res[cells[i].group_ref] : NULL;
+		const struct sweep_result *base = cells[i].baseline >= 0 ? &res[cells[i].baseline] : NULL;
+
+		if (!r->ok)
+			continue;
+		r->speedup = base && base->ok ? base->time_s / r->time_s : 0.0;
+		if (ref && ref->ok) {
+			r->weak_efficiency = r->tflops_per_gpu / ref->tflops_per_gpu;
+			r->strong_efficiency = ref->time_s * ref->gpus / (r->time_s * r->gpus);
+		}
+	}
+}

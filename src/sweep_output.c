@@ -1,0 +1,550 @@
+#include <csv.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "plan/numparse.h"
+#include "plan/sweep_output.h"
+#include "plan/units.h"
+
+const char *const sweep_format_names[] = { "md", "csv", "latex", "json", NULL };
+
+struct header {
+	const char *text;   /* Markdown and LaTeX, with the unit */
+	const char *csv;    /* machine name */
+};
+
+static const struct header axis_headers[AXIS_COUNT] = {
+	[AXIS_MODEL] = { "Model", "model" },
+	[AXIS_CLUSTER] = { "Cluster", "cluster" },
+	[AXIS_COMPRESSOR] = { "Compressor", "compressor" },
+	[AXIS_GPUS] = { "GPUs", "gpus" },
+	[AXIS_NIC_BANDWIDTH] = { "NIC bandwidth", "nic_bandwidth" },
+	[AXIS_INTRA_BANDWIDTH] = { "Intra-node bandwidth", "intra_bandwidth" },
+	[AXIS_GLOBAL_BATCH] = { "Global batch", "global_batch" },
+	[AXIS_SEQ_LEN] = { "Sequence", "seq_len" },
+	[AXIS_TP] = { "TP", "tp" },
+	[AXIS_PP] = { "PP", "pp" },
+	[AXIS_DP] = { "DP", "dp" },
+	[AXIS_VPP] = { "VPP", "vpp" },
+	[AXIS_MICRO_BATCH] = { "Micro-batch", "micro_batch" },
+	[AXIS_RECOMPUTE] = { "Recompute", "recompute" },
+	[AXIS_ZERO] = { "ZeRO", "zero" },
+	[AXIS_EP] = { "EP", "ep" },
+	[AXIS_MOE_ROUTING] = { "Routing", "moe_routing" },
+	[AXIS_MICS_GROUP] = { "MiCS group", "mics_group" },
+	[AXIS_COMPRESS] = { "Compressed", "compress" },
+	[AXIS_REFERENCE] = { "Reference", "reference" },
+};
+
+static const struct header metric_headers[METRIC_COUNT] = {
+	[METRIC_TIME] = { "Iteration time (s)", "iteration_time_s" },
+	[METRIC_TFLOPS] = { "TFLOP/s per GPU", "tflops_per_gpu" },
+	[METRIC_MFU] = { "MFU (%)", "mfu_pct" },
+	[METRIC_TOKENS] = { "Tokens/s", "tokens_per_s" },
+	[METRIC_SPEEDUP] = { "Speedup (x)", "speedup" },
+	[METRIC_WEAK] = { "Weak-scaling efficiency (%)", "weak_scaling_efficiency_pct" },
+	[METRIC_STRONG] = { "Strong-scaling efficiency (%)", "strong_scaling_efficiency_pct" },
+	[METRIC_MEMORY] = { "Memory per GPU (GiB)", "memory_gib" },
+	[METRIC_FITS] = { "Fits", "fits" },
+	[METRIC_PLAN] = { "Plan", "plan" },
+};
+
+static const char *const metric_formats[METRIC_COUNT] = {
+	[METRIC_TIME] = "%.3f", [METRIC_TFLOPS] = "%.1f", [METRIC_MFU] = "%.1f",
+	[METRIC_TOKENS] = "%.0f", [METRIC_SPEEDUP] = "%.2f", [METRIC_WEAK] = "%.1f",
+	[METRIC_STRONG] = "%.1f", [METRIC_MEMORY] = "%.1f",
+};
+
+/* The columns: the axes that vary (and the reference), then the metrics. */
+static int
+axis_columns(const struct study *s, int *cols)
+{
+	int n = 0;
+
+	for (int i = 0; i < s->naxes; i++)
+		if (s->axes[i].n > 1 || s->axes[i].kind == AXIS_REFERENCE)
+			cols[n++] = i;
+	if (n == 0 && s->naxes > 0)
+		cols[n++] = 0;
+	return n;
+}
+
+static bool
+numeric_metric(int m)
+{
+	return m != METRIC_FITS && m != METRIC_PLAN;
+}
+
+static double
+metric_value(int m, const struct sweep_result *r)
+{
+	switch (m) {
+	case METRIC_TIME: return r->time_s;
+	case METRIC_TFLOPS: return r->tflops_per_gpu;
+	case METRIC_MFU: return 100.0 * r->mfu;
+	case METRIC_TOKENS: return r->tokens_per_s;
+	case METRIC_SPEEDUP: return r->speedup;
+	case METRIC_WEAK: return 100.0 * r->weak_efficiency;
+	case METRIC_STRONG: return 100.0 * r->strong_efficiency;
+	case METRIC_MEMORY: return r->memory_bytes / 1073741824.0;
+	default: return 0.0;
+	}
+}
+
+/* The text of a metric cell; "" for cells without a value. */
+static void
+metric_text(int m, const struct sweep_result *r, char *buf, size_t size)
+{
+	if (!r->ok) {
+		snprintf(buf, size, "%s", m == METRIC_PLAN ? r->error : "");
+		return;
+	}
+	if (m == METRIC_FITS)
+		snprintf(buf, size, "%s", r->fits ? "yes" : "no");
+	else if (m == METRIC_PLAN)
+		snprintf(buf, size, "%s", r->plan);
+	else if ((m == METRIC_SPEEDUP && r->speedup == 0.0) ||
+		 ((m == METRIC_WEAK || m == METRIC_STRONG) && r->weak_efficiency == 0.0))
+		snprintf(buf, size, "%s", "");
+	else
+		snprintf(buf, size, metric_formats[m], metric_value(m, r));
+}
+
+static bool
+axis_numeric(const struct study_axis *a)
+{
+	double d;
+
+	for (int i = 0; i < a->n; i++)
+		if (!num_parse_double(a->values[i], &d))
+			return false;
+	return true;
+}
+
+static bool
+included(const struct sweep_rows *rows, long i)
+{
+	return rows->shard_n <= 1 || i % rows->shard_n == rows->shard_i;
+}
+
+/* LaTeX special characters. */
+static void
+latex_escape(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '%': case '&': case '#': case '_': case '$': case '{': case '}':
+			fputc('\\', out);
+			fputc(*s, out);
+			break;
+		case '~': fputs("\\textasciitilde{}", out); break;
+		case '^': fputs("\\textasciicircum{}", out); break;
+		case '\\': fputs("\\textbackslash{}", out); break;
+		default: fputc(*s, out);
+		}
+	}
+}
+
+static void
+write_md(FILE *out, const struct study *s, const struct sweep_result *res, const struct sweep_rows *rows,
+	 const int *cols, int ncols)
+{
+	int idx[STUDY_MAX_AXES];
+	char buf[800];
+
+	if (s->title[0])
+		fprintf(out, "**%s**\n\n", s->title);
+	fputc('|', out);
+	for (int c = 0; c < ncols; c++)
+		fprintf(out, " %s |", s->axes[cols[c]].kind == AXIS_REFERENCE ? s->reference_name :
+				       axis_headers[s->axes[cols[c]].kind].text);
+	for (int k = 0; k < s->nmetrics; k++)
+		fprintf(out, " %s |", metric_headers[s->metrics[k]].text);
+	fputs("\n|", out);
+	for (int c = 0; c < ncols; c++)
+		fputs(axis_numeric(&s->axes[cols[c]]) ? "---:|" : "---|", out);
+	for (int k = 0; k < s->nmetrics; k++)
+		fputs(numeric_metric(s->metrics[k]) ? "---:|" : "---|", out);
+	fputc('\n', out);
+	for (long i = 0; i < rows->n; i++) {
+		if (!included(rows, i))
+			continue;
+		study_cell_indices(s, i, idx);
+		fputc('|', out);
+		for (int c = 0; c < ncols; c++)
+			fprintf(out, " %s |", s->axes[cols[c]].values[idx[cols[c]]]);
+		for (int k = 0; k < s->nmetrics; k++) {
+			metric_text(s->metrics[k], &res[i], buf, sizeof(buf));
+			fprintf(out, " %s |", buf);
+		}
+		fputc('\n', out);
+	}
+}
+
+static void
+csv_text(FILE *out, const char *s, bool first)
+{
+	if (!first)
+		fputc(',', out);
+	csv_fwrite(out, s, strlen(s));
+}
+
+static void
+write_csv(FILE *out, const struct study *s, const struct sweep_result *res, const struct sweep_rows *rows,
+	  const int *cols, int ncols)
+{
+	int idx[STUDY_MAX_AXES];
+	char buf[800];
+	bool first = true;
+
+	for (int c = 0; c < ncols; c++, first = false)
+		csv_text(out, s->axes[cols[c]].kind == AXIS_REFERENCE ? s->reference_name :
+			      axis_headers[s->axes[cols[c]].kind].csv, first);
+	for (int k = 0; k < s->nmetrics; k++, first = false)
+		csv_text(out, metric_headers[s->metrics[k]].csv, first);
+	fputs("\r\n", out);
+	for (long i = 0; i < rows->n; i++) {
+		if (!included(rows, i))
+			continue;
+		study_cell_indices(s, i, idx);
+		first = true;
+		for (int c = 0; c < ncols; c++, first = false)
+			csv_text(out, s->axes[cols[c]].values[idx[cols[c]]], first);
+		for (int k = 0; k < s->nmetrics; k++, first = false) {
+			int m = s->metrics[k];
+
+			if (numeric_metric(m) && res[i].ok && !(m == METRIC_SPEEDUP && res[i].speedup == 0.0)) {
+				snprintf(buf, sizeof(buf), "%.9g", metric_value(m, &res[i]));
+				csv_text(out, buf, first);
+			} else {
+				metric_text(m, &res[i], buf, sizeof(buf));
+				csv_text(out, buf, first);
+			}
+		}
+		fputs("\r\n", out);
+	}
+}
+
+static void
+write_latex(FILE *out, const struct study *s, const struct sweep_result *res, const struct sweep_rows *rows,
+	    const int *cols, int ncols)
+{
+	int idx[STUDY_MAX_AXES];
+	char buf[800];
+
+	fputs("% Generated by plan-cli sweep. Needs \\usepackage{booktabs}.\n", out);
+	fputs("\\begin{table}[t]\n\\centering\n", out);
+	if (s->caption[0] || s->title[0]) {
+		fputs("\\caption{", out);
+		latex_escape(out, s->caption[0] ? s->caption : s->title);
+		fputs("}\n", out);
+	}
+	if (s->label[0]) {
+		fputs("\\label{", out);
+		fputs(s->label, out);
+		fputs("}\n", out);
+	}
+	fputs("\\begin{tabular}{", out);
+	for (int c = 0; c < ncols; c++)
+		fputc(axis_numeric(&s->axes[cols[c]]) ? 'r' : 'l', out);
+	for (int k = 0; k < s->nmetrics; k++)
+		fputc(numeric_metric(s->metrics[k]) ? 'r' : 'l', out);
+	fputs("}\n\\toprule\n", out);
+	for (int c = 0; c < ncols + s->nmetrics; c++) {
+		if (c)
+			fputs(" & ", out);
+		latex_escape(out, c < ncols ? (s->axes[cols[c]].kind == AXIS_REFERENCE ? s->reference_name :
+					       axis_headers[s->axes[cols[c]].kind].text)
+					    : metric_headers[s->metrics[c - ncols]].text);
+	}
+	fputs(" \\\\\n\\midrule\n", out);
+	for (long i = 0; i < rows->n; i++) {
+		if (!included(rows, i))
+			continue;
+		study_cell_indices(s, i, idx);
+		for (int c = 0; c < ncols; c++) {
+			if (c)
+				fputs(" & ", out);
+			latex_escape(out, s->axes[cols[c]].values[idx[cols[c]]]);
+		}
+		for (int k = 0; k < s->nmetrics; k++) {
+			metric_text(s->metrics[k], &res[i], buf, sizeof(buf));
+			fputs(ncols + k ? " & " : "", out);
+			latex_escape(out, buf);
+		}
+		fputs(" \\\\\n", out);
+	}
+	fputs("\\bottomrule\n\\end{tabular}\n\\end{table}\n", out);
+}
+
+static bool
+write_json(FILE *out, const struct study *s, const struct sweep_result *res, const struct sweep_rows *rows)
+{
+	json_t *root = json_object(), *cells = json_array();
+	int idx[STUDY_MAX_AXES], rc = 0;
+
+	if (!root || !cells) {
+		json_decref(root);
+		json_decref(cells);
+		return false;
+	}
+	for (long i = 0; i < rows->n; i++) {
+		json_t *o;
+
+		if (!included(rows, i))
+			continue;
+		study_cell_indices(s, i, idx);
+		o = json_object();
+		if (!o) {
+			rc = -1;
+			break;
+		}
+		rc |= json_object_set_new(o, "cell", json_integer(i));
+		for (int a = 0; a < s->naxes; a++)
+			rc |= json_object_set_new(o, s->axes[a].kind == AXIS_REFERENCE ? s->reference_name :
+						     axis_headers[s->axes[a].kind].csv,
+						  json_string(s->axes[a].values[idx[a]]));
+		rc |= json_object_set_new(o, "ok", json_boolean(res[i].ok));
+		if (res[i].ok) {
+			rc |= json_object_set_new(o, "iteration_time_s", json_real(res[i].time_s));
+			rc |= json_object_set_new(o, "tflops_per_gpu", json_real(res[i].tflops_per_gpu));
+			rc |= json_object_set_new(o, "mfu", json_real(res[i].mfu));
+			rc |= json_object_set_new(o, "tokens_per_s", json_real(res[i].tokens_per_s));
+			rc |= json_object_set_new(o, "memory_bytes", json_real(res[i].memory_bytes));
+			rc |= json_object_set_new(o, "fits", json_boolean(res[i].fits));
+			rc |= json_object_set_new(o, "gpus", json_integer(res[i].gpus));
+			rc |= json_object_set_new(o, "speedup", res[i].speedup > 0 ? json_real(res[i].speedup) : json_null());
+			rc |= json_object_set_new(o, "weak_scaling_efficiency",
+						  res[i].weak_efficiency > 0 ? json_real(res[i].weak_efficiency) : json_null());
+			rc |= json_object_set_new(o, "strong_scaling_efficiency",
+						  res[i].strong_efficiency > 0 ? json_real(res[i].strong_efficiency) : json_null());
+			rc |= json_object_set_new(o, "plan", json_string(res[i].plan));
+		} else {
+			rc |= json_object_set_new(o, "error", json_string(res[i].error));
+		}
+		rc |= json_array_append_new(cells, o);
+	}
+	rc |= json_object_set_new(root, "study", json_string(s->name));
+	rc |= json_object_set_new(root, "cells_total", json_integer(rows->n));
+	if (rows->shard_n > 1) {
+		rc |= json_object_set_new(root, "shard", json_integer(rows->shard_i + 1));
+		rc |= json_object_set_new(root, "shards", json_integer(rows->shard_n));
+	}
+	rc |= json_object_set_new(root, "cells", cells);
+	if (rc == 0)
+		rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
+	json_decref(root);
+	fputc('\n', out);
+	return rc == 0;
+}
+
+bool
+sweep_write(FILE *out, int format, const struct study *s, const struct sweep_result *res,
+	    const struct sweep_rows *rows)
+{
+	int cols[STUDY_MAX_AXES], ncols = axis_columns(s, cols);
+
+	switch (format) {
+	case SWEEP_CSV:
+		write_csv(out, s, res, rows, cols, ncols);
+		break;
+	case SWEEP_LATEX:
+		write_latex(out, s, res, rows, cols, ncols);
+		break;
+	case SWEEP_JSON:
+		if (!write_json(out, s, res, rows))
+			return false;
+		break;
+	default:
+		write_md(out, s, res, rows, cols, ncols);
+	}
+	return !ferror(out);
+}
+
+/* The numeric value of an axis value: a number, or a quantity with a unit. */
+static bool
+axis_number(const struct study_axis *a, int i, double *v)
+{
+	if (num_parse_double(a->values[i], v))
+		return true;
+	if (a->kind == AXIS_NIC_BANDWIDTH || a->kind == AXIS_INTRA_BANDWIDTH) {
+		if (units_parse(a->values[i], UNIT_BANDWIDTH, v, NULL, 0)) {
+			*v *= 8e-9; /* Gbit/s on the axis */
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool
+in_path(const char *prog)
+{
+	const char *path = getenv("PATH");
+	char buf[4096], full[4200];
+	char *save = NULL;
+
+	if (!path)
+		return false;
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *dir = strtok_r(buf, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		snprintf(full, sizeof(full), "%s/%s", dir, prog);
+		if (access(full, X_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* A gnuplot string: double quotes and backslashes escaped. */
+static void
+gp_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+bool
+sweep_plot(const char *path, const struct study *s, const struct sweep_result *res, long n,
+	   struct plan_error *err)
+{
+	const char *ext = strrchr(path, '.');
+	const char *term;
+	int xa = study_find_axis(s, AXIS_GPUS), metric = -1, idx[STUDY_MAX_AXES], status;
+	char data[] = "/tmp/plan-cli-plot-XXXXXX";
+	int fd;
+	FILE *f, *gp;
+	long series = 0;
+	char key[1024], prev[1024] = "";
+	static char titles[64][256];
+
+	if (!ext || (strcmp(ext, ".svg") && strcmp(ext, ".png") && strcmp(ext, ".pdf")))
+		return plan_error_set(err, PLAN_ERR_PLAN, path, 0, 0, "--plot writes .svg, .png or .pdf files");
+	term = strcmp(ext, ".svg") == 0 ? "svg size 800,500 dynamic" :
+	       strcmp(ext, ".png") == 0 ? "pngcairo size 1000,620" : "pdfcairo size 6in,3.8in";
+	for (int k = 0; k < s->nmetrics && metric < 0; k++)
+		if (numeric_metric(s->metrics[k]))
+			metric = s->metrics[k];
+	if (metric < 0)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "--plot needs a numeric metric");
+	if (xa < 0 || s->axes[xa].n < 2) {
+		xa = -1;
+		for (int a = 0; a < s->naxes && xa < 0; a++) {
+			double v;
+
+			if (s->axes[a].n > 1 && s->axes[a].kind != AXIS_REFERENCE && axis_number(&s->axes[a], 0, &v))
+				xa = a;
+		}
+	}
+	if (xa < 0)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "--plot needs an axis with several numeric values (gpus, nic_bandwidth, ...)");
+	if (!in_path("gnuplot"))
+		return plan_error_set(err, PLAN_ERR_IO, NULL, 0, 0,
+				      "gnuplot is not installed (apt-get install gnuplot-nox)");
+	fd = mkstemp(data);
+	if (fd < 0 || !(f = fdopen(fd, "w")))
+		return plan_error_set(err, PLAN_ERR_IO, data, 0, 0, "cannot create a temporary file");
+	/* One block per series: the cells that agree on every axis but x, in
+	 * order of x (cells of one series are contiguous when x varies fastest,
+	 * which is not guaranteed: group by key). */
+	for (long pass = 0; pass < n; pass++) {
+		study_cell_indices(s, pass, idx);
+		key[0] = '\0';
+		for (int a = 0; a < s->naxes; a++)
+			if (a != xa && s->axes[a].n > 1 && s->axes[a].kind != AXIS_REFERENCE &&
+			    !(s->axes[a].zipped && s->axes[xa].zipped)) {
+				size_t l = strlen(key);
+
+				snprintf(key + l, sizeof(key) - l, "%s%s", l ? ", " : "", s->axes[a].values[idx[a]]);
+			}
+		/* Only the first cell of each series starts a block. */
+		{
+			bool seen = false;
+
+			for (long q = 0; q < pass && !seen; q++) {
+				int qi[STUDY_MAX_AXES];
+				char k2[1024] = "";
+
+				study_cell_indices(s, q, qi);
+				for (int a = 0; a < s->naxes; a++)
+					if (a != xa && s->axes[a].n > 1 && s->axes[a].kind != AXIS_REFERENCE &&
+					    !(s->axes[a].zipped && s->axes[xa].zipped)) {
+						size_t l = strlen(k2);
+
+						snprintf(k2 + l, sizeof(k2) - l, "%s%s", l ? ", " : "", s->axes[a].values[qi[a]]);
+					}
+				seen = strcmp(k2, key) == 0;
+			}
+			if (seen)
+				continue;
+		}
+		if (series == 64)
+			break;
+		snprintf(titles[series], sizeof(titles[0]), "%s", key[0] ? key : metric_headers[metric].text);
+		fprintf(f, "%s# %s\n", series ? "\n\n" : "", titles[series]);
+		for (long i = pass; i < n; i++) {
+			int ii[STUDY_MAX_AXES];
+			char k2[1024] = "";
+			double x;
+
+			study_cell_indices(s, i, ii);
+			for (int a = 0; a < s->naxes; a++)
+				if (a != xa && s->axes[a].n > 1 && s->axes[a].kind != AXIS_REFERENCE &&
+				    !(s->axes[a].zipped && s->axes[xa].zipped)) {
+					size_t l = strlen(k2);
+
+					snprintf(k2 + l, sizeof(k2) - l, "%s%s", l ? ", " : "", s->axes[a].values[ii[a]]);
+				}
+			if (strcmp(k2, key) != 0 || !res[i].ok || !axis_number(&s->axes[xa], ii[xa], &x))
+				continue;
+			fprintf(f, "%.9g %.9g\n", x, metric_value(metric, &res[i]));
+		}
+		snprintf(prev, sizeof(prev), "%s", key);
+		series++;
+	}
+	fclose(f);
+	gp = popen("gnuplot 2>&1", "w");
+	if (!gp) {
+		unlink(data);
+		return plan_error_set(err, PLAN_ERR_IO, NULL, 0, 0, "cannot run gnuplot");
+	}
+	fprintf(gp, "set terminal %s\nset output ", term);
+	gp_string(gp, path);
+	fputs("\nset grid\nset key outside right\n", gp);
+	if (s->title[0]) {
+		fputs("set title ", gp);
+		gp_string(gp, s->title);
+		fputc('\n', gp);
+	}
+	fputs("set xlabel ", gp);
+	gp_string(gp, s->axes[xa].kind == AXIS_NIC_BANDWIDTH ? "NIC bandwidth (Gbit/s)" :
+		      axis_headers[s->axes[xa].kind].text);
+	fputs("\nset ylabel ", gp);
+	gp_string(gp, metric_headers[metric].text);
+	fputc('\n', gp);
+	if (s->axes[xa].kind == AXIS_GPUS || s->axes[xa].kind == AXIS_NIC_BANDWIDTH)
+		fputs("set logscale x 2\n", gp);
+	fputs("plot ", gp);
+	for (long i = 0; i < series; i++) {
+		fprintf(gp, "%s", i ? ", " : "");
+		gp_string(gp, data);
+		fprintf(gp, " index %ld using 1:2 with linespoints lw 2 pt 7 title ", i);
+		gp_string(gp, titles[i]);
+	}
+	fputc('\n', gp);
+	status = pclose(gp);
+	unlink(data);
+	(void)prev;
+	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return plan_error_set(err, PLAN_ERR_IO, path, 0, 0, "gnuplot failed (status %d)",
+				      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	return true;
+}
