@@ -298,12 +298,16 @@ add_axis(struct study *s, int kind, const char *list)
 	char buf[STUDY_MAX_VALUES * 8];
 	char *save = NULL;
 
-	if (s->naxes == STUDY_MAX_AXES || strlen(list) >= sizeof(buf)) {
+	int existing = study_find_axis(s, kind);
+
+	if ((existing < 0 && s->naxes == STUDY_MAX_AXES) || strlen(list) >= sizeof(buf)) {
 		cli_error("too many axes or values");
 		return false;
 	}
-	a = &s->axes[s->naxes++];
+	/* On the command line an axis replaces the study's axis of that name. */
+	a = existing >= 0 ? &s->axes[existing] : &s->axes[s->naxes++];
 	a->kind = kind;
+	a->n = 0;
 	memcpy(buf, list, strlen(list) + 1);
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (a->n == STUDY_MAX_VALUES || strlen(tok) >= STUDY_VALUE_LEN) {

@@ -398,6 +398,25 @@ in_path(const char *prog)
 	return false;
 }
 
+/* The series a cell belongs to: its values on the varying axes other than x. */
+static void
+series_key(const struct study *s, int xa, const int *idx, char *key, size_t size)
+{
+	key[0] = '\0';
+	for (int a = 0; a < s->naxes; a++) {
+		size_t l = strlen(key);
+
+		if (a == xa || s->axes[a].n < 2 || s->axes[a].kind == AXIS_REFERENCE ||
+		    (s->axes[a].zipped && s->axes[xa].zipped))
+			continue;
+		if (axis_numeric(&s->axes[a]))
+			snprintf(key + l, size - l, "%s%s %s", l ? ", " : "",
+				 axis_headers[s->axes[a].kind].text, s->axes[a].values[idx[a]]);
+		else
+			snprintf(key + l, size - l, "%s%s", l ? ", " : "", s->axes[a].values[idx[a]]);
+	}
+}
+
 /* A gnuplot string: double quotes and backslashes escaped. */
 static void
 gp_string(FILE *f, const char *s)
@@ -422,8 +441,8 @@ sweep_plot(const char *path, const struct study *s, const struct sweep_result *r
 	int fd;
 	FILE *f, *gp;
 	long series = 0;
-	char key[1024], prev[1024] = "";
-	static char titles[64][256];
+	char key[1024];
+	static char titles[64][1024];
 
 	if (!ext || (strcmp(ext, ".svg") && strcmp(ext, ".png") && strcmp(ext, ".pdf")))
 		return plan_error_set(err, PLAN_ERR_PLAN, path, 0, 0, "--plot writes .svg, .png or .pdf files");
@@ -457,30 +476,17 @@ sweep_plot(const char *path, const struct study *s, const struct sweep_result *r
 	 * which is not guaranteed: group by key). */
 	for (long pass = 0; pass < n; pass++) {
 		study_cell_indices(s, pass, idx);
-		key[0] = '\0';
-		for (int a = 0; a < s->naxes; a++)
-			if (a != xa && s->axes[a].n > 1 && s->axes[a].kind != AXIS_REFERENCE &&
-			    !(s->axes[a].zipped && s->axes[xa].zipped)) {
-				size_t l = strlen(key);
-
-				snprintf(key + l, sizeof(key) - l, "%s%s", l ? ", " : "", s->axes[a].values[idx[a]]);
-			}
+		series_key(s, xa, idx, key, sizeof(key));
 		/* Only the first cell of each series starts a block. */
 		{
 			bool seen = false;
 
 			for (long q = 0; q < pass && !seen; q++) {
 				int qi[STUDY_MAX_AXES];
-				char k2[1024] = "";
+				char k2[1024];
 
 				study_cell_indices(s, q, qi);
-				for (int a = 0; a < s->naxes; a++)
-					if (a != xa && s->axes[a].n > 1 && s->axes[a].kind != AXIS_REFERENCE &&
-					    !(s->axes[a].zipped && s->axes[xa].zipped)) {
-						size_t l = strlen(k2);
-
-						snprintf(k2 + l, sizeof(k2) - l, "%s%s", l ? ", " : "", s->axes[a].values[qi[a]]);
-					}
+				series_key(s, xa, qi, k2, sizeof(k2));
 				seen = strcmp(k2, key) == 0;
 			}
 			if (seen)
@@ -492,22 +498,15 @@ sweep_plot(const char *path, const struct study *s, const struct sweep_result *r
 		fprintf(f, "%s# %s\n", series ? "\n\n" : "", titles[series]);
 		for (long i = pass; i < n; i++) {
 			int ii[STUDY_MAX_AXES];
-			char k2[1024] = "";
+			char k2[1024];
 			double x;
 
 			study_cell_indices(s, i, ii);
-			for (int a = 0; a < s->naxes; a++)
-				if (a != xa && s->axes[a].n > 1 && s->axes[a].kind != AXIS_REFERENCE &&
-				    !(s->axes[a].zipped && s->axes[xa].zipped)) {
-					size_t l = strlen(k2);
-
-					snprintf(k2 + l, sizeof(k2) - l, "%s%s", l ? ", " : "", s->axes[a].values[ii[a]]);
-				}
+			series_key(s, xa, ii, k2, sizeof(k2));
 			if (strcmp(k2, key) != 0 || !res[i].ok || !axis_number(&s->axes[xa], ii[xa], &x))
 				continue;
 			fprintf(f, "%.9g %.9g\n", x, metric_value(metric, &res[i]));
 		}
-		snprintf(prev, sizeof(prev), "%s", key);
 		series++;
 	}
 	fclose(f);
@@ -542,7 +541,6 @@ sweep_plot(const char *path, const struct study *s, const struct sweep_result *r
 	fputc('\n', gp);
 	status = pclose(gp);
 	unlink(data);
-	(void)prev;
 	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		return plan_error_set(err, PLAN_ERR_IO, path, 0, 0, "gnuplot failed (status %d)",
 				      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
