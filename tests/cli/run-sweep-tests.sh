@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Black-box tests of `plan-cli sweep`. Usage: run-sweep-tests.sh PLAN_CLI SOURCE_ROOT
+# UPDATE_GOLDEN=1 rewrites tests/cli/golden/sweep-small.* from the current binary.
+set -u
+bin=$(realpath "$1")
+root=$2
+cd "$root" || exit 1
+export PLAN_CLI_PATH=$root
+n=0
+fail=0
+skip=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+bad() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $1"; }
+skipped() { n=$((n + 1)); skip=$((skip + 1)); echo "ok $n - # SKIP $1"; }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+study=tests/data/study-small.yaml
+
+# Golden output of every format.
+for f in md csv latex json; do
+	ext=$f
+	[ "$f" = latex ] && ext=tex
+	"$bin" sweep "$study" --format "$f" >"$tmp/out.$ext" 2>"$tmp/err"
+	if [ -n "${UPDATE_GOLDEN:-}" ]; then
+		cp "$tmp/out.$ext" "tests/cli/golden/sweep-small.$ext"
+	fi
+	check "golden $f" 'diff -u "tests/cli/golden/sweep-small.$ext" "$tmp/out.$ext" >"$tmp/diff" && [ ! -s "$tmp/err" ]'
+	[ -s "$tmp/diff" ] && head -20 "$tmp/diff"
+done
+
+# CSV round-trips through a CSV parser: 9 records of 7 fields, numbers intact.
+check "CSV parses (RFC 4180) with the same cells as JSON" 'python3 - "$tmp/out.csv" "$tmp/out.json" <<"PY"
+import csv, json, sys
+rows = list(csv.reader(open(sys.argv[1], newline="")))
+cells = json.load(open(sys.argv[2]))["cells"]
+assert len(rows) == 1 + len(cells) == 9, len(rows)
+assert all(len(r) == len(rows[0]) == 7 for r in rows)
+for r, c in zip(rows[1:], cells):
+    assert abs(float(r[3]) - c["iteration_time_s"]) <= 1e-8 * c["iteration_time_s"], (r, c)
+PY'
+
+# LaTeX compiles in a document with booktabs, where pdflatex exists.
+if command -v pdflatex >/dev/null 2>&1; then
+	printf '\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n\\input{table}\n\\end{document}\n' >"$tmp/doc.tex"
+	cp "$tmp/out.tex" "$tmp/table.tex"
+	check "LaTeX table compiles" '(cd "$tmp" && pdflatex -interaction=nonstopmode -halt-on-error doc.tex >/dev/null 2>&1) && [ -s "$tmp/doc.pdf" ]'
+else
+	skipped "LaTeX compile: pdflatex is not installed (apt-get install texlive-latex-recommended)"
+fi
+check "LaTeX escapes % and &" 'grep -q "50\\\\% \\\\& more" "$tmp/out.tex"'
+
+# Plots, where gnuplot exists.
+if command -v gnuplot >/dev/null 2>&1; then
+	for e in svg png pdf; do
+		"$bin" sweep "$study" --plot "$tmp/plot.$e" 2>"$tmp/err"
+		check "plot .$e is written" '[ -s "$tmp/plot.$e" ] && [ ! -s "$tmp/err" ]'
+	done
+	check "svg names the axes" 'grep -q "NIC bandwidth (Gbit/s)" "$tmp/plot.svg" && grep -q "Iteration time (s)" "$tmp/plot.svg"'
+else
+	skipped "plots: gnuplot is not installed"
+fi
+"$bin" sweep "$study" --plot "$tmp/plot.gif" >/dev/null 2>"$tmp/err"
+check "--plot .gif is a usage error" '[ $? -eq 2 ] && grep -q "svg, .png or .pdf" "$tmp/err"'
+
+# Shards merge into the whole.
+for i in 1 2 3; do
+	"$bin" sweep "$study" --shard "$i/3" --format json >"$tmp/part$i.json"
+done
+"$bin" sweep "$study" --merge "$tmp/part1.json" "$tmp/part2.json" "$tmp/part3.json" --format md >"$tmp/merged.md"
+check "3 shards merge into the same table" 'diff -u "$tmp/out.md" "$tmp/merged.md"'
+check "a shard holds a third of the cells" '[ "$(jq ".cells | length" "$tmp/part1.json")" -eq 3 ]'
+"$bin" sweep "$study" --threads 1 --format md >"$tmp/one.md"
+check "one thread gives the same table" 'diff -u "$tmp/out.md" "$tmp/one.md"'
+
+# Axes on the command line.
+"$bin" sweep --model gpt-1.7b,gpt-18.4b --cluster selene --gpus 32,256 --tp 8 --global-batch 512 \
+	--metric iteration_time,mfu --format csv >"$tmp/inline.csv" 2>"$tmp/err"
+check "inline axes: 4 cells" '[ $? -eq 0 ] && [ "$(wc -l <"$tmp/inline.csv")" -eq 5 ]'
+"$bin" sweep "$study" --model gpt-1.7b --format json >"$tmp/override.json"
+check "a command-line axis replaces the study's" '[ "$(jq ".cells | length" "$tmp/override.json")" -eq 4 ]'
+
+# Optimize cells.
+"$bin" sweep --mode optimize --model gpt-1.7b --cluster selene --gpus 8,16 --global-batch 64 \
+	--metric iteration_time,plan --format json >"$tmp/opt.json" 2>"$tmp/err"
+check "optimize cells report their plan" 'jq -e "[.cells[].plan | length > 0] | all" "$tmp/opt.json" >/dev/null'
+
+# Bad studies: one line, file:line:col, exit 3.
+bad_study() { # name, expected substring, yaml
+	printf '%s' "$3" >"$tmp/$1.yaml"
+	"$bin" sweep "$tmp/$1.yaml" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	want=$2
+	check "bad study $1" '[ $rc -eq 3 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -qF -- "$want" "$tmp/err"'
+}
+bad_study unknown-key "$tmp/unknown-key.yaml:2:1: unknown key 'axis'; did you mean 'axes'?" $'name: x\naxis:\n  model: [a]\n'
+bad_study unknown-axis "unknown-axis.yaml:3:3: unknown axis 'modle'; did you mean 'model'?" $'name: x\naxes:\n  modle: [a]\n'
+bad_study unknown-metric "unknown-metric.yaml:4:11: unknown metric 'speed'; did you mean 'speedup'?" $'axes:\n  model: gpt-1.7b\n  cluster: selene\nmetrics: [speed]\n'
+bad_study zip-length "zip-length.yaml:4:3: zipped axis 'tp' has 1 values, the others 2" $'axes:\n  model: gpt-1.7b\n  gpus: [8, 16]\n  tp: [1]\n  cluster: selene\nzip: [gpus, tp]\n'
+bad_study bad-yaml "bad-yaml.yaml:3:1: invalid YAML" $'axes:\n  model: [a\n'
+bad_study no-model "the study names no model" $'axes:\n  cluster: selene\n'
+bad_study bad-mode "bad-mode.yaml:1:7: unknown value 'fast' for 'mode'" $'mode: fast\n'
+"$bin" sweep "$tmp/nonexistent.yaml" >/dev/null 2>"$tmp/err"
+check "a missing study file exits 1" '[ $? -eq 1 ]'
+"$bin" sweep --model gpt-1.7b --cluster selene --global-batch 8 --shard 4/3 >/dev/null 2>"$tmp/err"
+check "--shard 4/3 is a usage error" '[ $? -eq 2 ]'
+
+echo "$((n - fail)) passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
