@@ -6,10 +6,7 @@ set -u
 bin=$(realpath "$1")
 root=$2
 cd "$root" || exit 1
-n=0
-fail=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-bad() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $1"; }
+. "$(dirname "$(realpath "$0")")/cli/harness.sh"
 
 for page in man/plan-cli.1 man/plan-cli-profiles.5; do
 	out=$(groff -man -ww -z "$page" 2>&1)
@@ -28,5 +25,4 @@ while IFS= read -r line; do
 	fi
 done <<<"$examples"
 rm -f /tmp/man-test.$$
-echo "$((n - fail)) passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

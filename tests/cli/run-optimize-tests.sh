@@ -4,14 +4,10 @@ set -u
 bin=$(realpath "$1")
 root=$2
 cd "$root" || exit 1
+. "$(dirname "$(realpath "$0")")/harness.sh"
 export PLAN_CLI_PATH=$root
-n=0
-fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-bad() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $1"; }
-check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
 
 "$bin" optimize --model gpt3-175b --cluster selene --gpus 1024 --global-batch 1536 --format json \
 	>"$tmp/o.json" 2>"$tmp/err"
@@ -65,5 +61,4 @@ check "--help on stdout" '[ $? -eq 0 ] && [ -s "$tmp/out" ] && [ ! -s "$tmp/err"
 "$bin" optimize --model gpt-1.7b --cluster selene --gpus 32 --global-batch 512 >/dev/full 2>/dev/null
 check "a full disk exits 1" '[ $? -eq 1 ]'
 
-echo "$((n - fail)) passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

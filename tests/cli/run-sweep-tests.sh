@@ -5,16 +5,10 @@ set -u
 bin=$(realpath "$1")
 root=$2
 cd "$root" || exit 1
+. "$(dirname "$(realpath "$0")")/harness.sh"
 export PLAN_CLI_PATH=$root
-n=0
-fail=0
-skip=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-bad() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $1"; }
-skipped() { n=$((n + 1)); skip=$((skip + 1)); echo "ok $n - # SKIP $1"; }
-check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
 study=tests/data/study-small.yaml
 
 # Golden output of every format.
@@ -105,5 +99,4 @@ check "a missing study file exits 1" '[ $? -eq 1 ]'
 "$bin" sweep --model gpt-1.7b --cluster selene --global-batch 8 --shard 4/3 >/dev/null 2>"$tmp/err"
 check "--shard 4/3 is a usage error" '[ $? -eq 2 ]'
 
-echo "$((n - fail)) passed, $fail failed, $skip skipped"
-[ "$fail" -eq 0 ]
+finish
