@@ -117,38 +117,25 @@ cluster_finish(struct cluster *c, struct ytree *t, struct plan_error *err)
 }
 
 static bool
-cluster_from_tree(struct cluster *c, struct ytree *t, struct plan_error *err)
+finish_cb(void *obj, struct ytree *t, struct plan_error *err)
 {
-	bool ok;
+	return cluster_finish(obj, t, err);
+}
 
-	memset(c, 0, sizeof(*c));
-	ok = schema_apply(cluster_schema, t, ytree_root(t), c, err) &&
-	     cluster_finish(c, t, err);
-	ytree_release(t);
-	return ok;
+static const struct schema_profile cluster_profile = {
+	cluster_schema, sizeof(struct cluster), NULL, finish_cb,
+};
+
+bool
+cluster_load_file(struct cluster *x, const char *path, struct plan_error *err)
+{
+	return schema_load(&cluster_profile, path, NULL, x, err);
 }
 
 bool
-cluster_load_file(struct cluster *c, const char *path, struct plan_error *err)
+cluster_load_string(struct cluster *x, const char *name, const char *text, struct plan_error *err)
 {
-	struct ytree t;
-
-	memset(c, 0, sizeof(*c));
-	if (!ytree_load_file(&t, path, err))
-		return false;
-	return cluster_from_tree(c, &t, err);
-}
-
-bool
-cluster_load_string(struct cluster *c, const char *name, const char *text,
-		    struct plan_error *err)
-{
-	struct ytree t;
-
-	memset(c, 0, sizeof(*c));
-	if (!ytree_load_string(&t, name, text, strlen(text), err))
-		return false;
-	return cluster_from_tree(c, &t, err);
+	return schema_load(&cluster_profile, name, text, x, err);
 }
 
 void

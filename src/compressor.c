@@ -105,38 +105,35 @@ compressor_finish(struct compressor *c, struct ytree *t, struct plan_error *err)
 	return true;
 }
 
-static bool
-compressor_from_tree(struct compressor *c, struct ytree *t, struct plan_error *err)
+/* Keys whose default depends on the method start "not given". */
+static void
+init_cb(void *obj)
 {
-	bool ok;
+	struct compressor *c = obj;
 
-	memset(c, 0, sizeof(*c));
 	c->encode_passes = c->decode_passes = c->host_index_s = UNSET;
-	ok = schema_apply(compressor_schema, t, ytree_root(t), c, err) &&
-	     compressor_finish(c, t, err);
-	ytree_release(t);
-	return ok;
+}
+
+static bool
+finish_cb(void *obj, struct ytree *t, struct plan_error *err)
+{
+	return compressor_finish(obj, t, err);
+}
+
+static const struct schema_profile compressor_profile = {
+	compressor_schema, sizeof(struct compressor), init_cb, finish_cb,
+};
+
+bool
+compressor_load_file(struct compressor *x, const char *path, struct plan_error *err)
+{
+	return schema_load(&compressor_profile, path, NULL, x, err);
 }
 
 bool
-compressor_load_file(struct compressor *c, const char *path, struct plan_error *err)
+compressor_load_string(struct compressor *x, const char *name, const char *text, struct plan_error *err)
 {
-	struct ytree t;
-
-	if (!ytree_load_file(&t, path, err))
-		return false;
-	return compressor_from_tree(c, &t, err);
-}
-
-bool
-compressor_load_string(struct compressor *c, const char *name, const char *text,
-		       struct plan_error *err)
-{
-	struct ytree t;
-
-	if (!ytree_load_string(&t, name, text, strlen(text), err))
-		return false;
-	return compressor_from_tree(c, &t, err);
+	return schema_load(&compressor_profile, name, text, x, err);
 }
 
 bool

@@ -91,36 +91,25 @@ model_finish(struct model *m, struct ytree *t, struct plan_error *err)
 }
 
 static bool
-model_from_tree(struct model *m, struct ytree *t, struct plan_error *err)
+finish_cb(void *obj, struct ytree *t, struct plan_error *err)
 {
-	bool ok;
+	return model_finish(obj, t, err);
+}
 
-	memset(m, 0, sizeof(*m));
-	ok = schema_apply(model_schema, t, ytree_root(t), m, err) &&
-	     model_finish(m, t, err);
-	ytree_release(t);
-	return ok;
+static const struct schema_profile model_profile = {
+	model_schema, sizeof(struct model), NULL, finish_cb,
+};
+
+bool
+model_load_file(struct model *x, const char *path, struct plan_error *err)
+{
+	return schema_load(&model_profile, path, NULL, x, err);
 }
 
 bool
-model_load_file(struct model *m, const char *path, struct plan_error *err)
+model_load_string(struct model *x, const char *name, const char *text, struct plan_error *err)
 {
-	struct ytree t;
-
-	if (!ytree_load_file(&t, path, err))
-		return false;
-	return model_from_tree(m, &t, err);
-}
-
-bool
-model_load_string(struct model *m, const char *name, const char *text,
-		  struct plan_error *err)
-{
-	struct ytree t;
-
-	if (!ytree_load_string(&t, name, text, strlen(text), err))
-		return false;
-	return model_from_tree(m, &t, err);
+	return schema_load(&model_profile, name, text, x, err);
 }
 
 int

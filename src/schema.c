@@ -318,3 +318,21 @@ schema_print(const struct schema_key *table, FILE *out, int indent)
 			schema_print(k->sub, out, indent + 2);
 	}
 }
+
+bool
+schema_load(const struct schema_profile *kind, const char *name, const char *text,
+	    void *obj, struct plan_error *err)
+{
+	struct ytree t;
+	bool ok;
+
+	memset(obj, 0, kind->size);
+	if (text ? !ytree_load_string(&t, name, text, strlen(text), err) : !ytree_load_file(&t, name, err))
+		return false;
+	if (kind->init)
+		kind->init(obj);
+	ok = schema_apply(kind->table, &t, ytree_root(&t), obj, err) &&
+	     (!kind->finish || kind->finish(obj, &t, err));
+	ytree_release(&t);
+	return ok;
+}

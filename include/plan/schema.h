@@ -59,6 +59,21 @@ struct schema_key {
 bool schema_apply(const struct schema_key *table, struct ytree *t,
 		  yaml_node_t *node, void *obj, struct plan_error *err);
 
+/** One kind of profile: its table, and hooks around applying it. */
+struct schema_profile {
+	const struct schema_key *table;
+	size_t size;                                   /**< of the struct filled */
+	void (*init)(void *obj);                       /**< after zeroing, before the table; may be NULL */
+	bool (*finish)(void *obj, struct ytree *t, struct plan_error *err); /**< cross-key checks; may be NULL */
+};
+
+/**
+ * Load @obj (zeroed first) from the file @name, or from @text (named
+ * @name in messages) when @text is not NULL.
+ */
+bool schema_load(const struct schema_profile *kind, const char *name, const char *text,
+		 void *obj, struct plan_error *err);
+
 /** Print the table as documentation (one key per line, nested indented). */
 void schema_print(const struct schema_key *table, FILE *out, int indent);
 
