@@ -31,7 +31,7 @@ static const char sweep_usage[] =
 	"  --format FMT             md|csv|latex|json (default md)\n"
 	"  --plot FILE              draw FILE.svg|png|pdf with gnuplot\n"
 	"  --threads N              worker threads (default: the processors)\n"
-	"  --shard I/N              only the cells i with i %% N == I-1 (write --format json)\n"
+	"  --shard I/N              only the cells i with i % N == I-1 (write --format json)\n"
 	"  --merge FILE...          combine the JSON of shards (the remaining arguments)\n"
 	"  -h, --help               show this help\n";
 
@@ -174,8 +174,12 @@ build_cell(const struct study *s, struct cache *k, long i, struct sweep_cell *c,
 		v = value_of(s, idx, kind);
 		if (!v)
 			continue;
-		if (!units_parse(v, UNIT_BANDWIDTH, &bw, why, size) || bw <= 0)
+		if (!units_parse(v, UNIT_BANDWIDTH, &bw, why, size))
 			return CLI_EXIT_INPUT;
+		if (bw <= 0) {
+			snprintf(why, size, "'%s' must be positive, got '%s'", study_axis_names[kind], v);
+			return CLI_EXIT_INPUT;
+		}
 		if (kind == AXIS_NIC_BANDWIDTH)
 			c->cluster.inter.nic_bandwidth_Bps = bw;
 		else
@@ -203,9 +207,18 @@ build_cell(const struct study *s, struct cache *k, long i, struct sweep_cell *c,
 		snprintf(why, size, "the study gives no global_batch");
 		return CLI_EXIT_INPUT;
 	}
-	if (p->dp == 0)
-		p->dp = p->tp * p->pp > 0 && gpus % (p->tp * p->pp) == 0 ? gpus / (p->tp * p->pp) : 0;
+	if (p->dp == 0) {
+		if (p->tp < 1 || p->pp < 1 || gpus % (p->tp * p->pp) != 0) {
+			snprintf(why, size, "%d GPUs are not divisible by tp x pp (%d x %d)", gpus, p->tp, p->pp);
+			return CLI_EXIT_INPUT;
+		}
+		p->dp = gpus / (p->tp * p->pp);
+	}
 	v = value_of(s, idx, AXIS_COMPRESS);
+	if (v && strspn(v, "tpd,+") != strlen(v)) {
+		snprintf(why, size, "'compress' lists tp, pp and dp, got '%.60s'", v);
+		return CLI_EXIT_INPUT;
+	}
 	if (c->compressor) {
 		const char *w = v ? v : "tp,pp";
 
@@ -254,6 +267,7 @@ link_cells(const struct study *s, struct sweep_cell *cells, long n)
 			if (strcmp(s->axes[base].values[i], s->baseline_value) == 0)
 				bval = i;
 	}
+	(void)bval;
 	for (long i = 0; i < n; i++) {
 		int idx[STUDY_MAX_AXES], ref[STUDY_MAX_AXES];
 
@@ -353,11 +367,17 @@ merge(const struct study *s, char **files, int nfiles, long n, struct sweep_resu
 		json_t *c;
 
 		if (!root) {
+			if (access(files[f], R_OK) != 0) {
+				cli_error("%s: cannot open", files[f]);
+				return CLI_EXIT_FAILURE;
+			}
 			cli_error("%s:%d:%d: %s", files[f], jerr.line, jerr.column, jerr.text);
 			return CLI_EXIT_INPUT;
 		}
 		cells = json_object_get(root, "cells");
-		if (!json_is_array(cells) || json_integer_value(json_object_get(root, "cells_total")) != n) {
+		if (!json_is_array(cells) || json_integer_value(json_object_get(root, "cells_total")) != n ||
+		    !json_is_string(json_object_get(root, "study")) ||
+		    strcmp(json_string_value(json_object_get(root, "study")), s->name) != 0) {
 			cli_error("%s: not a shard of this study (%ld cells)", files[f], n);
 			json_decref(root);
 			return CLI_EXIT_INPUT;
@@ -385,7 +405,11 @@ merge(const struct study *s, char **files, int nfiles, long n, struct sweep_resu
 		}
 		json_decref(root);
 	}
-	(void)s;
+	for (long i = 0; i < n; i++)
+		if (!res[i].ok && !res[i].error[0]) {
+			cli_error("--merge: cell %ld is in none of the shards", i);
+			return CLI_EXIT_INPUT;
+		}
 	return CLI_EXIT_OK;
 }
 
@@ -542,6 +566,18 @@ cmd_sweep(int argc, char **argv)
 	plan_error_clear(&err);
 	if (!study_check(&study, &n, &err))
 		return cli_report(&err);
+	if (study.baseline_axis >= 0) {
+		const struct study_axis *a = &study.axes[study.baseline_axis];
+		bool found = false;
+
+		for (int i = 0; i < a->n; i++)
+			found |= strcmp(a->values[i], study.baseline_value) == 0;
+		if (!found || a->zipped) {
+			cli_error("%s: the baseline %s=%s is %s", study.file, study_axis_names[a->kind],
+				  study.baseline_value, a->zipped ? "on a zipped axis" : "not a value of that axis");
+			return CLI_EXIT_INPUT;
+		}
+	}
 	cells = calloc((size_t)n, sizeof(*cells));
 	res = calloc((size_t)n, sizeof(*res));
 	if (!cells || !res) {

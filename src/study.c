@@ -99,8 +99,9 @@ parse_axes(struct study *s, struct ytree *t, yaml_node_t *map, struct plan_error
 		int kind = lookup(study_axis_names, ytree_scalar(k));
 		struct study_axis *a;
 
-		if (kind < 0)
-			return unknown(t, k, "axis", ytree_scalar(k), study_axis_names, err);
+		if (kind < 0 || kind == AXIS_REFERENCE)
+			return kind < 0 ? unknown(t, k, "axis", ytree_scalar(k), study_axis_names, err)
+					: ytree_error(t, k, err, "'reference' is its own block (reference: {name, values}), not an axis");
 		if (s->naxes == STUDY_MAX_AXES)
 			return ytree_error(t, k, err, "more than %d axes", STUDY_MAX_AXES);
 		a = &s->axes[s->naxes++];
@@ -355,6 +356,20 @@ study_check(const struct study *s, long *cells, struct plan_error *err)
 		if (n > 100000000L)
 			return plan_error_set(err, PLAN_ERR_INPUT, s->file, a->line, a->column,
 					      "the study has more than 1e8 cells");
+	}
+	{
+		int r = study_find_axis(s, AXIS_REFERENCE);
+
+		if (r >= 0) {
+			int zipped = 0;
+
+			for (int i = 0; i < s->naxes; i++)
+				zipped += s->axes[i].zipped;
+			if (zipped < 2)
+				return plan_error_set(err, PLAN_ERR_INPUT, s->file, s->axes[r].line, s->axes[r].column,
+						      "'reference' values go with zipped axes: list the axes they "
+						      "belong to in 'zip'");
+		}
 	}
 	if (study_find_axis(s, AXIS_MODEL) < 0 && !s->fixed[AXIS_MODEL][0])
 		return plan_error_set(err, PLAN_ERR_INPUT, s->file, 0, 0, "the study names no model (axes: model: [...])");

@@ -26,7 +26,7 @@ describe(const struct plan *p, const struct compressor *cmp, char *buf, size_t s
 	snprintf(buf, size, "tp %d pp %d dp %d%s%.0d mb %d %s%s%s%s", p->tp, p->pp, p->dp,
 		 p->vpp > 1 ? " vpp " : "", p->vpp > 1 ? p->vpp : 0, p->micro_batch,
 		 p->custom_recompute ? "per-stage recompute" : plan_recompute_names[p->recompute],
-		 p->zero ? (p->mics_group ? " MiCS" : (p->zero == 3 ? " ZeRO-3" : " ZeRO-1")) : "",
+		 p->mics_group ? " MiCS" : (const char *[]){ "", " ZeRO-1", " ZeRO-2", " ZeRO-3" }[p->zero & 3],
 		 cmp ? " + " : "", cmp ? cmp->name : "");
 }
 

@@ -217,7 +217,8 @@ write_csv(FILE *out, const struct study *s, const struct sweep_result *res, cons
 		for (int k = 0; k < s->nmetrics; k++, first = false) {
 			int m = s->metrics[k];
 
-			if (numeric_metric(m) && res[i].ok && !(m == METRIC_SPEEDUP && res[i].speedup == 0.0)) {
+			if (numeric_metric(m) && res[i].ok && !(m == METRIC_SPEEDUP && res[i].speedup == 0.0) &&
+			    !((m == METRIC_WEAK || m == METRIC_STRONG) && res[i].weak_efficiency == 0.0)) {
 				snprintf(buf, sizeof(buf), "%.9g", metric_value(m, &res[i]));
 				csv_text(out, buf, first);
 			} else {
@@ -510,7 +511,7 @@ sweep_plot(const char *path, const struct study *s, const struct sweep_result *r
 		series++;
 	}
 	fclose(f);
-	gp = popen("gnuplot 2>&1", "w");
+	gp = popen("gnuplot 1>&2", "w");
 	if (!gp) {
 		unlink(data);
 		return plan_error_set(err, PLAN_ERR_IO, NULL, 0, 0, "cannot run gnuplot");
