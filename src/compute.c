@@ -99,12 +99,12 @@ compute_layer_time(const struct model *m, const struct plan *p,
 	 * of QKV, the heads, the output projection and both MLP matrices. */
 	gemm += compute_gemm_time(c, tokens, (h + 2.0 * kvd) / t, h, 1);   /* QKV */
 	gemm += compute_gemm_time(c, tokens, h, h / t, 1);                 /* proj */
-	if (moe) {
-		gemm += moe_mlp_gemm_time(m, p, c);
-	} else {
-		gemm += compute_gemm_time(c, tokens, mlp_in / t, h, 1);            /* fc1 (+gate) */
-		gemm += compute_gemm_time(c, tokens, h, m->ffn_hidden / t, 1);     /* fc2 */
-	}
+	if (moe)
+		out->mlp_fwd_s = moe_mlp_gemm_time(m, p, c);
+	else
+		out->mlp_fwd_s = compute_gemm_time(c, tokens, mlp_in / t, h, 1) +  /* fc1 (+gate) */
+				 compute_gemm_time(c, tokens, h, m->ffn_hidden / t, 1); /* fc2 */
+	gemm += out->mlp_fwd_s;
 	if (p->flash_attention) {
 		/* One fused kernel: 4 s^2 d FLOPs per head, reads Q K V writes O. */
 		double flops = 4.0 * s * s * d * b * heads_local;

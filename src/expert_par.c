@@ -43,8 +43,9 @@ ep_layer_comm(const struct model *m, const struct plan *p, const struct cluster 
 		 * all-to-all result, so the all-to-all runs under it. */
 		double dw = 0.5 * (layer->bwd_s - 2.0 * layer->fwd_mem_s);
 		/* Forward: k chunks; the first chunk's all-to-all is exposed,
-		 * the rest overlaps the non-MoE work of the other chunks. */
-		double k = LANCET_CHUNKS, work = layer->fwd_s;
+		 * the rest overlaps the non-MoE work (attention, norms) of the
+		 * other chunks. */
+		double k = LANCET_CHUNKS, work = layer->fwd_s - layer->mlp_fwd_s;
 
 		bwd = fmax(0.0, bwd - fmax(0.0, dw));
 		fwd = fwd / k + fmax(0.0, fwd * (k - 1) / k - work * (k - 1) / k);

@@ -12,6 +12,7 @@ struct compute_layer {
 	double recompute_s;  /**< forward work repeated in backward */
 	double fwd_gemm_s;   /**< the GEMM part of fwd_s */
 	double fwd_mem_s;    /**< the memory-bound part of fwd_s */
+	double mlp_fwd_s;    /**< the GEMMs of the MLP (or the experts) in fwd_s */
 };
 
 /** Times of the embedding (first stage) and logit layer + loss (last stage). */
