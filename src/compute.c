@@ -25,7 +25,7 @@ compute_memory_time(const struct cluster *c, double bytes)
  * tensors each operator reads and writes, following the per-operator
  * inventory of Korthikanti et al. 2022 ("Reducing Activation Recomputation
  * in Large Transformer Models", Sec. 4.1): two norms (read + write 2-byte
- * tensors), two fused bias-dropout-add (inputs, residual, output, 1-byte
+ * tensors), two fused bias-dropout-add (operand, residual, output, 1-byte
  * mask: 7 bytes/element), the MLP activation, rotary embedding, and for
  * standard attention the fused scale-mask-softmax (read + write) and the
  * attention dropout (read, write, mask) over the a*s^2*b scores.
