@@ -22,7 +22,7 @@ compression_tp_site(const struct compressor *cmp, const struct model *m,
 	const struct group_layout *g = &lay->tp;
 	double rows = (double)p->micro_batch * p->seq_len, cols = m->hidden;
 	double x = rows * cols, t = p->tp;
-	double payload = compressor_payload_bytes(cmp, rows, cols, false);
+	double payload = compressor_payload_bytes(cmp, rows, cols, p->micro_batch, false);
 	double uncompressed = 2.0 * x;
 	double rest = 0.0;
 
@@ -47,8 +47,10 @@ compression_tp_site(const struct compressor *cmp, const struct model *m,
 		out->wire_bytes = (p->sequence_parallel ? 1.0 : 2.0) * (t - 1) / t * payload;
 		break;
 	case COMPRESSOR_POWERSGD: {
-		/* Two all-reduces: P (rows x r) and Q (cols x r), in wire_bytes. */
-		double pb = rows * cmp->rank * cmp->wire_bytes, qb = cols * cmp->rank * cmp->wire_bytes;
+		/* Two all-reduces: P (b s x r) and Q (b h x r: one per sample,
+		 * MCBench's Q = X^T P batched over the micro-batch), in wire_bytes. */
+		double pb = rows * cmp->rank * cmp->wire_bytes;
+		double qb = p->micro_batch * cols * cmp->rank * cmp->wire_bytes;
 
 		out->comm_s = collective_time(c, g, COLL_ALLREDUCE, COLL_ALGO_RING, pb) +
 			      collective_time(c, g, COLL_ALLREDUCE, COLL_ALGO_RING, qb);
@@ -82,10 +84,23 @@ compression_pp_boundary(const struct compressor *cmp, const struct model *m,
 
 	if (p->sequence_parallel)
 		rows /= p->tp;
-	out->fwd_bytes = compressor_payload_bytes(cmp, rows, cols, true);
+	out->fwd_bytes = compressor_payload_bytes(cmp, rows, cols, p->micro_batch, true);
 	out->bwd_bytes = compressor_pp_backward_bytes(cmp, rows, cols);
-	out->send_s = collective_p2p_time(c, lay->pp_inter_node, out->fwd_bytes) +
-		      collective_p2p_time(c, lay->pp_inter_node, out->bwd_bytes);
+	if (lay->pp_inter_node && p->tp > 1 && !p->sequence_parallel) {
+		/* Megatron's scatter/gather splits every stage-boundary tensor
+		 * into t chunks, compressed codes too (MCBench's
+		 * p2p_communication._communicate): 1/t per TP rank over the
+		 * network, then an NVLink all-gather. */
+		out->send_s = collective_p2p_time(c, true, out->fwd_bytes / p->tp) +
+			      collective_time(c, &lay->tp, COLL_ALLGATHER, COLL_ALGO_RING, out->fwd_bytes) +
+			      collective_p2p_time(c, true, out->bwd_bytes / p->tp) +
+			      collective_time(c, &lay->tp, COLL_ALLGATHER, COLL_ALGO_RING, out->bwd_bytes);
+		out->fwd_bytes /= p->tp;
+		out->bwd_bytes /= p->tp;
+	} else {
+		out->send_s = collective_p2p_time(c, lay->pp_inter_node, out->fwd_bytes) +
+			      collective_p2p_time(c, lay->pp_inter_node, out->bwd_bytes);
+	}
 	codec_fwd = cmp->encode_latency_s + cmp->decode_latency_s +
 		    passes_time(c, cmp->encode_passes + cmp->decode_passes, x);
 	if (cmp->method == COMPRESSOR_RANDK)
@@ -155,7 +170,7 @@ compression_dp(const struct compressor *cmp, const struct model *m,
 		out->wire_bytes = n > 1 ? 2.0 * (n - 1) / n * bytes : 0.0;
 		out->scheme = COMPRESS_DP_ALLREDUCE;
 	} else {
-		double payload = compressor_payload_bytes(cmp, params, 1.0, false);
+		double payload = compressor_payload_bytes(cmp, params, 1.0, 1.0, false);
 
 		if (cmp->method == COMPRESSOR_QUANTIZE)
 			payload = params * cmp->bits / 8.0 + cmp->scale_bytes * params / 512.0;

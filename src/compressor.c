@@ -153,7 +153,8 @@ compressor_kept(const struct compressor *c, double elements)
 }
 
 double
-compressor_payload_bytes(const struct compressor *c, double rows, double cols, bool pipeline)
+compressor_payload_bytes(const struct compressor *c, double rows, double cols, double batch,
+			 bool pipeline)
 {
 	switch (c->method) {
 	case COMPRESSOR_AUTOENCODER:
@@ -164,7 +165,7 @@ compressor_payload_bytes(const struct compressor *c, double rows, double cols, b
 	case COMPRESSOR_QUANTIZE:
 		return rows * cols * c->bits / 8.0 + cols * c->scale_bytes;
 	case COMPRESSOR_POWERSGD:
-		return c->rank * (rows + cols) * (pipeline ? 2.0 : c->wire_bytes);
+		return c->rank * (rows + batch * cols) * (pipeline ? 2.0 : c->wire_bytes);
 	}
 	return 2.0 * rows * cols;
 }

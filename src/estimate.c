@@ -29,7 +29,7 @@ double
 estimate_stage_params(const struct model *m, const struct plan *p, int stage, double *expert)
 {
 	int moe = stage_moe_layers(m, p, stage);
-	double dense_layers = (double)m->layers / p->pp - moe;
+	double dense_layers = plan_stage_layers(p, m, stage) - moe;
 	double params = dense_layers * model_params_per_layer(m);
 	double local = 0.0;
 
@@ -131,14 +131,18 @@ stage_work(const struct model *m, const struct plan *p, const struct layer_costs
 	if (stage == 0) {
 		w->compute += lc->ce.embed_fwd_s + lc->ce.embed_bwd_s;
 		w->bwd += lc->ce.embed_bwd_s;
-		/* Vocab-parallel embedding: one all-reduce of b*s*h forward and
-		 * backward (Shoeybi et al. 2019, Sec. 3). */
-		w->tp += 2.0 * tc->collective_s / (p->sequence_parallel ? 2.0 : 1.0);
-		w->tp_bytes += 2.0 * ar_bytes;
+		/* Vocab-parallel embedding: one all-reduce of b*s*h in the forward
+		 * (Shoeybi et al. 2019, Sec. 3; Megatron's VocabParallelEmbedding). */
+		w->tp += tc->collective_s;
+		w->tp_bytes += ar_bytes;
 	}
 	if (stage == p->pp - 1) {
 		w->compute += lc->ce.head_fwd_s + lc->ce.head_bwd_s;
 		w->bwd += lc->ce.head_bwd_s;
+		/* The vocab-parallel output layer's input gradient is all-reduced
+		 * in the backward (the f operator before the logits). */
+		w->tp += tc->collective_s;
+		w->tp_bytes += ar_bytes;
 	}
 	if (!lc->cmp || lc->cmp->error_feedback == COMPRESSOR_EF_NONE)
 		w->ef_elements = 0.0;
@@ -293,7 +297,7 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 			     layers, algo, &dc);
 	}
 	if (cmp && p->compress.dp && p->dp > 1) {
-		compression_dp(cmp, m, p, c, &lay, params_gpu, (double)m->layers / p->pp,
+		compression_dp(cmp, m, p, c, &lay, params_gpu, plan_stage_layers(p, m, out->details.bottleneck_stage),
 			       p->compress.dp_scheme, p->compress.dp_on_cpu, &cdp);
 		dc.reduce_s = cdp.comm_s;
 		dc.bytes = cdp.wire_bytes;
@@ -314,7 +318,7 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 	 * except for the last bucket (PyTorch DDP / Megatron overlap-grad-reduce). */
 	window = 0.0;
 	if (p->dp_overlap) {
-		double layers = (double)m->layers / p->pp;
+		double layers = plan_stage_layers(p, m, out->details.bottleneck_stage);
 
 		window = bn.bwd * (layers > 1.0 ? 1.0 - 1.0 / layers : 0.0);
 	}

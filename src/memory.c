@@ -86,7 +86,8 @@ memory_stage(const struct model *m, const struct plan *p,
 	 * (s*b*h*p/t over the in-flight micro-batches), and the logits, loss
 	 * and their fp32 copies on the last, about 4*s*b*h/t*(1 + V/h). */
 	if (stage == 0)
-		act += sbh * (p->pp < plan_microbatches(p) ? p->pp : plan_microbatches(p)) / t;
+		act += sbh * (p->pp < plan_microbatches(p) ? p->pp : plan_microbatches(p)) /
+		       (p->sequence_parallel ? t : 1.0);
 	if (stage == p->pp - 1)
 		act += 4.0 * sbh / t * (1.0 + (double)m->vocab / m->hidden);
 	out->activations = act;

@@ -40,12 +40,19 @@ pipeline_stored_layer_microbatches(const struct model *m, const struct plan *p, 
 {
 	double layers_per_stage = plan_stage_layers(p, m, stage);
 	int mb = plan_microbatches(p);
-	double in_flight = mb < p->pp - stage ? mb : p->pp - stage;
-	double factor = 1.0;
 
-	if (p->vpp > 1)
-		factor += (double)(p->pp - 1) / ((double)p->pp * p->vpp);
-	return layers_per_stage * in_flight * factor;
+	if (p->vpp > 1) {
+		/* Megatron's interleaved schedule warms up with (v - 1) p +
+		 * 2 (p - i - 1) chunk forwards before its first backward, so
+		 * stage i holds one more than that, each of L/(p v) layers;
+		 * for stage 0 this is Korthikanti's L (1 + (p-1)/(p v)). */
+		double chunks = (double)(p->vpp - 1) * p->pp + 2.0 * (p->pp - stage - 1) + 1.0;
+
+		if (chunks > (double)mb * p->vpp)
+			chunks = (double)mb * p->vpp;
+		return chunks * layers_per_stage / p->vpp;
+	}
+	return layers_per_stage * (mb < p->pp - stage ? mb : p->pp - stage);
 }
 
 int

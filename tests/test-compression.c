@@ -60,25 +60,27 @@ START_TEST(test_payloads)
 
 	/* AE d 100: rows * d * 2 = 1024 * 100 * 2 = 204,800 bytes (ratio h/d). */
 	load_cmp(&c, "name: a\nmethod: autoencoder\ndim: 100\n");
-	ck_assert_double_eq(compressor_payload_bytes(&c, rows, cols, false), 204800.0);
+	ck_assert_double_eq(compressor_payload_bytes(&c, rows, cols, 8, false), 204800.0);
 	ck_assert_double_eq(compressor_pp_backward_bytes(&c, rows, cols), 204800.0);
 	/* Top-K 1 %: k = ceil(0.01 * 1,048,576) = 10,486; 10 bytes each. */
 	load_cmp(&c, "name: t\nmethod: topk\nfraction: 0.01\n");
-	ck_assert_double_eq(compressor_payload_bytes(&c, rows, cols, false), 104860.0);
+	ck_assert_double_eq(compressor_payload_bytes(&c, rows, cols, 8, false), 104860.0);
 	ck_assert_double_eq(compressor_pp_backward_bytes(&c, rows, cols), 20972.0); /* values only */
 	/* 4-bit: X/2 + h scales * 2 = 524,288 + 2,048; backward uncompressed 2X. */
 	load_cmp(&c, "name: q\nmethod: quantize\nbits: 4\n");
-	ck_assert_double_eq(compressor_payload_bytes(&c, rows, cols, false), 526336.0);
+	ck_assert_double_eq(compressor_payload_bytes(&c, rows, cols, 8, false), 526336.0);
 	ck_assert_double_eq(compressor_pp_backward_bytes(&c, rows, cols), 2097152.0);
-	/* PowerSGD r 50: r (rows + cols) fp64 in TP = 50 * 2048 * 8 = 819,200,
-	 * fp16 at a pipeline boundary = 204,800; backward rows * r * 2 = 102,400. */
+	/* PowerSGD r 50: P is b s x r = 1024 x 50 and each of the 8 samples has
+	 * a Q of h x r = 1024 x 50: 50 (1024 + 8 x 1024) = 460,800 elements,
+	 * fp64 in TP = 3,686,400 bytes, fp16 at a pipeline boundary = 921,600;
+	 * backward b s r fp16 = 102,400. */
 	load_cmp(&c, "name: p\nmethod: powersgd\nrank: 50\n");
-	ck_assert_double_eq(compressor_payload_bytes(&c, rows, cols, false), 819200.0);
-	ck_assert_double_eq(compressor_payload_bytes(&c, rows, cols, true), 204800.0);
+	ck_assert_double_eq(compressor_payload_bytes(&c, rows, cols, 8, false), 3686400.0);
+	ck_assert_double_eq(compressor_payload_bytes(&c, rows, cols, 8, true), 921600.0);
 	ck_assert_double_eq(compressor_pp_backward_bytes(&c, rows, cols), 102400.0);
 	/* MCBench's low-rank threshold: compresses only when r < s h / (4 (s + h))
 	 * (= 28.4 for s 128, h 1024 with b 1): at r 50 and b 1 it sends more. */
-	ck_assert(compressor_payload_bytes(&c, 128, 1024, false) > 2.0 * 128 * 1024);
+	ck_assert(compressor_payload_bytes(&c, 128, 1024, 1, false) > 2.0 * 128 * 1024);
 }
 END_TEST
 

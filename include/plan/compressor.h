@@ -68,11 +68,12 @@ double compressor_kept(const struct compressor *c, double elements);
  * Bytes one rank puts on the wire for a @rows x @cols 16-bit tensor,
  * forward direction (MCBench's payloads, formulas.md Sec. 1.3):
  * AE rows*dim*2; Top-K/Rand-K k*(value+index); quantize rows*cols*bits/8
- * + cols*scale; PowerSGD r*(rows+cols)*wire, except at a @pipeline
- * boundary where MCBench casts P and Q to fp16 before sending.
+ * + cols*scale; PowerSGD r*(rows + batch*cols)*wire (P is rows x r, and
+ * each of the @batch samples has its own Q of cols x r), except at a
+ * @pipeline boundary where MCBench casts P and Q to fp16 before sending.
  */
 double compressor_payload_bytes(const struct compressor *c, double rows, double cols,
-				bool pipeline);
+				double batch, bool pipeline);
 
 /**
  * Bytes of the backward gradient at a compressed pipeline boundary
