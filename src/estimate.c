@@ -156,7 +156,7 @@ stage_total(const struct stage_work *w)
 
 static void
 fill_memory(const struct model *m, const struct plan *p, const struct cluster *c,
-	    const struct layer_costs *lc, double dp_ef_bytes, struct estimate *out)
+	    const struct layer_costs *lc, const struct stage_work *works, struct estimate *out)
 {
 	/* Uniform stages peak on the first (most in flight) or the last
 	 * (logits); an uneven or per-stage-recompute pipeline on any. */
@@ -171,11 +171,18 @@ fill_memory(const struct model *m, const struct plan *p, const struct cluster *c
 		double expert, params;
 
 		ps.recompute = plan_stage_recompute(p, stage);
-		stage_work(m, p, lc, stage, &w);
+		if (stage < ESTIMATE_MAX_STAGES)
+			w = works[stage];
+		else
+			stage_work(m, p, lc, stage, &w);
 		params = estimate_stage_params(m, p, stage, &expert) + w.extra_params;
 		memory_stage(m, &ps, c, stage, params, expert, &u);
 		if (lc->cmp) {
-			u.compression = dp_ef_bytes + compressor_ef_bytes(lc->cmp, w.ef_elements);
+			/* Error feedback keeps a buffer of the stage's own gradients
+			 * (DP) and of its compressed activations (TP, PP). */
+			double dp_ef = p->compress.dp && p->dp > 1 ? compressor_ef_bytes(lc->cmp, params) : 0.0;
+
+			u.compression = dp_ef + compressor_ef_bytes(lc->cmp, w.ef_elements);
 			u.total += u.compression;
 		}
 		out->stage_memory[stage < ESTIMATE_MAX_STAGES ? stage : ESTIMATE_MAX_STAGES - 1] = u.total;
@@ -217,6 +224,48 @@ check_compression(const struct model *m, const struct plan *p, const struct comp
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
 				      "TP compression needs tensor parallelism (tp %d)", p->tp);
 	return true;
+}
+
+/* What a stage does after the pipeline drains: DP synchronisation (what
+ * the backward of its last micro-batch does not hide), DP compression's
+ * codec, and the optimizer step over its shard. */
+struct stage_tail {
+	struct dp_comm dc;
+	struct compress_dp cdp;
+	double window, dp_exposed, codec_s, optimizer_s, total;
+};
+
+static void
+stage_tail(const struct model *m, const struct plan *p, const struct cluster *c,
+	   const struct plan_layout *lay, const struct compressor *cmp, enum coll_algo algo,
+	   int stage, const struct stage_work *w, struct stage_tail *t)
+{
+	double expert, layers = plan_stage_layers(p, m, stage);
+	double params = estimate_stage_params(m, p, stage, &expert) + w->extra_params;
+	double shard = p->zero >= 1 ? (p->mics_group > 0 ? p->mics_group : p->dp) : 1;
+	double eshard = p->zero >= 1 ? (double)p->dp / p->ep : 1;
+
+	memset(t, 0, sizeof(*t));
+	/* ZeRO-3 gathers the dense part of each layer (an MoE layer's
+	 * attention, norms and router) layer by layer. */
+	dp_comm_time(m, p, c, lay, params, expert, (params - expert) / layers, layers, algo, &t->dc);
+	if (cmp && p->compress.dp && p->dp > 1) {
+		compression_dp(cmp, m, p, c, lay, params, layers, p->compress.dp_scheme,
+			       p->compress.dp_on_cpu, &t->cdp);
+		t->dc.reduce_s = t->cdp.comm_s;
+		t->dc.bytes = t->cdp.wire_bytes;
+		t->codec_s = t->cdp.codec_s;
+	}
+	/* Gradient reduction overlaps the backward of the last micro-batch,
+	 * except for the last bucket (PyTorch DDP / Megatron overlap-grad-reduce). */
+	if (p->dp_overlap)
+		t->window = w->bwd * (layers > 1.0 ? 1.0 - 1.0 / layers : 0.0);
+	t->dp_exposed = fmax(0.0, t->dc.reduce_s - t->window) + t->dc.gather_s + t->dc.embed_sync_s;
+	/* The optimizer steps this GPU's shard: dense states over the DP
+	 * group (or the MiCS group), expert states over the dp/ep ranks that
+	 * hold the same experts. */
+	t->optimizer_s = compute_optimizer_time(c, (params - expert) / shard + expert / eshard);
+	t->total = t->dp_exposed + t->codec_s + t->optimizer_s;
 }
 
 /* Per-layer costs of @p (for its recompute mode only when @one_mode). */
@@ -263,7 +312,9 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 	struct stage_work bn, w;
 	struct dp_comm dc;
 	struct compress_dp cdp = { 0 };
-	double mb, slot, window, dp_exposed, z3_exposed = 0.0, params_gpu, params_opt;
+	double mb, slot, window, dp_exposed, z3_exposed = 0.0;
+	struct stage_tail tail = { 0 };
+	struct stage_work works[ESTIMATE_MAX_STAGES];
 	struct estimate_breakdown *b = &out->breakdown;
 	enum coll_algo algo = opt ? opt->dp_algo : COLL_ALGO_RING;
 
@@ -277,73 +328,65 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 	 * state): the first holds the embedding, the last the logits, and
 	 * compression may apply to some stages only. */
 	stage_work(m, p, &lc, 0, &bn);
+	works[0] = bn;
 	for (int s = 1; s < p->pp; s++) {
 		stage_work(m, p, &lc, s, &w);
+		if (s < ESTIMATE_MAX_STAGES)
+			works[s] = w;
 		if (stage_total(&w) > stage_total(&bn)) {
 			bn = w;
 			out->details.bottleneck_stage = s;
 		}
 	}
+	/* After the pipeline drains, every stage synchronises its own
+	 * gradients and steps its own optimizer shard; the slowest of them
+	 * ends the iteration. */
 	{
-		double expert;
+		struct stage_tail t;
+		/* Even dense stages between the first and the last are alike:
+		 * one of them stands for all. */
+		bool alike = !p->custom_layers && !p->custom_recompute && !cmp &&
+			     (!model_is_moe(m) || m->moe.every == 1) && p->pp <= ESTIMATE_MAX_STAGES;
 
-		params_gpu = estimate_stage_params(m, p, out->details.bottleneck_stage, &expert) +
-			     bn.extra_params;
-		double layers = plan_stage_layers(p, m, out->details.bottleneck_stage);
-
-		/* ZeRO-3 gathers the dense part of each layer (an MoE layer's
-		 * attention, norms and router) layer by layer. */
-		dp_comm_time(m, p, c, &lay, params_gpu, expert, (params_gpu - expert) / layers,
-			     layers, algo, &dc);
+		for (int s = 0; s < p->pp; s++) {
+			if (alike && s > 1 && s < p->pp - 1)
+				continue;
+			if (s < ESTIMATE_MAX_STAGES)
+				w = works[s];
+			else
+				stage_work(m, p, &lc, s, &w);
+			stage_tail(m, p, c, &lay, cmp, algo, s, &w, &t);
+			if (s == 0 || t.total > tail.total) {
+				tail = t;
+				out->details.tail_stage = s;
+			}
+		}
 	}
-	if (cmp && p->compress.dp && p->dp > 1) {
-		compression_dp(cmp, m, p, c, &lay, params_gpu, plan_stage_layers(p, m, out->details.bottleneck_stage),
-			       p->compress.dp_scheme, p->compress.dp_on_cpu, &cdp);
-		dc.reduce_s = cdp.comm_s;
-		dc.bytes = cdp.wire_bytes;
-		out->details.dp_compress_scheme = cdp.scheme;
-	}
+	dc = tail.dc;
+	cdp = tail.cdp;
+	window = tail.window;
+	out->details.dp_compress_scheme = cdp.scheme;
 
 	slot = stage_total(&bn);
 	if (p->zero >= 3) {
 		/* ZeRO-3 prefetches the next layer's weights during this one's
-		 * compute: only the excess is exposed. */
+		 * compute: only the excess is exposed (pp is 1 here). */
 		double hide = p->dp_overlap ? bn.compute + bn.recompute : 0.0;
 
 		z3_exposed = fmax(0.0, dc.zero3_mb_s - hide);
 		slot += z3_exposed;
 	}
-
-	/* Gradient reduction overlaps the backward of the last micro-batch,
-	 * except for the last bucket (PyTorch DDP / Megatron overlap-grad-reduce). */
-	window = 0.0;
-	if (p->dp_overlap) {
-		double layers = plan_stage_layers(p, m, out->details.bottleneck_stage);
-
-		window = bn.bwd * (layers > 1.0 ? 1.0 - 1.0 / layers : 0.0);
-	}
-	dp_exposed = fmax(0.0, dc.reduce_s - window) + dc.gather_s + dc.embed_sync_s;
+	dp_exposed = tail.dp_exposed;
 
 	b->compute = mb * bn.compute;
 	b->recompute = mb * bn.recompute;
 	b->tp_comm = mb * bn.tp;
 	b->pp_comm = mb * bn.pp;
-	b->compression = mb * bn.compression + cdp.codec_s;
+	b->compression = mb * bn.compression + tail.codec_s;
 	b->ep_comm = mb * bn.ep;
 	b->pp_bubble = (double)(p->pp - 1) / p->vpp * slot;
 	b->dp_comm = dp_exposed + mb * z3_exposed;
-	{
-		/* The optimizer steps this GPU's shard: dense states over the DP
-		 * group (or the MiCS group), expert states over the dp/ep ranks
-		 * that hold the same experts. */
-		double expert;
-		double shard = p->zero >= 1 ? (p->mics_group > 0 ? p->mics_group : p->dp) : 1;
-		double eshard = p->zero >= 1 ? (double)p->dp / p->ep : 1;
-
-		estimate_stage_params(m, p, out->details.bottleneck_stage, &expert);
-		params_opt = (params_gpu - expert) / shard + expert / eshard;
-	}
-	b->optimizer = compute_optimizer_time(c, params_opt);
+	b->optimizer = tail.optimizer_s;
 	out->iteration_time_s = b->compute + b->recompute + b->tp_comm + b->pp_comm +
 				b->pp_bubble + b->dp_comm + b->optimizer + b->compression + b->ep_comm;
 
@@ -395,7 +438,7 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 	out->mfu = out->tflops_per_gpu * 1e12 / c->gpu.peak_flops;
 	out->hfu = out->hardware_tflops_per_gpu * 1e12 / c->gpu.peak_flops;
 	out->tokens_per_s = (double)p->global_batch * p->seq_len / out->iteration_time_s;
-	fill_memory(m, p, c, &lc, cdp.ef_bytes, out);
+	fill_memory(m, p, c, &lc, works, out);
 }
 
 bool
@@ -454,8 +497,11 @@ probe(const struct model *m, const struct cluster *c, const struct plan *shape,
 	*time = stage_total(&w);
 	params = estimate_stage_params(m, &p, stage, &expert) + w.extra_params;
 	memory_stage(m, &p, c, stage, params, expert, &u);
-	if (lc.cmp)
+	if (lc.cmp) {
 		u.total += compressor_ef_bytes(lc.cmp, w.ef_elements);
+		if (p.compress.dp && p.dp > 1)
+			u.total += compressor_ef_bytes(lc.cmp, params); /* DP error feedback */
+	}
 	*mem = u.total;
 }
 

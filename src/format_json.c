@@ -107,6 +107,7 @@ format_json_object(const struct report *r)
 	rc |= set_num(det, "dp_overlap_window_s", d->dp_overlap_window_s);
 	rc |= set_num(det, "slot_s", d->slot_s);
 	rc |= set_int(det, "bottleneck_stage", d->bottleneck_stage);
+	rc |= set_int(det, "tail_stage", d->tail_stage);
 	rc |= set_int(det, "memory_stage", d->memory_stage);
 	rc |= json_object_set_new(det, "tp_inter_node", json_boolean(d->tp_inter_node));
 	rc |= json_object_set_new(det, "dp_inter_node", json_boolean(d->dp_inter_node));

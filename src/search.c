@@ -85,6 +85,13 @@ inner_uniform(const struct model *m, const struct cluster *c, const struct plan 
 			struct plan p = *shape;
 
 			p.custom_layers = p.custom_recompute = false;
+			if (p.vpp == 1 && m->layers % p.pp) {
+				/* Near-even: the first L mod p stages take one more. */
+				p.custom_layers = true;
+				p.stage_layers_count = p.pp;
+				for (int s = 0; s < p.pp; s++)
+					p.stage_layers[s] = (short)(m->layers / p.pp + (s < m->layers % p.pp));
+			}
 			p.recompute = modes[i];
 			p.compress.tp = (k & 1) && p.tp > 1;
 			p.compress.pp = (k & 2) && p.pp > 1;
@@ -123,6 +130,43 @@ layout_plan(const struct model *m, struct plan *p, const int *layers, const int 
 	p->compress.pp = pp_from_stage < p->pp;
 	p->compress.from_stage = p->compress.pp ? pp_from_stage : 0;
 	(void)m;
+}
+
+/*
+ * Among layouts of equal slot the MILP may keep recomputation that no
+ * memory limit asks for; drop it stage by stage (full, then selective)
+ * while the plan fits and its slot does not grow.
+ */
+static void
+relax_recompute(const struct model *m, const struct cluster *c, const struct compressor *cmp,
+		const struct search_options *opt, struct search_candidate *cand,
+		struct search_stats *st, struct plan_error *err)
+{
+	for (int s = 0; s < cand->plan.pp; s++) {
+		while (cand->plan.stage_recompute[s] > PLAN_RECOMPUTE_NONE) {
+			struct search_candidate *trial = malloc(sizeof(*trial));
+			struct plan p = cand->plan;
+			bool better;
+
+			if (!trial)
+				return;
+			p.stage_recompute[s]--;
+			if (p.stage_recompute[s] == PLAN_RECOMPUTE_SELECTIVE && p.flash_attention)
+				p.stage_recompute[s]--;
+			better = evaluate(m, c, &p, cmp, opt, trial, st, err) && trial->est.fits &&
+				 trial->est.details.slot_s <= cand->est.details.slot_s * (1 + 1e-12) &&
+				 trial->est.iteration_time_s <= cand->est.iteration_time_s * (1 + 1e-12);
+			if (better) {
+				trial->milp_slot_s = cand->milp_slot_s;
+				*cand = *trial;
+			}
+			free(trial);
+			if (!better)
+				break;
+		}
+	}
+	if (cand->plan.custom_recompute)
+		cand->plan.recompute = cand->plan.stage_recompute[0];
 }
 
 /* Column indices of the MILP, per stage. */
@@ -304,6 +348,13 @@ inner_milp(const struct model *m, const struct cluster *c, const struct plan *sh
 		st->milp_timeouts++;
 	if (status == MILP_INFEASIBLE && st->cutoff_s > 0)
 		st->cut++;
+	if (status == MILP_NO_SOLUTION) {
+		/* Out of time before any layout: do not conclude that nothing
+		 * fits; fall back to (near-)even layers. */
+		st->milp_timeouts++;
+		ok = inner_uniform(m, c, shape, cmp, opt, best, found, st, err);
+		goto out;
+	}
 	if (status == MILP_OPTIMAL || status == MILP_FEASIBLE) {
 		int layers[PLAN_MAX_STAGES], mode[PLAN_MAX_STAGES], tp_from = P, pp_from = P;
 		struct plan p = *shape;
@@ -325,6 +376,8 @@ inner_milp(const struct model *m, const struct cluster *c, const struct plan *sh
 		layout_plan(m, &p, layers, mode, tp_from, pp_from);
 		if (evaluate(m, c, &p, cmp, opt, &cand, st, err)) {
 			double slot = milp_value(mp, tau) / TS;
+
+			relax_recompute(m, c, cmp, opt, &cand, st, err);
 
 			cand.milp_slot_s = slot;
 			if (p.zero < 3 && cand.est.details.slot_s > 0) {
@@ -443,7 +496,9 @@ search_shape(const struct model *m, const struct cluster *c, const struct plan *
 	*found = false;
 	if (uniform)
 		return inner_uniform(m, c, shape, cmp, opt, best, found, stats, err);
-	if (exhaustive)
+	/* One stage: three recompute modes at most, with or without TP
+	 * compression; enumerating them is exact (ZeRO-3's exposure too). */
+	if (exhaustive || shape->pp == 1)
 		return inner_exhaustive(m, c, shape, cmp, opt, best, found, stats, err);
 	return inner_milp(m, c, shape, cmp, opt, best, found, stats, err);
 }

@@ -56,6 +56,7 @@ struct estimate_details {
 	double ep_bytes;                     /**< bytes one rank sends in one all-to-all */
 	bool ep_inter_node;
 	int bottleneck_stage;
+	int tail_stage;                      /**< the stage whose DP sync and optimizer end the iteration */
 	int memory_stage;                    /**< the stage whose memory is reported */
 	bool tp_inter_node, dp_inter_node, pp_inter_node;
 };
