@@ -317,6 +317,34 @@ START_TEST(test_breakdown_and_errors)
 }
 END_TEST
 
+START_TEST(test_pp_scatter_gather)
+{
+	struct cluster cl;
+	struct model m;
+	struct plan p;
+	struct plan_layout lay;
+	struct compressor c;
+	struct compress_pp_boundary b;
+
+	/* 2 nodes of 4 GPUs; tp 4 inside a node, pp 2 across the nodes. */
+	test_load_cluster(&cl, "name: n\nnodes: 2\ngpus_per_node: 4\ngpu:\n  name: g\n"
+			      "  peak_flops: 125 TFLOPS\n  memory: 32 GiB\n  memory_bandwidth: 900 GB/s\n"
+			      "intra_node:\n  bandwidth: 150 GB/s\ninter_node:\n  nics_per_node: 1\n"
+			      "  nic_bandwidth: 100 Gbit/s\n");
+	test_load_model(&m, "name: b\nlayers: 24\nhidden: 1024\nheads: 16\nvocab: 30522\nseq_len: 512\n");
+	load_cmp(&c, "name: ae\nmethod: autoencoder\ndim: 100\n");
+	base_plan(&p, 4, 2, 1, 1, 8, 512);
+	topology_plan(&p, &cl, &lay);
+	ck_assert(lay.pp_inter_node);
+	compression_pp_boundary(&c, &m, &p, &cl, &lay, &b);
+	/* The code is b s d x 2 = 512 x 100 x 2 = 102,400 bytes; Megatron's
+	 * scatter/gather sends a quarter of it from each TP rank. */
+	ck_assert_double_eq(b.fwd_bytes, 25600.0);
+	ck_assert_double_eq(b.bwd_bytes, 25600.0);
+	cluster_release(&cl);
+}
+END_TEST
+
 static Suite *
 compression_suite(void)
 {
@@ -332,6 +360,7 @@ compression_suite(void)
 	tcase_add_test(tc, test_dp_byteps);
 	tcase_add_test(tc, test_error_feedback_memory);
 	tcase_add_test(tc, test_breakdown_and_errors);
+	tcase_add_test(tc, test_pp_scatter_gather);
 	suite_add_tcase(s, tc);
 	return s;
 }

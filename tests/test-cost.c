@@ -42,6 +42,14 @@ START_TEST(test_stored_microbatches)
 	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 0), 96.0, 1e-15);
 	p.vpp = 2; /* x (1 + 11/24) */
 	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 0), 96.0 * (1.0 + 11.0 / 24.0), 1e-15);
+	/* Megatron's interleaved warm-up: stage i holds (v-1)p + 2(p-i-1) + 1
+	 * chunks of L/(p v) = 4 layers. Stage 0: 12 + 22 + 1 = 35 chunks, 140
+	 * (Korthikanti's figure above); the last stage: 12 + 0 + 1 = 13, 52. */
+	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 11), 52.0, 1e-15);
+	/* At most m v chunks: with m = 4, 8 chunks of 4 layers. */
+	p.global_batch = 64;
+	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 0), 32.0, 1e-15);
+	p.global_batch = 1536;
 	p.vpp = 1;
 	p.global_batch = 64; /* m = 4 < p: only 4 in flight */
 	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 0), 32.0, 1e-15);
@@ -180,6 +188,60 @@ START_TEST(test_invalid_plans)
 }
 END_TEST
 
+START_TEST(test_tail_stage)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct estimate e;
+	struct plan_error err;
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	test_load_model(&m, GPT3_YAML);
+	gpt3_plan(&p);
+	p.dp = 4;
+	p.global_batch = 96;
+	/* An uneven pipeline: 11 stages of one layer and a last of 85. */
+	p.custom_layers = true;
+	for (int s = 0; s < 11; s++)
+		p.stage_layers[s] = 1;
+	p.stage_layers[11] = 85;
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e, &err), "%s", err.message);
+	/* The last stage's gradients end the iteration: 85 x 1,812,099,072
+	 * layer parameters + final LayerNorm 24,576 + the tied embedding copy
+	 * 629,145,600 = 154,657,591,296, / t 8 = 19,332,198,912; 16-bit
+	 * gradients all-reduced over d 4 send 2 (3/4) x 2 x that = 57,996,596,736 B. */
+	ck_assert_int_eq(e.details.tail_stage, 11);
+	ck_assert_rel(e.details.dp_bytes_per_iteration, 57996596736.0, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
+START_TEST(test_tp_bytes)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct estimate e;
+	struct plan_error err;
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	test_load_model(&m, GPT3_YAML);
+	plan_init(&p);
+	p.tp = 8;
+	p.pp = p.dp = 1;
+	p.global_batch = 1;
+	p.seq_len = 2048;
+	/* Each of the 96 layers all-reduces b s h 16-bit values twice forward
+	 * and twice backward; the embedding once forward, the output layer
+	 * once backward: 386 all-reduces of 50,331,648 bytes, each sending
+	 * 2 (7/8) of them: 386 x 88,080,384 = 33,999,028,224 bytes. */
+	ck_assert(estimate_plan(&m, &c, &p, NULL, &e, &err));
+	ck_assert_rel(e.bytes.tp, 33999028224.0, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 cost_suite(void)
 {
@@ -192,6 +254,8 @@ cost_suite(void)
 	tcase_add_test(tc, test_zero_memory);
 	tcase_add_test(tc, test_estimate_invariants);
 	tcase_add_test(tc, test_invalid_plans);
+	tcase_add_test(tc, test_tail_stage);
+	tcase_add_test(tc, test_tp_bytes);
 	suite_add_tcase(s, tc);
 	return s;
 }
