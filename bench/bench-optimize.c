@@ -13,7 +13,8 @@
 
 #include <gsl/gsl_errno.h>
 
-#include "plan/profile_path.h"
+#include "io/profile_load.h"
+#include "io/profile_path.h"
 #include "plan/search.h"
 
 /* 1.2 T parameters: 64 layers of h 8192, every other layer 64 experts top-2. */

@@ -10,8 +10,9 @@
 
 #include <gsl/gsl_errno.h>
 
+#include "io/profile_load.h"
 #include "plan/estimate.h"
-#include "plan/profile_path.h"
+#include "io/profile_path.h"
 
 static double
 now(void)

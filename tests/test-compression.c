@@ -1,5 +1,6 @@
 #include <math.h>
 
+#include "io/profile_load.h"
 #include "plan/compression.h"
 #include "plan/estimate.h"
 #include "testutil.h"

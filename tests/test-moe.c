@@ -1,5 +1,6 @@
 #include <math.h>
 
+#include "io/profile_load.h"
 #include "plan/collective.h"
 #include "plan/estimate.h"
 #include "plan/flops.h"

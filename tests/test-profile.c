@@ -1,5 +1,6 @@
 #include <math.h>
 
+#include "io/profile_load.h"
 #include "plan/cluster.h"
 #include "plan/model.h"
 #include "testutil.h"

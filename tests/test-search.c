@@ -6,8 +6,9 @@
 #include <limits.h>
 #include <math.h>
 
+#include "io/profile_load.h"
 #include "plan/compressor.h"
-#include "plan/profile_path.h"
+#include "io/profile_path.h"
 #include "plan/search.h"
 #include "testutil.h"
 

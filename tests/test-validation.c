@@ -9,10 +9,11 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "io/profile_load.h"
 #include "plan/estimate.h"
 #include "plan/flops.h"
-#include "plan/profile_path.h"
-#include "plan/runs_csv.h"
+#include "io/profile_path.h"
+#include "io/runs_csv.h"
 #include "testutil.h"
 
 static char root[PATH_MAX];

@@ -7,6 +7,7 @@
 
 #include <gsl/gsl_errno.h>
 
+#include "io/profile_load.h"
 #include "plan/cluster.h"
 #include "plan/error.h"
 #include "plan/model.h"

@@ -4,7 +4,7 @@
 #include <stdbool.h>
 
 #include "plan/error.h"
-#include "plan/schema.h"
+#include "plan/curve.h"
 
 
 
@@ -16,7 +16,7 @@ struct cluster_gpu {
 	double memory_efficiency;   /**< achievable fraction of memory_bw_Bps */
 	double gemm_efficiency_max; /**< large-GEMM fraction of peak (parametric model) */
 	double gemm_overhead_s;     /**< fixed cost per GEMM kernel (parametric model) */
-	struct schema_curve gemm_efficiency; /**< measured curve: GEMM FLOPs -> fraction of peak */
+	struct curve gemm_efficiency; /**< measured curve: GEMM FLOPs -> fraction of peak */
 	double reserved_bytes;      /**< memory not available to the model (context, workspaces) */
 };
 
@@ -48,18 +48,10 @@ struct cluster {
 	struct cluster_intra intra;
 	struct cluster_inter inter;
 	/* Derived at load time. */
-	double gemm_log_x[32];
+	double gemm_log_x[CURVE_MAX_POINTS];
 	void *gemm_interp; /**< gsl_interp *, owned */
 };
 
-extern const struct schema_key cluster_schema[];
-
-/** Load and validate a cluster profile from @path. */
-bool cluster_load_file(struct cluster *c, const char *path, struct plan_error *err);
-
-/** Load and validate a cluster profile from memory (@name for messages). */
-bool cluster_load_string(struct cluster *c, const char *name, const char *text,
-			 struct plan_error *err);
 
 /** Free what the cluster owns. Safe to call twice. */
 void cluster_release(struct cluster *c);

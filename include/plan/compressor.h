@@ -8,7 +8,6 @@
 #include <stdbool.h>
 
 #include "plan/error.h"
-#include "plan/schema.h"
 
 enum compressor_method {
 	COMPRESSOR_AUTOENCODER, /**< learned linear encoder/decoder of code size dim */
@@ -49,14 +48,6 @@ struct compressor {
 	int error_feedback_bits; /**< contractive buffer bits */
 };
 
-extern const struct schema_key compressor_schema[];
-
-/** Load and validate a compressor profile; fills method-dependent defaults. */
-bool compressor_load_file(struct compressor *c, const char *path, struct plan_error *err);
-
-/** Same from memory. */
-bool compressor_load_string(struct compressor *c, const char *name, const char *text,
-			    struct plan_error *err);
 
 /** Whether the method's output can be summed in an all-reduce (AE, PowerSGD). */
 bool compressor_allreducible(const struct compressor *c);

@@ -4,7 +4,6 @@
 #include <stdbool.h>
 
 #include "plan/error.h"
-#include "plan/schema.h"
 
 enum model_norm {
 	MODEL_NORM_LAYERNORM,
@@ -45,15 +44,6 @@ struct model {
 	struct model_moe moe;
 };
 
-/** The schema of a model profile (also printed by `plan-cli profiles --schema`). */
-extern const struct schema_key model_schema[];
-
-/** Load and validate a model profile from @path. */
-bool model_load_file(struct model *m, const char *path, struct plan_error *err);
-
-/** Load and validate a model profile from memory (@name for messages). */
-bool model_load_string(struct model *m, const char *name, const char *text,
-		       struct plan_error *err);
 
 /** Size of one attention head (hidden / heads). */
 int model_head_dim(const struct model *m);

@@ -6,8 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "plan/profile_path.h"
-#include "plan/schema.h"
+#include "io/profile_path.h"
+#include "io/schema.h"
 
 #define MAX_ROOTS 16
 #define MAX_NAMES 256

@@ -2,10 +2,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "plan/compression.h"
 #include "plan/estimate.h"
-#include "plan/format.h"
+#include "io/format.h"
 #include "plan/units.h"
 
 static const char predict_usage[] =

@@ -3,8 +3,8 @@
 
 #include <gsl/gsl_errno.h>
 
-#include "cli.h"
-#include "plan/profile_path.h"
+#include "cli/cli.h"
+#include "io/profile_path.h"
 
 struct command {
 	const char *name;

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "plan/compression.h"
-#include "plan/format.h"
+#include "io/format.h"
 #include "plan/numparse.h"
 #include "plan/search.h"
 

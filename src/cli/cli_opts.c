@@ -2,7 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
+#include "io/profile_load.h"
 #include "plan/numparse.h"
 
 const char *const cli_format_names[] = { "text", "json", "csv", NULL };
@@ -85,7 +86,7 @@ cli_finish(int code)
 #include "plan/cluster.h"
 #include "plan/compressor.h"
 #include "plan/model.h"
-#include "plan/profile_path.h"
+#include "io/profile_path.h"
 
 /* Resolve a profile name or path, then load it with @load. */
 static int

@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 #include "plan/error.h"
-#include "plan/study.h"
+#include "io/study.h"
 #include "plan/sweep.h"
 
 enum sweep_format { SWEEP_MD, SWEEP_CSV, SWEEP_LATEX, SWEEP_JSON };

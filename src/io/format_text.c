@@ -1,6 +1,6 @@
 #include "plan/compression.h"
 #include "plan/compressor.h"
-#include "plan/format.h"
+#include "io/format.h"
 #include "plan/units.h"
 
 static void

@@ -1,7 +1,7 @@
 #include <math.h>
 
 #include "plan/compression.h"
-#include "plan/format.h"
+#include "io/format.h"
 
 /* jansson refuses NaN and infinities; a formatter must not pass them. */
 static int

@@ -6,6 +6,7 @@
 #include <gsl/gsl_interp.h>
 
 #include "plan/cluster.h"
+#include "io/profile_load.h"
 
 #define OFF(f) offsetof(struct cluster, f)
 #define GOFF(f) (offsetof(struct cluster, gpu) + offsetof(struct cluster_gpu, f))
@@ -94,7 +95,7 @@ const struct schema_key cluster_schema[] = {
 static bool
 cluster_finish(struct cluster *c, struct ytree *t, struct plan_error *err)
 {
-	const struct schema_curve *curve = &c->gpu.gemm_efficiency;
+	const struct curve *curve = &c->gpu.gemm_efficiency;
 
 	if (c->gpu.reserved_bytes >= c->gpu.memory_bytes)
 		return ytree_error(t, ytree_find_path(t, "gpu.reserved_memory"), err,
@@ -136,55 +137,4 @@ bool
 cluster_load_string(struct cluster *x, const char *name, const char *text, struct plan_error *err)
 {
 	return schema_load(&cluster_profile, name, text, x, err);
-}
-
-void
-cluster_release(struct cluster *c)
-{
-	if (c && c->gemm_interp) {
-		gsl_interp_free(c->gemm_interp);
-		c->gemm_interp = NULL;
-	}
-}
-
-int
-cluster_gpus(const struct cluster *c)
-{
-	return c->nodes * c->gpus_per_node;
-}
-
-double
-cluster_nic_share_Bps(const struct cluster *c)
-{
-	return c->inter.nics_per_node * c->inter.nic_bandwidth_Bps / c->gpus_per_node;
-}
-
-double
-cluster_gemm_efficiency(const struct cluster *c, double flops)
-{
-	const struct schema_curve *curve = &c->gpu.gemm_efficiency;
-	double t_ideal;
-
-	if (flops <= 0)
-		return c->gpu.gemm_efficiency_max;
-	if (c->gemm_interp) {
-		double x = log10(flops);
-		double y;
-
-		/* GSL does not extrapolate (GSL_EDOM): clamp to the measured range. */
-		if (x <= c->gemm_log_x[0])
-			return curve->y[0];
-		if (x >= c->gemm_log_x[curve->n - 1])
-			return curve->y[curve->n - 1];
-		if (gsl_interp_eval_e(c->gemm_interp, c->gemm_log_x, curve->y, x, NULL, &y) != GSL_SUCCESS)
-			return curve->y[0];
-		return y;
-	}
-	/*
-	 * Parametric model: a kernel at eff_max of peak plus a fixed launch
-	 * and tail cost, so small GEMMs lose efficiency (the shape of
-	 * Calculon's measured A100 table, Isaev et al. SC'23).
-	 */
-	t_ideal = flops / (c->gpu.peak_flops * c->gpu.gemm_efficiency_max);
-	return c->gpu.gemm_efficiency_max * t_ideal / (t_ideal + c->gpu.gemm_overhead_s);
 }

@@ -2,11 +2,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
+#include "io/profile_load.h"
 #include "plan/cluster.h"
 #include "plan/compressor.h"
 #include "plan/model.h"
-#include "plan/profile_path.h"
+#include "io/profile_path.h"
 
 static void
 show(const char *name, const char *path, void *data)

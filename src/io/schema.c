@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "plan/numparse.h"
-#include "plan/schema.h"
+#include "io/schema.h"
 
 int
 schema_edit_distance(const char *a, const char *b)
@@ -79,7 +79,7 @@ check_range(const struct schema_key *k, struct ytree *t, yaml_node_t *node,
 
 static bool
 parse_curve(const struct schema_key *k, struct ytree *t, yaml_node_t *node,
-	    struct schema_curve *c, struct plan_error *err)
+	    struct curve *c, struct plan_error *err)
 {
 	if (node->type != YAML_SEQUENCE_NODE)
 		return ytree_error(t, node, err,
@@ -103,9 +103,9 @@ parse_curve(const struct schema_key *k, struct ytree *t, yaml_node_t *node,
 				return ytree_error(t, v, err, "expected a number in '%s', got '%s'",
 						   k->key, ytree_scalar(v) ? ytree_scalar(v) : "a collection");
 		}
-		if (c->n >= SCHEMA_CURVE_MAX)
+		if (c->n >= CURVE_MAX_POINTS)
 			return ytree_error(t, pair, err, "'%s' has more than %d points",
-					   k->key, SCHEMA_CURVE_MAX);
+					   k->key, CURVE_MAX_POINTS);
 		if (xy[0] <= 0 || (c->n > 0 && xy[0] <= c->x[c->n - 1]))
 			return ytree_error(t, pair, err,
 					   "'%s': x values must be positive and strictly increasing", k->key);
@@ -231,7 +231,7 @@ schema_apply(const struct schema_key *table, struct ytree *t,
 			continue;
 		}
 		if (k->type == SCHEMA_CURVE) {
-			if (!parse_curve(k, t, val, (struct schema_curve *)((char *)obj + k->offset), err))
+			if (!parse_curve(k, t, val, (struct curve *)((char *)obj + k->offset), err))
 				return false;
 			continue;
 		}

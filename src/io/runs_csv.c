@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "plan/numparse.h"
-#include "plan/runs_csv.h"
+#include "io/runs_csv.h"
 
 const char *const run_convention_names[] = { "megatron-eq3", "model", "hardware", NULL };
 

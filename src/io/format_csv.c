@@ -1,7 +1,7 @@
 #include <csv.h>
 #include <string.h>
 
-#include "plan/format.h"
+#include "io/format.h"
 
 static const char *const columns[] = {
 	"model", "cluster", "gpus", "tp", "pp", "dp", "vpp", "micro_batch", "global_batch",

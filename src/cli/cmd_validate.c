@@ -7,13 +7,13 @@
 #include <csv.h>
 #include <jansson.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "plan/cluster.h"
 #include "plan/estimate.h"
 #include "plan/flops.h"
 #include "plan/model.h"
 #include "plan/numparse.h"
-#include "plan/runs_csv.h"
+#include "io/runs_csv.h"
 
 static const char validate_usage[] =
 	"usage: plan-cli validate FILE.csv [--format text|json|csv] [--max-mape PCT] [--max-error PCT]\n"

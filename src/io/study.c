@@ -2,9 +2,9 @@
 #include <string.h>
 
 #include "plan/numparse.h"
-#include "plan/schema.h"
-#include "plan/study.h"
-#include "plan/yamltree.h"
+#include "io/schema.h"
+#include "io/study.h"
+#include "io/yamltree.h"
 
 const char *const study_axis_names[] = {
 	"model", "cluster", "compressor", "gpus", "nic_bandwidth", "intra_bandwidth",

@@ -11,17 +11,8 @@
 
 #include "plan/error.h"
 #include "plan/units.h"
-#include "plan/yamltree.h"
-
-/** Most points an efficiency curve may have. */
-#define SCHEMA_CURVE_MAX 32
-
-/** A measured curve y(x), x strictly increasing. */
-struct schema_curve {
-	int n;
-	double x[SCHEMA_CURVE_MAX];
-	double y[SCHEMA_CURVE_MAX];
-};
+#include "io/yamltree.h"
+#include "plan/curve.h"
 
 enum schema_type {
 	SCHEMA_INT,      /**< long, stored as int */
@@ -31,7 +22,7 @@ enum schema_type {
 	SCHEMA_QUANTITY, /**< double with a unit of kind .unit, stored in SI */
 	SCHEMA_ENUM,     /**< one of .choices, stored as int index */
 	SCHEMA_MAP,      /**< nested mapping described by .sub */
-	SCHEMA_CURVE,    /**< sequence of [x, y] pairs, stored as struct schema_curve */
+	SCHEMA_CURVE,    /**< sequence of [x, y] pairs, stored as struct curve */
 };
 
 /** One key of a profile. A table ends with a row whose key is NULL. */

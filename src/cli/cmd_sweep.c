@@ -6,13 +6,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "plan/compressor.h"
 #include "plan/numparse.h"
-#include "plan/profile_path.h"
-#include "plan/study.h"
+#include "io/profile_path.h"
+#include "io/study.h"
 #include "plan/sweep.h"
-#include "plan/sweep_output.h"
+#include "io/sweep_output.h"
 #include "plan/units.h"
 
 static const char sweep_usage[] =

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan/yamltree.h"
+#include "io/yamltree.h"
 
 static bool
 parser_error(const char *name, const yaml_parser_t *p, struct plan_error *err)

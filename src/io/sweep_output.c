@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "plan/numparse.h"
-#include "plan/sweep_output.h"
+#include "io/sweep_output.h"
 #include "plan/units.h"
 
 const char *const sweep_format_names[] = { "md", "csv", "latex", "json", NULL };

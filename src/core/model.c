@@ -1,0 +1,136 @@
+#include <stddef.h>
+#include <string.h>
+
+#include "plan/model.h"
+
+int
+model_head_dim(const struct model *m)
+{
+	return m->hidden / m->heads;
+}
+
+/*
+ * Parameter count per layer. For GPT (biases, LayerNorm, a = kv) this is
+ * Megatron's 12h^2 + 13h (Narayanan et al. SC21, Sec. 5.1, the Psi
+ * formula); with GQA the K and V projections shrink to kv_heads * d_head
+ * columns, and a gated MLP has three h x ffn matrices (Touvron et al.
+ * 2023, Llama 2, Sec. 2.2).
+ */
+double
+model_params_per_layer(const struct model *m)
+{
+	double h = m->hidden;
+	double kv = (double)m->kv_heads * model_head_dim(m);
+	double f = m->ffn_hidden;
+	double mlp_mats = m->gated_mlp ? 3.0 : 2.0;
+	double attn = h * (h + 2.0 * kv) + h * h;
+	double mlp = mlp_mats * h * f;
+	double norms = (m->norm == MODEL_NORM_LAYERNORM && m->bias) ? 4.0 * h : 2.0 * h;
+	double biases = 0.0;
+
+	if (m->bias)
+		biases = (h + 2.0 * kv) + h                       /* qkv, proj */
+			 + (m->gated_mlp ? 2.0 * f : f) + h;      /* fc1 (and gate), fc2 */
+	return attn + mlp + norms + biases;
+}
+
+bool
+model_is_moe(const struct model *m)
+{
+	return m->moe.experts > 0;
+}
+
+bool
+model_layer_is_moe(const struct model *m, int layer)
+{
+	return model_is_moe(m) && layer % m->moe.every == 0;
+}
+
+int
+model_moe_layers(const struct model *m)
+{
+	return model_is_moe(m) ? m->layers / m->moe.every : 0;
+}
+
+double
+model_params_expert(const struct model *m)
+{
+	double h = m->hidden, f = m->moe.expert_ffn_hidden;
+	double p = (m->gated_mlp ? 3.0 : 2.0) * h * f;
+
+	if (m->bias)
+		p += (m->gated_mlp ? 2.0 * f : f) + h;
+	return p;
+}
+
+/* The router is an h x E linear layer (Switch Transformer, Fedus et al.
+ * 2021; GShard, Lepikhin et al. 2020). */
+static double
+router_params(const struct model *m)
+{
+	return (double)m->hidden * m->moe.experts;
+}
+
+double
+model_params_layer_dense_part(const struct model *m, bool moe_layer)
+{
+	double full = model_params_per_layer(m);
+	double mlp = (m->gated_mlp ? 3.0 : 2.0) * (double)m->hidden * m->ffn_hidden +
+		     (m->bias ? (m->gated_mlp ? 2.0 * m->ffn_hidden : (double)m->ffn_hidden) + m->hidden : 0.0);
+
+	return moe_layer ? full - mlp + router_params(m) : full;
+}
+
+double
+model_params_moe_layer(const struct model *m)
+{
+	return model_params_layer_dense_part(m, true) +
+	       (double)(m->moe.experts + m->moe.shared_experts) * model_params_expert(m);
+}
+
+double
+model_params_active(const struct model *m)
+{
+	int moe = model_moe_layers(m);
+	double active_moe = model_params_layer_dense_part(m, true) +
+			    (double)(m->moe.top_k + m->moe.shared_experts) * model_params_expert(m);
+
+	return (m->layers - moe) * model_params_per_layer(m) + moe * active_moe +
+	       model_params_embedding(m) + model_params_head(m);
+}
+
+double
+model_params_embedding(const struct model *m)
+{
+	double p = (double)m->vocab * m->hidden;
+
+	if (m->position_embedding == MODEL_POS_LEARNED)
+		p += (double)m->seq_len * m->hidden;
+	return p;
+}
+
+double
+model_params_head(const struct model *m)
+{
+	double final_norm = (m->norm == MODEL_NORM_LAYERNORM && m->bias) ? 2.0 * m->hidden : m->hidden;
+
+	return final_norm + (m->tied_embeddings ? 0.0 : (double)m->vocab * m->hidden);
+}
+
+double
+model_params_total(const struct model *m)
+{
+	int moe = model_moe_layers(m);
+
+	return (m->layers - moe) * model_params_per_layer(m) + moe * model_params_moe_layer(m) +
+	       model_params_embedding(m) + model_params_head(m);
+}
+
+int
+model_tensors_per_layer(const struct model *m)
+{
+	int linear = 4 + (m->gated_mlp ? 1 : 0); /* QKV, proj, fc1 (+gate), fc2 */
+	int norms = 2;
+
+	return linear * (m->bias ? 2 : 1) + norms * (m->norm == MODEL_NORM_LAYERNORM && m->bias ? 2 : 1);
+}

@@ -1,0 +1,42 @@
+/*
+ * Loading profiles from YAML: the schema of each profile kind (a table of
+ * keys, also printed by `plan-cli profiles --schema`) and its loaders.
+ * Errors name FILE:LINE:COL.
+ */
+#pragma once
+
+#include <stdbool.h>
+
+#include "io/schema.h"
+#include "plan/cluster.h"
+#include "plan/compressor.h"
+#include "plan/error.h"
+#include "plan/model.h"
+
+/** The schema of a model profile (also printed by `plan-cli profiles --schema`). */
+extern const struct schema_key model_schema[];
+
+/** Load and validate a model profile from @path. */
+bool model_load_file(struct model *m, const char *path, struct plan_error *err);
+
+/** Load and validate a model profile from memory (@name for messages). */
+bool model_load_string(struct model *m, const char *name, const char *text,
+		       struct plan_error *err);
+
+extern const struct schema_key cluster_schema[];
+
+/** Load and validate a cluster profile from @path. */
+bool cluster_load_file(struct cluster *c, const char *path, struct plan_error *err);
+
+/** Load and validate a cluster profile from memory (@name for messages). */
+bool cluster_load_string(struct cluster *c, const char *name, const char *text,
+			 struct plan_error *err);
+
+extern const struct schema_key compressor_schema[];
+
+/** Load and validate a compressor profile; fills method-dependent defaults. */
+bool compressor_load_file(struct compressor *c, const char *path, struct plan_error *err);
+
+/** Same from memory. */
+bool compressor_load_string(struct compressor *c, const char *name, const char *text,
+			    struct plan_error *err);
