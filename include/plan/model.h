@@ -13,6 +13,7 @@ enum model_norm {
 enum model_position {
 	MODEL_POS_LEARNED,
 	MODEL_POS_ROTARY,
+	MODEL_POS_ALIBI, /**< Press et al. 2022: a bias added inside attention, no parameters */
 };
 
 /** The Mixture-of-Experts block of a model (experts == 0: dense). */

@@ -5,7 +5,7 @@
 #include "io/profile_load.h"
 
 static const char *const norm_choices[] = { "layernorm", "rmsnorm", NULL };
-static const char *const position_choices[] = { "learned", "rotary", NULL };
+static const char *const position_choices[] = { "learned", "rotary", "alibi", NULL };
 
 #define OFF(f) offsetof(struct model, f)
 #define MOFF(f) offsetof(struct model_moe, f)
@@ -57,7 +57,7 @@ const struct schema_key model_schema[] = {
 	  .choices = norm_choices, .help = "normalisation layer" },
 	{ .key = "position_embedding", .type = SCHEMA_ENUM, .offset = OFF(position_embedding),
 	  .def = "learned", .choices = position_choices,
-	  .help = "learned position table (GPT, BERT) or rotary (no parameters)" },
+	  .help = "learned position table (GPT, BERT), rotary (Llama) or alibi (MPT, BLOOM); the last two have no parameters" },
 	{ .key = "moe", .type = SCHEMA_MAP, .offset = OFF(moe), .sub = moe_schema,
 	  .help = "Mixture-of-Experts block; absent for a dense model" },
 	{ 0 },
