@@ -4,21 +4,10 @@
 #include <stdbool.h>
 
 #include "plan/error.h"
-#include "plan/curve.h"
+#include "plan/gpu.h"
 
 
 
-struct cluster_gpu {
-	char name[64];
-	double peak_flops;          /**< dense 16-bit tensor FLOP/s */
-	double memory_bytes;
-	double memory_bw_Bps;       /**< HBM bandwidth */
-	double memory_efficiency;   /**< achievable fraction of memory_bw_Bps */
-	double gemm_efficiency_max; /**< large-GEMM fraction of peak (parametric model) */
-	double gemm_overhead_s;     /**< fixed cost per GEMM kernel (parametric model) */
-	struct curve gemm_efficiency; /**< measured curve: GEMM FLOPs -> fraction of peak */
-	double reserved_bytes;      /**< memory not available to the model (context, workspaces) */
-};
 
 struct cluster_intra {
 	double bandwidth_Bps;  /**< per GPU, per direction */
@@ -44,7 +33,7 @@ struct cluster {
 	char description[256];
 	int nodes;
 	int gpus_per_node;
-	struct cluster_gpu gpu;
+	struct gpu gpu;
 	struct cluster_intra intra;
 	struct cluster_inter inter;
 	/* Derived at load time. */

@@ -9,37 +9,6 @@
 #include "io/profile_load.h"
 
 #define OFF(f) offsetof(struct cluster, f)
-#define GOFF(f) (offsetof(struct cluster, gpu) + offsetof(struct cluster_gpu, f))
-
-static const struct schema_key gpu_schema[] = {
-	{ .key = "name", .type = SCHEMA_STRING, .required = true,
-	  .offset = offsetof(struct cluster_gpu, name), .size = 64, .help = "GPU model" },
-	{ .key = "peak_flops", .type = SCHEMA_QUANTITY, .unit = UNIT_COMPUTE, .required = true,
-	  .offset = offsetof(struct cluster_gpu, peak_flops), .min = 0, .min_exclusive = true, .max = 1e20,
-	  .help = "dense 16-bit tensor-core peak" },
-	{ .key = "memory", .type = SCHEMA_QUANTITY, .unit = UNIT_SIZE, .required = true,
-	  .offset = offsetof(struct cluster_gpu, memory_bytes), .min = 0, .min_exclusive = true, .max = 1e18,
-	  .help = "device memory" },
-	{ .key = "memory_bandwidth", .type = SCHEMA_QUANTITY, .unit = UNIT_BANDWIDTH, .required = true,
-	  .offset = offsetof(struct cluster_gpu, memory_bw_Bps), .min = 0, .min_exclusive = true, .max = 1e18,
-	  .help = "device memory bandwidth" },
-	{ .key = "memory_efficiency", .type = SCHEMA_NUMBER,
-	  .offset = offsetof(struct cluster_gpu, memory_efficiency), .min = 0, .min_exclusive = true, .max = 1,
-	  .def = "0.8", .help = "fraction of memory bandwidth that element-wise kernels reach (STREAM-like)" },
-	{ .key = "gemm_efficiency_max", .type = SCHEMA_NUMBER,
-	  .offset = offsetof(struct cluster_gpu, gemm_efficiency_max), .min = 0, .min_exclusive = true, .max = 1,
-	  .def = "0.75", .help = "fraction of peak that large training GEMMs reach (parametric model)" },
-	{ .key = "gemm_overhead", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
-	  .offset = offsetof(struct cluster_gpu, gemm_overhead_s), .min = 0, .max = 1,
-	  .def = "5 us", .help = "fixed cost per GEMM kernel: launch and wave tail (parametric model)" },
-	{ .key = "gemm_efficiency", .type = SCHEMA_CURVE,
-	  .offset = offsetof(struct cluster_gpu, gemm_efficiency), .min = 0, .max = 1,
-	  .help = "measured curve [[GEMM FLOPs, fraction of peak], ...]; replaces the parametric model" },
-	{ .key = "reserved_memory", .type = SCHEMA_QUANTITY, .unit = UNIT_SIZE,
-	  .offset = offsetof(struct cluster_gpu, reserved_bytes), .min = 0, .max = 1e18,
-	  .def = "1 GiB", .help = "memory the model cannot use: CUDA context, NCCL and cuBLAS workspaces" },
-	{ 0 },
-};
 
 static const struct schema_key intra_schema[] = {
 	{ .key = "bandwidth", .type = SCHEMA_QUANTITY, .unit = UNIT_BANDWIDTH, .required = true,
@@ -83,8 +52,10 @@ const struct schema_key cluster_schema[] = {
 	  .min = 1, .max = 1000000, .help = "nodes in the cluster" },
 	{ .key = "gpus_per_node", .type = SCHEMA_INT, .required = true, .offset = OFF(gpus_per_node),
 	  .min = 1, .max = 1024, .help = "GPUs per node" },
-	{ .key = "gpu", .type = SCHEMA_MAP, .required = true, .offset = OFF(gpu), .sub = gpu_schema,
-	  .help = "the GPU" },
+	{ .key = "gpu", .type = SCHEMA_CUSTOM, .required = true, .offset = OFF(gpu), .sub = gpu_schema,
+	  .parse = gpu_parse_ref,
+	  .help = "the GPU: a GPU profile's name or path (gpus/), a mapping {base: NAME, key: value...} "
+		  "that overrides some of its keys, or a full description with the keys below" },
 	{ .key = "intra_node", .type = SCHEMA_MAP, .required = true, .offset = OFF(intra),
 	  .sub = intra_schema, .help = "links between the GPUs of one node" },
 	{ .key = "inter_node", .type = SCHEMA_MAP, .required = true, .offset = OFF(inter),

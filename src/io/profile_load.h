@@ -11,6 +11,7 @@
 #include "plan/cluster.h"
 #include "plan/compressor.h"
 #include "plan/error.h"
+#include "plan/gpu.h"
 #include "plan/model.h"
 
 /** The schema of a model profile (also printed by `plan-cli profiles --schema`). */
@@ -40,3 +41,20 @@ bool compressor_load_file(struct compressor *c, const char *path, struct plan_er
 /** Same from memory. */
 bool compressor_load_string(struct compressor *c, const char *name, const char *text,
 			    struct plan_error *err);
+
+/** The schema of a GPU profile (gpus/NAME.yaml, or a cluster's inline gpu). */
+extern const struct schema_key gpu_schema[];
+
+/** Load and validate a GPU profile; the efficiencies not given take their generation's defaults. */
+bool gpu_load_file(struct gpu *g, const char *path, struct plan_error *err);
+
+/** Same from memory. */
+bool gpu_load_string(struct gpu *g, const char *name, const char *text, struct plan_error *err);
+
+/**
+ * A cluster's `gpu` key: a GPU profile's name or path, a mapping with
+ * `base: NAME` whose other keys override the base's, or a full inline
+ * description (the keys of gpu_schema).
+ */
+bool gpu_parse_ref(const struct schema_key *k, struct ytree *t, yaml_node_t *node, void *field,
+		   struct plan_error *err);

@@ -24,6 +24,7 @@ profile_kind_dir(enum profile_kind kind)
 	case PROFILE_MODEL: return "models";
 	case PROFILE_CLUSTER: return "clusters";
 	case PROFILE_COMPRESSOR: return "compressors";
+	case PROFILE_GPU: return "gpus";
 	}
 	return "?";
 }

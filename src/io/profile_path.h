@@ -1,4 +1,4 @@
-/* Finding bundled profiles by name: models/, clusters/, compressors/. */
+/* Finding bundled profiles by name: models/, clusters/, compressors/, gpus/. */
 #pragma once
 
 #include <stdbool.h>
@@ -10,9 +10,10 @@ enum profile_kind {
 	PROFILE_MODEL,
 	PROFILE_CLUSTER,
 	PROFILE_COMPRESSOR,
+	PROFILE_GPU,
 };
 
-/** Folder name of a kind: "models", "clusters", "compressors". */
+/** Folder name of a kind: "models", "clusters", "compressors", "gpus". */
 const char *profile_kind_dir(enum profile_kind kind);
 
 /**

@@ -193,6 +193,7 @@ set_scalar(const struct schema_key *k, struct ytree *t, yaml_node_t *node,
 	}
 	case SCHEMA_MAP:
 	case SCHEMA_CURVE:
+	case SCHEMA_CUSTOM:
 		break;
 	}
 	return ytree_error(t, node, err, "'%s' must be a mapping", k->key);
@@ -207,9 +208,10 @@ set_default(const struct schema_key *k, void *obj, struct plan_error *err)
 	return set_scalar(k, &none, NULL, k->def, obj, err);
 }
 
-bool
-schema_apply(const struct schema_key *table, struct ytree *t,
-	     yaml_node_t *node, void *obj, struct plan_error *err)
+/* Set every key present in the mapping @node; @skip (may be NULL) is not ours. */
+static bool
+apply_present(const struct schema_key *table, struct ytree *t, yaml_node_t *node,
+	      void *obj, const char *skip, struct plan_error *err)
 {
 	if (node->type != YAML_MAPPING_NODE)
 		return ytree_error(t, node, err, "expected a mapping of keys");
@@ -221,10 +223,17 @@ schema_apply(const struct schema_key *table, struct ytree *t,
 		const char *name = ytree_scalar(key);
 		const struct schema_key *k = table;
 
+		if (skip && strcmp(name, skip) == 0)
+			continue;
 		while (k->key && strcmp(k->key, name) != 0)
 			k++;
 		if (!k->key)
 			return unknown_key(table, t, key, err);
+		if (k->type == SCHEMA_CUSTOM) {
+			if (!k->parse(k, t, val, (char *)obj + k->offset, err))
+				return false;
+			continue;
+		}
 		if (k->type == SCHEMA_MAP) {
 			if (!schema_apply(k->sub, t, val, (char *)obj + k->offset, err))
 				return false;
@@ -243,6 +252,22 @@ schema_apply(const struct schema_key *table, struct ytree *t,
 		if (!set_scalar(k, t, val, ytree_scalar(val), obj, err))
 			return false;
 	}
+	return true;
+}
+
+bool
+schema_apply_over(const struct schema_key *table, struct ytree *t, yaml_node_t *node,
+		  void *obj, const char *skip, struct plan_error *err)
+{
+	return apply_present(table, t, node, obj, skip, err);
+}
+
+bool
+schema_apply(const struct schema_key *table, struct ytree *t,
+	     yaml_node_t *node, void *obj, struct plan_error *err)
+{
+	if (!apply_present(table, t, node, obj, NULL, err))
+		return false;
 
 	/* Second pass: required keys and defaults. */
 	for (const struct schema_key *k = table; k->key; k++) {
@@ -295,6 +320,7 @@ type_name(const struct schema_key *k)
 	case SCHEMA_ENUM: return "enum";
 	case SCHEMA_MAP: return "mapping";
 	case SCHEMA_CURVE: return "[[x, y], ...]";
+	case SCHEMA_CUSTOM: return "name or mapping";
 	}
 	return "?";
 }
@@ -314,7 +340,7 @@ schema_print(const struct schema_key *table, FILE *out, int indent)
 		if (k->def)
 			fprintf(out, ", default %s", k->def);
 		fprintf(out, "\n%*s    %s\n", indent, "", k->help);
-		if (k->type == SCHEMA_MAP)
+		if ((k->type == SCHEMA_MAP || k->type == SCHEMA_CUSTOM) && k->sub)
 			schema_print(k->sub, out, indent + 2);
 	}
 }

@@ -23,7 +23,14 @@ enum schema_type {
 	SCHEMA_ENUM,     /**< one of .choices, stored as int index */
 	SCHEMA_MAP,      /**< nested mapping described by .sub */
 	SCHEMA_CURVE,    /**< sequence of [x, y] pairs, stored as struct curve */
+	SCHEMA_CUSTOM,   /**< parsed by .parse (a profile reference, say) */
 };
+
+struct schema_key;
+
+/** Parse @node into @field (the struct member at the key's offset). */
+typedef bool (*schema_parse_fn)(const struct schema_key *k, struct ytree *t, yaml_node_t *node,
+				void *field, struct plan_error *err);
 
 /** One key of a profile. A table ends with a row whose key is NULL. */
 struct schema_key {
@@ -37,7 +44,8 @@ struct schema_key {
 	bool min_exclusive;          /**< reject a value equal to min (sizes > 0) */
 	const char *def;             /**< default, written as in YAML; NULL: none or derived */
 	const char *const *choices;  /**< SCHEMA_ENUM: NULL-terminated */
-	const struct schema_key *sub;/**< SCHEMA_MAP */
+	const struct schema_key *sub;/**< SCHEMA_MAP; SCHEMA_CUSTOM: documented as this table */
+	schema_parse_fn parse;       /**< SCHEMA_CUSTOM */
 	const char *help;            /**< one line for the documentation */
 };
 
@@ -49,6 +57,14 @@ struct schema_key {
  */
 bool schema_apply(const struct schema_key *table, struct ytree *t,
 		  yaml_node_t *node, void *obj, struct plan_error *err);
+
+/**
+ * Overlay the keys present in the mapping @node on @obj, which already
+ * holds values: no defaults, no required keys. A key named @skip (may be
+ * NULL) is left to the caller.
+ */
+bool schema_apply_over(const struct schema_key *table, struct ytree *t, yaml_node_t *node,
+		       void *obj, const char *skip, struct plan_error *err);
 
 /** One kind of profile: its table, and hooks around applying it. */
 struct schema_profile {

@@ -1,0 +1,61 @@
+/*
+ * A GPU model: its spec sheet (peaks, memory) and what it really reaches
+ * (GEMM efficiency by size and shape, attention kernels, element-wise
+ * bandwidth, launch overhead). Bundled GPU profiles live in gpus/; a
+ * cluster names one or describes its GPU inline.
+ */
+#pragma once
+
+#include <stdbool.h>
+
+#include "plan/curve.h"
+
+/** GPU generations: the defaults of a GPU given only by its spec sheet. */
+enum gpu_generation {
+	GPU_GEN_UNSPECIFIED, /**< the defaults plan-cli always had (inline profiles) */
+	GPU_GEN_VOLTA,
+	GPU_GEN_AMPERE,
+	GPU_GEN_HOPPER,
+	GPU_GEN_BLACKWELL,
+	GPU_GEN_CDNA3,
+	GPU_GEN_COUNT,
+};
+
+/** Names of enum gpu_generation as written in profiles. */
+extern const char *const gpu_generation_names[];
+
+/** A value not given in a profile, to be filled from the generation. */
+#define GPU_UNSET (-1.0)
+
+struct gpu {
+	char name[64];              /**< GPU model as printed ("H100-SXM5-80GB") */
+	char description[256];
+	char calibration[256];      /**< where the curves come from; "" for a spec-sheet GPU */
+	int generation;             /**< enum gpu_generation */
+	double peak_flops;          /**< dense 16-bit (bf16/fp16) tensor FLOP/s */
+	double peak_flops_fp8;      /**< dense fp8 tensor FLOP/s; 0 when the GPU has none */
+	double memory_bytes;
+	double memory_bw_Bps;       /**< HBM bandwidth */
+	double memory_efficiency;   /**< achievable fraction of memory_bw_Bps */
+	double gemm_efficiency_max; /**< large-GEMM fraction of peak (parametric model) */
+	double gemm_overhead_s;     /**< fixed cost per GEMM kernel (parametric model) */
+	struct curve gemm_efficiency;       /**< measured curve: GEMM FLOPs -> fraction of peak */
+	struct curve gemm_shape_efficiency; /**< smallest GEMM dimension -> factor on the curve */
+	double attention_fwd_efficiency;    /**< flash-attention forward, fraction of peak */
+	double attention_bwd_efficiency;    /**< flash-attention backward, fraction of peak */
+	double launch_overhead_s;   /**< fixed cost of one non-GEMM kernel */
+	double reserved_bytes;      /**< memory not available to the model (context, workspaces) */
+};
+
+/**
+ * Fill every value left GPU_UNSET from the defaults of @g's generation
+ * (a spec-sheet GPU still gets sensible efficiencies). Values that were
+ * given are kept.
+ */
+void gpu_fill_defaults(struct gpu *g);
+
+/** Mark the values that have generation defaults as not given (GPU_UNSET). */
+void gpu_unset_defaults(struct gpu *g);
+
+/** Whether @g carries measured curves or calibrated values (a calibration source). */
+bool gpu_is_calibrated(const struct gpu *g);

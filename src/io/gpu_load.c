@@ -1,0 +1,149 @@
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "io/profile_load.h"
+#include "io/profile_path.h"
+
+#define OFF(f) offsetof(struct gpu, f)
+
+/* One table for a GPU profile (gpus/NAME.yaml) and for a GPU described
+ * inline in a cluster. The efficiencies without a default here take the
+ * default of the GPU's generation (gpu_fill_defaults). */
+const struct schema_key gpu_schema[] = {
+	{ .key = "name", .type = SCHEMA_STRING, .required = true, .offset = OFF(name), .size = 64,
+	  .help = "GPU model as printed, e.g. H100-SXM5-80GB" },
+	{ .key = "description", .type = SCHEMA_STRING, .offset = OFF(description), .size = 256,
+	  .help = "free text" },
+	{ .key = "calibration", .type = SCHEMA_STRING, .offset = OFF(calibration), .size = 256,
+	  .help = "where the measured values come from; absent: a spec-sheet GPU" },
+	{ .key = "generation", .type = SCHEMA_ENUM, .offset = OFF(generation), .def = "unspecified",
+	  .choices = gpu_generation_names,
+	  .help = "architecture, whose defaults fill the efficiencies not given" },
+	{ .key = "peak_flops", .type = SCHEMA_QUANTITY, .unit = UNIT_COMPUTE, .required = true,
+	  .offset = OFF(peak_flops), .min = 0, .min_exclusive = true, .max = 1e20,
+	  .help = "dense 16-bit (bf16/fp16) tensor-core peak" },
+	{ .key = "peak_flops_fp8", .type = SCHEMA_QUANTITY, .unit = UNIT_COMPUTE,
+	  .offset = OFF(peak_flops_fp8), .min = 0, .max = 1e20, .def = "0 TFLOPS",
+	  .help = "dense fp8 tensor-core peak; 0: no fp8" },
+	{ .key = "memory", .type = SCHEMA_QUANTITY, .unit = UNIT_SIZE, .required = true,
+	  .offset = OFF(memory_bytes), .min = 0, .min_exclusive = true, .max = 1e18,
+	  .help = "device memory" },
+	{ .key = "memory_bandwidth", .type = SCHEMA_QUANTITY, .unit = UNIT_BANDWIDTH, .required = true,
+	  .offset = OFF(memory_bw_Bps), .min = 0, .min_exclusive = true, .max = 1e18,
+	  .help = "device memory bandwidth" },
+	{ .key = "memory_efficiency", .type = SCHEMA_NUMBER,
+	  .offset = OFF(memory_efficiency), .min = 0, .min_exclusive = true, .max = 1,
+	  .help = "fraction of memory bandwidth that element-wise kernels reach (STREAM-like); "
+		  "default by generation" },
+	{ .key = "gemm_efficiency_max", .type = SCHEMA_NUMBER,
+	  .offset = OFF(gemm_efficiency_max), .min = 0, .min_exclusive = true, .max = 1,
+	  .help = "fraction of peak that large training GEMMs reach (parametric model); "
+		  "default by generation" },
+	{ .key = "gemm_overhead", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
+	  .offset = OFF(gemm_overhead_s), .min = 0, .max = 1,
+	  .help = "fixed cost per GEMM kernel: launch and wave tail (parametric model); "
+		  "default by generation" },
+	{ .key = "gemm_efficiency", .type = SCHEMA_CURVE,
+	  .offset = OFF(gemm_efficiency), .min = 0, .max = 1,
+	  .help = "measured curve [[GEMM FLOPs, fraction of peak], ...]; replaces the parametric model" },
+	{ .key = "gemm_shape_efficiency", .type = SCHEMA_CURVE,
+	  .offset = OFF(gemm_shape_efficiency), .min = 0, .min_exclusive = true, .max = 1,
+	  .help = "measured factor by the smallest GEMM dimension [[elements, factor], ...]: "
+		  "skinny GEMMs are slower than square ones of the same FLOPs" },
+	{ .key = "attention_fwd_efficiency", .type = SCHEMA_NUMBER,
+	  .offset = OFF(attention_fwd_efficiency), .min = 0, .min_exclusive = true, .max = 1,
+	  .help = "fraction of peak that the flash-attention forward kernel reaches; default by generation" },
+	{ .key = "attention_bwd_efficiency", .type = SCHEMA_NUMBER,
+	  .offset = OFF(attention_bwd_efficiency), .min = 0, .min_exclusive = true, .max = 1,
+	  .help = "fraction of peak that the flash-attention backward kernel reaches; default by generation" },
+	{ .key = "launch_overhead", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
+	  .offset = OFF(launch_overhead_s), .min = 0, .max = 1,
+	  .help = "fixed cost of one element-wise kernel (launch and tail); default by generation" },
+	{ .key = "reserved_memory", .type = SCHEMA_QUANTITY, .unit = UNIT_SIZE,
+	  .offset = OFF(reserved_bytes), .min = 0, .max = 1e18,
+	  .def = "1 GiB", .help = "memory the model cannot use: CUDA context, NCCL and cuBLAS workspaces" },
+	{ 0 },
+};
+
+static void
+init_cb(void *obj)
+{
+	gpu_unset_defaults(obj);
+}
+
+static bool
+check(const struct gpu *g, struct ytree *t, struct plan_error *err)
+{
+	if (g->reserved_bytes >= g->memory_bytes)
+		return ytree_error(t, ytree_find_path(t, "reserved_memory"), err,
+				   "reserved_memory must be smaller than memory");
+	return true;
+}
+
+static bool
+finish_cb(void *obj, struct ytree *t, struct plan_error *err)
+{
+	gpu_fill_defaults(obj);
+	return check(obj, t, err);
+}
+
+static const struct schema_profile gpu_profile = {
+	gpu_schema, sizeof(struct gpu), init_cb, finish_cb,
+};
+
+bool
+gpu_load_file(struct gpu *g, const char *path, struct plan_error *err)
+{
+	return schema_load(&gpu_profile, path, NULL, g, err);
+}
+
+bool
+gpu_load_string(struct gpu *g, const char *name, const char *text, struct plan_error *err)
+{
+	return schema_load(&gpu_profile, name, text, g, err);
+}
+
+/* A GPU profile named at @node (a bundled name or a path), loaded into @g;
+ * an error in the GPU file names that file, one in the name names @node. */
+static bool
+load_named(struct ytree *t, yaml_node_t *node, struct gpu *g, struct plan_error *err)
+{
+	const char *name = ytree_scalar(node);
+	char path[PATH_MAX];
+	struct plan_error why;
+
+	if (!name || !name[0])
+		return ytree_error(t, node, err, "'gpu' must name a GPU profile or be a mapping");
+	plan_error_clear(&why);
+	if (!profile_resolve(PROFILE_GPU, name, path, sizeof(path), &why))
+		return ytree_error(t, node, err, "%s", why.message);
+	return gpu_load_file(g, path, err);
+}
+
+bool
+gpu_parse_ref(const struct schema_key *k, struct ytree *t, yaml_node_t *node, void *field,
+	      struct plan_error *err)
+{
+	struct gpu *g = field;
+	yaml_node_t *base;
+
+	(void)k;
+	if (node->type == YAML_SCALAR_NODE)
+		return load_named(t, node, g, err);
+	if (node->type != YAML_MAPPING_NODE)
+		return ytree_error(t, node, err, "'gpu' must name a GPU profile or be a mapping");
+	base = ytree_find(t, node, "base");
+	if (base) {
+		/* The base profile, then the keys given here over it. */
+		return load_named(t, base, g, err) && schema_apply_over(gpu_schema, t, node, g, "base", err);
+	}
+	memset(g, 0, sizeof(*g));
+	gpu_unset_defaults(g);
+	if (!schema_apply(gpu_schema, t, node, g, err))
+		return false;
+	/* The cluster checks reserved_memory against memory (cluster_finish). */
+	gpu_fill_defaults(g);
+	return true;
+}
