@@ -13,6 +13,8 @@ struct compute_layer {
 	double fwd_gemm_s;   /**< the GEMM part of fwd_s */
 	double fwd_mem_s;    /**< the memory-bound part of fwd_s */
 	double mlp_fwd_s;    /**< the GEMMs of the MLP (or the experts) in fwd_s */
+	double attn_fwd_s;   /**< the attention core (flash kernel or the two batched GEMMs) in fwd_s */
+	double attn_bwd_s;   /**< the attention core in bwd_s */
 };
 
 /** Times of the embedding (first stage) and logit layer + loss (last stage). */
@@ -39,6 +41,14 @@ double compute_memory_time(const struct cluster *c, double bytes);
  */
 void compute_layer_time(const struct model *m, const struct plan *p,
 			const struct cluster *c, bool moe, struct compute_layer *out);
+
+/**
+ * A fused (flash) attention's forward and backward over the local heads of
+ * one micro-batch, at the GPU's attention efficiencies (causal masks halve
+ * the work).
+ */
+void compute_flash_attention(const struct model *m, const struct plan *p, const struct cluster *c,
+			     double *fwd_s, double *bwd_s);
 
 /** Embedding and logit-layer times for one micro-batch on one GPU. */
 void compute_ends_time(const struct model *m, const struct plan *p,

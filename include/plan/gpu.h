@@ -43,6 +43,7 @@ struct gpu {
 	struct curve gemm_shape_efficiency; /**< smallest GEMM dimension -> factor on the curve */
 	double attention_fwd_efficiency;    /**< flash-attention forward, fraction of peak */
 	double attention_bwd_efficiency;    /**< flash-attention backward, fraction of peak */
+	double attention_overhead_s;        /**< fixed cost of one attention kernel (filling the GPU) */
 	double launch_overhead_s;   /**< fixed cost of one non-GEMM kernel */
 	double reserved_bytes;      /**< memory not available to the model (context, workspaces) */
 };

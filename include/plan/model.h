@@ -42,6 +42,7 @@ struct model {
 	bool bias;           /**< biases in linear layers and norms */
 	int norm;            /**< enum model_norm */
 	int position_embedding; /**< enum model_position */
+	bool causal;         /**< decoder attention with a causal mask (false: BERT-style encoder) */
 	struct model_moe moe;
 };
 

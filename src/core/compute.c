@@ -31,7 +31,8 @@ compute_memory_time(const struct cluster *c, double bytes)
  * attention dropout (read, write, mask) over the a*s^2*b scores.
  */
 static double
-layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, double *attn_core)
+layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, double *attn_core,
+		    int *kernels)
 {
 	double t = p->tp, b = p->micro_batch, s = p->seq_len, h = m->hidden;
 	double tokens = b * s;
@@ -41,6 +42,7 @@ layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, doubl
 
 	bytes += 2.0 * 4.0 * tokens * h_rep;                   /* two norms */
 	bytes += 2.0 * 7.0 * tokens * h_rep;                   /* two bias-dropout-add */
+	*kernels = 5; /* two norms, two bias-dropout-adds, the activation */
 	/* activation */
 	if (moe) {
 		double rows = tokens * (m->moe.capacity_factor * m->moe.top_k + m->moe.shared_experts);
@@ -48,12 +50,17 @@ layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, doubl
 		bytes += (m->gated_mlp ? 6.0 : 4.0) * rows * m->moe.expert_ffn_hidden / t;
 		/* Permute tokens to their experts and back: read + write, twice. */
 		bytes += 2.0 * 4.0 * tokens * m->moe.capacity_factor * m->moe.top_k * h / t;
+		*kernels += 2;
 	} else {
 		bytes += (m->gated_mlp ? 6.0 : 4.0) * tokens * m->ffn_hidden / t;
 	}
-	if (m->position_embedding == MODEL_POS_ROTARY)
+	if (m->position_embedding == MODEL_POS_ROTARY) {
 		bytes += 4.0 * tokens * (h + kvd) / t;
+		*kernels += 1;
+	}
 	*attn_core = p->flash_attention ? 0.0 : 9.0 * b * (m->heads / t) * s * s;
+	if (!p->flash_attention)
+		*kernels += 2; /* scale-mask-softmax, attention dropout */
 	return bytes + *attn_core;
 }
 
@@ -83,6 +90,31 @@ moe_mlp_gemm_time(const struct model *m, const struct plan *p, const struct clus
 	return time;
 }
 
+/*
+ * Fused (flash) attention over the local heads of one micro-batch. FLOPs
+ * as FlashAttention-2 counts them (Dao 2023, Sec. 4.1): 4 s^2 d per head
+ * forward (Q K^T and P V), halved by a causal mask, whose masked tiles
+ * the kernel skips; the backward does 2.5 times the forward's FLOPs (five
+ * matrix products against two). Each pass runs at the GPU's attention
+ * efficiency, plus a fixed cost per call: the time to fill the GPU with
+ * tiles, which dominates when few heads and tokens are local (measured on
+ * the B200: gpus/b200-sxm-180gb.yaml). Reads Q, K, V and writes O.
+ */
+void
+compute_flash_attention(const struct model *m, const struct plan *p, const struct cluster *c,
+			double *fwd_s, double *bwd_s)
+{
+	double s = p->seq_len, d = model_head_dim(m), heads = (double)m->heads / p->tp;
+	double flops = 4.0 * s * s * d * p->micro_batch * heads * (m->causal ? 0.5 : 1.0);
+	double bytes = 2.0 * 4.0 * s * d * p->micro_batch * heads;
+	double peak = c->gpu.peak_flops;
+
+	*fwd_s = fmax(flops / (peak * c->gpu.attention_fwd_efficiency), compute_memory_time(c, bytes)) +
+		 c->gpu.attention_overhead_s;
+	*bwd_s = fmax(2.5 * flops / (peak * c->gpu.attention_bwd_efficiency),
+		      compute_memory_time(c, 2.0 * bytes)) + c->gpu.attention_overhead_s;
+}
+
 void
 compute_layer_time(const struct model *m, const struct plan *p,
 		   const struct cluster *c, bool moe, struct compute_layer *out)
@@ -93,7 +125,8 @@ compute_layer_time(const struct model *m, const struct plan *p,
 	double kvd = (double)m->kv_heads * d;
 	double heads_local = m->heads / t;
 	double mlp_in = m->gated_mlp ? 2.0 * m->ffn_hidden : m->ffn_hidden;
-	double gemm = 0.0, attn_gemm, attn_mem, mem_bytes;
+	double gemm = 0.0, attn_gemm, attn_bwd = 0.0, attn_mem, mem_bytes;
+	int kernels;
 
 	/* Megatron's column/row split (Shoeybi et al. 2019): each GPU holds 1/t
 	 * of QKV, the heads, the output projection and both MLP matrices. */
@@ -106,25 +139,25 @@ compute_layer_time(const struct model *m, const struct plan *p,
 				 compute_gemm_time(c, tokens, h, m->ffn_hidden / t, 1); /* fc2 */
 	gemm += out->mlp_fwd_s;
 	if (p->flash_attention) {
-		/* One fused kernel: 4 s^2 d FLOPs per head, reads Q K V writes O. */
-		double flops = 4.0 * s * s * d * b * heads_local;
-		double bytes = 2.0 * 4.0 * s * d * b * heads_local;
-		double eff = cluster_gemm_efficiency(c, flops);
-
-		attn_gemm = fmax(flops / (c->gpu.peak_flops * eff), compute_memory_time(c, bytes));
+		compute_flash_attention(m, p, c, &attn_gemm, &attn_bwd);
 	} else {
 		attn_gemm = compute_gemm_time(c, s, s, d, b * heads_local)    /* Q K^T */
 			  + compute_gemm_time(c, s, d, s, b * heads_local);   /* scores V */
 	}
 	gemm += attn_gemm;
-	mem_bytes = layer_fwd_mem_bytes(m, p, moe, &attn_mem);
+	mem_bytes = layer_fwd_mem_bytes(m, p, moe, &attn_mem, &kernels);
 
 	out->fwd_gemm_s = gemm;
-	out->fwd_mem_s = compute_memory_time(c, mem_bytes);
+	/* Element-wise kernels: their traffic at the achieved bandwidth, plus
+	 * a launch each (2-5 us on the GPU: torchao's roofline, XLA's table). */
+	out->fwd_mem_s = compute_memory_time(c, mem_bytes) + kernels * c->gpu.launch_overhead_s;
 	out->fwd_s = out->fwd_gemm_s + out->fwd_mem_s;
+	out->attn_fwd_s = attn_gemm;
 	/* Backward: a dX and a dW GEMM per forward GEMM (2x the FLOPs), and
-	 * element-wise gradients that read and write about twice the bytes. */
-	out->bwd_s = 2.0 * out->fwd_s;
+	 * element-wise gradients that read and write about twice the bytes;
+	 * a flash-attention backward is its own kernel. */
+	out->bwd_s = p->flash_attention ? 2.0 * (out->fwd_s - attn_gemm) + attn_bwd : 2.0 * out->fwd_s;
+	out->attn_bwd_s = p->flash_attention ? attn_bwd : 2.0 * attn_gemm;
 	switch (p->recompute) {
 	case PLAN_RECOMPUTE_FULL:
 		out->recompute_s = out->fwd_s;

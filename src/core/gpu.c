@@ -18,16 +18,37 @@ struct gpu_defaults {
 	double gemm_overhead_s;
 	double attention_fwd_efficiency;
 	double attention_bwd_efficiency;
+	double attention_overhead_s;
 	double launch_overhead_s;
 };
 
+/*
+ * Rows: memory efficiency, GEMM plateau, GEMM overhead, causal flash
+ * attention forward and backward (fractions of peak on the FLOPs the
+ * kernel executes), attention fixed cost, element-wise launch cost.
+ * - Element-wise bandwidth: 0.86-0.90 measured on V100, 0.82-0.84 on
+ *   A100, 0.89-0.92 on H100/H200; B200 0.67 (SimuMax's B200 table);
+ *   MI300X 0.75 (BabelStream on MI300A, weak).
+ * - GEMM plateaus on training shapes: A100 0.75, H100/H200 0.69 (this
+ *   project's H200 measurement), B200 0.48 on the largest (SimuMax's B200
+ *   table; 0.63 at 4096^3 in XLA's), MI300X 0.50 (Bekman's MAMF best
+ *   shape 0.51); Volta 0.73 derived (V100 PCIe 8192^3: 0.90 of peak, x
+ *   0.82, the ratio of training shapes to the best shape on the H200).
+ * - Attention: FlashAttention-2 on A100 (0.55/0.47 causal), FlashAttention-3
+ *   on H100 (0.57/0.54), the B200 as measured by SimuMax (0.59/0.37); Volta
+ *   has no flash kernel (plan-cli then times the unfused GEMMs anyway);
+ *   MI300X not sourced (0.40/0.30, an estimate). The 75 us fixed cost per
+ *   attention call was fitted on the B200's 8-128 head points; it is the
+ *   time to fill the GPU with tiles and scales little with the GPU's speed.
+ * - Launch: 2-5 us per kernel on the GPU (torchao's roofline, XLA's table).
+ */
 static const struct gpu_defaults defaults[GPU_GEN_COUNT] = {
-	[GPU_GEN_UNSPECIFIED] = { 0.80, 0.75, 5e-6, 0.50, 0.40, 4e-6 },
-	[GPU_GEN_VOLTA] = { 0.80, 0.75, 5e-6, 0.40, 0.30, 5e-6 },
-	[GPU_GEN_AMPERE] = { 0.85, 0.75, 5e-6, 0.60, 0.45, 4e-6 },
-	[GPU_GEN_HOPPER] = { 0.85, 0.70, 5e-6, 0.55, 0.40, 4e-6 },
-	[GPU_GEN_BLACKWELL] = { 0.85, 0.65, 5e-6, 0.50, 0.35, 4e-6 },
-	[GPU_GEN_CDNA3] = { 0.80, 0.55, 6e-6, 0.40, 0.25, 5e-6 },
+	[GPU_GEN_UNSPECIFIED] = { 0.80, 0.75, 5e-6, 0.50, 0.40, 75e-6, 3e-6 },
+	[GPU_GEN_VOLTA] = { 0.88, 0.73, 5e-6, 0.40, 0.30, 75e-6, 3e-6 },
+	[GPU_GEN_AMPERE] = { 0.84, 0.75, 5e-6, 0.55, 0.47, 75e-6, 3e-6 },
+	[GPU_GEN_HOPPER] = { 0.90, 0.69, 5e-6, 0.57, 0.54, 75e-6, 3e-6 },
+	[GPU_GEN_BLACKWELL] = { 0.67, 0.48, 5e-6, 0.59, 0.37, 75e-6, 3e-6 },
+	[GPU_GEN_CDNA3] = { 0.75, 0.50, 5e-6, 0.40, 0.30, 75e-6, 3e-6 },
 };
 
 static void
@@ -42,6 +63,7 @@ gpu_unset_defaults(struct gpu *g)
 {
 	g->memory_efficiency = g->gemm_efficiency_max = g->gemm_overhead_s = GPU_UNSET;
 	g->attention_fwd_efficiency = g->attention_bwd_efficiency = GPU_UNSET;
+	g->attention_overhead_s = GPU_UNSET;
 	g->launch_overhead_s = GPU_UNSET;
 }
 
@@ -56,6 +78,7 @@ gpu_fill_defaults(struct gpu *g)
 	fill(&g->gemm_overhead_s, d->gemm_overhead_s);
 	fill(&g->attention_fwd_efficiency, d->attention_fwd_efficiency);
 	fill(&g->attention_bwd_efficiency, d->attention_bwd_efficiency);
+	fill(&g->attention_overhead_s, d->attention_overhead_s);
 	fill(&g->launch_overhead_s, d->launch_overhead_s);
 }
 

@@ -58,6 +58,10 @@ const struct schema_key gpu_schema[] = {
 	{ .key = "attention_bwd_efficiency", .type = SCHEMA_NUMBER,
 	  .offset = OFF(attention_bwd_efficiency), .min = 0, .min_exclusive = true, .max = 1,
 	  .help = "fraction of peak that the flash-attention backward kernel reaches; default by generation" },
+	{ .key = "attention_overhead", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
+	  .offset = OFF(attention_overhead_s), .min = 0, .max = 1,
+	  .help = "fixed cost of one attention kernel, the time to fill the GPU with tiles; "
+		  "default by generation" },
 	{ .key = "launch_overhead", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
 	  .offset = OFF(launch_overhead_s), .min = 0, .max = 1,
 	  .help = "fixed cost of one element-wise kernel (launch and tail); default by generation" },

@@ -58,6 +58,9 @@ const struct schema_key model_schema[] = {
 	{ .key = "position_embedding", .type = SCHEMA_ENUM, .offset = OFF(position_embedding),
 	  .def = "learned", .choices = position_choices,
 	  .help = "learned position table (GPT, BERT), rotary (Llama) or alibi (MPT, BLOOM); the last two have no parameters" },
+	{ .key = "causal", .type = SCHEMA_BOOL, .offset = OFF(causal), .def = "true",
+	  .help = "attention with a causal mask (decoders: GPT, Llama); false for encoders such as BERT. "
+		  "A flash-attention kernel skips the masked half" },
 	{ .key = "moe", .type = SCHEMA_MAP, .offset = OFF(moe), .sub = moe_schema,
 	  .help = "Mixture-of-Experts block; absent for a dense model" },
 	{ 0 },
