@@ -174,7 +174,7 @@ compression_dp(const struct compressor *cmp, const struct model *m,
 		double payload = compressor_payload_bytes(cmp, params, 1.0, 1.0, false);
 
 		if (cmp->method == COMPRESSOR_QUANTIZE)
-			payload = params * cmp->bits / 8.0 + cmp->scale_bytes * params / 512.0;
+			payload = compressor_quantized_bytes(params, cmp->bits, cmp->scale_bytes);
 		if (cmp->method == COMPRESSOR_POWERSGD) {
 			double covered, low = powersgd_elements(cmp, m, p, layers, &covered);
 
@@ -221,6 +221,8 @@ compression_dp(const struct compressor *cmp, const struct model *m,
 	}
 }
 
+/* A predicate of pipeline_count_layers(), whose type passes the model
+ * as well; a layer index is all this one needs. */
 static bool
 above(const struct model *m, int layer, const void *arg)
 {

@@ -154,6 +154,21 @@ stage_total(const struct stage_work *w)
 	return w->compute + w->recompute + w->tp + w->pp + w->compression + w->ep;
 }
 
+/*
+ * Error-feedback memory of a stage holding @params parameters: a buffer
+ * of its own gradients (DP) and of its compressed activations (TP, PP).
+ * The stage's memory and the MILP's memory coefficients both come from
+ * here, so that they cannot disagree.
+ */
+static double
+stage_ef_bytes(const struct plan *p, const struct compressor *cmp, double params,
+	       const struct stage_work *w)
+{
+	double dp_ef = p->compress.dp && p->dp > 1 ? compressor_ef_bytes(cmp, params) : 0.0;
+
+	return dp_ef + compressor_ef_bytes(cmp, w->ef_elements);
+}
+
 static void
 fill_memory(const struct model *m, const struct plan *p, const struct cluster *c,
 	    const struct layer_costs *lc, const struct stage_work *works, struct estimate *out)
@@ -178,11 +193,7 @@ fill_memory(const struct model *m, const struct plan *p, const struct cluster *c
 		params = estimate_stage_params(m, p, stage, &expert) + w.extra_params;
 		memory_stage(m, &ps, c, stage, params, expert, &u);
 		if (lc->cmp) {
-			/* Error feedback keeps a buffer of the stage's own gradients
-			 * (DP) and of its compressed activations (TP, PP). */
-			double dp_ef = p->compress.dp && p->dp > 1 ? compressor_ef_bytes(lc->cmp, params) : 0.0;
-
-			u.compression = dp_ef + compressor_ef_bytes(lc->cmp, w.ef_elements);
+			u.compression = stage_ef_bytes(p, lc->cmp, params, &w);
 			u.total += u.compression;
 		}
 		out->stage_memory[stage < ESTIMATE_MAX_STAGES ? stage : ESTIMATE_MAX_STAGES - 1] = u.total;
@@ -497,11 +508,8 @@ probe(const struct model *m, const struct cluster *c, const struct plan *shape,
 	*time = stage_total(&w);
 	params = estimate_stage_params(m, &p, stage, &expert) + w.extra_params;
 	memory_stage(m, &p, c, stage, params, expert, &u);
-	if (lc.cmp) {
-		u.total += compressor_ef_bytes(lc.cmp, w.ef_elements);
-		if (p.compress.dp && p.dp > 1)
-			u.total += compressor_ef_bytes(lc.cmp, params); /* DP error feedback */
-	}
+	if (lc.cmp)
+		u.total += stage_ef_bytes(&p, lc.cmp, params, &w);
 	*mem = u.total;
 }
 
