@@ -691,117 +691,220 @@ lower_bound(const struct model *m, const struct cluster *c, const struct plan *p
 	return (plan_microbatches(p) + (double)(p->pp - 1) / p->vpp) * per_mb / p->pp;
 }
 
-static bool
-divides(long a, long b)
-{
-	return a > 0 && b % a == 0;
-}
+/* The outer choices of one shape, made one dimension at a time by enumerate(). */
+struct outer {
+	int tp, pp, dp, mb, vpp, zero, mics_group, ep, sp, route;
+};
 
-/* Enumerate the outer shapes of the search space. */
-static bool
-enumerate(const struct model *m, const struct cluster *c, const struct search_options *opt,
-	  int gpus, int seq, struct shape_list *out, struct plan_error *err)
+/* What enumerate() reads, and the list it fills. */
+struct outer_space {
+	const struct model *m;
+	const struct cluster *c;
+	const struct search_options *opt;
+	int seq;
+	struct shape_list *out;
+	struct plan_error *err;
+};
+
+/* TP degrees: powers of two that split the heads and the FFN, split or
+ * replicate the KV heads, and divide a node when smaller than one. */
+static int
+tp_candidates(const struct outer_space *x, int gpus, int *tps)
 {
-	int G = c->gpus_per_node;
-	int max_tp = opt->max_tp > 0 ? opt->max_tp : G;
-	int max_pp = opt->max_pp > 0 ? opt->max_pp : m->layers;
-	int max_mb = opt->max_micro_batch > 0 ? opt->max_micro_batch : 16;
-	int max_vpp = opt->max_vpp > 0 ? opt->max_vpp : 8;
-	int B = opt->global_batch;
+	const struct model *m = x->m;
+	int G = x->c->gpus_per_node;
+	int max_tp = x->opt->max_tp > 0 ? x->opt->max_tp : G;
+	int n = 0;
 
 	for (int tp = 1; tp <= max_tp && tp <= gpus; tp *= 2) {
 		if (m->heads % tp || m->ffn_hidden % tp || (m->kv_heads % tp && tp % m->kv_heads))
 			continue;
 		if (tp < G && G % tp)
 			continue;
-		for (int pp = 1; pp <= max_pp && pp <= m->layers && (long)tp * pp <= gpus; pp++) {
-			int dp;
+		tps[n++] = tp;
+	}
+	return n;
+}
 
-			if (gpus % (tp * pp))
+/* ZeRO stages: 0; 1 with data parallelism; 3 also without pipelining. */
+static int
+zero_candidates(const struct search_options *opt, const struct outer *o, int *zeros)
+{
+	int max_zero = opt->max_zero < 0 ? 3 : opt->max_zero;
+	int n = 0;
+
+	zeros[n++] = 0;
+	if (o->dp > 1 && max_zero >= 1)
+		zeros[n++] = 1;
+	if (o->dp > 1 && o->pp == 1 && max_zero >= 3)
+		zeros[n++] = 3;
+	return n;
+}
+
+/* MiCS groups (0: none): whole nodes, dividing dp, smaller than dp. */
+static int
+mics_candidates(const struct outer_space *x, const struct outer *o, int zero, int *groups)
+{
+	int G = x->c->gpus_per_node, n = 0;
+
+	groups[n++] = 0;
+	if (zero == 3 && !model_is_moe(x->m))
+		for (int g = G; g < o->dp && n < 16; g *= 2)
+			if (o->dp % g == 0)
+				groups[n++] = g;
+	return n;
+}
+
+/* EP degrees: powers of two dividing the experts and dp (1 for a dense model). */
+static int
+ep_candidates(const struct model *m, const struct outer *o, int *eps)
+{
+	int n = 0;
+
+	if (!model_is_moe(m)) {
+		eps[n++] = 1;
+		return n;
+	}
+	for (int e = 1; e <= o->dp && n < 32; e *= 2)
+		if (m->moe.experts % e == 0 && o->dp % e == 0)
+			eps[n++] = e;
+	return n;
+}
+
+static bool
+push_outer(const struct outer_space *x, const struct outer *o, const struct compressor *cmp,
+	   bool dpc)
+{
+	struct plan p;
+
+	plan_init(&p);
+	p.tp = o->tp;
+	p.pp = o->pp;
+	p.dp = o->dp;
+	p.vpp = o->vpp;
+	p.micro_batch = o->mb;
+	p.global_batch = x->opt->global_batch;
+	p.seq_len = x->seq;
+	p.sequence_parallel = o->sp;
+	p.flash_attention = x->opt->flash_attention;
+	p.zero = o->zero;
+	p.mics_group = o->mics_group;
+	p.ep = o->ep;
+	p.moe_routing = o->route;
+	p.moe_overlap = x->opt->moe_overlap;
+	p.compress.dp = dpc;
+	return push(x->out, &p, cmp, lower_bound(x->m, x->c, &p), x->err);
+}
+
+/* No compressor, or one of them, with or without DP gradient compression. */
+static bool
+enumerate_compressors(const struct outer_space *x, const struct outer *o)
+{
+	const struct search_options *opt = x->opt;
+
+	for (int ci = -1; ci < opt->ncompressors; ci++)
+		for (int dpc = 0; dpc < 2; dpc++) {
+			const struct compressor *cmp = ci >= 0 ? opt->compressors[ci] : NULL;
+
+			/* DP gradient compression: an outer choice,
+			 * for methods that can compress gradients. */
+			if (dpc && (!cmp || o->dp < 2 || o->zero != 0 || model_is_moe(x->m) ||
+				    cmp->method == COMPRESSOR_AUTOENCODER))
 				continue;
-			dp = gpus / (tp * pp);
-			if (B % dp)
+			/* A compressor only matters where there is
+			 * traffic to compress. */
+			if (cmp && o->tp == 1 && o->pp == 1 && !dpc)
 				continue;
-			for (int mb = 1; mb <= max_mb; mb *= 2) {
-				int mbs = B / dp;
+			if (!push_outer(x, o, cmp, dpc))
+				return false;
+		}
+	return true;
+}
 
-				if (mbs % mb)
-					continue;
-				for (int vpp = 1; vpp <= (pp > 1 ? max_vpp : 1); vpp++) {
-					int zeros[4], nz = 0;
+/* Sequence parallelism (with TP) and MoE routing (with EP). */
+static bool
+enumerate_options(const struct outer_space *x, const struct outer *base)
+{
+	struct outer o = *base;
 
-					if (vpp > 1 && (m->layers % (pp * vpp) || (mbs / mb) % pp))
-						continue;
-					int max_zero = opt->max_zero < 0 ? 3 : opt->max_zero;
+	for (o.sp = 0; o.sp < (o.tp > 1 && x->seq % o.tp == 0 ? 2 : 1); o.sp++)
+		for (o.route = 0; o.route < (o.ep > 1 ? 2 : 1); o.route++)
+			if (!enumerate_compressors(x, &o))
+				return false;
+	return true;
+}
 
-					zeros[nz++] = 0;
-					if (dp > 1 && max_zero >= 1)
-						zeros[nz++] = 1;
-					if (dp > 1 && pp == 1 && max_zero >= 3)
-						zeros[nz++] = 3;
-					for (int zi = 0; zi < nz; zi++) {
-						int groups[16], ng = 0;
+/* ZeRO stage, MiCS group and EP degree. */
+static bool
+enumerate_sharding(const struct outer_space *x, const struct outer *base)
+{
+	struct outer o = *base;
+	int zeros[4], nz = zero_candidates(x->opt, &o, zeros);
+	int eps[32], ne = ep_candidates(x->m, &o, eps);
 
-						groups[ng++] = 0;
-						/* MiCS groups: whole nodes, dividing dp, smaller than dp. */
-						if (zeros[zi] == 3 && !model_is_moe(m))
-							for (int g = G; g < dp && ng < 16; g *= 2)
-								if (dp % g == 0)
-									groups[ng++] = g;
-						for (int gi = 0; gi < ng; gi++) {
-							int eps[32], ne = 0;
+	for (int zi = 0; zi < nz; zi++) {
+		int groups[16], ng = mics_candidates(x, &o, zeros[zi], groups);
 
-							if (model_is_moe(m)) {
-								for (int e = 1; e <= dp && ne < 32; e *= 2)
-									if (m->moe.experts % e == 0 && dp % e == 0)
-										eps[ne++] = e;
-							} else {
-								eps[ne++] = 1;
-							}
-							for (int ei = 0; ei < ne; ei++)
-								for (int sp = 0; sp < (tp > 1 && seq % tp == 0 ? 2 : 1); sp++)
-								for (int route = 0; route < (eps[ei] > 1 ? 2 : 1); route++)
-									for (int ci = -1; ci < opt->ncompressors; ci++)
-									for (int dpc = 0; dpc < 2; dpc++) {
-										const struct compressor *cmp = ci >= 0 ? opt->compressors[ci] : NULL;
-										struct plan p;
-
-										/* DP gradient compression: an outer choice,
-										 * for methods that can compress gradients. */
-										if (dpc && (!cmp || dp < 2 || zeros[zi] != 0 || model_is_moe(m) ||
-											    cmp->method == COMPRESSOR_AUTOENCODER))
-											continue;
-
-										plan_init(&p);
-										p.tp = tp;
-										p.pp = pp;
-										p.dp = dp;
-										p.vpp = vpp;
-										p.micro_batch = mb;
-										p.global_batch = B;
-										p.seq_len = seq;
-										p.sequence_parallel = sp;
-										p.flash_attention = opt->flash_attention;
-										p.zero = zeros[zi];
-										p.mics_group = groups[gi];
-										p.ep = eps[ei];
-										p.moe_routing = route;
-										p.moe_overlap = opt->moe_overlap;
-										p.compress.dp = dpc;
-										/* A compressor only matters where there is
-										 * traffic to compress. */
-										if (cmp && tp == 1 && pp == 1 && !dpc)
-											continue;
-										if (!push(out, &p, cmp, lower_bound(m, c, &p), err))
-											return false;
-									}
-						}
-					}
-				}
+		o.zero = zeros[zi];
+		for (int gi = 0; gi < ng; gi++) {
+			o.mics_group = groups[gi];
+			for (int ei = 0; ei < ne; ei++) {
+				o.ep = eps[ei];
+				if (!enumerate_options(x, &o))
+					return false;
 			}
 		}
 	}
-	(void)divides;
+	return true;
+}
+
+/* Micro-batch sizes (powers of two dividing the DP rank's batch) and
+ * interleaving (chunks of whole layers, micro-batches a multiple of pp). */
+static bool
+enumerate_batches(const struct outer_space *x, const struct outer *base)
+{
+	const struct search_options *opt = x->opt;
+	int max_mb = opt->max_micro_batch > 0 ? opt->max_micro_batch : 16;
+	int max_vpp = opt->max_vpp > 0 ? opt->max_vpp : 8;
+	int mbs = opt->global_batch / base->dp, L = x->m->layers, pp = base->pp;
+	struct outer o = *base;
+
+	for (o.mb = 1; o.mb <= max_mb; o.mb *= 2) {
+		if (mbs % o.mb)
+			continue;
+		for (o.vpp = 1; o.vpp <= (pp > 1 ? max_vpp : 1); o.vpp++) {
+			if (o.vpp > 1 && (L % (pp * o.vpp) || (mbs / o.mb) % pp))
+				continue;
+			if (!enumerate_sharding(x, &o))
+				return false;
+		}
+	}
+	return true;
+}
+
+/* Enumerate the outer shapes of the search space: TP, then PP (DP takes
+ * the remaining GPUs), then the batch, the sharding and the options. */
+static bool
+enumerate(const struct model *m, const struct cluster *c, const struct search_options *opt,
+	  int gpus, int seq, struct shape_list *out, struct plan_error *err)
+{
+	const struct outer_space x = { m, c, opt, seq, out, err };
+	int max_pp = opt->max_pp > 0 ? opt->max_pp : m->layers;
+	int tps[32], ntp = tp_candidates(&x, gpus, tps);
+
+	for (int ti = 0; ti < ntp; ti++) {
+		struct outer o = { .tp = tps[ti] };
+
+		for (o.pp = 1; o.pp <= max_pp && o.pp <= m->layers && (long)o.tp * o.pp <= gpus; o.pp++) {
+			if (gpus % (o.tp * o.pp))
+				continue;
+			o.dp = gpus / (o.tp * o.pp);
+			if (opt->global_batch % o.dp)
+				continue;
+			if (!enumerate_batches(&x, &o))
+				return false;
+		}
+	}
 	return true;
 }
 
