@@ -246,12 +246,10 @@ compression_dp(const struct compressor *cmp, const struct model *m,
 	out->codec_s = on_cpu ? dp_cpu_codec(cmp, c, g, grad_bytes, out->comm_s) : codec;
 }
 
-/* A predicate of pipeline_count_layers(), whose type passes the model
- * as well; a layer index is all this one needs. */
+/* @arg: the last layer left uncompressed (1-based). */
 static bool
-above(const struct model *m, int layer, const void *arg)
+above(int layer, const void *arg)
 {
-	(void)m;
 	return layer > *(const int *)arg;
 }
 

@@ -11,18 +11,18 @@
 #include "plan/tensor_par.h"
 #include "plan/topology.h"
 
+/* @arg: the model. */
 static bool
-is_moe_layer(const struct model *m, int layer, const void *arg)
+is_moe_layer(int layer, const void *arg)
 {
-	(void)arg;
-	return model_layer_is_moe(m, layer);
+	return model_layer_is_moe(arg, layer);
 }
 
 /* MoE layers held by the GPU of @stage. */
 static int
 stage_moe_layers(const struct model *m, const struct plan *p, int stage)
 {
-	return model_is_moe(m) ? pipeline_count_layers(m, p, stage, is_moe_layer, NULL) : 0;
+	return model_is_moe(m) ? pipeline_count_layers(m, p, stage, is_moe_layer, m) : 0;
 }
 
 double
