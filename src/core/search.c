@@ -185,7 +185,8 @@ struct cols {
 
 /* GLPK works best on numbers near 1: the MILP's times are in ms, its
  * memory in GiB. */
-static const double milp_time_scale = 1e3, milp_mem_scale = 1.0 / 1073741824.0;
+static const double layout_milp_ms_per_s = 1e3;
+static const double layout_milp_gib_per_byte = 1.0 / 1073741824.0;
 
 /* The layout MILP of one shape: its columns and its stages' coefficients. */
 struct layout_milp {
@@ -303,7 +304,7 @@ inner_milp_tp_rows(const struct layout_milp *x, int s, struct plan_error *err)
 static bool
 inner_milp_slot_row(const struct layout_milp *x, int s, struct plan_error *err)
 {
-	const double TS = milp_time_scale;
+	const double TS = layout_milp_ms_per_s;
 	const struct estimate_stage_coefs *q = &x->k[s];
 	const struct cols *cs = &x->col[s];
 	int v[16], n = 0;
@@ -330,7 +331,7 @@ inner_milp_slot_row(const struct layout_milp *x, int s, struct plan_error *err)
 static bool
 inner_milp_memory_row(const struct layout_milp *x, int s, struct plan_error *err)
 {
-	const double MS = milp_mem_scale;
+	const double MS = layout_milp_gib_per_byte;
 	const struct estimate_stage_coefs *q = &x->k[s];
 	const struct cols *cs = &x->col[s];
 	const int *modes = x->modes;
@@ -392,7 +393,7 @@ inner_milp_global_rows(const struct layout_milp *x, struct plan_error *err)
 		double one = 1.0;
 
 		if (!milp_add_row(x->mp, 1, &x->tau, &one, -INFINITY,
-				  milp_time_scale * in->st->cutoff_s / slots, "cutoff", err))
+				  layout_milp_ms_per_s * in->st->cutoff_s / slots, "cutoff", err))
 			return false;
 	}
 	return !(x->tpc && in->opt->max_compressed_layers >= 0) ||
@@ -437,7 +438,7 @@ inner_milp_refine(const struct layout_milp *x, const struct plan *p)
 
 	if (!evaluate(in, p, &cand))
 		return;
-	slot = milp_value(x->mp, x->tau) / milp_time_scale;
+	slot = milp_value(x->mp, x->tau) / layout_milp_ms_per_s;
 	relax_recompute(in, &cand);
 	cand.milp_slot_s = slot;
 	if (p->zero < 3 && cand.est.details.slot_s > 0) {
