@@ -73,6 +73,54 @@ START_TEST(test_layer_recompute)
 }
 END_TEST
 
+START_TEST(test_embedding_and_logits)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct compute_ends ce;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	test_load_model(&m, TOY_MODEL_YAML);
+	plan_init(&p);
+	p.tp = p.pp = p.dp = 1;
+	p.global_batch = 1;
+	p.seq_len = 1024;
+	compute_ends_time(&m, &p, &c, &ce);
+	/*
+	 * T = b s = 1024 tokens, h 1024, V 32768. The embedding is a lookup:
+	 * read the rows and write the activations, 2 x 2 T h = 4,194,304 B at
+	 * 1e12 B/s = 4.194304e-6 s; backward twice that.
+	 */
+	ck_assert_double_eq_tol(ce.embed_fwd_s, 4.194304e-6, 1e-18);
+	ck_assert_double_eq_tol(ce.embed_bwd_s, 8.388608e-6, 1e-18);
+	/*
+	 * The logit layer is 2 T h V = 68,719,476,736 FLOPs (SC21 Sec. 5.1,
+	 * 2 b s h V), compute-bound at 5e13 FLOP/s: 1.37438953472e-3 s
+	 * (its 136,314,880 operand bytes would take 1.36e-4 s). The fused
+	 * cross-entropy reads and writes fp32 logits: 12 T V = 402,653,184 B
+	 * forward, 8 T V = 268,435,456 B backward beside the two GEMMs (dX, dW):
+	 * forward 1.37438953472e-3 + 4.02653184e-4 = 1.77704271872e-3 s,
+	 * backward 2.74877906944e-3 + 2.68435456e-4 = 3.01721452544e-3 s.
+	 */
+	ck_assert_double_eq_tol(ce.head_fwd_s, 1.77704271872e-3, 1e-15);
+	ck_assert_double_eq_tol(ce.head_bwd_s, 3.01721452544e-3, 1e-15);
+	/*
+	 * Vocab-parallel over t 2 (Shoeybi et al. 2019, Sec. 3): each GPU
+	 * holds V/2 = 16384 columns, halving the GEMM and the logits:
+	 * 6.8719476736e-4 + 2.01326592e-4 = 8.8852135936e-4 s forward,
+	 * 1.37438953472e-3 + 1.34217728e-4 = 1.50860726272e-3 s backward;
+	 * the embedding's activations are replicated, so its time stays.
+	 */
+	p.tp = 2;
+	compute_ends_time(&m, &p, &c, &ce);
+	ck_assert_double_eq_tol(ce.head_fwd_s, 8.8852135936e-4, 1e-15);
+	ck_assert_double_eq_tol(ce.head_bwd_s, 1.50860726272e-3, 1e-15);
+	ck_assert_double_eq_tol(ce.embed_fwd_s, 4.194304e-6, 1e-18);
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 compute_suite(void)
 {
@@ -83,6 +131,7 @@ compute_suite(void)
 	tcase_add_test(tc, test_gemm_memory_bound);
 	tcase_add_test(tc, test_optimizer);
 	tcase_add_test(tc, test_layer_recompute);
+	tcase_add_test(tc, test_embedding_and_logits);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -11,7 +11,6 @@
 
 #include "io/profile_load.h"
 #include "plan/estimate.h"
-#include "plan/flops.h"
 #include "io/profile_path.h"
 #include "io/runs_csv.h"
 #include "testutil.h"
@@ -47,8 +46,7 @@ predict_error(struct run *run, bool *fits)
 	if (run->plan.seq_len == 0)
 		run->plan.seq_len = m.seq_len;
 	ck_assert_msg(estimate_plan(&m, &c, &run->plan, NULL, &e, &err), "%s: %s", run->id, err.message);
-	measured = flops_narayanan_eq3(&m, run->plan.global_batch, run->plan.seq_len) /
-		   (plan_gpus(&run->plan) * run->measured_tflops * 1e12);
+	measured = runs_measured_time_s(run, &m);
 	*fits = e.fits;
 	cluster_release(&c);
 	return (e.iteration_time_s - measured) / measured;
@@ -95,6 +93,45 @@ START_TEST(test_published_runs)
 }
 END_TEST
 
+/*
+ * A published TFLOP/s figure turned into a time, for a toy GPT: L 2,
+ * h 1024, V 32768, s 1024, B 8 on 2 GPUs at 100 TFLOP/s each (2e14 FLOP/s).
+ */
+START_TEST(test_measured_time)
+{
+	struct model m;
+	struct run run;
+
+	test_load_model(&m, "name: toy\nlayers: 2\nhidden: 1024\nheads: 8\nvocab: 32768\nseq_len: 1024\n");
+	memset(&run, 0, sizeof(run));
+	plan_init(&run.plan);
+	run.plan.tp = run.plan.pp = 1;
+	run.plan.dp = 2;
+	run.plan.global_batch = 8;
+	run.plan.seq_len = 1024;
+	run.plan.recompute = PLAN_RECOMPUTE_FULL;
+	run.measured_tflops = 100.0;
+	/* Narayanan et al. SC21 Eq. 3: 96 B s L h^2 (1 + s/(6h) + V/(16 L h))
+	 * = 96 x 8 x 1024 x 2 x 1024^2 x (1 + 1/6 + 1) = 1.649267441664e12 x 13/6
+	 * = 3.573412790272e12 FLOPs; / 2e14 = 17.86706395136 ms. */
+	run.convention = RUN_CONV_MEGATRON_EQ3;
+	ck_assert_double_eq_tol(runs_measured_time_s(&run, &m), 0.01786706395136, 1e-12);
+	/* 3 x forward, no recompute (SC21 Sec. 5.1 without the 4th pass):
+	 * 72 B s L h^2 (1 + s/(6h) + V/(12 L h)) = 1.236950581248e12 x 2.5
+	 * = 3.09237645312e12; / 2e14 = 15.4618822656 ms. */
+	run.convention = RUN_CONV_MODEL;
+	ck_assert_double_eq_tol(runs_measured_time_s(&run, &m), 0.0154618822656, 1e-12);
+	/* Hardware FLOPs add the recomputed forward of both layers: B s L
+	 * (24 h^2 + 4 s h) = 8192 x 2 x 29,360,128 = 4.81036337152e11, giving
+	 * Eq. 3's 3.573412790272e12 again (Eq. 3 counts 4 layer passes). */
+	run.convention = RUN_CONV_HARDWARE;
+	ck_assert_double_eq_tol(runs_measured_time_s(&run, &m), 0.01786706395136, 1e-12);
+	/* A measured time wins over the TFLOP/s figure. */
+	run.measured_time_s = 1.25;
+	ck_assert_double_eq_tol(runs_measured_time_s(&run, &m), 1.25, 1e-15);
+}
+END_TEST
+
 static Suite *
 validation_suite(void)
 {
@@ -102,6 +139,7 @@ validation_suite(void)
 	TCase *tc = tcase_create("validation");
 
 	tcase_add_test(tc, test_published_runs);
+	tcase_add_test(tc, test_measured_time);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <check.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,39 @@
 	"  efficiency: 0.85\n" \
 	"  message_half_size: 0 B\n"
 
+/* A toy cluster whose costs are exact by hand: GEMMs at a flat 0.5 x
+ * 100e12 = 5e13 FLOP/s (no per-kernel overhead), element-wise work at
+ * 1e12 B/s, NVLink 1e11 B/s with alpha 1 us, and one 100 Gbit/s NIC per
+ * node of 4 GPUs: 12.5e9 / 4 x 0.8 = 2.5e9 B/s per GPU, alpha 10 us. */
+#define TOY_CLUSTER_YAML \
+	"name: toy\n" \
+	"nodes: 2\n" \
+	"gpus_per_node: 4\n" \
+	"gpu:\n" \
+	"  name: toy\n" \
+	"  peak_flops: 100 TFLOPS\n" \
+	"  memory: 80 GiB\n" \
+	"  memory_bandwidth: 1000 GB/s\n" \
+	"  memory_efficiency: 1.0\n" \
+	"  gemm_efficiency_max: 0.5\n" \
+	"  gemm_overhead: 0 s\n" \
+	"intra_node:\n" \
+	"  bandwidth: 100 GB/s\n" \
+	"  latency: 1 us\n" \
+	"  efficiency: 1.0\n" \
+	"inter_node:\n" \
+	"  nics_per_node: 1\n" \
+	"  nic_bandwidth: 100 Gbit/s\n" \
+	"  latency: 10 us\n" \
+	"  efficiency: 0.8\n" \
+	"  message_half_size: 0 B\n"
+
+/* A toy GPT (tied embeddings, biases, LayerNorm, learned positions):
+ * L 2, h 1024, a 8 (d 128), ffn 4h, V 32768, s 1024. Per layer
+ * 12 h^2 + 13 h = 12,596,224 parameters (SC21 Sec. 5.1). */
+#define TOY_MODEL_YAML \
+	"name: toy\nlayers: 2\nhidden: 1024\nheads: 8\nvocab: 32768\nseq_len: 1024\n"
+
 #define GPT3_YAML \
 	"name: gpt3\nlayers: 96\nhidden: 12288\nheads: 96\nvocab: 51200\nseq_len: 2048\n"
 
@@ -58,6 +92,16 @@ test_load_model(struct model *m, const char *yaml)
 
 	plan_error_clear(&err);
 	ck_assert_msg(model_load_string(m, "test.yaml", yaml, &err), "%s", err.message);
+}
+
+/* Whether to run a smaller case set: PLAN_TEST_QUICK is set and not "0"
+ * (the valgrind test setup sets it). */
+static inline bool
+test_quick(void)
+{
+	const char *q = getenv("PLAN_TEST_QUICK");
+
+	return q && *q && strcmp(q, "0") != 0;
 }
 
 /* Relative tolerance check: |a - b| <= rel * |b|. */

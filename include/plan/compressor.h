@@ -67,6 +67,15 @@ double compressor_payload_bytes(const struct compressor *c, double rows, double 
 				double batch, bool pipeline);
 
 /**
+ * Bytes of @elements quantised to @bits each, with one scale of
+ * @scale_bytes per group of 512 elements (DP gradients, ConEF's error
+ * buffer). The group size is an assumption of this model: MCBench's
+ * activation quantiser keeps one scale per channel instead (see
+ * compressor_payload_bytes()), and ConEF does not give one.
+ */
+double compressor_quantized_bytes(double elements, double bits, double scale_bytes);
+
+/**
  * Bytes of the backward gradient at a compressed pipeline boundary
  * (MCBench recv_backward shapes): AE rows*dim*2; Top-K/Rand-K k*value;
  * quantize the full 16-bit tensor (straight-through); PowerSGD rows*r*2.

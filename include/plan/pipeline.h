@@ -33,10 +33,9 @@ double pipeline_p2p_time(const struct model *m, const struct plan *p,
 double pipeline_stored_layer_microbatches(const struct model *m, const struct plan *p, int stage);
 
 /**
- * Count the layers of pipeline stage @stage (0-based) for which @pred
- * holds. Chunk j of stage i is virtual stage j*p + i (Megatron's
- * interleaved assignment); layers are numbered from 1.
+ * Count the layers of pipeline stage @stage (0-based) for which
+ * @pred(layer, @arg) holds. Chunk j of stage i is virtual stage j*p + i
+ * (Megatron's interleaved assignment); layers are numbered from 1.
  */
 int pipeline_count_layers(const struct model *m, const struct plan *p, int stage,
-			  bool (*pred)(const struct model *m, int layer, const void *arg),
-			  const void *arg);
+			  bool (*pred)(int layer, const void *arg), const void *arg);

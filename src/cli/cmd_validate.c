@@ -34,26 +34,6 @@ struct row_result {
 	bool fits;
 };
 
-static double
-measured_time(const struct run *run, const struct model *m)
-{
-	double flops;
-
-	if (run->measured_time_s > 0)
-		return run->measured_time_s;
-	switch (run->convention) {
-	case RUN_CONV_MODEL:
-		flops = flops_model_per_iteration(m, &run->plan);
-		break;
-	case RUN_CONV_HARDWARE:
-		flops = flops_hardware_per_iteration(m, &run->plan);
-		break;
-	default:
-		flops = flops_narayanan_eq3(m, run->plan.global_batch, run->plan.seq_len);
-	}
-	return flops / (plan_gpus(&run->plan) * run->measured_tflops * 1e12);
-}
-
 /* Predict one run; prints the error with the row number. */
 static int
 predict_run(const char *file, struct run *run, struct row_result *res)
@@ -82,7 +62,7 @@ predict_run(const char *file, struct run *run, struct row_result *res)
 	}
 	res->run = run;
 	res->predicted_s = e.iteration_time_s;
-	res->measured_s = measured_time(run, &m);
+	res->measured_s = runs_measured_time_s(run, &m);
 	res->error = (res->predicted_s - res->measured_s) / res->measured_s;
 	res->predicted_tflops = e.tflops_per_gpu;
 	res->fits = e.fits;

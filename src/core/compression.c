@@ -144,6 +144,71 @@ powersgd_elements(const struct compressor *cmp, const struct model *m, const str
 	return layers * out;
 }
 
+/* Bytes of PowerSGD's compressed gradient: the low-rank factors in
+ * wire_bytes, and whatever they do not cover in 16 bits. */
+static double
+powersgd_dp_bytes(const struct compressor *cmp, const struct model *m, const struct plan *p,
+		  double params, double layers)
+{
+	double covered, low = powersgd_elements(cmp, m, p, layers, &covered);
+
+	return low * cmp->wire_bytes + 2.0 * fmax(0.0, params - covered);
+}
+
+/* One rank's compressed gradient of @params elements, gathered or pushed. */
+static double
+dp_payload_bytes(const struct compressor *cmp, const struct model *m, const struct plan *p,
+		 double params, double layers)
+{
+	if (cmp->method == COMPRESSOR_QUANTIZE)
+		return compressor_quantized_bytes(params, cmp->bits, cmp->scale_bytes);
+	if (cmp->method == COMPRESSOR_POWERSGD)
+		return powersgd_dp_bytes(cmp, m, p, params, layers);
+	return compressor_payload_bytes(cmp, params, 1.0, 1.0, false);
+}
+
+/*
+ * Two-way (BytePS-Compress): reduce inside the node over NVLink
+ * uncompressed, then each GPU pushes its 1/per_node shard compressed to
+ * the shard's owners on the other nodes, which decompress, sum and
+ * compress the aggregate for the pull; an NVLink all-gather spreads the
+ * result.
+ */
+static void
+dp_twoway(const struct cluster *c, const struct group_layout *g, double grad_bytes, double payload,
+	  struct compress_dp *out)
+{
+	struct group_layout intra = { g->per_node, g->per_node, 1 };
+	struct group_layout inter = { g->nodes, 1, g->nodes };
+	double k = g->nodes, shard = payload / g->per_node;
+
+	out->comm_s = collective_time(c, &intra, COLL_REDUCESCATTER, COLL_ALGO_RING, grad_bytes) +
+		      collective_time(c, &inter, COLL_REDUCESCATTER, COLL_ALGO_RING, shard) +
+		      collective_time(c, &inter, COLL_ALLGATHER, COLL_ALGO_RING, shard) +
+		      collective_time(c, &intra, COLL_ALLGATHER, COLL_ALGO_RING, grad_bytes);
+	/* Bytes sent: the compressed shards across nodes, and the
+	 * 16-bit reduce-scatter and all-gather over NVLink. */
+	out->wire_bytes = (k > 1 ? 2.0 * (k - 1) / k * shard : 0.0) +
+			  2.0 * (intra.size - 1) / intra.size * grad_bytes;
+}
+
+/*
+ * BytePS compresses on the CPU, pipelined with the network in partitions
+ * of BYTEPS_PARTITION_BYTES (4,096,000 bytes): only the part the network
+ * cannot hide, plus one partition, is exposed. The node's CPU codes all
+ * of its GPUs' shards (push and pull).
+ */
+static double
+dp_cpu_codec(const struct compressor *cmp, const struct cluster *c, const struct group_layout *g,
+	     double grad_bytes, double comm_s)
+{
+	double groups = (double)c->gpus_per_node / g->per_node; /* DP groups per node */
+	double t_cpu = 2.0 * groups * grad_bytes / cmp->host_bw_Bps;
+	double parts = fmax(1.0, ceil(grad_bytes / 4096000.0));
+
+	return fmax(0.0, t_cpu - comm_s) + t_cpu / parts;
+}
+
 void
 compression_dp(const struct compressor *cmp, const struct model *m,
 	       const struct plan *p, const struct cluster *c,
@@ -162,69 +227,29 @@ compression_dp(const struct compressor *cmp, const struct model *m,
 	codec = cmp->encode_latency_s + cmp->decode_latency_s +
 		passes_time(c, cmp->encode_passes + cmp->decode_passes, params);
 	if (scheme == COMPRESS_DP_ALLREDUCE) {
-		double covered, low = powersgd_elements(cmp, m, p, layers, &covered);
-		double rest = fmax(0.0, params - covered);
-		double bytes = low * cmp->wire_bytes + 2.0 * rest;
+		double bytes = powersgd_dp_bytes(cmp, m, p, params, layers);
 
 		/* P and Q all-reduced: two collectives (Vogels et al. 2019, Alg. 1). */
 		out->comm_s = 2.0 * collective_time(c, g, COLL_ALLREDUCE, COLL_ALGO_RING, bytes / 2.0);
 		out->wire_bytes = n > 1 ? 2.0 * (n - 1) / n * bytes : 0.0;
-		out->scheme = COMPRESS_DP_ALLREDUCE;
+	} else if (scheme == COMPRESS_DP_ALLGATHER) {
+		double payload = dp_payload_bytes(cmp, m, p, params, layers);
+
+		out->comm_s = collective_time(c, g, COLL_ALLGATHER, COLL_ALGO_RING, n * payload);
+		out->wire_bytes = (n - 1) * payload;
+		codec += (n - 1) * passes_time(c, cmp->decode_passes, params);
 	} else {
-		double payload = compressor_payload_bytes(cmp, params, 1.0, 1.0, false);
-
-		if (cmp->method == COMPRESSOR_QUANTIZE)
-			payload = params * cmp->bits / 8.0 + cmp->scale_bytes * params / 512.0;
-		if (cmp->method == COMPRESSOR_POWERSGD) {
-			double covered, low = powersgd_elements(cmp, m, p, layers, &covered);
-
-			payload = low * cmp->wire_bytes + 2.0 * fmax(0.0, params - covered);
-		}
-		if (scheme == COMPRESS_DP_ALLGATHER) {
-			out->comm_s = collective_time(c, g, COLL_ALLGATHER, COLL_ALGO_RING, n * payload);
-			out->wire_bytes = (n - 1) * payload;
-			codec += (n - 1) * passes_time(c, cmp->decode_passes, params);
-		} else {
-			/* Two-way (BytePS-Compress): reduce inside the node over
-			 * NVLink uncompressed, then each GPU pushes its 1/per_node
-			 * shard compressed to the shard's owners on the other nodes,
-			 * which decompress, sum and compress the aggregate for the
-			 * pull; an NVLink all-gather spreads the result. */
-			struct group_layout intra = { g->per_node, g->per_node, 1 };
-			struct group_layout inter = { g->nodes, 1, g->nodes };
-			double k = g->nodes, shard = payload / g->per_node;
-
-			out->comm_s = collective_time(c, &intra, COLL_REDUCESCATTER, COLL_ALGO_RING, grad_bytes) +
-				      collective_time(c, &inter, COLL_REDUCESCATTER, COLL_ALGO_RING, shard) +
-				      collective_time(c, &inter, COLL_ALLGATHER, COLL_ALGO_RING, shard) +
-				      collective_time(c, &intra, COLL_ALLGATHER, COLL_ALGO_RING, grad_bytes);
-			/* Bytes sent: the compressed shards across nodes, and the
-			 * 16-bit reduce-scatter and all-gather over NVLink. */
-			out->wire_bytes = (k > 1 ? 2.0 * (k - 1) / k * shard : 0.0) +
-					  2.0 * (intra.size - 1) / intra.size * grad_bytes;
-			codec *= 2.0 / g->per_node; /* each GPU codes its shard; owners code again */
-		}
-		out->scheme = scheme;
+		dp_twoway(c, g, grad_bytes, dp_payload_bytes(cmp, m, p, params, layers), out);
+		codec *= 2.0 / g->per_node; /* each GPU codes its shard; owners code again */
 	}
-	if (on_cpu) {
-		/* BytePS compresses on the CPU, pipelined with the network in
-		 * partitions of BYTEPS_PARTITION_BYTES (4,096,000 bytes): only the
-		 * part the network cannot hide, plus one partition, is exposed.
-		 * The node's CPU codes all of its GPUs' shards (push and pull). */
-		double groups = (double)c->gpus_per_node / g->per_node; /* DP groups per node */
-		double t_cpu = 2.0 * groups * grad_bytes / cmp->host_bw_Bps;
-		double parts = fmax(1.0, ceil(grad_bytes / 4096000.0));
-
-		out->codec_s = fmax(0.0, t_cpu - out->comm_s) + t_cpu / parts;
-	} else {
-		out->codec_s = codec;
-	}
+	out->scheme = scheme;
+	out->codec_s = on_cpu ? dp_cpu_codec(cmp, c, g, grad_bytes, out->comm_s) : codec;
 }
 
+/* @arg: the last layer left uncompressed (1-based). */
 static bool
-above(const struct model *m, int layer, const void *arg)
+above(int layer, const void *arg)
 {
-	(void)m;
 	return layer > *(const int *)arg;
 }
 

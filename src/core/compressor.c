@@ -4,6 +4,17 @@
 
 #include "plan/compressor.h"
 
+/*
+ * Elements that share one 16-bit scale when a whole gradient or an
+ * error-feedback buffer is quantised (compressor_quantized_bytes()).
+ * This group size is this model's assumption, not a cited figure:
+ * MCBench quantises activations with one scale per hidden channel
+ * (formulas.md Sec. 1.1, compressor_payload_bytes()), and ConEF's
+ * abstract (arXiv 2312.08538) only says the compressed buffer carries
+ * metadata, without a group size.
+ */
+static const double compressor_scale_group = 512.0;
+
 const char *const compressor_method_names[] = {
 	"autoencoder", "topk", "randk", "quantize", "powersgd", NULL,
 };
@@ -43,6 +54,12 @@ compressor_payload_bytes(const struct compressor *c, double rows, double cols, d
 }
 
 double
+compressor_quantized_bytes(double elements, double bits, double scale_bytes)
+{
+	return elements * bits / 8.0 + scale_bytes * elements / compressor_scale_group;
+}
+
+double
 compressor_pp_backward_bytes(const struct compressor *c, double rows, double cols)
 {
 	switch (c->method) {
@@ -67,8 +84,8 @@ compressor_ef_bytes(const struct compressor *c, double elements)
 		return 4.0 * elements;
 	case COMPRESSOR_EF_CONTRACTIVE:
 		/* ConEF (arXiv 2312.08538): the buffer is compressed by a
-		 * contractive quantizer; one fp16 scale per 512 elements. */
-		return elements * c->error_feedback_bits / 8.0 + 2.0 * elements / 512.0;
+		 * contractive quantizer, with fp16 scales. */
+		return compressor_quantized_bytes(elements, c->error_feedback_bits, 2.0);
 	default:
 		return 0.0;
 	}

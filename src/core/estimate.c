@@ -11,18 +11,18 @@
 #include "plan/tensor_par.h"
 #include "plan/topology.h"
 
+/* @arg: the model. */
 static bool
-is_moe_layer(const struct model *m, int layer, const void *arg)
+is_moe_layer(int layer, const void *arg)
 {
-	(void)arg;
-	return model_layer_is_moe(m, layer);
+	return model_layer_is_moe(arg, layer);
 }
 
 /* MoE layers held by the GPU of @stage. */
 static int
 stage_moe_layers(const struct model *m, const struct plan *p, int stage)
 {
-	return model_is_moe(m) ? pipeline_count_layers(m, p, stage, is_moe_layer, NULL) : 0;
+	return model_is_moe(m) ? pipeline_count_layers(m, p, stage, is_moe_layer, m) : 0;
 }
 
 double
@@ -154,6 +154,21 @@ stage_total(const struct stage_work *w)
 	return w->compute + w->recompute + w->tp + w->pp + w->compression + w->ep;
 }
 
+/*
+ * Error-feedback memory of a stage holding @params parameters: a buffer
+ * of its own gradients (DP) and of its compressed activations (TP, PP).
+ * The stage's memory and the MILP's memory coefficients both come from
+ * here, so that they cannot disagree.
+ */
+static double
+stage_ef_bytes(const struct plan *p, const struct compressor *cmp, double params,
+	       const struct stage_work *w)
+{
+	double dp_ef = p->compress.dp && p->dp > 1 ? compressor_ef_bytes(cmp, params) : 0.0;
+
+	return dp_ef + compressor_ef_bytes(cmp, w->ef_elements);
+}
+
 static void
 fill_memory(const struct model *m, const struct plan *p, const struct cluster *c,
 	    const struct layer_costs *lc, const struct stage_work *works, struct estimate *out)
@@ -178,11 +193,7 @@ fill_memory(const struct model *m, const struct plan *p, const struct cluster *c
 		params = estimate_stage_params(m, p, stage, &expert) + w.extra_params;
 		memory_stage(m, &ps, c, stage, params, expert, &u);
 		if (lc->cmp) {
-			/* Error feedback keeps a buffer of the stage's own gradients
-			 * (DP) and of its compressed activations (TP, PP). */
-			double dp_ef = p->compress.dp && p->dp > 1 ? compressor_ef_bytes(lc->cmp, params) : 0.0;
-
-			u.compression = dp_ef + compressor_ef_bytes(lc->cmp, w.ef_elements);
+			u.compression = stage_ef_bytes(p, lc->cmp, params, &w);
 			u.total += u.compression;
 		}
 		out->stage_memory[stage < ESTIMATE_MAX_STAGES ? stage : ESTIMATE_MAX_STAGES - 1] = u.total;
@@ -302,130 +313,173 @@ build_layer_costs(const struct model *m, const struct plan *p, const struct clus
 	}
 }
 
-static void
-estimate_core(const struct model *m, const struct cluster *c, const struct plan *p,
-	      const struct estimate_options *opt, const struct compressor *cmp,
-	      struct estimate *out)
-{
+/* One estimate in progress: its inputs, the per-layer costs, and what
+ * each step finds for the next. */
+struct core {
+	const struct model *m;
+	const struct cluster *c;
+	const struct plan *p;
+	const struct compressor *cmp;
+	enum coll_algo algo;
 	struct plan_layout lay;
 	struct layer_costs lc;
-	struct stage_work bn, w;
-	struct dp_comm dc;
-	struct compress_dp cdp = { 0 };
-	double mb, slot, window, dp_exposed, z3_exposed = 0.0;
-	struct stage_tail tail = { 0 };
-	struct stage_work works[ESTIMATE_MAX_STAGES];
-	struct estimate_breakdown *b = &out->breakdown;
-	enum coll_algo algo = opt ? opt->dp_algo : COLL_ALGO_RING;
+	double mb;                                   /* micro-batches per iteration */
+	struct stage_work works[ESTIMATE_MAX_STAGES]; /* the first stages' work */
+	struct stage_work bn;                        /* the bottleneck stage's work */
+	struct stage_tail tail;                      /* the stage that ends the iteration */
+	double slot, z3_exposed;
+};
 
-	memset(out, 0, sizeof(*out));
-	topology_plan(p, c, &lay);
-	mb = plan_microbatches(p);
+/* The slowest GPU sets the pace of every pipeline slot (1F1B steady
+ * state): the first holds the embedding, the last the logits, and
+ * compression may apply to some stages only. */
+static void
+core_bottleneck(struct core *x, struct estimate *out)
+{
+	struct stage_work w;
 
-	build_layer_costs(m, p, c, &lay, cmp, !p->custom_recompute, &lc);
-
-	/* The slowest GPU sets the pace of every pipeline slot (1F1B steady
-	 * state): the first holds the embedding, the last the logits, and
-	 * compression may apply to some stages only. */
-	stage_work(m, p, &lc, 0, &bn);
-	works[0] = bn;
-	for (int s = 1; s < p->pp; s++) {
-		stage_work(m, p, &lc, s, &w);
+	stage_work(x->m, x->p, &x->lc, 0, &x->bn);
+	x->works[0] = x->bn;
+	for (int s = 1; s < x->p->pp; s++) {
+		stage_work(x->m, x->p, &x->lc, s, &w);
 		if (s < ESTIMATE_MAX_STAGES)
-			works[s] = w;
-		if (stage_total(&w) > stage_total(&bn)) {
-			bn = w;
+			x->works[s] = w;
+		if (stage_total(&w) > stage_total(&x->bn)) {
+			x->bn = w;
 			out->details.bottleneck_stage = s;
 		}
 	}
-	/* After the pipeline drains, every stage synchronises its own
-	 * gradients and steps its own optimizer shard; the slowest of them
-	 * ends the iteration. */
-	{
-		struct stage_tail t;
-		/* Even dense stages between the first and the last are alike:
-		 * one of them stands for all. */
-		bool alike = !p->custom_layers && !p->custom_recompute && !cmp &&
-			     (!model_is_moe(m) || m->moe.every == 1) && p->pp <= ESTIMATE_MAX_STAGES;
+}
 
-		for (int s = 0; s < p->pp; s++) {
-			if (alike && s > 1 && s < p->pp - 1)
-				continue;
-			if (s < ESTIMATE_MAX_STAGES)
-				w = works[s];
-			else
-				stage_work(m, p, &lc, s, &w);
-			stage_tail(m, p, c, &lay, cmp, algo, s, &w, &t);
-			if (s == 0 || t.total > tail.total) {
-				tail = t;
-				out->details.tail_stage = s;
-			}
+/* After the pipeline drains, every stage synchronises its own
+ * gradients and steps its own optimizer shard; the slowest of them
+ * ends the iteration. */
+static void
+core_tail(struct core *x, struct estimate *out)
+{
+	const struct model *m = x->m;
+	const struct plan *p = x->p;
+	struct stage_work w;
+	struct stage_tail t;
+	/* Even dense stages between the first and the last are alike:
+	 * one of them stands for all. */
+	bool alike = !p->custom_layers && !p->custom_recompute && !x->cmp &&
+		     (!model_is_moe(m) || m->moe.every == 1) && p->pp <= ESTIMATE_MAX_STAGES;
+
+	memset(&x->tail, 0, sizeof(x->tail));
+	for (int s = 0; s < p->pp; s++) {
+		if (alike && s > 1 && s < p->pp - 1)
+			continue;
+		if (s < ESTIMATE_MAX_STAGES)
+			w = x->works[s];
+		else
+			stage_work(m, p, &x->lc, s, &w);
+		stage_tail(m, p, x->c, &x->lay, x->cmp, x->algo, s, &w, &t);
+		if (s == 0 || t.total > x->tail.total) {
+			x->tail = t;
+			out->details.tail_stage = s;
 		}
 	}
-	dc = tail.dc;
-	cdp = tail.cdp;
-	window = tail.window;
-	out->details.dp_compress_scheme = cdp.scheme;
+}
 
-	slot = stage_total(&bn);
-	if (p->zero >= 3) {
+/* The slot: the bottleneck stage's micro-batch, and what ZeRO-3's
+ * prefetch adds to it. */
+static void
+core_slot(struct core *x)
+{
+	x->slot = stage_total(&x->bn);
+	x->z3_exposed = 0.0;
+	if (x->p->zero >= 3) {
 		/* ZeRO-3 prefetches the next layer's weights during this one's
 		 * compute: only the excess is exposed (pp is 1 here). */
-		double hide = p->dp_overlap ? bn.compute + bn.recompute : 0.0;
+		double hide = x->p->dp_overlap ? x->bn.compute + x->bn.recompute : 0.0;
 
-		z3_exposed = fmax(0.0, dc.zero3_mb_s - hide);
-		slot += z3_exposed;
+		x->z3_exposed = fmax(0.0, x->tail.dc.zero3_mb_s - hide);
+		x->slot += x->z3_exposed;
 	}
-	dp_exposed = tail.dp_exposed;
+}
 
-	b->compute = mb * bn.compute;
-	b->recompute = mb * bn.recompute;
-	b->tp_comm = mb * bn.tp;
-	b->pp_comm = mb * bn.pp;
-	b->compression = mb * bn.compression + tail.codec_s;
-	b->ep_comm = mb * bn.ep;
-	b->pp_bubble = (double)(p->pp - 1) / p->vpp * slot;
-	b->dp_comm = dp_exposed + mb * z3_exposed;
-	b->optimizer = tail.optimizer_s;
+/* The iteration by kind of work: m slots of the bottleneck, the bubble,
+ * and the tail. */
+static void
+core_breakdown(const struct core *x, struct estimate *out)
+{
+	const struct plan *p = x->p;
+	const struct stage_work *bn = &x->bn;
+	const struct stage_tail *tail = &x->tail;
+	struct estimate_breakdown *b = &out->breakdown;
+	double mb = x->mb;
+
+	b->compute = mb * bn->compute;
+	b->recompute = mb * bn->recompute;
+	b->tp_comm = mb * bn->tp;
+	b->pp_comm = mb * bn->pp;
+	b->compression = mb * bn->compression + tail->codec_s;
+	b->ep_comm = mb * bn->ep;
+	b->pp_bubble = (double)(p->pp - 1) / p->vpp * x->slot;
+	b->dp_comm = tail->dp_exposed + mb * x->z3_exposed;
+	b->optimizer = tail->optimizer_s;
 	out->iteration_time_s = b->compute + b->recompute + b->tp_comm + b->pp_comm +
 				b->pp_bubble + b->dp_comm + b->optimizer + b->compression + b->ep_comm;
+	out->bytes.tp = mb * bn->tp_bytes;
+	out->bytes.pp = mb * bn->pp_bytes;
+	out->bytes.dp = tail->dc.bytes;
+}
 
-	out->bytes.tp = mb * bn.tp_bytes;
-	out->bytes.pp = mb * bn.pp_bytes;
-	out->bytes.dp = dc.bytes;
-	out->details.microbatches = (int)mb;
-	out->details.bubble_fraction = pipeline_bubble_fraction(p);
-	{
-		int r = plan_stage_recompute(p, out->details.bottleneck_stage);
+/* One layer of the bottleneck stage, in its recompute mode, and its
+ * expert-parallel traffic. */
+static void
+core_layer_details(const struct core *x, struct estimate *out)
+{
+	const struct plan *p = x->p;
+	struct estimate_details *d = &out->details;
+	int r = plan_stage_recompute(p, d->bottleneck_stage);
+	const struct ep_layer_comm *ep = &x->lc.eps[r];
 
-		out->details.layer_fwd_s = lc.cls[r].fwd_s;
-		out->details.layer_bwd_s = lc.cls[r].bwd_s;
-		out->details.tp_collective_s = lc.tcs[r].collective_s;
-		out->details.ep_a2a_s = lc.eps[r].a2a_s;
-		out->details.ep_inter_s = lc.eps[r].inter_s;
-		out->details.ep_intra_s = lc.eps[r].intra_s;
-		out->details.ep_bytes = lc.eps[r].bytes;
-		out->details.ep_total_s = mb * stage_moe_layers(m, p, out->details.bottleneck_stage) *
-					  lc.eps[r].total_s;
-	}
-	out->details.tp_bytes_per_iteration = out->bytes.tp;
-	out->details.pp_p2p_s = bn.pp;
-	out->details.pp_bytes_per_iteration = out->bytes.pp;
-	out->details.dp_total_s = dc.reduce_s + dc.gather_s + dc.embed_sync_s + mb * dc.zero3_mb_s;
-	out->details.dp_overlap_window_s = window;
-	out->details.dp_bytes_per_iteration = dc.bytes;
-	out->details.slot_s = slot;
-	out->details.compressed_layers = bn.compressed_layers;
-	out->details.moe_layers = stage_moe_layers(m, p, out->details.bottleneck_stage);
-	out->details.ep_inter_node = lay.ep.nodes > 1;
-	out->bytes.ep = mb * out->details.moe_layers *
-			(plan_stage_recompute(p, out->details.bottleneck_stage) == PLAN_RECOMPUTE_FULL ? 6.0 : 4.0) *
-			out->details.ep_bytes * (lay.ep.size > 1 ? (double)(lay.ep.size - 1) / lay.ep.size : 0.0);
-	out->details.compression_params = bn.extra_params;
-	out->details.tp_inter_node = lay.tp.nodes > 1;
-	out->details.dp_inter_node = lay.dp.nodes > 1;
-	out->details.pp_inter_node = lay.pp_inter_node;
+	d->layer_fwd_s = x->lc.cls[r].fwd_s;
+	d->layer_bwd_s = x->lc.cls[r].bwd_s;
+	d->tp_collective_s = x->lc.tcs[r].collective_s;
+	d->ep_a2a_s = ep->a2a_s;
+	d->ep_inter_s = ep->inter_s;
+	d->ep_intra_s = ep->intra_s;
+	d->ep_bytes = ep->bytes;
+	d->ep_total_s = x->mb * stage_moe_layers(x->m, p, d->bottleneck_stage) * ep->total_s;
+	d->moe_layers = stage_moe_layers(x->m, p, d->bottleneck_stage);
+	d->ep_inter_node = x->lay.ep.nodes > 1;
+	out->bytes.ep = x->mb * d->moe_layers * (r == PLAN_RECOMPUTE_FULL ? 6.0 : 4.0) * d->ep_bytes *
+			(x->lay.ep.size > 1 ? (double)(x->lay.ep.size - 1) / x->lay.ep.size : 0.0);
+}
 
+/* What the formatters show beside the breakdown. */
+static void
+core_details(const struct core *x, struct estimate *out)
+{
+	const struct dp_comm *dc = &x->tail.dc;
+	struct estimate_details *d = &out->details;
+
+	d->dp_compress_scheme = x->tail.cdp.scheme;
+	d->microbatches = (int)x->mb;
+	d->bubble_fraction = pipeline_bubble_fraction(x->p);
+	core_layer_details(x, out);
+	d->tp_bytes_per_iteration = out->bytes.tp;
+	d->pp_p2p_s = x->bn.pp;
+	d->pp_bytes_per_iteration = out->bytes.pp;
+	d->dp_total_s = dc->reduce_s + dc->gather_s + dc->embed_sync_s + x->mb * dc->zero3_mb_s;
+	d->dp_overlap_window_s = x->tail.window;
+	d->dp_bytes_per_iteration = dc->bytes;
+	d->slot_s = x->slot;
+	d->compressed_layers = x->bn.compressed_layers;
+	d->compression_params = x->bn.extra_params;
+	d->tp_inter_node = x->lay.tp.nodes > 1;
+	d->dp_inter_node = x->lay.dp.nodes > 1;
+	d->pp_inter_node = x->lay.pp_inter_node;
+}
+
+/* Sizes, FLOPs and the rates that follow from the iteration time. */
+static void
+core_rates(const struct model *m, const struct cluster *c, const struct plan *p,
+	   struct estimate *out)
+{
 	out->parameters = model_params_total(m);
 	out->active_parameters = model_params_active(m);
 	out->gpus = plan_gpus(p);
@@ -438,7 +492,31 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 	out->mfu = out->tflops_per_gpu * 1e12 / c->gpu.peak_flops;
 	out->hfu = out->hardware_tflops_per_gpu * 1e12 / c->gpu.peak_flops;
 	out->tokens_per_s = (double)p->global_batch * p->seq_len / out->iteration_time_s;
-	fill_memory(m, p, c, &lc, works, out);
+}
+
+static void
+estimate_core(const struct model *m, const struct cluster *c, const struct plan *p,
+	      const struct estimate_options *opt, const struct compressor *cmp,
+	      struct estimate *out)
+{
+	struct core x;
+
+	memset(out, 0, sizeof(*out));
+	x.m = m;
+	x.c = c;
+	x.p = p;
+	x.cmp = cmp;
+	x.algo = opt ? opt->dp_algo : COLL_ALGO_RING;
+	topology_plan(p, c, &x.lay);
+	x.mb = plan_microbatches(p);
+	build_layer_costs(m, p, c, &x.lay, cmp, !p->custom_recompute, &x.lc);
+	core_bottleneck(&x, out);
+	core_tail(&x, out);
+	core_slot(&x);
+	core_breakdown(&x, out);
+	core_details(&x, out);
+	core_rates(m, c, p, out);
+	fill_memory(m, p, c, &x.lc, x.works, out);
 }
 
 bool
@@ -497,11 +575,8 @@ probe(const struct model *m, const struct cluster *c, const struct plan *shape,
 	*time = stage_total(&w);
 	params = estimate_stage_params(m, &p, stage, &expert) + w.extra_params;
 	memory_stage(m, &p, c, stage, params, expert, &u);
-	if (lc.cmp) {
-		u.total += compressor_ef_bytes(lc.cmp, w.ef_elements);
-		if (p.compress.dp && p.dp > 1)
-			u.total += compressor_ef_bytes(lc.cmp, params); /* DP error feedback */
-	}
+	if (lc.cmp)
+		u.total += stage_ef_bytes(&p, lc.cmp, params, &w);
 	*mem = u.total;
 }
 

@@ -562,21 +562,11 @@ empty_feasible(const struct milp *p)
 	return true;
 }
 
-bool
-milp_solve(struct milp *p, double time_limit_s, enum milp_status *status,
-	   struct plan_error *err)
+/* Problems GLPK need not see: an integer variable with no integer
+ * within its bounds, or no variables at all. True when *@status is set. */
+static bool
+solve_directly(struct milp *p, enum milp_status *status)
 {
-	struct solve_ctx *c;
-	size_t nx = p->nvars > 0 ? (size_t)p->nvars : 1;
-	int j, envret;
-	bool ok;
-
-	drop_solution(p);
-	if (!status)
-		return plan_error_set(err, PLAN_ERR_INPUT, NULL, 0, 0, "no status to fill");
-	if (isnan(time_limit_s) || time_limit_s <= 0)
-		return plan_error_set(err, PLAN_ERR_INPUT, NULL, 0, 0,
-				      "invalid time limit '%g'", time_limit_s);
 	if (integer_bounds_empty(p)) {
 		*status = MILP_INFEASIBLE;
 		return true;
@@ -588,60 +578,103 @@ milp_solve(struct milp *p, double time_limit_s, enum milp_status *status,
 		p->has_solution = *status == MILP_OPTIMAL;
 		return true;
 	}
+	return false;
+}
 
-	c = calloc(1, sizeof(*c));
-	if (!c || !(c->ind = malloc(((size_t)p->max_row + 1) * sizeof(*c->ind))) ||
-	    !(c->val = malloc(((size_t)p->max_row + 1) * sizeof(*c->val))) ||
-	    !(c->x = malloc(nx * sizeof(*c->x)))) {
-		ok = plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
-		goto out;
-	}
-	c->p = p;
-	c->time_limit_s = time_limit_s;
-
-	/* Create GLPK's environment here, where failure is a return code
-	 * (1: it existed already) rather than an abort inside GLPK. */
-	envret = glp_init_env();
-	if (envret != 0 && envret != 1) {
-		ok = plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0,
-				    "cannot initialise glpk (code %d)", envret);
-		goto out;
-	}
-	if (!guarded(c)) {
-		char *nl;
-
-		/* GLPK's state is undefined after its error: the only way out
-		 * is to free all of it, glp_prob included. */
-		glp_free_env();
-		nl = strchr(c->glpk_msg, '\n');
-		if (nl)
-			*nl = '\0';
-		ok = plan_error_set(err, strstr(c->glpk_msg, "memory") ? PLAN_ERR_NOMEM : PLAN_ERR_INPUT,
-				    NULL, 0, 0, "glpk error: %s",
-				    c->glpk_msg[0] ? c->glpk_msg : "unknown");
-		goto out;
-	}
-	ok = map_status(c, status, err);
-	if (ok && (*status == MILP_OPTIMAL || *status == MILP_FEASIBLE)) {
-		/* Integer columns are within tol_int (1e-5) of an integer. */
-		p->objective = 0.0;
-		for (j = 0; j < p->nvars; j++) {
-			if (p->vars[j].kind != MILP_CONTINUOUS)
-				c->x[j] = round(c->x[j]);
-			p->objective += p->vars[j].cost * c->x[j];
-		}
-		free(p->x);
-		p->x = c->x;
-		c->x = NULL;
-		p->has_solution = true;
-	}
-out:
+static void
+solve_ctx_free(struct solve_ctx *c)
+{
 	if (c) {
 		free(c->ind);
 		free(c->val);
 		free(c->x);
 		free(c);
 	}
+}
+
+/* The scratch of one solve: row buffers and the solution; NULL when
+ * memory runs out. */
+static struct solve_ctx *
+solve_ctx_new(struct milp *p, double time_limit_s)
+{
+	struct solve_ctx *c = calloc(1, sizeof(*c));
+	size_t nx = p->nvars > 0 ? (size_t)p->nvars : 1;
+
+	if (!c || !(c->ind = malloc(((size_t)p->max_row + 1) * sizeof(*c->ind))) ||
+	    !(c->val = malloc(((size_t)p->max_row + 1) * sizeof(*c->val))) ||
+	    !(c->x = malloc(nx * sizeof(*c->x)))) {
+		solve_ctx_free(c);
+		return NULL;
+	}
+	c->p = p;
+	c->time_limit_s = time_limit_s;
+	return c;
+}
+
+/* GLPK's state is undefined after its error: the only way out is to
+ * free all of it, glp_prob included. Returns false with the error. */
+static bool
+glpk_failed(struct solve_ctx *c, struct plan_error *err)
+{
+	char *nl;
+
+	glp_free_env();
+	nl = strchr(c->glpk_msg, '\n');
+	if (nl)
+		*nl = '\0';
+	return plan_error_set(err, strstr(c->glpk_msg, "memory") ? PLAN_ERR_NOMEM : PLAN_ERR_INPUT,
+			      NULL, 0, 0, "glpk error: %s", c->glpk_msg[0] ? c->glpk_msg : "unknown");
+}
+
+/* Move the solution of @c into @p. */
+static void
+keep_solution(struct milp *p, struct solve_ctx *c)
+{
+	/* Integer columns are within tol_int (1e-5) of an integer. */
+	p->objective = 0.0;
+	for (int j = 0; j < p->nvars; j++) {
+		if (p->vars[j].kind != MILP_CONTINUOUS)
+			c->x[j] = round(c->x[j]);
+		p->objective += p->vars[j].cost * c->x[j];
+	}
+	free(p->x);
+	p->x = c->x;
+	c->x = NULL;
+	p->has_solution = true;
+}
+
+bool
+milp_solve(struct milp *p, double time_limit_s, enum milp_status *status,
+	   struct plan_error *err)
+{
+	struct solve_ctx *c;
+	int envret;
+	bool ok;
+
+	drop_solution(p);
+	if (!status)
+		return plan_error_set(err, PLAN_ERR_INPUT, NULL, 0, 0, "no status to fill");
+	if (isnan(time_limit_s) || time_limit_s <= 0)
+		return plan_error_set(err, PLAN_ERR_INPUT, NULL, 0, 0,
+				      "invalid time limit '%g'", time_limit_s);
+	if (solve_directly(p, status))
+		return true;
+	c = solve_ctx_new(p, time_limit_s);
+	if (!c)
+		return plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
+	/* Create GLPK's environment here, where failure is a return code
+	 * (1: it existed already) rather than an abort inside GLPK. */
+	envret = glp_init_env();
+	if (envret != 0 && envret != 1)
+		ok = plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0,
+				    "cannot initialise glpk (code %d)", envret);
+	else if (!guarded(c))
+		ok = glpk_failed(c, err);
+	else
+		ok = map_status(c, status, err);
+	if (ok && (*status == MILP_OPTIMAL || *status == MILP_FEASIBLE))
+		keep_solution(p, c);
+	solve_ctx_free(c);
 	return ok;
 }
 

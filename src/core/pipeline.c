@@ -57,8 +57,7 @@ pipeline_stored_layer_microbatches(const struct model *m, const struct plan *p, 
 
 int
 pipeline_count_layers(const struct model *m, const struct plan *p, int stage,
-		      bool (*pred)(const struct model *m, int layer, const void *arg),
-		      const void *arg)
+		      bool (*pred)(int layer, const void *arg), const void *arg)
 {
 	int per_chunk = m->layers / (p->pp * p->vpp);
 	int count = 0;
@@ -67,7 +66,7 @@ pipeline_count_layers(const struct model *m, const struct plan *p, int stage,
 		int first = plan_stage_first_layer(p, m, stage);
 
 		for (int l = first; l < first + p->stage_layers[stage]; l++)
-			if (pred(m, l, arg))
+			if (pred(l, arg))
 				count++;
 		return count;
 	}
@@ -75,7 +74,7 @@ pipeline_count_layers(const struct model *m, const struct plan *p, int stage,
 		int first = (j * p->pp + stage) * per_chunk + 1;
 
 		for (int l = first; l < first + per_chunk; l++)
-			if (pred(m, l, arg))
+			if (pred(l, arg))
 				count++;
 	}
 	return count;

@@ -32,36 +32,49 @@ modes_allowed(const struct plan *shape, int *modes)
 	return n;
 }
 
+/* One shape's inner search: what it reads, and where it keeps the best
+ * layout so far. */
+struct inner {
+	const struct model *m;
+	const struct cluster *c;
+	const struct plan *shape;
+	const struct compressor *cmp;
+	const struct search_options *opt;
+	struct search_candidate *best;
+	bool *found;
+	struct search_stats *st;
+};
+
 /* Keep @cand if it is better than the current best (smaller slot, then time). */
 static void
-consider(struct search_candidate *best, bool *found, const struct search_candidate *cand)
+consider(const struct inner *in, const struct search_candidate *cand)
 {
+	struct search_candidate *best = in->best;
+
 	if (!cand->est.fits)
 		return;
-	if (!*found || cand->est.details.slot_s < best->est.details.slot_s - 1e-12 ||
+	if (!*in->found || cand->est.details.slot_s < best->est.details.slot_s - 1e-12 ||
 	    (fabs(cand->est.details.slot_s - best->est.details.slot_s) <= 1e-12 &&
 	     cand->est.iteration_time_s < best->est.iteration_time_s)) {
 		*best = *cand;
-		*found = true;
+		*in->found = true;
 	}
 }
 
+/* Predict @p into @out; false for a layout the cost model refuses, which
+ * is not a candidate (why it refuses does not matter here). */
 static bool
-evaluate(const struct model *m, const struct cluster *c, const struct plan *p,
-	 const struct compressor *cmp, const struct search_options *opt,
-	 struct search_candidate *out, struct search_stats *st, struct plan_error *err)
+evaluate(const struct inner *in, const struct plan *p, struct search_candidate *out)
 {
-	struct estimate_options eo = { opt->dp_algo, cmp };
+	struct estimate_options eo = { in->opt->dp_algo, in->cmp };
 	struct plan_error e2;
 
 	plan_error_clear(&e2);
-	st->evaluations++;
+	in->st->evaluations++;
 	out->plan = *p;
-	out->compressor = (p->compress.tp || p->compress.pp || p->compress.dp) ? cmp : NULL;
+	out->compressor = (p->compress.tp || p->compress.pp || p->compress.dp) ? in->cmp : NULL;
 	out->milp_slot_s = 0.0;
-	if (!estimate_plan(m, c, p, &eo, &out->est, &e2)) {
-		/* A layout the cost model refuses is not a candidate. */
-		(void)err;
+	if (!estimate_plan(in->m, in->c, p, &eo, &out->est, &e2)) {
 		memset(&out->est, 0, sizeof(out->est));
 		return false;
 	}
@@ -70,14 +83,14 @@ evaluate(const struct model *m, const struct cluster *c, const struct plan *p,
 
 /* Uniform layers (interleaving, or MoE layers every n-th): choose the
  * recompute mode and the compression scope by enumeration. */
-static bool
-inner_uniform(const struct model *m, const struct cluster *c, const struct plan *shape,
-	      const struct compressor *cmp, const struct search_options *opt,
-	      struct search_candidate *best, bool *found, struct search_stats *st,
-	      struct plan_error *err)
+static void
+inner_uniform(const struct inner *in)
 {
+	const struct model *m = in->m;
+	const struct plan *shape = in->shape;
+	const struct search_options *opt = in->opt;
 	int modes[3], nm = modes_allowed(shape, modes);
-	int scopes = cmp ? 4 : 1;
+	int scopes = in->cmp ? 4 : 1;
 	struct search_candidate cand;
 
 	for (int i = 0; i < nm; i++)
@@ -101,16 +114,15 @@ inner_uniform(const struct model *m, const struct cluster *c, const struct plan 
 			if (p.compress.tp && opt->max_compressed_layers >= 0 &&
 			    m->layers - m->layers / 2 > opt->max_compressed_layers)
 				p.compress.from_layer = m->layers - opt->max_compressed_layers;
-			if (evaluate(m, c, &p, cmp, opt, &cand, st, err))
-				consider(best, found, &cand);
+			if (evaluate(in, &p, &cand))
+				consider(in, &cand);
 		}
-	return true;
 }
 
 /* Turn the MILP's (or the enumeration's) choices into a plan. */
 static void
-layout_plan(const struct model *m, struct plan *p, const int *layers, const int *modes,
-	    int tp_from_stage, int pp_from_stage)
+layout_plan(struct plan *p, const int *layers, const int *modes, int tp_from_stage,
+	    int pp_from_stage)
 {
 	int first = 1;
 
@@ -129,7 +141,6 @@ layout_plan(const struct model *m, struct plan *p, const int *layers, const int 
 		p->compress.from_layer = -1;
 	p->compress.pp = pp_from_stage < p->pp;
 	p->compress.from_stage = p->compress.pp ? pp_from_stage : 0;
-	(void)m;
 }
 
 /*
@@ -138,9 +149,7 @@ layout_plan(const struct model *m, struct plan *p, const int *layers, const int 
  * while the plan fits and its slot does not grow.
  */
 static void
-relax_recompute(const struct model *m, const struct cluster *c, const struct compressor *cmp,
-		const struct search_options *opt, struct search_candidate *cand,
-		struct search_stats *st, struct plan_error *err)
+relax_recompute(const struct inner *in, struct search_candidate *cand)
 {
 	for (int s = 0; s < cand->plan.pp; s++) {
 		while (cand->plan.stage_recompute[s] > PLAN_RECOMPUTE_NONE) {
@@ -153,7 +162,7 @@ relax_recompute(const struct model *m, const struct cluster *c, const struct com
 			p.stage_recompute[s]--;
 			if (p.stage_recompute[s] == PLAN_RECOMPUTE_SELECTIVE && p.flash_attention)
 				p.stage_recompute[s]--;
-			better = evaluate(m, c, &p, cmp, opt, trial, st, err) && trial->est.fits &&
+			better = evaluate(in, &p, trial) && trial->est.fits &&
 				 trial->est.details.slot_s <= cand->est.details.slot_s * (1 + 1e-12) &&
 				 trial->est.iteration_time_s <= cand->est.iteration_time_s * (1 + 1e-12);
 			if (better) {
@@ -174,174 +183,284 @@ struct cols {
 	int y[3], z[3], w[3], cflag, bflag;
 };
 
+/* GLPK works best on numbers near 1: the MILP's times are in ms, its
+ * memory in GiB. */
+static const double layout_milp_ms_per_s = 1e3;
+static const double layout_milp_gib_per_byte = 1.0 / 1073741824.0;
+
+/* The layout MILP of one shape: its columns and its stages' coefficients. */
+struct layout_milp {
+	const struct inner *in;
+	struct milp *mp;
+	const struct estimate_stage_coefs *k; /* pp entries */
+	struct cols *col;                     /* pp entries */
+	int P, L, modes[3], nm, tau;
+	bool tpc, ppc;                        /* TP, PP compression may apply */
+	double ones[3 * PLAN_MAX_STAGES];
+};
+
+/* The stages' time and memory coefficients, probed with compression
+ * wherever it may apply; false for a shape the cost model refuses. */
 static bool
-inner_milp(const struct model *m, const struct cluster *c, const struct plan *shape,
-	   const struct compressor *cmp, const struct search_options *opt,
-	   struct search_candidate *best, bool *found, struct search_stats *st,
-	   struct plan_error *err)
+inner_milp_coefs(const struct layout_milp *x, struct estimate_stage_coefs *k)
 {
-	struct estimate_options eo = { opt->dp_algo, cmp };
-	int P = shape->pp, L = m->layers, modes[3], nm = modes_allowed(shape, modes);
-	bool tpc = cmp && shape->tp > 1, ppc = cmp && P > 1;
-	struct estimate_stage_coefs *k = NULL;
-	struct cols *col = NULL;
-	struct milp *mp = NULL;
-	struct plan probe = *shape;
-	enum milp_status status;
-	/* GLPK works best on numbers near 1: time in ms, memory in GiB. */
-	const double TS = 1e3, MS = 1.0 / 1073741824.0;
-	double cap = c->gpu.memory_bytes * MS;
-	int tau, ok = false;
+	const struct inner *in = x->in;
+	struct estimate_options eo = { in->opt->dp_algo, in->cmp };
+	struct plan probe = *in->shape;
+	struct plan_error e2;
 
-	probe.compress.tp = tpc;
-	probe.compress.pp = ppc;
+	probe.compress.tp = x->tpc;
+	probe.compress.pp = x->ppc;
 	probe.compress.from_layer = 0;
-	k = calloc((size_t)P, sizeof(*k));
-	col = calloc((size_t)P, sizeof(*col));
-	if (!k || !col) {
-		plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
-		goto out;
-	}
-	{
-		struct plan_error e2;
+	plan_error_clear(&e2);
+	return estimate_stage_coefs(in->m, in->c, &probe, &eo, k, &e2);
+}
 
-		plan_error_clear(&e2);
-		if (!estimate_stage_coefs(m, c, &probe, &eo, k, &e2)) {
-			ok = true; /* a shape the cost model refuses: no candidate */
-			goto out;
+/* Columns: the slot; per stage and recompute mode its choice y, its
+ * layers z and, with TP compression, its compressed layers w; per stage
+ * the flags of the TP (c) and PP (b) compression suffixes. */
+static bool
+inner_milp_columns(struct layout_milp *x, struct plan_error *err)
+{
+	struct milp *mp = x->mp;
+	int L = x->L;
+
+	x->tau = milp_add_var(mp, MILP_CONTINUOUS, 0.0, INFINITY, 1.0, "slot", err);
+	if (x->tau < 0)
+		return false;
+	for (int s = 0; s < x->P; s++) {
+		struct cols *cs = &x->col[s];
+
+		for (int i = 0; i < x->nm; i++) {
+			cs->y[i] = milp_add_var(mp, MILP_BINARY, 0, 1, 0, "y", err);
+			cs->z[i] = milp_add_var(mp, MILP_INTEGER, 0, L, 0, "z", err);
+			cs->w[i] = x->tpc ? milp_add_var(mp, MILP_INTEGER, 0, L, 0, "w", err) : -1;
+			if (cs->y[i] < 0 || cs->z[i] < 0 || (x->tpc && cs->w[i] < 0))
+				return false;
+		}
+		cs->cflag = x->tpc ? milp_add_var(mp, MILP_BINARY, 0, 1, 0, "c", err) : -1;
+		cs->bflag = x->ppc ? milp_add_var(mp, MILP_BINARY, 0, 1, 0, "b", err) : -1;
+		if ((x->tpc && cs->cflag < 0) || (x->ppc && cs->bflag < 0))
+			return false;
+	}
+	return true;
+}
+
+/* One recompute mode per stage; its layers; at least one layer. */
+static bool
+inner_milp_choice_rows(const struct layout_milp *x, const struct cols *cs, struct plan_error *err)
+{
+	int v[3];
+
+	for (int i = 0; i < x->nm; i++)
+		v[i] = cs->y[i];
+	if (!milp_add_row(x->mp, x->nm, v, x->ones, 1, 1, "mode", err))
+		return false;
+	for (int i = 0; i < x->nm; i++) {
+		int vv[2] = { cs->z[i], cs->y[i] };
+		double aa[2] = { 1.0, -x->L };
+
+		if (!milp_add_row(x->mp, 2, vv, aa, -INFINITY, 0, "zy", err))
+			return false;
+		v[i] = cs->z[i];
+	}
+	return milp_add_row(x->mp, x->nm, v, x->ones, 1, INFINITY, "nonempty", err);
+}
+
+/* flag @a <= flag @b: once set, a flag stays set for the later stages. */
+static bool
+inner_milp_suffix_row(const struct layout_milp *x, int a, int b, const char *name,
+		      struct plan_error *err)
+{
+	int v[2] = { a, b };
+	double cc[2] = { 1, -1 };
+
+	return milp_add_row(x->mp, 2, v, cc, -INFINITY, 0, name, err);
+}
+
+/* w = z if the stage's TP is compressed, else 0. */
+static bool
+inner_milp_tp_rows(const struct layout_milp *x, int s, struct plan_error *err)
+{
+	const struct cols *cs = &x->col[s];
+	int L = x->L;
+
+	for (int i = 0; i < x->nm; i++) {
+		int a1[2] = { cs->w[i], cs->z[i] }, a2[2] = { cs->w[i], cs->cflag };
+		int a3[3] = { cs->z[i], cs->w[i], cs->cflag };
+		double c1[2] = { 1, -1 }, c2[2] = { 1, -L }, c3[3] = { 1, -1, L };
+
+		if (!milp_add_row(x->mp, 2, a1, c1, -INFINITY, 0, "w<=z", err) ||
+		    !milp_add_row(x->mp, 2, a2, c2, -INFINITY, 0, "w<=Lc", err) ||
+		    !milp_add_row(x->mp, 3, a3, c3, -INFINITY, L, "w>=z-L(1-c)", err))
+			return false;
+	}
+	/* Compression covers a suffix of the layers (MCBench's
+	 * --start-tensor-compress-layer): stages from one on. */
+	return s + 1 >= x->P || inner_milp_suffix_row(x, cs->cflag, x->col[s + 1].cflag, "suffix", err);
+}
+
+/* slot >= stage time */
+static bool
+inner_milp_slot_row(const struct layout_milp *x, int s, struct plan_error *err)
+{
+	const double TS = layout_milp_ms_per_s;
+	const struct estimate_stage_coefs *q = &x->k[s];
+	const struct cols *cs = &x->col[s];
+	int v[16], n = 0;
+	double a[16];
+
+	v[n] = x->tau;
+	a[n++] = 1.0;
+	for (int i = 0; i < x->nm; i++) {
+		v[n] = cs->z[i];
+		a[n++] = -TS * q->time_layer[x->modes[i]][0];
+		if (x->tpc) {
+			v[n] = cs->w[i];
+			a[n++] = -TS * (q->time_layer[x->modes[i]][1] - q->time_layer[x->modes[i]][0]);
 		}
 	}
-	mp = milp_new(err);
-	if (!mp)
-		goto out;
-	tau = milp_add_var(mp, MILP_CONTINUOUS, 0.0, INFINITY, 1.0, "slot", err);
-	if (tau < 0)
-		goto out;
+	if (x->ppc) {
+		v[n] = cs->bflag;
+		a[n++] = -TS * (q->time_fixed[1] - q->time_fixed[0]);
+	}
+	return milp_add_row(x->mp, n, v, a, TS * q->time_fixed[0], INFINITY, "slot", err);
+}
+
+/* memory of the stage */
+static bool
+inner_milp_memory_row(const struct layout_milp *x, int s, struct plan_error *err)
+{
+	const double MS = layout_milp_gib_per_byte;
+	const struct estimate_stage_coefs *q = &x->k[s];
+	const struct cols *cs = &x->col[s];
+	const int *modes = x->modes;
+	double cap = x->in->c->gpu.memory_bytes * MS;
+	int v[16], n = 0;
+	double a[16];
+
+	for (int i = 0; i < x->nm; i++) {
+		v[n] = cs->z[i];
+		a[n++] = MS * q->mem_layer[modes[i]][0];
+		v[n] = cs->y[i];
+		a[n++] = MS * q->mem_fixed[modes[i]][0];
+		if (x->tpc) {
+			v[n] = cs->w[i];
+			a[n++] = MS * (q->mem_layer[modes[i]][1] - q->mem_layer[modes[i]][0]);
+		}
+	}
+	if (x->ppc) {
+		v[n] = cs->bflag;
+		a[n++] = MS * (q->mem_fixed[modes[0]][1] - q->mem_fixed[modes[0]][0]);
+	}
+	return milp_add_row(x->mp, n, v, a, -INFINITY, cap, "memory", err);
+}
+
+/* The rows of stage @s, in the order GLPK has always seen them. */
+static bool
+inner_milp_stage_rows(const struct layout_milp *x, int s, struct plan_error *err)
+{
+	if (!inner_milp_choice_rows(x, &x->col[s], err))
+		return false;
+	if (x->tpc && !inner_milp_tp_rows(x, s, err))
+		return false;
+	if (x->ppc && s + 1 < x->P &&
+	    !inner_milp_suffix_row(x, x->col[s].bflag, x->col[s + 1].bflag, "pp-suffix", err))
+		return false;
+	return inner_milp_slot_row(x, s, err) && inner_milp_memory_row(x, s, err);
+}
+
+/* Rows over all stages: every layer placed, the cut-off of the top
+ * list, the budget of TP-compressed layers. */
+static bool
+inner_milp_global_rows(const struct layout_milp *x, struct plan_error *err)
+{
+	const struct inner *in = x->in;
+	int all_z[3 * PLAN_MAX_STAGES], nz = 0, budget_w[3 * PLAN_MAX_STAGES], nw = 0;
+
+	for (int s = 0; s < x->P; s++)
+		for (int i = 0; i < x->nm; i++) {
+			all_z[nz++] = x->col[s].z[i];
+			if (x->tpc)
+				budget_w[nw++] = x->col[s].w[i];
+		}
+	if (!milp_add_row(x->mp, nz, all_z, x->ones, x->L, x->L, "layers", err))
+		return false;
+	/* Only a layout that can enter the top list matters: its
+	 * pipeline alone must beat the current k-th best time. */
+	if (in->st->cutoff_s > 0) {
+		double slots = plan_microbatches(in->shape) + (double)(x->P - 1) / in->shape->vpp;
+		double one = 1.0;
+
+		if (!milp_add_row(x->mp, 1, &x->tau, &one, -INFINITY,
+				  layout_milp_ms_per_s * in->st->cutoff_s / slots, "cutoff", err))
+			return false;
+	}
+	return !(x->tpc && in->opt->max_compressed_layers >= 0) ||
+	       milp_add_row(x->mp, nw, budget_w, x->ones, -INFINITY, in->opt->max_compressed_layers,
+			    "budget", err);
+}
+
+/* The solution as a plan: layers and recompute mode per stage, and the
+ * first stage of each compression suffix. */
+static void
+inner_milp_decode(const struct layout_milp *x, struct plan *p)
+{
+	int P = x->P, layers[PLAN_MAX_STAGES], mode[PLAN_MAX_STAGES], tp_from = P, pp_from = P;
+
+	*p = *x->in->shape;
 	for (int s = 0; s < P; s++) {
-		for (int i = 0; i < nm; i++) {
-			col[s].y[i] = milp_add_var(mp, MILP_BINARY, 0, 1, 0, "y", err);
-			col[s].z[i] = milp_add_var(mp, MILP_INTEGER, 0, L, 0, "z", err);
-			col[s].w[i] = tpc ? milp_add_var(mp, MILP_INTEGER, 0, L, 0, "w", err) : -1;
-			if (col[s].y[i] < 0 || col[s].z[i] < 0 || (tpc && col[s].w[i] < 0))
-				goto out;
+		const struct cols *cs = &x->col[s];
+
+		layers[s] = 0;
+		mode[s] = x->modes[0];
+		for (int i = 0; i < x->nm; i++) {
+			layers[s] += (int)lround(milp_value(x->mp, cs->z[i]));
+			if (milp_value(x->mp, cs->y[i]) > 0.5)
+				mode[s] = x->modes[i];
 		}
-		col[s].cflag = tpc ? milp_add_var(mp, MILP_BINARY, 0, 1, 0, "c", err) : -1;
-		col[s].bflag = ppc ? milp_add_var(mp, MILP_BINARY, 0, 1, 0, "b", err) : -1;
-		if ((tpc && col[s].cflag < 0) || (ppc && col[s].bflag < 0))
-			goto out;
+		if (x->tpc && tp_from == P && milp_value(x->mp, cs->cflag) > 0.5)
+			tp_from = s;
+		if (x->ppc && pp_from == P && milp_value(x->mp, cs->bflag) > 0.5)
+			pp_from = s;
 	}
-	{
-		int all_z[3 * PLAN_MAX_STAGES], nz = 0, budget_w[3 * PLAN_MAX_STAGES], nw = 0;
-		double ones[3 * PLAN_MAX_STAGES];
+	layout_plan(p, layers, mode, tp_from, pp_from);
+}
 
-		for (int i = 0; i < 3 * PLAN_MAX_STAGES; i++)
-			ones[i] = 1.0;
-		for (int s = 0; s < P; s++) {
-			int v[16], n = 0;
-			double a[16];
-			const struct estimate_stage_coefs *q = &k[s];
+/* Predict the decoded layout, drop recomputation it does not need, and
+ * note how far the MILP's slot is from the prediction. */
+static void
+inner_milp_refine(const struct layout_milp *x, const struct plan *p)
+{
+	const struct inner *in = x->in;
+	struct search_candidate cand;
+	double slot;
 
-			/* One recompute mode per stage; its layers; at least one layer. */
-			for (int i = 0; i < nm; i++)
-				v[i] = col[s].y[i];
-			if (!milp_add_row(mp, nm, v, ones, 1, 1, "mode", err))
-				goto out;
-			for (int i = 0; i < nm; i++) {
-				int vv[2] = { col[s].z[i], col[s].y[i] };
-				double aa[2] = { 1.0, -L };
+	if (!evaluate(in, p, &cand))
+		return;
+	slot = milp_value(x->mp, x->tau) / layout_milp_ms_per_s;
+	relax_recompute(in, &cand);
+	cand.milp_slot_s = slot;
+	if (p->zero < 3 && cand.est.details.slot_s > 0) {
+		double gap = fabs(slot - cand.est.details.slot_s) / cand.est.details.slot_s;
 
-				if (!milp_add_row(mp, 2, vv, aa, -INFINITY, 0, "zy", err))
-					goto out;
-				all_z[nz++] = col[s].z[i];
-				v[i] = col[s].z[i];
-			}
-			if (!milp_add_row(mp, nm, v, ones, 1, INFINITY, "nonempty", err))
-				goto out;
-			/* w = z if the stage's TP is compressed, else 0. */
-			if (tpc) {
-				for (int i = 0; i < nm; i++) {
-					int a1[2] = { col[s].w[i], col[s].z[i] }, a2[2] = { col[s].w[i], col[s].cflag };
-					int a3[3] = { col[s].z[i], col[s].w[i], col[s].cflag };
-					double c1[2] = { 1, -1 }, c2[2] = { 1, -L }, c3[3] = { 1, -1, L };
-
-					if (!milp_add_row(mp, 2, a1, c1, -INFINITY, 0, "w<=z", err) ||
-					    !milp_add_row(mp, 2, a2, c2, -INFINITY, 0, "w<=Lc", err) ||
-					    !milp_add_row(mp, 3, a3, c3, -INFINITY, L, "w>=z-L(1-c)", err))
-						goto out;
-					budget_w[nw++] = col[s].w[i];
-				}
-				/* Compression covers a suffix of the layers (MCBench's
-				 * --start-tensor-compress-layer): stages from one on. */
-				if (s + 1 < P) {
-					int a[2] = { col[s].cflag, col[s + 1].cflag };
-					double cc[2] = { 1, -1 };
-
-					if (!milp_add_row(mp, 2, a, cc, -INFINITY, 0, "suffix", err))
-						goto out;
-				}
-			}
-			if (ppc && s + 1 < P) {
-				int a[2] = { col[s].bflag, col[s + 1].bflag };
-				double cc[2] = { 1, -1 };
-
-				if (!milp_add_row(mp, 2, a, cc, -INFINITY, 0, "pp-suffix", err))
-					goto out;
-			}
-			/* slot >= stage time */
-			n = 0;
-			v[n] = tau;
-			a[n++] = 1.0;
-			for (int i = 0; i < nm; i++) {
-				v[n] = col[s].z[i];
-				a[n++] = -TS * q->time_layer[modes[i]][0];
-				if (tpc) {
-					v[n] = col[s].w[i];
-					a[n++] = -TS * (q->time_layer[modes[i]][1] - q->time_layer[modes[i]][0]);
-				}
-			}
-			if (ppc) {
-				v[n] = col[s].bflag;
-				a[n++] = -TS * (q->time_fixed[1] - q->time_fixed[0]);
-			}
-			if (!milp_add_row(mp, n, v, a, TS * q->time_fixed[0], INFINITY, "slot", err))
-				goto out;
-			/* memory of the stage */
-			n = 0;
-			for (int i = 0; i < nm; i++) {
-				v[n] = col[s].z[i];
-				a[n++] = MS * q->mem_layer[modes[i]][0];
-				v[n] = col[s].y[i];
-				a[n++] = MS * q->mem_fixed[modes[i]][0];
-				if (tpc) {
-					v[n] = col[s].w[i];
-					a[n++] = MS * (q->mem_layer[modes[i]][1] - q->mem_layer[modes[i]][0]);
-				}
-			}
-			if (ppc) {
-				v[n] = col[s].bflag;
-				a[n++] = MS * (q->mem_fixed[modes[0]][1] - q->mem_fixed[modes[0]][0]);
-			}
-			if (!milp_add_row(mp, n, v, a, -INFINITY, cap, "memory", err))
-				goto out;
-		}
-		if (!milp_add_row(mp, nz, all_z, ones, L, L, "layers", err))
-			goto out;
-		/* Only a layout that can enter the top list matters: its
-		 * pipeline alone must beat the current k-th best time. */
-		if (st->cutoff_s > 0) {
-			double slots = plan_microbatches(shape) + (double)(P - 1) / shape->vpp;
-			double one = 1.0;
-
-			if (!milp_add_row(mp, 1, &tau, &one, -INFINITY, TS * st->cutoff_s / slots, "cutoff", err))
-				goto out;
-		}
-		if (tpc && opt->max_compressed_layers >= 0 &&
-		    !milp_add_row(mp, nw, budget_w, ones, -INFINITY, opt->max_compressed_layers, "budget", err))
-			goto out;
+		if (gap > in->st->max_milp_gap)
+			in->st->max_milp_gap = gap;
 	}
-	if (!milp_solve(mp, opt->time_limit_s > 0 ? opt->time_limit_s : 10.0, &status, err)) {
+	consider(in, &cand);
+}
+
+/* Solve, and act on the outcome. */
+static bool
+inner_milp_solve(const struct layout_milp *x, struct plan_error *err)
+{
+	const struct inner *in = x->in;
+	struct search_stats *st = in->st;
+	enum milp_status status;
+
+	if (!milp_solve(x->mp, in->opt->time_limit_s > 0 ? in->opt->time_limit_s : 10.0, &status, err)) {
 		err->kind = err->kind == PLAN_ERR_NOMEM ? PLAN_ERR_NOMEM : PLAN_ERR_IO; /* the solver failed */
-		goto out;
+		return false;
 	}
 	st->milps++;
 	if (status == MILP_FEASIBLE)
@@ -352,46 +471,53 @@ inner_milp(const struct model *m, const struct cluster *c, const struct plan *sh
 		/* Out of time before any layout: do not conclude that nothing
 		 * fits; fall back to (near-)even layers. */
 		st->milp_timeouts++;
-		ok = inner_uniform(m, c, shape, cmp, opt, best, found, st, err);
-		goto out;
+		inner_uniform(in);
+		return true;
 	}
 	if (status == MILP_OPTIMAL || status == MILP_FEASIBLE) {
-		int layers[PLAN_MAX_STAGES], mode[PLAN_MAX_STAGES], tp_from = P, pp_from = P;
-		struct plan p = *shape;
-		struct search_candidate cand;
+		struct plan p;
 
-		for (int s = 0; s < P; s++) {
-			layers[s] = 0;
-			mode[s] = modes[0];
-			for (int i = 0; i < nm; i++) {
-				layers[s] += (int)lround(milp_value(mp, col[s].z[i]));
-				if (milp_value(mp, col[s].y[i]) > 0.5)
-					mode[s] = modes[i];
-			}
-			if (tpc && tp_from == P && milp_value(mp, col[s].cflag) > 0.5)
-				tp_from = s;
-			if (ppc && pp_from == P && milp_value(mp, col[s].bflag) > 0.5)
-				pp_from = s;
-		}
-		layout_plan(m, &p, layers, mode, tp_from, pp_from);
-		if (evaluate(m, c, &p, cmp, opt, &cand, st, err)) {
-			double slot = milp_value(mp, tau) / TS;
-
-			relax_recompute(m, c, cmp, opt, &cand, st, err);
-
-			cand.milp_slot_s = slot;
-			if (p.zero < 3 && cand.est.details.slot_s > 0) {
-				double gap = fabs(slot - cand.est.details.slot_s) / cand.est.details.slot_s;
-
-				if (gap > st->max_milp_gap)
-					st->max_milp_gap = gap;
-			}
-			consider(best, found, &cand);
-		}
+		inner_milp_decode(x, &p);
+		inner_milp_refine(x, &p);
 	}
-	ok = true;
+	return true;
+}
+
+static bool
+inner_milp(const struct inner *in, struct plan_error *err)
+{
+	struct layout_milp x = { .in = in, .P = in->shape->pp, .L = in->m->layers };
+	struct estimate_stage_coefs *k = NULL;
+	struct cols *col = NULL;
+	bool ok = false;
+
+	x.nm = modes_allowed(in->shape, x.modes);
+	x.tpc = in->cmp && in->shape->tp > 1;
+	x.ppc = in->cmp && x.P > 1;
+	k = calloc((size_t)x.P, sizeof(*k));
+	col = calloc((size_t)x.P, sizeof(*col));
+	if (!k || !col) {
+		plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
+		goto out;
+	}
+	x.k = k;
+	x.col = col;
+	if (!inner_milp_coefs(&x, k)) {
+		ok = true; /* a shape the cost model refuses: no candidate */
+		goto out;
+	}
+	x.mp = milp_new(err);
+	if (!x.mp || !inner_milp_columns(&x, err))
+		goto out;
+	for (int i = 0; i < 3 * PLAN_MAX_STAGES; i++)
+		x.ones[i] = 1.0;
+	for (int s = 0; s < x.P; s++)
+		if (!inner_milp_stage_rows(&x, s, err))
+			goto out;
+	if (inner_milp_global_rows(&x, err))
+		ok = inner_milp_solve(&x, err);
 out:
-	milp_free(mp);
+	milp_free(x.mp);
 	free(k);
 	free(col);
 	return ok;
@@ -400,15 +526,8 @@ out:
 /* Every composition of L into P parts, every mode per stage, every pair
  * of compression suffixes: the reference for the MILP (small shapes). */
 struct exh {
-	const struct model *m;
-	const struct cluster *c;
-	const struct plan *shape;
-	const struct compressor *cmp;
-	const struct search_options *opt;
-	struct search_candidate *best, cand;
-	bool *found;
-	struct search_stats *st;
-	struct plan_error *err;
+	const struct inner *in;
+	struct search_candidate cand;
 	int modes[3], nm;
 	int layers[PLAN_MAX_STAGES], mode[PLAN_MAX_STAGES];
 	bool tpc, ppc;
@@ -417,7 +536,8 @@ struct exh {
 static void
 exh_modes(struct exh *x, int s)
 {
-	int P = x->shape->pp;
+	const struct inner *in = x->in;
+	int P = in->shape->pp;
 
 	if (s < P) {
 		for (int i = 0; i < x->nm; i++) {
@@ -428,24 +548,24 @@ exh_modes(struct exh *x, int s)
 	}
 	for (int tf = x->tpc ? 0 : P; tf <= P; tf++)
 		for (int pf = x->ppc ? 0 : P; pf <= P; pf++) {
-			struct plan p = *x->shape;
+			struct plan p = *in->shape;
 			int compressed = 0;
 
-			layout_plan(x->m, &p, x->layers, x->mode, tf, pf);
+			layout_plan(&p, x->layers, x->mode, tf, pf);
 			for (int i = tf; i < P; i++)
 				compressed += x->layers[i];
-			if (p.compress.tp && x->opt->max_compressed_layers >= 0 &&
-			    compressed > x->opt->max_compressed_layers)
+			if (p.compress.tp && in->opt->max_compressed_layers >= 0 &&
+			    compressed > in->opt->max_compressed_layers)
 				continue;
-			if (evaluate(x->m, x->c, &p, x->cmp, x->opt, &x->cand, x->st, x->err))
-				consider(x->best, x->found, &x->cand);
+			if (evaluate(in, &p, &x->cand))
+				consider(in, &x->cand);
 		}
 }
 
 static void
 exh_layers(struct exh *x, int s, int left)
 {
-	int P = x->shape->pp;
+	int P = x->in->shape->pp;
 
 	if (s == P - 1) {
 		x->layers[s] = left;
@@ -458,31 +578,27 @@ exh_layers(struct exh *x, int s, int left)
 	}
 }
 
-static bool
-inner_exhaustive(const struct model *m, const struct cluster *c, const struct plan *shape,
-		 const struct compressor *cmp, const struct search_options *opt,
-		 struct search_candidate *best, bool *found, struct search_stats *st,
-		 struct plan_error *err)
+static void
+inner_exhaustive(const struct inner *in)
 {
-	struct exh x = { .m = m, .c = c, .shape = shape, .cmp = cmp, .opt = opt, .best = best,
-			 .found = found, .st = st, .err = err };
-	int P = shape->pp, L = m->layers;
+	struct exh x = { .in = in };
+	int P = in->shape->pp, L = in->m->layers;
 	double count = 1.0;
 
-	x.nm = modes_allowed(shape, x.modes);
-	x.tpc = cmp && shape->tp > 1;
-	x.ppc = cmp && P > 1;
+	x.nm = modes_allowed(in->shape, x.modes);
+	x.tpc = in->cmp && in->shape->tp > 1;
+	x.ppc = in->cmp && P > 1;
 	/* C(L-1, P-1) layouts x modes^P x (P+1)^2 suffixes. */
 	for (int i = 1; i < P; i++)
 		count = count * (L - i) / i;
 	count *= pow(x.nm, P) * (x.tpc ? P + 1 : 1) * (x.ppc ? P + 1 : 1);
 	if (count > 1e6) {
 		/* Too many to enumerate: even layers and one mode for all stages. */
-		st->truncated++;
-		return inner_uniform(m, c, shape, cmp, opt, best, found, st, err);
+		in->st->truncated++;
+		inner_uniform(in);
+		return;
 	}
 	exh_layers(&x, 0, L);
-	return true;
 }
 
 bool
@@ -491,16 +607,21 @@ search_shape(const struct model *m, const struct cluster *c, const struct plan *
 	     struct search_candidate *best, bool *found, struct search_stats *stats,
 	     struct plan_error *err)
 {
+	const struct inner in = { m, c, shape, cmp, opt, best, found, stats };
 	bool uniform = shape->vpp > 1 || (model_is_moe(m) && m->moe.every > 1);
 
 	*found = false;
-	if (uniform)
-		return inner_uniform(m, c, shape, cmp, opt, best, found, stats, err);
+	if (uniform) {
+		inner_uniform(&in);
+		return true;
+	}
 	/* One stage: three recompute modes at most, with or without TP
 	 * compression; enumerating them is exact (ZeRO-3's exposure too). */
-	if (exhaustive || shape->pp == 1)
-		return inner_exhaustive(m, c, shape, cmp, opt, best, found, stats, err);
-	return inner_milp(m, c, shape, cmp, opt, best, found, stats, err);
+	if (exhaustive || shape->pp == 1) {
+		inner_exhaustive(&in);
+		return true;
+	}
+	return inner_milp(&in, err);
 }
 
 /* One outer shape, with its lower bound. */
@@ -571,117 +692,220 @@ lower_bound(const struct model *m, const struct cluster *c, const struct plan *p
 	return (plan_microbatches(p) + (double)(p->pp - 1) / p->vpp) * per_mb / p->pp;
 }
 
-static bool
-divides(long a, long b)
-{
-	return a > 0 && b % a == 0;
-}
+/* The outer choices of one shape, made one dimension at a time by enumerate(). */
+struct outer {
+	int tp, pp, dp, mb, vpp, zero, mics_group, ep, sp, route;
+};
 
-/* Enumerate the outer shapes of the search space. */
-static bool
-enumerate(const struct model *m, const struct cluster *c, const struct search_options *opt,
-	  int gpus, int seq, struct shape_list *out, struct plan_error *err)
+/* What enumerate() reads, and the list it fills. */
+struct outer_space {
+	const struct model *m;
+	const struct cluster *c;
+	const struct search_options *opt;
+	int seq;
+	struct shape_list *out;
+	struct plan_error *err;
+};
+
+/* TP degrees: powers of two that split the heads and the FFN, split or
+ * replicate the KV heads, and divide a node when smaller than one. */
+static int
+tp_candidates(const struct outer_space *x, int gpus, int *tps)
 {
-	int G = c->gpus_per_node;
-	int max_tp = opt->max_tp > 0 ? opt->max_tp : G;
-	int max_pp = opt->max_pp > 0 ? opt->max_pp : m->layers;
-	int max_mb = opt->max_micro_batch > 0 ? opt->max_micro_batch : 16;
-	int max_vpp = opt->max_vpp > 0 ? opt->max_vpp : 8;
-	int B = opt->global_batch;
+	const struct model *m = x->m;
+	int G = x->c->gpus_per_node;
+	int max_tp = x->opt->max_tp > 0 ? x->opt->max_tp : G;
+	int n = 0;
 
 	for (int tp = 1; tp <= max_tp && tp <= gpus; tp *= 2) {
 		if (m->heads % tp || m->ffn_hidden % tp || (m->kv_heads % tp && tp % m->kv_heads))
 			continue;
 		if (tp < G && G % tp)
 			continue;
-		for (int pp = 1; pp <= max_pp && pp <= m->layers && (long)tp * pp <= gpus; pp++) {
-			int dp;
+		tps[n++] = tp;
+	}
+	return n;
+}
 
-			if (gpus % (tp * pp))
+/* ZeRO stages: 0; 1 with data parallelism; 3 also without pipelining. */
+static int
+zero_candidates(const struct search_options *opt, const struct outer *o, int *zeros)
+{
+	int max_zero = opt->max_zero < 0 ? 3 : opt->max_zero;
+	int n = 0;
+
+	zeros[n++] = 0;
+	if (o->dp > 1 && max_zero >= 1)
+		zeros[n++] = 1;
+	if (o->dp > 1 && o->pp == 1 && max_zero >= 3)
+		zeros[n++] = 3;
+	return n;
+}
+
+/* MiCS groups (0: none): whole nodes, dividing dp, smaller than dp. */
+static int
+mics_candidates(const struct outer_space *x, const struct outer *o, int zero, int *groups)
+{
+	int G = x->c->gpus_per_node, n = 0;
+
+	groups[n++] = 0;
+	if (zero == 3 && !model_is_moe(x->m))
+		for (int g = G; g < o->dp && n < 16; g *= 2)
+			if (o->dp % g == 0)
+				groups[n++] = g;
+	return n;
+}
+
+/* EP degrees: powers of two dividing the experts and dp (1 for a dense model). */
+static int
+ep_candidates(const struct model *m, const struct outer *o, int *eps)
+{
+	int n = 0;
+
+	if (!model_is_moe(m)) {
+		eps[n++] = 1;
+		return n;
+	}
+	for (int e = 1; e <= o->dp && n < 32; e *= 2)
+		if (m->moe.experts % e == 0 && o->dp % e == 0)
+			eps[n++] = e;
+	return n;
+}
+
+static bool
+push_outer(const struct outer_space *x, const struct outer *o, const struct compressor *cmp,
+	   bool dpc)
+{
+	struct plan p;
+
+	plan_init(&p);
+	p.tp = o->tp;
+	p.pp = o->pp;
+	p.dp = o->dp;
+	p.vpp = o->vpp;
+	p.micro_batch = o->mb;
+	p.global_batch = x->opt->global_batch;
+	p.seq_len = x->seq;
+	p.sequence_parallel = o->sp;
+	p.flash_attention = x->opt->flash_attention;
+	p.zero = o->zero;
+	p.mics_group = o->mics_group;
+	p.ep = o->ep;
+	p.moe_routing = o->route;
+	p.moe_overlap = x->opt->moe_overlap;
+	p.compress.dp = dpc;
+	return push(x->out, &p, cmp, lower_bound(x->m, x->c, &p), x->err);
+}
+
+/* No compressor, or one of them, with or without DP gradient compression. */
+static bool
+enumerate_compressors(const struct outer_space *x, const struct outer *o)
+{
+	const struct search_options *opt = x->opt;
+
+	for (int ci = -1; ci < opt->ncompressors; ci++)
+		for (int dpc = 0; dpc < 2; dpc++) {
+			const struct compressor *cmp = ci >= 0 ? opt->compressors[ci] : NULL;
+
+			/* DP gradient compression: an outer choice,
+			 * for methods that can compress gradients. */
+			if (dpc && (!cmp || o->dp < 2 || o->zero != 0 || model_is_moe(x->m) ||
+				    cmp->method == COMPRESSOR_AUTOENCODER))
 				continue;
-			dp = gpus / (tp * pp);
-			if (B % dp)
+			/* A compressor only matters where there is
+			 * traffic to compress. */
+			if (cmp && o->tp == 1 && o->pp == 1 && !dpc)
 				continue;
-			for (int mb = 1; mb <= max_mb; mb *= 2) {
-				int mbs = B / dp;
+			if (!push_outer(x, o, cmp, dpc))
+				return false;
+		}
+	return true;
+}
 
-				if (mbs % mb)
-					continue;
-				for (int vpp = 1; vpp <= (pp > 1 ? max_vpp : 1); vpp++) {
-					int zeros[4], nz = 0;
+/* Sequence parallelism (with TP) and MoE routing (with EP). */
+static bool
+enumerate_options(const struct outer_space *x, const struct outer *base)
+{
+	struct outer o = *base;
 
-					if (vpp > 1 && (m->layers % (pp * vpp) || (mbs / mb) % pp))
-						continue;
-					int max_zero = opt->max_zero < 0 ? 3 : opt->max_zero;
+	for (o.sp = 0; o.sp < (o.tp > 1 && x->seq % o.tp == 0 ? 2 : 1); o.sp++)
+		for (o.route = 0; o.route < (o.ep > 1 ? 2 : 1); o.route++)
+			if (!enumerate_compressors(x, &o))
+				return false;
+	return true;
+}
 
-					zeros[nz++] = 0;
-					if (dp > 1 && max_zero >= 1)
-						zeros[nz++] = 1;
-					if (dp > 1 && pp == 1 && max_zero >= 3)
-						zeros[nz++] = 3;
-					for (int zi = 0; zi < nz; zi++) {
-						int groups[16], ng = 0;
+/* ZeRO stage, MiCS group and EP degree. */
+static bool
+enumerate_sharding(const struct outer_space *x, const struct outer *base)
+{
+	struct outer o = *base;
+	int zeros[4], nz = zero_candidates(x->opt, &o, zeros);
+	int eps[32], ne = ep_candidates(x->m, &o, eps);
 
-						groups[ng++] = 0;
-						/* MiCS groups: whole nodes, dividing dp, smaller than dp. */
-						if (zeros[zi] == 3 && !model_is_moe(m))
-							for (int g = G; g < dp && ng < 16; g *= 2)
-								if (dp % g == 0)
-									groups[ng++] = g;
-						for (int gi = 0; gi < ng; gi++) {
-							int eps[32], ne = 0;
+	for (int zi = 0; zi < nz; zi++) {
+		int groups[16], ng = mics_candidates(x, &o, zeros[zi], groups);
 
-							if (model_is_moe(m)) {
-								for (int e = 1; e <= dp && ne < 32; e *= 2)
-									if (m->moe.experts % e == 0 && dp % e == 0)
-										eps[ne++] = e;
-							} else {
-								eps[ne++] = 1;
-							}
-							for (int ei = 0; ei < ne; ei++)
-								for (int sp = 0; sp < (tp > 1 && seq % tp == 0 ? 2 : 1); sp++)
-								for (int route = 0; route < (eps[ei] > 1 ? 2 : 1); route++)
-									for (int ci = -1; ci < opt->ncompressors; ci++)
-									for (int dpc = 0; dpc < 2; dpc++) {
-										const struct compressor *cmp = ci >= 0 ? opt->compressors[ci] : NULL;
-										struct plan p;
-
-										/* DP gradient compression: an outer choice,
-										 * for methods that can compress gradients. */
-										if (dpc && (!cmp || dp < 2 || zeros[zi] != 0 || model_is_moe(m) ||
-											    cmp->method == COMPRESSOR_AUTOENCODER))
-											continue;
-
-										plan_init(&p);
-										p.tp = tp;
-										p.pp = pp;
-										p.dp = dp;
-										p.vpp = vpp;
-										p.micro_batch = mb;
-										p.global_batch = B;
-										p.seq_len = seq;
-										p.sequence_parallel = sp;
-										p.flash_attention = opt->flash_attention;
-										p.zero = zeros[zi];
-										p.mics_group = groups[gi];
-										p.ep = eps[ei];
-										p.moe_routing = route;
-										p.moe_overlap = opt->moe_overlap;
-										p.compress.dp = dpc;
-										/* A compressor only matters where there is
-										 * traffic to compress. */
-										if (cmp && tp == 1 && pp == 1 && !dpc)
-											continue;
-										if (!push(out, &p, cmp, lower_bound(m, c, &p), err))
-											return false;
-									}
-						}
-					}
-				}
+		o.zero = zeros[zi];
+		for (int gi = 0; gi < ng; gi++) {
+			o.mics_group = groups[gi];
+			for (int ei = 0; ei < ne; ei++) {
+				o.ep = eps[ei];
+				if (!enumerate_options(x, &o))
+					return false;
 			}
 		}
 	}
-	(void)divides;
+	return true;
+}
+
+/* Micro-batch sizes (powers of two dividing the DP rank's batch) and
+ * interleaving (chunks of whole layers, micro-batches a multiple of pp). */
+static bool
+enumerate_batches(const struct outer_space *x, const struct outer *base)
+{
+	const struct search_options *opt = x->opt;
+	int max_mb = opt->max_micro_batch > 0 ? opt->max_micro_batch : 16;
+	int max_vpp = opt->max_vpp > 0 ? opt->max_vpp : 8;
+	int mbs = opt->global_batch / base->dp, L = x->m->layers, pp = base->pp;
+	struct outer o = *base;
+
+	for (o.mb = 1; o.mb <= max_mb; o.mb *= 2) {
+		if (mbs % o.mb)
+			continue;
+		for (o.vpp = 1; o.vpp <= (pp > 1 ? max_vpp : 1); o.vpp++) {
+			if (o.vpp > 1 && (L % (pp * o.vpp) || (mbs / o.mb) % pp))
+				continue;
+			if (!enumerate_sharding(x, &o))
+				return false;
+		}
+	}
+	return true;
+}
+
+/* Enumerate the outer shapes of the search space: TP, then PP (DP takes
+ * the remaining GPUs), then the batch, the sharding and the options. */
+static bool
+enumerate(const struct model *m, const struct cluster *c, const struct search_options *opt,
+	  int gpus, int seq, struct shape_list *out, struct plan_error *err)
+{
+	const struct outer_space x = { m, c, opt, seq, out, err };
+	int max_pp = opt->max_pp > 0 ? opt->max_pp : m->layers;
+	int tps[32], ntp = tp_candidates(&x, gpus, tps);
+
+	for (int ti = 0; ti < ntp; ti++) {
+		struct outer o = { .tp = tps[ti] };
+
+		for (o.pp = 1; o.pp <= max_pp && o.pp <= m->layers && (long)o.tp * o.pp <= gpus; o.pp++) {
+			if (gpus % (o.tp * o.pp))
+				continue;
+			o.dp = gpus / (o.tp * o.pp);
+			if (opt->global_batch % o.dp)
+				continue;
+			if (!enumerate_batches(&x, &o))
+				return false;
+		}
+	}
 	return true;
 }
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan/flops.h"
 #include "plan/numparse.h"
 #include "io/runs_csv.h"
 
@@ -272,4 +273,24 @@ runs_csv_release(struct run_set *set)
 	free(set->runs);
 	set->runs = NULL;
 	set->n = set->cap = 0;
+}
+
+double
+runs_measured_time_s(const struct run *run, const struct model *m)
+{
+	double flops;
+
+	if (run->measured_time_s > 0)
+		return run->measured_time_s;
+	switch (run->convention) {
+	case RUN_CONV_MODEL:
+		flops = flops_model_per_iteration(m, &run->plan);
+		break;
+	case RUN_CONV_HARDWARE:
+		flops = flops_hardware_per_iteration(m, &run->plan);
+		break;
+	default:
+		flops = flops_narayanan_eq3(m, run->plan.global_batch, run->plan.seq_len);
+	}
+	return flops / (plan_gpus(&run->plan) * run->measured_tflops * 1e12);
 }

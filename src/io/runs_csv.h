@@ -5,6 +5,7 @@
 
 #include "plan/collective.h"
 #include "plan/error.h"
+#include "plan/model.h"
 #include "plan/plan.h"
 
 /** How a published TFLOP/s figure counts FLOPs. */
@@ -45,3 +46,12 @@ struct run_set {
 bool runs_csv_load(const char *path, struct run_set *out, struct plan_error *err);
 
 void runs_csv_release(struct run_set *set);
+
+/**
+ * The measured iteration time of @run on model @m, in seconds: its
+ * measured_iteration_time_s when given, else the FLOPs of one iteration
+ * under its flop_convention (Narayanan et al. SC21 Eq. 3, 3 x forward, or
+ * that plus the recomputed forward) over GPUs x measured TFLOP/s.
+ * @run->plan.seq_len must be set (the model's default filled in).
+ */
+double runs_measured_time_s(const struct run *run, const struct model *m);
