@@ -121,6 +121,80 @@ START_TEST(test_embedding_and_logits)
 }
 END_TEST
 
+/*
+ * Flash attention (FlashAttention-2, Dao 2023, Sec. 4.1 FLOP convention):
+ * toy GPT, s 1024, d 128, 8 heads, b 1, t 1. Causal forward FLOPs
+ * 4 s^2 d b a / 2 = 4 * 1048576 * 128 * 8 / 2 = 2^31 = 2,147,483,648.
+ * With peak 100 TFLOPS, forward efficiency 0.5, backward 0.25 and 10 us
+ * per call:
+ *   fwd = 2^31 / (1e14 * 0.5) + 1e-5 = 4.294967296e-5 + 1e-5 = 5.294967296e-5 s
+ *   bwd = 2.5 * 2^31 / (1e14 * 0.25) + 1e-5 = 2.147483648e-4 + 1e-5 = 2.247483648e-4 s
+ * (Q, K, V, O: 8 s d b a = 8,388,608 bytes at 1 TB/s = 8.4 us, below
+ * both.) Without the causal mask the forward does 2^32 FLOPs:
+ *   fwd = 8.589934592e-5 + 1e-5 = 9.589934592e-5 s.
+ */
+START_TEST(test_flash_attention)
+{
+	struct cluster c;
+	struct model m, enc;
+	struct plan p;
+	double fwd, bwd;
+
+	test_load_cluster(&c, "name: t\nnodes: 1\ngpus_per_node: 8\n"
+			  "gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  memory: 80 GiB\n"
+			  "  memory_bandwidth: 1000 GB/s\n  memory_efficiency: 1.0\n"
+			  "  attention_fwd_efficiency: 0.5\n  attention_bwd_efficiency: 0.25\n"
+			  "  attention_overhead: 10 us\n"
+			  "intra_node:\n  bandwidth: 100 GB/s\n"
+			  "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n");
+	test_load_model(&m, TOY_MODEL_YAML);
+	test_load_model(&enc, TOY_MODEL_YAML "causal: false\n");
+	plan_init(&p);
+	p.tp = p.pp = p.dp = 1;
+	p.micro_batch = 1;
+	p.global_batch = 1;
+	p.seq_len = 1024;
+	p.flash_attention = true;
+	compute_flash_attention(&m, &p, &c, &fwd, &bwd);
+	ck_assert_double_eq_tol(fwd, 5.294967296e-5, 1e-15);
+	ck_assert_double_eq_tol(bwd, 2.247483648e-4, 1e-15);
+	compute_flash_attention(&enc, &p, &c, &fwd, &bwd);
+	ck_assert_double_eq_tol(fwd, 9.589934592e-5, 1e-15);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * Each element-wise kernel of a layer's forward costs one launch: the
+ * toy GPT without flash attention runs 7 (two norms, two
+ * bias-dropout-adds, the GeLU, the softmax, the attention dropout), so
+ * a 2 us launch adds 14 us to the memory-bound part of the forward and,
+ * as the backward is twice the forward here, 28 us to the backward.
+ */
+START_TEST(test_launch_overhead)
+{
+	struct cluster c0, c2;
+	struct model m;
+	struct plan p;
+	struct compute_layer a, b;
+
+	test_load_cluster(&c0, TOY_CLUSTER_YAML);
+	test_load_cluster(&c2, TOY_CLUSTER_YAML_LAUNCH("2 us"));
+	test_load_model(&m, TOY_MODEL_YAML);
+	plan_init(&p);
+	p.tp = p.pp = p.dp = 1;
+	p.micro_batch = 1;
+	p.global_batch = 1;
+	p.seq_len = 1024;
+	compute_layer_time(&m, &p, &c0, false, &a);
+	compute_layer_time(&m, &p, &c2, false, &b);
+	ck_assert_double_eq_tol(b.fwd_mem_s - a.fwd_mem_s, 14e-6, 1e-15);
+	ck_assert_double_eq_tol(b.bwd_s - a.bwd_s, 28e-6, 1e-15);
+	cluster_release(&c0);
+	cluster_release(&c2);
+}
+END_TEST
+
 static Suite *
 compute_suite(void)
 {
@@ -132,6 +206,8 @@ compute_suite(void)
 	tcase_add_test(tc, test_optimizer);
 	tcase_add_test(tc, test_layer_recompute);
 	tcase_add_test(tc, test_embedding_and_logits);
+	tcase_add_test(tc, test_flash_attention);
+	tcase_add_test(tc, test_launch_overhead);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -44,7 +44,10 @@
  * 100e12 = 5e13 FLOP/s (no per-kernel overhead), element-wise work at
  * 1e12 B/s, NVLink 1e11 B/s with alpha 1 us, and one 100 Gbit/s NIC per
  * node of 4 GPUs: 12.5e9 / 4 x 0.8 = 2.5e9 B/s per GPU, alpha 10 us. */
-#define TOY_CLUSTER_YAML \
+#define TOY_CLUSTER_YAML TOY_CLUSTER_YAML_LAUNCH("0 s")
+
+/* The toy cluster with a launch cost per element-wise kernel. */
+#define TOY_CLUSTER_YAML_LAUNCH(launch) \
 	"name: toy\n" \
 	"nodes: 2\n" \
 	"gpus_per_node: 4\n" \
@@ -56,6 +59,8 @@
 	"  memory_efficiency: 1.0\n" \
 	"  gemm_efficiency_max: 0.5\n" \
 	"  gemm_overhead: 0 s\n" \
+	"  launch_overhead: " launch "\n" \
+	"  attention_overhead: 0 s\n" \
 	"intra_node:\n" \
 	"  bandwidth: 100 GB/s\n" \
 	"  latency: 1 us\n" \
