@@ -154,7 +154,7 @@ ae_speedup(const char *cluster_yaml, int hidden)
 	struct compressor c;
 	struct estimate e;
 	struct plan_error err;
-	struct estimate_options opt = { COLL_ALGO_RING, &c };
+	struct estimate_options opt = { COLL_ALGO_RING, &c, NULL };
 	char yaml[256];
 
 	snprintf(yaml, sizeof(yaml), "name: m\nlayers: 24\nhidden: %d\nheads: 16\nvocab: 30522\nseq_len: 128\n",
@@ -196,7 +196,7 @@ pp_speedup(const char *nic)
 	struct compressor c;
 	struct estimate e;
 	struct plan_error err;
-	struct estimate_options opt = { COLL_ALGO_RING, &c };
+	struct estimate_options opt = { COLL_ALGO_RING, &c, NULL };
 	char yaml[1024];
 
 	snprintf(yaml, sizeof(yaml),
@@ -234,7 +234,7 @@ dp_speedup(int layers, int hidden, int seq, int mb)
 	struct compressor c;
 	struct estimate e;
 	struct plan_error err;
-	struct estimate_options opt = { COLL_ALGO_RING, &c };
+	struct estimate_options opt = { COLL_ALGO_RING, &c, NULL };
 	char yaml[256];
 
 	/* 4 x p3.16xlarge-like nodes (25 Gbit/s), as in BytePS-Compress. */
@@ -291,7 +291,7 @@ START_TEST(test_topk_tp_by_hand)
 	struct compressor c;
 	struct estimate e;
 	struct plan_error err;
-	struct estimate_options opt = { COLL_ALGO_RING, &c };
+	struct estimate_options opt = { COLL_ALGO_RING, &c, NULL };
 	const struct estimate_breakdown *b = &e.breakdown;
 
 	/* The toy GPT (2 layers) on tp 2 inside a toy node, b 1, s 1024, m 2;
@@ -334,7 +334,7 @@ START_TEST(test_breakdown_and_errors)
 	struct compressor c;
 	struct estimate e;
 	struct plan_error err;
-	struct estimate_options opt = { COLL_ALGO_RING, &c };
+	struct estimate_options opt = { COLL_ALGO_RING, &c, NULL };
 	const struct estimate_breakdown *b = &e.breakdown;
 
 	test_load_cluster(&cl, TEST_CLUSTER_YAML);

@@ -48,7 +48,7 @@ START_TEST(test_dp_allreduce)
 	 * (NVLink alone would take 3.5e-3): 3.5032e-2 s. Each GPU sends
 	 * 2 (7/8) 2e8 = 3.5e8 B (Rajbhandari et al. 2020 Sec. 7: 2 Psi).
 	 */
-	dp_comm_time(&m, &p, &c, &lay, 1e8, 0.0, 0.0, 2.0, COLL_ALGO_RING, &dc);
+	dp_comm_time(&m, &p, &c, &lay, NULL, 1e8, 0.0, 0.0, 2.0, COLL_ALGO_RING, &dc);
 	ck_assert_double_eq_tol(dc.grad_bytes, 2e8, 1e-6);
 	ck_assert_double_eq_tol(dc.reduce_s, 3.5032e-2, 1e-15);
 	ck_assert_double_eq(dc.gather_s, 0.0);
@@ -61,7 +61,7 @@ START_TEST(test_dp_allreduce)
 	 * all-reduces of 5e7 B over the 2 nodes (2 x 10 us + 5e7 / 2.5e9 =
 	 * 2.002e-2 s), all-gather in the node (1.503e-3 s): 2.3026e-2 s.
 	 */
-	dp_comm_time(&m, &p, &c, &lay, 1e8, 0.0, 0.0, 2.0, COLL_ALGO_HIERARCHICAL, &dc);
+	dp_comm_time(&m, &p, &c, &lay, NULL, 1e8, 0.0, 0.0, 2.0, COLL_ALGO_HIERARCHICAL, &dc);
 	ck_assert_double_eq_tol(dc.reduce_s, 2.3026e-2, 1e-15);
 	cluster_release(&c);
 }
@@ -83,7 +83,7 @@ START_TEST(test_zero12)
 		 * Each is 7 steps, 1 across nodes: 6 x 1 us + 10 us = 16 us,
 		 * plus 7/8 x 2e8 / 1e10 = 1.75e-2 s: 1.7516e-2 s each.
 		 */
-		dp_comm_time(&m, &p, &c, &lay, 1e8, 0.0, 0.0, 2.0, COLL_ALGO_RING, &dc);
+		dp_comm_time(&m, &p, &c, &lay, NULL, 1e8, 0.0, 0.0, 2.0, COLL_ALGO_RING, &dc);
 		ck_assert_double_eq_tol(dc.reduce_s, 1.7516e-2, 1e-15);
 		ck_assert_double_eq_tol(dc.gather_s, 1.7516e-2, 1e-15);
 		ck_assert_double_eq_tol(dc.bytes, 3.5e8, 1e-6);
@@ -102,32 +102,98 @@ START_TEST(test_zero3)
 
 	toy_setup(&c, &m, &p, &lay, 1, 8, 3);
 	/*
-	 * A GPU with 1.3e7 parameters (2.6e7 B of gradients), of which 2
-	 * layers of 6e6. The toy layer has 12 parameter tensors (4 weights,
-	 * 4 biases, 2 LayerNorms of scale and shift), each gathered and
-	 * reduced by its own collective (DeepSpeed), here 1.2e7 / 12 = 1e6 B.
-	 * All-gather of 1e6 B over the 8 ranks: 16 us + 7/8 x 1e6 / 1e10 =
-	 * 1.035e-4 s; reduce-scatter the same. Per micro-batch and layer: 12
-	 * x (forward and backward gathers + one reduce-scatter) = 36 x
-	 * 1.035e-4 = 3.726e-3 s; 2 layers: 7.452e-3 s. The other 2e6 B
-	 * (embedding, final norm) go in one tensor: 3 x (16 us + 1.75e-4) =
-	 * 5.73e-4 s. In all 8.025e-3 s per micro-batch, nothing after the step.
+	 * A GPU with 1.3e7 parameters, of which 2 layers of 6e6 (1.2e7 B in
+	 * 16-bit each). The built-in framework gathers a layer in one
+	 * collective (FSDP's flat parameter per block): all-gather of 1.2e7 B
+	 * over the 8 ranks, 16 us + 7/8 x 1.2e7 / 1e10 = 1.066e-3 s, and the
+	 * reduce-scatter the same. Per micro-batch and layer: forward and
+	 * backward gathers + one reduce-scatter = 3.198e-3 s; 2 layers:
+	 * 6.396e-3 s. The other 1e6 parameters (2e6 B: embedding, final norm,
+	 * FSDP's root unit) are gathered once and reduced once: 2 x (16 us +
+	 * 1.75e-4) = 3.82e-4 s. In all 6.778e-3 s per micro-batch.
 	 */
-	dp_comm_time(&m, &p, &c, &lay, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
-	ck_assert_double_eq_tol(dc.zero3_mb_s, 8.025e-3, 1e-15);
+	dp_comm_time(&m, &p, &c, &lay, NULL, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+	ck_assert_double_eq_tol(dc.zero3_mb_s, 6.778e-3, 1e-15);
+	ck_assert_double_eq_tol(dc.z3_gather_layer_s, 1.066e-3, 1e-15);
+	ck_assert_double_eq_tol(dc.z3_reduce_layer_s, 1.066e-3, 1e-15);
+	ck_assert_double_eq_tol(dc.z3_rest_s, 3.82e-4, 1e-15);
 	ck_assert_double_eq(dc.reduce_s, 0.0);
 	ck_assert_double_eq(dc.gather_s, 0.0);
-	/* ZeRO Sec. 7: 3 Psi, 1.5 x DP: 3 x 7/8 x 2.6e7 = 6.825e7 B per micro-batch. */
-	ck_assert_double_eq_tol(dc.bytes, 6.825e7, 1e-6);
-	/* Full recomputation gathers once more (DeepSpeed releases the
-	 * weights after every forward): 2 layers x 12 x 4 x 1.035e-4 +
-	 * 4 x 1.91e-4 = 9.936e-3 + 7.64e-4 = 1.07e-2 s, and 4 x 7/8 x 2.6e7
-	 * = 9.1e7 B. */
+	/* ZeRO Sec. 7: 3 Psi for the layers, 2 Psi for the root unit:
+	 * 7/8 x (3 x 2.4e7 + 2 x 2e6) = 6.65e7 B per micro-batch. */
+	ck_assert_double_eq_tol(dc.bytes, 6.65e7, 1e-6);
+	/* Recomputation gathers nothing more (FSDP: the weights are there
+	 * for the backward anyway). */
 	p.recompute = PLAN_RECOMPUTE_FULL;
-	dp_comm_time(&m, &p, &c, &lay, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
-	ck_assert_double_eq_tol(dc.zero3_mb_s, 1.07e-2, 1e-15);
-	ck_assert_double_eq_tol(dc.bytes, 9.1e7, 1e-6);
+	dp_comm_time(&m, &p, &c, &lay, NULL, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+	ck_assert_double_eq_tol(dc.zero3_mb_s, 6.778e-3, 1e-15);
+	p.recompute = PLAN_RECOMPUTE_NONE;
+	{
+		/* DeepSpeed's 2021 ZeRO-3: every one of the layer's 12 tensors
+		 * (4 weights, 4 biases, 2 LayerNorms of scale and shift) by its
+		 * own collective, 1e6 B each: 16 us + 7/8 x 1e6 / 1e10 = 1.035e-4
+		 * s, plus 0.5 ms of host synchronisation per gather. Per layer:
+		 * 12 x (2 x (1.035e-4 + 5e-4) + 1.035e-4) = 1.57260e-2 s; 2
+		 * layers 3.14520e-2; the embedding as one tensor: 1.75e-4 + 16 us
+		 * + 5e-4 + 1.91e-4 = 8.82e-4. In all 3.23340e-2 s. With full
+		 * recomputation it gathers once more: + 2 x 12 x 6.035e-4 =
+		 * 1.44840e-2, so 4.68180e-2 s. */
+		struct framework ds;
+
+		framework_init_default(&ds);
+		ds.gather_unit = FRAMEWORK_GATHER_TENSOR;
+		ds.recompute_regather = true;
+		ds.gather_overhead_s = 5e-4;
+		dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+		ck_assert_double_eq_tol(dc.zero3_mb_s, 3.23340e-2, 1e-12);
+		p.recompute = PLAN_RECOMPUTE_FULL;
+		dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+		ck_assert_double_eq_tol(dc.zero3_mb_s, 4.68180e-2, 1e-12);
+	}
 	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * FSDP's layer-by-layer exposure (dp_zero3_exposed): 4 layers, gather and
+ * reduce-scatter 1 ms each per layer, the root unit 0.2 ms, forward 0.5
+ * ms and backward 1.5 ms per layer, overlap slowdown 1.2.
+ *   Forward: the first gather waits (1 ms); each of the other 3 outlasts
+ *   the layer before by 0.5 ms: 1.5 ms; overlapped 3 x 0.5 = 1.5 ms.
+ *   Backward (BACKWARD_PRE): the first gather and the last reduce wait
+ *   (2 ms); each other layer moves 2 ms against 1.5 ms of compute: 3 x 0.5
+ *   = 1.5 ms; overlapped 3 x 1.5 = 4.5 ms.
+ *   Exposed 0.2 + 1 + 1.5 + 2 + 1.5 = 6.2 ms; slowdown 0.2 x 6 = 1.2 ms.
+ * BACKWARD_POST gathers after each layer's backward: 4 x 1 ms wait, and
+ * the reduce-scatters (1 ms) hide behind 1.5 ms: exposed 0.2 + 2.5 + 4 +
+ * 1 = 7.7 ms, overlapped 1.5 + 3 = 4.5 ms, slowdown 0.9 ms. Without
+ * overlap everything waits: zero3_mb_s.
+ */
+START_TEST(test_zero3_exposure)
+{
+	struct dp_comm dc = { 0 };
+	struct framework fw;
+	struct plan p;
+	double slow, e;
+
+	plan_init(&p);
+	framework_init_default(&fw);
+	fw.overlap_slowdown = 1.2;
+	dc.z3_gather_layer_s = 1e-3;
+	dc.z3_reduce_layer_s = 1e-3;
+	dc.z3_rest_s = 2e-4;
+	dc.zero3_mb_s = 4 * 3e-3 + 2e-4;
+	e = dp_zero3_exposed(&dc, &p, &fw, 4, 0.5e-3, 1.5e-3, 0.0, &slow);
+	ck_assert_double_eq_tol(e, 6.2e-3, 1e-15);
+	ck_assert_double_eq_tol(slow, 1.2e-3, 1e-15);
+	fw.prefetch = FRAMEWORK_PREFETCH_POST;
+	e = dp_zero3_exposed(&dc, &p, &fw, 4, 0.5e-3, 1.5e-3, 0.0, &slow);
+	ck_assert_double_eq_tol(e, 7.7e-3, 1e-15);
+	ck_assert_double_eq_tol(slow, 0.9e-3, 1e-15);
+	p.dp_overlap = false;
+	e = dp_zero3_exposed(&dc, &p, &fw, 4, 0.5e-3, 1.5e-3, 0.0, &slow);
+	ck_assert_double_eq_tol(e, dc.zero3_mb_s, 1e-15);
+	ck_assert_double_eq(slow, 0.0);
 }
 END_TEST
 
@@ -146,7 +212,7 @@ START_TEST(test_tied_embedding_sync)
 	 * a pair on one node, 2 steps, factor 1: 2 us + 6.7108864e-4 s.
 	 * dp 1: no other DP traffic.
 	 */
-	dp_comm_time(&m, &p, &c, &lay, 1e8, 0.0, 0.0, 1.0, COLL_ALGO_RING, &dc);
+	dp_comm_time(&m, &p, &c, &lay, NULL, 1e8, 0.0, 0.0, 1.0, COLL_ALGO_RING, &dc);
 	ck_assert_double_eq_tol(dc.embed_sync_s, 6.7308864e-4, 1e-15);
 	ck_assert_double_eq(dc.reduce_s, 0.0);
 	ck_assert_double_eq(dc.bytes, 0.0);
@@ -164,6 +230,7 @@ data_par_suite(void)
 	tcase_add_test(tc, test_zero12);
 	tcase_add_test(tc, test_zero3);
 	tcase_add_test(tc, test_tied_embedding_sync);
+	tcase_add_test(tc, test_zero3_exposure);
 	suite_add_tcase(s, tc);
 	return s;
 }

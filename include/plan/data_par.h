@@ -3,16 +3,20 @@
 
 #include "plan/cluster.h"
 #include "plan/collective.h"
+#include "plan/framework.h"
 #include "plan/model.h"
 #include "plan/plan.h"
 #include "plan/topology.h"
 
 /** Data-parallel communication of one iteration on one GPU. */
 struct dp_comm {
-	double grad_bytes;      /**< gradient bytes each GPU reduces (16-bit) */
+	double grad_bytes;      /**< gradient bytes each GPU reduces (in the framework's reduce precision) */
 	double reduce_s;        /**< gradient all-reduce, or reduce-scatter with ZeRO >= 1 */
 	double gather_s;        /**< ZeRO-1/2 parameter all-gather after the step */
-	double zero3_mb_s;      /**< ZeRO-3 collectives of one micro-batch */
+	double zero3_mb_s;      /**< ZeRO-3 collectives of one micro-batch, one after another */
+	double z3_gather_layer_s; /**< ZeRO-3: gathering one layer's parameters */
+	double z3_reduce_layer_s; /**< ZeRO-3: reduce-scattering one layer's gradients */
+	double z3_rest_s;       /**< ZeRO-3: gathering and reducing the rest (embedding, head) */
 	double embed_sync_s;    /**< tied-embedding all-reduce between first and last stage */
 	double bytes;           /**< bytes each GPU sends per iteration (for reports) */
 };
@@ -20,8 +24,9 @@ struct dp_comm {
 /**
  * Traffic of DP and ZeRO (Rajbhandari et al. 2020, Sec. 7: 2 Psi for
  * stages 0-2, 3 Psi for stage 3 as forward and backward all-gathers plus a
- * gradient reduce-scatter; full recomputation adds one all-gather, as
- * DeepSpeed releases parameters after each forward, recomputed or not).
+ * gradient reduce-scatter), as framework @fw (NULL: the built-in one)
+ * issues it: its reduce and gather precisions, per tensor or per layer,
+ * whether the backward and a recomputed forward gather again.
  * @params_gpu: parameters of this GPU's model-parallel shard, of which
  * @params_expert are expert weights (synchronised over the dp/ep ranks
  * holding the same experts); @params_layer: the dense parameters of one
@@ -31,5 +36,14 @@ struct dp_comm {
  */
 void dp_comm_time(const struct model *m, const struct plan *p,
 		  const struct cluster *c, const struct plan_layout *lay,
-		  double params_gpu, double params_expert, double params_layer,
-		  double layers, enum coll_algo algo, struct dp_comm *out);
+		  const struct framework *fw, double params_gpu, double params_expert,
+		  double params_layer, double layers, enum coll_algo algo, struct dp_comm *out);
+
+/**
+ * The ZeRO-3 / FSDP time that one micro-batch of @layers layers, each
+ * taking @fwd_s, @bwd_s and @recompute_s, does not hide; the extra time
+ * of compute slowed by the collectives it overlaps goes to @slowdown_s.
+ */
+double dp_zero3_exposed(const struct dp_comm *dc, const struct plan *p, const struct framework *fw,
+			double layers, double fwd_s, double bwd_s, double recompute_s,
+			double *slowdown_s);

@@ -7,6 +7,7 @@
 #include "plan/collective.h"
 #include "plan/compressor.h"
 #include "plan/error.h"
+#include "plan/framework.h"
 #include "plan/memory.h"
 #include "plan/model.h"
 #include "plan/plan.h"
@@ -26,6 +27,7 @@ struct estimate_breakdown {
 	double optimizer;  /**< optimizer step */
 	double compression;/**< encode + decode on the critical path */
 	double ep_comm;    /**< exposed MoE all-to-all */
+	double overhead;   /**< the framework's fixed costs: per layer and micro-batch, per iteration */
 };
 
 /** Bytes each GPU sends per iteration, by parallelism. */
@@ -95,6 +97,7 @@ struct estimate {
 struct estimate_options {
 	enum coll_algo dp_algo;
 	const struct compressor *compressor; /**< NULL: no compression */
+	const struct framework *framework;   /**< NULL: the built-in framework (framework_init_default) */
 };
 
 /**

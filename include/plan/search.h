@@ -39,6 +39,7 @@ struct search_options {
 	bool exhaustive;          /**< enumerate the inner choices instead of the MILP */
 	int top;                  /**< how many plans to keep (1 .. SEARCH_MAX_TOP) */
 	enum coll_algo dp_algo;
+	const struct framework *framework; /**< NULL: the built-in framework */
 };
 
 #define SEARCH_MAX_TOP 32

@@ -6,6 +6,7 @@
 #include "plan/cluster.h"
 #include "plan/compressor.h"
 #include "plan/error.h"
+#include "plan/framework.h"
 #include "plan/model.h"
 #include "plan/plan.h"
 
@@ -16,6 +17,7 @@ struct sweep_cell {
 	const struct model *model;
 	struct cluster cluster;                /**< a copy (link overrides applied); never released */
 	const struct compressor *compressor;   /**< NULL: none */
+	const struct framework *framework;     /**< NULL: the built-in one */
 	struct plan plan;                      /**< predict: the plan; optimize: gpus, batch, options */
 	int mode;                              /**< enum sweep_mode */
 	int gpus;                              /**< optimize: GPUs to plan for */

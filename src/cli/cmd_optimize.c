@@ -163,7 +163,7 @@ static json_t *
 candidate_json(const struct opt_ctx *x, const struct search_options *so, const struct model *m,
 	       const struct cluster *c, const struct search_candidate *cand)
 {
-	struct estimate_options eo = { so->dp_algo, cand->compressor };
+	struct estimate_options eo = { so->dp_algo, cand->compressor, so->framework };
 	struct report rep = { m, c, &cand->plan, &cand->est, &eo, cand->compressor };
 	json_t *o = format_json_object(&rep), *stages = json_array(), *args;
 	int rc = 0, first = 1;
@@ -254,7 +254,7 @@ report(const struct opt_ctx *x, const struct search_options *so, const struct mo
 		return rc ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 	}
 	{
-		struct estimate_options eo = { so->dp_algo, top[0].compressor };
+		struct estimate_options eo = { so->dp_algo, top[0].compressor, so->framework };
 		struct report rep = { m, c, &top[0].plan, &top[0].est, &eo, top[0].compressor };
 
 		fputs("best plan\n", stdout);

@@ -274,7 +274,7 @@ int
 cmd_predict(int argc, char **argv)
 {
 	const char *model_arg = NULL, *cluster_arg = NULL, *compressor_arg = NULL;
-	struct estimate_options opt = { COLL_ALGO_RING, NULL };
+	struct estimate_options opt = { COLL_ALGO_RING, NULL, NULL };
 	struct compressor compressor;
 	bool compress_given = false;
 	double bw[2] = { 0.0, 0.0 }; /* --nic-bandwidth, --intra-bandwidth */

@@ -1,20 +1,28 @@
+#include <math.h>
+#include <string.h>
+
 #include "plan/data_par.h"
 
-/* Stage 0-2 traffic of @bytes of gradients over group @g. */
+/* Stage 0-2 traffic of @params parameters over group @g: gradients in the
+ * framework's reduce precision, the updated weights in its gather one. */
 static void
 dp_sync(const struct plan *p, const struct cluster *c, const struct group_layout *g,
-	enum coll_algo algo, double grad_bytes, struct dp_comm *out)
+	enum coll_algo algo, const struct framework *fw, double params, struct dp_comm *out)
 {
 	double frac = g->size > 1 ? (double)(g->size - 1) / g->size : 0.0;
+	double grad_bytes = fw->reduce_bytes * params;
 
 	if (p->zero == 0) {
 		out->reduce_s += collective_time(c, g, COLL_ALLREDUCE, algo, grad_bytes);
+		out->bytes += 2.0 * frac * grad_bytes;
 	} else {
 		/* Reduce-scatter the gradients, all-gather the updated 16-bit weights. */
+		double weight_bytes = fw->gather_bytes * params;
+
 		out->reduce_s += collective_time(c, g, COLL_REDUCESCATTER, algo, grad_bytes);
-		out->gather_s += collective_time(c, g, COLL_ALLGATHER, algo, grad_bytes);
+		out->gather_s += collective_time(c, g, COLL_ALLGATHER, algo, weight_bytes);
+		out->bytes += frac * (grad_bytes + weight_bytes);
 	}
-	out->bytes += 2.0 * frac * grad_bytes;
 }
 
 static double
@@ -25,68 +33,100 @@ gather(const struct cluster *c, const struct group_layout *g, bool two_hop, enum
 		       : collective_time(c, g, COLL_ALLGATHER, algo, bytes);
 }
 
+/* All-gathers (or reduce-scatters) of @params parameters as the framework
+ * issues them: one collective for the whole unit, or one per tensor
+ * (DeepSpeed's 2021 ZeRO-3, which then also paid a host-synchronous fixed
+ * cost per gather: deepspeedai/DeepSpeed#1069). */
+static double
+z3_collective(const struct cluster *c, const struct group_layout *g, bool two_hop,
+	      enum coll_algo algo, const struct framework *fw, bool reduce, double params,
+	      double tensors)
+{
+	double n = fw->gather_unit == FRAMEWORK_GATHER_TENSOR ? fmax(1.0, tensors) : 1.0;
+	double bytes = (reduce ? fw->reduce_bytes : fw->gather_bytes) * params / n;
+
+	if (params <= 0)
+		return 0.0;
+	if (reduce)
+		return n * collective_time(c, g, COLL_REDUCESCATTER, algo, bytes);
+	return n * (gather(c, g, two_hop, algo, bytes) + fw->gather_overhead_s);
+}
+
+/* Gathers of one layer per micro-batch: forward, backward (unless the
+ * framework keeps them), and a recomputed forward (if it gathers again). */
+static double
+z3_gathers(const struct plan *p, const struct framework *fw)
+{
+	return 1.0 + (fw->backward_regather ? 1.0 : 0.0) +
+	       (fw->recompute_regather && plan_stage_recompute(p, 0) == PLAN_RECOMPUTE_FULL ? 1.0 : 0.0);
+}
+
 /*
- * ZeRO-3 over group @g, or MiCS over its partition group (Zhang et al.
- * VLDB 2023, Sec. 4): per micro-batch, each layer's parameters are
- * gathered before forward and backward (and again for a recomputed
- * forward) and its gradients reduce-scattered, all inside the group;
- * MiCS gathers in two hops when the group spans nodes.
+ * ZeRO-3 / FSDP over group @g, or MiCS over its partition group (Zhang
+ * et al. VLDB 2023, Sec. 4): per micro-batch, each layer's parameters are
+ * gathered before forward and backward and its gradients reduce-scattered,
+ * all inside the group; MiCS gathers in two hops when the group spans
+ * nodes. @params_layer parameters of each of @layers layers, and @rest
+ * (embedding, final norm, head: FSDP's root unit) gathered once.
  */
 static void
 zero3_sync(const struct model *m, const struct plan *p, const struct cluster *c,
-	   const struct group_layout *g, enum coll_algo algo, double grad_bytes,
-	   double params_layer, double layers, struct dp_comm *out)
+	   const struct group_layout *g, enum coll_algo algo, const struct framework *fw,
+	   double params_layer, double layers, double rest, struct dp_comm *out)
 {
-	/* DeepSpeed gathers and reduces each parameter tensor of a module
-	 * with its own collective, so each pays its own latency. */
 	double tensors = model_tensors_per_layer(m);
-	double gathers = plan_stage_recompute(p, 0) == PLAN_RECOMPUTE_FULL ? 3.0 : 2.0;
-	double layer_bytes = 2.0 * params_layer;
-	double rest_bytes = grad_bytes - layers * layer_bytes;
 	double frac = g->size > 1 ? (double)(g->size - 1) / g->size : 0.0;
 	bool two_hop = p->mics_group > 0 && p->mics_hierarchical;
-	double per_layer = tensors *
-		(gathers * gather(c, g, two_hop, algo, layer_bytes / tensors) +
-		 collective_time(c, g, COLL_REDUCESCATTER, algo, layer_bytes / tensors));
+	double gl = z3_collective(c, g, two_hop, algo, fw, false, params_layer, tensors);
+	double rl = z3_collective(c, g, two_hop, algo, fw, true, params_layer, tensors);
+	/* The rest is mostly one tensor, the word embedding. */
+	double gr = z3_collective(c, g, two_hop, algo, fw, false, rest, 1.0);
+	double rr = z3_collective(c, g, two_hop, algo, fw, true, rest, 1.0);
+	double gathers = z3_gathers(p, fw);
 
-	if (rest_bytes > 0)
-		per_layer += (gathers * gather(c, g, two_hop, algo, rest_bytes) +
-			      collective_time(c, g, COLL_REDUCESCATTER, algo, rest_bytes)) / layers;
-	out->zero3_mb_s += layers * per_layer;
-	out->bytes += plan_microbatches(p) * (gathers + 1.0) * frac * grad_bytes;
+	out->z3_gather_layer_s += gl;
+	out->z3_reduce_layer_s += rl;
+	out->z3_rest_s += gr + rr;
+	out->zero3_mb_s += layers * (gathers * gl + rl) + gr + rr;
+	out->bytes += plan_microbatches(p) * frac *
+		      ((gathers * fw->gather_bytes + fw->reduce_bytes) * params_layer * layers +
+		       (fw->gather_bytes + fw->reduce_bytes) * rest);
 }
 
 void
 dp_comm_time(const struct model *m, const struct plan *p,
 	     const struct cluster *c, const struct plan_layout *lay,
-	     double params_gpu, double params_expert, double params_layer,
-	     double layers, enum coll_algo algo, struct dp_comm *out)
+	     const struct framework *fw, double params_gpu, double params_expert,
+	     double params_layer, double layers, enum coll_algo algo, struct dp_comm *out)
 {
-	double dense_bytes = 2.0 * (params_gpu - params_expert);
-	double expert_bytes = 2.0 * params_expert;
+	struct framework def;
+	double dense = params_gpu - params_expert;
 
-	out->grad_bytes = dense_bytes + expert_bytes;
-	out->reduce_s = 0.0;
-	out->gather_s = 0.0;
-	out->zero3_mb_s = 0.0;
-	out->embed_sync_s = 0.0;
-	out->bytes = 0.0;
+	if (!fw) {
+		framework_init_default(&def);
+		fw = &def;
+	}
+	memset(out, 0, sizeof(*out));
+	out->grad_bytes = fw->reduce_bytes * params_gpu;
 
 	if (p->zero <= 2) {
-		dp_sync(p, c, &lay->dp, algo, dense_bytes, out);
+		dp_sync(p, c, &lay->dp, algo, fw, dense, out);
 		/* Expert weights are replicated only across the dp/ep ranks that
 		 * hold the same experts (DeepSpeed-MoE, Megatron-Core). */
-		if (expert_bytes > 0)
-			dp_sync(p, c, &lay->edp, algo, expert_bytes, out);
+		if (params_expert > 0)
+			dp_sync(p, c, &lay->edp, algo, fw, params_expert, out);
 	} else {
-		zero3_sync(m, p, c, &lay->mics, algo, dense_bytes, params_layer, layers, out);
-		if (expert_bytes > 0)
-			zero3_sync(m, p, c, &lay->edp, algo, expert_bytes, 0.0, 1.0, out);
+		double rest = fmax(0.0, dense - layers * params_layer);
+
+		zero3_sync(m, p, c, &lay->mics, algo, fw, params_layer, layers, rest, out);
+		/* Experts are gathered with their layer, over the dp/ep ranks. */
+		if (params_expert > 0)
+			zero3_sync(m, p, c, &lay->edp, algo, fw, params_expert / layers, layers, 0.0, out);
 		if (lay->replica.size > 1) {
 			/* MiCS 2-hop gradient synchronisation: the shards are
 			 * all-reduced across the replicas once per iteration, at the
 			 * gradient-accumulation boundary, on 1/G of the gradients. */
-			double shard = dense_bytes / lay->mics.size;
+			double shard = fw->reduce_bytes * dense / lay->mics.size;
 
 			out->reduce_s += collective_time(c, &lay->replica, COLL_ALLREDUCE, algo, shard);
 			out->bytes += 2.0 * (lay->replica.size - 1) / lay->replica.size * shard;
@@ -98,6 +138,54 @@ dp_comm_time(const struct model *m, const struct plan *p,
 		struct group_layout pair = { 2, lay->pp_inter_node ? 1 : 2, lay->pp_inter_node ? 2 : 1 };
 
 		out->embed_sync_s = collective_time(c, &pair, COLL_ALLREDUCE, COLL_ALGO_RING,
-						    2.0 * m->vocab * (double)m->hidden / p->tp);
+						    fw->reduce_bytes * m->vocab * (double)m->hidden / p->tp);
 	}
+}
+
+/*
+ * What ZeRO-3 / FSDP leaves exposed in one micro-batch, layer by layer
+ * (the FSDP paper, Zhao et al. VLDB 2023, Sec. 3.3-3.4; PyTorch FSDP's
+ * backward_prefetch documentation). Forward: the first layer's gather
+ * waits; each later one is prefetched during the layer before and shows
+ * only where it outlasts that layer's forward. Backward: the prefetch
+ * gather of the next layer and the reduce-scatter of this one share the
+ * same links (FSDP1 even runs them on one stream), against the layer's
+ * backward and its recomputed forward; the first gather and the last
+ * reduce-scatter wait. BACKWARD_POST issues the gather after the layer's
+ * backward, so it waits every time; without prefetch everything waits.
+ * The root unit (embedding, head) is gathered before the forward and
+ * reduced after the backward. Compute that overlaps a collective runs
+ * fw->overlap_slowdown times slower (Lee et al. 2025, arXiv 2507.03114:
+ * 18.9 % on average): the extra is returned in @slowdown_s.
+ */
+double
+dp_zero3_exposed(const struct dp_comm *dc, const struct plan *p, const struct framework *fw,
+		 double layers, double fwd_s, double bwd_s, double recompute_s, double *slowdown_s)
+{
+	double g = dc->z3_gather_layer_s, r = dc->z3_reduce_layer_s;
+	double regather = fw->backward_regather ? g : 0.0;
+	double recompute_g = fw->recompute_regather && recompute_s > 0 ? g : 0.0;
+	double exposed = dc->z3_rest_s, overlapped = 0.0, comm_b, comp_b, rest_layers;
+
+	*slowdown_s = 0.0;
+	if (layers < 1.0)
+		return dc->zero3_mb_s;
+	if (!p->dp_overlap || fw->prefetch == FRAMEWORK_PREFETCH_NONE)
+		return dc->zero3_mb_s;
+	rest_layers = layers - 1.0;
+	/* forward */
+	exposed += g + rest_layers * fmax(0.0, g - fwd_s);
+	overlapped += rest_layers * fmin(g, fwd_s);
+	/* backward */
+	comm_b = regather + recompute_g + r;
+	comp_b = bwd_s + recompute_s;
+	if (fw->prefetch == FRAMEWORK_PREFETCH_POST) {
+		exposed += layers * regather;
+		comm_b -= regather;
+		regather = 0.0;
+	}
+	exposed += regather + r + rest_layers * fmax(0.0, comm_b - comp_b);
+	overlapped += rest_layers * fmin(comm_b, comp_b);
+	*slowdown_s = (fw->overlap_slowdown - 1.0) * overlapped;
+	return exposed;
 }

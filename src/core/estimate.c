@@ -249,7 +249,7 @@ struct stage_tail {
 static void
 stage_tail(const struct model *m, const struct plan *p, const struct cluster *c,
 	   const struct plan_layout *lay, const struct compressor *cmp, enum coll_algo algo,
-	   int stage, const struct stage_work *w, struct stage_tail *t)
+	   const struct framework *fw, int stage, const struct stage_work *w, struct stage_tail *t)
 {
 	double expert, layers = plan_stage_layers(p, m, stage);
 	double params = estimate_stage_params(m, p, stage, &expert) + w->extra_params;
@@ -259,7 +259,7 @@ stage_tail(const struct model *m, const struct plan *p, const struct cluster *c,
 	memset(t, 0, sizeof(*t));
 	/* ZeRO-3 gathers the dense part of each layer (an MoE layer's
 	 * attention, norms and router) layer by layer. */
-	dp_comm_time(m, p, c, lay, params, expert, (params - expert) / layers, layers, algo, &t->dc);
+	dp_comm_time(m, p, c, lay, fw, params, expert, (params - expert) / layers, layers, algo, &t->dc);
 	if (cmp && p->compress.dp && p->dp > 1) {
 		compression_dp(cmp, m, p, c, lay, params, layers, p->compress.dp_scheme,
 			       p->compress.dp_on_cpu, &t->cdp);
@@ -271,12 +271,15 @@ stage_tail(const struct model *m, const struct plan *p, const struct cluster *c,
 	 * except for the last bucket (PyTorch DDP / Megatron overlap-grad-reduce). */
 	if (p->dp_overlap)
 		t->window = w->bwd * (layers > 1.0 ? 1.0 - 1.0 / layers : 0.0);
-	t->dp_exposed = fmax(0.0, t->dc.reduce_s - t->window) + t->dc.gather_s + t->dc.embed_sync_s;
+	/* The backward that hides the reduction runs slower meanwhile
+	 * (dp_zero3_exposed() cites the factor). */
+	t->dp_exposed = fmax(0.0, t->dc.reduce_s - t->window) + t->dc.gather_s + t->dc.embed_sync_s +
+			(fw->overlap_slowdown - 1.0) * fmin(t->dc.reduce_s, t->window);
 	/* The optimizer steps this GPU's shard: dense states over the DP
 	 * group (or the MiCS group), expert states over the dp/ep ranks that
 	 * hold the same experts. */
 	t->optimizer_s = compute_optimizer_time(c, (params - expert) / shard + expert / eshard);
-	t->total = t->dp_exposed + t->codec_s + t->optimizer_s;
+	t->total = t->dp_exposed + t->codec_s + t->optimizer_s + fw->iteration_overhead_s;
 }
 
 /* Per-layer costs of @p (for its recompute mode only when @one_mode). */
@@ -321,13 +324,16 @@ struct core {
 	const struct plan *p;
 	const struct compressor *cmp;
 	enum coll_algo algo;
+	const struct framework *fw;
 	struct plan_layout lay;
 	struct layer_costs lc;
 	double mb;                                   /* micro-batches per iteration */
 	struct stage_work works[ESTIMATE_MAX_STAGES]; /* the first stages' work */
 	struct stage_work bn;                        /* the bottleneck stage's work */
 	struct stage_tail tail;                      /* the stage that ends the iteration */
-	double slot, z3_exposed;
+	double slot, z3_exposed;   /* z3_exposed: per micro-batch, the slowdown included */
+	double mb_overhead;        /* the framework's fixed cost per micro-batch */
+	int bn_stage;              /* the bottleneck stage */
 };
 
 /* The slowest GPU sets the pace of every pipeline slot (1F1B steady
@@ -340,6 +346,7 @@ core_bottleneck(struct core *x, struct estimate *out)
 
 	stage_work(x->m, x->p, &x->lc, 0, &x->bn);
 	x->works[0] = x->bn;
+	x->bn_stage = 0;
 	for (int s = 1; s < x->p->pp; s++) {
 		stage_work(x->m, x->p, &x->lc, s, &w);
 		if (s < ESTIMATE_MAX_STAGES)
@@ -347,6 +354,7 @@ core_bottleneck(struct core *x, struct estimate *out)
 		if (stage_total(&w) > stage_total(&x->bn)) {
 			x->bn = w;
 			out->details.bottleneck_stage = s;
+			x->bn_stage = s;
 		}
 	}
 }
@@ -374,7 +382,7 @@ core_tail(struct core *x, struct estimate *out)
 			w = x->works[s];
 		else
 			stage_work(m, p, &x->lc, s, &w);
-		stage_tail(m, p, x->c, &x->lay, x->cmp, x->algo, s, &w, &t);
+		stage_tail(m, p, x->c, &x->lay, x->cmp, x->algo, x->fw, s, &w, &t);
 		if (s == 0 || t.total > x->tail.total) {
 			x->tail = t;
 			out->details.tail_stage = s;
@@ -382,21 +390,30 @@ core_tail(struct core *x, struct estimate *out)
 	}
 }
 
-/* The slot: the bottleneck stage's micro-batch, and what ZeRO-3's
- * prefetch adds to it. */
+/* The slot: the bottleneck stage's micro-batch, what ZeRO-3 / FSDP leaves
+ * exposed of its layer-by-layer gathers (pp is 1 then), and the
+ * framework's fixed costs per layer. */
 static void
 core_slot(struct core *x)
 {
-	x->slot = stage_total(&x->bn);
+	const struct stage_work *bn = &x->bn;
+	double layers = plan_stage_layers(x->p, x->m, x->bn_stage);
+
+	x->slot = stage_total(bn);
 	x->z3_exposed = 0.0;
 	if (x->p->zero >= 3) {
-		/* ZeRO-3 prefetches the next layer's weights during this one's
-		 * compute: only the excess is exposed (pp is 1 here). */
-		double hide = x->p->dp_overlap ? x->bn.compute + x->bn.recompute : 0.0;
+		/* Per layer: the forward and the backward with their TP
+		 * collectives (on other links than the gathers). */
+		double fwd = (bn->compute - bn->bwd + 0.5 * bn->tp) / layers;
+		double bwd = (bn->bwd + 0.5 * bn->tp) / layers;
+		double slow;
 
-		x->z3_exposed = fmax(0.0, x->tail.dc.zero3_mb_s - hide);
+		x->z3_exposed = dp_zero3_exposed(&x->tail.dc, x->p, x->fw, layers, fwd, bwd,
+						 bn->recompute / layers, &slow) + slow;
 		x->slot += x->z3_exposed;
 	}
+	x->mb_overhead = x->fw->layer_overhead_s * layers;
+	x->slot += x->mb_overhead;
 }
 
 /* The iteration by kind of work: m slots of the bottleneck, the bubble,
@@ -418,8 +435,9 @@ core_breakdown(const struct core *x, struct estimate *out)
 	b->ep_comm = mb * bn->ep;
 	b->pp_bubble = (double)(p->pp - 1) / p->vpp * x->slot;
 	b->dp_comm = tail->dp_exposed + mb * x->z3_exposed;
+	b->overhead = mb * x->mb_overhead + x->fw->iteration_overhead_s;
 	b->optimizer = tail->optimizer_s;
-	out->iteration_time_s = b->compute + b->recompute + b->tp_comm + b->pp_comm +
+	out->iteration_time_s = b->overhead + b->compute + b->recompute + b->tp_comm + b->pp_comm +
 				b->pp_bubble + b->dp_comm + b->optimizer + b->compression + b->ep_comm;
 	out->bytes.tp = mb * bn->tp_bytes;
 	out->bytes.pp = mb * bn->pp_bytes;
@@ -499,6 +517,7 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 	      const struct estimate_options *opt, const struct compressor *cmp,
 	      struct estimate *out)
 {
+	struct framework fw_default;
 	struct core x;
 
 	memset(out, 0, sizeof(*out));
@@ -507,6 +526,8 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 	x.p = p;
 	x.cmp = cmp;
 	x.algo = opt ? opt->dp_algo : COLL_ALGO_RING;
+	framework_init_default(&fw_default);
+	x.fw = opt && opt->framework ? opt->framework : &fw_default;
 	topology_plan(p, c, &x.lay);
 	x.mb = plan_microbatches(p);
 	build_layer_costs(m, p, c, &x.lay, cmp, !p->custom_recompute, &x.lc);

@@ -66,7 +66,7 @@ consider(const struct inner *in, const struct search_candidate *cand)
 static bool
 evaluate(const struct inner *in, const struct plan *p, struct search_candidate *out)
 {
-	struct estimate_options eo = { in->opt->dp_algo, in->cmp };
+	struct estimate_options eo = { in->opt->dp_algo, in->cmp, in->opt->framework };
 	struct plan_error e2;
 
 	plan_error_clear(&e2);
@@ -205,7 +205,7 @@ static bool
 inner_milp_coefs(const struct layout_milp *x, struct estimate_stage_coefs *k)
 {
 	const struct inner *in = x->in;
-	struct estimate_options eo = { in->opt->dp_algo, in->cmp };
+	struct estimate_options eo = { in->opt->dp_algo, in->cmp, in->opt->framework };
 	struct plan probe = *in->shape;
 	struct plan_error e2;
 
@@ -934,7 +934,7 @@ static void
 note_closest(const struct model *m, const struct cluster *c, const struct shape *s,
 	     const struct search_options *opt, struct search_stats *st)
 {
-	struct estimate_options eo = { opt->dp_algo, NULL };
+	struct estimate_options eo = { opt->dp_algo, NULL, opt->framework };
 	struct estimate e;
 	struct plan_error err;
 	struct plan p = s->plan;

@@ -43,7 +43,7 @@ evaluate(const struct sweep_cell *c, struct sweep_result *r)
 		return;
 	}
 	if (c->mode == SWEEP_PREDICT) {
-		struct estimate_options eo = { COLL_ALGO_RING, c->compressor };
+		struct estimate_options eo = { COLL_ALGO_RING, c->compressor, c->framework };
 
 		if (!estimate_plan(c->model, &c->cluster, &c->plan, &eo, e, &err)) {
 			snprintf(r->error, sizeof(r->error), "%s", err.message);

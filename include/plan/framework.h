@@ -1,0 +1,48 @@
+/*
+ * A training framework's behaviour, apart from the hardware: how sharded
+ * data parallelism gathers and reduces (ZeRO-3, FSDP), which overlaps it
+ * achieves, and its fixed costs. Bundled profiles live in frameworks/
+ * (megatron-lm, deepspeed, pytorch-fsdp, ...); docs/research/
+ * framework-data.md holds the documented behaviour they are read from.
+ */
+#pragma once
+
+#include <stdbool.h>
+
+/** What one sharded-DP all-gather moves. */
+enum framework_gather {
+	FRAMEWORK_GATHER_LAYER,  /**< one flat group per transformer block (FSDP, coalesced ZeRO-3) */
+	FRAMEWORK_GATHER_TENSOR, /**< each parameter tensor on its own (DeepSpeed ZeRO-3, early 2021) */
+};
+
+/** When the backward issues the next block's all-gather. */
+enum framework_prefetch {
+	FRAMEWORK_PREFETCH_PRE,  /**< before this block's backward (FSDP BACKWARD_PRE, FSDP2, DeepSpeed) */
+	FRAMEWORK_PREFETCH_POST, /**< after it (FSDP1 BACKWARD_POST): the gather is exposed */
+	FRAMEWORK_PREFETCH_NONE, /**< on demand, forward and backward: every gather is exposed */
+};
+
+extern const char *const framework_gather_names[];
+extern const char *const framework_prefetch_names[];
+
+struct framework {
+	char name[64];
+	char description[256];
+	int gather_unit;          /**< enum framework_gather */
+	int prefetch;             /**< enum framework_prefetch */
+	bool backward_regather;   /**< parameters freed after forward are gathered again for backward */
+	bool recompute_regather;  /**< a recomputed forward gathers them once more */
+	double gather_bytes;      /**< bytes per parameter element all-gathered (bf16: 2) */
+	double reduce_bytes;      /**< bytes per gradient element reduced (fp32 reduce-scatter: 4) */
+	double overlap_slowdown;  /**< compute runs this much slower while a collective overlaps it */
+	double gather_overhead_s; /**< fixed cost of each sharded-DP gather (hooks, host syncs) */
+	double layer_overhead_s;  /**< fixed cost per layer per micro-batch (hooks, launch gaps) */
+	double iteration_overhead_s; /**< fixed cost per iteration (data loading, logging, step launch) */
+};
+
+/**
+ * The built-in framework, used when none is given: Megatron-LM's
+ * behaviour (no per-layer costs, bf16 gathers and reductions, FSDP-like
+ * ZeRO-3 with one-block prefetch, no compute slowdown).
+ */
+void framework_init_default(struct framework *fw);

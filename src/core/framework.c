@@ -1,0 +1,21 @@
+#include <stddef.h>
+#include <string.h>
+
+#include "plan/framework.h"
+
+const char *const framework_gather_names[] = { "layer", "tensor", NULL };
+const char *const framework_prefetch_names[] = { "pre", "post", "none", NULL };
+
+void
+framework_init_default(struct framework *fw)
+{
+	memset(fw, 0, sizeof(*fw));
+	strcpy(fw->name, "built-in");
+	fw->gather_unit = FRAMEWORK_GATHER_LAYER;
+	fw->prefetch = FRAMEWORK_PREFETCH_PRE;
+	fw->backward_regather = true;
+	fw->recompute_regather = false;
+	fw->gather_bytes = 2.0;
+	fw->reduce_bytes = 2.0;
+	fw->overlap_slowdown = 1.0;
+}
