@@ -126,7 +126,7 @@ format_json_object(const struct report *r)
 			rc |= json_object_set_new(cp, "tp", json_boolean(e->compressed && pc->tp));
 			rc |= json_object_set_new(cp, "pp", json_boolean(e->compressed && pc->pp));
 			rc |= json_object_set_new(cp, "dp", json_boolean(e->compressed && pc->dp));
-			rc |= set_int(cp, "from_layer", pc->from_layer >= 0 ? pc->from_layer : r->model->layers / 2);
+			rc |= set_int(cp, "from_layer", plan_compress_from_layer(p, r->model));
 			rc |= set_int(cp, "from_stage", pc->from_stage);
 			rc |= json_object_set_new(cp, "dp_scheme", json_string(compress_dp_scheme_names[pc->dp_scheme]));
 			rc |= json_object_set_new(cp, "dp_on", json_string(pc->dp_on_cpu ? "cpu" : "gpu"));

@@ -36,7 +36,7 @@ format_text_compression(FILE *out, const struct report *r)
 		pc->pp ? " pp" : "", pc->dp ? " dp" : "");
 	if (pc->tp)
 		fprintf(out, ", TP layers above %d (%d on stage %d)",
-			pc->from_layer >= 0 ? pc->from_layer : r->model->layers / 2,
+			plan_compress_from_layer(r->plan, r->model),
 			e->details.compressed_layers, e->details.bottleneck_stage);
 	fprintf(out, "\n  uncompressed %.4f s, compressed %.4f s: speedup %.3fx\n",
 		e->uncompressed_iteration_time_s, e->iteration_time_s, e->compression_speedup);
