@@ -65,7 +65,7 @@ text_applies(enum text_when when, const struct estimate *e)
 /* Time rows (a share of @total) or, with @total < 0, memory rows in GiB.
  * False when a key is not in field_table. */
 static bool
-rows(FILE *out, const struct report *r, const struct text_row *list, double total)
+text_rows(FILE *out, const struct report *r, const struct text_row *list, double total)
 {
 	for (; list->key; list++) {
 		const struct field *f = field_find(list->key);
@@ -180,7 +180,7 @@ format_text(FILE *out, const struct report *r)
 	fprintf(out, "utilisation     MFU %.1f %%, HFU %.1f %%\n\n", 100.0 * e->mfu, 100.0 * e->hfu);
 
 	fprintf(out, "breakdown (stage %d sets the pace)   seconds   share\n", d->bottleneck_stage);
-	if (!rows(out, r, breakdown_rows, T))
+	if (!text_rows(out, r, breakdown_rows, T))
 		return false;
 	row_time(out, "total", T, T);
 	fprintf(out, "  dp traffic %.4f s in all, %.4f s hidden behind computation\n\n",
@@ -189,7 +189,7 @@ format_text(FILE *out, const struct report *r)
 	if (e->compressed)
 		format_text_compression(out, r);
 	fprintf(out, "memory per GPU (stage %d)      GiB\n", d->memory_stage);
-	if (!rows(out, r, memory_rows, -1.0))
+	if (!text_rows(out, r, memory_rows, -1.0))
 		return false;
 	fprintf(out, "  %-12s %12.2f  of %.2f GiB: %s\n", "total", e->memory.total / 1073741824.0,
 		e->memory_capacity_bytes / 1073741824.0, e->fits ? "fits" : "DOES NOT FIT");
