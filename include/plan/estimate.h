@@ -63,8 +63,9 @@ struct estimate_details {
 	bool tp_inter_node, dp_inter_node, pp_inter_node;
 };
 
-/** Stages whose peak memory is kept in struct estimate. */
-#define ESTIMATE_MAX_STAGES 256
+/** Stages whose peak memory is kept in struct estimate: as many as a plan
+ *  may list one by one, so that there is one limit on the stages. */
+#define ESTIMATE_MAX_STAGES PLAN_MAX_STAGES
 
 struct estimate {
 	double parameters;        /**< all parameters (every expert) */

@@ -101,3 +101,13 @@ int plan_stage_first_layer(const struct plan *p, const struct model *m, int s);
 
 /** Recomputation of stage @s (enum plan_recompute). */
 int plan_stage_recompute(const struct plan *p, int s);
+
+/**
+ * The TP compression threshold of @p on @m: layers whose 1-based index is
+ * above it are compressed. @p->compress.from_layer when given, else
+ * L/2 rounded down, so that the upper half of the layers is compressed
+ * (Bian et al., "Does compressing activations help model parallel
+ * training?", MLSys 2024 (MCBench): compressing the early layers hurts
+ * accuracy).
+ */
+int plan_compress_from_layer(const struct plan *p, const struct model *m);

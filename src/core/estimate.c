@@ -308,7 +308,7 @@ build_layer_costs(const struct model *m, const struct plan *p, const struct clus
 	if (cmp) {
 		lc->tp = p->compress.tp;
 		lc->pp = p->compress.pp;
-		lc->from_layer = p->compress.from_layer >= 0 ? p->compress.from_layer : m->layers / 2;
+		lc->from_layer = plan_compress_from_layer(p, m);
 		if (lc->tp)
 			compression_tp_site(cmp, m, p, c, lay, &lc->site);
 		if (lc->pp)

@@ -53,6 +53,12 @@ plan_stage_recompute(const struct plan *p, int s)
 	return p->custom_recompute ? p->stage_recompute[s] : p->recompute;
 }
 
+int
+plan_compress_from_layer(const struct plan *p, const struct model *m)
+{
+	return p->compress.from_layer >= 0 ? p->compress.from_layer : m->layers / 2;
+}
+
 #define FAIL(...) plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, __VA_ARGS__)
 
 bool

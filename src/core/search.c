@@ -112,7 +112,7 @@ inner_uniform(const struct inner *in)
 				continue;
 			p.compress.from_layer = -1;
 			if (p.compress.tp && opt->max_compressed_layers >= 0 &&
-			    m->layers - m->layers / 2 > opt->max_compressed_layers)
+			    m->layers - plan_compress_from_layer(&p, m) > opt->max_compressed_layers)
 				p.compress.from_layer = m->layers - opt->max_compressed_layers;
 			if (evaluate(in, &p, &cand))
 				consider(in, &cand);

@@ -1,8 +1,11 @@
 #include <csv.h>
 #include <string.h>
 
+#include "io/fields.h"
 #include "io/format.h"
 
+/* The columns, in order: field_table gives each its value and format, so
+ * that the header and the record cannot drift apart. */
 static const char *const columns[] = {
 	"model", "cluster", "gpus", "tp", "pp", "dp", "vpp", "micro_batch", "global_batch",
 	"seq_len", "recompute", "sequence_parallel", "flash_attention", "zero", "dp_overlap",
@@ -12,13 +15,6 @@ static const char *const columns[] = {
 	"mfu", "tokens_per_s", "compressor", "compression_s", "uncompressed_iteration_time_s",
 	"compression_speedup", "ep", "moe_routing", "ep_comm_s", "active_parameters", "mics_group", NULL,
 };
-
-/* Text fields go through libcsv's writer so that quoting follows RFC 4180. */
-static void
-text_field(FILE *out, const char *s)
-{
-	csv_fwrite(out, s, strlen(s));
-}
 
 bool
 format_csv_header(FILE *out)
@@ -32,27 +28,34 @@ format_csv_header(FILE *out)
 	return !ferror(out);
 }
 
+/* Text fields go through libcsv's writer so that quoting follows RFC 4180;
+ * keywords are written bare. */
+static void
+csv_value(FILE *out, const struct field *f, const struct field_value *v)
+{
+	switch (v->type) {
+	case FIELD_INT: fprintf(out, "%ld", v->i); break;
+	case FIELD_NUM: fprintf(out, f->csv_format, v->d); break;
+	case FIELD_BOOL: fputs(v->b ? "true" : "false", out); break;
+	case FIELD_NAME: fputs(v->s, out); break;
+	case FIELD_TEXT: csv_fwrite(out, v->s ? v->s : "", strlen(v->s ? v->s : "")); break;
+	}
+}
+
 bool
 format_csv_row(FILE *out, const struct report *r)
 {
-	const struct plan *p = r->plan;
-	const struct estimate *e = r->est;
-	const struct estimate_breakdown *b = &e->breakdown;
+	for (int i = 0; columns[i]; i++) {
+		const struct field *f = field_find_csv(columns[i]);
+		struct field_value v;
 
-	text_field(out, r->model->name);
-	fputc(',', out);
-	text_field(out, r->cluster->name);
-	fprintf(out, ",%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%s,%d,%s,%s,%.0f,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.0f,%.0f,%s,%.6g,%.6g,%.6g,",
-		e->gpus, p->tp, p->pp, p->dp, p->vpp, p->micro_batch, p->global_batch, p->seq_len,
-		plan_recompute_names[p->recompute], p->sequence_parallel ? "true" : "false",
-		p->flash_attention ? "true" : "false", p->zero, p->dp_overlap ? "true" : "false",
-		coll_algo_names[r->opt ? r->opt->dp_algo : COLL_ALGO_RING],
-		e->parameters, e->iteration_time_s, b->compute, b->recompute, b->tp_comm, b->pp_comm,
-		b->pp_bubble, b->dp_comm, b->optimizer, e->memory.total, e->memory_capacity_bytes,
-		e->fits ? "true" : "false", e->tflops_per_gpu, e->mfu, e->tokens_per_s);
-	text_field(out, r->compressor && e->compressed ? r->compressor->name : "");
-	fprintf(out, ",%.9g,%.9g,%.6g,%d,%s,%.9g,%.0f,%d\r\n", b->compression,
-		e->uncompressed_iteration_time_s, e->compression_speedup, p->ep,
-		plan_moe_routing_names[p->moe_routing], b->ep_comm, e->active_parameters, p->mics_group);
+		if (!f)
+			return false;
+		if (i)
+			fputc(',', out);
+		field_get(f, r, 0, &v);
+		csv_value(out, f, &v);
+	}
+	fputs("\r\n", out);
 	return !ferror(out);
 }

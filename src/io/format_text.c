@@ -1,5 +1,6 @@
 #include "plan/compression.h"
 #include "plan/compressor.h"
+#include "io/fields.h"
 #include "io/format.h"
 #include "plan/units.h"
 
@@ -13,6 +14,74 @@ static void
 row_mem(FILE *out, const char *name, double bytes)
 {
 	fprintf(out, "  %-12s %12.2f\n", name, bytes / 1073741824.0);
+}
+
+/* The rows of the breakdown and of the memory table: fields of
+ * field_table, labelled with their JSON names; some only where they apply. */
+enum text_when {
+	TEXT_ALWAYS,
+	TEXT_IF_MOE,        /* a MoE model, or EP time */
+	TEXT_IF_COMPRESSED, /* a compressor applied */
+};
+
+struct text_row {
+	const char *key;
+	enum text_when when;
+};
+
+static const struct text_row breakdown_rows[] = {
+	{ "breakdown_s.compute", TEXT_ALWAYS },
+	{ "breakdown_s.recompute", TEXT_ALWAYS },
+	{ "breakdown_s.tp_comm", TEXT_ALWAYS },
+	{ "breakdown_s.pp_comm", TEXT_ALWAYS },
+	{ "breakdown_s.pp_bubble", TEXT_ALWAYS },
+	{ "breakdown_s.dp_comm", TEXT_ALWAYS },
+	{ "breakdown_s.optimizer", TEXT_ALWAYS },
+	{ "breakdown_s.ep_comm", TEXT_IF_MOE },
+	{ "breakdown_s.compression", TEXT_IF_COMPRESSED },
+	{ NULL, TEXT_ALWAYS },
+};
+
+static const struct text_row memory_rows[] = {
+	{ "memory_bytes.weights", TEXT_ALWAYS },
+	{ "memory_bytes.gradients", TEXT_ALWAYS },
+	{ "memory_bytes.optimizer", TEXT_ALWAYS },
+	{ "memory_bytes.activations", TEXT_ALWAYS },
+	{ "memory_bytes.other", TEXT_ALWAYS },
+	{ "memory_bytes.compression", TEXT_IF_COMPRESSED },
+	{ NULL, TEXT_ALWAYS },
+};
+
+static bool
+text_applies(enum text_when when, const struct estimate *e)
+{
+	switch (when) {
+	case TEXT_IF_MOE: return e->details.moe_layers > 0 || e->breakdown.ep_comm > 0;
+	case TEXT_IF_COMPRESSED: return e->compressed;
+	default: return true;
+	}
+}
+
+/* Time rows (a share of @total) or, with @total < 0, memory rows in GiB.
+ * False when a key is not in field_table. */
+static bool
+text_rows(FILE *out, const struct report *r, const struct text_row *list, double total)
+{
+	for (; list->key; list++) {
+		const struct field *f = field_find(list->key);
+		struct field_value v;
+
+		if (!f)
+			return false;
+		if (!text_applies(list->when, r->est))
+			continue;
+		field_get(f, r, 0, &v);
+		if (total < 0)
+			row_mem(out, field_leaf(f), v.d);
+		else
+			row_time(out, field_leaf(f), v.d, total);
+	}
+	return true;
 }
 
 static void
@@ -36,7 +105,7 @@ format_text_compression(FILE *out, const struct report *r)
 		pc->pp ? " pp" : "", pc->dp ? " dp" : "");
 	if (pc->tp)
 		fprintf(out, ", TP layers above %d (%d on stage %d)",
-			pc->from_layer >= 0 ? pc->from_layer : r->model->layers / 2,
+			plan_compress_from_layer(r->plan, r->model),
 			e->details.compressed_layers, e->details.bottleneck_stage);
 	fprintf(out, "\n  uncompressed %.4f s, compressed %.4f s: speedup %.3fx\n",
 		e->uncompressed_iteration_time_s, e->iteration_time_s, e->compression_speedup);
@@ -111,17 +180,8 @@ format_text(FILE *out, const struct report *r)
 	fprintf(out, "utilisation     MFU %.1f %%, HFU %.1f %%\n\n", 100.0 * e->mfu, 100.0 * e->hfu);
 
 	fprintf(out, "breakdown (stage %d sets the pace)   seconds   share\n", d->bottleneck_stage);
-	row_time(out, "compute", b->compute, T);
-	row_time(out, "recompute", b->recompute, T);
-	row_time(out, "tp_comm", b->tp_comm, T);
-	row_time(out, "pp_comm", b->pp_comm, T);
-	row_time(out, "pp_bubble", b->pp_bubble, T);
-	row_time(out, "dp_comm", b->dp_comm, T);
-	row_time(out, "optimizer", b->optimizer, T);
-	if (e->details.moe_layers > 0 || b->ep_comm > 0)
-		row_time(out, "ep_comm", b->ep_comm, T);
-	if (e->compressed)
-		row_time(out, "compression", b->compression, T);
+	if (!text_rows(out, r, breakdown_rows, T))
+		return false;
 	row_time(out, "total", T, T);
 	fprintf(out, "  dp traffic %.4f s in all, %.4f s hidden behind computation\n\n",
 		d->dp_total_s, d->dp_total_s - b->dp_comm > 0 ? d->dp_total_s - b->dp_comm : 0.0);
@@ -129,13 +189,8 @@ format_text(FILE *out, const struct report *r)
 	if (e->compressed)
 		format_text_compression(out, r);
 	fprintf(out, "memory per GPU (stage %d)      GiB\n", d->memory_stage);
-	row_mem(out, "weights", e->memory.weights);
-	row_mem(out, "gradients", e->memory.gradients);
-	row_mem(out, "optimizer", e->memory.optimizer);
-	row_mem(out, "activations", e->memory.activations);
-	row_mem(out, "other", e->memory.other);
-	if (e->compressed)
-		row_mem(out, "compression", e->memory.compression);
+	if (!text_rows(out, r, memory_rows, -1.0))
+		return false;
 	fprintf(out, "  %-12s %12.2f  of %.2f GiB: %s\n", "total", e->memory.total / 1073741824.0,
 		e->memory_capacity_bytes / 1073741824.0, e->fits ? "fits" : "DOES NOT FIT");
 	return !ferror(out);

@@ -431,92 +431,169 @@ gp_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-bool
-sweep_plot(const char *path, const struct study *s, const struct sweep_result *res, long n,
-	   struct plan_error *err)
+/* Most lines one plot draws; the series past them are left out. */
+#define PLOT_MAX_SERIES 64
+
+/* What a plot draws: the axis on x, the metric on y, and the series. */
+struct plot {
+	const char *term; /* gnuplot terminal */
+	int xa;           /* axis on x */
+	int metric;       /* on y */
+	long nseries;
+	const char *titles[PLOT_MAX_SERIES];
+};
+
+/* A cell and the series it belongs to. */
+struct plot_cell {
+	char *key;
+	long i;
+};
+
+/* A series: its cells are cells[start .. start + len), in cell order,
+ * the first of them cell @first of the sweep. */
+struct plot_series {
+	long start, len, first;
+};
+
+static int
+cmp_cell(const void *a, const void *b)
+{
+	const struct plot_cell *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+/* Series in the order of their first cell, as the legend lists them. */
+static int
+cmp_series(const void *a, const void *b)
+{
+	long x = ((const struct plot_series *)a)->first, y = ((const struct plot_series *)b)->first;
+
+	return (x > y) - (x < y);
+}
+
+/* The terminal for @path's extension, the metric and the x axis; false
+ * with @err set when the study cannot be plotted. */
+static bool
+plot_choose(const char *path, const struct study *s, struct plot *pl, struct plan_error *err)
 {
 	const char *ext = strrchr(path, '.');
-	const char *term;
-	int xa = study_find_axis(s, AXIS_GPUS), metric = -1, idx[STUDY_MAX_AXES], status;
-	char data[] = "/tmp/plan-cli-plot-XXXXXX";
-	int fd;
-	FILE *f, *gp;
-	long series = 0;
-	char key[1024];
-	static char titles[64][1024];
 
 	if (!ext || (strcmp(ext, ".svg") && strcmp(ext, ".png") && strcmp(ext, ".pdf")))
 		return plan_error_set(err, PLAN_ERR_PLAN, path, 0, 0, "--plot writes .svg, .png or .pdf files");
-	term = strcmp(ext, ".svg") == 0 ? "svg size 800,500 dynamic" :
-	       strcmp(ext, ".png") == 0 ? "pngcairo size 1000,620" : "pdfcairo size 6in,3.8in";
-	for (int k = 0; k < s->nmetrics && metric < 0; k++)
+	pl->term = strcmp(ext, ".svg") == 0 ? "svg size 800,500 dynamic" :
+		   strcmp(ext, ".png") == 0 ? "pngcairo size 1000,620" : "pdfcairo size 6in,3.8in";
+	pl->metric = -1;
+	for (int k = 0; k < s->nmetrics && pl->metric < 0; k++)
 		if (numeric_metric(s->metrics[k]))
-			metric = s->metrics[k];
-	if (metric < 0)
+			pl->metric = s->metrics[k];
+	if (pl->metric < 0)
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "--plot needs a numeric metric");
-	if (xa < 0 || s->axes[xa].n < 2) {
-		xa = -1;
-		for (int a = 0; a < s->naxes && xa < 0; a++) {
+	pl->xa = study_find_axis(s, AXIS_GPUS);
+	if (pl->xa < 0 || s->axes[pl->xa].n < 2) {
+		pl->xa = -1;
+		for (int a = 0; a < s->naxes && pl->xa < 0; a++) {
 			double v;
 
 			if (s->axes[a].n > 1 && s->axes[a].kind != AXIS_REFERENCE && axis_number(&s->axes[a], 0, &v))
-				xa = a;
+				pl->xa = a;
 		}
 	}
-	if (xa < 0)
+	if (pl->xa < 0)
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
 				      "--plot needs an axis with several numeric values (gpus, nic_bandwidth, ...)");
-	if (!in_path("gnuplot"))
-		return plan_error_set(err, PLAN_ERR_IO, NULL, 0, 0,
-				      "gnuplot is not installed (apt-get install gnuplot-nox)");
-	fd = mkstemp(data);
-	if (fd < 0 || !(f = fdopen(fd, "w")))
-		return plan_error_set(err, PLAN_ERR_IO, data, 0, 0, "cannot create a temporary file");
-	/* One block per series: the cells that agree on every axis but x, in
-	 * order of x (cells of one series are contiguous when x varies fastest,
-	 * which is not guaranteed: group by key). */
-	for (long pass = 0; pass < n; pass++) {
-		study_cell_indices(s, pass, idx);
+	return true;
+}
+
+/* Sort the @n cells by series key (then by cell) and find the series:
+ * O(n log n), so that a sweep of many cells is not compared cell by cell.
+ * Fills @cells (keys to free) and @series; returns how many series, or -1
+ * when out of memory. */
+static long
+plot_group(const struct study *s, int xa, long n, struct plot_cell *cells, struct plot_series *series)
+{
+	int idx[STUDY_MAX_AXES];
+	char key[1024];
+	long ns = 0;
+
+	for (long i = 0; i < n; i++) {
+		study_cell_indices(s, i, idx);
 		series_key(s, xa, idx, key, sizeof(key));
-		/* Only the first cell of each series starts a block. */
-		{
-			bool seen = false;
+		cells[i].i = i;
+		if (!(cells[i].key = strdup(key)))
+			return -1;
+	}
+	qsort(cells, (size_t)n, sizeof(*cells), cmp_cell);
+	for (long i = 0; i < n; i++) {
+		if (i == 0 || strcmp(cells[i].key, cells[i - 1].key) != 0)
+			series[ns++] = (struct plot_series){ .start = i, .first = cells[i].i };
+		series[ns - 1].len++;
+	}
+	qsort(series, (size_t)ns, sizeof(*series), cmp_series);
+	return ns;
+}
 
-			for (long q = 0; q < pass && !seen; q++) {
-				int qi[STUDY_MAX_AXES];
-				char k2[1024];
+/* One block per series (gnuplot's index): the cells that agree on every
+ * axis but x, in cell order. Fills the titles of @pl, which point into
+ * @cells. */
+static void
+plot_write_data(FILE *f, const struct study *s, const struct sweep_result *res, const struct plot_cell *cells,
+		const struct plot_series *series, long ns, struct plot *pl)
+{
+	int idx[STUDY_MAX_AXES];
 
-				study_cell_indices(s, q, qi);
-				series_key(s, xa, qi, k2, sizeof(k2));
-				seen = strcmp(k2, key) == 0;
-			}
-			if (seen)
-				continue;
-		}
-		if (series == 64)
-			break;
-		snprintf(titles[series], sizeof(titles[0]), "%s", key[0] ? key : metric_headers[metric].text);
-		fprintf(f, "%s# %s\n", series ? "\n\n" : "", titles[series]);
-		for (long i = pass; i < n; i++) {
-			int ii[STUDY_MAX_AXES];
-			char k2[1024];
+	for (pl->nseries = 0; pl->nseries < ns && pl->nseries < PLOT_MAX_SERIES; pl->nseries++) {
+		const struct plot_series *ser = &series[pl->nseries];
+		const char *key = cells[ser->start].key;
+
+		pl->titles[pl->nseries] = key[0] ? key : metric_headers[pl->metric].text;
+		fprintf(f, "%s# %s\n", pl->nseries ? "\n\n" : "", pl->titles[pl->nseries]);
+		for (long c = ser->start; c < ser->start + ser->len; c++) {
+			long i = cells[c].i;
 			double x;
 
-			study_cell_indices(s, i, ii);
-			series_key(s, xa, ii, k2, sizeof(k2));
-			if (strcmp(k2, key) != 0 || !res[i].ok || !axis_number(&s->axes[xa], ii[xa], &x))
-				continue;
-			fprintf(f, "%.9g %.9g\n", x, metric_value(metric, &res[i]));
+			study_cell_indices(s, i, idx);
+			if (res[i].ok && axis_number(&s->axes[pl->xa], idx[pl->xa], &x))
+				fprintf(f, "%.9g %.9g\n", x, metric_value(pl->metric, &res[i]));
 		}
-		series++;
 	}
-	fclose(f);
-	gp = popen("gnuplot 1>&2", "w");
-	if (!gp) {
+}
+
+/* Write the data of the plot into a temporary file @data (a mkstemp
+ * template). */
+static bool
+plot_data_file(char *data, const struct study *s, const struct sweep_result *res, long n, struct plot *pl,
+	       struct plot_cell *cells, struct plot_series *series, struct plan_error *err)
+{
+	int fd = mkstemp(data);
+	long ns;
+	FILE *f;
+
+	if (fd < 0 || !(f = fdopen(fd, "w")))
+		return plan_error_set(err, PLAN_ERR_IO, data, 0, 0, "cannot create a temporary file");
+	ns = plot_group(s, pl->xa, n, cells, series);
+	if (ns < 0) {
+		fclose(f);
 		unlink(data);
-		return plan_error_set(err, PLAN_ERR_IO, NULL, 0, 0, "cannot run gnuplot");
+		return plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
 	}
-	fprintf(gp, "set terminal %s\nset output ", term);
+	plot_write_data(f, s, res, cells, series, ns, pl);
+	fclose(f);
+	return true;
+}
+
+/* Run gnuplot on @data to draw @path. */
+static bool
+plot_run(const char *path, const char *data, const struct study *s, const struct plot *pl, struct plan_error *err)
+{
+	const struct study_axis *x = &s->axes[pl->xa];
+	FILE *gp = popen("gnuplot 1>&2", "w");
+	int status;
+
+	if (!gp)
+		return plan_error_set(err, PLAN_ERR_IO, NULL, 0, 0, "cannot run gnuplot");
+	fprintf(gp, "set terminal %s\nset output ", pl->term);
 	gp_string(gp, path);
 	fputs("\nset grid\nset key outside right\n", gp);
 	if (s->title[0]) {
@@ -525,25 +602,53 @@ sweep_plot(const char *path, const struct study *s, const struct sweep_result *r
 		fputc('\n', gp);
 	}
 	fputs("set xlabel ", gp);
-	gp_string(gp, s->axes[xa].kind == AXIS_NIC_BANDWIDTH ? "NIC bandwidth (Gbit/s)" :
-		      axis_headers[s->axes[xa].kind].text);
+	gp_string(gp, x->kind == AXIS_NIC_BANDWIDTH ? "NIC bandwidth (Gbit/s)" : axis_headers[x->kind].text);
 	fputs("\nset ylabel ", gp);
-	gp_string(gp, metric_headers[metric].text);
+	gp_string(gp, metric_headers[pl->metric].text);
 	fputc('\n', gp);
-	if (s->axes[xa].kind == AXIS_GPUS || s->axes[xa].kind == AXIS_NIC_BANDWIDTH)
+	if (x->kind == AXIS_GPUS || x->kind == AXIS_NIC_BANDWIDTH)
 		fputs("set logscale x 2\n", gp);
 	fputs("plot ", gp);
-	for (long i = 0; i < series; i++) {
+	for (long i = 0; i < pl->nseries; i++) {
 		fprintf(gp, "%s", i ? ", " : "");
 		gp_string(gp, data);
 		fprintf(gp, " index %ld using 1:2 with linespoints lw 2 pt 7 title ", i);
-		gp_string(gp, titles[i]);
+		gp_string(gp, pl->titles[i]);
 	}
 	fputc('\n', gp);
 	status = pclose(gp);
-	unlink(data);
 	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		return plan_error_set(err, PLAN_ERR_IO, path, 0, 0, "gnuplot failed (status %d)",
 				      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	return true;
+}
+
+bool
+sweep_plot(const char *path, const struct study *s, const struct sweep_result *res, long n,
+	   struct plan_error *err)
+{
+	char data[] = "/tmp/plan-cli-plot-XXXXXX";
+	struct plot pl = { 0 };
+	struct plot_cell *cells;
+	struct plot_series *series;
+	bool ok;
+
+	if (!plot_choose(path, s, &pl, err))
+		return false;
+	if (!in_path("gnuplot"))
+		return plan_error_set(err, PLAN_ERR_IO, NULL, 0, 0,
+				      "gnuplot is not installed (apt-get install gnuplot-nox)");
+	cells = calloc((size_t)(n > 0 ? n : 1), sizeof(*cells));
+	series = calloc((size_t)(n > 0 ? n : 1), sizeof(*series));
+	ok = cells && series ? plot_data_file(data, s, res, n, &pl, cells, series, err) :
+	     plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
+	if (ok) {
+		ok = plot_run(path, data, s, &pl, err);
+		unlink(data);
+	}
+	for (long i = 0; cells && i < n; i++)
+		free(cells[i].key);
+	free(cells);
+	free(series);
+	return ok;
 }

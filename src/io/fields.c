@@ -1,0 +1,276 @@
+#include <string.h>
+
+#include "plan/compression.h"
+#include "io/fields.h"
+
+/* Most fields are members of struct estimate or struct plan: the table
+ * names the member, and _Generic takes its C type from the declaration,
+ * so that a row cannot read a member as the wrong type. */
+#define FIELD_CTYPE_OF(e) _Generic((e), int: FIELD_C_INT, double: FIELD_C_DOUBLE, bool: FIELD_C_BOOL)
+#define FIELD_TYPE_OF(e) _Generic((e), int: FIELD_INT, double: FIELD_NUM, bool: FIELD_BOOL)
+#define MEMBER(src, T, m) .source = src, .offset = offsetof(T, m), .ctype = FIELD_CTYPE_OF(((const T *)0)->m)
+#define EST(m) MEMBER(FIELD_SRC_ESTIMATE, struct estimate, m), \
+	.type = FIELD_TYPE_OF(((const struct estimate *)0)->m)
+#define PLAN(m) MEMBER(FIELD_SRC_PLAN, struct plan, m), .type = FIELD_TYPE_OF(((const struct plan *)0)->m)
+#define PLAN_NAMES(m, n) MEMBER(FIELD_SRC_PLAN, struct plan, m), .type = FIELD_NAME, .names = n
+#define FUNC(t, fn) .source = FIELD_SRC_FUNC, .type = t, .get = fn
+
+/* CSV precision: times to the nanosecond, counts of bytes and parameters
+ * whole, rates to six digits. */
+#define CSV_S "%.9g"
+#define CSV_WHOLE "%.0f"
+#define CSV_RATE "%.6g"
+
+static void
+get_model(const struct field *f, const struct report *r, int i, struct field_value *v)
+{
+	(void)f, (void)i;
+	v->s = r->model->name;
+}
+
+static void
+get_cluster(const struct field *f, const struct report *r, int i, struct field_value *v)
+{
+	(void)f, (void)i;
+	v->s = r->cluster->name;
+}
+
+static void
+get_compressor(const struct field *f, const struct report *r, int i, struct field_value *v)
+{
+	(void)f, (void)i;
+	v->s = r->compressor ? r->compressor->name : NULL;
+}
+
+/* The CSV names the compressor only where it applied. */
+static void
+get_compressor_used(const struct field *f, const struct report *r, int i, struct field_value *v)
+{
+	(void)f, (void)i;
+	v->s = r->compressor && r->est->compressed ? r->compressor->name : "";
+}
+
+static int
+count_stages(const struct report *r)
+{
+	return r->plan->pp;
+}
+
+static void
+get_stage_layers(const struct field *f, const struct report *r, int i, struct field_value *v)
+{
+	(void)f;
+	v->i = plan_stage_layers(r->plan, r->model, i);
+}
+
+static void
+get_stage_recompute(const struct field *f, const struct report *r, int i, struct field_value *v)
+{
+	(void)f;
+	v->s = plan_recompute_names[plan_stage_recompute(r->plan, i)];
+}
+
+static void
+get_dp_allreduce(const struct field *f, const struct report *r, int i, struct field_value *v)
+{
+	(void)f, (void)i;
+	v->s = coll_algo_names[r->opt ? r->opt->dp_algo : COLL_ALGO_RING];
+}
+
+/* A plan.compress flag (at f->offset in struct plan): true only where a
+ * compressor applied. */
+static void
+get_compressed_on(const struct field *f, const struct report *r, int i, struct field_value *v)
+{
+	bool on;
+
+	(void)i;
+	memcpy(&on, (const char *)r->plan + f->offset, sizeof(on));
+	v->b = r->est->compressed && on;
+}
+
+#define COMPRESSED_ON(m) .source = FIELD_SRC_FUNC, .type = FIELD_BOOL, .get = get_compressed_on, \
+	.offset = offsetof(struct plan, compress.m)
+
+static void
+get_from_layer(const struct field *f, const struct report *r, int i, struct field_value *v)
+{
+	(void)f, (void)i;
+	v->i = plan_compress_from_layer(r->plan, r->model);
+}
+
+static void
+get_dp_compress_scheme(const struct field *f, const struct report *r, int i, struct field_value *v)
+{
+	(void)f, (void)i;
+	v->s = r->est->compressed && r->plan->compress.dp ?
+	       compress_dp_scheme_names[r->est->details.dp_compress_scheme] : "none";
+}
+
+/* plan.compress.dp_on_cpu, indexed by the bool. */
+static const char *const dp_on_names[] = { "gpu", "cpu", NULL };
+
+/* The order is that of the JSON object's keys, which scripts may read in
+ * order: an object comes where its first key is. */
+const struct field field_table[] = {
+	{ "bytes_per_iteration.tp", NULL, NULL, "bytes", "TP bytes one GPU of the bottleneck stage sends per iteration", EST(bytes.tp) },
+	{ "bytes_per_iteration.pp", NULL, NULL, "bytes", "PP bytes one GPU sends per iteration", EST(bytes.pp) },
+	{ "bytes_per_iteration.dp", NULL, NULL, "bytes", "DP and ZeRO bytes one GPU sends per iteration", EST(bytes.dp) },
+	{ "bytes_per_iteration.ep", NULL, NULL, "bytes", "EP all-to-all bytes one GPU sends per iteration", EST(bytes.ep) },
+	{ "uncompressed_bytes_per_iteration.tp", NULL, NULL, "bytes", "TP bytes without compression", EST(uncompressed_bytes.tp) },
+	{ "uncompressed_bytes_per_iteration.pp", NULL, NULL, "bytes", "PP bytes without compression", EST(uncompressed_bytes.pp) },
+	{ "uncompressed_bytes_per_iteration.dp", NULL, NULL, "bytes", "DP bytes without compression", EST(uncompressed_bytes.dp) },
+	{ "uncompressed_bytes_per_iteration.ep", NULL, NULL, "bytes", "EP bytes without compression", EST(uncompressed_bytes.ep) },
+	{ "compressor", NULL, NULL, "", "the compressor profile's name, or null", FUNC(FIELD_TEXT, get_compressor) },
+	{ "uncompressed_iteration_time_s", "uncompressed_iteration_time_s", CSV_S, "s", "the iteration time without compression", EST(uncompressed_iteration_time_s) },
+	{ "compression_speedup", "compression_speedup", CSV_RATE, "", "uncompressed / compressed iteration time", EST(compression_speedup) },
+	{ "model", "model", NULL, "", "the model profile's name", FUNC(FIELD_TEXT, get_model) },
+	{ "cluster", "cluster", NULL, "", "the cluster profile's name", FUNC(FIELD_TEXT, get_cluster) },
+	{ "gpus", "gpus", NULL, "", "GPUs used, tp x pp x dp", EST(gpus) },
+	{ "plan.tp", "tp", NULL, "", "tensor-parallel degree", PLAN(tp) },
+	{ "plan.pp", "pp", NULL, "", "pipeline-parallel degree", PLAN(pp) },
+	{ "plan.dp", "dp", NULL, "", "data-parallel degree", PLAN(dp) },
+	{ "plan.vpp", "vpp", NULL, "", "interleaved model chunks per GPU", PLAN(vpp) },
+	{ "plan.micro_batch", "micro_batch", NULL, "sequences", "sequences per micro-batch", PLAN(micro_batch) },
+	{ "plan.global_batch", "global_batch", NULL, "sequences", "sequences per iteration", PLAN(global_batch) },
+	{ "plan.seq_len", "seq_len", NULL, "tokens", "tokens per sequence", PLAN(seq_len) },
+	{ "plan.recompute", "recompute", NULL, "", "recomputation: none, selective or full", PLAN_NAMES(recompute, plan_recompute_names) },
+	{ "plan.sequence_parallel", "sequence_parallel", NULL, "", "sequence parallelism", PLAN(sequence_parallel) },
+	{ "plan.flash_attention", "flash_attention", NULL, "", "fused attention", PLAN(flash_attention) },
+	{ "plan.zero", "zero", NULL, "", "ZeRO stage, 0 to 3", PLAN(zero) },
+	{ "plan.dp_overlap", "dp_overlap", NULL, "", "gradient reduction overlapped with the backward", PLAN(dp_overlap) },
+	{ "plan.ep", "ep", NULL, "", "expert-parallel degree", PLAN(ep) },
+	{ "plan.moe_routing", "moe_routing", NULL, "", "all-to-all routing: flat or bilevel", PLAN_NAMES(moe_routing, plan_moe_routing_names) },
+	{ "plan.moe_overlap", NULL, NULL, "", "MoE overlap: none or lancet", PLAN_NAMES(moe_overlap, plan_moe_overlap_names) },
+	{ "plan.mics_group", "mics_group", NULL, "", "MiCS partition group size, 0 without MiCS", PLAN(mics_group) },
+	{ "plan.stage_layers", NULL, NULL, "layers", "the layers of each stage", FUNC(FIELD_INT, get_stage_layers), .count = count_stages },
+	{ "plan.stage_recompute", NULL, NULL, "", "the recomputation of each stage", FUNC(FIELD_NAME, get_stage_recompute), .count = count_stages },
+	{ "plan.mics_hierarchical", NULL, NULL, "", "MiCS 2-hop all-gather", PLAN(mics_hierarchical) },
+	{ "plan.dp_allreduce", "dp_allreduce", NULL, "", "DP all-reduce: ring or hierarchical", FUNC(FIELD_NAME, get_dp_allreduce) },
+	{ "plan.compression.tp", NULL, NULL, "", "the compressor applies to the TP collectives", COMPRESSED_ON(tp) },
+	{ "plan.compression.pp", NULL, NULL, "", "the compressor applies to the stage sends", COMPRESSED_ON(pp) },
+	{ "plan.compression.dp", NULL, NULL, "", "the compressor applies to the DP gradients", COMPRESSED_ON(dp) },
+	{ "plan.compression.from_layer", NULL, NULL, "", "TP compresses the layers above this one", FUNC(FIELD_INT, get_from_layer) },
+	{ "plan.compression.from_stage", NULL, NULL, "", "PP: the stages from this one on compress their sends", PLAN(compress.from_stage) },
+	{ "plan.compression.dp_scheme", NULL, NULL, "", "compressed DP scheme as given", PLAN_NAMES(compress.dp_scheme, compress_dp_scheme_names) },
+	{ "plan.compression.dp_on", NULL, NULL, "", "DP compression on the gpu or the cpu", PLAN_NAMES(compress.dp_on_cpu, dp_on_names) },
+	{ "parameters", "parameters", CSV_WHOLE, "", "parameters of the whole model", EST(parameters) },
+	{ "active_parameters", "active_parameters", CSV_WHOLE, "", "parameters one token goes through", EST(active_parameters) },
+	{ "iteration_time_s", "iteration_time_s", CSV_S, "s", "predicted time of one iteration", EST(iteration_time_s) },
+	{ "breakdown_s.compute", "compute_s", CSV_S, "s", "forward and backward of all micro-batches", EST(breakdown.compute) },
+	{ "breakdown_s.recompute", "recompute_s", CSV_S, "s", "forward work repeated by recomputation", EST(breakdown.recompute) },
+	{ "breakdown_s.tp_comm", "tp_comm_s", CSV_S, "s", "TP collectives, not overlapped", EST(breakdown.tp_comm) },
+	{ "breakdown_s.pp_comm", "pp_comm_s", CSV_S, "s", "stage-boundary sends, not overlapped", EST(breakdown.pp_comm) },
+	{ "breakdown_s.pp_bubble", "pp_bubble_s", CSV_S, "s", "pipeline fill and drain", EST(breakdown.pp_bubble) },
+	{ "breakdown_s.dp_comm", "dp_comm_s", CSV_S, "s", "exposed DP and ZeRO traffic", EST(breakdown.dp_comm) },
+	{ "breakdown_s.optimizer", "optimizer_s", CSV_S, "s", "optimizer step", EST(breakdown.optimizer) },
+	{ "breakdown_s.compression", "compression_s", CSV_S, "s", "encoding and decoding on the critical path", EST(breakdown.compression) },
+	{ "breakdown_s.ep_comm", "ep_comm_s", CSV_S, "s", "exposed MoE all-to-alls", EST(breakdown.ep_comm) },
+	{ "memory_bytes.weights", NULL, NULL, "bytes", "16-bit weights", EST(memory.weights) },
+	{ "memory_bytes.gradients", NULL, NULL, "bytes", "16-bit gradients", EST(memory.gradients) },
+	{ "memory_bytes.optimizer", NULL, NULL, "bytes", "fp32 master weights and Adam states", EST(memory.optimizer) },
+	{ "memory_bytes.activations", NULL, NULL, "bytes", "activations stored for the backward", EST(memory.activations) },
+	{ "memory_bytes.other", NULL, NULL, "bytes", "reserved memory and ZeRO-3 gather buffers", EST(memory.other) },
+	{ "memory_bytes.compression", NULL, NULL, "bytes", "error-feedback buffers of the compressor", EST(memory.compression) },
+	{ "memory_bytes.total", "memory_total_bytes", CSV_WHOLE, "bytes", "peak memory of one GPU", EST(memory.total) },
+	{ "memory_capacity_bytes", "memory_capacity_bytes", CSV_WHOLE, "bytes", "the GPU's memory", EST(memory_capacity_bytes) },
+	{ "fits", "fits", NULL, "", "the peak memory fits the GPU", EST(fits) },
+	{ "model_flops_per_iteration", NULL, NULL, "FLOP", "model FLOPs of one iteration, no recomputation", EST(model_flops_per_iteration) },
+	{ "hardware_flops_per_iteration", NULL, NULL, "FLOP", "model FLOPs plus recomputed work", EST(hardware_flops_per_iteration) },
+	{ "tflops_per_gpu", "tflops_per_gpu", CSV_RATE, "TFLOP/s", "model FLOPs per second per GPU", EST(tflops_per_gpu) },
+	{ "hardware_tflops_per_gpu", NULL, NULL, "TFLOP/s", "hardware FLOPs per second per GPU", EST(hardware_tflops_per_gpu) },
+	{ "mfu", "mfu", CSV_RATE, "", "model FLOPs utilisation, a fraction of the peak", EST(mfu) },
+	{ "hfu", NULL, NULL, "", "hardware FLOPs utilisation, a fraction of the peak", EST(hfu) },
+	{ "tokens_per_s", "tokens_per_s", CSV_RATE, "tokens/s", "tokens per second", EST(tokens_per_s) },
+	{ "details.microbatches", NULL, NULL, "", "micro-batches per pipeline per iteration", EST(details.microbatches) },
+	{ "details.bubble_fraction", NULL, NULL, "", "the bubble as a fraction of the ideal time", EST(details.bubble_fraction) },
+	{ "details.layer_forward_s", NULL, NULL, "s", "forward of one layer, one micro-batch", EST(details.layer_fwd_s) },
+	{ "details.layer_backward_s", NULL, NULL, "s", "backward of one layer, one micro-batch", EST(details.layer_bwd_s) },
+	{ "details.tp_collective_s", NULL, NULL, "s", "one uncompressed TP all-reduce", EST(details.tp_collective_s) },
+	{ "details.pp_p2p_per_microbatch_s", NULL, NULL, "s", "stage sends of one micro-batch", EST(details.pp_p2p_s) },
+	{ "details.dp_total_s", NULL, NULL, "s", "all DP and ZeRO traffic before overlap", EST(details.dp_total_s) },
+	{ "details.dp_overlap_window_s", NULL, NULL, "s", "backward time that can hide it", EST(details.dp_overlap_window_s) },
+	{ "details.slot_s", NULL, NULL, "s", "one micro-batch on the bottleneck GPU", EST(details.slot_s) },
+	{ "details.bottleneck_stage", NULL, NULL, "", "the stage that sets the pace", EST(details.bottleneck_stage) },
+	{ "details.tail_stage", NULL, NULL, "", "the stage whose DP sync and optimizer end the iteration", EST(details.tail_stage) },
+	{ "details.memory_stage", NULL, NULL, "", "the stage whose memory is reported", EST(details.memory_stage) },
+	{ "details.tp_inter_node", NULL, NULL, "", "the TP group spans nodes", EST(details.tp_inter_node) },
+	{ "details.dp_inter_node", NULL, NULL, "", "the DP group spans nodes", EST(details.dp_inter_node) },
+	{ "details.pp_inter_node", NULL, NULL, "", "a stage boundary spans nodes", EST(details.pp_inter_node) },
+	{ "details.compressed_layers", NULL, NULL, "layers", "TP-compressed layers of the bottleneck stage", EST(details.compressed_layers) },
+	{ "details.moe_layers", NULL, NULL, "layers", "MoE layers of the bottleneck stage", EST(details.moe_layers) },
+	{ "details.dp_compress_scheme", NULL, NULL, "", "the compressed DP scheme used, or none", FUNC(FIELD_NAME, get_dp_compress_scheme) },
+	{ "details.ep_alltoall_s", NULL, NULL, "s", "one EP all-to-all of one MoE layer", EST(details.ep_a2a_s) },
+	{ "details.ep_alltoall_inter_s", NULL, NULL, "s", "its inter-node hop (bi-level routing)", EST(details.ep_inter_s) },
+	{ "details.ep_alltoall_intra_s", NULL, NULL, "s", "its intra-node hop (bi-level routing)", EST(details.ep_intra_s) },
+	{ "details.ep_total_s", NULL, NULL, "s", "all EP all-to-all time before overlap", EST(details.ep_total_s) },
+	{ "details.ep_inter_node", NULL, NULL, "", "the EP group spans nodes", EST(details.ep_inter_node) },
+	{ "details.compression_parameters", NULL, NULL, "", "parameters an autoencoder adds on the bottleneck GPU", EST(details.compression_params) },
+	{ NULL, "compressor", NULL, "", "the compressor's name where it applied, else empty", FUNC(FIELD_TEXT, get_compressor_used) },
+};
+
+const size_t field_count = sizeof(field_table) / sizeof(field_table[0]);
+
+const struct field *
+field_find(const char *key)
+{
+	for (size_t i = 0; i < field_count; i++)
+		if (field_table[i].key && strcmp(field_table[i].key, key) == 0)
+			return &field_table[i];
+	return NULL;
+}
+
+const struct field *
+field_find_csv(const char *name)
+{
+	for (size_t i = 0; i < field_count; i++)
+		if (field_table[i].csv && strcmp(field_table[i].csv, name) == 0)
+			return &field_table[i];
+	return NULL;
+}
+
+const char *
+field_leaf(const struct field *f)
+{
+	const char *dot = f->key ? strrchr(f->key, '.') : NULL;
+
+	return dot ? dot + 1 : f->key;
+}
+
+int
+field_length(const struct field *f, const struct report *r)
+{
+	return f->count ? f->count(r) : -1;
+}
+
+/* A member of the estimate or the plan, read as its declared C type. */
+static void
+get_member(const struct field *f, const struct report *r, struct field_value *v)
+{
+	const char *base = f->source == FIELD_SRC_ESTIMATE ? (const char *)r->est : (const char *)r->plan;
+	int n = 0;
+	double d = 0.0;
+	bool b = false;
+
+	switch (f->ctype) {
+	case FIELD_C_INT: memcpy(&n, base + f->offset, sizeof(n)); break;
+	case FIELD_C_DOUBLE: memcpy(&d, base + f->offset, sizeof(d)); break;
+	case FIELD_C_BOOL: memcpy(&b, base + f->offset, sizeof(b)); n = b; break;
+	}
+	if (f->names)
+		v->s = f->names[n];
+	v->i = n;
+	v->d = d;
+	v->b = b;
+}
+
+void
+field_get(const struct field *f, const struct report *r, int i, struct field_value *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->type = f->type;
+	if (f->source == FIELD_SRC_FUNC)
+		f->get(f, r, i, v);
+	else
+		get_member(f, r, v);
+}
