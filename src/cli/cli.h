@@ -56,3 +56,8 @@ int cli_load_cluster(const char *arg, struct cluster *c);
 
 /** Resolve and load a compressor (name or path); prints the error. Returns an exit code. */
 int cli_load_compressor(const char *arg, struct compressor *c);
+
+struct framework;
+
+/** Resolve and load a framework (name or path); prints the error. Returns an exit code. */
+int cli_load_framework(const char *arg, struct framework *fw);

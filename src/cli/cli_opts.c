@@ -129,6 +129,18 @@ load_compressor(void *obj, const char *path, struct plan_error *err)
 	return compressor_load_file(obj, path, err);
 }
 
+static bool
+load_framework(void *obj, const char *path, struct plan_error *err)
+{
+	return framework_load_file(obj, path, err);
+}
+
+int
+cli_load_framework(const char *arg, struct framework *fw)
+{
+	return load_profile(PROFILE_FRAMEWORK, arg, fw, load_framework);
+}
+
 int
 cli_load_compressor(const char *arg, struct compressor *c)
 {

@@ -19,10 +19,10 @@ show(const char *name, const char *path, void *data)
 int
 cmd_profiles(int argc, char **argv)
 {
-	static const enum profile_kind kinds[] = { PROFILE_MODEL, PROFILE_CLUSTER, PROFILE_GPU, PROFILE_COMPRESSOR };
+	static const enum profile_kind kinds[] = { PROFILE_MODEL, PROFILE_CLUSTER, PROFILE_GPU, PROFILE_FRAMEWORK, PROFILE_COMPRESSOR };
 
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		fputs("usage: plan-cli profiles [--schema model|cluster|gpu|compressor]\n\n"
+		fputs("usage: plan-cli profiles [--schema model|cluster|gpu|framework|compressor]\n\n"
 		      "List the bundled profiles and where they were found, or print a profile schema.\n"
 		      "Search path: each folder of $PLAN_CLI_PATH, the folder above the executable\n"
 		      "(the source tree when run from build/), the executable's folder, " PLAN_DATADIR "\n",
@@ -30,13 +30,13 @@ cmd_profiles(int argc, char **argv)
 		return cli_finish(CLI_EXIT_OK);
 	}
 	if (argc >= 2 && strcmp(argv[1], "--schema") == 0) {
-		static const char *const kinds[] = { "model", "cluster", "gpu", "compressor", NULL };
-		const struct schema_key *const tables[] = { model_schema, cluster_schema, gpu_schema, compressor_schema };
+		static const char *const kinds[] = { "model", "cluster", "gpu", "framework", "compressor", NULL };
+		const struct schema_key *const tables[] = { model_schema, cluster_schema, gpu_schema, framework_schema, compressor_schema };
 		int k;
 
 		if (argc != 3 || !cli_choice("--schema", argv[2], kinds, &k)) {
 			if (argc != 3)
-				cli_error("--schema takes model, cluster, gpu or compressor");
+				cli_error("--schema takes model, cluster, gpu, framework or compressor");
 			return CLI_EXIT_USAGE;
 		}
 		schema_print(tables[k], stdout, 0);

@@ -38,7 +38,8 @@ struct row_result {
 static int
 predict_run(const char *file, struct run *run, struct row_result *res)
 {
-	struct estimate_options opt = { COLL_ALGO_RING };
+	struct estimate_options opt = { COLL_ALGO_RING, NULL, NULL };
+	struct framework fw;
 	struct model m;
 	struct cluster c;
 	struct estimate e;
@@ -47,6 +48,10 @@ predict_run(const char *file, struct run *run, struct row_result *res)
 
 	snprintf(cli_context, sizeof(cli_context), "%s: row %d ('%s')", file, run->row, run->id);
 	rc = cli_load_model(run->model, &m);
+	if (rc == CLI_EXIT_OK && run->framework[0]) {
+		rc = cli_load_framework(run->framework, &fw);
+		opt.framework = &fw;
+	}
 	if (rc == CLI_EXIT_OK)
 		rc = cli_load_cluster(run->cluster, &c);
 	cli_context[0] = '\0';

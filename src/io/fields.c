@@ -36,6 +36,29 @@ get_cluster(const struct field *f, const struct report *r, int i, struct field_v
 }
 
 static void
+get_gpu(const struct field *f, const struct report *r, int i, struct field_value *v)
+{
+	(void)f, (void)i;
+	v->s = r->cluster->gpu.name;
+}
+
+/* Where the GPU's efficiencies come from: its profile's calibration, or
+ * its generation's defaults. */
+static void
+get_gpu_calibration(const struct field *f, const struct report *r, int i, struct field_value *v)
+{
+	(void)f, (void)i;
+	v->s = gpu_is_calibrated(&r->cluster->gpu) ? r->cluster->gpu.calibration : "none (spec-sheet GPU)";
+}
+
+static void
+get_framework(const struct field *f, const struct report *r, int i, struct field_value *v)
+{
+	(void)f, (void)i;
+	v->s = r->opt && r->opt->framework ? r->opt->framework->name : "built-in";
+}
+
+static void
 get_compressor(const struct field *f, const struct report *r, int i, struct field_value *v)
 {
 	(void)f, (void)i;
@@ -126,6 +149,9 @@ const struct field field_table[] = {
 	{ "compression_speedup", "compression_speedup", CSV_RATE, "", "uncompressed / compressed iteration time", EST(compression_speedup) },
 	{ "model", "model", NULL, "", "the model profile's name", FUNC(FIELD_TEXT, get_model) },
 	{ "cluster", "cluster", NULL, "", "the cluster profile's name", FUNC(FIELD_TEXT, get_cluster) },
+	{ "gpu", "gpu", NULL, "", "the GPU model", FUNC(FIELD_TEXT, get_gpu) },
+	{ "gpu_calibration", NULL, NULL, "", "where the GPU's efficiencies come from, or none (spec-sheet GPU)", FUNC(FIELD_TEXT, get_gpu_calibration) },
+	{ "framework", "framework", NULL, "", "the framework profile's name (built-in without one)", FUNC(FIELD_TEXT, get_framework) },
 	{ "gpus", "gpus", NULL, "", "GPUs used, tp x pp x dp", EST(gpus) },
 	{ "plan.tp", "tp", NULL, "", "tensor-parallel degree", PLAN(tp) },
 	{ "plan.pp", "pp", NULL, "", "pipeline-parallel degree", PLAN(pp) },
@@ -166,6 +192,7 @@ const struct field field_table[] = {
 	{ "breakdown_s.optimizer", "optimizer_s", CSV_S, "s", "optimizer step", EST(breakdown.optimizer) },
 	{ "breakdown_s.compression", "compression_s", CSV_S, "s", "encoding and decoding on the critical path", EST(breakdown.compression) },
 	{ "breakdown_s.ep_comm", "ep_comm_s", CSV_S, "s", "exposed MoE all-to-alls", EST(breakdown.ep_comm) },
+	{ "breakdown_s.overhead", "overhead_s", CSV_S, "s", "the framework's fixed costs per layer, micro-batch and iteration", EST(breakdown.overhead) },
 	{ "memory_bytes.weights", NULL, NULL, "bytes", "16-bit weights", EST(memory.weights) },
 	{ "memory_bytes.gradients", NULL, NULL, "bytes", "16-bit gradients", EST(memory.gradients) },
 	{ "memory_bytes.optimizer", NULL, NULL, "bytes", "fp32 master weights and Adam states", EST(memory.optimizer) },

@@ -37,6 +37,7 @@ static const struct text_row breakdown_rows[] = {
 	{ "breakdown_s.pp_bubble", TEXT_ALWAYS },
 	{ "breakdown_s.dp_comm", TEXT_ALWAYS },
 	{ "breakdown_s.optimizer", TEXT_ALWAYS },
+	{ "breakdown_s.overhead", TEXT_ALWAYS },
 	{ "breakdown_s.ep_comm", TEXT_IF_MOE },
 	{ "breakdown_s.compression", TEXT_IF_COMPRESSED },
 	{ NULL, TEXT_ALWAYS },
@@ -132,6 +133,9 @@ format_text(FILE *out, const struct report *r)
 
 	fprintf(out, "%s on %s: %d of %d GPUs (%s)\n", r->model->name, r->cluster->name,
 		e->gpus, cluster_gpus(r->cluster), r->cluster->gpu.name);
+	fprintf(out, "software     framework %s; gpu calibration: %s\n",
+		r->opt && r->opt->framework ? r->opt->framework->name : "built-in",
+		gpu_is_calibrated(&r->cluster->gpu) ? r->cluster->gpu.calibration : "none (spec-sheet GPU)");
 	fprintf(out, "plan         tp %d x pp %d x dp %d, vpp %d, micro-batch %d, global batch %d, seq-len %d\n",
 		p->tp, p->pp, p->dp, p->vpp, p->micro_batch, p->global_batch, p->seq_len);
 	fprintf(out, "             recompute %s, sequence parallel %s, flash attention %s, ZeRO %d, "

@@ -11,6 +11,7 @@
 #include "plan/cluster.h"
 #include "plan/compressor.h"
 #include "plan/error.h"
+#include "plan/framework.h"
 #include "plan/gpu.h"
 #include "plan/model.h"
 
@@ -58,3 +59,13 @@ bool gpu_load_string(struct gpu *g, const char *name, const char *text, struct p
  */
 bool gpu_parse_ref(const struct schema_key *k, struct ytree *t, yaml_node_t *node, void *field,
 		   struct plan_error *err);
+
+/** The schema of a framework profile (frameworks/NAME.yaml). */
+extern const struct schema_key framework_schema[];
+
+/** Load and validate a framework profile. */
+bool framework_load_file(struct framework *fw, const char *path, struct plan_error *err);
+
+/** Same from memory. */
+bool framework_load_string(struct framework *fw, const char *name, const char *text,
+			   struct plan_error *err);

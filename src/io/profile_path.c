@@ -25,6 +25,7 @@ profile_kind_dir(enum profile_kind kind)
 	case PROFILE_CLUSTER: return "clusters";
 	case PROFILE_COMPRESSOR: return "compressors";
 	case PROFILE_GPU: return "gpus";
+	case PROFILE_FRAMEWORK: return "frameworks";
 	}
 	return "?";
 }

@@ -1,4 +1,4 @@
-/* Finding bundled profiles by name: models/, clusters/, compressors/, gpus/. */
+/* Finding bundled profiles by name: models/, clusters/, compressors/, gpus/, frameworks/. */
 #pragma once
 
 #include <stdbool.h>
@@ -11,9 +11,10 @@ enum profile_kind {
 	PROFILE_CLUSTER,
 	PROFILE_COMPRESSOR,
 	PROFILE_GPU,
+	PROFILE_FRAMEWORK,
 };
 
-/** Folder name of a kind: "models", "clusters", "compressors", "gpus". */
+/** Folder name of a kind: "models", "clusters", "compressors", "gpus", "frameworks". */
 const char *profile_kind_dir(enum profile_kind kind);
 
 /**

@@ -13,13 +13,13 @@ const char *const run_convention_names[] = { "megatron-eq3", "model", "hardware"
 enum col {
 	COL_ID, COL_MODEL, COL_CLUSTER, COL_TP, COL_PP, COL_DP, COL_VPP, COL_MB, COL_GB,
 	COL_SEQ, COL_RECOMPUTE, COL_SP, COL_ZERO, COL_OVERLAP, COL_FLASH, COL_TIME,
-	COL_TFLOPS, COL_CONV, COL_COUNT,
+	COL_TFLOPS, COL_CONV, COL_FRAMEWORK, COL_COUNT,
 };
 
 static const char *const col_names[COL_COUNT] = {
 	"id", "model", "cluster", "tp", "pp", "dp", "vpp", "micro_batch", "global_batch",
 	"seq_len", "recompute", "sequence_parallel", "zero", "dp_overlap", "flash_attention",
-	"measured_iteration_time_s", "measured_tflops_per_gpu", "flop_convention",
+	"measured_iteration_time_s", "measured_tflops_per_gpu", "flop_convention", "framework",
 };
 
 #define MAX_FIELDS 64
@@ -178,6 +178,7 @@ record(struct reader *r)
 	snprintf(run->id, sizeof(run->id), "%s", field(r, COL_ID));
 	snprintf(run->model, sizeof(run->model), "%s", field(r, COL_MODEL));
 	snprintf(run->cluster, sizeof(run->cluster), "%s", field(r, COL_CLUSTER));
+	snprintf(run->framework, sizeof(run->framework), "%s", field(r, COL_FRAMEWORK));
 	if (!get_int(r, COL_TP, 1, &run->plan.tp) || !get_int(r, COL_PP, 1, &run->plan.pp) ||
 	    !get_int(r, COL_DP, 1, &run->plan.dp) || !get_int(r, COL_VPP, 1, &run->plan.vpp) ||
 	    !get_int(r, COL_MB, 1, &run->plan.micro_batch) ||

@@ -1,0 +1,63 @@
+#include <stddef.h>
+
+#include "io/profile_load.h"
+
+#define OFF(f) offsetof(struct framework, f)
+
+/* A framework profile (frameworks/NAME.yaml). Defaults are the built-in
+ * framework's (framework_init_default). */
+const struct schema_key framework_schema[] = {
+	{ .key = "name", .type = SCHEMA_STRING, .required = true, .offset = OFF(name), .size = 64,
+	  .help = "profile name" },
+	{ .key = "description", .type = SCHEMA_STRING, .offset = OFF(description), .size = 256,
+	  .help = "free text: the framework, its version, and where its behaviour is documented" },
+	{ .key = "gather_unit", .type = SCHEMA_ENUM, .offset = OFF(gather_unit), .def = "layer",
+	  .choices = framework_gather_names,
+	  .help = "ZeRO-3/FSDP: one all-gather per layer (FSDP's flat parameter per block) or per "
+		  "parameter tensor (DeepSpeed ZeRO-3 of early 2021)" },
+	{ .key = "prefetch", .type = SCHEMA_ENUM, .offset = OFF(prefetch), .def = "pre",
+	  .choices = framework_prefetch_names,
+	  .help = "ZeRO-3/FSDP: the next layer's gather is issued before this layer's backward (pre: "
+		  "BACKWARD_PRE, FSDP2, DeepSpeed), after it (post: FSDP1 BACKWARD_POST) or on demand (none)" },
+	{ .key = "backward_regather", .type = SCHEMA_BOOL, .offset = OFF(backward_regather), .def = "true",
+	  .help = "ZeRO-3/FSDP: parameters freed after the forward are gathered again for the backward "
+		  "(FULL_SHARD, reshard_after_forward)" },
+	{ .key = "recompute_regather", .type = SCHEMA_BOOL, .offset = OFF(recompute_regather), .def = "false",
+	  .help = "ZeRO-3/FSDP: a recomputed forward gathers the parameters once more" },
+	{ .key = "gather_bytes", .type = SCHEMA_NUMBER, .offset = OFF(gather_bytes), .min = 0,
+	  .min_exclusive = true, .max = 8, .def = "2",
+	  .help = "bytes per parameter all-gathered (bf16: 2)" },
+	{ .key = "reduce_bytes", .type = SCHEMA_NUMBER, .offset = OFF(reduce_bytes), .min = 0,
+	  .min_exclusive = true, .max = 8, .def = "2",
+	  .help = "bytes per gradient element reduced (bf16: 2; fp32 reduction: 4)" },
+	{ .key = "overlap_slowdown", .type = SCHEMA_NUMBER, .offset = OFF(overlap_slowdown), .min = 1,
+	  .max = 4, .def = "1",
+	  .help = "compute that overlaps a DP/ZeRO collective runs this many times slower "
+		  "(NCCL kernels take SMs and memory bandwidth)" },
+	{ .key = "gather_overhead", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME, .offset = OFF(gather_overhead_s),
+	  .min = 0, .max = 1, .def = "0 s",
+	  .help = "ZeRO-3/FSDP: fixed cost of each gather (hooks, host synchronisation)" },
+	{ .key = "layer_overhead", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME, .offset = OFF(layer_overhead_s),
+	  .min = 0, .max = 1, .def = "0 s",
+	  .help = "fixed cost per layer per micro-batch, forward and backward (hooks, launch gaps)" },
+	{ .key = "iteration_overhead", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
+	  .offset = OFF(iteration_overhead_s), .min = 0, .max = 3600, .def = "0 s",
+	  .help = "fixed cost per iteration (data loading, logging, the step's launches)" },
+	{ 0 },
+};
+
+static const struct schema_profile framework_profile = {
+	framework_schema, sizeof(struct framework), NULL, NULL,
+};
+
+bool
+framework_load_file(struct framework *fw, const char *path, struct plan_error *err)
+{
+	return schema_load(&framework_profile, path, NULL, fw, err);
+}
+
+bool
+framework_load_string(struct framework *fw, const char *name, const char *text, struct plan_error *err)
+{
+	return schema_load(&framework_profile, name, text, fw, err);
+}
