@@ -339,7 +339,7 @@ inner_milp(const struct model *m, const struct cluster *c, const struct plan *sh
 		    !milp_add_row(mp, nw, budget_w, ones, -INFINITY, opt->max_compressed_layers, "budget", err))
 			goto out;
 	}
-	if (!milp_solve(mp, opt->time_limit_s > 0 ? opt->time_limit_s : 10.0, &status, err)) {
+	if (!milp_solve(mp, opt->time_limit_s > 0 ? opt->time_limit_s : SEARCH_DEFAULT_TIME_LIMIT_S, &status, err)) {
 		err->kind = err->kind == PLAN_ERR_NOMEM ? PLAN_ERR_NOMEM : PLAN_ERR_IO; /* the solver failed */
 		goto out;
 	}
@@ -730,6 +730,17 @@ note_closest(const struct model *m, const struct cluster *c, const struct shape 
 		st->closest_stage = e.details.memory_stage;
 		st->capacity = e.memory_capacity_bytes;
 	}
+}
+
+void
+search_options_init(struct search_options *opt)
+{
+	memset(opt, 0, sizeof(*opt));
+	opt->max_zero = -1;
+	opt->max_compressed_layers = -1;
+	opt->time_limit_s = SEARCH_DEFAULT_TIME_LIMIT_S;
+	opt->top = SEARCH_DEFAULT_TOP;
+	opt->dp_algo = COLL_ALGO_RING;
 }
 
 bool
