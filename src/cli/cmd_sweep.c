@@ -1,6 +1,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,69 +19,71 @@
 
 #define MAX_PROFILES 64
 
+/* The profiles the cells use, each loaded once; by slot: models, clusters, compressors. */
+enum { SLOT_MODEL, SLOT_CLUSTER, SLOT_COMPRESSOR, SLOT_COUNT };
+
 struct cache {
-	char model_names[MAX_PROFILES][STUDY_VALUE_LEN];
+	char names[SLOT_COUNT][MAX_PROFILES][STUDY_VALUE_LEN];
+	int n[SLOT_COUNT];
 	struct model models[MAX_PROFILES];
-	int nmodels;
-	char cluster_names[MAX_PROFILES][STUDY_VALUE_LEN];
 	struct cluster clusters[MAX_PROFILES];
-	int nclusters;
-	char compressor_names[MAX_PROFILES][STUDY_VALUE_LEN];
 	struct compressor compressors[MAX_PROFILES];
-	int ncompressors;
 };
 
 static void
 cache_release(struct cache *k)
 {
-	for (int i = 0; i < k->nclusters; i++)
+	for (int i = 0; i < k->n[SLOT_CLUSTER]; i++)
 		cluster_release(&k->clusters[i]);
 }
 
+static void *
+cache_object(struct cache *k, int slot, int i)
+{
+	switch (slot) {
+	case SLOT_MODEL:
+		return &k->models[i];
+	case SLOT_CLUSTER:
+		return &k->clusters[i];
+	default:
+		return &k->compressors[i];
+	}
+}
+
+static int
+cache_load(int slot, const char *name, void *obj)
+{
+	switch (slot) {
+	case SLOT_MODEL:
+		return cli_load_model(name, obj);
+	case SLOT_CLUSTER:
+		return cli_load_cluster(name, obj);
+	default:
+		return cli_load_compressor(name, obj);
+	}
+}
+
+/* The profile of axis @kind (model, cluster or compressor) named @name; "none": no compressor. */
 static int
 find_or_load(struct cache *k, int kind, const char *name, const void **out)
 {
-	int rc;
+	int slot = kind == AXIS_MODEL ? SLOT_MODEL : kind == AXIS_CLUSTER ? SLOT_CLUSTER : SLOT_COMPRESSOR;
+	int n = k->n[slot], rc;
 
-	switch (kind) {
-	case AXIS_MODEL:
-		for (int i = 0; i < k->nmodels; i++)
-			if (strcmp(k->model_names[i], name) == 0)
-				return *out = &k->models[i], CLI_EXIT_OK;
-		if (k->nmodels == MAX_PROFILES)
-			break;
-		if ((rc = cli_load_model(name, &k->models[k->nmodels])) != CLI_EXIT_OK)
-			return rc;
-		snprintf(k->model_names[k->nmodels], STUDY_VALUE_LEN, "%s", name);
-		*out = &k->models[k->nmodels++];
-		return CLI_EXIT_OK;
-	case AXIS_CLUSTER:
-		for (int i = 0; i < k->nclusters; i++)
-			if (strcmp(k->cluster_names[i], name) == 0)
-				return *out = &k->clusters[i], CLI_EXIT_OK;
-		if (k->nclusters == MAX_PROFILES)
-			break;
-		if ((rc = cli_load_cluster(name, &k->clusters[k->nclusters])) != CLI_EXIT_OK)
-			return rc;
-		snprintf(k->cluster_names[k->nclusters], STUDY_VALUE_LEN, "%s", name);
-		*out = &k->clusters[k->nclusters++];
-		return CLI_EXIT_OK;
-	default:
-		if (strcmp(name, "none") == 0)
-			return *out = NULL, CLI_EXIT_OK;
-		for (int i = 0; i < k->ncompressors; i++)
-			if (strcmp(k->compressor_names[i], name) == 0)
-				return *out = &k->compressors[i], CLI_EXIT_OK;
-		if (k->ncompressors == MAX_PROFILES)
-			break;
-		if ((rc = cli_load_compressor(name, &k->compressors[k->ncompressors])) != CLI_EXIT_OK)
-			return rc;
-		snprintf(k->compressor_names[k->ncompressors], STUDY_VALUE_LEN, "%s", name);
-		*out = &k->compressors[k->ncompressors++];
-		return CLI_EXIT_OK;
+	if (slot == SLOT_COMPRESSOR && strcmp(name, "none") == 0)
+		return *out = NULL, CLI_EXIT_OK;
+	for (int i = 0; i < n; i++)
+		if (strcmp(k->names[slot][i], name) == 0)
+			return *out = cache_object(k, slot, i), CLI_EXIT_OK;
+	if (n == MAX_PROFILES) {
+		cli_error("a study may name at most %d profiles of each kind", MAX_PROFILES);
+		return CLI_EXIT_USAGE;
 	}
-	cli_error("a study may name at most %d profiles of each kind", MAX_PROFILES);
-	return CLI_EXIT_USAGE;
+	if ((rc = cache_load(slot, name, cache_object(k, slot, n))) != CLI_EXIT_OK)
+		return rc;
+	snprintf(k->names[slot][n], STUDY_VALUE_LEN, "%s", name);
+	*out = cache_object(k, slot, k->n[slot]++);
+	return CLI_EXIT_OK;
 }
 
 /* The value of axis @kind for a cell: the axis's, or the fixed plan's, or NULL. */
@@ -94,15 +97,47 @@ value_of(const struct study *s, const int *idx, int kind)
 	return s->fixed[kind][0] ? s->fixed[kind] : NULL;
 }
 
+/*
+ * The plan fields the axes (or the plan: block) set, in the order their
+ * errors are reported; a field no axis gives keeps its default.
+ */
+static const struct cell_field {
+	int axis;                     /* enum study_axis_kind */
+	size_t offset;                /* of an int in struct plan */
+	const char *const *choices;   /* NULL: a whole number */
+} cell_fields[] = {
+	{ AXIS_TP, offsetof(struct plan, tp), NULL },
+	{ AXIS_PP, offsetof(struct plan, pp), NULL },
+	{ AXIS_DP, offsetof(struct plan, dp), NULL },
+	{ AXIS_VPP, offsetof(struct plan, vpp), NULL },
+	{ AXIS_MICRO_BATCH, offsetof(struct plan, micro_batch), NULL },
+	{ AXIS_GLOBAL_BATCH, offsetof(struct plan, global_batch), NULL },
+	{ AXIS_SEQ_LEN, offsetof(struct plan, seq_len), NULL },
+	{ AXIS_ZERO, offsetof(struct plan, zero), NULL },
+	{ AXIS_EP, offsetof(struct plan, ep), NULL },
+	{ AXIS_MICS_GROUP, offsetof(struct plan, mics_group), NULL },
+	{ AXIS_RECOMPUTE, offsetof(struct plan, recompute), plan_recompute_names },
+	{ AXIS_MOE_ROUTING, offsetof(struct plan, moe_routing), plan_moe_routing_names },
+};
+
+/* The cell's value of axis @kind into @out (left alone when no axis gives it). */
 static bool
-int_value(const struct study *s, const int *idx, int kind, int def, int *out, char *why, size_t size)
+field_value(const struct study *s, const int *idx, int kind, const char *const *choices, int *out,
+	    char *why, size_t size)
 {
 	const char *v = value_of(s, idx, kind);
 	long l;
 
-	if (!v) {
-		*out = def;
+	if (!v)
 		return true;
+	if (choices) {
+		for (int i = 0; choices[i]; i++)
+			if (strcmp(choices[i], v) == 0) {
+				*out = i;
+				return true;
+			}
+		snprintf(why, size, "unknown value '%s' for '%s'", v, study_axis_names[kind]);
+		return false;
 	}
 	if (!num_parse_long(v, 0, 100000000L, &l)) {
 		snprintf(why, size, "'%s' must be a whole number, got '%s'", study_axis_names[kind], v);
@@ -112,35 +147,16 @@ int_value(const struct study *s, const int *idx, int kind, int def, int *out, ch
 	return true;
 }
 
-static bool
-choice_value(const struct study *s, const int *idx, int kind, const char *const *names, int *out,
-	     char *why, size_t size)
-{
-	const char *v = value_of(s, idx, kind);
-
-	if (!v)
-		return true;
-	for (int i = 0; names[i]; i++)
-		if (strcmp(names[i], v) == 0) {
-			*out = i;
-			return true;
-		}
-	snprintf(why, size, "unknown value '%s' for '%s'", v, study_axis_names[kind]);
-	return false;
-}
-
-/* Fill one cell from the study's axes; @why gets a message when it cannot. */
+/* The cell's model, cluster (with its link overrides) and compressor. */
 static int
-build_cell(const struct study *s, struct cache *k, long i, struct sweep_cell *c, char *why, size_t size)
+cell_profiles(const struct study *s, struct cache *k, const int *idx, struct sweep_cell *c, char *why,
+	      size_t size)
 {
-	int idx[STUDY_MAX_AXES], rc, gpus = 0;
 	const void *obj;
 	const char *v;
-	struct plan *p = &c->plan;
 	double bw;
+	int rc;
 
-	study_cell_indices(s, i, idx);
-	memset(c, 0, sizeof(*c));
 	if ((rc = find_or_load(k, AXIS_MODEL, value_of(s, idx, AXIS_MODEL), &obj)) != CLI_EXIT_OK)
 		return rc;
 	c->model = obj;
@@ -166,24 +182,52 @@ build_cell(const struct study *s, struct cache *k, long i, struct sweep_cell *c,
 		else
 			c->cluster.intra.bandwidth_Bps = bw;
 	}
+	return CLI_EXIT_OK;
+}
+
+/* What a compressor compresses: 'compress' (default tp,pp), where that parallelism is used. */
+static bool
+cell_compress(const struct study *s, const int *idx, struct sweep_cell *c, char *why, size_t size)
+{
+	const char *v = value_of(s, idx, AXIS_COMPRESS), *w = v ? v : "tp,pp";
+	struct plan *p = &c->plan;
+
+	if (v && strspn(v, "tpd,+") != strlen(v)) {
+		snprintf(why, size, "'compress' lists tp, pp and dp, got '%.60s'", v);
+		return false;
+	}
+	if (c->compressor) {
+		p->compress.tp = strstr(w, "tp") != NULL && p->tp > 1;
+		p->compress.pp = strstr(w, "pp") != NULL && p->pp > 1;
+		p->compress.dp = strstr(w, "dp") != NULL;
+	}
+	return true;
+}
+
+/* Fill one cell from the study's axes; @why gets a message when it cannot. */
+static int
+build_cell(const struct study *s, struct cache *k, long i, struct sweep_cell *c, char *why, size_t size)
+{
+	int idx[STUDY_MAX_AXES], rc, gpus;
+	struct plan *p = &c->plan;
+
+	study_cell_indices(s, i, idx);
+	memset(c, 0, sizeof(*c));
+	if ((rc = cell_profiles(s, k, idx, c, why, size)) != CLI_EXIT_OK)
+		return rc;
 	plan_init(p);
+	p->tp = p->pp = 1;
+	p->seq_len = c->model->seq_len;
 	p->sequence_parallel = s->sequence_parallel;
 	p->flash_attention = s->flash_attention;
 	p->dp_overlap = !s->no_dp_overlap;
-	if (!int_value(s, idx, AXIS_GPUS, cluster_gpus(&c->cluster), &gpus, why, size) ||
-	    !int_value(s, idx, AXIS_TP, 1, &p->tp, why, size) ||
-	    !int_value(s, idx, AXIS_PP, 1, &p->pp, why, size) ||
-	    !int_value(s, idx, AXIS_DP, 0, &p->dp, why, size) ||
-	    !int_value(s, idx, AXIS_VPP, 1, &p->vpp, why, size) ||
-	    !int_value(s, idx, AXIS_MICRO_BATCH, 1, &p->micro_batch, why, size) ||
-	    !int_value(s, idx, AXIS_GLOBAL_BATCH, 0, &p->global_batch, why, size) ||
-	    !int_value(s, idx, AXIS_SEQ_LEN, c->model->seq_len, &p->seq_len, why, size) ||
-	    !int_value(s, idx, AXIS_ZERO, 0, &p->zero, why, size) ||
-	    !int_value(s, idx, AXIS_EP, 1, &p->ep, why, size) ||
-	    !int_value(s, idx, AXIS_MICS_GROUP, 0, &p->mics_group, why, size) ||
-	    !choice_value(s, idx, AXIS_RECOMPUTE, plan_recompute_names, &p->recompute, why, size) ||
-	    !choice_value(s, idx, AXIS_MOE_ROUTING, plan_moe_routing_names, &p->moe_routing, why, size))
+	gpus = cluster_gpus(&c->cluster);
+	if (!field_value(s, idx, AXIS_GPUS, NULL, &gpus, why, size))
 		return CLI_EXIT_INPUT;
+	for (size_t f = 0; f < sizeof(cell_fields) / sizeof(cell_fields[0]); f++)
+		if (!field_value(s, idx, cell_fields[f].axis, cell_fields[f].choices,
+				 (int *)((char *)p + cell_fields[f].offset), why, size))
+			return CLI_EXIT_INPUT;
 	if (p->global_batch == 0) {
 		snprintf(why, size, "the study gives no global_batch");
 		return CLI_EXIT_INPUT;
@@ -195,18 +239,8 @@ build_cell(const struct study *s, struct cache *k, long i, struct sweep_cell *c,
 		}
 		p->dp = gpus / (p->tp * p->pp);
 	}
-	v = value_of(s, idx, AXIS_COMPRESS);
-	if (v && strspn(v, "tpd,+") != strlen(v)) {
-		snprintf(why, size, "'compress' lists tp, pp and dp, got '%.60s'", v);
+	if (!cell_compress(s, idx, c, why, size))
 		return CLI_EXIT_INPUT;
-	}
-	if (c->compressor) {
-		const char *w = v ? v : "tp,pp";
-
-		p->compress.tp = strstr(w, "tp") != NULL && p->tp > 1;
-		p->compress.pp = strstr(w, "pp") != NULL && p->pp > 1;
-		p->compress.dp = strstr(w, "dp") != NULL;
-	}
 	c->mode = s->mode == STUDY_OPTIMIZE ? SWEEP_OPTIMIZE : SWEEP_PREDICT;
 	c->gpus = gpus;
 	return CLI_EXIT_OK;
