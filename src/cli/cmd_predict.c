@@ -1,13 +1,10 @@
 #include <getopt.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "cli/cli.h"
 #include "cli/options.h"
-#include "plan/compression.h"
 #include "plan/estimate.h"
 #include "io/format.h"
-#include "plan/units.h"
 
 /* Fill the degrees left unset from the GPU count. */
 static bool

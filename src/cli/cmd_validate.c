@@ -13,7 +13,6 @@
 #include "plan/estimate.h"
 #include "plan/flops.h"
 #include "plan/model.h"
-#include "plan/numparse.h"
 #include "io/runs_csv.h"
 
 struct row_result {
