@@ -35,7 +35,7 @@ struct search_options {
 	const struct compressor *compressors[SEARCH_MAX_COMPRESSORS];
 	int ncompressors;
 	int max_compressed_layers;/**< budget of TP-compressed layers; -1: none */
-	double time_limit_s;      /**< for each MILP */
+	double time_limit_s;      /**< for each MILP; 0 or less: SEARCH_DEFAULT_TIME_LIMIT_S */
 	bool exhaustive;          /**< enumerate the inner choices instead of the MILP */
 	int top;                  /**< how many plans to keep (1 .. SEARCH_MAX_TOP) */
 	enum coll_algo dp_algo;
@@ -43,6 +43,23 @@ struct search_options {
 };
 
 #define SEARCH_MAX_TOP 32
+
+/** The plans optimize keeps by default (plan-cli(1), --top). */
+#define SEARCH_DEFAULT_TOP 5
+
+/**
+ * Seconds of branch and bound per MILP by default (plan-cli(1),
+ * --time-limit); written as a whole number so that --help can print it.
+ */
+#define SEARCH_DEFAULT_TIME_LIMIT_S 2
+
+/**
+ * Options with the defaults: every GPU of the cluster, no bounds beyond
+ * the search's own, ZeRO up to 3, no compressors and no budget of
+ * compressed layers, SEARCH_DEFAULT_TOP plans, SEARCH_DEFAULT_TIME_LIMIT_S
+ * per MILP, ring all-reduce. The caller sets the global batch.
+ */
+void search_options_init(struct search_options *opt);
 
 /** One plan the search found, with its full prediction. */
 struct search_candidate {

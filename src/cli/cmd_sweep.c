@@ -1,12 +1,14 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "plan/compressor.h"
 #include "plan/numparse.h"
 #include "io/profile_path.h"
@@ -15,91 +17,73 @@
 #include "io/sweep_output.h"
 #include "plan/units.h"
 
-static const char sweep_usage[] =
-	"usage: plan-cli sweep [STUDY.yaml] [axes] [options]\n"
-	"\n"
-	"Predict (or optimize) every cell of a study and print a table or draw a plot.\n"
-	"Axes given on the command line are comma-separated lists, crossed with one another:\n"
-	"  --model, --cluster, --compressor (none for no compression), --gpus, --nic-bandwidth,\n"
-	"  --intra-bandwidth, --global-batch, --seq-len, --tp, --pp, --dp, --vpp, --micro-batch,\n"
-	"  --recompute, --zero, --ep, --moe-routing, --mics-group, --compress\n"
-	"Options:\n"
-	"  --mode predict|optimize  fixed plans (default) or the best plan of each cell\n"
-	"  --metric LIST            iteration_time, tflops_per_gpu, mfu, tokens_per_s, speedup,\n"
-	"                           weak_scaling_efficiency, strong_scaling_efficiency, memory, fits, plan\n"
-	"  --baseline AXIS=VALUE    the cells speedup compares with (default compressor=none)\n"
-	"  --format FMT             md|csv|latex|json (default md)\n"
-	"  --plot FILE              draw FILE.svg|png|pdf with gnuplot\n"
-	"  --threads N              worker threads (default: the processors)\n"
-	"  --shard I/N              only the cells i with i % N == I-1 (write --format json)\n"
-	"  --merge FILE...          combine the JSON of shards (the remaining arguments)\n"
-	"  -h, --help               show this help\n";
-
 #define MAX_PROFILES 64
 
+/* The profiles the cells use, each loaded once; by slot: models, clusters, compressors. */
+enum { SLOT_MODEL, SLOT_CLUSTER, SLOT_COMPRESSOR, SLOT_COUNT };
+
 struct cache {
-	char model_names[MAX_PROFILES][STUDY_VALUE_LEN];
+	char names[SLOT_COUNT][MAX_PROFILES][STUDY_VALUE_LEN];
+	int n[SLOT_COUNT];
 	struct model models[MAX_PROFILES];
-	int nmodels;
-	char cluster_names[MAX_PROFILES][STUDY_VALUE_LEN];
 	struct cluster clusters[MAX_PROFILES];
-	int nclusters;
-	char compressor_names[MAX_PROFILES][STUDY_VALUE_LEN];
 	struct compressor compressors[MAX_PROFILES];
-	int ncompressors;
 };
 
 static void
 cache_release(struct cache *k)
 {
-	for (int i = 0; i < k->nclusters; i++)
+	for (int i = 0; i < k->n[SLOT_CLUSTER]; i++)
 		cluster_release(&k->clusters[i]);
 }
 
+static void *
+cache_object(struct cache *k, int slot, int i)
+{
+	switch (slot) {
+	case SLOT_MODEL:
+		return &k->models[i];
+	case SLOT_CLUSTER:
+		return &k->clusters[i];
+	default:
+		return &k->compressors[i];
+	}
+}
+
+static int
+cache_load(int slot, const char *name, void *obj)
+{
+	switch (slot) {
+	case SLOT_MODEL:
+		return cli_load_model(name, obj);
+	case SLOT_CLUSTER:
+		return cli_load_cluster(name, obj);
+	default:
+		return cli_load_compressor(name, obj);
+	}
+}
+
+/* The profile of axis @kind (model, cluster or compressor) named @name; "none": no compressor. */
 static int
 find_or_load(struct cache *k, int kind, const char *name, const void **out)
 {
-	int rc;
+	int slot = kind == AXIS_MODEL ? SLOT_MODEL : kind == AXIS_CLUSTER ? SLOT_CLUSTER : SLOT_COMPRESSOR;
+	int n = k->n[slot], rc;
 
-	switch (kind) {
-	case AXIS_MODEL:
-		for (int i = 0; i < k->nmodels; i++)
-			if (strcmp(k->model_names[i], name) == 0)
-				return *out = &k->models[i], CLI_EXIT_OK;
-		if (k->nmodels == MAX_PROFILES)
-			break;
-		if ((rc = cli_load_model(name, &k->models[k->nmodels])) != CLI_EXIT_OK)
-			return rc;
-		snprintf(k->model_names[k->nmodels], STUDY_VALUE_LEN, "%s", name);
-		*out = &k->models[k->nmodels++];
-		return CLI_EXIT_OK;
-	case AXIS_CLUSTER:
-		for (int i = 0; i < k->nclusters; i++)
-			if (strcmp(k->cluster_names[i], name) == 0)
-				return *out = &k->clusters[i], CLI_EXIT_OK;
-		if (k->nclusters == MAX_PROFILES)
-			break;
-		if ((rc = cli_load_cluster(name, &k->clusters[k->nclusters])) != CLI_EXIT_OK)
-			return rc;
-		snprintf(k->cluster_names[k->nclusters], STUDY_VALUE_LEN, "%s", name);
-		*out = &k->clusters[k->nclusters++];
-		return CLI_EXIT_OK;
-	default:
-		if (strcmp(name, "none") == 0)
-			return *out = NULL, CLI_EXIT_OK;
-		for (int i = 0; i < k->ncompressors; i++)
-			if (strcmp(k->compressor_names[i], name) == 0)
-				return *out = &k->compressors[i], CLI_EXIT_OK;
-		if (k->ncompressors == MAX_PROFILES)
-			break;
-		if ((rc = cli_load_compressor(name, &k->compressors[k->ncompressors])) != CLI_EXIT_OK)
-			return rc;
-		snprintf(k->compressor_names[k->ncompressors], STUDY_VALUE_LEN, "%s", name);
-		*out = &k->compressors[k->ncompressors++];
-		return CLI_EXIT_OK;
+	if (slot == SLOT_COMPRESSOR && strcmp(name, "none") == 0)
+		return *out = NULL, CLI_EXIT_OK;
+	for (int i = 0; i < n; i++)
+		if (strcmp(k->names[slot][i], name) == 0)
+			return *out = cache_object(k, slot, i), CLI_EXIT_OK;
+	if (n == MAX_PROFILES) {
+		cli_error("a study may name at most %d profiles of each kind", MAX_PROFILES);
+		return CLI_EXIT_USAGE;
 	}
-	cli_error("a study may name at most %d profiles of each kind", MAX_PROFILES);
-	return CLI_EXIT_USAGE;
+	if ((rc = cache_load(slot, name, cache_object(k, slot, n))) != CLI_EXIT_OK)
+		return rc;
+	snprintf(k->names[slot][n], STUDY_VALUE_LEN, "%s", name);
+	*out = cache_object(k, slot, k->n[slot]++);
+	return CLI_EXIT_OK;
 }
 
 /* The value of axis @kind for a cell: the axis's, or the fixed plan's, or NULL. */
@@ -113,15 +97,47 @@ value_of(const struct study *s, const int *idx, int kind)
 	return s->fixed[kind][0] ? s->fixed[kind] : NULL;
 }
 
+/*
+ * The plan fields the axes (or the plan: block) set, in the order their
+ * errors are reported; a field no axis gives keeps its default.
+ */
+static const struct cell_field {
+	int axis;                     /* enum study_axis_kind */
+	size_t offset;                /* of an int in struct plan */
+	const char *const *choices;   /* NULL: a whole number */
+} cell_fields[] = {
+	{ AXIS_TP, offsetof(struct plan, tp), NULL },
+	{ AXIS_PP, offsetof(struct plan, pp), NULL },
+	{ AXIS_DP, offsetof(struct plan, dp), NULL },
+	{ AXIS_VPP, offsetof(struct plan, vpp), NULL },
+	{ AXIS_MICRO_BATCH, offsetof(struct plan, micro_batch), NULL },
+	{ AXIS_GLOBAL_BATCH, offsetof(struct plan, global_batch), NULL },
+	{ AXIS_SEQ_LEN, offsetof(struct plan, seq_len), NULL },
+	{ AXIS_ZERO, offsetof(struct plan, zero), NULL },
+	{ AXIS_EP, offsetof(struct plan, ep), NULL },
+	{ AXIS_MICS_GROUP, offsetof(struct plan, mics_group), NULL },
+	{ AXIS_RECOMPUTE, offsetof(struct plan, recompute), plan_recompute_names },
+	{ AXIS_MOE_ROUTING, offsetof(struct plan, moe_routing), plan_moe_routing_names },
+};
+
+/* The cell's value of axis @kind into @out (left alone when no axis gives it). */
 static bool
-int_value(const struct study *s, const int *idx, int kind, int def, int *out, char *why, size_t size)
+field_value(const struct study *s, const int *idx, int kind, const char *const *choices, int *out,
+	    char *why, size_t size)
 {
 	const char *v = value_of(s, idx, kind);
 	long l;
 
-	if (!v) {
-		*out = def;
+	if (!v)
 		return true;
+	if (choices) {
+		for (int i = 0; choices[i]; i++)
+			if (strcmp(choices[i], v) == 0) {
+				*out = i;
+				return true;
+			}
+		snprintf(why, size, "unknown value '%s' for '%s'", v, study_axis_names[kind]);
+		return false;
 	}
 	if (!num_parse_long(v, 0, 100000000L, &l)) {
 		snprintf(why, size, "'%s' must be a whole number, got '%s'", study_axis_names[kind], v);
@@ -131,35 +147,16 @@ int_value(const struct study *s, const int *idx, int kind, int def, int *out, ch
 	return true;
 }
 
-static bool
-choice_value(const struct study *s, const int *idx, int kind, const char *const *names, int *out,
-	     char *why, size_t size)
-{
-	const char *v = value_of(s, idx, kind);
-
-	if (!v)
-		return true;
-	for (int i = 0; names[i]; i++)
-		if (strcmp(names[i], v) == 0) {
-			*out = i;
-			return true;
-		}
-	snprintf(why, size, "unknown value '%s' for '%s'", v, study_axis_names[kind]);
-	return false;
-}
-
-/* Fill one cell from the study's axes; @why gets a message when it cannot. */
+/* The cell's model, cluster (with its link overrides) and compressor. */
 static int
-build_cell(const struct study *s, struct cache *k, long i, struct sweep_cell *c, char *why, size_t size)
+cell_profiles(const struct study *s, struct cache *k, const int *idx, struct sweep_cell *c, char *why,
+	      size_t size)
 {
-	int idx[STUDY_MAX_AXES], rc, gpus = 0;
 	const void *obj;
 	const char *v;
-	struct plan *p = &c->plan;
 	double bw;
+	int rc;
 
-	study_cell_indices(s, i, idx);
-	memset(c, 0, sizeof(*c));
 	if ((rc = find_or_load(k, AXIS_MODEL, value_of(s, idx, AXIS_MODEL), &obj)) != CLI_EXIT_OK)
 		return rc;
 	c->model = obj;
@@ -185,24 +182,52 @@ build_cell(const struct study *s, struct cache *k, long i, struct sweep_cell *c,
 		else
 			c->cluster.intra.bandwidth_Bps = bw;
 	}
+	return CLI_EXIT_OK;
+}
+
+/* What a compressor compresses: 'compress' (default tp,pp), where that parallelism is used. */
+static bool
+cell_compress(const struct study *s, const int *idx, struct sweep_cell *c, char *why, size_t size)
+{
+	const char *v = value_of(s, idx, AXIS_COMPRESS), *w = v ? v : "tp,pp";
+	struct plan *p = &c->plan;
+
+	if (v && strspn(v, "tpd,+") != strlen(v)) {
+		snprintf(why, size, "'compress' lists tp, pp and dp, got '%.60s'", v);
+		return false;
+	}
+	if (c->compressor) {
+		p->compress.tp = strstr(w, "tp") != NULL && p->tp > 1;
+		p->compress.pp = strstr(w, "pp") != NULL && p->pp > 1;
+		p->compress.dp = strstr(w, "dp") != NULL;
+	}
+	return true;
+}
+
+/* Fill one cell from the study's axes; @why gets a message when it cannot. */
+static int
+build_cell(const struct study *s, struct cache *k, long i, struct sweep_cell *c, char *why, size_t size)
+{
+	int idx[STUDY_MAX_AXES], rc, gpus;
+	struct plan *p = &c->plan;
+
+	study_cell_indices(s, i, idx);
+	memset(c, 0, sizeof(*c));
+	if ((rc = cell_profiles(s, k, idx, c, why, size)) != CLI_EXIT_OK)
+		return rc;
 	plan_init(p);
+	p->tp = p->pp = 1;
+	p->seq_len = c->model->seq_len;
 	p->sequence_parallel = s->sequence_parallel;
 	p->flash_attention = s->flash_attention;
 	p->dp_overlap = !s->no_dp_overlap;
-	if (!int_value(s, idx, AXIS_GPUS, cluster_gpus(&c->cluster), &gpus, why, size) ||
-	    !int_value(s, idx, AXIS_TP, 1, &p->tp, why, size) ||
-	    !int_value(s, idx, AXIS_PP, 1, &p->pp, why, size) ||
-	    !int_value(s, idx, AXIS_DP, 0, &p->dp, why, size) ||
-	    !int_value(s, idx, AXIS_VPP, 1, &p->vpp, why, size) ||
-	    !int_value(s, idx, AXIS_MICRO_BATCH, 1, &p->micro_batch, why, size) ||
-	    !int_value(s, idx, AXIS_GLOBAL_BATCH, 0, &p->global_batch, why, size) ||
-	    !int_value(s, idx, AXIS_SEQ_LEN, c->model->seq_len, &p->seq_len, why, size) ||
-	    !int_value(s, idx, AXIS_ZERO, 0, &p->zero, why, size) ||
-	    !int_value(s, idx, AXIS_EP, 1, &p->ep, why, size) ||
-	    !int_value(s, idx, AXIS_MICS_GROUP, 0, &p->mics_group, why, size) ||
-	    !choice_value(s, idx, AXIS_RECOMPUTE, plan_recompute_names, &p->recompute, why, size) ||
-	    !choice_value(s, idx, AXIS_MOE_ROUTING, plan_moe_routing_names, &p->moe_routing, why, size))
+	gpus = cluster_gpus(&c->cluster);
+	if (!field_value(s, idx, AXIS_GPUS, NULL, &gpus, why, size))
 		return CLI_EXIT_INPUT;
+	for (size_t f = 0; f < sizeof(cell_fields) / sizeof(cell_fields[0]); f++)
+		if (!field_value(s, idx, cell_fields[f].axis, cell_fields[f].choices,
+				 (int *)((char *)p + cell_fields[f].offset), why, size))
+			return CLI_EXIT_INPUT;
 	if (p->global_batch == 0) {
 		snprintf(why, size, "the study gives no global_batch");
 		return CLI_EXIT_INPUT;
@@ -214,18 +239,8 @@ build_cell(const struct study *s, struct cache *k, long i, struct sweep_cell *c,
 		}
 		p->dp = gpus / (p->tp * p->pp);
 	}
-	v = value_of(s, idx, AXIS_COMPRESS);
-	if (v && strspn(v, "tpd,+") != strlen(v)) {
-		snprintf(why, size, "'compress' lists tp, pp and dp, got '%.60s'", v);
+	if (!cell_compress(s, idx, c, why, size))
 		return CLI_EXIT_INPUT;
-	}
-	if (c->compressor) {
-		const char *w = v ? v : "tp,pp";
-
-		p->compress.tp = strstr(w, "tp") != NULL && p->tp > 1;
-		p->compress.pp = strstr(w, "pp") != NULL && p->pp > 1;
-		p->compress.dp = strstr(w, "dp") != NULL;
-	}
 	c->mode = s->mode == STUDY_OPTIMIZE ? SWEEP_OPTIMIZE : SWEEP_PREDICT;
 	c->gpus = gpus;
 	return CLI_EXIT_OK;
@@ -267,7 +282,6 @@ link_cells(const struct study *s, struct sweep_cell *cells, long n)
 			if (strcmp(s->axes[base].values[i], s->baseline_value) == 0)
 				bval = i;
 	}
-	(void)bval;
 	for (long i = 0; i < n; i++) {
 		int idx[STUDY_MAX_AXES], ref[STUDY_MAX_AXES];
 
@@ -302,58 +316,6 @@ progress(long done, long total, void *arg)
 	fprintf(stderr, "\rplan-cli: sweep: %ld/%ld cells", done, total);
 	if (done == total)
 		fputc('\n', stderr);
-}
-
-/* A comma-separated list into an axis of the inline study. */
-static bool
-add_axis(struct study *s, int kind, const char *list)
-{
-	struct study_axis *a;
-	char buf[STUDY_MAX_VALUES * 8];
-	char *save = NULL;
-
-	int existing = study_find_axis(s, kind);
-
-	if ((existing < 0 && s->naxes == STUDY_MAX_AXES) || strlen(list) >= sizeof(buf)) {
-		cli_error("too many axes or values");
-		return false;
-	}
-	/* On the command line an axis replaces the study's axis of that name. */
-	a = existing >= 0 ? &s->axes[existing] : &s->axes[s->naxes++];
-	a->kind = kind;
-	a->n = 0;
-	memcpy(buf, list, strlen(list) + 1);
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (a->n == STUDY_MAX_VALUES || strlen(tok) >= STUDY_VALUE_LEN) {
-			cli_error("--%s: too many or too long values", study_axis_names[kind]);
-			return false;
-		}
-		snprintf(a->values[a->n++], STUDY_VALUE_LEN, "%s", tok);
-	}
-	if (a->n == 0) {
-		cli_error("--%s expects a comma-separated list", study_axis_names[kind]);
-		return false;
-	}
-	return true;
-}
-
-static bool
-parse_metrics(struct study *s, const char *list)
-{
-	char buf[512];
-	char *save = NULL;
-
-	snprintf(buf, sizeof(buf), "%s", list);
-	s->nmetrics = 0;
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		int m;
-
-		if (!cli_choice("--metric", tok, study_metric_names, &m))
-			return false;
-		if (s->nmetrics < STUDY_MAX_METRICS)
-			s->metrics[s->nmetrics++] = m;
-	}
-	return s->nmetrics > 0;
 }
 
 /* Read the shards' JSON into @res. */
@@ -413,171 +375,152 @@ merge(const struct study *s, char **files, int nfiles, long n, struct sweep_resu
 	return CLI_EXIT_OK;
 }
 
-enum { S_MODE = 300, S_METRIC, S_BASELINE, S_FORMAT, S_PLOT, S_THREADS, S_SHARD, S_MERGE };
-
-int
-cmd_sweep(int argc, char **argv)
+/*
+ * A study file comes first, so that command-line axes can be added to
+ * it; then the options. Returns -1 with (*argv)[optind] at the operands
+ * (the study file taken out), or the exit code.
+ */
+static int
+parse(struct sweep_request *r, int *argc, char ***argv)
 {
-	static struct study study;
-	static struct cache cache;
-	struct option opts[AXIS_COUNT + 10];
-	struct sweep_cell *cells = NULL;
-	struct sweep_result *res = NULL;
 	struct plan_error err;
-	struct sweep_rows rows = { 0, 0, 1 };
-	const char *plot = NULL;
-	bool inline_axes = false, do_merge = false;
-	int format = SWEEP_MD, threads = (int)sysconf(_SC_NPROCESSORS_ONLN), c, rc = CLI_EXIT_OK, no = 0;
-	long n = 0, shard_i = 0, shard_n = 1;
+	int rc;
 
-	memset(&cache, 0, sizeof(cache));
-	study_init(&study);
-	snprintf(study.name, sizeof(study.name), "sweep");
-	snprintf(study.file, sizeof(study.file), "command line");
-	for (int k = 0; k < AXIS_COUNT; k++)
-		if (k != AXIS_REFERENCE)
-			opts[no++] = (struct option){ study_axis_names[k], required_argument, NULL, k };
-	for (int k = 0; k < no; k++) {
-		static char names[AXIS_COUNT][32];
-
-		/* Options use dashes where the study file uses underscores. */
-		snprintf(names[k], sizeof(names[k]), "%s", study_axis_names[opts[k].val]);
-		for (char *q = names[k]; *q; q++)
-			if (*q == '_')
-				*q = '-';
-		opts[k].name = names[k];
-	}
-	opts[no++] = (struct option){ "mode", required_argument, NULL, S_MODE };
-	opts[no++] = (struct option){ "metric", required_argument, NULL, S_METRIC };
-	opts[no++] = (struct option){ "baseline", required_argument, NULL, S_BASELINE };
-	opts[no++] = (struct option){ "format", required_argument, NULL, S_FORMAT };
-	opts[no++] = (struct option){ "plot", required_argument, NULL, S_PLOT };
-	opts[no++] = (struct option){ "threads", required_argument, NULL, S_THREADS };
-	opts[no++] = (struct option){ "shard", required_argument, NULL, S_SHARD };
-	opts[no++] = (struct option){ "merge", no_argument, NULL, S_MERGE };
-	opts[no++] = (struct option){ "help", no_argument, NULL, 'h' };
-	opts[no] = (struct option){ NULL, 0, NULL, 0 };
-
-	/* A study file comes first, so that command-line axes can be added to it. */
-	if (argc > 1 && argv[1][0] != '-') {
+	memset(r, 0, sizeof(*r));
+	study_init(&r->study);
+	snprintf(r->study.name, sizeof(r->study.name), "sweep");
+	snprintf(r->study.file, sizeof(r->study.file), "command line");
+	r->format = SWEEP_MD;
+	r->threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	r->shard_n = 1;
+	if (*argc > 1 && (*argv)[1][0] != '-') {
 		plan_error_clear(&err);
-		if (!study_load_file(&study, argv[1], &err))
+		if (!study_load_file(&r->study, (*argv)[1], &err))
 			return cli_report(&err);
-		argv[1] = argv[0];
-		argv++;
-		argc--;
+		(*argv)[1] = (*argv)[0];
+		(*argv)++;
+		(*argc)--;
 	}
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		if (c >= 0 && c < AXIS_COUNT) {
-			inline_axes = true;
-			if (!add_axis(&study, c, optarg))
-				return CLI_EXIT_USAGE;
-			continue;
-		}
-		switch (c) {
-		case 'h':
-			fputs(sweep_usage, stdout);
-			return cli_finish(CLI_EXIT_OK);
-		case S_MODE: {
-			static const char *const modes[] = { "predict", "optimize", NULL };
-
-			if (!cli_choice("--mode", optarg, modes, &study.mode))
-				return CLI_EXIT_USAGE;
-			break;
-		}
-		case S_METRIC:
-			if (!parse_metrics(&study, optarg))
-				return CLI_EXIT_USAGE;
-			break;
-		case S_BASELINE: {
-			const char *eq = strchr(optarg, '=');
-			char axis[64];
-			int kind;
-
-			if (!eq || eq == optarg || (size_t)(eq - optarg) >= sizeof(axis)) {
-				cli_error("--baseline expects AXIS=VALUE, e.g. compressor=none");
-				return CLI_EXIT_USAGE;
-			}
-			memcpy(axis, optarg, (size_t)(eq - optarg));
-			axis[eq - optarg] = '\0';
-			if (!cli_choice("--baseline", axis, study_axis_names, &kind))
-				return CLI_EXIT_USAGE;
-			study.baseline_axis = -2 - kind;
-			snprintf(study.baseline_value, sizeof(study.baseline_value), "%s", eq + 1);
-			break;
-		}
-		case S_FORMAT:
-			if (!cli_choice("--format", optarg, sweep_format_names, &format))
-				return CLI_EXIT_USAGE;
-			break;
-		case S_PLOT: plot = optarg; break;
-		case S_THREADS:
-			if (!cli_int("--threads", optarg, 1, 64, &threads))
-				return CLI_EXIT_USAGE;
-			break;
-		case S_SHARD: {
-			long a, b;
-			char *slash = strchr(optarg, '/');
-			char left[32];
-
-			if (!slash || (size_t)(slash - optarg) >= sizeof(left)) {
-				cli_error("--shard expects I/N, e.g. 2/4");
-				return CLI_EXIT_USAGE;
-			}
-			memcpy(left, optarg, (size_t)(slash - optarg));
-			left[slash - optarg] = '\0';
-			if (!num_parse_long(left, 1, 1000000, &a) || !num_parse_long(slash + 1, 1, 1000000, &b) || a > b) {
-				cli_error("--shard expects I/N with 1 <= I <= N, got '%s'", optarg);
-				return CLI_EXIT_USAGE;
-			}
-			shard_i = a - 1;
-			shard_n = b;
-			break;
-		}
-		case S_MERGE: do_merge = true; break;
-		case ':':
-			cli_error("option '%s' needs a value", argv[optind - 1]);
-			return CLI_EXIT_USAGE;
-		default:
-			cli_error("unknown option '%s' for sweep (see 'plan-cli sweep --help')", argv[optind - 1]);
-			return CLI_EXIT_USAGE;
-		}
-	}
-	if (!do_merge && optind < argc) {
-		cli_error("unexpected argument '%s' (a study file comes first)", argv[optind]);
+	if ((rc = cli_options_parse(&cli_sweep_options, *argc, *argv, r)) >= 0)
+		return rc;
+	if (!r->merge && optind < *argc) {
+		cli_error("unexpected argument '%s' (a study file comes first)", (*argv)[optind]);
 		return CLI_EXIT_USAGE;
 	}
-	if (do_merge && optind == argc) {
+	if (r->merge && optind == *argc) {
 		cli_error("--merge needs the JSON files of the shards");
 		return CLI_EXIT_USAGE;
 	}
-	if (study.baseline_axis <= -2) {
-		int kind = -2 - study.baseline_axis;
+	return -1;
+}
 
-		study.baseline_axis = study_find_axis(&study, kind);
-		if (study.baseline_axis < 0) {
+/* The --baseline axis (known once every axis is), the axes and the baseline value. */
+static int
+check_study(struct study *s, long *n)
+{
+	struct plan_error err;
+
+	if (s->baseline_axis <= -2) {
+		int kind = -2 - s->baseline_axis;
+
+		s->baseline_axis = study_find_axis(s, kind);
+		if (s->baseline_axis < 0) {
 			cli_error("--baseline: '%s' is not an axis of the sweep", study_axis_names[kind]);
 			return CLI_EXIT_USAGE;
 		}
 	}
-	(void)inline_axes;
 	plan_error_clear(&err);
-	if (!study_check(&study, &n, &err))
+	if (!study_check(s, n, &err))
 		return cli_report(&err);
-	if (study.baseline_axis >= 0) {
-		const struct study_axis *a = &study.axes[study.baseline_axis];
+	if (s->baseline_axis >= 0) {
+		const struct study_axis *a = &s->axes[s->baseline_axis];
 		bool found = false;
 
 		for (int i = 0; i < a->n; i++)
-			found |= strcmp(a->values[i], study.baseline_value) == 0;
+			found |= strcmp(a->values[i], s->baseline_value) == 0;
 		if (!found || a->zipped) {
-			cli_error("%s: the baseline %s=%s is %s", study.file, study_axis_names[a->kind],
-				  study.baseline_value, a->zipped ? "on a zipped axis" : "not a value of that axis");
+			cli_error("%s: the baseline %s=%s is %s", s->file, study_axis_names[a->kind],
+				  s->baseline_value, a->zipped ? "on a zipped axis" : "not a value of that axis");
 			return CLI_EXIT_INPUT;
 		}
 	}
+	return CLI_EXIT_OK;
+}
+
+/* Every cell, with its baseline and scaling group. */
+static int
+build_cells(const struct study *s, struct cache *k, struct sweep_cell *cells, long n)
+{
+	for (long i = 0; i < n; i++) {
+		char why[512] = "";
+		int rc = build_cell(s, k, i, &cells[i], why, sizeof(why));
+
+		if (rc != CLI_EXIT_OK) {
+			if (why[0])
+				cli_error("%s: cell %ld: %s", s->file, i, why);
+			return rc;
+		}
+	}
+	link_cells(s, cells, n);
+	return CLI_EXIT_OK;
+}
+
+/* Evaluate this shard's cells, or read them from the shards' files. */
+static int
+evaluate(const struct sweep_request *r, const struct sweep_cell *cells, long n, char **files, int nfiles,
+	 struct sweep_result *res)
+{
+	struct plan_error err;
+
+	if (r->merge)
+		return merge(&r->study, files, nfiles, n, res);
+	plan_error_clear(&err);
+	if (!sweep_run(cells, n, r->threads, r->shard_i, r->shard_n, isatty(2) ? progress : NULL, NULL, res, &err))
+		return cli_report(&err);
+	return CLI_EXIT_OK;
+}
+
+/* The table or the plot. */
+static int
+output(const struct sweep_request *r, const struct sweep_result *res, long n)
+{
+	struct sweep_rows rows = { n, 0, 1 };
+	struct plan_error err;
+
+	if (!r->merge) {
+		rows.shard_i = r->shard_i;
+		rows.shard_n = r->shard_n;
+	}
+	if (r->plot) {
+		if (rows.shard_n > 1) {
+			cli_error("--plot draws a whole sweep: merge the shards first");
+			return CLI_EXIT_USAGE;
+		}
+		plan_error_clear(&err);
+		if (!sweep_plot(r->plot, &r->study, res, n, &err))
+			return cli_report(&err);
+	} else if (!sweep_write(stdout, r->format, &r->study, res, &rows)) {
+		cli_error("cannot write the output");
+		return CLI_EXIT_FAILURE;
+	}
+	return CLI_EXIT_OK;
+}
+
+int
+cmd_sweep(int argc, char **argv)
+{
+	static struct sweep_request r;
+	static struct cache cache;
+	struct sweep_cell *cells;
+	struct sweep_result *res;
+	int rc;
+	long n = 0;
+
+	memset(&cache, 0, sizeof(cache));
+	if ((rc = parse(&r, &argc, &argv)) >= 0)
+		return rc;
+	if ((rc = check_study(&r.study, &n)) != CLI_EXIT_OK)
+		return rc;
 	cells = calloc((size_t)n, sizeof(*cells));
 	res = calloc((size_t)n, sizeof(*res));
 	if (!cells || !res) {
@@ -586,38 +529,12 @@ cmd_sweep(int argc, char **argv)
 		cli_error("out of memory for %ld cells", n);
 		return CLI_EXIT_FAILURE;
 	}
-	for (long i = 0; i < n && rc == CLI_EXIT_OK; i++) {
-		char why[512] = "";
-
-		rc = build_cell(&study, &cache, i, &cells[i], why, sizeof(why));
-		if (rc != CLI_EXIT_OK && why[0])
-			cli_error("%s: cell %ld: %s", study.file, i, why);
-	}
-	if (rc == CLI_EXIT_OK) {
-		link_cells(&study, cells, n);
-		rows.n = n;
-		if (do_merge) {
-			rc = merge(&study, argv + optind, argc - optind, n, res);
-		} else {
-			rows.shard_i = shard_i;
-			rows.shard_n = shard_n;
-			if (!sweep_run(cells, n, threads, shard_i, shard_n, isatty(2) ? progress : NULL, NULL, res, &err))
-				rc = cli_report(&err);
-		}
-	}
+	rc = build_cells(&r.study, &cache, cells, n);
+	if (rc == CLI_EXIT_OK)
+		rc = evaluate(&r, cells, n, argv + optind, argc - optind, res);
 	if (rc == CLI_EXIT_OK) {
 		sweep_derive(cells, n, res);
-		if (plot) {
-			if (rows.shard_n > 1) {
-				cli_error("--plot draws a whole sweep: merge the shards first");
-				rc = CLI_EXIT_USAGE;
-			} else if (!sweep_plot(plot, &study, res, n, &err)) {
-				rc = cli_report(&err);
-			}
-		} else if (!sweep_write(stdout, format, &study, res, &rows)) {
-			cli_error("cannot write the output");
-			rc = CLI_EXIT_FAILURE;
-		}
+		rc = output(&r, res, n);
 	}
 	cache_release(&cache);
 	free(cells);

@@ -8,22 +8,12 @@
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "plan/cluster.h"
 #include "plan/estimate.h"
 #include "plan/flops.h"
 #include "plan/model.h"
-#include "plan/numparse.h"
 #include "io/runs_csv.h"
-
-static const char validate_usage[] =
-	"usage: plan-cli validate FILE.csv [--format text|json|csv] [--max-mape PCT] [--max-error PCT]\n"
-	"\n"
-	"Predict every run of FILE.csv and compare with its measured iteration time (or\n"
-	"TFLOP/s per GPU, turned into a time with the row's flop_convention). Prints the\n"
-	"error of each row and the mean absolute percentage error (MAPE).\n"
-	"\n"
-	"  --max-mape PCT   exit with status 5 when the MAPE is above PCT percent\n"
-	"  --max-error PCT  exit with status 5 when any row's |error| is above PCT percent\n";
 
 struct row_result {
 	const struct run *run;
@@ -141,60 +131,20 @@ print_json(const struct row_result *res, int n, double mape, double worst)
 	return rc == 0;
 }
 
-static bool
-parse_pct(const char *opt, const char *val, double *out)
-{
-	if (!num_parse_double(val, out) || *out < 0) {
-		cli_error("%s expects a non-negative percentage, got '%s'", opt, val);
-		return false;
-	}
-	return true;
-}
-
 int
 cmd_validate(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "max-mape", required_argument, NULL, 'm' },
-		{ "max-error", required_argument, NULL, 'e' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct validate_request r = { CLI_FORMAT_TEXT, -1.0, -1.0 };
 	struct run_set set;
 	struct row_result *res;
 	struct plan_error err;
-	double mape = 0.0, worst = 0.0, max_mape = -1.0, max_error = -1.0;
-	int format = CLI_FORMAT_TEXT, c, rc = CLI_EXIT_OK;
+	double mape = 0.0, worst = 0.0;
+	int rc;
 	const char *file;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			fputs(validate_usage, stdout);
-			return cli_finish(CLI_EXIT_OK);
-		case 'f':
-			if (!cli_choice("--format", optarg, cli_format_names, &format))
-				return CLI_EXIT_USAGE;
-			break;
-		case 'm':
-			if (!parse_pct("--max-mape", optarg, &max_mape))
-				return CLI_EXIT_USAGE;
-			break;
-		case 'e':
-			if (!parse_pct("--max-error", optarg, &max_error))
-				return CLI_EXIT_USAGE;
-			break;
-		case ':':
-			cli_error("option '%s' needs a value", argv[optind - 1]);
-			return CLI_EXIT_USAGE;
-		default:
-			cli_error("unknown option '%s' for validate", argv[optind - 1]);
-			return CLI_EXIT_USAGE;
-		}
-	}
+	if ((rc = cli_options_parse(&cli_validate_options, argc, argv, &r)) >= 0)
+		return rc;
+	rc = CLI_EXIT_OK;
 	if (optind != argc - 1) {
 		cli_error("validate takes one CSV file (see 'plan-cli validate --help')");
 		return CLI_EXIT_USAGE;
@@ -217,18 +167,18 @@ cmd_validate(int argc, char **argv)
 		worst = fmax(worst, fabs(res[i].error));
 	}
 	if (rc == CLI_EXIT_OK) {
-		if (format == CLI_FORMAT_JSON)
+		if (r.format == CLI_FORMAT_JSON)
 			rc = print_json(res, set.n, mape, worst) ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
-		else if (format == CLI_FORMAT_CSV)
+		else if (r.format == CLI_FORMAT_CSV)
 			print_csv(res, set.n);
 		else
 			print_text(res, set.n, mape, worst);
-		if (rc == CLI_EXIT_OK && max_mape >= 0 && 100.0 * mape > max_mape) {
-			cli_error("MAPE %.2f %% is above --max-mape %.2f %%", 100.0 * mape, max_mape);
+		if (rc == CLI_EXIT_OK && r.max_mape >= 0 && 100.0 * mape > r.max_mape) {
+			cli_error("MAPE %.2f %% is above --max-mape %.2f %%", 100.0 * mape, r.max_mape);
 			rc = CLI_EXIT_THRESHOLD;
 		}
-		if (rc == CLI_EXIT_OK && max_error >= 0 && 100.0 * worst > max_error) {
-			cli_error("worst row error %.2f %% is above --max-error %.2f %%", 100.0 * worst, max_error);
+		if (rc == CLI_EXIT_OK && r.max_error >= 0 && 100.0 * worst > r.max_error) {
+			cli_error("worst row error %.2f %% is above --max-error %.2f %%", 100.0 * worst, r.max_error);
 			rc = CLI_EXIT_THRESHOLD;
 		}
 	}

@@ -4,6 +4,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "io/profile_path.h"
 
 struct command {
@@ -45,6 +46,11 @@ main(int argc, char **argv)
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		usage(stdout);
+		return cli_finish(CLI_EXIT_OK);
+	}
+	/* Hidden: every command's options, for the test that compares them with plan-cli(1). */
+	if (strcmp(argv[1], "--list-options") == 0) {
+		cli_options_list(stdout);
 		return cli_finish(CLI_EXIT_OK);
 	}
 	if (strcmp(argv[1], "--version") == 0) {

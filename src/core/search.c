@@ -458,7 +458,7 @@ inner_milp_solve(const struct layout_milp *x, struct plan_error *err)
 	struct search_stats *st = in->st;
 	enum milp_status status;
 
-	if (!milp_solve(x->mp, in->opt->time_limit_s > 0 ? in->opt->time_limit_s : 10.0, &status, err)) {
+	if (!milp_solve(x->mp, in->opt->time_limit_s > 0 ? in->opt->time_limit_s : SEARCH_DEFAULT_TIME_LIMIT_S, &status, err)) {
 		err->kind = err->kind == PLAN_ERR_NOMEM ? PLAN_ERR_NOMEM : PLAN_ERR_IO; /* the solver failed */
 		return false;
 	}
@@ -954,6 +954,17 @@ note_closest(const struct model *m, const struct cluster *c, const struct shape 
 		st->closest_stage = e.details.memory_stage;
 		st->capacity = e.memory_capacity_bytes;
 	}
+}
+
+void
+search_options_init(struct search_options *opt)
+{
+	memset(opt, 0, sizeof(*opt));
+	opt->max_zero = -1;
+	opt->max_compressed_layers = -1;
+	opt->time_limit_s = SEARCH_DEFAULT_TIME_LIMIT_S;
+	opt->top = SEARCH_DEFAULT_TOP;
+	opt->dp_algo = COLL_ALGO_RING;
 }
 
 bool

@@ -58,14 +58,11 @@ evaluate(const struct sweep_cell *c, struct sweep_result *r)
 		int ntop = 0;
 		bool ok;
 
-		memset(&o, 0, sizeof(o));
+		search_options_init(&o);
 		o.gpus = c->gpus;
 		o.global_batch = c->plan.global_batch;
 		o.seq_len = c->plan.seq_len;
 		o.flash_attention = c->plan.flash_attention;
-		o.max_compressed_layers = -1;
-		o.max_zero = -1;
-		o.time_limit_s = 2.0;
 		o.top = 1;
 		if (c->compressor) {
 			o.compressors[0] = c->compressor;

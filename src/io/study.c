@@ -1,3 +1,4 @@
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,17 +18,6 @@ const char *const study_metric_names[] = {
 	"weak_scaling_efficiency", "strong_scaling_efficiency", "memory", "fits", "plan", NULL,
 };
 
-static const char *const top_keys[] = {
-	"name", "title", "caption", "label", "mode", "axes", "zip", "plan", "metrics", "baseline",
-	"reference", NULL,
-};
-
-static const char *const plan_keys[] = {
-	"tp", "pp", "dp", "vpp", "micro_batch", "recompute", "zero", "ep", "moe_routing",
-	"mics_group", "compress", "global_batch", "seq_len", "gpus", "compressor",
-	"sequence_parallel", "flash_attention", "dp_overlap", NULL,
-};
-
 void
 study_init(struct study *s)
 {
@@ -39,35 +29,50 @@ study_init(struct study *s)
 	snprintf(s->reference_name, sizeof(s->reference_name), "reference");
 }
 
-static int
-lookup(const char *const *names, const char *key)
+/* The i-th name of a table, NULL past its end: lets one lookup serve every table. */
+typedef const char *name_fn(int i);
+
+static const char *
+axis_name(int i)
 {
-	for (int i = 0; names[i]; i++)
-		if (strcmp(names[i], key) == 0)
+	return study_axis_names[i];
+}
+
+static const char *
+metric_name(int i)
+{
+	return study_metric_names[i];
+}
+
+static int
+lookup(name_fn *name, const char *key)
+{
+	for (int i = 0; name(i); i++)
+		if (strcmp(name(i), key) == 0)
 			return i;
 	return -1;
 }
 
 /* "unknown key 'x'; did you mean 'y'?" or the list of choices. */
 static bool
-unknown(struct ytree *t, yaml_node_t *node, const char *what, const char *key,
-	const char *const *names, struct plan_error *err)
+unknown(const struct ytree *t, const yaml_node_t *node, const char *what, const char *key,
+	name_fn *name, struct plan_error *err)
 {
 	const char *best = NULL;
 	int best_d = 3;
 	char valid[512] = "";
 
-	for (int i = 0; names[i]; i++) {
-		int d = schema_edit_distance(key, names[i]);
+	for (int i = 0; name(i); i++) {
+		int d = schema_edit_distance(key, name(i));
 
 		if (d < best_d) {
 			best_d = d;
-			best = names[i];
+			best = name(i);
 		}
-		if (strlen(valid) + strlen(names[i]) + 3 < sizeof(valid)) {
+		if (strlen(valid) + strlen(name(i)) + 3 < sizeof(valid)) {
 			if (valid[0])
 				strcat(valid, ", ");
-			strcat(valid, names[i]);
+			strcat(valid, name(i));
 		}
 	}
 	if (best)
@@ -76,7 +81,7 @@ unknown(struct ytree *t, yaml_node_t *node, const char *what, const char *key,
 }
 
 static bool
-copy_text(struct ytree *t, yaml_node_t *v, const char *key, char *dst, size_t size,
+copy_text(const struct ytree *t, const yaml_node_t *v, const char *key, char *dst, size_t size,
 	  struct plan_error *err)
 {
 	const char *s = ytree_scalar(v);
@@ -89,42 +94,96 @@ copy_text(struct ytree *t, yaml_node_t *v, const char *key, char *dst, size_t si
 	return true;
 }
 
+/* What the handlers of the top-level keys share. */
+struct parse {
+	struct study *s;
+	struct ytree *t;
+	yaml_node_t *zip;   /* applied once every axis is read */
+};
+
+struct top_key;
+
+/* Reads the value @v of top-level key @k. */
+typedef bool top_fn(struct parse *p, const struct top_key *k, yaml_node_t *v, struct plan_error *err);
+
+/* A top-level key of a study file (plan-cli-profiles(5), STUDY FILES). */
+struct top_key {
+	const char *name;
+	top_fn *parse;
+	size_t offset, size;   /* parse_text: the text field of struct study */
+};
+
 static bool
-parse_axes(struct study *s, struct ytree *t, yaml_node_t *map, struct plan_error *err)
+parse_text(struct parse *p, const struct top_key *k, yaml_node_t *v, struct plan_error *err)
 {
+	return copy_text(p->t, v, k->name, (char *)p->s + k->offset, k->size, err);
+}
+
+static bool
+parse_mode(struct parse *p, const struct top_key *k, yaml_node_t *v, struct plan_error *err)
+{
+	const char *m = ytree_scalar(v);
+
+	(void)k;
+	if (m && strcmp(m, "predict") == 0)
+		p->s->mode = STUDY_PREDICT;
+	else if (m && strcmp(m, "optimize") == 0)
+		p->s->mode = STUDY_OPTIMIZE;
+	else
+		return ytree_error(p->t, v, err, "unknown value '%s' for 'mode' (valid: predict, optimize)",
+				   m ? m : "");
+	return true;
+}
+
+/* The values of @a: one scalar or a list. */
+static bool
+axis_values(struct ytree *t, const char *key, yaml_node_t *v, struct study_axis *a, struct plan_error *err)
+{
+	if (v->type == YAML_SCALAR_NODE) {
+		if (!copy_text(t, v, key, a->values[0], STUDY_VALUE_LEN, err))
+			return false;
+		a->n = 1;
+		return true;
+	}
+	if (v->type != YAML_SEQUENCE_NODE)
+		return ytree_error(t, v, err, "axis '%s' must be a value or a list of values", key);
+	for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top; i++) {
+		if (a->n == STUDY_MAX_VALUES)
+			return ytree_error(t, v, err, "axis '%s' has more than %d values", key, STUDY_MAX_VALUES);
+		if (!copy_text(t, ytree_node(t, *i), key, a->values[a->n++], STUDY_VALUE_LEN, err))
+			return false;
+	}
+	if (a->n == 0)
+		return ytree_error(t, v, err, "axis '%s' has no values", key);
+	return true;
+}
+
+static bool
+parse_axes(struct parse *p, const struct top_key *tk, yaml_node_t *map, struct plan_error *err)
+{
+	struct study *s = p->s;
+	struct ytree *t = p->t;
+
+	(void)tk;
 	if (map->type != YAML_MAPPING_NODE)
 		return ytree_error(t, map, err, "'axes' must be a mapping of axis names to lists of values");
-	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = ytree_node(t, p->key), *v = ytree_node(t, p->value);
-		int kind = lookup(study_axis_names, ytree_scalar(k));
+	for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < map->data.mapping.pairs.top; q++) {
+		yaml_node_t *k = ytree_node(t, q->key), *v = ytree_node(t, q->value);
+		int kind = lookup(axis_name, ytree_scalar(k));
 		struct study_axis *a;
 
-		if (kind < 0 || kind == AXIS_REFERENCE)
-			return kind < 0 ? unknown(t, k, "axis", ytree_scalar(k), study_axis_names, err)
-					: ytree_error(t, k, err, "'reference' is its own block (reference: {name, values}), not an axis");
+		if (kind < 0)
+			return unknown(t, k, "axis", ytree_scalar(k), axis_name, err);
+		if (kind == AXIS_REFERENCE)
+			return ytree_error(t, k, err, "'reference' is its own block (reference: {name, values}), not an axis");
 		if (s->naxes == STUDY_MAX_AXES)
 			return ytree_error(t, k, err, "more than %d axes", STUDY_MAX_AXES);
 		a = &s->axes[s->naxes++];
 		a->kind = kind;
 		a->line = (int)k->start_mark.line + 1;
 		a->column = (int)k->start_mark.column + 1;
-		if (v->type == YAML_SCALAR_NODE) {
-			if (!copy_text(t, v, ytree_scalar(k), a->values[0], STUDY_VALUE_LEN, err))
-				return false;
-			a->n = 1;
-			continue;
-		}
-		if (v->type != YAML_SEQUENCE_NODE)
-			return ytree_error(t, v, err, "axis '%s' must be a value or a list of values", ytree_scalar(k));
-		for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top; i++) {
-			if (a->n == STUDY_MAX_VALUES)
-				return ytree_error(t, v, err, "axis '%s' has more than %d values", ytree_scalar(k),
-						   STUDY_MAX_VALUES);
-			if (!copy_text(t, ytree_node(t, *i), ytree_scalar(k), a->values[a->n++], STUDY_VALUE_LEN, err))
-				return false;
-		}
-		if (a->n == 0)
-			return ytree_error(t, v, err, "axis '%s' has no values", ytree_scalar(k));
+		if (!axis_values(t, ytree_scalar(k), v, a, err))
+			return false;
 	}
 	return true;
 }
@@ -138,156 +197,243 @@ parse_list(struct ytree *t, yaml_node_t *v, const char *key, struct plan_error *
 }
 
 static bool
-parse_plan(struct study *s, struct ytree *t, yaml_node_t *map, struct plan_error *err)
+parse_zip(struct parse *p, const struct top_key *k, yaml_node_t *v, struct plan_error *err)
 {
+	if (!parse_list(p->t, v, k->name, err))
+		return false;
+	p->zip = v;
+	return true;
+}
+
+/* A key of the plan: block: an axis fixed for every cell, or a switch. */
+struct plan_key {
+	int axis;              /* enum study_axis_kind; -1: a switch */
+	const char *name;      /* a switch's name (an axis is named by study_axis_names) */
+	size_t flag;           /* a switch's bool in struct study */
+	bool negated;          /* the bool says the opposite of the key (dp_overlap) */
+};
+
+/* In the order the messages list them. */
+static const struct plan_key plan_keys[] = {
+	{ AXIS_TP, NULL, 0, false },
+	{ AXIS_PP, NULL, 0, false },
+	{ AXIS_DP, NULL, 0, false },
+	{ AXIS_VPP, NULL, 0, false },
+	{ AXIS_MICRO_BATCH, NULL, 0, false },
+	{ AXIS_RECOMPUTE, NULL, 0, false },
+	{ AXIS_ZERO, NULL, 0, false },
+	{ AXIS_EP, NULL, 0, false },
+	{ AXIS_MOE_ROUTING, NULL, 0, false },
+	{ AXIS_MICS_GROUP, NULL, 0, false },
+	{ AXIS_COMPRESS, NULL, 0, false },
+	{ AXIS_GLOBAL_BATCH, NULL, 0, false },
+	{ AXIS_SEQ_LEN, NULL, 0, false },
+	{ AXIS_GPUS, NULL, 0, false },
+	{ AXIS_COMPRESSOR, NULL, 0, false },
+	{ -1, "sequence_parallel", offsetof(struct study, sequence_parallel), false },
+	{ -1, "flash_attention", offsetof(struct study, flash_attention), false },
+	{ -1, "dp_overlap", offsetof(struct study, no_dp_overlap), true },
+};
+
+static const char *
+plan_key_name(int i)
+{
+	if (i < 0 || (size_t)i >= sizeof(plan_keys) / sizeof(plan_keys[0]))
+		return NULL;
+	return plan_keys[i].axis >= 0 ? study_axis_names[plan_keys[i].axis] : plan_keys[i].name;
+}
+
+static bool
+parse_switch(struct parse *p, const struct plan_key *pk, yaml_node_t *v, const char *key, const char *val,
+	     struct plan_error *err)
+{
+	bool b;
+
+	if (strcmp(val, "true") == 0)
+		b = true;
+	else if (strcmp(val, "false") == 0)
+		b = false;
+	else
+		return ytree_error(p->t, v, err, "'%s' must be true or false, got '%s'", key, val);
+	*(bool *)((char *)p->s + pk->flag) = pk->negated ? !b : b;
+	return true;
+}
+
+static bool
+parse_plan(struct parse *p, const struct top_key *tk, yaml_node_t *map, struct plan_error *err)
+{
+	struct ytree *t = p->t;
+
+	(void)tk;
 	if (map->type != YAML_MAPPING_NODE)
 		return ytree_error(t, map, err, "'plan' must be a mapping of plan options");
-	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = ytree_node(t, p->key), *v = ytree_node(t, p->value);
+	for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < map->data.mapping.pairs.top; q++) {
+		yaml_node_t *k = ytree_node(t, q->key), *v = ytree_node(t, q->value);
 		const char *key = ytree_scalar(k), *val = ytree_scalar(v);
-		int i = lookup(plan_keys, key), kind;
+		int i = lookup(plan_key_name, key);
 
 		if (i < 0)
-			return unknown(t, k, "plan option", key, plan_keys, err);
+			return unknown(t, k, "plan option", key, plan_key_name, err);
 		if (!val)
 			return ytree_error(t, v, err, "plan option '%s' must be a single value", key);
-		if (strcmp(key, "sequence_parallel") == 0 || strcmp(key, "flash_attention") == 0 ||
-		    strcmp(key, "dp_overlap") == 0) {
-			bool b;
-
-			if (strcmp(val, "true") == 0)
-				b = true;
-			else if (strcmp(val, "false") == 0)
-				b = false;
-			else
-				return ytree_error(t, v, err, "'%s' must be true or false, got '%s'", key, val);
-			if (key[0] == 's')
-				s->sequence_parallel = b;
-			else if (key[0] == 'f')
-				s->flash_attention = b;
-			else
-				s->no_dp_overlap = !b;
-			continue;
+		if (plan_keys[i].axis < 0) {
+			if (!parse_switch(p, &plan_keys[i], v, key, val, err))
+				return false;
+		} else if (!copy_text(t, v, key, p->s->fixed[plan_keys[i].axis], STUDY_VALUE_LEN, err)) {
+			return false;
 		}
-		kind = lookup(study_axis_names, key);
-		if (!copy_text(t, v, key, s->fixed[kind], STUDY_VALUE_LEN, err))
+	}
+	return true;
+}
+
+static bool
+parse_metrics(struct parse *p, const struct top_key *k, yaml_node_t *v, struct plan_error *err)
+{
+	struct study *s = p->s;
+	struct ytree *t = p->t;
+
+	if (!parse_list(t, v, k->name, err))
+		return false;
+	s->nmetrics = 0;
+	for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+		yaml_node_t *n = ytree_node(t, *it);
+		int mtr = ytree_scalar(n) ? lookup(metric_name, ytree_scalar(n)) : -1;
+
+		if (mtr < 0)
+			return unknown(t, n, "metric", ytree_scalar(n) ? ytree_scalar(n) : "?", metric_name, err);
+		if (s->nmetrics == STUDY_MAX_METRICS)
+			return ytree_error(t, n, err, "more than %d metrics", STUDY_MAX_METRICS);
+		s->metrics[s->nmetrics++] = mtr;
+	}
+	if (s->nmetrics == 0)
+		return ytree_error(t, v, err, "'metrics' is empty");
+	return true;
+}
+
+/* The axis is looked up once every axis is read (resolve_baseline). */
+static bool
+parse_baseline(struct parse *p, const struct top_key *k, yaml_node_t *v, struct plan_error *err)
+{
+	struct study *s = p->s;
+	struct ytree *t = p->t;
+	yaml_node_pair_t *b;
+
+	(void)k;
+	if (v->type != YAML_MAPPING_NODE || v->data.mapping.pairs.top - v->data.mapping.pairs.start != 1)
+		return ytree_error(t, v, err, "'baseline' must be one 'axis: value' pair, e.g. {compressor: none}");
+	b = v->data.mapping.pairs.start;
+	s->baseline_axis = -2 - lookup(axis_name, ytree_scalar(ytree_node(t, b->key)));
+	if (s->baseline_axis == -1)
+		return unknown(t, ytree_node(t, b->key), "axis", ytree_scalar(ytree_node(t, b->key)), axis_name, err);
+	return copy_text(t, ytree_node(t, b->value), "baseline", s->baseline_value, sizeof(s->baseline_value), err);
+}
+
+static bool
+parse_reference(struct parse *p, const struct top_key *k, yaml_node_t *v, struct plan_error *err)
+{
+	struct study *s = p->s;
+	struct ytree *t = p->t;
+	yaml_node_t *nm = ytree_find(t, v, "name"), *vals = ytree_find(t, v, "values");
+	struct study_axis *a;
+
+	(void)k;
+	if (v->type != YAML_MAPPING_NODE || !vals || vals->type != YAML_SEQUENCE_NODE)
+		return ytree_error(t, v, err, "'reference' needs 'name' and a list of 'values'");
+	if (nm && !copy_text(t, nm, "reference.name", s->reference_name, sizeof(s->reference_name), err))
+		return false;
+	if (s->naxes == STUDY_MAX_AXES)
+		return ytree_error(t, v, err, "more than %d axes", STUDY_MAX_AXES);
+	a = &s->axes[s->naxes++];
+	a->kind = AXIS_REFERENCE;
+	a->zipped = true;
+	a->line = (int)v->start_mark.line + 1;
+	a->column = (int)v->start_mark.column + 1;
+	for (yaml_node_item_t *it = vals->data.sequence.items.start; it < vals->data.sequence.items.top; it++) {
+		if (a->n == STUDY_MAX_VALUES)
+			return ytree_error(t, vals, err, "too many reference values");
+		if (!copy_text(t, ytree_node(t, *it), "reference", a->values[a->n++], STUDY_VALUE_LEN, err))
 			return false;
 	}
+	return true;
+}
+
+#define TEXT_KEY(field) { #field, parse_text, offsetof(struct study, field), sizeof(((struct study *)NULL)->field) }
+
+/* In the order the messages list them. */
+static const struct top_key top_keys[] = {
+	TEXT_KEY(name),
+	TEXT_KEY(title),
+	TEXT_KEY(caption),
+	TEXT_KEY(label),
+	{ "mode", parse_mode, 0, 0 },
+	{ "axes", parse_axes, 0, 0 },
+	{ "zip", parse_zip, 0, 0 },
+	{ "plan", parse_plan, 0, 0 },
+	{ "metrics", parse_metrics, 0, 0 },
+	{ "baseline", parse_baseline, 0, 0 },
+	{ "reference", parse_reference, 0, 0 },
+	{ NULL, NULL, 0, 0 },
+};
+
+static const char *
+top_key_name(int i)
+{
+	return top_keys[i].name;
+}
+
+/* Mark the axes that 'zip' names. */
+static bool
+apply_zip(struct parse *p, struct plan_error *err)
+{
+	yaml_node_t *zip = p->zip;
+
+	for (yaml_node_item_t *it = zip->data.sequence.items.start; it < zip->data.sequence.items.top; it++) {
+		yaml_node_t *n = ytree_node(p->t, *it);
+		int kind = ytree_scalar(n) ? lookup(axis_name, ytree_scalar(n)) : -1;
+		int a = kind >= 0 ? study_find_axis(p->s, kind) : -1;
+
+		if (a < 0)
+			return ytree_error(p->t, n, err, "'zip' names '%s', which is not an axis",
+					   ytree_scalar(n) ? ytree_scalar(n) : "?");
+		p->s->axes[a].zipped = true;
+	}
+	return true;
+}
+
+static bool
+resolve_baseline(struct parse *p, struct plan_error *err)
+{
+	struct study *s = p->s;
+	int kind = -2 - s->baseline_axis;
+
+	s->baseline_axis = study_find_axis(s, kind);
+	if (s->baseline_axis < 0)
+		return ytree_error(p->t, ytree_find_path(p->t, "baseline"), err,
+				   "the baseline axis '%s' is not an axis of the study", study_axis_names[kind]);
 	return true;
 }
 
 static bool
 parse_top(struct study *s, struct ytree *t, yaml_node_t *root, struct plan_error *err)
 {
-	yaml_node_t *zip = NULL;
+	struct parse p = { s, t, NULL };
 
 	if (root->type != YAML_MAPPING_NODE)
 		return ytree_error(t, root, err, "expected a mapping of keys");
-	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = ytree_node(t, p->key), *v = ytree_node(t, p->value);
+	for (yaml_node_pair_t *q = root->data.mapping.pairs.start; q < root->data.mapping.pairs.top; q++) {
+		yaml_node_t *k = ytree_node(t, q->key), *v = ytree_node(t, q->value);
 		const char *key = ytree_scalar(k);
-		int i = lookup(top_keys, key);
+		int i = lookup(top_key_name, key);
 
-		switch (i) {
-		case 0: if (!copy_text(t, v, key, s->name, sizeof(s->name), err)) return false; break;
-		case 1: if (!copy_text(t, v, key, s->title, sizeof(s->title), err)) return false; break;
-		case 2: if (!copy_text(t, v, key, s->caption, sizeof(s->caption), err)) return false; break;
-		case 3: if (!copy_text(t, v, key, s->label, sizeof(s->label), err)) return false; break;
-		case 4: {
-			const char *m = ytree_scalar(v);
-
-			if (m && strcmp(m, "predict") == 0)
-				s->mode = STUDY_PREDICT;
-			else if (m && strcmp(m, "optimize") == 0)
-				s->mode = STUDY_OPTIMIZE;
-			else
-				return ytree_error(t, v, err, "unknown value '%s' for 'mode' (valid: predict, optimize)",
-						   m ? m : "");
-			break;
-		}
-		case 5: if (!parse_axes(s, t, v, err)) return false; break;
-		case 6: if (!parse_list(t, v, key, err)) return false; zip = v; break;
-		case 7: if (!parse_plan(s, t, v, err)) return false; break;
-		case 8:
-			if (!parse_list(t, v, key, err))
-				return false;
-			s->nmetrics = 0;
-			for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
-				yaml_node_t *n = ytree_node(t, *it);
-				int mtr = ytree_scalar(n) ? lookup(study_metric_names, ytree_scalar(n)) : -1;
-
-				if (mtr < 0)
-					return unknown(t, n, "metric", ytree_scalar(n) ? ytree_scalar(n) : "?",
-						       study_metric_names, err);
-				if (s->nmetrics == STUDY_MAX_METRICS)
-					return ytree_error(t, n, err, "more than %d metrics", STUDY_MAX_METRICS);
-				s->metrics[s->nmetrics++] = mtr;
-			}
-			if (s->nmetrics == 0)
-				return ytree_error(t, v, err, "'metrics' is empty");
-			break;
-		case 9: {
-			yaml_node_pair_t *b;
-
-			if (v->type != YAML_MAPPING_NODE || v->data.mapping.pairs.top - v->data.mapping.pairs.start != 1)
-				return ytree_error(t, v, err, "'baseline' must be one 'axis: value' pair, e.g. {compressor: none}");
-			b = v->data.mapping.pairs.start;
-			s->baseline_axis = -2 - lookup(study_axis_names, ytree_scalar(ytree_node(t, b->key)));
-			if (s->baseline_axis == -1)
-				return unknown(t, ytree_node(t, b->key), "axis", ytree_scalar(ytree_node(t, b->key)),
-					       study_axis_names, err);
-			if (!copy_text(t, ytree_node(t, b->value), "baseline", s->baseline_value,
-				       sizeof(s->baseline_value), err))
-				return false;
-			break;
-		}
-		case 10: {
-			yaml_node_t *nm = ytree_find(t, v, "name"), *vals = ytree_find(t, v, "values");
-			struct study_axis *a;
-
-			if (v->type != YAML_MAPPING_NODE || !vals || vals->type != YAML_SEQUENCE_NODE)
-				return ytree_error(t, v, err, "'reference' needs 'name' and a list of 'values'");
-			if (nm && !copy_text(t, nm, "reference.name", s->reference_name, sizeof(s->reference_name), err))
-				return false;
-			if (s->naxes == STUDY_MAX_AXES)
-				return ytree_error(t, v, err, "more than %d axes", STUDY_MAX_AXES);
-			a = &s->axes[s->naxes++];
-			a->kind = AXIS_REFERENCE;
-			a->zipped = true;
-			a->line = (int)v->start_mark.line + 1;
-			a->column = (int)v->start_mark.column + 1;
-			for (yaml_node_item_t *it = vals->data.sequence.items.start; it < vals->data.sequence.items.top; it++) {
-				if (a->n == STUDY_MAX_VALUES)
-					return ytree_error(t, vals, err, "too many reference values");
-				if (!copy_text(t, ytree_node(t, *it), "reference", a->values[a->n++], STUDY_VALUE_LEN, err))
-					return false;
-			}
-			break;
-		}
-		default:
-			return unknown(t, k, "key", key, top_keys, err);
-		}
+		if (i < 0)
+			return unknown(t, k, "key", key, top_key_name, err);
+		if (!top_keys[i].parse(&p, &top_keys[i], v, err))
+			return false;
 	}
-	if (zip) {
-		for (yaml_node_item_t *it = zip->data.sequence.items.start; it < zip->data.sequence.items.top; it++) {
-			yaml_node_t *n = ytree_node(t, *it);
-			int kind = ytree_scalar(n) ? lookup(study_axis_names, ytree_scalar(n)) : -1;
-			int a = kind >= 0 ? study_find_axis(s, kind) : -1;
-
-			if (a < 0)
-				return ytree_error(t, n, err, "'zip' names '%s', which is not an axis",
-						   ytree_scalar(n) ? ytree_scalar(n) : "?");
-			s->axes[a].zipped = true;
-		}
-	}
-	if (s->baseline_axis <= -2) {
-		int kind = -2 - s->baseline_axis;
-
-		s->baseline_axis = study_find_axis(s, kind);
-		if (s->baseline_axis < 0)
-			return ytree_error(t, ytree_find_path(t, "baseline"), err,
-					   "the baseline axis '%s' is not an axis of the study", study_axis_names[kind]);
-	}
+	if (p.zip && !apply_zip(&p, err))
+		return false;
+	if (s->baseline_axis <= -2 && !resolve_baseline(&p, err))
+		return false;
 	return true;
 }
 

@@ -19,7 +19,13 @@ enum study_axis_kind {
 	AXIS_MICS_GROUP, AXIS_COMPRESS, AXIS_REFERENCE, AXIS_COUNT,
 };
 
-/** Names of enum study_axis_kind as written in study files. */
+/**
+ * Names of enum study_axis_kind as written in study files, NULL-terminated:
+ * the keys of axes:, of plan: (but model, cluster and the bandwidths) and
+ * of baseline:. The sweep's axis options are these names with dashes for
+ * underscores (src/cli/options_table.c; tests/cli/run-options-tests.sh
+ * checks that the two agree).
+ */
 extern const char *const study_axis_names[];
 
 enum study_metric {

@@ -1,0 +1,185 @@
+/* optimize's output: text for people, JSON (documented in plan-cli(1), "optimize output"). */
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "cli/cli.h"
+#include "cli/optimize_output.h"
+#include "io/format.h"
+
+static const char *
+compressor_arg_of(const struct optimize_request *r, const struct compressor *cmp)
+{
+	for (int i = 0; i < r->so.ncompressors; i++)
+		if (r->so.compressors[i] == cmp)
+			return r->compressors[i];
+	return NULL;
+}
+
+/* The predict arguments that reproduce @cand (its compressor as given to optimize). */
+static json_t *
+predict_args(const struct optimize_request *r, const struct search_candidate *cand)
+{
+	struct predict_request p;
+
+	cli_predict_request_init(&p);
+	p.plan = cand->plan;
+	p.model = r->model;
+	p.cluster = r->cluster;
+	p.compressor = cand->compressor ? compressor_arg_of(r, cand->compressor) : NULL;
+	return cli_predict_args(&p);
+}
+
+static double
+stage_memory(const struct search_candidate *cand, int s)
+{
+	return cand->est.stage_memory[s < ESTIMATE_MAX_STAGES ? s : ESTIMATE_MAX_STAGES - 1];
+}
+
+static json_t *
+candidate_json(const struct optimize_result *res, const struct search_candidate *cand)
+{
+	struct estimate_options eo = { res->req->so.dp_algo, cand->compressor, res->req->so.framework };
+	struct report rep = { res->model, res->cluster, &cand->plan, &cand->est, &eo, cand->compressor };
+	json_t *o = format_json_object(&rep), *stages = json_array(), *args;
+	int rc = 0, first = 1;
+
+	args = predict_args(res->req, cand);
+	if (!o || !stages || !args) {
+		json_decref(o);
+		json_decref(stages);
+		json_decref(args);
+		return NULL;
+	}
+	for (int s = 0; s < cand->plan.pp; s++) {
+		int n = plan_stage_layers(&cand->plan, res->model, s);
+		json_t *st = json_pack("{s:i, s:i, s:i, s:s, s:f}", "stage", s, "first_layer", first,
+				       "layers", n, "recompute",
+				       plan_recompute_names[plan_stage_recompute(&cand->plan, s)],
+				       "memory_bytes", stage_memory(cand, s));
+
+		first += n;
+		if (!st)
+			rc = -1;
+		else
+			rc |= json_array_append_new(stages, st);
+	}
+	rc |= json_object_set_new(o, "stages", stages);
+	rc |= json_object_set_new(o, "predict_args", args);
+	if (cand->milp_slot_s > 0)
+		rc |= json_object_set_new(o, "milp_slot_s", json_real(cand->milp_slot_s));
+	if (rc) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static int
+write_json(const struct optimize_result *res)
+{
+	const struct search_stats *st = res->stats;
+	json_t *best = candidate_json(res, &res->top[0]);
+	json_t *list = json_array(), *root = json_object(), *stats;
+	int rc = 0;
+
+	stats = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}", "shapes", (json_int_t)st->shapes,
+			  "milps_cut", (json_int_t)st->cut,
+			  "pruned", (json_int_t)st->pruned, "milps", (json_int_t)st->milps,
+			  "milp_timeouts", (json_int_t)st->milp_timeouts,
+			  "evaluations", (json_int_t)st->evaluations, "infeasible", (json_int_t)st->infeasible,
+			  "seconds", st->seconds, "max_milp_gap", st->max_milp_gap);
+	if (!best || !list || !root || !stats) {
+		json_decref(best);
+		json_decref(list);
+		json_decref(root);
+		json_decref(stats);
+		cli_error("out of memory");
+		return CLI_EXIT_FAILURE;
+	}
+	for (int i = 0; i < res->ntop; i++) {
+		json_t *o = candidate_json(res, &res->top[i]);
+
+		if (!o)
+			rc = -1;
+		else
+			rc |= json_array_append_new(list, o);
+	}
+	rc |= json_object_set_new(root, "best", best);
+	rc |= json_object_set_new(root, "top", list);
+	rc |= json_object_set_new(root, "stats", stats);
+	if (rc == 0)
+		rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
+	putchar('\n');
+	json_decref(root);
+	return rc ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+}
+
+/* The best plan's layers, recomputation and memory per stage. */
+static void
+text_stages(const struct optimize_result *res)
+{
+	const struct search_candidate *best = &res->top[0];
+
+	for (int s = 0, first = 1; s < best->plan.pp; s++) {
+		int n = plan_stage_layers(&best->plan, res->model, s);
+
+		printf("  %3d  layers %3d-%-3d (%2d)  recompute %-9s  %.2f GiB\n", s, first, first + n - 1,
+		       n, plan_recompute_names[plan_stage_recompute(&best->plan, s)],
+		       stage_memory(best, s) / 1073741824.0);
+		first += n;
+	}
+}
+
+static void
+text_top(const struct optimize_result *res)
+{
+	printf("\ntop %d\n  %-4s %10s %8s  %s\n", res->ntop, "rank", "time_s", "MFU", "plan");
+	for (int i = 0; i < res->ntop; i++) {
+		const struct search_candidate *t = &res->top[i];
+		const struct plan *p = &t->plan;
+
+		printf("  %-4d %10.4f %7.1f%%  tp %d pp %d dp %d vpp %d mb %d zero %d%s%s%s%s\n", i + 1,
+		       t->est.iteration_time_s, 100 * t->est.mfu, p->tp, p->pp, p->dp, p->vpp,
+		       p->micro_batch, p->zero, p->mics_group ? " mics" : "",
+		       p->ep > 1 ? " ep" : "", t->compressor ? " +" : "",
+		       t->compressor ? t->compressor->name : "");
+	}
+}
+
+static int
+write_text(const struct optimize_result *res)
+{
+	const struct search_candidate *best = &res->top[0];
+	const struct search_stats *st = res->stats;
+	struct estimate_options eo = { res->req->so.dp_algo, best->compressor, res->req->so.framework };
+	struct report rep = { res->model, res->cluster, &best->plan, &best->est, &eo, best->compressor };
+	json_t *args = predict_args(res->req, best), *v;
+	size_t i;
+
+	if (!args) {
+		cli_error("out of memory");
+		return CLI_EXIT_FAILURE;
+	}
+	fputs("best plan\n", stdout);
+	format_text(stdout, &rep);
+	fputs("\nstages\n", stdout);
+	text_stages(res);
+	fputs("\nthe same with predict:\n  plan-cli predict", stdout);
+	json_array_foreach(args, i, v)
+		printf(" %s", json_string_value(v));
+	putchar('\n');
+	json_decref(args);
+	text_top(res);
+	printf("\nsearch: %ld shapes, %ld pruned by the lower bound, %ld MILPs (%ld could not beat the "
+	       "top %d, %ld timed out), %ld plans predicted, %ld without a fitting layout, %.3f s\n",
+	       st->shapes, st->pruned, st->milps, st->cut, res->ntop, st->milp_timeouts, st->evaluations,
+	       st->infeasible, st->seconds);
+	return CLI_EXIT_OK;
+}
+
+int
+optimize_write(const struct optimize_result *res, int format)
+{
+	return format == CLI_FORMAT_JSON ? write_json(res) : write_text(res);
+}

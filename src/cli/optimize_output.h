@@ -1,0 +1,20 @@
+/* What optimize prints: the best plan, the top list and the search's figures. */
+#pragma once
+
+#include "cli/options.h"
+#include "plan/cluster.h"
+#include "plan/model.h"
+#include "plan/search.h"
+
+/** A finished search, as optimize reports it. */
+struct optimize_result {
+	const struct optimize_request *req;     /**< the profile arguments, for predict_args */
+	const struct model *model;
+	const struct cluster *cluster;
+	const struct search_candidate *top;     /**< best first */
+	int ntop;                               /**< at least 1 */
+	const struct search_stats *stats;
+};
+
+/** Print @res to stdout as text or JSON (enum cli_format); returns the exit code. */
+int optimize_write(const struct optimize_result *res, int format);

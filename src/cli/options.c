@@ -1,0 +1,251 @@
+/*
+ * Walking the option tables of options_table.c: getopt's array, the
+ * values into the request, --help, the option list and predict_args.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/options.h"
+
+/* getopt_long returns 256 + the row's index (above every short option). */
+#define OPT_BASE 256
+#define OPT_MAX 64
+
+/* --help wraps the sweep's list of axes at this column. */
+#define AXES_WIDTH 88
+
+const char *
+cli_option_flag(const struct cli_option *o, char *buf, size_t size)
+{
+	snprintf(buf, size, "--%s", o->name);
+	return buf;
+}
+
+static int
+count(const struct cli_option *t)
+{
+	int n = 0;
+
+	while (t[n].name)
+		n++;
+	return n;
+}
+
+/* Store @arg as @o says; prints the usage error. */
+static bool
+apply(const struct cli_option *o, const char *arg, void *req)
+{
+	char *field = (char *)req + o->offset;
+	char flag[64];
+
+	cli_option_flag(o, flag, sizeof(flag));
+	switch (o->kind) {
+	case CLI_OPT_FLAG:
+		*(bool *)field = true;
+		return true;
+	case CLI_OPT_UNFLAG:
+		*(bool *)field = false;
+		return true;
+	case CLI_OPT_INT:
+		return cli_int(flag, arg, o->min, o->max, (int *)field);
+	case CLI_OPT_CHOICE:
+		return cli_choice(flag, arg, o->choices, (int *)field);
+	case CLI_OPT_STRING:
+		*(const char **)field = arg;
+		return true;
+	default:
+		return o->parse(o, arg, req);
+	}
+}
+
+int
+cli_options_parse(const struct cli_command_options *cmd, int argc, char **argv, void *req)
+{
+	const struct cli_option *t = cmd->options;
+	struct option longopts[OPT_MAX + 1];
+	int n = count(t), c;
+
+	if (n > OPT_MAX) {
+		cli_error("%s: too many options", cmd->command);
+		return CLI_EXIT_FAILURE;
+	}
+	for (int i = 0; i < n; i++)
+		longopts[i] = (struct option){ t[i].name, t[i].metavar ? required_argument : no_argument,
+					       NULL, OPT_BASE + i };
+	longopts[n] = (struct option){ NULL, 0, NULL, 0 };
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		if (c == 'h' || (c >= OPT_BASE && t[c - OPT_BASE].kind == CLI_OPT_HELP)) {
+			cli_options_usage(cmd, stdout);
+			return cli_finish(CLI_EXIT_OK);
+		}
+		if (c == ':') {
+			cli_error("option '%s' needs a value", argv[optind - 1]);
+			return CLI_EXIT_USAGE;
+		}
+		if (c < OPT_BASE) {
+			if (cmd->hint)
+				cli_error("unknown option '%s' for %s (see 'plan-cli %s --help')", argv[optind - 1],
+					  cmd->command, cmd->command);
+			else
+				cli_error("unknown option '%s' for %s", argv[optind - 1], cmd->command);
+			return CLI_EXIT_USAGE;
+		}
+		if (!apply(&t[c - OPT_BASE], optarg, req))
+			return CLI_EXIT_USAGE;
+	}
+	return -1;
+}
+
+/* The sweep's axis options as a paragraph: "--model, --cluster, ...". */
+static void
+usage_axes(const struct cli_option *t, FILE *out)
+{
+	char line[256] = "";
+	int last = -1;
+
+	for (int i = 0; t[i].name; i++)
+		if (t[i].kind == CLI_OPT_AXIS)
+			last = i;
+	for (int i = 0; i <= last; i++) {
+		char item[128];
+
+		if (t[i].kind != CLI_OPT_AXIS)
+			continue;
+		snprintf(item, sizeof(item), "--%s%s%s%s%s", t[i].name, t[i].help ? " (" : "",
+			 t[i].help ? t[i].help : "", t[i].help ? ")" : "", i < last ? "," : "");
+		if (line[0] && strlen(line) + 1 + strlen(item) > AXES_WIDTH) {
+			fprintf(out, "%s\n", line);
+			line[0] = '\0';
+		}
+		snprintf(line + strlen(line), sizeof(line) - strlen(line), "%s%s", line[0] ? " " : "  ", item);
+	}
+	if (line[0])
+		fprintf(out, "%s\n", line);
+}
+
+void
+cli_options_usage(const struct cli_command_options *cmd, FILE *out)
+{
+	const struct cli_option *t = cmd->options;
+	bool axes = false;
+
+	fputs(cmd->synopsis, out);
+	for (int i = 0; t[i].name; i++)
+		axes |= t[i].kind == CLI_OPT_AXIS;
+	if (axes) {
+		usage_axes(t, out);
+		fputs("Options:\n", out);
+	}
+	for (int i = 0; t[i].name; i++) {
+		char label[128];
+
+		if (!t[i].help || t[i].kind == CLI_OPT_AXIS)
+			continue;
+		if (t[i].label)
+			snprintf(label, sizeof(label), "%s", t[i].label);
+		else
+			snprintf(label, sizeof(label), "--%s%s%s", t[i].name, t[i].metavar ? " " : "",
+				 t[i].metavar ? t[i].metavar : "");
+		fprintf(out, "  %-*s  ", cmd->width, label);
+		for (const char *h = t[i].help; *h; h++) {
+			fputc(*h, out);
+			if (*h == '\n')
+				fprintf(out, "%*s", cmd->width + 4, "");
+		}
+		fputc('\n', out);
+	}
+}
+
+void
+cli_options_list(FILE *out)
+{
+	for (int c = 0; cli_all_options[c]; c++) {
+		const struct cli_command_options *cmd = cli_all_options[c];
+
+		for (int i = 0; cmd->options[i].name; i++)
+			if (cmd->options[i].kind != CLI_OPT_HELP)
+				fprintf(out, "%s --%s%s%s\n", cmd->command, cmd->options[i].name,
+					cmd->options[i].kind == CLI_OPT_AXIS ? " axis " : "",
+					cmd->options[i].kind == CLI_OPT_AXIS ?
+					study_axis_names[cmd->options[i].axis] : "");
+	}
+}
+
+void
+cli_words_add(const struct cli_option *o, const char *value, struct cli_words *out)
+{
+	cli_words_flag(o, out);
+	if (json_array_append_new(out->args, json_string(value)) != 0)
+		out->failed = true;
+}
+
+void
+cli_words_flag(const struct cli_option *o, struct cli_words *out)
+{
+	char flag[64];
+
+	if (json_array_append_new(out->args, json_string(cli_option_flag(o, flag, sizeof(flag)))) != 0)
+		out->failed = true;
+}
+
+/* Append what gives @req's value of @o, by its kind. */
+static void
+write_option(const struct cli_option *o, const void *req, struct cli_words *out)
+{
+	const char *field = (const char *)req + o->offset;
+	char buf[32];
+	int v;
+
+	if (o->write) {
+		o->write(o, req, out);
+		return;
+	}
+	switch (o->kind) {
+	case CLI_OPT_FLAG:
+		if (*(const bool *)field)
+			cli_words_flag(o, out);
+		break;
+	case CLI_OPT_INT:
+	case CLI_OPT_CHOICE:
+		v = *(const int *)field;
+		if (v <= o->write_above)
+			break;
+		snprintf(buf, sizeof(buf), "%d", v);
+		cli_words_add(o, o->kind == CLI_OPT_INT ? buf : o->choices[v], out);
+		break;
+	case CLI_OPT_STRING:
+		if (*(const char *const *)field)
+			cli_words_add(o, *(const char *const *)field, out);
+		break;
+	default:
+		break;
+	}
+}
+
+json_t *
+cli_predict_args(const struct predict_request *req)
+{
+	const struct cli_option *t = cli_predict_options.options;
+	struct cli_words w = { json_array(), false };
+	int last = 0;
+
+	if (!w.args)
+		return NULL;
+	for (int i = 0; t[i].name; i++)
+		if (t[i].arg_order > last)
+			last = t[i].arg_order;
+	/* predict_args keep their historical order, not the table's. */
+	for (int pos = 1; pos <= last; pos++)
+		for (int i = 0; t[i].name; i++)
+			if (t[i].arg_order == pos)
+				write_option(&t[i], req, &w);
+	if (w.failed) {
+		json_decref(w.args);
+		return NULL;
+	}
+	return w.args;
+}

@@ -1,0 +1,149 @@
+/*
+ * The command-line options of every command, as data (tmux's
+ * options-table.c, git's parse-options): one row per option gives its
+ * name, value, range, where it lands in the command's request, its help
+ * and how optimize writes it back into predict_args. getopt's tables,
+ * --help, predict_args and the hidden --list-options (which a test
+ * compares with plan-cli(1)'s OPTIONS) are all made from the rows.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "plan/estimate.h"
+#include "plan/plan.h"
+#include "plan/search.h"
+#include "io/study.h"
+
+/** How an option's value is read (and written back). */
+enum cli_opt_kind {
+	CLI_OPT_HELP,    /**< -h, --help: print the usage and exit */
+	CLI_OPT_FLAG,    /**< no value: sets a bool to true */
+	CLI_OPT_UNFLAG,  /**< no value: sets a bool to false */
+	CLI_OPT_INT,     /**< a whole number in [min, max], into an int */
+	CLI_OPT_CHOICE,  /**< one of @choices, its index into an int */
+	CLI_OPT_STRING,  /**< the argument itself, into a const char * */
+	CLI_OPT_CUSTOM,  /**< read by @parse */
+	CLI_OPT_AXIS,    /**< sweep: a comma-separated list of values of study axis @axis */
+};
+
+struct cli_option;
+
+/** Where written-back arguments go: words appended to @args. */
+struct cli_words {
+	json_t *args;
+	bool failed;     /**< out of memory */
+};
+
+/** Reads @arg into the request @req; prints the usage error and returns false. */
+typedef bool cli_parse_fn(const struct cli_option *o, const char *arg, void *req);
+
+/** Appends the arguments that give @req's value of @o (none when it is the default). */
+typedef void cli_write_fn(const struct cli_option *o, const void *req, struct cli_words *out);
+
+struct cli_option {
+	const char *name;          /**< long name, without the dashes */
+	const char *metavar;       /**< the value's name in --help; NULL: takes no value */
+	enum cli_opt_kind kind;
+	long min, max;             /**< CLI_OPT_INT */
+	const char *const *choices;/**< CLI_OPT_CHOICE (and custom kinds that want them) */
+	size_t offset;             /**< of the target in the command's request struct */
+	cli_parse_fn *parse;       /**< CLI_OPT_CUSTOM */
+	const char *help;          /**< --help text ('\n' continues it); NULL: not a line of its own */
+	const char *label;         /**< --help's left column when not "--name METAVAR" */
+	int axis;                  /**< CLI_OPT_AXIS: enum study_axis_kind */
+	int arg_order;             /**< predict: position among optimize's predict_args; 0: never written */
+	long write_above;          /**< INT and CHOICE: written when the value is above this */
+	cli_write_fn *write;       /**< written back by this instead of by kind */
+};
+
+/** A command's options and the text of its --help. */
+struct cli_command_options {
+	const char *command;             /**< "predict" */
+	const char *synopsis;            /**< --help text before the options */
+	const struct cli_option *options;/**< ended by a row with a NULL name */
+	int width;                       /**< of --help's option column */
+	bool hint;                       /**< an unknown option points to 'plan-cli CMD --help' */
+};
+
+/** What predict's options fill (and what optimize writes back into predict_args). */
+struct predict_request {
+	struct plan plan;
+	struct estimate_options opt;
+	int gpus;                   /**< 0: the whole cluster */
+	int format;                 /**< enum cli_format */
+	const char *model, *cluster, *compressor;
+	bool compress_given;
+	double nic_bandwidth_Bps, intra_bandwidth_Bps; /**< 0: the cluster's */
+};
+
+/** What optimize's options fill. */
+struct optimize_request {
+	struct search_options so;
+	int format;                 /**< enum cli_format */
+	const char *model, *cluster;
+	const char *compressors[SEARCH_MAX_COMPRESSORS];
+};
+
+/** What sweep's options fill. */
+struct sweep_request {
+	struct study study;
+	int format;                 /**< enum sweep_format */
+	int threads;
+	const char *plot;
+	bool merge;
+	long shard_i, shard_n;
+};
+
+/** What validate's options fill. */
+struct validate_request {
+	int format;                 /**< enum cli_format */
+	double max_mape, max_error; /**< percent; below 0: no threshold */
+};
+
+extern const struct cli_command_options cli_predict_options;
+extern const struct cli_command_options cli_optimize_options;
+extern const struct cli_command_options cli_sweep_options;
+extern const struct cli_command_options cli_validate_options;
+
+/** Every command's options, ended by NULL (for --list-options). */
+extern const struct cli_command_options *const cli_all_options[];
+
+/** A predict request with the defaults (tp 1, pp 1, ring all-reduce, text). */
+void cli_predict_request_init(struct predict_request *r);
+
+/** An optimize request with the search's defaults (search_options_init). */
+void cli_optimize_request_init(struct optimize_request *r);
+
+/**
+ * Parse @argv (argv[0] is the command) with @cmd's options into @req.
+ * Returns -1 when the options are read and argv[optind] is the first
+ * operand; else the exit code to return at once: a printed usage error,
+ * or --help printed.
+ */
+int cli_options_parse(const struct cli_command_options *cmd, int argc, char **argv, void *req);
+
+/** Print @cmd's --help to @out. */
+void cli_options_usage(const struct cli_command_options *cmd, FILE *out);
+
+/** Print every command's option names, "COMMAND --NAME" a line (plan-cli --list-options). */
+void cli_options_list(FILE *out);
+
+/**
+ * The predict arguments that give @req's plan, in predict_args order, as
+ * a new JSON array of strings (NULL when out of memory).
+ */
+json_t *cli_predict_args(const struct predict_request *req);
+
+/** "--NAME" of @o into @buf (the name messages give). */
+const char *cli_option_flag(const struct cli_option *o, char *buf, size_t size);
+
+/** Append "--NAME" for @o to @out. */
+void cli_words_flag(const struct cli_option *o, struct cli_words *out);
+
+/** Append "--NAME" and @value to @out. */
+void cli_words_add(const struct cli_option *o, const char *value, struct cli_words *out);

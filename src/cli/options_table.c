@@ -1,0 +1,634 @@
+/*
+ * The options of every command, one row each (tmux's options-table.c).
+ * plan-cli(1)'s OPTIONS section documents these rows; tests/cli/
+ * run-options-tests.sh fails when the two name different options.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/options.h"
+#include "plan/collective.h"
+#include "plan/compression.h"
+#include "plan/numparse.h"
+#include "plan/units.h"
+#include "io/sweep_output.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define BIGINT 100000000L
+
+#define PREDICT(field) offsetof(struct predict_request, field)
+#define OPTIMIZE(field) offsetof(struct optimize_request, field)
+#define SWEEP(field) offsetof(struct sweep_request, field)
+#define VALIDATE(field) offsetof(struct validate_request, field)
+
+#define HELP_ROW { .name = "help", .kind = CLI_OPT_HELP, .label = "-h, --help", .help = "show this help" }
+
+/* ------------------------------------------------------------- predict */
+
+/* "tp,pp,dp" (any subset) into the compression flags. */
+static bool
+parse_compress(const struct cli_option *o, const char *arg, void *req)
+{
+	struct predict_request *r = req;
+	struct plan_compression *pc = &r->plan.compress;
+	char buf[64];
+	char *save = NULL;
+
+	(void)o;
+	r->compress_given = true;
+	if (strlen(arg) >= sizeof(buf) || !arg[0]) {
+		cli_error("--compress expects a list of tp, pp and dp, got '%s'", arg);
+		return false;
+	}
+	memcpy(buf, arg, strlen(arg) + 1);
+	pc->tp = pc->pp = pc->dp = false;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (strcmp(tok, "tp") == 0)
+			pc->tp = true;
+		else if (strcmp(tok, "pp") == 0)
+			pc->pp = true;
+		else if (strcmp(tok, "dp") == 0)
+			pc->dp = true;
+		else {
+			cli_error("unknown value '%s' in --compress (valid: tp, pp, dp)", tok);
+			return false;
+		}
+	}
+	if (!pc->tp && !pc->pp && !pc->dp) {
+		cli_error("--compress expects a list of tp, pp and dp, got '%s'", arg);
+		return false;
+	}
+	return true;
+}
+
+/* "a,b,c": layers per stage, or recompute names per stage (o->choices). */
+static bool
+parse_stage_list(const struct cli_option *o, const char *arg, void *req)
+{
+	struct plan *p = &((struct predict_request *)req)->plan;
+	bool recompute = o->choices != NULL;
+	char opt[64], buf[4096];
+	char *save = NULL;
+	int n = 0;
+
+	cli_option_flag(o, opt, sizeof(opt));
+	if (strlen(arg) >= sizeof(buf)) {
+		cli_error("%s: list too long", opt);
+		return false;
+	}
+	memcpy(buf, arg, strlen(arg) + 1);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int v;
+
+		if (n >= PLAN_MAX_STAGES) {
+			cli_error("%s: more than %d stages", opt, PLAN_MAX_STAGES);
+			return false;
+		}
+		if (recompute) {
+			if (!cli_choice(opt, tok, o->choices, &v))
+				return false;
+			p->stage_recompute[n++] = (signed char)v;
+		} else {
+			if (!cli_int(opt, tok, o->min, o->max, &v))
+				return false;
+			p->stage_layers[n++] = (short)v;
+		}
+	}
+	if (n == 0) {
+		cli_error("%s expects a comma-separated list, got '%s'", opt, arg);
+		return false;
+	}
+	if (recompute) {
+		p->custom_recompute = true;
+		p->stage_recompute_count = n;
+	} else {
+		p->custom_layers = true;
+		p->stage_layers_count = n;
+	}
+	return true;
+}
+
+/* A bandwidth ("25 Gbit/s") into the double at o->offset. */
+static bool
+parse_bandwidth(const struct cli_option *o, const char *arg, void *req)
+{
+	double *out = (double *)((char *)req + o->offset);
+	char opt[64], why[256] = "";
+
+	cli_option_flag(o, opt, sizeof(opt));
+	*out = 0.0;
+	if (!units_parse(arg, UNIT_BANDWIDTH, out, why, sizeof(why)) || *out <= 0) {
+		cli_error("%s: %s", opt, *out <= 0 && why[0] == '\0' ? "must be positive" : why);
+		return false;
+	}
+	return true;
+}
+
+static bool
+parse_dp_algo(const struct cli_option *o, const char *arg, void *req)
+{
+	int v;
+
+	if (!cli_choice("--dp-allreduce", arg, o->choices, &v))
+		return false;
+	((struct predict_request *)req)->opt.dp_algo = (enum coll_algo)v;
+	return true;
+}
+
+static const char *const dp_on_names[] = { "gpu", "cpu", NULL };
+
+static bool
+parse_dp_on(const struct cli_option *o, const char *arg, void *req)
+{
+	int v;
+
+	if (!cli_choice("--dp-compress-on", arg, o->choices, &v))
+		return false;
+	((struct predict_request *)req)->plan.compress.dp_on_cpu = v == 1;
+	return true;
+}
+
+static void
+write_recompute(const struct cli_option *o, const void *req, struct cli_words *out)
+{
+	const struct plan *p = &((const struct predict_request *)req)->plan;
+
+	if (!p->custom_recompute)
+		cli_words_add(o, o->choices[p->recompute], out);
+}
+
+static void
+write_routing(const struct cli_option *o, const void *req, struct cli_words *out)
+{
+	const struct plan *p = &((const struct predict_request *)req)->plan;
+
+	if (p->ep > 1)
+		cli_words_add(o, o->choices[p->moe_routing], out);
+}
+
+/* One entry per stage: layers, or (o->choices) recompute names. */
+static void
+write_stage_list(const struct cli_option *o, const void *req, struct cli_words *out)
+{
+	const struct plan *p = &((const struct predict_request *)req)->plan;
+	char buf[4096];
+	int n = 0;
+
+	if (o->choices ? !p->custom_recompute : !p->custom_layers)
+		return;
+	for (int s = 0; s < p->pp; s++) {
+		if (o->choices)
+			n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%s%s", s ? "," : "",
+				      o->choices[p->stage_recompute[s]]);
+		else
+			n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%s%d", s ? "," : "", p->stage_layers[s]);
+	}
+	cli_words_add(o, buf, out);
+}
+
+static void
+write_compress(const struct cli_option *o, const void *req, struct cli_words *out)
+{
+	const struct predict_request *r = req;
+	const struct plan_compression *c = &r->plan.compress;
+	char buf[16];
+
+	if (!r->compressor)
+		return;
+	snprintf(buf, sizeof(buf), "%s%s%s%s%s", c->tp ? "tp" : "", c->tp && c->pp ? "," : "",
+		 c->pp ? "pp" : "", (c->tp || c->pp) && c->dp ? "," : "", c->dp ? "dp" : "");
+	cli_words_add(o, buf, out);
+}
+
+/* --compress-from-layer and -from-stage: with a compressor on TP (PP). */
+static void
+write_compress_from(const struct cli_option *o, const void *req, struct cli_words *out)
+{
+	const struct predict_request *r = req;
+	const struct plan_compression *c = &r->plan.compress;
+	bool layer = o->offset == PREDICT(plan.compress.from_layer);
+	char buf[32];
+
+	if (!r->compressor || !(layer ? c->tp && c->from_layer >= 0 : c->pp))
+		return;
+	snprintf(buf, sizeof(buf), "%d", layer ? c->from_layer : c->from_stage);
+	cli_words_add(o, buf, out);
+}
+
+static const struct cli_option predict_rows[] = {
+	{ .name = "model", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = PREDICT(model),
+	  .help = "model profile (bundled name or YAML path)", .arg_order = 1 },
+	{ .name = "cluster", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = PREDICT(cluster),
+	  .help = "cluster profile (bundled name or YAML path)", .arg_order = 2 },
+	{ .name = "tp", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 20, .offset = PREDICT(plan.tp),
+	  .help = "tensor-parallel degree (default 1)", .arg_order = 3 },
+	{ .name = "pp", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 20, .offset = PREDICT(plan.pp),
+	  .help = "pipeline-parallel degree (default 1)", .arg_order = 4 },
+	{ .name = "dp", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 24, .offset = PREDICT(plan.dp),
+	  .help = "data-parallel degree (default: the GPUs left after tp x pp)", .arg_order = 5 },
+	{ .name = "gpus", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 26, .offset = PREDICT(gpus),
+	  .help = "GPUs to use (default: the whole cluster)" },
+	{ .name = "vpp", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1024, .offset = PREDICT(plan.vpp),
+	  .help = "interleaved model chunks per GPU (default 1: plain 1F1B)", .arg_order = 6, .write_above = 1 },
+	{ .name = "micro-batch", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = BIGINT,
+	  .offset = PREDICT(plan.micro_batch), .help = "sequences per micro-batch (default 1)", .arg_order = 7 },
+	{ .name = "global-batch", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = BIGINT,
+	  .offset = PREDICT(plan.global_batch), .help = "sequences per iteration (required)", .arg_order = 8 },
+	{ .name = "seq-len", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = BIGINT,
+	  .offset = PREDICT(plan.seq_len), .help = "tokens per sequence (default: the model's seq_len)",
+	  .arg_order = 9 },
+	{ .name = "recompute", .metavar = "MODE", .kind = CLI_OPT_CHOICE, .choices = plan_recompute_names,
+	  .offset = PREDICT(plan.recompute), .help = "none|selective|full (default none)",
+	  .arg_order = 18, .write = write_recompute },
+	{ .name = "sequence-parallel", .kind = CLI_OPT_FLAG, .offset = PREDICT(plan.sequence_parallel),
+	  .help = "Megatron sequence parallelism with TP", .arg_order = 10 },
+	{ .name = "flash-attention", .kind = CLI_OPT_FLAG, .offset = PREDICT(plan.flash_attention),
+	  .help = "fused attention: no s^2 scores in memory", .arg_order = 11 },
+	{ .name = "zero", .metavar = "N", .kind = CLI_OPT_INT, .min = 0, .max = 3, .offset = PREDICT(plan.zero),
+	  .help = "ZeRO stage 0|1|2|3 over the DP group (default 0)", .arg_order = 12 },
+	{ .name = "no-dp-overlap", .kind = CLI_OPT_UNFLAG, .offset = PREDICT(plan.dp_overlap),
+	  .help = "do not overlap DP/ZeRO traffic with computation" },
+	{ .name = "dp-allreduce", .metavar = "ALGO", .kind = CLI_OPT_CUSTOM, .choices = coll_algo_names,
+	  .parse = parse_dp_algo, .help = "ring|hierarchical (default ring)" },
+	{ .name = "ep", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 24, .offset = PREDICT(plan.ep),
+	  .help = "expert parallelism, out of the DP ranks (default 1)", .arg_order = 14, .write_above = 1 },
+	{ .name = "moe-routing", .metavar = "R", .kind = CLI_OPT_CHOICE, .choices = plan_moe_routing_names,
+	  .offset = PREDICT(plan.moe_routing), .help = "flat|bilevel all-to-all (default flat; bilevel: SMILE)",
+	  .arg_order = 15, .write = write_routing },
+	{ .name = "moe-overlap", .metavar = "O", .kind = CLI_OPT_CHOICE, .choices = plan_moe_overlap_names,
+	  .offset = PREDICT(plan.moe_overlap), .help = "none|lancet: overlap the all-to-all (default none)",
+	  .arg_order = 16 },
+	{ .name = "mics-group", .metavar = "G", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 24,
+	  .offset = PREDICT(plan.mics_group), .help = "MiCS: ZeRO-3 inside groups of G GPUs (needs --zero 3)",
+	  .arg_order = 13 },
+	{ .name = "no-mics-hierarchical", .kind = CLI_OPT_UNFLAG, .offset = PREDICT(plan.mics_hierarchical),
+	  .help = "MiCS: flat instead of 2-hop parameter all-gather" },
+	{ .name = "stage-layers", .metavar = "LIST", .kind = CLI_OPT_CUSTOM, .min = 1, .max = 30000,
+	  .parse = parse_stage_list, .help = "layers per pipeline stage, e.g. 7,8,8,7 (default: even)",
+	  .arg_order = 17, .write = write_stage_list },
+	{ .name = "stage-recompute", .metavar = "LIST", .kind = CLI_OPT_CUSTOM, .choices = plan_recompute_names,
+	  .parse = parse_stage_list, .help = "recompute per stage, e.g. full,full,selective,none",
+	  .arg_order = 18, .write = write_stage_list },
+	{ .name = "compressor", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = PREDICT(compressor),
+	  .help = "compressor profile (bundled name or YAML path)", .arg_order = 19 },
+	{ .name = "compress", .metavar = "LIST", .kind = CLI_OPT_CUSTOM, .parse = parse_compress,
+	  .help = "where to compress: any of tp,pp,dp (default with a\n"
+		  "compressor: tp,pp, MCBench's model-parallel activations)",
+	  .arg_order = 20, .write = write_compress },
+	{ .name = "compress-from-layer", .metavar = "N", .kind = CLI_OPT_INT, .min = 0, .max = 1 << 20,
+	  .offset = PREDICT(plan.compress.from_layer),
+	  .help = "TP: compress layers above N (default: half the layers)", .arg_order = 21,
+	  .write = write_compress_from },
+	{ .name = "compress-from-stage", .metavar = "N", .kind = CLI_OPT_INT, .min = 0, .max = 1 << 20,
+	  .offset = PREDICT(plan.compress.from_stage),
+	  .help = "PP: stages from N on compress their sends (default 0)", .arg_order = 22,
+	  .write = write_compress_from },
+	{ .name = "dp-compress-scheme", .metavar = "S", .kind = CLI_OPT_CHOICE, .choices = compress_dp_scheme_names,
+	  .offset = PREDICT(plan.compress.dp_scheme),
+	  .help = "auto|allgather|twoway|allreduce (default auto: allreduce for\n"
+		  "powersgd, else two-way push/pull as in BytePS-Compress)" },
+	{ .name = "dp-compress-on", .metavar = "WHERE", .kind = CLI_OPT_CUSTOM, .choices = dp_on_names,
+	  .parse = parse_dp_on, .help = "gpu|cpu: where DP compression runs (default gpu)" },
+	{ .name = "nic-bandwidth", .metavar = "BW", .kind = CLI_OPT_CUSTOM, .parse = parse_bandwidth,
+	  .offset = PREDICT(nic_bandwidth_Bps), .help = "override the cluster's per-NIC bandwidth (\"25 Gbit/s\")" },
+	{ .name = "intra-bandwidth", .metavar = "BW", .kind = CLI_OPT_CUSTOM, .parse = parse_bandwidth,
+	  .offset = PREDICT(intra_bandwidth_Bps), .help = "override the cluster's per-GPU intra-node bandwidth" },
+	{ .name = "format", .metavar = "FMT", .kind = CLI_OPT_CHOICE, .choices = cli_format_names,
+	  .offset = PREDICT(format), .help = "text|json|csv (default text)" },
+	HELP_ROW,
+	{ .name = NULL },
+};
+
+const struct cli_command_options cli_predict_options = {
+	.command = "predict",
+	.synopsis = "usage: plan-cli predict --model NAME|FILE --cluster NAME|FILE --global-batch N [options]\n\n",
+	.options = predict_rows,
+	.width = 23,
+	.hint = true,
+};
+
+void
+cli_predict_request_init(struct predict_request *r)
+{
+	memset(r, 0, sizeof(*r));
+	plan_init(&r->plan);
+	r->plan.tp = 1;
+	r->plan.pp = 1;
+	r->opt = (struct estimate_options){ COLL_ALGO_RING, NULL, NULL };
+	r->format = CLI_FORMAT_TEXT;
+}
+
+/* ------------------------------------------------------------ optimize */
+
+static bool
+parse_search_compressor(const struct cli_option *o, const char *arg, void *req)
+{
+	struct optimize_request *r = req;
+
+	(void)o;
+	if (r->so.ncompressors == SEARCH_MAX_COMPRESSORS) {
+		cli_error("at most %d --compressor", SEARCH_MAX_COMPRESSORS);
+		return false;
+	}
+	r->compressors[r->so.ncompressors++] = arg;
+	return true;
+}
+
+static bool
+parse_time_limit(const struct cli_option *o, const char *arg, void *req)
+{
+	double d;
+
+	(void)o;
+	if (!num_parse_double(arg, &d) || d <= 0 || d > 3600) {
+		cli_error("--time-limit expects seconds in (0, 3600], got '%s'", arg);
+		return false;
+	}
+	((struct optimize_request *)req)->so.time_limit_s = d;
+	return true;
+}
+
+static bool
+parse_optimize_format(const struct cli_option *o, const char *arg, void *req)
+{
+	int v = CLI_FORMAT_TEXT;
+
+	if (!cli_choice("--format", arg, o->choices, &v) || v == CLI_FORMAT_CSV) {
+		if (v == CLI_FORMAT_CSV)
+			cli_error("optimize writes text or json");
+		return false;
+	}
+	((struct optimize_request *)req)->format = v;
+	return true;
+}
+
+static const struct cli_option optimize_rows[] = {
+	{ .name = "model", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = OPTIMIZE(model),
+	  .help = "model profile" },
+	{ .name = "cluster", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = OPTIMIZE(cluster),
+	  .help = "cluster profile" },
+	{ .name = "gpus", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 26, .offset = OPTIMIZE(so.gpus),
+	  .help = "plan for N GPUs (default: the whole cluster)" },
+	{ .name = "global-batch", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = BIGINT,
+	  .offset = OPTIMIZE(so.global_batch), .help = "sequences per iteration (required)" },
+	{ .name = "seq-len", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = BIGINT,
+	  .offset = OPTIMIZE(so.seq_len), .help = "tokens per sequence (default: the model's)" },
+	{ .name = "flash-attention", .kind = CLI_OPT_FLAG, .offset = OPTIMIZE(so.flash_attention),
+	  .help = "the training code uses fused attention" },
+	{ .name = "moe-overlap", .metavar = "O", .kind = CLI_OPT_CHOICE, .choices = plan_moe_overlap_names,
+	  .offset = OPTIMIZE(so.moe_overlap), .help = "none|lancet (kept as given)" },
+	{ .name = "compressor", .metavar = "NAME|FILE", .kind = CLI_OPT_CUSTOM, .parse = parse_search_compressor,
+	  .help = "a compressor the search may use (repeatable, up to " STR(SEARCH_MAX_COMPRESSORS) ")" },
+	{ .name = "max-compressed-layers", .metavar = "N", .kind = CLI_OPT_INT, .min = 0, .max = 1 << 20,
+	  .offset = OPTIMIZE(so.max_compressed_layers),
+	  .help = "at most N TP-compressed layers (MCBench: early layers hurt accuracy)" },
+	/* The four bounds share one line of --help (the label's last space
+	 * keeps its three-space gap). */
+	{ .name = "max-tp", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 16,
+	  .offset = OPTIMIZE(so.max_tp), .label = "--max-tp N, --max-pp N, --max-micro-batch N, --max-vpp N ",
+	  .help = "bounds of the search" },
+	{ .name = "max-pp", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = PLAN_MAX_STAGES,
+	  .offset = OPTIMIZE(so.max_pp) },
+	{ .name = "max-micro-batch", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 16,
+	  .offset = OPTIMIZE(so.max_micro_batch) },
+	{ .name = "max-vpp", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 64, .offset = OPTIMIZE(so.max_vpp) },
+	{ .name = "max-zero", .metavar = "N", .kind = CLI_OPT_INT, .min = 0, .max = 3, .offset = OPTIMIZE(so.max_zero),
+	  .help = "highest ZeRO stage to consider, 0-3 (default 3; 3 includes MiCS)" },
+	{ .name = "top", .metavar = "K", .kind = CLI_OPT_INT, .min = 1, .max = SEARCH_MAX_TOP,
+	  .offset = OPTIMIZE(so.top), .help = "also show the K best plans (default " STR(SEARCH_DEFAULT_TOP) ")" },
+	{ .name = "time-limit", .metavar = "S", .kind = CLI_OPT_CUSTOM, .parse = parse_time_limit,
+	  .help = "seconds per MILP (default " STR(SEARCH_DEFAULT_TIME_LIMIT_S) ")" },
+	{ .name = "exhaustive", .kind = CLI_OPT_FLAG, .offset = OPTIMIZE(so.exhaustive),
+	  .help = "enumerate the inner choices instead of solving MILPs" },
+	{ .name = "format", .metavar = "FMT", .kind = CLI_OPT_CUSTOM, .choices = cli_format_names,
+	  .parse = parse_optimize_format, .help = "text|json (default text)" },
+	HELP_ROW,
+	{ .name = NULL },
+};
+
+const struct cli_command_options cli_optimize_options = {
+	.command = "optimize",
+	.synopsis = "usage: plan-cli optimize --model NAME|FILE --cluster NAME|FILE --global-batch N [options]\n"
+		    "\n"
+		    "Find the fastest plan that fits: TP, PP, DP, micro-batch, interleaving, ZeRO or MiCS,\n"
+		    "EP and MoE routing, and per stage the layers, the recomputation and the compression.\n"
+		    "\n",
+	.options = optimize_rows,
+	.width = 25,
+	.hint = true,
+};
+
+void
+cli_optimize_request_init(struct optimize_request *r)
+{
+	memset(r, 0, sizeof(*r));
+	search_options_init(&r->so);
+	r->format = CLI_FORMAT_TEXT;
+}
+
+/* --------------------------------------------------------------- sweep */
+
+/* A comma-separated list into the axis o->axis of the request's study. */
+static bool
+parse_axis(const struct cli_option *o, const char *list, void *req)
+{
+	struct study *s = &((struct sweep_request *)req)->study;
+	int kind = o->axis, existing = study_find_axis(s, kind);
+	struct study_axis *a;
+	char buf[STUDY_MAX_VALUES * 8];
+	char *save = NULL;
+
+	if ((existing < 0 && s->naxes == STUDY_MAX_AXES) || strlen(list) >= sizeof(buf)) {
+		cli_error("too many axes or values");
+		return false;
+	}
+	/* On the command line an axis replaces the study's axis of that name. */
+	a = existing >= 0 ? &s->axes[existing] : &s->axes[s->naxes++];
+	a->kind = kind;
+	a->n = 0;
+	memcpy(buf, list, strlen(list) + 1);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (a->n == STUDY_MAX_VALUES || strlen(tok) >= STUDY_VALUE_LEN) {
+			cli_error("--%s: too many or too long values", study_axis_names[kind]);
+			return false;
+		}
+		snprintf(a->values[a->n++], STUDY_VALUE_LEN, "%s", tok);
+	}
+	if (a->n == 0) {
+		cli_error("--%s expects a comma-separated list", study_axis_names[kind]);
+		return false;
+	}
+	return true;
+}
+
+static bool
+parse_metrics(const struct cli_option *o, const char *list, void *req)
+{
+	struct study *s = &((struct sweep_request *)req)->study;
+	char buf[512];
+	char *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	s->nmetrics = 0;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int m;
+
+		if (!cli_choice("--metric", tok, o->choices, &m))
+			return false;
+		if (s->nmetrics < STUDY_MAX_METRICS)
+			s->metrics[s->nmetrics++] = m;
+	}
+	return s->nmetrics > 0;
+}
+
+/* AXIS=VALUE; the axis is found once every axis is known (sweep_baseline). */
+static bool
+parse_baseline(const struct cli_option *o, const char *arg, void *req)
+{
+	struct study *s = &((struct sweep_request *)req)->study;
+	const char *eq = strchr(arg, '=');
+	char axis[64];
+	int kind;
+
+	if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(axis)) {
+		cli_error("--baseline expects AXIS=VALUE, e.g. compressor=none");
+		return false;
+	}
+	memcpy(axis, arg, (size_t)(eq - arg));
+	axis[eq - arg] = '\0';
+	if (!cli_choice("--baseline", axis, o->choices, &kind))
+		return false;
+	s->baseline_axis = -2 - kind;
+	snprintf(s->baseline_value, sizeof(s->baseline_value), "%s", eq + 1);
+	return true;
+}
+
+static bool
+parse_shard(const struct cli_option *o, const char *arg, void *req)
+{
+	struct sweep_request *r = req;
+	const char *slash = strchr(arg, '/');
+	char left[32];
+	long a, b;
+
+	(void)o;
+	if (!slash || (size_t)(slash - arg) >= sizeof(left)) {
+		cli_error("--shard expects I/N, e.g. 2/4");
+		return false;
+	}
+	memcpy(left, arg, (size_t)(slash - arg));
+	left[slash - arg] = '\0';
+	if (!num_parse_long(left, 1, 1000000, &a) || !num_parse_long(slash + 1, 1, 1000000, &b) || a > b) {
+		cli_error("--shard expects I/N with 1 <= I <= N, got '%s'", arg);
+		return false;
+	}
+	r->shard_i = a - 1;
+	r->shard_n = b;
+	return true;
+}
+
+static const char *const sweep_mode_names[] = { "predict", "optimize", NULL };
+
+/* An axis of the study (enum study_axis_kind), as an option: dashes for underscores. */
+#define AXIS_ROW(opt, k, note) \
+	{ .name = opt, .metavar = "LIST", .kind = CLI_OPT_AXIS, .parse = parse_axis, .axis = k, .help = note }
+
+static const struct cli_option sweep_rows[] = {
+	AXIS_ROW("model", AXIS_MODEL, NULL),
+	AXIS_ROW("cluster", AXIS_CLUSTER, NULL),
+	AXIS_ROW("compressor", AXIS_COMPRESSOR, "none for no compression"),
+	AXIS_ROW("gpus", AXIS_GPUS, NULL),
+	AXIS_ROW("nic-bandwidth", AXIS_NIC_BANDWIDTH, NULL),
+	AXIS_ROW("intra-bandwidth", AXIS_INTRA_BANDWIDTH, NULL),
+	AXIS_ROW("global-batch", AXIS_GLOBAL_BATCH, NULL),
+	AXIS_ROW("seq-len", AXIS_SEQ_LEN, NULL),
+	AXIS_ROW("tp", AXIS_TP, NULL),
+	AXIS_ROW("pp", AXIS_PP, NULL),
+	AXIS_ROW("dp", AXIS_DP, NULL),
+	AXIS_ROW("vpp", AXIS_VPP, NULL),
+	AXIS_ROW("micro-batch", AXIS_MICRO_BATCH, NULL),
+	AXIS_ROW("recompute", AXIS_RECOMPUTE, NULL),
+	AXIS_ROW("zero", AXIS_ZERO, NULL),
+	AXIS_ROW("ep", AXIS_EP, NULL),
+	AXIS_ROW("moe-routing", AXIS_MOE_ROUTING, NULL),
+	AXIS_ROW("mics-group", AXIS_MICS_GROUP, NULL),
+	AXIS_ROW("compress", AXIS_COMPRESS, NULL),
+	{ .name = "mode", .metavar = "predict|optimize", .kind = CLI_OPT_CHOICE, .choices = sweep_mode_names,
+	  .offset = SWEEP(study.mode), .help = "fixed plans (default) or the best plan of each cell" },
+	{ .name = "metric", .metavar = "LIST", .kind = CLI_OPT_CUSTOM, .choices = study_metric_names,
+	  .parse = parse_metrics,
+	  .help = "iteration_time, tflops_per_gpu, mfu, tokens_per_s, speedup,\n"
+		  "weak_scaling_efficiency, strong_scaling_efficiency, memory, fits, plan" },
+	{ .name = "baseline", .metavar = "AXIS=VALUE", .kind = CLI_OPT_CUSTOM, .choices = study_axis_names,
+	  .parse = parse_baseline, .help = "the cells speedup compares with (default compressor=none)" },
+	{ .name = "format", .metavar = "FMT", .kind = CLI_OPT_CHOICE, .choices = sweep_format_names,
+	  .offset = SWEEP(format), .help = "md|csv|latex|json (default md)" },
+	{ .name = "plot", .metavar = "FILE", .kind = CLI_OPT_STRING, .offset = SWEEP(plot),
+	  .help = "draw FILE.svg|png|pdf with gnuplot" },
+	{ .name = "threads", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 64, .offset = SWEEP(threads),
+	  .help = "worker threads (default: the processors)" },
+	{ .name = "shard", .metavar = "I/N", .kind = CLI_OPT_CUSTOM, .parse = parse_shard,
+	  .help = "only the cells i with i % N == I-1 (write --format json)" },
+	/* --merge takes no value: its files are the operands. */
+	{ .name = "merge", .kind = CLI_OPT_FLAG, .offset = SWEEP(merge), .label = "--merge FILE...",
+	  .help = "combine the JSON of shards (the remaining arguments)" },
+	HELP_ROW,
+	{ .name = NULL },
+};
+
+const struct cli_command_options cli_sweep_options = {
+	.command = "sweep",
+	.synopsis = "usage: plan-cli sweep [STUDY.yaml] [axes] [options]\n"
+		    "\n"
+		    "Predict (or optimize) every cell of a study and print a table or draw a plot.\n"
+		    "Axes given on the command line are comma-separated lists, crossed with one another:\n",
+	.options = sweep_rows,
+	.width = 23,
+	.hint = true,
+};
+
+/* ------------------------------------------------------------ validate */
+
+static bool
+parse_pct(const struct cli_option *o, const char *val, void *req)
+{
+	double *out = (double *)((char *)req + o->offset);
+	char opt[64];
+
+	if (!num_parse_double(val, out) || *out < 0) {
+		cli_error("%s expects a non-negative percentage, got '%s'", cli_option_flag(o, opt, sizeof(opt)), val);
+		return false;
+	}
+	return true;
+}
+
+static const struct cli_option validate_rows[] = {
+	/* In the synopsis, not a line of its own. */
+	{ .name = "format", .metavar = "FMT", .kind = CLI_OPT_CHOICE, .choices = cli_format_names,
+	  .offset = VALIDATE(format) },
+	{ .name = "max-mape", .metavar = "PCT", .kind = CLI_OPT_CUSTOM, .parse = parse_pct,
+	  .offset = VALIDATE(max_mape), .help = "exit with status 5 when the MAPE is above PCT percent" },
+	{ .name = "max-error", .metavar = "PCT", .kind = CLI_OPT_CUSTOM, .parse = parse_pct,
+	  .offset = VALIDATE(max_error), .help = "exit with status 5 when any row's |error| is above PCT percent" },
+	{ .name = "help", .kind = CLI_OPT_HELP },
+	{ .name = NULL },
+};
+
+const struct cli_command_options cli_validate_options = {
+	.command = "validate",
+	.synopsis = "usage: plan-cli validate FILE.csv [--format text|json|csv] [--max-mape PCT] [--max-error PCT]\n"
+		    "\n"
+		    "Predict every run of FILE.csv and compare with its measured iteration time (or\n"
+		    "TFLOP/s per GPU, turned into a time with the row's flop_convention). Prints the\n"
+		    "error of each row and the mean absolute percentage error (MAPE).\n"
+		    "\n",
+	.options = validate_rows,
+	.width = 15,
+	.hint = false,
+};
+
+const struct cli_command_options *const cli_all_options[] = {
+	&cli_predict_options, &cli_optimize_options, &cli_sweep_options, &cli_validate_options, NULL,
+};
