@@ -52,6 +52,13 @@ int cluster_gpus(const struct cluster *c);
 double cluster_nic_share_Bps(const struct cluster *c);
 
 /**
+ * The factor on the GEMM efficiency for a GEMM whose smallest dimension
+ * is @min_dim elements (the GPU's gemm_shape_efficiency; 1 without one):
+ * a skinny GEMM of the same FLOPs fills fewer tiles and runs slower.
+ */
+double cluster_gemm_shape_factor(const struct cluster *c, double min_dim);
+
+/**
  * Achieved fraction of peak for one GEMM kernel of @flops FLOPs: the
  * measured curve when the profile gives one (interpolated in log10 of
  * the FLOPs, clamped at its ends), else the parametric model

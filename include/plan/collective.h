@@ -41,6 +41,12 @@ double collective_two_hop_allgather(const struct cluster *c, const struct group_
 				    double bytes);
 
 /**
+ * A point-to-point send of @bytes across nodes while @senders GPUs of the
+ * node send at once and share its NICs (all of them: cluster_nic_share_Bps).
+ */
+double collective_p2p_shared_time(const struct cluster *c, double bytes, int senders);
+
+/**
  * Point-to-point send of @bytes between two GPUs, inside a node or across
  * nodes (then at one GPU's share of the node NICs).
  */

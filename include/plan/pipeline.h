@@ -1,6 +1,8 @@
 /* Pipeline parallelism: 1F1B and interleaved schedules. */
 #pragma once
 
+#include <stdbool.h>
+
 #include "plan/cluster.h"
 #include "plan/model.h"
 #include "plan/plan.h"
@@ -13,15 +15,32 @@
 double pipeline_bubble_fraction(const struct plan *p);
 
 /**
- * Stage-boundary traffic of one micro-batch on one GPU (all its v chunks,
- * forward activation and backward gradient), in seconds on the critical
- * path. With t > 1 and a boundary across nodes, Megatron's scatter/gather
- * optimisation sends b*s*h/t per TP rank and rebuilds the tensor with an
- * NVLink all-gather (SC21, Sec. 4.1).
+ * Whether the boundary between stage @s and the next (stage 0 after the
+ * last, for an interleaved pipeline) crosses nodes, with ranks laid out
+ * TP innermost, then DP, then PP, @gpus_per_node consecutive ranks a node.
  */
-double pipeline_p2p_time(const struct model *m, const struct plan *p,
-			 const struct cluster *c, const struct plan_layout *lay,
-			 double *bytes_out);
+bool pipeline_boundary_crosses(const struct plan *p, int gpus_per_node, int s);
+
+/**
+ * One chunk's activation (or gradient) over one stage boundary; the other
+ * direction overlaps it in the same batched exchange (Megatron's
+ * send_forward_recv_backward). Across nodes, the GPUs of the sending stage
+ * in a node share the node's NICs; with t > 1 and no sequence
+ * parallelism, Megatron's scatter/gather optimisation sends b*s*h/t per
+ * TP rank and rebuilds the tensor with an NVLink all-gather (SC21, Sec.
+ * 4.1). @bytes_out: what one GPU sends.
+ */
+double pipeline_exchange_time(const struct model *m, const struct plan *p, const struct cluster *c,
+			      const struct plan_layout *lay, bool inter_node, double *bytes_out);
+
+/**
+ * Stage @stage's exchanges of one micro-batch (all its v chunks): one per
+ * neighbouring boundary (the first and last stage of a 1F1B pipeline have
+ * one neighbour), each crossing nodes or not as the rank layout says.
+ * @bytes_out: the bytes it sends (an activation forward, a gradient back).
+ */
+double pipeline_stage_p2p_time(const struct model *m, const struct plan *p, const struct cluster *c,
+			       const struct plan_layout *lay, int stage, double *bytes_out);
 
 /**
  * Micro-batches' worth of layer activations stage @stage holds at its

@@ -59,5 +59,8 @@ int cli_load_compressor(const char *arg, struct compressor *c);
 
 struct framework;
 
+/** The framework a command uses when none is given. */
+#define CLI_DEFAULT_FRAMEWORK "megatron-lm"
+
 /** Resolve and load a framework (name or path); prints the error. Returns an exit code. */
 int cli_load_framework(const char *arg, struct framework *fw);

@@ -54,6 +54,7 @@ cmd_optimize(int argc, char **argv)
 {
 	static struct optimize_request r;
 	static struct compressor compressors[SEARCH_MAX_COMPRESSORS];
+	struct framework framework;
 	struct model model;
 	struct cluster cluster;
 	int rc;
@@ -76,6 +77,9 @@ cmd_optimize(int argc, char **argv)
 			return rc;
 		r.so.compressors[i] = &compressors[i];
 	}
+	if ((rc = cli_load_framework(r.framework ? r.framework : CLI_DEFAULT_FRAMEWORK, &framework)) != CLI_EXIT_OK)
+		return rc;
+	r.so.framework = &framework;
 	if ((rc = cli_load_cluster(r.cluster, &cluster)) != CLI_EXIT_OK)
 		return rc;
 	rc = run(&r, &model, &cluster);

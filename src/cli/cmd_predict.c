@@ -50,7 +50,7 @@ write_report(const struct report *rep, int format)
 /* Load the profiles @r names and apply its overrides to them. */
 static int
 load_profiles(struct predict_request *r, struct model *model, struct cluster *cluster,
-	      struct compressor *compressor)
+	      struct compressor *compressor, struct framework *framework)
 {
 	int rc;
 
@@ -67,6 +67,10 @@ load_profiles(struct predict_request *r, struct model *model, struct cluster *cl
 		if (!r->compress_given)
 			r->plan.compress.tp = r->plan.compress.pp = true;
 	}
+	if ((rc = cli_load_framework(r->framework ? r->framework : CLI_DEFAULT_FRAMEWORK, framework)) !=
+	    CLI_EXIT_OK)
+		return rc;
+	r->opt.framework = framework;
 	if ((rc = cli_load_cluster(r->cluster, cluster)) != CLI_EXIT_OK)
 		return rc;
 	if (r->nic_bandwidth_Bps > 0)
@@ -81,6 +85,7 @@ cmd_predict(int argc, char **argv)
 {
 	struct predict_request r;
 	struct compressor compressor;
+	struct framework framework;
 	struct model model;
 	struct cluster cluster;
 	struct estimate est;
@@ -101,7 +106,7 @@ cmd_predict(int argc, char **argv)
 		cli_error("predict needs --model, --cluster and --global-batch (see 'plan-cli predict --help')");
 		return CLI_EXIT_USAGE;
 	}
-	if ((rc = load_profiles(&r, &model, &cluster, &compressor)) != CLI_EXIT_OK)
+	if ((rc = load_profiles(&r, &model, &cluster, &compressor, &framework)) != CLI_EXIT_OK)
 		return rc;
 	if ((plan->custom_layers && plan->stage_layers_count != plan->pp) ||
 	    (plan->custom_recompute && plan->stage_recompute_count != plan->pp)) {

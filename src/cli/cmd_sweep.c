@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "plan/compressor.h"
+#include "plan/framework.h"
 #include "plan/numparse.h"
 #include "io/profile_path.h"
 #include "io/study.h"
@@ -19,8 +20,8 @@
 
 #define MAX_PROFILES 64
 
-/* The profiles the cells use, each loaded once; by slot: models, clusters, compressors. */
-enum { SLOT_MODEL, SLOT_CLUSTER, SLOT_COMPRESSOR, SLOT_COUNT };
+/* The profiles the cells use, each loaded once; by slot: models, clusters, compressors, frameworks. */
+enum { SLOT_MODEL, SLOT_CLUSTER, SLOT_COMPRESSOR, SLOT_FRAMEWORK, SLOT_COUNT };
 
 struct cache {
 	char names[SLOT_COUNT][MAX_PROFILES][STUDY_VALUE_LEN];
@@ -28,6 +29,7 @@ struct cache {
 	struct model models[MAX_PROFILES];
 	struct cluster clusters[MAX_PROFILES];
 	struct compressor compressors[MAX_PROFILES];
+	struct framework frameworks[MAX_PROFILES];
 };
 
 static void
@@ -45,6 +47,8 @@ cache_object(struct cache *k, int slot, int i)
 		return &k->models[i];
 	case SLOT_CLUSTER:
 		return &k->clusters[i];
+	case SLOT_FRAMEWORK:
+		return &k->frameworks[i];
 	default:
 		return &k->compressors[i];
 	}
@@ -58,16 +62,19 @@ cache_load(int slot, const char *name, void *obj)
 		return cli_load_model(name, obj);
 	case SLOT_CLUSTER:
 		return cli_load_cluster(name, obj);
+	case SLOT_FRAMEWORK:
+		return cli_load_framework(name, obj);
 	default:
 		return cli_load_compressor(name, obj);
 	}
 }
 
-/* The profile of axis @kind (model, cluster or compressor) named @name; "none": no compressor. */
+/* The profile of axis @kind (model, cluster, compressor or framework) named @name; "none": no compressor. */
 static int
 find_or_load(struct cache *k, int kind, const char *name, const void **out)
 {
-	int slot = kind == AXIS_MODEL ? SLOT_MODEL : kind == AXIS_CLUSTER ? SLOT_CLUSTER : SLOT_COMPRESSOR;
+	int slot = kind == AXIS_MODEL ? SLOT_MODEL : kind == AXIS_CLUSTER ? SLOT_CLUSTER :
+		   kind == AXIS_FRAMEWORK ? SLOT_FRAMEWORK : SLOT_COMPRESSOR;
 	int n = k->n[slot], rc;
 
 	if (slot == SLOT_COMPRESSOR && strcmp(name, "none") == 0)
@@ -167,6 +174,11 @@ cell_profiles(const struct study *s, struct cache *k, const int *idx, struct swe
 	if (v && (rc = find_or_load(k, AXIS_COMPRESSOR, v, &obj)) != CLI_EXIT_OK)
 		return rc;
 	c->compressor = v ? obj : NULL;
+	/* Megatron-LM unless the study names another framework. */
+	v = value_of(s, idx, AXIS_FRAMEWORK);
+	if ((rc = find_or_load(k, AXIS_FRAMEWORK, v ? v : CLI_DEFAULT_FRAMEWORK, &obj)) != CLI_EXIT_OK)
+		return rc;
+	c->framework = obj;
 	for (int kind = AXIS_NIC_BANDWIDTH; kind <= AXIS_INTRA_BANDWIDTH; kind++) {
 		v = value_of(s, idx, kind);
 		if (!v)

@@ -76,7 +76,7 @@ struct predict_request {
 	struct estimate_options opt;
 	int gpus;                   /**< 0: the whole cluster */
 	int format;                 /**< enum cli_format */
-	const char *model, *cluster, *compressor;
+	const char *model, *cluster, *compressor, *framework;
 	bool compress_given;
 	double nic_bandwidth_Bps, intra_bandwidth_Bps; /**< 0: the cluster's */
 };
@@ -85,7 +85,7 @@ struct predict_request {
 struct optimize_request {
 	struct search_options so;
 	int format;                 /**< enum cli_format */
-	const char *model, *cluster;
+	const char *model, *cluster, *framework;
 	const char *compressors[SEARCH_MAX_COMPRESSORS];
 };
 

@@ -29,6 +29,29 @@ cluster_nic_share_Bps(const struct cluster *c)
 }
 
 double
+cluster_gemm_shape_factor(const struct cluster *c, double min_dim)
+{
+	const struct curve *k = &c->gpu.gemm_shape_efficiency;
+	double x;
+
+	if (k->n == 0 || min_dim <= 0)
+		return 1.0;
+	if (min_dim <= k->x[0])
+		return k->y[0];
+	if (min_dim >= k->x[k->n - 1])
+		return k->y[k->n - 1];
+	/* Linear in log(dimension) between the measured points. */
+	x = log(min_dim);
+	for (int i = 1; i < k->n; i++)
+		if (min_dim <= k->x[i]) {
+			double x0 = log(k->x[i - 1]), x1 = log(k->x[i]);
+
+			return k->y[i - 1] + (k->y[i] - k->y[i - 1]) * (x - x0) / (x1 - x0);
+		}
+	return k->y[k->n - 1];
+}
+
+double
 cluster_gemm_efficiency(const struct cluster *c, double flops)
 {
 	const struct curve *curve = &c->gpu.gemm_efficiency;

@@ -132,6 +132,18 @@ collective_two_hop_allgather(const struct cluster *c, const struct group_layout 
 }
 
 double
+collective_p2p_shared_time(const struct cluster *c, double bytes, int senders)
+{
+	/* The node's NICs shared by the @senders GPUs sending at once,
+	 * rather than by all of its GPUs. */
+	double share = (double)c->gpus_per_node / (senders > 0 ? senders : c->gpus_per_node);
+
+	if (bytes <= 0)
+		return 0.0;
+	return c->inter.latency_s + bytes / (nic_bw_msg(c, bytes) * share);
+}
+
+double
 collective_p2p_time(const struct cluster *c, bool inter_node, double bytes)
 {
 	if (bytes <= 0)

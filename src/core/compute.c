@@ -7,7 +7,7 @@ compute_gemm_time(const struct cluster *c, double m, double n, double k, double 
 {
 	double flops = 2.0 * m * n * k * batch;
 	double bytes = 2.0 * batch * (m * k + k * n + m * n);
-	double eff = cluster_gemm_efficiency(c, flops);
+	double eff = cluster_gemm_efficiency(c, flops) * cluster_gemm_shape_factor(c, fmin(m, fmin(n, k)));
 	double t_flop = flops / (c->gpu.peak_flops * eff);
 	double t_mem = bytes / (c->gpu.memory_bw_Bps * c->gpu.memory_efficiency);
 

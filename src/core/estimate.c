@@ -64,8 +64,8 @@ struct layer_costs {
 	struct ep_layer_comm eps[3];
 	struct tp_layer_comm tcs[3];
 	struct compute_ends ce;
-	double p2p_s;                      /* uncompressed stage sends of one micro-batch */
-	double p2p_bytes;
+	double p2p_s[ESTIMATE_MAX_STAGES]; /* uncompressed stage exchanges of one micro-batch */
+	double p2p_bytes[ESTIMATE_MAX_STAGES];
 	const struct compressor *cmp;      /* NULL when nothing is compressed */
 	bool tp, pp;                       /* where it applies */
 	int from_layer;
@@ -119,8 +119,8 @@ stage_work(const struct model *m, const struct plan *p, const struct layer_costs
 		w->ef_elements += nc * 2.0 * (double)p->micro_batch * p->seq_len * m->hidden;
 	}
 	w->compressed_layers = nc;
-	w->pp = lc->p2p_s;
-	w->pp_bytes = lc->p2p_bytes;
+	w->pp = lc->p2p_s[stage];
+	w->pp_bytes = lc->p2p_bytes[stage];
 	if (lc->pp && p->pp > 1 && stage >= p->compress.from_stage) {
 		w->pp = p->vpp * lc->bnd.send_s;
 		w->pp_bytes = p->vpp * (lc->bnd.fwd_bytes + lc->bnd.bwd_bytes);
@@ -303,7 +303,8 @@ build_layer_costs(const struct model *m, const struct plan *p, const struct clus
 		}
 	}
 	compute_ends_time(m, p, c, &lc->ce);
-	lc->p2p_s = pipeline_p2p_time(m, p, c, lay, &lc->p2p_bytes);
+	for (int s = 0; s < p->pp && s < ESTIMATE_MAX_STAGES; s++)
+		lc->p2p_s[s] = pipeline_stage_p2p_time(m, p, c, lay, s, &lc->p2p_bytes[s]);
 	lc->cmp = cmp;
 	if (cmp) {
 		lc->tp = p->compress.tp;
@@ -333,6 +334,7 @@ struct core {
 	struct stage_tail tail;                      /* the stage that ends the iteration */
 	double slot, z3_exposed;   /* z3_exposed: per micro-batch, the slowdown included */
 	double mb_overhead;        /* the framework's fixed cost per micro-batch */
+	double bubble;             /* pipeline fill and drain */
 	int bn_stage;              /* the bottleneck stage */
 };
 
@@ -414,6 +416,17 @@ core_slot(struct core *x)
 	}
 	x->mb_overhead = x->fw->layer_overhead_s * layers;
 	x->slot += x->mb_overhead;
+	/* Fill and drain: each other stage's micro-batch runs once while the
+	 * bottleneck waits (1F1B: T = m slot + the sum of the other stages'
+	 * slots, over v for interleaving; SC21 Sec. 2.2 with stages of equal
+	 * slot). A middle stage carries no logits, so this is less than
+	 * (p - 1) times the last stage's slot. */
+	x->bubble = 0.0;
+	for (int s = 0; s < x->p->pp && s < ESTIMATE_MAX_STAGES; s++)
+		if (s != x->bn_stage)
+			x->bubble += stage_total(&x->works[s]) +
+				     x->fw->layer_overhead_s * plan_stage_layers(x->p, x->m, s);
+	x->bubble /= x->p->vpp;
 }
 
 /* The iteration by kind of work: m slots of the bottleneck, the bubble,
@@ -421,7 +434,6 @@ core_slot(struct core *x)
 static void
 core_breakdown(const struct core *x, struct estimate *out)
 {
-	const struct plan *p = x->p;
 	const struct stage_work *bn = &x->bn;
 	const struct stage_tail *tail = &x->tail;
 	struct estimate_breakdown *b = &out->breakdown;
@@ -433,7 +445,7 @@ core_breakdown(const struct core *x, struct estimate *out)
 	b->pp_comm = mb * bn->pp;
 	b->compression = mb * bn->compression + tail->codec_s;
 	b->ep_comm = mb * bn->ep;
-	b->pp_bubble = (double)(p->pp - 1) / p->vpp * x->slot;
+	b->pp_bubble = x->bubble;
 	b->dp_comm = tail->dp_exposed + mb * x->z3_exposed;
 	b->overhead = mb * x->mb_overhead + x->fw->iteration_overhead_s;
 	b->optimizer = tail->optimizer_s;
