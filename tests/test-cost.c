@@ -305,6 +305,18 @@ START_TEST(test_iteration_one_gpu)
 	 */
 	ck_assert_double_eq_tol(b->compute, 1.82133456896e-2, 1e-14);
 	/*
+	 * The split of compute. Attention cores (Q K^T and P V, 4 T s h =
+	 * 4,294,967,296 FLOPs forward: 8.589934592e-5 s; twice backward): 3 x
+	 * 8.589934592e-5 per layer and micro-batch, x 4 = 1.03079215104e-3 s.
+	 * Element-wise: 3 x 1.1534336e-4 per layer and micro-batch (x 4 =
+	 * 1.38412032e-3), the embedding 2 x 1.2582912e-5 and the loss 2 x
+	 * (4.02653184e-4 + 2.68435456e-4): 2.751463424e-3 s. The GEMMs: the
+	 * rest, 1.443109011456e-2 s.
+	 */
+	ck_assert_double_eq_tol(e.details.compute_attention_s, 1.03079215104e-3, 1e-15);
+	ck_assert_double_eq_tol(e.details.compute_other_s, 2.751463424e-3, 1e-15);
+	ck_assert_double_eq_tol(e.details.compute_gemm_s, 1.443109011456e-2, 1e-14);
+	/*
 	 * Adam over all 2 x 12,596,224 + V h 33,554,432 + s h 1,048,576 +
 	 * final LayerNorm 2,048 = 59,797,504 parameters, 28 bytes each
 	 * (ZeRO Sec. 3.1 states: read 2 + 12, write 12 + 2): 1.674330112e-3 s.

@@ -48,6 +48,9 @@ struct estimate_details {
 	double dp_overlap_window_s;          /**< backward time that can hide it */
 	double dp_bytes_per_iteration;
 	double slot_s;                       /**< one micro-batch on the bottleneck GPU */
+	double compute_gemm_s;               /**< of compute + recompute: GEMMs */
+	double compute_attention_s;          /**< of compute + recompute: attention cores */
+	double compute_other_s;              /**< of compute + recompute: element-wise kernels, loss */
 	int compressed_layers;               /**< TP-compressed layers on the bottleneck stage */
 	double compression_params;           /**< AE parameters added on the bottleneck stage */
 	int dp_compress_scheme;              /**< enum compress_dp_scheme used */

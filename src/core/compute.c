@@ -185,6 +185,7 @@ compute_ends_time(const struct model *m, const struct plan *p,
 	out->embed_bwd_s = 2.0 * out->embed_fwd_s;
 	/* Logits: a tokens x h x V/t GEMM (vocab-parallel), then the fused
 	 * cross-entropy reading and writing fp32 logits about three times. */
+	out->head_mem_s = compute_memory_time(c, 20.0 * tokens * v_local);
 	out->head_fwd_s = compute_gemm_time(c, tokens, v_local, h, 1) +
 			  compute_memory_time(c, 12.0 * tokens * v_local);
 	out->head_bwd_s = 2.0 * compute_gemm_time(c, tokens, v_local, h, 1) +

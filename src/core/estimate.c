@@ -76,12 +76,33 @@ struct layer_costs {
 /* One micro-batch's work on the GPU of @stage, split by kind. */
 struct stage_work {
 	double compute, recompute, tp, pp, compression, ep;
+	double attention, other; /* of compute + recompute: attention cores, element-wise kernels */
 	double bwd;          /* backward compute alone (the DP overlap window) */
 	double tp_bytes, pp_bytes;
 	int compressed_layers;
 	double extra_params; /* AE parameters on this GPU */
 	double ef_elements;  /* activation-sized error-feedback buffers */
 };
+
+/* The attention cores of one layer and micro-batch: forward, backward,
+ * and what recomputation repeats (all of the forward, or, selective, the
+ * attention core alone: Korthikanti et al. Sec. 4.2). */
+static double
+layer_attention(const struct compute_layer *cl, int recompute)
+{
+	return cl->attn_fwd_s + cl->attn_bwd_s + (recompute == PLAN_RECOMPUTE_NONE ? 0.0 :
+		recompute == PLAN_RECOMPUTE_FULL ? cl->attn_fwd_s : fmin(cl->attn_fwd_s, cl->recompute_s));
+}
+
+/* Its element-wise kernels: forward, twice that backward, and the
+ * forward's again when fully recomputed (selective recomputation's
+ * softmax and dropout count with the attention). */
+static double
+layer_other(const struct compute_layer *cl, int recompute)
+{
+	return (recompute == PLAN_RECOMPUTE_FULL ? 4.0 : 3.0) * cl->fwd_mem_s +
+	       (recompute == PLAN_RECOMPUTE_SELECTIVE ? fmax(0.0, cl->recompute_s - cl->attn_fwd_s) : 0.0);
+}
 
 static void
 stage_work(const struct model *m, const struct plan *p, const struct layer_costs *lc,
@@ -103,6 +124,8 @@ stage_work(const struct model *m, const struct plan *p, const struct layer_costs
 	w->bwd = dense * cl->bwd_s + moe * cl_moe->bwd_s;
 	w->recompute = dense * cl->recompute_s + moe * cl_moe->recompute_s;
 	w->ep = moe * (ep->fwd_s + ep->bwd_s + ep->recompute_s);
+	w->attention = dense * layer_attention(cl, r) + moe * layer_attention(cl_moe, r);
+	w->other = dense * layer_other(cl, r) + moe * layer_other(cl_moe, r);
 	w->tp = layers * (tc->fwd_s + tc->bwd_s + tc->recompute_s);
 	w->tp_bytes = layers * 2.0 * passes * ar_bytes;
 	if (lc->tp && p->tp > 1) {
@@ -130,6 +153,7 @@ stage_work(const struct model *m, const struct plan *p, const struct layer_costs
 	}
 	if (stage == 0) {
 		w->compute += lc->ce.embed_fwd_s + lc->ce.embed_bwd_s;
+		w->other += lc->ce.embed_fwd_s + lc->ce.embed_bwd_s;
 		w->bwd += lc->ce.embed_bwd_s;
 		/* Vocab-parallel embedding: one all-reduce of b*s*h in the forward
 		 * (Shoeybi et al. 2019, Sec. 3; Megatron's VocabParallelEmbedding). */
@@ -138,6 +162,7 @@ stage_work(const struct model *m, const struct plan *p, const struct layer_costs
 	}
 	if (stage == p->pp - 1) {
 		w->compute += lc->ce.head_fwd_s + lc->ce.head_bwd_s;
+		w->other += lc->ce.head_mem_s;
 		w->bwd += lc->ce.head_bwd_s;
 		/* The vocab-parallel output layer's input gradient is all-reduced
 		 * in the backward (the f operator before the logits). */
@@ -498,6 +523,10 @@ core_details(const struct core *x, struct estimate *out)
 	d->dp_overlap_window_s = x->tail.window;
 	d->dp_bytes_per_iteration = dc->bytes;
 	d->slot_s = x->slot;
+	d->compute_attention_s = x->mb * x->bn.attention;
+	d->compute_other_s = x->mb * x->bn.other;
+	d->compute_gemm_s = fmax(0.0, x->mb * (x->bn.compute + x->bn.recompute) - d->compute_attention_s -
+					d->compute_other_s);
 	d->compressed_layers = x->bn.compressed_layers;
 	d->compression_params = x->bn.extra_params;
 	d->tp_inter_node = x->lay.tp.nodes > 1;

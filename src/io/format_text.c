@@ -187,6 +187,8 @@ format_text(FILE *out, const struct report *r)
 	if (!text_rows(out, r, breakdown_rows, T))
 		return false;
 	row_time(out, "total", T, T);
+	fprintf(out, "  compute + recompute: gemm %.4f s, attention %.4f s, element-wise and loss %.4f s\n",
+		d->compute_gemm_s, d->compute_attention_s, d->compute_other_s);
 	fprintf(out, "  dp traffic %.4f s in all, %.4f s hidden behind computation\n\n",
 		d->dp_total_s, d->dp_total_s - b->dp_comm > 0 ? d->dp_total_s - b->dp_comm : 0.0);
 
