@@ -329,6 +329,42 @@ START_TEST(test_iteration_one_gpu)
 }
 END_TEST
 
+/*
+ * A framework's fixed costs (a framework profile's layer_overhead,
+ * microbatch_overhead, iteration_overhead) on the one-GPU toy: 2 layers
+ * x 1 ms + 2 ms per micro-batch, 2 micro-batches, and 3 ms once: 11 ms
+ * in the overhead row, added to test_iteration_one_gpu's 1.98876758016e-2 s.
+ * With pp 2 the bubble also runs the other stage's micro-batch once, with
+ * its costs: stage 0 (1 layer) waits 1 + 2 = 3 ms more.
+ */
+START_TEST(test_framework_overheads)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct estimate e, e0;
+	struct plan_error err;
+	struct framework fw;
+	struct estimate_options opt = { COLL_ALGO_RING, NULL, &fw };
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	test_load_model(&m, TOY_MODEL_YAML);
+	toy_plan(&p, 1, 1, 1);
+	framework_init_default(&fw);
+	fw.layer_overhead_s = 1e-3;
+	fw.microbatch_overhead_s = 2e-3;
+	fw.iteration_overhead_s = 3e-3;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e, &err), "%s", err.message);
+	ck_assert_double_eq_tol(e.breakdown.overhead, 11e-3, 1e-15);
+	ck_assert_double_eq_tol(e.iteration_time_s, 1.98876758016e-2 + 11e-3, 1e-14);
+	toy_plan(&p, 1, 2, 1);
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e0, &err), "%s", err.message);
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e, &err), "%s", err.message);
+	ck_assert_double_eq_tol(e.breakdown.pp_bubble - e0.breakdown.pp_bubble, 3e-3, 1e-15);
+	cluster_release(&c);
+}
+END_TEST
+
 START_TEST(test_dp_overlap_window)
 {
 	struct cluster c;
@@ -455,6 +491,7 @@ cost_suite(void)
 	tcase_add_test(tc, test_iteration_one_gpu);
 	tcase_add_test(tc, test_dp_overlap_window);
 	tcase_add_test(tc, test_pipeline_sends);
+	tcase_add_test(tc, test_framework_overheads);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -37,6 +37,7 @@ struct framework {
 	double overlap_slowdown;  /**< compute runs this much slower while a collective overlaps it */
 	double gather_overhead_s; /**< fixed cost of each sharded-DP gather (hooks, host syncs) */
 	double layer_overhead_s;  /**< fixed cost per layer per micro-batch (hooks, launch gaps) */
+	double microbatch_overhead_s; /**< fixed cost per micro-batch (schedule step, loss, syncs) */
 	double iteration_overhead_s; /**< fixed cost per iteration (data loading, logging, step launch) */
 };
 

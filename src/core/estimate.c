@@ -439,7 +439,7 @@ core_slot(struct core *x)
 						 bn->recompute / layers, &slow) + slow;
 		x->slot += x->z3_exposed;
 	}
-	x->mb_overhead = x->fw->layer_overhead_s * layers;
+	x->mb_overhead = x->fw->layer_overhead_s * layers + x->fw->microbatch_overhead_s;
 	x->slot += x->mb_overhead;
 	/* Fill and drain: each other stage's micro-batch runs once while the
 	 * bottleneck waits (1F1B: T = m slot + the sum of the other stages'
@@ -449,7 +449,7 @@ core_slot(struct core *x)
 	x->bubble = 0.0;
 	for (int s = 0; s < x->p->pp && s < ESTIMATE_MAX_STAGES; s++)
 		if (s != x->bn_stage)
-			x->bubble += stage_total(&x->works[s]) +
+			x->bubble += stage_total(&x->works[s]) + x->fw->microbatch_overhead_s +
 				     x->fw->layer_overhead_s * plan_stage_layers(x->p, x->m, s);
 	x->bubble /= x->p->vpp;
 }
