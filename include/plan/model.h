@@ -80,6 +80,9 @@ double model_params_embedding(const struct model *m);
 /** Output-layer parameters beyond the input embedding (0 when tied) plus the final norm. */
 double model_params_head(const struct model *m);
 
+/** Of those, the vectors: biases and norm parameters (the rest are weight matrices). */
+int model_small_tensors_per_layer(const struct model *m);
+
 /** Parameter tensors (weights, biases, norm scales) in one layer. */
 int model_tensors_per_layer(const struct model *m);
 

@@ -74,7 +74,10 @@ zero3_sync(const struct model *m, const struct plan *p, const struct cluster *c,
 	   const struct group_layout *g, enum coll_algo algo, const struct framework *fw,
 	   double params_layer, double layers, double rest, struct dp_comm *out)
 {
-	double tensors = model_tensors_per_layer(m);
+	/* Tensors below the persistence threshold (biases, norms) stay whole
+	 * on every rank: only the weight matrices are gathered. */
+	double tensors = fw->persistence_threshold > 0 && (double)m->hidden * m->hidden >= fw->persistence_threshold ?
+			 model_tensors_per_layer(m) - model_small_tensors_per_layer(m) : model_tensors_per_layer(m);
 	double frac = g->size > 1 ? (double)(g->size - 1) / g->size : 0.0;
 	bool two_hop = p->mics_group > 0 && p->mics_hierarchical;
 	double gl = z3_collective(c, g, two_hop, algo, fw, false, params_layer, tensors);

@@ -127,6 +127,15 @@ model_params_total(const struct model *m)
 }
 
 int
+model_small_tensors_per_layer(const struct model *m)
+{
+	int linear = 4 + (m->gated_mlp ? 1 : 0);
+
+	/* The biases of the linear layers and the norms' scales and shifts. */
+	return (m->bias ? linear : 0) + 2 * (m->norm == MODEL_NORM_LAYERNORM && m->bias ? 2 : 1);
+}
+
+int
 model_tensors_per_layer(const struct model *m)
 {
 	int linear = 4 + (m->gated_mlp ? 1 : 0); /* QKV, proj, fc1 (+gate), fc2 */

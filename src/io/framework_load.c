@@ -37,6 +37,10 @@ const struct schema_key framework_schema[] = {
 	{ .key = "gather_overhead", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME, .offset = OFF(gather_overhead_s),
 	  .min = 0, .max = 1, .def = "0 s",
 	  .help = "ZeRO-3/FSDP: fixed cost of each gather (hooks, host synchronisation)" },
+	{ .key = "persistence_threshold", .type = SCHEMA_NUMBER, .offset = OFF(persistence_threshold),
+	  .min = 0, .max = 1e12, .def = "0",
+	  .help = "gather_unit tensor: tensors of fewer elements are never partitioned, so never gathered "
+		  "(DeepSpeed's stage3_param_persistence_threshold, 1e5)" },
 	{ .key = "layer_overhead", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME, .offset = OFF(layer_overhead_s),
 	  .min = 0, .max = 1, .def = "0 s",
 	  .help = "fixed cost per layer per micro-batch, forward and backward (hooks, launch gaps)" },
