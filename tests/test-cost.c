@@ -361,6 +361,15 @@ START_TEST(test_framework_overheads)
 	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e0, &err), "%s", err.message);
 	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e, &err), "%s", err.message);
 	ck_assert_double_eq_tol(e.breakdown.pp_bubble - e0.breakdown.pp_bubble, 3e-3, 1e-15);
+	/* A framework that reduces the gradients after the backward (Megatron
+	 * without --overlap-grad-reduce) hides none of test_dp_overlap_window's
+	 * 2.09611264e-2 s all-reduce. */
+	framework_init_default(&fw);
+	fw.grad_reduce_overlap = false;
+	toy_plan(&p, 1, 1, 8);
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e, &err), "%s", err.message);
+	ck_assert_double_eq(e.details.dp_overlap_window_s, 0.0);
+	ck_assert_double_eq_tol(e.breakdown.dp_comm, 2.09611264e-2, 1e-14);
 	cluster_release(&c);
 }
 END_TEST

@@ -32,6 +32,7 @@ struct framework {
 	int prefetch;             /**< enum framework_prefetch */
 	bool backward_regather;   /**< parameters freed after forward are gathered again for backward */
 	bool recompute_regather;  /**< a recomputed forward gathers them once more */
+	bool grad_reduce_overlap; /**< ZeRO 0-2: the gradient reduction overlaps the last backward */
 	double gather_bytes;      /**< bytes per parameter element all-gathered (bf16: 2) */
 	double reduce_bytes;      /**< bytes per gradient element reduced (fp32 reduce-scatter: 4) */
 	double overlap_slowdown;  /**< compute runs this much slower while a collective overlaps it */

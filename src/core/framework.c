@@ -15,6 +15,7 @@ framework_init_default(struct framework *fw)
 	fw->prefetch = FRAMEWORK_PREFETCH_PRE;
 	fw->backward_regather = true;
 	fw->recompute_regather = false;
+	fw->grad_reduce_overlap = true;
 	fw->gather_bytes = 2.0;
 	fw->reduce_bytes = 2.0;
 	fw->overlap_slowdown = 1.0;

@@ -24,6 +24,9 @@ const struct schema_key framework_schema[] = {
 		  "(FULL_SHARD, reshard_after_forward)" },
 	{ .key = "recompute_regather", .type = SCHEMA_BOOL, .offset = OFF(recompute_regather), .def = "false",
 	  .help = "ZeRO-3/FSDP: a recomputed forward gathers the parameters once more" },
+	{ .key = "grad_reduce_overlap", .type = SCHEMA_BOOL, .offset = OFF(grad_reduce_overlap), .def = "true",
+	  .help = "ZeRO 0-2: the gradient all-reduce (or reduce-scatter) overlaps the backward of the last "
+		  "micro-batch (PyTorch DDP; Megatron with --overlap-grad-reduce)" },
 	{ .key = "gather_bytes", .type = SCHEMA_NUMBER, .offset = OFF(gather_bytes), .min = 0,
 	  .min_exclusive = true, .max = 8, .def = "2",
 	  .help = "bytes per parameter all-gathered (bf16: 2)" },
