@@ -38,8 +38,8 @@ predict_run(const char *file, struct run *run, struct row_result *res)
 
 	snprintf(cli_context, sizeof(cli_context), "%s: row %d ('%s')", file, run->row, run->id);
 	rc = cli_load_model(run->model, &m);
-	if (rc == CLI_EXIT_OK && run->framework[0]) {
-		rc = cli_load_framework(run->framework, &fw);
+	if (rc == CLI_EXIT_OK) {
+		rc = cli_load_framework(run->framework[0] ? run->framework : CLI_DEFAULT_FRAMEWORK, &fw);
 		opt.framework = &fw;
 	}
 	if (rc == CLI_EXIT_OK)

@@ -167,7 +167,7 @@ dp_zero3_exposed(const struct dp_comm *dc, const struct plan *p, const struct fr
 {
 	double g = dc->z3_gather_layer_s, r = dc->z3_reduce_layer_s;
 	double regather = fw->backward_regather ? g : 0.0;
-	double recompute_g = fw->recompute_regather && recompute_s > 0 ? g : 0.0;
+	double recompute_g = fw->recompute_regather && plan_stage_recompute(p, 0) == PLAN_RECOMPUTE_FULL ? g : 0.0;
 	double exposed = dc->z3_rest_s, overlapped = 0.0, comm_b, comp_b, rest_layers;
 
 	*slowdown_s = 0.0;

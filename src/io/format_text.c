@@ -142,7 +142,8 @@ format_text(FILE *out, const struct report *r)
 		"dp overlap %s, dp all-reduce %s\n",
 		p->custom_recompute ? "per stage" : plan_recompute_names[p->recompute],
 		p->sequence_parallel ? "on" : "off",
-		p->flash_attention ? "on" : "off", p->zero, p->dp_overlap ? "on" : "off",
+		p->flash_attention ? "on" : "off", p->zero,
+		p->dp_overlap && (!r->opt || !r->opt->framework || r->opt->framework->grad_reduce_overlap) ? "on" : "off",
 		coll_algo_names[r->opt ? r->opt->dp_algo : COLL_ALGO_RING]);
 	fprintf(out, "             %d micro-batches per pipeline, bubble %.1f %% of ideal time\n",
 		d->microbatches, 100.0 * d->bubble_fraction);

@@ -37,8 +37,22 @@ static const struct header axis_headers[AXIS_COUNT] = {
 	[AXIS_MOE_ROUTING] = { "Routing", "moe_routing" },
 	[AXIS_MICS_GROUP] = { "MiCS group", "mics_group" },
 	[AXIS_COMPRESS] = { "Compressed", "compress" },
+	[AXIS_FRAMEWORK] = { "Framework", "framework" },
 	[AXIS_REFERENCE] = { "Reference", "reference" },
 };
+
+/* An axis's header; its study name for an axis the table has forgotten. */
+static const char *
+axis_text(int kind)
+{
+	return axis_headers[kind].text ? axis_headers[kind].text : study_axis_names[kind];
+}
+
+static const char *
+axis_csv(int kind)
+{
+	return axis_headers[kind].csv ? axis_headers[kind].csv : study_axis_names[kind];
+}
 
 static const struct header metric_headers[METRIC_COUNT] = {
 	[METRIC_TIME] = { "Iteration time (s)", "iteration_time_s" },
@@ -161,7 +175,7 @@ write_md(FILE *out, const struct study *s, const struct sweep_result *res, const
 	fputc('|', out);
 	for (int c = 0; c < ncols; c++)
 		fprintf(out, " %s |", s->axes[cols[c]].kind == AXIS_REFERENCE ? s->reference_name :
-				       axis_headers[s->axes[cols[c]].kind].text);
+				       axis_text(s->axes[cols[c]].kind));
 	for (int k = 0; k < s->nmetrics; k++)
 		fprintf(out, " %s |", metric_headers[s->metrics[k]].text);
 	fputs("\n|", out);
@@ -203,7 +217,7 @@ write_csv(FILE *out, const struct study *s, const struct sweep_result *res, cons
 
 	for (int c = 0; c < ncols; c++, first = false)
 		csv_text(out, s->axes[cols[c]].kind == AXIS_REFERENCE ? s->reference_name :
-			      axis_headers[s->axes[cols[c]].kind].csv, first);
+			      axis_csv(s->axes[cols[c]].kind), first);
 	for (int k = 0; k < s->nmetrics; k++, first = false)
 		csv_text(out, metric_headers[s->metrics[k]].csv, first);
 	fputs("\r\n", out);
@@ -259,7 +273,7 @@ write_latex(FILE *out, const struct study *s, const struct sweep_result *res, co
 		if (c)
 			fputs(" & ", out);
 		latex_escape(out, c < ncols ? (s->axes[cols[c]].kind == AXIS_REFERENCE ? s->reference_name :
-					       axis_headers[s->axes[cols[c]].kind].text)
+					       axis_text(s->axes[cols[c]].kind))
 					    : metric_headers[s->metrics[c - ncols]].text);
 	}
 	fputs(" \\\\\n\\midrule\n", out);
@@ -307,7 +321,7 @@ write_json(FILE *out, const struct study *s, const struct sweep_result *res, con
 		rc |= json_object_set_new(o, "cell", json_integer(i));
 		for (int a = 0; a < s->naxes; a++)
 			rc |= json_object_set_new(o, s->axes[a].kind == AXIS_REFERENCE ? s->reference_name :
-						     axis_headers[s->axes[a].kind].csv,
+						     axis_csv(s->axes[a].kind),
 						  json_string(s->axes[a].values[idx[a]]));
 		rc |= json_object_set_new(o, "ok", json_boolean(res[i].ok));
 		if (res[i].ok) {
@@ -412,7 +426,7 @@ series_key(const struct study *s, int xa, const int *idx, char *key, size_t size
 			continue;
 		if (axis_numeric(&s->axes[a]))
 			snprintf(key + l, size - l, "%s%s %s", l ? ", " : "",
-				 axis_headers[s->axes[a].kind].text, s->axes[a].values[idx[a]]);
+				 axis_text(s->axes[a].kind), s->axes[a].values[idx[a]]);
 		else
 			snprintf(key + l, size - l, "%s%s", l ? ", " : "", s->axes[a].values[idx[a]]);
 	}
@@ -602,7 +616,7 @@ plot_run(const char *path, const char *data, const struct study *s, const struct
 		fputc('\n', gp);
 	}
 	fputs("set xlabel ", gp);
-	gp_string(gp, x->kind == AXIS_NIC_BANDWIDTH ? "NIC bandwidth (Gbit/s)" : axis_headers[x->kind].text);
+	gp_string(gp, x->kind == AXIS_NIC_BANDWIDTH ? "NIC bandwidth (Gbit/s)" : axis_text(x->kind));
 	fputs("\nset ylabel ", gp);
 	gp_string(gp, metric_headers[pl->metric].text);
 	fputc('\n', gp);
