@@ -11,6 +11,7 @@
 #   model-*    predict --model FILE --cluster selene --global-batch 8
 #   cluster-*  predict --model gpt-1.7b --cluster FILE --global-batch 32
 #   gpu-*      the same with a cluster whose gpu is FILE (a GPU profile)
+#   framework-* predict --model gpt-1.7b --cluster selene --global-batch 32 --framework FILE
 #   runs-*     validate FILE
 # Besides the status and the message, every case checks that stdout is
 # empty and that stderr is exactly one line, starting "plan-cli: error: ".
@@ -78,8 +79,9 @@ for file in "$dir"/*; do
 		printf 'name: c\nnodes: 4\ngpus_per_node: 8\ngpu: %s\nintra_node: {bandwidth: 300 GB/s}\ninter_node: {nics_per_node: 8, nic_bandwidth: 200 Gbit/s}\n' \
 			"$file" >"$tmp/gpu-cluster.yaml"
 		args=(predict --model gpt-1.7b --cluster "$tmp/gpu-cluster.yaml" --global-batch 32) ;;
+	framework-*) args=(predict --model gpt-1.7b --cluster selene --global-batch 32 --framework "$file") ;;
 	runs-*) args=(validate "$file") ;;
-	*) report "$name" "unknown prefix: name a case model-*, cluster-*, gpu-* or runs-*"; continue ;;
+	*) report "$name" "unknown prefix: name a case model-*, cluster-*, gpu-*, framework-* or runs-*"; continue ;;
 	esac
 	if [ ! -f "$file.expect" ]; then
 		report "$name" "missing $name.expect"

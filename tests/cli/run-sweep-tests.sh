@@ -98,5 +98,10 @@ bad_study bad-mode "bad-mode.yaml:1:7: unknown value 'fast' for 'mode'" $'mode: 
 check "a missing study file exits 1" '[ $? -eq 1 ]'
 "$bin" sweep --model gpt-1.7b --cluster selene --global-batch 8 --shard 4/3 >/dev/null 2>"$tmp/err"
 check "--shard 4/3 is a usage error" '[ $? -eq 2 ]'
+"$bin" sweep --model gpt-1.7b --cluster selene --gpus 32 --global-batch 512 --zero 3 \
+	--framework megatron-lm,pytorch-fsdp,deepspeed-2021 --format csv >"$tmp/fw.csv" 2>"$tmp/err"
+check "a framework axis: one row each, a framework column" '[ $? -eq 0 ] && [ "$(wc -l <"$tmp/fw.csv")" -eq 4 ] && head -1 "$tmp/fw.csv" | grep -q "^\"framework\"" && grep -q "deepspeed-2021" "$tmp/fw.csv"'
+"$bin" sweep --model gpt-1.7b --cluster selene --global-batch 8 --framework nosuch >/dev/null 2>"$tmp/err"
+check "an unknown framework names the bundled ones" '[ $? -ne 0 ] && grep -q "megatron-lm" "$tmp/err"'
 
 finish
