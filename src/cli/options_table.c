@@ -224,7 +224,7 @@ static const struct cli_option predict_rows[] = {
 	  .help = "cluster profile (bundled name or YAML path)", .arg_order = 2 },
 	{ .name = "tp", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 20, .offset = PREDICT(plan.tp),
 	  .help = "tensor-parallel degree (default 1)", .arg_order = 3 },
-	{ .name = "pp", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 20, .offset = PREDICT(plan.pp),
+	{ .name = "pp", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = PLAN_MAX_STAGES, .offset = PREDICT(plan.pp),
 	  .help = "pipeline-parallel degree (default 1)", .arg_order = 4 },
 	{ .name = "dp", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 24, .offset = PREDICT(plan.dp),
 	  .help = "data-parallel degree (default: the GPUs left after tp x pp)", .arg_order = 5 },
