@@ -55,5 +55,9 @@ void compute_flash_attention(const struct model *m, const struct plan *p, const 
 void compute_ends_time(const struct model *m, const struct plan *p,
 		       const struct cluster *c, struct compute_ends *out);
 
-/** Mixed-precision Adam step over @params parameters held by one GPU. */
-double compute_optimizer_time(const struct cluster *c, double params);
+/**
+ * Mixed-precision Adam step over the @params parameters a GPU owns, with
+ * gradient clipping, and the zeroing of its gradient buffer of
+ * @grad_buffer_params elements.
+ */
+double compute_optimizer_time(const struct cluster *c, double params, double grad_buffer_params);

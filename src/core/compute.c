@@ -196,10 +196,14 @@ compute_ends_time(const struct model *m, const struct plan *p,
  * Mixed-precision Adam (Rajbhandari et al. 2020, ZeRO, Sec. 3.1: 16 bytes
  * of state per parameter): the step reads the 16-bit gradient and the
  * fp32 master weight, momentum and variance, and writes the three fp32
- * states and the 16-bit weight: 2 + 12 + 12 + 2 = 28 bytes per parameter.
+ * states and the 16-bit weight: 2 + 12 + 12 + 2 = 28 bytes per parameter
+ * it owns. Around it, gradient clipping reads those gradients once more
+ * for their norm (fp32: 4 bytes), and the gradient buffer is zeroed for
+ * the next iteration (4 bytes each: Megatron's fp32 main_grad; a sharded
+ * buffer under ZeRO-2/3): docs/research/framework-data.md, Sec. 9.
  */
 double
-compute_optimizer_time(const struct cluster *c, double params)
+compute_optimizer_time(const struct cluster *c, double params, double grad_buffer_params)
 {
-	return compute_memory_time(c, 28.0 * params);
+	return compute_memory_time(c, 32.0 * params + 4.0 * grad_buffer_params);
 }

@@ -303,7 +303,8 @@ stage_tail(const struct model *m, const struct plan *p, const struct cluster *c,
 	/* The optimizer steps this GPU's shard: dense states over the DP
 	 * group (or the MiCS group), expert states over the dp/ep ranks that
 	 * hold the same experts. */
-	t->optimizer_s = compute_optimizer_time(c, (params - expert) / shard + expert / eshard);
+	t->optimizer_s = compute_optimizer_time(c, (params - expert) / shard + expert / eshard,
+						p->zero >= 2 ? (params - expert) / shard + expert / eshard : params);
 	t->total = t->dp_exposed + t->codec_s + t->optimizer_s + fw->iteration_overhead_s;
 }
 
