@@ -104,6 +104,34 @@ layer_other(const struct compute_layer *cl, int recompute)
 	       (recompute == PLAN_RECOMPUTE_SELECTIVE ? fmax(0.0, cl->recompute_s - cl->attn_fwd_s) : 0.0);
 }
 
+/* The first stage's embedding and the last one's logits and loss, with
+ * their TP collectives. */
+static void
+stage_ends(const struct plan *p, const struct layer_costs *lc, int stage, struct stage_work *w)
+{
+	const struct tp_layer_comm *tc = &lc->tcs[plan_stage_recompute(p, stage)];
+	double ar_bytes = p->tp > 1 ? 2.0 * (p->tp - 1) / p->tp * tc->bytes : 0.0;
+
+	if (stage == 0) {
+		w->compute += lc->ce.embed_fwd_s + lc->ce.embed_bwd_s;
+		w->other += lc->ce.embed_fwd_s + lc->ce.embed_bwd_s;
+		w->bwd += lc->ce.embed_bwd_s;
+		/* Vocab-parallel embedding: one all-reduce of b*s*h in the forward
+		 * (Shoeybi et al. 2019, Sec. 3; Megatron's VocabParallelEmbedding). */
+		w->tp += tc->collective_s;
+		w->tp_bytes += ar_bytes;
+	}
+	if (stage == p->pp - 1) {
+		w->compute += lc->ce.head_fwd_s + lc->ce.head_bwd_s;
+		w->other += lc->ce.head_mem_s;
+		w->bwd += lc->ce.head_bwd_s;
+		/* The vocab-parallel output layer's input gradient is all-reduced
+		 * in the backward (the f operator before the logits). */
+		w->tp += tc->collective_s;
+		w->tp_bytes += ar_bytes;
+	}
+}
+
 static void
 stage_work(const struct model *m, const struct plan *p, const struct layer_costs *lc,
 	   int stage, struct stage_work *w)
@@ -151,24 +179,7 @@ stage_work(const struct model *m, const struct plan *p, const struct layer_costs
 		w->extra_params += p->vpp * 2.0 * lc->bnd.params;
 		w->ef_elements += p->vpp * (double)p->micro_batch * p->seq_len * m->hidden;
 	}
-	if (stage == 0) {
-		w->compute += lc->ce.embed_fwd_s + lc->ce.embed_bwd_s;
-		w->other += lc->ce.embed_fwd_s + lc->ce.embed_bwd_s;
-		w->bwd += lc->ce.embed_bwd_s;
-		/* Vocab-parallel embedding: one all-reduce of b*s*h in the forward
-		 * (Shoeybi et al. 2019, Sec. 3; Megatron's VocabParallelEmbedding). */
-		w->tp += tc->collective_s;
-		w->tp_bytes += ar_bytes;
-	}
-	if (stage == p->pp - 1) {
-		w->compute += lc->ce.head_fwd_s + lc->ce.head_bwd_s;
-		w->other += lc->ce.head_mem_s;
-		w->bwd += lc->ce.head_bwd_s;
-		/* The vocab-parallel output layer's input gradient is all-reduced
-		 * in the backward (the f operator before the logits). */
-		w->tp += tc->collective_s;
-		w->tp_bytes += ar_bytes;
-	}
+	stage_ends(p, lc, stage, w);
 	if (!lc->cmp || lc->cmp->error_feedback == COMPRESSOR_EF_NONE)
 		w->ef_elements = 0.0;
 }

@@ -122,6 +122,31 @@ format_text_compression(FILE *out, const struct report *r)
 	fputc('\n', out);
 }
 
+/* The header: what runs where, with which software, under which plan. */
+static void
+format_text_plan(FILE *out, const struct report *r)
+{
+	const struct plan *p = r->plan;
+	const struct estimate *e = r->est;
+	const struct framework *fw = r->opt ? r->opt->framework : NULL;
+
+	fprintf(out, "%s on %s: %d of %d GPUs (%s)\n", r->model->name, r->cluster->name,
+		e->gpus, cluster_gpus(r->cluster), r->cluster->gpu.name);
+	fprintf(out, "software     framework %s; gpu calibration: %s\n", fw ? fw->name : "built-in",
+		gpu_is_calibrated(&r->cluster->gpu) ? r->cluster->gpu.calibration : "none (spec-sheet GPU)");
+	fprintf(out, "plan         tp %d x pp %d x dp %d, vpp %d, micro-batch %d, global batch %d, seq-len %d\n",
+		p->tp, p->pp, p->dp, p->vpp, p->micro_batch, p->global_batch, p->seq_len);
+	fprintf(out, "             recompute %s, sequence parallel %s, flash attention %s, ZeRO %d, "
+		"dp overlap %s, dp all-reduce %s\n",
+		p->custom_recompute ? "per stage" : plan_recompute_names[p->recompute],
+		p->sequence_parallel ? "on" : "off",
+		p->flash_attention ? "on" : "off", p->zero,
+		p->dp_overlap && (!fw || fw->grad_reduce_overlap) ? "on" : "off",
+		coll_algo_names[r->opt ? r->opt->dp_algo : COLL_ALGO_RING]);
+	fprintf(out, "             %d micro-batches per pipeline, bubble %.1f %% of ideal time\n",
+		e->details.microbatches, 100.0 * e->details.bubble_fraction);
+}
+
 bool
 format_text(FILE *out, const struct report *r)
 {
@@ -131,22 +156,7 @@ format_text(FILE *out, const struct report *r)
 	const struct estimate_details *d = &e->details;
 	double T = e->iteration_time_s;
 
-	fprintf(out, "%s on %s: %d of %d GPUs (%s)\n", r->model->name, r->cluster->name,
-		e->gpus, cluster_gpus(r->cluster), r->cluster->gpu.name);
-	fprintf(out, "software     framework %s; gpu calibration: %s\n",
-		r->opt && r->opt->framework ? r->opt->framework->name : "built-in",
-		gpu_is_calibrated(&r->cluster->gpu) ? r->cluster->gpu.calibration : "none (spec-sheet GPU)");
-	fprintf(out, "plan         tp %d x pp %d x dp %d, vpp %d, micro-batch %d, global batch %d, seq-len %d\n",
-		p->tp, p->pp, p->dp, p->vpp, p->micro_batch, p->global_batch, p->seq_len);
-	fprintf(out, "             recompute %s, sequence parallel %s, flash attention %s, ZeRO %d, "
-		"dp overlap %s, dp all-reduce %s\n",
-		p->custom_recompute ? "per stage" : plan_recompute_names[p->recompute],
-		p->sequence_parallel ? "on" : "off",
-		p->flash_attention ? "on" : "off", p->zero,
-		p->dp_overlap && (!r->opt || !r->opt->framework || r->opt->framework->grad_reduce_overlap) ? "on" : "off",
-		coll_algo_names[r->opt ? r->opt->dp_algo : COLL_ALGO_RING]);
-	fprintf(out, "             %d micro-batches per pipeline, bubble %.1f %% of ideal time\n",
-		d->microbatches, 100.0 * d->bubble_fraction);
+	format_text_plan(out, r);
 	if (p->custom_layers || p->custom_recompute) {
 		fputs("stages      ", out);
 		for (int s = 0; s < p->pp; s++)
