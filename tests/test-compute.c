@@ -36,9 +36,9 @@ START_TEST(test_optimizer)
 	test_load_cluster(&c, TEST_CLUSTER_YAML);
 	/* Adam's 28 bytes per parameter, 4 more to clip, 4 to zero the
 	 * gradient buffer: 36e9 / (2039e9 x 0.8) = 22.070 ms per 1e9. */
-	ck_assert_rel(compute_optimizer_time(&c, 1e9, 1e9), 0.022069641981363415, 1e-12);
+	ck_assert_rel(compute_optimizer_time(&c, 1e9, 1e9, 0.0), 0.022069641981363415, 1e-12);
 	/* A sharded gradient buffer of 1e8: 32e9 + 4e8 B at 1631.2 GB/s. */
-	ck_assert_rel(compute_optimizer_time(&c, 1e9, 1e8), 0.019862677783227072, 1e-12);
+	ck_assert_rel(compute_optimizer_time(&c, 1e9, 1e8, 0.0), 0.019862677783227072, 1e-12);
 	cluster_release(&c);
 }
 END_TEST
@@ -198,6 +198,42 @@ START_TEST(test_launch_overhead)
 }
 END_TEST
 
+/*
+ * An fp8 GEMM (Micikevicius et al. 2022; Transformer Engine): a GPU of
+ * 100 TFLOPS bf16 and 200 TFLOPS fp8, parametric GEMM efficiency 0.5
+ * without overhead, fp8_gemm_ratio 0.8. 4096^3: F = 2 x 4096^3 =
+ * 1.37438953472e11 FLOPs at 200e12 x 0.5 x 0.8 = 8e13 FLOP/s:
+ * 1.7179869184e-3 s (the 1-byte operands and 2-byte result, 67 MB at
+ * 1 TB/s, take less). Quantising its input: 3 x 4096^2 = 50,331,648
+ * bytes in one kernel. In bf16 the same GEMM takes F / 5e13 = 2.74877906944e-3 s.
+ */
+START_TEST(test_fp8_gemm)
+{
+	struct cluster c;
+	struct plan p;
+	struct compute_casts casts = { 0.0, 0 };
+
+	test_load_cluster(&c, "name: t\nnodes: 1\ngpus_per_node: 8\n"
+			  "gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  peak_flops_fp8: 200 TFLOPS\n"
+			  "  fp8_gemm_ratio: 0.8\n  memory: 80 GiB\n  memory_bandwidth: 1000 GB/s\n"
+			  "  memory_efficiency: 1.0\n  gemm_efficiency_max: 0.5\n  gemm_overhead: 0 s\n"
+			  "intra_node:\n  bandwidth: 100 GB/s\n"
+			  "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n");
+	plan_init(&p);
+	p.precision = PLAN_PRECISION_FP8;
+	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 1.7179869184e-3, 1e-15);
+	ck_assert_double_eq_tol(casts.bytes, 50331648.0, 1e-6);
+	ck_assert_int_eq(casts.kernels, 1);
+	p.precision = PLAN_PRECISION_BF16;
+	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 2.74877906944e-3, 1e-15);
+	ck_assert_int_eq(casts.kernels, 1); /* bf16 casts nothing */
+	/* The step of 1e9 fp8 parameters quantises them again: 3e9 more bytes. */
+	ck_assert_double_eq_tol(compute_optimizer_time(&c, 1e9, 1e9, 1e9) - compute_optimizer_time(&c, 1e9, 1e9, 0.0),
+				3e-3, 1e-15);
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 compute_suite(void)
 {
@@ -211,6 +247,7 @@ compute_suite(void)
 	tcase_add_test(tc, test_embedding_and_logits);
 	tcase_add_test(tc, test_flash_attention);
 	tcase_add_test(tc, test_launch_overhead);
+	tcase_add_test(tc, test_fp8_gemm);
 	suite_add_tcase(s, tc);
 	return s;
 }

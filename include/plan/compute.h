@@ -32,6 +32,20 @@ struct compute_ends {
  */
 double compute_gemm_time(const struct cluster *c, double m, double n, double k, double batch);
 
+/** Cast kernels an fp8 layer adds: bytes moved and kernels launched. */
+struct compute_casts {
+	double bytes;
+	int kernels;
+};
+
+/**
+ * A linear layer's GEMM in the plan's precision: compute_gemm_time()
+ * for bf16/fp16; for fp8 the GPU's fp8 peak and efficiency, with the
+ * quantisation of its input and weight added to @casts.
+ */
+double compute_linear_time(const struct cluster *c, const struct plan *p, double m, double n, double k,
+			   double batch, struct compute_casts *casts);
+
 /** Element-wise (memory-bound) work moving @bytes through device memory. */
 double compute_memory_time(const struct cluster *c, double bytes);
 
@@ -57,7 +71,9 @@ void compute_ends_time(const struct model *m, const struct plan *p,
 
 /**
  * Mixed-precision Adam step over the @params parameters a GPU owns, with
- * gradient clipping, and the zeroing of its gradient buffer of
- * @grad_buffer_params elements.
+ * gradient clipping, the zeroing of its gradient buffer of
+ * @grad_buffer_params elements, and the quantisation of its
+ * @fp8_params fp8 weights for the next iteration.
  */
-double compute_optimizer_time(const struct cluster *c, double params, double grad_buffer_params);
+double compute_optimizer_time(const struct cluster *c, double params, double grad_buffer_params,
+			      double fp8_params);

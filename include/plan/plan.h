@@ -24,6 +24,15 @@ struct plan_compression {
 	bool dp_on_cpu;   /**< DP compression on the host, pipelined (BytePS-Compress) */
 };
 
+/** Number format of the linear layers' GEMMs. */
+enum plan_precision {
+	PLAN_PRECISION_BF16,
+	PLAN_PRECISION_FP16,
+	PLAN_PRECISION_FP8,  /**< Transformer Engine / torchao Float8 linear layers */
+};
+
+extern const char *const plan_precision_names[];
+
 enum plan_moe_routing {
 	PLAN_MOE_FLAT,    /**< one all-to-all over the EP group (Switch, GShard) */
 	PLAN_MOE_BILEVEL, /**< SMILE: inter-node among equal local ranks, then intra-node */
@@ -57,6 +66,7 @@ struct plan {
 	bool flash_attention;/**< fused attention: no s^2 tensors in memory */
 	int zero;            /**< ZeRO stage 0..3 over the DP group */
 	bool dp_overlap;     /**< overlap the gradient reduction with backward */
+	int precision;       /**< enum plan_precision: the linear layers' GEMMs */
 	struct plan_compression compress;
 	int ep;              /**< expert parallelism, carved out of the DP ranks */
 	int moe_routing;     /**< enum plan_moe_routing */

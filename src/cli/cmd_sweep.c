@@ -125,6 +125,7 @@ static const struct cell_field {
 	{ AXIS_MICS_GROUP, offsetof(struct plan, mics_group), NULL },
 	{ AXIS_RECOMPUTE, offsetof(struct plan, recompute), plan_recompute_names },
 	{ AXIS_MOE_ROUTING, offsetof(struct plan, moe_routing), plan_moe_routing_names },
+	{ AXIS_PRECISION, offsetof(struct plan, precision), plan_precision_names },
 };
 
 /* The cell's value of axis @kind into @out (left alone when no axis gives it). */

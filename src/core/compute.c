@@ -14,6 +14,40 @@ compute_gemm_time(const struct cluster *c, double m, double n, double k, double 
 	return fmax(t_flop, t_mem);
 }
 
+/*
+ * An fp8 GEMM (Micikevicius et al. 2022, "FP8 Formats for Deep Learning";
+ * Transformer Engine's Float8 recipe): the GPU's fp8 peak at the bf16
+ * curve's efficiency for a GEMM of the same duration (one with
+ * peak16/peak8 of the FLOPs) times the GPU's fp8_gemm_ratio; 1-byte
+ * operands, a 16-bit result.
+ */
+static double
+fp8_gemm_time(const struct cluster *c, double m, double n, double k, double batch)
+{
+	double flops = 2.0 * m * n * k * batch;
+	double peak = c->gpu.peak_flops_fp8;
+	double eff = cluster_gemm_efficiency(c, flops * c->gpu.peak_flops / peak) *
+		     cluster_gemm_shape_factor(c, fmin(m, fmin(n, k))) * c->gpu.fp8_gemm_ratio;
+	double bytes = batch * (m * k + k * n + 2.0 * m * n);
+
+	return fmax(flops / (peak * eff), bytes / (c->gpu.memory_bw_Bps * c->gpu.memory_efficiency));
+}
+
+double
+compute_linear_time(const struct cluster *c, const struct plan *p, double m, double n, double k,
+		    double batch, struct compute_casts *casts)
+{
+	if (p->precision != PLAN_PRECISION_FP8)
+		return compute_gemm_time(c, m, n, k, batch);
+	/* Quantising the input: read 2 bytes, write 1, one kernel (amax and
+	 * scale fused, as Transformer Engine does). The weights are quantised
+	 * once per iteration and cached across micro-batches (Megatron passes
+	 * is_first_microbatch): compute_optimizer_time() counts that. */
+	casts->bytes += 3.0 * batch * m * k;
+	casts->kernels += 1;
+	return fp8_gemm_time(c, m, n, k, batch);
+}
+
 double
 compute_memory_time(const struct cluster *c, double bytes)
 {
@@ -72,7 +106,8 @@ layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, doubl
  * split by TP like the dense MLP.
  */
 static double
-moe_mlp_gemm_time(const struct model *m, const struct plan *p, const struct cluster *c)
+moe_mlp_gemm_time(const struct model *m, const struct plan *p, const struct cluster *c,
+		  struct compute_casts *casts)
 {
 	double t = p->tp, tokens = (double)p->micro_batch * p->seq_len, h = m->hidden;
 	double f = m->moe.expert_ffn_hidden, in = m->gated_mlp ? 2.0 * f : f;
@@ -80,12 +115,13 @@ moe_mlp_gemm_time(const struct model *m, const struct plan *p, const struct clus
 	double rows = m->moe.capacity_factor * m->moe.top_k * tokens * p->ep / m->moe.experts;
 	double time = compute_gemm_time(c, tokens, m->moe.experts, h, 1); /* router */
 
-	time += compute_gemm_time(c, rows, in / t, h, local) + compute_gemm_time(c, rows, h, f / t, local);
+	time += compute_linear_time(c, p, rows, in / t, h, local, casts) +
+		compute_linear_time(c, p, rows, h, f / t, local, casts);
 	if (m->moe.shared_experts > 0) {
 		double sf = f * m->moe.shared_experts;
 
-		time += compute_gemm_time(c, tokens, (m->gated_mlp ? 2.0 * sf : sf) / t, h, 1) +
-			compute_gemm_time(c, tokens, h, sf / t, 1);
+		time += compute_linear_time(c, p, tokens, (m->gated_mlp ? 2.0 * sf : sf) / t, h, 1, casts) +
+			compute_linear_time(c, p, tokens, h, sf / t, 1, casts);
 	}
 	return time;
 }
@@ -126,17 +162,18 @@ compute_layer_time(const struct model *m, const struct plan *p,
 	double heads_local = m->heads / t;
 	double mlp_in = m->gated_mlp ? 2.0 * m->ffn_hidden : m->ffn_hidden;
 	double gemm = 0.0, attn_gemm, attn_bwd = 0.0, attn_mem, mem_bytes;
+	struct compute_casts casts = { 0.0, 0 };
 	int kernels;
 
 	/* Megatron's column/row split (Shoeybi et al. 2019): each GPU holds 1/t
 	 * of QKV, the heads, the output projection and both MLP matrices. */
-	gemm += compute_gemm_time(c, tokens, (h + 2.0 * kvd) / t, h, 1);   /* QKV */
-	gemm += compute_gemm_time(c, tokens, h, h / t, 1);                 /* proj */
+	gemm += compute_linear_time(c, p, tokens, (h + 2.0 * kvd) / t, h, 1, &casts);   /* QKV */
+	gemm += compute_linear_time(c, p, tokens, h, h / t, 1, &casts);                 /* proj */
 	if (moe)
-		out->mlp_fwd_s = moe_mlp_gemm_time(m, p, c);
+		out->mlp_fwd_s = moe_mlp_gemm_time(m, p, c, &casts);
 	else
-		out->mlp_fwd_s = compute_gemm_time(c, tokens, mlp_in / t, h, 1) +  /* fc1 (+gate) */
-				 compute_gemm_time(c, tokens, h, m->ffn_hidden / t, 1); /* fc2 */
+		out->mlp_fwd_s = compute_linear_time(c, p, tokens, mlp_in / t, h, 1, &casts) + /* fc1 (+gate) */
+				 compute_linear_time(c, p, tokens, h, m->ffn_hidden / t, 1, &casts); /* fc2 */
 	gemm += out->mlp_fwd_s;
 	if (p->flash_attention) {
 		compute_flash_attention(m, p, c, &attn_gemm, &attn_bwd);
@@ -150,7 +187,8 @@ compute_layer_time(const struct model *m, const struct plan *p,
 	out->fwd_gemm_s = gemm;
 	/* Element-wise kernels: their traffic at the achieved bandwidth, plus
 	 * a launch each (2-5 us on the GPU: torchao's roofline, XLA's table). */
-	out->fwd_mem_s = compute_memory_time(c, mem_bytes) + kernels * c->gpu.launch_overhead_s;
+	out->fwd_mem_s = compute_memory_time(c, mem_bytes + casts.bytes) +
+			 (kernels + casts.kernels) * c->gpu.launch_overhead_s;
 	out->fwd_s = out->fwd_gemm_s + out->fwd_mem_s;
 	out->attn_fwd_s = attn_gemm;
 	/* Backward: a dX and a dW GEMM per forward GEMM (2x the FLOPs), and
@@ -203,7 +241,9 @@ compute_ends_time(const struct model *m, const struct plan *p,
  * buffer under ZeRO-2/3): docs/research/framework-data.md, Sec. 9.
  */
 double
-compute_optimizer_time(const struct cluster *c, double params, double grad_buffer_params)
+compute_optimizer_time(const struct cluster *c, double params, double grad_buffer_params,
+		       double fp8_params)
 {
-	return compute_memory_time(c, 32.0 * params + 4.0 * grad_buffer_params);
+	/* fp8: the updated weights quantised again (read 2 bytes, write 1). */
+	return compute_memory_time(c, 32.0 * params + 4.0 * grad_buffer_params + 3.0 * fp8_params);
 }

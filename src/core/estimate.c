@@ -242,6 +242,17 @@ fill_memory(const struct model *m, const struct plan *p, const struct cluster *c
 	out->fits = out->memory.total <= c->gpu.memory_bytes;
 }
 
+/* fp8 needs a GPU with fp8 tensor cores. */
+static bool
+check_precision(const struct plan *p, const struct cluster *c, struct plan_error *err)
+{
+	if (p->precision == PLAN_PRECISION_FP8 && !(c->gpu.peak_flops_fp8 > 0))
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "precision fp8 needs a GPU with fp8 tensor cores; '%s' has none "
+				      "(its peak_flops_fp8 is 0)", c->gpu.name);
+	return true;
+}
+
 static bool
 check_compression(const struct model *m, const struct plan *p, const struct compressor *cmp,
 		  struct plan_error *err)
@@ -315,7 +326,8 @@ stage_tail(const struct model *m, const struct plan *p, const struct cluster *c,
 	 * group (or the MiCS group), expert states over the dp/ep ranks that
 	 * hold the same experts. */
 	t->optimizer_s = compute_optimizer_time(c, (params - expert) / shard + expert / eshard,
-						p->zero >= 2 ? (params - expert) / shard + expert / eshard : params);
+						p->zero >= 2 ? (params - expert) / shard + expert / eshard : params,
+						p->precision == PLAN_PRECISION_FP8 ? params : 0.0);
 	t->total = t->dp_exposed + t->codec_s + t->optimizer_s + fw->iteration_overhead_s;
 }
 
@@ -601,7 +613,7 @@ estimate_plan(const struct model *m, const struct cluster *c,
 	const struct compressor *cmp = opt ? opt->compressor : NULL;
 	const struct plan_compression *pc = &p->compress;
 
-	if (!plan_validate(p, m, c, err) || !check_compression(m, p, cmp, err))
+	if (!plan_validate(p, m, c, err) || !check_precision(p, c, err) || !check_compression(m, p, cmp, err))
 		return false;
 	if (!cmp || !(pc->tp || pc->pp || pc->dp)) {
 		estimate_core(m, c, p, opt, NULL, out);

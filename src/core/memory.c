@@ -48,11 +48,13 @@ memory_layer_activations(const struct model *m, const struct plan *p)
 	}
 }
 
-/* Bytes per parameter kept by ZeRO stage @zero when sharded over @d ranks. */
+/* Bytes per parameter kept by ZeRO stage @zero when sharded over @d ranks;
+ * fp8 linear layers also keep an fp8 copy of their weights and its
+ * transpose (Transformer Engine's weight cache: 2 bytes per parameter). */
 static void
-model_states(int zero, double params, double d, struct memory_use *out)
+model_states(int zero, bool fp8, double params, double d, struct memory_use *out)
 {
-	out->weights += 2.0 * params / (zero >= 3 ? d : 1.0);
+	out->weights += (fp8 ? 4.0 : 2.0) * params / (zero >= 3 ? d : 1.0);
 	out->gradients += 2.0 * params / (zero >= 2 ? d : 1.0);
 	out->optimizer += 12.0 * params / (zero >= 1 ? d : 1.0);
 }
@@ -72,8 +74,8 @@ memory_stage(const struct model *m, const struct plan *p,
 	 * gradient bytes from stage 2, the 2 weight bytes at stage 3; MiCS
 	 * shards over its partition group instead (16 Psi / G at stage 3). */
 	out->weights = out->gradients = out->optimizer = 0.0;
-	model_states(p->zero, params - expert_params, d, out);
-	model_states(p->zero, expert_params, (double)p->dp / p->ep, out);
+	model_states(p->zero, p->precision == PLAN_PRECISION_FP8, params - expert_params, d, out);
+	model_states(p->zero, p->precision == PLAN_PRECISION_FP8, expert_params, (double)p->dp / p->ep, out);
 
 	/* Stage i of 1F1B holds min(m, p - i) micro-batches in flight: the
 	 * first stage the most (Narayanan et al. SC21, Sec. 2.2). The caller

@@ -5,6 +5,7 @@
 const char *const plan_recompute_names[] = { "none", "selective", "full", NULL };
 const char *const plan_moe_routing_names[] = { "flat", "bilevel", NULL };
 const char *const plan_moe_overlap_names[] = { "none", "lancet", NULL };
+const char *const plan_precision_names[] = { "bf16", "fp16", "fp8", NULL };
 
 void
 plan_init(struct plan *p)

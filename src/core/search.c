@@ -788,6 +788,7 @@ push_outer(const struct outer_space *x, const struct outer *o, const struct comp
 	p.seq_len = x->seq;
 	p.sequence_parallel = o->sp;
 	p.flash_attention = x->opt->flash_attention;
+	p.precision = x->opt->precision;
 	p.zero = o->zero;
 	p.mics_group = o->mics_group;
 	p.ep = o->ep;

@@ -63,6 +63,7 @@ evaluate(const struct sweep_cell *c, struct sweep_result *r)
 		o.global_batch = c->plan.global_batch;
 		o.seq_len = c->plan.seq_len;
 		o.flash_attention = c->plan.flash_attention;
+		o.precision = c->plan.precision;
 		o.framework = c->framework;
 		o.top = 1;
 		if (c->compressor) {

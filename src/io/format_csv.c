@@ -14,7 +14,8 @@ static const char *const columns[] = {
 	"optimizer_s", "memory_total_bytes", "memory_capacity_bytes", "fits", "tflops_per_gpu",
 	"mfu", "tokens_per_s", "compressor", "compression_s", "uncompressed_iteration_time_s",
 	"compression_speedup", "ep", "moe_routing", "ep_comm_s", "active_parameters", "mics_group",
-	"gpu", "framework", "overhead_s", "compute_gemm_s", "compute_attention_s", "compute_other_s", NULL,
+	"gpu", "framework", "overhead_s", "compute_gemm_s", "compute_attention_s", "compute_other_s",
+	"precision", NULL,
 };
 
 bool

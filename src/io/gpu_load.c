@@ -27,6 +27,10 @@ const struct schema_key gpu_schema[] = {
 	{ .key = "peak_flops_fp8", .type = SCHEMA_QUANTITY, .unit = UNIT_COMPUTE,
 	  .offset = OFF(peak_flops_fp8), .min = 0, .max = 1e20, .def = "0 TFLOPS",
 	  .help = "dense fp8 tensor-core peak; 0: no fp8" },
+	{ .key = "fp8_gemm_ratio", .type = SCHEMA_NUMBER, .offset = OFF(fp8_gemm_ratio), .min = 0,
+	  .min_exclusive = true, .max = 1,
+	  .help = "efficiency of an fp8 GEMM over that of a bf16 GEMM of the same duration; "
+		  "default by generation" },
 	{ .key = "memory", .type = SCHEMA_QUANTITY, .unit = UNIT_SIZE, .required = true,
 	  .offset = OFF(memory_bytes), .min = 0, .min_exclusive = true, .max = 1e18,
 	  .help = "device memory" },

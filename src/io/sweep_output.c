@@ -38,6 +38,7 @@ static const struct header axis_headers[AXIS_COUNT] = {
 	[AXIS_MICS_GROUP] = { "MiCS group", "mics_group" },
 	[AXIS_COMPRESS] = { "Compressed", "compress" },
 	[AXIS_FRAMEWORK] = { "Framework", "framework" },
+	[AXIS_PRECISION] = { "Precision", "precision" },
 	[AXIS_REFERENCE] = { "Reference", "reference" },
 };
 
