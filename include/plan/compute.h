@@ -14,6 +14,7 @@ struct compute_layer {
 	double fwd_mem_s;    /**< the memory-bound part of fwd_s */
 	double mlp_fwd_s;    /**< the GEMMs of the MLP (or the experts) in fwd_s */
 	double attn_fwd_s;   /**< the attention core (flash kernel or the two batched GEMMs) in fwd_s */
+	double qkv_fwd_s, proj_fwd_s, fc1_fwd_s, fc2_fwd_s; /**< the linear layers' GEMMs in fwd_s */
 	double attn_bwd_s;   /**< the attention core in bwd_s */
 };
 

@@ -67,6 +67,7 @@ struct plan {
 	int zero;            /**< ZeRO stage 0..3 over the DP group */
 	bool dp_overlap;     /**< overlap the gradient reduction with backward */
 	int precision;       /**< enum plan_precision: the linear layers' GEMMs */
+	bool tp_overlap;     /**< SP collectives overlapped with the GEMMs they feed (needs SP) */
 	struct plan_compression compress;
 	int ep;              /**< expert parallelism, carved out of the DP ranks */
 	int moe_routing;     /**< enum plan_moe_routing */

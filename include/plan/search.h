@@ -27,6 +27,7 @@ struct search_options {
 	int seq_len;              /**< 0: the model's */
 	bool flash_attention;     /**< the implementation uses fused attention */
 	int precision;            /**< enum plan_precision, kept as given (a numerics choice) */
+	bool tp_overlap;          /**< overlap TP collectives in the plans with sequence parallelism */
 	int moe_overlap;          /**< enum plan_moe_overlap, kept as given */
 	int max_tp;               /**< 0: gpus per node */
 	int max_pp;               /**< 0: layers */

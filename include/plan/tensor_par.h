@@ -2,6 +2,7 @@
 #pragma once
 
 #include "plan/cluster.h"
+#include "plan/compute.h"
 #include "plan/model.h"
 #include "plan/plan.h"
 #include "plan/topology.h"
@@ -20,8 +21,16 @@ struct tp_layer_comm {
  * forward and two in the backward of every layer, each on the b*s*h
  * activations; with sequence parallelism (Korthikanti et al. 2022,
  * Sec. 4.2.2) each becomes an all-gather plus a reduce-scatter of the
- * same volume.
+ * same volume. With p->tp_overlap (and SP) each overlaps the GEMM of
+ * @cl it feeds or follows: tp_overlapped_time().
  */
 void tp_layer_comm(const struct model *m, const struct plan *p,
 		   const struct cluster *c, const struct plan_layout *lay,
-		   struct tp_layer_comm *out);
+		   const struct compute_layer *cl, struct tp_layer_comm *out);
+
+/**
+ * A TP collective of @comm seconds overlapped, in @t chunks, with a GEMM
+ * of @gemm seconds (--tp-overlap): the excess, one chunk, and the GEMM's
+ * slowdown while they share SMs.
+ */
+double tp_overlapped_time(double comm, double gemm, int t);

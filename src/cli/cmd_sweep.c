@@ -234,6 +234,7 @@ build_cell(const struct study *s, struct cache *k, long i, struct sweep_cell *c,
 	p->sequence_parallel = s->sequence_parallel;
 	p->flash_attention = s->flash_attention;
 	p->dp_overlap = !s->no_dp_overlap;
+	p->tp_overlap = s->tp_overlap;
 	gpus = cluster_gpus(&c->cluster);
 	if (!field_value(s, idx, AXIS_GPUS, NULL, &gpus, why, size))
 		return CLI_EXIT_INPUT;

@@ -242,6 +242,9 @@ static const struct cli_option predict_rows[] = {
 	{ .name = "recompute", .metavar = "MODE", .kind = CLI_OPT_CHOICE, .choices = plan_recompute_names,
 	  .offset = PREDICT(plan.recompute), .help = "none|selective|full (default none)",
 	  .arg_order = 18, .write = write_recompute },
+	{ .name = "tp-overlap", .kind = CLI_OPT_FLAG, .offset = PREDICT(plan.tp_overlap),
+	  .help = "overlap the sequence-parallel collectives with their GEMMs\n"
+		  "(Megatron-Core's --tp-comm-overlap; needs --sequence-parallel)", .arg_order = 25 },
 	{ .name = "sequence-parallel", .kind = CLI_OPT_FLAG, .offset = PREDICT(plan.sequence_parallel),
 	  .help = "Megatron sequence parallelism with TP", .arg_order = 10 },
 	{ .name = "flash-attention", .kind = CLI_OPT_FLAG, .offset = PREDICT(plan.flash_attention),
@@ -407,6 +410,8 @@ static const struct cli_option optimize_rows[] = {
 	  .offset = OPTIMIZE(so.top), .help = "also show the K best plans (default " STR(SEARCH_DEFAULT_TOP) ")" },
 	{ .name = "time-limit", .metavar = "S", .kind = CLI_OPT_CUSTOM, .parse = parse_time_limit,
 	  .help = "seconds per MILP (default " STR(SEARCH_DEFAULT_TIME_LIMIT_S) ")" },
+	{ .name = "tp-overlap", .kind = CLI_OPT_FLAG, .offset = OPTIMIZE(so.tp_overlap),
+	  .help = "plans with sequence parallelism overlap their TP collectives" },
 	{ .name = "precision", .metavar = "P", .kind = CLI_OPT_CHOICE, .choices = plan_precision_names,
 	  .offset = OPTIMIZE(so.precision), .help = "bf16|fp16|fp8 (kept as given: a numerics choice)" },
 	{ .name = "framework", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = OPTIMIZE(framework),

@@ -167,13 +167,17 @@ compute_layer_time(const struct model *m, const struct plan *p,
 
 	/* Megatron's column/row split (Shoeybi et al. 2019): each GPU holds 1/t
 	 * of QKV, the heads, the output projection and both MLP matrices. */
-	gemm += compute_linear_time(c, p, tokens, (h + 2.0 * kvd) / t, h, 1, &casts);   /* QKV */
-	gemm += compute_linear_time(c, p, tokens, h, h / t, 1, &casts);                 /* proj */
-	if (moe)
+	out->qkv_fwd_s = compute_linear_time(c, p, tokens, (h + 2.0 * kvd) / t, h, 1, &casts);
+	out->proj_fwd_s = compute_linear_time(c, p, tokens, h, h / t, 1, &casts);
+	gemm += out->qkv_fwd_s + out->proj_fwd_s;
+	if (moe) {
 		out->mlp_fwd_s = moe_mlp_gemm_time(m, p, c, &casts);
-	else
-		out->mlp_fwd_s = compute_linear_time(c, p, tokens, mlp_in / t, h, 1, &casts) + /* fc1 (+gate) */
-				 compute_linear_time(c, p, tokens, h, m->ffn_hidden / t, 1, &casts); /* fc2 */
+		out->fc1_fwd_s = out->fc2_fwd_s = 0.5 * out->mlp_fwd_s;
+	} else {
+		out->fc1_fwd_s = compute_linear_time(c, p, tokens, mlp_in / t, h, 1, &casts); /* fc1 (+gate) */
+		out->fc2_fwd_s = compute_linear_time(c, p, tokens, h, m->ffn_hidden / t, 1, &casts);
+		out->mlp_fwd_s = out->fc1_fwd_s + out->fc2_fwd_s;
+	}
 	gemm += out->mlp_fwd_s;
 	if (p->flash_attention) {
 		compute_flash_attention(m, p, c, &attn_gemm, &attn_bwd);

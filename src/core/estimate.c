@@ -242,7 +242,7 @@ fill_memory(const struct model *m, const struct plan *p, const struct cluster *c
 	out->fits = out->memory.total <= c->gpu.memory_bytes;
 }
 
-/* fp8 needs a GPU with fp8 tensor cores. */
+/* fp8 needs a GPU with fp8 tensor cores; TP overlap, sequence parallelism. */
 static bool
 check_precision(const struct plan *p, const struct cluster *c, struct plan_error *err)
 {
@@ -250,6 +250,10 @@ check_precision(const struct plan *p, const struct cluster *c, struct plan_error
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
 				      "precision fp8 needs a GPU with fp8 tensor cores; '%s' has none "
 				      "(its peak_flops_fp8 is 0)", c->gpu.name);
+	if (p->tp_overlap && (!p->sequence_parallel || p->tp < 2))
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "TP overlap needs sequence parallelism and tp of 2 or more (tp %d, "
+				      "sequence parallel %s)", p->tp, p->sequence_parallel ? "on" : "off");
 	return true;
 }
 
@@ -345,7 +349,7 @@ build_layer_costs(const struct model *m, const struct plan *p, const struct clus
 			continue;
 		pr.recompute = r;
 		compute_layer_time(m, &pr, c, false, &lc->cls[r]);
-		tp_layer_comm(m, &pr, c, lay, &lc->tcs[r]);
+		tp_layer_comm(m, &pr, c, lay, &lc->cls[r], &lc->tcs[r]);
 		if (model_is_moe(m)) {
 			compute_layer_time(m, &pr, c, true, &lc->cl_moes[r]);
 			ep_layer_comm(m, &pr, c, lay, &lc->cl_moes[r], &lc->eps[r]);

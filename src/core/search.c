@@ -683,7 +683,7 @@ lower_bound(const struct model *m, const struct cluster *c, const struct plan *p
 	q.recompute = PLAN_RECOMPUTE_NONE;
 	topology_plan(&q, c, &lay);
 	compute_layer_time(m, &q, c, false, &dense);
-	tp_layer_comm(m, &q, c, &lay, &tc);
+	tp_layer_comm(m, &q, c, &lay, &dense, &tc);
 	per_mb = (m->layers - model_moe_layers(m)) * (dense.fwd_s + dense.bwd_s) + m->layers * tc.bwd_s;
 	if (model_is_moe(m)) {
 		compute_layer_time(m, &q, c, true, &moe);
@@ -787,6 +787,7 @@ push_outer(const struct outer_space *x, const struct outer *o, const struct comp
 	p.global_batch = x->opt->global_batch;
 	p.seq_len = x->seq;
 	p.sequence_parallel = o->sp;
+	p.tp_overlap = x->opt->tp_overlap && o->sp && o->tp > 1;
 	p.flash_attention = x->opt->flash_attention;
 	p.precision = x->opt->precision;
 	p.zero = o->zero;

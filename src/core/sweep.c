@@ -64,6 +64,7 @@ evaluate(const struct sweep_cell *c, struct sweep_result *r)
 		o.seq_len = c->plan.seq_len;
 		o.flash_attention = c->plan.flash_attention;
 		o.precision = c->plan.precision;
+		o.tp_overlap = c->plan.tp_overlap;
 		o.framework = c->framework;
 		o.top = 1;
 		if (c->compressor) {

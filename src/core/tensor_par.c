@@ -1,10 +1,36 @@
+#include <math.h>
+
 #include "plan/collective.h"
 #include "plan/tensor_par.h"
+
+/*
+ * How much slower a GEMM runs while a TP collective shares its SMs:
+ * Megatron-Core's user-buffer overlap drives the all-gather ring with 1
+ * SM and the reduce-scatter with 16 of the H100's 132, and
+ * docs/research/framework-data.md (Sec. 8) puts NVLink collectives with
+ * user buffers at 1.05-1.10.
+ */
+#define TP_OVERLAP_SLOWDOWN 1.10
+
+/*
+ * A sequence-parallel collective of @comm seconds overlapped with the
+ * GEMM of @gemm seconds it feeds or follows (Megatron-Core's
+ * --tp-comm-overlap, torchtitan's async TP; Wang et al. ASPLOS 2023,
+ * "Overlap communication with dependent computation via decomposition"):
+ * split into t chunks, each hidden behind the GEMM on the previous one,
+ * it shows what it exceeds the GEMM by, its first chunk, and the
+ * slowdown of the GEMM it shares the SMs with.
+ */
+double
+tp_overlapped_time(double comm, double gemm, int t)
+{
+	return fmax(0.0, comm - gemm) + comm / (t > 1 ? t : 1) + (TP_OVERLAP_SLOWDOWN - 1.0) * fmin(comm, gemm);
+}
 
 void
 tp_layer_comm(const struct model *m, const struct plan *p,
 	      const struct cluster *c, const struct plan_layout *lay,
-	      struct tp_layer_comm *out)
+	      const struct compute_layer *cl, struct tp_layer_comm *out)
 {
 	double bytes = 2.0 * p->micro_batch * (double)p->seq_len * m->hidden;
 	double one;
@@ -20,7 +46,21 @@ tp_layer_comm(const struct model *m, const struct plan *p,
 	out->collective_s = one;
 	out->fwd_s = 2.0 * one;
 	out->bwd_s = 2.0 * one;
+	if (p->tp_overlap && p->sequence_parallel && p->tp > 1) {
+		/* Forward: gather before QKV and fc1, reduce-scatter after the
+		 * projection and fc2. Backward, mirrored: the output gradients'
+		 * gathers with the dgrad GEMMs of the projection and fc2, the
+		 * input gradients' reduce-scatters with QKV's and fc1's (a
+		 * dgrad GEMM takes as long as its forward). */
+		double ag = collective_time(c, &lay->tp, COLL_ALLGATHER, COLL_ALGO_RING, bytes);
+		double rs = collective_time(c, &lay->tp, COLL_REDUCESCATTER, COLL_ALGO_RING, bytes);
+
+		out->fwd_s = tp_overlapped_time(ag, cl->qkv_fwd_s, p->tp) + tp_overlapped_time(rs, cl->proj_fwd_s, p->tp) +
+			     tp_overlapped_time(ag, cl->fc1_fwd_s, p->tp) + tp_overlapped_time(rs, cl->fc2_fwd_s, p->tp);
+		out->bwd_s = tp_overlapped_time(ag, cl->proj_fwd_s, p->tp) + tp_overlapped_time(rs, cl->qkv_fwd_s, p->tp) +
+			     tp_overlapped_time(ag, cl->fc2_fwd_s, p->tp) + tp_overlapped_time(rs, cl->fc1_fwd_s, p->tp);
+	}
 	/* Full recomputation re-runs the forward, collectives included
 	 * (Narayanan et al. SC21, Sec. 3.5). */
-	out->recompute_s = p->recompute == PLAN_RECOMPUTE_FULL ? 2.0 * one : 0.0;
+	out->recompute_s = p->recompute == PLAN_RECOMPUTE_FULL ? out->fwd_s : 0.0;
 }

@@ -163,6 +163,7 @@ const struct field field_table[] = {
 	{ "plan.recompute", "recompute", NULL, "", "recomputation: none, selective or full", PLAN_NAMES(recompute, plan_recompute_names) },
 	{ "plan.sequence_parallel", "sequence_parallel", NULL, "", "sequence parallelism", PLAN(sequence_parallel) },
 	{ "plan.flash_attention", "flash_attention", NULL, "", "fused attention", PLAN(flash_attention) },
+	{ "plan.tp_overlap", "tp_overlap", NULL, "", "TP collectives overlapped with their GEMMs", PLAN(tp_overlap) },
 	{ "plan.precision", "precision", NULL, "", "the linear layers' GEMMs: bf16, fp16 or fp8", PLAN_NAMES(precision, plan_precision_names) },
 	{ "plan.zero", "zero", NULL, "", "ZeRO stage, 0 to 3", PLAN(zero) },
 	{ "plan.dp_overlap", "dp_overlap", NULL, "", "gradient reduction overlapped with the backward", PLAN(dp_overlap) },

@@ -41,7 +41,7 @@ struct run_set {
  * micro_batch, global_batch, and measured_iteration_time_s or
  * measured_tflops_per_gpu (with flop_convention). Optional: vpp, seq_len
  * (0 = the model's), recompute, sequence_parallel, zero, dp_overlap,
- * flash_attention, framework (a profile name or path), precision (bf16, fp16 or fp8). Other columns (provenance, notes) are ignored.
+ * flash_attention, framework (a profile name or path), precision (bf16, fp16 or fp8), tp_overlap. Other columns (provenance, notes) are ignored.
  * Release with runs_csv_release() even on failure.
  */
 bool runs_csv_load(const char *path, struct run_set *out, struct plan_error *err);

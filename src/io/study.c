@@ -235,6 +235,7 @@ static const struct plan_key plan_keys[] = {
 	{ -1, "sequence_parallel", offsetof(struct study, sequence_parallel), false },
 	{ -1, "flash_attention", offsetof(struct study, flash_attention), false },
 	{ -1, "dp_overlap", offsetof(struct study, no_dp_overlap), true },
+	{ -1, "tp_overlap", offsetof(struct study, tp_overlap), false },
 };
 
 static const char *

@@ -61,7 +61,7 @@ struct study {
 	char baseline_value[STUDY_VALUE_LEN];
 	/** Values of the fixed plan keys (plan: block), as text, by axis kind; "" when unset. */
 	char fixed[AXIS_COUNT][STUDY_VALUE_LEN];
-	bool sequence_parallel, flash_attention, no_dp_overlap;
+	bool sequence_parallel, flash_attention, no_dp_overlap, tp_overlap;
 };
 
 /** A study with nothing set (mode predict, metric iteration time). */

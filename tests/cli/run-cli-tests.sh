@@ -192,6 +192,7 @@ usage_error "missing --global-batch" "--global-batch" predict --model gpt3-175b 
 usage_error "--tp 0" "--tp" predict --model gpt3-175b --cluster selene --global-batch 1536 --tp 0
 usage_error "fp8 on a GPU without fp8" "has none" predict --model gpt-1.7b --cluster aws-p3dn --gpus 8 --global-batch 64 --precision fp8
 usage_error "an unknown precision" "valid: bf16, fp16, fp8" predict --model gpt-1.7b --cluster selene --global-batch 64 --precision fp4
+usage_error "TP overlap without sequence parallelism" "needs sequence parallelism" predict --model gpt-1.7b --cluster selene --tp 8 --gpus 8 --global-batch 8 --tp-overlap
 usage_error "--pp above the stage limit" "from 1 to 256" predict --model gpt3-175b --cluster selene --global-batch 1536 --pp 512
 usage_error "--tp abc" "'abc'" predict --model gpt3-175b --cluster selene --global-batch 1536 --tp abc
 usage_error "--tp 8x" "'8x'" predict --model gpt3-175b --cluster selene --global-batch 1536 --tp 8x
