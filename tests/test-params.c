@@ -48,6 +48,45 @@ START_TEST(test_bert_large_params)
 }
 END_TEST
 
+/*
+ * DeepSeek-V3 (arXiv:2412.19437; MLA from DeepSeek-V2, arXiv:2405.04434
+ * Sec. 2.1), h 7168, a 128. One MLA layer's matrices:
+ *   q down 7168 x 1536 = 11,010,048; q up 1536 x 128 x (128 + 64) = 37,748,736;
+ *   kv down 7168 x (512 + 64) = 4,128,768; kv up 512 x 128 x (128 + 128) = 16,777,216;
+ *   out 128 x 128 x 7168 = 117,440,512: 187,105,280, plus the norms of the
+ *   two latents (1536 + 512) and two RMSNorms (2 x 7168): 187,121,664.
+ * Dense layers (3): + 3 x 7168 x 18432 = 396,361,728 -> 583,483,392.
+ * MoE layers (58): + router 7168 x 256 = 1,835,008 + (256 + 1) experts of
+ *   3 x 7168 x 2048 = 44,040,192 each (11,318,329,344) -> 11,507,286,016.
+ * Embedding and untied head 2 x 129280 x 7168 = 1,853,358,080, final norm
+ * 7168: 3 x 583,483,392 + 58 x 11,507,286,016 + 1,853,365,248
+ * = 671,026,404,352. Active: 8 + 1 experts per MoE layer:
+ * 37,552,282,624.
+ */
+START_TEST(test_deepseek_v3_params)
+{
+	struct model m;
+
+	test_load_model(&m, "name: ds\nlayers: 61\nhidden: 7168\nheads: 128\nffn_hidden: 18432\n"
+			    "gated_mlp: true\nvocab: 129280\nseq_len: 4096\ntied_embeddings: false\n"
+			    "bias: false\nnorm: rmsnorm\nposition_embedding: rotary\nattention: mla\n"
+			    "mla: {q_lora_rank: 1536, kv_lora_rank: 512, qk_nope_head_dim: 128, "
+			    "qk_rope_head_dim: 64, v_head_dim: 128}\n"
+			    "moe: {experts: 256, top_k: 8, expert_ffn_hidden: 2048, shared_experts: 1, "
+			    "first_dense_layers: 3}\n");
+	ck_assert_double_eq(model_attention_matrix_params(&m), 187105280.0);
+	ck_assert_double_eq(model_params_per_layer(&m), 583483392.0);
+	ck_assert_int_eq(model_moe_layers(&m), 58);
+	ck_assert(!model_layer_is_moe(&m, 3) && model_layer_is_moe(&m, 4));
+	ck_assert_double_eq(model_params_moe_layer(&m), 11507286016.0);
+	ck_assert_double_eq(model_params_total(&m), 671026404352.0);
+	ck_assert_double_eq(model_params_active(&m), 37552282624.0);
+	/* Attention FLOPs per token and layer: 2 s a (d_qk + d_v) = 2 x 4096 x
+	 * 128 x 320 at s 4096, against MHA's 4 s h. */
+	ck_assert_int_eq(model_qk_head_dim(&m) + model_v_head_dim(&m), 320);
+}
+END_TEST
+
 START_TEST(test_flops_eq3)
 {
 	struct model m;
@@ -87,6 +126,7 @@ params_suite(void)
 	tcase_add_test(tc, test_llama2_70b_params);
 	tcase_add_test(tc, test_bert_large_params);
 	tcase_add_test(tc, test_flops_eq3);
+	tcase_add_test(tc, test_deepseek_v3_params);
 	suite_add_tcase(s, tc);
 	return s;
 }

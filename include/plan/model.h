@@ -16,6 +16,13 @@ enum model_position {
 	MODEL_POS_ALIBI, /**< Press et al. 2022: a bias added inside attention, no parameters */
 };
 
+enum model_attention {
+	MODEL_ATTN_MHA, /**< multi-head attention, grouped-query through kv_heads */
+	MODEL_ATTN_MLA, /**< DeepSeek-V2's multi-head latent attention (arXiv:2405.04434) */
+};
+
+extern const char *const model_attention_names[];
+
 /** The Mixture-of-Experts block of a model (experts == 0: dense). */
 struct model_moe {
 	int experts;
@@ -24,6 +31,16 @@ struct model_moe {
 	int expert_ffn_hidden; /**< 0: ffn_hidden */
 	double capacity_factor;
 	int shared_experts;    /**< experts every token goes through (DeepSeekMoE) */
+	int first_dense_layers;/**< the first N layers stay dense (DeepSeek's first_k_dense_replace) */
+};
+
+/** MLA's ranks and head sizes (DeepSeek-V2/V3 config names). */
+struct model_mla {
+	int q_lora_rank;       /**< 0: queries projected directly, without compression */
+	int kv_lora_rank;
+	int qk_nope_head_dim;
+	int qk_rope_head_dim;
+	int v_head_dim;
 };
 
 /** A decoder/encoder transformer, dense or MoE (the shapes that set its cost). */
@@ -43,12 +60,21 @@ struct model {
 	int norm;            /**< enum model_norm */
 	int position_embedding; /**< enum model_position */
 	bool causal;         /**< decoder attention with a causal mask (false: BERT-style encoder) */
+	int attention;       /**< enum model_attention */
+	struct model_mla mla;
 	struct model_moe moe;
 };
 
 
 /** Size of one attention head (hidden / heads). */
 int model_head_dim(const struct model *m);
+
+/** The attention's matrix parameters in one layer (no biases, no norms). */
+double model_attention_matrix_params(const struct model *m);
+
+/** Head sizes of the queries/keys and of the values (h / a for MHA). */
+int model_qk_head_dim(const struct model *m);
+int model_v_head_dim(const struct model *m);
 
 /** Parameters in one dense transformer layer (attention, MLP, norms, biases). */
 double model_params_per_layer(const struct model *m);

@@ -140,15 +140,40 @@ void
 compute_flash_attention(const struct model *m, const struct plan *p, const struct cluster *c,
 			double *fwd_s, double *bwd_s)
 {
-	double s = p->seq_len, d = model_head_dim(m), heads = (double)m->heads / p->tp;
-	double flops = 4.0 * s * s * d * p->micro_batch * heads * (m->causal ? 0.5 : 1.0);
-	double bytes = 2.0 * 4.0 * s * d * p->micro_batch * heads;
+	double s = p->seq_len, dqk = model_qk_head_dim(m), dv = model_v_head_dim(m);
+	double heads = (double)m->heads / p->tp;
+	/* 2 s^2 (d_qk + d_v) per head: 4 s^2 d when d_qk = d_v = d. */
+	double flops = 2.0 * s * s * (dqk + dv) * p->micro_batch * heads * (m->causal ? 0.5 : 1.0);
+	double bytes = 2.0 * (2.0 * dqk + 2.0 * dv) * s * p->micro_batch * heads;
 	double peak = c->gpu.peak_flops;
 
 	*fwd_s = fmax(flops / (peak * c->gpu.attention_fwd_efficiency), compute_memory_time(c, bytes)) +
 		 c->gpu.attention_overhead_s;
 	*bwd_s = fmax(2.5 * flops / (peak * c->gpu.attention_bwd_efficiency),
 		      compute_memory_time(c, 2.0 * bytes)) + c->gpu.attention_overhead_s;
+}
+
+/*
+ * MLA's projections on one GPU (DeepSeek-V2, arXiv:2405.04434, Sec. 2.1;
+ * Megatron-Core's MLASelfAttention): the down-projections to the query
+ * and key-value latents are replicated on every TP rank, the
+ * up-projections split by heads.
+ */
+static double
+mla_qkv_gemm_time(const struct model *m, const struct plan *p, const struct cluster *c,
+		  struct compute_casts *casts)
+{
+	const struct model_mla *l = &m->mla;
+	double t = p->tp, tokens = (double)p->micro_batch * p->seq_len, h = m->hidden;
+	double heads = m->heads / t, qk = l->qk_nope_head_dim + l->qk_rope_head_dim;
+	double time = compute_linear_time(c, p, tokens, l->kv_lora_rank + l->qk_rope_head_dim, h, 1, casts) +
+		      compute_linear_time(c, p, tokens, heads * (l->qk_nope_head_dim + l->v_head_dim),
+					  l->kv_lora_rank, 1, casts);
+
+	if (l->q_lora_rank > 0)
+		return time + compute_linear_time(c, p, tokens, l->q_lora_rank, h, 1, casts) +
+		       compute_linear_time(c, p, tokens, heads * qk, l->q_lora_rank, 1, casts);
+	return time + compute_linear_time(c, p, tokens, heads * qk, h, 1, casts);
 }
 
 void
@@ -167,8 +192,14 @@ compute_layer_time(const struct model *m, const struct plan *p,
 
 	/* Megatron's column/row split (Shoeybi et al. 2019): each GPU holds 1/t
 	 * of QKV, the heads, the output projection and both MLP matrices. */
-	out->qkv_fwd_s = compute_linear_time(c, p, tokens, (h + 2.0 * kvd) / t, h, 1, &casts);
-	out->proj_fwd_s = compute_linear_time(c, p, tokens, h, h / t, 1, &casts);
+	if (m->attention == MODEL_ATTN_MLA) {
+		out->qkv_fwd_s = mla_qkv_gemm_time(m, p, c, &casts);
+		out->proj_fwd_s = compute_linear_time(c, p, tokens, h, (double)m->heads * m->mla.v_head_dim / t, 1,
+						      &casts);
+	} else {
+		out->qkv_fwd_s = compute_linear_time(c, p, tokens, (h + 2.0 * kvd) / t, h, 1, &casts);
+		out->proj_fwd_s = compute_linear_time(c, p, tokens, h, h / t, 1, &casts);
+	}
 	gemm += out->qkv_fwd_s + out->proj_fwd_s;
 	if (moe) {
 		out->mlp_fwd_s = moe_mlp_gemm_time(m, p, c, &casts);
@@ -182,8 +213,8 @@ compute_layer_time(const struct model *m, const struct plan *p,
 	if (p->flash_attention) {
 		compute_flash_attention(m, p, c, &attn_gemm, &attn_bwd);
 	} else {
-		attn_gemm = compute_gemm_time(c, s, s, d, b * heads_local)    /* Q K^T */
-			  + compute_gemm_time(c, s, d, s, b * heads_local);   /* scores V */
+		attn_gemm = compute_gemm_time(c, s, s, model_qk_head_dim(m), b * heads_local) /* Q K^T */
+			  + compute_gemm_time(c, s, model_v_head_dim(m), s, b * heads_local); /* scores V */
 	}
 	gemm += attn_gemm;
 	mem_bytes = layer_fwd_mem_bytes(m, p, moe, &attn_mem, &kernels);

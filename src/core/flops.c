@@ -5,9 +5,8 @@ static double
 matrix_params_per_layer(const struct model *m)
 {
 	double h = m->hidden;
-	double kv = (double)m->kv_heads * model_head_dim(m);
 
-	return h * (h + 2.0 * kv) + h * h + (m->gated_mlp ? 3.0 : 2.0) * h * m->ffn_hidden;
+	return model_attention_matrix_params(m) + (m->gated_mlp ? 3.0 : 2.0) * h * m->ffn_hidden;
 }
 
 /* Matrix parameters a token meets in an MoE layer: attention, the router
@@ -23,10 +22,18 @@ matrix_params_moe_layer(const struct model *m)
 	       (m->moe.top_k + m->moe.shared_experts) * expert;
 }
 
+/* The attention scores and their product with V, per token: 2 s a
+ * (d_qk + d_v), which is Narayanan et al.'s 4 s h when d_qk = d_v = h/a. */
+static double
+attention_flops_per_token(const struct model *m, int seq_len)
+{
+	return 2.0 * seq_len * (double)m->heads * (model_qk_head_dim(m) + model_v_head_dim(m));
+}
+
 double
 flops_forward_per_token(const struct model *m, int seq_len)
 {
-	double attn = 4.0 * seq_len * (double)m->hidden;
+	double attn = attention_flops_per_token(m, seq_len);
 	int moe = model_moe_layers(m);
 	double dense = 2.0 * matrix_params_per_layer(m) + attn;
 	double sparse = moe ? 2.0 * matrix_params_moe_layer(m) + attn : 0.0;
@@ -48,7 +55,7 @@ flops_hardware_per_iteration(const struct model *m, const struct plan *p)
 	double tokens = (double)p->global_batch * p->seq_len;
 	double full = (flops_forward_per_token(m, p->seq_len) - 2.0 * (double)m->hidden * m->vocab) /
 		      m->layers;
-	double selective = p->flash_attention ? 0.0 : 4.0 * p->seq_len * (double)m->hidden;
+	double selective = p->flash_attention ? 0.0 : attention_flops_per_token(m, p->seq_len);
 	double extra = 0.0;
 
 	/* Korthikanti et al. 2022 Sec. 5: full recomputation repeats each

@@ -3,10 +3,50 @@
 
 #include "plan/model.h"
 
+const char *const model_attention_names[] = { "mha", "mla", NULL };
+
 int
 model_head_dim(const struct model *m)
 {
 	return m->hidden / m->heads;
+}
+
+int
+model_qk_head_dim(const struct model *m)
+{
+	return m->attention == MODEL_ATTN_MLA ? m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim
+					      : model_head_dim(m);
+}
+
+int
+model_v_head_dim(const struct model *m)
+{
+	return m->attention == MODEL_ATTN_MLA ? m->mla.v_head_dim : model_head_dim(m);
+}
+
+/*
+ * MHA/GQA: Q and the output projection h x h, K and V h x kv_heads d.
+ * MLA (DeepSeek-V2, arXiv:2405.04434, Sec. 2.1): queries through a
+ * rank-q_lora down-projection and an up-projection to a (nope + rope)
+ * per head (or directly from h without q_lora_rank); keys and values
+ * through one down-projection to kv_lora + rope (the shared rotary key)
+ * and an up-projection to a (nope + v); the output from a v back to h.
+ */
+double
+model_attention_matrix_params(const struct model *m)
+{
+	double h = m->hidden, a = m->heads;
+	const struct model_mla *l = &m->mla;
+	double qk = l->qk_nope_head_dim + l->qk_rope_head_dim, q;
+
+	if (m->attention != MODEL_ATTN_MLA) {
+		double kv = (double)m->kv_heads * model_head_dim(m);
+
+		return h * (h + 2.0 * kv) + h * h;
+	}
+	q = l->q_lora_rank > 0 ? h * l->q_lora_rank + (double)l->q_lora_rank * a * qk : h * a * qk;
+	return q + h * (l->kv_lora_rank + l->qk_rope_head_dim) +
+	       (double)l->kv_lora_rank * a * (l->qk_nope_head_dim + l->v_head_dim) + a * l->v_head_dim * h;
 }
 
 /*
@@ -23,9 +63,13 @@ model_params_per_layer(const struct model *m)
 	double kv = (double)m->kv_heads * model_head_dim(m);
 	double f = m->ffn_hidden;
 	double mlp_mats = m->gated_mlp ? 3.0 : 2.0;
-	double attn = h * (h + 2.0 * kv) + h * h;
+	double attn = model_attention_matrix_params(m);
 	double mlp = mlp_mats * h * f;
 	double norms = (m->norm == MODEL_NORM_LAYERNORM && m->bias) ? 4.0 * h : 2.0 * h;
+
+	/* MLA normalises its two latent vectors (q_a_layernorm, kv_a_layernorm). */
+	if (m->attention == MODEL_ATTN_MLA)
+		norms += m->mla.q_lora_rank + m->mla.kv_lora_rank;
 	double biases = 0.0;
 
 	if (m->bias)
@@ -43,13 +87,14 @@ model_is_moe(const struct model *m)
 bool
 model_layer_is_moe(const struct model *m, int layer)
 {
-	return model_is_moe(m) && layer % m->moe.every == 0;
+	return model_is_moe(m) && layer > m->moe.first_dense_layers &&
+	       (layer - m->moe.first_dense_layers) % m->moe.every == 0;
 }
 
 int
 model_moe_layers(const struct model *m)
 {
-	return model_is_moe(m) ? m->layers / m->moe.every : 0;
+	return model_is_moe(m) ? (m->layers - m->moe.first_dense_layers) / m->moe.every : 0;
 }
 
 double

@@ -23,8 +23,27 @@ static const struct schema_key moe_schema[] = {
 	{ .key = "capacity_factor", .type = SCHEMA_NUMBER, .offset = MOFF(capacity_factor),
 	  .min = 0, .min_exclusive = true, .max = 64, .def = "1.0",
 	  .help = "expert capacity over the balanced load (tokens are padded to it)" },
+	{ .key = "first_dense_layers", .type = SCHEMA_INT, .offset = MOFF(first_dense_layers),
+	  .min = 0, .max = 100000, .def = "0",
+	  .help = "the first N layers keep a dense MLP (DeepSeek's first_k_dense_replace)" },
 	{ .key = "shared_experts", .type = SCHEMA_INT, .offset = MOFF(shared_experts),
 	  .min = 0, .max = 1024, .def = "0", .help = "experts every token goes through (DeepSeekMoE)" },
+	{ 0 },
+};
+
+#define LOFF(f) offsetof(struct model_mla, f)
+
+static const struct schema_key mla_schema[] = {
+	{ .key = "q_lora_rank", .type = SCHEMA_INT, .offset = LOFF(q_lora_rank), .min = 0, .max = BIG,
+	  .def = "0", .help = "rank of the query down-projection; 0: queries projected directly" },
+	{ .key = "kv_lora_rank", .type = SCHEMA_INT, .required = true, .offset = LOFF(kv_lora_rank),
+	  .min = 1, .max = BIG, .help = "rank of the joint key-value down-projection (the cached latent)" },
+	{ .key = "qk_nope_head_dim", .type = SCHEMA_INT, .required = true, .offset = LOFF(qk_nope_head_dim),
+	  .min = 1, .max = 100000, .help = "per-head query/key size without rotary positions" },
+	{ .key = "qk_rope_head_dim", .type = SCHEMA_INT, .required = true, .offset = LOFF(qk_rope_head_dim),
+	  .min = 0, .max = 100000, .help = "per-head query/key size with rotary positions (the key's is shared)" },
+	{ .key = "v_head_dim", .type = SCHEMA_INT, .required = true, .offset = LOFF(v_head_dim),
+	  .min = 1, .max = 100000, .help = "per-head value size" },
 	{ 0 },
 };
 
@@ -61,6 +80,12 @@ const struct schema_key model_schema[] = {
 	{ .key = "causal", .type = SCHEMA_BOOL, .offset = OFF(causal), .def = "true",
 	  .help = "attention with a causal mask (decoders: GPT, Llama); false for encoders such as BERT. "
 		  "A flash-attention kernel skips the masked half" },
+	{ .key = "attention", .type = SCHEMA_ENUM, .offset = OFF(attention), .def = "mha",
+	  .choices = model_attention_names,
+	  .help = "mha (multi-head, grouped-query through kv_heads) or mla (DeepSeek-V2's multi-head latent "
+		  "attention, with the mla block)" },
+	{ .key = "mla", .type = SCHEMA_MAP, .offset = OFF(mla), .sub = mla_schema,
+	  .help = "multi-head latent attention's ranks and head sizes (DeepSeek-V2/V3 config names)" },
 	{ .key = "moe", .type = SCHEMA_MAP, .offset = OFF(moe), .sub = moe_schema,
 	  .help = "Mixture-of-Experts block; absent for a dense model" },
 	{ 0 },
@@ -83,6 +108,16 @@ model_finish(struct model *m, struct ytree *t, struct plan_error *err)
 			return ytree_error(t, ytree_find_path(t, "moe.every"), err, "moe.every (%d) is more than layers (%d): no MoE layer",
 					   m->moe.every, m->layers);
 	}
+	if (m->attention == MODEL_ATTN_MLA && m->mla.kv_lora_rank == 0)
+		return ytree_error(t, ytree_find_path(t, "attention"), err,
+				   "attention: mla needs an mla block (kv_lora_rank, qk_nope_head_dim, "
+				   "qk_rope_head_dim, v_head_dim)");
+	if (m->attention != MODEL_ATTN_MLA && m->mla.kv_lora_rank > 0)
+		return ytree_error(t, ytree_find_path(t, "mla"), err, "an mla block needs attention: mla");
+	if (m->moe.experts > 0 && m->moe.first_dense_layers >= m->layers)
+		return ytree_error(t, ytree_find_path(t, "moe.first_dense_layers"), err,
+				   "moe.first_dense_layers (%d) leaves no MoE layer of %d",
+				   m->moe.first_dense_layers, m->layers);
 	if (m->hidden % m->heads != 0)
 		return ytree_error(t, ytree_find_path(t, "hidden"), err,
 				   "hidden (%d) must be divisible by heads (%d)",
