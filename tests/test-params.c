@@ -87,6 +87,32 @@ START_TEST(test_deepseek_v3_params)
 }
 END_TEST
 
+/*
+ * Qwen3-30B-A3B (arXiv:2505.09388; HF Qwen/Qwen3-30B-A3B): h 2048, a 32,
+ * kv 4, head_dim 128 (so Q is 2048 x 4096, not h x h). Attention: Q
+ * 2048 x 4096 = 8,388,608, K and V 2 x 2048 x 512 = 2,097,152, O 4096 x
+ * 2048 = 8,388,608: 18,874,368. Norms 2 x 2048 + QK-norm 2 x 128 = 4,352.
+ * Router 2048 x 128 = 262,144; 128 experts of 3 x 2048 x 768 = 4,718,592:
+ * 603,979,776. A layer: 623,120,640; 48 of them 29,909,790,720; embedding
+ * and untied head 2 x 151936 x 2048 = 622,329,856, final norm 2048:
+ * 30,532,122,624 (the card's 30.5B). Active, 8 experts: 56,889,600 per
+ * layer, 3,353,032,704 in all (3.3B).
+ */
+START_TEST(test_qwen3_moe_params)
+{
+	struct model m;
+
+	test_load_model(&m, "name: q\nlayers: 48\nhidden: 2048\nheads: 32\nkv_heads: 4\nhead_dim: 128\n"
+			    "qk_norm: true\nffn_hidden: 6144\ngated_mlp: true\nvocab: 151936\nseq_len: 4096\n"
+			    "tied_embeddings: false\nbias: false\nnorm: rmsnorm\nposition_embedding: rotary\n"
+			    "moe: {experts: 128, top_k: 8, expert_ffn_hidden: 768}\n");
+	ck_assert_double_eq(model_attention_matrix_params(&m), 18874368.0);
+	ck_assert_double_eq(model_params_moe_layer(&m), 623120640.0);
+	ck_assert_double_eq(model_params_total(&m), 30532122624.0);
+	ck_assert_double_eq(model_params_active(&m), 3353032704.0);
+}
+END_TEST
+
 START_TEST(test_flops_eq3)
 {
 	struct model m;
@@ -127,6 +153,7 @@ params_suite(void)
 	tcase_add_test(tc, test_bert_large_params);
 	tcase_add_test(tc, test_flops_eq3);
 	tcase_add_test(tc, test_deepseek_v3_params);
+	tcase_add_test(tc, test_qwen3_moe_params);
 	suite_add_tcase(s, tc);
 	return s;
 }

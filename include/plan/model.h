@@ -51,6 +51,8 @@ struct model {
 	int hidden;
 	int heads;
 	int kv_heads;        /**< heads of K and V (grouped-query attention) */
+	int head_dim;        /**< size of one head (0: hidden / heads; Gemma and Qwen3 differ) */
+	bool qk_norm;        /**< RMSNorm on each head's query and key (Qwen3, OLMo 2) */
 	int ffn_hidden;
 	bool gated_mlp;      /**< SwiGLU-style: three MLP matrices */
 	int vocab;

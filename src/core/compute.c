@@ -197,8 +197,10 @@ compute_layer_time(const struct model *m, const struct plan *p,
 		out->proj_fwd_s = compute_linear_time(c, p, tokens, h, (double)m->heads * m->mla.v_head_dim / t, 1,
 						      &casts);
 	} else {
-		out->qkv_fwd_s = compute_linear_time(c, p, tokens, (h + 2.0 * kvd) / t, h, 1, &casts);
-		out->proj_fwd_s = compute_linear_time(c, p, tokens, h, h / t, 1, &casts);
+		double qd = (double)m->heads * d; /* h, unless head_dim says otherwise */
+
+		out->qkv_fwd_s = compute_linear_time(c, p, tokens, (qd + 2.0 * kvd) / t, h, 1, &casts);
+		out->proj_fwd_s = compute_linear_time(c, p, tokens, h, qd / t, 1, &casts);
 	}
 	gemm += out->qkv_fwd_s + out->proj_fwd_s;
 	if (moe) {

@@ -8,7 +8,7 @@ const char *const model_attention_names[] = { "mha", "mla", NULL };
 int
 model_head_dim(const struct model *m)
 {
-	return m->hidden / m->heads;
+	return m->head_dim > 0 ? m->head_dim : m->hidden / m->heads;
 }
 
 int
@@ -40,9 +40,10 @@ model_attention_matrix_params(const struct model *m)
 	double qk = l->qk_nope_head_dim + l->qk_rope_head_dim, q;
 
 	if (m->attention != MODEL_ATTN_MLA) {
-		double kv = (double)m->kv_heads * model_head_dim(m);
+		double d = model_head_dim(m), kv = (double)m->kv_heads * d;
 
-		return h * (h + 2.0 * kv) + h * h;
+		/* Q (h x a d), K and V (h x kv d), output (a d x h): 4 h^2 for MHA. */
+		return h * (a * d + 2.0 * kv) + a * d * h;
 	}
 	q = l->q_lora_rank > 0 ? h * l->q_lora_rank + (double)l->q_lora_rank * a * qk : h * a * qk;
 	return q + h * (l->kv_lora_rank + l->qk_rope_head_dim) +
@@ -67,13 +68,16 @@ model_params_per_layer(const struct model *m)
 	double mlp = mlp_mats * h * f;
 	double norms = (m->norm == MODEL_NORM_LAYERNORM && m->bias) ? 4.0 * h : 2.0 * h;
 
-	/* MLA normalises its two latent vectors (q_a_layernorm, kv_a_layernorm). */
+	/* MLA normalises its two latent vectors (q_a_layernorm, kv_a_layernorm);
+	 * QK-norm one query and one key head of each head's size. */
 	if (m->attention == MODEL_ATTN_MLA)
 		norms += m->mla.q_lora_rank + m->mla.kv_lora_rank;
+	if (m->qk_norm)
+		norms += 2.0 * model_head_dim(m);
 	double biases = 0.0;
 
 	if (m->bias)
-		biases = (h + 2.0 * kv) + h                       /* qkv, proj */
+		biases = ((double)m->heads * model_head_dim(m) + 2.0 * kv) + h /* qkv, proj */
 			 + (m->gated_mlp ? 2.0 * f : f) + h;      /* fc1 (and gate), fc2 */
 	return attn + mlp + norms + biases;
 }

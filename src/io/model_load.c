@@ -60,6 +60,10 @@ const struct schema_key model_schema[] = {
 	  .min = 1, .max = 100000, .help = "attention heads a" },
 	{ .key = "kv_heads", .type = SCHEMA_INT, .offset = OFF(kv_heads),
 	  .min = 1, .max = 100000, .help = "key/value heads (grouped-query attention when fewer than heads); default heads" },
+	{ .key = "head_dim", .type = SCHEMA_INT, .offset = OFF(head_dim), .min = 0, .max = 100000,
+	  .def = "0", .help = "size of one attention head; 0: hidden / heads (Gemma and Qwen3 set it apart)" },
+	{ .key = "qk_norm", .type = SCHEMA_BOOL, .offset = OFF(qk_norm), .def = "false",
+	  .help = "an RMSNorm on each head's query and key (Qwen3, OLMo 2)" },
 	{ .key = "ffn_hidden", .type = SCHEMA_INT, .offset = OFF(ffn_hidden),
 	  .min = 1, .max = BIG, .help = "MLP inner size; default 4 * hidden" },
 	{ .key = "gated_mlp", .type = SCHEMA_BOOL, .offset = OFF(gated_mlp), .def = "false",
@@ -118,7 +122,7 @@ model_finish(struct model *m, struct ytree *t, struct plan_error *err)
 		return ytree_error(t, ytree_find_path(t, "moe.first_dense_layers"), err,
 				   "moe.first_dense_layers (%d) leaves no MoE layer of %d",
 				   m->moe.first_dense_layers, m->layers);
-	if (m->hidden % m->heads != 0)
+	if (m->head_dim == 0 && m->hidden % m->heads != 0)
 		return ytree_error(t, ytree_find_path(t, "hidden"), err,
 				   "hidden (%d) must be divisible by heads (%d)",
 				   m->hidden, m->heads);
