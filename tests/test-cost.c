@@ -102,7 +102,7 @@ START_TEST(test_zero_memory)
 	p.seq_len = 2048;
 	for (int z = 0; z <= 3; z++) {
 		p.zero = z;
-		memory_stage(&m, &p, &c, 0, psi, 0.0, &u);
+		memory_stage(&m, &p, &c, NULL, 0, psi, 0.0, &u);
 		ck_assert_rel(u.weights + u.gradients + u.optimizer, expect[z], 1e-12);
 	}
 	ck_assert_rel(expect[1], 31.40625e9, 1e-12);

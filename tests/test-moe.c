@@ -214,11 +214,11 @@ START_TEST(test_mics_memory)
 	p.global_batch = 64;
 	p.seq_len = 2048;
 	/* MiCS: 16 Psi / G = 16 x 7.5e9 / 8 = 15e9 bytes of model states. */
-	memory_stage(&m, &p, &c, 0, 7.5e9, 0.0, &u);
+	memory_stage(&m, &p, &c, NULL, 0, 7.5e9, 0.0, &u);
 	ck_assert_rel(u.weights + u.gradients + u.optimizer, 15e9, 1e-12);
 	/* ZeRO-3 is the special case G = dp: 16 x 7.5e9 / 64. */
 	p.mics_group = 0;
-	memory_stage(&m, &p, &c, 0, 7.5e9, 0.0, &u);
+	memory_stage(&m, &p, &c, NULL, 0, 7.5e9, 0.0, &u);
 	ck_assert_rel(u.weights + u.gradients + u.optimizer, 1.875e9, 1e-12);
 	cluster_release(&c);
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "plan/cluster.h"
+#include "plan/framework.h"
 #include "plan/model.h"
 #include "plan/plan.h"
 
@@ -35,5 +36,5 @@ double memory_layer_activations(const struct model *m, const struct plan *p);
  * the DP group, or the MiCS partition group).
  */
 void memory_stage(const struct model *m, const struct plan *p,
-		  const struct cluster *c, int stage, double params,
+		  const struct cluster *c, const struct framework *fw, int stage, double params,
 		  double expert_params, struct memory_use *out);

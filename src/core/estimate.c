@@ -71,6 +71,7 @@ struct layer_costs {
 	int from_layer;
 	struct compress_tp_site site;
 	struct compress_pp_boundary bnd;
+	const struct framework *fw;        /* for the memory: NULL, the built-in framework */
 };
 
 /* One micro-batch's work on the GPU of @stage, split by kind. */
@@ -227,7 +228,7 @@ fill_memory(const struct model *m, const struct plan *p, const struct cluster *c
 		else
 			stage_work(m, p, lc, stage, &w);
 		params = estimate_stage_params(m, p, stage, &expert) + w.extra_params;
-		memory_stage(m, &ps, c, stage, params, expert, &u);
+		memory_stage(m, &ps, c, lc->fw, stage, params, expert, &u);
 		if (lc->cmp) {
 			u.compression = stage_ef_bytes(p, lc->cmp, params, &w);
 			u.total += u.compression;
@@ -600,6 +601,7 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 	topology_plan(p, c, &x.lay);
 	x.mb = plan_microbatches(p);
 	build_layer_costs(m, p, c, &x.lay, cmp, !p->custom_recompute, &x.lc);
+	x.lc.fw = x.fw;
 	core_bottleneck(&x, out);
 	core_tail(&x, out);
 	core_slot(&x);
@@ -664,7 +666,7 @@ probe(const struct model *m, const struct cluster *c, const struct plan *shape,
 	stage_work(m, &p, &lc, stage, &w);
 	*time = stage_total(&w);
 	params = estimate_stage_params(m, &p, stage, &expert) + w.extra_params;
-	memory_stage(m, &p, c, stage, params, expert, &u);
+	memory_stage(m, &p, c, lc.fw, stage, params, expert, &u);
 	if (lc.cmp)
 		u.total += stage_ef_bytes(&p, lc.cmp, params, &w);
 	*mem = u.total;
@@ -693,6 +695,7 @@ estimate_stage_coefs(const struct model *m, const struct cluster *c, const struc
 		return false;
 	topology_plan(shape, c, &lay);
 	build_layer_costs(m, shape, c, &lay, cmp, false, &lc);
+	lc.fw = opt ? opt->framework : NULL;
 	for (int s = 0; s < shape->pp; s++) {
 		struct estimate_stage_coefs *o = &out[s];
 

@@ -52,18 +52,23 @@ memory_layer_activations(const struct model *m, const struct plan *p)
  * fp8 linear layers also keep an fp8 copy of their weights and its
  * transpose (Transformer Engine's weight cache: 2 bytes per parameter). */
 static void
-model_states(int zero, bool fp8, double params, double d, struct memory_use *out)
+model_states(int zero, bool fp8, double grad_bytes, double params, double d, struct memory_use *out)
 {
 	out->weights += (fp8 ? 4.0 : 2.0) * params / (zero >= 3 ? d : 1.0);
-	out->gradients += 2.0 * params / (zero >= 2 ? d : 1.0);
+	out->gradients += grad_bytes * params / (zero >= 2 ? d : 1.0);
 	out->optimizer += 12.0 * params / (zero >= 1 ? d : 1.0);
 }
 
 void
 memory_stage(const struct model *m, const struct plan *p,
-	     const struct cluster *c, int stage, double params,
+	     const struct cluster *c, const struct framework *fw, int stage, double params,
 	     double expert_params, struct memory_use *out)
 {
+	/* The gradient buffer holds the framework's reduce precision:
+	 * Megatron's fp32 main_grad takes 4 bytes, not ZeRO's 2. */
+	double gb = fw ? fw->reduce_bytes : 2.0;
+	bool fp8 = p->precision == PLAN_PRECISION_FP8;
+
 	double d = p->mics_group > 0 ? p->mics_group : p->dp, t = p->tp;
 	double sbh = (double)p->seq_len * p->micro_batch * m->hidden;
 	double stored = pipeline_stored_layer_microbatches(m, p, stage);
@@ -74,8 +79,8 @@ memory_stage(const struct model *m, const struct plan *p,
 	 * gradient bytes from stage 2, the 2 weight bytes at stage 3; MiCS
 	 * shards over its partition group instead (16 Psi / G at stage 3). */
 	out->weights = out->gradients = out->optimizer = 0.0;
-	model_states(p->zero, p->precision == PLAN_PRECISION_FP8, params - expert_params, d, out);
-	model_states(p->zero, p->precision == PLAN_PRECISION_FP8, expert_params, (double)p->dp / p->ep, out);
+	model_states(p->zero, fp8, gb, params - expert_params, d, out);
+	model_states(p->zero, fp8, gb, expert_params, (double)p->dp / p->ep, out);
 
 	/* Stage i of 1F1B holds min(m, p - i) micro-batches in flight: the
 	 * first stage the most (Narayanan et al. SC21, Sec. 2.2). The caller
