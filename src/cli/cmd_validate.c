@@ -21,6 +21,8 @@ struct row_result {
 	double measured_s;
 	double error;       /* (predicted - measured) / measured */
 	double predicted_tflops;
+	double predicted_memory_bytes;
+	double memory_error; /* (predicted - measured) / measured memory; 0 without a measurement */
 	bool fits;
 };
 
@@ -60,9 +62,30 @@ predict_run(const char *file, struct run *run, struct row_result *res)
 	res->measured_s = runs_measured_time_s(run, &m);
 	res->error = (res->predicted_s - res->measured_s) / res->measured_s;
 	res->predicted_tflops = e.tflops_per_gpu;
+	res->predicted_memory_bytes = e.memory.total;
+	if (run->measured_memory_gib > 0)
+		res->memory_error = (e.memory.total / 1073741824.0 - run->measured_memory_gib) /
+				    run->measured_memory_gib;
 	res->fits = e.fits;
 	cluster_release(&c);
 	return CLI_EXIT_OK;
+}
+
+/* The memory rows' mean absolute error, where the CSV gave measured memory. */
+static void
+print_memory_summary(const struct row_result *res, int n)
+{
+	double sum = 0.0, worst = 0.0;
+	int k = 0;
+
+	for (int i = 0; i < n; i++)
+		if (res[i].run->measured_memory_gib > 0) {
+			sum += fabs(res[i].memory_error);
+			worst = fmax(worst, fabs(res[i].memory_error));
+			k++;
+		}
+	if (k > 0)
+		printf("memory: rows %d, MAPE %.2f %%, worst row %.2f %%\n", k, 100.0 * sum / k, 100.0 * worst);
 }
 
 static void
@@ -73,11 +96,16 @@ print_text(const struct row_result *res, int n, double mape, double worst)
 	for (int i = 0; i < n; i++) {
 		const struct run *r = res[i].run;
 
-		printf("%-14s %-12s %6d %4d %4d %4d %11.3f %11.3f %+7.1f %%%s\n", r->id, r->model,
+		printf("%-14s %-12s %6d %4d %4d %4d %11.3f %11.3f %+7.1f %%%s", r->id, r->model,
 		       plan_gpus(&r->plan), r->plan.tp, r->plan.pp, r->plan.dp, res[i].measured_s,
 		       res[i].predicted_s, 100.0 * res[i].error, res[i].fits ? "" : "  (does not fit)");
+		if (r->measured_memory_gib > 0)
+			printf("  memory %.2f GiB of %.2f measured (%+.1f %%)", res[i].predicted_memory_bytes / 1073741824.0,
+			       r->measured_memory_gib, 100.0 * res[i].memory_error);
+		putchar('\n');
 	}
 	printf("\nrows %d, MAPE %.2f %%, worst row %.2f %%\n", n, 100.0 * mape, 100.0 * worst);
+	print_memory_summary(res, n);
 }
 
 static void
@@ -116,6 +144,12 @@ print_json(const struct row_result *res, int n, double mape, double worst)
 				      "predicted_iteration_time_s", res[i].predicted_s,
 				      "error", res[i].error, "fits", res[i].fits);
 
+		if (o) {
+			rc |= json_object_set_new(o, "predicted_memory_bytes", json_real(res[i].predicted_memory_bytes));
+			if (res[i].run->measured_memory_gib > 0)
+				rc |= json_object_set_new(o, "measured_memory_bytes",
+							  json_real(res[i].run->measured_memory_gib * 1073741824.0));
+		}
 		if (!o)
 			rc = -1;
 		else

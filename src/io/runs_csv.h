@@ -26,6 +26,7 @@ struct run {
 	struct plan plan;
 	double measured_time_s;   /**< 0 when only TFLOP/s is given */
 	double measured_tflops;   /**< 0 when only the time is given */
+	double measured_memory_gib; /**< peak memory allocated per GPU, GiB; 0 when not given */
 	int convention;           /**< enum run_convention */
 	int row;                  /**< 1-based record number (the header is row 1) */
 };
@@ -41,7 +42,8 @@ struct run_set {
  * micro_batch, global_batch, and measured_iteration_time_s or
  * measured_tflops_per_gpu (with flop_convention). Optional: vpp, seq_len
  * (0 = the model's), recompute, sequence_parallel, zero, dp_overlap,
- * flash_attention, framework (a profile name or path), precision (bf16, fp16 or fp8), tp_overlap. Other columns (provenance, notes) are ignored.
+ * flash_attention, framework (a profile name or path), precision (bf16, fp16 or fp8), tp_overlap, measured_memory_gib (the peak memory
+ * a GPU allocated, in GiB: compared with the predicted memory). Other columns (provenance, notes) are ignored.
  * Release with runs_csv_release() even on failure.
  */
 bool runs_csv_load(const char *path, struct run_set *out, struct plan_error *err);
