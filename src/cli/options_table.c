@@ -250,7 +250,8 @@ static const struct cli_option predict_rows[] = {
 	{ .name = "flash-attention", .kind = CLI_OPT_FLAG, .offset = PREDICT(plan.flash_attention),
 	  .help = "fused attention: no s^2 scores in memory", .arg_order = 11 },
 	{ .name = "zero", .metavar = "N", .kind = CLI_OPT_INT, .min = 0, .max = 3, .offset = PREDICT(plan.zero),
-	  .help = "ZeRO stage 0|1|2|3 over the DP group (default 0)", .arg_order = 12 },
+	  .help = "ZeRO stage 0|1|2|3 over the DP group (default 0; 1 is\n"
+		  "Megatron's distributed optimizer, 3 FSDP FULL_SHARD)", .arg_order = 12 },
 	{ .name = "no-dp-overlap", .kind = CLI_OPT_UNFLAG, .offset = PREDICT(plan.dp_overlap),
 	  .help = "do not overlap DP/ZeRO traffic with computation" },
 	{ .name = "dp-allreduce", .metavar = "ALGO", .kind = CLI_OPT_CUSTOM, .choices = coll_algo_names,
