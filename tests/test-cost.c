@@ -4,6 +4,7 @@
 #include "plan/memory.h"
 #include "plan/pipeline.h"
 #include "plan/topology.h"
+#include "plan/context_par.h"
 #include "plan/tensor_par.h"
 #include "testutil.h"
 
@@ -391,6 +392,44 @@ START_TEST(test_tp_overlap)
 }
 END_TEST
 
+/*
+ * One ring-attention step (Liu et al. 2023; Megatron-Core's context
+ * parallelism): the toy GPT (h 1024, 8 heads of 128, no GQA), s 1024
+ * split over cp 2 ranks of one node: each holds 512 tokens and passes
+ * its K and V, 2 x 2 B x 512 x 8 x 128 = 2,097,152 B, over NVLink: 1 us
+ * + 2,097,152 / 1e11 = 2.197152e-5 s. Against a forward attention of
+ * 1e-5 s (5e-6 per block) the cp - 1 = 1 step shows 1.697152e-5 s; the
+ * backward sends K, V and their gradients (twice the bytes) against
+ * 2e-5 s per block: 2.394304e-5 s. It sends 3 x 2,097,152 B in all.
+ */
+START_TEST(test_ring_attention_step)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct plan_layout lay;
+	struct compute_layer cl = { 0 };
+	struct cp_layer_comm cc;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	test_load_model(&m, TOY_MODEL_YAML);
+	toy_plan(&p, 1, 1, 1);
+	p.cp = 2;
+	p.flash_attention = true;
+	topology_plan(&p, &c, &lay);
+	p = plan_cp_local(&p);
+	ck_assert_int_eq(p.seq_len, 512);
+	cl.attn_fwd_s = 1e-5;
+	cl.attn_bwd_s = 4e-5;
+	cp_layer_comm(&m, &p, &c, &lay, &cl, &cc);
+	ck_assert_double_eq_tol(cc.step_s, 2.197152e-5, 1e-15);
+	ck_assert_double_eq_tol(cc.fwd_s, 1.697152e-5, 1e-15);
+	ck_assert_double_eq_tol(cc.bwd_s, 2.394304e-5, 1e-15);
+	ck_assert_double_eq_tol(cc.bytes, 3.0 * 2097152, 1e-6);
+	cluster_release(&c);
+}
+END_TEST
+
 START_TEST(test_dp_overlap_window)
 {
 	struct cluster c;
@@ -519,6 +558,7 @@ cost_suite(void)
 	tcase_add_test(tc, test_pipeline_sends);
 	tcase_add_test(tc, test_framework_overheads);
 	tcase_add_test(tc, test_tp_overlap);
+	tcase_add_test(tc, test_ring_attention_step);
 	suite_add_tcase(s, tc);
 	return s;
 }

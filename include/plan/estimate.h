@@ -28,6 +28,7 @@ struct estimate_breakdown {
 	double compression;/**< encode + decode on the critical path */
 	double ep_comm;    /**< exposed MoE all-to-all */
 	double overhead;   /**< the framework's fixed costs: per layer and micro-batch, per iteration */
+	double cp_comm;    /**< exposed context-parallel K/V exchanges */
 };
 
 /** Bytes each GPU sends per iteration, by parallelism. */

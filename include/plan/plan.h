@@ -33,6 +33,14 @@ enum plan_precision {
 
 extern const char *const plan_precision_names[];
 
+/** How context parallelism exchanges the sequence's keys and values. */
+enum plan_cp_method {
+	PLAN_CP_RING,       /**< Megatron-Core's ring attention: K/V pass around the CP ring */
+	PLAN_CP_ALLTOALL,   /**< DeepSpeed-Ulysses: all-to-alls that split the heads instead */
+};
+
+extern const char *const plan_cp_method_names[];
+
 enum plan_moe_routing {
 	PLAN_MOE_FLAT,    /**< one all-to-all over the EP group (Switch, GShard) */
 	PLAN_MOE_BILEVEL, /**< SMILE: inter-node among equal local ranks, then intra-node */
@@ -57,6 +65,8 @@ struct plan {
 	int tp;
 	int pp;
 	int dp;
+	int cp;              /**< context parallelism: the sequence split cp ways (1: none) */
+	int cp_method;       /**< enum plan_cp_method */
 	int vpp;             /**< interleaved model chunks per GPU (1: plain 1F1B) */
 	int micro_batch;     /**< sequences per micro-batch */
 	int global_batch;    /**< sequences per iteration */
@@ -98,7 +108,14 @@ void plan_init(struct plan *p);
 bool plan_validate(const struct plan *p, const struct model *m,
 		   const struct cluster *c, struct plan_error *err);
 
-/** GPUs the plan uses (tp * pp * dp). */
+/**
+ * The plan as one context-parallel rank sees it: seq_len / cp tokens per
+ * sequence (the attention core still meets all seq_len keys: compute
+ * multiplies its FLOPs by cp).
+ */
+struct plan plan_cp_local(const struct plan *p);
+
+/** GPUs the plan uses (tp * cp * pp * dp). */
 int plan_gpus(const struct plan *p);
 
 /** Micro-batches per pipeline per iteration: global / (dp * micro). */

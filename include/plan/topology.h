@@ -16,7 +16,8 @@ struct group_layout {
 /** The groups of a plan under the TP-innermost, then DP, then PP order. */
 struct plan_layout {
 	struct group_layout tp;
-	struct group_layout dp;
+	struct group_layout cp;   /**< a context-parallel group: cp ranks striding by tp */
+	struct group_layout dp;   /**< the gradient reduction: dp x cp ranks striding by tp */
 	struct group_layout pp;   /**< the ranks of one pipeline */
 	struct group_layout ep;   /**< an expert-parallel group: ep consecutive DP ranks */
 	struct group_layout edp;  /**< the ranks that hold the same experts (dp / ep) */

@@ -19,15 +19,19 @@ complete_plan(struct plan *p, int gpus, const struct model *m, const struct clus
 	if (p->seq_len == 0)
 		p->seq_len = m->seq_len;
 	if (p->dp == 0) {
-		if (total % ((long)p->tp * p->pp) != 0) {
-			cli_error("%ld GPUs are not divisible by tp x pp (%d x %d); give --dp or --gpus",
+		if (total % ((long)p->tp * p->cp * p->pp) != 0) {
+			if (p->cp > 1)
+				cli_error("%ld GPUs are not divisible by tp x cp x pp (%d x %d x %d); give --dp or --gpus",
+					  total, p->tp, p->cp, p->pp);
+			else
+				cli_error("%ld GPUs are not divisible by tp x pp (%d x %d); give --dp or --gpus",
 				  total, p->tp, p->pp);
 			return false;
 		}
-		p->dp = (int)(total / ((long)p->tp * p->pp));
-	} else if (gpus && (long)p->tp * p->pp * p->dp != gpus) {
-		cli_error("--gpus %d does not match tp x pp x dp (%d x %d x %d = %ld)", gpus,
-			  p->tp, p->pp, p->dp, (long)p->tp * p->pp * p->dp);
+		p->dp = (int)(total / ((long)p->tp * p->cp * p->pp));
+	} else if (gpus && (long)p->tp * p->cp * p->pp * p->dp != gpus) {
+		cli_error("--gpus %d does not match tp x cp x pp x dp (%d x %d x %d x %d = %ld)", gpus,
+			  p->tp, p->cp, p->pp, p->dp, (long)p->tp * p->cp * p->pp * p->dp);
 		return false;
 	}
 	return true;

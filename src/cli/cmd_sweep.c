@@ -126,6 +126,8 @@ static const struct cell_field {
 	{ AXIS_RECOMPUTE, offsetof(struct plan, recompute), plan_recompute_names },
 	{ AXIS_MOE_ROUTING, offsetof(struct plan, moe_routing), plan_moe_routing_names },
 	{ AXIS_PRECISION, offsetof(struct plan, precision), plan_precision_names },
+	{ AXIS_CP, offsetof(struct plan, cp), NULL },
+	{ AXIS_CP_METHOD, offsetof(struct plan, cp_method), plan_cp_method_names },
 };
 
 /* The cell's value of axis @kind into @out (left alone when no axis gives it). */
@@ -247,11 +249,12 @@ build_cell(const struct study *s, struct cache *k, long i, struct sweep_cell *c,
 		return CLI_EXIT_INPUT;
 	}
 	if (p->dp == 0) {
-		if (p->tp < 1 || p->pp < 1 || gpus % (p->tp * p->pp) != 0) {
-			snprintf(why, size, "%d GPUs are not divisible by tp x pp (%d x %d)", gpus, p->tp, p->pp);
+		if (p->tp < 1 || p->pp < 1 || p->cp < 1 || gpus % (p->tp * p->cp * p->pp) != 0) {
+			snprintf(why, size, "%d GPUs are not divisible by tp x cp x pp (%d x %d x %d)", gpus, p->tp,
+				 p->cp, p->pp);
 			return CLI_EXIT_INPUT;
 		}
-		p->dp = gpus / (p->tp * p->pp);
+		p->dp = gpus / (p->tp * p->cp * p->pp);
 	}
 	if (!cell_compress(s, idx, c, why, size))
 		return CLI_EXIT_INPUT;

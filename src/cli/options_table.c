@@ -228,6 +228,13 @@ static const struct cli_option predict_rows[] = {
 	  .help = "pipeline-parallel degree (default 1)", .arg_order = 4 },
 	{ .name = "dp", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 24, .offset = PREDICT(plan.dp),
 	  .help = "data-parallel degree (default: the GPUs left after tp x pp)", .arg_order = 5 },
+	{ .name = "cp", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 16, .offset = PREDICT(plan.cp),
+	  .help = "context parallelism: the sequence split N ways (default 1; needs\n"
+		  "--flash-attention)", .arg_order = 26, .write_above = 1 },
+	{ .name = "cp-method", .metavar = "M", .kind = CLI_OPT_CHOICE, .choices = plan_cp_method_names,
+	  .offset = PREDICT(plan.cp_method),
+	  .help = "ring|all-to-all: ring attention (Megatron-Core, default) or\n"
+		  "DeepSpeed-Ulysses' all-to-alls", .arg_order = 27 },
 	{ .name = "gpus", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 26, .offset = PREDICT(gpus),
 	  .help = "GPUs to use (default: the whole cluster)" },
 	{ .name = "vpp", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1024, .offset = PREDICT(plan.vpp),
@@ -558,6 +565,8 @@ static const struct cli_option sweep_rows[] = {
 	AXIS_ROW("compressor", AXIS_COMPRESSOR, "none for no compression"),
 	AXIS_ROW("framework", AXIS_FRAMEWORK, NULL),
 	AXIS_ROW("precision", AXIS_PRECISION, NULL),
+	AXIS_ROW("cp", AXIS_CP, NULL),
+	AXIS_ROW("cp-method", AXIS_CP_METHOD, NULL),
 	AXIS_ROW("gpus", AXIS_GPUS, NULL),
 	AXIS_ROW("nic-bandwidth", AXIS_NIC_BANDWIDTH, NULL),
 	AXIS_ROW("intra-bandwidth", AXIS_INTRA_BANDWIDTH, NULL),

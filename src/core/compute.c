@@ -143,8 +143,11 @@ compute_flash_attention(const struct model *m, const struct plan *p, const struc
 	double s = p->seq_len, dqk = model_qk_head_dim(m), dv = model_v_head_dim(m);
 	double heads = (double)m->heads / p->tp;
 	/* 2 s^2 (d_qk + d_v) per head: 4 s^2 d when d_qk = d_v = d. */
-	double flops = 2.0 * s * s * (dqk + dv) * p->micro_batch * heads * (m->causal ? 0.5 : 1.0);
-	double bytes = 2.0 * (2.0 * dqk + 2.0 * dv) * s * p->micro_batch * heads;
+	double cp = p->cp > 1 ? p->cp : 1;
+	/* With CP, s is the local s/cp, and the s/cp queries meet all s keys:
+	 * cp times the FLOPs of an s/cp sequence. */
+	double flops = 2.0 * s * s * cp * (dqk + dv) * p->micro_batch * heads * (m->causal ? 0.5 : 1.0);
+	double bytes = 2.0 * (2.0 * dqk + 2.0 * dv) * s * cp * p->micro_batch * heads;
 	double peak = c->gpu.peak_flops;
 
 	*fwd_s = fmax(flops / (peak * c->gpu.attention_fwd_efficiency), compute_memory_time(c, bytes)) +

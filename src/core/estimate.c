@@ -3,6 +3,7 @@
 
 #include "plan/compression.h"
 #include "plan/compute.h"
+#include "plan/context_par.h"
 #include "plan/data_par.h"
 #include "plan/expert_par.h"
 #include "plan/estimate.h"
@@ -63,6 +64,7 @@ struct layer_costs {
 	struct compute_layer cl_moes[3];   /* an MoE layer (when the model has them) */
 	struct ep_layer_comm eps[3];
 	struct tp_layer_comm tcs[3];
+	struct cp_layer_comm cps[3];
 	struct compute_ends ce;
 	double p2p_s[ESTIMATE_MAX_STAGES]; /* uncompressed stage exchanges of one micro-batch */
 	double p2p_bytes[ESTIMATE_MAX_STAGES];
@@ -76,7 +78,7 @@ struct layer_costs {
 
 /* One micro-batch's work on the GPU of @stage, split by kind. */
 struct stage_work {
-	double compute, recompute, tp, pp, compression, ep;
+	double compute, recompute, tp, pp, compression, ep, cp;
 	double attention, other; /* of compute + recompute: attention cores, element-wise kernels */
 	double bwd;          /* backward compute alone (the DP overlap window) */
 	double tp_bytes, pp_bytes;
@@ -156,6 +158,7 @@ stage_work(const struct model *m, const struct plan *p, const struct layer_costs
 	w->attention = dense * layer_attention(cl, r) + moe * layer_attention(cl_moe, r);
 	w->other = dense * layer_other(cl, r) + moe * layer_other(cl_moe, r);
 	w->tp = layers * (tc->fwd_s + tc->bwd_s + tc->recompute_s);
+	w->cp = layers * (lc->cps[r].fwd_s + lc->cps[r].bwd_s + lc->cps[r].recompute_s);
 	w->tp_bytes = layers * 2.0 * passes * ar_bytes;
 	if (lc->tp && p->tp > 1) {
 		/* MCBench compresses the two forward all-reduces of the layers
@@ -188,7 +191,7 @@ stage_work(const struct model *m, const struct plan *p, const struct layer_costs
 static double
 stage_total(const struct stage_work *w)
 {
-	return w->compute + w->recompute + w->tp + w->pp + w->compression + w->ep;
+	return w->compute + w->recompute + w->tp + w->pp + w->compression + w->ep + w->cp;
 }
 
 /*
@@ -223,6 +226,7 @@ fill_memory(const struct model *m, const struct plan *p, const struct cluster *c
 		double expert, params;
 
 		ps.recompute = plan_stage_recompute(p, stage);
+		ps = plan_cp_local(&ps); /* a CP rank stores s/cp tokens' activations */
 		if (stage < ESTIMATE_MAX_STAGES)
 			w = works[stage];
 		else
@@ -305,7 +309,7 @@ stage_tail(const struct model *m, const struct plan *p, const struct cluster *c,
 {
 	double expert, layers = plan_stage_layers(p, m, stage);
 	double params = estimate_stage_params(m, p, stage, &expert) + w->extra_params;
-	double shard = p->zero >= 1 ? (p->mics_group > 0 ? p->mics_group : p->dp) : 1;
+	double shard = p->zero >= 1 ? (p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp) : 1;
 	double eshard = p->zero >= 1 ? (double)p->dp / p->ep : 1;
 
 	memset(t, 0, sizeof(*t));
@@ -338,10 +342,15 @@ stage_tail(const struct model *m, const struct plan *p, const struct cluster *c,
 
 /* Per-layer costs of @p (for its recompute mode only when @one_mode). */
 static void
-build_layer_costs(const struct model *m, const struct plan *p, const struct cluster *c,
+build_layer_costs(const struct model *m, const struct plan *plan, const struct cluster *c,
 		  const struct plan_layout *lay, const struct compressor *cmp, bool one_mode,
 		  struct layer_costs *lc)
 {
+	/* A CP rank holds s/cp of every sequence: everything but the
+	 * attention core (which meets all s keys) runs on those tokens. */
+	struct plan local = plan_cp_local(plan);
+	const struct plan *p = &local;
+
 	memset(lc, 0, sizeof(*lc));
 	for (int r = PLAN_RECOMPUTE_NONE; r <= PLAN_RECOMPUTE_FULL; r++) {
 		struct plan pr = *p;
@@ -351,6 +360,7 @@ build_layer_costs(const struct model *m, const struct plan *p, const struct clus
 		pr.recompute = r;
 		compute_layer_time(m, &pr, c, false, &lc->cls[r]);
 		tp_layer_comm(m, &pr, c, lay, &lc->cls[r], &lc->tcs[r]);
+		cp_layer_comm(m, &pr, c, lay, &lc->cls[r], &lc->cps[r]);
 		if (model_is_moe(m)) {
 			compute_layer_time(m, &pr, c, true, &lc->cl_moes[r]);
 			ep_layer_comm(m, &pr, c, lay, &lc->cl_moes[r], &lc->eps[r]);
@@ -499,12 +509,14 @@ core_breakdown(const struct core *x, struct estimate *out)
 	b->pp_comm = mb * bn->pp;
 	b->compression = mb * bn->compression + tail->codec_s;
 	b->ep_comm = mb * bn->ep;
+	b->cp_comm = mb * bn->cp;
 	b->pp_bubble = x->bubble;
 	b->dp_comm = tail->dp_exposed + mb * x->z3_exposed;
 	b->overhead = mb * x->mb_overhead + x->fw->iteration_overhead_s;
 	b->optimizer = tail->optimizer_s;
 	out->iteration_time_s = b->overhead + b->compute + b->recompute + b->tp_comm + b->pp_comm +
-				b->pp_bubble + b->dp_comm + b->optimizer + b->compression + b->ep_comm;
+				b->pp_bubble + b->dp_comm + b->optimizer + b->compression + b->ep_comm +
+				b->cp_comm;
 	out->bytes.tp = mb * bn->tp_bytes;
 	out->bytes.pp = mb * bn->pp_bytes;
 	out->bytes.dp = tail->dc.bytes;
@@ -666,6 +678,7 @@ probe(const struct model *m, const struct cluster *c, const struct plan *shape,
 	stage_work(m, &p, &lc, stage, &w);
 	*time = stage_total(&w);
 	params = estimate_stage_params(m, &p, stage, &expert) + w.extra_params;
+	p = plan_cp_local(&p);
 	memory_stage(m, &p, c, lc.fw, stage, params, expert, &u);
 	if (lc.cmp)
 		u.total += stage_ef_bytes(&p, lc.cmp, params, &w);

@@ -69,7 +69,7 @@ memory_stage(const struct model *m, const struct plan *p,
 	double gb = fw ? fw->reduce_bytes : 2.0;
 	bool fp8 = p->precision == PLAN_PRECISION_FP8;
 
-	double d = p->mics_group > 0 ? p->mics_group : p->dp, t = p->tp;
+	double d = p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp, t = p->tp;
 	double sbh = (double)p->seq_len * p->micro_batch * m->hidden;
 	double stored = pipeline_stored_layer_microbatches(m, p, stage);
 	double act;

@@ -11,7 +11,7 @@ pipeline_bubble_fraction(const struct plan *p)
 static int
 stage_gpus_per_node(const struct plan *p, int gpus_per_node)
 {
-	long w = (long)p->tp * p->dp;
+	long w = (long)p->tp * p->cp * p->dp;
 
 	return w < gpus_per_node ? (int)w : gpus_per_node;
 }
@@ -23,7 +23,7 @@ pipeline_boundary_crosses(const struct plan *p, int gpus_per_node, int s)
 	 * holds ranks s w .. (s+1) w - 1, w = t d; across the boundary after
 	 * it, rank r pairs with r + w, or, after the last stage of an
 	 * interleaved pipeline, with the same rank of stage 0. */
-	long w = (long)p->tp * p->dp, first = s * w;
+	long w = (long)p->tp * p->cp * p->dp, first = s * w;
 	long peer = s + 1 < p->pp ? first + w : 0;
 
 	if (p->pp <= 1)

@@ -6,12 +6,14 @@ const char *const plan_recompute_names[] = { "none", "selective", "full", NULL }
 const char *const plan_moe_routing_names[] = { "flat", "bilevel", NULL };
 const char *const plan_moe_overlap_names[] = { "none", "lancet", NULL };
 const char *const plan_precision_names[] = { "bf16", "fp16", "fp8", NULL };
+const char *const plan_cp_method_names[] = { "ring", "all-to-all", NULL };
 
 void
 plan_init(struct plan *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->vpp = 1;
+	p->cp = 1;
 	p->micro_batch = 1;
 	p->recompute = PLAN_RECOMPUTE_NONE;
 	p->dp_overlap = true;
@@ -23,7 +25,17 @@ plan_init(struct plan *p)
 int
 plan_gpus(const struct plan *p)
 {
-	return p->tp * p->pp * p->dp;
+	return p->tp * p->cp * p->pp * p->dp;
+}
+
+struct plan
+plan_cp_local(const struct plan *p)
+{
+	struct plan local = *p;
+
+	if (p->cp > 1)
+		local.seq_len = p->seq_len / p->cp;
+	return local;
 }
 
 int
@@ -62,6 +74,32 @@ plan_compress_from_layer(const struct plan *p, const struct model *m)
 
 #define FAIL(...) plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, __VA_ARGS__)
 
+/* Context parallelism: what Megatron-Core's ring attention and
+ * DeepSpeed-Ulysses need, and what plan-cli models of it. */
+static bool
+validate_cp(const struct plan *p, const struct model *m, struct plan_error *err)
+{
+	if (p->cp < 1)
+		return FAIL("cp must be at least 1 (got %d)", p->cp);
+	if (p->cp == 1)
+		return true;
+	/* Load-balanced causal chunking gives each rank two chunks. */
+	if (p->seq_len % (2 * p->cp) != 0)
+		return FAIL("context parallelism needs seq-len (%d) divisible by 2 x cp (2 x %d)",
+			    p->seq_len, p->cp);
+	if (!p->flash_attention)
+		return FAIL("context parallelism (cp %d) needs --flash-attention (a fused attention kernel)", p->cp);
+	if (p->cp_method == PLAN_CP_ALLTOALL && ((m->heads / p->tp) % p->cp != 0 ||
+						  (m->kv_heads >= p->tp && (m->kv_heads / p->tp) % p->cp != 0)))
+		return FAIL("all-to-all context parallelism splits the heads: the heads per TP rank (%d) and "
+			    "kv_heads per TP rank (%d) must be divisible by cp (%d)",
+			    m->heads / p->tp, m->kv_heads >= p->tp ? m->kv_heads / p->tp : 1, p->cp);
+	if (model_is_moe(m) || p->mics_group > 0)
+		return FAIL("context parallelism with %s is not modelled yet",
+			    model_is_moe(m) ? "an MoE model" : "MiCS");
+	return true;
+}
+
 bool
 plan_validate(const struct plan *p, const struct model *m,
 	      const struct cluster *c, struct plan_error *err)
@@ -75,11 +113,15 @@ plan_validate(const struct plan *p, const struct model *m,
 			    p->micro_batch, p->global_batch, p->seq_len);
 	if (p->zero < 0 || p->zero > 3)
 		return FAIL("zero stage must be 0, 1, 2 or 3 (got %d)", p->zero);
-	gpus = (long)p->tp * p->pp * p->dp;
+	if (!validate_cp(p, m, err))
+		return false;
+	gpus = (long)p->tp * p->cp * p->pp * p->dp;
+	if (gpus > cluster_gpus(c) && p->cp > 1)
+		return FAIL("the plan needs %ld GPUs (tp %d x cp %d x pp %d x dp %d) but cluster '%s' has %d",
+			    gpus, p->tp, p->cp, p->pp, p->dp, c->name, cluster_gpus(c));
 	if (gpus > cluster_gpus(c))
-		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
-				      "the plan needs %ld GPUs (tp %d x pp %d x dp %d) but cluster '%s' has %d",
-				      gpus, p->tp, p->pp, p->dp, c->name, cluster_gpus(c));
+		return FAIL("the plan needs %ld GPUs (tp %d x pp %d x dp %d) but cluster '%s' has %d",
+			    gpus, p->tp, p->pp, p->dp, c->name, cluster_gpus(c));
 	if (m->heads % p->tp != 0)
 		return FAIL("attention heads (%d) are not divisible by tp (%d)", m->heads, p->tp);
 	if (m->kv_heads % p->tp != 0 && p->tp % m->kv_heads != 0)

@@ -22,6 +22,7 @@ enum text_when {
 	TEXT_ALWAYS,
 	TEXT_IF_MOE,        /* a MoE model, or EP time */
 	TEXT_IF_COMPRESSED, /* a compressor applied */
+	TEXT_IF_CP,         /* context-parallel exchanges showed */
 };
 
 struct text_row {
@@ -38,6 +39,7 @@ static const struct text_row breakdown_rows[] = {
 	{ "breakdown_s.dp_comm", TEXT_ALWAYS },
 	{ "breakdown_s.optimizer", TEXT_ALWAYS },
 	{ "breakdown_s.overhead", TEXT_ALWAYS },
+	{ "breakdown_s.cp_comm", TEXT_IF_CP },
 	{ "breakdown_s.ep_comm", TEXT_IF_MOE },
 	{ "breakdown_s.compression", TEXT_IF_COMPRESSED },
 	{ NULL, TEXT_ALWAYS },
@@ -59,6 +61,7 @@ text_applies(enum text_when when, const struct estimate *e)
 	switch (when) {
 	case TEXT_IF_MOE: return e->details.moe_layers > 0 || e->breakdown.ep_comm > 0;
 	case TEXT_IF_COMPRESSED: return e->compressed;
+	case TEXT_IF_CP: return e->breakdown.cp_comm > 0;
 	default: return true;
 	}
 }

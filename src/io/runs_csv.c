@@ -13,13 +13,13 @@ const char *const run_convention_names[] = { "megatron-eq3", "model", "hardware"
 enum col {
 	COL_ID, COL_MODEL, COL_CLUSTER, COL_TP, COL_PP, COL_DP, COL_VPP, COL_MB, COL_GB,
 	COL_SEQ, COL_RECOMPUTE, COL_SP, COL_ZERO, COL_OVERLAP, COL_FLASH, COL_TIME,
-	COL_TFLOPS, COL_CONV, COL_FRAMEWORK, COL_PRECISION, COL_TP_OVERLAP, COL_MEMORY, COL_COUNT,
+	COL_TFLOPS, COL_CONV, COL_FRAMEWORK, COL_PRECISION, COL_TP_OVERLAP, COL_MEMORY, COL_CP, COL_CP_METHOD, COL_COUNT,
 };
 
 static const char *const col_names[COL_COUNT] = {
 	"id", "model", "cluster", "tp", "pp", "dp", "vpp", "micro_batch", "global_batch",
 	"seq_len", "recompute", "sequence_parallel", "zero", "dp_overlap", "flash_attention",
-	"measured_iteration_time_s", "measured_tflops_per_gpu", "flop_convention", "framework", "precision", "tp_overlap", "measured_memory_gib",
+	"measured_iteration_time_s", "measured_tflops_per_gpu", "flop_convention", "framework", "precision", "tp_overlap", "measured_memory_gib", "cp", "cp_method",
 };
 
 #define MAX_FIELDS 64
@@ -191,6 +191,8 @@ record(struct reader *r)
 	    !get_bool(r, COL_FLASH, false, &run->plan.flash_attention) ||
 	    !get_choice(r, COL_PRECISION, plan_precision_names, PLAN_PRECISION_BF16, &run->plan.precision) ||
 	    !get_bool(r, COL_TP_OVERLAP, false, &run->plan.tp_overlap) ||
+	    !get_int(r, COL_CP, 1, &run->plan.cp) ||
+	    !get_choice(r, COL_CP_METHOD, plan_cp_method_names, PLAN_CP_RING, &run->plan.cp_method) ||
 	    !get_double(r, COL_TIME, &run->measured_time_s) ||
 	    !get_double(r, COL_TFLOPS, &run->measured_tflops) ||
 	    !get_double(r, COL_MEMORY, &run->measured_memory_gib) ||

@@ -10,7 +10,7 @@
 const char *const study_axis_names[] = {
 	"model", "cluster", "compressor", "gpus", "nic_bandwidth", "intra_bandwidth",
 	"global_batch", "seq_len", "tp", "pp", "dp", "vpp", "micro_batch", "recompute", "zero",
-	"ep", "moe_routing", "mics_group", "compress", "framework", "precision", "reference", NULL,
+	"ep", "moe_routing", "mics_group", "compress", "framework", "precision", "cp", "cp_method", "reference", NULL,
 };
 
 const char *const study_metric_names[] = {
@@ -232,6 +232,8 @@ static const struct plan_key plan_keys[] = {
 	{ AXIS_COMPRESSOR, NULL, 0, false },
 	{ AXIS_FRAMEWORK, NULL, 0, false },
 	{ AXIS_PRECISION, NULL, 0, false },
+	{ AXIS_CP, NULL, 0, false },
+	{ AXIS_CP_METHOD, NULL, 0, false },
 	{ -1, "sequence_parallel", offsetof(struct study, sequence_parallel), false },
 	{ -1, "flash_attention", offsetof(struct study, flash_attention), false },
 	{ -1, "dp_overlap", offsetof(struct study, no_dp_overlap), true },

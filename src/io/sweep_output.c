@@ -39,6 +39,8 @@ static const struct header axis_headers[AXIS_COUNT] = {
 	[AXIS_COMPRESS] = { "Compressed", "compress" },
 	[AXIS_FRAMEWORK] = { "Framework", "framework" },
 	[AXIS_PRECISION] = { "Precision", "precision" },
+	[AXIS_CP] = { "CP", "cp" },
+	[AXIS_CP_METHOD] = { "CP method", "cp_method" },
 	[AXIS_REFERENCE] = { "Reference", "reference" },
 };
 

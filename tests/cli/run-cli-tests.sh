@@ -193,6 +193,9 @@ usage_error "--tp 0" "--tp" predict --model gpt3-175b --cluster selene --global-
 usage_error "fp8 on a GPU without fp8" "has none" predict --model gpt-1.7b --cluster aws-p3dn --gpus 8 --global-batch 64 --precision fp8
 usage_error "an unknown precision" "valid: bf16, fp16, fp8" predict --model gpt-1.7b --cluster selene --global-batch 64 --precision fp4
 usage_error "TP overlap without sequence parallelism" "needs sequence parallelism" predict --model gpt-1.7b --cluster selene --tp 8 --gpus 8 --global-batch 8 --tp-overlap
+usage_error "CP without flash attention" "needs --flash-attention" predict --model llama2-7b --cluster dgx-h100 --gpus 64 --cp 8 --global-batch 64 --seq-len 65536
+usage_error "Ulysses with too few KV heads" "must be divisible by cp" predict --model llama3-70b --cluster dgx-h100 --gpus 256 --tp 8 --cp 2 --cp-method all-to-all --pp 4 --global-batch 64 --seq-len 32768 --sequence-parallel --flash-attention
+usage_error "CP not dividing the sequence" "divisible by 2 x cp" predict --model llama2-7b --cluster dgx-h100 --gpus 48 --cp 3 --global-batch 48 --seq-len 4096 --flash-attention
 usage_error "--pp above the stage limit" "from 1 to 256" predict --model gpt3-175b --cluster selene --global-batch 1536 --pp 512
 usage_error "--tp abc" "'abc'" predict --model gpt3-175b --cluster selene --global-batch 1536 --tp abc
 usage_error "--tp 8x" "'8x'" predict --model gpt3-175b --cluster selene --global-batch 1536 --tp 8x

@@ -1,0 +1,44 @@
+#include <math.h>
+#include <string.h>
+
+#include "plan/collective.h"
+#include "plan/context_par.h"
+
+void
+cp_layer_comm(const struct model *m, const struct plan *pl, const struct cluster *c,
+	      const struct plan_layout *lay, const struct compute_layer *cl, struct cp_layer_comm *out)
+{
+	double t = pl->tp, cp = pl->cp, tokens = (double)pl->micro_batch * pl->seq_len;
+	double kv = (m->kv_heads >= pl->tp ? (double)m->kv_heads / t : 1.0);
+	double q_width = (double)m->heads / t * model_qk_head_dim(m);
+	double v_width = (double)m->heads / t * model_v_head_dim(m);
+
+	memset(out, 0, sizeof(*out));
+	if (pl->cp <= 1)
+		return;
+	if (pl->cp_method == PLAN_CP_RING) {
+		/* The local K and V: 2 x tokens x kv heads x head size, 16-bit. */
+		double chunk = 2.0 * 2.0 * tokens * kv * model_qk_head_dim(m);
+		bool inter = lay->cp.nodes > 1;
+		double step = collective_p2p_time(c, inter, chunk);
+		double block_fwd = cl->attn_fwd_s / cp, block_bwd = cl->attn_bwd_s / cp;
+
+		out->step_s = step;
+		out->fwd_s = (cp - 1.0) * fmax(0.0, step - block_fwd);
+		/* Backward: K and V forward again, their gradients back. */
+		out->bwd_s = (cp - 1.0) * fmax(0.0, 2.0 * step - block_bwd);
+		out->bytes = (cp - 1.0) * 3.0 * chunk;
+	} else {
+		/* Q, K, V in, O out: what one rank sends in each all-to-all. */
+		double qkv = 2.0 * tokens * (q_width + 2.0 * kv * model_qk_head_dim(m));
+		double o = 2.0 * tokens * v_width;
+		double a2a = collective_time(c, &lay->cp, COLL_ALLTOALL, COLL_ALGO_RING, qkv) +
+			     collective_time(c, &lay->cp, COLL_ALLTOALL, COLL_ALGO_RING, o);
+
+		out->step_s = a2a;
+		out->fwd_s = a2a;
+		out->bwd_s = a2a;
+		out->bytes = 2.0 * (cp - 1.0) / cp * (qkv + o);
+	}
+	out->recompute_s = pl->recompute == PLAN_RECOMPUTE_FULL ? out->fwd_s : 0.0;
+}
