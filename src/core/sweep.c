@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "plan/estimate.h"
+#include "plan/milp.h"
 #include "plan/search.h"
 #include "plan/sweep.h"
 
@@ -111,8 +112,11 @@ worker(void *arg)
 			p->next++;
 		i = p->next++;
 		pthread_mutex_unlock(&p->lock);
-		if (i >= p->n)
+		if (i >= p->n) {
+			/* The thread's GLPK environment dies with it otherwise. */
+			milp_thread_release();
 			return NULL;
+		}
 		evaluate(&p->cells[i], &p->out[i]);
 		pthread_mutex_lock(&p->lock);
 		p->done++;

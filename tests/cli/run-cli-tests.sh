@@ -497,5 +497,21 @@ expect_one_error_line
 expect_err_has "no-such-runs.csv"
 finish "validate of a file that does not exist exits 1"
 
+# ------------------------------------------------------------- reliability
+
+# Each count in range, their product beyond an int: a usage error naming
+# the numbers, never an overflow (the sanitizer build reports one).
+usage_error "dp x micro-batch beyond an int" "dp x micro-batch (32 x 100000000)" \
+	predict --model gpt-1.7b --cluster selene --gpus 32 --micro-batch 100000000 --global-batch 100000000
+usage_error "pp x vpp beyond a layer count" "pp x vpp (4 x 1000)" \
+	predict --model gpt-1.7b --cluster selene --tp 8 --pp 4 --vpp 1000 --global-batch 32
+
+# Worker threads that solved MILPs free GLPK's environment (LeakSanitizer).
+cli sweep --mode optimize --threads 2 --model gpt-18.4b --cluster selene --gpus 64,128 --global-batch 512
+expect_rc 0
+expect_stderr_empty
+expect_stdout_nonempty
+finish "sweep --mode optimize --threads 2 leaks nothing"
+
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]
