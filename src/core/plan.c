@@ -61,6 +61,17 @@ plan_compress_from_layer(const struct plan *p, const struct model *m)
 	return p->compress.from_layer >= 0 ? p->compress.from_layer : m->layers / 2;
 }
 
+bool
+plan_error_nonfinite(const struct plan *p, const char *what, struct plan_error *err)
+{
+	/* Every rate has a floor in the schemas; what is left is an
+	 * efficiency or a curve so small that a time overflows. */
+	return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+			      "plan tp %d x pp %d x dp %d, micro-batch %d: %s is not finite "
+			      "(a rate or an efficiency in the profiles is too small)",
+			      p->tp, p->pp, p->dp, p->micro_batch, what);
+}
+
 #define FAIL(...) plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, __VA_ARGS__)
 
 bool
