@@ -38,24 +38,6 @@ static struct framework frameworks[NFRAMEWORKS];
 static struct compressor compressors[NCOMPRESSORS];
 
 static void
-load(enum profile_kind kind, const char *name, void *obj)
-{
-	char path[PATH_MAX];
-	struct plan_error err;
-	bool ok;
-
-	plan_error_clear(&err);
-	ck_assert_msg(profile_resolve(kind, name, path, sizeof(path), &err), "%s", err.message);
-	switch (kind) {
-	case PROFILE_MODEL: ok = model_load_file(obj, path, &err); break;
-	case PROFILE_CLUSTER: ok = cluster_load_file(obj, path, &err); break;
-	case PROFILE_COMPRESSOR: ok = compressor_load_file(obj, path, &err); break;
-	default: ok = framework_load_file(obj, path, &err); break;
-	}
-	ck_assert_msg(ok, "%s", err.message);
-}
-
-static void
 setup(void)
 {
 	const char *r = getenv("PLAN_TEST_SOURCE_ROOT");
@@ -64,13 +46,13 @@ setup(void)
 	setenv("PLAN_CLI_PATH", r, 1);
 	profile_path_init(NULL);
 	for (size_t i = 0; i < NMODELS; i++)
-		load(PROFILE_MODEL, model_names[i], &models[i]);
+		test_load_profile(PROFILE_MODEL, model_names[i], &models[i]);
 	for (size_t i = 0; i < NCLUSTERS; i++)
-		load(PROFILE_CLUSTER, cluster_names[i], &clusters[i]);
+		test_load_profile(PROFILE_CLUSTER, cluster_names[i], &clusters[i]);
 	for (size_t i = 0; i < NFRAMEWORKS; i++)
-		load(PROFILE_FRAMEWORK, framework_names[i], &frameworks[i]);
+		test_load_profile(PROFILE_FRAMEWORK, framework_names[i], &frameworks[i]);
 	for (size_t i = 0; i < NCOMPRESSORS; i++)
-		load(PROFILE_COMPRESSOR, compressor_names[i], &compressors[i]);
+		test_load_profile(PROFILE_COMPRESSOR, compressor_names[i], &compressors[i]);
 }
 
 static void
@@ -292,6 +274,18 @@ START_TEST(test_random_plans)
 }
 END_TEST
 
+/* tp 8 x pp 1 x dp 4 of gpt-1.7b, one sequence per micro-batch. */
+static void
+small_plan(struct plan *p)
+{
+	plan_init(p);
+	p->tp = 8;
+	p->pp = 1;
+	p->dp = 4;
+	p->global_batch = 32;
+	p->seq_len = 2048;
+}
+
 /* Efficiencies the schemas accept (above 0) at the slowest rates they
  * accept: the times overflow, and the core says so, naming the plan. */
 START_TEST(test_overflow_is_an_error)
@@ -305,12 +299,7 @@ START_TEST(test_overflow_is_an_error)
 	c.gpu.memory_bw_Bps = UNITS_MIN_BANDWIDTH_BPS;
 	c.gpu.memory_efficiency = 1e-300;
 	c.gpu.gemm_efficiency_max = 1e-300;
-	plan_init(&p);
-	p.tp = 8;
-	p.pp = 1;
-	p.dp = 4;
-	p.global_batch = 32;
-	p.seq_len = 2048;
+	small_plan(&p);
 	plan_error_clear(&err);
 	ck_assert(!estimate_plan(&models[0], &c, &p, NULL, &e, &err));
 	ck_assert_int_eq(err.kind, PLAN_ERR_PLAN);
@@ -329,12 +318,7 @@ START_TEST(test_formatters_refuse_nonfinite)
 	FILE *out = tmpfile();
 
 	ck_assert_ptr_nonnull(out);
-	plan_init(&p);
-	p.tp = 8;
-	p.pp = 1;
-	p.dp = 4;
-	p.global_batch = 32;
-	p.seq_len = 2048;
+	small_plan(&p);
 	plan_error_clear(&err);
 	ck_assert_msg(estimate_plan(&models[0], &clusters[0], &p, NULL, &e, &err), "%s", err.message);
 	ck_assert(field_report_finite(&rep));
