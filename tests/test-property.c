@@ -17,6 +17,7 @@
 #include "io/profile_load.h"
 #include "io/profile_path.h"
 #include "plan/estimate.h"
+#include "plan/search.h"
 #include "plan/units.h"
 #include "testutil.h"
 
@@ -274,6 +275,51 @@ START_TEST(test_random_plans)
 }
 END_TEST
 
+/* One random search: every plan it returns has the same properties. */
+static void
+run_search(unsigned long long *s, int n)
+{
+	const struct model *m = &models[rng_int(s, NMODELS)];
+	struct cluster c = clusters[rng_int(s, NCLUSTERS)];
+	struct search_options o;
+	struct search_candidate top[3];
+	struct search_stats st;
+	struct plan_error err;
+	int ntop = 0;
+
+	if (rng_int(s, 2) == 0)
+		perturb_cluster(s, &c);
+	search_options_init(&o);
+	o.gpus = 8 << rng_int(s, 3);
+	o.global_batch = o.gpus * (1 << rng_int(s, 3));
+	o.seq_len = 256 << rng_int(s, 4);
+	o.max_pp = 4;
+	o.top = 3;
+	plan_error_clear(&err);
+	if (!search_run(m, &c, &o, top, &ntop, &st, &err)) {
+		ck_assert_msg(err.message[0], "search %d: failed without a reason", n);
+		return;
+	}
+	for (int i = 0; i < ntop; i++) {
+		struct estimate_options eo = { o.dp_algo, top[i].compressor, NULL };
+		struct report rep = { m, &c, &top[i].plan, &top[i].est, &eo, top[i].compressor };
+
+		check_fields(&rep, n);
+		check_estimate(&top[i].plan, &top[i].est, n);
+		ck_assert_msg(top[i].est.fits, "search %d: plan %d does not fit", n, i);
+	}
+}
+
+START_TEST(test_random_searches)
+{
+	unsigned long long seed = 0x5ea4c415aULL;
+	int searches = test_quick() ? 4 : 24;
+
+	for (int n = 0; n < searches; n++)
+		run_search(&seed, n);
+}
+END_TEST
+
 /* tp 8 x pp 1 x dp 4 of gpt-1.7b, one sequence per micro-batch. */
 static void
 small_plan(struct plan *p)
@@ -343,6 +389,7 @@ property_suite(void)
 	tcase_add_unchecked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_random_plans);
+	tcase_add_test(tc, test_random_searches);
 	tcase_add_test(tc, test_overflow_is_an_error);
 	tcase_add_test(tc, test_formatters_refuse_nonfinite);
 	suite_add_tcase(s, tc);
