@@ -613,7 +613,10 @@ static const struct {
 	ESTIMATE_FIGURE(details.dp_overlap_window_s), ESTIMATE_FIGURE(details.slot_s),
 	ESTIMATE_FIGURE(details.compute_gemm_s), ESTIMATE_FIGURE(details.compute_attention_s),
 	ESTIMATE_FIGURE(details.compute_other_s), ESTIMATE_FIGURE(details.ep_a2a_s),
-	ESTIMATE_FIGURE(details.ep_total_s),
+	ESTIMATE_FIGURE(details.ep_total_s), ESTIMATE_FIGURE(details.ep_inter_s),
+	ESTIMATE_FIGURE(details.ep_intra_s), ESTIMATE_FIGURE(details.ep_bytes),
+	ESTIMATE_FIGURE(details.tp_bytes_per_iteration), ESTIMATE_FIGURE(details.pp_bytes_per_iteration),
+	ESTIMATE_FIGURE(details.dp_bytes_per_iteration), ESTIMATE_FIGURE(details.compression_params),
 	ESTIMATE_FIGURE(memory.weights), ESTIMATE_FIGURE(memory.gradients),
 	ESTIMATE_FIGURE(memory.optimizer), ESTIMATE_FIGURE(memory.activations),
 	ESTIMATE_FIGURE(memory.other), ESTIMATE_FIGURE(memory.compression),
@@ -622,7 +625,9 @@ static const struct {
 	ESTIMATE_FIGURE(tflops_per_gpu), ESTIMATE_FIGURE(hardware_tflops_per_gpu),
 	ESTIMATE_FIGURE(mfu), ESTIMATE_FIGURE(hfu), ESTIMATE_FIGURE(tokens_per_s),
 	ESTIMATE_FIGURE(bytes.tp), ESTIMATE_FIGURE(bytes.pp), ESTIMATE_FIGURE(bytes.dp),
-	ESTIMATE_FIGURE(bytes.ep), ESTIMATE_FIGURE(uncompressed_iteration_time_s),
+	ESTIMATE_FIGURE(bytes.ep), ESTIMATE_FIGURE(uncompressed_bytes.tp),
+	ESTIMATE_FIGURE(uncompressed_bytes.pp), ESTIMATE_FIGURE(uncompressed_bytes.dp),
+	ESTIMATE_FIGURE(uncompressed_bytes.ep), ESTIMATE_FIGURE(uncompressed_iteration_time_s),
 	ESTIMATE_FIGURE(compression_speedup),
 };
 

@@ -188,7 +188,8 @@ sweep_derive(const struct sweep_cell *cells, long n, struct sweep_result *res)
 		if (!r->ok)
 			continue;
 		r->speedup = base && base->ok ? base->time_s / r->time_s : 0.0;
-		if (ref && ref->ok) {
+		/* A rate that underflowed to 0 gives no ratio rather than inf. */
+		if (ref && ref->ok && ref->tflops_per_gpu > 0) {
 			r->weak_efficiency = r->tflops_per_gpu / ref->tflops_per_gpu;
 			r->strong_efficiency = ref->time_s * ref->gpus / (r->time_s * r->gpus);
 		}
