@@ -33,23 +33,6 @@ setup(void)
 	profile_path_init(NULL);
 }
 
-static void
-load(enum profile_kind kind, const char *name, void *obj)
-{
-	char path[PATH_MAX];
-	struct plan_error err;
-	bool ok;
-
-	plan_error_clear(&err);
-	ck_assert_msg(profile_resolve(kind, name, path, sizeof(path), &err), "%s", err.message);
-	switch (kind) {
-	case PROFILE_MODEL: ok = model_load_file(obj, path, &err); break;
-	case PROFILE_CLUSTER: ok = cluster_load_file(obj, path, &err); break;
-	default: ok = framework_load_file(obj, path, &err); break;
-	}
-	ck_assert_msg(ok, "%s", err.message);
-}
-
 static double
 predict_error(struct run *run, bool *fits, double *memory_error)
 {
@@ -61,10 +44,10 @@ predict_error(struct run *run, bool *fits, double *memory_error)
 	struct estimate e;
 	double measured;
 
-	load(PROFILE_MODEL, run->model, &m);
-	load(PROFILE_CLUSTER, run->cluster, &c);
+	test_load_profile(PROFILE_MODEL, run->model, &m);
+	test_load_profile(PROFILE_CLUSTER, run->cluster, &c);
 	if (run->framework[0]) {
-		load(PROFILE_FRAMEWORK, run->framework, &fw);
+		test_load_profile(PROFILE_FRAMEWORK, run->framework, &fw);
 		opt.framework = &fw;
 	}
 	if (run->plan.seq_len == 0)

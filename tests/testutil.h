@@ -2,6 +2,7 @@
 #pragma once
 
 #include <check.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "io/profile_load.h"
+#include "io/profile_path.h"
 #include "plan/cluster.h"
 #include "plan/error.h"
 #include "plan/model.h"
@@ -97,6 +99,26 @@ test_load_model(struct model *m, const char *yaml)
 
 	plan_error_clear(&err);
 	ck_assert_msg(model_load_string(m, "test.yaml", yaml, &err), "%s", err.message);
+}
+
+/* Load the bundled profile @name of @kind (a model, cluster, compressor
+ * or framework) into @obj; PLAN_CLI_PATH must name the source root. */
+static inline void
+test_load_profile(enum profile_kind kind, const char *name, void *obj)
+{
+	char path[PATH_MAX];
+	struct plan_error err;
+	bool ok;
+
+	plan_error_clear(&err);
+	ck_assert_msg(profile_resolve(kind, name, path, sizeof(path), &err), "%s", err.message);
+	switch (kind) {
+	case PROFILE_MODEL: ok = model_load_file(obj, path, &err); break;
+	case PROFILE_CLUSTER: ok = cluster_load_file(obj, path, &err); break;
+	case PROFILE_COMPRESSOR: ok = compressor_load_file(obj, path, &err); break;
+	default: ok = framework_load_file(obj, path, &err); break;
+	}
+	ck_assert_msg(ok, "%s", err.message);
 }
 
 /* Whether to run a smaller case set: PLAN_TEST_QUICK is set and not "0"

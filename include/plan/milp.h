@@ -94,6 +94,13 @@ bool milp_solve(struct milp *p, double time_limit_s, enum milp_status *status,
 		struct plan_error *err);
 
 /**
+ * Free the calling thread's GLPK environment, which milp_solve() creates
+ * and keeps (GLPK keeps one per thread). Call it when a thread that may
+ * have solved ends; without one it does nothing.
+ */
+void milp_thread_release(void);
+
+/**
  * Value of variable @var in the last solution: after a milp_solve() that
  * reported MILP_OPTIMAL or MILP_FEASIBLE, and before @p is changed.
  * Integer variables take exact integer values. NAN otherwise, or when

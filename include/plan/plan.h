@@ -115,6 +115,12 @@ bool plan_validate(const struct plan *p, const struct model *m,
  */
 struct plan plan_cp_local(const struct plan *p);
 
+/**
+ * The error for a figure (@what, "iteration_time_s") of plan @p that
+ * came out infinite or NaN: PLAN_ERR_PLAN, naming the plan. Returns false.
+ */
+bool plan_error_nonfinite(const struct plan *p, const char *what, struct plan_error *err);
+
 /** GPUs the plan uses (tp * cp * pp * dp). */
 int plan_gpus(const struct plan *p);
 

@@ -12,6 +12,16 @@ enum unit_kind {
 	UNIT_COMPUTE,   /**< stored in FLOP per second */
 };
 
+/*
+ * The slowest rates a profile, an option or a sweep axis may give. Below
+ * them an iteration's times overflow to infinity; no real link, GPU or
+ * host codec is this slow. One definition for the schemas and the CLI.
+ */
+#define UNITS_MIN_BANDWIDTH_BPS 1e3   /**< 1 kB/s */
+#define UNITS_MIN_COMPUTE_FLOPS 1e9   /**< 1 GFLOP/s */
+#define UNITS_MIN_BANDWIDTH_TEXT "1 kB/s"
+#define UNITS_MIN_COMPUTE_TEXT "1 GFLOPS"
+
 /**
  * Parse "NUMBER UNIT" into SI (bytes, seconds, bytes/s, FLOP/s).
  * A bare number, an unknown unit or a unit of another kind is an error;
@@ -23,6 +33,9 @@ bool units_parse(const char *text, enum unit_kind kind, double *out,
 
 /** Space-separated list of the units accepted for @kind (static string). */
 const char *units_list(enum unit_kind kind);
+
+/** The SI unit that @kind is stored in ("B/s", "B", "s", "FLOPS"; static string). */
+const char *units_si_symbol(enum unit_kind kind);
 
 /** Human name of the kind ("bandwidth", "size", ...). */
 const char *units_kind_name(enum unit_kind kind);

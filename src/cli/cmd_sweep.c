@@ -188,8 +188,9 @@ cell_profiles(const struct study *s, struct cache *k, const int *idx, struct swe
 			continue;
 		if (!units_parse(v, UNIT_BANDWIDTH, &bw, why, size))
 			return CLI_EXIT_INPUT;
-		if (bw <= 0) {
-			snprintf(why, size, "'%s' must be positive, got '%s'", study_axis_names[kind], v);
+		if (bw < UNITS_MIN_BANDWIDTH_BPS) {
+			snprintf(why, size, "'%s' must be at least %s, got '%s'", study_axis_names[kind],
+				 UNITS_MIN_BANDWIDTH_TEXT, v);
 			return CLI_EXIT_INPUT;
 		}
 		if (kind == AXIS_NIC_BANDWIDTH)

@@ -119,8 +119,13 @@ parse_bandwidth(const struct cli_option *o, const char *arg, void *req)
 
 	cli_option_flag(o, opt, sizeof(opt));
 	*out = 0.0;
-	if (!units_parse(arg, UNIT_BANDWIDTH, out, why, sizeof(why)) || *out <= 0) {
-		cli_error("%s: %s", opt, *out <= 0 && why[0] == '\0' ? "must be positive" : why);
+	if (!units_parse(arg, UNIT_BANDWIDTH, out, why, sizeof(why))) {
+		cli_error("%s: %s", opt, why);
+		return false;
+	}
+	/* The profiles' minimum: below it times overflow to infinity. */
+	if (*out < UNITS_MIN_BANDWIDTH_BPS) {
+		cli_error("%s must be at least %s, got '%s'", opt, UNITS_MIN_BANDWIDTH_TEXT, arg);
 		return false;
 	}
 	return true;

@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "plan/compression.h"
@@ -623,6 +624,61 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 	fill_memory(m, p, c, &x.lc, x.works, out);
 }
 
+/* The figures of an estimate that the formatters print. */
+#define ESTIMATE_FIGURE(f) { #f, offsetof(struct estimate, f) }
+static const struct {
+	const char *name;
+	size_t offset;
+} estimate_figures[] = {
+	ESTIMATE_FIGURE(parameters), ESTIMATE_FIGURE(active_parameters),
+	ESTIMATE_FIGURE(iteration_time_s),
+	ESTIMATE_FIGURE(breakdown.compute), ESTIMATE_FIGURE(breakdown.recompute),
+	ESTIMATE_FIGURE(breakdown.tp_comm), ESTIMATE_FIGURE(breakdown.pp_comm),
+	ESTIMATE_FIGURE(breakdown.pp_bubble), ESTIMATE_FIGURE(breakdown.dp_comm),
+	ESTIMATE_FIGURE(breakdown.optimizer), ESTIMATE_FIGURE(breakdown.compression),
+	ESTIMATE_FIGURE(breakdown.ep_comm), ESTIMATE_FIGURE(breakdown.overhead),
+	ESTIMATE_FIGURE(details.bubble_fraction), ESTIMATE_FIGURE(details.layer_fwd_s),
+	ESTIMATE_FIGURE(details.layer_bwd_s), ESTIMATE_FIGURE(details.tp_collective_s),
+	ESTIMATE_FIGURE(details.pp_p2p_s), ESTIMATE_FIGURE(details.dp_total_s),
+	ESTIMATE_FIGURE(details.dp_overlap_window_s), ESTIMATE_FIGURE(details.slot_s),
+	ESTIMATE_FIGURE(details.compute_gemm_s), ESTIMATE_FIGURE(details.compute_attention_s),
+	ESTIMATE_FIGURE(details.compute_other_s), ESTIMATE_FIGURE(details.ep_a2a_s),
+	ESTIMATE_FIGURE(details.ep_total_s), ESTIMATE_FIGURE(details.ep_inter_s),
+	ESTIMATE_FIGURE(details.ep_intra_s), ESTIMATE_FIGURE(details.ep_bytes),
+	ESTIMATE_FIGURE(details.tp_bytes_per_iteration), ESTIMATE_FIGURE(details.pp_bytes_per_iteration),
+	ESTIMATE_FIGURE(details.dp_bytes_per_iteration), ESTIMATE_FIGURE(details.compression_params),
+	ESTIMATE_FIGURE(memory.weights), ESTIMATE_FIGURE(memory.gradients),
+	ESTIMATE_FIGURE(memory.optimizer), ESTIMATE_FIGURE(memory.activations),
+	ESTIMATE_FIGURE(memory.other), ESTIMATE_FIGURE(memory.compression),
+	ESTIMATE_FIGURE(memory.total), ESTIMATE_FIGURE(memory_capacity_bytes),
+	ESTIMATE_FIGURE(model_flops_per_iteration), ESTIMATE_FIGURE(hardware_flops_per_iteration),
+	ESTIMATE_FIGURE(tflops_per_gpu), ESTIMATE_FIGURE(hardware_tflops_per_gpu),
+	ESTIMATE_FIGURE(mfu), ESTIMATE_FIGURE(hfu), ESTIMATE_FIGURE(tokens_per_s),
+	ESTIMATE_FIGURE(bytes.tp), ESTIMATE_FIGURE(bytes.pp), ESTIMATE_FIGURE(bytes.dp),
+	ESTIMATE_FIGURE(bytes.ep), ESTIMATE_FIGURE(uncompressed_bytes.tp),
+	ESTIMATE_FIGURE(uncompressed_bytes.pp), ESTIMATE_FIGURE(uncompressed_bytes.dp),
+	ESTIMATE_FIGURE(uncompressed_bytes.ep), ESTIMATE_FIGURE(uncompressed_iteration_time_s),
+	ESTIMATE_FIGURE(compression_speedup),
+};
+
+/* The boundary of the core: an estimate with a figure that is not
+ * finite is an error naming the plan, never output. */
+static bool
+estimate_finite(const struct plan *p, const struct estimate *e, struct plan_error *err)
+{
+	for (size_t i = 0; i < sizeof(estimate_figures) / sizeof(estimate_figures[0]); i++) {
+		double v;
+
+		memcpy(&v, (const char *)e + estimate_figures[i].offset, sizeof(v));
+		if (!isfinite(v))
+			return plan_error_nonfinite(p, estimate_figures[i].name, err);
+	}
+	for (int s = 0; s < ESTIMATE_MAX_STAGES; s++)
+		if (!isfinite(e->stage_memory[s]))
+			return plan_error_nonfinite(p, "stage_memory", err);
+	return true;
+}
+
 bool
 estimate_plan(const struct model *m, const struct cluster *c,
 	      const struct plan *p, const struct estimate_options *opt,
@@ -638,7 +694,7 @@ estimate_plan(const struct model *m, const struct cluster *c,
 		out->uncompressed_bytes = out->bytes;
 		out->uncompressed_iteration_time_s = out->iteration_time_s;
 		out->compression_speedup = 1.0;
-		return true;
+		return estimate_finite(p, out, err);
 	}
 	{
 		struct estimate base;
@@ -650,7 +706,7 @@ estimate_plan(const struct model *m, const struct cluster *c,
 		out->uncompressed_iteration_time_s = base.iteration_time_s;
 		out->compression_speedup = base.iteration_time_s / out->iteration_time_s;
 	}
-	return true;
+	return estimate_finite(p, out, err);
 }
 
 /* Time and memory of @stage holding @layers layers of mode @r. */

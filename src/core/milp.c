@@ -678,6 +678,13 @@ milp_solve(struct milp *p, double time_limit_s, enum milp_status *status,
 	return ok;
 }
 
+void
+milp_thread_release(void)
+{
+	/* 1 (no environment) is not an error here. */
+	(void)glp_free_env();
+}
+
 double
 milp_value(const struct milp *p, int var)
 {

@@ -25,7 +25,8 @@ plan_init(struct plan *p)
 int
 plan_gpus(const struct plan *p)
 {
-	return p->tp * p->cp * p->pp * p->dp;
+	/* plan_validate bounds the product by the cluster's GPUs, an int. */
+	return (int)((long long)p->tp * p->cp * p->pp * p->dp);
 }
 
 struct plan
@@ -41,7 +42,8 @@ plan_cp_local(const struct plan *p)
 int
 plan_microbatches(const struct plan *p)
 {
-	return p->global_batch / (p->dp * p->micro_batch);
+	/* 64-bit: dp and micro-batch are each in range, their product need not be. */
+	return (int)(p->global_batch / ((long long)p->dp * p->micro_batch));
 }
 
 int
@@ -70,6 +72,17 @@ int
 plan_compress_from_layer(const struct plan *p, const struct model *m)
 {
 	return p->compress.from_layer >= 0 ? p->compress.from_layer : m->layers / 2;
+}
+
+bool
+plan_error_nonfinite(const struct plan *p, const char *what, struct plan_error *err)
+{
+	/* Every rate has a floor in the schemas; what is left is an
+	 * efficiency or a curve so small that a time overflows. */
+	return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+			      "plan tp %d x pp %d x dp %d, micro-batch %d: %s is not finite "
+			      "(a rate or an efficiency in the profiles is too small)",
+			      p->tp, p->pp, p->dp, p->micro_batch, what);
 }
 
 #define FAIL(...) plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, __VA_ARGS__)
@@ -104,7 +117,7 @@ bool
 plan_validate(const struct plan *p, const struct model *m,
 	      const struct cluster *c, struct plan_error *err)
 {
-	long gpus;
+	long long gpus, dp_mb;
 
 	if (p->tp < 1 || p->pp < 1 || p->dp < 1 || p->vpp < 1)
 		return FAIL("tp, pp, dp and vpp must be at least 1 (got %d, %d, %d, %d)", p->tp, p->pp, p->dp, p->vpp);
@@ -115,12 +128,12 @@ plan_validate(const struct plan *p, const struct model *m,
 		return FAIL("zero stage must be 0, 1, 2 or 3 (got %d)", p->zero);
 	if (!validate_cp(p, m, err))
 		return false;
-	gpus = (long)p->tp * p->cp * p->pp * p->dp;
+	gpus = (long long)p->tp * p->cp * p->pp * p->dp;
 	if (gpus > cluster_gpus(c) && p->cp > 1)
-		return FAIL("the plan needs %ld GPUs (tp %d x cp %d x pp %d x dp %d) but cluster '%s' has %d",
+		return FAIL("the plan needs %lld GPUs (tp %d x cp %d x pp %d x dp %d) but cluster '%s' has %d",
 			    gpus, p->tp, p->cp, p->pp, p->dp, c->name, cluster_gpus(c));
 	if (gpus > cluster_gpus(c))
-		return FAIL("the plan needs %ld GPUs (tp %d x pp %d x dp %d) but cluster '%s' has %d",
+		return FAIL("the plan needs %lld GPUs (tp %d x pp %d x dp %d) but cluster '%s' has %d",
 			    gpus, p->tp, p->pp, p->dp, c->name, cluster_gpus(c));
 	if (m->heads % p->tp != 0)
 		return FAIL("attention heads (%d) are not divisible by tp (%d)", m->heads, p->tp);
@@ -148,7 +161,7 @@ plan_validate(const struct plan *p, const struct model *m,
 		}
 		if (sum != m->layers)
 			return FAIL("the stages hold %d layers but the model has %d", sum, m->layers);
-	} else if (m->layers % (p->pp * p->vpp) != 0) {
+	} else if (m->layers % ((long long)p->pp * p->vpp) != 0) {
 		return FAIL("layers (%d) are not divisible by pp x vpp (%d x %d)", m->layers, p->pp, p->vpp);
 	}
 	if (p->custom_recompute)
@@ -157,7 +170,8 @@ plan_validate(const struct plan *p, const struct model *m,
 				return FAIL("stage %d has an invalid recompute mode (%d)", i, p->stage_recompute[i]);
 	if (p->vpp > 1 && p->pp < 2)
 		return FAIL("interleaving (vpp %d) needs pipeline parallelism (pp %d > 1)", p->vpp, p->pp);
-	if (p->global_batch % (p->dp * p->micro_batch) != 0)
+	dp_mb = (long long)p->dp * p->micro_batch;
+	if (p->global_batch % dp_mb != 0)
 		return FAIL("global batch (%d) is not divisible by dp x micro-batch (%d x %d)",
 			    p->global_batch, p->dp, p->micro_batch);
 	if (p->vpp > 1 && plan_microbatches(p) % p->pp != 0)

@@ -216,6 +216,19 @@ inner_milp_coefs(const struct layout_milp *x, struct estimate_stage_coefs *k)
 	return estimate_stage_coefs(in->m, in->c, &probe, &eo, k, &e2);
 }
 
+/* GLPK must see numbers: every coefficient of the @P stages is finite. */
+static bool
+inner_milp_coefs_finite(const struct estimate_stage_coefs *k, int P)
+{
+	for (int s = 0; s < P; s++)
+		for (int r = 0; r < 3; r++)
+			for (int c = 0; c < 2; c++)
+				if (!isfinite(k[s].time_fixed[c]) || !isfinite(k[s].time_layer[r][c]) ||
+				    !isfinite(k[s].mem_fixed[r][c]) || !isfinite(k[s].mem_layer[r][c]))
+					return false;
+	return true;
+}
+
 /* Columns: the slot; per stage and recompute mode its choice y, its
  * layers z and, with TP compression, its compressed layers w; per stage
  * the flags of the TP (c) and PP (b) compression suffixes. */
@@ -506,6 +519,10 @@ inner_milp(const struct inner *in, struct plan_error *err)
 		ok = true; /* a shape the cost model refuses: no candidate */
 		goto out;
 	}
+	if (!inner_milp_coefs_finite(k, x.P)) {
+		plan_error_nonfinite(in->shape, "stage time or memory", err);
+		goto out;
+	}
 	x.mp = milp_new(err);
 	if (!x.mp || !inner_milp_columns(&x, err))
 		goto out;
@@ -777,6 +794,7 @@ push_outer(const struct outer_space *x, const struct outer *o, const struct comp
 	   bool dpc)
 {
 	struct plan p;
+	double lb;
 
 	plan_init(&p);
 	p.tp = o->tp;
@@ -796,7 +814,11 @@ push_outer(const struct outer_space *x, const struct outer *o, const struct comp
 	p.moe_routing = o->route;
 	p.moe_overlap = x->opt->moe_overlap;
 	p.compress.dp = dpc;
-	return push(x->out, &p, cmp, lower_bound(x->m, x->c, &p), x->err);
+	lb = lower_bound(x->m, x->c, &p);
+	/* Shapes are sorted and pruned by this bound: it must be a number. */
+	if (!isfinite(lb))
+		return plan_error_nonfinite(&p, "lower bound on the iteration time", x->err);
+	return push(x->out, &p, cmp, lb, x->err);
 }
 
 /* No compressor, or one of them, with or without DP gradient compression. */

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "plan/estimate.h"
+#include "plan/milp.h"
 #include "plan/search.h"
 #include "plan/sweep.h"
 
@@ -113,8 +114,11 @@ worker(void *arg)
 			p->next++;
 		i = p->next++;
 		pthread_mutex_unlock(&p->lock);
-		if (i >= p->n)
+		if (i >= p->n) {
+			/* The thread's GLPK environment dies with it otherwise. */
+			milp_thread_release();
 			return NULL;
+		}
 		evaluate(&p->cells[i], &p->out[i]);
 		pthread_mutex_lock(&p->lock);
 		p->done++;
@@ -186,7 +190,8 @@ sweep_derive(const struct sweep_cell *cells, long n, struct sweep_result *res)
 		if (!r->ok)
 			continue;
 		r->speedup = base && base->ok ? base->time_s / r->time_s : 0.0;
-		if (ref && ref->ok) {
+		/* A rate that underflowed to 0 gives no ratio rather than inf. */
+		if (ref && ref->ok && ref->tflops_per_gpu > 0) {
 			r->weak_efficiency = r->tflops_per_gpu / ref->tflops_per_gpu;
 			r->strong_efficiency = ref->time_s * ref->gpus / (r->time_s * r->gpus);
 		}

@@ -75,6 +75,19 @@ static const char *const kind_names[] = {
 	[UNIT_COMPUTE] = "compute rate",
 };
 
+static const char *const si_symbols[] = {
+	[UNIT_BANDWIDTH] = "B/s",
+	[UNIT_SIZE] = "B",
+	[UNIT_TIME] = "s",
+	[UNIT_COMPUTE] = "FLOPS",
+};
+
+const char *
+units_si_symbol(enum unit_kind kind)
+{
+	return si_symbols[kind];
+}
+
 const char *
 units_list(enum unit_kind kind)
 {

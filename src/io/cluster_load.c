@@ -12,7 +12,7 @@
 
 static const struct schema_key intra_schema[] = {
 	{ .key = "bandwidth", .type = SCHEMA_QUANTITY, .unit = UNIT_BANDWIDTH, .required = true,
-	  .offset = offsetof(struct cluster_intra, bandwidth_Bps), .min = 0, .min_exclusive = true, .max = 1e18,
+	  .offset = offsetof(struct cluster_intra, bandwidth_Bps), .min = UNITS_MIN_BANDWIDTH_BPS, .max = 1e18,
 	  .help = "per GPU, per direction (NVLink/NVSwitch or PCIe)" },
 	{ .key = "latency", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
 	  .offset = offsetof(struct cluster_intra, latency_s), .min = 0, .max = 1, .def = "3 us",
@@ -28,7 +28,7 @@ static const struct schema_key inter_schema[] = {
 	  .offset = offsetof(struct cluster_inter, nics_per_node), .min = 1, .max = 1024,
 	  .help = "network interfaces per node used for training traffic" },
 	{ .key = "nic_bandwidth", .type = SCHEMA_QUANTITY, .unit = UNIT_BANDWIDTH, .required = true,
-	  .offset = offsetof(struct cluster_inter, nic_bandwidth_Bps), .min = 0, .min_exclusive = true, .max = 1e18,
+	  .offset = offsetof(struct cluster_inter, nic_bandwidth_Bps), .min = UNITS_MIN_BANDWIDTH_BPS, .max = 1e18,
 	  .help = "per NIC, per direction" },
 	{ .key = "latency", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
 	  .offset = offsetof(struct cluster_inter, latency_s), .min = 0, .max = 1, .def = "5 us",
@@ -68,9 +68,8 @@ cluster_finish(struct cluster *c, struct ytree *t, struct plan_error *err)
 {
 	const struct curve *curve = &c->gpu.gemm_efficiency;
 
-	if (c->gpu.reserved_bytes >= c->gpu.memory_bytes)
-		return ytree_error(t, ytree_find_path(t, "gpu.reserved_memory"), err,
-				   "gpu.reserved_memory must be smaller than gpu.memory");
+	if (!gpu_check(&c->gpu, t, "gpu.", err))
+		return false;
 	if (curve->n == 0)
 		return true;
 	for (int i = 0; i < curve->n; i++)

@@ -50,7 +50,7 @@ const struct schema_key compressor_schema[] = {
 	  .min = 0, .max = 1, .help = "randk: CPU time per sampled index (Python random.sample); "
 		  "default 0.25 us for randk, 0 otherwise" },
 	{ .key = "host_throughput", .type = SCHEMA_QUANTITY, .unit = UNIT_BANDWIDTH, .offset = OFF(host_bw_Bps),
-	  .min = 0, .min_exclusive = true, .max = 1e15, .def = "8 GB/s",
+	  .min = UNITS_MIN_BANDWIDTH_BPS, .max = 1e15, .def = "8 GB/s",
 	  .help = "CPU compression throughput of one node, bytes of gradient per second "
 		  "(BytePS-style DP compression on several cores)" },
 	{ .key = "error_feedback", .type = SCHEMA_ENUM, .offset = OFF(error_feedback), .def = "none",

@@ -1,3 +1,4 @@
+#include <math.h>
 #include <string.h>
 
 #include "plan/compression.h"
@@ -308,4 +309,23 @@ field_get(const struct field *f, const struct report *r, int i, struct field_val
 		f->get(f, r, i, v);
 	else
 		get_member(f, r, v);
+}
+
+bool
+field_report_finite(const struct report *r)
+{
+	for (size_t i = 0; i < field_count; i++) {
+		const struct field *f = &field_table[i];
+		int n = field_length(f, r);
+		struct field_value v;
+
+		if (f->type != FIELD_NUM)
+			continue;
+		for (int j = 0; j < (n < 0 ? 1 : n); j++) {
+			field_get(f, r, j, &v);
+			if (!isfinite(v.d))
+				return false;
+		}
+	}
+	return true;
 }

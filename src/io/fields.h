@@ -13,7 +13,7 @@
 /** What a field holds, and so how each format writes it. */
 enum field_type {
 	FIELD_INT,  /**< an integer */
-	FIELD_NUM,  /**< a real number; JSON writes one that is not finite as 0 */
+	FIELD_NUM,  /**< a real number; a formatter refuses one that is not finite */
 	FIELD_BOOL,
 	FIELD_NAME, /**< a keyword of a fixed set: bare in the CSV */
 	FIELD_TEXT, /**< a profile's name: quoted in the CSV; NULL is JSON null */
@@ -77,3 +77,10 @@ int field_length(const struct field *f, const struct report *r);
 
 /** The value of @f in report @r (element @i of an array, else 0) into @v. */
 void field_get(const struct field *f, const struct report *r, int i, struct field_value *v);
+
+/**
+ * Whether every real number of report @r is finite. The core refuses an
+ * estimate that is not (estimate_plan); the formatters check again rather
+ * than print inf, NaN or a 0 in their place.
+ */
+bool field_report_finite(const struct report *r);

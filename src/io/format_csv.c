@@ -47,6 +47,8 @@ csv_value(FILE *out, const struct field *f, const struct field_value *v)
 bool
 format_csv_row(FILE *out, const struct report *r)
 {
+	if (!field_report_finite(r))
+		return false;
 	for (int i = 0; columns[i]; i++) {
 		const struct field *f = field_find_csv(columns[i]);
 		struct field_value v;

@@ -1,17 +1,16 @@
-#include <math.h>
 #include <string.h>
 
 #include "io/fields.h"
 #include "io/format.h"
 
-/* One element of a field as JSON. jansson refuses NaN and infinities; a
- * formatter must not pass them. */
+/* One element of a field as JSON. jansson refuses NaN and infinities
+ * (json_real gives NULL), and so the object fails as a whole. */
 static json_t *
 json_value(const struct field_value *v)
 {
 	switch (v->type) {
 	case FIELD_INT: return json_integer(v->i);
-	case FIELD_NUM: return json_real(isfinite(v->d) ? v->d : 0.0);
+	case FIELD_NUM: return json_real(v->d);
 	case FIELD_BOOL: return json_boolean(v->b);
 	default: return v->s ? json_string(v->s) : json_null();
 	}
@@ -65,7 +64,7 @@ json_parent(json_t *root, const char *key, const char **leaf)
 json_t *
 format_json_object(const struct report *r)
 {
-	json_t *root = json_object();
+	json_t *root = field_report_finite(r) ? json_object() : NULL;
 
 	for (size_t i = 0; root && i < field_count; i++) {
 		const struct field *f = &field_table[i];

@@ -159,6 +159,8 @@ format_text(FILE *out, const struct report *r)
 	const struct estimate_details *d = &e->details;
 	double T = e->iteration_time_s;
 
+	if (!field_report_finite(r))
+		return false;
 	format_text_plan(out, r);
 	if (p->custom_layers || p->custom_recompute) {
 		fputs("stages      ", out);

@@ -22,11 +22,11 @@ const struct schema_key gpu_schema[] = {
 	  .choices = gpu_generation_names,
 	  .help = "architecture, whose defaults fill the efficiencies not given" },
 	{ .key = "peak_flops", .type = SCHEMA_QUANTITY, .unit = UNIT_COMPUTE, .required = true,
-	  .offset = OFF(peak_flops), .min = 0, .min_exclusive = true, .max = 1e20,
+	  .offset = OFF(peak_flops), .min = UNITS_MIN_COMPUTE_FLOPS, .max = 1e20,
 	  .help = "dense 16-bit (bf16/fp16) tensor-core peak" },
 	{ .key = "peak_flops_fp8", .type = SCHEMA_QUANTITY, .unit = UNIT_COMPUTE,
 	  .offset = OFF(peak_flops_fp8), .min = 0, .max = 1e20, .def = "0 TFLOPS",
-	  .help = "dense fp8 tensor-core peak; 0: no fp8" },
+	  .help = "dense fp8 tensor-core peak; 0: no fp8, else at least " UNITS_MIN_COMPUTE_TEXT },
 	{ .key = "fp8_gemm_ratio", .type = SCHEMA_NUMBER, .offset = OFF(fp8_gemm_ratio), .min = 0,
 	  .min_exclusive = true, .max = 1,
 	  .help = "efficiency of an fp8 GEMM over that of a bf16 GEMM of the same duration; "
@@ -35,7 +35,7 @@ const struct schema_key gpu_schema[] = {
 	  .offset = OFF(memory_bytes), .min = 0, .min_exclusive = true, .max = 1e18,
 	  .help = "device memory" },
 	{ .key = "memory_bandwidth", .type = SCHEMA_QUANTITY, .unit = UNIT_BANDWIDTH, .required = true,
-	  .offset = OFF(memory_bw_Bps), .min = 0, .min_exclusive = true, .max = 1e18,
+	  .offset = OFF(memory_bw_Bps), .min = UNITS_MIN_BANDWIDTH_BPS, .max = 1e18,
 	  .help = "device memory bandwidth" },
 	{ .key = "memory_efficiency", .type = SCHEMA_NUMBER,
 	  .offset = OFF(memory_efficiency), .min = 0, .min_exclusive = true, .max = 1,
@@ -81,12 +81,23 @@ init_cb(void *obj)
 	gpu_unset_defaults(obj);
 }
 
-static bool
-check(const struct gpu *g, struct ytree *t, struct plan_error *err)
+bool
+gpu_check(const struct gpu *g, struct ytree *t, const char *prefix, struct plan_error *err)
 {
-	if (g->reserved_bytes >= g->memory_bytes)
-		return ytree_error(t, ytree_find_path(t, "reserved_memory"), err,
-				   "reserved_memory must be smaller than memory");
+	char path[64];
+
+	if (g->reserved_bytes >= g->memory_bytes) {
+		snprintf(path, sizeof(path), "%sreserved_memory", prefix);
+		return ytree_error(t, ytree_find_path(t, path), err,
+				   "%s must be smaller than %smemory", path, prefix);
+	}
+	/* 0 means no fp8; a tiny rate would make fp8 times infinite. */
+	if (g->peak_flops_fp8 > 0 && g->peak_flops_fp8 < UNITS_MIN_COMPUTE_FLOPS) {
+		snprintf(path, sizeof(path), "%speak_flops_fp8", prefix);
+		return ytree_error(t, ytree_find_path(t, path), err,
+				   "'%s' must be 0 or at least %s, got %g FLOPS", path,
+				   UNITS_MIN_COMPUTE_TEXT, g->peak_flops_fp8);
+	}
 	return true;
 }
 
@@ -94,7 +105,7 @@ static bool
 finish_cb(void *obj, struct ytree *t, struct plan_error *err)
 {
 	gpu_fill_defaults(obj);
-	return check(obj, t, err);
+	return gpu_check(obj, t, "", err);
 }
 
 static const struct schema_profile gpu_profile = {

@@ -57,6 +57,13 @@ bool gpu_load_string(struct gpu *g, const char *name, const char *text, struct p
  * `base: NAME` whose other keys override the base's, or a full inline
  * description (the keys of gpu_schema).
  */
+/**
+ * The checks across a GPU's keys, after its table: reserved_memory below
+ * memory, peak_flops_fp8 0 or at least UNITS_MIN_COMPUTE_FLOPS. @prefix
+ * ("" or "gpu.") leads the key paths in messages, located in @t.
+ */
+bool gpu_check(const struct gpu *g, struct ytree *t, const char *prefix, struct plan_error *err);
+
 bool gpu_parse_ref(const struct schema_key *k, struct ytree *t, yaml_node_t *node, void *field,
 		   struct plan_error *err);
 

@@ -67,13 +67,17 @@ static bool
 check_range(const struct schema_key *k, struct ytree *t, yaml_node_t *node,
 	    double v, struct plan_error *err)
 {
+	/* A quantity's bounds are in SI: say which unit. */
+	const char *unit = k->type == SCHEMA_QUANTITY ? units_si_symbol(k->unit) : "";
+	const char *sep = unit[0] ? " " : "";
+
 	if (v < k->min || (k->min_exclusive && v == k->min))
-		return ytree_error(t, node, err, "'%s' must be %s %g, got '%s'", k->key,
+		return ytree_error(t, node, err, "'%s' must be %s %g%s%s, got '%s'", k->key,
 				   k->min_exclusive ? "greater than" : "at least",
-				   k->min, ytree_scalar(node));
+				   k->min, sep, unit, ytree_scalar(node));
 	if (v > k->max)
-		return ytree_error(t, node, err, "'%s' must be at most %g, got '%s'",
-				   k->key, k->max, ytree_scalar(node));
+		return ytree_error(t, node, err, "'%s' must be at most %g%s%s, got '%s'",
+				   k->key, k->max, sep, unit, ytree_scalar(node));
 	return true;
 }
 

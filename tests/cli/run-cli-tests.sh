@@ -503,5 +503,65 @@ expect_one_error_line
 expect_err_has "no-such-runs.csv"
 finish "validate of a file that does not exist exits 1"
 
+# ------------------------------------------------------------- reliability
+
+# Each count in range, their product beyond an int: a usage error naming
+# the numbers, never an overflow (the sanitizer build reports one).
+usage_error "dp x micro-batch beyond an int" "dp x micro-batch (32 x 100000000)" \
+	predict --model gpt-1.7b --cluster selene --gpus 32 --micro-batch 100000000 --global-batch 100000000
+usage_error "pp x vpp beyond a layer count" "pp x vpp (4 x 1000)" \
+	predict --model gpt-1.7b --cluster selene --tp 8 --pp 4 --vpp 1000 --global-batch 32
+
+# Rates below the profiles' minimum (1 kB/s) would make times infinite.
+usage_error "--nic-bandwidth 1e-300bit/s" "--nic-bandwidth must be at least 1 kB/s, got '1e-300bit/s'" \
+	predict --model gpt-1.7b --cluster selene --global-batch 32 --nic-bandwidth 1e-300bit/s
+usage_error "--intra-bandwidth 999 B/s" "--intra-bandwidth must be at least 1 kB/s" \
+	predict --model gpt-1.7b --cluster selene --global-batch 32 --intra-bandwidth "999 B/s"
+cli predict --model gpt-1.7b --cluster selene --gpus 16 --tp 8 --global-batch 32 --nic-bandwidth "1 kB/s" --format json
+expect_rc 0
+expect_jq '.iteration_time_s > 0' "a finite time at the minimum"
+finish "--nic-bandwidth at the minimum (1 kB/s) is accepted"
+for axis in nic-bandwidth intra-bandwidth; do
+	cli sweep --model gpt-1.7b --cluster selene --gpus 32 --global-batch 32 --$axis "1e-300 bit/s,100 Gbit/s"
+	expect_rc 3
+	expect_stdout_empty
+	expect_one_error_line
+	expect_err_has "must be at least 1 kB/s, got '1e-300 bit/s'"
+	finish "sweep --$axis below 1 kB/s is rejected"
+done
+printf '%s\n' 'name: slow-host' 'method: quantize' 'bits: 1' 'host_throughput: 1e-300 B/s' >"$tmp/slow-host.yaml"
+cli predict --model gpt-1.7b --cluster selene --gpus 32 --global-batch 32 --compressor "$tmp/slow-host.yaml" \
+	--compress dp --dp-compress-on cpu
+expect_rc 3
+expect_stdout_empty
+expect_one_error_line
+expect_err_has "slow-host.yaml:4:18: 'host_throughput' must be at least 1000 B/s"
+finish "a compressor's host_throughput below 1 kB/s is rejected"
+
+# Efficiencies so small that times overflow: an error naming the plan,
+# never inf or NaN, whichever command meets them.
+tiny=$src/tests/bad/cluster-efficiency-tiny-infinite.yaml
+cli optimize --model gpt-1.7b --cluster "$tiny" --gpus 32 --global-batch 32
+expect_rc 2
+expect_stdout_empty
+expect_one_error_line
+expect_err_has "is not finite"
+expect_err_has "plan tp "
+finish "optimize on a cluster whose times overflow names the plan"
+for f in json csv; do
+	cli sweep --model gpt-1.7b --cluster "$tiny" --gpus 8,32 --global-batch 32 --format $f
+	expect_rc 0
+	grep -qiE '(^|[^a-z])(inf|nan)([^a-z]|$)' "$tmp/out" && fail "stdout has inf or nan"
+	[ $f = json ] && expect_out_has "is not finite"
+	finish "sweep --format $f: cells whose times overflow are errors, not numbers"
+done
+
+# Worker threads that solved MILPs free GLPK's environment (LeakSanitizer).
+cli sweep --mode optimize --threads 2 --model gpt-18.4b --cluster selene --gpus 64,128 --global-batch 512
+expect_rc 0
+expect_stderr_empty
+expect_stdout_nonempty
+finish "sweep --mode optimize --threads 2 leaks nothing"
+
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

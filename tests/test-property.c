@@ -1,0 +1,399 @@
+/*
+ * Properties of every estimate, over random valid plans on bundled
+ * models, clusters, frameworks and compressors, some clusters with their
+ * rates drawn down to the schemas' floors: every reported number is
+ * finite and non-negative, the breakdown adds up to the iteration time,
+ * the memory components add up to the total, and fits agrees with the
+ * total and the capacity. A plan the cost model refuses must say why.
+ * The seed is fixed, so a failure names a case that can be rerun.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "io/fields.h"
+#include "io/format.h"
+#include "io/profile_load.h"
+#include "io/profile_path.h"
+#include "plan/estimate.h"
+#include "plan/search.h"
+#include "plan/units.h"
+#include "testutil.h"
+
+static const char *const model_names[] = {
+	"gpt-1.7b", "llama2-7b", "mixtral-8x7b", "bert-large", "gpt3-175b", "deepseek-moe-16b",
+};
+static const char *const cluster_names[] = { "selene", "dgx-h100", "aws-p3dn", "mosaicml-a100-40gb" };
+static const char *const framework_names[] = { "megatron-lm", "deepspeed", "pytorch-fsdp" };
+static const char *const compressor_names[] = { "topk-10", "quantize-4", "powersgd-10", "ae-100" };
+
+#define NMODELS (sizeof(model_names) / sizeof(model_names[0]))
+#define NCLUSTERS (sizeof(cluster_names) / sizeof(cluster_names[0]))
+#define NFRAMEWORKS (sizeof(framework_names) / sizeof(framework_names[0]))
+#define NCOMPRESSORS (sizeof(compressor_names) / sizeof(compressor_names[0]))
+
+static struct model models[NMODELS];
+static struct cluster clusters[NCLUSTERS];
+static struct framework frameworks[NFRAMEWORKS];
+static struct compressor compressors[NCOMPRESSORS];
+
+static void
+setup(void)
+{
+	const char *r = getenv("PLAN_TEST_SOURCE_ROOT");
+
+	ck_assert_msg(r != NULL, "PLAN_TEST_SOURCE_ROOT is not set (run through meson test)");
+	setenv("PLAN_CLI_PATH", r, 1);
+	profile_path_init(NULL);
+	for (size_t i = 0; i < NMODELS; i++)
+		test_load_profile(PROFILE_MODEL, model_names[i], &models[i]);
+	for (size_t i = 0; i < NCLUSTERS; i++)
+		test_load_profile(PROFILE_CLUSTER, cluster_names[i], &clusters[i]);
+	for (size_t i = 0; i < NFRAMEWORKS; i++)
+		test_load_profile(PROFILE_FRAMEWORK, framework_names[i], &frameworks[i]);
+	for (size_t i = 0; i < NCOMPRESSORS; i++)
+		test_load_profile(PROFILE_COMPRESSOR, compressor_names[i], &compressors[i]);
+}
+
+static void
+teardown(void)
+{
+	for (size_t i = 0; i < NCLUSTERS; i++)
+		cluster_release(&clusters[i]);
+}
+
+/* xorshift64*: the same sequence on every machine, unlike rand(). */
+static unsigned long long
+rng_next(unsigned long long *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 2685821657736338717ULL;
+}
+
+static int
+rng_int(unsigned long long *s, int n)
+{
+	return (int)(rng_next(s) % (unsigned long long)n);
+}
+
+/* Log-uniform in [lo, hi]. */
+static double
+rng_log(unsigned long long *s, double lo, double hi)
+{
+	double u = (double)(rng_next(s) >> 11) * 0x1p-53;
+
+	return lo * pow(hi / lo, u);
+}
+
+/* A cluster whose rates are drawn from the floors of the schemas
+ * (UNITS_MIN_*) up, and whose efficiencies from 1 % up: slow, but valid. */
+static void
+perturb_cluster(unsigned long long *s, struct cluster *c)
+{
+	c->gpu.peak_flops = rng_log(s, UNITS_MIN_COMPUTE_FLOPS, 1e16);
+	c->gpu.memory_bw_Bps = rng_log(s, UNITS_MIN_BANDWIDTH_BPS, 1e13);
+	c->gpu.memory_efficiency = rng_log(s, 0.01, 1.0);
+	c->gpu.gemm_efficiency_max = rng_log(s, 0.01, 1.0);
+	c->intra.bandwidth_Bps = rng_log(s, UNITS_MIN_BANDWIDTH_BPS, 1e12);
+	c->intra.efficiency = rng_log(s, 0.01, 1.0);
+	c->inter.nic_bandwidth_Bps = rng_log(s, UNITS_MIN_BANDWIDTH_BPS, 1e12);
+	c->inter.efficiency = rng_log(s, 0.01, 1.0);
+}
+
+/* Stages of random sizes, at least one layer each. */
+static void
+random_layers(unsigned long long *s, const struct model *m, struct plan *p)
+{
+	int left = m->layers - p->pp;
+
+	p->custom_layers = true;
+	p->stage_layers_count = p->pp;
+	for (int i = 0; i < p->pp; i++) {
+		int extra = i == p->pp - 1 ? left : rng_int(s, left + 1);
+
+		p->stage_layers[i] = (short)(1 + extra);
+		left -= extra;
+	}
+}
+
+/* Expert parallelism and MiCS, where the model and the sharding allow them. */
+static void
+random_sharding(unsigned long long *s, const struct model *m, struct plan *p)
+{
+	p->zero = rng_int(s, p->pp > 1 ? 3 : 4);
+	if (model_is_moe(m)) {
+		int ep = 1;
+
+		while (rng_int(s, 2) && p->dp % (2 * ep) == 0 && m->moe.experts % (2 * ep) == 0)
+			ep *= 2;
+		p->ep = ep;
+		p->moe_routing = rng_int(s, 2);
+	} else if (p->zero == 3 && rng_int(s, 3) == 0) {
+		int g = 1 + rng_int(s, p->dp);
+
+		while (p->dp % g)
+			g--;
+		p->mics_group = g;
+	}
+}
+
+/* A random plan of @m on @c; plan_validate may still refuse it. */
+static void
+random_plan(unsigned long long *s, const struct model *m, const struct cluster *c, struct plan *p)
+{
+	int k;
+
+	plan_init(p);
+	p->tp = 1 << rng_int(s, 5);
+	p->pp = 1 + rng_int(s, m->layers < 8 ? m->layers : 8);
+	p->vpp = p->pp > 1 && rng_int(s, 4) == 0 ? 2 : 1;
+	p->dp = 1 + rng_int(s, 16);
+	while ((long)p->tp * p->pp * p->dp > cluster_gpus(c) && p->dp > 1)
+		p->dp /= 2;
+	p->micro_batch = 1 << rng_int(s, 4);
+	k = (1 + rng_int(s, 8)) * (p->vpp > 1 ? p->pp : 1);
+	p->global_batch = p->dp * p->micro_batch * k;
+	p->seq_len = rng_int(s, 2) ? m->seq_len : 256 << rng_int(s, 4);
+	p->recompute = rng_int(s, 3);
+	p->sequence_parallel = p->tp > 1 && rng_int(s, 2);
+	p->flash_attention = rng_int(s, 2);
+	p->dp_overlap = rng_int(s, 2);
+	random_sharding(s, m, p);
+	if (p->vpp == 1 && m->layers % p->pp != 0)
+		random_layers(s, m, p);
+	if (p->pp > 1 && rng_int(s, 4) == 0) {
+		p->custom_recompute = true;
+		p->stage_recompute_count = p->pp;
+		for (int i = 0; i < p->pp; i++)
+			p->stage_recompute[i] = (signed char)rng_int(s, 3);
+	}
+}
+
+/* Compression where a compressor was drawn: each scope at random. */
+static void
+random_compression(unsigned long long *s, struct plan *p)
+{
+	p->compress.tp = p->tp > 1 && rng_int(s, 2);
+	p->compress.pp = p->pp > 1 && rng_int(s, 2);
+	p->compress.dp = p->dp > 1 && rng_int(s, 2);
+	if (p->compress.dp)
+		p->compress.dp_on_cpu = rng_int(s, 4) == 0;
+}
+
+/* Every real number of the report: finite and non-negative. */
+static void
+check_fields(const struct report *r, int n)
+{
+	ck_assert_msg(field_report_finite(r), "case %d: a field is not finite", n);
+	for (size_t i = 0; i < field_count; i++) {
+		const struct field *f = &field_table[i];
+		int len = field_length(f, r);
+		struct field_value v;
+
+		if (f->type != FIELD_NUM)
+			continue;
+		for (int j = 0; j < (len < 0 ? 1 : len); j++) {
+			field_get(f, r, j, &v);
+			ck_assert_msg(v.d >= 0, "case %d: %s[%d] = %g is negative",
+				      n, f->key ? f->key : f->csv, j, v.d);
+		}
+	}
+}
+
+static void
+check_estimate(const struct plan *p, const struct estimate *e, int n)
+{
+	const struct estimate_breakdown *b = &e->breakdown;
+	const struct memory_use *u = &e->memory;
+	double sum = b->compute + b->recompute + b->tp_comm + b->pp_comm + b->pp_bubble + b->dp_comm +
+		     b->optimizer + b->compression + b->ep_comm + b->overhead;
+	double mem = u->weights + u->gradients + u->optimizer + u->activations + u->other + u->compression;
+
+	ck_assert_msg(e->iteration_time_s > 0, "case %d: iteration time %g", n, e->iteration_time_s);
+	ck_assert_msg(fabs(sum - e->iteration_time_s) <= 1e-9 * e->iteration_time_s,
+		      "case %d: the breakdown adds up to %.12g, not %.12g", n, sum, e->iteration_time_s);
+	ck_assert_msg(u->weights >= 0 && u->gradients >= 0 && u->optimizer >= 0 &&
+		      u->activations >= 0 && u->other >= 0 && u->compression >= 0,
+		      "case %d: a negative memory component", n);
+	ck_assert_msg(fabs(mem - u->total) <= 1e-9 * u->total,
+		      "case %d: memory components add up to %.12g, not %.12g", n, mem, u->total);
+	ck_assert_msg(e->fits == (u->total <= e->memory_capacity_bytes),
+		      "case %d: fits %d with %g of %g bytes", n, e->fits, u->total, e->memory_capacity_bytes);
+	for (int s = 0; s < p->pp && s < ESTIMATE_MAX_STAGES; s++)
+		ck_assert_msg(e->stage_memory[s] <= u->total * (1 + 1e-12),
+			      "case %d: stage %d needs more than the reported peak", n, s);
+	ck_assert_rel(e->tokens_per_s, (double)p->global_batch * p->seq_len / e->iteration_time_s, 1e-9);
+}
+
+/* One random case: estimate, then check the properties. True when the
+ * cost model accepted the plan. */
+static bool
+run_case(unsigned long long *s, int n)
+{
+	const struct model *m = &models[rng_int(s, NMODELS)];
+	struct cluster c = clusters[rng_int(s, NCLUSTERS)];
+	int fw = rng_int(s, NFRAMEWORKS + 1), cmp = rng_int(s, 2 * NCOMPRESSORS);
+	struct estimate_options opt = { COLL_ALGO_RING, NULL, NULL };
+	struct plan p;
+	struct estimate e;
+	struct plan_error err;
+	struct report rep;
+
+	if (rng_int(s, 4) == 0)
+		perturb_cluster(s, &c);
+	random_plan(s, m, &c, &p);
+	opt.dp_algo = (enum coll_algo)rng_int(s, 2);
+	opt.framework = fw < (int)NFRAMEWORKS ? &frameworks[fw] : NULL;
+	if (cmp < (int)NCOMPRESSORS) {
+		opt.compressor = &compressors[cmp];
+		random_compression(s, &p);
+	}
+	plan_error_clear(&err);
+	if (!estimate_plan(m, &c, &p, &opt, &e, &err)) {
+		ck_assert_msg(err.kind != PLAN_ERR_NONE && err.message[0], "case %d: refused without a reason", n);
+		ck_assert_msg(!strstr(err.message, "not finite"), "case %d: %s", n, err.message);
+		return false;
+	}
+	rep = (struct report){ m, &c, &p, &e, &opt, opt.compressor };
+	check_fields(&rep, n);
+	check_estimate(&p, &e, n);
+	return true;
+}
+
+START_TEST(test_random_plans)
+{
+	unsigned long long seed = 0x15a15a15a15aULL;
+	int cases = test_quick() ? 300 : 5000, accepted = 0;
+
+	for (int n = 0; n < cases; n++)
+		accepted += run_case(&seed, n);
+	/* The generator must reach the cost model, not only plan_validate. */
+	ck_assert_msg(accepted >= cases / 5, "only %d of %d random plans were valid", accepted, cases);
+}
+END_TEST
+
+/* One random search: every plan it returns has the same properties. */
+static void
+run_search(unsigned long long *s, int n)
+{
+	const struct model *m = &models[rng_int(s, NMODELS)];
+	struct cluster c = clusters[rng_int(s, NCLUSTERS)];
+	struct search_options o;
+	struct search_candidate top[3];
+	struct search_stats st;
+	struct plan_error err;
+	int ntop = 0;
+
+	if (rng_int(s, 2) == 0)
+		perturb_cluster(s, &c);
+	search_options_init(&o);
+	o.gpus = 8 << rng_int(s, 3);
+	o.global_batch = o.gpus * (1 << rng_int(s, 3));
+	o.seq_len = 256 << rng_int(s, 4);
+	o.max_pp = 4;
+	o.top = 3;
+	plan_error_clear(&err);
+	if (!search_run(m, &c, &o, top, &ntop, &st, &err)) {
+		ck_assert_msg(err.message[0], "search %d: failed without a reason", n);
+		return;
+	}
+	for (int i = 0; i < ntop; i++) {
+		struct estimate_options eo = { o.dp_algo, top[i].compressor, NULL };
+		struct report rep = { m, &c, &top[i].plan, &top[i].est, &eo, top[i].compressor };
+
+		check_fields(&rep, n);
+		check_estimate(&top[i].plan, &top[i].est, n);
+		ck_assert_msg(top[i].est.fits, "search %d: plan %d does not fit", n, i);
+	}
+}
+
+START_TEST(test_random_searches)
+{
+	unsigned long long seed = 0x5ea4c415aULL;
+	int searches = test_quick() ? 4 : 24;
+
+	for (int n = 0; n < searches; n++)
+		run_search(&seed, n);
+}
+END_TEST
+
+/* tp 8 x pp 1 x dp 4 of gpt-1.7b, one sequence per micro-batch. */
+static void
+small_plan(struct plan *p)
+{
+	plan_init(p);
+	p->tp = 8;
+	p->pp = 1;
+	p->dp = 4;
+	p->global_batch = 32;
+	p->seq_len = 2048;
+}
+
+/* Efficiencies the schemas accept (above 0) at the slowest rates they
+ * accept: the times overflow, and the core says so, naming the plan. */
+START_TEST(test_overflow_is_an_error)
+{
+	struct cluster c = clusters[0];
+	struct plan p;
+	struct estimate e;
+	struct plan_error err;
+
+	c.gpu.peak_flops = UNITS_MIN_COMPUTE_FLOPS;
+	c.gpu.memory_bw_Bps = UNITS_MIN_BANDWIDTH_BPS;
+	c.gpu.memory_efficiency = 1e-300;
+	c.gpu.gemm_efficiency_max = 1e-300;
+	small_plan(&p);
+	plan_error_clear(&err);
+	ck_assert(!estimate_plan(&models[0], &c, &p, NULL, &e, &err));
+	ck_assert_int_eq(err.kind, PLAN_ERR_PLAN);
+	ck_assert_msg(strstr(err.message, "tp 8 x pp 1 x dp 4, micro-batch 1") &&
+		      strstr(err.message, "not finite"), "%s", err.message);
+}
+END_TEST
+
+/* Whatever reaches them, the formatters print no inf, NaN or 0 in their place. */
+START_TEST(test_formatters_refuse_nonfinite)
+{
+	struct plan p;
+	struct estimate e;
+	struct plan_error err;
+	struct report rep = { &models[0], &clusters[0], &p, &e, NULL, NULL };
+	FILE *out = tmpfile();
+
+	ck_assert_ptr_nonnull(out);
+	small_plan(&p);
+	plan_error_clear(&err);
+	ck_assert_msg(estimate_plan(&models[0], &clusters[0], &p, NULL, &e, &err), "%s", err.message);
+	ck_assert(field_report_finite(&rep));
+	e.breakdown.dp_comm = NAN;
+	ck_assert(!field_report_finite(&rep));
+	ck_assert_ptr_null(format_json_object(&rep));
+	ck_assert(!format_csv_row(out, &rep));
+	e.breakdown.dp_comm = 0.0;
+	e.iteration_time_s = INFINITY;
+	ck_assert(!format_text(out, &rep));
+	ck_assert_int_eq(ftell(out), 0);
+	fclose(out);
+}
+END_TEST
+
+static Suite *
+property_suite(void)
+{
+	Suite *s = suite_create("property");
+	TCase *tc = tcase_create("estimate");
+
+	tcase_add_unchecked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_random_plans);
+	tcase_add_test(tc, test_random_searches);
+	tcase_add_test(tc, test_overflow_is_an_error);
+	tcase_add_test(tc, test_formatters_refuse_nonfinite);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+TEST_MAIN(property_suite)
