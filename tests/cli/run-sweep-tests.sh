@@ -57,6 +57,24 @@ fi
 "$bin" sweep "$study" --plot "$tmp/plot.gif" >/dev/null 2>"$tmp/err"
 check "--plot .gif is a usage error" '[ $? -eq 2 ] && grep -q "svg, .png or .pdf" "$tmp/err"'
 
+# A plot into a missing folder: one line, gnuplot never runs (exit 1).
+"$bin" sweep "$study" --plot "$tmp/no-such-folder/plot.svg" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "--plot into a missing folder: one error line" '[ $rc -eq 1 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -qF "no-such-folder/plot.svg: cannot create: No such file or directory" "$tmp/err"'
+
+# gnuplot stand-ins: one that fails saying 300 lines, one that hangs until interrupted.
+mkdir "$tmp/fakebin" "$tmp/plots"
+printf '#!/bin/sh\ncat >/dev/null\nseq 300 | sed "s/^/gnuplot says /"\nexit 1\n' >"$tmp/fakebin/gnuplot"
+chmod +x "$tmp/fakebin/gnuplot"
+PATH="$tmp/fakebin:$PATH" "$bin" sweep "$study" --plot "$tmp/plots/plot.svg" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "a failing gnuplot: one error line quoting it, no file left" '[ $rc -eq 1 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -qF "gnuplot failed (status 1): gnuplot says 1" "$tmp/err" && [ -z "$(ls -A "$tmp/plots")" ]'
+# (it writes half a plot where it is told to, then waits)
+printf '#!/bin/sh\nsed -n "s/^set output \\"\\(.*\\)\\"$/\\1/p" | while read -r f; do echo half >"$f"; done\nexec sleep 3\n' >"$tmp/fakebin/gnuplot"
+PATH="$tmp/fakebin:$PATH" timeout -s INT 1 "$bin" sweep "$study" --plot "$tmp/plots/plot.svg" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "SIGINT during --plot leaves neither the plot nor a temporary file" '[ $rc -eq 124 ] && [ -z "$(ls -A "$tmp/plots")" ]'
+
 # Shards merge into the whole.
 for i in 1 2 3; do
 	"$bin" sweep "$study" --shard "$i/3" --format json >"$tmp/part$i.json"
