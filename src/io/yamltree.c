@@ -150,6 +150,14 @@ mark_duplicates(struct ytree *t, const yaml_node_t *map, unsigned char *dup, str
 	return true;
 }
 
+/* "\0" in a quoted scalar: C strings would end there ("2\0abc" read as 2). */
+static bool
+has_nul(const yaml_node_t *node)
+{
+	return node->type == YAML_SCALAR_NODE &&
+	       strlen((const char *)node->data.scalar.value) != node->data.scalar.length;
+}
+
 /*
  * libyaml accepts duplicate keys silently; a profile must not. Aliases
  * make the document a graph: each node is checked once (@seen), or a
@@ -175,6 +183,8 @@ check_mapping(struct ytree *t, yaml_node_t *node, int depth, unsigned char *seen
 
 		if (!ytree_scalar(k))
 			ok = ytree_error(t, k, err, "mapping keys must be plain scalars");
+		else if (has_nul(k))
+			ok = ytree_error(t, k, err, "a key contains a NUL character");
 		else if (dup[i])
 			ok = ytree_error(t, k, err, "duplicate key '%s'", ytree_scalar(k));
 		else
@@ -195,6 +205,8 @@ check_duplicates(struct ytree *t, yaml_node_t *node, int depth, unsigned char *s
 	if (seen[index])
 		return true;
 	seen[index] = 1;
+	if (has_nul(node))
+		return ytree_error(t, node, err, "a value contains a NUL character");
 	if (node->type == YAML_SEQUENCE_NODE) {
 		for (yaml_node_item_t *i = node->data.sequence.items.start;
 		     i < node->data.sequence.items.top; i++)
