@@ -151,16 +151,23 @@ expect_jq() {
 	jq -e "$1" "$tmp/out" >/dev/null 2>&1 || fail "${2:-jq check failed}: $1"
 }
 
-# A usage error: exit 2, nothing on stdout, one error line.
-usage_error() { # NAME SUBSTRING ARGS...
-	local name=$1 sub=$2
-	shift 2
+# An error: exit RC, nothing on stdout, one error line (with SUBSTRING unless empty).
+error_case() { # RC NAME SUBSTRING ARGS...
+	local want=$1 name=$2 sub=$3
+	shift 3
 	cli "$@"
-	expect_rc 2
+	expect_rc "$want"
 	expect_stdout_empty
 	expect_one_error_line
 	[ -n "$sub" ] && expect_err_has "$sub"
-	finish "usage error: $name"
+	finish "$name"
+}
+
+# A usage error: exit 2.
+usage_error() { # NAME SUBSTRING ARGS...
+	local name=$1
+	shift
+	error_case 2 "usage error: $name" "$@"
 }
 
 # Count the fields of one CSV line (RFC 4180: commas inside quotes do not count).
@@ -499,16 +506,9 @@ finish "validate of a file that does not exist exits 1"
 
 # ----------------------------------------------------------- input files
 
-# A file error: exit 1, one line naming the file, nothing on stdout.
+# A file error: exit 1, one line naming the file.
 file_error() { # NAME SUBSTRING ARGS...
-	local name=$1 sub=$2
-	shift 2
-	cli "$@"
-	expect_rc 1
-	expect_stdout_empty
-	expect_one_error_line
-	expect_err_has "$sub"
-	finish "$name"
+	error_case 1 "$@"
 }
 
 mkfifo "$tmp/fifo.yaml" "$tmp/fifo.csv"
