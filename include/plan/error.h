@@ -36,5 +36,12 @@ bool plan_error_set(struct plan_error *err, enum plan_error_kind kind,
 		    const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
 
+/**
+ * Copy @src into @dst (@size bytes, NUL-terminated, cut short if need
+ * be) with control characters written as \n, \r, \t or \xHH, so that a
+ * value quoted in a message never breaks it over lines.
+ */
+void plan_error_escape(char *dst, unsigned long size, const char *src);
+
 /** Format "FILE:LINE:COL: message" (or less when unknown) into @buf. */
 void plan_error_format(const struct plan_error *err, char *buf, unsigned long size);

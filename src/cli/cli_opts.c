@@ -12,13 +12,15 @@ char cli_context[512];
 void
 cli_error(const char *fmt, ...)
 {
+	char msg[2048], line[2048];
 	va_list ap;
 
-	fputs("plan-cli: error: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	/* One line, whatever the values quoted in it hold. */
+	plan_error_escape(line, sizeof(line), msg);
+	fprintf(stderr, "plan-cli: error: %s\n", line);
 }
 
 int

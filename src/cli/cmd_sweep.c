@@ -1,6 +1,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "plan/compressor.h"
 #include "plan/framework.h"
 #include "plan/numparse.h"
+#include "io/infile.h"
 #include "io/profile_path.h"
 #include "io/study.h"
 #include "plan/sweep.h"
@@ -69,9 +71,27 @@ cache_load(int slot, const char *name, void *obj)
 	}
 }
 
+/*
+ * Load profile @name for the cell of axis indices @idx: an error names
+ * the study's FILE:LINE:COL of the value where the study file gave it.
+ */
+static int
+load_at(const struct study *s, const int *idx, int kind, int slot, const char *name, void *obj)
+{
+	int line, column, rc;
+	const char *v = study_cell_value(s, idx, kind, &line, &column);
+
+	if (v && strcmp(v, name) == 0 && line > 0)
+		snprintf(cli_context, sizeof(cli_context), "%s:%d:%d", s->file, line, column);
+	rc = cache_load(slot, name, obj);
+	cli_context[0] = '\0';
+	return rc;
+}
+
 /* The profile of axis @kind (model, cluster, compressor or framework) named @name; "none": no compressor. */
 static int
-find_or_load(struct cache *k, int kind, const char *name, const void **out)
+find_or_load(struct cache *k, const struct study *s, const int *idx, int kind, const char *name,
+	     const void **out)
 {
 	int slot = kind == AXIS_MODEL ? SLOT_MODEL : kind == AXIS_CLUSTER ? SLOT_CLUSTER :
 		   kind == AXIS_FRAMEWORK ? SLOT_FRAMEWORK : SLOT_COMPRESSOR;
@@ -86,7 +106,7 @@ find_or_load(struct cache *k, int kind, const char *name, const void **out)
 		cli_error("a study may name at most %d profiles of each kind", MAX_PROFILES);
 		return CLI_EXIT_USAGE;
 	}
-	if ((rc = cache_load(slot, name, cache_object(k, slot, n))) != CLI_EXIT_OK)
+	if ((rc = load_at(s, idx, kind, slot, name, cache_object(k, slot, n))) != CLI_EXIT_OK)
 		return rc;
 	snprintf(k->names[slot][n], STUDY_VALUE_LEN, "%s", name);
 	*out = cache_object(k, slot, k->n[slot]++);
@@ -97,11 +117,7 @@ find_or_load(struct cache *k, int kind, const char *name, const void **out)
 static const char *
 value_of(const struct study *s, const int *idx, int kind)
 {
-	int a = study_find_axis(s, kind);
-
-	if (a >= 0)
-		return s->axes[a].values[idx[a]];
-	return s->fixed[kind][0] ? s->fixed[kind] : NULL;
+	return study_cell_value(s, idx, kind, NULL, NULL);
 }
 
 /*
@@ -167,19 +183,19 @@ cell_profiles(const struct study *s, struct cache *k, const int *idx, struct swe
 	double bw;
 	int rc;
 
-	if ((rc = find_or_load(k, AXIS_MODEL, value_of(s, idx, AXIS_MODEL), &obj)) != CLI_EXIT_OK)
+	if ((rc = find_or_load(k, s, idx, AXIS_MODEL, value_of(s, idx, AXIS_MODEL), &obj)) != CLI_EXIT_OK)
 		return rc;
 	c->model = obj;
-	if ((rc = find_or_load(k, AXIS_CLUSTER, value_of(s, idx, AXIS_CLUSTER), &obj)) != CLI_EXIT_OK)
+	if ((rc = find_or_load(k, s, idx, AXIS_CLUSTER, value_of(s, idx, AXIS_CLUSTER), &obj)) != CLI_EXIT_OK)
 		return rc;
 	c->cluster = *(const struct cluster *)obj;
 	v = value_of(s, idx, AXIS_COMPRESSOR);
-	if (v && (rc = find_or_load(k, AXIS_COMPRESSOR, v, &obj)) != CLI_EXIT_OK)
+	if (v && (rc = find_or_load(k, s, idx, AXIS_COMPRESSOR, v, &obj)) != CLI_EXIT_OK)
 		return rc;
 	c->compressor = v ? obj : NULL;
 	/* Megatron-LM unless the study names another framework. */
 	v = value_of(s, idx, AXIS_FRAMEWORK);
-	if ((rc = find_or_load(k, AXIS_FRAMEWORK, v ? v : CLI_DEFAULT_FRAMEWORK, &obj)) != CLI_EXIT_OK)
+	if ((rc = find_or_load(k, s, idx, AXIS_FRAMEWORK, v ? v : CLI_DEFAULT_FRAMEWORK, &obj)) != CLI_EXIT_OK)
 		return rc;
 	c->framework = obj;
 	for (int kind = AXIS_NIC_BANDWIDTH; kind <= AXIS_INTRA_BANDWIDTH; kind++) {
@@ -220,9 +236,13 @@ cell_compress(const struct study *s, const int *idx, struct sweep_cell *c, char 
 	return true;
 }
 
-/* Fill one cell from the study's axes; @why gets a message when it cannot. */
+/*
+ * Fill one cell from the study's axes; @why gets a message when it
+ * cannot, and @fault the axis whose value is wrong (-1: none in particular).
+ */
 static int
-build_cell(const struct study *s, struct cache *k, long i, struct sweep_cell *c, char *why, size_t size)
+build_cell(const struct study *s, struct cache *k, long i, struct sweep_cell *c, char *why, size_t size,
+	   int *fault)
 {
 	int idx[STUDY_MAX_AXES], rc, gpus;
 	struct plan *p = &c->plan;
@@ -239,12 +259,16 @@ build_cell(const struct study *s, struct cache *k, long i, struct sweep_cell *c,
 	p->dp_overlap = !s->no_dp_overlap;
 	p->tp_overlap = s->tp_overlap;
 	gpus = cluster_gpus(&c->cluster);
+	*fault = AXIS_GPUS;
 	if (!field_value(s, idx, AXIS_GPUS, NULL, &gpus, why, size))
 		return CLI_EXIT_INPUT;
-	for (size_t f = 0; f < sizeof(cell_fields) / sizeof(cell_fields[0]); f++)
+	for (size_t f = 0; f < sizeof(cell_fields) / sizeof(cell_fields[0]); f++) {
+		*fault = cell_fields[f].axis;
 		if (!field_value(s, idx, cell_fields[f].axis, cell_fields[f].choices,
 				 (int *)((char *)p + cell_fields[f].offset), why, size))
 			return CLI_EXIT_INPUT;
+	}
+	*fault = -1;
 	if (p->global_batch == 0) {
 		snprintf(why, size, "the study gives no global_batch");
 		return CLI_EXIT_INPUT;
@@ -258,7 +282,7 @@ build_cell(const struct study *s, struct cache *k, long i, struct sweep_cell *c,
 		p->dp = gpus / (p->tp * p->cp * p->pp);
 	}
 	if (!cell_compress(s, idx, c, why, size))
-		return CLI_EXIT_INPUT;
+		return *fault = AXIS_COMPRESS, CLI_EXIT_INPUT;
 	c->mode = s->mode == STUDY_OPTIMIZE ? SWEEP_OPTIMIZE : SWEEP_PREDICT;
 	c->gpus = gpus;
 	return CLI_EXIT_OK;
@@ -336,54 +360,138 @@ progress(long done, long total, void *arg)
 		fputc('\n', stderr);
 }
 
+/* A number of a shard's cell: finite, at least 0, above 0 where @positive. */
+static bool
+shard_number(const json_t *c, const char *key, bool positive, double *out)
+{
+	const json_t *v = json_object_get(c, key);
+	double d = json_number_value(v);
+
+	if (!json_is_number(v) || !isfinite(d) || d < 0 || (positive && d == 0))
+		return false;
+	*out = d;
+	return true;
+}
+
+/* A string of a shard's cell into @dst; absent is "", another type false. */
+static bool
+shard_string(const json_t *c, const char *key, char *dst, size_t size)
+{
+	const json_t *v = json_object_get(c, key);
+
+	if (v && !json_is_string(v))
+		return false;
+	snprintf(dst, size, "%s", v ? json_string_value(v) : "");
+	return true;
+}
+
+/*
+ * One cell of a shard into @r: every value checked, since a shard file
+ * is input like any other (a negative time would make a negative
+ * speed-up). Returns the key at fault, or NULL.
+ */
+static const char *
+shard_cell(const json_t *c, struct sweep_result *r)
+{
+	const json_t *ok = json_object_get(c, "ok"), *gpus = json_object_get(c, "gpus");
+
+	memset(r, 0, sizeof(*r));
+	if (!json_is_boolean(ok))
+		return "ok";
+	r->ok = json_is_true(ok);
+	if (!r->ok)
+		return shard_string(c, "error", r->error, sizeof(r->error)) && r->error[0] ? NULL : "error";
+	if (!shard_number(c, "iteration_time_s", true, &r->time_s))
+		return "iteration_time_s";
+	if (!shard_number(c, "tflops_per_gpu", false, &r->tflops_per_gpu))
+		return "tflops_per_gpu";
+	if (!shard_number(c, "mfu", false, &r->mfu))
+		return "mfu";
+	if (!shard_number(c, "tokens_per_s", false, &r->tokens_per_s))
+		return "tokens_per_s";
+	if (!shard_number(c, "memory_bytes", false, &r->memory_bytes))
+		return "memory_bytes";
+	if (!json_is_boolean(json_object_get(c, "fits")))
+		return "fits";
+	r->fits = json_is_true(json_object_get(c, "fits"));
+	if (!json_is_integer(gpus) || json_integer_value(gpus) < 1 || json_integer_value(gpus) > INT_MAX)
+		return "gpus";
+	r->gpus = (int)json_integer_value(gpus);
+	return shard_string(c, "plan", r->plan, sizeof(r->plan)) ? NULL : "plan";
+}
+
+/* The parsed JSON of shard @file, or NULL after printing why (@rc the exit code). */
+static json_t *
+shard_load(const char *file, int *rc)
+{
+	struct plan_error err;
+	json_error_t jerr;
+	json_t *root;
+	FILE *f;
+
+	plan_error_clear(&err);
+	if (!infile_open(file, INFILE_MAX_JSON, &f, &err)) {
+		*rc = cli_report(&err);
+		return NULL;
+	}
+	root = json_loadf(f, 0, &jerr);
+	fclose(f);
+	if (!root) {
+		cli_error("%s:%d:%d: %s", file, jerr.line, jerr.column, jerr.text);
+		*rc = CLI_EXIT_INPUT;
+	}
+	return root;
+}
+
+/* The cells of one shard into @res. */
+static int
+merge_shard(const struct study *s, const char *file, long n, struct sweep_result *res)
+{
+	int rc = CLI_EXIT_OK;
+	json_t *root = shard_load(file, &rc), *cells, *c;
+	const json_t *study;
+	size_t i;
+
+	if (!root)
+		return rc;
+	cells = json_object_get(root, "cells");
+	study = json_object_get(root, "study");
+	if (!json_is_array(cells) || !json_is_integer(json_object_get(root, "cells_total")) ||
+	    json_integer_value(json_object_get(root, "cells_total")) != n || !json_is_string(study) ||
+	    strcmp(json_string_value(study), s->name) != 0) {
+		cli_error("%s: not a shard of this study (%ld cells)", file, n);
+		json_decref(root);
+		return CLI_EXIT_INPUT;
+	}
+	json_array_foreach(cells, i, c) {
+		const json_t *cell = json_object_get(c, "cell");
+		json_int_t k = json_integer_value(cell);
+		const char *bad;
+
+		if (!json_is_integer(cell) || k < 0 || k >= n) {
+			cli_error("%s: entry %zu of 'cells': 'cell' must be a cell number from 0 to %ld", file, i, n - 1);
+			rc = CLI_EXIT_INPUT;
+			break;
+		}
+		if ((bad = shard_cell(c, &res[k])) != NULL) {
+			cli_error("%s: cell %lld: '%s' is missing or out of range", file, (long long)k, bad);
+			rc = CLI_EXIT_INPUT;
+			break;
+		}
+	}
+	json_decref(root);
+	return rc;
+}
+
 /* Read the shards' JSON into @res. */
 static int
 merge(const struct study *s, char **files, int nfiles, long n, struct sweep_result *res)
 {
 	for (int f = 0; f < nfiles; f++) {
-		json_error_t jerr;
-		json_t *root = json_load_file(files[f], 0, &jerr), *cells;
-		size_t i;
-		json_t *c;
+		int rc = merge_shard(s, files[f], n, res);
 
-		if (!root) {
-			if (access(files[f], R_OK) != 0) {
-				cli_error("%s: cannot open", files[f]);
-				return CLI_EXIT_FAILURE;
-			}
-			cli_error("%s:%d:%d: %s", files[f], jerr.line, jerr.column, jerr.text);
-			return CLI_EXIT_INPUT;
-		}
-		cells = json_object_get(root, "cells");
-		if (!json_is_array(cells) || json_integer_value(json_object_get(root, "cells_total")) != n ||
-		    !json_is_string(json_object_get(root, "study")) ||
-		    strcmp(json_string_value(json_object_get(root, "study")), s->name) != 0) {
-			cli_error("%s: not a shard of this study (%ld cells)", files[f], n);
-			json_decref(root);
-			return CLI_EXIT_INPUT;
-		}
-		json_array_foreach(cells, i, c) {
-			json_int_t k = json_integer_value(json_object_get(c, "cell"));
-			struct sweep_result *r;
-
-			if (k < 0 || k >= n)
-				continue;
-			r = &res[k];
-			memset(r, 0, sizeof(*r));
-			r->ok = json_is_true(json_object_get(c, "ok"));
-			r->time_s = json_number_value(json_object_get(c, "iteration_time_s"));
-			r->tflops_per_gpu = json_number_value(json_object_get(c, "tflops_per_gpu"));
-			r->mfu = json_number_value(json_object_get(c, "mfu"));
-			r->tokens_per_s = json_number_value(json_object_get(c, "tokens_per_s"));
-			r->memory_bytes = json_number_value(json_object_get(c, "memory_bytes"));
-			r->fits = json_is_true(json_object_get(c, "fits"));
-			r->gpus = (int)json_integer_value(json_object_get(c, "gpus"));
-			snprintf(r->plan, sizeof(r->plan), "%s",
-				 json_string_value(json_object_get(c, "plan")) ? json_string_value(json_object_get(c, "plan")) : "");
-			snprintf(r->error, sizeof(r->error), "%s",
-				 json_string_value(json_object_get(c, "error")) ? json_string_value(json_object_get(c, "error")) : "");
-		}
-		json_decref(root);
+		if (rc != CLI_EXIT_OK)
+			return rc;
 	}
 	for (long i = 0; i < n; i++)
 		if (!res[i].ok && !res[i].error[0]) {
@@ -421,6 +529,9 @@ parse(struct sweep_request *r, int *argc, char ***argv)
 	}
 	if ((rc = cli_options_parse(&cli_sweep_options, *argc, *argv, r)) >= 0)
 		return rc;
+	/* A --baseline replaces the file's (an axis found later: -2 - kind). */
+	if (r->study.baseline_axis <= -2)
+		r->study.baseline_line = r->study.baseline_column = 0;
 	if (!r->merge && optind < *argc) {
 		cli_error("unexpected argument '%s' (a study file comes first)", (*argv)[optind]);
 		return CLI_EXIT_USAGE;
@@ -457,12 +568,28 @@ check_study(struct study *s, long *n)
 		for (int i = 0; i < a->n; i++)
 			found |= strcmp(a->values[i], s->baseline_value) == 0;
 		if (!found || a->zipped) {
-			cli_error("%s: the baseline %s=%s is %s", s->file, study_axis_names[a->kind],
-				  s->baseline_value, a->zipped ? "on a zipped axis" : "not a value of that axis");
-			return CLI_EXIT_INPUT;
+			plan_error_set(&err, PLAN_ERR_INPUT, s->file, s->baseline_line, s->baseline_column,
+				       "the baseline %s=%s is %s", study_axis_names[a->kind], s->baseline_value,
+				       a->zipped ? "on a zipped axis" : "not a value of that axis");
+			return cli_report(&err);
 		}
 	}
 	return CLI_EXIT_OK;
+}
+
+/* Why cell @i cannot be built, at the FILE:LINE:COL of axis @fault's value where the file gave it. */
+static void
+cell_error(const struct study *s, long i, int fault, const char *why)
+{
+	int idx[STUDY_MAX_AXES], line = 0, column = 0;
+
+	study_cell_indices(s, i, idx);
+	if (fault >= 0)
+		study_cell_value(s, idx, fault, &line, &column);
+	if (line > 0)
+		cli_error("%s:%d:%d: cell %ld: %s", s->file, line, column, i, why);
+	else
+		cli_error("%s: cell %ld: %s", s->file, i, why);
 }
 
 /* Every cell, with its baseline and scaling group. */
@@ -471,11 +598,11 @@ build_cells(const struct study *s, struct cache *k, struct sweep_cell *cells, lo
 {
 	for (long i = 0; i < n; i++) {
 		char why[512] = "";
-		int rc = build_cell(s, k, i, &cells[i], why, sizeof(why));
+		int fault = -1, rc = build_cell(s, k, i, &cells[i], why, sizeof(why), &fault);
 
 		if (rc != CLI_EXIT_OK) {
 			if (why[0])
-				cli_error("%s: cell %ld: %s", s->file, i, why);
+				cell_error(s, i, fault, why);
 			return rc;
 		}
 	}

@@ -483,6 +483,7 @@ parse_axis(const struct cli_option *o, const char *list, void *req)
 			cli_error("--%s: too many or too long values", study_axis_names[kind]);
 			return false;
 		}
+		a->value_line[a->n] = a->value_column[a->n] = 0; /* not from the study file */
 		snprintf(a->values[a->n++], STUDY_VALUE_LEN, "%s", tok);
 	}
 	if (a->n == 0) {

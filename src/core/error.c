@@ -12,21 +12,46 @@ plan_error_clear(struct plan_error *err)
 	memset(err, 0, sizeof(*err));
 }
 
+void
+plan_error_escape(char *dst, unsigned long size, const char *src)
+{
+	unsigned long n = 0;
+
+	if (size == 0)
+		return;
+	for (; *src; src++) {
+		unsigned char c = (unsigned char)*src;
+		char esc[5] = { c, '\0' };
+
+		if (c == '\n' || c == '\r' || c == '\t')
+			snprintf(esc, sizeof(esc), "\\%c", c == '\n' ? 'n' : c == '\r' ? 'r' : 't');
+		else if (c < 0x20 || c == 0x7f)
+			snprintf(esc, sizeof(esc), "\\x%02x", c);
+		if (n + strlen(esc) >= size)
+			break;
+		memcpy(dst + n, esc, strlen(esc));
+		n += strlen(esc);
+	}
+	dst[n] = '\0';
+}
+
 bool
 plan_error_set(struct plan_error *err, enum plan_error_kind kind,
 	       const char *file, int line, int column, const char *fmt, ...)
 {
+	char msg[sizeof(err->message)];
 	va_list ap;
 
 	if (!err)
 		return false;
 	err->kind = kind;
-	snprintf(err->file, sizeof(err->file), "%s", file ? file : "");
+	plan_error_escape(err->file, sizeof(err->file), file ? file : "");
 	err->line = line;
 	err->column = column;
 	va_start(ap, fmt);
-	vsnprintf(err->message, sizeof(err->message), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	plan_error_escape(err->message, sizeof(err->message), msg);
 	return false;
 }
 

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/infile.h"
 #include "io/profile_path.h"
 #include "io/schema.h"
 
@@ -94,14 +95,6 @@ profile_path_root(int i)
 	return i >= 0 && i < nroots ? roots[i] : NULL;
 }
 
-static bool
-is_file(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
 struct name_list {
 	char names[MAX_NAMES][64];
 	char paths[MAX_NAMES][ROOT_MAX + 320];
@@ -119,7 +112,7 @@ collect(enum profile_kind kind, struct name_list *list)
 {
 	list->n = 0;
 	for (int r = 0; r < nroots; r++) {
-		char dir[ROOT_MAX + 32];
+		char dir[ROOT_MAX + 32], path[ROOT_MAX + 320];
 		struct dirent *e;
 		DIR *d;
 
@@ -134,6 +127,10 @@ collect(enum profile_kind kind, struct name_list *list)
 
 			if (len <= 5 || len - 5 >= 64 || strcmp(e->d_name + len - 5, ".yaml") != 0)
 				continue;
+			/* A FIFO or a folder named like a profile is not one. */
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			if (!infile_check(path, NULL))
+				continue;
 			for (int i = 0; i < list->n; i++)
 				if (strncmp(list->names[i], e->d_name, len - 5) == 0 &&
 				    list->names[i][len - 5] == '\0')
@@ -142,7 +139,7 @@ collect(enum profile_kind kind, struct name_list *list)
 				continue;
 			memcpy(list->names[list->n], e->d_name, len - 5);
 			list->names[list->n][len - 5] = '\0';
-			snprintf(list->paths[list->n], sizeof(list->paths[0]), "%s/%s", dir, e->d_name);
+			snprintf(list->paths[list->n], sizeof(list->paths[0]), "%s", path);
 			list->n++;
 		}
 		closedir(d);
@@ -188,8 +185,8 @@ profile_resolve(enum profile_kind kind, const char *arg, char *out,
 		return plan_error_set(err, PLAN_ERR_INPUT, NULL, 0, 0,
 				      "empty %s name", profile_kind_dir(kind));
 	if (strchr(arg, '/') || (len > 5 && strcmp(arg + len - 5, ".yaml") == 0)) {
-		if (!is_file(arg))
-			return plan_error_set(err, PLAN_ERR_IO, arg, 0, 0, "no such file");
+		if (!infile_check(arg, err))
+			return false;
 		snprintf(out, size, "%s", arg);
 		return true;
 	}

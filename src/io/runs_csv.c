@@ -6,6 +6,7 @@
 
 #include "plan/flops.h"
 #include "plan/numparse.h"
+#include "io/infile.h"
 #include "io/runs_csv.h"
 
 const char *const run_convention_names[] = { "megatron-eq3", "model", "hardware", NULL };
@@ -13,13 +14,15 @@ const char *const run_convention_names[] = { "megatron-eq3", "model", "hardware"
 enum col {
 	COL_ID, COL_MODEL, COL_CLUSTER, COL_TP, COL_PP, COL_DP, COL_VPP, COL_MB, COL_GB,
 	COL_SEQ, COL_RECOMPUTE, COL_SP, COL_ZERO, COL_OVERLAP, COL_FLASH, COL_TIME,
-	COL_TFLOPS, COL_CONV, COL_FRAMEWORK, COL_PRECISION, COL_TP_OVERLAP, COL_MEMORY, COL_CP, COL_CP_METHOD, COL_COUNT,
+	COL_TFLOPS, COL_CONV, COL_FRAMEWORK, COL_PRECISION, COL_TP_OVERLAP, COL_MEMORY, COL_CP, COL_CP_METHOD,
+	COL_GPUS, COL_COUNT,
 };
 
 static const char *const col_names[COL_COUNT] = {
 	"id", "model", "cluster", "tp", "pp", "dp", "vpp", "micro_batch", "global_batch",
 	"seq_len", "recompute", "sequence_parallel", "zero", "dp_overlap", "flash_attention",
-	"measured_iteration_time_s", "measured_tflops_per_gpu", "flop_convention", "framework", "precision", "tp_overlap", "measured_memory_gib", "cp", "cp_method",
+	"measured_iteration_time_s", "measured_tflops_per_gpu", "flop_convention", "framework", "precision",
+	"tp_overlap", "measured_memory_gib", "cp", "cp_method", "gpus",
 };
 
 #define MAX_FIELDS 64
@@ -52,6 +55,13 @@ on_field(void *s, size_t len, void *data)
 		return;
 	if (r->nfields >= MAX_FIELDS) {
 		fail(r, "more than 64 columns%s%s", "", "");
+		return;
+	}
+	/* A quoted field may hold a NUL; C strings would cut it there. */
+	if (memchr(s, '\0', len)) {
+		r->failed = true;
+		plan_error_set(r->err, PLAN_ERR_INPUT, r->path, r->record + 1, 0,
+			       "field %d contains a NUL byte", r->nfields + 1);
 		return;
 	}
 	copy = malloc(len + 1);
@@ -135,6 +145,25 @@ get_double(struct reader *r, enum col c, double *out)
 	return true;
 }
 
+/* The gpus column, when given, must be the plan's tp x cp x pp x dp. */
+static bool
+check_gpus(struct reader *r, const struct plan *p)
+{
+	char want[32];
+	int gpus;
+
+	if (!field(r, COL_GPUS)[0])
+		return true;
+	if (!get_int(r, COL_GPUS, 0, &gpus))
+		return false;
+	if ((long)p->tp * p->cp * p->pp * p->dp != gpus) {
+		snprintf(want, sizeof(want), "%ld", (long)p->tp * p->cp * p->pp * p->dp);
+		return fail(r, p->cp > 1 ? "column 'gpus' is '%s', but tp x cp x pp x dp is %s" :
+			    "column 'gpus' is '%s', but tp x pp x dp is %s", field(r, COL_GPUS), want);
+	}
+	return true;
+}
+
 static bool
 header(struct reader *r)
 {
@@ -199,6 +228,8 @@ record(struct reader *r)
 	    !get_choice(r, COL_CONV, run_convention_names, RUN_CONV_MEGATRON_EQ3, &conv))
 		return false;
 	run->convention = conv;
+	if (!check_gpus(r, &run->plan))
+		return false;
 	if (run->measured_time_s == 0 && run->measured_tflops == 0)
 		return fail(r, "run '%s' has neither a measured time nor TFLOP/s%s", run->id, "");
 	r->set->n++;
@@ -225,6 +256,17 @@ on_record(int c, void *data)
 	r->nfields = 0;
 }
 
+/* Spreadsheets save UTF-8 with a byte-order mark; the header starts after it. */
+static void
+skip_bom(FILE *f)
+{
+	unsigned char bom[3];
+	size_t n = fread(bom, 1, sizeof(bom), f);
+
+	if (n != 3 || bom[0] != 0xEF || bom[1] != 0xBB || bom[2] != 0xBF)
+		rewind(f);
+}
+
 bool
 runs_csv_load(const char *path, struct run_set *out, struct plan_error *err)
 {
@@ -235,9 +277,9 @@ runs_csv_load(const char *path, struct run_set *out, struct plan_error *err)
 	FILE *f;
 
 	memset(out, 0, sizeof(*out));
-	f = fopen(path, "rb");
-	if (!f)
-		return plan_error_set(err, PLAN_ERR_IO, path, 0, 0, "cannot open: %s", strerror(errno));
+	if (!infile_open(path, INFILE_MAX_CSV, &f, err))
+		return false;
+	skip_bom(f);
 	if (csv_init(&p, CSV_STRICT | CSV_APPEND_NULL | CSV_STRICT_FINI) != 0) {
 		fclose(f);
 		return plan_error_set(err, PLAN_ERR_NOMEM, path, 0, 0, "out of memory");

@@ -42,8 +42,12 @@ struct run_set {
  * micro_batch, global_batch, and measured_iteration_time_s or
  * measured_tflops_per_gpu (with flop_convention). Optional: vpp, seq_len
  * (0 = the model's), recompute, sequence_parallel, zero, dp_overlap,
- * flash_attention, framework (a profile name or path), precision (bf16, fp16 or fp8), tp_overlap, measured_memory_gib (the peak memory
- * a GPU allocated, in GiB: compared with the predicted memory). Other columns (provenance, notes) are ignored.
+ * flash_attention, framework (a profile name or path), precision (bf16,
+ * fp16 or fp8), tp_overlap, cp, cp_method, measured_memory_gib (the peak
+ * memory a GPU allocated, in GiB: compared with the predicted memory),
+ * gpus (checked to be tp x cp x pp x dp). Other columns (provenance,
+ * notes) are ignored. The file must be a regular file of at most
+ * INFILE_MAX_CSV bytes; a UTF-8 byte-order mark is skipped.
  * Release with runs_csv_release() even on failure.
  */
 bool runs_csv_load(const char *path, struct run_set *out, struct plan_error *err);

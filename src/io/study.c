@@ -94,6 +94,26 @@ copy_text(const struct ytree *t, const yaml_node_t *v, const char *key, char *ds
 	return true;
 }
 
+/* Where @v starts, 1-based, into @line and @column. */
+static void
+mark_of(const yaml_node_t *v, int *line, int *column)
+{
+	*line = (int)v->start_mark.line + 1;
+	*column = (int)v->start_mark.column + 1;
+}
+
+/* Copy the value of @v into the next value of axis @a. */
+static bool
+add_value(const struct ytree *t, const yaml_node_t *v, const char *key, struct study_axis *a,
+	  struct plan_error *err)
+{
+	if (!copy_text(t, v, key, a->values[a->n], STUDY_VALUE_LEN, err))
+		return false;
+	mark_of(v, &a->value_line[a->n], &a->value_column[a->n]);
+	a->n++;
+	return true;
+}
+
 /* What the handlers of the top-level keys share. */
 struct parse {
 	struct study *s;
@@ -139,18 +159,14 @@ parse_mode(struct parse *p, const struct top_key *k, yaml_node_t *v, struct plan
 static bool
 axis_values(struct ytree *t, const char *key, yaml_node_t *v, struct study_axis *a, struct plan_error *err)
 {
-	if (v->type == YAML_SCALAR_NODE) {
-		if (!copy_text(t, v, key, a->values[0], STUDY_VALUE_LEN, err))
-			return false;
-		a->n = 1;
-		return true;
-	}
+	if (v->type == YAML_SCALAR_NODE)
+		return add_value(t, v, key, a, err);
 	if (v->type != YAML_SEQUENCE_NODE)
 		return ytree_error(t, v, err, "axis '%s' must be a value or a list of values", key);
 	for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top; i++) {
 		if (a->n == STUDY_MAX_VALUES)
 			return ytree_error(t, v, err, "axis '%s' has more than %d values", key, STUDY_MAX_VALUES);
-		if (!copy_text(t, ytree_node(t, *i), key, a->values[a->n++], STUDY_VALUE_LEN, err))
+		if (!add_value(t, ytree_node(t, *i), key, a, err))
 			return false;
 	}
 	if (a->n == 0)
@@ -180,8 +196,7 @@ parse_axes(struct parse *p, const struct top_key *tk, yaml_node_t *map, struct p
 			return ytree_error(t, k, err, "more than %d axes", STUDY_MAX_AXES);
 		a = &s->axes[s->naxes++];
 		a->kind = kind;
-		a->line = (int)k->start_mark.line + 1;
-		a->column = (int)k->start_mark.column + 1;
+		mark_of(k, &a->line, &a->column);
 		if (!axis_values(t, ytree_scalar(k), v, a, err))
 			return false;
 	}
@@ -284,8 +299,12 @@ parse_plan(struct parse *p, const struct top_key *tk, yaml_node_t *map, struct p
 		if (plan_keys[i].axis < 0) {
 			if (!parse_switch(p, &plan_keys[i], v, key, val, err))
 				return false;
-		} else if (!copy_text(t, v, key, p->s->fixed[plan_keys[i].axis], STUDY_VALUE_LEN, err)) {
-			return false;
+		} else {
+			int axis = plan_keys[i].axis;
+
+			if (!copy_text(t, v, key, p->s->fixed[axis], STUDY_VALUE_LEN, err))
+				return false;
+			mark_of(v, &p->s->fixed_line[axis], &p->s->fixed_column[axis]);
 		}
 	}
 	return true;
@@ -330,6 +349,7 @@ parse_baseline(struct parse *p, const struct top_key *k, yaml_node_t *v, struct 
 	s->baseline_axis = -2 - lookup(axis_name, ytree_scalar(ytree_node(t, b->key)));
 	if (s->baseline_axis == -1)
 		return unknown(t, ytree_node(t, b->key), "axis", ytree_scalar(ytree_node(t, b->key)), axis_name, err);
+	mark_of(ytree_node(t, b->value), &s->baseline_line, &s->baseline_column);
 	return copy_text(t, ytree_node(t, b->value), "baseline", s->baseline_value, sizeof(s->baseline_value), err);
 }
 
@@ -351,12 +371,11 @@ parse_reference(struct parse *p, const struct top_key *k, yaml_node_t *v, struct
 	a = &s->axes[s->naxes++];
 	a->kind = AXIS_REFERENCE;
 	a->zipped = true;
-	a->line = (int)v->start_mark.line + 1;
-	a->column = (int)v->start_mark.column + 1;
+	mark_of(v, &a->line, &a->column);
 	for (yaml_node_item_t *it = vals->data.sequence.items.start; it < vals->data.sequence.items.top; it++) {
 		if (a->n == STUDY_MAX_VALUES)
 			return ytree_error(t, vals, err, "too many reference values");
-		if (!copy_text(t, ytree_node(t, *it), "reference", a->values[a->n++], STUDY_VALUE_LEN, err))
+		if (!add_value(t, ytree_node(t, *it), "reference", a, err))
 			return false;
 	}
 	return true;
@@ -449,6 +468,28 @@ study_find_axis(const struct study *s, int kind)
 		if (s->axes[i].kind == kind)
 			return i;
 	return -1;
+}
+
+const char *
+study_cell_value(const struct study *s, const int *index, int kind, int *line, int *column)
+{
+	int a = study_find_axis(s, kind), l = 0, c = 0;
+	const char *v = NULL;
+
+	if (a >= 0) {
+		v = s->axes[a].values[index[a]];
+		l = s->axes[a].value_line[index[a]];
+		c = s->axes[a].value_column[index[a]];
+	} else if (s->fixed[kind][0]) {
+		v = s->fixed[kind];
+		l = s->fixed_line[kind];
+		c = s->fixed_column[kind];
+	}
+	if (line)
+		*line = l;
+	if (column)
+		*column = c;
+	return v;
 }
 
 static bool

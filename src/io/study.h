@@ -43,6 +43,8 @@ struct study_axis {
 	char values[STUDY_MAX_VALUES][STUDY_VALUE_LEN];
 	bool zipped;       /**< advances with the other zipped axes, not crossed */
 	int line, column;  /**< where it was given */
+	/** Where each value was given (0: on the command line). */
+	int value_line[STUDY_MAX_VALUES], value_column[STUDY_MAX_VALUES];
 };
 
 struct study {
@@ -59,8 +61,10 @@ struct study {
 	int metrics[STUDY_MAX_METRICS];
 	int baseline_axis;       /**< axis index for the speedup baseline; -1: none */
 	char baseline_value[STUDY_VALUE_LEN];
+	int baseline_line, baseline_column; /**< of the baseline value; 0: not from the file */
 	/** Values of the fixed plan keys (plan: block), as text, by axis kind; "" when unset. */
 	char fixed[AXIS_COUNT][STUDY_VALUE_LEN];
+	int fixed_line[AXIS_COUNT], fixed_column[AXIS_COUNT]; /**< where each was given */
 	bool sequence_parallel, flash_attention, no_dp_overlap, tp_overlap;
 };
 
@@ -88,3 +92,11 @@ void study_cell_indices(const struct study *s, long cell, int *index);
 
 /** Axis index of @kind, or -1. */
 int study_find_axis(const struct study *s, int kind);
+
+/**
+ * The value of axis @kind in the cell of axis indices @index (from
+ * study_cell_indices()): the axis's value, else the plan: block's, else
+ * NULL. @line and @column (either may be NULL) get where the value was
+ * written, 0 when it was not in the file.
+ */
+const char *study_cell_value(const struct study *s, const int *index, int kind, int *line, int *column);

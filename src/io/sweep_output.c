@@ -1,8 +1,11 @@
 #include <csv.h>
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -551,9 +554,10 @@ plot_group(const struct study *s, int xa, long n, struct plot_cell *cells, struc
 	return ns;
 }
 
-/* One block per series (gnuplot's index): the cells that agree on every
- * axis but x, in cell order. Fills the titles of @pl, which point into
- * @cells. */
+/* One gnuplot data block per series ($s0, $s1, ...): the cells that
+ * agree on every axis but x, in cell order. Inline in the script, so
+ * that no data file is left behind. Fills the titles of @pl, which point
+ * into @cells. */
 static void
 plot_write_data(FILE *f, const struct study *s, const struct sweep_result *res, const struct plot_cell *cells,
 		const struct plot_series *series, long ns, struct plot *pl)
@@ -565,7 +569,7 @@ plot_write_data(FILE *f, const struct study *s, const struct sweep_result *res, 
 		const char *key = cells[ser->start].key;
 
 		pl->titles[pl->nseries] = key[0] ? key : metric_headers[pl->metric].text;
-		fprintf(f, "%s# %s\n", pl->nseries ? "\n\n" : "", pl->titles[pl->nseries]);
+		fprintf(f, "$s%ld << EOD\n", pl->nseries);
 		for (long c = ser->start; c < ser->start + ser->len; c++) {
 			long i = cells[c].i;
 			double x;
@@ -574,44 +578,18 @@ plot_write_data(FILE *f, const struct study *s, const struct sweep_result *res, 
 			if (res[i].ok && axis_number(&s->axes[pl->xa], idx[pl->xa], &x))
 				fprintf(f, "%.9g %.9g\n", x, metric_value(pl->metric, &res[i]));
 		}
+		fputs("EOD\n", f);
 	}
 }
 
-/* Write the data of the plot into a temporary file @data (a mkstemp
- * template). */
-static bool
-plot_data_file(char *data, const struct study *s, const struct sweep_result *res, long n, struct plot *pl,
-	       struct plot_cell *cells, struct plot_series *series, struct plan_error *err)
-{
-	int fd = mkstemp(data);
-	long ns;
-	FILE *f;
-
-	if (fd < 0 || !(f = fdopen(fd, "w")))
-		return plan_error_set(err, PLAN_ERR_IO, data, 0, 0, "cannot create a temporary file");
-	ns = plot_group(s, pl->xa, n, cells, series);
-	if (ns < 0) {
-		fclose(f);
-		unlink(data);
-		return plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
-	}
-	plot_write_data(f, s, res, cells, series, ns, pl);
-	fclose(f);
-	return true;
-}
-
-/* Run gnuplot on @data to draw @path. */
-static bool
-plot_run(const char *path, const char *data, const struct study *s, const struct plot *pl, struct plan_error *err)
+/* The commands that draw the data blocks into @out. */
+static void
+plot_commands(FILE *gp, const char *out, const struct study *s, const struct plot *pl)
 {
 	const struct study_axis *x = &s->axes[pl->xa];
-	FILE *gp = popen("gnuplot 1>&2", "w");
-	int status;
 
-	if (!gp)
-		return plan_error_set(err, PLAN_ERR_IO, NULL, 0, 0, "cannot run gnuplot");
 	fprintf(gp, "set terminal %s\nset output ", pl->term);
-	gp_string(gp, path);
+	gp_string(gp, out);
 	fputs("\nset grid\nset key outside right\n", gp);
 	if (s->title[0]) {
 		fputs("set title ", gp);
@@ -627,27 +605,155 @@ plot_run(const char *path, const char *data, const struct study *s, const struct
 		fputs("set logscale x 2\n", gp);
 	fputs("plot ", gp);
 	for (long i = 0; i < pl->nseries; i++) {
-		fprintf(gp, "%s", i ? ", " : "");
-		gp_string(gp, data);
-		fprintf(gp, " index %ld using 1:2 with linespoints lw 2 pt 7 title ", i);
+		fprintf(gp, "%s$s%ld using 1:2 with linespoints lw 2 pt 7 title ", i ? ", " : "", i);
 		gp_string(gp, pl->titles[i]);
 	}
-	fputc('\n', gp);
-	status = pclose(gp);
-	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		return plan_error_set(err, PLAN_ERR_IO, path, 0, 0, "gnuplot failed (status %d)",
-				      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	fputs("\nunset output\n", gp);
+}
+
+/*
+ * The plot is drawn into a temporary file beside @path and renamed onto
+ * it, so that an interrupted or failed run never leaves half a plot.
+ * The handler removes the temporary file on SIGINT, SIGTERM and SIGHUP.
+ */
+static char plot_tmp[4096];
+static volatile sig_atomic_t plot_tmp_set;
+static const int plot_signals[] = { SIGINT, SIGTERM, SIGHUP };
+static struct sigaction plot_old[3];
+
+static void
+plot_on_signal(int sig)
+{
+	if (plot_tmp_set)
+		unlink(plot_tmp);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Create the temporary file beside @path (mode as a new file's) and arm the handler. */
+static bool
+plot_tmp_create(const char *path, struct plan_error *err)
+{
+	const char *slash = strrchr(path, '/');
+	int dir = slash ? (int)(slash - path + 1) : 0, fd;
+	struct sigaction sa;
+	mode_t mask;
+
+	if (snprintf(plot_tmp, sizeof(plot_tmp), "%.*s.plan-cli-plot-XXXXXX", dir, path) >= (int)sizeof(plot_tmp))
+		return plan_error_set(err, PLAN_ERR_IO, path, 0, 0, "path too long");
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = plot_on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(plot_signals) / sizeof(plot_signals[0]); i++)
+		sigaction(plot_signals[i], &sa, &plot_old[i]);
+	plot_tmp_set = 1; /* before mkstemp names it: no window without the handler */
+	fd = mkstemp(plot_tmp);
+	if (fd < 0) {
+		int e = errno;
+
+		plot_tmp_set = 0;
+		for (size_t i = 0; i < sizeof(plot_signals) / sizeof(plot_signals[0]); i++)
+			sigaction(plot_signals[i], &plot_old[i], NULL);
+		return plan_error_set(err, PLAN_ERR_IO, path, 0, 0, "cannot create: %s", strerror(e));
+	}
+	mask = umask(0);
+	umask(mask);
+	fchmod(fd, 0666 & ~mask);
+	close(fd);
 	return true;
+}
+
+/* Remove the temporary file, if still there, and disarm the handler. */
+static void
+plot_tmp_remove(void)
+{
+	if (plot_tmp_set)
+		unlink(plot_tmp);
+	plot_tmp_set = 0;
+	for (size_t i = 0; i < sizeof(plot_signals) / sizeof(plot_signals[0]); i++)
+		sigaction(plot_signals[i], &plot_old[i], NULL);
+}
+
+/* Start gnuplot reading its script from *@in, writing all it says into @log. */
+static pid_t
+gnuplot_start(FILE *log, FILE **in)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (pipe(fds) != 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(fds[0], 0);
+		dup2(fileno(log), 1);
+		dup2(fileno(log), 2);
+		close(fds[0]);
+		close(fds[1]);
+		execlp("gnuplot", "gnuplot", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[0]);
+	if (pid < 0 || !(*in = fdopen(fds[1], "w"))) {
+		close(fds[1]);
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+		return -1;
+	}
+	return pid;
+}
+
+/* Wait for gnuplot; on failure the error quotes the first line it said. */
+static bool
+gnuplot_finish(pid_t pid, FILE *in, FILE *log, const char *path, struct plan_error *err)
+{
+	char line[256] = "";
+	struct stat st;
+	int status = 0;
+	bool wrote = fclose(in) == 0;
+
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (wrote && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+	    stat(plot_tmp, &st) == 0 && st.st_size > 0)
+		return true;
+	rewind(log);
+	while (fgets(line, sizeof(line), log) && strspn(line, " \t\r\n^") == strlen(line))
+		;
+	line[strcspn(line, "\r\n")] = '\0';
+	return plan_error_set(err, PLAN_ERR_IO, path, 0, 0, "gnuplot failed (status %d)%s%s",
+			      WIFEXITED(status) ? WEXITSTATUS(status) : -1, line[0] ? ": " : "", line);
+}
+
+/* Draw with gnuplot into the temporary file. */
+static bool
+plot_draw(const char *path, const struct study *s, const struct sweep_result *res, struct plot *pl,
+	  const struct plot_cell *cells, const struct plot_series *series, long ns, struct plan_error *err)
+{
+	FILE *log = tmpfile(), *gp = NULL;
+	pid_t pid = log ? gnuplot_start(log, &gp) : -1;
+	bool ok;
+
+	if (pid < 0) {
+		if (log)
+			fclose(log);
+		return plan_error_set(err, PLAN_ERR_IO, NULL, 0, 0, "cannot run gnuplot");
+	}
+	plot_write_data(gp, s, res, cells, series, ns, pl);
+	plot_commands(gp, plot_tmp, s, pl);
+	ok = gnuplot_finish(pid, gp, log, path, err);
+	fclose(log);
+	return ok;
 }
 
 bool
 sweep_plot(const char *path, const struct study *s, const struct sweep_result *res, long n,
 	   struct plan_error *err)
 {
-	char data[] = "/tmp/plan-cli-plot-XXXXXX";
 	struct plot pl = { 0 };
 	struct plot_cell *cells;
 	struct plot_series *series;
+	long ns = -1;
 	bool ok;
 
 	if (!plot_choose(path, s, &pl, err))
@@ -657,11 +763,20 @@ sweep_plot(const char *path, const struct study *s, const struct sweep_result *r
 				      "gnuplot is not installed (apt-get install gnuplot-nox)");
 	cells = calloc((size_t)(n > 0 ? n : 1), sizeof(*cells));
 	series = calloc((size_t)(n > 0 ? n : 1), sizeof(*series));
-	ok = cells && series ? plot_data_file(data, s, res, n, &pl, cells, series, err) :
-	     plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
+	if (cells && series)
+		ns = plot_group(s, pl.xa, n, cells, series);
+	ok = ns >= 0 ? plot_tmp_create(path, err) : plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
 	if (ok) {
-		ok = plot_run(path, data, s, &pl, err);
-		unlink(data);
+		/* gnuplot dies with the pipe's reader: EPIPE then, not SIGPIPE. */
+		void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
+
+		ok = plot_draw(path, s, res, &pl, cells, series, ns, err);
+		signal(SIGPIPE, old_pipe);
+		if (ok && rename(plot_tmp, path) != 0)
+			ok = plan_error_set(err, PLAN_ERR_IO, path, 0, 0, "cannot write: %s", strerror(errno));
+		if (ok)
+			plot_tmp_set = 0;
+		plot_tmp_remove();
 	}
 	for (long i = 0; cells && i < n; i++)
 		free(cells[i].key);

@@ -15,9 +15,12 @@ struct ytree {
 };
 
 /**
- * Load the first document of @path. Empty files, files with no root,
- * several documents and duplicate mapping keys are errors
- * reported as FILE:LINE:COL. On failure nothing needs releasing.
+ * Load the first document of @path, a regular file of at most
+ * INFILE_MAX_YAML bytes (io/infile.h). Empty files, files with no root,
+ * several documents, duplicate mapping keys, nesting deeper than 32
+ * levels and more than 100,000 nodes are errors reported as
+ * FILE:LINE:COL; the depth and the node count are checked while parsing.
+ * On failure nothing needs releasing.
  */
 bool ytree_load_file(struct ytree *t, const char *path, struct plan_error *err);
 

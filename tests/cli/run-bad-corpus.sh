@@ -13,6 +13,7 @@
 #   gpu-*      the same with a cluster whose gpu is FILE (a GPU profile)
 #   framework-* predict --model gpt-1.7b --cluster selene --global-batch 32 --framework FILE
 #   runs-*     validate FILE
+#   study-*    sweep FILE
 # Besides the status and the message, every case checks that stdout is
 # empty and that stderr is exactly one line, starting "plan-cli: error: ".
 # A case that runs longer than $PLAN_CLI_TEST_TIMEOUT seconds (default 10)
@@ -81,7 +82,8 @@ for file in "$dir"/*; do
 		args=(predict --model gpt-1.7b --cluster "$tmp/gpu-cluster.yaml" --global-batch 32) ;;
 	framework-*) args=(predict --model gpt-1.7b --cluster selene --global-batch 32 --framework "$file") ;;
 	runs-*) args=(validate "$file") ;;
-	*) report "$name" "unknown prefix: name a case model-*, cluster-*, gpu-*, framework-* or runs-*"; continue ;;
+	study-*) args=(sweep "$file") ;;
+	*) report "$name" "unknown prefix: name a case model-*, cluster-*, gpu-*, framework-*, runs-* or study-*"; continue ;;
 	esac
 	if [ ! -f "$file.expect" ]; then
 		report "$name" "missing $name.expect"

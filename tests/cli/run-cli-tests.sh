@@ -151,16 +151,23 @@ expect_jq() {
 	jq -e "$1" "$tmp/out" >/dev/null 2>&1 || fail "${2:-jq check failed}: $1"
 }
 
-# A usage error: exit 2, nothing on stdout, one error line.
-usage_error() { # NAME SUBSTRING ARGS...
-	local name=$1 sub=$2
-	shift 2
+# An error: exit RC, nothing on stdout, one error line (with SUBSTRING unless empty).
+error_case() { # RC NAME SUBSTRING ARGS...
+	local want=$1 name=$2 sub=$3
+	shift 3
 	cli "$@"
-	expect_rc 2
+	expect_rc "$want"
 	expect_stdout_empty
 	expect_one_error_line
 	[ -n "$sub" ] && expect_err_has "$sub"
-	finish "usage error: $name"
+	finish "$name"
+}
+
+# A usage error: exit 2.
+usage_error() { # NAME SUBSTRING ARGS...
+	local name=$1
+	shift
+	error_case 2 "usage error: $name" "$@"
 }
 
 # Count the fields of one CSV line (RFC 4180: commas inside quotes do not count).
@@ -562,6 +569,70 @@ expect_rc 0
 expect_stderr_empty
 expect_stdout_nonempty
 finish "sweep --mode optimize --threads 2 leaks nothing"
+
+# ----------------------------------------------------------- input files
+
+# A file error: exit 1, one line naming the file.
+file_error() { # NAME SUBSTRING ARGS...
+	error_case 1 "$@"
+}
+
+mkfifo "$tmp/fifo.yaml" "$tmp/fifo.csv"
+mkdir "$tmp/folder.yaml" "$tmp/folder.csv"
+file_error "a FIFO as --model is refused at once" "fifo.yaml: not a regular file" \
+	predict --model "$tmp/fifo.yaml" --cluster selene --global-batch 8
+file_error "a folder as --cluster: 'is a directory'" "folder.yaml: is a directory" \
+	predict --model gpt-1.7b --cluster "$tmp/folder.yaml" --global-batch 8
+file_error "validate /dev/zero is refused at once" "/dev/zero: not a regular file" validate /dev/zero
+file_error "a FIFO as the validate CSV is refused at once" "fifo.csv: not a regular file" validate "$tmp/fifo.csv"
+file_error "a folder as the validate CSV: 'is a directory'" "folder.csv: is a directory" validate "$tmp/folder.csv"
+
+# A FIFO (or a folder) named like a profile in a profile folder is no profile.
+mkdir -p "$tmp/fifopath/models"
+mkfifo "$tmp/fifopath/models/piped.yaml"
+mkdir "$tmp/fifopath/models/folder.yaml"
+run env PLAN_CLI_PATH="$tmp/fifopath:$src" "$bin" predict --model piped --cluster selene --global-batch 8
+expect_rc 3
+expect_stdout_empty
+expect_one_error_line
+expect_err_has "unknown model 'piped'"
+finish "a profile name that resolves to a FIFO is an unknown name, not a hang"
+run env PLAN_CLI_PATH="$tmp/fifopath:$src" "$bin" profiles
+expect_rc 0
+grep -q "piped\|folder" "$tmp/out" && fail "the FIFO or the folder is listed as a profile"
+finish "profiles lists no FIFO or folder"
+
+# Caps checked while parsing: each fails at once, at its FILE:LINE:COL.
+big_yaml() { # NAME SUBSTRING PYTHON-EXPRESSION (the file's text)
+	local name=$1 sub=$2 t0
+	python3 -c "import sys; sys.stdout.write($3)" >"$tmp/big.yaml"
+	t0=$(date +%s)
+	cli predict --model "$tmp/big.yaml" --cluster selene --global-batch 8
+	expect_rc 3
+	expect_stdout_empty
+	expect_one_error_line
+	expect_err_has "$sub"
+	[ $(($(date +%s) - t0)) -le 2 ] || fail "took more than 2 s"
+	finish "$name"
+}
+big_yaml "50,000 nested flow lists fail at the 33rd" "big.yaml:1:41: document nested more than 32 levels deep" \
+	"'layers: ' + '[' * 50000 + ']' * 50000 + '\n'"
+big_yaml "40,000 keys and a duplicate: found without comparing every pair" "big.yaml:40001:1: duplicate key 'k0'" \
+	"''.join('k%d: 1\n' % i for i in range(40000)) + 'k0: 2\n'"
+big_yaml "more than 100,000 values in one file" "more than 100000 values in one file" \
+	"'layers: [' + '1, ' * 100001 + ']\n'"
+big_yaml "a YAML file over 4 MiB" "big.yaml: larger than 4 MiB" \
+	"'# ' + 'x' * (5 << 20) + '\n'"
+
+# Spreadsheets write a byte-order mark: the header still has its 'id'.
+{ printf '\357\273\277'; cat "$runs_csv"; } >"$tmp/bom.csv"
+cli validate "$tmp/bom.csv" --format json
+expect_rc 0
+expect_stderr_empty
+cp "$tmp/out" "$tmp/bom.json"
+cli validate "$runs_csv" --format json
+cmp -s "$tmp/out" "$tmp/bom.json" || fail "a different result with the byte-order mark"
+finish "validate reads a CSV that starts with a UTF-8 byte-order mark"
 
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -57,6 +57,24 @@ fi
 "$bin" sweep "$study" --plot "$tmp/plot.gif" >/dev/null 2>"$tmp/err"
 check "--plot .gif is a usage error" '[ $? -eq 2 ] && grep -q "svg, .png or .pdf" "$tmp/err"'
 
+# A plot into a missing folder: one line, gnuplot never runs (exit 1).
+"$bin" sweep "$study" --plot "$tmp/no-such-folder/plot.svg" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "--plot into a missing folder: one error line" '[ $rc -eq 1 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -qF "no-such-folder/plot.svg: cannot create: No such file or directory" "$tmp/err"'
+
+# gnuplot stand-ins: one that fails saying 300 lines, one that hangs until interrupted.
+mkdir "$tmp/fakebin" "$tmp/plots"
+printf '#!/bin/sh\ncat >/dev/null\nseq 300 | sed "s/^/gnuplot says /"\nexit 1\n' >"$tmp/fakebin/gnuplot"
+chmod +x "$tmp/fakebin/gnuplot"
+PATH="$tmp/fakebin:$PATH" "$bin" sweep "$study" --plot "$tmp/plots/plot.svg" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "a failing gnuplot: one error line quoting it, no file left" '[ $rc -eq 1 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -qF "gnuplot failed (status 1): gnuplot says 1" "$tmp/err" && [ -z "$(ls -A "$tmp/plots")" ]'
+# (it writes half a plot where it is told to, then waits)
+printf '#!/bin/sh\nsed -n "s/^set output \\"\\(.*\\)\\"$/\\1/p" | while read -r f; do echo half >"$f"; done\nexec sleep 3\n' >"$tmp/fakebin/gnuplot"
+PATH="$tmp/fakebin:$PATH" timeout -s INT 1 "$bin" sweep "$study" --plot "$tmp/plots/plot.svg" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "SIGINT during --plot leaves neither the plot nor a temporary file" '[ $rc -eq 124 ] && [ -z "$(ls -A "$tmp/plots")" ]'
+
 # Shards merge into the whole.
 for i in 1 2 3; do
 	"$bin" sweep "$study" --shard "$i/3" --format json >"$tmp/part$i.json"
@@ -64,6 +82,35 @@ done
 "$bin" sweep "$study" --merge "$tmp/part1.json" "$tmp/part2.json" "$tmp/part3.json" --format md >"$tmp/merged.md"
 check "3 shards merge into the same table" 'diff -u "$tmp/out.md" "$tmp/merged.md"'
 check "a shard holds a third of the cells" '[ "$(jq ".cells | length" "$tmp/part1.json")" -eq 3 ]'
+# A shard is input like any other: every value is checked (exit 3, one line naming the file).
+bad_shard() { # name, jq edit of part1.json, expected substring
+	jq "$2" "$tmp/part1.json" >"$tmp/$1.json"
+	"$bin" sweep "$study" --merge "$tmp/$1.json" "$tmp/part2.json" "$tmp/part3.json" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	want=$3
+	check "bad shard $1" '[ $rc -eq 3 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -qF -- "$want" "$tmp/err"'
+}
+bad_shard negative-time '.cells[0].iteration_time_s = -1' "negative-time.json: cell 0: 'iteration_time_s' is missing or out of range"
+bad_shard string-time '.cells[1].iteration_time_s = "2.5"' "'iteration_time_s' is missing or out of range"
+bad_shard zero-gpus '.cells[0].gpus = 0' "'gpus' is missing or out of range"
+bad_shard negative-mfu '.cells[0].mfu = -0.5' "'mfu' is missing or out of range"
+bad_shard cell-out-of-range '.cells[0].cell = 99' "'cell' must be a cell number from 0 to 7"
+bad_shard cell-not-a-number '.cells[0].cell = "0"' "'cell' must be a cell number"
+bad_shard ok-not-boolean '.cells[0].ok = 1' "'ok' is missing or out of range"
+bad_shard plan-not-string '.cells[0].plan = 3' "'plan' is missing or out of range"
+
+# Only regular files are read: a FIFO never blocks, a folder is named as one (exit 1).
+mkfifo "$tmp/fifo.yaml"
+timeout 10 "$bin" sweep "$tmp/fifo.yaml" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "a FIFO as the study: exit 1 at once" '[ $rc -eq 1 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -qF "fifo.yaml: not a regular file" "$tmp/err"'
+timeout 10 "$bin" sweep "$study" --merge "$tmp/fifo.yaml" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "a FIFO as a --merge shard: exit 1 at once" '[ $rc -eq 1 ] && [ ! -s "$tmp/out" ] && grep -qF "fifo.yaml: not a regular file" "$tmp/err"'
+mkdir "$tmp/dir.yaml"
+timeout 10 "$bin" sweep "$tmp/dir.yaml" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "a folder as the study: exit 1, 'is a directory'" '[ $rc -eq 1 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -qF "dir.yaml: is a directory" "$tmp/err"'
 "$bin" sweep "$study" --threads 1 --format md >"$tmp/one.md"
 check "one thread gives the same table" 'diff -u "$tmp/out.md" "$tmp/one.md"'
 
