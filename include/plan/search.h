@@ -33,6 +33,7 @@ struct search_options {
 	int max_pp;               /**< 0: layers */
 	int max_micro_batch;      /**< 0: 16 */
 	int max_vpp;              /**< 0: 8 */
+	int max_cp;               /**< highest context-parallel degree to try; 0: SEARCH_DEFAULT_MAX_CP */
 	int max_zero;             /**< highest ZeRO stage to consider (0..3; -1: 3) */
 	const struct compressor *compressors[SEARCH_MAX_COMPRESSORS];
 	int ncompressors;
@@ -43,6 +44,9 @@ struct search_options {
 	enum coll_algo dp_algo;
 	const struct framework *framework; /**< NULL: the built-in framework */
 };
+
+/** Context-parallel degrees optimize tries by default (powers of two up to this). */
+#define SEARCH_DEFAULT_MAX_CP 8
 
 #define SEARCH_MAX_TOP 32
 

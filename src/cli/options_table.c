@@ -417,6 +417,9 @@ static const struct cli_option optimize_rows[] = {
 	{ .name = "max-micro-batch", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 16,
 	  .offset = OPTIMIZE(so.max_micro_batch) },
 	{ .name = "max-vpp", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 64, .offset = OPTIMIZE(so.max_vpp) },
+	{ .name = "max-cp", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 16, .offset = OPTIMIZE(so.max_cp),
+	  .help = "highest context-parallel degree to try (default " STR(SEARCH_DEFAULT_MAX_CP) "; with\n"
+		  "--flash-attention, each rank keeping 1024 tokens or more)" },
 	{ .name = "max-zero", .metavar = "N", .kind = CLI_OPT_INT, .min = 0, .max = 3, .offset = OPTIMIZE(so.max_zero),
 	  .help = "highest ZeRO stage to consider, 0-3 (default 3; 3 includes MiCS)" },
 	{ .name = "top", .metavar = "K", .kind = CLI_OPT_INT, .min = 1, .max = SEARCH_MAX_TOP,

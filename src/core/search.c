@@ -691,7 +691,8 @@ by_bound(const void *a, const void *b)
 static double
 lower_bound(const struct model *m, const struct cluster *c, const struct plan *p)
 {
-	struct plan q = *p;
+	/* A CP rank's s/cp tokens (plan_cp_local): its work per micro-batch. */
+	struct plan q = plan_cp_local(p);
 	struct compute_layer dense, moe;
 	struct plan_layout lay;
 	struct tp_layer_comm tc;
@@ -711,7 +712,7 @@ lower_bound(const struct model *m, const struct cluster *c, const struct plan *p
 
 /* The outer choices of one shape, made one dimension at a time by enumerate(). */
 struct outer {
-	int tp, pp, dp, mb, vpp, zero, mics_group, ep, sp, route;
+	int tp, cp, pp, dp, mb, vpp, zero, mics_group, ep, sp, route;
 };
 
 /* What enumerate() reads, and the list it fills. */
@@ -744,6 +745,28 @@ tp_candidates(const struct outer_space *x, int gpus, int *tps)
 	return n;
 }
 
+/*
+ * Context-parallel degrees: powers of two up to --max-cp (default 8)
+ * whose load-balanced chunks (2 cp of them) divide the sequence and leave
+ * each rank at least 1024 tokens, below which the K/V exchanges cannot
+ * hide behind so little attention; only with fused attention, and not for
+ * MoE models (plan_validate's limits).
+ */
+static int
+cp_candidates(const struct outer_space *x, int *cps)
+{
+	int max_cp = x->opt->max_cp > 0 ? x->opt->max_cp : SEARCH_DEFAULT_MAX_CP;
+	int n = 0;
+
+	cps[n++] = 1;
+	if (!x->opt->flash_attention || model_is_moe(x->m))
+		return n;
+	for (int cp = 2; cp <= max_cp && n < 16; cp *= 2)
+		if (x->seq % (2 * cp) == 0 && x->seq / cp >= 1024)
+			cps[n++] = cp;
+	return n;
+}
+
 /* ZeRO stages: 0; 1 with data parallelism; 3 also without pipelining. */
 static int
 zero_candidates(const struct search_options *opt, const struct outer *o, int *zeros)
@@ -766,7 +789,7 @@ mics_candidates(const struct outer_space *x, const struct outer *o, int zero, in
 	int G = x->c->gpus_per_node, n = 0;
 
 	groups[n++] = 0;
-	if (zero == 3 && !model_is_moe(x->m))
+	if (zero == 3 && !model_is_moe(x->m) && o->cp == 1)
 		for (int g = G; g < o->dp && n < 16; g *= 2)
 			if (o->dp % g == 0)
 				groups[n++] = g;
@@ -798,6 +821,7 @@ push_outer(const struct outer_space *x, const struct outer *o, const struct comp
 
 	plan_init(&p);
 	p.tp = o->tp;
+	p.cp = o->cp;
 	p.pp = o->pp;
 	p.dp = o->dp;
 	p.vpp = o->vpp;
@@ -916,20 +940,23 @@ enumerate(const struct model *m, const struct cluster *c, const struct search_op
 	const struct outer_space x = { m, c, opt, seq, out, err };
 	int max_pp = opt->max_pp > 0 ? opt->max_pp : m->layers;
 	int tps[32], ntp = tp_candidates(&x, gpus, tps);
+	int cps[16], ncp = cp_candidates(&x, cps);
 
-	for (int ti = 0; ti < ntp; ti++) {
-		struct outer o = { .tp = tps[ti] };
+	for (int ti = 0; ti < ntp; ti++)
+		for (int ci = 0; ci < ncp; ci++) {
+			struct outer o = { .tp = tps[ti], .cp = cps[ci] };
+			long tc = (long)o.tp * o.cp;
 
-		for (o.pp = 1; o.pp <= max_pp && o.pp <= m->layers && (long)o.tp * o.pp <= gpus; o.pp++) {
-			if (gpus % (o.tp * o.pp))
-				continue;
-			o.dp = gpus / (o.tp * o.pp);
-			if (opt->global_batch % o.dp)
-				continue;
-			if (!enumerate_batches(&x, &o))
-				return false;
+			for (o.pp = 1; o.pp <= max_pp && o.pp <= m->layers && tc * o.pp <= gpus; o.pp++) {
+				if (gpus % (tc * o.pp))
+					continue;
+				o.dp = (int)(gpus / (tc * o.pp));
+				if (opt->global_batch % o.dp)
+					continue;
+				if (!enumerate_batches(&x, &o))
+					return false;
+			}
 		}
-	}
 	return true;
 }
 

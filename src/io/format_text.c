@@ -137,8 +137,13 @@ format_text_plan(FILE *out, const struct report *r)
 		e->gpus, cluster_gpus(r->cluster), r->cluster->gpu.name);
 	fprintf(out, "software     framework %s; gpu calibration: %s\n", fw ? fw->name : "built-in",
 		gpu_is_calibrated(&r->cluster->gpu) ? r->cluster->gpu.calibration : "none (spec-sheet GPU)");
-	fprintf(out, "plan         tp %d x pp %d x dp %d, vpp %d, micro-batch %d, global batch %d, seq-len %d\n",
-		p->tp, p->pp, p->dp, p->vpp, p->micro_batch, p->global_batch, p->seq_len);
+	if (p->cp > 1)
+		fprintf(out, "plan         tp %d x cp %d (%s) x pp %d x dp %d, vpp %d, micro-batch %d, global batch %d, "
+			"seq-len %d\n", p->tp, p->cp, plan_cp_method_names[p->cp_method], p->pp, p->dp, p->vpp,
+			p->micro_batch, p->global_batch, p->seq_len);
+	else
+		fprintf(out, "plan         tp %d x pp %d x dp %d, vpp %d, micro-batch %d, global batch %d, seq-len %d\n",
+			p->tp, p->pp, p->dp, p->vpp, p->micro_batch, p->global_batch, p->seq_len);
 	fprintf(out, "             recompute %s, sequence parallel %s, flash attention %s, ZeRO %d, "
 		"dp overlap %s, dp all-reduce %s\n",
 		p->custom_recompute ? "per stage" : plan_recompute_names[p->recompute],
