@@ -59,6 +59,7 @@ struct model {
 	int seq_len;         /**< default training sequence length */
 	bool tied_embeddings;
 	bool bias;           /**< biases in linear layers and norms */
+	bool qkv_bias;       /**< without bias: biases on the Q, K and V projections only (Qwen2) */
 	int norm;            /**< enum model_norm */
 	int position_embedding; /**< enum model_position */
 	bool causal;         /**< decoder attention with a causal mask (false: BERT-style encoder) */

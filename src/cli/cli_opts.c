@@ -88,7 +88,23 @@ cli_finish(int code)
 #include "plan/cluster.h"
 #include "plan/compressor.h"
 #include "plan/model.h"
+#include "io/hf_config.h"
 #include "io/profile_path.h"
+
+/* Report a failed load, naming the study cell being loaded when there is one. */
+static int
+load_failed(const struct plan_error *err)
+{
+	if (cli_context[0]) {
+		char buf[1200];
+
+		plan_error_format(err, buf, sizeof(buf));
+		cli_error("%s: %s", cli_context, buf);
+		return err->kind == PLAN_ERR_INPUT ? CLI_EXIT_INPUT :
+		       err->kind == PLAN_ERR_PLAN ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
+	}
+	return cli_report(err);
+}
 
 /* Resolve a profile name or path, then load it with @load. */
 static int
@@ -99,17 +115,8 @@ load_profile(enum profile_kind kind, const char *arg, void *obj,
 	char path[PATH_MAX];
 
 	plan_error_clear(&err);
-	if (!profile_resolve(kind, arg, path, sizeof(path), &err) || !load(obj, path, &err)) {
-		if (cli_context[0]) {
-			char buf[1200];
-
-			plan_error_format(&err, buf, sizeof(buf));
-			cli_error("%s: %s", cli_context, buf);
-			return err.kind == PLAN_ERR_INPUT ? CLI_EXIT_INPUT :
-			       err.kind == PLAN_ERR_PLAN ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
-		}
-		return cli_report(&err);
-	}
+	if (!profile_resolve(kind, arg, path, sizeof(path), &err) || !load(obj, path, &err))
+		return load_failed(&err);
 	return CLI_EXIT_OK;
 }
 
@@ -149,10 +156,16 @@ cli_load_compressor(const char *arg, struct compressor *c)
 	return load_profile(PROFILE_COMPRESSOR, arg, c, load_compressor);
 }
 
+/* A bundled or YAML model profile, or a Hugging Face config.json ("hf:PATH" or "*.json"). */
 int
 cli_load_model(const char *arg, struct model *m)
 {
-	return load_profile(PROFILE_MODEL, arg, m, load_model);
+	struct plan_error err;
+
+	if (!hf_config_named(arg))
+		return load_profile(PROFILE_MODEL, arg, m, load_model);
+	plan_error_clear(&err);
+	return hf_config_load(m, hf_config_path(arg), &err) ? CLI_EXIT_OK : load_failed(&err);
 }
 
 int

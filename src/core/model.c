@@ -79,6 +79,8 @@ model_params_per_layer(const struct model *m)
 	if (m->bias)
 		biases = ((double)m->heads * model_head_dim(m) + 2.0 * kv) + h /* qkv, proj */
 			 + (m->gated_mlp ? 2.0 * f : f) + h;      /* fc1 (and gate), fc2 */
+	else if (m->qkv_bias)
+		biases = (double)m->heads * model_head_dim(m) + 2.0 * kv;  /* Qwen2's q, k, v */
 	return attn + mlp + norms + biases;
 }
 

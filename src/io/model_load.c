@@ -76,6 +76,8 @@ const struct schema_key model_schema[] = {
 	  .help = "output layer shares the input embedding" },
 	{ .key = "bias", .type = SCHEMA_BOOL, .offset = OFF(bias), .def = "true",
 	  .help = "linear layers and norms carry biases" },
+	{ .key = "qkv_bias", .type = SCHEMA_BOOL, .offset = OFF(qkv_bias), .def = "false",
+	  .help = "with bias false: biases on the query, key and value projections only (Qwen2, Qwen2.5)" },
 	{ .key = "norm", .type = SCHEMA_ENUM, .offset = OFF(norm), .def = "layernorm",
 	  .choices = norm_choices, .help = "normalisation layer" },
 	{ .key = "position_embedding", .type = SCHEMA_ENUM, .offset = OFF(position_embedding),

@@ -634,5 +634,29 @@ cli validate "$runs_csv" --format json
 cmp -s "$tmp/out" "$tmp/bom.json" || fail "a different result with the byte-order mark"
 finish "validate reads a CSV that starts with a UTF-8 byte-order mark"
 
+# Hugging Face config.json files load as models, by path or hf:PATH, and print as profiles.
+hf=$src/tests/data/hf
+cli predict --model "hf:$hf/llama-3.1-8b.json" --cluster dgx-h100 --tp 4 --global-batch 1024 --format json
+expect_rc 0
+expect_stderr_empty
+expect_jq '.parameters == 8030261248 and .model == "llama-3.1-8b" and .plan.seq_len == 4096' "Llama 3.1 8B from config.json"
+finish "predict --model hf:PATH reads a Hugging Face config.json"
+cli profiles --from-hf "$hf/qwen2.5-7b.json"
+expect_rc 0
+cp "$tmp/out" "$tmp/qwen.yaml"
+expect_out_has "qkv_bias: true"
+cli predict --model "$tmp/qwen.yaml" --cluster dgx-h100 --tp 4 --global-batch 1024 --format json
+expect_rc 0
+expect_jq '.parameters == 7615616512' "Qwen2.5 7B through the printed profile"
+finish "profiles --from-hf prints a model profile that loads with the same parameters"
+printf '{"model_type": "t5", "d_model": 512}\n' >"$tmp/t5.json"
+error_case 3 "an unsupported model_type names the supported ones" \
+	"t5.json: model_type 't5' is not supported (supported: llama," \
+	predict --model "$tmp/t5.json" --cluster dgx-h100 --global-batch 8
+printf '{"model_type": "llama",\n "hidden_size": 4096,,\n}\n' >"$tmp/broken.json"
+error_case 3 "a broken config.json is reported at its line" "broken.json:2:" \
+	profiles --from-hf "$tmp/broken.json"
+usage_error "profiles --from-hf without a path" "--from-hf takes the path" profiles --from-hf
+
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -1,0 +1,344 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "io/hf_config.h"
+#include "io/infile.h"
+#include "io/profile_load.h"
+
+/*
+ * Hugging Face transformers' config.json, by model_type: which plan-cli
+ * keys each architecture implies (the modeling_*.py of transformers:
+ * norms, MLP, positions, biases), and where its sizes are. Fields are
+ * read under the names transformers uses; a field a family needs and the
+ * file lacks is an error naming it.
+ */
+enum hf_family {
+	HF_LLAMA,     /* llama, mistral, mixtral, qwen2, qwen3(_moe), gemma: RMSNorm, SwiGLU/GeGLU, RoPE */
+	HF_GPT2,      /* gpt2: LayerNorm, GeLU, learned positions, biases, tied */
+	HF_NEOX,      /* gpt_neox: LayerNorm, GeLU, rotary, biases, untied embed_out */
+	HF_DEEPSEEK,  /* deepseek_v2/v3: MLA, DeepSeekMoE */
+};
+
+/* The default training sequence length of an imported model (see hf_shape). */
+#define HF_TRAIN_SEQ_LEN 4096
+
+struct hf_arch {
+	const char *model_type;
+	enum hf_family family;
+	bool tied;            /* the family's default tie_word_embeddings */
+	bool qkv_bias;        /* Qwen2's q, k, v biases */
+	bool qk_norm;         /* Qwen3's per-head q/k norms */
+	bool moe;             /* reads the experts */
+};
+
+static const struct hf_arch hf_archs[] = {
+	{ "llama", HF_LLAMA, false, false, false, false },
+	{ "mistral", HF_LLAMA, false, false, false, false },
+	{ "mixtral", HF_LLAMA, false, false, false, true },
+	{ "qwen2", HF_LLAMA, false, true, false, false },
+	{ "qwen3", HF_LLAMA, false, false, true, false },
+	{ "qwen3_moe", HF_LLAMA, false, false, true, true },
+	{ "gemma", HF_LLAMA, true, false, false, false },
+	{ "gpt2", HF_GPT2, true, false, false, false },
+	{ "gpt_neox", HF_NEOX, false, false, false, false },
+	{ "deepseek_v2", HF_DEEPSEEK, false, false, false, true },
+	{ "deepseek_v3", HF_DEEPSEEK, false, false, false, true },
+	{ NULL, HF_LLAMA, false, false, false, false },
+};
+
+struct hf_reader {
+	const char *path;
+	json_t *root;
+	struct plan_error *err;
+};
+
+static bool
+hf_fail(const struct hf_reader *r, const char *what, const char *field)
+{
+	return plan_error_set(r->err, PLAN_ERR_INPUT, r->path, 0, 0, "%s '%s'", what, field);
+}
+
+/* An integer field (the first of @names present); @def when none is and
+ * @def >= 0, else an error naming the first. */
+static bool
+hf_int(const struct hf_reader *r, const char *const *names, long def, long *out)
+{
+	for (int i = 0; names[i]; i++) {
+		json_t *v = json_object_get(r->root, names[i]);
+
+		if (!v || json_is_null(v))
+			continue;
+		if (!json_is_integer(v) || json_integer_value(v) < 0)
+			return hf_fail(r, "expected a whole number >= 0 in field", names[i]);
+		*out = (long)json_integer_value(v);
+		return true;
+	}
+	if (def < 0)
+		return hf_fail(r, "missing field", names[0]);
+	*out = def;
+	return true;
+}
+
+static bool
+hf_bool(const struct hf_reader *r, const char *name, bool def, bool *out)
+{
+	json_t *v = json_object_get(r->root, name);
+
+	if (!v || json_is_null(v)) {
+		*out = def;
+		return true;
+	}
+	if (!json_is_boolean(v))
+		return hf_fail(r, "expected true or false in field", name);
+	*out = json_is_true(v);
+	return true;
+}
+
+#define NAMES(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+/* Layers, width, heads, vocabulary and length, under each family's names. */
+static bool
+hf_shape(const struct hf_reader *r, FILE *out)
+{
+	long layers, hidden, heads, kv, vocab, seq, head_dim;
+
+	if (!hf_int(r, NAMES("num_hidden_layers", "n_layer"), -1, &layers) ||
+	    !hf_int(r, NAMES("hidden_size", "n_embd"), -1, &hidden) ||
+	    !hf_int(r, NAMES("num_attention_heads", "n_head"), -1, &heads) ||
+	    !hf_int(r, NAMES("num_key_value_heads"), heads, &kv) ||
+	    !hf_int(r, NAMES("vocab_size"), -1, &vocab) ||
+	    !hf_int(r, NAMES("max_position_embeddings", "n_positions"), -1, &seq) ||
+	    !hf_int(r, NAMES("head_dim"), 0, &head_dim))
+		return false;
+	/*
+	 * max_position_embeddings is the longest context the released model
+	 * serves (128k for Llama 3.1), not the length it is trained at: the
+	 * bulk of pre-training runs at 4k-8k and long contexts are extended
+	 * afterwards (Llama 3 report, Section 3.4). The default training
+	 * length is therefore the smaller of it and HF_TRAIN_SEQ_LEN; pass
+	 * --seq-len for another.
+	 */
+	fprintf(out, "layers: %ld\nhidden: %ld\nheads: %ld\nkv_heads: %ld\nvocab: %ld\n"
+		"seq_len: %ld  # max_position_embeddings %ld\n",
+		layers, hidden, heads, kv, vocab, seq < HF_TRAIN_SEQ_LEN ? seq : HF_TRAIN_SEQ_LEN, seq);
+	if (head_dim > 0 && head_dim * heads != hidden)
+		fprintf(out, "head_dim: %ld\n", head_dim);
+	return true;
+}
+
+/* Mixtral's, Qwen3-MoE's and DeepSeek's experts. */
+static bool
+hf_moe(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
+{
+	long experts, top_k, ffn, shared = 0, dense = 0, every = 1;
+	json_t *only = json_object_get(r->root, "mlp_only_layers");
+
+	if (!hf_int(r, NAMES("num_local_experts", "num_experts", "n_routed_experts"), -1, &experts) ||
+	    !hf_int(r, NAMES("num_experts_per_tok"), -1, &top_k) ||
+	    !hf_int(r, NAMES("moe_intermediate_size", "intermediate_size"), -1, &ffn) ||
+	    !hf_int(r, NAMES("decoder_sparse_step", "moe_layer_freq"), 1, &every))
+		return false;
+	if (a->family == HF_DEEPSEEK &&
+	    (!hf_int(r, NAMES("n_shared_experts"), 0, &shared) ||
+	     !hf_int(r, NAMES("first_k_dense_replace"), 0, &dense)))
+		return false;
+	if (only && json_is_array(only) && json_array_size(only) > 0)
+		return hf_fail(r, "dense layers listed one by one are not modelled: field", "mlp_only_layers");
+	fprintf(out, "moe:\n  experts: %ld\n  top_k: %ld\n  every: %ld\n  expert_ffn_hidden: %ld\n", experts,
+		top_k, every > 0 ? every : 1, ffn);
+	if (shared > 0)
+		fprintf(out, "  shared_experts: %ld\n", shared);
+	if (dense > 0)
+		fprintf(out, "  first_dense_layers: %ld\n", dense);
+	return true;
+}
+
+/* DeepSeek-V2/V3's multi-head latent attention. */
+static bool
+hf_mla(const struct hf_reader *r, FILE *out)
+{
+	long q, kv, nope, rope, v;
+
+	if (!hf_int(r, NAMES("q_lora_rank"), 0, &q) || !hf_int(r, NAMES("kv_lora_rank"), -1, &kv) ||
+	    !hf_int(r, NAMES("qk_nope_head_dim"), -1, &nope) ||
+	    !hf_int(r, NAMES("qk_rope_head_dim"), -1, &rope) || !hf_int(r, NAMES("v_head_dim"), -1, &v))
+		return false;
+	fprintf(out, "attention: mla\nmla:\n  q_lora_rank: %ld\n  kv_lora_rank: %ld\n  qk_nope_head_dim: %ld\n"
+		"  qk_rope_head_dim: %ld\n  v_head_dim: %ld\n", q, kv, nope, rope, v);
+	return true;
+}
+
+/* What the family implies, and its MLP width. */
+static bool
+hf_family_keys(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
+{
+	long ffn = 0, hidden = 0;
+	bool tied = false;
+
+	if (!hf_bool(r, "tie_word_embeddings", a->tied, &tied) ||
+	    !hf_int(r, NAMES("hidden_size", "n_embd"), -1, &hidden))
+		return false;
+	fprintf(out, "tied_embeddings: %s\n", tied ? "true" : "false");
+	if (a->family == HF_GPT2) {
+		if (!hf_int(r, NAMES("n_inner"), 4 * hidden, &ffn))
+			return false;
+		fprintf(out, "ffn_hidden: %ld\ngated_mlp: false\nbias: true\nnorm: layernorm\n"
+			"position_embedding: learned\n", ffn);
+		return true;
+	}
+	if (!hf_int(r, NAMES("intermediate_size"), -1, &ffn))
+		return false;
+	fprintf(out, "ffn_hidden: %ld\n", ffn);
+	if (a->family == HF_NEOX) {
+		fputs("gated_mlp: false\nbias: true\nnorm: layernorm\nposition_embedding: rotary\n", out);
+		return true;
+	}
+	fputs("gated_mlp: true\nbias: false\nnorm: rmsnorm\nposition_embedding: rotary\n", out);
+	if (a->qkv_bias)
+		fputs("qkv_bias: true\n", out);
+	if (a->qk_norm)
+		fputs("qk_norm: true\n", out);
+	return true;
+}
+
+static const struct hf_arch *
+hf_arch_of(const struct hf_reader *r)
+{
+	json_t *t = json_object_get(r->root, "model_type");
+	char valid[512] = "";
+
+	if (!t || !json_is_string(t)) {
+		hf_fail(r, "missing field", "model_type");
+		return NULL;
+	}
+	for (const struct hf_arch *a = hf_archs; a->model_type; a++) {
+		if (strcmp(a->model_type, json_string_value(t)) == 0)
+			return a;
+		if (strlen(valid) + strlen(a->model_type) + 3 < sizeof(valid))
+			strcat(strcat(valid, valid[0] ? ", " : ""), a->model_type);
+	}
+	plan_error_set(r->err, PLAN_ERR_INPUT, r->path, 0, 0, "model_type '%.64s' is not supported (supported: %s)",
+		       json_string_value(t), valid);
+	return NULL;
+}
+
+/* @s as a single-quoted YAML scalar ('' for a quote; no line breaks). */
+static void
+hf_quoted(FILE *out, const char *s)
+{
+	fputc('\'', out);
+	for (; *s; s++)
+		if (*s == '\'')
+			fputs("''", out);
+		else
+			fputc(*s == '\n' || *s == '\r' ? ' ' : *s, out);
+	fputc('\'', out);
+}
+
+/* The profile's text into @out: a comment, the name, the keys. */
+static bool
+hf_write(const struct hf_reader *r, const char *name, FILE *out)
+{
+	const struct hf_arch *a = hf_arch_of(r);
+
+	if (!a)
+		return false;
+	/* The path goes in the quoted description, never in a comment (a line break in it would end one). */
+	fprintf(out, "# written by plan-cli from a Hugging Face config.json (model_type %s)\nname: ",
+		a->model_type);
+	hf_quoted(out, name);
+	fputs("\ndescription: ", out);
+	hf_quoted(out, r->path);
+	fputc('\n', out);
+	if (!hf_shape(r, out) || !hf_family_keys(r, a, out))
+		return false;
+	if (a->family == HF_DEEPSEEK && !hf_mla(r, out))
+		return false;
+	return !a->moe || hf_moe(r, a, out);
+}
+
+bool
+hf_config_named(const char *arg)
+{
+	size_t n = strlen(arg);
+
+	return strncmp(arg, "hf:", 3) == 0 || (n > 5 && strcmp(arg + n - 5, ".json") == 0);
+}
+
+const char *
+hf_config_path(const char *arg)
+{
+	return strncmp(arg, "hf:", 3) == 0 ? arg + 3 : arg;
+}
+
+bool
+hf_config_to_yaml(const char *path, const char *name, char **yaml, struct plan_error *err)
+{
+	struct hf_reader r = { path, NULL, err };
+	json_error_t jerr;
+	size_t size = 0;
+	FILE *out;
+	bool ok;
+
+	char *text;
+	size_t len;
+
+	*yaml = NULL;
+	if (!infile_read(path, INFILE_MAX_YAML, &text, &len, err))
+		return false;
+	r.root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	free(text);
+	if (!r.root)
+		return plan_error_set(err, PLAN_ERR_INPUT, path, jerr.line > 0 ? jerr.line : 0,
+				      jerr.column > 0 ? jerr.column : 0, "%s", jerr.text);
+	if (!json_is_object(r.root)) {
+		json_decref(r.root);
+		return plan_error_set(err, PLAN_ERR_INPUT, path, 0, 0, "a config.json holds one object");
+	}
+	out = open_memstream(yaml, &size);
+	if (!out) {
+		json_decref(r.root);
+		return plan_error_set(err, PLAN_ERR_NOMEM, path, 0, 0, "out of memory");
+	}
+	ok = hf_write(&r, name, out);
+	if (fclose(out) != 0 && ok)
+		ok = plan_error_set(err, PLAN_ERR_NOMEM, path, 0, 0, "out of memory");
+	json_decref(r.root);
+	if (!ok) {
+		free(*yaml);
+		*yaml = NULL;
+	}
+	return ok;
+}
+
+bool
+hf_config_load(struct model *m, const char *path, struct plan_error *err)
+{
+	char name[64], *yaml;
+	const char *base = strrchr(path, '/');
+	bool ok;
+
+	/* The profile's name: the file's, or its folder's for a config.json. */
+	base = base ? base + 1 : path;
+	if (strcmp(base, "config.json") == 0 && base > path) {
+		const char *end = base - 1, *start = end;
+
+		while (start > path && start[-1] != '/')
+			start--;
+		snprintf(name, sizeof(name), "%.*s", (int)(end - start), start);
+	} else {
+		size_t n = strlen(base);
+
+		snprintf(name, sizeof(name), "%.*s", (int)(n > 5 && strcmp(base + n - 5, ".json") == 0 ? n - 5 : n), base);
+	}
+	if (!name[0])
+		snprintf(name, sizeof(name), "hf-model");
+	if (!hf_config_to_yaml(path, name, &yaml, err))
+		return false;
+	ok = model_load_string(m, path, yaml, err);
+	free(yaml);
+	return ok;
+}

@@ -1,0 +1,215 @@
+/*
+ * Hugging Face config.json import (src/io/hf_config.c): the parameter
+ * counts of six released models, each against the count their model card
+ * or safetensors index publishes, and the errors for what cannot be mapped.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "io/hf_config.h"
+#include "testutil.h"
+
+static void
+hf_path(char *buf, size_t size, const char *file)
+{
+	const char *root = getenv("PLAN_TEST_SOURCE_ROOT");
+
+	snprintf(buf, size, "%s/tests/data/hf/%s", root ? root : ".", file);
+}
+
+static void
+hf_load(struct model *m, const char *file)
+{
+	char path[PATH_MAX];
+	struct plan_error err;
+
+	hf_path(path, sizeof(path), file);
+	plan_error_clear(&err);
+	ck_assert_msg(hf_config_load(m, path, &err), "%s", err.message);
+}
+
+/* Write @json to a temporary file and import it; returns whether it loaded, the error in @err. */
+static bool
+hf_try(const char *json, struct plan_error *err)
+{
+	char path[] = "/tmp/plan-cli-hf-XXXXXX";
+	int fd = mkstemp(path);
+	struct model m;
+	bool ok;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, json, strlen(json)), (ssize_t)strlen(json));
+	close(fd);
+	plan_error_clear(err);
+	ok = hf_config_load(&m, path, err);
+	unlink(path);
+	return ok;
+}
+
+START_TEST(test_llama31_8b)
+{
+	struct model m;
+
+	hf_load(&m, "llama-3.1-8b.json");
+	/* h 4096, 8 of 32 heads for k and v (1024 wide), SwiGLU 14336:
+	 * q, o 2 x 4096^2 = 33,554,432; k, v 2 x 4096 x 1024 = 8,388,608;
+	 * MLP 3 x 4096 x 14336 = 176,160,768; norms 8,192: 218,112,000 a
+	 * layer, x 32 = 6,979,584,000; untied embeddings 2 x 128256 x 4096
+	 * = 1,050,673,152; final norm 4,096: 8,030,261,248 (Meta's model
+	 * card: 8.03 B). */
+	ck_assert_rel(model_params_total(&m), 8030261248.0, 1e-15);
+	ck_assert_str_eq(m.name, "llama-3.1-8b");
+	/* 131072 positions served, trained at 4096 unless told otherwise. */
+	ck_assert_int_eq(m.seq_len, 4096);
+	ck_assert(m.gated_mlp && !m.bias && !m.tied_embeddings);
+}
+END_TEST
+
+START_TEST(test_qwen25_7b_bias)
+{
+	struct model m;
+
+	hf_load(&m, "qwen2.5-7b.json");
+	/* h 3584, 4 of 28 heads of 128 for k and v (512 wide), SwiGLU 18944:
+	 * q, o 2 x 3584^2 = 25,690,112; k, v 2 x 3584 x 512 = 3,670,016;
+	 * MLP 3 x 3584 x 18944 = 203,685,888; norms 7,168; and Qwen2's
+	 * q, k, v biases 3584 + 2 x 512 = 4,608: 233,057,792 a layer, x 28
+	 * = 6,525,618,176; untied embeddings 2 x 152064 x 3584 =
+	 * 1,089,994,752; final norm 3,584: 7,615,616,512 (Qwen's model
+	 * card: 7.61 B). Without the biases it would be 129,024 fewer. */
+	ck_assert(m.qkv_bias && !m.bias);
+	ck_assert_rel(model_params_per_layer(&m), 233057792.0, 1e-15);
+	ck_assert_rel(model_params_total(&m), 7615616512.0, 1e-15);
+}
+END_TEST
+
+START_TEST(test_mixtral)
+{
+	struct model m;
+
+	hf_load(&m, "mixtral-8x7b.json");
+	/* Per layer: attention 41,943,040 (as Llama 3.1 8B), router 8 x 4096
+	 * = 32,768, 8 experts of 176,160,768 = 1,409,286,144, norms 8,192:
+	 * 1,451,270,144, x 32 = 46,440,644,608; embeddings 2 x 32000 x 4096
+	 * = 262,144,000; final norm 4,096: 46,702,792,704 (Mistral: 46.7 B). */
+	ck_assert_int_eq(m.moe.experts, 8);
+	ck_assert_int_eq(m.moe.top_k, 2);
+	ck_assert_rel(model_params_total(&m), 46702792704.0, 1e-15);
+}
+END_TEST
+
+START_TEST(test_gpt2)
+{
+	struct model m;
+
+	hf_load(&m, "gpt2.json");
+	/* 12 x (12 x 768^2 + 13 x 768) = 85,054,464; tied embeddings 50257 x
+	 * 768 = 38,597,376; positions 1024 x 768 = 786,432; final LayerNorm
+	 * 1,536: 124,439,808 (the published 124 M). */
+	ck_assert_rel(model_params_total(&m), 124439808.0, 1e-15);
+	ck_assert_int_eq(m.seq_len, 1024);
+	ck_assert(m.tied_embeddings && m.bias && !m.gated_mlp);
+}
+END_TEST
+
+START_TEST(test_deepseek_v3)
+{
+	struct model m;
+
+	hf_load(&m, "deepseek-v3.json");
+	/* Worked out in test-params.c (test_deepseek_v3_params) from the
+	 * bundled profile: 671,026,404,352, the paper's 671 B main model
+	 * (the multi-token-prediction module is not counted). */
+	ck_assert_rel(model_params_total(&m), 671026404352.0, 1e-15);
+	ck_assert_int_eq(m.moe.first_dense_layers, 3);
+	ck_assert_int_eq(m.moe.shared_experts, 1);
+}
+END_TEST
+
+START_TEST(test_qwen3_moe)
+{
+	struct model m;
+
+	hf_load(&m, "qwen3-30b-a3b.json");
+	/* Worked out in test-params.c (test_qwen3_moe_params): 30,532,122,624
+	 * (Qwen3 report: 30.5 B, 3.3 B active). */
+	ck_assert_rel(model_params_total(&m), 30532122624.0, 1e-15);
+	ck_assert_int_eq(m.head_dim, 128);
+	ck_assert(m.qk_norm);
+}
+END_TEST
+
+START_TEST(test_errors)
+{
+	struct plan_error err;
+
+	ck_assert(!hf_try("{\"model_type\": \"t5\"}", &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "model_type 't5' is not supported (supported: llama, "));
+	ck_assert(!hf_try("{\"model_type\": \"llama\", \"num_hidden_layers\": 2}", &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "missing field 'hidden_size'"));
+	ck_assert(!hf_try("{\"model_type\": \"gpt2\", \"n_layer\": \"12\"}", &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "expected a whole number >= 0 in field 'n_layer'"));
+	ck_assert(!hf_try("{\"model_type\": \"gpt2\",\n \"n_layer\": 12,,}", &err));
+	ck_assert_int_eq(err.line, 2);
+	ck_assert(!hf_try("[1, 2]", &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "one object"));
+	ck_assert(!hf_try("{\"model_type\": \"gpt2\", \"model_type\": \"llama\"}", &err));
+	/* Zero layers reach the profile's own checks. */
+	ck_assert(!hf_try("{\"model_type\": \"gpt2\", \"n_layer\": 0, \"n_embd\": 64, \"n_head\": 2,"
+			  " \"vocab_size\": 10, \"n_positions\": 8}", &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "layers"));
+}
+END_TEST
+
+START_TEST(test_dense_layer_list)
+{
+	struct plan_error err;
+	char path[PATH_MAX], *yaml;
+
+	/* Qwen3-MoE's mlp_only_layers: a list of dense layers is refused, an empty one is fine. */
+	ck_assert(!hf_try("{\"model_type\": \"qwen3_moe\", \"num_hidden_layers\": 4, \"hidden_size\": 64,"
+			  " \"num_attention_heads\": 2, \"vocab_size\": 10, \"max_position_embeddings\": 8,"
+			  " \"intermediate_size\": 128, \"num_experts\": 4, \"num_experts_per_tok\": 1,"
+			  " \"mlp_only_layers\": [0]}", &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "mlp_only_layers"));
+	/* A name with a quote and a line break stays one YAML scalar. */
+	hf_path(path, sizeof(path), "gpt2.json");
+	plan_error_clear(&err);
+	ck_assert_msg(hf_config_to_yaml(path, "it's\nodd", &yaml, &err), "%s", err.message);
+	ck_assert_ptr_nonnull(strstr(yaml, "name: 'it''s odd'\n"));
+	free(yaml);
+}
+END_TEST
+
+START_TEST(test_named)
+{
+	ck_assert(hf_config_named("hf:config"));
+	ck_assert(hf_config_named("models/x/config.json"));
+	ck_assert(!hf_config_named("llama2-7b"));
+	ck_assert(!hf_config_named("models/llama2-7b.yaml"));
+	ck_assert(!hf_config_named(".json"));
+	ck_assert_str_eq(hf_config_path("hf:a/b"), "a/b");
+}
+END_TEST
+
+static Suite *
+hf_suite(void)
+{
+	Suite *s = suite_create("hf");
+	TCase *tc = tcase_create("hf");
+
+	tcase_add_test(tc, test_llama31_8b);
+	tcase_add_test(tc, test_qwen25_7b_bias);
+	tcase_add_test(tc, test_mixtral);
+	tcase_add_test(tc, test_gpt2);
+	tcase_add_test(tc, test_deepseek_v3);
+	tcase_add_test(tc, test_qwen3_moe);
+	tcase_add_test(tc, test_errors);
+	tcase_add_test(tc, test_dense_layer_list);
+	tcase_add_test(tc, test_named);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+TEST_MAIN(hf_suite)
