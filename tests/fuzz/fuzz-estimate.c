@@ -2,10 +2,11 @@
  * estimate_plan on a fuzzed model and cluster: the input is a model
  * profile, a NUL, a cluster profile, a NUL, and bytes that choose the plan
  * (plan_from_bytes; missing bytes read 0: the defaults, data parallelism
- * over the whole cluster). Every number of a prediction that succeeds must
+ * over the whole cluster, the cluster's bandwidths). Every number of a prediction that succeeds must
  * be finite: the target aborts on the first that is not, naming its field.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,12 +103,20 @@ plan_from_bytes(struct plan *p, struct estimate_options *opt, const unsigned cha
 		opt->compressor = &compressors[byte_at(b, n, 18) % (ncompressors + 1) - 1];
 	if (nframeworks && byte_at(b, n, 19) % (nframeworks + 1))
 		opt->framework = &frameworks[byte_at(b, n, 19) % (nframeworks + 1) - 1];
+	/* predict's --nic-bandwidth and --intra-bandwidth take any positive
+	 * rate: from 1e-306 to 1e306 B/s. */
+	if (byte_at(b, n, 20))
+		cluster.inter.nic_bandwidth_Bps = pow(10.0, 2.4 * byte_at(b, n, 20) - 306.0);
+	if (byte_at(b, n, 21))
+		cluster.intra.bandwidth_Bps = pow(10.0, 2.4 * byte_at(b, n, 21) - 306.0);
 }
 
-/* Abort on the first number of @r that is not finite (issue 15: never). */
+/* Abort when a number of @r is not finite (issue 15: never), naming each. */
 static void
 check_finite(const struct report *r)
 {
+	bool bad = false;
+
 	for (size_t i = 0; i < field_count; i++) {
 		const struct field *f = &field_table[i];
 		int n = field_length(f, r);
@@ -119,10 +128,12 @@ check_finite(const struct report *r)
 			if (v.type == FIELD_NUM && !isfinite(v.d)) {
 				fprintf(stderr, "fuzz-estimate: %s[%d] = %g is not finite\n",
 					f->key ? f->key : f->csv, j, v.d);
-				abort();
+				bad = true;
 			}
 		}
 	}
+	if (bad)
+		abort();
 }
 
 int
