@@ -104,7 +104,7 @@ plan_from_bytes(struct plan *p, struct estimate_options *opt, const unsigned cha
 	if (nframeworks && byte_at(b, n, 19) % (nframeworks + 1))
 		opt->framework = &frameworks[byte_at(b, n, 19) % (nframeworks + 1) - 1];
 	/* predict's --nic-bandwidth and --intra-bandwidth take any positive
-	 * rate: from 1e-306 to 1e306 B/s. */
+	 * rate: here 1e-303.6 to 1e306 B/s, by a factor of 10^2.4. */
 	if (byte_at(b, n, 20))
 		cluster.inter.nic_bandwidth_Bps = pow(10.0, 2.4 * byte_at(b, n, 20) - 306.0);
 	if (byte_at(b, n, 21))
