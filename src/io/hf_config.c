@@ -275,7 +275,8 @@ hf_config_path(const char *arg)
 }
 
 bool
-hf_config_to_yaml(const char *path, const char *name, char **yaml, struct plan_error *err)
+hf_config_text_to_yaml(const char *path, const char *text, size_t len, const char *name, char **yaml,
+		       struct plan_error *err)
 {
 	struct hf_reader r = { path, NULL, err };
 	json_error_t jerr;
@@ -283,14 +284,8 @@ hf_config_to_yaml(const char *path, const char *name, char **yaml, struct plan_e
 	FILE *out;
 	bool ok;
 
-	char *text;
-	size_t len;
-
 	*yaml = NULL;
-	if (!infile_read(path, INFILE_MAX_YAML, &text, &len, err))
-		return false;
 	r.root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-	free(text);
 	if (!r.root)
 		return plan_error_set(err, PLAN_ERR_INPUT, path, jerr.line > 0 ? jerr.line : 0,
 				      jerr.column > 0 ? jerr.column : 0, "%s", jerr.text);
@@ -311,6 +306,21 @@ hf_config_to_yaml(const char *path, const char *name, char **yaml, struct plan_e
 		free(*yaml);
 		*yaml = NULL;
 	}
+	return ok;
+}
+
+bool
+hf_config_to_yaml(const char *path, const char *name, char **yaml, struct plan_error *err)
+{
+	char *text;
+	size_t len;
+	bool ok;
+
+	*yaml = NULL;
+	if (!infile_read(path, INFILE_MAX_YAML, &text, &len, err))
+		return false;
+	ok = hf_config_text_to_yaml(path, text, len, name, yaml, err);
+	free(text);
 	return ok;
 }
 

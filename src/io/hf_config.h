@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "plan/error.h"
 #include "plan/model.h"
@@ -20,6 +21,10 @@ const char *hf_config_path(const char *arg);
  * cannot express) is an error naming the file and the field.
  */
 bool hf_config_to_yaml(const char *path, const char *name, char **yaml, struct plan_error *err);
+
+/** The same from the @len bytes of @text, read from @path (named in errors). */
+bool hf_config_text_to_yaml(const char *path, const char *text, size_t len, const char *name, char **yaml,
+			    struct plan_error *err);
 
 /** Load @m from the Hugging Face config.json at @path (through hf_config_to_yaml). */
 bool hf_config_load(struct model *m, const char *path, struct plan_error *err);

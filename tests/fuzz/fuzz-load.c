@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/hf_config.h"
 #include "io/profile_load.h"
 #include "io/study.h"
 #include "fuzz.h"
@@ -13,6 +14,22 @@
 #if defined(FUZZ_LOAD_MODEL)
 static struct model obj;
 #define LOAD(text, err) model_load_string(&obj, "fuzz.yaml", (text), (err))
+#elif defined(FUZZ_LOAD_HF)
+/* A Hugging Face config.json, converted and then loaded as the model it names. */
+static struct model obj;
+static bool
+hf_load(const char *text, struct plan_error *err)
+{
+	char *yaml;
+	bool ok;
+
+	if (!hf_config_text_to_yaml("fuzz.json", text, strlen(text), "fuzz", &yaml, err))
+		return false;
+	ok = model_load_string(&obj, "fuzz.json", yaml, err);
+	free(yaml);
+	return ok;
+}
+#define LOAD(text, err) hf_load((text), (err))
 #elif defined(FUZZ_LOAD_CLUSTER)
 static struct cluster obj;
 #define LOAD(text, err) cluster_load_string(&obj, "fuzz.yaml", (text), (err))
@@ -32,7 +49,7 @@ static struct study obj;
 /* A study that loads is also checked and its cells counted, as sweep does. */
 #define LOADED(err) do { long cells; study_check(&obj, &cells, (err)); } while (0)
 #else
-#error "define one of FUZZ_LOAD_MODEL, _CLUSTER, _GPU, _FRAMEWORK, _COMPRESSOR, _STUDY"
+#error "define one of FUZZ_LOAD_MODEL, _HF, _CLUSTER, _GPU, _FRAMEWORK, _COMPRESSOR, _STUDY"
 #endif
 
 #ifndef RELEASE
