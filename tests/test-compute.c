@@ -57,11 +57,11 @@ START_TEST(test_layer_recompute)
 	p.pp = p.dp = 1;
 	p.seq_len = 2048;
 	p.global_batch = 8;
-	compute_layer_time(&m, &p, &c, false, &none);
+	compute_layer_time(&m, &p, &c, NULL, false, &none);
 	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
-	compute_layer_time(&m, &p, &c, false, &sel);
+	compute_layer_time(&m, &p, &c, NULL, false, &sel);
 	p.recompute = PLAN_RECOMPUTE_FULL;
-	compute_layer_time(&m, &p, &c, false, &full);
+	compute_layer_time(&m, &p, &c, NULL, false, &full);
 	ck_assert_double_eq(none.recompute_s, 0.0);
 	ck_assert_rel(full.recompute_s, full.fwd_s, 1e-15);
 	/* Selective redoes only the attention core: a small share of the
@@ -135,12 +135,18 @@ END_TEST
  * (Q, K, V, O: 8 s d b a = 8,388,608 bytes at 1 TB/s = 8.4 us, below
  * both.) Without the causal mask the forward does 2^32 FLOPs:
  *   fwd = 8.589934592e-5 + 1e-5 = 9.589934592e-5 s.
+ * A framework whose kernel runs at attention_speed 0.5 (llm-foundry's
+ * Triton kernel is 0.55) takes twice as long, fixed cost included:
+ * the layer's attention forward 1.0589934592e-4 s, backward
+ * 4.494967296e-4 s.
  */
 START_TEST(test_flash_attention)
 {
 	struct cluster c;
 	struct model m, enc;
 	struct plan p;
+	struct framework fw;
+	struct compute_layer full, slow;
 	double fwd, bwd;
 
 	test_load_cluster(&c, "name: t\nnodes: 1\ngpus_per_node: 8\n"
@@ -163,6 +169,15 @@ START_TEST(test_flash_attention)
 	ck_assert_double_eq_tol(bwd, 2.247483648e-4, 1e-15);
 	compute_flash_attention(&enc, &p, &c, &fwd, &bwd);
 	ck_assert_double_eq_tol(fwd, 9.589934592e-5, 1e-15);
+	framework_init_default(&fw);
+	compute_layer_time(&m, &p, &c, &fw, false, &full);
+	ck_assert_double_eq_tol(full.attn_fwd_s, 5.294967296e-5, 1e-15);
+	fw.attention_speed = 0.5;
+	compute_layer_time(&m, &p, &c, &fw, false, &slow);
+	ck_assert_double_eq_tol(slow.attn_fwd_s, 1.0589934592e-4, 1e-15);
+	ck_assert_double_eq_tol(slow.attn_bwd_s, 4.494967296e-4, 1e-15);
+	/* Nothing else moves. */
+	ck_assert_double_eq_tol(slow.bwd_s - full.bwd_s, 2.247483648e-4, 1e-15);
 	cluster_release(&c);
 }
 END_TEST
@@ -189,8 +204,8 @@ START_TEST(test_launch_overhead)
 	p.micro_batch = 1;
 	p.global_batch = 1;
 	p.seq_len = 1024;
-	compute_layer_time(&m, &p, &c0, false, &a);
-	compute_layer_time(&m, &p, &c2, false, &b);
+	compute_layer_time(&m, &p, &c0, NULL, false, &a);
+	compute_layer_time(&m, &p, &c2, NULL, false, &b);
 	ck_assert_double_eq_tol(b.fwd_mem_s - a.fwd_mem_s, 14e-6, 1e-15);
 	ck_assert_double_eq_tol(b.bwd_s - a.bwd_s, 28e-6, 1e-15);
 	cluster_release(&c0);

@@ -72,8 +72,9 @@ static const struct {
 	[BLOCK_PTDP] = { "Narayanan PTD-P", 0.075, 0.105 },
 	/* Measured: MAPE 39.2 %, worst 57.3 % (all too fast; see README). */
 	[BLOCK_ZERO3] = { "Narayanan ZeRO-3", 0.41, 0.59 },
-	/* Measured: MAPE 14.0 %, worst 30.2 %. */
-	[BLOCK_MOSAIC] = { "MosaicML FSDP", 0.15, 0.31 },
+	/* Measured: MAPE 8.3 %, worst 25.6 % (14.0 and 30.2 before llm-foundry's
+	 * Triton attention kernel was modelled: attention_speed). */
+	[BLOCK_MOSAIC] = { "MosaicML FSDP", 0.09, 0.27 },
 	/* Measured: MAPE 11.0 %, worst 22.8 %. */
 	[BLOCK_B200] = { "B200 Megatron", 0.12, 0.24 },
 };
@@ -138,8 +139,8 @@ START_TEST(test_published_runs)
 	ck_assert_int_eq(n_mem, 12);
 	ck_assert_msg(mem_mape / n_mem < 0.015, "memory MAPE %.2f %%", 100 * mem_mape / n_mem);
 	ck_assert_msg(mem_worst < 0.03, "memory worst %.2f %%", 100 * mem_worst);
-	/* Measured: 14.00 %. */
-	ck_assert_msg(mape_all < 0.145, "all-row MAPE %.2f %%", 100 * mape_all);
+	/* Measured: 11.22 %. */
+	ck_assert_msg(mape_all < 0.12, "all-row MAPE %.2f %%", 100 * mape_all);
 	runs_csv_release(&set);
 }
 END_TEST

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "plan/cluster.h"
+#include "plan/framework.h"
 #include "plan/model.h"
 #include "plan/plan.h"
 
@@ -53,10 +54,11 @@ double compute_memory_time(const struct cluster *c, double bytes);
 /**
  * Per-layer times for plan @p (TP degree, SP, recompute, attention kind);
  * @moe: an MoE layer (router, local experts, shared experts) in place of
- * the dense MLP.
+ * the dense MLP. @fw: the framework whose attention kernel runs (NULL:
+ * the built-in one).
  */
-void compute_layer_time(const struct model *m, const struct plan *p,
-			const struct cluster *c, bool moe, struct compute_layer *out);
+void compute_layer_time(const struct model *m, const struct plan *p, const struct cluster *c,
+			const struct framework *fw, bool moe, struct compute_layer *out);
 
 /**
  * A fused (flash) attention's forward and backward over the local heads of

@@ -41,6 +41,8 @@ struct framework {
 	double layer_overhead_s;  /**< fixed cost per layer per micro-batch (hooks, launch gaps) */
 	double microbatch_overhead_s; /**< fixed cost per micro-batch (schedule step, loss, syncs) */
 	double iteration_overhead_s; /**< fixed cost per iteration (data loading, logging, step launch) */
+	double attention_speed;   /**< its fused-attention kernel's throughput, as a fraction of the GPU
+				       profile's (which is FlashAttention-2/3's); 1: the same kernel */
 };
 
 /**

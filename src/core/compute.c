@@ -180,8 +180,8 @@ mla_qkv_gemm_time(const struct model *m, const struct plan *p, const struct clus
 }
 
 void
-compute_layer_time(const struct model *m, const struct plan *p,
-		   const struct cluster *c, bool moe, struct compute_layer *out)
+compute_layer_time(const struct model *m, const struct plan *p, const struct cluster *c,
+		   const struct framework *fw, bool moe, struct compute_layer *out)
 {
 	double t = p->tp, b = p->micro_batch, s = p->seq_len, h = m->hidden;
 	double tokens = b * s;
@@ -216,7 +216,13 @@ compute_layer_time(const struct model *m, const struct plan *p,
 	}
 	gemm += out->mlp_fwd_s;
 	if (p->flash_attention) {
+		/* Another kernel than the one the GPU profile measured (llm-foundry's
+		 * Triton flash attention): its throughput relative to that one. */
+		double speed = fw ? fw->attention_speed : 1.0;
+
 		compute_flash_attention(m, p, c, &attn_gemm, &attn_bwd);
+		attn_gemm /= speed;
+		attn_bwd /= speed;
 	} else {
 		attn_gemm = compute_gemm_time(c, s, s, model_qk_head_dim(m), b * heads_local) /* Q K^T */
 			  + compute_gemm_time(c, s, model_v_head_dim(m), s, b * heads_local); /* scores V */

@@ -344,8 +344,8 @@ stage_tail(const struct model *m, const struct plan *p, const struct cluster *c,
 /* Per-layer costs of @p (for its recompute mode only when @one_mode). */
 static void
 build_layer_costs(const struct model *m, const struct plan *plan, const struct cluster *c,
-		  const struct plan_layout *lay, const struct compressor *cmp, bool one_mode,
-		  struct layer_costs *lc)
+		  const struct framework *fw, const struct plan_layout *lay, const struct compressor *cmp,
+		  bool one_mode, struct layer_costs *lc)
 {
 	/* A CP rank holds s/cp of every sequence: everything but the
 	 * attention core (which meets all s keys) runs on those tokens. */
@@ -359,15 +359,16 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 		if (one_mode && r != p->recompute)
 			continue;
 		pr.recompute = r;
-		compute_layer_time(m, &pr, c, false, &lc->cls[r]);
+		compute_layer_time(m, &pr, c, fw, false, &lc->cls[r]);
 		tp_layer_comm(m, &pr, c, lay, &lc->cls[r], &lc->tcs[r]);
 		cp_layer_comm(m, &pr, c, lay, &lc->cls[r], &lc->cps[r]);
 		if (model_is_moe(m)) {
-			compute_layer_time(m, &pr, c, true, &lc->cl_moes[r]);
+			compute_layer_time(m, &pr, c, fw, true, &lc->cl_moes[r]);
 			ep_layer_comm(m, &pr, c, lay, &lc->cl_moes[r], &lc->eps[r]);
 		}
 	}
 	compute_ends_time(m, p, c, &lc->ce);
+	lc->fw = fw;
 	for (int s = 0; s < p->pp && s < ESTIMATE_MAX_STAGES; s++)
 		lc->p2p_s[s] = pipeline_stage_p2p_time(m, p, c, lay, s, &lc->p2p_bytes[s]);
 	lc->cmp = cmp;
@@ -613,8 +614,7 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 	x.fw = opt && opt->framework ? opt->framework : &fw_default;
 	topology_plan(p, c, &x.lay);
 	x.mb = plan_microbatches(p);
-	build_layer_costs(m, p, c, &x.lay, cmp, !p->custom_recompute, &x.lc);
-	x.lc.fw = x.fw;
+	build_layer_costs(m, p, c, x.fw, &x.lay, cmp, !p->custom_recompute, &x.lc);
 	core_bottleneck(&x, out);
 	core_tail(&x, out);
 	core_slot(&x);
@@ -763,8 +763,7 @@ estimate_stage_coefs(const struct model *m, const struct cluster *c, const struc
 	if (!plan_validate(&p, m, c, err) || !check_compression(m, &p, cmp, err))
 		return false;
 	topology_plan(shape, c, &lay);
-	build_layer_costs(m, shape, c, &lay, cmp, false, &lc);
-	lc.fw = opt ? opt->framework : NULL;
+	build_layer_costs(m, shape, c, opt ? opt->framework : NULL, &lay, cmp, false, &lc);
 	for (int s = 0; s < shape->pp; s++) {
 		struct estimate_stage_coefs *o = &out[s];
 

@@ -19,4 +19,5 @@ framework_init_default(struct framework *fw)
 	fw->gather_bytes = 2.0;
 	fw->reduce_bytes = 2.0;
 	fw->overlap_slowdown = 1.0;
+	fw->attention_speed = 1.0;
 }

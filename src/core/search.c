@@ -700,11 +700,11 @@ lower_bound(const struct model *m, const struct cluster *c, const struct plan *p
 
 	q.recompute = PLAN_RECOMPUTE_NONE;
 	topology_plan(&q, c, &lay);
-	compute_layer_time(m, &q, c, false, &dense);
+	compute_layer_time(m, &q, c, NULL, false, &dense);
 	tp_layer_comm(m, &q, c, &lay, &dense, &tc);
 	per_mb = (m->layers - model_moe_layers(m)) * (dense.fwd_s + dense.bwd_s) + m->layers * tc.bwd_s;
 	if (model_is_moe(m)) {
-		compute_layer_time(m, &q, c, true, &moe);
+		compute_layer_time(m, &q, c, NULL, true, &moe);
 		per_mb += model_moe_layers(m) * (moe.fwd_s + moe.bwd_s);
 	}
 	return (plan_microbatches(p) + (double)(p->pp - 1) / p->vpp) * per_mb / p->pp;

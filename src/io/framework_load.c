@@ -53,6 +53,11 @@ const struct schema_key framework_schema[] = {
 	{ .key = "iteration_overhead", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
 	  .offset = OFF(iteration_overhead_s), .min = 0, .max = 3600, .def = "0 s",
 	  .help = "fixed cost per iteration (data loading, logging, the step's launches)" },
+	{ .key = "attention_speed", .type = SCHEMA_NUMBER, .offset = OFF(attention_speed), .min = 0.05,
+	  .max = 1, .def = "1",
+	  .help = "with flash attention: the framework's fused-attention kernel runs at this fraction of the "
+		  "GPU profile's flash-attention throughput (1: FlashAttention-2/3 as the profile measures; "
+		  "llm-foundry's Triton kernel: 0.55)" },
 	{ 0 },
 };
 
