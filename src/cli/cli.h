@@ -12,7 +12,7 @@ enum cli_exit {
 	CLI_EXIT_FAILURE = 1,    /**< runtime failure: I/O, out of memory, output error */
 	CLI_EXIT_USAGE = 2,      /**< bad command line or impossible plan */
 	CLI_EXIT_INPUT = 3,      /**< invalid input file (profile, CSV) */
-	CLI_EXIT_INFEASIBLE = 4, /**< no feasible plan (reserved for optimize) */
+	CLI_EXIT_INFEASIBLE = 4, /**< no feasible plan (optimize), or predict's plan does not fit */
 	CLI_EXIT_THRESHOLD = 5,  /**< validate: error above --max-mape */
 };
 

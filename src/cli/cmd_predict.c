@@ -4,6 +4,9 @@
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "plan/estimate.h"
+#include "plan/fit_hint.h"
+
+#define GIB 1073741824.0
 #include "io/format.h"
 
 /* Fill the degrees left unset from the GPU count. */
@@ -49,6 +52,36 @@ write_report(const struct report *rep, int format)
 	default:
 		return format_text(stdout, rep);
 	}
+}
+
+/*
+ * A plan that does not fit: its largest memory term and the single
+ * changes that would fit, fastest first, on stderr (stdout keeps the
+ * report, whatever its format); the exit status says it unless
+ * --allow-oom.
+ */
+static int
+report_no_fit(const struct model *m, const struct cluster *c, const struct predict_request *r,
+	      const struct estimate *e)
+{
+	struct fit_hint hints[FIT_HINTS_MAX];
+	double bytes;
+	const char *term = fit_largest_term(&e->memory, &bytes);
+	int n = fit_hints(m, c, &r->plan, &r->opt, hints, 5);
+
+	fflush(stdout); /* the report first, where both go to a terminal */
+	fprintf(stderr, "plan-cli: the plan needs %.2f GiB per GPU, more than the %.2f GiB there are; "
+		"the largest term is %s (%.2f GiB)\n", e->memory.total / GIB, e->memory_capacity_bytes / GIB,
+		term, bytes / GIB);
+	if (n == 0)
+		fputs("plan-cli: no change of recompute, ZeRO, flash attention, sequence parallelism, TP, PP or "
+		      "micro-batch, alone or two together, fits; try 'plan-cli optimize'\n", stderr);
+	else
+		fputs("plan-cli: changes that fit, fastest first:\n", stderr);
+	for (int i = 0; i < n; i++)
+		fprintf(stderr, "  %-36s %8.4f s/iteration  %7.2f GiB\n", hints[i].change,
+			hints[i].iteration_time_s, hints[i].memory_bytes / GIB);
+	return r->allow_oom ? CLI_EXIT_OK : CLI_EXIT_INFEASIBLE;
 }
 
 /* Load the profiles @r names and apply its overrides to them. */
@@ -129,10 +162,14 @@ cmd_predict(int argc, char **argv)
 	}
 	rep = (struct report){ &model, &cluster, plan, &est, &r.opt, r.opt.compressor };
 	ok = write_report(&rep, r.format);
+	if (ok && !est.fits)
+		rc = report_no_fit(&model, &cluster, &r, &est);
+	else
+		rc = CLI_EXIT_OK;
 	cluster_release(&cluster);
 	if (!ok) {
 		cli_error("cannot write the output");
 		return CLI_EXIT_FAILURE;
 	}
-	return cli_finish(CLI_EXIT_OK);
+	return cli_finish(rc);
 }

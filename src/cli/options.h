@@ -78,6 +78,7 @@ struct predict_request {
 	int format;                 /**< enum cli_format */
 	const char *model, *cluster, *compressor, *framework;
 	bool compress_given;
+	bool allow_oom;             /**< a plan that does not fit still exits 0 */
 	double nic_bandwidth_Bps, intra_bandwidth_Bps; /**< 0: the cluster's */
 };
 

@@ -320,6 +320,8 @@ static const struct cli_option predict_rows[] = {
 	  .arg_order = 23 },
 	{ .name = "format", .metavar = "FMT", .kind = CLI_OPT_CHOICE, .choices = cli_format_names,
 	  .offset = PREDICT(format), .help = "text|json|csv (default text)" },
+	{ .name = "allow-oom", .kind = CLI_OPT_FLAG, .offset = PREDICT(allow_oom),
+	  .help = "exit 0 when the plan does not fit in memory (default: exit 4)" },
 	HELP_ROW,
 	{ .name = NULL },
 };

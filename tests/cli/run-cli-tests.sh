@@ -313,9 +313,34 @@ expect_jq '(.tflops_per_gpu / 312) as $m
 finish "tokens_per_s, tflops_per_gpu and mfu agree with each other"
 
 cli predict --model gpt3-175b --cluster selene --gpus 8 --global-batch 8 --format json
+expect_rc 4
+expect_jq '.fits == false' "fits"
+expect_err_has "the plan needs 3185.23 GiB per GPU, more than the 80.00 GiB there are; the largest term is optimizer"
+expect_err_has "alone or two together, fits; try 'plan-cli optimize'"
+finish "a plan that does not fit: the report, exit 4, the largest term, and no change that fits"
+cli predict --model gpt3-175b --cluster selene --gpus 8 --global-batch 8 --format json --allow-oom
 expect_rc 0
 expect_jq '.fits == false' "fits"
-finish "a plan that does not fit still exits 0, with fits false"
+finish "--allow-oom: a plan that does not fit exits 0"
+# Llama 2 7B on 1,024 H100s with the defaults needs 211.59 GiB: no single
+# change fits, flash attention with ZeRO-2 is the fastest pair that does.
+cli predict --model llama2-7b --cluster dgx-h100 --global-batch 1024
+expect_rc 4
+expect_out_has "DOES NOT FIT"
+expect_err_has "the largest term is activations (97.63 GiB)"
+grep -A1 "changes that fit, fastest first" "$tmp/err" | grep -q -- "--flash-attention --zero 2 " ||
+	fail "the first hint is not --flash-attention --zero 2"
+finish "a first run that does not fit names the cheapest changes that do"
+# GPT-3 on Selene without recompute: 84.78 GiB; single changes fit, and each works.
+cli predict --model gpt3-175b --cluster selene --tp 8 --pp 12 --dp 16 --global-batch 1536
+expect_rc 4
+hint=$(grep -A1 "changes that fit, fastest first" "$tmp/err" | sed -n '2{s/^  //;s/  .*//;p}')
+[ "$hint" = "--sequence-parallel" ] || fail "first hint '$hint', expected --sequence-parallel"
+# shellcheck disable=SC2086 # the hint is words
+cli predict --model gpt3-175b --cluster selene --tp 8 --pp 12 --dp 16 --global-batch 1536 $hint --format json
+expect_rc 0
+expect_jq '.fits == true and (.iteration_time_s | tostring | startswith("14.18"))' "the hint's plan fits in 14.18 s"
+finish "the first hint, applied, fits at the time it said"
 
 # ------------------------------------------------------------------- CSV
 
@@ -408,7 +433,7 @@ jq -e --slurpfile a "$tmp/predict.json" '.iteration_time_s == $a[0].iteration_ti
 finish "profiles given by path"
 
 (cd "$tmp" && run "$bin" predict --model my-model.yaml --cluster my-cluster.yaml --tp 8 --pp 12 \
-	--dp 16 --global-batch 1536 --format json && [ $rc -eq 0 ]) ||
+	--dp 16 --global-batch 1536 --recompute full --format json && [ $rc -eq 0 ]) ||
 	fail "plan-cli predict --model my-model.yaml (in its folder) failed"
 finish "a bare NAME.yaml is a path"
 
