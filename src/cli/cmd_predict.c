@@ -21,6 +21,10 @@ complete_plan(struct plan *p, int gpus, const struct model *m, const struct clus
 	}
 	if (p->seq_len == 0)
 		p->seq_len = m->seq_len;
+	/* MiCS is ZeRO-3 within groups (Zhang et al. 2022): --mics-group
+	 * alone says so; another --zero stage beside it stays an error. */
+	if (p->mics_group > 0 && p->zero == 0)
+		p->zero = 3;
 	if (p->dp == 0) {
 		if (total % ((long)p->tp * p->cp * p->pp) != 0) {
 			if (p->cp > 1)

@@ -54,7 +54,9 @@ main(int argc, char **argv)
 		return cli_finish(CLI_EXIT_OK);
 	}
 	if (strcmp(argv[1], "--version") == 0) {
-		printf("plan-cli %s\n", PLAN_VERSION);
+		printf("plan-cli %s\nprofile search path:\n", PLAN_VERSION);
+		for (int i = 0; i < profile_path_count(); i++)
+			printf("  %s\n", profile_path_root(i));
 		return cli_finish(CLI_EXIT_OK);
 	}
 	for (const struct command *c = commands; c->name; c++)

@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "io/schema.h"
 
 /* getopt_long returns 256 + the row's index (above every short option). */
 #define OPT_BASE 256
@@ -60,6 +61,29 @@ apply(const struct cli_option *o, const char *arg, void *req)
 	}
 }
 
+/* The option of @t nearest to the unknown @arg ("--modle", "--tp=4"), as
+ * profile keys suggest theirs: within two edits, else NULL. */
+static const char *
+nearest_option(const struct cli_option *t, const char *arg)
+{
+	char name[64];
+	const char *best = NULL;
+	int best_d = 3;
+
+	if (strncmp(arg, "--", 2) != 0)
+		return NULL;
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
+	for (int i = 0; t[i].name; i++) {
+		int d = schema_edit_distance(name, t[i].name);
+
+		if (d < best_d) {
+			best_d = d;
+			best = t[i].name;
+		}
+	}
+	return best;
+}
+
 int
 cli_options_parse(const struct cli_command_options *cmd, int argc, char **argv, void *req)
 {
@@ -87,7 +111,12 @@ cli_options_parse(const struct cli_command_options *cmd, int argc, char **argv, 
 			return CLI_EXIT_USAGE;
 		}
 		if (c < OPT_BASE) {
-			if (cmd->hint)
+			const char *near = nearest_option(t, argv[optind - 1]);
+
+			if (near)
+				cli_error("unknown option '%s' for %s; did you mean '--%s'?", argv[optind - 1],
+					  cmd->command, near);
+			else if (cmd->hint)
 				cli_error("unknown option '%s' for %s (see 'plan-cli %s --help')", argv[optind - 1],
 					  cmd->command, cmd->command);
 			else

@@ -277,7 +277,7 @@ static const struct cli_option predict_rows[] = {
 	  .offset = PREDICT(plan.moe_overlap), .help = "none|lancet: overlap the all-to-all (default none)",
 	  .arg_order = 16 },
 	{ .name = "mics-group", .metavar = "G", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 24,
-	  .offset = PREDICT(plan.mics_group), .help = "MiCS: ZeRO-3 inside groups of G GPUs (needs --zero 3)",
+	  .offset = PREDICT(plan.mics_group), .help = "MiCS: ZeRO-3 inside groups of G GPUs (implies --zero 3)",
 	  .arg_order = 13 },
 	{ .name = "no-mics-hierarchical", .kind = CLI_OPT_UNFLAG, .offset = PREDICT(plan.mics_hierarchical),
 	  .help = "MiCS: flat instead of 2-hop parameter all-gather" },

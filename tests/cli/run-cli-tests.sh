@@ -254,10 +254,33 @@ cli --version
 expect_rc 0
 expect_stderr_empty
 version=$(sed -n "s/^ *version *: *'\([^']*\)'.*/\1/p" "$src/meson.build" | head -n 1)
-if [ "$(cat "$tmp/out")" != "plan-cli $version" ]; then
-	fail "stdout is '$(head -c 100 "$tmp/out")', expected 'plan-cli $version' (meson.build)"
+if [ "$(head -n 1 "$tmp/out")" != "plan-cli $version" ]; then
+	fail "first line is '$(head -c 100 "$tmp/out")', expected 'plan-cli $version' (meson.build)"
 fi
-finish "--version prints 'plan-cli VERSION'"
+sed -n 2p "$tmp/out" | grep -qx "profile search path:" || fail "no 'profile search path:' line"
+# PLAN_CLI_PATH is set to the source tree above: it comes first.
+[ "$(sed -n 3p "$tmp/out")" = "  $src" ] || fail "the first folder is not \$PLAN_CLI_PATH ($src)"
+finish "--version prints 'plan-cli VERSION' and the profile search path"
+
+usage_error "an option typo gets a suggestion" "unknown option '--modle' for predict; did you mean '--model'?" \
+	predict --modle gpt3-175b --cluster selene --global-batch 8
+usage_error "a typo with =VALUE gets one too" "did you mean '--global-batch'?" \
+	predict --model gpt3-175b --cluster selene --globl-batch=8
+usage_error "an option far from every name gets the help hint" "unknown option '--zzzzzz' for predict (see" \
+	predict --zzzzzz
+
+# MiCS is ZeRO-3 in groups: --mics-group alone runs, and says ZeRO 3.
+cli predict --model gpt-7.5b --cluster aws-p3dn --gpus 512 --micro-batch 4 --global-batch 4096 \
+	--recompute full --mics-group 8 --format json
+expect_rc 0
+expect_jq '.plan.zero == 3 and .plan.mics_group == 8' "ZeRO 3 in groups of 8"
+cp "$tmp/out" "$tmp/mics-alone.json"
+cli predict --model gpt-7.5b --cluster aws-p3dn --gpus 512 --micro-batch 4 --global-batch 4096 \
+	--recompute full --mics-group 8 --zero 3 --format json
+cmp -s "$tmp/out" "$tmp/mics-alone.json" || fail "--mics-group 8 alone differs from it with --zero 3"
+finish "--mics-group alone means ZeRO-3 inside the groups"
+usage_error "--mics-group with another ZeRO stage" "--mics-group needs --zero 3 (got --zero 1)" \
+	predict --model gpt-7.5b --cluster aws-p3dn --gpus 512 --micro-batch 4 --global-batch 4096 --mics-group 8 --zero 1
 
 # ------------------------------------------------------------------ JSON
 
