@@ -45,7 +45,8 @@ cmd_profiles(int argc, char **argv)
 		      "List the bundled profiles and where they were found, print a profile schema,\n"
 		      "or print the model profile of a Hugging Face config.json (--model also takes one).\n"
 		      "Search path: each folder of $PLAN_CLI_PATH, the folder above the executable\n"
-		      "(the source tree when run from build/), the executable's folder, " PLAN_DATADIR "\n",
+		      "(the source tree when run from build/), the executable's folder, ../share/plan-cli\n"
+		      "beside it, " PLAN_DATADIR ", and the source tree " PLAN_SOURCE_DIR "\n",
 		      stdout);
 		return cli_finish(CLI_EXIT_OK);
 	}

@@ -35,11 +35,15 @@ static void
 add_root(const char *dir)
 {
 	struct stat st;
+	char real[PATH_MAX];
 
 	if (nroots >= MAX_ROOTS || !dir || !dir[0])
 		return;
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
 		return;
+	/* One spelling per folder: build/.. is the source tree. */
+	if (realpath(dir, real))
+		dir = real;
 	for (int i = 0; i < nroots; i++)
 		if (strcmp(roots[i], dir) == 0)
 			return;
@@ -78,9 +82,16 @@ profile_path_init(const char *argv0)
 			snprintf(parent, sizeof(parent), "%s/..", exe);
 			add_root(parent);
 			add_root(exe);
+			/* A relocated or DESTDIR-staged install: PREFIX/bin/plan-cli
+			 * beside PREFIX/share/plan-cli. */
+			snprintf(parent, sizeof(parent), "%s/../share/plan-cli", exe);
+			add_root(parent);
 		}
 	}
 	add_root(PLAN_DATADIR);
+	/* Last, for a build outside the source tree that is not installed:
+	 * the tree it was configured from, if it is still there. */
+	add_root(PLAN_SOURCE_DIR);
 }
 
 int

@@ -706,5 +706,35 @@ error_case 3 "a broken config.json is reported at its line" "broken.json:2:" \
 	profiles --from-hf "$tmp/broken.json"
 usage_error "profiles --from-hf without a path" "--from-hf takes the path" profiles --from-hf
 
+# Builds and installs find their profiles without PLAN_CLI_PATH: a binary
+# away from the tree (as an out-of-tree build is) falls back to the
+# source tree it was configured from; a DESTDIR-staged install uses its
+# own PREFIX/share/plan-cli.
+mkdir -p "$tmp/elsewhere"
+cp "$bin" "$tmp/elsewhere/plan-cli"
+(cd "$tmp" && env -u PLAN_CLI_PATH timeout "$limit" "$tmp/elsewhere/plan-cli" profiles >"$tmp/out" 2>"$tmp/err")
+rc=$?
+expect_rc 0
+grep -q "^  gpt3-175b  *$src/models/gpt3-175b.yaml$" "$tmp/out" || fail "gpt3-175b is not found in $src"
+finish "a binary outside the tree finds the source tree's profiles"
+builddir=$(dirname "$bin")
+if command -v meson >/dev/null && [ -f "$builddir/meson-private/install.dat" ]; then
+	meson install -C "$builddir" --destdir "$tmp/stage" --no-rebuild --quiet >/dev/null 2>&1 ||
+		fail "meson install --destdir failed"
+	staged=$(find "$tmp/stage" -path '*/bin/plan-cli' -type f | head -n 1)
+	if [ -n "$staged" ]; then
+		(cd "$tmp" && env -u PLAN_CLI_PATH timeout "$limit" "$staged" profiles >"$tmp/out" 2>"$tmp/err")
+		rc=$?
+		expect_rc 0
+		grep -q "^  gpt3-175b  *$tmp/stage/.*/share/plan-cli/models/gpt3-175b.yaml$" "$tmp/out" ||
+			fail "the staged install does not list its own models: $(grep gpt3-175b "$tmp/out")"
+	else
+		fail "no bin/plan-cli under the staged install"
+	fi
+	finish "a DESTDIR-staged install lists the profiles it installed"
+else
+	skip "a DESTDIR-staged install lists the profiles it installed" "no meson or no install data"
+fi
+
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]
