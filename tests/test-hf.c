@@ -162,6 +162,58 @@ START_TEST(test_errors)
 }
 END_TEST
 
+/* A small Llama config with @layers and @hidden (JSON text) and @extra fields ("" or ", ..."). */
+static bool
+hf_try_llama(const char *layers, const char *hidden, const char *extra, struct plan_error *err)
+{
+	char json[1024];
+
+	snprintf(json, sizeof(json),
+		 "{\"model_type\": \"llama\", \"num_hidden_layers\": %s, \"hidden_size\": %s,"
+		 " \"num_attention_heads\": 2, \"vocab_size\": 10, \"max_position_embeddings\": 8,"
+		 " \"intermediate_size\": 128%s}", layers, hidden, extra);
+	return hf_try(json, err);
+}
+
+START_TEST(test_numbers)
+{
+	struct plan_error err;
+
+	/* Over INT_MAX: refused by the import, before any product of sizes. */
+	ck_assert(!hf_try_llama("9999999999", "64", "", &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "number too large (over 2147483647) in field 'num_hidden_layers'"));
+	/* Past what jansson holds: its own error, at the line and column. */
+	ck_assert(!hf_try_llama("2", "99999999999999999999999", "", &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "too big integer"));
+	ck_assert_int_eq(err.line, 1);
+	ck_assert(!hf_try_llama("2", "-64", "", &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "expected a whole number >= 0 in field 'hidden_size'"));
+	ck_assert(!hf_try_llama("2", "4096.0", "", &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "expected a whole number >= 0 in field 'hidden_size'"));
+	/* In range for an int, out of the profile's: the profile's error,
+	 * without the written YAML's line and column. */
+	ck_assert(!hf_try_llama("200000", "64", "", &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "'layers' must be at most 100000"));
+	ck_assert_ptr_nonnull(strstr(err.message, "in the model profile written from it"));
+	ck_assert_int_eq(err.line, 0);
+	ck_assert_int_eq(err.column, 0);
+}
+END_TEST
+
+START_TEST(test_wrapper)
+{
+	struct plan_error err;
+
+	/* Llama 4's and Qwen2-VL's configs nest the language model. */
+	ck_assert(!hf_try("{\"model_type\": \"llama4\", \"text_config\": {\"model_type\": \"llama4_text\","
+			  " \"hidden_size\": 5120}, \"vision_config\": {}}", &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "a multimodal config: its language model is in field 'text_config'"
+					       " (model_type 'llama4_text')"));
+	ck_assert(!hf_try("{\"model_type\": \"qwen2_vl\", \"text_config\": {}}", &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "(model_type 'not given')"));
+}
+END_TEST
+
 START_TEST(test_dense_layer_list)
 {
 	struct plan_error err;
@@ -206,6 +258,8 @@ hf_suite(void)
 	tcase_add_test(tc, test_deepseek_v3);
 	tcase_add_test(tc, test_qwen3_moe);
 	tcase_add_test(tc, test_errors);
+	tcase_add_test(tc, test_numbers);
+	tcase_add_test(tc, test_wrapper);
 	tcase_add_test(tc, test_dense_layer_list);
 	tcase_add_test(tc, test_named);
 	suite_add_tcase(s, tc);

@@ -1,3 +1,4 @@
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,8 +72,13 @@ hf_int(const struct hf_reader *r, const char *const *names, long def, long *out)
 
 		if (!v || json_is_null(v))
 			continue;
+		/* 4096.0 is a real to jansson: transformers writes sizes as ints. */
 		if (!json_is_integer(v) || json_integer_value(v) < 0)
 			return hf_fail(r, "expected a whole number >= 0 in field", names[i]);
+		/* plan-cli's sizes are ints; the cap also keeps products such
+		 * as 4 * n_embd and heads * head_dim inside a long. */
+		if (json_integer_value(v) > INT_MAX)
+			return hf_fail(r, "number too large (over 2147483647) in field", names[i]);
 		*out = (long)json_integer_value(v);
 		return true;
 	}
@@ -204,12 +210,35 @@ hf_family_keys(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
 	return true;
 }
 
+/*
+ * A multimodal wrapper (LLaVA, Qwen2-VL, Llama 4, Gemma 3) keeps its
+ * language model's sizes in text_config and its encoders elsewhere:
+ * the top-level fields this import reads are not there, and the
+ * language model alone is not the whole model. Refused, naming both.
+ */
+static bool
+hf_not_wrapper(const struct hf_reader *r)
+{
+	json_t *tc = json_object_get(r->root, "text_config"), *t;
+
+	if (!tc || !json_is_object(tc))
+		return true;
+	t = json_object_get(tc, "model_type");
+	return plan_error_set(r->err, PLAN_ERR_INPUT, r->path, 0, 0,
+			      "a multimodal config: its language model is in field 'text_config' (model_type "
+			      "'%.64s'), its encoders are not modelled; save text_config as a config.json of its "
+			      "own to model the language model alone",
+			      t && json_is_string(t) ? json_string_value(t) : "not given");
+}
+
 static const struct hf_arch *
 hf_arch_of(const struct hf_reader *r)
 {
 	json_t *t = json_object_get(r->root, "model_type");
 	char valid[512] = "";
 
+	if (!hf_not_wrapper(r))
+		return NULL;
 	if (!t || !json_is_string(t)) {
 		hf_fail(r, "missing field", "model_type");
 		return NULL;
@@ -350,5 +379,14 @@ hf_config_load(struct model *m, const char *path, struct plan_error *err)
 		return false;
 	ok = model_load_string(m, path, yaml, err);
 	free(yaml);
+	if (!ok && err && err->line > 0) {
+		char msg[sizeof(err->message)];
+
+		/* The line and column are the written profile's, not the
+		 * config.json's: drop them and say where the key came from. */
+		snprintf(msg, sizeof(msg), "%s", err->message);
+		plan_error_set(err, err->kind, path, 0, 0, "%s (in the model profile written from it: see "
+			       "plan-cli profiles --from-hf)", msg);
+	}
 	return ok;
 }
