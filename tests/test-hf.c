@@ -29,22 +29,43 @@ hf_load(struct model *m, const char *file)
 	ck_assert_msg(hf_config_load(m, path, &err), "%s", err.message);
 }
 
-/* Write @json to a temporary file and import it; returns whether it loaded, the error in @err. */
+/* Write @json to a temporary file and import it into @m; returns whether it loaded, the error in @err. */
 static bool
-hf_try(const char *json, struct plan_error *err)
+hf_try_model(const char *json, struct model *m, struct plan_error *err)
 {
 	char path[] = "/tmp/plan-cli-hf-XXXXXX";
 	int fd = mkstemp(path);
-	struct model m;
 	bool ok;
 
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(write(fd, json, strlen(json)), (ssize_t)strlen(json));
 	close(fd);
 	plan_error_clear(err);
-	ok = hf_config_load(&m, path, err);
+	ok = hf_config_load(m, path, err);
 	unlink(path);
 	return ok;
+}
+
+static bool
+hf_try(const char *json, struct plan_error *err)
+{
+	struct model m;
+
+	return hf_try_model(json, &m, err);
+}
+
+/* Llama 3.1 8B's shape (tests/data/hf/llama-3.1-8b.json) with the @bias_fields, in a llama or @type config. */
+static bool
+hf_try_8b(const char *type, const char *bias_fields, struct model *m, struct plan_error *err)
+{
+	char json[1024];
+
+	snprintf(json, sizeof(json),
+		 "{\"model_type\": \"%s\", \"num_hidden_layers\": 32, \"hidden_size\": 4096,"
+		 " \"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"vocab_size\": 128256,"
+		 " \"max_position_embeddings\": 131072, \"intermediate_size\": 14336,"
+		 " \"tie_word_embeddings\": false%s}", type, bias_fields);
+	return hf_try_model(json, m, err);
 }
 
 START_TEST(test_llama31_8b)
@@ -63,6 +84,42 @@ START_TEST(test_llama31_8b)
 	/* 131072 positions served, trained at 4096 unless told otherwise. */
 	ck_assert_int_eq(m.seq_len, 4096);
 	ck_assert(m.gated_mlp && !m.bias && !m.tied_embeddings);
+}
+END_TEST
+
+START_TEST(test_llama_bias)
+{
+	struct model m;
+	struct plan_error err;
+
+	/* attention_bias and mlp_bias (LlamaAttention's q, k, v, o, LlamaMLP's
+	 * gate, up, down) on Llama 3.1 8B's shape: q 4096 + k, v 2 x 1024 +
+	 * o 4096 = 10,240 and gate, up 2 x 14336 + down 4096 = 32,768, so
+	 * 43,008 a layer more (RMSNorm has no shift), x 32 = 1,376,256 over
+	 * 8,030,261,248: 8,031,637,504. */
+	ck_assert_msg(hf_try_8b("llama", ", \"attention_bias\": true, \"mlp_bias\": true", &m, &err), "%s",
+		      err.message);
+	ck_assert(m.bias && !m.qkv_bias);
+	ck_assert_rel(model_params_per_layer(&m), 218112000.0 + 43008.0, 1e-15);
+	ck_assert_rel(model_params_total(&m), 8031637504.0, 1e-15);
+	/* Either alone is neither plan-cli's bias nor its qkv_bias (o's bias). */
+	ck_assert(!hf_try_8b("llama", ", \"attention_bias\": true", &m, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "biases on q, k, v and o but not on every MLP and expert are not "
+					       "modelled (model keys bias, qkv_bias): field 'attention_bias'"));
+	ck_assert(!hf_try_8b("llama", ", \"mlp_bias\": true", &m, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "biases on the MLP but not on attention are not modelled "
+					       "(model key bias): field 'mlp_bias'"));
+	ck_assert(!hf_try_8b("llama", ", \"mlp_bias\": 1", &m, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "expected true or false in field 'mlp_bias'"));
+	/* Qwen3 and Gemma read attention_bias (q, k, v, o), not mlp_bias. */
+	ck_assert(!hf_try_8b("qwen3", ", \"attention_bias\": true, \"mlp_bias\": true", &m, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "field 'attention_bias'"));
+	/* MistralAttention and MistralMLP hard-code bias=False: the fields
+	 * are ignored, as transformers ignores them (8,030,261,248 as Llama). */
+	ck_assert_msg(hf_try_8b("mistral", ", \"attention_bias\": true, \"mlp_bias\": true", &m, &err), "%s",
+		      err.message);
+	ck_assert(!m.bias);
+	ck_assert_rel(model_params_total(&m), 8030261248.0, 1e-15);
 }
 END_TEST
 
@@ -252,6 +309,7 @@ hf_suite(void)
 	TCase *tc = tcase_create("hf");
 
 	tcase_add_test(tc, test_llama31_8b);
+	tcase_add_test(tc, test_llama_bias);
 	tcase_add_test(tc, test_qwen25_7b_bias);
 	tcase_add_test(tc, test_mixtral);
 	tcase_add_test(tc, test_gpt2);

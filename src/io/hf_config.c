@@ -26,6 +26,18 @@ enum hf_family {
 /* The default training sequence length of an imported model (see hf_shape). */
 #define HF_TRAIN_SEQ_LEN 4096
 
+/*
+ * Which bias fields the modeling code reads. Mistral's, Mixtral's and
+ * Qwen2's hard-code theirs (none; Qwen2 q, k, v only) and GPT-2's are
+ * always there, so those configs' bias fields are ignored as
+ * transformers ignores them.
+ */
+enum hf_bias_fields {
+	HF_BIAS_FIXED,     /* none read */
+	HF_BIAS_ATTN,      /* attention_bias: q, k, v and o (Gemma, Qwen3, GPT-NeoX, DeepSeek's MLA) */
+	HF_BIAS_ATTN_MLP,  /* attention_bias and mlp_bias (LlamaAttention, LlamaMLP) */
+};
+
 struct hf_arch {
 	const char *model_type;
 	enum hf_family family;
@@ -33,21 +45,23 @@ struct hf_arch {
 	bool qkv_bias;        /* Qwen2's q, k, v biases */
 	bool qk_norm;         /* Qwen3's per-head q/k norms */
 	bool moe;             /* reads the experts */
+	int head_dim;         /* the config class's default head_dim (GemmaConfig: 256); 0: hidden / heads */
+	enum hf_bias_fields bias_fields;
 };
 
 static const struct hf_arch hf_archs[] = {
-	{ "llama", HF_LLAMA, false, false, false, false },
-	{ "mistral", HF_LLAMA, false, false, false, false },
-	{ "mixtral", HF_LLAMA, false, false, false, true },
-	{ "qwen2", HF_LLAMA, false, true, false, false },
-	{ "qwen3", HF_LLAMA, false, false, true, false },
-	{ "qwen3_moe", HF_LLAMA, false, false, true, true },
-	{ "gemma", HF_LLAMA, true, false, false, false },
-	{ "gpt2", HF_GPT2, true, false, false, false },
-	{ "gpt_neox", HF_NEOX, false, false, false, false },
-	{ "deepseek_v2", HF_DEEPSEEK, false, false, false, true },
-	{ "deepseek_v3", HF_DEEPSEEK, false, false, false, true },
-	{ NULL, HF_LLAMA, false, false, false, false },
+	{ "llama", HF_LLAMA, false, false, false, false, 0, HF_BIAS_ATTN_MLP },
+	{ "mistral", HF_LLAMA, false, false, false, false, 0, HF_BIAS_FIXED },
+	{ "mixtral", HF_LLAMA, false, false, false, true, 0, HF_BIAS_FIXED },
+	{ "qwen2", HF_LLAMA, false, true, false, false, 0, HF_BIAS_FIXED },
+	{ "qwen3", HF_LLAMA, false, false, true, false, 0, HF_BIAS_ATTN },
+	{ "qwen3_moe", HF_LLAMA, false, false, true, true, 0, HF_BIAS_ATTN },
+	{ "gemma", HF_LLAMA, true, false, false, false, 256, HF_BIAS_ATTN },
+	{ "gpt2", HF_GPT2, true, false, false, false, 0, HF_BIAS_FIXED },
+	{ "gpt_neox", HF_NEOX, false, false, false, false, 0, HF_BIAS_ATTN },
+	{ "deepseek_v2", HF_DEEPSEEK, false, false, false, true, 0, HF_BIAS_ATTN_MLP },
+	{ "deepseek_v3", HF_DEEPSEEK, false, false, false, true, 0, HF_BIAS_ATTN_MLP },
+	{ NULL, HF_LLAMA, false, false, false, false, 0, HF_BIAS_FIXED },
 };
 
 struct hf_reader {
@@ -177,21 +191,48 @@ hf_mla(const struct hf_reader *r, FILE *out)
 	return true;
 }
 
+/*
+ * The model key bias from the config's bias fields. plan-cli's bias is
+ * every linear layer's (and LayerNorm's) bias, qkv_bias q, k and v's
+ * alone; what neither says exactly is refused rather than miscounted:
+ * attention_bias alone adds o's bias too, mlp_bias alone the MLP's, and
+ * experts (Mixtral, Qwen3-MoE, DeepSeek) keep none whatever the fields
+ * say, nor do DeepSeek's q_b_proj and kv_b_proj.
+ */
+static bool
+hf_bias(const struct hf_reader *r, const struct hf_arch *a, bool *bias)
+{
+	bool attn = a->family == HF_NEOX || a->family == HF_GPT2, mlp = attn;
+
+	if (a->bias_fields != HF_BIAS_FIXED && !hf_bool(r, "attention_bias", attn, &attn))
+		return false;
+	if (a->bias_fields == HF_BIAS_ATTN_MLP && !hf_bool(r, "mlp_bias", mlp, &mlp))
+		return false;
+	*bias = attn;
+	if (attn == mlp && !(attn && (a->moe || a->family == HF_DEEPSEEK)))
+		return true;
+	if (attn)
+		return hf_fail(r, "biases on q, k, v and o but not on every MLP and expert are not modelled "
+				  "(model keys bias, qkv_bias): field", "attention_bias");
+	return hf_fail(r, "biases on the MLP but not on attention are not modelled (model key bias): field",
+		       a->family == HF_NEOX ? "attention_bias" : "mlp_bias");
+}
+
 /* What the family implies, and its MLP width. */
 static bool
 hf_family_keys(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
 {
 	long ffn = 0, hidden = 0;
-	bool tied = false;
+	bool tied = false, bias = false;
 
 	if (!hf_bool(r, "tie_word_embeddings", a->tied, &tied) ||
-	    !hf_int(r, NAMES("hidden_size", "n_embd"), -1, &hidden))
+	    !hf_int(r, NAMES("hidden_size", "n_embd"), -1, &hidden) || !hf_bias(r, a, &bias))
 		return false;
-	fprintf(out, "tied_embeddings: %s\n", tied ? "true" : "false");
+	fprintf(out, "tied_embeddings: %s\nbias: %s\n", tied ? "true" : "false", bias ? "true" : "false");
 	if (a->family == HF_GPT2) {
 		if (!hf_int(r, NAMES("n_inner"), 4 * hidden, &ffn))
 			return false;
-		fprintf(out, "ffn_hidden: %ld\ngated_mlp: false\nbias: true\nnorm: layernorm\n"
+		fprintf(out, "ffn_hidden: %ld\ngated_mlp: false\nnorm: layernorm\n"
 			"position_embedding: learned\n", ffn);
 		return true;
 	}
@@ -199,10 +240,10 @@ hf_family_keys(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
 		return false;
 	fprintf(out, "ffn_hidden: %ld\n", ffn);
 	if (a->family == HF_NEOX) {
-		fputs("gated_mlp: false\nbias: true\nnorm: layernorm\nposition_embedding: rotary\n", out);
+		fputs("gated_mlp: false\nnorm: layernorm\nposition_embedding: rotary\n", out);
 		return true;
 	}
-	fputs("gated_mlp: true\nbias: false\nnorm: rmsnorm\nposition_embedding: rotary\n", out);
+	fputs("gated_mlp: true\nnorm: rmsnorm\nposition_embedding: rotary\n", out);
 	if (a->qkv_bias)
 		fputs("qkv_bias: true\n", out);
 	if (a->qk_norm)
