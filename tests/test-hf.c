@@ -4,6 +4,7 @@
  * or safetensors index publishes, and the errors for what cannot be mapped.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -29,14 +30,20 @@ hf_load(struct model *m, const char *file)
 	ck_assert_msg(hf_config_load(m, path, &err), "%s", err.message);
 }
 
-/* Write @json to a temporary file and import it into @m; returns whether it loaded, the error in @err. */
-static bool
-hf_try_model(const char *json, struct model *m, struct plan_error *err)
+/* Write the JSON @fmt makes to a temporary file and import it into @m;
+ * returns whether it loaded, the error in @err. */
+static bool __attribute__((format(printf, 3, 4)))
+hf_tryf(struct model *m, struct plan_error *err, const char *fmt, ...)
 {
-	char path[] = "/tmp/plan-cli-hf-XXXXXX";
-	int fd = mkstemp(path);
+	char path[] = "/tmp/plan-cli-hf-XXXXXX", json[2048];
+	int fd = mkstemp(path), n;
+	va_list ap;
 	bool ok;
 
+	va_start(ap, fmt);
+	n = vsnprintf(json, sizeof(json), fmt, ap);
+	va_end(ap);
+	ck_assert(n > 0 && (size_t)n < sizeof(json));
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(write(fd, json, strlen(json)), (ssize_t)strlen(json));
 	close(fd);
@@ -51,22 +58,21 @@ hf_try(const char *json, struct plan_error *err)
 {
 	struct model m;
 
-	return hf_try_model(json, &m, err);
+	return hf_tryf(&m, err, "%s", json);
 }
 
-/* Llama 3.1 8B's shape (tests/data/hf/llama-3.1-8b.json) with the @bias_fields, in a llama or @type config. */
-static bool
-hf_try_8b(const char *type, const char *bias_fields, struct model *m, struct plan_error *err)
-{
-	char json[1024];
+/* Llama 3.1 8B's shape (tests/data/hf/llama-3.1-8b.json) as model_type %s, with more fields %s (", ..."). */
+#define HF_8B \
+	"{\"model_type\": \"%s\", \"num_hidden_layers\": 32, \"hidden_size\": 4096," \
+	" \"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"vocab_size\": 128256," \
+	" \"max_position_embeddings\": 131072, \"intermediate_size\": 14336," \
+	" \"tie_word_embeddings\": false%s}"
 
-	snprintf(json, sizeof(json),
-		 "{\"model_type\": \"%s\", \"num_hidden_layers\": 32, \"hidden_size\": 4096,"
-		 " \"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"vocab_size\": 128256,"
-		 " \"max_position_embeddings\": 131072, \"intermediate_size\": 14336,"
-		 " \"tie_word_embeddings\": false%s}", type, bias_fields);
-	return hf_try_model(json, m, err);
-}
+/* A small Llama config: layers %s, hidden %s (JSON text), more fields %s. */
+#define HF_SMALL \
+	"{\"model_type\": \"llama\", \"num_hidden_layers\": %s, \"hidden_size\": %s," \
+	" \"num_attention_heads\": 2, \"vocab_size\": 10, \"max_position_embeddings\": 8," \
+	" \"intermediate_size\": 128%s}"
 
 START_TEST(test_llama31_8b)
 {
@@ -97,26 +103,26 @@ START_TEST(test_llama_bias)
 	 * o 4096 = 10,240 and gate, up 2 x 14336 + down 4096 = 32,768, so
 	 * 43,008 a layer more (RMSNorm has no shift), x 32 = 1,376,256 over
 	 * 8,030,261,248: 8,031,637,504. */
-	ck_assert_msg(hf_try_8b("llama", ", \"attention_bias\": true, \"mlp_bias\": true", &m, &err), "%s",
+	ck_assert_msg(hf_tryf(&m, &err, HF_8B, "llama", ", \"attention_bias\": true, \"mlp_bias\": true"), "%s",
 		      err.message);
 	ck_assert(m.bias && !m.qkv_bias);
 	ck_assert_rel(model_params_per_layer(&m), 218112000.0 + 43008.0, 1e-15);
 	ck_assert_rel(model_params_total(&m), 8031637504.0, 1e-15);
 	/* Either alone is neither plan-cli's bias nor its qkv_bias (o's bias). */
-	ck_assert(!hf_try_8b("llama", ", \"attention_bias\": true", &m, &err));
+	ck_assert(!hf_tryf(&m, &err, HF_8B, "llama", ", \"attention_bias\": true"));
 	ck_assert_ptr_nonnull(strstr(err.message, "biases on q, k, v and o but not on every MLP and expert are not "
 					       "modelled (model keys bias, qkv_bias): field 'attention_bias'"));
-	ck_assert(!hf_try_8b("llama", ", \"mlp_bias\": true", &m, &err));
+	ck_assert(!hf_tryf(&m, &err, HF_8B, "llama", ", \"mlp_bias\": true"));
 	ck_assert_ptr_nonnull(strstr(err.message, "biases on the MLP but not on attention are not modelled "
 					       "(model key bias): field 'mlp_bias'"));
-	ck_assert(!hf_try_8b("llama", ", \"mlp_bias\": 1", &m, &err));
+	ck_assert(!hf_tryf(&m, &err, HF_8B, "llama", ", \"mlp_bias\": 1"));
 	ck_assert_ptr_nonnull(strstr(err.message, "expected true or false in field 'mlp_bias'"));
 	/* Qwen3 and Gemma read attention_bias (q, k, v, o), not mlp_bias. */
-	ck_assert(!hf_try_8b("qwen3", ", \"attention_bias\": true, \"mlp_bias\": true", &m, &err));
+	ck_assert(!hf_tryf(&m, &err, HF_8B, "qwen3", ", \"attention_bias\": true, \"mlp_bias\": true"));
 	ck_assert_ptr_nonnull(strstr(err.message, "field 'attention_bias'"));
 	/* MistralAttention and MistralMLP hard-code bias=False: the fields
 	 * are ignored, as transformers ignores them (8,030,261,248 as Llama). */
-	ck_assert_msg(hf_try_8b("mistral", ", \"attention_bias\": true, \"mlp_bias\": true", &m, &err), "%s",
+	ck_assert_msg(hf_tryf(&m, &err, HF_8B, "mistral", ", \"attention_bias\": true, \"mlp_bias\": true"), "%s",
 		      err.message);
 	ck_assert(!m.bias);
 	ck_assert_rel(model_params_total(&m), 8030261248.0, 1e-15);
@@ -219,37 +225,25 @@ START_TEST(test_errors)
 }
 END_TEST
 
-/* A small Llama config with @layers and @hidden (JSON text) and @extra fields ("" or ", ..."). */
-static bool
-hf_try_llama(const char *layers, const char *hidden, const char *extra, struct plan_error *err)
-{
-	char json[1024];
-
-	snprintf(json, sizeof(json),
-		 "{\"model_type\": \"llama\", \"num_hidden_layers\": %s, \"hidden_size\": %s,"
-		 " \"num_attention_heads\": 2, \"vocab_size\": 10, \"max_position_embeddings\": 8,"
-		 " \"intermediate_size\": 128%s}", layers, hidden, extra);
-	return hf_try(json, err);
-}
-
 START_TEST(test_numbers)
 {
+	struct model m;
 	struct plan_error err;
 
 	/* Over INT_MAX: refused by the import, before any product of sizes. */
-	ck_assert(!hf_try_llama("9999999999", "64", "", &err));
+	ck_assert(!hf_tryf(&m, &err, HF_SMALL, "9999999999", "64", ""));
 	ck_assert_ptr_nonnull(strstr(err.message, "number too large (over 2147483647) in field 'num_hidden_layers'"));
 	/* Past what jansson holds: its own error, at the line and column. */
-	ck_assert(!hf_try_llama("2", "99999999999999999999999", "", &err));
+	ck_assert(!hf_tryf(&m, &err, HF_SMALL, "2", "99999999999999999999999", ""));
 	ck_assert_ptr_nonnull(strstr(err.message, "too big integer"));
 	ck_assert_int_eq(err.line, 1);
-	ck_assert(!hf_try_llama("2", "-64", "", &err));
+	ck_assert(!hf_tryf(&m, &err, HF_SMALL, "2", "-64", ""));
 	ck_assert_ptr_nonnull(strstr(err.message, "expected a whole number >= 0 in field 'hidden_size'"));
-	ck_assert(!hf_try_llama("2", "4096.0", "", &err));
+	ck_assert(!hf_tryf(&m, &err, HF_SMALL, "2", "4096.0", ""));
 	ck_assert_ptr_nonnull(strstr(err.message, "expected a whole number >= 0 in field 'hidden_size'"));
 	/* In range for an int, out of the profile's: the profile's error,
 	 * without the written YAML's line and column. */
-	ck_assert(!hf_try_llama("200000", "64", "", &err));
+	ck_assert(!hf_tryf(&m, &err, HF_SMALL, "200000", "64", ""));
 	ck_assert_ptr_nonnull(strstr(err.message, "'layers' must be at most 100000"));
 	ck_assert_ptr_nonnull(strstr(err.message, "in the model profile written from it"));
 	ck_assert_int_eq(err.line, 0);
