@@ -176,6 +176,81 @@ START_TEST(test_gpt2)
 }
 END_TEST
 
+START_TEST(test_gpt2_fields)
+{
+	struct model m;
+	struct plan_error err;
+
+	/* n_inner null is 4 * n_embd (GPT2Config's default); a learned
+	 * position table as long as n_positions, even past 4096: 2 layers of
+	 * 12 x 64^2 + 13 x 64 = 49,984 = 99,968; tokens 10 x 64 = 640;
+	 * positions 8192 x 64 = 524,288; final LayerNorm 128: 624,
+	 * 625,024 in all. num_key_value_heads is not GPT-2's: ignored. */
+	ck_assert_msg(hf_tryf(&m, &err, "{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 64, \"n_head\": 2,"
+			      " \"vocab_size\": 10, \"n_positions\": 8192, \"n_inner\": null,"
+			      " \"num_key_value_heads\": 1}"), "%s", err.message);
+	ck_assert_int_eq(m.ffn_hidden, 256);
+	ck_assert_int_eq(m.seq_len, 8192);
+	ck_assert_int_eq(m.kv_heads, 2);
+	ck_assert_rel(model_params_total(&m), 625024.0, 1e-15);
+}
+END_TEST
+
+START_TEST(test_gemma_7b)
+{
+	struct model m;
+	struct plan_error err;
+
+	hf_load(&m, "gemma-7b.json");
+	/* h 3072, 16 heads of 256 (4096 wide, not h), GeGLU 24576 (three
+	 * matrices, as SwiGLU): q, k, v 3 x 3072 x 4096 = 37,748,736; o
+	 * 4096 x 3072 = 12,582,912; MLP 3 x 3072 x 24576 = 226,492,416;
+	 * norms 6,144: 276,830,208 a layer, x 28 = 7,751,245,824; final norm
+	 * 3,072 (7,751,248,896, the Gemma report's non-embedding count);
+	 * embeddings tied by default (no tie_word_embeddings in the file)
+	 * 256000 x 3072 = 786,432,000: 8,537,680,896, the report's 8.54 B
+	 * (its table counts 256,128 embedding rows: 8,538,074,112). */
+	ck_assert_int_eq(m.head_dim, 256);
+	ck_assert(m.tied_embeddings && m.gated_mlp && !m.bias);
+	ck_assert_rel(model_params_per_layer(&m), 276830208.0, 1e-15);
+	ck_assert_rel(model_params_total(&m), 8537680896.0, 1e-15);
+	/* Without head_dim, GemmaConfig's default 256 (not 3072 / 16 = 192). */
+	ck_assert_msg(hf_tryf(&m, &err, "{\"model_type\": \"gemma\", \"num_hidden_layers\": 28, \"hidden_size\": 3072,"
+			      " \"num_attention_heads\": 16, \"num_key_value_heads\": 16, \"vocab_size\": 256000,"
+			      " \"max_position_embeddings\": 8192, \"intermediate_size\": 24576}"),
+		      "%s", err.message);
+	ck_assert_rel(model_params_total(&m), 8537680896.0, 1e-15);
+}
+END_TEST
+
+START_TEST(test_gpt_neox)
+{
+	struct model m;
+	struct plan_error err;
+
+	hf_load(&m, "gpt-neox-20b.json");
+	/* h 6144, 4h MLP, biases and LayerNorm shifts everywhere: 12 x
+	 * 6144^2 + 13 x 6144 = 453,064,704 a layer, x 44 = 19,934,846,976;
+	 * embed_in and the untied embed_out 2 x 50432 x 6144 = 619,708,416;
+	 * final LayerNorm 12,288: 20,554,567,680 (Black et al. 2022, the
+	 * GPT-NeoX-20B paper, Table 1). rotary_pct (a quarter of each head
+	 * rotated) and use_parallel_residual change no weight. */
+	ck_assert(m.bias && !m.tied_embeddings && !m.gated_mlp && m.norm == MODEL_NORM_LAYERNORM);
+	ck_assert_int_eq(m.position_embedding, MODEL_POS_ROTARY);
+	ck_assert_rel(model_params_total(&m), 20554567680.0, 1e-15);
+	hf_load(&m, "pythia-6.9b.json");
+	/* 12 x 4096^2 + 13 x 4096 = 201,379,840 a layer, x 32 =
+	 * 6,444,154,880; embeddings 2 x 50432 x 4096 = 413,138,944; final
+	 * LayerNorm 8,192: 6,857,302,016 (the Pythia paper's Table 1). */
+	ck_assert_rel(model_params_total(&m), 6857302016.0, 1e-15);
+	/* GPTNeoXConfig's attention_bias false drops query_key_value's and
+	 * dense's biases but not the MLP's: refused. */
+	ck_assert(!hf_tryf(&m, &err, HF_8B, "gpt_neox", ", \"attention_bias\": false"));
+	ck_assert_ptr_nonnull(strstr(err.message, "biases on the MLP but not on attention are not modelled "
+					       "(model key bias): field 'attention_bias'"));
+}
+END_TEST
+
 START_TEST(test_deepseek_v3)
 {
 	struct model m;
@@ -307,6 +382,9 @@ hf_suite(void)
 	tcase_add_test(tc, test_qwen25_7b_bias);
 	tcase_add_test(tc, test_mixtral);
 	tcase_add_test(tc, test_gpt2);
+	tcase_add_test(tc, test_gpt2_fields);
+	tcase_add_test(tc, test_gemma_7b);
+	tcase_add_test(tc, test_gpt_neox);
 	tcase_add_test(tc, test_deepseek_v3);
 	tcase_add_test(tc, test_qwen3_moe);
 	tcase_add_test(tc, test_errors);

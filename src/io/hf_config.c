@@ -119,19 +119,28 @@ hf_bool(const struct hf_reader *r, const char *name, bool def, bool *out)
 
 #define NAMES(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
-/* Layers, width, heads, vocabulary and length, under each family's names. */
+/*
+ * Layers, width, heads, vocabulary and length, under each family's
+ * names. GPT-2's and GPT-NeoX's attention is multi-head with
+ * hidden / heads per head, whatever num_key_value_heads or head_dim
+ * say; DeepSeek's head sizes are MLA's (hf_mla), its config's head_dim
+ * being the rotary part.
+ */
 static bool
-hf_shape(const struct hf_reader *r, FILE *out)
+hf_shape(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
 {
-	long layers, hidden, heads, kv, vocab, seq, head_dim;
+	bool llama = a->family == HF_LLAMA, mha = llama || a->family == HF_DEEPSEEK;
+	long layers, hidden, heads, kv, vocab, seq, head_dim = 0;
 
 	if (!hf_int(r, NAMES("num_hidden_layers", "n_layer"), -1, &layers) ||
 	    !hf_int(r, NAMES("hidden_size", "n_embd"), -1, &hidden) ||
-	    !hf_int(r, NAMES("num_attention_heads", "n_head"), -1, &heads) ||
-	    !hf_int(r, NAMES("num_key_value_heads"), heads, &kv) ||
+	    !hf_int(r, NAMES("num_attention_heads", "n_head"), -1, &heads))
+		return false;
+	kv = heads;
+	if ((mha && !hf_int(r, NAMES("num_key_value_heads"), heads, &kv)) ||
 	    !hf_int(r, NAMES("vocab_size"), -1, &vocab) ||
 	    !hf_int(r, NAMES("max_position_embeddings", "n_positions"), -1, &seq) ||
-	    !hf_int(r, NAMES("head_dim"), 0, &head_dim))
+	    (llama && !hf_int(r, NAMES("head_dim"), a->head_dim, &head_dim)))
 		return false;
 	/*
 	 * max_position_embeddings is the longest context the released model
@@ -139,11 +148,13 @@ hf_shape(const struct hf_reader *r, FILE *out)
 	 * bulk of pre-training runs at 4k-8k and long contexts are extended
 	 * afterwards (Llama 3 report, Section 3.4). The default training
 	 * length is therefore the smaller of it and HF_TRAIN_SEQ_LEN; pass
-	 * --seq-len for another.
+	 * --seq-len for another. GPT-2's n_positions is also the size of its
+	 * learned position table (wpe), which seq_len sets: kept whole.
 	 */
 	fprintf(out, "layers: %ld\nhidden: %ld\nheads: %ld\nkv_heads: %ld\nvocab: %ld\n"
 		"seq_len: %ld  # max_position_embeddings %ld\n",
-		layers, hidden, heads, kv, vocab, seq < HF_TRAIN_SEQ_LEN ? seq : HF_TRAIN_SEQ_LEN, seq);
+		layers, hidden, heads, kv, vocab,
+		seq < HF_TRAIN_SEQ_LEN || a->family == HF_GPT2 ? seq : HF_TRAIN_SEQ_LEN, seq);
 	if (head_dim > 0 && head_dim * heads != hidden)
 		fprintf(out, "head_dim: %ld\n", head_dim);
 	return true;
@@ -323,7 +334,7 @@ hf_write(const struct hf_reader *r, const char *name, FILE *out)
 	fputs("\ndescription: ", out);
 	hf_quoted(out, r->path);
 	fputc('\n', out);
-	if (!hf_shape(r, out) || !hf_family_keys(r, a, out))
+	if (!hf_shape(r, a, out) || !hf_family_keys(r, a, out))
 		return false;
 	if (a->family == HF_DEEPSEEK && !hf_mla(r, out))
 		return false;
