@@ -265,6 +265,52 @@ START_TEST(test_deepseek_v3)
 }
 END_TEST
 
+/* A tiny DeepSeek-V2 config, more fields %s (", ..."). */
+#define HF_DS_TINY \
+	"{\"model_type\": \"deepseek_v2\", \"num_hidden_layers\": 4, \"hidden_size\": 64," \
+	" \"num_attention_heads\": 2, \"vocab_size\": 10, \"max_position_embeddings\": 8," \
+	" \"intermediate_size\": 128, \"kv_lora_rank\": 16, \"qk_nope_head_dim\": 16," \
+	" \"qk_rope_head_dim\": 8, \"v_head_dim\": 16, \"moe_intermediate_size\": 32," \
+	" \"num_experts_per_tok\": 1%s}"
+
+START_TEST(test_deepseek_v2_lite)
+{
+	struct model m;
+	struct plan_error err;
+
+	hf_load(&m, "deepseek-v2-lite.json");
+	/* q_lora_rank null: queries projected directly (q_proj), plan-cli's
+	 * q_lora_rank 0. h 2048, 16 heads, nope 128 + rope 64, v 128, kv
+	 * rank 512: q 2048 x 16 x 192 = 6,291,456; kv_a 2048 x (512 + 64) =
+	 * 1,179,648; kv_b 512 x 16 x 256 = 2,097,152; o 16 x 128 x 2048 =
+	 * 4,194,304; attention 13,762,560, norms 2 x 2048 + kv_a_layernorm
+	 * 512 = 4,608. The first_k_dense_replace 1 dense layer: MLP 3 x
+	 * 2048 x 10944 = 67,239,936, 81,007,104 in all. The other 26: router
+	 * 2048 x 64 = 131,072 and 64 routed + 2 shared experts of 3 x 2048 x
+	 * 1408 = 8,650,752 (570,949,632), 584,847,872 each, 15,206,044,672;
+	 * embeddings 2 x 102400 x 2048 = 419,430,400; final norm 2,048:
+	 * 15,706,484,224 (DeepSeek-V2 paper, Appendix B: 15.7 B). */
+	ck_assert_int_eq(m.mla.q_lora_rank, 0);
+	ck_assert_int_eq(m.moe.first_dense_layers, 1);
+	ck_assert_int_eq(m.moe.shared_experts, 2);
+	ck_assert_int_eq(model_moe_layers(&m), 26);
+	ck_assert_rel(model_params_per_layer(&m), 81007104.0, 1e-15);
+	ck_assert_rel(model_params_moe_layer(&m), 584847872.0, 1e-15);
+	ck_assert_rel(model_params_total(&m), 15706484224.0, 1e-15);
+	/* moe_layer_freq 2: transformers ignores it, DeepSeek's own code does
+	 * not: refused. A missing expert count names DeepSeek's field. */
+	ck_assert(!hf_tryf(&m, &err, HF_DS_TINY, ", \"n_routed_experts\": 4, \"moe_layer_freq\": 2"));
+	ck_assert_ptr_nonnull(strstr(err.message, "field 'moe_layer_freq'"));
+	ck_assert_msg(hf_tryf(&m, &err, HF_DS_TINY, ", \"n_routed_experts\": 4, \"moe_layer_freq\": 1"), "%s",
+		      err.message);
+	/* MLA's q_a_proj, kv_a_proj_with_mqa and o_proj biases: neither key. */
+	ck_assert(!hf_tryf(&m, &err, HF_DS_TINY, ", \"n_routed_experts\": 4, \"attention_bias\": true"));
+	ck_assert_ptr_nonnull(strstr(err.message, "field 'attention_bias'"));
+	ck_assert(!hf_tryf(&m, &err, HF_DS_TINY, ""));
+	ck_assert_ptr_nonnull(strstr(err.message, "missing field 'n_routed_experts'"));
+}
+END_TEST
+
 START_TEST(test_qwen3_moe)
 {
 	struct model m;
@@ -348,7 +394,7 @@ START_TEST(test_dense_layer_list)
 	/* Qwen3-MoE's mlp_only_layers: a list of dense layers is refused, an empty one is fine. */
 	ck_assert(!hf_try("{\"model_type\": \"qwen3_moe\", \"num_hidden_layers\": 4, \"hidden_size\": 64,"
 			  " \"num_attention_heads\": 2, \"vocab_size\": 10, \"max_position_embeddings\": 8,"
-			  " \"intermediate_size\": 128, \"num_experts\": 4, \"num_experts_per_tok\": 1,"
+			  " \"intermediate_size\": 128, \"moe_intermediate_size\": 32, \"num_experts\": 4, \"num_experts_per_tok\": 1,"
 			  " \"mlp_only_layers\": [0]}", &err));
 	ck_assert_ptr_nonnull(strstr(err.message, "mlp_only_layers"));
 	/* A name with a quote and a line break stays one YAML scalar. */
@@ -386,6 +432,7 @@ hf_suite(void)
 	tcase_add_test(tc, test_gemma_7b);
 	tcase_add_test(tc, test_gpt_neox);
 	tcase_add_test(tc, test_deepseek_v3);
+	tcase_add_test(tc, test_deepseek_v2_lite);
 	tcase_add_test(tc, test_qwen3_moe);
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_numbers);

@@ -160,23 +160,37 @@ hf_shape(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
 	return true;
 }
 
-/* Mixtral's, Qwen3-MoE's and DeepSeek's experts. */
+/*
+ * Mixtral's, Qwen3-MoE's and DeepSeek's experts, under each one's names
+ * (an error names the field that family would have). Mixtral's experts
+ * are intermediate_size wide and in every layer. Qwen3-MoE's layer i
+ * (from 0) is sparse when (i + 1) % decoder_sparse_step == 0: plan-cli's
+ * every. DeepSeek's first_k_dense_replace layers are dense; its
+ * moe_layer_freq other than 1 is refused, as transformers ignores it
+ * (every later layer is MoE) while DeepSeek's own modeling_deepseek.py
+ * makes layer i MoE when i % moe_layer_freq == 0, a third placement.
+ */
 static bool
 hf_moe(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
 {
+	bool ds = a->family == HF_DEEPSEEK, mixtral = strcmp(a->model_type, "mixtral") == 0;
 	long experts, top_k, ffn, shared = 0, dense = 0, every = 1;
 	json_t *only = json_object_get(r->root, "mlp_only_layers");
 
-	if (!hf_int(r, NAMES("num_local_experts", "num_experts", "n_routed_experts"), -1, &experts) ||
+	if (!hf_int(r, ds ? NAMES("n_routed_experts") : mixtral ? NAMES("num_local_experts") : NAMES("num_experts"),
+		    -1, &experts) ||
 	    !hf_int(r, NAMES("num_experts_per_tok"), -1, &top_k) ||
-	    !hf_int(r, NAMES("moe_intermediate_size", "intermediate_size"), -1, &ffn) ||
-	    !hf_int(r, NAMES("decoder_sparse_step", "moe_layer_freq"), 1, &every))
+	    !hf_int(r, mixtral ? NAMES("intermediate_size") : NAMES("moe_intermediate_size"), -1, &ffn))
 		return false;
-	if (a->family == HF_DEEPSEEK &&
-	    (!hf_int(r, NAMES("n_shared_experts"), 0, &shared) ||
-	     !hf_int(r, NAMES("first_k_dense_replace"), 0, &dense)))
+	if (!mixtral && !hf_int(r, ds ? NAMES("moe_layer_freq") : NAMES("decoder_sparse_step"), 1, &every))
 		return false;
-	if (only && json_is_array(only) && json_array_size(only) > 0)
+	if (ds && (!hf_int(r, NAMES("n_shared_experts"), 0, &shared) ||
+		   !hf_int(r, NAMES("first_k_dense_replace"), 0, &dense)))
+		return false;
+	if (ds && every != 1)
+		return hf_fail(r, "MoE layers other than every layer past the dense ones are not modelled: field",
+			       "moe_layer_freq");
+	if (!ds && !mixtral && only && json_is_array(only) && json_array_size(only) > 0)
 		return hf_fail(r, "dense layers listed one by one are not modelled: field", "mlp_only_layers");
 	fprintf(out, "moe:\n  experts: %ld\n  top_k: %ld\n  every: %ld\n  expert_ffn_hidden: %ld\n", experts,
 		top_k, every > 0 ? every : 1, ffn);
