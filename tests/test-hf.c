@@ -330,6 +330,8 @@ START_TEST(test_errors)
 
 	ck_assert(!hf_try("{\"model_type\": \"t5\"}", &err));
 	ck_assert_ptr_nonnull(strstr(err.message, "model_type 't5' is not supported (supported: llama, "));
+	ck_assert(!hf_try("{\"model_type\": \"gemma2\"}", &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "model_type 'gemma2' is not supported: its four norms a layer"));
 	ck_assert(!hf_try("{\"model_type\": \"llama\", \"num_hidden_layers\": 2}", &err));
 	ck_assert_ptr_nonnull(strstr(err.message, "missing field 'hidden_size'"));
 	ck_assert(!hf_try("{\"model_type\": \"gpt2\", \"n_layer\": \"12\"}", &err));

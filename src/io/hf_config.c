@@ -64,6 +64,13 @@ static const struct hf_arch hf_archs[] = {
 	{ NULL, HF_LLAMA, false, false, false, false, 0, HF_BIAS_FIXED },
 };
 
+/*
+ * Gemma 2 and 3 normalise before and after both attention and the MLP
+ * (Gemma2DecoderLayer's pre_/post_feedforward_layernorm): four RMSNorms
+ * a layer, where plan-cli counts two. Named in the refusal.
+ */
+static const char *const hf_four_norms[] = { "gemma2", "gemma3", "gemma3_text", NULL };
+
 struct hf_reader {
 	const char *path;
 	json_t *root;
@@ -315,6 +322,13 @@ hf_arch_of(const struct hf_reader *r)
 		if (strlen(valid) + strlen(a->model_type) + 3 < sizeof(valid))
 			strcat(strcat(valid, valid[0] ? ", " : ""), a->model_type);
 	}
+	for (const char *const *g = hf_four_norms; *g; g++)
+		if (strcmp(*g, json_string_value(t)) == 0) {
+			plan_error_set(r->err, PLAN_ERR_INPUT, r->path, 0, 0,
+				       "model_type '%s' is not supported: its four norms a layer are not modelled "
+				       "(supported: %s)", *g, valid);
+			return NULL;
+		}
 	plan_error_set(r->err, PLAN_ERR_INPUT, r->path, 0, 0, "model_type '%.64s' is not supported (supported: %s)",
 		       json_string_value(t), valid);
 	return NULL;
