@@ -4,6 +4,7 @@
  * or safetensors index publishes, and the errors for what cannot be mapped.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -29,23 +30,49 @@ hf_load(struct model *m, const char *file)
 	ck_assert_msg(hf_config_load(m, path, &err), "%s", err.message);
 }
 
-/* Write @json to a temporary file and import it; returns whether it loaded, the error in @err. */
-static bool
-hf_try(const char *json, struct plan_error *err)
+/* Write the JSON @fmt makes to a temporary file and import it into @m;
+ * returns whether it loaded, the error in @err. */
+static bool __attribute__((format(printf, 3, 4)))
+hf_tryf(struct model *m, struct plan_error *err, const char *fmt, ...)
 {
-	char path[] = "/tmp/plan-cli-hf-XXXXXX";
-	int fd = mkstemp(path);
-	struct model m;
+	char path[] = "/tmp/plan-cli-hf-XXXXXX", json[2048];
+	int fd = mkstemp(path), n;
+	va_list ap;
 	bool ok;
 
+	va_start(ap, fmt);
+	n = vsnprintf(json, sizeof(json), fmt, ap);
+	va_end(ap);
+	ck_assert(n > 0 && (size_t)n < sizeof(json));
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(write(fd, json, strlen(json)), (ssize_t)strlen(json));
 	close(fd);
 	plan_error_clear(err);
-	ok = hf_config_load(&m, path, err);
+	ok = hf_config_load(m, path, err);
 	unlink(path);
 	return ok;
 }
+
+static bool
+hf_try(const char *json, struct plan_error *err)
+{
+	struct model m;
+
+	return hf_tryf(&m, err, "%s", json);
+}
+
+/* Llama 3.1 8B's shape (tests/data/hf/llama-3.1-8b.json) as model_type %s, with more fields %s (", ..."). */
+#define HF_8B \
+	"{\"model_type\": \"%s\", \"num_hidden_layers\": 32, \"hidden_size\": 4096," \
+	" \"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"vocab_size\": 128256," \
+	" \"max_position_embeddings\": 131072, \"intermediate_size\": 14336," \
+	" \"tie_word_embeddings\": false%s}"
+
+/* A small Llama config: layers %s, hidden %s (JSON text), more fields %s. */
+#define HF_SMALL \
+	"{\"model_type\": \"llama\", \"num_hidden_layers\": %s, \"hidden_size\": %s," \
+	" \"num_attention_heads\": 2, \"vocab_size\": 10, \"max_position_embeddings\": 8," \
+	" \"intermediate_size\": 128%s}"
 
 START_TEST(test_llama31_8b)
 {
@@ -63,6 +90,42 @@ START_TEST(test_llama31_8b)
 	/* 131072 positions served, trained at 4096 unless told otherwise. */
 	ck_assert_int_eq(m.seq_len, 4096);
 	ck_assert(m.gated_mlp && !m.bias && !m.tied_embeddings);
+}
+END_TEST
+
+START_TEST(test_llama_bias)
+{
+	struct model m;
+	struct plan_error err;
+
+	/* attention_bias and mlp_bias (LlamaAttention's q, k, v, o, LlamaMLP's
+	 * gate, up, down) on Llama 3.1 8B's shape: q 4096 + k, v 2 x 1024 +
+	 * o 4096 = 10,240 and gate, up 2 x 14336 + down 4096 = 32,768, so
+	 * 43,008 a layer more (RMSNorm has no shift), x 32 = 1,376,256 over
+	 * 8,030,261,248: 8,031,637,504. */
+	ck_assert_msg(hf_tryf(&m, &err, HF_8B, "llama", ", \"attention_bias\": true, \"mlp_bias\": true"), "%s",
+		      err.message);
+	ck_assert(m.bias && !m.qkv_bias);
+	ck_assert_rel(model_params_per_layer(&m), 218112000.0 + 43008.0, 1e-15);
+	ck_assert_rel(model_params_total(&m), 8031637504.0, 1e-15);
+	/* Either alone is neither plan-cli's bias nor its qkv_bias (o's bias). */
+	ck_assert(!hf_tryf(&m, &err, HF_8B, "llama", ", \"attention_bias\": true"));
+	ck_assert_ptr_nonnull(strstr(err.message, "biases on q, k, v and o but not on every MLP and expert are not "
+					       "modelled (model keys bias, qkv_bias): field 'attention_bias'"));
+	ck_assert(!hf_tryf(&m, &err, HF_8B, "llama", ", \"mlp_bias\": true"));
+	ck_assert_ptr_nonnull(strstr(err.message, "biases on the MLP but not on attention are not modelled "
+					       "(model key bias): field 'mlp_bias'"));
+	ck_assert(!hf_tryf(&m, &err, HF_8B, "llama", ", \"mlp_bias\": 1"));
+	ck_assert_ptr_nonnull(strstr(err.message, "expected true or false in field 'mlp_bias'"));
+	/* Qwen3 and Gemma read attention_bias (q, k, v, o), not mlp_bias. */
+	ck_assert(!hf_tryf(&m, &err, HF_8B, "qwen3", ", \"attention_bias\": true, \"mlp_bias\": true"));
+	ck_assert_ptr_nonnull(strstr(err.message, "field 'attention_bias'"));
+	/* MistralAttention and MistralMLP hard-code bias=False: the fields
+	 * are ignored, as transformers ignores them (8,030,261,248 as Llama). */
+	ck_assert_msg(hf_tryf(&m, &err, HF_8B, "mistral", ", \"attention_bias\": true, \"mlp_bias\": true"), "%s",
+		      err.message);
+	ck_assert(!m.bias);
+	ck_assert_rel(model_params_total(&m), 8030261248.0, 1e-15);
 }
 END_TEST
 
@@ -113,6 +176,81 @@ START_TEST(test_gpt2)
 }
 END_TEST
 
+START_TEST(test_gpt2_fields)
+{
+	struct model m;
+	struct plan_error err;
+
+	/* n_inner null is 4 * n_embd (GPT2Config's default); a learned
+	 * position table as long as n_positions, even past 4096: 2 layers of
+	 * 12 x 64^2 + 13 x 64 = 49,984 = 99,968; tokens 10 x 64 = 640;
+	 * positions 8192 x 64 = 524,288; final LayerNorm 128: 624,
+	 * 625,024 in all. num_key_value_heads is not GPT-2's: ignored. */
+	ck_assert_msg(hf_tryf(&m, &err, "{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 64, \"n_head\": 2,"
+			      " \"vocab_size\": 10, \"n_positions\": 8192, \"n_inner\": null,"
+			      " \"num_key_value_heads\": 1}"), "%s", err.message);
+	ck_assert_int_eq(m.ffn_hidden, 256);
+	ck_assert_int_eq(m.seq_len, 8192);
+	ck_assert_int_eq(m.kv_heads, 2);
+	ck_assert_rel(model_params_total(&m), 625024.0, 1e-15);
+}
+END_TEST
+
+START_TEST(test_gemma_7b)
+{
+	struct model m;
+	struct plan_error err;
+
+	hf_load(&m, "gemma-7b.json");
+	/* h 3072, 16 heads of 256 (4096 wide, not h), GeGLU 24576 (three
+	 * matrices, as SwiGLU): q, k, v 3 x 3072 x 4096 = 37,748,736; o
+	 * 4096 x 3072 = 12,582,912; MLP 3 x 3072 x 24576 = 226,492,416;
+	 * norms 6,144: 276,830,208 a layer, x 28 = 7,751,245,824; final norm
+	 * 3,072 (7,751,248,896, the Gemma report's non-embedding count);
+	 * embeddings tied by default (no tie_word_embeddings in the file)
+	 * 256000 x 3072 = 786,432,000: 8,537,680,896, the report's 8.54 B
+	 * (its table counts 256,128 embedding rows: 8,538,074,112). */
+	ck_assert_int_eq(m.head_dim, 256);
+	ck_assert(m.tied_embeddings && m.gated_mlp && !m.bias);
+	ck_assert_rel(model_params_per_layer(&m), 276830208.0, 1e-15);
+	ck_assert_rel(model_params_total(&m), 8537680896.0, 1e-15);
+	/* Without head_dim, GemmaConfig's default 256 (not 3072 / 16 = 192). */
+	ck_assert_msg(hf_tryf(&m, &err, "{\"model_type\": \"gemma\", \"num_hidden_layers\": 28, \"hidden_size\": 3072,"
+			      " \"num_attention_heads\": 16, \"num_key_value_heads\": 16, \"vocab_size\": 256000,"
+			      " \"max_position_embeddings\": 8192, \"intermediate_size\": 24576}"),
+		      "%s", err.message);
+	ck_assert_rel(model_params_total(&m), 8537680896.0, 1e-15);
+}
+END_TEST
+
+START_TEST(test_gpt_neox)
+{
+	struct model m;
+	struct plan_error err;
+
+	hf_load(&m, "gpt-neox-20b.json");
+	/* h 6144, 4h MLP, biases and LayerNorm shifts everywhere: 12 x
+	 * 6144^2 + 13 x 6144 = 453,064,704 a layer, x 44 = 19,934,846,976;
+	 * embed_in and the untied embed_out 2 x 50432 x 6144 = 619,708,416;
+	 * final LayerNorm 12,288: 20,554,567,680 (Black et al. 2022, the
+	 * GPT-NeoX-20B paper, Table 1). rotary_pct (a quarter of each head
+	 * rotated) and use_parallel_residual change no weight. */
+	ck_assert(m.bias && !m.tied_embeddings && !m.gated_mlp && m.norm == MODEL_NORM_LAYERNORM);
+	ck_assert_int_eq(m.position_embedding, MODEL_POS_ROTARY);
+	ck_assert_rel(model_params_total(&m), 20554567680.0, 1e-15);
+	hf_load(&m, "pythia-6.9b.json");
+	/* 12 x 4096^2 + 13 x 4096 = 201,379,840 a layer, x 32 =
+	 * 6,444,154,880; embeddings 2 x 50432 x 4096 = 413,138,944; final
+	 * LayerNorm 8,192: 6,857,302,016 (the Pythia paper's Table 1). */
+	ck_assert_rel(model_params_total(&m), 6857302016.0, 1e-15);
+	/* GPTNeoXConfig's attention_bias false drops query_key_value's and
+	 * dense's biases but not the MLP's: refused. */
+	ck_assert(!hf_tryf(&m, &err, HF_8B, "gpt_neox", ", \"attention_bias\": false"));
+	ck_assert_ptr_nonnull(strstr(err.message, "biases on the MLP but not on attention are not modelled "
+					       "(model key bias): field 'attention_bias'"));
+}
+END_TEST
+
 START_TEST(test_deepseek_v3)
 {
 	struct model m;
@@ -124,6 +262,52 @@ START_TEST(test_deepseek_v3)
 	ck_assert_rel(model_params_total(&m), 671026404352.0, 1e-15);
 	ck_assert_int_eq(m.moe.first_dense_layers, 3);
 	ck_assert_int_eq(m.moe.shared_experts, 1);
+}
+END_TEST
+
+/* A tiny DeepSeek-V2 config, more fields %s (", ..."). */
+#define HF_DS_TINY \
+	"{\"model_type\": \"deepseek_v2\", \"num_hidden_layers\": 4, \"hidden_size\": 64," \
+	" \"num_attention_heads\": 2, \"vocab_size\": 10, \"max_position_embeddings\": 8," \
+	" \"intermediate_size\": 128, \"kv_lora_rank\": 16, \"qk_nope_head_dim\": 16," \
+	" \"qk_rope_head_dim\": 8, \"v_head_dim\": 16, \"moe_intermediate_size\": 32," \
+	" \"num_experts_per_tok\": 1%s}"
+
+START_TEST(test_deepseek_v2_lite)
+{
+	struct model m;
+	struct plan_error err;
+
+	hf_load(&m, "deepseek-v2-lite.json");
+	/* q_lora_rank null: queries projected directly (q_proj), plan-cli's
+	 * q_lora_rank 0. h 2048, 16 heads, nope 128 + rope 64, v 128, kv
+	 * rank 512: q 2048 x 16 x 192 = 6,291,456; kv_a 2048 x (512 + 64) =
+	 * 1,179,648; kv_b 512 x 16 x 256 = 2,097,152; o 16 x 128 x 2048 =
+	 * 4,194,304; attention 13,762,560, norms 2 x 2048 + kv_a_layernorm
+	 * 512 = 4,608. The first_k_dense_replace 1 dense layer: MLP 3 x
+	 * 2048 x 10944 = 67,239,936, 81,007,104 in all. The other 26: router
+	 * 2048 x 64 = 131,072 and 64 routed + 2 shared experts of 3 x 2048 x
+	 * 1408 = 8,650,752 (570,949,632), 584,847,872 each, 15,206,044,672;
+	 * embeddings 2 x 102400 x 2048 = 419,430,400; final norm 2,048:
+	 * 15,706,484,224 (DeepSeek-V2 paper, Appendix B: 15.7 B). */
+	ck_assert_int_eq(m.mla.q_lora_rank, 0);
+	ck_assert_int_eq(m.moe.first_dense_layers, 1);
+	ck_assert_int_eq(m.moe.shared_experts, 2);
+	ck_assert_int_eq(model_moe_layers(&m), 26);
+	ck_assert_rel(model_params_per_layer(&m), 81007104.0, 1e-15);
+	ck_assert_rel(model_params_moe_layer(&m), 584847872.0, 1e-15);
+	ck_assert_rel(model_params_total(&m), 15706484224.0, 1e-15);
+	/* moe_layer_freq 2: transformers ignores it, DeepSeek's own code does
+	 * not: refused. A missing expert count names DeepSeek's field. */
+	ck_assert(!hf_tryf(&m, &err, HF_DS_TINY, ", \"n_routed_experts\": 4, \"moe_layer_freq\": 2"));
+	ck_assert_ptr_nonnull(strstr(err.message, "field 'moe_layer_freq'"));
+	ck_assert_msg(hf_tryf(&m, &err, HF_DS_TINY, ", \"n_routed_experts\": 4, \"moe_layer_freq\": 1"), "%s",
+		      err.message);
+	/* MLA's q_a_proj, kv_a_proj_with_mqa and o_proj biases: neither key. */
+	ck_assert(!hf_tryf(&m, &err, HF_DS_TINY, ", \"n_routed_experts\": 4, \"attention_bias\": true"));
+	ck_assert_ptr_nonnull(strstr(err.message, "field 'attention_bias'"));
+	ck_assert(!hf_tryf(&m, &err, HF_DS_TINY, ""));
+	ck_assert_ptr_nonnull(strstr(err.message, "missing field 'n_routed_experts'"));
 }
 END_TEST
 
@@ -146,6 +330,8 @@ START_TEST(test_errors)
 
 	ck_assert(!hf_try("{\"model_type\": \"t5\"}", &err));
 	ck_assert_ptr_nonnull(strstr(err.message, "model_type 't5' is not supported (supported: llama, "));
+	ck_assert(!hf_try("{\"model_type\": \"gemma2\"}", &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "model_type 'gemma2' is not supported: its four norms a layer"));
 	ck_assert(!hf_try("{\"model_type\": \"llama\", \"num_hidden_layers\": 2}", &err));
 	ck_assert_ptr_nonnull(strstr(err.message, "missing field 'hidden_size'"));
 	ck_assert(!hf_try("{\"model_type\": \"gpt2\", \"n_layer\": \"12\"}", &err));
@@ -162,6 +348,46 @@ START_TEST(test_errors)
 }
 END_TEST
 
+START_TEST(test_numbers)
+{
+	struct model m;
+	struct plan_error err;
+
+	/* Over INT_MAX: refused by the import, before any product of sizes. */
+	ck_assert(!hf_tryf(&m, &err, HF_SMALL, "9999999999", "64", ""));
+	ck_assert_ptr_nonnull(strstr(err.message, "number too large (over 2147483647) in field 'num_hidden_layers'"));
+	/* Past what jansson holds: its own error, at the line and column. */
+	ck_assert(!hf_tryf(&m, &err, HF_SMALL, "2", "99999999999999999999999", ""));
+	ck_assert_ptr_nonnull(strstr(err.message, "too big integer"));
+	ck_assert_int_eq(err.line, 1);
+	ck_assert(!hf_tryf(&m, &err, HF_SMALL, "2", "-64", ""));
+	ck_assert_ptr_nonnull(strstr(err.message, "expected a whole number >= 0 in field 'hidden_size'"));
+	ck_assert(!hf_tryf(&m, &err, HF_SMALL, "2", "4096.0", ""));
+	ck_assert_ptr_nonnull(strstr(err.message, "expected a whole number >= 0 in field 'hidden_size'"));
+	/* In range for an int, out of the profile's: the profile's error,
+	 * without the written YAML's line and column. */
+	ck_assert(!hf_tryf(&m, &err, HF_SMALL, "200000", "64", ""));
+	ck_assert_ptr_nonnull(strstr(err.message, "'layers' must be at most 100000"));
+	ck_assert_ptr_nonnull(strstr(err.message, "in the model profile written from it"));
+	ck_assert_int_eq(err.line, 0);
+	ck_assert_int_eq(err.column, 0);
+}
+END_TEST
+
+START_TEST(test_wrapper)
+{
+	struct plan_error err;
+
+	/* Llama 4's and Qwen2-VL's configs nest the language model. */
+	ck_assert(!hf_try("{\"model_type\": \"llama4\", \"text_config\": {\"model_type\": \"llama4_text\","
+			  " \"hidden_size\": 5120}, \"vision_config\": {}}", &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "a multimodal config: its language model is in field 'text_config'"
+					       " (model_type 'llama4_text')"));
+	ck_assert(!hf_try("{\"model_type\": \"qwen2_vl\", \"text_config\": {}}", &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "(model_type 'not given')"));
+}
+END_TEST
+
 START_TEST(test_dense_layer_list)
 {
 	struct plan_error err;
@@ -170,7 +396,7 @@ START_TEST(test_dense_layer_list)
 	/* Qwen3-MoE's mlp_only_layers: a list of dense layers is refused, an empty one is fine. */
 	ck_assert(!hf_try("{\"model_type\": \"qwen3_moe\", \"num_hidden_layers\": 4, \"hidden_size\": 64,"
 			  " \"num_attention_heads\": 2, \"vocab_size\": 10, \"max_position_embeddings\": 8,"
-			  " \"intermediate_size\": 128, \"num_experts\": 4, \"num_experts_per_tok\": 1,"
+			  " \"intermediate_size\": 128, \"moe_intermediate_size\": 32, \"num_experts\": 4, \"num_experts_per_tok\": 1,"
 			  " \"mlp_only_layers\": [0]}", &err));
 	ck_assert_ptr_nonnull(strstr(err.message, "mlp_only_layers"));
 	/* A name with a quote and a line break stays one YAML scalar. */
@@ -200,12 +426,19 @@ hf_suite(void)
 	TCase *tc = tcase_create("hf");
 
 	tcase_add_test(tc, test_llama31_8b);
+	tcase_add_test(tc, test_llama_bias);
 	tcase_add_test(tc, test_qwen25_7b_bias);
 	tcase_add_test(tc, test_mixtral);
 	tcase_add_test(tc, test_gpt2);
+	tcase_add_test(tc, test_gpt2_fields);
+	tcase_add_test(tc, test_gemma_7b);
+	tcase_add_test(tc, test_gpt_neox);
 	tcase_add_test(tc, test_deepseek_v3);
+	tcase_add_test(tc, test_deepseek_v2_lite);
 	tcase_add_test(tc, test_qwen3_moe);
 	tcase_add_test(tc, test_errors);
+	tcase_add_test(tc, test_numbers);
+	tcase_add_test(tc, test_wrapper);
 	tcase_add_test(tc, test_dense_layer_list);
 	tcase_add_test(tc, test_named);
 	suite_add_tcase(s, tc);

@@ -1,3 +1,4 @@
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,18 @@ enum hf_family {
 /* The default training sequence length of an imported model (see hf_shape). */
 #define HF_TRAIN_SEQ_LEN 4096
 
+/*
+ * Which bias fields the modeling code reads. Mistral's, Mixtral's and
+ * Qwen2's hard-code theirs (none; Qwen2 q, k, v only) and GPT-2's are
+ * always there, so those configs' bias fields are ignored as
+ * transformers ignores them.
+ */
+enum hf_bias_fields {
+	HF_BIAS_FIXED,     /* none read */
+	HF_BIAS_ATTN,      /* attention_bias: q, k, v and o (Gemma, Qwen3, GPT-NeoX, DeepSeek's MLA) */
+	HF_BIAS_ATTN_MLP,  /* attention_bias and mlp_bias (LlamaAttention, LlamaMLP) */
+};
+
 struct hf_arch {
 	const char *model_type;
 	enum hf_family family;
@@ -32,22 +45,31 @@ struct hf_arch {
 	bool qkv_bias;        /* Qwen2's q, k, v biases */
 	bool qk_norm;         /* Qwen3's per-head q/k norms */
 	bool moe;             /* reads the experts */
+	int head_dim;         /* the config class's default head_dim (GemmaConfig: 256); 0: hidden / heads */
+	enum hf_bias_fields bias_fields;
 };
 
 static const struct hf_arch hf_archs[] = {
-	{ "llama", HF_LLAMA, false, false, false, false },
-	{ "mistral", HF_LLAMA, false, false, false, false },
-	{ "mixtral", HF_LLAMA, false, false, false, true },
-	{ "qwen2", HF_LLAMA, false, true, false, false },
-	{ "qwen3", HF_LLAMA, false, false, true, false },
-	{ "qwen3_moe", HF_LLAMA, false, false, true, true },
-	{ "gemma", HF_LLAMA, true, false, false, false },
-	{ "gpt2", HF_GPT2, true, false, false, false },
-	{ "gpt_neox", HF_NEOX, false, false, false, false },
-	{ "deepseek_v2", HF_DEEPSEEK, false, false, false, true },
-	{ "deepseek_v3", HF_DEEPSEEK, false, false, false, true },
-	{ NULL, HF_LLAMA, false, false, false, false },
+	{ "llama", HF_LLAMA, false, false, false, false, 0, HF_BIAS_ATTN_MLP },
+	{ "mistral", HF_LLAMA, false, false, false, false, 0, HF_BIAS_FIXED },
+	{ "mixtral", HF_LLAMA, false, false, false, true, 0, HF_BIAS_FIXED },
+	{ "qwen2", HF_LLAMA, false, true, false, false, 0, HF_BIAS_FIXED },
+	{ "qwen3", HF_LLAMA, false, false, true, false, 0, HF_BIAS_ATTN },
+	{ "qwen3_moe", HF_LLAMA, false, false, true, true, 0, HF_BIAS_ATTN },
+	{ "gemma", HF_LLAMA, true, false, false, false, 256, HF_BIAS_ATTN },
+	{ "gpt2", HF_GPT2, true, false, false, false, 0, HF_BIAS_FIXED },
+	{ "gpt_neox", HF_NEOX, false, false, false, false, 0, HF_BIAS_ATTN },
+	{ "deepseek_v2", HF_DEEPSEEK, false, false, false, true, 0, HF_BIAS_ATTN_MLP },
+	{ "deepseek_v3", HF_DEEPSEEK, false, false, false, true, 0, HF_BIAS_ATTN_MLP },
+	{ NULL, HF_LLAMA, false, false, false, false, 0, HF_BIAS_FIXED },
 };
+
+/*
+ * Gemma 2 and 3 normalise before and after both attention and the MLP
+ * (Gemma2DecoderLayer's pre_/post_feedforward_layernorm): four RMSNorms
+ * a layer, where plan-cli counts two. Named in the refusal.
+ */
+static const char *const hf_four_norms[] = { "gemma2", "gemma3", "gemma3_text", NULL };
 
 struct hf_reader {
 	const char *path;
@@ -71,8 +93,13 @@ hf_int(const struct hf_reader *r, const char *const *names, long def, long *out)
 
 		if (!v || json_is_null(v))
 			continue;
+		/* 4096.0 is a real to jansson: transformers writes sizes as ints. */
 		if (!json_is_integer(v) || json_integer_value(v) < 0)
 			return hf_fail(r, "expected a whole number >= 0 in field", names[i]);
+		/* plan-cli's sizes are ints; the cap also keeps products such
+		 * as 4 * n_embd and heads * head_dim inside a long. */
+		if (json_integer_value(v) > INT_MAX)
+			return hf_fail(r, "number too large (over 2147483647) in field", names[i]);
 		*out = (long)json_integer_value(v);
 		return true;
 	}
@@ -99,19 +126,28 @@ hf_bool(const struct hf_reader *r, const char *name, bool def, bool *out)
 
 #define NAMES(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
-/* Layers, width, heads, vocabulary and length, under each family's names. */
+/*
+ * Layers, width, heads, vocabulary and length, under each family's
+ * names. GPT-2's and GPT-NeoX's attention is multi-head with
+ * hidden / heads per head, whatever num_key_value_heads or head_dim
+ * say; DeepSeek's head sizes are MLA's (hf_mla), its config's head_dim
+ * being the rotary part.
+ */
 static bool
-hf_shape(const struct hf_reader *r, FILE *out)
+hf_shape(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
 {
-	long layers, hidden, heads, kv, vocab, seq, head_dim;
+	bool llama = a->family == HF_LLAMA, mha = llama || a->family == HF_DEEPSEEK;
+	long layers, hidden, heads, kv, vocab, seq, head_dim = 0;
 
 	if (!hf_int(r, NAMES("num_hidden_layers", "n_layer"), -1, &layers) ||
 	    !hf_int(r, NAMES("hidden_size", "n_embd"), -1, &hidden) ||
-	    !hf_int(r, NAMES("num_attention_heads", "n_head"), -1, &heads) ||
-	    !hf_int(r, NAMES("num_key_value_heads"), heads, &kv) ||
+	    !hf_int(r, NAMES("num_attention_heads", "n_head"), -1, &heads))
+		return false;
+	kv = heads;
+	if ((mha && !hf_int(r, NAMES("num_key_value_heads"), heads, &kv)) ||
 	    !hf_int(r, NAMES("vocab_size"), -1, &vocab) ||
 	    !hf_int(r, NAMES("max_position_embeddings", "n_positions"), -1, &seq) ||
-	    !hf_int(r, NAMES("head_dim"), 0, &head_dim))
+	    (llama && !hf_int(r, NAMES("head_dim"), a->head_dim, &head_dim)))
 		return false;
 	/*
 	 * max_position_embeddings is the longest context the released model
@@ -119,33 +155,49 @@ hf_shape(const struct hf_reader *r, FILE *out)
 	 * bulk of pre-training runs at 4k-8k and long contexts are extended
 	 * afterwards (Llama 3 report, Section 3.4). The default training
 	 * length is therefore the smaller of it and HF_TRAIN_SEQ_LEN; pass
-	 * --seq-len for another.
+	 * --seq-len for another. GPT-2's n_positions is also the size of its
+	 * learned position table (wpe), which seq_len sets: kept whole.
 	 */
 	fprintf(out, "layers: %ld\nhidden: %ld\nheads: %ld\nkv_heads: %ld\nvocab: %ld\n"
 		"seq_len: %ld  # max_position_embeddings %ld\n",
-		layers, hidden, heads, kv, vocab, seq < HF_TRAIN_SEQ_LEN ? seq : HF_TRAIN_SEQ_LEN, seq);
+		layers, hidden, heads, kv, vocab,
+		seq < HF_TRAIN_SEQ_LEN || a->family == HF_GPT2 ? seq : HF_TRAIN_SEQ_LEN, seq);
 	if (head_dim > 0 && head_dim * heads != hidden)
 		fprintf(out, "head_dim: %ld\n", head_dim);
 	return true;
 }
 
-/* Mixtral's, Qwen3-MoE's and DeepSeek's experts. */
+/*
+ * Mixtral's, Qwen3-MoE's and DeepSeek's experts, under each one's names
+ * (an error names the field that family would have). Mixtral's experts
+ * are intermediate_size wide and in every layer. Qwen3-MoE's layer i
+ * (from 0) is sparse when (i + 1) % decoder_sparse_step == 0: plan-cli's
+ * every. DeepSeek's first_k_dense_replace layers are dense; its
+ * moe_layer_freq other than 1 is refused, as transformers ignores it
+ * (every later layer is MoE) while DeepSeek's own modeling_deepseek.py
+ * makes layer i MoE when i % moe_layer_freq == 0, a third placement.
+ */
 static bool
 hf_moe(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
 {
+	bool ds = a->family == HF_DEEPSEEK, mixtral = strcmp(a->model_type, "mixtral") == 0;
 	long experts, top_k, ffn, shared = 0, dense = 0, every = 1;
 	json_t *only = json_object_get(r->root, "mlp_only_layers");
 
-	if (!hf_int(r, NAMES("num_local_experts", "num_experts", "n_routed_experts"), -1, &experts) ||
+	if (!hf_int(r, ds ? NAMES("n_routed_experts") : mixtral ? NAMES("num_local_experts") : NAMES("num_experts"),
+		    -1, &experts) ||
 	    !hf_int(r, NAMES("num_experts_per_tok"), -1, &top_k) ||
-	    !hf_int(r, NAMES("moe_intermediate_size", "intermediate_size"), -1, &ffn) ||
-	    !hf_int(r, NAMES("decoder_sparse_step", "moe_layer_freq"), 1, &every))
+	    !hf_int(r, mixtral ? NAMES("intermediate_size") : NAMES("moe_intermediate_size"), -1, &ffn))
 		return false;
-	if (a->family == HF_DEEPSEEK &&
-	    (!hf_int(r, NAMES("n_shared_experts"), 0, &shared) ||
-	     !hf_int(r, NAMES("first_k_dense_replace"), 0, &dense)))
+	if (!mixtral && !hf_int(r, ds ? NAMES("moe_layer_freq") : NAMES("decoder_sparse_step"), 1, &every))
 		return false;
-	if (only && json_is_array(only) && json_array_size(only) > 0)
+	if (ds && (!hf_int(r, NAMES("n_shared_experts"), 0, &shared) ||
+		   !hf_int(r, NAMES("first_k_dense_replace"), 0, &dense)))
+		return false;
+	if (ds && every != 1)
+		return hf_fail(r, "MoE layers other than every layer past the dense ones are not modelled: field",
+			       "moe_layer_freq");
+	if (!ds && !mixtral && only && json_is_array(only) && json_array_size(only) > 0)
 		return hf_fail(r, "dense layers listed one by one are not modelled: field", "mlp_only_layers");
 	fprintf(out, "moe:\n  experts: %ld\n  top_k: %ld\n  every: %ld\n  expert_ffn_hidden: %ld\n", experts,
 		top_k, every > 0 ? every : 1, ffn);
@@ -171,21 +223,48 @@ hf_mla(const struct hf_reader *r, FILE *out)
 	return true;
 }
 
+/*
+ * The model key bias from the config's bias fields. plan-cli's bias is
+ * every linear layer's (and LayerNorm's) bias, qkv_bias q, k and v's
+ * alone; what neither says exactly is refused rather than miscounted:
+ * attention_bias alone adds o's bias too, mlp_bias alone the MLP's, and
+ * experts (Mixtral, Qwen3-MoE, DeepSeek) keep none whatever the fields
+ * say, nor do DeepSeek's q_b_proj and kv_b_proj.
+ */
+static bool
+hf_bias(const struct hf_reader *r, const struct hf_arch *a, bool *bias)
+{
+	bool attn = a->family == HF_NEOX || a->family == HF_GPT2, mlp = attn;
+
+	if (a->bias_fields != HF_BIAS_FIXED && !hf_bool(r, "attention_bias", attn, &attn))
+		return false;
+	if (a->bias_fields == HF_BIAS_ATTN_MLP && !hf_bool(r, "mlp_bias", mlp, &mlp))
+		return false;
+	*bias = attn;
+	if (attn == mlp && !(attn && (a->moe || a->family == HF_DEEPSEEK)))
+		return true;
+	if (attn)
+		return hf_fail(r, "biases on q, k, v and o but not on every MLP and expert are not modelled "
+				  "(model keys bias, qkv_bias): field", "attention_bias");
+	return hf_fail(r, "biases on the MLP but not on attention are not modelled (model key bias): field",
+		       a->family == HF_NEOX ? "attention_bias" : "mlp_bias");
+}
+
 /* What the family implies, and its MLP width. */
 static bool
 hf_family_keys(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
 {
 	long ffn = 0, hidden = 0;
-	bool tied = false;
+	bool tied = false, bias = false;
 
 	if (!hf_bool(r, "tie_word_embeddings", a->tied, &tied) ||
-	    !hf_int(r, NAMES("hidden_size", "n_embd"), -1, &hidden))
+	    !hf_int(r, NAMES("hidden_size", "n_embd"), -1, &hidden) || !hf_bias(r, a, &bias))
 		return false;
-	fprintf(out, "tied_embeddings: %s\n", tied ? "true" : "false");
+	fprintf(out, "tied_embeddings: %s\nbias: %s\n", tied ? "true" : "false", bias ? "true" : "false");
 	if (a->family == HF_GPT2) {
 		if (!hf_int(r, NAMES("n_inner"), 4 * hidden, &ffn))
 			return false;
-		fprintf(out, "ffn_hidden: %ld\ngated_mlp: false\nbias: true\nnorm: layernorm\n"
+		fprintf(out, "ffn_hidden: %ld\ngated_mlp: false\nnorm: layernorm\n"
 			"position_embedding: learned\n", ffn);
 		return true;
 	}
@@ -193,15 +272,36 @@ hf_family_keys(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
 		return false;
 	fprintf(out, "ffn_hidden: %ld\n", ffn);
 	if (a->family == HF_NEOX) {
-		fputs("gated_mlp: false\nbias: true\nnorm: layernorm\nposition_embedding: rotary\n", out);
+		fputs("gated_mlp: false\nnorm: layernorm\nposition_embedding: rotary\n", out);
 		return true;
 	}
-	fputs("gated_mlp: true\nbias: false\nnorm: rmsnorm\nposition_embedding: rotary\n", out);
+	fputs("gated_mlp: true\nnorm: rmsnorm\nposition_embedding: rotary\n", out);
 	if (a->qkv_bias)
 		fputs("qkv_bias: true\n", out);
 	if (a->qk_norm)
 		fputs("qk_norm: true\n", out);
 	return true;
+}
+
+/*
+ * A multimodal wrapper (LLaVA, Qwen2-VL, Llama 4, Gemma 3) keeps its
+ * language model's sizes in text_config and its encoders elsewhere:
+ * the top-level fields this import reads are not there, and the
+ * language model alone is not the whole model. Refused, naming both.
+ */
+static bool
+hf_not_wrapper(const struct hf_reader *r)
+{
+	json_t *tc = json_object_get(r->root, "text_config"), *t;
+
+	if (!tc || !json_is_object(tc))
+		return true;
+	t = json_object_get(tc, "model_type");
+	return plan_error_set(r->err, PLAN_ERR_INPUT, r->path, 0, 0,
+			      "a multimodal config: its language model is in field 'text_config' (model_type "
+			      "'%.64s'), its encoders are not modelled; save text_config as a config.json of its "
+			      "own to model the language model alone",
+			      t && json_is_string(t) ? json_string_value(t) : "not given");
 }
 
 static const struct hf_arch *
@@ -210,6 +310,8 @@ hf_arch_of(const struct hf_reader *r)
 	json_t *t = json_object_get(r->root, "model_type");
 	char valid[512] = "";
 
+	if (!hf_not_wrapper(r))
+		return NULL;
 	if (!t || !json_is_string(t)) {
 		hf_fail(r, "missing field", "model_type");
 		return NULL;
@@ -220,6 +322,13 @@ hf_arch_of(const struct hf_reader *r)
 		if (strlen(valid) + strlen(a->model_type) + 3 < sizeof(valid))
 			strcat(strcat(valid, valid[0] ? ", " : ""), a->model_type);
 	}
+	for (const char *const *g = hf_four_norms; *g; g++)
+		if (strcmp(*g, json_string_value(t)) == 0) {
+			plan_error_set(r->err, PLAN_ERR_INPUT, r->path, 0, 0,
+				       "model_type '%s' is not supported: its four norms a layer are not modelled "
+				       "(supported: %s)", *g, valid);
+			return NULL;
+		}
 	plan_error_set(r->err, PLAN_ERR_INPUT, r->path, 0, 0, "model_type '%.64s' is not supported (supported: %s)",
 		       json_string_value(t), valid);
 	return NULL;
@@ -253,7 +362,7 @@ hf_write(const struct hf_reader *r, const char *name, FILE *out)
 	fputs("\ndescription: ", out);
 	hf_quoted(out, r->path);
 	fputc('\n', out);
-	if (!hf_shape(r, out) || !hf_family_keys(r, a, out))
+	if (!hf_shape(r, a, out) || !hf_family_keys(r, a, out))
 		return false;
 	if (a->family == HF_DEEPSEEK && !hf_mla(r, out))
 		return false;
@@ -350,5 +459,14 @@ hf_config_load(struct model *m, const char *path, struct plan_error *err)
 		return false;
 	ok = model_load_string(m, path, yaml, err);
 	free(yaml);
+	if (!ok && err && err->line > 0) {
+		char msg[sizeof(err->message)];
+
+		/* The line and column are the written profile's, not the
+		 * config.json's: drop them and say where the key came from. */
+		snprintf(msg, sizeof(msg), "%s", err->message);
+		plan_error_set(err, err->kind, path, 0, 0, "%s (in the model profile written from it: see "
+			       "plan-cli profiles --from-hf)", msg);
+	}
 	return ok;
 }

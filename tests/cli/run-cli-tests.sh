@@ -705,6 +705,15 @@ printf '{"model_type": "llama",\n "hidden_size": 4096,,\n}\n' >"$tmp/broken.json
 error_case 3 "a broken config.json is reported at its line" "broken.json:2:" \
 	profiles --from-hf "$tmp/broken.json"
 usage_error "profiles --from-hf without a path" "--from-hf takes the path" profiles --from-hf
+printf '{"model_type": "llama", "num_hidden_layers": 200000, "hidden_size": 64,\n "num_attention_heads": 2,
+ "vocab_size": 10, "max_position_embeddings": 8, "intermediate_size": 128}\n' >"$tmp/deep.json"
+error_case 3 "a value the profile refuses is not given the written YAML's line" \
+	"deep.json: 'layers' must be at most 100000, got '200000' (in the model profile written from it" \
+	profiles --from-hf "$tmp/deep.json"
+printf '{"model_type": "llava", "text_config": {"model_type": "llama"}}\n' >"$tmp/llava.json"
+error_case 3 "a multimodal wrapper names its text_config" \
+	"llava.json: a multimodal config: its language model is in field 'text_config' (model_type 'llama')" \
+	predict --model "$tmp/llava.json" --cluster dgx-h100 --global-batch 8
 
 # Builds and installs find their profiles without PLAN_CLI_PATH: a binary
 # away from the tree (as an out-of-tree build is) falls back to the
