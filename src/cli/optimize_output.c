@@ -28,6 +28,7 @@ predict_args(const struct optimize_request *r, const struct search_candidate *ca
 	p.cluster = r->cluster;
 	p.compressor = cand->compressor ? compressor_arg_of(r, cand->compressor) : NULL;
 	p.framework = r->framework;
+	p.links = r->links;
 	return cli_predict_args(&p);
 }
 

@@ -49,6 +49,32 @@ rc=$?
 check "no feasible plan exits 4" '[ $rc -eq 4 ] && [ ! -s "$tmp/out" ]'
 check "no feasible plan names the memory" 'grep -q "^plan-cli: error: no feasible plan: the closest .* GiB per GPU on stage [0-9]*, the GPU has 16.0 GiB$" "$tmp/err" && [ "$(wc -l <"$tmp/err")" -eq 1 ]'
 
+# The cluster overrides of predict: a slow network makes the best plan slower,
+# and the printed predict command carries the override.
+small="--model gpt-1.7b --cluster selene --gpus 32 --global-batch 512"
+"$bin" optimize $small --format json >"$tmp/fast.json"
+"$bin" optimize $small --nic-bandwidth 1Gbit/s --format json >"$tmp/slow.json" 2>"$tmp/err"
+check "optimize --nic-bandwidth exits 0" '[ $? -eq 0 ] && [ ! -s "$tmp/err" ]'
+fast=$(jq .best.iteration_time_s "$tmp/fast.json")
+slow=$(jq .best.iteration_time_s "$tmp/slow.json")
+check "--nic-bandwidth 1Gbit/s is slower ($slow vs $fast s)" \
+	"jq -en --argjson a '${slow:-0}' --argjson b '${fast:-0}' '\$a > 2 * \$b' >/dev/null"
+mapfile -t args < <(jq -r '.best.predict_args[]' "$tmp/slow.json")
+got=$("$bin" predict "${args[@]}" --format json | jq .iteration_time_s)
+check "the slow-network best predicted again: $got vs $slow" \
+	"jq -en --argjson a '${got:-0}' --argjson b '${slow:-0}' '\$a == \$b' >/dev/null"
+"$bin" optimize $small --intra-bandwidth 50GB/s --format json >"$tmp/intra.json"
+intra=$(jq .best.iteration_time_s "$tmp/intra.json")
+check "--intra-bandwidth 50GB/s is slower ($intra vs $fast s)" \
+	"jq -en --argjson a '${intra:-0}' --argjson b '${fast:-0}' '\$a > \$b' >/dev/null"
+for bw in "--nic-bandwidth fast" "--intra-bandwidth 0B/s" "--nic-bandwidth 10Gbit"; do
+	"$bin" optimize $small $bw >/dev/null 2>"$tmp/opt.err"
+	rc=$?
+	"$bin" predict $small $bw >/dev/null 2>"$tmp/pred.err"
+	check "optimize $bw: exit 2 and predict's message" \
+		'[ $rc -eq 2 ] && [ -s "$tmp/opt.err" ] && cmp -s "$tmp/opt.err" "$tmp/pred.err"'
+done
+
 # Usage errors.
 "$bin" optimize --model gpt-1.7b --cluster selene >/dev/null 2>"$tmp/err"
 check "missing --global-batch exits 2" '[ $? -eq 2 ] && grep -q "needs --model, --cluster and --global-batch" "$tmp/err"'
