@@ -29,6 +29,7 @@ predict_args(const struct optimize_request *r, const struct search_candidate *ca
 	p.compressor = cand->compressor ? compressor_arg_of(r, cand->compressor) : NULL;
 	p.framework = r->framework;
 	p.links = r->links;
+	p.opt.dp_algo = r->so.dp_algo;
 	return cli_predict_args(&p);
 }
 

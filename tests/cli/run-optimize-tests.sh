@@ -19,23 +19,26 @@ check "best is top[0] and the list is sorted" \
 check "stages cover every layer" \
 	'jq -e "([.best.stages[].layers] | add) == 96 and (.best.stages | length) == .best.plan.pp" "$tmp/o.json" >/dev/null'
 
+# predicts_again FILE PLAN NAME: the plan at jq path PLAN of FILE, given back
+# to predict with its predict_args, costs the same (to 1e-9).
+predicts_again() {
+	local args got want
+	mapfile -t args < <(jq -r "$2.predict_args[]" "$1")
+	want=$(jq "$2.iteration_time_s" "$1")
+	got=$("$bin" predict "${args[@]}" --format json | jq .iteration_time_s)
+	check "$3 predicted again: $got vs $want" \
+		"jq -en --argjson a '${got:-0}' --argjson b '${want:-0}' '((\$a - \$b) | fabs) <= 1e-9 * \$b' >/dev/null"
+}
+
 # Every plan of the top list, given back to predict, costs the same.
 for i in 0 1 2 3 4; do
-	mapfile -t args < <(jq -r ".top[$i].predict_args[]" "$tmp/o.json")
-	want=$(jq ".top[$i].iteration_time_s" "$tmp/o.json")
-	got=$("$bin" predict "${args[@]}" --format json | jq .iteration_time_s)
-	check "top[$i] predicted again: $got vs $want" \
-		"jq -en --argjson a '${got:-0}' --argjson b '$want' '((\$a - \$b) | fabs) <= 1e-9 * \$b' >/dev/null"
+	predicts_again "$tmp/o.json" ".top[$i]" "top[$i]"
 done
 
 # With a compressor on a slow network, the arguments carry the compression.
 "$bin" optimize --model gpt-7.5b --cluster aws-p3-16xlarge --gpus 32 --global-batch 64 \
 	--compressor ae-100 --compressor topk-1 --format json >"$tmp/c.json"
-mapfile -t args < <(jq -r '.best.predict_args[]' "$tmp/c.json")
-want=$(jq .best.iteration_time_s "$tmp/c.json")
-got=$("$bin" predict "${args[@]}" --format json | jq .iteration_time_s)
-check "compressed best predicted again" \
-	"jq -en --argjson a '${got:-0}' --argjson b '$want' '((\$a - \$b) | fabs) <= 1e-9 * \$b' >/dev/null"
+predicts_again "$tmp/c.json" .best "compressed best"
 check "compressed best names its compressor" 'jq -e ".best.compressor != null" "$tmp/c.json" >/dev/null'
 
 # MILP and exhaustive agree on a small space.
@@ -59,10 +62,7 @@ fast=$(jq .best.iteration_time_s "$tmp/fast.json")
 slow=$(jq .best.iteration_time_s "$tmp/slow.json")
 check "--nic-bandwidth 1Gbit/s is slower ($slow vs $fast s)" \
 	"jq -en --argjson a '${slow:-0}' --argjson b '${fast:-0}' '\$a > 2 * \$b' >/dev/null"
-mapfile -t args < <(jq -r '.best.predict_args[]' "$tmp/slow.json")
-got=$("$bin" predict "${args[@]}" --format json | jq .iteration_time_s)
-check "the slow-network best predicted again: $got vs $slow" \
-	"jq -en --argjson a '${got:-0}' --argjson b '${slow:-0}' '\$a == \$b' >/dev/null"
+predicts_again "$tmp/slow.json" .best "the slow-network best"
 "$bin" optimize $small --intra-bandwidth 50GB/s --format json >"$tmp/intra.json"
 intra=$(jq .best.iteration_time_s "$tmp/intra.json")
 check "--intra-bandwidth 50GB/s is slower ($intra vs $fast s)" \
@@ -74,6 +74,28 @@ for bw in "--nic-bandwidth fast" "--intra-bandwidth 0B/s" "--nic-bandwidth 10Gbi
 	check "optimize $bw: exit 2 and predict's message" \
 		'[ $rc -eq 2 ] && [ -s "$tmp/opt.err" ] && cmp -s "$tmp/opt.err" "$tmp/pred.err"'
 done
+
+# A hierarchical DP all-reduce, given to optimize, is in every printed predict
+# command: each plan of the top list predicts again to the same time.
+hier="--model llama2-7b --cluster aws-p4d --gpus 64 --global-batch 512"
+"$bin" optimize $hier --format json >"$tmp/ring.json"
+"$bin" optimize $hier --dp-allreduce hierarchical --format json >"$tmp/hier.json"
+ring=$(jq .best.iteration_time_s "$tmp/ring.json")
+want=$(jq .best.iteration_time_s "$tmp/hier.json")
+check "--dp-allreduce hierarchical changes the best time ($want vs $ring s)" \
+	"jq -en --argjson a '${want:-0}' --argjson b '${ring:-0}' '\$a != \$b' >/dev/null"
+check "predict_args pass --dp-allreduce hierarchical" \
+	'jq -e "[.top[].predict_args | index(\"--dp-allreduce\") as \$i | .[\$i + 1]] | all(. == \"hierarchical\")" "$tmp/hier.json" >/dev/null'
+check "predict_args leave out the default ring" \
+	'jq -e "[.top[].predict_args | index(\"--dp-allreduce\")] | all(. == null)" "$tmp/ring.json" >/dev/null'
+for i in $(seq 0 $(($(jq '.top | length' "$tmp/hier.json") - 1))); do
+	predicts_again "$tmp/hier.json" ".top[$i]" "hierarchical top[$i]"
+done
+"$bin" optimize $hier --dp-allreduce tree >/dev/null 2>"$tmp/opt.err"
+rc=$?
+"$bin" predict $hier --dp-allreduce tree >/dev/null 2>"$tmp/pred.err"
+check "optimize --dp-allreduce tree: exit 2 and predict's message" \
+	'[ $rc -eq 2 ] && [ -s "$tmp/opt.err" ] && cmp -s "$tmp/opt.err" "$tmp/pred.err"'
 
 # Usage errors.
 "$bin" optimize --model gpt-1.7b --cluster selene >/dev/null 2>"$tmp/err"
