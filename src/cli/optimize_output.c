@@ -78,6 +78,18 @@ candidate_json(const struct optimize_result *res, const struct search_candidate 
 	return o;
 }
 
+/* --exhaustive: whether every shape was enumerated (how many were not). */
+static int
+json_exhaustive(const struct optimize_result *res, json_t *stats)
+{
+	long reduced = res->stats->truncated;
+
+	if (!res->req->so.exhaustive)
+		return 0;
+	return json_object_set_new(stats, "exhaustive_complete", json_boolean(reduced == 0)) |
+	       json_object_set_new(stats, "exhaustive_reduced", json_integer((json_int_t)reduced));
+}
+
 static int
 write_json(const struct optimize_result *res)
 {
@@ -110,6 +122,7 @@ write_json(const struct optimize_result *res)
 	}
 	rc |= json_object_set_new(root, "best", best);
 	rc |= json_object_set_new(root, "top", list);
+	rc |= json_exhaustive(res, stats);
 	rc |= json_object_set_new(root, "stats", stats);
 	if (rc == 0)
 		rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
@@ -134,20 +147,49 @@ text_stages(const struct optimize_result *res)
 	}
 }
 
+/* A plan's outer settings in a few words (the top list, reduced shapes). */
+static void
+plan_words(const struct plan *p, const struct compressor *cmp, char *buf, size_t size)
+{
+	snprintf(buf, size, "tp %d pp %d dp %d vpp %d mb %d zero %d%s%s%s%s", p->tp, p->pp, p->dp, p->vpp,
+		 p->micro_batch, p->zero, p->mics_group ? " mics" : "", p->ep > 1 ? " ep" : "",
+		 cmp ? " +" : "", cmp ? cmp->name : "");
+}
+
 static void
 text_top(const struct optimize_result *res)
 {
 	printf("\ntop %d\n  %-4s %10s %8s  %s\n", res->ntop, "rank", "time_s", "MFU", "plan");
 	for (int i = 0; i < res->ntop; i++) {
 		const struct search_candidate *t = &res->top[i];
-		const struct plan *p = &t->plan;
+		char words[256];
 
-		printf("  %-4d %10.4f %7.1f%%  tp %d pp %d dp %d vpp %d mb %d zero %d%s%s%s%s\n", i + 1,
-		       t->est.iteration_time_s, 100 * t->est.mfu, p->tp, p->pp, p->dp, p->vpp,
-		       p->micro_batch, p->zero, p->mics_group ? " mics" : "",
-		       p->ep > 1 ? " ep" : "", t->compressor ? " +" : "",
-		       t->compressor ? t->compressor->name : "");
+		plan_words(&t->plan, t->compressor, words, sizeof(words));
+		printf("  %-4d %10.4f %7.1f%%  %s\n", i + 1, t->est.iteration_time_s, 100 * t->est.mfu, words);
 	}
+}
+
+/* --exhaustive that could not enumerate every shape says so, and which. */
+static void
+text_reduced(const struct optimize_result *res)
+{
+	const struct search_stats *st = res->stats;
+	long named = st->truncated < SEARCH_MAX_REDUCED ? st->truncated : SEARCH_MAX_REDUCED;
+
+	if (!res->req->so.exhaustive || st->truncated == 0)
+		return;
+	printf("exhaustive: not complete: %ld shape%s had more than %.0f combinations of layers, "
+	       "recomputation and compression, and got (near-)even layers, one recompute mode for all "
+	       "stages and compression of the default layers and stages or none:\n",
+	       st->truncated, st->truncated == 1 ? "" : "s", SEARCH_EXHAUSTIVE_MAX_COMBINATIONS);
+	for (long i = 0; i < named; i++) {
+		char words[256];
+
+		plan_words(&st->reduced[i].shape, st->reduced[i].cmp, words, sizeof(words));
+		printf("  %s (%.3g combinations)\n", words, st->reduced[i].combinations);
+	}
+	if (st->truncated > named)
+		printf("  and %ld more\n", st->truncated - named);
 }
 
 static int
@@ -178,6 +220,7 @@ write_text(const struct optimize_result *res)
 	       "top %d, %ld timed out), %ld plans predicted, %ld without a fitting layout, %.3f s\n",
 	       st->shapes, st->pruned, st->milps, st->cut, res->ntop, st->milp_timeouts, st->evaluations,
 	       st->infeasible, st->seconds);
+	text_reduced(res);
 	return CLI_EXIT_OK;
 }
 

@@ -8,6 +8,7 @@ cd "$root" || exit 1
 export PLAN_CLI_PATH=$root
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+small="--model gpt-1.7b --cluster selene --gpus 32 --global-batch 512"
 
 "$bin" optimize --model gpt3-175b --cluster selene --gpus 1024 --global-batch 1536 --format json \
 	>"$tmp/o.json" 2>"$tmp/err"
@@ -41,10 +42,28 @@ done
 predicts_again "$tmp/c.json" .best "compressed best"
 check "compressed best names its compressor" 'jq -e ".best.compressor != null" "$tmp/c.json" >/dev/null'
 
-# MILP and exhaustive agree on a small space.
-a=$("$bin" optimize --model gpt-1.7b --cluster selene --gpus 32 --global-batch 512 --max-pp 4 --format json | jq .best.iteration_time_s)
-b=$("$bin" optimize --model gpt-1.7b --cluster selene --gpus 32 --global-batch 512 --max-pp 4 --exhaustive --format json | jq .best.iteration_time_s)
+# MILP and exhaustive agree on a small space, which exhaustive covers in full.
+"$bin" optimize $small --max-pp 4 --format json >"$tmp/milp.json"
+"$bin" optimize $small --max-pp 4 --exhaustive --format json >"$tmp/exh.json"
+a=$(jq .best.iteration_time_s "$tmp/milp.json")
+b=$(jq .best.iteration_time_s "$tmp/exh.json")
 check "MILP ($a) equals exhaustive ($b)" "jq -en --argjson a '$a' --argjson b '$b' '((\$a - \$b) | fabs) <= 1e-9 * \$b' >/dev/null"
+check "exhaustive up to pp 4 is complete" \
+	'jq -e ".stats.exhaustive_complete == true and .stats.exhaustive_reduced == 0" "$tmp/exh.json" >/dev/null'
+check "without --exhaustive, no exhaustive_complete" \
+	'jq -e ".stats | has(\"exhaustive_complete\") | not" "$tmp/milp.json" >/dev/null'
+"$bin" optimize $small --max-pp 4 --exhaustive >"$tmp/exh.txt"
+check "a complete exhaustive search prints no reduction" '! grep -q "^exhaustive:" "$tmp/exh.txt"'
+
+# Up to pp 8, the two pp-8 shapes of 24 layers have 1.6e9 combinations each:
+# exhaustive says it is not complete, and names them.
+"$bin" optimize $small --max-pp 8 --exhaustive --format json >"$tmp/exh8.json"
+check "exhaustive up to pp 8 is not complete (2 shapes reduced)" \
+	'jq -e ".stats.exhaustive_complete == false and .stats.exhaustive_reduced == 2" "$tmp/exh8.json" >/dev/null'
+"$bin" optimize $small --max-pp 8 --exhaustive >"$tmp/exh8.txt"
+check "the text says which shapes were reduced, and how" \
+	'grep -q "^exhaustive: not complete: 2 shapes had more than 1000000 combinations .* got (near-)even layers, one recompute mode for all stages" "$tmp/exh8.txt" &&
+	 [ "$(grep -c "^  tp 1 pp 8 dp 4 vpp 1 mb 1 zero [01] (1.61e+09 combinations)$" "$tmp/exh8.txt")" -eq 2 ]'
 
 # Nothing fits: exit 4, one line naming the memory.
 "$bin" optimize --model gpt-1t --cluster aws-p3-16xlarge --gpus 8 --global-batch 8 >"$tmp/out" 2>"$tmp/err"
@@ -54,7 +73,6 @@ check "no feasible plan names the memory" 'grep -q "^plan-cli: error: no feasibl
 
 # The cluster overrides of predict: a slow network makes the best plan slower,
 # and the printed predict command carries the override.
-small="--model gpt-1.7b --cluster selene --gpus 32 --global-batch 512"
 "$bin" optimize $small --format json >"$tmp/fast.json"
 "$bin" optimize $small --nic-bandwidth 1Gbit/s --format json >"$tmp/slow.json" 2>"$tmp/err"
 check "optimize --nic-bandwidth exits 0" '[ $? -eq 0 ] && [ ! -s "$tmp/err" ]'
