@@ -115,6 +115,15 @@ rc=$?
 check "optimize --dp-allreduce tree: exit 2 and predict's message" \
 	'[ $rc -eq 2 ] && [ -s "$tmp/opt.err" ] && cmp -s "$tmp/opt.err" "$tmp/pred.err"'
 
+# The top list tells its plans apart: these two used to print identical lines
+# (sequence parallelism on and off; DP compression on and off).
+for case in "--model gpt3-175b --cluster selene --gpus 1024 --global-batch 1536" \
+	"--model gpt-7.5b --cluster aws-p3-16xlarge --gpus 32 --global-batch 64 --compressor ae-100 --compressor topk-1"; do
+	"$bin" optimize $case --top 10 | sed -n '/^top/,/^$/p' | sed -n 's/^  [0-9]* *[0-9.]* *[0-9.]*%  //p' >"$tmp/top"
+	check "top 10 lines all differ: ${case%% --gpus*}" \
+		'[ "$(wc -l <"$tmp/top")" -eq 10 ] && [ -z "$(sort "$tmp/top" | uniq -d)" ]'
+done
+
 # Usage errors.
 "$bin" optimize --model gpt-1.7b --cluster selene >/dev/null 2>"$tmp/err"
 check "missing --global-batch exits 2" '[ $? -eq 2 ] && grep -q "needs --model, --cluster and --global-batch" "$tmp/err"'
