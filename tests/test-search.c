@@ -223,6 +223,52 @@ START_TEST(test_nothing_fits)
 }
 END_TEST
 
+/* One exhaustive shape of the small model on 16 GPUs: how many it reduced. */
+static long
+exhaustive_reduced(int pp, struct search_stats *st)
+{
+	char yaml[1024];
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct search_options o;
+	struct search_candidate best;
+	struct plan_error err;
+	bool found;
+
+	snprintf(yaml, sizeof(yaml), SMALL_CLUSTER, "80 GiB", "100 Gbit/s");
+	test_load_cluster(&c, yaml);
+	test_load_model(&m, SMALL_MODEL);
+	options(&o);
+	plan_init(&p);
+	p.tp = 1;
+	p.pp = pp;
+	p.dp = 16 / pp;
+	p.micro_batch = 1;
+	p.global_batch = 8 * p.dp;
+	p.seq_len = 2048;
+	memset(st, 0, sizeof(*st));
+	ck_assert_msg(search_shape(&m, &c, &p, NULL, &o, true, &best, &found, st, &err), "%s", err.message);
+	ck_assert(found);
+	cluster_release(&c);
+	return st->truncated;
+}
+
+START_TEST(test_exhaustive_says_reduced)
+{
+	struct search_stats st;
+
+	/* pp 4: C(11,3) layouts x 3^4 modes = 13,365, all enumerated. */
+	ck_assert_int_eq(exhaustive_reduced(4, &st), 0);
+	/* pp 8: C(11,7) x 3^8 = 2,165,130 > 10^6: reduced, and named. */
+	ck_assert_int_eq(exhaustive_reduced(8, &st), 1);
+	ck_assert_int_eq(st.reduced[0].shape.pp, 8);
+	ck_assert_int_eq(st.reduced[0].shape.dp, 2);
+	ck_assert_ptr_null(st.reduced[0].cmp);
+	ck_assert_double_eq_tol(st.reduced[0].combinations, 330.0 * 6561.0, 1e-6);
+}
+END_TEST
+
 static Suite *
 search_suite(void)
 {
@@ -234,6 +280,7 @@ search_suite(void)
 	tcase_add_test(tc, test_beats_published);
 	tcase_add_test(tc, test_compression_where_it_pays);
 	tcase_add_test(tc, test_nothing_fits);
+	tcase_add_test(tc, test_exhaustive_says_reduced);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -75,6 +75,23 @@ struct search_candidate {
 	double milp_slot_s;                  /**< the MILP's objective (0 when not from a MILP) */
 };
 
+/** --exhaustive enumerates a shape when its combinations number at most this. */
+#define SEARCH_EXHAUSTIVE_MAX_COMBINATIONS 1e6
+
+/** The --exhaustive shapes above that limit search_stats names (the rest it counts). */
+#define SEARCH_MAX_REDUCED 8
+
+/**
+ * A shape --exhaustive did not enumerate: it got (near-)even layers, one
+ * recompute mode for all stages and TP/PP compression on its default
+ * suffixes or off, as the interleaved shapes do.
+ */
+struct search_reduced {
+	struct plan shape;
+	const struct compressor *cmp;  /**< NULL: none */
+	double combinations;           /**< what enumerating it would have taken */
+};
+
 struct search_stats {
 	long shapes;          /**< outer shapes enumerated */
 	long pruned;          /**< skipped by the lower bound */
@@ -86,6 +103,7 @@ struct search_stats {
 	double max_milp_gap;  /**< largest |MILP slot - predicted slot| / slot */
 	long cut;             /**< MILPs proven unable to beat the k-th best plan */
 	long truncated;       /**< --exhaustive shapes too large to enumerate (even layers only) */
+	struct search_reduced reduced[SEARCH_MAX_REDUCED]; /**< the first min(truncated, SEARCH_MAX_REDUCED) */
 	double cutoff_s;      /**< (internal) the k-th best time while searching; 0: none */
 	bool have_closest;    /**< when nothing fits: the plan closest to fitting */
 	struct plan closest;

@@ -173,3 +173,17 @@ cli_load_cluster(const char *arg, struct cluster *c)
 {
 	return load_profile(PROFILE_CLUSTER, arg, c, load_cluster);
 }
+
+int
+cli_load_cluster_links(const char *arg, const struct cli_links *links, struct cluster *c)
+{
+	int rc = cli_load_cluster(arg, c);
+
+	if (rc != CLI_EXIT_OK)
+		return rc;
+	if (links->nic_bandwidth_Bps > 0)
+		c->inter.nic_bandwidth_Bps = links->nic_bandwidth_Bps;
+	if (links->intra_bandwidth_Bps > 0)
+		c->intra.bandwidth_Bps = links->intra_bandwidth_Bps;
+	return CLI_EXIT_OK;
+}

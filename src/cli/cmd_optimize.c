@@ -80,7 +80,7 @@ cmd_optimize(int argc, char **argv)
 	if ((rc = cli_load_framework(r.framework ? r.framework : CLI_DEFAULT_FRAMEWORK, &framework)) != CLI_EXIT_OK)
 		return rc;
 	r.so.framework = &framework;
-	if ((rc = cli_load_cluster(r.cluster, &cluster)) != CLI_EXIT_OK)
+	if ((rc = cli_load_cluster_links(r.cluster, &r.links, &cluster)) != CLI_EXIT_OK)
 		return rc;
 	rc = run(&r, &model, &cluster);
 	cluster_release(&cluster);

@@ -112,13 +112,7 @@ load_profiles(struct predict_request *r, struct model *model, struct cluster *cl
 	    CLI_EXIT_OK)
 		return rc;
 	r->opt.framework = framework;
-	if ((rc = cli_load_cluster(r->cluster, cluster)) != CLI_EXIT_OK)
-		return rc;
-	if (r->nic_bandwidth_Bps > 0)
-		cluster->inter.nic_bandwidth_Bps = r->nic_bandwidth_Bps;
-	if (r->intra_bandwidth_Bps > 0)
-		cluster->intra.bandwidth_Bps = r->intra_bandwidth_Bps;
-	return CLI_EXIT_OK;
+	return cli_load_cluster_links(r->cluster, &r->links, cluster);
 }
 
 int

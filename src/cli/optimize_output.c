@@ -1,10 +1,13 @@
 /* optimize's output: text for people, JSON (documented in plan-cli(1), "optimize output"). */
+#include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <jansson.h>
 
 #include "cli/cli.h"
 #include "cli/optimize_output.h"
+#include "plan/compression.h"
 #include "io/format.h"
 
 static const char *
@@ -28,6 +31,8 @@ predict_args(const struct optimize_request *r, const struct search_candidate *ca
 	p.cluster = r->cluster;
 	p.compressor = cand->compressor ? compressor_arg_of(r, cand->compressor) : NULL;
 	p.framework = r->framework;
+	p.links = r->links;
+	p.opt.dp_algo = r->so.dp_algo;
 	return cli_predict_args(&p);
 }
 
@@ -76,6 +81,18 @@ candidate_json(const struct optimize_result *res, const struct search_candidate 
 	return o;
 }
 
+/* --exhaustive: whether every shape was enumerated (how many were not). */
+static int
+json_exhaustive(const struct optimize_result *res, json_t *stats)
+{
+	long reduced = res->stats->truncated;
+
+	if (!res->req->so.exhaustive)
+		return 0;
+	return json_object_set_new(stats, "exhaustive_complete", json_boolean(reduced == 0)) |
+	       json_object_set_new(stats, "exhaustive_reduced", json_integer((json_int_t)reduced));
+}
+
 static int
 write_json(const struct optimize_result *res)
 {
@@ -108,6 +125,7 @@ write_json(const struct optimize_result *res)
 	}
 	rc |= json_object_set_new(root, "best", best);
 	rc |= json_object_set_new(root, "top", list);
+	rc |= json_exhaustive(res, stats);
 	rc |= json_object_set_new(root, "stats", stats);
 	if (rc == 0)
 		rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
@@ -132,20 +150,109 @@ text_stages(const struct optimize_result *res)
 	}
 }
 
+/* Append printf(@fmt) to the string in @buf (truncating at @size). */
+static void __attribute__((format(printf, 3, 4)))
+words_add(char *buf, size_t size, const char *fmt, ...)
+{
+	size_t n = strlen(buf);
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (n < size)
+		vsnprintf(buf + n, size - n, fmt, ap);
+	va_end(ap);
+}
+
+/* A compressed plan's compressor, where it applies and from where. */
+static void
+compress_words(const struct plan *p, const struct model *m, const struct compressor *cmp, char *buf,
+	       size_t size)
+{
+	const struct plan_compression *c = &p->compress;
+
+	words_add(buf, size, " +%s", cmp->name);
+	if (c->tp)
+		words_add(buf, size, " tp>%d", plan_compress_from_layer(p, m));
+	if (c->pp)
+		words_add(buf, size, " pp>=%d", c->from_stage);
+	if (c->dp)
+		words_add(buf, size, " dp %s%s", compress_dp_scheme_names[c->dp_scheme], c->dp_on_cpu ? " cpu" : "");
+}
+
+/*
+ * Every setting the search chooses for a plan in a few words (the top
+ * list, reduced shapes); @layout adds the layers and recomputation per
+ * stage, for plans that differ in nothing else.
+ */
+static void
+plan_words(const struct plan *p, const struct model *m, const struct compressor *cmp, bool layout, char *buf,
+	   size_t size)
+{
+	snprintf(buf, size, "tp %d pp %d dp %d", p->tp, p->pp, p->dp);
+	if (p->cp > 1)
+		words_add(buf, size, " cp %d %s", p->cp, plan_cp_method_names[p->cp_method]);
+	words_add(buf, size, " vpp %d mb %d zero %d%s", p->vpp, p->micro_batch, p->zero,
+		  p->sequence_parallel ? " sp" : "");
+	if (p->mics_group)
+		words_add(buf, size, " mics %d", p->mics_group);
+	if (p->ep > 1)
+		words_add(buf, size, " ep %d %s", p->ep, plan_moe_routing_names[p->moe_routing]);
+	if (cmp)
+		compress_words(p, m, cmp, buf, size);
+	for (int s = 0; layout && s < p->pp; s++)
+		words_add(buf, size, "%s%d:%s", s ? "," : " layers ", plan_stage_layers(p, m, s),
+			  plan_recompute_names[plan_stage_recompute(p, s)]);
+}
+
+/* Whether plan @i of the top list reads as another one without its layout. */
+static bool
+looks_like_another(const struct optimize_result *res, int i)
+{
+	char a[512], b[512];
+
+	plan_words(&res->top[i].plan, res->model, res->top[i].compressor, false, a, sizeof(a));
+	for (int j = 0; j < res->ntop; j++) {
+		plan_words(&res->top[j].plan, res->model, res->top[j].compressor, false, b, sizeof(b));
+		if (j != i && strcmp(a, b) == 0)
+			return true;
+	}
+	return false;
+}
+
 static void
 text_top(const struct optimize_result *res)
 {
 	printf("\ntop %d\n  %-4s %10s %8s  %s\n", res->ntop, "rank", "time_s", "MFU", "plan");
 	for (int i = 0; i < res->ntop; i++) {
 		const struct search_candidate *t = &res->top[i];
-		const struct plan *p = &t->plan;
+		char words[4096];
 
-		printf("  %-4d %10.4f %7.1f%%  tp %d pp %d dp %d vpp %d mb %d zero %d%s%s%s%s\n", i + 1,
-		       t->est.iteration_time_s, 100 * t->est.mfu, p->tp, p->pp, p->dp, p->vpp,
-		       p->micro_batch, p->zero, p->mics_group ? " mics" : "",
-		       p->ep > 1 ? " ep" : "", t->compressor ? " +" : "",
-		       t->compressor ? t->compressor->name : "");
+		plan_words(&t->plan, res->model, t->compressor, looks_like_another(res, i), words, sizeof(words));
+		printf("  %-4d %10.4f %7.1f%%  %s\n", i + 1, t->est.iteration_time_s, 100 * t->est.mfu, words);
 	}
+}
+
+/* --exhaustive that could not enumerate every shape says so, and which. */
+static void
+text_reduced(const struct optimize_result *res)
+{
+	const struct search_stats *st = res->stats;
+	long named = st->truncated < SEARCH_MAX_REDUCED ? st->truncated : SEARCH_MAX_REDUCED;
+
+	if (!res->req->so.exhaustive || st->truncated == 0)
+		return;
+	printf("exhaustive: not complete: %ld shape%s had more than %.0f combinations of layers, "
+	       "recomputation and compression, and got (near-)even layers, one recompute mode for all "
+	       "stages and compression of the default layers and stages or none:\n",
+	       st->truncated, st->truncated == 1 ? "" : "s", SEARCH_EXHAUSTIVE_MAX_COMBINATIONS);
+	for (long i = 0; i < named; i++) {
+		char words[256];
+
+		plan_words(&st->reduced[i].shape, res->model, st->reduced[i].cmp, false, words, sizeof(words));
+		printf("  %s (%.3g combinations)\n", words, st->reduced[i].combinations);
+	}
+	if (st->truncated > named)
+		printf("  and %ld more\n", st->truncated - named);
 }
 
 static int
@@ -176,6 +283,7 @@ write_text(const struct optimize_result *res)
 	       "top %d, %ld timed out), %ld plans predicted, %ld without a fitting layout, %.3f s\n",
 	       st->shapes, st->pruned, st->milps, st->cut, res->ntop, st->milp_timeouts, st->evaluations,
 	       st->infeasible, st->seconds);
+	text_reduced(res);
 	return CLI_EXIT_OK;
 }
 

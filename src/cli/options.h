@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "cli/cli.h"
 #include "plan/estimate.h"
 #include "plan/plan.h"
 #include "plan/search.h"
@@ -79,7 +80,7 @@ struct predict_request {
 	const char *model, *cluster, *compressor, *framework;
 	bool compress_given;
 	bool allow_oom;             /**< a plan that does not fit still exits 0 */
-	double nic_bandwidth_Bps, intra_bandwidth_Bps; /**< 0: the cluster's */
+	struct cli_links links;
 };
 
 /** What optimize's options fill. */
@@ -88,6 +89,7 @@ struct optimize_request {
 	int format;                 /**< enum cli_format */
 	const char *model, *cluster, *framework;
 	const char *compressors[SEARCH_MAX_COMPRESSORS];
+	struct cli_links links;
 };
 
 /** What sweep's options fill. */

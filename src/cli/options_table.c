@@ -131,6 +131,30 @@ parse_bandwidth(const struct cli_option *o, const char *arg, void *req)
 	return true;
 }
 
+/* A bandwidth override, in bytes per second: "%.17g" reads back as the
+ * same double, so predict_args reproduce the prediction exactly. */
+static void
+write_bandwidth(const struct cli_option *o, const void *req, struct cli_words *out)
+{
+	double bw = *(const double *)((const char *)req + o->offset);
+	char buf[64];
+
+	if (bw <= 0)
+		return;
+	snprintf(buf, sizeof(buf), "%.17g B/s", bw);
+	cli_words_add(o, buf, out);
+}
+
+/* predict's and optimize's what-if links (struct cli_links at FIELD(links)). */
+#define LINK_ROWS(FIELD) \
+	{ .name = "nic-bandwidth", .metavar = "BW", .kind = CLI_OPT_CUSTOM, .parse = parse_bandwidth, \
+	  .offset = FIELD(links.nic_bandwidth_Bps), .arg_order = 29, .write = write_bandwidth, \
+	  .help = "override the cluster's per-NIC bandwidth (\"25 Gbit/s\")" }, \
+	{ .name = "intra-bandwidth", .metavar = "BW", .kind = CLI_OPT_CUSTOM, .parse = parse_bandwidth, \
+	  .offset = FIELD(links.intra_bandwidth_Bps), .arg_order = 30, .write = write_bandwidth, \
+	  .help = "override the cluster's per-GPU intra-node bandwidth" }
+
+/* An enum coll_algo at o->offset: predict's and optimize's --dp-allreduce. */
 static bool
 parse_dp_algo(const struct cli_option *o, const char *arg, void *req)
 {
@@ -138,8 +162,17 @@ parse_dp_algo(const struct cli_option *o, const char *arg, void *req)
 
 	if (!cli_choice("--dp-allreduce", arg, o->choices, &v))
 		return false;
-	((struct predict_request *)req)->opt.dp_algo = (enum coll_algo)v;
+	*(enum coll_algo *)((char *)req + o->offset) = (enum coll_algo)v;
 	return true;
+}
+
+static void
+write_dp_algo(const struct cli_option *o, const void *req, struct cli_words *out)
+{
+	enum coll_algo a = *(const enum coll_algo *)((const char *)req + o->offset);
+
+	if (a != COLL_ALGO_RING)
+		cli_words_add(o, o->choices[a], out);
 }
 
 static const char *const dp_on_names[] = { "gpu", "cpu", NULL };
@@ -267,7 +300,8 @@ static const struct cli_option predict_rows[] = {
 	{ .name = "no-dp-overlap", .kind = CLI_OPT_UNFLAG, .offset = PREDICT(plan.dp_overlap),
 	  .help = "do not overlap DP/ZeRO traffic with computation" },
 	{ .name = "dp-allreduce", .metavar = "ALGO", .kind = CLI_OPT_CUSTOM, .choices = coll_algo_names,
-	  .parse = parse_dp_algo, .help = "ring|hierarchical (default ring)" },
+	  .offset = PREDICT(opt.dp_algo), .parse = parse_dp_algo, .help = "ring|hierarchical (default ring)",
+	  .arg_order = 28, .write = write_dp_algo },
 	{ .name = "ep", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 24, .offset = PREDICT(plan.ep),
 	  .help = "expert parallelism, out of the DP ranks (default 1)", .arg_order = 14, .write_above = 1 },
 	{ .name = "moe-routing", .metavar = "R", .kind = CLI_OPT_CHOICE, .choices = plan_moe_routing_names,
@@ -307,10 +341,7 @@ static const struct cli_option predict_rows[] = {
 		  "powersgd, else two-way push/pull as in BytePS-Compress)" },
 	{ .name = "dp-compress-on", .metavar = "WHERE", .kind = CLI_OPT_CUSTOM, .choices = dp_on_names,
 	  .parse = parse_dp_on, .help = "gpu|cpu: where DP compression runs (default gpu)" },
-	{ .name = "nic-bandwidth", .metavar = "BW", .kind = CLI_OPT_CUSTOM, .parse = parse_bandwidth,
-	  .offset = PREDICT(nic_bandwidth_Bps), .help = "override the cluster's per-NIC bandwidth (\"25 Gbit/s\")" },
-	{ .name = "intra-bandwidth", .metavar = "BW", .kind = CLI_OPT_CUSTOM, .parse = parse_bandwidth,
-	  .offset = PREDICT(intra_bandwidth_Bps), .help = "override the cluster's per-GPU intra-node bandwidth" },
+	LINK_ROWS(PREDICT),
 	{ .name = "precision", .metavar = "P", .kind = CLI_OPT_CHOICE, .choices = plan_precision_names,
 	  .offset = PREDICT(plan.precision),
 	  .help = "bf16|fp16|fp8: the linear layers' GEMMs (default bf16; fp8 needs fp8 tensor cores)",
@@ -434,6 +465,10 @@ static const struct cli_option optimize_rows[] = {
 	  .offset = OPTIMIZE(so.precision), .help = "bf16|fp16|fp8 (kept as given: a numerics choice)" },
 	{ .name = "framework", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = OPTIMIZE(framework),
 	  .help = "framework profile (default " CLI_DEFAULT_FRAMEWORK ")" },
+	{ .name = "dp-allreduce", .metavar = "ALGO", .kind = CLI_OPT_CUSTOM, .choices = coll_algo_names,
+	  .offset = OPTIMIZE(so.dp_algo), .parse = parse_dp_algo,
+	  .help = "ring|hierarchical: every plan's DP collectives (default ring)" },
+	LINK_ROWS(OPTIMIZE),
 	{ .name = "exhaustive", .kind = CLI_OPT_FLAG, .offset = OPTIMIZE(so.exhaustive),
 	  .help = "enumerate the inner choices instead of solving MILPs" },
 	{ .name = "format", .metavar = "FMT", .kind = CLI_OPT_CUSTOM, .choices = cli_format_names,

@@ -596,6 +596,16 @@ exh_layers(struct exh *x, int s, int left)
 }
 
 static void
+note_reduced(const struct inner *in, double combinations)
+{
+	struct search_stats *st = in->st;
+
+	if (st->truncated < SEARCH_MAX_REDUCED)
+		st->reduced[st->truncated] = (struct search_reduced){ *in->shape, in->cmp, combinations };
+	st->truncated++;
+}
+
+static void
 inner_exhaustive(const struct inner *in)
 {
 	struct exh x = { .in = in };
@@ -609,9 +619,10 @@ inner_exhaustive(const struct inner *in)
 	for (int i = 1; i < P; i++)
 		count = count * (L - i) / i;
 	count *= pow(x.nm, P) * (x.tpc ? P + 1 : 1) * (x.ppc ? P + 1 : 1);
-	if (count > 1e6) {
-		/* Too many to enumerate: even layers and one mode for all stages. */
-		in->st->truncated++;
+	if (count > SEARCH_EXHAUSTIVE_MAX_COMBINATIONS) {
+		/* Too many to enumerate: even layers and one mode for all
+		 * stages, said in the stats so that the output can say it. */
+		note_reduced(in, count);
 		inner_uniform(in);
 		return;
 	}

@@ -8,6 +8,7 @@ cd "$root" || exit 1
 export PLAN_CLI_PATH=$root
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+small="--model gpt-1.7b --cluster selene --gpus 32 --global-batch 512"
 
 "$bin" optimize --model gpt3-175b --cluster selene --gpus 1024 --global-batch 1536 --format json \
 	>"$tmp/o.json" 2>"$tmp/err"
@@ -19,35 +20,109 @@ check "best is top[0] and the list is sorted" \
 check "stages cover every layer" \
 	'jq -e "([.best.stages[].layers] | add) == 96 and (.best.stages | length) == .best.plan.pp" "$tmp/o.json" >/dev/null'
 
+# predicts_again FILE PLAN NAME: the plan at jq path PLAN of FILE, given back
+# to predict with its predict_args, costs the same (to 1e-9).
+predicts_again() {
+	local args got want
+	mapfile -t args < <(jq -r "$2.predict_args[]" "$1")
+	want=$(jq "$2.iteration_time_s" "$1")
+	got=$("$bin" predict "${args[@]}" --format json | jq .iteration_time_s)
+	check "$3 predicted again: $got vs $want" \
+		"jq -en --argjson a '${got:-0}' --argjson b '${want:-0}' '((\$a - \$b) | fabs) <= 1e-9 * \$b' >/dev/null"
+}
+
 # Every plan of the top list, given back to predict, costs the same.
 for i in 0 1 2 3 4; do
-	mapfile -t args < <(jq -r ".top[$i].predict_args[]" "$tmp/o.json")
-	want=$(jq ".top[$i].iteration_time_s" "$tmp/o.json")
-	got=$("$bin" predict "${args[@]}" --format json | jq .iteration_time_s)
-	check "top[$i] predicted again: $got vs $want" \
-		"jq -en --argjson a '${got:-0}' --argjson b '$want' '((\$a - \$b) | fabs) <= 1e-9 * \$b' >/dev/null"
+	predicts_again "$tmp/o.json" ".top[$i]" "top[$i]"
 done
 
 # With a compressor on a slow network, the arguments carry the compression.
 "$bin" optimize --model gpt-7.5b --cluster aws-p3-16xlarge --gpus 32 --global-batch 64 \
 	--compressor ae-100 --compressor topk-1 --format json >"$tmp/c.json"
-mapfile -t args < <(jq -r '.best.predict_args[]' "$tmp/c.json")
-want=$(jq .best.iteration_time_s "$tmp/c.json")
-got=$("$bin" predict "${args[@]}" --format json | jq .iteration_time_s)
-check "compressed best predicted again" \
-	"jq -en --argjson a '${got:-0}' --argjson b '$want' '((\$a - \$b) | fabs) <= 1e-9 * \$b' >/dev/null"
+predicts_again "$tmp/c.json" .best "compressed best"
 check "compressed best names its compressor" 'jq -e ".best.compressor != null" "$tmp/c.json" >/dev/null'
 
-# MILP and exhaustive agree on a small space.
-a=$("$bin" optimize --model gpt-1.7b --cluster selene --gpus 32 --global-batch 512 --max-pp 4 --format json | jq .best.iteration_time_s)
-b=$("$bin" optimize --model gpt-1.7b --cluster selene --gpus 32 --global-batch 512 --max-pp 4 --exhaustive --format json | jq .best.iteration_time_s)
+# MILP and exhaustive agree on a small space, which exhaustive covers in full.
+"$bin" optimize $small --max-pp 4 --format json >"$tmp/milp.json"
+"$bin" optimize $small --max-pp 4 --exhaustive --format json >"$tmp/exh.json"
+a=$(jq .best.iteration_time_s "$tmp/milp.json")
+b=$(jq .best.iteration_time_s "$tmp/exh.json")
 check "MILP ($a) equals exhaustive ($b)" "jq -en --argjson a '$a' --argjson b '$b' '((\$a - \$b) | fabs) <= 1e-9 * \$b' >/dev/null"
+check "exhaustive up to pp 4 is complete" \
+	'jq -e ".stats.exhaustive_complete == true and .stats.exhaustive_reduced == 0" "$tmp/exh.json" >/dev/null'
+check "without --exhaustive, no exhaustive_complete" \
+	'jq -e ".stats | has(\"exhaustive_complete\") | not" "$tmp/milp.json" >/dev/null'
+"$bin" optimize $small --max-pp 4 --exhaustive >"$tmp/exh.txt"
+check "a complete exhaustive search prints no reduction" '! grep -q "^exhaustive:" "$tmp/exh.txt"'
+
+# Up to pp 8, the two pp-8 shapes of 24 layers have 1.6e9 combinations each:
+# exhaustive says it is not complete, and names them.
+"$bin" optimize $small --max-pp 8 --exhaustive --format json >"$tmp/exh8.json"
+check "exhaustive up to pp 8 is not complete (2 shapes reduced)" \
+	'jq -e ".stats.exhaustive_complete == false and .stats.exhaustive_reduced == 2" "$tmp/exh8.json" >/dev/null'
+"$bin" optimize $small --max-pp 8 --exhaustive >"$tmp/exh8.txt"
+check "the text says which shapes were reduced, and how" \
+	'grep -q "^exhaustive: not complete: 2 shapes had more than 1000000 combinations .* got (near-)even layers, one recompute mode for all stages" "$tmp/exh8.txt" &&
+	 [ "$(grep -c "^  tp 1 pp 8 dp 4 vpp 1 mb 1 zero [01] (1.61e+09 combinations)$" "$tmp/exh8.txt")" -eq 2 ]'
 
 # Nothing fits: exit 4, one line naming the memory.
 "$bin" optimize --model gpt-1t --cluster aws-p3-16xlarge --gpus 8 --global-batch 8 >"$tmp/out" 2>"$tmp/err"
 rc=$?
 check "no feasible plan exits 4" '[ $rc -eq 4 ] && [ ! -s "$tmp/out" ]'
 check "no feasible plan names the memory" 'grep -q "^plan-cli: error: no feasible plan: the closest .* GiB per GPU on stage [0-9]*, the GPU has 16.0 GiB$" "$tmp/err" && [ "$(wc -l <"$tmp/err")" -eq 1 ]'
+
+# The cluster overrides of predict: a slow network makes the best plan slower,
+# and the printed predict command carries the override.
+"$bin" optimize $small --format json >"$tmp/fast.json"
+"$bin" optimize $small --nic-bandwidth 1Gbit/s --format json >"$tmp/slow.json" 2>"$tmp/err"
+check "optimize --nic-bandwidth exits 0" '[ $? -eq 0 ] && [ ! -s "$tmp/err" ]'
+fast=$(jq .best.iteration_time_s "$tmp/fast.json")
+slow=$(jq .best.iteration_time_s "$tmp/slow.json")
+check "--nic-bandwidth 1Gbit/s is slower ($slow vs $fast s)" \
+	"jq -en --argjson a '${slow:-0}' --argjson b '${fast:-0}' '\$a > 2 * \$b' >/dev/null"
+predicts_again "$tmp/slow.json" .best "the slow-network best"
+"$bin" optimize $small --intra-bandwidth 50GB/s --format json >"$tmp/intra.json"
+intra=$(jq .best.iteration_time_s "$tmp/intra.json")
+check "--intra-bandwidth 50GB/s is slower ($intra vs $fast s)" \
+	"jq -en --argjson a '${intra:-0}' --argjson b '${fast:-0}' '\$a > \$b' >/dev/null"
+for bw in "--nic-bandwidth fast" "--intra-bandwidth 0B/s" "--nic-bandwidth 10Gbit"; do
+	"$bin" optimize $small $bw >/dev/null 2>"$tmp/opt.err"
+	rc=$?
+	"$bin" predict $small $bw >/dev/null 2>"$tmp/pred.err"
+	check "optimize $bw: exit 2 and predict's message" \
+		'[ $rc -eq 2 ] && [ -s "$tmp/opt.err" ] && cmp -s "$tmp/opt.err" "$tmp/pred.err"'
+done
+
+# A hierarchical DP all-reduce, given to optimize, is in every printed predict
+# command: each plan of the top list predicts again to the same time.
+hier="--model llama2-7b --cluster aws-p4d --gpus 64 --global-batch 512"
+"$bin" optimize $hier --format json >"$tmp/ring.json"
+"$bin" optimize $hier --dp-allreduce hierarchical --format json >"$tmp/hier.json"
+ring=$(jq .best.iteration_time_s "$tmp/ring.json")
+want=$(jq .best.iteration_time_s "$tmp/hier.json")
+check "--dp-allreduce hierarchical changes the best time ($want vs $ring s)" \
+	"jq -en --argjson a '${want:-0}' --argjson b '${ring:-0}' '\$a != \$b' >/dev/null"
+check "predict_args pass --dp-allreduce hierarchical" \
+	'jq -e "[.top[].predict_args | index(\"--dp-allreduce\") as \$i | .[\$i + 1]] | all(. == \"hierarchical\")" "$tmp/hier.json" >/dev/null'
+check "predict_args leave out the default ring" \
+	'jq -e "[.top[].predict_args | index(\"--dp-allreduce\")] | all(. == null)" "$tmp/ring.json" >/dev/null'
+for i in $(seq 0 $(($(jq '.top | length' "$tmp/hier.json") - 1))); do
+	predicts_again "$tmp/hier.json" ".top[$i]" "hierarchical top[$i]"
+done
+"$bin" optimize $hier --dp-allreduce tree >/dev/null 2>"$tmp/opt.err"
+rc=$?
+"$bin" predict $hier --dp-allreduce tree >/dev/null 2>"$tmp/pred.err"
+check "optimize --dp-allreduce tree: exit 2 and predict's message" \
+	'[ $rc -eq 2 ] && [ -s "$tmp/opt.err" ] && cmp -s "$tmp/opt.err" "$tmp/pred.err"'
+
+# The top list tells its plans apart: these two used to print identical lines
+# (sequence parallelism on and off; DP compression on and off).
+for case in "--model gpt3-175b --cluster selene --gpus 1024 --global-batch 1536" \
+	"--model gpt-7.5b --cluster aws-p3-16xlarge --gpus 32 --global-batch 64 --compressor ae-100 --compressor topk-1"; do
+	"$bin" optimize $case --top 10 | sed -n '/^top/,/^$/p' | sed -n 's/^  [0-9]* *[0-9.]* *[0-9.]*%  //p' >"$tmp/top"
+	check "top 10 lines all differ: ${case%% --gpus*}" \
+		'[ "$(wc -l <"$tmp/top")" -eq 10 ] && [ -z "$(sort "$tmp/top" | uniq -d)" ]'
+done
 
 # Usage errors.
 "$bin" optimize --model gpt-1.7b --cluster selene >/dev/null 2>"$tmp/err"
