@@ -36,6 +36,7 @@ add_root(const char *dir)
 {
 	struct stat st;
 	char real[PATH_MAX];
+	size_t len;
 
 	if (nroots >= MAX_ROOTS || !dir || !dir[0])
 		return;
@@ -47,9 +48,10 @@ add_root(const char *dir)
 	for (int i = 0; i < nroots; i++)
 		if (strcmp(roots[i], dir) == 0)
 			return;
-	if (strlen(dir) >= ROOT_MAX)
+	len = strlen(dir);
+	if (len >= ROOT_MAX)
 		return;
-	snprintf(roots[nroots++], ROOT_MAX, "%s", dir);
+	memcpy(roots[nroots++], dir, len + 1);
 }
 
 void
@@ -72,20 +74,20 @@ profile_path_init(const char *argv0)
 	if (n <= 0 && argv0 && strchr(argv0, '/') && realpath(argv0, exe))
 		n = (ssize_t)strlen(exe);
 	if (n > 0) {
-		char parent[PATH_MAX + 4];
+		char parent[PATH_MAX + 32];
 		char *slash;
 
 		exe[n] = '\0';
 		slash = strrchr(exe, '/');
 		if (slash) {
 			*slash = '\0';
-			snprintf(parent, sizeof(parent), "%s/..", exe);
-			add_root(parent);
+			if (snprintf(parent, sizeof(parent), "%s/..", exe) < (int)sizeof(parent))
+				add_root(parent);
 			add_root(exe);
 			/* A relocated or DESTDIR-staged install: PREFIX/bin/plan-cli
 			 * beside PREFIX/share/plan-cli. */
-			snprintf(parent, sizeof(parent), "%s/../share/plan-cli", exe);
-			add_root(parent);
+			if (snprintf(parent, sizeof(parent), "%s/../share/plan-cli", exe) < (int)sizeof(parent))
+				add_root(parent);
 		}
 	}
 	add_root(PLAN_DATADIR);
