@@ -41,6 +41,7 @@ int cli_finish(int code);
 int cmd_predict(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_profiles(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 int cmd_optimize(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 

@@ -1,10 +1,8 @@
 #include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
-#include "io/hf_config.h"
 #include "io/profile_load.h"
 #include "plan/cluster.h"
 #include "plan/compressor.h"
@@ -18,32 +16,14 @@ show(const char *name, const char *path, void *data)
 	(void)data;
 }
 
-/* Print the model profile of the Hugging Face config.json at @path, to save and edit. */
-static int
-from_hf(const char *path)
-{
-	struct plan_error err;
-	struct model m;
-	char *yaml;
-
-	plan_error_clear(&err);
-	/* Loading it first checks what the text alone cannot (layers >= 1, heads divide hidden). */
-	if (!hf_config_load(&m, path, &err) || !hf_config_to_yaml(path, m.name, &yaml, &err))
-		return cli_report(&err);
-	fputs(yaml, stdout);
-	free(yaml);
-	return cli_finish(CLI_EXIT_OK);
-}
-
 int
 cmd_profiles(int argc, char **argv)
 {
 	static const enum profile_kind kinds[] = { PROFILE_MODEL, PROFILE_CLUSTER, PROFILE_GPU, PROFILE_FRAMEWORK, PROFILE_COMPRESSOR };
 
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		fputs("usage: plan-cli profiles [--schema model|cluster|gpu|framework|compressor | --from-hf PATH]\n\n"
-		      "List the bundled profiles and where they were found, print a profile schema,\n"
-		      "or print the model profile of a Hugging Face config.json (--model also takes one).\n"
+		fputs("usage: plan-cli profiles [--schema model|cluster|gpu|framework|compressor]\n\n"
+		      "List the bundled profiles and where they were found, or print a profile schema.\n"
 		      "Search path: each folder of $PLAN_CLI_PATH, the folder above the executable\n"
 		      "(the source tree when run from build/), the executable's folder, ../share/plan-cli\n"
 		      "beside it, " PLAN_DATADIR ", and the source tree " PLAN_SOURCE_DIR "\n",
@@ -62,13 +42,6 @@ cmd_profiles(int argc, char **argv)
 		}
 		schema_print(tables[k], stdout, 0);
 		return cli_finish(CLI_EXIT_OK);
-	}
-	if (argc >= 2 && strcmp(argv[1], "--from-hf") == 0) {
-		if (argc != 3) {
-			cli_error("--from-hf takes the path of a Hugging Face config.json");
-			return CLI_EXIT_USAGE;
-		}
-		return from_hf(argv[2]);
 	}
 	if (argc > 1) {
 		cli_error("unexpected argument '%s' for profiles", argv[1]);

@@ -19,6 +19,7 @@ static const struct command commands[] = {
 	{ "sweep", cmd_sweep, "predict or optimize a grid of cells: tables (md, csv, latex, json) and plots" },
 	{ "validate", cmd_validate, "compare predictions with measured runs from a CSV file" },
 	{ "profiles", cmd_profiles, "list the bundled models, clusters and compressors" },
+	{ "import", cmd_import, "write the model profile of a Hugging Face config.json" },
 	{ NULL, NULL, NULL },
 };
 
@@ -32,6 +33,19 @@ usage(FILE *out)
 	fputs("\nRun 'plan-cli <command> --help' for a command's options; see plan-cli(1).\n", out);
 }
 
+/* "predict, optimize, ...": the table's names, for the errors. */
+static const char *
+command_names(void)
+{
+	static char names[128];
+
+	if (!names[0])
+		for (const struct command *c = commands; c->name; c++)
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+				 c == commands ? "" : ", ", c->name);
+	return names;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -40,7 +54,7 @@ main(int argc, char **argv)
 	profile_path_init(argv[0]);
 
 	if (argc < 2) {
-		cli_error("no command given (commands: predict, optimize, sweep, validate, profiles; see 'plan-cli --help')");
+		cli_error("no command given (commands: %s; see 'plan-cli --help')", command_names());
 		return CLI_EXIT_USAGE;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
@@ -62,6 +76,6 @@ main(int argc, char **argv)
 	for (const struct command *c = commands; c->name; c++)
 		if (strcmp(argv[1], c->name) == 0)
 			return c->fn(argc - 1, argv + 1);
-	cli_error("unknown command '%s' (commands: predict, optimize, sweep, validate, profiles)", argv[1]);
+	cli_error("unknown command '%s' (commands: %s)", argv[1], command_names());
 	return CLI_EXIT_USAGE;
 }

@@ -466,7 +466,7 @@ hf_config_load(struct model *m, const char *path, struct plan_error *err)
 		 * config.json's: drop them and say where the key came from. */
 		snprintf(msg, sizeof(msg), "%s", err->message);
 		plan_error_set(err, err->kind, path, 0, 0, "%s (in the model profile written from it: see "
-			       "plan-cli profiles --from-hf)", msg);
+			       "plan-cli import)", msg);
 	}
 	return ok;
 }

@@ -689,27 +689,37 @@ expect_rc 0
 expect_stderr_empty
 expect_jq '.parameters == 8030261248 and .model == "llama-3.1-8b" and .plan.seq_len == 4096' "Llama 3.1 8B from config.json"
 finish "predict --model hf:PATH reads a Hugging Face config.json"
-cli profiles --from-hf "$hf/qwen2.5-7b.json"
+cli import "$hf/qwen2.5-7b.json"
 expect_rc 0
 cp "$tmp/out" "$tmp/qwen.yaml"
 expect_out_has "qkv_bias: true"
 cli predict --model "$tmp/qwen.yaml" --cluster dgx-h100 --tp 4 --global-batch 1024 --format json
 expect_rc 0
 expect_jq '.parameters == 7615616512' "Qwen2.5 7B through the printed profile"
-finish "profiles --from-hf prints a model profile that loads with the same parameters"
+finish "import prints a model profile that loads with the same parameters"
+cli import "hf:$hf/gpt2.json" --output "$tmp/gpt2.yaml"
+expect_rc 0
+expect_stdout_empty
+expect_stderr_empty
+grep -qx "name: 'gpt2'" "$tmp/gpt2.yaml" || fail "no name line in the written file"
+ls "$tmp"/gpt2.yaml.tmp* >/dev/null 2>&1 && fail "a temporary file was left"
+finish "import --output writes the profile to a file, nothing to stdout"
+error_case 1 "import --output into a missing folder" "nofolder/x.yaml: cannot write" \
+	import "$hf/gpt2.json" --output "$tmp/nofolder/x.yaml"
+usage_error "import takes one config.json" "unexpected argument" import "$hf/gpt2.json" "$hf/gpt2.json"
 printf '{"model_type": "t5", "d_model": 512}\n' >"$tmp/t5.json"
 error_case 3 "an unsupported model_type names the supported ones" \
 	"t5.json: model_type 't5' is not supported (supported: llama," \
 	predict --model "$tmp/t5.json" --cluster dgx-h100 --global-batch 8
 printf '{"model_type": "llama",\n "hidden_size": 4096,,\n}\n' >"$tmp/broken.json"
 error_case 3 "a broken config.json is reported at its line" "broken.json:2:" \
-	profiles --from-hf "$tmp/broken.json"
-usage_error "profiles --from-hf without a path" "--from-hf takes the path" profiles --from-hf
+	import "$tmp/broken.json"
+usage_error "import without a path" "import needs the path of a Hugging Face config.json" import
 printf '{"model_type": "llama", "num_hidden_layers": 200000, "hidden_size": 64,\n "num_attention_heads": 2,
  "vocab_size": 10, "max_position_embeddings": 8, "intermediate_size": 128}\n' >"$tmp/deep.json"
 error_case 3 "a value the profile refuses is not given the written YAML's line" \
 	"deep.json: 'layers' must be at most 100000, got '200000' (in the model profile written from it" \
-	profiles --from-hf "$tmp/deep.json"
+	import "$tmp/deep.json"
 printf '{"model_type": "llava", "text_config": {"model_type": "llama"}}\n' >"$tmp/llava.json"
 error_case 3 "a multimodal wrapper names its text_config" \
 	"llava.json: a multimodal config: its language model is in field 'text_config' (model_type 'llama')" \
