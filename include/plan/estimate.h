@@ -87,6 +87,7 @@ struct estimate {
 	double mfu;
 	double hfu;
 	double tokens_per_s;
+	double tokens_per_s_per_gpu;    /**< as the MosaicML and torchtitan tables give it */
 	int gpus;
 	struct estimate_bytes bytes;             /**< with compression */
 	struct estimate_bytes uncompressed_bytes;/**< the same plan without it */

@@ -594,6 +594,7 @@ core_rates(const struct model *m, const struct cluster *c, const struct plan *p,
 	out->mfu = out->tflops_per_gpu * 1e12 / c->gpu.peak_flops;
 	out->hfu = out->hardware_tflops_per_gpu * 1e12 / c->gpu.peak_flops;
 	out->tokens_per_s = (double)p->global_batch * p->seq_len / out->iteration_time_s;
+	out->tokens_per_s_per_gpu = out->tokens_per_s / out->gpus;
 }
 
 static void
@@ -653,7 +654,7 @@ static const struct {
 	ESTIMATE_FIGURE(memory.total), ESTIMATE_FIGURE(memory_capacity_bytes),
 	ESTIMATE_FIGURE(model_flops_per_iteration), ESTIMATE_FIGURE(hardware_flops_per_iteration),
 	ESTIMATE_FIGURE(tflops_per_gpu), ESTIMATE_FIGURE(hardware_tflops_per_gpu),
-	ESTIMATE_FIGURE(mfu), ESTIMATE_FIGURE(hfu), ESTIMATE_FIGURE(tokens_per_s),
+	ESTIMATE_FIGURE(mfu), ESTIMATE_FIGURE(hfu), ESTIMATE_FIGURE(tokens_per_s), ESTIMATE_FIGURE(tokens_per_s_per_gpu),
 	ESTIMATE_FIGURE(bytes.tp), ESTIMATE_FIGURE(bytes.pp), ESTIMATE_FIGURE(bytes.dp),
 	ESTIMATE_FIGURE(bytes.ep), ESTIMATE_FIGURE(uncompressed_bytes.tp),
 	ESTIMATE_FIGURE(uncompressed_bytes.pp), ESTIMATE_FIGURE(uncompressed_bytes.dp),

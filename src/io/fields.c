@@ -215,6 +215,7 @@ const struct field field_table[] = {
 	{ "mfu", "mfu", CSV_RATE, "", "model FLOPs utilisation, a fraction of the peak", EST(mfu) },
 	{ "hfu", NULL, NULL, "", "hardware FLOPs utilisation, a fraction of the peak", EST(hfu) },
 	{ "tokens_per_s", "tokens_per_s", CSV_RATE, "tokens/s", "tokens per second", EST(tokens_per_s) },
+	{ "tokens_per_s_per_gpu", NULL, NULL, "tokens/s", "tokens per second per GPU", EST(tokens_per_s_per_gpu) },
 	{ "details.microbatches", NULL, NULL, "", "micro-batches per pipeline per iteration", EST(details.microbatches) },
 	{ "details.bubble_fraction", NULL, NULL, "", "the bubble as a fraction of the ideal time", EST(details.bubble_fraction) },
 	{ "details.layer_forward_s", NULL, NULL, "s", "forward of one layer, one micro-batch", EST(details.layer_fwd_s) },

@@ -200,8 +200,8 @@ format_text(FILE *out, const struct report *r)
 	fputc('\n', out);
 
 	fprintf(out, "iteration time  %.4f s\n", T);
-	fprintf(out, "throughput      %.0f tokens/s, %.1f TFLOP/s per GPU (model), %.1f (hardware)\n",
-		e->tokens_per_s, e->tflops_per_gpu, e->hardware_tflops_per_gpu);
+	fprintf(out, "throughput      %.0f tokens/s (%.0f per GPU), %.1f TFLOP/s per GPU (model), %.1f (hardware)\n",
+		e->tokens_per_s, e->tokens_per_s_per_gpu, e->tflops_per_gpu, e->hardware_tflops_per_gpu);
 	fprintf(out, "utilisation     MFU %.1f %%, HFU %.1f %%\n\n", 100.0 * e->mfu, 100.0 * e->hfu);
 
 	fprintf(out, "breakdown (stage %d sets the pace)   seconds   share\n", d->bottleneck_stage);
