@@ -408,6 +408,12 @@ elif ! diff -u "$golden" "$tmp/out" >"$tmp/diff"; then
 	while IFS= read -r line; do fail "$line"; done <"$tmp/diff"
 fi
 finish "predict text report matches the golden file"
+# The README's quick start shows that report: it must not go stale.
+awk '/^The first command prints:/ { f = 1; next } f && /^```$/ { if (in_block) exit; in_block = 1; next } in_block' \
+	"$src/README.md" >"$tmp/readme-report.txt"
+cmp -s "$tmp/readme-report.txt" "$golden" ||
+	fail "README.md's quick-start output differs from $golden: $(diff "$golden" "$tmp/readme-report.txt" | head -n 4 | tr '\n' ' ')"
+finish "README's quick-start output is the golden report"
 
 # ------------------------------------------------------------- profiles
 
