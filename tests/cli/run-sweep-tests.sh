@@ -151,4 +151,12 @@ check "a framework axis: one row each, a framework column" '[ $? -eq 0 ] && [ "$
 "$bin" sweep --model gpt-1.7b --cluster selene --global-batch 8 --framework nosuch >/dev/null 2>"$tmp/err"
 check "an unknown framework names the bundled ones" '[ $? -ne 0 ] && grep -q "megatron-lm" "$tmp/err"'
 
+# Profiles given as paths are shown by name in tables and legends; CSV keeps the value given.
+"$bin" sweep --model "$root/models/gpt-1.7b.yaml,gpt-3.6b" --cluster selene --gpus 32 --global-batch 512 \
+	--recompute full >"$tmp/paths.md" 2>"$tmp/err"
+check "a model given as a path is named in the table" '[ $? -eq 0 ] && grep -q "^| gpt-1.7b |" "$tmp/paths.md" && ! grep -q "models/" "$tmp/paths.md"'
+"$bin" sweep --model "$root/models/gpt-1.7b.yaml,gpt-3.6b" --cluster selene --gpus 32 --global-batch 512 \
+	--recompute full --format csv >"$tmp/paths.csv" 2>"$tmp/err"
+check "CSV keeps the path given" 'grep -qF "\"$root/models/gpt-1.7b.yaml\"" "$tmp/paths.csv"'
+
 finish
