@@ -75,6 +75,12 @@ struct search_candidate {
 	double milp_slot_s;                  /**< the MILP's objective (0 when not from a MILP) */
 };
 
+/**
+ * Among layouts of the MILP's optimal slot, the search predicts up to
+ * this many to find the fastest iteration (tail and fill included).
+ */
+#define SEARCH_TIE_MAX_LAYOUTS 4096
+
 /** --exhaustive enumerates a shape when its combinations number at most this. */
 #define SEARCH_EXHAUSTIVE_MAX_COMBINATIONS 1e6
 
@@ -103,6 +109,7 @@ struct search_stats {
 	double max_milp_gap;  /**< largest |MILP slot - predicted slot| / slot */
 	long cut;             /**< MILPs proven unable to beat the k-th best plan */
 	long truncated;       /**< --exhaustive shapes too large to enumerate (even layers only) */
+	long tie_truncated;   /**< MILP shapes with more tied layouts than SEARCH_TIE_MAX_LAYOUTS */
 	struct search_reduced reduced[SEARCH_MAX_REDUCED]; /**< the first min(truncated, SEARCH_MAX_REDUCED) */
 	double cutoff_s;      /**< (internal) the k-th best time while searching; 0: none */
 	bool have_closest;    /**< when nothing fits: the plan closest to fitting */

@@ -463,6 +463,146 @@ inner_milp_refine(const struct layout_milp *x, const struct plan *p)
 	consider(in, &cand);
 }
 
+/*
+ * The tied optima. The MILP minimises the slot; the iteration time adds
+ * the other stages' slots (fill and drain) and the slowest stage's tail
+ * (DP sync, optimizer step), which the layout, the recompute modes and
+ * the compression suffixes change among layouts of the same slot. Every
+ * layout whose stages all run within the optimal slot (by the same
+ * coefficients as the MILP's rows) is predicted and the fastest kept, as
+ * --exhaustive keeps it: up to SEARCH_TIE_MAX_LAYOUTS of them.
+ */
+struct ties {
+	const struct layout_milp *x;
+	double slot_ms, cap_gib;
+	int layers[PLAN_MAX_STAGES], mode[PLAN_MAX_STAGES], most[PLAN_MAX_STAGES + 1];
+	int tp_from, pp_from;
+	long layouts;
+	struct search_candidate cand;
+};
+
+/* Stage @s's time (ms) and memory (GiB) by the MILP's coefficients. */
+static double
+ties_time(const struct layout_milp *x, int s, int n, int r, int c, int b)
+{
+	const struct estimate_stage_coefs *q = &x->k[s];
+
+	return layout_milp_ms_per_s * (q->time_fixed[b] + n * q->time_layer[r][c]);
+}
+
+static double
+ties_memory(const struct layout_milp *x, int s, int n, int r, int c, int b)
+{
+	const struct estimate_stage_coefs *q = &x->k[s];
+	double fixed = q->mem_fixed[r][0] + (b ? q->mem_fixed[x->modes[0]][1] - q->mem_fixed[x->modes[0]][0] : 0);
+
+	return layout_milp_gib_per_byte * (fixed + n * q->mem_layer[r][c]);
+}
+
+/* The most layers stage @s can take within the slot (any choice). */
+static int
+ties_most(const struct ties *t, int s)
+{
+	const struct layout_milp *x = t->x;
+	int most = 0;
+
+	for (int i = 0; i < x->nm; i++)
+		for (int n = most + 1; n <= x->L; n++) {
+			if (ties_time(x, s, n, x->modes[i], 0, 0) > t->slot_ms &&
+			    (!x->tpc || ties_time(x, s, n, x->modes[i], 1, 0) > t->slot_ms) &&
+			    (!x->ppc || ties_time(x, s, n, x->modes[i], x->tpc, 1) > t->slot_ms))
+				break;
+			most = n;
+		}
+	return most;
+}
+
+static void ties_stage(struct ties *t, int s, int left, int compressed);
+
+/* A complete layout: predict it. */
+static void
+ties_leaf(struct ties *t)
+{
+	const struct inner *in = t->x->in;
+	struct plan p = *in->shape;
+
+	t->layouts++;
+	layout_plan(&p, t->layers, t->mode, t->tp_from, t->pp_from);
+	if (evaluate(in, &p, &t->cand))
+		consider(in, &t->cand);
+}
+
+/* Stage @s with @n layers, mode @r, flags @c (TP) and @b (PP). */
+static void
+ties_choice(struct ties *t, int s, int left, int compressed, int n, int r, int c, int b)
+{
+	const struct layout_milp *x = t->x;
+	int budget = x->in->opt->max_compressed_layers;
+
+	if (ties_time(x, s, n, r, c, b) > t->slot_ms || ties_memory(x, s, n, r, c, b) > t->cap_gib)
+		return;
+	if (c && budget >= 0 && compressed + n > budget)
+		return;
+	t->layers[s] = n;
+	t->mode[s] = r;
+	if (c && t->tp_from > s)
+		t->tp_from = s;
+	if (b && t->pp_from > s)
+		t->pp_from = s;
+	ties_stage(t, s + 1, left - n, compressed + (c ? n : 0));
+	if (t->tp_from == s)
+		t->tp_from = x->P;
+	if (t->pp_from == s)
+		t->pp_from = x->P;
+}
+
+static void
+ties_stage(struct ties *t, int s, int left, int compressed)
+{
+	const struct layout_milp *x = t->x;
+	int P = x->P;
+
+	if (s == P) {
+		if (left == 0)
+			ties_leaf(t);
+		return;
+	}
+	/* Compression covers a suffix: once on, it stays on. */
+	for (int c = t->tp_from < s; c <= (x->tpc ? 1 : 0); c++)
+		for (int b = t->pp_from < s; b <= (x->ppc ? 1 : 0); b++)
+			for (int i = 0; i < x->nm; i++)
+				for (int n = 1; n <= left - (P - 1 - s); n++) {
+					if (t->layouts >= SEARCH_TIE_MAX_LAYOUTS)
+						return;
+					/* The later stages must be able to take the rest. */
+					if (left - n > t->most[s + 1])
+						continue;
+					ties_choice(t, s, left, compressed, n, x->modes[i], c, b);
+				}
+}
+
+/* Every layout within the MILP's slot (@slot_s, predicted): the fastest. */
+static void
+inner_milp_ties(const struct layout_milp *x, double slot_s)
+{
+	struct ties *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return;
+	t->x = x;
+	/* GLPK's feasibility tolerance (1e-7) on a tied stage: 1e-6. */
+	t->slot_ms = layout_milp_ms_per_s * slot_s * (1 + 1e-6);
+	t->cap_gib = x->in->c->gpu.memory_bytes * layout_milp_gib_per_byte;
+	t->tp_from = t->pp_from = x->P;
+	t->most[x->P] = 0;
+	for (int s = x->P - 1; s >= 0; s--)
+		t->most[s] = t->most[s + 1] + ties_most(t, s);
+	ties_stage(t, 0, x->L, 0);
+	if (t->layouts >= SEARCH_TIE_MAX_LAYOUTS)
+		x->in->st->tie_truncated++;
+	free(t);
+}
+
 /* Solve, and act on the outcome. */
 static bool
 inner_milp_solve(const struct layout_milp *x, struct plan_error *err)
@@ -492,6 +632,8 @@ inner_milp_solve(const struct layout_milp *x, struct plan_error *err)
 
 		inner_milp_decode(x, &p);
 		inner_milp_refine(x, &p);
+		if (*in->found)
+			inner_milp_ties(x, in->best->est.details.slot_s);
 	}
 	return true;
 }
