@@ -101,7 +101,8 @@ write_json(const struct optimize_result *res)
 	json_t *list = json_array(), *root = json_object(), *stats;
 	int rc = 0;
 
-	stats = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}", "shapes", (json_int_t)st->shapes,
+	stats = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}", "shapes", (json_int_t)st->shapes,
+			  "tie_truncated", (json_int_t)st->tie_truncated,
 			  "milps_cut", (json_int_t)st->cut,
 			  "pruned", (json_int_t)st->pruned, "milps", (json_int_t)st->milps,
 			  "milp_timeouts", (json_int_t)st->milp_timeouts,
@@ -255,6 +256,19 @@ text_reduced(const struct optimize_result *res)
 		printf("  and %ld more\n", st->truncated - named);
 }
 
+/* The MILP's pass over tied layouts that stopped short: the claim of
+ * exactness does not hold for those shapes, so say so. */
+static void
+text_ties(const struct optimize_result *res)
+{
+	long n = res->stats->tie_truncated;
+
+	if (res->req->so.exhaustive || n == 0)
+		return;
+	printf("ties: %ld shape%s had more than %d layouts at the optimal slot; the first %d were compared "
+	       "on iteration time\n", n, n == 1 ? "" : "s", SEARCH_TIE_MAX_LAYOUTS, SEARCH_TIE_MAX_LAYOUTS);
+}
+
 static int
 write_text(const struct optimize_result *res)
 {
@@ -284,6 +298,7 @@ write_text(const struct optimize_result *res)
 	       st->shapes, st->pruned, st->milps, st->cut, res->ntop, st->milp_timeouts, st->evaluations,
 	       st->infeasible, st->seconds);
 	text_reduced(res);
+	text_ties(res);
 	return CLI_EXIT_OK;
 }
 

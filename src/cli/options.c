@@ -3,6 +3,7 @@
  * values into the request, --help, the option list and predict_args.
  */
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -62,26 +63,16 @@ apply(const struct cli_option *o, const char *arg, void *req)
 }
 
 /* The option of @t nearest to the unknown @arg ("--modle", "--tp=4"), as
- * profile keys suggest theirs: within two edits, else NULL. */
+ * profile keys suggest theirs; NULL when none is within two edits. */
 static const char *
 nearest_option(const struct cli_option *t, const char *arg)
 {
 	char name[64];
-	const char *best = NULL;
-	int best_d = 3;
 
 	if (strncmp(arg, "--", 2) != 0)
 		return NULL;
 	snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
-	for (int i = 0; t[i].name; i++) {
-		int d = schema_edit_distance(name, t[i].name);
-
-		if (d < best_d) {
-			best_d = d;
-			best = t[i].name;
-		}
-	}
-	return best;
+	return schema_nearest(name, t, sizeof(*t), offsetof(struct cli_option, name));
 }
 
 int

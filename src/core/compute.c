@@ -216,8 +216,10 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 	}
 	gemm += out->mlp_fwd_s;
 	if (p->flash_attention) {
-		/* Another kernel than the one the GPU profile measured (llm-foundry's
-		 * Triton flash attention): its throughput relative to that one. */
+		/* Another kernel than the one the GPU profile measured: its
+		 * throughput relative to that one (llm-foundry's Triton flash
+		 * attention, 1.3-2.5x slower than FlashAttention-2: Dao 2023,
+		 * Sec. 4.1; frameworks/llm-foundry.yaml). */
 		double speed = fw ? fw->attention_speed : 1.0;
 
 		compute_flash_attention(m, p, c, &attn_gemm, &attn_bwd);

@@ -1,5 +1,6 @@
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,22 +37,36 @@ schema_edit_distance(const char *a, const char *b)
 	return row[lb];
 }
 
+const char *
+schema_nearest(const char *name, const void *rows, size_t stride, size_t name_offset)
+{
+	const char *best = NULL;
+	int best_d = 3;
+
+	for (const char *row = rows;; row += stride) {
+		const char *candidate;
+		int d;
+
+		memcpy(&candidate, row + name_offset, sizeof(candidate));
+		if (!candidate)
+			return best;
+		d = schema_edit_distance(name, candidate);
+		if (d < best_d) {
+			best_d = d;
+			best = candidate;
+		}
+	}
+}
+
 static bool
 unknown_key(const struct schema_key *table, struct ytree *t, yaml_node_t *key,
 	    struct plan_error *err)
 {
 	const char *name = ytree_scalar(key);
-	const char *best = NULL;
-	int best_d = 3;
+	const char *best = schema_nearest(name, table, sizeof(*table), offsetof(struct schema_key, key));
 	char valid[512] = "";
 
 	for (const struct schema_key *k = table; k->key; k++) {
-		int d = schema_edit_distance(name, k->key);
-
-		if (d < best_d) {
-			best_d = d;
-			best = k->key;
-		}
 		if (strlen(valid) + strlen(k->key) + 3 < sizeof(valid)) {
 			if (valid[0])
 				strcat(valid, ", ");

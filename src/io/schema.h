@@ -86,3 +86,11 @@ void schema_print(const struct schema_key *table, FILE *out, int indent);
 
 /** Edit distance used for "did you mean" hints. */
 int schema_edit_distance(const char *a, const char *b);
+
+/**
+ * The name nearest to @name, within two edits, among the rows of a table
+ * (@rows, each @stride bytes, its name a const char * at @name_offset;
+ * the first row whose name is NULL ends it); NULL when none is that near.
+ * Profile keys and command options suggest theirs with it.
+ */
+const char *schema_nearest(const char *name, const void *rows, size_t stride, size_t name_offset);

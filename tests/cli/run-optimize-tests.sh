@@ -52,6 +52,8 @@ check "exhaustive up to pp 4 is complete" \
 	'jq -e ".stats.exhaustive_complete == true and .stats.exhaustive_reduced == 0" "$tmp/exh.json" >/dev/null'
 check "without --exhaustive, no exhaustive_complete" \
 	'jq -e ".stats | has(\"exhaustive_complete\") | not" "$tmp/milp.json" >/dev/null'
+check "the MILP compared every tied layout (tie_truncated 0)" \
+	'jq -e ".stats.tie_truncated == 0" "$tmp/milp.json" >/dev/null'
 "$bin" optimize $small --max-pp 4 --exhaustive >"$tmp/exh.txt"
 check "a complete exhaustive search prints no reduction" '! grep -q "^exhaustive:" "$tmp/exh.txt"'
 
