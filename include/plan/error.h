@@ -16,9 +16,12 @@ enum plan_error_kind {
  * A caller-supplied error: filled by the first failing function.
  * line and column are 1-based; 0 means "not known".
  */
+/** Long enough for any path (PATH_MAX on Linux). */
+#define PLAN_ERROR_FILE_LEN 4096
+
 struct plan_error {
 	enum plan_error_kind kind;
-	char file[256];
+	char file[PLAN_ERROR_FILE_LEN];
 	int line;
 	int column;
 	char message[768];
@@ -42,6 +45,9 @@ bool plan_error_set(struct plan_error *err, enum plan_error_kind kind,
  * value quoted in a message never breaks it over lines.
  */
 void plan_error_escape(char *dst, unsigned long size, const char *src);
+
+/** Enough for what plan_error_format writes. */
+#define PLAN_ERROR_TEXT_LEN (PLAN_ERROR_FILE_LEN + 800)
 
 /** Format "FILE:LINE:COL: message" (or less when unknown) into @buf. */
 void plan_error_format(const struct plan_error *err, char *buf, unsigned long size);

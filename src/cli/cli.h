@@ -21,7 +21,9 @@ enum cli_format { CLI_FORMAT_TEXT, CLI_FORMAT_JSON, CLI_FORMAT_CSV };
 extern const char *const cli_format_names[];
 
 /** When not empty, prefixed to profile-loading errors ("runs.csv: row 3 ('id')"). */
-extern char cli_context[512];
+/* Long enough for a path (PATH_MAX) and a line and column. */
+#define CLI_CONTEXT_LEN 4160
+extern char cli_context[CLI_CONTEXT_LEN];
 
 /** Print "plan-cli: error: ..." to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -7,7 +7,7 @@
 #include "plan/numparse.h"
 
 const char *const cli_format_names[] = { "text", "json", "csv", NULL };
-char cli_context[512];
+char cli_context[CLI_CONTEXT_LEN];
 
 void
 cli_error(const char *fmt, ...)
@@ -26,7 +26,7 @@ cli_error(const char *fmt, ...)
 int
 cli_report(const struct plan_error *err)
 {
-	char buf[1200];
+	char buf[PLAN_ERROR_TEXT_LEN];
 
 	plan_error_format(err, buf, sizeof(buf));
 	cli_error("%s", buf);
@@ -96,7 +96,7 @@ static int
 load_failed(const struct plan_error *err)
 {
 	if (cli_context[0]) {
-		char buf[1200];
+		char buf[PLAN_ERROR_TEXT_LEN];
 
 		plan_error_format(err, buf, sizeof(buf));
 		cli_error("%s: %s", cli_context, buf);

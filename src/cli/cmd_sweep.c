@@ -651,10 +651,10 @@ output(const struct sweep_request *r, const struct sweep_result *res, long n)
 	return CLI_EXIT_OK;
 }
 
-int
-cmd_sweep(int argc, char **argv)
+/* The sweep of request @r, once parsed. */
+static int
+run_sweep(struct sweep_request *r, int argc, char **argv)
 {
-	static struct sweep_request r;
 	static struct cache cache;
 	struct sweep_cell *cells;
 	struct sweep_result *res;
@@ -662,9 +662,7 @@ cmd_sweep(int argc, char **argv)
 	long n = 0;
 
 	memset(&cache, 0, sizeof(cache));
-	if ((rc = parse(&r, &argc, &argv)) >= 0)
-		return rc;
-	if ((rc = check_study(&r.study, &n)) != CLI_EXIT_OK)
+	if ((rc = check_study(&r->study, &n)) != CLI_EXIT_OK)
 		return rc;
 	cells = calloc((size_t)n, sizeof(*cells));
 	res = calloc((size_t)n, sizeof(*res));
@@ -674,15 +672,27 @@ cmd_sweep(int argc, char **argv)
 		cli_error("out of memory for %ld cells", n);
 		return CLI_EXIT_FAILURE;
 	}
-	rc = build_cells(&r.study, &cache, cells, n);
+	rc = build_cells(&r->study, &cache, cells, n);
 	if (rc == CLI_EXIT_OK)
-		rc = evaluate(&r, cells, n, argv + optind, argc - optind, res);
+		rc = evaluate(r, cells, n, argv + optind, argc - optind, res);
 	if (rc == CLI_EXIT_OK) {
 		sweep_derive(cells, n, res);
-		rc = output(&r, res, n);
+		rc = output(r, res, n);
 	}
 	cache_release(&cache);
 	free(cells);
 	free(res);
+	return rc;
+}
+
+int
+cmd_sweep(int argc, char **argv)
+{
+	static struct sweep_request r;
+	int rc = parse(&r, &argc, &argv);
+
+	if (rc < 0)
+		rc = run_sweep(&r, argc, argv);
+	study_release(&r.study);
 	return cli_finish(rc);
 }

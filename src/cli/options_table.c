@@ -4,6 +4,7 @@
  * run-options-tests.sh fails when the two name different options.
  */
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -506,31 +507,39 @@ parse_axis(const struct cli_option *o, const char *list, void *req)
 	struct study *s = &((struct sweep_request *)req)->study;
 	int kind = o->axis, existing = study_find_axis(s, kind);
 	struct study_axis *a;
-	char buf[STUDY_MAX_VALUES * 8];
-	char *save = NULL;
+	char *buf, *save = NULL;
+	bool ok = true;
 
-	if ((existing < 0 && s->naxes == STUDY_MAX_AXES) || strlen(list) >= sizeof(buf)) {
-		cli_error("too many axes or values");
+	if (existing < 0 && s->naxes == STUDY_MAX_AXES) {
+		cli_error("more than %d axes", STUDY_MAX_AXES);
+		return false;
+	}
+	if (!(buf = strdup(list))) {
+		cli_error("out of memory");
 		return false;
 	}
 	/* On the command line an axis replaces the study's axis of that name. */
 	a = existing >= 0 ? &s->axes[existing] : &s->axes[s->naxes++];
 	a->kind = kind;
-	a->n = 0;
-	memcpy(buf, list, strlen(list) + 1);
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (a->n == STUDY_MAX_VALUES || strlen(tok) >= STUDY_VALUE_LEN) {
-			cli_error("--%s: too many or too long values", study_axis_names[kind]);
-			return false;
-		}
-		a->value_line[a->n] = a->value_column[a->n] = 0; /* not from the study file */
-		snprintf(a->values[a->n++], STUDY_VALUE_LEN, "%s", tok);
+	study_axis_clear(a);
+	for (char *tok = strtok_r(buf, ",", &save); ok && tok; tok = strtok_r(NULL, ",", &save)) {
+		ok = false;
+		if (a->n == STUDY_MAX_VALUES)
+			cli_error("--%s: more than %d values", study_axis_names[kind], STUDY_MAX_VALUES);
+		else if (strlen(tok) >= STUDY_VALUE_LEN)
+			cli_error("--%s: a value longer than %d characters", study_axis_names[kind],
+				  STUDY_VALUE_LEN - 1);
+		else if (!study_axis_add(a, tok))
+			cli_error("out of memory");
+		else
+			ok = true;
 	}
-	if (a->n == 0) {
+	free(buf);
+	if (ok && a->n == 0) {
 		cli_error("--%s expects a comma-separated list", study_axis_names[kind]);
 		return false;
 	}
-	return true;
+	return ok;
 }
 
 static bool

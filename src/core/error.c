@@ -7,9 +7,12 @@
 void
 plan_error_clear(struct plan_error *err)
 {
+	/* Not a memset: the struct is mostly path, and predict clears one per call. */
 	if (!err)
 		return;
-	memset(err, 0, sizeof(*err));
+	err->kind = PLAN_ERR_NONE;
+	err->file[0] = err->message[0] = '\0';
+	err->line = err->column = 0;
 }
 
 void

@@ -1,5 +1,6 @@
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "plan/numparse.h"
@@ -27,6 +28,37 @@ study_init(struct study *s)
 	s->metrics[0] = METRIC_TIME;
 	s->baseline_axis = -1;
 	snprintf(s->reference_name, sizeof(s->reference_name), "reference");
+}
+
+void
+study_axis_clear(struct study_axis *a)
+{
+	for (int i = 0; i < a->n; i++)
+		free(a->values[i]);
+	a->n = 0;
+}
+
+bool
+study_axis_add(struct study_axis *a, const char *text)
+{
+	size_t len = strlen(text);
+
+	if (a->n >= STUDY_MAX_VALUES || len >= STUDY_VALUE_LEN)
+		return false;
+	if (!(a->values[a->n] = malloc(len + 1)))
+		return false;
+	memcpy(a->values[a->n], text, len + 1);
+	a->value_line[a->n] = a->value_column[a->n] = 0;
+	a->n++;
+	return true;
+}
+
+void
+study_release(struct study *s)
+{
+	for (int i = 0; i < s->naxes && i < STUDY_MAX_AXES; i++)
+		study_axis_clear(&s->axes[i]);
+	study_init(s);
 }
 
 /* The i-th name of a table, NULL past its end: lets one lookup serve every table. */
@@ -107,10 +139,13 @@ static bool
 add_value(const struct ytree *t, const yaml_node_t *v, const char *key, struct study_axis *a,
 	  struct plan_error *err)
 {
-	if (!copy_text(t, v, key, a->values[a->n], STUDY_VALUE_LEN, err))
+	char text[STUDY_VALUE_LEN];
+
+	if (!copy_text(t, v, key, text, sizeof(text), err))
 		return false;
-	mark_of(v, &a->value_line[a->n], &a->value_column[a->n]);
-	a->n++;
+	if (!study_axis_add(a, text))
+		return ytree_error(t, v, err, "out of memory for the values of '%s'", key);
+	mark_of(v, &a->value_line[a->n - 1], &a->value_column[a->n - 1]);
 	return true;
 }
 

@@ -9,7 +9,8 @@
 #define STUDY_MAX_AXES 16
 #define STUDY_MAX_VALUES 512
 #define STUDY_MAX_METRICS 12
-#define STUDY_VALUE_LEN 64
+/* A value may be a profile path: as long as a path may be (PATH_MAX). */
+#define STUDY_VALUE_LEN 4096
 
 /** What an axis sets in each cell. */
 enum study_axis_kind {
@@ -40,7 +41,7 @@ enum study_mode { STUDY_PREDICT, STUDY_OPTIMIZE };
 struct study_axis {
 	int kind;          /**< enum study_axis_kind */
 	int n;             /**< values */
-	char values[STUDY_MAX_VALUES][STUDY_VALUE_LEN];
+	char *values[STUDY_MAX_VALUES]; /**< owned (study_axis_add); study_release frees */
 	bool zipped;       /**< advances with the other zipped axes, not crossed */
 	int line, column;  /**< where it was given */
 	/** Where each value was given (0: on the command line). */
@@ -48,7 +49,7 @@ struct study_axis {
 };
 
 struct study {
-	char file[256];
+	char file[STUDY_VALUE_LEN];
 	char name[64];
 	char title[256];
 	char caption[512];
@@ -68,8 +69,20 @@ struct study {
 	bool sequence_parallel, flash_attention, no_dp_overlap, tp_overlap;
 };
 
-/** A study with nothing set (mode predict, metric iteration time). */
+/** A study with nothing set (mode predict, metric iteration time); @s holds no values. */
 void study_init(struct study *s);
+
+/** Free the values of every axis; @s is then as study_init left it. */
+void study_release(struct study *s);
+
+/**
+ * Append a copy of @text to @a. False when @a is full, @text is not
+ * shorter than STUDY_VALUE_LEN, or memory ran out.
+ */
+bool study_axis_add(struct study_axis *a, const char *text);
+
+/** Free the values of @a; it then has none. */
+void study_axis_clear(struct study_axis *a);
 
 /** Load a study file; errors name FILE:LINE:COL. */
 bool study_load_file(struct study *s, const char *path, struct plan_error *err);

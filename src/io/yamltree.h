@@ -11,7 +11,7 @@
 struct ytree {
 	yaml_document_t doc;
 	bool loaded;
-	char file[256]; /**< name used in error messages */
+	char file[PLAN_ERROR_FILE_LEN]; /**< name used in error messages */
 };
 
 /**

@@ -617,6 +617,29 @@ for f in json csv; do
 	finish "sweep --format $f: cells whose times overflow are errors, not numbers"
 done
 
+# A profile path as long as real ones are (here 300 characters; a value
+# once had to fit in 63) names its profile in sweep, in a study file and
+# on the command line alike.
+long="$tmp/$(printf 'd%.0s' $(seq 1 120))/$(printf 'e%.0s' $(seq 1 120))"
+mkdir -p "$long" && cp "$src/clusters/selene.yaml" "$long/selene.yaml"
+cli sweep --model gpt-1.7b --cluster "$long/selene.yaml" --gpus 8,16 --global-batch 32 --format csv
+expect_rc 0
+expect_stderr_empty
+expect_out_has "iteration_time_s"
+finish "sweep --cluster takes a 300-character path"
+printf 'axes:\n  model: [gpt-1.7b]\n  cluster: [%s]\n  gpus: [8]\n  global_batch: [32]\nbogus: 1\n' \
+	"$long/selene.yaml" >"$long/study.yaml"
+cli sweep "$long/study.yaml" --format csv
+expect_rc 3
+expect_err_has "$long/study.yaml:6:1: unknown"
+finish "an error in a study at a 300-character path names the whole path"
+sed -i '/^bogus/d' "$long/study.yaml"
+cli sweep "$long/study.yaml" --format csv
+expect_rc 0
+expect_stderr_empty
+expect_out_has "iteration_time_s"
+finish "a study file names a cluster by a 300-character path"
+
 # Worker threads that solved MILPs free GLPK's environment (LeakSanitizer).
 cli sweep --mode optimize --threads 2 --model gpt-18.4b --cluster selene --gpus 64,128 --global-batch 512
 expect_rc 0

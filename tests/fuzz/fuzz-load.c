@@ -48,6 +48,7 @@ static struct study obj;
 #define LOAD(text, err) study_load_string(&obj, "fuzz.yaml", (text), (err))
 /* A study that loads is also checked and its cells counted, as sweep does. */
 #define LOADED(err) do { long cells; study_check(&obj, &cells, (err)); } while (0)
+#define RELEASE() study_release(&obj)
 #else
 #error "define one of FUZZ_LOAD_MODEL, _HF, _CLUSTER, _GPU, _FRAMEWORK, _COMPRESSOR, _STUDY"
 #endif

@@ -13,7 +13,7 @@
 
 #define FUZZ_MAX_ARGS 128
 
-/* Static: a sweep request holds a whole study (half a megabyte). */
+/* Static: a sweep request holds a whole study (a quarter of a megabyte). */
 static union {
 	struct predict_request predict;
 	struct optimize_request optimize;
@@ -82,6 +82,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The plan predict read is written back as optimize writes it. */
 	if (cli_options_parse(cmd, argc, argv, &req) < 0 && cmd == &cli_predict_options)
 		json_decref(cli_predict_args(&req.predict));
+	if (cmd == &cli_sweep_options)
+		study_release(&req.sweep.study);
 	free(text);
 	return 0;
 }
