@@ -86,6 +86,47 @@ START_TEST(test_spec_sheet_defaults)
 }
 END_TEST
 
+/* Flash attention by default from Ampere on (FlashAttention needs
+ * Ampere or newer), not on Volta nor on a GPU of no stated generation;
+ * a profile's flash_attention wins over its generation. */
+START_TEST(test_flash_attention_default)
+{
+	static const struct {
+		int generation, want;
+	} rows[] = {
+		{ GPU_GEN_UNSPECIFIED, 0 }, { GPU_GEN_VOLTA, 0 }, { GPU_GEN_AMPERE, 1 },
+		{ GPU_GEN_HOPPER, 1 }, { GPU_GEN_BLACKWELL, 1 }, { GPU_GEN_CDNA3, 1 },
+	};
+	struct gpu g = { 0 };
+	struct cluster c;
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		gpu_unset_defaults(&g);
+		ck_assert_int_eq(g.flash_attention, GPU_FLASH_UNSET);
+		g.generation = rows[i].generation;
+		gpu_fill_defaults(&g);
+		ck_assert_int_eq(g.flash_attention, rows[i].want);
+	}
+	gpu_unset_defaults(&g);
+	g.generation = GPU_GEN_VOLTA;
+	g.flash_attention = 1;
+	gpu_fill_defaults(&g);
+	ck_assert_int_eq(g.flash_attention, 1);
+
+	setup_paths();
+	test_load_cluster(&c, "name: x\nnodes: 2\ngpus_per_node: 8\ngpu: v100-sxm2-32gb\n" LINKS);
+	ck_assert_int_eq(c.gpu.flash_attention, 0);
+	cluster_release(&c);
+	test_load_cluster(&c, "name: x\nnodes: 2\ngpus_per_node: 8\ngpu: a100-sxm4-80gb\n" LINKS);
+	ck_assert_int_eq(c.gpu.flash_attention, 1);
+	cluster_release(&c);
+	test_load_cluster(&c, "name: x\nnodes: 2\ngpus_per_node: 8\n"
+			  "gpu:\n  base: h100-sxm5-80gb\n  flash_attention: false\n" LINKS);
+	ck_assert_int_eq(c.gpu.flash_attention, 0);
+	cluster_release(&c);
+}
+END_TEST
+
 /* The same GPU inline and by name must give the same prediction. */
 START_TEST(test_inline_equals_named)
 {
@@ -153,6 +194,7 @@ gpu_suite(void)
 	tcase_add_test(tc, test_base_override);
 	tcase_add_test(tc, test_spec_sheet_defaults);
 	tcase_add_test(tc, test_inline_equals_named);
+	tcase_add_test(tc, test_flash_attention_default);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -47,7 +47,14 @@ struct gpu {
 	double attention_overhead_s;        /**< fixed cost of one attention kernel (filling the GPU) */
 	double launch_overhead_s;   /**< fixed cost of one non-GEMM kernel */
 	double reserved_bytes;      /**< memory not available to the model (context, workspaces) */
+	int flash_attention;        /**< 1: runs FlashAttention, so plans use it unless told not to;
+				       0: it does not; GPU_FLASH_UNSET until gpu_fill_defaults */
 };
+
+#define GPU_FLASH_UNSET (-1)
+
+/** Values of the flash_attention key, indexed by struct gpu's flash_attention. */
+extern const char *const gpu_flash_names[];
 
 /**
  * Fill every value left GPU_UNSET from the defaults of @g's generation

@@ -82,6 +82,7 @@ cmd_optimize(int argc, char **argv)
 	r.so.framework = &framework;
 	if ((rc = cli_load_cluster_links(r.cluster, &r.links, &cluster)) != CLI_EXIT_OK)
 		return rc;
+	r.so.flash_attention = cli_flash_attention(r.flash, &cluster);
 	rc = run(&r, &model, &cluster);
 	cluster_release(&cluster);
 	return rc;

@@ -143,6 +143,7 @@ cmd_predict(int argc, char **argv)
 	}
 	if ((rc = load_profiles(&r, &model, &cluster, &compressor, &framework)) != CLI_EXIT_OK)
 		return rc;
+	plan->flash_attention = cli_flash_attention(r.flash, &cluster);
 	if ((plan->custom_layers && plan->stage_layers_count != plan->pp) ||
 	    (plan->custom_recompute && plan->stage_recompute_count != plan->pp)) {
 		cli_error("--stage-layers and --stage-recompute need one entry per stage (pp %d)", plan->pp);

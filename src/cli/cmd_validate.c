@@ -51,6 +51,7 @@ predict_run(const char *file, struct run *run, struct row_result *res)
 		return rc;
 	if (run->plan.seq_len == 0)
 		run->plan.seq_len = m.seq_len;
+	run->plan.flash_attention = cli_flash_attention(run->flash_attention, &c);
 	plan_error_clear(&err);
 	if (!estimate_plan(&m, &c, &run->plan, &opt, &e, &err)) {
 		cli_error("%s: row %d ('%s'): %s", file, run->row, run->id, err.message);

@@ -27,6 +27,8 @@ predict_args(const struct optimize_request *r, const struct search_candidate *ca
 
 	cli_predict_request_init(&p);
 	p.plan = cand->plan;
+	/* Explicit either way: the default depends on the GPU profile. */
+	p.flash = cand->plan.flash_attention ? 1 : 0;
 	p.model = r->model;
 	p.cluster = r->cluster;
 	p.compressor = cand->compressor ? compressor_arg_of(r, cand->compressor) : NULL;

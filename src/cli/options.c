@@ -50,6 +50,9 @@ apply(const struct cli_option *o, const char *arg, void *req)
 	case CLI_OPT_UNFLAG:
 		*(bool *)field = false;
 		return true;
+	case CLI_OPT_SET:
+		*(int *)field = (int)o->min;
+		return true;
 	case CLI_OPT_INT:
 		return cli_int(flag, arg, o->min, o->max, (int *)field);
 	case CLI_OPT_CHOICE:
@@ -227,6 +230,10 @@ write_option(const struct cli_option *o, const void *req, struct cli_words *out)
 	switch (o->kind) {
 	case CLI_OPT_FLAG:
 		if (*(const bool *)field)
+			cli_words_flag(o, out);
+		break;
+	case CLI_OPT_SET:
+		if (*(const int *)field == o->min)
 			cli_words_flag(o, out);
 		break;
 	case CLI_OPT_INT:

@@ -25,6 +25,7 @@ enum cli_opt_kind {
 	CLI_OPT_HELP,    /**< -h, --help: print the usage and exit */
 	CLI_OPT_FLAG,    /**< no value: sets a bool to true */
 	CLI_OPT_UNFLAG,  /**< no value: sets a bool to false */
+	CLI_OPT_SET,     /**< no value: sets an int to @min (one of a pair: --x and --no-x) */
 	CLI_OPT_INT,     /**< a whole number in [min, max], into an int */
 	CLI_OPT_CHOICE,  /**< one of @choices, its index into an int */
 	CLI_OPT_STRING,  /**< the argument itself, into a const char * */
@@ -80,6 +81,7 @@ struct predict_request {
 	const char *model, *cluster, *compressor, *framework;
 	bool compress_given;
 	bool allow_oom;             /**< a plan that does not fit still exits 0 */
+	int flash;                  /**< 1 --flash-attention, 0 --no-flash-attention, -1: the GPU's default */
 	struct cli_links links;
 };
 
@@ -89,6 +91,7 @@ struct optimize_request {
 	int format;                 /**< enum cli_format */
 	const char *model, *cluster, *framework;
 	const char *compressors[SEARCH_MAX_COMPRESSORS];
+	int flash;                  /**< as predict_request's */
 	struct cli_links links;
 };
 

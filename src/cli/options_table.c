@@ -293,8 +293,11 @@ static const struct cli_option predict_rows[] = {
 		  "(Megatron-Core's --tp-comm-overlap; needs --sequence-parallel)", .arg_order = 25 },
 	{ .name = "sequence-parallel", .kind = CLI_OPT_FLAG, .offset = PREDICT(plan.sequence_parallel),
 	  .help = "Megatron sequence parallelism with TP", .arg_order = 10 },
-	{ .name = "flash-attention", .kind = CLI_OPT_FLAG, .offset = PREDICT(plan.flash_attention),
-	  .help = "fused attention: no s^2 scores in memory", .arg_order = 11 },
+	{ .name = "flash-attention", .kind = CLI_OPT_SET, .min = 1, .offset = PREDICT(flash),
+	  .help = "fused attention: no s^2 scores in memory (default on GPUs\n"
+		  "that run it: the GPU profile's flash_attention, Ampere on)", .arg_order = 11 },
+	{ .name = "no-flash-attention", .kind = CLI_OPT_SET, .min = 0, .offset = PREDICT(flash),
+	  .help = "unfused attention, as before FlashAttention (2021 runs, Volta)", .arg_order = 11 },
 	{ .name = "zero", .metavar = "N", .kind = CLI_OPT_INT, .min = 0, .max = 3, .offset = PREDICT(plan.zero),
 	  .help = "ZeRO stage 0|1|2|3 over the DP group (default 0; 1 is\n"
 		  "Megatron's distributed optimizer, 3 FSDP FULL_SHARD)", .arg_order = 12 },
@@ -375,6 +378,7 @@ cli_predict_request_init(struct predict_request *r)
 	r->plan.pp = 1;
 	r->opt = (struct estimate_options){ COLL_ALGO_RING, NULL, NULL };
 	r->format = CLI_FORMAT_TEXT;
+	r->flash = -1;
 }
 
 /* ------------------------------------------------------------ optimize */
@@ -432,8 +436,11 @@ static const struct cli_option optimize_rows[] = {
 	  .offset = OPTIMIZE(so.global_batch), .help = "sequences per iteration (required)" },
 	{ .name = "seq-len", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = BIGINT,
 	  .offset = OPTIMIZE(so.seq_len), .help = "tokens per sequence (default: the model's)" },
-	{ .name = "flash-attention", .kind = CLI_OPT_FLAG, .offset = OPTIMIZE(so.flash_attention),
-	  .help = "the training code uses fused attention" },
+	{ .name = "flash-attention", .kind = CLI_OPT_SET, .min = 1, .offset = OPTIMIZE(flash),
+	  .help = "the training code uses fused attention (default: as the GPU\n"
+		  "profile's flash_attention says, on from Ampere)" },
+	{ .name = "no-flash-attention", .kind = CLI_OPT_SET, .min = 0, .offset = OPTIMIZE(flash),
+	  .help = "it does not" },
 	{ .name = "moe-overlap", .metavar = "O", .kind = CLI_OPT_CHOICE, .choices = plan_moe_overlap_names,
 	  .offset = OPTIMIZE(so.moe_overlap), .help = "none|lancet (kept as given)" },
 	{ .name = "compressor", .metavar = "NAME|FILE", .kind = CLI_OPT_CUSTOM, .parse = parse_search_compressor,
@@ -496,6 +503,7 @@ cli_optimize_request_init(struct optimize_request *r)
 	memset(r, 0, sizeof(*r));
 	search_options_init(&r->so);
 	r->format = CLI_FORMAT_TEXT;
+	r->flash = -1;
 }
 
 /* --------------------------------------------------------------- sweep */

@@ -6,6 +6,8 @@ const char *const gpu_generation_names[] = {
 	"unspecified", "volta", "ampere", "hopper", "blackwell", "cdna3", NULL,
 };
 
+const char *const gpu_flash_names[] = { "false", "true", NULL };
+
 /*
  * What a GPU of each generation reaches when its profile gives only the
  * spec sheet. The "unspecified" row keeps the defaults that inline
@@ -21,6 +23,7 @@ struct gpu_defaults {
 	double attention_overhead_s;
 	double launch_overhead_s;
 	double fp8_gemm_ratio;
+	int flash_attention;
 };
 
 /*
@@ -46,14 +49,21 @@ struct gpu_defaults {
  *   against 0.80, H200 0.73 against 0.80 (0.9); B200 0.763 against 0.776,
  *   and XLA's sm_100 table 0.614 against 0.630 at 4096^3 (0.97). Volta and
  *   Ampere have no fp8; MI300X not sourced (0.9, as Hopper).
+ * - Flash attention by default: FlashAttention needs Ampere or newer
+ *   ("FlashAttention-2 currently supports Ampere, Ada, or Hopper GPUs";
+ *   FlashAttention-1 ran on Turing and Ampere, never on Volta: Dao et
+ *   al., flash-attention README), FlashAttention-3 targets Hopper, FA4 and
+ *   cuDNN's fused attention Blackwell, and ROCm's CK/Triton flash
+ *   attention MI300X; Volta has none. A GPU whose generation is not
+ *   given is not assumed to have it.
  */
 static const struct gpu_defaults defaults[GPU_GEN_COUNT] = {
-	[GPU_GEN_UNSPECIFIED] = { 0.80, 0.75, 5e-6, 0.50, 0.40, 75e-6, 3e-6, 0.9 },
-	[GPU_GEN_VOLTA] = { 0.88, 0.73, 5e-6, 0.40, 0.30, 75e-6, 3e-6, 0.9 },
-	[GPU_GEN_AMPERE] = { 0.84, 0.75, 5e-6, 0.55, 0.47, 75e-6, 3e-6, 0.9 },
-	[GPU_GEN_HOPPER] = { 0.90, 0.69, 5e-6, 0.57, 0.54, 75e-6, 3e-6, 0.9 },
-	[GPU_GEN_BLACKWELL] = { 0.67, 0.48, 5e-6, 0.59, 0.37, 75e-6, 3e-6, 0.97 },
-	[GPU_GEN_CDNA3] = { 0.75, 0.50, 5e-6, 0.40, 0.30, 75e-6, 3e-6, 0.9 },
+	[GPU_GEN_UNSPECIFIED] = { 0.80, 0.75, 5e-6, 0.50, 0.40, 75e-6, 3e-6, 0.9, 0 },
+	[GPU_GEN_VOLTA] = { 0.88, 0.73, 5e-6, 0.40, 0.30, 75e-6, 3e-6, 0.9, 0 },
+	[GPU_GEN_AMPERE] = { 0.84, 0.75, 5e-6, 0.55, 0.47, 75e-6, 3e-6, 0.9, 1 },
+	[GPU_GEN_HOPPER] = { 0.90, 0.69, 5e-6, 0.57, 0.54, 75e-6, 3e-6, 0.9, 1 },
+	[GPU_GEN_BLACKWELL] = { 0.67, 0.48, 5e-6, 0.59, 0.37, 75e-6, 3e-6, 0.97, 1 },
+	[GPU_GEN_CDNA3] = { 0.75, 0.50, 5e-6, 0.40, 0.30, 75e-6, 3e-6, 0.9, 1 },
 };
 
 static void
@@ -71,6 +81,7 @@ gpu_unset_defaults(struct gpu *g)
 	g->attention_overhead_s = GPU_UNSET;
 	g->fp8_gemm_ratio = GPU_UNSET;
 	g->launch_overhead_s = GPU_UNSET;
+	g->flash_attention = GPU_FLASH_UNSET;
 }
 
 void
@@ -87,6 +98,8 @@ gpu_fill_defaults(struct gpu *g)
 	fill(&g->attention_overhead_s, d->attention_overhead_s);
 	fill(&g->fp8_gemm_ratio, d->fp8_gemm_ratio);
 	fill(&g->launch_overhead_s, d->launch_overhead_s);
+	if (g->flash_attention == GPU_FLASH_UNSET)
+		g->flash_attention = d->flash_attention;
 }
 
 bool

@@ -62,6 +62,10 @@ const struct schema_key gpu_schema[] = {
 	{ .key = "attention_bwd_efficiency", .type = SCHEMA_NUMBER,
 	  .offset = OFF(attention_bwd_efficiency), .min = 0, .min_exclusive = true, .max = 1,
 	  .help = "fraction of peak that the flash-attention backward kernel reaches; default by generation" },
+	{ .key = "flash_attention", .type = SCHEMA_ENUM, .offset = OFF(flash_attention),
+	  .choices = gpu_flash_names,
+	  .help = "whether plans on it use flash attention unless told otherwise (--flash-attention, "
+		  "--no-flash-attention); default by generation: true from Ampere on, false on Volta" },
 	{ .key = "attention_overhead", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
 	  .offset = OFF(attention_overhead_s), .min = 0, .max = 1,
 	  .help = "fixed cost of one attention kernel, the time to fill the GPU with tiles; "

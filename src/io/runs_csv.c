@@ -115,6 +115,19 @@ get_bool(struct reader *r, enum col c, bool def, bool *out)
 	return true;
 }
 
+/* flash_attention: as given, or -1 when the cell is empty (the GPU decides). */
+static bool
+get_flash(struct reader *r, struct run *run)
+{
+	run->flash_attention = -1;
+	if (!field(r, COL_FLASH)[0])
+		return true;
+	if (!get_bool(r, COL_FLASH, false, &run->plan.flash_attention))
+		return false;
+	run->flash_attention = run->plan.flash_attention;
+	return true;
+}
+
 static bool
 get_choice(struct reader *r, enum col c, const char *const *names, int def, int *out)
 {
@@ -217,7 +230,7 @@ record(struct reader *r)
 	    !get_bool(r, COL_SP, false, &run->plan.sequence_parallel) ||
 	    !get_int(r, COL_ZERO, 0, &run->plan.zero) ||
 	    !get_bool(r, COL_OVERLAP, true, &run->plan.dp_overlap) ||
-	    !get_bool(r, COL_FLASH, false, &run->plan.flash_attention) ||
+	    !get_flash(r, run) ||
 	    !get_choice(r, COL_PRECISION, plan_precision_names, PLAN_PRECISION_BF16, &run->plan.precision) ||
 	    !get_bool(r, COL_TP_OVERLAP, false, &run->plan.tp_overlap) ||
 	    !get_int(r, COL_CP, 1, &run->plan.cp) ||

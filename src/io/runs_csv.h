@@ -28,6 +28,7 @@ struct run {
 	double measured_tflops;   /**< 0 when only the time is given */
 	double measured_memory_gib; /**< peak memory allocated per GPU, GiB; 0 when not given */
 	int convention;           /**< enum run_convention */
+	int flash_attention;      /**< the flash_attention cell, 0 or 1; -1 when empty: the GPU's default */
 	int row;                  /**< 1-based record number (the header is row 1) */
 };
 
@@ -42,7 +43,7 @@ struct run_set {
  * micro_batch, global_batch, and measured_iteration_time_s or
  * measured_tflops_per_gpu (with flop_convention). Optional: vpp, seq_len
  * (0 = the model's), recompute, sequence_parallel, zero, dp_overlap,
- * flash_attention, framework (a profile name or path), precision (bf16,
+ * flash_attention (empty: the GPU profile's default), framework (a profile name or path), precision (bf16,
  * fp16 or fp8), tp_overlap, cp, cp_method, measured_memory_gib (the peak
  * memory a GPU allocated, in GiB: compared with the predicted memory),
  * gpus (checked to be tp x cp x pp x dp). Other columns (provenance,

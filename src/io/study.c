@@ -27,6 +27,7 @@ study_init(struct study *s)
 	s->nmetrics = 1;
 	s->metrics[0] = METRIC_TIME;
 	s->baseline_axis = -1;
+	s->flash_attention = -1;
 	snprintf(s->reference_name, sizeof(s->reference_name), "reference");
 }
 
@@ -261,33 +262,34 @@ struct plan_key {
 	const char *name;      /* a switch's name (an axis is named by study_axis_names) */
 	size_t flag;           /* a switch's bool in struct study */
 	bool negated;          /* the bool says the opposite of the key (dp_overlap) */
+	bool tristate;         /* the flag is a signed char, -1 until given (flash_attention) */
 };
 
 /* In the order the messages list them. */
 static const struct plan_key plan_keys[] = {
-	{ AXIS_TP, NULL, 0, false },
-	{ AXIS_PP, NULL, 0, false },
-	{ AXIS_DP, NULL, 0, false },
-	{ AXIS_VPP, NULL, 0, false },
-	{ AXIS_MICRO_BATCH, NULL, 0, false },
-	{ AXIS_RECOMPUTE, NULL, 0, false },
-	{ AXIS_ZERO, NULL, 0, false },
-	{ AXIS_EP, NULL, 0, false },
-	{ AXIS_MOE_ROUTING, NULL, 0, false },
-	{ AXIS_MICS_GROUP, NULL, 0, false },
-	{ AXIS_COMPRESS, NULL, 0, false },
-	{ AXIS_GLOBAL_BATCH, NULL, 0, false },
-	{ AXIS_SEQ_LEN, NULL, 0, false },
-	{ AXIS_GPUS, NULL, 0, false },
-	{ AXIS_COMPRESSOR, NULL, 0, false },
-	{ AXIS_FRAMEWORK, NULL, 0, false },
-	{ AXIS_PRECISION, NULL, 0, false },
-	{ AXIS_CP, NULL, 0, false },
-	{ AXIS_CP_METHOD, NULL, 0, false },
-	{ -1, "sequence_parallel", offsetof(struct study, sequence_parallel), false },
-	{ -1, "flash_attention", offsetof(struct study, flash_attention), false },
-	{ -1, "dp_overlap", offsetof(struct study, no_dp_overlap), true },
-	{ -1, "tp_overlap", offsetof(struct study, tp_overlap), false },
+	{ AXIS_TP, NULL, 0, false, false },
+	{ AXIS_PP, NULL, 0, false, false },
+	{ AXIS_DP, NULL, 0, false, false },
+	{ AXIS_VPP, NULL, 0, false, false },
+	{ AXIS_MICRO_BATCH, NULL, 0, false, false },
+	{ AXIS_RECOMPUTE, NULL, 0, false, false },
+	{ AXIS_ZERO, NULL, 0, false, false },
+	{ AXIS_EP, NULL, 0, false, false },
+	{ AXIS_MOE_ROUTING, NULL, 0, false, false },
+	{ AXIS_MICS_GROUP, NULL, 0, false, false },
+	{ AXIS_COMPRESS, NULL, 0, false, false },
+	{ AXIS_GLOBAL_BATCH, NULL, 0, false, false },
+	{ AXIS_SEQ_LEN, NULL, 0, false, false },
+	{ AXIS_GPUS, NULL, 0, false, false },
+	{ AXIS_COMPRESSOR, NULL, 0, false, false },
+	{ AXIS_FRAMEWORK, NULL, 0, false, false },
+	{ AXIS_PRECISION, NULL, 0, false, false },
+	{ AXIS_CP, NULL, 0, false, false },
+	{ AXIS_CP_METHOD, NULL, 0, false, false },
+	{ -1, "sequence_parallel", offsetof(struct study, sequence_parallel), false, false },
+	{ -1, "flash_attention", offsetof(struct study, flash_attention), false, true },
+	{ -1, "dp_overlap", offsetof(struct study, no_dp_overlap), true, false },
+	{ -1, "tp_overlap", offsetof(struct study, tp_overlap), false, false },
 };
 
 static const char *
@@ -310,7 +312,12 @@ parse_switch(struct parse *p, const struct plan_key *pk, yaml_node_t *v, const c
 		b = false;
 	else
 		return ytree_error(p->t, v, err, "'%s' must be true or false, got '%s'", key, val);
-	*(bool *)((char *)p->s + pk->flag) = pk->negated ? !b : b;
+	if (pk->negated)
+		b = !b;
+	if (pk->tristate)
+		*(signed char *)((char *)p->s + pk->flag) = b;
+	else
+		*(bool *)((char *)p->s + pk->flag) = b;
 	return true;
 }
 

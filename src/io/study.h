@@ -66,7 +66,8 @@ struct study {
 	/** Values of the fixed plan keys (plan: block), as text, by axis kind; "" when unset. */
 	char fixed[AXIS_COUNT][STUDY_VALUE_LEN];
 	int fixed_line[AXIS_COUNT], fixed_column[AXIS_COUNT]; /**< where each was given */
-	bool sequence_parallel, flash_attention, no_dp_overlap, tp_overlap;
+	bool sequence_parallel, no_dp_overlap, tp_overlap;
+	signed char flash_attention; /**< 0 or 1 as given; -1: each cell's GPU decides */
 };
 
 /** A study with nothing set (mode predict, metric iteration time); @s holds no values. */

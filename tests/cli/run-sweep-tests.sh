@@ -161,10 +161,24 @@ check "CSV keeps the path given" 'grep -qF "\"$root/models/gpt-1.7b.yaml\"" "$tm
 
 # A cell that does not fit is marked in Markdown and LaTeX unless a Fits column says so.
 "$bin" sweep --model gpt-1.7b,gpt-18.4b --cluster selene --gpus 32 --global-batch 512 >"$tmp/fit.md" 2>"$tmp/err"
-check "a cell that does not fit is marked in Markdown" 'grep -q "^| gpt-18.4b | 20.400 † |$" "$tmp/fit.md" && grep -q "^| gpt-1.7b | 2.588 |$" "$tmp/fit.md" && grep -q "^† does not fit" "$tmp/fit.md"'
+check "a cell that does not fit is marked in Markdown" 'grep -q "^| gpt-18.4b | 18.192 † |$" "$tmp/fit.md" && grep -q "^| gpt-1.7b | 1.903 |$" "$tmp/fit.md" && grep -q "^† does not fit" "$tmp/fit.md"'
 "$bin" sweep --model gpt-1.7b,gpt-18.4b --cluster selene --gpus 32 --global-batch 512 --format latex >"$tmp/fit.tex" 2>"$tmp/err"
-check "and in LaTeX, with a note under the table" 'grep -qF "20.400\$^\\dagger\$" "$tmp/fit.tex" && grep -qF "does not fit in the GPU" "$tmp/fit.tex"'
+check "and in LaTeX, with a note under the table" 'grep -qF "18.192\$^\\dagger\$" "$tmp/fit.tex" && grep -qF "does not fit in the GPU" "$tmp/fit.tex"'
 "$bin" sweep --model gpt-1.7b,gpt-18.4b --cluster selene --gpus 32 --global-batch 512 --metric iteration_time,fits >"$tmp/fit2.md" 2>"$tmp/err"
 check "no mark beside a Fits column" '! grep -q "†" "$tmp/fit2.md"'
+
+# Flash attention: each cell's GPU decides unless the study says (A100: on), as in predict.
+"$bin" sweep --model gpt-1.7b --cluster selene,aws-p3dn --gpus 32 --global-batch 512 --format csv >"$tmp/fa.csv" 2>"$tmp/err"
+for c in selene aws-p3dn; do
+	want=$("$bin" predict --model gpt-1.7b --cluster $c --gpus 32 --global-batch 512 --allow-oom --format json 2>/dev/null | jq .iteration_time_s)
+	got=$(grep "^\"$c\"" "$tmp/fa.csv" | cut -d, -f2 | tr -d '"')
+	check "a sweep cell on $c uses the GPU's flash-attention default, as predict ($got vs $want s)" \
+		"jq -en --argjson a '${got:-0}' --argjson b '${want:-1}' '((\$a - \$b) | fabs) <= 1e-6 * \$b' >/dev/null"
+done
+printf 'axes:\n  model: gpt-1.7b\n  cluster: selene\n  gpus: 32\nplan:\n  global_batch: 512\n  flash_attention: false\n' >"$tmp/nofa.yaml"
+got=$("$bin" sweep "$tmp/nofa.yaml" --format csv 2>"$tmp/err" | tail -1 | tr -d '"\r' | awk -F, '{print $NF}')
+want=$("$bin" predict --model gpt-1.7b --cluster selene --gpus 32 --global-batch 512 --no-flash-attention --format json | jq .iteration_time_s)
+check "flash_attention: false in a study turns it off ($got vs $want s)" \
+	"jq -en --argjson a '${got:-0}' --argjson b '${want:-1}' '((\$a - \$b) | fabs) <= 1e-6 * \$b' >/dev/null"
 
 finish
