@@ -508,11 +508,13 @@ gp_string(FILE *f, const char *s)
 /* Most lines one plot draws; the series past them are left out. */
 #define PLOT_MAX_SERIES 64
 
-/* What a plot draws: the axis on x, the metric on y, and the series. */
+/* What a plot draws: the axis on x, one panel per numeric metric, and the series. */
 struct plot {
-	const char *term; /* gnuplot terminal */
+	const char *ext;  /* ".svg", ".png" or ".pdf" */
 	int xa;           /* axis on x */
-	int metric;       /* on y */
+	int metrics[STUDY_MAX_METRICS]; /* on y, one panel each, stacked */
+	int nmetrics;
+	bool any_no_fit;  /* a drawn cell does not fit: open markers and a legend line */
 	long nseries;
 	const char *titles[PLOT_MAX_SERIES];
 };
@@ -547,8 +549,9 @@ cmp_series(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The terminal for @path's extension, the metric and the x axis; false
- * with @err set when the study cannot be plotted. */
+/* The terminal for @path's extension, the metrics and the x axis; false
+ * with @err set when the study cannot be plotted. Every numeric metric
+ * gets a panel; fits is drawn as the markers, plan (words) not at all. */
 static bool
 plot_choose(const char *path, const struct study *s, struct plot *pl, struct plan_error *err)
 {
@@ -556,14 +559,14 @@ plot_choose(const char *path, const struct study *s, struct plot *pl, struct pla
 
 	if (!ext || (strcmp(ext, ".svg") && strcmp(ext, ".png") && strcmp(ext, ".pdf")))
 		return plan_error_set(err, PLAN_ERR_PLAN, path, 0, 0, "--plot writes .svg, .png or .pdf files");
-	pl->term = strcmp(ext, ".svg") == 0 ? "svg size 800,500 dynamic" :
-		   strcmp(ext, ".png") == 0 ? "pngcairo size 1000,620" : "pdfcairo size 6in,3.8in";
-	pl->metric = -1;
-	for (int k = 0; k < s->nmetrics && pl->metric < 0; k++)
+	pl->ext = ext;
+	pl->nmetrics = 0;
+	for (int k = 0; k < s->nmetrics; k++)
 		if (numeric_metric(s->metrics[k]))
-			pl->metric = s->metrics[k];
-	if (pl->metric < 0)
-		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "--plot needs a numeric metric");
+			pl->metrics[pl->nmetrics++] = s->metrics[k];
+	if (pl->nmetrics == 0)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "--plot needs a numeric metric (fits is drawn as markers, plan is words)");
 	pl->xa = study_find_axis(s, AXIS_GPUS);
 	if (pl->xa < 0 || s->axes[pl->xa].n < 2) {
 		pl->xa = -1;
@@ -608,10 +611,23 @@ plot_group(const struct study *s, int xa, long n, struct plot_cell *cells, struc
 	return ns;
 }
 
+/* A metric's value as a plot writes it: "?" (missing) where the table
+ * leaves the cell empty (no baseline for a speedup or an efficiency). */
+static void
+plot_value(FILE *f, int m, const struct sweep_result *r)
+{
+	if ((m == METRIC_SPEEDUP && r->speedup == 0.0) ||
+	    ((m == METRIC_WEAK || m == METRIC_STRONG) && r->weak_efficiency == 0.0))
+		fputs(" ?", f);
+	else
+		fprintf(f, " %.9g", metric_value(m, r));
+}
+
 /* One gnuplot data block per series ($s0, $s1, ...): the cells that
- * agree on every axis but x, in cell order. Inline in the script, so
- * that no data file is left behind. Fills the titles of @pl, which point
- * into @cells. */
+ * agree on every axis but x, in cell order; columns x, each metric, and
+ * 1 or 0 for whether the cell fits. Inline in the script, so that no
+ * data file is left behind. Fills the titles of @pl, which point into
+ * @cells. */
 static void
 plot_write_data(FILE *f, const struct study *s, const struct sweep_result *res, const struct plot_cell *cells,
 		const struct plot_series *series, long ns, struct plot *pl)
@@ -622,18 +638,80 @@ plot_write_data(FILE *f, const struct study *s, const struct sweep_result *res, 
 		const struct plot_series *ser = &series[pl->nseries];
 		const char *key = cells[ser->start].key;
 
-		pl->titles[pl->nseries] = key[0] ? key : metric_headers[pl->metric].text;
+		pl->titles[pl->nseries] = key[0] ? key : metric_headers[pl->metrics[0]].text;
 		fprintf(f, "$s%ld << EOD\n", pl->nseries);
 		for (long c = ser->start; c < ser->start + ser->len; c++) {
 			long i = cells[c].i;
 			double x;
 
 			study_cell_indices(s, i, idx);
-			if (res[i].ok && axis_number(&s->axes[pl->xa], idx[pl->xa], &x))
-				fprintf(f, "%.9g %.9g\n", x, metric_value(pl->metric, &res[i]));
+			if (!res[i].ok || !axis_number(&s->axes[pl->xa], idx[pl->xa], &x))
+				continue;
+			fprintf(f, "%.9g", x);
+			for (int k = 0; k < pl->nmetrics; k++)
+				plot_value(f, pl->metrics[k], &res[i]);
+			fprintf(f, " %d\n", res[i].fits ? 1 : 0);
+			pl->any_no_fit |= !res[i].fits;
 		}
 		fputs("EOD\n", f);
 	}
+}
+
+/* The terminal, sized for @panels stacked panels. */
+static void
+plot_terminal(FILE *gp, const struct plot *pl, int panels)
+{
+	if (strcmp(pl->ext, ".svg") == 0)
+		fprintf(gp, "set terminal svg size 800,%d dynamic font \"Helvetica,12\"\n", 140 + 360 * panels);
+	else if (strcmp(pl->ext, ".png") == 0)
+		fprintf(gp, "set terminal pngcairo size 1000,%d font \"Helvetica,11\"\n", 170 + 450 * panels);
+	else
+		fprintf(gp, "set terminal pdfcairo size 6in,%.2fin font \"Helvetica,9\"\n", 0.8 + 2.8 * panels);
+}
+
+/* Whether the series have names (a varying axis besides x). */
+static bool
+cells_named(const struct plot *pl)
+{
+	return pl->nseries > 0 && pl->titles[0] != metric_headers[pl->metrics[0]].text;
+}
+
+/* One panel: metric @k of every series; the legend on the first only.
+ * A series is one colour: a line through its cells, filled markers where
+ * the plan fits, open ones where it does not. */
+static void
+plot_panel(FILE *gp, const struct study *s, const struct plot *pl, int k)
+{
+	int col = k + 2, fits = pl->nmetrics + 2;
+
+	/* One series without a name of its own needs no legend line. */
+	bool legend = k == 0 && (pl->nseries > 1 || cells_named(pl) || pl->any_no_fit);
+
+	fputs("set ylabel ", gp);
+	gp_string(gp, metric_headers[pl->metrics[k]].text);
+	fputs(legend ? "\nset key outside right top\n" : "\nunset key\n", gp);
+	if (k == 0 && s->title[0] && pl->nmetrics == 1) {
+		fputs("set title ", gp);
+		gp_string(gp, s->title);
+		fputc('\n', gp);
+	}
+	fputs("plot ", gp);
+	for (long i = 0; i < pl->nseries; i++) {
+		fprintf(gp, "%s$s%ld using 1:%d with lines lw 2 lc %ld ", i ? ", " : "", i, col, i + 1);
+		if (pl->nseries > 1 || cells_named(pl)) {
+			fputs("title ", gp);
+			gp_string(gp, pl->titles[i]);
+		} else {
+			fputs("notitle", gp);
+		}
+		fprintf(gp, ", $s%ld using 1:($%d > 0 ? $%d : NaN) with points pt 7 ps 1 lc %ld notitle", i, fits,
+			col, i + 1);
+		fprintf(gp, ", $s%ld using 1:($%d > 0 ? NaN : $%d) with points pt 6 ps 1.4 lc %ld notitle", i, fits,
+			col, i + 1);
+	}
+	if (pl->any_no_fit)
+		fputs(", NaN with points pt 6 ps 1.4 lc rgb \"black\" title \"open: does not fit\"", gp);
+	fputc('\n', gp);
 }
 
 /* The commands that draw the data blocks into @out. */
@@ -642,27 +720,33 @@ plot_commands(FILE *gp, const char *out, const struct study *s, const struct plo
 {
 	const struct study_axis *x = &s->axes[pl->xa];
 
-	fprintf(gp, "set terminal %s\nset output ", pl->term);
+	plot_terminal(gp, pl, pl->nmetrics);
+	fputs("set output ", gp);
 	gp_string(gp, out);
-	fputs("\nset grid\nset key outside right\n", gp);
-	if (s->title[0]) {
-		fputs("set title ", gp);
-		gp_string(gp, s->title);
+	fputs("\nset grid\nset datafile missing \"?\"\nset xlabel ", gp);
+	gp_string(gp, x->kind == AXIS_NIC_BANDWIDTH ? "NIC bandwidth (Gbit/s)" :
+		      x->kind == AXIS_INTRA_BANDWIDTH ? "Intra-node bandwidth (Gbit/s)" : axis_text(x->kind));
+	fputc('\n', gp);
+	if (x->kind == AXIS_GPUS || x->kind == AXIS_NIC_BANDWIDTH || x->kind == AXIS_INTRA_BANDWIDTH)
+		fputs("set logscale x 2\n", gp);
+	if (pl->nmetrics > 1) {
+		/* The same margins on every panel, so that the x axes line up
+		 * under the first panel's legend. */
+		fputs("set lmargin 12\n", gp);
+		if (pl->nseries > 1 || cells_named(pl) || pl->any_no_fit)
+			fputs("set rmargin at screen 0.74\n", gp);
+		fprintf(gp, "set multiplot layout %d,1", pl->nmetrics);
+		if (s->title[0]) {
+			fputs(" title ", gp);
+			gp_string(gp, s->title);
+		}
 		fputc('\n', gp);
 	}
-	fputs("set xlabel ", gp);
-	gp_string(gp, x->kind == AXIS_NIC_BANDWIDTH ? "NIC bandwidth (Gbit/s)" : axis_text(x->kind));
-	fputs("\nset ylabel ", gp);
-	gp_string(gp, metric_headers[pl->metric].text);
-	fputc('\n', gp);
-	if (x->kind == AXIS_GPUS || x->kind == AXIS_NIC_BANDWIDTH)
-		fputs("set logscale x 2\n", gp);
-	fputs("plot ", gp);
-	for (long i = 0; i < pl->nseries; i++) {
-		fprintf(gp, "%s$s%ld using 1:2 with linespoints lw 2 pt 7 title ", i ? ", " : "", i);
-		gp_string(gp, pl->titles[i]);
-	}
-	fputs("\nunset output\n", gp);
+	for (int k = 0; k < pl->nmetrics; k++)
+		plot_panel(gp, s, pl, k);
+	if (pl->nmetrics > 1)
+		fputs("unset multiplot\n", gp);
+	fputs("unset output\n", gp);
 }
 
 /*

@@ -51,6 +51,15 @@ if command -v gnuplot >/dev/null 2>&1; then
 		check "plot .$e is written" '[ -s "$tmp/plot.$e" ] && [ ! -s "$tmp/err" ]'
 	done
 	check "svg names the axes" 'grep -q "NIC bandwidth (Gbit/s)" "$tmp/plot.svg" && grep -q "Iteration time (s)" "$tmp/plot.svg"'
+	# Every numeric metric gets a panel; cells that do not fit get open markers and a legend line.
+	"$bin" sweep --model gpt-1.7b,gpt-18.4b --cluster selene --gpus 8,16 --global-batch 64 \
+		--metric iteration_time,mfu,fits,plan --plot "$tmp/multi.svg" 2>"$tmp/err"
+	check "a plot of two numeric metrics has two panels" '[ ! -s "$tmp/err" ] && grep -q "Iteration time (s)" "$tmp/multi.svg" && grep -q "MFU (%)" "$tmp/multi.svg"'
+	check "cells that do not fit are marked in the plot" 'grep -q "open: does not fit" "$tmp/multi.svg"'
+	"$bin" sweep --model gpt-1.7b --cluster selene --gpus 8,16 --global-batch 64 --plot "$tmp/fit.svg" 2>"$tmp/err"
+	check "no legend line for non-fitting cells when every cell fits" '[ -s "$tmp/fit.svg" ] && ! grep -q "does not fit" "$tmp/fit.svg"'
+	"$bin" sweep --model gpt-1.7b --cluster selene --gpus 8,16 --global-batch 64 --metric fits,plan --plot "$tmp/none.svg" >/dev/null 2>"$tmp/err"
+	check "a plot of fits and plan alone is refused, saying why" '[ $? -eq 2 ] && grep -q "needs a numeric metric" "$tmp/err" && [ ! -e "$tmp/none.svg" ]'
 else
 	skipped "plots: gnuplot is not installed"
 fi
