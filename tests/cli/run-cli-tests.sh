@@ -645,6 +645,17 @@ expect_rc 0
 expect_jq '.best.plan.flash_attention == true and (.best.predict_args | index("--flash-attention") != null)' "optimize"
 finish "optimize on an A100 plans with flash attention and writes it into predict_args"
 
+# meson devenv: the build's plan-cli on PATH, the source tree's profiles.
+if command -v meson >/dev/null 2>&1 && [ -f "$(dirname "$bin")/meson-info/meson-info.json" ]; then
+	run meson devenv -C "$(dirname "$bin")" sh -c 'realpath "$(command -v plan-cli)" && plan-cli profiles'
+	expect_rc 0
+	expect_out_has "$(realpath "$bin")"
+	expect_out_has "gpt3-175b"
+	finish "meson devenv runs the build's plan-cli with the bundled profiles"
+else
+	skip "meson devenv runs the build's plan-cli with the bundled profiles" "not a meson build folder"
+fi
+
 # A profile path as long as real ones are (here 300 characters; a value
 # once had to fit in 63) names its profile in sweep, in a study file and
 # on the command line alike.
