@@ -76,3 +76,12 @@ struct framework;
 
 /** Resolve and load a framework (name or path); prints the error. Returns an exit code. */
 int cli_load_framework(const char *arg, struct framework *fw);
+
+struct run;
+
+/**
+ * Load the model and the framework of @run, a row of the runs CSV @file
+ * (errors name the row), and fill the plan's seq_len from the model when
+ * the row left it out. Returns an exit code.
+ */
+int cli_load_run(const char *file, struct run *run, struct model *m, struct framework *fw);

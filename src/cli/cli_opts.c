@@ -90,6 +90,7 @@ cli_finish(int code)
 #include "plan/model.h"
 #include "io/hf_config.h"
 #include "io/profile_path.h"
+#include "io/runs_csv.h"
 
 /* Report a failed load, naming the study cell being loaded when there is one. */
 static int
@@ -186,4 +187,19 @@ cli_load_cluster_links(const char *arg, const struct cli_links *links, struct cl
 	if (links->intra_bandwidth_Bps > 0)
 		c->intra.bandwidth_Bps = links->intra_bandwidth_Bps;
 	return CLI_EXIT_OK;
+}
+
+int
+cli_load_run(const char *file, struct run *run, struct model *m, struct framework *fw)
+{
+	int rc;
+
+	snprintf(cli_context, sizeof(cli_context), "%s: row %d ('%s')", file, run->row, run->id);
+	rc = cli_load_model(run->model, m);
+	if (rc == CLI_EXIT_OK)
+		rc = cli_load_framework(run->framework[0] ? run->framework : CLI_DEFAULT_FRAMEWORK, fw);
+	cli_context[0] = '\0';
+	if (rc == CLI_EXIT_OK && run->plan.seq_len == 0)
+		run->plan.seq_len = m->seq_len;
+	return rc;
 }
