@@ -40,12 +40,19 @@ bool cli_choice(const char *opt, const char *val, const char *const *names, int 
 /** Flush stdout and check for write errors; returns the exit code to use. */
 int cli_finish(int code);
 
+/**
+ * Write @text into @path through a temporary file beside it, renamed over
+ * it once complete. Prints the error; returns an exit code.
+ */
+int cli_write_file(const char *path, const char *text);
+
 int cmd_predict(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_profiles(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_optimize(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 
 struct model;
 struct cluster;

@@ -1,6 +1,9 @@
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "io/profile_load.h"
@@ -202,4 +205,37 @@ cli_load_run(const char *file, struct run *run, struct model *m, struct framewor
 	if (rc == CLI_EXIT_OK && run->plan.seq_len == 0)
 		run->plan.seq_len = m->seq_len;
 	return rc;
+}
+
+/* @yaml into @path through a temporary file beside it, renamed over it
+ * only once complete: an interrupted command never leaves half a profile. */
+int
+cli_write_file(const char *path, const char *yaml)
+{
+	size_t n = strlen(path) + 16;
+	char *tmp = malloc(n);
+	FILE *f;
+	bool ok;
+
+	if (!tmp) {
+		cli_error("out of memory");
+		return CLI_EXIT_FAILURE;
+	}
+	snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
+	f = fopen(tmp, "w");
+	if (!f) {
+		cli_error("%s: cannot write: %s", path, strerror(errno));
+		free(tmp);
+		return CLI_EXIT_FAILURE;
+	}
+	ok = fputs(yaml, f) >= 0;
+	ok = fclose(f) == 0 && ok;
+	if (!ok || rename(tmp, path) != 0) {
+		cli_error("%s: cannot write: %s", path, strerror(errno));
+		unlink(tmp);
+		free(tmp);
+		return CLI_EXIT_FAILURE;
+	}
+	free(tmp);
+	return CLI_EXIT_OK;
 }
