@@ -304,10 +304,15 @@ calib_fit(const struct calib_problem *p, const int *sel, int nsel, struct calib_
 	ok = ok && check_seen(p, sel, nsel, p->start, err) && solve(p, &c, out);
 	if (ok)
 		out->mape_after = mape_at(p, sel, nsel, out->x, err, &ok);
-	if (ok && !(out->rcond >= RCOND_MIN))
+	if (ok && !(out->rcond >= RCOND_MIN)) {
+		char why[64] = "a singular Jacobian";
+
+		if (isfinite(out->rcond))
+			snprintf(why, sizeof(why), "reciprocal condition number %.3g of the Jacobian", out->rcond);
 		ok = plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
-				    "these runs do not determine the keys together (reciprocal condition "
-				    "number %.3g of the Jacobian): fit fewer keys or add runs that differ", out->rcond);
+				    "these runs do not determine the keys together (%s, at the fitted values): "
+				    "fit fewer keys or add runs that differ", why);
+	}
 	free(all);
 	return ok;
 }
