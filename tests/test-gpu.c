@@ -13,16 +13,6 @@
 #include "plan/gpu.h"
 #include "testutil.h"
 
-static void
-setup_paths(void)
-{
-	const char *r = getenv("PLAN_TEST_SOURCE_ROOT");
-
-	ck_assert_msg(r != NULL, "PLAN_TEST_SOURCE_ROOT is not set (run through meson test)");
-	setenv("PLAN_CLI_PATH", r, 1);
-	profile_path_init(NULL);
-}
-
 #define LINKS \
 	"intra_node:\n  bandwidth: 450 GB/s\n" \
 	"inter_node:\n  nics_per_node: 8\n  nic_bandwidth: 400 Gbit/s\n"
@@ -31,7 +21,7 @@ START_TEST(test_named_gpu)
 {
 	struct cluster c;
 
-	setup_paths();
+	test_setup_paths();
 	test_load_cluster(&c, "name: x\nnodes: 2\ngpus_per_node: 8\ngpu: h100-sxm5-80gb\n" LINKS);
 	ck_assert_str_eq(c.gpu.name, "H100-SXM5-80GB");
 	ck_assert_int_eq(c.gpu.generation, GPU_GEN_HOPPER);
@@ -48,7 +38,7 @@ START_TEST(test_base_override)
 {
 	struct cluster c;
 
-	setup_paths();
+	test_setup_paths();
 	/* The H200 with 96 GB: only memory changes; the peaks stay the base's. */
 	test_load_cluster(&c, "name: x\nnodes: 2\ngpus_per_node: 8\n"
 			  "gpu:\n  base: h200-sxm-141gb\n  memory: 96 GB\n  name: H200-96\n" LINKS);
@@ -113,7 +103,7 @@ START_TEST(test_flash_attention_default)
 	gpu_fill_defaults(&g);
 	ck_assert_int_eq(g.flash_attention, 1);
 
-	setup_paths();
+	test_setup_paths();
 	test_load_cluster(&c, "name: x\nnodes: 2\ngpus_per_node: 8\ngpu: v100-sxm2-32gb\n" LINKS);
 	ck_assert_int_eq(c.gpu.flash_attention, 0);
 	cluster_release(&c);
@@ -139,7 +129,7 @@ START_TEST(test_inline_equals_named)
 	FILE *f;
 	size_t n;
 
-	setup_paths();
+	test_setup_paths();
 	plan_error_clear(&err);
 	ck_assert(profile_resolve(PROFILE_GPU, "a100-sxm4-80gb", path, sizeof(path), &err));
 	f = fopen(path, "r");

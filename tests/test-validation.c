@@ -181,6 +181,10 @@ START_TEST(test_measured_time)
 	/* A measured time wins over the TFLOP/s figure. */
 	run.measured_time_s = 1.25;
 	ck_assert_double_eq_tol(runs_measured_time_s(&run, &m), 1.25, 1e-15);
+	/* Tokens/s per GPU alone: 8 x 1024 tokens over 2 GPUs at 4096 each = 1 s. */
+	run.measured_time_s = run.measured_tflops = 0.0;
+	run.measured_tokens_per_gpu = 4096.0;
+	ck_assert_double_eq_tol(runs_measured_time_s(&run, &m), 1.0, 1e-15);
 }
 END_TEST
 

@@ -40,12 +40,19 @@ bool cli_choice(const char *opt, const char *val, const char *const *names, int 
 /** Flush stdout and check for write errors; returns the exit code to use. */
 int cli_finish(int code);
 
+/**
+ * Write @text into @path through a temporary file beside it, renamed over
+ * it once complete. Prints the error; returns an exit code.
+ */
+int cli_write_file(const char *path, const char *text);
+
 int cmd_predict(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_profiles(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_optimize(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 
 struct model;
 struct cluster;
@@ -83,3 +90,12 @@ struct framework;
 
 /** Resolve and load a framework (name or path); prints the error. Returns an exit code. */
 int cli_load_framework(const char *arg, struct framework *fw);
+
+struct run;
+
+/**
+ * Load the model and the framework of @run, a row of the runs CSV @file
+ * (errors name the row), and fill the plan's seq_len from the model when
+ * the row left it out. Returns an exit code.
+ */
+int cli_load_run(const char *file, struct run *run, struct model *m, struct framework *fw);

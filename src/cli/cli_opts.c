@@ -1,6 +1,9 @@
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "io/profile_load.h"
@@ -90,6 +93,7 @@ cli_finish(int code)
 #include "plan/model.h"
 #include "io/hf_config.h"
 #include "io/profile_path.h"
+#include "io/runs_csv.h"
 
 /* Report a failed load, naming the study cell being loaded when there is one. */
 static int
@@ -191,5 +195,53 @@ cli_load_cluster_links(const char *arg, const struct cli_links *links, struct cl
 		c->inter.nic_bandwidth_Bps = links->nic_bandwidth_Bps;
 	if (links->intra_bandwidth_Bps > 0)
 		c->intra.bandwidth_Bps = links->intra_bandwidth_Bps;
+	return CLI_EXIT_OK;
+}
+
+int
+cli_load_run(const char *file, struct run *run, struct model *m, struct framework *fw)
+{
+	int rc;
+
+	snprintf(cli_context, sizeof(cli_context), "%s: row %d ('%s')", file, run->row, run->id);
+	rc = cli_load_model(run->model, m);
+	if (rc == CLI_EXIT_OK)
+		rc = cli_load_framework(run->framework[0] ? run->framework : CLI_DEFAULT_FRAMEWORK, fw);
+	cli_context[0] = '\0';
+	if (rc == CLI_EXIT_OK && run->plan.seq_len == 0)
+		run->plan.seq_len = m->seq_len;
+	return rc;
+}
+
+/* @yaml into @path through a temporary file beside it, renamed over it
+ * only once complete: an interrupted command never leaves half a profile. */
+int
+cli_write_file(const char *path, const char *yaml)
+{
+	size_t n = strlen(path) + 16;
+	char *tmp = malloc(n);
+	FILE *f;
+	bool ok;
+
+	if (!tmp) {
+		cli_error("out of memory");
+		return CLI_EXIT_FAILURE;
+	}
+	snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
+	f = fopen(tmp, "w");
+	if (!f) {
+		cli_error("%s: cannot write: %s", path, strerror(errno));
+		free(tmp);
+		return CLI_EXIT_FAILURE;
+	}
+	ok = fputs(yaml, f) >= 0;
+	ok = fclose(f) == 0 && ok;
+	if (!ok || rename(tmp, path) != 0) {
+		cli_error("%s: cannot write: %s", path, strerror(errno));
+		unlink(tmp);
+		free(tmp);
+		return CLI_EXIT_FAILURE;
+	}
+	free(tmp);
 	return CLI_EXIT_OK;
 }

@@ -17,59 +17,35 @@
 
 struct row_result {
 	const struct run *run;
-	double predicted_s;
-	double measured_s;
-	double error;       /* (predicted - measured) / measured */
-	double predicted_tflops;
-	double predicted_memory_bytes;
-	double memory_error; /* (predicted - measured) / measured memory; 0 without a measurement */
-	bool fits;
+	struct run_prediction p;
 };
 
 /* Predict one run; prints the error with the row number. */
 static int
 predict_run(const char *file, struct run *run, struct row_result *res)
 {
-	struct estimate_options opt = { COLL_ALGO_RING, NULL, NULL };
 	struct framework fw;
 	struct model m;
 	struct cluster c;
-	struct estimate e;
 	struct plan_error err;
 	int rc;
 
-	snprintf(cli_context, sizeof(cli_context), "%s: row %d ('%s')", file, run->row, run->id);
-	rc = cli_load_model(run->model, &m);
+	rc = cli_load_run(file, run, &m, &fw);
 	if (rc == CLI_EXIT_OK) {
-		rc = cli_load_framework(run->framework[0] ? run->framework : CLI_DEFAULT_FRAMEWORK, &fw);
-		opt.framework = &fw;
-	}
-	if (rc == CLI_EXIT_OK)
+		snprintf(cli_context, sizeof(cli_context), "%s: row %d ('%s')", file, run->row, run->id);
 		rc = cli_load_cluster(run->cluster, &c);
-	cli_context[0] = '\0';
+		cli_context[0] = '\0';
+	}
 	if (rc != CLI_EXIT_OK)
 		return rc;
-	if (run->plan.seq_len == 0)
-		run->plan.seq_len = m.seq_len;
-	run->plan.flash_attention = cli_flash_attention(run->flash_attention, &c);
 	plan_error_clear(&err);
-	if (!estimate_plan(&m, &c, &run->plan, &opt, &e, &err)) {
-		cli_error("%s: row %d ('%s'): %s", file, run->row, run->id, err.message);
-		cluster_release(&c);
-		return CLI_EXIT_INPUT;
-	}
 	res->run = run;
-	res->predicted_s = e.iteration_time_s;
-	res->measured_s = runs_measured_time_s(run, &m);
-	res->error = (res->predicted_s - res->measured_s) / res->measured_s;
-	res->predicted_tflops = e.tflops_per_gpu;
-	res->predicted_memory_bytes = e.memory.total;
-	if (run->measured_memory_gib > 0)
-		res->memory_error = (e.memory.total / 1073741824.0 - run->measured_memory_gib) /
-				    run->measured_memory_gib;
-	res->fits = e.fits;
+	if (!runs_predict(run, &m, &c, &fw, &res->p, &err)) {
+		cli_error("%s: row %d ('%s'): %s", file, run->row, run->id, err.message);
+		rc = CLI_EXIT_INPUT;
+	}
 	cluster_release(&c);
-	return CLI_EXIT_OK;
+	return rc;
 }
 
 /* The memory rows' mean absolute error, where the CSV gave measured memory. */
@@ -81,8 +57,8 @@ print_memory_summary(const struct row_result *res, int n)
 
 	for (int i = 0; i < n; i++)
 		if (res[i].run->measured_memory_gib > 0) {
-			sum += fabs(res[i].memory_error);
-			worst = fmax(worst, fabs(res[i].memory_error));
+			sum += fabs(res[i].p.memory_error);
+			worst = fmax(worst, fabs(res[i].p.memory_error));
 			k++;
 		}
 	if (k > 0)
@@ -98,11 +74,11 @@ print_text(const struct row_result *res, int n, double mape, double worst)
 		const struct run *r = res[i].run;
 
 		printf("%-14s %-12s %6d %4d %4d %4d %11.3f %11.3f %+7.1f %%%s", r->id, r->model,
-		       plan_gpus(&r->plan), r->plan.tp, r->plan.pp, r->plan.dp, res[i].measured_s,
-		       res[i].predicted_s, 100.0 * res[i].error, res[i].fits ? "" : "  (does not fit)");
+		       plan_gpus(&r->plan), r->plan.tp, r->plan.pp, r->plan.dp, res[i].p.measured_s,
+		       res[i].p.predicted_s, 100.0 * res[i].p.error, res[i].p.fits ? "" : "  (does not fit)");
 		if (r->measured_memory_gib > 0)
-			printf("  memory %.2f GiB of %.2f measured (%+.1f %%)", res[i].predicted_memory_bytes / 1073741824.0,
-			       r->measured_memory_gib, 100.0 * res[i].memory_error);
+			printf("  memory %.2f GiB of %.2f measured (%+.1f %%)", res[i].p.predicted_memory_bytes / 1073741824.0,
+			       r->measured_memory_gib, 100.0 * res[i].p.memory_error);
 		putchar('\n');
 	}
 	printf("\nrows %d, MAPE %.2f %%, worst row %.2f %%\n", n, 100.0 * mape, 100.0 * worst);
@@ -121,8 +97,8 @@ print_csv(const struct row_result *res, int n)
 		csv_fwrite(stdout, r->model, strlen(r->model));
 		putchar(',');
 		csv_fwrite(stdout, r->cluster, strlen(r->cluster));
-		printf(",%d,%.6g,%.6g,%.4f,%s\r\n", plan_gpus(&r->plan), res[i].measured_s,
-		       res[i].predicted_s, 100.0 * res[i].error, res[i].fits ? "true" : "false");
+		printf(",%d,%.6g,%.6g,%.4f,%s\r\n", plan_gpus(&r->plan), res[i].p.measured_s,
+		       res[i].p.predicted_s, 100.0 * res[i].p.error, res[i].p.fits ? "true" : "false");
 	}
 }
 
@@ -141,12 +117,12 @@ print_json(const struct row_result *res, int n, double mape, double worst)
 		json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:f, s:f, s:f, s:b}",
 				      "id", res[i].run->id, "model", res[i].run->model,
 				      "cluster", res[i].run->cluster, "gpus", plan_gpus(&res[i].run->plan),
-				      "measured_iteration_time_s", res[i].measured_s,
-				      "predicted_iteration_time_s", res[i].predicted_s,
-				      "error", res[i].error, "fits", res[i].fits);
+				      "measured_iteration_time_s", res[i].p.measured_s,
+				      "predicted_iteration_time_s", res[i].p.predicted_s,
+				      "error", res[i].p.error, "fits", res[i].p.fits);
 
 		if (o) {
-			rc |= json_object_set_new(o, "predicted_memory_bytes", json_real(res[i].predicted_memory_bytes));
+			rc |= json_object_set_new(o, "predicted_memory_bytes", json_real(res[i].p.predicted_memory_bytes));
 			if (res[i].run->measured_memory_gib > 0)
 				rc |= json_object_set_new(o, "measured_memory_bytes",
 							  json_real(res[i].run->measured_memory_gib * 1073741824.0));
@@ -198,8 +174,8 @@ cmd_validate(int argc, char **argv)
 	}
 	for (int i = 0; i < set.n && rc == CLI_EXIT_OK; i++) {
 		rc = predict_run(file, &set.runs[i], &res[i]);
-		mape += fabs(res[i].error) / set.n;
-		worst = fmax(worst, fabs(res[i].error));
+		mape += fabs(res[i].p.error) / set.n;
+		worst = fmax(worst, fabs(res[i].p.error));
 	}
 	if (rc == CLI_EXIT_OK) {
 		if (r.format == CLI_FORMAT_JSON)

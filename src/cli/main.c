@@ -18,6 +18,7 @@ static const struct command commands[] = {
 	{ "optimize", cmd_optimize, "find the fastest plan that fits (GLPK mixed-integer programs)" },
 	{ "sweep", cmd_sweep, "predict or optimize a grid of cells: tables (md, csv, latex, json) and plots" },
 	{ "validate", cmd_validate, "compare predictions with measured runs from a CSV file" },
+	{ "calibrate", cmd_calibrate, "fit profile keys to measured runs and write the calibrated profile" },
 	{ "profiles", cmd_profiles, "list the bundled models, clusters and compressors" },
 	{ "import", cmd_import, "write the model profile of a Hugging Face config.json" },
 	{ NULL, NULL, NULL },

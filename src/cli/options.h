@@ -111,6 +111,14 @@ struct validate_request {
 	double max_mape, max_error; /**< percent; below 0: no threshold */
 };
 
+/** What calibrate's options fill. */
+struct calibrate_request {
+	int format;                 /**< enum cli_format: text or json */
+	int folds;                  /**< 0: calib_default_folds */
+	const char *runs, *cluster, *framework, *fit, *output, *framework_output;
+};
+
+extern const struct cli_command_options cli_calibrate_options;
 extern const struct cli_command_options cli_predict_options;
 extern const struct cli_command_options cli_optimize_options;
 extern const struct cli_command_options cli_sweep_options;

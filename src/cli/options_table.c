@@ -23,6 +23,7 @@
 #define OPTIMIZE(field) offsetof(struct optimize_request, field)
 #define SWEEP(field) offsetof(struct sweep_request, field)
 #define VALIDATE(field) offsetof(struct validate_request, field)
+#define CALIBRATE(field) offsetof(struct calibrate_request, field)
 
 #define HELP_ROW { .name = "help", .kind = CLI_OPT_HELP, .label = "-h, --help", .help = "show this help" }
 
@@ -411,19 +412,24 @@ parse_time_limit(const struct cli_option *o, const char *arg, void *req)
 	return true;
 }
 
+/* --format text|json (optimize and calibrate write no CSV), into the int at o->offset. */
 static bool
-parse_optimize_format(const struct cli_option *o, const char *arg, void *req)
+parse_text_json(const struct cli_option *o, const char *arg, void *req)
 {
 	int v = CLI_FORMAT_TEXT;
 
 	if (!cli_choice("--format", arg, o->choices, &v) || v == CLI_FORMAT_CSV) {
 		if (v == CLI_FORMAT_CSV)
-			cli_error("optimize writes text or json");
+			cli_error("--format: this command writes text or json");
 		return false;
 	}
-	((struct optimize_request *)req)->format = v;
+	*(int *)(void *)((char *)req + o->offset) = v;
 	return true;
 }
+
+#define TEXT_JSON_ROW(off) \
+	{ .name = "format", .metavar = "FMT", .kind = CLI_OPT_CUSTOM, .choices = cli_format_names, \
+	  .offset = off, .parse = parse_text_json, .help = "text|json (default text)" }
 
 static const struct cli_option optimize_rows[] = {
 	{ .name = "model", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = OPTIMIZE(model),
@@ -479,8 +485,7 @@ static const struct cli_option optimize_rows[] = {
 	LINK_ROWS(OPTIMIZE),
 	{ .name = "exhaustive", .kind = CLI_OPT_FLAG, .offset = OPTIMIZE(so.exhaustive),
 	  .help = "enumerate the inner choices instead of solving MILPs" },
-	{ .name = "format", .metavar = "FMT", .kind = CLI_OPT_CUSTOM, .choices = cli_format_names,
-	  .parse = parse_optimize_format, .help = "text|json (default text)" },
+	TEXT_JSON_ROW(OPTIMIZE(format)),
 	HELP_ROW,
 	{ .name = NULL },
 };
@@ -720,6 +725,46 @@ const struct cli_command_options cli_validate_options = {
 	.hint = false,
 };
 
+/* ----------------------------------------------------------- calibrate */
+
+static const struct cli_option calibrate_rows[] = {
+	{ .name = "runs", .metavar = "FILE.csv", .kind = CLI_OPT_STRING, .offset = CALIBRATE(runs),
+	  .help = "measured runs, in validate's CSV format (required)" },
+	{ .name = "cluster", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = CALIBRATE(cluster),
+	  .help = "the cluster profile to fit, where every run was measured (required)" },
+	{ .name = "framework", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = CALIBRATE(framework),
+	  .help = "framework of the runs whose CSV leaves it out; the one\n"
+		  "framework.KEY fits (default: the runs' own)" },
+	{ .name = "fit", .metavar = "KEY,...", .kind = CLI_OPT_STRING, .offset = CALIBRATE(fit),
+	  .help = "profile keys to fit by schema path, e.g. gpu.gemm_efficiency_max,\n"
+		  "inter_node.efficiency, framework.layer_overhead (default:\n"
+		  "gpu.gemm_efficiency_max and the network level the runs use)" },
+	{ .name = "folds", .metavar = "K", .kind = CLI_OPT_INT, .min = 2, .max = 100000, .offset = CALIBRATE(folds),
+	  .help = "cross-validation folds (default: leave-one-out up to 20 runs, else 10)" },
+	TEXT_JSON_ROW(CALIBRATE(format)),
+	{ .name = "output", .metavar = "FILE", .kind = CLI_OPT_STRING, .offset = CALIBRATE(output),
+	  .help = "write the calibrated cluster profile (required)" },
+	{ .name = "framework-output", .metavar = "FILE", .kind = CLI_OPT_STRING,
+	  .offset = CALIBRATE(framework_output),
+	  .help = "write the calibrated framework profile (required with framework keys)" },
+	HELP_ROW,
+	{ .name = NULL },
+};
+
+const struct cli_command_options cli_calibrate_options = {
+	.command = "calibrate",
+	.synopsis = "usage: plan-cli calibrate --runs FILE.csv --cluster NAME|FILE --output FILE [options]\n"
+		    "\n"
+		    "Fit profile keys to measured iteration times (GSL nonlinear least squares on the\n"
+		    "relative errors), report the error before and after and cross-validated, and\n"
+		    "write the calibrated cluster profile.\n"
+		    "\n",
+	.options = calibrate_rows,
+	.width = 27,
+	.hint = true,
+};
+
 const struct cli_command_options *const cli_all_options[] = {
-	&cli_predict_options, &cli_optimize_options, &cli_sweep_options, &cli_validate_options, NULL,
+	&cli_predict_options, &cli_optimize_options, &cli_sweep_options, &cli_validate_options,
+	&cli_calibrate_options, NULL,
 };

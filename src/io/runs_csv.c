@@ -4,9 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan/estimate.h"
 #include "plan/flops.h"
 #include "plan/numparse.h"
 #include "io/infile.h"
+#include "io/schema.h"
 #include "io/runs_csv.h"
 
 const char *const run_convention_names[] = { "megatron-eq3", "model", "hardware", NULL };
@@ -15,14 +17,16 @@ enum col {
 	COL_ID, COL_MODEL, COL_CLUSTER, COL_TP, COL_PP, COL_DP, COL_VPP, COL_MB, COL_GB,
 	COL_SEQ, COL_RECOMPUTE, COL_SP, COL_ZERO, COL_OVERLAP, COL_FLASH, COL_TIME,
 	COL_TFLOPS, COL_CONV, COL_FRAMEWORK, COL_PRECISION, COL_TP_OVERLAP, COL_MEMORY, COL_CP, COL_CP_METHOD,
-	COL_GPUS, COL_COUNT,
+	COL_GPUS, COL_EP, COL_MOE_ROUTING, COL_MOE_OVERLAP, COL_MICS, COL_TOKENS, COL_SOURCE, COL_NOTES,
+	COL_COUNT,
 };
 
-static const char *const col_names[COL_COUNT] = {
+static const char *const col_names[COL_COUNT + 1] = {
 	"id", "model", "cluster", "tp", "pp", "dp", "vpp", "micro_batch", "global_batch",
 	"seq_len", "recompute", "sequence_parallel", "zero", "dp_overlap", "flash_attention",
 	"measured_iteration_time_s", "measured_tflops_per_gpu", "flop_convention", "framework", "precision",
-	"tp_overlap", "measured_memory_gib", "cp", "cp_method", "gpus",
+	"tp_overlap", "measured_memory_gib", "cp", "cp_method", "gpus", "ep", "moe_routing", "moe_overlap",
+	"mics_group", "measured_tokens_per_s_per_gpu", "source", "notes", NULL,
 };
 
 #define MAX_FIELDS 64
@@ -177,9 +181,33 @@ check_gpus(struct reader *r, const struct plan *p)
 	return true;
 }
 
+/* A column plan-cli does not know is an error (a typo would silently
+ * mean the option's default): name the nearest, or list them all. */
+static bool
+unknown_column(struct reader *r, const char *name)
+{
+	const char *near = schema_nearest(name, col_names, sizeof(col_names[0]), 0);
+	char known[1024] = "";
+
+	if (near)
+		return fail(r, "unknown column '%s'; did you mean '%s'?", name, near);
+	for (int c = 0; c < COL_COUNT; c++)
+		snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s", c ? ", " : "",
+			 col_names[c]);
+	return fail(r, "unknown column '%s' (known: %s)", name, known);
+}
+
 static bool
 header(struct reader *r)
 {
+	for (int i = 0; i < r->nfields; i++) {
+		int c = 0;
+
+		while (c < COL_COUNT && strcmp(r->fields[i], col_names[c]) != 0)
+			c++;
+		if (c == COL_COUNT)
+			return unknown_column(r, r->fields[i]);
+	}
 	for (int c = 0; c < COL_COUNT; c++) {
 		r->index[c] = -1;
 		for (int i = 0; i < r->nfields; i++)
@@ -189,8 +217,9 @@ header(struct reader *r)
 	for (int c = COL_ID; c <= COL_GB; c++)
 		if (c != COL_VPP && r->index[c] < 0)
 			return fail(r, "missing column '%s'%s", col_names[c], "");
-	if (r->index[COL_TIME] < 0 && r->index[COL_TFLOPS] < 0)
-		return fail(r, "missing column '%s' or '%s'", col_names[COL_TIME], col_names[COL_TFLOPS]);
+	if (r->index[COL_TIME] < 0 && r->index[COL_TFLOPS] < 0 && r->index[COL_TOKENS] < 0)
+		return fail(r, "missing column '%s', '%s' or 'measured_tokens_per_s_per_gpu'",
+			    col_names[COL_TIME], col_names[COL_TFLOPS]);
 	return true;
 }
 
@@ -235,16 +264,25 @@ record(struct reader *r)
 	    !get_bool(r, COL_TP_OVERLAP, false, &run->plan.tp_overlap) ||
 	    !get_int(r, COL_CP, 1, &run->plan.cp) ||
 	    !get_choice(r, COL_CP_METHOD, plan_cp_method_names, PLAN_CP_RING, &run->plan.cp_method) ||
+	    !get_int(r, COL_EP, 1, &run->plan.ep) ||
+	    !get_choice(r, COL_MOE_ROUTING, plan_moe_routing_names, PLAN_MOE_FLAT, &run->plan.moe_routing) ||
+	    !get_choice(r, COL_MOE_OVERLAP, plan_moe_overlap_names, PLAN_MOE_OVERLAP_NONE,
+			&run->plan.moe_overlap) ||
+	    !get_int(r, COL_MICS, 0, &run->plan.mics_group) ||
+	    !get_double(r, COL_TOKENS, &run->measured_tokens_per_gpu) ||
 	    !get_double(r, COL_TIME, &run->measured_time_s) ||
 	    !get_double(r, COL_TFLOPS, &run->measured_tflops) ||
 	    !get_double(r, COL_MEMORY, &run->measured_memory_gib) ||
 	    !get_choice(r, COL_CONV, run_convention_names, RUN_CONV_MEGATRON_EQ3, &conv))
 		return false;
 	run->convention = conv;
+	/* As predict's --mics-group: MiCS is ZeRO-3 inside its groups. */
+	if (run->plan.mics_group > 0 && run->plan.zero == 0)
+		run->plan.zero = 3;
 	if (!check_gpus(r, &run->plan))
 		return false;
-	if (run->measured_time_s == 0 && run->measured_tflops == 0)
-		return fail(r, "run '%s' has neither a measured time nor TFLOP/s%s", run->id, "");
+	if (run->measured_time_s == 0 && run->measured_tflops == 0 && run->measured_tokens_per_gpu == 0)
+		return fail(r, "run '%s' has no measured time, TFLOP/s or tokens/s per GPU%s", run->id, "");
 	r->set->n++;
 	return true;
 }
@@ -343,6 +381,9 @@ runs_measured_time_s(const struct run *run, const struct model *m)
 
 	if (run->measured_time_s > 0)
 		return run->measured_time_s;
+	if (run->measured_tflops <= 0)
+		return (double)run->plan.global_batch * run->plan.seq_len /
+		       (run->measured_tokens_per_gpu * plan_gpus(&run->plan));
 	switch (run->convention) {
 	case RUN_CONV_MODEL:
 		flops = flops_model_per_iteration(m, &run->plan);
@@ -354,4 +395,30 @@ runs_measured_time_s(const struct run *run, const struct model *m)
 		flops = flops_narayanan_eq3(m, run->plan.global_batch, run->plan.seq_len);
 	}
 	return flops / (plan_gpus(&run->plan) * run->measured_tflops * 1e12);
+}
+
+bool
+runs_predict(const struct run *run, const struct model *m, const struct cluster *c,
+	     const struct framework *fw, struct run_prediction *out, struct plan_error *err)
+{
+	struct estimate_options opt = { COLL_ALGO_RING, NULL, fw };
+	struct plan p = run->plan;
+	struct estimate e;
+
+	memset(out, 0, sizeof(*out));
+	/* An empty flash_attention cell: the GPU's default (on from Ampere). */
+	if (run->flash_attention < 0)
+		p.flash_attention = c->gpu.flash_attention == 1;
+	if (!estimate_plan(m, c, &p, &opt, &e, err))
+		return false;
+	out->predicted_s = e.iteration_time_s;
+	out->measured_s = runs_measured_time_s(run, m);
+	out->error = (out->predicted_s - out->measured_s) / out->measured_s;
+	out->predicted_tflops = e.tflops_per_gpu;
+	out->predicted_memory_bytes = e.memory.total;
+	if (run->measured_memory_gib > 0)
+		out->memory_error = (e.memory.total / 1073741824.0 - run->measured_memory_gib) /
+				    run->measured_memory_gib;
+	out->fits = e.fits;
+	return true;
 }

@@ -26,6 +26,7 @@ struct run {
 	struct plan plan;
 	double measured_time_s;   /**< 0 when only TFLOP/s is given */
 	double measured_tflops;   /**< 0 when only the time is given */
+	double measured_tokens_per_gpu; /**< tokens/s per GPU; 0 when not given */
 	double measured_memory_gib; /**< peak memory allocated per GPU, GiB; 0 when not given */
 	int convention;           /**< enum run_convention */
 	int flash_attention;      /**< the flash_attention cell, 0 or 1; -1 when empty: the GPU's default */
@@ -40,14 +41,19 @@ struct run_set {
 
 /**
  * Load @path. Required columns: id, model, cluster, tp, pp, dp,
- * micro_batch, global_batch, and measured_iteration_time_s or
- * measured_tflops_per_gpu (with flop_convention). Optional: vpp, seq_len
- * (0 = the model's), recompute, sequence_parallel, zero, dp_overlap,
- * flash_attention (empty: the GPU profile's default), framework (a profile name or path), precision (bf16,
- * fp16 or fp8), tp_overlap, cp, cp_method, measured_memory_gib (the peak
- * memory a GPU allocated, in GiB: compared with the predicted memory),
- * gpus (checked to be tp x cp x pp x dp). Other columns (provenance,
- * notes) are ignored. The file must be a regular file of at most
+ * micro_batch, global_batch, and measured_iteration_time_s,
+ * measured_tflops_per_gpu (with flop_convention) or
+ * measured_tokens_per_s_per_gpu. Optional, named after predict's options
+ * (dashes as underscores): vpp, seq_len (0 = the model's), recompute,
+ * sequence_parallel, zero, flash_attention (empty: the GPU profile's
+ * default), framework (a profile name or
+ * path), precision (bf16, fp16 or fp8), tp_overlap, cp, cp_method, ep,
+ * moe_routing, moe_overlap, mics_group (implies zero 3), gpus (checked
+ * to be tp x cp x pp x dp); dp_overlap (false: --no-dp-overlap);
+ * measured_memory_gib (the peak memory a GPU allocated, in GiB: compared
+ * with the predicted memory). Provenance goes in 'source' and 'notes',
+ * which are not read; any other column is an error that names the
+ * nearest known one or lists them. The file must be a regular file of at most
  * INFILE_MAX_CSV bytes; a UTF-8 byte-order mark is skipped.
  * Release with runs_csv_release() even on failure.
  */
@@ -57,9 +63,33 @@ void runs_csv_release(struct run_set *set);
 
 /**
  * The measured iteration time of @run on model @m, in seconds: its
- * measured_iteration_time_s when given, else the FLOPs of one iteration
+ * measured_iteration_time_s when given, else (with TFLOP/s) the FLOPs of one iteration
  * under its flop_convention (Narayanan et al. SC21 Eq. 3, 3 x forward, or
- * that plus the recomputed forward) over GPUs x measured TFLOP/s.
+ * that plus the recomputed forward) over GPUs x measured TFLOP/s, else
+ * global_batch x seq_len over GPUs x measured tokens/s per GPU.
  * @run->plan.seq_len must be set (the model's default filled in).
  */
 double runs_measured_time_s(const struct run *run, const struct model *m);
+
+struct cluster;
+struct framework;
+
+/** One run as plan-cli predicts it, against its measurement. */
+struct run_prediction {
+	double predicted_s;
+	double measured_s;
+	double error;                  /**< (predicted - measured) / measured */
+	double predicted_tflops;
+	double predicted_memory_bytes;
+	double memory_error;           /**< against measured_memory_gib; 0 without one */
+	bool fits;
+};
+
+/**
+ * Predict @run on model @m, cluster @c and framework @fw (NULL: the
+ * built-in one) through estimate_plan, and compare with its measurement:
+ * what validate prints per row and what calibrate fits. The plan's
+ * seq_len must be set. False with @err set when the plan cannot run.
+ */
+bool runs_predict(const struct run *run, const struct model *m, const struct cluster *c,
+		  const struct framework *fw, struct run_prediction *out, struct plan_error *err);

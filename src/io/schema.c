@@ -381,3 +381,85 @@ schema_load(const struct schema_profile *kind, const char *name, const char *tex
 	ytree_release(&t);
 	return ok;
 }
+
+/* The shortest of %.15g, %.16g, %.17g that strtod reads back as @v. */
+static void
+write_double(FILE *out, double v)
+{
+	char buf[40];
+
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	fputs(buf, out);
+}
+
+/* A YAML double-quoted scalar: quotes and backslashes escaped, control characters as \xHH. */
+static void
+write_string(FILE *out, const char *s)
+{
+	static const char special[] = "\"\\\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f"
+				      "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f";
+
+	fputc('"', out);
+	while (*s) {
+		size_t plain = strcspn(s, special);
+
+		fwrite(s, 1, plain, out);
+		s += plain;
+		if (*s == '"' || *s == '\\')
+			fprintf(out, "\\%c", *s++);
+		else if (*s)
+			fprintf(out, "\\x%02x", (unsigned char)*s++);
+	}
+	fputc('"', out);
+}
+
+static void
+write_curve(FILE *out, const struct curve *c)
+{
+	fputc('[', out);
+	for (int i = 0; i < c->n; i++) {
+		fputs(i ? ", [" : "[", out);
+		write_double(out, c->x[i]);
+		fputs(", ", out);
+		write_double(out, c->y[i]);
+		fputc(']', out);
+	}
+	fputs("]\n", out);
+}
+
+void
+schema_write(const struct schema_key *table, const void *obj, FILE *out, int indent)
+{
+	for (const struct schema_key *k = table; k->key; k++) {
+		const char *v = (const char *)obj + k->offset;
+
+		if ((k->type == SCHEMA_STRING && !v[0]) ||
+		    (k->type == SCHEMA_CURVE && ((const struct curve *)(const void *)v)->n == 0) ||
+		    (k->type == SCHEMA_CUSTOM && !k->sub))
+			continue;
+		fprintf(out, "%*s%s:", indent, "", k->key);
+		switch (k->type) {
+		case SCHEMA_INT: fprintf(out, " %d\n", *(const int *)(const void *)v); break;
+		case SCHEMA_BOOL: fprintf(out, " %s\n", *(const bool *)(const void *)v ? "true" : "false"); break;
+		case SCHEMA_ENUM: fprintf(out, " %s\n", k->choices[*(const int *)(const void *)v]); break;
+		case SCHEMA_STRING: fputc(' ', out); write_string(out, v); fputc('\n', out); break;
+		case SCHEMA_NUMBER:
+		case SCHEMA_QUANTITY:
+			fputc(' ', out);
+			write_double(out, *(const double *)(const void *)v);
+			fprintf(out, "%s%s\n", k->type == SCHEMA_QUANTITY ? " " : "",
+				k->type == SCHEMA_QUANTITY ? units_si_symbol(k->unit) : "");
+			break;
+		case SCHEMA_CURVE: fputc(' ', out); write_curve(out, (const struct curve *)(const void *)v); break;
+		case SCHEMA_MAP:
+		case SCHEMA_CUSTOM:
+			fputc('\n', out);
+			schema_write(k->sub, v, out, indent + 2);
+			break;
+		}
+	}
+}

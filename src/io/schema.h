@@ -94,3 +94,13 @@ int schema_edit_distance(const char *a, const char *b);
  * Profile keys and command options suggest theirs with it.
  */
 const char *schema_nearest(const char *name, const void *rows, size_t stride, size_t name_offset);
+
+/**
+ * Write @obj as YAML following @table, one key a line at @indent spaces:
+ * every value the struct holds (numbers as the shortest text that reads
+ * back as the same double, quantities in SI units), nested mappings and
+ * custom keys with a table (an inline GPU) indented below their key;
+ * empty strings and empty curves are left out. What schema_apply reads
+ * back from it is @obj again.
+ */
+void schema_write(const struct schema_key *table, const void *obj, FILE *out, int indent);

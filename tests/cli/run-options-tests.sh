@@ -29,7 +29,7 @@ man_options() {
 	' man/plan-cli.1 | sed 's/\\-/-/g' | grep -o -- '--[a-z][a-z-]*' | grep -vx -- '--help' | sort -u
 }
 
-for cmd in predict optimize sweep validate; do
+for cmd in predict optimize sweep validate calibrate; do
 	awk -v cmd="$cmd" '$1 == cmd { print $2 }' "$tmp/list" | sort -u >"$tmp/table.$cmd"
 	man_options "$cmd" >"$tmp/man.$cmd"
 	if [ ! -s "$tmp/table.$cmd" ]; then

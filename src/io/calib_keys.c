@@ -1,0 +1,128 @@
+#include <stdio.h>
+#include <string.h>
+
+#include "io/calib_keys.h"
+#include "io/profile_load.h"
+
+#define MAX_KEYS 64
+
+/* A fittable row: a double with a range (numbers and quantities). */
+static bool
+fittable(const struct schema_key *k)
+{
+	return k->type == SCHEMA_NUMBER || k->type == SCHEMA_QUANTITY;
+}
+
+/* The top-level blocks that hold fittable keys, and their tables. */
+static int
+blocks(const char *names[], const struct schema_key *tables[], size_t offsets[])
+{
+	int n = 0;
+
+	for (const struct schema_key *k = cluster_schema; k->key; k++)
+		if ((k->type == SCHEMA_MAP || k->type == SCHEMA_CUSTOM) && k->sub) {
+			names[n] = k->key;
+			tables[n] = k->sub;
+			offsets[n++] = k->offset;
+		}
+	names[n] = "framework";
+	tables[n] = framework_schema;
+	offsets[n++] = 0;
+	return n;
+}
+
+/* Every path, into @paths (NULL-terminated pointers into @store). */
+static void
+all_paths(char store[][CALIB_KEY_LEN], const char *paths[])
+{
+	const char *names[8];
+	const struct schema_key *tables[8];
+	size_t offsets[8];
+	int nb = blocks(names, tables, offsets), n = 0;
+
+	for (int b = 0; b < nb; b++)
+		for (const struct schema_key *k = tables[b]; k->key && n < MAX_KEYS; k++)
+			if (fittable(k)) {
+				snprintf(store[n], CALIB_KEY_LEN, "%s.%s", names[b], k->key);
+				paths[n] = store[n];
+				n++;
+			}
+	paths[n] = NULL;
+}
+
+void
+calib_key_list(char *buf, size_t size)
+{
+	char store[MAX_KEYS][CALIB_KEY_LEN];
+	const char *paths[MAX_KEYS + 1];
+
+	all_paths(store, paths);
+	buf[0] = '\0';
+	for (int i = 0; paths[i]; i++)
+		snprintf(buf + strlen(buf), size - strlen(buf), "%s%s", i ? ", " : "", paths[i]);
+}
+
+static bool
+unknown(const char *path, struct plan_error *err)
+{
+	char store[MAX_KEYS][CALIB_KEY_LEN], list[4096];
+	const char *paths[MAX_KEYS + 1], *near;
+
+	all_paths(store, paths);
+	near = schema_nearest(path, paths, sizeof(paths[0]), 0);
+	calib_key_list(list, sizeof(list));
+	if (near)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "unknown key '%s' for --fit; did you mean '%s'? (valid: %s)", path, near, list);
+	return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "unknown key '%s' for --fit (valid: %s)", path, list);
+}
+
+bool
+calib_key_resolve(const char *path, struct cluster *c, struct framework *fw, struct calib_key *out,
+		  struct plan_error *err)
+{
+	const char *names[8], *dot = strchr(path, '.');
+	const struct schema_key *tables[8];
+	size_t offsets[8];
+	int nb = blocks(names, tables, offsets);
+
+	memset(out, 0, sizeof(*out));
+	if (!dot || strlen(path) >= CALIB_KEY_LEN)
+		return unknown(path, err);
+	for (int b = 0; b < nb; b++) {
+		bool is_fw = strcmp(names[b], "framework") == 0;
+
+		if (strlen(names[b]) != (size_t)(dot - path) || strncmp(path, names[b], (size_t)(dot - path)) != 0)
+			continue;
+		for (const struct schema_key *k = tables[b]; k->key; k++) {
+			if (strcmp(k->key, dot + 1) != 0 || !fittable(k))
+				continue;
+			if (is_fw && !fw)
+				return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+						      "'%s': no framework profile to fit", path);
+			snprintf(out->path, sizeof(out->path), "%s", path);
+			out->value = (double *)(void *)((is_fw ? (char *)fw : (char *)c + offsets[b]) + k->offset);
+			out->lo = k->min;
+			out->hi = k->max;
+			out->framework = is_fw;
+			out->quantity = k->type == SCHEMA_QUANTITY;
+			out->unit = out->quantity ? units_si_symbol(k->unit) : "";
+			return true;
+		}
+	}
+	return unknown(path, err);
+}
+
+int
+calib_default_keys(const struct cluster *c, int max_gpus, char paths[][CALIB_KEY_LEN])
+{
+	int n = 0;
+
+	if (c->gpu.gemm_efficiency.n == 0)
+		snprintf(paths[n++], CALIB_KEY_LEN, "gpu.gemm_efficiency_max");
+	if (max_gpus > c->gpus_per_node)
+		snprintf(paths[n++], CALIB_KEY_LEN, "inter_node.efficiency");
+	else if (max_gpus > 1)
+		snprintf(paths[n++], CALIB_KEY_LEN, "intra_node.efficiency");
+	return n;
+}

@@ -1,0 +1,47 @@
+/*
+ * The profile keys calibrate may fit, by schema path: "gpu.KEY",
+ * "intra_node.KEY", "inter_node.KEY" (numbers and quantities of the
+ * cluster schema) and "framework.KEY" (of the framework schema). Each
+ * keeps the range its schema row declares.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "plan/cluster.h"
+#include "plan/error.h"
+#include "plan/framework.h"
+
+#define CALIB_KEY_LEN 96
+
+/** One key to fit: where its value lives and its bounds. */
+struct calib_key {
+	char path[CALIB_KEY_LEN];
+	double *value;     /**< in the cluster or the framework given to calib_key_resolve */
+	double lo, hi;     /**< the schema's min and max */
+	bool framework;    /**< a framework key */
+	bool quantity;     /**< with a unit: unit is its SI symbol */
+	const char *unit;  /**< "" for a plain number */
+};
+
+/**
+ * Find @path among the keys of the cluster schema (in @c) and, for
+ * "framework.KEY", of the framework schema (in @fw, which may be NULL
+ * when no framework key is asked for). An unknown or non-numeric key is
+ * a PLAN_ERR_PLAN error naming the nearest valid key and listing them.
+ */
+bool calib_key_resolve(const char *path, struct cluster *c, struct framework *fw, struct calib_key *out,
+		       struct plan_error *err);
+
+/** Every key calib_key_resolve accepts, ", "-separated, into @buf. */
+void calib_key_list(char *buf, size_t size);
+
+/**
+ * The default keys for runs on @c: gpu.gemm_efficiency_max (unless the
+ * GPU has a measured gemm_efficiency curve, which replaces it), and
+ * inter_node.efficiency when some run spans nodes (@max_gpus above
+ * gpus_per_node), else intra_node.efficiency when some run has more
+ * than one GPU. Writes up to 2 paths into @paths; returns how many.
+ */
+int calib_default_keys(const struct cluster *c, int max_gpus, char paths[][CALIB_KEY_LEN]);

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# plan-cli calibrate from the command line: the fit on five MosaicML rows
+# of tests/data/published-runs.csv, the written profiles read back by
+# validate and predict with the reported error, and the errors with their
+# exit statuses (plan-cli(1), EXIT STATUS).
+# Usage: run-calibrate-tests.sh PLAN_CLI SOURCE_ROOT
+# jq programs are in single quotes on purpose:
+# shellcheck disable=SC2016
+set -u
+bin=$(realpath "$1")
+root=$(realpath "$2")
+. "$(dirname "$(realpath "$0")")/harness.sh"
+export LC_ALL=C PLAN_CLI_PATH=$root
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+runs=$root/tests/data/published-runs.csv
+
+# cal ARGS...: run calibrate; $rc, $tmp/out, $tmp/err.
+cal() { "$bin" calibrate "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
+# fails NAME RC TEXT ARGS...: exit status RC, one error line that says TEXT, nothing on stdout.
+fails() {
+	local name=$1 want=$2 text=$3
+	shift 3
+	cal "$@"
+	check "$name (exit $want)" '[ $rc -eq $want ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+		grep -q "^plan-cli: error: " "$tmp/err" && grep -qF -- "$text" "$tmp/err"'
+	[ $rc -eq "$want" ] && grep -qF -- "$text" "$tmp/err" || sed 's/^/# /' "$tmp/err"
+}
+
+# Every seventh MosaicML row from the first (5 rows: 70B to 125M, 16 to 128 GPUs), and the others.
+head -1 "$runs" >"$tmp/train.csv"
+grep '^MOSAIC' "$runs" | awk 'NR % 7 == 1' >>"$tmp/train.csv"
+head -1 "$runs" >"$tmp/single.csv"
+grep '^SMX-B200' "$runs" >>"$tmp/single.csv"
+
+cal --runs "$tmp/train.csv" --cluster mosaicml-a100-40gb --output "$tmp/cal.yaml" --format json
+cp "$tmp/out" "$tmp/cal.json"
+check "calibrate on 5 MosaicML rows exits 0 with JSON" '[ $rc -eq 0 ] && jq -e ".runs == 5" "$tmp/cal.json" >/dev/null'
+check "the default keys: gpu.gemm_efficiency_max and inter_node.efficiency (multi-node runs)" \
+	'jq -e "[.keys[].key] == [\"gpu.gemm_efficiency_max\", \"inter_node.efficiency\"]" "$tmp/cal.json" >/dev/null'
+check "fitted values inside the schema bounds, finite standard errors, LOO cross-validation" \
+	'jq -e "all(.keys[]; .value > 0 and .value <= 1 and (.std_error | type) == \"number\") and .cv_folds == 5 and (.cv_mape | type) == \"number\"" "$tmp/cal.json" >/dev/null'
+check "the fit does not make the fitted runs worse" 'jq -e ".mape_after <= .mape_before" "$tmp/cal.json" >/dev/null'
+check "the profile has a comment header with the fitted values and the MAPE" \
+	'grep -q "^# runs: .*train.csv (5 runs)" "$tmp/cal.yaml" && grep -q "^#   gpu.gemm_efficiency_max: .* +/- " "$tmp/cal.yaml" &&
+	 grep -q "^# MAPE on these runs: before" "$tmp/cal.yaml"'
+
+# Round trip: the written profile in the cluster column, through validate and predict.
+sed "s#,mosaicml-a100-40gb,#,$tmp/cal.yaml,#" "$tmp/train.csv" >"$tmp/train-cal.csv"
+"$bin" validate "$tmp/train-cal.csv" --format json >"$tmp/val.json" 2>"$tmp/err"
+check "validate with the written profile reproduces the after-fit MAPE" \
+	'jq -e --slurpfile c "$tmp/cal.json" "(.mape - \$c[0].mape_after) | fabs < 1e-9" "$tmp/val.json" >/dev/null'
+"$bin" predict --model mpt-70b --cluster "$tmp/cal.yaml" --gpus 128 --micro-batch 4 --global-batch 512 \
+	--recompute full --zero 3 --flash-attention --framework llm-foundry --format json >"$tmp/pred.json" 2>"$tmp/err"
+check "predict --cluster FILE gives the reported after-fit time of MOSAIC-18" \
+	'jq -e --slurpfile c "$tmp/cal.json" ".iteration_time_s as \$t | (\$t - \$c[0].rows[0].predicted_after_s) | fabs < 1e-9 * \$t" "$tmp/pred.json" >/dev/null'
+
+cal --runs "$tmp/train.csv" --cluster mosaicml-a100-40gb --output "$tmp/cal2.yaml" --fit gpu.gemm_efficiency_max --folds 2
+check "text report: keys, MAPE before/after, cross-validated, per-run rows" \
+	'[ $rc -eq 0 ] && grep -q "^gpu.gemm_efficiency_max " "$tmp/out" && grep -q "^MAPE before .*, after .*, cross-validated .* (2 folds)" "$tmp/out" &&
+	 [ "$(grep -c "^MOSAIC-" "$tmp/out")" -eq 5 ]'
+
+# Framework keys: the framework profile written too, and predict reads it.
+cal --runs "$tmp/train.csv" --cluster mosaicml-a100-40gb --output "$tmp/cal3.yaml" \
+	--fit gpu.gemm_efficiency_max,framework.overlap_slowdown --framework-output "$tmp/fw.yaml"
+"$bin" predict --model mpt-7b --cluster "$tmp/cal3.yaml" --framework "$tmp/fw.yaml" --gpus 16 --global-batch 256 \
+	--micro-batch 16 --zero 3 --flash-attention --recompute full >/dev/null 2>"$tmp/err"
+prc=$?
+check "a framework key writes --framework-output, which predict accepts" '[ $rc -eq 0 ] && [ $prc -eq 0 ] && grep -q "^overlap_slowdown: " "$tmp/fw.yaml"'
+
+fails "no --output" 2 "--output FILE" --runs "$tmp/train.csv" --cluster mosaicml-a100-40gb
+fails "an unknown key names the nearest" 2 "did you mean 'gpu.gemm_efficiency_max'?" \
+	--runs "$tmp/train.csv" --cluster mosaicml-a100-40gb --output "$tmp/x.yaml" --fit gpu.gemm_effciency_max
+fails "a framework key without --framework-output" 2 "--framework-output" \
+	--runs "$tmp/train.csv" --cluster mosaicml-a100-40gb --output "$tmp/x.yaml" --fit framework.layer_overhead
+head -2 "$tmp/train.csv" >"$tmp/one.csv"
+fails "one run for two keys is underdetermined" 2 "1 run cannot determine 2 keys" \
+	--runs "$tmp/one.csv" --cluster mosaicml-a100-40gb --output "$tmp/x.yaml"
+fails "single-node runs cannot fit inter_node.efficiency" 2 "'inter_node.efficiency' changes no run's predicted time" \
+	--runs "$tmp/single.csv" --cluster dgx-b200 --output "$tmp/x.yaml" --fit inter_node.efficiency
+fails "runs of another cluster" 3 "not on --cluster 'selene'" \
+	--runs "$tmp/train.csv" --cluster selene --output "$tmp/x.yaml"
+fails "more folds than runs" 2 "" --runs "$tmp/train.csv" --cluster mosaicml-a100-40gb --output "$tmp/x.yaml" --folds 1
+fails "a runs file that does not exist" 1 "no-such.csv" --runs "$tmp/no-such.csv" --cluster selene --output "$tmp/x.yaml"
+fails "--format csv" 2 "text or json" --runs "$tmp/train.csv" --cluster selene --output "$tmp/x.yaml" --format csv
+check "no profile written by a failed calibrate" '[ ! -e "$tmp/x.yaml" ]'
+finish

@@ -1,0 +1,293 @@
+/*
+ * calibrate's fit (plan/calibrate.h) on synthetic runs: a cluster with
+ * known GEMM and network efficiencies predicts a set of plans, the times
+ * get a small deterministic noise, and the fit started from other values
+ * must find the known ones within two standard errors. Also the errors
+ * for too few runs and for a key no run depends on, key paths by schema,
+ * and schema_write reading back as the same cluster.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "io/calib_keys.h"
+#include "io/profile_load.h"
+#include "io/runs_csv.h"
+#include "io/schema.h"
+#include "plan/calibrate.h"
+#include "testutil.h"
+
+#define MAX_RUNS 64
+#define TRUE_GEMM 0.62
+#define TRUE_INTER 0.55
+
+struct synth {
+	struct model m;
+	struct cluster c;
+	struct run runs[MAX_RUNS];
+	double measured[MAX_RUNS];
+	struct calib_key keys[2];
+	const char *names[2];
+	double start[2], lo[2], hi[2];
+	int n;
+};
+
+static bool
+predict_cb(void *ctx, const double *x, int run, double *t, struct plan_error *err)
+{
+	struct synth *s = ctx;
+	struct run_prediction p;
+
+	for (int j = 0; j < 2; j++)
+		if (s->keys[j].value)
+			*s->keys[j].value = x[j];
+	if (!runs_predict(&s->runs[run], &s->m, &s->c, NULL, &p, err))
+		return false;
+	*t = p.predicted_s;
+	return true;
+}
+
+/* Run i: TP 8 inside a node, DP over 1 to 8 nodes, micro-batches of 1 to 4. */
+static void
+make_run(struct run *r, int i, bool multi_node)
+{
+	memset(r, 0, sizeof(*r));
+	plan_init(&r->plan);
+	snprintf(r->id, sizeof(r->id), "synthetic-%d", i);
+	r->plan.tp = 8 / (multi_node ? 1 : 1 + i % 2);
+	r->plan.pp = 1;
+	r->plan.dp = multi_node ? 1 << (i % 4) : 1;
+	r->plan.micro_batch = 1 + i % 3;
+	r->plan.global_batch = r->plan.dp * r->plan.micro_batch * (4 + 2 * (i % 5));
+	r->plan.seq_len = 2048;
+	r->plan.dp_overlap = i % 2 == 0;
+	r->plan.recompute = i % 3 == 0 ? PLAN_RECOMPUTE_FULL : PLAN_RECOMPUTE_NONE;
+}
+
+static void
+add_key(struct synth *s, int j, const char *path)
+{
+	struct plan_error err;
+
+	plan_error_clear(&err);
+	ck_assert_msg(calib_key_resolve(path, &s->c, NULL, &s->keys[j], &err), "%s", err.message);
+	s->names[j] = s->keys[j].path;
+	s->lo[j] = s->keys[j].lo;
+	s->hi[j] = s->keys[j].hi;
+}
+
+/* Numerical Recipes' 32-bit LCG, as a fraction in [0, 1). */
+static double
+lcg(unsigned long *state)
+{
+	*state = (1664525UL * *state + 1013904223UL) & 0xffffffffUL;
+	return (double)*state / 4294967296.0;
+}
+
+/* @n runs measured on the cluster with the true values, then the
+ * cluster set back to its profile's values (the fit's start). */
+static struct calib_problem
+synthesize(struct synth *s, int n, bool multi_node, double noise)
+{
+	struct plan_error err;
+	unsigned long seed = 12345;
+	double t;
+
+	memset(s, 0, sizeof(*s));
+	test_load_profile(PROFILE_MODEL, "gpt-1.7b", &s->m);
+	test_load_cluster(&s->c, TEST_CLUSTER_YAML);
+	s->n = n;
+	add_key(s, 0, "gpu.gemm_efficiency_max");
+	add_key(s, 1, "inter_node.efficiency");
+	for (int i = 0; i < n; i++) {
+		double truth[2] = { TRUE_GEMM, TRUE_INTER };
+
+		make_run(&s->runs[i], i, multi_node);
+		plan_error_clear(&err);
+		ck_assert_msg(predict_cb(s, truth, i, &t, &err), "%s", err.message);
+		/* Deterministic noise, uniform in [-noise, noise] (a fixed-seed LCG). */
+		s->measured[i] = t * (1.0 + noise * (2.0 * lcg(&seed) - 1.0));
+	}
+	s->start[0] = *s->keys[0].value = 0.75;
+	s->start[1] = *s->keys[1].value = 0.85;
+	return (struct calib_problem){ n, 2, s->names, s->start, s->lo, s->hi, s->measured, predict_cb, s };
+}
+
+/* Synthesize, then fit every run; the fit must succeed. */
+static struct calib_problem
+fit_synthetic(struct synth *s, int n, double noise, struct calib_fit *fit)
+{
+	struct calib_problem p = synthesize(s, n, true, noise);
+	struct plan_error err;
+
+	plan_error_clear(&err);
+	ck_assert_msg(calib_fit(&p, NULL, p.nruns, fit, &err), "%s", err.message);
+	return p;
+}
+
+START_TEST(test_recovers_known_values)
+{
+	static struct synth s;
+	struct calib_fit fit;
+
+	fit_synthetic(&s, 16, 0.01, &fit);
+	ck_assert(fit.has_se && fit.converged);
+	printf("# recovered gemm_efficiency_max %.4f +/- %.4f (true %.2f), inter_node.efficiency %.4f +/- %.4f "
+	       "(true %.2f); MAPE %.2f %% -> %.2f %%\n", fit.x[0], fit.se[0], TRUE_GEMM, fit.x[1], fit.se[1],
+	       TRUE_INTER, 100 * fit.mape_before, 100 * fit.mape_after);
+	ck_assert_msg(fabs(fit.x[0] - TRUE_GEMM) <= 2 * fit.se[0] && fit.se[0] > 0 && fit.se[0] < 0.05,
+		      "gemm %g +/- %g, true %g", fit.x[0], fit.se[0], TRUE_GEMM);
+	ck_assert_msg(fabs(fit.x[1] - TRUE_INTER) <= 2 * fit.se[1] && fit.se[1] > 0 && fit.se[1] < 0.1,
+		      "inter %g +/- %g, true %g", fit.x[1], fit.se[1], TRUE_INTER);
+	/* 1 % noise: the fit leaves about 0.5 % (its mean absolute value) and starts far worse. */
+	ck_assert(fit.mape_after < 0.01 && fit.mape_before > 0.05);
+	cluster_release(&s.c);
+}
+END_TEST
+
+START_TEST(test_exact_without_noise)
+{
+	static struct synth s;
+	struct calib_fit fit;
+	struct calib_problem p = fit_synthetic(&s, 6, 0.0, &fit);
+	struct plan_error err;
+	double cv;
+
+	plan_error_clear(&err);
+	ck_assert_double_eq_tol(fit.x[0], TRUE_GEMM, 1e-6);
+	ck_assert_double_eq_tol(fit.x[1], TRUE_INTER, 1e-6);
+	ck_assert(fit.mape_after < 1e-8);
+	ck_assert_msg(calib_cross_validate(&p, calib_default_folds(p.nruns), NULL, &cv, &err), "%s", err.message);
+	ck_assert(cv < 1e-6);
+	cluster_release(&s.c);
+}
+END_TEST
+
+/* Synthesize; the fit must fail with a PLAN_ERR_PLAN error that says @want. */
+static struct calib_problem
+fit_fails(struct synth *s, int n, bool multi_node, const char *want)
+{
+	struct calib_problem p = synthesize(s, n, multi_node, 0.01);
+	struct calib_fit fit;
+	struct plan_error err;
+
+	plan_error_clear(&err);
+	ck_assert(!calib_fit(&p, NULL, n, &fit, &err));
+	ck_assert_int_eq(err.kind, PLAN_ERR_PLAN);
+	ck_assert_msg(strstr(err.message, want), "%s", err.message);
+	return p;
+}
+
+START_TEST(test_underdetermined)
+{
+	static struct synth s;
+
+	fit_fails(&s, 1, true, "1 run cannot determine 2 keys");
+	cluster_release(&s.c);
+}
+END_TEST
+
+/* Runs inside one node never use the inter-node network. */
+START_TEST(test_unseen_key)
+{
+	static struct synth s;
+	struct calib_problem p = fit_fails(&s, 5, false, "'inter_node.efficiency' changes no run's predicted time");
+	struct plan_error err;
+	double cv;
+
+	plan_error_clear(&err);
+	ck_assert(!calib_cross_validate(&p, 5, NULL, &cv, &err));
+	ck_assert_msg(strstr(err.message, "fold 1 of 5: "), "%s", err.message);
+	cluster_release(&s.c);
+}
+END_TEST
+
+START_TEST(test_key_paths)
+{
+	struct cluster c;
+	struct framework fw;
+	struct calib_key k;
+	struct plan_error err;
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	framework_init_default(&fw);
+	plan_error_clear(&err);
+	ck_assert(calib_key_resolve("inter_node.latency", &c, NULL, &k, &err));
+	ck_assert(k.value == &c.inter.latency_s && k.lo == 0 && k.hi == 1 && strcmp(k.unit, "s") == 0);
+	ck_assert(calib_key_resolve("framework.layer_overhead", &c, &fw, &k, &err));
+	ck_assert(k.value == &fw.layer_overhead_s && k.framework);
+	ck_assert(!calib_key_resolve("gpu.gemm_eficiency_max", &c, NULL, &k, &err));
+	ck_assert_msg(strstr(err.message, "did you mean 'gpu.gemm_efficiency_max'?"), "%s", err.message);
+	ck_assert(!calib_key_resolve("gpu.name", &c, NULL, &k, &err));
+	ck_assert_msg(strstr(err.message, "(valid: gpu.peak_flops,"), "%s", err.message);
+	cluster_release(&c);
+}
+END_TEST
+
+/* schema_write's text reads back as the same cluster, to the last bit. */
+START_TEST(test_write_round_trip)
+{
+	struct cluster a, b;
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+	struct plan_error err;
+
+	test_load_profile(PROFILE_CLUSTER, "selene", &a);
+	a.inter.efficiency = 0.8123456789012345;
+	schema_write(cluster_schema, &a, f, 0);
+	ck_assert(fclose(f) == 0);
+	plan_error_clear(&err);
+	ck_assert_msg(cluster_load_string(&b, "written.yaml", text, &err), "%s\n%s", err.message, text);
+	ck_assert(b.inter.efficiency == a.inter.efficiency && b.gpu.peak_flops == a.gpu.peak_flops);
+	ck_assert(b.gpu.gemm_efficiency.n == a.gpu.gemm_efficiency.n);
+	for (int i = 0; i < a.gpu.gemm_efficiency.n; i++)
+		ck_assert(b.gpu.gemm_efficiency.y[i] == a.gpu.gemm_efficiency.y[i]);
+	ck_assert(b.gpu.attention_overhead_s == a.gpu.attention_overhead_s && strcmp(a.name, b.name) == 0);
+	free(text);
+	cluster_release(&a);
+	cluster_release(&b);
+}
+END_TEST
+
+/* Not a pass/fail test: how long 50 runs take to fit and cross-validate (10 folds). */
+START_TEST(test_fifty_runs_time)
+{
+	static struct synth s;
+	struct calib_fit fit;
+	struct calib_problem p;
+	struct plan_error err;
+	struct timespec t0, t1;
+	double cv;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	p = fit_synthetic(&s, 50, 0.02, &fit);
+	plan_error_clear(&err);
+	ck_assert_msg(calib_cross_validate(&p, calib_default_folds(50), NULL, &cv, &err), "%s", err.message);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("# 50 runs: fit (%d iterations) and 10-fold cross-validation in %.3f s\n", fit.iterations,
+	       (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+	ck_assert(fit.has_se && cv < 0.05);
+	cluster_release(&s.c);
+}
+END_TEST
+
+static Suite *
+calibrate_suite(void)
+{
+	const TTest *const tests[] = {
+		test_recovers_known_values, test_exact_without_noise, test_underdetermined, test_unseen_key,
+		test_key_paths, test_write_round_trip, test_fifty_runs_time,
+	};
+	Suite *s = suite_create("calibrate");
+	TCase *tc = tcase_create("calibrate");
+
+	tcase_add_unchecked_fixture(tc, test_setup_paths, NULL);
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+		tcase_add_test(tc, tests[i]);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+TEST_MAIN(calibrate_suite)
