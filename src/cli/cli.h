@@ -46,6 +46,13 @@ int cmd_profiles(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_optimize(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+int cmd_fit_logs(int argc, char **argv);
+
+/**
+ * Write @text to @path through a temporary file beside it, renamed over
+ * it once complete; prints the error. Returns an exit code.
+ */
+int cli_write_file(const char *path, const char *text);
 
 struct model;
 struct cluster;
@@ -70,6 +77,10 @@ int cli_load_cluster_links(const char *arg, const struct cli_links *links, struc
 int cli_load_compressor(const char *arg, struct compressor *c);
 
 struct framework;
+struct gpu;
+
+/** Resolve and load a GPU profile (name or path); prints the error. Returns an exit code. */
+int cli_load_gpu(const char *arg, struct gpu *g);
 
 /** The framework a command uses when none is given. */
 #define CLI_DEFAULT_FRAMEWORK "megatron-lm"

@@ -1,6 +1,9 @@
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "io/profile_load.h"
@@ -186,4 +189,49 @@ cli_load_cluster_links(const char *arg, const struct cli_links *links, struct cl
 	if (links->intra_bandwidth_Bps > 0)
 		c->intra.bandwidth_Bps = links->intra_bandwidth_Bps;
 	return CLI_EXIT_OK;
+}
+
+/* @yaml into @path through a temporary file beside it, renamed over it
+ * only once complete: an interrupted write never leaves half a file. */
+int
+cli_write_file(const char *path, const char *yaml)
+{
+	size_t n = strlen(path) + 16;
+	char *tmp = malloc(n);
+	FILE *f;
+	bool ok;
+
+	if (!tmp) {
+		cli_error("out of memory");
+		return CLI_EXIT_FAILURE;
+	}
+	snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
+	f = fopen(tmp, "w");
+	if (!f) {
+		cli_error("%s: cannot write: %s", path, strerror(errno));
+		free(tmp);
+		return CLI_EXIT_FAILURE;
+	}
+	ok = fputs(yaml, f) >= 0;
+	ok = fclose(f) == 0 && ok;
+	if (!ok || rename(tmp, path) != 0) {
+		cli_error("%s: cannot write: %s", path, strerror(errno));
+		unlink(tmp);
+		free(tmp);
+		return CLI_EXIT_FAILURE;
+	}
+	free(tmp);
+	return CLI_EXIT_OK;
+}
+
+static bool
+load_gpu(void *obj, const char *path, struct plan_error *err)
+{
+	return gpu_load_file(obj, path, err);
+}
+
+int
+cli_load_gpu(const char *arg, struct gpu *g)
+{
+	return load_profile(PROFILE_GPU, arg, g, load_gpu);
 }

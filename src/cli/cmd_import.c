@@ -2,11 +2,9 @@
  * plan-cli import: a Hugging Face config.json as a model profile to save
  * and edit (--model also takes the config.json itself).
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 #include "io/hf_config.h"
@@ -16,39 +14,6 @@ static const char import_usage[] =
 	"usage: plan-cli import PATH [--output FILE]\n\n"
 	"Write the model profile equivalent to the Hugging Face config.json at PATH\n"
 	"(standard output, or FILE, replaced whole); --model also takes the config.json.\n";
-
-/* @yaml into @path through a temporary file beside it, renamed over it
- * only once complete: an interrupted import never leaves half a profile. */
-static int
-write_file(const char *path, const char *yaml)
-{
-	size_t n = strlen(path) + 16;
-	char *tmp = malloc(n);
-	FILE *f;
-	bool ok;
-
-	if (!tmp) {
-		cli_error("out of memory");
-		return CLI_EXIT_FAILURE;
-	}
-	snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
-	f = fopen(tmp, "w");
-	if (!f) {
-		cli_error("%s: cannot write: %s", path, strerror(errno));
-		free(tmp);
-		return CLI_EXIT_FAILURE;
-	}
-	ok = fputs(yaml, f) >= 0;
-	ok = fclose(f) == 0 && ok;
-	if (!ok || rename(tmp, path) != 0) {
-		cli_error("%s: cannot write: %s", path, strerror(errno));
-		unlink(tmp);
-		free(tmp);
-		return CLI_EXIT_FAILURE;
-	}
-	free(tmp);
-	return CLI_EXIT_OK;
-}
 
 int
 cmd_import(int argc, char **argv)
@@ -89,7 +54,7 @@ cmd_import(int argc, char **argv)
 	    !hf_config_to_yaml(hf_config_path(path), m.name, &yaml, &err))
 		return cli_report(&err);
 	if (output) {
-		rc = write_file(output, yaml);
+		rc = cli_write_file(output, yaml);
 		free(yaml);
 		return rc;
 	}

@@ -20,6 +20,7 @@ static const struct command commands[] = {
 	{ "validate", cmd_validate, "compare predictions with measured runs from a CSV file" },
 	{ "profiles", cmd_profiles, "list the bundled models, clusters and compressors" },
 	{ "import", cmd_import, "write the model profile of a Hugging Face config.json" },
+	{ "fit-logs", cmd_fit_logs, "fit link or GEMM parameters to nccl-tests logs or GEMM timings" },
 	{ NULL, NULL, NULL },
 };
 
