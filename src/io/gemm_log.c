@@ -39,6 +39,7 @@ on_field(void *s, size_t len, void *data)
 	if (r->failed)
 		return;
 	if (r->nfields == COL_COUNT || memchr(s, '\0', len)) {
+		r->record++; /* the record being read */
 		fail(r, r->nfields == COL_COUNT ? "more than the 5 columns m, n, k, dtype, seconds%s%s" :
 		     "a NUL byte in a field%s%s", "", "");
 		return;
