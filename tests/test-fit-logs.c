@@ -114,6 +114,8 @@ START_TEST(test_malformed)
 		{ "#  size time\n", 1, "table header" },
 		{ "#  Rank  0 Group  0 Pid  1 on a device  0 [0x18] GPU\n", 0, "which collective" },
 		{ HEAD "# Avg bus bandwidth    : fast\n", 6, "Avg bus bandwidth" },
+		{ HEAD "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33\n",
+		  6, "more than 32" },
 	};
 	struct plan_error err;
 	struct nccl_log log;
@@ -134,6 +136,7 @@ END_TEST
 START_TEST(test_noise_lines)
 {
 	const char *text = "Warning: Permanently added 'node-1' to the list of known hosts.\n"
+			   "# a b c d e f g h i j k l m n o p q r s t u v w x y z 1 2 3 4 5 6 7 8 9 size\n"
 			   "[1,0]<stdout>:# Collective test starting: all_reduce_perf\n"
 			   "[1,0]<stdout>:#  Rank  0 Group  0 Pid  1 on a device  0 [0x18] NVIDIA H100\n"
 			   "[1,0]<stdout>:#  Rank  1 Group  0 Pid  1 on b device  0 [0x18] NVIDIA H100\n"

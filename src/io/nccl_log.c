@@ -245,6 +245,9 @@ parse_line(struct parser *p, char *line)
 	n = tokenize(copy, tok);
 	if (n == 0)
 		return true;
+	if (n > MAX_TOKENS) /* tok holds the first MAX_TOKENS only */
+		return tok[0][0] == '#' || !all_digits(tok[0]) ||
+		       fail(p, "a result row of more than 32 columns%s%s", "", "");
 	if (tok[0][0] == '#')
 		return strcmp(tok[0], "#") != 0 || comment_line(p, line, tok, n);
 	/* NCCL INFO lines start with a host name; rows start with the size. */
