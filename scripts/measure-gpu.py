@@ -1,89 +1,101 @@
 #!/usr/bin/env python3
-"""Measure what a cluster profile's GPU keys stand for, on a machine with a GPU.
+"""Time torch.matmul on a grid of GEMM shapes and write the CSV that
+`plan-cli fit-logs --gemm CSV --gpu NAME` reads: m,n,k,dtype,seconds
+(seconds per kernel, the median of --repeats timings of --iters calls
+each, measured with CUDA events after --warmup calls).
 
-Prints YAML for the `gpu:` block of a plan-cli cluster profile: the achieved
-fraction of the dense bf16 peak for GEMMs of growing size (`gemm_efficiency`,
-interpolated by plan-cli in log10 of the GEMM's FLOPs) and of the memory
-bandwidth for a device-to-device copy (`memory_efficiency`).
+  python3 scripts/measure-gpu.py --output h100-gemm.csv
+  python3 scripts/measure-gpu.py --dtypes bf16,fp8 --flash-attention
 
-  python3 scripts/measure-gpu.py --peak-tflops 989 --memory-bandwidth-gbs 4800
-
-Needs PyTorch with CUDA. Not used by plan-cli itself (it needs no GPU); this is
-how the measured curve in clusters/dgx-h200.yaml was made.
-"""
+fp8 uses torch._scaled_mm (Hopper and later) when this PyTorch has it, and
+is skipped otherwise. --flash-attention also times
+torch.nn.functional.scaled_dot_product_attention (causal, forward and
+backward) and prints the achieved TFLOP/s on stderr: the CSV stays GEMMs
+only. Not run by the test suite (it needs a GPU)."""
 import argparse
-import json
-import math
+import csv
+import statistics
+import sys
 
-import torch
+SQUARE = [256, 512, 1024, 2048, 4096, 8192, 16384]
+# Transformer shapes: (tokens, hidden) x (hidden, 3 hidden | 4 hidden | ...).
+TRAINING = [(4096, 12288, 4096), (4096, 4096, 4096), (8192, 14336, 4096), (8192, 4096, 14336),
+            (16384, 1024, 8192), (2048, 28672, 8192), (1024, 1024, 64)]
 
 
-def timed(fn, min_seconds=0.05):
-    """Mean seconds per call, after warm-up, over enough calls to last min_seconds."""
-    for _ in range(3):
+def timed(fn, warmup, iters, repeats, torch):
+    for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    reps = 1
-    while True:
+    times = []
+    for _ in range(repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        for _ in range(reps):
+        for _ in range(iters):
             fn()
         end.record()
         torch.cuda.synchronize()
-        ms = start.elapsed_time(end)
-        if ms / 1e3 >= min_seconds or reps >= 1 << 16:
-            return ms / 1e3 / reps
-        reps *= 4
+        times.append(start.elapsed_time(end) / 1e3 / iters)  # ms -> s per call
+    return statistics.median(times)
+
+
+def gemm_fn(m, n, k, dtype, torch):
+    if dtype == "fp8":
+        if not hasattr(torch, "_scaled_mm") or not hasattr(torch, "float8_e4m3fn"):
+            return None
+        a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
+        b = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn).t()  # column-major, as cuBLASLt wants
+        one = torch.tensor(1.0, device="cuda")
+        try:
+            torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+        except (RuntimeError, TypeError):
+            return None
+        return lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+    t = {"bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
+    a = torch.randn(m, k, device="cuda", dtype=t)
+    b = torch.randn(k, n, device="cuda", dtype=t)
+    return lambda: torch.matmul(a, b)
+
+
+def flash(args, torch):
+    f = torch.nn.functional.scaled_dot_product_attention
+    for seq in (2048, 4096, 8192):
+        q, k, v = (torch.randn(1, 32, seq, 128, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+                   for _ in range(3))
+        fwd = timed(lambda: f(q, k, v, is_causal=True), args.warmup, args.iters, args.repeats, torch)
+        out = f(q, k, v, is_causal=True)
+        grad = torch.randn_like(out)
+        bwd = timed(lambda: out.backward(grad, retain_graph=True), args.warmup, args.iters, args.repeats, torch)
+        flops = 4 * 32 * seq * seq * 128 / 2  # causal: half the score matrix
+        print(f"flash attention seq {seq}: forward {flops / fwd / 1e12:.1f} TFLOP/s, "
+              f"backward {2.5 * flops / bwd / 1e12:.1f} TFLOP/s", file=sys.stderr)
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--peak-tflops", type=float, required=True, help="dense bf16 peak, TFLOP/s")
-    ap.add_argument("--memory-bandwidth-gbs", type=float, required=True, help="HBM bandwidth, GB/s")
-    ap.add_argument("--json", help="also write the raw measurements here")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--output", default="-", help="CSV file (default: standard output)")
+    ap.add_argument("--dtypes", default="bf16,fp16,fp8", help="comma-separated: bf16, fp16, fp8")
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--flash-attention", action="store_true")
     args = ap.parse_args()
-    torch.backends.cuda.matmul.allow_tf32 = False
-    dev = "cuda"
-    gen = torch.Generator(device=dev).manual_seed(0)
-    rows = []
-    # Training-like shapes: tokens x hidden times hidden x (hidden or 4 hidden), from
-    # tiny to the largest GEMMs of a 175B model, plus square ones.
-    shapes = []
-    for tokens in (256, 1024, 4096, 16384):
-        for hidden in (512, 1024, 2048, 4096, 8192, 12288):
-            shapes.append((tokens, hidden, hidden))
-            shapes.append((tokens, 4 * hidden, hidden))
-    for s in (128, 256, 512, 1024, 2048, 4096, 8192, 16384):
-        shapes.append((s, s, s))
-    for m, n, k in shapes:
-        a = torch.randn(m, k, device=dev, dtype=torch.bfloat16, generator=gen)
-        b = torch.randn(k, n, device=dev, dtype=torch.bfloat16, generator=gen)
-        t = timed(lambda: torch.matmul(a, b))
-        flops = 2.0 * m * n * k
-        rows.append({"m": m, "n": n, "k": k, "flops": flops, "seconds": t,
-                     "tflops": flops / t / 1e12, "efficiency": flops / t / 1e12 / args.peak_tflops})
-        del a, b
-    x = torch.empty(1 << 30, device=dev, dtype=torch.bfloat16)  # 2 GiB
-    y = torch.empty_like(x)
-    t = timed(lambda: y.copy_(x))
-    copy_bw = 2 * x.numel() * x.element_size() / t / 1e9  # read + write
-    # One point per decade of FLOPs: the median efficiency of the GEMMs in it.
-    decades = {}
-    for r in rows:
-        decades.setdefault(round(math.log10(r["flops"]) * 2) / 2, []).append(r["efficiency"])
-    curve = []
-    for d in sorted(decades):
-        e = sorted(decades[d])[len(decades[d]) // 2]
-        if not curve or e > 0:
-            curve.append((10 ** d, min(e, 1.0)))
-    print("# measured with scripts/measure-gpu.py on", torch.cuda.get_device_name())
-    print("# copy bandwidth %.0f GB/s of %.0f GB/s" % (copy_bw, args.memory_bandwidth_gbs))
-    print("  memory_efficiency: %.3f" % min(copy_bw / args.memory_bandwidth_gbs, 1.0))
-    print("  gemm_efficiency: [%s]" % ", ".join("[%.3g, %.3f]" % p for p in curve))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": torch.cuda.get_device_name(), "copy_gbs": copy_bw, "gemms": rows}, f, indent=1)
+    import torch
+    if not torch.cuda.is_available():
+        sys.exit("measure-gpu.py: no CUDA device")
+    out = sys.stdout if args.output == "-" else open(args.output, "w", newline="")
+    w = csv.writer(out)
+    w.writerow(["m", "n", "k", "dtype", "seconds"])
+    for dtype in args.dtypes.split(","):
+        for m, n, k in [(s, s, s) for s in SQUARE] + TRAINING:
+            fn = gemm_fn(m, n, k, dtype, torch)
+            if fn is None:
+                print(f"measure-gpu.py: {dtype} not available here, skipped", file=sys.stderr)
+                break
+            w.writerow([m, n, k, dtype, f"{timed(fn, args.warmup, args.iters, args.repeats, torch):.6e}"])
+            out.flush()
+    if args.flash_attention:
+        flash(args, torch)
 
 
 if __name__ == "__main__":

@@ -53,6 +53,7 @@ int cmd_import(int argc, char **argv);
 int cmd_optimize(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
+int cmd_fit_logs(int argc, char **argv);
 
 struct model;
 struct cluster;
@@ -84,6 +85,10 @@ bool cli_flash_attention(int given, const struct cluster *c);
 int cli_load_compressor(const char *arg, struct compressor *c);
 
 struct framework;
+struct gpu;
+
+/** Resolve and load a GPU profile (name or path); prints the error. Returns an exit code. */
+int cli_load_gpu(const char *arg, struct gpu *g);
 
 /** The framework a command uses when none is given. */
 #define CLI_DEFAULT_FRAMEWORK "megatron-lm"

@@ -245,3 +245,15 @@ cli_write_file(const char *path, const char *yaml)
 	free(tmp);
 	return CLI_EXIT_OK;
 }
+
+static bool
+load_gpu(void *obj, const char *path, struct plan_error *err)
+{
+	return gpu_load_file(obj, path, err);
+}
+
+int
+cli_load_gpu(const char *arg, struct gpu *g)
+{
+	return load_profile(PROFILE_GPU, arg, g, load_gpu);
+}

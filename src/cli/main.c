@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	{ "calibrate", cmd_calibrate, "fit profile keys to measured runs and write the calibrated profile" },
 	{ "profiles", cmd_profiles, "list the bundled models, clusters and compressors" },
 	{ "import", cmd_import, "write the model profile of a Hugging Face config.json" },
+	{ "fit-logs", cmd_fit_logs, "fit link or GEMM parameters to nccl-tests logs or GEMM timings" },
 	{ NULL, NULL, NULL },
 };
 

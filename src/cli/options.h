@@ -119,10 +119,30 @@ struct calibrate_request {
 };
 
 extern const struct cli_command_options cli_calibrate_options;
+/** What fit-logs' options fill. */
+struct fit_logs_request {
+	int format;                 /**< enum cli_format (text or json) */
+	bool nccl;                  /**< --nccl-tests: the operands are nccl-tests logs */
+	const char *gemm;           /**< --gemm CSV */
+	int level;                  /**< enum fit_link_level; -1: from the logs' hosts */
+	int gpus_per_node;          /**< 0: from the logs' hosts */
+	const char *gpu, *cluster, *output;
+};
+
+/**
+ * Fit a link to the nccl-tests logs @files (@n of them) and report it as
+ * @r asks (text or JSON on stdout, --output's YAML block). Returns an exit code.
+ */
+int cli_fit_nccl(const char *const *files, int n, const struct fit_logs_request *r);
+
+/** Fit the GEMM parameters of --gpu to the --gemm CSV of @r and report them. Returns an exit code. */
+int cli_fit_gemm(const struct fit_logs_request *r);
+
 extern const struct cli_command_options cli_predict_options;
 extern const struct cli_command_options cli_optimize_options;
 extern const struct cli_command_options cli_sweep_options;
 extern const struct cli_command_options cli_validate_options;
+extern const struct cli_command_options cli_fit_logs_options;
 
 /** Every command's options, ended by NULL (for --list-options). */
 extern const struct cli_command_options *const cli_all_options[];

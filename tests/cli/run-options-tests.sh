@@ -23,13 +23,13 @@ check "--list-options lists options" '[ $? -eq 0 ] && [ -s "$tmp/list" ] && [ ! 
 man_options() {
 	awk -v cmd="$1" '
 		/^\.SH / { in_opts = ($2 == "OPTIONS"); sect = 0; next }
-		/^\.SS / { sect = in_opts && $2 == cmd && $NF == "options"; next }
+		/^\.SS / { s = $2; gsub(/\\/, "", s); sect = in_opts && s == cmd && $NF == "options"; next }
 		sect && (/^\.TP/ || /^\.TQ/) { tag = 1; next }
 		sect && tag { print; tag = 0 }
 	' man/plan-cli.1 | sed 's/\\-/-/g' | grep -o -- '--[a-z][a-z-]*' | grep -vx -- '--help' | sort -u
 }
 
-for cmd in predict optimize sweep validate calibrate; do
+for cmd in predict optimize sweep validate calibrate fit-logs; do
 	awk -v cmd="$cmd" '$1 == cmd { print $2 }' "$tmp/list" | sort -u >"$tmp/table.$cmd"
 	man_options "$cmd" >"$tmp/man.$cmd"
 	if [ ! -s "$tmp/table.$cmd" ]; then

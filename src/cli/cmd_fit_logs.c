@@ -1,0 +1,388 @@
+/*
+ * plan-cli fit-logs: link parameters from nccl-tests logs, GEMM
+ * parameters from GEMM timings (fit_link.c, fit_gemm.c do the fitting).
+ * cli_fit_nccl() and cli_fit_gemm() are what a calibrate command calls.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli/cli.h"
+#include "cli/options.h"
+#include "plan/cluster.h"
+#include "plan/fit_gemm.h"
+#include "plan/fit_link.h"
+#include "io/gemm_log.h"
+#include "io/nccl_log.h"
+
+/* The logs of one fit and what was read from them. */
+struct nccl_set {
+	const char *const *files;
+	struct nccl_log *logs;
+	int n;
+	struct fit_link_point *pts;
+	int npts, cap;
+};
+
+static void
+nccl_set_release(struct nccl_set *s)
+{
+	for (int i = 0; s->logs && i < s->n; i++)
+		nccl_log_release(&s->logs[i]);
+	free(s->logs);
+	free(s->pts);
+}
+
+/* Nodes of log @l: its ranks over --gpus-per-node, else its hosts. */
+static int
+log_nodes(const struct nccl_log *l, int gpus_per_node, const char *file)
+{
+	if (gpus_per_node <= 0)
+		return l->nodes;
+	if (l->ranks > gpus_per_node && l->ranks % gpus_per_node != 0) {
+		cli_error("%s: %d ranks do not fill nodes of --gpus-per-node %d", file, l->ranks, gpus_per_node);
+		return -1;
+	}
+	return l->ranks > gpus_per_node ? l->ranks / gpus_per_node : 1;
+}
+
+static int
+read_logs(struct nccl_set *s, const struct fit_logs_request *r)
+{
+	struct plan_error err;
+
+	s->logs = calloc((size_t)s->n, sizeof(*s->logs));
+	if (!s->logs) {
+		cli_error("out of memory");
+		return CLI_EXIT_FAILURE;
+	}
+	for (int i = 0; i < s->n; i++) {
+		int nodes;
+
+		plan_error_clear(&err);
+		if (!nccl_log_load(s->files[i], &s->logs[i], &err))
+			return cli_report(&err);
+		if ((nodes = log_nodes(&s->logs[i], r->gpus_per_node, s->files[i])) < 0)
+			return CLI_EXIT_USAGE;
+		if (!nccl_log_points(&s->logs[i], nodes, &s->pts, &s->npts, &s->cap, &err)) {
+			if (!err.file[0])
+				snprintf(err.file, sizeof(err.file), "%s", s->files[i]);
+			return cli_report(&err);
+		}
+	}
+	return CLI_EXIT_OK;
+}
+
+/* --level, else intra when every run is on one node and inter when none is. */
+static int
+pick_level(const struct nccl_set *s, int given, int *level)
+{
+	int one = 0;
+
+	for (int i = 0; i < s->npts; i++)
+		one += s->pts[i].nodes == 1;
+	if (given >= 0)
+		*level = given;
+	else if (one == s->npts || one == 0)
+		*level = one ? FIT_LINK_INTRA : FIT_LINK_INTER;
+	else {
+		cli_error("the logs mix runs on one node and on several: fit them apart, or give --level");
+		return CLI_EXIT_USAGE;
+	}
+	return CLI_EXIT_OK;
+}
+
+/*
+ * The links not fitted, without --cluster: no line rate (the fitted
+ * bandwidth is written at efficiency 1), an intra-node link too fast to
+ * bound an inter-node run, and the schema's default latencies and half
+ * size (cluster_load.c); one NIC per node carrying the node's traffic.
+ */
+static void
+default_base(const struct nccl_set *s, struct cluster *c)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->name, sizeof(c->name), "fitted");
+	c->nodes = 1;
+	for (int i = 0; i < s->npts; i++)
+		if (s->pts[i].ranks / s->pts[i].nodes > c->gpus_per_node)
+			c->gpus_per_node = s->pts[i].ranks / s->pts[i].nodes;
+	c->intra = (struct cluster_intra){ 1e15, 3e-6, 1.0 };
+	c->inter = (struct cluster_inter){ 1, 0.0, 5e-6, 1.0, 65536.0 };
+}
+
+static void
+print_link_text(const struct nccl_set *s, const struct fit_link_result *f)
+{
+	printf("%s-node link from %d log%s, %d points:\n", f->level == FIT_LINK_INTRA ? "intra" : "inter",
+	       s->n, s->n == 1 ? "" : "s", f->points);
+	for (int i = 0; i < s->n; i++)
+		printf("  %s: %s on %d ranks, %d host%s, %d sizes%s%s\n", s->files[i],
+		       fit_coll_names[s->logs[i].coll], s->logs[i].ranks, s->logs[i].nodes,
+		       s->logs[i].nodes == 1 ? "" : "s", s->logs[i].n, s->logs[i].gpu[0] ? ", " : "", s->logs[i].gpu);
+	printf("bandwidth x efficiency  %10.4g GB/s  +- %.3g GB/s (%.4g Gbit/s)%s\n", f->bandwidth_Bps / 1e9,
+	       f->bandwidth_se / 1e9, f->bandwidth_Bps * 8 / 1e9,
+	       f->level == FIT_LINK_INTER ? ", the NIC share of one GPU" : ", per GPU");
+	printf("latency                 %10.4g us    +- %.3g us%s\n", f->latency_s * 1e6, f->latency_se * 1e6,
+	       f->latency_fitted ? "" : " (held at 0: the fit wanted it negative)");
+	if (f->level == FIT_LINK_INTER)
+		printf("message_half_size       %10.4g KiB   +- %.3g KiB%s\n", f->half_size_bytes / 1024,
+		       f->half_size_se / 1024, f->half_size_fitted ? "" :
+		       " (held: the runs cannot tell it from the latency; runs on two node counts can)");
+	printf("fit                     MAPE %.2f %%, worst %.2f %% (collective.c with the fitted link)\n",
+	       100 * f->mape, 100 * f->max_abs_error);
+}
+
+static json_t *
+link_json(const struct nccl_set *s, const struct fit_link_result *f)
+{
+	json_t *logs = json_array();
+
+	for (int i = 0; i < s->n; i++)
+		json_array_append_new(logs, json_pack("{s:s, s:s, s:i, s:i, s:s, s:i, s:f}", "file", s->files[i],
+						      "collective", fit_coll_names[s->logs[i].coll],
+						      "ranks", s->logs[i].ranks, "hosts", s->logs[i].nodes,
+						      "gpu", s->logs[i].gpu, "sizes", s->logs[i].n,
+						      "avg_busbw_Bps", s->logs[i].avg_busbw_Bps));
+	return json_pack("{s:s, s:s, s:o, s:i, s:i, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:b, s:f, s:f}",
+			 "kind", "nccl-tests", "level", fit_link_level_names[f->level], "logs", logs,
+			 "points", f->points, "parameters", f->params,
+			 "bandwidth_Bps", f->bandwidth_Bps, "bandwidth_se_Bps", f->bandwidth_se,
+			 "latency_s", f->latency_s, "latency_se_s", f->latency_se, "latency_fitted", f->latency_fitted,
+			 "half_size_bytes", f->half_size_bytes, "half_size_se_bytes", f->half_size_se,
+			 "half_size_fitted", f->half_size_fitted, "mape", f->mape, "max_abs_error", f->max_abs_error);
+}
+
+static int
+print_json(json_t *obj)
+{
+	int rc = obj && json_dumpf(obj, stdout, JSON_INDENT(2)) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+
+	json_decref(obj);
+	if (rc != CLI_EXIT_OK)
+		cli_error("out of memory");
+	else
+		putchar('\n');
+	return rc;
+}
+
+/* The fitted block, with @c's values after fit_link_apply(), units written out. */
+static void
+link_yaml(const struct nccl_set *s, const struct fit_link_result *f, const struct cluster *c, char *buf, size_t size)
+{
+	int len = snprintf(buf, size, "# plan-cli fit-logs --nccl-tests:");
+
+	for (int i = 0; i < s->n && len < (int)size; i++)
+		len += snprintf(buf + len, size - (size_t)len, " %s", s->files[i]);
+	if (len >= (int)size)
+		return;
+	len += snprintf(buf + len, size - (size_t)len,
+			"\n# bandwidth x efficiency %.6g GB/s +- %.3g, latency %.6g us +- %.3g, MAPE %.2f %% "
+			"over %d points\n", f->bandwidth_Bps / 1e9, f->bandwidth_se / 1e9, f->latency_s * 1e6,
+			f->latency_se * 1e6, 100 * f->mape, f->points);
+	if (len >= (int)size)
+		return;
+	if (f->level == FIT_LINK_INTRA)
+		snprintf(buf + len, size - (size_t)len,
+			 "intra_node:\n  bandwidth: %.9g GB/s\n  latency: %.9g us\n  efficiency: %.9g\n",
+			 c->intra.bandwidth_Bps / 1e9, c->intra.latency_s * 1e6, c->intra.efficiency);
+	else
+		snprintf(buf + len, size - (size_t)len,
+			 "# message_half_size %s (+- %.3g KiB)\n"
+			 "inter_node:\n  nics_per_node: %d\n  nic_bandwidth: %.9g Gbit/s\n  latency: %.9g us\n"
+			 "  efficiency: %.9g\n  message_half_size: %.9g KiB\n",
+			 f->half_size_fitted ? "fitted" : "held, not fitted", f->half_size_se / 1024,
+			 c->inter.nics_per_node, c->inter.nic_bandwidth_Bps * 8 / 1e9, c->inter.latency_s * 1e6,
+			 c->inter.efficiency, c->inter.half_size_bytes / 1024);
+}
+
+static int
+write_link(const struct nccl_set *s, const struct fit_link_result *f, struct cluster *c, const char *path)
+{
+	size_t size = 1024 + 64 * (size_t)s->n;
+	char *buf;
+	int rc;
+
+	for (int i = 0; i < s->n; i++)
+		size += strlen(s->files[i]);
+	if (!(buf = malloc(size))) {
+		cli_error("out of memory");
+		return CLI_EXIT_FAILURE;
+	}
+	fit_link_apply(f, c);
+	link_yaml(s, f, c, buf, size);
+	rc = cli_write_file(path, buf);
+	free(buf);
+	return rc;
+}
+
+int
+cli_fit_nccl(const char *const *files, int n, const struct fit_logs_request *r)
+{
+	struct nccl_set s = { .files = files, .n = n };
+	struct fit_link_result f;
+	struct plan_error err;
+	struct cluster base;
+	int level, rc;
+
+	memset(&base, 0, sizeof(base));
+	if ((rc = read_logs(&s, r)) != CLI_EXIT_OK || (rc = pick_level(&s, r->level, &level)) != CLI_EXIT_OK ||
+	    (r->cluster && (rc = cli_load_cluster(r->cluster, &base)) != CLI_EXIT_OK))
+		goto out;
+	if (!r->cluster)
+		default_base(&s, &base);
+	plan_error_clear(&err);
+	if (!fit_link(s.pts, s.npts, level, &base, &f, &err)) {
+		rc = cli_report(&err);
+		goto out;
+	}
+	if (r->format == CLI_FORMAT_JSON)
+		rc = print_json(link_json(&s, &f));
+	else
+		print_link_text(&s, &f);
+	if (rc == CLI_EXIT_OK && r->output)
+		rc = write_link(&s, &f, &base, r->output);
+out:
+	cluster_release(&base);
+	nccl_set_release(&s);
+	return rc;
+}
+
+static void
+print_gemm_text(const char *file, const struct gpu *g, const struct fit_gemm_result *f)
+{
+	printf("GEMM efficiency of %s from %s: %d 16-bit GEMMs, %d fp8, %d memory-bound left out\n", g->name,
+	       file, f->points, f->fp8_points, f->memory_bound);
+	printf("gemm_efficiency_max  %10.4g     +- %.3g (of %.4g TFLOPS)\n", f->efficiency_max,
+	       f->efficiency_max_se, g->peak_flops / 1e12);
+	printf("gemm_overhead        %10.4g us  +- %.3g us%s\n", f->overhead_s * 1e6, f->overhead_se * 1e6,
+	       f->overhead_fitted ? "" : " (held at 0: the fit wanted it negative)");
+	if (f->fp8_points > 0)
+		printf("fp8_gemm_ratio       %10.4g     +- %.3g (at %.4g TFLOPS fp8)\n", f->fp8_ratio, f->fp8_ratio_se,
+		       g->peak_flops_fp8 / 1e12);
+	printf("fit                  MAPE %.2f %%, worst %.2f %% (compute.c with the fitted GPU)\n",
+	       100 * f->mape, 100 * f->max_abs_error);
+}
+
+static json_t *
+gemm_json(const char *file, const struct gpu *g, const struct fit_gemm_result *f)
+{
+	return json_pack("{s:s, s:s, s:s, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:f, s:f}",
+			 "kind", "gemm", "file", file, "gpu", g->name, "points", f->points,
+			 "fp8_points", f->fp8_points, "memory_bound", f->memory_bound,
+			 "gemm_efficiency_max", f->efficiency_max, "gemm_efficiency_max_se", f->efficiency_max_se,
+			 "gemm_overhead_s", f->overhead_s, "gemm_overhead_se_s", f->overhead_se,
+			 "gemm_overhead_fitted", f->overhead_fitted, "fp8_gemm_ratio", f->fp8_ratio,
+			 "fp8_gemm_ratio_se", f->fp8_ratio_se, "mape", f->mape, "max_abs_error", f->max_abs_error);
+}
+
+/* @s with what would end a double-quoted YAML string made '_'. */
+static void
+yaml_safe(char *dst, size_t size, const char *s)
+{
+	snprintf(dst, size, "%s", s);
+	for (char *p = dst; *p; p++)
+		if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20)
+			*p = '_';
+}
+
+/* A whole GPU profile: @g's values with the fitted ones, no gemm_efficiency curve. */
+static int
+gemm_yaml(const char *file, const struct gpu *g, const struct fit_gemm_result *f, char *buf, size_t size)
+{
+	char name[64], desc[256], src[256];
+	int len;
+
+	yaml_safe(name, sizeof(name), g->name);
+	yaml_safe(desc, sizeof(desc), g->description);
+	yaml_safe(src, sizeof(src), strrchr(file, '/') ? strrchr(file, '/') + 1 : file);
+	len = snprintf(buf, size,
+		       "# plan-cli fit-logs --gemm %s: %d 16-bit GEMMs, %d fp8, MAPE %.2f %%\n"
+		       "# gemm_efficiency_max %.6g +- %.3g, gemm_overhead %.6g us +- %.3g, fp8_gemm_ratio %.6g +- %.3g\n"
+		       "name: \"%s\"\ndescription: \"%s\"\ncalibration: \"plan-cli fit-logs --gemm %s\"\n"
+		       "generation: %s\npeak_flops: %.9g TFLOPS\npeak_flops_fp8: %.9g TFLOPS\n"
+		       "memory: %.9g GiB\nmemory_bandwidth: %.9g GB/s\nmemory_efficiency: %.9g\n"
+		       "gemm_efficiency_max: %.9g\ngemm_overhead: %.9g us\nfp8_gemm_ratio: %.9g\n"
+		       "attention_fwd_efficiency: %.9g\nattention_bwd_efficiency: %.9g\n"
+		       "attention_overhead: %.9g us\nlaunch_overhead: %.9g us\nreserved_memory: %.9g GiB\n",
+		       src, f->points, f->fp8_points, 100 * f->mape, f->efficiency_max, f->efficiency_max_se,
+		       f->overhead_s * 1e6, f->overhead_se * 1e6, f->fp8_ratio, f->fp8_ratio_se, name, desc, src,
+		       gpu_generation_names[g->generation], g->peak_flops / 1e12, g->peak_flops_fp8 / 1e12,
+		       g->memory_bytes / 1073741824.0, g->memory_bw_Bps / 1e9, g->memory_efficiency,
+		       g->gemm_efficiency_max, g->gemm_overhead_s * 1e6, g->fp8_gemm_ratio,
+		       g->attention_fwd_efficiency, g->attention_bwd_efficiency, g->attention_overhead_s * 1e6,
+		       g->launch_overhead_s * 1e6, g->reserved_bytes / 1073741824.0);
+	for (int i = 0; i < g->gemm_shape_efficiency.n && len < (int)size; i++)
+		len += snprintf(buf + len, size - (size_t)len, "%s[%.9g, %.9g]%s", i ? ", " : "gemm_shape_efficiency: [",
+				g->gemm_shape_efficiency.x[i], g->gemm_shape_efficiency.y[i],
+				i + 1 == g->gemm_shape_efficiency.n ? "]\n" : "");
+	return len;
+}
+
+int
+cli_fit_gemm(const struct fit_logs_request *r)
+{
+	struct fit_gemm_point *pts = NULL;
+	struct fit_gemm_result f;
+	struct plan_error err;
+	struct gpu g;
+	char buf[8192];
+	int n, rc;
+
+	if ((rc = cli_load_gpu(r->gpu, &g)) != CLI_EXIT_OK)
+		return rc;
+	plan_error_clear(&err);
+	if (!gemm_log_load(r->gemm, &pts, &n, &err) || !fit_gemm(pts, n, &g, &f, &err)) {
+		free(pts);
+		return cli_report(&err);
+	}
+	free(pts);
+	if (r->format == CLI_FORMAT_JSON)
+		rc = print_json(gemm_json(r->gemm, &g, &f));
+	else
+		print_gemm_text(r->gemm, &g, &f);
+	fit_gemm_apply(&f, &g);
+	if (rc == CLI_EXIT_OK && r->output && gemm_yaml(r->gemm, &g, &f, buf, sizeof(buf)) < (int)sizeof(buf))
+		rc = cli_write_file(r->output, buf);
+	return rc;
+}
+
+/* The options that belong to the other kind of fit. */
+static int
+check_mode(const struct fit_logs_request *r, int operands)
+{
+	if (r->nccl == (r->gemm != NULL)) {
+		cli_error("fit-logs takes --nccl-tests LOG... or --gemm CSV, one of them (see 'plan-cli fit-logs --help')");
+		return CLI_EXIT_USAGE;
+	}
+	if (r->nccl && (operands == 0 || r->gpu)) {
+		cli_error(operands == 0 ? "--nccl-tests needs one or more nccl-tests logs" :
+			  "--gpu goes with --gemm; --nccl-tests takes --cluster");
+		return CLI_EXIT_USAGE;
+	}
+	if (r->gemm && (operands > 0 || !r->gpu || r->cluster || r->level >= 0 || r->gpus_per_node > 0)) {
+		cli_error(operands > 0 ? "--gemm takes one CSV file; unexpected argument" :
+			  !r->gpu ? "--gemm needs --gpu NAME|FILE, the GPU the GEMMs ran on (its peak FLOP/s)" :
+			  "--cluster, --level and --gpus-per-node go with --nccl-tests, not --gemm");
+		return CLI_EXIT_USAGE;
+	}
+	return CLI_EXIT_OK;
+}
+
+int
+cmd_fit_logs(int argc, char **argv)
+{
+	struct fit_logs_request r = { .format = CLI_FORMAT_TEXT, .level = -1 };
+	int rc;
+
+	if ((rc = cli_options_parse(&cli_fit_logs_options, argc, argv, &r)) >= 0)
+		return rc;
+	if ((rc = check_mode(&r, argc - optind)) != CLI_EXIT_OK)
+		return rc;
+	rc = r.nccl ? cli_fit_nccl((const char *const *)argv + optind, argc - optind, &r) : cli_fit_gemm(&r);
+	return cli_finish(rc);
+}

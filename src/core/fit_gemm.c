@@ -1,0 +1,269 @@
+/*
+ * cluster_gemm_efficiency()'s parametric model is
+ *   eff = eff_max * t_i / (t_i + overhead),  t_i = F / (peak * eff_max),
+ * so compute_gemm_time()'s compute side t = F / (peak * eff * s) (s the
+ * shape factor) is
+ *   t s = F / (peak * eff_max) + overhead,
+ * linear in 1/eff_max and the overhead. An fp8 GEMM (fp8_gemm_time())
+ * reads the curve at F * peak / peak8, which gives
+ *   t s = (F / (peak8 * eff_max) + overhead) / fp8_gemm_ratio.
+ * Points whose memory side (operands and result once through HBM at
+ * memory_efficiency) is the larger are left out: nothing fitted here
+ * changes their time.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/cluster.h"
+#include "plan/compute.h"
+#include "plan/fit_gemm.h"
+#include "plan/fit_lsq.h"
+
+const char *const fit_gemm_dtype_names[] = { "bf16", "fp16", "fp8", NULL };
+
+/* A one-GPU cluster around @g: compute.c's functions take a cluster. */
+static void
+as_cluster(const struct gpu *g, struct cluster *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->nodes = c->gpus_per_node = 1;
+	c->gpu = *g;
+}
+
+static double
+flops(const struct fit_gemm_point *p)
+{
+	return 2.0 * p->m * p->n * p->k;
+}
+
+static double
+memory_time(const struct gpu *g, const struct fit_gemm_point *p)
+{
+	double out = 2.0 * p->m * p->n;
+	double in = (p->dtype == FIT_GEMM_FP8 ? 1.0 : 2.0) * (p->m * p->k + p->k * p->n);
+
+	return (in + out) / (g->memory_bw_Bps * g->memory_efficiency);
+}
+
+/* The compute side t * s of @p for (1/eff_max, overhead), before the fp8 ratio. */
+static double
+compute_side(const struct gpu *g, const struct fit_gemm_point *p, double inv_eff, double ovh)
+{
+	double peak = p->dtype == FIT_GEMM_FP8 ? g->peak_flops_fp8 : g->peak_flops;
+
+	return flops(p) * inv_eff / peak + ovh;
+}
+
+static bool
+check_points(const struct fit_gemm_point *pts, int n, const struct gpu *g, struct plan_error *err)
+{
+	for (int i = 0; i < n; i++) {
+		const struct fit_gemm_point *p = &pts[i];
+
+		if (!(p->m >= 1 && p->n >= 1 && p->k >= 1 && p->time_s > 0) || !isfinite(p->time_s) ||
+		    p->dtype < 0 || p->dtype >= FIT_GEMM_DTYPE_COUNT)
+			return plan_error_set(err, PLAN_ERR_INPUT, NULL, 0, 0,
+					      "point %d is not a GEMM of positive sizes and time", i + 1);
+		if (p->dtype == FIT_GEMM_FP8 && !(g->peak_flops_fp8 > 0))
+			return plan_error_set(err, PLAN_ERR_INPUT, NULL, 0, 0,
+					      "point %d is an fp8 GEMM, but GPU '%s' has no fp8 peak", i + 1,
+					      g->name);
+	}
+	return true;
+}
+
+static double
+shape(const struct cluster *c, const struct fit_gemm_point *p)
+{
+	return cluster_gemm_shape_factor(c, fmin(p->m, fmin(p->n, p->k)));
+}
+
+/*
+ * Fit over the points @use marks: 16-bit ones give (1/eff_max, overhead)
+ * in theta (overhead held at 0 with @np 1), fp8 ones 1/fp8_gemm_ratio
+ * with the 16-bit values known (@np 1, X the compute side). Weights
+ * 1/(t s)^2: relative errors.
+ */
+static bool
+fit_marked(const struct cluster *c, const struct fit_gemm_point *pts, int n, const bool *use, bool fp8,
+	   int np, const struct fit_gemm_result *known, double *theta, double *cov, int *used)
+{
+	double *X = malloc((size_t)n * 2 * sizeof(*X));
+	double *y = malloc((size_t)n * sizeof(*y)), *w = malloc((size_t)n * sizeof(*w));
+	int m = 0;
+	bool ok = X && y && w;
+
+	for (int i = 0; ok && i < n; i++) {
+		double ts = pts[i].time_s * shape(c, &pts[i]);
+
+		if (!use[i])
+			continue;
+		X[m * np] = fp8 ? compute_side(&c->gpu, &pts[i], 1.0 / known->efficiency_max, known->overhead_s) :
+				  flops(&pts[i]) / c->gpu.peak_flops;
+		if (np == 2)
+			X[m * np + 1] = 1.0;
+		y[m] = ts;
+		w[m++] = 1.0 / (ts * ts);
+	}
+	*used = m;
+	ok = ok && m > np && fit_wlinear(X, y, w, m, np, theta, cov);
+	free(X);
+	free(y);
+	free(w);
+	return ok;
+}
+
+/* Mark the points of the kind (@fp8 or not) whose compute side, at the values of @r, bounds them. */
+static int
+mark(const struct cluster *c, const struct fit_gemm_point *pts, int n, bool fp8,
+     const struct fit_gemm_result *r, bool *use)
+{
+	int changed = 0;
+
+	for (int i = 0; i < n; i++) {
+		bool want = (pts[i].dtype == FIT_GEMM_FP8) == fp8;
+		double t = compute_side(&c->gpu, &pts[i], 1.0 / r->efficiency_max, r->overhead_s) /
+			   (shape(c, &pts[i]) * (fp8 ? r->fp8_ratio : 1.0));
+
+		want = want && memory_time(&c->gpu, &pts[i]) < t;
+		changed += want != use[i];
+		use[i] = want;
+	}
+	return changed;
+}
+
+/* eff_max and overhead, refitted until the memory-bound points left out stop changing. */
+static bool
+fit16(const struct cluster *c, const struct fit_gemm_point *pts, int n, bool *use,
+      struct fit_gemm_result *out, struct plan_error *err)
+{
+	double theta[2], cov[4];
+	int used = 0, np;
+
+	for (int i = 0; i < n; i++)
+		use[i] = pts[i].dtype != FIT_GEMM_FP8;
+	for (int pass = 0; pass < 8; pass++) {
+		np = 2;
+		if (fit_marked(c, pts, n, use, false, 2, NULL, theta, cov, &used) && theta[1] < 0)
+			np = 1;
+		if (used <= 2 || !fit_marked(c, pts, n, use, false, np, NULL, theta, cov, &used))
+			return plan_error_set(err, PLAN_ERR_INPUT, NULL, 0, 0,
+					      "%d 16-bit GEMMs bound by compute cannot give the GEMM efficiency "
+					      "and overhead with their errors (time 3 or more sizes)", used);
+		if (!(theta[0] > 0))
+			return plan_error_set(err, PLAN_ERR_INPUT, NULL, 0, 0,
+					      "the GEMM times do not grow with the FLOPs: no efficiency fits them");
+		out->efficiency_max = 1.0 / theta[0];
+		out->efficiency_max_se = sqrt(fmax(cov[0], 0.0)) / (theta[0] * theta[0]);
+		out->overhead_fitted = np == 2;
+		out->overhead_s = np == 2 ? theta[1] : 0.0;
+		out->overhead_se = np == 2 ? sqrt(fmax(cov[3], 0.0)) : 0.0;
+		out->points = used;
+		if (mark(c, pts, n, false, out, use) == 0)
+			break;
+	}
+	if (out->efficiency_max > 1.0)
+		return plan_error_set(err, PLAN_ERR_INPUT, NULL, 0, 0,
+				      "the GEMMs run at %.3g of GPU '%s''s peak, above 1: is it the GPU measured?",
+				      out->efficiency_max, c->gpu.name);
+	return true;
+}
+
+/* fp8_gemm_ratio from the fp8 points, eff_max and overhead known. */
+static bool
+fit_fp8(const struct cluster *c, const struct fit_gemm_point *pts, int n, bool *use,
+	struct fit_gemm_result *out, struct plan_error *err)
+{
+	double theta, cov;
+	int used = 0;
+
+	mark(c, pts, n, true, out, use);
+	for (int pass = 0; pass < 8; pass++) {
+		if (!fit_marked(c, pts, n, use, true, 1, out, &theta, &cov, &used) || !(theta > 0))
+			return true; /* too few fp8 points: the base GPU's ratio stays */
+		out->fp8_ratio = 1.0 / theta;
+		out->fp8_ratio_se = sqrt(fmax(cov, 0.0)) / (theta * theta);
+		out->fp8_points = used;
+		if (mark(c, pts, n, true, out, use) == 0)
+			break;
+	}
+	if (out->fp8_ratio > 1.0)
+		return plan_error_set(err, PLAN_ERR_INPUT, NULL, 0, 0,
+				      "fp8 GEMMs reach %.3g of the bf16 efficiency at GPU '%s''s fp8 peak, "
+				      "above 1: is it the GPU measured?", out->fp8_ratio, c->gpu.name);
+	return true;
+}
+
+static void
+score(const struct fit_gemm_point *pts, int n, const struct gpu *base, const bool *use16,
+      const bool *use8, struct fit_gemm_result *out)
+{
+	struct gpu g = *base;
+	int m = 0;
+
+	fit_gemm_apply(out, &g);
+	out->mape = out->max_abs_error = 0.0;
+	for (int i = 0; i < n; i++) {
+		double e;
+
+		if (!use16[i] && !use8[i])
+			continue;
+		e = fabs(fit_gemm_model_time(&g, &pts[i]) - pts[i].time_s) / pts[i].time_s;
+		out->mape += e;
+		out->max_abs_error = fmax(out->max_abs_error, e);
+		m++;
+	}
+	out->mape /= m > 0 ? m : 1;
+	out->memory_bound = n - m;
+}
+
+bool
+fit_gemm(const struct fit_gemm_point *pts, int n, const struct gpu *base,
+	 struct fit_gemm_result *out, struct plan_error *err)
+{
+	struct cluster c;
+	bool *use16, *use8, ok;
+
+	memset(out, 0, sizeof(*out));
+	out->fp8_ratio = base->fp8_gemm_ratio;
+	if (!check_points(pts, n, base, err))
+		return false;
+	as_cluster(base, &c);
+	use16 = calloc((size_t)n + 1, sizeof(*use16));
+	use8 = calloc((size_t)n + 1, sizeof(*use8));
+	ok = use16 && use8;
+	if (!ok)
+		plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
+	ok = ok && fit16(&c, pts, n, use16, out, err) && fit_fp8(&c, pts, n, use8, out, err);
+	if (ok)
+		score(pts, n, base, use16, use8, out);
+	free(use16);
+	free(use8);
+	return ok;
+}
+
+void
+fit_gemm_apply(const struct fit_gemm_result *r, struct gpu *g)
+{
+	g->gemm_efficiency_max = r->efficiency_max;
+	g->gemm_overhead_s = r->overhead_s;
+	if (r->fp8_points > 0)
+		g->fp8_gemm_ratio = r->fp8_ratio;
+	g->gemm_efficiency.n = 0;
+}
+
+double
+fit_gemm_model_time(const struct gpu *g, const struct fit_gemm_point *p)
+{
+	struct cluster c;
+	struct plan pl;
+	struct compute_casts casts = { 0, 0 };
+
+	as_cluster(g, &c);
+	if (p->dtype != FIT_GEMM_FP8)
+		return compute_gemm_time(&c, p->m, p->n, p->k, 1.0);
+	memset(&pl, 0, sizeof(pl));
+	pl.precision = PLAN_PRECISION_FP8;
+	return compute_linear_time(&c, &pl, p->m, p->n, p->k, 1.0, &casts);
+}

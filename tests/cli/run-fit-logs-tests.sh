@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# plan-cli fit-logs: exit statuses, errors on stderr with file:line, the
+# fitted values on the sample logs (tests/data/nccl, tests/data/gemm), and
+# the written YAML loaded back by predict.
+# Usage: run-fit-logs-tests.sh PLAN_CLI SOURCE_ROOT
+# jq programs are in single quotes on purpose:
+# shellcheck disable=SC2016
+set -u
+bin=$(realpath "$1")
+root=$(realpath "$2")
+. "$root/tests/cli/harness.sh"
+export LC_ALL=C PLAN_CLI_PATH=$root
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+nccl=$root/tests/data/nccl
+gemm=$root/tests/data/gemm/h100-gemm.csv
+
+# run ARGS...: sets $rc, $tmp/out, $tmp/err.
+run() { timeout 30 "$bin" "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
+# expect NAME RC [STDERR-SUBSTRING]
+expect() {
+	if [ "$rc" -eq "$2" ] && { [ -z "${3:-}" ] || grep -qF -- "$3" "$tmp/err"; }; then ok "$1"; else
+		bad "$1 (exit $rc, wanted $2)"; sed 's/^/# /' "$tmp/err" | head -3; fi
+}
+
+run fit-logs --help
+check "--help: usage on stdout, exit 0" '[ $rc -eq 0 ] && grep -q "^usage: plan-cli fit-logs" "$tmp/out"'
+run fit-logs
+expect "no --nccl-tests nor --gemm: usage error" 2 "one of them"
+run fit-logs --nccl-tests "$nccl/all_reduce_perf-8xh100.log" --gemm "$gemm"
+expect "both kinds: usage error" 2 "one of them"
+run fit-logs --nccl-tests
+expect "--nccl-tests without logs: usage error" 2 "one or more"
+run fit-logs --gemm "$gemm"
+expect "--gemm without --gpu: usage error" 2 "--gpu"
+run fit-logs --gemm "$gemm" --gpu h100-sxm5-80gb --level intra
+expect "--level with --gemm: usage error" 2 "go with --nccl-tests"
+run fit-logs --nccl-tests "$nccl/all_reduce_perf-8xh100.log" --levle intra
+expect "a mistyped option gets the one meant" 2 "did you mean '--level'"
+run fit-logs --nccl-tests "$tmp/missing.log"
+expect "a missing log: exit 1, named" 1 "missing.log"
+head -20 "$nccl/all_reduce_perf-8xh100.log" >"$tmp/all_reduce_perf-cut.log"
+echo "       1024           256     float     sum      -1    16.2" >>"$tmp/all_reduce_perf-cut.log"
+run fit-logs --nccl-tests "$tmp/all_reduce_perf-cut.log"
+expect "a truncated row: exit 3 at file:line" 3 "all_reduce_perf-cut.log:21:"
+run fit-logs --nccl-tests "$nccl/all_reduce_perf-8xh100.log" "$nccl/all_reduce_perf-2x8xh100.log"
+expect "one-node and multi-node logs mixed: usage error" 2 "mix"
+run fit-logs --nccl-tests "$nccl/all_reduce_perf-8xh100.log" --level inter
+expect "--level inter on a one-node log: exit 3" 3 "2 or more nodes"
+run fit-logs --nccl-tests "$nccl/all_reduce_perf-2x8xh100.log" --gpus-per-node 3
+expect "--gpus-per-node that does not divide the ranks: usage error" 2 "--gpus-per-node 3"
+
+run fit-logs --nccl-tests "$nccl/all_reduce_perf-8xh100.log" "$nccl/all_gather_perf-8xh100.log" \
+	--cluster dgx-h100 --output "$tmp/intra.yaml"
+check "intra fit: exit 0, the values printed" '[ $rc -eq 0 ] && grep -q "^bandwidth x efficiency" "$tmp/out" && grep -q "MAPE" "$tmp/out"'
+check "intra YAML: an intra_node block with units" \
+	'grep -q "^intra_node:" "$tmp/intra.yaml" && grep -q "bandwidth: 450 GB/s" "$tmp/intra.yaml" && grep -q "latency: .* us" "$tmp/intra.yaml"'
+run fit-logs --nccl-tests "$nccl/all_reduce_perf-8xh100.log" "$nccl/all_gather_perf-8xh100.log" --format json
+check "intra JSON: 360 GB/s and 1.1 us (the samples' links)" \
+	'[ $rc -eq 0 ] && jq -e ".level == \"intra\" and (.bandwidth_Bps - 360e9 | fabs) < 3 * .bandwidth_se_Bps and (.latency_s - 1.1e-6 | fabs) < 3 * .latency_se_s and .mape < 0.02" "$tmp/out" >/dev/null'
+run fit-logs --nccl-tests "$nccl/all_reduce_perf-2x8xh100.log" "$nccl/all_reduce_perf-4x8xh100.log" \
+	--cluster dgx-h100 --format json --output "$tmp/inter.yaml"
+check "inter JSON: 40 GB/s a GPU, 5 us, a fitted half size" \
+	'[ $rc -eq 0 ] && jq -e ".level == \"inter\" and .half_size_fitted and (.bandwidth_Bps - 40e9 | fabs) < 3 * .bandwidth_se_Bps and (.latency_s - 5e-6 | fabs) < 3 * .latency_se_s" "$tmp/out" >/dev/null'
+check "inter YAML: nic_bandwidth in Gbit/s, message_half_size in KiB" \
+	'grep -q "nic_bandwidth: 400 Gbit/s" "$tmp/inter.yaml" && grep -q "message_half_size: .* KiB" "$tmp/inter.yaml"'
+
+run fit-logs --gemm "$gemm" --gpu h100-sxm5-80gb --output "$tmp/gpu.yaml"
+check "GEMM fit: exit 0, eff_max and overhead printed" \
+	'[ $rc -eq 0 ] && grep -q "^gemm_efficiency_max" "$tmp/out" && grep -q "^gemm_overhead" "$tmp/out"'
+run fit-logs --gemm "$gemm" --gpu h100-sxm5-80gb --format json
+check "GEMM JSON: 0.72, 6 us, fp8 0.85 (the sample's values)" \
+	'[ $rc -eq 0 ] && jq -e "(.gemm_efficiency_max - 0.72 | fabs) < 3 * .gemm_efficiency_max_se and (.gemm_overhead_s - 6e-6 | fabs) < 3 * .gemm_overhead_se_s and (.fp8_gemm_ratio - 0.85 | fabs) < 3 * .fp8_gemm_ratio_se" "$tmp/out" >/dev/null'
+printf 'm,n,k,dtype,seconds\n1024,1024,1024,bf16,1e-5\n1024,1024,1024,int4,1e-5\n' >"$tmp/bad.csv"
+run fit-logs --gemm "$tmp/bad.csv" --gpu h100-sxm5-80gb
+expect "a bad dtype: exit 3 at file:line" 3 "bad.csv:3:"
+
+# The written blocks and profile load back: predict on a cluster made of them.
+{
+	printf 'name: fitted\nnodes: 4\ngpus_per_node: 8\ngpu: %s\n' "$tmp/gpu.yaml"
+	grep -v '^#' "$tmp/intra.yaml"
+	grep -v '^#' "$tmp/inter.yaml"
+} >"$tmp/cluster.yaml"
+run predict --model llama2-7b --cluster "$tmp/cluster.yaml" --tp 8 --global-batch 64 --micro-batch 1 --format json
+check "the fitted blocks and GPU profile load: predict runs on them" \
+	'[ $rc -eq 0 ] && jq -e ".iteration_time_s > 0" "$tmp/out" >/dev/null'
+finish

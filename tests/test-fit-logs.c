@@ -1,0 +1,493 @@
+/*
+ * Microbenchmark logs: the nccl-tests and GEMM parsers on the sample
+ * files of tests/data/ and on malformed lines, and the link and GEMM fits
+ * on points generated from known parameters (fit_link.c, fit_gemm.c).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "plan/collective.h"
+#include "plan/fit_gemm.h"
+#include "plan/fit_link.h"
+#include "io/gemm_log.h"
+#include "io/nccl_log.h"
+
+static void
+data_path(char *buf, size_t size, const char *rel)
+{
+	const char *root = getenv("PLAN_TEST_SOURCE_ROOT");
+
+	snprintf(buf, size, "%s/tests/data/%s", root ? root : ".", rel);
+}
+
+/* A deterministic wobble in [-amp, amp] (an LCG, the same on every machine). */
+static double
+wobble(unsigned *state, double amp)
+{
+	*state = *state * 1103515245u + 12345u;
+	return amp * (2.0 * ((*state >> 8) & 0xffff) / 65535.0 - 1.0);
+}
+
+/* ------------------------------------------------------------ parsers */
+
+START_TEST(test_sample_logs)
+{
+	static const struct { const char *file; int coll, ranks, nodes, rows; } cases[] = {
+		{ "nccl/all_reduce_perf-8xh100.log", FIT_COLL_ALLREDUCE, 8, 1, 31 },
+		/* No '# Collective test starting' line: the file name says it. */
+		{ "nccl/all_gather_perf-8xh100.log", FIT_COLL_ALLGATHER, 8, 1, 24 },
+		{ "nccl/all_reduce_perf-2x8xh100.log", FIT_COLL_ALLREDUCE, 16, 2, 24 },
+		{ "nccl/all_reduce_perf-4x8xh100.log", FIT_COLL_ALLREDUCE, 32, 4, 24 },
+	};
+	char path[PATH_MAX];
+	struct plan_error err;
+	struct nccl_log log;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		data_path(path, sizeof(path), cases[i].file);
+		plan_error_clear(&err);
+		ck_assert_msg(nccl_log_load(path, &log, &err), "%s: %s", cases[i].file, err.message);
+		ck_assert_int_eq(log.coll, cases[i].coll);
+		ck_assert_int_eq(log.ranks, cases[i].ranks);
+		ck_assert_int_eq(log.nodes, cases[i].nodes);
+		ck_assert_int_eq(log.n, cases[i].rows);
+		ck_assert_str_eq(log.gpu, "NVIDIA H100 80GB HBM3");
+		ck_assert(log.avg_busbw_Bps > 1e9);
+		nccl_log_release(&log);
+	}
+}
+END_TEST
+
+/*
+ * Units: nccl-tests prints time in us and algbw in GB/s = 1e9 bytes/s
+ * (not Gbit/s). Row '1048576 ... 10.00 104.86 183.50': 1048576 B /
+ * 10 us = 104.86e9 B/s; busbw = 2 (8-1)/8 x algbw = 183.50e9 B/s.
+ */
+#define HEAD "# Collective test starting: all_reduce_perf\n" \
+	"#  Rank  0 Group  0 Pid  1 on a device  0 [0x18] NVIDIA H100\n" \
+	"#  Rank  1 Group  0 Pid  2 on a device  1 [0x19] NVIDIA H100\n" \
+	"#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n" \
+	"#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
+#define ROW "     1048576        262144     float     sum      -1    10.00  104.86  183.50      0    10.00  104.86  183.50      0\n"
+
+START_TEST(test_units)
+{
+	struct plan_error err;
+	struct nccl_log log;
+
+	plan_error_clear(&err);
+	ck_assert_msg(nccl_log_parse("u.log", HEAD ROW "# Avg bus bandwidth    : 183.5\n", &log, &err), "%s",
+		      err.message);
+	ck_assert_int_eq(log.n, 1);
+	ck_assert(log.rows[0].bytes == 1048576.0);
+	ck_assert_double_eq_tol(log.rows[0].time_s[0], 10e-6, 1e-15);
+	ck_assert_double_eq_tol(log.rows[0].algbw_Bps[0], 104.86e9, 1.0);
+	ck_assert_double_eq_tol(log.rows[0].busbw_Bps[1], 183.50e9, 1.0);
+	ck_assert_double_eq_tol(log.avg_busbw_Bps, 183.5e9, 1.0);
+	ck_assert_rel(log.rows[0].bytes / log.rows[0].time_s[0], log.rows[0].algbw_Bps[0], 1e-3);
+	nccl_log_release(&log);
+}
+END_TEST
+
+START_TEST(test_malformed)
+{
+	static const struct { const char *text; int line; const char *what; } cases[] = {
+		{ HEAD "     1048576        262144     float     sum      -1    10.00  104.86\n", 6, "columns" },
+		{ HEAD "     1048576        262144     float     sum      -1    ten  104.86  183.50      0    10.00  104.86  183.50      0\n",
+		  6, "time column" },
+		{ HEAD "     1048576        262144     float     sum      -1    10.00  104.86  183.50      3    10.00  104.86  183.50      0\n",
+		  6, "wrong results" },
+		/* Times in ms would make algbw 1000 x size / time. */
+		{ HEAD "     1048576        262144     float     sum      -1    0.01  104.86  183.50      0    0.01  104.86  183.50      0\n",
+		  6, "must be in us" },
+		{ HEAD "     1048576x       262144     float     sum      -1    10.00  104.86  183.50      0    10.00  104.86  183.50      0\n",
+		  0, "no result table" },
+		{ HEAD "   -1048576        262144     float     sum      -1    10.00  104.86  183.50      0    10.00  104.86  183.50      0\n",
+		  0, "no result table" },
+		{ "# Collective test starting: all_reduce_perf\n" ROW, 2, "before the table" },
+		{ "# Collective test starting: broadcast_perf\n", 1, "unknown collective" },
+		{ "#  Rank  0 Group  0 Pid  1 somewhere\n", 1, "rank line" },
+		{ HEAD, 0, "no result table" },
+		{ "", 0, "which collective" },
+		{ "#  size time\n", 1, "table header" },
+		{ "#  Rank  0 Group  0 Pid  1 on a device  0 [0x18] GPU\n", 0, "which collective" },
+		{ HEAD "# Avg bus bandwidth    : fast\n", 6, "Avg bus bandwidth" },
+		{ HEAD "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33\n",
+		  6, "more than 32" },
+	};
+	struct plan_error err;
+	struct nccl_log log;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		plan_error_clear(&err);
+		ck_assert_msg(!nccl_log_parse("bad.log", cases[i].text, &log, &err), "case %zu parsed", i);
+		ck_assert_msg(strstr(err.message, cases[i].what), "case %zu: '%s'", i, err.message);
+		ck_assert_int_eq(err.line, cases[i].line);
+		ck_assert_str_eq(err.file, "bad.log");
+		ck_assert_int_eq(err.kind, PLAN_ERR_INPUT);
+		nccl_log_release(&log);
+	}
+}
+END_TEST
+
+/* What is not the table is skipped: MPI prefixes, NCCL INFO lines, warnings. */
+START_TEST(test_noise_lines)
+{
+	const char *text = "Warning: Permanently added 'node-1' to the list of known hosts.\n"
+			   "# a b c d e f g h i j k l m n o p q r s t u v w x y z 1 2 3 4 5 6 7 8 9 size\n"
+			   "[1,0]<stdout>:# Collective test starting: all_reduce_perf\n"
+			   "[1,0]<stdout>:#  Rank  0 Group  0 Pid  1 on a device  0 [0x18] NVIDIA H100\n"
+			   "[1,0]<stdout>:#  Rank  1 Group  0 Pid  1 on b device  0 [0x18] NVIDIA H100\n"
+			   "node-1:21:21 [0] NCCL INFO Bootstrap : Using eth0\n"
+			   "1942ef50-8240:21:21 [0] NCCL INFO NET/Plugin\n"
+			   "[1,0]<stdout>:#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+			   "[1,0]<stdout>:" ROW "\r\n"
+			   "[1,0]<stdout>:           0             0     float     sum      -1     0.10    0.00    0.00    N/A     0.10    0.00    0.00    N/A\n";
+	struct plan_error err;
+	struct nccl_log log;
+
+	plan_error_clear(&err);
+	ck_assert_msg(nccl_log_parse("mpi.log", text, &log, &err), "%s", err.message);
+	ck_assert_int_eq(log.n, 1); /* the size-0 row is left out */
+	ck_assert_int_eq(log.ranks, 2);
+	ck_assert_int_eq(log.nodes, 2);
+	nccl_log_release(&log);
+}
+END_TEST
+
+/* ---------------------------------------------------------- link fit */
+
+/* Points of @coll on @ranks over @nodes, sizes 1 KiB to 1 GiB by 4x, from @c's model, wobbled by @amp. */
+static int
+make_points(const struct cluster *c, int coll, int ranks, int nodes, double amp, unsigned *seed,
+	    struct fit_link_point *out)
+{
+	int n = 0;
+
+	for (double b = 1024; b <= 1073741824.0; b *= 4, n++) {
+		out[n] = (struct fit_link_point){ coll, ranks, nodes, b, 0.0 };
+		out[n].time_s = fit_link_model_time(c, &out[n]) * (1.0 + wobble(seed, amp));
+	}
+	return n;
+}
+
+START_TEST(test_link_model_by_hand)
+{
+	struct cluster c;
+	struct fit_link_point intra = { FIT_COLL_ALLREDUCE, 4, 1, 1e6, 0 };
+	struct fit_link_point inter = { FIT_COLL_ALLREDUCE, 8, 2, 8e6, 0 };
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	/* 2(4-1) = 6 steps of 1 us, 2(4-1)/4 x 1e6 B at 1e11 B/s = 15 us. */
+	ck_assert_double_eq_tol(fit_link_model_time(&c, &intra), 21e-6, 1e-15);
+	/* 12 intra steps x 1 us + 2 inter steps x 10 us = 32 us; NIC side
+	 * 1.75 x 8e6 / (4 x 2.5e9) = 1400 us (the NVLink side is 140 us). */
+	ck_assert_double_eq_tol(fit_link_model_time(&c, &inter), 1432e-6, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
+START_TEST(test_link_intra_recovers)
+{
+	static const double amps[] = { 0.0, 0.01 };
+	struct fit_link_point pts[64];
+	struct fit_link_result f;
+	struct plan_error err;
+	struct cluster c;
+	unsigned seed = 7;
+	int n;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	for (size_t a = 0; a < 2; a++) {
+		n = make_points(&c, FIT_COLL_ALLREDUCE, 4, 1, amps[a], &seed, pts);
+		n += make_points(&c, FIT_COLL_ALLGATHER, 4, 1, amps[a], &seed, pts + n);
+		plan_error_clear(&err);
+		ck_assert_msg(fit_link(pts, n, FIT_LINK_INTRA, &c, &f, &err), "%s", err.message);
+		ck_assert_int_eq(f.params, 2);
+		if (amps[a] == 0.0) {
+			ck_assert_rel(f.bandwidth_Bps, 1e11, 1e-9);
+			ck_assert_rel(f.latency_s, 1e-6, 1e-9);
+			ck_assert(f.mape < 1e-9);
+			continue;
+		}
+		ck_assert_msg(fabs(f.bandwidth_Bps - 1e11) < 2 * f.bandwidth_se, "%g +- %g", f.bandwidth_Bps,
+			      f.bandwidth_se);
+		ck_assert_msg(fabs(f.latency_s - 1e-6) < 2 * f.latency_se, "%g +- %g", f.latency_s, f.latency_se);
+		ck_assert(f.mape > 0.001 && f.mape < 0.01);
+	}
+	cluster_release(&c);
+}
+END_TEST
+
+START_TEST(test_link_inter_recovers)
+{
+	struct fit_link_point pts[64];
+	struct fit_link_result f;
+	struct plan_error err;
+	struct cluster c;
+	unsigned seed = 11;
+	int n;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	c.inter.half_size_bytes = 262144;
+	/* Two node counts tell the half size from the latency. */
+	n = make_points(&c, FIT_COLL_ALLREDUCE, 8, 2, 0.01, &seed, pts);
+	n += make_points(&c, FIT_COLL_ALLREDUCE, 16, 4, 0.01, &seed, pts + n);
+	n += make_points(&c, FIT_COLL_ALLTOALL, 8, 2, 0.01, &seed, pts + n);
+	plan_error_clear(&err);
+	ck_assert_msg(fit_link(pts, n, FIT_LINK_INTER, &c, &f, &err), "%s", err.message);
+	ck_assert_int_eq(f.params, 3);
+	ck_assert(f.half_size_fitted);
+	ck_assert_msg(fabs(f.bandwidth_Bps - 2.5e9) < 2 * f.bandwidth_se, "%g +- %g", f.bandwidth_Bps, f.bandwidth_se);
+	ck_assert_msg(fabs(f.latency_s - 10e-6) < 2 * f.latency_se, "%g +- %g", f.latency_s, f.latency_se);
+	ck_assert_msg(fabs(f.half_size_bytes - 262144) < 2 * f.half_size_se, "%g +- %g", f.half_size_bytes,
+		      f.half_size_se);
+	/* One node count: the half size is held at the base cluster's. */
+	c.inter.half_size_bytes = 65536;
+	n = make_points(&c, FIT_COLL_ALLREDUCE, 8, 2, 0.0, &seed, pts);
+	ck_assert_msg(fit_link(pts, n, FIT_LINK_INTER, &c, &f, &err), "%s", err.message);
+	ck_assert(!f.half_size_fitted);
+	ck_assert(f.half_size_bytes == 65536);
+	ck_assert_rel(f.bandwidth_Bps, 2.5e9, 1e-9);
+	ck_assert_rel(f.latency_s, 10e-6, 1e-9);
+	cluster_release(&c);
+}
+END_TEST
+
+START_TEST(test_link_errors)
+{
+	struct fit_link_point pts[64];
+	struct fit_link_result f;
+	struct plan_error err;
+	struct cluster c;
+	unsigned seed = 3;
+	int n;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	n = make_points(&c, FIT_COLL_ALLREDUCE, 8, 2, 0.0, &seed, pts);
+	plan_error_clear(&err);
+	ck_assert(!fit_link(pts, n, FIT_LINK_INTRA, &c, &f, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "one node"));
+	ck_assert(!fit_link(pts, 2, FIT_LINK_INTER, &c, &f, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "cannot give"));
+	ck_assert(!fit_link(pts, 0, FIT_LINK_INTER, &c, &f, &err));
+	n = make_points(&c, FIT_COLL_ALLREDUCE, 4, 1, 0.0, &seed, pts);
+	for (int i = 0; i < n; i++)
+		pts[i].time_s = 1e-3 / (i + 1); /* shrinking with the size */
+	ck_assert(!fit_link(pts, n, FIT_LINK_INTRA, &c, &f, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "do not grow"));
+	pts[0].ranks = 1;
+	ck_assert(!fit_link(pts, n, FIT_LINK_INTRA, &c, &f, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "point 1"));
+	cluster_release(&c);
+}
+END_TEST
+
+/* The sample logs were made at intra 360 GB/s, 1.1 us (make-samples.py). */
+START_TEST(test_link_sample_logs)
+{
+	static const char *const files[] = { "nccl/all_reduce_perf-8xh100.log", "nccl/all_gather_perf-8xh100.log" };
+	struct fit_link_point *pts = NULL;
+	struct fit_link_result f;
+	struct plan_error err;
+	struct nccl_log log;
+	struct cluster c;
+	char path[PATH_MAX];
+	int n = 0, cap = 0;
+
+	setenv("PLAN_CLI_PATH", getenv("PLAN_TEST_SOURCE_ROOT") ? getenv("PLAN_TEST_SOURCE_ROOT") : ".", 1);
+	profile_path_init(NULL);
+	test_load_profile(PROFILE_CLUSTER, "dgx-h100", &c);
+	plan_error_clear(&err);
+	for (int i = 0; i < 2; i++) {
+		data_path(path, sizeof(path), files[i]);
+		ck_assert_msg(nccl_log_load(path, &log, &err), "%s", err.message);
+		ck_assert(nccl_log_points(&log, 0, &pts, &n, &cap, &err));
+		nccl_log_release(&log);
+	}
+	ck_assert_int_eq(n, 55);
+	ck_assert_msg(fit_link(pts, n, FIT_LINK_INTRA, &c, &f, &err), "%s", err.message);
+	ck_assert(fabs(f.bandwidth_Bps - 360e9) < 2 * f.bandwidth_se);
+	ck_assert(fabs(f.latency_s - 1.1e-6) < 2 * f.latency_se);
+	ck_assert(f.mape < 0.02);
+	/* Applied to dgx-h100 (450 GB/s): efficiency 0.8. */
+	fit_link_apply(&f, &c);
+	ck_assert_rel(c.intra.efficiency, 0.8, 0.01);
+	free(pts);
+	cluster_release(&c);
+}
+END_TEST
+
+/* ---------------------------------------------------------- GEMM fit */
+
+/* The toy GPU (100 TFLOPS, eff_max 0.5) with a 5 us overhead and an fp8 peak. */
+static void
+toy_gpu(struct gpu *g)
+{
+	struct cluster c;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	*g = c.gpu;
+	cluster_release(&c);
+	g->gemm_overhead_s = 5e-6;
+	g->peak_flops_fp8 = 200e12;
+	g->fp8_gemm_ratio = 0.8;
+}
+
+static int
+make_gemms(const struct gpu *g, double amp, unsigned *seed, struct fit_gemm_point *out)
+{
+	static const double shapes[][3] = {
+		{ 256, 256, 256 }, { 512, 512, 512 }, { 1024, 1024, 1024 }, { 2048, 2048, 2048 },
+		{ 4096, 4096, 4096 }, { 8192, 1024, 8192 }, { 4096, 14336, 4096 }, { 65536, 65536, 16 },
+	};
+	int n = 0;
+
+	for (int dt = 0; dt < FIT_GEMM_DTYPE_COUNT; dt++)
+		for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++, n++) {
+			out[n] = (struct fit_gemm_point){ shapes[i][0], shapes[i][1], shapes[i][2], dt, 0 };
+			out[n].time_s = fit_gemm_model_time(g, &out[n]) * (1.0 + wobble(seed, amp));
+		}
+	return n;
+}
+
+START_TEST(test_gemm_by_hand)
+{
+	struct fit_gemm_point p = { 4096, 4096, 4096, FIT_GEMM_BF16, 0 };
+	struct gpu g;
+
+	toy_gpu(&g);
+	/* 2 x 4096^3 = 1.374e11 FLOPs at 0.5 x 1e14 = 2748.8 us, + 5 us. */
+	ck_assert_double_eq_tol(fit_gemm_model_time(&g, &p), 2 * pow(4096, 3) / 5e13 + 5e-6, 1e-12);
+	/* fp8: (F / (2e14 x 0.5) + 5 us) / 0.8 = (1374.4 + 5) / 0.8 us. */
+	p.dtype = FIT_GEMM_FP8;
+	ck_assert_double_eq_tol(fit_gemm_model_time(&g, &p), (2 * pow(4096, 3) / 1e14 + 5e-6) / 0.8, 1e-12);
+}
+END_TEST
+
+/* The toy GPU and its GEMMs, noise-free. */
+struct gemm_case {
+	struct fit_gemm_point pts[32];
+	struct fit_gemm_result f;
+	struct plan_error err;
+	struct gpu g;
+	unsigned seed;
+};
+
+static int
+gemm_case_init(struct gemm_case *t)
+{
+	t->seed = 5;
+	toy_gpu(&t->g);
+	plan_error_clear(&t->err);
+	return make_gemms(&t->g, 0.0, &t->seed, t->pts);
+}
+
+START_TEST(test_gemm_recovers)
+{
+	struct gemm_case t;
+	int n = gemm_case_init(&t);
+
+	ck_assert_msg(fit_gemm(t.pts, n, &t.g, &t.f, &t.err), "%s", t.err.message);
+	ck_assert_rel(t.f.efficiency_max, 0.5, 1e-9);
+	ck_assert_rel(t.f.overhead_s, 5e-6, 1e-6);
+	ck_assert_rel(t.f.fp8_ratio, 0.8, 1e-9);
+	/* 65536 x 65536 x 16: 8.6 GB through HBM at 1e12 B/s, 8.6 ms > 2.75 ms of compute. */
+	ck_assert_int_eq(t.f.memory_bound, 3);
+	ck_assert_int_eq(t.f.points, 14);
+	ck_assert_int_eq(t.f.fp8_points, 7);
+	ck_assert(t.f.mape < 1e-9);
+	n = make_gemms(&t.g, 0.02, &t.seed, t.pts);
+	ck_assert_msg(fit_gemm(t.pts, n, &t.g, &t.f, &t.err), "%s", t.err.message);
+	ck_assert_msg(fabs(t.f.efficiency_max - 0.5) < 2 * t.f.efficiency_max_se, "%g +- %g", t.f.efficiency_max,
+		      t.f.efficiency_max_se);
+	ck_assert_msg(fabs(t.f.overhead_s - 5e-6) < 2 * t.f.overhead_se, "%g +- %g", t.f.overhead_s, t.f.overhead_se);
+	ck_assert_msg(fabs(t.f.fp8_ratio - 0.8) < 2 * t.f.fp8_ratio_se, "%g +- %g", t.f.fp8_ratio, t.f.fp8_ratio_se);
+}
+END_TEST
+
+START_TEST(test_gemm_errors)
+{
+	struct gemm_case t;
+	int n = gemm_case_init(&t);
+
+	ck_assert(!fit_gemm(t.pts, 2, &t.g, &t.f, &t.err));
+	ck_assert_ptr_nonnull(strstr(t.err.message, "cannot give"));
+	for (int i = 0; i < n; i++)
+		t.pts[i].time_s /= 4; /* eff_max 2: the wrong GPU */
+	ck_assert(!fit_gemm(t.pts, n, &t.g, &t.f, &t.err));
+	ck_assert_ptr_nonnull(strstr(t.err.message, "above 1"));
+	t.g.peak_flops_fp8 = 0;
+	ck_assert(!fit_gemm(t.pts, n, &t.g, &t.f, &t.err));
+	ck_assert_ptr_nonnull(strstr(t.err.message, "no fp8 peak"));
+}
+END_TEST
+
+/* The header-required CSV, its sample, and malformed files. */
+START_TEST(test_gemm_csv)
+{
+	static const struct { const char *text; int line; const char *what; } cases[] = {
+		{ "m,n,k,dtype\n1,2,3,bf16\n", 1, "missing column 'seconds'" },
+		{ "1,2,3,bf16,1e-3\n", 1, "unknown column '1'" },
+		{ "m,n,k,dtype,seconds\n1,2,3,int8,1e-3\n", 2, "unknown dtype 'int8'" },
+		{ "m,n,k,dtype,seconds\n1,2,3,bf16,-1\n", 2, "'seconds'" },
+		{ "m,n,k,dtype,seconds\n1.5,2,3,bf16,1\n", 2, "whole number" },
+		{ "m,n,k,dtype,seconds\n1,2,3,bf16\n", 2, "5 columns" },
+		{ "m,n,k,dtype,seconds\n", 1, "no GEMM rows" },
+		{ "m,n,k,dtype,seconds,m\n", 1, "more than" },
+	};
+	struct fit_gemm_point *pts;
+	struct plan_error err;
+	char path[PATH_MAX];
+	int n;
+
+	data_path(path, sizeof(path), "gemm/h100-gemm.csv");
+	plan_error_clear(&err);
+	ck_assert_msg(gemm_log_load(path, &pts, &n, &err), "%s", err.message);
+	ck_assert_int_eq(n, 36);
+	ck_assert_int_eq(pts[0].dtype, FIT_GEMM_BF16);
+	free(pts);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char tmpl[] = "/tmp/test-gemm-XXXXXX";
+		int fd = mkstemp(tmpl);
+		FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+		ck_assert_ptr_nonnull(f);
+		fputs(cases[i].text, f);
+		fclose(f);
+		plan_error_clear(&err);
+		ck_assert_msg(!gemm_log_load(tmpl, &pts, &n, &err), "case %zu loaded", i);
+		ck_assert_msg(strstr(err.message, cases[i].what), "case %zu: '%s'", i, err.message);
+		ck_assert_int_eq(err.line, cases[i].line);
+		ck_assert_ptr_null(pts);
+		unlink(tmpl);
+	}
+}
+END_TEST
+
+static Suite *
+fit_logs_suite(void)
+{
+	Suite *s = suite_create("fit-logs");
+	TCase *tc = tcase_create("fit-logs");
+
+	tcase_add_test(tc, test_sample_logs);
+	tcase_add_test(tc, test_units);
+	tcase_add_test(tc, test_malformed);
+	tcase_add_test(tc, test_noise_lines);
+	tcase_add_test(tc, test_link_model_by_hand);
+	tcase_add_test(tc, test_link_intra_recovers);
+	tcase_add_test(tc, test_link_inter_recovers);
+	tcase_add_test(tc, test_link_errors);
+	tcase_add_test(tc, test_link_sample_logs);
+	tcase_add_test(tc, test_gemm_by_hand);
+	tcase_add_test(tc, test_gemm_recovers);
+	tcase_add_test(tc, test_gemm_errors);
+	tcase_add_test(tc, test_gemm_csv);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+TEST_MAIN(fit_logs_suite)
