@@ -277,6 +277,12 @@ cmd_calibrate(int argc, char **argv)
 	struct calib_session s;
 	int rc;
 
+	/* calibrate --nccl-tests LOG... and calibrate --gemm CSV fit the
+	 * microbenchmark logs: that is fit-logs, with its options. */
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--nccl-tests") == 0 || strcmp(argv[i], "--gemm") == 0 ||
+		    strncmp(argv[i], "--gemm=", 7) == 0)
+			return cmd_fit_logs(argc, argv);
 	if ((rc = cli_options_parse(&cli_calibrate_options, argc, argv, &r)) >= 0)
 		return rc;
 	if ((rc = check_request(&r, argc, argv)) >= 0)

@@ -783,6 +783,8 @@ static const struct cli_option fit_logs_rows[] = {
 const struct cli_command_options cli_calibrate_options = {
 	.command = "calibrate",
 	.synopsis = "usage: plan-cli calibrate --runs FILE.csv --cluster NAME|FILE --output FILE [options]\n"
+		    "   or: plan-cli calibrate --nccl-tests LOG... | --gemm CSV --gpu NAME|FILE [...]\n"
+		    "       (the same as plan-cli fit-logs: see 'plan-cli fit-logs --help')\n"
 		    "\n"
 		    "Fit profile keys to measured iteration times (GSL nonlinear least squares on the\n"
 		    "relative errors), report the error before and after and cross-validated, and\n"

@@ -84,4 +84,12 @@ fails "more folds than runs" 2 "" --runs "$tmp/train.csv" --cluster mosaicml-a10
 fails "a runs file that does not exist" 1 "no-such.csv" --runs "$tmp/no-such.csv" --cluster selene --output "$tmp/x.yaml"
 fails "--format csv" 2 "text or json" --runs "$tmp/train.csv" --cluster selene --output "$tmp/x.yaml" --format csv
 check "no profile written by a failed calibrate" '[ ! -e "$tmp/x.yaml" ]'
+
+# calibrate --nccl-tests and --gemm are fit-logs.
+"$bin" calibrate --nccl-tests "$root/tests/data/nccl/all_reduce_perf-8xh100.log" --format json >"$tmp/a.json" 2>"$tmp/err"
+"$bin" fit-logs --nccl-tests "$root/tests/data/nccl/all_reduce_perf-8xh100.log" --format json >"$tmp/b.json"
+check "calibrate --nccl-tests LOG is fit-logs --nccl-tests LOG" '[ -s "$tmp/a.json" ] && [ ! -s "$tmp/err" ] && cmp -s "$tmp/a.json" "$tmp/b.json"'
+"$bin" calibrate --gemm "$root/tests/data/gemm/h100-gemm.csv" --gpu h100-sxm5-80gb >"$tmp/a.txt" 2>"$tmp/err"
+"$bin" fit-logs --gemm "$root/tests/data/gemm/h100-gemm.csv" --gpu h100-sxm5-80gb >"$tmp/b.txt"
+check "calibrate --gemm CSV is fit-logs --gemm CSV" '[ -s "$tmp/a.txt" ] && cmp -s "$tmp/a.txt" "$tmp/b.txt"'
 finish
