@@ -141,12 +141,16 @@ int plan_stage_layers(const struct plan *p, const struct model *m, int s);
 /** 1-based index of the first layer of stage @s (custom or vpp = 1 layouts). */
 int plan_stage_first_layer(const struct plan *p, const struct model *m, int s);
 
-/**
- * Recomputation of stage @s (enum plan_recompute); with
- * custom_recompute_layers, that of its layers past the first
- * stage_recompute_layers[s] (full counts as none there).
- */
+/** Recomputation of stage @s (enum plan_recompute) as the plan gives it. */
 int plan_stage_recompute(const struct plan *p, int s);
+
+/**
+ * The mode of stage @s's layers past those that recompute in full
+ * (plan_stage_recompute_layers): plan_stage_recompute(), where with
+ * custom_recompute_layers full counts as none; full when every layer of
+ * the stage recomputes in full.
+ */
+int plan_stage_mode(const struct plan *p, const struct model *m, int s);
 
 /**
  * Layers of stage @s that recompute in full: all of a full stage's, the

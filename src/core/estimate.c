@@ -856,3 +856,49 @@ estimate_stage_coefs(const struct model *m, const struct cluster *c, const struc
 	}
 	return true;
 }
+
+/*
+ * Slapo's checkpoint ratio as a search decision (Chen et al., ASPLOS 2024,
+ * which tunes the ratio per model; here per stage). For a fixed layout
+ * and modes a stage's memory depends on its own count k of fully
+ * recomputed layers only: from k = 1 on it falls with every k (a layer
+ * keeps 2sbh instead of its activations; memory_partial_recompute_bytes),
+ * while every k adds a forward to the stage's slot, and so to the
+ * iteration, which never gets shorter with more work on a stage (the DP
+ * overlap window is the backward alone; ZeRO-3, whose gathers could
+ * hide behind recomputation, is excluded). So the fewest layers that make
+ * the stage fit are the fastest choice that fits, and stages are chosen
+ * one by one.
+ */
+bool
+estimate_fewest_recompute_layers(const struct model *m, const struct plan *p, const struct estimate *e,
+				 struct plan *out)
+{
+	bool partial = false;
+
+	*out = *p;
+	if (p->vpp > 1 || p->zero >= 3 || p->custom_recompute_layers || p->pp > ESTIMATE_MAX_STAGES)
+		return false;
+	for (int s = 0; s < p->pp; s++) {
+		int r = plan_stage_recompute(p, s), layers = plan_stage_layers(p, m, s), k = 0;
+		double over = e->stage_memory[s] - e->memory_capacity_bytes;
+		struct plan ps = *p;
+
+		out->stage_recompute_layers[s] = (short)(r == PLAN_RECOMPUTE_FULL ? layers : 0);
+		if (over <= 0)
+			continue;
+		if (r == PLAN_RECOMPUTE_FULL)
+			return false; /* it cannot recompute more */
+		ps.recompute = r;
+		ps = plan_cp_local(&ps);
+		for (k = 1; k < layers && over + memory_partial_recompute_bytes(m, &ps, s, k) > 0; k++)
+			;
+		if (k == layers)
+			return false; /* only full recomputation fits: a mode of its own */
+		out->stage_recompute_layers[s] = (short)k;
+		partial = true;
+	}
+	out->custom_recompute_layers = partial;
+	out->stage_recompute_layers_count = partial ? p->pp : 0;
+	return partial;
+}

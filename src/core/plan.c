@@ -65,10 +65,7 @@ plan_stage_first_layer(const struct plan *p, const struct model *m, int s)
 int
 plan_stage_recompute(const struct plan *p, int s)
 {
-	int r = p->custom_recompute ? p->stage_recompute[s] : p->recompute;
-
-	/* --recompute full --recompute-layers N: only the first N in full. */
-	return p->custom_recompute_layers && r == PLAN_RECOMPUTE_FULL ? PLAN_RECOMPUTE_NONE : r;
+	return p->custom_recompute ? p->stage_recompute[s] : p->recompute;
 }
 
 int
@@ -79,6 +76,19 @@ plan_stage_recompute_layers(const struct plan *p, const struct model *m, int s)
 	if (p->custom_recompute_layers)
 		return p->stage_recompute_layers[s] < layers ? p->stage_recompute_layers[s] : layers;
 	return plan_stage_recompute(p, s) == PLAN_RECOMPUTE_FULL ? layers : 0;
+}
+
+int
+plan_stage_mode(const struct plan *p, const struct model *m, int s)
+{
+	int r = plan_stage_recompute(p, s);
+
+	if (!p->custom_recompute_layers)
+		return r;
+	if (plan_stage_recompute_layers(p, m, s) == plan_stage_layers(p, m, s))
+		return PLAN_RECOMPUTE_FULL;
+	/* --recompute full --recompute-layers N: only the first N in full. */
+	return r == PLAN_RECOMPUTE_FULL ? PLAN_RECOMPUTE_NONE : r;
 }
 
 struct plan
@@ -93,7 +103,7 @@ plan_resolve_recompute(const struct plan *p, const struct model *m)
 		int k = plan_stage_recompute_layers(p, m, s);
 		bool all = k == plan_stage_layers(p, m, s);
 
-		q.stage_recompute[s] = (signed char)(all ? PLAN_RECOMPUTE_FULL : plan_stage_recompute(p, s));
+		q.stage_recompute[s] = (signed char)plan_stage_mode(p, m, s);
 		q.stage_recompute_layers[s] = (short)(all ? 0 : k);
 		partial = partial || (k > 0 && !all);
 		uniform = uniform && q.stage_recompute[s] == q.stage_recompute[0];

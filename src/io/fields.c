@@ -91,10 +91,7 @@ static void
 get_stage_recompute(const struct field *f, const struct report *r, int i, struct field_value *v)
 {
 	(void)f;
-	/* A stage whose every layer --recompute-layers names is a full one. */
-	v->s = plan_recompute_names[plan_stage_recompute_layers(r->plan, r->model, i) ==
-				    plan_stage_layers(r->plan, r->model, i) ? PLAN_RECOMPUTE_FULL :
-				    plan_stage_recompute(r->plan, i)];
+	v->s = plan_recompute_names[plan_stage_mode(r->plan, r->model, i)];
 }
 
 /* Layers of each stage that recompute in full (--recompute-layers,

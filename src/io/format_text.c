@@ -184,7 +184,7 @@ format_text(FILE *out, const struct report *r)
 			fprintf(out, "%s%d", s ? "," : " ", plan_stage_layers(p, r->model, s));
 		fputs(" layers per stage; the others", out);
 		for (int s = 0; s < (p->custom_recompute ? p->pp : 1); s++)
-			fprintf(out, "%s%s", s ? "," : " ", plan_recompute_names[plan_stage_recompute(p, s)]);
+			fprintf(out, "%s%s", s ? "," : " ", plan_recompute_names[plan_stage_mode(p, r->model, s)]);
 		fputc('\n', out);
 	}
 	fprintf(out, "links        TP %s, DP %s, PP %s\n",
