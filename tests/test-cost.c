@@ -539,6 +539,160 @@ START_TEST(test_pipeline_sends)
 }
 END_TEST
 
+/* A GPT-3 1.3B-like model: 24 layers, h 2048, a 16, s 2048. */
+#define GPT3_1B3_YAML "name: gpt3-1.3b\nlayers: 24\nhidden: 2048\nheads: 16\nvocab: 51200\nseq_len: 2048\n"
+
+static void
+slapo_plan(struct plan *p, int recompute, int n)
+{
+	plan_init(p);
+	p->tp = p->dp = p->micro_batch = 1;
+	p->pp = 2;
+	p->global_batch = 8;
+	p->seq_len = 2048;
+	p->recompute = recompute;
+	if (n >= 0) {
+		p->custom_recompute_layers = true;
+		p->stage_recompute_layers_count = 2;
+		p->stage_recompute_layers[0] = p->stage_recompute_layers[1] = (short)n;
+	}
+}
+
+static void
+slapo_estimate(const struct model *m, const struct cluster *c, int recompute, int n, struct estimate *e)
+{
+	struct plan p;
+	struct plan_error err;
+
+	slapo_plan(&p, recompute, n);
+	ck_assert_msg(estimate_plan(m, c, &p, NULL, e, &err), "%s", err.message);
+}
+
+/* Every figure of two estimates, exactly (memcmp would also compare padding). */
+static void
+assert_same_estimate(const struct estimate *a, const struct estimate *b)
+{
+	ck_assert_double_eq(a->iteration_time_s, b->iteration_time_s);
+	ck_assert_double_eq(a->breakdown.recompute, b->breakdown.recompute);
+	ck_assert_double_eq(a->breakdown.pp_bubble, b->breakdown.pp_bubble);
+	ck_assert_double_eq(a->memory.total, b->memory.total);
+	ck_assert_double_eq(a->memory.activations, b->memory.activations);
+	ck_assert_double_eq(a->hardware_flops_per_iteration, b->hardware_flops_per_iteration);
+	for (int s = 0; s < 2; s++)
+		ck_assert_double_eq(a->stage_memory[s], b->stage_memory[s]);
+}
+
+/*
+ * --recompute-layers (Slapo's checkpoint ratio, Chen et al. ASPLOS 2024)
+ * on pp 2, 12 layers per stage, N = 3: worked by hand from Korthikanti
+ * et al. 2022 (tp 1, no SP, standard attention, b 1):
+ *   s b h = 2048 x 2048 = 4,194,304
+ *   a layer without recomputation, 34 sbh + 5 a s^2 b
+ *     = 142,606,336 + 5 x 16 x 2048^2 (335,544,320) = 478,150,656 B
+ *   with full recomputation its input alone, 2 sbh = 8,388,608 B
+ *   stage 0 holds min(m 8, p - 0 = 2) = 2 micro-batches in flight, so
+ *   N = 3 changes it by 2 x 3 x (8,388,608 - 478,150,656) = -2,818,572,288 B,
+ *   plus one layer re-materialised in the backward: + 478,150,656 B,
+ *   = -2,340,421,632 B; stage 1 holds 1: 3 x -469,762,048 + 478,150,656
+ *   = -931,135,488 B.
+ * Time: each recomputed layer runs its forward once more; both stages
+ * add 3 forwards per micro-batch, so the bottleneck's 8 slots and the
+ * other stage's one slot of fill and drain each grow by 3 layer
+ * forwards: recompute = 8 x 3 x fwd, iteration + 9 x 3 x fwd.
+ */
+START_TEST(test_recompute_layers)
+{
+	struct cluster c;
+	struct model m;
+	struct estimate none, full, sel, n0, n3, n12, sel3, full3;
+	double fwd;
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	test_load_model(&m, GPT3_1B3_YAML);
+	slapo_estimate(&m, &c, PLAN_RECOMPUTE_NONE, -1, &none);
+	slapo_estimate(&m, &c, PLAN_RECOMPUTE_FULL, -1, &full);
+	slapo_estimate(&m, &c, PLAN_RECOMPUTE_SELECTIVE, -1, &sel);
+	slapo_estimate(&m, &c, PLAN_RECOMPUTE_NONE, 0, &n0);
+	slapo_estimate(&m, &c, PLAN_RECOMPUTE_NONE, 3, &n3);
+	slapo_estimate(&m, &c, PLAN_RECOMPUTE_NONE, 12, &n12);
+	slapo_estimate(&m, &c, PLAN_RECOMPUTE_SELECTIVE, 3, &sel3);
+	slapo_estimate(&m, &c, PLAN_RECOMPUTE_FULL, 3, &full3);
+
+	/* The endpoints are the plain modes, exactly. */
+	assert_same_estimate(&n0, &none);
+	assert_same_estimate(&n12, &full);
+	/* --recompute full --recompute-layers 3: only the first 3 in full. */
+	assert_same_estimate(&full3, &n3);
+
+	ck_assert_double_eq_tol(n3.stage_memory[0] - none.stage_memory[0], -2340421632.0, 1.0);
+	ck_assert_double_eq_tol(n3.stage_memory[1] - none.stage_memory[1], -931135488.0, 1.0);
+	fwd = none.details.layer_fwd_s;
+	ck_assert_double_eq_tol(n3.breakdown.recompute, 8 * 3 * fwd, 1e-12);
+	ck_assert_double_eq_tol(n3.iteration_time_s - none.iteration_time_s, 9 * 3 * fwd, 1e-12);
+	/* Hardware FLOPs: 3 more layer forwards per stage of each sequence. */
+	ck_assert(n3.hardware_flops_per_iteration > none.hardware_flops_per_iteration);
+	ck_assert_rel(n3.hardware_flops_per_iteration - none.hardware_flops_per_iteration,
+		      (full.hardware_flops_per_iteration - none.hardware_flops_per_iteration) * 6 / 24, 1e-12);
+
+	/* With selective, the other 9 layers keep 34 sbh (no scores): stage 0
+	 * changes by 2 x 3 x (8,388,608 - 142,606,336) + 478,150,656
+	 * = -327,155,712 B against selective, and the recomputation adds
+	 * 3 full forwards less the 3 attention cores selective redid. */
+	ck_assert_double_eq_tol(sel3.stage_memory[0] - sel.stage_memory[0], -327155712.0, 1.0);
+	ck_assert(sel3.breakdown.recompute > sel.breakdown.recompute);
+	ck_assert(sel3.breakdown.recompute < full.breakdown.recompute);
+	ck_assert(n3.memory.total < none.memory.total && n3.memory.total > full.memory.total);
+	ck_assert(n3.iteration_time_s > none.iteration_time_s && n3.iteration_time_s < full.iteration_time_s);
+	cluster_release(&c);
+}
+END_TEST
+
+/* The optimizer's choice: the fewest layers per stage that fit. */
+START_TEST(test_fewest_recompute_layers)
+{
+	struct cluster c;
+	struct model m;
+	struct estimate none, e;
+	struct plan p, q;
+	struct plan_error err;
+	char yaml[2048];
+
+	test_load_model(&m, GPT3_1B3_YAML);
+	/* Stage 0 without recomputation needs none.stage_memory[0]; give the
+	 * GPU 1.5 GB less: each layer saves 2 x 469,762,048 B once one is
+	 * re-materialised (+478,150,656), so k = ceil((1.5e9 + 478,150,656) /
+	 * 939,524,096) = 3 layers on stage 0, while stage 1 (which needs
+	 * less) fits without. */
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	slapo_estimate(&m, &c, PLAN_RECOMPUTE_NONE, -1, &none);
+	cluster_release(&c);
+	ck_assert(none.stage_memory[1] < none.stage_memory[0] - 1.5e9);
+	snprintf(yaml, sizeof(yaml), "%s", TEST_CLUSTER_YAML);
+	{
+		char *mem = strstr(yaml, "memory: 80 GiB");
+		char tail[2048];
+
+		ck_assert_ptr_nonnull(mem);
+		snprintf(tail, sizeof(tail), "%s", mem + strlen("memory: 80 GiB"));
+		snprintf(mem, sizeof(yaml) - (size_t)(mem - yaml), "memory: %.0f B%s", none.stage_memory[0] - 1.5e9,
+			 tail);
+	}
+	test_load_cluster(&c, yaml);
+	slapo_plan(&p, PLAN_RECOMPUTE_NONE, -1);
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e, &err), "%s", err.message);
+	ck_assert(!e.fits);
+	ck_assert(estimate_fewest_recompute_layers(&m, &p, &e, &q));
+	ck_assert_int_eq(q.stage_recompute_layers[0], 3);
+	ck_assert_int_eq(q.stage_recompute_layers[1], 0);
+	ck_assert_msg(estimate_plan(&m, &c, &q, NULL, &e, &err), "%s", err.message);
+	ck_assert(e.fits);
+	q.stage_recompute_layers[0] = 2;
+	ck_assert_msg(estimate_plan(&m, &c, &q, NULL, &e, &err), "%s", err.message);
+	ck_assert(!e.fits);
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 cost_suite(void)
 {
@@ -559,6 +713,8 @@ cost_suite(void)
 	tcase_add_test(tc, test_framework_overheads);
 	tcase_add_test(tc, test_tp_overlap);
 	tcase_add_test(tc, test_ring_attention_step);
+	tcase_add_test(tc, test_recompute_layers);
+	tcase_add_test(tc, test_fewest_recompute_layers);
 	suite_add_tcase(s, tc);
 	return s;
 }

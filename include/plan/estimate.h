@@ -116,6 +116,18 @@ bool estimate_plan(const struct model *m, const struct cluster *c,
 		   struct estimate *out, struct plan_error *err);
 
 /**
+ * Slapo's checkpoint ratio chosen for plan @p (no --recompute-layers of
+ * its own) from its estimate @e: into @out, @p with the fewest layers of
+ * each stage of mode none or selective recomputing in full that make
+ * the stage fit (0 where it fits already; all of a full stage's).
+ * Returns false, @out unchanged in meaning, when every stage fits as it
+ * is, when some stage fits only with every layer recomputed, or for a
+ * plan --recompute-layers cannot apply to (vpp > 1, ZeRO-3).
+ */
+bool estimate_fewest_recompute_layers(const struct model *m, const struct plan *p, const struct estimate *e,
+				      struct plan *out);
+
+/**
  * Parameters held by the GPU of pipeline stage @stage (before ZeRO
  * sharding); @expert (may be NULL) receives those that are local experts.
  */

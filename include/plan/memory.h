@@ -30,6 +30,15 @@ struct memory_use {
 double memory_layer_activations(const struct model *m, const struct plan *p);
 
 /**
+ * What the activations of pipeline stage @stage of @p (its mode in
+ * p->recompute) change by when its first @n layers recompute in full
+ * instead (Slapo's checkpoint ratio, Chen et al. ASPLOS 2024): for each
+ * micro-batch in flight, n layers keep only their input; plus one layer
+ * re-materialised in the backward. Negative when it saves; 0 for n = 0.
+ */
+double memory_partial_recompute_bytes(const struct model *m, const struct plan *p, int stage, int n);
+
+/**
  * Peak memory of the GPU of pipeline stage @stage (0 .. pp-1) holding
  * @params parameters, of which @expert_params are expert weights (sharded
  * by ZeRO over the dp/ep ranks that hold the same experts; the others over

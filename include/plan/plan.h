@@ -93,6 +93,14 @@ struct plan {
 	int stage_layers_count;      /**< entries given (the CLI checks it is pp) */
 	int stage_recompute_count;
 	signed char stage_recompute[PLAN_MAX_STAGES];
+	/* Slapo's activation-checkpoint ratio as a plan decision (Chen et
+	 * al., ASPLOS 2024): the first stage_recompute_layers[s] layers of
+	 * stage s recompute in full, its other layers follow the stage's
+	 * mode, where full then means none. Set by --recompute-layers or by
+	 * optimize; unset: every layer follows the stage's mode. */
+	bool custom_recompute_layers;
+	int stage_recompute_layers_count; /**< entries given (the CLI checks it is pp) */
+	short stage_recompute_layers[PLAN_MAX_STAGES];
 };
 
 /** Recompute names, indexed by enum plan_recompute, NULL-terminated. */
@@ -133,8 +141,32 @@ int plan_stage_layers(const struct plan *p, const struct model *m, int s);
 /** 1-based index of the first layer of stage @s (custom or vpp = 1 layouts). */
 int plan_stage_first_layer(const struct plan *p, const struct model *m, int s);
 
-/** Recomputation of stage @s (enum plan_recompute). */
+/** Recomputation of stage @s (enum plan_recompute) as the plan gives it. */
 int plan_stage_recompute(const struct plan *p, int s);
+
+/**
+ * The mode of stage @s's layers past those that recompute in full
+ * (plan_stage_recompute_layers): plan_stage_recompute(), where with
+ * custom_recompute_layers full counts as none; full when every layer of
+ * the stage recomputes in full.
+ */
+int plan_stage_mode(const struct plan *p, const struct model *m, int s);
+
+/**
+ * Layers of stage @s that recompute in full: all of a full stage's, the
+ * first stage_recompute_layers[s] (at most the stage's layers) with
+ * custom_recompute_layers, else none.
+ */
+int plan_stage_recompute_layers(const struct plan *p, const struct model *m, int s);
+
+/**
+ * @p as the cost model prices it: every stage whose layers all recompute
+ * in full becomes a full stage, one with none a stage of its mode, so
+ * that custom_recompute_layers remains only where a stage recomputes some
+ * of its layers (0 < N < its layers); uniform modes become plain
+ * `recompute` again. Plans without --recompute-layers come back as they are.
+ */
+struct plan plan_resolve_recompute(const struct plan *p, const struct model *m);
 
 /**
  * The TP compression threshold of @p on @m: layers whose 1-based index is

@@ -144,6 +144,19 @@ cmd_predict(int argc, char **argv)
 	if ((rc = load_profiles(&r, &model, &cluster, &compressor, &framework)) != CLI_EXIT_OK)
 		return rc;
 	plan->flash_attention = cli_flash_attention(r.flash, &cluster);
+	/* --recompute-layers N: the same N on every stage. */
+	if (plan->custom_recompute_layers && plan->stage_recompute_layers_count == 1 && plan->pp > 1 &&
+	    plan->pp <= PLAN_MAX_STAGES) {
+		for (int s = 1; s < plan->pp; s++)
+			plan->stage_recompute_layers[s] = plan->stage_recompute_layers[0];
+		plan->stage_recompute_layers_count = plan->pp;
+	}
+	if (plan->custom_recompute_layers && plan->stage_recompute_layers_count != plan->pp) {
+		cli_error("--recompute-layers needs one number for every stage or one entry per stage (pp %d), "
+			  "got %d", plan->pp, plan->stage_recompute_layers_count);
+		cluster_release(&cluster);
+		return CLI_EXIT_USAGE;
+	}
 	if ((plan->custom_layers && plan->stage_layers_count != plan->pp) ||
 	    (plan->custom_recompute && plan->stage_recompute_count != plan->pp)) {
 		cli_error("--stage-layers and --stage-recompute need one entry per stage (pp %d)", plan->pp);

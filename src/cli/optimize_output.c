@@ -61,9 +61,10 @@ candidate_json(const struct optimize_result *res, const struct search_candidate 
 	}
 	for (int s = 0; s < cand->plan.pp; s++) {
 		int n = plan_stage_layers(&cand->plan, res->model, s);
-		json_t *st = json_pack("{s:i, s:i, s:i, s:s, s:f}", "stage", s, "first_layer", first,
+		json_t *st = json_pack("{s:i, s:i, s:i, s:s, s:i, s:f}", "stage", s, "first_layer", first,
 				       "layers", n, "recompute",
-				       plan_recompute_names[plan_stage_recompute(&cand->plan, s)],
+				       plan_recompute_names[plan_stage_mode(&cand->plan, res->model, s)],
+				       "recompute_layers", plan_stage_recompute_layers(&cand->plan, res->model, s),
 				       "memory_bytes", stage_memory(cand, s));
 
 		first += n;
@@ -146,9 +147,15 @@ text_stages(const struct optimize_result *res)
 	for (int s = 0, first = 1; s < best->plan.pp; s++) {
 		int n = plan_stage_layers(&best->plan, res->model, s);
 
-		printf("  %3d  layers %3d-%-3d (%2d)  recompute %-9s  %.2f GiB\n", s, first, first + n - 1,
-		       n, plan_recompute_names[plan_stage_recompute(&best->plan, s)],
-		       stage_memory(best, s) / 1073741824.0);
+		int k = plan_stage_recompute_layers(&best->plan, res->model, s);
+		char partial[64] = "";
+
+		/* Slapo's checkpoint ratio: the first k layers in full. */
+		if (k > 0 && k < n)
+			snprintf(partial, sizeof(partial), "  first %d in full (r %.2f)", k, (double)k / n);
+		printf("  %3d  layers %3d-%-3d (%2d)  recompute %-9s  %.2f GiB%s\n", s, first, first + n - 1,
+		       n, plan_recompute_names[plan_stage_mode(&best->plan, res->model, s)],
+		       stage_memory(best, s) / 1073741824.0, partial);
 		first += n;
 	}
 }
@@ -202,9 +209,19 @@ plan_words(const struct plan *p, const struct model *m, const struct compressor 
 		words_add(buf, size, " ep %d %s", p->ep, plan_moe_routing_names[p->moe_routing]);
 	if (cmp)
 		compress_words(p, m, cmp, buf, size);
-	for (int s = 0; layout && s < p->pp; s++)
-		words_add(buf, size, "%s%d:%s", s ? "," : " layers ", plan_stage_layers(p, m, s),
-			  plan_recompute_names[plan_stage_recompute(p, s)]);
+	for (int s = 0; layout && s < p->pp; s++) {
+		int n = plan_stage_layers(p, m, s), k = plan_stage_recompute_layers(p, m, s);
+
+		words_add(buf, size, "%s%d:%s", s ? "," : " layers ", n, plan_recompute_names[plan_stage_mode(p, m, s)]);
+		if (k > 0 && k < n)
+			words_add(buf, size, "+%dfull", k);
+	}
+	/* Slapo's checkpoint ratio, where the layout is not shown. */
+	if (!layout && p->custom_recompute_layers) {
+		words_add(buf, size, " recompute-layers");
+		for (int s = 0; s < p->pp; s++)
+			words_add(buf, size, "%s%d", s ? "," : " ", plan_stage_recompute_layers(p, m, s));
+	}
 }
 
 /* Whether plan @i of the top list reads as another one without its layout. */

@@ -113,6 +113,59 @@ parse_stage_list(const struct cli_option *o, const char *arg, void *req)
 	return true;
 }
 
+/*
+ * --recompute-layers N or N,N,...: layers of each stage that recompute in
+ * full, Slapo's checkpoint ratio (Chen et al., ASPLOS 2024: the first
+ * floor(L r) layers of a stage checkpointed). One value applies to every
+ * stage (cmd_predict spreads it once pp is known).
+ */
+static bool
+parse_recompute_layers(const struct cli_option *o, const char *arg, void *req)
+{
+	struct plan *p = &((struct predict_request *)req)->plan;
+	char buf[4096];
+	char *save = NULL;
+	int n = 0;
+
+	if (strlen(arg) >= sizeof(buf)) {
+		cli_error("--recompute-layers: list too long");
+		return false;
+	}
+	memcpy(buf, arg, strlen(arg) + 1);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int v;
+
+		if (n >= PLAN_MAX_STAGES) {
+			cli_error("--recompute-layers: more than %d stages", PLAN_MAX_STAGES);
+			return false;
+		}
+		if (!cli_int("--recompute-layers", tok, o->min, o->max, &v))
+			return false;
+		p->stage_recompute_layers[n++] = (short)v;
+	}
+	if (n == 0 || arg[strlen(arg) - 1] == ',' || arg[0] == ',' || strstr(arg, ",,")) {
+		cli_error("--recompute-layers expects a number or a comma-separated list, got '%s'", arg);
+		return false;
+	}
+	p->custom_recompute_layers = true;
+	p->stage_recompute_layers_count = n;
+	return true;
+}
+
+static void
+write_recompute_layers(const struct cli_option *o, const void *req, struct cli_words *out)
+{
+	const struct plan *p = &((const struct predict_request *)req)->plan;
+	char buf[4096];
+	int n = 0;
+
+	if (!p->custom_recompute_layers)
+		return;
+	for (int s = 0; s < p->pp; s++)
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%s%d", s ? "," : "", p->stage_recompute_layers[s]);
+	cli_words_add(o, buf, out);
+}
+
 /* A bandwidth ("25 Gbit/s") into the double at o->offset. */
 static bool
 parse_bandwidth(const struct cli_option *o, const char *arg, void *req)
@@ -327,6 +380,11 @@ static const struct cli_option predict_rows[] = {
 	{ .name = "stage-recompute", .metavar = "LIST", .kind = CLI_OPT_CUSTOM, .choices = plan_recompute_names,
 	  .parse = parse_stage_list, .help = "recompute per stage, e.g. full,full,selective,none",
 	  .arg_order = 18, .write = write_stage_list },
+	{ .name = "recompute-layers", .metavar = "N|LIST", .kind = CLI_OPT_CUSTOM, .min = 0, .max = 30000,
+	  .parse = parse_recompute_layers, .help = "Slapo's checkpoint ratio: the first N layers of each stage\n"
+		  "(or a list, one per stage) recompute in full, the others\n"
+		  "as --recompute none|selective says (full: none)",
+	  .arg_order = 18, .write = write_recompute_layers },
 	{ .name = "compressor", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = PREDICT(compressor),
 	  .help = "compressor profile (bundled name or YAML path)", .arg_order = 19 },
 	{ .name = "compress", .metavar = "LIST", .kind = CLI_OPT_CUSTOM, .parse = parse_compress,

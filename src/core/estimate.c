@@ -1,3 +1,4 @@
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
@@ -75,6 +76,7 @@ struct layer_costs {
 	struct compress_tp_site site;
 	struct compress_pp_boundary bnd;
 	const struct framework *fw;        /* for the memory: NULL, the built-in framework */
+	int tp_degree;                     /* the plan's tp */
 };
 
 /* One micro-batch's work on the GPU of @stage, split by kind. */
@@ -136,41 +138,92 @@ stage_ends(const struct plan *p, const struct layer_costs *lc, int stage, struct
 	}
 }
 
+/* Layers of the partial stages of a resolved plan (plan_resolve_recompute)
+ * that recompute in full; 0 on every other stage. */
+static int
+stage_partial_layers(const struct plan *p, int stage)
+{
+	return p->custom_recompute_layers ? p->stage_recompute_layers[stage] : 0;
+}
+
+/* Of the first @n layers of @stage (vpp 1), those that are MoE layers and
+ * those above the TP compression threshold @from. */
+static void
+stage_prefix_layers(const struct model *m, const struct plan *p, int stage, int n, int from, int *moe,
+		    int *compressed)
+{
+	int first = plan_stage_first_layer(p, m, stage);
+
+	*moe = *compressed = 0;
+	for (int l = first; l < first + n; l++) {
+		*moe += model_is_moe(m) && model_layer_is_moe(m, l);
+		*compressed += l > from;
+	}
+}
+
+/* @dense and @moe layers of recompute mode @r, with @layers their sum. */
+static void
+stage_add_layers(const struct layer_costs *lc, int r, double dense, double moe, struct stage_work *w)
+{
+	const struct compute_layer *cl = &lc->cls[r], *cl_moe = &lc->cl_moes[r];
+	const struct tp_layer_comm *tc = &lc->tcs[r];
+	const struct ep_layer_comm *ep = &lc->eps[r];
+	double layers = dense + moe;
+	double ar_bytes = lc->tp_degree > 1 ? 2.0 * (lc->tp_degree - 1) / lc->tp_degree * tc->bytes : 0.0;
+	double passes = r == PLAN_RECOMPUTE_FULL ? 3.0 : 2.0; /* fwd, bwd, recompute */
+
+	w->compute += dense * (cl->fwd_s + cl->bwd_s) + moe * (cl_moe->fwd_s + cl_moe->bwd_s);
+	w->bwd += dense * cl->bwd_s + moe * cl_moe->bwd_s;
+	w->recompute += dense * cl->recompute_s + moe * cl_moe->recompute_s;
+	w->ep += moe * (ep->fwd_s + ep->bwd_s + ep->recompute_s);
+	w->attention += dense * layer_attention(cl, r) + moe * layer_attention(cl_moe, r);
+	w->other += dense * layer_other(cl, r) + moe * layer_other(cl_moe, r);
+	w->tp += layers * (tc->fwd_s + tc->bwd_s + tc->recompute_s);
+	w->cp += layers * (lc->cps[r].fwd_s + lc->cps[r].bwd_s + lc->cps[r].recompute_s);
+	w->tp_bytes += layers * 2.0 * passes * ar_bytes;
+}
+
+/*
+ * A stage's layers: all in its mode, or, with --recompute-layers (Slapo's
+ * checkpoint ratio, Chen et al. ASPLOS 2024), its first k layers in full
+ * recomputation (one more forward each) and the rest in its mode.
+ */
 static void
 stage_work(const struct model *m, const struct plan *p, const struct layer_costs *lc,
 	   int stage, struct stage_work *w)
 {
-	int r = plan_stage_recompute(p, stage);
-	const struct compute_layer *cl = &lc->cls[r], *cl_moe = &lc->cl_moes[r];
+	int r = plan_stage_recompute(p, stage), k = stage_partial_layers(p, stage);
 	const struct tp_layer_comm *tc = &lc->tcs[r];
-	const struct ep_layer_comm *ep = &lc->eps[r];
 	double layers = plan_stage_layers(p, m, stage);
 	double ar_bytes = p->tp > 1 ? 2.0 * (p->tp - 1) / p->tp * tc->bytes : 0.0;
-	double passes = r == PLAN_RECOMPUTE_FULL ? 3.0 : 2.0; /* fwd, bwd, recompute */
-	int moe = stage_moe_layers(m, p, stage);
+	int moe = stage_moe_layers(m, p, stage), moe_k = 0, nc_k = 0;
 	double dense = layers - moe;
 	int nc = 0;
 
 	memset(w, 0, sizeof(*w));
-	w->compute = dense * (cl->fwd_s + cl->bwd_s) + moe * (cl_moe->fwd_s + cl_moe->bwd_s);
-	w->bwd = dense * cl->bwd_s + moe * cl_moe->bwd_s;
-	w->recompute = dense * cl->recompute_s + moe * cl_moe->recompute_s;
-	w->ep = moe * (ep->fwd_s + ep->bwd_s + ep->recompute_s);
-	w->attention = dense * layer_attention(cl, r) + moe * layer_attention(cl_moe, r);
-	w->other = dense * layer_other(cl, r) + moe * layer_other(cl_moe, r);
-	w->tp = layers * (tc->fwd_s + tc->bwd_s + tc->recompute_s);
-	w->cp = layers * (lc->cps[r].fwd_s + lc->cps[r].bwd_s + lc->cps[r].recompute_s);
-	w->tp_bytes = layers * 2.0 * passes * ar_bytes;
+	if (k > 0)
+		stage_prefix_layers(m, p, stage, k, lc->from_layer, &moe_k, &nc_k);
+	stage_add_layers(lc, r, dense - (k - moe_k), moe - moe_k, w);
+	if (k > 0)
+		stage_add_layers(lc, PLAN_RECOMPUTE_FULL, k - moe_k, moe_k, w);
 	if (lc->tp && p->tp > 1) {
 		/* MCBench compresses the two forward all-reduces of the layers
 		 * above --compress-from-layer; backward ones stay as they are. */
 		double fwd_passes = r == PLAN_RECOMPUTE_FULL ? 2.0 : 1.0;
 		const struct compress_tp_site *s = &lc->site;
+		double passes_nc;
 
 		nc = compression_layers_on_stage(m, p, stage, lc->from_layer);
-		w->tp += nc * fwd_passes * 2.0 * (s->comm_s - tc->collective_s);
-		w->tp_bytes += nc * fwd_passes * 2.0 * (s->wire_bytes - ar_bytes);
-		w->compression += nc * (fwd_passes * 2.0 * (s->encode_s + s->decode_s) + 2.0 * s->backward_s);
+		if (k == 0)
+			nc_k = 0;
+		/* Recomputed layers repeat their compressed forward ones. */
+		passes_nc = (nc - nc_k) * fwd_passes + nc_k * 2.0;
+		w->tp += passes_nc * 2.0 * (s->comm_s - tc->collective_s);
+		w->tp_bytes += passes_nc * 2.0 * (s->wire_bytes - ar_bytes);
+		if (k == 0)
+			w->compression += nc * (fwd_passes * 2.0 * (s->encode_s + s->decode_s) + 2.0 * s->backward_s);
+		else
+			w->compression += passes_nc * 2.0 * (s->encode_s + s->decode_s) + nc * 2.0 * s->backward_s;
 		w->extra_params += nc * 2.0 * s->params;
 		w->ef_elements += nc * 2.0 * (double)p->micro_batch * p->seq_len * m->hidden;
 	}
@@ -369,6 +422,7 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 	}
 	compute_ends_time(m, p, c, &lc->ce);
 	lc->fw = fw;
+	lc->tp_degree = p->tp;
 	for (int s = 0; s < p->pp && s < ESTIMATE_MAX_STAGES; s++)
 		lc->p2p_s[s] = pipeline_stage_p2p_time(m, p, c, lay, s, &lc->p2p_bytes[s]);
 	lc->cmp = cmp;
@@ -546,6 +600,15 @@ core_layer_details(const struct core *x, struct estimate *out)
 	d->ep_inter_node = x->lay.ep.nodes > 1;
 	out->bytes.ep = x->mb * d->moe_layers * (r == PLAN_RECOMPUTE_FULL ? 6.0 : 4.0) * d->ep_bytes *
 			(x->lay.ep.size > 1 ? (double)(x->lay.ep.size - 1) / x->lay.ep.size : 0.0);
+	if (stage_partial_layers(p, d->bottleneck_stage) > 0) {
+		/* Its first layers' all-to-alls run a third time, in the recomputed forward. */
+		int moe_k, nc_k;
+
+		stage_prefix_layers(x->m, p, d->bottleneck_stage, stage_partial_layers(p, d->bottleneck_stage),
+				    INT_MAX, &moe_k, &nc_k);
+		out->bytes.ep = x->mb * (4.0 * d->moe_layers + 2.0 * moe_k) * d->ep_bytes *
+				(x->lay.ep.size > 1 ? (double)(x->lay.ep.size - 1) / x->lay.ep.size : 0.0);
+	}
 }
 
 /* What the formatters show beside the breakdown. */
@@ -687,9 +750,14 @@ estimate_plan(const struct model *m, const struct cluster *c,
 {
 	const struct compressor *cmp = opt ? opt->compressor : NULL;
 	const struct plan_compression *pc = &p->compress;
+	struct plan resolved;
 
 	if (!plan_validate(p, m, c, err) || !check_precision(p, c, err) || !check_compression(m, p, cmp, err))
 		return false;
+	/* The cost model sees full and no recomputation as modes, partial
+	 * stages only where they are partial. */
+	resolved = plan_resolve_recompute(p, m);
+	p = &resolved;
 	if (!cmp || !(pc->tp || pc->pp || pc->dp)) {
 		estimate_core(m, c, p, opt, NULL, out);
 		out->uncompressed_bytes = out->bytes;
@@ -787,4 +855,50 @@ estimate_stage_coefs(const struct model *m, const struct cluster *c, const struc
 			}
 	}
 	return true;
+}
+
+/*
+ * Slapo's checkpoint ratio as a search decision (Chen et al., ASPLOS 2024,
+ * which tunes the ratio per model; here per stage). For a fixed layout
+ * and modes a stage's memory depends on its own count k of fully
+ * recomputed layers only: from k = 1 on it falls with every k (a layer
+ * keeps 2sbh instead of its activations; memory_partial_recompute_bytes),
+ * while every k adds a forward to the stage's slot, and so to the
+ * iteration, which never gets shorter with more work on a stage (the DP
+ * overlap window is the backward alone; ZeRO-3, whose gathers could
+ * hide behind recomputation, is excluded). So the fewest layers that make
+ * the stage fit are the fastest choice that fits, and stages are chosen
+ * one by one.
+ */
+bool
+estimate_fewest_recompute_layers(const struct model *m, const struct plan *p, const struct estimate *e,
+				 struct plan *out)
+{
+	bool partial = false;
+
+	*out = *p;
+	if (p->vpp > 1 || p->zero >= 3 || p->custom_recompute_layers || p->pp > ESTIMATE_MAX_STAGES)
+		return false;
+	for (int s = 0; s < p->pp; s++) {
+		int r = plan_stage_recompute(p, s), layers = plan_stage_layers(p, m, s), k = 0;
+		double over = e->stage_memory[s] - e->memory_capacity_bytes;
+		struct plan ps = *p;
+
+		out->stage_recompute_layers[s] = (short)(r == PLAN_RECOMPUTE_FULL ? layers : 0);
+		if (over <= 0)
+			continue;
+		if (r == PLAN_RECOMPUTE_FULL)
+			return false; /* it cannot recompute more */
+		ps.recompute = r;
+		ps = plan_cp_local(&ps);
+		for (k = 1; k < layers && over + memory_partial_recompute_bytes(m, &ps, s, k) > 0; k++)
+			;
+		if (k == layers)
+			return false; /* only full recomputation fits: a mode of its own */
+		out->stage_recompute_layers[s] = (short)k;
+		partial = true;
+	}
+	out->custom_recompute_layers = partial;
+	out->stage_recompute_layers_count = partial ? p->pp : 0;
+	return partial;
 }

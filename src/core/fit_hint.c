@@ -15,7 +15,7 @@ typedef bool (*fit_change_fn)(struct plan *p, char *label, size_t size);
 static bool
 change_selective(struct plan *p, char *label, size_t size)
 {
-	if (p->custom_recompute || p->recompute != PLAN_RECOMPUTE_NONE)
+	if (p->custom_recompute || p->custom_recompute_layers || p->recompute != PLAN_RECOMPUTE_NONE)
 		return false;
 	p->recompute = PLAN_RECOMPUTE_SELECTIVE;
 	snprintf(label, size, "--recompute selective");
@@ -25,7 +25,7 @@ change_selective(struct plan *p, char *label, size_t size)
 static bool
 change_full(struct plan *p, char *label, size_t size)
 {
-	if (p->custom_recompute || p->recompute == PLAN_RECOMPUTE_FULL)
+	if (p->custom_recompute || p->custom_recompute_layers || p->recompute == PLAN_RECOMPUTE_FULL)
 		return false;
 	p->recompute = PLAN_RECOMPUTE_FULL;
 	snprintf(label, size, "--recompute full");
@@ -101,7 +101,7 @@ change_tp(struct plan *p, char *label, size_t size)
 static bool
 change_pp(struct plan *p, char *label, size_t size)
 {
-	if (p->custom_layers || p->custom_recompute || 2 * p->pp > PLAN_MAX_STAGES)
+	if (p->custom_layers || p->custom_recompute || p->custom_recompute_layers || 2 * p->pp > PLAN_MAX_STAGES)
 		return false;
 	return double_degree(p, &p->pp, "pp", label, size);
 }

@@ -65,7 +65,12 @@ flops_hardware_per_iteration(const struct model *m, const struct plan *p)
 		int r = plan_stage_recompute(p, s);
 		double layers = p->custom_layers ? p->stage_layers[s] : (double)m->layers / p->pp;
 
-		if (r == PLAN_RECOMPUTE_FULL)
+		/* --recompute-layers: the first layers of the stage in full. */
+		if (p->custom_recompute_layers && r != PLAN_RECOMPUTE_FULL) {
+			double k = plan_stage_recompute_layers(p, m, s);
+
+			extra += k * full + (layers - k) * (r == PLAN_RECOMPUTE_SELECTIVE ? selective : 0.0);
+		} else if (r == PLAN_RECOMPUTE_FULL)
 			extra += layers * full;
 		else if (r == PLAN_RECOMPUTE_SELECTIVE)
 			extra += layers * selective;

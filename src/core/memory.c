@@ -48,6 +48,24 @@ memory_layer_activations(const struct model *m, const struct plan *p)
 	}
 }
 
+double
+memory_partial_recompute_bytes(const struct model *m, const struct plan *p, int stage, int n)
+{
+	struct plan full = *p;
+	double layers = plan_stage_layers(p, m, stage);
+	double in_flight = pipeline_stored_layer_microbatches(m, p, stage) / layers;
+
+	if (n <= 0)
+		return 0.0;
+	full.recompute = PLAN_RECOMPUTE_FULL;
+	/* Slapo's cost form (docs: formulas.md, Chen et al. ASPLOS 2024):
+	 * each of the n layers of every micro-batch in flight keeps its
+	 * 2*s*b*h input instead of its activations (Korthikanti et al. 2022,
+	 * Sec. 5), and one of them is re-materialised during its backward. */
+	return in_flight * n * (memory_layer_activations(m, &full) - memory_layer_activations(m, p)) +
+	       layer_activations_full(m, p, true);
+}
+
 /* Bytes per parameter kept by ZeRO stage @zero when sharded over @d ranks;
  * fp8 linear layers also keep an fp8 copy of their weights and its
  * transpose (Transformer Engine's weight cache: 2 bytes per parameter). */
@@ -89,6 +107,9 @@ memory_stage(const struct model *m, const struct plan *p,
 	/* Full recomputation re-materialises one layer at a time. */
 	if (p->recompute == PLAN_RECOMPUTE_FULL)
 		act += layer_activations_full(m, p, true);
+	/* --recompute-layers: the stage's first layers recompute in full. */
+	if (p->custom_recompute_layers)
+		act += memory_partial_recompute_bytes(m, p, stage, p->stage_recompute_layers[stage]);
 	/* Korthikanti et al. Sec. 4.3: embedding dropout on the first stage
 	 * (s*b*h*p/t over the in-flight micro-batches), and the logits, loss
 	 * and their fp32 copies on the last, about 4*s*b*h/t*(1 + V/h). */

@@ -69,6 +69,59 @@ plan_stage_recompute(const struct plan *p, int s)
 }
 
 int
+plan_stage_recompute_layers(const struct plan *p, const struct model *m, int s)
+{
+	int layers = plan_stage_layers(p, m, s);
+
+	if (p->custom_recompute_layers)
+		return p->stage_recompute_layers[s] < layers ? p->stage_recompute_layers[s] : layers;
+	return plan_stage_recompute(p, s) == PLAN_RECOMPUTE_FULL ? layers : 0;
+}
+
+int
+plan_stage_mode(const struct plan *p, const struct model *m, int s)
+{
+	int r = plan_stage_recompute(p, s);
+
+	if (!p->custom_recompute_layers)
+		return r;
+	if (plan_stage_recompute_layers(p, m, s) == plan_stage_layers(p, m, s))
+		return PLAN_RECOMPUTE_FULL;
+	/* --recompute full --recompute-layers N: only the first N in full. */
+	return r == PLAN_RECOMPUTE_FULL ? PLAN_RECOMPUTE_NONE : r;
+}
+
+struct plan
+plan_resolve_recompute(const struct plan *p, const struct model *m)
+{
+	struct plan q = *p;
+	bool partial = false, uniform = true;
+
+	if (!p->custom_recompute_layers || p->pp > PLAN_MAX_STAGES)
+		return q;
+	for (int s = 0; s < p->pp; s++) {
+		int k = plan_stage_recompute_layers(p, m, s);
+		bool all = k == plan_stage_layers(p, m, s);
+
+		q.stage_recompute[s] = (signed char)plan_stage_mode(p, m, s);
+		q.stage_recompute_layers[s] = (short)(all ? 0 : k);
+		partial = partial || (k > 0 && !all);
+		uniform = uniform && q.stage_recompute[s] == q.stage_recompute[0];
+	}
+	q.custom_recompute_layers = partial;
+	q.stage_recompute_layers_count = partial ? p->pp : 0;
+	q.custom_recompute = !uniform || partial;
+	q.stage_recompute_count = q.custom_recompute ? p->pp : 0;
+	if (uniform)
+		q.recompute = q.stage_recompute[0];
+	if (!q.custom_recompute)
+		memset(q.stage_recompute, 0, sizeof(q.stage_recompute));
+	if (!partial)
+		memset(q.stage_recompute_layers, 0, sizeof(q.stage_recompute_layers));
+	return q;
+}
+
+int
 plan_compress_from_layer(const struct plan *p, const struct model *m)
 {
 	return p->compress.from_layer >= 0 ? p->compress.from_layer : m->layers / 2;
@@ -86,6 +139,28 @@ plan_error_nonfinite(const struct plan *p, const char *what, struct plan_error *
 }
 
 #define FAIL(...) plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, __VA_ARGS__)
+
+/* --recompute-layers (Slapo's checkpoint ratio): at most a stage's
+ * layers each, plain 1F1B, and not under ZeRO-3, whose per-layer
+ * regathers plan-cli times for one mode per layer. */
+static bool
+plan_validate_recompute_layers(const struct plan *p, const struct model *m, struct plan_error *err)
+{
+	if (p->vpp > 1)
+		return FAIL("--recompute-layers needs vpp 1 (got %d): it counts the layers of a stage in order",
+			    p->vpp);
+	for (int s = 0; s < p->pp; s++) {
+		int n = p->stage_recompute_layers[s], layers = plan_stage_layers(p, m, s);
+
+		if (n < 0 || n > layers)
+			return FAIL("--recompute-layers: stage %d has %d layers, so it cannot recompute %d", s,
+				    layers, n);
+		if (p->zero >= 3 && n > 0 && n < layers)
+			return FAIL("--recompute-layers with ZeRO stage 3 is not modelled (stage %d recomputes %d "
+				    "of its %d layers); use --recompute full or none", s, n, layers);
+	}
+	return true;
+}
 
 /* Context parallelism: what Megatron-Core's ring attention and
  * DeepSpeed-Ulysses need, and what plan-cli models of it. */
@@ -146,7 +221,7 @@ plan_validate(const struct plan *p, const struct model *m,
 			    p->tp, c->gpus_per_node);
 	if (p->tp < c->gpus_per_node && c->gpus_per_node % p->tp != 0)
 		return FAIL("tp (%d) must divide gpus_per_node (%d)", p->tp, c->gpus_per_node);
-	if (p->pp > PLAN_MAX_STAGES && (p->custom_layers || p->custom_recompute))
+	if (p->pp > PLAN_MAX_STAGES && (p->custom_layers || p->custom_recompute || p->custom_recompute_layers))
 		return FAIL("per-stage layouts are limited to %d stages (pp %d)", PLAN_MAX_STAGES, p->pp);
 	if (p->custom_layers) {
 		int sum = 0;
@@ -168,6 +243,8 @@ plan_validate(const struct plan *p, const struct model *m,
 		for (int i = 0; i < p->pp; i++)
 			if (p->stage_recompute[i] < PLAN_RECOMPUTE_NONE || p->stage_recompute[i] > PLAN_RECOMPUTE_FULL)
 				return FAIL("stage %d has an invalid recompute mode (%d)", i, p->stage_recompute[i]);
+	if (p->custom_recompute_layers && !plan_validate_recompute_layers(p, m, err))
+		return false;
 	if (p->vpp > 1 && p->pp < 2)
 		return FAIL("interleaving (vpp %d) needs pipeline parallelism (pp %d > 1)", p->vpp, p->pp);
 	dp_mb = (long long)p->dp * p->micro_batch;

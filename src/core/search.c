@@ -61,20 +61,57 @@ consider(const struct inner *in, const struct search_candidate *cand)
 	}
 }
 
+/*
+ * Whether the search chooses Slapo's checkpoint ratio (the layers of a
+ * stage that recompute in full) for the plans of this shape: with plain
+ * 1F1B, below ZeRO-3, and where TP compression cannot apply (the MILP
+ * would need the overlap of the compressed suffix of the layers with the
+ * recomputed prefix of each stage).
+ */
+static bool
+partial_allowed(const struct inner *in)
+{
+	return in->shape->vpp == 1 && in->shape->zero < 3 && !(in->cmp && in->shape->tp > 1);
+}
+
 /* Predict @p into @out; false for a layout the cost model refuses, which
- * is not a candidate (why it refuses does not matter here). */
+ * is not a candidate (why it refuses does not matter here). A layout
+ * that does not fit is predicted again with the fewest recomputed layers
+ * per stage that make it fit (estimate_fewest_recompute_layers), which
+ * the MILP's k columns price. */
 static bool
 evaluate(const struct inner *in, const struct plan *p, struct search_candidate *out)
 {
 	struct estimate_options eo = { in->opt->dp_algo, in->cmp, in->opt->framework };
 	struct plan_error e2;
+	struct plan q;
 
 	plan_error_clear(&e2);
 	in->st->evaluations++;
 	out->plan = *p;
+	if (partial_allowed(in)) {
+		/* The search's own choice: made afresh for every layout. */
+		out->plan.custom_recompute_layers = false;
+		out->plan.stage_recompute_layers_count = 0;
+		memset(out->plan.stage_recompute_layers, 0, sizeof(out->plan.stage_recompute_layers));
+	}
 	out->compressor = (p->compress.tp || p->compress.pp || p->compress.dp) ? in->cmp : NULL;
 	out->milp_slot_s = 0.0;
-	if (!estimate_plan(in->m, in->c, p, &eo, &out->est, &e2)) {
+	if (!estimate_plan(in->m, in->c, &out->plan, &eo, &out->est, &e2)) {
+		memset(&out->est, 0, sizeof(out->est));
+		return false;
+	}
+	if (out->est.fits || !partial_allowed(in))
+		return true;
+	/* Recomputing more only lengthens the slot: past the best one's, no
+	 * count of recomputed layers can make this layout win (consider()). */
+	if (*in->found && out->est.details.slot_s > in->best->est.details.slot_s + 1e-12)
+		return true;
+	if (!estimate_fewest_recompute_layers(in->m, &out->plan, &out->est, &q))
+		return true;
+	in->st->evaluations++;
+	out->plan = q;
+	if (!estimate_plan(in->m, in->c, &out->plan, &eo, &out->est, &e2)) {
 		memset(&out->est, 0, sizeof(out->est));
 		return false;
 	}
@@ -181,6 +218,7 @@ relax_recompute(const struct inner *in, struct search_candidate *cand)
 /* Column indices of the MILP, per stage. */
 struct cols {
 	int y[3], z[3], w[3], cflag, bflag;
+	int k[3], u[3]; /* Slapo's ratio: layers of mode i recomputing in full, and whether any do (-1: none) */
 };
 
 /* GLPK works best on numbers near 1: the MILP's times are in ms, its
@@ -196,6 +234,7 @@ struct layout_milp {
 	struct cols *col;                     /* pp entries */
 	int P, L, modes[3], nm, tau;
 	bool tpc, ppc;                        /* TP, PP compression may apply */
+	bool partial;                         /* k columns: partial_allowed() */
 	double ones[3 * PLAN_MAX_STAGES];
 };
 
@@ -250,6 +289,11 @@ inner_milp_columns(struct layout_milp *x, struct plan_error *err)
 			cs->w[i] = x->tpc ? milp_add_var(mp, MILP_INTEGER, 0, L, 0, "w", err) : -1;
 			if (cs->y[i] < 0 || cs->z[i] < 0 || (x->tpc && cs->w[i] < 0))
 				return false;
+			cs->k[i] = cs->u[i] = -1;
+			if (x->partial && x->modes[i] != PLAN_RECOMPUTE_FULL &&
+			    ((cs->k[i] = milp_add_var(mp, MILP_INTEGER, 0, L, 0, "k", err)) < 0 ||
+			     (cs->u[i] = milp_add_var(mp, MILP_BINARY, 0, 1, 0, "u", err)) < 0))
+				return false;
 		}
 		cs->cflag = x->tpc ? milp_add_var(mp, MILP_BINARY, 0, 1, 0, "c", err) : -1;
 		cs->bflag = x->ppc ? milp_add_var(mp, MILP_BINARY, 0, 1, 0, "b", err) : -1;
@@ -276,6 +320,17 @@ inner_milp_choice_rows(const struct layout_milp *x, const struct cols *cs, struc
 		if (!milp_add_row(x->mp, 2, vv, aa, -INFINITY, 0, "zy", err))
 			return false;
 		v[i] = cs->z[i];
+		if (cs->k[i] >= 0) {
+			/* k <= z - y: fewer than the stage's layers (all of
+			 * them is the full mode); k > 0 only with u, which
+			 * brings the re-materialised layer's memory. */
+			int kz[3] = { cs->k[i], cs->z[i], cs->y[i] }, ku[2] = { cs->k[i], cs->u[i] };
+			double c1[3] = { 1.0, -1.0, 1.0 }, c2[2] = { 1.0, -x->L };
+
+			if (!milp_add_row(x->mp, 3, kz, c1, -INFINITY, 0, "k<z", err) ||
+			    !milp_add_row(x->mp, 2, ku, c2, -INFINITY, 0, "k<=Lu", err))
+				return false;
+		}
 	}
 	return milp_add_row(x->mp, x->nm, v, x->ones, 1, INFINITY, "nonempty", err);
 }
@@ -332,6 +387,11 @@ inner_milp_slot_row(const struct layout_milp *x, int s, struct plan_error *err)
 			v[n] = cs->w[i];
 			a[n++] = -TS * (q->time_layer[x->modes[i]][1] - q->time_layer[x->modes[i]][0]);
 		}
+		if (cs->k[i] >= 0) {
+			/* Each of them: one more forward (full's layer time). */
+			v[n] = cs->k[i];
+			a[n++] = -TS * (q->time_layer[PLAN_RECOMPUTE_FULL][0] - q->time_layer[x->modes[i]][0]);
+		}
 	}
 	if (x->ppc) {
 		v[n] = cs->bflag;
@@ -360,6 +420,14 @@ inner_milp_memory_row(const struct layout_milp *x, int s, struct plan_error *err
 		if (x->tpc) {
 			v[n] = cs->w[i];
 			a[n++] = MS * (q->mem_layer[modes[i]][1] - q->mem_layer[modes[i]][0]);
+		}
+		if (cs->k[i] >= 0) {
+			/* Each keeps full's activations; one layer is
+			 * re-materialised (full's fixed part over the mode's). */
+			v[n] = cs->k[i];
+			a[n++] = MS * (q->mem_layer[PLAN_RECOMPUTE_FULL][0] - q->mem_layer[modes[i]][0]);
+			v[n] = cs->u[i];
+			a[n++] = MS * (q->mem_fixed[PLAN_RECOMPUTE_FULL][0] - q->mem_fixed[modes[i]][0]);
 		}
 	}
 	if (x->ppc) {
@@ -528,18 +596,54 @@ ties_leaf(struct ties *t)
 
 	t->layouts++;
 	layout_plan(&p, t->layers, t->mode, t->tp_from, t->pp_from);
-	if (evaluate(in, &p, &t->cand))
+	if (evaluate(in, &p, &t->cand)) {
+		/* A layout at the MILP's optimal slot: its slot is the MILP's. */
+		t->cand.milp_slot_s = milp_value(t->x->mp, t->x->tau) / layout_milp_ms_per_s;
 		consider(in, &t->cand);
+	}
 }
 
-/* Stage @s with @n layers, mode @r, flags @c (TP) and @b (PP). */
+/* Time (ms) stage @s adds when @k of its layers of mode @r recompute in
+ * full; memory (GiB) it saves, the re-materialised layer included (the
+ * MILP's k and u columns). */
+static double
+ties_partial_time(const struct layout_milp *x, int s, int k, int r)
+{
+	const struct estimate_stage_coefs *q = &x->k[s];
+
+	return layout_milp_ms_per_s * k * (q->time_layer[PLAN_RECOMPUTE_FULL][0] - q->time_layer[r][0]);
+}
+
+static double
+ties_partial_memory(const struct layout_milp *x, int s, int k, int r)
+{
+	const struct estimate_stage_coefs *q = &x->k[s];
+
+	return layout_milp_gib_per_byte * (k * (q->mem_layer[PLAN_RECOMPUTE_FULL][0] - q->mem_layer[r][0]) +
+					   q->mem_fixed[PLAN_RECOMPUTE_FULL][0] - q->mem_fixed[r][0]);
+}
+
+/* Stage @s with @n layers, mode @r, flags @c (TP) and @b (PP); with
+ * partial recomputation, the fewest layers in full that make it fit
+ * (what evaluate() will choose). */
 static void
 ties_choice(struct ties *t, int s, int left, int compressed, int n, int r, int c, int b)
 {
 	const struct layout_milp *x = t->x;
 	int budget = x->in->opt->max_compressed_layers;
+	double mem = ties_memory(x, s, n, r, c, b), extra = 0.0;
 
-	if (ties_time(x, s, n, r, c, b) > t->slot_ms || ties_memory(x, s, n, r, c, b) > t->cap_gib)
+	if (mem > t->cap_gib && x->partial && r != PLAN_RECOMPUTE_FULL) {
+		int k = 1;
+
+		while (k < n && mem + ties_partial_memory(x, s, k, r) > t->cap_gib)
+			k++;
+		if (k == n)
+			return; /* full recomputation: a mode of its own */
+		mem += ties_partial_memory(x, s, k, r);
+		extra = ties_partial_time(x, s, k, r);
+	}
+	if (ties_time(x, s, n, r, c, b) + extra > t->slot_ms || mem > t->cap_gib)
 		return;
 	if (c && budget >= 0 && compressed + n > budget)
 		return;
@@ -649,6 +753,7 @@ inner_milp(const struct inner *in, struct plan_error *err)
 	x.nm = modes_allowed(in->shape, x.modes);
 	x.tpc = in->cmp && in->shape->tp > 1;
 	x.ppc = in->cmp && x.P > 1;
+	x.partial = partial_allowed(in);
 	k = calloc((size_t)x.P, sizeof(*k));
 	col = calloc((size_t)x.P, sizeof(*col));
 	if (!k || !col) {

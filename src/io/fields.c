@@ -91,7 +91,16 @@ static void
 get_stage_recompute(const struct field *f, const struct report *r, int i, struct field_value *v)
 {
 	(void)f;
-	v->s = plan_recompute_names[plan_stage_recompute(r->plan, i)];
+	v->s = plan_recompute_names[plan_stage_mode(r->plan, r->model, i)];
+}
+
+/* Layers of each stage that recompute in full (--recompute-layers,
+ * Slapo's checkpoint ratio: Chen et al., ASPLOS 2024). */
+static void
+get_recompute_layers(const struct field *f, const struct report *r, int i, struct field_value *v)
+{
+	(void)f;
+	v->i = plan_stage_recompute_layers(r->plan, r->model, i);
 }
 
 static void
@@ -176,6 +185,7 @@ const struct field field_table[] = {
 	{ "plan.mics_group", "mics_group", NULL, "", "MiCS partition group size, 0 without MiCS", PLAN(mics_group) },
 	{ "plan.stage_layers", NULL, NULL, "layers", "the layers of each stage", FUNC(FIELD_INT, get_stage_layers), .count = count_stages },
 	{ "plan.stage_recompute", NULL, NULL, "", "the recomputation of each stage", FUNC(FIELD_NAME, get_stage_recompute), .count = count_stages },
+	{ "plan.recompute_layers", NULL, NULL, "layers", "the layers of each stage that recompute in full", FUNC(FIELD_INT, get_recompute_layers), .count = count_stages },
 	{ "plan.mics_hierarchical", NULL, NULL, "", "MiCS 2-hop all-gather", PLAN(mics_hierarchical) },
 	{ "plan.dp_allreduce", "dp_allreduce", NULL, "", "DP all-reduce: ring or hierarchical", FUNC(FIELD_NAME, get_dp_allreduce) },
 	{ "plan.compression.tp", NULL, NULL, "", "the compressor applies to the TP collectives", COMPRESSED_ON(tp) },

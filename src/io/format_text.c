@@ -174,6 +174,19 @@ format_text(FILE *out, const struct report *r)
 				p->custom_recompute ? (const char *[]){ "", "s", "f" }[p->stage_recompute[s]] : "");
 		fputs(p->custom_recompute ? "  (layers; s selective, f full recompute)\n" : "  (layers)\n", out);
 	}
+	if (p->custom_recompute_layers) {
+		/* Slapo's checkpoint ratio (Chen et al., ASPLOS 2024). */
+		fputs("recompute    full on the first", out);
+		for (int s = 0; s < p->pp; s++)
+			fprintf(out, "%s%d", s ? "," : " ", plan_stage_recompute_layers(p, r->model, s));
+		fputs(" of", out);
+		for (int s = 0; s < p->pp; s++)
+			fprintf(out, "%s%d", s ? "," : " ", plan_stage_layers(p, r->model, s));
+		fputs(" layers per stage; the others", out);
+		for (int s = 0; s < (p->custom_recompute ? p->pp : 1); s++)
+			fprintf(out, "%s%s", s ? "," : " ", plan_recompute_names[plan_stage_mode(p, r->model, s)]);
+		fputc('\n', out);
+	}
 	fprintf(out, "links        TP %s, DP %s, PP %s\n",
 		p->tp > 1 ? (d->tp_inter_node ? "inter-node" : "intra-node") : "-",
 		p->dp > 1 ? (d->dp_inter_node ? "inter-node" : "intra-node") : "-",

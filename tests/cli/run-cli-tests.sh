@@ -805,6 +805,64 @@ expect_rc 0
 grep -q "^  gpt3-175b  *$src/models/gpt3-175b.yaml$" "$tmp/out" || fail "gpt3-175b is not found in $src"
 finish "a binary outside the tree finds the source tree's profiles"
 builddir=$(dirname "$bin")
+# ------------------------------------------- --recompute-layers (Slapo's ratio)
+slapo=(--model gpt-1.7b --cluster dgx-h100 --tp 1 --pp 2 --gpus 2 --micro-batch 4 --global-batch 64 --allow-oom)
+usage_error "--recompute-layers above a stage's layers" "stage 0 has 12 layers, so it cannot recompute 13" \
+	predict "${slapo[@]}" --recompute-layers 13
+usage_error "--recompute-layers with a list of the wrong length" "one entry per stage (pp 2), got 3" \
+	predict "${slapo[@]}" --recompute-layers 1,2,3
+usage_error "--recompute-layers with an empty entry" "expects a number or a comma-separated list" \
+	predict "${slapo[@]}" --recompute-layers 1,,2
+usage_error "--recompute-layers below 0" "a whole number from 0 to 30000" \
+	predict "${slapo[@]}" --recompute-layers -1
+usage_error "--recompute-layers not a number" "--recompute-layers" \
+	predict "${slapo[@]}" --recompute-layers three
+usage_error "--recompute-layers with interleaving" "needs vpp 1" \
+	predict "${slapo[@]}" --vpp 2 --recompute-layers 3
+
+cli predict "${slapo[@]}" --recompute-layers 3,5 --format json
+expect_rc 0
+expect_jq '.plan.recompute_layers == [3,5] and .plan.stage_recompute == ["none","none"]' "a list, one per stage"
+cli predict "${slapo[@]}" --recompute-layers 3
+expect_out_has "recompute    full on the first 3,3 of 12,12 layers per stage; the others none"
+finish "predict --recompute-layers: JSON plan.recompute_layers and a text line"
+
+for pair in "0:none" "12:full"; do
+	cli predict "${slapo[@]}" --recompute "${pair#*:}" --format json
+	jq -c '[.iteration_time_s, .memory_bytes, .breakdown_s]' "$tmp/out" >"$tmp/mode"
+	cli predict "${slapo[@]}" --recompute-layers "${pair%%:*}" --format json
+	jq -c '[.iteration_time_s, .memory_bytes, .breakdown_s]' "$tmp/out" >"$tmp/layers"
+	cmp -s "$tmp/mode" "$tmp/layers" || fail "--recompute-layers ${pair%%:*} differs from --recompute ${pair#*:}"
+	finish "--recompute-layers ${pair%%:*} is --recompute ${pair#*:} exactly"
+done
+
+# llama2-7b on one 16 GiB V100 node: neither no nor selective recomputation
+# fits, full does, and 28 of 32 layers in full (r 0.88) fit and are faster.
+slapo_opt=(--model llama2-7b --cluster aws-p3-16xlarge --gpus 8 --global-batch 64 --max-zero 0 --format json)
+cli optimize "${slapo_opt[@]}"
+expect_rc 0
+cp "$tmp/out" "$tmp/slapo.json"
+expect_jq '.best.plan.recompute_layers == [28] and .best.stages[0].recompute == "selective"' \
+	"optimize recomputes 28 of 32 layers in full"
+expect_jq '.best.predict_args | index("--recompute-layers") != null' "predict_args name --recompute-layers"
+mapfile -t args < <(jq -r '.best.predict_args[]' "$tmp/slapo.json")
+cli predict "${args[@]}" --format json
+best=$(jq '.best.iteration_time_s' "$tmp/slapo.json")
+[ "$(jq '.iteration_time_s' "$tmp/out")" = "$best" ] || fail "predict_args give $(jq '.iteration_time_s' "$tmp/out"), optimize $best"
+noargs=()
+skip_next=0
+for a in "${args[@]}"; do
+	if [ "$a" = "--recompute-layers" ]; then skip_next=1; elif [ $skip_next = 1 ]; then skip_next=0
+	else noargs+=("$a"); fi
+done
+cli predict "${noargs[@]}" --format json --allow-oom
+expect_jq '.fits == false' "selective alone does not fit"
+cli predict "${noargs[@]/selective/full}" --format json
+expect_jq '.fits == true' "full fits"
+awk -v full="$(jq '.iteration_time_s' "$tmp/out")" -v best="$best" 'BEGIN { exit !(best < full) }' ||
+	fail "partial ($best s) is not faster than full ($(jq '.iteration_time_s' "$tmp/out") s)"
+finish "optimize chooses part of a stage in full where full fits and selective does not, faster than full"
+
 if command -v meson >/dev/null && [ -f "$builddir/meson-private/install.dat" ]; then
 	meson install -C "$builddir" --destdir "$tmp/stage" --no-rebuild --quiet >/dev/null 2>&1 ||
 		fail "meson install --destdir failed"
