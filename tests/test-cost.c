@@ -84,6 +84,48 @@ START_TEST(test_layer_activations)
 }
 END_TEST
 
+/* What a layer keeps when the heads do not tile the hidden size, and for
+ * multi-head latent attention; flash attention (no s^2 terms), TP 2
+ * without SP, s 1024, b 1, an MLP of 4 x 4096 (sb = 1024). */
+START_TEST(test_layer_activations_head_shapes)
+{
+	struct model m;
+	struct plan p;
+
+	plan_init(&p);
+	p.tp = 2;
+	p.pp = p.dp = p.micro_batch = 1;
+	p.global_batch = 1;
+	p.seq_len = 1024;
+	p.flash_attention = true;
+	p.recompute = PLAN_RECOMPUTE_NONE;
+	/* GQA with head_dim 256 on h 1024, 8 heads, 2 KV heads: Q and the
+	 * projection input 2 x 2sb x 2048, K and V 2sb x 512 each:
+	 * 2 x 1024 x (2048 + 2048 + 1024) = 10,485,760; MLP 4 x 1024 x 4096
+	 * = 16,777,216; the norms' 10 sbh = 10,485,760 whole.
+	 * 10,485,760 + (10,485,760 + 16,777,216) / 2 = 24,117,248 bytes. */
+	test_load_model(&m, "name: g\nlayers: 2\nhidden: 1024\nheads: 8\nkv_heads: 2\nhead_dim: 256\n"
+			    "ffn_hidden: 4096\nvocab: 1000\nseq_len: 1024\n");
+	ck_assert_rel(memory_layer_activations(&m, &p), 24117248.0, 1e-12);
+	/* MLA (DeepSeek-V2's layout), 8 heads, d_nope 64, d_rope 32, d_v 64,
+	 * q_lora_rank 256, kv_lora_rank 128. Split across TP: Q and K
+	 * 8 x 96 each, V and the projection input 8 x 64 each:
+	 * 2sb x 8 x (192 + 128) = 5,242,880. On every rank: c_Q before and
+	 * after its norm (2 x 256), c_KV (2 x 128) and the rope key (32):
+	 * 2sb x 800 = 1,638,400. 10,485,760 + 1,638,400
+	 * + (5,242,880 + 16,777,216) / 2 = 23,134,208 bytes. */
+	test_load_model(&m, "name: l\nlayers: 2\nhidden: 1024\nheads: 8\nffn_hidden: 4096\nvocab: 1000\n"
+			    "seq_len: 1024\nattention: mla\n"
+			    "mla: {q_lora_rank: 256, kv_lora_rank: 128, qk_nope_head_dim: 64, "
+			    "qk_rope_head_dim: 32, v_head_dim: 64}\n");
+	ck_assert_rel(memory_layer_activations(&m, &p), 23134208.0, 1e-12);
+	/* Sequence parallelism divides the norms' part, not the latents:
+	 * 10,485,760 / 2 + 1,638,400 + 11,010,048 = 17,891,328. */
+	p.sequence_parallel = true;
+	ck_assert_rel(memory_layer_activations(&m, &p), 17891328.0, 1e-12);
+}
+END_TEST
+
 START_TEST(test_zero_memory)
 {
 	struct cluster c;
@@ -702,6 +744,7 @@ cost_suite(void)
 	tcase_add_test(tc, test_bubble);
 	tcase_add_test(tc, test_stored_microbatches);
 	tcase_add_test(tc, test_layer_activations);
+	tcase_add_test(tc, test_layer_activations_head_shapes);
 	tcase_add_test(tc, test_zero_memory);
 	tcase_add_test(tc, test_estimate_invariants);
 	tcase_add_test(tc, test_invalid_plans);

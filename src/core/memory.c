@@ -1,12 +1,42 @@
 #include "plan/memory.h"
 #include "plan/pipeline.h"
 
+/*
+ * Bytes one layer keeps for the attention's backward besides the s^2
+ * terms, split across TP (the part on one rank is this / t) in *split
+ * and whole on every rank in *whole (Korthikanti et al. 2022, Sec. 4.1:
+ * Q, K, V, the projection's input, 2 bytes per element).
+ * MHA/GQA: Q and the projection's input are a d wide (h when the heads
+ * tile the hidden size: the paper's 4sbh), K and V kv_heads d each.
+ * MLA (DeepSeek-V2, arXiv:2405.04434, Sec. 2.1): the decompressed
+ * queries and keys are a (d_nope + d_rope) wide, the values and the
+ * projection's input a d_v; the latents c_Q (q_lora_rank) and c_KV
+ * (kv_lora_rank + the shared rope key d_rope) are kept before and after
+ * their RMSNorm, on every TP rank, since the down-projections are
+ * replicated (Megatron-Core's MLASelfAttention).
+ */
+static void
+attention_activations(const struct model *m, double sb, double *split, double *whole)
+{
+	double a = m->heads, qk = model_qk_head_dim(m), v = model_v_head_dim(m);
+
+	if (m->attention == MODEL_ATTN_MLA) {
+		const struct model_mla *l = &m->mla;
+
+		*split = 2.0 * sb * a * (2.0 * qk + 2.0 * v);
+		*whole = 2.0 * sb * (2.0 * l->q_lora_rank + 2.0 * l->kv_lora_rank + l->qk_rope_head_dim);
+		return;
+	}
+	*split = 2.0 * sb * (a * qk + a * v + m->kv_heads * (qk + v));
+	*whole = 0.0;
+}
+
 static double
 layer_activations_full(const struct model *m, const struct plan *p, bool scores)
 {
 	double t = p->tp, s = p->seq_len, b = p->micro_batch, h = m->hidden;
 	double sbh = s * b * h;
-	double kvd = (double)m->kv_heads * model_head_dim(m);
+	double attn, latents;
 	double replicated = 10.0 * sbh;
 	double mlp = (m->gated_mlp ? 6.0 : 4.0) * s * b * m->ffn_hidden; /* MLP intermediates */
 	double split;
@@ -22,15 +52,14 @@ layer_activations_full(const struct model *m, const struct plan *p, bool scores)
 
 		mlp = (1.0 - frac) * mlp + frac * moe_mlp;
 	}
-	split = 4.0 * sbh                                         /* Q, projection input */
-		+ 4.0 * s * b * kvd                               /* K, V */
-		+ mlp;
+	attention_activations(m, s * b, &attn, &latents);
+	split = attn + mlp;
 
 	if (scores && !p->flash_attention)
 		split += 5.0 * m->heads * s * s * b;
 	if (p->sequence_parallel)
 		replicated /= t;
-	return replicated + split / t;
+	return replicated + latents + split / t;
 }
 
 double
