@@ -121,6 +121,18 @@ test_load_profile(enum profile_kind kind, const char *name, void *obj)
 	ck_assert_msg(ok, "%s", err.message);
 }
 
+/* Bundled profiles by name: PLAN_CLI_PATH from PLAN_TEST_SOURCE_ROOT
+ * (meson test sets it). */
+static inline void
+test_profile_paths(void)
+{
+	const char *r = getenv("PLAN_TEST_SOURCE_ROOT");
+
+	ck_assert_msg(r != NULL, "PLAN_TEST_SOURCE_ROOT is not set (run through meson test)");
+	setenv("PLAN_CLI_PATH", r, 1);
+	profile_path_init(NULL);
+}
+
 /* Whether to run a smaller case set: PLAN_TEST_QUICK is set and not "0"
  * (the valgrind test setup sets it). */
 static inline bool
