@@ -41,6 +41,11 @@ bool cli_choice(const char *opt, const char *val, const char *const *names, int 
 int cli_finish(int code);
 
 int cmd_predict(int argc, char **argv);
+
+struct checkpoint_options;
+
+/** The checkpoint options go together (a target for the others); prints the usage error. */
+bool cli_checkpoint_check(const struct checkpoint_options *o);
 int cmd_validate(int argc, char **argv);
 int cmd_profiles(int argc, char **argv);
 int cmd_import(int argc, char **argv);

@@ -46,7 +46,7 @@ static json_t *
 candidate_json(const struct optimize_result *res, const struct search_candidate *cand)
 {
 	struct estimate_options eo = { res->req->so.dp_algo, cand->compressor, res->req->so.framework };
-	struct report rep = { res->model, res->cluster, &cand->plan, &cand->est, &eo, cand->compressor };
+	struct report rep = { res->model, res->cluster, &cand->plan, &cand->est, &eo, cand->compressor, NULL };
 	json_t *o = format_json_object(&rep), *stages = json_array(), *args;
 	int rc = 0, first = 1;
 
@@ -275,7 +275,7 @@ write_text(const struct optimize_result *res)
 	const struct search_candidate *best = &res->top[0];
 	const struct search_stats *st = res->stats;
 	struct estimate_options eo = { res->req->so.dp_algo, best->compressor, res->req->so.framework };
-	struct report rep = { res->model, res->cluster, &best->plan, &best->est, &eo, best->compressor };
+	struct report rep = { res->model, res->cluster, &best->plan, &best->est, &eo, best->compressor, NULL };
 	json_t *args = predict_args(res->req, best), *v;
 	size_t i;
 

@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "plan/checkpoint.h"
 #include "plan/estimate.h"
 #include "plan/plan.h"
 #include "plan/search.h"
@@ -81,6 +82,7 @@ struct predict_request {
 	bool compress_given;
 	bool allow_oom;             /**< a plan that does not fit still exits 0 */
 	struct cli_links links;
+	struct checkpoint_options ckpt; /**< --checkpoint-to and the failure model */
 };
 
 /** What optimize's options fill. */
