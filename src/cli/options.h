@@ -85,9 +85,15 @@ struct predict_request {
 	struct checkpoint_options ckpt; /**< --checkpoint-to and the failure model */
 };
 
+/** What optimize ranks plans by (--objective). */
+enum cli_objective { CLI_OBJECTIVE_TIME, CLI_OBJECTIVE_GOODPUT };
+extern const char *const cli_objective_names[];
+
 /** What optimize's options fill. */
 struct optimize_request {
 	struct search_options so;
+	int objective;              /**< enum cli_objective */
+	struct checkpoint_options ckpt; /**< --objective goodput: the checkpoints it assumes */
 	int format;                 /**< enum cli_format */
 	const char *model, *cluster, *framework;
 	const char *compressors[SEARCH_MAX_COMPRESSORS];

@@ -24,6 +24,8 @@
 #define SWEEP(field) offsetof(struct sweep_request, field)
 #define VALIDATE(field) offsetof(struct validate_request, field)
 
+const char *const cli_objective_names[] = { "time", "goodput", NULL };
+
 #define HELP_ROW { .name = "help", .kind = CLI_OPT_HELP, .label = "-h, --help", .help = "show this help" }
 
 /* ------------------------------------------------------------- predict */
@@ -161,8 +163,8 @@ parse_positive(const struct cli_option *o, const char *arg, void *req)
 	return true;
 }
 
-/* Checkpoints and failures (Gemini, SOSP 2023): predict's (FIELD(ckpt) a
- * struct checkpoint_options). */
+/* Checkpoints and failures (Gemini, SOSP 2023): predict's, and optimize's
+ * for --objective goodput (FIELD(ckpt) a struct checkpoint_options). */
 #define CHECKPOINT_ROWS(FIELD) \
 	{ .name = "checkpoint-to", .metavar = "T", .kind = CLI_OPT_CHOICE, .choices = checkpoint_target_names, \
 	  .offset = FIELD(ckpt.target), .arg_order = 31, \
@@ -512,6 +514,11 @@ static const struct cli_option optimize_rows[] = {
 	  .offset = OPTIMIZE(so.dp_algo), .parse = parse_dp_algo,
 	  .help = "ring|hierarchical: every plan's DP collectives (default ring)" },
 	LINK_ROWS(OPTIMIZE),
+	{ .name = "objective", .metavar = "O", .kind = CLI_OPT_CHOICE, .choices = cli_objective_names,
+	  .offset = OPTIMIZE(objective),
+	  .help = "time|goodput: rank plans by iteration time (default) or, of the\n"
+		  "top " STR(SEARCH_MAX_TOP) " by time, by goodput under --checkpoint-to" },
+	CHECKPOINT_ROWS(OPTIMIZE),
 	{ .name = "exhaustive", .kind = CLI_OPT_FLAG, .offset = OPTIMIZE(so.exhaustive),
 	  .help = "enumerate the inner choices instead of solving MILPs" },
 	{ .name = "format", .metavar = "FMT", .kind = CLI_OPT_CUSTOM, .choices = cli_format_names,
@@ -538,6 +545,7 @@ cli_optimize_request_init(struct optimize_request *r)
 	memset(r, 0, sizeof(*r));
 	search_options_init(&r->so);
 	r->format = CLI_FORMAT_TEXT;
+	checkpoint_options_init(&r->ckpt);
 }
 
 /* --------------------------------------------------------------- sweep */

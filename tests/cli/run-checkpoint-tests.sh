@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Black-box tests of the checkpoint options (Gemini, SOSP 2023):
 # predict --checkpoint-to, its text section and JSON object, the usage
-# errors, and a report without it unchanged.
+# errors, a report without it unchanged, and optimize --objective goodput.
 # Usage: run-checkpoint-tests.sh PLAN_CLI SOURCE_ROOT
 # jq programs are in single quotes on purpose:
 # shellcheck disable=SC2016
@@ -99,4 +99,25 @@ printf 'name: bad\nnodes: 2\ngpus_per_node: 8\ngpu: a100-sxm4-40gb\nintra_node:\
 check "a cluster's restart_time of 0 is invalid input (3), with its line" \
 	'[ $? -eq 3 ] && grep -qF "bad.yaml:10:" "$tmp/err" && grep -qF "restart_time" "$tmp/err"'
 
+# optimize --objective goodput: the list is sorted by goodput, and on slow
+# NICs with 4 copies the fastest plan is not the best.
+slow=(--model gpt-7.5b --cluster aws-p4d-16 --global-batch 512 --nic-bandwidth "10 Gbit/s" --max-pp 8
+	--max-micro-batch 2 --max-vpp 1)
+"$bin" optimize "${slow[@]}" --format json >"$tmp/time.json"
+"$bin" optimize "${slow[@]}" --objective goodput --checkpoint-to cpu --checkpoint-replicas 4 \
+	--failures-per-day 5 --format json >"$tmp/good.json" 2>"$tmp/err"
+check "optimize --objective goodput exits 0" '[ $? -eq 0 ] && [ ! -s "$tmp/err" ]'
+check "the top list is sorted by goodput, best first, each with its checkpoint object" \
+	'jq -e "[.top[].checkpoint.goodput_tokens_per_s] as \$g | \$g == (\$g | sort | reverse) and
+		.best.checkpoint.goodput_tokens_per_s == \$g[0] and (.top | length) == 5" "$tmp/good.json" >/dev/null'
+check "goodput re-ranks: the best plan is slower than the fastest" \
+	'[ "$(jq ".best.iteration_time_s > $(jq .best.iteration_time_s "$tmp/time.json")" "$tmp/good.json")" = true ]'
+mapfile -t args < <(jq -r '.best.predict_args[]' "$tmp/good.json")
+got=$("$bin" predict "${args[@]}" --format json | jq .checkpoint.goodput_tokens_per_s)
+check "the best plan's predict_args carry the checkpoints: the same goodput" \
+	"[ \"$got\" = \"$(jq .best.checkpoint.goodput_tokens_per_s "$tmp/good.json")\" ]"
+usage "optimize --objective goodput without a target" "--objective goodput needs --checkpoint-to" \
+	optimize "${slow[@]}" --objective goodput
+usage "optimize --checkpoint-to without --objective goodput" "--checkpoint-to needs --objective goodput" \
+	optimize "${slow[@]}" --checkpoint-to cpu
 finish
