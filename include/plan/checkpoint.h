@@ -95,8 +95,9 @@ struct checkpoint_estimate {
  * checkpoints; when @replicas does not divide @machines, the last
  * group of @replicas + (@machines mod @replicas) machines uses ring
  * placement (each machine's copy on itself and the next @replicas - 1).
- * Returns 1 for @failed <= 0, 0 for @failed >= @machines; needs
- * 1 <= @replicas <= @machines.
+ * Returns 1 for @failed <= 0, 0 for @failed >= @machines (or bad
+ * @replicas: it needs 1 <= @replicas <= @machines); above 64 failures,
+ * the probability for 64, a bound from above.
  */
 double checkpoint_recovery_probability(int machines, int replicas, int failed);
 

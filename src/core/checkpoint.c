@@ -103,7 +103,7 @@ checkpoint_recovery_probability(int machines, int replicas, int failed)
 	if (failed >= n || m < 1 || m > n)
 		return 0.0;
 	if (failed > MAX_FAILED)
-		failed = MAX_FAILED; /* more failures only lower it: a bound from below */
+		failed = MAX_FAILED; /* more failures only lower it: this is a bound from above */
 	/* A group holds each of its members' checkpoints on all m members:
 	 * any j < m of them may fail. */
 	for (int j = 0; j < m && j <= failed; j++)
