@@ -257,7 +257,7 @@ run_case(unsigned long long *s, int n)
 		ck_assert_msg(!strstr(err.message, "not finite"), "case %d: %s", n, err.message);
 		return false;
 	}
-	rep = (struct report){ m, &c, &p, &e, &opt, opt.compressor };
+	rep = (struct report){ m, &c, &p, &e, &opt, opt.compressor, NULL };
 	check_fields(&rep, n);
 	check_estimate(&p, &e, n);
 	return true;
@@ -302,7 +302,7 @@ run_search(unsigned long long *s, int n)
 	}
 	for (int i = 0; i < ntop; i++) {
 		struct estimate_options eo = { o.dp_algo, top[i].compressor, NULL };
-		struct report rep = { m, &c, &top[i].plan, &top[i].est, &eo, top[i].compressor };
+		struct report rep = { m, &c, &top[i].plan, &top[i].est, &eo, top[i].compressor, NULL };
 
 		check_fields(&rep, n);
 		check_estimate(&top[i].plan, &top[i].est, n);
@@ -360,7 +360,7 @@ START_TEST(test_formatters_refuse_nonfinite)
 	struct plan p;
 	struct estimate e;
 	struct plan_error err;
-	struct report rep = { &models[0], &clusters[0], &p, &e, NULL, NULL };
+	struct report rep = { &models[0], &clusters[0], &p, &e, NULL, NULL, NULL };
 	FILE *out = tmpfile();
 
 	ck_assert_ptr_nonnull(out);

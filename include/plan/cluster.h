@@ -36,6 +36,10 @@ struct cluster {
 	struct gpu gpu;
 	struct cluster_intra intra;
 	struct cluster_inter inter;
+	/* Checkpointing (plan/checkpoint.h; 0: its defaults). */
+	double storage_bandwidth_Bps; /**< remote persistent storage, for the whole job */
+	double pcie_bandwidth_Bps;    /**< one GPU to host memory, effective */
+	double restart_s;             /**< restarting the job after a failure */
 	/* Derived at load time. */
 	double gemm_log_x[CURVE_MAX_POINTS];
 	void *gemm_interp; /**< gsl_interp *, owned */

@@ -47,6 +47,11 @@ int cli_finish(int code);
 int cli_write_file(const char *path, const char *text);
 
 int cmd_predict(int argc, char **argv);
+
+struct checkpoint_options;
+
+/** The checkpoint options go together (a target for the others); prints the usage error. */
+bool cli_checkpoint_check(const struct checkpoint_options *o);
 int cmd_validate(int argc, char **argv);
 int cmd_profiles(int argc, char **argv);
 int cmd_import(int argc, char **argv);

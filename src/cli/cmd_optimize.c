@@ -21,31 +21,79 @@ report_infeasible(const struct search_options *so, const struct search_stats *st
 			  so->gpus ? so->gpus : cluster_gpus(c), so->global_batch);
 }
 
+/*
+ * --objective goodput: the MILP minimises iteration time, so the search
+ * keeps its SEARCH_MAX_TOP fastest plans and this pass predicts the
+ * checkpoints of each and sorts them by goodput (plans that shard their
+ * states differently checkpoint different sizes and find different idle
+ * gaps); --top of them are shown. A plan slower than the 32nd fastest is
+ * never considered. Stable: equal goodput keeps the order by time.
+ */
+static bool
+rank_by_goodput(const struct optimize_request *r, const struct model *m, const struct cluster *c,
+		struct search_candidate *top, int *ntop, struct checkpoint_estimate *ck)
+{
+	struct estimate_options eo;
+	struct plan_error err;
+
+	plan_error_clear(&err);
+	for (int i = 0; i < *ntop; i++) {
+		eo = (struct estimate_options){ r->so.dp_algo, top[i].compressor, r->so.framework };
+		if (!checkpoint_estimate(m, c, &top[i].plan, &eo, &top[i].est, &r->ckpt, &ck[i], &err)) {
+			cli_report(&err);
+			return false;
+		}
+	}
+	for (int i = 1; i < *ntop; i++) /* insertion sort: 32 at the most */
+		for (int j = i; j > 0 && ck[j].goodput_tokens_per_s > ck[j - 1].goodput_tokens_per_s; j--) {
+			struct search_candidate t = top[j];
+			struct checkpoint_estimate k = ck[j];
+
+			top[j] = top[j - 1];
+			top[j - 1] = t;
+			ck[j] = ck[j - 1];
+			ck[j - 1] = k;
+		}
+	if (*ntop > r->so.top)
+		*ntop = r->so.top;
+	return true;
+}
+
 /* Search and print; the profiles are loaded. */
 static int
 run(struct optimize_request *r, const struct model *model, const struct cluster *cluster)
 {
 	struct search_candidate *top = calloc(SEARCH_MAX_TOP, sizeof(*top));
+	struct checkpoint_estimate *ck = calloc(SEARCH_MAX_TOP, sizeof(*ck));
+	bool goodput = r->objective == CLI_OBJECTIVE_GOODPUT;
+	struct search_options so = r->so;
 	struct search_stats st;
 	struct plan_error err;
 	int ntop = 0, rc;
 
-	if (!top) {
+	if (!top || !ck) {
+		free(top);
+		free(ck);
 		cli_error("out of memory");
 		return CLI_EXIT_FAILURE;
 	}
+	if (goodput)
+		so.top = SEARCH_MAX_TOP;
 	plan_error_clear(&err);
-	if (!search_run(model, cluster, &r->so, top, &ntop, &st, &err)) {
+	if (!search_run(model, cluster, &so, top, &ntop, &st, &err)) {
 		rc = cli_report(&err);
 	} else if (ntop == 0) {
 		report_infeasible(&r->so, &st, cluster);
 		rc = CLI_EXIT_INFEASIBLE;
+	} else if (goodput && !rank_by_goodput(r, model, cluster, top, &ntop, ck)) {
+		rc = CLI_EXIT_USAGE;
 	} else {
-		struct optimize_result res = { r, model, cluster, top, ntop, &st };
+		struct optimize_result res = { r, model, cluster, top, ntop, &st, goodput ? ck : NULL };
 
 		rc = cli_finish(optimize_write(&res, r->format));
 	}
 	free(top);
+	free(ck);
 	return rc;
 }
 
@@ -70,6 +118,13 @@ cmd_optimize(int argc, char **argv)
 		cli_error("optimize needs --model, --cluster and --global-batch (see 'plan-cli optimize --help')");
 		return CLI_EXIT_USAGE;
 	}
+	if ((r.objective == CLI_OBJECTIVE_GOODPUT) != (r.ckpt.target != CHECKPOINT_NONE)) {
+		cli_error(r.ckpt.target != CHECKPOINT_NONE ? "--checkpoint-to needs --objective goodput" :
+			  "--objective goodput needs --checkpoint-to cpu or storage");
+		return CLI_EXIT_USAGE;
+	}
+	if (!cli_checkpoint_check(&r.ckpt))
+		return CLI_EXIT_USAGE;
 	if ((rc = cli_load_model(r.model, &model)) != CLI_EXIT_OK)
 		return rc;
 	for (int i = 0; i < r.so.ncompressors; i++) {

@@ -44,6 +44,29 @@ complete_plan(struct plan *p, int gpus, const struct model *m, const struct clus
 	return true;
 }
 
+bool
+cli_checkpoint_check(const struct checkpoint_options *o)
+{
+	const char *given = o->every ? "--checkpoint-every" : o->replicas ? "--checkpoint-replicas" :
+			    o->storage_bandwidth_Bps > 0 ? "--storage-bandwidth" :
+			    o->failures_per_day > 0 ? "--failures-per-day" :
+			    o->gpu_mtbf_hours > 0 ? "--gpu-mtbf-hours" : NULL;
+
+	if (o->target == CHECKPOINT_NONE && given) {
+		cli_error("%s needs --checkpoint-to cpu or storage", given);
+		return false;
+	}
+	if (o->target == CHECKPOINT_STORAGE && o->replicas) {
+		cli_error("--checkpoint-replicas places copies in CPU memory; it needs --checkpoint-to cpu");
+		return false;
+	}
+	if (o->failures_per_day > 0 && o->gpu_mtbf_hours > 0) {
+		cli_error("give --failures-per-day or --gpu-mtbf-hours, not both");
+		return false;
+	}
+	return true;
+}
+
 /* Print the prediction of @rep in @format; false on a write error. */
 static bool
 write_report(const struct report *rep, int format)
@@ -124,6 +147,7 @@ cmd_predict(int argc, char **argv)
 	struct model model;
 	struct cluster cluster;
 	struct estimate est;
+	struct checkpoint_estimate ckpt;
 	struct plan_error err;
 	struct report rep;
 	struct plan *plan = &r.plan;
@@ -163,7 +187,7 @@ cmd_predict(int argc, char **argv)
 		cluster_release(&cluster);
 		return CLI_EXIT_USAGE;
 	}
-	if (!complete_plan(plan, r.gpus, &model, &cluster)) {
+	if (!cli_checkpoint_check(&r.ckpt) || !complete_plan(plan, r.gpus, &model, &cluster)) {
 		cluster_release(&cluster);
 		return CLI_EXIT_USAGE;
 	}
@@ -172,7 +196,13 @@ cmd_predict(int argc, char **argv)
 		cluster_release(&cluster);
 		return cli_report(&err);
 	}
-	rep = (struct report){ &model, &cluster, plan, &est, &r.opt, r.opt.compressor };
+	if (r.ckpt.target != CHECKPOINT_NONE &&
+	    !checkpoint_estimate(&model, &cluster, plan, &r.opt, &est, &r.ckpt, &ckpt, &err)) {
+		cluster_release(&cluster);
+		return cli_report(&err);
+	}
+	rep = (struct report){ &model, &cluster, plan, &est, &r.opt, r.opt.compressor,
+			       r.ckpt.target != CHECKPOINT_NONE ? &ckpt : NULL };
 	ok = write_report(&rep, r.format);
 	if (ok && !est.fits)
 		rc = report_no_fit(&model, &cluster, &r, &est);

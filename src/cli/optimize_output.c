@@ -35,6 +35,8 @@ predict_args(const struct optimize_request *r, const struct search_candidate *ca
 	p.framework = r->framework;
 	p.links = r->links;
 	p.opt.dp_algo = r->so.dp_algo;
+	if (r->objective == CLI_OBJECTIVE_GOODPUT)
+		p.ckpt = r->ckpt;
 	return cli_predict_args(&p);
 }
 
@@ -44,11 +46,23 @@ stage_memory(const struct search_candidate *cand, int s)
 	return cand->est.stage_memory[s < ESTIMATE_MAX_STAGES ? s : ESTIMATE_MAX_STAGES - 1];
 }
 
-static json_t *
-candidate_json(const struct optimize_result *res, const struct search_candidate *cand)
+/* Plan @i of the top list as a report (with its checkpoints under --objective goodput). */
+static struct report
+candidate_report(const struct optimize_result *res, int i, struct estimate_options *eo)
 {
-	struct estimate_options eo = { res->req->so.dp_algo, cand->compressor, res->req->so.framework };
-	struct report rep = { res->model, res->cluster, &cand->plan, &cand->est, &eo, cand->compressor };
+	const struct search_candidate *cand = &res->top[i];
+
+	*eo = (struct estimate_options){ res->req->so.dp_algo, cand->compressor, res->req->so.framework };
+	return (struct report){ res->model, res->cluster, &cand->plan, &cand->est, eo, cand->compressor,
+				res->ckpt ? &res->ckpt[i] : NULL };
+}
+
+static json_t *
+candidate_json(const struct optimize_result *res, int i)
+{
+	const struct search_candidate *cand = &res->top[i];
+	struct estimate_options eo;
+	struct report rep = candidate_report(res, i, &eo);
 	json_t *o = format_json_object(&rep), *stages = json_array(), *args;
 	int rc = 0, first = 1;
 
@@ -100,7 +114,7 @@ static int
 write_json(const struct optimize_result *res)
 {
 	const struct search_stats *st = res->stats;
-	json_t *best = candidate_json(res, &res->top[0]);
+	json_t *best = candidate_json(res, 0);
 	json_t *list = json_array(), *root = json_object(), *stats;
 	int rc = 0;
 
@@ -120,7 +134,7 @@ write_json(const struct optimize_result *res)
 		return CLI_EXIT_FAILURE;
 	}
 	for (int i = 0; i < res->ntop; i++) {
-		json_t *o = candidate_json(res, &res->top[i]);
+		json_t *o = candidate_json(res, i);
 
 		if (!o)
 			rc = -1;
@@ -242,13 +256,17 @@ looks_like_another(const struct optimize_result *res, int i)
 static void
 text_top(const struct optimize_result *res)
 {
-	printf("\ntop %d\n  %-4s %10s %8s  %s\n", res->ntop, "rank", "time_s", "MFU", "plan");
+	printf("\ntop %d%s\n  %-4s %10s %8s  %s%s\n", res->ntop, res->ckpt ? " by goodput" : "", "rank", "time_s",
+	       "MFU", res->ckpt ? "goodput_tokens_per_s  " : "", "plan");
 	for (int i = 0; i < res->ntop; i++) {
 		const struct search_candidate *t = &res->top[i];
 		char words[4096];
 
 		plan_words(&t->plan, res->model, t->compressor, looks_like_another(res, i), words, sizeof(words));
-		printf("  %-4d %10.4f %7.1f%%  %s\n", i + 1, t->est.iteration_time_s, 100 * t->est.mfu, words);
+		printf("  %-4d %10.4f %7.1f%%  ", i + 1, t->est.iteration_time_s, 100 * t->est.mfu);
+		if (res->ckpt)
+			printf("%20.0f  ", res->ckpt[i].goodput_tokens_per_s);
+		printf("%s\n", words);
 	}
 }
 
@@ -293,8 +311,8 @@ write_text(const struct optimize_result *res)
 {
 	const struct search_candidate *best = &res->top[0];
 	const struct search_stats *st = res->stats;
-	struct estimate_options eo = { res->req->so.dp_algo, best->compressor, res->req->so.framework };
-	struct report rep = { res->model, res->cluster, &best->plan, &best->est, &eo, best->compressor };
+	struct estimate_options eo;
+	struct report rep = candidate_report(res, 0, &eo);
 	json_t *args = predict_args(res->req, best), *v;
 	size_t i;
 
@@ -314,7 +332,8 @@ write_text(const struct optimize_result *res)
 	text_top(res);
 	printf("\nsearch: %ld shapes, %ld pruned by the lower bound, %ld MILPs (%ld could not beat the "
 	       "top %d, %ld timed out), %ld plans predicted, %ld without a fitting layout, %.3f s\n",
-	       st->shapes, st->pruned, st->milps, st->cut, res->ntop, st->milp_timeouts, st->evaluations,
+	       st->shapes, st->pruned, st->milps, st->cut, res->ckpt ? SEARCH_MAX_TOP : res->ntop, st->milp_timeouts,
+	       st->evaluations,
 	       st->infeasible, st->seconds);
 	text_reduced(res);
 	text_ties(res);

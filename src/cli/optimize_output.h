@@ -14,6 +14,7 @@ struct optimize_result {
 	const struct search_candidate *top;     /**< best first */
 	int ntop;                               /**< at least 1 */
 	const struct search_stats *stats;
+	const struct checkpoint_estimate *ckpt; /**< --objective goodput: one per plan of top; else NULL */
 };
 
 /** Print @res to stdout as text or JSON (enum cli_format); returns the exit code. */

@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "plan/checkpoint.h"
 #include "plan/estimate.h"
 #include "plan/plan.h"
 #include "plan/search.h"
@@ -83,11 +84,18 @@ struct predict_request {
 	bool allow_oom;             /**< a plan that does not fit still exits 0 */
 	int flash;                  /**< 1 --flash-attention, 0 --no-flash-attention, -1: the GPU's default */
 	struct cli_links links;
+	struct checkpoint_options ckpt; /**< --checkpoint-to and the failure model */
 };
+
+/** What optimize ranks plans by (--objective). */
+enum cli_objective { CLI_OBJECTIVE_TIME, CLI_OBJECTIVE_GOODPUT };
+extern const char *const cli_objective_names[];
 
 /** What optimize's options fill. */
 struct optimize_request {
 	struct search_options so;
+	int objective;              /**< enum cli_objective */
+	struct checkpoint_options ckpt; /**< --objective goodput: the checkpoints it assumes */
 	int format;                 /**< enum cli_format */
 	const char *model, *cluster, *framework;
 	const char *compressors[SEARCH_MAX_COMPRESSORS];

@@ -26,6 +26,8 @@
 #define VALIDATE(field) offsetof(struct validate_request, field)
 #define CALIBRATE(field) offsetof(struct calibrate_request, field)
 
+const char *const cli_objective_names[] = { "time", "goodput", NULL };
+
 #define HELP_ROW { .name = "help", .kind = CLI_OPT_HELP, .label = "-h, --help", .help = "show this help" }
 
 /* ------------------------------------------------------------- predict */
@@ -187,27 +189,67 @@ parse_bandwidth(const struct cli_option *o, const char *arg, void *req)
 	return true;
 }
 
-/* A bandwidth override, in bytes per second: "%.17g" reads back as the
- * same double, so predict_args reproduce the prediction exactly. */
+/* A real number back (a bandwidth override in bytes per second, a rate):
+ * "%.17g" reads back as the same double, so predict_args reproduce the
+ * prediction exactly; nothing when unset. */
 static void
-write_bandwidth(const struct cli_option *o, const void *req, struct cli_words *out)
+write_real(const struct cli_option *o, const void *req, struct cli_words *out)
 {
-	double bw = *(const double *)((const char *)req + o->offset);
+	double v = *(const double *)((const char *)req + o->offset);
 	char buf[64];
 
-	if (bw <= 0)
+	if (v <= 0)
 		return;
-	snprintf(buf, sizeof(buf), "%.17g B/s", bw);
+	snprintf(buf, sizeof(buf), "%.17g%s", v, o->parse == parse_bandwidth ? " B/s" : "");
 	cli_words_add(o, buf, out);
 }
+
+/* A positive real number (a rate, hours) into the double at o->offset. */
+static bool
+parse_positive(const struct cli_option *o, const char *arg, void *req)
+{
+	double *out = (double *)((char *)req + o->offset);
+	char opt[64];
+
+	if (!num_parse_double(arg, out) || !(*out > 0) || *out > 1e12) {
+		cli_error("%s expects a positive number, got '%s'", cli_option_flag(o, opt, sizeof(opt)), arg);
+		return false;
+	}
+	return true;
+}
+
+/* Checkpoints and failures (Gemini, SOSP 2023): predict's, and optimize's
+ * for --objective goodput (FIELD(ckpt) a struct checkpoint_options). */
+#define CHECKPOINT_ROWS(FIELD) \
+	{ .name = "checkpoint-to", .metavar = "T", .kind = CLI_OPT_CHOICE, .choices = checkpoint_target_names, \
+	  .offset = FIELD(ckpt.target), .arg_order = 31, \
+	  .help = "none|cpu|storage: where checkpoints go (default none; cpu:\n" \
+		  "Gemini's CPU memory of the machine and its peers)" }, \
+	{ .name = "checkpoint-every", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = BIGINT, \
+	  .offset = FIELD(ckpt.every), .arg_order = 32, \
+	  .help = "iterations between checkpoints (default: 1 for cpu, the\n" \
+		  "Young-Daly interval for storage)" }, \
+	{ .name = "checkpoint-replicas", .metavar = "M", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 20, \
+	  .offset = FIELD(ckpt.replicas), .arg_order = 33, \
+	  .help = "cpu: copies in CPU memory, the local one and M-1 peers' (default 2)" }, \
+	{ .name = "storage-bandwidth", .metavar = "BW", .kind = CLI_OPT_CUSTOM, .parse = parse_bandwidth, \
+	  .offset = FIELD(ckpt.storage_bandwidth_Bps), .arg_order = 34, .write = write_real, \
+	  .help = "remote storage for the whole job (default: the cluster's\n" \
+		  "storage_bandwidth, 20 Gbit/s)" }, \
+	{ .name = "failures-per-day", .metavar = "F", .kind = CLI_OPT_CUSTOM, .parse = parse_positive, \
+	  .offset = FIELD(ckpt.failures_per_day), .arg_order = 35, .write = write_real, \
+	  .help = "failures of the whole job per day (default: from --gpu-mtbf-hours)" }, \
+	{ .name = "gpu-mtbf-hours", .metavar = "H", .kind = CLI_OPT_CUSTOM, .parse = parse_positive, \
+	  .offset = FIELD(ckpt.gpu_mtbf_hours), .arg_order = 36, .write = write_real, \
+	  .help = "mean hours between failures of one GPU (default 50000, Llama 3's)" }
 
 /* predict's and optimize's what-if links (struct cli_links at FIELD(links)). */
 #define LINK_ROWS(FIELD) \
 	{ .name = "nic-bandwidth", .metavar = "BW", .kind = CLI_OPT_CUSTOM, .parse = parse_bandwidth, \
-	  .offset = FIELD(links.nic_bandwidth_Bps), .arg_order = 29, .write = write_bandwidth, \
+	  .offset = FIELD(links.nic_bandwidth_Bps), .arg_order = 29, .write = write_real, \
 	  .help = "override the cluster's per-NIC bandwidth (\"25 Gbit/s\")" }, \
 	{ .name = "intra-bandwidth", .metavar = "BW", .kind = CLI_OPT_CUSTOM, .parse = parse_bandwidth, \
-	  .offset = FIELD(links.intra_bandwidth_Bps), .arg_order = 30, .write = write_bandwidth, \
+	  .offset = FIELD(links.intra_bandwidth_Bps), .arg_order = 30, .write = write_real, \
 	  .help = "override the cluster's per-GPU intra-node bandwidth" }
 
 /* An enum coll_algo at o->offset: predict's and optimize's --dp-allreduce. */
@@ -417,6 +459,7 @@ static const struct cli_option predict_rows[] = {
 	  .offset = PREDICT(format), .help = "text|json|csv (default text)" },
 	{ .name = "allow-oom", .kind = CLI_OPT_FLAG, .offset = PREDICT(allow_oom),
 	  .help = "exit 0 when the plan does not fit in memory (default: exit 4)" },
+	CHECKPOINT_ROWS(PREDICT),
 	HELP_ROW,
 	{ .name = NULL },
 };
@@ -439,6 +482,7 @@ cli_predict_request_init(struct predict_request *r)
 	r->opt = (struct estimate_options){ COLL_ALGO_RING, NULL, NULL };
 	r->format = CLI_FORMAT_TEXT;
 	r->flash = -1;
+	checkpoint_options_init(&r->ckpt);
 }
 
 /* ------------------------------------------------------------ optimize */
@@ -542,6 +586,11 @@ static const struct cli_option optimize_rows[] = {
 	  .offset = OPTIMIZE(so.dp_algo), .parse = parse_dp_algo,
 	  .help = "ring|hierarchical: every plan's DP collectives (default ring)" },
 	LINK_ROWS(OPTIMIZE),
+	{ .name = "objective", .metavar = "O", .kind = CLI_OPT_CHOICE, .choices = cli_objective_names,
+	  .offset = OPTIMIZE(objective),
+	  .help = "time|goodput: rank plans by iteration time (default) or, of the\n"
+		  "top " STR(SEARCH_MAX_TOP) " by time, by goodput under --checkpoint-to" },
+	CHECKPOINT_ROWS(OPTIMIZE),
 	{ .name = "exhaustive", .kind = CLI_OPT_FLAG, .offset = OPTIMIZE(so.exhaustive),
 	  .help = "enumerate the inner choices instead of solving MILPs" },
 	TEXT_JSON_ROW(OPTIMIZE(format)),
@@ -568,6 +617,7 @@ cli_optimize_request_init(struct optimize_request *r)
 	search_options_init(&r->so);
 	r->format = CLI_FORMAT_TEXT;
 	r->flash = -1;
+	checkpoint_options_init(&r->ckpt);
 }
 
 /* --------------------------------------------------------------- sweep */

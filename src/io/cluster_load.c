@@ -60,6 +60,16 @@ const struct schema_key cluster_schema[] = {
 	  .sub = intra_schema, .help = "links between the GPUs of one node" },
 	{ .key = "inter_node", .type = SCHEMA_MAP, .required = true, .offset = OFF(inter),
 	  .sub = inter_schema, .help = "the network between nodes" },
+	/* Checkpointing (predict --checkpoint-to; defaults in plan/checkpoint.h). */
+	{ .key = "storage_bandwidth", .type = SCHEMA_QUANTITY, .unit = UNIT_BANDWIDTH,
+	  .offset = OFF(storage_bandwidth_Bps), .min = UNITS_MIN_BANDWIDTH_BPS, .max = 1e18, .def = "20 Gbit/s",
+	  .help = "remote persistent storage that checkpoints go to, for the whole job (Gemini's FSx: 20 Gbit/s)" },
+	{ .key = "pcie_bandwidth", .type = SCHEMA_QUANTITY, .unit = UNIT_BANDWIDTH,
+	  .offset = OFF(pcie_bandwidth_Bps), .min = UNITS_MIN_BANDWIDTH_BPS, .max = 1e18, .def = "25 GB/s",
+	  .help = "one GPU to host memory, effective (PCIe Gen4 x16: about 25 of its 32 GB/s)" },
+	{ .key = "restart_time", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
+	  .offset = OFF(restart_s), .min = 0, .min_exclusive = true, .max = 1e7, .def = "120 s",
+	  .help = "restarting the job after a failure: a replacement machine, the processes, NCCL" },
 	{ 0 },
 };
 

@@ -15,6 +15,11 @@
 #define PLAN(m) MEMBER(FIELD_SRC_PLAN, struct plan, m), .type = FIELD_TYPE_OF(((const struct plan *)0)->m)
 #define PLAN_NAMES(m, n) MEMBER(FIELD_SRC_PLAN, struct plan, m), .type = FIELD_NAME, .names = n
 #define FUNC(t, fn) .source = FIELD_SRC_FUNC, .type = t, .get = fn
+/* The checkpoint object: only in a report with checkpoints. */
+#define CKPT_IF(m, when) MEMBER(FIELD_SRC_CHECKPOINT, struct checkpoint_estimate, m), \
+	.type = FIELD_TYPE_OF(((const struct checkpoint_estimate *)0)->m), .present = when
+#define CKPT(m) CKPT_IF(m, has_checkpoint)
+#define CKPT_CPU(m) CKPT_IF(m, has_cpu_checkpoint)
 
 /* CSV precision: times to the nanosecond, counts of bytes and parameters
  * whole, rates to six digits. */
@@ -140,6 +145,19 @@ get_dp_compress_scheme(const struct field *f, const struct report *r, int i, str
 	       compress_dp_scheme_names[r->est->details.dp_compress_scheme] : "none";
 }
 
+static bool
+has_checkpoint(const struct report *r)
+{
+	return r->ckpt != NULL;
+}
+
+/* Replicas and the recovery probabilities: CPU checkpoints only. */
+static bool
+has_cpu_checkpoint(const struct report *r)
+{
+	return r->ckpt && r->ckpt->target == CHECKPOINT_CPU;
+}
+
 /* plan.compress.dp_on_cpu, indexed by the bool. */
 static const char *const dp_on_names[] = { "gpu", "cpu", NULL };
 
@@ -254,6 +272,32 @@ const struct field field_table[] = {
 	{ "details.ep_inter_node", NULL, NULL, "", "the EP group spans nodes", EST(details.ep_inter_node) },
 	{ "details.compression_parameters", NULL, NULL, "", "parameters an autoencoder adds on the bottleneck GPU", EST(details.compression_params) },
 	{ NULL, "compressor", NULL, "", "the compressor's name where it applied, else empty", FUNC(FIELD_TEXT, get_compressor_used) },
+	/* Gemini (SOSP 2023) and Young-Daly: predict --checkpoint-to cpu|storage. */
+	{ "checkpoint.to", NULL, NULL, "", "where checkpoints go: cpu or storage", MEMBER(FIELD_SRC_CHECKPOINT, struct checkpoint_estimate, target), .type = FIELD_NAME, .names = checkpoint_target_names, .present = has_checkpoint },
+	{ "checkpoint.every_iterations", NULL, NULL, "iterations", "iterations between checkpoints", CKPT(every) },
+	{ "checkpoint.replicas", NULL, NULL, "", "copies in CPU memory: the machine's and replicas - 1 peers'", CKPT_CPU(replicas) },
+	{ "checkpoint.machines", NULL, NULL, "", "machines the plan uses", CKPT(machines) },
+	{ "checkpoint.size_bytes_per_gpu", NULL, NULL, "bytes", "weights and optimizer states of the largest stage's GPU", CKPT(bytes_per_gpu) },
+	{ "checkpoint.size_bytes_per_machine", NULL, NULL, "bytes", "what one machine checkpoints", CKPT(bytes_per_machine) },
+	{ "checkpoint.size_bytes_total", NULL, NULL, "bytes", "one copy of the whole model's states", CKPT(bytes_total) },
+	{ "checkpoint.gpu_to_cpu_s", NULL, NULL, "s", "one GPU's states to host memory over PCIe", CKPT(gpu_to_cpu_s) },
+	{ "checkpoint.to_peers_s", NULL, NULL, "s", "a machine's states to replicas - 1 peers over the network", CKPT(to_peers_s) },
+	{ "checkpoint.to_storage_s", NULL, NULL, "s", "every state to remote storage", CKPT(to_storage_s) },
+	{ "checkpoint.network_idle_s", NULL, NULL, "s", "per iteration, the inter-node network free of training traffic", CKPT(network_idle_s) },
+	{ "checkpoint.time_s", NULL, NULL, "s", "taking one checkpoint, until it is complete", CKPT(checkpoint_s) },
+	{ "checkpoint.overhead_per_iteration_s", NULL, NULL, "s", "what checkpointing adds to an iteration on average", CKPT(overhead_per_iteration_s) },
+	{ "checkpoint.overhead_fraction", NULL, NULL, "", "the overhead as a fraction of the iteration time", CKPT(overhead_fraction) },
+	{ "checkpoint.interval_s", NULL, NULL, "s", "between checkpoints", CKPT(interval_s) },
+	{ "checkpoint.optimal_interval_s", NULL, NULL, "s", "Young-Daly sqrt(2 x stall per checkpoint x MTBF)", CKPT(optimal_interval_s) },
+	{ "checkpoint.recovery_cpu_s", NULL, NULL, "s", "the states back from CPU memory (a peer's and the local)", CKPT(recovery_cpu_s) },
+	{ "checkpoint.recovery_storage_s", NULL, NULL, "s", "the states back from remote storage", CKPT(recovery_storage_s) },
+	{ "checkpoint.restart_s", NULL, NULL, "s", "restarting the job after a failure", CKPT(restart_s) },
+	{ "checkpoint.cpu_recovery_probability", NULL, NULL, "", "a failed machine's checkpoint survives in CPU memory", CKPT_CPU(cpu_recovery_probability) },
+	{ "checkpoint.cpu_recovery_probability_two", NULL, NULL, "", "the same when two machines fail at once", CKPT_CPU(cpu_recovery_probability_two) },
+	{ "checkpoint.failures_per_day", NULL, NULL, "1/day", "failures of the whole job per day", CKPT(failures_per_day) },
+	{ "checkpoint.wasted_per_failure_s", NULL, NULL, "s", "training time one failure wastes, expected", CKPT(wasted_per_failure_s) },
+	{ "checkpoint.wasted_fraction", NULL, NULL, "", "of wall-clock time, lost to checkpoints and failures", CKPT(wasted_fraction) },
+	{ "checkpoint.goodput_tokens_per_s", NULL, NULL, "tokens/s", "tokens per second of useful training", CKPT(goodput_tokens_per_s) },
 };
 
 const size_t field_count = sizeof(field_table) / sizeof(field_table[0]);
@@ -294,7 +338,8 @@ field_length(const struct field *f, const struct report *r)
 static void
 get_member(const struct field *f, const struct report *r, struct field_value *v)
 {
-	const char *base = f->source == FIELD_SRC_ESTIMATE ? (const char *)r->est : (const char *)r->plan;
+	const char *base = f->source == FIELD_SRC_ESTIMATE ? (const char *)r->est :
+			   f->source == FIELD_SRC_CHECKPOINT ? (const char *)r->ckpt : (const char *)r->plan;
 	int n = 0;
 	double d = 0.0;
 	bool b = false;
@@ -311,11 +356,19 @@ get_member(const struct field *f, const struct report *r, struct field_value *v)
 	v->b = b;
 }
 
+bool
+field_present(const struct field *f, const struct report *r)
+{
+	return !f->present || f->present(r);
+}
+
 void
 field_get(const struct field *f, const struct report *r, int i, struct field_value *v)
 {
 	memset(v, 0, sizeof(*v));
 	v->type = f->type;
+	if (!field_present(f, r))
+		return;
 	if (f->source == FIELD_SRC_FUNC)
 		f->get(f, r, i, v);
 	else
@@ -330,7 +383,7 @@ field_report_finite(const struct report *r)
 		int n = field_length(f, r);
 		struct field_value v;
 
-		if (f->type != FIELD_NUM)
+		if (f->type != FIELD_NUM || !field_present(f, r))
 			continue;
 		for (int j = 0; j < (n < 0 ? 1 : n); j++) {
 			field_get(f, r, j, &v);

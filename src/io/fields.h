@@ -33,6 +33,7 @@ enum field_source {
 	FIELD_SRC_ESTIMATE,
 	FIELD_SRC_PLAN,
 	FIELD_SRC_FUNC,
+	FIELD_SRC_CHECKPOINT, /**< a member of the report's struct checkpoint_estimate */
 };
 
 /** The C type of a member (FIELD_SRC_ESTIMATE and FIELD_SRC_PLAN). */
@@ -57,6 +58,8 @@ struct field {
 	/** FIELD_SRC_FUNC: element @i (0 for a scalar) of @f in @r into @v. */
 	void (*get)(const struct field *f, const struct report *r, int i, struct field_value *v);
 	int (*count)(const struct report *r); /**< an array's length; NULL for a scalar */
+	/** Whether the report has the field; NULL: always (checkpoint fields: with checkpoints). */
+	bool (*present)(const struct report *r);
 };
 
 /** The fields, in JSON order; field_count entries. */
@@ -74,6 +77,9 @@ const char *field_leaf(const struct field *f);
 
 /** Elements of array field @f in report @r; -1 for a scalar field. */
 int field_length(const struct field *f, const struct report *r);
+
+/** Whether report @r has field @f (JSON leaves out the others; their value reads as 0). */
+bool field_present(const struct field *f, const struct report *r);
 
 /** The value of @f in report @r (element @i of an array, else 0) into @v. */
 void field_get(const struct field *f, const struct report *r, int i, struct field_value *v);

@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 
+#include "plan/checkpoint.h"
 #include "plan/cluster.h"
 #include "plan/estimate.h"
 #include "plan/model.h"
@@ -19,6 +20,7 @@ struct report {
 	const struct estimate *est;
 	const struct estimate_options *opt;
 	const struct compressor *compressor; /**< NULL when none was given */
+	const struct checkpoint_estimate *ckpt; /**< NULL without --checkpoint-to */
 };
 
 /** Human-readable report. Returns false on a write error. */

@@ -125,6 +125,42 @@ format_text_compression(FILE *out, const struct report *r)
 	fputc('\n', out);
 }
 
+/* Checkpoints and failures (predict --checkpoint-to): a section of its own
+ * at the end, so that a report without them is as it was. */
+static void
+format_text_checkpoint(FILE *out, const struct report *r)
+{
+	const struct checkpoint_estimate *k = r->ckpt;
+	double gib = 1073741824.0;
+
+	fputc('\n', out);
+	if (k->target == CHECKPOINT_CPU)
+		fprintf(out, "checkpoints  to CPU memory (Gemini) every %d iteration%s, %d cop%s (local + %d peer%s), "
+			"%d machine%s\n", k->every, k->every == 1 ? "" : "s", k->replicas, k->replicas == 1 ? "y" : "ies",
+			k->replicas - 1, k->replicas == 2 ? "" : "s", k->machines, k->machines == 1 ? "" : "s");
+	else
+		fprintf(out, "checkpoints  to storage every %d iteration%s (Young-Daly optimum %.1f s), %d machine%s\n",
+			k->every, k->every == 1 ? "" : "s", k->optimal_interval_s, k->machines,
+			k->machines == 1 ? "" : "s");
+	fprintf(out, "  size            %.2f GiB per machine (%.2f per GPU), %.2f GiB in all\n",
+		k->bytes_per_machine / gib, k->bytes_per_gpu / gib, k->bytes_total / gib);
+	if (k->target == CHECKPOINT_CPU)
+		fprintf(out, "  transfer        %.4f s GPU to CPU, %.4f s to peers; network idle %.4f s per iteration\n",
+			k->gpu_to_cpu_s, k->to_peers_s, k->network_idle_s);
+	else
+		fprintf(out, "  transfer        %.4f s to storage, training stalled\n", k->to_storage_s);
+	fprintf(out, "  checkpoint      %.4f s to complete; overhead %.4f s per iteration (%.2f %%)\n",
+		k->checkpoint_s, k->overhead_per_iteration_s, 100.0 * k->overhead_fraction);
+	fprintf(out, "  recovery        %.2f s from CPU memory, %.2f s from storage, restart %.0f s\n",
+		k->recovery_cpu_s, k->recovery_storage_s, k->restart_s);
+	if (k->target == CHECKPOINT_CPU)
+		fprintf(out, "  copy survives   %.4f of one-machine failures, %.4f of two-machine ones\n",
+			k->cpu_recovery_probability, k->cpu_recovery_probability_two);
+	fprintf(out, "  failures        %.3g per day: %.1f s wasted each, %.2f %% of time wasted in all\n",
+		k->failures_per_day, k->wasted_per_failure_s, 100.0 * k->wasted_fraction);
+	fprintf(out, "  goodput         %.0f tokens/s of %.0f\n", k->goodput_tokens_per_s, r->est->tokens_per_s);
+}
+
 /* The header: what runs where, with which software, under which plan. */
 static void
 format_text_plan(FILE *out, const struct report *r)
@@ -233,5 +269,7 @@ format_text(FILE *out, const struct report *r)
 		return false;
 	fprintf(out, "  %-12s %12.2f  of %.2f GiB: %s\n", "total", e->memory.total / 1073741824.0,
 		e->memory_capacity_bytes / 1073741824.0, e->fits ? "fits" : "DOES NOT FIT");
+	if (r->ckpt)
+		format_text_checkpoint(out, r);
 	return !ferror(out);
 }

@@ -154,7 +154,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    cluster_load_string(&cluster, "cluster.yaml", parts[1], &err)) {
 		plan_from_bytes(&plan, &opt, (const unsigned char *)parts[2], rest);
 		if (estimate_plan(&model, &cluster, &plan, &opt, &est, &err)) {
-			struct report rep = { &model, &cluster, &plan, &est, &opt, opt.compressor };
+			struct report rep = { &model, &cluster, &plan, &est, &opt, opt.compressor, NULL };
 
 			check_finite(&rep);
 		}
