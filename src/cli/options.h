@@ -83,6 +83,10 @@ struct predict_request {
 	bool allow_oom;             /**< a plan that does not fit still exits 0 */
 	int flash;                  /**< 1 --flash-attention, 0 --no-flash-attention, -1: the GPU's default */
 	struct cli_links links;
+	/* Variable-length data (DynaPipe): */
+	const char *seq_lengths;    /**< --seq-lengths NAME|FILE; NULL: every sequence --seq-len long */
+	int batching;               /**< enum seqlen_batching; -1: not given (pad) */
+	int pack_attention;         /**< enum seqlen_pack_attention; -1: not given (full) */
 };
 
 /** What optimize's options fill. */

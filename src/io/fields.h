@@ -57,7 +57,12 @@ struct field {
 	/** FIELD_SRC_FUNC: element @i (0 for a scalar) of @f in @r into @v. */
 	void (*get)(const struct field *f, const struct report *r, int i, struct field_value *v);
 	int (*count)(const struct report *r); /**< an array's length; NULL for a scalar */
+	/** Whether the report has the field (JSON leaves it out when not); NULL: always. */
+	bool (*when)(const struct report *r);
 };
+
+/** Whether @f is in report @r (its when, or always). */
+bool field_present(const struct field *f, const struct report *r);
 
 /** The fields, in JSON order; field_count entries. */
 extern const struct field field_table[];

@@ -71,7 +71,7 @@ format_json_object(const struct report *r)
 		const char *leaf;
 		json_t *parent;
 
-		if (!f->key)
+		if (!f->key || !field_present(f, r))
 			continue;
 		parent = json_parent(root, f->key, &leaf);
 		if (!parent || json_object_set_new(parent, leaf, json_field(f, r)) != 0) {
