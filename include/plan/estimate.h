@@ -67,6 +67,32 @@ struct estimate_details {
 	bool tp_inter_node, dp_inter_node, pp_inter_node;
 };
 
+/**
+ * The prediction on variable-length data (predict --seq-lengths; see
+ * plan/seqlen.h): filled by seqlen_estimate, all zero (on false) without
+ * a distribution. The rest of struct estimate is the plan with every
+ * sequence --seq-len tokens long.
+ */
+struct estimate_batching {
+	bool on;
+	int mode;                      /**< enum seqlen_batching */
+	int pack_attention;            /**< enum seqlen_pack_attention */
+	double sequences;              /**< sequences the distribution counts */
+	double mean_length;            /**< tokens, after truncation to --seq-len */
+	int max_length;                /**< the longest, after truncation */
+	double truncated_fraction;     /**< of the sequences, longer than --seq-len */
+	double padded_length;          /**< mean padded length of a micro-batch (a packed row's for pack) */
+	double microbatches;           /**< per pipeline per iteration */
+	double sequences_per_microbatch; /**< mean (documents for pack) */
+	double iteration_time_s;
+	double useful_tokens;          /**< real tokens per iteration */
+	double effective_tokens_per_s; /**< useful_tokens / iteration_time_s */
+	double padding_fraction;       /**< of the computed tokens, padding */
+	double attention_waste;        /**< attention FLOPs on pads and cross-document pairs / useful ones */
+	double max_microbatch_time_s;  /**< t_max: the longest pipeline slot */
+	double peak_memory_bytes;      /**< of the largest micro-batch */
+};
+
 /** Stages whose peak memory is kept in struct estimate: as many as a plan
  *  may list one by one, so that there is one limit on the stages. */
 #define ESTIMATE_MAX_STAGES PLAN_MAX_STAGES
@@ -97,6 +123,7 @@ struct estimate {
 	/** Peak memory of each stage; filled for every stage only when the
 	 *  plan has per-stage layers or recompute, else for the first and last. */
 	double stage_memory[ESTIMATE_MAX_STAGES];
+	struct estimate_batching batching;       /**< predict --seq-lengths only */
 };
 
 /** Options of the estimate that are not part of the plan's shape. */

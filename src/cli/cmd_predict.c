@@ -5,6 +5,8 @@
 #include "cli/options.h"
 #include "plan/estimate.h"
 #include "plan/fit_hint.h"
+#include "plan/seqlen.h"
+#include "io/seqlen_load.h"
 
 #define GIB 1073741824.0
 #include "io/format.h"
@@ -138,6 +140,23 @@ load_profiles(struct predict_request *r, struct model *model, struct cluster *cl
 	return cli_load_cluster_links(r->cluster, &r->links, cluster);
 }
 
+/* --seq-lengths: the plan on that data, batched as --batching says, into @e->batching. */
+static bool
+predict_seq_lengths(const struct predict_request *r, const struct model *m, const struct cluster *c,
+		    struct estimate *e, struct plan_error *err)
+{
+	char path[PLAN_ERROR_FILE_LEN];
+	struct seqlen_dist d;
+	bool ok;
+
+	if (!seqlen_resolve(r->seq_lengths, path, sizeof(path), err) || !seqlen_load_file(path, &d, err))
+		return false;
+	ok = seqlen_estimate(m, c, &r->plan, &r->opt, &d, r->batching >= 0 ? r->batching : SEQLEN_PAD,
+			     r->pack_attention >= 0 ? r->pack_attention : SEQLEN_ATTN_FULL, e, err);
+	seqlen_dist_release(&d);
+	return ok;
+}
+
 int
 cmd_predict(int argc, char **argv)
 {
@@ -163,6 +182,14 @@ cmd_predict(int argc, char **argv)
 	}
 	if (!r.model || !r.cluster || plan->global_batch == 0) {
 		cli_error("predict needs --model, --cluster and --global-batch (see 'plan-cli predict --help')");
+		return CLI_EXIT_USAGE;
+	}
+	if (!r.seq_lengths && (r.batching >= 0 || r.pack_attention >= 0)) {
+		cli_error("--batching and --pack-attention need --seq-lengths (the data's length distribution)");
+		return CLI_EXIT_USAGE;
+	}
+	if (r.pack_attention >= 0 && r.batching != SEQLEN_PACK) {
+		cli_error("--pack-attention applies to --batching pack");
 		return CLI_EXIT_USAGE;
 	}
 	if ((rc = load_profiles(&r, &model, &cluster, &compressor, &framework)) != CLI_EXIT_OK)
@@ -192,7 +219,8 @@ cmd_predict(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	plan_error_clear(&err);
-	if (!estimate_plan(&model, &cluster, plan, &r.opt, &est, &err)) {
+	if (!estimate_plan(&model, &cluster, plan, &r.opt, &est, &err) ||
+	    (r.seq_lengths && !predict_seq_lengths(&r, &model, &cluster, &est, &err))) {
 		cluster_release(&cluster);
 		return cli_report(&err);
 	}

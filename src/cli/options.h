@@ -85,6 +85,10 @@ struct predict_request {
 	int flash;                  /**< 1 --flash-attention, 0 --no-flash-attention, -1: the GPU's default */
 	struct cli_links links;
 	struct checkpoint_options ckpt; /**< --checkpoint-to and the failure model */
+	/* Variable-length data (DynaPipe): */
+	const char *seq_lengths;    /**< --seq-lengths NAME|FILE; NULL: every sequence --seq-len long */
+	int batching;               /**< enum seqlen_batching; -1: not given (pad) */
+	int pack_attention;         /**< enum seqlen_pack_attention; -1: not given (full) */
 };
 
 /** What optimize ranks plans by (--objective). */

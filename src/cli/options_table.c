@@ -13,6 +13,7 @@
 #include "plan/compression.h"
 #include "plan/fit_link.h"
 #include "plan/numparse.h"
+#include "plan/seqlen.h"
 #include "plan/units.h"
 #include "io/sweep_output.h"
 
@@ -455,6 +456,17 @@ static const struct cli_option predict_rows[] = {
 	{ .name = "framework", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = PREDICT(framework),
 	  .help = "framework profile: how the software runs (default " CLI_DEFAULT_FRAMEWORK ")",
 	  .arg_order = 23 },
+	/* Variable-length data (DynaPipe, Jiang et al. ASPLOS 2024). */
+	{ .name = "seq-lengths", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = PREDICT(seq_lengths),
+	  .help = "the data's sequence lengths (CSV length,count or one a line;\n"
+		  "a bundled name from datasets/): effective tokens/s" },
+	{ .name = "batching", .metavar = "B", .kind = CLI_OPT_CHOICE, .choices = seqlen_batching_names,
+	  .offset = PREDICT(batching),
+	  .help = "pad|pack|dynamic: micro-batches of that data (default pad;\n"
+		  "dynamic: DynaPipe's variable micro-batches)" },
+	{ .name = "pack-attention", .metavar = "A", .kind = CLI_OPT_CHOICE, .choices = seqlen_pack_attention_names,
+	  .offset = PREDICT(pack_attention),
+	  .help = "full|masked: a packed row's attention (default full)" },
 	{ .name = "format", .metavar = "FMT", .kind = CLI_OPT_CHOICE, .choices = cli_format_names,
 	  .offset = PREDICT(format), .help = "text|json|csv (default text)" },
 	{ .name = "allow-oom", .kind = CLI_OPT_FLAG, .offset = PREDICT(allow_oom),
@@ -483,6 +495,8 @@ cli_predict_request_init(struct predict_request *r)
 	r->format = CLI_FORMAT_TEXT;
 	r->flash = -1;
 	checkpoint_options_init(&r->ckpt);
+	r->batching = -1;
+	r->pack_attention = -1;
 }
 
 /* ------------------------------------------------------------ optimize */

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "plan/compression.h"
+#include "plan/seqlen.h"
 #include "io/fields.h"
 
 /* Most fields are members of struct estimate or struct plan: the table
@@ -161,6 +162,17 @@ has_cpu_checkpoint(const struct report *r)
 /* plan.compress.dp_on_cpu, indexed by the bool. */
 static const char *const dp_on_names[] = { "gpu", "cpu", NULL };
 
+/* predict --seq-lengths: only then are the batching fields written. */
+static bool
+when_batching(const struct report *r)
+{
+	return r->est->batching.on;
+}
+
+#define BATCH(m) EST(batching.m), .present = when_batching
+#define BATCH_NAMES(m, n) MEMBER(FIELD_SRC_ESTIMATE, struct estimate, batching.m), .type = FIELD_NAME, \
+	.names = n, .present = when_batching
+
 /* The order is that of the JSON object's keys, which scripts may read in
  * order: an object comes where its first key is. */
 const struct field field_table[] = {
@@ -244,6 +256,22 @@ const struct field field_table[] = {
 	{ "hfu", NULL, NULL, "", "hardware FLOPs utilisation, a fraction of the peak", EST(hfu) },
 	{ "tokens_per_s", "tokens_per_s", CSV_RATE, "tokens/s", "tokens per second", EST(tokens_per_s) },
 	{ "tokens_per_s_per_gpu", NULL, NULL, "tokens/s", "tokens per second per GPU", EST(tokens_per_s_per_gpu) },
+	{ "effective_tokens_per_s", NULL, NULL, "tokens/s", "real (non-pad) tokens per second on the --seq-lengths data", BATCH(effective_tokens_per_s) },
+	{ "padding_fraction", NULL, NULL, "", "of the computed tokens, the padding", BATCH(padding_fraction) },
+	{ "attention_waste", NULL, NULL, "", "attention FLOPs on pads and cross-document pairs over the useful ones", BATCH(attention_waste) },
+	{ "batching.mode", NULL, NULL, "", "how micro-batches are formed: pad, pack or dynamic", BATCH_NAMES(mode, seqlen_batching_names) },
+	{ "batching.pack_attention", NULL, NULL, "", "a packed row's attention: full or masked", BATCH_NAMES(pack_attention, seqlen_pack_attention_names) },
+	{ "batching.sequences", NULL, NULL, "sequences", "sequences the distribution counts", BATCH(sequences) },
+	{ "batching.mean_length", NULL, NULL, "tokens", "mean sequence length, after truncation to --seq-len", BATCH(mean_length) },
+	{ "batching.max_length", NULL, NULL, "tokens", "the longest sequence, after truncation", BATCH(max_length) },
+	{ "batching.truncated_fraction", NULL, NULL, "", "of the sequences, those longer than --seq-len", BATCH(truncated_fraction) },
+	{ "batching.padded_length", NULL, NULL, "tokens", "mean padded length of a sequence (a packed row's length)", BATCH(padded_length) },
+	{ "batching.microbatches", NULL, NULL, "", "micro-batches per pipeline per iteration", BATCH(microbatches) },
+	{ "batching.sequences_per_microbatch", NULL, NULL, "sequences", "mean sequences (documents) per micro-batch", BATCH(sequences_per_microbatch) },
+	{ "batching.iteration_time_s", NULL, NULL, "s", "predicted time of one iteration on that data", BATCH(iteration_time_s) },
+	{ "batching.useful_tokens_per_iteration", NULL, NULL, "tokens", "real tokens of one iteration", BATCH(useful_tokens) },
+	{ "batching.max_microbatch_time_s", NULL, NULL, "s", "the longest micro-batch's pipeline slot", BATCH(max_microbatch_time_s) },
+	{ "batching.peak_memory_bytes", NULL, NULL, "bytes", "peak memory of one GPU with the largest micro-batch", BATCH(peak_memory_bytes) },
 	{ "details.microbatches", NULL, NULL, "", "micro-batches per pipeline per iteration", EST(details.microbatches) },
 	{ "details.bubble_fraction", NULL, NULL, "", "the bubble as a fraction of the ideal time", EST(details.bubble_fraction) },
 	{ "details.layer_forward_s", NULL, NULL, "s", "forward of one layer, one micro-batch", EST(details.layer_fwd_s) },

@@ -58,7 +58,8 @@ struct field {
 	/** FIELD_SRC_FUNC: element @i (0 for a scalar) of @f in @r into @v. */
 	void (*get)(const struct field *f, const struct report *r, int i, struct field_value *v);
 	int (*count)(const struct report *r); /**< an array's length; NULL for a scalar */
-	/** Whether the report has the field; NULL: always (checkpoint fields: with checkpoints). */
+	/** Whether the report has the field (JSON leaves it out when not); NULL: always
+	 *  (checkpoint fields: with checkpoints; batching: with --seq-lengths). */
 	bool (*present)(const struct report *r);
 };
 

@@ -1,5 +1,6 @@
 #include "plan/compression.h"
 #include "plan/compressor.h"
+#include "plan/seqlen.h"
 #include "io/fields.h"
 #include "io/format.h"
 #include "plan/units.h"
@@ -161,6 +162,27 @@ format_text_checkpoint(FILE *out, const struct report *r)
 	fprintf(out, "  goodput         %.0f tokens/s of %.0f\n", k->goodput_tokens_per_s, r->est->tokens_per_s);
 }
 
+/* predict --seq-lengths: the data, how it is batched, its throughput. */
+static void
+format_text_batching(FILE *out, const struct estimate_batching *b)
+{
+	fprintf(out, "data            %.0f sequences, mean %.1f tokens, longest %d", b->sequences, b->mean_length,
+		b->max_length);
+	if (b->truncated_fraction > 0)
+		fprintf(out, " (%.2f %% truncated to --seq-len)", 100.0 * b->truncated_fraction);
+	fprintf(out, "\nbatching        %s", seqlen_batching_names[b->mode]);
+	if (b->mode == SEQLEN_PACK)
+		fprintf(out, " (%s attention): %.1f micro-batches of %.1f documents in rows of %.0f tokens\n",
+			seqlen_pack_attention_names[b->pack_attention], b->microbatches,
+			b->sequences_per_microbatch, b->padded_length);
+	else
+		fprintf(out, ": %.1f micro-batches of %.1f sequences, padded to %.1f tokens on average\n",
+			b->microbatches, b->sequences_per_microbatch, b->padded_length);
+	fprintf(out, "                iteration %.4f s, %.0f effective tokens/s; padding %.1f %% of computed "
+		"tokens, attention waste %.3f\n\n", b->iteration_time_s, b->effective_tokens_per_s,
+		100.0 * b->padding_fraction, b->attention_waste);
+}
+
 /* The header: what runs where, with which software, under which plan. */
 static void
 format_text_plan(FILE *out, const struct report *r)
@@ -252,6 +274,8 @@ format_text(FILE *out, const struct report *r)
 	fprintf(out, "throughput      %.0f tokens/s (%.0f per GPU), %.1f TFLOP/s per GPU (model), %.1f (hardware)\n",
 		e->tokens_per_s, e->tokens_per_s_per_gpu, e->tflops_per_gpu, e->hardware_tflops_per_gpu);
 	fprintf(out, "utilisation     MFU %.1f %%, HFU %.1f %%\n\n", 100.0 * e->mfu, 100.0 * e->hfu);
+	if (e->batching.on)
+		format_text_batching(out, &e->batching);
 
 	fprintf(out, "breakdown (stage %d sets the pace)   seconds   share\n", d->bottleneck_stage);
 	if (!text_rows(out, r, breakdown_rows, T))
