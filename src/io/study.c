@@ -262,7 +262,7 @@ struct plan_key {
 	const char *name;      /* a switch's name (an axis is named by study_axis_names) */
 	size_t flag;           /* a switch's bool in struct study */
 	bool negated;          /* the bool says the opposite of the key (dp_overlap) */
-	bool tristate;         /* the flag is a signed char, -1 until given (flash_attention) */
+	bool tristate;         /* the flag is an int, -1 until given (flash_attention) */
 };
 
 /* In the order the messages list them. */
@@ -315,7 +315,7 @@ parse_switch(struct parse *p, const struct plan_key *pk, yaml_node_t *v, const c
 	if (pk->negated)
 		b = !b;
 	if (pk->tristate)
-		*(signed char *)((char *)p->s + pk->flag) = b;
+		*(int *)((char *)p->s + pk->flag) = b;
 	else
 		*(bool *)((char *)p->s + pk->flag) = b;
 	return true;

@@ -67,7 +67,7 @@ struct study {
 	char fixed[AXIS_COUNT][STUDY_VALUE_LEN];
 	int fixed_line[AXIS_COUNT], fixed_column[AXIS_COUNT]; /**< where each was given */
 	bool sequence_parallel, no_dp_overlap, tp_overlap;
-	signed char flash_attention; /**< 0 or 1 as given; -1: each cell's GPU decides */
+	int flash_attention;     /**< 0 or 1 as given; -1: each cell's GPU decides */
 };
 
 /** A study with nothing set (mode predict, metric iteration time); @s holds no values. */

@@ -189,5 +189,13 @@ got=$("$bin" sweep "$tmp/nofa.yaml" --format csv 2>"$tmp/err" | tail -1 | tr -d 
 want=$("$bin" predict --model gpt-1.7b --cluster selene --gpus 32 --global-batch 512 --no-flash-attention --format json | jq .iteration_time_s)
 check "flash_attention: false in a study turns it off ($got vs $want s)" \
 	"jq -en --argjson a '${got:-0}' --argjson b '${want:-1}' '((\$a - \$b) | fabs) <= 1e-6 * \$b' >/dev/null"
+got2=$("$bin" sweep --model gpt-1.7b --cluster selene --gpus 32 --global-batch 512 --no-flash-attention --format csv 2>"$tmp/err" | tail -1 | tr -d '"\r' | awk -F, '{print $NF}')
+check "sweep --no-flash-attention is the study's flash_attention: false ($got2 vs $got s)" '[ -n "$got2" ] && [ "$got2" = "$got" ]'
+printf 'axes:\n  model: gpt-1.7b\n  cluster: selene\n  gpus: 32\nplan:\n  global_batch: 512\n  flash_attention: false\n  tp: 2\n' >"$tmp/sw.yaml"
+got3=$("$bin" sweep "$tmp/sw.yaml" --flash-attention --sequence-parallel --tp-overlap --format csv 2>"$tmp/err" | tail -1 | tr -d '"\r' | awk -F, '{print $NF}')
+want3=$("$bin" predict --model gpt-1.7b --cluster selene --gpus 32 --global-batch 512 --tp 2 --flash-attention \
+	--sequence-parallel --tp-overlap --format json | jq .iteration_time_s)
+check "sweep's switches override the study's: flash on, SP, TP overlap, as predict ($got3 vs $want3 s)" \
+	"jq -en --argjson a '${got3:-0}' --argjson b '${want3:-1}' '((\$a - \$b) | fabs) <= 1e-6 * \$b' >/dev/null"
 
 finish
