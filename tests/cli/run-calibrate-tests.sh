@@ -85,6 +85,25 @@ fails "a runs file that does not exist" 1 "no-such.csv" --runs "$tmp/no-such.csv
 fails "--format csv" 2 "text or json" --runs "$tmp/train.csv" --cluster selene --output "$tmp/x.yaml" --format csv
 check "no profile written by a failed calibrate" '[ ! -e "$tmp/x.yaml" ]'
 
+# One sweep, as the README reports it: calibrate on 5 of the 12 B200 rows,
+# predict the other 7 with the written profile; held out within 6 %.
+runs=$root/tests/data/published-runs.csv
+head -1 "$runs" >"$tmp/b200-train.csv"
+head -1 "$runs" >"$tmp/b200-test.csv"
+for r in l12-tp1-pp2-dp4-mbc4 l12-tp8-pp1-dp1-mbc4 l12-tp4-pp1-dp2-mbc8 tp2-pp1-dp4-l12-mbc32 l12-tp8-pp1-dp1-mbc32; do
+	grep "^SMX-B200-llama3-70b-$r," "$runs" >>"$tmp/b200-train.csv"
+done
+grep "^SMX-B200" "$runs" | grep -v -F -f <(tail -n +2 "$tmp/b200-train.csv" | cut -d, -f1 | sed 's/$/,/') >>"$tmp/b200-test.csv"
+"$bin" calibrate --runs "$tmp/b200-train.csv" --cluster dgx-b200 --output "$tmp/b200.yaml" --format json >"$tmp/b200.json" 2>"$tmp/err"
+check "calibrate on 5 B200 rows fits intra_node.efficiency alone" \
+	'[ $? -eq 0 ] && jq -e ".runs == 5 and ([.keys[].key] == [\"intra_node.efficiency\"]) and .mape_after < .mape_before" "$tmp/b200.json" >/dev/null'
+sed "s|,dgx-b200,|,$tmp/b200.yaml,|" "$tmp/b200-test.csv" >"$tmp/b200-test-cal.csv"
+check "the 7 held-out B200 rows: 7 of them" '[ "$(tail -n +2 "$tmp/b200-test-cal.csv" | grep -c "b200.yaml")" -eq 7 ]'
+"$bin" validate "$tmp/b200-test-cal.csv" --max-mape 6 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+mape=$(grep -o "MAPE [0-9.]* %" "$tmp/out" | head -1)
+check "held out, the calibrated profile is within 6 % MAPE ($mape)" '[ $rc -eq 0 ] && [ -n "$mape" ]'
+
 # calibrate --nccl-tests and --gemm are fit-logs.
 "$bin" calibrate --nccl-tests "$root/tests/data/nccl/all_reduce_perf-8xh100.log" --format json >"$tmp/a.json" 2>"$tmp/err"
 "$bin" fit-logs --nccl-tests "$root/tests/data/nccl/all_reduce_perf-8xh100.log" --format json >"$tmp/b.json"
