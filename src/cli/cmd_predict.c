@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "cli/cli.h"
+#include "cli/multimodal.h"
 #include "cli/options.h"
 #include "plan/estimate.h"
 #include "plan/fit_hint.h"
@@ -139,6 +140,13 @@ cmd_predict(int argc, char **argv)
 	}
 	if (!r.model || !r.cluster || plan->global_batch == 0) {
 		cli_error("predict needs --model, --cluster and --global-batch (see 'plan-cli predict --help')");
+		return CLI_EXIT_USAGE;
+	}
+	/* DistMM: a multimodal model takes a plan per submodule (cli/multimodal.c). */
+	if (cli_model_is_multimodal(r.model))
+		return cli_predict_multimodal(&r);
+	if (r.nsubmodule_args > 0) {
+		cli_error("--submodule needs a multimodal model (kind: multimodal); '%s' is a transformer", r.model);
 		return CLI_EXIT_USAGE;
 	}
 	if ((rc = load_profiles(&r, &model, &cluster, &compressor, &framework)) != CLI_EXIT_OK)

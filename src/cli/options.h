@@ -72,6 +72,9 @@ struct cli_command_options {
 	bool hint;                       /**< an unknown option points to 'plan-cli CMD --help' */
 };
 
+/** Most --submodule options predict takes. */
+#define CLI_MAX_SUBMODULE_ARGS 8
+
 /** What predict's options fill (and what optimize writes back into predict_args). */
 struct predict_request {
 	struct plan plan;
@@ -83,6 +86,9 @@ struct predict_request {
 	bool allow_oom;             /**< a plan that does not fit still exits 0 */
 	int flash;                  /**< 1 --flash-attention, 0 --no-flash-attention, -1: the GPU's default */
 	struct cli_links links;
+	/* DistMM: --submodule NAME:tp=T,dp=D,... of a multimodal model, as given. */
+	const char *submodule_args[CLI_MAX_SUBMODULE_ARGS];
+	int nsubmodule_args;
 };
 
 /** What optimize's options fill. */
