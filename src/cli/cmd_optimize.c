@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "cli/cli.h"
+#include "cli/multimodal.h"
 #include "cli/optimize_output.h"
 #include "cli/options.h"
 #include "plan/search.h"
@@ -125,6 +126,9 @@ cmd_optimize(int argc, char **argv)
 	}
 	if (!cli_checkpoint_check(&r.ckpt))
 		return CLI_EXIT_USAGE;
+	/* DistMM: GPU splits between the submodules (cli/multimodal.c). */
+	if (cli_model_is_multimodal(r.model))
+		return cli_optimize_multimodal(&r);
 	if ((rc = cli_load_model(r.model, &model)) != CLI_EXIT_OK)
 		return rc;
 	for (int i = 0; i < r.so.ncompressors; i++) {

@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "cli/cli.h"
+#include "cli/multimodal.h"
 #include "cli/options.h"
 #include "plan/estimate.h"
 #include "plan/fit_hint.h"
@@ -190,6 +191,13 @@ cmd_predict(int argc, char **argv)
 	}
 	if (r.pack_attention >= 0 && r.batching != SEQLEN_PACK) {
 		cli_error("--pack-attention applies to --batching pack");
+		return CLI_EXIT_USAGE;
+	}
+	/* DistMM: a multimodal model takes a plan per submodule (cli/multimodal.c). */
+	if (cli_model_is_multimodal(r.model))
+		return cli_predict_multimodal(&r);
+	if (r.nsubmodule_args > 0) {
+		cli_error("--submodule needs a multimodal model (kind: multimodal); '%s' is a transformer", r.model);
 		return CLI_EXIT_USAGE;
 	}
 	if ((rc = load_profiles(&r, &model, &cluster, &compressor, &framework)) != CLI_EXIT_OK)

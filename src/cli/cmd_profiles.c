@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "io/multimodal_load.h"
 #include "io/profile_load.h"
 #include "plan/cluster.h"
 #include "plan/compressor.h"
@@ -41,6 +42,11 @@ cmd_profiles(int argc, char **argv)
 			return CLI_EXIT_USAGE;
 		}
 		schema_print(tables[k], stdout, 0);
+		if (k == 0) {
+			/* A multimodal profile (DistMM): its own keys. */
+			fputs("\n# kind: multimodal (a model of submodules joined by a contrastive loss)\n", stdout);
+			schema_print(multimodal_schema, stdout, 0);
+		}
 		return cli_finish(CLI_EXIT_OK);
 	}
 	if (argc > 1) {

@@ -73,6 +73,9 @@ struct cli_command_options {
 	bool hint;                       /**< an unknown option points to 'plan-cli CMD --help' */
 };
 
+/** Most --submodule options predict takes. */
+#define CLI_MAX_SUBMODULE_ARGS 8
+
 /** What predict's options fill (and what optimize writes back into predict_args). */
 struct predict_request {
 	struct plan plan;
@@ -89,6 +92,9 @@ struct predict_request {
 	const char *seq_lengths;    /**< --seq-lengths NAME|FILE; NULL: every sequence --seq-len long */
 	int batching;               /**< enum seqlen_batching; -1: not given (pad) */
 	int pack_attention;         /**< enum seqlen_pack_attention; -1: not given (full) */
+	/* DistMM: --submodule NAME:tp=T,dp=D,... of a multimodal model, as given. */
+	const char *submodule_args[CLI_MAX_SUBMODULE_ARGS];
+	int nsubmodule_args;
 };
 
 /** What optimize ranks plans by (--objective). */

@@ -354,6 +354,22 @@ write_compress_from(const struct cli_option *o, const void *req, struct cli_word
 	cli_words_add(o, buf, out);
 }
 
+/* --submodule NAME:tp=T,dp=D,...: kept as given, read once the multimodal
+ * model is loaded (cli/multimodal.c). */
+static bool
+parse_submodule(const struct cli_option *o, const char *arg, void *req)
+{
+	struct predict_request *r = req;
+
+	(void)o;
+	if (r->nsubmodule_args == CLI_MAX_SUBMODULE_ARGS) {
+		cli_error("at most %d --submodule", CLI_MAX_SUBMODULE_ARGS);
+		return false;
+	}
+	r->submodule_args[r->nsubmodule_args++] = arg;
+	return true;
+}
+
 static const struct cli_option predict_rows[] = {
 	{ .name = "model", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = PREDICT(model),
 	  .help = "model profile (bundled name or YAML path)", .arg_order = 1 },
@@ -472,6 +488,10 @@ static const struct cli_option predict_rows[] = {
 	{ .name = "allow-oom", .kind = CLI_OPT_FLAG, .offset = PREDICT(allow_oom),
 	  .help = "exit 0 when the plan does not fit in memory (default: exit 4)" },
 	CHECKPOINT_ROWS(PREDICT),
+	{ .name = "submodule", .metavar = "SPEC", .kind = CLI_OPT_CUSTOM, .parse = parse_submodule,
+	  .help = "a multimodal model's submodule on its own GPUs (DistMM):\n"
+		  "NAME:tp=T,dp=D[,pp=P][,gpus=G][,micro-batch=B][,recompute=R][,zero=Z];\n"
+		  "repeated, one per submodule (default: one plan for all, in turn)" },
 	HELP_ROW,
 	{ .name = NULL },
 };

@@ -47,6 +47,27 @@ static const struct schema_key mla_schema[] = {
 	{ 0 },
 };
 
+/*
+ * A transformer profile may say kind: transformer; kind: multimodal is a
+ * multimodal profile (io/multimodal_load.c), which only predict and
+ * optimize take: say so where the profile says it.
+ */
+static bool
+parse_kind(const struct schema_key *k, struct ytree *t, yaml_node_t *node, void *field,
+	   struct plan_error *err)
+{
+	const char *v = ytree_scalar(node);
+
+	(void)k, (void)field;
+	if (v && strcmp(v, "transformer") == 0)
+		return true;
+	if (v && strcmp(v, "multimodal") == 0)
+		return ytree_error(t, node, err, "a multimodal model (kind: multimodal): only predict and "
+				   "optimize take one");
+	return ytree_error(t, node, err, "unknown value '%s' for 'kind' (valid: transformer, multimodal)",
+			   v ? v : "a collection");
+}
+
 const struct schema_key model_schema[] = {
 	{ .key = "name", .type = SCHEMA_STRING, .required = true, .offset = OFF(name),
 	  .size = sizeof(((struct model *)0)->name), .help = "profile name" },
@@ -94,6 +115,8 @@ const struct schema_key model_schema[] = {
 	  .help = "multi-head latent attention's ranks and head sizes (DeepSeek-V2/V3 config names)" },
 	{ .key = "moe", .type = SCHEMA_MAP, .offset = OFF(moe), .sub = moe_schema,
 	  .help = "Mixture-of-Experts block; absent for a dense model" },
+	{ .key = "kind", .type = SCHEMA_CUSTOM, .parse = parse_kind,
+	  .help = "transformer (the keys of this table), or multimodal (the keys below)" },
 	{ 0 },
 };
 
@@ -133,6 +156,13 @@ model_finish(struct model *m, struct ytree *t, struct plan_error *err)
 				   "heads (%d) must be a multiple of kv_heads (%d)",
 				   m->heads, m->kv_heads);
 	return true;
+}
+
+bool
+model_apply_node(struct model *m, struct ytree *t, yaml_node_t *node, struct plan_error *err)
+{
+	memset(m, 0, sizeof(*m));
+	return schema_apply(model_schema, t, node, m, err) && model_finish(m, t, err);
 }
 
 static bool

@@ -25,6 +25,12 @@ bool model_load_file(struct model *m, const char *path, struct plan_error *err);
 bool model_load_string(struct model *m, const char *name, const char *text,
 		       struct plan_error *err);
 
+/**
+ * Fill @m from the mapping @node of @t (an inline model, a multimodal
+ * profile's submodule): the table and the checks of a model profile.
+ */
+bool model_apply_node(struct model *m, struct ytree *t, yaml_node_t *node, struct plan_error *err);
+
 extern const struct schema_key cluster_schema[];
 
 /** Load and validate a cluster profile from @path. */

@@ -1,0 +1,740 @@
+/*
+ * predict and optimize on a multimodal model: DistMM's per-submodule plans
+ * (Huang et al., "DistMM: Accelerating Distributed Multimodal Model
+ * Training", NSDI 2024) against the monolithic plan of Megatron-LM, which
+ * runs every submodule on all GPUs, one after another. The cost of each
+ * submodule is the existing estimate (predict) or search (optimize) on
+ * its own GPU group; plan/multimodal.h adds the slowest-group wait and the
+ * batch-sync of the contrastive loss (CLIP, Radford et al. ICML 2021).
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "cli/cli.h"
+#include "cli/multimodal.h"
+#include "cli/options.h"
+#include "io/format.h"
+#include "io/hf_config.h"
+#include "io/multimodal_load.h"
+#include "io/profile_path.h"
+#include "plan/multimodal.h"
+#include "plan/numparse.h"
+#include "plan/search.h"
+
+#define GIB 1073741824.0
+
+bool
+cli_model_is_multimodal(const char *arg)
+{
+	struct plan_error err;
+	char path[PATH_MAX];
+
+	plan_error_clear(&err);
+	return !hf_config_named(arg) && profile_resolve(PROFILE_MODEL, arg, path, sizeof(path), &err) &&
+	       multimodal_profile_is(path);
+}
+
+static int
+load_multimodal(const char *arg, struct multimodal *mm)
+{
+	struct plan_error err;
+	char path[PATH_MAX];
+
+	plan_error_clear(&err);
+	if (!profile_resolve(PROFILE_MODEL, arg, path, sizeof(path), &err) || !multimodal_load_file(mm, path, &err))
+		return cli_report(&err);
+	return CLI_EXIT_OK;
+}
+
+/* "tp 2 x pp 1 x dp 8, mb 4, recompute none, ZeRO 1" */
+static void
+plan_brief(const struct plan *p, char *buf, size_t size)
+{
+	snprintf(buf, size, "tp %d x pp %d x dp %d, mb %d, %s%s, ZeRO %d", p->tp, p->pp, p->dp, p->micro_batch,
+		 p->custom_recompute ? "per-stage" : plan_recompute_names[p->recompute],
+		 p->custom_recompute ? " recompute" : "", p->zero);
+}
+
+/* The --submodule spec for @p: what predict takes back. */
+static void
+plan_spec(const char *name, const struct plan *p, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s:tp=%d,pp=%d,dp=%d,micro-batch=%d,recompute=%s,zero=%d", name, p->tp, p->pp, p->dp,
+		 p->micro_batch, plan_recompute_names[p->custom_recompute ? PLAN_RECOMPUTE_FULL : p->recompute],
+		 p->zero);
+}
+
+/* ------------------------------------------------------------ output */
+
+static json_t *
+plan_json(const struct plan *p)
+{
+	return json_pack("{s:i, s:i, s:i, s:i, s:s, s:i}", "tp", p->tp, "pp", p->pp, "dp", p->dp, "micro_batch",
+			 p->micro_batch, "recompute", plan_recompute_names[p->recompute], "zero", p->zero);
+}
+
+/* What the multimodal prediction prints: the profiles and the plans it priced. */
+struct mm_report {
+	const struct multimodal *mm;
+	const struct cluster *cluster;
+	const struct plan *plans;
+	const struct multimodal_estimate *e;
+	const struct estimate_options *opt;
+};
+
+static json_t *
+mm_json(const struct mm_report *r)
+{
+	const struct multimodal_estimate *e = r->e;
+	json_t *root = json_object(), *subs = json_array();
+
+	if (!root || !subs) {
+		json_decref(root);
+		json_decref(subs);
+		return NULL;
+	}
+	json_object_set_new(root, "model", json_string(r->mm->name));
+	json_object_set_new(root, "cluster", json_string(r->cluster->name));
+	json_object_set_new(root, "gpu", json_string(r->cluster->gpu.name));
+	json_object_set_new(root, "kind", json_string("multimodal"));
+	json_object_set_new(root, "mode", json_string(e->monolithic ? "monolithic" : "per-submodule"));
+	json_object_set_new(root, "gpus", json_integer(e->total_gpus));
+	json_object_set_new(root, "parameters", json_real(multimodal_params_total(r->mm)));
+	json_object_set_new(root, "global_batch", json_integer(r->plans[0].global_batch));
+	json_object_set_new(root, "embedding", json_integer(r->mm->embedding));
+	json_object_set_new(root, "iteration_time_s", json_real(e->iteration_time_s));
+	json_object_set_new(root, "compute_s", json_real(e->compute_s));
+	json_object_set_new(root, "batch_sync_s", json_real(e->batch_sync_s));
+	json_object_set_new(root, "batch_sync_bytes", json_real(e->batch_sync_bytes));
+	json_object_set_new(root, "samples_per_s", json_real(e->samples_per_s));
+	json_object_set_new(root, "slowest", e->monolithic ? json_null() : json_string(r->mm->sub[e->slowest].name));
+	json_object_set_new(root, "memory_bytes", json_real(e->memory_bytes));
+	json_object_set_new(root, "memory_capacity_bytes", json_real(e->memory_capacity_bytes));
+	json_object_set_new(root, "fits", json_boolean(e->fits));
+	for (int i = 0; i < e->nsub; i++) {
+		struct plan p = r->plans[i];
+		struct report rep;
+		json_t *s, *pred;
+
+		p.seq_len = r->mm->sub[i].tokens;
+		rep = (struct report){ .model = &r->mm->sub[i].model, .cluster = r->cluster, .plan = &p,
+				       .est = &e->sub[i], .opt = r->opt };
+		pred = format_json_object(&rep);
+		s = json_pack("{s:s, s:i, s:i, s:o, s:f, s:f, s:b, s:f}", "name", r->mm->sub[i].name, "tokens",
+			      r->mm->sub[i].tokens, "gpus", e->gpus[i], "plan", plan_json(&p), "iteration_time_s",
+			      e->sub[i].iteration_time_s, "memory_bytes", e->sub[i].memory.total, "fits", e->sub[i].fits,
+			      "parameters", e->sub[i].parameters);
+		if (!s || !pred || json_object_set_new(s, "prediction", pred) != 0 || json_array_append_new(subs, s) != 0) {
+			json_decref(s);
+			json_decref(subs);
+			json_decref(root);
+			return NULL;
+		}
+	}
+	json_object_set_new(root, "submodules", subs);
+	return root;
+}
+
+static bool
+write_json(json_t *obj)
+{
+	int rc;
+
+	if (!obj)
+		return false;
+	rc = json_dumpf(obj, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
+	json_decref(obj);
+	if (rc != 0)
+		return false;
+	fputc('\n', stdout);
+	return !ferror(stdout);
+}
+
+static void
+mm_text(const struct mm_report *r)
+{
+	const struct multimodal_estimate *e = r->e;
+	const struct multimodal *mm = r->mm;
+
+	printf("%s on %s: %d of %d GPUs (%s), multimodal, %s\n", mm->name, r->cluster->name, e->total_gpus,
+	       cluster_gpus(r->cluster), r->cluster->gpu.name,
+	       e->monolithic ? "monolithic plan (every submodule on all GPUs, in turn: Megatron-LM)"
+			     : "per-submodule plans (DistMM)");
+	printf("parameters   %.2f M (", multimodal_params_total(mm) / 1e6);
+	for (int i = 0; i < mm->nsub; i++)
+		printf("%s%s %.2f M", i ? ", " : "", mm->sub[i].name, e->sub[i].parameters / 1e6);
+	printf(", projections)\n");
+	printf("batch        %d samples, contrastive embedding %d\n\n", r->plans[0].global_batch, mm->embedding);
+	printf("%-12s %7s %5s  %-44s %10s %10s  %s\n", "submodule", "tokens", "GPUs", "plan", "time (s)",
+	       "mem (GiB)", "fits");
+	for (int i = 0; i < mm->nsub; i++) {
+		char plan[128];
+
+		plan_brief(&r->plans[i], plan, sizeof(plan));
+		printf("%-12s %7d %5d  %-44s %10.4f %10.2f  %s\n", mm->sub[i].name, mm->sub[i].tokens, e->gpus[i], plan,
+		       e->sub[i].iteration_time_s, e->sub[i].memory.total / GIB, e->sub[i].fits ? "yes" : "no");
+	}
+	printf("%-12s %7s %5d  %-44s %10.4f\n\n", "batch-sync", "", e->total_gpus,
+	       "all-gather + reduce-scatter of the embeddings", e->batch_sync_s);
+	if (e->monolithic)
+		printf("iteration time  %.4f s (the submodules in turn %.4f s + batch-sync %.4f s)\n",
+		       e->iteration_time_s, e->compute_s, e->batch_sync_s);
+	else
+		printf("iteration time  %.4f s (%s sets the pace %.4f s + batch-sync %.4f s)\n", e->iteration_time_s,
+		       mm->sub[e->slowest].name, e->compute_s, e->batch_sync_s);
+	printf("throughput      %.1f samples/s\n", e->samples_per_s);
+	printf("memory per GPU  %.2f of %.2f GiB%s: %s\n", e->memory_bytes / GIB, e->memory_capacity_bytes / GIB,
+	       e->monolithic ? " (every submodule's states and activations)" : " (the largest group's)",
+	       e->fits ? "fits" : "does not fit");
+}
+
+/* ------------------------------------------------------------ predict */
+
+/* Read "NAME:key=v,..." into @p (a copy of the shared options); *@idx the submodule. */
+static bool
+parse_spec(const struct multimodal *mm, const char *arg, int total_default_mb, struct plan *p, int *idx)
+{
+	char buf[256], name[64], *save = NULL;
+	const char *colon = strchr(arg, ':');
+	int gpus = 0;
+	bool tp = false, dp = false;
+
+	if (!colon || colon == arg || strlen(arg) >= sizeof(buf) || (size_t)(colon - arg) >= sizeof(name)) {
+		cli_error("--submodule expects NAME:tp=T,dp=D[,pp=P][,gpus=G][,micro-batch=B], got '%s'", arg);
+		return false;
+	}
+	snprintf(name, sizeof(name), "%.*s", (int)(colon - arg), arg);
+	if ((*idx = multimodal_find(mm, name)) < 0) {
+		char valid[256] = "";
+
+		for (int i = 0; i < mm->nsub; i++)
+			snprintf(valid + strlen(valid), sizeof(valid) - strlen(valid), "%s%s", i ? ", " : "", mm->sub[i].name);
+		cli_error("unknown submodule '%s' of %s (valid: %s)", name, mm->name, valid);
+		return false;
+	}
+	p->tp = 1;
+	p->pp = 1;
+	p->dp = 0;
+	p->micro_batch = total_default_mb;
+	snprintf(buf, sizeof(buf), "%s", colon + 1);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		const char *key = tok, *val;
+		long v;
+
+		if (!eq) {
+			cli_error("--submodule %s: expected KEY=VALUE, got '%s'", name, tok);
+			return false;
+		}
+		*eq = '\0';
+		val = eq + 1;
+		if (strcmp(key, "recompute") == 0) {
+			int r;
+
+			if (!cli_choice("--submodule recompute", val, plan_recompute_names, &r))
+				return false;
+			p->recompute = r;
+			continue;
+		}
+		if (!num_parse_long(val, 0, 1L << 26, &v)) {
+			cli_error("--submodule %s: %s expects a whole number, got '%s'", name, key, val);
+			return false;
+		}
+		if (strcmp(key, "tp") == 0 && v >= 1)
+			p->tp = (int)v, tp = true;
+		else if (strcmp(key, "pp") == 0 && v >= 1 && v <= PLAN_MAX_STAGES)
+			p->pp = (int)v;
+		else if (strcmp(key, "dp") == 0 && v >= 1)
+			p->dp = (int)v, dp = true;
+		else if (strcmp(key, "gpus") == 0 && v >= 1)
+			gpus = (int)v;
+		else if (strcmp(key, "micro-batch") == 0 && v >= 1)
+			p->micro_batch = (int)v;
+		else if (strcmp(key, "zero") == 0 && v <= 3)
+			p->zero = (int)v;
+		else if (strcmp(key, "tp") == 0 || strcmp(key, "pp") == 0 || strcmp(key, "dp") == 0 ||
+			 strcmp(key, "gpus") == 0 || strcmp(key, "micro-batch") == 0 || strcmp(key, "zero") == 0) {
+			cli_error("--submodule %s: %s=%s is out of range (a submodule with no GPUs?)", name, key, val);
+			return false;
+		} else {
+			cli_error("--submodule %s: unknown key '%s' (valid: tp, pp, dp, gpus, micro-batch, recompute, zero)",
+				  name, key);
+			return false;
+		}
+	}
+	(void)tp;
+	if (!dp) {
+		long share = (long)p->tp * p->cp * p->pp;
+
+		if (gpus == 0) {
+			cli_error("submodule '%s' has no GPUs: give dp=D or gpus=G in --submodule %s:...", name, name);
+			return false;
+		}
+		if (gpus % share != 0) {
+			cli_error("--submodule %s: gpus=%d is not divisible by tp x pp (%ld)", name, gpus, share);
+			return false;
+		}
+		p->dp = (int)(gpus / share);
+	} else if (gpus && plan_gpus(p) != gpus) {
+		cli_error("--submodule %s: gpus=%d does not match tp x pp x dp (%d)", name, gpus, plan_gpus(p));
+		return false;
+	}
+	return true;
+}
+
+/* The options predict cannot apply to a multimodal model. */
+static bool
+predict_rejects(const struct predict_request *r)
+{
+	const struct plan *p = &r->plan;
+
+	if (r->format == CLI_FORMAT_CSV) {
+		cli_error("--format csv: a multimodal prediction is text or json");
+		return true;
+	}
+	if (p->seq_len) {
+		cli_error("--seq-len: the submodules of a multimodal model give their own tokens per sample");
+		return true;
+	}
+	if (r->compressor || r->compress_given || p->custom_layers || p->custom_recompute ||
+	    p->custom_recompute_layers) {
+		cli_error("--compressor, --compress, --stage-layers, --stage-recompute and --recompute-layers "
+			  "do not apply to a multimodal model");
+		return true;
+	}
+	return false;
+}
+
+int
+cli_predict_multimodal(struct predict_request *r)
+{
+	static struct multimodal mm;
+	static struct multimodal_estimate est;
+	struct plan plans[MULTIMODAL_MAX_SUBMODULES];
+	struct framework framework;
+	struct cluster cluster;
+	struct plan_error err;
+	struct mm_report rep;
+	bool given[MULTIMODAL_MAX_SUBMODULES] = { false };
+	int rc, total, used = 0;
+	bool ok;
+
+	if (predict_rejects(r))
+		return CLI_EXIT_USAGE;
+	if ((rc = load_multimodal(r->model, &mm)) != CLI_EXIT_OK)
+		return rc;
+	if ((rc = cli_load_framework(r->framework ? r->framework : CLI_DEFAULT_FRAMEWORK, &framework)) != CLI_EXIT_OK)
+		return rc;
+	r->opt.framework = &framework;
+	if ((rc = cli_load_cluster_links(r->cluster, &r->links, &cluster)) != CLI_EXIT_OK)
+		return rc;
+	r->plan.flash_attention = cli_flash_attention(r->flash, &cluster);
+	if (r->plan.mics_group > 0 && r->plan.zero == 0)
+		r->plan.zero = 3;
+	total = r->gpus ? r->gpus : cluster_gpus(&cluster);
+	rc = CLI_EXIT_USAGE;
+	if (r->gpus > cluster_gpus(&cluster)) {
+		cli_error("--gpus %d is more than cluster '%s' has (%d)", r->gpus, cluster.name, cluster_gpus(&cluster));
+		goto out;
+	}
+	if (r->nsubmodule_args == 0) {
+		/* Monolithic: the usual plan, for every submodule on all GPUs. */
+		struct plan p = r->plan;
+
+		if (p.dp == 0) {
+			if (total % ((long)p.tp * p.cp * p.pp) != 0) {
+				cli_error("%d GPUs are not divisible by tp x pp (%d x %d); give --dp or --gpus", total, p.tp,
+					  p.pp);
+				goto out;
+			}
+			p.dp = (int)(total / ((long)p.tp * p.cp * p.pp));
+		} else if (r->gpus && plan_gpus(&p) != r->gpus) {
+			cli_error("--gpus %d does not match tp x pp x dp (%d)", r->gpus, plan_gpus(&p));
+			goto out;
+		}
+		for (int i = 0; i < mm.nsub; i++)
+			plans[i] = p;
+	} else {
+		for (int k = 0; k < r->nsubmodule_args; k++) {
+			struct plan p = r->plan;
+			int i;
+
+			if (!parse_spec(&mm, r->submodule_args[k], r->plan.micro_batch, &p, &i))
+				goto out;
+			if (given[i]) {
+				cli_error("--submodule %s is given twice", mm.sub[i].name);
+				goto out;
+			}
+			given[i] = true;
+			plans[i] = p;
+			used += plan_gpus(&p);
+		}
+		for (int i = 0; i < mm.nsub; i++) {
+			if (!given[i]) {
+				cli_error("submodule '%s' has no GPUs: give --submodule %s:tp=T,dp=D (each submodule "
+					  "needs its own plan)", mm.sub[i].name, mm.sub[i].name);
+				goto out;
+			}
+		}
+		if (used > total) {
+			cli_error("the submodules' GPU groups take %d GPUs, more than the %d there are%s", used, total,
+				  r->gpus ? " (--gpus)" : "");
+			goto out;
+		}
+	}
+	plan_error_clear(&err);
+	if (!multimodal_estimate(&mm, &cluster, plans, r->nsubmodule_args == 0, &r->opt, &est, &err)) {
+		rc = cli_report(&err);
+		goto out;
+	}
+	for (int i = 0; i < mm.nsub; i++)
+		plans[i].seq_len = mm.sub[i].tokens;
+	rep = (struct mm_report){ &mm, &cluster, plans, &est, &r->opt };
+	if (r->format == CLI_FORMAT_JSON) {
+		ok = write_json(mm_json(&rep));
+	} else {
+		mm_text(&rep);
+		ok = !ferror(stdout);
+	}
+	if (!ok) {
+		cli_error("cannot write the output");
+		rc = CLI_EXIT_FAILURE;
+		goto out;
+	}
+	rc = est.fits || r->allow_oom ? CLI_EXIT_OK : CLI_EXIT_INFEASIBLE;
+	if (!est.fits) {
+		fflush(stdout);
+		fprintf(stderr, "plan-cli: the plan needs %.2f GiB per GPU, more than the %.2f GiB there are\n",
+			est.memory_bytes / GIB, est.memory_capacity_bytes / GIB);
+	}
+	rc = cli_finish(rc);
+out:
+	cluster_release(&cluster);
+	return rc;
+}
+
+/* ------------------------------------------------------------ optimize */
+
+/* Most GPU-group sizes tried per submodule. */
+#define MM_MAX_SIZES 64
+
+/* The best plan of one submodule on g GPUs, searched once. */
+struct mm_memo {
+	int g;
+	bool found;
+	struct search_candidate best;
+};
+
+struct mm_search {
+	const struct multimodal *mm;
+	const struct cluster *c;
+	const struct optimize_request *r;
+	struct mm_memo memo[MULTIMODAL_MAX_SUBMODULES][MM_MAX_SIZES + 1];
+	int nmemo[MULTIMODAL_MAX_SUBMODULES];
+	int sizes[MM_MAX_SIZES];
+	int nsizes;
+	long searches, splits;
+	/* the best split */
+	bool have_best;
+	int best_split[MULTIMODAL_MAX_SUBMODULES];
+	double best_time;
+	struct plan_error err;
+	bool failed;
+	struct search_candidate *top;
+	struct estimate_options opt;
+};
+
+static const struct mm_memo *
+best_on(struct mm_search *s, int i, int g)
+{
+	struct mm_memo *m;
+	struct search_options so = s->r->so;
+	struct search_stats st;
+	int ntop = 0;
+
+	for (int k = 0; k < s->nmemo[i]; k++)
+		if (s->memo[i][k].g == g)
+			return &s->memo[i][k];
+	if (s->nmemo[i] == MM_MAX_SIZES + 1)
+		return NULL;
+	m = &s->memo[i][s->nmemo[i]++];
+	m->g = g;
+	m->found = false;
+	so.gpus = g;
+	so.seq_len = s->mm->sub[i].tokens;
+	so.top = 1;
+	s->searches++;
+	if (!search_run(&s->mm->sub[i].model, s->c, &so, s->top, &ntop, &st, &s->err)) {
+		s->failed = true;
+		return m;
+	}
+	if (ntop > 0) {
+		m->found = true;
+		m->best = s->top[0];
+	}
+	return m;
+}
+
+/* Every split of the GPUs left among submodules i.. (the last takes the rest). */
+static void
+enumerate(struct mm_search *s, int i, int left, int *split)
+{
+	int n = s->mm->nsub;
+
+	if (s->failed)
+		return;
+	if (i == n - 1) {
+		struct plan plans[MULTIMODAL_MAX_SUBMODULES];
+		struct multimodal_estimate e;
+		struct plan_error err;
+
+		split[i] = left;
+		for (int k = 0; k < n; k++) {
+			const struct mm_memo *m = best_on(s, k, split[k]);
+
+			if (s->failed || !m || !m->found)
+				return;
+			plans[k] = m->best.plan;
+		}
+		s->splits++;
+		plan_error_clear(&err);
+		if (!multimodal_estimate(s->mm, s->c, plans, false, &s->opt, &e, &err))
+			return;
+		if (!s->have_best || e.iteration_time_s < s->best_time) {
+			s->have_best = true;
+			s->best_time = e.iteration_time_s;
+			memcpy(s->best_split, split, sizeof(s->best_split));
+		}
+		return;
+	}
+	for (int k = 0; k < s->nsizes; k++) {
+		int g = s->sizes[k];
+
+		if (g <= left - (n - 1 - i)) {
+			split[i] = g;
+			enumerate(s, i + 1, left - g, split);
+		}
+	}
+}
+
+/* Group sizes: powers of two, multiples of the node, and what either leaves of @total. */
+static void
+split_sizes(struct mm_search *s, int total, int per_node)
+{
+	int cand[3 * MM_MAX_SIZES], n = 0;
+
+	for (int g = 1; g < total && n < MM_MAX_SIZES; g *= 2)
+		cand[n++] = g;
+	for (int g = per_node; g < total && n < 2 * MM_MAX_SIZES; g += per_node)
+		cand[n++] = g;
+	for (int k = 0, m = n; k < m && n < 3 * MM_MAX_SIZES; k++)
+		cand[n++] = total - cand[k];
+	s->nsizes = 0;
+	for (int g = 1; g < total; g++) {
+		bool in = false;
+
+		for (int k = 0; k < n; k++)
+			in = in || cand[k] == g;
+		if (in && s->nsizes < MM_MAX_SIZES)
+			s->sizes[s->nsizes++] = g;
+	}
+}
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static json_t *
+opt_side_json(const struct multimodal *mm, const struct multimodal_estimate *e, const struct plan *plans)
+{
+	json_t *o = json_object(), *subs = json_array();
+
+	for (int i = 0; o && subs && i < mm->nsub; i++) {
+		char spec[256];
+
+		plan_spec(mm->sub[i].name, &plans[i], spec, sizeof(spec));
+		json_array_append_new(subs, json_pack("{s:s, s:i, s:o, s:f, s:f, s:s}", "name", mm->sub[i].name, "gpus",
+						      e->gpus[i], "plan", plan_json(&plans[i]), "iteration_time_s",
+						      e->sub[i].iteration_time_s, "memory_bytes", e->sub[i].memory.total,
+						      "submodule_arg", spec));
+	}
+	if (!o || !subs) {
+		json_decref(o);
+		json_decref(subs);
+		return NULL;
+	}
+	json_object_set_new(o, "gpus", json_integer(e->total_gpus));
+	json_object_set_new(o, "iteration_time_s", json_real(e->iteration_time_s));
+	json_object_set_new(o, "batch_sync_s", json_real(e->batch_sync_s));
+	json_object_set_new(o, "samples_per_s", json_real(e->samples_per_s));
+	json_object_set_new(o, "memory_bytes", json_real(e->memory_bytes));
+	json_object_set_new(o, "fits", json_boolean(e->fits));
+	json_object_set_new(o, "submodules", subs);
+	return o;
+}
+
+static void
+opt_side_text(const char *title, const struct multimodal *mm, const struct multimodal_estimate *e,
+	      const struct plan *plans)
+{
+	printf("%s: %.4f s/iteration (%s %.4f s + batch-sync %.4f s), %.1f samples/s, %.2f GiB per GPU%s\n", title,
+	       e->iteration_time_s, e->monolithic ? "in turn" : "slowest", e->compute_s, e->batch_sync_s,
+	       e->samples_per_s, e->memory_bytes / GIB, e->fits ? "" : " (does not fit)");
+	for (int i = 0; i < mm->nsub; i++) {
+		char plan[128];
+
+		plan_brief(&plans[i], plan, sizeof(plan));
+		printf("  %-10s %5d GPUs  %-44s %10.4f s\n", mm->sub[i].name, e->gpus[i], plan, e->sub[i].iteration_time_s);
+	}
+}
+
+int
+cli_optimize_multimodal(struct optimize_request *r)
+{
+	static struct multimodal mm;
+	static struct mm_search s;
+	static struct multimodal_estimate best, mono;
+	struct plan best_plans[MULTIMODAL_MAX_SUBMODULES], mono_plans[MULTIMODAL_MAX_SUBMODULES];
+	struct framework framework;
+	struct cluster cluster;
+	struct estimate_options opt = { COLL_ALGO_RING, NULL, NULL };
+	int split[MULTIMODAL_MAX_SUBMODULES];
+	bool have_mono = true;
+	double t0, seconds;
+	int rc, total;
+
+	if (r->so.seq_len) {
+		cli_error("--seq-len: the submodules of a multimodal model give their own tokens per sample");
+		return CLI_EXIT_USAGE;
+	}
+	if (r->so.ncompressors > 0) {
+		cli_error("--compressor does not apply to a multimodal model");
+		return CLI_EXIT_USAGE;
+	}
+	if ((rc = load_multimodal(r->model, &mm)) != CLI_EXIT_OK)
+		return rc;
+	if ((rc = cli_load_framework(r->framework ? r->framework : CLI_DEFAULT_FRAMEWORK, &framework)) != CLI_EXIT_OK)
+		return rc;
+	r->so.framework = &framework;
+	opt.framework = &framework;
+	opt.dp_algo = r->so.dp_algo;
+	if ((rc = cli_load_cluster_links(r->cluster, &r->links, &cluster)) != CLI_EXIT_OK)
+		return rc;
+	r->so.flash_attention = cli_flash_attention(r->flash, &cluster);
+	total = r->so.gpus ? r->so.gpus : cluster_gpus(&cluster);
+	rc = CLI_EXIT_USAGE;
+	if (total > cluster_gpus(&cluster)) {
+		cli_error("--gpus %d is more than cluster '%s' has (%d)", total, cluster.name, cluster_gpus(&cluster));
+		goto out;
+	}
+	if (total < mm.nsub) {
+		cli_error("%d GPUs cannot give each of the %d submodules a GPU group", total, mm.nsub);
+		goto out;
+	}
+	memset(&s, 0, sizeof(s));
+	s.mm = &mm;
+	s.c = &cluster;
+	s.r = r;
+	s.top = calloc(SEARCH_MAX_TOP, sizeof(*s.top));
+	if (!s.top) {
+		cli_error("out of memory");
+		rc = CLI_EXIT_FAILURE;
+		goto out;
+	}
+	s.opt = opt;
+	plan_error_clear(&s.err);
+	t0 = now_s();
+	split_sizes(&s, total, cluster.gpus_per_node);
+	enumerate(&s, 0, total, split);
+	/* Monolithic: each submodule's best plan on all the GPUs, in turn. */
+	for (int i = 0; !s.failed && i < mm.nsub; i++) {
+		const struct mm_memo *m = best_on(&s, i, total);
+
+		if (!m || !m->found)
+			have_mono = false;
+		else
+			mono_plans[i] = m->best.plan;
+	}
+	seconds = now_s() - t0;
+	if (s.failed) {
+		rc = cli_report(&s.err);
+		goto out_free;
+	}
+	if (!s.have_best) {
+		cli_error("no feasible plan: no split of %d GPUs between the submodules fits", total);
+		rc = CLI_EXIT_INFEASIBLE;
+		goto out_free;
+	}
+	for (int i = 0; i < mm.nsub; i++) {
+		best_plans[i] = best_on(&s, i, s.best_split[i])->best.plan;
+	}
+	{
+		struct plan_error err;
+
+		plan_error_clear(&err);
+		if (!multimodal_estimate(&mm, &cluster, best_plans, false, &opt, &best, &err) ||
+		    (have_mono && !multimodal_estimate(&mm, &cluster, mono_plans, true, &opt, &mono, &err))) {
+			rc = cli_report(&err);
+			goto out_free;
+		}
+	}
+	if (r->format == CLI_FORMAT_JSON) {
+		json_t *root = json_object();
+
+		if (root) {
+			json_object_set_new(root, "model", json_string(mm.name));
+			json_object_set_new(root, "cluster", json_string(cluster.name));
+			json_object_set_new(root, "gpus", json_integer(total));
+			json_object_set_new(root, "global_batch", json_integer(r->so.global_batch));
+			json_object_set_new(root, "per_submodule", opt_side_json(&mm, &best, best_plans));
+			json_object_set_new(root, "monolithic", have_mono ? opt_side_json(&mm, &mono, mono_plans) : json_null());
+			json_object_set_new(root, "speedup", have_mono ? json_real(mono.iteration_time_s / best.iteration_time_s)
+								   : json_null());
+			json_object_set_new(root, "splits", json_integer(s.splits));
+			json_object_set_new(root, "searches", json_integer(s.searches));
+			json_object_set_new(root, "seconds", json_real(seconds));
+		}
+		if (!write_json(root)) {
+			cli_error("cannot write the output");
+			rc = CLI_EXIT_FAILURE;
+			goto out_free;
+		}
+	} else {
+		printf("%s on %s: %d GPUs (%s), global batch %d, multimodal (%d submodules)\n\n", mm.name, cluster.name,
+		       total, cluster.gpu.name, r->so.global_batch, mm.nsub);
+		opt_side_text("per-submodule (DistMM)", &mm, &best, best_plans);
+		if (have_mono) {
+			opt_side_text("monolithic (each submodule on all GPUs, in turn)", &mm, &mono, mono_plans);
+			printf("speedup         %.2fx per-submodule over monolithic\n",
+			       mono.iteration_time_s / best.iteration_time_s);
+		} else {
+			printf("monolithic: no plan of all %d GPUs fits some submodule\n", total);
+		}
+		printf("predict_args    --model %s --cluster %s --global-batch %d", r->model, r->cluster, r->so.global_batch);
+		for (int i = 0; i < mm.nsub; i++) {
+			char spec[256];
+
+			plan_spec(mm.sub[i].name, &best_plans[i], spec, sizeof(spec));
+			printf(" --submodule %s", spec);
+		}
+		printf("\nsearch          %ld splits of %d GPUs, %ld searches in %.2f s\n", s.splits, total, s.searches,
+		       seconds);
+	}
+	rc = cli_finish(CLI_EXIT_OK);
+out_free:
+	free(s.top);
+out:
+	cluster_release(&cluster);
+	return rc;
+}

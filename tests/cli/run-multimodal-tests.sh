@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# predict and optimize on a multimodal model (DistMM, Huang et al. NSDI
+# 2024): the per-submodule and monolithic outputs, their JSON keys against
+# plan-cli(1), and the bad inputs that are usage errors.
+# Usage: run-multimodal-tests.sh PLAN_CLI SOURCE_ROOT
+set -u
+bin=$(realpath "$1")
+root=$2
+cd "$root" || exit 1
+. "$(dirname "$(realpath "$0")")/harness.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+base=(--model clip-vit-l14 --cluster aws-p4d --global-batch 768)
+per=(--submodule image:tp=1,dp=12,micro-batch=16 --submodule text:gpus=4,micro-batch=16)
+
+"$bin" predict "${base[@]}" "${per[@]}" >"$tmp/out" 2>"$tmp/err"
+check "predict --submodule: exit 0, nothing on stderr" '[ $? -eq 0 ] && [ ! -s "$tmp/err" ]'
+check "predict --submodule: per-submodule rows and the batch-sync" \
+	'grep -q "per-submodule plans (DistMM)" "$tmp/out" && grep -q "^image .* 12  tp 1 x pp 1 x dp 12" "$tmp/out" &&
+	 grep -q "^text .*  4  tp 1 x pp 1 x dp 4" "$tmp/out" && grep -q "^batch-sync" "$tmp/out"'
+
+"$bin" predict "${base[@]}" --gpus 16 --micro-batch 16 >"$tmp/mono" 2>"$tmp/err"
+check "predict monolithic: every submodule on all 16 GPUs" \
+	'[ $? -eq 0 ] && grep -q "monolithic plan" "$tmp/mono" && [ "$(grep -c " 16  tp 1 x pp 1 x dp 16" "$tmp/mono")" -eq 2 ]'
+
+"$bin" predict "${base[@]}" "${per[@]}" --format json >"$tmp/json" 2>"$tmp/err"
+check "predict --format json is JSON with submodules and batch_sync_s" \
+	'[ $? -eq 0 ] && jq -e ".mode == \"per-submodule\" and (.submodules | length) == 2 and .batch_sync_s > 0 and
+	 .iteration_time_s == .compute_s + .batch_sync_s and .submodules[0].prediction.plan.dp == 12" "$tmp/json" >/dev/null'
+# Every key of the multimodal JSON is named in plan-cli(1).
+missing=""
+for k in $(jq -r '(keys[]), (.submodules[0] | keys[]), (.submodules[0].plan | keys[])' "$tmp/json" | sort -u); do
+	grep -qE "^\.BR? \"?$k([ \"]|$)" man/plan-cli.1 || missing="$missing $k"
+done
+check "plan-cli(1) names every key of the multimodal JSON${missing:+ (missing:$missing)}" '[ -z "$missing" ]'
+
+"$bin" optimize "${base[@]}" --gpus 16 >"$tmp/opt" 2>"$tmp/err"
+check "optimize: per-submodule, monolithic, speedup and timing" \
+	'[ $? -eq 0 ] && grep -q "^per-submodule (DistMM)" "$tmp/opt" && grep -q "^monolithic" "$tmp/opt" &&
+	 grep -q "^speedup " "$tmp/opt" && grep -q "^search .* searches in" "$tmp/opt"'
+args=$(sed -n 's/^predict_args *//p' "$tmp/opt")
+# shellcheck disable=SC2086
+"$bin" predict $args >"$tmp/back" 2>"$tmp/err"
+check "optimize's predict_args run in predict" '[ $? -eq 0 ] && grep -q "per-submodule plans" "$tmp/back"'
+"$bin" optimize "${base[@]}" --gpus 16 --format json >"$tmp/opt.json" 2>"$tmp/err"
+check "optimize --format json" \
+	'[ $? -eq 0 ] && jq -e ".speedup > 0 and .per_submodule.gpus <= 16 and .monolithic.gpus == 16 and .seconds >= 0" "$tmp/opt.json" >/dev/null'
+
+usage() { # NAME SUBSTRING ARGS...
+	local name=$1 want=$2
+	shift 2
+	"$bin" "$@" >"$tmp/u.out" 2>"$tmp/u.err"
+	local rc=$?
+	check "usage error: $name (status 2, '$want')" \
+		'[ $rc -eq 2 ] && grep -qF -- "$want" "$tmp/u.err" && [ "$(wc -l <"$tmp/u.err")" -eq 1 ]'
+}
+usage "a submodule left out" "submodule 'text' has no GPUs" predict "${base[@]}" --submodule image:dp=8
+usage "a submodule with no GPUs" "submodule 'text' has no GPUs" predict "${base[@]}" --submodule image:dp=8 --submodule text:tp=1
+usage "dp=0" "out of range (a submodule with no GPUs?)" predict "${base[@]}" --submodule image:dp=8 --submodule text:dp=0
+usage "unknown submodule name" "unknown submodule 'imgae' of clip-vit-l14 (valid: image, text)" \
+	predict "${base[@]}" --submodule imgae:dp=8 --submodule text:dp=8
+usage "groups beyond the cluster" "the submodules' GPU groups take 768 GPUs, more than the 512 there are" \
+	predict "${base[@]}" --submodule image:dp=384 --submodule text:dp=384
+usage "groups beyond --gpus" "more than the 16 there are (--gpus)" \
+	predict "${base[@]}" --gpus 16 --submodule image:dp=12 --submodule text:dp=8
+usage "--submodule on a transformer" "--submodule needs a multimodal model (kind: multimodal); 'gpt-1.7b' is a transformer" \
+	predict --model gpt-1.7b --cluster aws-p4d --global-batch 64 --submodule image:dp=8
+usage "a submodule given twice" "--submodule image is given twice" \
+	predict "${base[@]}" --submodule image:dp=8 --submodule image:dp=8
+usage "an unknown key" "unknown key 'tpp'" predict "${base[@]}" --submodule image:tpp=2 --submodule text:dp=8
+usage "--format csv" "a multimodal prediction is text or json" predict "${base[@]}" "${per[@]}" --format csv
+usage "--seq-len" "give their own tokens per sample" predict "${base[@]}" "${per[@]}" --seq-len 77
+
+"$bin" sweep --model clip-vit-l14 --cluster aws-p4d --gpus 8 --global-batch 64 >"$tmp/s.out" 2>"$tmp/s.err"
+check "sweep refuses a multimodal profile at its kind key (file:line:col)" \
+	'[ $? -eq 3 ] && grep -q "clip-vit-l14.yaml:[0-9]*:[0-9]*: a multimodal model (kind: multimodal)" "$tmp/s.err"'
+finish
