@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "plan/estimate.h"
 #include "plan/flops.h"
@@ -116,6 +117,34 @@ get_bool(struct reader *r, enum col c, bool def, bool *out)
 		*out = false;
 	else
 		return fail(r, "column '%s' must be true or false, got '%s'", col_names[c], s);
+	return true;
+}
+
+/*
+ * A profile cell (model, cluster, framework) into @dst: a bundled name as
+ * is; a relative path (it has a '/' or ends in .yaml or .json) relative to
+ * the CSV's folder when the file is there, else as given (relative to the
+ * working folder, as on the command line).
+ */
+static bool
+get_profile(struct reader *r, enum col c, char *dst, size_t size)
+{
+	const char *v = field(r, c), *slash = strrchr(r->path, '/');
+	size_t len = strlen(v);
+	bool path = strchr(v, '/') || (len > 5 && (strcmp(v + len - 5, ".yaml") == 0 ||
+						   strcmp(v + len - 5, ".json") == 0));
+	char max[24];
+	int n;
+
+	snprintf(max, sizeof(max), "%zu", size - 1);
+	if (len >= size)
+		return fail(r, "column '%s' is longer than %s characters", col_names[c], max);
+	snprintf(dst, size, "%s", v);
+	if (!path || v[0] == '/' || !slash)
+		return true;
+	n = snprintf(dst, size, "%.*s/%s", (int)(slash - r->path), r->path, v);
+	if (n < 0 || (size_t)n >= size || access(dst, F_OK) != 0)
+		snprintf(dst, size, "%s", v);
 	return true;
 }
 
@@ -247,9 +276,10 @@ record(struct reader *r)
 	if (!field(r, COL_ID)[0] || !field(r, COL_MODEL)[0] || !field(r, COL_CLUSTER)[0])
 		return fail(r, "columns 'id', 'model' and 'cluster' must not be empty%s%s", "", "");
 	snprintf(run->id, sizeof(run->id), "%s", field(r, COL_ID));
-	snprintf(run->model, sizeof(run->model), "%s", field(r, COL_MODEL));
-	snprintf(run->cluster, sizeof(run->cluster), "%s", field(r, COL_CLUSTER));
-	snprintf(run->framework, sizeof(run->framework), "%s", field(r, COL_FRAMEWORK));
+	if (!get_profile(r, COL_MODEL, run->model, sizeof(run->model)) ||
+	    !get_profile(r, COL_CLUSTER, run->cluster, sizeof(run->cluster)) ||
+	    !get_profile(r, COL_FRAMEWORK, run->framework, sizeof(run->framework)))
+		return false;
 	if (!get_int(r, COL_TP, 1, &run->plan.tp) || !get_int(r, COL_PP, 1, &run->plan.pp) ||
 	    !get_int(r, COL_DP, 1, &run->plan.dp) || !get_int(r, COL_VPP, 1, &run->plan.vpp) ||
 	    !get_int(r, COL_MB, 1, &run->plan.micro_batch) ||

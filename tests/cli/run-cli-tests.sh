@@ -570,6 +570,19 @@ expect_one_error_line
 expect_err_has "no-such-runs.csv"
 finish "validate of a file that does not exist exits 1"
 
+# Profile paths in a runs CSV are relative to the CSV's folder.
+mkdir -p "$tmp/runs-dir/profiles"
+cp "$src/models/gpt-1.7b.yaml" "$tmp/runs-dir/profiles/my-model.yaml"
+cp "$src/clusters/selene.yaml" "$tmp/runs-dir/my-cluster.yaml"
+printf 'id,model,cluster,tp,pp,dp,micro_batch,global_batch,measured_iteration_time_s\nr1,profiles/my-model.yaml,my-cluster.yaml,1,1,32,4,512,3.0\nr2,gpt-1.7b,selene,1,1,32,4,512,3.0\n' \
+	>"$tmp/runs-dir/runs.csv"
+run sh -c "cd / && exec '$bin' validate '$tmp/runs-dir/runs.csv' --format csv"
+expect_rc 0
+expect_stderr_empty
+[ "$(grep -c '^"r[12]"' "$tmp/out")" -eq 2 ] && [ "$(cut -d, -f6 "$tmp/out" | sort -u | grep -vc predicted)" -eq 1 ] ||
+	fail "the rows by path and by name differ: $(cat "$tmp/out")"
+finish "a runs CSV's profile paths are relative to its folder (run from /; by path = by name)"
+
 # ------------------------------------------------------------- reliability
 
 # Each count in range, their product beyond an int: a usage error naming
