@@ -42,7 +42,7 @@ predict_cb(void *ctx, const double *x, int run, double *t, struct plan_error *er
 	for (int j = 0; j < 2; j++)
 		if (s->keys[j].value)
 			*s->keys[j].value = x[j];
-	if (!runs_predict(&s->runs[run], &s->m, &s->c, NULL, &p, err))
+	if (!runs_predict(&s->runs[run], &s->m, &s->c, NULL, NULL, &p, err))
 		return false;
 	*t = p.predicted_s;
 	return true;

@@ -26,6 +26,27 @@ base_plan(struct plan *p, int tp, int pp, int dp, int mb, int gb, int seq)
 	p->seq_len = seq;
 }
 
+/* --compress, the sweep's compress axis and the runs CSV's column read one syntax. */
+START_TEST(test_compress_parse)
+{
+	struct plan_compression pc = { .tp = true };
+
+	ck_assert(plan_compress_parse("pp", &pc) && !pc.tp && pc.pp && !pc.dp);
+	ck_assert(plan_compress_parse("tp,dp", &pc) && pc.tp && !pc.pp && pc.dp);
+	ck_assert(plan_compress_parse("tp+pp+dp", &pc) && pc.tp && pc.pp && pc.dp);
+	ck_assert(plan_compress_parse("dp,dp", &pc) && !pc.tp && !pc.pp && pc.dp);
+	/* Refused, the flags kept as they were. */
+	pc = (struct plan_compression){ .tp = true };
+	ck_assert(!plan_compress_parse("", &pc));
+	ck_assert(!plan_compress_parse("tp,", &pc));
+	ck_assert(!plan_compress_parse(",tp", &pc));
+	ck_assert(!plan_compress_parse("tpp", &pc));
+	ck_assert(!plan_compress_parse("tp pp", &pc));
+	ck_assert(!plan_compress_parse("TP", &pc));
+	ck_assert(pc.tp && !pc.pp && !pc.dp);
+}
+END_TEST
+
 START_TEST(test_profiles)
 {
 	static const struct { const char *yaml, *msg; } bad[] = {
@@ -404,6 +425,7 @@ compression_suite(void)
 	tcase_add_test(tc, test_breakdown_and_errors);
 	tcase_add_test(tc, test_topk_tp_by_hand);
 	tcase_add_test(tc, test_pp_scatter_gather);
+	tcase_add_test(tc, test_compress_parse);
 	suite_add_tcase(s, tc);
 	return s;
 }

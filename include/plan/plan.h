@@ -177,3 +177,11 @@ struct plan plan_resolve_recompute(const struct plan *p, const struct model *m);
  * accuracy).
  */
 int plan_compress_from_layer(const struct plan *p, const struct model *m);
+
+/**
+ * What a compressor compresses, written as predict's --compress: "tp",
+ * "pp", "dp" or several of them joined by ',' or '+' ("tp,pp", "tp+dp").
+ * Sets @pc's tp, pp and dp flags; false (flags untouched) when @text is
+ * empty or names anything else.
+ */
+bool plan_compress_parse(const char *text, struct plan_compression *pc);

@@ -18,6 +18,8 @@ struct calib_session {
 	struct model *models;             /**< one per run */
 	struct framework *frameworks;     /**< one per run, as loaded */
 	const struct framework **fw;      /**< one per run: its own, or &fit_fw */
+	struct compressor *compressors;   /**< one per run, as loaded when it names one */
+	const struct compressor **cmp;    /**< one per run: its compressor, or NULL */
 	double *measured_s;               /**< one per run */
 	struct cluster cluster;
 	bool cluster_loaded;

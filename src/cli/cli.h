@@ -104,8 +104,10 @@ int cli_load_framework(const char *arg, struct framework *fw);
 struct run;
 
 /**
- * Load the model and the framework of @run, a row of the runs CSV @file
- * (errors name the row), and fill the plan's seq_len from the model when
- * the row left it out. Returns an exit code.
+ * Load the model, the framework and the compressor of @run, a row of the
+ * runs CSV @file (errors name the row), and fill the plan's seq_len from
+ * the model when the row left it out. *@cmp_out is @cmp when the row
+ * names a compressor, else NULL. Returns an exit code.
  */
-int cli_load_run(const char *file, struct run *run, struct model *m, struct framework *fw);
+int cli_load_run(const char *file, struct run *run, struct model *m, struct framework *fw,
+		 struct compressor *cmp, const struct compressor **cmp_out);

@@ -199,14 +199,18 @@ cli_load_cluster_links(const char *arg, const struct cli_links *links, struct cl
 }
 
 int
-cli_load_run(const char *file, struct run *run, struct model *m, struct framework *fw)
+cli_load_run(const char *file, struct run *run, struct model *m, struct framework *fw,
+	     struct compressor *cmp, const struct compressor **cmp_out)
 {
 	int rc;
 
+	*cmp_out = NULL;
 	snprintf(cli_context, sizeof(cli_context), "%s: row %d ('%s')", file, run->row, run->id);
 	rc = cli_load_model(run->model, m);
 	if (rc == CLI_EXIT_OK)
 		rc = cli_load_framework(run->framework[0] ? run->framework : CLI_DEFAULT_FRAMEWORK, fw);
+	if (rc == CLI_EXIT_OK && run->compressor[0] && (rc = cli_load_compressor(run->compressor, cmp)) == CLI_EXIT_OK)
+		*cmp_out = cmp;
 	cli_context[0] = '\0';
 	if (rc == CLI_EXIT_OK && run->plan.seq_len == 0)
 		run->plan.seq_len = m->seq_len;

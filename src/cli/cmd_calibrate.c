@@ -21,7 +21,7 @@ predict_cb(void *ctx, const double *x, int run, double *predicted_s, struct plan
 
 	for (int j = 0; j < s->nkeys; j++)
 		*s->keys[j].value = x[j];
-	if (!runs_predict(&s->set.runs[run], &s->models[run], &s->cluster, s->fw[run], &p, err))
+	if (!runs_predict(&s->set.runs[run], &s->models[run], &s->cluster, s->fw[run], s->cmp[run], &p, err))
 		return false;
 	*predicted_s = p.predicted_s;
 	return true;
@@ -32,7 +32,8 @@ session_release(struct calib_session *s)
 {
 	if (s->cluster_loaded)
 		cluster_release(&s->cluster);
-	void *owned[] = { s->models, s->frameworks, s->fw, s->measured_s, s->before, s->after, s->cv };
+	void *owned[] = { s->models, s->frameworks, s->fw, s->compressors, s->cmp, s->measured_s, s->before, s->after,
+			  s->cv };
 
 	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
 		free(owned[i]);
@@ -72,11 +73,14 @@ load_runs(struct calib_session *s)
 	s->models = calloc(n, sizeof(*s->models));
 	s->frameworks = calloc(n, sizeof(*s->frameworks));
 	s->fw = calloc(n, sizeof(*s->fw));
+	s->compressors = calloc(n, sizeof(*s->compressors));
+	s->cmp = calloc(n, sizeof(*s->cmp));
 	s->measured_s = calloc(n, sizeof(double));
 	s->before = calloc(n, sizeof(double));
 	s->after = calloc(n, sizeof(double));
 	s->cv = calloc(n, sizeof(double));
-	if (!s->models || !s->frameworks || !s->fw || !s->measured_s || !s->before || !s->after || !s->cv) {
+	if (!s->models || !s->frameworks || !s->fw || !s->compressors || !s->cmp || !s->measured_s || !s->before ||
+	    !s->after || !s->cv) {
 		cli_error("out of memory");
 		return CLI_EXIT_FAILURE;
 	}
@@ -91,7 +95,7 @@ load_runs(struct calib_session *s)
 		if (!r->framework[0])
 			snprintf(r->framework, sizeof(r->framework), "%s",
 				 s->req->framework ? s->req->framework : CLI_DEFAULT_FRAMEWORK);
-		rc = cli_load_run(s->req->runs, r, &s->models[i], &s->frameworks[i]);
+		rc = cli_load_run(s->req->runs, r, &s->models[i], &s->frameworks[i], &s->compressors[i], &s->cmp[i]);
 		s->fw[i] = &s->frameworks[i];
 		s->measured_s[i] = runs_measured_time_s(r, &s->models[i]);
 	}

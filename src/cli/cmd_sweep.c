@@ -221,17 +221,18 @@ cell_profiles(const struct study *s, struct cache *k, const int *idx, struct swe
 static bool
 cell_compress(const struct study *s, const int *idx, struct sweep_cell *c, char *why, size_t size)
 {
-	const char *v = value_of(s, idx, AXIS_COMPRESS), *w = v ? v : "tp,pp";
+	const char *v = value_of(s, idx, AXIS_COMPRESS);
+	struct plan_compression pc = { .tp = true, .pp = true };
 	struct plan *p = &c->plan;
 
-	if (v && strspn(v, "tpd,+") != strlen(v)) {
+	if (v && !plan_compress_parse(v, &pc)) {
 		snprintf(why, size, "'compress' lists tp, pp and dp, got '%.60s'", v);
 		return false;
 	}
 	if (c->compressor) {
-		p->compress.tp = strstr(w, "tp") != NULL && p->tp > 1;
-		p->compress.pp = strstr(w, "pp") != NULL && p->pp > 1;
-		p->compress.dp = strstr(w, "dp") != NULL;
+		p->compress.tp = pc.tp && p->tp > 1;
+		p->compress.pp = pc.pp && p->pp > 1;
+		p->compress.dp = pc.dp;
 	}
 	return true;
 }

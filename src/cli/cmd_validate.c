@@ -25,12 +25,14 @@ static int
 predict_run(const char *file, struct run *run, struct row_result *res)
 {
 	struct framework fw;
+	struct compressor cmp;
+	const struct compressor *cmp_used;
 	struct model m;
 	struct cluster c;
 	struct plan_error err;
 	int rc;
 
-	rc = cli_load_run(file, run, &m, &fw);
+	rc = cli_load_run(file, run, &m, &fw, &cmp, &cmp_used);
 	if (rc == CLI_EXIT_OK) {
 		snprintf(cli_context, sizeof(cli_context), "%s: row %d ('%s')", file, run->row, run->id);
 		rc = cli_load_cluster(run->cluster, &c);
@@ -40,7 +42,7 @@ predict_run(const char *file, struct run *run, struct row_result *res)
 		return rc;
 	plan_error_clear(&err);
 	res->run = run;
-	if (!runs_predict(run, &m, &c, &fw, &res->p, &err)) {
+	if (!runs_predict(run, &m, &c, &fw, cmp_used, &res->p, &err)) {
 		cli_error("%s: row %d ('%s'): %s", file, run->row, run->id, err.message);
 		rc = CLI_EXIT_INPUT;
 	}

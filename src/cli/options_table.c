@@ -33,36 +33,15 @@ const char *const cli_objective_names[] = { "time", "goodput", NULL };
 
 /* ------------------------------------------------------------- predict */
 
-/* "tp,pp,dp" (any subset) into the compression flags. */
+/* "tp,pp,dp" (any subset, or joined by '+') into the compression flags. */
 static bool
 parse_compress(const struct cli_option *o, const char *arg, void *req)
 {
 	struct predict_request *r = req;
-	struct plan_compression *pc = &r->plan.compress;
-	char buf[64];
-	char *save = NULL;
 
 	(void)o;
 	r->compress_given = true;
-	if (strlen(arg) >= sizeof(buf) || !arg[0]) {
-		cli_error("--compress expects a list of tp, pp and dp, got '%s'", arg);
-		return false;
-	}
-	memcpy(buf, arg, strlen(arg) + 1);
-	pc->tp = pc->pp = pc->dp = false;
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (strcmp(tok, "tp") == 0)
-			pc->tp = true;
-		else if (strcmp(tok, "pp") == 0)
-			pc->pp = true;
-		else if (strcmp(tok, "dp") == 0)
-			pc->dp = true;
-		else {
-			cli_error("unknown value '%s' in --compress (valid: tp, pp, dp)", tok);
-			return false;
-		}
-	}
-	if (!pc->tp && !pc->pp && !pc->dp) {
+	if (!plan_compress_parse(arg, &r->plan.compress)) {
 		cli_error("--compress expects a list of tp, pp and dp, got '%s'", arg);
 		return false;
 	}

@@ -279,3 +279,32 @@ plan_validate(const struct plan *p, const struct model *m,
 			    p->pp);
 	return true;
 }
+
+bool
+plan_compress_parse(const char *text, struct plan_compression *pc)
+{
+	bool tp = false, pp = false, dp = false;
+	const char *t = text;
+
+	if (!*t)
+		return false;
+	for (;;) {
+		size_t n = strcspn(t, ",+");
+
+		if (n == 2 && strncmp(t, "tp", 2) == 0)
+			tp = true;
+		else if (n == 2 && strncmp(t, "pp", 2) == 0)
+			pp = true;
+		else if (n == 2 && strncmp(t, "dp", 2) == 0)
+			dp = true;
+		else
+			return false;
+		if (!t[n])
+			break;
+		t += n + 1;
+	}
+	pc->tp = tp;
+	pc->pp = pp;
+	pc->dp = dp;
+	return true;
+}

@@ -18,8 +18,8 @@ enum col {
 	COL_ID, COL_MODEL, COL_CLUSTER, COL_TP, COL_PP, COL_DP, COL_VPP, COL_MB, COL_GB,
 	COL_SEQ, COL_RECOMPUTE, COL_SP, COL_ZERO, COL_OVERLAP, COL_FLASH, COL_TIME,
 	COL_TFLOPS, COL_CONV, COL_FRAMEWORK, COL_PRECISION, COL_TP_OVERLAP, COL_MEMORY, COL_CP, COL_CP_METHOD,
-	COL_GPUS, COL_EP, COL_MOE_ROUTING, COL_MOE_OVERLAP, COL_MICS, COL_TOKENS, COL_SOURCE, COL_NOTES,
-	COL_COUNT,
+	COL_GPUS, COL_EP, COL_MOE_ROUTING, COL_MOE_OVERLAP, COL_MICS, COL_TOKENS, COL_COMPRESSOR,
+	COL_COMPRESS, COL_DP_ALLREDUCE, COL_SOURCE, COL_NOTES, COL_COUNT,
 };
 
 static const char *const col_names[COL_COUNT + 1] = {
@@ -27,7 +27,8 @@ static const char *const col_names[COL_COUNT + 1] = {
 	"seq_len", "recompute", "sequence_parallel", "zero", "dp_overlap", "flash_attention",
 	"measured_iteration_time_s", "measured_tflops_per_gpu", "flop_convention", "framework", "precision",
 	"tp_overlap", "measured_memory_gib", "cp", "cp_method", "gpus", "ep", "moe_routing", "moe_overlap",
-	"mics_group", "measured_tokens_per_s_per_gpu", "source", "notes", NULL,
+	"mics_group", "measured_tokens_per_s_per_gpu", "compressor", "compress", "dp_allreduce", "source",
+	"notes", NULL,
 };
 
 #define MAX_FIELDS 64
@@ -145,6 +146,24 @@ get_profile(struct reader *r, enum col c, char *dst, size_t size)
 	n = snprintf(dst, size, "%.*s/%s", (int)(slash - r->path), r->path, v);
 	if (n < 0 || (size_t)n >= size || access(dst, F_OK) != 0)
 		snprintf(dst, size, "%s", v);
+	return true;
+}
+
+/* compress: what the row's compressor compresses, as predict's --compress
+ * (default tp,pp, which a plan without TP or PP does not use). */
+static bool
+get_compress(struct reader *r, struct run *run)
+{
+	const char *v = field(r, COL_COMPRESS);
+	struct plan_compression *pc = &run->plan.compress;
+
+	pc->tp = pc->pp = run->compressor[0] != '\0';
+	if (!v[0])
+		return true;
+	if (!run->compressor[0])
+		return fail(r, "column 'compress' ('%s') needs a compressor in column '%s'", v, "compressor");
+	if (!plan_compress_parse(v, pc))
+		return fail(r, "column 'compress' lists tp, pp and dp (joined by '+' or ','), got '%s'%s", v, "");
 	return true;
 }
 
@@ -278,8 +297,14 @@ record(struct reader *r)
 	snprintf(run->id, sizeof(run->id), "%s", field(r, COL_ID));
 	if (!get_profile(r, COL_MODEL, run->model, sizeof(run->model)) ||
 	    !get_profile(r, COL_CLUSTER, run->cluster, sizeof(run->cluster)) ||
-	    !get_profile(r, COL_FRAMEWORK, run->framework, sizeof(run->framework)))
+	    !get_profile(r, COL_FRAMEWORK, run->framework, sizeof(run->framework)) ||
+	    !get_profile(r, COL_COMPRESSOR, run->compressor, sizeof(run->compressor)) ||
+	    !get_compress(r, run) ||
+	    !get_choice(r, COL_DP_ALLREDUCE, coll_algo_names, COLL_ALGO_RING, &run->dp_algo))
 		return false;
+	/* "none", as a sweep writes it: no compressor. */
+	if (strcmp(run->compressor, "none") == 0)
+		run->compressor[0] = '\0';
 	if (!get_int(r, COL_TP, 1, &run->plan.tp) || !get_int(r, COL_PP, 1, &run->plan.pp) ||
 	    !get_int(r, COL_DP, 1, &run->plan.dp) || !get_int(r, COL_VPP, 1, &run->plan.vpp) ||
 	    !get_int(r, COL_MB, 1, &run->plan.micro_batch) ||
@@ -429,9 +454,10 @@ runs_measured_time_s(const struct run *run, const struct model *m)
 
 bool
 runs_predict(const struct run *run, const struct model *m, const struct cluster *c,
-	     const struct framework *fw, struct run_prediction *out, struct plan_error *err)
+	     const struct framework *fw, const struct compressor *cmp, struct run_prediction *out,
+	     struct plan_error *err)
 {
-	struct estimate_options opt = { COLL_ALGO_RING, NULL, fw };
+	struct estimate_options opt = { (enum coll_algo)run->dp_algo, cmp, fw };
 	struct plan p = run->plan;
 	struct estimate e;
 

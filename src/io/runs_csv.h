@@ -4,6 +4,7 @@
 #include <stdbool.h>
 
 #include "plan/collective.h"
+#include "plan/compressor.h"
 #include "plan/error.h"
 #include "plan/model.h"
 #include "plan/plan.h"
@@ -23,6 +24,8 @@ struct run {
 	char model[256];
 	char cluster[256];
 	char framework[256];      /**< "" when not given: the built-in framework */
+	char compressor[256];     /**< "" when not given (or "none"): no compression */
+	int dp_algo;              /**< enum coll_algo: the dp_allreduce column, default ring */
 	struct plan plan;
 	double measured_time_s;   /**< 0 when only TFLOP/s is given */
 	double measured_tflops;   /**< 0 when only the time is given */
@@ -86,10 +89,13 @@ struct run_prediction {
 };
 
 /**
- * Predict @run on model @m, cluster @c and framework @fw (NULL: the
- * built-in one) through estimate_plan, and compare with its measurement:
- * what validate prints per row and what calibrate fits. The plan's
- * seq_len must be set. False with @err set when the plan cannot run.
+ * Predict @run on model @m, cluster @c, framework @fw (NULL: the
+ * built-in one) and compressor @cmp (NULL: none; the row's compressor
+ * column names it) through estimate_plan with the row's DP all-reduce,
+ * and compare with its measurement: what validate prints per row and
+ * what calibrate fits. The plan's seq_len must be set. False with @err
+ * set when the plan cannot run.
  */
 bool runs_predict(const struct run *run, const struct model *m, const struct cluster *c,
-		  const struct framework *fw, struct run_prediction *out, struct plan_error *err);
+		  const struct framework *fw, const struct compressor *cmp, struct run_prediction *out,
+		  struct plan_error *err);

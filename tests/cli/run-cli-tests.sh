@@ -583,6 +583,25 @@ expect_stderr_empty
 	fail "the rows by path and by name differ: $(cat "$tmp/out")"
 finish "a runs CSV's profile paths are relative to its folder (run from /; by path = by name)"
 
+# The compressor, compress and dp_allreduce columns are predict's options.
+printf 'id,model,cluster,gpus,tp,pp,dp,micro_batch,global_batch,compressor,compress,dp_allreduce,measured_iteration_time_s\nc1,gpt-1.7b,aws-p3-16xlarge,32,4,2,4,4,64,ae-100,tp+pp,,1.0\nc2,gpt-1.7b,selene,32,1,1,32,4,512,,,hierarchical,1.0\n' \
+	>"$tmp/runs-dir/cmp.csv"
+cli validate "$tmp/runs-dir/cmp.csv" --format json
+expect_rc 0
+a=$("$bin" predict --model gpt-1.7b --cluster aws-p3-16xlarge --gpus 32 --tp 4 --pp 2 --dp 4 --micro-batch 4 \
+	--global-batch 64 --compressor ae-100 --compress tp,pp --format json | jq .iteration_time_s)
+b=$("$bin" predict --model gpt-1.7b --cluster selene --gpus 32 --dp 32 --micro-batch 4 --global-batch 512 \
+	--dp-allreduce hierarchical --format json | jq .iteration_time_s)
+expect_jq "((.rows[0].predicted_iteration_time_s - $a) | fabs) <= 1e-6 * $a and ((.rows[1].predicted_iteration_time_s - $b) | fabs) <= 1e-6 * $b" \
+	"the rows predict as predict --compressor ae-100 --compress tp,pp ($a) and --dp-allreduce hierarchical ($b)"
+finish "runs CSV columns compressor, compress and dp_allreduce are predict's options"
+printf 'id,model,cluster,tp,pp,dp,micro_batch,global_batch,compress,measured_iteration_time_s\nc1,gpt-1.7b,selene,1,1,32,4,512,tp,1.0\n' >"$tmp/runs-dir/bad.csv"
+cli validate "$tmp/runs-dir/bad.csv"
+expect_rc 3
+expect_err_has "bad.csv:2: column 'compress' ('tp') needs a compressor in column 'compressor'"
+finish "a compress cell without a compressor is an input error naming the row"
+
+# ------------------------------------------------------------- reliability
 # ------------------------------------------------------------- reliability
 
 # Each count in range, their product beyond an int: a usage error naming
