@@ -1,5 +1,6 @@
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -643,6 +644,15 @@ keep_solution(struct milp *p, struct solve_ctx *c)
 	p->has_solution = true;
 }
 
+/*
+ * GLPK is reentrant only when it was built with thread-local storage
+ * (GLPK's configure --enable-reentrant, a build option a distribution
+ * may leave out): its calls take turns here, and only they, so that
+ * searches on several threads (sweep --mode optimize) run everything
+ * else in parallel.
+ */
+static pthread_mutex_t glpk_lock = PTHREAD_MUTEX_INITIALIZER;
+
 bool
 milp_solve(struct milp *p, double time_limit_s, enum milp_status *status,
 	   struct plan_error *err)
@@ -664,6 +674,7 @@ milp_solve(struct milp *p, double time_limit_s, enum milp_status *status,
 		return plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
 	/* Create GLPK's environment here, where failure is a return code
 	 * (1: it existed already) rather than an abort inside GLPK. */
+	pthread_mutex_lock(&glpk_lock);
 	envret = glp_init_env();
 	if (envret != 0 && envret != 1)
 		ok = plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0,
@@ -672,6 +683,7 @@ milp_solve(struct milp *p, double time_limit_s, enum milp_status *status,
 		ok = glpk_failed(c, err);
 	else
 		ok = map_status(c, status, err);
+	pthread_mutex_unlock(&glpk_lock);
 	if (ok && (*status == MILP_OPTIMAL || *status == MILP_FEASIBLE))
 		keep_solution(p, c);
 	solve_ctx_free(c);
@@ -682,7 +694,9 @@ void
 milp_thread_release(void)
 {
 	/* 1 (no environment) is not an error here. */
+	pthread_mutex_lock(&glpk_lock);
 	(void)glp_free_env();
+	pthread_mutex_unlock(&glpk_lock);
 }
 
 double

@@ -9,9 +9,6 @@
 #include "plan/search.h"
 #include "plan/sweep.h"
 
-/* GLPK is not reentrant: optimize cells take turns in the solver. */
-static pthread_mutex_t glpk_lock = PTHREAD_MUTEX_INITIALIZER;
-
 struct pool {
 	const struct sweep_cell *cells;
 	struct sweep_result *out;
@@ -77,9 +74,8 @@ evaluate(const struct sweep_cell *c, struct sweep_result *r)
 			free(e);
 			return;
 		}
-		pthread_mutex_lock(&glpk_lock);
+		/* Searches run in parallel; their MILPs take turns in GLPK (milp.c). */
 		ok = search_run(c->model, &c->cluster, &o, top, &ntop, &st, &err);
-		pthread_mutex_unlock(&glpk_lock);
 		if (!ok || ntop == 0) {
 			snprintf(r->error, sizeof(r->error), "%s", ok ? "no feasible plan" : err.message);
 			free(top);

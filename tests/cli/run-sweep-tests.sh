@@ -176,6 +176,13 @@ check "and in LaTeX, with a note under the table" 'grep -qF "18.192\$^\\dagger\$
 "$bin" sweep --model gpt-1.7b,gpt-18.4b --cluster selene --gpus 32 --global-batch 512 --metric iteration_time,fits >"$tmp/fit2.md" 2>"$tmp/err"
 check "no mark beside a Fits column" '! grep -q "†" "$tmp/fit2.md"'
 
+# Optimize cells on two threads (their MILPs taking turns in GLPK) find what one thread finds.
+o=(--mode optimize --model gpt-1.7b,gpt-7.5b --cluster selene --gpus 32,64,128 --global-batch 512 --format csv)
+"$bin" sweep "${o[@]}" --threads 1 >"$tmp/o1.csv" 2>"$tmp/err1"
+"$bin" sweep "${o[@]}" --threads 2 >"$tmp/o2.csv" 2>"$tmp/err2"
+check "sweep --mode optimize: --threads 2 gives --threads 1's table" \
+	'[ -s "$tmp/o1.csv" ] && [ ! -s "$tmp/err2" ] && cmp -s "$tmp/o1.csv" "$tmp/o2.csv"'
+
 # Flash attention: each cell's GPU decides unless the study says (A100: on), as in predict.
 "$bin" sweep --model gpt-1.7b --cluster selene,aws-p3dn --gpus 32 --global-batch 512 --format csv >"$tmp/fa.csv" 2>"$tmp/err"
 for c in selene aws-p3dn; do
