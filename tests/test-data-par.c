@@ -128,6 +128,20 @@ START_TEST(test_zero3)
 	dp_comm_time(&m, &p, &c, &lay, NULL, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
 	ck_assert_double_eq_tol(dc.zero3_mb_s, 6.778e-3, 1e-15);
 	p.recompute = PLAN_RECOMPUTE_NONE;
+	/* fp8 all-gathers (torchao's enable_fsdp_float8_all_gather): a layer's
+	 * 6e6 parameters in 1 byte, 16 us + 7/8 x 6e6 / 1e10 = 5.41e-4 s; the
+	 * reduce-scatter and the root unit unchanged. Per micro-batch
+	 * 2 x (2 x 5.41e-4 + 1.066e-3) + 3.82e-4 = 4.678e-3 s; bytes
+	 * 7/8 x ((2 x 1 + 2) x 1.2e7 + 2 x 2e6) = 4.55e7. */
+	p.precision = PLAN_PRECISION_FP8;
+	p.fp8_gather = true;
+	dp_comm_time(&m, &p, &c, &lay, NULL, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+	ck_assert_double_eq_tol(dc.z3_gather_layer_s, 5.41e-4, 1e-15);
+	ck_assert_double_eq_tol(dc.z3_reduce_layer_s, 1.066e-3, 1e-15);
+	ck_assert_double_eq_tol(dc.zero3_mb_s, 4.678e-3, 1e-15);
+	ck_assert_double_eq_tol(dc.bytes, 4.55e7, 1e-6);
+	p.fp8_gather = false;
+	p.precision = PLAN_PRECISION_BF16;
 	{
 		/* DeepSpeed's 2021 ZeRO-3: every one of the layer's 12 tensors
 		 * (4 weights, 4 biases, 2 LayerNorms of scale and shift) by its

@@ -78,6 +78,7 @@ struct plan {
 	bool dp_overlap;     /**< overlap the gradient reduction with backward */
 	int precision;       /**< enum plan_precision: the linear layers' GEMMs */
 	bool tp_overlap;     /**< SP collectives overlapped with the GEMMs they feed (needs SP) */
+	bool fp8_gather;     /**< ZeRO-3/FSDP gathers the fp8 linear weights in 1 byte (needs fp8, ZeRO-3) */
 	struct plan_compression compress;
 	int ep;              /**< expert parallelism, carved out of the DP ranks */
 	int moe_routing;     /**< enum plan_moe_routing */

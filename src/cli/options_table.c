@@ -381,6 +381,9 @@ static const struct cli_option predict_rows[] = {
 	{ .name = "recompute", .metavar = "MODE", .kind = CLI_OPT_CHOICE, .choices = plan_recompute_names,
 	  .offset = PREDICT(plan.recompute), .help = "none|selective|full (default none)",
 	  .arg_order = 18, .write = write_recompute },
+	{ .name = "fp8-gather", .kind = CLI_OPT_FLAG, .offset = PREDICT(plan.fp8_gather),
+	  .help = "ZeRO-3/FSDP all-gathers the fp8 linear weights in 1 byte (torchao's\n"
+		  "enable_fsdp_float8_all_gather; needs --precision fp8 and --zero 3)", .arg_order = 37 },
 	{ .name = "tp-overlap", .kind = CLI_OPT_FLAG, .offset = PREDICT(plan.tp_overlap),
 	  .help = "overlap the sequence-parallel collectives with their GEMMs\n"
 		  "(Megatron-Core's --tp-comm-overlap; needs --sequence-parallel)", .arg_order = 25 },

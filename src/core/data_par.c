@@ -80,7 +80,19 @@ zero3_sync(const struct model *m, const struct plan *p, const struct cluster *c,
 			 model_tensors_per_layer(m) - model_small_tensors_per_layer(m) : model_tensors_per_layer(m);
 	double frac = g->size > 1 ? (double)(g->size - 1) / g->size : 0.0;
 	bool two_hop = p->mics_group > 0 && p->mics_hierarchical;
-	double gl = z3_collective(c, g, two_hop, algo, fw, false, params_layer, tensors);
+	struct framework fp8;
+	double gl;
+
+	/* torchao's enable_fsdp_float8_all_gather (Float8Linear under FSDP2):
+	 * the linear weights are cast to fp8 before the all-gather, which
+	 * then moves 1 byte a parameter; counted on all of a layer's
+	 * parameters (its norms, in 16 bits, are a 1e-4 fraction). The
+	 * embedding and the head stay in the framework's gather precision. */
+	if (p->fp8_gather) {
+		fp8 = *fw;
+		fp8.gather_bytes = 1.0;
+	}
+	gl = z3_collective(c, g, two_hop, algo, p->fp8_gather ? &fp8 : fw, false, params_layer, tensors);
 	double rl = z3_collective(c, g, two_hop, algo, fw, true, params_layer, tensors);
 	/* The rest is mostly one tensor, the word embedding. */
 	double gr = z3_collective(c, g, two_hop, algo, fw, false, rest, 1.0);
@@ -92,7 +104,7 @@ zero3_sync(const struct model *m, const struct plan *p, const struct cluster *c,
 	out->z3_rest_s += gr + rr;
 	out->zero3_mb_s += layers * (gathers * gl + rl) + gr + rr;
 	out->bytes += plan_microbatches(p) * frac *
-		      ((gathers * fw->gather_bytes + fw->reduce_bytes) * params_layer * layers +
+		      ((gathers * (p->fp8_gather ? 1.0 : fw->gather_bytes) + fw->reduce_bytes) * params_layer * layers +
 		       (fw->gather_bytes + fw->reduce_bytes) * rest);
 }
 

@@ -301,7 +301,8 @@ fill_memory(const struct model *m, const struct plan *p, const struct cluster *c
 	out->fits = out->memory.total <= c->gpu.memory_bytes;
 }
 
-/* fp8 needs a GPU with fp8 tensor cores; TP overlap, sequence parallelism. */
+/* fp8 needs a GPU with fp8 tensor cores, fp8 gathers fp8 and sharded
+ * weights; TP overlap, sequence parallelism. */
 static bool
 check_precision(const struct plan *p, const struct cluster *c, struct plan_error *err)
 {
@@ -309,6 +310,10 @@ check_precision(const struct plan *p, const struct cluster *c, struct plan_error
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
 				      "precision fp8 needs a GPU with fp8 tensor cores; '%s' has none "
 				      "(its peak_flops_fp8 is 0)", c->gpu.name);
+	if (p->fp8_gather && (p->precision != PLAN_PRECISION_FP8 || (p->zero < 3 && p->mics_group == 0)))
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "fp8 all-gathers need precision fp8 and ZeRO-3 or MiCS (precision %s, ZeRO %d)",
+				      plan_precision_names[p->precision], p->zero);
 	if (p->tp_overlap && (!p->sequence_parallel || p->tp < 2))
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
 				      "TP overlap needs sequence parallelism and tp of 2 or more (tp %d, "

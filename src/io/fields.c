@@ -206,6 +206,7 @@ const struct field field_table[] = {
 	{ "plan.cp", "cp", NULL, "", "context-parallel degree", PLAN(cp) },
 	{ "plan.cp_method", "cp_method", NULL, "", "context parallelism: ring or all-to-all", PLAN_NAMES(cp_method, plan_cp_method_names) },
 	{ "plan.tp_overlap", "tp_overlap", NULL, "", "TP collectives overlapped with their GEMMs", PLAN(tp_overlap) },
+	{ "plan.fp8_gather", NULL, NULL, "", "ZeRO-3/FSDP all-gathers fp8 weights", PLAN(fp8_gather) },
 	{ "plan.precision", "precision", NULL, "", "the linear layers' GEMMs: bf16, fp16 or fp8", PLAN_NAMES(precision, plan_precision_names) },
 	{ "plan.zero", "zero", NULL, "", "ZeRO stage, 0 to 3", PLAN(zero) },
 	{ "plan.dp_overlap", "dp_overlap", NULL, "", "gradient reduction overlapped with the backward", PLAN(dp_overlap) },

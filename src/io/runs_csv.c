@@ -19,7 +19,7 @@ enum col {
 	COL_SEQ, COL_RECOMPUTE, COL_SP, COL_ZERO, COL_OVERLAP, COL_FLASH, COL_TIME,
 	COL_TFLOPS, COL_CONV, COL_FRAMEWORK, COL_PRECISION, COL_TP_OVERLAP, COL_MEMORY, COL_CP, COL_CP_METHOD,
 	COL_GPUS, COL_EP, COL_MOE_ROUTING, COL_MOE_OVERLAP, COL_MICS, COL_TOKENS, COL_COMPRESSOR,
-	COL_COMPRESS, COL_DP_ALLREDUCE, COL_SOURCE, COL_NOTES, COL_COUNT,
+	COL_COMPRESS, COL_DP_ALLREDUCE, COL_FP8_GATHER, COL_SOURCE, COL_NOTES, COL_COUNT,
 };
 
 static const char *const col_names[COL_COUNT + 1] = {
@@ -27,7 +27,7 @@ static const char *const col_names[COL_COUNT + 1] = {
 	"seq_len", "recompute", "sequence_parallel", "zero", "dp_overlap", "flash_attention",
 	"measured_iteration_time_s", "measured_tflops_per_gpu", "flop_convention", "framework", "precision",
 	"tp_overlap", "measured_memory_gib", "cp", "cp_method", "gpus", "ep", "moe_routing", "moe_overlap",
-	"mics_group", "measured_tokens_per_s_per_gpu", "compressor", "compress", "dp_allreduce", "source",
+	"mics_group", "measured_tokens_per_s_per_gpu", "compressor", "compress", "dp_allreduce", "fp8_gather", "source",
 	"notes", NULL,
 };
 
@@ -317,6 +317,7 @@ record(struct reader *r)
 	    !get_flash(r, run) ||
 	    !get_choice(r, COL_PRECISION, plan_precision_names, PLAN_PRECISION_BF16, &run->plan.precision) ||
 	    !get_bool(r, COL_TP_OVERLAP, false, &run->plan.tp_overlap) ||
+	    !get_bool(r, COL_FP8_GATHER, false, &run->plan.fp8_gather) ||
 	    !get_int(r, COL_CP, 1, &run->plan.cp) ||
 	    !get_choice(r, COL_CP_METHOD, plan_cp_method_names, PLAN_CP_RING, &run->plan.cp_method) ||
 	    !get_int(r, COL_EP, 1, &run->plan.ep) ||

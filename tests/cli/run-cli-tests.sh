@@ -201,6 +201,8 @@ usage_error "--tp 0" "--tp" predict --model gpt3-175b --cluster selene --global-
 usage_error "fp8 on a GPU without fp8" "has none" predict --model gpt-1.7b --cluster aws-p3dn --gpus 8 --global-batch 64 --precision fp8
 usage_error "an unknown precision" "valid: bf16, fp16, fp8" predict --model gpt-1.7b --cluster selene --global-batch 64 --precision fp4
 usage_error "TP overlap without sequence parallelism" "needs sequence parallelism" predict --model gpt-1.7b --cluster selene --tp 8 --gpus 8 --global-batch 8 --tp-overlap
+usage_error "fp8 gathers without fp8" "fp8 all-gathers need precision fp8 and ZeRO-3" predict --model llama2-7b --cluster dgx-h100 --gpus 64 --zero 3 --global-batch 64 --fp8-gather
+usage_error "fp8 gathers without ZeRO-3" "(precision fp8, ZeRO 1)" predict --model llama2-7b --cluster dgx-h100 --gpus 64 --zero 1 --precision fp8 --global-batch 64 --fp8-gather
 usage_error "CP without flash attention" "needs --flash-attention" predict --model llama2-7b --cluster dgx-h100 --gpus 64 --cp 8 --global-batch 64 --seq-len 65536 --no-flash-attention
 usage_error "Ulysses with too few KV heads" "must be divisible by cp" predict --model llama3-70b --cluster dgx-h100 --gpus 256 --tp 8 --cp 2 --cp-method all-to-all --pp 4 --global-batch 64 --seq-len 32768 --sequence-parallel --flash-attention
 usage_error "CP not dividing the sequence" "divisible by 2 x cp" predict --model llama2-7b --cluster dgx-h100 --gpus 48 --cp 3 --global-batch 48 --seq-len 4096 --flash-attention

@@ -26,7 +26,7 @@ man_options() {
 		/^\.SS / { s = $2; gsub(/\\/, "", s); sect = in_opts && s == cmd && $NF == "options"; next }
 		sect && (/^\.TP/ || /^\.TQ/) { tag = 1; next }
 		sect && tag { print; tag = 0 }
-	' man/plan-cli.1 | sed 's/\\-/-/g' | grep -o -- '--[a-z][a-z-]*' | grep -vx -- '--help' | sort -u
+	' man/plan-cli.1 | sed 's/\\-/-/g' | grep -o -- '--[a-z][a-z0-9-]*' | grep -vx -- '--help' | sort -u
 }
 
 for cmd in predict optimize sweep validate calibrate fit-logs; do
