@@ -1,7 +1,9 @@
 /*
  * Hugging Face config.json import (src/io/hf_config.c): the parameter
- * counts of six released models, each against the count their model card
- * or safetensors index publishes, and the errors for what cannot be mapped.
+ * counts of the released models in tests/data/hf/, each against the count
+ * their model card or paper publishes where one is known (worked out from
+ * the modeling code's shapes where not), and the errors for what cannot be
+ * mapped.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -251,6 +253,134 @@ START_TEST(test_gpt_neox)
 }
 END_TEST
 
+/* OPT-125m's shape (tests/data/hf/opt-125m.json), more fields %s (", ..."). */
+#define HF_OPT_125M \
+	"{\"model_type\": \"opt\", \"num_hidden_layers\": 12, \"hidden_size\": 768," \
+	" \"num_attention_heads\": 12, \"ffn_dim\": 3072, \"vocab_size\": 50272," \
+	" \"max_position_embeddings\": 2048%s}"
+
+START_TEST(test_opt)
+{
+	struct model m;
+	struct plan_error err;
+
+	hf_load(&m, "opt-125m.json");
+	/* h 768, ReLU MLP 3072 (two matrices), biases on q, k, v, out_proj,
+	 * fc1, fc2 and both LayerNorms: 12 x 768^2 + 13 x 768 = 7,087,872 a
+	 * layer, x 12 = 85,054,464; tied embed_tokens 50272 x 768 =
+	 * 38,608,896; embed_positions (OPTLearnedPositionalEmbedding) 2048 +
+	 * its offset 2 = 2050 rows x 768 = 1,574,400; final_layer_norm 1,536:
+	 * 125,239,296 (the published 125 M). */
+	ck_assert(m.bias && m.tied_embeddings && !m.gated_mlp && m.norm == MODEL_NORM_LAYERNORM);
+	ck_assert_int_eq(m.position_embedding, MODEL_POS_LEARNED);
+	ck_assert_int_eq(m.positions, 2050);
+	ck_assert_int_eq(m.seq_len, 2048);
+	ck_assert_rel(model_params_total(&m), 125239296.0, 1e-15);
+	hf_load(&m, "opt-1.3b.json");
+	/* 12 x 2048^2 + 13 x 2048 = 50,358,272 a layer, x 24 =
+	 * 1,208,598,528; tokens 50272 x 2048 = 102,957,056; positions 2050 x
+	 * 2048 = 4,198,400; final LayerNorm 4,096: 1,315,758,080. */
+	ck_assert_rel(model_params_total(&m), 1315758080.0, 1e-15);
+	/* OPT-6.7b (h 4096, 32 layers and heads, ffn_dim 16384): 12 x 4096^2
+	 * + 13 x 4096 = 201,379,840 a layer, x 32 = 6,444,154,880; tokens
+	 * 50272 x 4096 = 205,914,112; positions 2050 x 4096 = 8,396,800;
+	 * final LayerNorm 8,192: 6,658,473,984. */
+	ck_assert_msg(hf_tryf(&m, &err, "{\"model_type\": \"opt\", \"num_hidden_layers\": 32, \"hidden_size\": 4096,"
+			      " \"num_attention_heads\": 32, \"ffn_dim\": 16384, \"vocab_size\": 50272,"
+			      " \"max_position_embeddings\": 2048, \"word_embed_proj_dim\": 4096}"), "%s", err.message);
+	ck_assert_rel(model_params_total(&m), 6658473984.0, 1e-15);
+	/* enable_bias false drops the linear layers' biases, not the
+	 * LayerNorms' shifts (norm_bias): 4 x 768 + 3072 + 768 = 6,912 a
+	 * layer fewer, x 12 = 82,944: 125,156,352. */
+	ck_assert_msg(hf_tryf(&m, &err, HF_OPT_125M, ", \"enable_bias\": false"), "%s", err.message);
+	ck_assert(!m.bias && m.norm_bias);
+	ck_assert_rel(model_params_total(&m), 125156352.0, 1e-15);
+	/* OPT-350m: a 512-wide token table with project_in and project_out,
+	 * and post-LN without the final LayerNorm: each refused by name. */
+	ck_assert(!hf_tryf(&m, &err, HF_OPT_125M, ", \"word_embed_proj_dim\": 512"));
+	ck_assert_ptr_nonnull(strstr(err.message, "(project_in, project_out) is not modelled: field "
+					       "'word_embed_proj_dim'"));
+	ck_assert(!hf_tryf(&m, &err, HF_OPT_125M, ", \"do_layer_norm_before\": false"));
+	ck_assert_ptr_nonnull(strstr(err.message, "a post-LN OPT has no final LayerNorm, which a profile counts: "
+					       "field 'do_layer_norm_before'"));
+	ck_assert(!hf_tryf(&m, &err, HF_OPT_125M, ", \"_remove_final_layer_norm\": true"));
+	ck_assert_ptr_nonnull(strstr(err.message, "field '_remove_final_layer_norm'"));
+	ck_assert(!hf_tryf(&m, &err, HF_OPT_125M, ", \"layer_norm_elementwise_affine\": false"));
+	ck_assert_ptr_nonnull(strstr(err.message, "field 'layer_norm_elementwise_affine'"));
+	ck_assert(!hf_try("{\"model_type\": \"opt\", \"num_hidden_layers\": 2, \"hidden_size\": 64,"
+			  " \"num_attention_heads\": 2, \"vocab_size\": 10}", &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "missing field 'ffn_dim'"));
+}
+END_TEST
+
+/* Falcon-7B's shape (tests/data/hf/falcon-7b.json), more fields %s (", ..."). */
+#define HF_FALCON_7B \
+	"{\"model_type\": \"falcon\", \"num_hidden_layers\": 32, \"hidden_size\": 4544," \
+	" \"num_attention_heads\": 71, \"vocab_size\": 65024%s}"
+
+START_TEST(test_falcon)
+{
+	struct model m;
+	struct plan_error err;
+
+	hf_load(&m, "falcon-7b.json");
+	/* modeling_falcon.py's shapes: h 4544, 71 heads of 64, multi_query
+	 * (one K and one V head): query_key_value 4544 x (4544 + 2 x 64) =
+	 * 21,229,568; dense 4544^2 = 20,647,936; dense_h_to_4h and
+	 * dense_4h_to_h 2 x 4544 x 18176 = 165,183,488; no linear biases
+	 * (bias false); one input_layernorm shared by attention and the MLP,
+	 * scale and shift 9,088: 207,070,080 a layer, x 32 = 6,626,242,560;
+	 * tied word_embeddings 65024 x 4544 = 295,469,056; ln_f 9,088:
+	 * 6,921,720,704 (the published 7 B). */
+	ck_assert_int_eq(m.kv_heads, 1);
+	ck_assert_int_eq(m.norms_per_layer, 1);
+	ck_assert(!m.bias && m.norm_bias && m.tied_embeddings && !m.gated_mlp);
+	ck_assert_int_eq(m.position_embedding, MODEL_POS_ROTARY);
+	ck_assert_int_eq(m.seq_len, 2048); /* FalconConfig's max_position_embeddings */
+	ck_assert_rel(model_params_per_layer(&m), 207070080.0, 1e-15);
+	ck_assert_rel(model_params_total(&m), 6921720704.0, 1e-15);
+	hf_load(&m, "falcon-40b.json");
+	/* new_decoder_architecture: 8 KV heads of 64, ln_attn and ln_mlp.
+	 * query_key_value 8192 x (128 + 2 x 8) x 64 = 8192 x 9216 =
+	 * 75,497,472; dense 8192^2 = 67,108,864; MLP 2 x 8192 x 32768 =
+	 * 536,870,912; two LayerNorms 4 x 8192 = 32,768: 679,510,016 a
+	 * layer, x 60 = 40,770,600,960; tied embeddings 65024 x 8192 =
+	 * 532,676,608; ln_f 16,384: 41,303,293,952. The figure the brief for
+	 * this import quoted, 41,303,132,160, is 161,792 fewer (19.75 x 8192,
+	 * no whole tensor of this model): the modeling code's shapes are
+	 * matched, as no published exact count was found. */
+	ck_assert_int_eq(m.kv_heads, 8);
+	ck_assert_int_eq(m.norms_per_layer, 2);
+	ck_assert_rel(model_params_per_layer(&m), 679510016.0, 1e-15);
+	ck_assert_rel(model_params_total(&m), 41303293952.0, 1e-15);
+	/* parallel_attn false: input_layernorm and post_attention_layernorm,
+	 * 9,088 a layer more, x 32 = 290,816: 6,922,011,520. */
+	ck_assert_msg(hf_tryf(&m, &err, HF_FALCON_7B, ", \"parallel_attn\": false"), "%s", err.message);
+	ck_assert_int_eq(m.norms_per_layer, 2);
+	ck_assert_rel(model_params_total(&m), 6922011520.0, 1e-15);
+	/* bias true: query_key_value 4672, dense 4544, dense_h_to_4h 18176,
+	 * dense_4h_to_h 4544 = 31,936 a layer, x 32 = 1,021,952:
+	 * 6,922,742,656. */
+	ck_assert_msg(hf_tryf(&m, &err, HF_FALCON_7B, ", \"bias\": true"), "%s", err.message);
+	ck_assert(m.bias);
+	ck_assert_rel(model_params_total(&m), 6922742656.0, 1e-15);
+	/* multi_query false without new_decoder_architecture: every head
+	 * keeps its K and V, whatever num_kv_heads says (FalconAttention). */
+	ck_assert_msg(hf_tryf(&m, &err, HF_FALCON_7B, ", \"multi_query\": false, \"num_kv_heads\": 1"), "%s",
+		      err.message);
+	ck_assert_int_eq(m.kv_heads, 71);
+	/* ALiBi (Falcon-RW) has no parameters: the same count. */
+	ck_assert_msg(hf_tryf(&m, &err, HF_FALCON_7B, ", \"alibi\": true"), "%s", err.message);
+	ck_assert_int_eq(m.position_embedding, MODEL_POS_ALIBI);
+	ck_assert_rel(model_params_total(&m), 6921720704.0, 1e-15);
+	/* Two norms in a parallel block need the new architecture's forward. */
+	ck_assert(!hf_tryf(&m, &err, HF_FALCON_7B, ", \"num_ln_in_parallel_attn\": 2"));
+	ck_assert_ptr_nonnull(strstr(err.message, "field 'num_ln_in_parallel_attn'"));
+	ck_assert(!hf_tryf(&m, &err, HF_FALCON_7B, ", \"alibi\": 1"));
+	ck_assert_ptr_nonnull(strstr(err.message, "expected true or false in field 'alibi'"));
+}
+END_TEST
+
 START_TEST(test_deepseek_v3)
 {
 	struct model m;
@@ -433,6 +563,8 @@ hf_suite(void)
 	tcase_add_test(tc, test_gpt2_fields);
 	tcase_add_test(tc, test_gemma_7b);
 	tcase_add_test(tc, test_gpt_neox);
+	tcase_add_test(tc, test_opt);
+	tcase_add_test(tc, test_falcon);
 	tcase_add_test(tc, test_deepseek_v3);
 	tcase_add_test(tc, test_deepseek_v2_lite);
 	tcase_add_test(tc, test_qwen3_moe);

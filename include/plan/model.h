@@ -60,6 +60,9 @@ struct model {
 	bool tied_embeddings;
 	bool bias;           /**< biases in linear layers and norms */
 	bool qkv_bias;       /**< without bias: biases on the Q, K and V projections only (Qwen2) */
+	bool norm_bias;      /**< without bias: LayerNorms keep their shift (Falcon, OPT's enable_bias false) */
+	int norms_per_layer; /**< norms in one layer (0: 2; Falcon-7B's parallel block shares one) */
+	int positions;       /**< rows of a learned position table (0: seq_len; OPT: max_position_embeddings + 2) */
 	int norm;            /**< enum model_norm */
 	int position_embedding; /**< enum model_position */
 	bool causal;         /**< decoder attention with a causal mask (false: BERT-style encoder) */
@@ -68,6 +71,12 @@ struct model {
 	struct model_moe moe;
 };
 
+
+/** Norms in one layer: norms_per_layer, 2 when it is 0. */
+int model_norms_per_layer(const struct model *m);
+
+/** Whether the LayerNorms carry a shift besides their scale (bias or norm_bias). */
+bool model_norm_has_shift(const struct model *m);
 
 /** Size of one attention head (hidden / heads). */
 int model_head_dim(const struct model *m);

@@ -6,6 +6,18 @@
 const char *const model_attention_names[] = { "mha", "mla", NULL };
 
 int
+model_norms_per_layer(const struct model *m)
+{
+	return m->norms_per_layer > 0 ? m->norms_per_layer : 2;
+}
+
+bool
+model_norm_has_shift(const struct model *m)
+{
+	return m->norm == MODEL_NORM_LAYERNORM && (m->bias || m->norm_bias);
+}
+
+int
 model_head_dim(const struct model *m)
 {
 	return m->head_dim > 0 ? m->head_dim : m->hidden / m->heads;
@@ -66,7 +78,8 @@ model_params_per_layer(const struct model *m)
 	double mlp_mats = m->gated_mlp ? 3.0 : 2.0;
 	double attn = model_attention_matrix_params(m);
 	double mlp = mlp_mats * h * f;
-	double norms = (m->norm == MODEL_NORM_LAYERNORM && m->bias) ? 4.0 * h : 2.0 * h;
+	/* Each norm a scale of h, and a LayerNorm's shift of h. */
+	double norms = model_norms_per_layer(m) * (model_norm_has_shift(m) ? 2.0 : 1.0) * h;
 
 	/* MLA normalises its two latent vectors (q_a_layernorm, kv_a_layernorm);
 	 * QK-norm one query and one key head of each head's size. */
@@ -156,14 +169,14 @@ model_params_embedding(const struct model *m)
 	double p = (double)m->vocab * m->hidden;
 
 	if (m->position_embedding == MODEL_POS_LEARNED)
-		p += (double)m->seq_len * m->hidden;
+		p += (double)(m->positions > 0 ? m->positions : m->seq_len) * m->hidden;
 	return p;
 }
 
 double
 model_params_head(const struct model *m)
 {
-	double final_norm = (m->norm == MODEL_NORM_LAYERNORM && m->bias) ? 2.0 * m->hidden : m->hidden;
+	double final_norm = model_norm_has_shift(m) ? 2.0 * m->hidden : m->hidden;
 
 	return final_norm + (m->tied_embeddings ? 0.0 : (double)m->vocab * m->hidden);
 }
@@ -183,14 +196,12 @@ model_small_tensors_per_layer(const struct model *m)
 	int linear = 4 + (m->gated_mlp ? 1 : 0);
 
 	/* The biases of the linear layers and the norms' scales and shifts. */
-	return (m->bias ? linear : 0) + 2 * (m->norm == MODEL_NORM_LAYERNORM && m->bias ? 2 : 1);
+	return (m->bias ? linear : 0) + model_norms_per_layer(m) * (model_norm_has_shift(m) ? 2 : 1);
 }
 
 int
 model_tensors_per_layer(const struct model *m)
 {
 	int linear = 4 + (m->gated_mlp ? 1 : 0); /* QKV, proj, fc1 (+gate), fc2 */
-	int norms = 2;
-
-	return linear * (m->bias ? 2 : 1) + norms * (m->norm == MODEL_NORM_LAYERNORM && m->bias ? 2 : 1);
+	return linear * (m->bias ? 2 : 1) + model_norms_per_layer(m) * (model_norm_has_shift(m) ? 2 : 1);
 }

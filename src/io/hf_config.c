@@ -21,6 +21,8 @@ enum hf_family {
 	HF_GPT2,      /* gpt2: LayerNorm, GeLU, learned positions, biases, tied */
 	HF_NEOX,      /* gpt_neox: LayerNorm, GeLU, rotary, biases, untied embed_out */
 	HF_DEEPSEEK,  /* deepseek_v2/v3: MLA, DeepSeekMoE */
+	HF_OPT,       /* opt: LayerNorm, ReLU, learned positions offset by 2, enable_bias, tied */
+	HF_FALCON,    /* falcon: LayerNorm, GeLU, rotary, parallel attention and MLP, multi-query, tied */
 };
 
 /* The default training sequence length of an imported model (see hf_shape). */
@@ -47,21 +49,24 @@ struct hf_arch {
 	bool moe;             /* reads the experts */
 	int head_dim;         /* the config class's default head_dim (GemmaConfig: 256); 0: hidden / heads */
 	enum hf_bias_fields bias_fields;
+	long max_positions;   /* the config class's default max_position_embeddings; -1: required */
 };
 
 static const struct hf_arch hf_archs[] = {
-	{ "llama", HF_LLAMA, false, false, false, false, 0, HF_BIAS_ATTN_MLP },
-	{ "mistral", HF_LLAMA, false, false, false, false, 0, HF_BIAS_FIXED },
-	{ "mixtral", HF_LLAMA, false, false, false, true, 0, HF_BIAS_FIXED },
-	{ "qwen2", HF_LLAMA, false, true, false, false, 0, HF_BIAS_FIXED },
-	{ "qwen3", HF_LLAMA, false, false, true, false, 0, HF_BIAS_ATTN },
-	{ "qwen3_moe", HF_LLAMA, false, false, true, true, 0, HF_BIAS_ATTN },
-	{ "gemma", HF_LLAMA, true, false, false, false, 256, HF_BIAS_ATTN },
-	{ "gpt2", HF_GPT2, true, false, false, false, 0, HF_BIAS_FIXED },
-	{ "gpt_neox", HF_NEOX, false, false, false, false, 0, HF_BIAS_ATTN },
-	{ "deepseek_v2", HF_DEEPSEEK, false, false, false, true, 0, HF_BIAS_ATTN_MLP },
-	{ "deepseek_v3", HF_DEEPSEEK, false, false, false, true, 0, HF_BIAS_ATTN_MLP },
-	{ NULL, HF_LLAMA, false, false, false, false, 0, HF_BIAS_FIXED },
+	{ "llama", HF_LLAMA, false, false, false, false, 0, HF_BIAS_ATTN_MLP, -1 },
+	{ "mistral", HF_LLAMA, false, false, false, false, 0, HF_BIAS_FIXED, -1 },
+	{ "mixtral", HF_LLAMA, false, false, false, true, 0, HF_BIAS_FIXED, -1 },
+	{ "qwen2", HF_LLAMA, false, true, false, false, 0, HF_BIAS_FIXED, -1 },
+	{ "qwen3", HF_LLAMA, false, false, true, false, 0, HF_BIAS_ATTN, -1 },
+	{ "qwen3_moe", HF_LLAMA, false, false, true, true, 0, HF_BIAS_ATTN, -1 },
+	{ "gemma", HF_LLAMA, true, false, false, false, 256, HF_BIAS_ATTN, -1 },
+	{ "gpt2", HF_GPT2, true, false, false, false, 0, HF_BIAS_FIXED, -1 },
+	{ "gpt_neox", HF_NEOX, false, false, false, false, 0, HF_BIAS_ATTN, -1 },
+	{ "deepseek_v2", HF_DEEPSEEK, false, false, false, true, 0, HF_BIAS_ATTN_MLP, -1 },
+	{ "deepseek_v3", HF_DEEPSEEK, false, false, false, true, 0, HF_BIAS_ATTN_MLP, -1 },
+	{ "opt", HF_OPT, true, false, false, false, 0, HF_BIAS_FIXED, 2048 },
+	{ "falcon", HF_FALCON, true, false, false, false, 0, HF_BIAS_FIXED, 2048 },
+	{ NULL, HF_LLAMA, false, false, false, false, 0, HF_BIAS_FIXED, -1 },
 };
 
 /*
@@ -127,6 +132,25 @@ hf_bool(const struct hf_reader *r, const char *name, bool def, bool *out)
 #define NAMES(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
 /*
+ * Falcon's key/value heads, as FalconAttention sizes query_key_value:
+ * num_kv_heads (default every head) with new_decoder_architecture
+ * (Falcon-40B, 180B), else one with multi_query (Falcon-7B: h + 2 d
+ * columns), else every head.
+ */
+static bool
+hf_falcon_kv(const struct hf_reader *r, long heads, long *kv)
+{
+	bool new_arch, mq;
+
+	if (!hf_bool(r, "new_decoder_architecture", false, &new_arch) || !hf_bool(r, "multi_query", true, &mq))
+		return false;
+	if (new_arch)
+		return hf_int(r, NAMES("num_kv_heads", "n_head_kv"), heads, kv);
+	*kv = mq ? 1 : heads;
+	return true;
+}
+
+/*
  * Layers, width, heads, vocabulary and length, under each family's
  * names. GPT-2's and GPT-NeoX's attention is multi-head with
  * hidden / heads per head, whatever num_key_value_heads or head_dim
@@ -145,8 +169,9 @@ hf_shape(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
 		return false;
 	kv = heads;
 	if ((mha && !hf_int(r, NAMES("num_key_value_heads"), heads, &kv)) ||
+	    (a->family == HF_FALCON && !hf_falcon_kv(r, heads, &kv)) ||
 	    !hf_int(r, NAMES("vocab_size"), -1, &vocab) ||
-	    !hf_int(r, NAMES("max_position_embeddings", "n_positions"), -1, &seq) ||
+	    !hf_int(r, NAMES("max_position_embeddings", "n_positions"), a->max_positions, &seq) ||
 	    (llama && !hf_int(r, NAMES("head_dim"), a->head_dim, &head_dim)))
 		return false;
 	/*
@@ -164,6 +189,9 @@ hf_shape(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
 		seq < HF_TRAIN_SEQ_LEN || a->family == HF_GPT2 ? seq : HF_TRAIN_SEQ_LEN, seq);
 	if (head_dim > 0 && head_dim * heads != hidden)
 		fprintf(out, "head_dim: %ld\n", head_dim);
+	/* OPTLearnedPositionalEmbedding keeps 2 rows before the first position (fairseq's padding offset). */
+	if (a->family == HF_OPT)
+		fprintf(out, "positions: %ld  # max_position_embeddings + OPT's offset 2\n", seq + 2);
 	return true;
 }
 
@@ -250,6 +278,78 @@ hf_bias(const struct hf_reader *r, const struct hf_arch *a, bool *bias)
 		       a->family == HF_NEOX ? "attention_bias" : "mlp_bias");
 }
 
+/*
+ * OPT (transformers' modeling_opt.py): every linear layer's bias is
+ * enable_bias's, the LayerNorms keep their shift either way; fc1 and fc2
+ * ffn_dim wide, ReLU. What a profile cannot count is refused: a token
+ * table narrower than hidden_size with project_in and project_out
+ * (OPT-350m's word_embed_proj_dim 512), a post-LN model
+ * (do_layer_norm_before false, OPT-350m again), whose OPTDecoder has no
+ * final LayerNorm, likewise _remove_final_layer_norm, and LayerNorms
+ * without scale and shift.
+ */
+static bool
+hf_opt(const struct hf_reader *r, long hidden, bool bias, FILE *out)
+{
+	long ffn, proj;
+	bool pre_ln, no_final, affine;
+
+	if (!hf_int(r, NAMES("ffn_dim"), -1, &ffn) || !hf_int(r, NAMES("word_embed_proj_dim"), hidden, &proj) ||
+	    !hf_bool(r, "do_layer_norm_before", true, &pre_ln) ||
+	    !hf_bool(r, "_remove_final_layer_norm", false, &no_final) ||
+	    !hf_bool(r, "layer_norm_elementwise_affine", true, &affine))
+		return false;
+	if (proj != hidden)
+		return hf_fail(r, "a token embedding narrower or wider than hidden_size (project_in, project_out) "
+				  "is not modelled: field", "word_embed_proj_dim");
+	if (!pre_ln)
+		return hf_fail(r, "a post-LN OPT has no final LayerNorm, which a profile counts: field",
+			       "do_layer_norm_before");
+	if (no_final)
+		return hf_fail(r, "an OPT without its final LayerNorm is not modelled: field", "_remove_final_layer_norm");
+	if (!affine)
+		return hf_fail(r, "LayerNorms without scale and shift are not modelled: field",
+			       "layer_norm_elementwise_affine");
+	fprintf(out, "ffn_hidden: %ld\ngated_mlp: false\nnorm: layernorm\nposition_embedding: learned\n", ffn);
+	if (!bias)
+		fputs("norm_bias: true\n", out);
+	return true;
+}
+
+/*
+ * Falcon (modeling_falcon.py): FalconDecoderLayer runs attention and the
+ * MLP side by side on one input_layernorm (Falcon-7B), or on ln_attn and
+ * ln_mlp (new_decoder_architecture: num_ln_in_parallel_attn defaults to
+ * 2), or one after the other with two norms (parallel_attn false).
+ * Linear layers' biases are bias's (default false), the LayerNorms keep
+ * their shift; the MLP is GeLU, ffn_hidden_size wide (default 4 h).
+ * ALiBi (alibi true, Falcon-RW) has no parameters, as rotary has none.
+ */
+static bool
+hf_falcon(const struct hf_reader *r, long hidden, bool bias, FILE *out)
+{
+	bool new_arch, parallel, alibi;
+	long ffn, lns, norms;
+
+	if (!hf_bool(r, "new_decoder_architecture", false, &new_arch) ||
+	    !hf_bool(r, "parallel_attn", true, &parallel) || !hf_bool(r, "alibi", false, &alibi) ||
+	    !hf_int(r, NAMES("num_ln_in_parallel_attn"), new_arch ? 2 : 1, &lns) ||
+	    !hf_int(r, NAMES("ffn_hidden_size"), 4 * hidden, &ffn))
+		return false;
+	/* FalconDecoderLayer.forward reads ln_attn only with new_decoder_architecture. */
+	if (parallel && lns == 2 && !new_arch)
+		return hf_fail(r, "two norms in a parallel block need new_decoder_architecture: field",
+			       "num_ln_in_parallel_attn");
+	norms = !parallel || lns == 2 ? 2 : 1;
+	fprintf(out, "ffn_hidden: %ld\ngated_mlp: false\nnorm: layernorm\nposition_embedding: %s\n", ffn,
+		alibi ? "alibi" : "rotary");
+	if (norms != 2)
+		fprintf(out, "norms_per_layer: %ld  # attention and MLP share input_layernorm\n", norms);
+	if (!bias)
+		fputs("norm_bias: true\n", out);
+	return true;
+}
+
 /* What the family implies, and its MLP width. */
 static bool
 hf_family_keys(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
@@ -258,9 +358,19 @@ hf_family_keys(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
 	bool tied = false, bias = false;
 
 	if (!hf_bool(r, "tie_word_embeddings", a->tied, &tied) ||
-	    !hf_int(r, NAMES("hidden_size", "n_embd"), -1, &hidden) || !hf_bias(r, a, &bias))
+	    !hf_int(r, NAMES("hidden_size", "n_embd"), -1, &hidden))
+		return false;
+	/* OPT's enable_bias (default true), Falcon's bias (default false). */
+	if (a->family == HF_OPT || a->family == HF_FALCON) {
+		if (!hf_bool(r, a->family == HF_OPT ? "enable_bias" : "bias", a->family == HF_OPT, &bias))
+			return false;
+	} else if (!hf_bias(r, a, &bias))
 		return false;
 	fprintf(out, "tied_embeddings: %s\nbias: %s\n", tied ? "true" : "false", bias ? "true" : "false");
+	if (a->family == HF_OPT)
+		return hf_opt(r, hidden, bias, out);
+	if (a->family == HF_FALCON)
+		return hf_falcon(r, hidden, bias, out);
 	if (a->family == HF_GPT2) {
 		if (!hf_int(r, NAMES("n_inner"), 4 * hidden, &ffn))
 			return false;

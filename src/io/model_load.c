@@ -99,11 +99,18 @@ const struct schema_key model_schema[] = {
 	  .help = "linear layers and norms carry biases" },
 	{ .key = "qkv_bias", .type = SCHEMA_BOOL, .offset = OFF(qkv_bias), .def = "false",
 	  .help = "with bias false: biases on the query, key and value projections only (Qwen2, Qwen2.5)" },
+	{ .key = "norm_bias", .type = SCHEMA_BOOL, .offset = OFF(norm_bias), .def = "false",
+	  .help = "with bias false: LayerNorms keep their shift, linear layers have no bias (Falcon)" },
+	{ .key = "norms_per_layer", .type = SCHEMA_INT, .offset = OFF(norms_per_layer), .min = 1, .max = 4,
+	  .def = "2", .help = "norms in one layer; 1 where attention and MLP share one (Falcon-7B's parallel "
+			      "block); parameters only, the FLOPs and activations count two" },
 	{ .key = "norm", .type = SCHEMA_ENUM, .offset = OFF(norm), .def = "layernorm",
 	  .choices = norm_choices, .help = "normalisation layer" },
 	{ .key = "position_embedding", .type = SCHEMA_ENUM, .offset = OFF(position_embedding),
 	  .def = "learned", .choices = position_choices,
 	  .help = "learned position table (GPT, BERT), rotary (Llama) or alibi (MPT, BLOOM); the last two have no parameters" },
+	{ .key = "positions", .type = SCHEMA_INT, .offset = OFF(positions), .min = 0, .max = BIG, .def = "0",
+	  .help = "rows of the learned position table; 0: seq_len (OPT: max_position_embeddings + 2)" },
 	{ .key = "causal", .type = SCHEMA_BOOL, .offset = OFF(causal), .def = "true",
 	  .help = "attention with a causal mask (decoders: GPT, Llama); false for encoders such as BERT. "
 		  "A flash-attention kernel skips the masked half" },
@@ -147,6 +154,12 @@ model_finish(struct model *m, struct ytree *t, struct plan_error *err)
 		return ytree_error(t, ytree_find_path(t, "moe.first_dense_layers"), err,
 				   "moe.first_dense_layers (%d) leaves no MoE layer of %d",
 				   m->moe.first_dense_layers, m->layers);
+	if (m->norm_bias && m->norm != MODEL_NORM_LAYERNORM)
+		return ytree_error(t, ytree_find_path(t, "norm_bias"), err,
+				   "norm_bias needs norm: layernorm (an RMSNorm has no shift)");
+	if (m->positions > 0 && m->position_embedding != MODEL_POS_LEARNED)
+		return ytree_error(t, ytree_find_path(t, "positions"), err,
+				   "positions needs position_embedding: learned (the others have no table)");
 	if (m->head_dim == 0 && m->hidden % m->heads != 0)
 		return ytree_error(t, ytree_find_path(t, "hidden"), err,
 				   "hidden (%d) must be divisible by heads (%d)",

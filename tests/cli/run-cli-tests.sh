@@ -791,6 +791,12 @@ expect_rc 0
 expect_stderr_empty
 expect_jq '.parameters == 8030261248 and .model == "llama-3.1-8b" and .plan.seq_len == 4096' "Llama 3.1 8B from config.json"
 finish "predict --model hf:PATH reads a Hugging Face config.json"
+for pair in opt-125m:125239296 opt-1.3b:1315758080 falcon-7b:6921720704 falcon-40b:41303293952; do
+	cli predict --model "$hf/${pair%%:*}.json" --cluster dgx-h100 --gpus 8 --global-batch 8 --allow-oom --format json
+	expect_rc 0
+	expect_jq ".parameters == ${pair#*:}" "${pair%%:*} from config.json"
+done
+finish "predict --model reads OPT's and Falcon's config.json with their parameter counts"
 cli import "$hf/qwen2.5-7b.json"
 expect_rc 0
 cp "$tmp/out" "$tmp/qwen.yaml"
