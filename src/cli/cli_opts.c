@@ -110,6 +110,16 @@ load_failed(const struct plan_error *err)
 	return cli_report(err);
 }
 
+/* A profile path that names no file is the same mistake as a profile name
+ * that names none: an input error (exit 3), not an I/O failure. */
+static int
+profile_failed(struct plan_error *err, const char *path)
+{
+	if (err->kind == PLAN_ERR_IO && access(path, F_OK) != 0 && errno == ENOENT)
+		err->kind = PLAN_ERR_INPUT;
+	return load_failed(err);
+}
+
 /* Resolve a profile name or path, then load it with @load. */
 static int
 load_profile(enum profile_kind kind, const char *arg, void *obj,
@@ -119,8 +129,10 @@ load_profile(enum profile_kind kind, const char *arg, void *obj,
 	char path[PATH_MAX];
 
 	plan_error_clear(&err);
-	if (!profile_resolve(kind, arg, path, sizeof(path), &err) || !load(obj, path, &err))
-		return load_failed(&err);
+	if (!profile_resolve(kind, arg, path, sizeof(path), &err))
+		return profile_failed(&err, arg);
+	if (!load(obj, path, &err))
+		return profile_failed(&err, path);
 	return CLI_EXIT_OK;
 }
 
@@ -169,7 +181,7 @@ cli_load_model(const char *arg, struct model *m)
 	if (!hf_config_named(arg))
 		return load_profile(PROFILE_MODEL, arg, m, load_model);
 	plan_error_clear(&err);
-	return hf_config_load(m, hf_config_path(arg), &err) ? CLI_EXIT_OK : load_failed(&err);
+	return hf_config_load(m, hf_config_path(arg), &err) ? CLI_EXIT_OK : profile_failed(&err, hf_config_path(arg));
 }
 
 int

@@ -474,12 +474,16 @@ finish "profiles given by path"
 	fail "plan-cli predict --model my-model.yaml (in its folder) failed"
 finish "a bare NAME.yaml is a path"
 
+# A profile path that names no file is the mistake an unknown name is: exit 3 for both.
 cli predict --model "$tmp/no-such-model.yaml" --cluster selene --global-batch 8
-expect_rc 1
+expect_rc 3
 expect_stdout_empty
 expect_one_error_line
-expect_err_has "no-such-model.yaml"
-finish "a profile path that does not exist exits 1"
+expect_err_has "no-such-model.yaml: no such file"
+finish "a profile path that does not exist exits 3, as an unknown profile name does"
+cli predict --model gpt-1.7b --cluster "$tmp/no-such-cluster.yaml" --global-batch 8
+expect_rc 3
+finish "so does a cluster path"
 
 cli predict --model gpt-3-175b --cluster selene --global-batch 8
 expect_rc 3
