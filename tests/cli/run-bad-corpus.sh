@@ -16,7 +16,7 @@
 #   study-*    sweep FILE
 #   nccl-*     fit-logs --nccl-tests FILE
 #   gemm-*     fit-logs --gemm FILE --gpu h100-sxm5-80gb
-#   seqlen-*   predict --model gpt-1.7b --cluster selene --global-batch 32 --seq-lengths FILE
+#   seqlen-*   predict --model gpt-1.7b --cluster selene --gpus 8 --global-batch 32 --seq-lengths FILE
 # Besides the status and the message, every case checks that stdout is
 # empty and that stderr is exactly one line, starting "plan-cli: error: ".
 # A case that runs longer than $PLAN_CLI_TEST_TIMEOUT seconds (default 10)
@@ -88,7 +88,7 @@ for file in "$dir"/*; do
 	study-*) args=(sweep "$file") ;;
 	nccl-*) args=(fit-logs --nccl-tests "$file") ;;
 	gemm-*) args=(fit-logs --gemm "$file" --gpu h100-sxm5-80gb) ;;
-	seqlen-*) args=(predict --model gpt-1.7b --cluster selene --global-batch 32 --seq-lengths "$file") ;;
+	seqlen-*) args=(predict --model gpt-1.7b --cluster selene --gpus 8 --global-batch 32 --seq-lengths "$file") ;;
 	*) report "$name" "unknown prefix: name a case model-*, cluster-*, gpu-*, framework-*, runs-*, study-*, nccl-*, gemm-* or seqlen-*"; continue ;;
 	esac
 	if [ ! -f "$file.expect" ]; then
