@@ -17,6 +17,8 @@
 
 /** Longest sequence a distribution may hold (tokens). */
 #define SEQLEN_MAX_LENGTH (1 << 20)
+/** The largest count of one line of a distribution file (their sum stays finite). */
+#define SEQLEN_MAX_COUNT 1e15
 /** Most distinct lengths a distribution may hold. */
 #define SEQLEN_MAX_DISTINCT 65536
 /** Most sequences per data-parallel replica that --batching dynamic plans. */

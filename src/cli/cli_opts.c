@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -235,10 +236,20 @@ int
 cli_write_file(const char *path, const char *yaml)
 {
 	size_t n = strlen(path) + 16;
-	char *tmp = malloc(n);
+	char *tmp;
+	struct stat st;
 	FILE *f;
 	bool ok;
 
+	/* The rename would replace whatever is there: a device such as
+	 * /dev/full or /dev/stdout would become a plain file (and a folder
+	 * would leave PATH.tmpPID beside it). Only a regular file, or none. */
+	if (!path[0] || (stat(path, &st) == 0 && !S_ISREG(st.st_mode))) {
+		cli_error("%s: cannot write: %s", path, !path[0] ? "an empty file name" :
+			  S_ISDIR(st.st_mode) ? "Is a directory" : "not a regular file");
+		return CLI_EXIT_FAILURE;
+	}
+	tmp = malloc(n);
 	if (!tmp) {
 		cli_error("out of memory");
 		return CLI_EXIT_FAILURE;

@@ -137,7 +137,7 @@ add_key(struct calib_session *s, const char *path)
 static int
 choose_keys(struct calib_session *s)
 {
-	char buf[4096], defaults[2][CALIB_KEY_LEN], *save = NULL;
+	char buf[4096], defaults[2][CALIB_KEY_LEN], *t, *comma;
 	int rc = CLI_EXIT_OK, max_gpus = 0, n;
 
 	if (s->req->fit) {
@@ -146,8 +146,19 @@ choose_keys(struct calib_session *s)
 			return CLI_EXIT_USAGE;
 		}
 		memcpy(buf, s->req->fit, strlen(s->req->fit) + 1);
-		for (char *t = strtok_r(buf, ",", &save); t && rc == CLI_EXIT_OK; t = strtok_r(NULL, ",", &save))
+		/* Split by hand, not strtok_r: that skips empty items, and
+		 * 'a,,b' or ',a' is a typo to report, not a list of two. */
+		for (t = buf; rc == CLI_EXIT_OK; t = comma + 1) {
+			if ((comma = strchr(t, ',')))
+				*comma = '\0';
+			if (!*t) {
+				cli_error("--fit has an empty item in '%s'", s->req->fit);
+				return CLI_EXIT_USAGE;
+			}
 			rc = add_key(s, t);
+			if (!comma)
+				break;
+		}
 		return rc;
 	}
 	for (int i = 0; i < s->set.n; i++)

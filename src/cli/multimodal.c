@@ -200,8 +200,9 @@ mm_text(const struct mm_report *r)
 static bool
 parse_spec(const struct multimodal *mm, const char *arg, int total_default_mb, struct plan *p, int *idx)
 {
-	char buf[256], name[64], *save = NULL;
+	char buf[256], name[64];
 	const char *colon = strchr(arg, ':');
+	unsigned seen = 0;
 	int gpus = 0;
 	bool tp = false, dp = false;
 
@@ -223,17 +224,40 @@ parse_spec(const struct multimodal *mm, const char *arg, int total_default_mb, s
 	p->dp = 0;
 	p->micro_batch = total_default_mb;
 	snprintf(buf, sizeof(buf), "%s", colon + 1);
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(tok, '=');
+	/* Split by hand, not strtok_r: that skips empty items, and 'tp=1,,dp=8'
+	 * is a typo to report. A key given twice (dp=8,dp=4) is an error too,
+	 * not the last one winning without a word. */
+	for (char *tok = buf, *next; tok; tok = next) {
+		static const char *const keys[] = { "tp", "pp", "dp", "gpus", "micro-batch", "recompute", "zero" };
+		char *eq = strchr(tok, '='), *comma = strchr(tok, ',');
 		const char *key = tok, *val;
 		long v;
+		int k = 0;
 
+		next = comma ? comma + 1 : NULL;
+		if (comma)
+			*comma = '\0';
+		if (comma && eq > comma)
+			eq = NULL;
+		if (!*tok) {
+			cli_error("--submodule %s: an empty item in '%s'", name, arg);
+			return false;
+		}
 		if (!eq) {
 			cli_error("--submodule %s: expected KEY=VALUE, got '%s'", name, tok);
 			return false;
 		}
 		*eq = '\0';
 		val = eq + 1;
+		while (k < (int)(sizeof(keys) / sizeof(keys[0])) && strcmp(keys[k], key) != 0)
+			k++;
+		if (k < (int)(sizeof(keys) / sizeof(keys[0]))) {
+			if (seen & (1u << k)) {
+				cli_error("--submodule %s: '%s' is given twice", name, key);
+				return false;
+			}
+			seen |= 1u << k;
+		}
 		if (strcmp(key, "recompute") == 0) {
 			int r;
 

@@ -184,15 +184,18 @@ write_real(const struct cli_option *o, const void *req, struct cli_words *out)
 	cli_words_add(o, buf, out);
 }
 
-/* A positive real number (a rate, hours) into the double at o->offset. */
+/* A positive real number (a rate, hours) into the double at o->offset,
+ * from 1e-6 to 1e12: an --gpu-mtbf-hours of 1e-300 passed and printed
+ * 7.68e+302 failures a day, and 1e300 was "not a positive number". */
 static bool
 parse_positive(const struct cli_option *o, const char *arg, void *req)
 {
 	double *out = (double *)((char *)req + o->offset);
 	char opt[64];
 
-	if (!num_parse_double(arg, out) || !(*out > 0) || *out > 1e12) {
-		cli_error("%s expects a positive number, got '%s'", cli_option_flag(o, opt, sizeof(opt)), arg);
+	if (!num_parse_double(arg, out) || !(*out >= 1e-6) || *out > 1e12) {
+		cli_error("%s expects a number from 1e-6 to 1e12, got '%s'", cli_option_flag(o, opt, sizeof(opt)),
+			  arg);
 		return false;
 	}
 	return true;

@@ -150,7 +150,7 @@ fit16(const struct cluster *c, const struct fit_gemm_point *pts, int n, bool *us
 		if (used <= 2 || !fit_marked(c, pts, n, use, false, np, NULL, theta, cov, &used))
 			return plan_error_set(err, PLAN_ERR_INPUT, NULL, 0, 0,
 					      "%d 16-bit GEMMs bound by compute cannot give the GEMM efficiency "
-					      "and overhead with their errors (time 3 or more sizes)", used);
+					      "and overhead with their errors (time 3 or more different sizes)", used);
 		if (!(theta[0] > 0))
 			return plan_error_set(err, PLAN_ERR_INPUT, NULL, 0, 0,
 					      "the GEMM times do not grow with the FLOPs: no efficiency fits them");

@@ -196,7 +196,8 @@ solve_bounded(const struct row *rows, int n, struct unknowns *u, struct plan_err
 					      "(give more message sizes)", n, count_free(u));
 		if (!solve(rows, n, u))
 			return plan_error_set(err, PLAN_ERR_INPUT, NULL, 0, 0,
-					      "the least-squares fit failed (degenerate points)");
+					      "the %d points cannot tell %d parameters apart "
+					      "(give more distinct message sizes)", n, count_free(u));
 		if (u->free[P_ALPHA] && u->theta[P_ALPHA] < 0)
 			u->free[P_ALPHA] = false;
 		else if (u->free[P_Y] && u->theta[P_Y] < 0)

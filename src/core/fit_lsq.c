@@ -12,6 +12,7 @@ fit_wlinear(const double *X, const double *y, const double *w, int n, int p, dou
 	gsl_vector *b = NULL, *wv = NULL, *c = NULL;
 	gsl_multifit_linear_workspace *work = NULL;
 	double chisq;
+	size_t rank = 0;
 	int status = GSL_ENOMEM;
 
 	if (n <= p || p < 1 || p > 8)
@@ -29,7 +30,13 @@ fit_wlinear(const double *X, const double *y, const double *w, int n, int p, dou
 			for (int j = 0; j < p; j++)
 				gsl_matrix_set(A, (size_t)i, (size_t)j, X[i * p + j]);
 		}
-		status = gsl_multifit_wlinear(A, wv, b, c, C, &chisq, work);
+		/* The truncated SVD reports the rank: gsl_multifit_wlinear
+		 * returns success with a minimum-norm answer when the columns
+		 * are dependent (every point the same size), a fit with tiny
+		 * "errors" that means nothing. Dependent columns are a failure. */
+		status = gsl_multifit_wlinear_tsvd(A, wv, b, FIT_WLINEAR_RCOND, c, C, &chisq, &rank, work);
+		if (status == GSL_SUCCESS && rank < (size_t)p)
+			status = GSL_ESING;
 	}
 	/* GSL's cov reads the weights as 1/sigma^2; ours are relative. */
 	for (int j = 0; j < p && status == GSL_SUCCESS; j++) {

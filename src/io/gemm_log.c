@@ -64,6 +64,9 @@ header(struct reader *r)
 
 		while (c < COL_COUNT && strcmp(r->fields[i], col_names[c]) != 0)
 			c++;
+		/* Binary bytes read as one huge "column": name at most 40 of them. */
+		if (c == COL_COUNT && strlen(r->fields[i]) > 40)
+			memcpy(r->fields[i] + 37, "...", 4);
 		if (c == COL_COUNT || r->index[c] >= 0)
 			return fail(r, c == COL_COUNT ? "unknown column '%s' (the columns are m, n, k, dtype, seconds)%s" :
 				    "column '%s' given twice%s", r->fields[i], "");
@@ -97,8 +100,11 @@ row(struct reader *r)
 		p.dtype++;
 	if (!fit_gemm_dtype_names[p.dtype])
 		return fail(r, "unknown dtype '%s' (valid: bf16, fp16, fp8)%s", dt, "");
-	if (!num_parse_double(r->fields[r->index[COL_SECONDS]], &p.time_s) || !(p.time_s > 0))
-		return fail(r, "column 'seconds' must be a positive number, got '%s'%s",
+	/* 1 ns to 10^4 s a kernel: a larger time (1e300) has a relative
+	 * weight of 0 in the fit and would be dropped without a word. */
+	if (!num_parse_double(r->fields[r->index[COL_SECONDS]], &p.time_s) || !(p.time_s >= 1e-9) ||
+	    p.time_s > 1e4)
+		return fail(r, "column 'seconds' must be a number from 1e-9 to 1e4, got '%s'%s",
 			    r->fields[r->index[COL_SECONDS]], "");
 	if (r->n == r->cap) {
 		int cap = r->cap ? 2 * r->cap : 64;

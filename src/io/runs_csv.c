@@ -197,8 +197,12 @@ get_choice(struct reader *r, enum col c, const char *const *names, int def, int 
 	return fail(r, "unknown value '%s' in column '%s'", s, col_names[c]);
 }
 
+/* A measured value in a physically sane range, [lo, hi]: a positive but
+ * absurd value (a 1e300 s iteration, 1e-300 TFLOP/s) otherwise passes and
+ * comes out as an infinite error or speed-up, or a fit with no meaning
+ * (issue 15: non-finite numbers). */
 static bool
-get_double(struct reader *r, enum col c, double *out)
+get_double(struct reader *r, enum col c, double lo, double hi, double *out)
 {
 	const char *s = field(r, c);
 
@@ -207,6 +211,11 @@ get_double(struct reader *r, enum col c, double *out)
 		return true;
 	if (!num_parse_double(s, out) || *out <= 0)
 		return fail(r, "column '%s' must be a positive number, got '%s'", col_names[c], s);
+	if (*out < lo || *out > hi) {
+		r->failed = true;
+		return plan_error_set(r->err, PLAN_ERR_INPUT, r->path, r->record, 0,
+				      "column '%s' must be from %g to %g, got '%s'", col_names[c], lo, hi, s);
+	}
 	return true;
 }
 
@@ -325,10 +334,12 @@ record(struct reader *r)
 	    !get_choice(r, COL_MOE_OVERLAP, plan_moe_overlap_names, PLAN_MOE_OVERLAP_NONE,
 			&run->plan.moe_overlap) ||
 	    !get_int(r, COL_MICS, 0, &run->plan.mics_group) ||
-	    !get_double(r, COL_TOKENS, &run->measured_tokens_per_gpu) ||
-	    !get_double(r, COL_TIME, &run->measured_time_s) ||
-	    !get_double(r, COL_TFLOPS, &run->measured_tflops) ||
-	    !get_double(r, COL_MEMORY, &run->measured_memory_gib) ||
+	    /* tokens/s and TFLOP/s per GPU from 1 GFLOP/s-scale rates up; an
+	     * iteration from 1 us to 10^7 s (116 days); up to 10^6 GiB a GPU. */
+	    !get_double(r, COL_TOKENS, 1e-3, 1e12, &run->measured_tokens_per_gpu) ||
+	    !get_double(r, COL_TIME, 1e-6, 1e7, &run->measured_time_s) ||
+	    !get_double(r, COL_TFLOPS, 1e-3, 1e5, &run->measured_tflops) ||
+	    !get_double(r, COL_MEMORY, 1e-6, 1e6, &run->measured_memory_gib) ||
 	    !get_choice(r, COL_CONV, run_convention_names, RUN_CONV_MEGATRON_EQ3, &conv))
 		return false;
 	run->convention = conv;

@@ -104,6 +104,12 @@ parse_line(const char *path, int lineno, char *s, struct pairs *p, struct plan_e
 	if (!(count > 0))
 		return plan_error_set(err, PLAN_ERR_INPUT, path, lineno, 0,
 				      "count must be positive, got '%s'", quoted);
+	/* Equal lengths are merged by adding their counts: two of 1e308 made
+	 * an infinite count, reported with no line. 1e15 a line keeps any
+	 * sum of a 64 MiB file finite. */
+	if (count > SEQLEN_MAX_COUNT)
+		return plan_error_set(err, PLAN_ERR_INPUT, path, lineno, 0,
+				      "count %g is above the maximum of %g", count, SEQLEN_MAX_COUNT);
 	if (!pairs_add(p, (int)len, count))
 		return plan_error_set(err, PLAN_ERR_NOMEM, path, 0, 0, "out of memory");
 	return true;

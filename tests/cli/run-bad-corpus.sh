@@ -14,6 +14,9 @@
 #   framework-* predict --model gpt-1.7b --cluster selene --global-batch 32 --framework FILE
 #   runs-*     validate FILE
 #   study-*    sweep FILE
+#   nccl-*     fit-logs --nccl-tests FILE
+#   gemm-*     fit-logs --gemm FILE --gpu h100-sxm5-80gb
+#   seqlen-*   predict --model gpt-1.7b --cluster selene --gpus 8 --global-batch 32 --seq-lengths FILE
 # Besides the status and the message, every case checks that stdout is
 # empty and that stderr is exactly one line, starting "plan-cli: error: ".
 # A case that runs longer than $PLAN_CLI_TEST_TIMEOUT seconds (default 10)
@@ -83,7 +86,10 @@ for file in "$dir"/*; do
 	framework-*) args=(predict --model gpt-1.7b --cluster selene --global-batch 32 --framework "$file") ;;
 	runs-*) args=(validate "$file") ;;
 	study-*) args=(sweep "$file") ;;
-	*) report "$name" "unknown prefix: name a case model-*, cluster-*, gpu-*, framework-*, runs-* or study-*"; continue ;;
+	nccl-*) args=(fit-logs --nccl-tests "$file") ;;
+	gemm-*) args=(fit-logs --gemm "$file" --gpu h100-sxm5-80gb) ;;
+	seqlen-*) args=(predict --model gpt-1.7b --cluster selene --gpus 8 --global-batch 32 --seq-lengths "$file") ;;
+	*) report "$name" "unknown prefix: name a case model-*, cluster-*, gpu-*, framework-*, runs-*, study-*, nccl-*, gemm-* or seqlen-*"; continue ;;
 	esac
 	if [ ! -f "$file.expect" ]; then
 		report "$name" "missing $name.expect"

@@ -111,4 +111,27 @@ check "calibrate --nccl-tests LOG is fit-logs --nccl-tests LOG" '[ -s "$tmp/a.js
 "$bin" calibrate --gemm "$root/tests/data/gemm/h100-gemm.csv" --gpu h100-sxm5-80gb >"$tmp/a.txt" 2>"$tmp/err"
 "$bin" fit-logs --gemm "$root/tests/data/gemm/h100-gemm.csv" --gpu h100-sxm5-80gb >"$tmp/b.txt"
 check "calibrate --gemm CSV is fit-logs --gemm CSV" '[ -s "$tmp/a.txt" ] && cmp -s "$tmp/a.txt" "$tmp/b.txt"'
+# Hostile input (issue 15): bad --fit lists, absurd measurements and outputs
+# that are not regular files are errors, never a fit or a clobbered device.
+five=$root/tests/data/mosaic-five.csv
+fails "--fit with an empty item" 2 "--fit has an empty item in 'gpu.gemm_efficiency_max,,'" \
+	--runs "$five" --cluster mosaicml-a100-40gb --output "$tmp/x.yaml" --fit gpu.gemm_efficiency_max,,
+fails "--fit with a leading comma" 2 "empty item" --runs "$five" --cluster mosaicml-a100-40gb --output "$tmp/x.yaml" --fit ,gpu.gemm_efficiency_max
+fails "--fit ','" 2 "empty item" --runs "$five" --cluster mosaicml-a100-40gb --output "$tmp/x.yaml" --fit ,
+fails "--folds 1" 2 "--folds expects a whole number from 2" --runs "$five" --cluster mosaicml-a100-40gb --output "$tmp/x.yaml" --folds 1
+fails "--folds 2^31" 2 "--folds expects" --runs "$five" --cluster mosaicml-a100-40gb --output "$tmp/x.yaml" --folds 2147483648
+fails "--output a folder" 1 "$tmp: cannot write: Is a directory" --runs "$five" --cluster mosaicml-a100-40gb --output "$tmp"
+check "no PATH.tmpPID left beside the folder" '! ls "$tmp".tmp* >/dev/null 2>&1'
+mkfifo "$tmp/fifo"
+fails "--output a FIFO is not replaced" 1 "not a regular file" --runs "$five" --cluster mosaicml-a100-40gb --output "$tmp/fifo"
+check "the FIFO is still a FIFO" '[ -p "$tmp/fifo" ]'
+fails "--output ''" 1 "an empty file name" --runs "$five" --cluster mosaicml-a100-40gb --output ""
+fails "--output in a missing folder" 1 "cannot write" --runs "$five" --cluster mosaicml-a100-40gb --output "$tmp/no/such/x.yaml"
+{ head -1 "$five"; sed -n 2p "$five" | sed 's/,21.7872,/,1e300,/'; sed -n '3,$p' "$five"; } >"$tmp/huge.csv"
+fails "a measured time of 1e300 s" 3 "huge.csv:2: column 'measured_iteration_time_s' must be from" \
+	--runs "$tmp/huge.csv" --cluster mosaicml-a100-40gb --output "$tmp/x.yaml"
+{ head -1 "$five"; sed -n 2p "$five"; } >"$tmp/one.csv"
+fails "one run, two keys" 2 "1 run cannot determine 2 keys" --runs "$tmp/one.csv" --cluster mosaicml-a100-40gb --output "$tmp/x.yaml"
+{ head -1 "$five"; for i in 1 2 3; do sed -n 2p "$five" | sed "s/^MOSAIC-18/R$i/"; done; } >"$tmp/same.csv"
+fails "identical runs cannot tell two keys apart" 2 "cannot tell them apart" --runs "$tmp/same.csv" --cluster mosaicml-a100-40gb --output "$tmp/x.yaml"
 finish

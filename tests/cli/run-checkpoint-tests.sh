@@ -83,10 +83,14 @@ usage "more replicas than machines" "17 checkpoint replicas need as many machine
 	predict "${gemini[@]}" --checkpoint-to cpu --checkpoint-replicas 17
 usage "replicas with storage" "needs --checkpoint-to cpu" \
 	predict "${gemini[@]}" --checkpoint-to storage --checkpoint-replicas 2
-usage "a negative failure rate" "--failures-per-day expects a positive number, got '-1'" \
+usage "a negative failure rate" "--failures-per-day expects a number from 1e-6 to 1e12, got '-1'" \
 	predict "${gemini[@]}" --checkpoint-to cpu --failures-per-day -1
-usage "a zero MTBF" "--gpu-mtbf-hours expects a positive number" \
+usage "a zero MTBF" "--gpu-mtbf-hours expects a number from 1e-6 to 1e12" \
 	predict "${gemini[@]}" --checkpoint-to cpu --gpu-mtbf-hours 0
+usage "a GPU MTBF of 1e-300 h (7.68e+302 failures a day)" "--gpu-mtbf-hours expects a number from 1e-6 to 1e12, got '1e-300'" \
+	predict "${gemini[@]}" --checkpoint-to cpu --gpu-mtbf-hours 1e-300
+usage "1e300 failures a day: the range, not 'positive'" "--failures-per-day expects a number from 1e-6 to 1e12, got '1e300'" \
+	predict "${gemini[@]}" --checkpoint-to storage --failures-per-day 1e300
 usage "both a rate and an MTBF" "not both" \
 	predict "${gemini[@]}" --checkpoint-to cpu --failures-per-day 2 --gpu-mtbf-hours 1000
 usage "a checkpoint option without a target" "--checkpoint-every needs --checkpoint-to cpu or storage" \

@@ -863,6 +863,12 @@ usage_error "--recompute-layers not a number" "--recompute-layers" \
 	predict "${slapo[@]}" --recompute-layers three
 usage_error "--recompute-layers with interleaving" "needs vpp 1" \
 	predict "${slapo[@]}" --vpp 2 --recompute-layers 3
+usage_error "--recompute-layers beyond int" "a whole number from 0 to 30000, got '99999999999'" \
+	predict "${slapo[@]}" --recompute-layers 99999999999
+usage_error "--recompute-layers ','" "expects a number or a comma-separated list" \
+	predict "${slapo[@]}" --recompute-layers ,
+usage_error "--recompute-layers over --stage-layers' short stage" "stage 0 has 10 layers, so it cannot recompute 11" \
+	predict "${slapo[@]}" --stage-layers 10,14 --recompute-layers 11,13
 
 cli predict "${slapo[@]}" --recompute-layers 3,5 --format json
 expect_rc 0

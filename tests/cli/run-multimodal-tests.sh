@@ -56,6 +56,11 @@ usage() { # NAME SUBSTRING ARGS...
 }
 usage "a submodule left out" "submodule 'text' has no GPUs" predict "${base[@]}" --submodule image:dp=8
 usage "a submodule with no GPUs" "submodule 'text' has no GPUs" predict "${base[@]}" --submodule image:dp=8 --submodule text:tp=1
+usage "a key given twice" "--submodule image: 'dp' is given twice" \
+	predict "${base[@]}" --submodule image:dp=8,dp=4 --submodule text:dp=8
+usage "an empty item" "--submodule image: an empty item in 'image:tp=1,,dp=8'" \
+	predict "${base[@]}" --submodule image:tp=1,,dp=8 --submodule text:dp=8
+usage "a trailing comma" "an empty item" predict "${base[@]}" --submodule image:dp=8, --submodule text:dp=8
 usage "dp=0" "out of range (a submodule with no GPUs?)" predict "${base[@]}" --submodule image:dp=8 --submodule text:dp=0
 usage "unknown submodule name" "unknown submodule 'imgae' of clip-vit-l14 (valid: image, text)" \
 	predict "${base[@]}" --submodule imgae:dp=8 --submodule text:dp=8

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "io/hf_config.h"
+#include "io/multimodal_load.h"
 #include "io/profile_load.h"
 #include "io/study.h"
 #include "fuzz.h"
@@ -49,8 +50,12 @@ static struct study obj;
 /* A study that loads is also checked and its cells counted, as sweep does. */
 #define LOADED(err) do { long cells; study_check(&obj, &cells, (err)); } while (0)
 #define RELEASE() study_release(&obj)
+#elif defined(FUZZ_LOAD_MULTIMODAL)
+/* A kind: multimodal model (DistMM): its submodules load from the bundled profiles. */
+static struct multimodal obj;
+#define LOAD(text, err) multimodal_load_string(&obj, "fuzz.yaml", (text), (err))
 #else
-#error "define one of FUZZ_LOAD_MODEL, _HF, _CLUSTER, _GPU, _FRAMEWORK, _COMPRESSOR, _STUDY"
+#error "define one of FUZZ_LOAD_MODEL, _HF, _CLUSTER, _GPU, _FRAMEWORK, _COMPRESSOR, _STUDY, _MULTIMODAL"
 #endif
 
 #ifndef RELEASE

@@ -23,5 +23,22 @@ char *fuzz_text(const uint8_t *data, size_t size);
  */
 int fuzz_split(char *text, size_t size, char **parts, int max, size_t *rest_size);
 
+/** Make an empty temporary file for the inputs of a reader that takes a
+ * path (named after @tag, removed at exit); aborts when it cannot. */
+const char *fuzz_temp_file(const char *tag);
+
+/** Write @size bytes of @data to @path, replacing it (aborts on failure). */
+void fuzz_write_file(const char *path, const uint8_t *data, size_t size);
+
+struct cluster;
+struct gpu;
+
+/** Load the bundled dgx-h100 into @c and its GPU h100-sxm5-80gb into @g,
+ * each unless NULL (aborts when one does not load). */
+void fuzz_load_bundled(struct cluster *c, struct gpu *g);
+
+/** Abort when one of the @n values is not finite (issue 15), naming its index. */
+void fuzz_check_finite(const char *target, const double *v, size_t n);
+
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
