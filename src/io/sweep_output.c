@@ -893,9 +893,15 @@ sweep_plot(const char *path, const struct study *s, const struct sweep_result *r
 	struct plot_series *series;
 	long ns = -1;
 	bool ok;
+	struct stat st;
 
 	if (!plot_choose(path, s, &pl, err))
 		return false;
+	/* The rename would replace whatever is there: a FIFO or a device
+	 * (x.svg -> /dev/null) would become a plain file. */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return plan_error_set(err, PLAN_ERR_IO, path, 0, 0, "cannot write: %s",
+				      S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
 	if (!in_path("gnuplot"))
 		return plan_error_set(err, PLAN_ERR_IO, NULL, 0, 0,
 				      "gnuplot is not installed (apt-get install gnuplot-nox)");

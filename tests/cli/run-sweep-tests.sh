@@ -66,6 +66,15 @@ fi
 "$bin" sweep "$study" --plot "$tmp/plot.gif" >/dev/null 2>"$tmp/err"
 check "--plot .gif is a usage error" '[ $? -eq 2 ] && grep -q "svg, .png or .pdf" "$tmp/err"'
 
+# A plot onto a FIFO or a folder is refused (the rename would replace it); the FIFO stays one.
+mkfifo "$tmp/fifo.svg" && mkdir "$tmp/dir.svg"
+for t in fifo dir; do
+	"$bin" sweep "$study" --plot "$tmp/$t.svg" >/dev/null 2>"$tmp/err"
+	rc=$?
+	check "--plot onto a $t: exit 1, refused" '[ $rc -eq 1 ] && grep -qE "cannot write: (not a regular file|is a directory)" "$tmp/err"'
+done
+check "the FIFO is still a FIFO" '[ -p "$tmp/fifo.svg" ]'
+
 # A plot into a missing folder: one line, gnuplot never runs (exit 1).
 "$bin" sweep "$study" --plot "$tmp/no-such-folder/plot.svg" >"$tmp/out" 2>"$tmp/err"
 rc=$?
