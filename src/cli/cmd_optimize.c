@@ -26,6 +26,7 @@ static int
 run(struct optimize_request *r, const struct model *model, const struct cluster *cluster)
 {
 	struct search_candidate *top = calloc(SEARCH_MAX_TOP, sizeof(*top));
+	struct explanation *explain = NULL;
 	struct search_stats st;
 	struct plan_error err;
 	int ntop = 0, rc;
@@ -41,10 +42,24 @@ run(struct optimize_request *r, const struct model *model, const struct cluster 
 		report_infeasible(&r->so, &st, cluster);
 		rc = CLI_EXIT_INFEASIBLE;
 	} else {
-		struct optimize_result res = { r, model, cluster, top, ntop, &st };
+		struct optimize_result res = { r, model, cluster, top, ntop, &st, NULL, 0 };
 
-		rc = cli_finish(optimize_write(&res, r->format));
+		rc = CLI_EXIT_OK;
+		if (r->explain) {
+			/* One search per dimension, after the main one. */
+			explain = calloc(EXPLAIN_MAX, sizeof(*explain));
+			if (!explain) {
+				cli_error("out of memory");
+				rc = CLI_EXIT_FAILURE;
+			} else if (!explain_run(model, cluster, &r->so, &top[0], explain, &res.nexplain, &err)) {
+				rc = cli_report(&err);
+			}
+			res.explain = explain;
+		}
+		if (rc == CLI_EXIT_OK)
+			rc = cli_finish(optimize_write(&res, r->format));
 	}
+	free(explain);
 	free(top);
 	return rc;
 }

@@ -3,6 +3,7 @@
 
 #include "cli/options.h"
 #include "plan/cluster.h"
+#include "plan/explain.h"
 #include "plan/model.h"
 #include "plan/search.h"
 
@@ -14,6 +15,8 @@ struct optimize_result {
 	const struct search_candidate *top;     /**< best first */
 	int ntop;                               /**< at least 1 */
 	const struct search_stats *stats;
+	const struct explanation *explain;      /**< --explain: the runner-ups; NULL without */
+	int nexplain;
 };
 
 /** Print @res to stdout as text or JSON (enum cli_format); returns the exit code. */
