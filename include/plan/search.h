@@ -59,7 +59,7 @@ struct search_options {
 	const struct compressor *compressors[SEARCH_MAX_COMPRESSORS];
 	int ncompressors;
 	int max_compressed_layers;/**< budget of TP-compressed layers; -1: none */
-	double time_limit_s;      /**< for each MILP; 0 or less: SEARCH_DEFAULT_TIME_LIMIT_S */
+	double time_limit_s;      /**< for each MILP (each --exhaustive shape); 0 or less: SEARCH_DEFAULT_TIME_LIMIT_S */
 	bool exhaustive;          /**< enumerate the inner choices instead of the MILP */
 	int top;                  /**< how many plans to keep (1 .. SEARCH_MAX_TOP) */
 	enum coll_algo dp_algo;
@@ -140,6 +140,7 @@ struct search_stats {
 	long cut;             /**< MILPs proven unable to beat the k-th best plan */
 	long truncated;       /**< --exhaustive shapes too large to enumerate (even layers only) */
 	long tie_truncated;   /**< MILP shapes with more tied layouts than SEARCH_TIE_MAX_LAYOUTS */
+	long exhaustive_timeouts; /**< --exhaustive shapes stopped by the time limit (best so far kept) */
 	struct search_reduced reduced[SEARCH_MAX_REDUCED]; /**< the first min(truncated, SEARCH_MAX_REDUCED) */
 	double cutoff_s;      /**< (internal) the k-th best time while searching; 0: none */
 	bool have_closest;    /**< when nothing fits: the plan closest to fitting */

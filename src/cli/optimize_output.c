@@ -89,12 +89,13 @@ candidate_json(const struct optimize_result *res, const struct search_candidate 
 static int
 json_exhaustive(const struct optimize_result *res, json_t *stats)
 {
-	long reduced = res->stats->truncated;
+	long reduced = res->stats->truncated, stopped = res->stats->exhaustive_timeouts;
 
 	if (!res->req->so.exhaustive)
 		return 0;
-	return json_object_set_new(stats, "exhaustive_complete", json_boolean(reduced == 0)) |
-	       json_object_set_new(stats, "exhaustive_reduced", json_integer((json_int_t)reduced));
+	return json_object_set_new(stats, "exhaustive_complete", json_boolean(reduced == 0 && stopped == 0)) |
+	       json_object_set_new(stats, "exhaustive_reduced", json_integer((json_int_t)reduced)) |
+	       json_object_set_new(stats, "exhaustive_timeouts", json_integer((json_int_t)stopped));
 }
 
 static json_t *explain_json_array(const struct optimize_result *res);
@@ -278,6 +279,19 @@ text_reduced(const struct optimize_result *res)
 	}
 	if (st->truncated > named)
 		printf("  and %ld more\n", st->truncated - named);
+}
+
+/* --exhaustive shapes that --time-limit stopped: not complete either. */
+static void
+text_exhaustive_timeouts(const struct optimize_result *res)
+{
+	long n = res->stats->exhaustive_timeouts;
+	double limit = res->req->so.time_limit_s > 0 ? res->req->so.time_limit_s : SEARCH_DEFAULT_TIME_LIMIT_S;
+
+	if (!res->req->so.exhaustive || n == 0)
+		return;
+	printf("exhaustive: not complete: %ld shape%s stopped by --time-limit (%g s per shape), each with the "
+	       "best layout found by then\n", n, n == 1 ? "" : "s", limit);
 }
 
 /* The MILP's pass over tied layouts that stopped short: the claim of
@@ -505,6 +519,7 @@ write_text(const struct optimize_result *res)
 	       st->shapes, st->pruned, st->milps, st->cut, res->ntop, st->milp_timeouts, st->evaluations,
 	       st->infeasible, st->seconds);
 	text_reduced(res);
+	text_exhaustive_timeouts(res);
 	text_ties(res);
 	return CLI_EXIT_OK;
 }

@@ -814,6 +814,9 @@ struct exh {
 	int modes[3], nm;
 	int layers[PLAN_MAX_STAGES], mode[PLAN_MAX_STAGES];
 	bool tpc, ppc;
+	double deadline;  /* --exhaustive: now_s() past which it stops (0: never) */
+	long leaves;
+	bool stopped;
 };
 
 static void
@@ -822,11 +825,18 @@ exh_modes(struct exh *x, int s)
 	const struct inner *in = x->in;
 	int P = in->shape->pp;
 
+	if (x->stopped)
+		return;
 	if (s < P) {
-		for (int i = 0; i < x->nm; i++) {
+		for (int i = 0; i < x->nm && !x->stopped; i++) {
 			x->mode[s] = x->modes[i];
 			exh_modes(x, s + 1);
 		}
+		return;
+	}
+	/* The clock every 64 layouts: a fraction of one prediction's cost. */
+	if (x->deadline > 0 && (++x->leaves & 63) == 0 && now_s() > x->deadline) {
+		x->stopped = true;
 		return;
 	}
 	for (int tf = x->tpc ? 0 : P; tf <= P; tf++)
@@ -855,7 +865,7 @@ exh_layers(struct exh *x, int s, int left)
 		exh_modes(x, 0);
 		return;
 	}
-	for (int n = 1; n <= left - (P - 1 - s); n++) {
+	for (int n = 1; n <= left - (P - 1 - s) && !x->stopped; n++) {
 		x->layers[s] = n;
 		exh_layers(x, s + 1, left - n);
 	}
@@ -871,8 +881,10 @@ note_reduced(const struct inner *in, double combinations)
 	st->truncated++;
 }
 
+/* Every layout of the shape; with @bounded (--exhaustive), for at most
+ * --time-limit seconds, as a MILP: the best found by then, counted. */
 static void
-inner_exhaustive(const struct inner *in)
+inner_exhaustive(const struct inner *in, bool bounded)
 {
 	struct exh x = { .in = in };
 	int P = in->shape->pp, L = in->m->layers;
@@ -892,7 +904,11 @@ inner_exhaustive(const struct inner *in)
 		inner_uniform(in);
 		return;
 	}
+	if (bounded)
+		x.deadline = now_s() + (in->opt->time_limit_s > 0 ? in->opt->time_limit_s : SEARCH_DEFAULT_TIME_LIMIT_S);
 	exh_layers(&x, 0, L);
+	if (x.stopped)
+		in->st->exhaustive_timeouts++;
 }
 
 bool
@@ -917,7 +933,7 @@ search_shape(const struct model *m, const struct cluster *c, const struct plan *
 	/* One stage: three recompute modes at most, with or without TP
 	 * compression; enumerating them is exact (ZeRO-3's exposure too). */
 	if (exhaustive || shape->pp == 1) {
-		inner_exhaustive(&in);
+		inner_exhaustive(&in, exhaustive);
 		return true;
 	}
 	return inner_milp(&in, err);
