@@ -1370,7 +1370,9 @@ search_run(const struct model *m, const struct cluster *c, const struct search_o
 	if (!enumerate(m, c, opt, gpus, seq, &shapes, err))
 		goto out;
 	st->shapes = shapes.n;
-	qsort(shapes.v, (size_t)shapes.n, sizeof(*shapes.v), by_bound);
+	/* No shapes (an excluded value left none): no array for qsort. */
+	if (shapes.n > 1)
+		qsort(shapes.v, (size_t)shapes.n, sizeof(*shapes.v), by_bound);
 	for (long i = 0; i < shapes.n; i++) {
 		const struct shape *s = &shapes.v[i];
 		bool found;
