@@ -238,9 +238,10 @@ START_TEST(test_nothing_fits)
 }
 END_TEST
 
-/* One exhaustive shape of the small model on 16 GPUs: how many it reduced. */
-static long
-exhaustive_reduced(int pp, struct search_stats *st)
+/* One exhaustive shape of the small model on 16 GPUs, each shape given
+ * @time_limit_s: its stats (how many it reduced, how many it stopped). */
+static void
+exhaustive_shape(int pp, double time_limit_s, struct search_stats *st)
 {
 	char yaml[1024];
 	struct cluster c;
@@ -255,6 +256,7 @@ exhaustive_reduced(int pp, struct search_stats *st)
 	test_load_cluster(&c, yaml);
 	test_load_model(&m, SMALL_MODEL);
 	options(&o);
+	o.time_limit_s = time_limit_s;
 	plan_init(&p);
 	p.tp = 1;
 	p.pp = pp;
@@ -266,6 +268,12 @@ exhaustive_reduced(int pp, struct search_stats *st)
 	ck_assert_msg(search_shape(&m, &c, &p, NULL, &o, true, &best, &found, st, &err), "%s", err.message);
 	ck_assert(found);
 	cluster_release(&c);
+}
+
+static long
+exhaustive_reduced(int pp, struct search_stats *st)
+{
+	exhaustive_shape(pp, 30.0, st);
 	return st->truncated;
 }
 
@@ -281,6 +289,24 @@ START_TEST(test_exhaustive_says_reduced)
 	ck_assert_int_eq(st.reduced[0].shape.dp, 2);
 	ck_assert_ptr_null(st.reduced[0].cmp);
 	ck_assert_double_eq_tol(st.reduced[0].combinations, 330.0 * 6561.0, 1e-6);
+}
+END_TEST
+
+/* --time-limit bounds an exhaustive shape as it bounds a MILP: a
+ * microsecond stops pp 4's 13,365 layouts after the first 63 (the
+ * clock is read every 64), which fit (80 GiB) and give a plan; the
+ * shape is counted, not reduced. */
+START_TEST(test_exhaustive_time_limit)
+{
+	struct search_stats st;
+
+	exhaustive_shape(4, 1e-6, &st);
+	ck_assert_int_eq(st.truncated, 0);
+	ck_assert_int_eq(st.exhaustive_timeouts, 1);
+	ck_assert_int_eq(st.evaluations, 63);
+	exhaustive_shape(4, 30.0, &st);
+	ck_assert_int_eq(st.exhaustive_timeouts, 0);
+	ck_assert_int_eq(st.evaluations, 13365);
 }
 END_TEST
 
@@ -431,6 +457,7 @@ search_suite(void)
 	tcase_add_test(tc, test_compression_where_it_pays);
 	tcase_add_test(tc, test_nothing_fits);
 	tcase_add_test(tc, test_exhaustive_says_reduced);
+	tcase_add_test(tc, test_exhaustive_time_limit);
 	tcase_add_test(tc, test_random_milp_equals_exhaustive);
 	suite_add_tcase(s, tc);
 	return s;

@@ -21,6 +21,27 @@
 /** Most compressors the search may try. */
 #define SEARCH_MAX_COMPRESSORS 8
 
+/**
+ * A dimension of the search space, as optimize --explain names it: an
+ * outer degree or option, or the plan's recomputation.
+ */
+enum search_dim {
+	SEARCH_DIM_NONE,
+	SEARCH_DIM_TP,
+	SEARCH_DIM_PP,
+	SEARCH_DIM_MICRO_BATCH,
+	SEARCH_DIM_RECOMPUTE,
+	SEARCH_DIM_ZERO,
+	SEARCH_DIM_VPP,
+	SEARCH_DIM_SP,
+	SEARCH_DIM_CP,
+	SEARCH_DIM_EP,
+	SEARCH_DIM_COUNT,
+};
+
+/** Names of the dimensions ("tp", "micro_batch", ...), indexed by enum search_dim. */
+extern const char *const search_dim_names[];
+
 struct search_options {
 	int gpus;                 /**< GPUs to plan for (0: the whole cluster) */
 	int global_batch;         /**< sequences per iteration */
@@ -38,11 +59,20 @@ struct search_options {
 	const struct compressor *compressors[SEARCH_MAX_COMPRESSORS];
 	int ncompressors;
 	int max_compressed_layers;/**< budget of TP-compressed layers; -1: none */
-	double time_limit_s;      /**< for each MILP; 0 or less: SEARCH_DEFAULT_TIME_LIMIT_S */
+	double time_limit_s;      /**< for each MILP (each --exhaustive shape); 0 or less: SEARCH_DEFAULT_TIME_LIMIT_S */
 	bool exhaustive;          /**< enumerate the inner choices instead of the MILP */
 	int top;                  /**< how many plans to keep (1 .. SEARCH_MAX_TOP) */
 	enum coll_algo dp_algo;
 	const struct framework *framework; /**< NULL: the built-in framework */
+	/** Shapes whose value of this outer dimension (TP, PP, micro-batch,
+	 *  ZeRO, vpp, sp, CP, EP) is @exclude_value are not enumerated;
+	 *  SEARCH_DIM_NONE (the default): none is left out. */
+	enum search_dim exclude_dim;
+	int exclude_value;
+	/** Recompute modes a stage may use, bit 1 << enum plan_recompute;
+	 *  Slapo's layers in full need the full bit and a lighter one.
+	 *  0 (the default): every mode. */
+	unsigned recompute_modes;
 };
 
 /** Context-parallel degrees optimize tries by default (powers of two up to this). */
@@ -110,6 +140,7 @@ struct search_stats {
 	long cut;             /**< MILPs proven unable to beat the k-th best plan */
 	long truncated;       /**< --exhaustive shapes too large to enumerate (even layers only) */
 	long tie_truncated;   /**< MILP shapes with more tied layouts than SEARCH_TIE_MAX_LAYOUTS */
+	long exhaustive_timeouts; /**< --exhaustive shapes stopped by the time limit (best so far kept) */
 	struct search_reduced reduced[SEARCH_MAX_REDUCED]; /**< the first min(truncated, SEARCH_MAX_REDUCED) */
 	double cutoff_s;      /**< (internal) the k-th best time while searching; 0: none */
 	bool have_closest;    /**< when nothing fits: the plan closest to fitting */

@@ -68,6 +68,7 @@ run(struct optimize_request *r, const struct model *model, const struct cluster 
 	struct checkpoint_estimate *ck = calloc(SEARCH_MAX_TOP, sizeof(*ck));
 	bool goodput = r->objective == CLI_OBJECTIVE_GOODPUT;
 	struct search_options so = r->so;
+	struct explanation *explain = NULL;
 	struct search_stats st;
 	struct plan_error err;
 	int ntop = 0, rc;
@@ -89,10 +90,25 @@ run(struct optimize_request *r, const struct model *model, const struct cluster 
 	} else if (goodput && !rank_by_goodput(r, model, cluster, top, &ntop, ck)) {
 		rc = CLI_EXIT_USAGE;
 	} else {
-		struct optimize_result res = { r, model, cluster, top, ntop, &st, goodput ? ck : NULL };
+		struct optimize_result res = { .req = r, .model = model, .cluster = cluster, .top = top, .ntop = ntop,
+					       .stats = &st, .ckpt = goodput ? ck : NULL };
 
-		rc = cli_finish(optimize_write(&res, r->format));
+		rc = CLI_EXIT_OK;
+		if (r->explain) {
+			/* One search per dimension, after the main one. */
+			explain = calloc(EXPLAIN_MAX, sizeof(*explain));
+			if (!explain) {
+				cli_error("out of memory");
+				rc = CLI_EXIT_FAILURE;
+			} else if (!explain_run(model, cluster, &r->so, &top[0], explain, &res.nexplain, &err)) {
+				rc = cli_report(&err);
+			}
+			res.explain = explain;
+		}
+		if (rc == CLI_EXIT_OK)
+			rc = cli_finish(optimize_write(&res, r->format));
 	}
+	free(explain);
 	free(top);
 	free(ck);
 	return rc;

@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "cli/optimize_output.h"
 #include "plan/compression.h"
+#include "io/fields.h"
 #include "io/format.h"
 
 static const char *
@@ -102,13 +103,16 @@ candidate_json(const struct optimize_result *res, int i)
 static int
 json_exhaustive(const struct optimize_result *res, json_t *stats)
 {
-	long reduced = res->stats->truncated;
+	long reduced = res->stats->truncated, stopped = res->stats->exhaustive_timeouts;
 
 	if (!res->req->so.exhaustive)
 		return 0;
-	return json_object_set_new(stats, "exhaustive_complete", json_boolean(reduced == 0)) |
-	       json_object_set_new(stats, "exhaustive_reduced", json_integer((json_int_t)reduced));
+	return json_object_set_new(stats, "exhaustive_complete", json_boolean(reduced == 0 && stopped == 0)) |
+	       json_object_set_new(stats, "exhaustive_reduced", json_integer((json_int_t)reduced)) |
+	       json_object_set_new(stats, "exhaustive_timeouts", json_integer((json_int_t)stopped));
 }
+
+static json_t *explain_json_array(const struct optimize_result *res);
 
 static int
 write_json(const struct optimize_result *res)
@@ -145,6 +149,8 @@ write_json(const struct optimize_result *res)
 	rc |= json_object_set_new(root, "top", list);
 	rc |= json_exhaustive(res, stats);
 	rc |= json_object_set_new(root, "stats", stats);
+	if (res->explain)
+		rc |= json_object_set_new(root, "explain", explain_json_array(res));
 	if (rc == 0)
 		rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
 	putchar('\n');
@@ -293,6 +299,19 @@ text_reduced(const struct optimize_result *res)
 		printf("  and %ld more\n", st->truncated - named);
 }
 
+/* --exhaustive shapes that --time-limit stopped: not complete either. */
+static void
+text_exhaustive_timeouts(const struct optimize_result *res)
+{
+	long n = res->stats->exhaustive_timeouts;
+	double limit = res->req->so.time_limit_s > 0 ? res->req->so.time_limit_s : SEARCH_DEFAULT_TIME_LIMIT_S;
+
+	if (!res->req->so.exhaustive || n == 0)
+		return;
+	printf("exhaustive: not complete: %ld shape%s stopped by --time-limit (%g s per shape), each with the "
+	       "best layout found by then\n", n, n == 1 ? "" : "s", limit);
+}
+
 /* The MILP's pass over tied layouts that stopped short: the claim of
  * exactness does not hold for those shapes, so say so. */
 static void
@@ -304,6 +323,190 @@ text_ties(const struct optimize_result *res)
 		return;
 	printf("ties: %ld shape%s had more than %d layouts at the optimal slot; the first %d were compared "
 	       "on iteration time\n", n, n == 1 ? "" : "s", SEARCH_TIE_MAX_LAYOUTS, SEARCH_TIE_MAX_LAYOUTS);
+}
+
+/* --explain: what each dimension is called in a reason. */
+static const char *const dim_words[SEARCH_DIM_COUNT] = {
+	[SEARCH_DIM_TP] = "TP degree", [SEARCH_DIM_PP] = "PP degree",
+	[SEARCH_DIM_MICRO_BATCH] = "micro-batch size", [SEARCH_DIM_RECOMPUTE] = "recomputation",
+	[SEARCH_DIM_ZERO] = "ZeRO stage", [SEARCH_DIM_VPP] = "interleaving (vpp)",
+	[SEARCH_DIM_SP] = "sequence-parallel setting", [SEARCH_DIM_CP] = "CP degree",
+	[SEARCH_DIM_EP] = "EP degree",
+};
+
+static const char *const explain_status_names[] = { "found", "infeasible", "none" };
+
+/* A dimension's value in words: a degree, a recompute level, on or off. */
+static void
+dim_value_words(enum search_dim d, int v, char *buf, size_t size)
+{
+	if (d == SEARCH_DIM_RECOMPUTE)
+		snprintf(buf, size, "%s", plan_recompute_names[v]);
+	else if (d == SEARCH_DIM_SP)
+		snprintf(buf, size, "%s", v ? "on" : "off");
+	else
+		snprintf(buf, size, "%d", v);
+}
+
+static json_t *
+dim_value_json(enum search_dim d, int v)
+{
+	if (d == SEARCH_DIM_RECOMPUTE)
+		return json_string(plan_recompute_names[v]);
+	if (d == SEARCH_DIM_SP)
+		return json_boolean(v);
+	return json_integer(v);
+}
+
+/*
+ * Why a runner-up is slower: the part of the breakdown (field_table's
+ * breakdown_s rows) that grew most, with what the estimates say about
+ * it, and the part that shrank most when it is not negligible.
+ */
+static void
+explain_breakdown(const struct optimize_result *res, const struct explanation *x, char *buf, size_t size)
+{
+	const struct search_candidate *best = &res->top[0], *alt = &x->cand;
+	struct estimate_options eb = { res->req->so.dp_algo, best->compressor, res->req->so.framework };
+	struct estimate_options ea = { res->req->so.dp_algo, alt->compressor, res->req->so.framework };
+	struct report rb = { .model = res->model, .cluster = res->cluster, .plan = &best->plan, .est = &best->est,
+			     .opt = &eb, .compressor = best->compressor };
+	struct report ra = { .model = res->model, .cluster = res->cluster, .plan = &alt->plan, .est = &alt->est,
+			     .opt = &ea, .compressor = alt->compressor };
+	const struct field *up = NULL, *down = NULL;
+	double up_s = 0.0, down_s = 0.0, t = best->est.iteration_time_s;
+
+	for (size_t i = 0; i < field_count; i++) {
+		const struct field *f = &field_table[i];
+		struct field_value a, b;
+
+		if (!f->key || strncmp(f->key, "breakdown_s.", 12) != 0 || f->type != FIELD_NUM)
+			continue;
+		field_get(f, &ra, 0, &a);
+		field_get(f, &rb, 0, &b);
+		if (a.d - b.d > up_s) {
+			up = f;
+			up_s = a.d - b.d;
+		}
+		if (a.d - b.d < down_s) {
+			down = f;
+			down_s = a.d - b.d;
+		}
+	}
+	buf[0] = '\0';
+	if (!up || alt->est.iteration_time_s - t <= 1e-12 * t) {
+		words_add(buf, size, "as fast as the best (a tie)");
+		return;
+	}
+	words_add(buf, size, "%s %+.3g s", field_leaf(up), up_s);
+	if (strcmp(field_leaf(up), "tp_comm") == 0 && alt->est.details.tp_inter_node &&
+	    !best->est.details.tp_inter_node)
+		words_add(buf, size, " (TP %d leaves the node)", alt->plan.tp);
+	else if (strcmp(field_leaf(up), "dp_comm") == 0 && alt->est.details.dp_inter_node &&
+		 !best->est.details.dp_inter_node)
+		words_add(buf, size, " (DP leaves the node)");
+	else if (strcmp(field_leaf(up), "pp_bubble") == 0)
+		words_add(buf, size, " (bubble %.1f %% of ideal time, %.1f %% in the best)",
+			  100 * alt->est.details.bubble_fraction, 100 * best->est.details.bubble_fraction);
+	if (down && -down_s > 1e-3 * t)
+		words_add(buf, size, ", %s %+.3g s", field_leaf(down), down_s);
+}
+
+/* Why a runner-up is slower, does not fit, or does not exist. */
+static void
+explain_reason(const struct optimize_result *res, const struct explanation *x, char *buf, size_t size)
+{
+	const double gib = 1073741824.0;
+
+	buf[0] = '\0';
+	if (x->status == EXPLAIN_NONE)
+		snprintf(buf, size, "no alternative: the search space has no other %s", dim_words[x->dim]);
+	else if (x->status == EXPLAIN_INFEASIBLE && !x->have_plan)
+		snprintf(buf, size, "does not fit: no plan with another %s fits", dim_words[x->dim]);
+	else if (x->status == EXPLAIN_INFEASIBLE)
+		snprintf(buf, size, "does not fit: the closest needs %.1f GiB of %.1f on stage %d",
+			 x->memory_bytes / gib, x->capacity_bytes / gib, x->memory_stage);
+	else
+		explain_breakdown(res, x, buf, size);
+}
+
+static json_t *
+explain_json(const struct optimize_result *res, const struct explanation *x)
+{
+	const struct search_candidate *c = &x->cand;
+	double best = res->top[0].est.iteration_time_s;
+	char reason[1024], words[4096];
+	json_t *o, *args = json_null();
+	int rc = 0;
+
+	explain_reason(res, x, reason, sizeof(reason));
+	if (x->have_plan) {
+		plan_words(&c->plan, res->model, c->compressor, false, words, sizeof(words));
+		args = predict_args(res->req, c);
+		/* The closest plan does not fit: predict prices it anyway. */
+		if (args && !c->est.fits)
+			rc |= json_array_append_new(args, json_string("--allow-oom"));
+	}
+	o = json_pack("{s:s, s:o, s:o, s:s, s:o, s:o, s:b, s:s, s:o, s:o}", "dimension", search_dim_names[x->dim],
+		      "best_value", dim_value_json(x->dim, x->best_value), "value",
+		      x->have_plan ? dim_value_json(x->dim, x->value) : json_null(), "status",
+		      explain_status_names[x->status], "iteration_time_s",
+		      x->have_plan ? json_real(c->est.iteration_time_s) : json_null(), "ratio",
+		      x->have_plan ? json_real(c->est.iteration_time_s / best) : json_null(), "fits",
+		      x->status == EXPLAIN_FOUND, "reason", reason, "plan",
+		      x->have_plan ? json_string(words) : json_null(), "predict_args", args ? args : json_null());
+	if (rc) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static json_t *
+explain_json_array(const struct optimize_result *res)
+{
+	json_t *a = json_array();
+
+	for (int i = 0; a && i < res->nexplain; i++) {
+		json_t *o = explain_json(res, &res->explain[i]);
+
+		if (!o || json_array_append_new(a, o)) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+/* --explain: one line per dimension, and the runner-up's plan under it. */
+static void
+text_explain(const struct optimize_result *res)
+{
+	double best = res->top[0].est.iteration_time_s;
+
+	if (!res->explain)
+		return;
+	printf("\nrunner-up by dimension (the best plan with one setting forced to another value)\n");
+	for (int i = 0; i < res->nexplain; i++) {
+		const struct explanation *x = &res->explain[i];
+		char a[32], b[32], head[128], reason[1024], words[4096];
+
+		dim_value_words(x->dim, x->best_value, a, sizeof(a));
+		dim_value_words(x->dim, x->value, b, sizeof(b));
+		if (x->have_plan)
+			snprintf(head, sizeof(head), "%s %s -> %s", search_dim_names[x->dim], a, b);
+		else
+			snprintf(head, sizeof(head), "%s %s", search_dim_names[x->dim], a);
+		explain_reason(res, x, reason, sizeof(reason));
+		if (!x->have_plan) {
+			printf("  %-28s %s\n", head, reason);
+			continue;
+		}
+		printf("  %-28s %10.4f s %7.3fx  %s\n", head, x->cand.est.iteration_time_s,
+		       x->cand.est.iteration_time_s / best, reason);
+		plan_words(&x->cand.plan, res->model, x->cand.compressor, false, words, sizeof(words));
+		printf("  %-28s %s\n", "", words);
+	}
 }
 
 static int
@@ -330,12 +533,14 @@ write_text(const struct optimize_result *res)
 	putchar('\n');
 	json_decref(args);
 	text_top(res);
+	text_explain(res);
 	printf("\nsearch: %ld shapes, %ld pruned by the lower bound, %ld MILPs (%ld could not beat the "
 	       "top %d, %ld timed out), %ld plans predicted, %ld without a fitting layout, %.3f s\n",
 	       st->shapes, st->pruned, st->milps, st->cut, res->ckpt ? SEARCH_MAX_TOP : res->ntop, st->milp_timeouts,
 	       st->evaluations,
 	       st->infeasible, st->seconds);
 	text_reduced(res);
+	text_exhaustive_timeouts(res);
 	text_ties(res);
 	return CLI_EXIT_OK;
 }

@@ -3,6 +3,7 @@
 
 #include "cli/options.h"
 #include "plan/cluster.h"
+#include "plan/explain.h"
 #include "plan/model.h"
 #include "plan/search.h"
 
@@ -15,6 +16,8 @@ struct optimize_result {
 	int ntop;                               /**< at least 1 */
 	const struct search_stats *stats;
 	const struct checkpoint_estimate *ckpt; /**< --objective goodput: one per plan of top; else NULL */
+	const struct explanation *explain;      /**< --explain: the runner-ups; NULL without */
+	int nexplain;
 };
 
 /** Print @res to stdout as text or JSON (enum cli_format); returns the exit code. */

@@ -111,6 +111,7 @@ struct optimize_request {
 	const char *compressors[SEARCH_MAX_COMPRESSORS];
 	int flash;                  /**< as predict_request's */
 	struct cli_links links;
+	bool explain;               /**< --explain: the runner-up in each dimension */
 };
 
 /** What sweep's options fill. */

@@ -612,6 +612,9 @@ static const struct cli_option optimize_rows[] = {
 	CHECKPOINT_ROWS(OPTIMIZE),
 	{ .name = "exhaustive", .kind = CLI_OPT_FLAG, .offset = OPTIMIZE(so.exhaustive),
 	  .help = "enumerate the inner choices instead of solving MILPs" },
+	{ .name = "explain", .kind = CLI_OPT_FLAG, .offset = OPTIMIZE(explain),
+	  .help = "also the runner-up in each dimension (TP, PP, micro-batch, ...)\n"
+		  "and why it is slower or does not fit" },
 	TEXT_JSON_ROW(OPTIMIZE(format)),
 	HELP_ROW,
 	{ .name = NULL },

@@ -19,16 +19,29 @@ now_s(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+const char *const search_dim_names[] = {
+	"none", "tp", "pp", "micro_batch", "recompute", "zero", "vpp", "sequence_parallel", "cp", "ep", NULL,
+};
+
+/* Whether a stage may use recompute mode @r (search_options.recompute_modes). */
+static bool
+mode_ok(const struct search_options *opt, int r)
+{
+	return opt->recompute_modes == 0 || (opt->recompute_modes & (1u << r));
+}
+
 static int
-modes_allowed(const struct plan *shape, int *modes)
+modes_allowed(const struct plan *shape, const struct search_options *opt, int *modes)
 {
 	int n = 0;
 
-	modes[n++] = PLAN_RECOMPUTE_NONE;
+	if (mode_ok(opt, PLAN_RECOMPUTE_NONE))
+		modes[n++] = PLAN_RECOMPUTE_NONE;
 	/* With fused attention, selective recompute is the same as none. */
-	if (!shape->flash_attention)
+	if (!shape->flash_attention && mode_ok(opt, PLAN_RECOMPUTE_SELECTIVE))
 		modes[n++] = PLAN_RECOMPUTE_SELECTIVE;
-	modes[n++] = PLAN_RECOMPUTE_FULL;
+	if (mode_ok(opt, PLAN_RECOMPUTE_FULL))
+		modes[n++] = PLAN_RECOMPUTE_FULL;
 	return n;
 }
 
@@ -71,7 +84,8 @@ consider(const struct inner *in, const struct search_candidate *cand)
 static bool
 partial_allowed(const struct inner *in)
 {
-	return in->shape->vpp == 1 && in->shape->zero < 3 && !(in->cmp && in->shape->tp > 1);
+	return in->shape->vpp == 1 && in->shape->zero < 3 && !(in->cmp && in->shape->tp > 1) &&
+	       mode_ok(in->opt, PLAN_RECOMPUTE_FULL);
 }
 
 /* Predict @p into @out; false for a layout the cost model refuses, which
@@ -126,7 +140,7 @@ inner_uniform(const struct inner *in)
 	const struct model *m = in->m;
 	const struct plan *shape = in->shape;
 	const struct search_options *opt = in->opt;
-	int modes[3], nm = modes_allowed(shape, modes);
+	int modes[3], nm = modes_allowed(shape, opt, modes);
 	int scopes = in->cmp ? 4 : 1;
 	struct search_candidate cand;
 
@@ -197,8 +211,13 @@ relax_recompute(const struct inner *in, struct search_candidate *cand)
 			if (!trial)
 				return;
 			p.stage_recompute[s]--;
-			if (p.stage_recompute[s] == PLAN_RECOMPUTE_SELECTIVE && p.flash_attention)
+			if (p.stage_recompute[s] == PLAN_RECOMPUTE_SELECTIVE &&
+			    (p.flash_attention || !mode_ok(in->opt, PLAN_RECOMPUTE_SELECTIVE)))
 				p.stage_recompute[s]--;
+			if (!mode_ok(in->opt, p.stage_recompute[s])) {
+				free(trial);
+				break;
+			}
 			better = evaluate(in, &p, trial) && trial->est.fits &&
 				 trial->est.details.slot_s <= cand->est.details.slot_s * (1 + 1e-12) &&
 				 trial->est.iteration_time_s <= cand->est.iteration_time_s * (1 + 1e-12);
@@ -750,7 +769,7 @@ inner_milp(const struct inner *in, struct plan_error *err)
 	struct cols *col = NULL;
 	bool ok = false;
 
-	x.nm = modes_allowed(in->shape, x.modes);
+	x.nm = modes_allowed(in->shape, in->opt, x.modes);
 	x.tpc = in->cmp && in->shape->tp > 1;
 	x.ppc = in->cmp && x.P > 1;
 	x.partial = partial_allowed(in);
@@ -795,6 +814,9 @@ struct exh {
 	int modes[3], nm;
 	int layers[PLAN_MAX_STAGES], mode[PLAN_MAX_STAGES];
 	bool tpc, ppc;
+	double deadline;  /* --exhaustive: now_s() past which it stops (0: never) */
+	long leaves;
+	bool stopped;
 };
 
 static void
@@ -803,11 +825,18 @@ exh_modes(struct exh *x, int s)
 	const struct inner *in = x->in;
 	int P = in->shape->pp;
 
+	if (x->stopped)
+		return;
 	if (s < P) {
-		for (int i = 0; i < x->nm; i++) {
+		for (int i = 0; i < x->nm && !x->stopped; i++) {
 			x->mode[s] = x->modes[i];
 			exh_modes(x, s + 1);
 		}
+		return;
+	}
+	/* The clock every 64 layouts: a fraction of one prediction's cost. */
+	if (x->deadline > 0 && (++x->leaves & 63) == 0 && now_s() > x->deadline) {
+		x->stopped = true;
 		return;
 	}
 	for (int tf = x->tpc ? 0 : P; tf <= P; tf++)
@@ -836,7 +865,7 @@ exh_layers(struct exh *x, int s, int left)
 		exh_modes(x, 0);
 		return;
 	}
-	for (int n = 1; n <= left - (P - 1 - s); n++) {
+	for (int n = 1; n <= left - (P - 1 - s) && !x->stopped; n++) {
 		x->layers[s] = n;
 		exh_layers(x, s + 1, left - n);
 	}
@@ -852,14 +881,16 @@ note_reduced(const struct inner *in, double combinations)
 	st->truncated++;
 }
 
+/* Every layout of the shape; with @bounded (--exhaustive), for at most
+ * --time-limit seconds, as a MILP: the best found by then, counted. */
 static void
-inner_exhaustive(const struct inner *in)
+inner_exhaustive(const struct inner *in, bool bounded)
 {
 	struct exh x = { .in = in };
 	int P = in->shape->pp, L = in->m->layers;
 	double count = 1.0;
 
-	x.nm = modes_allowed(in->shape, x.modes);
+	x.nm = modes_allowed(in->shape, in->opt, x.modes);
 	x.tpc = in->cmp && in->shape->tp > 1;
 	x.ppc = in->cmp && P > 1;
 	/* C(L-1, P-1) layouts x modes^P x (P+1)^2 suffixes. */
@@ -873,7 +904,11 @@ inner_exhaustive(const struct inner *in)
 		inner_uniform(in);
 		return;
 	}
+	if (bounded)
+		x.deadline = now_s() + (in->opt->time_limit_s > 0 ? in->opt->time_limit_s : SEARCH_DEFAULT_TIME_LIMIT_S);
 	exh_layers(&x, 0, L);
+	if (x.stopped)
+		in->st->exhaustive_timeouts++;
 }
 
 bool
@@ -884,8 +919,13 @@ search_shape(const struct model *m, const struct cluster *c, const struct plan *
 {
 	const struct inner in = { m, c, shape, cmp, opt, best, found, stats };
 	bool uniform = shape->vpp > 1 || (model_is_moe(m) && m->moe.every > 1);
+	int modes[3];
 
 	*found = false;
+	/* recompute_modes may leave a shape no mode (selective alone, with
+	 * fused attention): no layout. */
+	if (modes_allowed(shape, opt, modes) == 0)
+		return true;
 	if (uniform) {
 		inner_uniform(&in);
 		return true;
@@ -893,7 +933,7 @@ search_shape(const struct model *m, const struct cluster *c, const struct plan *
 	/* One stage: three recompute modes at most, with or without TP
 	 * compression; enumerating them is exact (ZeRO-3's exposure too). */
 	if (exhaustive || shape->pp == 1) {
-		inner_exhaustive(&in);
+		inner_exhaustive(&in, exhaustive);
 		return true;
 	}
 	return inner_milp(&in, err);
@@ -1070,6 +1110,26 @@ ep_candidates(const struct model *m, const struct outer *o, int *eps)
 	return n;
 }
 
+/* Whether search_options.exclude_dim leaves shape @o out. */
+static bool
+excluded(const struct search_options *opt, const struct outer *o)
+{
+	int v;
+
+	switch (opt->exclude_dim) {
+	case SEARCH_DIM_TP: v = o->tp; break;
+	case SEARCH_DIM_PP: v = o->pp; break;
+	case SEARCH_DIM_MICRO_BATCH: v = o->mb; break;
+	case SEARCH_DIM_ZERO: v = o->zero; break;
+	case SEARCH_DIM_VPP: v = o->vpp; break;
+	case SEARCH_DIM_SP: v = o->sp; break;
+	case SEARCH_DIM_CP: v = o->cp; break;
+	case SEARCH_DIM_EP: v = o->ep; break;
+	default: return false;
+	}
+	return v == opt->exclude_value;
+}
+
 static bool
 push_outer(const struct outer_space *x, const struct outer *o, const struct compressor *cmp,
 	   bool dpc)
@@ -1077,6 +1137,8 @@ push_outer(const struct outer_space *x, const struct outer *o, const struct comp
 	struct plan p;
 	double lb;
 
+	if (excluded(x->opt, o))
+		return true;
 	plan_init(&p);
 	p.tp = o->tp;
 	p.cp = o->cp;
@@ -1248,7 +1310,10 @@ note_closest(const struct model *m, const struct cluster *c, const struct shape 
 	struct plan_error err;
 	struct plan p = s->plan;
 
+	/* The most recomputation the search may choose (recompute_modes). */
 	p.recompute = PLAN_RECOMPUTE_FULL;
+	while (p.recompute > PLAN_RECOMPUTE_NONE && !mode_ok(opt, p.recompute))
+		p.recompute--;
 	if (m->layers % p.pp) {
 		p.custom_layers = true;
 		for (int i = 0; i < p.pp; i++)
@@ -1305,7 +1370,9 @@ search_run(const struct model *m, const struct cluster *c, const struct search_o
 	if (!enumerate(m, c, opt, gpus, seq, &shapes, err))
 		goto out;
 	st->shapes = shapes.n;
-	qsort(shapes.v, (size_t)shapes.n, sizeof(*shapes.v), by_bound);
+	/* No shapes (an excluded value left none): no array for qsort. */
+	if (shapes.n > 1)
+		qsort(shapes.v, (size_t)shapes.n, sizeof(*shapes.v), by_bound);
 	for (long i = 0; i < shapes.n; i++) {
 		const struct shape *s = &shapes.v[i];
 		bool found;

@@ -56,6 +56,19 @@ check "the MILP compared every tied layout (tie_truncated 0)" \
 	'jq -e ".stats.tie_truncated == 0" "$tmp/milp.json" >/dev/null'
 "$bin" optimize $small --max-pp 4 --exhaustive >"$tmp/exh.txt"
 check "a complete exhaustive search prints no reduction" '! grep -q "^exhaustive:" "$tmp/exh.txt"'
+check "a complete exhaustive search counts no shape stopped by --time-limit" \
+	'jq -e ".stats.exhaustive_timeouts == 0" "$tmp/exh.json" >/dev/null'
+
+# --time-limit bounds each exhaustive shape as it bounds each MILP: a
+# millisecond stops the pp 2-4 shapes (thousands of layouts each), which
+# keep their best layout so far, and the output says so.
+"$bin" optimize $small --max-pp 4 --exhaustive --time-limit 0.001 --format json >"$tmp/exht.json"
+check "exhaustive stopped by --time-limit is not complete" \
+	'jq -e ".stats.exhaustive_complete == false and .stats.exhaustive_timeouts > 0 and .stats.exhaustive_reduced == 0 and
+		.best.iteration_time_s > 0" "$tmp/exht.json" >/dev/null'
+"$bin" optimize $small --max-pp 4 --exhaustive --time-limit 0.001 >"$tmp/exht.txt"
+check "the text says how many shapes --time-limit stopped" \
+	'grep -q "^exhaustive: not complete: [0-9]* shapes\{0,1\} stopped by --time-limit (0.001 s per shape), each with the best layout found by then$" "$tmp/exht.txt"'
 
 # Up to pp 8, the two pp-8 shapes of 24 layers have 1.6e9 combinations each
 # when selective recompute is a choice (without flash attention, which
@@ -127,6 +140,58 @@ for case in "--model gpt3-175b --cluster selene --gpus 1024 --global-batch 1536"
 	check "top 10 lines all differ: ${case%% --gpus*}" \
 		'[ "$(wc -l <"$tmp/top")" -eq 10 ] && [ -z "$(sort "$tmp/top" | uniq -d)" ]'
 done
+
+# --explain: the runner-up in each dimension, each the best plan of the space
+# without the best plan's value, slower, and priced again by predict.
+"$bin" optimize $small --explain --format json >"$tmp/x.json" 2>"$tmp/err"
+check "optimize --explain exits 0" '[ $? -eq 0 ] && [ ! -s "$tmp/err" ]'
+check "explain lists tp, pp, micro_batch, recompute and zero first" \
+	'jq -e "[.explain[:5][].dimension] == [\"tp\", \"pp\", \"micro_batch\", \"recompute\", \"zero\"]" "$tmp/x.json" >/dev/null'
+check "every runner-up is found, fits, differs from the best in its dimension and is not faster" \
+	'jq -e ".best.iteration_time_s as \$b | .explain | length > 5 and all(.status == \"found\" and .fits and
+		.value != .best_value and .iteration_time_s >= \$b and .ratio >= 1 and (.reason | length) > 0)" \
+		"$tmp/x.json" >/dev/null'
+check "the TP runner-up of gpt-1.7b on 32 GPUs leaves TP 1 (the best) for TP 2, slower by its TP collectives" \
+	'jq -e ".best.plan.tp == 1 and (.explain[0] | .value == 2 and (.reason | startswith(\"tp_comm +\")))" "$tmp/x.json" >/dev/null'
+check "the recompute runner-up recomputes in full (the best recomputes nothing)" \
+	'jq -e ".explain[3] | .best_value == \"none\" and .value == \"full\" and (.reason | startswith(\"recompute +\"))" "$tmp/x.json" >/dev/null'
+for i in $(seq 0 $(($(jq '.explain | length' "$tmp/x.json") - 1))); do
+	predicts_again "$tmp/x.json" ".explain[$i]" "explain[$i] ($(jq -r ".explain[$i].dimension" "$tmp/x.json"))"
+done
+# The same search without --explain prints no explain key nor section, and
+# the rest of the output is the same.
+"$bin" optimize $small --format json >"$tmp/nox.json"
+check "without --explain, no explain key" 'jq -e "has(\"explain\") | not" "$tmp/nox.json" >/dev/null'
+check "with --explain, the rest of the JSON is the same" \
+	'[ "$(jq -S "del(.explain, .stats.seconds)" "$tmp/x.json")" = "$(jq -S "del(.stats.seconds)" "$tmp/nox.json")" ]'
+"$bin" optimize $small >"$tmp/nox.txt"
+"$bin" optimize $small --explain >"$tmp/x.txt"
+check "the text has a runner-up section only with --explain" \
+	'grep -q "^runner-up by dimension" "$tmp/x.txt" && ! grep -q "^runner-up" "$tmp/nox.txt" &&
+	 grep -q "^  tp 1 -> 2  *[0-9.]* s  *[0-9.]*x  tp_comm +" "$tmp/x.txt"'
+check "with --explain, the text is otherwise the same" \
+	'diff <(sed "/^runner-up/,/^$/d; /^search:/d" "$tmp/x.txt") <(sed "/^search:/d" "$tmp/nox.txt") >/dev/null'
+# A dimension without an alternative says so: TP 1 only.
+"$bin" optimize $small --max-tp 1 --explain --format json >"$tmp/x1.json"
+check "--max-tp 1: the TP dimension has no alternative" \
+	'jq -e ".explain[0] | .dimension == \"tp\" and .status == \"none\" and .value == null and .predict_args == null and
+		(.reason | startswith(\"no alternative\"))" "$tmp/x1.json" >/dev/null'
+check "--max-tp 1: no sequence-parallel entry (it needs TP)" \
+	'jq -e "[.explain[].dimension] | index(\"sequence_parallel\") == null" "$tmp/x1.json" >/dev/null'
+# Nothing of a constrained space fits: the closest plan, its memory.
+"$bin" optimize --model llama2-7b --cluster aws-p3-16xlarge --gpus 8 --global-batch 64 --max-zero 0 --explain \
+	--format json >"$tmp/x2.json"
+check "llama2-7b on one V100 node: recomputing less than in full does not fit, and the closest says why" \
+	'jq -e ".explain[3] | .status == \"infeasible\" and .fits == false and .value != \"full\" and
+		(.reason | test(\"^does not fit: the closest needs [0-9.]* GiB of 16.0 on stage [0-9]+$\")) and
+		(.predict_args | index(\"--allow-oom\")) != null" "$tmp/x2.json" >/dev/null'
+predicts_again "$tmp/x2.json" ".explain[3]" "the closest plan without full recomputation"
+# plan-cli(1) documents every key of an explain object (optimize output).
+missing=""
+for key in $(jq -r '[.explain[] | keys[]] | unique[]' "$tmp/x.json"); do
+	sed -n '/^\.SS optimize output/,/^\.SS /p' man/plan-cli.1 | grep -q "^\.B $key\$" || missing="$missing $key"
+done
+check "plan-cli(1) documents every key of explain${missing:+ (missing:$missing)}" '[ -z "$missing" ]'
 
 # Usage errors.
 "$bin" optimize --model gpt-1.7b --cluster selene >/dev/null 2>"$tmp/err"
