@@ -49,6 +49,8 @@ struct search_options {
 	bool flash_attention;     /**< the implementation uses fused attention */
 	int precision;            /**< enum plan_precision, kept as given (a numerics choice) */
 	bool tp_overlap;          /**< overlap TP collectives in the plans with sequence parallelism */
+	bool fp8_gather;          /**< ZeRO-3/MiCS plans all-gather fp8 weights (needs precision fp8) */
+	bool no_dp_overlap;       /**< no plan overlaps its DP/ZeRO traffic with computation */
 	int moe_overlap;          /**< enum plan_moe_overlap, kept as given */
 	int max_tp;               /**< 0: gpus per node */
 	int max_pp;               /**< 0: layers */

@@ -135,6 +135,10 @@ cmd_optimize(int argc, char **argv)
 		cli_error("optimize needs --model, --cluster and --global-batch (see 'plan-cli optimize --help')");
 		return CLI_EXIT_USAGE;
 	}
+	if (r.so.fp8_gather && r.so.precision != PLAN_PRECISION_FP8) {
+		cli_error("--fp8-gather needs --precision fp8 (the weights it gathers are fp8)");
+		return CLI_EXIT_USAGE;
+	}
 	if ((r.objective == CLI_OBJECTIVE_GOODPUT) != (r.ckpt.target != CHECKPOINT_NONE)) {
 		cli_error(r.ckpt.target != CHECKPOINT_NONE ? "--checkpoint-to needs --objective goodput" :
 			  "--objective goodput needs --checkpoint-to cpu or storage");

@@ -236,6 +236,10 @@ write_option(const struct cli_option *o, const void *req, struct cli_words *out)
 		if (*(const int *)field == o->min)
 			cli_words_flag(o, out);
 		break;
+	case CLI_OPT_UNFLAG:
+		if (!*(const bool *)field)
+			cli_words_flag(o, out);
+		break;
 	case CLI_OPT_INT:
 	case CLI_OPT_CHOICE:
 		v = *(const int *)field;

@@ -1154,6 +1154,8 @@ push_outer(const struct outer_space *x, const struct outer *o, const struct comp
 	p.precision = x->opt->precision;
 	p.zero = o->zero;
 	p.mics_group = o->mics_group;
+	p.dp_overlap = !x->opt->no_dp_overlap;
+	p.fp8_gather = x->opt->fp8_gather && p.precision == PLAN_PRECISION_FP8 && (p.zero >= 3 || p.mics_group > 0);
 	p.ep = o->ep;
 	p.moe_routing = o->route;
 	p.moe_overlap = x->opt->moe_overlap;

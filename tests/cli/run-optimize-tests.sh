@@ -42,6 +42,18 @@ done
 predicts_again "$tmp/c.json" .best "compressed best"
 check "compressed best names its compressor" 'jq -e ".best.compressor != null" "$tmp/c.json" >/dev/null'
 
+# --fp8-gather and --no-dp-overlap reach every plan and its predict_args.
+"$bin" optimize --model llama2-7b --cluster dgx-h100 --gpus 64 --global-batch 512 --precision fp8 --fp8-gather \
+	--format json >"$tmp/f8.json"
+check "--fp8-gather: a ZeRO-3 best plan gathers fp8 and says so in predict_args" \
+	'jq -e ".best.plan.zero == 3 and .best.plan.fp8_gather and (.best.predict_args | index(\"--fp8-gather\") != null)" "$tmp/f8.json" >/dev/null'
+predicts_again "$tmp/f8.json" .best "the fp8-gather best"
+"$bin" optimize --model llama2-7b --cluster dgx-h100 --gpus 64 --global-batch 512 --no-dp-overlap --format json >"$tmp/nd.json"
+check "--no-dp-overlap: predict_args carry it" 'jq -e ".best.plan.dp_overlap == false and (.best.predict_args | index(\"--no-dp-overlap\") != null)" "$tmp/nd.json" >/dev/null'
+predicts_again "$tmp/nd.json" .best "the no-dp-overlap best"
+"$bin" optimize --model llama2-7b --cluster dgx-h100 --gpus 64 --global-batch 512 --fp8-gather >"$tmp/out" 2>"$tmp/err"
+check "--fp8-gather without --precision fp8 is a usage error" '[ $? -eq 2 ] && grep -q "needs --precision fp8" "$tmp/err"'
+
 # MILP and exhaustive agree on a small space, which exhaustive covers in full.
 "$bin" optimize $small --max-pp 4 --format json >"$tmp/milp.json"
 "$bin" optimize $small --max-pp 4 --exhaustive --format json >"$tmp/exh.json"
