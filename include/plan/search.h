@@ -48,7 +48,8 @@ struct search_options {
 	int seq_len;              /**< 0: the model's */
 	bool flash_attention;     /**< the implementation uses fused attention */
 	int precision;            /**< enum plan_precision, kept as given (a numerics choice) */
-	bool tp_overlap;          /**< overlap TP collectives in the plans with sequence parallelism */
+	bool tp_overlap;          /**< plans with sequence parallelism may overlap their TP collectives:
+				       both are searched */
 	bool fp8_gather;          /**< ZeRO-3/MiCS plans all-gather fp8 weights (needs precision fp8) */
 	bool no_dp_overlap;       /**< no plan overlaps its DP/ZeRO traffic with computation */
 	int moe_overlap;          /**< enum plan_moe_overlap, kept as given */

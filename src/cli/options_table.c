@@ -600,7 +600,8 @@ static const struct cli_option optimize_rows[] = {
 	{ .name = "no-dp-overlap", .kind = CLI_OPT_FLAG, .offset = OPTIMIZE(so.no_dp_overlap),
 	  .help = "no plan overlaps its DP/ZeRO traffic with computation" },
 	{ .name = "tp-overlap", .kind = CLI_OPT_FLAG, .offset = OPTIMIZE(so.tp_overlap),
-	  .help = "plans with sequence parallelism overlap their TP collectives" },
+	  .help = "the framework can overlap TP collectives: plans with sequence\n"
+		  "parallelism are searched with and without the overlap" },
 	{ .name = "precision", .metavar = "P", .kind = CLI_OPT_CHOICE, .choices = plan_precision_names,
 	  .offset = OPTIMIZE(so.precision), .help = "bf16|fp16|fp8 (kept as given: a numerics choice)" },
 	{ .name = "framework", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = OPTIMIZE(framework),

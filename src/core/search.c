@@ -1011,6 +1011,7 @@ lower_bound(const struct model *m, const struct cluster *c, const struct plan *p
 /* The outer choices of one shape, made one dimension at a time by enumerate(). */
 struct outer {
 	int tp, cp, pp, dp, mb, vpp, zero, mics_group, ep, sp, route;
+	int tpo; /* TP overlap (with sequence parallelism, when the options allow it) */
 };
 
 /* What enumerate() reads, and the list it fills. */
@@ -1149,7 +1150,7 @@ push_outer(const struct outer_space *x, const struct outer *o, const struct comp
 	p.global_batch = x->opt->global_batch;
 	p.seq_len = x->seq;
 	p.sequence_parallel = o->sp;
-	p.tp_overlap = x->opt->tp_overlap && o->sp && o->tp > 1;
+	p.tp_overlap = o->tpo;
 	p.flash_attention = x->opt->flash_attention;
 	p.precision = x->opt->precision;
 	p.zero = o->zero;
@@ -1192,16 +1193,19 @@ enumerate_compressors(const struct outer_space *x, const struct outer *o)
 	return true;
 }
 
-/* Sequence parallelism (with TP) and MoE routing (with EP). */
+/* Sequence parallelism (with TP), TP overlap (with sequence parallelism,
+ * under --tp-overlap: on or off, since overlapping can lose on GEMMs too
+ * small to hide their collectives) and MoE routing (with EP). */
 static bool
 enumerate_options(const struct outer_space *x, const struct outer *base)
 {
 	struct outer o = *base;
 
 	for (o.sp = 0; o.sp < (o.tp > 1 && x->seq % o.tp == 0 ? 2 : 1); o.sp++)
-		for (o.route = 0; o.route < (o.ep > 1 ? 2 : 1); o.route++)
-			if (!enumerate_compressors(x, &o))
-				return false;
+		for (o.tpo = 0; o.tpo < (x->opt->tp_overlap && o.sp ? 2 : 1); o.tpo++)
+			for (o.route = 0; o.route < (o.ep > 1 ? 2 : 1); o.route++)
+				if (!enumerate_compressors(x, &o))
+					return false;
 	return true;
 }
 

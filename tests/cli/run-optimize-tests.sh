@@ -42,6 +42,15 @@ done
 predicts_again "$tmp/c.json" .best "compressed best"
 check "compressed best names its compressor" 'jq -e ".best.compressor != null" "$tmp/c.json" >/dev/null'
 
+# --tp-overlap lets the search choose TP overlap for plans with sequence
+# parallelism: a superset of the plain search, never slower; its best
+# plan predicts again.
+"$bin" optimize --model gpt3-175b --cluster selene --gpus 1024 --global-batch 1536 --format json >"$tmp/t0.json"
+"$bin" optimize --model gpt3-175b --cluster selene --gpus 1024 --global-batch 1536 --tp-overlap --format json >"$tmp/t1.json"
+check "--tp-overlap searches more shapes and is never slower ($(jq .best.iteration_time_s "$tmp/t1.json") vs $(jq .best.iteration_time_s "$tmp/t0.json") s)" \
+	'jq -en --slurpfile a "$tmp/t0.json" --slurpfile b "$tmp/t1.json" "\$b[0].best.iteration_time_s <= \$a[0].best.iteration_time_s and \$b[0].stats.shapes > \$a[0].stats.shapes" >/dev/null'
+predicts_again "$tmp/t1.json" .best "the --tp-overlap best"
+
 # --fp8-gather and --no-dp-overlap reach every plan and its predict_args.
 "$bin" optimize --model llama2-7b --cluster dgx-h100 --gpus 64 --global-batch 512 --precision fp8 --fp8-gather \
 	--format json >"$tmp/f8.json"
