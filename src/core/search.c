@@ -1066,7 +1066,12 @@ cp_candidates(const struct outer_space *x, int *cps)
 	return n;
 }
 
-/* ZeRO stages: 0; 1 with data parallelism; 3 also without pipelining. */
+/* ZeRO stages: 0; 1 with data parallelism; 2 and 3 also without
+ * pipelining (DeepSpeed runs neither with its pipeline engine: gradient
+ * partitioning conflicts with gradient accumulation across
+ * micro-batches; Megatron's distributed optimizer is stage 1). ZeRO-2
+ * costs what ZeRO-1 does here and keeps less: it matters where memory
+ * binds. */
 static int
 zero_candidates(const struct search_options *opt, const struct outer *o, int *zeros)
 {
@@ -1076,6 +1081,8 @@ zero_candidates(const struct search_options *opt, const struct outer *o, int *ze
 	zeros[n++] = 0;
 	if (o->dp > 1 && max_zero >= 1)
 		zeros[n++] = 1;
+	if (o->dp > 1 && o->pp == 1 && max_zero >= 2)
+		zeros[n++] = 2;
 	if (o->dp > 1 && o->pp == 1 && max_zero >= 3)
 		zeros[n++] = 3;
 	return n;

@@ -51,6 +51,14 @@ check "--tp-overlap searches more shapes and is never slower ($(jq .best.iterati
 	'jq -en --slurpfile a "$tmp/t0.json" --slurpfile b "$tmp/t1.json" "\$b[0].best.iteration_time_s <= \$a[0].best.iteration_time_s and \$b[0].stats.shapes > \$a[0].stats.shapes" >/dev/null'
 predicts_again "$tmp/t1.json" .best "the --tp-overlap best"
 
+# ZeRO-2 is searched where there is no pipeline: gpt-7.5b on 8 H100s, the best
+# with --max-zero 2 is a ZeRO-2 plan, faster than the best with --max-zero 1.
+"$bin" optimize --model gpt-7.5b --cluster dgx-h100 --gpus 8 --global-batch 64 --max-zero 1 --format json >"$tmp/z1.json"
+"$bin" optimize --model gpt-7.5b --cluster dgx-h100 --gpus 8 --global-batch 64 --max-zero 2 --format json >"$tmp/z2.json"
+check "ZeRO-2 is searched: --max-zero 2's best is ZeRO-2 and beats --max-zero 1's" \
+	'jq -en --slurpfile a "$tmp/z1.json" --slurpfile b "$tmp/z2.json" "\$b[0].best.plan.zero == 2 and \$b[0].best.iteration_time_s < \$a[0].best.iteration_time_s" >/dev/null'
+predicts_again "$tmp/z2.json" .best "the ZeRO-2 best"
+
 # --fp8-gather and --no-dp-overlap reach every plan and its predict_args.
 "$bin" optimize --model llama2-7b --cluster dgx-h100 --gpus 64 --global-batch 512 --precision fp8 --fp8-gather \
 	--format json >"$tmp/f8.json"
