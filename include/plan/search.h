@@ -52,6 +52,7 @@ struct search_options {
 				       both are searched */
 	bool fp8_gather;          /**< ZeRO-3/MiCS plans all-gather fp8 weights (needs precision fp8) */
 	bool no_dp_overlap;       /**< no plan overlaps its DP/ZeRO traffic with computation */
+	int cp_method;            /**< enum plan_cp_method of the plans with cp > 1, kept as given */
 	int moe_overlap;          /**< enum plan_moe_overlap, kept as given */
 	int max_tp;               /**< 0: gpus per node */
 	int max_pp;               /**< 0: layers */

@@ -595,6 +595,10 @@ static const struct cli_option optimize_rows[] = {
 	  .offset = OPTIMIZE(so.top), .help = "also show the K best plans (default " STR(SEARCH_DEFAULT_TOP) ")" },
 	{ .name = "time-limit", .metavar = "S", .kind = CLI_OPT_CUSTOM, .parse = parse_time_limit,
 	  .help = "seconds per MILP (default " STR(SEARCH_DEFAULT_TIME_LIMIT_S) ")" },
+	{ .name = "cp-method", .metavar = "M", .kind = CLI_OPT_CHOICE, .choices = plan_cp_method_names,
+	  .offset = OPTIMIZE(so.cp_method),
+	  .help = "ring|all-to-all: how the plans with cp > 1 split the sequence\n"
+		  "(default ring; not searched)" },
 	{ .name = "fp8-gather", .kind = CLI_OPT_FLAG, .offset = OPTIMIZE(so.fp8_gather),
 	  .help = "plans with ZeRO-3 or MiCS all-gather fp8 weights (needs --precision fp8)" },
 	{ .name = "no-dp-overlap", .kind = CLI_OPT_FLAG, .offset = OPTIMIZE(so.no_dp_overlap),

@@ -1066,6 +1066,16 @@ cp_candidates(const struct outer_space *x, int *cps)
 	return n;
 }
 
+/* DeepSpeed-Ulysses (--cp-method all-to-all) splits each TP rank's heads,
+ * and its KV heads where it has several, cp ways (plan_validate's rule). */
+static bool
+ulysses_splits(const struct model *m, const struct search_options *opt, int tp, int cp)
+{
+	if (cp < 2 || opt->cp_method != PLAN_CP_ALLTOALL)
+		return true;
+	return (m->heads / tp) % cp == 0 && (m->kv_heads < tp || (m->kv_heads / tp) % cp == 0);
+}
+
 /* ZeRO stages: 0; 1 with data parallelism; 2 and 3 also without
  * pipelining (DeepSpeed runs neither with its pipeline engine: gradient
  * partitioning conflicts with gradient accumulation across
@@ -1156,6 +1166,7 @@ push_outer(const struct outer_space *x, const struct outer *o, const struct comp
 	p.micro_batch = o->mb;
 	p.global_batch = x->opt->global_batch;
 	p.seq_len = x->seq;
+	p.cp_method = o->cp > 1 ? x->opt->cp_method : PLAN_CP_RING;
 	p.sequence_parallel = o->sp;
 	p.tp_overlap = o->tpo;
 	p.flash_attention = x->opt->flash_attention;
@@ -1280,6 +1291,8 @@ enumerate(const struct model *m, const struct cluster *c, const struct search_op
 			struct outer o = { .tp = tps[ti], .cp = cps[ci] };
 			long tc = (long)o.tp * o.cp;
 
+			if (!ulysses_splits(m, opt, o.tp, o.cp))
+				continue;
 			for (o.pp = 1; o.pp <= max_pp && o.pp <= m->layers && tc * o.pp <= gpus; o.pp++) {
 				if (gpus % (tc * o.pp))
 					continue;

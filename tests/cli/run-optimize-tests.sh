@@ -59,6 +59,13 @@ check "ZeRO-2 is searched: --max-zero 2's best is ZeRO-2 and beats --max-zero 1'
 	'jq -en --slurpfile a "$tmp/z1.json" --slurpfile b "$tmp/z2.json" "\$b[0].best.plan.zero == 2 and \$b[0].best.iteration_time_s < \$a[0].best.iteration_time_s" >/dev/null'
 predicts_again "$tmp/z2.json" .best "the ZeRO-2 best"
 
+# --cp-method all-to-all: the CP plans use DeepSpeed-Ulysses, and say so in predict_args.
+"$bin" optimize --model llama2-7b --cluster dgx-h100 --gpus 64 --global-batch 64 --seq-len 65536 \
+	--cp-method all-to-all --format json >"$tmp/cpm.json"
+check "--cp-method all-to-all: a CP best plan with all-to-all, written back" \
+	'jq -e ".best.plan.cp > 1 and .best.plan.cp_method == \"all-to-all\" and (.best.predict_args | index(\"all-to-all\") != null)" "$tmp/cpm.json" >/dev/null'
+predicts_again "$tmp/cpm.json" .best "the all-to-all CP best"
+
 # --fp8-gather and --no-dp-overlap reach every plan and its predict_args.
 "$bin" optimize --model llama2-7b --cluster dgx-h100 --gpus 64 --global-batch 512 --precision fp8 --fp8-gather \
 	--format json >"$tmp/f8.json"
