@@ -19,6 +19,18 @@ harness_setup() {
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
 }
+# run_cmd COMMAND ARGS...: plan-cli COMMAND; $rc, $tmp/out, $tmp/err.
+run_cmd() { "$bin" "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
+# fails_cmd NAME RC TEXT COMMAND ARGS...: exit status RC, one error line
+# that says TEXT, nothing on stdout (and the stderr shown when not).
+fails_cmd() {
+	local name=$1 want=$2 text=$3
+	shift 3
+	run_cmd "$@"
+	check "$name (exit $want)" '[ $rc -eq $want ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+		grep -q "^plan-cli: error: " "$tmp/err" && grep -qF -- "$text" "$tmp/err"'
+	[ $rc -eq "$want" ] && grep -qF -- "$text" "$tmp/err" || sed 's/^/# /' "$tmp/err"
+}
 # finish: the closing line and the exit status.
 finish() {
 	if [ "$skip" -gt 0 ]; then

@@ -16,16 +16,9 @@ trap 'rm -rf "$tmp"' EXIT
 runs=$root/tests/data/published-runs.csv
 
 # cal ARGS...: run calibrate; $rc, $tmp/out, $tmp/err.
-cal() { "$bin" calibrate "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
-# fails NAME RC TEXT ARGS...: exit status RC, one error line that says TEXT, nothing on stdout.
-fails() {
-	local name=$1 want=$2 text=$3
-	shift 3
-	cal "$@"
-	check "$name (exit $want)" '[ $rc -eq $want ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
-		grep -q "^plan-cli: error: " "$tmp/err" && grep -qF -- "$text" "$tmp/err"'
-	[ $rc -eq "$want" ] && grep -qF -- "$text" "$tmp/err" || sed 's/^/# /' "$tmp/err"
-}
+cal() { run_cmd calibrate "$@"; }
+# fails NAME RC TEXT ARGS...: calibrate fails as fails_cmd (harness.sh) says.
+fails() { local name=$1 want=$2 text=$3; shift 3; fails_cmd "$name" "$want" "$text" calibrate "$@"; }
 
 # Every seventh MosaicML row from the first (5 rows: 70B to 125M, 16 to 128 GPUs), and the others.
 head -1 "$runs" >"$tmp/train.csv"

@@ -17,16 +17,9 @@ trap 'rm -rf "$tmp"' EXIT
 
 plan=(--model gpt-1.7b --cluster selene --gpus 64 --pp 4 --micro-batch 4 --global-batch 2048 --seq-len 2048)
 # predict ARGS...: $rc, $tmp/out, $tmp/err.
-predict() { "$bin" predict "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
-# fails NAME RC TEXT ARGS...: exit status RC, one error line that says TEXT, nothing on stdout.
-fails() {
-	local name=$1 want=$2 text=$3
-	shift 3
-	predict "$@"
-	check "$name (exit $want)" '[ $rc -eq $want ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
-		grep -q "^plan-cli: error: " "$tmp/err" && grep -qF -- "$text" "$tmp/err"'
-	[ $rc -eq "$want" ] && grep -qF -- "$text" "$tmp/err" || sed 's/^/# /' "$tmp/err"
-}
+predict() { run_cmd predict "$@"; }
+# fails NAME RC TEXT ARGS...: predict fails as fails_cmd (harness.sh) says.
+fails() { local name=$1 want=$2 text=$3; shift 3; fails_cmd "$name" "$want" "$text" predict "$@"; }
 
 for b in pad pack dynamic; do
 	predict "${plan[@]}" --seq-lengths flan-mix --batching "$b" --format json
