@@ -1,3 +1,12 @@
+/*
+ * Context parallelism's communication per layer. Ring attention (Liu et
+ * al., "Ring Attention with Blockwise Transformers", 2023; Megatron-Core's
+ * context parallelism): cp - 1 steps each passing the local K and V to
+ * the next rank, hidden behind the blockwise attention of the step
+ * before; the backward passes K, V and their gradients. DeepSpeed-Ulysses
+ * (Jacobs et al., arXiv:2309.14509): an all-to-all of Q, K, V before the
+ * attention and one of its output after, heads split cp ways.
+ */
 #include <math.h>
 #include <string.h>
 

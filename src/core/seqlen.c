@@ -1,3 +1,14 @@
+/*
+ * Sequence-length distributions and how micro-batches are formed from
+ * them: padding (the expected longest of b draws through the CDF),
+ * packing into rows of --seq-len, and DynaPipe's dynamic micro-batching
+ * (Jiang et al., "Optimizing Multi-task Training through Dynamic
+ * Pipelines", ASPLOS 2024, arXiv:2311.10418; the dynamic program over
+ * consecutive splits of the sorted samples is that of its
+ * dynapipe/data_opt/dp_helper.cpp, minimising
+ *   (stages - 1) * t_max / v + sum_i t_i / d
+ * for each candidate t_max, as ../shared/research/formulas.md gives it).
+ */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
