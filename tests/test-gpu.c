@@ -102,6 +102,12 @@ START_TEST(test_flash_attention_default)
 	g.flash_attention = 1;
 	gpu_fill_defaults(&g);
 	ck_assert_int_eq(g.flash_attention, 1);
+	/* What a plan uses: as given, else the GPU's. */
+	ck_assert(gpu_plan_flash_attention(&g, -1));
+	ck_assert(!gpu_plan_flash_attention(&g, 0));
+	g.flash_attention = 0;
+	ck_assert(!gpu_plan_flash_attention(&g, -1));
+	ck_assert(gpu_plan_flash_attention(&g, 1));
 
 	test_setup_paths();
 	test_load_cluster(&c, "name: x\nnodes: 2\ngpus_per_node: 8\ngpu: v100-sxm2-32gb\n" LINKS);

@@ -66,5 +66,11 @@ void gpu_fill_defaults(struct gpu *g);
 /** Mark the values that have generation defaults as not given (GPU_UNSET). */
 void gpu_unset_defaults(struct gpu *g);
 
+/**
+ * Whether a plan on @g uses flash attention: @given when a user, a CSV
+ * cell or a study said so (0 or 1), else (-1) the GPU's flash_attention.
+ */
+bool gpu_plan_flash_attention(const struct gpu *g, int given);
+
 /** Whether @g carries measured curves or calibrated values (a calibration source). */
 bool gpu_is_calibrated(const struct gpu *g);

@@ -79,13 +79,6 @@ struct cli_links {
 /** cli_load_cluster, then @links in place of the cluster's bandwidths. Returns an exit code. */
 int cli_load_cluster_links(const char *arg, const struct cli_links *links, struct cluster *c);
 
-/**
- * Whether a plan on @c uses flash attention: @given when the command line
- * (or a CSV cell, a study) said so (0 or 1), else, for -1, the GPU
- * profile's flash_attention (on from Ampere; plan-cli-profiles(5)).
- */
-bool cli_flash_attention(int given, const struct cluster *c);
-
 /** Resolve and load a compressor (name or path); prints the error. Returns an exit code. */
 int cli_load_compressor(const char *arg, struct compressor *c);
 

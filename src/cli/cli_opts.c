@@ -191,12 +191,6 @@ cli_load_cluster(const char *arg, struct cluster *c)
 	return load_profile(PROFILE_CLUSTER, arg, c, load_cluster);
 }
 
-bool
-cli_flash_attention(int given, const struct cluster *c)
-{
-	return given >= 0 ? given != 0 : c->gpu.flash_attention == 1;
-}
-
 int
 cli_load_cluster_links(const char *arg, const struct cli_links *links, struct cluster *c)
 {

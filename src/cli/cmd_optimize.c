@@ -161,7 +161,7 @@ cmd_optimize(int argc, char **argv)
 	r.so.framework = &framework;
 	if ((rc = cli_load_cluster_links(r.cluster, &r.links, &cluster)) != CLI_EXIT_OK)
 		return rc;
-	r.so.flash_attention = cli_flash_attention(r.flash, &cluster);
+	r.so.flash_attention = gpu_plan_flash_attention(&cluster.gpu, r.flash);
 	rc = run(&r, &model, &cluster);
 	cluster_release(&cluster);
 	return rc;

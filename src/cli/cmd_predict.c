@@ -202,7 +202,7 @@ cmd_predict(int argc, char **argv)
 	}
 	if ((rc = load_profiles(&r, &model, &cluster, &compressor, &framework)) != CLI_EXIT_OK)
 		return rc;
-	plan->flash_attention = cli_flash_attention(r.flash, &cluster);
+	plan->flash_attention = gpu_plan_flash_attention(&cluster.gpu, r.flash);
 	/* --recompute-layers N: the same N on every stage. */
 	if (plan->custom_recompute_layers && plan->stage_recompute_layers_count == 1 && plan->pp > 1 &&
 	    plan->pp <= PLAN_MAX_STAGES) {

@@ -256,7 +256,7 @@ build_cell(const struct study *s, struct cache *k, long i, struct sweep_cell *c,
 	p->tp = p->pp = 1;
 	p->seq_len = c->model->seq_len;
 	p->sequence_parallel = s->sequence_parallel;
-	p->flash_attention = cli_flash_attention(s->flash_attention, &c->cluster);
+	p->flash_attention = gpu_plan_flash_attention(&c->cluster.gpu, s->flash_attention);
 	p->dp_overlap = !s->no_dp_overlap;
 	p->tp_overlap = s->tp_overlap;
 	gpus = cluster_gpus(&c->cluster);

@@ -358,7 +358,7 @@ cli_predict_multimodal(struct predict_request *r)
 	r->opt.framework = &framework;
 	if ((rc = cli_load_cluster_links(r->cluster, &r->links, &cluster)) != CLI_EXIT_OK)
 		return rc;
-	r->plan.flash_attention = cli_flash_attention(r->flash, &cluster);
+	r->plan.flash_attention = gpu_plan_flash_attention(&cluster.gpu, r->flash);
 	if (r->plan.mics_group > 0 && r->plan.zero == 0)
 		r->plan.zero = 3;
 	total = r->gpus ? r->gpus : cluster_gpus(&cluster);
@@ -655,7 +655,7 @@ cli_optimize_multimodal(struct optimize_request *r)
 	opt.dp_algo = r->so.dp_algo;
 	if ((rc = cli_load_cluster_links(r->cluster, &r->links, &cluster)) != CLI_EXIT_OK)
 		return rc;
-	r->so.flash_attention = cli_flash_attention(r->flash, &cluster);
+	r->so.flash_attention = gpu_plan_flash_attention(&cluster.gpu, r->flash);
 	total = r->so.gpus ? r->so.gpus : cluster_gpus(&cluster);
 	rc = CLI_EXIT_USAGE;
 	if (total > cluster_gpus(&cluster)) {

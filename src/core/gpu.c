@@ -103,6 +103,12 @@ gpu_fill_defaults(struct gpu *g)
 }
 
 bool
+gpu_plan_flash_attention(const struct gpu *g, int given)
+{
+	return given >= 0 ? given != 0 : g->flash_attention == 1;
+}
+
+bool
 gpu_is_calibrated(const struct gpu *g)
 {
 	return g->calibration[0] != '\0';

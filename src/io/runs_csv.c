@@ -475,8 +475,7 @@ runs_predict(const struct run *run, const struct model *m, const struct cluster 
 
 	memset(out, 0, sizeof(*out));
 	/* An empty flash_attention cell: the GPU's default (on from Ampere). */
-	if (run->flash_attention < 0)
-		p.flash_attention = c->gpu.flash_attention == 1;
+	p.flash_attention = gpu_plan_flash_attention(&c->gpu, run->flash_attention);
 	if (!estimate_plan(m, c, &p, &opt, &e, err))
 		return false;
 	out->predicted_s = e.iteration_time_s;
