@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "io/profile_load.h"
+#include "plan/compression.h"
 #include "plan/compressor.h"
 #include "io/profile_path.h"
 #include "plan/search.h"
@@ -415,6 +416,8 @@ START_TEST(test_random_milp_equals_exhaustive)
 		o.max_vpp = 1 + (r.max_tp == 0);
 		o.time_limit_s = 30.0;
 		o.top = 1;
+		/* Every other draw also searches the DP algorithm (optimize's default). */
+		o.search_dp_algo = i % 2 == 1;
 		if (r.cmp) {
 			test_load_profile(PROFILE_COMPRESSOR, r.cmp, &cmp);
 			o.compressors[0] = &cmp;
@@ -445,6 +448,156 @@ START_TEST(test_random_milp_equals_exhaustive)
 }
 END_TEST
 
+/* Whether any plan of the top list satisfies @pred. */
+static bool
+any_top(const struct search_candidate *top, int ntop, bool (*pred)(const struct search_candidate *))
+{
+	for (int i = 0; i < ntop; i++)
+		if (pred(&top[i]))
+			return true;
+	return false;
+}
+
+static bool tp_4(const struct search_candidate *t) { return t->plan.tp == 4; }
+static bool mb_3(const struct search_candidate *t) { return t->plan.micro_batch == 3; }
+static bool hierarchical(const struct search_candidate *t) { return t->dp_algo == COLL_ALGO_HIERARCHICAL; }
+
+/*
+ * Degrees that are not powers of two: on 6-GPU nodes, a 21.7 B model
+ * (12 x 12 h^2, h = 12288, 96 heads) without ZeRO needs 16 bytes a
+ * parameter, 348 GB: split 6 ways (58 GB) it fits 80 GiB, 3 ways
+ * (116 GB) not, and TP 4 does not divide the node. A DP rank with 3
+ * sequences takes them as one micro-batch of 3.
+ */
+START_TEST(test_search_space_degrees)
+{
+	static const char six[] =
+		"name: six\nnodes: 2\ngpus_per_node: 6\ngpu:\n  name: g\n  peak_flops: 312 TFLOPS\n"
+		"  memory: 80 GiB\n  memory_bandwidth: 2039 GB/s\nintra_node:\n  bandwidth: 300 GB/s\n"
+		"inter_node:\n  nics_per_node: 6\n  nic_bandwidth: 200 Gbit/s\n";
+	struct model m;
+	struct cluster c;
+	struct search_options o;
+	struct search_candidate top[SEARCH_MAX_TOP];
+	struct search_stats st;
+	struct plan_error err;
+	int ntop;
+
+	test_load_cluster(&c, six);
+	test_load_model(&m, "name: m\nlayers: 12\nhidden: 12288\nheads: 96\nvocab: 51200\nseq_len: 2048\n");
+	options(&o);
+	o.top = SEARCH_MAX_TOP;
+	o.gpus = 12;
+	o.max_pp = 1;
+	o.max_zero = 0;
+	o.global_batch = 24;
+	ck_assert_msg(search_run(&m, &c, &o, top, &ntop, &st, &err), "%s", err.message);
+	ck_assert_int_gt(ntop, 0);
+	ck_assert_int_eq(top[0].plan.tp, 6);
+	ck_assert(!any_top(top, ntop, tp_4));
+	cluster_release(&c);
+
+	test_load_cluster(&c, six);
+	test_load_model(&m, SMALL_MODEL);
+	options(&o);
+	o.gpus = 12;
+	o.max_pp = 1;
+	o.max_tp = 1;
+	o.global_batch = 36; /* dp 12: 3 sequences a rank */
+	ck_assert_msg(search_run(&m, &c, &o, top, &ntop, &st, &err), "%s", err.message);
+	ck_assert(any_top(top, ntop, mb_3));
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * The DP algorithm is searched where it matters: 64 GPUs of p4d nodes
+ * with llama2-7b (the CLI test's case) keep hierarchical plans in the top
+ * list, and the best is at least as fast as with the ring alone.
+ */
+START_TEST(test_search_space_dp_algo)
+{
+	struct model m;
+	struct cluster c;
+	struct search_options o;
+	struct search_candidate top[SEARCH_MAX_TOP];
+	struct search_stats st;
+	struct plan_error err;
+	double ring;
+	int ntop;
+
+	load_bundled(&m, "llama2-7b", &c, "aws-p4d");
+	options(&o);
+	o.top = 8;
+	o.gpus = 64;
+	o.global_batch = 512;
+	ck_assert_msg(search_run(&m, &c, &o, top, &ntop, &st, &err), "%s", err.message);
+	ck_assert(!any_top(top, ntop, hierarchical));
+	ring = top[0].est.iteration_time_s;
+	o.search_dp_algo = true;
+	ck_assert_msg(search_run(&m, &c, &o, top, &ntop, &st, &err), "%s", err.message);
+	ck_assert(any_top(top, ntop, hierarchical));
+	ck_assert(top[0].est.iteration_time_s <= ring * (1 + 1e-12));
+	/* Each plan costs what predict says with its own algorithm. */
+	for (int i = 0; i < ntop; i++) {
+		struct estimate_options eo = { top[i].dp_algo, top[i].compressor, NULL };
+		struct estimate e;
+
+		ck_assert_msg(estimate_plan(&m, &c, &top[i].plan, &eo, &e, &err), "%s", err.message);
+		ck_assert_rel(e.iteration_time_s, top[i].est.iteration_time_s, 1e-12);
+	}
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * Compressed DP gradients: the search picks the scheme and the placement
+ * (never "auto"), and no other scheme or placement of the same plan is
+ * faster. gpt-7.5b on four p3 nodes (25 Gbit/s) with top-k 10 %.
+ */
+START_TEST(test_search_space_dp_compression)
+{
+	static const int schemes[] = { COMPRESS_DP_TWOWAY, COMPRESS_DP_ALLGATHER };
+	struct model m;
+	struct cluster c;
+	struct compressor topk;
+	struct search_options o;
+	struct search_candidate top[SEARCH_MAX_TOP];
+	struct search_stats st;
+	struct plan_error err;
+	const struct search_candidate *t = NULL;
+	int ntop;
+
+	load_bundled(&m, "gpt-1.7b", &c, "aws-p3-16xlarge");
+	test_load_profile(PROFILE_COMPRESSOR, "topk-10", &topk);
+	options(&o);
+	o.top = SEARCH_MAX_TOP;
+	o.compressors[0] = &topk;
+	o.ncompressors = 1;
+	o.gpus = 32;
+	o.global_batch = 64;
+	o.max_pp = 1;
+	ck_assert_msg(search_run(&m, &c, &o, top, &ntop, &st, &err), "%s", err.message);
+	for (int i = 0; i < ntop && !t; i++)
+		if (top[i].plan.compress.dp)
+			t = &top[i];
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_ne(t->plan.compress.dp_scheme, COMPRESS_DP_AUTO);
+	for (size_t k = 0; k < sizeof(schemes) / sizeof(schemes[0]); k++)
+		for (int cpu = 0; cpu < 2; cpu++) {
+			struct estimate_options eo = { t->dp_algo, &topk, NULL };
+			struct plan q = t->plan;
+			struct estimate e;
+
+			q.compress.dp_scheme = schemes[k];
+			q.compress.dp_on_cpu = cpu;
+			ck_assert_msg(estimate_plan(&m, &c, &q, &eo, &e, &err), "%s", err.message);
+			ck_assert(e.iteration_time_s >= t->est.iteration_time_s * (1 - 1e-12));
+		}
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 search_suite(void)
 {
@@ -459,6 +612,9 @@ search_suite(void)
 	tcase_add_test(tc, test_exhaustive_says_reduced);
 	tcase_add_test(tc, test_exhaustive_time_limit);
 	tcase_add_test(tc, test_random_milp_equals_exhaustive);
+	tcase_add_test(tc, test_search_space_degrees);
+	tcase_add_test(tc, test_search_space_dp_algo);
+	tcase_add_test(tc, test_search_space_dp_compression);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -66,7 +66,8 @@ struct search_options {
 	double time_limit_s;      /**< for each MILP (each --exhaustive shape); 0 or less: SEARCH_DEFAULT_TIME_LIMIT_S */
 	bool exhaustive;          /**< enumerate the inner choices instead of the MILP */
 	int top;                  /**< how many plans to keep (1 .. SEARCH_MAX_TOP) */
-	enum coll_algo dp_algo;
+	enum coll_algo dp_algo;   /**< the DP collectives' algorithm (the only one unless search_dp_algo) */
+	bool search_dp_algo;      /**< also try the other algorithm where it changes anything */
 	const struct framework *framework; /**< NULL: the built-in framework */
 	/** Shapes whose value of this outer dimension (TP, PP, micro-batch,
 	 *  ZeRO, vpp, sp, CP, EP) is @exclude_value are not enumerated;
@@ -105,6 +106,7 @@ void search_options_init(struct search_options *opt);
 struct search_candidate {
 	struct plan plan;
 	const struct compressor *compressor; /**< NULL: none */
+	enum coll_algo dp_algo;              /**< its DP collectives' algorithm */
 	struct estimate est;
 	double milp_slot_s;                  /**< the MILP's objective (0 when not from a MILP) */
 };
@@ -129,6 +131,7 @@ struct search_candidate {
 struct search_reduced {
 	struct plan shape;
 	const struct compressor *cmp;  /**< NULL: none */
+	enum coll_algo dp_algo;
 	double combinations;           /**< what enumerating it would have taken */
 };
 

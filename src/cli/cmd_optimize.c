@@ -39,7 +39,7 @@ rank_by_goodput(const struct optimize_request *r, const struct model *m, const s
 
 	plan_error_clear(&err);
 	for (int i = 0; i < *ntop; i++) {
-		eo = (struct estimate_options){ r->so.dp_algo, top[i].compressor, r->so.framework };
+		eo = (struct estimate_options){ top[i].dp_algo, top[i].compressor, r->so.framework };
 		if (!checkpoint_estimate(m, c, &top[i].plan, &eo, &top[i].est, &r->ckpt, &ck[i], &err)) {
 			cli_report(&err);
 			return false;

@@ -35,7 +35,7 @@ predict_args(const struct optimize_request *r, const struct search_candidate *ca
 	p.compressor = cand->compressor ? compressor_arg_of(r, cand->compressor) : NULL;
 	p.framework = r->framework;
 	p.links = r->links;
-	p.opt.dp_algo = r->so.dp_algo;
+	p.opt.dp_algo = cand->dp_algo;
 	if (r->objective == CLI_OBJECTIVE_GOODPUT)
 		p.ckpt = r->ckpt;
 	return cli_predict_args(&p);
@@ -53,7 +53,7 @@ candidate_report(const struct optimize_result *res, int i, struct estimate_optio
 {
 	const struct search_candidate *cand = &res->top[i];
 
-	*eo = (struct estimate_options){ res->req->so.dp_algo, cand->compressor, res->req->so.framework };
+	*eo = (struct estimate_options){ cand->dp_algo, cand->compressor, res->req->so.framework };
 	return (struct report){ res->model, res->cluster, &cand->plan, &cand->est, eo, cand->compressor,
 				res->ckpt ? &res->ckpt[i] : NULL };
 }
@@ -215,8 +215,8 @@ compress_words(const struct plan *p, const struct model *m, const struct compres
  * stage, for plans that differ in nothing else.
  */
 static void
-plan_words(const struct plan *p, const struct model *m, const struct compressor *cmp, bool layout, char *buf,
-	   size_t size)
+plan_words(const struct plan *p, const struct model *m, const struct compressor *cmp, enum coll_algo algo,
+	   bool layout, char *buf, size_t size)
 {
 	snprintf(buf, size, "tp %d pp %d dp %d", p->tp, p->pp, p->dp);
 	if (p->cp > 1)
@@ -224,7 +224,10 @@ plan_words(const struct plan *p, const struct model *m, const struct compressor 
 	words_add(buf, size, " vpp %d mb %d zero %d%s", p->vpp, p->micro_batch, p->zero,
 		  p->sequence_parallel ? " sp" : "");
 	if (p->mics_group)
-		words_add(buf, size, " mics %d", p->mics_group);
+		words_add(buf, size, " mics %d%s", p->mics_group,
+			  p->mics_hierarchical ? "" : " flat");
+	if (algo != COLL_ALGO_RING)
+		words_add(buf, size, " dp-%s", coll_algo_names[algo]);
 	if (p->ep > 1)
 		words_add(buf, size, " ep %d %s", p->ep, plan_moe_routing_names[p->moe_routing]);
 	if (cmp)
@@ -250,9 +253,10 @@ looks_like_another(const struct optimize_result *res, int i)
 {
 	char a[512], b[512];
 
-	plan_words(&res->top[i].plan, res->model, res->top[i].compressor, false, a, sizeof(a));
+	plan_words(&res->top[i].plan, res->model, res->top[i].compressor, res->top[i].dp_algo, false, a, sizeof(a));
 	for (int j = 0; j < res->ntop; j++) {
-		plan_words(&res->top[j].plan, res->model, res->top[j].compressor, false, b, sizeof(b));
+		plan_words(&res->top[j].plan, res->model, res->top[j].compressor, res->top[j].dp_algo, false, b,
+			   sizeof(b));
 		if (j != i && strcmp(a, b) == 0)
 			return true;
 	}
@@ -268,7 +272,8 @@ text_top(const struct optimize_result *res)
 		const struct search_candidate *t = &res->top[i];
 		char words[4096];
 
-		plan_words(&t->plan, res->model, t->compressor, looks_like_another(res, i), words, sizeof(words));
+		plan_words(&t->plan, res->model, t->compressor, t->dp_algo, looks_like_another(res, i), words,
+			   sizeof(words));
 		printf("  %-4d %10.4f %7.1f%%  ", i + 1, t->est.iteration_time_s, 100 * t->est.mfu);
 		if (res->ckpt)
 			printf("%20.0f  ", res->ckpt[i].goodput_tokens_per_s);
@@ -292,7 +297,8 @@ text_reduced(const struct optimize_result *res)
 	for (long i = 0; i < named; i++) {
 		char words[256];
 
-		plan_words(&st->reduced[i].shape, res->model, st->reduced[i].cmp, false, words, sizeof(words));
+		plan_words(&st->reduced[i].shape, res->model, st->reduced[i].cmp, st->reduced[i].dp_algo, false, words,
+			   sizeof(words));
 		printf("  %s (%.3g combinations)\n", words, st->reduced[i].combinations);
 	}
 	if (st->truncated > named)
@@ -367,8 +373,8 @@ static void
 explain_breakdown(const struct optimize_result *res, const struct explanation *x, char *buf, size_t size)
 {
 	const struct search_candidate *best = &res->top[0], *alt = &x->cand;
-	struct estimate_options eb = { res->req->so.dp_algo, best->compressor, res->req->so.framework };
-	struct estimate_options ea = { res->req->so.dp_algo, alt->compressor, res->req->so.framework };
+	struct estimate_options eb = { best->dp_algo, best->compressor, res->req->so.framework };
+	struct estimate_options ea = { alt->dp_algo, alt->compressor, res->req->so.framework };
 	struct report rb = { .model = res->model, .cluster = res->cluster, .plan = &best->plan, .est = &best->est,
 			     .opt = &eb, .compressor = best->compressor };
 	struct report ra = { .model = res->model, .cluster = res->cluster, .plan = &alt->plan, .est = &alt->est,
@@ -441,7 +447,7 @@ explain_json(const struct optimize_result *res, const struct explanation *x)
 
 	explain_reason(res, x, reason, sizeof(reason));
 	if (x->have_plan) {
-		plan_words(&c->plan, res->model, c->compressor, false, words, sizeof(words));
+		plan_words(&c->plan, res->model, c->compressor, c->dp_algo, false, words, sizeof(words));
 		args = predict_args(res->req, c);
 		/* The closest plan does not fit: predict prices it anyway. */
 		if (args && !c->est.fits)
@@ -504,7 +510,7 @@ text_explain(const struct optimize_result *res)
 		}
 		printf("  %-28s %10.4f s %7.3fx  %s\n", head, x->cand.est.iteration_time_s,
 		       x->cand.est.iteration_time_s / best, reason);
-		plan_words(&x->cand.plan, res->model, x->cand.compressor, false, words, sizeof(words));
+		plan_words(&x->cand.plan, res->model, x->cand.compressor, x->cand.dp_algo, false, words, sizeof(words));
 		printf("  %-28s %s\n", "", words);
 	}
 }

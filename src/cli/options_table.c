@@ -247,6 +247,16 @@ parse_dp_algo(const struct cli_option *o, const char *arg, void *req)
 	return true;
 }
 
+/* optimize's --dp-allreduce: the one algorithm, no longer searched. */
+static bool
+parse_dp_algo_fixed(const struct cli_option *o, const char *arg, void *req)
+{
+	if (!parse_dp_algo(o, arg, req))
+		return false;
+	((struct optimize_request *)req)->so.search_dp_algo = false;
+	return true;
+}
+
 static void
 write_dp_algo(const struct cli_option *o, const void *req, struct cli_words *out)
 {
@@ -611,8 +621,9 @@ static const struct cli_option optimize_rows[] = {
 	{ .name = "framework", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = OPTIMIZE(framework),
 	  .help = "framework profile (default " CLI_DEFAULT_FRAMEWORK ")" },
 	{ .name = "dp-allreduce", .metavar = "ALGO", .kind = CLI_OPT_CUSTOM, .choices = coll_algo_names,
-	  .offset = OPTIMIZE(so.dp_algo), .parse = parse_dp_algo,
-	  .help = "ring|hierarchical: every plan's DP collectives (default ring)" },
+	  .offset = OPTIMIZE(so.dp_algo), .parse = parse_dp_algo_fixed,
+	  .help = "ring|hierarchical: every plan's DP collectives (default: both\n"
+		  "searched where the DP group spans nodes with several GPUs each)" },
 	LINK_ROWS(OPTIMIZE),
 	{ .name = "objective", .metavar = "O", .kind = CLI_OPT_CHOICE, .choices = cli_objective_names,
 	  .offset = OPTIMIZE(objective),
@@ -646,6 +657,7 @@ cli_optimize_request_init(struct optimize_request *r)
 {
 	memset(r, 0, sizeof(*r));
 	search_options_init(&r->so);
+	r->so.search_dp_algo = true;
 	r->format = CLI_FORMAT_TEXT;
 	r->flash = -1;
 	checkpoint_options_init(&r->ckpt);

@@ -63,6 +63,7 @@ explain_closest(const struct model *m, const struct cluster *c, const struct sea
 	x->cand.plan = st->closest;
 	x->cand.plan.compress = fresh.compress;
 	x->cand.compressor = NULL;
+	x->cand.dp_algo = opt->dp_algo;
 	x->cand.milp_slot_s = 0.0;
 	plan_error_clear(&e2);
 	x->have_plan = estimate_plan(m, c, &x->cand.plan, &eo, &x->cand.est, &e2);

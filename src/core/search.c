@@ -877,7 +877,8 @@ note_reduced(const struct inner *in, double combinations)
 	struct search_stats *st = in->st;
 
 	if (st->truncated < SEARCH_MAX_REDUCED)
-		st->reduced[st->truncated] = (struct search_reduced){ *in->shape, in->cmp, combinations };
+		st->reduced[st->truncated] = (struct search_reduced){ *in->shape, in->cmp, in->opt->dp_algo,
+								      combinations };
 	st->truncated++;
 }
 
@@ -943,6 +944,7 @@ search_shape(const struct model *m, const struct cluster *c, const struct plan *
 struct shape {
 	struct plan plan;
 	const struct compressor *cmp;
+	enum coll_algo dp_algo;
 	double lower_bound;
 };
 
@@ -952,8 +954,8 @@ struct shape_list {
 };
 
 static bool
-push(struct shape_list *l, const struct plan *p, const struct compressor *cmp, double lb,
-     struct plan_error *err)
+push(struct shape_list *l, const struct plan *p, const struct compressor *cmp, enum coll_algo algo,
+     double lb, struct plan_error *err)
 {
 	if (l->n == l->cap) {
 		long cap = l->cap ? 2 * l->cap : 256;
@@ -966,6 +968,7 @@ push(struct shape_list *l, const struct plan *p, const struct compressor *cmp, d
 	}
 	l->v[l->n].plan = *p;
 	l->v[l->n].cmp = cmp;
+	l->v[l->n].dp_algo = algo;
 	l->v[l->n].lower_bound = lb;
 	l->n++;
 	return true;
@@ -974,9 +977,14 @@ push(struct shape_list *l, const struct plan *p, const struct compressor *cmp, d
 static int
 by_bound(const void *a, const void *b)
 {
-	double x = ((const struct shape *)a)->lower_bound, y = ((const struct shape *)b)->lower_bound;
+	const struct shape *p = a, *q = b;
+	double x = p->lower_bound, y = q->lower_bound;
 
-	return x < y ? -1 : x > y;
+	/* Ties in the bound: the ring first, so that of two plans as fast
+	 * the default algorithm is kept (keep_top). */
+	if (x == y)
+		return (int)p->dp_algo - (int)q->dp_algo;
+	return x < y ? -1 : 1;
 }
 
 /*
@@ -1008,10 +1016,16 @@ lower_bound(const struct model *m, const struct cluster *c, const struct plan *p
 	return (plan_microbatches(p) + (double)(p->pp - 1) / p->vpp) * per_mb / p->pp;
 }
 
+/* TP degrees and micro-batch sizes tried per shape, at the most. */
+#define SEARCH_MAX_DEGREES 32
+
 /* The outer choices of one shape, made one dimension at a time by enumerate(). */
 struct outer {
 	int tp, cp, pp, dp, mb, vpp, zero, mics_group, ep, sp, route;
-	int tpo; /* TP overlap (with sequence parallelism, when the options allow it) */
+	int tpo;        /* TP overlap (with sequence parallelism, when the options allow it) */
+	int mics_2hop;  /* MiCS's 2-hop all-gather (plan.mics_hierarchical) */
+	int dp_scheme;  /* compressed DP gradients: enum compress_dp_scheme */
+	int dp_on_cpu;  /* ... coded on the host (BytePS-Compress) */
 };
 
 /* What enumerate() reads, and the list it fills. */
@@ -1024,8 +1038,8 @@ struct outer_space {
 	struct plan_error *err;
 };
 
-/* TP degrees: powers of two that split the heads and the FFN, split or
- * replicate the KV heads, and divide a node when smaller than one. */
+/* TP degrees that split the heads and the FFN, split or replicate the KV
+ * heads, and divide a node when smaller than one (whole nodes above). */
 static int
 tp_candidates(const struct outer_space *x, int gpus, int *tps)
 {
@@ -1034,10 +1048,13 @@ tp_candidates(const struct outer_space *x, int gpus, int *tps)
 	int max_tp = x->opt->max_tp > 0 ? x->opt->max_tp : G;
 	int n = 0;
 
-	for (int tp = 1; tp <= max_tp && tp <= gpus; tp *= 2) {
+	/* Every degree, not only powers of two (6 GPUs per node allow TP 3
+	 * and 6): inside a node it must divide the node, across nodes take
+	 * whole nodes. */
+	for (int tp = 1; tp <= max_tp && tp <= gpus && n < SEARCH_MAX_DEGREES; tp++) {
 		if (m->heads % tp || m->ffn_hidden % tp || (m->kv_heads % tp && tp % m->kv_heads))
 			continue;
-		if (tp < G && G % tp)
+		if (tp < G ? G % tp != 0 : tp % G != 0)
 			continue;
 		tps[n++] = tp;
 	}
@@ -1148,6 +1165,17 @@ excluded(const struct search_options *opt, const struct outer *o)
 	return v == opt->exclude_value;
 }
 
+/* Whether ring and hierarchical DP collectives differ for @p: its DP
+ * group spans nodes and has several GPUs in each (collective.c). */
+static bool
+dp_algo_matters(const struct cluster *c, const struct plan *p)
+{
+	struct plan_layout lay;
+
+	topology_plan(p, c, &lay);
+	return lay.dp.nodes > 1 && lay.dp.per_node > 1;
+}
+
 static bool
 push_outer(const struct outer_space *x, const struct outer *o, const struct compressor *cmp,
 	   bool dpc)
@@ -1173,17 +1201,51 @@ push_outer(const struct outer_space *x, const struct outer *o, const struct comp
 	p.precision = x->opt->precision;
 	p.zero = o->zero;
 	p.mics_group = o->mics_group;
+	p.mics_hierarchical = o->mics_2hop;
 	p.dp_overlap = !x->opt->no_dp_overlap;
 	p.fp8_gather = x->opt->fp8_gather && p.precision == PLAN_PRECISION_FP8 && (p.zero >= 3 || p.mics_group > 0);
 	p.ep = o->ep;
 	p.moe_routing = o->route;
 	p.moe_overlap = x->opt->moe_overlap;
 	p.compress.dp = dpc;
+	if (dpc) {
+		p.compress.dp_scheme = o->dp_scheme;
+		p.compress.dp_on_cpu = o->dp_on_cpu;
+	}
 	lb = lower_bound(x->m, x->c, &p);
 	/* Shapes are sorted and pruned by this bound: it must be a number. */
 	if (!isfinite(lb))
 		return plan_error_nonfinite(&p, "lower bound on the iteration time", x->err);
-	return push(x->out, &p, cmp, lb, x->err);
+	if (!push(x->out, &p, cmp, x->opt->dp_algo, lb, x->err))
+		return false;
+	/* The other DP algorithm, where it changes anything: a DP group
+	 * across nodes with several GPUs in each (collective.c). */
+	if (x->opt->search_dp_algo && dp_algo_matters(x->c, &p))
+		return push(x->out, &p, cmp, x->opt->dp_algo == COLL_ALGO_RING ? COLL_ALGO_HIERARCHICAL
+									     : COLL_ALGO_RING, lb, x->err);
+	return true;
+}
+
+/*
+ * Compressed DP gradients with @cmp: every scheme the method allows (an
+ * all-reduce only of what can be summed: PowerSGD's P and Q) and the
+ * coding on the GPU or, as BytePS-Compress does, on the host CPU.
+ */
+static bool
+enumerate_dp_schemes(const struct outer_space *x, const struct outer *base, const struct compressor *cmp)
+{
+	static const int schemes[] = { COMPRESS_DP_TWOWAY, COMPRESS_DP_ALLGATHER, COMPRESS_DP_ALLREDUCE };
+	struct outer o = *base;
+
+	for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
+		o.dp_scheme = schemes[i];
+		if (o.dp_scheme == COMPRESS_DP_ALLREDUCE && !compressor_allreducible(cmp))
+			continue;
+		for (o.dp_on_cpu = 0; o.dp_on_cpu < 2; o.dp_on_cpu++)
+			if (!push_outer(x, &o, cmp, true))
+				return false;
+	}
+	return true;
 }
 
 /* No compressor, or one of them, with or without DP gradient compression. */
@@ -1205,7 +1267,7 @@ enumerate_compressors(const struct outer_space *x, const struct outer *o)
 			 * traffic to compress. */
 			if (cmp && o->tp == 1 && o->pp == 1 && !dpc)
 				continue;
-			if (!push_outer(x, o, cmp, dpc))
+			if (!(dpc ? enumerate_dp_schemes(x, o, cmp) : push_outer(x, o, cmp, false)))
 				return false;
 		}
 	return true;
@@ -1227,7 +1289,7 @@ enumerate_options(const struct outer_space *x, const struct outer *base)
 	return true;
 }
 
-/* ZeRO stage, MiCS group and EP degree. */
+/* ZeRO stage, MiCS group (and its gather) and EP degree. */
 static bool
 enumerate_sharding(const struct outer_space *x, const struct outer *base)
 {
@@ -1241,17 +1303,22 @@ enumerate_sharding(const struct outer_space *x, const struct outer *base)
 		o.zero = zeros[zi];
 		for (int gi = 0; gi < ng; gi++) {
 			o.mics_group = groups[gi];
-			for (int ei = 0; ei < ne; ei++) {
-				o.ep = eps[ei];
-				if (!enumerate_options(x, &o))
-					return false;
-			}
+			/* A group across nodes gathers in two hops (MiCS, Sec. 3.3)
+			 * or flat: whichever is faster on these links. */
+			for (o.mics_2hop = 1; o.mics_2hop >= (o.mics_group > x->c->gpus_per_node ? 0 : 1);
+			     o.mics_2hop--)
+				for (int ei = 0; ei < ne; ei++) {
+					o.ep = eps[ei];
+					if (!enumerate_options(x, &o))
+						return false;
+				}
 		}
 	}
 	return true;
 }
 
-/* Micro-batch sizes (powers of two dividing the DP rank's batch) and
+/* Micro-batch sizes (every divisor of the DP rank's batch, up to
+ * --max-micro-batch: 3, 6 and 12 too) and
  * interleaving (chunks of whole layers, micro-batches a multiple of pp). */
 static bool
 enumerate_batches(const struct outer_space *x, const struct outer *base)
@@ -1262,7 +1329,7 @@ enumerate_batches(const struct outer_space *x, const struct outer *base)
 	int mbs = opt->global_batch / base->dp, L = x->m->layers, pp = base->pp;
 	struct outer o = *base;
 
-	for (o.mb = 1; o.mb <= max_mb; o.mb *= 2) {
+	for (o.mb = 1; o.mb <= max_mb; o.mb++) {
 		if (mbs % o.mb)
 			continue;
 		for (o.vpp = 1; o.vpp <= (pp > 1 ? max_vpp : 1); o.vpp++) {
@@ -1283,7 +1350,7 @@ enumerate(const struct model *m, const struct cluster *c, const struct search_op
 {
 	const struct outer_space x = { m, c, opt, seq, out, err };
 	int max_pp = opt->max_pp > 0 ? opt->max_pp : m->layers;
-	int tps[32], ntp = tp_candidates(&x, gpus, tps);
+	int tps[SEARCH_MAX_DEGREES], ntp = tp_candidates(&x, gpus, tps);
 	int cps[16], ncp = cp_candidates(&x, cps);
 
 	for (int ti = 0; ti < ntp; ti++)
@@ -1378,6 +1445,7 @@ search_run(const struct model *m, const struct cluster *c, const struct search_o
 	int k = opt->top < 1 ? 1 : (opt->top > SEARCH_MAX_TOP ? SEARCH_MAX_TOP : opt->top);
 	double t0 = now_s();
 	struct search_candidate *cand = malloc(sizeof(*cand));
+	struct search_options so = *opt; /* with each shape's DP algorithm */
 	bool ok = false;
 
 	memset(st, 0, sizeof(*st));
@@ -1410,8 +1478,10 @@ search_run(const struct model *m, const struct cluster *c, const struct search_o
 			break;
 		}
 		st->cutoff_s = *ntop == k ? top[k - 1].est.iteration_time_s : 0.0;
-		if (!search_shape(m, c, &s->plan, s->cmp, opt, opt->exhaustive, cand, &found, st, err))
+		so.dp_algo = s->dp_algo;
+		if (!search_shape(m, c, &s->plan, s->cmp, &so, opt->exhaustive, cand, &found, st, err))
 			goto out;
+		cand->dp_algo = s->dp_algo;
 		if (found)
 			keep_top(top, ntop, k, cand);
 		else if (st->cutoff_s <= 0) {

@@ -19,13 +19,13 @@ struct pool {
 };
 
 static void
-describe(const struct plan *p, const struct compressor *cmp, char *buf, size_t size)
+describe(const struct plan *p, const struct compressor *cmp, enum coll_algo algo, char *buf, size_t size)
 {
-	snprintf(buf, size, "tp %d pp %d dp %d%s%.0d mb %d %s%s%s%s", p->tp, p->pp, p->dp,
+	snprintf(buf, size, "tp %d pp %d dp %d%s%.0d mb %d %s%s%s%s%s", p->tp, p->pp, p->dp,
 		 p->vpp > 1 ? " vpp " : "", p->vpp > 1 ? p->vpp : 0, p->micro_batch,
 		 p->custom_recompute ? "per-stage recompute" : plan_recompute_names[p->recompute],
 		 p->mics_group ? " MiCS" : (const char *[]){ "", " ZeRO-1", " ZeRO-2", " ZeRO-3" }[p->zero & 3],
-		 cmp ? " + " : "", cmp ? cmp->name : "");
+		 algo == COLL_ALGO_RING ? "" : " dp-hierarchical", cmp ? " + " : "", cmp ? cmp->name : "");
 }
 
 static void
@@ -48,7 +48,7 @@ evaluate(const struct sweep_cell *c, struct sweep_result *r)
 			free(e);
 			return;
 		}
-		describe(&c->plan, c->compressor, r->plan, sizeof(r->plan));
+		describe(&c->plan, c->compressor, eo.dp_algo, r->plan, sizeof(r->plan));
 	} else {
 		struct search_options o;
 		struct search_candidate *top = malloc(sizeof(*top));
@@ -64,6 +64,7 @@ evaluate(const struct sweep_cell *c, struct sweep_result *r)
 		o.precision = c->plan.precision;
 		o.tp_overlap = c->plan.tp_overlap;
 		o.framework = c->framework;
+		o.search_dp_algo = true; /* as optimize searches it */
 		o.top = 1;
 		if (c->compressor) {
 			o.compressors[0] = c->compressor;
@@ -83,7 +84,7 @@ evaluate(const struct sweep_cell *c, struct sweep_result *r)
 			return;
 		}
 		*e = top[0].est;
-		describe(&top[0].plan, top[0].compressor, r->plan, sizeof(r->plan));
+		describe(&top[0].plan, top[0].compressor, top[0].dp_algo, r->plan, sizeof(r->plan));
 		free(top);
 	}
 	r->ok = true;

@@ -98,11 +98,11 @@ check "a complete exhaustive search counts no shape stopped by --time-limit" \
 # --time-limit bounds each exhaustive shape as it bounds each MILP: a
 # millisecond stops the pp 2-4 shapes (thousands of layouts each), which
 # keep their best layout so far, and the output says so.
-"$bin" optimize $small --max-pp 4 --exhaustive --time-limit 0.001 --format json >"$tmp/exht.json"
+"$bin" optimize $small --max-pp 4 --top 10 --exhaustive --time-limit 0.001 --format json >"$tmp/exht.json"
 check "exhaustive stopped by --time-limit is not complete" \
 	'jq -e ".stats.exhaustive_complete == false and .stats.exhaustive_timeouts > 0 and .stats.exhaustive_reduced == 0 and
 		.best.iteration_time_s > 0" "$tmp/exht.json" >/dev/null'
-"$bin" optimize $small --max-pp 4 --exhaustive --time-limit 0.001 >"$tmp/exht.txt"
+"$bin" optimize $small --max-pp 4 --top 10 --exhaustive --time-limit 0.001 >"$tmp/exht.txt"
 check "the text says how many shapes --time-limit stopped" \
 	'grep -q "^exhaustive: not complete: [0-9]* shapes\{0,1\} stopped by --time-limit (0.001 s per shape), each with the best layout found by then$" "$tmp/exht.txt"'
 
@@ -149,7 +149,7 @@ done
 # A hierarchical DP all-reduce, given to optimize, is in every printed predict
 # command: each plan of the top list predicts again to the same time.
 hier="--model llama2-7b --cluster aws-p4d --gpus 64 --global-batch 512"
-"$bin" optimize $hier --format json >"$tmp/ring.json"
+"$bin" optimize $hier --dp-allreduce ring --format json >"$tmp/ring.json"
 "$bin" optimize $hier --dp-allreduce hierarchical --format json >"$tmp/hier.json"
 ring=$(jq .best.iteration_time_s "$tmp/ring.json")
 want=$(jq .best.iteration_time_s "$tmp/hier.json")
@@ -161,6 +161,18 @@ check "predict_args leave out the default ring" \
 	'jq -e "[.top[].predict_args | index(\"--dp-allreduce\")] | all(. == null)" "$tmp/ring.json" >/dev/null'
 for i in $(seq 0 $(($(jq '.top | length' "$tmp/hier.json") - 1))); do
 	predicts_again "$tmp/hier.json" ".top[$i]" "hierarchical top[$i]"
+done
+# Without --dp-allreduce both are searched: the best is the faster of the
+# two fixed searches, and each plan's predict command names its algorithm.
+"$bin" optimize $hier --format json >"$tmp/both.json"
+both=$(jq .best.iteration_time_s "$tmp/both.json")
+check "the searched DP algorithm gives the faster of ring and hierarchical ($both s)" \
+	"jq -en --argjson a '${both:-0}' --argjson r '${ring:-0}' --argjson h '${want:-0}' \
+		'\$a > 0 and ((\$a - ([\$r, \$h] | min)) | fabs) < 1e-9 * \$a' >/dev/null"
+check "the searched top list holds both algorithms" \
+	'jq -e "[.top[].predict_args | index(\"--dp-allreduce\")] | (any(. == null) and any(. != null))" "$tmp/both.json" >/dev/null'
+for i in $(seq 0 $(($(jq '.top | length' "$tmp/both.json") - 1))); do
+	predicts_again "$tmp/both.json" ".top[$i]" "searched DP algorithm top[$i]"
 done
 "$bin" optimize $hier --dp-allreduce tree >/dev/null 2>"$tmp/opt.err"
 rc=$?
