@@ -274,8 +274,15 @@ plan_validate(const struct plan *p, const struct model *m,
 		return FAIL("MiCS shards like ZeRO-3: --mics-group needs --zero 3 (got --zero %d)", p->zero);
 	if (p->mics_group > 0 && model_is_moe(m))
 		return FAIL("MiCS with an MoE model ('%s') is not modelled", m->name);
+	/* DeepSpeed's pipeline engine refuses ZeRO-2/3; torchtitan runs FSDP2
+	 * under PP with reshard_after_forward off and gradient sync on the
+	 * last micro-batch only (torch.distributed.pipelining's stage), so a
+	 * stage gathers and reduces once an iteration and holds its whole
+	 * parameters and gradients meanwhile: what ZeRO-1 costs and keeps. */
 	if (p->zero == 3 && p->pp > 1)
-		return FAIL("ZeRO stage 3 with pipeline parallelism (pp %d) is not modelled; use zero <= 2",
+		return FAIL("ZeRO stage 3 with pipeline parallelism (pp %d) is not modelled: under PP, FSDP "
+			    "(torchtitan) keeps a stage's parameters and gradients gathered across the "
+			    "micro-batches, which costs what --zero 1 costs; use --zero 1",
 			    p->pp);
 	return true;
 }
