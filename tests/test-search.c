@@ -598,6 +598,56 @@ START_TEST(test_search_space_dp_compression)
 }
 END_TEST
 
+/*
+ * Interleaved shapes recompute per stage: GPT-3 175B, tp 4 pp 8 dp 32
+ * vpp 3 on Selene without fused attention does not fit with no
+ * recomputation, and the first stages hold the most micro-batches in
+ * flight (Narayanan et al. SC21, Sec. 2.2.2): they recompute
+ * selectively, the last stage, with the fewest, recomputes nothing, and
+ * the plan is faster than selective recomputation everywhere.
+ */
+START_TEST(test_search_interleaved_per_stage_recompute)
+{
+	struct model m;
+	struct cluster c;
+	struct search_options o;
+	struct search_candidate best;
+	struct search_stats st;
+	struct estimate_options eo = { COLL_ALGO_RING, NULL, NULL };
+	struct estimate e;
+	struct plan_error err;
+	struct plan p;
+	bool found;
+
+	load_bundled(&m, "gpt3-175b", &c, "selene");
+	options(&o);
+	plan_init(&p);
+	p.tp = 4;
+	p.pp = 8;
+	p.dp = 32;
+	p.vpp = 3;
+	p.micro_batch = 1;
+	p.global_batch = 1536;
+	p.seq_len = 2048;
+	p.sequence_parallel = true;
+	p.zero = 1;
+	memset(&st, 0, sizeof(st));
+	ck_assert_msg(search_shape(&m, &c, &p, NULL, &o, false, &best, &found, &st, &err), "%s", err.message);
+	ck_assert(found);
+	ck_assert(best.plan.custom_recompute);
+	ck_assert_int_eq(best.plan.stage_recompute[0], PLAN_RECOMPUTE_SELECTIVE);
+	ck_assert_int_eq(best.plan.stage_recompute[7], PLAN_RECOMPUTE_NONE);
+	p.recompute = PLAN_RECOMPUTE_NONE;
+	ck_assert(estimate_plan(&m, &c, &p, &eo, &e, &err));
+	ck_assert(!e.fits);
+	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
+	ck_assert(estimate_plan(&m, &c, &p, &eo, &e, &err));
+	ck_assert(e.fits);
+	ck_assert(best.est.iteration_time_s < e.iteration_time_s);
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 search_suite(void)
 {
@@ -615,6 +665,7 @@ search_suite(void)
 	tcase_add_test(tc, test_search_space_degrees);
 	tcase_add_test(tc, test_search_space_dp_algo);
 	tcase_add_test(tc, test_search_space_dp_compression);
+	tcase_add_test(tc, test_search_interleaved_per_stage_recompute);
 	suite_add_tcase(s, tc);
 	return s;
 }

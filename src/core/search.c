@@ -132,42 +132,143 @@ evaluate(const struct inner *in, const struct plan *p, struct search_candidate *
 	return true;
 }
 
+/*
+ * Per stage, the lightest of the @nm modes in which that stage fits, from
+ * each mode's stage memories in @mem (a stage's memory depends on its own
+ * mode; 0: not known); false when a stage fits in none or every stage
+ * takes the same mode (the uniform plan is then already tried).
+ */
+static bool
+mixed_modes(const struct plan *p, const int *modes, int nm, double mem[][PLAN_MAX_STAGES], double cap,
+	    signed char *out)
+{
+	bool mixed = false;
+
+	for (int s = 0; s < p->pp; s++) {
+		int i = 0;
+
+		while (i < nm && !(mem[i][s] > 0 && mem[i][s] <= cap))
+			i++;
+		if (i == nm)
+			return false;
+		out[s] = (signed char)modes[i];
+		mixed = mixed || out[s] != out[0];
+	}
+	return mixed;
+}
+
+/* Every stage's peak memory of @p (which has per-stage modes, so that the
+ * estimate fills them all) into @mem, and the GPU's capacity; false for a
+ * plan the cost model refuses. */
+static bool
+probe_memory(const struct inner *in, const struct plan *p, double *mem, double *cap)
+{
+	struct estimate_options eo = { in->opt->dp_algo, in->cmp, in->opt->framework };
+	struct estimate *e = malloc(sizeof(*e));
+	struct plan_error err;
+	bool ok;
+
+	if (!e)
+		return false;
+	in->st->evaluations++;
+	ok = estimate_plan(in->m, in->c, p, &eo, e, &err);
+	if (ok) {
+		memcpy(mem, e->stage_memory, sizeof(double) * (size_t)p->pp);
+		*cap = e->memory_capacity_bytes;
+	}
+	free(e);
+	return ok;
+}
+
+/*
+ * Where the lightest mode does not fit every stage, recompute per stage:
+ * each stage the lightest mode it fits in (the first stage keeps the most
+ * micro-batches in flight, the last the logits), which minimises every
+ * stage's time and so the slot.
+ */
+static void
+uniform_mixed(const struct inner *in, const struct plan *base, const int *modes, int nm)
+{
+	double mem[3][PLAN_MAX_STAGES] = { { 0 } };
+	struct search_candidate cand;
+	struct plan p = *base;
+	double cap = 0.0;
+
+	if (p.pp < 2 || p.pp > PLAN_MAX_STAGES || nm < 2)
+		return;
+	p.custom_recompute = true;
+	p.stage_recompute_count = p.pp;
+	for (int i = 0; i < nm; i++) {
+		memset(p.stage_recompute, modes[i], sizeof(p.stage_recompute));
+		if (!probe_memory(in, &p, mem[i], &cap))
+			return;
+	}
+	if (mixed_modes(&p, modes, nm, mem, cap, p.stage_recompute) && evaluate(in, &p, &cand))
+		consider(in, &cand);
+}
+
+/* The plan of a uniform shape with compression scope @k (bit 1: TP,
+ * bit 2: PP); false for a scope that compresses nothing here. */
+static bool
+uniform_plan(const struct inner *in, int k, struct plan *p)
+{
+	const struct model *m = in->m;
+
+	*p = *in->shape;
+	p->custom_layers = p->custom_recompute = false;
+	if (p->vpp == 1 && m->layers % p->pp) {
+		/* Near-even: the first L mod p stages take one more. */
+		p->custom_layers = true;
+		p->stage_layers_count = p->pp;
+		for (int s = 0; s < p->pp; s++)
+			p->stage_layers[s] = (short)(m->layers / p->pp + (s < m->layers % p->pp));
+	}
+	p->compress.tp = (k & 1) && p->tp > 1;
+	p->compress.pp = (k & 2) && p->pp > 1;
+	if (k && !p->compress.tp && !p->compress.pp)
+		return false;
+	p->compress.from_layer = -1;
+	if (p->compress.tp && in->opt->max_compressed_layers >= 0 &&
+	    m->layers - plan_compress_from_layer(p, m) > in->opt->max_compressed_layers)
+		p->compress.from_layer = m->layers - in->opt->max_compressed_layers;
+	return true;
+}
+
 /* Uniform layers (interleaving, or MoE layers every n-th): choose the
- * recompute mode and the compression scope by enumeration. */
+ * recompute mode, one for every stage or per stage, and the compression
+ * scope by enumeration. */
 static void
 inner_uniform(const struct inner *in)
 {
-	const struct model *m = in->m;
-	const struct plan *shape = in->shape;
-	const struct search_options *opt = in->opt;
-	int modes[3], nm = modes_allowed(shape, opt, modes);
+	int modes[3], nm = modes_allowed(in->shape, in->opt, modes);
 	int scopes = in->cmp ? 4 : 1;
+	/* Per scope: whether a mix of modes may help, and a bound on its time. */
+	bool mix[4] = { false };
+	double mix_bound[4] = { 0.0 };
 	struct search_candidate cand;
+	struct plan p;
 
 	for (int i = 0; i < nm; i++)
 		for (int k = 0; k < scopes; k++) {
-			struct plan p = *shape;
-
-			p.custom_layers = p.custom_recompute = false;
-			if (p.vpp == 1 && m->layers % p.pp) {
-				/* Near-even: the first L mod p stages take one more. */
-				p.custom_layers = true;
-				p.stage_layers_count = p.pp;
-				for (int s = 0; s < p.pp; s++)
-					p.stage_layers[s] = (short)(m->layers / p.pp + (s < m->layers % p.pp));
-			}
-			p.recompute = modes[i];
-			p.compress.tp = (k & 1) && p.tp > 1;
-			p.compress.pp = (k & 2) && p.pp > 1;
-			if (k && !p.compress.tp && !p.compress.pp)
+			if (!uniform_plan(in, k, &p))
 				continue;
-			p.compress.from_layer = -1;
-			if (p.compress.tp && opt->max_compressed_layers >= 0 &&
-			    m->layers - plan_compress_from_layer(&p, m) > opt->max_compressed_layers)
-				p.compress.from_layer = m->layers - opt->max_compressed_layers;
-			if (evaluate(in, &p, &cand))
-				consider(in, &cand);
+			p.recompute = modes[i];
+			if (!evaluate(in, &p, &cand))
+				continue;
+			if (i == 0 && !cand.plan.custom_recompute_layers) {
+				/* A mix recomputes at least this much: its slot is no shorter. */
+				mix[k] = !cand.est.fits;
+				mix_bound[k] = cand.est.details.slot_s *
+					       (plan_microbatches(&p) + (double)(p.pp - 1) / p.vpp);
+			}
+			/* If the heaviest mode does not fit, a stage fits in none. */
+			if (i == nm - 1 && !cand.est.fits)
+				mix[k] = false;
+			consider(in, &cand);
 		}
+	for (int k = 0; k < scopes; k++)
+		if (mix[k] && (in->st->cutoff_s <= 0 || mix_bound[k] < in->st->cutoff_s) && uniform_plan(in, k, &p))
+			uniform_mixed(in, &p, modes, nm);
 }
 
 /* Turn the MILP's (or the enumeration's) choices into a plan. */
