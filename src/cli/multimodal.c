@@ -196,21 +196,32 @@ mm_text(const struct mm_report *r)
 
 /* ------------------------------------------------------------ predict */
 
-/* Read "NAME:key=v,..." into @p (a copy of the shared options); *@idx the submodule. */
-static bool
-parse_spec(const struct multimodal *mm, const char *arg, int total_default_mb, struct plan *p, int *idx)
-{
-	char buf[256], name[64];
-	const char *colon = strchr(arg, ':');
-	unsigned seen = 0;
-	int gpus = 0;
-	bool tp = false, dp = false;
+/* The longest --submodule argument. */
+#define SPEC_MAX 256
 
-	if (!colon || colon == arg || strlen(arg) >= sizeof(buf) || (size_t)(colon - arg) >= sizeof(name)) {
+/* The keys --submodule takes, in the order of the bits of spec_state.seen. */
+static const char *const spec_keys[] = { "tp", "pp", "dp", "gpus", "micro-batch", "recompute", "zero" };
+#define SPEC_NKEYS ((int)(sizeof(spec_keys) / sizeof(spec_keys[0])))
+
+/* What the items of one --submodule spec have said so far. */
+struct spec_state {
+	const char *name; /* the submodule, for the messages */
+	unsigned seen;    /* a bit per spec_keys entry given */
+	int gpus;         /* gpus=G; 0: not given */
+	bool dp;          /* dp=D given */
+};
+
+/* The NAME of "NAME:key=v,...", written to @name; *@idx its submodule. */
+static bool
+spec_submodule(const struct multimodal *mm, const char *arg, char *name, size_t size, int *idx)
+{
+	const char *colon = strchr(arg, ':');
+
+	if (!colon || colon == arg || strlen(arg) >= SPEC_MAX || (size_t)(colon - arg) >= size) {
 		cli_error("--submodule expects NAME:tp=T,dp=D[,pp=P][,gpus=G][,micro-batch=B], got '%s'", arg);
 		return false;
 	}
-	snprintf(name, sizeof(name), "%.*s", (int)(colon - arg), arg);
+	snprintf(name, size, "%.*s", (int)(colon - arg), arg);
 	if ((*idx = multimodal_find(mm, name)) < 0) {
 		char valid[256] = "";
 
@@ -219,81 +230,71 @@ parse_spec(const struct multimodal *mm, const char *arg, int total_default_mb, s
 		cli_error("unknown submodule '%s' of %s (valid: %s)", name, mm->name, valid);
 		return false;
 	}
-	p->tp = 1;
-	p->pp = 1;
-	p->dp = 0;
-	p->micro_batch = total_default_mb;
-	snprintf(buf, sizeof(buf), "%s", colon + 1);
-	/* Split by hand, not strtok_r: that skips empty items, and 'tp=1,,dp=8'
-	 * is a typo to report. A key given twice (dp=8,dp=4) is an error too,
-	 * not the last one winning without a word. */
-	for (char *tok = buf, *next; tok; tok = next) {
-		static const char *const keys[] = { "tp", "pp", "dp", "gpus", "micro-batch", "recompute", "zero" };
-		char *eq = strchr(tok, '='), *comma = strchr(tok, ',');
-		const char *key = tok, *val;
-		long v;
-		int k = 0;
+	return true;
+}
 
-		next = comma ? comma + 1 : NULL;
-		if (comma)
-			*comma = '\0';
-		if (comma && eq > comma)
-			eq = NULL;
-		if (!*tok) {
-			cli_error("--submodule %s: an empty item in '%s'", name, arg);
-			return false;
-		}
-		if (!eq) {
-			cli_error("--submodule %s: expected KEY=VALUE, got '%s'", name, tok);
-			return false;
-		}
-		*eq = '\0';
-		val = eq + 1;
-		while (k < (int)(sizeof(keys) / sizeof(keys[0])) && strcmp(keys[k], key) != 0)
-			k++;
-		if (k < (int)(sizeof(keys) / sizeof(keys[0]))) {
-			if (seen & (1u << k)) {
-				cli_error("--submodule %s: '%s' is given twice", name, key);
-				return false;
-			}
-			seen |= 1u << k;
-		}
-		if (strcmp(key, "recompute") == 0) {
-			int r;
+/* Apply one KEY=VALUE item of the spec to @p. */
+static bool
+spec_item(const char *key, const char *val, struct plan *p, struct spec_state *st)
+{
+	const char *name = st->name;
+	long v;
+	int k = 0;
 
-			if (!cli_choice("--submodule recompute", val, plan_recompute_names, &r))
-				return false;
-			p->recompute = r;
-			continue;
-		}
-		if (!num_parse_long(val, 0, 1L << 26, &v)) {
-			cli_error("--submodule %s: %s expects a whole number, got '%s'", name, key, val);
+	while (k < SPEC_NKEYS && strcmp(spec_keys[k], key) != 0)
+		k++;
+	if (k < SPEC_NKEYS) {
+		if (st->seen & (1u << k)) {
+			cli_error("--submodule %s: '%s' is given twice", name, key);
 			return false;
 		}
-		if (strcmp(key, "tp") == 0 && v >= 1)
-			p->tp = (int)v, tp = true;
-		else if (strcmp(key, "pp") == 0 && v >= 1 && v <= PLAN_MAX_STAGES)
-			p->pp = (int)v;
-		else if (strcmp(key, "dp") == 0 && v >= 1)
-			p->dp = (int)v, dp = true;
-		else if (strcmp(key, "gpus") == 0 && v >= 1)
-			gpus = (int)v;
-		else if (strcmp(key, "micro-batch") == 0 && v >= 1)
-			p->micro_batch = (int)v;
-		else if (strcmp(key, "zero") == 0 && v <= 3)
-			p->zero = (int)v;
-		else if (strcmp(key, "tp") == 0 || strcmp(key, "pp") == 0 || strcmp(key, "dp") == 0 ||
-			 strcmp(key, "gpus") == 0 || strcmp(key, "micro-batch") == 0 || strcmp(key, "zero") == 0) {
-			cli_error("--submodule %s: %s=%s is out of range (a submodule with no GPUs?)", name, key, val);
-			return false;
-		} else {
-			cli_error("--submodule %s: unknown key '%s' (valid: tp, pp, dp, gpus, micro-batch, recompute, zero)",
-				  name, key);
-			return false;
-		}
+		st->seen |= 1u << k;
 	}
-	(void)tp;
-	if (!dp) {
+	if (strcmp(key, "recompute") == 0) {
+		int r;
+
+		if (!cli_choice("--submodule recompute", val, plan_recompute_names, &r))
+			return false;
+		p->recompute = r;
+		return true;
+	}
+	/* An unknown key is parsed as a number first: 'foo=x' reports the
+	 * number, as it always has. */
+	if (!num_parse_long(val, 0, 1L << 26, &v)) {
+		cli_error("--submodule %s: %s expects a whole number, got '%s'", name, key, val);
+		return false;
+	}
+	if (strcmp(key, "tp") == 0 && v >= 1)
+		p->tp = (int)v;
+	else if (strcmp(key, "pp") == 0 && v >= 1 && v <= PLAN_MAX_STAGES)
+		p->pp = (int)v;
+	else if (strcmp(key, "dp") == 0 && v >= 1)
+		p->dp = (int)v, st->dp = true;
+	else if (strcmp(key, "gpus") == 0 && v >= 1)
+		st->gpus = (int)v;
+	else if (strcmp(key, "micro-batch") == 0 && v >= 1)
+		p->micro_batch = (int)v;
+	else if (strcmp(key, "zero") == 0 && v <= 3)
+		p->zero = (int)v;
+	else if (k < SPEC_NKEYS) {
+		cli_error("--submodule %s: %s=%s is out of range (a submodule with no GPUs?)", name, key, val);
+		return false;
+	} else {
+		cli_error("--submodule %s: unknown key '%s' (valid: tp, pp, dp, gpus, micro-batch, recompute, zero)",
+			  name, key);
+		return false;
+	}
+	return true;
+}
+
+/* dp from gpus=G where dp=D is not given, or the check that both agree. */
+static bool
+spec_dp(const struct spec_state *st, struct plan *p)
+{
+	const char *name = st->name;
+	int gpus = st->gpus;
+
+	if (!st->dp) {
 		long share = (long)p->tp * p->cp * p->pp;
 
 		if (gpus == 0) {
@@ -310,6 +311,46 @@ parse_spec(const struct multimodal *mm, const char *arg, int total_default_mb, s
 		return false;
 	}
 	return true;
+}
+
+/* Read "NAME:key=v,..." into @p (a copy of the shared options); *@idx the submodule. */
+static bool
+parse_spec(const struct multimodal *mm, const char *arg, int total_default_mb, struct plan *p, int *idx)
+{
+	char buf[SPEC_MAX], name[64];
+	struct spec_state st = { name, 0, 0, false };
+
+	if (!spec_submodule(mm, arg, name, sizeof(name), idx))
+		return false;
+	p->tp = 1;
+	p->pp = 1;
+	p->dp = 0;
+	p->micro_batch = total_default_mb;
+	snprintf(buf, sizeof(buf), "%s", strchr(arg, ':') + 1);
+	/* Split by hand, not strtok_r: that skips empty items, and 'tp=1,,dp=8'
+	 * is a typo to report. A key given twice (dp=8,dp=4) is an error too,
+	 * not the last one winning without a word. */
+	for (char *tok = buf, *next; tok; tok = next) {
+		char *eq = strchr(tok, '='), *comma = strchr(tok, ',');
+
+		next = comma ? comma + 1 : NULL;
+		if (comma)
+			*comma = '\0';
+		if (comma && eq > comma)
+			eq = NULL;
+		if (!*tok) {
+			cli_error("--submodule %s: an empty item in '%s'", name, arg);
+			return false;
+		}
+		if (!eq) {
+			cli_error("--submodule %s: expected KEY=VALUE, got '%s'", name, tok);
+			return false;
+		}
+		*eq = '\0';
+		if (!spec_item(tok, eq + 1, p, &st))
+			return false;
+	}
+	return spec_dp(&st, p);
 }
 
 /* The options predict cannot apply to a multimodal model. */
