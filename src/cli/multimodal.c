@@ -376,6 +376,91 @@ predict_rejects(const struct predict_request *r)
 	return false;
 }
 
+/* Monolithic: the usual plan, for every submodule on all @total GPUs. */
+static bool
+monolithic_plans(const struct predict_request *r, const struct multimodal *mm, int total, struct plan *plans)
+{
+	struct plan p = r->plan;
+
+	if (p.dp == 0) {
+		if (total % ((long)p.tp * p.cp * p.pp) != 0) {
+			cli_error("%d GPUs are not divisible by tp x pp (%d x %d); give --dp or --gpus", total, p.tp, p.pp);
+			return false;
+		}
+		p.dp = (int)(total / ((long)p.tp * p.cp * p.pp));
+	} else if (r->gpus && plan_gpus(&p) != r->gpus) {
+		cli_error("--gpus %d does not match tp x pp x dp (%d)", r->gpus, plan_gpus(&p));
+		return false;
+	}
+	for (int i = 0; i < mm->nsub; i++)
+		plans[i] = p;
+	return true;
+}
+
+/* Per-submodule: a plan from each --submodule, every submodule given once,
+ * the groups within @total GPUs. */
+static bool
+submodule_plans(const struct predict_request *r, const struct multimodal *mm, int total, struct plan *plans)
+{
+	bool given[MULTIMODAL_MAX_SUBMODULES] = { false };
+	int used = 0;
+
+	for (int k = 0; k < r->nsubmodule_args; k++) {
+		struct plan p = r->plan;
+		int i;
+
+		if (!parse_spec(mm, r->submodule_args[k], r->plan.micro_batch, &p, &i))
+			return false;
+		if (given[i]) {
+			cli_error("--submodule %s is given twice", mm->sub[i].name);
+			return false;
+		}
+		given[i] = true;
+		plans[i] = p;
+		used += plan_gpus(&p);
+	}
+	for (int i = 0; i < mm->nsub; i++) {
+		if (!given[i]) {
+			cli_error("submodule '%s' has no GPUs: give --submodule %s:tp=T,dp=D (each submodule "
+				  "needs its own plan)", mm->sub[i].name, mm->sub[i].name);
+			return false;
+		}
+	}
+	if (used > total) {
+		cli_error("the submodules' GPU groups take %d GPUs, more than the %d there are%s", used, total,
+			  r->gpus ? " (--gpus)" : "");
+		return false;
+	}
+	return true;
+}
+
+/* Print the prediction; the exit status: it fits, or --allow-oom. */
+static int
+predict_output(const struct predict_request *r, const struct mm_report *rep)
+{
+	const struct multimodal_estimate *est = rep->e;
+	bool ok;
+	int rc;
+
+	if (r->format == CLI_FORMAT_JSON) {
+		ok = write_json(mm_json(rep));
+	} else {
+		mm_text(rep);
+		ok = !ferror(stdout);
+	}
+	if (!ok) {
+		cli_error("cannot write the output");
+		return CLI_EXIT_FAILURE;
+	}
+	rc = est->fits || r->allow_oom ? CLI_EXIT_OK : CLI_EXIT_INFEASIBLE;
+	if (!est->fits) {
+		fflush(stdout);
+		fprintf(stderr, "plan-cli: the plan needs %.2f GiB per GPU, more than the %.2f GiB there are\n",
+			est->memory_bytes / GIB, est->memory_capacity_bytes / GIB);
+	}
+	return cli_finish(rc);
+}
+
 int
 cli_predict_multimodal(struct predict_request *r)
 {
@@ -386,9 +471,7 @@ cli_predict_multimodal(struct predict_request *r)
 	struct cluster cluster;
 	struct plan_error err;
 	struct mm_report rep;
-	bool given[MULTIMODAL_MAX_SUBMODULES] = { false };
-	int rc, total, used = 0;
-	bool ok;
+	int rc, total;
 
 	if (predict_rejects(r))
 		return CLI_EXIT_USAGE;
@@ -408,51 +491,8 @@ cli_predict_multimodal(struct predict_request *r)
 		cli_error("--gpus %d is more than cluster '%s' has (%d)", r->gpus, cluster.name, cluster_gpus(&cluster));
 		goto out;
 	}
-	if (r->nsubmodule_args == 0) {
-		/* Monolithic: the usual plan, for every submodule on all GPUs. */
-		struct plan p = r->plan;
-
-		if (p.dp == 0) {
-			if (total % ((long)p.tp * p.cp * p.pp) != 0) {
-				cli_error("%d GPUs are not divisible by tp x pp (%d x %d); give --dp or --gpus", total, p.tp,
-					  p.pp);
-				goto out;
-			}
-			p.dp = (int)(total / ((long)p.tp * p.cp * p.pp));
-		} else if (r->gpus && plan_gpus(&p) != r->gpus) {
-			cli_error("--gpus %d does not match tp x pp x dp (%d)", r->gpus, plan_gpus(&p));
-			goto out;
-		}
-		for (int i = 0; i < mm.nsub; i++)
-			plans[i] = p;
-	} else {
-		for (int k = 0; k < r->nsubmodule_args; k++) {
-			struct plan p = r->plan;
-			int i;
-
-			if (!parse_spec(&mm, r->submodule_args[k], r->plan.micro_batch, &p, &i))
-				goto out;
-			if (given[i]) {
-				cli_error("--submodule %s is given twice", mm.sub[i].name);
-				goto out;
-			}
-			given[i] = true;
-			plans[i] = p;
-			used += plan_gpus(&p);
-		}
-		for (int i = 0; i < mm.nsub; i++) {
-			if (!given[i]) {
-				cli_error("submodule '%s' has no GPUs: give --submodule %s:tp=T,dp=D (each submodule "
-					  "needs its own plan)", mm.sub[i].name, mm.sub[i].name);
-				goto out;
-			}
-		}
-		if (used > total) {
-			cli_error("the submodules' GPU groups take %d GPUs, more than the %d there are%s", used, total,
-				  r->gpus ? " (--gpus)" : "");
-			goto out;
-		}
-	}
+	if (r->nsubmodule_args == 0 ? !monolithic_plans(r, &mm, total, plans) : !submodule_plans(r, &mm, total, plans))
+		goto out;
 	plan_error_clear(&err);
 	if (!multimodal_estimate(&mm, &cluster, plans, r->nsubmodule_args == 0, &r->opt, &est, &err)) {
 		rc = cli_report(&err);
@@ -461,24 +501,7 @@ cli_predict_multimodal(struct predict_request *r)
 	for (int i = 0; i < mm.nsub; i++)
 		plans[i].seq_len = mm.sub[i].tokens;
 	rep = (struct mm_report){ &mm, &cluster, plans, &est, &r->opt };
-	if (r->format == CLI_FORMAT_JSON) {
-		ok = write_json(mm_json(&rep));
-	} else {
-		mm_text(&rep);
-		ok = !ferror(stdout);
-	}
-	if (!ok) {
-		cli_error("cannot write the output");
-		rc = CLI_EXIT_FAILURE;
-		goto out;
-	}
-	rc = est.fits || r->allow_oom ? CLI_EXIT_OK : CLI_EXIT_INFEASIBLE;
-	if (!est.fits) {
-		fflush(stdout);
-		fprintf(stderr, "plan-cli: the plan needs %.2f GiB per GPU, more than the %.2f GiB there are\n",
-			est.memory_bytes / GIB, est.memory_capacity_bytes / GIB);
-	}
-	rc = cli_finish(rc);
+	rc = predict_output(r, &rep);
 out:
 	cluster_release(&cluster);
 	return rc;
