@@ -687,29 +687,155 @@ opt_side_text(const char *title, const struct multimodal *mm, const struct multi
 	}
 }
 
+/* What optimize found, to print: the best split and the monolithic plan. */
+struct mm_found {
+	const struct mm_search *s;
+	int total;
+	double seconds;
+	const struct plan *best_plans, *mono_plans;
+	const struct multimodal_estimate *best;
+	const struct multimodal_estimate *mono; /* NULL: no monolithic plan fits */
+};
+
+/* The options optimize cannot apply to a multimodal model. */
+static bool
+optimize_rejects(const struct optimize_request *r)
+{
+	if (r->so.seq_len) {
+		cli_error("--seq-len: the submodules of a multimodal model give their own tokens per sample");
+		return true;
+	}
+	if (r->so.ncompressors > 0) {
+		cli_error("--compressor does not apply to a multimodal model");
+		return true;
+	}
+	return false;
+}
+
+/* Every split of @total GPUs, then each submodule's best plan on all of
+ * them (the monolithic side; *@have_mono false where one has none); the
+ * plans of the best split into @best_plans. */
+static int
+optimize_search(struct mm_search *s, int total, int per_node, struct plan *best_plans, struct plan *mono_plans,
+		bool *have_mono, double *seconds)
+{
+	int split[MULTIMODAL_MAX_SUBMODULES];
+	double t0;
+
+	plan_error_clear(&s->err);
+	t0 = now_s();
+	split_sizes(s, total, per_node);
+	enumerate(s, 0, total, split);
+	*have_mono = true;
+	for (int i = 0; !s->failed && i < s->mm->nsub; i++) {
+		const struct mm_memo *m = best_on(s, i, total);
+
+		if (!m || !m->found)
+			*have_mono = false;
+		else
+			mono_plans[i] = m->best.plan;
+	}
+	*seconds = now_s() - t0;
+	if (s->failed)
+		return cli_report(&s->err);
+	if (!s->have_best) {
+		cli_error("no feasible plan: no split of %d GPUs between the submodules fits", total);
+		return CLI_EXIT_INFEASIBLE;
+	}
+	for (int i = 0; i < s->mm->nsub; i++)
+		best_plans[i] = best_on(s, i, s->best_split[i])->best.plan;
+	return CLI_EXIT_OK;
+}
+
+static bool
+optimize_json(const struct mm_found *f)
+{
+	const struct mm_search *s = f->s;
+	json_t *root = json_object();
+
+	if (root) {
+		json_object_set_new(root, "model", json_string(s->mm->name));
+		json_object_set_new(root, "cluster", json_string(s->c->name));
+		json_object_set_new(root, "gpus", json_integer(f->total));
+		json_object_set_new(root, "global_batch", json_integer(s->r->so.global_batch));
+		json_object_set_new(root, "per_submodule", opt_side_json(s->mm, f->best, f->best_plans));
+		json_object_set_new(root, "monolithic", f->mono ? opt_side_json(s->mm, f->mono, f->mono_plans) : json_null());
+		json_object_set_new(root, "speedup", f->mono ? json_real(f->mono->iteration_time_s / f->best->iteration_time_s)
+							     : json_null());
+		json_object_set_new(root, "splits", json_integer(s->splits));
+		json_object_set_new(root, "searches", json_integer(s->searches));
+		json_object_set_new(root, "seconds", json_real(f->seconds));
+	}
+	return write_json(root);
+}
+
+static void
+optimize_text(const struct mm_found *f)
+{
+	const struct mm_search *s = f->s;
+	const struct multimodal *mm = s->mm;
+	const struct optimize_request *r = s->r;
+
+	printf("%s on %s: %d GPUs (%s), global batch %d, multimodal (%d submodules)\n\n", mm->name, s->c->name,
+	       f->total, s->c->gpu.name, r->so.global_batch, mm->nsub);
+	opt_side_text("per-submodule (DistMM)", mm, f->best, f->best_plans);
+	if (f->mono) {
+		opt_side_text("monolithic (each submodule on all GPUs, in turn)", mm, f->mono, f->mono_plans);
+		printf("speedup         %.2fx per-submodule over monolithic\n",
+		       f->mono->iteration_time_s / f->best->iteration_time_s);
+	} else {
+		printf("monolithic: no plan of all %d GPUs fits some submodule\n", f->total);
+	}
+	printf("predict_args    --model %s --cluster %s --global-batch %d", r->model, r->cluster, r->so.global_batch);
+	for (int i = 0; i < mm->nsub; i++) {
+		char spec[256];
+
+		plan_spec(mm->sub[i].name, &f->best_plans[i], spec, sizeof(spec));
+		printf(" --submodule %s", spec);
+	}
+	printf("\nsearch          %ld splits of %d GPUs, %ld searches in %.2f s\n", s->splits, f->total, s->searches,
+	       f->seconds);
+}
+
+/* Price the best split and the monolithic plans (@mono_plans NULL: none), then print them. */
+static int
+optimize_output(const struct mm_search *s, int total, double seconds, const struct plan *best_plans,
+		const struct plan *mono_plans)
+{
+	static struct multimodal_estimate best, mono;
+	struct mm_found f = { s, total, seconds, best_plans, mono_plans, &best, mono_plans ? &mono : NULL };
+	struct plan_error err;
+
+	plan_error_clear(&err);
+	if (!multimodal_estimate(s->mm, s->c, best_plans, false, &s->opt, &best, &err) ||
+	    (mono_plans && !multimodal_estimate(s->mm, s->c, mono_plans, true, &s->opt, &mono, &err)))
+		return cli_report(&err);
+	if (s->r->format == CLI_FORMAT_JSON) {
+		if (!optimize_json(&f)) {
+			cli_error("cannot write the output");
+			return CLI_EXIT_FAILURE;
+		}
+	} else {
+		optimize_text(&f);
+	}
+	return cli_finish(CLI_EXIT_OK);
+}
+
 int
 cli_optimize_multimodal(struct optimize_request *r)
 {
 	static struct multimodal mm;
 	static struct mm_search s;
-	static struct multimodal_estimate best, mono;
 	struct plan best_plans[MULTIMODAL_MAX_SUBMODULES], mono_plans[MULTIMODAL_MAX_SUBMODULES];
 	struct framework framework;
 	struct cluster cluster;
 	struct estimate_options opt = { COLL_ALGO_RING, NULL, NULL };
-	int split[MULTIMODAL_MAX_SUBMODULES];
-	bool have_mono = true;
-	double t0, seconds;
+	bool have_mono;
+	double seconds;
 	int rc, total;
 
-	if (r->so.seq_len) {
-		cli_error("--seq-len: the submodules of a multimodal model give their own tokens per sample");
+	if (optimize_rejects(r))
 		return CLI_EXIT_USAGE;
-	}
-	if (r->so.ncompressors > 0) {
-		cli_error("--compressor does not apply to a multimodal model");
-		return CLI_EXIT_USAGE;
-	}
 	if ((rc = load_multimodal(r->model, &mm)) != CLI_EXIT_OK)
 		return rc;
 	if ((rc = cli_load_framework(r->framework ? r->framework : CLI_DEFAULT_FRAMEWORK, &framework)) != CLI_EXIT_OK)
@@ -741,86 +867,9 @@ cli_optimize_multimodal(struct optimize_request *r)
 		goto out;
 	}
 	s.opt = opt;
-	plan_error_clear(&s.err);
-	t0 = now_s();
-	split_sizes(&s, total, cluster.gpus_per_node);
-	enumerate(&s, 0, total, split);
-	/* Monolithic: each submodule's best plan on all the GPUs, in turn. */
-	for (int i = 0; !s.failed && i < mm.nsub; i++) {
-		const struct mm_memo *m = best_on(&s, i, total);
-
-		if (!m || !m->found)
-			have_mono = false;
-		else
-			mono_plans[i] = m->best.plan;
-	}
-	seconds = now_s() - t0;
-	if (s.failed) {
-		rc = cli_report(&s.err);
-		goto out_free;
-	}
-	if (!s.have_best) {
-		cli_error("no feasible plan: no split of %d GPUs between the submodules fits", total);
-		rc = CLI_EXIT_INFEASIBLE;
-		goto out_free;
-	}
-	for (int i = 0; i < mm.nsub; i++) {
-		best_plans[i] = best_on(&s, i, s.best_split[i])->best.plan;
-	}
-	{
-		struct plan_error err;
-
-		plan_error_clear(&err);
-		if (!multimodal_estimate(&mm, &cluster, best_plans, false, &opt, &best, &err) ||
-		    (have_mono && !multimodal_estimate(&mm, &cluster, mono_plans, true, &opt, &mono, &err))) {
-			rc = cli_report(&err);
-			goto out_free;
-		}
-	}
-	if (r->format == CLI_FORMAT_JSON) {
-		json_t *root = json_object();
-
-		if (root) {
-			json_object_set_new(root, "model", json_string(mm.name));
-			json_object_set_new(root, "cluster", json_string(cluster.name));
-			json_object_set_new(root, "gpus", json_integer(total));
-			json_object_set_new(root, "global_batch", json_integer(r->so.global_batch));
-			json_object_set_new(root, "per_submodule", opt_side_json(&mm, &best, best_plans));
-			json_object_set_new(root, "monolithic", have_mono ? opt_side_json(&mm, &mono, mono_plans) : json_null());
-			json_object_set_new(root, "speedup", have_mono ? json_real(mono.iteration_time_s / best.iteration_time_s)
-								   : json_null());
-			json_object_set_new(root, "splits", json_integer(s.splits));
-			json_object_set_new(root, "searches", json_integer(s.searches));
-			json_object_set_new(root, "seconds", json_real(seconds));
-		}
-		if (!write_json(root)) {
-			cli_error("cannot write the output");
-			rc = CLI_EXIT_FAILURE;
-			goto out_free;
-		}
-	} else {
-		printf("%s on %s: %d GPUs (%s), global batch %d, multimodal (%d submodules)\n\n", mm.name, cluster.name,
-		       total, cluster.gpu.name, r->so.global_batch, mm.nsub);
-		opt_side_text("per-submodule (DistMM)", &mm, &best, best_plans);
-		if (have_mono) {
-			opt_side_text("monolithic (each submodule on all GPUs, in turn)", &mm, &mono, mono_plans);
-			printf("speedup         %.2fx per-submodule over monolithic\n",
-			       mono.iteration_time_s / best.iteration_time_s);
-		} else {
-			printf("monolithic: no plan of all %d GPUs fits some submodule\n", total);
-		}
-		printf("predict_args    --model %s --cluster %s --global-batch %d", r->model, r->cluster, r->so.global_batch);
-		for (int i = 0; i < mm.nsub; i++) {
-			char spec[256];
-
-			plan_spec(mm.sub[i].name, &best_plans[i], spec, sizeof(spec));
-			printf(" --submodule %s", spec);
-		}
-		printf("\nsearch          %ld splits of %d GPUs, %ld searches in %.2f s\n", s.splits, total, s.searches,
-		       seconds);
-	}
-	rc = cli_finish(CLI_EXIT_OK);
-out_free:
+	rc = optimize_search(&s, total, cluster.gpus_per_node, best_plans, mono_plans, &have_mono, &seconds);
+	if (rc == CLI_EXIT_OK)
+		rc = optimize_output(&s, total, seconds, best_plans, have_mono ? mono_plans : NULL);
 	free(s.top);
 out:
 	cluster_release(&cluster);
