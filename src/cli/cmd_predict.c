@@ -158,51 +158,34 @@ predict_seq_lengths(const struct predict_request *r, const struct model *m, cons
 	return ok;
 }
 
-int
-cmd_predict(int argc, char **argv)
+/* The option combinations predict refuses before it loads anything. */
+static bool
+predict_usage_ok(const struct predict_request *r, int argc, char **argv)
 {
-	struct predict_request r;
-	struct compressor compressor;
-	struct framework framework;
-	struct model model;
-	struct cluster cluster;
-	struct estimate est;
-	struct checkpoint_estimate ckpt;
-	struct plan_error err;
-	struct report rep;
-	struct plan *plan = &r.plan;
-	bool ok;
-	int rc;
-
-	cli_predict_request_init(&r);
-	if ((rc = cli_options_parse(&cli_predict_options, argc, argv, &r)) >= 0)
-		return rc;
 	if (optind < argc) {
 		cli_error("unexpected argument '%s'", argv[optind]);
-		return CLI_EXIT_USAGE;
+		return false;
 	}
-	if (!r.model || !r.cluster || plan->global_batch == 0) {
+	if (!r->model || !r->cluster || r->plan.global_batch == 0) {
 		cli_error("predict needs --model, --cluster and --global-batch (see 'plan-cli predict --help')");
-		return CLI_EXIT_USAGE;
+		return false;
 	}
-	if (!r.seq_lengths && (r.batching >= 0 || r.pack_attention >= 0)) {
+	if (!r->seq_lengths && (r->batching >= 0 || r->pack_attention >= 0)) {
 		cli_error("--batching and --pack-attention need --seq-lengths (the data's length distribution)");
-		return CLI_EXIT_USAGE;
+		return false;
 	}
-	if (r.pack_attention >= 0 && r.batching != SEQLEN_PACK) {
+	if (r->pack_attention >= 0 && r->batching != SEQLEN_PACK) {
 		cli_error("--pack-attention applies to --batching pack");
-		return CLI_EXIT_USAGE;
+		return false;
 	}
-	/* DistMM: a multimodal model takes a plan per submodule (cli/multimodal.c). */
-	if (cli_model_is_multimodal(r.model))
-		return cli_predict_multimodal(&r);
-	if (r.nsubmodule_args > 0) {
-		cli_error("--submodule needs a multimodal model (kind: multimodal); '%s' is a transformer", r.model);
-		return CLI_EXIT_USAGE;
-	}
-	if ((rc = load_profiles(&r, &model, &cluster, &compressor, &framework)) != CLI_EXIT_OK)
-		return rc;
-	plan->flash_attention = gpu_plan_flash_attention(&cluster.gpu, r.flash);
+	return true;
+}
+
+/* The per-stage lists (--recompute-layers, --stage-layers,
+ * --stage-recompute) against pp; false on a usage error. */
+static bool
+stage_lists_ok(struct plan *plan)
+{
 	/* --recompute-layers N: the same N on every stage. */
 	if (plan->custom_recompute_layers && plan->stage_recompute_layers_count == 1 && plan->pp > 1 &&
 	    plan->pp <= PLAN_MAX_STAGES) {
@@ -213,41 +196,78 @@ cmd_predict(int argc, char **argv)
 	if (plan->custom_recompute_layers && plan->stage_recompute_layers_count != plan->pp) {
 		cli_error("--recompute-layers needs one number for every stage or one entry per stage (pp %d), "
 			  "got %d", plan->pp, plan->stage_recompute_layers_count);
-		cluster_release(&cluster);
-		return CLI_EXIT_USAGE;
+		return false;
 	}
 	if ((plan->custom_layers && plan->stage_layers_count != plan->pp) ||
 	    (plan->custom_recompute && plan->stage_recompute_count != plan->pp)) {
 		cli_error("--stage-layers and --stage-recompute need one entry per stage (pp %d)", plan->pp);
-		cluster_release(&cluster);
-		return CLI_EXIT_USAGE;
+		return false;
 	}
-	if (!cli_checkpoint_check(&r.ckpt) || !complete_plan(plan, r.gpus, &model, &cluster)) {
-		cluster_release(&cluster);
-		return CLI_EXIT_USAGE;
-	}
+	return true;
+}
+
+/* Estimate the completed plan of @r, print it; the exit status. */
+static int
+predict_run(const struct predict_request *r, const struct model *model, const struct cluster *cluster)
+{
+	struct estimate est;
+	struct checkpoint_estimate ckpt;
+	struct plan_error err;
+	struct report rep;
+	bool ok;
+	int rc;
+
 	plan_error_clear(&err);
-	if (!estimate_plan(&model, &cluster, plan, &r.opt, &est, &err) ||
-	    (r.seq_lengths && !predict_seq_lengths(&r, &model, &cluster, &est, &err))) {
-		cluster_release(&cluster);
+	if (!estimate_plan(model, cluster, &r->plan, &r->opt, &est, &err) ||
+	    (r->seq_lengths && !predict_seq_lengths(r, model, cluster, &est, &err)))
 		return cli_report(&err);
-	}
-	if (r.ckpt.target != CHECKPOINT_NONE &&
-	    !checkpoint_estimate(&model, &cluster, plan, &r.opt, &est, &r.ckpt, &ckpt, &err)) {
-		cluster_release(&cluster);
+	if (r->ckpt.target != CHECKPOINT_NONE &&
+	    !checkpoint_estimate(model, cluster, &r->plan, &r->opt, &est, &r->ckpt, &ckpt, &err))
 		return cli_report(&err);
-	}
-	rep = (struct report){ &model, &cluster, plan, &est, &r.opt, r.opt.compressor,
-			       r.ckpt.target != CHECKPOINT_NONE ? &ckpt : NULL };
-	ok = write_report(&rep, r.format);
+	rep = (struct report){ model, cluster, &r->plan, &est, &r->opt, r->opt.compressor,
+			       r->ckpt.target != CHECKPOINT_NONE ? &ckpt : NULL };
+	ok = write_report(&rep, r->format);
 	if (ok && !est.fits)
-		rc = report_no_fit(&model, &cluster, &r, &est);
+		rc = report_no_fit(model, cluster, r, &est);
 	else
 		rc = CLI_EXIT_OK;
-	cluster_release(&cluster);
 	if (!ok) {
 		cli_error("cannot write the output");
 		return CLI_EXIT_FAILURE;
 	}
 	return cli_finish(rc);
+}
+
+int
+cmd_predict(int argc, char **argv)
+{
+	struct predict_request r;
+	struct compressor compressor;
+	struct framework framework;
+	struct model model;
+	struct cluster cluster;
+	struct plan *plan = &r.plan;
+	int rc;
+
+	cli_predict_request_init(&r);
+	if ((rc = cli_options_parse(&cli_predict_options, argc, argv, &r)) >= 0)
+		return rc;
+	if (!predict_usage_ok(&r, argc, argv))
+		return CLI_EXIT_USAGE;
+	/* DistMM: a multimodal model takes a plan per submodule (cli/multimodal.c). */
+	if (cli_model_is_multimodal(r.model))
+		return cli_predict_multimodal(&r);
+	if (r.nsubmodule_args > 0) {
+		cli_error("--submodule needs a multimodal model (kind: multimodal); '%s' is a transformer", r.model);
+		return CLI_EXIT_USAGE;
+	}
+	if ((rc = load_profiles(&r, &model, &cluster, &compressor, &framework)) != CLI_EXIT_OK)
+		return rc;
+	plan->flash_attention = gpu_plan_flash_attention(&cluster.gpu, r.flash);
+	if (!stage_lists_ok(plan) || !cli_checkpoint_check(&r.ckpt) || !complete_plan(plan, r.gpus, &model, &cluster))
+		rc = CLI_EXIT_USAGE;
+	else
+		rc = predict_run(&r, &model, &cluster);
+	cluster_release(&cluster);
+	return rc;
 }

@@ -196,21 +196,32 @@ mm_text(const struct mm_report *r)
 
 /* ------------------------------------------------------------ predict */
 
-/* Read "NAME:key=v,..." into @p (a copy of the shared options); *@idx the submodule. */
-static bool
-parse_spec(const struct multimodal *mm, const char *arg, int total_default_mb, struct plan *p, int *idx)
-{
-	char buf[256], name[64];
-	const char *colon = strchr(arg, ':');
-	unsigned seen = 0;
-	int gpus = 0;
-	bool tp = false, dp = false;
+/* The longest --submodule argument. */
+#define SPEC_MAX 256
 
-	if (!colon || colon == arg || strlen(arg) >= sizeof(buf) || (size_t)(colon - arg) >= sizeof(name)) {
+/* The keys --submodule takes, in the order of the bits of spec_state.seen. */
+static const char *const spec_keys[] = { "tp", "pp", "dp", "gpus", "micro-batch", "recompute", "zero" };
+#define SPEC_NKEYS ((int)(sizeof(spec_keys) / sizeof(spec_keys[0])))
+
+/* What the items of one --submodule spec have said so far. */
+struct spec_state {
+	const char *name; /* the submodule, for the messages */
+	unsigned seen;    /* a bit per spec_keys entry given */
+	int gpus;         /* gpus=G; 0: not given */
+	bool dp;          /* dp=D given */
+};
+
+/* The NAME of "NAME:key=v,...", written to @name; *@idx its submodule. */
+static bool
+spec_submodule(const struct multimodal *mm, const char *arg, char *name, size_t size, int *idx)
+{
+	const char *colon = strchr(arg, ':');
+
+	if (!colon || colon == arg || strlen(arg) >= SPEC_MAX || (size_t)(colon - arg) >= size) {
 		cli_error("--submodule expects NAME:tp=T,dp=D[,pp=P][,gpus=G][,micro-batch=B], got '%s'", arg);
 		return false;
 	}
-	snprintf(name, sizeof(name), "%.*s", (int)(colon - arg), arg);
+	snprintf(name, size, "%.*s", (int)(colon - arg), arg);
 	if ((*idx = multimodal_find(mm, name)) < 0) {
 		char valid[256] = "";
 
@@ -219,81 +230,71 @@ parse_spec(const struct multimodal *mm, const char *arg, int total_default_mb, s
 		cli_error("unknown submodule '%s' of %s (valid: %s)", name, mm->name, valid);
 		return false;
 	}
-	p->tp = 1;
-	p->pp = 1;
-	p->dp = 0;
-	p->micro_batch = total_default_mb;
-	snprintf(buf, sizeof(buf), "%s", colon + 1);
-	/* Split by hand, not strtok_r: that skips empty items, and 'tp=1,,dp=8'
-	 * is a typo to report. A key given twice (dp=8,dp=4) is an error too,
-	 * not the last one winning without a word. */
-	for (char *tok = buf, *next; tok; tok = next) {
-		static const char *const keys[] = { "tp", "pp", "dp", "gpus", "micro-batch", "recompute", "zero" };
-		char *eq = strchr(tok, '='), *comma = strchr(tok, ',');
-		const char *key = tok, *val;
-		long v;
-		int k = 0;
+	return true;
+}
 
-		next = comma ? comma + 1 : NULL;
-		if (comma)
-			*comma = '\0';
-		if (comma && eq > comma)
-			eq = NULL;
-		if (!*tok) {
-			cli_error("--submodule %s: an empty item in '%s'", name, arg);
-			return false;
-		}
-		if (!eq) {
-			cli_error("--submodule %s: expected KEY=VALUE, got '%s'", name, tok);
-			return false;
-		}
-		*eq = '\0';
-		val = eq + 1;
-		while (k < (int)(sizeof(keys) / sizeof(keys[0])) && strcmp(keys[k], key) != 0)
-			k++;
-		if (k < (int)(sizeof(keys) / sizeof(keys[0]))) {
-			if (seen & (1u << k)) {
-				cli_error("--submodule %s: '%s' is given twice", name, key);
-				return false;
-			}
-			seen |= 1u << k;
-		}
-		if (strcmp(key, "recompute") == 0) {
-			int r;
+/* Apply one KEY=VALUE item of the spec to @p. */
+static bool
+spec_item(const char *key, const char *val, struct plan *p, struct spec_state *st)
+{
+	const char *name = st->name;
+	long v;
+	int k = 0;
 
-			if (!cli_choice("--submodule recompute", val, plan_recompute_names, &r))
-				return false;
-			p->recompute = r;
-			continue;
-		}
-		if (!num_parse_long(val, 0, 1L << 26, &v)) {
-			cli_error("--submodule %s: %s expects a whole number, got '%s'", name, key, val);
+	while (k < SPEC_NKEYS && strcmp(spec_keys[k], key) != 0)
+		k++;
+	if (k < SPEC_NKEYS) {
+		if (st->seen & (1u << k)) {
+			cli_error("--submodule %s: '%s' is given twice", name, key);
 			return false;
 		}
-		if (strcmp(key, "tp") == 0 && v >= 1)
-			p->tp = (int)v, tp = true;
-		else if (strcmp(key, "pp") == 0 && v >= 1 && v <= PLAN_MAX_STAGES)
-			p->pp = (int)v;
-		else if (strcmp(key, "dp") == 0 && v >= 1)
-			p->dp = (int)v, dp = true;
-		else if (strcmp(key, "gpus") == 0 && v >= 1)
-			gpus = (int)v;
-		else if (strcmp(key, "micro-batch") == 0 && v >= 1)
-			p->micro_batch = (int)v;
-		else if (strcmp(key, "zero") == 0 && v <= 3)
-			p->zero = (int)v;
-		else if (strcmp(key, "tp") == 0 || strcmp(key, "pp") == 0 || strcmp(key, "dp") == 0 ||
-			 strcmp(key, "gpus") == 0 || strcmp(key, "micro-batch") == 0 || strcmp(key, "zero") == 0) {
-			cli_error("--submodule %s: %s=%s is out of range (a submodule with no GPUs?)", name, key, val);
-			return false;
-		} else {
-			cli_error("--submodule %s: unknown key '%s' (valid: tp, pp, dp, gpus, micro-batch, recompute, zero)",
-				  name, key);
-			return false;
-		}
+		st->seen |= 1u << k;
 	}
-	(void)tp;
-	if (!dp) {
+	if (strcmp(key, "recompute") == 0) {
+		int r;
+
+		if (!cli_choice("--submodule recompute", val, plan_recompute_names, &r))
+			return false;
+		p->recompute = r;
+		return true;
+	}
+	/* An unknown key is parsed as a number first: 'foo=x' reports the
+	 * number, as it always has. */
+	if (!num_parse_long(val, 0, 1L << 26, &v)) {
+		cli_error("--submodule %s: %s expects a whole number, got '%s'", name, key, val);
+		return false;
+	}
+	if (strcmp(key, "tp") == 0 && v >= 1)
+		p->tp = (int)v;
+	else if (strcmp(key, "pp") == 0 && v >= 1 && v <= PLAN_MAX_STAGES)
+		p->pp = (int)v;
+	else if (strcmp(key, "dp") == 0 && v >= 1)
+		p->dp = (int)v, st->dp = true;
+	else if (strcmp(key, "gpus") == 0 && v >= 1)
+		st->gpus = (int)v;
+	else if (strcmp(key, "micro-batch") == 0 && v >= 1)
+		p->micro_batch = (int)v;
+	else if (strcmp(key, "zero") == 0 && v <= 3)
+		p->zero = (int)v;
+	else if (k < SPEC_NKEYS) {
+		cli_error("--submodule %s: %s=%s is out of range (a submodule with no GPUs?)", name, key, val);
+		return false;
+	} else {
+		cli_error("--submodule %s: unknown key '%s' (valid: tp, pp, dp, gpus, micro-batch, recompute, zero)",
+			  name, key);
+		return false;
+	}
+	return true;
+}
+
+/* dp from gpus=G where dp=D is not given, or the check that both agree. */
+static bool
+spec_dp(const struct spec_state *st, struct plan *p)
+{
+	const char *name = st->name;
+	int gpus = st->gpus;
+
+	if (!st->dp) {
 		long share = (long)p->tp * p->cp * p->pp;
 
 		if (gpus == 0) {
@@ -310,6 +311,46 @@ parse_spec(const struct multimodal *mm, const char *arg, int total_default_mb, s
 		return false;
 	}
 	return true;
+}
+
+/* Read "NAME:key=v,..." into @p (a copy of the shared options); *@idx the submodule. */
+static bool
+parse_spec(const struct multimodal *mm, const char *arg, int total_default_mb, struct plan *p, int *idx)
+{
+	char buf[SPEC_MAX], name[64];
+	struct spec_state st = { name, 0, 0, false };
+
+	if (!spec_submodule(mm, arg, name, sizeof(name), idx))
+		return false;
+	p->tp = 1;
+	p->pp = 1;
+	p->dp = 0;
+	p->micro_batch = total_default_mb;
+	snprintf(buf, sizeof(buf), "%s", strchr(arg, ':') + 1);
+	/* Split by hand, not strtok_r: that skips empty items, and 'tp=1,,dp=8'
+	 * is a typo to report. A key given twice (dp=8,dp=4) is an error too,
+	 * not the last one winning without a word. */
+	for (char *tok = buf, *next; tok; tok = next) {
+		char *eq = strchr(tok, '='), *comma = strchr(tok, ',');
+
+		next = comma ? comma + 1 : NULL;
+		if (comma)
+			*comma = '\0';
+		if (comma && eq > comma)
+			eq = NULL;
+		if (!*tok) {
+			cli_error("--submodule %s: an empty item in '%s'", name, arg);
+			return false;
+		}
+		if (!eq) {
+			cli_error("--submodule %s: expected KEY=VALUE, got '%s'", name, tok);
+			return false;
+		}
+		*eq = '\0';
+		if (!spec_item(tok, eq + 1, p, &st))
+			return false;
+	}
+	return spec_dp(&st, p);
 }
 
 /* The options predict cannot apply to a multimodal model. */
@@ -335,6 +376,91 @@ predict_rejects(const struct predict_request *r)
 	return false;
 }
 
+/* Monolithic: the usual plan, for every submodule on all @total GPUs. */
+static bool
+monolithic_plans(const struct predict_request *r, const struct multimodal *mm, int total, struct plan *plans)
+{
+	struct plan p = r->plan;
+
+	if (p.dp == 0) {
+		if (total % ((long)p.tp * p.cp * p.pp) != 0) {
+			cli_error("%d GPUs are not divisible by tp x pp (%d x %d); give --dp or --gpus", total, p.tp, p.pp);
+			return false;
+		}
+		p.dp = (int)(total / ((long)p.tp * p.cp * p.pp));
+	} else if (r->gpus && plan_gpus(&p) != r->gpus) {
+		cli_error("--gpus %d does not match tp x pp x dp (%d)", r->gpus, plan_gpus(&p));
+		return false;
+	}
+	for (int i = 0; i < mm->nsub; i++)
+		plans[i] = p;
+	return true;
+}
+
+/* Per-submodule: a plan from each --submodule, every submodule given once,
+ * the groups within @total GPUs. */
+static bool
+submodule_plans(const struct predict_request *r, const struct multimodal *mm, int total, struct plan *plans)
+{
+	bool given[MULTIMODAL_MAX_SUBMODULES] = { false };
+	int used = 0;
+
+	for (int k = 0; k < r->nsubmodule_args; k++) {
+		struct plan p = r->plan;
+		int i;
+
+		if (!parse_spec(mm, r->submodule_args[k], r->plan.micro_batch, &p, &i))
+			return false;
+		if (given[i]) {
+			cli_error("--submodule %s is given twice", mm->sub[i].name);
+			return false;
+		}
+		given[i] = true;
+		plans[i] = p;
+		used += plan_gpus(&p);
+	}
+	for (int i = 0; i < mm->nsub; i++) {
+		if (!given[i]) {
+			cli_error("submodule '%s' has no GPUs: give --submodule %s:tp=T,dp=D (each submodule "
+				  "needs its own plan)", mm->sub[i].name, mm->sub[i].name);
+			return false;
+		}
+	}
+	if (used > total) {
+		cli_error("the submodules' GPU groups take %d GPUs, more than the %d there are%s", used, total,
+			  r->gpus ? " (--gpus)" : "");
+		return false;
+	}
+	return true;
+}
+
+/* Print the prediction; the exit status: it fits, or --allow-oom. */
+static int
+predict_output(const struct predict_request *r, const struct mm_report *rep)
+{
+	const struct multimodal_estimate *est = rep->e;
+	bool ok;
+	int rc;
+
+	if (r->format == CLI_FORMAT_JSON) {
+		ok = write_json(mm_json(rep));
+	} else {
+		mm_text(rep);
+		ok = !ferror(stdout);
+	}
+	if (!ok) {
+		cli_error("cannot write the output");
+		return CLI_EXIT_FAILURE;
+	}
+	rc = est->fits || r->allow_oom ? CLI_EXIT_OK : CLI_EXIT_INFEASIBLE;
+	if (!est->fits) {
+		fflush(stdout);
+		fprintf(stderr, "plan-cli: the plan needs %.2f GiB per GPU, more than the %.2f GiB there are\n",
+			est->memory_bytes / GIB, est->memory_capacity_bytes / GIB);
+	}
+	return cli_finish(rc);
+}
+
 int
 cli_predict_multimodal(struct predict_request *r)
 {
@@ -345,9 +471,7 @@ cli_predict_multimodal(struct predict_request *r)
 	struct cluster cluster;
 	struct plan_error err;
 	struct mm_report rep;
-	bool given[MULTIMODAL_MAX_SUBMODULES] = { false };
-	int rc, total, used = 0;
-	bool ok;
+	int rc, total;
 
 	if (predict_rejects(r))
 		return CLI_EXIT_USAGE;
@@ -367,51 +491,8 @@ cli_predict_multimodal(struct predict_request *r)
 		cli_error("--gpus %d is more than cluster '%s' has (%d)", r->gpus, cluster.name, cluster_gpus(&cluster));
 		goto out;
 	}
-	if (r->nsubmodule_args == 0) {
-		/* Monolithic: the usual plan, for every submodule on all GPUs. */
-		struct plan p = r->plan;
-
-		if (p.dp == 0) {
-			if (total % ((long)p.tp * p.cp * p.pp) != 0) {
-				cli_error("%d GPUs are not divisible by tp x pp (%d x %d); give --dp or --gpus", total, p.tp,
-					  p.pp);
-				goto out;
-			}
-			p.dp = (int)(total / ((long)p.tp * p.cp * p.pp));
-		} else if (r->gpus && plan_gpus(&p) != r->gpus) {
-			cli_error("--gpus %d does not match tp x pp x dp (%d)", r->gpus, plan_gpus(&p));
-			goto out;
-		}
-		for (int i = 0; i < mm.nsub; i++)
-			plans[i] = p;
-	} else {
-		for (int k = 0; k < r->nsubmodule_args; k++) {
-			struct plan p = r->plan;
-			int i;
-
-			if (!parse_spec(&mm, r->submodule_args[k], r->plan.micro_batch, &p, &i))
-				goto out;
-			if (given[i]) {
-				cli_error("--submodule %s is given twice", mm.sub[i].name);
-				goto out;
-			}
-			given[i] = true;
-			plans[i] = p;
-			used += plan_gpus(&p);
-		}
-		for (int i = 0; i < mm.nsub; i++) {
-			if (!given[i]) {
-				cli_error("submodule '%s' has no GPUs: give --submodule %s:tp=T,dp=D (each submodule "
-					  "needs its own plan)", mm.sub[i].name, mm.sub[i].name);
-				goto out;
-			}
-		}
-		if (used > total) {
-			cli_error("the submodules' GPU groups take %d GPUs, more than the %d there are%s", used, total,
-				  r->gpus ? " (--gpus)" : "");
-			goto out;
-		}
-	}
+	if (r->nsubmodule_args == 0 ? !monolithic_plans(r, &mm, total, plans) : !submodule_plans(r, &mm, total, plans))
+		goto out;
 	plan_error_clear(&err);
 	if (!multimodal_estimate(&mm, &cluster, plans, r->nsubmodule_args == 0, &r->opt, &est, &err)) {
 		rc = cli_report(&err);
@@ -420,24 +501,7 @@ cli_predict_multimodal(struct predict_request *r)
 	for (int i = 0; i < mm.nsub; i++)
 		plans[i].seq_len = mm.sub[i].tokens;
 	rep = (struct mm_report){ &mm, &cluster, plans, &est, &r->opt };
-	if (r->format == CLI_FORMAT_JSON) {
-		ok = write_json(mm_json(&rep));
-	} else {
-		mm_text(&rep);
-		ok = !ferror(stdout);
-	}
-	if (!ok) {
-		cli_error("cannot write the output");
-		rc = CLI_EXIT_FAILURE;
-		goto out;
-	}
-	rc = est.fits || r->allow_oom ? CLI_EXIT_OK : CLI_EXIT_INFEASIBLE;
-	if (!est.fits) {
-		fflush(stdout);
-		fprintf(stderr, "plan-cli: the plan needs %.2f GiB per GPU, more than the %.2f GiB there are\n",
-			est.memory_bytes / GIB, est.memory_capacity_bytes / GIB);
-	}
-	rc = cli_finish(rc);
+	rc = predict_output(r, &rep);
 out:
 	cluster_release(&cluster);
 	return rc;
@@ -623,29 +687,155 @@ opt_side_text(const char *title, const struct multimodal *mm, const struct multi
 	}
 }
 
+/* What optimize found, to print: the best split and the monolithic plan. */
+struct mm_found {
+	const struct mm_search *s;
+	int total;
+	double seconds;
+	const struct plan *best_plans, *mono_plans;
+	const struct multimodal_estimate *best;
+	const struct multimodal_estimate *mono; /* NULL: no monolithic plan fits */
+};
+
+/* The options optimize cannot apply to a multimodal model. */
+static bool
+optimize_rejects(const struct optimize_request *r)
+{
+	if (r->so.seq_len) {
+		cli_error("--seq-len: the submodules of a multimodal model give their own tokens per sample");
+		return true;
+	}
+	if (r->so.ncompressors > 0) {
+		cli_error("--compressor does not apply to a multimodal model");
+		return true;
+	}
+	return false;
+}
+
+/* Every split of @total GPUs, then each submodule's best plan on all of
+ * them (the monolithic side; *@have_mono false where one has none); the
+ * plans of the best split into @best_plans. */
+static int
+optimize_search(struct mm_search *s, int total, int per_node, struct plan *best_plans, struct plan *mono_plans,
+		bool *have_mono, double *seconds)
+{
+	int split[MULTIMODAL_MAX_SUBMODULES];
+	double t0;
+
+	plan_error_clear(&s->err);
+	t0 = now_s();
+	split_sizes(s, total, per_node);
+	enumerate(s, 0, total, split);
+	*have_mono = true;
+	for (int i = 0; !s->failed && i < s->mm->nsub; i++) {
+		const struct mm_memo *m = best_on(s, i, total);
+
+		if (!m || !m->found)
+			*have_mono = false;
+		else
+			mono_plans[i] = m->best.plan;
+	}
+	*seconds = now_s() - t0;
+	if (s->failed)
+		return cli_report(&s->err);
+	if (!s->have_best) {
+		cli_error("no feasible plan: no split of %d GPUs between the submodules fits", total);
+		return CLI_EXIT_INFEASIBLE;
+	}
+	for (int i = 0; i < s->mm->nsub; i++)
+		best_plans[i] = best_on(s, i, s->best_split[i])->best.plan;
+	return CLI_EXIT_OK;
+}
+
+static bool
+optimize_json(const struct mm_found *f)
+{
+	const struct mm_search *s = f->s;
+	json_t *root = json_object();
+
+	if (root) {
+		json_object_set_new(root, "model", json_string(s->mm->name));
+		json_object_set_new(root, "cluster", json_string(s->c->name));
+		json_object_set_new(root, "gpus", json_integer(f->total));
+		json_object_set_new(root, "global_batch", json_integer(s->r->so.global_batch));
+		json_object_set_new(root, "per_submodule", opt_side_json(s->mm, f->best, f->best_plans));
+		json_object_set_new(root, "monolithic", f->mono ? opt_side_json(s->mm, f->mono, f->mono_plans) : json_null());
+		json_object_set_new(root, "speedup", f->mono ? json_real(f->mono->iteration_time_s / f->best->iteration_time_s)
+							     : json_null());
+		json_object_set_new(root, "splits", json_integer(s->splits));
+		json_object_set_new(root, "searches", json_integer(s->searches));
+		json_object_set_new(root, "seconds", json_real(f->seconds));
+	}
+	return write_json(root);
+}
+
+static void
+optimize_text(const struct mm_found *f)
+{
+	const struct mm_search *s = f->s;
+	const struct multimodal *mm = s->mm;
+	const struct optimize_request *r = s->r;
+
+	printf("%s on %s: %d GPUs (%s), global batch %d, multimodal (%d submodules)\n\n", mm->name, s->c->name,
+	       f->total, s->c->gpu.name, r->so.global_batch, mm->nsub);
+	opt_side_text("per-submodule (DistMM)", mm, f->best, f->best_plans);
+	if (f->mono) {
+		opt_side_text("monolithic (each submodule on all GPUs, in turn)", mm, f->mono, f->mono_plans);
+		printf("speedup         %.2fx per-submodule over monolithic\n",
+		       f->mono->iteration_time_s / f->best->iteration_time_s);
+	} else {
+		printf("monolithic: no plan of all %d GPUs fits some submodule\n", f->total);
+	}
+	printf("predict_args    --model %s --cluster %s --global-batch %d", r->model, r->cluster, r->so.global_batch);
+	for (int i = 0; i < mm->nsub; i++) {
+		char spec[256];
+
+		plan_spec(mm->sub[i].name, &f->best_plans[i], spec, sizeof(spec));
+		printf(" --submodule %s", spec);
+	}
+	printf("\nsearch          %ld splits of %d GPUs, %ld searches in %.2f s\n", s->splits, f->total, s->searches,
+	       f->seconds);
+}
+
+/* Price the best split and the monolithic plans (@mono_plans NULL: none), then print them. */
+static int
+optimize_output(const struct mm_search *s, int total, double seconds, const struct plan *best_plans,
+		const struct plan *mono_plans)
+{
+	static struct multimodal_estimate best, mono;
+	struct mm_found f = { s, total, seconds, best_plans, mono_plans, &best, mono_plans ? &mono : NULL };
+	struct plan_error err;
+
+	plan_error_clear(&err);
+	if (!multimodal_estimate(s->mm, s->c, best_plans, false, &s->opt, &best, &err) ||
+	    (mono_plans && !multimodal_estimate(s->mm, s->c, mono_plans, true, &s->opt, &mono, &err)))
+		return cli_report(&err);
+	if (s->r->format == CLI_FORMAT_JSON) {
+		if (!optimize_json(&f)) {
+			cli_error("cannot write the output");
+			return CLI_EXIT_FAILURE;
+		}
+	} else {
+		optimize_text(&f);
+	}
+	return cli_finish(CLI_EXIT_OK);
+}
+
 int
 cli_optimize_multimodal(struct optimize_request *r)
 {
 	static struct multimodal mm;
 	static struct mm_search s;
-	static struct multimodal_estimate best, mono;
 	struct plan best_plans[MULTIMODAL_MAX_SUBMODULES], mono_plans[MULTIMODAL_MAX_SUBMODULES];
 	struct framework framework;
 	struct cluster cluster;
 	struct estimate_options opt = { COLL_ALGO_RING, NULL, NULL };
-	int split[MULTIMODAL_MAX_SUBMODULES];
-	bool have_mono = true;
-	double t0, seconds;
+	bool have_mono;
+	double seconds;
 	int rc, total;
 
-	if (r->so.seq_len) {
-		cli_error("--seq-len: the submodules of a multimodal model give their own tokens per sample");
+	if (optimize_rejects(r))
 		return CLI_EXIT_USAGE;
-	}
-	if (r->so.ncompressors > 0) {
-		cli_error("--compressor does not apply to a multimodal model");
-		return CLI_EXIT_USAGE;
-	}
 	if ((rc = load_multimodal(r->model, &mm)) != CLI_EXIT_OK)
 		return rc;
 	if ((rc = cli_load_framework(r->framework ? r->framework : CLI_DEFAULT_FRAMEWORK, &framework)) != CLI_EXIT_OK)
@@ -677,86 +867,9 @@ cli_optimize_multimodal(struct optimize_request *r)
 		goto out;
 	}
 	s.opt = opt;
-	plan_error_clear(&s.err);
-	t0 = now_s();
-	split_sizes(&s, total, cluster.gpus_per_node);
-	enumerate(&s, 0, total, split);
-	/* Monolithic: each submodule's best plan on all the GPUs, in turn. */
-	for (int i = 0; !s.failed && i < mm.nsub; i++) {
-		const struct mm_memo *m = best_on(&s, i, total);
-
-		if (!m || !m->found)
-			have_mono = false;
-		else
-			mono_plans[i] = m->best.plan;
-	}
-	seconds = now_s() - t0;
-	if (s.failed) {
-		rc = cli_report(&s.err);
-		goto out_free;
-	}
-	if (!s.have_best) {
-		cli_error("no feasible plan: no split of %d GPUs between the submodules fits", total);
-		rc = CLI_EXIT_INFEASIBLE;
-		goto out_free;
-	}
-	for (int i = 0; i < mm.nsub; i++) {
-		best_plans[i] = best_on(&s, i, s.best_split[i])->best.plan;
-	}
-	{
-		struct plan_error err;
-
-		plan_error_clear(&err);
-		if (!multimodal_estimate(&mm, &cluster, best_plans, false, &opt, &best, &err) ||
-		    (have_mono && !multimodal_estimate(&mm, &cluster, mono_plans, true, &opt, &mono, &err))) {
-			rc = cli_report(&err);
-			goto out_free;
-		}
-	}
-	if (r->format == CLI_FORMAT_JSON) {
-		json_t *root = json_object();
-
-		if (root) {
-			json_object_set_new(root, "model", json_string(mm.name));
-			json_object_set_new(root, "cluster", json_string(cluster.name));
-			json_object_set_new(root, "gpus", json_integer(total));
-			json_object_set_new(root, "global_batch", json_integer(r->so.global_batch));
-			json_object_set_new(root, "per_submodule", opt_side_json(&mm, &best, best_plans));
-			json_object_set_new(root, "monolithic", have_mono ? opt_side_json(&mm, &mono, mono_plans) : json_null());
-			json_object_set_new(root, "speedup", have_mono ? json_real(mono.iteration_time_s / best.iteration_time_s)
-								   : json_null());
-			json_object_set_new(root, "splits", json_integer(s.splits));
-			json_object_set_new(root, "searches", json_integer(s.searches));
-			json_object_set_new(root, "seconds", json_real(seconds));
-		}
-		if (!write_json(root)) {
-			cli_error("cannot write the output");
-			rc = CLI_EXIT_FAILURE;
-			goto out_free;
-		}
-	} else {
-		printf("%s on %s: %d GPUs (%s), global batch %d, multimodal (%d submodules)\n\n", mm.name, cluster.name,
-		       total, cluster.gpu.name, r->so.global_batch, mm.nsub);
-		opt_side_text("per-submodule (DistMM)", &mm, &best, best_plans);
-		if (have_mono) {
-			opt_side_text("monolithic (each submodule on all GPUs, in turn)", &mm, &mono, mono_plans);
-			printf("speedup         %.2fx per-submodule over monolithic\n",
-			       mono.iteration_time_s / best.iteration_time_s);
-		} else {
-			printf("monolithic: no plan of all %d GPUs fits some submodule\n", total);
-		}
-		printf("predict_args    --model %s --cluster %s --global-batch %d", r->model, r->cluster, r->so.global_batch);
-		for (int i = 0; i < mm.nsub; i++) {
-			char spec[256];
-
-			plan_spec(mm.sub[i].name, &best_plans[i], spec, sizeof(spec));
-			printf(" --submodule %s", spec);
-		}
-		printf("\nsearch          %ld splits of %d GPUs, %ld searches in %.2f s\n", s.splits, total, s.searches,
-		       seconds);
-	}
-	rc = cli_finish(CLI_EXIT_OK);
-out_free:
+	rc = optimize_search(&s, total, cluster.gpus_per_node, best_plans, mono_plans, &have_mono, &seconds);
+	if (rc == CLI_EXIT_OK)
+		rc = optimize_output(&s, total, seconds, best_plans, have_mono ? mono_plans : NULL);
 	free(s.top);
 out:
 	cluster_release(&cluster);

@@ -179,42 +179,56 @@ mla_qkv_gemm_time(const struct model *m, const struct plan *p, const struct clus
 	return time + compute_linear_time(c, p, tokens, heads * qk, h, 1, casts);
 }
 
-void
-compute_layer_time(const struct model *m, const struct plan *p, const struct cluster *c,
-		   const struct framework *fw, bool moe, struct compute_layer *out)
+/* The QKV and output projections of one layer's forward into @out.
+ * Megatron's column/row split (Shoeybi et al. 2019): each GPU holds 1/t
+ * of QKV, the heads, the output projection and both MLP matrices. */
+static void
+layer_attention_gemms(const struct model *m, const struct plan *p, const struct cluster *c,
+		      struct compute_casts *casts, struct compute_layer *out)
 {
-	double t = p->tp, b = p->micro_batch, s = p->seq_len, h = m->hidden;
-	double tokens = b * s;
+	double t = p->tp, tokens = (double)p->micro_batch * p->seq_len, h = m->hidden;
 	double d = model_head_dim(m);
 	double kvd = (double)m->kv_heads * d;
-	double heads_local = m->heads / t;
-	double mlp_in = m->gated_mlp ? 2.0 * m->ffn_hidden : m->ffn_hidden;
-	double gemm = 0.0, attn_gemm, attn_bwd = 0.0, attn_mem, mem_bytes;
-	struct compute_casts casts = { 0.0, 0 };
-	int kernels;
 
-	/* Megatron's column/row split (Shoeybi et al. 2019): each GPU holds 1/t
-	 * of QKV, the heads, the output projection and both MLP matrices. */
 	if (m->attention == MODEL_ATTN_MLA) {
-		out->qkv_fwd_s = mla_qkv_gemm_time(m, p, c, &casts);
+		out->qkv_fwd_s = mla_qkv_gemm_time(m, p, c, casts);
 		out->proj_fwd_s = compute_linear_time(c, p, tokens, h, (double)m->heads * m->mla.v_head_dim / t, 1,
-						      &casts);
+						      casts);
 	} else {
 		double qd = (double)m->heads * d; /* h, unless head_dim says otherwise */
 
-		out->qkv_fwd_s = compute_linear_time(c, p, tokens, (qd + 2.0 * kvd) / t, h, 1, &casts);
-		out->proj_fwd_s = compute_linear_time(c, p, tokens, h, qd / t, 1, &casts);
+		out->qkv_fwd_s = compute_linear_time(c, p, tokens, (qd + 2.0 * kvd) / t, h, 1, casts);
+		out->proj_fwd_s = compute_linear_time(c, p, tokens, h, qd / t, 1, casts);
 	}
-	gemm += out->qkv_fwd_s + out->proj_fwd_s;
+}
+
+/* The MLP GEMMs of one layer's forward (dense, or the experts of an MoE
+ * layer) into @out, split 1/t as layer_attention_gemms says. */
+static void
+layer_mlp_gemms(const struct model *m, const struct plan *p, const struct cluster *c, bool moe,
+		struct compute_casts *casts, struct compute_layer *out)
+{
+	double t = p->tp, tokens = (double)p->micro_batch * p->seq_len, h = m->hidden;
+	double mlp_in = m->gated_mlp ? 2.0 * m->ffn_hidden : m->ffn_hidden;
+
 	if (moe) {
-		out->mlp_fwd_s = moe_mlp_gemm_time(m, p, c, &casts);
+		out->mlp_fwd_s = moe_mlp_gemm_time(m, p, c, casts);
 		out->fc1_fwd_s = out->fc2_fwd_s = 0.5 * out->mlp_fwd_s;
 	} else {
-		out->fc1_fwd_s = compute_linear_time(c, p, tokens, mlp_in / t, h, 1, &casts); /* fc1 (+gate) */
-		out->fc2_fwd_s = compute_linear_time(c, p, tokens, h, m->ffn_hidden / t, 1, &casts);
+		out->fc1_fwd_s = compute_linear_time(c, p, tokens, mlp_in / t, h, 1, casts); /* fc1 (+gate) */
+		out->fc2_fwd_s = compute_linear_time(c, p, tokens, h, m->ffn_hidden / t, 1, casts);
 		out->mlp_fwd_s = out->fc1_fwd_s + out->fc2_fwd_s;
 	}
-	gemm += out->mlp_fwd_s;
+}
+
+/* The attention core's forward into *@fwd_s and, for a fused kernel, its
+ * own backward into *@bwd_s (left as it is otherwise). */
+static void
+layer_attention_core(const struct model *m, const struct plan *p, const struct cluster *c,
+		     const struct framework *fw, double *fwd_s, double *bwd_s)
+{
+	double b = p->micro_batch, s = p->seq_len, heads_local = m->heads / (double)p->tp;
+
 	if (p->flash_attention) {
 		/* Another kernel than the one the GPU profile measured: its
 		 * throughput relative to that one (llm-foundry's Triton flash
@@ -222,13 +236,45 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 		 * Sec. 4.1; frameworks/llm-foundry.yaml). */
 		double speed = fw ? fw->attention_speed : 1.0;
 
-		compute_flash_attention(m, p, c, &attn_gemm, &attn_bwd);
-		attn_gemm /= speed;
-		attn_bwd /= speed;
+		compute_flash_attention(m, p, c, fwd_s, bwd_s);
+		*fwd_s /= speed;
+		*bwd_s /= speed;
 	} else {
-		attn_gemm = compute_gemm_time(c, s, s, model_qk_head_dim(m), b * heads_local) /* Q K^T */
-			  + compute_gemm_time(c, s, model_v_head_dim(m), s, b * heads_local); /* scores V */
+		*fwd_s = compute_gemm_time(c, s, s, model_qk_head_dim(m), b * heads_local) /* Q K^T */
+		       + compute_gemm_time(c, s, model_v_head_dim(m), s, b * heads_local); /* scores V */
 	}
+}
+
+/* What recompute adds to the backward of a layer whose forward is @out->fwd_s. */
+static double
+layer_recompute_time(const struct plan *p, const struct cluster *c, const struct compute_layer *out,
+		     double attn_gemm, double attn_mem)
+{
+	switch (p->recompute) {
+	case PLAN_RECOMPUTE_FULL:
+		return out->fwd_s;
+	case PLAN_RECOMPUTE_SELECTIVE:
+		/* Korthikanti et al. Sec. 4.2: only the attention core is redone;
+		 * a fused (flash) attention already recomputes in its backward. */
+		return p->flash_attention ? 0.0 : attn_gemm + compute_memory_time(c, attn_mem);
+	default:
+		return 0.0;
+	}
+}
+
+void
+compute_layer_time(const struct model *m, const struct plan *p, const struct cluster *c,
+		   const struct framework *fw, bool moe, struct compute_layer *out)
+{
+	double gemm = 0.0, attn_gemm, attn_bwd = 0.0, attn_mem, mem_bytes;
+	struct compute_casts casts = { 0.0, 0 };
+	int kernels;
+
+	layer_attention_gemms(m, p, c, &casts, out);
+	gemm += out->qkv_fwd_s + out->proj_fwd_s;
+	layer_mlp_gemms(m, p, c, moe, &casts, out);
+	gemm += out->mlp_fwd_s;
+	layer_attention_core(m, p, c, fw, &attn_gemm, &attn_bwd);
 	gemm += attn_gemm;
 	mem_bytes = layer_fwd_mem_bytes(m, p, moe, &attn_mem, &kernels);
 
@@ -244,19 +290,7 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 	 * a flash-attention backward is its own kernel. */
 	out->bwd_s = p->flash_attention ? 2.0 * (out->fwd_s - attn_gemm) + attn_bwd : 2.0 * out->fwd_s;
 	out->attn_bwd_s = p->flash_attention ? attn_bwd : 2.0 * attn_gemm;
-	switch (p->recompute) {
-	case PLAN_RECOMPUTE_FULL:
-		out->recompute_s = out->fwd_s;
-		break;
-	case PLAN_RECOMPUTE_SELECTIVE:
-		/* Korthikanti et al. Sec. 4.2: only the attention core is redone;
-		 * a fused (flash) attention already recomputes in its backward. */
-		out->recompute_s = p->flash_attention ? 0.0 :
-				   attn_gemm + compute_memory_time(c, attn_mem);
-		break;
-	default:
-		out->recompute_s = 0.0;
-	}
+	out->recompute_s = layer_recompute_time(p, c, out, attn_gemm, attn_mem);
 }
 
 void

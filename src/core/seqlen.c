@@ -313,6 +313,70 @@ dyn_program(struct dyn *x, double tmax, double *f, int *from)
 	return f[x->n];
 }
 
+/* Price every micro-batch that fits: each end sample, sizes up to the
+ * first that does not fit (dyn_time stops a row there). */
+static bool
+dyn_price_all(struct dyn *x, struct plan_error *err)
+{
+	for (int e = 1; e <= x->n; e++)
+		for (int b = 1; b <= e; b++) {
+			double t;
+
+			if (!dyn_time(x, e, b, &t, err))
+				return false;
+			if (t < 0)
+				break;
+		}
+	return true;
+}
+
+/* The t_max candidates: every priced micro-batch's time, sorted, those
+ * within 1 % of the previous kept one merged into it, as DynaPipe merges
+ * those within 5 ms (dp_helper.cpp); *@cand malloc'd, the caller frees it. */
+static bool
+dyn_candidates(const struct dyn *x, double **cand, size_t *kept, struct plan_error *err)
+{
+	size_t ncand = 0;
+	double *c;
+
+	*kept = 0;
+	for (int r = 0; r < x->nrows; r++)
+		ncand += (size_t)(x->rows[r].computed);
+	c = *cand = malloc((ncand ? ncand : 1) * sizeof(*c));
+	if (!c)
+		return plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
+	ncand = 0;
+	for (int r = 0; r < x->nrows; r++)
+		for (int b = 1; b <= x->rows[r].computed; b++)
+			c[ncand++] = x->rows[r].time[b];
+	qsort(c, ncand, sizeof(*c), cmp_double);
+	for (size_t i = 0; i < ncand; i++)
+		if (*kept == 0 || c[i] > 1.01 * c[*kept - 1])
+			c[(*kept)++] = c[i];
+	return true;
+}
+
+/* Walk the split points of @from back from the end into @out, then
+ * reverse them to run first to last. */
+static void
+dyn_walk(const struct dyn *x, const int *from, struct seqlen_mb *out, int *nout)
+{
+	for (int e = x->n; e > 0; e = from[e]) {
+		struct seqlen_mb *mb = &out[(*nout)++];
+
+		mb->first = from[e];
+		mb->count = e - from[e];
+		mb->padded_len = x->rl[e - 1];
+		mb->time_s = x->rows[x->row_of[e - 1]].time[mb->count];
+	}
+	for (int i = 0; i < *nout / 2; i++) {
+		struct seqlen_mb t = out[i];
+
+		out[i] = out[*nout - 1 - i];
+		out[*nout - 1 - i] = t;
+	}
+}
+
 bool
 seqlen_dynamic_split(const int *len, int n, int round, int stages, int v, int d, seqlen_cost_fn *cost,
 		     void *ctx, struct seqlen_mb *out, int *nout, double *objective,
@@ -323,7 +387,7 @@ seqlen_dynamic_split(const int *len, int n, int round, int stages, int v, int d,
 	int *best_from = malloc(((size_t)n + 1) * sizeof(*best_from));
 	double *f = malloc(((size_t)n + 1) * sizeof(*f));
 	double *cand = NULL, best = INFINITY;
-	size_t ncand = 0, kept = 0;
+	size_t kept = 0;
 	bool ok = false;
 
 	*nout = 0;
@@ -335,33 +399,9 @@ seqlen_dynamic_split(const int *len, int n, int round, int stages, int v, int d,
 	}
 	for (int i = 0; i < n; i++)
 		rl[i] = (len[i] + round - 1) / round * round;
-	if (!dyn_setup(&x, rl, n, cost, ctx, err))
+	if (!dyn_setup(&x, rl, n, cost, ctx, err) || !dyn_price_all(&x, err) ||
+	    !dyn_candidates(&x, &cand, &kept, err))
 		goto done;
-	/* Every micro-batch that fits, and its time: the t_max candidates. */
-	for (int e = 1; e <= n; e++)
-		for (int b = 1; b <= e; b++) {
-			double t;
-
-			if (!dyn_time(&x, e, b, &t, err))
-				goto done;
-			if (t < 0)
-				break;
-		}
-	for (int r = 0; r < x.nrows; r++)
-		ncand += (size_t)(x.rows[r].computed);
-	cand = malloc((ncand ? ncand : 1) * sizeof(*cand));
-	if (!cand) {
-		plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
-		goto done;
-	}
-	ncand = 0;
-	for (int r = 0; r < x.nrows; r++)
-		for (int b = 1; b <= x.rows[r].computed; b++)
-			cand[ncand++] = x.rows[r].time[b];
-	qsort(cand, ncand, sizeof(*cand), cmp_double);
-	for (size_t i = 0; i < ncand; i++)
-		if (kept == 0 || cand[i] > 1.01 * cand[kept - 1])
-			cand[kept++] = cand[i];
 	for (size_t i = 0; i < kept; i++) {
 		double sum = dyn_program(&x, cand[i], f, from);
 		double obj = (stages - 1) * cand[i] / v + sum / d;
@@ -377,21 +417,7 @@ seqlen_dynamic_split(const int *len, int n, int round, int stages, int v, int d,
 			       "does not)", rl[n - 1]);
 		goto done;
 	}
-	/* Walk the split points back from the end, then reverse them. */
-	for (int e = n; e > 0; e = best_from[e]) {
-		struct seqlen_mb *mb = &out[(*nout)++];
-
-		mb->first = best_from[e];
-		mb->count = e - best_from[e];
-		mb->padded_len = rl[e - 1];
-		mb->time_s = x.rows[x.row_of[e - 1]].time[mb->count];
-	}
-	for (int i = 0; i < *nout / 2; i++) {
-		struct seqlen_mb t = out[i];
-
-		out[i] = out[*nout - 1 - i];
-		out[*nout - 1 - i] = t;
-	}
+	dyn_walk(&x, best_from, out, nout);
 	*objective = best;
 	ok = true;
 done:

@@ -213,18 +213,13 @@ format_text_plan(FILE *out, const struct report *r)
 		e->details.microbatches, 100.0 * e->details.bubble_fraction);
 }
 
-bool
-format_text(FILE *out, const struct report *r)
+/* Custom stages (--stage-layers, --stage-recompute, --recompute-layers):
+ * the layers and recompute of each stage, after the plan line. */
+static void
+format_text_stages(FILE *out, const struct report *r)
 {
 	const struct plan *p = r->plan;
-	const struct estimate *e = r->est;
-	const struct estimate_breakdown *b = &e->breakdown;
-	const struct estimate_details *d = &e->details;
-	double T = e->iteration_time_s;
 
-	if (!field_report_finite(r))
-		return false;
-	format_text_plan(out, r);
 	if (p->custom_layers || p->custom_recompute) {
 		fputs("stages      ", out);
 		for (int s = 0; s < p->pp; s++)
@@ -245,6 +240,16 @@ format_text(FILE *out, const struct report *r)
 			fprintf(out, "%s%s", s ? "," : " ", plan_recompute_names[plan_stage_mode(p, r->model, s)]);
 		fputc('\n', out);
 	}
+}
+
+/* Where the traffic runs, the parameters, the experts and MiCS: the rest of the header. */
+static void
+format_text_layout(FILE *out, const struct report *r)
+{
+	const struct plan *p = r->plan;
+	const struct estimate *e = r->est;
+	const struct estimate_details *d = &e->details;
+
 	fprintf(out, "links        TP %s, DP %s, PP %s\n",
 		p->tp > 1 ? (d->tp_inter_node ? "inter-node" : "intra-node") : "-",
 		p->dp > 1 ? (d->dp_inter_node ? "inter-node" : "intra-node") : "-",
@@ -254,8 +259,7 @@ format_text(FILE *out, const struct report *r)
 			e->active_parameters / 1e9);
 	else
 		fprintf(out, "parameters   %.2f B\n", e->parameters / 1e9);
-	if (r->model->moe.experts > 0)
-	{
+	if (r->model->moe.experts > 0) {
 		fprintf(out, "experts      %d (top-%d) in %d MoE layers, ep %d, %s all-to-all%s; one all-to-all "
 			"%.3f ms", r->model->moe.experts, r->model->moe.top_k, model_moe_layers(r->model), p->ep,
 			plan_moe_routing_names[p->moe_routing],
@@ -269,6 +273,17 @@ format_text(FILE *out, const struct report *r)
 		fprintf(out, "MiCS         partition groups of %d GPUs, %d replicas, %s parameter all-gather\n",
 			p->mics_group, p->dp / p->mics_group, p->mics_hierarchical ? "2-hop" : "flat");
 	fputc('\n', out);
+}
+
+/* The time, the throughput and the breakdown of the iteration; false when
+ * a row is not in field_table. */
+static bool
+format_text_time(FILE *out, const struct report *r)
+{
+	const struct estimate *e = r->est;
+	const struct estimate_breakdown *b = &e->breakdown;
+	const struct estimate_details *d = &e->details;
+	double T = e->iteration_time_s;
 
 	fprintf(out, "iteration time  %.4f s\n", T);
 	fprintf(out, "throughput      %.0f tokens/s (%.0f per GPU), %.1f TFLOP/s per GPU (model), %.1f (hardware)\n",
@@ -285,10 +300,24 @@ format_text(FILE *out, const struct report *r)
 		d->compute_gemm_s, d->compute_attention_s, d->compute_other_s);
 	fprintf(out, "  dp traffic %.4f s in all, %.4f s hidden behind computation\n\n",
 		d->dp_total_s, d->dp_total_s - b->dp_comm > 0 ? d->dp_total_s - b->dp_comm : 0.0);
+	return true;
+}
 
+bool
+format_text(FILE *out, const struct report *r)
+{
+	const struct estimate *e = r->est;
+
+	if (!field_report_finite(r))
+		return false;
+	format_text_plan(out, r);
+	format_text_stages(out, r);
+	format_text_layout(out, r);
+	if (!format_text_time(out, r))
+		return false;
 	if (e->compressed)
 		format_text_compression(out, r);
-	fprintf(out, "memory per GPU (stage %d)      GiB\n", d->memory_stage);
+	fprintf(out, "memory per GPU (stage %d)      GiB\n", e->details.memory_stage);
 	if (!text_rows(out, r, memory_rows, -1.0))
 		return false;
 	fprintf(out, "  %-12s %12.2f  of %.2f GiB: %s\n", "total", e->memory.total / 1073741824.0,

@@ -140,76 +140,116 @@ parse_curve(const struct schema_key *k, struct ytree *t, yaml_node_t *node,
 	return true;
 }
 
+/* The setters of set_scalar, one per scalar type: parse @text, check it
+ * against @k's range or choices, store it at @dst. */
+static bool
+scalar_int(const struct schema_key *k, struct ytree *t, yaml_node_t *node, const char *text, char *dst,
+	   struct plan_error *err)
+{
+	double d;
+	long l;
+
+	if (!num_parse_long(text, LONG_MIN, LONG_MAX, &l)) {
+		/* Meant for a whole number past LONG_MAX (it still reads as a
+		 * double); '2.0' and '1e3' land here too. */
+		if (num_parse_double(text, &d) && d == floor(d))
+			return ytree_error(t, node, err, "'%s' must be at most %g, got '%s'",
+					   k->key, k->max, text);
+		return ytree_error(t, node, err, "'%s' must be a whole number, got '%s'",
+				   k->key, text);
+	}
+	if (!check_range(k, t, node, (double)l, err))
+		return false;
+	*(int *)dst = (int)l;
+	return true;
+}
+
+static bool
+scalar_bool(const struct schema_key *k, struct ytree *t, yaml_node_t *node, const char *text, char *dst,
+	    struct plan_error *err)
+{
+	if (strcmp(text, "true") == 0)
+		*(bool *)dst = true;
+	else if (strcmp(text, "false") == 0)
+		*(bool *)dst = false;
+	else
+		return ytree_error(t, node, err, "'%s' must be true or false, got '%s'",
+				   k->key, text);
+	return true;
+}
+
+static bool
+scalar_string(const struct schema_key *k, struct ytree *t, yaml_node_t *node, const char *text, char *dst,
+	      struct plan_error *err)
+{
+	if (text[0] == '\0')
+		return ytree_error(t, node, err, "'%s' must not be empty", k->key);
+	if (strlen(text) >= k->size)
+		return ytree_error(t, node, err, "'%s' is longer than %zu characters",
+				   k->key, k->size - 1);
+	memcpy(dst, text, strlen(text) + 1);
+	return true;
+}
+
+/* SCHEMA_NUMBER (dimensionless) and SCHEMA_QUANTITY (with a unit, to SI). */
+static bool
+scalar_double(const struct schema_key *k, struct ytree *t, yaml_node_t *node, const char *text, char *dst,
+	      struct plan_error *err)
+{
+	char why[256];
+	double d;
+
+	if (k->type == SCHEMA_QUANTITY) {
+		if (!units_parse(text, k->unit, &d, why, sizeof(why)))
+			return ytree_error(t, node, err, "'%s': %s", k->key, why);
+	} else if (!num_parse_double(text, &d)) {
+		return ytree_error(t, node, err, "'%s' must be a number, got '%s'", k->key, text);
+	}
+	if (!check_range(k, t, node, d, err))
+		return false;
+	*(double *)dst = d;
+	return true;
+}
+
+static bool
+scalar_enum(const struct schema_key *k, struct ytree *t, yaml_node_t *node, const char *text, char *dst,
+	    struct plan_error *err)
+{
+	char valid[256] = "";
+
+	for (int i = 0; k->choices[i]; i++) {
+		if (strcmp(k->choices[i], text) == 0) {
+			*(int *)dst = i;
+			return true;
+		}
+		if (strlen(valid) + strlen(k->choices[i]) + 3 < sizeof(valid)) {
+			if (valid[0])
+				strcat(valid, ", ");
+			strcat(valid, k->choices[i]);
+		}
+	}
+	return ytree_error(t, node, err, "unknown value '%s' for '%s' (valid: %s)",
+			   text, k->key, valid);
+}
+
 static bool
 set_scalar(const struct schema_key *k, struct ytree *t, yaml_node_t *node,
 	   const char *text, void *obj, struct plan_error *err)
 {
 	char *dst = (char *)obj + k->offset;
-	char why[256];
-	double d;
-	long l;
 
 	switch (k->type) {
 	case SCHEMA_INT:
-		if (!num_parse_long(text, LONG_MIN, LONG_MAX, &l)) {
-			if (num_parse_double(text, &d) && d == floor(d))
-				return ytree_error(t, node, err, "'%s' must be at most %g, got '%s'",
-						   k->key, k->max, text);
-			return ytree_error(t, node, err, "'%s' must be a whole number, got '%s'",
-					   k->key, text);
-		}
-		if (!check_range(k, t, node, (double)l, err))
-			return false;
-		*(int *)dst = (int)l;
-		return true;
+		return scalar_int(k, t, node, text, dst, err);
 	case SCHEMA_BOOL:
-		if (strcmp(text, "true") == 0)
-			*(bool *)dst = true;
-		else if (strcmp(text, "false") == 0)
-			*(bool *)dst = false;
-		else
-			return ytree_error(t, node, err, "'%s' must be true or false, got '%s'",
-					   k->key, text);
-		return true;
+		return scalar_bool(k, t, node, text, dst, err);
 	case SCHEMA_STRING:
-		if (text[0] == '\0')
-			return ytree_error(t, node, err, "'%s' must not be empty", k->key);
-		if (strlen(text) >= k->size)
-			return ytree_error(t, node, err, "'%s' is longer than %zu characters",
-					   k->key, k->size - 1);
-		memcpy(dst, text, strlen(text) + 1);
-		return true;
+		return scalar_string(k, t, node, text, dst, err);
 	case SCHEMA_NUMBER:
-		if (!num_parse_double(text, &d))
-			return ytree_error(t, node, err, "'%s' must be a number, got '%s'", k->key, text);
-		if (!check_range(k, t, node, d, err))
-			return false;
-		*(double *)dst = d;
-		return true;
 	case SCHEMA_QUANTITY:
-		if (!units_parse(text, k->unit, &d, why, sizeof(why)))
-			return ytree_error(t, node, err, "'%s': %s", k->key, why);
-		if (!check_range(k, t, node, d, err))
-			return false;
-		*(double *)dst = d;
-		return true;
-	case SCHEMA_ENUM: {
-		char valid[256] = "";
-
-		for (int i = 0; k->choices[i]; i++) {
-			if (strcmp(k->choices[i], text) == 0) {
-				*(int *)dst = i;
-				return true;
-			}
-			if (strlen(valid) + strlen(k->choices[i]) + 3 < sizeof(valid)) {
-				if (valid[0])
-					strcat(valid, ", ");
-				strcat(valid, k->choices[i]);
-			}
-		}
-		return ytree_error(t, node, err, "unknown value '%s' for '%s' (valid: %s)",
-				   text, k->key, valid);
-	}
+		return scalar_double(k, t, node, text, dst, err);
+	case SCHEMA_ENUM:
+		return scalar_enum(k, t, node, text, dst, err);
 	case SCHEMA_MAP:
 	case SCHEMA_CURVE:
 	case SCHEMA_CUSTOM:
