@@ -557,6 +557,9 @@ best_on(struct mm_search *s, int i, int g)
 	so.gpus = g;
 	so.seq_len = s->mm->sub[i].tokens;
 	so.top = 1;
+	/* The submodules are predicted with the one DP algorithm given
+	 * (ring by default): not searched per submodule. */
+	so.search_dp_algo = false;
 	s->searches++;
 	if (!search_run(&s->mm->sub[i].model, s->c, &so, s->top, &ntop, &st, &s->err)) {
 		s->failed = true;
