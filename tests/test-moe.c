@@ -5,6 +5,7 @@
 #include "plan/estimate.h"
 #include "plan/flops.h"
 #include "plan/memory.h"
+#include "plan/pipeline.h"
 #include "testutil.h"
 
 #define MIXTRAL_YAML \
@@ -273,6 +274,58 @@ START_TEST(test_mics_beats_zero3)
 }
 END_TEST
 
+/* By the predicate, for the cross-check of the closed form. */
+static bool
+is_moe(int layer, const void *arg)
+{
+	return model_layer_is_moe(arg, layer);
+}
+
+/*
+ * MoE layers per stage in closed form: 2 dense layers, then every 3rd of
+ * 26 is an MoE layer (layers 5, 8, ..., 26: 8 of them). pp 2 of 13
+ * layers: stage 0 holds 5, 8, 11 (3), stage 1 the other 5. By hand and
+ * against the layer-by-layer count, for even, interleaved and uneven
+ * pipelines.
+ */
+START_TEST(test_stage_moe_layers)
+{
+	struct model m;
+	struct plan p;
+
+	test_load_model(&m, "name: m\nlayers: 26\nhidden: 1024\nheads: 16\nvocab: 32000\nseq_len: 2048\n"
+			    "moe:\n  experts: 8\n  top_k: 2\n  every: 3\n  first_dense_layers: 2\n");
+	ck_assert_int_eq(model_moe_layers(&m), 8);
+	ck_assert_int_eq(model_moe_layers_between(&m, 1, 26), 8);
+	ck_assert_int_eq(model_moe_layers_between(&m, 1, 4), 0);
+	ck_assert_int_eq(model_moe_layers_between(&m, 5, 5), 1);
+	ck_assert_int_eq(model_moe_layers_between(&m, 6, 7), 0);
+	plan_init(&p);
+	p.pp = 2;
+	ck_assert_int_eq(pipeline_stage_moe_layers(&m, &p, 0), 3);
+	ck_assert_int_eq(pipeline_stage_moe_layers(&m, &p, 1), 5);
+	for (int pp = 1; pp <= 13; pp++)
+		for (int vpp = 1; vpp <= 13; vpp++) {
+			if (26 % (pp * vpp))
+				continue;
+			p.pp = pp;
+			p.vpp = vpp;
+			for (int s = 0; s < pp; s++)
+				ck_assert_int_eq(pipeline_stage_moe_layers(&m, &p, s),
+						 pipeline_count_layers(&m, &p, s, is_moe, &m));
+		}
+	p.pp = 3;
+	p.vpp = 1;
+	p.custom_layers = true;
+	p.stage_layers[0] = 4;
+	p.stage_layers[1] = 12;
+	p.stage_layers[2] = 10;
+	for (int s = 0; s < 3; s++)
+		ck_assert_int_eq(pipeline_stage_moe_layers(&m, &p, s), pipeline_count_layers(&m, &p, s, is_moe, &m));
+	ck_assert_int_eq(pipeline_stage_moe_layers(&m, &p, 0), 0);
+}
+END_TEST
+
 START_TEST(test_ep_comm_by_hand)
 {
 	struct cluster c;
@@ -330,6 +383,7 @@ moe_suite(void)
 	tcase_add_test(tc, test_alltoall_flat_bilevel);
 	tcase_add_test(tc, test_bilevel_scaling);
 	tcase_add_test(tc, test_ep_comm_by_hand);
+	tcase_add_test(tc, test_stage_moe_layers);
 	tcase_add_test(tc, test_ep_errors);
 	tcase_add_test(tc, test_mics_two_hop);
 	tcase_add_test(tc, test_mics_memory);

@@ -120,8 +120,8 @@ struct estimate {
 	double uncompressed_iteration_time_s;
 	double compression_speedup;              /**< uncompressed / compressed time */
 	bool compressed;                         /**< a compressor applied somewhere */
-	/** Peak memory of each stage; filled for every stage only when the
-	 *  plan has per-stage layers or recompute, else for the first and last. */
+	/** Peak memory of each stage: every stage up to ESTIMATE_MAX_STAGES
+	 *  stages, else the first and the last (at the last index). */
 	double stage_memory[ESTIMATE_MAX_STAGES];
 	struct estimate_batching batching;       /**< predict --seq-lengths only */
 };

@@ -100,6 +100,9 @@ bool model_layer_is_moe(const struct model *m, int layer);
 /** Number of MoE layers. */
 int model_moe_layers(const struct model *m);
 
+/** Number of MoE layers among layers @first..@last (1-based, inclusive). */
+int model_moe_layers_between(const struct model *m, int first, int last);
+
 /** Parameters of one expert MLP (2 or 3 matrices of h x expert_ffn_hidden, biases). */
 double model_params_expert(const struct model *m);
 

@@ -58,3 +58,7 @@ double pipeline_stored_layer_microbatches(const struct model *m, const struct pl
  */
 int pipeline_count_layers(const struct model *m, const struct plan *p, int stage,
 			  bool (*pred)(int layer, const void *arg), const void *arg);
+
+/** The MoE layers of pipeline stage @stage, as pipeline_count_layers
+ *  with model_layer_is_moe counts them, in closed form per chunk. */
+int pipeline_stage_moe_layers(const struct model *m, const struct plan *p, int stage);

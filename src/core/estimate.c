@@ -14,18 +14,11 @@
 #include "plan/tensor_par.h"
 #include "plan/topology.h"
 
-/* @arg: the model. */
-static bool
-is_moe_layer(int layer, const void *arg)
-{
-	return model_layer_is_moe(arg, layer);
-}
-
 /* MoE layers held by the GPU of @stage. */
 static int
 stage_moe_layers(const struct model *m, const struct plan *p, int stage)
 {
-	return model_is_moe(m) ? pipeline_count_layers(m, p, stage, is_moe_layer, m) : 0;
+	return pipeline_stage_moe_layers(m, p, stage);
 }
 
 double
@@ -267,20 +260,22 @@ static void
 fill_memory(const struct model *m, const struct plan *p, const struct cluster *c,
 	    const struct layer_costs *lc, const struct stage_work *works, struct estimate *out)
 {
-	/* Uniform stages peak on the first (most in flight) or the last
-	 * (logits); an uneven or per-stage-recompute pipeline on any. */
+	/* Every stage's peak; beyond ESTIMATE_MAX_STAGES stages (uniform
+	 * plans only: plan_validate) the first (most in flight) and the last
+	 * (logits), where uniform stages peak. */
 	bool all = p->pp <= ESTIMATE_MAX_STAGES;
 	int n = all ? p->pp : 2;
+	/* A CP rank stores s/cp tokens' activations; each stage its own
+	 * recompute mode (ps.recompute, set per stage). */
+	struct plan ps = plan_cp_local(p);
 
 	for (int i = 0; i < n; i++) {
 		int stage = all ? i : (i == 0 ? 0 : p->pp - 1);
 		struct stage_work w;
 		struct memory_use u;
-		struct plan ps = *p;
 		double expert, params;
 
 		ps.recompute = plan_stage_recompute(p, stage);
-		ps = plan_cp_local(&ps); /* a CP rank stores s/cp tokens' activations */
 		if (stage < ESTIMATE_MAX_STAGES)
 			w = works[stage];
 		else

@@ -110,6 +110,23 @@ model_layer_is_moe(const struct model *m, int layer)
 	       (layer - m->moe.first_dense_layers) % m->moe.every == 0;
 }
 
+/* MoE layers among 1..@n: the layers fd + every, fd + 2 every, ... */
+static int
+moe_layers_upto(const struct model *m, int n)
+{
+	int fd = m->moe.first_dense_layers;
+
+	return n > fd ? (n - fd) / m->moe.every : 0;
+}
+
+int
+model_moe_layers_between(const struct model *m, int first, int last)
+{
+	if (!model_is_moe(m) || last < first)
+		return 0;
+	return moe_layers_upto(m, last) - moe_layers_upto(m, first - 1);
+}
+
 int
 model_moe_layers(const struct model *m)
 {

@@ -102,6 +102,27 @@ pipeline_stored_layer_microbatches(const struct model *m, const struct plan *p, 
 }
 
 int
+pipeline_stage_moe_layers(const struct model *m, const struct plan *p, int stage)
+{
+	int per_chunk = m->layers / (p->pp * p->vpp);
+	int count = 0;
+
+	if (!model_is_moe(m))
+		return 0;
+	if (p->custom_layers) {
+		int first = plan_stage_first_layer(p, m, stage);
+
+		return model_moe_layers_between(m, first, first + p->stage_layers[stage] - 1);
+	}
+	for (int j = 0; j < p->vpp; j++) {
+		int first = (j * p->pp + stage) * per_chunk + 1;
+
+		count += model_moe_layers_between(m, first, first + per_chunk - 1);
+	}
+	return count;
+}
+
+int
 pipeline_count_layers(const struct model *m, const struct plan *p, int stage,
 		      bool (*pred)(int layer, const void *arg), const void *arg)
 {

@@ -135,19 +135,19 @@ evaluate(const struct inner *in, const struct plan *p, struct search_candidate *
 /*
  * Per stage, the lightest of the @nm modes in which that stage fits, from
  * each mode's stage memories in @mem (a stage's memory depends on its own
- * mode; 0: not known); false when a stage fits in none or every stage
- * takes the same mode (the uniform plan is then already tried).
+ * mode; only the modes @known); false when a stage fits in none or every
+ * stage takes the same mode (the uniform plan is then already tried).
  */
 static bool
-mixed_modes(const struct plan *p, const int *modes, int nm, double mem[][PLAN_MAX_STAGES], double cap,
-	    signed char *out)
+mixed_modes(const struct plan *p, const int *modes, int nm, double mem[][PLAN_MAX_STAGES], const bool *known,
+	    double cap, signed char *out)
 {
 	bool mixed = false;
 
 	for (int s = 0; s < p->pp; s++) {
 		int i = 0;
 
-		while (i < nm && !(mem[i][s] > 0 && mem[i][s] <= cap))
+		while (i < nm && !(known[i] && mem[i][s] <= cap))
 			i++;
 		if (i == nm)
 			return false;
@@ -157,53 +157,25 @@ mixed_modes(const struct plan *p, const int *modes, int nm, double mem[][PLAN_MA
 	return mixed;
 }
 
-/* Every stage's peak memory of @p (which has per-stage modes, so that the
- * estimate fills them all) into @mem, and the GPU's capacity; false for a
- * plan the cost model refuses. */
-static bool
-probe_memory(const struct inner *in, const struct plan *p, double *mem, double *cap)
-{
-	struct estimate_options eo = { in->opt->dp_algo, in->cmp, in->opt->framework };
-	struct estimate *e = malloc(sizeof(*e));
-	struct plan_error err;
-	bool ok;
-
-	if (!e)
-		return false;
-	in->st->evaluations++;
-	ok = estimate_plan(in->m, in->c, p, &eo, e, &err);
-	if (ok) {
-		memcpy(mem, e->stage_memory, sizeof(double) * (size_t)p->pp);
-		*cap = e->memory_capacity_bytes;
-	}
-	free(e);
-	return ok;
-}
-
 /*
  * Where the lightest mode does not fit every stage, recompute per stage:
  * each stage the lightest mode it fits in (the first stage keeps the most
  * micro-batches in flight, the last the logits), which minimises every
- * stage's time and so the slot.
+ * stage's time and so the slot. @mem holds each mode's stage memories,
+ * from the uniform plans (a stage's memory depends on its own mode).
  */
 static void
-uniform_mixed(const struct inner *in, const struct plan *base, const int *modes, int nm)
+uniform_mixed(const struct inner *in, const struct plan *base, const int *modes, int nm,
+	      double mem[][PLAN_MAX_STAGES], const bool *known, double cap)
 {
-	double mem[3][PLAN_MAX_STAGES] = { { 0 } };
 	struct search_candidate cand;
 	struct plan p = *base;
-	double cap = 0.0;
 
 	if (p.pp < 2 || p.pp > PLAN_MAX_STAGES || nm < 2)
 		return;
 	p.custom_recompute = true;
 	p.stage_recompute_count = p.pp;
-	for (int i = 0; i < nm; i++) {
-		memset(p.stage_recompute, modes[i], sizeof(p.stage_recompute));
-		if (!probe_memory(in, &p, mem[i], &cap))
-			return;
-	}
-	if (mixed_modes(&p, modes, nm, mem, cap, p.stage_recompute) && evaluate(in, &p, &cand))
+	if (mixed_modes(&p, modes, nm, mem, known, cap, p.stage_recompute) && evaluate(in, &p, &cand))
 		consider(in, &cand);
 }
 
@@ -234,6 +206,15 @@ uniform_plan(const struct inner *in, int k, struct plan *p)
 	return true;
 }
 
+/* What inner_uniform learns of one compression scope for uniform_mixed. */
+struct uniform_scope {
+	bool mix;       /* the lightest mode does not fit, the heaviest does */
+	double bound;   /* a mix's time is at least this (its slot is no shorter) */
+	double cap;
+	bool known[3];                  /* per mode: whether mem holds its stages */
+	double mem[3][PLAN_MAX_STAGES]; /* per mode, every stage's memory */
+};
+
 /* Uniform layers (interleaving, or MoE layers every n-th): choose the
  * recompute mode, one for every stage or per stage, and the compression
  * scope by enumeration. */
@@ -242,12 +223,17 @@ inner_uniform(const struct inner *in)
 {
 	int modes[3], nm = modes_allowed(in->shape, in->opt, modes);
 	int scopes = in->cmp ? 4 : 1;
-	/* Per scope: whether a mix of modes may help, and a bound on its time. */
-	bool mix[4] = { false };
-	double mix_bound[4] = { 0.0 };
+	struct uniform_scope *u = malloc((size_t)scopes * sizeof(*u));
 	struct search_candidate cand;
 	struct plan p;
 
+	if (!u)
+		return;
+	for (int k = 0; k < scopes; k++) { /* mem stays unset (6 KiB a mode): known[] says */
+		u[k].mix = false;
+		u[k].bound = u[k].cap = 0.0;
+		memset(u[k].known, 0, sizeof(u[k].known));
+	}
 	for (int i = 0; i < nm; i++)
 		for (int k = 0; k < scopes; k++) {
 			if (!uniform_plan(in, k, &p))
@@ -255,20 +241,27 @@ inner_uniform(const struct inner *in)
 			p.recompute = modes[i];
 			if (!evaluate(in, &p, &cand))
 				continue;
+			/* A plan evaluate() turned into Slapo's layers tells
+			 * nothing of this mode's memory. */
+			if (!cand.plan.custom_recompute_layers && p.pp <= PLAN_MAX_STAGES) {
+				memcpy(u[k].mem[i], cand.est.stage_memory, sizeof(double) * (size_t)p.pp);
+				u[k].known[i] = true;
+				u[k].cap = cand.est.memory_capacity_bytes;
+			}
 			if (i == 0 && !cand.plan.custom_recompute_layers) {
-				/* A mix recomputes at least this much: its slot is no shorter. */
-				mix[k] = !cand.est.fits;
-				mix_bound[k] = cand.est.details.slot_s *
-					       (plan_microbatches(&p) + (double)(p.pp - 1) / p.vpp);
+				u[k].mix = !cand.est.fits;
+				u[k].bound = cand.est.details.slot_s *
+					     (plan_microbatches(&p) + (double)(p.pp - 1) / p.vpp);
 			}
 			/* If the heaviest mode does not fit, a stage fits in none. */
 			if (i == nm - 1 && !cand.est.fits)
-				mix[k] = false;
+				u[k].mix = false;
 			consider(in, &cand);
 		}
 	for (int k = 0; k < scopes; k++)
-		if (mix[k] && (in->st->cutoff_s <= 0 || mix_bound[k] < in->st->cutoff_s) && uniform_plan(in, k, &p))
-			uniform_mixed(in, &p, modes, nm);
+		if (u[k].mix && (in->st->cutoff_s <= 0 || u[k].bound < in->st->cutoff_s) && uniform_plan(in, k, &p))
+			uniform_mixed(in, &p, modes, nm, u[k].mem, u[k].known, u[k].cap);
+	free(u);
 }
 
 /* Turn the MILP's (or the enumeration's) choices into a plan. */
