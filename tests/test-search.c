@@ -648,6 +648,53 @@ START_TEST(test_search_interleaved_per_stage_recompute)
 }
 END_TEST
 
+/*
+ * One stage compresses the last W layers for any W: gpt-7.5b (36
+ * layers), tp 4 on four p3 nodes with the ae-100 autoencoder and at most
+ * 12 compressed layers. Every compressed layer shortens the slot (its
+ * forward TP collectives shrink 100/4096), so the search compresses as
+ * many as the budget allows: layers 25-36 (from layer 24). Before, a
+ * one-stage shape could only compress all 36 layers or none, and with
+ * the budget none.
+ */
+START_TEST(test_search_one_stage_compression_start)
+{
+	struct model m;
+	struct cluster c;
+	struct compressor ae;
+	struct search_options o;
+	struct search_candidate best;
+	struct search_stats st;
+	struct plan_error err;
+	struct plan p;
+	bool found;
+
+	load_bundled(&m, "gpt-7.5b", &c, "aws-p3-16xlarge");
+	ck_assert(compressor_load_string(&ae, "ae.yaml", "name: ae-100\nmethod: autoencoder\ndim: 100\n", &err));
+	options(&o);
+	o.max_compressed_layers = 12;
+	plan_init(&p);
+	p.tp = 4;
+	p.pp = 1;
+	p.dp = 8;
+	p.micro_batch = 1;
+	p.global_batch = 64;
+	p.seq_len = 2048;
+	p.zero = 2;
+	memset(&st, 0, sizeof(st));
+	ck_assert_msg(search_shape(&m, &c, &p, &ae, &o, false, &best, &found, &st, &err), "%s", err.message);
+	ck_assert(found);
+	ck_assert(best.plan.compress.tp);
+	ck_assert_int_eq(plan_compress_from_layer(&best.plan, &m), 24);
+	ck_assert_int_eq(best.est.details.compressed_layers, 12);
+	/* A shape without a pipeline degree is an error, not a division by 0. */
+	p.pp = 0;
+	ck_assert(!search_shape(&m, &c, &p, &ae, &o, false, &best, &found, &st, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "at least 1"));
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 search_suite(void)
 {
@@ -666,6 +713,7 @@ search_suite(void)
 	tcase_add_test(tc, test_search_space_dp_algo);
 	tcase_add_test(tc, test_search_space_dp_compression);
 	tcase_add_test(tc, test_search_interleaved_per_stage_recompute);
+	tcase_add_test(tc, test_search_one_stage_compression_start);
 	suite_add_tcase(s, tc);
 	return s;
 }

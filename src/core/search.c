@@ -913,6 +913,33 @@ struct exh {
 	bool stopped;
 };
 
+/*
+ * One stage: TP compression of the last W layers for every W the budget
+ * allows (MCBench's start layer anywhere, not only L/2 or 0): a
+ * compressed layer saves its TP time and adds its codec's memory, and
+ * the overlap of the DP traffic with the backward makes the best W any
+ * of them, not only an end.
+ */
+static void
+exh_one_stage(struct exh *x)
+{
+	const struct inner *in = x->in;
+	int L = in->m->layers, budget = in->opt->max_compressed_layers;
+	int most = x->tpc ? (budget >= 0 && budget < L ? budget : L) : 0;
+
+	for (int w = 0; w <= most; w++) {
+		struct plan p = *in->shape;
+
+		layout_plan(&p, x->layers, x->mode, 1, 1);
+		if (w > 0) {
+			p.compress.tp = true;
+			p.compress.from_layer = L - w;
+		}
+		if (evaluate(in, &p, &x->cand))
+			consider(in, &x->cand);
+	}
+}
+
 static void
 exh_modes(struct exh *x, int s)
 {
@@ -931,6 +958,10 @@ exh_modes(struct exh *x, int s)
 	/* The clock every 64 layouts: a fraction of one prediction's cost. */
 	if (x->deadline > 0 && (++x->leaves & 63) == 0 && now_s() > x->deadline) {
 		x->stopped = true;
+		return;
+	}
+	if (P == 1) {
+		exh_one_stage(x);
 		return;
 	}
 	for (int tf = x->tpc ? 0 : P; tf <= P; tf++)
@@ -988,10 +1019,11 @@ inner_exhaustive(const struct inner *in, bool bounded)
 	x.nm = modes_allowed(in->shape, in->opt, x.modes);
 	x.tpc = in->cmp && in->shape->tp > 1;
 	x.ppc = in->cmp && P > 1;
-	/* C(L-1, P-1) layouts x modes^P x (P+1)^2 suffixes. */
+	/* C(L-1, P-1) layouts x modes^P x (P+1)^2 suffixes; one stage: its
+	 * modes x (L+1) TP compression starts. */
 	for (int i = 1; i < P; i++)
 		count = count * (L - i) / i;
-	count *= pow(x.nm, P) * (x.tpc ? P + 1 : 1) * (x.ppc ? P + 1 : 1);
+	count *= pow(x.nm, P) * (x.tpc ? (P == 1 ? L + 1 : P + 1) : 1) * (x.ppc ? P + 1 : 1);
 	if (count > SEARCH_EXHAUSTIVE_MAX_COMBINATIONS) {
 		/* Too many to enumerate: even layers and one mode for all
 		 * stages, said in the stats so that the output can say it. */
@@ -1017,6 +1049,10 @@ search_shape(const struct model *m, const struct cluster *c, const struct plan *
 	int modes[3];
 
 	*found = false;
+	if (shape->tp < 1 || shape->pp < 1 || shape->dp < 1 || shape->vpp < 1 || shape->cp < 1)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "a shape needs tp, pp, dp, vpp and cp of at least 1 (got %d, %d, %d, %d, %d)",
+				      shape->tp, shape->pp, shape->dp, shape->vpp, shape->cp);
 	/* recompute_modes may leave a shape no mode (selective alone, with
 	 * fused attention): no layout. */
 	if (modes_allowed(shape, opt, modes) == 0)
