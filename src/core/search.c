@@ -264,26 +264,26 @@ inner_uniform(const struct inner *in)
 	free(u);
 }
 
-/* Turn the MILP's (or the enumeration's) choices into a plan. */
+/* Turn the MILP's (or the enumeration's) choices into a plan: layers and
+ * modes per stage, the TP-compressed layers, the first PP-compressed stage. */
 static void
-layout_plan(struct plan *p, const int *layers, const int *modes, int tp_from_stage,
+layout_plan(struct plan *p, const int *layers, const int *modes, int tp_layers,
 	    int pp_from_stage)
 {
-	int first = 1;
+	int total = 0;
 
 	p->custom_layers = p->custom_recompute = true;
 	for (int s = 0; s < p->pp; s++) {
 		p->stage_layers[s] = (short)layers[s];
 		p->stage_recompute[s] = (signed char)modes[s];
-		if (s == tp_from_stage)
-			p->compress.from_layer = first - 1;
-		first += layers[s];
+		total += layers[s];
 	}
 	p->stage_layers_count = p->stage_recompute_count = p->pp;
 	p->recompute = modes[0];
-	p->compress.tp = tp_from_stage < p->pp;
-	if (!p->compress.tp)
-		p->compress.from_layer = -1;
+	/* TP compression of the last @tp_layers layers (MCBench's start
+	 * layer, anywhere in a stage). */
+	p->compress.tp = tp_layers > 0;
+	p->compress.from_layer = p->compress.tp ? total - tp_layers : -1;
 	p->compress.pp = pp_from_stage < p->pp;
 	p->compress.from_stage = p->compress.pp ? pp_from_stage : 0;
 }
@@ -330,7 +330,7 @@ relax_recompute(const struct inner *in, struct search_candidate *cand)
 
 /* Column indices of the MILP, per stage. */
 struct cols {
-	int y[3], z[3], w[3], cflag, bflag;
+	int y[3], z[3], w[3], cflag, pflag, bflag;
 	int k[3], u[3]; /* Slapo's ratio: layers of mode i recomputing in full, and whether any do (-1: none) */
 };
 
@@ -383,7 +383,8 @@ inner_milp_coefs_finite(const struct estimate_stage_coefs *k, int P)
 
 /* Columns: the slot; per stage and recompute mode its choice y, its
  * layers z and, with TP compression, its compressed layers w; per stage
- * the flags of the TP (c) and PP (b) compression suffixes. */
+ * the flags of the TP compression suffix (c: every layer of the stage
+ * compressed; p: some of them) and of the PP one (b). */
 static bool
 inner_milp_columns(struct layout_milp *x, struct plan_error *err)
 {
@@ -409,8 +410,9 @@ inner_milp_columns(struct layout_milp *x, struct plan_error *err)
 				return false;
 		}
 		cs->cflag = x->tpc ? milp_add_var(mp, MILP_BINARY, 0, 1, 0, "c", err) : -1;
+		cs->pflag = x->tpc ? milp_add_var(mp, MILP_BINARY, 0, 1, 0, "p", err) : -1;
 		cs->bflag = x->ppc ? milp_add_var(mp, MILP_BINARY, 0, 1, 0, "b", err) : -1;
-		if ((x->tpc && cs->cflag < 0) || (x->ppc && cs->bflag < 0))
+		if ((x->tpc && (cs->cflag < 0 || cs->pflag < 0)) || (x->ppc && cs->bflag < 0))
 			return false;
 	}
 	return true;
@@ -459,7 +461,13 @@ inner_milp_suffix_row(const struct layout_milp *x, int a, int b, const char *nam
 	return milp_add_row(x->mp, 2, v, cc, -INFINITY, 0, name, err);
 }
 
-/* w = z if the stage's TP is compressed, else 0. */
+/*
+ * Compression covers a suffix of the layers (MCBench's
+ * --start-tensor-compress-layer), which may start inside a stage: w = z
+ * on a stage whose layers are all compressed (c), 0 <= w <= z on one
+ * with some (p, at most one stage with p and not c), w = 0 on the rest;
+ * a stage with some makes the next one all compressed.
+ */
 static bool
 inner_milp_tp_rows(const struct layout_milp *x, int s, struct plan_error *err)
 {
@@ -467,18 +475,18 @@ inner_milp_tp_rows(const struct layout_milp *x, int s, struct plan_error *err)
 	int L = x->L;
 
 	for (int i = 0; i < x->nm; i++) {
-		int a1[2] = { cs->w[i], cs->z[i] }, a2[2] = { cs->w[i], cs->cflag };
+		int a1[2] = { cs->w[i], cs->z[i] }, a2[2] = { cs->w[i], cs->pflag };
 		int a3[3] = { cs->z[i], cs->w[i], cs->cflag };
 		double c1[2] = { 1, -1 }, c2[2] = { 1, -L }, c3[3] = { 1, -1, L };
 
 		if (!milp_add_row(x->mp, 2, a1, c1, -INFINITY, 0, "w<=z", err) ||
-		    !milp_add_row(x->mp, 2, a2, c2, -INFINITY, 0, "w<=Lc", err) ||
+		    !milp_add_row(x->mp, 2, a2, c2, -INFINITY, 0, "w<=Lp", err) ||
 		    !milp_add_row(x->mp, 3, a3, c3, -INFINITY, L, "w>=z-L(1-c)", err))
 			return false;
 	}
-	/* Compression covers a suffix of the layers (MCBench's
-	 * --start-tensor-compress-layer): stages from one on. */
-	return s + 1 >= x->P || inner_milp_suffix_row(x, cs->cflag, x->col[s + 1].cflag, "suffix", err);
+	if (!inner_milp_suffix_row(x, cs->cflag, cs->pflag, "c<=p", err))
+		return false;
+	return s + 1 >= x->P || inner_milp_suffix_row(x, cs->pflag, x->col[s + 1].cflag, "suffix", err);
 }
 
 /* slot >= stage time */
@@ -600,7 +608,7 @@ inner_milp_global_rows(const struct layout_milp *x, struct plan_error *err)
 static void
 inner_milp_decode(const struct layout_milp *x, struct plan *p)
 {
-	int P = x->P, layers[PLAN_MAX_STAGES], mode[PLAN_MAX_STAGES], tp_from = P, pp_from = P;
+	int P = x->P, layers[PLAN_MAX_STAGES], mode[PLAN_MAX_STAGES], tp_layers = 0, pp_from = P;
 
 	*p = *x->in->shape;
 	for (int s = 0; s < P; s++) {
@@ -610,15 +618,15 @@ inner_milp_decode(const struct layout_milp *x, struct plan *p)
 		mode[s] = x->modes[0];
 		for (int i = 0; i < x->nm; i++) {
 			layers[s] += (int)lround(milp_value(x->mp, cs->z[i]));
+			if (x->tpc)
+				tp_layers += (int)lround(milp_value(x->mp, cs->w[i]));
 			if (milp_value(x->mp, cs->y[i]) > 0.5)
 				mode[s] = x->modes[i];
 		}
-		if (x->tpc && tp_from == P && milp_value(x->mp, cs->cflag) > 0.5)
-			tp_from = s;
 		if (x->ppc && pp_from == P && milp_value(x->mp, cs->bflag) > 0.5)
 			pp_from = s;
 	}
-	layout_plan(p, layers, mode, tp_from, pp_from);
+	layout_plan(p, layers, mode, tp_layers, pp_from);
 }
 
 /* Predict the decoded layout, drop recomputation it does not need, and
@@ -662,13 +670,14 @@ struct ties {
 	struct search_candidate cand;
 };
 
-/* Stage @s's time (ms) and memory (GiB) by the MILP's coefficients. */
+/* Stage @s's time (ms) and memory (GiB) by the MILP's coefficients: @n
+ * layers of mode @r, the last @c of them TP-compressed, PP compression @b. */
 static double
 ties_time(const struct layout_milp *x, int s, int n, int r, int c, int b)
 {
 	const struct estimate_stage_coefs *q = &x->k[s];
 
-	return layout_milp_ms_per_s * (q->time_fixed[b] + n * q->time_layer[r][c]);
+	return layout_milp_ms_per_s * (q->time_fixed[b] + (n - c) * q->time_layer[r][0] + c * q->time_layer[r][1]);
 }
 
 static double
@@ -677,7 +686,7 @@ ties_memory(const struct layout_milp *x, int s, int n, int r, int c, int b)
 	const struct estimate_stage_coefs *q = &x->k[s];
 	double fixed = q->mem_fixed[r][0] + (b ? q->mem_fixed[x->modes[0]][1] - q->mem_fixed[x->modes[0]][0] : 0);
 
-	return layout_milp_gib_per_byte * (fixed + n * q->mem_layer[r][c]);
+	return layout_milp_gib_per_byte * (fixed + (n - c) * q->mem_layer[r][0] + c * q->mem_layer[r][1]);
 }
 
 /* The most layers stage @s can take within the slot (any choice). */
@@ -687,11 +696,15 @@ ties_most(const struct ties *t, int s)
 	const struct layout_milp *x = t->x;
 	int most = 0;
 
+	/* Time is linear in the compressed layers: the ends bound it. */
 	for (int i = 0; i < x->nm; i++)
 		for (int n = most + 1; n <= x->L; n++) {
-			if (ties_time(x, s, n, x->modes[i], 0, 0) > t->slot_ms &&
-			    (!x->tpc || ties_time(x, s, n, x->modes[i], 1, 0) > t->slot_ms) &&
-			    (!x->ppc || ties_time(x, s, n, x->modes[i], x->tpc, 1) > t->slot_ms))
+			int r = x->modes[i];
+
+			if (ties_time(x, s, n, r, 0, 0) > t->slot_ms &&
+			    (!x->tpc || ties_time(x, s, n, r, n, 0) > t->slot_ms) &&
+			    (!x->ppc || ties_time(x, s, n, r, 0, 1) > t->slot_ms) &&
+			    (!x->tpc || !x->ppc || ties_time(x, s, n, r, n, 1) > t->slot_ms))
 				break;
 			most = n;
 		}
@@ -700,15 +713,15 @@ ties_most(const struct ties *t, int s)
 
 static void ties_stage(struct ties *t, int s, int left, int compressed);
 
-/* A complete layout: predict it. */
+/* A complete layout, its last @compressed layers TP-compressed: predict it. */
 static void
-ties_leaf(struct ties *t)
+ties_leaf(struct ties *t, int compressed)
 {
 	const struct inner *in = t->x->in;
 	struct plan p = *in->shape;
 
 	t->layouts++;
-	layout_plan(&p, t->layers, t->mode, t->tp_from, t->pp_from);
+	layout_plan(&p, t->layers, t->mode, compressed, t->pp_from);
 	if (evaluate(in, &p, &t->cand)) {
 		/* A layout at the MILP's optimal slot: its slot is the MILP's. */
 		t->cand.milp_slot_s = milp_value(t->x->mp, t->x->tau) / layout_milp_ms_per_s;
@@ -736,9 +749,9 @@ ties_partial_memory(const struct layout_milp *x, int s, int k, int r)
 					   q->mem_fixed[PLAN_RECOMPUTE_FULL][0] - q->mem_fixed[r][0]);
 }
 
-/* Stage @s with @n layers, mode @r, flags @c (TP) and @b (PP); with
- * partial recomputation, the fewest layers in full that make it fit
- * (what evaluate() will choose). */
+/* Stage @s with @n layers, mode @r, its last @c layers TP-compressed and
+ * PP compression @b; with partial recomputation, the fewest layers in
+ * full that make it fit (what evaluate() will choose). */
 static void
 ties_choice(struct ties *t, int s, int left, int compressed, int n, int r, int c, int b)
 {
@@ -758,7 +771,7 @@ ties_choice(struct ties *t, int s, int left, int compressed, int n, int r, int c
 	}
 	if (ties_time(x, s, n, r, c, b) + extra > t->slot_ms || mem > t->cap_gib)
 		return;
-	if (c && budget >= 0 && compressed + n > budget)
+	if (c && budget >= 0 && compressed + c > budget)
 		return;
 	t->layers[s] = n;
 	t->mode[s] = r;
@@ -766,7 +779,7 @@ ties_choice(struct ties *t, int s, int left, int compressed, int n, int r, int c
 		t->tp_from = s;
 	if (b && t->pp_from > s)
 		t->pp_from = s;
-	ties_stage(t, s + 1, left - n, compressed + (c ? n : 0));
+	ties_stage(t, s + 1, left - n, compressed + c);
 	if (t->tp_from == s)
 		t->tp_from = x->P;
 	if (t->pp_from == s)
@@ -781,21 +794,23 @@ ties_stage(struct ties *t, int s, int left, int compressed)
 
 	if (s == P) {
 		if (left == 0)
-			ties_leaf(t);
+			ties_leaf(t, compressed);
 		return;
 	}
-	/* Compression covers a suffix: once on, it stays on. */
-	for (int c = t->tp_from < s; c <= (x->tpc ? 1 : 0); c++)
-		for (int b = t->pp_from < s; b <= (x->ppc ? 1 : 0); b++)
-			for (int i = 0; i < x->nm; i++)
-				for (int n = 1; n <= left - (P - 1 - s); n++) {
+	/* Compression covers a suffix: once on, it stays on (a stage after
+	 * the one it starts in is compressed whole). */
+	for (int b = t->pp_from < s; b <= (x->ppc ? 1 : 0); b++)
+		for (int i = 0; i < x->nm; i++)
+			for (int n = 1; n <= left - (P - 1 - s); n++) {
+				/* The later stages must be able to take the rest. */
+				if (left - n > t->most[s + 1])
+					continue;
+				for (int c = t->tp_from < s ? n : 0; c <= (x->tpc ? n : 0); c++) {
 					if (t->layouts >= SEARCH_TIE_MAX_LAYOUTS)
 						return;
-					/* The later stages must be able to take the rest. */
-					if (left - n > t->most[s + 1])
-						continue;
 					ties_choice(t, s, left, compressed, n, x->modes[i], c, b);
 				}
+			}
 }
 
 /* Every layout within the MILP's slot (@slot_s, predicted): the fastest. */
@@ -908,37 +923,11 @@ struct exh {
 	int modes[3], nm;
 	int layers[PLAN_MAX_STAGES], mode[PLAN_MAX_STAGES];
 	bool tpc, ppc;
+	int most_compressed; /* TP-compressed layers at most: the layers or the budget; 0 without */
 	double deadline;  /* --exhaustive: now_s() past which it stops (0: never) */
 	long leaves;
 	bool stopped;
 };
-
-/*
- * One stage: TP compression of the last W layers for every W the budget
- * allows (MCBench's start layer anywhere, not only L/2 or 0): a
- * compressed layer saves its TP time and adds its codec's memory, and
- * the overlap of the DP traffic with the backward makes the best W any
- * of them, not only an end.
- */
-static void
-exh_one_stage(struct exh *x)
-{
-	const struct inner *in = x->in;
-	int L = in->m->layers, budget = in->opt->max_compressed_layers;
-	int most = x->tpc ? (budget >= 0 && budget < L ? budget : L) : 0;
-
-	for (int w = 0; w <= most; w++) {
-		struct plan p = *in->shape;
-
-		layout_plan(&p, x->layers, x->mode, 1, 1);
-		if (w > 0) {
-			p.compress.tp = true;
-			p.compress.from_layer = L - w;
-		}
-		if (evaluate(in, &p, &x->cand))
-			consider(in, &x->cand);
-	}
-}
 
 static void
 exh_modes(struct exh *x, int s)
@@ -960,21 +949,14 @@ exh_modes(struct exh *x, int s)
 		x->stopped = true;
 		return;
 	}
-	if (P == 1) {
-		exh_one_stage(x);
-		return;
-	}
-	for (int tf = x->tpc ? 0 : P; tf <= P; tf++)
+	/* TP compression of the last W layers for every W the budget
+	 * allows (MCBench's start layer anywhere, inside a stage too); PP
+	 * compression from every stage. */
+	for (int w = 0; w <= x->most_compressed; w++)
 		for (int pf = x->ppc ? 0 : P; pf <= P; pf++) {
 			struct plan p = *in->shape;
-			int compressed = 0;
 
-			layout_plan(&p, x->layers, x->mode, tf, pf);
-			for (int i = tf; i < P; i++)
-				compressed += x->layers[i];
-			if (p.compress.tp && in->opt->max_compressed_layers >= 0 &&
-			    compressed > in->opt->max_compressed_layers)
-				continue;
+			layout_plan(&p, x->layers, x->mode, w, pf);
 			if (evaluate(in, &p, &x->cand))
 				consider(in, &x->cand);
 		}
@@ -1019,11 +1001,12 @@ inner_exhaustive(const struct inner *in, bool bounded)
 	x.nm = modes_allowed(in->shape, in->opt, x.modes);
 	x.tpc = in->cmp && in->shape->tp > 1;
 	x.ppc = in->cmp && P > 1;
-	/* C(L-1, P-1) layouts x modes^P x (P+1)^2 suffixes; one stage: its
-	 * modes x (L+1) TP compression starts. */
+	x.most_compressed = !x.tpc ? 0 : (in->opt->max_compressed_layers >= 0 && in->opt->max_compressed_layers < L
+					  ? in->opt->max_compressed_layers : L);
+	/* C(L-1, P-1) layouts x modes^P x TP compression starts x PP ones. */
 	for (int i = 1; i < P; i++)
 		count = count * (L - i) / i;
-	count *= pow(x.nm, P) * (x.tpc ? (P == 1 ? L + 1 : P + 1) : 1) * (x.ppc ? P + 1 : 1);
+	count *= pow(x.nm, P) * (x.most_compressed + 1) * (x.ppc ? P + 1 : 1);
 	if (count > SEARCH_EXHAUSTIVE_MAX_COMBINATIONS) {
 		/* Too many to enumerate: even layers and one mode for all
 		 * stages, said in the stats so that the output can say it. */
