@@ -60,6 +60,73 @@ multimodal_batch_sync_time(const struct cluster *c, int gpus, int nsub, int glob
 	return nsub * t;
 }
 
+/* Name the submodule before the estimate's message, truncating it to fit. */
+static void
+prefix_submodule(const char *name, struct plan_error *err)
+{
+	char msg[sizeof(err->message)];
+	size_t n;
+
+	memcpy(msg, err->message, sizeof(msg));
+	n = (size_t)snprintf(err->message, sizeof(err->message), "submodule '%s': ", name);
+	if (n < sizeof(err->message))
+		memcpy(err->message + n, msg, strnlen(msg, sizeof(err->message) - n - 1) + 1);
+	err->message[sizeof(err->message) - 1] = '\0';
+}
+
+/* Submodule i on its own plan, at its own sequence length (its tokens
+ * per sample) and the batch shared by all. */
+static bool
+estimate_sub(const struct multimodal *mm, const struct cluster *c, const struct plan *plan, int i,
+	     int batch, const struct estimate_options *opt, struct estimate *est, struct plan_error *err)
+{
+	struct plan p = *plan;
+
+	p.seq_len = mm->sub[i].tokens;
+	if (p.global_batch != batch)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "submodule '%s' has global batch %d, '%s' %d: every submodule sees "
+				      "the same samples", mm->sub[i].name, p.global_batch, mm->sub[0].name, batch);
+	if (!estimate_plan(&mm->sub[i].model, c, &p, opt, est, err)) {
+		prefix_submodule(mm->sub[i].name, err);
+		return false;
+	}
+	return true;
+}
+
+/* Add submodule i to the totals: summed on shared GPUs (monolithic, with
+ * the largest "other" memory kept in *other for the caller to add once),
+ * the largest and the slowest on disjoint groups (DistMM). */
+static bool
+add_sub(const struct multimodal *mm, int i, bool monolithic, double *other,
+	struct multimodal_estimate *out, struct plan_error *err)
+{
+	const struct memory_use *mem = &out->sub[i].memory;
+
+	if (monolithic) {
+		if (i > 0 && out->gpus[i] != out->gpus[0])
+			return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+					      "a monolithic plan runs every submodule on the same GPUs "
+					      "('%s' %d, '%s' %d)", mm->sub[0].name, out->gpus[0],
+					      mm->sub[i].name, out->gpus[i]);
+		/* Every GPU holds all the submodules, and the activations
+		 * of each forward pass wait for the loss. */
+		out->memory_bytes += mem->total - mem->other;
+		if (mem->other > *other)
+			*other = mem->other;
+		out->compute_s += out->sub[i].iteration_time_s;
+	} else {
+		out->total_gpus += out->gpus[i];
+		if (mem->total > out->memory_bytes)
+			out->memory_bytes = mem->total;
+		if (out->sub[i].iteration_time_s > out->compute_s) {
+			out->compute_s = out->sub[i].iteration_time_s;
+			out->slowest = i;
+		}
+	}
+	return true;
+}
+
 bool
 multimodal_estimate(const struct multimodal *mm, const struct cluster *c, const struct plan *plans,
 		    bool monolithic, const struct estimate_options *opt,
@@ -72,49 +139,12 @@ multimodal_estimate(const struct multimodal *mm, const struct cluster *c, const 
 	out->monolithic = monolithic;
 	out->nsub = mm->nsub;
 	for (int i = 0; i < mm->nsub; i++) {
-		struct plan p = plans[i];
-		const struct memory_use *mem;
-
-		p.seq_len = mm->sub[i].tokens;
-		if (p.global_batch != batch)
-			return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
-					      "submodule '%s' has global batch %d, '%s' %d: every submodule sees "
-					      "the same samples", mm->sub[i].name, p.global_batch, mm->sub[0].name, batch);
-		if (!estimate_plan(&mm->sub[i].model, c, &p, opt, &out->sub[i], err)) {
-			char msg[sizeof(err->message)];
-			size_t n;
-
-			/* Name the submodule before the estimate's message. */
-			memcpy(msg, err->message, sizeof(msg));
-			n = (size_t)snprintf(err->message, sizeof(err->message), "submodule '%s': ", mm->sub[i].name);
-			if (n < sizeof(err->message))
-				memcpy(err->message + n, msg, strnlen(msg, sizeof(err->message) - n - 1) + 1);
-			err->message[sizeof(err->message) - 1] = '\0';
+		if (!estimate_sub(mm, c, &plans[i], i, batch, opt, &out->sub[i], err))
 			return false;
-		}
-		out->gpus[i] = plan_gpus(&p);
-		mem = &out->sub[i].memory;
-		if (monolithic) {
-			if (i > 0 && out->gpus[i] != out->gpus[0])
-				return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
-						      "a monolithic plan runs every submodule on the same GPUs "
-						      "('%s' %d, '%s' %d)", mm->sub[0].name, out->gpus[0],
-						      mm->sub[i].name, out->gpus[i]);
-			/* Every GPU holds all the submodules, and the activations
-			 * of each forward pass wait for the loss. */
-			out->memory_bytes += mem->total - mem->other;
-			if (mem->other > other)
-				other = mem->other;
-			out->compute_s += out->sub[i].iteration_time_s;
-		} else {
-			out->total_gpus += out->gpus[i];
-			if (mem->total > out->memory_bytes)
-				out->memory_bytes = mem->total;
-			if (out->sub[i].iteration_time_s > out->compute_s) {
-				out->compute_s = out->sub[i].iteration_time_s;
-				out->slowest = i;
-			}
-		}
+		/* The degrees alone give the GPUs: seq_len does not matter. */
+		out->gpus[i] = plan_gpus(&plans[i]);
+		if (!add_sub(mm, i, monolithic, &other, out, err))
+			return false;
 	}
 	if (monolithic) {
 		out->total_gpus = out->gpus[0];

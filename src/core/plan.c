@@ -188,11 +188,14 @@ validate_cp(const struct plan *p, const struct model *m, struct plan_error *err)
 	return true;
 }
 
-bool
-plan_validate(const struct plan *p, const struct model *m,
-	      const struct cluster *c, struct plan_error *err)
+/* Degrees: each at least 1, their product within the cluster, and TP
+ * dividing the heads and FFN columns (Megatron-LM splits both by tp,
+ * Shoeybi et al. 2019, Sec. 3) and fitting the nodes. */
+static bool
+validate_degrees(const struct plan *p, const struct model *m, const struct cluster *c,
+		 struct plan_error *err)
 {
-	long long gpus, dp_mb;
+	long long gpus;
 
 	if (p->tp < 1 || p->pp < 1 || p->dp < 1 || p->vpp < 1)
 		return FAIL("tp, pp, dp and vpp must be at least 1 (got %d, %d, %d, %d)", p->tp, p->pp, p->dp, p->vpp);
@@ -221,6 +224,15 @@ plan_validate(const struct plan *p, const struct model *m,
 			    p->tp, c->gpus_per_node);
 	if (p->tp < c->gpus_per_node && c->gpus_per_node % p->tp != 0)
 		return FAIL("tp (%d) must divide gpus_per_node (%d)", p->tp, c->gpus_per_node);
+	return true;
+}
+
+/* Stage layouts: the per-stage arrays hold PLAN_MAX_STAGES entries, an
+ * uneven pipeline must hold exactly the model's layers, an even one
+ * pp x vpp equal chunks. */
+static bool
+validate_stages(const struct plan *p, const struct model *m, struct plan_error *err)
+{
 	if (p->pp > PLAN_MAX_STAGES && (p->custom_layers || p->custom_recompute || p->custom_recompute_layers))
 		return FAIL("per-stage layouts are limited to %d stages (pp %d)", PLAN_MAX_STAGES, p->pp);
 	if (p->custom_layers) {
@@ -247,7 +259,17 @@ plan_validate(const struct plan *p, const struct model *m,
 		return false;
 	if (p->vpp > 1 && p->pp < 2)
 		return FAIL("interleaving (vpp %d) needs pipeline parallelism (pp %d > 1)", p->vpp, p->pp);
-	dp_mb = (long long)p->dp * p->micro_batch;
+	return true;
+}
+
+/* Batch: whole micro-batches per DP rank, a multiple of pp of them for
+ * the interleaved schedule (Narayanan et al. SC21, Sec. 2.2.2), and a
+ * sequence that sequence parallelism can split by tp. */
+static bool
+validate_batch(const struct plan *p, struct plan_error *err)
+{
+	long long dp_mb = (long long)p->dp * p->micro_batch;
+
 	if (p->global_batch % dp_mb != 0)
 		return FAIL("global batch (%d) is not divisible by dp x micro-batch (%d x %d)",
 			    p->global_batch, p->dp, p->micro_batch);
@@ -257,11 +279,26 @@ plan_validate(const struct plan *p, const struct model *m,
 	if (p->sequence_parallel && p->seq_len % p->tp != 0)
 		return FAIL("sequence parallelism needs seq-len (%d) divisible by tp (%d)",
 			    p->seq_len, p->tp);
+	return true;
+}
+
+/* Compression starts at a layer and a stage the plan has. */
+static bool
+validate_compression(const struct plan *p, const struct model *m, struct plan_error *err)
+{
 	if (p->compress.from_layer > m->layers)
 		return FAIL("--compress-from-layer (%d) is beyond the model's %d layers",
 			    p->compress.from_layer, m->layers);
 	if (p->compress.from_stage >= p->pp && p->compress.pp)
 		return FAIL("--compress-from-stage (%d) must be below pp (%d)", p->compress.from_stage, p->pp);
+	return true;
+}
+
+/* Sharding: EP, MiCS and ZeRO, each within DP and the combinations
+ * plan-cli models. */
+static bool
+validate_sharding(const struct plan *p, const struct model *m, struct plan_error *err)
+{
 	if (p->ep < 1 || p->dp % p->ep != 0)
 		return FAIL("ep (%d) must divide dp (%d): experts are sharded across DP ranks", p->ep, p->dp);
 	if (p->ep > 1 && !model_is_moe(m))
@@ -285,6 +322,17 @@ plan_validate(const struct plan *p, const struct model *m,
 			    "micro-batches, which costs what --zero 1 costs; use --zero 1",
 			    p->pp);
 	return true;
+}
+
+/* The checks run in this order, so that the first failing one (the
+ * message a user sees) is the same whatever the split. */
+bool
+plan_validate(const struct plan *p, const struct model *m,
+	      const struct cluster *c, struct plan_error *err)
+{
+	return validate_degrees(p, m, c, err) && validate_stages(p, m, err) &&
+	       validate_batch(p, err) && validate_compression(p, m, err) &&
+	       validate_sharding(p, m, err);
 }
 
 bool

@@ -28,73 +28,86 @@ describe(const struct plan *p, const struct compressor *cmp, enum coll_algo algo
 		 algo == COLL_ALGO_RING ? "" : " dp-hierarchical", cmp ? " + " : "", cmp ? cmp->name : "");
 }
 
+/* A predict cell: the cell's own plan, ring DP as predict's default. */
+static bool
+predict_cell(const struct sweep_cell *c, struct estimate *e, struct sweep_result *r)
+{
+	struct estimate_options eo = { COLL_ALGO_RING, c->compressor, c->framework };
+	struct plan_error err;
+
+	plan_error_clear(&err);
+	if (!estimate_plan(c->model, &c->cluster, &c->plan, &eo, e, &err)) {
+		snprintf(r->error, sizeof(r->error), "%s", err.message);
+		return false;
+	}
+	describe(&c->plan, c->compressor, eo.dp_algo, r->plan, sizeof(r->plan));
+	return true;
+}
+
+/* An optimize cell: the best plan for the cell's GPUs and batch, searched
+ * as the optimize command searches. */
+static bool
+optimize_cell(const struct sweep_cell *c, struct estimate *e, struct sweep_result *r)
+{
+	struct plan_error err;
+	struct search_options o;
+	struct search_candidate *top = malloc(sizeof(*top));
+	struct search_stats st;
+	int ntop = 0;
+	bool ok;
+
+	plan_error_clear(&err);
+	search_options_init(&o);
+	o.gpus = c->gpus;
+	o.global_batch = c->plan.global_batch;
+	o.seq_len = c->plan.seq_len;
+	o.flash_attention = c->plan.flash_attention;
+	o.precision = c->plan.precision;
+	o.tp_overlap = c->plan.tp_overlap;
+	o.framework = c->framework;
+	o.search_dp_algo = true; /* as optimize searches it */
+	o.top = 1;
+	if (c->compressor) {
+		o.compressors[0] = c->compressor;
+		o.ncompressors = 1;
+	}
+	if (!top) {
+		snprintf(r->error, sizeof(r->error), "out of memory");
+		return false;
+	}
+	/* Searches run in parallel; their MILPs take turns in GLPK (milp.c). */
+	ok = search_run(c->model, &c->cluster, &o, top, &ntop, &st, &err);
+	if (!ok || ntop == 0) {
+		snprintf(r->error, sizeof(r->error), "%s", ok ? "no feasible plan" : err.message);
+		free(top);
+		return false;
+	}
+	*e = top[0].est;
+	describe(&top[0].plan, top[0].compressor, top[0].dp_algo, r->plan, sizeof(r->plan));
+	free(top);
+	return true;
+}
+
 static void
 evaluate(const struct sweep_cell *c, struct sweep_result *r)
 {
-	struct plan_error err;
 	struct estimate *e = malloc(sizeof(*e));
 
 	memset(r, 0, sizeof(*r));
-	plan_error_clear(&err);
 	if (!e) {
 		snprintf(r->error, sizeof(r->error), "out of memory");
 		return;
 	}
-	if (c->mode == SWEEP_PREDICT) {
-		struct estimate_options eo = { COLL_ALGO_RING, c->compressor, c->framework };
-
-		if (!estimate_plan(c->model, &c->cluster, &c->plan, &eo, e, &err)) {
-			snprintf(r->error, sizeof(r->error), "%s", err.message);
-			free(e);
-			return;
-		}
-		describe(&c->plan, c->compressor, eo.dp_algo, r->plan, sizeof(r->plan));
-	} else {
-		struct search_options o;
-		struct search_candidate *top = malloc(sizeof(*top));
-		struct search_stats st;
-		int ntop = 0;
-		bool ok;
-
-		search_options_init(&o);
-		o.gpus = c->gpus;
-		o.global_batch = c->plan.global_batch;
-		o.seq_len = c->plan.seq_len;
-		o.flash_attention = c->plan.flash_attention;
-		o.precision = c->plan.precision;
-		o.tp_overlap = c->plan.tp_overlap;
-		o.framework = c->framework;
-		o.search_dp_algo = true; /* as optimize searches it */
-		o.top = 1;
-		if (c->compressor) {
-			o.compressors[0] = c->compressor;
-			o.ncompressors = 1;
-		}
-		if (!top) {
-			snprintf(r->error, sizeof(r->error), "out of memory");
-			free(e);
-			return;
-		}
-		/* Searches run in parallel; their MILPs take turns in GLPK (milp.c). */
-		ok = search_run(c->model, &c->cluster, &o, top, &ntop, &st, &err);
-		if (!ok || ntop == 0) {
-			snprintf(r->error, sizeof(r->error), "%s", ok ? "no feasible plan" : err.message);
-			free(top);
-			free(e);
-			return;
-		}
-		*e = top[0].est;
-		describe(&top[0].plan, top[0].compressor, top[0].dp_algo, r->plan, sizeof(r->plan));
-		free(top);
+	if (c->mode == SWEEP_PREDICT ? predict_cell(c, e, r) : optimize_cell(c, e, r)) {
+		r->ok = true;
+		r->time_s = e->iteration_time_s;
+		r->tflops_per_gpu = e->tflops_per_gpu;
+		r->mfu = e->mfu;
+		r->tokens_per_s = e->tokens_per_s;
+		r->memory_bytes = e->memory.total;
+		r->fits = e->fits;
+		r->gpus = e->gpus;
 	}
-	r->ok = true;
-	r->time_s = e->iteration_time_s;
-	r->tflops_per_gpu = e->tflops_per_gpu;
-	r->mfu = e->mfu;
-	r->tokens_per_s = e->tokens_per_s;
-	r->memory_bytes = e->memory.total;
-	r->fits = e->fits;
-	r->gpus = e->gpus;
 	free(e);
 }
 

@@ -280,27 +280,30 @@ header(struct reader *r)
 	return true;
 }
 
-static bool
-record(struct reader *r)
+/* The next run of the set, grown by doubling; NULL when out of memory. */
+static struct run *
+next_run(struct reader *r)
 {
-	struct run *run;
-	int conv;
-
 	if (r->set->n == r->set->cap) {
 		int cap = r->set->cap ? 2 * r->set->cap : 32;
 		struct run *grown = realloc(r->set->runs, (size_t)cap * sizeof(*grown));
 
 		if (!grown) {
 			r->failed = true;
-			return plan_error_set(r->err, PLAN_ERR_NOMEM, r->path, 0, 0, "out of memory");
+			plan_error_set(r->err, PLAN_ERR_NOMEM, r->path, 0, 0, "out of memory");
+			return NULL;
 		}
 		r->set->runs = grown;
 		r->set->cap = cap;
 	}
-	run = &r->set->runs[r->set->n];
-	memset(run, 0, sizeof(*run));
-	plan_init(&run->plan);
-	run->row = r->record;
+	return &r->set->runs[r->set->n];
+}
+
+/* The run's id and the profiles it names, read before the plan, as the
+ * compress column depends on the compressor's. */
+static bool
+get_names(struct reader *r, struct run *run)
+{
 	if (!field(r, COL_ID)[0] || !field(r, COL_MODEL)[0] || !field(r, COL_CLUSTER)[0])
 		return fail(r, "columns 'id', 'model' and 'cluster' must not be empty%s%s", "", "");
 	snprintf(run->id, sizeof(run->id), "%s", field(r, COL_ID));
@@ -314,35 +317,67 @@ record(struct reader *r)
 	/* "none", as a sweep writes it: no compressor. */
 	if (strcmp(run->compressor, "none") == 0)
 		run->compressor[0] = '\0';
-	if (!get_int(r, COL_TP, 1, &run->plan.tp) || !get_int(r, COL_PP, 1, &run->plan.pp) ||
-	    !get_int(r, COL_DP, 1, &run->plan.dp) || !get_int(r, COL_VPP, 1, &run->plan.vpp) ||
-	    !get_int(r, COL_MB, 1, &run->plan.micro_batch) ||
-	    !get_int(r, COL_GB, 0, &run->plan.global_batch) ||
-	    !get_int(r, COL_SEQ, 0, &run->plan.seq_len) ||
-	    !get_choice(r, COL_RECOMPUTE, plan_recompute_names, PLAN_RECOMPUTE_NONE, &run->plan.recompute) ||
-	    !get_bool(r, COL_SP, false, &run->plan.sequence_parallel) ||
-	    !get_int(r, COL_ZERO, 0, &run->plan.zero) ||
-	    !get_bool(r, COL_OVERLAP, true, &run->plan.dp_overlap) ||
-	    !get_flash(r, run) ||
-	    !get_choice(r, COL_PRECISION, plan_precision_names, PLAN_PRECISION_BF16, &run->plan.precision) ||
-	    !get_bool(r, COL_TP_OVERLAP, false, &run->plan.tp_overlap) ||
-	    !get_bool(r, COL_FP8_GATHER, false, &run->plan.fp8_gather) ||
-	    !get_int(r, COL_CP, 1, &run->plan.cp) ||
-	    !get_choice(r, COL_CP_METHOD, plan_cp_method_names, PLAN_CP_RING, &run->plan.cp_method) ||
-	    !get_int(r, COL_EP, 1, &run->plan.ep) ||
-	    !get_choice(r, COL_MOE_ROUTING, plan_moe_routing_names, PLAN_MOE_FLAT, &run->plan.moe_routing) ||
-	    !get_choice(r, COL_MOE_OVERLAP, plan_moe_overlap_names, PLAN_MOE_OVERLAP_NONE,
-			&run->plan.moe_overlap) ||
-	    !get_int(r, COL_MICS, 0, &run->plan.mics_group) ||
-	    /* tokens/s and TFLOP/s per GPU from 1 GFLOP/s-scale rates up; an
-	     * iteration from 1 us to 10^7 s (116 days); up to 10^6 GiB a GPU. */
-	    !get_double(r, COL_TOKENS, 1e-3, 1e12, &run->measured_tokens_per_gpu) ||
+	return true;
+}
+
+/* The plan's columns, each with predict's default when empty. */
+static bool
+get_plan(struct reader *r, struct run *run)
+{
+	struct plan *p = &run->plan;
+
+	return get_int(r, COL_TP, 1, &p->tp) && get_int(r, COL_PP, 1, &p->pp) &&
+	       get_int(r, COL_DP, 1, &p->dp) && get_int(r, COL_VPP, 1, &p->vpp) &&
+	       get_int(r, COL_MB, 1, &p->micro_batch) &&
+	       get_int(r, COL_GB, 0, &p->global_batch) &&
+	       get_int(r, COL_SEQ, 0, &p->seq_len) &&
+	       get_choice(r, COL_RECOMPUTE, plan_recompute_names, PLAN_RECOMPUTE_NONE, &p->recompute) &&
+	       get_bool(r, COL_SP, false, &p->sequence_parallel) &&
+	       get_int(r, COL_ZERO, 0, &p->zero) &&
+	       get_bool(r, COL_OVERLAP, true, &p->dp_overlap) &&
+	       get_flash(r, run) &&
+	       get_choice(r, COL_PRECISION, plan_precision_names, PLAN_PRECISION_BF16, &p->precision) &&
+	       get_bool(r, COL_TP_OVERLAP, false, &p->tp_overlap) &&
+	       get_bool(r, COL_FP8_GATHER, false, &p->fp8_gather) &&
+	       get_int(r, COL_CP, 1, &p->cp) &&
+	       get_choice(r, COL_CP_METHOD, plan_cp_method_names, PLAN_CP_RING, &p->cp_method) &&
+	       get_int(r, COL_EP, 1, &p->ep) &&
+	       get_choice(r, COL_MOE_ROUTING, plan_moe_routing_names, PLAN_MOE_FLAT, &p->moe_routing) &&
+	       get_choice(r, COL_MOE_OVERLAP, plan_moe_overlap_names, PLAN_MOE_OVERLAP_NONE,
+			  &p->moe_overlap) &&
+	       get_int(r, COL_MICS, 0, &p->mics_group);
+}
+
+/* The measurements and the FLOP convention they were counted under. */
+static bool
+get_measured(struct reader *r, struct run *run)
+{
+	int conv;
+
+	/* tokens/s and TFLOP/s per GPU from 1 GFLOP/s-scale rates up; an
+	 * iteration from 1 us to 10^7 s (116 days); up to 10^6 GiB a GPU. */
+	if (!get_double(r, COL_TOKENS, 1e-3, 1e12, &run->measured_tokens_per_gpu) ||
 	    !get_double(r, COL_TIME, 1e-6, 1e7, &run->measured_time_s) ||
 	    !get_double(r, COL_TFLOPS, 1e-3, 1e5, &run->measured_tflops) ||
 	    !get_double(r, COL_MEMORY, 1e-6, 1e6, &run->measured_memory_gib) ||
 	    !get_choice(r, COL_CONV, run_convention_names, RUN_CONV_MEGATRON_EQ3, &conv))
 		return false;
 	run->convention = conv;
+	return true;
+}
+
+static bool
+record(struct reader *r)
+{
+	struct run *run = next_run(r);
+
+	if (!run)
+		return false;
+	memset(run, 0, sizeof(*run));
+	plan_init(&run->plan);
+	run->row = r->record;
+	if (!get_names(r, run) || !get_plan(r, run) || !get_measured(r, run))
+		return false;
 	/* As predict's --mics-group: MiCS is ZeRO-3 inside its groups. */
 	if (run->plan.mics_group > 0 && run->plan.zero == 0)
 		run->plan.zero = 3;
