@@ -348,6 +348,11 @@ random_problem(struct random_problem *r)
 	r->max_pp = strcmp(r->model, "mpt-125m") == 0 ? 2 + lcg_pick(3) : 2 + lcg_pick(2);
 	r->max_tp = 0;
 	r->max_mb = 2;
+	/* With a compressor and TP, --exhaustive tries every start layer of
+	 * the TP compression (L + 1 of them) for every layout: 3 stages of
+	 * 24 layers take seconds, so 2 stages there (3 of 12 layers). */
+	if (r->cmp && r->max_tp == 0 && r->max_pp > 2)
+		r->max_pp = strcmp(r->model, "mpt-125m") == 0 ? 3 : 2;
 	/* On the 8-GPU p3 nodes, 12 and 16 GPUs make exhaustive searches of
 	 * seconds each: 8 at most there. */
 	if (strcmp(r->cluster, "aws-p3-16xlarge") == 0 && r->gpus > 8)
