@@ -117,6 +117,10 @@ struct search_candidate {
  */
 #define SEARCH_TIE_MAX_LAYOUTS 4096
 
+/** ... and visits at most this many partial layouts (stage choices): on
+ *  deep pipelines most partial layouts end in no complete one. */
+#define SEARCH_TIE_MAX_STEPS 2000000L
+
 /** --exhaustive enumerates a shape when its combinations number at most this. */
 #define SEARCH_EXHAUSTIVE_MAX_COMBINATIONS 1e6
 
@@ -146,7 +150,7 @@ struct search_stats {
 	double max_milp_gap;  /**< largest |MILP slot - predicted slot| / slot */
 	long cut;             /**< MILPs proven unable to beat the k-th best plan */
 	long truncated;       /**< --exhaustive shapes too large to enumerate (even layers only) */
-	long tie_truncated;   /**< MILP shapes with more tied layouts than SEARCH_TIE_MAX_LAYOUTS */
+	long tie_truncated;   /**< MILP shapes whose tied layouts passed SEARCH_TIE_MAX_LAYOUTS or _STEPS */
 	long exhaustive_timeouts; /**< --exhaustive shapes stopped by the time limit (best so far kept) */
 	struct search_reduced reduced[SEARCH_MAX_REDUCED]; /**< the first min(truncated, SEARCH_MAX_REDUCED) */
 	double cutoff_s;      /**< (internal) the k-th best time while searching; 0: none */

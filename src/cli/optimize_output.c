@@ -327,8 +327,9 @@ text_ties(const struct optimize_result *res)
 
 	if (res->req->so.exhaustive || n == 0)
 		return;
-	printf("ties: %ld shape%s had more than %d layouts at the optimal slot; the first %d were compared "
-	       "on iteration time\n", n, n == 1 ? "" : "s", SEARCH_TIE_MAX_LAYOUTS, SEARCH_TIE_MAX_LAYOUTS);
+	printf("ties: %ld shape%s had more than %d layouts at the optimal slot (or more than %ld partial "
+	       "layouts to visit); the first found were compared on iteration time\n", n, n == 1 ? "" : "s",
+	       SEARCH_TIE_MAX_LAYOUTS, SEARCH_TIE_MAX_STEPS);
 }
 
 /* --explain: what each dimension is called in a reason. */

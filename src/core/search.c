@@ -331,6 +331,7 @@ relax_recompute(const struct inner *in, struct search_candidate *cand)
 /* Column indices of the MILP, per stage. */
 struct cols {
 	int y[3], z[3], w[3], cflag, pflag, bflag;
+	int most[3]; /* per mode, the most layers the stage can hold (inner_milp_most_layers) */
 	int k[3], u[3]; /* Slapo's ratio: layers of mode i recomputing in full, and whether any do (-1: none) */
 };
 
@@ -348,6 +349,7 @@ struct layout_milp {
 	int P, L, modes[3], nm, tau;
 	bool tpc, ppc;                        /* TP, PP compression may apply */
 	bool partial;                         /* k columns: partial_allowed() */
+	double slot_bound_s;                  /* the slot of a layout already found (INFINITY: none) */
 	double ones[3 * PLAN_MAX_STAGES];
 };
 
@@ -381,6 +383,52 @@ inner_milp_coefs_finite(const struct estimate_stage_coefs *k, int P)
 	return true;
 }
 
+/*
+ * The most layers stage @s can hold in mode @i (index into x->modes):
+ * its memory with the smallest fixed part and the smallest cost a layer
+ * can have (compressed or not, recomputing in full or not, PP
+ * compression or not: each lowers it or not) must fit, and the other
+ * stages need a layer each. A bound for GLPK's relaxation (z <= U y
+ * instead of z <= L y), never tighter than the memory row itself.
+ */
+static int
+inner_milp_most_layers(const struct layout_milp *x, int s, int i)
+{
+	const struct estimate_stage_coefs *q = &x->k[s];
+	int r = x->modes[i], most = x->L - (x->P - 1);
+	double fixed = q->mem_fixed[r][0], layer = q->mem_layer[r][0];
+	double cap = x->in->c->gpu.memory_bytes, n;
+
+	if (x->ppc)
+		fixed += fmin(0.0, q->mem_fixed[x->modes[0]][1] - q->mem_fixed[x->modes[0]][0]);
+	if (x->tpc)
+		layer += fmin(0.0, q->mem_layer[r][1] - q->mem_layer[r][0]);
+	if (x->partial && r != PLAN_RECOMPUTE_FULL) {
+		fixed += fmin(0.0, q->mem_fixed[PLAN_RECOMPUTE_FULL][0] - q->mem_fixed[r][0]);
+		layer += fmin(0.0, q->mem_layer[PLAN_RECOMPUTE_FULL][0] - q->mem_layer[r][0]);
+	}
+	if (layer > 0.0) {
+		/* 1e-6 of a layer of slack: the MILP's row has GLPK's tolerance. */
+		n = floor((cap - fixed) / layer + 1e-6);
+		most = n < 0 ? 0 : (n < most ? (int)n : most);
+	}
+	/* Within the slot of a layout already found (the optimum's is no
+	 * longer): the fastest a layer and the fixed part can be. */
+	if (isfinite(x->slot_bound_s)) {
+		double t_fixed = q->time_fixed[0], t_layer = q->time_layer[r][0];
+
+		if (x->ppc)
+			t_fixed = fmin(t_fixed, q->time_fixed[1]);
+		if (x->tpc)
+			t_layer = fmin(t_layer, q->time_layer[r][1]);
+		if (t_layer > 0.0) {
+			n = floor((x->slot_bound_s * (1 + 1e-6) - t_fixed) / t_layer + 1e-6);
+			most = n < 0 ? 0 : (n < most ? (int)n : most);
+		}
+	}
+	return most;
+}
+
 /* Columns: the slot; per stage and recompute mode its choice y, its
  * layers z and, with TP compression, its compressed layers w; per stage
  * the flags of the TP compression suffix (c: every layer of the stage
@@ -389,7 +437,6 @@ static bool
 inner_milp_columns(struct layout_milp *x, struct plan_error *err)
 {
 	struct milp *mp = x->mp;
-	int L = x->L;
 
 	x->tau = milp_add_var(mp, MILP_CONTINUOUS, 0.0, INFINITY, 1.0, "slot", err);
 	if (x->tau < 0)
@@ -398,14 +445,15 @@ inner_milp_columns(struct layout_milp *x, struct plan_error *err)
 		struct cols *cs = &x->col[s];
 
 		for (int i = 0; i < x->nm; i++) {
+			cs->most[i] = inner_milp_most_layers(x, s, i);
 			cs->y[i] = milp_add_var(mp, MILP_BINARY, 0, 1, 0, "y", err);
-			cs->z[i] = milp_add_var(mp, MILP_INTEGER, 0, L, 0, "z", err);
-			cs->w[i] = x->tpc ? milp_add_var(mp, MILP_INTEGER, 0, L, 0, "w", err) : -1;
+			cs->z[i] = milp_add_var(mp, MILP_INTEGER, 0, cs->most[i], 0, "z", err);
+			cs->w[i] = x->tpc ? milp_add_var(mp, MILP_INTEGER, 0, cs->most[i], 0, "w", err) : -1;
 			if (cs->y[i] < 0 || cs->z[i] < 0 || (x->tpc && cs->w[i] < 0))
 				return false;
 			cs->k[i] = cs->u[i] = -1;
 			if (x->partial && x->modes[i] != PLAN_RECOMPUTE_FULL &&
-			    ((cs->k[i] = milp_add_var(mp, MILP_INTEGER, 0, L, 0, "k", err)) < 0 ||
+			    ((cs->k[i] = milp_add_var(mp, MILP_INTEGER, 0, cs->most[i], 0, "k", err)) < 0 ||
 			     (cs->u[i] = milp_add_var(mp, MILP_BINARY, 0, 1, 0, "u", err)) < 0))
 				return false;
 		}
@@ -430,7 +478,7 @@ inner_milp_choice_rows(const struct layout_milp *x, const struct cols *cs, struc
 		return false;
 	for (int i = 0; i < x->nm; i++) {
 		int vv[2] = { cs->z[i], cs->y[i] };
-		double aa[2] = { 1.0, -x->L };
+		double aa[2] = { 1.0, -cs->most[i] };
 
 		if (!milp_add_row(x->mp, 2, vv, aa, -INFINITY, 0, "zy", err))
 			return false;
@@ -667,6 +715,7 @@ struct ties {
 	int layers[PLAN_MAX_STAGES], mode[PLAN_MAX_STAGES], most[PLAN_MAX_STAGES + 1];
 	int tp_from, pp_from;
 	long layouts;
+	long steps;       /* stage choices visited (SEARCH_TIE_MAX_STEPS) */
 	struct search_candidate cand;
 };
 
@@ -806,7 +855,7 @@ ties_stage(struct ties *t, int s, int left, int compressed)
 				if (left - n > t->most[s + 1])
 					continue;
 				for (int c = t->tp_from < s ? n : 0; c <= (x->tpc ? n : 0); c++) {
-					if (t->layouts >= SEARCH_TIE_MAX_LAYOUTS)
+					if (t->layouts >= SEARCH_TIE_MAX_LAYOUTS || ++t->steps > SEARCH_TIE_MAX_STEPS)
 						return;
 					ties_choice(t, s, left, compressed, n, x->modes[i], c, b);
 				}
@@ -830,7 +879,7 @@ inner_milp_ties(const struct layout_milp *x, double slot_s)
 	for (int s = x->P - 1; s >= 0; s--)
 		t->most[s] = t->most[s + 1] + ties_most(t, s);
 	ties_stage(t, 0, x->L, 0);
-	if (t->layouts >= SEARCH_TIE_MAX_LAYOUTS)
+	if (t->layouts >= SEARCH_TIE_MAX_LAYOUTS || t->steps > SEARCH_TIE_MAX_STEPS)
 		x->in->st->tie_truncated++;
 	free(t);
 }
@@ -876,7 +925,9 @@ inner_milp(const struct inner *in, struct plan_error *err)
 	struct layout_milp x = { .in = in, .P = in->shape->pp, .L = in->m->layers };
 	struct estimate_stage_coefs *k = NULL;
 	struct cols *col = NULL;
-	bool ok = false;
+	struct search_candidate *even_best = malloc(sizeof(*even_best));
+	struct inner even = *in;
+	bool ok = false, even_found = false;
 
 	x.nm = modes_allowed(in->shape, in->opt, x.modes);
 	x.tpc = in->cmp && in->shape->tp > 1;
@@ -884,12 +935,20 @@ inner_milp(const struct inner *in, struct plan_error *err)
 	x.partial = partial_allowed(in);
 	k = calloc((size_t)x.P, sizeof(*k));
 	col = calloc((size_t)x.P, sizeof(*col));
-	if (!k || !col) {
+	if (!k || !col || !even_best) {
 		plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
 		goto out;
 	}
 	x.k = k;
 	x.col = col;
+	/* The (near-)even layouts first: their slot bounds every stage's
+	 * layers (inner_milp_most_layers), which GLPK's relaxation needs on
+	 * deep pipelines; they become candidates after the MILP's, which
+	 * keeps a tie, and count where the MILP runs out of time. */
+	even.best = even_best;
+	even.found = &even_found;
+	inner_uniform(&even);
+	x.slot_bound_s = even_found ? even_best->est.details.slot_s : INFINITY;
 	if (!inner_milp_coefs(&x, k)) {
 		ok = true; /* a shape the cost model refuses: no candidate */
 		goto out;
@@ -908,10 +967,13 @@ inner_milp(const struct inner *in, struct plan_error *err)
 			goto out;
 	if (inner_milp_global_rows(&x, err))
 		ok = inner_milp_solve(&x, err);
+	if (ok && even_found)
+		consider(in, even_best);
 out:
 	milp_free(x.mp);
 	free(k);
 	free(col);
+	free(even_best);
 	return ok;
 }
 
