@@ -122,7 +122,7 @@ struct seqlen_mb {
  * split the @n sorted lengths @len into consecutive micro-batches, each
  * padded to its longest rounded up to a multiple of @round, that fit,
  * minimising (stages - 1) t_max / v + sum_i t_i / d. t_max is enumerated
- * over the micro-batch times (candidates within 0.1 % of the previous kept
+ * over the micro-batch times (candidates within 1 % of the previous kept
  * one are merged, as DynaPipe merges those within 5 ms), and for each a
  * DP over split points minimises sum t_i with every t_i <= t_max.
  * @out (n entries) receives the micro-batches, @nout their number,
