@@ -150,9 +150,9 @@ scalar_int(const struct schema_key *k, struct ytree *t, yaml_node_t *node, const
 	long l;
 
 	if (!num_parse_long(text, LONG_MIN, LONG_MAX, &l)) {
-		/* Meant for a whole number past LONG_MAX (it still reads as a
-		 * double); '2.0' and '1e3' land here too. */
-		if (num_parse_double(text, &d) && d == floor(d))
+		/* A whole number past LONG_MAX (it still reads as a double) is
+		 * too large; '2.0' and '1e3' are whole but not written as one. */
+		if (num_parse_double(text, &d) && d == floor(d) && fabs(d) > (double)LONG_MAX)
 			return ytree_error(t, node, err, "'%s' must be at most %g, got '%s'",
 					   k->key, k->max, text);
 		return ytree_error(t, node, err, "'%s' must be a whole number, got '%s'",
