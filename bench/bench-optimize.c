@@ -96,7 +96,7 @@ main(int argc, char **argv)
 				return 1;
 			}
 			printf("%-10s %6d  %-10s %8.3f %8ld %7ld %6ld %6ld %8ld  %.3f%s%s\n", cases[i].model,
-			       cases[i].gpus, ex ? "exhaustive" : "MILP", st.seconds, st.shapes, st.pruned,
+			       cases[i].gpus, ex ? "exhaustive" : "MILP/DP", st.seconds, st.shapes, st.pruned,
 			       st.milps, st.cut, st.evaluations, ntop ? top[0].est.iteration_time_s : 0.0,
 			       ex && st.truncated ? " (some shapes too large: even layers)" : "",
 			       ex && st.exhaustive_timeouts ? " (some shapes stopped by the time limit)" : "");

@@ -723,6 +723,54 @@ START_TEST(test_search_compression_start)
 }
 END_TEST
 
+/*
+ * A deep pipeline without compression: the layout DP, not GLPK (which
+ * could not prove this shape's optimum in 2 s): llama3-70b (80 layers)
+ * in 35 stages of tp 2, dp 8, cp 8 on Selene. Its slot is the predicted
+ * slot of the plan it returns, and its stages hold 1 to 4 of the 80
+ * layers (the first and last fewer: embedding, logits).
+ */
+START_TEST(test_search_layout_dp)
+{
+	struct model m;
+	struct cluster c;
+	struct search_options o;
+	struct search_candidate best;
+	struct search_stats st;
+	struct plan_error err;
+	struct plan p;
+	bool found;
+
+	load_bundled(&m, "llama3-70b", &c, "selene");
+	options(&o);
+	o.flash_attention = true;
+	plan_init(&p);
+	p.tp = 2;
+	p.pp = 35;
+	p.dp = 8;
+	p.cp = 8;
+	p.micro_batch = 1;
+	p.global_batch = 4096;
+	p.seq_len = m.seq_len;
+	p.flash_attention = true;
+	p.sequence_parallel = true;
+	memset(&st, 0, sizeof(st));
+	ck_assert_msg(search_shape(&m, &c, &p, NULL, &o, false, &best, &found, &st, &err), "%s", err.message);
+	ck_assert(found);
+	ck_assert_int_eq(st.layout_dps, 1);
+	ck_assert_int_eq(st.milps, 0);
+	ck_assert_rel(best.milp_slot_s, best.est.details.slot_s, 1e-6);
+	for (int s = 0, sum = 0; s < 35; s++) {
+		sum += plan_stage_layers(&best.plan, &m, s);
+		ck_assert_int_ge(plan_stage_layers(&best.plan, &m, s), 1);
+		ck_assert_int_le(plan_stage_layers(&best.plan, &m, s), 4);
+		if (s == 34)
+			ck_assert_int_eq(sum, 80);
+	}
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 search_suite(void)
 {
@@ -742,6 +790,7 @@ search_suite(void)
 	tcase_add_test(tc, test_search_space_dp_compression);
 	tcase_add_test(tc, test_search_interleaved_per_stage_recompute);
 	tcase_add_test(tc, test_search_compression_start);
+	tcase_add_test(tc, test_search_layout_dp);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -119,7 +119,7 @@ struct search_candidate {
 
 /** ... and visits at most this many partial layouts (stage choices): on
  *  deep pipelines most partial layouts end in no complete one. */
-#define SEARCH_TIE_MAX_STEPS 2000000L
+#define SEARCH_TIE_MAX_STEPS 500000L
 
 /** --exhaustive enumerates a shape when its combinations number at most this. */
 #define SEARCH_EXHAUSTIVE_MAX_COMBINATIONS 1e6
@@ -148,7 +148,8 @@ struct search_stats {
 	long infeasible;      /**< shapes with no layout that fits */
 	double seconds;
 	double max_milp_gap;  /**< largest |MILP slot - predicted slot| / slot */
-	long cut;             /**< MILPs proven unable to beat the k-th best plan */
+	long cut;             /**< MILPs (and layout DPs) proven unable to beat the k-th best plan */
+	long layout_dps;      /**< shapes without compression: their layout by the exact DP, not GLPK */
 	long truncated;       /**< --exhaustive shapes too large to enumerate (even layers only) */
 	long tie_truncated;   /**< MILP shapes whose tied layouts passed SEARCH_TIE_MAX_LAYOUTS or _STEPS */
 	long exhaustive_timeouts; /**< --exhaustive shapes stopped by the time limit (best so far kept) */

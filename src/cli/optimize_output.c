@@ -122,8 +122,8 @@ write_json(const struct optimize_result *res)
 	json_t *list = json_array(), *root = json_object(), *stats;
 	int rc = 0;
 
-	stats = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}", "shapes", (json_int_t)st->shapes,
-			  "tie_truncated", (json_int_t)st->tie_truncated,
+	stats = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}", "shapes", (json_int_t)st->shapes,
+			  "tie_truncated", (json_int_t)st->tie_truncated, "layout_dps", (json_int_t)st->layout_dps,
 			  "milps_cut", (json_int_t)st->cut,
 			  "pruned", (json_int_t)st->pruned, "milps", (json_int_t)st->milps,
 			  "milp_timeouts", (json_int_t)st->milp_timeouts,
@@ -541,10 +541,10 @@ write_text(const struct optimize_result *res)
 	json_decref(args);
 	text_top(res);
 	text_explain(res);
-	printf("\nsearch: %ld shapes, %ld pruned by the lower bound, %ld MILPs (%ld could not beat the "
-	       "top %d, %ld timed out), %ld plans predicted, %ld without a fitting layout, %.3f s\n",
-	       st->shapes, st->pruned, st->milps, st->cut, res->ckpt ? SEARCH_MAX_TOP : res->ntop, st->milp_timeouts,
-	       st->evaluations,
+	printf("\nsearch: %ld shapes, %ld pruned by the lower bound, %ld layout DPs and %ld MILPs (%ld could not "
+	       "beat the top %d, %ld MILPs timed out), %ld plans predicted, %ld without a fitting layout, %.3f s\n",
+	       st->shapes, st->pruned, st->layout_dps, st->milps, st->cut, res->ckpt ? SEARCH_MAX_TOP : res->ntop,
+	       st->milp_timeouts, st->evaluations,
 	       st->infeasible, st->seconds);
 	text_reduced(res);
 	text_exhaustive_timeouts(res);

@@ -350,8 +350,16 @@ struct layout_milp {
 	bool tpc, ppc;                        /* TP, PP compression may apply */
 	bool partial;                         /* k columns: partial_allowed() */
 	double slot_bound_s;                  /* the slot of a layout already found (INFINITY: none) */
+	double dp_slot_ms;                    /* without GLPK (layout_dp): the optimal slot */
 	double ones[3 * PLAN_MAX_STAGES];
 };
+
+/* The optimal slot (s) the MILP or the layout DP found. */
+static double
+solved_slot_s(const struct layout_milp *x)
+{
+	return (x->mp ? milp_value(x->mp, x->tau) : x->dp_slot_ms) / layout_milp_ms_per_s;
+}
 
 /* The stages' time and memory coefficients, probed with compression
  * wherever it may apply; false for a shape the cost model refuses. */
@@ -688,7 +696,7 @@ inner_milp_refine(const struct layout_milp *x, const struct plan *p)
 
 	if (!evaluate(in, p, &cand))
 		return;
-	slot = milp_value(x->mp, x->tau) / layout_milp_ms_per_s;
+	slot = solved_slot_s(x);
 	relax_recompute(in, &cand);
 	cand.milp_slot_s = slot;
 	if (p->zero < 3 && cand.est.details.slot_s > 0) {
@@ -773,7 +781,7 @@ ties_leaf(struct ties *t, int compressed)
 	layout_plan(&p, t->layers, t->mode, compressed, t->pp_from);
 	if (evaluate(in, &p, &t->cand)) {
 		/* A layout at the MILP's optimal slot: its slot is the MILP's. */
-		t->cand.milp_slot_s = milp_value(t->x->mp, t->x->tau) / layout_milp_ms_per_s;
+		t->cand.milp_slot_s = solved_slot_s(t->x);
 		consider(in, &t->cand);
 	}
 }
@@ -798,27 +806,42 @@ ties_partial_memory(const struct layout_milp *x, int s, int k, int r)
 					   q->mem_fixed[PLAN_RECOMPUTE_FULL][0] - q->mem_fixed[r][0]);
 }
 
+/*
+ * Stage @s with @n layers, mode @r, its last @c layers TP-compressed and
+ * PP compression @b, by the MILP's coefficients: its time (ms) into
+ * @time_ms, with partial recomputation the fewest layers in full that
+ * make it fit (what evaluate() will choose); false where it does not fit
+ * in @cap_gib.
+ */
+static bool
+stage_fit(const struct layout_milp *x, int s, int n, int r, int c, int b, double cap_gib, double *time_ms)
+{
+	double mem = ties_memory(x, s, n, r, c, b), extra = 0.0;
+
+	if (mem > cap_gib && x->partial && r != PLAN_RECOMPUTE_FULL) {
+		int k = 1;
+
+		while (k < n && mem + ties_partial_memory(x, s, k, r) > cap_gib)
+			k++;
+		if (k == n)
+			return false; /* full recomputation: a mode of its own */
+		mem += ties_partial_memory(x, s, k, r);
+		extra = ties_partial_time(x, s, k, r);
+	}
+	*time_ms = ties_time(x, s, n, r, c, b) + extra;
+	return mem <= cap_gib;
+}
+
 /* Stage @s with @n layers, mode @r, its last @c layers TP-compressed and
- * PP compression @b; with partial recomputation, the fewest layers in
- * full that make it fit (what evaluate() will choose). */
+ * PP compression @b, within the slot: on to the next stage. */
 static void
 ties_choice(struct ties *t, int s, int left, int compressed, int n, int r, int c, int b)
 {
 	const struct layout_milp *x = t->x;
 	int budget = x->in->opt->max_compressed_layers;
-	double mem = ties_memory(x, s, n, r, c, b), extra = 0.0;
+	double time_ms;
 
-	if (mem > t->cap_gib && x->partial && r != PLAN_RECOMPUTE_FULL) {
-		int k = 1;
-
-		while (k < n && mem + ties_partial_memory(x, s, k, r) > t->cap_gib)
-			k++;
-		if (k == n)
-			return; /* full recomputation: a mode of its own */
-		mem += ties_partial_memory(x, s, k, r);
-		extra = ties_partial_time(x, s, k, r);
-	}
-	if (ties_time(x, s, n, r, c, b) + extra > t->slot_ms || mem > t->cap_gib)
+	if (!stage_fit(x, s, n, r, c, b, t->cap_gib, &time_ms) || time_ms > t->slot_ms)
 		return;
 	if (c && budget >= 0 && compressed + c > budget)
 		return;
@@ -882,6 +905,109 @@ inner_milp_ties(const struct layout_milp *x, double slot_s)
 	if (t->layouts >= SEARCH_TIE_MAX_LAYOUTS || t->steps > SEARCH_TIE_MAX_STEPS)
 		x->in->st->tie_truncated++;
 	free(t);
+}
+
+/*
+ * Without compression a layout is only layers and a mode per stage, and
+ * the slot is the slowest stage: the optimal slot is a dynamic program
+ * over the stages, exact and in O(P L^2 modes), where GLPK can take
+ * seconds to prove a deep pipeline's optimum. g[s][n] is the best slot
+ * of stages s.. holding n layers; each stage takes its fastest mode that
+ * fits (time and memory by the MILP's coefficients, stage_fit). The
+ * layout of that slot goes to @layers and @modes; false when none fits.
+ */
+static bool
+layout_dp(struct layout_milp *x, double limit_ms, int *layers, int *modes)
+{
+	int P = x->P, L = x->L, W = L + 1;
+	double cap = x->in->c->gpu.memory_bytes * layout_milp_gib_per_byte;
+	double *g = malloc(sizeof(double) * (size_t)(P + 1) * W);
+	int *take = malloc(sizeof(int) * (size_t)P * W), *mode = malloc(sizeof(int) * (size_t)P * W);
+	bool ok = false;
+
+	if (!g || !take || !mode)
+		goto out;
+	for (int n = 0; n <= L; n++)
+		g[(size_t)P * W + n] = n == 0 ? 0.0 : INFINITY;
+	for (int s = P - 1; s >= 0; s--)
+		for (int n = 0; n <= L; n++) {
+			double best = INFINITY;
+
+			for (int k = 1; k <= n - (P - 1 - s); k++) {
+				double rest = g[(size_t)(s + 1) * W + n - k], fastest = INFINITY;
+
+				/* A stage's time grows with its layers: past the best
+				 * (or @limit_ms) in every mode, so are all larger k. */
+				for (int i = 0; i < x->nm; i++)
+					fastest = fmin(fastest, ties_time(x, s, k, x->modes[i], 0, 0));
+				if (fastest >= fmin(best, limit_ms))
+					break;
+				if (!(rest < best))
+					continue;
+				for (int i = 0; i < x->nm; i++) {
+					double t;
+
+					if (stage_fit(x, s, k, x->modes[i], 0, 0, cap, &t) && fmax(t, rest) < best) {
+						best = fmax(t, rest);
+						take[(size_t)s * W + n] = k;
+						mode[(size_t)s * W + n] = x->modes[i];
+					}
+				}
+			}
+			g[(size_t)s * W + n] = best;
+		}
+	x->dp_slot_ms = g[L];
+	ok = isfinite(x->dp_slot_ms);
+	for (int s = 0, n = L; ok && s < P; s++) {
+		layers[s] = take[(size_t)s * W + n];
+		modes[s] = mode[(size_t)s * W + n];
+		n -= layers[s];
+	}
+out:
+	free(g);
+	free(take);
+	free(mode);
+	return ok;
+}
+
+/*
+ * A shape without compression: the layout DP instead of the MILP, then
+ * the same refinement and pass over the layouts of the optimal slot. A
+ * slot that cannot beat the top list's cutoff is cut, as the MILP's
+ * cutoff row would cut it.
+ */
+static void
+inner_layout_dp(struct layout_milp *x)
+{
+	const struct inner *in = x->in;
+	int layers[PLAN_MAX_STAGES], modes[PLAN_MAX_STAGES];
+	struct plan p;
+
+	double slots = plan_microbatches(in->shape) + (double)(x->P - 1) / in->shape->vpp;
+	/* No stage above the cutoff's slot, nor above the even layouts'
+	 * (the optimum's is no longer): GLPK's tolerance of slack. */
+	double limit = in->st->cutoff_s > 0 ? layout_milp_ms_per_s * in->st->cutoff_s / slots : INFINITY;
+
+	if (isfinite(x->slot_bound_s))
+		limit = fmin(limit, layout_milp_ms_per_s * x->slot_bound_s);
+	limit *= 1 + 1e-6;
+	in->st->layout_dps++;
+	if (!layout_dp(x, limit, layers, modes)) {
+		/* Nothing within the cutoff: the MILP's cutoff row would
+		 * have made it infeasible. */
+		if (in->st->cutoff_s > 0)
+			in->st->cut++;
+		return;
+	}
+	if (in->st->cutoff_s > 0 && x->dp_slot_ms > layout_milp_ms_per_s * in->st->cutoff_s / slots) {
+		in->st->cut++;
+		return;
+	}
+	p = *in->shape;
+	layout_plan(&p, layers, modes, 0, x->P);
+	inner_milp_refine(x, &p);
+	if (*in->found)
+		inner_milp_ties(x, in->best->est.details.slot_s);
 }
 
 /* Solve, and act on the outcome. */
@@ -955,6 +1081,13 @@ inner_milp(const struct inner *in, struct plan_error *err)
 	}
 	if (!inner_milp_coefs_finite(k, x.P)) {
 		plan_error_nonfinite(in->shape, "stage time or memory", err);
+		goto out;
+	}
+	if (!x.tpc && !x.ppc) {
+		inner_layout_dp(&x);
+		if (even_found)
+			consider(in, even_best);
+		ok = true;
 		goto out;
 	}
 	x.mp = milp_new(err);
