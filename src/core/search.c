@@ -5,6 +5,7 @@
 
 #include "plan/compression.h"
 #include "plan/compute.h"
+#include "plan/expert_par.h"
 #include "plan/milp.h"
 #include "plan/search.h"
 #include "plan/tensor_par.h"
@@ -1320,6 +1321,14 @@ lower_bound(const struct model *m, const struct cluster *c, const struct plan *p
 	if (model_is_moe(m)) {
 		compute_layer_time(m, &q, c, NULL, true, &moe);
 		per_mb += model_moe_layers(m) * (moe.fwd_s + moe.bwd_s);
+		/* Without Lancet every all-to-all is exposed (expert_par.c),
+		 * whatever the layout: two forward, two backward a layer. */
+		if (q.moe_overlap == PLAN_MOE_OVERLAP_NONE) {
+			struct ep_layer_comm ep;
+
+			ep_layer_comm(m, &q, c, &lay, &moe, &ep);
+			per_mb += model_moe_layers(m) * (ep.fwd_s + ep.bwd_s);
+		}
 	}
 	return (plan_microbatches(p) + (double)(p->pp - 1) / p->vpp) * per_mb / p->pp;
 }
