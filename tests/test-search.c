@@ -30,6 +30,22 @@ options(struct search_options *o)
 	o->max_zero = -1;
 }
 
+/* A shape of tp x pp x dp GPUs: micro-batch @mb, global batch @gb, @seq tokens. */
+static struct plan
+shape_of(int tp, int pp, int dp, int mb, int gb, int seq)
+{
+	struct plan p;
+
+	plan_init(&p);
+	p.tp = tp;
+	p.pp = pp;
+	p.dp = dp;
+	p.micro_batch = mb;
+	p.global_batch = gb;
+	p.seq_len = seq;
+	return p;
+}
+
 /* MILP = exhaustive on one shape; true when the optimum recomputes some
  * layers of a stage in full and not all (Slapo's checkpoint ratio). */
 static bool
@@ -626,14 +642,8 @@ START_TEST(test_search_interleaved_per_stage_recompute)
 
 	load_bundled(&m, "gpt3-175b", &c, "selene");
 	options(&o);
-	plan_init(&p);
-	p.tp = 4;
-	p.pp = 8;
-	p.dp = 32;
+	p = shape_of(4, 8, 32, 1, 1536, 2048);
 	p.vpp = 3;
-	p.micro_batch = 1;
-	p.global_batch = 1536;
-	p.seq_len = 2048;
 	p.sequence_parallel = true;
 	p.zero = 1;
 	memset(&st, 0, sizeof(st));
@@ -678,13 +688,7 @@ START_TEST(test_search_compression_start)
 	ck_assert(compressor_load_string(&ae, "ae.yaml", "name: ae-100\nmethod: autoencoder\ndim: 100\n", &err));
 	options(&o);
 	o.max_compressed_layers = 12;
-	plan_init(&p);
-	p.tp = 4;
-	p.pp = 1;
-	p.dp = 8;
-	p.micro_batch = 1;
-	p.global_batch = 64;
-	p.seq_len = 2048;
+	p = shape_of(4, 1, 8, 1, 64, 2048);
 	p.zero = 2;
 	memset(&st, 0, sizeof(st));
 	ck_assert_msg(search_shape(&m, &c, &p, &ae, &o, false, &best, &found, &st, &err), "%s", err.message);
@@ -744,14 +748,8 @@ START_TEST(test_search_layout_dp)
 	load_bundled(&m, "llama3-70b", &c, "selene");
 	options(&o);
 	o.flash_attention = true;
-	plan_init(&p);
-	p.tp = 2;
-	p.pp = 35;
-	p.dp = 8;
+	p = shape_of(2, 35, 8, 1, 4096, m.seq_len);
 	p.cp = 8;
-	p.micro_batch = 1;
-	p.global_batch = 4096;
-	p.seq_len = m.seq_len;
 	p.flash_attention = true;
 	p.sequence_parallel = true;
 	memset(&st, 0, sizeof(st));
