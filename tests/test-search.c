@@ -769,6 +769,35 @@ START_TEST(test_search_layout_dp)
 }
 END_TEST
 
+/*
+ * Past PLAN_MAX_STAGES stages a plan lists no layout: even layers (280
+ * stages of 2 layers of a 560-layer model on Selene), not the layout
+ * DP, whose per-stage arrays hold PLAN_MAX_STAGES.
+ */
+START_TEST(test_search_beyond_max_stages)
+{
+	struct model m;
+	struct cluster c;
+	struct search_options o;
+	struct search_candidate best;
+	struct search_stats st;
+	struct plan_error err;
+	struct plan p = shape_of(1, 280, 16, 1, 4480, 128);
+	bool found;
+
+	load_bundled(&m, "gpt-1.7b", &c, "selene");
+	test_load_model(&m, "name: deep\nlayers: 560\nhidden: 256\nheads: 4\nvocab: 1000\nseq_len: 128\n");
+	options(&o);
+	memset(&st, 0, sizeof(st));
+	ck_assert_msg(search_shape(&m, &c, &p, NULL, &o, false, &best, &found, &st, &err), "%s", err.message);
+	ck_assert(found);
+	ck_assert_int_eq(st.layout_dps, 0);
+	ck_assert(!best.plan.custom_layers);
+	ck_assert_int_eq(plan_stage_layers(&best.plan, &m, 279), 2);
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 search_suite(void)
 {
@@ -789,6 +818,7 @@ search_suite(void)
 	tcase_add_test(tc, test_search_interleaved_per_stage_recompute);
 	tcase_add_test(tc, test_search_compression_start);
 	tcase_add_test(tc, test_search_layout_dp);
+	tcase_add_test(tc, test_search_beyond_max_stages);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1224,7 +1224,8 @@ search_shape(const struct model *m, const struct cluster *c, const struct plan *
 	     struct plan_error *err)
 {
 	const struct inner in = { m, c, shape, cmp, opt, best, found, stats };
-	bool uniform = shape->vpp > 1 || (model_is_moe(m) && m->moe.every > 1);
+	/* Beyond PLAN_MAX_STAGES a plan lists no stage layout: even layers. */
+	bool uniform = shape->vpp > 1 || (model_is_moe(m) && m->moe.every > 1) || shape->pp > PLAN_MAX_STAGES;
 	int modes[3];
 
 	*found = false;
