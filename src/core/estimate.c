@@ -63,6 +63,8 @@ struct layer_costs {
 	struct compute_ends ce;
 	double p2p_s[ESTIMATE_MAX_STAGES]; /* uncompressed stage exchanges of one micro-batch */
 	double p2p_bytes[ESTIMATE_MAX_STAGES];
+	const struct cluster *c;           /* past ESTIMATE_MAX_STAGES the exchanges are priced */
+	const struct plan_layout *lay;     /* stage by stage (stage_work) */
 	const struct compressor *cmp;      /* NULL when nothing is compressed */
 	bool tp, pp;                       /* where it applies */
 	int from_layer;
@@ -221,8 +223,13 @@ stage_work(const struct model *m, const struct plan *p, const struct layer_costs
 		w->ef_elements += nc * 2.0 * (double)p->micro_batch * p->seq_len * m->hidden;
 	}
 	w->compressed_layers = nc;
-	w->pp = lc->p2p_s[stage];
-	w->pp_bytes = lc->p2p_bytes[stage];
+	/* Past ESTIMATE_MAX_STAGES the exchanges are not kept: priced here. */
+	if (stage < ESTIMATE_MAX_STAGES) {
+		w->pp = lc->p2p_s[stage];
+		w->pp_bytes = lc->p2p_bytes[stage];
+	} else {
+		w->pp = pipeline_stage_p2p_time(m, p, lc->c, lc->lay, stage, &w->pp_bytes);
+	}
 	if (lc->pp && p->pp > 1 && stage >= p->compress.from_stage) {
 		w->pp = p->vpp * lc->bnd.send_s;
 		w->pp_bytes = p->vpp * (lc->bnd.fwd_bytes + lc->bnd.bwd_bytes);
@@ -425,6 +432,8 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 	lc->tp_degree = p->tp;
 	for (int s = 0; s < p->pp && s < ESTIMATE_MAX_STAGES; s++)
 		lc->p2p_s[s] = pipeline_stage_p2p_time(m, p, c, lay, s, &lc->p2p_bytes[s]);
+	lc->c = c;
+	lc->lay = lay;
 	lc->cmp = cmp;
 	if (cmp) {
 		lc->tp = p->compress.tp;
