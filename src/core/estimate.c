@@ -697,7 +697,7 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 	fill_memory(m, p, c, &x.lc, x.works, out);
 }
 
-/* The figures of an estimate that the formatters print. */
+/* The figures of an estimate that the formatters show. */
 #define ESTIMATE_FIGURE(f) { #f, offsetof(struct estimate, f) }
 static const struct {
 	const char *name;

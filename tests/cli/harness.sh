@@ -13,7 +13,7 @@ check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
 # removed on exit.
 harness_setup() {
 	bin=$(realpath "$1")
-	root=$2
+	root=$(realpath "$2")
 	cd "$root" || exit 1
 	export PLAN_CLI_PATH=$root LC_ALL=C
 	tmp=$(mktemp -d)

@@ -7,12 +7,8 @@
 # jq programs are in single quotes on purpose:
 # shellcheck disable=SC2016
 set -u
-bin=$(realpath "$1")
-root=$(realpath "$2")
 . "$(dirname "$(realpath "$0")")/harness.sh"
-export LC_ALL=C PLAN_CLI_PATH=$root
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+harness_setup "$1" "$2"
 runs=$root/tests/data/published-runs.csv
 
 # cal ARGS...: run calibrate; $rc, $tmp/out, $tmp/err.

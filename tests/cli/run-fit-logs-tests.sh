@@ -6,12 +6,8 @@
 # jq programs are in single quotes on purpose:
 # shellcheck disable=SC2016
 set -u
-bin=$(realpath "$1")
-root=$(realpath "$2")
-. "$root/tests/cli/harness.sh"
-export LC_ALL=C PLAN_CLI_PATH=$root
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$(realpath "$0")")/harness.sh"
+harness_setup "$1" "$2"
 nccl=$root/tests/data/nccl
 gemm=$root/tests/data/gemm/h100-gemm.csv
 

@@ -4,12 +4,8 @@
 # plan-cli(1), and the bad inputs that are usage errors.
 # Usage: run-multimodal-tests.sh PLAN_CLI SOURCE_ROOT
 set -u
-bin=$(realpath "$1")
-root=$2
-cd "$root" || exit 1
 . "$(dirname "$(realpath "$0")")/harness.sh"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+harness_setup "$1" "$2"
 base=(--model clip-vit-l14 --cluster aws-p4d --global-batch 768)
 per=(--submodule image:tp=1,dp=12,micro-batch=16 --submodule text:gpus=4,micro-batch=16)
 

@@ -1,13 +1,8 @@
 #!/usr/bin/env bash
 # Black-box tests of `plan-cli optimize`. Usage: run-optimize-tests.sh PLAN_CLI SOURCE_ROOT
 set -u
-bin=$(realpath "$1")
-root=$2
-cd "$root" || exit 1
 . "$(dirname "$(realpath "$0")")/harness.sh"
-export PLAN_CLI_PATH=$root
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+harness_setup "$1" "$2"
 small="--model gpt-1.7b --cluster selene --gpus 32 --global-batch 512"
 
 "$bin" optimize --model gpt3-175b --cluster selene --gpus 1024 --global-batch 1536 --format json \

@@ -8,12 +8,8 @@
 # jq programs are in single quotes on purpose:
 # shellcheck disable=SC2016
 set -u
-bin=$(realpath "$1")
-root=$(realpath "$2")
 . "$(dirname "$(realpath "$0")")/harness.sh"
-export LC_ALL=C PLAN_CLI_PATH=$root
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+harness_setup "$1" "$2"
 
 plan=(--model gpt-1.7b --cluster selene --gpus 64 --pp 4 --micro-batch 4 --global-batch 2048 --seq-len 2048)
 # predict ARGS...: $rc, $tmp/out, $tmp/err.

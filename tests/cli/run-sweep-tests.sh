@@ -2,13 +2,8 @@
 # Black-box tests of `plan-cli sweep`. Usage: run-sweep-tests.sh PLAN_CLI SOURCE_ROOT
 # UPDATE_GOLDEN=1 rewrites tests/cli/golden/sweep-small.* from the current binary.
 set -u
-bin=$(realpath "$1")
-root=$2
-cd "$root" || exit 1
 . "$(dirname "$(realpath "$0")")/harness.sh"
-export PLAN_CLI_PATH=$root
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+harness_setup "$1" "$2"
 study=tests/data/study-small.yaml
 
 # Golden output of every format.
