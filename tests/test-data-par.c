@@ -163,6 +163,22 @@ START_TEST(test_zero3)
 		p.recompute = PLAN_RECOMPUTE_FULL;
 		dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
 		ck_assert_double_eq_tol(dc.zero3_mb_s, 4.68180e-2, 1e-12);
+		p.recompute = PLAN_RECOMPUTE_NONE;
+		/* Its per-rank host loops, 10 us for each of the 8 ranks, and
+		 * three passes over each gathered tensor at 0.5 x 1e12 B/s:
+		 * a weight's gather costs 5e-4 + 8e-5 + 3 x 1e6 / 5e11 =
+		 * 5.86e-4 s besides the collective, the embedding's 5e-4 + 8e-5
+		 * + 1.2e-5 = 5.92e-4. Per layer 12 x (2 x (1.035e-4 + 5.86e-4)
+		 * + 1.035e-4) = 1.7790e-2, 2 layers 3.5580e-2; the embedding
+		 * 1.91e-4 + 5.92e-4 + 1.91e-4 = 9.74e-4: 3.6554e-2 s. The
+		 * reduce-scatters pay none of it. */
+		ds.gather_rank_overhead_s = 1e-5;
+		ds.gather_copy_passes = 3.0;
+		c.gpu.memory_bw_Bps = 1e12;
+		c.gpu.memory_efficiency = 0.5;
+		dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+		ck_assert_double_eq_tol(dc.zero3_mb_s, 3.6554e-2, 1e-12);
+		ck_assert_double_eq_tol(dc.z3_reduce_layer_s, 12 * 1.035e-4, 1e-12);
 	}
 	cluster_release(&c);
 }

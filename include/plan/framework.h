@@ -37,6 +37,8 @@ struct framework {
 	double reduce_bytes;      /**< bytes per gradient element reduced (fp32 reduce-scatter: 4) */
 	double overlap_slowdown;  /**< compute runs this much slower while a collective overlaps it */
 	double gather_overhead_s; /**< fixed cost of each sharded-DP gather (hooks, host syncs) */
+	double gather_rank_overhead_s; /**< host cost of each gather per rank of its group (per-rank loops) */
+	double gather_copy_passes; /**< HBM passes over each gathered tensor by copies around the gather */
 	double persistence_threshold; /**< per-tensor gathers: tensors of fewer elements stay whole */
 	double layer_overhead_s;  /**< fixed cost per layer per micro-batch (hooks, launch gaps) */
 	double microbatch_overhead_s; /**< fixed cost per micro-batch (schedule step, loss, syncs) */

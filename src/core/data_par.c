@@ -33,10 +33,31 @@ gather(const struct cluster *c, const struct group_layout *g, bool two_hop, enum
 		       : collective_time(c, g, COLL_ALLGATHER, algo, bytes);
 }
 
+/*
+ * What one gather of @bytes costs besides the collective: the framework's
+ * fixed cost (hooks, host synchronisation: deepspeedai/DeepSpeed#1069),
+ * its host cost per rank of the group, and copies of the gathered tensor
+ * in GPU memory at the GPU's achieved bandwidth. DeepSpeed's 2021
+ * _allgather_param built a Python list of one narrow() view per rank and
+ * called the list form of torch.distributed.all_gather, whose NCCL
+ * backend gathers into a flat buffer and then copies each rank's chunk
+ * out with its own copy_ (ProcessGroupNCCL::allgather, PyTorch 1.8): a
+ * cost that grows with the group, not with the bytes. The zero-filled
+ * output and the copy out are passes over the gathered bytes.
+ */
+static double
+z3_gather_extra(const struct cluster *c, const struct group_layout *g, const struct framework *fw,
+		double bytes)
+{
+	double bw = c->gpu.memory_bw_Bps * c->gpu.memory_efficiency;
+	double copies = fw->gather_copy_passes > 0 && bw > 0 ? fw->gather_copy_passes * bytes / bw : 0.0;
+
+	return fw->gather_overhead_s + fw->gather_rank_overhead_s * g->size + copies;
+}
+
 /* All-gathers (or reduce-scatters) of @params parameters as the framework
  * issues them: one collective for the whole unit, or one per tensor
- * (DeepSpeed's 2021 ZeRO-3, which then also paid a host-synchronous fixed
- * cost per gather: deepspeedai/DeepSpeed#1069). */
+ * (DeepSpeed's 2021 ZeRO-3). */
 static double
 z3_collective(const struct cluster *c, const struct group_layout *g, bool two_hop,
 	      enum coll_algo algo, const struct framework *fw, bool reduce, double params,
@@ -49,7 +70,7 @@ z3_collective(const struct cluster *c, const struct group_layout *g, bool two_ho
 		return 0.0;
 	if (reduce)
 		return n * collective_time(c, g, COLL_REDUCESCATTER, algo, bytes);
-	return n * (gather(c, g, two_hop, algo, bytes) + fw->gather_overhead_s);
+	return n * (gather(c, g, two_hop, algo, bytes) + z3_gather_extra(c, g, fw, bytes));
 }
 
 /* Gathers of one layer per micro-batch: forward, backward (unless the
