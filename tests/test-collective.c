@@ -38,6 +38,24 @@ START_TEST(test_allreduce_intra)
 		      7 * 3e-6 + 0.875 * 1e8 / 225e9, 1e-12);
 	ck_assert_double_eq(collective_time(&c, &(struct group_layout){ 1, 1, 1 },
 					    COLL_ALLREDUCE, COLL_ALGO_RING, 1e8), 0.0);
+	/* A fixed 23 us a collective (SimuMax's intercept on a DGX B200) is
+	 * paid once: 23 us + 819.78 us for the all-reduce, and once for a
+	 * 2-node hierarchical one too; nothing for a one-rank group. */
+	c.intra.collective_latency_s = 23e-6;
+	ck_assert_rel(collective_time(&c, &g, COLL_ALLREDUCE, COLL_ALGO_RING, 1e8),
+		      23e-6 + 0.0008197777777777778, 1e-12);
+	{
+		struct group_layout two = { 16, 8, 2 };
+		double base = collective_time(&c, &two, COLL_ALLREDUCE, COLL_ALGO_HIERARCHICAL, 1e8);
+
+		c.intra.collective_latency_s = 0.0;
+		ck_assert_rel(base - collective_time(&c, &two, COLL_ALLREDUCE, COLL_ALGO_HIERARCHICAL, 1e8),
+			      23e-6, 1e-9);
+	}
+	c.intra.collective_latency_s = 23e-6;
+	ck_assert_double_eq(collective_time(&c, &(struct group_layout){ 1, 1, 1 },
+					    COLL_ALLREDUCE, COLL_ALGO_RING, 1e8), 0.0);
+	c.intra.collective_latency_s = 0.0;
 	cluster_release(&c);
 }
 END_TEST

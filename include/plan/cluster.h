@@ -12,6 +12,7 @@
 struct cluster_intra {
 	double bandwidth_Bps;  /**< per GPU, per direction */
 	double latency_s;      /**< per collective step */
+	double collective_latency_s; /**< fixed cost of each collective, besides its steps */
 	double efficiency;     /**< achievable fraction of bandwidth_Bps */
 };
 

@@ -111,8 +111,9 @@ default_base(const struct nccl_set *s, struct cluster *c)
 	for (int i = 0; i < s->npts; i++)
 		if (s->pts[i].ranks / s->pts[i].nodes > c->gpus_per_node)
 			c->gpus_per_node = s->pts[i].ranks / s->pts[i].nodes;
-	c->intra = (struct cluster_intra){ 1e15, 3e-6, 1.0 };
-	c->inter = (struct cluster_inter){ 1, 0.0, 5e-6, 1.0, 65536.0 };
+	c->intra = (struct cluster_intra){ .bandwidth_Bps = 1e15, .latency_s = 3e-6, .efficiency = 1.0 };
+	c->inter = (struct cluster_inter){ .nics_per_node = 1, .nic_bandwidth_Bps = 0.0, .latency_s = 5e-6,
+					   .efficiency = 1.0, .half_size_bytes = 65536.0 };
 }
 
 static void

@@ -107,6 +107,12 @@ hierarchical_time(const struct cluster *c, const struct group_layout *g,
 	return t;
 }
 
+/*
+ * A collective's fixed cost besides its steps: NCCL's base latency per
+ * call (baseLat in src/graph/tuning.cc) and the kernel launch, paid once
+ * whatever the algorithm; the intercept of SimuMax's fits of NCCL
+ * measurements, t = a + (n-1) alpha + bytes / bandwidth.
+ */
 double
 collective_time(const struct cluster *c, const struct group_layout *g,
 		enum coll_kind kind, enum coll_algo algo, double bytes)
@@ -114,8 +120,8 @@ collective_time(const struct cluster *c, const struct group_layout *g,
 	if (g->size <= 1 || bytes <= 0)
 		return 0.0;
 	if (algo == COLL_ALGO_HIERARCHICAL)
-		return hierarchical_time(c, g, kind, bytes);
-	return ring_time(c, g, kind, bytes);
+		return c->intra.collective_latency_s + hierarchical_time(c, g, kind, bytes);
+	return c->intra.collective_latency_s + ring_time(c, g, kind, bytes);
 }
 
 double
@@ -126,8 +132,8 @@ collective_two_hop_allgather(const struct cluster *c, const struct group_layout 
 	if (g->size <= 1 || bytes <= 0)
 		return 0.0;
 	if (g->nodes <= 1 || g->per_node <= 1)
-		return ring_time(c, g, COLL_ALLGATHER, bytes);
-	return ring_time(c, &across, COLL_ALLGATHER, bytes / g->per_node) +
+		return c->intra.collective_latency_s + ring_time(c, g, COLL_ALLGATHER, bytes);
+	return 2.0 * c->intra.collective_latency_s + ring_time(c, &across, COLL_ALLGATHER, bytes / g->per_node) +
 	       ring_time(c, &inside, COLL_ALLGATHER, bytes);
 }
 

@@ -17,6 +17,10 @@ static const struct schema_key intra_schema[] = {
 	{ .key = "latency", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
 	  .offset = offsetof(struct cluster_intra, latency_s), .min = 0, .max = 1, .def = "3 us",
 	  .help = "per collective step (alpha)" },
+	{ .key = "collective_latency", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
+	  .offset = offsetof(struct cluster_intra, collective_latency_s), .min = 0, .max = 1, .def = "0 s",
+	  .help = "fixed cost of each collective besides its steps (NCCL's base latency, the kernel launch): "
+		  "the intercept of a fit t = a + (n-1) alpha + bytes / bandwidth to nccl-tests" },
 	{ .key = "efficiency", .type = SCHEMA_NUMBER,
 	  .offset = offsetof(struct cluster_intra, efficiency), .min = 0, .min_exclusive = true, .max = 1,
 	  .def = "0.75", .help = "fraction of bandwidth that NCCL reaches for large messages (nccl-tests busbw / line rate)" },
