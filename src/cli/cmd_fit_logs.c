@@ -189,11 +189,13 @@ link_yaml(const struct nccl_set *s, const struct fit_link_result *f, const struc
 		return;
 	if (f->level == FIT_LINK_INTRA)
 		snprintf(buf + len, size - (size_t)len,
-			 "intra_node:\n  bandwidth: %.9g GB/s\n  latency: %.9g us\n  efficiency: %.9g\n",
+			 "intra_node:\n  bandwidth: %.9g GB/s\n  latency: %.9g us\n  collective_latency: 0 s\n"
+			 "  efficiency: %.9g\n",
 			 c->intra.bandwidth_Bps / 1e9, c->intra.latency_s * 1e6, c->intra.efficiency);
 	else
 		snprintf(buf + len, size - (size_t)len,
 			 "# message_half_size %s (+- %.3g KiB)\n"
+			 "# fitted with intra_node.collective_latency 0 (the alphas carry it): set it so\n"
 			 "inter_node:\n  nics_per_node: %d\n  nic_bandwidth: %.9g Gbit/s\n  latency: %.9g us\n"
 			 "  efficiency: %.9g\n  message_half_size: %.9g KiB\n",
 			 f->half_size_fitted ? "fitted" : "held, not fitted", f->half_size_se / 1024,

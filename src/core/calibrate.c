@@ -282,9 +282,16 @@ check_problem(const struct calib_problem *p, int nsel, struct plan_error *err)
 	return true;
 }
 
-bool
-calib_fit(const struct calib_problem *p, const int *sel, int nsel, struct calib_fit *out,
-	  struct plan_error *err)
+/*
+ * The fit of @sel; @determined: refuse values that the runs do not
+ * determine together (a singular Jacobian), as a user's fit must. A
+ * cross-validation fold only predicts its held-out runs from the values
+ * it reaches, which a key pinned at its bound (no derivative there)
+ * leaves well defined.
+ */
+static bool
+fit_runs(const struct calib_problem *p, const int *sel, int nsel, bool determined, struct calib_fit *out,
+	 struct plan_error *err)
 {
 	struct fit_ctx c = { p, sel, nsel, err, false };
 	int *all = NULL;
@@ -304,7 +311,7 @@ calib_fit(const struct calib_problem *p, const int *sel, int nsel, struct calib_
 	ok = ok && check_seen(p, sel, nsel, p->start, err) && solve(p, &c, out);
 	if (ok)
 		out->mape_after = mape_at(p, sel, nsel, out->x, err, &ok);
-	if (ok && !(out->rcond >= RCOND_MIN)) {
+	if (ok && determined && !(out->rcond >= RCOND_MIN)) {
 		char why[64] = "a singular Jacobian";
 
 		if (isfinite(out->rcond))
@@ -315,6 +322,13 @@ calib_fit(const struct calib_problem *p, const int *sel, int nsel, struct calib_
 	}
 	free(all);
 	return ok;
+}
+
+bool
+calib_fit(const struct calib_problem *p, const int *sel, int nsel, struct calib_fit *out,
+	  struct plan_error *err)
+{
+	return fit_runs(p, sel, nsel, true, out, err);
 }
 
 bool
@@ -344,7 +358,7 @@ fold(const struct calib_problem *p, int folds, int k, int *train, double *errors
 	for (int i = 0; i < p->nruns; i++)
 		if (i % folds != k)
 			train[n++] = i;
-	if (!calib_fit(p, train, n, &fit, err))
+	if (!fit_runs(p, train, n, false, &fit, err))
 		return false;
 	for (int i = k; i < p->nruns; i += folds) {
 		if (!rel_error(p, fit.x, i, &r, err))

@@ -289,9 +289,15 @@ fit_link(const struct fit_link_point *pts, int n, enum fit_link_level level,
 	return true;
 }
 
+/*
+ * The fit has no intercept of its own: the per-step alpha carries the
+ * logs' whole small-message time, so a fitted link takes no fixed cost a
+ * collective (intra_node.collective_latency) besides it.
+ */
 void
 fit_link_apply(const struct fit_link_result *r, struct cluster *c)
 {
+	c->intra.collective_latency_s = 0.0;
 	if (r->level == FIT_LINK_INTRA) {
 		if (c->intra.bandwidth_Bps >= r->bandwidth_Bps) {
 			c->intra.efficiency = r->bandwidth_Bps / c->intra.bandwidth_Bps;

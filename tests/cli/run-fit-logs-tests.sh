@@ -55,7 +55,7 @@ run fit-logs --nccl-tests "$nccl/all_reduce_perf-8xh100.log" "$nccl/all_gather_p
 check "intra JSON: 360 GB/s and 1.1 us (the samples' links)" \
 	'[ $rc -eq 0 ] && jq -e ".level == \"intra\" and (.bandwidth_Bps - 360e9 | fabs) < 3 * .bandwidth_se_Bps and (.latency_s - 1.1e-6 | fabs) < 3 * .latency_se_s and .mape < 0.02" "$tmp/out" >/dev/null'
 run fit-logs --nccl-tests "$nccl/all_reduce_perf-2x8xh100.log" "$nccl/all_reduce_perf-4x8xh100.log" \
-	--cluster dgx-h100 --format json --output "$tmp/inter.yaml"
+	--cluster "$nccl/sample-cluster.yaml" --format json --output "$tmp/inter.yaml"
 check "inter JSON: 40 GB/s a GPU, 5 us, a fitted half size" \
 	'[ $rc -eq 0 ] && jq -e ".level == \"inter\" and .half_size_fitted and (.bandwidth_Bps - 40e9 | fabs) < 3 * .bandwidth_se_Bps and (.latency_s - 5e-6 | fabs) < 3 * .latency_se_s" "$tmp/out" >/dev/null'
 check "inter YAML: nic_bandwidth in Gbit/s, message_half_size in KiB" \

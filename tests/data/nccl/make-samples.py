@@ -6,7 +6,8 @@
 They are synthetic: they test the parser and the fit, not a real machine.
 Known links: intra 360 GB/s (bandwidth x efficiency), 1.1 us a step;
 inter 40 GB/s per GPU (320 GB/s a node), 5 us a step, half size 64 KiB,
-intra latency 3 us on the multi-node runs (dgx-h100's)."""
+intra latency 3 us on the multi-node runs (sample-cluster.yaml, dgx-h100's
+when they were made)."""
 import sys
 
 seed = [12345]
