@@ -13,6 +13,7 @@
 #include "plan/estimate.h"
 #include "plan/flops.h"
 #include "plan/model.h"
+#include "plan/stats.h"
 #include "io/runs_csv.h"
 
 struct row_result {
@@ -50,6 +51,94 @@ predict_run(const char *file, struct run *run, struct row_result *res)
 	return rc;
 }
 
+/* The rows of one source (the runs' 'source' column): how far off they
+ * are, and whether they come out in the measured order (Spearman's rho
+ * of predicted against measured time), which is what optimize and a
+ * sweep's ranking rest on. */
+struct source_summary {
+	const char *source; /* "" for rows without one */
+	int rows;
+	double mape, worst, bias, spearman;
+	bool has_spearman;
+};
+
+static int
+source_index(const struct source_summary *g, int ng, const char *source)
+{
+	for (int k = 0; k < ng; k++)
+		if (strcmp(g[k].source, source) == 0)
+			return k;
+	return -1;
+}
+
+/* Spearman's rho of group @k's rows; @buf holds 4 n doubles, @work 2 n ints. */
+static void
+source_rank(const struct row_result *res, int n, struct source_summary *g, double *buf, int *work)
+{
+	double *meas = buf, *pred = buf + n, *rx = buf + 2 * n, *ry = buf + 3 * n;
+	int m = 0;
+
+	for (int i = 0; i < n; i++)
+		if (strcmp(res[i].run->source, g->source) == 0) {
+			meas[m] = res[i].p.measured_s;
+			pred[m++] = res[i].p.predicted_s;
+		}
+	g->has_spearman = stats_spearman(meas, pred, m, work, rx, ry, &g->spearman);
+}
+
+/* The sources in order of first appearance into @g (n entries); their count, -1 out of memory. */
+static int
+summarise_sources(const struct row_result *res, int n, struct source_summary *g)
+{
+	double *buf = malloc(sizeof(double) * 4 * (size_t)n);
+	int *work = malloc(sizeof(int) * 2 * (size_t)n);
+	int ng = 0;
+
+	if (!buf || !work) {
+		free(buf);
+		free(work);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		int k = source_index(g, ng, res[i].run->source);
+		double e = res[i].p.error;
+
+		if (k < 0) {
+			k = ng++;
+			g[k] = (struct source_summary){ .source = res[i].run->source };
+		}
+		g[k].rows++;
+		g[k].mape += fabs(e);
+		g[k].bias += e;
+		g[k].worst = fmax(g[k].worst, fabs(e));
+	}
+	for (int k = 0; k < ng; k++) {
+		g[k].mape /= g[k].rows;
+		g[k].bias /= g[k].rows;
+		source_rank(res, n, &g[k], buf, work);
+	}
+	free(buf);
+	free(work);
+	return ng;
+}
+
+static void
+print_sources_text(const struct source_summary *g, int ng)
+{
+	printf("\n%-44s %4s %8s %8s %8s %8s\n", "by source", "rows", "MAPE", "worst", "bias", "Spearman");
+	for (int k = 0; k < ng; k++) {
+		const char *s = g[k].source[0] ? g[k].source : "(no source)";
+		int len = (int)strlen(s);
+
+		printf("%-41.41s%-3s %4d %6.2f %% %6.2f %% %+6.1f %%", s, len > 41 ? "..." : "", g[k].rows,
+		       100.0 * g[k].mape, 100.0 * g[k].worst, 100.0 * g[k].bias);
+		if (g[k].has_spearman)
+			printf(" %8.3f\n", g[k].spearman);
+		else
+			printf(" %8s\n", "-");
+	}
+}
+
 /* The memory rows' mean absolute error, where the CSV gave measured memory. */
 static void
 print_memory_summary(const struct row_result *res, int n)
@@ -68,7 +157,8 @@ print_memory_summary(const struct row_result *res, int n)
 }
 
 static void
-print_text(const struct row_result *res, int n, double mape, double worst)
+print_text(const struct row_result *res, int n, double mape, double worst, const struct source_summary *g,
+	   int ng)
 {
 	printf("%-14s %-12s %6s %4s %4s %4s %11s %11s %8s\n", "id", "model", "gpus", "tp", "pp",
 	       "dp", "measured_s", "predicted_s", "error");
@@ -85,6 +175,26 @@ print_text(const struct row_result *res, int n, double mape, double worst)
 	}
 	printf("\nrows %d, MAPE %.2f %%, worst row %.2f %%\n", n, 100.0 * mape, 100.0 * worst);
 	print_memory_summary(res, n);
+	if (ng > 1 || (ng == 1 && g[0].source[0]))
+		print_sources_text(g, ng);
+}
+
+static json_t *
+sources_json(const struct source_summary *g, int ng)
+{
+	json_t *a = json_array();
+
+	for (int k = 0; a && k < ng; k++) {
+		json_t *o = json_pack("{s:s, s:i, s:f, s:f, s:f, s:o}", "source", g[k].source, "rows", g[k].rows,
+				      "mape", g[k].mape, "worst_abs_error", g[k].worst, "bias", g[k].bias,
+				      "spearman", g[k].has_spearman ? json_real(g[k].spearman) : json_null());
+
+		if (!o || json_array_append_new(a, o) != 0) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
 }
 
 static void
@@ -105,7 +215,8 @@ print_csv(const struct row_result *res, int n)
 }
 
 static bool
-print_json(const struct row_result *res, int n, double mape, double worst)
+print_json(const struct row_result *res, int n, double mape, double worst, const struct source_summary *g,
+	   int ng)
 {
 	json_t *root = json_object(), *rows = json_array();
 	int rc = 0;
@@ -124,6 +235,7 @@ print_json(const struct row_result *res, int n, double mape, double worst)
 				      "error", res[i].p.error, "fits", res[i].p.fits);
 
 		if (o) {
+			rc |= json_object_set_new(o, "source", json_string(res[i].run->source));
 			rc |= json_object_set_new(o, "predicted_memory_bytes", json_real(res[i].p.predicted_memory_bytes));
 			if (res[i].run->measured_memory_gib > 0)
 				rc |= json_object_set_new(o, "measured_memory_bytes",
@@ -137,6 +249,7 @@ print_json(const struct row_result *res, int n, double mape, double worst)
 	rc |= json_object_set_new(root, "rows", rows);
 	rc |= json_object_set_new(root, "mape", json_real(mape));
 	rc |= json_object_set_new(root, "worst_abs_error", json_real(worst));
+	rc |= json_object_set_new(root, "sources", sources_json(g, ng));
 	if (rc == 0)
 		rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
 	json_decref(root);
@@ -150,9 +263,10 @@ cmd_validate(int argc, char **argv)
 	struct validate_request r = { CLI_FORMAT_TEXT, -1.0, -1.0 };
 	struct run_set set;
 	struct row_result *res;
+	struct source_summary *groups = NULL;
 	struct plan_error err;
 	double mape = 0.0, worst = 0.0;
-	int rc;
+	int rc, ngroups = 0;
 	const char *file;
 
 	if ((rc = cli_options_parse(&cli_validate_options, argc, argv, &r)) >= 0)
@@ -179,13 +293,18 @@ cmd_validate(int argc, char **argv)
 		mape += fabs(res[i].p.error) / set.n;
 		worst = fmax(worst, fabs(res[i].p.error));
 	}
+	if (rc == CLI_EXIT_OK && (!(groups = calloc((size_t)set.n, sizeof(*groups))) ||
+				  (ngroups = summarise_sources(res, set.n, groups)) < 0)) {
+		cli_error("out of memory");
+		rc = CLI_EXIT_FAILURE;
+	}
 	if (rc == CLI_EXIT_OK) {
 		if (r.format == CLI_FORMAT_JSON)
-			rc = print_json(res, set.n, mape, worst) ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+			rc = print_json(res, set.n, mape, worst, groups, ngroups) ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
 		else if (r.format == CLI_FORMAT_CSV)
 			print_csv(res, set.n);
 		else
-			print_text(res, set.n, mape, worst);
+			print_text(res, set.n, mape, worst, groups, ngroups);
 		if (rc == CLI_EXIT_OK && r.max_mape >= 0 && 100.0 * mape > r.max_mape) {
 			cli_error("MAPE %.2f %% is above --max-mape %.2f %%", 100.0 * mape, r.max_mape);
 			rc = CLI_EXIT_THRESHOLD;
@@ -195,6 +314,7 @@ cmd_validate(int argc, char **argv)
 			rc = CLI_EXIT_THRESHOLD;
 		}
 	}
+	free(groups);
 	free(res);
 	runs_csv_release(&set);
 	return cli_finish(rc);

@@ -307,6 +307,7 @@ get_names(struct reader *r, struct run *run)
 	if (!field(r, COL_ID)[0] || !field(r, COL_MODEL)[0] || !field(r, COL_CLUSTER)[0])
 		return fail(r, "columns 'id', 'model' and 'cluster' must not be empty%s%s", "", "");
 	snprintf(run->id, sizeof(run->id), "%s", field(r, COL_ID));
+	snprintf(run->source, sizeof(run->source), "%s", field(r, COL_SOURCE));
 	if (!get_profile(r, COL_MODEL, run->model, sizeof(run->model)) ||
 	    !get_profile(r, COL_CLUSTER, run->cluster, sizeof(run->cluster)) ||
 	    !get_profile(r, COL_FRAMEWORK, run->framework, sizeof(run->framework)) ||

@@ -25,6 +25,7 @@ struct run {
 	char cluster[256];
 	char framework[256];      /**< "" when not given: the built-in framework */
 	char compressor[256];     /**< "" when not given (or "none"): no compression */
+	char source[512];         /**< where the run was published (its first 511 bytes): validate's groups */
 	int dp_algo;              /**< enum coll_algo: the dp_allreduce column, default ring */
 	struct plan plan;
 	double measured_time_s;   /**< 0 when only TFLOP/s is given */
@@ -54,8 +55,10 @@ struct run_set {
  * moe_routing, moe_overlap, mics_group (implies zero 3), gpus (checked
  * to be tp x cp x pp x dp); dp_overlap (false: --no-dp-overlap);
  * measured_memory_gib (the peak memory a GPU allocated, in GiB: compared
- * with the predicted memory). Provenance goes in 'source' and 'notes',
- * which are not read; any other column is an error that names the
+ * with the predicted memory). Provenance goes in 'source', the paper,
+ * table or sweep a run comes from (validate summarises the rows of each
+ * source; its first 511 bytes are kept), and 'notes', which is not read;
+ * any other column is an error that names the
  * nearest known one or lists them. The file must be a regular file of at most
  * INFILE_MAX_CSV bytes; a UTF-8 byte-order mark is skipped.
  * Release with runs_csv_release() even on failure.

@@ -546,6 +546,24 @@ expect_jq '(([.rows[].error | if . < 0 then -. else . end] | add) / (.rows | len
 	| ($m - .mape) as $d | (if $d < 0 then -$d else $d end) <= 1e-9' "mape is the mean |error|"
 finish "validate --format json has rows and mape"
 
+# The summary by source: one entry per distinct source, rows adding up to
+# the file's, each MAPE the mean |error| of its rows, Spearman in [-1, 1].
+nsrc=$(python3 -c 'import csv,sys; print(len({r["source"] for r in csv.DictReader(open(sys.argv[1]))}))' "$runs_csv" 2>/dev/null || echo "")
+cli validate "$runs_csv" --format json
+expect_rc 0
+[ -z "$nsrc" ] || expect_jq "(.sources | length) == $nsrc" "$nsrc sources"
+expect_jq "([.sources[].rows] | add) == $rows" "the sources' rows add up to $rows"
+expect_jq '. as $r | .sources | all(. as $g | [$r.rows[] | select(.source == $g.source) | .error | fabs]
+	| ((add / length) - $g.mape | fabs) < 1e-9)' "each source's MAPE is the mean |error| of its rows"
+expect_jq '.sources | all(.spearman == null or (.spearman >= -1 and .spearman <= 1))' "Spearman in [-1, 1]"
+expect_jq '.sources | all(.mape >= 0 and .worst_abs_error >= .mape and (.bias | fabs) <= .mape + 1e-12)' \
+	"worst >= MAPE >= |bias|"
+cli validate "$runs_csv"
+expect_rc 0
+expect_out_has "by source"
+expect_out_has "Spearman"
+finish "validate summarises each source: MAPE, worst, bias and Spearman's rank correlation"
+
 cli validate "$runs_csv" --format csv
 expect_rc 0
 grep -v '^\r\{0,1\}$' "$tmp/out" >"$tmp/validate.csv"
