@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdlib.h>
 
 #include "plan/compute.h"
 #include "testutil.h"
@@ -178,6 +179,62 @@ START_TEST(test_flash_attention)
 	ck_assert_double_eq_tol(slow.attn_bwd_s, 4.494967296e-4, 1e-15);
 	/* Nothing else moves. */
 	ck_assert_double_eq_tol(slow.bwd_s - full.bwd_s, 2.247483648e-4, 1e-15);
+	/*
+	 * FlashAttention-2 on a GPU whose profile measured another kernel: a
+	 * framework with attention_kernel fa2 divides by the GPU's
+	 * fa2_attention_speed (0.52 on Hopper: pytorch/pytorch#142132), here
+	 * set to 0.5 with attention_speed 1: the forward 1.0589934592e-4 s
+	 * again. attention_speed multiplies in: 0.5 x 0.5 = 0.25, four times
+	 * the profile's: 2.1179869184e-4 s. The GPU profile's own kernel
+	 * (profile) ignores fa2_attention_speed; sdpa is FA2 except on
+	 * Blackwell, where torchtitan puts cuDNN first (torchtitan#1196).
+	 */
+	c.gpu.fa2_attention_speed = 0.5;
+	fw.attention_speed = 1.0;
+	fw.attention_kernel = FRAMEWORK_ATTN_FA2;
+	compute_layer_time(&m, &p, &c, &fw, false, &slow);
+	ck_assert_double_eq_tol(slow.attn_fwd_s, 1.0589934592e-4, 1e-15);
+	fw.attention_speed = 0.5;
+	compute_layer_time(&m, &p, &c, &fw, false, &slow);
+	ck_assert_double_eq_tol(slow.attn_fwd_s, 2.1179869184e-4, 1e-15);
+	fw.attention_speed = 1.0;
+	fw.attention_kernel = FRAMEWORK_ATTN_PROFILE;
+	compute_layer_time(&m, &p, &c, &fw, false, &slow);
+	ck_assert_double_eq_tol(slow.attn_fwd_s, 5.294967296e-5, 1e-15);
+	fw.attention_kernel = FRAMEWORK_ATTN_SDPA;
+	c.gpu.generation = GPU_GEN_HOPPER;
+	ck_assert_double_eq(compute_attention_kernel_speed(&c, &fw), 0.5);
+	c.gpu.generation = GPU_GEN_BLACKWELL;
+	ck_assert_double_eq(compute_attention_kernel_speed(&c, &fw), 1.0);
+	ck_assert_double_eq(compute_attention_kernel_speed(&c, NULL), 1.0);
+	cluster_release(&c);
+}
+END_TEST
+
+/* The bundled GPUs' FlashAttention-2 speeds: the generation defaults,
+ * stated in the Hopper and Blackwell profiles with their sources. */
+START_TEST(test_fa2_speed_defaults)
+{
+	struct cluster c;
+
+	setenv("PLAN_CLI_PATH", getenv("PLAN_TEST_SOURCE_ROOT") ? getenv("PLAN_TEST_SOURCE_ROOT") : ".", 1);
+	profile_path_init(NULL);
+	test_load_profile(PROFILE_CLUSTER, "selene", &c);
+	ck_assert_double_eq(c.gpu.fa2_attention_speed, 1.0);
+	cluster_release(&c);
+	test_load_profile(PROFILE_CLUSTER, "dgx-h100", &c);
+	ck_assert_double_eq(c.gpu.fa2_attention_speed, 0.52);
+	cluster_release(&c);
+	test_load_profile(PROFILE_CLUSTER, "dgx-b200", &c);
+	ck_assert_double_eq(c.gpu.fa2_attention_speed, 0.26);
+	cluster_release(&c);
+	/* A spec-sheet Hopper gets the generation's value. */
+	test_load_cluster(&c, "name: t\nnodes: 1\ngpus_per_node: 8\n"
+			  "gpu:\n  name: h\n  generation: hopper\n  peak_flops: 989 TFLOPS\n  memory: 80 GiB\n"
+			  "  memory_bandwidth: 3.35 TB/s\n"
+			  "intra_node:\n  bandwidth: 450 GB/s\n"
+			  "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n");
+	ck_assert_double_eq(c.gpu.fa2_attention_speed, 0.52);
 	cluster_release(&c);
 }
 END_TEST
@@ -261,6 +318,7 @@ compute_suite(void)
 	tcase_add_test(tc, test_layer_recompute);
 	tcase_add_test(tc, test_embedding_and_logits);
 	tcase_add_test(tc, test_flash_attention);
+	tcase_add_test(tc, test_fa2_speed_defaults);
 	tcase_add_test(tc, test_launch_overhead);
 	tcase_add_test(tc, test_fp8_gemm);
 	suite_add_tcase(s, tc);

@@ -68,6 +68,14 @@ void compute_layer_time(const struct model *m, const struct plan *p, const struc
 void compute_flash_attention(const struct model *m, const struct plan *p, const struct cluster *c,
 			     double *fwd_s, double *bwd_s);
 
+/**
+ * How fast @fw's fused-attention kernel runs on @c's GPU against the one
+ * the GPU profile measured: 1 for the profile's own, the profile's
+ * fa2_attention_speed where the framework runs FlashAttention-2 (fa2,
+ * and sdpa before Blackwell).
+ */
+double compute_attention_kernel_speed(const struct cluster *c, const struct framework *fw);
+
 /** Embedding and logit-layer times for one micro-batch on one GPU. */
 void compute_ends_time(const struct model *m, const struct plan *p,
 		       const struct cluster *c, struct compute_ends *out);

@@ -22,7 +22,15 @@ enum framework_prefetch {
 	FRAMEWORK_PREFETCH_NONE, /**< on demand, forward and backward: every gather is exposed */
 };
 
+/** Which fused-attention kernel it runs. */
+enum framework_attention {
+	FRAMEWORK_ATTN_PROFILE, /**< the GPU profile's own (best) kernel: Megatron-Core with Transformer Engine */
+	FRAMEWORK_ATTN_FA2,     /**< FlashAttention-2 on every GPU (flash-attn, PyTorch SDPA's default) */
+	FRAMEWORK_ATTN_SDPA,    /**< PyTorch SDPA as torchtitan sets it: FA2, cuDNN's on Blackwell */
+};
+
 extern const char *const framework_gather_names[];
+extern const char *const framework_attention_names[];
 extern const char *const framework_prefetch_names[];
 
 struct framework {
@@ -43,8 +51,9 @@ struct framework {
 	double layer_overhead_s;  /**< fixed cost per layer per micro-batch (hooks, launch gaps) */
 	double microbatch_overhead_s; /**< fixed cost per micro-batch (schedule step, loss, syncs) */
 	double iteration_overhead_s; /**< fixed cost per iteration (data loading, logging, step launch) */
-	double attention_speed;   /**< its fused-attention kernel's throughput, as a fraction of the GPU
-				       profile's (which is FlashAttention-2/3's); 1: the same kernel */
+	int attention_kernel;     /**< enum framework_attention */
+	double attention_speed;   /**< its fused-attention kernel's throughput, as a fraction of the
+				       attention_kernel's; 1: that kernel */
 };
 
 /**

@@ -45,6 +45,8 @@ struct gpu {
 	double attention_fwd_efficiency;    /**< flash-attention forward, fraction of peak */
 	double attention_bwd_efficiency;    /**< flash-attention backward, fraction of peak */
 	double attention_overhead_s;        /**< fixed cost of one attention kernel (filling the GPU) */
+	double fa2_attention_speed;         /**< FlashAttention-2's throughput here, as a fraction of the
+					       attention efficiencies above (the GPU's best kernel's) */
 	double launch_overhead_s;   /**< fixed cost of one non-GEMM kernel */
 	double reserved_bytes;      /**< memory not available to the model (context, workspaces) */
 	int flash_attention;        /**< 1: runs FlashAttention, so plans use it unless told not to;

@@ -221,6 +221,18 @@ layer_mlp_gemms(const struct model *m, const struct plan *p, const struct cluste
 	}
 }
 
+double
+compute_attention_kernel_speed(const struct cluster *c, const struct framework *fw)
+{
+	int kernel = fw ? fw->attention_kernel : FRAMEWORK_ATTN_PROFILE;
+
+	/* torchtitan puts cuDNN's attention first on Blackwell (sm100) and
+	 * FlashAttention-2 elsewhere (pytorch/torchtitan#1196). */
+	if (kernel == FRAMEWORK_ATTN_SDPA && c->gpu.generation == GPU_GEN_BLACKWELL)
+		return 1.0;
+	return kernel == FRAMEWORK_ATTN_PROFILE ? 1.0 : c->gpu.fa2_attention_speed;
+}
+
 /* The attention core's forward into *@fwd_s and, for a fused kernel, its
  * own backward into *@bwd_s (left as it is otherwise). */
 static void
@@ -233,8 +245,10 @@ layer_attention_core(const struct model *m, const struct plan *p, const struct c
 		/* Another kernel than the one the GPU profile measured: its
 		 * throughput relative to that one (llm-foundry's Triton flash
 		 * attention, 1.3-2.5x slower than FlashAttention-2: Dao 2023,
-		 * Sec. 4.1; frameworks/llm-foundry.yaml). */
-		double speed = fw ? fw->attention_speed : 1.0;
+		 * Sec. 4.1; frameworks/llm-foundry.yaml), on FlashAttention-2
+		 * where the framework runs it and the profile measured another
+		 * (FA3 or cuDNN's on Hopper). */
+		double speed = (fw ? fw->attention_speed : 1.0) * compute_attention_kernel_speed(c, fw);
 
 		compute_flash_attention(m, p, c, fwd_s, bwd_s);
 		*fwd_s /= speed;

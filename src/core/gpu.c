@@ -24,6 +24,7 @@ struct gpu_defaults {
 	double launch_overhead_s;
 	double fp8_gemm_ratio;
 	int flash_attention;
+	double fa2_attention_speed;
 };
 
 /*
@@ -56,14 +57,22 @@ struct gpu_defaults {
  *   cuDNN's fused attention Blackwell, and ROCm's CK/Triton flash
  *   attention MI300X; Volta has none. A GPU whose generation is not
  *   given is not assumed to have it.
+ * - FlashAttention-2 against the profile's kernel (frameworks that run FA2
+ *   everywhere: attention_kernel fa2 or sdpa): the same kernel on Ampere
+ *   (1); on Hopper PyTorch SDPA's FA2 backend reached 329 TFLOP/s where
+ *   cuDNN reached 631 and FA3 632 on one H100, (1, 24, 4608, 128)
+ *   (pytorch/pytorch#142132): 0.52; on the B200 FA2 2.7.4 reached 307-381
+ *   TFLOP/s forward at head dim 64 (flash-attention#1589) against the
+ *   profile's 0.59 x 2250: about 0.26, weak (one head dim); Volta has no
+ *   FA2, and on CDNA3 the profile is ROCm's own flash kernel (1).
  */
 static const struct gpu_defaults defaults[GPU_GEN_COUNT] = {
-	[GPU_GEN_UNSPECIFIED] = { 0.80, 0.75, 5e-6, 0.50, 0.40, 75e-6, 3e-6, 0.9, 0 },
-	[GPU_GEN_VOLTA] = { 0.88, 0.73, 5e-6, 0.40, 0.30, 75e-6, 3e-6, 0.9, 0 },
-	[GPU_GEN_AMPERE] = { 0.84, 0.75, 5e-6, 0.55, 0.47, 75e-6, 3e-6, 0.9, 1 },
-	[GPU_GEN_HOPPER] = { 0.90, 0.69, 5e-6, 0.57, 0.54, 75e-6, 3e-6, 0.9, 1 },
-	[GPU_GEN_BLACKWELL] = { 0.67, 0.48, 5e-6, 0.59, 0.37, 75e-6, 3e-6, 0.97, 1 },
-	[GPU_GEN_CDNA3] = { 0.75, 0.50, 5e-6, 0.40, 0.30, 75e-6, 3e-6, 0.9, 1 },
+	[GPU_GEN_UNSPECIFIED] = { 0.80, 0.75, 5e-6, 0.50, 0.40, 75e-6, 3e-6, 0.9, 0, 1.0 },
+	[GPU_GEN_VOLTA] = { 0.88, 0.73, 5e-6, 0.40, 0.30, 75e-6, 3e-6, 0.9, 0, 1.0 },
+	[GPU_GEN_AMPERE] = { 0.84, 0.75, 5e-6, 0.55, 0.47, 75e-6, 3e-6, 0.9, 1, 1.0 },
+	[GPU_GEN_HOPPER] = { 0.90, 0.69, 5e-6, 0.57, 0.54, 75e-6, 3e-6, 0.9, 1, 0.52 },
+	[GPU_GEN_BLACKWELL] = { 0.67, 0.48, 5e-6, 0.59, 0.37, 75e-6, 3e-6, 0.97, 1, 0.26 },
+	[GPU_GEN_CDNA3] = { 0.75, 0.50, 5e-6, 0.40, 0.30, 75e-6, 3e-6, 0.9, 1, 1.0 },
 };
 
 static void
@@ -79,6 +88,7 @@ gpu_unset_defaults(struct gpu *g)
 	g->memory_efficiency = g->gemm_efficiency_max = g->gemm_overhead_s = GPU_UNSET;
 	g->attention_fwd_efficiency = g->attention_bwd_efficiency = GPU_UNSET;
 	g->attention_overhead_s = GPU_UNSET;
+	g->fa2_attention_speed = GPU_UNSET;
 	g->fp8_gemm_ratio = GPU_UNSET;
 	g->launch_overhead_s = GPU_UNSET;
 	g->flash_attention = GPU_FLASH_UNSET;
@@ -96,6 +106,7 @@ gpu_fill_defaults(struct gpu *g)
 	fill(&g->attention_fwd_efficiency, d->attention_fwd_efficiency);
 	fill(&g->attention_bwd_efficiency, d->attention_bwd_efficiency);
 	fill(&g->attention_overhead_s, d->attention_overhead_s);
+	fill(&g->fa2_attention_speed, d->fa2_attention_speed);
 	fill(&g->fp8_gemm_ratio, d->fp8_gemm_ratio);
 	fill(&g->launch_overhead_s, d->launch_overhead_s);
 	if (g->flash_attention == GPU_FLASH_UNSET)

@@ -1,3 +1,4 @@
+#include "plan/compute.h"
 #include "plan/compression.h"
 #include "plan/compressor.h"
 #include "plan/seqlen.h"
@@ -195,6 +196,11 @@ format_text_plan(FILE *out, const struct report *r)
 		e->gpus, cluster_gpus(r->cluster), r->cluster->gpu.name);
 	fprintf(out, "software     framework %s; gpu calibration: %s\n", fw ? fw->name : "built-in",
 		gpu_is_calibrated(&r->cluster->gpu) ? r->cluster->gpu.calibration : "none (spec-sheet GPU)");
+	/* Another attention kernel than the GPU profile's: say how fast. */
+	if (fw && p->flash_attention && fw->attention_speed * compute_attention_kernel_speed(r->cluster, fw) != 1.0)
+		fprintf(out, "             attention kernel %s at %.2f of the GPU profile's\n",
+			framework_attention_names[fw->attention_kernel],
+			fw->attention_speed * compute_attention_kernel_speed(r->cluster, fw));
 	if (p->cp > 1)
 		fprintf(out, "plan         tp %d x cp %d (%s) x pp %d x dp %d, vpp %d, micro-batch %d, global batch %d, "
 			"seq-len %d\n", p->tp, p->cp, plan_cp_method_names[p->cp_method], p->pp, p->dp, p->vpp,

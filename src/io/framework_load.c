@@ -61,11 +61,16 @@ const struct schema_key framework_schema[] = {
 	{ .key = "iteration_overhead", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
 	  .offset = OFF(iteration_overhead_s), .min = 0, .max = 3600, .def = "0 s",
 	  .help = "fixed cost per iteration (data loading, logging, the step's launches)" },
+	{ .key = "attention_kernel", .type = SCHEMA_ENUM, .offset = OFF(attention_kernel), .def = "profile",
+	  .choices = framework_attention_names,
+	  .help = "with flash attention, the kernel it runs: the GPU profile's own (profile: Megatron-Core with "
+		  "Transformer Engine), FlashAttention-2 everywhere (fa2: the flash-attn package, PyTorch SDPA's "
+		  "default) or PyTorch SDPA as torchtitan sets it (sdpa: FA2, cuDNN's kernel on Blackwell); "
+		  "FA2 runs at the GPU profile's fa2_attention_speed" },
 	{ .key = "attention_speed", .type = SCHEMA_NUMBER, .offset = OFF(attention_speed), .min = 0.05,
 	  .max = 1, .def = "1",
-	  .help = "with flash attention: the framework's fused-attention kernel runs at this fraction of the "
-		  "GPU profile's flash-attention throughput (1: FlashAttention-2/3 as the profile measures; "
-		  "llm-foundry's Triton kernel: 0.55)" },
+	  .help = "with flash attention: the framework's fused-attention kernel runs at this fraction of "
+		  "attention_kernel's throughput (1: that kernel; llm-foundry's Triton kernel: 0.55 of FA2)" },
 	{ 0 },
 };
 
