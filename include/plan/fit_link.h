@@ -48,7 +48,8 @@ struct fit_link_result {
 	double half_size_bytes;    /**< inter: message_half_size */
 	double half_size_se;
 	bool latency_fitted;       /**< false: held at 0 (the fit wanted it negative) */
-	bool half_size_fitted;     /**< false: held at the base cluster's (not identifiable, or negative) */
+	bool half_size_fitted;     /**< false: held at the base cluster's (not identifiable), or at 0 */
+	bool half_size_negative;   /**< held at 0: the fit wanted it negative */
 	int points;
 	int params;                /**< parameters fitted */
 	double mape;               /**< of collective.c's times with the fitted links, over the points */

@@ -132,7 +132,9 @@ print_link_text(const struct nccl_set *s, const struct fit_link_result *f)
 	       f->latency_fitted ? "" : " (held at 0: the fit wanted it negative)");
 	if (f->level == FIT_LINK_INTER)
 		printf("message_half_size       %10.4g KiB   +- %.3g KiB%s\n", f->half_size_bytes / 1024,
-		       f->half_size_se / 1024, f->half_size_fitted ? "" :
+		       f->half_size_se / 1024, f->half_size_fitted ? "" : f->half_size_negative ?
+		       " (held at 0: the fit wanted it negative; the --cluster's intra-node link may not be the one "
+		       "the logs ran on)" :
 		       " (held: the runs cannot tell it from the latency; runs on two node counts can)");
 	printf("fit                     MAPE %.2f %%, worst %.2f %% (collective.c with the fitted link)\n",
 	       100 * f->mape, 100 * f->max_abs_error);
@@ -149,13 +151,14 @@ link_json(const struct nccl_set *s, const struct fit_link_result *f)
 						      "ranks", s->logs[i].ranks, "hosts", s->logs[i].nodes,
 						      "gpu", s->logs[i].gpu, "sizes", s->logs[i].n,
 						      "avg_busbw_Bps", s->logs[i].avg_busbw_Bps));
-	return json_pack("{s:s, s:s, s:o, s:i, s:i, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:b, s:f, s:f}",
+	return json_pack("{s:s, s:s, s:o, s:i, s:i, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:b, s:b, s:f, s:f}",
 			 "kind", "nccl-tests", "level", fit_link_level_names[f->level], "logs", logs,
 			 "points", f->points, "parameters", f->params,
 			 "bandwidth_Bps", f->bandwidth_Bps, "bandwidth_se_Bps", f->bandwidth_se,
 			 "latency_s", f->latency_s, "latency_se_s", f->latency_se, "latency_fitted", f->latency_fitted,
 			 "half_size_bytes", f->half_size_bytes, "half_size_se_bytes", f->half_size_se,
-			 "half_size_fitted", f->half_size_fitted, "mape", f->mape, "max_abs_error", f->max_abs_error);
+			 "half_size_fitted", f->half_size_fitted, "half_size_negative", f->half_size_negative,
+			 "mape", f->mape, "max_abs_error", f->max_abs_error);
 }
 
 static int

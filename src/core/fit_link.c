@@ -109,6 +109,7 @@ collinear(const struct row *rows, int n)
 /* The fit's unknowns: which are free, and what the fixed ones hold. */
 struct unknowns {
 	bool free[P_COUNT];
+	bool y_negative;        /* y was freed, went negative and is held at 0 */
 	double h0;              /* the half size when y is not free */
 	double theta[P_COUNT];  /* alpha, x, y */
 	double cov[P_COUNT][P_COUNT];
@@ -201,7 +202,7 @@ solve_bounded(const struct row *rows, int n, struct unknowns *u, struct plan_err
 		if (u->free[P_ALPHA] && u->theta[P_ALPHA] < 0)
 			u->free[P_ALPHA] = false;
 		else if (u->free[P_Y] && u->theta[P_Y] < 0)
-			u->free[P_Y] = false, u->h0 = 0.0;
+			u->free[P_Y] = false, u->h0 = 0.0, u->y_negative = true;
 		else
 			break;
 	}
@@ -223,6 +224,7 @@ convert(const struct unknowns *u, struct fit_link_result *out)
 	out->bandwidth_Bps = 1.0 / x;
 	out->bandwidth_se = sqrt(fmax(u->cov[P_X][P_X], 0.0)) / (x * x);
 	out->half_size_fitted = u->free[P_Y];
+	out->half_size_negative = u->y_negative;
 	if (!u->free[P_Y]) {
 		out->half_size_bytes = u->h0;
 		out->half_size_se = 0.0;

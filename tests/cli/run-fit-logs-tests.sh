@@ -60,6 +60,19 @@ check "inter JSON: 40 GB/s a GPU, 5 us, a fitted half size" \
 	'[ $rc -eq 0 ] && jq -e ".level == \"inter\" and .half_size_fitted and (.bandwidth_Bps - 40e9 | fabs) < 3 * .bandwidth_se_Bps and (.latency_s - 5e-6 | fabs) < 3 * .latency_se_s" "$tmp/out" >/dev/null'
 check "inter YAML: nic_bandwidth in Gbit/s, message_half_size in KiB" \
 	'grep -q "nic_bandwidth: 400 Gbit/s" "$tmp/inter.yaml" && grep -q "message_half_size: .* KiB" "$tmp/inter.yaml"'
+# A base cluster whose intra-node steps are slower than the logs' (6 us
+# against the 3 us they were made with) leaves less time to the network
+# than the small messages took: the half size goes negative and is held at
+# 0, and the report says why rather than blaming one node count.
+sed 's/^  latency: 3 us$/  latency: 6 us/' "$nccl/sample-cluster.yaml" >"$tmp/slow-intra.yaml"
+run fit-logs --nccl-tests "$nccl/all_reduce_perf-2x8xh100.log" "$nccl/all_reduce_perf-4x8xh100.log" \
+	--cluster "$tmp/slow-intra.yaml" --format json
+check "inter fit on a mismatched intra link: half size held at 0, half_size_negative" \
+	'[ $rc -eq 0 ] && jq -e "(.half_size_fitted | not) and .half_size_negative and .half_size_bytes == 0" "$tmp/out" >/dev/null'
+run fit-logs --nccl-tests "$nccl/all_reduce_perf-2x8xh100.log" "$nccl/all_reduce_perf-4x8xh100.log" \
+	--cluster "$tmp/slow-intra.yaml"
+check "... and the text says the fit wanted it negative" \
+	'[ $rc -eq 0 ] && grep -q "held at 0: the fit wanted it negative" "$tmp/out"'
 
 run fit-logs --gemm "$gemm" --gpu h100-sxm5-80gb --output "$tmp/gpu.yaml"
 check "GEMM fit: exit 0, eff_max and overhead printed" \
