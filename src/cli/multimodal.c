@@ -52,22 +52,73 @@ load_multimodal(const char *arg, struct multimodal *mm)
 	return CLI_EXIT_OK;
 }
 
+/* The plan's one recompute mode, or -1 where its stages differ (a
+ * per-stage mix, Slapo's layer counts): a search may leave a per-stage
+ * mix that is one mode on every stage, a one-stage plan always. */
+static int
+plan_one_recompute(const struct plan *p)
+{
+	int r = plan_stage_recompute(p, 0);
+
+	if (p->custom_recompute_layers)
+		return -1;
+	for (int s = 1; s < p->pp; s++)
+		if (plan_stage_recompute(p, s) != r)
+			return -1;
+	return r;
+}
+
 /* "tp 2 x pp 1 x dp 8, mb 4, recompute none, ZeRO 1" */
 static void
 plan_brief(const struct plan *p, char *buf, size_t size)
 {
-	snprintf(buf, size, "tp %d x pp %d x dp %d, mb %d, %s%s, ZeRO %d", p->tp, p->pp, p->dp, p->micro_batch,
-		 p->custom_recompute ? "per-stage" : plan_recompute_names[p->recompute],
-		 p->custom_recompute ? " recompute" : "", p->zero);
+	int r = plan_one_recompute(p);
+
+	int n = snprintf(buf, size, "tp %d x pp %d x dp %d, mb %d, %s%s, ", p->tp, p->pp, p->dp, p->micro_batch,
+			 r >= 0 ? plan_recompute_names[r] : "per-stage", r >= 0 ? "" : " recompute");
+
+	if (n < (int)size && p->mics_group > 0)
+		snprintf(buf + n, size - (size_t)n, "MiCS %d%s", p->mics_group, p->mics_hierarchical ? "" : " flat");
+	else if (n < (int)size)
+		snprintf(buf + n, size - (size_t)n, "ZeRO %d", p->zero);
 }
 
-/* The --submodule spec for @p: what predict takes back. */
+/* "/a/b/c": one entry per stage, layers or recompute names, appended at @n. */
+static int
+spec_stages(const struct plan *p, bool recompute, char *buf, size_t size, int n)
+{
+	for (int s = 0; s < p->pp && n < (int)size; s++)
+		n += recompute ? snprintf(buf + n, size - (size_t)n, "%s%s", s ? "/" : "",
+					  plan_recompute_names[plan_stage_recompute(p, s)])
+			       : snprintf(buf + n, size - (size_t)n, "%s%d", s ? "/" : "", p->stage_layers[s]);
+	return n;
+}
+
+/* The --submodule spec for @p: what predict takes back, the plan's
+ * choices beyond the defaults included (interleaving, sequence
+ * parallelism, a MiCS group and its gather, uneven stages, recompute per
+ * stage), so that predict times the plan optimize timed. */
 static void
 plan_spec(const char *name, const struct plan *p, char *buf, size_t size)
 {
-	snprintf(buf, size, "%s:tp=%d,pp=%d,dp=%d,micro-batch=%d,recompute=%s,zero=%d", name, p->tp, p->pp, p->dp,
-		 p->micro_batch, plan_recompute_names[p->custom_recompute ? PLAN_RECOMPUTE_FULL : p->recompute],
-		 p->zero);
+	int r = plan_one_recompute(p);
+	int n = snprintf(buf, size, "%s:tp=%d,pp=%d,dp=%d,micro-batch=%d", name, p->tp, p->pp, p->dp, p->micro_batch);
+
+	if (r >= 0 && n < (int)size)
+		n += snprintf(buf + n, size - (size_t)n, ",recompute=%s", plan_recompute_names[r]);
+	else if (n < (int)size)
+		n = spec_stages(p, true, buf, size, n + snprintf(buf + n, size - (size_t)n, ",stage-recompute="));
+	if (p->mics_group > 0 && n < (int)size)
+		n += snprintf(buf + n, size - (size_t)n, ",mics=%d%s", p->mics_group,
+			      p->mics_hierarchical ? "" : ",mics-flat=1");
+	else if (n < (int)size)
+		n += snprintf(buf + n, size - (size_t)n, ",zero=%d", p->zero);
+	if (p->vpp > 1 && n < (int)size)
+		n += snprintf(buf + n, size - (size_t)n, ",vpp=%d", p->vpp);
+	if (p->sequence_parallel && n < (int)size)
+		n += snprintf(buf + n, size - (size_t)n, ",sp=1");
+	if (p->custom_layers && p->pp > 1 && n < (int)size)
+		spec_stages(p, false, buf, size, n + snprintf(buf + n, size - (size_t)n, ",stage-layers="));
 }
 
 /* ------------------------------------------------------------ output */
@@ -75,8 +126,11 @@ plan_spec(const char *name, const struct plan *p, char *buf, size_t size)
 static json_t *
 plan_json(const struct plan *p)
 {
-	return json_pack("{s:i, s:i, s:i, s:i, s:s, s:i}", "tp", p->tp, "pp", p->pp, "dp", p->dp, "micro_batch",
-			 p->micro_batch, "recompute", plan_recompute_names[p->recompute], "zero", p->zero);
+	int r = plan_one_recompute(p);
+
+	return json_pack("{s:i, s:i, s:i, s:i, s:s, s:i, s:i}", "tp", p->tp, "pp", p->pp, "dp", p->dp, "micro_batch",
+			 p->micro_batch, "recompute", r >= 0 ? plan_recompute_names[r] : "per-stage", "zero", p->zero,
+			 "mics_group", p->mics_group);
 }
 
 /* What the multimodal prediction prints: the profiles and the plans it priced. */
@@ -200,7 +254,12 @@ mm_text(const struct mm_report *r)
 #define SPEC_MAX 256
 
 /* The keys --submodule takes, in the order of the bits of spec_state.seen. */
-static const char *const spec_keys[] = { "tp", "pp", "dp", "gpus", "micro-batch", "recompute", "zero" };
+static const char *const spec_keys[] = {
+	"tp", "pp", "dp", "gpus", "micro-batch", "recompute", "zero", "vpp", "sp", "mics", "mics-flat",
+	"stage-layers", "stage-recompute",
+};
+#define SPEC_VALID "tp, pp, dp, gpus, micro-batch, recompute, zero, vpp, sp, mics, mics-flat, stage-layers, " \
+		   "stage-recompute"
 #define SPEC_NKEYS ((int)(sizeof(spec_keys) / sizeof(spec_keys[0])))
 
 /* What the items of one --submodule spec have said so far. */
@@ -233,6 +292,44 @@ spec_submodule(const struct multimodal *mm, const char *arg, char *name, size_t 
 	return true;
 }
 
+/* stage-layers=a/b/... or stage-recompute=m/m/...: one entry per stage,
+ * '/' between them (',' separates the spec's items); predict checks the
+ * count against pp and the layers against the model's. */
+static bool
+spec_stage_list(const char *key, const char *val, struct plan *p, const char *name)
+{
+	bool recompute = strcmp(key, "stage-recompute") == 0;
+	char buf[SPEC_MAX], opt[96];
+	char *save = NULL;
+	int n = 0;
+
+	snprintf(opt, sizeof(opt), "--submodule %.63s: %.16s", name, key);
+	snprintf(buf, sizeof(buf), "%s", val);
+	if (!*val || val[0] == '/' || val[strlen(val) - 1] == '/' || strstr(val, "//")) {
+		cli_error("%s expects entries separated by '/', got '%s'", opt, val);
+		return false;
+	}
+	for (char *tok = strtok_r(buf, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
+		int v;
+
+		if (n >= PLAN_MAX_STAGES) {
+			cli_error("%s: more than %d stages", opt, PLAN_MAX_STAGES);
+			return false;
+		}
+		if (recompute ? !cli_choice(opt, tok, plan_recompute_names, &v) : !cli_int(opt, tok, 1, 30000, &v))
+			return false;
+		if (recompute)
+			p->stage_recompute[n++] = (signed char)v;
+		else
+			p->stage_layers[n++] = (short)v;
+	}
+	if (recompute)
+		p->custom_recompute = true, p->stage_recompute_count = n;
+	else
+		p->custom_layers = true, p->stage_layers_count = n;
+	return true;
+}
+
 /* Apply one KEY=VALUE item of the spec to @p. */
 static bool
 spec_item(const char *key, const char *val, struct plan *p, struct spec_state *st)
@@ -258,6 +355,8 @@ spec_item(const char *key, const char *val, struct plan *p, struct spec_state *s
 		p->recompute = r;
 		return true;
 	}
+	if (strcmp(key, "stage-layers") == 0 || strcmp(key, "stage-recompute") == 0)
+		return spec_stage_list(key, val, p, name);
 	/* An unknown key is parsed as a number first: 'foo=x' reports the
 	 * number, as it always has. */
 	if (!num_parse_long(val, 0, 1L << 26, &v)) {
@@ -276,12 +375,19 @@ spec_item(const char *key, const char *val, struct plan *p, struct spec_state *s
 		p->micro_batch = (int)v;
 	else if (strcmp(key, "zero") == 0 && v <= 3)
 		p->zero = (int)v;
+	else if (strcmp(key, "vpp") == 0 && v >= 1 && v <= PLAN_MAX_STAGES)
+		p->vpp = (int)v;
+	else if (strcmp(key, "sp") == 0 && v <= 1)
+		p->sequence_parallel = v == 1;
+	else if (strcmp(key, "mics") == 0 && v >= 1)
+		p->mics_group = (int)v;
+	else if (strcmp(key, "mics-flat") == 0 && v <= 1)
+		p->mics_hierarchical = v == 0;
 	else if (k < SPEC_NKEYS) {
 		cli_error("--submodule %s: %s=%s is out of range (a submodule with no GPUs?)", name, key, val);
 		return false;
 	} else {
-		cli_error("--submodule %s: unknown key '%s' (valid: tp, pp, dp, gpus, micro-batch, recompute, zero)",
-			  name, key);
+		cli_error("--submodule %s: unknown key '%s' (valid: " SPEC_VALID ")", name, key);
 		return false;
 	}
 	return true;
@@ -349,6 +455,15 @@ parse_spec(const struct multimodal *mm, const char *arg, int total_default_mb, s
 		*eq = '\0';
 		if (!spec_item(tok, eq + 1, p, &st))
 			return false;
+	}
+	if (p->mics_group > 0) {
+		/* MiCS is ZeRO-3 inside its groups, as --mics-group implies. */
+		if (p->zero != 3 && (st.seen & (1u << 6))) {
+			cli_error("--submodule %s: mics=%d is ZeRO-3 in groups; it does not go with zero=%d", name,
+				  p->mics_group, p->zero);
+			return false;
+		}
+		p->zero = 3;
 	}
 	return spec_dp(&st, p);
 }

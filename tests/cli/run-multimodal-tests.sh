@@ -42,6 +42,33 @@ check "optimize's predict_args run in predict" '[ $? -eq 0 ] && grep -q "per-sub
 check "optimize --format json" \
 	'[ $? -eq 0 ] && jq -e ".speedup > 0 and .per_submodule.gpus <= 16 and .monolithic.gpus == 16 and .seconds >= 0" "$tmp/opt.json" >/dev/null'
 
+# optimize's predict_args name the plan it timed: predict gives back the
+# same iteration time (the MiCS groups and other choices included), on 64
+# GPUs where the search picks MiCS for both encoders.
+"$bin" optimize "${base[@]}" --gpus 64 --format json >"$tmp/opt64.json" 2>"$tmp/err"
+"$bin" optimize "${base[@]}" --gpus 64 >"$tmp/opt64" 2>"$tmp/err"
+args=$(sed -n 's/^predict_args *//p' "$tmp/opt64")
+# shellcheck disable=SC2086
+"$bin" predict $args --format json >"$tmp/back64.json" 2>"$tmp/err"
+check "predict of optimize's predict_args times what optimize timed ($args)" \
+	'[ $? -eq 0 ] && jq -e --slurpfile o "$tmp/opt64.json" \
+	 "(.iteration_time_s - \$o[0].per_submodule.iteration_time_s | fabs) < 1e-9 * .iteration_time_s" \
+	 "$tmp/back64.json" >/dev/null'
+# The spec's other keys: uneven stages and recompute per stage ('/'
+# between stages), interleaving, sequence parallelism (off: 77 and 257
+# tokens split by no TP degree), a flat MiCS gather across two nodes.
+"$bin" predict "${base[@]}" --submodule image:tp=1,pp=2,dp=8,stage-layers=10/14,stage-recompute=full/none,vpp=1 \
+	--submodule text:dp=16,sp=0,mics=16,mics-flat=1 --format json >"$tmp/keys.json" 2>"$tmp/err"
+check "stage-layers, stage-recompute, sp, mics and mics-flat in --submodule" \
+	'[ $? -eq 0 ] && jq -e ".submodules[0].plan.pp == 2 and .submodules[1].plan.dp == 16" "$tmp/keys.json" >/dev/null'
+"$bin" predict "${base[@]}" --submodule image:tp=1,pp=2,dp=8,stage-layers=10/14 --submodule text:dp=16 \
+	--format json >"$tmp/uneven.json" 2>"$tmp/err"
+"$bin" predict "${base[@]}" --submodule image:tp=1,pp=2,dp=8 --submodule text:dp=16 \
+	--format json >"$tmp/even.json" 2>"$tmp/err"
+check "uneven stages change the image encoder's time" \
+	'jq -e --slurpfile e "$tmp/even.json" ".submodules[0].iteration_time_s != \$e[0].submodules[0].iteration_time_s" \
+	 "$tmp/uneven.json" >/dev/null'
+
 usage() { # NAME SUBSTRING ARGS...
 	local name=$1 want=$2
 	shift 2
@@ -69,6 +96,12 @@ usage "--submodule on a transformer" "--submodule needs a multimodal model (kind
 usage "a submodule given twice" "--submodule image is given twice" \
 	predict "${base[@]}" --submodule image:dp=8 --submodule image:dp=8
 usage "an unknown key" "unknown key 'tpp'" predict "${base[@]}" --submodule image:tpp=2 --submodule text:dp=8
+usage "mics with another ZeRO stage" "mics=8 is ZeRO-3 in groups; it does not go with zero=2" \
+	predict "${base[@]}" --submodule image:dp=8,mics=8,zero=2 --submodule text:dp=8
+usage "an empty stage in stage-layers" "expects entries separated by '/'" \
+	predict "${base[@]}" --submodule image:pp=2,dp=4,stage-layers=10//14 --submodule text:dp=8
+usage "a bad stage-recompute name" "'most'" \
+	predict "${base[@]}" --submodule image:pp=2,dp=4,stage-recompute=full/most --submodule text:dp=8
 usage "--format csv" "a multimodal prediction is text or json" predict "${base[@]}" "${per[@]}" --format csv
 usage "--seq-len" "give their own tokens per sample" predict "${base[@]}" "${per[@]}" --seq-len 77
 
