@@ -211,6 +211,55 @@ START_TEST(test_flash_attention)
 }
 END_TEST
 
+/*
+ * Element-wise traffic, fused against eager (compute.c's ew_ops table): a
+ * toy Llama layer, h 1024, 8 heads of 128 with 2 KV heads (kvd 256), SwiGLU
+ * of 2816, RMSNorm, rotary; s 1024, b 1, t 1, flash attention (no score
+ * traffic); 1 TB/s at efficiency 1 and 1 us a kernel.
+ *   fused: norms 2 x 4 x 2^20 = 8,388,608; residual adds 2 x 7 x 2^20 =
+ *   14,680,064; SwiGLU 6 x 1024 x 2816 = 17,301,504; rotary 4 x 1024 x
+ *   (1024 + 256) = 5,242,880; 45,613,056 B in 6 kernels:
+ *   4.5613056e-5 + 6e-6 = 5.1613056e-5 s.
+ *   eager: norms 2 x 36 x 2^20 = 75,497,472; adds 2 x 6 x 2^20 =
+ *   12,582,912; SwiGLU 10 x 1024 x 2816 = 28,835,840; rotary 20 x 1024 x
+ *   1280 = 26,214,400; the attention output made contiguous 4 x 2^20 =
+ *   4,194,304; repeat_kv 2 x (2 x 256 + 2 x 1024) x 1024 = 5,242,880;
+ *   152,567,808 B in 2 x 7 + 2 + 2 + 2 x 3 + 1 + 2 = 27 kernels:
+ *   1.52567808e-4 + 27e-6 = 1.79567808e-4 s.
+ */
+START_TEST(test_elementwise_eager)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct framework fw;
+	struct compute_layer fused, eager;
+
+	test_load_cluster(&c, "name: t\nnodes: 1\ngpus_per_node: 8\n"
+			  "gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  memory: 80 GiB\n"
+			  "  memory_bandwidth: 1000 GB/s\n  memory_efficiency: 1.0\n  launch_overhead: 1 us\n"
+			  "intra_node:\n  bandwidth: 100 GB/s\n"
+			  "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n");
+	test_load_model(&m, "name: l\nlayers: 2\nhidden: 1024\nheads: 8\nkv_heads: 2\nffn_hidden: 2816\n"
+			"gated_mlp: true\nnorm: rmsnorm\nposition_embedding: rotary\nvocab: 32768\nseq_len: 1024\n");
+	plan_init(&p);
+	p.tp = p.pp = p.dp = 1;
+	p.micro_batch = 1;
+	p.global_batch = 1;
+	p.seq_len = 1024;
+	p.flash_attention = true;
+	framework_init_default(&fw);
+	compute_layer_time(&m, &p, &c, &fw, false, &fused);
+	ck_assert_double_eq_tol(fused.fwd_mem_s, 5.1613056e-5, 1e-15);
+	fw.elementwise = FRAMEWORK_EW_EAGER;
+	compute_layer_time(&m, &p, &c, &fw, false, &eager);
+	ck_assert_double_eq_tol(eager.fwd_mem_s, 1.79567808e-4, 1e-15);
+	/* The GEMMs do not move. */
+	ck_assert_double_eq_tol(eager.fwd_gemm_s, fused.fwd_gemm_s, 1e-18);
+	cluster_release(&c);
+}
+END_TEST
+
 /* The bundled GPUs' FlashAttention-2 speeds: the generation defaults,
  * stated in the Hopper and Blackwell profiles with their sources. */
 START_TEST(test_fa2_speed_defaults)
@@ -319,6 +368,7 @@ compute_suite(void)
 	tcase_add_test(tc, test_embedding_and_logits);
 	tcase_add_test(tc, test_flash_attention);
 	tcase_add_test(tc, test_fa2_speed_defaults);
+	tcase_add_test(tc, test_elementwise_eager);
 	tcase_add_test(tc, test_launch_overhead);
 	tcase_add_test(tc, test_fp8_gemm);
 	suite_add_tcase(s, tc);

@@ -29,7 +29,14 @@ enum framework_attention {
 	FRAMEWORK_ATTN_SDPA,    /**< PyTorch SDPA as torchtitan sets it: FA2, cuDNN's on Blackwell */
 };
 
+/** How its element-wise operators run. */
+enum framework_elementwise {
+	FRAMEWORK_EW_FUSED, /**< one kernel an operator (Transformer Engine, Megatron's fusions, Composer's) */
+	FRAMEWORK_EW_EAGER, /**< eager PyTorch modules, RMSNorm and rotary decomposed (torchtitan, Hugging Face) */
+};
+
 extern const char *const framework_gather_names[];
+extern const char *const framework_elementwise_names[];
 extern const char *const framework_attention_names[];
 extern const char *const framework_prefetch_names[];
 
@@ -52,6 +59,7 @@ struct framework {
 	double microbatch_overhead_s; /**< fixed cost per micro-batch (schedule step, loss, syncs) */
 	double iteration_overhead_s; /**< fixed cost per iteration (data loading, logging, step launch) */
 	int attention_kernel;     /**< enum framework_attention */
+	int elementwise;          /**< enum framework_elementwise */
 	double attention_speed;   /**< its fused-attention kernel's throughput, as a fraction of the
 				       attention_kernel's; 1: that kernel */
 };

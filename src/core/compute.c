@@ -54,43 +54,91 @@ compute_memory_time(const struct cluster *c, double bytes)
 	return bytes / (c->gpu.memory_bw_Bps * c->gpu.memory_efficiency);
 }
 
+/* The element-wise operators of a layer, for the table below. */
+enum ew_op { EW_RMSNORM, EW_LAYERNORM, EW_RESIDUAL, EW_GATED, EW_ACT, EW_ROTARY, EW_COUNT };
+
 /*
- * Element-wise traffic of one layer's forward, in bytes. Derived from the
- * tensors each operator reads and writes, following the per-operator
- * inventory of Korthikanti et al. 2022 ("Reducing Activation Recomputation
- * in Large Transformer Models", Sec. 4.1): two norms (read + write 2-byte
- * tensors), two fused bias-dropout-add (operand, residual, output, 1-byte
- * mask: 7 bytes/element), the MLP activation, rotary embedding, and for
- * standard attention the fused scale-mask-softmax (read + write) and the
- * attention dropout (read, write, mask) over the a*s^2*b scores.
+ * Bytes one element-wise operator moves per element of its tensor in the
+ * forward, and its kernels, as a framework runs it (enum
+ * framework_elementwise):
+ * - fused, one kernel each (Megatron-Core with Transformer Engine; the
+ *   per-operator inventory of Korthikanti et al. 2022, Sec. 4.1): a norm
+ *   reads and writes 2-byte tensors (4), a bias-dropout-add reads operand
+ *   and residual and writes the sum and a 1-byte mask (7), SwiGLU reads
+ *   two and writes one (6, per ffn element), an activation 4, rotary 4
+ *   (per element of q and k);
+ * - eager PyTorch, the modules as torchtitan and Hugging Face write them
+ *   (torchtitan models/norms.py RMSNorm: _norm(x.float()).type_as(x) *
+ *   weight, where _norm is x * rsqrt(x.pow(2).mean(-1) + eps);
+ *   apply_rotary_emb through view_as_complex in fp32; FeedForward
+ *   w2(silu(w1 x) * w3 x); Hugging Face's LlamaRMSNorm the same): an
+ *   RMSNorm is 7 kernels, x.float() 2+4, pow 4+4, mean 4, x * rsqrt 4+4,
+ *   type_as 4+2, * weight 2+2 = 36 bytes; rotary 3 kernels a tensor,
+ *   float 2+4, complex multiply 4+4, type_as 4+2 = 20; SwiGLU silu 2+2
+ *   and multiply 4+2 = 10; a residual add 4+2 = 6 (no dropout); a
+ *   LayerNorm (F.layer_norm) and a plain activation stay one kernel.
+ */
+static const struct {
+	double bytes;
+	int kernels;
+} ew_ops[2][EW_COUNT] = {
+	[FRAMEWORK_EW_FUSED] = {
+		[EW_RMSNORM] = { 4.0, 1 }, [EW_LAYERNORM] = { 4.0, 1 }, [EW_RESIDUAL] = { 7.0, 1 },
+		[EW_GATED] = { 6.0, 1 }, [EW_ACT] = { 4.0, 1 }, [EW_ROTARY] = { 4.0, 1 },
+	},
+	[FRAMEWORK_EW_EAGER] = {
+		[EW_RMSNORM] = { 36.0, 7 }, [EW_LAYERNORM] = { 4.0, 1 }, [EW_RESIDUAL] = { 6.0, 1 },
+		[EW_GATED] = { 10.0, 2 }, [EW_ACT] = { 4.0, 1 }, [EW_ROTARY] = { 20.0, 3 },
+	},
+};
+
+/*
+ * Element-wise traffic of one layer's forward, in bytes, and its kernels:
+ * two norms, two residual adds, the MLP activation, rotary embedding
+ * (the table above), and for standard attention the fused
+ * scale-mask-softmax (read + write) and the attention dropout (read,
+ * write, mask) over the a*s^2*b scores. Eager PyTorch adds the copies
+ * around its attention call: the output transposed back to contiguous (2
+ * + 2 bytes an element) and, with grouped-query attention, torchtitan's
+ * repeat_kv, which expands k and v to every head (read kv, write h).
  */
 static double
-layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, double *attn_core,
+layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, int ew, double *attn_core,
 		    int *kernels)
 {
 	double t = p->tp, b = p->micro_batch, s = p->seq_len, h = m->hidden;
 	double tokens = b * s;
 	double h_rep = p->sequence_parallel ? h / t : h; /* replicated unless SP */
 	double kvd = (double)m->kv_heads * model_head_dim(m);
+	int norm = m->norm == MODEL_NORM_RMSNORM ? EW_RMSNORM : EW_LAYERNORM;
+	int act = m->gated_mlp ? EW_GATED : EW_ACT;
 	double bytes = 0.0;
 
-	bytes += 2.0 * 4.0 * tokens * h_rep;                   /* two norms */
-	bytes += 2.0 * 7.0 * tokens * h_rep;                   /* two bias-dropout-add */
-	*kernels = 5; /* two norms, two bias-dropout-adds, the activation */
+	bytes += 2.0 * ew_ops[ew][norm].bytes * tokens * h_rep;      /* two norms */
+	bytes += 2.0 * ew_ops[ew][EW_RESIDUAL].bytes * tokens * h_rep; /* two residual adds */
+	*kernels = 2 * ew_ops[ew][norm].kernels + 2 * ew_ops[ew][EW_RESIDUAL].kernels + ew_ops[ew][act].kernels;
 	/* activation */
 	if (moe) {
 		double rows = tokens * (m->moe.capacity_factor * m->moe.top_k + m->moe.shared_experts);
 
-		bytes += (m->gated_mlp ? 6.0 : 4.0) * rows * m->moe.expert_ffn_hidden / t;
+		bytes += ew_ops[ew][act].bytes * rows * m->moe.expert_ffn_hidden / t;
 		/* Permute tokens to their experts and back: read + write, twice. */
 		bytes += 2.0 * 4.0 * tokens * m->moe.capacity_factor * m->moe.top_k * h / t;
 		*kernels += 2;
 	} else {
-		bytes += (m->gated_mlp ? 6.0 : 4.0) * tokens * m->ffn_hidden / t;
+		bytes += ew_ops[ew][act].bytes * tokens * m->ffn_hidden / t;
 	}
 	if (m->position_embedding == MODEL_POS_ROTARY) {
-		bytes += 4.0 * tokens * (h + kvd) / t;
+		bytes += ew_ops[ew][EW_ROTARY].bytes * tokens * (h + kvd) / t;
+		*kernels += 2 * ew_ops[ew][EW_ROTARY].kernels - (ew == FRAMEWORK_EW_FUSED ? 1 : 0);
+	}
+	if (ew == FRAMEWORK_EW_EAGER) {
+		bytes += 4.0 * tokens * h / t;
 		*kernels += 1;
+		if (m->kv_heads < m->heads) {
+			bytes += 2.0 * (2.0 * kvd + 2.0 * h) * tokens / t;
+			*kernels += 2;
+		}
 	}
 	*attn_core = p->flash_attention ? 0.0 : 9.0 * b * (m->heads / t) * s * s;
 	if (!p->flash_attention)
@@ -290,7 +338,7 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 	gemm += out->mlp_fwd_s;
 	layer_attention_core(m, p, c, fw, &attn_gemm, &attn_bwd);
 	gemm += attn_gemm;
-	mem_bytes = layer_fwd_mem_bytes(m, p, moe, &attn_mem, &kernels);
+	mem_bytes = layer_fwd_mem_bytes(m, p, moe, fw ? fw->elementwise : FRAMEWORK_EW_FUSED, &attn_mem, &kernels);
 
 	out->fwd_gemm_s = gemm;
 	/* Element-wise kernels: their traffic at the achieved bandwidth, plus

@@ -61,6 +61,11 @@ const struct schema_key framework_schema[] = {
 	{ .key = "iteration_overhead", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
 	  .offset = OFF(iteration_overhead_s), .min = 0, .max = 3600, .def = "0 s",
 	  .help = "fixed cost per iteration (data loading, logging, the step's launches)" },
+	{ .key = "elementwise", .type = SCHEMA_ENUM, .offset = OFF(elementwise), .def = "fused",
+	  .choices = framework_elementwise_names,
+	  .help = "how the norms, residual adds, activation and rotary run: one fused kernel each (fused: "
+		  "Transformer Engine, Megatron's fusions) or as eager PyTorch modules, RMSNorm in 7 kernels "
+		  "and rotary in fp32 (eager: torchtitan without torch.compile, Hugging Face models)" },
 	{ .key = "attention_kernel", .type = SCHEMA_ENUM, .offset = OFF(attention_kernel), .def = "profile",
 	  .choices = framework_attention_names,
 	  .help = "with flash attention, the kernel it runs: the GPU profile's own (profile: Megatron-Core with "
