@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "plan/compute.h"
+#include "plan/flops.h"
 #include "testutil.h"
 
 START_TEST(test_gemm_compute_bound)
@@ -245,6 +246,7 @@ START_TEST(test_elementwise_eager)
 	test_load_cluster(&c, "name: t\nnodes: 1\ngpus_per_node: 8\n"
 			  "gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  memory: 80 GiB\n"
 			  "  memory_bandwidth: 1000 GB/s\n  memory_efficiency: 1.0\n  launch_overhead: 1 us\n"
+			  "  gemm_efficiency_max: 1.0\n  gemm_overhead: 0 s\n"
 			  "intra_node:\n  bandwidth: 100 GB/s\n"
 			  "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n");
 	test_load_model(&m, "name: l\nlayers: 2\nhidden: 1024\nheads: 8\nkv_heads: 2\nffn_hidden: 2816\n"
@@ -258,6 +260,30 @@ START_TEST(test_elementwise_eager)
 	ck_assert_double_eq_tol(eager.fwd_mem_s, 1.79567808e-4, 1e-15);
 	/* The GEMMs do not move. */
 	ck_assert_double_eq_tol(eager.fwd_gemm_s, fused.fwd_gemm_s, 1e-18);
+	/*
+	 * torchtitan's per-op selective recompute (selective_recompute op):
+	 * every second matmul of q, k, v, o, w1, w3, w2, so k (1024 x 256 x
+	 * 1024: 2 x 2^28 FLOPs at 100 TFLOPS, 5.36870912e-6 s, above its 3.1e6
+	 * bytes), o (2 x 2^30: 2.147483648e-5 s) and w3 (1024 x 2816 x 1024:
+	 * 5.905580032e-5 s), 8.589934592e-5 s, and the element-wise forward:
+	 * eager 8.589934592e-5 + 1.79567808e-4 = 2.6546715392e-4 s. With a
+	 * flash kernel the attention-core policy recomputes nothing.
+	 */
+	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
+	compute_layer_time(&m, &p, &c, &fw, false, &eager);
+	ck_assert_double_eq_tol(eager.recompute_s, 0.0, 1e-18);
+	fw.selective_recompute = FRAMEWORK_SAC_OP;
+	compute_layer_time(&m, &p, &c, &fw, false, &eager);
+	ck_assert_double_eq_tol(eager.recompute_s, 2.6546715392e-4, 1e-15);
+	fw.elementwise = FRAMEWORK_EW_FUSED;
+	compute_layer_time(&m, &p, &c, &fw, false, &fused);
+	ck_assert_double_eq_tol(fused.recompute_s, 8.589934592e-5 + 5.1613056e-5, 1e-15);
+	/* Its hardware FLOPs: k, o and w3 again, 2 x (1024 x 256 + 1024^2 +
+	 * 1024 x 2816) = 8,388,608 a token and layer; 1,024 tokens, 2
+	 * layers: 1.7179869184e10 more than the attention policy (none with
+	 * flash attention). */
+	ck_assert_double_eq_tol(flops_hardware_per_iteration(&m, &p, &fw) - flops_hardware_per_iteration(&m, &p, NULL),
+				1.7179869184e10, 1e-3);
 	cluster_release(&c);
 }
 END_TEST

@@ -130,14 +130,14 @@ START_TEST(test_flops_eq3)
 	 * s 2048, L 96, h 12288, V 51200 = 4.51097075e18 FLOPs. */
 	ck_assert_rel(flops_narayanan_eq3(&m, 1536, 2048), 4.5109707533231063e18, 1e-12);
 	/* Our hardware count with full recompute is the same expression. */
-	ck_assert_rel(flops_hardware_per_iteration(&m, &p), 4.5109707533231063e18, 1e-12);
+	ck_assert_rel(flops_hardware_per_iteration(&m, &p, NULL), 4.5109707533231063e18, 1e-12);
 	/* Without recompute: 72 B s L h^2 (1 + s/(6h) + V/(12 L h)). */
 	ck_assert_rel(flops_model_per_iteration(&m, &p),
 		      72.0 * 1536 * 2048 * 96 * 12288.0 * 12288.0 *
 		      (1 + 2048.0 / (6 * 12288) + 51200.0 / (12.0 * 96 * 12288)), 1e-12);
 	/* Selective recompute adds only QK^T and scores x V: 4 s h L per token. */
 	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
-	ck_assert_rel(flops_hardware_per_iteration(&m, &p) - flops_model_per_iteration(&m, &p),
+	ck_assert_rel(flops_hardware_per_iteration(&m, &p, NULL) - flops_model_per_iteration(&m, &p),
 		      1536.0 * 2048 * 96 * 4 * 2048 * 12288, 1e-9);
 }
 END_TEST

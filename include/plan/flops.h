@@ -1,6 +1,7 @@
 /* FLOP counts of a training iteration (Narayanan et al. SC21 convention). */
 #pragma once
 
+#include "plan/framework.h"
 #include "plan/model.h"
 #include "plan/plan.h"
 
@@ -14,8 +15,11 @@ double flops_forward_per_token(const struct model *m, int seq_len);
 /** Model FLOPs of one iteration: 3 x forward (MFU convention, no recompute). */
 double flops_model_per_iteration(const struct model *m, const struct plan *p);
 
-/** Hardware FLOPs: model FLOPs plus the recomputed forward work. */
-double flops_hardware_per_iteration(const struct model *m, const struct plan *p);
+/**
+ * Hardware FLOPs: model FLOPs plus the recomputed forward work, selective
+ * recomputation as @fw runs it (NULL: the attention core, Korthikanti).
+ */
+double flops_hardware_per_iteration(const struct model *m, const struct plan *p, const struct framework *fw);
 
 /**
  * Narayanan et al. SC21 Eq. 3, literally:

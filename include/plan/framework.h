@@ -35,7 +35,14 @@ enum framework_elementwise {
 	FRAMEWORK_EW_EAGER, /**< eager PyTorch modules, RMSNorm and rotary decomposed (torchtitan, Hugging Face) */
 };
 
+/** What --recompute selective recomputes. */
+enum framework_sac {
+	FRAMEWORK_SAC_ATTENTION, /**< the attention core (Korthikanti et al. 2022: Megatron, DeepSpeed) */
+	FRAMEWORK_SAC_OP,        /**< torchtitan's per-op policy: every second matmul and the element-wise ops */
+};
+
 extern const char *const framework_gather_names[];
+extern const char *const framework_sac_names[];
 extern const char *const framework_elementwise_names[];
 extern const char *const framework_attention_names[];
 extern const char *const framework_prefetch_names[];
@@ -60,6 +67,7 @@ struct framework {
 	double iteration_overhead_s; /**< fixed cost per iteration (data loading, logging, step launch) */
 	int attention_kernel;     /**< enum framework_attention */
 	int elementwise;          /**< enum framework_elementwise */
+	int selective_recompute;  /**< enum framework_sac */
 	double attention_speed;   /**< its fused-attention kernel's throughput, as a fraction of the
 				       attention_kernel's; 1: that kernel */
 };

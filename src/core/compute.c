@@ -307,15 +307,44 @@ layer_attention_core(const struct model *m, const struct plan *p, const struct c
 	}
 }
 
+/*
+ * torchtitan's per-operator selective checkpointing (selective_ac_option
+ * 'op', torchtitan's parallelize code: "Saves output of all compute ops,
+ * except every second mm"): of the block's matmuls, in the order it runs
+ * them (q, k, v, the output projection, then w1, w3, w2 with a gated MLP
+ * or w1, w2), every second one is recomputed, k, the projection and w3
+ * (or w2), and so is every element-wise operator, none of which is on the
+ * save list; the attention kernel's output is saved. MLA: half its
+ * projection GEMMs; an MoE layer's expert GEMMs (grouped, not aten.mm)
+ * are saved.
+ */
+static double
+op_sac_recompute_time(const struct model *m, const struct plan *p, const struct cluster *c, bool moe,
+		      const struct compute_layer *out)
+{
+	double t = p->tp, tokens = (double)p->micro_batch * p->seq_len, h = m->hidden;
+	double kvd = (double)m->kv_heads * model_head_dim(m);
+	struct compute_casts scratch = { 0.0, 0 }; /* the forward counted the casts */
+	double k = m->attention == MODEL_ATTN_MLA ? 0.5 * out->qkv_fwd_s
+						   : compute_linear_time(c, p, tokens, kvd / t, h, 1, &scratch);
+	double mlp = moe ? 0.0 : m->gated_mlp ? compute_linear_time(c, p, tokens, m->ffn_hidden / t, h, 1, &scratch)
+					      : out->fc2_fwd_s;
+
+	return k + out->proj_fwd_s + mlp + out->fwd_mem_s;
+}
+
 /* What recompute adds to the backward of a layer whose forward is @out->fwd_s. */
 static double
-layer_recompute_time(const struct plan *p, const struct cluster *c, const struct compute_layer *out,
-		     double attn_gemm, double attn_mem)
+layer_recompute_time(const struct model *m, const struct plan *p, const struct cluster *c,
+		     const struct framework *fw, bool moe, const struct compute_layer *out, double attn_gemm,
+		     double attn_mem)
 {
 	switch (p->recompute) {
 	case PLAN_RECOMPUTE_FULL:
 		return out->fwd_s;
 	case PLAN_RECOMPUTE_SELECTIVE:
+		if (fw && fw->selective_recompute == FRAMEWORK_SAC_OP)
+			return op_sac_recompute_time(m, p, c, moe, out);
 		/* Korthikanti et al. Sec. 4.2: only the attention core is redone;
 		 * a fused (flash) attention already recomputes in its backward. */
 		return p->flash_attention ? 0.0 : attn_gemm + compute_memory_time(c, attn_mem);
@@ -352,7 +381,7 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 	 * a flash-attention backward is its own kernel. */
 	out->bwd_s = p->flash_attention ? 2.0 * (out->fwd_s - attn_gemm) + attn_bwd : 2.0 * out->fwd_s;
 	out->attn_bwd_s = p->flash_attention ? attn_bwd : 2.0 * attn_gemm;
-	out->recompute_s = layer_recompute_time(p, c, out, attn_gemm, attn_mem);
+	out->recompute_s = layer_recompute_time(m, p, c, fw, moe, out, attn_gemm, attn_mem);
 }
 
 void

@@ -651,14 +651,14 @@ core_details(const struct core *x, struct estimate *out)
 
 /* Sizes, FLOPs and the rates that follow from the iteration time. */
 static void
-core_rates(const struct model *m, const struct cluster *c, const struct plan *p,
+core_rates(const struct model *m, const struct cluster *c, const struct plan *p, const struct framework *fw,
 	   struct estimate *out)
 {
 	out->parameters = model_params_total(m);
 	out->active_parameters = model_params_active(m);
 	out->gpus = plan_gpus(p);
 	out->model_flops_per_iteration = flops_model_per_iteration(m, p);
-	out->hardware_flops_per_iteration = flops_hardware_per_iteration(m, p);
+	out->hardware_flops_per_iteration = flops_hardware_per_iteration(m, p, fw);
 	out->tflops_per_gpu = out->model_flops_per_iteration /
 			      (out->iteration_time_s * out->gpus) / 1e12;
 	out->hardware_tflops_per_gpu = out->hardware_flops_per_iteration /
@@ -693,7 +693,7 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 	core_slot(&x);
 	core_breakdown(&x, out);
 	core_details(&x, out);
-	core_rates(m, c, p, out);
+	core_rates(m, c, p, x.fw, out);
 	fill_memory(m, p, c, &x.lc, x.works, out);
 }
 

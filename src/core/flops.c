@@ -49,13 +49,31 @@ flops_model_per_iteration(const struct model *m, const struct plan *p)
 	return 3.0 * tokens * flops_forward_per_token(m, p->seq_len);
 }
 
+/*
+ * torchtitan's per-op selective recomputation (compute.c's
+ * op_sac_recompute_time): k, the output projection and w3 (w2 without a
+ * gated MLP) again, 2 FLOPs a weight per token; MLA half its projections.
+ * Dense layers' weights: an MoE layer's experts are saved.
+ */
+static double
+op_sac_flops_per_token(const struct model *m)
+{
+	double h = m->hidden, kvd = (double)m->kv_heads * model_head_dim(m);
+	double o = (double)m->heads * model_v_head_dim(m) * h;
+	double k = m->attention == MODEL_ATTN_MLA ? 0.5 * (model_attention_matrix_params(m) - o) : h * kvd;
+
+	return 2.0 * (k + o + h * m->ffn_hidden);
+}
+
 double
-flops_hardware_per_iteration(const struct model *m, const struct plan *p)
+flops_hardware_per_iteration(const struct model *m, const struct plan *p, const struct framework *fw)
 {
 	double tokens = (double)p->global_batch * p->seq_len;
 	double full = (flops_forward_per_token(m, p->seq_len) - 2.0 * (double)m->hidden * m->vocab) /
 		      m->layers;
-	double selective = p->flash_attention ? 0.0 : attention_flops_per_token(m, p->seq_len);
+	double selective = fw && fw->selective_recompute == FRAMEWORK_SAC_OP ?
+			   op_sac_flops_per_token(m) :
+			   p->flash_attention ? 0.0 : attention_flops_per_token(m, p->seq_len);
 	double extra = 0.0;
 
 	/* Korthikanti et al. 2022 Sec. 5: full recomputation repeats each

@@ -7,6 +7,7 @@ const char *const framework_gather_names[] = { "layer", "tensor", NULL };
 const char *const framework_prefetch_names[] = { "pre", "post", "none", NULL };
 const char *const framework_attention_names[] = { "profile", "fa2", "sdpa", NULL };
 const char *const framework_elementwise_names[] = { "fused", "eager", NULL };
+const char *const framework_sac_names[] = { "attention", "op", NULL };
 
 void
 framework_init_default(struct framework *fw)
@@ -23,5 +24,6 @@ framework_init_default(struct framework *fw)
 	fw->overlap_slowdown = 1.0;
 	fw->attention_kernel = FRAMEWORK_ATTN_PROFILE;
 	fw->elementwise = FRAMEWORK_EW_FUSED;
+	fw->selective_recompute = FRAMEWORK_SAC_ATTENTION;
 	fw->attention_speed = 1.0;
 }

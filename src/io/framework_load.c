@@ -66,6 +66,11 @@ const struct schema_key framework_schema[] = {
 	  .help = "how the norms, residual adds, activation and rotary run: one fused kernel each (fused: "
 		  "Transformer Engine, Megatron's fusions) or as eager PyTorch modules, RMSNorm in 7 kernels "
 		  "and rotary in fp32 (eager: torchtitan without torch.compile, Hugging Face models)" },
+	{ .key = "selective_recompute", .type = SCHEMA_ENUM, .offset = OFF(selective_recompute),
+	  .def = "attention", .choices = framework_sac_names,
+	  .help = "what --recompute selective recomputes: the attention core (attention: Korthikanti et al. "
+		  "2022, Megatron) or torchtitan's per-op policy, every second matmul of a block and its "
+		  "element-wise operators (op: selective_ac_option 'op')" },
 	{ .key = "attention_kernel", .type = SCHEMA_ENUM, .offset = OFF(attention_kernel), .def = "profile",
 	  .choices = framework_attention_names,
 	  .help = "with flash attention, the kernel it runs: the GPU profile's own (profile: Megatron-Core with "

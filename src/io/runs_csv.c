@@ -492,7 +492,7 @@ runs_measured_time_s(const struct run *run, const struct model *m)
 		flops = flops_model_per_iteration(m, &run->plan);
 		break;
 	case RUN_CONV_HARDWARE:
-		flops = flops_hardware_per_iteration(m, &run->plan);
+		flops = flops_hardware_per_iteration(m, &run->plan, NULL);
 		break;
 	default:
 		flops = flops_narayanan_eq3(m, run->plan.global_batch, run->plan.seq_len);
