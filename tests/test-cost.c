@@ -70,17 +70,54 @@ START_TEST(test_layer_activations)
 	p.recompute = PLAN_RECOMPUTE_NONE;
 	/* Korthikanti Table 2, TP without SP: sbh (10 + 24/t + 5 a s/(h t))
 	 * = 25,165,824 x (10 + 3 + 10) = 578,813,952 bytes. */
-	ck_assert_rel(memory_layer_activations(&m, &p), sbh * 23.0, 1e-12);
+	ck_assert_rel(memory_layer_activations(&m, &p, NULL), sbh * 23.0, 1e-12);
 	/* TP + SP: sbh/t (34 + 5 a s / h) = sbh/8 x 114. */
 	p.sequence_parallel = true;
-	ck_assert_rel(memory_layer_activations(&m, &p), sbh / 8 * 114.0, 1e-12);
+	ck_assert_rel(memory_layer_activations(&m, &p, NULL), sbh / 8 * 114.0, 1e-12);
 	/* TP + SP + selective: 34 sbh / t = 106,954,752 bytes. */
 	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
-	ck_assert_rel(memory_layer_activations(&m, &p), 34.0 * sbh / 8, 1e-12);
+	ck_assert_rel(memory_layer_activations(&m, &p, NULL), 34.0 * sbh / 8, 1e-12);
 	/* Full recompute keeps the layer input: 2 sbh (without SP). */
 	p.sequence_parallel = false;
 	p.recompute = PLAN_RECOMPUTE_FULL;
-	ck_assert_rel(memory_layer_activations(&m, &p), 2.0 * sbh, 1e-12);
+	ck_assert_rel(memory_layer_activations(&m, &p, NULL), 2.0 * sbh, 1e-12);
+}
+END_TEST
+
+/*
+ * torchtitan's per-op selective checkpointing keeps a layer's input, the
+ * outputs of q, v, w1 and w2 (every second matmul is recomputed), the
+ * attention kernel's output and, with SP, the reduce-scatters' outputs.
+ * A toy Llama layer, h 1024, 8 heads of 128, 2 KV heads (kvd 256), SwiGLU
+ * 2816; s 1024, b 1:
+ *   t 1: input 2 x 2^20 = 2,097,152; q, v, attention out, w1:
+ *   2 x 1024 x (1024 + 256 + 1024 + 2816) = 10,485,760; w2's output
+ *   2,097,152: 14,680,064 bytes.
+ *   t 2 with SP: input 1,048,576; the split ones 5,242,880; w2 2,097,152
+ *   (a full partial sum on every rank); two reduce-scatters 2 x 2 x 2^20 /
+ *   2 = 2,097,152: 10,485,760 bytes.
+ */
+START_TEST(test_layer_activations_op_sac)
+{
+	struct model m;
+	struct plan p;
+	struct framework fw;
+
+	test_load_model(&m, "name: l\nlayers: 2\nhidden: 1024\nheads: 8\nkv_heads: 2\nffn_hidden: 2816\n"
+			"gated_mlp: true\nnorm: rmsnorm\nposition_embedding: rotary\nvocab: 32768\nseq_len: 1024\n");
+	plan_init(&p);
+	p.tp = p.pp = p.dp = p.micro_batch = p.global_batch = 1;
+	p.seq_len = 1024;
+	p.flash_attention = true;
+	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
+	framework_init_default(&fw);
+	fw.selective_recompute = FRAMEWORK_SAC_OP;
+	ck_assert_rel(memory_layer_activations(&m, &p, &fw), 14680064.0, 1e-12);
+	p.tp = 2;
+	p.sequence_parallel = true;
+	ck_assert_rel(memory_layer_activations(&m, &p, &fw), 10485760.0, 1e-12);
+	/* Less than Korthikanti's selective, which keeps every intermediate. */
+	ck_assert(memory_layer_activations(&m, &p, &fw) < memory_layer_activations(&m, &p, NULL));
 }
 END_TEST
 
@@ -106,7 +143,7 @@ START_TEST(test_layer_activations_head_shapes)
 	 * 10,485,760 + (10,485,760 + 16,777,216) / 2 = 24,117,248 bytes. */
 	test_load_model(&m, "name: g\nlayers: 2\nhidden: 1024\nheads: 8\nkv_heads: 2\nhead_dim: 256\n"
 			    "ffn_hidden: 4096\nvocab: 1000\nseq_len: 1024\n");
-	ck_assert_rel(memory_layer_activations(&m, &p), 24117248.0, 1e-12);
+	ck_assert_rel(memory_layer_activations(&m, &p, NULL), 24117248.0, 1e-12);
 	/* MLA (DeepSeek-V2's layout), 8 heads, d_nope 64, d_rope 32, d_v 64,
 	 * q_lora_rank 256, kv_lora_rank 128. Split across TP: Q and K
 	 * 8 x 96 each, V and the projection input 8 x 64 each:
@@ -118,11 +155,11 @@ START_TEST(test_layer_activations_head_shapes)
 			    "seq_len: 1024\nattention: mla\n"
 			    "mla: {q_lora_rank: 256, kv_lora_rank: 128, qk_nope_head_dim: 64, "
 			    "qk_rope_head_dim: 32, v_head_dim: 64}\n");
-	ck_assert_rel(memory_layer_activations(&m, &p), 23134208.0, 1e-12);
+	ck_assert_rel(memory_layer_activations(&m, &p, NULL), 23134208.0, 1e-12);
 	/* Sequence parallelism divides the norms' part, not the latents:
 	 * 10,485,760 / 2 + 1,638,400 + 11,010,048 = 17,891,328. */
 	p.sequence_parallel = true;
-	ck_assert_rel(memory_layer_activations(&m, &p), 17891328.0, 1e-12);
+	ck_assert_rel(memory_layer_activations(&m, &p, NULL), 17891328.0, 1e-12);
 }
 END_TEST
 
@@ -723,7 +760,7 @@ START_TEST(test_fewest_recompute_layers)
 	slapo_plan(&p, PLAN_RECOMPUTE_NONE, -1);
 	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e, &err), "%s", err.message);
 	ck_assert(!e.fits);
-	ck_assert(estimate_fewest_recompute_layers(&m, &p, &e, &q));
+	ck_assert(estimate_fewest_recompute_layers(&m, &p, NULL, &e, &q));
 	ck_assert_int_eq(q.stage_recompute_layers[0], 3);
 	ck_assert_int_eq(q.stage_recompute_layers[1], 0);
 	ck_assert_msg(estimate_plan(&m, &c, &q, NULL, &e, &err), "%s", err.message);
@@ -744,6 +781,7 @@ cost_suite(void)
 	tcase_add_test(tc, test_bubble);
 	tcase_add_test(tc, test_stored_microbatches);
 	tcase_add_test(tc, test_layer_activations);
+	tcase_add_test(tc, test_layer_activations_op_sac);
 	tcase_add_test(tc, test_layer_activations_head_shapes);
 	tcase_add_test(tc, test_zero_memory);
 	tcase_add_test(tc, test_estimate_invariants);

@@ -151,8 +151,8 @@ bool estimate_plan(const struct model *m, const struct cluster *c,
  * is, when some stage fits only with every layer recomputed, or for a
  * plan --recompute-layers cannot apply to (vpp > 1, ZeRO-3).
  */
-bool estimate_fewest_recompute_layers(const struct model *m, const struct plan *p, const struct estimate *e,
-				      struct plan *out);
+bool estimate_fewest_recompute_layers(const struct model *m, const struct plan *p, const struct framework *fw,
+				      const struct estimate *e, struct plan *out);
 
 /**
  * Parameters held by the GPU of pipeline stage @stage (before ZeRO

@@ -25,9 +25,9 @@ struct memory_use {
  * parallelism), plus per TP rank the Q/K/V, the projection input, the MLP
  * intermediate tensors and, for standard attention, 5*a*s^2*b of scores.
  * With recomputation: selective drops the scores, full keeps only the
- * 2*s*b*h layer input.
+ * 2*s*b*h layer input; selective as @fw runs it (NULL: Korthikanti's).
  */
-double memory_layer_activations(const struct model *m, const struct plan *p);
+double memory_layer_activations(const struct model *m, const struct plan *p, const struct framework *fw);
 
 /**
  * What the activations of pipeline stage @stage of @p (its mode in
@@ -36,7 +36,8 @@ double memory_layer_activations(const struct model *m, const struct plan *p);
  * micro-batch in flight, n layers keep only their input; plus one layer
  * re-materialised in the backward. Negative when it saves; 0 for n = 0.
  */
-double memory_partial_recompute_bytes(const struct model *m, const struct plan *p, int stage, int n);
+double memory_partial_recompute_bytes(const struct model *m, const struct plan *p, const struct framework *fw,
+				      int stage, int n);
 
 /**
  * Peak memory of the GPU of pipeline stage @stage (0 .. pp-1) holding

@@ -880,8 +880,8 @@ estimate_stage_coefs(const struct model *m, const struct cluster *c, const struc
  * one by one.
  */
 bool
-estimate_fewest_recompute_layers(const struct model *m, const struct plan *p, const struct estimate *e,
-				 struct plan *out)
+estimate_fewest_recompute_layers(const struct model *m, const struct plan *p, const struct framework *fw,
+				 const struct estimate *e, struct plan *out)
 {
 	bool partial = false;
 
@@ -900,7 +900,7 @@ estimate_fewest_recompute_layers(const struct model *m, const struct plan *p, co
 			return false; /* it cannot recompute more */
 		ps.recompute = r;
 		ps = plan_cp_local(&ps);
-		for (k = 1; k < layers && over + memory_partial_recompute_bytes(m, &ps, s, k) > 0; k++)
+		for (k = 1; k < layers && over + memory_partial_recompute_bytes(m, &ps, fw, s, k) > 0; k++)
 			;
 		if (k == layers)
 			return false; /* only full recomputation fits: a mode of its own */

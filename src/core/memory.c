@@ -62,8 +62,32 @@ layer_activations_full(const struct model *m, const struct plan *p, bool scores)
 	return replicated + latents + split / t;
 }
 
+/*
+ * torchtitan's per-operator selective checkpointing (framework
+ * selective_recompute op: "Saves output of all compute ops, except every
+ * second mm") keeps of a layer its input (what the checkpoint keeps), the
+ * outputs of the matmuls it saves, q, v, w1 and with a gated MLP w2 (the
+ * 1st, 3rd, 5th and 7th), the attention kernel's output and, with
+ * sequence parallelism, its reduce-scatters' outputs; every element-wise
+ * output is recomputed. w2's output is a full s*b*h on every TP rank (a
+ * partial sum before its reduction). MLA and MoE layers keep
+ * Korthikanti's figure.
+ */
+static double
+layer_activations_op_sac(const struct model *m, const struct plan *p)
+{
+	double t = p->tp, sb = (double)p->seq_len * p->micro_batch, h = m->hidden;
+	double d = model_head_dim(m), qd = (double)m->heads * d, kvd = (double)m->kv_heads * d;
+	double in = 2.0 * sb * h / (p->sequence_parallel ? t : 1.0);
+	double split = 2.0 * sb * (qd + kvd + qd + m->ffn_hidden);
+	double w2 = m->gated_mlp ? 2.0 * sb * h : 0.0;
+	double rs = p->sequence_parallel && t > 1 ? 2.0 * 2.0 * sb * h / t : 0.0;
+
+	return in + split / t + w2 + rs;
+}
+
 double
-memory_layer_activations(const struct model *m, const struct plan *p)
+memory_layer_activations(const struct model *m, const struct plan *p, const struct framework *fw)
 {
 	double sbh = (double)p->seq_len * p->micro_batch * m->hidden;
 
@@ -71,6 +95,9 @@ memory_layer_activations(const struct model *m, const struct plan *p)
 	case PLAN_RECOMPUTE_FULL:
 		return 2.0 * sbh / (p->sequence_parallel ? p->tp : 1);
 	case PLAN_RECOMPUTE_SELECTIVE:
+		if (fw && fw->selective_recompute == FRAMEWORK_SAC_OP && m->attention != MODEL_ATTN_MLA &&
+		    !model_is_moe(m))
+			return layer_activations_op_sac(m, p);
 		return layer_activations_full(m, p, false);
 	default:
 		return layer_activations_full(m, p, true);
@@ -78,7 +105,8 @@ memory_layer_activations(const struct model *m, const struct plan *p)
 }
 
 double
-memory_partial_recompute_bytes(const struct model *m, const struct plan *p, int stage, int n)
+memory_partial_recompute_bytes(const struct model *m, const struct plan *p, const struct framework *fw,
+			       int stage, int n)
 {
 	struct plan full = *p;
 	double layers = plan_stage_layers(p, m, stage);
@@ -91,7 +119,7 @@ memory_partial_recompute_bytes(const struct model *m, const struct plan *p, int 
 	 * each of the n layers of every micro-batch in flight keeps its
 	 * 2*s*b*h input instead of its activations (Korthikanti et al. 2022,
 	 * Sec. 5), and one of them is re-materialised during its backward. */
-	return in_flight * n * (memory_layer_activations(m, &full) - memory_layer_activations(m, p)) +
+	return in_flight * n * (memory_layer_activations(m, &full, fw) - memory_layer_activations(m, p, fw)) +
 	       layer_activations_full(m, p, true);
 }
 
@@ -132,13 +160,13 @@ memory_stage(const struct model *m, const struct plan *p,
 	/* Stage i of 1F1B holds min(m, p - i) micro-batches in flight: the
 	 * first stage the most (Narayanan et al. SC21, Sec. 2.2). The caller
 	 * passes the stage's own recompute mode in p->recompute. */
-	act = stored * memory_layer_activations(m, p);
+	act = stored * memory_layer_activations(m, p, fw);
 	/* Full recomputation re-materialises one layer at a time. */
 	if (p->recompute == PLAN_RECOMPUTE_FULL)
 		act += layer_activations_full(m, p, true);
 	/* --recompute-layers: the stage's first layers recompute in full. */
 	if (p->custom_recompute_layers)
-		act += memory_partial_recompute_bytes(m, p, stage, p->stage_recompute_layers[stage]);
+		act += memory_partial_recompute_bytes(m, p, fw, stage, p->stage_recompute_layers[stage]);
 	/* Korthikanti et al. Sec. 4.3: embedding dropout on the first stage
 	 * (s*b*h*p/t over the in-flight micro-batches), and the logits, loss
 	 * and their fp32 copies on the last, about 4*s*b*h/t*(1 + V/h). */

@@ -122,7 +122,7 @@ evaluate(const struct inner *in, const struct plan *p, struct search_candidate *
 	 * count of recomputed layers can make this layout win (consider()). */
 	if (*in->found && out->est.details.slot_s > in->best->est.details.slot_s + 1e-12)
 		return true;
-	if (!estimate_fewest_recompute_layers(in->m, &out->plan, &out->est, &q))
+	if (!estimate_fewest_recompute_layers(in->m, &out->plan, in->opt->framework, &out->est, &q))
 		return true;
 	in->st->evaluations++;
 	out->plan = q;
