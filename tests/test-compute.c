@@ -284,6 +284,20 @@ START_TEST(test_elementwise_eager)
 	 * flash attention). */
 	ck_assert_double_eq_tol(flops_hardware_per_iteration(&m, &p, &fw) - flops_hardware_per_iteration(&m, &p, NULL),
 				1.7179869184e10, 1e-3);
+	/*
+	 * Without flash attention nothing saves the scores (aten.bmm is not on
+	 * torchtitan's list): the two score GEMMs, 2 x 1024^2 x 128 x 8 FLOPs
+	 * each, 2.147483648e-5 s (above their 2.1e7 bytes), 4.294967296e-5 in
+	 * all, come on top, and the element-wise forward now moves the 9 b a
+	 * s^2 = 75,497,472 bytes of the softmax and dropout in 2 more kernels:
+	 * eager (152,567,808 + 75,497,472) / 1e12 + 29 us = 2.5706528e-4.
+	 * Recompute 8.589934592e-5 + 4.294967296e-5 + 2.5706528e-4 =
+	 * 3.8591429888e-4 s.
+	 */
+	p.flash_attention = false;
+	fw.elementwise = FRAMEWORK_EW_EAGER;
+	compute_layer_time(&m, &p, &c, &fw, false, &eager);
+	ck_assert_double_eq_tol(eager.recompute_s, 3.8591429888e-4, 1e-15);
 	cluster_release(&c);
 }
 END_TEST

@@ -314,13 +314,15 @@ gemm_yaml(const char *file, const struct gpu *g, const struct fit_gemm_result *f
 		       "memory: %.9g GiB\nmemory_bandwidth: %.9g GB/s\nmemory_efficiency: %.9g\n"
 		       "gemm_efficiency_max: %.9g\ngemm_overhead: %.9g us\nfp8_gemm_ratio: %.9g\n"
 		       "attention_fwd_efficiency: %.9g\nattention_bwd_efficiency: %.9g\n"
-		       "attention_overhead: %.9g us\nlaunch_overhead: %.9g us\nreserved_memory: %.9g GiB\n",
+		       "attention_overhead: %.9g us\nfa2_attention_speed: %.9g\nflash_attention: %s\n"
+		       "launch_overhead: %.9g us\nreserved_memory: %.9g GiB\n",
 		       src, f->points, f->fp8_points, 100 * f->mape, f->efficiency_max, f->efficiency_max_se,
 		       f->overhead_s * 1e6, f->overhead_se * 1e6, f->fp8_ratio, f->fp8_ratio_se, name, desc, src,
 		       gpu_generation_names[g->generation], g->peak_flops / 1e12, g->peak_flops_fp8 / 1e12,
 		       g->memory_bytes / 1073741824.0, g->memory_bw_Bps / 1e9, g->memory_efficiency,
 		       g->gemm_efficiency_max, g->gemm_overhead_s * 1e6, g->fp8_gemm_ratio,
 		       g->attention_fwd_efficiency, g->attention_bwd_efficiency, g->attention_overhead_s * 1e6,
+		       g->fa2_attention_speed, g->flash_attention == 1 ? "true" : "false",
 		       g->launch_overhead_s * 1e6, g->reserved_bytes / 1073741824.0);
 	for (int i = 0; i < g->gemm_shape_efficiency.n && len < (int)size; i++)
 		len += snprintf(buf + len, size - (size_t)len, "%s[%.9g, %.9g]%s", i ? ", " : "gemm_shape_efficiency: [",

@@ -53,15 +53,14 @@ load_multimodal(const char *arg, struct multimodal *mm)
 }
 
 /* The plan's one recompute mode, or -1 where its stages differ (a
- * per-stage mix, Slapo's layer counts): a search may leave a per-stage
- * mix that is one mode on every stage, a one-stage plan always. */
+ * per-stage mix): a search may leave a per-stage mix that is one mode on
+ * every stage, a one-stage plan always. Slapo's layer counts
+ * (custom_recompute_layers) come on top, said apart. */
 static int
 plan_one_recompute(const struct plan *p)
 {
 	int r = plan_stage_recompute(p, 0);
 
-	if (p->custom_recompute_layers)
-		return -1;
 	for (int s = 1; s < p->pp; s++)
 		if (plan_stage_recompute(p, s) != r)
 			return -1;
@@ -73,9 +72,9 @@ static void
 plan_brief(const struct plan *p, char *buf, size_t size)
 {
 	int r = plan_one_recompute(p);
-
-	int n = snprintf(buf, size, "tp %d x pp %d x dp %d, mb %d, %s%s, ", p->tp, p->pp, p->dp, p->micro_batch,
-			 r >= 0 ? plan_recompute_names[r] : "per-stage", r >= 0 ? "" : " recompute");
+	int n = snprintf(buf, size, "tp %d x pp %d x dp %d, mb %d, %s%s%s, ", p->tp, p->pp, p->dp, p->micro_batch,
+			 r >= 0 ? plan_recompute_names[r] : "per-stage", r >= 0 ? "" : " recompute",
+			 p->custom_recompute_layers ? " + layers in full" : "");
 
 	if (n < (int)size && p->mics_group > 0)
 		snprintf(buf + n, size - (size_t)n, "MiCS %d%s", p->mics_group, p->mics_hierarchical ? "" : " flat");
@@ -83,22 +82,34 @@ plan_brief(const struct plan *p, char *buf, size_t size)
 		snprintf(buf + n, size - (size_t)n, "ZeRO %d", p->zero);
 }
 
-/* "/a/b/c": one entry per stage, layers or recompute names, appended at @n. */
+/* The per-stage lists of a spec: what each entry of "KEY=a/b/c" is. */
+enum spec_list { SPEC_LIST_LAYERS, SPEC_LIST_RECOMPUTE, SPEC_LIST_RECOMPUTE_LAYERS };
+
+/* ",KEY=a/b/c": one entry per stage, appended at @n. */
 static int
-spec_stages(const struct plan *p, bool recompute, char *buf, size_t size, int n)
+spec_stages(const struct plan *p, enum spec_list what, const char *key, char *buf, size_t size, int n)
 {
-	for (int s = 0; s < p->pp && n < (int)size; s++)
-		n += recompute ? snprintf(buf + n, size - (size_t)n, "%s%s", s ? "/" : "",
-					  plan_recompute_names[plan_stage_recompute(p, s)])
-			       : snprintf(buf + n, size - (size_t)n, "%s%d", s ? "/" : "", p->stage_layers[s]);
+	if (n < (int)size)
+		n += snprintf(buf + n, size - (size_t)n, ",%s=", key);
+	for (int s = 0; s < p->pp && n < (int)size; s++) {
+		const char *sep = s ? "/" : "";
+
+		if (what == SPEC_LIST_RECOMPUTE)
+			n += snprintf(buf + n, size - (size_t)n, "%s%s", sep, plan_recompute_names[plan_stage_recompute(p, s)]);
+		else
+			n += snprintf(buf + n, size - (size_t)n, "%s%d", sep,
+				      what == SPEC_LIST_LAYERS ? p->stage_layers[s] : p->stage_recompute_layers[s]);
+	}
 	return n;
 }
 
 /* The --submodule spec for @p: what predict takes back, the plan's
  * choices beyond the defaults included (interleaving, sequence
  * parallelism, a MiCS group and its gather, uneven stages, recompute per
- * stage), so that predict times the plan optimize timed. */
-static void
+ * stage and Slapo's layers in full), so that predict times the plan
+ * optimize timed. False when it does not fit in @size (SPEC_MAX holds
+ * any plan's). */
+static bool
 plan_spec(const char *name, const struct plan *p, char *buf, size_t size)
 {
 	int r = plan_one_recompute(p);
@@ -106,8 +117,10 @@ plan_spec(const char *name, const struct plan *p, char *buf, size_t size)
 
 	if (r >= 0 && n < (int)size)
 		n += snprintf(buf + n, size - (size_t)n, ",recompute=%s", plan_recompute_names[r]);
-	else if (n < (int)size)
-		n = spec_stages(p, true, buf, size, n + snprintf(buf + n, size - (size_t)n, ",stage-recompute="));
+	else
+		n = spec_stages(p, SPEC_LIST_RECOMPUTE, "stage-recompute", buf, size, n);
+	if (p->custom_recompute_layers)
+		n = spec_stages(p, SPEC_LIST_RECOMPUTE_LAYERS, "recompute-layers", buf, size, n);
 	if (p->mics_group > 0 && n < (int)size)
 		n += snprintf(buf + n, size - (size_t)n, ",mics=%d%s", p->mics_group,
 			      p->mics_hierarchical ? "" : ",mics-flat=1");
@@ -117,8 +130,9 @@ plan_spec(const char *name, const struct plan *p, char *buf, size_t size)
 		n += snprintf(buf + n, size - (size_t)n, ",vpp=%d", p->vpp);
 	if (p->sequence_parallel && n < (int)size)
 		n += snprintf(buf + n, size - (size_t)n, ",sp=1");
-	if (p->custom_layers && p->pp > 1 && n < (int)size)
-		spec_stages(p, false, buf, size, n + snprintf(buf + n, size - (size_t)n, ",stage-layers="));
+	if (p->custom_layers && p->pp > 1)
+		n = spec_stages(p, SPEC_LIST_LAYERS, "stage-layers", buf, size, n);
+	return n < (int)size;
 }
 
 /* ------------------------------------------------------------ output */
@@ -250,16 +264,16 @@ mm_text(const struct mm_report *r)
 
 /* ------------------------------------------------------------ predict */
 
-/* The longest --submodule argument. */
-#define SPEC_MAX 256
+/* The longest --submodule argument: room for three lists of PLAN_MAX_STAGES entries. */
+#define SPEC_MAX 8192
 
 /* The keys --submodule takes, in the order of the bits of spec_state.seen. */
 static const char *const spec_keys[] = {
 	"tp", "pp", "dp", "gpus", "micro-batch", "recompute", "zero", "vpp", "sp", "mics", "mics-flat",
-	"stage-layers", "stage-recompute",
+	"stage-layers", "stage-recompute", "recompute-layers",
 };
 #define SPEC_VALID "tp, pp, dp, gpus, micro-batch, recompute, zero, vpp, sp, mics, mics-flat, stage-layers, " \
-		   "stage-recompute"
+		   "stage-recompute, recompute-layers"
 #define SPEC_NKEYS ((int)(sizeof(spec_keys) / sizeof(spec_keys[0])))
 
 /* What the items of one --submodule spec have said so far. */
@@ -292,14 +306,16 @@ spec_submodule(const struct multimodal *mm, const char *arg, char *name, size_t 
 	return true;
 }
 
-/* stage-layers=a/b/... or stage-recompute=m/m/...: one entry per stage,
- * '/' between them (',' separates the spec's items); predict checks the
- * count against pp and the layers against the model's. */
+/* stage-layers=a/b/..., stage-recompute=m/m/... or recompute-layers=k/k/...:
+ * one entry per stage, '/' between them (',' separates the spec's
+ * items); predict checks the count against pp and the layers against the
+ * model's. */
 static bool
 spec_stage_list(const char *key, const char *val, struct plan *p, const char *name)
 {
-	bool recompute = strcmp(key, "stage-recompute") == 0;
-	char buf[SPEC_MAX], opt[96];
+	enum spec_list what = strcmp(key, "stage-recompute") == 0 ? SPEC_LIST_RECOMPUTE :
+			      strcmp(key, "recompute-layers") == 0 ? SPEC_LIST_RECOMPUTE_LAYERS : SPEC_LIST_LAYERS;
+	char buf[SPEC_MAX], opt[128];
 	char *save = NULL;
 	int n = 0;
 
@@ -316,17 +332,22 @@ spec_stage_list(const char *key, const char *val, struct plan *p, const char *na
 			cli_error("%s: more than %d stages", opt, PLAN_MAX_STAGES);
 			return false;
 		}
-		if (recompute ? !cli_choice(opt, tok, plan_recompute_names, &v) : !cli_int(opt, tok, 1, 30000, &v))
+		if (what == SPEC_LIST_RECOMPUTE ? !cli_choice(opt, tok, plan_recompute_names, &v)
+						: !cli_int(opt, tok, what == SPEC_LIST_LAYERS ? 1 : 0, 30000, &v))
 			return false;
-		if (recompute)
+		if (what == SPEC_LIST_RECOMPUTE)
 			p->stage_recompute[n++] = (signed char)v;
-		else
+		else if (what == SPEC_LIST_LAYERS)
 			p->stage_layers[n++] = (short)v;
+		else
+			p->stage_recompute_layers[n++] = (short)v;
 	}
-	if (recompute)
+	if (what == SPEC_LIST_RECOMPUTE)
 		p->custom_recompute = true, p->stage_recompute_count = n;
-	else
+	else if (what == SPEC_LIST_LAYERS)
 		p->custom_layers = true, p->stage_layers_count = n;
+	else
+		p->custom_recompute_layers = true, p->stage_recompute_layers_count = n;
 	return true;
 }
 
@@ -355,7 +376,8 @@ spec_item(const char *key, const char *val, struct plan *p, struct spec_state *s
 		p->recompute = r;
 		return true;
 	}
-	if (strcmp(key, "stage-layers") == 0 || strcmp(key, "stage-recompute") == 0)
+	if (strcmp(key, "stage-layers") == 0 || strcmp(key, "stage-recompute") == 0 ||
+	    strcmp(key, "recompute-layers") == 0)
 		return spec_stage_list(key, val, p, name);
 	/* An unknown key is parsed as a number first: 'foo=x' reports the
 	 * number, as it always has. */
@@ -455,6 +477,10 @@ parse_spec(const struct multimodal *mm, const char *arg, int total_default_mb, s
 		*eq = '\0';
 		if (!spec_item(tok, eq + 1, p, &st))
 			return false;
+	}
+	if ((st.seen & (1u << 10)) && p->mics_group == 0) {
+		cli_error("--submodule %s: mics-flat says how a MiCS group gathers: give mics=G too", name);
+		return false;
 	}
 	if (p->mics_group > 0) {
 		/* MiCS is ZeRO-3 inside its groups, as --mics-group implies. */
@@ -767,9 +793,10 @@ opt_side_json(const struct multimodal *mm, const struct multimodal_estimate *e, 
 	json_t *o = json_object(), *subs = json_array();
 
 	for (int i = 0; o && subs && i < mm->nsub; i++) {
-		char spec[256];
+		char spec[SPEC_MAX];
 
-		plan_spec(mm->sub[i].name, &plans[i], spec, sizeof(spec));
+		if (!plan_spec(mm->sub[i].name, &plans[i], spec, sizeof(spec)))
+			snprintf(spec, sizeof(spec), "(too long)");
 		json_array_append_new(subs, json_pack("{s:s, s:i, s:o, s:f, s:f, s:s}", "name", mm->sub[i].name, "gpus",
 						      e->gpus[i], "plan", plan_json(&plans[i]), "iteration_time_s",
 						      e->sub[i].iteration_time_s, "memory_bytes", e->sub[i].memory.total,
@@ -906,9 +933,10 @@ optimize_text(const struct mm_found *f)
 	}
 	printf("predict_args    --model %s --cluster %s --global-batch %d", r->model, r->cluster, r->so.global_batch);
 	for (int i = 0; i < mm->nsub; i++) {
-		char spec[256];
+		char spec[SPEC_MAX];
 
-		plan_spec(mm->sub[i].name, &f->best_plans[i], spec, sizeof(spec));
+		if (!plan_spec(mm->sub[i].name, &f->best_plans[i], spec, sizeof(spec)))
+			snprintf(spec, sizeof(spec), "(too long)");
 		printf(" --submodule %s", spec);
 	}
 	printf("\nsearch          %ld splits of %d GPUs, %ld searches in %.2f s\n", s->splits, f->total, s->searches,

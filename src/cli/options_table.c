@@ -487,8 +487,8 @@ static const struct cli_option predict_rows[] = {
 	  .help = "a multimodal model's submodule on its own GPUs (DistMM):\n"
 		  "NAME:tp=T,dp=D[,pp=P][,gpus=G][,micro-batch=B][,recompute=R][,zero=Z]\n"
 		  "[,vpp=V][,sp=0|1][,mics=G][,mics-flat=0|1][,stage-layers=L/L/..]\n"
-		  "[,stage-recompute=M/M/..]; repeated, one per submodule (default:\n"
-		  "one plan for all, in turn)" },
+		  "[,stage-recompute=M/M/..][,recompute-layers=K/K/..]; repeated, one\n"
+		  "per submodule (default: one plan for all, in turn)" },
 	HELP_ROW,
 	{ .name = NULL },
 };

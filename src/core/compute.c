@@ -316,11 +316,12 @@ layer_attention_core(const struct model *m, const struct plan *p, const struct c
  * (or w2), and so is every element-wise operator, none of which is on the
  * save list; the attention kernel's output is saved. MLA: half its
  * projection GEMMs; an MoE layer's expert GEMMs (grouped, not aten.mm)
- * are saved.
+ * are saved. Without flash attention the scores' GEMMs (aten.bmm, not on
+ * the list) are recomputed too; their softmax is in fwd_mem_s.
  */
 static double
 op_sac_recompute_time(const struct model *m, const struct plan *p, const struct cluster *c, bool moe,
-		      const struct compute_layer *out)
+		      const struct compute_layer *out, double attn_gemm)
 {
 	double t = p->tp, tokens = (double)p->micro_batch * p->seq_len, h = m->hidden;
 	double kvd = (double)m->kv_heads * model_head_dim(m);
@@ -330,7 +331,9 @@ op_sac_recompute_time(const struct model *m, const struct plan *p, const struct 
 	double mlp = moe ? 0.0 : m->gated_mlp ? compute_linear_time(c, p, tokens, m->ffn_hidden / t, h, 1, &scratch)
 					      : out->fc2_fwd_s;
 
-	return k + out->proj_fwd_s + mlp + out->fwd_mem_s;
+	/* Without flash attention its score GEMMs and softmax are not saved
+	 * either (out->fwd_mem_s counts the softmax's traffic). */
+	return k + out->proj_fwd_s + mlp + out->fwd_mem_s + (p->flash_attention ? 0.0 : attn_gemm);
 }
 
 /* What recompute adds to the backward of a layer whose forward is @out->fwd_s. */
@@ -344,7 +347,7 @@ layer_recompute_time(const struct model *m, const struct plan *p, const struct c
 		return out->fwd_s;
 	case PLAN_RECOMPUTE_SELECTIVE:
 		if (fw && fw->selective_recompute == FRAMEWORK_SAC_OP)
-			return op_sac_recompute_time(m, p, c, moe, out);
+			return op_sac_recompute_time(m, p, c, moe, out, attn_gemm);
 		/* Korthikanti et al. Sec. 4.2: only the attention core is redone;
 		 * a fused (flash) attention already recomputes in its backward. */
 		return p->flash_attention ? 0.0 : attn_gemm + compute_memory_time(c, attn_mem);

@@ -52,6 +52,8 @@ z3_gather_extra(const struct cluster *c, const struct group_layout *g, const str
 	double bw = c->gpu.memory_bw_Bps * c->gpu.memory_efficiency;
 	double copies = fw->gather_copy_passes > 0 && bw > 0 ? fw->gather_copy_passes * bytes / bw : 0.0;
 
+	if (g->size <= 1)
+		return 0.0; /* no gather: the parameters are whole on the one rank */
 	return fw->gather_overhead_s + fw->gather_rank_overhead_s * g->size + copies;
 }
 

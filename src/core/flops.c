@@ -51,18 +51,23 @@ flops_model_per_iteration(const struct model *m, const struct plan *p)
 
 /*
  * torchtitan's per-op selective recomputation (compute.c's
- * op_sac_recompute_time): k, the output projection and w3 (w2 without a
- * gated MLP) again, 2 FLOPs a weight per token; MLA half its projections.
- * Dense layers' weights: an MoE layer's experts are saved.
+ * op_sac_recompute_time), per token averaged over the layers: k and the
+ * output projection again in every layer (MLA: half its projections in
+ * place of k), w3 (w2 without a gated MLP) in the dense layers only (an
+ * MoE layer's experts are saved), and without flash attention the
+ * attention scores and their product with V, which nothing saves; 2 FLOPs
+ * a weight.
  */
 static double
-op_sac_flops_per_token(const struct model *m)
+op_sac_flops_per_token(const struct model *m, const struct plan *p)
 {
 	double h = m->hidden, kvd = (double)m->kv_heads * model_head_dim(m);
 	double o = (double)m->heads * model_v_head_dim(m) * h;
 	double k = m->attention == MODEL_ATTN_MLA ? 0.5 * (model_attention_matrix_params(m) - o) : h * kvd;
+	double dense = (double)(m->layers - model_moe_layers(m)) / m->layers;
 
-	return 2.0 * (k + o + h * m->ffn_hidden);
+	return 2.0 * (k + o + dense * h * m->ffn_hidden) +
+	       (p->flash_attention ? 0.0 : attention_flops_per_token(m, p->seq_len));
 }
 
 double
@@ -72,7 +77,7 @@ flops_hardware_per_iteration(const struct model *m, const struct plan *p, const 
 	double full = (flops_forward_per_token(m, p->seq_len) - 2.0 * (double)m->hidden * m->vocab) /
 		      m->layers;
 	double selective = fw && fw->selective_recompute == FRAMEWORK_SAC_OP ?
-			   op_sac_flops_per_token(m) :
+			   op_sac_flops_per_token(m, p) :
 			   p->flash_attention ? 0.0 : attention_flops_per_token(m, p->seq_len);
 	double extra = 0.0;
 

@@ -42,8 +42,8 @@ const struct schema_key framework_schema[] = {
 	  .help = "ZeRO-3/FSDP: fixed cost of each gather (hooks, host synchronisation)" },
 	{ .key = "gather_overhead_per_rank", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
 	  .offset = OFF(gather_rank_overhead_s), .min = 0, .max = 1e-3, .def = "0 s",
-	  .help = "ZeRO-3: host cost of each gather per rank of the group, exposed (DeepSpeed 2021 built a "
-		  "list of one view per rank and PyTorch's list all_gather copied each rank's chunk out)" },
+	  .help = "ZeRO-3: host cost of each gather per rank of the group, added to the gather's time (DeepSpeed "
+		  "2021 built a list of one view per rank and PyTorch's list all_gather copied each rank's chunk out)" },
 	{ .key = "gather_copy_passes", .type = SCHEMA_NUMBER, .offset = OFF(gather_copy_passes), .min = 0,
 	  .max = 8, .def = "0",
 	  .help = "ZeRO-3: passes over each gathered tensor in GPU memory by copies around the gather, at the "

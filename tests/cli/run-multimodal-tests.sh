@@ -60,7 +60,36 @@ check "predict of optimize's predict_args times what optimize timed ($args)" \
 "$bin" predict "${base[@]}" --submodule image:tp=1,pp=2,dp=8,stage-layers=10/14,stage-recompute=full/none,vpp=1 \
 	--submodule text:dp=16,sp=0,mics=16,mics-flat=1 --format json >"$tmp/keys.json" 2>"$tmp/err"
 check "stage-layers, stage-recompute, sp, mics and mics-flat in --submodule" \
-	'[ $? -eq 0 ] && jq -e ".submodules[0].plan.pp == 2 and .submodules[1].plan.dp == 16" "$tmp/keys.json" >/dev/null'
+	'[ $? -eq 0 ] && jq -e ".submodules[0].plan.pp == 2 and .submodules[0].plan.recompute == \"per-stage\" and
+	 .submodules[1].plan.dp == 16 and .submodules[1].plan.mics_group == 16 and
+	 .submodules[1].prediction.plan.mics_hierarchical == false" "$tmp/keys.json" >/dev/null'
+# On 2 GiB GPUs the search recomputes a few layers in full (Slapo's
+# layers, recompute-layers=k/k/...): predict_args carry them, and predict
+# times the plan optimize timed.
+cat >"$tmp/small.yaml" <<'YAML'
+name: small-p4d
+nodes: 64
+gpus_per_node: 8
+gpu:
+  base: a100-sxm4-40gb
+  memory: 2 GiB
+  reserved_memory: 0.2 GiB
+intra_node:
+  bandwidth: 300 GB/s
+inter_node:
+  nics_per_node: 4
+  nic_bandwidth: 100 Gbit/s
+YAML
+"$bin" optimize --model clip-vit-l14 --cluster "$tmp/small.yaml" --gpus 16 --global-batch 768 >"$tmp/opt-small" 2>"$tmp/err"
+"$bin" optimize --model clip-vit-l14 --cluster "$tmp/small.yaml" --gpus 16 --global-batch 768 --format json \
+	>"$tmp/opt-small.json" 2>"$tmp/err"
+args=$(sed -n 's/^predict_args *//p' "$tmp/opt-small")
+# shellcheck disable=SC2086
+"$bin" predict $args --format json >"$tmp/back-small.json" 2>"$tmp/err"
+check "recompute-layers in predict_args: predict times what optimize timed on 2 GiB GPUs" \
+	'case $args in *recompute-layers=*) ;; *) false ;; esac && jq -e --slurpfile o "$tmp/opt-small.json" \
+	 "(.iteration_time_s - \$o[0].per_submodule.iteration_time_s | fabs) < 1e-9 * .iteration_time_s and .fits" \
+	 "$tmp/back-small.json" >/dev/null'
 "$bin" predict "${base[@]}" --submodule image:tp=1,pp=2,dp=8,stage-layers=10/14 --submodule text:dp=16 \
 	--format json >"$tmp/uneven.json" 2>"$tmp/err"
 "$bin" predict "${base[@]}" --submodule image:tp=1,pp=2,dp=8 --submodule text:dp=16 \
@@ -96,6 +125,8 @@ usage "--submodule on a transformer" "--submodule needs a multimodal model (kind
 usage "a submodule given twice" "--submodule image is given twice" \
 	predict "${base[@]}" --submodule image:dp=8 --submodule image:dp=8
 usage "an unknown key" "unknown key 'tpp'" predict "${base[@]}" --submodule image:tpp=2 --submodule text:dp=8
+usage "mics-flat without mics" "mics-flat says how a MiCS group gathers: give mics=G too" \
+	predict "${base[@]}" --submodule image:dp=8,mics-flat=1 --submodule text:dp=8
 usage "mics with another ZeRO stage" "mics=8 is ZeRO-3 in groups; it does not go with zero=2" \
 	predict "${base[@]}" --submodule image:dp=8,mics=8,zero=2 --submodule text:dp=8
 usage "an empty stage in stage-layers" "expects entries separated by '/'" \
