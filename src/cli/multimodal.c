@@ -478,6 +478,20 @@ parse_spec(const struct multimodal *mm, const char *arg, int total_default_mb, s
 		if (!spec_item(tok, eq + 1, p, &st))
 			return false;
 	}
+	/* The per-stage lists: one entry a stage (recompute-layers also one
+	 * number for every stage), as --stage-layers and the others. */
+	if (p->custom_recompute_layers && p->stage_recompute_layers_count == 1 && p->pp > 1)
+		for (int s = 1; s < p->pp; s++)
+			p->stage_recompute_layers[s] = p->stage_recompute_layers[0];
+	if (p->custom_recompute_layers && p->stage_recompute_layers_count == 1)
+		p->stage_recompute_layers_count = p->pp;
+	if ((p->custom_layers && p->stage_layers_count != p->pp) ||
+	    (p->custom_recompute && p->stage_recompute_count != p->pp) ||
+	    (p->custom_recompute_layers && p->stage_recompute_layers_count != p->pp)) {
+		cli_error("--submodule %s: stage-layers, stage-recompute and recompute-layers need one entry per "
+			  "stage (pp %d)", name, p->pp);
+		return false;
+	}
 	if ((st.seen & (1u << 10)) && p->mics_group == 0) {
 		cli_error("--submodule %s: mics-flat says how a MiCS group gathers: give mics=G too", name);
 		return false;

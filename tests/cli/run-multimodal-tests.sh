@@ -125,6 +125,10 @@ usage "--submodule on a transformer" "--submodule needs a multimodal model (kind
 usage "a submodule given twice" "--submodule image is given twice" \
 	predict "${base[@]}" --submodule image:dp=8 --submodule image:dp=8
 usage "an unknown key" "unknown key 'tpp'" predict "${base[@]}" --submodule image:tpp=2 --submodule text:dp=8
+usage "stage-recompute with more entries than stages" "need one entry per stage (pp 2)" \
+	predict "${base[@]}" --submodule image:pp=2,dp=8,stage-recompute=full/none/none --submodule text:dp=16
+usage "recompute-layers with more entries than stages" "need one entry per stage (pp 2)" \
+	predict "${base[@]}" --submodule image:pp=2,dp=8,recompute-layers=1/2/3 --submodule text:dp=16
 usage "mics-flat without mics" "mics-flat says how a MiCS group gathers: give mics=G too" \
 	predict "${base[@]}" --submodule image:dp=8,mics-flat=1 --submodule text:dp=8
 usage "mics with another ZeRO stage" "mics=8 is ZeRO-3 in groups; it does not go with zero=2" \
