@@ -25,7 +25,9 @@ static const char *const model_names[] = {
 	"gpt-1.7b", "llama2-7b", "mixtral-8x7b", "bert-large", "gpt3-175b", "deepseek-moe-16b",
 };
 static const char *const cluster_names[] = { "selene", "dgx-h100", "aws-p3dn", "mosaicml-a100-40gb" };
-static const char *const framework_names[] = { "megatron-lm", "deepspeed", "pytorch-fsdp" };
+static const char *const framework_names[] = {
+	"megatron-lm", "deepspeed", "pytorch-fsdp", "pytorch-fsdp2", "deepspeed-2021", "llm-foundry",
+};
 static const char *const compressor_names[] = { "topk-10", "quantize-4", "powersgd-10", "ae-100" };
 
 #define NMODELS (sizeof(model_names) / sizeof(model_names[0]))
@@ -275,6 +277,60 @@ START_TEST(test_random_plans)
 }
 END_TEST
 
+/*
+ * Slower kernels never make an iteration faster: the same plan with the
+ * framework's element-wise operators eager instead of fused, its attention
+ * on FlashAttention-2 instead of the GPU profile's kernel (at most as fast)
+ * and torchtitan's per-op selective recomputation instead of the
+ * attention core takes at least as long. (The exposure of overlapped
+ * communication only shrinks as computation grows.)
+ */
+START_TEST(test_slower_kernels_never_faster)
+{
+	unsigned long long seed = 0x51045ULL;
+	int cases = test_quick() ? 200 : 2000, compared = 0;
+
+	for (int n = 0; n < cases; n++) {
+		const struct model *m = &models[rng_int(&seed, NMODELS)];
+		const struct cluster *c = &clusters[rng_int(&seed, NCLUSTERS)];
+		struct framework fast = frameworks[rng_int(&seed, NFRAMEWORKS)], slow;
+		struct estimate_options opt = { COLL_ALGO_RING, NULL, &fast };
+		struct estimate a, b;
+		struct plan_error err;
+		struct plan p;
+
+		fast.elementwise = FRAMEWORK_EW_FUSED;
+		fast.attention_kernel = FRAMEWORK_ATTN_PROFILE;
+		fast.selective_recompute = FRAMEWORK_SAC_ATTENTION;
+		slow = fast;
+		slow.elementwise = FRAMEWORK_EW_EAGER;
+		slow.attention_kernel = FRAMEWORK_ATTN_FA2;
+		slow.selective_recompute = FRAMEWORK_SAC_OP;
+		random_plan(&seed, m, c, &p);
+		plan_error_clear(&err);
+		if (!estimate_plan(m, c, &p, &opt, &a, &err))
+			continue;
+		opt.framework = &slow;
+		ck_assert_msg(estimate_plan(m, c, &p, &opt, &b, &err), "case %d: %s", n, err.message);
+		if (b.iteration_time_s < a.iteration_time_s * (1.0 - 1e-12))
+			fprintf(stderr, "case %d: %s on %s fw %s tp %d pp %d dp %d vpp %d mb %d gb %d s %d rc %d sp %d fa %d "
+				"zero %d mics %d ep %d ov %d custom %d/%d\n  a: c %g r %g tp %g pp %g bub %g dp %g ov %g\n"
+				"  b: c %g r %g tp %g pp %g bub %g dp %g ov %g\n", n, m->name, c->name, fast.name, p.tp, p.pp,
+				p.dp, p.vpp, p.micro_batch, p.global_batch, p.seq_len, p.recompute, p.sequence_parallel,
+				p.flash_attention, p.zero, p.mics_group, p.ep, p.dp_overlap, p.custom_layers,
+				p.custom_recompute, a.breakdown.compute, a.breakdown.recompute, a.breakdown.tp_comm,
+				a.breakdown.pp_comm, a.breakdown.pp_bubble, a.breakdown.dp_comm, a.breakdown.overhead,
+				b.breakdown.compute, b.breakdown.recompute, b.breakdown.tp_comm, b.breakdown.pp_comm,
+				b.breakdown.pp_bubble, b.breakdown.dp_comm, b.breakdown.overhead);
+		ck_assert_msg(b.iteration_time_s >= a.iteration_time_s * (1.0 - 1e-12),
+			      "case %d: %.9g s with slower kernels, %.9g s without", n, b.iteration_time_s,
+			      a.iteration_time_s);
+		compared++;
+	}
+	ck_assert_msg(compared >= cases / 5, "only %d of %d random plans were valid", compared, cases);
+}
+END_TEST
+
 /* One random search: every plan it returns has the same properties. */
 static void
 run_search(unsigned long long *s, int n)
@@ -389,6 +445,7 @@ property_suite(void)
 	tcase_add_unchecked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_random_plans);
+	tcase_add_test(tc, test_slower_kernels_never_faster);
 	tcase_add_test(tc, test_random_searches);
 	tcase_add_test(tc, test_overflow_is_an_error);
 	tcase_add_test(tc, test_formatters_refuse_nonfinite);
