@@ -280,10 +280,11 @@ END_TEST
 /*
  * Slower kernels never make an iteration faster: the same plan with the
  * framework's element-wise operators eager instead of fused, its attention
- * on FlashAttention-2 instead of the GPU profile's kernel (at most as fast)
- * and torchtitan's per-op selective recomputation instead of the
- * attention core takes at least as long. (The exposure of overlapped
- * communication only shrinks as computation grows.)
+ * on FlashAttention-2 instead of the GPU profile's kernel (at most as fast),
+ * torchtitan's per-op selective recomputation instead of the attention
+ * core and larger fixed gather costs takes at least as long. (The exposure
+ * of overlapped communication only shrinks as computation grows.) Nor does
+ * a fixed cost per collective on the cluster.
  */
 START_TEST(test_slower_kernels_never_faster)
 {
@@ -306,6 +307,11 @@ START_TEST(test_slower_kernels_never_faster)
 		slow.elementwise = FRAMEWORK_EW_EAGER;
 		slow.attention_kernel = FRAMEWORK_ATTN_FA2;
 		slow.selective_recompute = FRAMEWORK_SAC_OP;
+		/* ... and so do fixed costs on top: per gather, per rank of a
+		 * gather's group, copies of the gathered tensor. */
+		slow.gather_overhead_s += 1e-5;
+		slow.gather_rank_overhead_s += 1e-6;
+		slow.gather_copy_passes += 1.0;
 		random_plan(&seed, m, c, &p);
 		plan_error_clear(&err);
 		if (!estimate_plan(m, c, &p, &opt, &a, &err))
@@ -325,6 +331,15 @@ START_TEST(test_slower_kernels_never_faster)
 		ck_assert_msg(b.iteration_time_s >= a.iteration_time_s * (1.0 - 1e-12),
 			      "case %d: %.9g s with slower kernels, %.9g s without", n, b.iteration_time_s,
 			      a.iteration_time_s);
+		{
+			struct cluster lat = *c;
+
+			lat.intra.collective_latency_s += 2e-5;
+			ck_assert_msg(estimate_plan(m, &lat, &p, &opt, &a, &err), "case %d: %s", n, err.message);
+			ck_assert_msg(a.iteration_time_s >= b.iteration_time_s * (1.0 - 1e-12),
+				      "case %d: %.9g s with a fixed cost a collective, %.9g s without", n,
+				      a.iteration_time_s, b.iteration_time_s);
+		}
 		compared++;
 	}
 	ck_assert_msg(compared >= cases / 5, "only %d of %d random plans were valid", compared, cases);
