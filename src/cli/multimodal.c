@@ -406,7 +406,13 @@ spec_item(const char *key, const char *val, struct plan *p, struct spec_state *s
 	else if (strcmp(key, "mics-flat") == 0 && v <= 1)
 		p->mics_hierarchical = v == 0;
 	else if (k < SPEC_NKEYS) {
-		cli_error("--submodule %s: %s=%s is out of range (a submodule with no GPUs?)", name, key, val);
+		bool gpus = strcmp(key, "tp") == 0 || strcmp(key, "pp") == 0 || strcmp(key, "dp") == 0 ||
+			    strcmp(key, "gpus") == 0 || strcmp(key, "micro-batch") == 0;
+
+		cli_error("--submodule %s: %s=%s is out of range%s", name, key, val,
+			  gpus ? " (a submodule with no GPUs?)" : strcmp(key, "zero") == 0 ? " (0 to 3)" :
+			  strcmp(key, "vpp") == 0 ? " (1 to 256)" : strcmp(key, "mics") == 0 ? " (a group of 1 GPU or more)" :
+			  " (0 or 1)");
 		return false;
 	} else {
 		cli_error("--submodule %s: unknown key '%s' (valid: " SPEC_VALID ")", name, key);
