@@ -122,16 +122,38 @@ summarise_sources(const struct row_result *res, int n, struct source_summary *g)
 	return ng;
 }
 
+/* The bytes of the first @max characters of UTF-8 @s (validated on
+ * load), their count in *@chars, and whether that is all of it. */
+static int
+utf8_prefix(const char *s, int max, int *chars, bool *whole)
+{
+	int n = 0, c = 0;
+
+	while (s[n] && c < max) {
+		n++;
+		while (((unsigned char)s[n] & 0xC0) == 0x80)
+			n++;
+		c++;
+	}
+	*chars = c;
+	*whole = s[n] == '\0';
+	return n;
+}
+
 static void
 print_sources_text(const struct source_summary *g, int ng)
 {
 	printf("\n%-44s %4s %8s %8s %8s %8s\n", "by source", "rows", "MAPE", "worst", "bias", "Spearman");
 	for (int k = 0; k < ng; k++) {
 		const char *s = g[k].source[0] ? g[k].source : "(no source)";
-		int len = (int)strlen(s);
+		int chars;
+		bool whole;
+		int bytes = utf8_prefix(s, 41, &chars, &whole);
 
-		printf("%-41.41s%-3s %4d %6.2f %% %6.2f %% %+6.1f %%", s, len > 41 ? "..." : "", g[k].rows,
-		       100.0 * g[k].mape, 100.0 * g[k].worst, 100.0 * g[k].bias);
+		/* Padded by characters, not bytes, so that the columns line up. */
+		printf("%.*s%s%*s %4d %6.2f %% %6.2f %% %+6.1f %%", bytes, s, whole ? "" : "...",
+		       44 - chars - (whole ? 0 : 3), "", g[k].rows, 100.0 * g[k].mape, 100.0 * g[k].worst,
+		       100.0 * g[k].bias);
 		if (g[k].has_spearman)
 			printf(" %8.3f\n", g[k].spearman);
 		else

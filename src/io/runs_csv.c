@@ -51,6 +51,32 @@ fail(struct reader *r, const char *fmt, const char *a, const char *b)
 	return plan_error_set(r->err, PLAN_ERR_INPUT, r->path, r->record, 0, fmt, a, b);
 }
 
+/* Whether @s[0..len) is well-formed UTF-8 (RFC 3629: no overlongs, no
+ * surrogates, nothing above U+10FFFF): JSON output must be. */
+static bool
+utf8_valid(const unsigned char *s, size_t len)
+{
+	for (size_t i = 0; i < len;) {
+		unsigned char c = s[i];
+		size_t n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+		unsigned long cp;
+
+		if (n == 0 || i + n > len)
+			return false;
+		cp = n == 1 ? c : c & (0x7F >> n);
+		for (size_t k = 1; k < n; k++) {
+			if ((s[i + k] & 0xC0) != 0x80)
+				return false;
+			cp = (cp << 6) | (s[i + k] & 0x3F);
+		}
+		if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+		    (cp >= 0xD800 && cp <= 0xDFFF))
+			return false;
+		i += n;
+	}
+	return true;
+}
+
 static void
 on_field(void *s, size_t len, void *data)
 {
@@ -68,6 +94,12 @@ on_field(void *s, size_t len, void *data)
 		r->failed = true;
 		plan_error_set(r->err, PLAN_ERR_INPUT, r->path, r->record + 1, 0,
 			       "field %d contains a NUL byte", r->nfields + 1);
+		return;
+	}
+	if (!utf8_valid(s, len)) {
+		r->failed = true;
+		plan_error_set(r->err, PLAN_ERR_INPUT, r->path, r->record + 1, 0,
+			       "field %d is not valid UTF-8 (save the file as UTF-8)", r->nfields + 1);
 		return;
 	}
 	copy = malloc(len + 1);
@@ -308,6 +340,15 @@ get_names(struct reader *r, struct run *run)
 		return fail(r, "columns 'id', 'model' and 'cluster' must not be empty%s%s", "", "");
 	snprintf(run->id, sizeof(run->id), "%s", field(r, COL_ID));
 	snprintf(run->source, sizeof(run->source), "%s", field(r, COL_SOURCE));
+	/* Kept whole characters: cut back to the start of a UTF-8 sequence. */
+	if (strlen(field(r, COL_SOURCE)) >= sizeof(run->source)) {
+		const char *f = field(r, COL_SOURCE);
+		size_t n = sizeof(run->source) - 1; /* f[n] is the first byte cut off */
+
+		while (n > 0 && ((unsigned char)f[n] & 0xC0) == 0x80)
+			n--;
+		run->source[n] = '\0';
+	}
 	if (!get_profile(r, COL_MODEL, run->model, sizeof(run->model)) ||
 	    !get_profile(r, COL_CLUSTER, run->cluster, sizeof(run->cluster)) ||
 	    !get_profile(r, COL_FRAMEWORK, run->framework, sizeof(run->framework)) ||

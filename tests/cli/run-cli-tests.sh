@@ -564,6 +564,20 @@ expect_out_has "by source"
 expect_out_has "Spearman"
 finish "validate summarises each source: MAPE, worst, bias and Spearman's rank correlation"
 
+# A source of 400 two-byte characters: kept to its first 511 bytes at a
+# character boundary (255 characters), valid JSON, and the text table cut
+# at 41 characters with its columns in line.
+long=$(printf '%0400d' 0 | sed 's/0/é/g')
+printf 'id,model,cluster,tp,pp,dp,micro_batch,global_batch,measured_iteration_time_s,source\nA,gpt-1.7b,selene,1,1,8,1,8,1.0,%s\n' \
+	"$long" >"$tmp/long-source.csv"
+cli validate "$tmp/long-source.csv" --format json
+expect_rc 0
+expect_jq '.sources[0].source | length == 255' "the source cut at a character boundary, 255 characters"
+cli validate "$tmp/long-source.csv"
+expect_rc 0
+expect_out_has "$(printf '%041d' 0 | sed 's/0/é/g')...    1 "
+finish "validate keeps a long UTF-8 source whole characters, in JSON and in the table"
+
 cli validate "$runs_csv" --format csv
 expect_rc 0
 grep -v '^\r\{0,1\}$' "$tmp/out" >"$tmp/validate.csv"
