@@ -256,6 +256,53 @@ START_TEST(test_link_inter_recovers)
 }
 END_TEST
 
+/*
+ * The fixed cost of a collective (intra_node.collective_latency, SimuMax's
+ * fixed_latency_us): logs of two collectives with different step counts
+ * (an all-reduce's 14 on 8 ranks, an all-gather's 7) tell it from the
+ * per-step latency; exact points of the toy cluster with 8 us a
+ * collective give back its alpha, its bandwidth and the 8 us, which the
+ * fitted link then carries. One collective alone cannot: it is held at
+ * 0, and an inter-node fit keeps the base cluster's.
+ */
+START_TEST(test_link_collective_latency)
+{
+	struct fit_link_point pts[64];
+	struct fit_link_result f;
+	struct plan_error err;
+	struct cluster c, applied;
+	unsigned seed = 5;
+	int n;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	c.intra.collective_latency_s = 8e-6;
+	n = make_points(&c, FIT_COLL_ALLREDUCE, 8, 1, 0.0, &seed, pts);
+	n += make_points(&c, FIT_COLL_ALLGATHER, 8, 1, 0.0, &seed, pts + n);
+	plan_error_clear(&err);
+	ck_assert_msg(fit_link(pts, n, FIT_LINK_INTRA, &c, &f, &err), "%s", err.message);
+	ck_assert(f.collective_latency_fitted);
+	ck_assert_int_eq(f.params, 3);
+	ck_assert_rel(f.collective_latency_s, 8e-6, 1e-9);
+	ck_assert_rel(f.latency_s, c.intra.latency_s, 1e-9);
+	ck_assert(f.mape < 1e-9);
+	applied = c;
+	applied.gemm_interp = NULL;
+	applied.intra.collective_latency_s = 0.0;
+	fit_link_apply(&f, &applied);
+	ck_assert_rel(applied.intra.collective_latency_s, 8e-6, 1e-9);
+	n = make_points(&c, FIT_COLL_ALLREDUCE, 8, 1, 0.0, &seed, pts);
+	ck_assert_msg(fit_link(pts, n, FIT_LINK_INTRA, &c, &f, &err), "%s", err.message);
+	ck_assert(!f.collective_latency_fitted);
+	ck_assert_double_eq(f.collective_latency_s, 0.0);
+	n = make_points(&c, FIT_COLL_ALLREDUCE, 16, 2, 0.0, &seed, pts);
+	ck_assert_msg(fit_link(pts, n, FIT_LINK_INTER, &c, &f, &err), "%s", err.message);
+	ck_assert(!f.collective_latency_fitted);
+	ck_assert_double_eq(f.collective_latency_s, 8e-6);
+	ck_assert_rel(f.latency_s, c.inter.latency_s, 1e-9);
+	cluster_release(&c);
+}
+END_TEST
+
 START_TEST(test_link_errors)
 {
 	struct fit_link_point pts[64];
@@ -480,6 +527,7 @@ fit_logs_suite(void)
 	tcase_add_test(tc, test_link_model_by_hand);
 	tcase_add_test(tc, test_link_intra_recovers);
 	tcase_add_test(tc, test_link_inter_recovers);
+	tcase_add_test(tc, test_link_collective_latency);
 	tcase_add_test(tc, test_link_errors);
 	tcase_add_test(tc, test_link_sample_logs);
 	tcase_add_test(tc, test_gemm_by_hand);

@@ -47,6 +47,10 @@ struct fit_link_result {
 	double latency_se;
 	double half_size_bytes;    /**< inter: message_half_size */
 	double half_size_se;
+	double collective_latency_s; /**< intra: the fixed cost of a collective; inter: the base's */
+	double collective_latency_se;
+	bool collective_latency_fitted;  /**< false: held (one step count, an inter fit, or negative) */
+	bool collective_latency_negative; /**< held at 0: the fit wanted it negative */
 	bool latency_fitted;       /**< false: held at 0 (the fit wanted it negative) */
 	bool half_size_fitted;     /**< false: held at the base cluster's (not identifiable), or at 0 */
 	bool half_size_negative;   /**< held at 0: the fit wanted it negative */

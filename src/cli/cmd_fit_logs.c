@@ -130,6 +130,11 @@ print_link_text(const struct nccl_set *s, const struct fit_link_result *f)
 	       f->level == FIT_LINK_INTER ? ", the NIC share of one GPU" : ", per GPU");
 	printf("latency                 %10.4g us    +- %.3g us%s\n", f->latency_s * 1e6, f->latency_se * 1e6,
 	       f->latency_fitted ? "" : " (held at 0: the fit wanted it negative)");
+	printf("collective_latency      %10.4g us    +- %.3g us%s\n", f->collective_latency_s * 1e6,
+	       f->collective_latency_se * 1e6, f->collective_latency_fitted ? "" :
+	       f->level == FIT_LINK_INTER ? " (the --cluster's, held)" : f->collective_latency_negative ?
+	       " (held at 0: the fit wanted it negative)" :
+	       " (held at 0: one step count cannot tell it from the latency; logs of two collectives can)");
 	if (f->level == FIT_LINK_INTER)
 		printf("message_half_size       %10.4g KiB   +- %.3g KiB%s\n", f->half_size_bytes / 1024,
 		       f->half_size_se / 1024, f->half_size_fitted ? "" : f->half_size_negative ?
@@ -151,11 +156,14 @@ link_json(const struct nccl_set *s, const struct fit_link_result *f)
 						      "ranks", s->logs[i].ranks, "hosts", s->logs[i].nodes,
 						      "gpu", s->logs[i].gpu, "sizes", s->logs[i].n,
 						      "avg_busbw_Bps", s->logs[i].avg_busbw_Bps));
-	return json_pack("{s:s, s:s, s:o, s:i, s:i, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:b, s:b, s:f, s:f}",
+	return json_pack("{s:s, s:s, s:o, s:i, s:i, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:b, s:f, s:f, s:b, s:b, "
+			 "s:f, s:f}",
 			 "kind", "nccl-tests", "level", fit_link_level_names[f->level], "logs", logs,
 			 "points", f->points, "parameters", f->params,
 			 "bandwidth_Bps", f->bandwidth_Bps, "bandwidth_se_Bps", f->bandwidth_se,
 			 "latency_s", f->latency_s, "latency_se_s", f->latency_se, "latency_fitted", f->latency_fitted,
+			 "collective_latency_s", f->collective_latency_s, "collective_latency_se_s",
+			 f->collective_latency_se, "collective_latency_fitted", f->collective_latency_fitted,
 			 "half_size_bytes", f->half_size_bytes, "half_size_se_bytes", f->half_size_se,
 			 "half_size_fitted", f->half_size_fitted, "half_size_negative", f->half_size_negative,
 			 "mape", f->mape, "max_abs_error", f->max_abs_error);
@@ -192,13 +200,14 @@ link_yaml(const struct nccl_set *s, const struct fit_link_result *f, const struc
 		return;
 	if (f->level == FIT_LINK_INTRA)
 		snprintf(buf + len, size - (size_t)len,
-			 "intra_node:\n  bandwidth: %.9g GB/s\n  latency: %.9g us\n  collective_latency: 0 s\n"
+			 "intra_node:\n  bandwidth: %.9g GB/s\n  latency: %.9g us\n  collective_latency: %.9g us\n"
 			 "  efficiency: %.9g\n",
-			 c->intra.bandwidth_Bps / 1e9, c->intra.latency_s * 1e6, c->intra.efficiency);
+			 c->intra.bandwidth_Bps / 1e9, c->intra.latency_s * 1e6, c->intra.collective_latency_s * 1e6,
+			 c->intra.efficiency);
 	else
 		snprintf(buf + len, size - (size_t)len,
 			 "# message_half_size %s (+- %.3g KiB)\n"
-			 "# fitted with intra_node.collective_latency 0 (the alphas carry it): set it so\n"
+			 "# fitted with the --cluster's intra-node link, collective_latency included\n"
 			 "inter_node:\n  nics_per_node: %d\n  nic_bandwidth: %.9g Gbit/s\n  latency: %.9g us\n"
 			 "  efficiency: %.9g\n  message_half_size: %.9g KiB\n",
 			 f->half_size_fitted ? "fitted" : "held, not fitted", f->half_size_se / 1024,

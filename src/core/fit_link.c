@@ -30,7 +30,8 @@ const char *const fit_coll_names[] = {
 
 const char *const fit_link_level_names[] = { "intra", "inter", NULL };
 
-enum { P_ALPHA, P_X, P_Y, P_COUNT };
+/* alpha, 1/B, h/B, and the fixed cost of a collective (intra fits only) */
+enum { P_ALPHA, P_X, P_Y, P_A, P_COUNT };
 
 /* One point's linear form: t = c + sum_j a[j] * theta[j]. */
 struct row {
@@ -60,10 +61,12 @@ intra_row(const struct fit_link_point *p, struct row *r)
 	ring_factors(p->coll, p->ranks, &steps, &factor);
 	r->a[P_ALPHA] = steps;
 	r->a[P_X] = factor * p->bytes;
+	/* A collective pays the fixed cost once; a send does not. */
+	r->a[P_A] = p->coll == FIT_COLL_SENDRECV ? 0.0 : 1.0;
 }
 
 static void
-inter_row(const struct fit_link_point *p, double alpha_intra, struct row *r)
+inter_row(const struct fit_link_point *p, double alpha_intra, double fixed, struct row *r)
 {
 	int n = p->ranks, k = p->nodes, per = p->ranks / p->nodes;
 	double steps, factor, s_k;
@@ -76,7 +79,7 @@ inter_row(const struct fit_link_point *p, double alpha_intra, struct row *r)
 		return;
 	}
 	if (p->coll == FIT_COLL_ALLTOALL) {
-		r->c = (per - 1) * alpha_intra;
+		r->c = fixed + (per - 1) * alpha_intra;
 		r->a[P_ALPHA] = n - per;
 		r->a[P_X] = (double)(n - per) / n * p->bytes;
 		r->a[P_Y] = n - per;
@@ -84,15 +87,15 @@ inter_row(const struct fit_link_point *p, double alpha_intra, struct row *r)
 	}
 	ring_factors(p->coll, n, &steps, &factor);
 	s_k = (p->coll == FIT_COLL_ALLREDUCE ? 2.0 : 1.0) * (k - 1);
-	r->c = (steps - s_k) * alpha_intra;
+	r->c = fixed + (steps - s_k) * alpha_intra;
 	r->a[P_ALPHA] = s_k;
 	r->a[P_X] = factor * p->bytes / per;
 	r->a[P_Y] = factor * n / per;
 }
 
-/* Whether the alpha and y columns are proportional (cosine within 1e-9). */
+/* Whether the alpha column and column @j are proportional (cosine within 1e-9). */
 static bool
-collinear(const struct row *rows, int n)
+collinear(const struct row *rows, int n, int j)
 {
 	double aa = 0.0, yy = 0.0, ay = 0.0;
 
@@ -100,8 +103,8 @@ collinear(const struct row *rows, int n)
 		double w = 1.0 / (rows[i].t * rows[i].t);
 
 		aa += w * rows[i].a[P_ALPHA] * rows[i].a[P_ALPHA];
-		yy += w * rows[i].a[P_Y] * rows[i].a[P_Y];
-		ay += w * rows[i].a[P_ALPHA] * rows[i].a[P_Y];
+		yy += w * rows[i].a[j] * rows[i].a[j];
+		ay += w * rows[i].a[P_ALPHA] * rows[i].a[j];
 	}
 	return aa == 0.0 || yy == 0.0 || fabs(ay) / sqrt(aa * yy) > 1.0 - 1e-9;
 }
@@ -110,8 +113,10 @@ collinear(const struct row *rows, int n)
 struct unknowns {
 	bool free[P_COUNT];
 	bool y_negative;        /* y was freed, went negative and is held at 0 */
+	bool a_negative;        /* the fixed cost was freed, went negative and is held at 0 */
 	double h0;              /* the half size when y is not free */
-	double theta[P_COUNT];  /* alpha, x, y */
+	double a0;              /* the fixed cost when a is not free (the base's, or 0) */
+	double theta[P_COUNT];  /* alpha, x, y, a */
 	double cov[P_COUNT][P_COUNT];
 };
 
@@ -183,10 +188,10 @@ check_points(const struct fit_link_point *pts, int n, enum fit_link_level level,
 static int
 count_free(const struct unknowns *u)
 {
-	return u->free[P_ALPHA] + u->free[P_X] + u->free[P_Y];
+	return u->free[P_ALPHA] + u->free[P_X] + u->free[P_Y] + u->free[P_A];
 }
 
-/* Solve; a negative latency or half size is held at 0 and the rest refitted. */
+/* Solve; a negative fixed cost, latency or half size is held at 0 and the rest refitted. */
 static bool
 solve_bounded(const struct row *rows, int n, struct unknowns *u, struct plan_error *err)
 {
@@ -199,7 +204,9 @@ solve_bounded(const struct row *rows, int n, struct unknowns *u, struct plan_err
 			return plan_error_set(err, PLAN_ERR_INPUT, NULL, 0, 0,
 					      "the %d points cannot tell %d parameters apart "
 					      "(give more distinct message sizes)", n, count_free(u));
-		if (u->free[P_ALPHA] && u->theta[P_ALPHA] < 0)
+		if (u->free[P_A] && u->theta[P_A] < 0)
+			u->free[P_A] = false, u->a_negative = true;
+		else if (u->free[P_ALPHA] && u->theta[P_ALPHA] < 0)
 			u->free[P_ALPHA] = false;
 		else if (u->free[P_Y] && u->theta[P_Y] < 0)
 			u->free[P_Y] = false, u->h0 = 0.0, u->y_negative = true;
@@ -223,6 +230,10 @@ convert(const struct unknowns *u, struct fit_link_result *out)
 	out->latency_fitted = u->free[P_ALPHA];
 	out->bandwidth_Bps = 1.0 / x;
 	out->bandwidth_se = sqrt(fmax(u->cov[P_X][P_X], 0.0)) / (x * x);
+	out->collective_latency_s = u->free[P_A] ? u->theta[P_A] : u->a0;
+	out->collective_latency_se = u->free[P_A] ? sqrt(fmax(u->cov[P_A][P_A], 0.0)) : 0.0;
+	out->collective_latency_fitted = u->free[P_A];
+	out->collective_latency_negative = u->a_negative;
 	out->half_size_fitted = u->free[P_Y];
 	out->half_size_negative = u->y_negative;
 	if (!u->free[P_Y]) {
@@ -255,7 +266,9 @@ bool
 fit_link(const struct fit_link_point *pts, int n, enum fit_link_level level,
 	 const struct cluster *base, struct fit_link_result *out, struct plan_error *err)
 {
-	struct unknowns u = { .free = { true, true, level == FIT_LINK_INTER }, .h0 = base->inter.half_size_bytes };
+	struct unknowns u = { .free = { true, true, level == FIT_LINK_INTER, level == FIT_LINK_INTRA },
+			      .h0 = base->inter.half_size_bytes,
+			      .a0 = level == FIT_LINK_INTER ? base->intra.collective_latency_s : 0.0 };
 	struct row *rows;
 	bool ok;
 
@@ -274,11 +287,14 @@ fit_link(const struct fit_link_point *pts, int n, enum fit_link_level level,
 		if (level == FIT_LINK_INTRA)
 			intra_row(&pts[i], &rows[i]);
 		else
-			inter_row(&pts[i], base->intra.latency_s, &rows[i]);
+			inter_row(&pts[i], base->intra.latency_s, base->intra.collective_latency_s, &rows[i]);
 	}
-	/* One node count: the latency and the half size add the same constant. */
-	if (u.free[P_Y] && collinear(rows, n))
+	/* One node count: the latency and the half size add the same constant;
+	 * one collective on one rank count: the latency and the fixed cost. */
+	if (u.free[P_Y] && collinear(rows, n, P_Y))
 		u.free[P_Y] = false;
+	if (u.free[P_A] && collinear(rows, n, P_A))
+		u.free[P_A] = false;
 	ok = solve_bounded(rows, n, &u, err);
 	free(rows);
 	if (!ok)
@@ -292,15 +308,17 @@ fit_link(const struct fit_link_point *pts, int n, enum fit_link_level level,
 }
 
 /*
- * The fit has no intercept of its own: the per-step alpha carries the
- * logs' whole small-message time, so a fitted link takes no fixed cost a
- * collective (intra_node.collective_latency) besides it.
+ * An intra-node fit gives the fixed cost of a collective too
+ * (intra_node.collective_latency: the intercept of t = a + steps alpha +
+ * bytes/B, which logs of collectives with different step counts tell
+ * apart from alpha, as SimuMax's fits of nccl-tests do); an inter-node
+ * fit keeps the base cluster's.
  */
 void
 fit_link_apply(const struct fit_link_result *r, struct cluster *c)
 {
-	c->intra.collective_latency_s = 0.0;
 	if (r->level == FIT_LINK_INTRA) {
+		c->intra.collective_latency_s = r->collective_latency_s;
 		if (c->intra.bandwidth_Bps >= r->bandwidth_Bps) {
 			c->intra.efficiency = r->bandwidth_Bps / c->intra.bandwidth_Bps;
 		} else {
