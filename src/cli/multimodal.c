@@ -272,9 +272,18 @@ static const char *const spec_keys[] = {
 	"tp", "pp", "dp", "gpus", "micro-batch", "recompute", "zero", "vpp", "sp", "mics", "mics-flat",
 	"stage-layers", "stage-recompute", "recompute-layers",
 };
-#define SPEC_VALID "tp, pp, dp, gpus, micro-batch, recompute, zero, vpp, sp, mics, mics-flat, stage-layers, " \
-		   "stage-recompute, recompute-layers"
 #define SPEC_NKEYS ((int)(sizeof(spec_keys) / sizeof(spec_keys[0])))
+
+/* The index of @key in spec_keys[]; SPEC_NKEYS when it is not one. */
+static int
+spec_key_index(const char *key)
+{
+	int k = 0;
+
+	while (k < SPEC_NKEYS && strcmp(spec_keys[k], key) != 0)
+		k++;
+	return k;
+}
 
 /* What the items of one --submodule spec have said so far. */
 struct spec_state {
@@ -283,6 +292,13 @@ struct spec_state {
 	int gpus;         /* gpus=G; 0: not given */
 	bool dp;          /* dp=D given */
 };
+
+/* Whether the spec has given @key (one of spec_keys[]). */
+static bool
+spec_seen(const struct spec_state *st, const char *key)
+{
+	return (st->seen >> spec_key_index(key)) & 1u;
+}
 
 /* The NAME of "NAME:key=v,...", written to @name; *@idx its submodule. */
 static bool
@@ -357,10 +373,8 @@ spec_item(const char *key, const char *val, struct plan *p, struct spec_state *s
 {
 	const char *name = st->name;
 	long v;
-	int k = 0;
+	int k = spec_key_index(key);
 
-	while (k < SPEC_NKEYS && strcmp(spec_keys[k], key) != 0)
-		k++;
 	if (k < SPEC_NKEYS) {
 		if (st->seen & (1u << k)) {
 			cli_error("--submodule %s: '%s' is given twice", name, key);
@@ -415,7 +429,12 @@ spec_item(const char *key, const char *val, struct plan *p, struct spec_state *s
 			  " (0 or 1)");
 		return false;
 	} else {
-		cli_error("--submodule %s: unknown key '%s' (valid: " SPEC_VALID ")", name, key);
+		char valid[256] = "";
+
+		for (int i = 0; i < SPEC_NKEYS; i++)
+			snprintf(valid + strlen(valid), sizeof(valid) - strlen(valid), "%s%s", i ? ", " : "",
+				 spec_keys[i]);
+		cli_error("--submodule %s: unknown key '%s' (valid: %s)", name, key, valid);
 		return false;
 	}
 	return true;
@@ -498,13 +517,13 @@ parse_spec(const struct multimodal *mm, const char *arg, int total_default_mb, s
 			  "stage (pp %d)", name, p->pp);
 		return false;
 	}
-	if ((st.seen & (1u << 10)) && p->mics_group == 0) {
+	if (spec_seen(&st, "mics-flat") && p->mics_group == 0) {
 		cli_error("--submodule %s: mics-flat says how a MiCS group gathers: give mics=G too", name);
 		return false;
 	}
 	if (p->mics_group > 0) {
 		/* MiCS is ZeRO-3 inside its groups, as --mics-group implies. */
-		if (p->zero != 3 && (st.seen & (1u << 6))) {
+		if (p->zero != 3 && spec_seen(&st, "zero")) {
 			cli_error("--submodule %s: mics=%d is ZeRO-3 in groups; it does not go with zero=%d", name,
 				  p->mics_group, p->zero);
 			return false;

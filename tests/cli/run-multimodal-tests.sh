@@ -124,7 +124,7 @@ usage "--submodule on a transformer" "--submodule needs a multimodal model (kind
 	predict --model gpt-1.7b --cluster aws-p4d --global-batch 64 --submodule image:dp=8
 usage "a submodule given twice" "--submodule image is given twice" \
 	predict "${base[@]}" --submodule image:dp=8 --submodule image:dp=8
-usage "an unknown key" "unknown key 'tpp'" predict "${base[@]}" --submodule image:tpp=2 --submodule text:dp=8
+usage "an unknown key" "unknown key 'tpp' (valid: tp, pp, dp, gpus, micro-batch, recompute, zero, vpp, sp, mics, mics-flat, stage-layers, stage-recompute, recompute-layers)" predict "${base[@]}" --submodule image:tpp=2 --submodule text:dp=8
 usage "stage-recompute with more entries than stages" "need one entry per stage (pp 2)" \
 	predict "${base[@]}" --submodule image:pp=2,dp=8,stage-recompute=full/none/none --submodule text:dp=16
 usage "recompute-layers with more entries than stages" "need one entry per stage (pp 2)" \
