@@ -123,6 +123,93 @@ START_TEST(test_flash_attention_default)
 }
 END_TEST
 
+/*
+ * The expected largest of n standard normals (Blom 1958) against the
+ * exact values tabulated by Harter (1961): 0.5642 for n = 2, 1.5388 for
+ * 10, 2.5076 for 100, 3.2414 for 1000; Blom's formula is within 0.5 %.
+ * By hand for n = 10: Phi^-1(9.625 / 10.25) = Phi^-1(0.939024) = 1.5466.
+ */
+START_TEST(test_expected_max_normal)
+{
+	ck_assert_double_eq_tol(gpu_expected_max_normal(1), 0.0, 1e-12);
+	ck_assert_double_eq_tol(gpu_expected_max_normal(0), 0.0, 1e-12);
+	ck_assert_double_eq_tol(gpu_expected_max_normal(10), 1.5466, 1e-3);
+	ck_assert_double_eq_tol(gpu_expected_max_normal(2), 0.5642, 0.03);
+	ck_assert_double_eq_tol(gpu_expected_max_normal(10), 1.5388, 0.01);
+	ck_assert_double_eq_tol(gpu_expected_max_normal(100), 2.5076, 0.015);
+	ck_assert_double_eq_tol(gpu_expected_max_normal(1000), 3.2414, 0.02);
+}
+END_TEST
+
+/*
+ * The slowest GPU's pace: 1 + 0.013 x E[max of N]. By hand, N = 8:
+ * Phi^-1(7.625 / 8.25) = Phi^-1(0.924242) = 1.4342, so 1.018645; N =
+ * 1536: Phi^-1(1535.625 / 1536.25) = Phi^-1(0.999593) = 3.3481, so
+ * 1.043525. One GPU, or no variation (the unspecified generation): 1.
+ */
+START_TEST(test_pace_factor)
+{
+	struct gpu g = { 0 };
+
+	gpu_unset_defaults(&g);
+	g.generation = GPU_GEN_AMPERE;
+	gpu_fill_defaults(&g);
+	ck_assert_double_eq_tol(g.speed_variation, 0.013, 1e-12);
+	ck_assert_double_eq_tol(gpu_pace_factor(&g, 1), 1.0, 1e-12);
+	ck_assert_double_eq_tol(gpu_pace_factor(&g, 8), 1.018645, 1e-5);
+	ck_assert_double_eq_tol(gpu_pace_factor(&g, 1536), 1.043525, 1e-5);
+	ck_assert(gpu_pace_factor(&g, 3072) > gpu_pace_factor(&g, 1536));
+	gpu_unset_defaults(&g);
+	g.generation = GPU_GEN_UNSPECIFIED;
+	gpu_fill_defaults(&g);
+	ck_assert_double_eq_tol(gpu_pace_factor(&g, 1536), 1.0, 1e-12);
+}
+END_TEST
+
+/*
+ * A plan's GPU time grows by the pace factor and its network time does
+ * not: GPT-3 175B on 1536 A100s (TP 8, PP 12) with speed_variation 0
+ * and 0.013, everything else the same: compute x 1.043525, TP time equal.
+ */
+START_TEST(test_pace_in_estimate)
+{
+	struct model m;
+	struct cluster c0, c1;
+	struct estimate e0, e1;
+	struct plan p;
+	struct plan_error err;
+	const char *yaml = "name: x\nnodes: 192\ngpus_per_node: 8\n"
+			   "gpu:\n  base: a100-sxm4-80gb\n  speed_variation: %s\n" LINKS;
+	char buf[512];
+
+	test_setup_paths();
+	test_load_model(&m, GPT3_YAML);
+	snprintf(buf, sizeof(buf), yaml, "0");
+	test_load_cluster(&c0, buf);
+	snprintf(buf, sizeof(buf), yaml, "0.013");
+	test_load_cluster(&c1, buf);
+	plan_init(&p);
+	p.tp = 8;
+	p.pp = 12;
+	p.dp = 16;
+	p.global_batch = 1536;
+	p.seq_len = 2048;
+	p.recompute = PLAN_RECOMPUTE_FULL;
+	plan_error_clear(&err);
+	ck_assert(estimate_plan(&m, &c0, &p, NULL, &e0, &err));
+	ck_assert(estimate_plan(&m, &c1, &p, NULL, &e1, &err));
+	ck_assert_double_eq_tol(e0.details.pace_factor, 1.0, 1e-12);
+	ck_assert_double_eq_tol(e1.details.pace_factor, 1.043525, 1e-5);
+	ck_assert_double_eq_tol(e1.breakdown.compute / e0.breakdown.compute, e1.details.pace_factor, 1e-9);
+	ck_assert_double_eq_tol(e1.breakdown.recompute / e0.breakdown.recompute, e1.details.pace_factor, 1e-9);
+	ck_assert_double_eq_tol(e1.breakdown.optimizer / e0.breakdown.optimizer, e1.details.pace_factor, 1e-9);
+	ck_assert_double_eq_tol(e1.breakdown.tp_comm, e0.breakdown.tp_comm, 1e-12);
+	ck_assert(e1.iteration_time_s > e0.iteration_time_s);
+	cluster_release(&c0);
+	cluster_release(&c1);
+}
+END_TEST
+
 /* The same GPU inline and by name must give the same prediction. */
 START_TEST(test_inline_equals_named)
 {
@@ -191,6 +278,9 @@ gpu_suite(void)
 	tcase_add_test(tc, test_spec_sheet_defaults);
 	tcase_add_test(tc, test_inline_equals_named);
 	tcase_add_test(tc, test_flash_attention_default);
+	tcase_add_test(tc, test_expected_max_normal);
+	tcase_add_test(tc, test_pace_factor);
+	tcase_add_test(tc, test_pace_in_estimate);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -76,9 +76,18 @@ void compute_flash_attention(const struct model *m, const struct plan *p, const 
  */
 double compute_attention_kernel_speed(const struct cluster *c, const struct framework *fw);
 
+/**
+ * Scale every time of @cl by @f: the pace of the slowest GPU of a job
+ * (gpu_pace_factor).
+ */
+void compute_layer_scale(struct compute_layer *cl, double f);
+
 /** Embedding and logit-layer times for one micro-batch on one GPU. */
 void compute_ends_time(const struct model *m, const struct plan *p,
 		       const struct cluster *c, struct compute_ends *out);
+
+/** Scale every time of @ce by @f (as compute_layer_scale). */
+void compute_ends_scale(struct compute_ends *ce, double f);
 
 /**
  * Mixed-precision Adam step over the @params parameters a GPU owns, with

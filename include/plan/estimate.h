@@ -52,6 +52,7 @@ struct estimate_details {
 	double compute_gemm_s;               /**< of compute + recompute: GEMMs */
 	double compute_attention_s;          /**< of compute + recompute: attention cores */
 	double compute_other_s;              /**< of compute + recompute: element-wise kernels, loss */
+	double pace_factor;                  /**< GPU time x this: the slowest GPU (gpu_pace_factor) */
 	int compressed_layers;               /**< TP-compressed layers on the bottleneck stage */
 	double compression_params;           /**< AE parameters added on the bottleneck stage */
 	int dp_compress_scheme;              /**< enum compress_dp_scheme used */

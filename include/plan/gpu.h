@@ -48,6 +48,7 @@ struct gpu {
 	double fa2_attention_speed;         /**< FlashAttention-2's throughput here, as a fraction of the
 					       attention efficiencies above (the GPU's best kernel's) */
 	double launch_overhead_s;   /**< fixed cost of one non-GEMM kernel */
+	double speed_variation;     /**< coefficient of variation of speed across GPUs of this model */
 	double reserved_bytes;      /**< memory not available to the model (context, workspaces) */
 	int flash_attention;        /**< 1: runs FlashAttention, so plans use it unless told not to;
 				       0: it does not; GPU_FLASH_UNSET until gpu_fill_defaults */
@@ -73,6 +74,16 @@ void gpu_unset_defaults(struct gpu *g);
  * cell or a study said so (0 or 1), else (-1) the GPU's flash_attention.
  */
 bool gpu_plan_flash_attention(const struct gpu *g, int given);
+
+/**
+ * What the slowest of @gpus GPUs of model @g costs a synchronous job: 1 +
+ * speed_variation x the expected largest of @gpus standard normal
+ * values (Blom's approximation). 1 for one GPU or no variation.
+ */
+double gpu_pace_factor(const struct gpu *g, int gpus);
+
+/** The expected largest of @n independent standard normal values (Blom 1958). */
+double gpu_expected_max_normal(double n);
 
 /** Whether @g carries measured curves or calibrated values (a calibration source). */
 bool gpu_is_calibrated(const struct gpu *g);

@@ -282,6 +282,42 @@ check_problem(const struct calib_problem *p, int nsel, struct plan_error *err)
 	return true;
 }
 
+/* The key of @out that the fit drove to a bound of its range, or -1. */
+static int
+key_at_bound(const struct calib_problem *p, const struct calib_fit *out)
+{
+	for (int j = 0; j < p->nparams; j++) {
+		double s = (out->x[j] - p->lo[j]) / (p->hi[j] - p->lo[j]);
+
+		if (s < 1e3 * EDGE || s > 1.0 - 1e3 * EDGE)
+			return j;
+	}
+	return -1;
+}
+
+/* Why the runs do not determine the keys: a key the fit drove to a bound
+ * of its range (where it has no derivative), or collinear keys. */
+static bool
+undetermined(const struct calib_problem *p, const struct calib_fit *out, struct plan_error *err)
+{
+	int j = key_at_bound(p, out);
+	char why[64] = "a singular Jacobian";
+
+	if (j >= 0) {
+		bool upper = out->x[j] > 0.5 * (p->lo[j] + p->hi[j]);
+
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "these runs drive '%s' to its %s bound (%.6g), where they no longer "
+				      "determine it: fit fewer keys or add runs that differ",
+				      p->names[j], upper ? "upper" : "lower", upper ? p->hi[j] : p->lo[j]);
+	}
+	if (isfinite(out->rcond))
+		snprintf(why, sizeof(why), "reciprocal condition number %.3g of the Jacobian", out->rcond);
+	return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+			      "these runs do not determine the keys together (%s, at the fitted values): "
+			      "fit fewer keys or add runs that differ", why);
+}
+
 /*
  * The fit of @sel; @determined: refuse values that the runs do not
  * determine together (a singular Jacobian), as a user's fit must. A
@@ -311,15 +347,8 @@ fit_runs(const struct calib_problem *p, const int *sel, int nsel, bool determine
 	ok = ok && check_seen(p, sel, nsel, p->start, err) && solve(p, &c, out);
 	if (ok)
 		out->mape_after = mape_at(p, sel, nsel, out->x, err, &ok);
-	if (ok && determined && !(out->rcond >= RCOND_MIN)) {
-		char why[64] = "a singular Jacobian";
-
-		if (isfinite(out->rcond))
-			snprintf(why, sizeof(why), "reciprocal condition number %.3g of the Jacobian", out->rcond);
-		ok = plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
-				    "these runs do not determine the keys together (%s, at the fitted values): "
-				    "fit fewer keys or add runs that differ", why);
-	}
+	if (ok && determined && !(out->rcond >= RCOND_MIN))
+		ok = undetermined(p, out, err);
 	free(all);
 	return ok;
 }

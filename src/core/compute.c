@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stddef.h>
 
 #include "plan/compute.h"
 
@@ -388,6 +389,27 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 	out->bwd_s = p->flash_attention ? 2.0 * (out->fwd_s - attn_gemm) + attn_bwd : 2.0 * out->fwd_s;
 	out->attn_bwd_s = p->flash_attention ? attn_bwd : 2.0 * attn_gemm;
 	out->recompute_s = layer_recompute_time(m, p, c, fw, moe, out, attn_gemm, attn_mem);
+}
+
+void
+compute_layer_scale(struct compute_layer *cl, double f)
+{
+	double *t[] = { &cl->fwd_s, &cl->bwd_s, &cl->recompute_s, &cl->fwd_gemm_s, &cl->fwd_mem_s,
+			&cl->mlp_fwd_s, &cl->attn_fwd_s, &cl->qkv_fwd_s, &cl->proj_fwd_s, &cl->fc1_fwd_s,
+			&cl->fc2_fwd_s, &cl->attn_bwd_s };
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		*t[i] *= f;
+}
+
+void
+compute_ends_scale(struct compute_ends *ce, double f)
+{
+	ce->embed_fwd_s *= f;
+	ce->embed_bwd_s *= f;
+	ce->head_fwd_s *= f;
+	ce->head_bwd_s *= f;
+	ce->head_mem_s *= f;
 }
 
 void

@@ -72,6 +72,7 @@ struct layer_costs {
 	struct compress_pp_boundary bnd;
 	const struct framework *fw;        /* for the memory: NULL, the built-in framework */
 	int tp_degree;                     /* the plan's tp */
+	double pace;                       /* gpu_pace_factor: the slowest GPU's pace */
 };
 
 /* One micro-batch's work on the GPU of @stage, split by kind. */
@@ -363,11 +364,15 @@ struct stage_tail {
 	double window, dp_exposed, codec_s, optimizer_s, total;
 };
 
+/* The DP synchronisation and optimizer step of @stage after the pipeline
+ * (the cluster, layout, compressor and the slowest GPU's pace from @lc). */
 static void
-stage_tail(const struct model *m, const struct plan *p, const struct cluster *c,
-	   const struct plan_layout *lay, const struct compressor *cmp, enum coll_algo algo,
+stage_tail(const struct model *m, const struct plan *p, const struct layer_costs *lc, enum coll_algo algo,
 	   const struct framework *fw, int stage, const struct stage_work *w, struct stage_tail *t)
 {
+	const struct cluster *c = lc->c;
+	const struct plan_layout *lay = lc->lay;
+	const struct compressor *cmp = lc->cmp;
 	double expert, layers = plan_stage_layers(p, m, stage);
 	double params = estimate_stage_params(m, p, stage, &expert) + w->extra_params;
 	double shard = p->zero >= 1 ? (p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp) : 1;
@@ -395,7 +400,8 @@ stage_tail(const struct model *m, const struct plan *p, const struct cluster *c,
 	/* The optimizer steps this GPU's shard: dense states over the DP
 	 * group (or the MiCS group), expert states over the dp/ep ranks that
 	 * hold the same experts. */
-	t->optimizer_s = compute_optimizer_time(c, (params - expert) / shard + expert / eshard,
+	t->optimizer_s = lc->pace *
+			 compute_optimizer_time(c, (params - expert) / shard + expert / eshard,
 						p->zero >= 2 ? (params - expert) / shard + expert / eshard : params,
 						p->precision == PLAN_PRECISION_FP8 ? params : 0.0);
 	t->total = t->dp_exposed + t->codec_s + t->optimizer_s + fw->iteration_overhead_s;
@@ -411,8 +417,11 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 	 * attention core (which meets all s keys) runs on those tokens. */
 	struct plan local = plan_cp_local(plan);
 	const struct plan *p = &local;
+	/* Every GPU waits for the slowest of the job's at the collectives. */
+	double pace = gpu_pace_factor(&c->gpu, plan_gpus(plan));
 
 	memset(lc, 0, sizeof(*lc));
+	lc->pace = pace;
 	for (int r = PLAN_RECOMPUTE_NONE; r <= PLAN_RECOMPUTE_FULL; r++) {
 		struct plan pr = *p;
 
@@ -420,14 +429,17 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 			continue;
 		pr.recompute = r;
 		compute_layer_time(m, &pr, c, fw, false, &lc->cls[r]);
+		compute_layer_scale(&lc->cls[r], pace);
 		tp_layer_comm(m, &pr, c, lay, &lc->cls[r], &lc->tcs[r]);
 		cp_layer_comm(m, &pr, c, lay, &lc->cls[r], &lc->cps[r]);
 		if (model_is_moe(m)) {
 			compute_layer_time(m, &pr, c, fw, true, &lc->cl_moes[r]);
+			compute_layer_scale(&lc->cl_moes[r], pace);
 			ep_layer_comm(m, &pr, c, lay, &lc->cl_moes[r], &lc->eps[r]);
 		}
 	}
 	compute_ends_time(m, p, c, &lc->ce);
+	compute_ends_scale(&lc->ce, pace);
 	lc->fw = fw;
 	lc->tp_degree = p->tp;
 	for (int s = 0; s < p->pp && s < ESTIMATE_MAX_STAGES; s++)
@@ -513,7 +525,7 @@ core_tail(struct core *x, struct estimate *out)
 			w = x->works[s];
 		else
 			stage_work(m, p, &x->lc, s, &w);
-		stage_tail(m, p, x->c, &x->lay, x->cmp, x->algo, x->fw, s, &w, &t);
+		stage_tail(m, p, &x->lc, x->algo, x->fw, s, &w, &t);
 		if (s == 0 || t.total > x->tail.total) {
 			x->tail = t;
 			out->details.tail_stage = s;
@@ -640,6 +652,7 @@ core_details(const struct core *x, struct estimate *out)
 	d->slot_s = x->slot;
 	d->compute_attention_s = x->mb * x->bn.attention;
 	d->compute_other_s = x->mb * x->bn.other;
+	d->pace_factor = x->lc.pace;
 	d->compute_gemm_s = fmax(0.0, x->mb * (x->bn.compute + x->bn.recompute) - d->compute_attention_s -
 					d->compute_other_s);
 	d->compressed_layers = x->bn.compressed_layers;

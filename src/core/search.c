@@ -1312,15 +1312,18 @@ lower_bound(const struct model *m, const struct cluster *c, const struct plan *p
 	struct compute_layer dense, moe;
 	struct plan_layout lay;
 	struct tp_layer_comm tc;
-	double per_mb;
+	double per_mb, pace = gpu_pace_factor(&c->gpu, plan_gpus(p));
 
 	q.recompute = PLAN_RECOMPUTE_NONE;
 	topology_plan(&q, c, &lay);
 	compute_layer_time(m, &q, c, NULL, false, &dense);
+	/* The slowest GPU's pace, as estimate_plan times every layer. */
+	compute_layer_scale(&dense, pace);
 	tp_layer_comm(m, &q, c, &lay, &dense, &tc);
 	per_mb = (m->layers - model_moe_layers(m)) * (dense.fwd_s + dense.bwd_s) + m->layers * tc.bwd_s;
 	if (model_is_moe(m)) {
 		compute_layer_time(m, &q, c, NULL, true, &moe);
+		compute_layer_scale(&moe, pace);
 		per_mb += model_moe_layers(m) * (moe.fwd_s + moe.bwd_s);
 		/* Without Lancet every all-to-all is exposed (expert_par.c),
 		 * whatever the layout: two forward, two backward a layer. */

@@ -285,6 +285,7 @@ const struct field field_table[] = {
 	{ "details.compute_gemm_s", "compute_gemm_s", CSV_S, "s", "of compute and recompute: the GEMMs", EST(details.compute_gemm_s) },
 	{ "details.compute_attention_s", "compute_attention_s", CSV_S, "s", "of compute and recompute: the attention cores", EST(details.compute_attention_s) },
 	{ "details.compute_other_s", "compute_other_s", CSV_S, "s", "of compute and recompute: element-wise kernels and the loss", EST(details.compute_other_s) },
+	{ "details.pace_factor", NULL, NULL, "", "GPU time x this: the slowest of the plan's GPUs (the GPU's speed_variation)", EST(details.pace_factor) },
 	{ "details.bottleneck_stage", NULL, NULL, "", "the stage that sets the pace", EST(details.bottleneck_stage) },
 	{ "details.tail_stage", NULL, NULL, "", "the stage whose DP sync and optimizer end the iteration", EST(details.tail_stage) },
 	{ "details.memory_stage", NULL, NULL, "", "the stage whose memory is reported", EST(details.memory_stage) },

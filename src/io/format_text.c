@@ -201,6 +201,10 @@ format_text_plan(FILE *out, const struct report *r)
 		fprintf(out, "             attention kernel %s at %.2f of the GPU profile's\n",
 			framework_attention_names[fw->attention_kernel],
 			fw->attention_speed * compute_attention_kernel_speed(r->cluster, fw));
+	/* Where the job waits for its slowest GPU (gpu_pace_factor). */
+	if (e->details.pace_factor > 1.0)
+		fprintf(out, "             GPU time x %.3f: the slowest of %d GPUs (speed variation %.1f %%)\n",
+			e->details.pace_factor, e->gpus, 100.0 * r->cluster->gpu.speed_variation);
 	if (p->cp > 1)
 		fprintf(out, "plan         tp %d x cp %d (%s) x pp %d x dp %d, vpp %d, micro-batch %d, global batch %d, "
 			"seq-len %d\n", p->tp, p->cp, plan_cp_method_names[p->cp_method], p->pp, p->dp, p->vpp,

@@ -78,6 +78,11 @@ const struct schema_key gpu_schema[] = {
 	{ .key = "launch_overhead", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
 	  .offset = OFF(launch_overhead_s), .min = 0, .max = 1,
 	  .help = "fixed cost of one element-wise kernel (launch and tail); default by generation" },
+	{ .key = "speed_variation", .type = SCHEMA_NUMBER,
+	  .offset = OFF(speed_variation), .min = 0, .max = 0.5,
+	  .help = "coefficient of variation of speed across GPUs of this model (silicon, power "
+		  "management): a job waits for its slowest GPU; default by generation: 0.013 "
+		  "(Sinha et al. SC22), 0 for an unspecified generation" },
 	{ .key = "reserved_memory", .type = SCHEMA_QUANTITY, .unit = UNIT_SIZE,
 	  .offset = OFF(reserved_bytes), .min = 0, .max = 1e18,
 	  .def = "1 GiB", .help = "memory the model cannot use: CUDA context, NCCL and cuBLAS workspaces" },
