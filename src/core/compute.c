@@ -126,9 +126,17 @@ layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, int e
 		double rows = tokens * (m->moe.capacity_factor * m->moe.top_k + m->moe.shared_experts);
 
 		bytes += ew_ops[ew][act].bytes * rows * m->moe.expert_ffn_hidden / t;
-		/* Permute tokens to their experts and back: read + write, twice. */
-		bytes += 2.0 * 4.0 * tokens * m->moe.capacity_factor * m->moe.top_k * h / t;
-		*kernels += 2;
+		/* Permute the routed tokens to their experts and back, read +
+		 * write each time. Megatron-Core's all-to-all dispatcher
+		 * (MoEAlltoAllTokenDispatcher) permutes by destination rank before
+		 * the all-to-all and, with more than one local expert, sorts the
+		 * received chunks by expert after it (sort_chunks_by_idxs), and
+		 * undoes both around the combine: four passes, two with one
+		 * local expert. */
+		double passes = (double)m->moe.experts / p->ep > 1.0 ? 4.0 : 2.0;
+
+		bytes += passes * 4.0 * tokens * m->moe.capacity_factor * m->moe.top_k * h / t;
+		*kernels += (int)passes;
 	} else {
 		bytes += ew_ops[ew][act].bytes * tokens * m->ffn_hidden / t;
 	}
