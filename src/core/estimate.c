@@ -387,7 +387,8 @@ stage_tail(const struct model *m, const struct plan *p, const struct layer_costs
 			       p->compress.dp_on_cpu, &t->cdp);
 		t->dc.reduce_s = t->cdp.comm_s;
 		t->dc.bytes = t->cdp.wire_bytes;
-		t->codec_s = t->cdp.codec_s;
+		/* A GPU codec at the slowest GPU's pace; a CPU one is not a GPU's. */
+		t->codec_s = t->cdp.codec_s * (p->compress.dp_on_cpu ? 1.0 : lc->pace);
 	}
 	/* Gradient reduction overlaps the backward of the last micro-batch,
 	 * except for the last bucket (PyTorch DDP / Megatron overlap-grad-reduce). */
@@ -451,10 +452,17 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 		lc->tp = p->compress.tp;
 		lc->pp = p->compress.pp;
 		lc->from_layer = plan_compress_from_layer(p, m);
-		if (lc->tp)
+		/* The codecs run on the GPU, at the slowest GPU's pace too. */
+		if (lc->tp) {
 			compression_tp_site(cmp, m, p, c, lay, &lc->site);
-		if (lc->pp)
+			lc->site.encode_s *= pace;
+			lc->site.decode_s *= pace;
+			lc->site.backward_s *= pace;
+		}
+		if (lc->pp) {
 			compression_pp_boundary(cmp, m, p, c, lay, &lc->bnd);
+			lc->bnd.codec_s *= pace;
+		}
 	}
 }
 
