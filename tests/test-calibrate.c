@@ -203,6 +203,35 @@ START_TEST(test_unseen_key)
 }
 END_TEST
 
+/*
+ * Which key the fit drove to a bound: the MosaicML-five fit's
+ * inter_node.efficiency (1 - 1.25e-8 of [0, 1], from 0.85) is at its
+ * upper bound and a launch overhead taken from 3e-6 s to 2e-16 s at its
+ * lower one; a latency of 5e-5 s in 0-1 s (from 3e-6) and a bandwidth of
+ * 2e10 B/s in 1e3-1e18 B/s (from 2.5e10) are small fractions of their
+ * ranges but were not driven there: neither is blamed.
+ */
+START_TEST(test_key_at_bound)
+{
+	static const char *names[2] = { "a", "b" };
+	static double start[2], lo[2], hi[2];
+	struct calib_problem p = { 1, 2, names, start, lo, hi, NULL, NULL, NULL };
+	struct calib_fit fit;
+	bool upper = false;
+
+	memset(&fit, 0, sizeof(fit));
+	start[0] = 3e-6, lo[0] = 0.0, hi[0] = 1.0, fit.x[0] = 5e-5;
+	start[1] = 2.5e10, lo[1] = 1e3, hi[1] = 1e18, fit.x[1] = 2e10;
+	ck_assert_int_eq(calib_key_at_bound(&p, &fit, &upper), -1);
+	start[1] = 0.85, lo[1] = 0.0, hi[1] = 1.0, fit.x[1] = 1.0 - 1.25e-8;
+	ck_assert_int_eq(calib_key_at_bound(&p, &fit, &upper), 1);
+	ck_assert(upper);
+	fit.x[0] = 2e-16;
+	ck_assert_int_eq(calib_key_at_bound(&p, &fit, &upper), 0);
+	ck_assert(!upper);
+}
+END_TEST
+
 START_TEST(test_key_paths)
 {
 	struct cluster c;
@@ -278,7 +307,7 @@ calibrate_suite(void)
 {
 	const TTest *const tests[] = {
 		test_recovers_known_values, test_exact_without_noise, test_underdetermined, test_unseen_key,
-		test_key_paths, test_write_round_trip, test_fifty_runs_time,
+		test_key_paths, test_key_at_bound, test_write_round_trip, test_fifty_runs_time,
 	};
 	Suite *s = suite_create("calibrate");
 	TCase *tc = tcase_create("calibrate");

@@ -45,6 +45,15 @@ struct calib_fit {
 };
 
 /**
+ * The key of @out that the fit drove to a bound of its range, or -1
+ * (@upper: which bound): one taken a thousand times closer to that end
+ * of its range than it started, where the logistic map of the fit has
+ * no derivative left. Relative to the start, so a realistic small value
+ * in a wide range is not one at its bound.
+ */
+int calib_key_at_bound(const struct calib_problem *p, const struct calib_fit *out, bool *upper);
+
+/**
  * Fit the runs @sel[0..nsel-1] (all runs when @sel is NULL and @nsel is
  * nruns). Errors (PLAN_ERR_PLAN): fewer runs than parameters, a
  * parameter no run's prediction depends on, two parameters the runs

@@ -20,6 +20,7 @@ struct compress_tp_site {
 	double encode_s;      /**< encode before the collective */
 	double decode_s;      /**< decode (t of them after an all-gather) */
 	double backward_s;    /**< AE: backward of the encoder/decoder GEMMs */
+	double host_s;        /**< of encode_s: the host's share (Rand-K's index sampling on the CPU) */
 	double wire_bytes;    /**< bytes one rank sends */
 	double params;        /**< AE: trainable parameters added (2 h d) */
 };
@@ -35,6 +36,7 @@ struct compress_pp_boundary {
 	double bwd_bytes;     /**< gradient payload per rank */
 	double send_s;        /**< forward + backward sends */
 	double codec_s;       /**< encode + decode of both directions */
+	double host_s;        /**< of codec_s: the host's share (Rand-K's index sampling on the CPU) */
 	double params;        /**< AE: encoder or decoder parameters (h d) per side */
 };
 

@@ -17,6 +17,8 @@
 #include "plan/fit_gemm.h"
 #include "plan/fit_link.h"
 #include "io/gemm_log.h"
+#include "io/profile_load.h"
+#include "io/schema.h"
 #include "io/nccl_log.h"
 
 /* The logs of one fit and what was read from them. */
@@ -305,39 +307,36 @@ yaml_safe(char *dst, size_t size, const char *s)
 			*p = '_';
 }
 
-/* A whole GPU profile: @g's values with the fitted ones, no gemm_efficiency curve. */
-static int
-gemm_yaml(const char *file, const struct gpu *g, const struct fit_gemm_result *f, char *buf, size_t size)
+/*
+ * A whole GPU profile: @g's values with the fitted ones and no
+ * gemm_efficiency curve (the parametric model replaces it), every key of
+ * gpu_schema written by schema_write, under a comment with the fit; a
+ * malloc'd string, NULL when out of memory.
+ */
+static char *
+gemm_yaml(const char *file, const struct gpu *g, const struct fit_gemm_result *f)
 {
-	char name[64], desc[256], src[256];
-	int len;
+	const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+	struct gpu out = *g;
+	char *text = NULL, src[200];
+	size_t size = 0;
+	FILE *y = open_memstream(&text, &size);
 
-	yaml_safe(name, sizeof(name), g->name);
-	yaml_safe(desc, sizeof(desc), g->description);
-	yaml_safe(src, sizeof(src), strrchr(file, '/') ? strrchr(file, '/') + 1 : file);
-	len = snprintf(buf, size,
-		       "# plan-cli fit-logs --gemm %s: %d 16-bit GEMMs, %d fp8, MAPE %.2f %%\n"
-		       "# gemm_efficiency_max %.6g +- %.3g, gemm_overhead %.6g us +- %.3g, fp8_gemm_ratio %.6g +- %.3g\n"
-		       "name: \"%s\"\ndescription: \"%s\"\ncalibration: \"plan-cli fit-logs --gemm %s\"\n"
-		       "generation: %s\npeak_flops: %.9g TFLOPS\npeak_flops_fp8: %.9g TFLOPS\n"
-		       "memory: %.9g GiB\nmemory_bandwidth: %.9g GB/s\nmemory_efficiency: %.9g\n"
-		       "gemm_efficiency_max: %.9g\ngemm_overhead: %.9g us\nfp8_gemm_ratio: %.9g\n"
-		       "attention_fwd_efficiency: %.9g\nattention_bwd_efficiency: %.9g\n"
-		       "attention_overhead: %.9g us\nfa2_attention_speed: %.9g\nflash_attention: %s\n"
-		       "launch_overhead: %.9g us\nreserved_memory: %.9g GiB\n",
-		       src, f->points, f->fp8_points, 100 * f->mape, f->efficiency_max, f->efficiency_max_se,
-		       f->overhead_s * 1e6, f->overhead_se * 1e6, f->fp8_ratio, f->fp8_ratio_se, name, desc, src,
-		       gpu_generation_names[g->generation], g->peak_flops / 1e12, g->peak_flops_fp8 / 1e12,
-		       g->memory_bytes / 1073741824.0, g->memory_bw_Bps / 1e9, g->memory_efficiency,
-		       g->gemm_efficiency_max, g->gemm_overhead_s * 1e6, g->fp8_gemm_ratio,
-		       g->attention_fwd_efficiency, g->attention_bwd_efficiency, g->attention_overhead_s * 1e6,
-		       g->fa2_attention_speed, g->flash_attention == 1 ? "true" : "false",
-		       g->launch_overhead_s * 1e6, g->reserved_bytes / 1073741824.0);
-	for (int i = 0; i < g->gemm_shape_efficiency.n && len < (int)size; i++)
-		len += snprintf(buf + len, size - (size_t)len, "%s[%.9g, %.9g]%s", i ? ", " : "gemm_shape_efficiency: [",
-				g->gemm_shape_efficiency.x[i], g->gemm_shape_efficiency.y[i],
-				i + 1 == g->gemm_shape_efficiency.n ? "]\n" : "");
-	return len;
+	if (!y)
+		return NULL;
+	yaml_safe(src, sizeof(src), base);
+	out.gemm_efficiency.n = 0;
+	snprintf(out.calibration, sizeof(out.calibration), "plan-cli fit-logs --gemm %s", src);
+	fprintf(y, "# plan-cli fit-logs --gemm %s: %d 16-bit GEMMs, %d fp8, MAPE %.2f %%\n"
+		"# gemm_efficiency_max %.6g +- %.3g, gemm_overhead %.6g us +- %.3g, fp8_gemm_ratio %.6g +- %.3g\n",
+		src, f->points, f->fp8_points, 100 * f->mape, f->efficiency_max, f->efficiency_max_se,
+		f->overhead_s * 1e6, f->overhead_se * 1e6, f->fp8_ratio, f->fp8_ratio_se);
+	schema_write(gpu_schema, &out, y, 0);
+	if (fclose(y) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
 }
 
 int
@@ -347,7 +346,7 @@ cli_fit_gemm(const struct fit_logs_request *r)
 	struct fit_gemm_result f;
 	struct plan_error err;
 	struct gpu g;
-	char buf[8192];
+	char *yaml;
 	int n, rc;
 
 	if ((rc = cli_load_gpu(r->gpu, &g)) != CLI_EXIT_OK)
@@ -363,8 +362,14 @@ cli_fit_gemm(const struct fit_logs_request *r)
 	else
 		print_gemm_text(r->gemm, &g, &f);
 	fit_gemm_apply(&f, &g);
-	if (rc == CLI_EXIT_OK && r->output && gemm_yaml(r->gemm, &g, &f, buf, sizeof(buf)) < (int)sizeof(buf))
-		rc = cli_write_file(r->output, buf);
+	if (rc != CLI_EXIT_OK || !r->output)
+		return rc;
+	if (!(yaml = gemm_yaml(r->gemm, &g, &f))) {
+		cli_error("out of memory");
+		return CLI_EXIT_FAILURE;
+	}
+	rc = cli_write_file(r->output, yaml);
+	free(yaml);
 	return rc;
 }
 

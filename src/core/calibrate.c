@@ -57,12 +57,18 @@ to_x(const struct calib_problem *p, const double *u, double *x)
 		x[j] = p->lo[j] + (p->hi[j] - p->lo[j]) * logistic(u[j]);
 }
 
+/* Where @x lies in key @j's range, kept EDGE inside its ends. */
+static double
+range_fraction(const struct calib_problem *p, int j, double x)
+{
+	return fmin(fmax((x - p->lo[j]) / (p->hi[j] - p->lo[j]), EDGE), 1.0 - EDGE);
+}
+
 static double
 to_u(const struct calib_problem *p, int j, double x)
 {
-	double s = (x - p->lo[j]) / (p->hi[j] - p->lo[j]);
+	double s = range_fraction(p, j, x);
 
-	s = fmin(fmax(s, EDGE), 1.0 - EDGE);
 	return log(s / (1.0 - s));
 }
 
@@ -282,15 +288,25 @@ check_problem(const struct calib_problem *p, int nsel, struct plan_error *err)
 	return true;
 }
 
-/* The key of @out that the fit drove to a bound of its range, or -1. */
-static int
-key_at_bound(const struct calib_problem *p, const struct calib_fit *out)
+/* A key has run into a bound when the fit took it a thousand times
+ * closer to that end of its range than it started (in the range's
+ * fraction s, whose logistic map has the derivative s (1 - s), so the
+ * key no longer moves a residual there). Relative to the start, so that
+ * a realistic value in a wide range (a latency of 5e-5 s in 0-1 s, a
+ * bandwidth in 1 kB/s-1e18 B/s) is not mistaken for one at its bound. */
+#define AT_BOUND 1e-3
+
+int
+calib_key_at_bound(const struct calib_problem *p, const struct calib_fit *out, bool *upper)
 {
 	for (int j = 0; j < p->nparams; j++) {
 		double s = (out->x[j] - p->lo[j]) / (p->hi[j] - p->lo[j]);
+		double s0 = range_fraction(p, j, p->start[j]);
 
-		if (s < 1e3 * EDGE || s > 1.0 - 1e3 * EDGE)
+		if (s < AT_BOUND * s0 || 1.0 - s < AT_BOUND * (1.0 - s0)) {
+			*upper = 1.0 - s < AT_BOUND * (1.0 - s0);
 			return j;
+		}
 	}
 	return -1;
 }
@@ -300,12 +316,11 @@ key_at_bound(const struct calib_problem *p, const struct calib_fit *out)
 static bool
 undetermined(const struct calib_problem *p, const struct calib_fit *out, struct plan_error *err)
 {
-	int j = key_at_bound(p, out);
+	bool upper = false;
+	int j = calib_key_at_bound(p, out, &upper);
 	char why[64] = "a singular Jacobian";
 
 	if (j >= 0) {
-		bool upper = out->x[j] > 0.5 * (p->lo[j] + p->hi[j]);
-
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
 				      "these runs drive '%s' to its %s bound (%.6g), where they no longer "
 				      "determine it: fit fewer keys or add runs that differ",

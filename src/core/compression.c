@@ -33,6 +33,7 @@ compression_tp_site(const struct compressor *cmp, const struct model *m,
 		rest = collective_time(c, g, COLL_ALLGATHER, COLL_ALGO_RING, uncompressed);
 	out->params = 0.0;
 	out->backward_s = 0.0;
+	out->host_s = 0.0;
 	out->encode_s = cmp->encode_latency_s + passes_time(c, cmp->encode_passes, x);
 	out->decode_s = cmp->decode_latency_s;
 	switch (cmp->method) {
@@ -65,8 +66,10 @@ compression_tp_site(const struct compressor *cmp, const struct model *m,
 		out->comm_s = collective_time(c, g, COLL_ALLGATHER, COLL_ALGO_RING, t * payload);
 		out->decode_s += t * passes_time(c, cmp->decode_passes, x);
 		out->wire_bytes = (t - 1) * payload;
-		if (cmp->method == COMPRESSOR_RANDK)
-			out->encode_s += cmp->host_index_s * compressor_kept(cmp, x);
+		if (cmp->method == COMPRESSOR_RANDK) {
+			out->host_s = cmp->host_index_s * compressor_kept(cmp, x);
+			out->encode_s += out->host_s;
+		}
 		break;
 	}
 	out->comm_s += rest;
@@ -81,7 +84,7 @@ compression_pp_boundary(const struct compressor *cmp, const struct model *m,
 {
 	double rows = (double)p->micro_batch * p->seq_len, cols = m->hidden;
 	double x = rows * cols;
-	double codec_fwd, codec_bwd;
+	double codec_fwd, codec_bwd, host = 0.0;
 
 	if (p->sequence_parallel)
 		rows /= p->tp;
@@ -104,10 +107,13 @@ compression_pp_boundary(const struct compressor *cmp, const struct model *m,
 	}
 	codec_fwd = cmp->encode_latency_s + cmp->decode_latency_s +
 		    passes_time(c, cmp->encode_passes + cmp->decode_passes, x);
-	if (cmp->method == COMPRESSOR_RANDK)
-		codec_fwd += cmp->host_index_s * compressor_kept(cmp, x);
+	if (cmp->method == COMPRESSOR_RANDK) {
+		host = cmp->host_index_s * compressor_kept(cmp, x);
+		codec_fwd += host;
+	}
 	/* The quantised path sends its gradient uncompressed (straight-through). */
 	codec_bwd = cmp->method == COMPRESSOR_QUANTIZE ? 0.0 : codec_fwd;
+	out->host_s = cmp->method == COMPRESSOR_QUANTIZE ? host : 2.0 * host;
 	out->params = 0.0;
 	if (cmp->method == COMPRESSOR_AUTOENCODER) {
 		/* Encoder in the sender's last layer, decoder in the receiver's first
@@ -117,6 +123,7 @@ compression_pp_boundary(const struct compressor *cmp, const struct model *m,
 
 		codec_fwd = cmp->encode_latency_s + cmp->decode_latency_s + gemm;
 		codec_bwd = 2.0 * gemm;
+		out->host_s = 0.0;
 		out->params = cols * cmp->dim;
 	}
 	out->codec_s = codec_fwd + codec_bwd;

@@ -128,11 +128,15 @@ layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, int e
 		bytes += ew_ops[ew][act].bytes * rows * m->moe.expert_ffn_hidden / t;
 		/* Permute the routed tokens to their experts and back, read +
 		 * write each time. Megatron-Core's all-to-all dispatcher
-		 * (MoEAlltoAllTokenDispatcher) permutes by destination rank before
+		 * (MoEAlltoAllTokenDispatcher, megatron/core/transformer/moe/
+		 * token_dispatcher.py; the permutations in moe_utils.py) permutes
+		 * by destination rank before
 		 * the all-to-all and, with more than one local expert, sorts the
 		 * received chunks by expert after it (sort_chunks_by_idxs), and
 		 * undoes both around the combine: four passes, two with one
-		 * local expert. */
+		 * local expert. Other frameworks' dispatchers are counted the
+		 * same (an estimate: DeepSpeed-MoE's dense einsum dispatch is
+		 * not modelled apart). */
 		double passes = (double)m->moe.experts / p->ep > 1.0 ? 4.0 : 2.0;
 
 		bytes += passes * 4.0 * tokens * m->moe.capacity_factor * m->moe.top_k * h / t;

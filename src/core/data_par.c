@@ -45,24 +45,35 @@ gather(const struct cluster *c, const struct group_layout *g, bool two_hop, enum
  * cost that grows with the group, not with the bytes. The zero-filled
  * output and the copy out are passes over the gathered bytes.
  */
-static double
-z3_gather_extra(const struct cluster *c, const struct group_layout *g, const struct framework *fw,
-		double bytes)
-{
-	double bw = c->gpu.memory_bw_Bps * c->gpu.memory_efficiency;
-	double copies = fw->gather_copy_passes > 0 && bw > 0 ? fw->gather_copy_passes * bytes / bw : 0.0;
+/* Where ZeRO-3's collectives run: the cluster, the group, MiCS's 2-hop
+ * gather, the algorithm, and the pace of the job's slowest GPU for the
+ * copies in GPU memory around a gather (gpu_pace_factor). */
+struct z3_net {
+	const struct cluster *c;
+	const struct group_layout *g;
+	bool two_hop;
+	enum coll_algo algo;
+	double copy_pace;
+};
 
-	if (g->size <= 1)
+static double
+z3_gather_extra(const struct z3_net *net, const struct framework *fw, double bytes)
+{
+	const struct cluster *c = net->c;
+	double bw = c->gpu.memory_bw_Bps * c->gpu.memory_efficiency;
+	double copies = fw->gather_copy_passes > 0 && bw > 0 ?
+			net->copy_pace * fw->gather_copy_passes * bytes / bw : 0.0;
+
+	if (net->g->size <= 1)
 		return 0.0; /* no gather: the parameters are whole on the one rank */
-	return fw->gather_overhead_s + fw->gather_rank_overhead_s * g->size + copies;
+	return fw->gather_overhead_s + fw->gather_rank_overhead_s * net->g->size + copies;
 }
 
 /* All-gathers (or reduce-scatters) of @params parameters as the framework
  * issues them: one collective for the whole unit, or one per tensor
  * (DeepSpeed's 2021 ZeRO-3). */
 static double
-z3_collective(const struct cluster *c, const struct group_layout *g, bool two_hop,
-	      enum coll_algo algo, const struct framework *fw, bool reduce, double params,
+z3_collective(const struct z3_net *net, const struct framework *fw, bool reduce, double params,
 	      double tensors)
 {
 	double n = fw->gather_unit == FRAMEWORK_GATHER_TENSOR ? fmax(1.0, tensors) : 1.0;
@@ -71,8 +82,8 @@ z3_collective(const struct cluster *c, const struct group_layout *g, bool two_ho
 	if (params <= 0)
 		return 0.0;
 	if (reduce)
-		return n * collective_time(c, g, COLL_REDUCESCATTER, algo, bytes);
-	return n * (gather(c, g, two_hop, algo, bytes) + z3_gather_extra(c, g, fw, bytes));
+		return n * collective_time(net->c, net->g, COLL_REDUCESCATTER, net->algo, bytes);
+	return n * (gather(net->c, net->g, net->two_hop, net->algo, bytes) + z3_gather_extra(net, fw, bytes));
 }
 
 /* Gathers of one layer per micro-batch: forward, backward (unless the
@@ -102,7 +113,10 @@ zero3_sync(const struct model *m, const struct plan *p, const struct cluster *c,
 	double tensors = fw->persistence_threshold > 0 && (double)m->hidden * m->hidden >= fw->persistence_threshold ?
 			 model_tensors_per_layer(m) - model_small_tensors_per_layer(m) : model_tensors_per_layer(m);
 	double frac = g->size > 1 ? (double)(g->size - 1) / g->size : 0.0;
-	bool two_hop = p->mics_group > 0 && p->mics_hierarchical;
+	/* The copies are GPU work: the slowest GPU's pace (only computed
+	 * for a framework that copies). */
+	struct z3_net net = { c, g, p->mics_group > 0 && p->mics_hierarchical, algo,
+			      fw->gather_copy_passes > 0 ? gpu_pace_factor(&c->gpu, plan_gpus(p)) : 1.0 };
 	struct framework fp8;
 	double gl;
 
@@ -115,11 +129,11 @@ zero3_sync(const struct model *m, const struct plan *p, const struct cluster *c,
 		fp8 = *fw;
 		fp8.gather_bytes = 1.0;
 	}
-	gl = z3_collective(c, g, two_hop, algo, p->fp8_gather ? &fp8 : fw, false, params_layer, tensors);
-	double rl = z3_collective(c, g, two_hop, algo, fw, true, params_layer, tensors);
+	gl = z3_collective(&net, p->fp8_gather ? &fp8 : fw, false, params_layer, tensors);
+	double rl = z3_collective(&net, fw, true, params_layer, tensors);
 	/* The rest is mostly one tensor, the word embedding. */
-	double gr = z3_collective(c, g, two_hop, algo, fw, false, rest, 1.0);
-	double rr = z3_collective(c, g, two_hop, algo, fw, true, rest, 1.0);
+	double gr = z3_collective(&net, fw, false, rest, 1.0);
+	double rr = z3_collective(&net, fw, true, rest, 1.0);
 	double gathers = z3_gathers(p, fw);
 
 	out->z3_gather_layer_s += gl;

@@ -452,16 +452,17 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 		lc->tp = p->compress.tp;
 		lc->pp = p->compress.pp;
 		lc->from_layer = plan_compress_from_layer(p, m);
-		/* The codecs run on the GPU, at the slowest GPU's pace too. */
+		/* The codecs' GPU work runs at the slowest GPU's pace too, not
+		 * their host share (Rand-K's index sampling). */
 		if (lc->tp) {
 			compression_tp_site(cmp, m, p, c, lay, &lc->site);
-			lc->site.encode_s *= pace;
+			lc->site.encode_s = lc->site.host_s + (lc->site.encode_s - lc->site.host_s) * pace;
 			lc->site.decode_s *= pace;
 			lc->site.backward_s *= pace;
 		}
 		if (lc->pp) {
 			compression_pp_boundary(cmp, m, p, c, lay, &lc->bnd);
-			lc->bnd.codec_s *= pace;
+			lc->bnd.codec_s = lc->bnd.host_s + (lc->bnd.codec_s - lc->bnd.host_s) * pace;
 		}
 	}
 }

@@ -133,9 +133,10 @@ gpu_fill_defaults(struct gpu *g)
 /*
  * Blom's approximation (G. Blom, Statistical Estimates and Transformed
  * Beta-Variables, 1958) of the expected largest of n standard normal
- * values: Phi^-1((n - 0.375) / (n + 0.25)). Within 0.5 % of the exact
- * values (Harter 1961: 1.5388 for n = 10, 2.5076 for 100, 3.2414 for
- * 1000), and 0 for n = 1.
+ * values: Phi^-1((n - 0.375) / (n + 0.25)). Against the exact values
+ * (Harter 1961: 0.5642 for n = 2, 1.5388 for 10, 2.5076 for 100, 3.2414
+ * for 1000) it is 4.5 % high at n = 2, 0.5 % at 10 and 0.4 % low at 100
+ * and 1000: at most 3e-4 on the pace factor; 0 for n = 1.
  */
 double
 gpu_expected_max_normal(double n)

@@ -77,6 +77,15 @@ check "... and the text says the fit wanted it negative" \
 run fit-logs --gemm "$gemm" --gpu h100-sxm5-80gb --output "$tmp/gpu.yaml"
 check "GEMM fit: exit 0, eff_max and overhead printed" \
 	'[ $rc -eq 0 ] && grep -q "^gemm_efficiency_max" "$tmp/out" && grep -q "^gemm_overhead" "$tmp/out"'
+# The written profile is a whole GPU: every schema key, a value given in
+# the --gpu file kept (speed_variation), the fitted ones, and it loads.
+{ cat "$root/gpus/h100-sxm5-80gb.yaml"; echo "speed_variation: 0.02"; } >"$tmp/h100-sv.yaml"
+run fit-logs --gemm "$gemm" --gpu "$tmp/h100-sv.yaml" --output "$tmp/gpu2.yaml"
+printf 'name: t\nnodes: 1\ngpus_per_node: 8\ngpu: %s\nintra_node:\n  bandwidth: 450 GB/s\n' "$tmp/gpu2.yaml" >"$tmp/c2.yaml"
+"$bin" predict --model gpt-1.7b --cluster "$tmp/c2.yaml" --global-batch 64 --format json >"$tmp/p2.json" 2>"$tmp/err"
+check "the written GPU profile keeps speed_variation, has the fitted values and loads" \
+	'[ $rc -eq 0 ] && grep -q "^speed_variation: 0.02$" "$tmp/gpu2.yaml" && grep -q "^gemm_efficiency_max: 0.72" "$tmp/gpu2.yaml" &&
+	 ! grep -q "^gemm_efficiency:" "$tmp/gpu2.yaml" && jq -e ".details.pace_factor > 1.02" "$tmp/p2.json" >/dev/null'
 run fit-logs --gemm "$gemm" --gpu h100-sxm5-80gb --format json
 check "GEMM JSON: 0.72, 6 us, fp8 0.85 (the sample's values)" \
 	'[ $rc -eq 0 ] && jq -e "(.gemm_efficiency_max - 0.72 | fabs) < 3 * .gemm_efficiency_max_se and (.gemm_overhead_s - 6e-6 | fabs) < 3 * .gemm_overhead_se_s and (.fp8_gemm_ratio - 0.85 | fabs) < 3 * .fp8_gemm_ratio_se" "$tmp/out" >/dev/null'
