@@ -286,9 +286,28 @@ unknown_column(struct reader *r, const char *name)
 	return fail(r, "unknown column '%s' (known: %s)", name, known);
 }
 
+/* Whether the header is that of a table of published runs (the model's
+ * shape and the hardware in words: ../shared/validation's format), which
+ * scripts/import-runs turns into this CSV. */
+static bool
+published_table(const struct reader *r)
+{
+	static const char *const marks[] = { "layers", "hidden", "global_batch_seqs" };
+	int found = 0;
+
+	for (int i = 0; i < r->nfields; i++)
+		for (size_t k = 0; k < sizeof(marks) / sizeof(marks[0]); k++)
+			found += strcmp(r->fields[i], marks[k]) == 0;
+	return found == (int)(sizeof(marks) / sizeof(marks[0]));
+}
+
 static bool
 header(struct reader *r)
 {
+	if (published_table(r))
+		return fail(r, "a table of published runs (columns %s), not validate's CSV: turn it into one with "
+			    "'scripts/import-runs %s', then validate the runs.csv it writes",
+			    "layers, hidden, global_batch_seqs, ...", r->path);
 	for (int i = 0; i < r->nfields; i++) {
 		int c = 0;
 
