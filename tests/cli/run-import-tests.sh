@@ -38,17 +38,65 @@ check "validate on a published-runs table: exit 3, pointing at import-runs" \
 	'[ $rc -eq 3 ] && [ ! -s "$tmp/out" ] && grep -q "a table of published runs .*scripts/import-runs" "$tmp/err"'
 
 # Bad rows: the file, the row and the column, exit 1, nothing written over.
-bad() {
+bad_row() {
 	local name=$1 text=$2 sedexpr=$3
 	{ head -1 "$table"; sed -n 2p "$table" | sed "$sedexpr"; } >"$tmp/bad.csv"
 	"$imp" "$tmp/bad.csv" --out "$tmp/bad" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	check "$name" '[ $rc -eq 1 ] && grep -qF "$text" "$tmp/err"'
 }
-bad "an unknown GPU" "bad.csv:2: row 'NAR21-T1-1': column 'gpu': 'TPU-v4' is none of" 's/,A100-SXM4,/,TPU-v4,/'
-bad "a network with no bandwidth" "column 'inter_node': no bandwidth in" 's/8x HDR InfiniBand 200 Gb\/s per node (compute)/InfiniBand/'
-bad "a layer count that is not a number" "column 'layers': 'many' is not a number" 's/,24,2304,/,many,2304,/'
-bad "nothing measured" "no iter_time_s, tokens_per_s_per_gpu or tflops_per_gpu" 's/,137,,,,/,,,,,/'
+bad_row "an unknown GPU" "bad.csv:2: row 'NAR21-T1-1': column 'gpu': 'TPU-v4' is none of" 's/,A100-SXM4,/,TPU-v4,/'
+bad_row "a network with no bandwidth" "column 'inter_node': no bandwidth in" 's/8x HDR InfiniBand 200 Gb\/s per node (compute)/InfiniBand/'
+bad_row "a layer count that is not a number" "column 'layers': 'many' is not a number" 's/,24,2304,/,many,2304,/'
+bad_row "nothing measured" "no iter_time_s, tokens_per_s_per_gpu, tflops_per_gpu, mfu_pct or hfu_pct" 's/,137,,,,/,,,,,/'
+# Rows of other kinds, made from the first row of the table: an H100
+# torchtitan run that reports only MFU, an MoE run with EP on EFA nodes,
+# HSDP (MiCS inside each node).
+python3 - "$table" "$tmp/kinds.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+base = rows[0]
+def row(**kw):
+    r = dict(base)
+    r.update(kw)
+    return r
+out = [
+    row(id="TT-H100", source="torchtitan benchmark 2025", source_ref="", model="Llama 3 8B", layers="32",
+        hidden="4096", ffn_hidden="14336", heads="32", kv_heads="8", vocab="128256", seq_len="8192",
+        gpus="64", gpu="H100 SXM5", gpu_mem_GB="80", intra_node="NVLink4/NVSwitch",
+        inter_node="8 x 400 Gbps InfiniBand NDR", precision="bf16", tp="1", pp="1", vp="", dp="64",
+        sharding="FSDP2 (fully_shard)", recompute="selective (op)", global_batch_seqs="64",
+        micro_batch="1", tflops_per_gpu="", mfu_pct="38.5"),
+    row(id="MOE-P4D", source="a 2023 MoE study", source_ref="", model="Mixtral 8x7B", layers="32",
+        hidden="4096", ffn_hidden="14336", heads="32", kv_heads="8", vocab="32000", seq_len="4096",
+        experts="8", topk="2", gpus="64", gpu="A100", gpu_mem_GB="40", intra_node="NVLink3",
+        inter_node="400 Gbps EFA per node", precision="bf16", tp="2", pp="1", vp="", dp="32", ep="8",
+        sharding="Megatron distributed optimizer", recompute="selective", global_batch_seqs="256",
+        micro_batch="1", tflops_per_gpu="", iter_time_s="9.5"),
+    row(id="HSDP", source="a 2024 FSDP study", source_ref="", model="Llama 2 7B", layers="32",
+        hidden="4096", ffn_hidden="11008", heads="32", kv_heads="", vocab="32000", seq_len="4096",
+        gpus="32", gpu="A100-SXM4", gpu_mem_GB="80", sharding="FSDP HYBRID_SHARD (HSDP)",
+        recompute="none", global_batch_seqs="256", micro_batch="2", tflops_per_gpu="", tp="1", pp="1",
+        vp="", dp="32", iter_time_s="4.0"),
+]
+w = csv.DictWriter(open(sys.argv[2], "w", newline=""), fieldnames=list(base.keys()))
+w.writeheader()
+w.writerows(out)
+PY
+"$imp" "$tmp/kinds.csv" --out "$tmp/kinds" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+"$bin" validate "$tmp/kinds/runs.csv" --format json >"$tmp/kinds.json" 2>"$tmp/err2"
+vrc=$?
+peak=$(sed -n 's/^peak_flops: \([0-9.]*\) TFLOPS$/\1/p' "$root/gpus/h100-sxm5-80gb.yaml")
+check "other kinds of runs import and validate" '[ $rc -eq 0 ] && [ $vrc -eq 0 ] && jq -e ".rows | length == 3" "$tmp/kinds.json" >/dev/null'
+check "torchtitan on H100: pytorch-fsdp2, ZeRO-3, MFU as model TFLOP/s of the H100 peak" \
+	'grep "^TT-H100," "$tmp/kinds/runs.csv" | grep -q ",3,,true,,pytorch-fsdp2,bf16,,,$(awk -v p="$peak" "BEGIN { print 0.385 * p }"),model," &&
+	 grep -q "^TT-H100: .*h100-sxm5-80gb\|^TT-H100: .*intra-node 450 GB/s" "$tmp/kinds/inferred.txt"'
+check "MoE on p4d: experts and top-k, EP 8, 400 Gbit/s of EFA a node as 8 NICs of 50 Gbit/s at 15 us, ZeRO-1" \
+	'grep -q "^MOE-P4D: .*MoE, 8 experts, top-2" "$tmp/kinds/inferred.txt" &&
+	 grep -q "nic_bandwidth: 50 Gbit/s" "$tmp"/kinds/clusters/a100-sxm4-40gb*.yaml && grep -q "latency: 15 us" "$tmp"/kinds/clusters/a100-sxm4-40gb*.yaml &&
+	 grep "^MOE-P4D," "$tmp/kinds/runs.csv" | grep -q ",1,,true,,megatron-lm,"'
+check "HSDP: ZeRO-3 in groups of one node (mics_group 8)" 'grep "^HSDP," "$tmp/kinds/runs.csv" | grep -q ",3,8,true,"'
 printf 'id,model,cluster\nx,gpt-1.7b,selene\n' >"$tmp/ours.csv"
 "$imp" "$tmp/ours.csv" --out "$tmp/o" >"$tmp/out" 2>"$tmp/err"
 rc=$?
