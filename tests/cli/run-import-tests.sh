@@ -37,15 +37,18 @@ rc=$?
 check "validate on a published-runs table: exit 3, pointing at import-runs" \
 	'[ $rc -eq 3 ] && [ ! -s "$tmp/out" ] && grep -q "a table of published runs .*scripts/import-runs" "$tmp/err"'
 
-# Bad rows: the file, the row and the column, exit 1, nothing written over.
+# Bad rows: the file, the row and the column, exit 1; the rows it can
+# read are still written (here the second row), --strict stops instead.
 bad_row() {
 	local name=$1 text=$2 sedexpr=$3
-	{ head -1 "$table"; sed -n 2p "$table" | sed "$sedexpr"; } >"$tmp/bad.csv"
+	{ head -1 "$table"; sed -n 2p "$table" | sed "$sedexpr"; sed -n 3p "$table"; } >"$tmp/bad.csv"
+	rm -rf "$tmp/bad"
 	"$imp" "$tmp/bad.csv" --out "$tmp/bad" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
-	check "$name" '[ $rc -eq 1 ] && grep -qF "$text" "$tmp/err"'
+	check "$name" '[ $rc -eq 1 ] && grep -qF "skipped $tmp/bad.csv:2: row '"'"'NAR21-T1-1'"'"': $text" "$tmp/err" &&
+		[ "$(tail -n +2 "$tmp/bad/runs.csv" | cut -d, -f1)" = NAR21-T1-2 ] && grep -q "1 rows skipped" "$tmp/out"'
 }
-bad_row "an unknown GPU" "bad.csv:2: row 'NAR21-T1-1': column 'gpu': 'TPU-v4' is none of" 's/,A100-SXM4,/,TPU-v4,/'
+bad_row "an unknown GPU" "column 'gpu': 'TPU-v4' is none of" 's/,A100-SXM4,/,TPU-v4,/'
 bad_row "a network with no bandwidth" "column 'inter_node': no bandwidth in" 's/8x HDR InfiniBand 200 Gb\/s per node (compute)/InfiniBand/'
 bad_row "a layer count that is not a number" "column 'layers': 'many' is not a number" 's/,24,2304,/,many,2304,/'
 bad_row "nothing measured" "no iter_time_s, tokens_per_s_per_gpu, tflops_per_gpu, mfu_pct or hfu_pct" 's/,137,,,,/,,,,,/'
@@ -97,6 +100,12 @@ check "MoE on p4d: experts and top-k, EP 8, 400 Gbit/s of EFA a node as 8 NICs o
 	 grep -q "nic_bandwidth: 50 Gbit/s" "$tmp"/kinds/clusters/a100-sxm4-40gb*.yaml && grep -q "latency: 15 us" "$tmp"/kinds/clusters/a100-sxm4-40gb*.yaml &&
 	 grep "^MOE-P4D," "$tmp/kinds/runs.csv" | grep -q ",1,,true,,megatron-lm,"'
 check "HSDP: ZeRO-3 in groups of one node (mics_group 8)" 'grep "^HSDP," "$tmp/kinds/runs.csv" | grep -q ",3,8,true,"'
+{ head -1 "$table"; sed -n 2p "$table" | sed 's/,A100-SXM4,/,TPU-v4,/'; sed -n 3p "$table"; } >"$tmp/bad.csv"
+rm -rf "$tmp/bad"
+"$imp" "$tmp/bad.csv" --out "$tmp/bad" --strict >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "--strict stops at the first bad row, writing no runs.csv" \
+	'[ $rc -eq 1 ] && grep -q "^import-runs: .*bad.csv:2: row .NAR21-T1-1.: column .gpu." "$tmp/err" && [ ! -e "$tmp/bad/runs.csv" ]'
 printf 'id,model,cluster\nx,gpt-1.7b,selene\n' >"$tmp/ours.csv"
 "$imp" "$tmp/ours.csv" --out "$tmp/o" >"$tmp/out" 2>"$tmp/err"
 rc=$?
