@@ -884,7 +884,7 @@ const struct cli_command_options cli_validate_options = {
 		    "TFLOP/s per GPU, turned into a time with the row's flop_convention). Prints the\n"
 		    "error of each row and the mean absolute percentage error (MAPE). A table of\n"
 		    "published runs (model shapes and hardware in words) is turned into FILE.csv\n"
-		    "by scripts/import-runs in the source tree.\n"
+		    "by scripts/import-runs (installed as plan-cli-import-runs).\n"
 		    "\n",
 	.options = validate_rows,
 	.width = 15,

@@ -306,7 +306,8 @@ header(struct reader *r)
 {
 	if (published_table(r))
 		return fail(r, "a table of published runs (columns %s), not validate's CSV: turn it into one with "
-			    "'scripts/import-runs %s', then validate the runs.csv it writes",
+			    "'scripts/import-runs %s' (installed: plan-cli-import-runs), then validate the runs.csv "
+			    "it writes",
 			    "layers, hidden, global_batch_seqs, ...", r->path);
 	for (int i = 0; i < r->nfields; i++) {
 		int c = 0;
