@@ -237,8 +237,8 @@ print_csv(const struct row_result *res, int n)
 }
 
 static bool
-print_json(const struct row_result *res, int n, double mape, double worst, const struct source_summary *g,
-	   int ng)
+print_json(const struct row_result *res, int n, int skipped, double mape, double worst,
+	   const struct source_summary *g, int ng)
 {
 	json_t *root = json_object(), *rows = json_array();
 	int rc = 0;
@@ -272,6 +272,7 @@ print_json(const struct row_result *res, int n, double mape, double worst, const
 	rc |= json_object_set_new(root, "mape", json_real(mape));
 	rc |= json_object_set_new(root, "worst_abs_error", json_real(worst));
 	rc |= json_object_set_new(root, "sources", sources_json(g, ng));
+	rc |= json_object_set_new(root, "rows_skipped", json_integer(skipped));
 	if (rc == 0)
 		rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
 	json_decref(root);
@@ -288,7 +289,7 @@ cmd_validate(int argc, char **argv)
 	struct source_summary *groups = NULL;
 	struct plan_error err;
 	double mape = 0.0, worst = 0.0;
-	int rc, ngroups = 0;
+	int rc, ngroups = 0, n = 0, skipped = 0, first_rc = CLI_EXIT_OK;
 	const char *file;
 
 	if ((rc = cli_options_parse(&cli_validate_options, argc, argv, &r)) >= 0)
@@ -310,23 +311,41 @@ cmd_validate(int argc, char **argv)
 		cli_error("out of memory");
 		return CLI_EXIT_FAILURE;
 	}
-	for (int i = 0; i < set.n && rc == CLI_EXIT_OK; i++) {
-		rc = predict_run(file, &set.runs[i], &res[i]);
-		mape += fabs(res[i].p.error) / set.n;
-		worst = fmax(worst, fabs(res[i].p.error));
+	/* A row that cannot be predicted (its profiles do not load, its plan
+	 * cannot run) is reported and left out; the others still are. */
+	for (int i = 0; i < set.n; i++) {
+		int row_rc = predict_run(file, &set.runs[i], &res[n]);
+
+		if (row_rc != CLI_EXIT_OK) {
+			if (skipped++ == 0)
+				first_rc = row_rc;
+			continue;
+		}
+		mape += fabs(res[n].p.error);
+		worst = fmax(worst, fabs(res[n].p.error));
+		n++;
 	}
-	if (rc == CLI_EXIT_OK && (!(groups = calloc((size_t)set.n, sizeof(*groups))) ||
-				  (ngroups = summarise_sources(res, set.n, groups)) < 0)) {
+	if (n == 0)
+		rc = first_rc;
+	else
+		mape /= n;
+	if (rc == CLI_EXIT_OK && (!(groups = calloc((size_t)n, sizeof(*groups))) ||
+				  (ngroups = summarise_sources(res, n, groups)) < 0)) {
 		cli_error("out of memory");
 		rc = CLI_EXIT_FAILURE;
 	}
 	if (rc == CLI_EXIT_OK) {
 		if (r.format == CLI_FORMAT_JSON)
-			rc = print_json(res, set.n, mape, worst, groups, ngroups) ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+			rc = print_json(res, n, skipped, mape, worst, groups, ngroups) ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
 		else if (r.format == CLI_FORMAT_CSV)
-			print_csv(res, set.n);
+			print_csv(res, n);
 		else
-			print_text(res, set.n, mape, worst, groups, ngroups);
+			print_text(res, n, mape, worst, groups, ngroups);
+		if (rc == CLI_EXIT_OK && skipped > 0) {
+			cli_error("%s: %d of %d rows could not be predicted (above): left out of the MAPE",
+				  file, skipped, set.n);
+			rc = first_rc;
+		}
 		if (rc == CLI_EXIT_OK && r.max_mape >= 0 && 100.0 * mape > r.max_mape) {
 			cli_error("MAPE %.2f %% is above --max-mape %.2f %%", 100.0 * mape, r.max_mape);
 			rc = CLI_EXIT_THRESHOLD;

@@ -603,6 +603,19 @@ expect_one_error_line
 expect_err_has "--max-error"
 finish "validate --max-error 0.001 exits 5"
 
+# A row that cannot be predicted is named and left out; the others are
+# still predicted and printed, and the exit status is 3.
+printf 'id,model,cluster,tp,pp,dp,micro_batch,global_batch,recompute,measured_iteration_time_s\n%s\n%s\n%s\n' \
+	'ok-1,gpt-1.7b,selene,1,1,32,16,512,full,1.5' 'r2,gpt-1.7b,selene,5,1,4,16,512,full,1.5' \
+	'r3,gpt-2b,selene,1,1,32,16,512,full,1.5' >"$tmp/some-bad.csv"
+cli validate "$tmp/some-bad.csv" --format json
+expect_rc 3
+expect_jq '(.rows | map(.id)) == ["ok-1"] and .rows_skipped == 2' "one row predicted, two skipped"
+expect_err_has "row 3 ('r2'): attention heads (24) are not divisible by tp (5)"
+expect_err_has "row 4 ('r3'): unknown model 'gpt-2b'"
+expect_err_has "2 of 3 rows could not be predicted (above): left out of the MAPE"
+finish "validate leaves out the rows it cannot predict, names them, predicts the others, exits 3"
+
 cli validate "$tmp/no-such-runs.csv"
 expect_rc 1
 expect_stdout_empty

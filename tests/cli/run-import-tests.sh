@@ -51,7 +51,7 @@ bad_row() {
 bad_row "an unknown GPU" "column 'gpu': 'TPU-v4' is none of" 's/,A100-SXM4,/,TPU-v4,/'
 bad_row "a network with no bandwidth" "column 'inter_node': no bandwidth in" 's/8x HDR InfiniBand 200 Gb\/s per node (compute)/InfiniBand/'
 bad_row "a layer count that is not a number" "column 'layers': 'many' is not a number" 's/,24,2304,/,many,2304,/'
-bad_row "a micro-batch that is not whole" "column 'micro_batch': '16.5' is not a whole number" 's/,512,16,,137,/,512,16.5,,137,/'
+bad_row "a micro-batch that is not whole" "column 'micro_batch': '16.5' is not a whole number from 1" 's/,512,16,,137,/,512,16.5,,137,/'
 bad_row "nothing measured" "no iter_time_s, tokens_per_s_per_gpu, tflops_per_gpu, mfu_pct or hfu_pct" 's/,137,,,,/,,,,,/'
 # Rows of other kinds, made from the first row of the table: an H100
 # torchtitan run that reports only MFU, an MoE run with EP on EFA nodes,
