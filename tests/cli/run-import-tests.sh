@@ -26,6 +26,9 @@ check "every row predicts as in the hand-made CSV (times within 1e-9, measuremen
 		all(.[0].id == .[1].id and ((.[0].predicted_iteration_time_s - .[1].predicted_iteration_time_s) | fabs) <
 		    1e-9 * .[1].predicted_iteration_time_s and ((.[0].measured_iteration_time_s - .[1].measured_iteration_time_s) | fabs) <
 		    1e-5 * .[1].measured_iteration_time_s)" "$tmp/imp.json" >/dev/null'
+check "the measured memory of the B200 rows is read too (other_measured's peak_alloc_GiB)" \
+	'jq -e --slurpfile h "$tmp/hand.json" "[.rows, \$h[0].rows] | transpose | map(select(.[1].measured_memory_bytes)) |
+		length == 12 and all(((.[0].measured_memory_bytes - .[1].measured_memory_bytes) | fabs) < 1e-6 * .[1].measured_memory_bytes)" "$tmp/imp.json" >/dev/null'
 check "the generated profiles say where they come from" \
 	'grep -q "^# from B200-SXM (single 8-GPU node)" "$tmp"/imp/clusters/b200*.yaml &&
 	 grep -q "^SMX-B200-llama3-70b-l12-tp8-pp1-dp1-mbc4: .*model: Llama-style" "$tmp/imp/inferred.txt" &&
