@@ -85,6 +85,12 @@ out = [
         gpus="32", gpu="A100-SXM4", gpu_mem_GB="80", sharding="FSDP HYBRID_SHARD (HSDP)",
         recompute="none", global_batch_seqs="256", micro_batch="2", tflops_per_gpu="", tp="1", pp="1",
         vp="", dp="32", iter_time_s="4.0"),
+    row(id="DGX2-V100", source="Shoeybi et al. 2019, Megatron-LM", source_ref="", model="GPT 8.3B",
+        layers="72", hidden="3072", ffn_hidden="12288", heads="32", kv_heads="", vocab="51200",
+        seq_len="1024", gpus="512", gpu="V100-SXM3", gpu_mem_GB="32", intra_node="NVSwitch (DGX-2H)",
+        inter_node="8x 100 Gb/s EDR InfiniBand per node", precision="fp16", tp="8", pp="1", vp="",
+        dp="64", sharding="none", recompute="yes", global_batch_seqs="512", micro_batch="8",
+        tflops_per_gpu="39"),
 ]
 w = csv.DictWriter(open(sys.argv[2], "w", newline=""), fieldnames=list(base.keys()))
 w.writeheader()
@@ -95,7 +101,10 @@ rc=$?
 "$bin" validate "$tmp/kinds/runs.csv" --format json >"$tmp/kinds.json" 2>"$tmp/err2"
 vrc=$?
 peak=$(sed -n 's/^peak_flops: \([0-9.]*\) TFLOPS$/\1/p' "$root/gpus/h100-sxm5-80gb.yaml")
-check "other kinds of runs import and validate" '[ $rc -eq 0 ] && [ $vrc -eq 0 ] && jq -e ".rows | length == 3" "$tmp/kinds.json" >/dev/null'
+check "other kinds of runs import and validate" '[ $rc -eq 0 ] && [ $vrc -eq 0 ] && jq -e ".rows | length == 4" "$tmp/kinds.json" >/dev/null'
+check "a DGX-2 of V100s: 16 GPUs a node, NVLink2 150 GB/s, 2019 Megatron (fp16, no flash attention, Eq. 3)" \
+	'grep -q "^gpus_per_node: 16$" "$tmp"/kinds/clusters/v100*.yaml && grep -q "bandwidth: 150 GB/s" "$tmp"/kinds/clusters/v100*.yaml &&
+	 grep "^DGX2-V100," "$tmp/kinds/runs.csv" | grep -q ",false,megatron-lm-2021,fp16,,,39.0,megatron-eq3,"'
 check "torchtitan on H100: pytorch-fsdp2, ZeRO-3, MFU as model TFLOP/s of the H100 peak" \
 	'grep "^TT-H100," "$tmp/kinds/runs.csv" | grep -q ",3,,true,,pytorch-fsdp2,bf16,,,$(awk -v p="$peak" "BEGIN { print 0.385 * p }"),model," &&
 	 grep -q "^TT-H100: .*h100-sxm5-80gb\|^TT-H100: .*intra-node 450 GB/s" "$tmp/kinds/inferred.txt"'
