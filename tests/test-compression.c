@@ -132,6 +132,14 @@ START_TEST(test_quantize_tp8_no_saving)
 	load_cmp(&c, "name: t\nmethod: topk\nfraction: 0.01\n");
 	compression_tp_site(&c, &m, &p, &cl, &lay, &site);
 	ck_assert_double_eq(site.wire_bytes, 17616130.0);
+	ck_assert_double_eq(site.host_s, 0.0);
+	/* Rand-K samples its k = 1000 indices on the host, 0.25 us each:
+	 * 2.5e-4 s of encode_s is the CPU's (host_s), which the slowest
+	 * GPU's pace does not scale (estimate.c). */
+	load_cmp(&c, "name: r\nmethod: randk\nk: 1000\n");
+	compression_tp_site(&c, &m, &p, &cl, &lay, &site);
+	ck_assert_double_eq_tol(site.host_s, 2.5e-4, 1e-15);
+	ck_assert(site.encode_s > site.host_s);
 	cluster_release(&cl);
 }
 END_TEST

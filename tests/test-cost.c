@@ -8,19 +8,6 @@
 #include "plan/tensor_par.h"
 #include "testutil.h"
 
-static void
-gpt3_plan(struct plan *p)
-{
-	plan_init(p);
-	p->tp = 8;
-	p->pp = 12;
-	p->dp = 16;
-	p->micro_batch = 1;
-	p->global_batch = 1536;
-	p->seq_len = 2048;
-	p->recompute = PLAN_RECOMPUTE_FULL;
-}
-
 START_TEST(test_bubble)
 {
 	struct plan p;

@@ -179,6 +179,16 @@ START_TEST(test_zero3)
 		dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
 		ck_assert_double_eq_tol(dc.zero3_mb_s, 3.6554e-2, 1e-12);
 		ck_assert_double_eq_tol(dc.z3_reduce_layer_s, 12 * 1.035e-4, 1e-12);
+		/* The copies are GPU work, at the pace of the slowest of the
+		 * plan's 8 GPUs (gpu_pace_factor: 1 + 0.013 x 1.4342 =
+		 * 1.0186446): of the copies' 2 x 2 x 12 x 6e-6 + 1.2e-5 = 3.0e-4
+		 * s, 1.0186446 x 3.0e-4 - 3.0e-4 = 5.5934e-6 s more, 3.65596e-2
+		 * s; the collectives and host loops do not move. */
+		ck_assert_int_eq(plan_gpus(&p), 8);
+		c.gpu.speed_variation = 0.013;
+		dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+		ck_assert_double_eq_tol(dc.zero3_mb_s, 3.6554e-2 + 5.5934e-6, 1e-10);
+		c.gpu.speed_variation = 0.0;
 	}
 	cluster_release(&c);
 }

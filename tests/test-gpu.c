@@ -190,13 +190,7 @@ START_TEST(test_pace_in_estimate)
 	test_load_cluster(&c0, buf);
 	snprintf(buf, sizeof(buf), yaml, "0.013");
 	test_load_cluster(&c1, buf);
-	plan_init(&p);
-	p.tp = 8;
-	p.pp = 12;
-	p.dp = 16;
-	p.global_batch = 1536;
-	p.seq_len = 2048;
-	p.recompute = PLAN_RECOMPUTE_FULL;
+	gpt3_plan(&p);
 	plan_error_clear(&err);
 	ck_assert(estimate_plan(&m, &c0, &p, NULL, &e0, &err));
 	ck_assert(estimate_plan(&m, &c1, &p, NULL, &e1, &err));

@@ -119,13 +119,7 @@ START_TEST(test_flops_eq3)
 	struct plan p;
 
 	test_load_model(&m, GPT3_YAML);
-	plan_init(&p);
-	p.tp = 8;
-	p.pp = 12;
-	p.dp = 16;
-	p.global_batch = 1536;
-	p.seq_len = 2048;
-	p.recompute = PLAN_RECOMPUTE_FULL;
+	gpt3_plan(&p);
 	/* SC21 Eq. 3: 96 B s L h^2 (1 + s/(6h) + V/(16 L h)) with B 1536,
 	 * s 2048, L 96, h 12288, V 51200 = 4.51097075e18 FLOPs. */
 	ck_assert_rel(flops_narayanan_eq3(&m, 1536, 2048), 4.5109707533231063e18, 1e-12);

@@ -13,6 +13,7 @@
 #include "io/profile_path.h"
 #include "plan/cluster.h"
 #include "plan/error.h"
+#include "plan/plan.h"
 #include "plan/model.h"
 
 /* A Selene-like cluster (DGX A100, 8 x 200 Gbit/s) with round numbers
@@ -82,6 +83,21 @@
 
 #define GPT3_YAML \
 	"name: gpt3\nlayers: 96\nhidden: 12288\nheads: 96\nvocab: 51200\nseq_len: 2048\n"
+
+/* GPT-3 175B as SC21 ran it on 1536 GPUs: TP 8, PP 12, DP 16, micro-batch
+ * 1, global batch 1536, 2048 tokens, full recomputation. */
+static inline void
+gpt3_plan(struct plan *p)
+{
+	plan_init(p);
+	p->tp = 8;
+	p->pp = 12;
+	p->dp = 16;
+	p->micro_batch = 1;
+	p->global_batch = 1536;
+	p->seq_len = 2048;
+	p->recompute = PLAN_RECOMPUTE_FULL;
+}
 
 static inline void
 test_load_cluster(struct cluster *c, const char *yaml)
