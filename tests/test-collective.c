@@ -85,6 +85,40 @@ START_TEST(test_allreduce_inter)
 }
 END_TEST
 
+START_TEST(test_net_overhead)
+{
+	struct cluster c;
+	struct group_layout full_nodes = { 16, 8, 2 }, one_node = { 8, 8, 1 }, one_per_node = { 4, 1, 4 };
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	/* The default 1 us a network post: 3 us a step, no slower than the
+	 * 3 us NVLink alpha, so test_allreduce_inter's 0.0111234 s stands. */
+	ck_assert_rel(c.inter.net_overhead_s, 1e-6, 1e-15);
+	ck_assert_rel(collective_ring_intra_step_s(&c, 2), 3e-6, 1e-15);
+	ck_assert_rel(collective_time(&c, &full_nodes, COLL_ALLREDUCE, COLL_ALGO_RING, 1e9),
+		      0.011123411764705883, 1e-12);
+	/* An AMD host (NCCL: 2 us a post): the 28 NVLink steps of the 2-node
+	 * ring take 3 x 2 = 6 us each: 28 x 6 us + 2 x 5 us = 178 us instead
+	 * of 94 us, plus the same 11.0294 ms of bytes: 0.0112074 s. */
+	c.inter.net_overhead_s = 2e-6;
+	ck_assert_rel(collective_ring_intra_step_s(&c, 2), 6e-6, 1e-15);
+	ck_assert_rel(collective_time(&c, &full_nodes, COLL_ALLREDUCE, COLL_ALGO_RING, 1e9),
+		      178e-6 + 1.875e9 / 170e9, 1e-12);
+	/* All-gather over the same ranks: 14 NVLink steps at 6 us + 1 inter
+	 * step at 5 us, and 15/16 x 1e9 through the node's 170e9 B/s. */
+	ck_assert_rel(collective_time(&c, &full_nodes, COLL_ALLGATHER, COLL_ALGO_RING, 1e9),
+		      14 * 6e-6 + 5e-6 + 0.9375e9 / 170e9, 1e-12);
+	/* Inside one node no proxy is involved: 7 x 3 us, as before. */
+	ck_assert_rel(collective_ring_intra_step_s(&c, 1), 3e-6, 1e-15);
+	ck_assert_rel(collective_time(&c, &one_node, COLL_ALLGATHER, COLL_ALGO_RING, 1e8),
+		      7 * 3e-6 + 0.875 * 1e8 / 225e9, 1e-12);
+	/* One rank a node: every step crosses the network, none is floored. */
+	ck_assert_rel(collective_time(&c, &one_per_node, COLL_ALLREDUCE, COLL_ALGO_RING, 1e9),
+		      0.07061823529411765, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
 START_TEST(test_p2p_bits_vs_bytes)
 {
 	struct cluster bits, bytes;
@@ -138,6 +172,7 @@ collective_suite(void)
 	tcase_add_test(tc, test_layout);
 	tcase_add_test(tc, test_allreduce_intra);
 	tcase_add_test(tc, test_allreduce_inter);
+	tcase_add_test(tc, test_net_overhead);
 	tcase_add_test(tc, test_p2p_bits_vs_bytes);
 	tcase_add_test(tc, test_message_size);
 	suite_add_tcase(s, tc);

@@ -46,7 +46,10 @@
 /* A toy cluster whose costs are exact by hand: GEMMs at a flat 0.5 x
  * 100e12 = 5e13 FLOP/s (no per-kernel overhead), element-wise work at
  * 1e12 B/s, NVLink 1e11 B/s with alpha 1 us, and one 100 Gbit/s NIC per
- * node of 4 GPUs: 12.5e9 / 4 x 0.8 = 2.5e9 B/s per GPU, alpha 10 us. */
+ * node of 4 GPUs: 12.5e9 / 4 x 0.8 = 2.5e9 B/s per GPU, alpha 10 us.
+ * No network post cost (net_overhead 0): with NCCL's 1 us the 1 us NVLink
+ * steps of a ring across nodes would take 3 us (test-collective.c's
+ * test_net_overhead tests that floor; these sums keep to what they test). */
 #define TOY_CLUSTER_YAML TOY_CLUSTER_YAML_LAUNCH("0 s")
 
 /* The toy cluster with a launch cost per element-wise kernel. */
@@ -73,7 +76,8 @@
 	"  nic_bandwidth: 100 Gbit/s\n" \
 	"  latency: 10 us\n" \
 	"  efficiency: 0.8\n" \
-	"  message_half_size: 0 B\n"
+	"  message_half_size: 0 B\n" \
+	"  net_overhead: 0 s\n"
 
 /* A toy GPT (tied embeddings, biases, LayerNorm, learned positions):
  * L 2, h 1024, a 8 (d 128), ffn 4h, V 32768, s 1024. Per layer

@@ -22,6 +22,7 @@ struct cluster_inter {
 	double latency_s;         /**< per collective step */
 	double efficiency;        /**< achievable fraction of the NIC bandwidth */
 	double half_size_bytes;   /**< message size that reaches half the bandwidth */
+	double net_overhead_s;    /**< host proxy's cost to post one network operation */
 };
 
 /**

@@ -29,6 +29,16 @@ double collective_time(const struct cluster *c, const struct group_layout *g,
 		       enum coll_kind kind, enum coll_algo algo, double bytes);
 
 /**
+ * Latency of one intra-node step of a ring over @nodes nodes. A ring that
+ * spans nodes runs at the pace of its network proxies: NCCL's tuning
+ * model floors every step at the cost of posting a network operation,
+ * three times for the Simple protocol ("Inter-node rings still have to
+ * launch nsteps * net overhead", getNetOverhead() in NCCL's
+ * src/graph/tuning.cc: 1 us on Intel hosts, 2 us on AMD).
+ */
+double collective_ring_intra_step_s(const struct cluster *c, int nodes);
+
+/**
  * MiCS's hierarchical parameter all-gather (Zhang et al. VLDB 2023,
  * Sec. 4.2; DeepSpeed mics.py): hop 1 gathers among the ranks that share
  * a local index across the group's nodes (each on its NIC share, 1/k of

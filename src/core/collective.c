@@ -49,10 +49,24 @@ ring_shape(enum coll_kind kind, int n, double *steps, double *factor)
 	}
 }
 
+/* Simple, the protocol of large messages, posts three network operations
+ * a step: the data, its flag and the acknowledgement (NCCL tuning.cc). */
+#define SIMPLE_NET_POSTS 3.0
+
+double
+collective_ring_intra_step_s(const struct cluster *c, int nodes)
+{
+	if (nodes <= 1)
+		return c->intra.latency_s;
+	return fmax(c->intra.latency_s, SIMPLE_NET_POSTS * c->inter.net_overhead_s);
+}
+
 /*
  * Flat ring over ranks spanning k nodes. Latency follows NCCL's tuning
  * model (src/graph/tuning.cc): of the ring's steps, those that cross
- * nodes (2(k-1) for all-reduce, k-1 otherwise) pay the inter-node alpha.
+ * nodes (2(k-1) for all-reduce, k-1 otherwise) pay the inter-node alpha,
+ * the others the intra-node one, floored at the network proxy's pace
+ * (collective_ring_intra_step_s()).
  * Bandwidth: with one channel per NIC, every link of the ring carries
  * factor * M, and the bytes leaving a node go through the per_node GPUs'
  * share of its NICs; the slower of the two bounds the collective.
@@ -68,7 +82,7 @@ ring_time(const struct cluster *c, const struct group_layout *g,
 	if (k <= 1)
 		return steps * c->intra.latency_s + factor * bytes / intra_bw(c);
 	inter_steps = (kind == COLL_ALLREDUCE ? 2.0 : 1.0) * (k - 1);
-	t_lat = (steps - inter_steps) * c->intra.latency_s + inter_steps * c->inter.latency_s;
+	t_lat = (steps - inter_steps) * collective_ring_intra_step_s(c, k) + inter_steps * c->inter.latency_s;
 	if (kind == COLL_ALLTOALL) {
 		/* Each rank sends M/n to every other; (n - per_node)/n leaves the node. */
 		double off = bytes * (n - g->per_node) / n;

@@ -4,10 +4,12 @@
  * half size), ring_time() on one node is
  *   t = steps * alpha + factor * M * x                      (k = 1)
  * and across k nodes of p GPUs (n = k p ranks), where the NIC bounds it,
- *   t = (steps - s_k) * alpha_intra + s_k * alpha + factor (M + n h) / (p B)
+ *   t = (steps - s_k) * alpha_ring + s_k * alpha + factor (M + n h) / (p B)
  * because M / (B m / (m + h)) = M + n h for chunks of m = M / n
  * (nic_bw_msg(), Hockney's n_1/2); s_k = 2(k - 1) for all-reduce, k - 1
- * otherwise (NCCL's src/graph/tuning.cc, as collective.c says). The
+ * otherwise (NCCL's src/graph/tuning.cc, as collective.c says) and
+ * alpha_ring the intra-node alpha floored at the network proxy's pace
+ * (collective_ring_intra_step_s()). The
  * all-to-all sends (n - p) / n of M over the NIC in chunks of M / n:
  *   t = (p - 1) alpha_intra + (n - p) alpha + (n - p) / n (M + n h) / B.
  * steps and factor are nccl-tests' doc/PERFORMANCE.md bus-bandwidth
@@ -66,7 +68,8 @@ intra_row(const struct fit_link_point *p, struct row *r)
 }
 
 static void
-inter_row(const struct fit_link_point *p, double alpha_intra, double fixed, struct row *r)
+inter_row(const struct fit_link_point *p, double alpha_intra, double alpha_ring, double fixed,
+	  struct row *r)
 {
 	int n = p->ranks, k = p->nodes, per = p->ranks / p->nodes;
 	double steps, factor, s_k;
@@ -87,7 +90,7 @@ inter_row(const struct fit_link_point *p, double alpha_intra, double fixed, stru
 	}
 	ring_factors(p->coll, n, &steps, &factor);
 	s_k = (p->coll == FIT_COLL_ALLREDUCE ? 2.0 : 1.0) * (k - 1);
-	r->c = fixed + (steps - s_k) * alpha_intra;
+	r->c = fixed + (steps - s_k) * alpha_ring;
 	r->a[P_ALPHA] = s_k;
 	r->a[P_X] = factor * p->bytes / per;
 	r->a[P_Y] = factor * n / per;
@@ -287,7 +290,9 @@ fit_link(const struct fit_link_point *pts, int n, enum fit_link_level level,
 		if (level == FIT_LINK_INTRA)
 			intra_row(&pts[i], &rows[i]);
 		else
-			inter_row(&pts[i], base->intra.latency_s, base->intra.collective_latency_s, &rows[i]);
+			inter_row(&pts[i], base->intra.latency_s,
+				  collective_ring_intra_step_s(base, pts[i].nodes), base->intra.collective_latency_s,
+				  &rows[i]);
 	}
 	/* One node count: the latency and the half size add the same constant;
 	 * one collective on one rank count: the latency and the fixed cost. */

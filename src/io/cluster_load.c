@@ -44,6 +44,11 @@ static const struct schema_key inter_schema[] = {
 	  .offset = offsetof(struct cluster_inter, half_size_bytes), .min = 0, .max = 1e12, .def = "64 KiB",
 	  .help = "message size at which a network transfer reaches half its large-message bandwidth "
 		  "(bandwidth x m / (m + half)): small messages are slow" },
+	{ .key = "net_overhead", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
+	  .offset = offsetof(struct cluster_inter, net_overhead_s), .min = 0, .max = 1e-3, .def = "1 us",
+	  .help = "the host proxy's cost to post one network operation (NCCL_NET_OVERHEAD: 1 us on Intel "
+		  "hosts, 2 us on AMD): every step of a ring that spans nodes, NVLink steps included, takes "
+		  "at least 3 times it (Simple protocol)" },
 	{ 0 },
 };
 

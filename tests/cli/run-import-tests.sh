@@ -84,7 +84,7 @@ out = [
         hidden="4096", ffn_hidden="11008", heads="32", kv_heads="", vocab="32000", seq_len="4096",
         gpus="32", gpu="A100-SXM4", gpu_mem_GB="80", sharding="FSDP HYBRID_SHARD (HSDP)",
         recompute="none", global_batch_seqs="256", micro_batch="2", tflops_per_gpu="", tp="1", pp="1",
-        vp="", dp="32", iter_time_s="4.0"),
+        vp="", dp="32", iter_time_s="4.0", notes="an HGX A100 with Intel Xeon hosts"),
     row(id="DGX2-V100", source="Shoeybi et al. 2019, Megatron-LM", source_ref="", model="GPT 8.3B",
         layers="72", hidden="3072", ffn_hidden="12288", heads="32", kv_heads="", vocab="51200",
         seq_len="1024", gpus="512", gpu="V100-SXM3", gpu_mem_GB="32", intra_node="NVSwitch (DGX-2H)",
@@ -113,6 +113,15 @@ check "MoE on p4d: experts and top-k, EP 8, 400 Gbit/s of EFA a node as 8 NICs o
 	 grep -q "nic_bandwidth: 50 Gbit/s" "$tmp"/kinds/clusters/a100-sxm4-40gb*.yaml && grep -q "latency: 15 us" "$tmp"/kinds/clusters/a100-sxm4-40gb*.yaml &&
 	 grep "^MOE-P4D," "$tmp/kinds/runs.csv" | grep -q ",1,,true,,megatron-lm,"'
 check "HSDP: ZeRO-3 in groups of one node (mics_group 8)" 'grep "^HSDP," "$tmp/kinds/runs.csv" | grep -q ",3,8,true,"'
+# NCCL's cost of a network post by the hosts' CPU: the DGX A100 layout
+# (A100 SXM4, 8 x 200 Gb/s InfiniBand) is AMD, 2 us, unless the row says
+# Intel; others 1 us.
+check "the hosts' network post: 2 us for the DGX A100 layout, 1 us where the row says Intel, and on H100" \
+	'grep -q "^  net_overhead: 2 us$" "$tmp"/imp/clusters/a100-sxm4-80gb*.yaml &&
+	 grep -q "^NAR21-T2-6: .*AMD EPYC 7742 assumed" "$tmp/imp/inferred.txt" &&
+	 grep -q "^HSDP: .*hosts: Intel (the row says so)" "$tmp/kinds/inferred.txt" &&
+	 grep -q "^  net_overhead: 1 us$" "$tmp"/kinds/clusters/h100*.yaml &&
+	 [ "$(grep -l "^  net_overhead: 1 us$" "$tmp"/kinds/clusters/a100-sxm4-80gb*.yaml | wc -l)" -eq 1 ]'
 { head -1 "$table"; sed -n 2p "$table" | sed 's/,A100-SXM4,/,TPU-v4,/'; sed -n 3p "$table"; } >"$tmp/bad.csv"
 rm -rf "$tmp/bad"
 "$imp" "$tmp/bad.csv" --out "$tmp/bad" --strict >"$tmp/out" 2>"$tmp/err"
