@@ -185,6 +185,11 @@ START_TEST(test_link_model_by_hand)
 	/* 12 intra steps x 1 us + 2 inter steps x 10 us = 32 us; NIC side
 	 * 1.75 x 8e6 / (4 x 2.5e9) = 1400 us (the NVLink side is 140 us). */
 	ck_assert_double_eq_tol(fit_link_model_time(&c, &inter), 1432e-6, 1e-12);
+	/* With NCCL's 1 us a network post, each of the 12 NVLink steps of
+	 * the ring across nodes takes 3 x 1 = 3 us: 36 + 20 + 1400 us. */
+	c.inter.net_overhead_s = 1e-6;
+	ck_assert_double_eq_tol(fit_link_model_time(&c, &inter), 1456e-6, 1e-12);
+	ck_assert_double_eq_tol(fit_link_model_time(&c, &intra), 21e-6, 1e-15);
 	cluster_release(&c);
 }
 END_TEST
@@ -250,6 +255,16 @@ START_TEST(test_link_inter_recovers)
 	ck_assert_msg(fit_link(pts, n, FIT_LINK_INTER, &c, &f, &err), "%s", err.message);
 	ck_assert(!f.half_size_fitted);
 	ck_assert(f.half_size_bytes == 65536);
+	ck_assert_rel(f.bandwidth_Bps, 2.5e9, 1e-9);
+	ck_assert_rel(f.latency_s, 10e-6, 1e-9);
+	/* Hosts whose network post costs 2 us (NCCL's AMD figure): the 12
+	 * NVLink steps of the 8-rank all-reduce over 2 nodes take 6 us each,
+	 * not the toy's 1 us (72 us against 12 us in every point); the fit
+	 * takes that floor from the base cluster and still gives back the
+	 * 10 us inter-node alpha and the 2.5e9 B/s, exactly. */
+	c.inter.net_overhead_s = 2e-6;
+	n = make_points(&c, FIT_COLL_ALLREDUCE, 8, 2, 0.0, &seed, pts);
+	ck_assert_msg(fit_link(pts, n, FIT_LINK_INTER, &c, &f, &err), "%s", err.message);
 	ck_assert_rel(f.bandwidth_Bps, 2.5e9, 1e-9);
 	ck_assert_rel(f.latency_s, 10e-6, 1e-9);
 	cluster_release(&c);
