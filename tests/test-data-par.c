@@ -189,6 +189,26 @@ START_TEST(test_zero3)
 		dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
 		ck_assert_double_eq_tol(dc.zero3_mb_s, 3.6554e-2 + 5.5934e-6, 1e-10);
 		c.gpu.speed_variation = 0.0;
+		/* Its reduce-scatters' copies: the division by the group size
+		 * and the list reduce_scatter's flat buffer, 4 passes over each
+		 * gradient at 5e11 B/s: 4 x 1e6 / 5e11 = 8e-6 s for each of a
+		 * layer's 12 tensors, 1.035e-4 + 8e-6 = 1.115e-4 a reduction,
+		 * 1.338e-3 a layer; 2 layers 1.92e-4 s more and the
+		 * embedding's 4 x 2e6 / 5e11 = 1.6e-5: 3.6554e-2 + 2.08e-4 =
+		 * 3.6762e-2 s. The gathers do not move. */
+		ds.reduce_copy_passes = 4.0;
+		dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+		ck_assert_double_eq_tol(dc.z3_reduce_layer_s, 1.338e-3, 1e-12);
+		ck_assert_double_eq_tol(dc.zero3_mb_s, 3.6762e-2, 1e-12);
+		/* One rank: nothing is reduced, so nothing is copied. */
+		{
+			struct group_layout one = lay.mics;
+
+			lay.mics = (struct group_layout){ 1, 1, 1 };
+			dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+			ck_assert_double_eq(dc.z3_reduce_layer_s, 0.0);
+			lay.mics = one;
+		}
 	}
 	cluster_release(&c);
 }

@@ -308,10 +308,12 @@ START_TEST(test_slower_kernels_never_faster)
 		slow.attention_kernel = FRAMEWORK_ATTN_FA2;
 		slow.selective_recompute = FRAMEWORK_SAC_OP;
 		/* ... and so do fixed costs on top: per gather, per rank of a
-		 * gather's group, copies of the gathered tensor. */
+		 * gather's group, copies of the gathered tensor and of the
+		 * reduced gradient. */
 		slow.gather_overhead_s += 1e-5;
 		slow.gather_rank_overhead_s += 1e-6;
 		slow.gather_copy_passes += 1.0;
+		slow.reduce_copy_passes += 1.0;
 		random_plan(&seed, m, c, &p);
 		plan_error_clear(&err);
 		if (!estimate_plan(m, c, &p, &opt, &a, &err))

@@ -56,22 +56,33 @@ struct z3_net {
 	double copy_pace;
 };
 
+/* @passes reads or writes of @bytes in GPU memory, at the GPU's achieved
+ * bandwidth and the slowest GPU's pace. */
 static double
-z3_gather_extra(const struct z3_net *net, const struct framework *fw, double bytes)
+z3_copies(const struct z3_net *net, double passes, double bytes)
 {
 	const struct cluster *c = net->c;
 	double bw = c->gpu.memory_bw_Bps * c->gpu.memory_efficiency;
-	double copies = fw->gather_copy_passes > 0 && bw > 0 ?
-			net->copy_pace * fw->gather_copy_passes * bytes / bw : 0.0;
 
+	return passes > 0 && bw > 0 ? net->copy_pace * passes * bytes / bw : 0.0;
+}
+
+static double
+z3_gather_extra(const struct z3_net *net, const struct framework *fw, double bytes)
+{
 	if (net->g->size <= 1)
 		return 0.0; /* no gather: the parameters are whole on the one rank */
-	return fw->gather_overhead_s + fw->gather_rank_overhead_s * net->g->size + copies;
+	return fw->gather_overhead_s + fw->gather_rank_overhead_s * net->g->size +
+	       z3_copies(net, fw->gather_copy_passes, bytes);
 }
 
 /* All-gathers (or reduce-scatters) of @params parameters as the framework
  * issues them: one collective for the whole unit, or one per tensor
- * (DeepSpeed's 2021 ZeRO-3). */
+ * (DeepSpeed's 2021 ZeRO-3). DeepSpeed's 2021 stage3.py also divided each
+ * gradient by the group size in place before reducing it (average_tensor:
+ * tensor.div_) and reduced it with the list form of reduce_scatter,
+ * whose NCCL backend (PyTorch 1.8) copies each rank's chunk into a flat
+ * buffer first: reduce_copy_passes reads and writes of the gradient. */
 static double
 z3_collective(const struct z3_net *net, const struct framework *fw, bool reduce, double params,
 	      double tensors)
@@ -82,7 +93,8 @@ z3_collective(const struct z3_net *net, const struct framework *fw, bool reduce,
 	if (params <= 0)
 		return 0.0;
 	if (reduce)
-		return n * collective_time(net->c, net->g, COLL_REDUCESCATTER, net->algo, bytes);
+		return n * (collective_time(net->c, net->g, COLL_REDUCESCATTER, net->algo, bytes) +
+			    (net->g->size > 1 ? z3_copies(net, fw->reduce_copy_passes, bytes) : 0.0));
 	return n * (gather(net->c, net->g, net->two_hop, net->algo, bytes) + z3_gather_extra(net, fw, bytes));
 }
 
@@ -116,7 +128,8 @@ zero3_sync(const struct model *m, const struct plan *p, const struct cluster *c,
 	/* The copies are GPU work: the slowest GPU's pace (only computed
 	 * for a framework that copies). */
 	struct z3_net net = { c, g, p->mics_group > 0 && p->mics_hierarchical, algo,
-			      fw->gather_copy_passes > 0 ? gpu_pace_factor(&c->gpu, plan_gpus(p)) : 1.0 };
+			      fw->gather_copy_passes > 0 || fw->reduce_copy_passes > 0 ?
+			      gpu_pace_factor(&c->gpu, plan_gpus(p)) : 1.0 };
 	struct framework fp8;
 	double gl;
 

@@ -48,6 +48,11 @@ const struct schema_key framework_schema[] = {
 	  .max = 8, .def = "0",
 	  .help = "ZeRO-3: passes over each gathered tensor in GPU memory by copies around the gather, at the "
 		  "GPU's achieved memory bandwidth (DeepSpeed 2021: 3, a zero fill and a copy out)" },
+	{ .key = "reduce_copy_passes", .type = SCHEMA_NUMBER, .offset = OFF(reduce_copy_passes), .min = 0,
+	  .max = 8, .def = "0",
+	  .help = "ZeRO-3: passes over each reduce-scattered gradient in GPU memory by copies around the "
+		  "reduction, at the GPU's achieved memory bandwidth (DeepSpeed 2021: 4, the division by the "
+		  "group size and the list reduce_scatter's copy into a flat buffer)" },
 	{ .key = "persistence_threshold", .type = SCHEMA_NUMBER, .offset = OFF(persistence_threshold),
 	  .min = 0, .max = 1e12, .def = "0",
 	  .help = "gather_unit tensor: tensors of fewer elements are never partitioned, so never gathered "
