@@ -115,6 +115,24 @@ START_TEST(test_net_overhead)
 	/* One rank a node: every step crosses the network, none is floored. */
 	ck_assert_rel(collective_time(&c, &one_per_node, COLL_ALLREDUCE, COLL_ALGO_RING, 1e9),
 		      0.07061823529411765, 1e-12);
+	/* NCCL counts nodes per communicator: the hierarchical all-reduce's
+	 * rings inside a node and its one-rank-a-node ring across them have
+	 * no step to floor, so test_allreduce_inter's 13.7121 ms stands; so
+	 * do MiCS's two hops (16 ranks on 2 nodes, 8 MB: the 8 concurrent
+	 * one-step gathers of 1 MB across at 21.25e9 B/s, 5 us + 1/2 x 1e6 /
+	 * 21.25e9, and the 7 NVLink steps of 8 MB inside, 7 x 3 us + 7/8 x
+	 * 8e6 / 225e9, each hop with its collective_latency of 0) and the
+	 * all-to-all, which is not a ring (NCCL's point-to-point sends). */
+	ck_assert_rel(collective_time(&c, &full_nodes, COLL_ALLREDUCE, COLL_ALGO_HIERARCHICAL, 1e9),
+		      0.013712130718954248, 1e-12);
+	ck_assert_rel(collective_two_hop_allgather(&c, &full_nodes, 8e6),
+		      5e-6 + 0.5 * 1e6 / 21.25e9 + 7 * 3e-6 + 0.875 * 8e6 / 225e9, 1e-12);
+	{
+		double floored = collective_time(&c, &full_nodes, COLL_ALLTOALL, COLL_ALGO_RING, 1e8);
+
+		c.inter.net_overhead_s = 0.0;
+		ck_assert_double_eq(collective_time(&c, &full_nodes, COLL_ALLTOALL, COLL_ALGO_RING, 1e8), floored);
+	}
 	cluster_release(&c);
 }
 END_TEST

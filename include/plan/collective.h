@@ -31,10 +31,12 @@ double collective_time(const struct cluster *c, const struct group_layout *g,
 /**
  * Latency of one intra-node step of a ring over @nodes nodes. A ring that
  * spans nodes runs at the pace of its network proxies: NCCL's tuning
- * model floors every step at the cost of posting a network operation,
- * three times for the Simple protocol ("Inter-node rings still have to
- * launch nsteps * net overhead", getNetOverhead() in NCCL's
- * src/graph/tuning.cc: 1 us on Intel hosts, 2 us on AMD).
+ * model (since after the 2020 version whose step latencies the bundled
+ * clusters use) floors each intra-node step of such a ring at the cost of
+ * posting a network operation, three times for the Simple protocol
+ * ("Inter-node rings still have to launch nsteps * net overhead",
+ * getNetOverhead() in NCCL's src/graph/tuning.cc: 1 us on Intel hosts,
+ * 2 us on AMD). The steps that cross nodes keep the inter-node latency.
  */
 double collective_ring_intra_step_s(const struct cluster *c, int nodes);
 

@@ -49,8 +49,9 @@ ring_shape(enum coll_kind kind, int n, double *steps, double *factor)
 	}
 }
 
-/* Simple, the protocol of large messages, posts three network operations
- * a step: the data, its flag and the acknowledgement (NCCL tuning.cc). */
+/* NCCL's tuning model triples the network post cost for Simple, the
+ * protocol of large messages (netOverhead *= 3 in tuning.cc; our reading:
+ * a step posts the data, its flag and an acknowledgement). */
 #define SIMPLE_NET_POSTS 3.0
 
 double

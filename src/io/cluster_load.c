@@ -46,9 +46,9 @@ static const struct schema_key inter_schema[] = {
 		  "(bandwidth x m / (m + half)): small messages are slow" },
 	{ .key = "net_overhead", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
 	  .offset = offsetof(struct cluster_inter, net_overhead_s), .min = 0, .max = 1e-3, .def = "1 us",
-	  .help = "the host proxy's cost to post one network operation (NCCL_NET_OVERHEAD: 1 us on Intel "
-		  "hosts, 2 us on AMD): every step of a ring that spans nodes, NVLink steps included, takes "
-		  "at least 3 times it (Simple protocol)" },
+	  .help = "the host proxy's cost to post one network operation (NCCL's getNetOverhead(): 1 us on "
+		  "Intel hosts, 2 us on AMD; NCCL_NET_OVERHEAD in ns): every intra-node step of a ring that "
+		  "spans nodes takes at least 3 times it (Simple protocol)" },
 	{ 0 },
 };
 
