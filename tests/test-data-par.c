@@ -200,6 +200,20 @@ START_TEST(test_zero3)
 		dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
 		ck_assert_double_eq_tol(dc.z3_reduce_layer_s, 1.338e-3, 1e-12);
 		ck_assert_double_eq_tol(dc.zero3_mb_s, 3.6762e-2, 1e-12);
+		/* DeepSpeed's persistence threshold, 1e5 elements: the 8 biases
+		 * and LayerNorm tensors are never gathered, so a layer's 1.2e7
+		 * B are gathered as its 4 weights of 3e6 B, 16 us + 7/8 x 3e6 /
+		 * 1e10 = 2.785e-4 s each, plus 5e-4 + 8e-5 + 3 x 3e6 / 5e11 =
+		 * 5.98e-4 s: 3.506e-3 s a gather of the layer. Every one of the
+		 * 12 gradients is still reduce-scattered on its own, 1.338e-3
+		 * s a layer as above. 2 layers of 2 x 3.506e-3 + 1.338e-3, and
+		 * the embedding's 9.74e-4 + 1.6e-5: 1.7690e-2 s. */
+		ds.persistence_threshold = 1e5;
+		dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+		ck_assert_double_eq_tol(dc.z3_gather_layer_s, 3.506e-3, 1e-12);
+		ck_assert_double_eq_tol(dc.z3_reduce_layer_s, 1.338e-3, 1e-12);
+		ck_assert_double_eq_tol(dc.zero3_mb_s, 1.7690e-2, 1e-12);
+		ds.persistence_threshold = 0.0;
 		/* One rank: nothing is reduced, so nothing is copied. */
 		{
 			struct group_layout one = lay.mics;

@@ -121,9 +121,14 @@ zero3_sync(const struct model *m, const struct plan *p, const struct cluster *c,
 	   double params_layer, double layers, double rest, struct dp_comm *out)
 {
 	/* Tensors below the persistence threshold (biases, norms) stay whole
-	 * on every rank: only the weight matrices are gathered. */
+	 * on every rank: only the weight matrices are gathered. Their
+	 * gradients are still reduced, each by its own reduce-scatter: the
+	 * persistent parameters keep their optimizer partition (ds_tensor),
+	 * and DeepSpeed's 2021 stage3.py hooks every parameter's gradient into
+	 * the bucket that _reduce_scatter_gradients reduces one by one. */
 	double tensors = fw->persistence_threshold > 0 && (double)m->hidden * m->hidden >= fw->persistence_threshold ?
 			 model_tensors_per_layer(m) - model_small_tensors_per_layer(m) : model_tensors_per_layer(m);
+	double reduced = model_tensors_per_layer(m);
 	double frac = g->size > 1 ? (double)(g->size - 1) / g->size : 0.0;
 	/* The copies are GPU work: the slowest GPU's pace (only computed
 	 * for a framework that copies). */
@@ -143,7 +148,7 @@ zero3_sync(const struct model *m, const struct plan *p, const struct cluster *c,
 		fp8.gather_bytes = 1.0;
 	}
 	gl = z3_collective(&net, p->fp8_gather ? &fp8 : fw, false, params_layer, tensors);
-	double rl = z3_collective(&net, fw, true, params_layer, tensors);
+	double rl = z3_collective(&net, fw, true, params_layer, reduced);
 	/* The rest is mostly one tensor, the word embedding. */
 	double gr = z3_collective(&net, fw, false, rest, 1.0);
 	double rr = z3_collective(&net, fw, true, rest, 1.0);
