@@ -17,14 +17,18 @@
  * GEMM of @gemm seconds it feeds or follows (Megatron-Core's
  * --tp-comm-overlap, torchtitan's async TP; Wang et al. ASPLOS 2023,
  * "Overlap communication with dependent computation via decomposition"):
- * split into t chunks, each hidden behind the GEMM on the previous one,
- * it shows what it exceeds the GEMM by, its first chunk, and the
+ * split into t chunks, each hidden behind the GEMM on the previous one.
+ * The pipeline of chunks c = comm/t and g = gemm/t takes c + (t - 1)
+ * max(c, g) + g: gemm + comm/t when the GEMM is the longer, comm +
+ * gemm/t when the collective is. Beyond the GEMM it shows what it
+ * exceeds the GEMM by and the shorter one's first chunk, plus the
  * slowdown of the GEMM it shares the SMs with.
  */
 double
 tp_overlapped_time(double comm, double gemm, int t)
 {
-	return fmax(0.0, comm - gemm) + comm / (t > 1 ? t : 1) + (TP_OVERLAP_SLOWDOWN - 1.0) * fmin(comm, gemm);
+	return fmax(0.0, comm - gemm) + fmin(comm, gemm) / (t > 1 ? t : 1) +
+	       (TP_OVERLAP_SLOWDOWN - 1.0) * fmin(comm, gemm);
 }
 
 void
