@@ -397,6 +397,37 @@ START_TEST(test_fp8_gemm)
 }
 END_TEST
 
+/*
+ * A GEMM curve that falls at its largest sizes (the B200's, lone kernels
+ * in the power limit): 0.6 at F/2 = 6.8719476736e10 FLOPs, 0.5 at F =
+ * 1.37438953472e11 (4096^3). The equal-duration point would give the fp8
+ * GEMM 0.6 x 0.8 = 0.48 of 200 TFLOPS, 1.4316557653e-3 s, more than twice
+ * as fast as the 16-bit GEMM's F / (100e12 x 0.5) = 2.74877906944e-3 s
+ * once the ratio is taken out; it gets the same-FLOPs point instead,
+ * 0.5 x 0.8 = 0.4: F / 8e13 = 1.7179869184e-3 s.
+ */
+START_TEST(test_fp8_falling_curve)
+{
+	struct cluster c;
+	struct plan p;
+	struct compute_casts casts = { 0.0, 0 };
+
+	test_load_cluster(&c, "name: t\nnodes: 1\ngpus_per_node: 8\n"
+			  "gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  peak_flops_fp8: 200 TFLOPS\n"
+			  "  fp8_gemm_ratio: 0.8\n  memory: 80 GiB\n  memory_bandwidth: 1000 GB/s\n"
+			  "  memory_efficiency: 1.0\n  gemm_overhead: 0 s\n"
+			  "  gemm_efficiency: [[6.8719476736e10, 0.6], [1.37438953472e11, 0.5]]\n"
+			  "intra_node:\n  bandwidth: 100 GB/s\n"
+			  "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n");
+	plan_init(&p);
+	p.precision = PLAN_PRECISION_BF16;
+	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 2.74877906944e-3, 1e-15);
+	p.precision = PLAN_PRECISION_FP8;
+	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 1.7179869184e-3, 1e-15);
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 compute_suite(void)
 {
@@ -410,6 +441,7 @@ compute_suite(void)
 	tcase_add_test(tc, test_embedding_and_logits);
 	tcase_add_test(tc, test_flash_attention);
 	tcase_add_test(tc, test_fa2_speed_defaults);
+	tcase_add_test(tc, test_fp8_falling_curve);
 	tcase_add_test(tc, test_elementwise_eager);
 	tcase_add_test(tc, test_launch_overhead);
 	tcase_add_test(tc, test_fp8_gemm);

@@ -20,14 +20,19 @@ compute_gemm_time(const struct cluster *c, double m, double n, double k, double 
  * Transformer Engine's Float8 recipe): the GPU's fp8 peak at the bf16
  * curve's efficiency for a GEMM of the same duration (one with
  * peak16/peak8 of the FLOPs) times the GPU's fp8_gemm_ratio; 1-byte
- * operands, a 16-bit result.
+ * operands, a 16-bit result. Never at more than the curve's efficiency
+ * for the same FLOPs: where a curve falls at its largest sizes (the
+ * B200's, measured on lone kernels that run into the power limit) the
+ * equal-duration point would make fp8 more than peak8/peak16 times as
+ * fast as the same GEMM in 16 bits.
  */
 static double
 fp8_gemm_time(const struct cluster *c, double m, double n, double k, double batch)
 {
 	double flops = 2.0 * m * n * k * batch;
 	double peak = c->gpu.peak_flops_fp8;
-	double eff = cluster_gemm_efficiency(c, flops * c->gpu.peak_flops / peak) *
+	double eff = fmin(cluster_gemm_efficiency(c, flops * c->gpu.peak_flops / peak),
+			  cluster_gemm_efficiency(c, flops)) *
 		     cluster_gemm_shape_factor(c, fmin(m, fmin(n, k))) * c->gpu.fp8_gemm_ratio;
 	double bytes = batch * (m * k + k * n + 2.0 * m * n);
 
