@@ -445,24 +445,26 @@ START_TEST(test_framework_overheads)
 END_TEST
 
 /*
- * An overlapped TP collective (--tp-overlap; Wang et al. ASPLOS 2023):
- * 1 ms of all-gather in 4 chunks of 0.25 ms against a 0.8 ms GEMM in 4
- * of 0.2 ms: the pipeline takes 0.25 + 3 x 0.25 + 0.2 = 1.2 ms, so
- * beyond the GEMM it shows the 0.2 ms excess and the GEMM's last chunk
- * (0.2 ms), plus the GEMM's 10 % slowdown while they share SMs (0.08
- * ms): 0.48 ms. 0.5 ms in 8 chunks behind a 2 ms GEMM: 0.0625 + 7 x
- * 0.25 + 0.25 = 2.0625 ms, 0 + 0.0625 + 0.05 = 0.1125 ms beyond it.
- * Never more than running the two one after the other without the
- * slowdown: 1 ms + 0.8 ms for the first, 0.48 + 0.8 = 1.28 ms.
+ * An overlapped TP collective (--tp-overlap; Wang et al. ASPLOS 2023), a
+ * pipeline of t chunks whose GEMM chunks run 10 % slower beside a
+ * collective chunk. 1 ms of all-gather in 4 chunks of 0.25 ms against a
+ * 0.8 ms GEMM in 4 of 0.2 ms: a slowed GEMM chunk, 0.2 + 0.1 x 0.2 =
+ * 0.22 ms, still hides behind 0.25, so the pipeline takes 0.25 + 3 x
+ * 0.25 + 0.2 = 1.2 ms: 0.4 ms beyond the GEMM, the 0.2 ms excess and a
+ * GEMM chunk. 0.5 ms in 8 chunks of 0.0625 behind a 2 ms GEMM in 8 of
+ * 0.25: slowed chunks of 0.25625 ms, 0.0625 + 7 x 0.25625 + 0.25 =
+ * 2.10625 ms, 0.10625 ms beyond it (a chunk and 7 slowdowns).
  */
 START_TEST(test_tp_overlap)
 {
-	ck_assert_double_eq_tol(tp_overlapped_time(1e-3, 0.8e-3, 4), 0.48e-3, 1e-15);
-	ck_assert_double_eq_tol(tp_overlapped_time(0.5e-3, 2e-3, 8), 0.1125e-3, 1e-15);
-	/* The collective twice the GEMM: 2 ms against 1 ms in 2 chunks, 1
-	 * + 0.5 + 0.1 = 1.6 ms, under the serial 2 ms. */
-	ck_assert_double_eq_tol(tp_overlapped_time(2e-3, 1e-3, 2), 1.6e-3, 1e-15);
+	ck_assert_double_eq_tol(tp_overlapped_time(1e-3, 0.8e-3, 4), 0.4e-3, 1e-15);
+	ck_assert_double_eq_tol(tp_overlapped_time(0.5e-3, 2e-3, 8), 0.10625e-3, 1e-15);
+	/* The collective twice the GEMM: 2 ms against 1 ms in 2 chunks, 1 +
+	 * 0.5 + 1 - 1 = 1.5 ms beyond it, under the serial 2 ms. */
+	ck_assert_double_eq_tol(tp_overlapped_time(2e-3, 1e-3, 2), 1.5e-3, 1e-15);
 	ck_assert(tp_overlapped_time(2e-3, 1e-3, 2) < 2e-3);
+	/* Not split (t = 1): nothing overlaps, the collective is all seen. */
+	ck_assert_double_eq_tol(tp_overlapped_time(1e-3, 0.8e-3, 1), 1e-3, 1e-15);
 }
 END_TEST
 

@@ -17,18 +17,23 @@
  * GEMM of @gemm seconds it feeds or follows (Megatron-Core's
  * --tp-comm-overlap, torchtitan's async TP; Wang et al. ASPLOS 2023,
  * "Overlap communication with dependent computation via decomposition"):
- * split into t chunks, each hidden behind the GEMM on the previous one.
- * The pipeline of chunks c = comm/t and g = gemm/t takes c + (t - 1)
- * max(c, g) + g: gemm + comm/t when the GEMM is the longer, comm +
- * gemm/t when the collective is. Beyond the GEMM it shows what it
- * exceeds the GEMM by and the shorter one's first chunk, plus the
- * slowdown of the GEMM it shares the SMs with.
+ * split into t chunks, each hidden behind the GEMM on the previous one
+ * (an all-gather before its GEMM) or the next (a reduce-scatter after
+ * it): the same two-stage pipeline of chunks c = comm/t and g = gemm/t.
+ * A GEMM chunk that runs beside a collective chunk loses the slowdown
+ * on the time they share, g + (s - 1) min(c, g), and the pipeline takes
+ * c + (t - 1) max(c, g + (s - 1) min(c, g)) + g. Beyond the GEMM: comm/t
+ * and the slowdowns when the GEMM is the longer; what the collective
+ * exceeds it by and a GEMM chunk, the slowdowns hidden, when the
+ * collective is.
  */
 double
 tp_overlapped_time(double comm, double gemm, int t)
 {
-	return fmax(0.0, comm - gemm) + fmin(comm, gemm) / (t > 1 ? t : 1) +
-	       (TP_OVERLAP_SLOWDOWN - 1.0) * fmin(comm, gemm);
+	double n = t > 1 ? t : 1, c = comm / n, g = gemm / n;
+	double slowed = g + (TP_OVERLAP_SLOWDOWN - 1.0) * fmin(c, g);
+
+	return c + g + (n - 1.0) * fmax(c, slowed) - gemm;
 }
 
 void
