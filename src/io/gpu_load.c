@@ -26,7 +26,7 @@ const struct schema_key gpu_schema[] = {
 	  .help = "dense 16-bit (bf16/fp16) tensor-core peak" },
 	{ .key = "peak_flops_fp8", .type = SCHEMA_QUANTITY, .unit = UNIT_COMPUTE,
 	  .offset = OFF(peak_flops_fp8), .min = 0, .max = 1e20, .def = "0 TFLOPS",
-	  .help = "dense fp8 tensor-core peak; 0: no fp8, else at least " UNITS_MIN_COMPUTE_TEXT },
+	  .help = "dense fp8 tensor-core peak; 0: no fp8, else at least peak_flops" },
 	{ .key = "fp8_gemm_ratio", .type = SCHEMA_NUMBER, .offset = OFF(fp8_gemm_ratio), .min = 0,
 	  .min_exclusive = true, .max = 1,
 	  .help = "efficiency of an fp8 GEMM over that of a bf16 GEMM of the same duration; "
@@ -111,6 +111,14 @@ gpu_check(const struct gpu *g, struct ytree *t, const char *prefix, struct plan_
 		return ytree_error(t, ytree_find_path(t, path), err,
 				   "'%s' must be 0 or at least %s, got %g FLOPS", path,
 				   UNITS_MIN_COMPUTE_TEXT, g->peak_flops_fp8);
+	}
+	/* fp8 tensor cores are never slower than the 16-bit ones (twice as
+	 * fast on Hopper, Blackwell and CDNA3). */
+	if (g->peak_flops_fp8 > 0 && g->peak_flops_fp8 < g->peak_flops) {
+		snprintf(path, sizeof(path), "%speak_flops_fp8", prefix);
+		return ytree_error(t, ytree_find_path(t, path), err,
+				   "'%s' must be 0 or at least peak_flops (%g TFLOPS), got %g TFLOPS", path,
+				   g->peak_flops / 1e12, g->peak_flops_fp8 / 1e12);
 	}
 	return true;
 }
