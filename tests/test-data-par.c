@@ -243,6 +243,49 @@ END_TEST
  * 1 = 7.7 ms, overlapped 1.5 + 3 = 4.5 ms, slowdown 0.9 ms. Without
  * overlap everything waits: zero3_mb_s.
  */
+/*
+ * DeepSpeed's 2021 per-tensor ZeRO-3 on an MoE layer: the toy GPT with 4
+ * experts (each fc1 and fc2 of 1024 x 4096 with their biases, 8,393,728
+ * parameters), 2 of them on this GPU in each of its 2 layers. The
+ * experts' 4 weight matrices of a layer are gathered, 2 x 8,393,728 x 2
+ * B / 4 = 8,393,728 B each over the 8 ranks: 16 us + 7/8 x 8,393,728 /
+ * 1e10 = 7.504512e-4 s, 3.0018048e-3 s a layer; the biases persist. All
+ * 8 tensors are reduced: 4,196,864 B each, 16 us + 3.672256e-4 =
+ * 3.832256e-4 s, 3.0658048e-3 s a layer. (The attention's tensors are
+ * the dense call's, not the experts'.)
+ */
+START_TEST(test_zero3_experts_per_tensor)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct plan_layout lay;
+	struct dp_comm dense, moe;
+	struct framework ds;
+	double one;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	test_load_model(&m, TOY_MODEL_YAML "moe:\n  experts: 4\n  top_k: 1\n");
+	plan_init(&p);
+	p.tp = p.pp = 1;
+	p.dp = 8;
+	p.global_batch = 8;
+	p.seq_len = 1024;
+	p.zero = 3;
+	topology_plan(&p, &c, &lay);
+	one = model_params_expert(&m);
+	ck_assert_double_eq_tol(one, 8393728.0, 1e-6);
+	framework_init_default(&ds);
+	ds.gather_unit = FRAMEWORK_GATHER_TENSOR;
+	ds.persistence_threshold = 1e5;
+	dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dense);
+	dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7 + 4 * one, 4 * one, 6e6, 2.0, COLL_ALGO_RING, &moe);
+	ck_assert_double_eq_tol(moe.z3_gather_layer_s - dense.z3_gather_layer_s, 3.0018048e-3, 1e-12);
+	ck_assert_double_eq_tol(moe.z3_reduce_layer_s - dense.z3_reduce_layer_s, 3.0658048e-3, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
 START_TEST(test_zero3_exposure)
 {
 	struct dp_comm dc = { 0 };
@@ -305,6 +348,7 @@ data_par_suite(void)
 	tcase_add_test(tc, test_zero3);
 	tcase_add_test(tc, test_tied_embedding_sync);
 	tcase_add_test(tc, test_zero3_exposure);
+	tcase_add_test(tc, test_zero3_experts_per_tensor);
 	suite_add_tcase(s, tc);
 	return s;
 }

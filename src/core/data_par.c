@@ -107,28 +107,61 @@ z3_gathers(const struct plan *p, const struct framework *fw)
 	       (fw->recompute_regather && plan_stage_recompute(p, 0) == PLAN_RECOMPUTE_FULL ? 1.0 : 0.0);
 }
 
+/* The tensors a gather_unit-tensor framework gathers and reduces one by
+ * one in a layer. Tensors below the persistence threshold (biases, norms)
+ * stay whole on every rank: only the weight matrices are gathered. Their
+ * gradients are still reduced, each by its own reduce-scatter: the
+ * persistent parameters keep their optimizer partition (ds_tensor), and
+ * DeepSpeed's 2021 stage3.py hooks every parameter's gradient into the
+ * bucket that _reduce_scatter_gradients reduces one by one. */
+struct z3_tensors {
+	double gathered, reduced;
+};
+
+static bool
+z3_small_persist(const struct framework *fw, double matrix_params)
+{
+	return fw->persistence_threshold > 0 && matrix_params >= fw->persistence_threshold;
+}
+
+static struct z3_tensors
+z3_layer_tensors(const struct model *m, const struct framework *fw)
+{
+	double all = model_tensors_per_layer(m);
+
+	return (struct z3_tensors){ z3_small_persist(fw, (double)m->hidden * m->hidden) ?
+				    all - model_small_tensors_per_layer(m) : all, all };
+}
+
+/* The experts' tensors of a layer holding @params_layer expert parameters
+ * (on average over the stage's layers): 2 or 3 matrices an expert, and
+ * as many biases, reduced but not gathered when they persist. */
+static struct z3_tensors
+z3_expert_tensors(const struct model *m, const struct framework *fw, double params_layer)
+{
+	double one = model_params_expert(m);
+	double experts = one > 0 ? params_layer / one : 0.0;
+	double mats = experts * (m->gated_mlp ? 3.0 : 2.0);
+	double all = mats * (m->bias ? 2.0 : 1.0);
+
+	return (struct z3_tensors){ z3_small_persist(fw, (double)m->hidden * m->hidden) ? mats : all, all };
+}
+
 /*
  * ZeRO-3 / FSDP over group @g, or MiCS over its partition group (Zhang
  * et al. VLDB 2023, Sec. 4): per micro-batch, each layer's parameters are
  * gathered before forward and backward and its gradients reduce-scattered,
  * all inside the group; MiCS gathers in two hops when the group spans
- * nodes. @params_layer parameters of each of @layers layers, and @rest
- * (embedding, final norm, head: FSDP's root unit) gathered once.
+ * nodes. @params_layer parameters of each of @layers layers in the
+ * tensors @tn, and @rest (embedding, final norm, head: FSDP's root unit)
+ * gathered once.
  */
 static void
-zero3_sync(const struct model *m, const struct plan *p, const struct cluster *c,
-	   const struct group_layout *g, enum coll_algo algo, const struct framework *fw,
+zero3_sync(const struct plan *p, const struct cluster *c, const struct group_layout *g,
+	   enum coll_algo algo, const struct framework *fw, struct z3_tensors tn,
 	   double params_layer, double layers, double rest, struct dp_comm *out)
 {
-	/* Tensors below the persistence threshold (biases, norms) stay whole
-	 * on every rank: only the weight matrices are gathered. Their
-	 * gradients are still reduced, each by its own reduce-scatter: the
-	 * persistent parameters keep their optimizer partition (ds_tensor),
-	 * and DeepSpeed's 2021 stage3.py hooks every parameter's gradient into
-	 * the bucket that _reduce_scatter_gradients reduces one by one. */
-	double tensors = fw->persistence_threshold > 0 && (double)m->hidden * m->hidden >= fw->persistence_threshold ?
-			 model_tensors_per_layer(m) - model_small_tensors_per_layer(m) : model_tensors_per_layer(m);
-	double reduced = model_tensors_per_layer(m);
+	double tensors = tn.gathered, reduced = tn.reduced;
 	double frac = g->size > 1 ? (double)(g->size - 1) / g->size : 0.0;
 	/* The copies are GPU work: the slowest GPU's pace (only computed
 	 * for a framework that copies). */
@@ -188,10 +221,11 @@ dp_comm_time(const struct model *m, const struct plan *p,
 	} else {
 		double rest = fmax(0.0, dense - layers * params_layer);
 
-		zero3_sync(m, p, c, &lay->mics, algo, fw, params_layer, layers, rest, out);
+		zero3_sync(p, c, &lay->mics, algo, fw, z3_layer_tensors(m, fw), params_layer, layers, rest, out);
 		/* Experts are gathered with their layer, over the dp/ep ranks. */
 		if (params_expert > 0)
-			zero3_sync(m, p, c, &lay->edp, algo, fw, params_expert / layers, layers, 0.0, out);
+			zero3_sync(p, c, &lay->edp, algo, fw, z3_expert_tensors(m, fw, params_expert / layers),
+				   params_expert / layers, layers, 0.0, out);
 		if (lay->replica.size > 1) {
 			/* MiCS 2-hop gradient synchronisation: the shards are
 			 * all-reduced across the replicas once per iteration, at the
