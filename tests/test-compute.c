@@ -361,6 +361,17 @@ START_TEST(test_launch_overhead)
 }
 END_TEST
 
+/* A one-node cluster of a GPU of 100 TFLOPS bf16 and 200 fp8, fp8_gemm_ratio
+ * 0.8, 1 TB/s at full efficiency, no GEMM overhead; @curve its GEMM
+ * efficiency (a plateau or a curve). */
+#define FP8_CLUSTER_YAML(curve) \
+	"name: t\nnodes: 1\ngpus_per_node: 8\n" \
+	"gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  peak_flops_fp8: 200 TFLOPS\n" \
+	"  fp8_gemm_ratio: 0.8\n  memory: 80 GiB\n  memory_bandwidth: 1000 GB/s\n" \
+	"  memory_efficiency: 1.0\n  gemm_overhead: 0 s\n" curve \
+	"intra_node:\n  bandwidth: 100 GB/s\n" \
+	"inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n"
+
 /*
  * An fp8 GEMM (Micikevicius et al. 2022; Transformer Engine): a GPU of
  * 100 TFLOPS bf16 and 200 TFLOPS fp8, parametric GEMM efficiency 0.5
@@ -376,12 +387,7 @@ START_TEST(test_fp8_gemm)
 	struct plan p;
 	struct compute_casts casts = { 0.0, 0 };
 
-	test_load_cluster(&c, "name: t\nnodes: 1\ngpus_per_node: 8\n"
-			  "gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  peak_flops_fp8: 200 TFLOPS\n"
-			  "  fp8_gemm_ratio: 0.8\n  memory: 80 GiB\n  memory_bandwidth: 1000 GB/s\n"
-			  "  memory_efficiency: 1.0\n  gemm_efficiency_max: 0.5\n  gemm_overhead: 0 s\n"
-			  "intra_node:\n  bandwidth: 100 GB/s\n"
-			  "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n");
+	test_load_cluster(&c, FP8_CLUSTER_YAML("  gemm_efficiency_max: 0.5\n"));
 	plan_init(&p);
 	p.precision = PLAN_PRECISION_FP8;
 	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 1.7179869184e-3, 1e-15);
@@ -412,13 +418,7 @@ START_TEST(test_fp8_falling_curve)
 	struct plan p;
 	struct compute_casts casts = { 0.0, 0 };
 
-	test_load_cluster(&c, "name: t\nnodes: 1\ngpus_per_node: 8\n"
-			  "gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  peak_flops_fp8: 200 TFLOPS\n"
-			  "  fp8_gemm_ratio: 0.8\n  memory: 80 GiB\n  memory_bandwidth: 1000 GB/s\n"
-			  "  memory_efficiency: 1.0\n  gemm_overhead: 0 s\n"
-			  "  gemm_efficiency: [[6.8719476736e10, 0.6], [1.37438953472e11, 0.5]]\n"
-			  "intra_node:\n  bandwidth: 100 GB/s\n"
-			  "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n");
+	test_load_cluster(&c, FP8_CLUSTER_YAML("  gemm_efficiency: [[6.8719476736e10, 0.6], [1.37438953472e11, 0.5]]\n"));
 	plan_init(&p);
 	p.precision = PLAN_PRECISION_BF16;
 	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 2.74877906944e-3, 1e-15);
