@@ -17,6 +17,7 @@
 #include "plan/estimate.h"
 #include "plan/model.h"
 #include "plan/plan.h"
+#include "plan/plan_attr.h"
 
 /** Most compressors the search may try. */
 #define SEARCH_MAX_COMPRESSORS 8
@@ -41,6 +42,22 @@ enum search_dim {
 
 /** Names of the dimensions ("tp", "micro_batch", ...), indexed by enum search_dim. */
 extern const char *const search_dim_names[];
+
+/** Most values one attribute's constraint may list. */
+#define SEARCH_MAX_ALLOWED 16
+
+/**
+ * The values a plan attribute may take (optimize's --ATTR V[,V...]): the
+ * search keeps only plans whose attribute is one of them. An attribute
+ * the search chooses (PLAN_ATTR_SEARCHED) is filtered, and its bound
+ * (max_tp, ...) raised to the largest value where it was left at its
+ * default; one it takes as given (precision, cp_method, moe_overlap) is
+ * searched over the listed values. n == 0: no constraint.
+ */
+struct search_allowed {
+	int n;
+	long v[SEARCH_MAX_ALLOWED];
+};
 
 struct search_options {
 	int gpus;                 /**< GPUs to plan for (0: the whole cluster) */
@@ -78,7 +95,13 @@ struct search_options {
 	 *  Slapo's layers in full need the full bit and a lighter one.
 	 *  0 (the default): every mode. */
 	unsigned recompute_modes;
+	/** Constraints, indexed by enum plan_attr_id (a recompute list
+	 *  restricts recompute_modes too). */
+	struct search_allowed allowed[PLAN_ATTR_COUNT];
 };
+
+/** Whether constraint @a allows @v (true when it lists nothing). */
+bool search_allowed_has(const struct search_allowed *a, long v);
 
 /** Context-parallel degrees optimize tries by default (powers of two up to this). */
 #define SEARCH_DEFAULT_MAX_CP 8

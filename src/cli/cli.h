@@ -52,6 +52,15 @@ struct checkpoint_options;
 
 /** The checkpoint options go together (a target for the others); prints the usage error. */
 bool cli_checkpoint_check(const struct checkpoint_options *o);
+
+struct plan;
+struct plan_fill;
+struct model;
+struct cluster;
+
+/** plan_complete() (plan/plan_attr.h), its error printed as a usage error. */
+bool cli_plan_complete(struct plan *p, const struct plan_fill *fill, const struct model *m,
+		       const struct cluster *c);
 int cmd_validate(int argc, char **argv);
 int cmd_profiles(int argc, char **argv);
 int cmd_import(int argc, char **argv);

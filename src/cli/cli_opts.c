@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "plan/plan_attr.h"
 #include "io/profile_load.h"
 #include "plan/numparse.h"
 
@@ -74,6 +75,18 @@ cli_choice(const char *opt, const char *val, const char *const *names, int *out)
 		}
 	}
 	cli_error("unknown value '%s' for %s (valid: %s)", val, opt, valid);
+	return false;
+}
+
+bool
+cli_plan_complete(struct plan *p, const struct plan_fill *fill, const struct model *m, const struct cluster *c)
+{
+	struct plan_error err;
+
+	plan_error_clear(&err);
+	if (plan_complete(p, fill, m, c, &err))
+		return true;
+	cli_error("%s", err.message);
 	return false;
 }
 

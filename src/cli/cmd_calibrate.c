@@ -69,6 +69,7 @@ load_runs(struct calib_session *s)
 {
 	size_t n = (size_t)s->set.n;
 	int rc = CLI_EXIT_OK;
+	struct plan_error err;
 
 	s->models = calloc(n, sizeof(*s->models));
 	s->frameworks = calloc(n, sizeof(*s->frameworks));
@@ -87,6 +88,9 @@ load_runs(struct calib_session *s)
 	for (int i = 0; i < s->set.n && rc == CLI_EXIT_OK; i++) {
 		struct run *r = &s->set.runs[i];
 
+		/* A row without a cluster was measured on --cluster. */
+		if (!r->cluster[0])
+			snprintf(r->cluster, sizeof(r->cluster), "%s", s->req->cluster);
 		if (strcmp(r->cluster, s->req->cluster) != 0 && strcmp(r->cluster, s->cluster.name) != 0) {
 			cli_error("%s: row %d ('%s') was measured on cluster '%s', not on --cluster '%s'",
 				  s->req->runs, r->row, r->id, r->cluster, s->req->cluster);
@@ -96,6 +100,10 @@ load_runs(struct calib_session *s)
 			snprintf(r->framework, sizeof(r->framework), "%s",
 				 s->req->framework ? s->req->framework : CLI_DEFAULT_FRAMEWORK);
 		rc = cli_load_run(s->req->runs, r, &s->models[i], &s->frameworks[i], &s->compressors[i], &s->cmp[i]);
+		if (rc == CLI_EXIT_OK && !runs_complete(r, &s->models[i], &s->cluster, &err)) {
+			cli_error("%s: row %d ('%s'): %s", s->req->runs, r->row, r->id, err.message);
+			return CLI_EXIT_INPUT;
+		}
 		s->fw[i] = &s->frameworks[i];
 		s->measured_s[i] = runs_measured_time_s(r, &s->models[i]);
 	}

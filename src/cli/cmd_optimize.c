@@ -135,7 +135,17 @@ cmd_optimize(int argc, char **argv)
 		cli_error("optimize needs --model, --cluster and --global-batch (see 'plan-cli optimize --help')");
 		return CLI_EXIT_USAGE;
 	}
-	if (r.so.fp8_gather && r.so.precision != PLAN_PRECISION_FP8) {
+	/* The search takes the one value of a "kept as given" constraint
+	 * (and each of a list in turn). */
+	const struct search_allowed *prec = &r.so.allowed[PLAN_ATTR_PRECISION];
+
+	if (prec->n == 1)
+		r.so.precision = (int)prec->v[0];
+	if (r.so.allowed[PLAN_ATTR_CP_METHOD].n == 1)
+		r.so.cp_method = (int)r.so.allowed[PLAN_ATTR_CP_METHOD].v[0];
+	if (r.so.allowed[PLAN_ATTR_MOE_OVERLAP].n == 1)
+		r.so.moe_overlap = (int)r.so.allowed[PLAN_ATTR_MOE_OVERLAP].v[0];
+	if (r.so.fp8_gather && !(prec->n > 0 && search_allowed_has(prec, PLAN_PRECISION_FP8))) {
 		cli_error("--fp8-gather needs --precision fp8 (the weights it gathers are fp8)");
 		return CLI_EXIT_USAGE;
 	}

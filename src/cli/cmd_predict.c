@@ -6,46 +6,12 @@
 #include "cli/options.h"
 #include "plan/estimate.h"
 #include "plan/fit_hint.h"
+#include "plan/plan_attr.h"
 #include "plan/seqlen.h"
 #include "io/seqlen_load.h"
 
 #define GIB 1073741824.0
 #include "io/format.h"
-
-/* Fill the degrees left unset from the GPU count. */
-static bool
-complete_plan(struct plan *p, int gpus, const struct model *m, const struct cluster *c)
-{
-	long total = gpus ? gpus : cluster_gpus(c);
-
-	if (gpus > cluster_gpus(c)) {
-		cli_error("--gpus %d is more than cluster '%s' has (%d)", gpus, c->name, cluster_gpus(c));
-		return false;
-	}
-	if (p->seq_len == 0)
-		p->seq_len = m->seq_len;
-	/* MiCS is ZeRO-3 within groups (Zhang et al. 2022): --mics-group
-	 * alone says so; another --zero stage beside it stays an error. */
-	if (p->mics_group > 0 && p->zero == 0)
-		p->zero = 3;
-	if (p->dp == 0) {
-		if (total % ((long)p->tp * p->cp * p->pp) != 0) {
-			if (p->cp > 1)
-				cli_error("%ld GPUs are not divisible by tp x cp x pp (%d x %d x %d); give --dp or --gpus",
-					  total, p->tp, p->cp, p->pp);
-			else
-				cli_error("%ld GPUs are not divisible by tp x pp (%d x %d); give --dp or --gpus",
-				  total, p->tp, p->pp);
-			return false;
-		}
-		p->dp = (int)(total / ((long)p->tp * p->cp * p->pp));
-	} else if (gpus && (long)p->tp * p->cp * p->pp * p->dp != gpus) {
-		cli_error("--gpus %d does not match tp x cp x pp x dp (%d x %d x %d x %d = %ld)", gpus,
-			  p->tp, p->cp, p->pp, p->dp, (long)p->tp * p->cp * p->pp * p->dp);
-		return false;
-	}
-	return true;
-}
 
 bool
 cli_checkpoint_check(const struct checkpoint_options *o)
@@ -181,31 +147,6 @@ predict_usage_ok(const struct predict_request *r, int argc, char **argv)
 	return true;
 }
 
-/* The per-stage lists (--recompute-layers, --stage-layers,
- * --stage-recompute) against pp; false on a usage error. */
-static bool
-stage_lists_ok(struct plan *plan)
-{
-	/* --recompute-layers N: the same N on every stage. */
-	if (plan->custom_recompute_layers && plan->stage_recompute_layers_count == 1 && plan->pp > 1 &&
-	    plan->pp <= PLAN_MAX_STAGES) {
-		for (int s = 1; s < plan->pp; s++)
-			plan->stage_recompute_layers[s] = plan->stage_recompute_layers[0];
-		plan->stage_recompute_layers_count = plan->pp;
-	}
-	if (plan->custom_recompute_layers && plan->stage_recompute_layers_count != plan->pp) {
-		cli_error("--recompute-layers needs one number for every stage or one entry per stage (pp %d), "
-			  "got %d", plan->pp, plan->stage_recompute_layers_count);
-		return false;
-	}
-	if ((plan->custom_layers && plan->stage_layers_count != plan->pp) ||
-	    (plan->custom_recompute && plan->stage_recompute_count != plan->pp)) {
-		cli_error("--stage-layers and --stage-recompute need one entry per stage (pp %d)", plan->pp);
-		return false;
-	}
-	return true;
-}
-
 /* Estimate the completed plan of @r, print it; the exit status. */
 static int
 predict_run(const struct predict_request *r, const struct model *model, const struct cluster *cluster)
@@ -263,8 +204,9 @@ cmd_predict(int argc, char **argv)
 	}
 	if ((rc = load_profiles(&r, &model, &cluster, &compressor, &framework)) != CLI_EXIT_OK)
 		return rc;
-	plan->flash_attention = gpu_plan_flash_attention(&cluster.gpu, r.flash);
-	if (!stage_lists_ok(plan) || !cli_checkpoint_check(&r.ckpt) || !complete_plan(plan, r.gpus, &model, &cluster))
+	if (!cli_checkpoint_check(&r.ckpt))
+		rc = CLI_EXIT_USAGE;
+	else if (!cli_plan_complete(plan, &(struct plan_fill){ r.gpus, r.flash }, &model, &cluster))
 		rc = CLI_EXIT_USAGE;
 	else
 		rc = predict_run(&r, &model, &cluster);

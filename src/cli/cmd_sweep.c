@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "plan/plan_attr.h"
 #include "cli/options.h"
 #include "plan/compressor.h"
 #include "plan/framework.h"
@@ -247,6 +248,7 @@ build_cell(const struct study *s, struct cache *k, long i, struct sweep_cell *c,
 {
 	int idx[STUDY_MAX_AXES], rc, gpus;
 	struct plan *p = &c->plan;
+	struct plan_error err;
 
 	study_cell_indices(s, i, idx);
 	memset(c, 0, sizeof(*c));
@@ -256,10 +258,9 @@ build_cell(const struct study *s, struct cache *k, long i, struct sweep_cell *c,
 	p->tp = p->pp = 1;
 	p->seq_len = c->model->seq_len;
 	p->sequence_parallel = s->sequence_parallel;
-	p->flash_attention = gpu_plan_flash_attention(&c->cluster.gpu, s->flash_attention);
 	p->dp_overlap = !s->no_dp_overlap;
 	p->tp_overlap = s->tp_overlap;
-	gpus = cluster_gpus(&c->cluster);
+	gpus = 0; /* the cluster's */
 	*fault = AXIS_GPUS;
 	if (!field_value(s, idx, AXIS_GPUS, NULL, &gpus, why, size))
 		return CLI_EXIT_INPUT;
@@ -274,18 +275,16 @@ build_cell(const struct study *s, struct cache *k, long i, struct sweep_cell *c,
 		snprintf(why, size, "the study gives no global_batch");
 		return CLI_EXIT_INPUT;
 	}
-	if (p->dp == 0) {
-		if (p->tp < 1 || p->pp < 1 || p->cp < 1 || gpus % (p->tp * p->cp * p->pp) != 0) {
-			snprintf(why, size, "%d GPUs are not divisible by tp x cp x pp (%d x %d x %d)", gpus, p->tp,
-				 p->cp, p->pp);
-			return CLI_EXIT_INPUT;
-		}
-		p->dp = gpus / (p->tp * p->cp * p->pp);
+	/* As predict completes its plan: dp from the GPUs, MiCS's ZeRO-3, ... */
+	plan_error_clear(&err);
+	if (!plan_complete(p, &(struct plan_fill){ gpus, s->flash_attention }, c->model, &c->cluster, &err)) {
+		snprintf(why, size, "%.500s", err.message);
+		return CLI_EXIT_INPUT;
 	}
 	if (!cell_compress(s, idx, c, why, size))
 		return *fault = AXIS_COMPRESS, CLI_EXIT_INPUT;
 	c->mode = s->mode == STUDY_OPTIMIZE ? SWEEP_OPTIMIZE : SWEEP_PREDICT;
-	c->gpus = gpus;
+	c->gpus = plan_gpus(p);
 	return CLI_EXIT_OK;
 }
 

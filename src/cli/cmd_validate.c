@@ -33,6 +33,10 @@ predict_run(const char *file, struct run *run, struct row_result *res)
 	struct plan_error err;
 	int rc;
 
+	if (!run->cluster[0]) {
+		cli_error("%s: row %d ('%s') names no cluster (column 'cluster')", file, run->row, run->id);
+		return CLI_EXIT_INPUT;
+	}
 	rc = cli_load_run(file, run, &m, &fw, &cmp, &cmp_used);
 	if (rc == CLI_EXIT_OK) {
 		snprintf(cli_context, sizeof(cli_context), "%s: row %d ('%s')", file, run->row, run->id);
@@ -43,7 +47,7 @@ predict_run(const char *file, struct run *run, struct row_result *res)
 		return rc;
 	plan_error_clear(&err);
 	res->run = run;
-	if (!runs_predict(run, &m, &c, &fw, cmp_used, &res->p, &err)) {
+	if (!runs_complete(run, &m, &c, &err) || !runs_predict(run, &m, &c, &fw, cmp_used, &res->p, &err)) {
 		cli_error("%s: row %d ('%s'): %s", file, run->row, run->id, err.message);
 		rc = CLI_EXIT_INPUT;
 	}

@@ -9,11 +9,14 @@
 
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "plan/plan_attr.h"
 #include "io/schema.h"
 
 /* getopt_long returns 256 + the row's index (above every short option). */
 #define OPT_BASE 256
-#define OPT_MAX 64
+#define OPT_MAX 128
+/* Commands whose expanded rows are kept (cli_all_options and any other). */
+#define MAX_COMMANDS 16
 
 /* --help wraps the sweep's list of axes at this column. */
 #define AXES_WIDTH 88
@@ -33,6 +36,96 @@ count(const struct cli_option *t)
 	while (t[n].name)
 		n++;
 	return n;
+}
+
+/* The end of a command's own rows: NULL name and not CLI_OPT_ATTRS. */
+static bool
+is_end(const struct cli_option *o)
+{
+	return !o->name && o->kind != CLI_OPT_ATTRS;
+}
+
+/* Whether @cmd's own rows name option @name. */
+static bool
+has_own_row(const struct cli_option *t, const char *name)
+{
+	for (; !is_end(t); t++)
+		if (t->name && strcmp(t->name, name) == 0)
+			return true;
+	return false;
+}
+
+struct expansion {
+	const struct cli_command_options *cmd;
+	struct cli_option rows[OPT_MAX + 1];
+	char names[OPT_MAX][48];
+};
+
+/* Append the rows of plan attribute @id as marker @m says; false when full. */
+static bool
+expand_attr(const struct cli_option *own, const struct cli_option *m, int id, struct expansion *x, int *n)
+{
+	const struct plan_attr *a = &plan_attrs[id];
+	/* A switch on by default is turned off; one whose default the GPU
+	 * gives has both. */
+	int forms = a->type == PLAN_ATTR_BOOL && (a->flags & PLAN_ATTR_GPU_DEFAULT) ? 2 : 1;
+
+	if (a->flags & (unsigned)m->max)
+		return true;
+	for (int f = 0; f < forms; f++) {
+		struct cli_option *o = &x->rows[*n];
+		char *name = x->names[*n];
+
+		plan_attr_option(a, name, sizeof(x->names[0]));
+		if (f == 1)
+			snprintf(name, sizeof(x->names[0]), "no-%s", a->name), plan_attr_option(a, name + 3, 45);
+		if (has_own_row(own, name))
+			continue;
+		if (*n == OPT_MAX)
+			return false;
+		*o = (struct cli_option){ .name = name, .kind = CLI_OPT_CUSTOM, .parse = m->parse, .write = m->write,
+					  .attr = id + 1, .choices = a->choices };
+		if (a->type != PLAN_ATTR_BOOL)
+			o->metavar = a->metavar;
+		/* A switch's row sets the value it names. */
+		o->min = a->type == PLAN_ATTR_BOOL ? (forms == 2 ? f == 0 : a->def != 1) : a->min;
+		o->max = a->max;
+		if (!m->help && f == 0)
+			o->help = a->help;
+		/* The marker's one line of --help, on its first row. */
+		if (m->help && (*n == 0 || x->rows[*n - 1].parse != m->parse || !x->rows[*n - 1].attr))
+			o->help = m->help, o->label = m->label;
+		(*n)++;
+	}
+	return true;
+}
+
+const struct cli_option *
+cli_options_rows(const struct cli_command_options *cmd)
+{
+	static struct expansion cache[MAX_COMMANDS];
+	struct expansion *x = NULL;
+	int n = 0;
+
+	for (int i = 0; i < MAX_COMMANDS && !x; i++)
+		if (cache[i].cmd == cmd || !cache[i].cmd)
+			x = &cache[i];
+	if (!x)
+		return cmd->options; /* more commands than kept: unexpanded */
+	if (x->cmd == cmd)
+		return x->rows;
+	for (const struct cli_option *o = cmd->options; !is_end(o); o++) {
+		if (o->kind == CLI_OPT_ATTRS) {
+			for (int id = 0; id < PLAN_ATTR_COUNT; id++)
+				if (!expand_attr(cmd->options, o, id, x, &n))
+					return cmd->options;
+		} else if (n < OPT_MAX) {
+			x->rows[n++] = *o;
+		}
+	}
+	x->rows[n] = (struct cli_option){ .name = NULL };
+	x->cmd = cmd;
+	return x->rows;
 }
 
 /* Store @arg as @o says; prints the usage error. */
@@ -81,7 +174,7 @@ nearest_option(const struct cli_option *t, const char *arg)
 int
 cli_options_parse(const struct cli_command_options *cmd, int argc, char **argv, void *req)
 {
-	const struct cli_option *t = cmd->options;
+	const struct cli_option *t = cli_options_rows(cmd);
 	struct option longopts[OPT_MAX + 1];
 	int n = count(t), c;
 
@@ -153,7 +246,7 @@ usage_axes(const struct cli_option *t, FILE *out)
 void
 cli_options_usage(const struct cli_command_options *cmd, FILE *out)
 {
-	const struct cli_option *t = cmd->options;
+	const struct cli_option *t = cli_options_rows(cmd);
 	bool axes = false;
 
 	fputs(cmd->synopsis, out);
@@ -188,13 +281,13 @@ cli_options_list(FILE *out)
 {
 	for (int c = 0; cli_all_options[c]; c++) {
 		const struct cli_command_options *cmd = cli_all_options[c];
+		const struct cli_option *t = cli_options_rows(cmd);
 
-		for (int i = 0; cmd->options[i].name; i++)
-			if (cmd->options[i].kind != CLI_OPT_HELP)
-				fprintf(out, "%s --%s%s%s\n", cmd->command, cmd->options[i].name,
-					cmd->options[i].kind == CLI_OPT_AXIS ? " axis " : "",
-					cmd->options[i].kind == CLI_OPT_AXIS ?
-					study_axis_names[cmd->options[i].axis] : "");
+		for (int i = 0; t[i].name; i++)
+			if (t[i].kind != CLI_OPT_HELP)
+				fprintf(out, "%s --%s%s%s\n", cmd->command, t[i].name,
+					t[i].kind == CLI_OPT_AXIS ? " axis " : "",
+					t[i].kind == CLI_OPT_AXIS ? study_axis_names[t[i].axis] : "");
 	}
 }
 
@@ -257,23 +350,37 @@ write_option(const struct cli_option *o, const void *req, struct cli_words *out)
 	}
 }
 
+/* Append the predict rows (not attributes) written just before attribute @before - 1. */
+static void
+write_rows_before(const struct cli_option *t, int before, const struct predict_request *req, struct cli_words *w)
+{
+	for (int i = 0; t[i].name; i++)
+		if (!t[i].attr && t[i].arg_before == before)
+			write_option(&t[i], req, w);
+}
+
+/*
+ * The attributes in the table's order, each as its predict row writes it
+ * (cli_write_attr), and the profile, compressor, framework, link and
+ * checkpoint options at their places among them: every attribute that
+ * is not at its default is written, so that the words give the plan back.
+ */
 json_t *
 cli_predict_args(const struct predict_request *req)
 {
-	const struct cli_option *t = cli_predict_options.options;
+	const struct cli_option *t = cli_options_rows(&cli_predict_options);
 	struct cli_words w = { json_array(), false };
-	int last = 0;
 
 	if (!w.args)
 		return NULL;
-	for (int i = 0; t[i].name; i++)
-		if (t[i].arg_order > last)
-			last = t[i].arg_order;
-	/* predict_args keep their historical order, not the table's. */
-	for (int pos = 1; pos <= last; pos++)
-		for (int i = 0; t[i].name; i++)
-			if (t[i].arg_order == pos)
+	for (int id = 0; id <= PLAN_ATTR_COUNT; id++) {
+		write_rows_before(t, id + 1, req, &w);
+		for (int i = 0; id < PLAN_ATTR_COUNT && t[i].name; i++)
+			if (t[i].attr == id + 1) {
 				write_option(&t[i], req, &w);
+				break; /* a switch's two rows write it once */
+			}
+	}
 	if (w.failed) {
 		json_decref(w.args);
 		return NULL;

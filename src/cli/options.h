@@ -32,6 +32,14 @@ enum cli_opt_kind {
 	CLI_OPT_STRING,  /**< the argument itself, into a const char * */
 	CLI_OPT_CUSTOM,  /**< read by @parse */
 	CLI_OPT_AXIS,    /**< sweep: a comma-separated list of values of study axis @axis */
+	/** Not an option: every plan attribute of plan_attrs (plan/plan_attr.h)
+	 *  here, each a CLI_OPT_CUSTOM row read by @parse, written by @write,
+	 *  with @attr set; an attribute whose option name the command's own
+	 *  rows give is left out (the command's row wins). @label and @help,
+	 *  when given, are one --help line for them all; else each generated
+	 *  row has its attribute's help. @max: plan_attr flags whose
+	 *  attributes are left out. */
+	CLI_OPT_ATTRS,
 };
 
 struct cli_option;
@@ -59,7 +67,10 @@ struct cli_option {
 	const char *help;          /**< --help text ('\n' continues it); NULL: not a line of its own */
 	const char *label;         /**< --help's left column when not "--name METAVAR" */
 	int axis;                  /**< CLI_OPT_AXIS: enum study_axis_kind */
-	int arg_order;             /**< predict: position among optimize's predict_args; 0: never written */
+	int attr;                  /**< rows made from CLI_OPT_ATTRS: enum plan_attr_id + 1; 0: none */
+	int arg_before;            /**< predict rows that are not plan attributes: written into
+				        predict_args just before attribute arg_before - 1
+				        (PLAN_ATTR_COUNT + 1: after them all); 0: never written */
 	long write_above;          /**< INT and CHOICE: written when the value is above this */
 	cli_write_fn *write;       /**< written back by this instead of by kind */
 };
@@ -68,7 +79,8 @@ struct cli_option {
 struct cli_command_options {
 	const char *command;             /**< "predict" */
 	const char *synopsis;            /**< --help text before the options */
-	const struct cli_option *options;/**< ended by a row with a NULL name */
+	const struct cli_option *options;/**< ended by a row with a NULL name and kind 0
+					      (CLI_OPT_ATTRS rows have no name either) */
 	int width;                       /**< of --help's option column */
 	bool hint;                       /**< an unknown option points to 'plan-cli CMD --help' */
 };
@@ -182,6 +194,12 @@ int cli_options_parse(const struct cli_command_options *cmd, int argc, char **ar
 
 /** Print @cmd's --help to @out. */
 void cli_options_usage(const struct cli_command_options *cmd, FILE *out);
+
+/**
+ * @cmd's rows with its CLI_OPT_ATTRS rows expanded into one row per plan
+ * attribute, ended by a row with a NULL name (made once, then kept).
+ */
+const struct cli_option *cli_options_rows(const struct cli_command_options *cmd);
 
 /** Print every command's option names, "COMMAND --NAME" a line (plan-cli --list-options). */
 void cli_options_list(FILE *out);

@@ -13,6 +13,7 @@
 #include "plan/compression.h"
 #include "plan/fit_link.h"
 #include "plan/numparse.h"
+#include "plan/plan_attr.h"
 #include "plan/seqlen.h"
 #include "plan/units.h"
 #include "io/sweep_output.h"
@@ -32,121 +33,6 @@ const char *const cli_objective_names[] = { "time", "goodput", NULL };
 #define HELP_ROW { .name = "help", .kind = CLI_OPT_HELP, .label = "-h, --help", .help = "show this help" }
 
 /* ------------------------------------------------------------- predict */
-
-/* "tp,pp,dp" (any subset, or joined by '+') into the compression flags. */
-static bool
-parse_compress(const struct cli_option *o, const char *arg, void *req)
-{
-	struct predict_request *r = req;
-
-	(void)o;
-	r->compress_given = true;
-	if (!plan_compress_parse(arg, &r->plan.compress)) {
-		cli_error("--compress expects a list of tp, pp and dp, got '%s'", arg);
-		return false;
-	}
-	return true;
-}
-
-/* "a,b,c": layers per stage, or recompute names per stage (o->choices). */
-static bool
-parse_stage_list(const struct cli_option *o, const char *arg, void *req)
-{
-	struct plan *p = &((struct predict_request *)req)->plan;
-	bool recompute = o->choices != NULL;
-	char opt[64], buf[4096];
-	char *save = NULL;
-	int n = 0;
-
-	cli_option_flag(o, opt, sizeof(opt));
-	if (strlen(arg) >= sizeof(buf)) {
-		cli_error("%s: list too long", opt);
-		return false;
-	}
-	memcpy(buf, arg, strlen(arg) + 1);
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		int v;
-
-		if (n >= PLAN_MAX_STAGES) {
-			cli_error("%s: more than %d stages", opt, PLAN_MAX_STAGES);
-			return false;
-		}
-		if (recompute) {
-			if (!cli_choice(opt, tok, o->choices, &v))
-				return false;
-			p->stage_recompute[n++] = (signed char)v;
-		} else {
-			if (!cli_int(opt, tok, o->min, o->max, &v))
-				return false;
-			p->stage_layers[n++] = (short)v;
-		}
-	}
-	if (n == 0) {
-		cli_error("%s expects a comma-separated list, got '%s'", opt, arg);
-		return false;
-	}
-	if (recompute) {
-		p->custom_recompute = true;
-		p->stage_recompute_count = n;
-	} else {
-		p->custom_layers = true;
-		p->stage_layers_count = n;
-	}
-	return true;
-}
-
-/*
- * --recompute-layers N or N,N,...: layers of each stage that recompute in
- * full, Slapo's checkpoint ratio (Chen et al., ASPLOS 2024: the first
- * floor(L r) layers of a stage checkpointed). One value applies to every
- * stage (cmd_predict spreads it once pp is known).
- */
-static bool
-parse_recompute_layers(const struct cli_option *o, const char *arg, void *req)
-{
-	struct plan *p = &((struct predict_request *)req)->plan;
-	char buf[4096];
-	char *save = NULL;
-	int n = 0;
-
-	if (strlen(arg) >= sizeof(buf)) {
-		cli_error("--recompute-layers: list too long");
-		return false;
-	}
-	memcpy(buf, arg, strlen(arg) + 1);
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		int v;
-
-		if (n >= PLAN_MAX_STAGES) {
-			cli_error("--recompute-layers: more than %d stages", PLAN_MAX_STAGES);
-			return false;
-		}
-		if (!cli_int("--recompute-layers", tok, o->min, o->max, &v))
-			return false;
-		p->stage_recompute_layers[n++] = (short)v;
-	}
-	if (n == 0 || arg[strlen(arg) - 1] == ',' || arg[0] == ',' || strstr(arg, ",,")) {
-		cli_error("--recompute-layers expects a number or a comma-separated list, got '%s'", arg);
-		return false;
-	}
-	p->custom_recompute_layers = true;
-	p->stage_recompute_layers_count = n;
-	return true;
-}
-
-static void
-write_recompute_layers(const struct cli_option *o, const void *req, struct cli_words *out)
-{
-	const struct plan *p = &((const struct predict_request *)req)->plan;
-	char buf[4096];
-	int n = 0;
-
-	if (!p->custom_recompute_layers)
-		return;
-	for (int s = 0; s < p->pp; s++)
-		n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%s%d", s ? "," : "", p->stage_recompute_layers[s]);
-	cli_words_add(o, buf, out);
-}
 
 /* A bandwidth ("25 Gbit/s") into the double at o->offset. */
 static bool
@@ -205,34 +91,34 @@ parse_positive(const struct cli_option *o, const char *arg, void *req)
  * for --objective goodput (FIELD(ckpt) a struct checkpoint_options). */
 #define CHECKPOINT_ROWS(FIELD) \
 	{ .name = "checkpoint-to", .metavar = "T", .kind = CLI_OPT_CHOICE, .choices = checkpoint_target_names, \
-	  .offset = FIELD(ckpt.target), .arg_order = 31, \
+	  .offset = FIELD(ckpt.target), .arg_before = PLAN_ATTR_FP8_GATHER + 1, \
 	  .help = "none|cpu|storage: where checkpoints go (default none; cpu:\n" \
 		  "Gemini's CPU memory of the machine and its peers)" }, \
 	{ .name = "checkpoint-every", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = BIGINT, \
-	  .offset = FIELD(ckpt.every), .arg_order = 32, \
+	  .offset = FIELD(ckpt.every), .arg_before = PLAN_ATTR_FP8_GATHER + 1, \
 	  .help = "iterations between checkpoints (default: 1 for cpu, the\n" \
 		  "Young-Daly interval for storage)" }, \
 	{ .name = "checkpoint-replicas", .metavar = "M", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 20, \
-	  .offset = FIELD(ckpt.replicas), .arg_order = 33, \
+	  .offset = FIELD(ckpt.replicas), .arg_before = PLAN_ATTR_FP8_GATHER + 1, \
 	  .help = "cpu: copies in CPU memory, the local one and M-1 peers' (default 2)" }, \
 	{ .name = "storage-bandwidth", .metavar = "BW", .kind = CLI_OPT_CUSTOM, .parse = parse_bandwidth, \
-	  .offset = FIELD(ckpt.storage_bandwidth_Bps), .arg_order = 34, .write = write_real, \
+	  .offset = FIELD(ckpt.storage_bandwidth_Bps), .arg_before = PLAN_ATTR_FP8_GATHER + 1, .write = write_real, \
 	  .help = "remote storage for the whole job (default: the cluster's\n" \
 		  "storage_bandwidth, 20 Gbit/s)" }, \
 	{ .name = "failures-per-day", .metavar = "F", .kind = CLI_OPT_CUSTOM, .parse = parse_positive, \
-	  .offset = FIELD(ckpt.failures_per_day), .arg_order = 35, .write = write_real, \
+	  .offset = FIELD(ckpt.failures_per_day), .arg_before = PLAN_ATTR_FP8_GATHER + 1, .write = write_real, \
 	  .help = "failures of the whole job per day (default: from --gpu-mtbf-hours)" }, \
 	{ .name = "gpu-mtbf-hours", .metavar = "H", .kind = CLI_OPT_CUSTOM, .parse = parse_positive, \
-	  .offset = FIELD(ckpt.gpu_mtbf_hours), .arg_order = 36, .write = write_real, \
+	  .offset = FIELD(ckpt.gpu_mtbf_hours), .arg_before = PLAN_ATTR_FP8_GATHER + 1, .write = write_real, \
 	  .help = "mean hours between failures of one GPU (default 50000, Llama 3's)" }
 
 /* predict's and optimize's what-if links (struct cli_links at FIELD(links)). */
 #define LINK_ROWS(FIELD) \
 	{ .name = "nic-bandwidth", .metavar = "BW", .kind = CLI_OPT_CUSTOM, .parse = parse_bandwidth, \
-	  .offset = FIELD(links.nic_bandwidth_Bps), .arg_order = 29, .write = write_real, \
+	  .offset = FIELD(links.nic_bandwidth_Bps), .arg_before = PLAN_ATTR_FP8_GATHER + 1, .write = write_real, \
 	  .help = "override the cluster's per-NIC bandwidth (\"25 Gbit/s\")" }, \
 	{ .name = "intra-bandwidth", .metavar = "BW", .kind = CLI_OPT_CUSTOM, .parse = parse_bandwidth, \
-	  .offset = FIELD(links.intra_bandwidth_Bps), .arg_order = 30, .write = write_real, \
+	  .offset = FIELD(links.intra_bandwidth_Bps), .arg_before = PLAN_ATTR_FP8_GATHER + 1, .write = write_real, \
 	  .help = "override the cluster's per-GPU intra-node bandwidth" }
 
 /* An enum coll_algo at o->offset: predict's and optimize's --dp-allreduce. */
@@ -257,93 +143,56 @@ parse_dp_algo_fixed(const struct cli_option *o, const char *arg, void *req)
 	return true;
 }
 
-static void
-write_dp_algo(const struct cli_option *o, const void *req, struct cli_words *out)
-{
-	enum coll_algo a = *(const enum coll_algo *)((const char *)req + o->offset);
-
-	if (a != COLL_ALGO_RING)
-		cli_words_add(o, o->choices[a], out);
-}
-
-static const char *const dp_on_names[] = { "gpu", "cpu", NULL };
-
+/* A plan attribute of predict (a row made from plan_attrs): into the plan,
+ * or for flash attention the request's choice that the GPU completes. */
 static bool
-parse_dp_on(const struct cli_option *o, const char *arg, void *req)
+parse_plan_attr(const struct cli_option *o, const char *arg, void *req)
 {
-	int v;
+	struct predict_request *r = req;
+	const struct plan_attr *a = &plan_attrs[o->attr - 1];
+	struct plan_attr_target t = { &r->plan, &r->opt };
+	char flag[64], why[512];
 
-	if (!cli_choice("--dp-compress-on", arg, o->choices, &v))
+	if (a->type == PLAN_ATTR_BOOL) {
+		if (a->flags & PLAN_ATTR_GPU_DEFAULT)
+			r->flash = (int)o->min;
+		else
+			plan_attr_set(a, &t, o->min);
+		return true;
+	}
+	if (o->attr - 1 == PLAN_ATTR_COMPRESS)
+		r->compress_given = true;
+	if (!plan_attr_parse(a, cli_option_flag(o, flag, sizeof(flag)), arg, &t, why, sizeof(why))) {
+		cli_error("%s", why);
 		return false;
-	((struct predict_request *)req)->plan.compress.dp_on_cpu = v == 1;
+	}
 	return true;
 }
 
+/* The words that give a plan attribute back (none at its default); a
+ * switch as the flag that sets its value. */
 static void
-write_recompute(const struct cli_option *o, const void *req, struct cli_words *out)
+write_plan_attr(const struct cli_option *o, const void *req, struct cli_words *out)
 {
-	const struct plan *p = &((const struct predict_request *)req)->plan;
+	const struct predict_request *r = req;
+	const struct plan_attr *a = &plan_attrs[o->attr - 1];
+	struct plan_attr_target t = { (struct plan *)&r->plan, (struct estimate_options *)&r->opt };
+	struct cli_option flag = *o;
+	char buf[4096], name[64];
 
-	if (!p->custom_recompute)
-		cli_words_add(o, o->choices[p->recompute], out);
-}
-
-static void
-write_routing(const struct cli_option *o, const void *req, struct cli_words *out)
-{
-	const struct plan *p = &((const struct predict_request *)req)->plan;
-
-	if (p->ep > 1)
-		cli_words_add(o, o->choices[p->moe_routing], out);
-}
-
-/* One entry per stage: layers, or (o->choices) recompute names. */
-static void
-write_stage_list(const struct cli_option *o, const void *req, struct cli_words *out)
-{
-	const struct plan *p = &((const struct predict_request *)req)->plan;
-	char buf[4096];
-	int n = 0;
-
-	if (o->choices ? !p->custom_recompute : !p->custom_layers)
+	if (!plan_attr_format(a, &t, r->compressor != NULL, buf, sizeof(buf)))
 		return;
-	for (int s = 0; s < p->pp; s++) {
-		if (o->choices)
-			n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%s%s", s ? "," : "",
-				      o->choices[p->stage_recompute[s]]);
-		else
-			n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%s%d", s ? "," : "", p->stage_layers[s]);
+	if (a->type != PLAN_ATTR_BOOL) {
+		cli_words_add(o, buf, out);
+		return;
 	}
-	cli_words_add(o, buf, out);
-}
-
-static void
-write_compress(const struct cli_option *o, const void *req, struct cli_words *out)
-{
-	const struct predict_request *r = req;
-	const struct plan_compression *c = &r->plan.compress;
-	char buf[16];
-
-	if (!r->compressor)
-		return;
-	snprintf(buf, sizeof(buf), "%s%s%s%s%s", c->tp ? "tp" : "", c->tp && c->pp ? "," : "",
-		 c->pp ? "pp" : "", (c->tp || c->pp) && c->dp ? "," : "", c->dp ? "dp" : "");
-	cli_words_add(o, buf, out);
-}
-
-/* --compress-from-layer and -from-stage: with a compressor on TP (PP). */
-static void
-write_compress_from(const struct cli_option *o, const void *req, struct cli_words *out)
-{
-	const struct predict_request *r = req;
-	const struct plan_compression *c = &r->plan.compress;
-	bool layer = o->offset == PREDICT(plan.compress.from_layer);
-	char buf[32];
-
-	if (!r->compressor || !(layer ? c->tp && c->from_layer >= 0 : c->pp))
-		return;
-	snprintf(buf, sizeof(buf), "%d", layer ? c->from_layer : c->from_stage);
-	cli_words_add(o, buf, out);
+	/* The on form is the attribute's name, the off form "no-" and it. */
+	snprintf(name, sizeof(name), "%s%s", plan_attr_get(a, &t) ? "" : "no-", a->name);
+	for (char *c = name; *c; c++)
+		if (*c == '_')
+			*c = '-';
+	flag.name = name;
+	cli_words_flag(&flag, out);
 }
 
 /* --submodule NAME:tp=T,dp=D,...: kept as given, read once the multimodal
@@ -364,109 +213,19 @@ parse_submodule(const struct cli_option *o, const char *arg, void *req)
 
 static const struct cli_option predict_rows[] = {
 	{ .name = "model", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = PREDICT(model),
-	  .help = "model profile (bundled name or YAML path)", .arg_order = 1 },
+	  .help = "model profile (bundled name or YAML path)", .arg_before = PLAN_ATTR_TP + 1 },
 	{ .name = "cluster", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = PREDICT(cluster),
-	  .help = "cluster profile (bundled name or YAML path)", .arg_order = 2 },
-	{ .name = "tp", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 20, .offset = PREDICT(plan.tp),
-	  .help = "tensor-parallel degree (default 1)", .arg_order = 3 },
-	{ .name = "pp", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = PLAN_MAX_STAGES, .offset = PREDICT(plan.pp),
-	  .help = "pipeline-parallel degree (default 1)", .arg_order = 4 },
-	{ .name = "dp", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 24, .offset = PREDICT(plan.dp),
-	  .help = "data-parallel degree (default: the GPUs left after tp x pp)", .arg_order = 5 },
-	{ .name = "cp", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 16, .offset = PREDICT(plan.cp),
-	  .help = "context parallelism: the sequence split N ways (default 1; needs\n"
-		  "--flash-attention)", .arg_order = 26, .write_above = 1 },
-	{ .name = "cp-method", .metavar = "M", .kind = CLI_OPT_CHOICE, .choices = plan_cp_method_names,
-	  .offset = PREDICT(plan.cp_method),
-	  .help = "ring|all-to-all: ring attention (Megatron-Core, default) or\n"
-		  "DeepSpeed-Ulysses' all-to-alls", .arg_order = 27 },
+	  .help = "cluster profile (bundled name or YAML path)", .arg_before = PLAN_ATTR_TP + 1 },
+	/* Every plan attribute (plan/plan_attr.h), its help from the table. */
+	{ .kind = CLI_OPT_ATTRS, .parse = parse_plan_attr, .write = write_plan_attr },
 	{ .name = "gpus", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 26, .offset = PREDICT(gpus),
 	  .help = "GPUs to use (default: the whole cluster)" },
-	{ .name = "vpp", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1024, .offset = PREDICT(plan.vpp),
-	  .help = "interleaved model chunks per GPU (default 1: plain 1F1B)", .arg_order = 6, .write_above = 1 },
-	{ .name = "micro-batch", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = BIGINT,
-	  .offset = PREDICT(plan.micro_batch), .help = "sequences per micro-batch (default 1)", .arg_order = 7 },
-	{ .name = "global-batch", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = BIGINT,
-	  .offset = PREDICT(plan.global_batch), .help = "sequences per iteration (required)", .arg_order = 8 },
-	{ .name = "seq-len", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = BIGINT,
-	  .offset = PREDICT(plan.seq_len), .help = "tokens per sequence (default: the model's seq_len)",
-	  .arg_order = 9 },
-	{ .name = "recompute", .metavar = "MODE", .kind = CLI_OPT_CHOICE, .choices = plan_recompute_names,
-	  .offset = PREDICT(plan.recompute), .help = "none|selective|full (default none)",
-	  .arg_order = 18, .write = write_recompute },
-	{ .name = "fp8-gather", .kind = CLI_OPT_FLAG, .offset = PREDICT(plan.fp8_gather),
-	  .help = "ZeRO-3/FSDP all-gathers the fp8 linear weights in 1 byte (torchao's\n"
-		  "enable_fsdp_float8_all_gather; needs --precision fp8 and --zero 3)", .arg_order = 37 },
-	{ .name = "tp-overlap", .kind = CLI_OPT_FLAG, .offset = PREDICT(plan.tp_overlap),
-	  .help = "overlap the sequence-parallel collectives with their GEMMs\n"
-		  "(Megatron-Core's --tp-comm-overlap; needs --sequence-parallel)", .arg_order = 25 },
-	{ .name = "sequence-parallel", .kind = CLI_OPT_FLAG, .offset = PREDICT(plan.sequence_parallel),
-	  .help = "Megatron sequence parallelism with TP", .arg_order = 10 },
-	{ .name = "flash-attention", .kind = CLI_OPT_SET, .min = 1, .offset = PREDICT(flash),
-	  .help = "fused attention: no s^2 scores in memory (default on GPUs\n"
-		  "that run it: the GPU profile's flash_attention, Ampere on)", .arg_order = 11 },
-	{ .name = "no-flash-attention", .kind = CLI_OPT_SET, .min = 0, .offset = PREDICT(flash),
-	  .help = "unfused attention, as before FlashAttention (2021 runs, Volta)", .arg_order = 11 },
-	{ .name = "zero", .metavar = "N", .kind = CLI_OPT_INT, .min = 0, .max = 3, .offset = PREDICT(plan.zero),
-	  .help = "ZeRO stage 0|1|2|3 over the DP group (default 0; 1 is\n"
-		  "Megatron's distributed optimizer, 3 FSDP FULL_SHARD)", .arg_order = 12 },
-	{ .name = "no-dp-overlap", .kind = CLI_OPT_UNFLAG, .offset = PREDICT(plan.dp_overlap),
-	  .help = "do not overlap DP/ZeRO traffic with computation", .arg_order = 38 },
-	{ .name = "dp-allreduce", .metavar = "ALGO", .kind = CLI_OPT_CUSTOM, .choices = coll_algo_names,
-	  .offset = PREDICT(opt.dp_algo), .parse = parse_dp_algo, .help = "ring|hierarchical (default ring)",
-	  .arg_order = 28, .write = write_dp_algo },
-	{ .name = "ep", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 24, .offset = PREDICT(plan.ep),
-	  .help = "expert parallelism, out of the DP ranks (default 1)", .arg_order = 14, .write_above = 1 },
-	{ .name = "moe-routing", .metavar = "R", .kind = CLI_OPT_CHOICE, .choices = plan_moe_routing_names,
-	  .offset = PREDICT(plan.moe_routing), .help = "flat|bilevel all-to-all (default flat; bilevel: SMILE)",
-	  .arg_order = 15, .write = write_routing },
-	{ .name = "moe-overlap", .metavar = "O", .kind = CLI_OPT_CHOICE, .choices = plan_moe_overlap_names,
-	  .offset = PREDICT(plan.moe_overlap), .help = "none|lancet: overlap the all-to-all (default none)",
-	  .arg_order = 16 },
-	{ .name = "mics-group", .metavar = "G", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 24,
-	  .offset = PREDICT(plan.mics_group), .help = "MiCS: ZeRO-3 inside groups of G GPUs (implies --zero 3)",
-	  .arg_order = 13 },
-	{ .name = "no-mics-hierarchical", .kind = CLI_OPT_UNFLAG, .offset = PREDICT(plan.mics_hierarchical),
-	  .help = "MiCS: flat instead of 2-hop parameter all-gather" },
-	{ .name = "stage-layers", .metavar = "LIST", .kind = CLI_OPT_CUSTOM, .min = 1, .max = 30000,
-	  .parse = parse_stage_list, .help = "layers per pipeline stage, e.g. 7,8,8,7 (default: even)",
-	  .arg_order = 17, .write = write_stage_list },
-	{ .name = "stage-recompute", .metavar = "LIST", .kind = CLI_OPT_CUSTOM, .choices = plan_recompute_names,
-	  .parse = parse_stage_list, .help = "recompute per stage, e.g. full,full,selective,none",
-	  .arg_order = 18, .write = write_stage_list },
-	{ .name = "recompute-layers", .metavar = "N|LIST", .kind = CLI_OPT_CUSTOM, .min = 0, .max = 30000,
-	  .parse = parse_recompute_layers, .help = "Slapo's checkpoint ratio: the first N layers of each stage\n"
-		  "(or a list, one per stage) recompute in full, the others\n"
-		  "as --recompute none|selective says (full: none)",
-	  .arg_order = 18, .write = write_recompute_layers },
 	{ .name = "compressor", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = PREDICT(compressor),
-	  .help = "compressor profile (bundled name or YAML path)", .arg_order = 19 },
-	{ .name = "compress", .metavar = "LIST", .kind = CLI_OPT_CUSTOM, .parse = parse_compress,
-	  .help = "where to compress: any of tp,pp,dp (default with a\n"
-		  "compressor: tp,pp, MCBench's model-parallel activations)",
-	  .arg_order = 20, .write = write_compress },
-	{ .name = "compress-from-layer", .metavar = "N", .kind = CLI_OPT_INT, .min = 0, .max = 1 << 20,
-	  .offset = PREDICT(plan.compress.from_layer),
-	  .help = "TP: compress layers above N (default: half the layers)", .arg_order = 21,
-	  .write = write_compress_from },
-	{ .name = "compress-from-stage", .metavar = "N", .kind = CLI_OPT_INT, .min = 0, .max = 1 << 20,
-	  .offset = PREDICT(plan.compress.from_stage),
-	  .help = "PP: stages from N on compress their sends (default 0)", .arg_order = 22,
-	  .write = write_compress_from },
-	{ .name = "dp-compress-scheme", .metavar = "S", .kind = CLI_OPT_CHOICE, .choices = compress_dp_scheme_names,
-	  .offset = PREDICT(plan.compress.dp_scheme),
-	  .help = "auto|allgather|twoway|allreduce (default auto: allreduce for\n"
-		  "powersgd, else two-way push/pull as in BytePS-Compress)" },
-	{ .name = "dp-compress-on", .metavar = "WHERE", .kind = CLI_OPT_CUSTOM, .choices = dp_on_names,
-	  .parse = parse_dp_on, .help = "gpu|cpu: where DP compression runs (default gpu)" },
+	  .help = "compressor profile (bundled name or YAML path)", .arg_before = PLAN_ATTR_COMPRESS + 1 },
 	LINK_ROWS(PREDICT),
-	{ .name = "precision", .metavar = "P", .kind = CLI_OPT_CHOICE, .choices = plan_precision_names,
-	  .offset = PREDICT(plan.precision),
-	  .help = "bf16|fp16|fp8: the linear layers' GEMMs (default bf16; fp8 needs fp8 tensor cores)",
-	  .arg_order = 24 },
 	{ .name = "framework", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = PREDICT(framework),
 	  .help = "framework profile: how the software runs (default " CLI_DEFAULT_FRAMEWORK ")",
-	  .arg_order = 23 },
+	  .arg_before = PLAN_ATTR_PRECISION + 1 },
 	/* Variable-length data (DynaPipe, Jiang et al. ASPLOS 2024). */
 	{ .name = "seq-lengths", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = PREDICT(seq_lengths),
 	  .help = "the data's sequence lengths (CSV length,count or one a line;\n"
@@ -565,6 +324,47 @@ parse_text_json(const struct cli_option *o, const char *arg, void *req)
 	{ .name = "format", .metavar = "FMT", .kind = CLI_OPT_CUSTOM, .choices = cli_format_names, \
 	  .offset = off, .parse = parse_text_json, .help = "text|json (default text)" }
 
+/*
+ * optimize's --ATTR V[,V...]: the values the plan attribute may take
+ * (search_options.allowed); a switch's row (--sequence-parallel,
+ * --no-mics-hierarchical) allows the one value it names.
+ */
+static bool
+parse_constraint(const struct cli_option *o, const char *arg, void *req)
+{
+	struct search_allowed *allowed = &((struct optimize_request *)req)->so.allowed[o->attr - 1];
+	const struct plan_attr *a = &plan_attrs[o->attr - 1];
+	char flag[64], why[512];
+	const char *t = arg;
+
+	cli_option_flag(o, flag, sizeof(flag));
+	allowed->n = 0;
+	if (a->type == PLAN_ATTR_BOOL) {
+		allowed->v[allowed->n++] = o->min;
+		return true;
+	}
+	for (;;) {
+		size_t len = strcspn(t, ",");
+		char value[64];
+		long v;
+
+		snprintf(value, sizeof(value), "%.*s", (int)(len < sizeof(value) ? len : sizeof(value) - 1), t);
+		if (!plan_attr_parse_value(a, flag, value, &v, why, sizeof(why))) {
+			cli_error("%s", why);
+			return false;
+		}
+		if (allowed->n == SEARCH_MAX_ALLOWED) {
+			cli_error("%s: more than %d values", flag, SEARCH_MAX_ALLOWED);
+			return false;
+		}
+		if (!search_allowed_has(allowed, v) || allowed->n == 0)
+			allowed->v[allowed->n++] = v;
+		if (!t[len])
+			return true;
+		t += len + 1;
+	}
+}
+
 static const struct cli_option optimize_rows[] = {
 	{ .name = "model", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = OPTIMIZE(model),
 	  .help = "model profile" },
@@ -574,6 +374,13 @@ static const struct cli_option optimize_rows[] = {
 	  .help = "plan for N GPUs (default: the whole cluster)" },
 	{ .name = "global-batch", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = BIGINT,
 	  .offset = OPTIMIZE(so.global_batch), .help = "sequences per iteration (required)" },
+	/* Every plan attribute that optimize has no row of its own for, as a
+	 * constraint (plan/plan_attr.h; not the per-stage lists it chooses). */
+	{ .kind = CLI_OPT_ATTRS, .parse = parse_constraint, .max = PLAN_ATTR_NO_CONSTRAINT,
+	  .label = "--ATTRIBUTE V[,V...]",
+	  .help = "only plans with these values: any plan attribute of predict\n"
+		  "(--tp 2, --zero 1,3, --precision bf16,fp8, --recompute full,\n"
+		  "--sequence-parallel, --no-mics-hierarchical); see plan-cli(1)" },
 	{ .name = "seq-len", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = BIGINT,
 	  .offset = OPTIMIZE(so.seq_len), .help = "tokens per sequence (default: the model's)" },
 	{ .name = "flash-attention", .kind = CLI_OPT_SET, .min = 1, .offset = OPTIMIZE(flash),
@@ -581,8 +388,6 @@ static const struct cli_option optimize_rows[] = {
 		  "profile's flash_attention says, on from Ampere)" },
 	{ .name = "no-flash-attention", .kind = CLI_OPT_SET, .min = 0, .offset = OPTIMIZE(flash),
 	  .help = "it does not" },
-	{ .name = "moe-overlap", .metavar = "O", .kind = CLI_OPT_CHOICE, .choices = plan_moe_overlap_names,
-	  .offset = OPTIMIZE(so.moe_overlap), .help = "none|lancet (kept as given)" },
 	{ .name = "compressor", .metavar = "NAME|FILE", .kind = CLI_OPT_CUSTOM, .parse = parse_search_compressor,
 	  .help = "a compressor the search may use (repeatable, up to " STR(SEARCH_MAX_COMPRESSORS) ")" },
 	{ .name = "max-compressed-layers", .metavar = "N", .kind = CLI_OPT_INT, .min = 0, .max = 1 << 20,
@@ -607,10 +412,6 @@ static const struct cli_option optimize_rows[] = {
 	  .offset = OPTIMIZE(so.top), .help = "also show the K best plans (default " STR(SEARCH_DEFAULT_TOP) ")" },
 	{ .name = "time-limit", .metavar = "S", .kind = CLI_OPT_CUSTOM, .parse = parse_time_limit,
 	  .help = "seconds per MILP (default " STR(SEARCH_DEFAULT_TIME_LIMIT_S) ")" },
-	{ .name = "cp-method", .metavar = "M", .kind = CLI_OPT_CHOICE, .choices = plan_cp_method_names,
-	  .offset = OPTIMIZE(so.cp_method),
-	  .help = "ring|all-to-all: how the plans with cp > 1 split the sequence\n"
-		  "(default ring; not searched)" },
 	{ .name = "fp8-gather", .kind = CLI_OPT_FLAG, .offset = OPTIMIZE(so.fp8_gather),
 	  .help = "plans with ZeRO-3 or MiCS all-gather fp8 weights (needs --precision fp8)" },
 	{ .name = "no-dp-overlap", .kind = CLI_OPT_FLAG, .offset = OPTIMIZE(so.no_dp_overlap),
@@ -618,8 +419,6 @@ static const struct cli_option optimize_rows[] = {
 	{ .name = "tp-overlap", .kind = CLI_OPT_FLAG, .offset = OPTIMIZE(so.tp_overlap),
 	  .help = "the framework can overlap TP collectives: plans with sequence\n"
 		  "parallelism are searched with and without the overlap" },
-	{ .name = "precision", .metavar = "P", .kind = CLI_OPT_CHOICE, .choices = plan_precision_names,
-	  .offset = OPTIMIZE(so.precision), .help = "bf16|fp16|fp8 (kept as given: a numerics choice)" },
 	{ .name = "framework", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = OPTIMIZE(framework),
 	  .help = "framework profile (default " CLI_DEFAULT_FRAMEWORK ")" },
 	{ .name = "dp-allreduce", .metavar = "ALGO", .kind = CLI_OPT_CUSTOM, .choices = coll_algo_names,

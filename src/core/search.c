@@ -1497,12 +1497,81 @@ dp_algo_matters(const struct cluster *c, const struct plan *p)
 	return lay.dp.nodes > 1 && lay.dp.per_node > 1;
 }
 
+/* Whether the search's constraints allow @p with DP algorithm @algo. */
+static bool
+allows(const struct search_options *opt, const struct plan *p, enum coll_algo algo)
+{
+	struct estimate_options eo = { .dp_algo = algo };
+	struct plan_attr_target t = { (struct plan *)p, &eo };
+
+	for (int id = 0; id < PLAN_ATTR_COUNT; id++)
+		if (opt->allowed[id].n > 0 && plan_attrs[id].type != PLAN_ATTR_LIST &&
+		    !search_allowed_has(&opt->allowed[id], plan_attr_get(&plan_attrs[id], &t)))
+			return false;
+	return true;
+}
+
+/* Push shape @p (with the other DP algorithm where it matters) when the
+ * constraints allow it. */
+static bool
+push_shape(const struct outer_space *x, const struct plan *pp, const struct compressor *cmp)
+{
+	struct plan p = *pp;
+	enum coll_algo other = x->opt->dp_algo == COLL_ALGO_RING ? COLL_ALGO_HIERARCHICAL : COLL_ALGO_RING;
+	bool mine = allows(x->opt, &p, x->opt->dp_algo);
+	bool theirs = x->opt->search_dp_algo && dp_algo_matters(x->c, &p) && allows(x->opt, &p, other);
+	double lb;
+
+	if (!mine && !theirs)
+		return true;
+	/* After the given attributes: precision may be one of a list. */
+	p.fp8_gather = x->opt->fp8_gather && p.precision == PLAN_PRECISION_FP8 && (p.zero >= 3 || p.mics_group > 0);
+	lb = lower_bound(x->m, x->c, &p);
+	/* Shapes are sorted and pruned by this bound: it must be a number. */
+	if (!isfinite(lb))
+		return plan_error_nonfinite(&p, "lower bound on the iteration time", x->err);
+	if (mine && !push(x->out, &p, cmp, x->opt->dp_algo, lb, x->err))
+		return false;
+	/* The other DP algorithm, where it changes anything: a DP group
+	 * across nodes with several GPUs in each (collective.c). */
+	return !theirs || push(x->out, &p, cmp, other, lb, x->err);
+}
+
+/*
+ * The attributes the search takes as given (not PLAN_ATTR_SEARCHED),
+ * from attribute @id on: each value their constraint lists, in turn; a
+ * combination the plan cannot run (plan_validate: a Ulysses split of the
+ * heads, ...) is left out.
+ */
+static bool
+push_given(const struct outer_space *x, const struct plan *base, const struct compressor *cmp, int id)
+{
+	struct plan p = *base;
+	struct plan_attr_target t = { &p, NULL };
+
+	for (; id < PLAN_ATTR_COUNT; id++) {
+		const struct search_allowed *a = &x->opt->allowed[id];
+
+		if (a->n == 0 || (plan_attrs[id].flags & PLAN_ATTR_SEARCHED) || plan_attrs[id].type == PLAN_ATTR_LIST ||
+		    plan_attrs[id].home != PLAN_ATTR_IN_PLAN)
+			continue;
+		for (int i = 0; i < a->n; i++) {
+			plan_attr_set(&plan_attrs[id], &t, a->v[i]);
+			if (!push_given(x, &p, cmp, id + 1))
+				return false;
+		}
+		return true;
+	}
+	if (base != &p && memcmp(base, &p, sizeof(p)) != 0 && !plan_validate(&p, x->m, x->c, NULL))
+		return true;
+	return push_shape(x, &p, cmp);
+}
+
 static bool
 push_outer(const struct outer_space *x, const struct outer *o, const struct compressor *cmp,
 	   bool dpc)
 {
 	struct plan p;
-	double lb;
 
 	if (excluded(x->opt, o))
 		return true;
@@ -1524,7 +1593,6 @@ push_outer(const struct outer_space *x, const struct outer *o, const struct comp
 	p.mics_group = o->mics_group;
 	p.mics_hierarchical = o->mics_2hop;
 	p.dp_overlap = !x->opt->no_dp_overlap;
-	p.fp8_gather = x->opt->fp8_gather && p.precision == PLAN_PRECISION_FP8 && (p.zero >= 3 || p.mics_group > 0);
 	p.ep = o->ep;
 	p.moe_routing = o->route;
 	p.moe_overlap = x->opt->moe_overlap;
@@ -1533,18 +1601,7 @@ push_outer(const struct outer_space *x, const struct outer *o, const struct comp
 		p.compress.dp_scheme = o->dp_scheme;
 		p.compress.dp_on_cpu = o->dp_on_cpu;
 	}
-	lb = lower_bound(x->m, x->c, &p);
-	/* Shapes are sorted and pruned by this bound: it must be a number. */
-	if (!isfinite(lb))
-		return plan_error_nonfinite(&p, "lower bound on the iteration time", x->err);
-	if (!push(x->out, &p, cmp, x->opt->dp_algo, lb, x->err))
-		return false;
-	/* The other DP algorithm, where it changes anything: a DP group
-	 * across nodes with several GPUs in each (collective.c). */
-	if (x->opt->search_dp_algo && dp_algo_matters(x->c, &p))
-		return push(x->out, &p, cmp, x->opt->dp_algo == COLL_ALGO_RING ? COLL_ALGO_HIERARCHICAL
-									     : COLL_ALGO_RING, lb, x->err);
-	return true;
+	return push_given(x, &p, cmp, 0);
 }
 
 /*
@@ -1744,6 +1801,59 @@ note_closest(const struct model *m, const struct cluster *c, const struct shape 
 	}
 }
 
+bool
+search_allowed_has(const struct search_allowed *a, long v)
+{
+	if (a->n == 0)
+		return true;
+	for (int i = 0; i < a->n; i++)
+		if (a->v[i] == v)
+			return true;
+	return false;
+}
+
+/* The largest value constraint @a lists; 0 when it lists none. */
+static int
+allowed_max(const struct search_allowed *a)
+{
+	long most = 0;
+
+	for (int i = 0; i < a->n; i++)
+		if (a->v[i] > most)
+			most = a->v[i];
+	return (int)most;
+}
+
+/*
+ * The options with the constraints folded into the search's own bounds:
+ * a bound left at its default rises to the largest value a constraint
+ * lists (--tp 16 on 8-GPU nodes, --vpp 12), ZeRO up to 3 where a stage is
+ * listed, and a recompute list restricts the stages' modes.
+ */
+static void
+widen(struct search_options *o)
+{
+	const struct search_allowed *a = o->allowed;
+	unsigned modes = 0;
+
+	if (o->max_tp == 0)
+		o->max_tp = allowed_max(&a[PLAN_ATTR_TP]);
+	if (o->max_pp == 0)
+		o->max_pp = allowed_max(&a[PLAN_ATTR_PP]);
+	if (o->max_micro_batch == 0)
+		o->max_micro_batch = allowed_max(&a[PLAN_ATTR_MICRO_BATCH]);
+	if (o->max_vpp == 0)
+		o->max_vpp = allowed_max(&a[PLAN_ATTR_VPP]);
+	if (o->max_cp == 0)
+		o->max_cp = allowed_max(&a[PLAN_ATTR_CP]);
+	if (a[PLAN_ATTR_ZERO].n > 0 && o->max_zero < allowed_max(&a[PLAN_ATTR_ZERO]))
+		o->max_zero = allowed_max(&a[PLAN_ATTR_ZERO]);
+	for (int i = 0; i < a[PLAN_ATTR_RECOMPUTE].n; i++)
+		modes |= 1u << a[PLAN_ATTR_RECOMPUTE].v[i];
+	if (modes)
+		o->recompute_modes = o->recompute_modes ? o->recompute_modes & modes : modes;
+}
+
 void
 search_options_init(struct search_options *opt)
 {
@@ -1756,10 +1866,14 @@ search_options_init(struct search_options *opt)
 }
 
 bool
-search_run(const struct model *m, const struct cluster *c, const struct search_options *opt,
+search_run(const struct model *m, const struct cluster *c, const struct search_options *given,
 	   struct search_candidate *top, int *ntop, struct search_stats *st,
 	   struct plan_error *err)
 {
+	struct search_options wide = *given;
+
+	widen(&wide);
+	const struct search_options *opt = &wide;
 	struct shape_list shapes = { 0 };
 	int gpus = opt->gpus > 0 ? opt->gpus : cluster_gpus(c);
 	int seq = opt->seq_len > 0 ? opt->seq_len : m->seq_len;

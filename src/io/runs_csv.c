@@ -8,34 +8,53 @@
 #include "plan/estimate.h"
 #include "plan/flops.h"
 #include "plan/numparse.h"
+#include "plan/plan_attr.h"
 #include "io/infile.h"
 #include "io/schema.h"
 #include "io/runs_csv.h"
 
 const char *const run_convention_names[] = { "megatron-eq3", "model", "hardware", NULL };
 
+/* The columns that are not plan attributes; a plan attribute's column is
+ * COL_COUNT + its enum plan_attr_id, named as the attribute is. */
 enum col {
-	COL_ID, COL_MODEL, COL_CLUSTER, COL_TP, COL_PP, COL_DP, COL_VPP, COL_MB, COL_GB,
-	COL_SEQ, COL_RECOMPUTE, COL_SP, COL_ZERO, COL_OVERLAP, COL_FLASH, COL_TIME,
-	COL_TFLOPS, COL_CONV, COL_FRAMEWORK, COL_PRECISION, COL_TP_OVERLAP, COL_MEMORY, COL_CP, COL_CP_METHOD,
-	COL_GPUS, COL_EP, COL_MOE_ROUTING, COL_MOE_OVERLAP, COL_MICS, COL_TOKENS, COL_COMPRESSOR,
-	COL_COMPRESS, COL_DP_ALLREDUCE, COL_FP8_GATHER, COL_SOURCE, COL_NOTES, COL_COUNT,
+	COL_ID, COL_MODEL, COL_CLUSTER, COL_GPUS, COL_TIME, COL_TFLOPS, COL_CONV, COL_FRAMEWORK, COL_MEMORY,
+	COL_TOKENS, COL_COMPRESSOR, COL_SOURCE, COL_NOTES, COL_COUNT,
 };
 
+#define COL_ATTR(id) (COL_COUNT + (id))
+#define NCOLS (COL_COUNT + PLAN_ATTR_COUNT)
+
 static const char *const col_names[COL_COUNT + 1] = {
-	"id", "model", "cluster", "tp", "pp", "dp", "vpp", "micro_batch", "global_batch",
-	"seq_len", "recompute", "sequence_parallel", "zero", "dp_overlap", "flash_attention",
-	"measured_iteration_time_s", "measured_tflops_per_gpu", "flop_convention", "framework", "precision",
-	"tp_overlap", "measured_memory_gib", "cp", "cp_method", "gpus", "ep", "moe_routing", "moe_overlap",
-	"mics_group", "measured_tokens_per_s_per_gpu", "compressor", "compress", "dp_allreduce", "fp8_gather", "source",
-	"notes", NULL,
+	"id", "model", "cluster", "gpus", "measured_iteration_time_s", "measured_tflops_per_gpu", "flop_convention",
+	"framework", "measured_memory_gib", "measured_tokens_per_s_per_gpu", "compressor", "source", "notes", NULL,
 };
+
+static const char *
+col_name(int c)
+{
+	return c < COL_COUNT ? col_names[c] : plan_attrs[c - COL_COUNT].name;
+}
+
+/* The column named @name, or -1. */
+static int
+col_find(const char *name)
+{
+	const struct plan_attr *a;
+
+	for (int c = 0; c < COL_COUNT; c++)
+		if (strcmp(col_names[c], name) == 0)
+			return c;
+	/* Attribute names only as written (no dashes for underscores). */
+	a = plan_attr_find(name);
+	return a && strcmp(a->name, name) == 0 ? COL_ATTR((int)(a - plan_attrs)) : -1;
+}
 
 #define MAX_FIELDS 64
 
 struct reader {
 	const char *path;
-	int index[COL_COUNT];   /* field position of each column, -1 if absent */
+	int index[NCOLS];       /* field position of each column, -1 if absent */
 	char *fields[MAX_FIELDS];
 	int nfields;
 	int record;             /* 1-based */
@@ -114,7 +133,7 @@ on_field(void *s, size_t len, void *data)
 }
 
 static const char *
-field(const struct reader *r, enum col c)
+field(const struct reader *r, int c)
 {
 	int i = r->index[c];
 
@@ -134,22 +153,6 @@ get_int(struct reader *r, enum col c, int def, int *out)
 	if (!num_parse_long(s, 0, 100000000L, &v))
 		return fail(r, "column '%s' must be a whole number, got '%s'", col_names[c], s);
 	*out = (int)v;
-	return true;
-}
-
-static bool
-get_bool(struct reader *r, enum col c, bool def, bool *out)
-{
-	const char *s = field(r, c);
-
-	if (!s[0])
-		*out = def;
-	else if (strcmp(s, "true") == 0 || strcmp(s, "yes") == 0 || strcmp(s, "1") == 0)
-		*out = true;
-	else if (strcmp(s, "false") == 0 || strcmp(s, "no") == 0 || strcmp(s, "0") == 0)
-		*out = false;
-	else
-		return fail(r, "column '%s' must be true or false, got '%s'", col_names[c], s);
 	return true;
 }
 
@@ -181,39 +184,8 @@ get_profile(struct reader *r, enum col c, char *dst, size_t size)
 	return true;
 }
 
-/* compress: what the row's compressor compresses, as predict's --compress
- * (default tp,pp, which a plan without TP or PP does not use). */
 static bool
-get_compress(struct reader *r, struct run *run)
-{
-	const char *v = field(r, COL_COMPRESS);
-	struct plan_compression *pc = &run->plan.compress;
-
-	pc->tp = pc->pp = run->compressor[0] != '\0';
-	if (!v[0])
-		return true;
-	if (!run->compressor[0])
-		return fail(r, "column 'compress' ('%s') needs a compressor in column '%s'", v, "compressor");
-	if (!plan_compress_parse(v, pc))
-		return fail(r, "column 'compress' lists tp, pp and dp (joined by '+' or ','), got '%s'%s", v, "");
-	return true;
-}
-
-/* flash_attention: as given, or -1 when the cell is empty (the GPU decides). */
-static bool
-get_flash(struct reader *r, struct run *run)
-{
-	run->flash_attention = -1;
-	if (!field(r, COL_FLASH)[0])
-		return true;
-	if (!get_bool(r, COL_FLASH, false, &run->plan.flash_attention))
-		return false;
-	run->flash_attention = run->plan.flash_attention;
-	return true;
-}
-
-static bool
-get_choice(struct reader *r, enum col c, const char *const *names, int def, int *out)
+get_choice(struct reader *r, int c, const char *const *names, int def, int *out)
 {
 	const char *s = field(r, c);
 
@@ -226,7 +198,7 @@ get_choice(struct reader *r, enum col c, const char *const *names, int def, int 
 			*out = i;
 			return true;
 		}
-	return fail(r, "unknown value '%s' in column '%s'", s, col_names[c]);
+	return fail(r, "unknown value '%s' in column '%s'", s, col_name(c));
 }
 
 /* A measured value in a physically sane range, [lo, hi]: a positive but
@@ -251,18 +223,21 @@ get_double(struct reader *r, enum col c, double lo, double hi, double *out)
 	return true;
 }
 
-/* The gpus column, when given, must be the plan's tp x cp x pp x dp. */
+/* The gpus column, when given with dp, must be the plan's tp x cp x pp x
+ * dp; without dp it gives dp (runs_complete). */
 static bool
-check_gpus(struct reader *r, const struct plan *p)
+check_gpus(struct reader *r, struct run *run)
 {
+	const struct plan *p = &run->plan;
 	char want[32];
-	int gpus;
+	int gpus = 0;
 
 	if (!field(r, COL_GPUS)[0])
 		return true;
 	if (!get_int(r, COL_GPUS, 0, &gpus))
 		return false;
-	if ((long)p->tp * p->cp * p->pp * p->dp != gpus) {
+	run->gpus = gpus;
+	if (p->dp > 0 && (long)p->tp * p->cp * p->pp * p->dp != gpus) {
 		snprintf(want, sizeof(want), "%ld", (long)p->tp * p->cp * p->pp * p->dp);
 		return fail(r, p->cp > 1 ? "column 'gpus' is '%s', but tp x cp x pp x dp is %s" :
 			    "column 'gpus' is '%s', but tp x pp x dp is %s", field(r, COL_GPUS), want);
@@ -276,13 +251,15 @@ static bool
 unknown_column(struct reader *r, const char *name)
 {
 	const char *near = schema_nearest(name, col_names, sizeof(col_names[0]), 0);
-	char known[1024] = "";
+	const char *near_attr = schema_nearest(name, plan_attrs, sizeof(plan_attrs[0]), offsetof(struct plan_attr, name));
+	char known[2048] = "";
 
+	if (near_attr && (!near || schema_edit_distance(name, near_attr) < schema_edit_distance(name, near)))
+		near = near_attr;
 	if (near)
 		return fail(r, "unknown column '%s'; did you mean '%s'?", name, near);
-	for (int c = 0; c < COL_COUNT; c++)
-		snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s", c ? ", " : "",
-			 col_names[c]);
+	for (int c = 0; c < NCOLS; c++)
+		snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s", c ? ", " : "", col_name(c));
 	return fail(r, "unknown column '%s' (known: %s)", name, known);
 }
 
@@ -309,23 +286,21 @@ header(struct reader *r)
 			    "'scripts/import-runs %s' (installed: plan-cli-import-runs), then validate the runs.csv "
 			    "it writes",
 			    "layers, hidden, global_batch_seqs, ...", r->path);
-	for (int i = 0; i < r->nfields; i++) {
-		int c = 0;
-
-		while (c < COL_COUNT && strcmp(r->fields[i], col_names[c]) != 0)
-			c++;
-		if (c == COL_COUNT)
-			return unknown_column(r, r->fields[i]);
-	}
-	for (int c = 0; c < COL_COUNT; c++) {
+	for (int c = 0; c < NCOLS; c++)
 		r->index[c] = -1;
-		for (int i = 0; i < r->nfields; i++)
-			if (strcmp(r->fields[i], col_names[c]) == 0)
-				r->index[c] = i;
+	for (int i = 0; i < r->nfields; i++) {
+		int c = col_find(r->fields[i]);
+
+		if (c < 0)
+			return unknown_column(r, r->fields[i]);
+		r->index[c] = i;
 	}
-	for (int c = COL_ID; c <= COL_GB; c++)
-		if (c != COL_VPP && r->index[c] < 0)
+	/* The rest has predict's defaults (plan_attrs, plan_complete). */
+	for (int c = COL_ID; c <= COL_MODEL; c++)
+		if (r->index[c] < 0)
 			return fail(r, "missing column '%s'%s", col_names[c], "");
+	if (r->index[COL_ATTR(PLAN_ATTR_GLOBAL_BATCH)] < 0)
+		return fail(r, "missing column '%s'%s", "global_batch", "");
 	if (r->index[COL_TIME] < 0 && r->index[COL_TFLOPS] < 0 && r->index[COL_TOKENS] < 0)
 		return fail(r, "missing column '%s', '%s' or 'measured_tokens_per_s_per_gpu'",
 			    col_names[COL_TIME], col_names[COL_TFLOPS]);
@@ -356,8 +331,9 @@ next_run(struct reader *r)
 static bool
 get_names(struct reader *r, struct run *run)
 {
-	if (!field(r, COL_ID)[0] || !field(r, COL_MODEL)[0] || !field(r, COL_CLUSTER)[0])
-		return fail(r, "columns 'id', 'model' and 'cluster' must not be empty%s%s", "", "");
+	/* An empty cluster is calibrate --cluster's; validate needs one. */
+	if (!field(r, COL_ID)[0] || !field(r, COL_MODEL)[0])
+		return fail(r, "columns 'id' and 'model' must not be empty%s%s", "", "");
 	snprintf(run->id, sizeof(run->id), "%s", field(r, COL_ID));
 	snprintf(run->source, sizeof(run->source), "%s", field(r, COL_SOURCE));
 	/* Kept whole characters: cut back to the start of a UTF-8 sequence. */
@@ -372,9 +348,7 @@ get_names(struct reader *r, struct run *run)
 	if (!get_profile(r, COL_MODEL, run->model, sizeof(run->model)) ||
 	    !get_profile(r, COL_CLUSTER, run->cluster, sizeof(run->cluster)) ||
 	    !get_profile(r, COL_FRAMEWORK, run->framework, sizeof(run->framework)) ||
-	    !get_profile(r, COL_COMPRESSOR, run->compressor, sizeof(run->compressor)) ||
-	    !get_compress(r, run) ||
-	    !get_choice(r, COL_DP_ALLREDUCE, coll_algo_names, COLL_ALGO_RING, &run->dp_algo))
+	    !get_profile(r, COL_COMPRESSOR, run->compressor, sizeof(run->compressor)))
 		return false;
 	/* "none", as a sweep writes it: no compressor. */
 	if (strcmp(run->compressor, "none") == 0)
@@ -382,39 +356,51 @@ get_names(struct reader *r, struct run *run)
 	return true;
 }
 
-/* The plan's columns, each with predict's default when empty. */
+/*
+ * The plan's columns, one per plan attribute (plan/plan_attr.h), each
+ * with predict's default when empty or absent: flash_attention's is the
+ * GPU's (run->flash_attention -1), dp's the GPUs left (runs_complete).
+ */
 static bool
 get_plan(struct reader *r, struct run *run)
 {
-	struct plan *p = &run->plan;
+	struct estimate_options eo = { .dp_algo = COLL_ALGO_RING };
+	struct plan_attr_target t = { &run->plan, &eo };
+	bool compressor = run->compressor[0] != '\0';
 
-	return get_int(r, COL_TP, 1, &p->tp) && get_int(r, COL_PP, 1, &p->pp) &&
-	       get_int(r, COL_DP, 1, &p->dp) && get_int(r, COL_VPP, 1, &p->vpp) &&
-	       get_int(r, COL_MB, 1, &p->micro_batch) &&
-	       get_int(r, COL_GB, 0, &p->global_batch) &&
-	       get_int(r, COL_SEQ, 0, &p->seq_len) &&
-	       get_choice(r, COL_RECOMPUTE, plan_recompute_names, PLAN_RECOMPUTE_NONE, &p->recompute) &&
-	       get_bool(r, COL_SP, false, &p->sequence_parallel) &&
-	       get_int(r, COL_ZERO, 0, &p->zero) &&
-	       get_bool(r, COL_OVERLAP, true, &p->dp_overlap) &&
-	       get_flash(r, run) &&
-	       get_choice(r, COL_PRECISION, plan_precision_names, PLAN_PRECISION_BF16, &p->precision) &&
-	       get_bool(r, COL_TP_OVERLAP, false, &p->tp_overlap) &&
-	       get_bool(r, COL_FP8_GATHER, false, &p->fp8_gather) &&
-	       get_int(r, COL_CP, 1, &p->cp) &&
-	       get_choice(r, COL_CP_METHOD, plan_cp_method_names, PLAN_CP_RING, &p->cp_method) &&
-	       get_int(r, COL_EP, 1, &p->ep) &&
-	       get_choice(r, COL_MOE_ROUTING, plan_moe_routing_names, PLAN_MOE_FLAT, &p->moe_routing) &&
-	       get_choice(r, COL_MOE_OVERLAP, plan_moe_overlap_names, PLAN_MOE_OVERLAP_NONE,
-			  &p->moe_overlap) &&
-	       get_int(r, COL_MICS, 0, &p->mics_group);
+	run->flash_attention = -1;
+	/* With a compressor: MCBench's model-parallel activations unless
+	 * the compress column says otherwise (predict's --compress). */
+	run->plan.compress.tp = run->plan.compress.pp = compressor;
+	for (int id = 0; id < PLAN_ATTR_COUNT; id++) {
+		const struct plan_attr *a = &plan_attrs[id];
+		const char *v = field(r, COL_ATTR(id));
+		char label[64], why[512];
+
+		if (!v[0]) {
+			if (a->type != PLAN_ATTR_LIST && !(a->flags & PLAN_ATTR_GPU_DEFAULT))
+				plan_attr_set(a, &t, a->def);
+			continue;
+		}
+		if ((a->flags & PLAN_ATTR_COMPRESSION) && !compressor)
+			return fail(r, "column '%s' ('%s') needs a compressor in column 'compressor'", a->name, v);
+		snprintf(label, sizeof(label), "column '%s'", a->name);
+		if (!plan_attr_parse(a, label, v, &t, why, sizeof(why)))
+			return fail(r, "%s%s", why, "");
+		if (a->flags & PLAN_ATTR_GPU_DEFAULT)
+			run->flash_attention = run->plan.flash_attention;
+	}
+	run->dp_algo = eo.dp_algo;
+	if (run->plan.global_batch < 1)
+		return fail(r, "column 'global_batch' must not be empty%s%s", "", "");
+	return true;
 }
 
 /* The measurements and the FLOP convention they were counted under. */
 static bool
 get_measured(struct reader *r, struct run *run)
 {
-	int conv;
+	int conv = RUN_CONV_MEGATRON_EQ3;
 
 	/* tokens/s and TFLOP/s per GPU from 1 GFLOP/s-scale rates up; an
 	 * iteration from 1 us to 10^7 s (116 days); up to 10^6 GiB a GPU. */
@@ -443,7 +429,7 @@ record(struct reader *r)
 	/* As predict's --mics-group: MiCS is ZeRO-3 inside its groups. */
 	if (run->plan.mics_group > 0 && run->plan.zero == 0)
 		run->plan.zero = 3;
-	if (!check_gpus(r, &run->plan))
+	if (!check_gpus(r, run))
 		return false;
 	if (run->measured_time_s == 0 && run->measured_tflops == 0 && run->measured_tokens_per_gpu == 0)
 		return fail(r, "run '%s' has no measured time, TFLOP/s or tokens/s per GPU%s", run->id, "");
@@ -559,6 +545,12 @@ runs_measured_time_s(const struct run *run, const struct model *m)
 		flops = flops_narayanan_eq3(m, run->plan.global_batch, run->plan.seq_len);
 	}
 	return flops / (plan_gpus(&run->plan) * run->measured_tflops * 1e12);
+}
+
+bool
+runs_complete(struct run *run, const struct model *m, const struct cluster *c, struct plan_error *err)
+{
+	return plan_complete(&run->plan, &(struct plan_fill){ run->gpus, run->flash_attention }, m, c, err);
 }
 
 bool

@@ -34,6 +34,7 @@ struct run {
 	double measured_memory_gib; /**< peak memory allocated per GPU, GiB; 0 when not given */
 	int convention;           /**< enum run_convention */
 	int flash_attention;      /**< the flash_attention cell, 0 or 1; -1 when empty: the GPU's default */
+	int gpus;                 /**< the gpus column; 0 when empty: the cluster's (runs_complete) */
 	int row;                  /**< 1-based record number (the header is row 1) */
 };
 
@@ -44,28 +45,37 @@ struct run_set {
 };
 
 /**
- * Load @path. Required columns: id, model, cluster, tp, pp, dp,
- * micro_batch, global_batch, and measured_iteration_time_s,
- * measured_tflops_per_gpu (with flop_convention) or
- * measured_tokens_per_s_per_gpu. Optional, named after predict's options
- * (dashes as underscores): vpp, seq_len (0 = the model's), recompute,
- * sequence_parallel, zero, flash_attention (empty: the GPU profile's
- * default), framework (a profile name or
- * path), precision (bf16, fp16 or fp8), tp_overlap, cp, cp_method, ep,
- * moe_routing, moe_overlap, mics_group (implies zero 3), gpus (checked
- * to be tp x cp x pp x dp); dp_overlap (false: --no-dp-overlap);
- * measured_memory_gib (the peak memory a GPU allocated, in GiB: compared
- * with the predicted memory). Provenance goes in 'source', the paper,
- * table or sweep a run comes from (validate summarises the rows of each
- * source; its first 511 bytes are kept), and 'notes', which is not read;
- * any other column is an error that names the
- * nearest known one or lists them. The file must be a regular file of at most
- * INFILE_MAX_CSV bytes; a UTF-8 byte-order mark is skipped.
+ * Load @path. Required columns: id, model, cluster, global_batch, and
+ * measured_iteration_time_s, measured_tflops_per_gpu (with
+ * flop_convention) or measured_tokens_per_s_per_gpu. Every plan
+ * attribute (plan/plan_attr.h: tp, pp, dp, vpp, micro_batch, seq_len,
+ * recompute, stage_layers, zero, mics_group, dp_compress_scheme, ...) is
+ * an optional column of its name, with predict's default where the column
+ * or the cell is empty: flash_attention the GPU profile's, dp the GPUs
+ * left after tp x cp x pp (runs_complete), seq_len the model's. gpus is
+ * the GPUs the run used (checked against tp x cp x pp x dp when dp is
+ * given; default the cluster's); framework and compressor name profiles
+ * (compress and the other compression columns need a compressor);
+ * measured_memory_gib is the peak memory a GPU allocated, in GiB
+ * (compared with the predicted memory). Provenance goes in 'source', the
+ * paper, table or sweep a run comes from (validate summarises the rows of
+ * each source; its first 511 bytes are kept), and 'notes', which is not
+ * read; any other column is an error that names the nearest known one or
+ * lists them. The file must be a regular file of at most INFILE_MAX_CSV
+ * bytes; a UTF-8 byte-order mark is skipped.
  * Release with runs_csv_release() even on failure.
  */
 bool runs_csv_load(const char *path, struct run_set *out, struct plan_error *err);
 
 void runs_csv_release(struct run_set *set);
+
+/**
+ * Complete @run's plan for model @m on cluster @c as predict completes
+ * its own (plan_complete): seq_len, dp from the gpus column or the
+ * cluster, MiCS's ZeRO-3, flash attention from the GPU. Before
+ * runs_measured_time_s and runs_predict. False with @err.
+ */
+bool runs_complete(struct run *run, const struct model *m, const struct cluster *c, struct plan_error *err);
 
 /**
  * The measured iteration time of @run on model @m, in seconds: its
