@@ -1,22 +1,24 @@
 /*
- * Walking the option tables of options_table.c: getopt's array, the
- * values into the request, --help, the option list and predict_args.
+ * Walking the option tables of options_table.c: the command line into
+ * the request, --help, the option list and predict_args.
  */
-#include <getopt.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "plan/plan_attr.h"
 #include "io/schema.h"
 
-/* getopt_long returns 256 + the row's index (above every short option). */
-#define OPT_BASE 256
+/* Most rows of one command, its plan attributes expanded. */
 #define OPT_MAX 128
 /* Commands whose expanded rows are kept (cli_all_options and any other). */
 #define MAX_COMMANDS 16
+/* Most names an unknown option's "did you mean" lists. */
+#define NEAR_MAX 16
 
 /* --help wraps the sweep's list of axes at this column. */
 #define AXES_WIDTH 88
@@ -26,16 +28,6 @@ cli_option_flag(const struct cli_option *o, char *buf, size_t size)
 {
 	snprintf(buf, size, "--%s", o->name);
 	return buf;
-}
-
-static int
-count(const struct cli_option *t)
-{
-	int n = 0;
-
-	while (t[n].name)
-		n++;
-	return n;
 }
 
 /* The end of a command's own rows: NULL name and not CLI_OPT_ATTRS. */
@@ -158,62 +150,147 @@ apply(const struct cli_option *o, const char *arg, void *req)
 	}
 }
 
-/* The option of @t nearest to the unknown @arg ("--modle", "--tp=4"), as
- * profile keys suggest theirs; NULL when none is within two edits. */
-static const char *
-nearest_option(const struct cli_option *t, const char *arg)
+/* The row of @t named exactly @name's first @len characters; NULL when none.
+ * Only whole names: getopt_long took any unambiguous prefix, so "--glob 8"
+ * was --global-batch and a later option could silently change its meaning. */
+static const struct cli_option *
+find_option(const struct cli_option *t, const char *name, size_t len)
 {
-	char name[64];
-
-	if (strncmp(arg, "--", 2) != 0)
-		return NULL;
-	snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
-	return schema_nearest(name, t, sizeof(*t), offsetof(struct cli_option, name));
+	for (int i = 0; t[i].name; i++)
+		if (strlen(t[i].name) == len && strncmp(t[i].name, name, len) == 0)
+			return &t[i];
+	return NULL;
 }
 
+/*
+ * The options of @t that the unknown @name may have meant, best first, into
+ * @out (at most @max): those it begins (an incomplete name), then those
+ * within two edits (fewer edits than @name has letters, or "--xy" would
+ * suggest every two-letter option). Returns how many.
+ */
+static int
+near_options(const struct cli_option *t, const char *name, const char **out, int max)
+{
+	size_t len = strlen(name);
+	int rank[NEAR_MAX], n = 0;
+
+	if (max > NEAR_MAX)
+		max = NEAR_MAX;
+	for (int i = 0; t[i].name; i++) {
+		int r = -1, j;
+
+		if (len == 0 || strncmp(t[i].name, name, len) != 0) {
+			r = schema_edit_distance(name, t[i].name);
+			if (r > 2 || r >= (int)len)
+				continue;
+		}
+		if (n == max && rank[n - 1] <= r)
+			continue;
+		if (n < max)
+			n++;
+		/* Insertion by rank, table order among equals; a full list drops its last. */
+		for (j = n - 1; j > 0 && rank[j - 1] > r; j--) {
+			rank[j] = rank[j - 1];
+			out[j] = out[j - 1];
+		}
+		rank[j] = r;
+		out[j] = t[i].name;
+	}
+	return n;
+}
+
+/* The usage error for the unknown option @arg ("--glob", "--tp=4", "-x"):
+ * the names it may have meant, else the pointer to --help. */
+static int
+unknown_option(const struct cli_command_options *cmd, const char *arg)
+{
+	const char *near[NEAR_MAX];
+	char name[64], list[1024] = "";
+	const char *p = arg + 1 + (arg[1] == '-');
+	int n;
+
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(p, "="), p);
+	n = near_options(cli_options_rows(cmd), name, near, NEAR_MAX);
+	for (int i = 0; i < n; i++)
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s'--%s'", i ? ", " : "", near[i]);
+	if (n > 0)
+		cli_error("unknown option '%s' for %s; did you mean %s%s?", arg, cmd->command,
+			  n > 1 ? "one of " : "", list);
+	else if (cmd->hint)
+		cli_error("unknown option '%s' for %s (see 'plan-cli %s --help')", arg, cmd->command,
+			  cmd->command);
+	else
+		cli_error("unknown option '%s' for %s", arg, cmd->command);
+	return CLI_EXIT_USAGE;
+}
+
+/*
+ * Options and operands may come in any order and "--" ends the options,
+ * as with GNU getopt_long; like it, this moves the operands (in their
+ * order) behind the options and sets optind to the first. A value never
+ * begins with "--": "--tp --pp 2" is --tp without its value, not --tp
+ * '--pp' (such a value can still be written --name=VALUE).
+ */
 int
 cli_options_parse(const struct cli_command_options *cmd, int argc, char **argv, void *req)
 {
 	const struct cli_option *t = cli_options_rows(cmd);
-	struct option longopts[OPT_MAX + 1];
-	int n = count(t), c;
+	char **operands = malloc(sizeof(*operands) * (size_t)(argc > 0 ? argc : 1));
+	int nops = 0, front = 1, rc = -1;
 
-	if (n > OPT_MAX) {
-		cli_error("%s: too many options", cmd->command);
+	if (!operands) {
+		cli_error("out of memory");
 		return CLI_EXIT_FAILURE;
 	}
-	for (int i = 0; i < n; i++)
-		longopts[i] = (struct option){ t[i].name, t[i].metavar ? required_argument : no_argument,
-					       NULL, OPT_BASE + i };
-	longopts[n] = (struct option){ NULL, 0, NULL, 0 };
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		if (c == 'h' || (c >= OPT_BASE && t[c - OPT_BASE].kind == CLI_OPT_HELP)) {
-			cli_options_usage(cmd, stdout);
-			return cli_finish(CLI_EXIT_OK);
-		}
-		if (c == ':') {
-			cli_error("option '%s' needs a value", argv[optind - 1]);
-			return CLI_EXIT_USAGE;
-		}
-		if (c < OPT_BASE) {
-			const char *near = nearest_option(t, argv[optind - 1]);
+	/* argv[front] is where the next option word goes: never past argv[i]. */
+	for (int i = 1; i < argc && rc < 0; i++) {
+		char *arg = argv[i];
+		const struct cli_option *o;
+		const char *value = NULL;
+		size_t len;
 
-			if (near)
-				cli_error("unknown option '%s' for %s; did you mean '--%s'?", argv[optind - 1],
-					  cmd->command, near);
-			else if (cmd->hint)
-				cli_error("unknown option '%s' for %s (see 'plan-cli %s --help')", argv[optind - 1],
-					  cmd->command, cmd->command);
-			else
-				cli_error("unknown option '%s' for %s", argv[optind - 1], cmd->command);
-			return CLI_EXIT_USAGE;
+		if (strcmp(arg, "--") == 0) {
+			argv[front++] = arg;
+			while (++i < argc)
+				operands[nops++] = argv[i];
+			break;
 		}
-		if (!apply(&t[c - OPT_BASE], optarg, req))
-			return CLI_EXIT_USAGE;
+		if (arg[0] != '-' || arg[1] == '\0') {
+			operands[nops++] = arg;
+			continue;
+		}
+		argv[front++] = arg;
+		len = strcspn(arg + 2, "=");
+		o = arg[1] == '-' ? find_option(t, arg + 2, len) : NULL;
+		if (strcmp(arg, "-h") == 0 || (o && o->kind == CLI_OPT_HELP && !arg[2 + len])) {
+			cli_options_usage(cmd, stdout);
+			rc = cli_finish(CLI_EXIT_OK);
+		} else if (!o) {
+			rc = unknown_option(cmd, arg);
+		} else if (!o->metavar && arg[2 + len]) {
+			cli_error("option '--%s' takes no value", o->name);
+			rc = CLI_EXIT_USAGE;
+		} else if (o->metavar && !arg[2 + len] && (i + 1 == argc || strncmp(argv[i + 1], "--", 2) == 0)) {
+			if (i + 1 == argc)
+				cli_error("option '%s' needs a value", arg);
+			else
+				cli_error("option '%s' needs a value, not the option '%s'", arg, argv[i + 1]);
+			rc = CLI_EXIT_USAGE;
+		} else {
+			if (arg[2 + len])
+				value = arg + 3 + len;
+			else if (o->metavar)
+				value = argv[front++] = argv[++i];
+			if (!apply(o, value, req))
+				rc = CLI_EXIT_USAGE;
+		}
 	}
-	return -1;
+	if (rc < 0) {
+		memcpy(argv + front, operands, sizeof(*operands) * (size_t)nops);
+		optind = front;
+	}
+	free(operands);
+	return rc;
 }
 
 /* The sweep's axis options as a paragraph: "--model, --cluster, ...". */

@@ -2,9 +2,9 @@
  * The command-line options of every command, as data (tmux's
  * options-table.c, git's parse-options): one row per option gives its
  * name, value, range, where it lands in the command's request, its help
- * and how optimize writes it back into predict_args. getopt's tables,
- * --help, predict_args and the hidden --list-options (which a test
- * compares with plan-cli(1)'s OPTIONS) are all made from the rows.
+ * and how optimize writes it back into predict_args. The parser (exact
+ * names only), --help, predict_args and the hidden --list-options (which
+ * a test compares with plan-cli(1)'s OPTIONS) are all made from the rows.
  */
 #pragma once
 
@@ -186,9 +186,14 @@ void cli_optimize_request_init(struct optimize_request *r);
 
 /**
  * Parse @argv (argv[0] is the command) with @cmd's options into @req.
- * Returns -1 when the options are read and argv[optind] is the first
- * operand; else the exit code to return at once: a printed usage error,
- * or --help printed.
+ * Long options by their whole name only ("--name VALUE" or
+ * "--name=VALUE"), and -h; options and operands in any order, "--" ends
+ * the options. An unknown option is a usage error naming the options it
+ * may have meant (those it begins, those within two edits). Returns -1
+ * when the options are read, with the operands moved (in order) behind
+ * them and optind set to the first, as GNU getopt_long leaves them; else
+ * the exit code to return at once: a printed usage error, or --help
+ * printed.
  */
 int cli_options_parse(const struct cli_command_options *cmd, int argc, char **argv, void *req);
 

@@ -128,6 +128,10 @@ rm -rf "$tmp/bad"
 rc=$?
 check "--strict stops at the first bad row, writing no runs.csv" \
 	'[ $rc -eq 1 ] && grep -q "^import-runs: .*bad.csv:2: row .NAR21-T1-1.: column .gpu." "$tmp/err" && [ ! -e "$tmp/bad/runs.csv" ]'
+"$imp" "$table" --o "$tmp/abbrev" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "an option's prefix is not the option ('--o' is not --out)" \
+	'[ $rc -eq 2 ] && grep -q "unrecognized arguments: --o" "$tmp/err" && [ ! -e "$tmp/abbrev" ]'
 printf 'id,model,cluster\nx,gpt-1.7b,selene\n' >"$tmp/ours.csv"
 "$imp" "$tmp/ours.csv" --out "$tmp/o" >"$tmp/out" 2>"$tmp/err"
 rc=$?

@@ -4,14 +4,17 @@
 # 'plan-cli --list-options') must be the options that plan-cli(1)'s
 # OPTIONS section lists under "COMMAND ... options" (its .TP tags), and
 # the README must name each. The sweep's axis options must be the study
-# file's axes with dashes for underscores.
+# file's axes with dashes for underscores. Then the parser: whole names
+# only (no prefix of one), the names an unknown option may mean, both
+# --name VALUE and --name=VALUE, operands before, between and after the
+# options, and "--".
 # Usage: run-options-tests.sh PLAN_CLI SOURCE_ROOT
 set -u
 bin=$(realpath "$1")
 root=$2
 cd "$root" || exit 1
 . "$(dirname "$(realpath "$0")")/harness.sh"
-export LC_ALL=C
+export LC_ALL=C PLAN_CLI_PATH=$root
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -58,5 +61,93 @@ printf 'axes:\n  zzzzzzzz: [a]\n' >"$tmp/study.yaml"
 awk '{ print $2 }' "$tmp/axes" | sort >"$tmp/option-axes"
 check "sweep: the axis options are the study's axes" \
 	'[ -s "$tmp/study-axes" ] && diff "$tmp/study-axes" "$tmp/option-axes" >/dev/null'
+
+
+# Whole names only: each option's name less its last letter is an unknown
+# option (getopt_long took it for the option), whose error names it.
+for cmd in predict optimize sweep validate calibrate fit-logs; do
+	refused=""
+	while IFS= read -r opt; do
+		cut=${opt%?}
+		grep -qx -- "$cut" "$tmp/table.$cmd" && continue
+		"$bin" "$cmd" "$cut" 1 >"$tmp/out" 2>"$tmp/err"
+		rc=$?
+		[ $rc -eq 2 ] && [ ! -s "$tmp/out" ] &&
+			grep -qF -- "unknown option '$cut' for $cmd; did you mean " "$tmp/err" &&
+			grep -qF -- "'$opt'" "$tmp/err" || refused="$refused $cut"
+	done <"$tmp/table.$cmd"
+	check "$cmd: a name less its last letter is refused, naming the option${refused:+ (not:$refused)}" \
+		'[ -z "$refused" ]'
+done
+
+gpt=(--model gpt3-175b --cluster selene --pp 12 --dp 16 --micro-batch 1 --recompute full
+	--no-flash-attention)
+fails_cmd "a prefix is not an option: '--glob 8'" 2 \
+	"unknown option '--glob' for predict; did you mean '--global-batch'?" predict "${gpt[@]}" --tp 8 --glob 1536
+fails_cmd "--tp without its value before another option" 2 \
+	"option '--tp' needs a value, not the option '--tp-overlap'" predict "${gpt[@]}" --global-batch 1536 --tp --tp-overlap
+fails_cmd "--tp without its value at the end" 2 "option '--tp' needs a value" \
+	predict "${gpt[@]}" --global-batch 1536 --tp
+fails_cmd "an incomplete name: every option it begins" 2 \
+	"unknown option '--t' for predict; did you mean one of '--tp', '--tp-overlap'?" predict --t 8
+fails_cmd "a typo: every option within two edits, nearest first" 2 \
+	"unknown option '--tpp' for predict; did you mean one of '--tp', '--pp', '--vpp', '--dp', '--cp', '--ep'?" \
+	predict --tpp 8
+fails_cmd "the begun names come before the near ones" 2 \
+	"unknown option '--max-t' for optimize; did you mean one of '--max-tp', '--max-pp', '--max-cp'?" \
+	optimize --max-t 8
+fails_cmd "a short name two edits from every option gets no guess" 2 \
+	"unknown option '--xy' for predict (see 'plan-cli predict --help')" predict --xy 8
+fails_cmd "=VALUE on an option that takes none" 2 "option '--tp-overlap' takes no value" \
+	predict "${gpt[@]}" --global-batch 1536 --tp-overlap=yes
+fails_cmd "an operand after -- is not an option" 2 "unexpected argument '--tp'" \
+	predict "${gpt[@]}" --global-batch 1536 -- --tp 8
+
+# --name=VALUE reads as --name VALUE; operands may come before, between or
+# after the options (moved behind them in order), and after "--".
+run_cmd predict "${gpt[@]}" --tp 8 --global-batch 1536 --format json
+cp "$tmp/out" "$tmp/spaced.json"
+run_cmd predict --model=gpt3-175b --cluster=selene --pp=12 --dp=16 --micro-batch=1 --recompute=full \
+	--no-flash-attention --tp=8 --global-batch=1536 --format=json
+check "predict: --name=VALUE as --name VALUE" \
+	'[ $rc -eq 0 ] && [ -s "$tmp/out" ] && cmp -s "$tmp/out" "$tmp/spaced.json"'
+
+runs=tests/data/published-runs.csv
+run_cmd validate --format json "$runs"
+cp "$tmp/out" "$tmp/validate.json"
+same=1
+for args in "$runs --format json" "--format=json $runs" "--format json -- $runs"; do
+	# shellcheck disable=SC2086
+	run_cmd validate $args
+	[ $rc -eq 0 ] && [ -s "$tmp/out" ] && cmp -s "$tmp/out" "$tmp/validate.json" || same=0
+done
+check "validate: the CSV before, after or after -- the options" '[ $same -eq 1 ]'
+
+study=tests/data/study-small.yaml
+run_cmd sweep "$study" --nic-bandwidth "25 Gbit/s" --tp 2,4 --format csv
+cp "$tmp/out" "$tmp/sweep.csv"
+run_cmd sweep "$study" --tp=2,4 --format=csv --nic-bandwidth="25 Gbit/s"
+check "sweep STUDY with axes as --name=VALUE" \
+	'[ $rc -eq 0 ] && [ "$(wc -l <"$tmp/out")" -gt 2 ] && cmp -s "$tmp/out" "$tmp/sweep.csv"'
+"$bin" sweep "$study" --shard 1/2 --format json >"$tmp/part1.json" &&
+	"$bin" sweep "$study" --shard 2/2 --format json >"$tmp/part2.json"
+run_cmd sweep "$study" --format csv --merge "$tmp/part1.json" "$tmp/part2.json"
+cp "$tmp/out" "$tmp/merged.csv"
+same=1
+for order in "--merge $tmp/part1.json --format csv $tmp/part2.json" \
+	"--merge $tmp/part1.json $tmp/part2.json --format=csv" "--merge --format csv -- $tmp/part1.json $tmp/part2.json"; do
+	# shellcheck disable=SC2086
+	run_cmd sweep "$study" $order
+	[ $rc -eq 0 ] && [ -s "$tmp/out" ] && cmp -s "$tmp/out" "$tmp/merged.csv" || same=0
+done
+check "sweep --merge: the shards before, between, after the options and after --" \
+	'[ -s "$tmp/merged.csv" ] && [ $same -eq 1 ]'
+
+log=tests/data/nccl/all_reduce_perf-8xh100.log
+run_cmd fit-logs --nccl-tests "$log" --level intra --format json
+cp "$tmp/out" "$tmp/fit.json"
+run_cmd fit-logs "$log" --level=intra --format=json --nccl-tests
+check "fit-logs: the log before the options, --name=VALUE" \
+	'[ $rc -eq 0 ] && [ -s "$tmp/out" ] && cmp -s "$tmp/out" "$tmp/fit.json"'
 
 finish

@@ -4,7 +4,6 @@
  * another word picks one by its first byte. Usage errors and --help print
  * (run with -close_fd_mask=3 to silence them).
  */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,20 +52,6 @@ init_request(const struct cli_command_options *cmd)
 		req.validate = (struct validate_request){ 0, -1.0, -1.0 };
 }
 
-/* Start glibc's getopt afresh: with optind = 1 alone it would go on from
- * where the previous input's parse stopped, inside freed memory (a
- * process runs cli_options_parse once, so plan-cli itself never does). */
-static void
-reset_getopt(void)
-{
-	static char arg0[] = "fuzz";
-	static char *argv[] = { arg0, NULL };
-
-	optind = 0;
-	opterr = 0;
-	getopt(1, argv, "");
-}
-
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -78,7 +63,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	argv[argc] = NULL;
 	init_request(cmd);
-	reset_getopt();
 	/* The plan predict read is written back as optimize writes it. */
 	if (cli_options_parse(cmd, argc, argv, &req) < 0 && cmd == &cli_predict_options)
 		json_decref(cli_predict_args(&req.predict));
