@@ -8,6 +8,16 @@
 #include "cli/options.h"
 #include "plan/search.h"
 
+/* Whether any plan attribute is constrained (--tp 2, --zero 1,3). */
+static bool
+constrained(const struct search_options *so)
+{
+	for (int id = 0; id < PLAN_ATTR_COUNT; id++)
+		if (so->allowed[id].n > 0)
+			return true;
+	return false;
+}
+
 /* Why nothing fits: the plan closest to fitting, or no shape at all. */
 static void
 report_infeasible(const struct search_options *so, const struct search_stats *st, const struct cluster *c)
@@ -17,6 +27,9 @@ report_infeasible(const struct search_options *so, const struct search_stats *st
 			  "recompute, ZeRO %d) needs %.1f GiB per GPU on stage %d, the GPU has %.1f GiB",
 			  st->closest.tp, st->closest.pp, st->closest.dp, st->closest.micro_batch, st->closest.zero,
 			  st->closest_memory / 1073741824.0, st->closest_stage, st->capacity / 1073741824.0);
+	else if (constrained(so))
+		cli_error("no feasible plan: no shape of %d GPUs that divides the global batch %d meets the "
+			  "constraints", so->gpus ? so->gpus : cluster_gpus(c), so->global_batch);
 	else
 		cli_error("no feasible plan: no shape of %d GPUs divides the global batch %d",
 			  so->gpus ? so->gpus : cluster_gpus(c), so->global_batch);

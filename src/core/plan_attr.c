@@ -432,7 +432,7 @@ plan_complete(struct plan *p, const struct plan_fill *fill, const struct model *
 	long shape = (long)p->tp * p->cp * p->pp;
 
 	if (fill->gpus > cluster_gpus(c))
-		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "%d GPUs are more than cluster '%s' has (%d)",
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "gpus (%d) is more than cluster '%s' has (%d)",
 				      fill->gpus, c->name, cluster_gpus(c));
 	if (p->seq_len == 0)
 		p->seq_len = m->seq_len;
@@ -451,10 +451,10 @@ plan_complete(struct plan *p, const struct plan_fill *fill, const struct model *
 		p->dp = (int)(total / shape);
 	} else if (fill->gpus && shape * p->dp != fill->gpus) {
 		if (p->cp > 1)
-			return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "%d GPUs do not match tp x cp x pp x dp "
+			return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "gpus (%d) does not match tp x cp x pp x dp "
 					      "(%d x %d x %d x %d = %ld)", fill->gpus, p->tp, p->cp, p->pp, p->dp,
 					      shape * p->dp);
-		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "%d GPUs do not match tp x pp x dp "
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "gpus (%d) does not match tp x pp x dp "
 				      "(%d x %d x %d = %ld)", fill->gpus, p->tp, p->pp, p->dp, shape * p->dp);
 	}
 	return complete_stage_lists(p, err);

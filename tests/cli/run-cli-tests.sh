@@ -219,7 +219,7 @@ usage_error "heads not divisible by tp" "attention heads (96) are not divisible 
 usage_error "global batch not divisible by dp x micro-batch" "global batch (1537)" predict --model gpt3-175b --cluster selene --tp 8 --pp 12 --dp 16 --global-batch 1537
 usage_error "more --gpus than the cluster has" "5000" predict --model gpt3-175b --cluster selene --global-batch 1536 --gpus 5000
 usage_error "tp x pp x dp more than the cluster has" "9600" predict --model gpt3-175b --cluster selene --global-batch 1536 --tp 8 --pp 12 --dp 100
-usage_error "--gpus does not match tp x pp x dp" "--gpus 1024" predict --model gpt3-175b --cluster selene --global-batch 1536 --tp 8 --pp 12 --dp 16 --gpus 1024
+usage_error "--gpus does not match tp x pp x dp" "gpus (1024) does not match tp x pp x dp (8 x 12 x 16 = 1536)" predict --model gpt3-175b --cluster selene --global-batch 1536 --tp 8 --pp 12 --dp 16 --gpus 1024
 usage_error "cluster GPUs not divisible by tp x pp" "not divisible by tp x pp" predict --model gpt3-175b --cluster selene --global-batch 1536 --tp 8 --pp 3
 usage_error "validate without a file" "" validate
 usage_error "validate with two files" "" validate "$runs_csv" "$runs_csv"

@@ -31,6 +31,71 @@ for i in 0 1 2 3 4; do
 	predicts_again "$tmp/o.json" ".top[$i]" "top[$i]"
 done
 
+# all_predict_again FILE NAME: every plan of FILE's top list, given back to
+# predict with its predict_args, costs the same (to 1e-6, issue 23): one
+# check naming the plans that do not.
+all_predict_again() {
+	local n=0 line want got bad=""
+	local -a args
+	# One plan a line: its time, then its arguments, separated by tabs.
+	while IFS= read -r line; do
+		IFS=$'\t' read -r -a args <<<"$line"
+		want=${args[0]}
+		got=$("$bin" predict "${args[@]:1}" --allow-oom --format json | jq .iteration_time_s)
+		awk -v a="${got:-0}" -v b="$want" 'BEGIN { d = a - b; exit !((d < 0 ? -d : d) <= 1e-6 * b) }' ||
+			bad="$bad top[$n]($got vs $want)"
+		n=$((n + 1))
+	done < <(jq -r '.top[] | [(.iteration_time_s | tostring)] + .predict_args | join("\t")' "$1")
+	check "$2: all $n plans predicted again${bad:+, not:$bad}" '[ "$n" -eq 32 ] && [ -z "$bad" ]'
+}
+
+# The top 32 of problems that use every kind of attribute: DP compression
+# schemes (PowerSGD's all-reduce, Top-k's two-way), quantisation and an
+# autoencoder on TP/PP, MiCS flat and hierarchical, MoE routing, CP, and
+# uneven stages with per-stage recompute.
+rt_problems=(
+	"compressors|--model gpt-1.7b --cluster aws-p3dn --global-batch 64 --gpus 32 --compressor topk-1 --compressor powersgd-10"
+	"quantize and autoencoder|--model gpt-1.7b --cluster aws-p3dn --global-batch 64 --gpus 32 --compressor quantize-8 --compressor ae-100"
+	"MiCS|--model gpt-7.5b --cluster aws-p4d --global-batch 256 --gpus 64 --zero 3"
+	"MoE|--model mixtral-8x7b --cluster dgx-h100 --global-batch 256 --gpus 64"
+	"CP|--model llama2-7b --cluster dgx-h100 --global-batch 16 --gpus 32 --seq-len 32768"
+	"uneven stages|--model gpt-18.4b --cluster selene --global-batch 192 --gpus 48 --pp 3,6"
+)
+for prob in "${rt_problems[@]}"; do
+	# shellcheck disable=SC2086 # the options are words
+	"$bin" optimize ${prob#*|} --top 32 --format json >"$tmp/rt.json"
+	all_predict_again "$tmp/rt.json" "${prob%%|*}"
+	[ "${prob%%|*}" = MiCS ] && cp "$tmp/rt.json" "$tmp/mics.json"
+done
+check "the MiCS problem lists flat and hierarchical MiCS plans" \
+	'jq -e "[.top[] | select(.plan.mics_group > 0) | .plan.mics_hierarchical] | unique == [false, true]" "$tmp/mics.json" >/dev/null' 
+
+# Constraints: any plan attribute, one value or a list; every plan obeys.
+"$bin" optimize --model gpt-7.5b --cluster dgx-h100 --gpus 32 --global-batch 256 --tp 2 --zero 1,3 \
+	--precision bf16,fp8 --top 12 --format json >"$tmp/k.json"
+check "--tp 2 --zero 1,3 --precision bf16,fp8: every plan obeys, both stages and fp8 among them" \
+	'jq -e "(.top | length) == 12 and all(.top[]; .plan.tp == 2 and (.plan.zero == 1 or .plan.zero == 3) and (.plan.precision == \"bf16\" or .plan.precision == \"fp8\")) and ([.top[].plan.zero] | unique) == [1, 3]" "$tmp/k.json" >/dev/null'
+"$bin" optimize --model gpt-7.5b --cluster dgx-h100 --gpus 32 --global-batch 256 --recompute full \
+	--sequence-parallel --top 8 --format json >"$tmp/k2.json"
+check "--recompute full --sequence-parallel: every stage recomputes in full, every plan with SP" \
+	'jq -e "(.top | length) > 0 and all(.top[]; .plan.sequence_parallel and all(.plan.stage_recompute[]; . == \"full\"))" "$tmp/k2.json" >/dev/null'
+"$bin" optimize --model gpt-7.5b --cluster aws-p4d --gpus 64 --global-batch 256 --mics-group 16,32 \
+	--no-mics-hierarchical --top 8 --format json >"$tmp/k3.json"
+check "--mics-group 16,32 --no-mics-hierarchical: flat MiCS groups of 16 or 32 only" \
+	'jq -e "(.top | length) > 0 and all(.top[]; (.plan.mics_group == 16 or .plan.mics_group == 32) and .plan.mics_hierarchical == false and .plan.zero == 3)" "$tmp/k3.json" >/dev/null'
+"$bin" optimize --model gpt-7.5b --cluster dgx-h100 --gpus 32 --global-batch 256 --tp 16 --vpp 3 --top 4 \
+	--format json >"$tmp/k4.json" 2>"$tmp/err"
+check "--tp 16 above the node's 8 raises the search's bound (whole nodes), --vpp 3 with it" \
+	'jq -e "(.top | length) > 0 and all(.top[]; .plan.tp == 16 and .plan.vpp == 3)" "$tmp/k4.json" >/dev/null'
+"$bin" optimize --model gpt-7.5b --cluster dgx-h100 --gpus 32 --global-batch 256 --zero 3 --pp 2 >"$tmp/out" 2>"$tmp/err"
+check "a constraint no shape meets (ZeRO-3 with a pipeline) leaves no plan: exit 4" '[ $? -eq 4 ]'
+"$bin" optimize --model gpt-7.5b --cluster dgx-h100 --gpus 32 --global-batch 256 --zero 4 >"$tmp/out" 2>"$tmp/err"
+check "--zero 4 is a usage error naming the range" '[ $? -eq 2 ] && grep -q "from 0 to 3" "$tmp/err"'
+"$bin" optimize --model gpt-7.5b --cluster dgx-h100 --gpus 32 --global-batch 256 --precision bf16,fp9 >"$tmp/out" 2>"$tmp/err"
+check "--precision bf16,fp9 names the valid values" '[ $? -eq 2 ] && grep -q "unknown value .fp9. for --precision (valid: bf16, fp16, fp8)" "$tmp/err"'
+"$bin" optimize --model gpt-7.5b --cluster dgx-h100 --gpus 32 --global-batch 256 --stage-layers 16,16 >"$tmp/out" 2>"$tmp/err"
+check "--stage-layers is not a constraint (the search chooses the layers)" '[ $? -eq 2 ] && grep -q "unknown option" "$tmp/err"'
+
 # With a compressor on a slow network, the arguments carry the compression.
 "$bin" optimize --model gpt-7.5b --cluster aws-p3-16xlarge --gpus 32 --global-batch 64 \
 	--compressor ae-100 --compressor topk-1 --format json >"$tmp/c.json"
