@@ -960,6 +960,32 @@ awk -v full="$(jq '.iteration_time_s' "$tmp/out")" -v best="$best" 'BEGIN { exit
 	fail "partial ($best s) is not faster than full ($(jq '.iteration_time_s' "$tmp/out") s)"
 finish "optimize chooses part of a stage in full where full fits and selective does not, faster than full"
 
+# ------------------------------------------------- one plan, every surface
+# predict, a sweep cell and a validate row that gives only id, model,
+# cluster, gpus, global_batch and the attributes set complete the plan the
+# same way (plan_complete: dp from the GPUs, MiCS's ZeRO-3, the GPU's flash
+# attention): the same time to 1e-9 (issue 23).
+for grid in "tp=2 mics_group=8" "tp=4 pp=2 recompute=selective" "cp=2 tp=2 seq_len=8192" "zero=3 micro_batch=2"; do
+	args=() header="id,model,cluster,gpus,global_batch" row="r,gpt-1.7b,dgx-h100,16,64"
+	for kv in $grid; do
+		args+=("--${kv%%=*}" "${kv#*=}")
+		header="$header,${kv%%=*}" row="$row,${kv#*=}"
+	done
+	args=("${args[@]//_/-}")
+	want=$("$bin" predict --model gpt-1.7b --cluster dgx-h100 --gpus 16 --global-batch 64 "${args[@]}" --format json |
+		jq .iteration_time_s)
+	swept=$("$bin" sweep --model gpt-1.7b --cluster dgx-h100 --gpus 16 --global-batch 64 "${args[@]}" --format json |
+		jq '.cells[0].iteration_time_s')
+	printf '%s,measured_iteration_time_s\n%s,1\n' "$header" "$row" >"$tmp/grid.csv"
+	valid=$("$bin" validate "$tmp/grid.csv" --format json | jq '.rows[0].predicted_iteration_time_s')
+	jq -en --argjson a "${want:-0}" --argjson b "${swept:-1}" --argjson c "${valid:-2}" \
+		'$a > 0 and (($a - $b) | fabs) <= 1e-9 * $a and (($a - $c) | fabs) <= 1e-9 * $a' >/dev/null ||
+		fail "predict $want s, sweep $swept s, validate $valid s"
+	last_cmd="predict/sweep/validate ${args[*]}"
+	finish "$grid: predict, sweep and a minimal validate row agree"
+done
+
+
 if command -v meson >/dev/null && [ -f "$builddir/meson-private/install.dat" ]; then
 	meson install -C "$builddir" --destdir "$tmp/stage" --no-rebuild --quiet >/dev/null 2>&1 ||
 		fail "meson install --destdir failed"
