@@ -14,13 +14,14 @@
 
 /*
  * The terms of the iteration time, one row each, in the order of the
- * struct, of the sum and of the JSON object breakdown_s. Every surface
- * that lists them all is generated from this list: the struct below,
- * estimate_breakdown_sum and estimate_breakdown_finite, field_table's
- * breakdown_s rows (and so the JSON keys and the CSV values), the text
- * breakdown and the property test. A new term is one new row; the CSV
- * header alone keeps its own order (a new column goes at its end), and
- * test-fields fails until it has the term's column.
+ * struct and of the JSON object breakdown_s. Every surface that lists
+ * them all reads this list: the struct below; estimate_breakdown_sum and
+ * estimate_breakdown_finite, and so the core's total and its finite
+ * check; field_table's breakdown_s rows, and so the JSON keys, the CSV
+ * values and the help; the text breakdown's rows; optimize --explain; the
+ * property test. A new term is one new row here and one new column at
+ * the end of format_csv.c's header, which keeps its own order (test-fields
+ * fails until the column is there).
  *
  * X(member, text_row, text_when, help):
  *   member     the member of struct estimate_breakdown; its JSON key is
@@ -62,6 +63,8 @@ enum { ESTIMATE_BREAKDOWN_COUNT = 0 ESTIMATE_BREAKDOWN_TERMS(ESTIMATE_BREAKDOWN_
 struct estimate_breakdown {
 	ESTIMATE_BREAKDOWN_TERMS(ESTIMATE_BREAKDOWN_MEMBER_)
 };
+#undef ESTIMATE_BREAKDOWN_MEMBER_
+#undef ESTIMATE_BREAKDOWN_ONE_
 
 /** The name of term @i (0 <= i < ESTIMATE_BREAKDOWN_COUNT): its member, "pp_bubble". */
 const char *estimate_breakdown_name(int i);
