@@ -6,7 +6,9 @@
 # (plan.stage_layers, details.slot_s), or, inside the entry of an object
 # (plan, uncompressed_bytes_per_iteration), as a bold word of its text;
 # every bold name with a dot must be a key. In the CSV section, the bold
-# names before "with the meanings" are the columns, in order.
+# names before "with the meanings" are the columns, in order. In "How the
+# breakdown adds up", the first line with a " + " names the terms of
+# breakdown_s, in order ("sum ..." when it does not).
 
 # The arguments of a troff macro line, double quotes grouping.
 function split_args(line, args,    n, i, c, cur, q, started) {
@@ -44,6 +46,7 @@ function bold_words(line,    mac, rest, args, n, i, out, w, parts, k, m) {
 FNR == NR {
 	if ($1 == "json") {
 		key[$2] = 1; order[++nkeys] = $2
+		if ($2 ~ /^breakdown_s\./) { t = $2; sub(/^breakdown_s\./, "", t); terms = terms " " t }
 		p = $2
 		while (sub(/\.[^.]*$/, "", p)) object[p] = 1
 	} else if ($1 == "csv") {
@@ -51,7 +54,15 @@ FNR == NR {
 	}
 	next
 }
-/^\.SS / { sect = ""; if ($0 ~ /^\.SS JSON \(predict/) sect = "json"; else if ($0 ~ /^\.SS CSV \(predict/) sect = "csv"; next }
+/^\.SS / {
+	sect = ""
+	if ($0 ~ /^\.SS JSON \(predict/) sect = "json"; else if ($0 ~ /^\.SS CSV \(predict/) sect = "csv"
+	else if ($0 ~ /^\.SS How the breakdown adds up/) sect = "sum"
+	next
+}
+sect == "sum" && /^\./ && / \+ / {
+	man_terms = bold_words($0); sect = ""; next
+}
 sect == "csv" {
 	if ($0 ~ /^with the meanings/) { sect = ""; next }
 	if ($0 ~ /^\./) { n = split(bold_words($0), w, " "); for (i = 1; i <= n; i++) man_csv[++nman_csv] = w[i] }
@@ -89,5 +100,6 @@ END {
 		if (!(order[i] in documented)) print "undocumented " order[i]
 	for (i = 1; i <= nhdr || i <= nman_csv; i++)
 		if (hdr[i] != man_csv[i]) { print "csv column " i ": man page '" man_csv[i] "', header '" hdr[i] "'"; break }
+	if (man_terms != terms) print "sum man page '" man_terms "', terms '" terms "'"
 	print "checked " nkeys " keys " nhdr " columns"
 }

@@ -27,4 +27,7 @@ unknown=$(sed -n 's/^unknown \(tag\|key\) //p' "$tmp/diff" | tr '\n' ' ')
 	bad "plan-cli(1) names JSON keys that predict does not write: $unknown"
 csv=$(grep '^csv column' "$tmp/diff")
 [ -z "$csv" ] && ok "plan-cli(1) lists the CSV columns of the header, in order" || bad "$csv"
+sum=$(grep '^sum ' "$tmp/diff")
+[ -z "$sum" ] && ok "plan-cli(1)'s \"How the breakdown adds up\" names every term of breakdown_s, in order" ||
+	bad "How the breakdown adds up: $sum"
 finish

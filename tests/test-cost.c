@@ -1,4 +1,5 @@
 #include <math.h>
+#include <string.h>
 
 #include "plan/estimate.h"
 #include "plan/memory.h"
@@ -225,6 +226,73 @@ START_TEST(test_estimate_invariants)
 	ck_assert(e2.memory.weights + e2.memory.gradients + e2.memory.optimizer <
 		  0.01 * (e.memory.weights + e.memory.gradients + e.memory.optimizer));
 	ck_assert(e2.breakdown.dp_comm > e.breakdown.dp_comm);
+	cluster_release(&c);
+}
+END_TEST
+
+/* The term of @b named @name, or NULL. */
+static double *
+breakdown_term(struct estimate_breakdown *b, const char *name)
+{
+	for (int i = 0; i < ESTIMATE_BREAKDOWN_COUNT; i++)
+		if (strcmp(estimate_breakdown_name(i), name) == 0)
+			return estimate_breakdown_at(b, i);
+	return NULL;
+}
+
+/*
+ * The list of the breakdown's terms (ESTIMATE_BREAKDOWN_TERMS) reaches
+ * every term: the finite check names each one set to NaN or an infinity
+ * (the core's check once left cp_comm out), and the sum counts each once.
+ * Each term is set in turn on a copy of a real estimate, so a term the
+ * API walks past fails here by name.
+ */
+START_TEST(test_breakdown_terms)
+{
+	const double bad_values[] = { NAN, INFINITY, -INFINITY };
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct estimate e;
+	struct estimate_breakdown b;
+	struct plan_error err;
+	double want = 0.0;
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	test_load_model(&m, GPT3_YAML);
+	gpt3_plan(&p);
+	p.dp = 2;
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e, &err), "%s", err.message);
+	ck_assert(estimate_breakdown_finite(&e.breakdown, NULL));
+	ck_assert_double_eq(estimate_breakdown_sum(&e.breakdown), e.iteration_time_s);
+	for (int i = 0; i < ESTIMATE_BREAKDOWN_COUNT; i++) {
+		const char *name = estimate_breakdown_name(i);
+
+		for (size_t k = 0; k < sizeof(bad_values) / sizeof(bad_values[0]); k++) {
+			const char *bad = NULL;
+
+			b = e.breakdown;
+			*estimate_breakdown_at(&b, i) = bad_values[k];
+			ck_assert_msg(!estimate_breakdown_finite(&b, &bad), "%s = %g passes the finite check", name,
+				      bad_values[k]);
+			ck_assert_str_eq(bad, name);
+			ck_assert_msg(!isfinite(estimate_breakdown_sum(&b)), "the sum leaves out %s", name);
+		}
+		for (int j = 0; j < i; j++)
+			ck_assert_str_ne(estimate_breakdown_name(j), name);
+	}
+	/* Term i = 2^i: the sum is exact, and 2^n - 1 only with each term once. */
+	for (int i = 0; i < ESTIMATE_BREAKDOWN_COUNT; i++) {
+		*estimate_breakdown_at(&b, i) = ldexp(1.0, i);
+		want += ldexp(1.0, i);
+		ck_assert_double_eq(estimate_breakdown_get(&b, i), ldexp(1.0, i));
+	}
+	ck_assert_double_eq(estimate_breakdown_sum(&b), want);
+	/* A name is its member's. */
+	ck_assert_ptr_eq(breakdown_term(&b, "compute"), &b.compute);
+	ck_assert_ptr_eq(breakdown_term(&b, "pp_bubble"), &b.pp_bubble);
+	ck_assert_ptr_eq(breakdown_term(&b, "overhead"), &b.overhead);
+	ck_assert_ptr_eq(breakdown_term(&b, "cp_comm"), &b.cp_comm);
 	cluster_release(&c);
 }
 END_TEST
@@ -782,6 +850,7 @@ cost_suite(void)
 	tcase_add_test(tc, test_layer_activations_head_shapes);
 	tcase_add_test(tc, test_zero_memory);
 	tcase_add_test(tc, test_estimate_invariants);
+	tcase_add_test(tc, test_breakdown_terms);
 	tcase_add_test(tc, test_invalid_plans);
 	tcase_add_test(tc, test_tail_stage);
 	tcase_add_test(tc, test_tp_bytes);

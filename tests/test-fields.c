@@ -1,6 +1,7 @@
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "io/fields.h"
 #include "io/format.h"
@@ -165,6 +166,56 @@ START_TEST(test_fields_csv)
 }
 END_TEST
 
+/*
+ * The breakdown_s rows of field_table are the terms of
+ * ESTIMATE_BREAKDOWN_TERMS, in its order, each reading its term, and the
+ * CSV header has every term's column. The header keeps its own order of
+ * columns, so a new term fails here until format_csv.c lists its column.
+ */
+START_TEST(test_fields_breakdown_terms)
+{
+	struct fixture x;
+	char head[2048], key[64], col[64];
+	int k = 0;
+	FILE *f = tmpfile();
+
+	fixture_init(&x);
+	for (size_t i = 0; i < field_count; i++) {
+		const struct field *r = &field_table[i];
+
+		if (!r->key || strncmp(r->key, "breakdown_s.", 12) != 0)
+			continue;
+		ck_assert_int_lt(k, ESTIMATE_BREAKDOWN_COUNT);
+		ck_assert_str_eq(field_leaf(r), estimate_breakdown_name(k));
+		k++;
+	}
+	ck_assert_int_eq(k, ESTIMATE_BREAKDOWN_COUNT);
+	ck_assert_ptr_nonnull(f);
+	ck_assert(format_csv_header(f));
+	rewind(f);
+	ck_assert_ptr_nonnull(fgets(head, sizeof(head), f));
+	fclose(f);
+	head[strcspn(head, "\r\n")] = '\0';
+	for (int i = 0; i < ESTIMATE_BREAKDOWN_COUNT; i++) {
+		const struct field *r;
+		struct field_value v;
+		char *save = NULL, copy[sizeof(head)];
+		bool found = false;
+
+		snprintf(key, sizeof(key), "breakdown_s.%s", estimate_breakdown_name(i));
+		snprintf(col, sizeof(col), "%s_s", estimate_breakdown_name(i));
+		r = field_find(key);
+		ck_assert_msg(r != NULL && field_find_csv(col) == r, "%s is not the CSV column %s", key, col);
+		field_get(r, &x.r, 0, &v);
+		ck_assert_double_eq(v.d, estimate_breakdown_get(&x.e.breakdown, i));
+		strcpy(copy, head);
+		for (char *c = strtok_r(copy, ",", &save); c && !found; c = strtok_r(NULL, ",", &save))
+			found = strcmp(c, col) == 0;
+		ck_assert_msg(found, "the CSV header lacks %s", col);
+	}
+}
+END_TEST
+
 /* MCBench's default compresses the upper half: from L/2, rounded down. */
 START_TEST(test_fields_compress_from_layer)
 {
@@ -190,6 +241,7 @@ fields_suite(void)
 	tcase_add_test(tc, test_fields_json_order);
 	tcase_add_test(tc, test_fields_all_stages);
 	tcase_add_test(tc, test_fields_csv);
+	tcase_add_test(tc, test_fields_breakdown_terms);
 	tcase_add_test(tc, test_fields_compress_from_layer);
 	suite_add_tcase(s, tc);
 	return s;

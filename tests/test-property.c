@@ -1,7 +1,8 @@
 /*
  * Properties of every estimate, over random valid plans on bundled
  * models, clusters, frameworks and compressors, some clusters with their
- * rates drawn down to the schemas' floors: every reported number is
+ * rates drawn down to the schemas' floors, every parallel degree drawn
+ * (tp, cp, pp, vpp, dp, and ep on MoE models): every reported number is
  * finite and non-negative, the breakdown adds up to the iteration time,
  * the memory components add up to the total, and fits agrees with the
  * total and the capacity. A plan the cost model refuses must say why.
@@ -133,7 +134,7 @@ random_sharding(unsigned long long *s, const struct model *m, struct plan *p)
 			ep *= 2;
 		p->ep = ep;
 		p->moe_routing = rng_int(s, 2);
-	} else if (p->zero == 3 && rng_int(s, 3) == 0) {
+	} else if (p->zero == 3 && p->cp == 1 && rng_int(s, 3) == 0) {
 		int g = 1 + rng_int(s, p->dp);
 
 		while (p->dp % g)
@@ -150,10 +151,16 @@ random_plan(unsigned long long *s, const struct model *m, const struct cluster *
 
 	plan_init(p);
 	p->tp = 1 << rng_int(s, 5);
+	/* Context parallelism on a third of the dense plans (plan_validate
+	 * refuses it with MoE): 2 to 8 ways, ring or all-to-all. */
+	if (!model_is_moe(m) && rng_int(s, 3) == 0) {
+		p->cp = 2 << rng_int(s, 3);
+		p->cp_method = rng_int(s, 2);
+	}
 	p->pp = 1 + rng_int(s, m->layers < 8 ? m->layers : 8);
 	p->vpp = p->pp > 1 && rng_int(s, 4) == 0 ? 2 : 1;
 	p->dp = 1 + rng_int(s, 16);
-	while ((long)p->tp * p->pp * p->dp > cluster_gpus(c) && p->dp > 1)
+	while ((long)p->tp * p->cp * p->pp * p->dp > cluster_gpus(c) && p->dp > 1)
 		p->dp /= 2;
 	p->micro_batch = 1 << rng_int(s, 4);
 	k = (1 + rng_int(s, 8)) * (p->vpp > 1 ? p->pp : 1);
@@ -161,7 +168,9 @@ random_plan(unsigned long long *s, const struct model *m, const struct cluster *
 	p->seq_len = rng_int(s, 2) ? m->seq_len : 256 << rng_int(s, 4);
 	p->recompute = rng_int(s, 3);
 	p->sequence_parallel = p->tp > 1 && rng_int(s, 2);
-	p->flash_attention = rng_int(s, 2);
+	/* cp > 1 needs fused attention, and seq_len a multiple of 2 cp: the
+	 * lengths drawn are (plan_validate refuses a model's that is not). */
+	p->flash_attention = p->cp > 1 || rng_int(s, 2);
 	p->dp_overlap = rng_int(s, 2);
 	random_sharding(s, m, p);
 	if (p->vpp == 1 && m->layers % p->pp != 0)
@@ -208,12 +217,17 @@ check_fields(const struct report *r, int n)
 static void
 check_estimate(const struct plan *p, const struct estimate *e, int n)
 {
-	const struct estimate_breakdown *b = &e->breakdown;
 	const struct memory_use *u = &e->memory;
-	double sum = b->compute + b->recompute + b->tp_comm + b->pp_comm + b->pp_bubble + b->dp_comm +
-		     b->optimizer + b->compression + b->ep_comm + b->overhead;
+	double sum = 0.0;
 	double mem = u->weights + u->gradients + u->optimizer + u->activations + u->other + u->compression;
 
+	/* Every term, from the list: a new one is in the sum without an edit here. */
+	for (int i = 0; i < ESTIMATE_BREAKDOWN_COUNT; i++) {
+		double t = estimate_breakdown_get(&e->breakdown, i);
+
+		ck_assert_msg(isfinite(t) && t >= 0, "case %d: %s = %g", n, estimate_breakdown_name(i), t);
+		sum += t;
+	}
 	ck_assert_msg(e->iteration_time_s > 0, "case %d: iteration time %g", n, e->iteration_time_s);
 	ck_assert_msg(fabs(sum - e->iteration_time_s) <= 1e-9 * e->iteration_time_s,
 		      "case %d: the breakdown adds up to %.12g, not %.12g", n, sum, e->iteration_time_s);
@@ -230,10 +244,15 @@ check_estimate(const struct plan *p, const struct estimate *e, int n)
 	ck_assert_rel(e->tokens_per_s, (double)p->global_batch * p->seq_len / e->iteration_time_s, 1e-9);
 }
 
+/* The parallel degrees random_plan draws: each must reach the cost model
+ * above 1, or the properties are not checked with it. */
+enum { DEGREE_TP, DEGREE_CP, DEGREE_PP, DEGREE_VPP, DEGREE_DP, DEGREE_EP, DEGREE_COUNT };
+static const char *const degree_names[DEGREE_COUNT] = { "tp", "cp", "pp", "vpp", "dp", "ep" };
+
 /* One random case: estimate, then check the properties. True when the
- * cost model accepted the plan. */
+ * cost model accepted the plan; then @reached counts its degrees above 1. */
 static bool
-run_case(unsigned long long *s, int n)
+run_case(unsigned long long *s, int n, int reached[DEGREE_COUNT])
 {
 	const struct model *m = &models[rng_int(s, NMODELS)];
 	struct cluster c = clusters[rng_int(s, NCLUSTERS)];
@@ -262,20 +281,40 @@ run_case(unsigned long long *s, int n)
 	rep = (struct report){ m, &c, &p, &e, &opt, opt.compressor, NULL };
 	check_fields(&rep, n);
 	check_estimate(&p, &e, n);
+	reached[DEGREE_TP] += p.tp > 1;
+	reached[DEGREE_CP] += p.cp > 1;
+	reached[DEGREE_PP] += p.pp > 1;
+	reached[DEGREE_VPP] += p.vpp > 1;
+	reached[DEGREE_DP] += p.dp > 1;
+	reached[DEGREE_EP] += p.ep > 1;
 	return true;
 }
 
 START_TEST(test_random_plans)
 {
 	unsigned long long seed = 0x15a15a15a15aULL;
-	int cases = test_quick() ? 300 : 5000, accepted = 0;
+	int cases = test_quick() ? 300 : 5000, accepted = 0, reached[DEGREE_COUNT] = { 0 };
 
 	for (int n = 0; n < cases; n++)
-		accepted += run_case(&seed, n);
-	/* The generator must reach the cost model, not only plan_validate. */
+		accepted += run_case(&seed, n, reached);
+	/* The generator must reach the cost model, not only plan_validate,
+	 * with every degree. */
 	ck_assert_msg(accepted >= cases / 5, "only %d of %d random plans were valid", accepted, cases);
+	for (int d = 0; d < DEGREE_COUNT; d++)
+		ck_assert_msg(reached[d] >= accepted / 50, "only %d of %d valid plans have %s > 1", reached[d],
+			      accepted, degree_names[d]);
 }
 END_TEST
+
+/* Every term of @b on one line, for a failing case. */
+static void
+print_breakdown(const char *label, const struct estimate_breakdown *b)
+{
+	fprintf(stderr, "  %s:", label);
+	for (int i = 0; i < ESTIMATE_BREAKDOWN_COUNT; i++)
+		fprintf(stderr, " %s %g", estimate_breakdown_name(i), estimate_breakdown_get(b, i));
+	fputc('\n', stderr);
+}
 
 /*
  * Slower kernels never make an iteration faster: the same plan with the
@@ -320,16 +359,15 @@ START_TEST(test_slower_kernels_never_faster)
 			continue;
 		opt.framework = &slow;
 		ck_assert_msg(estimate_plan(m, c, &p, &opt, &b, &err), "case %d: %s", n, err.message);
-		if (b.iteration_time_s < a.iteration_time_s * (1.0 - 1e-12))
-			fprintf(stderr, "case %d: %s on %s fw %s tp %d pp %d dp %d vpp %d mb %d gb %d s %d rc %d sp %d fa %d "
-				"zero %d mics %d ep %d ov %d custom %d/%d\n  a: c %g r %g tp %g pp %g bub %g dp %g ov %g\n"
-				"  b: c %g r %g tp %g pp %g bub %g dp %g ov %g\n", n, m->name, c->name, fast.name, p.tp, p.pp,
-				p.dp, p.vpp, p.micro_batch, p.global_batch, p.seq_len, p.recompute, p.sequence_parallel,
-				p.flash_attention, p.zero, p.mics_group, p.ep, p.dp_overlap, p.custom_layers,
-				p.custom_recompute, a.breakdown.compute, a.breakdown.recompute, a.breakdown.tp_comm,
-				a.breakdown.pp_comm, a.breakdown.pp_bubble, a.breakdown.dp_comm, a.breakdown.overhead,
-				b.breakdown.compute, b.breakdown.recompute, b.breakdown.tp_comm, b.breakdown.pp_comm,
-				b.breakdown.pp_bubble, b.breakdown.dp_comm, b.breakdown.overhead);
+		if (b.iteration_time_s < a.iteration_time_s * (1.0 - 1e-12)) {
+			fprintf(stderr, "case %d: %s on %s fw %s tp %d cp %d (%s) pp %d dp %d vpp %d mb %d gb %d s %d rc %d "
+				"sp %d fa %d zero %d mics %d ep %d ov %d custom %d/%d\n", n, m->name, c->name, fast.name,
+				p.tp, p.cp, plan_cp_method_names[p.cp_method], p.pp, p.dp, p.vpp, p.micro_batch,
+				p.global_batch, p.seq_len, p.recompute, p.sequence_parallel, p.flash_attention, p.zero,
+				p.mics_group, p.ep, p.dp_overlap, p.custom_layers, p.custom_recompute);
+			print_breakdown("a", &a.breakdown);
+			print_breakdown("b", &b.breakdown);
+		}
 		ck_assert_msg(b.iteration_time_s >= a.iteration_time_s * (1.0 - 1e-12),
 			      "case %d: %.9g s with slower kernels, %.9g s without", n, b.iteration_time_s,
 			      a.iteration_time_s);

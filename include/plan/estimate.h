@@ -12,24 +12,78 @@
 #include "plan/model.h"
 #include "plan/plan.h"
 
+/*
+ * The terms of the iteration time, one row each, in the order of the
+ * struct and of the JSON object breakdown_s. Every surface that lists
+ * them all reads this list: the struct below; estimate_breakdown_sum and
+ * estimate_breakdown_finite, and so the core's total and its finite
+ * check; field_table's breakdown_s rows, and so the JSON keys, the CSV
+ * values and the help; the text breakdown's rows; optimize --explain; the
+ * property test. A new term is one new row here and one new column at
+ * the end of format_csv.c's header, which keeps its own order (test-fields
+ * fails until the column is there).
+ *
+ * X(member, text_row, text_when, help):
+ *   member     the member of struct estimate_breakdown; its JSON key is
+ *              breakdown_s.member, its CSV column member_s, its text label
+ *              member
+ *   text_row   its place in the text breakdown, from 0: the order of the
+ *              rows there predates this list, and the rows that only some
+ *              plans have come last
+ *   text_when  when the text shows it: ALWAYS, IF_CP (cp_comm > 0),
+ *              IF_MOE (an MoE model or EP time) or IF_COMPRESSED (a
+ *              compressor applied); format_text.c reads the token
+ *   help       what it holds, in one line (field_table's help)
+ */
+#define ESTIMATE_BREAKDOWN_TERMS(X) \
+	X(compute, 0, ALWAYS, "forward and backward of all micro-batches") \
+	X(recompute, 1, ALWAYS, "forward work repeated by recomputation") \
+	X(tp_comm, 2, ALWAYS, "TP collectives, not overlapped") \
+	X(pp_comm, 3, ALWAYS, "stage-boundary sends, not overlapped") \
+	X(pp_bubble, 4, ALWAYS, "pipeline fill and drain") \
+	X(dp_comm, 5, ALWAYS, "exposed DP and ZeRO traffic") \
+	X(optimizer, 6, ALWAYS, "optimizer step") \
+	X(compression, 10, IF_COMPRESSED, "encoding and decoding on the critical path") \
+	X(ep_comm, 9, IF_MOE, "exposed MoE all-to-alls") \
+	X(overhead, 7, ALWAYS, "the framework's fixed costs per layer, micro-batch and iteration") \
+	X(cp_comm, 8, IF_CP, "exposed context-parallel exchanges")
+
+#define ESTIMATE_BREAKDOWN_MEMBER_(member, text_row, text_when, help) double member;
+#define ESTIMATE_BREAKDOWN_ONE_(member, text_row, text_when, help) +1
+
+/** Terms of the breakdown: the rows of ESTIMATE_BREAKDOWN_TERMS. */
+enum { ESTIMATE_BREAKDOWN_COUNT = 0 ESTIMATE_BREAKDOWN_TERMS(ESTIMATE_BREAKDOWN_ONE_) };
+
 /**
- * Where the iteration time goes, in seconds. The parts add up to the
- * iteration time: overlapped communication is counted only for the part
- * that is not hidden behind computation.
+ * Where the iteration time goes, in seconds: one member for each row of
+ * ESTIMATE_BREAKDOWN_TERMS, which describes them. The parts add up to
+ * the iteration time: overlapped communication is counted only for the
+ * part that is not hidden behind computation.
  */
 struct estimate_breakdown {
-	double compute;    /**< forward + backward of all micro-batches (bottleneck stage) */
-	double recompute;  /**< recomputed forward work */
-	double tp_comm;    /**< tensor-parallel collectives (not overlapped) */
-	double pp_comm;    /**< stage-boundary sends (not overlapped) */
-	double pp_bubble;  /**< pipeline fill and drain */
-	double dp_comm;    /**< exposed data-parallel / ZeRO traffic */
-	double optimizer;  /**< optimizer step */
-	double compression;/**< encode + decode on the critical path */
-	double ep_comm;    /**< exposed MoE all-to-all */
-	double overhead;   /**< the framework's fixed costs: per layer and micro-batch, per iteration */
-	double cp_comm;    /**< exposed context-parallel K/V exchanges */
+	ESTIMATE_BREAKDOWN_TERMS(ESTIMATE_BREAKDOWN_MEMBER_)
 };
+#undef ESTIMATE_BREAKDOWN_MEMBER_
+#undef ESTIMATE_BREAKDOWN_ONE_
+
+/** The name of term @i (0 <= i < ESTIMATE_BREAKDOWN_COUNT): its member, "pp_bubble". */
+const char *estimate_breakdown_name(int i);
+
+/** Term @i of @b (0 <= i < ESTIMATE_BREAKDOWN_COUNT), in list order. */
+double estimate_breakdown_get(const struct estimate_breakdown *b, int i);
+
+/** Term @i of @b, to be written (0 <= i < ESTIMATE_BREAKDOWN_COUNT). */
+double *estimate_breakdown_at(struct estimate_breakdown *b, int i);
+
+/** The iteration time @b adds up to: overhead, then the other terms in list order. */
+double estimate_breakdown_sum(const struct estimate_breakdown *b);
+
+/**
+ * Whether every term of @b is finite. On false, @bad (may be NULL)
+ * receives the name of the first term that is not (estimate_breakdown_name's
+ * string, static).
+ */
+bool estimate_breakdown_finite(const struct estimate_breakdown *b, const char **bad);
 
 /** Bytes each GPU sends per iteration, by parallelism. */
 struct estimate_bytes {

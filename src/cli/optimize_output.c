@@ -8,7 +8,6 @@
 #include "cli/cli.h"
 #include "cli/optimize_output.h"
 #include "plan/compression.h"
-#include "io/fields.h"
 #include "io/format.h"
 
 static const char *
@@ -366,38 +365,27 @@ dim_value_json(enum search_dim d, int v)
 }
 
 /*
- * Why a runner-up is slower: the part of the breakdown (field_table's
- * breakdown_s rows) that grew most, with what the estimates say about
- * it, and the part that shrank most when it is not negligible.
+ * Why a runner-up is slower: the term of the breakdown
+ * (ESTIMATE_BREAKDOWN_TERMS) that grew most, with what the estimates say
+ * about it, and the one that shrank most when it is not negligible.
  */
 static void
 explain_breakdown(const struct optimize_result *res, const struct explanation *x, char *buf, size_t size)
 {
 	const struct search_candidate *best = &res->top[0], *alt = &x->cand;
-	struct estimate_options eb = { best->dp_algo, best->compressor, res->req->so.framework };
-	struct estimate_options ea = { alt->dp_algo, alt->compressor, res->req->so.framework };
-	struct report rb = { .model = res->model, .cluster = res->cluster, .plan = &best->plan, .est = &best->est,
-			     .opt = &eb, .compressor = best->compressor };
-	struct report ra = { .model = res->model, .cluster = res->cluster, .plan = &alt->plan, .est = &alt->est,
-			     .opt = &ea, .compressor = alt->compressor };
-	const struct field *up = NULL, *down = NULL;
+	const char *up = NULL, *down = NULL;
 	double up_s = 0.0, down_s = 0.0, t = best->est.iteration_time_s;
 
-	for (size_t i = 0; i < field_count; i++) {
-		const struct field *f = &field_table[i];
-		struct field_value a, b;
+	for (int i = 0; i < ESTIMATE_BREAKDOWN_COUNT; i++) {
+		double d = estimate_breakdown_get(&alt->est.breakdown, i) - estimate_breakdown_get(&best->est.breakdown, i);
 
-		if (!f->key || strncmp(f->key, "breakdown_s.", 12) != 0 || f->type != FIELD_NUM)
-			continue;
-		field_get(f, &ra, 0, &a);
-		field_get(f, &rb, 0, &b);
-		if (a.d - b.d > up_s) {
-			up = f;
-			up_s = a.d - b.d;
+		if (d > up_s) {
+			up = estimate_breakdown_name(i);
+			up_s = d;
 		}
-		if (a.d - b.d < down_s) {
-			down = f;
-			down_s = a.d - b.d;
+		if (d < down_s) {
+			down = estimate_breakdown_name(i);
+			down_s = d;
 		}
 	}
 	buf[0] = '\0';
@@ -405,18 +393,16 @@ explain_breakdown(const struct optimize_result *res, const struct explanation *x
 		words_add(buf, size, "as fast as the best (a tie)");
 		return;
 	}
-	words_add(buf, size, "%s %+.3g s", field_leaf(up), up_s);
-	if (strcmp(field_leaf(up), "tp_comm") == 0 && alt->est.details.tp_inter_node &&
-	    !best->est.details.tp_inter_node)
+	words_add(buf, size, "%s %+.3g s", up, up_s);
+	if (strcmp(up, "tp_comm") == 0 && alt->est.details.tp_inter_node && !best->est.details.tp_inter_node)
 		words_add(buf, size, " (TP %d leaves the node)", alt->plan.tp);
-	else if (strcmp(field_leaf(up), "dp_comm") == 0 && alt->est.details.dp_inter_node &&
-		 !best->est.details.dp_inter_node)
+	else if (strcmp(up, "dp_comm") == 0 && alt->est.details.dp_inter_node && !best->est.details.dp_inter_node)
 		words_add(buf, size, " (DP leaves the node)");
-	else if (strcmp(field_leaf(up), "pp_bubble") == 0)
+	else if (strcmp(up, "pp_bubble") == 0)
 		words_add(buf, size, " (bubble %.1f %% of ideal time, %.1f %% in the best)",
 			  100 * alt->est.details.bubble_fraction, 100 * best->est.details.bubble_fraction);
 	if (down && -down_s > 1e-3 * t)
-		words_add(buf, size, ", %s %+.3g s", field_leaf(down), down_s);
+		words_add(buf, size, ", %s %+.3g s", down, down_s);
 }
 
 /* Why a runner-up is slower, does not fit, or does not exist. */

@@ -1,6 +1,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "plan/compression.h"
@@ -600,9 +601,7 @@ core_breakdown(const struct core *x, struct estimate *out)
 	b->dp_comm = tail->dp_exposed + mb * x->z3_exposed;
 	b->overhead = mb * x->mb_overhead + x->fw->iteration_overhead_s;
 	b->optimizer = tail->optimizer_s;
-	out->iteration_time_s = b->overhead + b->compute + b->recompute + b->tp_comm + b->pp_comm +
-				b->pp_bubble + b->dp_comm + b->optimizer + b->compression + b->ep_comm +
-				b->cp_comm;
+	out->iteration_time_s = estimate_breakdown_sum(b);
 	out->bytes.tp = mb * bn->tp_bytes;
 	out->bytes.pp = mb * bn->pp_bytes;
 	out->bytes.dp = tail->dc.bytes;
@@ -719,19 +718,17 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 	fill_memory(m, p, c, &x.lc, x.works, out);
 }
 
-/* The figures of an estimate that the formatters show. */
-#define ESTIMATE_FIGURE(f) { #f, offsetof(struct estimate, f) }
+/* The figures of an estimate that the formatters show. The breakdown is
+ * one row that stands for each of its terms (estimate_breakdown_finite
+ * walks their list), so that a new term is checked too. */
+#define ESTIMATE_FIGURE(f) { #f, offsetof(struct estimate, f), false }
 static const struct {
 	const char *name;
 	size_t offset;
+	bool breakdown;
 } estimate_figures[] = {
 	ESTIMATE_FIGURE(parameters), ESTIMATE_FIGURE(active_parameters),
-	ESTIMATE_FIGURE(iteration_time_s),
-	ESTIMATE_FIGURE(breakdown.compute), ESTIMATE_FIGURE(breakdown.recompute),
-	ESTIMATE_FIGURE(breakdown.tp_comm), ESTIMATE_FIGURE(breakdown.pp_comm),
-	ESTIMATE_FIGURE(breakdown.pp_bubble), ESTIMATE_FIGURE(breakdown.dp_comm),
-	ESTIMATE_FIGURE(breakdown.optimizer), ESTIMATE_FIGURE(breakdown.compression),
-	ESTIMATE_FIGURE(breakdown.ep_comm), ESTIMATE_FIGURE(breakdown.overhead),
+	ESTIMATE_FIGURE(iteration_time_s), { "breakdown", offsetof(struct estimate, breakdown), true },
 	ESTIMATE_FIGURE(details.bubble_fraction), ESTIMATE_FIGURE(details.layer_fwd_s),
 	ESTIMATE_FIGURE(details.layer_bwd_s), ESTIMATE_FIGURE(details.tp_collective_s),
 	ESTIMATE_FIGURE(details.pp_p2p_s), ESTIMATE_FIGURE(details.dp_total_s),
@@ -757,13 +754,22 @@ static const struct {
 };
 
 /* The boundary of the core: an estimate with a figure that is not
- * finite is an error naming the plan, never output. */
+ * finite is an error naming the plan (and the first such figure, in this
+ * order), never output. */
 static bool
 estimate_finite(const struct plan *p, const struct estimate *e, struct plan_error *err)
 {
 	for (size_t i = 0; i < sizeof(estimate_figures) / sizeof(estimate_figures[0]); i++) {
+		const char *bad;
+		char what[64];
 		double v;
 
+		if (estimate_figures[i].breakdown) {
+			if (estimate_breakdown_finite(&e->breakdown, &bad))
+				continue;
+			snprintf(what, sizeof(what), "breakdown.%s", bad);
+			return plan_error_nonfinite(p, what, err);
+		}
 		memcpy(&v, (const char *)e + estimate_figures[i].offset, sizeof(v));
 		if (!isfinite(v))
 			return plan_error_nonfinite(p, estimate_figures[i].name, err);

@@ -173,6 +173,10 @@ when_batching(const struct report *r)
 #define BATCH_NAMES(m, n) MEMBER(FIELD_SRC_ESTIMATE, struct estimate, batching.m), .type = FIELD_NAME, \
 	.names = n, .present = when_batching
 
+/* A term of the breakdown (ESTIMATE_BREAKDOWN_TERMS), in seconds. */
+#define FIELD_BREAKDOWN_ROW(member, text_row, text_when, help) \
+	{ "breakdown_s." #member, #member "_s", CSV_S, "s", help, EST(breakdown.member) },
+
 /* The order is that of the JSON object's keys, which scripts may read in
  * order: an object comes where its first key is. */
 const struct field field_table[] = {
@@ -229,17 +233,8 @@ const struct field field_table[] = {
 	{ "parameters", "parameters", CSV_WHOLE, "", "parameters of the whole model", EST(parameters) },
 	{ "active_parameters", "active_parameters", CSV_WHOLE, "", "parameters one token goes through", EST(active_parameters) },
 	{ "iteration_time_s", "iteration_time_s", CSV_S, "s", "predicted time of one iteration", EST(iteration_time_s) },
-	{ "breakdown_s.compute", "compute_s", CSV_S, "s", "forward and backward of all micro-batches", EST(breakdown.compute) },
-	{ "breakdown_s.recompute", "recompute_s", CSV_S, "s", "forward work repeated by recomputation", EST(breakdown.recompute) },
-	{ "breakdown_s.tp_comm", "tp_comm_s", CSV_S, "s", "TP collectives, not overlapped", EST(breakdown.tp_comm) },
-	{ "breakdown_s.pp_comm", "pp_comm_s", CSV_S, "s", "stage-boundary sends, not overlapped", EST(breakdown.pp_comm) },
-	{ "breakdown_s.pp_bubble", "pp_bubble_s", CSV_S, "s", "pipeline fill and drain", EST(breakdown.pp_bubble) },
-	{ "breakdown_s.dp_comm", "dp_comm_s", CSV_S, "s", "exposed DP and ZeRO traffic", EST(breakdown.dp_comm) },
-	{ "breakdown_s.optimizer", "optimizer_s", CSV_S, "s", "optimizer step", EST(breakdown.optimizer) },
-	{ "breakdown_s.compression", "compression_s", CSV_S, "s", "encoding and decoding on the critical path", EST(breakdown.compression) },
-	{ "breakdown_s.ep_comm", "ep_comm_s", CSV_S, "s", "exposed MoE all-to-alls", EST(breakdown.ep_comm) },
-	{ "breakdown_s.overhead", "overhead_s", CSV_S, "s", "the framework's fixed costs per layer, micro-batch and iteration", EST(breakdown.overhead) },
-	{ "breakdown_s.cp_comm", "cp_comm_s", CSV_S, "s", "exposed context-parallel exchanges", EST(breakdown.cp_comm) },
+	/* The iteration time's terms, from their list: "breakdown_s.compute", "compute_s", ... */
+	ESTIMATE_BREAKDOWN_TERMS(FIELD_BREAKDOWN_ROW)
 	{ "memory_bytes.weights", NULL, NULL, "bytes", "16-bit weights", EST(memory.weights) },
 	{ "memory_bytes.gradients", NULL, NULL, "bytes", "16-bit gradients", EST(memory.gradients) },
 	{ "memory_bytes.optimizer", NULL, NULL, "bytes", "fp32 master weights and Adam states", EST(memory.optimizer) },

@@ -5,7 +5,9 @@
 #include "io/format.h"
 
 /* The columns, in order: field_table gives each its value and format, so
- * that the header and the record cannot drift apart. */
+ * that the header and the record cannot drift apart. Scripts may read them by
+ * position, so a new column goes at the end; a new term of the breakdown
+ * (ESTIMATE_BREAKDOWN_TERMS) too, and test-fields fails until it is here. */
 static const char *const columns[] = {
 	"model", "cluster", "gpus", "tp", "pp", "dp", "vpp", "micro_batch", "global_batch",
 	"seq_len", "recompute", "sequence_parallel", "flash_attention", "zero", "dp_overlap",

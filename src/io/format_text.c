@@ -32,20 +32,18 @@ struct text_row {
 	enum text_when when;
 };
 
-static const struct text_row breakdown_rows[] = {
-	{ "breakdown_s.compute", TEXT_ALWAYS },
-	{ "breakdown_s.recompute", TEXT_ALWAYS },
-	{ "breakdown_s.tp_comm", TEXT_ALWAYS },
-	{ "breakdown_s.pp_comm", TEXT_ALWAYS },
-	{ "breakdown_s.pp_bubble", TEXT_ALWAYS },
-	{ "breakdown_s.dp_comm", TEXT_ALWAYS },
-	{ "breakdown_s.optimizer", TEXT_ALWAYS },
-	{ "breakdown_s.overhead", TEXT_ALWAYS },
-	{ "breakdown_s.cp_comm", TEXT_IF_CP },
-	{ "breakdown_s.ep_comm", TEXT_IF_MOE },
-	{ "breakdown_s.compression", TEXT_IF_COMPRESSED },
-	{ NULL, TEXT_ALWAYS },
+/* The breakdown's rows, from the list of its terms: each at its text_row,
+ * shown as its text_when says. */
+#define TEXT_BREAKDOWN_ROW(member, text_row, text_when, help) \
+	[text_row] = { "breakdown_s." #member, TEXT_##text_when },
+#define TEXT_ROW_BIT(member, text_row, text_when, help) | 1ull << (text_row)
+static const struct text_row breakdown_rows[ESTIMATE_BREAKDOWN_COUNT + 1] = {
+	ESTIMATE_BREAKDOWN_TERMS(TEXT_BREAKDOWN_ROW)
 };
+/* With as many rows as terms, every place taken means no two terms share
+ * one and none is left empty (an empty one would end the rows early). */
+_Static_assert((0 ESTIMATE_BREAKDOWN_TERMS(TEXT_ROW_BIT)) == (1ull << ESTIMATE_BREAKDOWN_COUNT) - 1,
+	       "the text_row of the breakdown's terms are 0 to ESTIMATE_BREAKDOWN_COUNT - 1, each once");
 
 static const struct text_row memory_rows[] = {
 	{ "memory_bytes.weights", TEXT_ALWAYS },
