@@ -803,17 +803,17 @@ expect_rc 0
 grep -q "piped\|folder" "$tmp/out" && fail "the FIFO or the folder is listed as a profile"
 finish "profiles lists no FIFO or folder"
 
-# Caps checked while parsing: each fails at once, at its FILE:LINE:COL.
+# Caps checked while parsing: each fails at its FILE:LINE:COL, the place
+# that says where the parser stopped. How long that takes is a figure of
+# bench/bench-inputs.sh, not a test (a machine under load is slow).
 big_yaml() { # NAME SUBSTRING PYTHON-EXPRESSION (the file's text)
-	local name=$1 sub=$2 t0
+	local name=$1 sub=$2
 	python3 -c "import sys; sys.stdout.write($3)" >"$tmp/big.yaml"
-	t0=$(date +%s)
 	cli predict --model "$tmp/big.yaml" --cluster selene --global-batch 8
 	expect_rc 3
 	expect_stdout_empty
 	expect_one_error_line
 	expect_err_has "$sub"
-	[ $(($(date +%s) - t0)) -le 2 ] || fail "took more than 2 s"
 	finish "$name"
 }
 big_yaml "50,000 nested flow lists fail at the 33rd" "big.yaml:1:41: document nested more than 32 levels deep" \
