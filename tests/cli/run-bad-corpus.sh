@@ -19,8 +19,8 @@
 #   seqlen-*   predict --model gpt-1.7b --cluster selene --gpus 8 --global-batch 32 --seq-lengths FILE
 # Besides the status and the message, every case checks that stdout is
 # empty and that stderr is exactly one line, starting "plan-cli: error: ".
-# A case that runs longer than $PLAN_CLI_TEST_TIMEOUT seconds (default 10)
-# fails. Output: "ok N - NAME" / "not ok N - NAME" (with "# why" lines),
+# A case that runs longer than $PLAN_CLI_TEST_TIMEOUT seconds (default 120,
+# a hang guard far above any case's time on a busy machine) fails. Output: "ok N - NAME" / "not ok N - NAME" (with "# why" lines),
 # then "N passed, N failed"; the exit status is 1 when any case failed.
 set -u
 
@@ -33,7 +33,7 @@ src=$2
 case $bin in /*) ;; *) bin=$PWD/$bin ;; esac
 src=$(cd "$src" && pwd) || exit 2
 dir=$src/tests/bad
-limit=${PLAN_CLI_TEST_TIMEOUT:-10}
+limit=${PLAN_CLI_TEST_TIMEOUT:-120}
 
 if [ ! -x "$bin" ]; then
 	echo "Bail out! $bin is not an executable" >&2
