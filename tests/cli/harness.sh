@@ -1,13 +1,36 @@
-# Shared by the black-box test scripts (sourced, not run): TAP-like lines and
-# the closing "N passed, N failed" that CI reads.
+# Shared by the black-box test scripts (sourced, not run): TAP on stdout,
+# which meson reads (protocol 'tap', each case a subtest): "ok N - NAME" or
+# "not ok N - NAME" a case, "# ..." the diagnostics of a failed case, and at
+# the end the plan "1..N" and a comment "# N passed, N failed". Anything else
+# a script says goes to stderr, or behind "# ".
 n=0
 fail=0
 skip=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-bad() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $1"; }
-skipped() { n=$((n + 1)); skip=$((skip + 1)); echo "ok $n - # SKIP $1"; }
-# check NAME CONDITION: CONDITION is a shell expression, evaluated here.
-check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+# diag TEXT: TEXT as TAP comments, "#   " before each line (nothing when empty).
+diag() { if [ -n "$1" ]; then printf '%s\n' "$1" | sed 's/^/#   /'; fi; }
+# ok NAME, bad NAME, skipped NAME: one case; the first line of NAME names
+# it, further lines (the output that says why) become comments.
+ok() { n=$((n + 1)); echo "ok $n - ${1%%$'\n'*}"; }
+bad() {
+	n=$((n + 1))
+	fail=$((fail + 1))
+	echo "not ok $n - ${1%%$'\n'*}"
+	case $1 in *$'\n'*) diag "${1#*$'\n'}" ;; esac
+}
+skipped() { n=$((n + 1)); skip=$((skip + 1)); echo "ok $n - ${1%%$'\n'*} # SKIP"; }
+# check NAME CONDITION: CONDITION is a shell expression, evaluated here, in
+# a subshell that starts with the caller's $?; when it fails, what it
+# printed (stdout and stderr) and the expression follow as comments.
+check() {
+	local st=$? out
+	if out=$( (exit "$st"); eval "$2" 2>&1); then
+		ok "$1"
+	else
+		bad "$1"
+		diag "$out"
+		diag "failed: $2"
+	fi
+}
 # harness_setup PLAN_CLI SOURCE_ROOT: $bin (absolute) and $root, the
 # working folder from now on, as PLAN_CLI_PATH; LC_ALL=C; a $tmp folder
 # removed on exit.
@@ -31,12 +54,14 @@ fails_cmd() {
 		grep -q "^plan-cli: error: " "$tmp/err" && grep -qF -- "$text" "$tmp/err"'
 	[ $rc -eq "$want" ] && grep -qF -- "$text" "$tmp/err" || sed 's/^/# /' "$tmp/err"
 }
-# finish: the closing line and the exit status.
+# finish: the plan, the closing comment and the exit status (1 when a case
+# failed, which meson reports as the test's failure too).
 finish() {
+	echo "1..$n"
 	if [ "$skip" -gt 0 ]; then
-		echo "$((n - fail)) passed, $fail failed, $skip skipped"
+		echo "# $((n - fail)) passed, $fail failed, $skip skipped"
 	else
-		echo "$((n - fail)) passed, $fail failed"
+		echo "# $((n - fail)) passed, $fail failed"
 	fi
 	[ "$fail" -eq 0 ]
 }

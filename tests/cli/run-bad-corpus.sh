@@ -20,8 +20,10 @@
 # Besides the status and the message, every case checks that stdout is
 # empty and that stderr is exactly one line, starting "plan-cli: error: ".
 # A case that runs longer than $PLAN_CLI_TEST_TIMEOUT seconds (default 120,
-# a hang guard far above any case's time on a busy machine) fails. Output: "ok N - NAME" / "not ok N - NAME" (with "# why" lines),
-# then "N passed, N failed"; the exit status is 1 when any case failed.
+# a hang guard far above any case's time on a busy machine) fails.
+# Output, TAP (meson's protocol 'tap'): "ok N - NAME" / "not ok N - NAME"
+# (with "# why" lines), then the plan "1..N" and "# N passed, N failed";
+# the exit status is 1 when any case failed.
 set -u
 
 if [ $# -ne 2 ]; then
@@ -36,11 +38,11 @@ dir=$src/tests/bad
 limit=${PLAN_CLI_TEST_TIMEOUT:-120}
 
 if [ ! -x "$bin" ]; then
-	echo "Bail out! $bin is not an executable" >&2
+	echo "Bail out! $bin is not an executable"
 	exit 2
 fi
 if [ ! -d "$dir" ]; then
-	echo "Bail out! no folder $dir" >&2
+	echo "Bail out! no folder $dir"
 	exit 2
 fi
 
@@ -138,8 +140,9 @@ for file in "$dir"/*; do
 done
 
 if [ $n -eq 0 ]; then
-	echo "Bail out! no cases in $dir" >&2
+	echo "Bail out! no cases in $dir"
 	exit 2
 fi
-echo "$passed passed, $failed failed"
+echo "1..$n"
+echo "# $passed passed, $failed failed"
 [ $failed -eq 0 ]

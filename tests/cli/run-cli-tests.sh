@@ -4,8 +4,9 @@
 #
 # usage: run-cli-tests.sh PLAN_CLI SOURCE_ROOT
 #
-# Prints "ok N - NAME" / "not ok N - NAME" (with "# why" lines), then
-# "N passed, N failed"; the exit status is 1 when any test failed.
+# Prints TAP (meson's protocol 'tap'): "ok N - NAME" / "not ok N - NAME"
+# (with "# why" lines), then the plan "1..N" and "# N passed, N failed";
+# the exit status is 1 when any test failed.
 # Needs bash, coreutils and jq.
 #
 # The golden report tests/cli/golden/predict-gpt3-175b-selene.txt is the
@@ -36,11 +37,11 @@ golden=$src/tests/cli/golden/predict-gpt3-175b-selene.txt
 runs_csv=$src/tests/data/published-runs.csv
 
 if [ ! -x "$bin" ]; then
-	echo "Bail out! $bin is not an executable" >&2
+	echo "Bail out! $bin is not an executable"
 	exit 2
 fi
 if ! command -v jq >/dev/null; then
-	echo "Bail out! jq is needed" >&2
+	echo "Bail out! jq is needed"
 	exit 2
 fi
 
@@ -984,5 +985,6 @@ else
 	skip "a DESTDIR-staged install lists the profiles it installed" "no meson or no install data"
 fi
 
-echo "$passed passed, $failed failed"
+echo "1..$n"
+echo "# $passed passed, $failed failed"
 [ $failed -eq 0 ]
