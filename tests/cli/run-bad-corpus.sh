@@ -21,9 +21,10 @@
 # empty and that stderr is exactly one line, starting "plan-cli: error: ".
 # A case that runs longer than $PLAN_CLI_TEST_TIMEOUT seconds (default 120,
 # a hang guard far above any case's time on a busy machine) fails.
-# Output, TAP (meson's protocol 'tap'): "ok N - NAME" / "not ok N - NAME"
-# (with "# why" lines), then the plan "1..N" and "# N passed, N failed";
-# the exit status is 1 when any case failed.
+# Output, TAP (meson's protocol 'tap'): "ok N - NAME" / "not ok N - NAME",
+# then the plan "1..N" and "# N passed, N failed"; a failed case's "not ok"
+# line again on stderr with "# why" lines; the exit status is 1 when any
+# case failed.
 set -u
 
 if [ $# -ne 2 ]; then
@@ -69,9 +70,13 @@ report() { # NAME, then the problems found (none: ok)
 	fi
 	failed=$((failed + 1))
 	echo "not ok $n - $name"
-	for why in "$@"; do
-		echo "#   $why"
-	done
+	# Why, on stderr (meson shows a failed TAP test's stderr).
+	{
+		echo "not ok $n - $name"
+		for why in "$@"; do
+			echo "#   $why"
+		done
+	} >&2
 }
 
 for file in "$dir"/*; do

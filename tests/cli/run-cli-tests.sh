@@ -4,9 +4,10 @@
 #
 # usage: run-cli-tests.sh PLAN_CLI SOURCE_ROOT
 #
-# Prints TAP (meson's protocol 'tap'): "ok N - NAME" / "not ok N - NAME"
-# (with "# why" lines), then the plan "1..N" and "# N passed, N failed";
-# the exit status is 1 when any test failed.
+# Prints TAP (meson's protocol 'tap'): "ok N - NAME" / "not ok N - NAME",
+# then the plan "1..N" and "# N passed, N failed"; a failed test's "not ok"
+# line again on stderr with "# why" lines; the exit status is 1 when any
+# test failed.
 # Needs bash, coreutils and jq.
 #
 # The golden report tests/cli/golden/predict-gpt3-175b-selene.txt is the
@@ -89,14 +90,18 @@ finish() {
 	else
 		failed=$((failed + 1))
 		echo "not ok $n - $1"
-		for why in "${problems[@]}"; do
-			echo "#   $why"
-		done
-		echo "#   command: ${last_cmd:-}"
-		echo "#   exit status: ${rc:-}"
-		if [ -s "$tmp/err" ]; then
-			echo "#   stderr: $(head -c 400 "$tmp/err" | tr '\n' ' ')"
-		fi
+		# Why, on stderr (meson shows a failed TAP test's stderr).
+		{
+			echo "not ok $n - $1"
+			for why in "${problems[@]}"; do
+				echo "#   $why"
+			done
+			echo "#   command: ${last_cmd:-}"
+			echo "#   exit status: ${rc:-}"
+			if [ -s "$tmp/err" ]; then
+				echo "#   stderr: $(head -c 400 "$tmp/err" | tr '\n' ' ')"
+			fi
+		} >&2
 	fi
 	problems=()
 }

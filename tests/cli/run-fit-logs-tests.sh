@@ -16,7 +16,7 @@ run() { timeout 120 "$bin" "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
 # expect NAME RC [STDERR-SUBSTRING]
 expect() {
 	if [ "$rc" -eq "$2" ] && { [ -z "${3:-}" ] || grep -qF -- "$3" "$tmp/err"; }; then ok "$1"; else
-		bad "$1 (exit $rc, wanted $2)"; sed 's/^/# /' "$tmp/err" | head -3; fi
+		bad "$1 (exit $rc, wanted $2)"; diag "$(head -n 3 "$tmp/err")"; fi
 }
 
 run fit-logs --help
