@@ -9,7 +9,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "io/calib_keys.h"
 #include "io/profile_load.h"
@@ -280,23 +279,21 @@ START_TEST(test_write_round_trip)
 }
 END_TEST
 
-/* Not a pass/fail test: how long 50 runs take to fit and cross-validate (10 folds). */
-START_TEST(test_fifty_runs_time)
+/* 50 runs fit and cross-validate (10 folds). How long that takes is a
+ * benchmark's figure, not a test's (bench/bench-inputs.sh times calibrate
+ * with 10-fold cross-validation on 32 published runs). */
+START_TEST(test_fifty_runs)
 {
 	static struct synth s;
 	struct calib_fit fit;
 	struct calib_problem p;
 	struct plan_error err;
-	struct timespec t0, t1;
 	double cv;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	p = fit_synthetic(&s, 50, 0.02, &fit);
 	plan_error_clear(&err);
 	ck_assert_msg(calib_cross_validate(&p, calib_default_folds(50), NULL, &cv, &err), "%s", err.message);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	printf("# 50 runs: fit (%d iterations) and 10-fold cross-validation in %.3f s\n", fit.iterations,
-	       (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+	printf("# 50 runs: fit (%d iterations), 10-fold cross-validation MAPE %.4f\n", fit.iterations, cv);
 	ck_assert(fit.has_se && cv < 0.05);
 	cluster_release(&s.c);
 }
@@ -307,7 +304,7 @@ calibrate_suite(void)
 {
 	const TTest *const tests[] = {
 		test_recovers_known_values, test_exact_without_noise, test_underdetermined, test_unseen_key,
-		test_key_paths, test_key_at_bound, test_write_round_trip, test_fifty_runs_time,
+		test_key_paths, test_key_at_bound, test_write_round_trip, test_fifty_runs,
 	};
 	Suite *s = suite_create("calibrate");
 	TCase *tc = tcase_create("calibrate");

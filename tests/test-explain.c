@@ -72,6 +72,7 @@ START_TEST(test_runner_ups)
 	test_load_profile(PROFILE_MODEL, "gpt-1.7b", &m);
 	test_load_profile(PROFILE_CLUSTER, "selene", &c);
 	search_options_init(&o);
+	o.time_limit_s = TEST_NO_TIME_LIMIT_S;
 	o.gpus = 32;
 	o.global_batch = 512;
 	n = best_and_runner_ups(&m, &c, &o, top, x);
@@ -131,6 +132,7 @@ START_TEST(test_no_alternative)
 	test_load_model(&m, ODD_MODEL);
 	small_cluster(&c, "80 GiB");
 	search_options_init(&o);
+	o.time_limit_s = TEST_NO_TIME_LIMIT_S;
 	o.global_batch = 64;
 	n = best_and_runner_ups(&m, &c, &o, top, x);
 	ck_assert_int_eq(top[0].plan.tp, 1);
@@ -164,6 +166,7 @@ masked_shape(const char *mem, unsigned mask, bool flash, bool *found)
 	test_load_model(&m, SMALL_MODEL);
 	small_cluster(&c, mem);
 	search_options_init(&o);
+	o.time_limit_s = TEST_NO_TIME_LIMIT_S;
 	o.recompute_modes = mask;
 	plan_init(&p);
 	p.tp = 2;

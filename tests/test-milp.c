@@ -1,6 +1,5 @@
 #include <math.h>
 #include <stdio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <glpk.h>
@@ -449,21 +448,15 @@ START_TEST(test_glpk_error)
 }
 END_TEST
 
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /*
  * A multi-dimensional knapsack too large to finish in 50 ms: 300 items,
  * 20 capacity rows, values and weights from a fixed linear congruential
- * generator (it takes GLPK minutes; with 0.05 s it stops with an
- * incumbent, or without one under valgrind). Whatever the status, the
- * call returns soon, and a solution (if any) obeys the rows.
+ * generator (GLPK proves no optimum in minutes: 10 s still end
+ * "feasible"; with 0.05 s it stops with an incumbent, or without one
+ * under valgrind). The status says that the time limit stopped the
+ * search, whatever the machine's speed or load (no wall-clock check: a
+ * limit that did not bind would run for minutes into the test's
+ * timeout), and a solution (if any) obeys the rows.
  */
 START_TEST(test_time_limit)
 {
@@ -473,7 +466,6 @@ START_TEST(test_time_limit)
 	int vars[N];
 	unsigned long seed = 12345;
 	enum milp_status st;
-	double t0, elapsed;
 
 	for (int j = 0; j < N; j++) {
 		seed = (seed * 1103515245UL + 12345UL) % 2147483648UL;
@@ -489,12 +481,8 @@ START_TEST(test_time_limit)
 		}
 		add_row(p, N, vars, w[i], -INFINITY, floor(total / 2));
 	}
-	t0 = now_s();
 	st = solve(p, 0.05);
-	elapsed = now_s() - t0;
-	ck_assert_msg(st == MILP_FEASIBLE || st == MILP_NO_SOLUTION || st == MILP_OPTIMAL,
-		      "status %s", milp_status_names[st]);
-	ck_assert_msg(elapsed < 20.0, "took %g s", elapsed);
+	ck_assert_msg(st == MILP_FEASIBLE || st == MILP_NO_SOLUTION, "status %s", milp_status_names[st]);
 	if (st != MILP_NO_SOLUTION) {
 		for (int i = 0; i < M; i++) {
 			double used = 0, cap = 0;

@@ -401,6 +401,7 @@ run_search(unsigned long long *s, int n)
 	if (rng_int(s, 2) == 0)
 		perturb_cluster(s, &c);
 	search_options_init(&o);
+	o.time_limit_s = TEST_NO_TIME_LIMIT_S;
 	o.gpus = 8 << rng_int(s, 3);
 	o.global_batch = o.gpus * (1 << rng_int(s, 3));
 	o.seq_len = 256 << rng_int(s, 4);

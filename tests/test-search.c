@@ -25,7 +25,7 @@ options(struct search_options *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->max_compressed_layers = -1;
-	o->time_limit_s = 30.0;
+	o->time_limit_s = TEST_NO_TIME_LIMIT_S;
 	o->top = 5;
 	o->max_zero = -1;
 }
@@ -290,7 +290,7 @@ exhaustive_shape(int pp, double time_limit_s, struct search_stats *st)
 static long
 exhaustive_reduced(int pp, struct search_stats *st)
 {
-	exhaustive_shape(pp, 30.0, st);
+	exhaustive_shape(pp, TEST_NO_TIME_LIMIT_S, st);
 	return st->truncated;
 }
 
@@ -321,7 +321,7 @@ START_TEST(test_exhaustive_time_limit)
 	ck_assert_int_eq(st.truncated, 0);
 	ck_assert_int_eq(st.exhaustive_timeouts, 1);
 	ck_assert_int_eq(st.evaluations, 63);
-	exhaustive_shape(4, 30.0, &st);
+	exhaustive_shape(4, TEST_NO_TIME_LIMIT_S, &st);
 	ck_assert_int_eq(st.exhaustive_timeouts, 0);
 	ck_assert_int_eq(st.evaluations, 13365);
 }
@@ -435,7 +435,7 @@ START_TEST(test_random_milp_equals_exhaustive)
 		o.max_micro_batch = r.max_mb;
 		o.max_tp = r.max_tp;
 		o.max_vpp = 1 + (r.max_tp == 0);
-		o.time_limit_s = 30.0;
+		o.time_limit_s = TEST_NO_TIME_LIMIT_S;
 		o.top = 1;
 		/* Every other draw also searches the DP algorithm (optimize's default). */
 		o.search_dp_algo = i % 2 == 1;

@@ -19,9 +19,12 @@
 #   seqlen-*   predict --model gpt-1.7b --cluster selene --gpus 8 --global-batch 32 --seq-lengths FILE
 # Besides the status and the message, every case checks that stdout is
 # empty and that stderr is exactly one line, starting "plan-cli: error: ".
-# A case that runs longer than $PLAN_CLI_TEST_TIMEOUT seconds (default 10)
-# fails. Output: "ok N - NAME" / "not ok N - NAME" (with "# why" lines),
-# then "N passed, N failed"; the exit status is 1 when any case failed.
+# A case that runs longer than $PLAN_CLI_TEST_TIMEOUT seconds (default 120,
+# a hang guard far above any case's time on a busy machine) fails.
+# Output, TAP (meson's protocol 'tap'): "ok N - NAME" / "not ok N - NAME",
+# then the plan "1..N" and "# N passed, N failed"; a failed case's "not ok"
+# line again on stderr with "# why" lines; the exit status is 1 when any
+# case failed.
 set -u
 
 if [ $# -ne 2 ]; then
@@ -33,14 +36,14 @@ src=$2
 case $bin in /*) ;; *) bin=$PWD/$bin ;; esac
 src=$(cd "$src" && pwd) || exit 2
 dir=$src/tests/bad
-limit=${PLAN_CLI_TEST_TIMEOUT:-10}
+limit=${PLAN_CLI_TEST_TIMEOUT:-120}
 
 if [ ! -x "$bin" ]; then
-	echo "Bail out! $bin is not an executable" >&2
+	echo "Bail out! $bin is not an executable"
 	exit 2
 fi
 if [ ! -d "$dir" ]; then
-	echo "Bail out! no folder $dir" >&2
+	echo "Bail out! no folder $dir"
 	exit 2
 fi
 
@@ -67,9 +70,13 @@ report() { # NAME, then the problems found (none: ok)
 	fi
 	failed=$((failed + 1))
 	echo "not ok $n - $name"
-	for why in "$@"; do
-		echo "#   $why"
-	done
+	# Why, on stderr (meson shows a failed TAP test's stderr).
+	{
+		echo "not ok $n - $name"
+		for why in "$@"; do
+			echo "#   $why"
+		done
+	} >&2
 }
 
 for file in "$dir"/*; do
@@ -138,8 +145,9 @@ for file in "$dir"/*; do
 done
 
 if [ $n -eq 0 ]; then
-	echo "Bail out! no cases in $dir" >&2
+	echo "Bail out! no cases in $dir"
 	exit 2
 fi
-echo "$passed passed, $failed failed"
+echo "1..$n"
+echo "# $passed passed, $failed failed"
 [ $failed -eq 0 ]

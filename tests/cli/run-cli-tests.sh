@@ -4,8 +4,10 @@
 #
 # usage: run-cli-tests.sh PLAN_CLI SOURCE_ROOT
 #
-# Prints "ok N - NAME" / "not ok N - NAME" (with "# why" lines), then
-# "N passed, N failed"; the exit status is 1 when any test failed.
+# Prints TAP (meson's protocol 'tap'): "ok N - NAME" / "not ok N - NAME",
+# then the plan "1..N" and "# N passed, N failed"; a failed test's "not ok"
+# line again on stderr with "# why" lines; the exit status is 1 when any
+# test failed.
 # Needs bash, coreutils and jq.
 #
 # The golden report tests/cli/golden/predict-gpt3-175b-selene.txt is the
@@ -29,16 +31,18 @@ bin=$1
 src=$2
 case $bin in /*) ;; *) bin=$PWD/$bin ;; esac
 src=$(cd "$src" && pwd) || exit 2
-limit=${PLAN_CLI_TEST_TIMEOUT:-30}
+# A hang guard, not a speed check: far above what any command takes on a
+# busy machine (or in the sanitizer build), so that it only stops a hang.
+limit=${PLAN_CLI_TEST_TIMEOUT:-120}
 golden=$src/tests/cli/golden/predict-gpt3-175b-selene.txt
 runs_csv=$src/tests/data/published-runs.csv
 
 if [ ! -x "$bin" ]; then
-	echo "Bail out! $bin is not an executable" >&2
+	echo "Bail out! $bin is not an executable"
 	exit 2
 fi
 if ! command -v jq >/dev/null; then
-	echo "Bail out! jq is needed" >&2
+	echo "Bail out! jq is needed"
 	exit 2
 fi
 
@@ -69,6 +73,10 @@ cli() {
 	run "$bin" "$@"
 }
 
+# A search's result must not depend on the machine's speed: optimize runs
+# with --time-limit 3600 (the largest), not the default 2 s per MILP.
+opt=(optimize --time-limit 3600)
+
 fail() {
 	problems+=("$*")
 }
@@ -82,14 +90,18 @@ finish() {
 	else
 		failed=$((failed + 1))
 		echo "not ok $n - $1"
-		for why in "${problems[@]}"; do
-			echo "#   $why"
-		done
-		echo "#   command: ${last_cmd:-}"
-		echo "#   exit status: ${rc:-}"
-		if [ -s "$tmp/err" ]; then
-			echo "#   stderr: $(head -c 400 "$tmp/err" | tr '\n' ' ')"
-		fi
+		# Why, on stderr (meson shows a failed TAP test's stderr).
+		{
+			echo "not ok $n - $1"
+			for why in "${problems[@]}"; do
+				echo "#   $why"
+			done
+			echo "#   command: ${last_cmd:-}"
+			echo "#   exit status: ${rc:-}"
+			if [ -s "$tmp/err" ]; then
+				echo "#   stderr: $(head -c 400 "$tmp/err" | tr '\n' ' ')"
+			fi
+		} >&2
 	fi
 	problems=()
 }
@@ -693,7 +705,7 @@ finish "a compressor's host_throughput below 1 kB/s is rejected"
 # Efficiencies so small that times overflow: an error naming the plan,
 # never inf or NaN, whichever command meets them.
 tiny=$src/tests/bad/cluster-efficiency-tiny-infinite.yaml
-cli optimize --model gpt-1.7b --cluster "$tiny" --gpus 32 --global-batch 32
+cli "${opt[@]}" --model gpt-1.7b --cluster "$tiny" --gpus 32 --global-batch 32
 expect_rc 2
 expect_stdout_empty
 expect_one_error_line
@@ -725,7 +737,7 @@ cli predict --model gpt-1.7b --cluster aws-p3dn --gpus 32 --global-batch 32 --fl
 expect_rc 0
 expect_jq '.plan.flash_attention == true' "--flash-attention"
 finish "--flash-attention turns it on on a V100"
-cli optimize --model gpt-1.7b --cluster selene --gpus 32 --global-batch 32 --format json
+cli "${opt[@]}" --model gpt-1.7b --cluster selene --gpus 32 --global-batch 32 --format json
 expect_rc 0
 expect_jq '.best.plan.flash_attention == true and (.best.predict_args | index("--flash-attention") != null)' "optimize"
 finish "optimize on an A100 plans with flash attention and writes it into predict_args"
@@ -803,17 +815,17 @@ expect_rc 0
 grep -q "piped\|folder" "$tmp/out" && fail "the FIFO or the folder is listed as a profile"
 finish "profiles lists no FIFO or folder"
 
-# Caps checked while parsing: each fails at once, at its FILE:LINE:COL.
+# Caps checked while parsing: each fails at its FILE:LINE:COL, the place
+# that says where the parser stopped. How long that takes is a figure of
+# bench/bench-inputs.sh, not a test (a machine under load is slow).
 big_yaml() { # NAME SUBSTRING PYTHON-EXPRESSION (the file's text)
-	local name=$1 sub=$2 t0
+	local name=$1 sub=$2
 	python3 -c "import sys; sys.stdout.write($3)" >"$tmp/big.yaml"
-	t0=$(date +%s)
 	cli predict --model "$tmp/big.yaml" --cluster selene --global-batch 8
 	expect_rc 3
 	expect_stdout_empty
 	expect_one_error_line
 	expect_err_has "$sub"
-	[ $(($(date +%s) - t0)) -le 2 ] || fail "took more than 2 s"
 	finish "$name"
 }
 big_yaml "50,000 nested flow lists fail at the 33rd" "big.yaml:1:41: document nested more than 32 levels deep" \
@@ -936,7 +948,7 @@ done
 # llama2-7b on one 16 GiB V100 node: neither no nor selective recomputation
 # fits, full does, and 28 of 32 layers in full (r 0.88) fit and are faster.
 slapo_opt=(--model llama2-7b --cluster aws-p3-16xlarge --gpus 8 --global-batch 64 --max-zero 0 --format json)
-cli optimize "${slapo_opt[@]}"
+cli "${opt[@]}" "${slapo_opt[@]}"
 expect_rc 0
 cp "$tmp/out" "$tmp/slapo.json"
 expect_jq '.best.plan.recompute_layers == [28] and .best.stages[0].recompute == "selective"' \
@@ -1004,5 +1016,6 @@ else
 	skip "a DESTDIR-staged install lists the profiles it installed" "no meson or no install data"
 fi
 
-echo "$passed passed, $failed failed"
+echo "1..$n"
+echo "# $passed passed, $failed failed"
 [ $failed -eq 0 ]

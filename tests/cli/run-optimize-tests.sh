@@ -3,9 +3,14 @@
 set -u
 . "$(dirname "$(realpath "$0")")/harness.sh"
 harness_setup "$1" "$2"
+# Every search runs with --time-limit 3600 (the largest there is) in place
+# of the default 2 s per MILP and per --exhaustive shape: a busy machine
+# then makes it slower, never different. The --time-limit checks give
+# their own limit after it (the last one counts).
+opt=(optimize --time-limit 3600)
 small="--model gpt-1.7b --cluster selene --gpus 32 --global-batch 512"
 
-"$bin" optimize --model gpt3-175b --cluster selene --gpus 1024 --global-batch 1536 --format json \
+"$bin" "${opt[@]}" --model gpt3-175b --cluster selene --gpus 1024 --global-batch 1536 --format json \
 	>"$tmp/o.json" 2>"$tmp/err"
 check "optimize exits 0" '[ $? -eq 0 ] && [ ! -s "$tmp/err" ]'
 check "JSON has best, top, stats" \
@@ -97,7 +102,7 @@ check "--precision bf16,fp9 names the valid values" '[ $? -eq 2 ] && grep -q "un
 check "--stage-layers is not a constraint (the search chooses the layers)" '[ $? -eq 2 ] && grep -q "unknown option" "$tmp/err"'
 
 # With a compressor on a slow network, the arguments carry the compression.
-"$bin" optimize --model gpt-7.5b --cluster aws-p3-16xlarge --gpus 32 --global-batch 64 \
+"$bin" "${opt[@]}" --model gpt-7.5b --cluster aws-p3-16xlarge --gpus 32 --global-batch 64 \
 	--compressor ae-100 --compressor topk-1 --format json >"$tmp/c.json"
 predicts_again "$tmp/c.json" .best "compressed best"
 check "compressed best names its compressor" 'jq -e ".best.compressor != null" "$tmp/c.json" >/dev/null'
@@ -105,42 +110,42 @@ check "compressed best names its compressor" 'jq -e ".best.compressor != null" "
 # --tp-overlap lets the search choose TP overlap for plans with sequence
 # parallelism: a superset of the plain search, never slower; its best
 # plan predicts again.
-"$bin" optimize --model gpt3-175b --cluster selene --gpus 1024 --global-batch 1536 --format json >"$tmp/t0.json"
-"$bin" optimize --model gpt3-175b --cluster selene --gpus 1024 --global-batch 1536 --tp-overlap --format json >"$tmp/t1.json"
+"$bin" "${opt[@]}" --model gpt3-175b --cluster selene --gpus 1024 --global-batch 1536 --format json >"$tmp/t0.json"
+"$bin" "${opt[@]}" --model gpt3-175b --cluster selene --gpus 1024 --global-batch 1536 --tp-overlap --format json >"$tmp/t1.json"
 check "--tp-overlap searches more shapes and is never slower ($(jq .best.iteration_time_s "$tmp/t1.json") vs $(jq .best.iteration_time_s "$tmp/t0.json") s)" \
 	'jq -en --slurpfile a "$tmp/t0.json" --slurpfile b "$tmp/t1.json" "\$b[0].best.iteration_time_s <= \$a[0].best.iteration_time_s and \$b[0].stats.shapes > \$a[0].stats.shapes" >/dev/null'
 predicts_again "$tmp/t1.json" .best "the --tp-overlap best"
 
 # ZeRO-2 is searched where there is no pipeline: gpt-7.5b on 8 H100s, the best
 # with --max-zero 2 is a ZeRO-2 plan, faster than the best with --max-zero 1.
-"$bin" optimize --model gpt-7.5b --cluster dgx-h100 --gpus 8 --global-batch 64 --max-zero 1 --format json >"$tmp/z1.json"
-"$bin" optimize --model gpt-7.5b --cluster dgx-h100 --gpus 8 --global-batch 64 --max-zero 2 --format json >"$tmp/z2.json"
+"$bin" "${opt[@]}" --model gpt-7.5b --cluster dgx-h100 --gpus 8 --global-batch 64 --max-zero 1 --format json >"$tmp/z1.json"
+"$bin" "${opt[@]}" --model gpt-7.5b --cluster dgx-h100 --gpus 8 --global-batch 64 --max-zero 2 --format json >"$tmp/z2.json"
 check "ZeRO-2 is searched: --max-zero 2's best is ZeRO-2 and beats --max-zero 1's" \
 	'jq -en --slurpfile a "$tmp/z1.json" --slurpfile b "$tmp/z2.json" "\$b[0].best.plan.zero == 2 and \$b[0].best.iteration_time_s < \$a[0].best.iteration_time_s" >/dev/null'
 predicts_again "$tmp/z2.json" .best "the ZeRO-2 best"
 
 # --cp-method all-to-all: the CP plans use DeepSpeed-Ulysses, and say so in predict_args.
-"$bin" optimize --model llama2-7b --cluster dgx-h100 --gpus 64 --global-batch 64 --seq-len 65536 \
+"$bin" "${opt[@]}" --model llama2-7b --cluster dgx-h100 --gpus 64 --global-batch 64 --seq-len 65536 \
 	--cp-method all-to-all --format json >"$tmp/cpm.json"
 check "--cp-method all-to-all: a CP best plan with all-to-all, written back" \
 	'jq -e ".best.plan.cp > 1 and .best.plan.cp_method == \"all-to-all\" and (.best.predict_args | index(\"all-to-all\") != null)" "$tmp/cpm.json" >/dev/null'
 predicts_again "$tmp/cpm.json" .best "the all-to-all CP best"
 
 # --fp8-gather and --no-dp-overlap reach every plan and its predict_args.
-"$bin" optimize --model llama2-7b --cluster dgx-h100 --gpus 64 --global-batch 512 --precision fp8 --fp8-gather \
+"$bin" "${opt[@]}" --model llama2-7b --cluster dgx-h100 --gpus 64 --global-batch 512 --precision fp8 --fp8-gather \
 	--format json >"$tmp/f8.json"
 check "--fp8-gather: a ZeRO-3 best plan gathers fp8 and says so in predict_args" \
 	'jq -e ".best.plan.zero == 3 and .best.plan.fp8_gather and (.best.predict_args | index(\"--fp8-gather\") != null)" "$tmp/f8.json" >/dev/null'
 predicts_again "$tmp/f8.json" .best "the fp8-gather best"
-"$bin" optimize --model llama2-7b --cluster dgx-h100 --gpus 64 --global-batch 512 --no-dp-overlap --format json >"$tmp/nd.json"
+"$bin" "${opt[@]}" --model llama2-7b --cluster dgx-h100 --gpus 64 --global-batch 512 --no-dp-overlap --format json >"$tmp/nd.json"
 check "--no-dp-overlap: predict_args carry it" 'jq -e ".best.plan.dp_overlap == false and (.best.predict_args | index(\"--no-dp-overlap\") != null)" "$tmp/nd.json" >/dev/null'
 predicts_again "$tmp/nd.json" .best "the no-dp-overlap best"
-"$bin" optimize --model llama2-7b --cluster dgx-h100 --gpus 64 --global-batch 512 --fp8-gather >"$tmp/out" 2>"$tmp/err"
+"$bin" "${opt[@]}" --model llama2-7b --cluster dgx-h100 --gpus 64 --global-batch 512 --fp8-gather >"$tmp/out" 2>"$tmp/err"
 check "--fp8-gather without --precision fp8 is a usage error" '[ $? -eq 2 ] && grep -q "needs --precision fp8" "$tmp/err"'
 
 # MILP and exhaustive agree on a small space, which exhaustive covers in full.
-"$bin" optimize $small --max-pp 4 --format json >"$tmp/milp.json"
-"$bin" optimize $small --max-pp 4 --exhaustive --format json >"$tmp/exh.json"
+"$bin" "${opt[@]}" $small --max-pp 4 --format json >"$tmp/milp.json"
+"$bin" "${opt[@]}" $small --max-pp 4 --exhaustive --format json >"$tmp/exh.json"
 a=$(jq .best.iteration_time_s "$tmp/milp.json")
 b=$(jq .best.iteration_time_s "$tmp/exh.json")
 check "MILP ($a) equals exhaustive ($b)" "jq -en --argjson a '$a' --argjson b '$b' '((\$a - \$b) | fabs) <= 1e-9 * \$b' >/dev/null"
@@ -150,7 +155,7 @@ check "without --exhaustive, no exhaustive_complete" \
 	'jq -e ".stats | has(\"exhaustive_complete\") | not" "$tmp/milp.json" >/dev/null'
 check "the MILP compared every tied layout (tie_truncated 0)" \
 	'jq -e ".stats.tie_truncated == 0" "$tmp/milp.json" >/dev/null'
-"$bin" optimize $small --max-pp 4 --exhaustive >"$tmp/exh.txt"
+"$bin" "${opt[@]}" $small --max-pp 4 --exhaustive >"$tmp/exh.txt"
 check "a complete exhaustive search prints no reduction" '! grep -q "^exhaustive:" "$tmp/exh.txt"'
 check "a complete exhaustive search counts no shape stopped by --time-limit" \
 	'jq -e ".stats.exhaustive_timeouts == 0" "$tmp/exh.json" >/dev/null'
@@ -158,11 +163,11 @@ check "a complete exhaustive search counts no shape stopped by --time-limit" \
 # --time-limit bounds each exhaustive shape as it bounds each MILP: a
 # millisecond stops the pp 2-4 shapes (thousands of layouts each), which
 # keep their best layout so far, and the output says so.
-"$bin" optimize $small --max-pp 4 --top 10 --exhaustive --time-limit 0.001 --format json >"$tmp/exht.json"
+"$bin" "${opt[@]}" $small --max-pp 4 --top 10 --exhaustive --time-limit 0.001 --format json >"$tmp/exht.json"
 check "exhaustive stopped by --time-limit is not complete" \
 	'jq -e ".stats.exhaustive_complete == false and .stats.exhaustive_timeouts > 0 and .stats.exhaustive_reduced == 0 and
 		.best.iteration_time_s > 0" "$tmp/exht.json" >/dev/null'
-"$bin" optimize $small --max-pp 4 --top 10 --exhaustive --time-limit 0.001 >"$tmp/exht.txt"
+"$bin" "${opt[@]}" $small --max-pp 4 --top 10 --exhaustive --time-limit 0.001 >"$tmp/exht.txt"
 check "the text says how many shapes --time-limit stopped" \
 	'grep -q "^exhaustive: not complete: [0-9]* shapes\{0,1\} stopped by --time-limit (0.001 s per shape), each with the best layout found by then$" "$tmp/exht.txt"'
 
@@ -170,36 +175,36 @@ check "the text says how many shapes --time-limit stopped" \
 # when selective recompute is a choice (without flash attention, which
 # makes it the same as none): exhaustive says it is not complete, and
 # names them.
-"$bin" optimize $small --max-pp 8 --exhaustive --no-flash-attention --format json >"$tmp/exh8.json"
+"$bin" "${opt[@]}" $small --max-pp 8 --exhaustive --no-flash-attention --format json >"$tmp/exh8.json"
 check "exhaustive up to pp 8 is not complete (2 shapes reduced)" \
 	'jq -e ".stats.exhaustive_complete == false and .stats.exhaustive_reduced == 2" "$tmp/exh8.json" >/dev/null'
-"$bin" optimize $small --max-pp 8 --exhaustive --no-flash-attention >"$tmp/exh8.txt"
+"$bin" "${opt[@]}" $small --max-pp 8 --exhaustive --no-flash-attention >"$tmp/exh8.txt"
 check "the text says which shapes were reduced, and how" \
 	'grep -q "^exhaustive: not complete: 2 shapes had more than 1000000 combinations .* got (near-)even layers, one recompute mode for all stages" "$tmp/exh8.txt" &&
 	 [ "$(grep -c "^  tp 1 pp 8 dp 4 vpp 1 mb 1 zero [01] (1.61e+09 combinations)$" "$tmp/exh8.txt")" -eq 2 ]'
 
 # Nothing fits: exit 4, one line naming the memory.
-"$bin" optimize --model gpt-1t --cluster aws-p3-16xlarge --gpus 8 --global-batch 8 >"$tmp/out" 2>"$tmp/err"
+"$bin" "${opt[@]}" --model gpt-1t --cluster aws-p3-16xlarge --gpus 8 --global-batch 8 >"$tmp/out" 2>"$tmp/err"
 rc=$?
 check "no feasible plan exits 4" '[ $rc -eq 4 ] && [ ! -s "$tmp/out" ]'
 check "no feasible plan names the memory" 'grep -q "^plan-cli: error: no feasible plan: the closest .* GiB per GPU on stage [0-9]*, the GPU has 16.0 GiB$" "$tmp/err" && [ "$(wc -l <"$tmp/err")" -eq 1 ]'
 
 # The cluster overrides of predict: a slow network makes the best plan slower,
 # and the printed predict command carries the override.
-"$bin" optimize $small --format json >"$tmp/fast.json"
-"$bin" optimize $small --nic-bandwidth 1Gbit/s --format json >"$tmp/slow.json" 2>"$tmp/err"
+"$bin" "${opt[@]}" $small --format json >"$tmp/fast.json"
+"$bin" "${opt[@]}" $small --nic-bandwidth 1Gbit/s --format json >"$tmp/slow.json" 2>"$tmp/err"
 check "optimize --nic-bandwidth exits 0" '[ $? -eq 0 ] && [ ! -s "$tmp/err" ]'
 fast=$(jq .best.iteration_time_s "$tmp/fast.json")
 slow=$(jq .best.iteration_time_s "$tmp/slow.json")
 check "--nic-bandwidth 1Gbit/s is slower ($slow vs $fast s)" \
 	"jq -en --argjson a '${slow:-0}' --argjson b '${fast:-0}' '\$a > 2 * \$b' >/dev/null"
 predicts_again "$tmp/slow.json" .best "the slow-network best"
-"$bin" optimize $small --intra-bandwidth 50GB/s --format json >"$tmp/intra.json"
+"$bin" "${opt[@]}" $small --intra-bandwidth 50GB/s --format json >"$tmp/intra.json"
 intra=$(jq .best.iteration_time_s "$tmp/intra.json")
 check "--intra-bandwidth 50GB/s is slower ($intra vs $fast s)" \
 	"jq -en --argjson a '${intra:-0}' --argjson b '${fast:-0}' '\$a > \$b' >/dev/null"
 for bw in "--nic-bandwidth fast" "--intra-bandwidth 0B/s" "--nic-bandwidth 10Gbit"; do
-	"$bin" optimize $small $bw >/dev/null 2>"$tmp/opt.err"
+	"$bin" "${opt[@]}" $small $bw >/dev/null 2>"$tmp/opt.err"
 	rc=$?
 	"$bin" predict $small $bw >/dev/null 2>"$tmp/pred.err"
 	check "optimize $bw: exit 2 and predict's message" \
@@ -209,8 +214,8 @@ done
 # A hierarchical DP all-reduce, given to optimize, is in every printed predict
 # command: each plan of the top list predicts again to the same time.
 hier="--model llama2-7b --cluster aws-p4d --gpus 64 --global-batch 512"
-"$bin" optimize $hier --dp-allreduce ring --format json >"$tmp/ring.json"
-"$bin" optimize $hier --dp-allreduce hierarchical --format json >"$tmp/hier.json"
+"$bin" "${opt[@]}" $hier --dp-allreduce ring --format json >"$tmp/ring.json"
+"$bin" "${opt[@]}" $hier --dp-allreduce hierarchical --format json >"$tmp/hier.json"
 ring=$(jq .best.iteration_time_s "$tmp/ring.json")
 want=$(jq .best.iteration_time_s "$tmp/hier.json")
 check "--dp-allreduce hierarchical changes the best time ($want vs $ring s)" \
@@ -224,7 +229,7 @@ for i in $(seq 0 $(($(jq '.top | length' "$tmp/hier.json") - 1))); do
 done
 # Without --dp-allreduce both are searched: the best is the faster of the
 # two fixed searches, and each plan's predict command names its algorithm.
-"$bin" optimize $hier --format json >"$tmp/both.json"
+"$bin" "${opt[@]}" $hier --format json >"$tmp/both.json"
 both=$(jq .best.iteration_time_s "$tmp/both.json")
 check "the searched DP algorithm gives the faster of ring and hierarchical ($both s)" \
 	"jq -en --argjson a '${both:-0}' --argjson r '${ring:-0}' --argjson h '${want:-0}' \
@@ -234,7 +239,7 @@ check "the searched top list holds both algorithms" \
 for i in $(seq 0 $(($(jq '.top | length' "$tmp/both.json") - 1))); do
 	predicts_again "$tmp/both.json" ".top[$i]" "searched DP algorithm top[$i]"
 done
-"$bin" optimize $hier --dp-allreduce tree >/dev/null 2>"$tmp/opt.err"
+"$bin" "${opt[@]}" $hier --dp-allreduce tree >/dev/null 2>"$tmp/opt.err"
 rc=$?
 "$bin" predict $hier --dp-allreduce tree >/dev/null 2>"$tmp/pred.err"
 check "optimize --dp-allreduce tree: exit 2 and predict's message" \
@@ -244,14 +249,14 @@ check "optimize --dp-allreduce tree: exit 2 and predict's message" \
 # (sequence parallelism on and off; DP compression on and off).
 for case in "--model gpt3-175b --cluster selene --gpus 1024 --global-batch 1536" \
 	"--model gpt-7.5b --cluster aws-p3-16xlarge --gpus 32 --global-batch 64 --compressor ae-100 --compressor topk-1"; do
-	"$bin" optimize $case --top 10 | sed -n '/^top/,/^$/p' | sed -n 's/^  [0-9]* *[0-9.]* *[0-9.]*%  //p' >"$tmp/top"
+	"$bin" "${opt[@]}" $case --top 10 | sed -n '/^top/,/^$/p' | sed -n 's/^  [0-9]* *[0-9.]* *[0-9.]*%  //p' >"$tmp/top"
 	check "top 10 lines all differ: ${case%% --gpus*}" \
 		'[ "$(wc -l <"$tmp/top")" -eq 10 ] && [ -z "$(sort "$tmp/top" | uniq -d)" ]'
 done
 
 # --explain: the runner-up in each dimension, each the best plan of the space
 # without the best plan's value, slower, and priced again by predict.
-"$bin" optimize $small --explain --format json >"$tmp/x.json" 2>"$tmp/err"
+"$bin" "${opt[@]}" $small --explain --format json >"$tmp/x.json" 2>"$tmp/err"
 check "optimize --explain exits 0" '[ $? -eq 0 ] && [ ! -s "$tmp/err" ]'
 check "explain lists tp, pp, micro_batch, recompute and zero first" \
 	'jq -e "[.explain[:5][].dimension] == [\"tp\", \"pp\", \"micro_batch\", \"recompute\", \"zero\"]" "$tmp/x.json" >/dev/null'
@@ -268,26 +273,26 @@ for i in $(seq 0 $(($(jq '.explain | length' "$tmp/x.json") - 1))); do
 done
 # The same search without --explain prints no explain key nor section, and
 # the rest of the output is the same.
-"$bin" optimize $small --format json >"$tmp/nox.json"
+"$bin" "${opt[@]}" $small --format json >"$tmp/nox.json"
 check "without --explain, no explain key" 'jq -e "has(\"explain\") | not" "$tmp/nox.json" >/dev/null'
 check "with --explain, the rest of the JSON is the same" \
 	'[ "$(jq -S "del(.explain, .stats.seconds)" "$tmp/x.json")" = "$(jq -S "del(.stats.seconds)" "$tmp/nox.json")" ]'
-"$bin" optimize $small >"$tmp/nox.txt"
-"$bin" optimize $small --explain >"$tmp/x.txt"
+"$bin" "${opt[@]}" $small >"$tmp/nox.txt"
+"$bin" "${opt[@]}" $small --explain >"$tmp/x.txt"
 check "the text has a runner-up section only with --explain" \
 	'grep -q "^runner-up by dimension" "$tmp/x.txt" && ! grep -q "^runner-up" "$tmp/nox.txt" &&
 	 grep -q "^  tp 1 -> 2  *[0-9.]* s  *[0-9.]*x  tp_comm +" "$tmp/x.txt"'
 check "with --explain, the text is otherwise the same" \
 	'diff <(sed "/^runner-up/,/^$/d; /^search:/d" "$tmp/x.txt") <(sed "/^search:/d" "$tmp/nox.txt") >/dev/null'
 # A dimension without an alternative says so: TP 1 only.
-"$bin" optimize $small --max-tp 1 --explain --format json >"$tmp/x1.json"
+"$bin" "${opt[@]}" $small --max-tp 1 --explain --format json >"$tmp/x1.json"
 check "--max-tp 1: the TP dimension has no alternative" \
 	'jq -e ".explain[0] | .dimension == \"tp\" and .status == \"none\" and .value == null and .predict_args == null and
 		(.reason | startswith(\"no alternative\"))" "$tmp/x1.json" >/dev/null'
 check "--max-tp 1: no sequence-parallel entry (it needs TP)" \
 	'jq -e "[.explain[].dimension] | index(\"sequence_parallel\") == null" "$tmp/x1.json" >/dev/null'
 # Nothing of a constrained space fits: the closest plan, its memory.
-"$bin" optimize --model llama2-7b --cluster aws-p3-16xlarge --gpus 8 --global-batch 64 --max-zero 0 --explain \
+"$bin" "${opt[@]}" --model llama2-7b --cluster aws-p3-16xlarge --gpus 8 --global-batch 64 --max-zero 0 --explain \
 	--format json >"$tmp/x2.json"
 check "llama2-7b on one V100 node: recomputing less than in full does not fit, and the closest says why" \
 	'jq -e ".explain[3] | .status == \"infeasible\" and .fits == false and .value != \"full\" and
@@ -302,15 +307,15 @@ done
 check "plan-cli(1) documents every key of explain${missing:+ (missing:$missing)}" '[ -z "$missing" ]'
 
 # Usage errors.
-"$bin" optimize --model gpt-1.7b --cluster selene >/dev/null 2>"$tmp/err"
+"$bin" "${opt[@]}" --model gpt-1.7b --cluster selene >/dev/null 2>"$tmp/err"
 check "missing --global-batch exits 2" '[ $? -eq 2 ] && grep -q "needs --model, --cluster and --global-batch" "$tmp/err"'
-"$bin" optimize --model gpt-1.7b --cluster selene --global-batch 8 --format csv >/dev/null 2>"$tmp/err"
+"$bin" "${opt[@]}" --model gpt-1.7b --cluster selene --global-batch 8 --format csv >/dev/null 2>"$tmp/err"
 check "--format csv exits 2" '[ $? -eq 2 ]'
-"$bin" optimize --model gpt-1.7b --cluster selene --global-batch 8 --time-limit 0 >/dev/null 2>"$tmp/err"
+"$bin" "${opt[@]}" --model gpt-1.7b --cluster selene --global-batch 8 --time-limit 0 >/dev/null 2>"$tmp/err"
 check "--time-limit 0 exits 2" '[ $? -eq 2 ]'
-"$bin" optimize --help >"$tmp/out" 2>"$tmp/err"
+"$bin" "${opt[@]}" --help >"$tmp/out" 2>"$tmp/err"
 check "--help on stdout" '[ $? -eq 0 ] && [ -s "$tmp/out" ] && [ ! -s "$tmp/err" ]'
-"$bin" optimize --model gpt-1.7b --cluster selene --gpus 32 --global-batch 512 >/dev/full 2>/dev/null
+"$bin" "${opt[@]}" --model gpt-1.7b --cluster selene --gpus 32 --global-batch 512 >/dev/full 2>/dev/null
 check "a full disk exits 1" '[ $? -eq 1 ]'
 
 finish

@@ -41,7 +41,7 @@ for cmd in predict optimize sweep validate calibrate fit-logs; do
 		ok "$cmd: plan-cli(1) OPTIONS lists the table's $(wc -l <"$tmp/table.$cmd") options"
 	else
 		bad "$cmd: the table (<) and plan-cli(1) OPTIONS (>) differ"
-		sed 's/^/# /' "$tmp/diff"
+		diag "$(cat "$tmp/diff")"
 	fi
 	missing=""
 	while IFS= read -r opt; do
