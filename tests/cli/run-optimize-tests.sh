@@ -68,7 +68,7 @@ rt_problems=(
 )
 for prob in "${rt_problems[@]}"; do
 	# shellcheck disable=SC2086 # the options are words
-	"$bin" optimize ${prob#*|} --top 32 --format json >"$tmp/rt.json"
+	"$bin" "${opt[@]}" ${prob#*|} --top 32 --format json >"$tmp/rt.json"
 	all_predict_again "$tmp/rt.json" "${prob%%|*}"
 	[ "${prob%%|*}" = MiCS ] && cp "$tmp/rt.json" "$tmp/mics.json"
 done
@@ -76,29 +76,29 @@ check "the MiCS problem lists flat and hierarchical MiCS plans" \
 	'jq -e "[.top[] | select(.plan.mics_group > 0) | .plan.mics_hierarchical] | unique == [false, true]" "$tmp/mics.json" >/dev/null' 
 
 # Constraints: any plan attribute, one value or a list; every plan obeys.
-"$bin" optimize --model gpt-7.5b --cluster dgx-h100 --gpus 32 --global-batch 256 --tp 2 --zero 1,3 \
+"$bin" "${opt[@]}" --model gpt-7.5b --cluster dgx-h100 --gpus 32 --global-batch 256 --tp 2 --zero 1,3 \
 	--precision bf16,fp8 --top 12 --format json >"$tmp/k.json"
 check "--tp 2 --zero 1,3 --precision bf16,fp8: every plan obeys, both stages and fp8 among them" \
 	'jq -e "(.top | length) == 12 and all(.top[]; .plan.tp == 2 and (.plan.zero == 1 or .plan.zero == 3) and (.plan.precision == \"bf16\" or .plan.precision == \"fp8\")) and ([.top[].plan.zero] | unique) == [1, 3]" "$tmp/k.json" >/dev/null'
-"$bin" optimize --model gpt-7.5b --cluster dgx-h100 --gpus 32 --global-batch 256 --recompute full \
+"$bin" "${opt[@]}" --model gpt-7.5b --cluster dgx-h100 --gpus 32 --global-batch 256 --recompute full \
 	--sequence-parallel --top 8 --format json >"$tmp/k2.json"
 check "--recompute full --sequence-parallel: every stage recomputes in full, every plan with SP" \
 	'jq -e "(.top | length) > 0 and all(.top[]; .plan.sequence_parallel and all(.plan.stage_recompute[]; . == \"full\"))" "$tmp/k2.json" >/dev/null'
-"$bin" optimize --model gpt-7.5b --cluster aws-p4d --gpus 64 --global-batch 256 --mics-group 16,32 \
+"$bin" "${opt[@]}" --model gpt-7.5b --cluster aws-p4d --gpus 64 --global-batch 256 --mics-group 16,32 \
 	--no-mics-hierarchical --top 8 --format json >"$tmp/k3.json"
 check "--mics-group 16,32 --no-mics-hierarchical: flat MiCS groups of 16 or 32 only" \
 	'jq -e "(.top | length) > 0 and all(.top[]; (.plan.mics_group == 16 or .plan.mics_group == 32) and .plan.mics_hierarchical == false and .plan.zero == 3)" "$tmp/k3.json" >/dev/null'
-"$bin" optimize --model gpt-7.5b --cluster dgx-h100 --gpus 32 --global-batch 256 --tp 16 --vpp 3 --top 4 \
+"$bin" "${opt[@]}" --model gpt-7.5b --cluster dgx-h100 --gpus 32 --global-batch 256 --tp 16 --vpp 3 --top 4 \
 	--format json >"$tmp/k4.json" 2>"$tmp/err"
 check "--tp 16 above the node's 8 raises the search's bound (whole nodes), --vpp 3 with it" \
 	'jq -e "(.top | length) > 0 and all(.top[]; .plan.tp == 16 and .plan.vpp == 3)" "$tmp/k4.json" >/dev/null'
-"$bin" optimize --model gpt-7.5b --cluster dgx-h100 --gpus 32 --global-batch 256 --zero 3 --pp 2 >"$tmp/out" 2>"$tmp/err"
+"$bin" "${opt[@]}" --model gpt-7.5b --cluster dgx-h100 --gpus 32 --global-batch 256 --zero 3 --pp 2 >"$tmp/out" 2>"$tmp/err"
 check "a constraint no shape meets (ZeRO-3 with a pipeline) leaves no plan: exit 4" '[ $? -eq 4 ]'
-"$bin" optimize --model gpt-7.5b --cluster dgx-h100 --gpus 32 --global-batch 256 --zero 4 >"$tmp/out" 2>"$tmp/err"
+"$bin" "${opt[@]}" --model gpt-7.5b --cluster dgx-h100 --gpus 32 --global-batch 256 --zero 4 >"$tmp/out" 2>"$tmp/err"
 check "--zero 4 is a usage error naming the range" '[ $? -eq 2 ] && grep -q "from 0 to 3" "$tmp/err"'
-"$bin" optimize --model gpt-7.5b --cluster dgx-h100 --gpus 32 --global-batch 256 --precision bf16,fp9 >"$tmp/out" 2>"$tmp/err"
+"$bin" "${opt[@]}" --model gpt-7.5b --cluster dgx-h100 --gpus 32 --global-batch 256 --precision bf16,fp9 >"$tmp/out" 2>"$tmp/err"
 check "--precision bf16,fp9 names the valid values" '[ $? -eq 2 ] && grep -q "unknown value .fp9. for --precision (valid: bf16, fp16, fp8)" "$tmp/err"'
-"$bin" optimize --model gpt-7.5b --cluster dgx-h100 --gpus 32 --global-batch 256 --stage-layers 16,16 >"$tmp/out" 2>"$tmp/err"
+"$bin" "${opt[@]}" --model gpt-7.5b --cluster dgx-h100 --gpus 32 --global-batch 256 --stage-layers 16,16 >"$tmp/out" 2>"$tmp/err"
 check "--stage-layers is not a constraint (the search chooses the layers)" '[ $? -eq 2 ] && grep -q "unknown option" "$tmp/err"'
 
 # With a compressor on a slow network, the arguments carry the compression.
