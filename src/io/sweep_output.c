@@ -203,7 +203,8 @@ marked_no_fit(const struct study *s, const struct sweep_result *r)
 	for (int k = 0; k < s->nmetrics; k++)
 		if (s->metrics[k] == METRIC_FITS)
 			return false;
-	return !r->fits;
+	/* A cell that cannot run says why (write_md), not that it does not fit. */
+	return r->ok && !r->fits;
 }
 
 static void
@@ -239,6 +240,9 @@ write_md(FILE *out, const struct study *s, const struct sweep_result *res, const
 			bool mark = k == 0 && marked_no_fit(s, &res[i]);
 
 			metric_text(s->metrics[k], &res[i], buf, sizeof(buf));
+			/* predict's reason, where it would refuse the cell's plan. */
+			if (k == 0 && !res[i].ok && s->metrics[k] != METRIC_PLAN)
+				snprintf(buf, sizeof(buf), "cannot run: %s", res[i].error);
 			fprintf(out, " %s%s |", buf, mark ? " \xe2\x80\xa0" : "");
 			any_marked |= mark;
 		}
