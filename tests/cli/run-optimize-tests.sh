@@ -40,7 +40,7 @@ done
 # predict with its predict_args, costs the same (to 1e-6, issue 23): one
 # check naming the plans that do not.
 all_predict_again() {
-	local n=0 line want got bad=""
+	local plans=0 line want got bad=""
 	local -a args
 	# One plan a line: its time, then its arguments, separated by tabs.
 	while IFS= read -r line; do
@@ -48,10 +48,10 @@ all_predict_again() {
 		want=${args[0]}
 		got=$("$bin" predict "${args[@]:1}" --allow-oom --format json | jq .iteration_time_s)
 		awk -v a="${got:-0}" -v b="$want" 'BEGIN { d = a - b; exit !((d < 0 ? -d : d) <= 1e-6 * b) }' ||
-			bad="$bad top[$n]($got vs $want)"
-		n=$((n + 1))
+			bad="$bad top[$plans]($got vs $want)"
+		plans=$((plans + 1))
 	done < <(jq -r '.top[] | [(.iteration_time_s | tostring)] + .predict_args | join("\t")' "$1")
-	check "$2: all $n plans predicted again${bad:+, not:$bad}" '[ "$n" -eq 32 ] && [ -z "$bad" ]'
+	check "$2: all $plans plans predicted again${bad:+, not:$bad}" '[ "$plans" -eq 32 ] && [ -z "$bad" ]'
 }
 
 # The top 32 of problems that use every kind of attribute: DP compression
