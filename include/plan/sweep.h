@@ -20,6 +20,7 @@ struct sweep_cell {
 	const struct framework *framework;     /**< NULL: the built-in one */
 	struct plan plan;                      /**< predict: the plan; optimize: gpus, batch, options */
 	int mode;                              /**< enum sweep_mode */
+	int dp_algo;                           /**< predict: enum coll_algo of the DP collectives (ring) */
 	int gpus;                              /**< optimize: GPUs to plan for */
 	long baseline;                         /**< cell the speedup is against; -1: none */
 	long group_ref;                        /**< first cell of its scaling group (itself if first) */

@@ -122,30 +122,39 @@ value_of(const struct study *s, const int *idx, int kind)
 }
 
 /*
- * The plan fields the axes (or the plan: block) set, in the order their
- * errors are reported; a field no axis gives keeps its default.
+ * The cell's value of plan attribute @id (an axis or the plan: block) into
+ * @p; left at the plan's when neither gives it. A list's entries are
+ * separated by '/' (',' separates an axis's values): 7/8/8/7.
  */
-static const struct cell_field {
-	int axis;                     /* enum study_axis_kind */
-	size_t offset;                /* of an int in struct plan */
-	const char *const *choices;   /* NULL: a whole number */
-} cell_fields[] = {
-	{ AXIS_TP, offsetof(struct plan, tp), NULL },
-	{ AXIS_PP, offsetof(struct plan, pp), NULL },
-	{ AXIS_DP, offsetof(struct plan, dp), NULL },
-	{ AXIS_VPP, offsetof(struct plan, vpp), NULL },
-	{ AXIS_MICRO_BATCH, offsetof(struct plan, micro_batch), NULL },
-	{ AXIS_GLOBAL_BATCH, offsetof(struct plan, global_batch), NULL },
-	{ AXIS_SEQ_LEN, offsetof(struct plan, seq_len), NULL },
-	{ AXIS_ZERO, offsetof(struct plan, zero), NULL },
-	{ AXIS_EP, offsetof(struct plan, ep), NULL },
-	{ AXIS_MICS_GROUP, offsetof(struct plan, mics_group), NULL },
-	{ AXIS_RECOMPUTE, offsetof(struct plan, recompute), plan_recompute_names },
-	{ AXIS_MOE_ROUTING, offsetof(struct plan, moe_routing), plan_moe_routing_names },
-	{ AXIS_PRECISION, offsetof(struct plan, precision), plan_precision_names },
-	{ AXIS_CP, offsetof(struct plan, cp), NULL },
-	{ AXIS_CP_METHOD, offsetof(struct plan, cp_method), plan_cp_method_names },
-};
+static bool
+attr_value(const struct study *s, const int *idx, int id, struct sweep_cell *c, int *flash, char *why, size_t size)
+{
+	const struct plan_attr *a = &plan_attrs[id];
+	const char *v = value_of(s, idx, AXIS_OF(id));
+	struct estimate_options eo = { .dp_algo = (enum coll_algo)c->dp_algo };
+	struct plan_attr_target t = { &c->plan, &eo };
+	char text[STUDY_VALUE_LEN], label[64];
+	long b;
+
+	if (!v)
+		return true;
+	snprintf(label, sizeof(label), "'%s'", a->name);
+	/* The GPU decides flash attention unless the cell says. */
+	if (a->flags & PLAN_ATTR_GPU_DEFAULT) {
+		if (!plan_attr_parse_value(a, label, v, &b, why, size))
+			return false;
+		*flash = (int)b;
+		return true;
+	}
+	snprintf(text, sizeof(text), "%s", v);
+	if (a->type == PLAN_ATTR_LIST && id != PLAN_ATTR_COMPRESS)
+		for (char *c = text; *c; c++)
+			*c = *c == '/' ? ',' : *c;
+	if (!plan_attr_parse(a, label, text, &t, why, size))
+		return false;
+	c->dp_algo = (int)eo.dp_algo;
+	return true;
+}
 
 /* The cell's value of axis @kind into @out (left alone when no axis gives it). */
 static bool
@@ -163,11 +172,11 @@ field_value(const struct study *s, const int *idx, int kind, const char *const *
 				*out = i;
 				return true;
 			}
-		snprintf(why, size, "unknown value '%s' for '%s'", v, study_axis_names[kind]);
+		snprintf(why, size, "unknown value '%s' for '%s'", v, study_axis_name(kind));
 		return false;
 	}
 	if (!num_parse_long(v, 0, 100000000L, &l)) {
-		snprintf(why, size, "'%s' must be a whole number, got '%s'", study_axis_names[kind], v);
+		snprintf(why, size, "'%s' must be a whole number, got '%s'", study_axis_name(kind), v);
 		return false;
 	}
 	*out = (int)l;
@@ -206,7 +215,7 @@ cell_profiles(const struct study *s, struct cache *k, const int *idx, struct swe
 		if (!units_parse(v, UNIT_BANDWIDTH, &bw, why, size))
 			return CLI_EXIT_INPUT;
 		if (bw < UNITS_MIN_BANDWIDTH_BPS) {
-			snprintf(why, size, "'%s' must be at least %s, got '%s'", study_axis_names[kind],
+			snprintf(why, size, "'%s' must be at least %s, got '%s'", study_axis_name(kind),
 				 UNITS_MIN_BANDWIDTH_TEXT, v);
 			return CLI_EXIT_INPUT;
 		}
@@ -246,7 +255,7 @@ static int
 build_cell(const struct study *s, struct cache *k, long i, struct sweep_cell *c, char *why, size_t size,
 	   int *fault)
 {
-	int idx[STUDY_MAX_AXES], rc, gpus;
+	int idx[STUDY_MAX_AXES], rc, gpus, flash = s->flash_attention;
 	struct plan *p = &c->plan;
 	struct plan_error err;
 
@@ -264,10 +273,10 @@ build_cell(const struct study *s, struct cache *k, long i, struct sweep_cell *c,
 	*fault = AXIS_GPUS;
 	if (!field_value(s, idx, AXIS_GPUS, NULL, &gpus, why, size))
 		return CLI_EXIT_INPUT;
-	for (size_t f = 0; f < sizeof(cell_fields) / sizeof(cell_fields[0]); f++) {
-		*fault = cell_fields[f].axis;
-		if (!field_value(s, idx, cell_fields[f].axis, cell_fields[f].choices,
-				 (int *)((char *)p + cell_fields[f].offset), why, size))
+	/* compress: its own rule (cell_compress), where the parallelism is used. */
+	for (int id = 0; id < PLAN_ATTR_COUNT; id++) {
+		*fault = AXIS_OF(id);
+		if (id != PLAN_ATTR_COMPRESS && !attr_value(s, idx, id, c, &flash, why, size))
 			return CLI_EXIT_INPUT;
 	}
 	*fault = -1;
@@ -277,7 +286,7 @@ build_cell(const struct study *s, struct cache *k, long i, struct sweep_cell *c,
 	}
 	/* As predict completes its plan: dp from the GPUs, MiCS's ZeRO-3, ... */
 	plan_error_clear(&err);
-	if (!plan_complete(p, &(struct plan_fill){ gpus, s->flash_attention }, c->model, &c->cluster, &err)) {
+	if (!plan_complete(p, &(struct plan_fill){ gpus, flash }, c->model, &c->cluster, &err)) {
 		snprintf(why, size, "%.500s", err.message);
 		return CLI_EXIT_INPUT;
 	}
@@ -554,7 +563,7 @@ check_study(struct study *s, long *n)
 
 		s->baseline_axis = study_find_axis(s, kind);
 		if (s->baseline_axis < 0) {
-			cli_error("--baseline: '%s' is not an axis of the sweep", study_axis_names[kind]);
+			cli_error("--baseline: '%s' is not an axis of the sweep", study_axis_name(kind));
 			return CLI_EXIT_USAGE;
 		}
 	}
@@ -569,7 +578,7 @@ check_study(struct study *s, long *n)
 			found |= strcmp(a->values[i], s->baseline_value) == 0;
 		if (!found || a->zipped) {
 			plan_error_set(&err, PLAN_ERR_INPUT, s->file, s->baseline_line, s->baseline_column,
-				       "the baseline %s=%s is %s", study_axis_names[a->kind], s->baseline_value,
+				       "the baseline %s=%s is %s", study_axis_name(a->kind), s->baseline_value,
 				       a->zipped ? "on a zipped axis" : "not a value of that axis");
 			return cli_report(&err);
 		}

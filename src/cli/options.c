@@ -68,6 +68,20 @@ expand_attr(const struct cli_option *own, const struct cli_option *m, int id, st
 		struct cli_option *o = &x->rows[*n];
 		char *name = x->names[*n];
 
+		/* A sweep axis: a list of values, named as in study files. */
+		if (m->axis) {
+			snprintf(name, sizeof(x->names[0]), "%s", a->name);
+			for (char *c = name; *c; c++)
+				*c = *c == '_' ? '-' : *c;
+			if (has_own_row(own, name))
+				return true;
+			if (*n == OPT_MAX)
+				return false;
+			*o = (struct cli_option){ .name = name, .metavar = "LIST", .kind = CLI_OPT_AXIS,
+						  .parse = m->parse, .axis = AXIS_OF(id), .attr = id + 1 };
+			(*n)++;
+			return true;
+		}
 		plan_attr_option(a, name, sizeof(x->names[0]));
 		if (f == 1)
 			snprintf(name, sizeof(x->names[0]), "no-%s", a->name), plan_attr_option(a, name + 3, 45);
@@ -364,7 +378,7 @@ cli_options_list(FILE *out)
 			if (t[i].kind != CLI_OPT_HELP)
 				fprintf(out, "%s --%s%s%s\n", cmd->command, t[i].name,
 					t[i].kind == CLI_OPT_AXIS ? " axis " : "",
-					t[i].kind == CLI_OPT_AXIS ? study_axis_names[t[i].axis] : "");
+					t[i].kind == CLI_OPT_AXIS ? study_axis_name(t[i].axis) : "");
 	}
 }
 

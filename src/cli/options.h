@@ -38,7 +38,8 @@ enum cli_opt_kind {
 	 *  rows give is left out (the command's row wins). @label and @help,
 	 *  when given, are one --help line for them all; else each generated
 	 *  row has its attribute's help. @max: plan_attr flags whose
-	 *  attributes are left out. */
+	 *  attributes are left out. @axis 1: the rows are sweep axes
+	 *  (CLI_OPT_AXIS, axis AXIS_OF(id)), one per attribute. */
 	CLI_OPT_ATTRS,
 };
 

@@ -491,9 +491,9 @@ parse_axis(const struct cli_option *o, const char *list, void *req)
 	for (char *tok = strtok_r(buf, ",", &save); ok && tok; tok = strtok_r(NULL, ",", &save)) {
 		ok = false;
 		if (a->n == STUDY_MAX_VALUES)
-			cli_error("--%s: more than %d values", study_axis_names[kind], STUDY_MAX_VALUES);
+			cli_error("--%s: more than %d values", study_axis_name(kind), STUDY_MAX_VALUES);
 		else if (strlen(tok) >= STUDY_VALUE_LEN)
-			cli_error("--%s: a value longer than %d characters", study_axis_names[kind],
+			cli_error("--%s: a value longer than %d characters", study_axis_name(kind),
 				  STUDY_VALUE_LEN - 1);
 		else if (!study_axis_add(a, tok))
 			cli_error("out of memory");
@@ -502,7 +502,7 @@ parse_axis(const struct cli_option *o, const char *list, void *req)
 	}
 	free(buf);
 	if (ok && a->n == 0) {
-		cli_error("--%s expects a comma-separated list", study_axis_names[kind]);
+		cli_error("--%s expects a comma-separated list", study_axis_name(kind));
 		return false;
 	}
 	return ok;
@@ -537,13 +537,14 @@ parse_baseline(const struct cli_option *o, const char *arg, void *req)
 	char axis[64];
 	int kind;
 
+	(void)o;
 	if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(axis)) {
 		cli_error("--baseline expects AXIS=VALUE, e.g. compressor=none");
 		return false;
 	}
 	memcpy(axis, arg, (size_t)(eq - arg));
 	axis[eq - arg] = '\0';
-	if (!cli_choice("--baseline", axis, o->choices, &kind))
+	if (!cli_choice("--baseline", axis, study_axis_names(), &kind))
 		return false;
 	s->baseline_axis = -2 - kind;
 	snprintf(s->baseline_value, sizeof(s->baseline_value), "%s", eq + 1);
@@ -585,25 +586,12 @@ static const struct cli_option sweep_rows[] = {
 	AXIS_ROW("cluster", AXIS_CLUSTER, NULL),
 	AXIS_ROW("compressor", AXIS_COMPRESSOR, "none for no compression"),
 	AXIS_ROW("framework", AXIS_FRAMEWORK, NULL),
-	AXIS_ROW("precision", AXIS_PRECISION, NULL),
-	AXIS_ROW("cp", AXIS_CP, NULL),
-	AXIS_ROW("cp-method", AXIS_CP_METHOD, NULL),
 	AXIS_ROW("gpus", AXIS_GPUS, NULL),
 	AXIS_ROW("nic-bandwidth", AXIS_NIC_BANDWIDTH, NULL),
 	AXIS_ROW("intra-bandwidth", AXIS_INTRA_BANDWIDTH, NULL),
-	AXIS_ROW("global-batch", AXIS_GLOBAL_BATCH, NULL),
-	AXIS_ROW("seq-len", AXIS_SEQ_LEN, NULL),
-	AXIS_ROW("tp", AXIS_TP, NULL),
-	AXIS_ROW("pp", AXIS_PP, NULL),
-	AXIS_ROW("dp", AXIS_DP, NULL),
-	AXIS_ROW("vpp", AXIS_VPP, NULL),
-	AXIS_ROW("micro-batch", AXIS_MICRO_BATCH, NULL),
-	AXIS_ROW("recompute", AXIS_RECOMPUTE, NULL),
-	AXIS_ROW("zero", AXIS_ZERO, NULL),
-	AXIS_ROW("ep", AXIS_EP, NULL),
-	AXIS_ROW("moe-routing", AXIS_MOE_ROUTING, NULL),
-	AXIS_ROW("mics-group", AXIS_MICS_GROUP, NULL),
-	AXIS_ROW("compress", AXIS_COMPRESS, NULL),
+	/* Every plan attribute (plan/plan_attr.h) as an axis, named as in
+	 * study files with dashes (this command's switches keep their names). */
+	{ .kind = CLI_OPT_ATTRS, .parse = parse_axis, .axis = 1 },
 	{ .name = "sequence-parallel", .kind = CLI_OPT_FLAG, .offset = SWEEP(study.sequence_parallel),
 	  .help = "every cell with sequence parallelism (the study's sequence_parallel)" },
 	{ .name = "flash-attention", .kind = CLI_OPT_SET, .min = 1, .offset = SWEEP(study.flash_attention),
@@ -620,7 +608,7 @@ static const struct cli_option sweep_rows[] = {
 	  .parse = parse_metrics,
 	  .help = "iteration_time, tflops_per_gpu, mfu, tokens_per_s, speedup,\n"
 		  "weak_scaling_efficiency, strong_scaling_efficiency, memory, fits, plan" },
-	{ .name = "baseline", .metavar = "AXIS=VALUE", .kind = CLI_OPT_CUSTOM, .choices = study_axis_names,
+	{ .name = "baseline", .metavar = "AXIS=VALUE", .kind = CLI_OPT_CUSTOM, .choices = NULL,
 	  .parse = parse_baseline, .help = "the cells speedup compares with (default compressor=none)" },
 	{ .name = "format", .metavar = "FMT", .kind = CLI_OPT_CHOICE, .choices = sweep_format_names,
 	  .offset = SWEEP(format), .help = "md|csv|latex|json (default md)" },

@@ -28,11 +28,11 @@ describe(const struct plan *p, const struct compressor *cmp, enum coll_algo algo
 		 algo == COLL_ALGO_RING ? "" : " dp-hierarchical", cmp ? " + " : "", cmp ? cmp->name : "");
 }
 
-/* A predict cell: the cell's own plan, ring DP as predict's default. */
+/* A predict cell: the cell's own plan and DP collectives (ring unless its dp_allreduce says). */
 static bool
 predict_cell(const struct sweep_cell *c, struct estimate *e, struct sweep_result *r)
 {
-	struct estimate_options eo = { COLL_ALGO_RING, c->compressor, c->framework };
+	struct estimate_options eo = { (enum coll_algo)c->dp_algo, c->compressor, c->framework };
 	struct plan_error err;
 
 	plan_error_clear(&err);

@@ -8,11 +8,30 @@
 #include "io/study.h"
 #include "io/yamltree.h"
 
-const char *const study_axis_names[] = {
-	"model", "cluster", "compressor", "gpus", "nic_bandwidth", "intra_bandwidth",
-	"global_batch", "seq_len", "tp", "pp", "dp", "vpp", "micro_batch", "recompute", "zero",
-	"ep", "moe_routing", "mics_group", "compress", "framework", "precision", "cp", "cp_method", "reference", NULL,
+/* The axes that are not plan attributes, by enum study_axis_kind. */
+static const char *const profile_axis_names[AXIS_ATTR] = {
+	"model", "cluster", "compressor", "gpus", "nic_bandwidth", "intra_bandwidth", "framework", "reference",
 };
+
+const char *
+study_axis_name(int kind)
+{
+	if (kind < 0 || kind >= AXIS_COUNT)
+		return NULL;
+	return kind < AXIS_ATTR ? profile_axis_names[kind] : plan_attrs[kind - AXIS_ATTR].name;
+}
+
+const char *const *
+study_axis_names(void)
+{
+	/* Filled once, from the main thread before any sweep worker starts. */
+	static const char *names[AXIS_COUNT + 1];
+
+	if (!names[0])
+		for (int k = 0; k < AXIS_COUNT; k++)
+			names[k] = study_axis_name(k);
+	return names;
+}
 
 const char *const study_metric_names[] = {
 	"iteration_time", "tflops_per_gpu", "mfu", "tokens_per_s", "speedup",
@@ -68,7 +87,7 @@ typedef const char *name_fn(int i);
 static const char *
 axis_name(int i)
 {
-	return study_axis_names[i];
+	return study_axis_name(i);
 }
 
 static const char *
@@ -93,7 +112,7 @@ unknown(const struct ytree *t, const yaml_node_t *node, const char *what, const 
 {
 	const char *best = NULL;
 	int best_d = 3;
-	char valid[512] = "";
+	char valid[1024] = "";
 
 	for (int i = 0; name(i); i++) {
 		int d = schema_edit_distance(key, name(i));
@@ -259,45 +278,52 @@ parse_zip(struct parse *p, const struct top_key *k, yaml_node_t *v, struct plan_
 /* A key of the plan: block: an axis fixed for every cell, or a switch. */
 struct plan_key {
 	int axis;              /* enum study_axis_kind; -1: a switch */
-	const char *name;      /* a switch's name (an axis is named by study_axis_names) */
+	const char *name;      /* a switch's name (an axis is named by study_axis_name) */
 	size_t flag;           /* a switch's bool in struct study */
 	bool negated;          /* the bool says the opposite of the key (dp_overlap) */
 	bool tristate;         /* the flag is an int, -1 until given (flash_attention) */
 };
 
-/* In the order the messages list them. */
-static const struct plan_key plan_keys[] = {
-	{ AXIS_TP, NULL, 0, false, false },
-	{ AXIS_PP, NULL, 0, false, false },
-	{ AXIS_DP, NULL, 0, false, false },
-	{ AXIS_VPP, NULL, 0, false, false },
-	{ AXIS_MICRO_BATCH, NULL, 0, false, false },
-	{ AXIS_RECOMPUTE, NULL, 0, false, false },
-	{ AXIS_ZERO, NULL, 0, false, false },
-	{ AXIS_EP, NULL, 0, false, false },
-	{ AXIS_MOE_ROUTING, NULL, 0, false, false },
-	{ AXIS_MICS_GROUP, NULL, 0, false, false },
-	{ AXIS_COMPRESS, NULL, 0, false, false },
-	{ AXIS_GLOBAL_BATCH, NULL, 0, false, false },
-	{ AXIS_SEQ_LEN, NULL, 0, false, false },
-	{ AXIS_GPUS, NULL, 0, false, false },
-	{ AXIS_COMPRESSOR, NULL, 0, false, false },
-	{ AXIS_FRAMEWORK, NULL, 0, false, false },
-	{ AXIS_PRECISION, NULL, 0, false, false },
-	{ AXIS_CP, NULL, 0, false, false },
-	{ AXIS_CP_METHOD, NULL, 0, false, false },
+/* The switches of the plan: block (the sweep's --sequence-parallel,
+ * --flash-attention, --no-dp-overlap, --tp-overlap); every other key is an
+ * axis fixed for every cell: the compressor, framework, GPUs, links and
+ * each plan attribute. */
+static const struct plan_key plan_switches[] = {
 	{ -1, "sequence_parallel", offsetof(struct study, sequence_parallel), false, false },
 	{ -1, "flash_attention", offsetof(struct study, flash_attention), false, true },
 	{ -1, "dp_overlap", offsetof(struct study, no_dp_overlap), true, false },
 	{ -1, "tp_overlap", offsetof(struct study, tp_overlap), false, false },
 };
+#define NSWITCHES ((int)(sizeof(plan_switches) / sizeof(plan_switches[0])))
+
+/* The @i-th plan: key, NULL past the last: the switches, then the axes
+ * but model, cluster and reference, and the attributes the switches name. */
+static const struct plan_key *
+plan_key(int i, struct plan_key *buf)
+{
+	if (i < NSWITCHES)
+		return i >= 0 ? &plan_switches[i] : NULL;
+	for (int k = 0, j = NSWITCHES; k < AXIS_COUNT; k++) {
+		const char *name = study_axis_name(k);
+		bool taken = k == AXIS_MODEL || k == AXIS_CLUSTER || k == AXIS_REFERENCE;
+
+		for (int w = 0; w < NSWITCHES && !taken; w++)
+			taken = strcmp(plan_switches[w].name, name) == 0;
+		if (!taken && j++ == i) {
+			*buf = (struct plan_key){ k, NULL, 0, false, false };
+			return buf;
+		}
+	}
+	return NULL;
+}
 
 static const char *
 plan_key_name(int i)
 {
-	if (i < 0 || (size_t)i >= sizeof(plan_keys) / sizeof(plan_keys[0]))
-		return NULL;
-	return plan_keys[i].axis >= 0 ? study_axis_names[plan_keys[i].axis] : plan_keys[i].name;
+	struct plan_key buf;
+	const struct plan_key *k = plan_key(i, &buf);
+
+	return !k ? NULL : k->axis >= 0 ? study_axis_name(k->axis) : k->name;
 }
 
 static bool
@@ -333,16 +359,18 @@ parse_plan(struct parse *p, const struct top_key *tk, yaml_node_t *map, struct p
 		yaml_node_t *k = ytree_node(t, q->key), *v = ytree_node(t, q->value);
 		const char *key = ytree_scalar(k), *val = ytree_scalar(v);
 		int i = lookup(plan_key_name, key);
+		struct plan_key buf;
+		const struct plan_key *pk = i >= 0 ? plan_key(i, &buf) : NULL;
 
-		if (i < 0)
+		if (!pk)
 			return unknown(t, k, "plan option", key, plan_key_name, err);
 		if (!val)
 			return ytree_error(t, v, err, "plan option '%s' must be a single value", key);
-		if (plan_keys[i].axis < 0) {
-			if (!parse_switch(p, &plan_keys[i], v, key, val, err))
+		if (pk->axis < 0) {
+			if (!parse_switch(p, pk, v, key, val, err))
 				return false;
 		} else {
-			int axis = plan_keys[i].axis;
+			int axis = pk->axis;
 
 			if (!copy_text(t, v, key, p->s->fixed[axis], STUDY_VALUE_LEN, err))
 				return false;
@@ -475,7 +503,7 @@ resolve_baseline(struct parse *p, struct plan_error *err)
 	s->baseline_axis = study_find_axis(s, kind);
 	if (s->baseline_axis < 0)
 		return ytree_error(p->t, ytree_find_path(p->t, "baseline"), err,
-				   "the baseline axis '%s' is not an axis of the study", study_axis_names[kind]);
+				   "the baseline axis '%s' is not an axis of the study", study_axis_name(kind));
 	return true;
 }
 
@@ -579,7 +607,7 @@ study_check(const struct study *s, long *cells, struct plan_error *err)
 			if (zip_n >= 0 && a->n != zip_n)
 				return plan_error_set(err, PLAN_ERR_INPUT, s->file, a->line, a->column,
 						      "zipped axis '%s' has %d values, the others %d",
-						      study_axis_names[a->kind], a->n, zip_n);
+						      study_axis_name(a->kind), a->n, zip_n);
 			if (zip_n < 0) {
 				zip_n = a->n;
 				n *= a->n;

@@ -5,6 +5,7 @@
 
 #include "plan/error.h"
 #include "plan/plan.h"
+#include "plan/plan_attr.h"
 
 #define STUDY_MAX_AXES 16
 #define STUDY_MAX_VALUES 512
@@ -12,22 +13,48 @@
 /* A value may be a profile path: as long as a path may be (PATH_MAX). */
 #define STUDY_VALUE_LEN 4096
 
-/** What an axis sets in each cell. */
+/**
+ * What an axis sets in each cell: a profile, the GPUs, a link, or (from
+ * AXIS_ATTR on) a plan attribute, AXIS_ATTR + its enum plan_attr_id, so
+ * that every attribute of plan/plan_attr.h is an axis and a plan: key.
+ */
 enum study_axis_kind {
-	AXIS_MODEL, AXIS_CLUSTER, AXIS_COMPRESSOR, AXIS_GPUS, AXIS_NIC_BANDWIDTH,
-	AXIS_INTRA_BANDWIDTH, AXIS_GLOBAL_BATCH, AXIS_SEQ_LEN, AXIS_TP, AXIS_PP, AXIS_DP,
-	AXIS_VPP, AXIS_MICRO_BATCH, AXIS_RECOMPUTE, AXIS_ZERO, AXIS_EP, AXIS_MOE_ROUTING,
-	AXIS_MICS_GROUP, AXIS_COMPRESS, AXIS_FRAMEWORK, AXIS_PRECISION, AXIS_CP, AXIS_CP_METHOD, AXIS_REFERENCE, AXIS_COUNT,
+	AXIS_MODEL, AXIS_CLUSTER, AXIS_COMPRESSOR, AXIS_GPUS, AXIS_NIC_BANDWIDTH, AXIS_INTRA_BANDWIDTH,
+	AXIS_FRAMEWORK, AXIS_REFERENCE,
+	AXIS_ATTR,
+	AXIS_COUNT = AXIS_ATTR + PLAN_ATTR_COUNT,
 };
 
+/** The axis of plan attribute @id (enum plan_attr_id). */
+#define AXIS_OF(id) (AXIS_ATTR + (id))
+#define AXIS_GLOBAL_BATCH AXIS_OF(PLAN_ATTR_GLOBAL_BATCH)
+#define AXIS_SEQ_LEN AXIS_OF(PLAN_ATTR_SEQ_LEN)
+#define AXIS_TP AXIS_OF(PLAN_ATTR_TP)
+#define AXIS_PP AXIS_OF(PLAN_ATTR_PP)
+#define AXIS_DP AXIS_OF(PLAN_ATTR_DP)
+#define AXIS_VPP AXIS_OF(PLAN_ATTR_VPP)
+#define AXIS_MICRO_BATCH AXIS_OF(PLAN_ATTR_MICRO_BATCH)
+#define AXIS_RECOMPUTE AXIS_OF(PLAN_ATTR_RECOMPUTE)
+#define AXIS_ZERO AXIS_OF(PLAN_ATTR_ZERO)
+#define AXIS_EP AXIS_OF(PLAN_ATTR_EP)
+#define AXIS_MOE_ROUTING AXIS_OF(PLAN_ATTR_MOE_ROUTING)
+#define AXIS_MICS_GROUP AXIS_OF(PLAN_ATTR_MICS_GROUP)
+#define AXIS_COMPRESS AXIS_OF(PLAN_ATTR_COMPRESS)
+#define AXIS_PRECISION AXIS_OF(PLAN_ATTR_PRECISION)
+#define AXIS_CP AXIS_OF(PLAN_ATTR_CP)
+#define AXIS_CP_METHOD AXIS_OF(PLAN_ATTR_CP_METHOD)
+
 /**
- * Names of enum study_axis_kind as written in study files, NULL-terminated:
- * the keys of axes:, of plan: (but model, cluster and the bandwidths) and
- * of baseline:. The sweep's axis options are these names with dashes for
+ * The name of axis @kind as written in study files (the key of axes:, of
+ * plan: and of baseline:), NULL past the last: a plan attribute's is its
+ * name. The sweep's axis options are these names with dashes for
  * underscores (src/cli/options_table.c; tests/cli/run-options-tests.sh
  * checks that the two agree).
  */
-extern const char *const study_axis_names[];
+const char *study_axis_name(int kind);
+
+/** Every axis name in kind order, NULL-terminated (for choice lists). */
+const char *const *study_axis_names(void);
 
 enum study_metric {
 	METRIC_TIME, METRIC_TFLOPS, METRIC_MFU, METRIC_TOKENS, METRIC_SPEEDUP,

@@ -70,6 +70,19 @@ static const struct header axis_headers[AXIS_COUNT] = {
 	[AXIS_PRECISION] = { "Precision", "precision" },
 	[AXIS_CP] = { "CP", "cp" },
 	[AXIS_CP_METHOD] = { "CP method", "cp_method" },
+	[AXIS_OF(PLAN_ATTR_SEQUENCE_PARALLEL)] = { "SP", NULL },
+	[AXIS_OF(PLAN_ATTR_FLASH_ATTENTION)] = { "Flash attention", NULL },
+	[AXIS_OF(PLAN_ATTR_MOE_OVERLAP)] = { "MoE overlap", NULL },
+	[AXIS_OF(PLAN_ATTR_STAGE_LAYERS)] = { "Layers per stage", NULL },
+	[AXIS_OF(PLAN_ATTR_STAGE_RECOMPUTE)] = { "Recompute per stage", NULL },
+	[AXIS_OF(PLAN_ATTR_RECOMPUTE_LAYERS)] = { "Layers in full", NULL },
+	[AXIS_OF(PLAN_ATTR_DP_COMPRESS_SCHEME)] = { "DP scheme", NULL },
+	[AXIS_OF(PLAN_ATTR_DP_COMPRESS_ON)] = { "DP coding on", NULL },
+	[AXIS_OF(PLAN_ATTR_TP_OVERLAP)] = { "TP overlap", NULL },
+	[AXIS_OF(PLAN_ATTR_DP_ALLREDUCE)] = { "DP all-reduce", NULL },
+	[AXIS_OF(PLAN_ATTR_FP8_GATHER)] = { "FP8 gather", NULL },
+	[AXIS_OF(PLAN_ATTR_DP_OVERLAP)] = { "DP overlap", NULL },
+	[AXIS_OF(PLAN_ATTR_MICS_HIERARCHICAL)] = { "MiCS 2-hop", NULL },
 	[AXIS_REFERENCE] = { "Reference", "reference" },
 };
 
@@ -77,13 +90,13 @@ static const struct header axis_headers[AXIS_COUNT] = {
 static const char *
 axis_text(int kind)
 {
-	return axis_headers[kind].text ? axis_headers[kind].text : study_axis_names[kind];
+	return axis_headers[kind].text ? axis_headers[kind].text : study_axis_name(kind);
 }
 
 static const char *
 axis_csv(int kind)
 {
-	return axis_headers[kind].csv ? axis_headers[kind].csv : study_axis_names[kind];
+	return axis_headers[kind].csv ? axis_headers[kind].csv : study_axis_name(kind);
 }
 
 static const struct header metric_headers[METRIC_COUNT] = {

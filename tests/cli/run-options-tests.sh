@@ -51,13 +51,15 @@ for cmd in predict optimize sweep validate calibrate fit-logs; do
 done
 
 # Sweep axes: "sweep --OPT axis KEY" with OPT = KEY, dashes for underscores,
-# and every axis a study file accepts (but 'reference', its own block).
+# and every axis a study file accepts (but 'reference', its own block, and
+# the three the command line gives as switches: --sequence-parallel,
+# --flash-attention/--no-flash-attention, --tp-overlap).
 awk '$1 == "sweep" && $3 == "axis" { print $2, $4 }' "$tmp/list" >"$tmp/axes"
 check "sweep: each axis option is its study key with dashes" \
 	'[ -s "$tmp/axes" ] && awk "{ k = \$2; gsub(/_/, \"-\", k); if (\"--\" k != \$1) exit 1 }" "$tmp/axes"'
 printf 'axes:\n  zzzzzzzz: [a]\n' >"$tmp/study.yaml"
 "$bin" sweep "$tmp/study.yaml" 2>&1 | sed -n 's/.*(valid: \(.*\))$/\1/p' | tr -d ' ' | tr ',' '\n' |
-	grep -vx reference | sort >"$tmp/study-axes"
+	grep -vxE 'reference|sequence_parallel|flash_attention|tp_overlap' | sort >"$tmp/study-axes"
 awk '{ print $2 }' "$tmp/axes" | sort >"$tmp/option-axes"
 check "sweep: the axis options are the study's axes" \
 	'[ -s "$tmp/study-axes" ] && diff "$tmp/study-axes" "$tmp/option-axes" >/dev/null'
