@@ -112,7 +112,7 @@ const struct plan_attr plan_attrs[PLAN_ATTR_COUNT + 1] = {
 		.help = "do not overlap DP/ZeRO traffic with computation" },
 	[PLAN_ATTR_MICS_HIERARCHICAL] = { "mics_hierarchical", NULL, PLAN_ATTR_BOOL, IN_PLAN(mics_hierarchical),
 		.def = 1, .help = "MiCS: flat instead of 2-hop parameter all-gather" },
-	[PLAN_ATTR_COUNT] = { NULL },
+	[PLAN_ATTR_COUNT] = { .name = NULL },
 };
 
 const struct plan_attr *
