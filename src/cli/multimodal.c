@@ -23,8 +23,10 @@
 #include "io/hf_config.h"
 #include "io/multimodal_load.h"
 #include "io/profile_path.h"
+#include "io/schema.h"
 #include "plan/multimodal.h"
 #include "plan/numparse.h"
+#include "plan/plan_attr.h"
 #include "plan/search.h"
 
 #define GIB 1073741824.0
@@ -82,57 +84,351 @@ plan_brief(const struct plan *p, char *buf, size_t size)
 		snprintf(buf + n, size - (size_t)n, "ZeRO %d", p->zero);
 }
 
-/* The per-stage lists of a spec: what each entry of "KEY=a/b/c" is. */
-enum spec_list { SPEC_LIST_LAYERS, SPEC_LIST_RECOMPUTE, SPEC_LIST_RECOMPUTE_LAYERS };
+/* ------------------------------------------------------------ --submodule */
 
-/* ",KEY=a/b/c": one entry per stage, appended at @n. */
-static int
-spec_stages(const struct plan *p, enum spec_list what, const char *key, char *buf, size_t size, int n)
+/*
+ * A --submodule spec, "NAME:KEY=VALUE,...", gives one submodule its plan:
+ * its items are the plan attributes (plan/plan_attr.h), by name with
+ * dashes or underscores, and gpus=G, the submodule's GPUs (dp follows, as
+ * --gpus gives it to predict). A list's entries go between '/', since ','
+ * separates the items. What the spec leaves out is the command line's
+ * (--micro-batch, --zero, --precision, ...), except tp, pp (1) and dp:
+ * each submodule has its own group. The attributes the submodules share
+ * are refused, with the reason (cli_submodule_refuses).
+ */
+
+/* The longest --submodule argument: room for three lists of PLAN_MAX_STAGES entries. */
+#define SPEC_MAX 8192
+
+/* gpus=G's range: predict's --gpus. */
+#define SPEC_MAX_GPUS (1L << 26)
+
+/* The keys --submodule took before it took every attribute, kept so that
+ * the command lines and predict_args written then still read. */
+static const struct spec_alias {
+	const char *key;
+	enum plan_attr_id id;
+	bool negated; /* a switch given by its opposite */
+} spec_aliases[] = {
+	{ "sp", PLAN_ATTR_SEQUENCE_PARALLEL, false },
+	{ "mics", PLAN_ATTR_MICS_GROUP, false },
+	{ "mics-flat", PLAN_ATTR_MICS_HIERARCHICAL, true },
+};
+#define SPEC_NALIASES ((int)(sizeof(spec_aliases) / sizeof(spec_aliases[0])))
+
+const char *
+cli_submodule_refuses(enum plan_attr_id id)
 {
-	if (n < (int)size)
-		n += snprintf(buf + n, size - (size_t)n, ",%s=", key);
-	for (int s = 0; s < p->pp && n < (int)size; s++) {
-		const char *sep = s ? "/" : "";
-
-		if (what == SPEC_LIST_RECOMPUTE)
-			n += snprintf(buf + n, size - (size_t)n, "%s%s", sep, plan_recompute_names[plan_stage_recompute(p, s)]);
-		else
-			n += snprintf(buf + n, size - (size_t)n, "%s%d", sep,
-				      what == SPEC_LIST_LAYERS ? p->stage_layers[s] : p->stage_recompute_layers[s]);
+	/* predict_rejects: a multimodal model is predicted without one. */
+	if (plan_attrs[id].flags & PLAN_ATTR_COMPRESSION)
+		return "it needs a compressor, which a multimodal model does not take";
+	switch (id) {
+	case PLAN_ATTR_GLOBAL_BATCH:
+		/* The contrastive loss pairs each sample's embeddings of
+		 * every submodule (multimodal_estimate checks it). */
+		return "every submodule sees the same samples (give --global-batch)";
+	case PLAN_ATTR_SEQ_LEN:
+		return "a submodule's tokens per sample are its profile's";
+	case PLAN_ATTR_DP_ALLREDUCE:
+		/* An estimate option, one for the whole multimodal_estimate. */
+		return "one DP all-reduce prices every submodule (give --dp-allreduce)";
+	default:
+		return NULL;
 	}
-	return n;
 }
 
-/* The --submodule spec for @p: what predict takes back, the plan's
- * choices beyond the defaults included (interleaving, sequence
- * parallelism, a MiCS group and its gather, uneven stages, recompute per
- * stage and Slapo's layers in full), so that predict times the plan
- * optimize timed. False when it does not fit in @size (SPEC_MAX holds
- * any plan's). */
+/* @name with dashes for underscores, as a spec writes it, into @buf. */
+static const char *
+spec_dashed(const char *name, char *buf, size_t size)
+{
+	size_t i = 0;
+
+	for (; name[i] && i + 1 < size; i++)
+		buf[i] = name[i] == '_' ? '-' : name[i];
+	buf[i] = '\0';
+	return buf;
+}
+
+/* What item @key names: attribute *@id, or gpus=G (*@id PLAN_ATTR_COUNT);
+ * *@negated for a switch given by its opposite (mics-flat). False when
+ * it names nothing. */
+static bool
+spec_key(const char *key, int *id, bool *negated)
+{
+	const struct plan_attr *a;
+	char k[64];
+
+	spec_dashed(key, k, sizeof(k));
+	*negated = false;
+	if (strcmp(k, "gpus") == 0) {
+		*id = PLAN_ATTR_COUNT;
+		return true;
+	}
+	for (int i = 0; i < SPEC_NALIASES; i++) {
+		if (strcmp(k, spec_aliases[i].key) == 0) {
+			*id = (int)spec_aliases[i].id;
+			*negated = spec_aliases[i].negated;
+			return true;
+		}
+	}
+	if (!(a = plan_attr_find(key)))
+		return false;
+	*id = (int)(a - plan_attrs);
+	return true;
+}
+
+/* An unknown key: the nearest a submodule takes, or all of them. */
+static void
+spec_unknown_key(const char *name, const char *key)
+{
+	char valid[1024] = "gpus", near[64] = "", k[64], cand[64];
+	int best = 3; /* within two edits, as schema_nearest */
+
+	spec_dashed(key, k, sizeof(k));
+	for (int id = -1; id < PLAN_ATTR_COUNT + SPEC_NALIASES; id++) {
+		int d;
+
+		if (id >= 0 && id < PLAN_ATTR_COUNT && cli_submodule_refuses(id))
+			continue;
+		spec_dashed(id < 0 ? "gpus" : id < PLAN_ATTR_COUNT ? plan_attrs[id].name :
+			    spec_aliases[id - PLAN_ATTR_COUNT].key, cand, sizeof(cand));
+		if ((d = schema_edit_distance(k, cand)) < best) {
+			best = d;
+			snprintf(near, sizeof(near), "%s", cand);
+		}
+		if (id >= 0 && id < PLAN_ATTR_COUNT)
+			snprintf(valid + strlen(valid), sizeof(valid) - strlen(valid), ", %s", cand);
+	}
+	if (near[0]) {
+		cli_error("--submodule %s: unknown key '%s'; did you mean '%s'?", name, key, near);
+		return;
+	}
+	snprintf(valid + strlen(valid), sizeof(valid) - strlen(valid), "; also sp, mics, mics-flat");
+	cli_error("--submodule %s: unknown key '%s' (valid: %s)", name, key, valid);
+}
+
+/* The --submodule spec of @p: every attribute a submodule takes that is
+ * not at its default (plan_attr_format, as predict_args), by its name
+ * with dashes, the lists with '/' between their entries, so that predict
+ * reads back the plan optimize timed. False when it does not fit in
+ * @size (SPEC_MAX holds any plan's). */
 static bool
 plan_spec(const char *name, const struct plan *p, char *buf, size_t size)
 {
-	int r = plan_one_recompute(p);
-	int n = snprintf(buf, size, "%s:tp=%d,pp=%d,dp=%d,micro-batch=%d", name, p->tp, p->pp, p->dp, p->micro_batch);
+	struct plan_attr_target t = { (struct plan *)p, NULL };
+	const char *sep = "";
+	size_t n = (size_t)snprintf(buf, size, "%s:", name);
 
-	if (r >= 0 && n < (int)size)
-		n += snprintf(buf + n, size - (size_t)n, ",recompute=%s", plan_recompute_names[r]);
+	for (int id = 0; id < PLAN_ATTR_COUNT && n < size; id++) {
+		char val[SPEC_MAX], key[64];
+
+		if (cli_submodule_refuses(id) || !plan_attr_format(&plan_attrs[id], &t, false, val, sizeof(val)))
+			continue;
+		for (char *c = val; *c; c++)
+			if (*c == ',')
+				*c = '/';
+		n += (size_t)snprintf(buf + n, size - n, "%s%s=%s", sep, spec_dashed(plan_attrs[id].name, key, sizeof(key)),
+				      val);
+		sep = ",";
+	}
+	return n < size;
+}
+
+/* What the items of one --submodule spec have said so far. */
+struct spec_state {
+	const char *name;                   /* the submodule, for the messages */
+	const char *given[PLAN_ATTR_COUNT]; /* the key each attribute was given by; NULL: not given */
+	const char *gpus_key;               /* gpus=G given */
+	int gpus;                           /* G; 0: not given */
+	int flash;                          /* flash-attention: 1 or 0; -1: the command line's */
+};
+
+/* The NAME of "NAME:key=v,...", written to @name; *@idx its submodule. */
+static bool
+spec_submodule(const struct multimodal *mm, const char *arg, char *name, size_t size, int *idx)
+{
+	const char *colon = strchr(arg, ':');
+
+	if (!colon || colon == arg || strlen(arg) >= SPEC_MAX || (size_t)(colon - arg) >= size) {
+		cli_error("--submodule expects NAME:tp=T,dp=D[,pp=P][,gpus=G][,micro-batch=B], got '%s'", arg);
+		return false;
+	}
+	snprintf(name, size, "%.*s", (int)(colon - arg), arg);
+	if ((*idx = multimodal_find(mm, name)) < 0) {
+		char valid[256] = "";
+
+		for (int i = 0; i < mm->nsub; i++)
+			snprintf(valid + strlen(valid), sizeof(valid) - strlen(valid), "%s%s", i ? ", " : "", mm->sub[i].name);
+		cli_error("unknown submodule '%s' of %s (valid: %s)", name, mm->name, valid);
+		return false;
+	}
+	return true;
+}
+
+/* A list's value with ',' between its entries, as plan_attr_parse reads
+ * it, into @buf; false (said) for an empty entry. */
+static bool
+spec_list(const char *label, const char *val, char *buf, size_t size)
+{
+	if (!*val || val[0] == '/' || val[strlen(val) - 1] == '/' || strstr(val, "//")) {
+		cli_error("%s expects entries separated by '/', got '%s'", label, val);
+		return false;
+	}
+	snprintf(buf, size, "%s", val);
+	for (char *c = buf; *c; c++)
+		if (*c == '/')
+			*c = ',';
+	return true;
+}
+
+/* The item's attribute, or gpus=G, given a second time: an error, not the last one winning without a word. */
+static bool
+spec_twice(const struct spec_state *st, int id, const char *key)
+{
+	const char *before = id == PLAN_ATTR_COUNT ? st->gpus_key : st->given[id];
+
+	if (!before)
+		return false;
+	if (strcmp(before, key) == 0)
+		cli_error("--submodule %s: '%s' is given twice", st->name, key);
 	else
-		n = spec_stages(p, SPEC_LIST_RECOMPUTE, "stage-recompute", buf, size, n);
-	if (p->custom_recompute_layers)
-		n = spec_stages(p, SPEC_LIST_RECOMPUTE_LAYERS, "recompute-layers", buf, size, n);
-	if (p->mics_group > 0 && n < (int)size)
-		n += snprintf(buf + n, size - (size_t)n, ",mics=%d%s", p->mics_group,
-			      p->mics_hierarchical ? "" : ",mics-flat=1");
-	else if (n < (int)size)
-		n += snprintf(buf + n, size - (size_t)n, ",zero=%d", p->zero);
-	if (p->vpp > 1 && n < (int)size)
-		n += snprintf(buf + n, size - (size_t)n, ",vpp=%d", p->vpp);
-	if (p->sequence_parallel && n < (int)size)
-		n += snprintf(buf + n, size - (size_t)n, ",sp=1");
-	if (p->custom_layers && p->pp > 1)
-		n = spec_stages(p, SPEC_LIST_LAYERS, "stage-layers", buf, size, n);
-	return n < (int)size;
+		cli_error("--submodule %s: '%s' is given twice (as '%s' before)", st->name, key, before);
+	return true;
+}
+
+/* Apply one KEY=VALUE item of the spec to @p. */
+static bool
+spec_item(const char *key, const char *val, struct plan *p, struct spec_state *st)
+{
+	struct plan_attr_target t = { p, NULL };
+	const struct plan_attr *a;
+	const char *refused;
+	char label[128], why[512], list[SPEC_MAX];
+	bool negated;
+	long v;
+	int id;
+
+	if (!spec_key(key, &id, &negated)) {
+		spec_unknown_key(st->name, key);
+		return false;
+	}
+	if (spec_twice(st, id, key))
+		return false;
+	snprintf(label, sizeof(label), "--submodule %s:%.48s", st->name, key);
+	if (id == PLAN_ATTR_COUNT) {
+		if (!num_parse_long(val, 1, SPEC_MAX_GPUS, &v)) {
+			cli_error("%s expects a whole number from 1 to %ld, got '%s'", label, SPEC_MAX_GPUS, val);
+			return false;
+		}
+		st->gpus_key = key;
+		st->gpus = (int)v;
+		return true;
+	}
+	a = &plan_attrs[id];
+	if ((refused = cli_submodule_refuses(id))) {
+		cli_error("--submodule %s: %s is not a submodule's own: %s", st->name, key, refused);
+		return false;
+	}
+	st->given[id] = key;
+	if (a->type == PLAN_ATTR_BOOL) {
+		if (!plan_attr_parse_value(a, label, val, &v, why, sizeof(why))) {
+			cli_error("%s", why);
+			return false;
+		}
+		if (negated)
+			v = !v;
+		/* Flash attention's default is the GPU's: plan_complete sets it. */
+		if (a->flags & PLAN_ATTR_GPU_DEFAULT)
+			st->flash = (int)v;
+		else
+			plan_attr_set(a, &t, v);
+		return true;
+	}
+	if (a->type == PLAN_ATTR_LIST && !spec_list(label, val, list, sizeof(list)))
+		return false;
+	if (!plan_attr_parse(a, label, a->type == PLAN_ATTR_LIST ? list : val, &t, why, sizeof(why))) {
+		cli_error("%s", why);
+		return false;
+	}
+	return true;
+}
+
+/* The spec's plan completed as predict completes its own (plan_complete:
+ * dp from gpus=G, flash attention from the GPU, recompute-layers=K on
+ * every stage), after what only a spec can get wrong. */
+static bool
+spec_complete(const struct spec_state *st, const struct model *m, const struct cluster *c, struct plan *p)
+{
+	const char *name = st->name, *flat = st->given[PLAN_ATTR_MICS_HIERARCHICAL];
+	struct plan_error err;
+
+	if (flat && p->mics_group == 0) {
+		cli_error("--submodule %s: %s says how a MiCS group gathers: give mics=G too", name, flat);
+		return false;
+	}
+	/* MiCS is ZeRO-3 inside its groups (as plan_complete says): a zero
+	 * the spec gives must be 3, the command line's yields. */
+	if (p->mics_group > 0 && p->zero != 3) {
+		if (st->given[PLAN_ATTR_ZERO]) {
+			const char *mics = st->given[PLAN_ATTR_MICS_GROUP];
+
+			cli_error("--submodule %s: %s=%d is ZeRO-3 in groups; it does not go with %s=%d", name,
+				  mics ? mics : "mics-group", p->mics_group, st->given[PLAN_ATTR_ZERO], p->zero);
+			return false;
+		}
+		p->zero = 3;
+	}
+	if (!st->given[PLAN_ATTR_DP] && st->gpus == 0) {
+		cli_error("submodule '%s' has no GPUs: give dp=D or gpus=G in --submodule %s:...", name, name);
+		return false;
+	}
+	plan_error_clear(&err);
+	if (!plan_complete(p, &(struct plan_fill){ st->gpus, st->flash }, m, c, &err)) {
+		cli_error("--submodule %s: %s", name, err.message);
+		return false;
+	}
+	return true;
+}
+
+/* Read "NAME:key=v,..." of @r's into @p (the command line's plan, but
+ * tp, pp and dp), completed on @c; *@idx the submodule. */
+static bool
+parse_spec(const struct predict_request *r, const struct multimodal *mm, const struct cluster *c, const char *arg,
+	   struct plan *p, int *idx)
+{
+	char buf[SPEC_MAX], name[64];
+	struct spec_state st = { .name = name, .flash = r->flash };
+
+	if (!spec_submodule(mm, arg, name, sizeof(name), idx))
+		return false;
+	*p = r->plan;
+	p->tp = 1;
+	p->pp = 1;
+	p->dp = 0;
+	snprintf(buf, sizeof(buf), "%s", strchr(arg, ':') + 1);
+	/* Split by hand, not strtok_r: that skips empty items, and 'tp=1,,dp=8'
+	 * is a typo to report. */
+	for (char *tok = buf, *next; tok; tok = next) {
+		char *eq = strchr(tok, '='), *comma = strchr(tok, ',');
+
+		next = comma ? comma + 1 : NULL;
+		if (comma)
+			*comma = '\0';
+		if (comma && eq > comma)
+			eq = NULL;
+		if (!*tok) {
+			cli_error("--submodule %s: an empty item in '%s'", name, arg);
+			return false;
+		}
+		if (!eq) {
+			cli_error("--submodule %s: expected KEY=VALUE, got '%s'", name, tok);
+			return false;
+		}
+		*eq = '\0';
+		if (!spec_item(tok, eq + 1, p, &st))
+			return false;
+	}
+	return spec_complete(&st, &mm->sub[*idx].model, c, p);
 }
 
 /* ------------------------------------------------------------ output */
@@ -264,275 +560,6 @@ mm_text(const struct mm_report *r)
 
 /* ------------------------------------------------------------ predict */
 
-/* The longest --submodule argument: room for three lists of PLAN_MAX_STAGES entries. */
-#define SPEC_MAX 8192
-
-/* The keys --submodule takes, in the order of the bits of spec_state.seen. */
-static const char *const spec_keys[] = {
-	"tp", "pp", "dp", "gpus", "micro-batch", "recompute", "zero", "vpp", "sp", "mics", "mics-flat",
-	"stage-layers", "stage-recompute", "recompute-layers",
-};
-#define SPEC_NKEYS ((int)(sizeof(spec_keys) / sizeof(spec_keys[0])))
-
-/* The index of @key in spec_keys[]; SPEC_NKEYS when it is not one. */
-static int
-spec_key_index(const char *key)
-{
-	int k = 0;
-
-	while (k < SPEC_NKEYS && strcmp(spec_keys[k], key) != 0)
-		k++;
-	return k;
-}
-
-/* What the items of one --submodule spec have said so far. */
-struct spec_state {
-	const char *name; /* the submodule, for the messages */
-	unsigned seen;    /* a bit per spec_keys entry given */
-	int gpus;         /* gpus=G; 0: not given */
-	bool dp;          /* dp=D given */
-};
-
-/* Whether the spec has given @key (one of spec_keys[]). */
-static bool
-spec_seen(const struct spec_state *st, const char *key)
-{
-	return (st->seen >> spec_key_index(key)) & 1u;
-}
-
-/* The NAME of "NAME:key=v,...", written to @name; *@idx its submodule. */
-static bool
-spec_submodule(const struct multimodal *mm, const char *arg, char *name, size_t size, int *idx)
-{
-	const char *colon = strchr(arg, ':');
-
-	if (!colon || colon == arg || strlen(arg) >= SPEC_MAX || (size_t)(colon - arg) >= size) {
-		cli_error("--submodule expects NAME:tp=T,dp=D[,pp=P][,gpus=G][,micro-batch=B], got '%s'", arg);
-		return false;
-	}
-	snprintf(name, size, "%.*s", (int)(colon - arg), arg);
-	if ((*idx = multimodal_find(mm, name)) < 0) {
-		char valid[256] = "";
-
-		for (int i = 0; i < mm->nsub; i++)
-			snprintf(valid + strlen(valid), sizeof(valid) - strlen(valid), "%s%s", i ? ", " : "", mm->sub[i].name);
-		cli_error("unknown submodule '%s' of %s (valid: %s)", name, mm->name, valid);
-		return false;
-	}
-	return true;
-}
-
-/* stage-layers=a/b/..., stage-recompute=m/m/... or recompute-layers=k/k/...:
- * one entry per stage, '/' between them (',' separates the spec's
- * items); predict checks the count against pp and the layers against the
- * model's. */
-static bool
-spec_stage_list(const char *key, const char *val, struct plan *p, const char *name)
-{
-	enum spec_list what = strcmp(key, "stage-recompute") == 0 ? SPEC_LIST_RECOMPUTE :
-			      strcmp(key, "recompute-layers") == 0 ? SPEC_LIST_RECOMPUTE_LAYERS : SPEC_LIST_LAYERS;
-	char buf[SPEC_MAX], opt[128];
-	char *save = NULL;
-	int n = 0;
-
-	snprintf(opt, sizeof(opt), "--submodule %.63s: %.16s", name, key);
-	snprintf(buf, sizeof(buf), "%s", val);
-	if (!*val || val[0] == '/' || val[strlen(val) - 1] == '/' || strstr(val, "//")) {
-		cli_error("%s expects entries separated by '/', got '%s'", opt, val);
-		return false;
-	}
-	for (char *tok = strtok_r(buf, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
-		int v;
-
-		if (n >= PLAN_MAX_STAGES) {
-			cli_error("%s: more than %d stages", opt, PLAN_MAX_STAGES);
-			return false;
-		}
-		if (what == SPEC_LIST_RECOMPUTE ? !cli_choice(opt, tok, plan_recompute_names, &v)
-						: !cli_int(opt, tok, what == SPEC_LIST_LAYERS ? 1 : 0, 30000, &v))
-			return false;
-		if (what == SPEC_LIST_RECOMPUTE)
-			p->stage_recompute[n++] = (signed char)v;
-		else if (what == SPEC_LIST_LAYERS)
-			p->stage_layers[n++] = (short)v;
-		else
-			p->stage_recompute_layers[n++] = (short)v;
-	}
-	if (what == SPEC_LIST_RECOMPUTE)
-		p->custom_recompute = true, p->stage_recompute_count = n;
-	else if (what == SPEC_LIST_LAYERS)
-		p->custom_layers = true, p->stage_layers_count = n;
-	else
-		p->custom_recompute_layers = true, p->stage_recompute_layers_count = n;
-	return true;
-}
-
-/* Apply one KEY=VALUE item of the spec to @p. */
-static bool
-spec_item(const char *key, const char *val, struct plan *p, struct spec_state *st)
-{
-	const char *name = st->name;
-	long v;
-	int k = spec_key_index(key);
-
-	if (k < SPEC_NKEYS) {
-		if (st->seen & (1u << k)) {
-			cli_error("--submodule %s: '%s' is given twice", name, key);
-			return false;
-		}
-		st->seen |= 1u << k;
-	}
-	if (strcmp(key, "recompute") == 0) {
-		int r;
-
-		if (!cli_choice("--submodule recompute", val, plan_recompute_names, &r))
-			return false;
-		p->recompute = r;
-		return true;
-	}
-	if (strcmp(key, "stage-layers") == 0 || strcmp(key, "stage-recompute") == 0 ||
-	    strcmp(key, "recompute-layers") == 0)
-		return spec_stage_list(key, val, p, name);
-	/* An unknown key is parsed as a number first: 'foo=x' reports the
-	 * number, as it always has. */
-	if (!num_parse_long(val, 0, 1L << 26, &v)) {
-		cli_error("--submodule %s: %s expects a whole number, got '%s'", name, key, val);
-		return false;
-	}
-	if (strcmp(key, "tp") == 0 && v >= 1)
-		p->tp = (int)v;
-	else if (strcmp(key, "pp") == 0 && v >= 1 && v <= PLAN_MAX_STAGES)
-		p->pp = (int)v;
-	else if (strcmp(key, "dp") == 0 && v >= 1)
-		p->dp = (int)v, st->dp = true;
-	else if (strcmp(key, "gpus") == 0 && v >= 1)
-		st->gpus = (int)v;
-	else if (strcmp(key, "micro-batch") == 0 && v >= 1)
-		p->micro_batch = (int)v;
-	else if (strcmp(key, "zero") == 0 && v <= 3)
-		p->zero = (int)v;
-	else if (strcmp(key, "vpp") == 0 && v >= 1 && v <= PLAN_MAX_STAGES)
-		p->vpp = (int)v;
-	else if (strcmp(key, "sp") == 0 && v <= 1)
-		p->sequence_parallel = v == 1;
-	else if (strcmp(key, "mics") == 0 && v >= 1)
-		p->mics_group = (int)v;
-	else if (strcmp(key, "mics-flat") == 0 && v <= 1)
-		p->mics_hierarchical = v == 0;
-	else if (k < SPEC_NKEYS) {
-		bool gpus = strcmp(key, "tp") == 0 || strcmp(key, "pp") == 0 || strcmp(key, "dp") == 0 ||
-			    strcmp(key, "gpus") == 0 || strcmp(key, "micro-batch") == 0;
-
-		cli_error("--submodule %s: %s=%s is out of range%s", name, key, val,
-			  gpus ? " (a submodule with no GPUs?)" : strcmp(key, "zero") == 0 ? " (0 to 3)" :
-			  strcmp(key, "vpp") == 0 ? " (1 to 256)" : strcmp(key, "mics") == 0 ? " (a group of 1 GPU or more)" :
-			  " (0 or 1)");
-		return false;
-	} else {
-		char valid[256] = "";
-
-		for (int i = 0; i < SPEC_NKEYS; i++)
-			snprintf(valid + strlen(valid), sizeof(valid) - strlen(valid), "%s%s", i ? ", " : "",
-				 spec_keys[i]);
-		cli_error("--submodule %s: unknown key '%s' (valid: %s)", name, key, valid);
-		return false;
-	}
-	return true;
-}
-
-/* dp from gpus=G where dp=D is not given, or the check that both agree. */
-static bool
-spec_dp(const struct spec_state *st, struct plan *p)
-{
-	const char *name = st->name;
-	int gpus = st->gpus;
-
-	if (!st->dp) {
-		long share = (long)p->tp * p->cp * p->pp;
-
-		if (gpus == 0) {
-			cli_error("submodule '%s' has no GPUs: give dp=D or gpus=G in --submodule %s:...", name, name);
-			return false;
-		}
-		if (gpus % share != 0) {
-			cli_error("--submodule %s: gpus=%d is not divisible by tp x pp (%ld)", name, gpus, share);
-			return false;
-		}
-		p->dp = (int)(gpus / share);
-	} else if (gpus && plan_gpus(p) != gpus) {
-		cli_error("--submodule %s: gpus=%d does not match tp x pp x dp (%d)", name, gpus, plan_gpus(p));
-		return false;
-	}
-	return true;
-}
-
-/* Read "NAME:key=v,..." into @p (a copy of the shared options); *@idx the submodule. */
-static bool
-parse_spec(const struct multimodal *mm, const char *arg, int total_default_mb, struct plan *p, int *idx)
-{
-	char buf[SPEC_MAX], name[64];
-	struct spec_state st = { name, 0, 0, false };
-
-	if (!spec_submodule(mm, arg, name, sizeof(name), idx))
-		return false;
-	p->tp = 1;
-	p->pp = 1;
-	p->dp = 0;
-	p->micro_batch = total_default_mb;
-	snprintf(buf, sizeof(buf), "%s", strchr(arg, ':') + 1);
-	/* Split by hand, not strtok_r: that skips empty items, and 'tp=1,,dp=8'
-	 * is a typo to report. A key given twice (dp=8,dp=4) is an error too,
-	 * not the last one winning without a word. */
-	for (char *tok = buf, *next; tok; tok = next) {
-		char *eq = strchr(tok, '='), *comma = strchr(tok, ',');
-
-		next = comma ? comma + 1 : NULL;
-		if (comma)
-			*comma = '\0';
-		if (comma && eq > comma)
-			eq = NULL;
-		if (!*tok) {
-			cli_error("--submodule %s: an empty item in '%s'", name, arg);
-			return false;
-		}
-		if (!eq) {
-			cli_error("--submodule %s: expected KEY=VALUE, got '%s'", name, tok);
-			return false;
-		}
-		*eq = '\0';
-		if (!spec_item(tok, eq + 1, p, &st))
-			return false;
-	}
-	/* The per-stage lists: one entry a stage (recompute-layers also one
-	 * number for every stage), as --stage-layers and the others. */
-	if (p->custom_recompute_layers && p->stage_recompute_layers_count == 1 && p->pp > 1)
-		for (int s = 1; s < p->pp; s++)
-			p->stage_recompute_layers[s] = p->stage_recompute_layers[0];
-	if (p->custom_recompute_layers && p->stage_recompute_layers_count == 1)
-		p->stage_recompute_layers_count = p->pp;
-	if ((p->custom_layers && p->stage_layers_count != p->pp) ||
-	    (p->custom_recompute && p->stage_recompute_count != p->pp) ||
-	    (p->custom_recompute_layers && p->stage_recompute_layers_count != p->pp)) {
-		cli_error("--submodule %s: stage-layers, stage-recompute and recompute-layers need one entry per "
-			  "stage (pp %d)", name, p->pp);
-		return false;
-	}
-	if (spec_seen(&st, "mics-flat") && p->mics_group == 0) {
-		cli_error("--submodule %s: mics-flat says how a MiCS group gathers: give mics=G too", name);
-		return false;
-	}
-	if (p->mics_group > 0) {
-		/* MiCS is ZeRO-3 inside its groups, as --mics-group implies. */
-		if (p->zero != 3 && spec_seen(&st, "zero")) {
-			cli_error("--submodule %s: mics=%d is ZeRO-3 in groups; it does not go with zero=%d", name,
-				  p->mics_group, p->zero);
-			return false;
-		}
-		p->zero = 3;
-	}
-	return spec_dp(&st, p);
-}
-
 /* The options predict cannot apply to a multimodal model. */
 static bool
 predict_rejects(const struct predict_request *r)
@@ -556,22 +583,16 @@ predict_rejects(const struct predict_request *r)
 	return false;
 }
 
-/* Monolithic: the usual plan, for every submodule on all @total GPUs. */
+/* Monolithic: the usual plan, completed as predict's (plan_complete), for
+ * every submodule on all the GPUs. */
 static bool
-monolithic_plans(const struct predict_request *r, const struct multimodal *mm, int total, struct plan *plans)
+monolithic_plans(const struct predict_request *r, const struct multimodal *mm, const struct cluster *c,
+		 struct plan *plans)
 {
 	struct plan p = r->plan;
 
-	if (p.dp == 0) {
-		if (total % ((long)p.tp * p.cp * p.pp) != 0) {
-			cli_error("%d GPUs are not divisible by tp x pp (%d x %d); give --dp or --gpus", total, p.tp, p.pp);
-			return false;
-		}
-		p.dp = (int)(total / ((long)p.tp * p.cp * p.pp));
-	} else if (r->gpus && plan_gpus(&p) != r->gpus) {
-		cli_error("--gpus %d does not match tp x pp x dp (%d)", r->gpus, plan_gpus(&p));
+	if (!cli_plan_complete(&p, &(struct plan_fill){ r->gpus, r->flash }, &mm->sub[0].model, c))
 		return false;
-	}
 	for (int i = 0; i < mm->nsub; i++)
 		plans[i] = p;
 	return true;
@@ -580,16 +601,17 @@ monolithic_plans(const struct predict_request *r, const struct multimodal *mm, i
 /* Per-submodule: a plan from each --submodule, every submodule given once,
  * the groups within @total GPUs. */
 static bool
-submodule_plans(const struct predict_request *r, const struct multimodal *mm, int total, struct plan *plans)
+submodule_plans(const struct predict_request *r, const struct multimodal *mm, const struct cluster *c, int total,
+		struct plan *plans)
 {
 	bool given[MULTIMODAL_MAX_SUBMODULES] = { false };
 	int used = 0;
 
 	for (int k = 0; k < r->nsubmodule_args; k++) {
-		struct plan p = r->plan;
+		struct plan p;
 		int i;
 
-		if (!parse_spec(mm, r->submodule_args[k], r->plan.micro_batch, &p, &i))
+		if (!parse_spec(r, mm, c, r->submodule_args[k], &p, &i))
 			return false;
 		if (given[i]) {
 			cli_error("--submodule %s is given twice", mm->sub[i].name);
@@ -662,16 +684,14 @@ cli_predict_multimodal(struct predict_request *r)
 	r->opt.framework = &framework;
 	if ((rc = cli_load_cluster_links(r->cluster, &r->links, &cluster)) != CLI_EXIT_OK)
 		return rc;
-	r->plan.flash_attention = gpu_plan_flash_attention(&cluster.gpu, r->flash);
-	if (r->plan.mics_group > 0 && r->plan.zero == 0)
-		r->plan.zero = 3;
 	total = r->gpus ? r->gpus : cluster_gpus(&cluster);
 	rc = CLI_EXIT_USAGE;
 	if (r->gpus > cluster_gpus(&cluster)) {
 		cli_error("--gpus %d is more than cluster '%s' has (%d)", r->gpus, cluster.name, cluster_gpus(&cluster));
 		goto out;
 	}
-	if (r->nsubmodule_args == 0 ? !monolithic_plans(r, &mm, total, plans) : !submodule_plans(r, &mm, total, plans))
+	if (r->nsubmodule_args == 0 ? !monolithic_plans(r, &mm, &cluster, plans) :
+				      !submodule_plans(r, &mm, &cluster, total, plans))
 		goto out;
 	plan_error_clear(&err);
 	if (!multimodal_estimate(&mm, &cluster, plans, r->nsubmodule_args == 0, &r->opt, &est, &err)) {
@@ -826,8 +846,37 @@ now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The predict arguments of the split @plans, a --submodule each (the
+ * options the submodules share as optimize was given them), that predict
+ * times as optimize did; NULL when out of memory. The monolithic side has
+ * none: predict's monolithic plan is one plan for every submodule. */
 static json_t *
-opt_side_json(const struct multimodal *mm, const struct multimodal_estimate *e, const struct plan *plans)
+mm_predict_args(const struct mm_search *s, const struct plan *plans)
+{
+	static char specs[MULTIMODAL_MAX_SUBMODULES][SPEC_MAX];
+	const struct optimize_request *r = s->r;
+	struct predict_request p;
+
+	_Static_assert(MULTIMODAL_MAX_SUBMODULES <= CLI_MAX_SUBMODULE_ARGS, "a --submodule for every submodule");
+	cli_predict_request_init(&p);
+	p.model = r->model;
+	p.cluster = r->cluster;
+	p.framework = r->framework;
+	p.links = r->links;
+	p.plan.global_batch = r->so.global_batch;
+	p.opt.dp_algo = s->opt.dp_algo;
+	for (int i = 0; i < s->mm->nsub; i++) {
+		if (!plan_spec(s->mm->sub[i].name, &plans[i], specs[i], sizeof(specs[i])))
+			snprintf(specs[i], sizeof(specs[i]), "(too long)");
+		p.submodule_args[p.nsubmodule_args++] = specs[i];
+	}
+	return cli_predict_args(&p);
+}
+
+/* One side of optimize's JSON; @args its predict_args (taken), NULL: none. */
+static json_t *
+opt_side_json(const struct multimodal *mm, const struct multimodal_estimate *e, const struct plan *plans,
+	      json_t *args)
 {
 	json_t *o = json_object(), *subs = json_array();
 
@@ -844,6 +893,7 @@ opt_side_json(const struct multimodal *mm, const struct multimodal_estimate *e, 
 	if (!o || !subs) {
 		json_decref(o);
 		json_decref(subs);
+		json_decref(args);
 		return NULL;
 	}
 	json_object_set_new(o, "gpus", json_integer(e->total_gpus));
@@ -853,6 +903,8 @@ opt_side_json(const struct multimodal *mm, const struct multimodal_estimate *e, 
 	json_object_set_new(o, "memory_bytes", json_real(e->memory_bytes));
 	json_object_set_new(o, "fits", json_boolean(e->fits));
 	json_object_set_new(o, "submodules", subs);
+	if (args)
+		json_object_set_new(o, "predict_args", args);
 	return o;
 }
 
@@ -942,8 +994,10 @@ optimize_json(const struct mm_found *f)
 		json_object_set_new(root, "cluster", json_string(s->c->name));
 		json_object_set_new(root, "gpus", json_integer(f->total));
 		json_object_set_new(root, "global_batch", json_integer(s->r->so.global_batch));
-		json_object_set_new(root, "per_submodule", opt_side_json(s->mm, f->best, f->best_plans));
-		json_object_set_new(root, "monolithic", f->mono ? opt_side_json(s->mm, f->mono, f->mono_plans) : json_null());
+		json_object_set_new(root, "per_submodule", opt_side_json(s->mm, f->best, f->best_plans,
+									      mm_predict_args(s, f->best_plans)));
+		json_object_set_new(root, "monolithic",
+				    f->mono ? opt_side_json(s->mm, f->mono, f->mono_plans, NULL) : json_null());
 		json_object_set_new(root, "speedup", f->mono ? json_real(f->mono->iteration_time_s / f->best->iteration_time_s)
 							     : json_null());
 		json_object_set_new(root, "splits", json_integer(s->splits));
@@ -953,12 +1007,14 @@ optimize_json(const struct mm_found *f)
 	return write_json(root);
 }
 
-static void
+static bool
 optimize_text(const struct mm_found *f)
 {
 	const struct mm_search *s = f->s;
 	const struct multimodal *mm = s->mm;
 	const struct optimize_request *r = s->r;
+	json_t *args, *v;
+	size_t i;
 
 	printf("%s on %s: %d GPUs (%s), global batch %d, multimodal (%d submodules)\n\n", mm->name, s->c->name,
 	       f->total, s->c->gpu.name, r->so.global_batch, mm->nsub);
@@ -970,16 +1026,15 @@ optimize_text(const struct mm_found *f)
 	} else {
 		printf("monolithic: no plan of all %d GPUs fits some submodule\n", f->total);
 	}
-	printf("predict_args    --model %s --cluster %s --global-batch %d", r->model, r->cluster, r->so.global_batch);
-	for (int i = 0; i < mm->nsub; i++) {
-		char spec[SPEC_MAX];
-
-		if (!plan_spec(mm->sub[i].name, &f->best_plans[i], spec, sizeof(spec)))
-			snprintf(spec, sizeof(spec), "(too long)");
-		printf(" --submodule %s", spec);
-	}
+	if (!(args = mm_predict_args(s, f->best_plans)))
+		return false;
+	fputs("predict_args   ", stdout);
+	json_array_foreach(args, i, v)
+		printf(" %s", json_string_value(v));
+	json_decref(args);
 	printf("\nsearch          %ld splits of %d GPUs, %ld searches in %.2f s\n", s->splits, f->total, s->searches,
 	       f->seconds);
+	return true;
 }
 
 /* Price the best split and the monolithic plans (@mono_plans NULL: none), then print them. */
@@ -1000,8 +1055,9 @@ optimize_output(const struct mm_search *s, int total, double seconds, const stru
 			cli_error("cannot write the output");
 			return CLI_EXIT_FAILURE;
 		}
-	} else {
-		optimize_text(&f);
+	} else if (!optimize_text(&f)) {
+		cli_error("out of memory");
+		return CLI_EXIT_FAILURE;
 	}
 	return cli_finish(CLI_EXIT_OK);
 }

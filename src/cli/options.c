@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/multimodal.h"
 #include "cli/options.h"
 #include "plan/plan_attr.h"
 #include "io/schema.h"
@@ -455,6 +456,9 @@ write_rows_before(const struct cli_option *t, int before, const struct predict_r
  * (cli_write_attr), and the profile, compressor, framework, link and
  * checkpoint options at their places among them: every attribute that
  * is not at its default is written, so that the words give the plan back.
+ * A multimodal request (--submodule) writes only the attributes that its
+ * submodules share (cli_submodule_refuses), then its specs, which carry
+ * the rest.
  */
 json_t *
 cli_predict_args(const struct predict_request *req)
@@ -466,6 +470,9 @@ cli_predict_args(const struct predict_request *req)
 		return NULL;
 	for (int id = 0; id <= PLAN_ATTR_COUNT; id++) {
 		write_rows_before(t, id + 1, req, &w);
+		/* With --submodule, the specs give the submodules' own attributes. */
+		if (id < PLAN_ATTR_COUNT && req->nsubmodule_args > 0 && !cli_submodule_refuses(id))
+			continue;
 		for (int i = 0; id < PLAN_ATTR_COUNT && t[i].name; i++)
 			if (t[i].attr == id + 1) {
 				write_option(&t[i], req, &w);

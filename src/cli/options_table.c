@@ -195,7 +195,7 @@ write_plan_attr(const struct cli_option *o, const void *req, struct cli_words *o
 	cli_words_flag(&flag, out);
 }
 
-/* --submodule NAME:tp=T,dp=D,...: kept as given, read once the multimodal
+/* --submodule NAME:ATTR=V,...: kept as given, read once the multimodal
  * model is loaded (cli/multimodal.c). */
 static bool
 parse_submodule(const struct cli_option *o, const char *arg, void *req)
@@ -209,6 +209,16 @@ parse_submodule(const struct cli_option *o, const char *arg, void *req)
 	}
 	r->submodule_args[r->nsubmodule_args++] = arg;
 	return true;
+}
+
+/* Each --submodule, after the attributes that the submodules share. */
+static void
+write_submodule(const struct cli_option *o, const void *req, struct cli_words *out)
+{
+	const struct predict_request *r = req;
+
+	for (int k = 0; k < r->nsubmodule_args; k++)
+		cli_words_add(o, r->submodule_args[k], out);
 }
 
 static const struct cli_option predict_rows[] = {
@@ -243,11 +253,10 @@ static const struct cli_option predict_rows[] = {
 	  .help = "exit 0 when the plan does not fit in memory (default: exit 4)" },
 	CHECKPOINT_ROWS(PREDICT),
 	{ .name = "submodule", .metavar = "SPEC", .kind = CLI_OPT_CUSTOM, .parse = parse_submodule,
+	  .write = write_submodule, .arg_before = PLAN_ATTR_COUNT + 1,
 	  .help = "a multimodal model's submodule on its own GPUs (DistMM):\n"
-		  "NAME:tp=T,dp=D[,pp=P][,gpus=G][,micro-batch=B][,recompute=R][,zero=Z]\n"
-		  "[,vpp=V][,sp=0|1][,mics=G][,mics-flat=0|1][,stage-layers=L/L/..]\n"
-		  "[,stage-recompute=M/M/..][,recompute-layers=K/K/..]; repeated, one\n"
-		  "per submodule (default: one plan for all, in turn)" },
+		  "NAME:ATTR=V,... (any plan attribute of predict; lists with '/');\n"
+		  "repeated, one per submodule (default: one plan for all, in turn)" },
 	HELP_ROW,
 	{ .name = NULL },
 };

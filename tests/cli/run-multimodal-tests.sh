@@ -101,6 +101,65 @@ check "uneven stages change the image encoder's time" \
 	'jq -e --slurpfile e "$tmp/even.json" ".submodules[0].iteration_time_s != \$e[0].submodules[0].iteration_time_s" \
 	 "$tmp/uneven.json" >/dev/null'
 
+# Every plan attribute is a --submodule item, by its name with dashes or
+# underscores (booleans as true/false, yes/no or 1/0), the old names
+# (sp, mics, mics-flat) beside them.
+"$bin" predict "${base[@]}" \
+	--submodule image:tp=2,dp=4,micro_batch=8,precision=fp16,zero=1,dp-overlap=no,recompute=selective \
+	--submodule text:gpus=8,mics=8,mics-flat=true,sequence_parallel=false,flash-attention=0 \
+	--format json >"$tmp/attrs.json" 2>"$tmp/err"
+check "any plan attribute in --submodule: micro_batch, precision, dp-overlap, flash-attention, ..." \
+	'[ $? -eq 0 ] && jq -e ".submodules[0].prediction.plan as \$i | .submodules[1].prediction.plan as \$t |
+	 \$i.tp == 2 and \$i.micro_batch == 8 and \$i.precision == \"fp16\" and \$i.zero == 1 and
+	 \$i.dp_overlap == false and \$i.recompute == \"selective\" and \$i.flash_attention and
+	 \$t.dp == 8 and \$t.zero == 3 and \$t.mics_hierarchical == false and \$t.flash_attention == false" \
+	 "$tmp/attrs.json" >/dev/null'
+
+# Every plan optimize lists, given back to predict, costs what optimize
+# said (to 1e-9): the per-submodule split by its predict_args (its time
+# and each submodule's), and the monolithic side's plans by their
+# submodule_arg, each submodule on a group of all the GPUs (its own time).
+# mm_predict_again FILE NAME: one check naming the plans that do not.
+mm_predict_again() {
+	local sides=0 wrong=""
+	local -a words shared
+	mapfile -t words < <(jq -r '.per_submodule.predict_args[]' "$1")
+	"$bin" predict "${words[@]}" --allow-oom --format json >"$tmp/again.json" 2>"$tmp/again.err"
+	jq -e --slurpfile o "$1" '[.iteration_time_s, .submodules[].iteration_time_s] as $a |
+		[$o[0].per_submodule | .iteration_time_s, .submodules[].iteration_time_s] as $b |
+		[range($a | length)] | all(($a[.] - $b[.] | fabs) <= 1e-9 * $b[.])' "$tmp/again.json" >/dev/null ||
+		wrong="$wrong per-submodule"
+	sides=$((sides + 1))
+	if jq -e '.monolithic != null' "$1" >/dev/null; then
+		# The options the submodules share: predict_args before the first --submodule.
+		mapfile -t shared < <(jq -r '.per_submodule.predict_args | .[:index("--submodule")][]' "$1")
+		mapfile -t words < <(jq -r '.monolithic.submodules[] | "--submodule", .submodule_arg' "$1")
+		"$bin" predict "${shared[@]}" "${words[@]}" --allow-oom --format json >"$tmp/again.json" 2>"$tmp/again.err"
+		jq -e --slurpfile o "$1" '[.submodules[].iteration_time_s] as $a |
+			[$o[0].monolithic.submodules[].iteration_time_s] as $b |
+			[range($a | length)] | all(($a[.] - $b[.] | fabs) <= 1e-9 * $b[.])' "$tmp/again.json" >/dev/null ||
+			wrong="$wrong monolithic"
+		sides=$((sides + 1))
+	fi
+	check "$2: the plans of all $sides sides predicted again${wrong:+, not:$wrong}" \
+		'[ "$sides" -eq 2 ] && [ -z "$wrong" ]'
+}
+mm_problems=(
+	"clip-vit-l14 on 16 GPUs|--model clip-vit-l14 --cluster aws-p4d --global-batch 768 --gpus 16"
+	"clip-vit-l14 on 64 GPUs (MiCS)|--model clip-vit-l14 --cluster aws-p4d --global-batch 768 --gpus 64"
+	"clip-vit-g14 on 32 GPUs (uneven stages)|--model clip-vit-g14 --cluster aws-p4d --global-batch 1024 --gpus 32"
+	"2 GiB GPUs (Slapo's layers)|--model clip-vit-l14 --cluster $tmp/small.yaml --global-batch 768 --gpus 16"
+	"no flash attention, hierarchical all-reduce, a framework|--model clip-vit-l14 --cluster dgx-h100 --global-batch 512 --gpus 32 --no-flash-attention --dp-allreduce hierarchical --framework deepspeed-2021"
+)
+for prob in "${mm_problems[@]}"; do
+	# shellcheck disable=SC2086 # the options are words
+	"$bin" "${opt[@]}" ${prob#*|} --format json >"$tmp/mm.json" 2>"$tmp/err"
+	mm_predict_again "$tmp/mm.json" "${prob%%|*}"
+done
+check "optimize's predict_args write the options the submodules share (--dp-allreduce, --framework)" \
+	'jq -e ".per_submodule.predict_args | index(\"--dp-allreduce\") and index(\"--framework\") and
+	 (map(select(. == \"--submodule\")) | length) == 2" "$tmp/mm.json" >/dev/null'
+
 usage() { # NAME SUBSTRING ARGS...
 	local name=$1 want=$2
 	shift 2
@@ -116,7 +175,7 @@ usage "a key given twice" "--submodule image: 'dp' is given twice" \
 usage "an empty item" "--submodule image: an empty item in 'image:tp=1,,dp=8'" \
 	predict "${base[@]}" --submodule image:tp=1,,dp=8 --submodule text:dp=8
 usage "a trailing comma" "an empty item" predict "${base[@]}" --submodule image:dp=8, --submodule text:dp=8
-usage "dp=0" "out of range (a submodule with no GPUs?)" predict "${base[@]}" --submodule image:dp=8 --submodule text:dp=0
+usage "dp=0" "--submodule text:dp expects a whole number from 1 to" predict "${base[@]}" --submodule image:dp=8 --submodule text:dp=0
 usage "unknown submodule name" "unknown submodule 'imgae' of clip-vit-l14 (valid: image, text)" \
 	predict "${base[@]}" --submodule imgae:dp=8 --submodule text:dp=8
 usage "groups beyond the cluster" "the submodules' GPU groups take 768 GPUs, more than the 512 there are" \
@@ -127,10 +186,15 @@ usage "--submodule on a transformer" "--submodule needs a multimodal model (kind
 	predict --model gpt-1.7b --cluster aws-p4d --global-batch 64 --submodule image:dp=8
 usage "a submodule given twice" "--submodule image is given twice" \
 	predict "${base[@]}" --submodule image:dp=8 --submodule image:dp=8
-usage "an unknown key" "unknown key 'tpp' (valid: tp, pp, dp, gpus, micro-batch, recompute, zero, vpp, sp, mics, mics-flat, stage-layers, stage-recompute, recompute-layers)" predict "${base[@]}" --submodule image:tpp=2 --submodule text:dp=8
+usage "a misspelt key" "--submodule image: unknown key 'tpp'; did you mean 'tp'?" \
+	predict "${base[@]}" --submodule image:tpp=2 --submodule text:dp=8
+usage "an unknown key" "unknown key 'foo' (valid: gpus, tp, pp, dp, vpp, micro-batch, sequence-parallel, flash-attention, zero, mics-group," \
+	predict "${base[@]}" --submodule image:foo=2 --submodule text:dp=8
+usage "the valid keys name the old ones too" "mics-hierarchical; also sp, mics, mics-flat)" \
+	predict "${base[@]}" --submodule image:foo=2 --submodule text:dp=8
 usage "stage-recompute with more entries than stages" "need one entry per stage (pp 2)" \
 	predict "${base[@]}" --submodule image:pp=2,dp=8,stage-recompute=full/none/none --submodule text:dp=16
-usage "recompute-layers with more entries than stages" "need one entry per stage (pp 2)" \
+usage "recompute-layers with more entries than stages" "one entry per stage (pp 2), got 3" \
 	predict "${base[@]}" --submodule image:pp=2,dp=8,recompute-layers=1/2/3 --submodule text:dp=16
 usage "mics-flat without mics" "mics-flat says how a MiCS group gathers: give mics=G too" \
 	predict "${base[@]}" --submodule image:dp=8,mics-flat=1 --submodule text:dp=8
@@ -140,6 +204,19 @@ usage "an empty stage in stage-layers" "expects entries separated by '/'" \
 	predict "${base[@]}" --submodule image:pp=2,dp=4,stage-layers=10//14 --submodule text:dp=8
 usage "a bad stage-recompute name" "'most'" \
 	predict "${base[@]}" --submodule image:pp=2,dp=4,stage-recompute=full/most --submodule text:dp=8
+# What is not one submodule's own is refused, saying why.
+usage "global-batch in --submodule" "global-batch is not a submodule's own: every submodule sees the same samples" \
+	predict "${base[@]}" --submodule image:dp=8,global-batch=64 --submodule text:dp=8
+usage "seq_len in --submodule" "seq_len is not a submodule's own: a submodule's tokens per sample are its profile's" \
+	predict "${base[@]}" --submodule image:dp=8,seq_len=64 --submodule text:dp=8
+usage "dp-allreduce in --submodule" "dp-allreduce is not a submodule's own: one DP all-reduce prices every submodule" \
+	predict "${base[@]}" --submodule image:dp=8,dp-allreduce=hierarchical --submodule text:dp=8
+usage "compress in --submodule" "compress is not a submodule's own: it needs a compressor" \
+	predict "${base[@]}" --submodule image:dp=8,compress=tp --submodule text:dp=8
+usage "an attribute given by its old name and its own" "'sequence-parallel' is given twice (as 'sp' before)" \
+	predict "${base[@]}" --submodule image:dp=8,sp=1,sequence-parallel=true --submodule text:dp=8
+usage "a bad boolean" "--submodule image:sp expects true or false, got '2'" \
+	predict "${base[@]}" --submodule image:dp=8,sp=2 --submodule text:dp=8
 usage "--format csv" "a multimodal prediction is text or json" predict "${base[@]}" "${per[@]}" --format csv
 usage "--seq-len" "give their own tokens per sample" predict "${base[@]}" "${per[@]}" --seq-len 77
 
