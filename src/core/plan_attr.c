@@ -39,8 +39,9 @@ const struct plan_attr plan_attrs[PLAN_ATTR_COUNT + 1] = {
 		.help = "sequences per micro-batch (default 1)" },
 	[PLAN_ATTR_GLOBAL_BATCH] = { "global_batch", "N", PLAN_ATTR_INT, IN_PLAN(global_batch), .min = 1,
 		.max = BIG, .def = 0, .flags = PLAN_ATTR_ALWAYS, .help = "sequences per iteration (required)" },
-	[PLAN_ATTR_SEQ_LEN] = { "seq_len", "N", PLAN_ATTR_INT, IN_PLAN(seq_len), .min = 1, .max = BIG, .def = 0,
-		.flags = PLAN_ATTR_ALWAYS, .help = "tokens per sequence (default: the model's seq_len)" },
+	/* 0 is "unset" where a study or a runs CSV writes it: the model's. */
+	[PLAN_ATTR_SEQ_LEN] = { "seq_len", "N", PLAN_ATTR_INT, IN_PLAN(seq_len), .min = 0, .max = BIG, .def = 0,
+		.flags = PLAN_ATTR_ALWAYS, .help = "tokens per sequence (default, or 0: the model's seq_len)" },
 	[PLAN_ATTR_SEQUENCE_PARALLEL] = { "sequence_parallel", NULL, PLAN_ATTR_BOOL, IN_PLAN(sequence_parallel),
 		.flags = PLAN_ATTR_SEARCHED, .help = "Megatron sequence parallelism with TP" },
 	[PLAN_ATTR_FLASH_ATTENTION] = { "flash_attention", NULL, PLAN_ATTR_BOOL, IN_PLAN(flash_attention),
@@ -52,9 +53,10 @@ const struct plan_attr plan_attrs[PLAN_ATTR_COUNT + 1] = {
 		.flags = PLAN_ATTR_SEARCHED,
 		.help = "ZeRO stage 0|1|2|3 over the DP group (default 0; 1 is\n"
 			"Megatron's distributed optimizer, 3 FSDP FULL_SHARD)" },
-	[PLAN_ATTR_MICS_GROUP] = { "mics_group", "G", PLAN_ATTR_INT, IN_PLAN(mics_group), .min = 1, .max = 1 << 24,
+	/* 0: no MiCS, as studies and runs CSVs write it (mics_group: [0, 8]). */
+	[PLAN_ATTR_MICS_GROUP] = { "mics_group", "G", PLAN_ATTR_INT, IN_PLAN(mics_group), .min = 0, .max = 1 << 24,
 		.def = 0, .flags = PLAN_ATTR_SEARCHED,
-		.help = "MiCS: ZeRO-3 inside groups of G GPUs (implies --zero 3)" },
+		.help = "MiCS: ZeRO-3 inside groups of G GPUs (implies --zero 3; 0: none)" },
 	[PLAN_ATTR_EP] = { "ep", "N", PLAN_ATTR_INT, IN_PLAN(ep), .min = 1, .max = 1 << 24, .def = 1,
 		.flags = PLAN_ATTR_SEARCHED, .help = "expert parallelism, out of the DP ranks (default 1)" },
 	[PLAN_ATTR_MOE_ROUTING] = { "moe_routing", "R", PLAN_ATTR_CHOICE, IN_PLAN(moe_routing),
@@ -396,8 +398,11 @@ plan_attr_format(const struct plan_attr *a, const struct plan_attr_target *t, bo
 	if (a->type == PLAN_ATTR_LIST)
 		return format_stage_list(id, p, buf, size);
 	v = plan_attr_get(a, t);
-	/* The always-written ones only once set: 0 is "unset" for dp, seq_len and global_batch. */
-	if (!(a->flags & PLAN_ATTR_ALWAYS) ? v == a->def : v < a->min && a->type == PLAN_ATTR_INT)
+	/* The always-written ones only once set: 0 is "unset" for dp, seq_len
+	 * and global_batch. With EP the routing is written either way, as
+	 * predict_args always have. */
+	if (id == PLAN_ATTR_MOE_ROUTING || (a->flags & PLAN_ATTR_ALWAYS) ?
+	    a->type == PLAN_ATTR_INT && a->def == 0 && v == 0 : v == a->def)
 		return false;
 	plan_attr_format_value(a, v, buf, size);
 	return true;
