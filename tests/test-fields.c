@@ -8,6 +8,7 @@
 #include "plan/estimate.h"
 #include "plan/plan.h"
 #include "testutil.h"
+#include "plan/plan_attr.h"
 
 /* Every row can be written: a name in at least one format, text, an accessor. */
 START_TEST(test_fields_rows)
@@ -217,6 +218,35 @@ START_TEST(test_fields_breakdown_terms)
 END_TEST
 
 /* MCBench's default compresses the upper half: from L/2, rounded down. */
+/*
+ * Every plan attribute (plan/plan_attr.h) is in the plan object: as
+ * plan.NAME, or for a compression attribute in plan.compression (which
+ * kept its names: compress is its tp, pp and dp flags). A new attribute
+ * without an output field fails here.
+ */
+START_TEST(test_fields_plan_attributes)
+{
+	static const struct { int id; const char *key; } renamed[] = {
+		{ PLAN_ATTR_COMPRESS, "plan.compression.dp" },
+		{ PLAN_ATTR_COMPRESS_FROM_LAYER, "plan.compression.from_layer" },
+		{ PLAN_ATTR_COMPRESS_FROM_STAGE, "plan.compression.from_stage" },
+		{ PLAN_ATTR_DP_COMPRESS_SCHEME, "plan.compression.dp_scheme" },
+		{ PLAN_ATTR_DP_COMPRESS_ON, "plan.compression.dp_on" },
+	};
+
+	for (int id = 0; id < PLAN_ATTR_COUNT; id++) {
+		char key[96];
+
+		snprintf(key, sizeof(key), "plan.%s", plan_attrs[id].name);
+		for (size_t r = 0; r < sizeof(renamed) / sizeof(renamed[0]); r++)
+			if (renamed[r].id == id)
+				snprintf(key, sizeof(key), "%s", renamed[r].key);
+		ck_assert_msg(field_find(key) != NULL, "plan attribute %s has no output field %s", plan_attrs[id].name,
+			      key);
+	}
+}
+END_TEST
+
 START_TEST(test_fields_compress_from_layer)
 {
 	struct model m = { .layers = 7 };
@@ -243,6 +273,7 @@ fields_suite(void)
 	tcase_add_test(tc, test_fields_csv);
 	tcase_add_test(tc, test_fields_breakdown_terms);
 	tcase_add_test(tc, test_fields_compress_from_layer);
+	tcase_add_test(tc, test_fields_plan_attributes);
 	suite_add_tcase(s, tc);
 	return s;
 }
