@@ -426,9 +426,7 @@ record(struct reader *r)
 	run->row = r->record;
 	if (!get_names(r, run) || !get_plan(r, run) || !get_measured(r, run))
 		return false;
-	/* As predict's --mics-group: MiCS is ZeRO-3 inside its groups. */
-	if (run->plan.mics_group > 0 && run->plan.zero == 0)
-		run->plan.zero = 3;
+	/* MiCS's ZeRO-3, dp from the GPUs and the rest: runs_complete. */
 	if (!check_gpus(r, run))
 		return false;
 	if (run->measured_time_s == 0 && run->measured_tflops == 0 && run->measured_tokens_per_gpu == 0)
@@ -563,9 +561,10 @@ runs_predict(const struct run *run, const struct model *m, const struct cluster 
 	struct estimate e;
 
 	memset(out, 0, sizeof(*out));
-	/* An empty flash_attention cell: the GPU's default (on from Ampere). */
-	p.flash_attention = gpu_plan_flash_attention(&c->gpu, run->flash_attention);
-	if (!estimate_plan(m, c, &p, &opt, &e, err))
+	/* Completed as runs_complete does (idempotent, for callers that did
+	 * not): an empty flash_attention cell is the GPU's default. */
+	if (!plan_complete(&p, &(struct plan_fill){ run->gpus, run->flash_attention }, m, c, err) ||
+	    !estimate_plan(m, c, &p, &opt, &e, err))
 		return false;
 	out->predicted_s = e.iteration_time_s;
 	out->measured_s = runs_measured_time_s(run, m);
