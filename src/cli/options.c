@@ -1,6 +1,7 @@
 /*
- * Walking the option tables of options_table.c: the command line into
- * the request, --help, the option list and predict_args.
+ * Walking the commands' option tables (cli/options.h; each command's rows
+ * are beside its code): the command line into the request, --help, the
+ * option list and predict_args.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -366,6 +367,11 @@ cli_options_usage(const struct cli_command_options *cmd, FILE *out)
 		fputc('\n', out);
 	}
 }
+
+const struct cli_command_options *const cli_all_options[] = {
+	&cli_predict_options, &cli_optimize_options, &cli_sweep_options, &cli_validate_options,
+	&cli_calibrate_options, &cli_fit_logs_options, NULL,
+};
 
 void
 cli_options_list(FILE *out)
