@@ -16,7 +16,7 @@
 
 /* Most rows of one command, its plan attributes expanded. */
 #define OPT_MAX 128
-/* Commands whose expanded rows are kept (cli_all_options and any other). */
+/* Commands whose expanded rows are kept (main.c's table of commands and any other). */
 #define MAX_COMMANDS 16
 /* Most names an unknown option's "did you mean" lists. */
 #define NEAR_MAX 16
@@ -368,24 +368,15 @@ cli_options_usage(const struct cli_command_options *cmd, FILE *out)
 	}
 }
 
-const struct cli_command_options *const cli_all_options[] = {
-	&cli_predict_options, &cli_optimize_options, &cli_sweep_options, &cli_validate_options,
-	&cli_calibrate_options, &cli_fit_logs_options, NULL,
-};
-
 void
-cli_options_list(FILE *out)
+cli_options_list(const struct cli_command_options *cmd, FILE *out)
 {
-	for (int c = 0; cli_all_options[c]; c++) {
-		const struct cli_command_options *cmd = cli_all_options[c];
-		const struct cli_option *t = cli_options_rows(cmd);
+	const struct cli_option *t = cli_options_rows(cmd);
 
-		for (int i = 0; t[i].name; i++)
-			if (t[i].kind != CLI_OPT_HELP)
-				fprintf(out, "%s --%s%s%s\n", cmd->command, t[i].name,
-					t[i].kind == CLI_OPT_AXIS ? " axis " : "",
-					t[i].kind == CLI_OPT_AXIS ? study_axis_name(t[i].axis) : "");
-	}
+	for (int i = 0; t[i].name; i++)
+		if (t[i].kind != CLI_OPT_HELP)
+			fprintf(out, "%s --%s%s%s\n", cmd->command, t[i].name, t[i].kind == CLI_OPT_AXIS ? " axis " : "",
+				t[i].kind == CLI_OPT_AXIS ? study_axis_name(t[i].axis) : "");
 }
 
 void

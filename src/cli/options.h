@@ -4,7 +4,7 @@
  * its name, value, range, where it lands in the command's request, its
  * help and how optimize writes it back into predict_args. Each command's
  * rows are beside its code (cmd_NAME.c's cli_NAME_options; sweep's in
- * sweep_options.c), cli_all_options lists them. The parser
+ * sweep_options.c); main.c's table of commands lists them. The parser
  * (exact names only), --help, predict_args and the hidden --list-options
  * (which a test compares with plan-cli(1)'s OPTIONS) are all made from
  * the rows (options.c); the rows several commands share are here, their
@@ -236,7 +236,7 @@ int cli_fit_nccl(const char *const *files, int n, const struct fit_logs_request 
 /** Fit the GEMM parameters of --gpu to the --gemm CSV of @r and report them. Returns an exit code. */
 int cli_fit_gemm(const struct fit_logs_request *r);
 
-/* Each command's options, beside its code; cli_all_options lists them. */
+/* Each command's options, beside its code; main.c's table of commands lists them. */
 extern const struct cli_command_options cli_predict_options;  /**< cmd_predict.c */
 extern const struct cli_command_options cli_optimize_options; /**< cmd_optimize.c */
 extern const struct cli_command_options cli_sweep_options;    /**< sweep_options.c */
@@ -272,11 +272,8 @@ void cli_options_usage(const struct cli_command_options *cmd, FILE *out);
  */
 const struct cli_option *cli_options_rows(const struct cli_command_options *cmd);
 
-/** Every command's options, ended by NULL (for --list-options). */
-extern const struct cli_command_options *const cli_all_options[];
-
-/** Print every command's option names, "COMMAND --NAME" a line (plan-cli --list-options). */
-void cli_options_list(FILE *out);
+/** Print @cmd's option names, "COMMAND --NAME" a line (plan-cli --list-options). */
+void cli_options_list(const struct cli_command_options *cmd, FILE *out);
 
 /**
  * The predict arguments that give @req's plan, in predict_args order, as
