@@ -16,7 +16,7 @@
 struct cli_command {
 	const char *name;
 	int (*function)(int argc, char **argv);
-	const struct cli_command_options *options; /**< NULL: the command parses its own */
+	const struct cli_command_options *options; /**< its rows, beside its code */
 	const char *summary;                       /**< the line of 'plan-cli --help' */
 };
 
@@ -30,8 +30,8 @@ static const struct cli_command commands[] = {
 	{ "validate", cmd_validate, &cli_validate_options, "compare predictions with measured runs from a CSV file" },
 	{ "calibrate", cmd_calibrate, &cli_calibrate_options,
 	  "fit profile keys to measured runs and write the calibrated profile" },
-	{ "profiles", cmd_profiles, NULL, "list the bundled models, clusters and compressors" },
-	{ "import", cmd_import, NULL, "write the model profile of a Hugging Face config.json" },
+	{ "profiles", cmd_profiles, &cli_profiles_options, "list the bundled models, clusters and compressors" },
+	{ "import", cmd_import, &cli_import_options, "write the model profile of a Hugging Face config.json" },
 	{ "fit-logs", cmd_fit_logs, &cli_fit_logs_options,
 	  "fit link or GEMM parameters to nccl-tests logs or GEMM timings" },
 	{ NULL, NULL, NULL, NULL },
@@ -79,8 +79,7 @@ main(int argc, char **argv)
 	/* Hidden: every command's options, for the test that compares them with plan-cli(1). */
 	if (strcmp(argv[1], "--list-options") == 0) {
 		for (const struct cli_command *c = commands; c->name; c++)
-			if (c->options)
-				cli_options_list(c->options, stdout);
+			cli_options_list(c->options, stdout);
 		return cli_finish(CLI_EXIT_OK);
 	}
 	if (strcmp(argv[1], "--version") == 0) {

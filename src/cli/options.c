@@ -177,6 +177,16 @@ find_option(const struct cli_option *t, const char *name, size_t len)
 	return NULL;
 }
 
+/* The row of @t whose one-letter alias is @c; NULL when none. */
+static const struct cli_option *
+find_short(const struct cli_option *t, char c)
+{
+	for (int i = 0; t[i].name; i++)
+		if (t[i].short_name && t[i].short_name == c)
+			return &t[i];
+	return NULL;
+}
+
 /*
  * The options of @t that the unknown @name may have meant, best first, into
  * @out (at most @max): those it begins (an incomplete name), then those
@@ -276,7 +286,7 @@ cli_options_parse(const struct cli_command_options *cmd, int argc, char **argv, 
 		}
 		argv[front++] = arg;
 		len = strcspn(arg + 2, "=");
-		o = arg[1] == '-' ? find_option(t, arg + 2, len) : NULL;
+		o = arg[1] == '-' ? find_option(t, arg + 2, len) : !arg[2] ? find_short(t, arg[1]) : NULL;
 		if (strcmp(arg, "-h") == 0 || (o && o->kind == CLI_OPT_HELP && !arg[2 + len])) {
 			cli_options_usage(cmd, stdout);
 			rc = cli_finish(CLI_EXIT_OK);

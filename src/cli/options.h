@@ -64,6 +64,7 @@ typedef void cli_write_fn(const struct cli_option *o, const void *req, struct cl
 
 struct cli_option {
 	const char *name;          /**< long name, without the dashes */
+	char short_name;           /**< a one-letter alias ("-o"; give --help's .label too); 0: none */
 	const char *metavar;       /**< the value's name in --help; NULL: takes no value */
 	enum cli_opt_kind kind;
 	long min, max;             /**< CLI_OPT_INT */
@@ -243,6 +244,8 @@ extern const struct cli_command_options cli_sweep_options;    /**< sweep_options
 extern const struct cli_command_options cli_validate_options; /**< cmd_validate.c */
 extern const struct cli_command_options cli_calibrate_options;/**< cmd_calibrate.c */
 extern const struct cli_command_options cli_fit_logs_options; /**< cmd_fit_logs.c */
+extern const struct cli_command_options cli_profiles_options; /**< cmd_profiles.c */
+extern const struct cli_command_options cli_import_options;   /**< cmd_import.c */
 
 /** A predict request with the defaults (tp 1, pp 1, ring all-reduce, text). */
 void cli_predict_request_init(struct predict_request *r);
@@ -253,9 +256,10 @@ void cli_optimize_request_init(struct optimize_request *r);
 /**
  * Parse @argv (argv[0] is the command) with @cmd's options into @req.
  * Long options by their whole name only ("--name VALUE" or
- * "--name=VALUE"), and -h; options and operands in any order, "--" ends
- * the options. An unknown option is a usage error naming the options it
- * may have meant (those it begins, those within two edits). Returns -1
+ * "--name=VALUE"), -h and the rows' one-letter aliases ("-o VALUE");
+ * options and operands in any order, "--" ends the options. An unknown
+ * option is a usage error naming the options it may have meant (those
+ * it begins, those within two edits). Returns -1
  * when the options are read, with the operands moved (in order) behind
  * them and optind set to the first, as GNU getopt_long leaves them; else
  * the exit code to return at once: a printed usage error, or --help

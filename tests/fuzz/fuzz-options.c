@@ -19,7 +19,7 @@
  */
 static const struct cli_command_options *const commands[] = {
 	&cli_predict_options, &cli_optimize_options, &cli_sweep_options, &cli_validate_options,
-	&cli_calibrate_options, &cli_fit_logs_options, NULL,
+	&cli_calibrate_options, &cli_fit_logs_options, &cli_profiles_options, &cli_import_options, NULL,
 };
 
 /* Static: a sweep request holds a whole study (a quarter of a megabyte). */
