@@ -5,6 +5,7 @@
  */
 #include <getopt.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,49 @@
 #include "cli/calibrate.h"
 #include "cli/cli.h"
 #include "io/profile_load.h"
+
+/* ------------------------------------------------ calibrate options */
+
+#define CALIBRATE(field) offsetof(struct calibrate_request, field)
+
+static const struct cli_option calibrate_rows[] = {
+	{ .name = "runs", .metavar = "FILE.csv", .kind = CLI_OPT_STRING, .offset = CALIBRATE(runs),
+	  .help = "measured runs, in validate's CSV format (required)" },
+	{ .name = "cluster", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = CALIBRATE(cluster),
+	  .help = "the cluster profile to fit, where every run was measured (required)" },
+	{ .name = "framework", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = CALIBRATE(framework),
+	  .help = "framework of the runs whose CSV leaves it out; the one\n"
+		  "framework.KEY fits (default: the runs' own)" },
+	{ .name = "fit", .metavar = "KEY,...", .kind = CLI_OPT_STRING, .offset = CALIBRATE(fit),
+	  .help = "profile keys to fit by schema path, e.g. gpu.gemm_efficiency_max,\n"
+		  "inter_node.efficiency, framework.layer_overhead (default:\n"
+		  "gpu.gemm_efficiency_max and the network level the runs use)" },
+	{ .name = "folds", .metavar = "K", .kind = CLI_OPT_INT, .min = 2, .max = 100000, .offset = CALIBRATE(folds),
+	  .help = "cross-validation folds (default: leave-one-out up to 20 runs, else 10)" },
+	CLI_TEXT_JSON_ROW(CALIBRATE(format)),
+	{ .name = "output", .metavar = "FILE", .kind = CLI_OPT_STRING, .offset = CALIBRATE(output),
+	  .help = "write the calibrated cluster profile (required)" },
+	{ .name = "framework-output", .metavar = "FILE", .kind = CLI_OPT_STRING,
+	  .offset = CALIBRATE(framework_output),
+	  .help = "write the calibrated framework profile (required with framework keys)" },
+	CLI_HELP_ROW,
+	{ .name = NULL },
+};
+
+const struct cli_command_options cli_calibrate_options = {
+	.command = "calibrate",
+	.synopsis = "usage: plan-cli calibrate --runs FILE.csv --cluster NAME|FILE --output FILE [options]\n"
+		    "   or: plan-cli calibrate --nccl-tests LOG... | --gemm CSV --gpu NAME|FILE [...]\n"
+		    "       (the same as plan-cli fit-logs: see 'plan-cli fit-logs --help')\n"
+		    "\n"
+		    "Fit profile keys to measured iteration times (GSL nonlinear least squares on the\n"
+		    "relative errors), report the error before and after and cross-validated, and\n"
+		    "write the calibrated cluster profile.\n"
+		    "\n",
+	.options = calibrate_rows,
+	.width = 27,
+	.hint = true,
+};
 
 static bool
 predict_cb(void *ctx, const double *x, int run, double *predicted_s, struct plan_error *err)

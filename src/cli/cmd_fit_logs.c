@@ -5,6 +5,7 @@
  */
 #include <getopt.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,50 @@
 #include "io/profile_load.h"
 #include "io/schema.h"
 #include "io/nccl_log.h"
+
+/* ------------------------------------------------- fit-logs options */
+
+#define FIT(field) offsetof(struct fit_logs_request, field)
+
+static const char *const fit_format_names[] = { "text", "json", NULL };
+
+static const struct cli_option fit_logs_rows[] = {
+	{ .name = "nccl-tests", .kind = CLI_OPT_FLAG, .offset = FIT(nccl), .label = "--nccl-tests LOG...",
+	  .help = "fit a link to nccl-tests logs (all_reduce_perf, all_gather_perf, reduce_scatter_perf,\n"
+		  "alltoall_perf, sendrecv_perf output)" },
+	{ .name = "level", .metavar = "intra|inter", .kind = CLI_OPT_CHOICE, .choices = fit_link_level_names,
+	  .offset = FIT(level), .help = "the link the logs measured (default: one host intra, more inter)" },
+	{ .name = "gpus-per-node", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1024,
+	  .offset = FIT(gpus_per_node), .help = "GPUs per node of the runs (default: counted from the logs' hosts)" },
+	{ .name = "cluster", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = FIT(cluster),
+	  .help = "line rates to split bandwidth x efficiency, and the intra-node link an inter fit keeps" },
+	{ .name = "gemm", .metavar = "CSV", .kind = CLI_OPT_STRING, .offset = FIT(gemm),
+	  .help = "fit the GPU's GEMM efficiency to timings (m,n,k,dtype,seconds; scripts/measure-gpu.py)" },
+	{ .name = "gpu", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = FIT(gpu),
+	  .help = "the GPU the GEMMs ran on (its peaks; required with --gemm)" },
+	{ .name = "output", .metavar = "FILE", .kind = CLI_OPT_STRING, .offset = FIT(output),
+	  .help = "write the fitted intra_node:/inter_node: block or GPU profile (YAML) to FILE" },
+	{ .name = "format", .metavar = "text|json", .kind = CLI_OPT_CHOICE, .choices = fit_format_names,
+	  .offset = FIT(format), .help = "report format (default text)" },
+	CLI_HELP_ROW,
+	{ .name = NULL },
+};
+
+const struct cli_command_options cli_fit_logs_options = {
+	.command = "fit-logs",
+	.synopsis = "usage: plan-cli fit-logs --nccl-tests LOG... [--level intra|inter] [--gpus-per-node N]\n"
+		    "                         [--cluster NAME|FILE] [--output FILE] [--format text|json]\n"
+		    "   or: plan-cli fit-logs --gemm CSV --gpu NAME|FILE [--output FILE] [--format text|json]\n"
+		    "\n"
+		    "Fit the link parameters (bandwidth x efficiency, latency, message_half_size) of\n"
+		    "collective.c's model to nccl-tests logs, or the GPU's gemm_efficiency_max,\n"
+		    "gemm_overhead and fp8_gemm_ratio to GEMM timings; print them with standard\n"
+		    "errors and the fit's MAPE, and write them as a profile snippet.\n"
+		    "\n",
+	.options = fit_logs_rows,
+	.width = 28,
+	.hint = true,
+};
 
 /* The logs of one fit and what was read from them. */
 struct nccl_set {

@@ -1,12 +1,215 @@
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "cli/multimodal.h"
 #include "cli/optimize_output.h"
 #include "cli/options.h"
+#include "plan/collective.h"
+#include "plan/numparse.h"
+#include "plan/plan_attr.h"
 #include "plan/search.h"
+
+/* ------------------------------------------------- optimize options */
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define OPTIMIZE(field) offsetof(struct optimize_request, field)
+
+const char *const cli_objective_names[] = { "time", "goodput", NULL };
+
+/* An enum coll_algo at o->offset. */
+static bool
+parse_dp_algo(const struct cli_option *o, const char *arg, void *req)
+{
+	int v;
+
+	if (!cli_choice("--dp-allreduce", arg, o->choices, &v))
+		return false;
+	*(enum coll_algo *)((char *)req + o->offset) = (enum coll_algo)v;
+	return true;
+}
+
+/* optimize's --dp-allreduce: the one algorithm, no longer searched. */
+static bool
+parse_dp_algo_fixed(const struct cli_option *o, const char *arg, void *req)
+{
+	if (!parse_dp_algo(o, arg, req))
+		return false;
+	((struct optimize_request *)req)->so.search_dp_algo = false;
+	return true;
+}
+
+static bool
+parse_search_compressor(const struct cli_option *o, const char *arg, void *req)
+{
+	struct optimize_request *r = req;
+
+	(void)o;
+	if (r->so.ncompressors == SEARCH_MAX_COMPRESSORS) {
+		cli_error("at most %d --compressor", SEARCH_MAX_COMPRESSORS);
+		return false;
+	}
+	r->compressors[r->so.ncompressors++] = arg;
+	return true;
+}
+
+static bool
+parse_time_limit(const struct cli_option *o, const char *arg, void *req)
+{
+	double d;
+
+	(void)o;
+	if (!num_parse_double(arg, &d) || d <= 0 || d > 3600) {
+		cli_error("--time-limit expects seconds in (0, 3600], got '%s'", arg);
+		return false;
+	}
+	((struct optimize_request *)req)->so.time_limit_s = d;
+	return true;
+}
+
+/*
+ * optimize's --ATTR V[,V...]: the values the plan attribute may take
+ * (search_options.allowed); a switch's row (--sequence-parallel,
+ * --no-mics-hierarchical) allows the one value it names.
+ */
+static bool
+parse_constraint(const struct cli_option *o, const char *arg, void *req)
+{
+	struct search_allowed *allowed = &((struct optimize_request *)req)->so.allowed[o->attr - 1];
+	const struct plan_attr *a = &plan_attrs[o->attr - 1];
+	char flag[64], why[512];
+	const char *t = arg;
+
+	cli_option_flag(o, flag, sizeof(flag));
+	allowed->n = 0;
+	if (a->type == PLAN_ATTR_BOOL) {
+		allowed->v[allowed->n++] = o->min;
+		return true;
+	}
+	for (;;) {
+		size_t len = strcspn(t, ",");
+		char value[64];
+		long v;
+
+		snprintf(value, sizeof(value), "%.*s", (int)(len < sizeof(value) ? len : sizeof(value) - 1), t);
+		if (!plan_attr_parse_value(a, flag, value, &v, why, sizeof(why))) {
+			cli_error("%s", why);
+			return false;
+		}
+		if (allowed->n == SEARCH_MAX_ALLOWED) {
+			cli_error("%s: more than %d values", flag, SEARCH_MAX_ALLOWED);
+			return false;
+		}
+		if (!search_allowed_has(allowed, v) || allowed->n == 0)
+			allowed->v[allowed->n++] = v;
+		if (!t[len])
+			return true;
+		t += len + 1;
+	}
+}
+
+static const struct cli_option optimize_rows[] = {
+	{ .name = "model", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = OPTIMIZE(model),
+	  .help = "model profile" },
+	{ .name = "cluster", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = OPTIMIZE(cluster),
+	  .help = "cluster profile" },
+	{ .name = "gpus", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 26, .offset = OPTIMIZE(so.gpus),
+	  .help = "plan for N GPUs (default: the whole cluster)" },
+	{ .name = "global-batch", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = CLI_BIGINT,
+	  .offset = OPTIMIZE(so.global_batch), .help = "sequences per iteration (required)" },
+	/* Every plan attribute that optimize has no row of its own for, as a
+	 * constraint (plan/plan_attr.h; not the per-stage lists it chooses). */
+	{ .kind = CLI_OPT_ATTRS, .parse = parse_constraint, .max = PLAN_ATTR_NO_CONSTRAINT,
+	  .label = "--ATTRIBUTE V[,V...]",
+	  .help = "only plans with these values: any plan attribute of predict\n"
+		  "(--tp 2, --zero 1,3, --precision bf16,fp8, --recompute full,\n"
+		  "--sequence-parallel, --no-mics-hierarchical); see plan-cli(1)" },
+	{ .name = "seq-len", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = CLI_BIGINT,
+	  .offset = OPTIMIZE(so.seq_len), .help = "tokens per sequence (default: the model's)" },
+	{ .name = "flash-attention", .kind = CLI_OPT_SET, .min = 1, .offset = OPTIMIZE(flash),
+	  .help = "the training code uses fused attention (default: as the GPU\n"
+		  "profile's flash_attention says, on from Ampere)" },
+	{ .name = "no-flash-attention", .kind = CLI_OPT_SET, .min = 0, .offset = OPTIMIZE(flash),
+	  .help = "it does not" },
+	{ .name = "compressor", .metavar = "NAME|FILE", .kind = CLI_OPT_CUSTOM, .parse = parse_search_compressor,
+	  .help = "a compressor the search may use (repeatable, up to " STR(SEARCH_MAX_COMPRESSORS) ")" },
+	{ .name = "max-compressed-layers", .metavar = "N", .kind = CLI_OPT_INT, .min = 0, .max = 1 << 20,
+	  .offset = OPTIMIZE(so.max_compressed_layers),
+	  .help = "at most N TP-compressed layers (MCBench: early layers hurt accuracy)" },
+	/* The four bounds share one line of --help (the label's last space
+	 * keeps its three-space gap). */
+	{ .name = "max-tp", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 16,
+	  .offset = OPTIMIZE(so.max_tp), .label = "--max-tp N, --max-pp N, --max-micro-batch N, --max-vpp N ",
+	  .help = "bounds of the search" },
+	{ .name = "max-pp", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = PLAN_MAX_STAGES,
+	  .offset = OPTIMIZE(so.max_pp) },
+	{ .name = "max-micro-batch", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 16,
+	  .offset = OPTIMIZE(so.max_micro_batch) },
+	{ .name = "max-vpp", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 64, .offset = OPTIMIZE(so.max_vpp) },
+	{ .name = "max-cp", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 16, .offset = OPTIMIZE(so.max_cp),
+	  .help = "highest context-parallel degree to try (default " STR(SEARCH_DEFAULT_MAX_CP) "; with\n"
+		  "--flash-attention, each rank keeping 1024 tokens or more)" },
+	{ .name = "max-zero", .metavar = "N", .kind = CLI_OPT_INT, .min = 0, .max = 3, .offset = OPTIMIZE(so.max_zero),
+	  .help = "highest ZeRO stage to consider, 0-3 (default 3; 3 includes MiCS)" },
+	{ .name = "top", .metavar = "K", .kind = CLI_OPT_INT, .min = 1, .max = SEARCH_MAX_TOP,
+	  .offset = OPTIMIZE(so.top), .help = "also show the K best plans (default " STR(SEARCH_DEFAULT_TOP) ")" },
+	{ .name = "time-limit", .metavar = "S", .kind = CLI_OPT_CUSTOM, .parse = parse_time_limit,
+	  .help = "seconds per MILP (default " STR(SEARCH_DEFAULT_TIME_LIMIT_S) ")" },
+	{ .name = "fp8-gather", .kind = CLI_OPT_FLAG, .offset = OPTIMIZE(so.fp8_gather),
+	  .help = "plans with ZeRO-3 or MiCS all-gather fp8 weights (needs --precision fp8)" },
+	{ .name = "no-dp-overlap", .kind = CLI_OPT_FLAG, .offset = OPTIMIZE(so.no_dp_overlap),
+	  .help = "no plan overlaps its DP/ZeRO traffic with computation" },
+	{ .name = "tp-overlap", .kind = CLI_OPT_FLAG, .offset = OPTIMIZE(so.tp_overlap),
+	  .help = "the framework can overlap TP collectives: plans with sequence\n"
+		  "parallelism are searched with and without the overlap" },
+	{ .name = "framework", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = OPTIMIZE(framework),
+	  .help = "framework profile (default " CLI_DEFAULT_FRAMEWORK ")" },
+	{ .name = "dp-allreduce", .metavar = "ALGO", .kind = CLI_OPT_CUSTOM, .choices = coll_algo_names,
+	  .offset = OPTIMIZE(so.dp_algo), .parse = parse_dp_algo_fixed,
+	  .help = "ring|hierarchical: every plan's DP collectives (default: both\n"
+		  "searched where the DP group spans nodes with several GPUs each)" },
+	CLI_LINK_ROWS(OPTIMIZE),
+	{ .name = "objective", .metavar = "O", .kind = CLI_OPT_CHOICE, .choices = cli_objective_names,
+	  .offset = OPTIMIZE(objective),
+	  .help = "time|goodput: rank plans by iteration time (default) or, of the\n"
+		  "top " STR(SEARCH_MAX_TOP) " by time, by goodput under --checkpoint-to" },
+	CLI_CHECKPOINT_ROWS(OPTIMIZE),
+	{ .name = "exhaustive", .kind = CLI_OPT_FLAG, .offset = OPTIMIZE(so.exhaustive),
+	  .help = "enumerate the inner choices instead of solving MILPs" },
+	{ .name = "explain", .kind = CLI_OPT_FLAG, .offset = OPTIMIZE(explain),
+	  .help = "also the runner-up in each dimension (TP, PP, micro-batch, ...)\n"
+		  "and why it is slower or does not fit" },
+	CLI_TEXT_JSON_ROW(OPTIMIZE(format)),
+	CLI_HELP_ROW,
+	{ .name = NULL },
+};
+
+const struct cli_command_options cli_optimize_options = {
+	.command = "optimize",
+	.synopsis = "usage: plan-cli optimize --model NAME|FILE --cluster NAME|FILE --global-batch N [options]\n"
+		    "\n"
+		    "Find the fastest plan that fits: TP, PP, DP, micro-batch, interleaving, ZeRO or MiCS,\n"
+		    "EP and MoE routing, and per stage the layers, the recomputation and the compression.\n"
+		    "\n",
+	.options = optimize_rows,
+	.width = 25,
+	.hint = true,
+};
+
+void
+cli_optimize_request_init(struct optimize_request *r)
+{
+	memset(r, 0, sizeof(*r));
+	search_options_init(&r->so);
+	r->so.search_dp_algo = true;
+	r->format = CLI_FORMAT_TEXT;
+	r->flash = -1;
+	checkpoint_options_init(&r->ckpt);
+}
 
 /* Whether any plan attribute is constrained (--tp 2, --zero 1,3). */
 static bool

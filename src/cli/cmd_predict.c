@@ -1,9 +1,12 @@
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "cli/multimodal.h"
 #include "cli/options.h"
+#include "plan/collective.h"
 #include "plan/estimate.h"
 #include "plan/fit_hint.h"
 #include "plan/plan_attr.h"
@@ -12,6 +15,151 @@
 
 #define GIB 1073741824.0
 #include "io/format.h"
+
+/* -------------------------------------------------- predict options */
+
+#define PREDICT(field) offsetof(struct predict_request, field)
+
+/* A plan attribute of predict (a row made from plan_attrs): into the plan,
+ * or for flash attention the request's choice that the GPU completes. */
+static bool
+parse_plan_attr(const struct cli_option *o, const char *arg, void *req)
+{
+	struct predict_request *r = req;
+	const struct plan_attr *a = &plan_attrs[o->attr - 1];
+	struct plan_attr_target t = { &r->plan, &r->opt };
+	char flag[64], why[512];
+
+	if (a->type == PLAN_ATTR_BOOL) {
+		if (a->flags & PLAN_ATTR_GPU_DEFAULT)
+			r->flash = (int)o->min;
+		else
+			plan_attr_set(a, &t, o->min);
+		return true;
+	}
+	if (o->attr - 1 == PLAN_ATTR_COMPRESS)
+		r->compress_given = true;
+	if (!plan_attr_parse(a, cli_option_flag(o, flag, sizeof(flag)), arg, &t, why, sizeof(why))) {
+		cli_error("%s", why);
+		return false;
+	}
+	return true;
+}
+
+/* The words that give a plan attribute back (none at its default); a
+ * switch as the flag that sets its value. */
+static void
+write_plan_attr(const struct cli_option *o, const void *req, struct cli_words *out)
+{
+	const struct predict_request *r = req;
+	const struct plan_attr *a = &plan_attrs[o->attr - 1];
+	struct plan_attr_target t = { (struct plan *)&r->plan, (struct estimate_options *)&r->opt };
+	struct cli_option flag = *o;
+	char buf[4096], name[64];
+
+	if (!plan_attr_format(a, &t, r->compressor != NULL, buf, sizeof(buf)))
+		return;
+	if (a->type != PLAN_ATTR_BOOL) {
+		cli_words_add(o, buf, out);
+		return;
+	}
+	/* The on form is the attribute's name, the off form "no-" and it. */
+	snprintf(name, sizeof(name), "%s%s", plan_attr_get(a, &t) ? "" : "no-", a->name);
+	for (char *c = name; *c; c++)
+		if (*c == '_')
+			*c = '-';
+	flag.name = name;
+	cli_words_flag(&flag, out);
+}
+
+/* --submodule NAME:ATTR=V,...: kept as given, read once the multimodal
+ * model is loaded (cli/multimodal.c). */
+static bool
+parse_submodule(const struct cli_option *o, const char *arg, void *req)
+{
+	struct predict_request *r = req;
+
+	(void)o;
+	if (r->nsubmodule_args == CLI_MAX_SUBMODULE_ARGS) {
+		cli_error("at most %d --submodule", CLI_MAX_SUBMODULE_ARGS);
+		return false;
+	}
+	r->submodule_args[r->nsubmodule_args++] = arg;
+	return true;
+}
+
+/* Each --submodule, after the attributes that the submodules share. */
+static void
+write_submodule(const struct cli_option *o, const void *req, struct cli_words *out)
+{
+	const struct predict_request *r = req;
+
+	for (int k = 0; k < r->nsubmodule_args; k++)
+		cli_words_add(o, r->submodule_args[k], out);
+}
+
+static const struct cli_option predict_rows[] = {
+	{ .name = "model", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = PREDICT(model),
+	  .help = "model profile (bundled name or YAML path)", .arg_before = PLAN_ATTR_TP + 1 },
+	{ .name = "cluster", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = PREDICT(cluster),
+	  .help = "cluster profile (bundled name or YAML path)", .arg_before = PLAN_ATTR_TP + 1 },
+	/* Every plan attribute (plan/plan_attr.h), its help from the table. */
+	{ .kind = CLI_OPT_ATTRS, .parse = parse_plan_attr, .write = write_plan_attr },
+	{ .name = "gpus", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 26, .offset = PREDICT(gpus),
+	  .help = "GPUs to use (default: the whole cluster)" },
+	{ .name = "compressor", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = PREDICT(compressor),
+	  .help = "compressor profile (bundled name or YAML path)", .arg_before = PLAN_ATTR_COMPRESS + 1 },
+	CLI_LINK_ROWS(PREDICT),
+	{ .name = "framework", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = PREDICT(framework),
+	  .help = "framework profile: how the software runs (default " CLI_DEFAULT_FRAMEWORK ")",
+	  .arg_before = PLAN_ATTR_PRECISION + 1 },
+	/* Variable-length data (DynaPipe, Jiang et al. ASPLOS 2024). */
+	{ .name = "seq-lengths", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = PREDICT(seq_lengths),
+	  .help = "the data's sequence lengths (CSV length,count or one a line;\n"
+		  "a bundled name from datasets/): effective tokens/s" },
+	{ .name = "batching", .metavar = "B", .kind = CLI_OPT_CHOICE, .choices = seqlen_batching_names,
+	  .offset = PREDICT(batching),
+	  .help = "pad|pack|dynamic: micro-batches of that data (default pad;\n"
+		  "dynamic: DynaPipe's variable micro-batches)" },
+	{ .name = "pack-attention", .metavar = "A", .kind = CLI_OPT_CHOICE, .choices = seqlen_pack_attention_names,
+	  .offset = PREDICT(pack_attention),
+	  .help = "full|masked: a packed row's attention (default full)" },
+	{ .name = "format", .metavar = "FMT", .kind = CLI_OPT_CHOICE, .choices = cli_format_names,
+	  .offset = PREDICT(format), .help = "text|json|csv (default text)" },
+	{ .name = "allow-oom", .kind = CLI_OPT_FLAG, .offset = PREDICT(allow_oom),
+	  .help = "exit 0 when the plan does not fit in memory (default: exit 4)" },
+	CLI_CHECKPOINT_ROWS(PREDICT),
+	{ .name = "submodule", .metavar = "SPEC", .kind = CLI_OPT_CUSTOM, .parse = parse_submodule,
+	  .write = write_submodule, .arg_before = PLAN_ATTR_COUNT + 1,
+	  .help = "a multimodal model's submodule on its own GPUs (DistMM):\n"
+		  "NAME:ATTR=V,... (any plan attribute of predict; lists with '/');\n"
+		  "repeated, one per submodule (default: one plan for all, in turn)" },
+	CLI_HELP_ROW,
+	{ .name = NULL },
+};
+
+const struct cli_command_options cli_predict_options = {
+	.command = "predict",
+	.synopsis = "usage: plan-cli predict --model NAME|FILE --cluster NAME|FILE --global-batch N [options]\n\n",
+	.options = predict_rows,
+	.width = 23,
+	.hint = true,
+};
+
+void
+cli_predict_request_init(struct predict_request *r)
+{
+	memset(r, 0, sizeof(*r));
+	plan_init(&r->plan);
+	r->plan.tp = 1;
+	r->plan.pp = 1;
+	r->opt = (struct estimate_options){ COLL_ALGO_RING, NULL, NULL };
+	r->format = CLI_FORMAT_TEXT;
+	r->flash = -1;
+	checkpoint_options_init(&r->ckpt);
+	r->batching = -1;
+	r->pack_attention = -1;
+}
 
 bool
 cli_checkpoint_check(const struct checkpoint_options *o)

@@ -1,5 +1,6 @@
 #include <getopt.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +14,53 @@
 #include "plan/estimate.h"
 #include "plan/flops.h"
 #include "plan/model.h"
+#include "plan/numparse.h"
 #include "plan/stats.h"
 #include "io/runs_csv.h"
+
+/* ------------------------------------------------- validate options */
+
+#define VALIDATE(field) offsetof(struct validate_request, field)
+
+static bool
+parse_pct(const struct cli_option *o, const char *val, void *req)
+{
+	double *out = (double *)((char *)req + o->offset);
+	char opt[64];
+
+	if (!num_parse_double(val, out) || *out < 0) {
+		cli_error("%s expects a non-negative percentage, got '%s'", cli_option_flag(o, opt, sizeof(opt)), val);
+		return false;
+	}
+	return true;
+}
+
+static const struct cli_option validate_rows[] = {
+	/* In the synopsis, not a line of its own. */
+	{ .name = "format", .metavar = "FMT", .kind = CLI_OPT_CHOICE, .choices = cli_format_names,
+	  .offset = VALIDATE(format) },
+	{ .name = "max-mape", .metavar = "PCT", .kind = CLI_OPT_CUSTOM, .parse = parse_pct,
+	  .offset = VALIDATE(max_mape), .help = "exit with status 5 when the MAPE is above PCT percent" },
+	{ .name = "max-error", .metavar = "PCT", .kind = CLI_OPT_CUSTOM, .parse = parse_pct,
+	  .offset = VALIDATE(max_error), .help = "exit with status 5 when any row's |error| is above PCT percent" },
+	{ .name = "help", .kind = CLI_OPT_HELP },
+	{ .name = NULL },
+};
+
+const struct cli_command_options cli_validate_options = {
+	.command = "validate",
+	.synopsis = "usage: plan-cli validate FILE.csv [--format text|json|csv] [--max-mape PCT] [--max-error PCT]\n"
+		    "\n"
+		    "Predict every run of FILE.csv and compare with its measured iteration time (or\n"
+		    "TFLOP/s per GPU, turned into a time with the row's flop_convention). Prints the\n"
+		    "error of each row and the mean absolute percentage error (MAPE). A table of\n"
+		    "published runs (model shapes and hardware in words) is turned into FILE.csv\n"
+		    "by scripts/import-runs (installed as plan-cli-import-runs).\n"
+		    "\n",
+	.options = validate_rows,
+	.width = 15,
+	.hint = false,
+};
 
 struct row_result {
 	const struct run *run;

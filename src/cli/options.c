@@ -1,6 +1,7 @@
 /*
- * Walking the option tables of options_table.c: the command line into
- * the request, --help, the option list and predict_args.
+ * Walking the commands' option tables (cli/options.h; each command's rows
+ * are beside its code): the command line into the request, --help, the
+ * option list and predict_args.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -16,7 +17,7 @@
 
 /* Most rows of one command, its plan attributes expanded. */
 #define OPT_MAX 128
-/* Commands whose expanded rows are kept (cli_all_options and any other). */
+/* Commands whose expanded rows are kept (main.c's table of commands and any other). */
 #define MAX_COMMANDS 16
 /* Most names an unknown option's "did you mean" lists. */
 #define NEAR_MAX 16
@@ -177,6 +178,16 @@ find_option(const struct cli_option *t, const char *name, size_t len)
 	return NULL;
 }
 
+/* The row of @t whose one-letter alias is @c; NULL when none. */
+static const struct cli_option *
+find_short(const struct cli_option *t, char c)
+{
+	for (int i = 0; t[i].name; i++)
+		if (t[i].short_name && t[i].short_name == c)
+			return &t[i];
+	return NULL;
+}
+
 /*
  * The options of @t that the unknown @name may have meant, best first, into
  * @out (at most @max): those it begins (an incomplete name), then those
@@ -276,7 +287,7 @@ cli_options_parse(const struct cli_command_options *cmd, int argc, char **argv, 
 		}
 		argv[front++] = arg;
 		len = strcspn(arg + 2, "=");
-		o = arg[1] == '-' ? find_option(t, arg + 2, len) : NULL;
+		o = arg[1] == '-' ? find_option(t, arg + 2, len) : !arg[2] ? find_short(t, arg[1]) : NULL;
 		if (strcmp(arg, "-h") == 0 || (o && o->kind == CLI_OPT_HELP && !arg[2 + len])) {
 			cli_options_usage(cmd, stdout);
 			rc = cli_finish(CLI_EXIT_OK);
@@ -369,18 +380,14 @@ cli_options_usage(const struct cli_command_options *cmd, FILE *out)
 }
 
 void
-cli_options_list(FILE *out)
+cli_options_list(const struct cli_command_options *cmd, FILE *out)
 {
-	for (int c = 0; cli_all_options[c]; c++) {
-		const struct cli_command_options *cmd = cli_all_options[c];
-		const struct cli_option *t = cli_options_rows(cmd);
+	const struct cli_option *t = cli_options_rows(cmd);
 
-		for (int i = 0; t[i].name; i++)
-			if (t[i].kind != CLI_OPT_HELP)
-				fprintf(out, "%s --%s%s%s\n", cmd->command, t[i].name,
-					t[i].kind == CLI_OPT_AXIS ? " axis " : "",
-					t[i].kind == CLI_OPT_AXIS ? study_axis_name(t[i].axis) : "");
-	}
+	for (int i = 0; t[i].name; i++)
+		if (t[i].kind != CLI_OPT_HELP)
+			fprintf(out, "%s --%s%s%s\n", cmd->command, t[i].name, t[i].kind == CLI_OPT_AXIS ? " axis " : "",
+				t[i].kind == CLI_OPT_AXIS ? study_axis_name(t[i].axis) : "");
 }
 
 void

@@ -1,10 +1,14 @@
 /*
- * The command-line options of every command, as data (tmux's
- * options-table.c, git's parse-options): one row per option gives its
- * name, value, range, where it lands in the command's request, its help
- * and how optimize writes it back into predict_args. The parser (exact
- * names only), --help, predict_args and the hidden --list-options (which
- * a test compares with plan-cli(1)'s OPTIONS) are all made from the rows.
+ * The command-line options of every command, as data (tmux's cmd_entry
+ * and options-table.c, git's parse-options): one row per option gives
+ * its name, value, range, where it lands in the command's request, its
+ * help and how optimize writes it back into predict_args. Each command's
+ * rows are beside its code (cmd_NAME.c's cli_NAME_options; sweep's in
+ * sweep_options.c); main.c's table of commands lists them. The parser
+ * (exact names only), --help, predict_args and the hidden --list-options
+ * (which a test compares with plan-cli(1)'s OPTIONS) are all made from
+ * the rows (options.c); the rows several commands share are here, their
+ * functions in option_helpers.c.
  */
 #pragma once
 
@@ -18,6 +22,7 @@
 #include "plan/checkpoint.h"
 #include "plan/estimate.h"
 #include "plan/plan.h"
+#include "plan/plan_attr.h"
 #include "plan/search.h"
 #include "io/study.h"
 
@@ -59,6 +64,7 @@ typedef void cli_write_fn(const struct cli_option *o, const void *req, struct cl
 
 struct cli_option {
 	const char *name;          /**< long name, without the dashes */
+	char short_name;           /**< a one-letter alias ("-o"; give --help's .label too); 0: none */
 	const char *metavar;       /**< the value's name in --help; NULL: takes no value */
 	enum cli_opt_kind kind;
 	long min, max;             /**< CLI_OPT_INT */
@@ -85,6 +91,68 @@ struct cli_command_options {
 	int width;                       /**< of --help's option column */
 	bool hint;                       /**< an unknown option points to 'plan-cli CMD --help' */
 };
+
+/* ---------------------------------------------- rows several commands share */
+
+/** The largest count most whole-number options take. */
+#define CLI_BIGINT 100000000L
+
+/** -h, --help. */
+#define CLI_HELP_ROW { .name = "help", .kind = CLI_OPT_HELP, .label = "-h, --help", .help = "show this help" }
+
+/** A bandwidth ("25 Gbit/s") into the double at o->offset, at least UNITS_MIN_BANDWIDTH_BPS. */
+bool cli_parse_bandwidth(const struct cli_option *o, const char *arg, void *req);
+
+/** A real number at o->offset written back (a bandwidth in B/s, a rate); nothing when not above 0. */
+void cli_write_real(const struct cli_option *o, const void *req, struct cli_words *out);
+
+/** A positive real number (a rate, hours), 1e-6 to 1e12, into the double at o->offset. */
+bool cli_parse_positive(const struct cli_option *o, const char *arg, void *req);
+
+/** --format text|json (a command that writes no CSV), into the int at o->offset. */
+bool cli_parse_text_json(const struct cli_option *o, const char *arg, void *req);
+
+/** --format text|json into the int at offset @off. */
+#define CLI_TEXT_JSON_ROW(off) \
+	{ .name = "format", .metavar = "FMT", .kind = CLI_OPT_CUSTOM, .choices = cli_format_names, \
+	  .offset = off, .parse = cli_parse_text_json, .help = "text|json (default text)" }
+
+/** Checkpoints and failures (Gemini, SOSP 2023): predict's, and optimize's
+ *  for --objective goodput (FIELD(ckpt) a struct checkpoint_options). */
+#define CLI_CHECKPOINT_ROWS(FIELD) \
+	{ .name = "checkpoint-to", .metavar = "T", .kind = CLI_OPT_CHOICE, .choices = checkpoint_target_names, \
+	  .offset = FIELD(ckpt.target), .arg_before = PLAN_ATTR_FP8_GATHER + 1, \
+	  .help = "none|cpu|storage: where checkpoints go (default none; cpu:\n" \
+		  "Gemini's CPU memory of the machine and its peers)" }, \
+	{ .name = "checkpoint-every", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = CLI_BIGINT, \
+	  .offset = FIELD(ckpt.every), .arg_before = PLAN_ATTR_FP8_GATHER + 1, \
+	  .help = "iterations between checkpoints (default: 1 for cpu, the\n" \
+		  "Young-Daly interval for storage)" }, \
+	{ .name = "checkpoint-replicas", .metavar = "M", .kind = CLI_OPT_INT, .min = 1, .max = 1 << 20, \
+	  .offset = FIELD(ckpt.replicas), .arg_before = PLAN_ATTR_FP8_GATHER + 1, \
+	  .help = "cpu: copies in CPU memory, the local one and M-1 peers' (default 2)" }, \
+	{ .name = "storage-bandwidth", .metavar = "BW", .kind = CLI_OPT_CUSTOM, .parse = cli_parse_bandwidth, \
+	  .offset = FIELD(ckpt.storage_bandwidth_Bps), .arg_before = PLAN_ATTR_FP8_GATHER + 1, \
+	  .write = cli_write_real, \
+	  .help = "remote storage for the whole job (default: the cluster's\n" \
+		  "storage_bandwidth, 20 Gbit/s)" }, \
+	{ .name = "failures-per-day", .metavar = "F", .kind = CLI_OPT_CUSTOM, .parse = cli_parse_positive, \
+	  .offset = FIELD(ckpt.failures_per_day), .arg_before = PLAN_ATTR_FP8_GATHER + 1, .write = cli_write_real, \
+	  .help = "failures of the whole job per day (default: from --gpu-mtbf-hours)" }, \
+	{ .name = "gpu-mtbf-hours", .metavar = "H", .kind = CLI_OPT_CUSTOM, .parse = cli_parse_positive, \
+	  .offset = FIELD(ckpt.gpu_mtbf_hours), .arg_before = PLAN_ATTR_FP8_GATHER + 1, .write = cli_write_real, \
+	  .help = "mean hours between failures of one GPU (default 50000, Llama 3's)" }
+
+/** predict's and optimize's what-if links (struct cli_links at FIELD(links)). */
+#define CLI_LINK_ROWS(FIELD) \
+	{ .name = "nic-bandwidth", .metavar = "BW", .kind = CLI_OPT_CUSTOM, .parse = cli_parse_bandwidth, \
+	  .offset = FIELD(links.nic_bandwidth_Bps), .arg_before = PLAN_ATTR_FP8_GATHER + 1, .write = cli_write_real, \
+	  .help = "override the cluster's per-NIC bandwidth (\"25 Gbit/s\")" }, \
+	{ .name = "intra-bandwidth", .metavar = "BW", .kind = CLI_OPT_CUSTOM, .parse = cli_parse_bandwidth, \
+	  .offset = FIELD(links.intra_bandwidth_Bps), .arg_before = PLAN_ATTR_FP8_GATHER + 1, \
+	  .write = cli_write_real, .help = "override the cluster's per-GPU intra-node bandwidth" }
+
+/* ------------------------------------------------- the commands' requests */
 
 /** Most --submodule options predict takes. */
 #define CLI_MAX_SUBMODULE_ARGS 8
@@ -150,7 +218,6 @@ struct calibrate_request {
 	const char *runs, *cluster, *framework, *fit, *output, *framework_output;
 };
 
-extern const struct cli_command_options cli_calibrate_options;
 /** What fit-logs' options fill. */
 struct fit_logs_request {
 	int format;                 /**< enum cli_format (text or json) */
@@ -170,14 +237,15 @@ int cli_fit_nccl(const char *const *files, int n, const struct fit_logs_request 
 /** Fit the GEMM parameters of --gpu to the --gemm CSV of @r and report them. Returns an exit code. */
 int cli_fit_gemm(const struct fit_logs_request *r);
 
-extern const struct cli_command_options cli_predict_options;
-extern const struct cli_command_options cli_optimize_options;
-extern const struct cli_command_options cli_sweep_options;
-extern const struct cli_command_options cli_validate_options;
-extern const struct cli_command_options cli_fit_logs_options;
-
-/** Every command's options, ended by NULL (for --list-options). */
-extern const struct cli_command_options *const cli_all_options[];
+/* Each command's options, beside its code; main.c's table of commands lists them. */
+extern const struct cli_command_options cli_predict_options;  /**< cmd_predict.c */
+extern const struct cli_command_options cli_optimize_options; /**< cmd_optimize.c */
+extern const struct cli_command_options cli_sweep_options;    /**< sweep_options.c */
+extern const struct cli_command_options cli_validate_options; /**< cmd_validate.c */
+extern const struct cli_command_options cli_calibrate_options;/**< cmd_calibrate.c */
+extern const struct cli_command_options cli_fit_logs_options; /**< cmd_fit_logs.c */
+extern const struct cli_command_options cli_profiles_options; /**< cmd_profiles.c */
+extern const struct cli_command_options cli_import_options;   /**< cmd_import.c */
 
 /** A predict request with the defaults (tp 1, pp 1, ring all-reduce, text). */
 void cli_predict_request_init(struct predict_request *r);
@@ -188,9 +256,10 @@ void cli_optimize_request_init(struct optimize_request *r);
 /**
  * Parse @argv (argv[0] is the command) with @cmd's options into @req.
  * Long options by their whole name only ("--name VALUE" or
- * "--name=VALUE"), and -h; options and operands in any order, "--" ends
- * the options. An unknown option is a usage error naming the options it
- * may have meant (those it begins, those within two edits). Returns -1
+ * "--name=VALUE"), -h and the rows' one-letter aliases ("-o VALUE");
+ * options and operands in any order, "--" ends the options. An unknown
+ * option is a usage error naming the options it may have meant (those
+ * it begins, those within two edits). Returns -1
  * when the options are read, with the operands moved (in order) behind
  * them and optind set to the first, as GNU getopt_long leaves them; else
  * the exit code to return at once: a printed usage error, or --help
@@ -207,8 +276,8 @@ void cli_options_usage(const struct cli_command_options *cmd, FILE *out);
  */
 const struct cli_option *cli_options_rows(const struct cli_command_options *cmd);
 
-/** Print every command's option names, "COMMAND --NAME" a line (plan-cli --list-options). */
-void cli_options_list(FILE *out);
+/** Print @cmd's option names, "COMMAND --NAME" a line (plan-cli --list-options). */
+void cli_options_list(const struct cli_command_options *cmd, FILE *out);
 
 /**
  * The predict arguments that give @req's plan, in predict_args order, as

@@ -48,7 +48,7 @@ enum study_axis_kind {
  * The name of axis @kind as written in study files (the key of axes:, of
  * plan: and of baseline:), NULL past the last: a plan attribute's is its
  * name. The sweep's axis options are these names with dashes for
- * underscores (src/cli/options_table.c; tests/cli/run-options-tests.sh
+ * underscores (src/cli/sweep_options.c; tests/cli/run-options-tests.sh
  * checks that the two agree).
  */
 const char *study_axis_name(int kind);

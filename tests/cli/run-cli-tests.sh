@@ -240,6 +240,8 @@ usage_error "validate --max-mape -1" "'-1'" validate "$runs_csv" --max-mape -1
 usage_error "validate unknown option" "'--bogus'" validate "$runs_csv" --bogus
 usage_error "profiles --schema bogus" "--schema" profiles --schema bogus
 usage_error "profiles extra argument" "'extra'" profiles extra
+usage_error "profiles unknown option" "unknown option '--bogus' for profiles (see 'plan-cli profiles --help')" \
+	profiles --bogus
 
 # ------------------------------------------------------- help and version
 
@@ -252,7 +254,7 @@ for args in "--help" "-h" "help"; do
 	finish "plan-cli $args goes to stdout"
 done
 
-for cmd in predict validate profiles; do
+for cmd in predict validate profiles import; do
 	cli $cmd --help
 	expect_rc 0
 	expect_stderr_empty
@@ -875,6 +877,14 @@ expect_stderr_empty
 grep -qx "name: 'gpt2'" "$tmp/gpt2.yaml" || fail "no name line in the written file"
 ls "$tmp"/gpt2.yaml.tmp* >/dev/null 2>&1 && fail "a temporary file was left"
 finish "import --output writes the profile to a file, nothing to stdout"
+cli import -o "$tmp/gpt2-o.yaml" "$hf/gpt2.json"
+expect_rc 0
+expect_stdout_empty
+cmp -s "$tmp/gpt2.yaml" "$tmp/gpt2-o.yaml" || fail "-o FILE did not write what --output FILE writes"
+finish "import -o FILE is --output FILE"
+usage_error "import --output without its value" "option '--output' needs a value" import "$hf/gpt2.json" --output
+usage_error "import: a near option name is suggested" "unknown option '--outpt' for import; did you mean '--output'?" \
+	import "$hf/gpt2.json" --outpt x.yaml
 error_case 1 "import --output into a missing folder" "nofolder/x.yaml: cannot write" \
 	import "$hf/gpt2.json" --output "$tmp/nofolder/x.yaml"
 usage_error "import takes one config.json" "unexpected argument" import "$hf/gpt2.json" "$hf/gpt2.json"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The option tables (src/cli/options_table.c) against their documentation:
-# for each command, the options plan-cli accepts (the hidden
-# 'plan-cli --list-options') must be the options that plan-cli(1)'s
+# The option tables (each command's rows, beside its code in src/cli/)
+# against their documentation: for each command of 'plan-cli --help' (the
+# table of commands in src/cli/main.c), the options plan-cli accepts (the
+# hidden 'plan-cli --list-options') must be the options that plan-cli(1)'s
 # OPTIONS section lists under "COMMAND ... options" (its .TP tags), and
 # the README must name each. The sweep's axis options must be the study
 # file's axes with dashes for underscores. Then the parser: whole names
@@ -21,6 +22,12 @@ trap 'rm -rf "$tmp"' EXIT
 "$bin" --list-options >"$tmp/list" 2>"$tmp/err"
 check "--list-options lists options" '[ $? -eq 0 ] && [ -s "$tmp/list" ] && [ ! -s "$tmp/err" ]'
 
+# Every command, as 'plan-cli --help' lists them.
+"$bin" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 } on && /^$/ { on = 0 }' >"$tmp/commands"
+check "plan-cli --help lists the commands, import and profiles among them" \
+	'grep -qx predict "$tmp/commands" && grep -qx import "$tmp/commands" && grep -qx profiles "$tmp/commands"'
+mapfile -t commands <"$tmp/commands"
+
 # The option names of the .TP (and .TQ) tags in the .SS "CMD ... options"
 # sections of OPTIONS, one a line, sorted; --help is left out (a global option).
 man_options() {
@@ -32,7 +39,7 @@ man_options() {
 	' man/plan-cli.1 | sed 's/\\-/-/g' | grep -o -- '--[a-z][a-z0-9-]*' | grep -vx -- '--help' | sort -u
 }
 
-for cmd in predict optimize sweep validate calibrate fit-logs; do
+for cmd in "${commands[@]}"; do
 	awk -v cmd="$cmd" '$1 == cmd { print $2 }' "$tmp/list" | sort -u >"$tmp/table.$cmd"
 	man_options "$cmd" >"$tmp/man.$cmd"
 	if [ ! -s "$tmp/table.$cmd" ]; then
@@ -67,7 +74,7 @@ check "sweep: the axis options are the study's axes" \
 
 # Whole names only: each option's name less its last letter is an unknown
 # option (getopt_long took it for the option), whose error names it.
-for cmd in predict optimize sweep validate calibrate fit-logs; do
+for cmd in "${commands[@]}"; do
 	refused=""
 	while IFS= read -r opt; do
 		cut=${opt%?}

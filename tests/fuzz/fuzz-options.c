@@ -1,8 +1,8 @@
 /*
  * The option parser on any command line: the input split at NUL bytes is
- * argv. argv[0] names the command (predict, optimize, sweep, validate);
- * another word picks one by its first byte. Usage errors and --help print
- * (run with -close_fd_mask=3 to silence them).
+ * argv. argv[0] names the command (predict, optimize, sweep, ...); another
+ * word picks one by its first byte. Usage errors and --help print (run
+ * with -close_fd_mask=3 to silence them).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,12 +12,24 @@
 
 #define FUZZ_MAX_ARGS 128
 
+/*
+ * The commands whose options are rows. main.c's table of commands lists
+ * them for plan-cli, but its main() cannot link here (libFuzzer has its
+ * own): a command added there is added here.
+ */
+static const struct cli_command_options *const commands[] = {
+	&cli_predict_options, &cli_optimize_options, &cli_sweep_options, &cli_validate_options,
+	&cli_calibrate_options, &cli_fit_logs_options, &cli_profiles_options, &cli_import_options, NULL,
+};
+
 /* Static: a sweep request holds a whole study (a quarter of a megabyte). */
 static union {
 	struct predict_request predict;
 	struct optimize_request optimize;
 	struct sweep_request sweep;
 	struct validate_request validate;
+	struct calibrate_request calibrate;
+	struct fit_logs_request fit_logs;
 } req;
 
 void
@@ -31,10 +43,10 @@ pick_command(const char *name)
 {
 	int n = 0;
 
-	for (; cli_all_options[n]; n++)
-		if (strcmp(cli_all_options[n]->command, name) == 0)
-			return cli_all_options[n];
-	return cli_all_options[(unsigned char)name[0] % n];
+	for (; commands[n]; n++)
+		if (strcmp(commands[n]->command, name) == 0)
+			return commands[n];
+	return commands[(unsigned char)name[0] % n];
 }
 
 /* The request @cmd fills, with the defaults its command starts from. */
