@@ -217,6 +217,26 @@ START_TEST(test_complete)
 }
 END_TEST
 
+/* Products of degrees are checked: 46340^2 = 2147395600 fits an int,
+ * 46341^2 = 2147488281 does not; 65536 x 65536 x 256 x 2^24 = 2^64. */
+START_TEST(test_degrees_product)
+{
+	struct plan p;
+
+	plan_init(&p);
+	p.tp = 8, p.cp = 2, p.pp = 4, p.dp = 16;
+	ck_assert_int_eq(plan_degrees_product(&p), 1024);
+	p.tp = 46340, p.cp = 1, p.pp = 1, p.dp = 46340;
+	ck_assert_int_eq(plan_degrees_product(&p), 2147395600LL);
+	p.tp = 46341, p.dp = 46341;
+	ck_assert_int_eq(plan_degrees_product(&p), -1);
+	p.tp = 65536, p.cp = 65536, p.pp = 256, p.dp = 1 << 24;
+	ck_assert_int_eq(plan_degrees_product(&p), -1);
+	p.tp = 0;
+	ck_assert_int_eq(plan_degrees_product(&p), -1);
+}
+END_TEST
+
 static Suite *
 plan_attr_suite(void)
 {
@@ -230,6 +250,7 @@ plan_attr_suite(void)
 	tcase_add_test(tc, test_round_trip);
 	tcase_add_test(tc, test_left_out);
 	tcase_add_test(tc, test_complete);
+	tcase_add_test(tc, test_degrees_product);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -130,8 +130,18 @@ struct plan plan_cp_local(const struct plan *p);
  */
 bool plan_error_nonfinite(const struct plan *p, const char *what, struct plan_error *err);
 
-/** GPUs the plan uses (tp * cp * pp * dp). */
+/** GPUs the plan uses (tp * cp * pp * dp), for a plan plan_validate accepted. */
 int plan_gpus(const struct plan *p);
+
+/** Most GPUs a plan may use: products of degrees are checked against it. */
+#define PLAN_MAX_GPUS 2147483647LL
+
+/**
+ * tp * cp * pp * dp multiplied with checks: -1 when a degree is below 1
+ * or the product passes PLAN_MAX_GPUS (each degree is in its range, their
+ * product need not be: 65536 x 65536 x 256 x 2^24 wraps a 64-bit integer).
+ */
+long long plan_degrees_product(const struct plan *p);
 
 /** Micro-batches per pipeline per iteration: global / (dp * micro). */
 int plan_microbatches(const struct plan *p);

@@ -8,6 +8,7 @@
  * first-order optimal interval of Young (CACM 1974) and Daly (FGCS 2006),
  * sqrt(2 delta MTBF).
  */
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -301,7 +302,19 @@ checkpoint_estimate(const struct model *m, const struct cluster *c, const struct
 		/* Writing to storage stalls training (a synchronous save). */
 		out->checkpoint_s = out->to_storage_s;
 		out->optimal_interval_s = checkpoint_young_daly_s(out->to_storage_s, mtbf_s);
-		out->every = o->every > 0 ? o->every : (int)fmax(1.0, round(out->optimal_interval_s / T));
+		if (o->every > 0) {
+			out->every = o->every;
+		} else {
+			double every = fmax(1.0, round(out->optimal_interval_s / T));
+
+			/* No cast past an int: an interval of 4e9 iterations printed
+			 * "every -2147483648 iterations" (issue 28). */
+			if (!(every <= INT_MAX))
+				return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "the Young-Daly checkpoint "
+						      "interval (%.3g s) is %.3g iterations of %.3g s, more than %d: give "
+						      "--checkpoint-every", out->optimal_interval_s, every, T, INT_MAX);
+			out->every = (int)every;
+		}
 		out->overhead_per_iteration_s = out->to_storage_s / out->every;
 		out->interval_s = out->every * (T + out->overhead_per_iteration_s);
 		out->wasted_per_failure_s = checkpoint_wasted_per_failure_s(out->checkpoint_s, out->interval_s,

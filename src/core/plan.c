@@ -29,6 +29,20 @@ plan_gpus(const struct plan *p)
 	return (int)((long long)p->tp * p->cp * p->pp * p->dp);
 }
 
+long long
+plan_degrees_product(const struct plan *p)
+{
+	const int degrees[] = { p->tp, p->cp, p->pp, p->dp };
+	long long product = 1;
+
+	for (size_t i = 0; i < sizeof(degrees) / sizeof(degrees[0]); i++) {
+		if (degrees[i] < 1 || product > PLAN_MAX_GPUS / degrees[i])
+			return -1;
+		product *= degrees[i];
+	}
+	return product;
+}
+
 struct plan
 plan_cp_local(const struct plan *p)
 {
@@ -206,7 +220,10 @@ validate_degrees(const struct plan *p, const struct model *m, const struct clust
 		return FAIL("zero stage must be 0, 1, 2 or 3 (got %d)", p->zero);
 	if (!validate_cp(p, m, err))
 		return false;
-	gpus = (long long)p->tp * p->cp * p->pp * p->dp;
+	gpus = plan_degrees_product(p);
+	if (gpus < 0)
+		return FAIL("tp x cp x pp x dp (%d x %d x %d x %d) is more than %lld GPUs", p->tp, p->cp, p->pp, p->dp,
+			    PLAN_MAX_GPUS);
 	if (gpus > cluster_gpus(c) && p->cp > 1)
 		return FAIL("the plan needs %lld GPUs (tp %d x cp %d x pp %d x dp %d) but cluster '%s' has %d",
 			    gpus, p->tp, p->cp, p->pp, p->dp, c->name, cluster_gpus(c));

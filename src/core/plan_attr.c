@@ -434,7 +434,15 @@ plan_complete(struct plan *p, const struct plan_fill *fill, const struct model *
 	      struct plan_error *err)
 {
 	long total = fill->gpus ? fill->gpus : cluster_gpus(c);
-	long shape = (long)p->tp * p->cp * p->pp;
+	struct plan unit = *p;
+	long long shape, all;
+
+	/* tp x cp x pp (dp 1), checked: each degree is in range, the product need not be. */
+	unit.dp = 1;
+	shape = plan_degrees_product(&unit);
+	if (shape < 0)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "tp x cp x pp (%d x %d x %d) is more than %lld "
+				      "GPUs", p->tp, p->cp, p->pp, PLAN_MAX_GPUS);
 
 	if (fill->gpus > cluster_gpus(c))
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "gpus (%d) is more than cluster '%s' has (%d)",
@@ -445,7 +453,7 @@ plan_complete(struct plan *p, const struct plan_fill *fill, const struct model *
 		p->zero = 3;
 	p->flash_attention = gpu_plan_flash_attention(&c->gpu, fill->flash);
 	if (p->dp == 0) {
-		if (shape <= 0 || total % shape != 0) {
+		if (total % shape != 0) {
 			if (p->cp > 1)
 				return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "%ld GPUs are not divisible by "
 						      "tp x cp x pp (%d x %d x %d); give dp or the GPUs", total, p->tp,
@@ -454,13 +462,15 @@ plan_complete(struct plan *p, const struct plan_fill *fill, const struct model *
 					      "(%d x %d); give dp or the GPUs", total, p->tp, p->pp);
 		}
 		p->dp = (int)(total / shape);
-	} else if (fill->gpus && shape * p->dp != fill->gpus) {
+	} else if (fill->gpus && (all = plan_degrees_product(p)) != fill->gpus) {
+		if (all < 0)
+			return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "tp x cp x pp x dp (%d x %d x %d x %d) is "
+					      "more than %lld GPUs", p->tp, p->cp, p->pp, p->dp, PLAN_MAX_GPUS);
 		if (p->cp > 1)
 			return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "gpus (%d) does not match tp x cp x pp x dp "
-					      "(%d x %d x %d x %d = %ld)", fill->gpus, p->tp, p->cp, p->pp, p->dp,
-					      shape * p->dp);
+					      "(%d x %d x %d x %d = %lld)", fill->gpus, p->tp, p->cp, p->pp, p->dp, all);
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "gpus (%d) does not match tp x pp x dp "
-				      "(%d x %d x %d = %ld)", fill->gpus, p->tp, p->pp, p->dp, shape * p->dp);
+				      "(%d x %d x %d = %lld)", fill->gpus, p->tp, p->pp, p->dp, all);
 	}
 	return complete_stage_lists(p, err);
 }

@@ -982,6 +982,21 @@ awk -v full="$(jq '.iteration_time_s' "$tmp/out")" -v best="$best" 'BEGIN { exit
 	fail "partial ($best s) is not faster than full ($(jq '.iteration_time_s' "$tmp/out") s)"
 finish "optimize chooses part of a stage in full where full fits and selective does not, faster than full"
 
+# --------------------------------------------- products of in-range values
+# Each degree in its range, their product not (issue 28): an error, not a
+# wrapped product (tp 65536 x cp 65536 x pp 256 x dp 2^24 is 2^64, 0 in 64 bits).
+usage_error "a product of degrees past 2^31 GPUs" "tp x cp x pp (65536 x 65536 x 256) is more than 2147483647 GPUs" \
+	predict --model gpt-1.7b --cluster dgx-h100 --global-batch 64 --tp 65536 --cp 65536 --pp 256 --dp 16777216
+# A Young-Daly interval of 1e10 iterations (a 7 ms step, a GPU failing once
+# in 1e12 hours) is refused, not cast to a negative int.
+cli predict --model mpt-125m --cluster dgx-h100 --global-batch 1 --gpus 1 --seq-len 128 --checkpoint-to storage \
+	--gpu-mtbf-hours 1e12
+[ "$rc" -ne 0 ] || fail "exit status 0"
+grep -q "Young-Daly checkpoint interval .* more than 2147483647: give --checkpoint-every" "$tmp/err" ||
+	fail "no message naming the interval and --checkpoint-every"
+grep -q -- "-2147483648" "$tmp/out" && fail "a negative interval printed"
+finish "a Young-Daly interval past an int is an error naming --checkpoint-every"
+
 # ------------------------------------------------- one plan, every surface
 # predict, a sweep cell and a validate row that gives only id, model,
 # cluster, gpus, global_batch and the attributes set complete the plan the
