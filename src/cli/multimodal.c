@@ -580,6 +580,12 @@ predict_rejects(const struct predict_request *r)
 			  "do not apply to a multimodal model");
 		return true;
 	}
+	/* Refused, not dropped (issue 28): neither is modelled per submodule. */
+	if (r->ckpt.target != CHECKPOINT_NONE || r->seq_lengths) {
+		cli_error("%s does not apply to a multimodal model (its checkpoints and variable-length data are not "
+			  "modelled per submodule)", r->seq_lengths ? "--seq-lengths" : "--checkpoint-to");
+		return true;
+	}
 	return false;
 }
 
@@ -943,6 +949,11 @@ optimize_rejects(const struct optimize_request *r)
 	}
 	if (r->so.ncompressors > 0) {
 		cli_error("--compressor does not apply to a multimodal model");
+		return true;
+	}
+	if (r->objective == CLI_OBJECTIVE_GOODPUT || r->ckpt.target != CHECKPOINT_NONE) {
+		cli_error("--objective goodput and --checkpoint-to do not apply to a multimodal model (its "
+			  "checkpoints are not modelled per submodule)");
 		return true;
 	}
 	return false;

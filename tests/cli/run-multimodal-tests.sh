@@ -219,6 +219,13 @@ usage "a bad boolean" "--submodule image:sp expects true or false, got '2'" \
 	predict "${base[@]}" --submodule image:dp=8,sp=2 --submodule text:dp=8
 usage "--format csv" "a multimodal prediction is text or json" predict "${base[@]}" "${per[@]}" --format csv
 usage "--seq-len" "give their own tokens per sample" predict "${base[@]}" "${per[@]}" --seq-len 77
+usage "--checkpoint-to, refused not dropped" "--checkpoint-to does not apply to a multimodal model" \
+	predict "${base[@]}" "${per[@]}" --checkpoint-to cpu
+usage "--seq-lengths, refused not dropped" "--seq-lengths does not apply to a multimodal model" \
+	predict "${base[@]}" "${per[@]}" --seq-lengths flan-mix
+usage "optimize --objective goodput, refused not dropped" "do not apply to a multimodal model" \
+	optimize --model clip-vit-l14 --cluster dgx-h100 --gpus 16 --global-batch 256 --objective goodput \
+	--checkpoint-to cpu
 
 "$bin" sweep --model clip-vit-l14 --cluster aws-p4d --gpus 8 --global-batch 64 >"$tmp/s.out" 2>"$tmp/s.err"
 check "sweep refuses a multimodal profile at its kind key (file:line:col)" \
