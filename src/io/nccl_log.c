@@ -17,6 +17,9 @@
 
 #define MAX_TOKENS 32
 #define MAX_HOSTS 4096
+/* A host name as kept: DNS names reach 253 characters (RFC 1035), and
+ * 64 bytes took hosts that share a long prefix for one. */
+#define NCCL_HOST_LEN 256
 
 /* Where the columns are, from the table's header line. */
 struct columns {
@@ -29,8 +32,12 @@ struct parser {
 	int line;
 	struct nccl_log *log;
 	struct columns col;
-	char (*hosts)[64];
+	char (*hosts)[NCCL_HOST_LEN];
 	int cap;
+	/* The hosts by hash (index + 1; 0: empty), twice MAX_HOSTS so that
+	 * probes stay short: a log of many '# Rank' lines was O(ranks x
+	 * hosts) with a linear search (issue 28). */
+	short slots[2 * MAX_HOSTS];
 	struct plan_error *err;
 };
 
@@ -91,24 +98,40 @@ header_line(struct parser *p, char **tok, int n)
 	return true;
 }
 
+/* FNV-1a of the first NCCL_HOST_LEN - 1 bytes of @host (what a hosts entry keeps). */
+static unsigned
+host_hash(const char *host)
+{
+	unsigned h = 2166136261u;
+
+	for (int i = 0; i < NCCL_HOST_LEN - 1 && host[i]; i++)
+		h = (h ^ (unsigned char)host[i]) * 16777619u;
+	return h;
+}
+
 static bool
 add_host(struct parser *p, const char *host)
 {
-	for (int i = 0; i < p->log->nodes; i++)
-		if (strcmp(p->hosts[i], host) == 0)
+	const size_t nslots = sizeof(p->slots) / sizeof(p->slots[0]);
+	size_t i = host_hash(host) % nslots;
+
+	/* Names compare as kept: their first NCCL_HOST_LEN - 1 bytes. */
+	for (; p->slots[i]; i = (i + 1) % nslots)
+		if (strncmp(p->hosts[p->slots[i] - 1], host, NCCL_HOST_LEN - 1) == 0)
 			return true;
 	if (p->log->nodes == MAX_HOSTS)
 		return fail(p, "more than 4096 hosts%s%s", "", "");
 	if (p->log->nodes == p->cap) {
 		int cap = p->cap ? 2 * p->cap : 16;
-		char (*grown)[64] = realloc(p->hosts, (size_t)cap * sizeof(*grown));
+		char (*grown)[NCCL_HOST_LEN] = realloc(p->hosts, (size_t)cap * sizeof(*grown));
 
 		if (!grown)
 			return plan_error_set(p->err, PLAN_ERR_NOMEM, p->name, 0, 0, "out of memory");
 		p->hosts = grown;
 		p->cap = cap;
 	}
-	snprintf(p->hosts[p->log->nodes++], 64, "%s", host);
+	snprintf(p->hosts[p->log->nodes++], NCCL_HOST_LEN, "%s", host);
+	p->slots[i] = (short)p->log->nodes;
 	return true;
 }
 

@@ -46,6 +46,15 @@ expect "--level inter on a one-node log: exit 3" 3 "2 or more nodes"
 run fit-logs --nccl-tests "$nccl/all_reduce_perf-2x8xh100.log" --gpus-per-node 3
 expect "--gpus-per-node that does not divide the ranks: usage error" 2 "--gpus-per-node 3"
 
+# Host names that share a 64-character prefix are still two hosts (they
+# were kept to 63 bytes and taken for one: "1 host" or, over many ranks,
+# "more than 4096 hosts"); the hosts are found by hash, not a linear scan.
+long=$(printf 'rack-%070d' 0)
+sed "s/gpu-node-0\([12]\)/$long-\1/" "$nccl/all_reduce_perf-2x8xh100.log" >"$tmp/all_reduce_perf-long.log"
+run fit-logs --nccl-tests "$tmp/all_reduce_perf-long.log" --format json
+check "hosts with a long common prefix: 2 hosts, as with short names" \
+	'[ $rc -eq 0 ] && [ "$(jq ".logs[0].hosts" "$tmp/out")" = 2 ]'
+
 run fit-logs --nccl-tests "$nccl/all_reduce_perf-8xh100.log" "$nccl/all_gather_perf-8xh100.log" \
 	--cluster dgx-h100 --output "$tmp/intra.yaml"
 check "intra fit: exit 0, the values printed" '[ $rc -eq 0 ] && grep -q "^bandwidth x efficiency" "$tmp/out" && grep -q "MAPE" "$tmp/out"'
