@@ -55,6 +55,11 @@ bad_row "an unknown GPU" "column 'gpu': 'TPU-v4' is none of" 's/,A100-SXM4,/,TPU
 bad_row "a network with no bandwidth" "column 'inter_node': no bandwidth in" 's/8x HDR InfiniBand 200 Gb\/s per node (compute)/InfiniBand/'
 bad_row "a layer count that is not a number" "column 'layers': 'many' is not a number" 's/,24,2304,/,many,2304,/'
 bad_row "a micro-batch that is not whole" "column 'micro_batch': '16.5' is not a whole number from 1" 's/,512,16,,137,/,512,16.5,,137,/'
+# plan-cli's ranges and checks, before a runs.csv validate would refuse (issue 28).
+bad_row "a sequence length past plan-cli's range" "column 'seq_len': '1e300' is not a whole number from 1 to 100000000" \
+	's/,51200,2048,/,51200,1e300,/'
+bad_row "GPUs that are not the plan's" "32 GPUs, but tp x cp x pp x dp is 1 x 1 x 1 x 16 = 16" \
+	's/,1,1,1,32,1,1,none/,1,1,1,16,1,1,none/'
 bad_row "nothing measured" "no iter_time_s, tokens_per_s_per_gpu, tflops_per_gpu, mfu_pct or hfu_pct" 's/,137,,,,/,,,,,/'
 # Rows of other kinds, made from the first row of the table: an H100
 # torchtitan run that reports only MFU, an MoE run with EP on EFA nodes,
