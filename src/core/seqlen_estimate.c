@@ -154,7 +154,10 @@ batch_pack(const struct shape_ctx *x, const struct seqlen_dist *d, int attention
 	} else {
 		o->attention_waste = s * s / row.sum_sq - 1.0;
 	}
-	mb = (double)x->p->global_batch / (row.documents * x->p->dp * x->p->micro_batch);
+	/* A pipeline runs one micro-batch at least: fewer sequences than one
+	 * packed micro-batch holds go as one part-full row (0.14 micro-batches
+	 * gave an iteration of a seventh of a micro-batch, issue 28). */
+	mb = fmax(1.0, (double)x->p->global_batch / (row.documents * x->p->dp * x->p->micro_batch));
 	o->iteration_time_s = tail + mb * slot + bubble;
 	o->useful_tokens = (double)x->p->global_batch * row.tokens / row.documents;
 	o->padded_length = s;

@@ -71,4 +71,11 @@ printf 'length,count\n# none\n' >"$tmp/header.csv"
 fails "a header alone" 3 "header.csv:2: no sequence lengths" "${plan[@]}" --seq-lengths "$tmp/header.csv"
 printf '12\n1\000x\n' >"$tmp/nul.csv"
 fails "a NUL byte" 3 "nul.csv:2: a NUL byte" "${plan[@]}" --seq-lengths "$tmp/nul.csv"
+# Fewer sequences than one packed micro-batch holds: one part-full
+# micro-batch, never a fraction of one (issue 28).
+"$bin" predict --model gpt-1.7b --cluster dgx-h100 --gpus 8 --global-batch 8 --seq-lengths flan-mix --batching pack \
+	--format json >"$tmp/pk.json" 2>"$tmp/err"
+check "pack with less than a micro-batch of sequences: one micro-batch, the iteration at least its time" \
+	'jq -e ".batching.microbatches == 1 and .batching.iteration_time_s >= .batching.max_microbatch_time_s" "$tmp/pk.json" >/dev/null'
+
 finish
