@@ -369,14 +369,23 @@ progress(long done, long total, void *arg)
 		fputc('\n', stderr);
 }
 
-/* A number of a shard's cell: finite, at least 0, above 0 where @positive. */
+/* The most a shard's figure can be, as plan-cli predicts (a shard of 1e308
+ * s merged into a table, issue 28): a year an iteration, as the core's
+ * check; an MFU of 1; 10^5 TFLOP/s per GPU, as the runs CSV takes; 10^15
+ * tokens/s; 2^60 bytes a GPU. */
+#define SHARD_MAX_TIME_S 3.156e7
+#define SHARD_MAX_TFLOPS 1e5
+#define SHARD_MAX_TOKENS 1e15
+#define SHARD_MAX_BYTES 1152921504606846976.0
+
+/* A number of a shard's cell: finite, from 0 (above 0 where @positive) to @max. */
 static bool
-shard_number(const json_t *c, const char *key, bool positive, double *out)
+shard_number(const json_t *c, const char *key, bool positive, double max, double *out)
 {
 	const json_t *v = json_object_get(c, key);
 	double d = json_number_value(v);
 
-	if (!json_is_number(v) || !isfinite(d) || d < 0 || (positive && d == 0))
+	if (!json_is_number(v) || !isfinite(d) || d < 0 || (positive && d == 0) || d > max)
 		return false;
 	*out = d;
 	return true;
@@ -410,15 +419,15 @@ shard_cell(const json_t *c, struct sweep_result *r)
 	r->ok = json_is_true(ok);
 	if (!r->ok)
 		return shard_string(c, "error", r->error, sizeof(r->error)) && r->error[0] ? NULL : "error";
-	if (!shard_number(c, "iteration_time_s", true, &r->time_s))
+	if (!shard_number(c, "iteration_time_s", true, SHARD_MAX_TIME_S, &r->time_s))
 		return "iteration_time_s";
-	if (!shard_number(c, "tflops_per_gpu", false, &r->tflops_per_gpu))
+	if (!shard_number(c, "tflops_per_gpu", false, SHARD_MAX_TFLOPS, &r->tflops_per_gpu))
 		return "tflops_per_gpu";
-	if (!shard_number(c, "mfu", false, &r->mfu))
+	if (!shard_number(c, "mfu", false, 1.0, &r->mfu))
 		return "mfu";
-	if (!shard_number(c, "tokens_per_s", false, &r->tokens_per_s))
+	if (!shard_number(c, "tokens_per_s", false, SHARD_MAX_TOKENS, &r->tokens_per_s))
 		return "tokens_per_s";
-	if (!shard_number(c, "memory_bytes", false, &r->memory_bytes))
+	if (!shard_number(c, "memory_bytes", false, SHARD_MAX_BYTES, &r->memory_bytes))
 		return "memory_bytes";
 	if (!json_is_boolean(json_object_get(c, "fits")))
 		return "fits";
