@@ -41,10 +41,14 @@ bool cli_choice(const char *opt, const char *val, const char *const *names, int 
 int cli_finish(int code);
 
 /**
- * Write @text into @path through a temporary file beside it, renamed over
- * it once complete. Prints the error; returns an exit code.
+ * Write @text into @path atomically (io/atomic_file.h: a temporary file
+ * beside the target, fsync, rename; links followed, the mode kept).
+ * Prints the error; returns an exit code.
  */
 int cli_write_file(const char *path, const char *text);
+
+/** Write @n files all or none (atomic_write_files); prints the error. */
+int cli_write_files(const char *const *paths, const char *const *texts, int n);
 
 int cmd_predict(int argc, char **argv);
 

@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "plan/plan_attr.h"
+#include "io/atomic_file.h"
 #include "io/profile_load.h"
 #include "plan/numparse.h"
 
@@ -237,46 +238,20 @@ cli_load_run(const char *file, struct run *run, struct model *m, struct framewor
 	return rc;
 }
 
-/* @yaml into @path through a temporary file beside it, renamed over it
- * only once complete: an interrupted command never leaves half a profile. */
 int
-cli_write_file(const char *path, const char *yaml)
+cli_write_file(const char *path, const char *text)
 {
-	size_t n = strlen(path) + 16;
-	char *tmp;
-	struct stat st;
-	FILE *f;
-	bool ok;
+	return cli_write_files(&path, &text, 1);
+}
 
-	/* The rename would replace whatever is there: a device such as
-	 * /dev/full or /dev/stdout would become a plain file (and a folder
-	 * would leave PATH.tmpPID beside it). Only a regular file, or none. */
-	if (!path[0] || (stat(path, &st) == 0 && !S_ISREG(st.st_mode))) {
-		cli_error("%s: cannot write: %s", path, !path[0] ? "an empty file name" :
-			  S_ISDIR(st.st_mode) ? "Is a directory" : "not a regular file");
-		return CLI_EXIT_FAILURE;
-	}
-	tmp = malloc(n);
-	if (!tmp) {
-		cli_error("out of memory");
-		return CLI_EXIT_FAILURE;
-	}
-	snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
-	f = fopen(tmp, "w");
-	if (!f) {
-		cli_error("%s: cannot write: %s", path, strerror(errno));
-		free(tmp);
-		return CLI_EXIT_FAILURE;
-	}
-	ok = fputs(yaml, f) >= 0;
-	ok = fclose(f) == 0 && ok;
-	if (!ok || rename(tmp, path) != 0) {
-		cli_error("%s: cannot write: %s", path, strerror(errno));
-		unlink(tmp);
-		free(tmp);
-		return CLI_EXIT_FAILURE;
-	}
-	free(tmp);
+int
+cli_write_files(const char *const *paths, const char *const *texts, int n)
+{
+	struct plan_error err;
+
+	plan_error_clear(&err);
+	if (!atomic_write_files(paths, texts, n, &err))
+		return cli_report(&err);
 	return CLI_EXIT_OK;
 }
 

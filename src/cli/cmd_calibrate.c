@@ -12,6 +12,7 @@
 
 #include "cli/calibrate.h"
 #include "cli/cli.h"
+#include "io/atomic_file.h"
 #include "io/profile_load.h"
 
 /* ------------------------------------------------ calibrate options */
@@ -272,28 +273,27 @@ rename_profile(struct calib_session *s)
 			 "plan-cli calibrate on %.200s", s->req->runs);
 }
 
+/* Both profiles or neither: a framework profile that cannot be written
+ * must not leave the cluster profile replaced. */
 static int
 write_outputs(struct calib_session *s)
 {
-	char *yaml;
-	int rc;
+	const char *paths[2] = { s->req->output, s->req->framework_output };
+	char *yaml[2] = { NULL, NULL };
+	int n = s->req->framework_output ? 2 : 1, rc;
 
 	rename_profile(s);
-	yaml = calibrate_cluster_yaml(s);
-	if (!yaml) {
+	yaml[0] = calibrate_cluster_yaml(s);
+	if (yaml[0] && n == 2)
+		yaml[1] = calibrate_framework_yaml(s);
+	if (!yaml[0] || (n == 2 && !yaml[1])) {
+		free(yaml[0]);
 		cli_error("out of memory");
 		return CLI_EXIT_FAILURE;
 	}
-	rc = cli_write_file(s->req->output, yaml);
-	free(yaml);
-	if (rc != CLI_EXIT_OK || !s->req->framework_output)
-		return rc;
-	if (!(yaml = calibrate_framework_yaml(s))) {
-		cli_error("out of memory");
-		return CLI_EXIT_FAILURE;
-	}
-	rc = cli_write_file(s->req->framework_output, yaml);
-	free(yaml);
+	rc = cli_write_files(paths, (const char *const *)yaml, n);
+	free(yaml[0]);
+	free(yaml[1]);
 	return rc;
 }
 
@@ -311,6 +311,10 @@ check_request(const struct calibrate_request *r, int argc, char **argv)
 	}
 	if (wants_framework(r->fit) && !r->framework_output) {
 		cli_error("--fit has framework keys: give --framework-output FILE for the framework profile");
+		return CLI_EXIT_USAGE;
+	}
+	if (r->framework_output && atomic_same_file(r->output, r->framework_output)) {
+		cli_error("--output and --framework-output name the same file '%s'", r->framework_output);
 		return CLI_EXIT_USAGE;
 	}
 	return -1;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "plan/numparse.h"
+#include "io/atomic_file.h"
 #include "io/sweep_output.h"
 #include "plan/units.h"
 
@@ -768,67 +769,11 @@ plot_commands(FILE *gp, const char *out, const struct study *s, const struct plo
 
 /*
  * The plot is drawn into a temporary file beside @path and renamed onto
- * it, so that an interrupted or failed run never leaves half a plot.
- * The handler removes the temporary file on SIGINT, SIGTERM and SIGHUP.
+ * it (io/atomic_file.h), so that an interrupted or failed run never
+ * leaves half a plot; on SIGINT, SIGTERM or SIGHUP the handler stops
+ * gnuplot first, which would otherwise recreate the file it removes.
  */
-static char plot_tmp[4096];
-static volatile sig_atomic_t plot_tmp_set;
-static const int plot_signals[] = { SIGINT, SIGTERM, SIGHUP };
-static struct sigaction plot_old[3];
-
-static void
-plot_on_signal(int sig)
-{
-	if (plot_tmp_set)
-		unlink(plot_tmp);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* Create the temporary file beside @path (mode as a new file's) and arm the handler. */
-static bool
-plot_tmp_create(const char *path, struct plan_error *err)
-{
-	const char *slash = strrchr(path, '/');
-	int dir = slash ? (int)(slash - path + 1) : 0, fd;
-	struct sigaction sa;
-	mode_t mask;
-
-	if (snprintf(plot_tmp, sizeof(plot_tmp), "%.*s.plan-cli-plot-XXXXXX", dir, path) >= (int)sizeof(plot_tmp))
-		return plan_error_set(err, PLAN_ERR_IO, path, 0, 0, "path too long");
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = plot_on_signal;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(plot_signals) / sizeof(plot_signals[0]); i++)
-		sigaction(plot_signals[i], &sa, &plot_old[i]);
-	plot_tmp_set = 1; /* before mkstemp names it: no window without the handler */
-	fd = mkstemp(plot_tmp);
-	if (fd < 0) {
-		int e = errno;
-
-		plot_tmp_set = 0;
-		for (size_t i = 0; i < sizeof(plot_signals) / sizeof(plot_signals[0]); i++)
-			sigaction(plot_signals[i], &plot_old[i], NULL);
-		return plan_error_set(err, PLAN_ERR_IO, path, 0, 0, "cannot create: %s", strerror(e));
-	}
-	mask = umask(0);
-	umask(mask);
-	fchmod(fd, 0666 & ~mask);
-	close(fd);
-	return true;
-}
-
-/* Remove the temporary file, if still there, and disarm the handler. */
-static void
-plot_tmp_remove(void)
-{
-	if (plot_tmp_set)
-		unlink(plot_tmp);
-	plot_tmp_set = 0;
-	for (size_t i = 0; i < sizeof(plot_signals) / sizeof(plot_signals[0]); i++)
-		sigaction(plot_signals[i], &plot_old[i], NULL);
-}
-
+static struct atomic_file plot_out;
 /* Start gnuplot reading its script from *@in, writing all it says into @log. */
 static pid_t
 gnuplot_start(FILE *log, FILE **in)
@@ -836,10 +781,19 @@ gnuplot_start(FILE *log, FILE **in)
 	int fds[2];
 	pid_t pid;
 
+	sigset_t block, old;
+
 	if (pipe(fds) != 0)
 		return -1;
+	/* Registered before a signal can see it, unblocked again in gnuplot. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, &old);
 	pid = fork();
 	if (pid == 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		dup2(fds[0], 0);
 		dup2(fileno(log), 1);
 		dup2(fileno(log), 2);
@@ -848,11 +802,15 @@ gnuplot_start(FILE *log, FILE **in)
 		execlp("gnuplot", "gnuplot", (char *)NULL);
 		_exit(127);
 	}
+	if (pid > 0)
+		atomic_file_child(pid);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(fds[0]);
 	if (pid < 0 || !(*in = fdopen(fds[1], "w"))) {
 		close(fds[1]);
 		if (pid > 0)
 			waitpid(pid, NULL, 0);
+		atomic_file_child(0);
 		return -1;
 	}
 	return pid;
@@ -869,8 +827,9 @@ gnuplot_finish(pid_t pid, FILE *in, FILE *log, const char *path, struct plan_err
 
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	atomic_file_child(0);
 	if (wrote && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
-	    stat(plot_tmp, &st) == 0 && st.st_size > 0)
+	    stat(plot_out.tmp, &st) == 0 && st.st_size > 0)
 		return true;
 	rewind(log);
 	while (fgets(line, sizeof(line), log) && strspn(line, " \t\r\n^") == strlen(line))
@@ -895,7 +854,7 @@ plot_draw(const char *path, const struct study *s, const struct sweep_result *re
 		return plan_error_set(err, PLAN_ERR_IO, NULL, 0, 0, "cannot run gnuplot");
 	}
 	plot_write_data(gp, s, res, cells, series, ns, pl);
-	plot_commands(gp, plot_tmp, s, pl);
+	plot_commands(gp, plot_out.tmp, s, pl);
 	ok = gnuplot_finish(pid, gp, log, path, err);
 	fclose(log);
 	return ok;
@@ -910,15 +869,9 @@ sweep_plot(const char *path, const struct study *s, const struct sweep_result *r
 	struct plot_series *series;
 	long ns = -1;
 	bool ok;
-	struct stat st;
 
 	if (!plot_choose(path, s, &pl, err))
 		return false;
-	/* The rename would replace whatever is there: a FIFO or a device
-	 * (x.svg -> /dev/null) would become a plain file. */
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-		return plan_error_set(err, PLAN_ERR_IO, path, 0, 0, "cannot write: %s",
-				      S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
 	if (!in_path("gnuplot"))
 		return plan_error_set(err, PLAN_ERR_IO, NULL, 0, 0,
 				      "gnuplot is not installed (apt-get install gnuplot-nox)");
@@ -926,18 +879,16 @@ sweep_plot(const char *path, const struct study *s, const struct sweep_result *r
 	series = calloc((size_t)(n > 0 ? n : 1), sizeof(*series));
 	if (cells && series)
 		ns = plot_group(s, pl.xa, n, cells, series);
-	ok = ns >= 0 ? plot_tmp_create(path, err) : plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
+	ok = ns >= 0 ? atomic_file_open(&plot_out, path, err) && atomic_file_close(&plot_out, err) :
+		       plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
 	if (ok) {
 		/* gnuplot dies with the pipe's reader: EPIPE then, not SIGPIPE. */
 		void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
 
 		ok = plot_draw(path, s, res, &pl, cells, series, ns, err);
 		signal(SIGPIPE, old_pipe);
-		if (ok && rename(plot_tmp, path) != 0)
-			ok = plan_error_set(err, PLAN_ERR_IO, path, 0, 0, "cannot write: %s", strerror(errno));
-		if (ok)
-			plot_tmp_set = 0;
-		plot_tmp_remove();
+		ok = ok && atomic_file_commit(&plot_out, err);
+		atomic_file_abort(&plot_out);
 	}
 	for (long i = 0; cells && i < n; i++)
 		free(cells[i].key);

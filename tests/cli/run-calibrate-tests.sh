@@ -131,4 +131,28 @@ fails "a measured time of 1e300 s" 3 "huge.csv:2: column 'measured_iteration_tim
 fails "one run, two keys" 2 "1 run cannot determine 2 keys" --runs "$tmp/one.csv" --cluster mosaicml-a100-40gb --output "$tmp/x.yaml"
 { head -1 "$five"; for i in 1 2 3; do sed -n 2p "$five" | sed "s/^MOSAIC-18/R$i/"; done; } >"$tmp/same.csv"
 fails "identical runs cannot tell two keys apart" 2 "cannot tell them apart" --runs "$tmp/same.csv" --cluster mosaicml-a100-40gb --output "$tmp/x.yaml"
+# Outputs are replaced atomically (issue 28): both profiles or neither,
+# never one file named twice, a link's target updated, the mode kept.
+fwfit=gpu.gemm_efficiency_max,framework.overlap_slowdown
+echo "old cluster" >"$tmp/keep.yaml"
+echo "old framework" >"$tmp/keep-fw.yaml"
+fails "--output and --framework-output the same file" 2 "--output and --framework-output name the same file" \
+	--runs "$tmp/train.csv" --cluster mosaicml-a100-40gb --fit "$fwfit" --output "$tmp/keep.yaml" --framework-output "$tmp/keep.yaml"
+check "the file named twice is untouched" '[ "$(cat "$tmp/keep.yaml")" = "old cluster" ]'
+fails "the same file through ./ and .." 2 "name the same file" --runs "$tmp/train.csv" --cluster mosaicml-a100-40gb \
+	--fit "$fwfit" --output "$tmp/new.yaml" --framework-output "$tmp/./sub/../new.yaml"
+check "a refused pair creates neither file" '[ ! -e "$tmp/new.yaml" ]'
+ln -s keep.yaml "$tmp/link.yaml"
+fails "the same file through a symbolic link" 2 "name the same file" --runs "$tmp/train.csv" --cluster mosaicml-a100-40gb \
+	--fit "$fwfit" --output "$tmp/keep.yaml" --framework-output "$tmp/link.yaml"
+fails "a framework output that cannot be written" 1 "no/such/fw.yaml: cannot write" --runs "$tmp/train.csv" \
+	--cluster mosaicml-a100-40gb --fit "$fwfit" --output "$tmp/keep.yaml" --framework-output "$tmp/no/such/fw.yaml"
+check "... leaves the existing --output unchanged, no temporary file" \
+	'[ "$(cat "$tmp/keep.yaml")" = "old cluster" ] && ! ls -a "$tmp" | grep -q "plan-cli-\|\.tmp"'
+chmod 600 "$tmp/keep.yaml" "$tmp/keep-fw.yaml"
+cal --runs "$tmp/train.csv" --cluster mosaicml-a100-40gb --fit "$fwfit" --output "$tmp/link.yaml" --framework-output "$tmp/keep-fw.yaml"
+check "a symbolic link as --output: still a link, its target written" \
+	'[ $rc -eq 0 ] && [ -L "$tmp/link.yaml" ] && grep -q "^name: .*-calibrated" "$tmp/keep.yaml" && grep -q "^overlap_slowdown: " "$tmp/keep-fw.yaml"'
+check "0600 outputs stay 0600" '[ "$(stat -c %a "$tmp/keep.yaml")" = 600 ] && [ "$(stat -c %a "$tmp/keep-fw.yaml")" = 600 ]'
+check "no temporary file left beside them" '! ls -a "$tmp" | grep -q "plan-cli-\|\.tmp"'
 finish

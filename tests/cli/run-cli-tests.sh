@@ -882,6 +882,18 @@ expect_rc 0
 expect_stdout_empty
 cmp -s "$tmp/gpt2.yaml" "$tmp/gpt2-o.yaml" || fail "-o FILE did not write what --output FILE writes"
 finish "import -o FILE is --output FILE"
+# Outputs are replaced atomically (issue 28): a link's target is written
+# and the link kept; the mode of the file replaced is kept.
+printf 'old\n' >"$tmp/gpt2-target.yaml"
+chmod 600 "$tmp/gpt2-target.yaml"
+ln -s gpt2-target.yaml "$tmp/gpt2-link.yaml"
+cli import "$hf/gpt2.json" --output "$tmp/gpt2-link.yaml"
+expect_rc 0
+[ -L "$tmp/gpt2-link.yaml" ] || fail "the symbolic link was replaced by a file"
+cmp -s "$tmp/gpt2.yaml" "$tmp/gpt2-target.yaml" || fail "the link's target was not written"
+[ "$(stat -c %a "$tmp/gpt2-target.yaml")" = 600 ] || fail "the 0600 file came back $(stat -c %a "$tmp/gpt2-target.yaml")"
+ls -a "$tmp" | grep -q '^\.plan-cli-' && fail "a temporary file was left"
+finish "import --output through a symbolic link writes its target, keeps the link and the 0600 mode"
 usage_error "import --output without its value" "option '--output' needs a value" import "$hf/gpt2.json" --output
 usage_error "import: a near option name is suggested" "unknown option '--outpt' for import; did you mean '--output'?" \
 	import "$hf/gpt2.json" --outpt x.yaml

@@ -66,14 +66,14 @@ mkfifo "$tmp/fifo.svg" && mkdir "$tmp/dir.svg"
 for t in fifo dir; do
 	"$bin" sweep "$study" --plot "$tmp/$t.svg" >/dev/null 2>"$tmp/err"
 	rc=$?
-	check "--plot onto a $t: exit 1, refused" '[ $rc -eq 1 ] && grep -qE "cannot write: (not a regular file|is a directory)" "$tmp/err"'
+	check "--plot onto a $t: exit 1, refused" '[ $rc -eq 1 ] && grep -qE "cannot write: (not a regular file|[Ii]s a directory)" "$tmp/err"'
 done
 check "the FIFO is still a FIFO" '[ -p "$tmp/fifo.svg" ]'
 
 # A plot into a missing folder: one line, gnuplot never runs (exit 1).
 "$bin" sweep "$study" --plot "$tmp/no-such-folder/plot.svg" >"$tmp/out" 2>"$tmp/err"
 rc=$?
-check "--plot into a missing folder: one error line" '[ $rc -eq 1 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -qF "no-such-folder/plot.svg: cannot create: No such file or directory" "$tmp/err"'
+check "--plot into a missing folder: one error line" '[ $rc -eq 1 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -qF "no-such-folder/plot.svg: cannot write: No such file or directory" "$tmp/err"'
 
 # gnuplot stand-ins: one that fails saying 300 lines, one that hangs until interrupted.
 mkdir "$tmp/fakebin" "$tmp/plots"
@@ -90,6 +90,16 @@ printf '#!/bin/sh\nsed -n "s/^set output \\"\\(.*\\)\\"$/\\1/p" | while read -r 
 PATH="$tmp/fakebin:$PATH" timeout 120 "$bin" sweep "$study" --plot "$tmp/plots/plot.svg" >"$tmp/out" 2>"$tmp/err"
 rc=$?
 check "SIGINT during --plot leaves neither the plot nor a temporary file" '[ $rc -eq 130 ] && [ -z "$(ls -A "$tmp/plots")" ]'
+# A gnuplot that outlives the signal: it sends SIGTERM to plan-cli, then
+# keeps rewriting its file (for at most 300 rounds). plan-cli stops it and
+# waits for it before removing the temporary file, so neither survives.
+printf '#!/bin/sh\necho $$ >"%s"\nf=$(sed -n "s/^set output \\"\\(.*\\)\\"$/\\1/p")\necho half >"$f"\nkill -TERM $PPID\nround=0\nwhile [ $round -lt 300 ]; do echo half >"$f"; round=$((round + 1)); sleep 1; done\n' \
+	"$tmp/gnuplot.pid" >"$tmp/fakebin/gnuplot"
+PATH="$tmp/fakebin:$PATH" timeout 600 "$bin" sweep "$study" --plot "$tmp/plots/plot.svg" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+gpid=$(cat "$tmp/gnuplot.pid" 2>/dev/null)
+check "SIGTERM during --plot stops gnuplot, leaves no file" '[ $rc -eq 143 ] && [ -n "$gpid" ] && ! kill -0 "$gpid" 2>/dev/null && [ -z "$(ls -A "$tmp/plots")" ]'
+[ -n "$gpid" ] && kill "$gpid" 2>/dev/null
 
 # Shards merge into the whole.
 for i in 1 2 3; do
