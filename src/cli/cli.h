@@ -62,6 +62,12 @@ struct plan_fill;
 struct model;
 struct cluster;
 
+/**
+ * Whether @text, a profile of @kind (enum profile_kind, io/profile_path.h)
+ * to be written to @path, loads back through the loaders; prints why not.
+ */
+bool cli_profile_loads(int kind, const char *path, const char *text);
+
 /** plan_complete() (plan/plan_attr.h), its error printed as a usage error. */
 bool cli_plan_complete(struct plan *p, const struct plan_fill *fill, const struct model *m,
 		       const struct cluster *c);

@@ -266,3 +266,50 @@ cli_load_gpu(const char *arg, struct gpu *g)
 {
 	return load_profile(PROFILE_GPU, arg, g, load_gpu);
 }
+
+/*
+ * Whatever a command writes it can read back (issue 28): @text, the
+ * profile of @kind about to be written to @path, is loaded as the loaders
+ * load it (schema ranges, cross-key checks); a fit outside them (a
+ * gemm_overhead of 94 s, peak_flops above peak_flops_fp8) is reported and
+ * nothing is written.
+ */
+bool
+cli_profile_loads(int kind, const char *path, const char *text)
+{
+	union {
+		struct cluster c;
+		struct gpu g;
+		struct framework f;
+	} *u = calloc(1, sizeof(*u));
+	char msg[PLAN_ERROR_TEXT_LEN];
+	struct plan_error err;
+	bool ok = true;
+
+	if (!u) {
+		cli_error("out of memory");
+		return false;
+	}
+	plan_error_clear(&err);
+	switch (kind) {
+	case PROFILE_CLUSTER:
+		if ((ok = cluster_load_string(&u->c, path, text, &err)))
+			cluster_release(&u->c);
+		break;
+	case PROFILE_GPU:
+		ok = gpu_load_string(&u->g, path, text, &err);
+		break;
+	case PROFILE_FRAMEWORK:
+		ok = framework_load_string(&u->f, path, text, &err);
+		break;
+	default:
+		break;
+	}
+	free(u);
+	if (!ok) {
+		plan_error_format(&err, msg, sizeof(msg));
+		cli_error("%s (the fitted profile would not load back: nothing is written)", msg);
+	}
+	return ok;
+}
+

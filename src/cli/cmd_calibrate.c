@@ -12,6 +12,7 @@
 
 #include "cli/calibrate.h"
 #include "cli/cli.h"
+#include "io/profile_path.h"
 #include "io/atomic_file.h"
 #include "io/profile_load.h"
 
@@ -291,7 +292,11 @@ write_outputs(struct calib_session *s)
 		cli_error("out of memory");
 		return CLI_EXIT_FAILURE;
 	}
-	rc = cli_write_files(paths, (const char *const *)yaml, n);
+	if (!cli_profile_loads(PROFILE_CLUSTER, paths[0], yaml[0]) ||
+	    (n == 2 && !cli_profile_loads(PROFILE_FRAMEWORK, paths[1], yaml[1])))
+		rc = CLI_EXIT_INPUT;
+	else
+		rc = cli_write_files(paths, (const char *const *)yaml, n);
 	free(yaml[0]);
 	free(yaml[1]);
 	return rc;

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "io/profile_path.h"
 #include "cli/options.h"
 #include "plan/cluster.h"
 #include "plan/fit_gemm.h"
@@ -414,7 +415,7 @@ cli_fit_gemm(const struct fit_logs_request *r)
 		cli_error("out of memory");
 		return CLI_EXIT_FAILURE;
 	}
-	rc = cli_write_file(r->output, yaml);
+	rc = cli_profile_loads(PROFILE_GPU, r->output, yaml) ? cli_write_file(r->output, yaml) : CLI_EXIT_INPUT;
 	free(yaml);
 	return rc;
 }

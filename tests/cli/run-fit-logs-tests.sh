@@ -46,6 +46,14 @@ expect "--level inter on a one-node log: exit 3" 3 "2 or more nodes"
 run fit-logs --nccl-tests "$nccl/all_reduce_perf-2x8xh100.log" --gpus-per-node 3
 expect "--gpus-per-node that does not divide the ranks: usage error" 2 "--gpus-per-node 3"
 
+# What fit-logs writes loads back (issue 28): GEMMs 94 s slower than the
+# H100's fit a gemm_overhead of 94 s, past the GPU schema's 1 s; nothing is
+# written and the error names the key.
+awk -F, 'NR == 1 { print; next } { printf "%s,%s,%s,%s,%.9g\n", $1, $2, $3, $4, 94 + $5 }' "$gemm" >"$tmp/slow-gemm.csv"
+run fit-logs --gemm "$tmp/slow-gemm.csv" --gpu h100-sxm5-80gb --output "$tmp/slow-gpu.yaml"
+check "a fitted GPU profile that would not load: exit 3, the key named, no file" \
+	'[ $rc -eq 3 ] && grep -q "gemm_overhead. must be at most 1 s" "$tmp/err" && grep -q "would not load back" "$tmp/err" && [ ! -e "$tmp/slow-gpu.yaml" ]'
+
 # Host names that share a 64-character prefix are still two hosts (they
 # were kept to 63 bytes and taken for one: "1 host" or, over many ranks,
 # "more than 4096 hosts"); the hosts are found by hash, not a linear scan.
