@@ -857,6 +857,12 @@ expect_rc 0
 expect_stderr_empty
 expect_jq '.parameters == 8030261248 and .model == "llama-3.1-8b" and .plan.seq_len == 4096' "Llama 3.1 8B from config.json"
 finish "predict --model hf:PATH reads a Hugging Face config.json"
+cli predict --model hf: --cluster dgx-h100 --gpus 8 --global-batch 8
+expect_rc 3
+expect_stdout_empty
+expect_one_error_line
+expect_err_has "model 'hf:' names no file: give hf:PATH"
+finish "predict --model hf: with no path says so, not 'cannot open'"
 for pair in opt-125m:125239296 opt-1.3b:1315758080 falcon-7b:6921720704 falcon-40b:41303293952; do
 	cli predict --model "$hf/${pair%%:*}.json" --cluster dgx-h100 --gpus 8 --global-batch 8 --allow-oom --format json
 	expect_rc 0
