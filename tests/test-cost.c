@@ -468,6 +468,37 @@ START_TEST(test_iteration_one_gpu)
 END_TEST
 
 /*
+ * A hand-made profile no schema would load: the toy GPU at 1 kFLOP/s
+ * (the schema's floor is 1 GFLOP/s). Its GEMMs alone take 1.443e-2 s x
+ * 5e13 / 1e3 = 7.2e8 s, more than a year (ESTIMATE_MAX_ITERATION_S):
+ * estimate_plan refuses it, naming compute, the term that dominates.
+ */
+START_TEST(test_implausible_iteration)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct estimate e;
+	struct plan_error err;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	test_load_model(&m, TOY_MODEL_YAML);
+	toy_plan(&p, 1, 1, 1);
+	c.gpu.peak_flops = 1e3;
+	plan_error_clear(&err);
+	ck_assert(!estimate_plan(&m, &c, &p, NULL, &e, &err));
+	ck_assert_int_eq(err.kind, PLAN_ERR_PLAN);
+	ck_assert_msg(strstr(err.message, "is more than a year, mostly breakdown.compute"), "got '%s'",
+		      err.message);
+	/* At its own speed the toy is a number again. */
+	c.gpu.peak_flops = 5e13;
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e, &err), "%s", err.message);
+	ck_assert(e.iteration_time_s < ESTIMATE_MAX_ITERATION_S);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
  * A framework's fixed costs (a framework profile's layer_overhead,
  * microbatch_overhead, iteration_overhead) on the one-GPU toy: 2 layers
  * x 1 ms + 2 ms per micro-batch, 2 micro-batches, and 3 ms once: 11 ms
@@ -855,6 +886,7 @@ cost_suite(void)
 	tcase_add_test(tc, test_tail_stage);
 	tcase_add_test(tc, test_tp_bytes);
 	tcase_add_test(tc, test_iteration_one_gpu);
+	tcase_add_test(tc, test_implausible_iteration);
 	tcase_add_test(tc, test_dp_overlap_window);
 	tcase_add_test(tc, test_pipeline_sends);
 	tcase_add_test(tc, test_framework_overheads);

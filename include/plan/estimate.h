@@ -51,6 +51,12 @@
 #define ESTIMATE_BREAKDOWN_MEMBER_(member, text_row, text_when, help) double member;
 #define ESTIMATE_BREAKDOWN_ONE_(member, text_row, text_when, help) +1
 
+/**
+ * The longest iteration an estimate may give, in seconds (a year): a
+ * longer one is an error naming its largest term, never output.
+ */
+#define ESTIMATE_MAX_ITERATION_S 3.156e7
+
 /** Terms of the breakdown: the rows of ESTIMATE_BREAKDOWN_TERMS. */
 enum { ESTIMATE_BREAKDOWN_COUNT = 0 ESTIMATE_BREAKDOWN_TERMS(ESTIMATE_BREAKDOWN_ONE_) };
 

@@ -21,6 +21,13 @@ enum unit_kind {
 #define UNITS_MIN_COMPUTE_FLOPS 1e9   /**< 1 GFLOP/s */
 #define UNITS_MIN_BANDWIDTH_TEXT "1 kB/s"
 #define UNITS_MIN_COMPUTE_TEXT "1 GFLOPS"
+/*
+ * The lowest efficiency a profile may give (a fraction of a peak: a link's,
+ * a GPU's memory's or tensor cores'). No real link or kernel runs at under
+ * 1 % of its peak; below it a typo such as 1e-300 gives an iteration of
+ * 10^298 s instead of an error.
+ */
+#define UNITS_MIN_EFFICIENCY 0.01
 
 /**
  * Parse "NUMBER UNIT" into SI (bytes, seconds, bytes/s, FLOP/s).

@@ -196,6 +196,12 @@ cli_load_model(const char *arg, struct model *m)
 	if (!hf_config_named(arg))
 		return load_profile(PROFILE_MODEL, arg, m, load_model);
 	plan_error_clear(&err);
+	/* "hf:" alone would read as a file named "" and say "cannot open". */
+	if (!hf_config_path(arg)[0]) {
+		plan_error_set(&err, PLAN_ERR_INPUT, NULL, 0, 0,
+			       "model '%s' names no file: give hf:PATH, the path of a Hugging Face config.json", arg);
+		return load_failed(&err);
+	}
 	return hf_config_load(m, hf_config_path(arg), &err) ? CLI_EXIT_OK : profile_failed(&err, hf_config_path(arg));
 }
 

@@ -401,6 +401,9 @@ cli_fit_gemm(const struct fit_logs_request *r)
 	plan_error_clear(&err);
 	if (!gemm_log_load(r->gemm, &pts, &n, &err) || !fit_gemm(pts, n, &g, &f, &err)) {
 		free(pts);
+		/* The fit's errors are about the whole file: name it. */
+		if (!err.file[0])
+			snprintf(err.file, sizeof(err.file), "%s", r->gemm);
 		return cli_report(&err);
 	}
 	free(pts);

@@ -281,7 +281,7 @@ build_cell(const struct study *s, struct cache *k, long i, struct sweep_cell *c,
 	}
 	*fault = -1;
 	if (p->global_batch == 0) {
-		snprintf(why, size, "the study gives no global_batch");
+		snprintf(why, size, "the study gives no global_batch (give it under plan: or axes:, or --global-batch)");
 		return CLI_EXIT_INPUT;
 	}
 	/* As predict completes its plan: dp from the GPUs, MiCS's ZeRO-3, ... */

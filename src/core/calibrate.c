@@ -362,7 +362,9 @@ fit_runs(const struct calib_problem *p, const int *sel, int nsel, bool determine
 	ok = ok && check_seen(p, sel, nsel, p->start, err) && solve(p, &c, out);
 	if (ok)
 		out->mape_after = mape_at(p, sel, nsel, out->x, err, &ok);
-	if (ok && determined && !(out->rcond >= RCOND_MIN))
+	/* A key at its bound is not determined by the runs even where the
+	 * Jacobian, taken a step inside the bound, still looks regular. */
+	if (ok && determined && (!(out->rcond >= RCOND_MIN) || calib_key_at_bound(p, out, &(bool){ false }) >= 0))
 		ok = undetermined(p, out, err);
 	free(all);
 	return ok;

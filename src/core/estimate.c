@@ -753,6 +753,28 @@ static const struct {
 	ESTIMATE_FIGURE(compression_speedup),
 };
 
+/* A finite time can still be absurd: rates and efficiencies at their
+ * floors, or a profile typo, give iterations of centuries. No training
+ * run waits a year for one step, so such an estimate is an error that
+ * names the term of the breakdown that dominates, the place to look. */
+static bool
+estimate_plausible(const struct plan *p, const struct estimate *e, struct plan_error *err)
+{
+	int worst = 0;
+
+	if (e->iteration_time_s <= ESTIMATE_MAX_ITERATION_S)
+		return true;
+	for (int i = 1; i < ESTIMATE_BREAKDOWN_COUNT; i++)
+		if (estimate_breakdown_get(&e->breakdown, i) > estimate_breakdown_get(&e->breakdown, worst))
+			worst = i;
+	return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+			      "plan tp %d x pp %d x dp %d, micro-batch %d: an iteration of %.3g s is more "
+			      "than a year, mostly breakdown.%s (%.3g s): a rate or an efficiency in the "
+			      "profiles is implausibly small",
+			      p->tp, p->pp, p->dp, p->micro_batch, e->iteration_time_s,
+			      estimate_breakdown_name(worst), estimate_breakdown_get(&e->breakdown, worst));
+}
+
 /* The boundary of the core: an estimate with a figure that is not
  * finite is an error naming the plan (and the first such figure, in this
  * order), never output. */
@@ -777,7 +799,7 @@ estimate_finite(const struct plan *p, const struct estimate *e, struct plan_erro
 	for (int s = 0; s < ESTIMATE_MAX_STAGES; s++)
 		if (!isfinite(e->stage_memory[s]))
 			return plan_error_nonfinite(p, "stage_memory", err);
-	return true;
+	return estimate_plausible(p, e, err);
 }
 
 bool

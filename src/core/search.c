@@ -1530,6 +1530,14 @@ push_shape(const struct outer_space *x, const struct plan *pp, const struct comp
 	/* Shapes are sorted and pruned by this bound: it must be a number. */
 	if (!isfinite(lb))
 		return plan_error_nonfinite(&p, "lower bound on the iteration time", x->err);
+	/* Every layout of this shape would be refused (estimate_plausible):
+	 * say why here, not "no feasible plan" at the end. */
+	if (lb > ESTIMATE_MAX_ITERATION_S)
+		return plan_error_set(x->err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "plan tp %d x pp %d x dp %d, micro-batch %d: even the lower bound on the "
+				      "iteration time, %.3g s, is more than a year: a rate or an efficiency in "
+				      "the profiles is implausibly small",
+				      p.tp, p.pp, p.dp, p.micro_batch, lb);
 	if (mine && !push(x->out, &p, cmp, x->opt->dp_algo, lb, x->err))
 		return false;
 	/* The other DP algorithm, where it changes anything: a DP group

@@ -22,7 +22,7 @@ static const struct schema_key intra_schema[] = {
 	  .help = "fixed cost of each collective besides its steps (NCCL's base latency, the kernel launch): "
 		  "the intercept of a fit t = a + (n-1) alpha + bytes / bandwidth to nccl-tests" },
 	{ .key = "efficiency", .type = SCHEMA_NUMBER,
-	  .offset = offsetof(struct cluster_intra, efficiency), .min = 0, .min_exclusive = true, .max = 1,
+	  .offset = offsetof(struct cluster_intra, efficiency), .min = UNITS_MIN_EFFICIENCY, .max = 1,
 	  .def = "0.75", .help = "fraction of bandwidth that NCCL reaches for large messages (nccl-tests busbw / line rate)" },
 	{ 0 },
 };
@@ -38,7 +38,7 @@ static const struct schema_key inter_schema[] = {
 	  .offset = offsetof(struct cluster_inter, latency_s), .min = 0, .max = 1, .def = "5 us",
 	  .help = "per collective step (alpha)" },
 	{ .key = "efficiency", .type = SCHEMA_NUMBER,
-	  .offset = offsetof(struct cluster_inter, efficiency), .min = 0, .min_exclusive = true, .max = 1,
+	  .offset = offsetof(struct cluster_inter, efficiency), .min = UNITS_MIN_EFFICIENCY, .max = 1,
 	  .def = "0.85", .help = "fraction of NIC bandwidth that NCCL reaches for large messages" },
 	{ .key = "message_half_size", .type = SCHEMA_QUANTITY, .unit = UNIT_SIZE,
 	  .offset = offsetof(struct cluster_inter, half_size_bytes), .min = 0, .max = 1e12, .def = "64 KiB",

@@ -147,7 +147,7 @@ gemm_log_load(const char *path, struct fit_gemm_point **pts, int *n, struct plan
 	struct reader r = { .path = path, .err = err };
 	struct csv_parser csv;
 	char *text;
-	size_t len;
+	size_t len, skip;
 
 	*pts = NULL;
 	*n = 0;
@@ -157,7 +157,9 @@ gemm_log_load(const char *path, struct fit_gemm_point **pts, int *n, struct plan
 		free(text);
 		return plan_error_set(err, PLAN_ERR_NOMEM, path, 0, 0, "out of memory");
 	}
-	if (csv_parse(&csv, text, len, on_field, on_record, &r) != len && !r.failed)
+	/* Spreadsheets save UTF-8 with a byte-order mark; the header starts after it. */
+	skip = len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+	if (csv_parse(&csv, text + skip, len - skip, on_field, on_record, &r) != len - skip && !r.failed)
 		fail(&r, "malformed CSV: %s%s", csv_strerror(csv_error(&csv)), "");
 	csv_fini(&csv, on_field, on_record, &r);
 	csv_free(&csv);

@@ -27,8 +27,8 @@ const struct schema_key gpu_schema[] = {
 	{ .key = "peak_flops_fp8", .type = SCHEMA_QUANTITY, .unit = UNIT_COMPUTE,
 	  .offset = OFF(peak_flops_fp8), .min = 0, .max = 1e20, .def = "0 TFLOPS",
 	  .help = "dense fp8 tensor-core peak; 0: no fp8, else at least peak_flops" },
-	{ .key = "fp8_gemm_ratio", .type = SCHEMA_NUMBER, .offset = OFF(fp8_gemm_ratio), .min = 0,
-	  .min_exclusive = true, .max = 1,
+	{ .key = "fp8_gemm_ratio", .type = SCHEMA_NUMBER, .offset = OFF(fp8_gemm_ratio),
+	  .min = UNITS_MIN_EFFICIENCY, .max = 1,
 	  .help = "efficiency of an fp8 GEMM over that of a bf16 GEMM of the same duration; "
 		  "default by generation" },
 	{ .key = "memory", .type = SCHEMA_QUANTITY, .unit = UNIT_SIZE, .required = true,
@@ -38,11 +38,11 @@ const struct schema_key gpu_schema[] = {
 	  .offset = OFF(memory_bw_Bps), .min = UNITS_MIN_BANDWIDTH_BPS, .max = 1e18,
 	  .help = "device memory bandwidth" },
 	{ .key = "memory_efficiency", .type = SCHEMA_NUMBER,
-	  .offset = OFF(memory_efficiency), .min = 0, .min_exclusive = true, .max = 1,
+	  .offset = OFF(memory_efficiency), .min = UNITS_MIN_EFFICIENCY, .max = 1,
 	  .help = "fraction of memory bandwidth that element-wise kernels reach (STREAM-like); "
 		  "default by generation" },
 	{ .key = "gemm_efficiency_max", .type = SCHEMA_NUMBER,
-	  .offset = OFF(gemm_efficiency_max), .min = 0, .min_exclusive = true, .max = 1,
+	  .offset = OFF(gemm_efficiency_max), .min = UNITS_MIN_EFFICIENCY, .max = 1,
 	  .help = "fraction of peak that large training GEMMs reach (parametric model); "
 		  "default by generation" },
 	{ .key = "gemm_overhead", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
@@ -57,10 +57,10 @@ const struct schema_key gpu_schema[] = {
 	  .help = "measured factor by the smallest GEMM dimension [[elements, factor], ...]: "
 		  "skinny GEMMs are slower than square ones of the same FLOPs" },
 	{ .key = "attention_fwd_efficiency", .type = SCHEMA_NUMBER,
-	  .offset = OFF(attention_fwd_efficiency), .min = 0, .min_exclusive = true, .max = 1,
+	  .offset = OFF(attention_fwd_efficiency), .min = UNITS_MIN_EFFICIENCY, .max = 1,
 	  .help = "fraction of peak that the flash-attention forward kernel reaches; default by generation" },
 	{ .key = "attention_bwd_efficiency", .type = SCHEMA_NUMBER,
-	  .offset = OFF(attention_bwd_efficiency), .min = 0, .min_exclusive = true, .max = 1,
+	  .offset = OFF(attention_bwd_efficiency), .min = UNITS_MIN_EFFICIENCY, .max = 1,
 	  .help = "fraction of peak that the flash-attention backward kernel reaches; default by generation" },
 	{ .key = "flash_attention", .type = SCHEMA_ENUM, .offset = OFF(flash_attention),
 	  .choices = gpu_flash_names,

@@ -221,6 +221,22 @@ marked_no_fit(const struct study *s, const struct sweep_result *r)
 	return r->ok && !r->fits;
 }
 
+/* One cell of a Markdown table: " TEXT |", a '|' in TEXT escaped as
+ * "\|" (GitHub's table syntax) and a line break written as a space, so
+ * that a name or a message cannot split the cell. */
+static void
+md_cell(FILE *out, const char *text, const char *suffix)
+{
+	fputc(' ', out);
+	for (const char *p = text; *p; p++) {
+		if (*p == '|')
+			fputs("\\|", out);
+		else
+			fputc(*p == '\n' || *p == '\r' ? ' ' : *p, out);
+	}
+	fprintf(out, "%s |", suffix);
+}
+
 static void
 write_md(FILE *out, const struct study *s, const struct sweep_result *res, const struct sweep_rows *rows,
 	 const int *cols, int ncols)
@@ -233,10 +249,10 @@ write_md(FILE *out, const struct study *s, const struct sweep_result *res, const
 		fprintf(out, "**%s**\n\n", s->title);
 	fputc('|', out);
 	for (int c = 0; c < ncols; c++)
-		fprintf(out, " %s |", s->axes[cols[c]].kind == AXIS_REFERENCE ? s->reference_name :
-				       axis_text(s->axes[cols[c]].kind));
+		md_cell(out, s->axes[cols[c]].kind == AXIS_REFERENCE ? s->reference_name :
+			axis_text(s->axes[cols[c]].kind), "");
 	for (int k = 0; k < s->nmetrics; k++)
-		fprintf(out, " %s |", metric_headers[s->metrics[k]].text);
+		md_cell(out, metric_headers[s->metrics[k]].text, "");
 	fputs("\n|", out);
 	for (int c = 0; c < ncols; c++)
 		fputs(axis_numeric(&s->axes[cols[c]]) ? "---:|" : "---|", out);
@@ -249,7 +265,7 @@ write_md(FILE *out, const struct study *s, const struct sweep_result *res, const
 		study_cell_indices(s, i, idx);
 		fputc('|', out);
 		for (int c = 0; c < ncols; c++)
-			fprintf(out, " %s |", value_shown(&s->axes[cols[c]], idx[cols[c]], name, sizeof(name)));
+			md_cell(out, value_shown(&s->axes[cols[c]], idx[cols[c]], name, sizeof(name)), "");
 		for (int k = 0; k < s->nmetrics; k++) {
 			bool mark = k == 0 && marked_no_fit(s, &res[i]);
 
@@ -257,7 +273,7 @@ write_md(FILE *out, const struct study *s, const struct sweep_result *res, const
 			/* predict's reason, where it would refuse the cell's plan. */
 			if (k == 0 && !res[i].ok && s->metrics[k] != METRIC_PLAN)
 				snprintf(buf, sizeof(buf), "cannot run: %s", res[i].error);
-			fprintf(out, " %s%s |", buf, mark ? " \xe2\x80\xa0" : "");
+			md_cell(out, buf, mark ? " \xe2\x80\xa0" : "");
 			any_marked |= mark;
 		}
 		fputc('\n', out);

@@ -704,22 +704,23 @@ expect_one_error_line
 expect_err_has "slow-host.yaml:4:18: 'host_throughput' must be at least 1000 B/s"
 finish "a compressor's host_throughput below 1 kB/s is rejected"
 
-# Efficiencies so small that times overflow: an error naming the plan,
-# never inf or NaN, whichever command meets them.
-tiny=$src/tests/bad/cluster-efficiency-tiny-infinite.yaml
+# The slowest rates and the lowest efficiencies the schemas accept: an
+# iteration of centuries, an error naming the plan and the dominant term,
+# never a number, whichever command meets them.
+tiny=$src/tests/bad/cluster-slowest-implausible.yaml
 cli "${opt[@]}" --model gpt-1.7b --cluster "$tiny" --gpus 32 --global-batch 32
 expect_rc 2
 expect_stdout_empty
 expect_one_error_line
-expect_err_has "is not finite"
+expect_err_has "is more than a year"
 expect_err_has "plan tp "
-finish "optimize on a cluster whose times overflow names the plan"
+finish "optimize on a cluster whose times pass a year names the plan"
 for f in json csv; do
 	cli sweep --model gpt-1.7b --cluster "$tiny" --gpus 8,32 --global-batch 32 --format $f
 	expect_rc 0
 	grep -qiE '(^|[^a-z])(inf|nan)([^a-z]|$)' "$tmp/out" && fail "stdout has inf or nan"
-	[ $f = json ] && expect_out_has "is not finite"
-	finish "sweep --format $f: cells whose times overflow are errors, not numbers"
+	[ $f = json ] && expect_out_has "is more than a year, mostly breakdown.compute"
+	finish "sweep --format $f: cells whose times pass a year are errors, not numbers"
 done
 
 # Flash attention: on by default where the GPU runs it (A100), off on a
@@ -856,6 +857,12 @@ expect_rc 0
 expect_stderr_empty
 expect_jq '.parameters == 8030261248 and .model == "llama-3.1-8b" and .plan.seq_len == 4096' "Llama 3.1 8B from config.json"
 finish "predict --model hf:PATH reads a Hugging Face config.json"
+cli predict --model hf: --cluster dgx-h100 --gpus 8 --global-batch 8
+expect_rc 3
+expect_stdout_empty
+expect_one_error_line
+expect_err_has "model 'hf:' names no file: give hf:PATH"
+finish "predict --model hf: with no path says so, not 'cannot open'"
 for pair in opt-125m:125239296 opt-1.3b:1315758080 falcon-7b:6921720704 falcon-40b:41303293952; do
 	cli predict --model "$hf/${pair%%:*}.json" --cluster dgx-h100 --gpus 8 --global-batch 8 --allow-oom --format json
 	expect_rc 0

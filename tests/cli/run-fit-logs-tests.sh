@@ -109,6 +109,19 @@ check "GEMM JSON: 0.72, 6 us, fp8 0.85 (the sample's values)" \
 printf 'm,n,k,dtype,seconds\n1024,1024,1024,bf16,1e-5\n1024,1024,1024,int4,1e-5\n' >"$tmp/bad.csv"
 run fit-logs --gemm "$tmp/bad.csv" --gpu h100-sxm5-80gb
 expect "a bad dtype: exit 3 at file:line" 3 "bad.csv:3:"
+# Spreadsheets save UTF-8 with a byte-order mark before the header.
+{ printf '\357\273\277'; cat "$gemm"; } >"$tmp/bom.csv"
+run fit-logs --gemm "$tmp/bom.csv" --gpu h100-sxm5-80gb --format json
+check "a GEMM CSV with a UTF-8 BOM: the same fit" \
+	'[ $rc -eq 0 ] && jq -e "(.gemm_efficiency_max - 0.72 | fabs) < 3 * .gemm_efficiency_max_se" "$tmp/out" >/dev/null'
+{ printf '\357\273\277'; cat "$nccl/all_reduce_perf-8xh100.log"; } >"$tmp/bom.log"
+run fit-logs --nccl-tests "$tmp/bom.log" --format json
+check "an nccl-tests log with a UTF-8 BOM: read as without" \
+	'[ $rc -eq 0 ] && jq -e ".points == 31" "$tmp/out" >/dev/null'
+# The fit's own errors name the file too.
+head -2 "$gemm" >"$tmp/one-row.csv"
+run fit-logs --gemm "$tmp/one-row.csv" --gpu h100-sxm5-80gb
+expect "a fit the rows cannot give: exit 3, the file named" 3 "one-row.csv: "
 
 # The written blocks and profile load back: predict on a cluster made of them.
 {

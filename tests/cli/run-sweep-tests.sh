@@ -234,4 +234,12 @@ check "a cell that cannot run gives predict's reason, not 'does not fit'" \
 check "--mics-group 8 alone: a MiCS cell (ZeRO-3), as predict --mics-group 8" \
 	'jq -e ".cells[0].ok and .cells[0].fits and (.cells[0].plan | test(\"MiCS\"))" "$tmp/out" >/dev/null'
 
+# A '|' in a cell's text is escaped in the Markdown table: a cluster
+# profile named with one keeps the row's columns (one more '|' would add
+# a cell).
+cp "$root/clusters/selene.yaml" "$tmp/a|b.yaml"
+"$bin" sweep --model gpt-1.7b --cluster "$tmp/a|b.yaml,selene" --gpus 32 --global-batch 64 --format md >"$tmp/out" 2>"$tmp/err"
+check "Markdown: a '|' in a cell is written '\\|'" \
+	'[ $? -eq 0 ] && grep -qF "| a\\|b |" "$tmp/out" && [ "$(sed -n 3p "$tmp/out" | sed "s/\\\\|//g" | tr -cd "|" | wc -c)" -eq "$(sed -n 1p "$tmp/out" | tr -cd "|" | wc -c)" ]'
+
 finish
