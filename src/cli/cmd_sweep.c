@@ -370,10 +370,13 @@ progress(long done, long total, void *arg)
 }
 
 /* The most a shard's figure can be, as plan-cli predicts (a shard of 1e308
- * s merged into a table, issue 28): a year an iteration, as the core's
- * check; an MFU of 1; 10^5 TFLOP/s per GPU, as the runs CSV takes; 10^15
- * tokens/s; 2^60 bytes a GPU. */
-#define SHARD_MAX_TIME_S 3.156e7
+ * s merged into a table, issue 28): a year an iteration, the core's
+ * ESTIMATE_MAX_ITERATION_S; an MFU of 4 (it counts against the 16-bit
+ * peak, which fp8 GEMMs pass by up to peak_flops_fp8 / peak_flops, 2 on
+ * Hopper and Blackwell); 10^5 TFLOP/s per GPU, as the runs CSV takes;
+ * 10^15 tokens/s; 2^60 bytes a GPU. */
+#define SHARD_MAX_TIME_S ESTIMATE_MAX_ITERATION_S
+#define SHARD_MAX_MFU 4.0
 #define SHARD_MAX_TFLOPS 1e5
 #define SHARD_MAX_TOKENS 1e15
 #define SHARD_MAX_BYTES 1152921504606846976.0
@@ -423,7 +426,7 @@ shard_cell(const json_t *c, struct sweep_result *r)
 		return "iteration_time_s";
 	if (!shard_number(c, "tflops_per_gpu", false, SHARD_MAX_TFLOPS, &r->tflops_per_gpu))
 		return "tflops_per_gpu";
-	if (!shard_number(c, "mfu", false, 1.0, &r->mfu))
+	if (!shard_number(c, "mfu", false, SHARD_MAX_MFU, &r->mfu))
 		return "mfu";
 	if (!shard_number(c, "tokens_per_s", false, SHARD_MAX_TOKENS, &r->tokens_per_s))
 		return "tokens_per_s";
