@@ -52,6 +52,7 @@ run_cmd() { "$bin" "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
 # fails_cmd NAME RC TEXT COMMAND ARGS...: exit status RC, one error line
 # that says TEXT, nothing on stdout (and the stderr shown when not).
 fails_cmd() {
+	# shellcheck disable=SC2034 # text: read by check's expression
 	local name=$1 want=$2 text=$3
 	shift 3
 	run_cmd "$@"
