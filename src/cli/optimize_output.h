@@ -18,6 +18,7 @@ struct optimize_result {
 	const struct checkpoint_estimate *ckpt; /**< --objective goodput: one per plan of top; else NULL */
 	const struct explanation *explain;      /**< --explain: the runner-ups; NULL without */
 	int nexplain;
+	const struct search_candidate *baseline; /**< --baseline: the user's plan; NULL without */
 };
 
 /** Print @res to stdout as text or JSON (enum cli_format); returns the exit code. */

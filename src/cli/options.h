@@ -193,6 +193,7 @@ struct optimize_request {
 	int flash;                  /**< as predict_request's */
 	struct cli_links links;
 	bool explain;               /**< --explain: the runner-up in each dimension */
+	const char *baseline;       /**< --baseline SPEC: the user's plan, priced beside the best; NULL: none */
 };
 
 /** What sweep's options fill. */

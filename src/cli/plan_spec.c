@@ -137,7 +137,7 @@ spec_twice(const struct cli_plan_spec *spec, int id, const char *key)
 static bool
 spec_item(struct cli_plan_spec *spec, const char *key, const char *val, struct plan *p)
 {
-	struct plan_attr_target t = { p, NULL };
+	struct plan_attr_target t = { p, spec->opt };
 	const struct plan_attr *a;
 	char label[128], why[512], list[CLI_PLAN_SPEC_MAX];
 	bool negated;

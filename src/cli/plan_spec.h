@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "plan/estimate.h"
 #include "plan/plan.h"
 #include "plan/plan_attr.h"
 
@@ -28,6 +29,7 @@ struct cli_plan_spec {
 	/** Why attribute @id is not an item of this spec (NULL: it is one). */
 	const char *(*refuses)(enum plan_attr_id id);
 	bool takes_gpus;     /**< gpus=G is an item */
+	struct estimate_options *opt; /**< where dp-allreduce goes; NULL: it is not an item */
 	/* Filled by cli_plan_spec_parse. */
 	const char *given[PLAN_ATTR_COUNT]; /**< the key each attribute was given by; NULL: not given */
 	const char *gpus_key;               /**< gpus=G given */
