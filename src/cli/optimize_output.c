@@ -47,6 +47,12 @@ stage_memory(const struct search_candidate *cand, int s)
 	return cand->est.stage_memory[s < ESTIMATE_MAX_STAGES ? s : ESTIMATE_MAX_STAGES - 1];
 }
 
+static double
+best_time(const struct optimize_result *res)
+{
+	return res->top[0].est.iteration_time_s;
+}
+
 /* @cand as a report (with its checkpoints @ck under --objective goodput, else NULL). */
 static struct report
 candidate_report_of(const struct optimize_result *res, const struct search_candidate *cand,
@@ -197,6 +203,13 @@ write_json(const struct optimize_result *res)
 		rc |= json_object_set_new(root, "explain", explain_json_array(res));
 	if (res->baseline)
 		rc |= json_object_set_new(root, "baseline", baseline_json(res));
+	if (res->uncompressed_searched) {
+		const struct search_candidate *u = res->uncompressed;
+
+		rc |= json_object_set_new(root, "best_uncompressed", u ? candidate_json_of(res, u, NULL) : json_null());
+		rc |= json_object_set_new(root, "compression_gain",
+					  u ? json_real(u->est.iteration_time_s / best_time(res)) : json_null());
+	}
 	if (rc == 0)
 		rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
 	putchar('\n');
@@ -325,6 +338,24 @@ text_top(const struct optimize_result *res)
 			printf("%20.0f  ", res->ckpt[i].goodput_tokens_per_s);
 		printf("%s\n", words);
 	}
+}
+
+/* A compressed best plan against the fastest plan without compression. */
+static void
+text_uncompressed(const struct optimize_result *res)
+{
+	const struct search_candidate *u = res->uncompressed;
+	char words[4096];
+
+	if (!res->uncompressed_searched)
+		return;
+	if (!u) {
+		fputs("\nagainst plans without compression: none fits\n", stdout);
+		return;
+	}
+	plan_words(&u->plan, res->model, NULL, u->dp_algo, false, words, sizeof(words));
+	printf("\nagainst the best plan without compression (%s, %.4f s): compression gains %.3fx\n", words,
+	       u->est.iteration_time_s, u->est.iteration_time_s / best_time(res));
 }
 
 /* The predict command line of @cand, after @indent. */
@@ -628,6 +659,7 @@ write_text(const struct optimize_result *res)
 
 	fputs("best plan\n", stdout);
 	format_text(stdout, &rep);
+	text_uncompressed(res);
 	fputs("\nstages\n", stdout);
 	text_stages(res);
 	fputs("\nthe same with predict:\n", stdout);

@@ -362,4 +362,21 @@ fails_cmd "--baseline: an empty item" 2 "--baseline: an empty item in 'tp=2,,pp=
 fails_cmd "--baseline with a multimodal model" 2 "--baseline takes one model's plan" \
 	"${opt[@]}" --model clip-vit-l14 --cluster selene --gpus 16 --global-batch 256 --baseline tp=2
 
+# With compressors, the gain is also measured against the best plan
+# without compression (issue 26: 2.94x over the same plan uncompressed
+# was 1.25x over the best uncompressed plan).
+"$bin" "${opt[@]}" --model gpt-1.7b --cluster aws-p3dn --gpus 32 --global-batch 512 --compressor topk-1 \
+	--format json >"$tmp/c.json" 2>"$tmp/err"
+check "compressed best: best_uncompressed and compression_gain" \
+	'jq -e ".best.compressor != null and .best_uncompressed.compressor == null and
+		((.compression_gain - .best_uncompressed.iteration_time_s / .best.iteration_time_s) | fabs) < 1e-9 and
+		.compression_gain >= 1 and .compression_gain <= .best.compression_speedup + 1e-9" "$tmp/c.json" >/dev/null'
+predicts_again "$tmp/c.json" ".best_uncompressed" "best_uncompressed"
+# shellcheck disable=SC2086
+"$bin" "${opt[@]}" $small --format json >"$tmp/u.json" 2>"$tmp/err"
+check "no compressor: no best_uncompressed" 'jq -e "has(\"best_uncompressed\") | not" "$tmp/u.json" >/dev/null'
+run_cmd "${opt[@]}" --model gpt-1.7b --cluster aws-p3dn --gpus 32 --global-batch 512 --compressor topk-1
+check "text: the gain over the best plan without compression" \
+	'[ $rc -eq 0 ] && grep -qE "^against the best plan without compression \(tp [0-9]+ .*, [0-9.]+ s\): compression gains [0-9.]+x$" "$tmp/out"'
+
 finish
