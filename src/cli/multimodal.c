@@ -181,8 +181,8 @@ spec_complete(const struct cli_plan_spec *st, const char *name, const struct mod
 /* Read "NAME:key=v,..." of @r's into @p (the command line's plan, but
  * tp, pp and dp), completed on @c; *@idx the submodule. */
 static bool
-parse_spec(const struct predict_request *r, const struct multimodal *mm, const struct cluster *c, const char *arg,
-	   struct plan *p, int *idx)
+parse_spec(const struct predict_request *r, const struct multimodal *mm, const struct cluster *c, int total,
+	   const char *arg, struct plan *p, int *idx)
 {
 	char name[64], label[80];
 	struct cli_plan_spec st = { .label = label, .key_sep = ':', .whose = "a submodule's",
@@ -197,6 +197,9 @@ parse_spec(const struct predict_request *r, const struct multimodal *mm, const s
 	p->dp = 0;
 	if (!cli_plan_spec_parse(&st, strchr(arg, ':') + 1, arg, p))
 		return false;
+	/* --monolithic: every submodule on all the GPUs, unless said. */
+	if (r->monolithic && !st.given[PLAN_ATTR_DP] && st.gpus == 0)
+		st.gpus = total;
 	return spec_complete(&st, name, &mm->sub[*idx].model, c, p);
 }
 
@@ -386,15 +389,21 @@ submodule_plans(const struct predict_request *r, const struct multimodal *mm, co
 		struct plan p;
 		int i;
 
-		if (!parse_spec(r, mm, c, r->submodule_args[k], &p, &i))
+		if (!parse_spec(r, mm, c, total, r->submodule_args[k], &p, &i))
 			return false;
 		if (given[i]) {
 			cli_error("--submodule %s is given twice", mm->sub[i].name);
 			return false;
 		}
+		/* --monolithic: every submodule on the same GPUs, in turn. */
+		if (r->monolithic && k > 0 && plan_gpus(&p) != used) {
+			cli_error("--monolithic: submodule '%s' takes %d GPUs where the one before takes %d; "
+				  "each runs on all of them, in turn", mm->sub[i].name, plan_gpus(&p), used);
+			return false;
+		}
 		given[i] = true;
 		plans[i] = p;
-		used += plan_gpus(&p);
+		used = r->monolithic ? plan_gpus(&p) : used + plan_gpus(&p);
 	}
 	for (int i = 0; i < mm->nsub; i++) {
 		if (!given[i]) {
@@ -469,7 +478,7 @@ cli_predict_multimodal(struct predict_request *r)
 				      !submodule_plans(r, &mm, &cluster, total, plans))
 		goto out;
 	plan_error_clear(&err);
-	if (!multimodal_estimate(&mm, &cluster, plans, r->nsubmodule_args == 0, &r->opt, &est, &err)) {
+	if (!multimodal_estimate(&mm, &cluster, plans, r->nsubmodule_args == 0 || r->monolithic, &r->opt, &est, &err)) {
 		rc = cli_report(&err);
 		goto out;
 	}
@@ -621,12 +630,12 @@ now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* The predict arguments of the split @plans, a --submodule each (the
- * options the submodules share as optimize was given them), that predict
- * times as optimize did; NULL when out of memory. The monolithic side has
- * none: predict's monolithic plan is one plan for every submodule. */
+/* The predict arguments of @plans, a --submodule each (the options the
+ * submodules share as optimize was given them), with --monolithic for
+ * the monolithic side (each plan on all the GPUs, in turn), that predict
+ * times as optimize did; NULL when out of memory. */
 static json_t *
-mm_predict_args(const struct mm_search *s, const struct plan *plans)
+mm_predict_args(const struct mm_search *s, const struct plan *plans, bool monolithic)
 {
 	static char specs[MULTIMODAL_MAX_SUBMODULES][CLI_PLAN_SPEC_MAX];
 	const struct optimize_request *r = s->r;
@@ -640,6 +649,7 @@ mm_predict_args(const struct mm_search *s, const struct plan *plans)
 	p.links = r->links;
 	p.plan.global_batch = r->so.global_batch;
 	p.opt.dp_algo = s->opt.dp_algo;
+	p.monolithic = monolithic;
 	for (int i = 0; i < s->mm->nsub; i++) {
 		if (!plan_spec(s->mm->sub[i].name, &plans[i], specs[i], sizeof(specs[i])))
 			snprintf(specs[i], sizeof(specs[i]), "(too long)");
@@ -708,6 +718,14 @@ struct mm_found {
 	const struct multimodal_estimate *mono; /* NULL: no monolithic plan fits */
 };
 
+/* Whether the monolithic side is the faster (issue 26: a split 0.81x as
+ * fast as the monolithic plan was recommended). A tie keeps the split. */
+static bool
+mono_faster(const struct mm_found *f)
+{
+	return f->mono && f->mono->fits && f->mono->iteration_time_s < f->best->iteration_time_s;
+}
+
 /* The options optimize cannot apply to a multimodal model. */
 static bool
 optimize_rejects(const struct optimize_request *r)
@@ -775,9 +793,12 @@ optimize_json(const struct mm_found *f)
 		json_object_set_new(root, "gpus", json_integer(f->total));
 		json_object_set_new(root, "global_batch", json_integer(s->r->so.global_batch));
 		json_object_set_new(root, "per_submodule", opt_side_json(s->mm, f->best, f->best_plans,
-									      mm_predict_args(s, f->best_plans)));
+									      mm_predict_args(s, f->best_plans, false)));
 		json_object_set_new(root, "monolithic",
-				    f->mono ? opt_side_json(s->mm, f->mono, f->mono_plans, NULL) : json_null());
+				    f->mono ? opt_side_json(s->mm, f->mono, f->mono_plans,
+							    mm_predict_args(s, f->mono_plans, true))
+					    : json_null());
+		json_object_set_new(root, "best", json_string(mono_faster(f) ? "monolithic" : "per_submodule"));
 		json_object_set_new(root, "speedup", f->mono ? json_real(f->mono->iteration_time_s / f->best->iteration_time_s)
 							     : json_null());
 		json_object_set_new(root, "splits", json_integer(s->splits));
@@ -798,15 +819,19 @@ optimize_text(const struct mm_found *f)
 
 	printf("%s on %s: %d GPUs (%s), global batch %d, multimodal (%d submodules)\n\n", mm->name, s->c->name,
 	       f->total, s->c->gpu.name, r->so.global_batch, mm->nsub);
-	opt_side_text("per-submodule (DistMM)", mm, f->best, f->best_plans);
-	if (f->mono) {
+	/* The faster side first; predict_args are its. */
+	if (mono_faster(f))
 		opt_side_text("monolithic (each submodule on all GPUs, in turn)", mm, f->mono, f->mono_plans);
-		printf("speedup         %.2fx per-submodule over monolithic\n",
-		       f->mono->iteration_time_s / f->best->iteration_time_s);
-	} else {
+	opt_side_text("per-submodule (DistMM)", mm, f->best, f->best_plans);
+	if (f->mono && !mono_faster(f))
+		opt_side_text("monolithic (each submodule on all GPUs, in turn)", mm, f->mono, f->mono_plans);
+	if (f->mono)
+		printf("speedup         %.2fx per-submodule over monolithic%s\n",
+		       f->mono->iteration_time_s / f->best->iteration_time_s,
+		       mono_faster(f) ? ": the monolithic plan is faster" : "");
+	else
 		printf("monolithic: no plan of all %d GPUs fits some submodule\n", f->total);
-	}
-	if (!(args = mm_predict_args(s, f->best_plans)))
+	if (!(args = mono_faster(f) ? mm_predict_args(s, f->mono_plans, true) : mm_predict_args(s, f->best_plans, false)))
 		return false;
 	fputs("predict_args   ", stdout);
 	json_array_foreach(args, i, v)
