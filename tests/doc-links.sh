@@ -6,7 +6,8 @@
 # (GitHub's anchors: the heading in lower case, punctuation dropped but
 # '-' and '_', spaces as '-', a repeated heading '-1', '-2', ...) or an
 # explicit <a id="ANCHOR">. Links in code (fenced blocks, `spans`) and
-# links with a scheme (https:, mailto:) are not checked.
+# links with a scheme (https:, mailto:) are not checked. And README.md,
+# the front door, stays at most 300 lines (the rest goes to docs/).
 # Usage: doc-links.sh SOURCE_ROOT
 set -u
 root=$1
@@ -116,6 +117,15 @@ for f in "${files[@]}"; do
 		failed=1
 	fi
 done
+
+count=$((count + 1))
+lines=$(wc -l <README.md)
+if [ "$lines" -le 300 ]; then
+	echo "ok $count - README.md is at most 300 lines ($lines)"
+else
+	echo "not ok $count - README.md is at most 300 lines ($lines: move the detail to docs/)"
+	failed=1
+fi
 
 # The check itself: a heading's anchor as GitHub makes it, and a file and
 # an anchor that do not exist found (a link in code is not).
