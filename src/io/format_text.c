@@ -293,6 +293,13 @@ format_text_time(FILE *out, const struct report *r)
 	const struct estimate_details *d = &e->details;
 	double T = e->iteration_time_s;
 
+	/* With --seq-lengths the batched iteration is the answer: it comes
+	 * first (issue 26); the rows after it are the plan at --seq-len. */
+	if (e->batching.on)
+		fprintf(out, "batched         %.4f s an iteration of the data, %s batching, %.0f effective tokens/s "
+			"(see data and batching below)\nat --seq-len %d, every sequence that long:\n",
+			e->batching.iteration_time_s, seqlen_batching_names[e->batching.mode],
+			e->batching.effective_tokens_per_s, r->plan->seq_len);
 	fprintf(out, "iteration time  %.4f s\n", T);
 	fprintf(out, "throughput      %.0f tokens/s (%.0f per GPU), %.1f TFLOP/s per GPU (model), %.1f (hardware)\n",
 		e->tokens_per_s, e->tokens_per_s_per_gpu, e->tflops_per_gpu, e->hardware_tflops_per_gpu);

@@ -461,6 +461,20 @@ write_latex(FILE *out, const struct study *s, const struct sweep_result *res, co
 	fprintf(out, "\\end{%s}\n", env);
 }
 
+/* A failed cell's "gpus" as a number too (the axis's value), so that the
+ * field has one type in every cell (issue 26); null when it is not one. */
+static int
+json_gpus_number(json_t *o, const struct study *s, const int *idx)
+{
+	int a = study_find_axis(s, AXIS_GPUS);
+	long v;
+
+	if (a < 0)
+		return 0;
+	return json_object_set_new(o, "gpus", num_parse_long(s->axes[a].values[idx[a]], 1, 1L << 30, &v) ?
+						   json_integer(v) : json_null());
+}
+
 static bool
 write_json(FILE *out, const struct study *s, const struct sweep_result *res, const struct sweep_rows *rows)
 {
@@ -512,6 +526,7 @@ write_json(FILE *out, const struct study *s, const struct sweep_result *res, con
 			rc |= json_object_set_new(o, "plan", json_string(res[i].plan));
 		} else {
 			rc |= json_object_set_new(o, "error", json_string(res[i].error));
+			rc |= json_gpus_number(o, s, idx);
 		}
 		rc |= json_array_append_new(cells, o);
 	}

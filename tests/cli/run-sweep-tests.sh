@@ -325,4 +325,10 @@ else
 	skipped "latex width: pdflatex or booktabs is not installed"
 fi
 
+# JSON keeps one type per field: a failed cell's gpus is a number too.
+"$bin" sweep --model gpt-1.7b --cluster dgx-h100 --gpus 32,48 --global-batch 64 --pp 2 --vpp 1,5 --format json \
+	>"$tmp/types.json" 2>"$tmp/err"
+check "sweep JSON: gpus is a number in every cell, failed ones too" \
+	'jq -e "([.cells[] | .gpus | type] | unique) == [\"number\"] and ([.cells[].ok] | index(false)) != null" "$tmp/types.json" >/dev/null'
+
 finish
