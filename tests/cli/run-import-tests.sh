@@ -239,6 +239,28 @@ check "InternEvo's ZeRO-1 in groups of 8: ZeRO-1 over all 64 ranks (said), not Z
 check "Megatron-FSDP (a Megatron-Bridge run): not PyTorch FSDP; ZeRO-3 of the nemo profile, said" \
 	'[ "$(field MFSDP zero)" = 3 ] && [ "$(field MFSDP framework)" = nemo ] &&
 	 grep -q "^MFSDP: .*Megatron-FSDP: no framework profile of its own" "$tmp/rules/inferred.txt"'
+# A GB200 NVL72 rack is one NVLink domain of 72 GPUs with one 400 Gb/s NIC
+# per GPU, never 8-GPU B200 nodes; without a bundled GB200 profile the row
+# is named and left out.
+python3 - "$tmp/rules.csv" "$tmp/nvl72.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+r = dict(rows[5], id="NVL72", gpus="144", gpu="GB200 (NVL72)", gpu_mem_GB="186",
+         intra_node="NVLink5, 72 GPUs a domain (NVL72)", inter_node="400 Gb/s InfiniBand per GPU", dp="144")
+w = csv.DictWriter(open(sys.argv[2], "w", newline=""), fieldnames=list(rows[0].keys()))
+w.writeheader()
+w.writerow(r)
+PY
+"$imp" "$tmp/nvl72.csv" --out "$tmp/nvl72" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if ls "$root"/gpus/gb200*.yaml >/dev/null 2>&1; then
+	check "GB200 NVL72: 72 GPUs a node, 72 NICs of 400 Gbit/s, 900 GB/s NVLink5" \
+		'[ $rc -eq 0 ] && grep -q "^gpus_per_node: 72$" "$tmp"/nvl72/clusters/*.yaml &&
+		 grep -q "^  nics_per_node: 72$" "$tmp"/nvl72/clusters/*.yaml && grep -q "^  nic_bandwidth: 400 Gbit/s$" "$tmp"/nvl72/clusters/*.yaml'
+else
+	check "GB200 NVL72 without a GB200 profile: left out, named (not priced as B200)" \
+		'[ $rc -eq 1 ] && grep -q "row .NVL72.: column .gpu.: GB200 has no bundled GPU profile" "$tmp/err"'
+fi
 bad_shape() {
 	local name=$1 text=$2 sedexpr=$3
 	sed "$sedexpr" "$tmp/rules.csv" | head -2 >"$tmp/bad-rules.csv"
