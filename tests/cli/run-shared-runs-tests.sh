@@ -26,6 +26,8 @@
 # NEMO2407-NEM4-340B (103.8), NEMO2407-L3-8B (92.1), FLAGPERF-QWEN15MOE-A800-8
 # (86.2): the check is that no other row joins them.
 # Usage: run-shared-runs-tests.sh PLAN_CLI SOURCE_ROOT
+# jq programs and conditions are in single quotes on purpose:
+# shellcheck disable=SC2016
 set -u
 . "$(dirname "$(realpath "$0")")/harness.sh"
 harness_setup "$1" "$2"
