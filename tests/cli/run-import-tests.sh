@@ -165,7 +165,7 @@ out = [
         **dict(h100, precision="FP8 (TE delayed scaling)")),
     row(id="NEM4", source="NVIDIA NeMo Framework performance summary", model="Nemotron-4 340B", layers="96",
         hidden="18432", ffn_hidden="73728", heads="96", kv_heads="8", experts="", topk="",
-        **dict(h100, vocab="256000", tp="8", pp="8", dp="1")),
+        seq_par="yes (NeMo default with TP>1)", **dict(h100, vocab="256000", tp="8", pp="8", dp="1")),
     row(id="GPT5B", source="NVIDIA NeMo Framework performance summary", model="GPT-3 5B (NeMo GPTConfig5B)",
         layers="24", hidden="4096", ffn_hidden="16384", heads="32", kv_heads="32", experts="", topk="",
         **dict(h100, vocab="50257", seq_len="2048")),
@@ -197,7 +197,7 @@ vrc=$?
 check "the rules' rows import and validate" '[ $rc -eq 0 ] && [ $vrc -eq 0 ] && jq -e ".rows | length == 12" "$tmp/rules.json" >/dev/null'
 # The model profile of row $1 (its first line names the row).
 model_of() { grep -l "^# from $1:" "$tmp"/rules/models/*.yaml; }
-field() { awk -F, -v id="$1" -v col="$2" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } $1 == id { print $c[col] }' \
+field() { awk -F, -v id="$1" -v col="$2" '{ sub(/\r$/, "") } NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } $1 == id { print $c[col] }' \
 	"$tmp/rules/runs.csv"; }
 check "MoE '18432 dense / 2048 per expert / 2048 shared': dense FFN 18432, experts of 2048, 1 shared, the row's 1 dense layer, MLA" \
 	'f=$(model_of DSV3) && grep -q "^ffn_hidden: 18432$" "$f" && grep -q "^  expert_ffn_hidden: 2048$" "$f" &&
@@ -217,8 +217,8 @@ check "NeMo: framework nemo, 'recompute: not stated' is none, FP8, the distribut
 	'[ "$(field NEMO-L2 framework)" = nemo ] && [ "$(field NEMO-L2 recompute)" = none ] &&
 	 [ "$(field NEMO-L2 precision)" = fp8 ] && [ "$(field NEMO-L2 zero)" = 1 ] && [ -z "$(field NEMO-L2 dp_overlap)" ] &&
 	 grep -q "^NEMO-L2: .*recompute .not stated.: none, nemo.s default" "$tmp/rules/inferred.txt"'
-check "Nemotron-4: a two-matrix (squared-ReLU) MLP, LayerNorm, rotary, no biases, untied" \
-	'f=$(model_of NEM4) && grep -q "^gated_mlp: false$" "$f" && grep -q "^norm: layernorm$" "$f" &&
+check "Nemotron-4: a two-matrix (squared-ReLU) MLP, LayerNorm, rotary, no biases, untied; NeMo TP 8 with SP: TP overlap" \
+	'[ "$(field NEM4 tp_overlap)" = true ] && [ -z "$(field NEMO-L2 tp_overlap)" ] && f=$(model_of NEM4) && grep -q "^gated_mlp: false$" "$f" && grep -q "^norm: layernorm$" "$f" &&
 	 grep -q "^position_embedding: rotary$" "$f" && grep -q "^bias: false$" "$f" && grep -q "^tied_embeddings: false$" "$f"'
 check "NeMo GPTConfig: GELU, LayerNorm, learned positions, biases, tied" \
 	'f=$(model_of GPT5B) && grep -q "^position_embedding: learned$" "$f" && grep -q "^norm: layernorm$" "$f" &&
