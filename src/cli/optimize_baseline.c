@@ -42,7 +42,7 @@ baseline_defaults(const struct optimize_request *r, struct plan *p, struct estim
 	p->seq_len = r->so.seq_len;
 	p->dp = 0; /* from the GPUs (plan_complete) unless given */
 	p->precision = r->so.precision;
-	p->dp_overlap = !r->so.no_dp_overlap;
+	p->dp_overlap = r->so.no_dp_overlap ? 0 : -1; /* as search.c: the framework's unless --no-dp-overlap */
 	p->fp8_gather = r->so.fp8_gather;
 	p->cp_method = r->so.cp_method;
 	p->moe_overlap = r->so.moe_overlap;

@@ -16,7 +16,7 @@ plan_init(struct plan *p)
 	p->cp = 1;
 	p->micro_batch = 1;
 	p->recompute = PLAN_RECOMPUTE_NONE;
-	p->dp_overlap = true;
+	p->dp_overlap = -1;
 	p->compress.from_layer = -1;
 	p->ep = 1;
 	p->mics_hierarchical = true;

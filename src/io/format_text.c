@@ -1,4 +1,5 @@
 #include "plan/compute.h"
+#include "plan/data_par.h"
 #include "plan/compression.h"
 #include "plan/compressor.h"
 #include "plan/seqlen.h"
@@ -215,7 +216,7 @@ format_text_plan(FILE *out, const struct report *r)
 		p->custom_recompute ? "per stage" : plan_recompute_names[p->recompute],
 		p->sequence_parallel ? "on" : "off",
 		p->flash_attention ? "on" : "off", p->zero,
-		p->dp_overlap && (!fw || fw->grad_reduce_overlap) ? "on" : "off",
+		(fw ? dp_grad_reduce_overlapped(p, fw) : p->dp_overlap != 0) ? "on" : "off",
 		coll_algo_names[r->opt ? r->opt->dp_algo : COLL_ALGO_RING]);
 	fprintf(out, "             %d micro-batches per pipeline, bubble %.1f %% of ideal time\n",
 		e->details.microbatches, 100.0 * e->details.bubble_fraction);
