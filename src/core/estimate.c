@@ -618,8 +618,10 @@ stage_host_s(const struct core *x, int stage, int r, int k)
  * its launches. The optimizer step follows a synchronisation (Megatron's
  * gradient norm: clip_grads.py's total_norm.item()) with an empty queue:
  * the larger of its GPU time and its multi-tensor launches, and each
- * synchronisation exposes one launch and the small all-reduce of the
- * norm or the loss before it. The shard's tensors: a contiguous range of
+ * synchronisation exposes one launch, a fixed cost (the 8-byte
+ * all-reduce of the norm before it takes a few tens of microseconds with
+ * NCCL's LL protocol, which the ring model of collective.c would
+ * overprice: left out). The shard's tensors: a contiguous range of
  * the buffer under Megatron's distributed optimizer (ZeRO 1-2), a slice
  * of every tensor under FSDP2 and ZeRO-3.
  */
@@ -645,11 +647,8 @@ core_host(struct core *x, const struct estimate *out)
 	if (p->zero >= 1 && p->zero < 3)
 		tensors = ceil(tensors / shard);
 	launches = host_optimizer_launches(tensors, params / shard, fw->optimizer_passes);
-	x->launch_iter = host_exposed_s(x->tail.optimizer_s, host_eager_s(fw, launches)) +
-			 fw->host_syncs * fw->host_launch_s;
-	if (p->dp * p->cp > 1)
-		x->fixed_iter = fw->host_syncs *
-				collective_time(x->c, &x->lay.dp, COLL_ALLREDUCE, COLL_ALGO_RING, 8.0);
+	x->launch_iter = host_exposed_s(x->tail.optimizer_s, host_eager_s(fw, launches));
+	x->fixed_iter = fw->host_syncs * fw->host_launch_s;
 }
 
 /* ---- end of the host model ---- */
