@@ -24,7 +24,7 @@
  *   Core's LinearWithGradAccumulationAndAsyncCommunication). Overlapped
  *   (userbuffers), each of the four sites a pass splits its GEMM and its
  *   collective into tp chunks (ring exchange): 2 tp launches for 2.
- * - EP: the dispatch and combine all-to-alls each pass.
+ * - EP: the dispatch and combine all-to-alls each pass; CP: see below.
  * - Element-wise: @ew_kernels forward, twice as many backward (the
  *   gradients of each operator; compute.c prices twice the bytes).
  */
@@ -55,6 +55,20 @@ host_layer_kernels(const struct model *m, const struct plan *p, const struct fra
 	if (moe && p->ep > 1) {
 		coll_fwd += 2.0;
 		coll_bwd += 2.0;
+	}
+	if (p->cp > 1 && p->cp_method == PLAN_CP_RING) {
+		/* Ring attention (Megatron-Core's AttnFuncWithCPAndKVP2P): an
+		 * attention kernel per ring step and a K/V exchange between
+		 * steps, each way; the backward passes dK and dV as well. */
+		attn_fwd *= p->cp;
+		attn_bwd *= p->cp;
+		coll_fwd += 2.0 * (p->cp - 1);
+		coll_bwd += 4.0 * (p->cp - 1);
+	} else if (p->cp > 1) {
+		/* DeepSpeed-Ulysses: all-to-alls of Q, K, V before and of O
+		 * after the attention, and their mirrors backward. */
+		coll_fwd += 4.0;
+		coll_bwd += 4.0;
 	}
 	out->fwd = gemm + attn_fwd + ew_kernels + coll_fwd;
 	out->bwd = 2.0 * gemm + attn_bwd + 2.0 * ew_kernels + coll_bwd;
