@@ -639,6 +639,13 @@ core_host(struct core *x, const struct estimate *out)
 	host = stage_host_s(x, bn, plan_stage_recompute(p, bn), stage_partial_layers(p, bn));
 	x->launch_mb = host_exposed_s(stage_total(&x->bn) + x->z3_exposed, host);
 	x->slot += x->launch_mb;
+	/* The other stages' slots in the fill and drain wait for their
+	 * launches the same way. */
+	for (int s = 0; s < p->pp && s < ESTIMATE_MAX_STAGES; s++)
+		if (s != bn)
+			x->bubble += host_exposed_s(stage_total(&x->works[s]),
+						    stage_host_s(x, s, plan_stage_recompute(p, s),
+								 stage_partial_layers(p, s))) / p->vpp;
 
 	params = estimate_stage_params(x->m, p, tail, &expert);
 	shard = p->zero >= 1 ? (p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp) : 1.0;
