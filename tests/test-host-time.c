@@ -159,6 +159,17 @@ START_TEST(test_estimate_launch_bound)
 	fw.cuda_graphs = FRAMEWORK_GRAPHS_LAYER;
 	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e1, &err), "%s", err.message);
 	ck_assert_double_eq_tol(e1.breakdown.launch, 2.0 * fmax(0.0, 0.029 - e0.details.slot_s), 1e-12);
+	/* Two stages of one layer each: the first issues 39 + 4 (the
+	 * embedding) = 43 launches a micro-batch, the last 39 + 21 (logits
+	 * and loss) = 60; at 1 ms each both are launch-bound on the toy GPU,
+	 * so the bottleneck's slot is 60 ms and the bubble, the first
+	 * stage's slot, 43 ms. */
+	fw.cuda_graphs = FRAMEWORK_GRAPHS_NONE;
+	p.pp = 2;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e1, &err), "%s", err.message);
+	ck_assert_int_eq(e1.details.bottleneck_stage, 1);
+	ck_assert_double_eq_tol(e1.details.slot_s, 0.060, 1e-12);
+	ck_assert_double_eq_tol(e1.breakdown.pp_bubble, 0.043, 1e-12);
 	cluster_release(&c);
 }
 END_TEST

@@ -592,7 +592,7 @@ stage_host_s(const struct core *x, int stage, int r, int k)
 {
 	const struct framework *fw = x->fw;
 	struct plan pr = *x->p;
-	struct host_kernels hk, full, ends;
+	struct host_kernels hk, hk_moe, ends;
 	double moe = stage_moe_layers(x->m, x->p, stage), layers = plan_stage_layers(x->p, x->m, stage);
 	double host = 0.0;
 
@@ -603,9 +603,9 @@ stage_host_s(const struct core *x, int stage, int r, int k)
 	if (k > 0)
 		host += k * host_layer_pass_s(fw, hk.fwd); /* --recompute-layers: one more forward */
 	if (moe > 0) {
-		host_layer_kernels(x->m, &pr, fw, true, x->lc.cl_moes[r].ew_kernels, &full);
-		host += moe * (host_layer_pass_s(fw, full.fwd) + host_layer_pass_s(fw, full.bwd) +
-			       host_layer_pass_s(fw, full.recompute));
+		host_layer_kernels(x->m, &pr, fw, true, x->lc.cl_moes[r].ew_kernels, &hk_moe);
+		host += moe * (host_layer_pass_s(fw, hk_moe.fwd) + host_layer_pass_s(fw, hk_moe.bwd) +
+			       host_layer_pass_s(fw, hk_moe.recompute));
 	}
 	host_ends_kernels(x->p, stage == 0, stage == x->p->pp - 1, &ends);
 	return host + host_eager_s(fw, ends.fwd + ends.bwd);
