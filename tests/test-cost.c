@@ -545,25 +545,36 @@ END_TEST
 
 /*
  * An overlapped TP collective (--tp-overlap; Wang et al. ASPLOS 2023), a
- * pipeline of t chunks whose GEMM chunks run 10 % slower beside a
- * collective chunk. 1 ms of all-gather in 4 chunks of 0.25 ms against a
- * 0.8 ms GEMM in 4 of 0.2 ms: a slowed GEMM chunk, 0.2 + 0.1 x 0.2 =
- * 0.22 ms, still hides behind 0.25, so the pipeline takes 0.25 + 3 x
- * 0.25 + 0.2 = 1.2 ms: 0.4 ms beyond the GEMM, the 0.2 ms excess and a
- * GEMM chunk. 0.5 ms in 8 chunks of 0.0625 behind a 2 ms GEMM in 8 of
- * 0.25: slowed chunks of 0.25625 ms, 0.0625 + 7 x 0.25625 + 0.25 =
- * 2.10625 ms, 0.10625 ms beyond it (a chunk and 7 slowdowns).
+ * pipeline of t chunks, the GEMM slowed by the SMs the collective takes
+ * and paying a GEMM launch's fixed cost per extra chunk. 1 ms of
+ * all-gather in 4 chunks of 0.25 ms against a 0.8 ms GEMM in 4 of 0.2 ms
+ * over the copy engines (no slowdown, no chunk cost): 0.25 + 3 x 0.25 +
+ * 0.2 = 1.2 ms, 0.4 ms beyond the GEMM, the 0.2 ms excess and a GEMM
+ * chunk. A reduce-scatter of 0.5 ms in 8 chunks after a 2 ms GEMM on a
+ * Hopper, whose 16 userbuffers SMs leave 116 of 132 (x 132/116) and 5 us
+ * a chunk: GEMM chunks of (2 x 132/116 + 7 x 0.005) / 8 = 0.288857759 ms,
+ * longer than the 0.0625 ms collective chunks, so 0.0625 + 8 x
+ * 0.288857759 - 2 = 0.373362069 ms beyond the GEMM.
  */
 START_TEST(test_tp_overlap)
 {
-	ck_assert_double_eq_tol(tp_overlapped_time(1e-3, 0.8e-3, 4), 0.4e-3, 1e-15);
-	ck_assert_double_eq_tol(tp_overlapped_time(0.5e-3, 2e-3, 8), 0.10625e-3, 1e-15);
+	struct cluster c;
+
+	memset(&c, 0, sizeof(c));
+	c.gpu.generation = GPU_GEN_HOPPER;
+	ck_assert_double_eq_tol(tp_overlap_sm_slowdown(&c, true), 132.0 / 116.0, 1e-15);
+	ck_assert_double_eq(tp_overlap_sm_slowdown(&c, false), 1.0);
+	/* A B200's 148 SMs: 148 / 132 = 1.1212. */
+	c.gpu.generation = GPU_GEN_BLACKWELL;
+	ck_assert_double_eq_tol(tp_overlap_sm_slowdown(&c, true), 1.121212121, 1e-9);
+	ck_assert_double_eq_tol(tp_overlapped_time(1e-3, 0.8e-3, 4, 1.0, 0.0), 0.4e-3, 1e-15);
+	ck_assert_double_eq_tol(tp_overlapped_time(0.5e-3, 2e-3, 8, 132.0 / 116.0, 5e-6), 0.373362069e-3, 1e-12);
 	/* The collective twice the GEMM: 2 ms against 1 ms in 2 chunks, 1 +
 	 * 0.5 + 1 - 1 = 1.5 ms beyond it, under the serial 2 ms. */
-	ck_assert_double_eq_tol(tp_overlapped_time(2e-3, 1e-3, 2), 1.5e-3, 1e-15);
-	ck_assert(tp_overlapped_time(2e-3, 1e-3, 2) < 2e-3);
+	ck_assert_double_eq_tol(tp_overlapped_time(2e-3, 1e-3, 2, 1.0, 0.0), 1.5e-3, 1e-15);
+	ck_assert(tp_overlapped_time(2e-3, 1e-3, 2, 1.0, 0.0) < 2e-3);
 	/* Not split (t = 1): nothing overlaps, the collective is all seen. */
-	ck_assert_double_eq_tol(tp_overlapped_time(1e-3, 0.8e-3, 1), 1e-3, 1e-15);
+	ck_assert_double_eq_tol(tp_overlapped_time(1e-3, 0.8e-3, 1, 1.0, 0.0), 1e-3, 1e-15);
 }
 END_TEST
 

@@ -31,8 +31,9 @@
  *              rows there predates this list, and the rows that only some
  *              plans have come last
  *   text_when  when the text shows it: ALWAYS, IF_CP (cp_comm > 0),
- *              IF_MOE (an MoE model or EP time) or IF_COMPRESSED (a
- *              compressor applied); format_text.c reads the token
+ *              IF_MOE (an MoE model or EP time), IF_COMPRESSED (a
+ *              compressor applied) or IF_LAUNCH (launch > 0);
+ *              format_text.c reads the token
  *   help       what it holds, in one line (field_table's help)
  */
 #define ESTIMATE_BREAKDOWN_TERMS(X) \
@@ -46,7 +47,8 @@
 	X(compression, 10, IF_COMPRESSED, "encoding and decoding on the critical path") \
 	X(ep_comm, 9, IF_MOE, "exposed MoE all-to-alls") \
 	X(overhead, 7, ALWAYS, "the framework's fixed costs per layer, micro-batch and iteration") \
-	X(cp_comm, 8, IF_CP, "exposed context-parallel exchanges")
+	X(cp_comm, 8, IF_CP, "exposed context-parallel exchanges") \
+	X(launch, 11, IF_LAUNCH, "the GPU waiting for the host to launch kernels (launch-bound stretches)")
 
 #define ESTIMATE_BREAKDOWN_MEMBER_(member, text_row, text_when, help) double member;
 #define ESTIMATE_BREAKDOWN_ONE_(member, text_row, text_when, help) +1

@@ -41,6 +41,15 @@ enum framework_sac {
 	FRAMEWORK_SAC_OP,        /**< torchtitan's per-op policy: every second matmul and the element-wise ops */
 };
 
+/** Which CUDA graphs it captures (host launch time: plan/host_time.h). */
+enum framework_graphs {
+	FRAMEWORK_GRAPHS_NONE,  /**< every kernel launched from the host (eager PyTorch, Megatron's default) */
+	FRAMEWORK_GRAPHS_LAYER, /**< each layer's forward and backward one graph (Megatron-Core
+				     --enable-cuda-graph / --cuda-graph-impl transformer_engine) */
+	FRAMEWORK_GRAPHS_FULL,  /**< the whole step one graph (--cuda-graph-impl full_iteration) */
+};
+
+extern const char *const framework_graphs_names[];
 extern const char *const framework_gather_names[];
 extern const char *const framework_sac_names[];
 extern const char *const framework_elementwise_names[];
@@ -71,11 +80,16 @@ struct framework {
 	int selective_recompute;  /**< enum framework_sac */
 	double attention_speed;   /**< its fused-attention kernel's throughput, as a fraction of the
 				       attention_kernel's; 1: that kernel */
+	/* Host time (plan/host_time.h); 0 launch time: not modelled. */
+	double host_launch_s;     /**< host time to issue one kernel (Python, dispatcher, cudaLaunchKernel) */
+	int cuda_graphs;          /**< enum framework_graphs */
+	double optimizer_passes;  /**< multi-tensor kernel passes of one optimizer step (clip, Adam, copies) */
+	double host_syncs;        /**< host synchronisations per iteration (grad-norm .item(), loss) */
 };
 
 /**
  * The built-in framework, used when none is given: Megatron-LM's
  * behaviour (no per-layer costs, bf16 gathers and reductions, FSDP-like
- * ZeRO-3 with one-block prefetch, no compute slowdown).
+ * ZeRO-3 with one-block prefetch, no compute slowdown, no host time).
  */
 void framework_init_default(struct framework *fw);

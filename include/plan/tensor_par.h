@@ -30,7 +30,15 @@ void tp_layer_comm(const struct model *m, const struct plan *p,
 
 /**
  * A TP collective of @comm seconds overlapped, in @t chunks, with a GEMM
- * of @gemm seconds (--tp-overlap): the excess, one chunk, and the GEMM's
- * slowdown while they share SMs.
+ * of @gemm seconds (--tp-overlap) that runs @slowdown times slower
+ * beside it and pays @chunk_s for each extra chunk: the time it adds
+ * beyond the GEMM (the excess, one chunk, the slowdown).
  */
-double tp_overlapped_time(double comm, double gemm, int t);
+double tp_overlapped_time(double comm, double gemm, int t, double slowdown, double chunk_s);
+
+/**
+ * How much slower a GEMM runs on the SMs an overlapped TP collective
+ * leaves it (Transformer Engine's userbuffers): its reduce-scatters
+ * (@reduce_scatter) take 16 SMs, its all-gathers the copy engines.
+ */
+double tp_overlap_sm_slowdown(const struct cluster *c, bool reduce_scatter);

@@ -398,6 +398,7 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 	 * a launch each (2-5 us on the GPU: torchao's roofline, XLA's table). */
 	out->fwd_mem_s = compute_memory_time(c, mem_bytes + casts.bytes) +
 			 (kernels + casts.kernels) * c->gpu.launch_overhead_s;
+	out->ew_kernels = kernels + casts.kernels;
 	out->fwd_s = out->fwd_gemm_s + out->fwd_mem_s;
 	out->attn_fwd_s = attn_gemm;
 	/* Backward: a dX and a dW GEMM per forward GEMM (2x the FLOPs), and

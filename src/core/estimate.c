@@ -11,6 +11,7 @@
 #include "plan/expert_par.h"
 #include "plan/estimate.h"
 #include "plan/flops.h"
+#include "plan/host_time.h"
 #include "plan/pipeline.h"
 #include "plan/tensor_par.h"
 #include "plan/topology.h"
@@ -487,6 +488,8 @@ struct core {
 	double mb_overhead;        /* the framework's fixed cost per micro-batch */
 	double bubble;             /* pipeline fill and drain */
 	int bn_stage;              /* the bottleneck stage */
+	double launch_mb, launch_iter; /* GPU idle waiting for launches (core_host) */
+	double fixed_iter;         /* per-iteration fixed costs of the host model (core_host) */
 };
 
 /* The slowest GPU sets the pace of every pipeline slot (1F1B steady
@@ -580,6 +583,83 @@ core_slot(struct core *x)
 	x->bubble /= x->p->vpp;
 }
 
+/* ---- Host and launch time (plan/host_time.h) ---- */
+
+/* Host time of one micro-batch on @stage: its layers' passes in recompute
+ * mode @r (the first @k layers recomputing in full) and its ends. */
+static double
+stage_host_s(const struct core *x, int stage, int r, int k)
+{
+	const struct framework *fw = x->fw;
+	struct plan pr = *x->p;
+	struct host_kernels hk, hk_moe, ends;
+	double moe = stage_moe_layers(x->m, x->p, stage), layers = plan_stage_layers(x->p, x->m, stage);
+	double host = 0.0;
+
+	pr.recompute = r;
+	host_layer_kernels(x->m, &pr, fw, false, x->lc.cls[r].ew_kernels, &hk);
+	host += (layers - moe) * (host_layer_pass_s(fw, hk.fwd) + host_layer_pass_s(fw, hk.bwd) +
+				  host_layer_pass_s(fw, hk.recompute));
+	if (k > 0)
+		host += k * host_layer_pass_s(fw, hk.fwd); /* --recompute-layers: one more forward */
+	if (moe > 0) {
+		host_layer_kernels(x->m, &pr, fw, true, x->lc.cl_moes[r].ew_kernels, &hk_moe);
+		host += moe * (host_layer_pass_s(fw, hk_moe.fwd) + host_layer_pass_s(fw, hk_moe.bwd) +
+			       host_layer_pass_s(fw, hk_moe.recompute));
+	}
+	host_ends_kernels(x->p, stage == 0, stage == x->p->pp - 1, &ends);
+	return host + host_eager_s(fw, ends.fwd + ends.bwd);
+}
+
+/*
+ * What the host adds: the bottleneck stage's micro-batch is one stretch
+ * between host synchronisations (Megatron-Core's schedules keep the loss
+ * on the GPU until the step), so it takes the larger of its GPU time and
+ * its launches. The optimizer step follows a synchronisation (Megatron's
+ * gradient norm: clip_grads.py's total_norm.item()) with an empty queue:
+ * the larger of its GPU time and its multi-tensor launches, and each
+ * synchronisation exposes one launch, a fixed cost (the 8-byte
+ * all-reduce of the norm before it takes a few tens of microseconds with
+ * NCCL's LL protocol, which the ring model of collective.c would
+ * overprice: left out). The shard's tensors: a contiguous range of
+ * the buffer under Megatron's distributed optimizer (ZeRO 1-2), a slice
+ * of every tensor under FSDP2 and ZeRO-3.
+ */
+static void
+core_host(struct core *x, const struct estimate *out)
+{
+	const struct plan *p = x->p;
+	const struct framework *fw = x->fw;
+	int tail = out->details.tail_stage, bn = x->bn_stage;
+	double host, tensors, params, expert, shard, launches;
+
+	x->launch_mb = x->launch_iter = x->fixed_iter = 0.0;
+	if (!(fw->host_launch_s > 0.0))
+		return;
+	host = stage_host_s(x, bn, plan_stage_recompute(p, bn), stage_partial_layers(p, bn));
+	x->launch_mb = host_exposed_s(stage_total(&x->bn) + x->z3_exposed, host);
+	x->slot += x->launch_mb;
+	/* The other stages' slots in the fill and drain wait for their
+	 * launches the same way. */
+	for (int s = 0; s < p->pp && s < ESTIMATE_MAX_STAGES; s++)
+		if (s != bn)
+			x->bubble += host_exposed_s(stage_total(&x->works[s]),
+						    stage_host_s(x, s, plan_stage_recompute(p, s),
+								 stage_partial_layers(p, s))) / p->vpp;
+
+	params = estimate_stage_params(x->m, p, tail, &expert);
+	shard = p->zero >= 1 ? (p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp) : 1.0;
+	tensors = plan_stage_layers(p, x->m, tail) *
+		  host_layer_tensors(x->m, model_is_moe(x->m), (double)x->m->moe.experts / p->ep) + 2.0;
+	if (p->zero >= 1 && p->zero < 3)
+		tensors = ceil(tensors / shard);
+	launches = host_optimizer_launches(tensors, params / shard, fw->optimizer_passes);
+	x->launch_iter = host_exposed_s(x->tail.optimizer_s, host_eager_s(fw, launches));
+	x->fixed_iter = fw->host_syncs * fw->host_launch_s;
+}
+
+/* ---- end of the host model ---- */
+
 /* The iteration by kind of work: m slots of the bottleneck, the bubble,
  * and the tail. */
 static void
@@ -599,7 +679,8 @@ core_breakdown(const struct core *x, struct estimate *out)
 	b->cp_comm = mb * bn->cp;
 	b->pp_bubble = x->bubble;
 	b->dp_comm = tail->dp_exposed + mb * x->z3_exposed;
-	b->overhead = mb * x->mb_overhead + x->fw->iteration_overhead_s;
+	b->overhead = mb * x->mb_overhead + x->fw->iteration_overhead_s + x->fixed_iter;
+	b->launch = mb * x->launch_mb + x->launch_iter;
 	b->optimizer = tail->optimizer_s;
 	out->iteration_time_s = estimate_breakdown_sum(b);
 	out->bytes.tp = mb * bn->tp_bytes;
@@ -712,6 +793,7 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 	core_bottleneck(&x, out);
 	core_tail(&x, out);
 	core_slot(&x);
+	core_host(&x, out);
 	core_breakdown(&x, out);
 	core_details(&x, out);
 	core_rates(m, c, p, x.fw, out);

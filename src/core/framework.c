@@ -7,6 +7,7 @@ const char *const framework_gather_names[] = { "layer", "tensor", NULL };
 const char *const framework_prefetch_names[] = { "pre", "post", "none", NULL };
 const char *const framework_attention_names[] = { "profile", "fa2", "sdpa", NULL };
 const char *const framework_elementwise_names[] = { "fused", "eager", NULL };
+const char *const framework_graphs_names[] = { "none", "layer", "full", NULL };
 const char *const framework_sac_names[] = { "attention", "op", NULL };
 
 void

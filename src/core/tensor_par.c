@@ -4,36 +4,67 @@
 #include "plan/tensor_par.h"
 
 /*
- * How much slower a GEMM runs while a TP collective shares its SMs:
- * Megatron-Core's user-buffer overlap drives the all-gather ring with 1
- * SM and the reduce-scatter with 16 of the H100's 132, and
- * docs/research/framework-data.md (Sec. 8) puts NVLink collectives with
- * user buffers at 1.05-1.10.
+ * The SMs a GPU generation has (NVIDIA's architecture whitepapers: V100
+ * 80, A100 108, H100 SXM 132, B200 148), for the share an overlapped
+ * collective takes from its GEMM; an unknown generation is taken as a
+ * Hopper.
  */
-#define TP_OVERLAP_SLOWDOWN 1.10
+static double
+tp_overlap_sms(int generation)
+{
+	switch (generation) {
+	case GPU_GEN_VOLTA: return 80.0;
+	case GPU_GEN_AMPERE: return 108.0;
+	case GPU_GEN_BLACKWELL: return 148.0;
+	default: return 132.0;
+	}
+}
+
+/*
+ * Transformer Engine's userbuffers defaults (transformer_engine/pytorch/
+ * module/base.py initialize_ub, as Megatron-Core calls it with
+ * --tp-comm-overlap; get_default_config there: num_sm 16 and
+ * set_sm_margin unless ring_exchange, num_splits 4 for pipeline and tp for
+ * ring_exchange; docs/research/framework-data.md Sec. 1.2): the
+ * reduce-scatters after the projection and fc2 run the "pipeline" method
+ * in 4 splits on 16 SMs with set_sm_margin, so every chunk of those GEMMs
+ * runs on the SMs left (the backward's bulk overlaps the same); the
+ * all-gathers before QKV and fc1 (and the backward's mirror sites) run
+ * "ring_exchange" in tp steps over the copy engines (use_ce), which take
+ * no SMs.
+ */
+#define TP_OVERLAP_RS_SMS 16.0
+#define TP_OVERLAP_RS_SPLITS 4
+
+double
+tp_overlap_sm_slowdown(const struct cluster *c, bool reduce_scatter)
+{
+	double sms = tp_overlap_sms(c->gpu.generation);
+
+	return reduce_scatter ? sms / (sms - TP_OVERLAP_RS_SMS) : 1.0;
+}
 
 /*
  * A sequence-parallel collective of @comm seconds overlapped with the
  * GEMM of @gemm seconds it feeds or follows (Megatron-Core's
  * --tp-comm-overlap, torchtitan's async TP; Wang et al. ASPLOS 2023,
  * "Overlap communication with dependent computation via decomposition"):
- * split into t chunks, each hidden behind the GEMM on the previous one
+ * split into @t chunks, each hidden behind the GEMM on the previous one
  * (an all-gather before its GEMM) or the next (a reduce-scatter after
- * it): the same two-stage pipeline of chunks c = comm/t and g = gemm/t.
- * A GEMM chunk that runs beside a collective chunk loses the slowdown
- * on the time they share, g + (s - 1) min(c, g), and the pipeline takes
- * c + (t - 1) max(c, g + (s - 1) min(c, g)) + g. Beyond the GEMM: comm/t
- * and the slowdowns when the GEMM is the longer; what the collective
- * exceeds it by and a GEMM chunk, the slowdowns hidden, when the
- * collective is.
+ * it): the same two-stage pipeline of chunks c = comm/t and g' = gemm'/t,
+ * where the GEMM runs @slowdown times slower on the SMs the collective
+ * leaves it (tp_overlap_sm_slowdown) and each of its t - 1 extra chunks
+ * pays the GPU's fixed cost of a GEMM kernel, @chunk_s. The pipeline
+ * takes c + (t - 1) max(c, g') + g'; what it adds beyond the GEMM is
+ * returned.
  */
 double
-tp_overlapped_time(double comm, double gemm, int t)
+tp_overlapped_time(double comm, double gemm, int t, double slowdown, double chunk_s)
 {
-	double n = t > 1 ? t : 1, c = comm / n, g = gemm / n;
-	double slowed = g + (TP_OVERLAP_SLOWDOWN - 1.0) * fmin(c, g);
+	double n = t > 1 ? t : 1;
+	double g = (gemm * slowdown + (n - 1.0) * chunk_s) / n, c = comm / n;
 
-	return c + g + (n - 1.0) * fmax(c, slowed) - gemm;
+	return c + g + (n - 1.0) * fmax(c, g) - gemm;
 }
 
 void
@@ -63,11 +94,14 @@ tp_layer_comm(const struct model *m, const struct plan *p,
 		 * dgrad GEMM takes as long as its forward). */
 		double ag = collective_time(c, &lay->tp, COLL_ALLGATHER, COLL_ALGO_RING, bytes);
 		double rs = collective_time(c, &lay->tp, COLL_REDUCESCATTER, COLL_ALGO_RING, bytes);
+		double sa = tp_overlap_sm_slowdown(c, false), sr = tp_overlap_sm_slowdown(c, true);
+		double k = c->gpu.gemm_overhead_s;
+		int t = p->tp, r = TP_OVERLAP_RS_SPLITS;
 
-		out->fwd_s = tp_overlapped_time(ag, cl->qkv_fwd_s, p->tp) + tp_overlapped_time(rs, cl->proj_fwd_s, p->tp) +
-			     tp_overlapped_time(ag, cl->fc1_fwd_s, p->tp) + tp_overlapped_time(rs, cl->fc2_fwd_s, p->tp);
-		out->bwd_s = tp_overlapped_time(ag, cl->proj_fwd_s, p->tp) + tp_overlapped_time(rs, cl->qkv_fwd_s, p->tp) +
-			     tp_overlapped_time(ag, cl->fc2_fwd_s, p->tp) + tp_overlapped_time(rs, cl->fc1_fwd_s, p->tp);
+		out->fwd_s = tp_overlapped_time(ag, cl->qkv_fwd_s, t, sa, k) + tp_overlapped_time(rs, cl->proj_fwd_s, r, sr, k) +
+			     tp_overlapped_time(ag, cl->fc1_fwd_s, t, sa, k) + tp_overlapped_time(rs, cl->fc2_fwd_s, r, sr, k);
+		out->bwd_s = tp_overlapped_time(ag, cl->proj_fwd_s, t, sa, k) + tp_overlapped_time(rs, cl->qkv_fwd_s, r, sr, k) +
+			     tp_overlapped_time(ag, cl->fc2_fwd_s, t, sa, k) + tp_overlapped_time(rs, cl->fc1_fwd_s, r, sr, k);
 	}
 	/* Full recomputation re-runs the forward, collectives included
 	 * (Narayanan et al. SC21, Sec. 3.5). */

@@ -26,6 +26,7 @@ enum text_when {
 	TEXT_IF_MOE,        /* a MoE model, or EP time */
 	TEXT_IF_COMPRESSED, /* a compressor applied */
 	TEXT_IF_CP,         /* context-parallel exchanges showed */
+	TEXT_IF_LAUNCH,     /* the GPU waited for the host's launches */
 };
 
 struct text_row {
@@ -63,6 +64,7 @@ text_applies(enum text_when when, const struct estimate *e)
 	case TEXT_IF_MOE: return e->details.moe_layers > 0 || e->breakdown.ep_comm > 0;
 	case TEXT_IF_COMPRESSED: return e->compressed;
 	case TEXT_IF_CP: return e->breakdown.cp_comm > 0;
+	case TEXT_IF_LAUNCH: return e->breakdown.launch > 0;
 	default: return true;
 	}
 }

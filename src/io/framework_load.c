@@ -86,6 +86,22 @@ const struct schema_key framework_schema[] = {
 	  .max = 1, .def = "1",
 	  .help = "with flash attention: the framework's fused-attention kernel runs at this fraction of "
 		  "attention_kernel's throughput (1: that kernel; llm-foundry's Triton kernel: 0.55 of FA2)" },
+	{ .key = "host_launch_overhead", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME, .offset = OFF(host_launch_s),
+	  .min = 0, .max = 1e-3, .def = "0 s",
+	  .help = "host time to issue one kernel (Python, PyTorch's dispatcher, cudaLaunchKernel): a stretch of "
+		  "kernels takes the larger of its GPU time and its launches; 0: host time not modelled" },
+	{ .key = "cuda_graphs", .type = SCHEMA_ENUM, .offset = OFF(cuda_graphs), .def = "none",
+	  .choices = framework_graphs_names,
+	  .help = "CUDA graphs: none, each layer's forward and backward one graph launch (layer: Megatron-Core "
+		  "--enable-cuda-graph) or the whole step one launch (full)" },
+	{ .key = "optimizer_passes", .type = SCHEMA_NUMBER, .offset = OFF(optimizer_passes), .min = 0,
+	  .max = 64, .def = "0",
+	  .help = "multi-tensor kernel passes over the parameters in one optimizer step (gradient norm, "
+		  "clipping, Adam, copies: Megatron-Core's fused Adam 4, torch.optim foreach AdamW 12)" },
+	{ .key = "host_syncs", .type = SCHEMA_NUMBER, .offset = OFF(host_syncs), .min = 0, .max = 1000,
+	  .def = "0",
+	  .help = "host synchronisations per iteration (Megatron's gradient norm .item()): each drains the "
+		  "GPU's queue, so the next launch is exposed" },
 	{ 0 },
 };
 

@@ -1,0 +1,187 @@
+#include <math.h>
+
+#include "plan/host_time.h"
+
+/*
+ * Kernels of one layer, as the frameworks launch them (counted from the
+ * code, not measured):
+ * - GEMMs: Megatron-Core with Transformer Engine runs QKV as one GEMM and
+ *   the gated MLP's fc1 with its gate as one (TE LayerNormLinear,
+ *   LayerNormMLP); eager PyTorch modules as torchtitan writes them
+ *   (models/llama3/model.py: wq, wk, wv; w1, w3, w2) launch Q, K and V
+ *   and the gate apart. MLA (Megatron-Core MLASelfAttention): the
+ *   down-projections, the up-projections and the output projection. An
+ *   MoE layer: the router, two grouped expert GEMMs (Megatron-Core's
+ *   GroupedMLP), the shared experts' two. The backward launches a dgrad
+ *   and a wgrad GEMM for each.
+ * - Attention: one fused kernel forward; FlashAttention-2's backward is
+ *   three (flash_bwd_launch_template.h: the dO.O preprocessing, the
+ *   backward kernel, the dq conversion); unfused attention two batched
+ *   GEMMs forward, four backward (softmax and dropout are element-wise).
+ * - TP collectives: two all-reduces a pass; with sequence parallelism two
+ *   all-gathers and two reduce-scatters forward, and backward two more
+ *   all-gathers that re-gather the input for the wgrad GEMMs (Megatron-
+ *   Core's LinearWithGradAccumulationAndAsyncCommunication). Overlapped
+ *   (userbuffers), each of the four sites a pass splits its GEMM and its
+ *   collective into tp chunks (ring exchange): 2 tp launches for 2.
+ * - EP: the dispatch and combine all-to-alls each pass; CP: see below.
+ * - Element-wise: @ew_kernels forward, twice as many backward (the
+ *   gradients of each operator; compute.c prices twice the bytes).
+ */
+void
+host_layer_kernels(const struct model *m, const struct plan *p, const struct framework *fw, bool moe,
+		   double ew_kernels, struct host_kernels *out)
+{
+	bool eager = fw && fw->elementwise == FRAMEWORK_EW_EAGER;
+	double gemm, attn_fwd = p->flash_attention ? 1.0 : 2.0, attn_bwd = p->flash_attention ? 3.0 : 4.0;
+	double coll_fwd = 0.0, coll_bwd = 0.0;
+
+	if (m->attention == MODEL_ATTN_MLA)
+		gemm = (m->mla.q_lora_rank > 0 ? 4.0 : 3.0) + 1.0;
+	else
+		gemm = eager ? 4.0 : 2.0;
+	if (moe)
+		gemm += 1.0 + 2.0 + (m->moe.shared_experts > 0 ? 2.0 : 0.0);
+	else
+		gemm += 2.0 + (eager && m->gated_mlp ? 1.0 : 0.0);
+	if (p->tp > 1) {
+		coll_fwd = p->sequence_parallel ? 4.0 : 2.0;
+		coll_bwd = p->sequence_parallel ? 6.0 : 2.0;
+		if (p->tp_overlap && p->sequence_parallel) {
+			coll_fwd += 4.0 * (2.0 * p->tp - 2.0);
+			coll_bwd += 4.0 * (2.0 * p->tp - 2.0);
+		}
+	}
+	if (moe && p->ep > 1) {
+		coll_fwd += 2.0;
+		coll_bwd += 2.0;
+	}
+	if (p->cp > 1 && p->cp_method == PLAN_CP_RING) {
+		/* Ring attention (Megatron-Core's AttnFuncWithCPAndKVP2P): an
+		 * attention kernel per ring step and a K/V exchange between
+		 * steps, each way; the backward passes dK and dV as well. */
+		attn_fwd *= p->cp;
+		attn_bwd *= p->cp;
+		coll_fwd += 2.0 * (p->cp - 1);
+		coll_bwd += 4.0 * (p->cp - 1);
+	} else if (p->cp > 1) {
+		/* DeepSpeed-Ulysses: all-to-alls of Q, K, V before and of O
+		 * after the attention, and their mirrors backward. */
+		coll_fwd += 4.0;
+		coll_bwd += 4.0;
+	}
+	out->fwd = gemm + attn_fwd + ew_kernels + coll_fwd;
+	out->bwd = 2.0 * gemm + attn_bwd + 2.0 * ew_kernels + coll_bwd;
+	switch (p->recompute) {
+	case PLAN_RECOMPUTE_FULL:
+		out->recompute = out->fwd;
+		break;
+	case PLAN_RECOMPUTE_SELECTIVE:
+		/* torchtitan's per-op policy: every second matmul and the
+		 * element-wise operators; Korthikanti et al.'s: the unfused
+		 * attention core (its two GEMMs, softmax and dropout). */
+		if (fw && fw->selective_recompute == FRAMEWORK_SAC_OP)
+			out->recompute = floor(gemm / 2.0) + ew_kernels;
+		else
+			out->recompute = p->flash_attention ? 0.0 : 4.0;
+		break;
+	default:
+		out->recompute = 0.0;
+	}
+}
+
+/*
+ * The ends of the model per micro-batch. Embedding: the lookup forward
+ * (with its vocab-parallel all-reduce), the dense backward's zero fill,
+ * sort and scatter-add. Logits and loss: the final norm, the logits GEMM
+ * and Megatron-Core's vocab-parallel cross-entropy
+ * (tensor_parallel/cross_entropy.py: max, subtract, the target's logit
+ * masked and gathered, exp, sum, log, about ten kernels, with three
+ * all-reduces across TP) and the masked mean of the loss (two);
+ * backward: the softmax gradient (three), the logits' dgrad and wgrad,
+ * the norm's two, and the input gradient's all-reduce across TP.
+ */
+void
+host_ends_kernels(const struct plan *p, bool first, bool last, struct host_kernels *out)
+{
+	double tp = p->tp > 1 ? 1.0 : 0.0;
+
+	out->fwd = out->bwd = out->recompute = 0.0;
+	if (first) {
+		out->fwd += 1.0 + tp;
+		out->bwd += 3.0;
+	}
+	if (last) {
+		out->fwd += 1.0 + 1.0 + 10.0 + 3.0 * tp + 2.0;
+		out->bwd += 3.0 + 2.0 + 2.0 + tp;
+	}
+}
+
+/*
+ * A layer's pass: each kernel a launch (5-20 us of CPU time per kernel:
+ * Holistic Trace Analysis's documentation; 3.2 us eager against 0.9 us
+ * in a graph measured by CUDA.jl), or, captured in a CUDA graph, one
+ * graph launch for the pass (Megatron-Core's per-layer graphs; NeMo's
+ * documentation maps each layer's forward and backward to a graph).
+ */
+double
+host_layer_pass_s(const struct framework *fw, double kernels)
+{
+	switch (fw->cuda_graphs) {
+	case FRAMEWORK_GRAPHS_LAYER:
+		return kernels > 0.0 ? fw->host_launch_s : 0.0;
+	case FRAMEWORK_GRAPHS_FULL:
+		return 0.0;
+	default:
+		return kernels * fw->host_launch_s;
+	}
+}
+
+double
+host_eager_s(const struct framework *fw, double kernels)
+{
+	return fw->cuda_graphs == FRAMEWORK_GRAPHS_FULL ? 0.0 : kernels * fw->host_launch_s;
+}
+
+double
+host_exposed_s(double gpu_s, double host_s)
+{
+	return fmax(0.0, host_s - gpu_s);
+}
+
+/*
+ * Apex's csrc/multi_tensor_apply.cuh (the same limits in PyTorch's
+ * ATen/native/cuda/MultiTensorApply.cuh and Transformer Engine's fused
+ * Adam): chunks of 2048 x 32 elements, at most 320 blocks (chunks) per
+ * launch and depth_to_max_tensors {110, 64, 48, 36, 30}; a pass of Adam
+ * with fp32 master weights has depth 5 (gradient, weight, momentum,
+ * variance, master), 30 tensors a launch, which the other passes' larger
+ * tensor lists never undercut.
+ */
+#define MTA_CHUNK 65536.0
+#define MTA_MAX_BLOCKS 320.0
+#define MTA_MAX_TENSORS 30.0
+
+double
+host_optimizer_launches(double tensors, double elements, double passes)
+{
+	if (passes <= 0.0 || elements <= 0.0)
+		return 0.0;
+	return passes * fmax(ceil(tensors / MTA_MAX_TENSORS), ceil(elements / (MTA_CHUNK * MTA_MAX_BLOCKS)));
+}
+
+double
+host_layer_tensors(const struct model *m, bool moe, double local_experts)
+{
+	double norm = model_norm_has_shift(m) ? 2.0 : 1.0;
+	double bias = m->bias ? 1.0 : 0.0;
+	double n = model_norms_per_layer(m) * norm + (m->qk_norm ? 2.0 : 0.0);
+	double mats = m->gated_mlp ? 3.0 : 2.0;
+
+	n += 2.0 + (m->bias || m->qkv_bias ? 1.0 : 0.0) + bias; /* QKV, output projection */
+	if (moe)
+		n += 1.0 + (local_experts + m->moe.shared_experts) * mats * (1.0 + bias);
+	else
+		n += mats * (1.0 + bias);
+	return n;
+}

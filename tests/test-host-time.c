@@ -1,0 +1,191 @@
+/* Host and launch time (plan/host_time.h): kernel counts, the larger of
+ * GPU and host time, the optimizer's multi-tensor launches. */
+#include <check.h>
+#include <string.h>
+
+#include "plan/estimate.h"
+#include "plan/framework.h"
+#include "plan/host_time.h"
+#include "testutil.h"
+
+/*
+ * The toy GPT (LayerNorm, GeLU, learned positions, biases) at tp 1
+ * without flash attention: 4 GEMMs forward (QKV, projection, fc1, fc2),
+ * the attention's two batched GEMMs, and 7 element-wise kernels (two
+ * norms, two bias-dropout-adds, GeLU, softmax, dropout): 13 forward;
+ * backward 2 x 4 GEMMs + 4 attention GEMMs + 2 x 7 = 26.
+ */
+START_TEST(test_layer_kernels)
+{
+	struct model m;
+	struct plan p;
+	struct host_kernels k;
+	struct framework fw;
+
+	test_load_model(&m, TOY_MODEL_YAML);
+	plan_init(&p);
+	p.flash_attention = false;
+	host_layer_kernels(&m, &p, NULL, false, 7.0, &k);
+	ck_assert_double_eq(k.fwd, 13.0);
+	ck_assert_double_eq(k.bwd, 26.0);
+	ck_assert_double_eq(k.recompute, 0.0);
+	/* tp 4 with sequence parallelism, flash attention (one kernel
+	 * forward, FA2's three backward), 5 element-wise kernels, full
+	 * recomputation: forward 4 + 1 + 5 + 4 collectives (2 AG, 2 RS) =
+	 * 14; backward 8 + 3 + 10 + 6 collectives (the wgrad re-gathers) =
+	 * 27; recomputed: the forward's 14. */
+	p.tp = 4;
+	p.sequence_parallel = true;
+	p.flash_attention = true;
+	p.recompute = PLAN_RECOMPUTE_FULL;
+	host_layer_kernels(&m, &p, NULL, false, 5.0, &k);
+	ck_assert_double_eq(k.fwd, 14.0);
+	ck_assert_double_eq(k.bwd, 27.0);
+	ck_assert_double_eq(k.recompute, 14.0);
+	/* Overlapped, each of the four sites a pass launches 2 tp = 8 for 2:
+	 * 4 x 6 = 24 more each way. */
+	p.tp_overlap = true;
+	host_layer_kernels(&m, &p, NULL, false, 5.0, &k);
+	ck_assert_double_eq(k.fwd, 38.0);
+	ck_assert_double_eq(k.bwd, 51.0);
+	/* Ring attention over cp 4, no TP, flash, no recomputation: 4
+	 * attention kernels and 3 exchanges of K and V forward (4 + 4 + 5 +
+	 * 6 = 19), 4 x 3 backward kernels and 3 x 4 exchanges (8 + 12 + 10
+	 * + 12 = 42). */
+	p.tp = 1;
+	p.sequence_parallel = p.tp_overlap = false;
+	p.recompute = PLAN_RECOMPUTE_NONE;
+	p.cp = 4;
+	host_layer_kernels(&m, &p, NULL, false, 5.0, &k);
+	ck_assert_double_eq(k.fwd, 19.0);
+	ck_assert_double_eq(k.bwd, 42.0);
+	p.cp = 1;
+	/* Eager modules (torchtitan): Q, K, V apart, 6 GEMMs; per-op
+	 * selective recomputation: every second one (3) and the 5
+	 * element-wise kernels. */
+	framework_init_default(&fw);
+	fw.elementwise = FRAMEWORK_EW_EAGER;
+	fw.selective_recompute = FRAMEWORK_SAC_OP;
+	p.tp = 1;
+	p.sequence_parallel = p.tp_overlap = false;
+	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
+	host_layer_kernels(&m, &p, &fw, false, 5.0, &k);
+	ck_assert_double_eq(k.fwd, 6.0 + 1.0 + 5.0);
+	ck_assert_double_eq(k.recompute, 3.0 + 5.0);
+}
+END_TEST
+
+/* 10 us a launch: a pass of 13 kernels 130 us, one graph launch 10 us
+ * with per-layer graphs, nothing in a whole-step graph; a stretch shows
+ * what its host time exceeds its GPU time by. */
+START_TEST(test_launch_time)
+{
+	struct framework fw;
+
+	framework_init_default(&fw);
+	ck_assert_double_eq(host_layer_pass_s(&fw, 13.0), 0.0); /* built-in: not modelled */
+	fw.host_launch_s = 10e-6;
+	ck_assert_double_eq_tol(host_layer_pass_s(&fw, 13.0), 130e-6, 1e-15);
+	ck_assert_double_eq_tol(host_eager_s(&fw, 13.0), 130e-6, 1e-15);
+	fw.cuda_graphs = FRAMEWORK_GRAPHS_LAYER;
+	ck_assert_double_eq_tol(host_layer_pass_s(&fw, 13.0), 10e-6, 1e-15);
+	ck_assert_double_eq_tol(host_eager_s(&fw, 13.0), 130e-6, 1e-15);
+	fw.cuda_graphs = FRAMEWORK_GRAPHS_FULL;
+	ck_assert_double_eq(host_layer_pass_s(&fw, 13.0), 0.0);
+	ck_assert_double_eq(host_eager_s(&fw, 13.0), 0.0);
+	ck_assert_double_eq_tol(host_exposed_s(1e-3, 1.3e-3), 0.3e-3, 1e-15);
+	ck_assert_double_eq(host_exposed_s(2e-3, 1e-3), 0.0);
+}
+END_TEST
+
+/*
+ * multi_tensor_apply: 30 tensors or 320 x 65,536 = 20,971,520 elements a
+ * launch. 100 tensors of 1e9 elements in all: ceil(100/30) = 4 against
+ * ceil(1e9 / 20,971,520) = ceil(47.68) = 48 launches a pass, 4 passes
+ * 192; 1,000 small tensors (1e6 elements): ceil(1000/30) = 34.
+ * The toy GPT layer's tensors: two LayerNorms with shifts (4), QKV and
+ * the projection with biases (4), fc1 and fc2 with biases (4): 12.
+ */
+START_TEST(test_optimizer_launches)
+{
+	struct model m;
+
+	ck_assert_double_eq(host_optimizer_launches(100.0, 1e9, 4.0), 192.0);
+	ck_assert_double_eq(host_optimizer_launches(1000.0, 1e6, 1.0), 34.0);
+	ck_assert_double_eq(host_optimizer_launches(1000.0, 1e6, 0.0), 0.0);
+	test_load_model(&m, TOY_MODEL_YAML);
+	ck_assert_double_eq(host_layer_tensors(&m, false, 0.0), 12.0);
+}
+END_TEST
+
+/*
+ * The toy GPT at tp 1, two micro-batches, 1 ms a launch (launch-bound on
+ * purpose). Per micro-batch the host issues 2 layers x (13 + 26) = 78
+ * layer kernels and the ends' 25 (embedding 1 forward, 3 backward;
+ * final norm, logits GEMM, ten cross-entropy kernels and the loss's two
+ * forward, 3 + 2 + 2 backward): 103 ms. The GPU's micro-batch is the
+ * slot without host time, so each micro-batch adds 0.103 - slot and the
+ * launch term is twice that; nothing else changes (no optimizer passes,
+ * no host synchronisations).
+ */
+START_TEST(test_estimate_launch_bound)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct framework fw;
+	struct estimate_options opt = { .dp_algo = COLL_ALGO_RING, .compressor = NULL, .framework = &fw };
+	struct estimate e0, e1;
+	struct plan_error err;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	test_load_model(&m, TOY_MODEL_YAML);
+	plan_init(&p);
+	p.tp = p.pp = p.dp = 1;
+	p.global_batch = 2;
+	p.seq_len = 1024;
+	p.flash_attention = false;
+	framework_init_default(&fw);
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e0, &err), "%s", err.message);
+	ck_assert_double_eq(e0.breakdown.launch, 0.0);
+	fw.host_launch_s = 1e-3;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e1, &err), "%s", err.message);
+	ck_assert(e0.details.slot_s < 0.103);
+	ck_assert_double_eq_tol(e1.breakdown.launch, 2.0 * (0.103 - e0.details.slot_s), 1e-12);
+	ck_assert_double_eq_tol(e1.iteration_time_s, e0.iteration_time_s + e1.breakdown.launch, 1e-12);
+	ck_assert_double_eq_tol(e1.details.slot_s, 0.103, 1e-12);
+	/* Per-layer CUDA graphs: 2 layers x 2 passes x 1 ms + the ends' 25
+	 * ms eager = 29 ms a micro-batch. */
+	fw.cuda_graphs = FRAMEWORK_GRAPHS_LAYER;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e1, &err), "%s", err.message);
+	ck_assert_double_eq_tol(e1.breakdown.launch, 2.0 * fmax(0.0, 0.029 - e0.details.slot_s), 1e-12);
+	/* Two stages of one layer each: the first issues 39 + 4 (the
+	 * embedding) = 43 launches a micro-batch, the last 39 + 21 (logits
+	 * and loss) = 60; at 1 ms each both are launch-bound on the toy GPU,
+	 * so the bottleneck's slot is 60 ms and the bubble, the first
+	 * stage's slot, 43 ms. */
+	fw.cuda_graphs = FRAMEWORK_GRAPHS_NONE;
+	p.pp = 2;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e1, &err), "%s", err.message);
+	ck_assert_int_eq(e1.details.bottleneck_stage, 1);
+	ck_assert_double_eq_tol(e1.details.slot_s, 0.060, 1e-12);
+	ck_assert_double_eq_tol(e1.breakdown.pp_bubble, 0.043, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
+static Suite *
+host_time_suite(void)
+{
+	Suite *s = suite_create("host_time");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_layer_kernels);
+	tcase_add_test(tc, test_launch_time);
+	tcase_add_test(tc, test_optimizer_launches);
+	tcase_add_test(tc, test_estimate_launch_bound);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+TEST_MAIN(host_time_suite)
