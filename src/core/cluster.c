@@ -80,3 +80,48 @@ cluster_gemm_efficiency(const struct cluster *c, double flops)
 	t_ideal = flops / (c->gpu.peak_flops * c->gpu.gemm_efficiency_max);
 	return c->gpu.gemm_efficiency_max * t_ideal / (t_ideal + c->gpu.gemm_overhead_s);
 }
+
+/*
+ * The fraction of the GPU's SM slots that a grid of @tiles CTA tiles
+ * keeps busy: the tiles run in waves of one tile per SM, and the last
+ * wave is partial (NVIDIA, Matrix Multiplication Background User's Guide,
+ * DU-09799-001, Sec. 3.2 "Wave quantization").
+ */
+static double
+wave_fill(double tiles, double sms)
+{
+	double waves = ceil(tiles / sms);
+
+	return waves > 0 ? tiles / (waves * sms) : 1.0;
+}
+
+/* The best wave fill of an m x n output (times @batch) over the tiles
+ * cuBLAS chooses among: the profile's tile, transposed, and its half. */
+static double
+best_fill(const struct gpu *g, double m, double n, double batch)
+{
+	double tm = g->gemm_tile_m, tn = g->gemm_tile_n, sms = g->sm_count;
+	double half = fmin(tm, tn);
+	double a = wave_fill(ceil(m / tm) * ceil(n / tn) * batch, sms);
+	double b = wave_fill(ceil(m / tn) * ceil(n / tm) * batch, sms);
+	double h = wave_fill(ceil(m / half) * ceil(n / half) * batch, sms);
+
+	return fmax(a, fmax(b, h));
+}
+
+double
+cluster_gemm_wave_factor(const struct cluster *c, double m, double n, double k, double batch)
+{
+	const struct gpu *g = &c->gpu;
+	double side;
+
+	if (g->sm_count <= 0 || g->gemm_tile_m <= 0 || g->gemm_tile_n <= 0 || !(m >= 1 && n >= 1 && k >= 1))
+		return 1.0;
+	if (!(batch >= 1))
+		batch = 1;
+	/* The efficiency curves were measured on square-ish GEMMs and hold
+	 * their waves already: only a fill worse than that of the square
+	 * GEMM of the same FLOPs is charged, never a better one credited. */
+	side = cbrt(m * n * k * batch);
+	return fmin(1.0, best_fill(g, m, n, batch) / best_fill(g, side, side, 1));
+}
