@@ -324,6 +324,14 @@ START_TEST(test_wave_factor)
 	bare_cluster(&c, 148);
 	ck_assert_double_eq_tol(cluster_gemm_wave_factor(&c, 4096, 7168, 8192, 1),
 				(1792.0 / 1924) / (2401.0 / 2516), 1e-12);
+	/* Tiles an exact multiple of the SMs (reciprocals must not round a
+	 * count up): 4224 x 2048 on 132 SMs is 33 x 8 = 264 tiles of 128 x
+	 * 256, two full waves: 1. */
+	bare_cluster(&c, 132);
+	ck_assert_double_eq(cluster_gemm_wave_factor(&c, 4224, 2048, 4096, 1), 1.0);
+	/* Counts beyond 2^52 stay finite and at most 1. */
+	ck_assert(cluster_gemm_wave_factor(&c, 1e12, 1e12, 1e3, 1e6) <= 1.0);
+	ck_assert(cluster_gemm_wave_factor(&c, 1e12, 1e12, 1e3, 1e6) > 0.0);
 	/* No SM count: no wave model. */
 	bare_cluster(&c, 0);
 	ck_assert_double_eq(cluster_gemm_wave_factor(&c, 4096, 1280, 8192, 1), 1.0);
