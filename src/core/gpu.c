@@ -97,13 +97,50 @@ struct gpu_defaults {
  *   CDNA3 not sourced (the same, an estimate).
  */
 static const struct gpu_defaults defaults[GPU_GEN_COUNT] = {
-	[GPU_GEN_UNSPECIFIED] = { 0.80, 0.75, 5e-6, 0.50, 0.40, 75e-6, 3e-6, 0.9, 0, 1.0, 0.0, 0, 128, 256 },
-	[GPU_GEN_VOLTA] = { 0.88, 0.73, 5e-6, 0.40, 0.30, 75e-6, 3e-6, 0.9, 0, 1.0, 0.013, 80, 128, 256 },
-	[GPU_GEN_AMPERE] = { 0.84, 0.75, 5e-6, 0.55, 0.47, 75e-6, 3e-6, 0.9, 1, 1.0, 0.013, 108, 128, 256 },
-	[GPU_GEN_HOPPER] = { 0.90, 0.69, 5e-6, 0.57, 0.54, 75e-6, 3e-6, 0.9, 1, 0.52, 0.013, 132, 128, 256 },
-	[GPU_GEN_BLACKWELL] = { 0.67, 0.48, 5e-6, 0.59, 0.37, 75e-6, 3e-6, 0.97, 1, 0.26, 0.013, 148, 128, 256 },
-	[GPU_GEN_CDNA3] = { 0.75, 0.50, 5e-6, 0.40, 0.30, 75e-6, 3e-6, 0.9, 1, 1.0, 0.013, 304, 128, 256 },
+	[GPU_GEN_UNSPECIFIED] = {
+		.memory_efficiency = 0.8, .gemm_efficiency_max = 0.75, .gemm_overhead_s = 5e-6,
+		.attention_fwd_efficiency = 0.5, .attention_bwd_efficiency = 0.4,
+		.attention_overhead_s = 75e-6, .launch_overhead_s = 3e-6, .fp8_gemm_ratio = 0.9,
+		.flash_attention = 0, .fa2_attention_speed = 1.0, .speed_variation = 0.0,
+		.sm_count = 0, .gemm_tile_m = 128, .gemm_tile_n = 256,
+	},
+	[GPU_GEN_VOLTA] = {
+		.memory_efficiency = 0.88, .gemm_efficiency_max = 0.73, .gemm_overhead_s = 5e-6,
+		.attention_fwd_efficiency = 0.4, .attention_bwd_efficiency = 0.3,
+		.attention_overhead_s = 75e-6, .launch_overhead_s = 3e-6, .fp8_gemm_ratio = 0.9,
+		.flash_attention = 0, .fa2_attention_speed = 1.0, .speed_variation = 0.013,
+		.sm_count = 80, .gemm_tile_m = 128, .gemm_tile_n = 256,
+	},
+	[GPU_GEN_AMPERE] = {
+		.memory_efficiency = 0.84, .gemm_efficiency_max = 0.75, .gemm_overhead_s = 5e-6,
+		.attention_fwd_efficiency = 0.55, .attention_bwd_efficiency = 0.47,
+		.attention_overhead_s = 75e-6, .launch_overhead_s = 3e-6, .fp8_gemm_ratio = 0.9,
+		.flash_attention = 1, .fa2_attention_speed = 1.0, .speed_variation = 0.013,
+		.sm_count = 108, .gemm_tile_m = 128, .gemm_tile_n = 256,
+	},
+	[GPU_GEN_HOPPER] = {
+		.memory_efficiency = 0.9, .gemm_efficiency_max = 0.69, .gemm_overhead_s = 5e-6,
+		.attention_fwd_efficiency = 0.57, .attention_bwd_efficiency = 0.54,
+		.attention_overhead_s = 75e-6, .launch_overhead_s = 3e-6, .fp8_gemm_ratio = 0.9,
+		.flash_attention = 1, .fa2_attention_speed = 0.52, .speed_variation = 0.013,
+		.sm_count = 132, .gemm_tile_m = 128, .gemm_tile_n = 256,
+	},
+	[GPU_GEN_BLACKWELL] = {
+		.memory_efficiency = 0.67, .gemm_efficiency_max = 0.48, .gemm_overhead_s = 5e-6,
+		.attention_fwd_efficiency = 0.59, .attention_bwd_efficiency = 0.37,
+		.attention_overhead_s = 75e-6, .launch_overhead_s = 3e-6, .fp8_gemm_ratio = 0.97,
+		.flash_attention = 1, .fa2_attention_speed = 0.26, .speed_variation = 0.013,
+		.sm_count = 148, .gemm_tile_m = 128, .gemm_tile_n = 256,
+	},
+	[GPU_GEN_CDNA3] = {
+		.memory_efficiency = 0.75, .gemm_efficiency_max = 0.5, .gemm_overhead_s = 5e-6,
+		.attention_fwd_efficiency = 0.4, .attention_bwd_efficiency = 0.3,
+		.attention_overhead_s = 75e-6, .launch_overhead_s = 3e-6, .fp8_gemm_ratio = 0.9,
+		.flash_attention = 1, .fa2_attention_speed = 1.0, .speed_variation = 0.013,
+		.sm_count = 304, .gemm_tile_m = 128, .gemm_tile_n = 256,
+	},
 };
+_Static_assert(sizeof(defaults) / sizeof(defaults[0]) == GPU_GEN_COUNT, "a defaults row per generation");
 
 static void
 fill(double *v, double def)
