@@ -470,6 +470,35 @@ START_TEST(test_gemm_recovers)
 }
 END_TEST
 
+/* fit-logs --gemm inverts the wave factor and the power-limited clock
+ * (compute_gemm_factor): GEMMs timed on a 132-SM GPU held at 500 W of
+ * 700 give back the GPU's eff_max and overhead. */
+START_TEST(test_gemm_waves_and_power)
+{
+	struct gemm_case t;
+	struct fit_gemm_point p = { 4096, 1280, 8192, FIT_GEMM_BF16, 0 };
+	int n;
+
+	gemm_case_init(&t);
+	t.g.sm_count = 132;
+	t.g.gemm_tile_m = 128;
+	t.g.gemm_tile_n = 256;
+	t.g.rated_power_W = 700;
+	t.g.power_limit_W = 500;
+	/* By hand: wave factor 320/392 (test-gpu.c: 320 tiles of 128 x 128
+	 * in 3 waves against the square GEMM's 392), clock (5/7)^(1/3):
+	 * t = (2 x 4096 x 1280 x 8192 / (1e14 x 0.5) + 5 us) / (0.81633 x
+	 * 0.89390) = (1717.99 + 5) us / 0.72973 = 2361.1 us. */
+	ck_assert_double_eq_tol(fit_gemm_model_time(&t.g, &p),
+				(2.0 * 4096 * 1280 * 8192 / 5e13 + 5e-6) / (320.0 / 392.0 * cbrt(5.0 / 7.0)), 1e-12);
+	n = make_gemms(&t.g, 0.0, &t.seed, t.pts);
+	ck_assert_msg(fit_gemm(t.pts, n, &t.g, &t.f, &t.err), "%s", t.err.message);
+	ck_assert_rel(t.f.efficiency_max, 0.5, 1e-9);
+	ck_assert_rel(t.f.overhead_s, 5e-6, 1e-6);
+	ck_assert_rel(t.f.fp8_ratio, 0.8, 1e-9);
+}
+END_TEST
+
 START_TEST(test_gemm_errors)
 {
 	struct gemm_case t;
@@ -547,6 +576,7 @@ fit_logs_suite(void)
 	tcase_add_test(tc, test_link_sample_logs);
 	tcase_add_test(tc, test_gemm_by_hand);
 	tcase_add_test(tc, test_gemm_recovers);
+	tcase_add_test(tc, test_gemm_waves_and_power);
 	tcase_add_test(tc, test_gemm_errors);
 	tcase_add_test(tc, test_gemm_csv);
 	suite_add_tcase(s, tc);

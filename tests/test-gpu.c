@@ -7,8 +7,11 @@
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "io/profile_load.h"
 #include "io/profile_path.h"
+#include "plan/compute.h"
 #include "plan/estimate.h"
 #include "plan/gpu.h"
 #include "testutil.h"
@@ -268,6 +271,193 @@ START_TEST(test_inline_equals_named)
 }
 END_TEST
 
+/* A cluster around a bare GPU: 1000 TFLOPS at a flat 0.5 of peak. */
+static void
+bare_cluster(struct cluster *c, int sms)
+{
+	memset(c, 0, sizeof(*c));
+	c->nodes = c->gpus_per_node = 1;
+	c->gpu.peak_flops = 1000e12;
+	c->gpu.memory_bw_Bps = 1e18; /* never memory-bound here */
+	c->gpu.memory_efficiency = 1.0;
+	c->gpu.gemm_efficiency_max = 0.5;
+	c->gpu.gemm_overhead_s = 0.0;
+	c->gpu.sm_count = sms;
+	c->gpu.gemm_tile_m = 128;
+	c->gpu.gemm_tile_n = 256;
+}
+
+START_TEST(test_wave_factor)
+{
+	struct cluster c;
+
+	/*
+	 * M = 4096, N = 1280, K = 8192 (Llama-3-70B's QKV at TP 8, 4096
+	 * tokens) on 132 SMs (H100 SXM5):
+	 * - 128 x 256 tiles: 32 x 5 = 160 tiles, ceil(160/132) = 2 waves,
+	 *   fill 160 / 264 = 0.6061; 256 x 128 the same 16 x 10 = 160;
+	 * - the 128 x 128 half tile: 32 x 10 = 320 tiles, 3 waves, fill
+	 *   320 / 396 = 0.8081, the best.
+	 * The square GEMM of the same FLOPs: side cbrt(4096 1280 8192) =
+	 * 3502.03; 128 x 256: 28 x 14 = 392 tiles, 3 waves, fill 392/396 =
+	 * 0.9899 (128 x 128: 28 x 28 = 784, 6 waves, 784/792 the same).
+	 * Factor 0.8081 / 0.9899 = 320/392 = 0.81633.
+	 */
+	bare_cluster(&c, 132);
+	ck_assert_double_eq_tol(cluster_gemm_wave_factor(&c, 4096, 1280, 8192, 1), 320.0 / 392.0, 1e-12);
+	/* The compute time carries it: 2 M N K / (1000 T x 0.5 x 0.81633). */
+	ck_assert_double_eq_tol(compute_gemm_time(&c, 4096, 1280, 8192, 1),
+				2.0 * 4096 * 1280 * 8192 / (1000e12 * 0.5 * 320.0 / 392.0), 1e-15);
+	/* M = 2048 (micro-batch of 2048 tokens): 128 x 128 gives 16 x 10 =
+	 * 160 tiles, 2 waves, 160/264 = 0.6061 (128 x 256: 80 tiles, 80/132
+	 * the same); square side cbrt(2048 1280 8192) = 2779.6: 128 x 256
+	 * 22 x 11 = 242 tiles, 2 waves, 242/264 = 0.9167; factor 0.66116. */
+	ck_assert_double_eq_tol(cluster_gemm_wave_factor(&c, 2048, 1280, 8192, 1), (160.0 / 264) / (242.0 / 264),
+				1e-12);
+	/* A square 8192^3 GEMM is its own reference: 1. */
+	ck_assert_double_eq_tol(cluster_gemm_wave_factor(&c, 8192, 8192, 8192, 1), 1.0, 1e-12);
+	/* B200, 148 SMs, fc1 of Llama-3-70B at TP 8 (M 4096, N 7168, K 8192):
+	 * 128 x 256 gives 32 x 28 = 896 tiles, 7 waves, 896/1036 = 0.8649;
+	 * 128 x 128 32 x 56 = 1792, 13 waves, 1792/1924 = 0.93139. Square
+	 * side 6218.93: 128 x 128 49 x 49 = 2401, 17 waves, 2401/2516 =
+	 * 0.95429 (128 x 256: 1225 tiles, 9 waves, 0.9197). Factor 0.97600. */
+	bare_cluster(&c, 148);
+	ck_assert_double_eq_tol(cluster_gemm_wave_factor(&c, 4096, 7168, 8192, 1),
+				(1792.0 / 1924) / (2401.0 / 2516), 1e-12);
+	/* Tiles an exact multiple of the SMs (reciprocals must not round a
+	 * count up): 4224 x 2048 on 132 SMs is 33 x 8 = 264 tiles of 128 x
+	 * 256, two full waves: 1. */
+	bare_cluster(&c, 132);
+	ck_assert_double_eq(cluster_gemm_wave_factor(&c, 4224, 2048, 4096, 1), 1.0);
+	/* Counts beyond 2^52 stay finite and at most 1. */
+	ck_assert(cluster_gemm_wave_factor(&c, 1e12, 1e12, 1e3, 1e6) <= 1.0);
+	ck_assert(cluster_gemm_wave_factor(&c, 1e12, 1e12, 1e3, 1e6) > 0.0);
+	/* No SM count: no wave model. */
+	bare_cluster(&c, 0);
+	ck_assert_double_eq(cluster_gemm_wave_factor(&c, 4096, 1280, 8192, 1), 1.0);
+}
+END_TEST
+
+START_TEST(test_clock_factor)
+{
+	struct gpu g;
+	struct cluster c;
+
+	memset(&g, 0, sizeof(g));
+	/* Not given: 1. */
+	ck_assert_double_eq(gpu_clock_factor(&g), 1.0);
+	g.rated_power_W = 700;
+	ck_assert_double_eq(gpu_clock_factor(&g), 1.0);
+	/* torchtitan's H100s at 500 W of 700: (5/7)^(1/3) = 0.89390. */
+	g.power_limit_W = 500;
+	ck_assert_double_eq_tol(gpu_clock_factor(&g), 0.89390, 1e-5);
+	/* The H100 NVL's 400 W: 0.82983 (NVIDIA's spec 835/989 = 0.844). */
+	g.power_limit_W = 400;
+	ck_assert_double_eq_tol(gpu_clock_factor(&g), 0.82983, 1e-5);
+	/* At or above the rated power: the rated clock. */
+	g.power_limit_W = 700;
+	ck_assert_double_eq(gpu_clock_factor(&g), 1.0);
+	g.power_limit_W = 900;
+	ck_assert_double_eq(gpu_clock_factor(&g), 1.0);
+	/* A compute-bound GEMM takes 1/0.89390 as long at 500 W. */
+	bare_cluster(&c, 0);
+	c.gpu.rated_power_W = 700;
+	c.gpu.power_limit_W = 500;
+	ck_assert_double_eq_tol(compute_gemm_time(&c, 8192, 8192, 8192, 1),
+				2.0 * 8192.0 * 8192 * 8192 / (1000e12 * 0.5 * cbrt(5.0 / 7.0)), 1e-12);
+}
+END_TEST
+
+START_TEST(test_new_profiles)
+{
+	struct cluster c;
+
+	test_setup_paths();
+	/* GB200 NVL72: 72 GPUs in one NVLink domain, a NIC each; GB200 at
+	 * 2.5 PFLOPS bf16 dense, 1200 W, 148 SMs. */
+	test_load_profile(PROFILE_CLUSTER, "gb200-nvl72", &c);
+	ck_assert_int_eq(c.gpus_per_node, 72);
+	ck_assert_int_eq(c.inter.nics_per_node, 72);
+	ck_assert_double_eq_tol(c.intra.bandwidth_Bps, 900e9, 1);
+	ck_assert_double_eq_tol(c.gpu.peak_flops, 2500e12, 1);
+	ck_assert_double_eq_tol(c.gpu.rated_power_W, 1200, 1e-9);
+	ck_assert_int_eq(c.gpu.sm_count, 148);
+	ck_assert_double_eq(gpu_clock_factor(&c.gpu), 1.0);
+	cluster_release(&c);
+	/* H800 nodes as FlagPerf ran them: 400 GB/s bidirectional NVLink. */
+	test_load_profile(PROFILE_CLUSTER, "dgx-h800", &c);
+	ck_assert_str_eq(c.gpu.name, "H800-SXM5-80GB");
+	ck_assert_double_eq_tol(c.intra.bandwidth_Bps, 200e9, 1);
+	ck_assert_int_eq(c.gpu.sm_count, 132);
+	cluster_release(&c);
+	test_load_profile(PROFILE_CLUSTER, "dgx-a800", &c);
+	ck_assert_str_eq(c.gpu.name, "A800-SXM4-80GB");
+	ck_assert_double_eq_tol(c.intra.bandwidth_Bps, 200e9, 1);
+	ck_assert_int_eq(c.gpu.sm_count, 108);
+	cluster_release(&c);
+	/* torchtitan's H100 at 500 W, 2.4 TB/s; GB300 160 SMs; H100 PCIe 114. */
+	test_load_cluster(&c, "name: x\nnodes: 1\ngpus_per_node: 8\ngpu: h100-sxm5-96gb-hbm2e\n" LINKS);
+	ck_assert_double_eq_tol(c.gpu.memory_bw_Bps, 2.4e12, 1);
+	ck_assert_double_eq_tol(gpu_clock_factor(&c.gpu), 0.89390, 1e-5);
+	cluster_release(&c);
+	test_load_cluster(&c, "name: x\nnodes: 1\ngpus_per_node: 8\ngpu: gb300\n" LINKS);
+	ck_assert_int_eq(c.gpu.sm_count, 160);
+	ck_assert_double_eq_tol(c.gpu.peak_flops_fp8, 5000e12, 1);
+	cluster_release(&c);
+	test_load_cluster(&c, "name: x\nnodes: 1\ngpus_per_node: 8\ngpu: h100-pcie-80gb\n" LINKS);
+	ck_assert_int_eq(c.gpu.sm_count, 114);
+	ck_assert_double_eq_tol(c.gpu.peak_flops, 756e12, 1);
+	cluster_release(&c);
+	test_load_cluster(&c, "name: x\nnodes: 1\ngpus_per_node: 8\ngpu: h100-nvl-94gb\n" LINKS);
+	ck_assert_double_eq_tol(c.gpu.rated_power_W, 400, 1e-9);
+	cluster_release(&c);
+	/* "This H100 at 500 W": a cluster overrides the power limit. */
+	test_load_cluster(&c, "name: x\nnodes: 1\ngpus_per_node: 8\n"
+			  "gpu: {base: h100-sxm5-80gb, power_limit: 0.5 kW}\n" LINKS);
+	ck_assert_double_eq_tol(c.gpu.power_limit_W, 500, 1e-9);
+	ck_assert_double_eq_tol(gpu_clock_factor(&c.gpu), 0.89390, 1e-5);
+	cluster_release(&c);
+}
+END_TEST
+
+START_TEST(test_power_and_wave_errors)
+{
+	static const struct {
+		const char *yaml, *message;
+		int line, column;
+	} cases[] = {
+		{ "name: c\nnodes: 1\ngpus_per_node: 8\ngpu:\n  name: g\n  peak_flops: 1 TFLOPS\n"
+		  "  memory: 10 GiB\n  memory_bandwidth: 1 TB/s\n  power_limit: 300 W\n" LINKS,
+		  "'gpu.power_limit' needs gpu.rated_power", 9, 16 },
+		{ "name: c\nnodes: 1\ngpus_per_node: 8\ngpu:\n  name: g\n  peak_flops: 1 TFLOPS\n"
+		  "  memory: 10 GiB\n  memory_bandwidth: 1 TB/s\n  rated_power: 700 W\n  power_limit: 100 W\n" LINKS,
+		  "below a fifth of gpu.rated_power", 10, 16 },
+		{ "name: c\nnodes: 1\ngpus_per_node: 8\ngpu:\n  name: g\n  rated_power: 700 GB\n",
+		  "'rated_power': 'GB' is a size unit, expected a power", 6, 16 },
+		{ "name: c\nnodes: 1\ngpus_per_node: 8\ngpu:\n  name: g\n  rated_power: 700\n",
+		  "missing unit in '700'", 6, 16 },
+		{ "name: c\nnodes: 1\ngpus_per_node: 8\ngpu:\n  name: g\n  sm_count: -1\n",
+		  "'sm_count' must be at least 0", 6, 13 },
+		{ "name: c\nnodes: 1\ngpus_per_node: 8\ngpu:\n  name: g\n  gemm_tile_m: 8\n",
+		  "'gemm_tile_m' must be at least 16", 6, 16 },
+		{ "name: c\nnodes: 1\ngpus_per_node: 8\ngpu:\n  name: g\n  gemm_tile_n: 4096\n",
+		  "'gemm_tile_n' must be at most 1024", 6, 16 },
+	};
+	struct plan_error err;
+	struct cluster c;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		plan_error_clear(&err);
+		ck_assert(!cluster_load_string(&c, "c.yaml", cases[i].yaml, &err));
+		ck_assert_msg(strstr(err.message, cases[i].message), "case %zu: got '%s'", i, err.message);
+		ck_assert_msg(err.line == cases[i].line && err.column == cases[i].column,
+			      "case %zu: at %d:%d, expected %d:%d", i, err.line, err.column,
+			      cases[i].line, cases[i].column);
+		cluster_release(&c);
+	}
+}
+END_TEST
+
 static Suite *
 gpu_suite(void)
 {
@@ -282,6 +472,10 @@ gpu_suite(void)
 	tcase_add_test(tc, test_expected_max_normal);
 	tcase_add_test(tc, test_pace_factor);
 	tcase_add_test(tc, test_pace_in_estimate);
+	tcase_add_test(tc, test_wave_factor);
+	tcase_add_test(tc, test_clock_factor);
+	tcase_add_test(tc, test_new_profiles);
+	tcase_add_test(tc, test_power_and_wave_errors);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -30,6 +30,8 @@ static const struct unit_case good[] = {
 	{ "312 TFLOPS", UNIT_COMPUTE, 312e12 },
 	{ "0.989 PFLOPS", UNIT_COMPUTE, 989e12 },
 	{ "  42 GFLOPS  ", UNIT_COMPUTE, 42e9 },
+	{ "700 W", UNIT_POWER, 700.0 },
+	{ "1.2 kW", UNIT_POWER, 1200.0 },
 };
 
 START_TEST(test_units_good)

@@ -71,3 +71,12 @@ double cluster_gemm_shape_factor(const struct cluster *c, double min_dim);
  * eff_max * t_ideal / (t_ideal + overhead).
  */
 double cluster_gemm_efficiency(const struct cluster *c, double flops);
+
+/**
+ * The factor on a GEMM's efficiency from its last, partial wave of CTA
+ * tiles (@batch GEMMs of m x n x k in one grid): the best fill of the
+ * GPU's sm_count SMs over its CTA tiles (gemm_tile_m x gemm_tile_n, its
+ * transpose and the square half tile), over the fill of the square GEMM
+ * of the same FLOPs, at most 1. 1 when the GPU has no sm_count.
+ */
+double cluster_gemm_wave_factor(const struct cluster *c, double m, double n, double k, double batch);

@@ -35,6 +35,14 @@ struct compute_ends {
  */
 double compute_gemm_time(const struct cluster *c, double m, double n, double k, double batch);
 
+/**
+ * The factor on the size curve's efficiency for @batch GEMMs of
+ * m x n x k: the shape factor (gemm_shape_efficiency), the wave factor
+ * (cluster_gemm_wave_factor) and the clock under the power limit
+ * (gpu_clock_factor).
+ */
+double compute_gemm_factor(const struct cluster *c, double m, double n, double k, double batch);
+
 /** Cast kernels an fp8 layer adds: bytes moved and kernels launched. */
 struct compute_casts {
 	double bytes;

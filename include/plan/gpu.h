@@ -52,7 +52,17 @@ struct gpu {
 	double reserved_bytes;      /**< memory not available to the model (context, workspaces) */
 	int flash_attention;        /**< 1: runs FlashAttention, so plans use it unless told not to;
 				       0: it does not; GPU_FLASH_UNSET until gpu_fill_defaults */
+	/* GEMM waves (cluster_gemm_wave_factor); 0 SMs: not modelled. */
+	int sm_count;               /**< streaming multiprocessors (CUs on AMD) */
+	int gemm_tile_m;            /**< rows of the largest CTA tile the GEMM library uses */
+	int gemm_tile_n;            /**< columns of that tile */
+	/* Clocks under a power limit (gpu_clock_factor); 0: not given. */
+	double rated_power_W;       /**< board power at which the peaks and curves hold */
+	double power_limit_W;       /**< the board's power set point; 0: rated_power */
 };
+
+/** An integer value not given in a profile (sm_count, gemm_tile_m, gemm_tile_n). */
+#define GPU_INT_UNSET (-1)
 
 #define GPU_FLASH_UNSET (-1)
 
@@ -84,6 +94,14 @@ double gpu_pace_factor(const struct gpu *g, int gpus);
 
 /** The expected largest of @n independent standard normal values (Blom 1958). */
 double gpu_expected_max_normal(double n);
+
+/**
+ * The sustained clock of compute-bound kernels at the board's power
+ * limit over the clock at its rated power, the one the peaks and the
+ * measured curves hold at: (power_limit / rated_power)^(1/3) below the
+ * rated power, 1 at or above it and where either is not given.
+ */
+double gpu_clock_factor(const struct gpu *g);
 
 /** Whether @g carries measured curves or calibrated values (a calibration source). */
 bool gpu_is_calibrated(const struct gpu *g);

@@ -1,4 +1,4 @@
-/* Quantities with units: "200 Gbit/s", "80 GiB", "5 us", "312 TFLOPS". */
+/* Quantities with units: "200 Gbit/s", "80 GiB", "5 us", "312 TFLOPS", "700 W". */
 #pragma once
 
 #include <stdbool.h>
@@ -10,6 +10,7 @@ enum unit_kind {
 	UNIT_SIZE,      /**< stored in bytes */
 	UNIT_TIME,      /**< stored in seconds */
 	UNIT_COMPUTE,   /**< stored in FLOP per second */
+	UNIT_POWER,     /**< stored in watts */
 };
 
 /*
@@ -41,7 +42,7 @@ bool units_parse(const char *text, enum unit_kind kind, double *out,
 /** Space-separated list of the units accepted for @kind (static string). */
 const char *units_list(enum unit_kind kind);
 
-/** The SI unit that @kind is stored in ("B/s", "B", "s", "FLOPS"; static string). */
+/** The SI unit that @kind is stored in ("B/s", "B", "s", "FLOPS", "W"; static string). */
 const char *units_si_symbol(enum unit_kind kind);
 
 /** Human name of the kind ("bandwidth", "size", ...). */

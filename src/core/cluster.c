@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -79,4 +80,87 @@ cluster_gemm_efficiency(const struct cluster *c, double flops)
 	 */
 	t_ideal = flops / (c->gpu.peak_flops * c->gpu.gemm_efficiency_max);
 	return c->gpu.gemm_efficiency_max * t_ideal / (t_ideal + c->gpu.gemm_overhead_s);
+}
+
+/*
+ * ceil() of a non-negative count without the libm call and without a
+ * branch to mispredict: this runs a dozen times for every GEMM of every
+ * prediction. From 2^52 on every double is an integer (and the count
+ * is capped there, far beyond any GEMM's). The count is a quotient taken
+ * with a reciprocal, which may land one ulp above an exact integer: 1e-12
+ * of it is taken off first.
+ */
+static inline double
+ceil_count(double x)
+{
+	double t;
+
+	x *= 1.0 - 1e-12;
+	x = x < 4503599627370496.0 ? x : 4503599627370496.0;
+	t = (double)(long long)x;
+	return t + (double)(t < x);
+}
+
+static inline double
+max_of(double a, double b)
+{
+	return a > b ? a : b;
+}
+
+/* The reciprocals of the tile sides and the SM count. */
+struct wave_tiles {
+	double inv_m, inv_n, inv_sms;
+	bool m_is_half; /* gemm_tile_m <= gemm_tile_n: the half tile is m x m */
+};
+
+/*
+ * The waves of @tiles CTA tiles: they run one tile per SM, and the last
+ * wave is partial (NVIDIA, Matrix Multiplication Background User's Guide,
+ * DU-09799-001, Sec. 3.2 "Wave quantization"). The fill of the GPU's SM
+ * slots is tiles / (waves x SMs); this returns tiles / waves, the fill
+ * times the SM count.
+ */
+static inline double
+fill_sms(const struct wave_tiles *w, double tiles)
+{
+	return tiles / ceil_count(tiles * w->inv_sms);
+}
+
+/* The best fill of an m x n output (times @batch) over the tiles cuBLAS
+ * chooses among: the profile's tile, transposed, and its square half. */
+static double
+best_fill_sms(const struct wave_tiles *w, double m, double n, double batch)
+{
+	double m_tm = ceil_count(m * w->inv_m), m_tn = ceil_count(m * w->inv_n);
+	double n_tm = ceil_count(n * w->inv_m), n_tn = ceil_count(n * w->inv_n);
+	double half = w->m_is_half ? m_tm * n_tm : m_tn * n_tn;
+
+	return max_of(fill_sms(w, m_tm * n_tn * batch),
+		      max_of(fill_sms(w, m_tn * n_tm * batch), fill_sms(w, half * batch)));
+}
+
+double
+cluster_gemm_wave_factor(const struct cluster *c, double m, double n, double k, double batch)
+{
+	const struct gpu *g = &c->gpu;
+	struct wave_tiles w;
+	double fill, side;
+
+	if (g->sm_count <= 0 || g->gemm_tile_m <= 0 || g->gemm_tile_n <= 0 || !(m >= 1 && n >= 1 && k >= 1))
+		return 1.0;
+	if (!(batch >= 1))
+		batch = 1;
+	w.inv_m = 1.0 / g->gemm_tile_m;
+	w.inv_n = 1.0 / g->gemm_tile_n;
+	w.inv_sms = 1.0 / g->sm_count;
+	w.m_is_half = g->gemm_tile_m <= g->gemm_tile_n;
+	fill = best_fill_sms(&w, m, n, batch);
+	if (fill >= g->sm_count)
+		return 1.0; /* full waves: nothing to charge */
+	/* The efficiency curves were measured on square-ish GEMMs and hold
+	 * their waves already: only a fill worse than that of the square
+	 * GEMM of the same FLOPs is charged, never a better one credited. */
+	side = cbrt(m * n * k * batch);
+	fill /= best_fill_sms(&w, side, side, 1);
+	return fill < 1.0 ? fill : 1.0;
 }

@@ -3,12 +3,26 @@
 
 #include "plan/compute.h"
 
+/*
+ * What a GEMM's shape and the GPU's state take from the size curve: the
+ * skinny-GEMM factor, the partial last wave of CTA tiles
+ * (cluster_gemm_wave_factor) and the sustained clock under the board's
+ * power limit (gpu_clock_factor). One place for bf16 and fp8 GEMMs and
+ * for fit-logs --gemm, which inverts it.
+ */
+double
+compute_gemm_factor(const struct cluster *c, double m, double n, double k, double batch)
+{
+	return cluster_gemm_shape_factor(c, fmin(m, fmin(n, k))) * cluster_gemm_wave_factor(c, m, n, k, batch) *
+	       gpu_clock_factor(&c->gpu);
+}
+
 double
 compute_gemm_time(const struct cluster *c, double m, double n, double k, double batch)
 {
 	double flops = 2.0 * m * n * k * batch;
 	double bytes = 2.0 * batch * (m * k + k * n + m * n);
-	double eff = cluster_gemm_efficiency(c, flops) * cluster_gemm_shape_factor(c, fmin(m, fmin(n, k)));
+	double eff = cluster_gemm_efficiency(c, flops) * compute_gemm_factor(c, m, n, k, batch);
 	double t_flop = flops / (c->gpu.peak_flops * eff);
 	double t_mem = bytes / (c->gpu.memory_bw_Bps * c->gpu.memory_efficiency);
 
@@ -33,7 +47,7 @@ fp8_gemm_time(const struct cluster *c, double m, double n, double k, double batc
 	double peak = c->gpu.peak_flops_fp8;
 	double eff = fmin(cluster_gemm_efficiency(c, flops * c->gpu.peak_flops / peak),
 			  cluster_gemm_efficiency(c, flops)) *
-		     cluster_gemm_shape_factor(c, fmin(m, fmin(n, k))) * c->gpu.fp8_gemm_ratio;
+		     compute_gemm_factor(c, m, n, k, batch) * c->gpu.fp8_gemm_ratio;
 	double bytes = batch * (m * k + k * n + 2.0 * m * n);
 
 	return fmax(flops / (peak * eff), bytes / (c->gpu.memory_bw_Bps * c->gpu.memory_efficiency));
@@ -217,7 +231,7 @@ compute_flash_attention(const struct model *m, const struct plan *p, const struc
 	 * cp times the FLOPs of an s/cp sequence. */
 	double flops = 2.0 * s * s * cp * (dqk + dv) * p->micro_batch * heads * (m->causal ? 0.5 : 1.0);
 	double bytes = 2.0 * (2.0 * dqk + 2.0 * dv) * s * cp * p->micro_batch * heads;
-	double peak = c->gpu.peak_flops;
+	double peak = c->gpu.peak_flops * gpu_clock_factor(&c->gpu); /* under the power limit */
 
 	*fwd_s = fmax(flops / (peak * c->gpu.attention_fwd_efficiency), compute_memory_time(c, bytes)) +
 		 c->gpu.attention_overhead_s;

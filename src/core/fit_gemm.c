@@ -2,7 +2,7 @@
  * cluster_gemm_efficiency()'s parametric model is
  *   eff = eff_max * t_i / (t_i + overhead),  t_i = F / (peak * eff_max),
  * so compute_gemm_time()'s compute side t = F / (peak * eff * s) (s the
- * shape factor) is
+ * shape, wave and clock factor, compute_gemm_factor()) is
  *   t s = F / (peak * eff_max) + overhead,
  * linear in 1/eff_max and the overhead. An fp8 GEMM (fp8_gemm_time())
  * reads the curve at F * peak / peak8, which gives
@@ -73,10 +73,11 @@ check_points(const struct fit_gemm_point *pts, int n, const struct gpu *g, struc
 	return true;
 }
 
+/* compute_gemm_factor(): shape, waves and the clock under the power limit. */
 static double
 shape(const struct cluster *c, const struct fit_gemm_point *p)
 {
-	return cluster_gemm_shape_factor(c, fmin(p->m, fmin(p->n, p->k)));
+	return compute_gemm_factor(c, p->m, p->n, p->k, 1.0);
 }
 
 /*

@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stddef.h>
 
 #include <gsl/gsl_cdf.h>
@@ -28,6 +29,8 @@ struct gpu_defaults {
 	int flash_attention;
 	double fa2_attention_speed;
 	double speed_variation;
+	int sm_count;
+	int gemm_tile_m, gemm_tile_n;
 };
 
 /*
@@ -80,15 +83,64 @@ struct gpu_defaults {
  *   Volta and CDNA-class GPUs were measured; the same value is taken for
  *   every generation (no fleet study of A100, H100 or B200 was found).
  *   The unspecified row keeps 0, as inline clusters always had.
+ * - SMs (GEMM waves, cluster_gemm_wave_factor): V100 80 (Tesla V100
+ *   whitepaper), A100 108 (A100 whitepaper), H100 SXM5 132 (H100
+ *   whitepaper; the PCIe card has 114), B200 148 (the multiprocessor
+ *   count CUDA reports on a B200), MI300X 304 CUs (AMD CDNA3 whitepaper).
+ *   The unspecified row has none: no waves, as inline clusters always had.
+ * - CTA tile: 128 x 256 (and 256 x 128, and the 128 x 128 half tile)
+ *   on every generation: NVIDIA's Matrix Multiplication Background
+ *   User's Guide (DU-09799-001, Sec. 2.3 "Typical tile dimensions in
+ *   cuBLAS": 256x128 and 128x256 the most efficient, 128x128 next) and
+ *   CUTLASS 3's Hopper/Blackwell defaults (128x256x64 warp-specialised
+ *   kernels; Blackwell's 2-SM 256x256 UMMA tile is 128x256 per SM).
+ *   CDNA3 not sourced (the same, an estimate).
  */
 static const struct gpu_defaults defaults[GPU_GEN_COUNT] = {
-	[GPU_GEN_UNSPECIFIED] = { 0.80, 0.75, 5e-6, 0.50, 0.40, 75e-6, 3e-6, 0.9, 0, 1.0, 0.0 },
-	[GPU_GEN_VOLTA] = { 0.88, 0.73, 5e-6, 0.40, 0.30, 75e-6, 3e-6, 0.9, 0, 1.0, 0.013 },
-	[GPU_GEN_AMPERE] = { 0.84, 0.75, 5e-6, 0.55, 0.47, 75e-6, 3e-6, 0.9, 1, 1.0, 0.013 },
-	[GPU_GEN_HOPPER] = { 0.90, 0.69, 5e-6, 0.57, 0.54, 75e-6, 3e-6, 0.9, 1, 0.52, 0.013 },
-	[GPU_GEN_BLACKWELL] = { 0.67, 0.48, 5e-6, 0.59, 0.37, 75e-6, 3e-6, 0.97, 1, 0.26, 0.013 },
-	[GPU_GEN_CDNA3] = { 0.75, 0.50, 5e-6, 0.40, 0.30, 75e-6, 3e-6, 0.9, 1, 1.0, 0.013 },
+	[GPU_GEN_UNSPECIFIED] = {
+		.memory_efficiency = 0.8, .gemm_efficiency_max = 0.75, .gemm_overhead_s = 5e-6,
+		.attention_fwd_efficiency = 0.5, .attention_bwd_efficiency = 0.4,
+		.attention_overhead_s = 75e-6, .launch_overhead_s = 3e-6, .fp8_gemm_ratio = 0.9,
+		.flash_attention = 0, .fa2_attention_speed = 1.0, .speed_variation = 0.0,
+		.sm_count = 0, .gemm_tile_m = 128, .gemm_tile_n = 256,
+	},
+	[GPU_GEN_VOLTA] = {
+		.memory_efficiency = 0.88, .gemm_efficiency_max = 0.73, .gemm_overhead_s = 5e-6,
+		.attention_fwd_efficiency = 0.4, .attention_bwd_efficiency = 0.3,
+		.attention_overhead_s = 75e-6, .launch_overhead_s = 3e-6, .fp8_gemm_ratio = 0.9,
+		.flash_attention = 0, .fa2_attention_speed = 1.0, .speed_variation = 0.013,
+		.sm_count = 80, .gemm_tile_m = 128, .gemm_tile_n = 256,
+	},
+	[GPU_GEN_AMPERE] = {
+		.memory_efficiency = 0.84, .gemm_efficiency_max = 0.75, .gemm_overhead_s = 5e-6,
+		.attention_fwd_efficiency = 0.55, .attention_bwd_efficiency = 0.47,
+		.attention_overhead_s = 75e-6, .launch_overhead_s = 3e-6, .fp8_gemm_ratio = 0.9,
+		.flash_attention = 1, .fa2_attention_speed = 1.0, .speed_variation = 0.013,
+		.sm_count = 108, .gemm_tile_m = 128, .gemm_tile_n = 256,
+	},
+	[GPU_GEN_HOPPER] = {
+		.memory_efficiency = 0.9, .gemm_efficiency_max = 0.69, .gemm_overhead_s = 5e-6,
+		.attention_fwd_efficiency = 0.57, .attention_bwd_efficiency = 0.54,
+		.attention_overhead_s = 75e-6, .launch_overhead_s = 3e-6, .fp8_gemm_ratio = 0.9,
+		.flash_attention = 1, .fa2_attention_speed = 0.52, .speed_variation = 0.013,
+		.sm_count = 132, .gemm_tile_m = 128, .gemm_tile_n = 256,
+	},
+	[GPU_GEN_BLACKWELL] = {
+		.memory_efficiency = 0.67, .gemm_efficiency_max = 0.48, .gemm_overhead_s = 5e-6,
+		.attention_fwd_efficiency = 0.59, .attention_bwd_efficiency = 0.37,
+		.attention_overhead_s = 75e-6, .launch_overhead_s = 3e-6, .fp8_gemm_ratio = 0.97,
+		.flash_attention = 1, .fa2_attention_speed = 0.26, .speed_variation = 0.013,
+		.sm_count = 148, .gemm_tile_m = 128, .gemm_tile_n = 256,
+	},
+	[GPU_GEN_CDNA3] = {
+		.memory_efficiency = 0.75, .gemm_efficiency_max = 0.5, .gemm_overhead_s = 5e-6,
+		.attention_fwd_efficiency = 0.4, .attention_bwd_efficiency = 0.3,
+		.attention_overhead_s = 75e-6, .launch_overhead_s = 3e-6, .fp8_gemm_ratio = 0.9,
+		.flash_attention = 1, .fa2_attention_speed = 1.0, .speed_variation = 0.013,
+		.sm_count = 304, .gemm_tile_m = 128, .gemm_tile_n = 256,
+	},
 };
+_Static_assert(sizeof(defaults) / sizeof(defaults[0]) == GPU_GEN_COUNT, "a defaults row per generation");
 
 static void
 fill(double *v, double def)
@@ -108,6 +160,7 @@ gpu_unset_defaults(struct gpu *g)
 	g->launch_overhead_s = GPU_UNSET;
 	g->speed_variation = GPU_UNSET;
 	g->flash_attention = GPU_FLASH_UNSET;
+	g->sm_count = g->gemm_tile_m = g->gemm_tile_n = GPU_INT_UNSET;
 }
 
 void
@@ -128,6 +181,34 @@ gpu_fill_defaults(struct gpu *g)
 	fill(&g->speed_variation, d->speed_variation);
 	if (g->flash_attention == GPU_FLASH_UNSET)
 		g->flash_attention = d->flash_attention;
+	if (g->sm_count == GPU_INT_UNSET)
+		g->sm_count = d->sm_count;
+	if (g->gemm_tile_m == GPU_INT_UNSET)
+		g->gemm_tile_m = d->gemm_tile_m;
+	if (g->gemm_tile_n == GPU_INT_UNSET)
+		g->gemm_tile_n = d->gemm_tile_n;
+}
+
+/*
+ * A GPU held under its rated board power runs its compute-bound kernels
+ * at a lower sustained clock. CMOS dynamic power is C V^2 f, and across
+ * the DVFS range the voltage rises about linearly with the clock, so the
+ * power of a kernel that keeps the tensor cores busy grows about as f^3
+ * and the clock the limit allows as the cube root of the power (static
+ * power and memory power neglected). Checked against NVIDIA's own
+ * variants of one die: the H100 NVL (400 W, 132 SMs) is specified at 835
+ * dense bf16 TFLOPS against the SXM5's 989 at 700 W, 0.844 where
+ * (400/700)^(1/3) gives 0.830. Above the rated power the clock stays the
+ * rated one (boost headroom is not modelled: a faster part has its own
+ * profile, as the GB200 at 1200 W). The spec-sheet peak (MFU's
+ * denominator) is unchanged; the time of compute-bound work is scaled.
+ */
+double
+gpu_clock_factor(const struct gpu *g)
+{
+	if (!(g->rated_power_W > 0) || !(g->power_limit_W > 0) || g->power_limit_W >= g->rated_power_W)
+		return 1.0;
+	return cbrt(g->power_limit_W / g->rated_power_W);
 }
 
 /*

@@ -59,6 +59,8 @@ static const struct unit_row unit_table[] = {
 	{ UNIT_COMPUTE, "GFLOP/s", 1e9 },
 	{ UNIT_COMPUTE, "TFLOP/s", 1e12 },
 	{ UNIT_COMPUTE, "PFLOP/s", 1e15 },
+	{ UNIT_POWER, "W", 1.0 },
+	{ UNIT_POWER, "kW", 1e3 },
 };
 
 static const char *const unit_lists[] = {
@@ -66,6 +68,7 @@ static const char *const unit_lists[] = {
 	[UNIT_SIZE] = "B kB MB GB TB KiB MiB GiB TiB",
 	[UNIT_TIME] = "s ms us \xc2\xb5s ns",
 	[UNIT_COMPUTE] = "FLOPS GFLOPS TFLOPS PFLOPS GFLOP/s TFLOP/s PFLOP/s",
+	[UNIT_POWER] = "W kW",
 };
 
 static const char *const kind_names[] = {
@@ -73,6 +76,7 @@ static const char *const kind_names[] = {
 	[UNIT_SIZE] = "size",
 	[UNIT_TIME] = "time",
 	[UNIT_COMPUTE] = "compute rate",
+	[UNIT_POWER] = "power",
 };
 
 static const char *const si_symbols[] = {
@@ -80,6 +84,7 @@ static const char *const si_symbols[] = {
 	[UNIT_SIZE] = "B",
 	[UNIT_TIME] = "s",
 	[UNIT_COMPUTE] = "FLOPS",
+	[UNIT_POWER] = "W",
 };
 
 const char *
@@ -115,7 +120,8 @@ units_parse(const char *text, enum unit_kind kind, double *out,
 				 kind_names[kind],
 				 kind == UNIT_BANDWIDTH ? "200 Gbit/s" :
 				 kind == UNIT_SIZE ? "80 GiB" :
-				 kind == UNIT_TIME ? "5 us" : "312 TFLOPS",
+				 kind == UNIT_TIME ? "5 us" :
+				 kind == UNIT_POWER ? "700 W" : "312 TFLOPS",
 				 text ? text : "");
 		return false;
 	}

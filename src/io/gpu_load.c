@@ -83,6 +83,23 @@ const struct schema_key gpu_schema[] = {
 	  .help = "coefficient of variation of speed across GPUs of this model (silicon, power "
 		  "management): a job waits for its slowest GPU; default by generation: 0.013 "
 		  "(Sinha et al. SC22), 0 for an unspecified generation" },
+	{ .key = "sm_count", .type = SCHEMA_INT, .offset = OFF(sm_count), .min = 0, .max = 4096,
+	  .help = "streaming multiprocessors (compute units on AMD) that GEMM tiles run on, in waves: "
+		  "a GEMM's partial last wave costs time; 0: waves not modelled; default by generation "
+		  "(Volta 80, Ampere 108, Hopper 132, Blackwell 148, CDNA3 304)" },
+	{ .key = "gemm_tile_m", .type = SCHEMA_INT, .offset = OFF(gemm_tile_m), .min = 16, .max = 1024,
+	  .help = "rows of the largest CTA tile of the GEMM library (cuBLAS, CUTLASS); its transpose and "
+		  "the square half tile are also tried; default 128" },
+	{ .key = "gemm_tile_n", .type = SCHEMA_INT, .offset = OFF(gemm_tile_n), .min = 16, .max = 1024,
+	  .help = "columns of that tile; default 256" },
+	{ .key = "rated_power", .type = SCHEMA_QUANTITY, .unit = UNIT_POWER, .offset = OFF(rated_power_W),
+	  .min = 0, .max = 1e5, .def = "0 W",
+	  .help = "board power at which the peaks and the measured curves hold (the TDP); 0: not given, "
+		  "no power model" },
+	{ .key = "power_limit", .type = SCHEMA_QUANTITY, .unit = UNIT_POWER, .offset = OFF(power_limit_W),
+	  .min = 0, .max = 1e5, .def = "0 W",
+	  .help = "the board's power set point; below rated_power compute-bound kernels run at the "
+		  "clock (power_limit / rated_power)^(1/3) of the rated one; 0: rated_power" },
 	{ .key = "reserved_memory", .type = SCHEMA_QUANTITY, .unit = UNIT_SIZE,
 	  .offset = OFF(reserved_bytes), .min = 0, .max = 1e18,
 	  .def = "1 GiB", .help = "memory the model cannot use: CUDA context, NCCL and cuBLAS workspaces" },
@@ -111,6 +128,19 @@ gpu_check(const struct gpu *g, struct ytree *t, const char *prefix, struct plan_
 		return ytree_error(t, ytree_find_path(t, path), err,
 				   "'%s' must be 0 or at least %s, got %g FLOPS", path,
 				   UNITS_MIN_COMPUTE_TEXT, g->peak_flops_fp8);
+	}
+	/* A power limit is a set point of the rated board: without the
+	 * rated power it means nothing. */
+	if (g->power_limit_W > 0 && !(g->rated_power_W > 0)) {
+		snprintf(path, sizeof(path), "%spower_limit", prefix);
+		return ytree_error(t, ytree_find_path(t, path), err,
+				   "'%s' needs %srated_power, the power the peaks hold at", path, prefix);
+	}
+	if (g->power_limit_W > 0 && g->power_limit_W < 0.2 * g->rated_power_W) {
+		snprintf(path, sizeof(path), "%spower_limit", prefix);
+		return ytree_error(t, ytree_find_path(t, path), err,
+				   "'%s' (%g W) is below a fifth of %srated_power (%g W): no GPU runs there", path,
+				   g->power_limit_W, prefix, g->rated_power_W);
 	}
 	/* fp8 tensor cores are never slower than the 16-bit ones (twice as
 	 * fast on Hopper, Blackwell and CDNA3). */
