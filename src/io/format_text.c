@@ -195,10 +195,11 @@ format_text_plan(FILE *out, const struct report *r)
 	fprintf(out, "software     framework %s; gpu calibration: %s\n", fw ? fw->name : "built-in",
 		gpu_is_calibrated(&r->cluster->gpu) ? r->cluster->gpu.calibration : "none (spec-sheet GPU)");
 	/* Another attention kernel than the GPU profile's: say how fast. */
-	if (fw && p->flash_attention && fw->attention_speed * compute_attention_kernel_speed(r->cluster, fw) != 1.0)
+	if (p->flash_attention &&
+	    (fw ? fw->attention_speed : 1.0) * compute_attention_kernel_speed(r->cluster, p, fw) != 1.0)
 		fprintf(out, "             attention kernel %s at %.2f of the GPU profile's\n",
-			framework_attention_names[fw->attention_kernel],
-			fw->attention_speed * compute_attention_kernel_speed(r->cluster, fw));
+			plan_attention_kernel_names[compute_attention_kernel(p, fw)],
+			(fw ? fw->attention_speed : 1.0) * compute_attention_kernel_speed(r->cluster, p, fw));
 	/* Where the job waits for its slowest GPU (gpu_pace_factor). */
 	if (e->details.pace_factor > 1.0)
 		fprintf(out, "             GPU time x %.3f: the slowest of %d GPUs (speed variation %.1f %%)\n",
