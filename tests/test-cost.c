@@ -651,6 +651,8 @@ END_TEST
  * - delayed: the 16-bit weight and TE's fp8 copy and its transpose,
  *   2 + 1 + 1 = 4 bytes: 4e9; its amax histories in other: 24 layers x
  *   4 linears x 5 tensors x 4 B x (1024 + 2) = 1,969,920 B;
+ * - delayed with fp8 primary weights (framework fp8_params: NeMo's
+ *   fp8_params): the fp8 weight and its transpose alone, 2e9;
  * - rowwise (torchao): no cached fp8 weight, 2e9, and no history.
  * Activations (tp 8, no SP, s 2048, b 1, flash, no recompute): TE saves
  * the fp8 inputs of QKV and fc1 (2 x 12288 a token, replicated) and of
@@ -666,6 +668,7 @@ START_TEST(test_fp8_memory)
 	struct memory_use u, bf;
 	const double psi = 1e9;
 	double act16;
+	struct framework fw;
 
 	test_load_cluster(&c, TEST_CLUSTER_YAML);
 	test_load_model(&m, GPT3_YAML);
@@ -680,6 +683,10 @@ START_TEST(test_fp8_memory)
 	ck_assert_rel(u.weights, 4e9, 1e-12);
 	ck_assert_rel(u.other - bf.other, 1969920.0, 1e-12);
 	ck_assert_rel(act16 - memory_layer_activations(&m, &p, NULL), 66060288.0, 1e-12);
+	framework_init_default(&fw);
+	fw.fp8_params = true;
+	memory_stage(&m, &p, &c, &fw, 1, psi, 0.0, &u);
+	ck_assert_rel(u.weights, 2e9, 1e-12);
 	p.fp8_recipe = PLAN_FP8_ROWWISE;
 	memory_stage(&m, &p, &c, NULL, 1, psi, 0.0, &u);
 	ck_assert_rel(u.weights, 2e9, 1e-12);

@@ -83,6 +83,7 @@ struct framework {
 	int fp8_recipe;           /**< enum plan_fp8_recipe minus 1 (delayed first): its default fp8 recipe */
 	double fp8_amax_history;  /**< delayed scaling's amax history length (Transformer Engine: 1024) */
 	int cp_ring;              /**< enum framework_cp_ring */
+	bool fp8_params;          /**< fp8 linear weights kept only in fp8 (no 16-bit copy): fp8 primary weights */
 };
 
 /**

@@ -153,14 +153,16 @@ memory_partial_recompute_bytes(const struct model *m, const struct plan *p, cons
 }
 
 /* Bytes per parameter kept by ZeRO stage @zero when sharded over @d ranks;
- * fp8 linear layers also keep @fp8_copy bytes per weight of their @fp8
- * parameters (Transformer Engine's weight cache: the fp8 copy and, on
- * Hopper, its transpose; fp8_recipe.c), sharded with the weights. */
+ * of the @fp8 parameters of fp8 linear layers each keeps @fp8_copy bytes
+ * in place of its 16-bit weight (passed with that weight's 2 bytes added,
+ * unless fp8 is the weights' only copy): Transformer Engine's weight
+ * cache, the fp8 copy and, on Hopper, its transpose (fp8_recipe.c),
+ * sharded with the weights. */
 static void
 model_states(int zero, double fp8, double fp8_copy, double grad_bytes, double params, double d,
 	     struct memory_use *out)
 {
-	out->weights += (2.0 * params + fp8_copy * fp8) / (zero >= 3 ? d : 1.0);
+	out->weights += (2.0 * (params - fp8) + fp8_copy * fp8) / (zero >= 3 ? d : 1.0);
 	out->gradients += grad_bytes * params / (zero >= 2 ? d : 1.0);
 	out->optimizer += 12.0 * params / (zero >= 1 ? d : 1.0);
 }
@@ -184,7 +186,7 @@ memory_stage(const struct model *m, const struct plan *p,
 					   : 0.0)) / p->tp;
 	struct fp8_recipe_cost rc;
 	int recipe = fp8_recipe_resolve(p, fw);
-	double fp8_meta = 0.0;
+	double fp8_meta = 0.0, copy;
 
 	double d = p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp, t = p->tp;
 	double sbh = (double)p->seq_len * p->micro_batch * m->hidden;
@@ -197,10 +199,13 @@ memory_stage(const struct model *m, const struct plan *p,
 	 * shards over its partition group instead (16 Psi / G at stage 3). */
 	out->weights = out->gradients = out->optimizer = 0.0;
 	fp8_recipe_cost(recipe, (enum gpu_generation)c->gpu.generation, &rc);
-	model_states(p->zero, fp8 ? fmax(0.0, params - expert_params - ends) : 0.0, rc.weight_copy_bytes, gb,
+	/* A 16-bit weight beside its copies (2 bytes more), or fp8 primary
+	 * weights (framework fp8_params: NeMo's fp8_params, TE's
+	 * fp8_model_init), the copies alone. */
+	copy = fw && fw->fp8_params ? fmax(1.0, rc.weight_copy_bytes) : 2.0 + rc.weight_copy_bytes;
+	model_states(p->zero, fp8 ? fmax(0.0, params - expert_params - ends) : 0.0, copy, gb,
 		     params - expert_params, d, out);
-	model_states(p->zero, fp8 ? expert_params : 0.0, rc.weight_copy_bytes, gb, expert_params,
-		     (double)p->dp / p->ep, out);
+	model_states(p->zero, fp8 ? expert_params : 0.0, copy, gb, expert_params, (double)p->dp / p->ep, out);
 	/* Delayed scaling's amax histories and scales, 4 linear layers a
 	 * transformer layer (QKV, projection, fc1, fc2; fp8_recipe.c). */
 	if (fp8)

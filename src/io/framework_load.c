@@ -99,6 +99,10 @@ const struct schema_key framework_schema[] = {
 	  .max = 1e6, .def = "1024",
 	  .help = "delayed scaling: entries of amax history kept per fp8 tensor (Transformer Engine's "
 		  "amax_history_len, 1024 by default; Megatron's --fp8-amax-history-len, 1 by default)" },
+	{ .key = "fp8_params", .type = SCHEMA_BOOL, .offset = OFF(fp8_params), .def = "false",
+	  .help = "with precision fp8, the linear weights live only in fp8 with their cached transpose, the "
+		  "fp32 master in the optimizer (Transformer Engine's fp8_model_init: NeMo's fp8_params, "
+		  "Megatron-LM's --fp8-param-gather); false: a 16-bit weight and its fp8 copies" },
 	{ .key = "cp_ring", .type = SCHEMA_ENUM, .offset = OFF(cp_ring), .def = "p2p",
 	  .choices = framework_cp_ring_names,
 	  .help = "context parallelism's ring attention: a send/receive of K and V per step hidden behind "
