@@ -134,6 +134,9 @@ static const struct cli_option predict_rows[] = {
 	  .help = "a multimodal model's submodule on its own GPUs (DistMM):\n"
 		  "NAME:ATTR=V,... (any plan attribute of predict; lists with '/');\n"
 		  "repeated, one per submodule (default: one plan for all, in turn)" },
+	{ .name = "monolithic", .kind = CLI_OPT_FLAG, .offset = PREDICT(monolithic), .arg_before = PLAN_ATTR_COUNT + 1,
+	  .help = "with --submodule: each submodule's plan on all the GPUs, in\n"
+		  "turn (optimize's monolithic side), not on groups of its own" },
 	CLI_HELP_ROW,
 	{ .name = NULL },
 };
@@ -346,8 +349,9 @@ cmd_predict(int argc, char **argv)
 	/* DistMM: a multimodal model takes a plan per submodule (cli/multimodal.c). */
 	if (cli_model_is_multimodal(r.model))
 		return cli_predict_multimodal(&r);
-	if (r.nsubmodule_args > 0) {
-		cli_error("--submodule needs a multimodal model (kind: multimodal); '%s' is a transformer", r.model);
+	if (r.nsubmodule_args > 0 || r.monolithic) {
+		cli_error("%s needs a multimodal model (kind: multimodal); '%s' is a transformer",
+			  r.nsubmodule_args > 0 ? "--submodule" : "--monolithic", r.model);
 		return CLI_EXIT_USAGE;
 	}
 	if ((rc = load_profiles(&r, &model, &cluster, &compressor, &framework)) != CLI_EXIT_OK)
