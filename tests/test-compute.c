@@ -1,7 +1,9 @@
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "plan/compute.h"
+#include "plan/fp8_recipe.h"
 #include "plan/flops.h"
 #include "testutil.h"
 
@@ -211,10 +213,45 @@ START_TEST(test_flash_attention)
 	ck_assert_double_eq_tol(slow.attn_fwd_s, 5.294967296e-5, 1e-15);
 	fw.attention_kernel = FRAMEWORK_ATTN_SDPA;
 	c.gpu.generation = GPU_GEN_HOPPER;
-	ck_assert_double_eq(compute_attention_kernel_speed(&c, &fw), 0.5);
+	ck_assert_double_eq(compute_attention_kernel_speed(&c, NULL, &fw), 0.5);
 	c.gpu.generation = GPU_GEN_BLACKWELL;
-	ck_assert_double_eq(compute_attention_kernel_speed(&c, &fw), 1.0);
-	ck_assert_double_eq(compute_attention_kernel_speed(&c, NULL), 1.0);
+	ck_assert_double_eq(compute_attention_kernel_speed(&c, NULL, &fw), 1.0);
+	ck_assert_double_eq(compute_attention_kernel_speed(&c, NULL, NULL), 1.0);
+	/*
+	 * Kernels named by the plan (--attention-kernel) win over the
+	 * framework's: on Hopper FA3 and cuDNN's run at the profile's own
+	 * speed (cuDNN 631 against FA3's 632 TFLOP/s, pytorch#142132), FA2 at
+	 * fa2_attention_speed (0.5 here); on Blackwell cuDNN's is the
+	 * profile's (1); on Ampere cuDNN's is taken as FA2 (0.5). FA3 on
+	 * anything but Hopper is refused.
+	 */
+	{
+		struct plan q;
+		struct plan_error err;
+
+		plan_init(&q);
+		q.flash_attention = true;
+		c.gpu.generation = GPU_GEN_HOPPER;
+		q.attention_kernel = PLAN_ATTN_FA3;
+		ck_assert_double_eq(compute_attention_kernel_speed(&c, &q, &fw), 1.0);
+		ck_assert(compute_attention_kernel_check(&c, &q, &fw, &err));
+		q.attention_kernel = PLAN_ATTN_CUDNN;
+		ck_assert_double_eq(compute_attention_kernel_speed(&c, &q, &fw), 1.0);
+		q.attention_kernel = PLAN_ATTN_FA2;
+		ck_assert_double_eq(compute_attention_kernel_speed(&c, &q, NULL), 0.5);
+		q.attention_kernel = PLAN_ATTN_FRAMEWORK; /* fw: sdpa, FA2 on Hopper */
+		ck_assert_int_eq(compute_attention_kernel(&q, &fw), PLAN_ATTN_SDPA);
+		ck_assert_double_eq(compute_attention_kernel_speed(&c, &q, &fw), 0.5);
+		c.gpu.generation = GPU_GEN_BLACKWELL;
+		q.attention_kernel = PLAN_ATTN_CUDNN;
+		ck_assert_double_eq(compute_attention_kernel_speed(&c, &q, &fw), 1.0);
+		q.attention_kernel = PLAN_ATTN_FA3;
+		ck_assert(!compute_attention_kernel_check(&c, &q, &fw, &err));
+		ck_assert_ptr_nonnull(strstr(err.message, "Hopper only"));
+		c.gpu.generation = GPU_GEN_AMPERE;
+		q.attention_kernel = PLAN_ATTN_CUDNN;
+		ck_assert_double_eq(compute_attention_kernel_speed(&c, &q, &fw), 0.5);
+	}
 	cluster_release(&c);
 }
 END_TEST
@@ -378,27 +415,35 @@ END_TEST
  * without overhead, fp8_gemm_ratio 0.8. 4096^3: F = 2 x 4096^3 =
  * 1.37438953472e11 FLOPs at 200e12 x 0.5 x 0.8 = 8e13 FLOP/s:
  * 1.7179869184e-3 s (the 1-byte operands and 2-byte result, 67 MB at
- * 1 TB/s, take less). Quantising its input: 3 x 4096^2 = 50,331,648
- * bytes in one kernel. In bf16 the same GEMM takes F / 5e13 = 2.74877906944e-3 s.
+ * 1 TB/s, take less). Delayed scaling on a GPU that needs the
+ * transposed copy (fp8_recipe.c; no generation given, as Hopper): the
+ * input cast read 2 bytes and write 1 + 1, 4 x 4096^2 = 67,108,864 bytes
+ * in one kernel, and the output gradient the same in the backward. In
+ * bf16 the same GEMM takes F / 5e13 = 2.74877906944e-3 s.
  */
 START_TEST(test_fp8_gemm)
 {
 	struct cluster c;
 	struct plan p;
-	struct compute_casts casts = { 0.0, 0 };
+	struct compute_casts casts = { .bytes = 0.0, .recipe = PLAN_FP8_DELAYED };
 
 	test_load_cluster(&c, FP8_CLUSTER_YAML("  gemm_efficiency_max: 0.5\n"));
 	plan_init(&p);
 	p.precision = PLAN_PRECISION_FP8;
 	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 1.7179869184e-3, 1e-15);
-	ck_assert_double_eq_tol(casts.bytes, 50331648.0, 1e-6);
+	ck_assert_double_eq_tol(casts.bytes, 67108864.0, 1e-6);
+	ck_assert_double_eq_tol(casts.bwd_bytes, 67108864.0, 1e-6);
 	ck_assert_int_eq(casts.kernels, 1);
+	ck_assert_int_eq(casts.bwd_kernels, 1);
 	p.precision = PLAN_PRECISION_BF16;
 	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 2.74877906944e-3, 1e-15);
 	ck_assert_int_eq(casts.kernels, 1); /* bf16 casts nothing */
-	/* The step of 1e9 fp8 parameters quantises them again: 3e9 more bytes. */
-	ck_assert_double_eq_tol(compute_optimizer_time(&c, 1e9, 1e9, 1e9) - compute_optimizer_time(&c, 1e9, 1e9, 0.0),
-				3e-3, 1e-15);
+	/* The step of 1e9 fp8 parameters casts them again, 4 bytes each
+	 * (fp8_recipe_weight_bytes: delayed, transposed copy): 4e9 bytes at
+	 * 1 TB/s, 4e-3 s. */
+	ck_assert_double_eq(fp8_recipe_weight_bytes(&p, NULL, &c.gpu), 4.0);
+	ck_assert_double_eq_tol(compute_optimizer_time(&c, 1e9, 1e9, 4e9) - compute_optimizer_time(&c, 1e9, 1e9, 0.0),
+				4e-3, 1e-15);
 	cluster_release(&c);
 }
 END_TEST
@@ -416,7 +461,7 @@ START_TEST(test_fp8_falling_curve)
 {
 	struct cluster c;
 	struct plan p;
-	struct compute_casts casts = { 0.0, 0 };
+	struct compute_casts casts = { .bytes = 0.0, .recipe = PLAN_FP8_DELAYED };
 
 	test_load_cluster(&c, FP8_CLUSTER_YAML("  gemm_efficiency: [[6.8719476736e10, 0.6], [1.37438953472e11, 0.5]]\n"));
 	plan_init(&p);
@@ -424,6 +469,78 @@ START_TEST(test_fp8_falling_curve)
 	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 2.74877906944e-3, 1e-15);
 	p.precision = PLAN_PRECISION_FP8;
 	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 1.7179869184e-3, 1e-15);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * The fp8 recipes (fp8_recipe.c) on the 4096^3 GEMM of test_fp8_gemm,
+ * 4096^2 = 16,777,216 elements in each of X and dY:
+ * - rowwise on Hopper: the GEMM at 0.9 of the per-tensor one (pytorch#
+ *   147971): F / (200e12 x 0.5 x 0.8 x 0.9) = 1.9088743537777e-3 s; the
+ *   forward casts X along rows, 3 bytes an element in one kernel
+ *   (50,331,648); the backward X across rows (amax pass 2 + cast 3 = 5)
+ *   and dY both ways (3 + 5 = 8): 13 x 16,777,216 = 218,103,808 bytes in
+ *   2 + 3 = 5 kernels; the weights 8 bytes each.
+ * - current on Hopper: amax pass then cast with transpose, 2 + 4 = 6
+ *   bytes (100,663,296) in 2 kernels each way.
+ * - delayed on Blackwell (no transposed copy): 3 bytes (50,331,648).
+ * - blockwise and mxfp8: two copies with their scales whatever the GPU,
+ *   2 + 1 + 1 + 8/128 = 4.0625 and 2 + 1 + 1 + 2/32 = 4.0625 bytes:
+ *   68,157,440; at the per-tensor GEMM's speed, 1.7179869184e-3 s.
+ * mxfp8 is refused on Hopper, blockwise on Ampere (no fp8 anyway).
+ */
+START_TEST(test_fp8_recipes)
+{
+	struct cluster c;
+	struct plan p;
+	struct plan_error err;
+	struct framework fw;
+	struct compute_casts casts = { .bytes = 0.0, .recipe = PLAN_FP8_ROWWISE };
+	const double x = 16777216.0;
+
+	test_load_cluster(&c, FP8_CLUSTER_YAML("  generation: hopper\n  gemm_efficiency_max: 0.5\n"));
+	plan_init(&p);
+	p.precision = PLAN_PRECISION_FP8;
+	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 1.9088743537777e-3,
+				1e-15);
+	ck_assert_double_eq_tol(casts.bytes, 3.0 * x, 1e-6);
+	ck_assert_double_eq_tol(casts.bwd_bytes, 13.0 * x, 1e-6);
+	ck_assert_int_eq(casts.kernels, 1);
+	ck_assert_int_eq(casts.bwd_kernels, 5);
+	p.fp8_recipe = PLAN_FP8_ROWWISE;
+	ck_assert_double_eq(fp8_recipe_weight_bytes(&p, NULL, &c.gpu), 8.0);
+	casts = (struct compute_casts){ .bytes = 0.0, .recipe = PLAN_FP8_CURRENT };
+	compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts);
+	ck_assert_double_eq_tol(casts.bytes, 6.0 * x, 1e-6);
+	ck_assert_double_eq_tol(casts.bwd_bytes, 6.0 * x, 1e-6);
+	ck_assert_int_eq(casts.kernels, 2);
+	ck_assert_int_eq(casts.bwd_kernels, 2);
+	casts = (struct compute_casts){ .bytes = 0.0, .recipe = PLAN_FP8_BLOCKWISE };
+	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 1.7179869184e-3, 1e-15);
+	ck_assert_double_eq_tol(casts.bytes, 68157440.0, 1e-6);
+	ck_assert(fp8_recipe_check(PLAN_FP8_BLOCKWISE, &c.gpu, &err));
+	ck_assert(!fp8_recipe_check(PLAN_FP8_MXFP8, &c.gpu, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "Blackwell"));
+	/* The framework's recipe unless the plan names one: fp8_recipe is
+	 * stored one below the plan's enum (delayed first). */
+	framework_init_default(&fw);
+	p.fp8_recipe = PLAN_FP8_FRAMEWORK;
+	ck_assert_int_eq(fp8_recipe_resolve(&p, &fw), PLAN_FP8_DELAYED);
+	fw.fp8_recipe = PLAN_FP8_ROWWISE - 1;
+	ck_assert_int_eq(fp8_recipe_resolve(&p, &fw), PLAN_FP8_ROWWISE);
+	p.fp8_recipe = PLAN_FP8_MXFP8;
+	ck_assert_int_eq(fp8_recipe_resolve(&p, &fw), PLAN_FP8_MXFP8);
+	c.gpu.generation = GPU_GEN_BLACKWELL;
+	ck_assert(fp8_recipe_check(PLAN_FP8_MXFP8, &c.gpu, &err));
+	casts = (struct compute_casts){ .bytes = 0.0, .recipe = PLAN_FP8_MXFP8 };
+	compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts);
+	ck_assert_double_eq_tol(casts.bytes, 68157440.0, 1e-6);
+	casts = (struct compute_casts){ .bytes = 0.0, .recipe = PLAN_FP8_DELAYED };
+	compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts);
+	ck_assert_double_eq_tol(casts.bytes, 3.0 * x, 1e-6);
+	c.gpu.generation = GPU_GEN_AMPERE;
+	ck_assert(!fp8_recipe_check(PLAN_FP8_BLOCKWISE, &c.gpu, &err));
 	cluster_release(&c);
 }
 END_TEST
@@ -437,6 +554,7 @@ compute_suite(void)
 	tcase_add_test(tc, test_gemm_compute_bound);
 	tcase_add_test(tc, test_gemm_memory_bound);
 	tcase_add_test(tc, test_optimizer);
+	tcase_add_test(tc, test_fp8_recipes);
 	tcase_add_test(tc, test_layer_recompute);
 	tcase_add_test(tc, test_embedding_and_logits);
 	tcase_add_test(tc, test_flash_attention);

@@ -607,11 +607,102 @@ START_TEST(test_ring_attention_step)
 	ck_assert_int_eq(p.seq_len, 512);
 	cl.attn_fwd_s = 1e-5;
 	cl.attn_bwd_s = 4e-5;
-	cp_layer_comm(&m, &p, &c, &lay, &cl, &cc);
+	cp_layer_comm(&m, &p, &c, NULL, &lay, &cl, &cc);
 	ck_assert_double_eq_tol(cc.step_s, 2.197152e-5, 1e-15);
 	ck_assert_double_eq_tol(cc.fwd_s, 1.697152e-5, 1e-15);
 	ck_assert_double_eq_tol(cc.bwd_s, 2.394304e-5, 1e-15);
 	ck_assert_double_eq_tol(cc.bytes, 3.0 * 2097152, 1e-6);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * The same step as PyTorch's context_parallel runs it (framework cp_ring
+ * allgather, context_par.c): one all-gather of both ranks' K and V,
+ * 2 x 2,097,152 B gathered over 2 ranks on NVLink (a ring: 1 step, 1 us
+ * + 2,097,152 / 1e11 = 2.197152e-5 s), exposed; the second block's
+ * output merged in fp32, 12 B x 512 tokens x 1024 = 6,291,456 B at
+ * 1 TB/s = 6.291456e-6 s: forward 2.8262976e-5 s. Backward: the gather
+ * again, the gradients' step beyond the 2e-5 s block, 2.197152e-5 - 2e-5
+ * = 1.97152e-6 s, and dQ added in fp32, 8 x 512 x 1024 = 4,194,304 B,
+ * 4.194304e-6 s: 2.8137344e-5 s.
+ */
+START_TEST(test_ring_attention_allgather)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct plan_layout lay;
+	struct compute_layer cl = { 0 };
+	struct cp_layer_comm cc;
+	struct framework fw;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	test_load_model(&m, TOY_MODEL_YAML);
+	toy_plan(&p, 1, 1, 1);
+	p.cp = 2;
+	p.flash_attention = true;
+	topology_plan(&p, &c, &lay);
+	p = plan_cp_local(&p);
+	cl.attn_fwd_s = 1e-5;
+	cl.attn_bwd_s = 4e-5;
+	framework_init_default(&fw);
+	fw.cp_ring = FRAMEWORK_RING_ALLGATHER;
+	cp_layer_comm(&m, &p, &c, &fw, &lay, &cl, &cc);
+	ck_assert_double_eq_tol(cc.fwd_s, 2.8262976e-5, 1e-15);
+	ck_assert_double_eq_tol(cc.bwd_s, 2.8137344e-5, 1e-15);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * fp8 memory (memory.c, fp8_recipe.c) on GPT-3's middle stage (pp 4,
+ * stage 1: no embedding or output layer), Psi = 1e9 parameters, ZeRO 0,
+ * no generation given (Hopper-like: a transposed copy):
+ * - delayed: the 16-bit weight and TE's fp8 copy and its transpose,
+ *   2 + 1 + 1 = 4 bytes: 4e9; its amax histories in other: 24 layers x
+ *   4 linears x 5 tensors x 4 B x (1024 + 2) = 1,969,920 B;
+ * - delayed with fp8 primary weights (framework fp8_params: NeMo's
+ *   fp8_params): the fp8 weight and its transpose alone, 2e9;
+ * - rowwise (torchao): no cached fp8 weight, 2e9, and no history.
+ * Activations (tp 8, no SP, s 2048, b 1, flash, no recompute): TE saves
+ * the fp8 inputs of QKV and fc1 (2 x 12288 a token, replicated) and of
+ * the projection and fc2 ((12288 + 49152) / 8 on a rank), 1 byte less
+ * each: 2048 x (24576 + 7680) = 66,060,288 B fewer than in bf16;
+ * torchao's rowwise saves the bf16 input: none fewer.
+ */
+START_TEST(test_fp8_memory)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct memory_use u, bf;
+	const double psi = 1e9;
+	double act16;
+	struct framework fw;
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	test_load_model(&m, GPT3_YAML);
+	gpt3_plan(&p);
+	p.pp = 4;
+	p.recompute = PLAN_RECOMPUTE_NONE;
+	p.flash_attention = true;
+	memory_stage(&m, &p, &c, NULL, 1, psi, 0.0, &bf);
+	act16 = memory_layer_activations(&m, &p, NULL);
+	p.precision = PLAN_PRECISION_FP8;
+	memory_stage(&m, &p, &c, NULL, 1, psi, 0.0, &u);
+	ck_assert_rel(u.weights, 4e9, 1e-12);
+	ck_assert_rel(u.other - bf.other, 1969920.0, 1e-12);
+	ck_assert_rel(act16 - memory_layer_activations(&m, &p, NULL), 66060288.0, 1e-12);
+	framework_init_default(&fw);
+	fw.fp8_params = true;
+	memory_stage(&m, &p, &c, &fw, 1, psi, 0.0, &u);
+	ck_assert_rel(u.weights, 2e9, 1e-12);
+	p.fp8_recipe = PLAN_FP8_ROWWISE;
+	memory_stage(&m, &p, &c, NULL, 1, psi, 0.0, &u);
+	ck_assert_rel(u.weights, 2e9, 1e-12);
+	ck_assert_double_eq(u.other, bf.other);
+	ck_assert_double_eq(memory_layer_activations(&m, &p, NULL), act16);
 	cluster_release(&c);
 }
 END_TEST
@@ -903,6 +994,8 @@ cost_suite(void)
 	tcase_add_test(tc, test_framework_overheads);
 	tcase_add_test(tc, test_tp_overlap);
 	tcase_add_test(tc, test_ring_attention_step);
+	tcase_add_test(tc, test_ring_attention_allgather);
+	tcase_add_test(tc, test_fp8_memory);
 	tcase_add_test(tc, test_recompute_layers);
 	tcase_add_test(tc, test_fewest_recompute_layers);
 	suite_add_tcase(s, tc);

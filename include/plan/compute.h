@@ -43,10 +43,17 @@ double compute_gemm_time(const struct cluster *c, double m, double n, double k, 
  */
 double compute_gemm_factor(const struct cluster *c, double m, double n, double k, double batch);
 
-/** Cast kernels an fp8 layer adds: bytes moved and kernels launched. */
+/**
+ * Cast kernels fp8 linear layers add: bytes moved and kernels launched in
+ * the forward and in the backward, under the recipe the caller sets
+ * (enum plan_fp8_recipe, resolved; 0 counts as delayed).
+ */
 struct compute_casts {
 	double bytes;
 	int kernels;
+	double bwd_bytes;
+	int bwd_kernels;
+	int recipe;
 };
 
 /**
@@ -83,7 +90,14 @@ void compute_flash_attention(const struct model *m, const struct plan *p, const 
  * fa2_attention_speed where the framework runs FlashAttention-2 (fa2,
  * and sdpa before Blackwell).
  */
-double compute_attention_kernel_speed(const struct cluster *c, const struct framework *fw);
+double compute_attention_kernel_speed(const struct cluster *c, const struct plan *p, const struct framework *fw);
+
+/** The fused-attention kernel @p runs (enum plan_attention_kernel, never FRAMEWORK): its own or @fw's. */
+int compute_attention_kernel(const struct plan *p, const struct framework *fw);
+
+/** Whether @c's GPU runs the attention kernel of @p (FlashAttention-3 needs Hopper). */
+bool compute_attention_kernel_check(const struct cluster *c, const struct plan *p, const struct framework *fw,
+				    struct plan_error *err);
 
 /**
  * Scale every time of @cl by @f: the pace of the slowest GPU of a job
@@ -101,8 +115,9 @@ void compute_ends_scale(struct compute_ends *ce, double f);
 /**
  * Mixed-precision Adam step over the @params parameters a GPU owns, with
  * gradient clipping, the zeroing of its gradient buffer of
- * @grad_buffer_params elements, and the quantisation of its
- * @fp8_params fp8 weights for the next iteration.
+ * @grad_buffer_params elements, and the casts of its fp8 weights for the
+ * next iteration, @fp8_cast_bytes moved (fp8_recipe_cost's weight_bytes
+ * per fp8 weight; 0 without fp8).
  */
 double compute_optimizer_time(const struct cluster *c, double params, double grad_buffer_params,
-			      double fp8_params);
+			      double fp8_cast_bytes);

@@ -5,6 +5,7 @@
 #include "plan/compute.h"
 #include "plan/model.h"
 #include "plan/plan.h"
+#include "plan/framework.h"
 #include "plan/topology.h"
 
 /** The CP communication of one layer for one micro-batch, as exposed. */
@@ -24,7 +25,9 @@ struct cp_layer_comm {
  * before the attention an all-to-all turns the sequence split into a head
  * split for Q, K and V, after it one turns O back, and the backward does
  * both for the gradients; not overlapped. @pl is the plan as one CP rank
- * sees it (seq_len already s/cp), @cl its layer's compute.
+ * sees it (seq_len already s/cp), @cl its layer's compute. @fw says how
+ * its ring passes K and V (cp_ring; NULL: Megatron-Core's p2p ring).
  */
 void cp_layer_comm(const struct model *m, const struct plan *pl, const struct cluster *c,
-		   const struct plan_layout *lay, const struct compute_layer *cl, struct cp_layer_comm *out);
+		   const struct framework *fw, const struct plan_layout *lay, const struct compute_layer *cl,
+		   struct cp_layer_comm *out);

@@ -27,6 +27,14 @@ enum framework_attention {
 	FRAMEWORK_ATTN_PROFILE, /**< the GPU profile's own (best) kernel: Megatron-Core with Transformer Engine */
 	FRAMEWORK_ATTN_FA2,     /**< FlashAttention-2 on every GPU (flash-attn, PyTorch SDPA's default) */
 	FRAMEWORK_ATTN_SDPA,    /**< PyTorch SDPA as torchtitan sets it: FA2, cuDNN's on Blackwell */
+	FRAMEWORK_ATTN_FA3,     /**< FlashAttention-3 (Hopper only) */
+	FRAMEWORK_ATTN_CUDNN,   /**< cuDNN's fused attention (Transformer Engine's FusedAttention) */
+};
+
+/** How its context parallelism passes keys and values around (plan cp_method ring). */
+enum framework_cp_ring {
+	FRAMEWORK_RING_P2P,       /**< Megatron-Core/TE: a send/recv per step, hidden behind the block before */
+	FRAMEWORK_RING_ALLGATHER, /**< PyTorch's context_parallel as torchtitan runs it: one all-gather of K, V */
 };
 
 /** How its element-wise operators run. */
@@ -55,6 +63,7 @@ extern const char *const framework_sac_names[];
 extern const char *const framework_elementwise_names[];
 extern const char *const framework_attention_names[];
 extern const char *const framework_prefetch_names[];
+extern const char *const framework_cp_ring_names[];
 
 struct framework {
 	char name[64];
@@ -85,6 +94,10 @@ struct framework {
 	int cuda_graphs;          /**< enum framework_graphs */
 	double optimizer_passes;  /**< multi-tensor kernel passes of one optimizer step (clip, Adam, copies) */
 	double host_syncs;        /**< host synchronisations per iteration (grad-norm .item(), loss) */
+	int fp8_recipe;           /**< enum plan_fp8_recipe minus 1 (delayed first): its default fp8 recipe */
+	double fp8_amax_history;  /**< delayed scaling's amax history length (Transformer Engine: 1024) */
+	int cp_ring;              /**< enum framework_cp_ring */
+	bool fp8_params;          /**< fp8 linear weights kept only in fp8 (no 16-bit copy): fp8 primary weights */
 };
 
 /**

@@ -33,6 +33,42 @@ enum plan_precision {
 
 extern const char *const plan_precision_names[];
 
+/**
+ * How an fp8 linear layer scales its tensors (enum order = the choices of
+ * plan_fp8_recipe_names; src/core/fp8_recipe.c has each one's kernels,
+ * bytes and GEMM speed, with their sources). FRAMEWORK: the framework
+ * profile's fp8_recipe.
+ */
+enum plan_fp8_recipe {
+	PLAN_FP8_FRAMEWORK,  /**< the framework profile's recipe */
+	PLAN_FP8_DELAYED,    /**< per-tensor, delayed scaling (Transformer Engine's DelayedScaling) */
+	PLAN_FP8_CURRENT,    /**< per-tensor, current scaling (TE Float8CurrentScaling, torchao tensorwise) */
+	PLAN_FP8_ROWWISE,    /**< a scale per row (torchao's Float8 rowwise) */
+	PLAN_FP8_BLOCKWISE,  /**< 1x128 activation and 128x128 weight blocks (DeepSeek-V3) */
+	PLAN_FP8_MXFP8,      /**< 32-element blocks with E8M0 scales (OCP MX; Blackwell) */
+	PLAN_FP8_COUNT,
+};
+
+extern const char *const plan_fp8_recipe_names[];
+
+/**
+ * The fused-attention kernel a plan runs (enum order = the choices of
+ * plan_attention_kernel_names). FRAMEWORK: the framework profile's
+ * attention_kernel; the others name one kernel, whose speed on each GPU
+ * generation compute_attention_kernel_speed() gives.
+ */
+enum plan_attention_kernel {
+	PLAN_ATTN_FRAMEWORK, /**< the framework profile's attention_kernel */
+	PLAN_ATTN_PROFILE,   /**< the kernel the GPU profile measured */
+	PLAN_ATTN_FA2,       /**< FlashAttention-2 (Dao 2023) */
+	PLAN_ATTN_FA3,       /**< FlashAttention-3 (Shah et al. 2024): Hopper only */
+	PLAN_ATTN_CUDNN,     /**< cuDNN's fused flash attention (Transformer Engine's FusedAttention) */
+	PLAN_ATTN_SDPA,      /**< PyTorch SDPA's default choice: FA2, cuDNN's on Blackwell */
+	PLAN_ATTN_COUNT,
+};
+
+extern const char *const plan_attention_kernel_names[];
+
 /** How context parallelism exchanges the sequence's keys and values. */
 enum plan_cp_method {
 	PLAN_CP_RING,       /**< Megatron-Core's ring attention: K/V pass around the CP ring */
@@ -83,6 +119,8 @@ struct plan {
 	int precision;       /**< enum plan_precision: the linear layers' GEMMs */
 	bool tp_overlap;     /**< SP collectives overlapped with the GEMMs they feed (needs SP) */
 	bool fp8_gather;     /**< ZeRO-3/FSDP gathers the fp8 linear weights in 1 byte (needs fp8, ZeRO-3) */
+	int fp8_recipe;      /**< enum plan_fp8_recipe: how fp8 scales (with precision fp8) */
+	int attention_kernel;/**< enum plan_attention_kernel: the fused-attention kernel */
 	struct plan_compression compress;
 	int ep;              /**< expert parallelism, carved out of the DP ranks */
 	int moe_routing;     /**< enum plan_moe_routing */

@@ -2,6 +2,7 @@
 #include <stddef.h>
 
 #include "plan/compute.h"
+#include "plan/fp8_recipe.h"
 
 /*
  * What a GEMM's shape and the GPU's state take from the size curve: the
@@ -38,16 +39,18 @@ compute_gemm_time(const struct cluster *c, double m, double n, double k, double 
  * for the same FLOPs: where a curve falls at its largest sizes (the
  * B200's, measured on lone kernels that run into the power limit) the
  * equal-duration point would make fp8 more than peak8/peak16 times as
- * fast as the same GEMM in 16 bits.
+ * fast as the same GEMM in 16 bits. @speed: the recipe's GEMM against
+ * the per-tensor one (fp8_recipe.c).
  */
+/* fp8attn: begin fp8 recipes */
 static double
-fp8_gemm_time(const struct cluster *c, double m, double n, double k, double batch)
+fp8_gemm_time(const struct cluster *c, double m, double n, double k, double batch, double speed)
 {
 	double flops = 2.0 * m * n * k * batch;
 	double peak = c->gpu.peak_flops_fp8;
 	double eff = fmin(cluster_gemm_efficiency(c, flops * c->gpu.peak_flops / peak),
 			  cluster_gemm_efficiency(c, flops)) *
-		     compute_gemm_factor(c, m, n, k, batch) * c->gpu.fp8_gemm_ratio;
+		     compute_gemm_factor(c, m, n, k, batch) * c->gpu.fp8_gemm_ratio * speed;
 	double bytes = batch * (m * k + k * n + 2.0 * m * n);
 
 	return fmax(flops / (peak * eff), bytes / (c->gpu.memory_bw_Bps * c->gpu.memory_efficiency));
@@ -57,16 +60,23 @@ double
 compute_linear_time(const struct cluster *c, const struct plan *p, double m, double n, double k,
 		    double batch, struct compute_casts *casts)
 {
+	struct fp8_recipe_cost rc;
+
 	if (p->precision != PLAN_PRECISION_FP8)
 		return compute_gemm_time(c, m, n, k, batch);
-	/* Quantising the input: read 2 bytes, write 1, one kernel (amax and
-	 * scale fused, as Transformer Engine does). The weights are quantised
-	 * once per iteration and cached across micro-batches (Megatron passes
-	 * is_first_microbatch): compute_optimizer_time() counts that. */
-	casts->bytes += 3.0 * batch * m * k;
-	casts->kernels += 1;
-	return fp8_gemm_time(c, m, n, k, batch);
+	/* The recipe's casts (fp8_recipe.c): the input's in the forward, the
+	 * output gradient's (and for row-wise scaling the input's again) in
+	 * the backward. The weights are cast once per iteration and cached
+	 * across micro-batches (Megatron passes is_first_microbatch):
+	 * compute_optimizer_time() counts that. */
+	fp8_recipe_cost(casts->recipe, (enum gpu_generation)c->gpu.generation, &rc);
+	casts->bytes += rc.fwd_input_bytes * batch * m * k;
+	casts->kernels += rc.fwd_kernels;
+	casts->bwd_bytes += batch * m * (rc.bwd_input_bytes * k + rc.bwd_grad_bytes * n);
+	casts->bwd_kernels += rc.bwd_kernels;
+	return fp8_gemm_time(c, m, n, k, batch, rc.gemm_speed);
 }
+/* fp8attn: end fp8 recipes */
 
 double
 compute_memory_time(const struct cluster *c, double bytes)
@@ -304,17 +314,65 @@ layer_mlp_gemms(const struct model *m, const struct plan *p, const struct cluste
 	}
 }
 
-double
-compute_attention_kernel_speed(const struct cluster *c, const struct framework *fw)
+/* fp8attn: begin attention kernels */
+int
+compute_attention_kernel(const struct plan *p, const struct framework *fw)
 {
-	int kernel = fw ? fw->attention_kernel : FRAMEWORK_ATTN_PROFILE;
+	static const int from_framework[] = {
+		[FRAMEWORK_ATTN_PROFILE] = PLAN_ATTN_PROFILE, [FRAMEWORK_ATTN_FA2] = PLAN_ATTN_FA2,
+		[FRAMEWORK_ATTN_SDPA] = PLAN_ATTN_SDPA, [FRAMEWORK_ATTN_FA3] = PLAN_ATTN_FA3,
+		[FRAMEWORK_ATTN_CUDNN] = PLAN_ATTN_CUDNN,
+	};
 
-	/* torchtitan puts cuDNN's attention first on Blackwell (sm100) and
-	 * FlashAttention-2 elsewhere (pytorch/torchtitan#1196). */
-	if (kernel == FRAMEWORK_ATTN_SDPA && c->gpu.generation == GPU_GEN_BLACKWELL)
-		return 1.0;
-	return kernel == FRAMEWORK_ATTN_PROFILE ? 1.0 : c->gpu.fa2_attention_speed;
+	if (p && p->attention_kernel != PLAN_ATTN_FRAMEWORK)
+		return p->attention_kernel;
+	return fw ? from_framework[fw->attention_kernel] : PLAN_ATTN_PROFILE;
 }
+
+/*
+ * A named kernel's throughput against the one the GPU profile measured
+ * (the gpus/ profiles say which: FlashAttention-2 on Ampere, FlashAttention-3's
+ * paper figures on Hopper, cuDNN's on Blackwell, ROCm's on CDNA3):
+ * - FlashAttention-2: the profile's fa2_attention_speed (1 on Ampere,
+ *   0.52 on Hopper, 0.26 on the B200: gpu.c cites them).
+ * - FlashAttention-3 (Shah et al. 2024; Hopper only): the Hopper
+ *   profiles' own figures, 1.
+ * - cuDNN's fused attention: 631 TFLOP/s against FA3's 632 on one H100 at
+ *   (1, 24, 4608, 128) (pytorch/pytorch#142132): 1 on Hopper; the
+ *   Blackwell profiles measured it (1); elsewhere no public comparison
+ *   with FA2 was found, so FA2's speed is taken.
+ * - PyTorch SDPA as torchtitan sets it: cuDNN's first on Blackwell (sm100)
+ *   and FlashAttention-2 elsewhere (pytorch/torchtitan#1196).
+ */
+double
+compute_attention_kernel_speed(const struct cluster *c, const struct plan *p, const struct framework *fw)
+{
+	bool blackwell = c->gpu.generation == GPU_GEN_BLACKWELL, hopper = c->gpu.generation == GPU_GEN_HOPPER;
+
+	switch (compute_attention_kernel(p, fw)) {
+	case PLAN_ATTN_FA2:
+		return c->gpu.fa2_attention_speed;
+	case PLAN_ATTN_CUDNN:
+		return hopper || blackwell ? 1.0 : c->gpu.fa2_attention_speed;
+	case PLAN_ATTN_SDPA:
+		return blackwell ? 1.0 : c->gpu.fa2_attention_speed;
+	default: /* the profile's own, FA3 on Hopper */
+		return 1.0;
+	}
+}
+
+bool
+compute_attention_kernel_check(const struct cluster *c, const struct plan *p, const struct framework *fw,
+			       struct plan_error *err)
+{
+	if (p->flash_attention && compute_attention_kernel(p, fw) == PLAN_ATTN_FA3 &&
+	    c->gpu.generation != GPU_GEN_HOPPER)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "attention kernel fa3 (FlashAttention-3) runs on Hopper only; '%s' is not a "
+				      "Hopper GPU (use fa2, cudnn or profile)", c->gpu.name);
+	return true;
+}
+/* fp8attn: end attention kernels */
 
 /* The attention core's forward into *@fwd_s and, for a fused kernel, its
  * own backward into *@bwd_s (left as it is otherwise). */
@@ -331,7 +389,7 @@ layer_attention_core(const struct model *m, const struct plan *p, const struct c
 		 * Sec. 4.1; frameworks/llm-foundry.yaml), on FlashAttention-2
 		 * where the framework runs it and the profile measured another
 		 * (FA3 or cuDNN's on Hopper). */
-		double speed = (fw ? fw->attention_speed : 1.0) * compute_attention_kernel_speed(c, fw);
+		double speed = (fw ? fw->attention_speed : 1.0) * compute_attention_kernel_speed(c, p, fw);
 
 		compute_flash_attention(m, p, c, fwd_s, bwd_s);
 		*fwd_s /= speed;
@@ -360,7 +418,8 @@ op_sac_recompute_time(const struct model *m, const struct plan *p, const struct 
 {
 	double t = p->tp, tokens = (double)p->micro_batch * p->seq_len, h = m->hidden;
 	double kvd = (double)m->kv_heads * model_head_dim(m);
-	struct compute_casts scratch = { 0.0, 0 }; /* the forward counted the casts */
+	/* the forward counted the casts */
+	struct compute_casts scratch = { .bytes = 0.0, .recipe = PLAN_FP8_DELAYED };
 	double k = m->attention == MODEL_ATTN_MLA ? 0.5 * out->qkv_fwd_s
 						   : compute_linear_time(c, p, tokens, kvd / t, h, 1, &scratch);
 	double mlp = moe ? 0.0 : m->gated_mlp ? compute_linear_time(c, p, tokens, m->ffn_hidden / t, h, 1, &scratch)
@@ -396,7 +455,8 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 		   const struct framework *fw, bool moe, struct compute_layer *out)
 {
 	double gemm = 0.0, attn_gemm, attn_bwd = 0.0, attn_mem, mem_bytes;
-	struct compute_casts casts = { 0.0, 0 };
+	struct compute_casts casts = { .bytes = 0.0, .recipe = fp8_recipe_resolve(p, fw) };
+	double cast_fwd_s, cast_bwd_s;
 	int kernels;
 
 	layer_attention_gemms(m, p, c, &casts, out);
@@ -417,8 +477,12 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 	out->attn_fwd_s = attn_gemm;
 	/* Backward: a dX and a dW GEMM per forward GEMM (2x the FLOPs), and
 	 * element-wise gradients that read and write about twice the bytes;
-	 * a flash-attention backward is its own kernel. */
-	out->bwd_s = p->flash_attention ? 2.0 * (out->fwd_s - attn_gemm) + attn_bwd : 2.0 * out->fwd_s;
+	 * a flash-attention backward is its own kernel. fp8: the recipe's own
+	 * backward casts (fp8_recipe.c) in place of twice the forward's. */
+	cast_fwd_s = compute_memory_time(c, casts.bytes) + casts.kernels * c->gpu.launch_overhead_s;
+	cast_bwd_s = compute_memory_time(c, casts.bwd_bytes) + casts.bwd_kernels * c->gpu.launch_overhead_s;
+	out->bwd_s = 2.0 * (out->fwd_s - cast_fwd_s - (p->flash_attention ? attn_gemm : 0.0)) + cast_bwd_s +
+		     (p->flash_attention ? attn_bwd : 0.0);
 	out->attn_bwd_s = p->flash_attention ? attn_bwd : 2.0 * attn_gemm;
 	out->recompute_s = layer_recompute_time(m, p, c, fw, moe, out, attn_gemm, attn_mem);
 }
@@ -475,8 +539,8 @@ compute_ends_time(const struct model *m, const struct plan *p,
  */
 double
 compute_optimizer_time(const struct cluster *c, double params, double grad_buffer_params,
-		       double fp8_params)
+		       double fp8_cast_bytes)
 {
-	/* fp8: the updated weights quantised again (read 2 bytes, write 1). */
-	return compute_memory_time(c, 32.0 * params + 4.0 * grad_buffer_params + 3.0 * fp8_params);
+	/* fp8: the updated weights cast again (the recipe's bytes). */
+	return compute_memory_time(c, 32.0 * params + 4.0 * grad_buffer_params + fp8_cast_bytes);
 }

@@ -6,16 +6,46 @@
  * before; the backward passes K, V and their gradients. DeepSpeed-Ulysses
  * (Jacobs et al., arXiv:2309.14509): an all-to-all of Q, K, V before the
  * attention and one of its output after, heads split cp ways.
+ *
+ * Ring attention as PyTorch's context_parallel runs it (torch.distributed
+ * .tensor.experimental, 2024-25; torchtitan's default
+ * context_parallel_rotate_method "allgather": "all-gather all kv shards
+ * on ranks after the first sub-SDPA computation"): one all-gather of every
+ * rank's K and V, issued after the local block and waited for before the
+ * next, so exposed; in the backward K and V are gathered again and each
+ * step's dK, dV passed on to the next rank, hidden behind the step after.
+ * Every block after the first is its own SDPA call, whose partial output
+ * is merged into an fp32 accumulator (_SDPAMerger: read the accumulator
+ * and the block's output, write the accumulator, 3 x 4 bytes per output
+ * element), and whose dQ is added in fp32 in the backward (read and write,
+ * 8 bytes per element of Q); each call pays the kernel's fixed cost.
  */
 #include <math.h>
 #include <string.h>
 
 #include "plan/collective.h"
+#include "plan/compute.h"
 #include "plan/context_par.h"
+
+/* fp8attn: begin ring attention per framework */
+static void
+ring_allgather(const struct cluster *c, const struct plan_layout *lay, double cp, double chunk,
+	       double step, double block_bwd, double tokens, double q_width, double v_width,
+	       struct cp_layer_comm *out)
+{
+	double gather = collective_time(c, &lay->cp, COLL_ALLGATHER, COLL_ALGO_RING, cp * chunk);
+	double merge = compute_memory_time(c, 12.0 * tokens * v_width) + c->gpu.attention_overhead_s;
+	double dq = compute_memory_time(c, 8.0 * tokens * q_width) + c->gpu.attention_overhead_s;
+
+	out->fwd_s = gather + (cp - 1.0) * merge;
+	out->bwd_s = gather + (cp - 1.0) * (fmax(0.0, step - block_bwd) + dq);
+}
+/* fp8attn: end ring attention per framework */
 
 void
 cp_layer_comm(const struct model *m, const struct plan *pl, const struct cluster *c,
-	      const struct plan_layout *lay, const struct compute_layer *cl, struct cp_layer_comm *out)
+	      const struct framework *fw, const struct plan_layout *lay, const struct compute_layer *cl,
+	      struct cp_layer_comm *out)
 {
 	double t = pl->tp, cp = pl->cp, tokens = (double)pl->micro_batch * pl->seq_len;
 	double kv = (m->kv_heads >= pl->tp ? (double)m->kv_heads / t : 1.0);
@@ -37,6 +67,8 @@ cp_layer_comm(const struct model *m, const struct plan *pl, const struct cluster
 		/* Backward: K and V forward again, their gradients back. */
 		out->bwd_s = (cp - 1.0) * fmax(0.0, 2.0 * step - block_bwd);
 		out->bytes = (cp - 1.0) * 3.0 * chunk;
+		if (fw && fw->cp_ring == FRAMEWORK_RING_ALLGATHER)
+			ring_allgather(c, lay, cp, chunk, step, block_bwd, tokens, q_width, v_width, out);
 	} else {
 		/* Q, K, V in, O out: what one rank sends in each all-to-all. */
 		double qkv = 2.0 * tokens * (q_width + 2.0 * kv * model_qk_head_dim(m));

@@ -11,6 +11,7 @@
 #include "plan/expert_par.h"
 #include "plan/estimate.h"
 #include "plan/flops.h"
+#include "plan/fp8_recipe.h"
 #include "plan/host_time.h"
 #include "plan/pipeline.h"
 #include "plan/tensor_par.h"
@@ -309,7 +310,7 @@ fill_memory(const struct model *m, const struct plan *p, const struct cluster *c
 /* fp8 needs a GPU with fp8 tensor cores, fp8 gathers fp8 and sharded
  * weights; TP overlap, sequence parallelism. */
 static bool
-check_precision(const struct plan *p, const struct cluster *c, struct plan_error *err)
+check_precision(const struct plan *p, const struct cluster *c, const struct framework *fw, struct plan_error *err)
 {
 	if (p->precision == PLAN_PRECISION_FP8 && !(c->gpu.peak_flops_fp8 > 0))
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
@@ -319,6 +320,10 @@ check_precision(const struct plan *p, const struct cluster *c, struct plan_error
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
 				      "fp8 all-gathers need precision fp8 and ZeRO-3 or MiCS (precision %s, ZeRO %d)",
 				      plan_precision_names[p->precision], p->zero);
+	if (p->precision == PLAN_PRECISION_FP8 && !fp8_recipe_check(fp8_recipe_resolve(p, fw), &c->gpu, err))
+		return false;
+	if (!compute_attention_kernel_check(c, p, fw, err))
+		return false;
 	if (p->tp_overlap && (!p->sequence_parallel || p->tp < 2))
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
 				      "TP overlap needs sequence parallelism and tp of 2 or more (tp %d, "
@@ -406,7 +411,7 @@ stage_tail(const struct model *m, const struct plan *p, const struct layer_costs
 	t->optimizer_s = lc->pace *
 			 compute_optimizer_time(c, (params - expert) / shard + expert / eshard,
 						p->zero >= 2 ? (params - expert) / shard + expert / eshard : params,
-						p->precision == PLAN_PRECISION_FP8 ? params : 0.0);
+						p->precision == PLAN_PRECISION_FP8 ? params * fp8_recipe_weight_bytes(p, fw, &c->gpu) : 0.0);
 	t->total = t->dp_exposed + t->codec_s + t->optimizer_s + fw->iteration_overhead_s;
 }
 
@@ -434,7 +439,7 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 		compute_layer_time(m, &pr, c, fw, false, &lc->cls[r]);
 		compute_layer_scale(&lc->cls[r], pace);
 		tp_layer_comm(m, &pr, c, lay, &lc->cls[r], &lc->tcs[r]);
-		cp_layer_comm(m, &pr, c, lay, &lc->cls[r], &lc->cps[r]);
+		cp_layer_comm(m, &pr, c, fw, lay, &lc->cls[r], &lc->cps[r]);
 		if (model_is_moe(m)) {
 			compute_layer_time(m, &pr, c, fw, true, &lc->cl_moes[r]);
 			compute_layer_scale(&lc->cl_moes[r], pace);
@@ -893,7 +898,7 @@ estimate_plan(const struct model *m, const struct cluster *c,
 	const struct plan_compression *pc = &p->compress;
 	struct plan resolved;
 
-	if (!plan_validate(p, m, c, err) || !check_precision(p, c, err) || !check_compression(m, p, cmp, err))
+	if (!plan_validate(p, m, c, err) || !check_precision(p, c, opt ? opt->framework : NULL, err) || !check_compression(m, p, cmp, err))
 		return false;
 	/* The cost model sees full and no recomputation as modes, partial
 	 * stages only where they are partial. */

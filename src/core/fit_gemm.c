@@ -259,7 +259,7 @@ fit_gemm_model_time(const struct gpu *g, const struct fit_gemm_point *p)
 {
 	struct cluster c;
 	struct plan pl;
-	struct compute_casts casts = { 0, 0 };
+	struct compute_casts casts = { .bytes = 0.0, .recipe = PLAN_FP8_DELAYED };
 
 	as_cluster(g, &c);
 	if (p->dtype != FIT_GEMM_FP8)

@@ -2,10 +2,12 @@
 #include <string.h>
 
 #include "plan/framework.h"
+#include "plan/plan.h"
 
 const char *const framework_gather_names[] = { "layer", "tensor", NULL };
 const char *const framework_prefetch_names[] = { "pre", "post", "none", NULL };
-const char *const framework_attention_names[] = { "profile", "fa2", "sdpa", NULL };
+const char *const framework_attention_names[] = { "profile", "fa2", "sdpa", "fa3", "cudnn", NULL };
+const char *const framework_cp_ring_names[] = { "p2p", "allgather", NULL };
 const char *const framework_elementwise_names[] = { "fused", "eager", NULL };
 const char *const framework_graphs_names[] = { "none", "layer", "full", NULL };
 const char *const framework_sac_names[] = { "attention", "op", NULL };
@@ -27,4 +29,8 @@ framework_init_default(struct framework *fw)
 	fw->elementwise = FRAMEWORK_EW_FUSED;
 	fw->selective_recompute = FRAMEWORK_SAC_ATTENTION;
 	fw->attention_speed = 1.0;
+	/* Transformer Engine's DelayedScaling (recipe.py: amax_history_len 1024). */
+	fw->fp8_recipe = PLAN_FP8_DELAYED - 1;
+	fw->fp8_amax_history = 1024.0;
+	fw->cp_ring = FRAMEWORK_RING_P2P;
 }

@@ -1,3 +1,6 @@
+#include <math.h>
+
+#include "plan/fp8_recipe.h"
 #include "plan/memory.h"
 #include "plan/pipeline.h"
 
@@ -86,6 +89,32 @@ layer_activations_op_sac(const struct model *m, const struct plan *p)
 	return in + split / t + w2 + rs;
 }
 
+/* fp8attn: begin fp8 memory */
+/*
+ * What an fp8 recipe saves of one layer's activations: Transformer
+ * Engine's recipes keep the quantised copy of each linear layer's input
+ * for its backward (1 byte an element, fp8_recipe.c) where bf16 training
+ * keeps 2: the inputs of QKV and fc1 (the norms' outputs, h wide,
+ * replicated unless SP), of the output projection (a * d_v) and of fc2
+ * (the activation's output, f wide; dense layers only); torchao's recipes
+ * keep the bf16 input (saved_input_bytes 2: nothing saved).
+ */
+static double
+fp8_saved_bytes(const struct model *m, const struct plan *p, const struct framework *fw)
+{
+	struct fp8_recipe_cost rc;
+	double t = p->tp, sb = (double)p->seq_len * p->micro_batch;
+	double dense = model_is_moe(m) ? 1.0 - (double)model_moe_layers(m) / m->layers : 1.0;
+
+	if (p->precision != PLAN_PRECISION_FP8)
+		return 0.0;
+	fp8_recipe_cost(fp8_recipe_resolve(p, fw), GPU_GEN_HOPPER, &rc);
+	return (2.0 - rc.saved_input_bytes) * sb *
+	       (2.0 * m->hidden / (p->sequence_parallel ? t : 1.0) +
+		((double)m->heads * model_v_head_dim(m) + dense * m->ffn_hidden) / t);
+}
+/* fp8attn: end fp8 memory */
+
 double
 memory_layer_activations(const struct model *m, const struct plan *p, const struct framework *fw)
 {
@@ -98,9 +127,9 @@ memory_layer_activations(const struct model *m, const struct plan *p, const stru
 		if (fw && fw->selective_recompute == FRAMEWORK_SAC_OP && m->attention != MODEL_ATTN_MLA &&
 		    !model_is_moe(m))
 			return layer_activations_op_sac(m, p);
-		return layer_activations_full(m, p, false);
+		return layer_activations_full(m, p, false) - fp8_saved_bytes(m, p, fw);
 	default:
-		return layer_activations_full(m, p, true);
+		return layer_activations_full(m, p, true) - fp8_saved_bytes(m, p, fw);
 	}
 }
 
@@ -124,12 +153,16 @@ memory_partial_recompute_bytes(const struct model *m, const struct plan *p, cons
 }
 
 /* Bytes per parameter kept by ZeRO stage @zero when sharded over @d ranks;
- * fp8 linear layers also keep an fp8 copy of their weights and its
- * transpose (Transformer Engine's weight cache: 2 bytes per parameter). */
+ * of the @fp8 parameters of fp8 linear layers each keeps @fp8_copy bytes
+ * in place of its 16-bit weight (passed with that weight's 2 bytes added,
+ * unless fp8 is the weights' only copy): Transformer Engine's weight
+ * cache, the fp8 copy and, on Hopper, its transpose (fp8_recipe.c),
+ * sharded with the weights. */
 static void
-model_states(int zero, bool fp8, double grad_bytes, double params, double d, struct memory_use *out)
+model_states(int zero, double fp8, double fp8_copy, double grad_bytes, double params, double d,
+	     struct memory_use *out)
 {
-	out->weights += (fp8 ? 4.0 : 2.0) * params / (zero >= 3 ? d : 1.0);
+	out->weights += (2.0 * (params - fp8) + fp8_copy * fp8) / (zero >= 3 ? d : 1.0);
 	out->gradients += grad_bytes * params / (zero >= 2 ? d : 1.0);
 	out->optimizer += 12.0 * params / (zero >= 1 ? d : 1.0);
 }
@@ -143,6 +176,17 @@ memory_stage(const struct model *m, const struct plan *p,
 	 * Megatron's fp32 main_grad takes 4 bytes, not ZeRO's 2. */
 	double gb = fw ? fw->reduce_bytes : 2.0;
 	bool fp8 = p->precision == PLAN_PRECISION_FP8;
+	/* fp8attn: the fp8 copies are of the transformer layers' linear
+	 * weights, not the embedding or the output layer (TE's modules
+	 * replace the layers' Linear only): the stage's parameters less its
+	 * ends (estimate_stage_params() adds them). */
+	double ends = ((stage == 0 ? model_params_embedding(m) : 0.0) +
+		       (stage == p->pp - 1 ? model_params_head(m) +
+						     (m->tied_embeddings && p->pp > 1 ? (double)m->vocab * m->hidden : 0.0)
+					   : 0.0)) / p->tp;
+	struct fp8_recipe_cost rc;
+	int recipe = fp8_recipe_resolve(p, fw);
+	double fp8_meta = 0.0, copy;
 
 	double d = p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp, t = p->tp;
 	double sbh = (double)p->seq_len * p->micro_batch * m->hidden;
@@ -154,8 +198,19 @@ memory_stage(const struct model *m, const struct plan *p,
 	 * gradient bytes from stage 2, the 2 weight bytes at stage 3; MiCS
 	 * shards over its partition group instead (16 Psi / G at stage 3). */
 	out->weights = out->gradients = out->optimizer = 0.0;
-	model_states(p->zero, fp8, gb, params - expert_params, d, out);
-	model_states(p->zero, fp8, gb, expert_params, (double)p->dp / p->ep, out);
+	fp8_recipe_cost(recipe, (enum gpu_generation)c->gpu.generation, &rc);
+	/* A 16-bit weight beside its copies (2 bytes more), or fp8 primary
+	 * weights (framework fp8_params: NeMo's fp8_params, TE's
+	 * fp8_model_init), the copies alone. */
+	copy = fw && fw->fp8_params ? fmax(1.0, rc.weight_copy_bytes) : 2.0 + rc.weight_copy_bytes;
+	model_states(p->zero, fp8 ? fmax(0.0, params - expert_params - ends) : 0.0, copy, gb,
+		     params - expert_params, d, out);
+	model_states(p->zero, fp8 ? expert_params : 0.0, copy, gb, expert_params, (double)p->dp / p->ep, out);
+	/* Delayed scaling's amax histories and scales, 4 linear layers a
+	 * transformer layer (QKV, projection, fc1, fc2; fp8_recipe.c). */
+	if (fp8)
+		fp8_meta = fp8_recipe_history_bytes(recipe, fw ? fw->fp8_amax_history : 1024.0,
+						    4.0 * plan_stage_layers(p, m, stage));
 
 	/* Stage i of 1F1B holds min(m, p - i) micro-batches in flight: the
 	 * first stage the most (Narayanan et al. SC21, Sec. 2.2). The caller
@@ -177,7 +232,7 @@ memory_stage(const struct model *m, const struct plan *p,
 		act += 4.0 * sbh / t * (1.0 + (double)m->vocab / m->hidden);
 	out->activations = act;
 
-	out->other = c->gpu.reserved_bytes;
+	out->other = c->gpu.reserved_bytes + fp8_meta;
 	if (p->zero >= 3) {
 		/* Gathered 16-bit weights of the layer in use and the prefetched one. */
 		out->other += 2.0 * 2.0 * model_params_per_layer(m) / t;

@@ -7,6 +7,9 @@ const char *const plan_moe_routing_names[] = { "flat", "bilevel", NULL };
 const char *const plan_moe_overlap_names[] = { "none", "lancet", NULL };
 const char *const plan_precision_names[] = { "bf16", "fp16", "fp8", NULL };
 const char *const plan_cp_method_names[] = { "ring", "all-to-all", NULL };
+const char *const plan_fp8_recipe_names[] = { "framework", "delayed", "current", "rowwise", "blockwise", "mxfp8",
+					      NULL };
+const char *const plan_attention_kernel_names[] = { "framework", "profile", "fa2", "fa3", "cudnn", "sdpa", NULL };
 
 void
 plan_init(struct plan *p)

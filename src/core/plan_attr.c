@@ -110,6 +110,16 @@ const struct plan_attr plan_attrs[PLAN_ATTR_COUNT + 1] = {
 	[PLAN_ATTR_FP8_GATHER] = { "fp8_gather", NULL, PLAN_ATTR_BOOL, IN_PLAN(fp8_gather),
 		.help = "ZeRO-3/FSDP all-gathers the fp8 linear weights in 1 byte (torchao's\n"
 			"enable_fsdp_float8_all_gather; needs --precision fp8 and --zero 3)" },
+	/* fp8attn: begin */
+	[PLAN_ATTR_FP8_RECIPE] = { "fp8_recipe", "R", PLAN_ATTR_CHOICE, IN_PLAN(fp8_recipe),
+		.choices = plan_fp8_recipe_names,
+		.help = "framework|delayed|current|rowwise|blockwise|mxfp8: how fp8 scales\n"
+			"(default framework: its profile's fp8_recipe; mxfp8 needs Blackwell)" },
+	[PLAN_ATTR_ATTENTION_KERNEL] = { "attention_kernel", "K", PLAN_ATTR_CHOICE, IN_PLAN(attention_kernel),
+		.choices = plan_attention_kernel_names,
+		.help = "framework|profile|fa2|fa3|cudnn|sdpa: the fused-attention kernel\n"
+			"(default framework: its profile's attention_kernel; fa3 needs Hopper)" },
+	/* fp8attn: end */
 	/* -1: the framework profile's grad_reduce_overlap (optimize has its own --no-dp-overlap). */
 	[PLAN_ATTR_DP_OVERLAP] = { "dp_overlap", NULL, PLAN_ATTR_BOOL, IN_PLAN(dp_overlap), .def = -1,
 		.flags = PLAN_ATTR_FW_DEFAULT | PLAN_ATTR_NO_CONSTRAINT,
@@ -371,6 +381,10 @@ applies(enum plan_attr_id id, const struct plan *p, bool has_compressor)
 	switch (id) {
 	case PLAN_ATTR_MOE_ROUTING:
 		return p->ep > 1;
+	case PLAN_ATTR_FP8_RECIPE: /* fp8attn: written when not the framework's */
+		return p->fp8_recipe != PLAN_FP8_FRAMEWORK;
+	case PLAN_ATTR_ATTENTION_KERNEL:
+		return p->attention_kernel != PLAN_ATTN_FRAMEWORK;
 	case PLAN_ATTR_RECOMPUTE:
 		return !p->custom_recompute;
 	case PLAN_ATTR_COMPRESS_FROM_LAYER:

@@ -2,6 +2,7 @@
 #include "plan/data_par.h"
 #include "plan/compression.h"
 #include "plan/compressor.h"
+#include "plan/fp8_recipe.h"
 #include "plan/seqlen.h"
 #include "io/fields.h"
 #include "io/format.h"
@@ -198,10 +199,15 @@ format_text_plan(FILE *out, const struct report *r)
 	fprintf(out, "software     framework %s; gpu calibration: %s\n", fw ? fw->name : "built-in",
 		gpu_is_calibrated(&r->cluster->gpu) ? r->cluster->gpu.calibration : "none (spec-sheet GPU)");
 	/* Another attention kernel than the GPU profile's: say how fast. */
-	if (fw && p->flash_attention && fw->attention_speed * compute_attention_kernel_speed(r->cluster, fw) != 1.0)
+	if (p->flash_attention &&
+	    (fw ? fw->attention_speed : 1.0) * compute_attention_kernel_speed(r->cluster, p, fw) != 1.0)
 		fprintf(out, "             attention kernel %s at %.2f of the GPU profile's\n",
-			framework_attention_names[fw->attention_kernel],
-			fw->attention_speed * compute_attention_kernel_speed(r->cluster, fw));
+			plan_attention_kernel_names[compute_attention_kernel(p, fw)],
+			(fw ? fw->attention_speed : 1.0) * compute_attention_kernel_speed(r->cluster, p, fw));
+	/* fp8attn: the fp8 recipe the plan runs (--fp8-recipe or the framework's). */
+	if (p->precision == PLAN_PRECISION_FP8)
+		fprintf(out, "             fp8 recipe %s%s\n", plan_fp8_recipe_names[fp8_recipe_resolve(p, fw)],
+			p->fp8_recipe == PLAN_FP8_FRAMEWORK ? " (the framework's)" : "");
 	/* Where the job waits for its slowest GPU (gpu_pace_factor). */
 	if (e->details.pace_factor > 1.0)
 		fprintf(out, "             GPU time x %.3f: the slowest of %d GPUs (speed variation %.1f %%)\n",

@@ -1,6 +1,7 @@
 #include <stddef.h>
 
 #include "io/profile_load.h"
+#include "plan/plan.h"
 
 #define OFF(f) offsetof(struct framework, f)
 
@@ -80,8 +81,9 @@ const struct schema_key framework_schema[] = {
 	  .choices = framework_attention_names,
 	  .help = "with flash attention, the kernel it runs: the GPU profile's own (profile: Megatron-Core with "
 		  "Transformer Engine), FlashAttention-2 everywhere (fa2: the flash-attn package, PyTorch SDPA's "
-		  "default) or PyTorch SDPA as torchtitan sets it (sdpa: FA2, cuDNN's kernel on Blackwell); "
-		  "FA2 runs at the GPU profile's fa2_attention_speed" },
+		  "default), PyTorch SDPA as torchtitan sets it (sdpa: FA2, cuDNN's kernel on Blackwell), "
+		  "FlashAttention-3 (fa3: Hopper only) or cuDNN's fused attention (cudnn); FA2 runs at the "
+		  "GPU profile's fa2_attention_speed" },
 	{ .key = "attention_speed", .type = SCHEMA_NUMBER, .offset = OFF(attention_speed), .min = 0.05,
 	  .max = 1, .def = "1",
 	  .help = "with flash attention: the framework's fused-attention kernel runs at this fraction of "
@@ -102,6 +104,27 @@ const struct schema_key framework_schema[] = {
 	  .def = "0",
 	  .help = "host synchronisations per iteration (Megatron's gradient norm .item()): each drains the "
 		  "GPU's queue, so the next launch is exposed" },
+	{ .key = "fp8_recipe", .type = SCHEMA_ENUM, .offset = OFF(fp8_recipe), .def = "delayed",
+	  .choices = plan_fp8_recipe_names + 1,
+	  .help = "with precision fp8, how the linear layers scale their fp8 tensors unless --fp8-recipe "
+		  "says: per tensor with delayed scaling (delayed: Transformer Engine's DelayedScaling, "
+		  "Megatron-Core's default) or current scaling (current: torchao's tensorwise, TE's "
+		  "Float8CurrentScaling), a scale per row (rowwise: torchao), DeepSeek-V3's 1x128/128x128 "
+		  "blocks (blockwise) or 32-element MX blocks (mxfp8: Blackwell)" },
+	{ .key = "fp8_amax_history", .type = SCHEMA_NUMBER, .offset = OFF(fp8_amax_history), .min = 1,
+	  .max = 1e6, .def = "1024",
+	  .help = "delayed scaling: entries of amax history kept per fp8 tensor (Transformer Engine's "
+		  "amax_history_len, 1024 by default; Megatron's --fp8-amax-history-len, 1 by default)" },
+	{ .key = "fp8_params", .type = SCHEMA_BOOL, .offset = OFF(fp8_params), .def = "false",
+	  .help = "with precision fp8, the linear weights live only in fp8 with their cached transpose, the "
+		  "fp32 master in the optimizer (Transformer Engine's fp8_model_init: NeMo's fp8_params, "
+		  "Megatron-LM's --fp8-param-gather); false: a 16-bit weight and its fp8 copies" },
+	{ .key = "cp_ring", .type = SCHEMA_ENUM, .offset = OFF(cp_ring), .def = "p2p",
+	  .choices = framework_cp_ring_names,
+	  .help = "context parallelism's ring attention: a send/receive of K and V per step hidden behind "
+		  "the step before (p2p: Megatron-Core with Transformer Engine) or one all-gather of every "
+		  "rank's K and V after the first block, exposed (allgather: PyTorch's context_parallel, "
+		  "torchtitan's default rotate method)" },
 	{ 0 },
 };
 

@@ -76,10 +76,12 @@ check "the MiCS problem lists flat and hierarchical MiCS plans" \
 	'jq -e "[.top[] | select(.plan.mics_group > 0) | .plan.mics_hierarchical] | unique == [false, true]" "$tmp/mics.json" >/dev/null' 
 
 # Constraints: any plan attribute, one value or a list; every plan obeys.
+# The top 16: since fp8 saves its linear inputs in 1 byte, ZeRO-3 plans of
+# micro-batch 16 fit and take the first 12 places, the best ZeRO-1 plan 13th.
 "$bin" "${opt[@]}" --model gpt-7.5b --cluster dgx-h100 --gpus 32 --global-batch 256 --tp 2 --zero 1,3 \
-	--precision bf16,fp8 --top 12 --format json >"$tmp/k.json"
+	--precision bf16,fp8 --top 16 --format json >"$tmp/k.json"
 check "--tp 2 --zero 1,3 --precision bf16,fp8: every plan obeys, both stages and fp8 among them" \
-	'jq -e "(.top | length) == 12 and all(.top[]; .plan.tp == 2 and (.plan.zero == 1 or .plan.zero == 3) and (.plan.precision == \"bf16\" or .plan.precision == \"fp8\")) and ([.top[].plan.zero] | unique) == [1, 3]" "$tmp/k.json" >/dev/null'
+	'jq -e "(.top | length) == 16 and all(.top[]; .plan.tp == 2 and (.plan.zero == 1 or .plan.zero == 3) and (.plan.precision == \"bf16\" or .plan.precision == \"fp8\")) and ([.top[].plan.zero] | unique) == [1, 3]" "$tmp/k.json" >/dev/null'
 "$bin" "${opt[@]}" --model gpt-7.5b --cluster dgx-h100 --gpus 32 --global-batch 256 --recompute full \
 	--sequence-parallel --top 8 --format json >"$tmp/k2.json"
 check "--recompute full --sequence-parallel: every stage recomputes in full, every plan with SP" \

@@ -1,0 +1,46 @@
+/*
+ * What an fp8 recipe costs a linear layer: its cast kernels and their
+ * bytes, the speed of its GEMM against the per-tensor fp8 GEMM, and the
+ * bytes it keeps (src/core/fp8_recipe.c cites each figure).
+ */
+#pragma once
+
+#include <stdbool.h>
+
+#include "plan/error.h"
+#include "plan/framework.h"
+#include "plan/gpu.h"
+#include "plan/plan.h"
+
+/** One recipe's costs on one GPU generation; bytes are per element of the tensor named. */
+struct fp8_recipe_cost {
+	double fwd_input_bytes;  /**< forward casts of the layer's input X (m x k) */
+	int fwd_kernels;         /**< their kernels */
+	double bwd_input_bytes;  /**< backward casts of X again (a scale along the other axis) */
+	double bwd_grad_bytes;   /**< backward casts of the output gradient dY (m x n) */
+	int bwd_kernels;         /**< the backward's cast kernels */
+	double weight_bytes;     /**< casts of a weight element, once per iteration */
+	double gemm_speed;       /**< the GEMM's throughput against the per-tensor fp8 GEMM */
+	double weight_copy_bytes;/**< bytes kept per weight element beside the 16-bit weight */
+	double saved_input_bytes;/**< bytes per element of a linear input saved for the backward */
+	double amax_tensors;     /**< fp8 tensors per linear layer with an amax history (delayed) */
+};
+
+/** The recipe @p runs: its fp8_recipe, or @fw's (NULL: the built-in one's, delayed). */
+int fp8_recipe_resolve(const struct plan *p, const struct framework *fw);
+
+/** @recipe's costs on @gen into @out (a resolved recipe, never PLAN_FP8_FRAMEWORK: delayed then). */
+void fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out);
+
+/** Whether @gen runs @recipe; false with the reason in @err (MXFP8 needs Blackwell, ...). */
+bool fp8_recipe_check(int recipe, const struct gpu *g, struct plan_error *err);
+
+/**
+ * Bytes delayed scaling keeps for the amax histories and scales of
+ * @linear_layers linear layers (@history entries per tensor); 0 for the
+ * other recipes, which keep no history.
+ */
+double fp8_recipe_history_bytes(int recipe, double history, double linear_layers);
+
+/** Bytes the per-iteration casts of one fp8 weight move under @p's recipe on @g. */
+double fp8_recipe_weight_bytes(const struct plan *p, const struct framework *fw, const struct gpu *g);

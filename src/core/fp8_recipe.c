@@ -1,0 +1,165 @@
+/*
+ * FP8 recipes: how a linear layer quantises its input X (m x k), its
+ * weight W (k x n) and its output gradient dY (m x n) for the three GEMMs
+ * of forward and backward (Y = X W, dX = dY W^T, dW = X^T dY), and what
+ * that costs in kernels, bytes and GEMM speed.
+ *
+ * Every GEMM needs its operands' scales along its reduction axis, and
+ * Hopper's fp8 tensor cores take only the "TN" layout (both operands
+ * K-major: cuBLAS "FP8 ... requires A transposed and B non-transposed"),
+ * so a tensor used in two GEMMs with different K axes is cast twice, or
+ * once to two copies: X for Y (K = k) and for dW (K = m), dY for dX
+ * (K = n) and for dW (K = m). Blackwell's tensor cores take either
+ * layout (cuBLAS 12.8: fp8 on sm100 in every layout), so a per-tensor
+ * scale there needs one copy.
+ *
+ * - delayed: per-tensor scales from an amax history (Micikevicius et al.
+ *   2022, Sec. 4.3; Transformer Engine's DelayedScaling). The scale is
+ *   known before the cast, so one kernel reads X (2 bytes) and writes the
+ *   fp8 copy and, on Hopper, its transpose (1 + 1), recording the amax
+ *   on the way (TE's fused cast_transpose): 4 bytes per element on
+ *   Hopper, 3 on Blackwell; dY the same in the backward; the weights once
+ *   an iteration (Megatron passes is_first_microbatch, so TE caches the
+ *   fp8 weight and its transpose across micro-batches and keeps them:
+ *   1 + 1 bytes per weight on Hopper, 1 on Blackwell). Each linear
+ *   records the amax of 3 forward tensors (input, weight, output) and 2
+ *   backward ones (grad output, grad input) in a history of
+ *   amax_history_len fp32 entries, with an fp32 scale and inverse scale
+ *   each (TE's FP8 meta: recipe.py, fp8.py). The amaxes are all-reduced
+ *   over the amax group once per forward and backward pass (a few kB:
+ *   latency only, tens of microseconds; not counted).
+ * - current: per-tensor scales from the tensor itself (TE's
+ *   Float8CurrentScaling; torchao's default "tensorwise" with dynamic
+ *   scaling): the amax must be known before the cast, so a reduction
+ *   reads the tensor first (2 bytes, one kernel), then the cast as above:
+ *   6 bytes and 2 kernels per tensor on Hopper, 5 on Blackwell.
+ * - rowwise (torchao's Float8 "rowwise", Float8LinearRecipeName.ROWWISE):
+ *   a scale per row of each operand along its GEMM's K, so each tensor
+ *   is cast twice with different axes: along its contiguous rows, the
+ *   amax fused with the cast (read 2, write 1: 3 bytes, one kernel), and
+ *   across them, where the column amax is a separate reduction (read 2)
+ *   before the cast (3): 5 bytes, 2 kernels. X is cast by rows in the
+ *   forward, by columns in the backward; dY both ways in the backward;
+ *   the weight both ways (8 bytes). torchao keeps no fp8 weight between
+ *   micro-batches and saves the bf16 input for the backward
+ *   (matmul_with_hp_or_float8_args saves input_hp). Its GEMM is PyTorch's
+ *   CUTLASS row-wise kernel, not cuBLAS: "most shapes are within 90-100 %
+ *   of tensor-wise efficiency, but there's a long tail going down to
+ *   50 %" on an H100 with fast accumulation (pytorch/pytorch#147971,
+ *   2025): 0.9, the band's lower end.
+ * - blockwise (DeepSeek-V3 report, arXiv:2412.19437, Sec. 3.3.2; TE's
+ *   Float8BlockScaling; DeepGEMM): activations in 1x128 tiles, weights in
+ *   128x128 blocks, an fp32 scale each; the tile runs along K, so X and
+ *   dY need a copy tiled along each axis whatever the GPU: one kernel
+ *   reads 2 bytes and writes 1 + 1 and a scale per 128 elements per copy
+ *   (2 x 4 / 128): 4.0625 bytes; the weight the same once an iteration
+ *   (4 + 8 / 16384) and both copies kept. Partial sums are promoted to
+ *   fp32 on the CUDA cores every 128 elements of K (N_C = 128, Sec.
+ *   3.3.2), overlapped with the next WGMMA by a second warp group:
+ *   DeepGEMM reaches 1550 TFLOPS on an H800 (README, 2025), above the
+ *   per-tensor curve's plateau, so no slowdown is taken (1).
+ * - mxfp8 (OCP Microscaling spec v1.0: 32-element blocks, E8M0 scales;
+ *   Blackwell's block-scaled tcgen05.mma at the fp8 rate, NVIDIA
+ *   Blackwell tuning guide; TE's MXFP8BlockScaling): the block runs along
+ *   K, so two copies as blockwise, with a 1-byte scale per 32 elements
+ *   per copy: 2 + 2 + 2 / 32 = 4.0625 bytes; both weight copies kept
+ *   (2 + 2 / 32). Blackwell only.
+ * TE's recipes save the fp8 copy of a linear's input for its backward
+ * (TE Linear saves the quantised input): 1 byte an element instead of 2.
+ */
+#include <stddef.h>
+
+#include "plan/fp8_recipe.h"
+
+/* Bytes of the transposed copy: Hopper-style GPUs (TN-only fp8 GEMMs) 1, Blackwell 0. */
+static double
+transpose_bytes(enum gpu_generation gen)
+{
+	return gen == GPU_GEN_BLACKWELL ? 0.0 : 1.0;
+}
+
+int
+fp8_recipe_resolve(const struct plan *p, const struct framework *fw)
+{
+	if (p->fp8_recipe != PLAN_FP8_FRAMEWORK)
+		return p->fp8_recipe;
+	return fw ? fw->fp8_recipe + 1 : PLAN_FP8_DELAYED;
+}
+
+void
+fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out)
+{
+	double tr = transpose_bytes(gen);
+
+	*out = (struct fp8_recipe_cost){ .gemm_speed = 1.0, .saved_input_bytes = 1.0 };
+	switch (recipe) {
+	case PLAN_FP8_CURRENT:
+		out->fwd_input_bytes = out->bwd_grad_bytes = out->weight_bytes = 2.0 + 3.0 + tr;
+		out->fwd_kernels = out->bwd_kernels = 2;
+		out->weight_copy_bytes = 1.0 + tr;
+		break;
+	case PLAN_FP8_ROWWISE:
+		out->fwd_input_bytes = 3.0;
+		out->fwd_kernels = 1;
+		out->bwd_input_bytes = 5.0;
+		out->bwd_grad_bytes = 3.0 + 5.0;
+		out->bwd_kernels = 2 + 3;
+		out->weight_bytes = 3.0 + 5.0;
+		out->gemm_speed = 0.9;
+		out->saved_input_bytes = 2.0;
+		break;
+	case PLAN_FP8_BLOCKWISE:
+		out->fwd_input_bytes = out->bwd_grad_bytes = 4.0 + 8.0 / 128.0;
+		out->fwd_kernels = out->bwd_kernels = 1;
+		out->weight_bytes = 4.0 + 8.0 / (128.0 * 128.0);
+		out->weight_copy_bytes = 2.0 + 8.0 / (128.0 * 128.0);
+		break;
+	case PLAN_FP8_MXFP8:
+		out->fwd_input_bytes = out->bwd_grad_bytes = out->weight_bytes = 4.0 + 2.0 / 32.0;
+		out->fwd_kernels = out->bwd_kernels = 1;
+		out->weight_copy_bytes = 2.0 + 2.0 / 32.0;
+		break;
+	case PLAN_FP8_DELAYED:
+	default:
+		out->fwd_input_bytes = out->bwd_grad_bytes = out->weight_bytes = 3.0 + tr;
+		out->fwd_kernels = out->bwd_kernels = 1;
+		out->weight_copy_bytes = 1.0 + tr;
+		out->amax_tensors = 5.0;
+		break;
+	}
+}
+
+bool
+fp8_recipe_check(int recipe, const struct gpu *g, struct plan_error *err)
+{
+	if (recipe == PLAN_FP8_MXFP8 && g->generation != GPU_GEN_BLACKWELL)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "fp8 recipe mxfp8 needs Blackwell's block-scaled tensor cores; '%s' is not a "
+				      "Blackwell GPU (use delayed, current, rowwise or blockwise)", g->name);
+	if ((recipe == PLAN_FP8_BLOCKWISE || recipe == PLAN_FP8_ROWWISE) && g->generation != GPU_GEN_HOPPER &&
+	    g->generation != GPU_GEN_BLACKWELL)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "fp8 recipe %s has kernels for Hopper and Blackwell only (DeepGEMM, "
+				      "PyTorch's row-wise scaled_mm); '%s' is neither",
+				      plan_fp8_recipe_names[recipe], g->name);
+	return true;
+}
+
+double
+fp8_recipe_history_bytes(int recipe, double history, double linear_layers)
+{
+	struct fp8_recipe_cost rc;
+
+	fp8_recipe_cost(recipe, GPU_GEN_HOPPER, &rc);
+	/* Per tensor: the fp32 history, the scale and the inverse scale. */
+	return linear_layers * rc.amax_tensors * 4.0 * (history + 2.0);
+}
+
+double
+fp8_recipe_weight_bytes(const struct plan *p, const struct framework *fw, const struct gpu *g)
+{
+	struct fp8_recipe_cost rc;
+
+	fp8_recipe_cost(fp8_recipe_resolve(p, fw), (enum gpu_generation)g->generation, &rc);
+	return rc.weight_bytes;
+}
