@@ -153,7 +153,7 @@ START_TEST(test_ep_errors)
 	p.global_batch = 12;
 	p.seq_len = 4096;
 	ck_assert(!estimate_plan(&m, &c, &p, NULL, &e, &err));
-	ck_assert_ptr_nonnull(strstr(err.message, "ep (8) must divide dp (12)"));
+	ck_assert_ptr_nonnull(strstr(err.message, "ep x etp (8 x 8) must divide tp x cp x dp (8 x 1 x 12)"));
 	p.dp = 16;
 	p.ep = 16;
 	p.global_batch = 16;

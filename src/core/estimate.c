@@ -32,14 +32,15 @@ estimate_stage_params(const struct model *m, const struct plan *p, int stage, do
 
 	if (moe > 0) {
 		/* An MoE layer keeps its attention, router and shared experts, and
-		 * experts / ep of the routed experts (DeepSpeed-MoE, Megatron-Core). */
+		 * experts / ep of the routed experts (DeepSpeed-MoE, Megatron-Core),
+		 * each split etp ways (MoE parallel folding), the rest tp ways. */
 		params += moe * (model_params_layer_dense_part(m, true) +
 				 m->moe.shared_experts * model_params_expert(m));
 		local = moe * ((double)m->moe.experts / p->ep) * model_params_expert(m);
-		params += local;
 	}
+	local /= plan_etp(p);
 	if (expert)
-		*expert = local / p->tp;
+		*expert = local;
 
 	/* The first stage holds the input embedding; the last one the final
 	 * norm and the output layer, or a copy of the tied embedding. */
@@ -50,7 +51,7 @@ estimate_stage_params(const struct model *m, const struct plan *p, int stage, do
 		if (m->tied_embeddings && p->pp > 1)
 			params += (double)m->vocab * m->hidden;
 	}
-	return params / p->tp;
+	return params / p->tp + local;
 }
 
 /* Everything about one layer and one micro-batch that does not depend on the stage. */
@@ -377,7 +378,7 @@ stage_tail(const struct model *m, const struct plan *p, const struct layer_costs
 	double expert, layers = plan_stage_layers(p, m, stage);
 	double params = estimate_stage_params(m, p, stage, &expert) + w->extra_params;
 	double shard = p->zero >= 1 ? (p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp) : 1;
-	double eshard = p->zero >= 1 ? (double)p->dp / p->ep : 1;
+	double eshard = p->zero >= 1 ? plan_edp(p) : 1;
 
 	memset(t, 0, sizeof(*t));
 	/* ZeRO-3 gathers the dense part of each layer (an MoE layer's
@@ -400,7 +401,7 @@ stage_tail(const struct model *m, const struct plan *p, const struct layer_costs
 	t->dp_exposed = fmax(0.0, t->dc.reduce_s - t->window) + t->dc.gather_s + t->dc.embed_sync_s +
 			(fw->overlap_slowdown - 1.0) * fmin(t->dc.reduce_s, t->window);
 	/* The optimizer steps this GPU's shard: dense states over the DP
-	 * group (or the MiCS group), expert states over the dp/ep ranks that
+	 * group (or the MiCS group), expert states over the expert-DP ranks that
 	 * hold the same experts. */
 	t->optimizer_s = lc->pace *
 			 compute_optimizer_time(c, (params - expert) / shard + expert / eshard,

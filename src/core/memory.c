@@ -155,7 +155,10 @@ memory_stage(const struct model *m, const struct plan *p,
 	 * shards over its partition group instead (16 Psi / G at stage 3). */
 	out->weights = out->gradients = out->optimizer = 0.0;
 	model_states(p->zero, fp8, gb, params - expert_params, d, out);
-	model_states(p->zero, fp8, gb, expert_params, (double)p->dp / p->ep, out);
+	/* Expert states shard over the expert-DP ranks (MoE parallel folding;
+	 * Megatron-Core's distributed optimizer keeps an expert-parallel
+	 * buffer group over expert_data_parallel_group). */
+	model_states(p->zero, fp8, gb, expert_params, plan_edp(p), out);
 
 	/* Stage i of 1F1B holds min(m, p - i) micro-batches in flight: the
 	 * first stage the most (Narayanan et al. SC21, Sec. 2.2). The caller
