@@ -7,6 +7,7 @@
 #include "plan/flops.h"
 #include "plan/memory.h"
 #include "plan/pipeline.h"
+#include "plan/topology.h"
 #include "testutil.h"
 
 #define MIXTRAL_YAML \
@@ -172,6 +173,113 @@ START_TEST(test_ep_errors)
 		estimate_stage_params(&m, &p, 0, &e1);
 		ck_assert_rel(e8 * 8.0, e1, 1e-12);
 	}
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * MoE parallel folding (Liu et al. arXiv:2504.14960; Megatron-Core
+ * core_r0.12 parallel_state.py): ep x etp divides tp x cp x dp, the
+ * experts split etp ways, expert-DP = tp x cp x dp / (ep x etp).
+ * Mixtral (8 experts of 3 x 4096 x 14336 = 176,160,768 parameters, 32
+ * MoE layers) on tp 2 x dp 4.
+ */
+START_TEST(test_etp_folding)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct estimate e;
+	struct plan_error err;
+	struct plan_layout lay;
+	struct memory_use u;
+	double expert;
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	test_load_model(&m, MIXTRAL_YAML);
+	plan_init(&p);
+	p.tp = 2;
+	p.pp = 1;
+	p.dp = 4;
+	p.global_batch = 4;
+	p.seq_len = 4096;
+	p.sequence_parallel = true;
+	/* etp unset is tp: ep 8 x etp 2 = 16 does not divide 2 x 1 x 4 = 8
+	 * (before folding, "ep (8) must divide dp (4)"). */
+	p.ep = 8;
+	ck_assert_int_eq(plan_etp(&p), 2);
+	ck_assert(!estimate_plan(&m, &c, &p, NULL, &e, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "ep x etp (8 x 2) must divide tp x cp x dp (2 x 1 x 4)"));
+	/* etp 1: EP takes the TP ranks too; one whole expert per GPU, no
+	 * expert-DP: 32 x 176,160,768 = 5,637,144,576 expert parameters. */
+	p.etp = 1;
+	ck_assert_int_eq(plan_edp(&p), 1);
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e, &err), "%s", err.message);
+	estimate_stage_params(&m, &p, 0, &expert);
+	ck_assert_rel(expert, 5637144576.0, 1e-12);
+	/* ep 4, etp 1: two whole experts per GPU (11,274,289,152), shared by
+	 * edp = 8 / 4 = 2 ranks, which halve their 12 optimizer bytes (ZeRO-1:
+	 * 67,645,734,912 bytes); the 2-byte gradients stay whole. */
+	p.ep = 4;
+	p.zero = 1;
+	ck_assert_int_eq(plan_edp(&p), 2);
+	estimate_stage_params(&m, &p, 0, &expert);
+	ck_assert_rel(expert, 11274289152.0, 1e-12);
+	memory_stage(&m, &p, &c, NULL, 0, expert, expert, &u);
+	ck_assert_rel(u.optimizer, 12.0 * 11274289152.0 / 2.0, 1e-12);
+	ck_assert_rel(u.gradients, 2.0 * 11274289152.0, 1e-12);
+	/* The groups: EP 4 consecutive ranks (stride etp 1), expert-DP 2
+	 * ranks striding by ep x etp = 4, both inside one 8-GPU node. */
+	topology_plan(&p, &c, &lay);
+	ck_assert_int_eq(lay.ep.size, 4);
+	ck_assert_int_eq(lay.ep.per_node, 4);
+	ck_assert_int_eq(lay.edp.size, 2);
+	ck_assert_int_eq(lay.edp.nodes, 1);
+	/* etp = tp is the old layout: ep 2 strides by tp 2, edp 2 by 4. */
+	p.etp = 0;
+	p.ep = 2;
+	ck_assert_int_eq(plan_edp(&p), 2);
+	topology_plan(&p, &c, &lay);
+	ck_assert_int_eq(lay.ep.size, 2);
+	ck_assert_int_eq(lay.edp.size, 2);
+	/* Experts split 3 ways do not divide 14336. */
+	p.etp = 3;
+	p.ep = 1;
+	p.dp = 3;
+	p.global_batch = 3;
+	ck_assert(!estimate_plan(&m, &c, &p, NULL, &e, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "not divisible by etp (3)"));
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * Context parallelism with an MoE model: a CP rank routes its s/cp
+ * tokens, so the all-to-all buffer halves with cp 2 (cf k (b s / cp) h x
+ * 2 / t = 1 x 2 x 2048 x 4096 x 2 = 33,554,432 bytes), and EP may take
+ * the CP ranks (ep 4 over cp 2 x dp 2).
+ */
+START_TEST(test_cp_with_moe)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct estimate e;
+	struct plan_error err;
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	test_load_model(&m, MIXTRAL_YAML);
+	plan_init(&p);
+	p.tp = p.pp = 1;
+	p.cp = 2;
+	p.dp = 2;
+	p.ep = 4;
+	p.global_batch = 2;
+	p.seq_len = 4096;
+	p.flash_attention = true;
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e, &err), "%s", err.message);
+	ck_assert_rel(e.details.ep_bytes, 33554432.0, 1e-12);
+	ck_assert_int_eq(plan_edp(&p), 1);
 	cluster_release(&c);
 }
 END_TEST
@@ -426,6 +534,8 @@ moe_suite(void)
 	tcase_add_test(tc, test_moe_permute_passes);
 	tcase_add_test(tc, test_stage_moe_layers);
 	tcase_add_test(tc, test_ep_errors);
+	tcase_add_test(tc, test_etp_folding);
+	tcase_add_test(tc, test_cp_with_moe);
 	tcase_add_test(tc, test_mics_two_hop);
 	tcase_add_test(tc, test_mics_memory);
 	tcase_add_test(tc, test_mics_beats_zero3);
