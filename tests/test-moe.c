@@ -284,6 +284,55 @@ START_TEST(test_cp_with_moe)
 }
 END_TEST
 
+/*
+ * The MoE fixed costs (Megatron-Core router.py / token_dispatcher.py at
+ * 005742f): the toy GPT with both layers MoE (8 experts, top-1) on the
+ * toy cluster (1000 GB/s at efficiency 1, 2 us a kernel), dp = ep = 8,
+ * b 1, s 1024: T x E = 1024 x 8 = 8192 (token, expert) pairs. Router
+ * forward 20 x 2 us + 48 x 8192 B / 1e12 B/s = 4.0393216e-5 s, backward
+ * 8 x 2 us + 36 x 8192 / 1e12 = 1.6294912e-5 s: 5.6688128e-5 s a layer,
+ * 1.13376256e-4 s for the 2 layers of the one micro-batch.
+ */
+START_TEST(test_moe_fixed_by_hand)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct plan_layout lay;
+	struct estimate e;
+	struct plan_error err;
+	double padded;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML_LAUNCH("2 us"));
+	test_load_model(&m, TOY_MODEL_YAML "moe:\n  experts: 8\n  top_k: 1\n");
+	plan_init(&p);
+	p.tp = p.pp = 1;
+	p.dp = p.ep = 8;
+	p.global_batch = 8;
+	p.seq_len = 1024;
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e, &err), "%s", err.message);
+	ck_assert_double_eq_tol(e.breakdown.moe_fixed, 1.13376256e-4, 1e-15);
+	padded = e.breakdown.moe_fixed;
+	/* Dropless: each layer's forward also stalls for the host, two
+	 * kernel costs (4 us), after all-gathering the 8 x 8-byte counts of
+	 * the 8 EP ranks (512 bytes; the collective model's time). */
+	test_load_model(&m, TOY_MODEL_YAML "moe:\n  experts: 8\n  top_k: 1\n  dropless: true\n");
+	ck_assert(estimate_plan(&m, &c, &p, NULL, &e, &err));
+	topology_plan(&p, &c, &lay);
+	ck_assert_double_eq_tol(e.breakdown.moe_fixed - padded,
+				2.0 * (4e-6 + collective_time(&c, &lay.ep, COLL_ALLGATHER, COLL_ALGO_RING, 512.0)),
+				1e-15);
+	/* Full recomputation repeats the forward part. */
+	p.recompute = PLAN_RECOMPUTE_FULL;
+	ck_assert(estimate_plan(&m, &c, &p, NULL, &e, &err));
+	ck_assert_double_eq_tol(e.breakdown.moe_fixed,
+				2.0 * (2.0 * (4.0393216e-5 + 4e-6 +
+					      collective_time(&c, &lay.ep, COLL_ALLGATHER, COLL_ALGO_RING, 512.0)) +
+				       1.6294912e-5), 1e-15);
+	cluster_release(&c);
+}
+END_TEST
+
 START_TEST(test_mics_two_hop)
 {
 	struct cluster c;
@@ -536,6 +585,7 @@ moe_suite(void)
 	tcase_add_test(tc, test_ep_errors);
 	tcase_add_test(tc, test_etp_folding);
 	tcase_add_test(tc, test_cp_with_moe);
+	tcase_add_test(tc, test_moe_fixed_by_hand);
 	tcase_add_test(tc, test_mics_two_hop);
 	tcase_add_test(tc, test_mics_memory);
 	tcase_add_test(tc, test_mics_beats_zero3);

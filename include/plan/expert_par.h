@@ -20,6 +20,28 @@ struct ep_layer_comm {
 };
 
 /**
+ * Fixed costs of one MoE layer for one micro-batch on one GPU that do
+ * not scale with the experts' FLOPs (ep_layer_fixed).
+ */
+struct ep_layer_fixed {
+	double router_fwd_s; /**< score function, top-k, routing map and auxiliary loss, forward */
+	double router_bwd_s; /**< their backward */
+	double sync_s;       /**< dropless: the host synchronisation's stall and the split sizes' all-gather */
+	double fwd_s;        /**< forward: router_fwd_s + sync_s */
+	double bwd_s;        /**< backward: router_bwd_s */
+	double recompute_s;  /**< repeated by full recomputation: fwd_s */
+};
+
+/**
+ * The router's element-wise work after its GEMM and, for a dropless
+ * model, the dispatcher's device-to-host synchronisation (Megatron-Core
+ * router.py / moe_utils.py / token_dispatcher.py); compute.c counts the
+ * router GEMM and the permutations, ep_layer_comm the all-to-alls.
+ */
+void ep_layer_fixed(const struct model *m, const struct plan *p, const struct cluster *c,
+		    const struct plan_layout *lay, struct ep_layer_fixed *out);
+
+/**
  * Each MoE layer runs a dispatch and a combine all-to-all in forward and
  * again in backward (GShard, Lepikhin et al. 2020; Switch, Fedus et al.
  * 2021), each rank sending cf * k * tokens * h 16-bit values (split by t

@@ -60,6 +60,7 @@ struct layer_costs {
 	struct compute_layer cls[3];
 	struct compute_layer cl_moes[3];   /* an MoE layer (when the model has them) */
 	struct ep_layer_comm eps[3];
+	struct ep_layer_fixed efs[3];      /* an MoE layer's router and host synchronisation */
 	struct tp_layer_comm tcs[3];
 	struct cp_layer_comm cps[3];
 	struct compute_ends ce;
@@ -80,6 +81,7 @@ struct layer_costs {
 /* One micro-batch's work on the GPU of @stage, split by kind. */
 struct stage_work {
 	double compute, recompute, tp, pp, compression, ep, cp;
+	double moe_fixed;    /* MoE layers' router work and host synchronisations */
 	double attention, other; /* of compute + recompute: attention cores, element-wise kernels */
 	double bwd;          /* backward compute alone (the DP overlap window) */
 	double tp_bytes, pp_bytes;
@@ -174,6 +176,7 @@ stage_add_layers(const struct layer_costs *lc, int r, double dense, double moe, 
 	w->bwd += dense * cl->bwd_s + moe * cl_moe->bwd_s;
 	w->recompute += dense * cl->recompute_s + moe * cl_moe->recompute_s;
 	w->ep += moe * (ep->fwd_s + ep->bwd_s + ep->recompute_s);
+	w->moe_fixed += moe * (lc->efs[r].fwd_s + lc->efs[r].bwd_s + lc->efs[r].recompute_s);
 	w->attention += dense * layer_attention(cl, r) + moe * layer_attention(cl_moe, r);
 	w->other += dense * layer_other(cl, r) + moe * layer_other(cl_moe, r);
 	w->tp += layers * (tc->fwd_s + tc->bwd_s + tc->recompute_s);
@@ -248,7 +251,7 @@ stage_work(const struct model *m, const struct plan *p, const struct layer_costs
 static double
 stage_total(const struct stage_work *w)
 {
-	return w->compute + w->recompute + w->tp + w->pp + w->compression + w->ep + w->cp;
+	return w->compute + w->recompute + w->tp + w->pp + w->compression + w->ep + w->cp + w->moe_fixed;
 }
 
 /*
@@ -439,6 +442,13 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 			compute_layer_time(m, &pr, c, fw, true, &lc->cl_moes[r]);
 			compute_layer_scale(&lc->cl_moes[r], pace);
 			ep_layer_comm(m, &pr, c, lay, &lc->cl_moes[r], &lc->eps[r]);
+			ep_layer_fixed(m, &pr, c, lay, &lc->efs[r]);
+			/* The router's kernels run at the slowest GPU's pace. */
+			lc->efs[r].router_fwd_s *= pace;
+			lc->efs[r].router_bwd_s *= pace;
+			lc->efs[r].fwd_s = lc->efs[r].router_fwd_s + lc->efs[r].sync_s;
+			lc->efs[r].bwd_s = lc->efs[r].router_bwd_s;
+			lc->efs[r].recompute_s = r == PLAN_RECOMPUTE_FULL ? lc->efs[r].fwd_s : 0.0;
 		}
 	}
 	compute_ends_time(m, p, c, &lc->ce);
@@ -597,6 +607,7 @@ core_breakdown(const struct core *x, struct estimate *out)
 	b->pp_comm = mb * bn->pp;
 	b->compression = mb * bn->compression + tail->codec_s;
 	b->ep_comm = mb * bn->ep;
+	b->moe_fixed = mb * bn->moe_fixed;
 	b->cp_comm = mb * bn->cp;
 	b->pp_bubble = x->bubble;
 	b->dp_comm = tail->dp_exposed + mb * x->z3_exposed;

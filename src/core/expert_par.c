@@ -24,6 +24,60 @@ a2a_time(const struct cluster *c, const struct group_layout *g, int routing, dou
 	return collective_time(c, g, COLL_ALLTOALL, COLL_ALGO_RING, bytes);
 }
 
+/*
+ * The router after its GEMM, counted from Megatron-Core's TopKRouter with
+ * the auxiliary load-balancing loss (megatron/core/transformer/moe/
+ * router.py and moe_utils.py at NVIDIA/Megatron-LM 005742f, 2025):
+ * forward, topk_softmax_with_capacity (fp32 softmax, top-k, the probs
+ * and the routing map each a zeros + scatter), the aux-loss scores again
+ * (compute_routing_scores_for_aux_loss: softmax, top-k, a zeros + int +
+ * scatter + bool map), tokens per expert (a sum), and
+ * switch_load_balancing_loss_func (a sum over tokens, a product-sum and a
+ * scale) with its tracker: about 20 kernels; each touches the T x E
+ * fp32 scores once, about 48 bytes per (token, expert) in all (two
+ * softmaxes read and write 4 + 4, two top-ks read 4, four scatters with
+ * their zero-fills write 4 + 4 + 4 + 1 + ..., two sums read 4 + 1).
+ * Backward: the softmax's and the scatter's gradients and the aux loss's
+ * (8 kernels, about 36 bytes per element). T is the rank's tokens
+ * (sequence parallel: b s / t), E the experts.
+ */
+#define ROUTER_FWD_KERNELS 20.0
+#define ROUTER_FWD_BYTES 48.0
+#define ROUTER_BWD_KERNELS 8.0
+#define ROUTER_BWD_BYTES 36.0
+
+void
+ep_layer_fixed(const struct model *m, const struct plan *p, const struct cluster *c,
+	       const struct plan_layout *lay, struct ep_layer_fixed *out)
+{
+	double tokens = (double)p->micro_batch * p->seq_len / p->tp;
+	double elems = tokens * m->moe.experts, launch = c->gpu.launch_overhead_s;
+	double local = (double)m->moe.experts / p->ep;
+
+	out->router_fwd_s = ROUTER_FWD_KERNELS * launch + compute_memory_time(c, ROUTER_FWD_BYTES * elems);
+	out->router_bwd_s = ROUTER_BWD_KERNELS * launch + compute_memory_time(c, ROUTER_BWD_BYTES * elems);
+	out->sync_s = 0.0;
+	if (m->moe.dropless && (p->ep > 1 || local > 1.0)) {
+		/* MoEAlltoAllTokenDispatcher.preprocess (token_dispatcher.py,
+		 * 005742f), dropless: the split sizes go to the host
+		 * (.to("cpu")) and the stream synchronises before the EP
+		 * all-to-all (cuda_sync_point "before_ep_alltoall"). The GPU's
+		 * queue runs dry: it waits for the copy, one small operation,
+		 * then for the first kernel the released host launches: two
+		 * fixed kernel costs of the GPU profile (launch_overhead). */
+		out->sync_s = 2.0 * launch;
+		/* With EP or TP, the tokens per expert of every rank are
+		 * gathered first (gather_from_sequence_parallel_region over the
+		 * TP x EP ranks, E int64 counts each): a latency-bound collective. */
+		if (lay->ep.size > 1)
+			out->sync_s += collective_time(c, &lay->ep, COLL_ALLGATHER, COLL_ALGO_RING,
+						       8.0 * m->moe.experts * lay->ep.size);
+	}
+	out->fwd_s = out->router_fwd_s + out->sync_s;
+	out->bwd_s = out->router_bwd_s;
+	out->recompute_s = p->recompute == PLAN_RECOMPUTE_FULL ? out->fwd_s : 0.0;
+}
+
 void
 ep_layer_comm(const struct model *m, const struct plan *p, const struct cluster *c,
 	      const struct plan_layout *lay, const struct compute_layer *layer,

@@ -26,6 +26,10 @@ static const struct schema_key moe_schema[] = {
 	{ .key = "first_dense_layers", .type = SCHEMA_INT, .offset = MOFF(first_dense_layers),
 	  .min = 0, .max = 100000, .def = "0",
 	  .help = "the first N layers keep a dense MLP (DeepSeek's first_k_dense_replace)" },
+	{ .key = "dropless", .type = SCHEMA_BOOL, .offset = MOFF(dropless), .def = "false",
+	  .help = "tokens are never dropped nor padded: the dispatcher copies the split sizes to the "
+		  "host and waits for them in every MoE layer (Megatron-Core without "
+		  "--moe-expert-capacity-factor); false: padded to the capacity, no host synchronisation" },
 	{ .key = "shared_experts", .type = SCHEMA_INT, .offset = MOFF(shared_experts),
 	  .min = 0, .max = 1024, .def = "0", .help = "experts every token goes through (DeepSeekMoE)" },
 	{ 0 },
