@@ -333,6 +333,56 @@ START_TEST(test_moe_fixed_by_hand)
 }
 END_TEST
 
+/*
+ * Node-limited routing (DeepSeek-V3, arXiv:2412.19437, Sec. 3.2.2): the
+ * toy GPT with 8 experts, top-4, on the toy cluster's 2 nodes of 4 GPUs,
+ * dp = ep = 8, b 1, s 1024, two-hop dispatch. Each rank's buffer is cf k
+ * b s h x 2 = 4 x 1024 x 1024 x 2 = 8,388,608 B. Without a limit the hop
+ * across the 2 nodes carries it all: 10 us + M/2 / 2.5e9 B/s =
+ * 1.6877216e-3 s. With max_nodes 1 a token crosses to one node once:
+ * min(1, 2, 4) / 4 of it, 10 us + M/8 / 2.5e9 = 4.294304e-4 s; the hop
+ * inside the node is unchanged.
+ */
+START_TEST(test_node_limited_routing)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct estimate e;
+	struct plan_error err;
+	double intra;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	test_load_model(&m, TOY_MODEL_YAML "moe:\n  experts: 8\n  top_k: 4\n");
+	plan_init(&p);
+	p.tp = p.pp = 1;
+	p.dp = p.ep = 8;
+	p.global_batch = 8;
+	p.seq_len = 1024;
+	p.moe_routing = PLAN_MOE_BILEVEL;
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e, &err), "%s", err.message);
+	ck_assert_double_eq_tol(e.details.ep_bytes, 8388608.0, 1e-6);
+	ck_assert_double_eq_tol(e.details.ep_inter_s, 1.6877216e-3, 1e-15);
+	intra = e.details.ep_intra_s;
+	test_load_model(&m, TOY_MODEL_YAML "moe:\n  experts: 8\n  top_k: 4\n  max_nodes: 1\n");
+	ck_assert(estimate_plan(&m, &c, &p, NULL, &e, &err));
+	ck_assert_double_eq_tol(e.details.ep_inter_s, 4.294304e-4, 1e-15);
+	ck_assert_double_eq_tol(e.details.ep_intra_s, intra, 1e-15);
+	/* A flat all-to-all sends every copy on its own: no gain. */
+	p.moe_routing = PLAN_MOE_FLAT;
+	{
+		double limited;
+
+		ck_assert(estimate_plan(&m, &c, &p, NULL, &e, &err));
+		limited = e.breakdown.ep_comm;
+		test_load_model(&m, TOY_MODEL_YAML "moe:\n  experts: 8\n  top_k: 4\n");
+		ck_assert(estimate_plan(&m, &c, &p, NULL, &e, &err));
+		ck_assert_double_eq_tol(e.breakdown.ep_comm, limited, 1e-15);
+	}
+	cluster_release(&c);
+}
+END_TEST
+
 START_TEST(test_mics_two_hop)
 {
 	struct cluster c;
@@ -586,6 +636,7 @@ moe_suite(void)
 	tcase_add_test(tc, test_etp_folding);
 	tcase_add_test(tc, test_cp_with_moe);
 	tcase_add_test(tc, test_moe_fixed_by_hand);
+	tcase_add_test(tc, test_node_limited_routing);
 	tcase_add_test(tc, test_mics_two_hop);
 	tcase_add_test(tc, test_mics_memory);
 	tcase_add_test(tc, test_mics_beats_zero3);

@@ -6,18 +6,39 @@
 /* Chunks Lancet pipelines the forward all-to-all with (its partition degree). */
 #define LANCET_CHUNKS 4.0
 
+/*
+ * Node-limited routing (DeepSeek-V3, arXiv:2412.19437, Sec. 2.1.2 and
+ * 3.2.2): each token goes to the experts of at most M nodes, crossing the
+ * network once to each (to the GPU of the same in-node index) and then
+ * forwarded over NVLink to its experts there. Of the k copies a flat
+ * dispatch sends, the network then carries at most min(M, N, k): the
+ * inter-node hop's volume shrinks by min(M, N, k) / k. Flat routing sends
+ * every (token, expert) copy on its own, so only the two-hop dispatch
+ * gains.
+ */
 static double
-a2a_time(const struct cluster *c, const struct group_layout *g, int routing, double bytes,
-	 double *inter, double *intra)
+node_limited_share(const struct model *m, const struct group_layout *g)
+{
+	double k = m->moe.top_k, limit = m->moe.max_nodes > 0 ? m->moe.max_nodes : k;
+
+	limit = fmin(limit, fmin((double)g->nodes, k));
+	return limit / k;
+}
+
+static double
+a2a_time(const struct model *m, const struct cluster *c, const struct group_layout *g, int routing,
+	 double bytes, double *inter, double *intra)
 {
 	*inter = *intra = 0.0;
 	if (routing == PLAN_MOE_BILEVEL && g->nodes > 1 && g->per_node > 1) {
 		struct group_layout across = { g->nodes, 1, g->nodes };
 		struct group_layout inside = { g->per_node, g->per_node, 1 };
+		double share = m->moe.max_nodes > 0 ? node_limited_share(m, g) : 1.0;
 
 		/* Hop 1: to the right node, among equal local ranks (each on its
-		 * GPU's NIC share); hop 2: to the right GPU inside the node. */
-		*inter = collective_time(c, &across, COLL_ALLTOALL, COLL_ALGO_RING, bytes);
+		 * GPU's NIC share), once per node with node-limited routing;
+		 * hop 2: to the right GPU inside the node. */
+		*inter = collective_time(c, &across, COLL_ALLTOALL, COLL_ALGO_RING, share * bytes);
 		*intra = collective_time(c, &inside, COLL_ALLTOALL, COLL_ALGO_RING, bytes);
 		return *inter + *intra;
 	}
@@ -87,7 +108,7 @@ ep_layer_comm(const struct model *m, const struct plan *p, const struct cluster 
 	double a2a, fwd, bwd;
 
 	out->bytes = m->moe.capacity_factor * m->moe.top_k * tokens * m->hidden * 2.0 / p->tp;
-	a2a = a2a_time(c, &lay->ep, p->moe_routing, out->bytes, &out->inter_s, &out->intra_s);
+	a2a = a2a_time(m, c, &lay->ep, p->moe_routing, out->bytes, &out->inter_s, &out->intra_s);
 	out->a2a_s = a2a;
 	fwd = 2.0 * a2a;
 	bwd = 2.0 * a2a;

@@ -30,6 +30,10 @@ static const struct schema_key moe_schema[] = {
 	  .help = "tokens are never dropped nor padded: the dispatcher copies the split sizes to the "
 		  "host and waits for them in every MoE layer (Megatron-Core without "
 		  "--moe-expert-capacity-factor); false: padded to the capacity, no host synchronisation" },
+	{ .key = "max_nodes", .type = SCHEMA_INT, .offset = MOFF(max_nodes), .min = 0, .max = 1000000,
+	  .def = "0",
+	  .help = "node-limited routing: each token goes to the experts of at most this many nodes, and "
+		  "crosses to each of them once (DeepSeek-V3: 4); 0: no limit" },
 	{ .key = "shared_experts", .type = SCHEMA_INT, .offset = MOFF(shared_experts),
 	  .min = 0, .max = 1024, .def = "0", .help = "experts every token goes through (DeepSeekMoE)" },
 	{ 0 },
