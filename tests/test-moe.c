@@ -383,6 +383,63 @@ START_TEST(test_node_limited_routing)
 }
 END_TEST
 
+/*
+ * Multi-token prediction (DeepSeek-V3, arXiv:2412.19437, Sec. 2.2;
+ * Megatron-Core's MTP block on the last stage). Parameters: Mixtral with
+ * one MTP module on pp 2 adds to the last stage an MoE layer
+ * (1,451,270,144, test_mixtral_params; its experts 1,409,286,144), the
+ * projection and norms (2 x 4096^2 + 2 x 4096 = 33,562,624) and a copy of
+ * the untied embedding (32000 x 4096 = 131,072,000): 1,615,904,768.
+ * Memory: the toy GPT (dense, s 1024, b 1, h 1024, flash attention) on
+ * one stage adds one layer's 34 s b h = 35,651,584 bytes (Korthikanti et
+ * al. 2022) and its logits and loss, 4 s b h (1 + V/h) = 4 x 1,048,576 x
+ * 33 = 138,412,032: 174,063,616 bytes.
+ */
+START_TEST(test_mtp)
+{
+	struct cluster c;
+	struct model m, mtp;
+	struct plan p;
+	struct estimate e0, e1;
+	struct plan_error err;
+	double x0, x1, p0, p1;
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	test_load_model(&m, MIXTRAL_YAML);
+	test_load_model(&mtp, MIXTRAL_YAML "mtp_layers: 1\n");
+	plan_init(&p);
+	p.tp = 1;
+	p.pp = 2;
+	p.dp = 8;
+	p.ep = 8;
+	p.global_batch = 16;
+	p.seq_len = 4096;
+	p0 = estimate_stage_params(&m, &p, 1, &x0);
+	p1 = estimate_stage_params(&mtp, &p, 1, &x1);
+	ck_assert_rel(p1 - p0, 1451270144.0 - 1409286144.0 * 7.0 / 8.0 + 33562624.0 + 131072000.0, 1e-12);
+	ck_assert_rel(x1 - x0, 1409286144.0 / 8.0, 1e-12);
+	/* The first stage is untouched. */
+	ck_assert_rel(estimate_stage_params(&mtp, &p, 0, NULL), estimate_stage_params(&m, &p, 0, NULL), 1e-15);
+	/* The last stage runs the module: it takes longer. */
+	ck_assert(estimate_plan(&m, &c, &p, NULL, &e0, &err));
+	ck_assert(estimate_plan(&mtp, &c, &p, NULL, &e1, &err));
+	ck_assert(e1.iteration_time_s > e0.iteration_time_s);
+
+	test_load_model(&m, TOY_MODEL_YAML);
+	test_load_model(&mtp, TOY_MODEL_YAML "mtp_layers: 1\n");
+	plan_init(&p);
+	p.tp = p.pp = 1;
+	p.dp = 1;
+	p.global_batch = 1;
+	p.seq_len = 1024;
+	p.flash_attention = true;
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e0, &err), "%s", err.message);
+	ck_assert(estimate_plan(&mtp, &c, &p, NULL, &e1, &err));
+	ck_assert_rel(e1.memory.activations - e0.memory.activations, 174063616.0, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
 START_TEST(test_mics_two_hop)
 {
 	struct cluster c;
@@ -637,6 +694,7 @@ moe_suite(void)
 	tcase_add_test(tc, test_cp_with_moe);
 	tcase_add_test(tc, test_moe_fixed_by_hand);
 	tcase_add_test(tc, test_node_limited_routing);
+	tcase_add_test(tc, test_mtp);
 	tcase_add_test(tc, test_mics_two_hop);
 	tcase_add_test(tc, test_mics_memory);
 	tcase_add_test(tc, test_mics_beats_zero3);

@@ -71,6 +71,7 @@ struct model {
 	int attention;       /**< enum model_attention */
 	struct model_mla mla;
 	struct model_moe moe;
+	int mtp_layers;      /**< multi-token prediction depth D (DeepSeek-V3: 1; 0: none) */
 };
 
 

@@ -50,6 +50,29 @@ estimate_stage_params(const struct model *m, const struct plan *p, int stage, do
 		params += model_params_head(m);
 		if (m->tied_embeddings && p->pp > 1)
 			params += (double)m->vocab * m->hidden;
+		if (m->mtp_layers > 0) {
+			/* Multi-token prediction (DeepSeek-V3, arXiv:2412.19437,
+			 * Sec. 2.2): per module a layer of the last layer's kind,
+			 * the 2h x h projection M_k and two RMSNorms; the embedding
+			 * is shared, so a pipelined model's last stage keeps a copy
+			 * of it (as of a tied one). */
+			double d = m->mtp_layers, h = m->hidden;
+
+			if (model_layer_is_moe(m, m->layers)) {
+				double experts = d * ((double)m->moe.experts / p->ep) * model_params_expert(m);
+
+				params += d * (model_params_layer_dense_part(m, true) +
+					       m->moe.shared_experts * model_params_expert(m));
+				local += experts / plan_etp(p);
+				if (expert)
+					*expert = local;
+			} else {
+				params += d * model_params_per_layer(m);
+			}
+			params += d * (2.0 * h * h + 2.0 * h);
+			if (!m->tied_embeddings && p->pp > 1)
+				params += (double)m->vocab * h;
+		}
 	}
 	return params / p->tp + local;
 }
@@ -64,7 +87,8 @@ struct layer_costs {
 	struct tp_layer_comm tcs[3];
 	struct cp_layer_comm cps[3];
 	struct compute_ends ce;
-	double p2p_s[ESTIMATE_MAX_STAGES]; /* uncompressed stage exchanges of one micro-batch */
+	double p2p_s[ESTIMATE_MAX_STAGES];
+	double mtp_proj_s;                 /* one MTP module's 2h -> h projection, forward */ /* uncompressed stage exchanges of one micro-batch */
 	double p2p_bytes[ESTIMATE_MAX_STAGES];
 	const struct cluster *c;           /* past ESTIMATE_MAX_STAGES the exchanges are priced */
 	const struct plan_layout *lay;     /* stage by stage (stage_work) */
@@ -185,6 +209,28 @@ stage_add_layers(const struct layer_costs *lc, int r, double dense, double moe, 
 }
 
 /*
+ * DeepSeek-V3's multi-token prediction (arXiv:2412.19437, Sec. 2.2),
+ * which Megatron-Core places after the decoder on the last pipeline stage
+ * (megatron/core/transformer/multi_token_prediction.py): each of the D
+ * modules runs one more layer of the last layer's kind with its
+ * communication, the projection M_k of the normalised hidden state and
+ * next token's embedding (2h -> h), and the shared output head with its
+ * cross-entropy loss.
+ */
+static void
+stage_add_mtp(const struct model *m, const struct layer_costs *lc, int r, struct stage_work *w)
+{
+	double d = m->mtp_layers;
+	bool moe = model_layer_is_moe(m, m->layers);
+
+	stage_add_layers(lc, r, moe ? 0.0 : d, moe ? d : 0.0, w);
+	/* The projection's backward is its dX and dW GEMMs: twice its forward. */
+	w->compute += d * (lc->ce.head_fwd_s + lc->ce.head_bwd_s + 3.0 * lc->mtp_proj_s);
+	w->other += d * lc->ce.head_mem_s;
+	w->bwd += d * (lc->ce.head_bwd_s + 2.0 * lc->mtp_proj_s);
+}
+
+/*
  * A stage's layers: all in its mode, or, with --recompute-layers (Slapo's
  * checkpoint ratio, Chen et al. ASPLOS 2024), its first k layers in full
  * recomputation (one more forward each) and the rest in its mode.
@@ -244,6 +290,8 @@ stage_work(const struct model *m, const struct plan *p, const struct layer_costs
 		w->ef_elements += p->vpp * (double)p->micro_batch * p->seq_len * m->hidden;
 	}
 	stage_ends(p, lc, stage, w);
+	if (stage == p->pp - 1 && m->mtp_layers > 0)
+		stage_add_mtp(m, lc, r, w);
 	if (!lc->cmp || lc->cmp->error_feedback == COMPRESSOR_EF_NONE)
 		w->ef_elements = 0.0;
 }
@@ -453,6 +501,9 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 	}
 	compute_ends_time(m, p, c, &lc->ce);
 	compute_ends_scale(&lc->ce, pace);
+	if (m->mtp_layers > 0)
+		lc->mtp_proj_s = pace * compute_gemm_time(c, (double)p->micro_batch * p->seq_len,
+							  (double)m->hidden / p->tp, 2.0 * m->hidden, 1);
 	lc->fw = fw;
 	lc->tp_degree = p->tp;
 	for (int s = 0; s < p->pp && s < ESTIMATE_MAX_STAGES; s++)

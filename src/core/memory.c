@@ -178,6 +178,12 @@ memory_stage(const struct model *m, const struct plan *p,
 		       (p->sequence_parallel ? t : 1.0);
 	if (stage == p->pp - 1)
 		act += 4.0 * sbh / t * (1.0 + (double)m->vocab / m->hidden);
+	/* Multi-token prediction (DeepSeek-V3, arXiv:2412.19437, Sec. 2.2):
+	 * the last stage's D modules keep a layer's activations for each
+	 * micro-batch in flight there, and their own logits and loss. */
+	if (stage == p->pp - 1 && m->mtp_layers > 0)
+		act += m->mtp_layers * (stored / plan_stage_layers(p, m, stage) * memory_layer_activations(m, p, fw) +
+					4.0 * sbh / t * (1.0 + (double)m->vocab / m->hidden));
 	out->activations = act;
 
 	out->other = c->gpu.reserved_bytes;

@@ -130,6 +130,9 @@ const struct schema_key model_schema[] = {
 	  .help = "multi-head latent attention's ranks and head sizes (DeepSeek-V2/V3 config names)" },
 	{ .key = "moe", .type = SCHEMA_MAP, .offset = OFF(moe), .sub = moe_schema,
 	  .help = "Mixture-of-Experts block; absent for a dense model" },
+	{ .key = "mtp_layers", .type = SCHEMA_INT, .offset = OFF(mtp_layers), .min = 0, .max = 64, .def = "0",
+	  .help = "multi-token prediction depth (DeepSeek-V3: 1): modules on the last pipeline stage, each a "
+		  "layer of the last layer's kind, a 2h x h projection and the shared output head with its loss" },
 	{ .key = "kind", .type = SCHEMA_CUSTOM, .parse = parse_kind,
 	  .help = "transformer (the keys of this table), or multimodal (the keys below)" },
 	{ 0 },
