@@ -4,6 +4,7 @@
 #include "plan/collective.h"
 #include "plan/compute.h"
 #include "plan/estimate.h"
+#include "plan/expert_par.h"
 #include "plan/flops.h"
 #include "plan/memory.h"
 #include "plan/pipeline.h"
@@ -440,6 +441,52 @@ START_TEST(test_mtp)
 }
 END_TEST
 
+/*
+ * Expert TP's token all-gather and reduce-scatter (Megatron-Core's
+ * all-to-all dispatcher): the toy GPT, 8 experts top-1, on the toy
+ * cluster with tp 2 (etp = tp), dp 4, ep 4, b 1, s 1024. A rank's
+ * all-to-all buffer is cf k (b s / t) h x 2 = 1,048,576 B; its etp 2
+ * ranks (one node, 100 GB/s, 1 us) gather 2,097,152 B: a ring step of 1
+ * us + 1/2 x 2,097,152 / 1e11 = 1.148576e-5 s, the same for the
+ * reduce-scatter: 2.297152e-5 s, once in the forward and once in the
+ * backward. With etp 1 there is none.
+ */
+START_TEST(test_etp_comm_by_hand)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct plan_layout lay;
+	struct compute_layer cl;
+	struct ep_layer_comm ec;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	test_load_model(&m, TOY_MODEL_YAML "moe:\n  experts: 8\n  top_k: 1\n");
+	plan_init(&p);
+	p.tp = 2;
+	p.pp = 1;
+	p.dp = 4;
+	p.ep = 4;
+	p.global_batch = 4;
+	p.seq_len = 1024;
+	p.sequence_parallel = true;
+	topology_plan(&p, &c, &lay);
+	ck_assert_int_eq(lay.etp.size, 2);
+	memset(&cl, 0, sizeof(cl));
+	ep_layer_comm(&m, &p, &c, &lay, &cl, &ec);
+	ck_assert_double_eq_tol(ec.bytes, 1048576.0, 1e-6);
+	ck_assert_double_eq_tol(ec.etp_s, 2.297152e-5, 1e-15);
+	ck_assert_double_eq_tol(ec.fwd_s, 2.0 * ec.a2a_s + 2.297152e-5, 1e-15);
+	ck_assert_double_eq_tol(ec.bwd_s, ec.fwd_s, 1e-15);
+	p.etp = 1;
+	p.ep = 8;
+	topology_plan(&p, &c, &lay);
+	ep_layer_comm(&m, &p, &c, &lay, &cl, &ec);
+	ck_assert_double_eq(ec.etp_s, 0.0);
+	cluster_release(&c);
+}
+END_TEST
+
 START_TEST(test_mics_two_hop)
 {
 	struct cluster c;
@@ -695,6 +742,7 @@ moe_suite(void)
 	tcase_add_test(tc, test_moe_fixed_by_hand);
 	tcase_add_test(tc, test_node_limited_routing);
 	tcase_add_test(tc, test_mtp);
+	tcase_add_test(tc, test_etp_comm_by_hand);
 	tcase_add_test(tc, test_mics_two_hop);
 	tcase_add_test(tc, test_mics_memory);
 	tcase_add_test(tc, test_mics_beats_zero3);

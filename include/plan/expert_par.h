@@ -17,6 +17,7 @@ struct ep_layer_comm {
 	double bwd_s;        /**< the same in backward, exposed */
 	double recompute_s;  /**< repeated by full recomputation, exposed */
 	double total_s;      /**< all of it before overlap */
+	double etp_s;        /**< etp > 1: the routed tokens' all-gather and reduce-scatter, one pass */
 };
 
 /**

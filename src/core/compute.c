@@ -142,10 +142,13 @@ layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, int e
 		 * local expert. Other frameworks' dispatchers are counted the
 		 * same (an estimate: DeepSpeed-MoE's dense einsum dispatch is
 		 * not modelled apart). */
-		double passes = (double)m->moe.experts / p->ep > 1.0 ? 4.0 : 2.0;
+		/* The sort runs after the expert TP all-gather, over etp x the
+		 * rank's routed tokens. */
+		bool sort = (double)m->moe.experts / p->ep > 1.0;
+		double passes = 2.0 + (sort ? 2.0 * plan_etp(p) : 0.0);
 
 		bytes += passes * 4.0 * tokens * m->moe.capacity_factor * m->moe.top_k * h / t;
-		*kernels += (int)passes;
+		*kernels += sort ? 4 : 2;
 	} else {
 		bytes += ew_ops[ew][act].bytes * tokens * m->ffn_hidden / t;
 	}

@@ -125,6 +125,22 @@ ep_layer_comm(const struct model *m, const struct plan *p, const struct cluster 
 		bwd = fmax(0.0, bwd - fmax(0.0, dw));
 		fwd = fwd / k + fmax(0.0, fwd * (k - 1) / k - work * (k - 1) / k);
 	}
+	/* Expert TP (Megatron-Core's MoEAlltoAllTokenDispatcher, core_r0.12):
+	 * after the dispatch all-to-all the etp ranks of an expert all-gather
+	 * their routed tokens (gather_from_sequence_parallel_region over the
+	 * expert TP group), etp x the all-to-all buffer, and reduce-scatter
+	 * the experts' partial outputs before the combine; the backward runs
+	 * the two the other way. Not overlapped. */
+	out->etp_s = 0.0;
+	if (lay->etp.size > 1) {
+		double gathered = (double)lay->etp.size * out->bytes;
+
+		out->etp_s = collective_time(c, &lay->etp, COLL_ALLGATHER, COLL_ALGO_RING, gathered) +
+			     collective_time(c, &lay->etp, COLL_REDUCESCATTER, COLL_ALGO_RING, gathered);
+		fwd += out->etp_s;
+		bwd += out->etp_s;
+		out->total_s += (p->recompute == PLAN_RECOMPUTE_FULL ? 3.0 : 2.0) * out->etp_s;
+	}
 	out->fwd_s = fwd;
 	out->bwd_s = bwd;
 	out->recompute_s = p->recompute == PLAN_RECOMPUTE_FULL ? fwd : 0.0;

@@ -46,8 +46,11 @@ layer_activations_full(const struct model *m, const struct plan *p, bool scores)
 		 * cf * k of them) and the intermediates of the experts they
 		 * visit; averaged over the layers, since every-th layer is MoE. */
 		double rows = s * b * (m->moe.capacity_factor * m->moe.top_k + m->moe.shared_experts);
+		/* The routed copies are gathered over the expert's etp ranks
+		 * (Megatron-Core's all-to-all dispatcher): a rank keeps etp x
+		 * its own s b / t tokens' k copies, in and out. */
 		double moe_mlp = (m->gated_mlp ? 6.0 : 4.0) * rows * m->moe.expert_ffn_hidden +
-				 4.0 * s * b * m->moe.capacity_factor * m->moe.top_k * h;
+				 4.0 * s * b * m->moe.capacity_factor * m->moe.top_k * h * plan_etp(p);
 		double frac = (double)model_moe_layers(m) / m->layers;
 
 		mlp = (1.0 - frac) * mlp + frac * moe_mlp;

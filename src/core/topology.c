@@ -39,6 +39,7 @@ topology_plan(const struct plan *p, const struct cluster *c, struct plan_layout 
 	/* The expert layers' own order (parallel_state.py's expert
 	 * RankGenerator, "tp-ep-dp-pp" with etp for tp): ETP ranks
 	 * consecutive, EP groups striding by etp, expert-DP by etp x ep. */
+	topology_group(plan_etp(p), 1, c->gpus_per_node, &out->etp);
 	topology_group(p->ep, plan_etp(p), c->gpus_per_node, &out->ep);
 	topology_group(plan_edp(p), plan_etp(p) * p->ep, c->gpus_per_node, &out->edp);
 	{
