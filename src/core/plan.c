@@ -55,7 +55,9 @@ plan_edp(const struct plan *p)
 	long long ranks = (long long)p->tp * (p->cp > 0 ? p->cp : 1) * p->dp;
 	long long expert = (long long)p->ep * plan_etp(p);
 
-	return expert > 0 ? (int)(ranks / expert) : 1;
+	/* At least 1: the search lays out plans before plan_validate
+	 * refuses those whose ep x etp does not divide the ranks. */
+	return expert > 0 && ranks >= expert ? (int)(ranks / expert) : 1;
 }
 
 struct plan
