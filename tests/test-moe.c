@@ -4,9 +4,11 @@
 #include "plan/collective.h"
 #include "plan/compute.h"
 #include "plan/estimate.h"
+#include "plan/expert_par.h"
 #include "plan/flops.h"
 #include "plan/memory.h"
 #include "plan/pipeline.h"
+#include "plan/topology.h"
 #include "testutil.h"
 
 #define MIXTRAL_YAML \
@@ -153,7 +155,7 @@ START_TEST(test_ep_errors)
 	p.global_batch = 12;
 	p.seq_len = 4096;
 	ck_assert(!estimate_plan(&m, &c, &p, NULL, &e, &err));
-	ck_assert_ptr_nonnull(strstr(err.message, "ep (8) must divide dp (12)"));
+	ck_assert_ptr_nonnull(strstr(err.message, "ep x etp (8 x 8) must divide tp x cp x dp (8 x 1 x 12)"));
 	p.dp = 16;
 	p.ep = 16;
 	p.global_batch = 16;
@@ -172,6 +174,315 @@ START_TEST(test_ep_errors)
 		estimate_stage_params(&m, &p, 0, &e1);
 		ck_assert_rel(e8 * 8.0, e1, 1e-12);
 	}
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * MoE parallel folding (Liu et al. arXiv:2504.14960; Megatron-Core
+ * core_r0.12 parallel_state.py): ep x etp divides tp x cp x dp, the
+ * experts split etp ways, expert-DP = tp x cp x dp / (ep x etp).
+ * Mixtral (8 experts of 3 x 4096 x 14336 = 176,160,768 parameters, 32
+ * MoE layers) on tp 2 x dp 4.
+ */
+START_TEST(test_etp_folding)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct estimate e;
+	struct plan_error err;
+	struct plan_layout lay;
+	struct memory_use u;
+	double expert;
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	test_load_model(&m, MIXTRAL_YAML);
+	plan_init(&p);
+	p.tp = 2;
+	p.pp = 1;
+	p.dp = 4;
+	p.global_batch = 4;
+	p.seq_len = 4096;
+	p.sequence_parallel = true;
+	/* etp unset is tp: ep 8 x etp 2 = 16 does not divide 2 x 1 x 4 = 8
+	 * (before folding, "ep (8) must divide dp (4)"). */
+	p.ep = 8;
+	ck_assert_int_eq(plan_etp(&p), 2);
+	ck_assert(!estimate_plan(&m, &c, &p, NULL, &e, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "ep x etp (8 x 2) must divide tp x cp x dp (2 x 1 x 4)"));
+	/* etp 1: EP takes the TP ranks too; one whole expert per GPU, no
+	 * expert-DP: 32 x 176,160,768 = 5,637,144,576 expert parameters. */
+	p.etp = 1;
+	ck_assert_int_eq(plan_edp(&p), 1);
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e, &err), "%s", err.message);
+	estimate_stage_params(&m, &p, 0, &expert);
+	ck_assert_rel(expert, 5637144576.0, 1e-12);
+	/* ep 4, etp 1: two whole experts per GPU (11,274,289,152), shared by
+	 * edp = 8 / 4 = 2 ranks, which halve their 12 optimizer bytes (ZeRO-1:
+	 * 67,645,734,912 bytes); the 2-byte gradients stay whole. */
+	p.ep = 4;
+	p.zero = 1;
+	ck_assert_int_eq(plan_edp(&p), 2);
+	estimate_stage_params(&m, &p, 0, &expert);
+	ck_assert_rel(expert, 11274289152.0, 1e-12);
+	memory_stage(&m, &p, &c, NULL, 0, expert, expert, &u);
+	ck_assert_rel(u.optimizer, 12.0 * 11274289152.0 / 2.0, 1e-12);
+	ck_assert_rel(u.gradients, 2.0 * 11274289152.0, 1e-12);
+	/* The groups: EP 4 consecutive ranks (stride etp 1), expert-DP 2
+	 * ranks striding by ep x etp = 4, both inside one 8-GPU node. */
+	topology_plan(&p, &c, &lay);
+	ck_assert_int_eq(lay.ep.size, 4);
+	ck_assert_int_eq(lay.ep.per_node, 4);
+	ck_assert_int_eq(lay.edp.size, 2);
+	ck_assert_int_eq(lay.edp.nodes, 1);
+	/* etp = tp is the old layout: ep 2 strides by tp 2, edp 2 by 4. */
+	p.etp = 0;
+	p.ep = 2;
+	ck_assert_int_eq(plan_edp(&p), 2);
+	topology_plan(&p, &c, &lay);
+	ck_assert_int_eq(lay.ep.size, 2);
+	ck_assert_int_eq(lay.edp.size, 2);
+	/* Experts split 3 ways do not divide 14336. */
+	p.etp = 3;
+	p.ep = 1;
+	p.dp = 3;
+	p.global_batch = 3;
+	ck_assert(!estimate_plan(&m, &c, &p, NULL, &e, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "not divisible by etp (3)"));
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * Context parallelism with an MoE model: a CP rank routes its s/cp
+ * tokens, so the all-to-all buffer halves with cp 2 (cf k (b s / cp) h x
+ * 2 / t = 1 x 2 x 2048 x 4096 x 2 = 33,554,432 bytes), and EP may take
+ * the CP ranks (ep 4 over cp 2 x dp 2).
+ */
+START_TEST(test_cp_with_moe)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct estimate e;
+	struct plan_error err;
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	test_load_model(&m, MIXTRAL_YAML);
+	plan_init(&p);
+	p.tp = p.pp = 1;
+	p.cp = 2;
+	p.dp = 2;
+	p.ep = 4;
+	p.global_batch = 2;
+	p.seq_len = 4096;
+	p.flash_attention = true;
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e, &err), "%s", err.message);
+	ck_assert_rel(e.details.ep_bytes, 33554432.0, 1e-12);
+	ck_assert_int_eq(plan_edp(&p), 1);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * The MoE fixed costs (Megatron-Core router.py / token_dispatcher.py at
+ * 005742f): the toy GPT with both layers MoE (8 experts, top-1) on the
+ * toy cluster (1000 GB/s at efficiency 1, 2 us a kernel), dp = ep = 8,
+ * b 1, s 1024: T x E = 1024 x 8 = 8192 (token, expert) pairs. Router
+ * forward 20 x 2 us + 48 x 8192 B / 1e12 B/s = 4.0393216e-5 s, backward
+ * 8 x 2 us + 36 x 8192 / 1e12 = 1.6294912e-5 s: 5.6688128e-5 s a layer,
+ * 1.13376256e-4 s for the 2 layers of the one micro-batch.
+ */
+START_TEST(test_moe_fixed_by_hand)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct plan_layout lay;
+	struct estimate e;
+	struct plan_error err;
+	double padded;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML_LAUNCH("2 us"));
+	test_load_model(&m, TOY_MODEL_YAML "moe:\n  experts: 8\n  top_k: 1\n");
+	plan_init(&p);
+	p.tp = p.pp = 1;
+	p.dp = p.ep = 8;
+	p.global_batch = 8;
+	p.seq_len = 1024;
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e, &err), "%s", err.message);
+	ck_assert_double_eq_tol(e.breakdown.moe_fixed, 1.13376256e-4, 1e-15);
+	padded = e.breakdown.moe_fixed;
+	/* Dropless: each layer's forward also stalls for the host, two
+	 * kernel costs (4 us), after all-gathering the 8 x 8-byte counts of
+	 * the 8 EP ranks (512 bytes; the collective model's time). */
+	test_load_model(&m, TOY_MODEL_YAML "moe:\n  experts: 8\n  top_k: 1\n  dropless: true\n");
+	ck_assert(estimate_plan(&m, &c, &p, NULL, &e, &err));
+	topology_plan(&p, &c, &lay);
+	ck_assert_double_eq_tol(e.breakdown.moe_fixed - padded,
+				2.0 * (4e-6 + collective_time(&c, &lay.ep, COLL_ALLGATHER, COLL_ALGO_RING, 512.0)),
+				1e-15);
+	/* Full recomputation repeats the forward part. */
+	p.recompute = PLAN_RECOMPUTE_FULL;
+	ck_assert(estimate_plan(&m, &c, &p, NULL, &e, &err));
+	ck_assert_double_eq_tol(e.breakdown.moe_fixed,
+				2.0 * (2.0 * (4.0393216e-5 + 4e-6 +
+					      collective_time(&c, &lay.ep, COLL_ALLGATHER, COLL_ALGO_RING, 512.0)) +
+				       1.6294912e-5), 1e-15);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * Node-limited routing (DeepSeek-V3, arXiv:2412.19437, Sec. 3.2.2): the
+ * toy GPT with 8 experts, top-4, on the toy cluster's 2 nodes of 4 GPUs,
+ * dp = ep = 8, b 1, s 1024, two-hop dispatch. Each rank's buffer is cf k
+ * b s h x 2 = 4 x 1024 x 1024 x 2 = 8,388,608 B. Without a limit the hop
+ * across the 2 nodes carries it all: 10 us + M/2 / 2.5e9 B/s =
+ * 1.6877216e-3 s. With max_nodes 1 a token crosses to one node once:
+ * min(1, 2, 4) / 4 of it, 10 us + M/8 / 2.5e9 = 4.294304e-4 s; the hop
+ * inside the node is unchanged.
+ */
+START_TEST(test_node_limited_routing)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct estimate e;
+	struct plan_error err;
+	double intra;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	test_load_model(&m, TOY_MODEL_YAML "moe:\n  experts: 8\n  top_k: 4\n");
+	plan_init(&p);
+	p.tp = p.pp = 1;
+	p.dp = p.ep = 8;
+	p.global_batch = 8;
+	p.seq_len = 1024;
+	p.moe_routing = PLAN_MOE_BILEVEL;
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e, &err), "%s", err.message);
+	ck_assert_double_eq_tol(e.details.ep_bytes, 8388608.0, 1e-6);
+	ck_assert_double_eq_tol(e.details.ep_inter_s, 1.6877216e-3, 1e-15);
+	intra = e.details.ep_intra_s;
+	test_load_model(&m, TOY_MODEL_YAML "moe:\n  experts: 8\n  top_k: 4\n  max_nodes: 1\n");
+	ck_assert(estimate_plan(&m, &c, &p, NULL, &e, &err));
+	ck_assert_double_eq_tol(e.details.ep_inter_s, 4.294304e-4, 1e-15);
+	ck_assert_double_eq_tol(e.details.ep_intra_s, intra, 1e-15);
+	/* A flat all-to-all sends every copy on its own: no gain. */
+	p.moe_routing = PLAN_MOE_FLAT;
+	{
+		double limited;
+
+		ck_assert(estimate_plan(&m, &c, &p, NULL, &e, &err));
+		limited = e.breakdown.ep_comm;
+		test_load_model(&m, TOY_MODEL_YAML "moe:\n  experts: 8\n  top_k: 4\n");
+		ck_assert(estimate_plan(&m, &c, &p, NULL, &e, &err));
+		ck_assert_double_eq_tol(e.breakdown.ep_comm, limited, 1e-15);
+	}
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * Multi-token prediction (DeepSeek-V3, arXiv:2412.19437, Sec. 2.2;
+ * Megatron-Core's MTP block on the last stage). Parameters: Mixtral with
+ * one MTP module on pp 2 adds to the last stage an MoE layer
+ * (1,451,270,144, test_mixtral_params; its experts 1,409,286,144), the
+ * projection and norms (2 x 4096^2 + 2 x 4096 = 33,562,624) and a copy of
+ * the untied embedding (32000 x 4096 = 131,072,000): 1,615,904,768.
+ * Memory: the toy GPT (dense, s 1024, b 1, h 1024, flash attention) on
+ * one stage adds one layer's 34 s b h = 35,651,584 bytes (Korthikanti et
+ * al. 2022) and its logits and loss, 4 s b h (1 + V/h) = 4 x 1,048,576 x
+ * 33 = 138,412,032: 174,063,616 bytes.
+ */
+START_TEST(test_mtp)
+{
+	struct cluster c;
+	struct model m, mtp;
+	struct plan p;
+	struct estimate e0, e1;
+	struct plan_error err;
+	double x0, x1, p0, p1;
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	test_load_model(&m, MIXTRAL_YAML);
+	test_load_model(&mtp, MIXTRAL_YAML "mtp_layers: 1\n");
+	plan_init(&p);
+	p.tp = 1;
+	p.pp = 2;
+	p.dp = 8;
+	p.ep = 8;
+	p.global_batch = 16;
+	p.seq_len = 4096;
+	p0 = estimate_stage_params(&m, &p, 1, &x0);
+	p1 = estimate_stage_params(&mtp, &p, 1, &x1);
+	ck_assert_rel(p1 - p0, 1451270144.0 - 1409286144.0 * 7.0 / 8.0 + 33562624.0 + 131072000.0, 1e-12);
+	ck_assert_rel(x1 - x0, 1409286144.0 / 8.0, 1e-12);
+	/* The first stage is untouched. */
+	ck_assert_rel(estimate_stage_params(&mtp, &p, 0, NULL), estimate_stage_params(&m, &p, 0, NULL), 1e-15);
+	/* The last stage runs the module: it takes longer. */
+	ck_assert(estimate_plan(&m, &c, &p, NULL, &e0, &err));
+	ck_assert(estimate_plan(&mtp, &c, &p, NULL, &e1, &err));
+	ck_assert(e1.iteration_time_s > e0.iteration_time_s);
+
+	test_load_model(&m, TOY_MODEL_YAML);
+	test_load_model(&mtp, TOY_MODEL_YAML "mtp_layers: 1\n");
+	plan_init(&p);
+	p.tp = p.pp = 1;
+	p.dp = 1;
+	p.global_batch = 1;
+	p.seq_len = 1024;
+	p.flash_attention = true;
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e0, &err), "%s", err.message);
+	ck_assert(estimate_plan(&mtp, &c, &p, NULL, &e1, &err));
+	ck_assert_rel(e1.memory.activations - e0.memory.activations, 174063616.0, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * Expert TP's token all-gather and reduce-scatter (Megatron-Core's
+ * all-to-all dispatcher): the toy GPT, 8 experts top-1, on the toy
+ * cluster with tp 2 (etp = tp), dp 4, ep 4, b 1, s 1024. A rank's
+ * all-to-all buffer is cf k (b s / t) h x 2 = 1,048,576 B; its etp 2
+ * ranks (one node, 100 GB/s, 1 us) gather 2,097,152 B: a ring step of 1
+ * us + 1/2 x 2,097,152 / 1e11 = 1.148576e-5 s, the same for the
+ * reduce-scatter: 2.297152e-5 s, once in the forward and once in the
+ * backward. With etp 1 there is none.
+ */
+START_TEST(test_etp_comm_by_hand)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct plan_layout lay;
+	struct compute_layer cl;
+	struct ep_layer_comm ec;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	test_load_model(&m, TOY_MODEL_YAML "moe:\n  experts: 8\n  top_k: 1\n");
+	plan_init(&p);
+	p.tp = 2;
+	p.pp = 1;
+	p.dp = 4;
+	p.ep = 4;
+	p.global_batch = 4;
+	p.seq_len = 1024;
+	p.sequence_parallel = true;
+	topology_plan(&p, &c, &lay);
+	ck_assert_int_eq(lay.etp.size, 2);
+	memset(&cl, 0, sizeof(cl));
+	ep_layer_comm(&m, &p, &c, &lay, &cl, &ec);
+	ck_assert_double_eq_tol(ec.bytes, 1048576.0, 1e-6);
+	ck_assert_double_eq_tol(ec.etp_s, 2.297152e-5, 1e-15);
+	ck_assert_double_eq_tol(ec.fwd_s, 2.0 * ec.a2a_s + 2.297152e-5, 1e-15);
+	ck_assert_double_eq_tol(ec.bwd_s, ec.fwd_s, 1e-15);
+	p.etp = 1;
+	p.ep = 8;
+	topology_plan(&p, &c, &lay);
+	ep_layer_comm(&m, &p, &c, &lay, &cl, &ec);
+	ck_assert_double_eq(ec.etp_s, 0.0);
 	cluster_release(&c);
 }
 END_TEST
@@ -426,6 +737,12 @@ moe_suite(void)
 	tcase_add_test(tc, test_moe_permute_passes);
 	tcase_add_test(tc, test_stage_moe_layers);
 	tcase_add_test(tc, test_ep_errors);
+	tcase_add_test(tc, test_etp_folding);
+	tcase_add_test(tc, test_cp_with_moe);
+	tcase_add_test(tc, test_moe_fixed_by_hand);
+	tcase_add_test(tc, test_node_limited_routing);
+	tcase_add_test(tc, test_mtp);
+	tcase_add_test(tc, test_etp_comm_by_hand);
 	tcase_add_test(tc, test_mics_two_hop);
 	tcase_add_test(tc, test_mics_memory);
 	tcase_add_test(tc, test_mics_beats_zero3);

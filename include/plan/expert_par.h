@@ -17,7 +17,30 @@ struct ep_layer_comm {
 	double bwd_s;        /**< the same in backward, exposed */
 	double recompute_s;  /**< repeated by full recomputation, exposed */
 	double total_s;      /**< all of it before overlap */
+	double etp_s;        /**< etp > 1: the routed tokens' all-gather and reduce-scatter, one pass */
 };
+
+/**
+ * Fixed costs of one MoE layer for one micro-batch on one GPU that do
+ * not scale with the experts' FLOPs (ep_layer_fixed).
+ */
+struct ep_layer_fixed {
+	double router_fwd_s; /**< score function, top-k, routing map and auxiliary loss, forward */
+	double router_bwd_s; /**< their backward */
+	double sync_s;       /**< dropless: the host synchronisation's stall and the split sizes' all-gather */
+	double fwd_s;        /**< forward: router_fwd_s + sync_s */
+	double bwd_s;        /**< backward: router_bwd_s */
+	double recompute_s;  /**< repeated by full recomputation: fwd_s */
+};
+
+/**
+ * The router's element-wise work after its GEMM and, for a dropless
+ * model, the dispatcher's device-to-host synchronisation (Megatron-Core
+ * router.py / moe_utils.py / token_dispatcher.py); compute.c counts the
+ * router GEMM and the permutations, ep_layer_comm the all-to-alls.
+ */
+void ep_layer_fixed(const struct model *m, const struct plan *p, const struct cluster *c,
+		    const struct plan_layout *lay, struct ep_layer_fixed *out);
 
 /**
  * Each MoE layer runs a dispatch and a combine all-to-all in forward and

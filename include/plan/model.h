@@ -32,6 +32,8 @@ struct model_moe {
 	double capacity_factor;
 	int shared_experts;    /**< experts every token goes through (DeepSeekMoE) */
 	int first_dense_layers;/**< the first N layers stay dense (DeepSeek's first_k_dense_replace) */
+	bool dropless;         /**< no capacity: split sizes go to the host every layer (Megatron-Core's default) */
+	int max_nodes;         /**< node-limited routing: a token goes to at most this many nodes (0: no limit) */
 };
 
 /** MLA's ranks and head sizes (DeepSeek-V2/V3 config names). */
@@ -69,6 +71,7 @@ struct model {
 	int attention;       /**< enum model_attention */
 	struct model_mla mla;
 	struct model_moe moe;
+	int mtp_layers;      /**< multi-token prediction depth D (DeepSeek-V3: 1; 0: none) */
 };
 
 

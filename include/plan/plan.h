@@ -122,7 +122,8 @@ struct plan {
 	int fp8_recipe;      /**< enum plan_fp8_recipe: how fp8 scales (with precision fp8) */
 	int attention_kernel;/**< enum plan_attention_kernel: the fused-attention kernel */
 	struct plan_compression compress;
-	int ep;              /**< expert parallelism, carved out of the DP ranks */
+	int ep;              /**< expert parallelism, over the tp x cp x dp ranks (MoE parallel folding) */
+	int etp;             /**< expert tensor parallelism (0: tp, Megatron-Core's default) */
 	int moe_routing;     /**< enum plan_moe_routing */
 	int moe_overlap;     /**< enum plan_moe_overlap */
 	int mics_group;      /**< MiCS partition group size (0: off); ZeRO-3 is mics_group = dp */
@@ -171,6 +172,22 @@ struct plan plan_cp_local(const struct plan *p);
  * came out infinite or NaN: PLAN_ERR_PLAN, naming the plan. Returns false.
  */
 bool plan_error_nonfinite(const struct plan *p, const char *what, struct plan_error *err);
+
+/**
+ * The expert tensor-parallel degree: etp, or tp where it is unset (0), as
+ * Megatron-Core's expert_tensor_parallel_size defaults to the TP size
+ * (megatron/core/parallel_state.py, initialize_model_parallel, core_r0.12).
+ */
+int plan_etp(const struct plan *p);
+
+/**
+ * Expert data parallelism: the ranks that hold the same experts, tp x cp
+ * x dp / (ep x etp) (MoE parallel folding, Liu et al. arXiv:2504.14960,
+ * Sec. 3; parallel_state.py's expert_data_parallel_size). They reduce the
+ * experts' gradients and the distributed optimizer shards the experts'
+ * states over them. For a plan plan_validate accepted.
+ */
+int plan_edp(const struct plan *p);
 
 /** GPUs the plan uses (tp * cp * pp * dp), for a plan plan_validate accepted. */
 int plan_gpus(const struct plan *p);

@@ -19,8 +19,9 @@ struct plan_layout {
 	struct group_layout cp;   /**< a context-parallel group: cp ranks striding by tp */
 	struct group_layout dp;   /**< the gradient reduction: dp x cp ranks striding by tp */
 	struct group_layout pp;   /**< the ranks of one pipeline */
-	struct group_layout ep;   /**< an expert-parallel group: ep consecutive DP ranks */
-	struct group_layout edp;  /**< the ranks that hold the same experts (dp / ep) */
+	struct group_layout etp;  /**< an expert's tensor-parallel group: etp consecutive ranks */
+	struct group_layout ep;   /**< an expert-parallel group: ep ranks striding by etp */
+	struct group_layout edp;  /**< the ranks that hold the same experts (tp x cp x dp / (ep x etp)) */
 	struct group_layout mics; /**< a MiCS partition group (mics_group consecutive DP ranks) */
 	struct group_layout replica; /**< the ranks that hold the same MiCS shard (dp / group) */
 	bool pp_inter_node;       /**< some stage boundary crosses nodes */

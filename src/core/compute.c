@@ -166,10 +166,13 @@ layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, int e
 		 * local expert. Other frameworks' dispatchers are counted the
 		 * same (an estimate: DeepSpeed-MoE's dense einsum dispatch is
 		 * not modelled apart). */
-		double passes = (double)m->moe.experts / p->ep > 1.0 ? 4.0 : 2.0;
+		/* The sort runs after the expert TP all-gather, over etp x the
+		 * rank's routed tokens. */
+		bool sort = (double)m->moe.experts / p->ep > 1.0;
+		double passes = 2.0 + (sort ? 2.0 * plan_etp(p) : 0.0);
 
 		bytes += passes * 4.0 * tokens * m->moe.capacity_factor * m->moe.top_k * h / t;
-		*kernels += (int)passes;
+		*kernels += sort ? 4 : 2;
 	} else {
 		bytes += ew_ops[ew][act].bytes * tokens * m->ffn_hidden / t;
 	}
@@ -193,23 +196,27 @@ layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, int e
 
 /*
  * The MLP of an MoE layer on one GPU (Fedus et al. 2021; Megatron-Core's
- * grouped GEMM): the router, then E/ep local experts, each fed by every
- * EP rank with cf * k * tokens * ep / E rows (balanced load padded to the
- * capacity), and the shared experts over all tokens. Expert weights are
- * split by TP like the dense MLP.
+ * grouped GEMM): the router, then E/ep local experts, and the shared
+ * experts over all tokens, split by TP like the dense MLP. A rank brings
+ * tokens / tp tokens (sequence parallel); an expert's etp ranks gather
+ * the rows every EP rank of their ETP group sends it, cf * k * (tokens /
+ * tp) * ep * etp / E (balanced load padded to the capacity), and each
+ * holds 1/etp of its weights (MoE parallel folding, arXiv:2504.14960;
+ * Megatron-Core core_r0.12 token_dispatcher.py). With etp = tp that is
+ * cf * k * tokens * ep / E rows against 1/tp of the weights.
  */
 static double
 moe_mlp_gemm_time(const struct model *m, const struct plan *p, const struct cluster *c,
 		  struct compute_casts *casts)
 {
-	double t = p->tp, tokens = (double)p->micro_batch * p->seq_len, h = m->hidden;
+	double t = p->tp, et = plan_etp(p), tokens = (double)p->micro_batch * p->seq_len, h = m->hidden;
 	double f = m->moe.expert_ffn_hidden, in = m->gated_mlp ? 2.0 * f : f;
 	double local = (double)m->moe.experts / p->ep;
-	double rows = m->moe.capacity_factor * m->moe.top_k * tokens * p->ep / m->moe.experts;
+	double rows = m->moe.capacity_factor * m->moe.top_k * (tokens / t) * p->ep * et / m->moe.experts;
 	double time = compute_gemm_time(c, tokens, m->moe.experts, h, 1); /* router */
 
-	time += compute_linear_time(c, p, rows, in / t, h, local, casts) +
-		compute_linear_time(c, p, rows, h, f / t, local, casts);
+	time += compute_linear_time(c, p, rows, in / et, h, local, casts) +
+		compute_linear_time(c, p, rows, h, f / et, local, casts);
 	if (m->moe.shared_experts > 0) {
 		double sf = f * m->moe.shared_experts;
 

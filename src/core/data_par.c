@@ -214,7 +214,7 @@ dp_comm_time(const struct model *m, const struct plan *p,
 
 	if (p->zero <= 2) {
 		dp_sync(p, c, &lay->dp, algo, fw, dense, out);
-		/* Expert weights are replicated only across the dp/ep ranks that
+		/* Expert weights are replicated only across the expert-DP ranks that
 		 * hold the same experts (DeepSpeed-MoE, Megatron-Core). */
 		if (params_expert > 0)
 			dp_sync(p, c, &lay->edp, algo, fw, params_expert, out);
@@ -222,7 +222,7 @@ dp_comm_time(const struct model *m, const struct plan *p,
 		double rest = fmax(0.0, dense - layers * params_layer);
 
 		zero3_sync(p, c, &lay->mics, algo, fw, z3_layer_tensors(m, fw), params_layer, layers, rest, out);
-		/* Experts are gathered with their layer, over the dp/ep ranks. */
+		/* Experts are gathered with their layer, over the expert-DP ranks. */
 		if (params_expert > 0)
 			zero3_sync(p, c, &lay->edp, algo, fw, z3_expert_tensors(m, fw, params_expert / layers),
 				   params_expert / layers, layers, 0.0, out);

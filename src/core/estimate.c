@@ -34,14 +34,15 @@ estimate_stage_params(const struct model *m, const struct plan *p, int stage, do
 
 	if (moe > 0) {
 		/* An MoE layer keeps its attention, router and shared experts, and
-		 * experts / ep of the routed experts (DeepSpeed-MoE, Megatron-Core). */
+		 * experts / ep of the routed experts (DeepSpeed-MoE, Megatron-Core),
+		 * each split etp ways (MoE parallel folding), the rest tp ways. */
 		params += moe * (model_params_layer_dense_part(m, true) +
 				 m->moe.shared_experts * model_params_expert(m));
 		local = moe * ((double)m->moe.experts / p->ep) * model_params_expert(m);
-		params += local;
 	}
+	local /= plan_etp(p);
 	if (expert)
-		*expert = local / p->tp;
+		*expert = local;
 
 	/* The first stage holds the input embedding; the last one the final
 	 * norm and the output layer, or a copy of the tied embedding. */
@@ -51,8 +52,31 @@ estimate_stage_params(const struct model *m, const struct plan *p, int stage, do
 		params += model_params_head(m);
 		if (m->tied_embeddings && p->pp > 1)
 			params += (double)m->vocab * m->hidden;
+		if (m->mtp_layers > 0) {
+			/* Multi-token prediction (DeepSeek-V3, arXiv:2412.19437,
+			 * Sec. 2.2): per module a layer of the last layer's kind,
+			 * the 2h x h projection M_k and two RMSNorms; the embedding
+			 * is shared, so a pipelined model's last stage keeps a copy
+			 * of it (as of a tied one). */
+			double d = m->mtp_layers, h = m->hidden;
+
+			if (model_layer_is_moe(m, m->layers)) {
+				double experts = d * ((double)m->moe.experts / p->ep) * model_params_expert(m);
+
+				params += d * (model_params_layer_dense_part(m, true) +
+					       m->moe.shared_experts * model_params_expert(m));
+				local += experts / plan_etp(p);
+				if (expert)
+					*expert = local;
+			} else {
+				params += d * model_params_per_layer(m);
+			}
+			params += d * (2.0 * h * h + 2.0 * h);
+			if (!m->tied_embeddings && p->pp > 1)
+				params += (double)m->vocab * h;
+		}
 	}
-	return params / p->tp;
+	return params / p->tp + local;
 }
 
 /* Everything about one layer and one micro-batch that does not depend on the stage. */
@@ -61,10 +85,12 @@ struct layer_costs {
 	struct compute_layer cls[3];
 	struct compute_layer cl_moes[3];   /* an MoE layer (when the model has them) */
 	struct ep_layer_comm eps[3];
+	struct ep_layer_fixed efs[3];      /* an MoE layer's router and host synchronisation */
 	struct tp_layer_comm tcs[3];
 	struct cp_layer_comm cps[3];
 	struct compute_ends ce;
-	double p2p_s[ESTIMATE_MAX_STAGES]; /* uncompressed stage exchanges of one micro-batch */
+	double p2p_s[ESTIMATE_MAX_STAGES];
+	double mtp_proj_s;                 /* one MTP module's 2h -> h projection, forward */ /* uncompressed stage exchanges of one micro-batch */
 	double p2p_bytes[ESTIMATE_MAX_STAGES];
 	const struct cluster *c;           /* past ESTIMATE_MAX_STAGES the exchanges are priced */
 	const struct plan_layout *lay;     /* stage by stage (stage_work) */
@@ -81,6 +107,7 @@ struct layer_costs {
 /* One micro-batch's work on the GPU of @stage, split by kind. */
 struct stage_work {
 	double compute, recompute, tp, pp, compression, ep, cp;
+	double moe_fixed;    /* MoE layers' router work and host synchronisations */
 	double attention, other; /* of compute + recompute: attention cores, element-wise kernels */
 	double bwd;          /* backward compute alone (the DP overlap window) */
 	double tp_bytes, pp_bytes;
@@ -175,11 +202,34 @@ stage_add_layers(const struct layer_costs *lc, int r, double dense, double moe, 
 	w->bwd += dense * cl->bwd_s + moe * cl_moe->bwd_s;
 	w->recompute += dense * cl->recompute_s + moe * cl_moe->recompute_s;
 	w->ep += moe * (ep->fwd_s + ep->bwd_s + ep->recompute_s);
+	w->moe_fixed += moe * (lc->efs[r].fwd_s + lc->efs[r].bwd_s + lc->efs[r].recompute_s);
 	w->attention += dense * layer_attention(cl, r) + moe * layer_attention(cl_moe, r);
 	w->other += dense * layer_other(cl, r) + moe * layer_other(cl_moe, r);
 	w->tp += layers * (tc->fwd_s + tc->bwd_s + tc->recompute_s);
 	w->cp += layers * (lc->cps[r].fwd_s + lc->cps[r].bwd_s + lc->cps[r].recompute_s);
 	w->tp_bytes += layers * 2.0 * passes * ar_bytes;
+}
+
+/*
+ * DeepSeek-V3's multi-token prediction (arXiv:2412.19437, Sec. 2.2),
+ * which Megatron-Core places after the decoder on the last pipeline stage
+ * (megatron/core/transformer/multi_token_prediction.py): each of the D
+ * modules runs one more layer of the last layer's kind with its
+ * communication, the projection M_k of the normalised hidden state and
+ * next token's embedding (2h -> h), and the shared output head with its
+ * cross-entropy loss.
+ */
+static void
+stage_add_mtp(const struct model *m, const struct layer_costs *lc, int r, struct stage_work *w)
+{
+	double d = m->mtp_layers;
+	bool moe = model_layer_is_moe(m, m->layers);
+
+	stage_add_layers(lc, r, moe ? 0.0 : d, moe ? d : 0.0, w);
+	/* The projection's backward is its dX and dW GEMMs: twice its forward. */
+	w->compute += d * (lc->ce.head_fwd_s + lc->ce.head_bwd_s + 3.0 * lc->mtp_proj_s);
+	w->other += d * lc->ce.head_mem_s;
+	w->bwd += d * (lc->ce.head_bwd_s + 2.0 * lc->mtp_proj_s);
 }
 
 /*
@@ -242,6 +292,8 @@ stage_work(const struct model *m, const struct plan *p, const struct layer_costs
 		w->ef_elements += p->vpp * (double)p->micro_batch * p->seq_len * m->hidden;
 	}
 	stage_ends(p, lc, stage, w);
+	if (stage == p->pp - 1 && m->mtp_layers > 0)
+		stage_add_mtp(m, lc, r, w);
 	if (!lc->cmp || lc->cmp->error_feedback == COMPRESSOR_EF_NONE)
 		w->ef_elements = 0.0;
 }
@@ -249,7 +301,7 @@ stage_work(const struct model *m, const struct plan *p, const struct layer_costs
 static double
 stage_total(const struct stage_work *w)
 {
-	return w->compute + w->recompute + w->tp + w->pp + w->compression + w->ep + w->cp;
+	return w->compute + w->recompute + w->tp + w->pp + w->compression + w->ep + w->cp + w->moe_fixed;
 }
 
 /*
@@ -383,7 +435,7 @@ stage_tail(const struct model *m, const struct plan *p, const struct layer_costs
 	double expert, layers = plan_stage_layers(p, m, stage);
 	double params = estimate_stage_params(m, p, stage, &expert) + w->extra_params;
 	double shard = p->zero >= 1 ? (p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp) : 1;
-	double eshard = p->zero >= 1 ? (double)p->dp / p->ep : 1;
+	double eshard = p->zero >= 1 ? plan_edp(p) : 1;
 
 	memset(t, 0, sizeof(*t));
 	/* ZeRO-3 gathers the dense part of each layer (an MoE layer's
@@ -406,7 +458,7 @@ stage_tail(const struct model *m, const struct plan *p, const struct layer_costs
 	t->dp_exposed = fmax(0.0, t->dc.reduce_s - t->window) + t->dc.gather_s + t->dc.embed_sync_s +
 			(fw->overlap_slowdown - 1.0) * fmin(t->dc.reduce_s, t->window);
 	/* The optimizer steps this GPU's shard: dense states over the DP
-	 * group (or the MiCS group), expert states over the dp/ep ranks that
+	 * group (or the MiCS group), expert states over the expert-DP ranks that
 	 * hold the same experts. */
 	t->optimizer_s = lc->pace *
 			 compute_optimizer_time(c, (params - expert) / shard + expert / eshard,
@@ -444,10 +496,20 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 			compute_layer_time(m, &pr, c, fw, true, &lc->cl_moes[r]);
 			compute_layer_scale(&lc->cl_moes[r], pace);
 			ep_layer_comm(m, &pr, c, lay, &lc->cl_moes[r], &lc->eps[r]);
+			ep_layer_fixed(m, &pr, c, lay, &lc->efs[r]);
+			/* The router's kernels run at the slowest GPU's pace. */
+			lc->efs[r].router_fwd_s *= pace;
+			lc->efs[r].router_bwd_s *= pace;
+			lc->efs[r].fwd_s = lc->efs[r].router_fwd_s + lc->efs[r].sync_s;
+			lc->efs[r].bwd_s = lc->efs[r].router_bwd_s;
+			lc->efs[r].recompute_s = r == PLAN_RECOMPUTE_FULL ? lc->efs[r].fwd_s : 0.0;
 		}
 	}
 	compute_ends_time(m, p, c, &lc->ce);
 	compute_ends_scale(&lc->ce, pace);
+	if (m->mtp_layers > 0)
+		lc->mtp_proj_s = pace * compute_gemm_time(c, (double)p->micro_batch * p->seq_len,
+							  (double)m->hidden / p->tp, 2.0 * m->hidden, 1);
 	lc->fw = fw;
 	lc->tp_degree = p->tp;
 	for (int s = 0; s < p->pp && s < ESTIMATE_MAX_STAGES; s++)
@@ -681,6 +743,7 @@ core_breakdown(const struct core *x, struct estimate *out)
 	b->pp_comm = mb * bn->pp;
 	b->compression = mb * bn->compression + tail->codec_s;
 	b->ep_comm = mb * bn->ep;
+	b->moe_fixed = mb * bn->moe_fixed;
 	b->cp_comm = mb * bn->cp;
 	b->pp_bubble = x->bubble;
 	b->dp_comm = tail->dp_exposed + mb * x->z3_exposed;

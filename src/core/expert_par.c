@@ -6,22 +6,97 @@
 /* Chunks Lancet pipelines the forward all-to-all with (its partition degree). */
 #define LANCET_CHUNKS 4.0
 
+/*
+ * Node-limited routing (DeepSeek-V3, arXiv:2412.19437, Sec. 2.1.2 and
+ * 3.2.2): each token goes to the experts of at most M nodes, crossing the
+ * network once to each (to the GPU of the same in-node index) and then
+ * forwarded over NVLink to its experts there. Of the k copies a flat
+ * dispatch sends, the network then carries at most min(M, N, k): the
+ * inter-node hop's volume shrinks by min(M, N, k) / k. Flat routing sends
+ * every (token, expert) copy on its own, so only the two-hop dispatch
+ * gains.
+ */
 static double
-a2a_time(const struct cluster *c, const struct group_layout *g, int routing, double bytes,
-	 double *inter, double *intra)
+node_limited_share(const struct model *m, const struct group_layout *g)
+{
+	double k = m->moe.top_k, limit = m->moe.max_nodes > 0 ? m->moe.max_nodes : k;
+
+	limit = fmin(limit, fmin((double)g->nodes, k));
+	return limit / k;
+}
+
+static double
+a2a_time(const struct model *m, const struct cluster *c, const struct group_layout *g, int routing,
+	 double bytes, double *inter, double *intra)
 {
 	*inter = *intra = 0.0;
 	if (routing == PLAN_MOE_BILEVEL && g->nodes > 1 && g->per_node > 1) {
 		struct group_layout across = { g->nodes, 1, g->nodes };
 		struct group_layout inside = { g->per_node, g->per_node, 1 };
+		double share = m->moe.max_nodes > 0 ? node_limited_share(m, g) : 1.0;
 
 		/* Hop 1: to the right node, among equal local ranks (each on its
-		 * GPU's NIC share); hop 2: to the right GPU inside the node. */
-		*inter = collective_time(c, &across, COLL_ALLTOALL, COLL_ALGO_RING, bytes);
+		 * GPU's NIC share), once per node with node-limited routing;
+		 * hop 2: to the right GPU inside the node. */
+		*inter = collective_time(c, &across, COLL_ALLTOALL, COLL_ALGO_RING, share * bytes);
 		*intra = collective_time(c, &inside, COLL_ALLTOALL, COLL_ALGO_RING, bytes);
 		return *inter + *intra;
 	}
 	return collective_time(c, g, COLL_ALLTOALL, COLL_ALGO_RING, bytes);
+}
+
+/*
+ * The router after its GEMM, counted from Megatron-Core's TopKRouter with
+ * the auxiliary load-balancing loss (megatron/core/transformer/moe/
+ * router.py and moe_utils.py at NVIDIA/Megatron-LM 005742f, 2025):
+ * forward, topk_softmax_with_capacity (fp32 softmax, top-k, the probs
+ * and the routing map each a zeros + scatter), the aux-loss scores again
+ * (compute_routing_scores_for_aux_loss: softmax, top-k, a zeros + int +
+ * scatter + bool map), tokens per expert (a sum), and
+ * switch_load_balancing_loss_func (a sum over tokens, a product-sum and a
+ * scale) with its tracker: about 20 kernels; each touches the T x E
+ * fp32 scores once, about 48 bytes per (token, expert) in all (two
+ * softmaxes read and write 4 + 4, two top-ks read 4, four scatters with
+ * their zero-fills write 4 + 4 + 4 + 1 + ..., two sums read 4 + 1).
+ * Backward: the softmax's and the scatter's gradients and the aux loss's
+ * (8 kernels, about 36 bytes per element). T is the rank's tokens
+ * (sequence parallel: b s / t), E the experts.
+ */
+#define ROUTER_FWD_KERNELS 20.0
+#define ROUTER_FWD_BYTES 48.0
+#define ROUTER_BWD_KERNELS 8.0
+#define ROUTER_BWD_BYTES 36.0
+
+void
+ep_layer_fixed(const struct model *m, const struct plan *p, const struct cluster *c,
+	       const struct plan_layout *lay, struct ep_layer_fixed *out)
+{
+	double tokens = (double)p->micro_batch * p->seq_len / p->tp;
+	double elems = tokens * m->moe.experts, launch = c->gpu.launch_overhead_s;
+	double local = (double)m->moe.experts / p->ep;
+
+	out->router_fwd_s = ROUTER_FWD_KERNELS * launch + compute_memory_time(c, ROUTER_FWD_BYTES * elems);
+	out->router_bwd_s = ROUTER_BWD_KERNELS * launch + compute_memory_time(c, ROUTER_BWD_BYTES * elems);
+	out->sync_s = 0.0;
+	if (m->moe.dropless && (p->ep > 1 || local > 1.0)) {
+		/* MoEAlltoAllTokenDispatcher.preprocess (token_dispatcher.py,
+		 * 005742f), dropless: the split sizes go to the host
+		 * (.to("cpu")) and the stream synchronises before the EP
+		 * all-to-all (cuda_sync_point "before_ep_alltoall"). The GPU's
+		 * queue runs dry: it waits for the copy, one small operation,
+		 * then for the first kernel the released host launches: two
+		 * fixed kernel costs of the GPU profile (launch_overhead). */
+		out->sync_s = 2.0 * launch;
+		/* With EP or TP, the tokens per expert of every rank are
+		 * gathered first (gather_from_sequence_parallel_region over the
+		 * TP x EP ranks, E int64 counts each): a latency-bound collective. */
+		if (lay->ep.size > 1)
+			out->sync_s += collective_time(c, &lay->ep, COLL_ALLGATHER, COLL_ALGO_RING,
+						       8.0 * m->moe.experts * lay->ep.size);
+	}
+	out->fwd_s = out->router_fwd_s + out->sync_s;
+	out->bwd_s = out->router_bwd_s;
+	out->recompute_s = p->recompute == PLAN_RECOMPUTE_FULL ? out->fwd_s : 0.0;
 }
 
 void
@@ -33,7 +108,7 @@ ep_layer_comm(const struct model *m, const struct plan *p, const struct cluster 
 	double a2a, fwd, bwd;
 
 	out->bytes = m->moe.capacity_factor * m->moe.top_k * tokens * m->hidden * 2.0 / p->tp;
-	a2a = a2a_time(c, &lay->ep, p->moe_routing, out->bytes, &out->inter_s, &out->intra_s);
+	a2a = a2a_time(m, c, &lay->ep, p->moe_routing, out->bytes, &out->inter_s, &out->intra_s);
 	out->a2a_s = a2a;
 	fwd = 2.0 * a2a;
 	bwd = 2.0 * a2a;
@@ -49,6 +124,22 @@ ep_layer_comm(const struct model *m, const struct plan *p, const struct cluster 
 
 		bwd = fmax(0.0, bwd - fmax(0.0, dw));
 		fwd = fwd / k + fmax(0.0, fwd * (k - 1) / k - work * (k - 1) / k);
+	}
+	/* Expert TP (Megatron-Core's MoEAlltoAllTokenDispatcher, core_r0.12):
+	 * after the dispatch all-to-all the etp ranks of an expert all-gather
+	 * their routed tokens (gather_from_sequence_parallel_region over the
+	 * expert TP group), etp x the all-to-all buffer, and reduce-scatter
+	 * the experts' partial outputs before the combine; the backward runs
+	 * the two the other way. Not overlapped. */
+	out->etp_s = 0.0;
+	if (lay->etp.size > 1) {
+		double gathered = (double)lay->etp.size * out->bytes;
+
+		out->etp_s = collective_time(c, &lay->etp, COLL_ALLGATHER, COLL_ALGO_RING, gathered) +
+			     collective_time(c, &lay->etp, COLL_REDUCESCATTER, COLL_ALGO_RING, gathered);
+		fwd += out->etp_s;
+		bwd += out->etp_s;
+		out->total_s += (p->recompute == PLAN_RECOMPUTE_FULL ? 3.0 : 2.0) * out->etp_s;
 	}
 	out->fwd_s = fwd;
 	out->bwd_s = bwd;

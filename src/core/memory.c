@@ -49,8 +49,11 @@ layer_activations_full(const struct model *m, const struct plan *p, bool scores)
 		 * cf * k of them) and the intermediates of the experts they
 		 * visit; averaged over the layers, since every-th layer is MoE. */
 		double rows = s * b * (m->moe.capacity_factor * m->moe.top_k + m->moe.shared_experts);
+		/* The routed copies are gathered over the expert's etp ranks
+		 * (Megatron-Core's all-to-all dispatcher): a rank keeps etp x
+		 * its own s b / t tokens' k copies, in and out. */
 		double moe_mlp = (m->gated_mlp ? 6.0 : 4.0) * rows * m->moe.expert_ffn_hidden +
-				 4.0 * s * b * m->moe.capacity_factor * m->moe.top_k * h;
+				 4.0 * s * b * m->moe.capacity_factor * m->moe.top_k * h * plan_etp(p);
 		double frac = (double)model_moe_layers(m) / m->layers;
 
 		mlp = (1.0 - frac) * mlp + frac * moe_mlp;
@@ -205,7 +208,10 @@ memory_stage(const struct model *m, const struct plan *p,
 	copy = fw && fw->fp8_params ? fmax(1.0, rc.weight_copy_bytes) : 2.0 + rc.weight_copy_bytes;
 	model_states(p->zero, fp8 ? fmax(0.0, params - expert_params - ends) : 0.0, copy, gb,
 		     params - expert_params, d, out);
-	model_states(p->zero, fp8 ? expert_params : 0.0, copy, gb, expert_params, (double)p->dp / p->ep, out);
+	/* Expert states shard over the expert-DP ranks (MoE parallel folding;
+	 * Megatron-Core's distributed optimizer keeps an expert-parallel
+	 * buffer group over expert_data_parallel_group). */
+	model_states(p->zero, fp8 ? expert_params : 0.0, copy, gb, expert_params, plan_edp(p), out);
 	/* Delayed scaling's amax histories and scales, 4 linear layers a
 	 * transformer layer (QKV, projection, fc1, fc2; fp8_recipe.c). */
 	if (fp8)
@@ -230,6 +236,12 @@ memory_stage(const struct model *m, const struct plan *p,
 		       (p->sequence_parallel ? t : 1.0);
 	if (stage == p->pp - 1)
 		act += 4.0 * sbh / t * (1.0 + (double)m->vocab / m->hidden);
+	/* Multi-token prediction (DeepSeek-V3, arXiv:2412.19437, Sec. 2.2):
+	 * the last stage's D modules keep a layer's activations for each
+	 * micro-batch in flight there, and their own logits and loss. */
+	if (stage == p->pp - 1 && m->mtp_layers > 0)
+		act += m->mtp_layers * (stored / plan_stage_layers(p, m, stage) * memory_layer_activations(m, p, fw) +
+					4.0 * sbh / t * (1.0 + (double)m->vocab / m->hidden));
 	out->activations = act;
 
 	out->other = c->gpu.reserved_bytes + fp8_meta;

@@ -46,6 +46,23 @@ plan_degrees_product(const struct plan *p)
 	return product;
 }
 
+int
+plan_etp(const struct plan *p)
+{
+	return p->etp > 0 ? p->etp : p->tp;
+}
+
+int
+plan_edp(const struct plan *p)
+{
+	long long ranks = (long long)p->tp * (p->cp > 0 ? p->cp : 1) * p->dp;
+	long long expert = (long long)p->ep * plan_etp(p);
+
+	/* At least 1: the search lays out plans before plan_validate
+	 * refuses those whose ep x etp does not divide the ranks. */
+	return expert > 0 && ranks >= expert ? (int)(ranks / expert) : 1;
+}
+
 struct plan
 plan_cp_local(const struct plan *p)
 {
@@ -199,9 +216,8 @@ validate_cp(const struct plan *p, const struct model *m, struct plan_error *err)
 		return FAIL("all-to-all context parallelism splits the heads: the heads per TP rank (%d) and "
 			    "kv_heads per TP rank (%d) must be divisible by cp (%d)",
 			    m->heads / p->tp, m->kv_heads >= p->tp ? m->kv_heads / p->tp : 1, p->cp);
-	if (model_is_moe(m) || p->mics_group > 0)
-		return FAIL("context parallelism with %s is not modelled yet",
-			    model_is_moe(m) ? "an MoE model" : "MiCS");
+	if (p->mics_group > 0)
+		return FAIL("context parallelism with MiCS is not modelled yet");
 	return true;
 }
 
@@ -319,12 +335,29 @@ validate_compression(const struct plan *p, const struct model *m, struct plan_er
 static bool
 validate_sharding(const struct plan *p, const struct model *m, struct plan_error *err)
 {
-	if (p->ep < 1 || p->dp % p->ep != 0)
-		return FAIL("ep (%d) must divide dp (%d): experts are sharded across DP ranks", p->ep, p->dp);
+	/* MoE parallel folding (Megatron-Core's parallel_state.py, core_r0.12):
+	 * the expert layers lay out the tp x cp x dp ranks of a stage again,
+	 * as etp x ep x edp, so ep x etp must divide them. */
+	long long ranks = (long long)p->tp * (p->cp > 0 ? p->cp : 1) * p->dp;
+
+	if (p->ep < 1)
+		return FAIL("ep must be at least 1 (got %d)", p->ep);
+	if (p->etp < 0)
+		return FAIL("etp must be at least 1, or 0 for tp (got %d)", p->etp);
+	if (ranks % ((long long)p->ep * plan_etp(p)) != 0)
+		return FAIL("ep x etp (%d x %d) must divide tp x cp x dp (%d x %d x %d): the experts are laid out "
+			    "over a stage's ranks (MoE parallel folding)",
+			    p->ep, plan_etp(p), p->tp, p->cp > 0 ? p->cp : 1, p->dp);
 	if (p->ep > 1 && !model_is_moe(m))
 		return FAIL("expert parallelism (ep %d) needs an MoE model ('%s' has no moe block)", p->ep, m->name);
+	if (p->etp > 0 && p->etp != p->tp && !model_is_moe(m))
+		return FAIL("expert tensor parallelism (etp %d) needs an MoE model ('%s' has no moe block)", p->etp,
+			    m->name);
 	if (model_is_moe(m) && m->moe.experts % p->ep != 0)
 		return FAIL("experts (%d) are not divisible by ep (%d)", m->moe.experts, p->ep);
+	if (model_is_moe(m) && m->moe.expert_ffn_hidden % plan_etp(p) != 0)
+		return FAIL("the experts' FFN width (%d) is not divisible by etp (%d)", m->moe.expert_ffn_hidden,
+			    plan_etp(p));
 	if (p->mics_group < 0 || (p->mics_group > 0 && p->dp % p->mics_group != 0))
 		return FAIL("the MiCS group (%d) must divide dp (%d)", p->mics_group, p->dp);
 	if (p->mics_group > 0 && p->zero != 3)

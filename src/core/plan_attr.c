@@ -58,7 +58,13 @@ const struct plan_attr plan_attrs[PLAN_ATTR_COUNT + 1] = {
 		.def = 0, .flags = PLAN_ATTR_SEARCHED,
 		.help = "MiCS: ZeRO-3 inside groups of G GPUs (implies --zero 3; 0: none)" },
 	[PLAN_ATTR_EP] = { "ep", "N", PLAN_ATTR_INT, IN_PLAN(ep), .min = 1, .max = 1 << 24, .def = 1,
-		.flags = PLAN_ATTR_SEARCHED, .help = "expert parallelism, out of the DP ranks (default 1)" },
+		.flags = PLAN_ATTR_SEARCHED,
+		.help = "expert parallelism over the tp x cp x dp ranks (default 1)" },
+	/* 0: the experts split as the dense layers, tp ways (Megatron-Core's default). */
+	[PLAN_ATTR_ETP] = { "etp", "N", PLAN_ATTR_INT, IN_PLAN(etp), .min = 0, .max = 1 << 20, .def = 0,
+		.help = "expert tensor parallelism: the experts split N ways,\n"
+			"apart from tp (default, or 0: as tp); ep x etp divides\n"
+			"tp x cp x dp (MoE parallel folding)" },
 	[PLAN_ATTR_MOE_ROUTING] = { "moe_routing", "R", PLAN_ATTR_CHOICE, IN_PLAN(moe_routing),
 		.choices = plan_moe_routing_names, .flags = PLAN_ATTR_SEARCHED,
 		.help = "flat|bilevel all-to-all (default flat; bilevel: SMILE)" },

@@ -1452,17 +1452,23 @@ mics_candidates(const struct outer_space *x, const struct outer *o, int zero, in
 
 /* EP degrees: powers of two dividing the experts and dp (1 for a dense model). */
 static int
-ep_candidates(const struct model *m, const struct outer *o, int *eps)
+ep_candidates(const struct model *m, const struct search_options *opt, const struct outer *o, int *eps)
 {
 	int n = 0;
+	/* MoE parallel folding: with etp = tp (the default) EP takes the CP
+	 * and DP ranks, ep | cp x dp; an --etp constraint lets it take TP
+	 * ranks too, ep x etp | tp x cp x dp (plan_validate checks each). */
+	long long ranks = (long long)o->dp * (o->cp > 0 ? o->cp : 1);
 
 	if (!model_is_moe(m)) {
 		eps[n++] = 1;
 		return n;
 	}
-	for (int e = 1; e <= o->dp && n < 32; e *= 2)
-		if (m->moe.experts % e == 0 && o->dp % e == 0)
-			eps[n++] = e;
+	if (opt->allowed[PLAN_ATTR_ETP].n > 0)
+		ranks *= o->tp;
+	for (long long e = 1; e <= ranks && n < 32; e *= 2)
+		if (m->moe.experts % e == 0 && ranks % e == 0)
+			eps[n++] = (int)e;
 	return n;
 }
 
@@ -1681,7 +1687,7 @@ enumerate_sharding(const struct outer_space *x, const struct outer *base)
 {
 	struct outer o = *base;
 	int zeros[4], nz = zero_candidates(x->opt, &o, zeros);
-	int eps[32], ne = ep_candidates(x->m, &o, eps);
+	int eps[32], ne = ep_candidates(x->m, x->opt, &o, eps);
 
 	for (int zi = 0; zi < nz; zi++) {
 		int groups[16], ng = mics_candidates(x, &o, zeros[zi], groups);

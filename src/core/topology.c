@@ -36,8 +36,12 @@ topology_plan(const struct plan *p, const struct cluster *c, struct plan_layout 
 	topology_group(cp, p->tp, c->gpus_per_node, &out->cp);
 	topology_group(p->dp * cp, p->tp, c->gpus_per_node, &out->dp);
 	topology_group(p->pp, p->tp * cp * p->dp, c->gpus_per_node, &out->pp);
-	topology_group(p->ep, p->tp, c->gpus_per_node, &out->ep);
-	topology_group(p->dp / p->ep, p->tp * p->ep, c->gpus_per_node, &out->edp);
+	/* The expert layers' own order (parallel_state.py's expert
+	 * RankGenerator, "tp-ep-dp-pp" with etp for tp): ETP ranks
+	 * consecutive, EP groups striding by etp, expert-DP by etp x ep. */
+	topology_group(plan_etp(p), 1, c->gpus_per_node, &out->etp);
+	topology_group(p->ep, plan_etp(p), c->gpus_per_node, &out->ep);
+	topology_group(plan_edp(p), plan_etp(p) * p->ep, c->gpus_per_node, &out->edp);
 	{
 		int g = p->mics_group > 0 ? p->mics_group : p->dp * cp;
 

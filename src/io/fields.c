@@ -227,6 +227,7 @@ const struct field field_table[] = {
 	{ "plan.zero", "zero", NULL, "", "ZeRO stage, 0 to 3", PLAN(zero) },
 	{ "plan.dp_overlap", "dp_overlap", NULL, "", "gradient reduction overlapped with the backward", FUNC(FIELD_BOOL, get_dp_overlap) },
 	{ "plan.ep", "ep", NULL, "", "expert-parallel degree", PLAN(ep) },
+	{ "plan.etp", NULL, NULL, "", "expert tensor-parallel degree (0: as tp)", PLAN(etp) },
 	{ "plan.moe_routing", "moe_routing", NULL, "", "all-to-all routing: flat or bilevel", PLAN_NAMES(moe_routing, plan_moe_routing_names) },
 	{ "plan.moe_overlap", NULL, NULL, "", "MoE overlap: none or lancet", PLAN_NAMES(moe_overlap, plan_moe_overlap_names) },
 	{ "plan.mics_group", "mics_group", NULL, "", "MiCS partition group size, 0 without MiCS", PLAN(mics_group) },

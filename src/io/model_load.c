@@ -26,6 +26,14 @@ static const struct schema_key moe_schema[] = {
 	{ .key = "first_dense_layers", .type = SCHEMA_INT, .offset = MOFF(first_dense_layers),
 	  .min = 0, .max = 100000, .def = "0",
 	  .help = "the first N layers keep a dense MLP (DeepSeek's first_k_dense_replace)" },
+	{ .key = "dropless", .type = SCHEMA_BOOL, .offset = MOFF(dropless), .def = "false",
+	  .help = "tokens are never dropped nor padded: the dispatcher copies the split sizes to the "
+		  "host and waits for them in every MoE layer (Megatron-Core without "
+		  "--moe-expert-capacity-factor); false: padded to the capacity, no host synchronisation" },
+	{ .key = "max_nodes", .type = SCHEMA_INT, .offset = MOFF(max_nodes), .min = 0, .max = 1000000,
+	  .def = "0",
+	  .help = "node-limited routing: each token goes to the experts of at most this many nodes, and "
+		  "crosses to each of them once (DeepSeek-V3: 4); 0: no limit" },
 	{ .key = "shared_experts", .type = SCHEMA_INT, .offset = MOFF(shared_experts),
 	  .min = 0, .max = 1024, .def = "0", .help = "experts every token goes through (DeepSeekMoE)" },
 	{ 0 },
@@ -122,6 +130,9 @@ const struct schema_key model_schema[] = {
 	  .help = "multi-head latent attention's ranks and head sizes (DeepSeek-V2/V3 config names)" },
 	{ .key = "moe", .type = SCHEMA_MAP, .offset = OFF(moe), .sub = moe_schema,
 	  .help = "Mixture-of-Experts block; absent for a dense model" },
+	{ .key = "mtp_layers", .type = SCHEMA_INT, .offset = OFF(mtp_layers), .min = 0, .max = 64, .def = "0",
+	  .help = "multi-token prediction depth (DeepSeek-V3: 1): modules on the last pipeline stage, each a "
+		  "layer of the last layer's kind, a 2h x h projection and the shared output head with its loss" },
 	{ .key = "kind", .type = SCHEMA_CUSTOM, .parse = parse_kind,
 	  .help = "transformer (the keys of this table), or multimodal (the keys below)" },
 	{ 0 },

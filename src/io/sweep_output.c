@@ -74,6 +74,7 @@ static const struct header axis_headers[AXIS_COUNT] = {
 	[AXIS_OF(PLAN_ATTR_SEQUENCE_PARALLEL)] = { "SP", NULL },
 	[AXIS_OF(PLAN_ATTR_FLASH_ATTENTION)] = { "Flash attention", NULL },
 	[AXIS_OF(PLAN_ATTR_MOE_OVERLAP)] = { "MoE overlap", NULL },
+	[AXIS_OF(PLAN_ATTR_ETP)] = { "ETP", NULL },
 	[AXIS_OF(PLAN_ATTR_STAGE_LAYERS)] = { "Layers per stage", NULL },
 	[AXIS_OF(PLAN_ATTR_STAGE_RECOMPUTE)] = { "Recompute per stage", NULL },
 	[AXIS_OF(PLAN_ATTR_RECOMPUTE_LAYERS)] = { "Layers in full", NULL },
