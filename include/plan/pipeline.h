@@ -98,6 +98,10 @@ int pipeline_stage_layer_count(const struct plan *p, const struct model *m, int 
  */
 double pipeline_schedule_bubble(const struct plan *p, double fb, double b, double w);
 
+/** Slots a pipeline runs at the least, in units of its slowest stage's
+ *  micro-batch: m + (p-1)/v under 1F1B, m under the others. */
+double pipeline_bound_slots(const struct plan *p);
+
 /** The rank holding the output layer and loss: the last, or 0 in a V. */
 int pipeline_head_stage(const struct plan *p);
 /* plan-cli pipeline: end */

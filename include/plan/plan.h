@@ -151,6 +151,10 @@ void plan_init(struct plan *p);
 bool plan_validate(const struct plan *p, const struct model *m,
 		   const struct cluster *c, struct plan_error *err);
 
+/** plan-cli pipeline: the layer layout alone (plan_validate's rules for
+ *  --stage-layers, --pp-split and --pp-first/last-layers). */
+bool plan_validate_layout(const struct plan *p, const struct model *m, struct plan_error *err);
+
 /**
  * The plan as one context-parallel rank sees it: seq_len / cp tokens per
  * sequence (the attention core still meets all seq_len keys: compute

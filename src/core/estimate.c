@@ -551,7 +551,7 @@ core_tail(struct core *x, struct estimate *out)
 	struct stage_tail t;
 	/* Even dense stages between the first and the last are alike:
 	 * one of them stands for all. */
-	bool alike = !p->custom_layers && !p->custom_recompute && !x->cmp &&
+	bool alike = pipeline_even_layout(p) && !p->custom_recompute && !x->cmp &&
 		     (!model_is_moe(m) || m->moe.every == 1) && p->pp <= ESTIMATE_MAX_STAGES;
 
 	memset(&x->tail, 0, sizeof(x->tail));

@@ -155,6 +155,16 @@ pipeline_schedule_bubble(const struct plan *p, double fb, double b, double w)
 	return bubble > 0.0 ? bubble : 0.0;
 }
 
+double
+pipeline_bound_slots(const struct plan *p)
+{
+	/* 1F1B: m + (p - 1)/v slots (SC21, Eq. 2); the other schedules' bubble
+	 * can be near 0, so m slots is all a bound may assume. */
+	if (p->pp_schedule != PLAN_PP_1F1B)
+		return plan_microbatches(p);
+	return plan_microbatches(p) + (double)(p->pp - 1) / p->vpp;
+}
+
 int
 pipeline_head_stage(const struct plan *p)
 {

@@ -279,8 +279,8 @@ validate_first_last(const struct plan *p, const struct model *m, struct plan_err
 
 /* The layout: a list of pp x vpp virtual stages summing to the layers, or
  * a split rule whose divisibility holds, every rank with a layer. */
-static bool
-validate_layout(const struct plan *p, const struct model *m, struct plan_error *err)
+bool
+plan_validate_layout(const struct plan *p, const struct model *m, struct plan_error *err)
 {
 	long long chunks = (long long)p->pp * p->vpp;
 
@@ -372,7 +372,7 @@ validate_stages(const struct plan *p, const struct model *m, struct plan_error *
 {
 	if (p->pp > PLAN_MAX_STAGES && (p->custom_layers || p->custom_recompute || p->custom_recompute_layers))
 		return FAIL("per-stage layouts are limited to %d stages (pp %d)", PLAN_MAX_STAGES, p->pp);
-	if (!validate_layout(p, m, err))
+	if (!plan_validate_layout(p, m, err))
 		return false;
 	if (p->custom_recompute)
 		for (int i = 0; i < p->pp; i++)
