@@ -1720,28 +1720,38 @@ struct layout {
 	int split, first, last;
 };
 
-static bool
-layout_ok(const struct outer_space *x, int pp, int vpp, const struct layout *l)
+static void
+layout_rule_plan(int pp, int vpp, const struct layout *l, struct plan *p)
 {
-	struct plan p;
-
-	plan_init(&p);
-	p.pp = pp;
-	p.vpp = vpp;
-	p.pp_split = l->split;
-	p.pp_first_layers = l->first;
-	p.pp_last_layers = l->last;
-	return plan_validate_layout(&p, x->m, NULL);
+	plan_init(p);
+	p->pp = pp;
+	p->vpp = vpp;
+	p->pp_split = l->split;
+	p->pp_first_layers = l->first;
+	p->pp_last_layers = l->last;
 }
 
+/* Add layout @l if the model can take it and no layout before it puts
+ * the same layers on every virtual stage (first 6 and last 8 on 6,8,8,8
+ * is first 6 alone). */
 static void
 layout_add(const struct outer_space *x, int pp, int vpp, struct layout l, struct layout *out, int *n)
 {
-	for (int i = 0; i < *n; i++)
-		if (out[i].split == l.split && out[i].first == l.first && out[i].last == l.last)
+	struct plan p, q;
+
+	layout_rule_plan(pp, vpp, &l, &p);
+	if (*n == SEARCH_MAX_LAYOUTS || !plan_validate_layout(&p, x->m, NULL))
+		return;
+	for (int i = 0; i < *n; i++) {
+		bool same = true;
+
+		layout_rule_plan(pp, vpp, &out[i], &q);
+		for (int k = 0; k < pp * vpp && same; k++)
+			same = pipeline_chunk_layers(&p, x->m, k) == pipeline_chunk_layers(&q, x->m, k);
+		if (same)
 			return;
-	if (*n < SEARCH_MAX_LAYOUTS && layout_ok(x, pp, vpp, &l))
-		out[(*n)++] = l;
+	}
+	out[(*n)++] = l;
 }
 
 /*
