@@ -5,6 +5,7 @@
 
 #include "plan/estimate.h"
 #include "plan/pipeline.h"
+#include "plan/plan_attr.h"
 #include "testutil.h"
 
 #define LLAMA405_YAML \
@@ -154,6 +155,36 @@ START_TEST(test_torchtitan_split)
 	ck_assert_int_eq(plan_stage_layers(&p, &m, 0), 3);
 	ck_assert_int_eq(plan_stage_layers(&p, &m, 2), 4);
 	ck_assert_int_eq(plan_stage_layers(&p, &m, 3), 4);
+}
+END_TEST
+
+/* The framework's pipeline_split applies where the even split fails and
+ * the plan names no rule: 61 layers on pp 16 under torchtitan's, 64 stay
+ * even, and a plan's own first-stage count wins. */
+START_TEST(test_framework_split)
+{
+	struct model m;
+	struct cluster c;
+	struct plan p;
+	struct plan_error err;
+	const struct plan_fill fill = { .gpus = 0, .flash = 1, .pp_split = PLAN_PP_SPLIT_TORCHTITAN };
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	model_layers(&m, 61);
+	layers_plan(&p, 16, 1);
+	p.dp = 0;
+	ck_assert_msg(plan_complete(&p, &fill, &m, &c, &err), "%s", err.message);
+	ck_assert_int_eq(p.pp_split, PLAN_PP_SPLIT_TORCHTITAN);
+	layers_plan(&p, 16, 1);
+	p.dp = 0;
+	p.pp_first_layers = 1;
+	ck_assert_msg(plan_complete(&p, &fill, &m, &c, &err), "%s", err.message);
+	ck_assert_int_eq(p.pp_split, PLAN_PP_SPLIT_EVEN);
+	model_layers(&m, 64);
+	layers_plan(&p, 16, 1);
+	p.dp = 0;
+	ck_assert_msg(plan_complete(&p, &fill, &m, &c, &err), "%s", err.message);
+	ck_assert_int_eq(p.pp_split, PLAN_PP_SPLIT_EVEN);
 }
 END_TEST
 
@@ -325,6 +356,7 @@ pipeline_suite(void)
 	tcase_add_test(tc, test_first_last_split);
 	tcase_add_test(tc, test_torchtitan_split);
 	tcase_add_test(tc, test_virtual_stage_list);
+	tcase_add_test(tc, test_framework_split);
 	tcase_add_test(tc, test_schedule_bubble);
 	tcase_add_test(tc, test_schedule_activations);
 	tcase_add_test(tc, test_schedule_validation);

@@ -71,6 +71,7 @@ struct framework {
 	int selective_recompute;  /**< enum framework_sac */
 	double attention_speed;   /**< its fused-attention kernel's throughput, as a fraction of the
 				       attention_kernel's; 1: that kernel */
+	int pipeline_split;       /**< plan-cli pipeline: enum plan_pp_split where the even split fails */
 };
 
 /**

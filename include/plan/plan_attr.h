@@ -162,6 +162,7 @@ bool plan_attr_parse_value(const struct plan_attr *a, const char *label, const c
 struct plan_fill {
 	int gpus;   /**< GPUs to use; 0: the cluster's */
 	int flash;  /**< 1 or 0 as given; -1: the GPU profile's default */
+	int pp_split; /**< plan-cli pipeline: the framework's rule (enum plan_pp_split) where the even split fails */
 };
 
 /**

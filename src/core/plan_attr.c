@@ -482,6 +482,11 @@ plan_complete(struct plan *p, const struct plan_fill *fill, const struct model *
 	if (p->mics_group > 0 && p->zero == 0)
 		p->zero = 3;
 	p->flash_attention = gpu_plan_flash_attention(&c->gpu, fill->flash);
+	/* plan-cli pipeline: layers that pp x vpp do not divide, with no
+	 * rule of the plan's own, go as the framework splits them. */
+	if (!p->custom_layers && p->pp_split == PLAN_PP_SPLIT_EVEN && p->pp_first_layers == 0 &&
+	    p->pp_last_layers == 0 && p->pp >= 1 && p->vpp >= 1 && m->layers % ((long long)p->pp * p->vpp) != 0)
+		p->pp_split = fill->pp_split;
 	if (p->dp == 0) {
 		if (total % shape != 0) {
 			if (p->cp > 1)

@@ -1783,6 +1783,9 @@ layout_candidates(const struct outer_space *x, int pp, int vpp, struct layout *o
 	for (int i = 0; i < as->n; i++)
 		if (as->v[i] != PLAN_PP_SPLIT_EVEN)
 			layout_add(x, pp, vpp, (struct layout){ (int)as->v[i], 0, 0 }, out, &n);
+	/* The framework's own rule (its pipeline_split key), as predict applies it. */
+	if (as->n == 0 && x->opt->framework && x->opt->framework->pipeline_split != PLAN_PP_SPLIT_EVEN)
+		layout_add(x, pp, vpp, (struct layout){ x->opt->framework->pipeline_split, 0, 0 }, out, &n);
 	if (af->n > 0 || al->n > 0) {
 		for (int i = 0; i < (af->n ? af->n : 1); i++)
 			for (int j = 0; j < (al->n ? al->n : 1); j++)

@@ -1,6 +1,7 @@
 #include <stddef.h>
 
 #include "io/profile_load.h"
+#include "plan/plan.h"
 
 #define OFF(f) offsetof(struct framework, f)
 
@@ -82,6 +83,13 @@ const struct schema_key framework_schema[] = {
 		  "Transformer Engine), FlashAttention-2 everywhere (fa2: the flash-attn package, PyTorch SDPA's "
 		  "default) or PyTorch SDPA as torchtitan sets it (sdpa: FA2, cuDNN's kernel on Blackwell); "
 		  "FA2 runs at the GPU profile's fa2_attention_speed" },
+	/* plan-cli pipeline */
+	{ .key = "pipeline_split", .type = SCHEMA_ENUM, .offset = OFF(pipeline_split), .def = "even",
+	  .choices = plan_pp_split_names,
+	  .help = "how the layers go over pp x vpp stages when they do not divide evenly and the plan gives "
+		  "no rule: even (refused, as Megatron-Core's default asserts), embedding, loss or "
+		  "embedding-loss (Megatron-Core's account_for_*_in_pipeline_split) or torchtitan "
+		  "(generate_split_points)" },
 	{ .key = "attention_speed", .type = SCHEMA_NUMBER, .offset = OFF(attention_speed), .min = 0.05,
 	  .max = 1, .def = "1",
 	  .help = "with flash attention: the framework's fused-attention kernel runs at this fraction of "
