@@ -319,8 +319,8 @@ plan_validate_layout(const struct plan *p, const struct model *m, struct plan_er
 		break;
 	default:
 		if (m->layers % chunks != 0)
-			return FAIL("layers (%d) are not divisible by pp x vpp (%d x %d): give --pp-split "
-				    "embedding-loss|torchtitan, --pp-first-layers/--pp-last-layers or --stage-layers",
+			return FAIL("layers (%d) are not divisible by pp x vpp (%d x %d); --pp-split (embedding-loss, "
+				    "torchtitan), --pp-first-layers, --pp-last-layers or --stage-layers split them unevenly",
 				    m->layers, p->pp, p->vpp);
 		return true;
 	}
