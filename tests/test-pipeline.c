@@ -6,6 +6,7 @@
 #include "plan/estimate.h"
 #include "plan/pipeline.h"
 #include "plan/plan_attr.h"
+#include "plan/topology.h"
 #include "testutil.h"
 
 #define LLAMA405_YAML \
@@ -346,6 +347,34 @@ START_TEST(test_schedule_estimates)
 }
 END_TEST
 
+/* A V's exchanges: rank 0's two chunks both cross the boundary to rank 1
+ * (chunk 0 forward, chunk 2p - 1 back), none wraps to the last rank: twice
+ * plain 1F1B's one exchange; interleaved 1F1B's rank 0 also borders the
+ * last rank (the wrap), so it pays more than the V. */
+START_TEST(test_v_shape_exchanges)
+{
+	struct model m;
+	struct cluster c;
+	struct plan p;
+	struct plan_layout lay;
+	double one, v, loop, bytes;
+
+	test_load_model(&m, GPT3_YAML);
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	gpt3_plan(&p);
+	p.dp = 4;
+	p.global_batch = 384;
+	topology_plan(&p, &c, &lay);
+	one = pipeline_stage_p2p_time(&m, &p, &c, &lay, 0, &bytes);
+	p.vpp = 2;
+	loop = pipeline_stage_p2p_time(&m, &p, &c, &lay, 0, &bytes);
+	p.pp_schedule = PLAN_PP_ZB_V;
+	v = pipeline_stage_p2p_time(&m, &p, &c, &lay, 0, &bytes);
+	ck_assert_rel(v, 2.0 * one, 1e-15);
+	ck_assert(loop > v);
+}
+END_TEST
+
 static Suite *
 pipeline_suite(void)
 {
@@ -361,6 +390,7 @@ pipeline_suite(void)
 	tcase_add_test(tc, test_schedule_activations);
 	tcase_add_test(tc, test_schedule_validation);
 	tcase_add_test(tc, test_schedule_estimates);
+	tcase_add_test(tc, test_v_shape_exchanges);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -225,7 +225,8 @@ pipeline_stage_p2p_time(const struct model *m, const struct plan *p, const struc
 {
 	/* The boundaries before and after the stage; an interleaved
 	 * pipeline also wraps from the last stage to the first. */
-	int wrap = p->vpp > 1 ? p->pp - 1 : -1;
+	/* plan-cli pipeline: a V turns on the last rank, with no wrap. */
+	int wrap = p->vpp > 1 && !pipeline_v_shape(p) ? p->pp - 1 : -1;
 	int bounds[2] = { stage > 0 ? stage - 1 : wrap, stage < p->pp - 1 ? stage : wrap };
 	double time = 0.0, bytes = 0.0;
 
