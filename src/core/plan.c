@@ -66,8 +66,9 @@ plan_microbatches(const struct plan *p)
 int
 plan_stage_layers(const struct plan *p, const struct model *m, int s)
 {
-	/* plan-cli pipeline: an uneven or interleaved-uneven layout sums its chunks. */
-	if (!pipeline_even_layout(p))
+	/* plan-cli pipeline: an uneven or interleaved-uneven layout sums its
+	 * chunks (pipeline_even_layout's test, here in line: a hot path). */
+	if (p->custom_layers || p->pp_split != PLAN_PP_SPLIT_EVEN || p->pp_first_layers || p->pp_last_layers)
 		return pipeline_stage_layer_count(p, m, s);
 	return m->layers / p->pp;
 }
