@@ -314,6 +314,30 @@ START_TEST(test_zero3_exposure)
 }
 END_TEST
 
+/* The gradient reduction's overlap: the plan's switch when given, else the
+ * framework profile's grad_reduce_overlap (megatron-lm: off, Megatron's
+ * --overlap-grad-reduce default; nemo: on, its recipes' overlap_grad_reduce). */
+START_TEST(test_grad_reduce_overlap_switch)
+{
+	struct framework on, off;
+	struct plan p;
+
+	plan_init(&p);
+	framework_init_default(&on);
+	framework_init_default(&off);
+	off.grad_reduce_overlap = false;
+	ck_assert_int_eq(p.dp_overlap, -1);
+	ck_assert(dp_grad_reduce_overlapped(&p, &on));
+	ck_assert(!dp_grad_reduce_overlapped(&p, &off));
+	p.dp_overlap = 1;
+	ck_assert(dp_grad_reduce_overlapped(&p, &on));
+	ck_assert(dp_grad_reduce_overlapped(&p, &off));
+	p.dp_overlap = 0;
+	ck_assert(!dp_grad_reduce_overlapped(&p, &on));
+	ck_assert(!dp_grad_reduce_overlapped(&p, &off));
+}
+END_TEST
+
 START_TEST(test_tied_embedding_sync)
 {
 	struct cluster c;
@@ -347,6 +371,7 @@ data_par_suite(void)
 	tcase_add_test(tc, test_zero12);
 	tcase_add_test(tc, test_zero3);
 	tcase_add_test(tc, test_tied_embedding_sync);
+	tcase_add_test(tc, test_grad_reduce_overlap_switch);
 	tcase_add_test(tc, test_zero3_exposure);
 	tcase_add_test(tc, test_zero3_experts_per_tensor);
 	suite_add_tcase(s, tc);

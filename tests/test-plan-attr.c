@@ -19,8 +19,10 @@ START_TEST(test_rows)
 		ck_assert_ptr_eq(plan_attr_find(a->name), a);
 		if (a->type == PLAN_ATTR_INT)
 			ck_assert_msg(a->ctype == PLAN_ATTR_C_INT && a->min <= a->max, "%s", a->name);
+		/* A switch whose default is the framework's is an int, -1 until given. */
 		if (a->type == PLAN_ATTR_BOOL)
-			ck_assert_msg(a->ctype == PLAN_ATTR_C_BOOL, "%s", a->name);
+			ck_assert_msg(a->ctype == ((a->flags & PLAN_ATTR_FW_DEFAULT) ? PLAN_ATTR_C_INT : PLAN_ATTR_C_BOOL),
+				      "%s", a->name);
 		if (a->type == PLAN_ATTR_CHOICE)
 			ck_assert_msg(a->choices && a->ctype != PLAN_ATTR_C_NONE, "%s", a->name);
 		if (a->type == PLAN_ATTR_LIST)
@@ -30,7 +32,9 @@ START_TEST(test_rows)
 }
 END_TEST
 
-/* Names: dashes read as underscores; a switch on by default is given as --no-NAME. */
+/* Names: dashes read as underscores; a switch on by default is given as
+ * --no-NAME; one whose default is the framework's (dp_overlap) has both
+ * forms, its option named by the on form. */
 START_TEST(test_names)
 {
 	char buf[64];
@@ -39,7 +43,7 @@ START_TEST(test_names)
 	ck_assert_ptr_eq(plan_attr_find("micro_batch"), &plan_attrs[PLAN_ATTR_MICRO_BATCH]);
 	ck_assert_ptr_null(plan_attr_find("micro"));
 	ck_assert_str_eq(plan_attr_option(&plan_attrs[PLAN_ATTR_MICRO_BATCH], buf, sizeof(buf)), "micro-batch");
-	ck_assert_str_eq(plan_attr_option(&plan_attrs[PLAN_ATTR_DP_OVERLAP], buf, sizeof(buf)), "no-dp-overlap");
+	ck_assert_str_eq(plan_attr_option(&plan_attrs[PLAN_ATTR_DP_OVERLAP], buf, sizeof(buf)), "dp-overlap");
 	ck_assert_str_eq(plan_attr_option(&plan_attrs[PLAN_ATTR_MICS_HIERARCHICAL], buf, sizeof(buf)),
 			 "no-mics-hierarchical");
 	ck_assert_str_eq(plan_attr_option(&plan_attrs[PLAN_ATTR_SEQUENCE_PARALLEL], buf, sizeof(buf)),

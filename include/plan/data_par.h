@@ -40,6 +40,13 @@ void dp_comm_time(const struct model *m, const struct plan *p,
 		  double params_layer, double layers, enum coll_algo algo, struct dp_comm *out);
 
 /**
+ * Whether plan @p overlaps its DP gradient reduction (ZeRO 0-2) with the
+ * backward under framework @fw: as the plan says (--dp-overlap,
+ * --no-dp-overlap), else as the profile's grad_reduce_overlap.
+ */
+bool dp_grad_reduce_overlapped(const struct plan *p, const struct framework *fw);
+
+/**
  * The ZeRO-3 / FSDP time that one micro-batch of @layers layers, each
  * taking @fwd_s, @bwd_s and @recompute_s, does not hide; the extra time
  * of compute slowed by the collectives it overlaps goes to @slowdown_s.

@@ -103,7 +103,11 @@ struct plan {
 	bool sequence_parallel;
 	bool flash_attention;/**< fused attention: no s^2 tensors in memory */
 	int zero;            /**< ZeRO stage 0..3 over the DP group */
-	bool dp_overlap;     /**< overlap the gradient reduction with backward */
+	/** Overlap the DP gradient reduction with the backward: -1 as the
+	 *  framework profile's grad_reduce_overlap says, 0 never (nor ZeRO-3's
+	 *  prefetch), 1 always (Megatron's --overlap-grad-reduce on a
+	 *  framework whose default is off); see dp_grad_reduce_overlapped(). */
+	int dp_overlap;
 	int precision;       /**< enum plan_precision: the linear layers' GEMMs */
 	bool tp_overlap;     /**< SP collectives overlapped with the GEMMs they feed (needs SP) */
 	bool fp8_gather;     /**< ZeRO-3/FSDP gathers the fp8 linear weights in 1 byte (needs fp8, ZeRO-3) */

@@ -93,6 +93,9 @@ enum {
 	PLAN_ATTR_SEARCHED = 1 << 3,
 	/** optimize cannot take it as a constraint: it is the search's output per stage. */
 	PLAN_ATTR_NO_CONSTRAINT = 1 << 4,
+	/** A switch whose default is the framework profile's (dp_overlap): the
+	 *  CLI has --NAME and --no-NAME, and the member is -1 until given. */
+	PLAN_ATTR_FW_DEFAULT = 1 << 5,
 };
 
 /** A plan and the estimate options it is predicted with: everything an attribute may be stored in. */

@@ -50,7 +50,9 @@ bool sweep_run(const struct sweep_cell *cells, long n, int threads, long shard_i
 
 /**
  * Fill speedup (time of the baseline cell over this one), weak-scaling
- * efficiency (TFLOP/s per GPU over the group's first cell's) and strong-
- * scaling efficiency (first cell's time x GPUs over this one's).
+ * efficiency (TFLOP/s per GPU over the group's reference's) and strong-
+ * scaling efficiency (the reference's time x GPUs over this one's). A
+ * group's reference is its first cell, in cell order, that ran and fits;
+ * a group with none has no efficiencies.
  */
 void sweep_derive(const struct sweep_cell *cells, long n, struct sweep_result *res);

@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "cli/multimodal.h"
+#include "cli/optimize_baseline.h"
 #include "cli/optimize_output.h"
 #include "cli/options.h"
 #include "plan/collective.h"
@@ -180,6 +181,10 @@ static const struct cli_option optimize_rows[] = {
 	CLI_CHECKPOINT_ROWS(OPTIMIZE),
 	{ .name = "exhaustive", .kind = CLI_OPT_FLAG, .offset = OPTIMIZE(so.exhaustive),
 	  .help = "enumerate the inner choices instead of solving MILPs" },
+	{ .name = "baseline", .metavar = "SPEC", .kind = CLI_OPT_STRING, .offset = OPTIMIZE(baseline),
+	  .help = "also price your plan, given as plan attributes KEY=VALUE,...\n"
+		  "(tp=4,pp=8,vpp=5,recompute=none), and say term by term where\n"
+		  "the best plan's gain over it comes from" },
 	{ .name = "explain", .kind = CLI_OPT_FLAG, .offset = OPTIMIZE(explain),
 	  .help = "also the runner-up in each dimension (TP, PP, micro-batch, ...)\n"
 		  "and why it is slower or does not fit" },
@@ -276,17 +281,47 @@ rank_by_goodput(const struct optimize_request *r, const struct model *m, const s
 	return true;
 }
 
+/*
+ * The fastest plan without compression, for a best plan with it: the
+ * gain a compressor brings is measured against it (issue 26: "2.94x"
+ * over the same plan uncompressed was 1.25x over the best plan without
+ * compression). The same search, no compressor. *@found is false when
+ * no plan without compression fits.
+ */
+static bool
+best_uncompressed(const struct optimize_request *r, const struct model *m, const struct cluster *c,
+		  struct search_candidate *out, bool *found, struct plan_error *err)
+{
+	struct search_options so = r->so;
+	struct search_stats st;
+	int n = 0;
+
+	so.ncompressors = 0;
+	so.max_compressed_layers = -1;
+	so.top = 1;
+	for (int id = 0; id < PLAN_ATTR_COUNT; id++)
+		if (plan_attrs[id].flags & PLAN_ATTR_COMPRESSION)
+			so.allowed[id].n = 0;
+	if (!search_run(m, c, &so, out, &n, &st, err))
+		return false;
+	*found = n > 0;
+	return true;
+}
+
 /* Search and print; the profiles are loaded. */
 static int
-run(struct optimize_request *r, const struct model *model, const struct cluster *cluster)
+run(struct optimize_request *r, const struct model *model, const struct cluster *cluster,
+    const struct search_candidate *baseline)
 {
 	struct search_candidate *top = calloc(SEARCH_MAX_TOP, sizeof(*top));
 	struct checkpoint_estimate *ck = calloc(SEARCH_MAX_TOP, sizeof(*ck));
 	bool goodput = r->objective == CLI_OBJECTIVE_GOODPUT;
 	struct search_options so = r->so;
 	struct explanation *explain = NULL;
+	struct search_candidate plain;
 	struct search_stats st;
 	struct plan_error err;
+	bool have_plain = false;
 	int ntop = 0, rc;
 
 	if (!top || !ck) {
@@ -305,9 +340,13 @@ run(struct optimize_request *r, const struct model *model, const struct cluster 
 		rc = CLI_EXIT_INFEASIBLE;
 	} else if (goodput && !rank_by_goodput(r, model, cluster, top, &ntop, ck)) {
 		rc = CLI_EXIT_USAGE;
+	} else if (top[0].compressor && !best_uncompressed(r, model, cluster, &plain, &have_plain, &err)) {
+		rc = cli_report(&err);
 	} else {
 		struct optimize_result res = { .req = r, .model = model, .cluster = cluster, .top = top, .ntop = ntop,
-					       .stats = &st, .ckpt = goodput ? ck : NULL };
+					       .stats = &st, .ckpt = goodput ? ck : NULL, .baseline = baseline,
+					       .uncompressed = top[0].compressor ? (have_plain ? &plain : NULL) : NULL,
+					       .uncompressed_searched = top[0].compressor != NULL };
 
 		rc = CLI_EXIT_OK;
 		if (r->explain) {
@@ -335,6 +374,7 @@ cmd_optimize(int argc, char **argv)
 {
 	static struct optimize_request r;
 	static struct compressor compressors[SEARCH_MAX_COMPRESSORS];
+	static struct search_candidate baseline;
 	struct framework framework;
 	struct model model;
 	struct cluster cluster;
@@ -373,8 +413,14 @@ cmd_optimize(int argc, char **argv)
 	if (!cli_checkpoint_check(&r.ckpt))
 		return CLI_EXIT_USAGE;
 	/* DistMM: GPU splits between the submodules (cli/multimodal.c). */
-	if (cli_model_is_multimodal(r.model))
+	if (cli_model_is_multimodal(r.model)) {
+		if (r.baseline) {
+			cli_error("--baseline takes one model's plan; for a multimodal model, price yours with "
+				  "predict --submodule");
+			return CLI_EXIT_USAGE;
+		}
 		return cli_optimize_multimodal(&r);
+	}
 	if ((rc = cli_load_model(r.model, &model)) != CLI_EXIT_OK)
 		return rc;
 	for (int i = 0; i < r.so.ncompressors; i++) {
@@ -388,7 +434,11 @@ cmd_optimize(int argc, char **argv)
 	if ((rc = cli_load_cluster_links(r.cluster, &r.links, &cluster)) != CLI_EXIT_OK)
 		return rc;
 	r.so.flash_attention = gpu_plan_flash_attention(&cluster.gpu, r.flash);
-	rc = run(&r, &model, &cluster);
+	/* The baseline first: a typo in it fails before the search. */
+	if (r.baseline && !cli_optimize_baseline(&r, &model, &cluster, &baseline))
+		rc = CLI_EXIT_USAGE;
+	else
+		rc = run(&r, &model, &cluster, r.baseline ? &baseline : NULL);
 	cluster_release(&cluster);
 	return rc;
 }

@@ -134,6 +134,9 @@ static const struct cli_option predict_rows[] = {
 	  .help = "a multimodal model's submodule on its own GPUs (DistMM):\n"
 		  "NAME:ATTR=V,... (any plan attribute of predict; lists with '/');\n"
 		  "repeated, one per submodule (default: one plan for all, in turn)" },
+	{ .name = "monolithic", .kind = CLI_OPT_FLAG, .offset = PREDICT(monolithic), .arg_before = PLAN_ATTR_COUNT + 1,
+	  .help = "with --submodule: each submodule's plan on all the GPUs, in\n"
+		  "turn (optimize's monolithic side), not on groups of its own" },
 	CLI_HELP_ROW,
 	{ .name = NULL },
 };
@@ -295,9 +298,30 @@ predict_usage_ok(const struct predict_request *r, int argc, char **argv)
 	return true;
 }
 
-/* Estimate the completed plan of @r, print it; the exit status. */
+/*
+ * A plan error that names dp, for a plan whose dp came from the whole
+ * cluster (no --gpus, no --dp): say so, since a first command without
+ * --gpus gets all of the cluster's GPUs (issue 26: "global batch (512) is
+ * not divisible by dp x micro-batch (4480 x 1)" named no reason).
+ */
+static void
+note_whole_cluster(struct plan_error *err, const struct plan *p, const struct cluster *c)
+{
+	char tail[256];
+	size_t n = strlen(err->message), k;
+
+	if (!strstr(err->message, "dp"))
+		return;
+	k = (size_t)snprintf(tail, sizeof(tail), " (without --gpus the plan takes all %d GPUs of '%.64s', so dp is %d: "
+			     "give --gpus N)", cluster_gpus(c), c->name, p->dp);
+	if (k < sizeof(tail) && n + k < sizeof(err->message))
+		memcpy(err->message + n, tail, k + 1);
+}
+
+/* Estimate the completed plan of @r, print it; the exit status.
+ * @whole: its dp came from all the cluster's GPUs. */
 static int
-predict_run(const struct predict_request *r, const struct model *model, const struct cluster *cluster)
+predict_run(const struct predict_request *r, const struct model *model, const struct cluster *cluster, bool whole)
 {
 	struct estimate est;
 	struct checkpoint_estimate ckpt;
@@ -307,8 +331,12 @@ predict_run(const struct predict_request *r, const struct model *model, const st
 	int rc;
 
 	plan_error_clear(&err);
-	if (!estimate_plan(model, cluster, &r->plan, &r->opt, &est, &err) ||
-	    (r->seq_lengths && !predict_seq_lengths(r, model, cluster, &est, &err)))
+	if (!estimate_plan(model, cluster, &r->plan, &r->opt, &est, &err)) {
+		if (whole)
+			note_whole_cluster(&err, &r->plan, cluster);
+		return cli_report(&err);
+	}
+	if (r->seq_lengths && !predict_seq_lengths(r, model, cluster, &est, &err))
 		return cli_report(&err);
 	if (r->ckpt.target != CHECKPOINT_NONE &&
 	    !checkpoint_estimate(model, cluster, &r->plan, &r->opt, &est, &r->ckpt, &ckpt, &err))
@@ -336,6 +364,7 @@ cmd_predict(int argc, char **argv)
 	struct model model;
 	struct cluster cluster;
 	struct plan *plan = &r.plan;
+	bool whole;
 	int rc;
 
 	cli_predict_request_init(&r);
@@ -346,19 +375,21 @@ cmd_predict(int argc, char **argv)
 	/* DistMM: a multimodal model takes a plan per submodule (cli/multimodal.c). */
 	if (cli_model_is_multimodal(r.model))
 		return cli_predict_multimodal(&r);
-	if (r.nsubmodule_args > 0) {
-		cli_error("--submodule needs a multimodal model (kind: multimodal); '%s' is a transformer", r.model);
+	if (r.nsubmodule_args > 0 || r.monolithic) {
+		cli_error("%s needs a multimodal model (kind: multimodal); '%s' is a transformer",
+			  r.nsubmodule_args > 0 ? "--submodule" : "--monolithic", r.model);
 		return CLI_EXIT_USAGE;
 	}
 	if ((rc = load_profiles(&r, &model, &cluster, &compressor, &framework)) != CLI_EXIT_OK)
 		return rc;
+	whole = r.gpus == 0 && plan->dp == 0;
 	if (!cli_checkpoint_check(&r.ckpt))
 		rc = CLI_EXIT_USAGE;
 	else if (!cli_plan_complete(plan, &(struct plan_fill){ r.gpus, r.flash, framework.pipeline_split },
 					&model, &cluster))
 		rc = CLI_EXIT_USAGE;
 	else
-		rc = predict_run(&r, &model, &cluster);
+		rc = predict_run(&r, &model, &cluster, whole);
 	cluster_release(&cluster);
 	return rc;
 }

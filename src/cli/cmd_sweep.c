@@ -267,7 +267,7 @@ build_cell(const struct study *s, struct cache *k, long i, struct sweep_cell *c,
 	p->tp = p->pp = 1;
 	p->seq_len = c->model->seq_len;
 	p->sequence_parallel = s->sequence_parallel;
-	p->dp_overlap = !s->no_dp_overlap;
+	p->dp_overlap = s->no_dp_overlap ? 0 : -1;
 	p->tp_overlap = s->tp_overlap;
 	gpus = 0; /* the cluster's */
 	*fault = AXIS_GPUS;

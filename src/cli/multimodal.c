@@ -19,6 +19,7 @@
 #include "cli/cli.h"
 #include "cli/multimodal.h"
 #include "cli/options.h"
+#include "cli/plan_spec.h"
 #include "io/format.h"
 #include "io/hf_config.h"
 #include "io/multimodal_load.h"
@@ -97,25 +98,6 @@ plan_brief(const struct plan *p, char *buf, size_t size)
  * are refused, with the reason (cli_submodule_refuses).
  */
 
-/* The longest --submodule argument: room for three lists of PLAN_MAX_STAGES entries. */
-#define SPEC_MAX 8192
-
-/* gpus=G's range: predict's --gpus. */
-#define SPEC_MAX_GPUS (1L << 26)
-
-/* The keys --submodule took before it took every attribute, kept so that
- * the command lines and predict_args written then still read. */
-static const struct spec_alias {
-	const char *key;
-	enum plan_attr_id id;
-	bool negated; /* a switch given by its opposite */
-} spec_aliases[] = {
-	{ "sp", PLAN_ATTR_SEQUENCE_PARALLEL, false },
-	{ "mics", PLAN_ATTR_MICS_GROUP, false },
-	{ "mics-flat", PLAN_ATTR_MICS_HIERARCHICAL, true },
-};
-#define SPEC_NALIASES ((int)(sizeof(spec_aliases) / sizeof(spec_aliases[0])))
-
 const char *
 cli_submodule_refuses(enum plan_attr_id id)
 {
@@ -137,111 +119,19 @@ cli_submodule_refuses(enum plan_attr_id id)
 	}
 }
 
-/* @name with dashes for underscores, as a spec writes it, into @buf. */
-static const char *
-spec_dashed(const char *name, char *buf, size_t size)
-{
-	size_t i = 0;
-
-	for (; name[i] && i + 1 < size; i++)
-		buf[i] = name[i] == '_' ? '-' : name[i];
-	buf[i] = '\0';
-	return buf;
-}
-
-/* What item @key names: attribute *@id, or gpus=G (*@id PLAN_ATTR_COUNT);
- * *@negated for a switch given by its opposite (mics-flat). False when
- * it names nothing. */
-static bool
-spec_key(const char *key, int *id, bool *negated)
-{
-	const struct plan_attr *a;
-	char k[64];
-
-	spec_dashed(key, k, sizeof(k));
-	*negated = false;
-	if (strcmp(k, "gpus") == 0) {
-		*id = PLAN_ATTR_COUNT;
-		return true;
-	}
-	for (int i = 0; i < SPEC_NALIASES; i++) {
-		if (strcmp(k, spec_aliases[i].key) == 0) {
-			*id = (int)spec_aliases[i].id;
-			*negated = spec_aliases[i].negated;
-			return true;
-		}
-	}
-	if (!(a = plan_attr_find(key)))
-		return false;
-	*id = (int)(a - plan_attrs);
-	return true;
-}
-
-/* An unknown key: the nearest a submodule takes, or all of them. */
-static void
-spec_unknown_key(const char *name, const char *key)
-{
-	char valid[1024] = "gpus", near[64] = "", k[64], cand[64];
-	int best = 3; /* within two edits, as schema_nearest */
-
-	spec_dashed(key, k, sizeof(k));
-	for (int id = -1; id < PLAN_ATTR_COUNT + SPEC_NALIASES; id++) {
-		int d;
-
-		if (id >= 0 && id < PLAN_ATTR_COUNT && cli_submodule_refuses(id))
-			continue;
-		spec_dashed(id < 0 ? "gpus" : id < PLAN_ATTR_COUNT ? plan_attrs[id].name :
-			    spec_aliases[id - PLAN_ATTR_COUNT].key, cand, sizeof(cand));
-		if ((d = schema_edit_distance(k, cand)) < best) {
-			best = d;
-			snprintf(near, sizeof(near), "%s", cand);
-		}
-		if (id >= 0 && id < PLAN_ATTR_COUNT)
-			snprintf(valid + strlen(valid), sizeof(valid) - strlen(valid), ", %s", cand);
-	}
-	if (near[0]) {
-		cli_error("--submodule %s: unknown key '%s'; did you mean '%s'?", name, key, near);
-		return;
-	}
-	snprintf(valid + strlen(valid), sizeof(valid) - strlen(valid), "; also sp, mics, mics-flat");
-	cli_error("--submodule %s: unknown key '%s' (valid: %s)", name, key, valid);
-}
-
 /* The --submodule spec of @p: every attribute a submodule takes that is
  * not at its default (plan_attr_format, as predict_args), by its name
  * with dashes, the lists with '/' between their entries, so that predict
  * reads back the plan optimize timed. False when it does not fit in
- * @size (SPEC_MAX holds any plan's). */
+ * @size (CLI_PLAN_SPEC_MAX holds any plan's). */
 static bool
 plan_spec(const char *name, const struct plan *p, char *buf, size_t size)
 {
-	struct plan_attr_target t = { (struct plan *)p, NULL };
-	const char *sep = "";
-	size_t n = (size_t)snprintf(buf, size, "%s:", name);
+	char prefix[80];
 
-	for (int id = 0; id < PLAN_ATTR_COUNT && n < size; id++) {
-		char val[SPEC_MAX], key[64];
-
-		if (cli_submodule_refuses(id) || !plan_attr_format(&plan_attrs[id], &t, false, val, sizeof(val)))
-			continue;
-		for (char *c = val; *c; c++)
-			if (*c == ',')
-				*c = '/';
-		n += (size_t)snprintf(buf + n, size - n, "%s%s=%s", sep, spec_dashed(plan_attrs[id].name, key, sizeof(key)),
-				      val);
-		sep = ",";
-	}
-	return n < size;
+	snprintf(prefix, sizeof(prefix), "%s:", name);
+	return cli_plan_spec_format(prefix, p, cli_submodule_refuses, buf, size);
 }
-
-/* What the items of one --submodule spec have said so far. */
-struct spec_state {
-	const char *name;                   /* the submodule, for the messages */
-	const char *given[PLAN_ATTR_COUNT]; /* the key each attribute was given by; NULL: not given */
-	const char *gpus_key;               /* gpus=G given */
-	int gpus;                           /* G; 0: not given */
-	int flash;                          /* flash-attention: 1 or 0; -1: the command line's */
-};
 
 /* The NAME of "NAME:key=v,...", written to @name; *@idx its submodule. */
 static bool
@@ -249,7 +139,7 @@ spec_submodule(const struct multimodal *mm, const char *arg, char *name, size_t 
 {
 	const char *colon = strchr(arg, ':');
 
-	if (!colon || colon == arg || strlen(arg) >= SPEC_MAX || (size_t)(colon - arg) >= size) {
+	if (!colon || colon == arg || strlen(arg) >= CLI_PLAN_SPEC_MAX || (size_t)(colon - arg) >= size) {
 		cli_error("--submodule expects NAME:tp=T,dp=D[,pp=P][,gpus=G][,micro-batch=B], got '%s'", arg);
 		return false;
 	}
@@ -265,119 +155,17 @@ spec_submodule(const struct multimodal *mm, const char *arg, char *name, size_t 
 	return true;
 }
 
-/* A list's value with ',' between its entries, as plan_attr_parse reads
- * it, into @buf; false (said) for an empty entry. */
-static bool
-spec_list(const char *label, const char *val, char *buf, size_t size)
-{
-	if (!*val || val[0] == '/' || val[strlen(val) - 1] == '/' || strstr(val, "//")) {
-		cli_error("%s expects entries separated by '/', got '%s'", label, val);
-		return false;
-	}
-	snprintf(buf, size, "%s", val);
-	for (char *c = buf; *c; c++)
-		if (*c == '/')
-			*c = ',';
-	return true;
-}
-
-/* The item's attribute, or gpus=G, given a second time: an error, not the last one winning without a word. */
-static bool
-spec_twice(const struct spec_state *st, int id, const char *key)
-{
-	const char *before = id == PLAN_ATTR_COUNT ? st->gpus_key : st->given[id];
-
-	if (!before)
-		return false;
-	if (strcmp(before, key) == 0)
-		cli_error("--submodule %s: '%s' is given twice", st->name, key);
-	else
-		cli_error("--submodule %s: '%s' is given twice (as '%s' before)", st->name, key, before);
-	return true;
-}
-
-/* Apply one KEY=VALUE item of the spec to @p. */
-static bool
-spec_item(const char *key, const char *val, struct plan *p, struct spec_state *st)
-{
-	struct plan_attr_target t = { p, NULL };
-	const struct plan_attr *a;
-	const char *refused;
-	char label[128], why[512], list[SPEC_MAX];
-	bool negated;
-	long v;
-	int id;
-
-	if (!spec_key(key, &id, &negated)) {
-		spec_unknown_key(st->name, key);
-		return false;
-	}
-	if (spec_twice(st, id, key))
-		return false;
-	snprintf(label, sizeof(label), "--submodule %s:%.48s", st->name, key);
-	if (id == PLAN_ATTR_COUNT) {
-		if (!num_parse_long(val, 1, SPEC_MAX_GPUS, &v)) {
-			cli_error("%s expects a whole number from 1 to %ld, got '%s'", label, SPEC_MAX_GPUS, val);
-			return false;
-		}
-		st->gpus_key = key;
-		st->gpus = (int)v;
-		return true;
-	}
-	a = &plan_attrs[id];
-	if ((refused = cli_submodule_refuses(id))) {
-		cli_error("--submodule %s: %s is not a submodule's own: %s", st->name, key, refused);
-		return false;
-	}
-	st->given[id] = key;
-	if (a->type == PLAN_ATTR_BOOL) {
-		if (!plan_attr_parse_value(a, label, val, &v, why, sizeof(why))) {
-			cli_error("%s", why);
-			return false;
-		}
-		if (negated)
-			v = !v;
-		/* Flash attention's default is the GPU's: plan_complete sets it. */
-		if (a->flags & PLAN_ATTR_GPU_DEFAULT)
-			st->flash = (int)v;
-		else
-			plan_attr_set(a, &t, v);
-		return true;
-	}
-	if (a->type == PLAN_ATTR_LIST && !spec_list(label, val, list, sizeof(list)))
-		return false;
-	if (!plan_attr_parse(a, label, a->type == PLAN_ATTR_LIST ? list : val, &t, why, sizeof(why))) {
-		cli_error("%s", why);
-		return false;
-	}
-	return true;
-}
-
 /* The spec's plan completed as predict completes its own (plan_complete:
  * dp from gpus=G, flash attention from the GPU, recompute-layers=K on
  * every stage), after what only a spec can get wrong. */
 static bool
-spec_complete(const struct spec_state *st, const struct model *m, const struct cluster *c, struct plan *p)
+spec_complete(const struct cli_plan_spec *st, const char *name, const struct model *m, const struct cluster *c,
+	      struct plan *p)
 {
-	const char *name = st->name, *flat = st->given[PLAN_ATTR_MICS_HIERARCHICAL];
 	struct plan_error err;
 
-	if (flat && p->mics_group == 0) {
-		cli_error("--submodule %s: %s says how a MiCS group gathers: give mics=G too", name, flat);
+	if (!cli_plan_spec_mics(st, p))
 		return false;
-	}
-	/* MiCS is ZeRO-3 inside its groups (as plan_complete says): a zero
-	 * the spec gives must be 3, the command line's yields. */
-	if (p->mics_group > 0 && p->zero != 3) {
-		if (st->given[PLAN_ATTR_ZERO]) {
-			const char *mics = st->given[PLAN_ATTR_MICS_GROUP];
-
-			cli_error("--submodule %s: %s=%d is ZeRO-3 in groups; it does not go with %s=%d", name,
-				  mics ? mics : "mics-group", p->mics_group, st->given[PLAN_ATTR_ZERO], p->zero);
-			return false;
-		}
-		p->zero = 3;
-	}
 	if (!st->given[PLAN_ATTR_DP] && st->gpus == 0) {
 		cli_error("submodule '%s' has no GPUs: give dp=D or gpus=G in --submodule %s:...", name, name);
 		return false;
@@ -393,42 +181,26 @@ spec_complete(const struct spec_state *st, const struct model *m, const struct c
 /* Read "NAME:key=v,..." of @r's into @p (the command line's plan, but
  * tp, pp and dp), completed on @c; *@idx the submodule. */
 static bool
-parse_spec(const struct predict_request *r, const struct multimodal *mm, const struct cluster *c, const char *arg,
-	   struct plan *p, int *idx)
+parse_spec(const struct predict_request *r, const struct multimodal *mm, const struct cluster *c, int total,
+	   const char *arg, struct plan *p, int *idx)
 {
-	char buf[SPEC_MAX], name[64];
-	struct spec_state st = { .name = name, .flash = r->flash };
+	char name[64], label[80];
+	struct cli_plan_spec st = { .label = label, .key_sep = ':', .whose = "a submodule's",
+				    .refuses = cli_submodule_refuses, .takes_gpus = true, .flash = r->flash };
 
 	if (!spec_submodule(mm, arg, name, sizeof(name), idx))
 		return false;
+	snprintf(label, sizeof(label), "--submodule %s", name);
 	*p = r->plan;
 	p->tp = 1;
 	p->pp = 1;
 	p->dp = 0;
-	snprintf(buf, sizeof(buf), "%s", strchr(arg, ':') + 1);
-	/* Split by hand, not strtok_r: that skips empty items, and 'tp=1,,dp=8'
-	 * is a typo to report. */
-	for (char *tok = buf, *next; tok; tok = next) {
-		char *eq = strchr(tok, '='), *comma = strchr(tok, ',');
-
-		next = comma ? comma + 1 : NULL;
-		if (comma)
-			*comma = '\0';
-		if (comma && eq > comma)
-			eq = NULL;
-		if (!*tok) {
-			cli_error("--submodule %s: an empty item in '%s'", name, arg);
-			return false;
-		}
-		if (!eq) {
-			cli_error("--submodule %s: expected KEY=VALUE, got '%s'", name, tok);
-			return false;
-		}
-		*eq = '\0';
-		if (!spec_item(tok, eq + 1, p, &st))
-			return false;
-	}
-	return spec_complete(&st, &mm->sub[*idx].model, c, p);
+	if (!cli_plan_spec_parse(&st, strchr(arg, ':') + 1, arg, p))
+		return false;
+	/* --monolithic: every submodule on all the GPUs, unless said. */
+	if (r->monolithic && !st.given[PLAN_ATTR_DP] && st.gpus == 0)
+		st.gpus = total;
+	return spec_complete(&st, name, &mm->sub[*idx].model, c, p);
 }
 
 /* ------------------------------------------------------------ output */
@@ -617,15 +389,21 @@ submodule_plans(const struct predict_request *r, const struct multimodal *mm, co
 		struct plan p;
 		int i;
 
-		if (!parse_spec(r, mm, c, r->submodule_args[k], &p, &i))
+		if (!parse_spec(r, mm, c, total, r->submodule_args[k], &p, &i))
 			return false;
 		if (given[i]) {
 			cli_error("--submodule %s is given twice", mm->sub[i].name);
 			return false;
 		}
+		/* --monolithic: every submodule on the same GPUs, in turn. */
+		if (r->monolithic && k > 0 && plan_gpus(&p) != used) {
+			cli_error("--monolithic: submodule '%s' takes %d GPUs where the one before takes %d; "
+				  "each runs on all of them, in turn", mm->sub[i].name, plan_gpus(&p), used);
+			return false;
+		}
 		given[i] = true;
 		plans[i] = p;
-		used += plan_gpus(&p);
+		used = r->monolithic ? plan_gpus(&p) : used + plan_gpus(&p);
 	}
 	for (int i = 0; i < mm->nsub; i++) {
 		if (!given[i]) {
@@ -700,7 +478,7 @@ cli_predict_multimodal(struct predict_request *r)
 				      !submodule_plans(r, &mm, &cluster, total, plans))
 		goto out;
 	plan_error_clear(&err);
-	if (!multimodal_estimate(&mm, &cluster, plans, r->nsubmodule_args == 0, &r->opt, &est, &err)) {
+	if (!multimodal_estimate(&mm, &cluster, plans, r->nsubmodule_args == 0 || r->monolithic, &r->opt, &est, &err)) {
 		rc = cli_report(&err);
 		goto out;
 	}
@@ -852,14 +630,14 @@ now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* The predict arguments of the split @plans, a --submodule each (the
- * options the submodules share as optimize was given them), that predict
- * times as optimize did; NULL when out of memory. The monolithic side has
- * none: predict's monolithic plan is one plan for every submodule. */
+/* The predict arguments of @plans, a --submodule each (the options the
+ * submodules share as optimize was given them), with --monolithic for
+ * the monolithic side (each plan on all the GPUs, in turn), that predict
+ * times as optimize did; NULL when out of memory. */
 static json_t *
-mm_predict_args(const struct mm_search *s, const struct plan *plans)
+mm_predict_args(const struct mm_search *s, const struct plan *plans, bool monolithic)
 {
-	static char specs[MULTIMODAL_MAX_SUBMODULES][SPEC_MAX];
+	static char specs[MULTIMODAL_MAX_SUBMODULES][CLI_PLAN_SPEC_MAX];
 	const struct optimize_request *r = s->r;
 	struct predict_request p;
 
@@ -871,6 +649,7 @@ mm_predict_args(const struct mm_search *s, const struct plan *plans)
 	p.links = r->links;
 	p.plan.global_batch = r->so.global_batch;
 	p.opt.dp_algo = s->opt.dp_algo;
+	p.monolithic = monolithic;
 	for (int i = 0; i < s->mm->nsub; i++) {
 		if (!plan_spec(s->mm->sub[i].name, &plans[i], specs[i], sizeof(specs[i])))
 			snprintf(specs[i], sizeof(specs[i]), "(too long)");
@@ -887,7 +666,7 @@ opt_side_json(const struct multimodal *mm, const struct multimodal_estimate *e, 
 	json_t *o = json_object(), *subs = json_array();
 
 	for (int i = 0; o && subs && i < mm->nsub; i++) {
-		char spec[SPEC_MAX];
+		char spec[CLI_PLAN_SPEC_MAX];
 
 		if (!plan_spec(mm->sub[i].name, &plans[i], spec, sizeof(spec)))
 			snprintf(spec, sizeof(spec), "(too long)");
@@ -938,6 +717,14 @@ struct mm_found {
 	const struct multimodal_estimate *best;
 	const struct multimodal_estimate *mono; /* NULL: no monolithic plan fits */
 };
+
+/* Whether the monolithic side is the faster (issue 26: a split 0.81x as
+ * fast as the monolithic plan was recommended). A tie keeps the split. */
+static bool
+mono_faster(const struct mm_found *f)
+{
+	return f->mono && f->mono->fits && f->mono->iteration_time_s < f->best->iteration_time_s;
+}
 
 /* The options optimize cannot apply to a multimodal model. */
 static bool
@@ -1006,9 +793,12 @@ optimize_json(const struct mm_found *f)
 		json_object_set_new(root, "gpus", json_integer(f->total));
 		json_object_set_new(root, "global_batch", json_integer(s->r->so.global_batch));
 		json_object_set_new(root, "per_submodule", opt_side_json(s->mm, f->best, f->best_plans,
-									      mm_predict_args(s, f->best_plans)));
+									      mm_predict_args(s, f->best_plans, false)));
 		json_object_set_new(root, "monolithic",
-				    f->mono ? opt_side_json(s->mm, f->mono, f->mono_plans, NULL) : json_null());
+				    f->mono ? opt_side_json(s->mm, f->mono, f->mono_plans,
+							    mm_predict_args(s, f->mono_plans, true))
+					    : json_null());
+		json_object_set_new(root, "best", json_string(mono_faster(f) ? "monolithic" : "per_submodule"));
 		json_object_set_new(root, "speedup", f->mono ? json_real(f->mono->iteration_time_s / f->best->iteration_time_s)
 							     : json_null());
 		json_object_set_new(root, "splits", json_integer(s->splits));
@@ -1029,15 +819,19 @@ optimize_text(const struct mm_found *f)
 
 	printf("%s on %s: %d GPUs (%s), global batch %d, multimodal (%d submodules)\n\n", mm->name, s->c->name,
 	       f->total, s->c->gpu.name, r->so.global_batch, mm->nsub);
-	opt_side_text("per-submodule (DistMM)", mm, f->best, f->best_plans);
-	if (f->mono) {
+	/* The faster side first; predict_args are its. */
+	if (mono_faster(f))
 		opt_side_text("monolithic (each submodule on all GPUs, in turn)", mm, f->mono, f->mono_plans);
-		printf("speedup         %.2fx per-submodule over monolithic\n",
-		       f->mono->iteration_time_s / f->best->iteration_time_s);
-	} else {
+	opt_side_text("per-submodule (DistMM)", mm, f->best, f->best_plans);
+	if (f->mono && !mono_faster(f))
+		opt_side_text("monolithic (each submodule on all GPUs, in turn)", mm, f->mono, f->mono_plans);
+	if (f->mono)
+		printf("speedup         %.2fx per-submodule over monolithic%s\n",
+		       f->mono->iteration_time_s / f->best->iteration_time_s,
+		       mono_faster(f) ? ": the monolithic plan is faster" : "");
+	else
 		printf("monolithic: no plan of all %d GPUs fits some submodule\n", f->total);
-	}
-	if (!(args = mm_predict_args(s, f->best_plans)))
+	if (!(args = mono_faster(f) ? mm_predict_args(s, f->mono_plans, true) : mm_predict_args(s, f->best_plans, false)))
 		return false;
 	fputs("predict_args   ", stdout);
 	json_array_foreach(args, i, v)

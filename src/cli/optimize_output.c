@@ -1,4 +1,5 @@
 /* optimize's output: text for people, JSON (documented in plan-cli(1), "optimize output"). */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -46,23 +47,34 @@ stage_memory(const struct search_candidate *cand, int s)
 	return cand->est.stage_memory[s < ESTIMATE_MAX_STAGES ? s : ESTIMATE_MAX_STAGES - 1];
 }
 
-/* Plan @i of the top list as a report (with its checkpoints under --objective goodput). */
+static double
+best_time(const struct optimize_result *res)
+{
+	return res->top[0].est.iteration_time_s;
+}
+
+/* @cand as a report (with its checkpoints @ck under --objective goodput, else NULL). */
+static struct report
+candidate_report_of(const struct optimize_result *res, const struct search_candidate *cand,
+		    const struct checkpoint_estimate *ck, struct estimate_options *eo)
+{
+	*eo = (struct estimate_options){ cand->dp_algo, cand->compressor, res->req->so.framework };
+	return (struct report){ res->model, res->cluster, &cand->plan, &cand->est, eo, cand->compressor, ck };
+}
+
+/* Plan @i of the top list as a report. */
 static struct report
 candidate_report(const struct optimize_result *res, int i, struct estimate_options *eo)
 {
-	const struct search_candidate *cand = &res->top[i];
-
-	*eo = (struct estimate_options){ cand->dp_algo, cand->compressor, res->req->so.framework };
-	return (struct report){ res->model, res->cluster, &cand->plan, &cand->est, eo, cand->compressor,
-				res->ckpt ? &res->ckpt[i] : NULL };
+	return candidate_report_of(res, &res->top[i], res->ckpt ? &res->ckpt[i] : NULL, eo);
 }
 
 static json_t *
-candidate_json(const struct optimize_result *res, int i)
+candidate_json_of(const struct optimize_result *res, const struct search_candidate *cand,
+		  const struct checkpoint_estimate *ck)
 {
-	const struct search_candidate *cand = &res->top[i];
 	struct estimate_options eo;
-	struct report rep = candidate_report(res, i, &eo);
+	struct report rep = candidate_report_of(res, cand, ck, &eo);
 	json_t *o = format_json_object(&rep), *stages = json_array(), *args;
 	int rc = 0, first = 1;
 
@@ -91,6 +103,45 @@ candidate_json(const struct optimize_result *res, int i)
 	rc |= json_object_set_new(o, "predict_args", args);
 	if (cand->milp_slot_s > 0)
 		rc |= json_object_set_new(o, "milp_slot_s", json_real(cand->milp_slot_s));
+	if (rc) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static json_t *
+candidate_json(const struct optimize_result *res, int i)
+{
+	return candidate_json_of(res, &res->top[i], res->ckpt ? &res->ckpt[i] : NULL);
+}
+
+/*
+ * --baseline: the user's plan as predict prints it (predict_args
+ * included), with "spec" as given, "speedup" (its iteration time over
+ * the best's: how many times faster the best is) and
+ * "breakdown_difference_s", each term of its breakdown less the best's:
+ * where the gain comes from.
+ */
+static json_t *
+baseline_json(const struct optimize_result *res)
+{
+	const struct search_candidate *b = res->baseline, *best = &res->top[0];
+	json_t *o = candidate_json_of(res, b, NULL), *diff = json_object();
+	int rc = 0;
+
+	if (!o || !diff) {
+		json_decref(o);
+		json_decref(diff);
+		return NULL;
+	}
+	for (int i = 0; i < ESTIMATE_BREAKDOWN_COUNT; i++)
+		rc |= json_object_set_new(diff, estimate_breakdown_name(i),
+					  json_real(estimate_breakdown_get(&b->est.breakdown, i) -
+						    estimate_breakdown_get(&best->est.breakdown, i)));
+	rc |= json_object_set_new(o, "spec", json_string(res->req->baseline));
+	rc |= json_object_set_new(o, "speedup", json_real(b->est.iteration_time_s / best->est.iteration_time_s));
+	rc |= json_object_set_new(o, "breakdown_difference_s", diff);
 	if (rc) {
 		json_decref(o);
 		return NULL;
@@ -150,6 +201,15 @@ write_json(const struct optimize_result *res)
 	rc |= json_object_set_new(root, "stats", stats);
 	if (res->explain)
 		rc |= json_object_set_new(root, "explain", explain_json_array(res));
+	if (res->baseline)
+		rc |= json_object_set_new(root, "baseline", baseline_json(res));
+	if (res->uncompressed_searched) {
+		const struct search_candidate *u = res->uncompressed;
+
+		rc |= json_object_set_new(root, "best_uncompressed", u ? candidate_json_of(res, u, NULL) : json_null());
+		rc |= json_object_set_new(root, "compression_gain",
+					  u ? json_real(u->est.iteration_time_s / best_time(res)) : json_null());
+	}
 	if (rc == 0)
 		rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
 	putchar('\n');
@@ -278,6 +338,93 @@ text_top(const struct optimize_result *res)
 			printf("%20.0f  ", res->ckpt[i].goodput_tokens_per_s);
 		printf("%s\n", words);
 	}
+}
+
+/* A compressed best plan against the fastest plan without compression. */
+static void
+text_uncompressed(const struct optimize_result *res)
+{
+	const struct search_candidate *u = res->uncompressed;
+	char words[4096];
+
+	if (!res->uncompressed_searched)
+		return;
+	if (!u) {
+		fputs("\nagainst plans without compression: none fits\n", stdout);
+		return;
+	}
+	plan_words(&u->plan, res->model, NULL, u->dp_algo, false, words, sizeof(words));
+	printf("\nagainst the best plan without compression (%s, %.4f s): compression gains %.3fx\n", words,
+	       u->est.iteration_time_s, u->est.iteration_time_s / best_time(res));
+}
+
+/* The predict command line of @cand, after @indent. */
+static bool
+text_predict_args(const struct optimize_request *r, const struct search_candidate *cand, const char *indent)
+{
+	json_t *args = predict_args(r, cand), *v;
+	size_t i;
+
+	if (!args)
+		return false;
+	printf("%splan-cli predict", indent);
+	json_array_foreach(args, i, v)
+		printf(" %s", json_string_value(v));
+	putchar('\n');
+	json_decref(args);
+	return true;
+}
+
+/*
+ * --baseline: the user's plan, how many times faster the best is, and the
+ * terms of the breakdown that differ, the largest difference first (the
+ * terms add up to the iteration time, so the differences add up to the
+ * gain).
+ */
+static bool
+text_baseline(const struct optimize_result *res)
+{
+	const struct search_candidate *b = res->baseline, *best = &res->top[0];
+	int order[ESTIMATE_BREAKDOWN_COUNT], nterms = 0;
+	char words[4096];
+
+	if (!b)
+		return true;
+	plan_words(&b->plan, res->model, NULL, b->dp_algo, false, words, sizeof(words));
+	printf("\nyour plan (--baseline %s)\n  %s\n  time_s %.4f, MFU %.1f%%: the best plan is %.2fx %s", res->req->baseline,
+	       words, b->est.iteration_time_s, 100 * b->est.mfu, b->est.iteration_time_s / best->est.iteration_time_s,
+	       b->est.iteration_time_s >= best->est.iteration_time_s ? "faster" : "as fast (yours is outside the search)");
+	if (!b->est.fits)
+		printf("; yours does not fit: %.1f GiB of %.1f GiB", b->est.memory.total / 1073741824.0,
+		       b->est.memory_capacity_bytes / 1073741824.0);
+	putchar('\n');
+	for (int i = 0; i < ESTIMATE_BREAKDOWN_COUNT; i++) {
+		double d = fabs(estimate_breakdown_get(&b->est.breakdown, i) - estimate_breakdown_get(&best->est.breakdown, i));
+		int j = nterms++;
+
+		/* insertion by |difference|, largest first; ties keep list order */
+		for (; j > 0; j--) {
+			int k = order[j - 1];
+
+			if (fabs(estimate_breakdown_get(&b->est.breakdown, k) -
+				 estimate_breakdown_get(&best->est.breakdown, k)) >= d)
+				break;
+			order[j] = k;
+		}
+		order[j] = i;
+	}
+	printf("  %-13s %10s %10s %11s\n", "term", "yours_s", "best_s", "difference");
+	for (int j = 0; j < nterms; j++) {
+		double y = estimate_breakdown_get(&b->est.breakdown, order[j]);
+		double x = estimate_breakdown_get(&best->est.breakdown, order[j]);
+
+		if (y == 0 && x == 0)
+			continue;
+		printf("  %-13s %10.4f %10.4f %+11.4f\n", estimate_breakdown_name(order[j]), y, x, y - x);
+	}
+	printf("  %-13s %10.4f %10.4f %+11.4f\n", "total", b->est.iteration_time_s, best->est.iteration_time_s,
+	       b->est.iteration_time_s - best->est.iteration_time_s);
+	return text_predict_args(res->req, b, "  ");
 }
 
 /* --exhaustive that could not enumerate every shape says so, and which. */
@@ -509,23 +656,22 @@ write_text(const struct optimize_result *res)
 	const struct search_stats *st = res->stats;
 	struct estimate_options eo;
 	struct report rep = candidate_report(res, 0, &eo);
-	json_t *args = predict_args(res->req, best), *v;
-	size_t i;
 
-	if (!args) {
+	fputs("best plan\n", stdout);
+	format_text(stdout, &rep);
+	text_uncompressed(res);
+	fputs("\nstages\n", stdout);
+	text_stages(res);
+	fputs("\nthe same with predict:\n", stdout);
+	if (!text_predict_args(res->req, best, "  ")) {
 		cli_error("out of memory");
 		return CLI_EXIT_FAILURE;
 	}
-	fputs("best plan\n", stdout);
-	format_text(stdout, &rep);
-	fputs("\nstages\n", stdout);
-	text_stages(res);
-	fputs("\nthe same with predict:\n  plan-cli predict", stdout);
-	json_array_foreach(args, i, v)
-		printf(" %s", json_string_value(v));
-	putchar('\n');
-	json_decref(args);
 	text_top(res);
+	if (!text_baseline(res)) {
+		cli_error("out of memory");
+		return CLI_EXIT_FAILURE;
+	}
 	text_explain(res);
 	printf("\nsearch: %ld shapes, %ld pruned by the lower bound, %ld layout DPs and %ld MILPs (%ld could not "
 	       "beat the top %d, %ld MILPs timed out), %ld plans predicted, %ld without a fitting layout, %.3f s\n",

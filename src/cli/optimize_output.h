@@ -18,6 +18,11 @@ struct optimize_result {
 	const struct checkpoint_estimate *ckpt; /**< --objective goodput: one per plan of top; else NULL */
 	const struct explanation *explain;      /**< --explain: the runner-ups; NULL without */
 	int nexplain;
+	const struct search_candidate *baseline; /**< --baseline: the user's plan; NULL without */
+	/** With a compressed best plan: the fastest plan without compression
+	 *  (NULL when none fits, uncompressed_searched then true). */
+	const struct search_candidate *uncompressed;
+	bool uncompressed_searched;
 };
 
 /** Print @res to stdout as text or JSON (enum cli_format); returns the exit code. */

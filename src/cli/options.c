@@ -62,7 +62,7 @@ expand_attr(const struct cli_option *own, const struct cli_option *m, int id, st
 	const struct plan_attr *a = &plan_attrs[id];
 	/* A switch on by default is turned off; one whose default the GPU
 	 * gives has both. */
-	int forms = a->type == PLAN_ATTR_BOOL && (a->flags & PLAN_ATTR_GPU_DEFAULT) ? 2 : 1;
+	int forms = a->type == PLAN_ATTR_BOOL && (a->flags & (PLAN_ATTR_GPU_DEFAULT | PLAN_ATTR_FW_DEFAULT)) ? 2 : 1;
 
 	if (a->flags & (unsigned)m->max)
 		return true;

@@ -176,6 +176,7 @@ struct predict_request {
 	/* DistMM: --submodule NAME:tp=T,dp=D,... of a multimodal model, as given. */
 	const char *submodule_args[CLI_MAX_SUBMODULE_ARGS];
 	int nsubmodule_args;
+	bool monolithic;            /**< --monolithic: the --submodule plans each on all the GPUs, in turn */
 };
 
 /** What optimize ranks plans by (--objective). */
@@ -193,6 +194,7 @@ struct optimize_request {
 	int flash;                  /**< as predict_request's */
 	struct cli_links links;
 	bool explain;               /**< --explain: the runner-up in each dimension */
+	const char *baseline;       /**< --baseline SPEC: the user's plan, priced beside the best; NULL: none */
 };
 
 /** What sweep's options fill. */

@@ -76,6 +76,23 @@ parse_metrics(const struct cli_option *o, const char *list, void *req)
 	return s->nmetrics > 0;
 }
 
+/* --train-tokens N: as the study's train_tokens. */
+static bool
+parse_train_tokens(const struct cli_option *o, const char *arg, void *req)
+{
+	struct study *s = &((struct sweep_request *)req)->study;
+	double d;
+
+	(void)o;
+	if (!num_parse_double(arg, &d) || !(d >= 1) || d > STUDY_MAX_TRAIN_TOKENS) {
+		cli_error("--train-tokens expects a number of tokens from 1 to %g, got '%s'", STUDY_MAX_TRAIN_TOKENS, arg);
+		return false;
+	}
+	s->train_tokens = d;
+	s->train_tokens_line = 0;
+	return true;
+}
+
 /* AXIS=VALUE; the axis is found once every axis is known (sweep_baseline). */
 static bool
 parse_baseline(const struct cli_option *o, const char *arg, void *req)
@@ -155,13 +172,24 @@ static const struct cli_option sweep_rows[] = {
 	{ .name = "metric", .metavar = "LIST", .kind = CLI_OPT_CUSTOM, .choices = study_metric_names,
 	  .parse = parse_metrics,
 	  .help = "iteration_time, tflops_per_gpu, mfu, tokens_per_s, speedup,\n"
-		  "weak_scaling_efficiency, strong_scaling_efficiency, memory, fits, plan" },
+		  "weak_scaling_efficiency, strong_scaling_efficiency, memory, fits, plan,\n"
+		  "tokens_per_s_per_gpu, train_days, gpu_hours" },
+	{ .name = "train-tokens", .metavar = "N", .kind = CLI_OPT_CUSTOM, .parse = parse_train_tokens,
+	  .help = "tokens to train on (2e12), for the train_days and gpu_hours metrics" },
 	{ .name = "baseline", .metavar = "AXIS=VALUE", .kind = CLI_OPT_CUSTOM, .choices = NULL,
 	  .parse = parse_baseline, .help = "the cells speedup compares with (default compressor=none)" },
 	{ .name = "format", .metavar = "FMT", .kind = CLI_OPT_CHOICE, .choices = sweep_format_names,
 	  .offset = SWEEP(format), .help = "md|csv|latex|json (default md)" },
 	{ .name = "plot", .metavar = "FILE", .kind = CLI_OPT_STRING, .offset = SWEEP(plot),
 	  .help = "draw FILE.svg|png|pdf with gnuplot" },
+	{ .name = "plot-log", .metavar = "AXES", .kind = CLI_OPT_CHOICE, .choices = study_plot_log_names,
+	  .offset = SWEEP(study.plot_log),
+	  .help = "auto|none|x|y|xy: logarithmic plot axes (default auto: x for\n"
+		  "GPUs and bandwidths, any axis whose values span a decade)" },
+	{ .name = "latex-fit", .metavar = "FIT", .kind = CLI_OPT_CHOICE, .choices = study_latex_fit_names,
+	  .offset = SWEEP(study.latex_fit),
+	  .help = "column|page|none: a LaTeX table shrunk to the column when wider\n"
+		  "(default), table* across the page, or as wide as it is" },
 	{ .name = "threads", .metavar = "N", .kind = CLI_OPT_INT, .min = 1, .max = 64, .offset = SWEEP(threads),
 	  .help = "worker threads (default: the processors)" },
 	{ .name = "shard", .metavar = "I/N", .kind = CLI_OPT_CUSTOM, .parse = parse_shard,

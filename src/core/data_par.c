@@ -248,6 +248,12 @@ dp_comm_time(const struct model *m, const struct plan *p,
 	}
 }
 
+bool
+dp_grad_reduce_overlapped(const struct plan *p, const struct framework *fw)
+{
+	return p->dp_overlap < 0 ? fw->grad_reduce_overlap : p->dp_overlap != 0;
+}
+
 /*
  * What ZeRO-3 / FSDP leaves exposed in one micro-batch, layer by layer
  * (the FSDP paper, Zhao et al. VLDB 2023, Sec. 3.3-3.4; PyTorch FSDP's

@@ -420,7 +420,7 @@ stage_tail(const struct model *m, const struct plan *p, const struct layer_costs
 	}
 	/* Gradient reduction overlaps the backward of the last micro-batch,
 	 * except for the last bucket (PyTorch DDP / Megatron overlap-grad-reduce). */
-	if (p->dp_overlap && fw->grad_reduce_overlap)
+	if (dp_grad_reduce_overlapped(p, fw))
 		t->window = w->bwd * (layers > 1.0 ? 1.0 - 1.0 / layers : 0.0);
 	/* The backward that hides the reduction runs slower meanwhile
 	 * (dp_zero3_exposed() cites the factor). */

@@ -19,7 +19,7 @@ plan_init(struct plan *p)
 	p->cp = 1;
 	p->micro_batch = 1;
 	p->recompute = PLAN_RECOMPUTE_NONE;
-	p->dp_overlap = true;
+	p->dp_overlap = -1;
 	p->compress.from_layer = -1;
 	p->ep = 1;
 	p->mics_hierarchical = true;
@@ -448,6 +448,24 @@ validate_sharding(const struct plan *p, const struct model *m, struct plan_error
 	return true;
 }
 
+/*
+ * What the model can take: no sequence longer than a learned position
+ * table (GPT-2's wpe has n_positions rows: position 1024 of GPT-2 XL has
+ * no embedding; OPT's table counts its 2 offset rows, a slack of 2 here),
+ * and the MoE settings only on an MoE model, as --ep.
+ */
+static bool
+validate_model_fit(const struct plan *p, const struct model *m, struct plan_error *err)
+{
+	if (m->position_embedding == MODEL_POS_LEARNED && m->positions > 0 && p->seq_len > m->positions)
+		return FAIL("seq-len %d is longer than '%s' has learned positions (%d): the model has no embedding "
+			    "for the positions beyond", p->seq_len, m->name, m->positions);
+	if (p->moe_routing != PLAN_MOE_FLAT && !model_is_moe(m))
+		return FAIL("--moe-routing %s routes tokens to experts: it needs an MoE model ('%s' has no moe block)",
+			    plan_moe_routing_names[p->moe_routing], m->name);
+	return true;
+}
+
 /* The checks run in this order, so that the first failing one (the
  * message a user sees) is the same whatever the split. */
 bool
@@ -456,7 +474,7 @@ plan_validate(const struct plan *p, const struct model *m,
 {
 	return validate_degrees(p, m, c, err) && validate_stages(p, m, err) &&
 	       validate_batch(p, err) && validate_schedule(p, err) && validate_compression(p, m, err) &&
-	       validate_sharding(p, m, err);
+	       validate_sharding(p, m, err) && validate_model_fit(p, m, err);
 }
 
 bool

@@ -133,8 +133,14 @@ const struct plan_attr plan_attrs[PLAN_ATTR_COUNT + 1] = {
 	[PLAN_ATTR_FP8_GATHER] = { "fp8_gather", NULL, PLAN_ATTR_BOOL, IN_PLAN(fp8_gather),
 		.help = "ZeRO-3/FSDP all-gathers the fp8 linear weights in 1 byte (torchao's\n"
 			"enable_fsdp_float8_all_gather; needs --precision fp8 and --zero 3)" },
-	[PLAN_ATTR_DP_OVERLAP] = { "dp_overlap", NULL, PLAN_ATTR_BOOL, IN_PLAN(dp_overlap), .def = 1,
-		.help = "do not overlap DP/ZeRO traffic with computation" },
+	/* -1: the framework profile's grad_reduce_overlap (optimize has its own --no-dp-overlap). */
+	[PLAN_ATTR_DP_OVERLAP] = { "dp_overlap", NULL, PLAN_ATTR_BOOL, IN_PLAN(dp_overlap), .def = -1,
+		.flags = PLAN_ATTR_FW_DEFAULT | PLAN_ATTR_NO_CONSTRAINT,
+		.help = "overlap the DP gradient reduction with the backward even\n"
+			"where the framework profile does not (Megatron's\n"
+			"--overlap-grad-reduce; default: the profile's\n"
+			"grad_reduce_overlap; --no-dp-overlap: no DP/ZeRO traffic\n"
+			"overlaps computation)" },
 	[PLAN_ATTR_MICS_HIERARCHICAL] = { "mics_hierarchical", NULL, PLAN_ATTR_BOOL, IN_PLAN(mics_hierarchical),
 		.def = 1, .help = "MiCS: flat instead of 2-hop parameter all-gather" },
 	[PLAN_ATTR_COUNT] = { .name = NULL },

@@ -1608,7 +1608,7 @@ push_outer(const struct outer_space *x, const struct outer *o, const struct comp
 	p.zero = o->zero;
 	p.mics_group = o->mics_group;
 	p.mics_hierarchical = o->mics_2hop;
-	p.dp_overlap = !x->opt->no_dp_overlap;
+	p.dp_overlap = x->opt->no_dp_overlap ? 0 : -1;
 	p.ep = o->ep;
 	p.moe_routing = o->route;
 	p.moe_overlap = x->opt->moe_overlap;

@@ -18,17 +18,27 @@ struct pool {
 	pthread_mutex_t lock;
 };
 
+/* The plan in words, every degree it uses named ("tp 2 pp 4 dp 2 cp 2
+ * ring mb 1 none ZeRO-1 sp"), so that a table's plan column tells plans
+ * apart (issue 26: a CP plan read "tp 2 pp 4 dp 2"). */
 static void
 describe(const struct plan *p, const struct compressor *cmp, enum coll_algo algo, char *buf, size_t size)
 {
-	snprintf(buf, size, "tp %d pp %d dp %d%s%.0d mb %d %s%s%s%s%s", p->tp, p->pp, p->dp,
-		 p->vpp > 1 ? " vpp " : "", p->vpp > 1 ? p->vpp : 0, p->micro_batch,
-		 p->custom_recompute ? "per-stage recompute" : plan_recompute_names[p->recompute],
+	char cp[48] = "", ep[16] = "", vpp[16] = "";
+
+	if (p->cp > 1)
+		snprintf(cp, sizeof(cp), " cp %d %s", p->cp, plan_cp_method_names[p->cp_method]);
+	if (p->ep > 1)
+		snprintf(ep, sizeof(ep), " ep %d", p->ep);
+	if (p->vpp > 1)
+		snprintf(vpp, sizeof(vpp), " vpp %d", p->vpp);
+	snprintf(buf, size, "tp %d pp %d dp %d%s%s%s mb %d %s%s%s%s%s%s%s", p->tp, p->pp, p->dp, cp, ep, vpp,
+		 p->micro_batch, p->custom_recompute ? "per-stage recompute" : plan_recompute_names[p->recompute],
 		 p->mics_group ? " MiCS" : (const char *[]){ "", " ZeRO-1", " ZeRO-2", " ZeRO-3" }[p->zero & 3],
+		 p->sequence_parallel ? " sp" : "", p->precision == PLAN_PRECISION_FP8 ? " fp8" : "",
 		 algo == COLL_ALGO_RING ? "" : " dp-hierarchical", cmp ? " + " : "", cmp ? cmp->name : "");
 }
 
-/* A predict cell: the cell's own plan and DP collectives (ring unless its dp_allreduce says). */
 static bool
 predict_cell(const struct sweep_cell *c, struct estimate *e, struct sweep_result *r)
 {
@@ -189,12 +199,33 @@ sweep_run(const struct sweep_cell *cells, long n, int threads, long shard_i, lon
 	return true;
 }
 
+/* Whether cell @r can be a scaling group's reference: it ran and fits. */
+static bool
+feasible(const struct sweep_result *r)
+{
+	return r->ok && r->fits && r->tflops_per_gpu > 0;
+}
+
 void
 sweep_derive(const struct sweep_cell *cells, long n, struct sweep_result *res)
 {
+	/* Each group's reference: its first cell that fits, in cell order
+	 * (issue 26: the efficiencies were blank where the first did not). */
+	long *first = malloc((size_t)(n > 0 ? n : 1) * sizeof(*first));
+
+	for (long i = 0; first && i < n; i++)
+		first[i] = -1;
+	for (long i = 0; first && i < n; i++) {
+		long g = cells[i].group_ref;
+
+		if (g >= 0 && g < n && first[g] < 0 && feasible(&res[i]))
+			first[g] = i;
+	}
 	for (long i = 0; i < n; i++) {
 		struct sweep_result *r = &res[i];
-		const struct sweep_result *ref = cells[i].group_ref >= 0 ? &res[cells[i].group_ref] : NULL;
+		long g = cells[i].group_ref;
+		long refi = g >= 0 && g < n ? (first ? first[g] : g) : -1;
+		const struct sweep_result *ref = refi >= 0 ? &res[refi] : NULL;
 		const struct sweep_result *base = cells[i].baseline >= 0 ? &res[cells[i].baseline] : NULL;
 
 		if (!r->ok)
@@ -206,4 +237,5 @@ sweep_derive(const struct sweep_cell *cells, long n, struct sweep_result *res)
 			r->strong_efficiency = ref->time_s * ref->gpus / (r->time_s * r->gpus);
 		}
 	}
+	free(first);
 }

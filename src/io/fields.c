@@ -72,6 +72,16 @@ get_compressor(const struct field *f, const struct report *r, int i, struct fiel
 	v->s = r->compressor ? r->compressor->name : NULL;
 }
 
+/* plan.dp_overlap: false only where the plan turns it off (--no-dp-overlap),
+ * as it has always been written; "dp overlap" in the text output is what
+ * the framework makes of it. */
+static void
+get_dp_overlap(const struct field *f, const struct report *r, int i, struct field_value *v)
+{
+	(void)f, (void)i;
+	v->b = r->plan->dp_overlap != 0;
+}
+
 /* The CSV names the compressor only where it applied. */
 static void
 get_compressor_used(const struct field *f, const struct report *r, int i, struct field_value *v)
@@ -213,7 +223,7 @@ const struct field field_table[] = {
 	{ "plan.fp8_gather", NULL, NULL, "", "ZeRO-3/FSDP all-gathers fp8 weights", PLAN(fp8_gather) },
 	{ "plan.precision", "precision", NULL, "", "the linear layers' GEMMs: bf16, fp16 or fp8", PLAN_NAMES(precision, plan_precision_names) },
 	{ "plan.zero", "zero", NULL, "", "ZeRO stage, 0 to 3", PLAN(zero) },
-	{ "plan.dp_overlap", "dp_overlap", NULL, "", "gradient reduction overlapped with the backward", PLAN(dp_overlap) },
+	{ "plan.dp_overlap", "dp_overlap", NULL, "", "gradient reduction overlapped with the backward", FUNC(FIELD_BOOL, get_dp_overlap) },
 	{ "plan.ep", "ep", NULL, "", "expert-parallel degree", PLAN(ep) },
 	{ "plan.moe_routing", "moe_routing", NULL, "", "all-to-all routing: flat or bilevel", PLAN_NAMES(moe_routing, plan_moe_routing_names) },
 	{ "plan.moe_overlap", NULL, NULL, "", "MoE overlap: none or lancet", PLAN_NAMES(moe_overlap, plan_moe_overlap_names) },

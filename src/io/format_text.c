@@ -1,4 +1,5 @@
 #include "plan/compute.h"
+#include "plan/data_par.h"
 #include "plan/compression.h"
 #include "plan/compressor.h"
 #include "plan/pipeline.h"
@@ -216,7 +217,7 @@ format_text_plan(FILE *out, const struct report *r)
 		p->custom_recompute ? "per stage" : plan_recompute_names[p->recompute],
 		p->sequence_parallel ? "on" : "off",
 		p->flash_attention ? "on" : "off", p->zero,
-		p->dp_overlap && (!fw || fw->grad_reduce_overlap) ? "on" : "off",
+		(fw ? dp_grad_reduce_overlapped(p, fw) : p->dp_overlap != 0) ? "on" : "off",
 		coll_algo_names[r->opt ? r->opt->dp_algo : COLL_ALGO_RING]);
 	fprintf(out, "             %d micro-batches per pipeline, bubble %.1f %% of ideal time\n",
 		e->details.microbatches, 100.0 * e->details.bubble_fraction);
@@ -295,6 +296,13 @@ format_text_time(FILE *out, const struct report *r)
 	const struct estimate_details *d = &e->details;
 	double T = e->iteration_time_s;
 
+	/* With --seq-lengths the batched iteration is the answer: it comes
+	 * first (issue 26); the rows after it are the plan at --seq-len. */
+	if (e->batching.on)
+		fprintf(out, "batched         %.4f s an iteration of the data, %s batching, %.0f effective tokens/s "
+			"(see data and batching below)\nat --seq-len %d, every sequence that long:\n",
+			e->batching.iteration_time_s, seqlen_batching_names[e->batching.mode],
+			e->batching.effective_tokens_per_s, r->plan->seq_len);
 	fprintf(out, "iteration time  %.4f s\n", T);
 	fprintf(out, "throughput      %.0f tokens/s (%.0f per GPU), %.1f TFLOP/s per GPU (model), %.1f (hardware)\n",
 		e->tokens_per_s, e->tokens_per_s_per_gpu, e->tflops_per_gpu, e->hardware_tflops_per_gpu);

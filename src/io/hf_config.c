@@ -192,6 +192,10 @@ hf_shape(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
 	/* OPTLearnedPositionalEmbedding keeps 2 rows before the first position (fairseq's padding offset). */
 	if (a->family == HF_OPT)
 		fprintf(out, "positions: %ld  # max_position_embeddings + OPT's offset 2\n", seq + 2);
+	/* GPT-2's wpe: n_positions rows, so that a longer --seq-len is refused
+	 * rather than given a table the checkpoint does not have. */
+	if (a->family == HF_GPT2)
+		fprintf(out, "positions: %ld  # n_positions: the learned table's rows\n", seq);
 	return true;
 }
 

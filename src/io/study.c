@@ -35,8 +35,12 @@ study_axis_names(void)
 
 const char *const study_metric_names[] = {
 	"iteration_time", "tflops_per_gpu", "mfu", "tokens_per_s", "speedup",
-	"weak_scaling_efficiency", "strong_scaling_efficiency", "memory", "fits", "plan", NULL,
+	"weak_scaling_efficiency", "strong_scaling_efficiency", "memory", "fits", "plan",
+	"tokens_per_s_per_gpu", "train_days", "gpu_hours", NULL,
 };
+
+const char *const study_latex_fit_names[] = { "column", "page", "none", NULL };
+const char *const study_plot_log_names[] = { "auto", "none", "x", "y", "xy", NULL };
 
 void
 study_init(struct study *s)
@@ -404,6 +408,41 @@ parse_metrics(struct parse *p, const struct top_key *k, yaml_node_t *v, struct p
 	return true;
 }
 
+/* latex_fit and plot_log: one of their names. */
+static bool
+parse_choice_key(struct parse *p, const struct top_key *k, yaml_node_t *v, struct plan_error *err)
+{
+	const char *const *names = strcmp(k->name, "latex_fit") == 0 ? study_latex_fit_names : study_plot_log_names;
+	int *field = (int *)((char *)p->s + k->offset);
+	const char *text = ytree_scalar(v);
+	char valid[128] = "";
+
+	for (int i = 0; names[i]; i++) {
+		if (text && strcmp(text, names[i]) == 0) {
+			*field = i;
+			return true;
+		}
+		snprintf(valid + strlen(valid), sizeof(valid) - strlen(valid), "%s%s", i ? ", " : "", names[i]);
+	}
+	return ytree_error(p->t, v, err, "unknown value '%s' for '%s' (valid: %s)", text ? text : "", k->name, valid);
+}
+
+/* train_tokens: a positive number of tokens, "2e12" or "15000000000000". */
+static bool
+parse_train_tokens(struct parse *p, const struct top_key *k, yaml_node_t *v, struct plan_error *err)
+{
+	const char *text = ytree_scalar(v);
+	double d;
+
+	(void)k;
+	if (!text || !num_parse_double(text, &d) || !(d >= 1) || d > STUDY_MAX_TRAIN_TOKENS)
+		return ytree_error(p->t, v, err, "'train_tokens' must be a number of tokens from 1 to %g, got '%s'",
+				   STUDY_MAX_TRAIN_TOKENS, text ? text : "?");
+	p->s->train_tokens = d;
+	mark_of(v, &p->s->train_tokens_line, &p->s->train_tokens_column);
+	return true;
+}
+
 /* The axis is looked up once every axis is read (resolve_baseline). */
 static bool
 parse_baseline(struct parse *p, const struct top_key *k, yaml_node_t *v, struct plan_error *err)
@@ -464,6 +503,9 @@ static const struct top_key top_keys[] = {
 	{ "zip", parse_zip, 0, 0 },
 	{ "plan", parse_plan, 0, 0 },
 	{ "metrics", parse_metrics, 0, 0 },
+	{ "train_tokens", parse_train_tokens, 0, 0 },
+	{ "latex_fit", parse_choice_key, offsetof(struct study, latex_fit), 0 },
+	{ "plot_log", parse_choice_key, offsetof(struct study, plot_log), 0 },
 	{ "baseline", parse_baseline, 0, 0 },
 	{ "reference", parse_reference, 0, 0 },
 	{ NULL, NULL, 0, 0 },
@@ -633,6 +675,11 @@ study_check(const struct study *s, long *cells, struct plan_error *err)
 						      "belong to in 'zip'");
 		}
 	}
+	for (int k = 0; k < s->nmetrics; k++)
+		if ((s->metrics[k] == METRIC_TRAIN_DAYS || s->metrics[k] == METRIC_GPU_HOURS) && s->train_tokens <= 0)
+			return plan_error_set(err, PLAN_ERR_INPUT, s->file, 0, 0,
+					      "the metric '%s' needs the tokens to train on: give train_tokens "
+					      "(or --train-tokens)", study_metric_names[s->metrics[k]]);
 	if (study_find_axis(s, AXIS_MODEL) < 0 && !s->fixed[AXIS_MODEL][0])
 		return plan_error_set(err, PLAN_ERR_INPUT, s->file, 0, 0, "the study names no model (axes: model: [...])");
 	if (study_find_axis(s, AXIS_CLUSTER) < 0 && !s->fixed[AXIS_CLUSTER][0])

@@ -58,10 +58,23 @@ const char *const *study_axis_names(void);
 
 enum study_metric {
 	METRIC_TIME, METRIC_TFLOPS, METRIC_MFU, METRIC_TOKENS, METRIC_SPEEDUP,
-	METRIC_WEAK, METRIC_STRONG, METRIC_MEMORY, METRIC_FITS, METRIC_PLAN, METRIC_COUNT,
+	METRIC_WEAK, METRIC_STRONG, METRIC_MEMORY, METRIC_FITS, METRIC_PLAN,
+	METRIC_TOKENS_PER_GPU, METRIC_TRAIN_DAYS, METRIC_GPU_HOURS, METRIC_COUNT,
 };
 
 extern const char *const study_metric_names[];
+
+/** How a LaTeX table fits the page (latex_fit, --latex-fit). */
+enum study_latex_fit {
+	STUDY_LATEX_COLUMN, /**< table, compact, shrunk to \linewidth when wider */
+	STUDY_LATEX_PAGE,   /**< table* (both columns of a two-column class), compact, shrunk likewise */
+	STUDY_LATEX_NONE,   /**< table at its natural width, full headers */
+};
+extern const char *const study_latex_fit_names[];
+
+/** Which plot axes are logarithmic (plot_log, --plot-log). */
+enum study_plot_log { STUDY_LOG_AUTO, STUDY_LOG_NONE, STUDY_LOG_X, STUDY_LOG_Y, STUDY_LOG_XY };
+extern const char *const study_plot_log_names[];
 
 enum study_mode { STUDY_PREDICT, STUDY_OPTIMIZE };
 
@@ -94,8 +107,16 @@ struct study {
 	char fixed[AXIS_COUNT][STUDY_VALUE_LEN];
 	int fixed_line[AXIS_COUNT], fixed_column[AXIS_COUNT]; /**< where each was given */
 	bool sequence_parallel, no_dp_overlap, tp_overlap;
+	/** Tokens to train on, for the train_days and gpu_hours metrics; 0: not given. */
+	double train_tokens;
+	int latex_fit;           /**< enum study_latex_fit */
+	int plot_log;            /**< enum study_plot_log */
+	int train_tokens_line, train_tokens_column; /**< where it was given; 0: the command line */
 	int flash_attention;     /**< 0 or 1 as given; -1: each cell's GPU decides */
 };
+
+/** The most tokens train_tokens may say (a thousand times 2025's largest runs). */
+#define STUDY_MAX_TRAIN_TOKENS 1e16
 
 /** A study with nothing set (mode predict, metric iteration time); @s holds no values. */
 void study_init(struct study *s);

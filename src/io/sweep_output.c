@@ -111,12 +111,34 @@ static const struct header metric_headers[METRIC_COUNT] = {
 	[METRIC_MEMORY] = { "Memory per GPU (GiB)", "memory_gib" },
 	[METRIC_FITS] = { "Fits", "fits" },
 	[METRIC_PLAN] = { "Plan", "plan" },
+	[METRIC_TOKENS_PER_GPU] = { "Tokens/s per GPU", "tokens_per_s_per_gpu" },
+	[METRIC_TRAIN_DAYS] = { "Days to train", "train_days" },
+	[METRIC_GPU_HOURS] = { "GPU-hours", "gpu_hours" },
+};
+
+/* Compact LaTeX headers (latex_fit column or page), for a table that
+ * fits a column; a header not here is the long one. */
+static const char *const metric_short[METRIC_COUNT] = {
+	[METRIC_TIME] = "Time (s)", [METRIC_TFLOPS] = "TFLOP/s/GPU", [METRIC_MFU] = "MFU (%)",
+	[METRIC_TOKENS] = "Tok/s", [METRIC_SPEEDUP] = "Speedup", [METRIC_WEAK] = "Weak eff. (%)",
+	[METRIC_STRONG] = "Strong eff. (%)", [METRIC_MEMORY] = "Mem. (GiB)", [METRIC_TOKENS_PER_GPU] = "Tok/s/GPU",
+	[METRIC_TRAIN_DAYS] = "Days", [METRIC_GPU_HOURS] = "GPU-h",
+};
+
+static const struct {
+	int kind;
+	const char *text;
+} axis_short[] = {
+	{ AXIS_COMPRESSOR, "Compr." }, { AXIS_NIC_BANDWIDTH, "NIC bw." }, { AXIS_INTRA_BANDWIDTH, "Intra bw." },
+	{ AXIS_GLOBAL_BATCH, "GBS" }, { AXIS_SEQ_LEN, "Seq." }, { AXIS_MICRO_BATCH, "MBS" },
+	{ AXIS_RECOMPUTE, "Recomp." }, { AXIS_FRAMEWORK, "Framew." },
 };
 
 static const char *const metric_formats[METRIC_COUNT] = {
 	[METRIC_TIME] = "%.3f", [METRIC_TFLOPS] = "%.1f", [METRIC_MFU] = "%.1f",
 	[METRIC_TOKENS] = "%.0f", [METRIC_SPEEDUP] = "%.2f", [METRIC_WEAK] = "%.1f",
-	[METRIC_STRONG] = "%.1f", [METRIC_MEMORY] = "%.1f",
+	[METRIC_STRONG] = "%.1f", [METRIC_MEMORY] = "%.1f", [METRIC_TOKENS_PER_GPU] = "%.0f",
+	[METRIC_TRAIN_DAYS] = "%.1f", [METRIC_GPU_HOURS] = "%.0f",
 };
 
 /* The columns: the axes that vary (and the reference), then the metrics. */
@@ -139,8 +161,19 @@ numeric_metric(int m)
 	return m != METRIC_FITS && m != METRIC_PLAN;
 }
 
+/*
+ * The time to train on the study's train_tokens at the cell's rate, in
+ * seconds: tokens over tokens per second (every iteration as the
+ * predicted one; warm-up, evaluation and restarts not counted).
+ */
 static double
-metric_value(int m, const struct sweep_result *r)
+train_seconds(const struct study *s, const struct sweep_result *r)
+{
+	return s->train_tokens / r->tokens_per_s;
+}
+
+static double
+metric_value(const struct study *s, int m, const struct sweep_result *r)
 {
 	switch (m) {
 	case METRIC_TIME: return r->time_s;
@@ -151,27 +184,39 @@ metric_value(int m, const struct sweep_result *r)
 	case METRIC_WEAK: return 100.0 * r->weak_efficiency;
 	case METRIC_STRONG: return 100.0 * r->strong_efficiency;
 	case METRIC_MEMORY: return r->memory_bytes / 1073741824.0;
+	case METRIC_TOKENS_PER_GPU: return r->tokens_per_s / r->gpus;
+	case METRIC_TRAIN_DAYS: return train_seconds(s, r) / 86400.0;
+	case METRIC_GPU_HOURS: return train_seconds(s, r) * r->gpus / 3600.0;
 	default: return 0.0;
 	}
 }
 
+/* Whether numeric metric @m has no value in cell @r: the cell failed, a
+ * speedup without a baseline, an efficiency without a reference, a rate
+ * that underflowed to 0 (no time to train rather than inf). */
+static bool
+metric_missing(int m, const struct sweep_result *r)
+{
+	return !r->ok || (m == METRIC_SPEEDUP && r->speedup == 0.0) ||
+	       ((m == METRIC_WEAK || m == METRIC_STRONG) && r->weak_efficiency == 0.0) ||
+	       ((m == METRIC_TOKENS_PER_GPU || m == METRIC_TRAIN_DAYS || m == METRIC_GPU_HOURS) &&
+		!(r->tokens_per_s > 0 && r->gpus > 0));
+}
+
 /* The text of a metric cell; "" for cells without a value. */
 static void
-metric_text(int m, const struct sweep_result *r, char *buf, size_t size)
+metric_text(const struct study *s, int m, const struct sweep_result *r, char *buf, size_t size)
 {
-	if (!r->ok) {
+	if (!r->ok)
 		snprintf(buf, size, "%s", m == METRIC_PLAN ? r->error : "");
-		return;
-	}
-	if (m == METRIC_FITS)
+	else if (m == METRIC_FITS)
 		snprintf(buf, size, "%s", r->fits ? "yes" : "no");
 	else if (m == METRIC_PLAN)
 		snprintf(buf, size, "%s", r->plan);
-	else if ((m == METRIC_SPEEDUP && r->speedup == 0.0) ||
-		 ((m == METRIC_WEAK || m == METRIC_STRONG) && r->weak_efficiency == 0.0))
+	else if (metric_missing(m, r))
 		snprintf(buf, size, "%s", "");
 	else
-		snprintf(buf, size, metric_formats[m], metric_value(m, r));
+		snprintf(buf, size, metric_formats[m], metric_value(s, m, r));
 }
 
 static bool
@@ -269,7 +314,7 @@ write_md(FILE *out, const struct study *s, const struct sweep_result *res, const
 		for (int k = 0; k < s->nmetrics; k++) {
 			bool mark = k == 0 && marked_no_fit(s, &res[i]);
 
-			metric_text(s->metrics[k], &res[i], buf, sizeof(buf));
+			metric_text(s, s->metrics[k], &res[i], buf, sizeof(buf));
 			/* predict's reason, where it would refuse the cell's plan. */
 			if (k == 0 && !res[i].ok && s->metrics[k] != METRIC_PLAN)
 				snprintf(buf, sizeof(buf), "cannot run: %s", res[i].error);
@@ -314,12 +359,11 @@ write_csv(FILE *out, const struct study *s, const struct sweep_result *res, cons
 		for (int k = 0; k < s->nmetrics; k++, first = false) {
 			int m = s->metrics[k];
 
-			if (numeric_metric(m) && res[i].ok && !(m == METRIC_SPEEDUP && res[i].speedup == 0.0) &&
-			    !((m == METRIC_WEAK || m == METRIC_STRONG) && res[i].weak_efficiency == 0.0)) {
-				snprintf(buf, sizeof(buf), "%.9g", metric_value(m, &res[i]));
+			if (numeric_metric(m) && !metric_missing(m, &res[i])) {
+				snprintf(buf, sizeof(buf), "%.9g", metric_value(s, m, &res[i]));
 				csv_text(out, buf, first);
 			} else {
-				metric_text(m, &res[i], buf, sizeof(buf));
+				metric_text(s, m, &res[i], buf, sizeof(buf));
 				csv_text(out, buf, first);
 			}
 		}
@@ -327,16 +371,45 @@ write_csv(FILE *out, const struct study *s, const struct sweep_result *res, cons
 	}
 }
 
+/* A column's LaTeX header: compact unless the table keeps its width. */
+static const char *
+latex_header(const struct study *s, int col, const int *cols, int ncols)
+{
+	bool compact = s->latex_fit != STUDY_LATEX_NONE;
+
+	if (col >= ncols) {
+		int m = s->metrics[col - ncols];
+
+		return compact && metric_short[m] ? metric_short[m] : metric_headers[m].text;
+	}
+	if (s->axes[cols[col]].kind == AXIS_REFERENCE)
+		return s->reference_name;
+	for (size_t i = 0; compact && i < sizeof(axis_short) / sizeof(axis_short[0]); i++)
+		if (axis_short[i].kind == s->axes[cols[col]].kind)
+			return axis_short[i].text;
+	return axis_text(s->axes[cols[col]].kind);
+}
+
+/*
+ * A booktabs table. With latex_fit column (the default) or page (table*,
+ * both columns of a two-column class), the headers are compact, the text
+ * \small with 4 pt between columns, and the tabular is shrunk to the
+ * line when it is wider than the line (graphicx's \resizebox measures
+ * it: \width is its natural width), never enlarged; none keeps the
+ * natural width and the long headers.
+ */
 static void
 write_latex(FILE *out, const struct study *s, const struct sweep_result *res, const struct sweep_rows *rows,
 	    const int *cols, int ncols)
 {
+	const char *env = s->latex_fit == STUDY_LATEX_PAGE ? "table*" : "table";
+	bool fit = s->latex_fit != STUDY_LATEX_NONE;
 	int idx[STUDY_MAX_AXES];
 	char buf[800], name[STUDY_VALUE_LEN];
 	bool any_marked = false;
 
-	fputs("% Generated by plan-cli sweep. Needs \\usepackage{booktabs}.\n", out);
-	fputs("\\begin{table}[t]\n\\centering\n", out);
+	fprintf(out, "%% Generated by plan-cli sweep. Needs \\usepackage{booktabs%s}.\n", fit ? ",graphicx" : "");
+	fprintf(out, "\\begin{%s}[t]\n\\centering\n", env);
 	if (s->caption[0] || s->title[0]) {
 		fputs("\\caption{", out);
 		latex_escape(out, s->caption[0] ? s->caption : s->title);
@@ -347,6 +420,8 @@ write_latex(FILE *out, const struct study *s, const struct sweep_result *res, co
 		fputs(s->label, out);
 		fputs("}\n", out);
 	}
+	if (fit)
+		fputs("\\small\n\\setlength{\\tabcolsep}{4pt}\n\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%\n", out);
 	fputs("\\begin{tabular}{", out);
 	for (int c = 0; c < ncols; c++)
 		fputc(axis_numeric(&s->axes[cols[c]]) ? 'r' : 'l', out);
@@ -356,9 +431,7 @@ write_latex(FILE *out, const struct study *s, const struct sweep_result *res, co
 	for (int c = 0; c < ncols + s->nmetrics; c++) {
 		if (c)
 			fputs(" & ", out);
-		latex_escape(out, c < ncols ? (s->axes[cols[c]].kind == AXIS_REFERENCE ? s->reference_name :
-					       axis_text(s->axes[cols[c]].kind))
-					    : metric_headers[s->metrics[c - ncols]].text);
+		latex_escape(out, latex_header(s, c, cols, ncols));
 	}
 	fputs(" \\\\\n\\midrule\n", out);
 	for (long i = 0; i < rows->n; i++) {
@@ -373,7 +446,7 @@ write_latex(FILE *out, const struct study *s, const struct sweep_result *res, co
 		for (int k = 0; k < s->nmetrics; k++) {
 			bool mark = k == 0 && marked_no_fit(s, &res[i]);
 
-			metric_text(s->metrics[k], &res[i], buf, sizeof(buf));
+			metric_text(s, s->metrics[k], &res[i], buf, sizeof(buf));
 			fputs(ncols + k ? " & " : "", out);
 			latex_escape(out, buf);
 			fputs(mark ? "$^\\dagger$" : "", out);
@@ -381,10 +454,25 @@ write_latex(FILE *out, const struct study *s, const struct sweep_result *res, co
 		}
 		fputs(" \\\\\n", out);
 	}
-	fputs("\\bottomrule\n\\end{tabular}\n", out);
+	fputs("\\bottomrule\n\\end{tabular}", out);
+	fputs(fit ? "}\n" : "\n", out);
 	if (any_marked)
 		fputs("\\par\\smallskip{\\footnotesize $^\\dagger$ does not fit in the GPU's memory}\n", out);
-	fputs("\\end{table}\n", out);
+	fprintf(out, "\\end{%s}\n", env);
+}
+
+/* A failed cell's "gpus" as a number too (the axis's value), so that the
+ * field has one type in every cell (issue 26); null when it is not one. */
+static int
+json_gpus_number(json_t *o, const struct study *s, const int *idx)
+{
+	int a = study_find_axis(s, AXIS_GPUS);
+	long v;
+
+	if (a < 0)
+		return 0;
+	return json_object_set_new(o, "gpus", num_parse_long(s->axes[a].values[idx[a]], 1, 1L << 30, &v) ?
+						   json_integer(v) : json_null());
 }
 
 static bool
@@ -420,6 +508,13 @@ write_json(FILE *out, const struct study *s, const struct sweep_result *res, con
 			rc |= json_object_set_new(o, "tflops_per_gpu", json_real(res[i].tflops_per_gpu));
 			rc |= json_object_set_new(o, "mfu", json_real(res[i].mfu));
 			rc |= json_object_set_new(o, "tokens_per_s", json_real(res[i].tokens_per_s));
+			rc |= json_object_set_new(o, "tokens_per_s_per_gpu",
+						  metric_missing(METRIC_TOKENS_PER_GPU, &res[i]) ? json_null() :
+						  json_real(metric_value(s, METRIC_TOKENS_PER_GPU, &res[i])));
+			if (s->train_tokens > 0 && !metric_missing(METRIC_TRAIN_DAYS, &res[i])) {
+				rc |= json_object_set_new(o, "train_days", json_real(metric_value(s, METRIC_TRAIN_DAYS, &res[i])));
+				rc |= json_object_set_new(o, "gpu_hours", json_real(metric_value(s, METRIC_GPU_HOURS, &res[i])));
+			}
 			rc |= json_object_set_new(o, "memory_bytes", json_real(res[i].memory_bytes));
 			rc |= json_object_set_new(o, "fits", json_boolean(res[i].fits));
 			rc |= json_object_set_new(o, "gpus", json_integer(res[i].gpus));
@@ -431,11 +526,14 @@ write_json(FILE *out, const struct study *s, const struct sweep_result *res, con
 			rc |= json_object_set_new(o, "plan", json_string(res[i].plan));
 		} else {
 			rc |= json_object_set_new(o, "error", json_string(res[i].error));
+			rc |= json_gpus_number(o, s, idx);
 		}
 		rc |= json_array_append_new(cells, o);
 	}
 	rc |= json_object_set_new(root, "study", json_string(s->name));
 	rc |= json_object_set_new(root, "cells_total", json_integer(rows->n));
+	if (s->train_tokens > 0)
+		rc |= json_object_set_new(root, "train_tokens", json_real(s->train_tokens));
 	if (rows->shard_n > 1) {
 		rc |= json_object_set_new(root, "shard", json_integer(rows->shard_i + 1));
 		rc |= json_object_set_new(root, "shards", json_integer(rows->shard_n));
@@ -551,7 +649,33 @@ struct plot {
 	bool any_no_fit;  /* a drawn cell does not fit: open markers and a legend line */
 	long nseries;
 	const char *titles[PLOT_MAX_SERIES];
+	/* The drawn values' range: x, and each metric's (positive ones;
+	 * any_nonpositive when some is 0 or less: no log scale then). */
+	double xmin, xmax, ymin[STUDY_MAX_METRICS], ymax[STUDY_MAX_METRICS];
+	bool x_nonpositive, y_nonpositive[STUDY_MAX_METRICS];
 };
+
+/* Note @v among the values of range [*lo, *hi] (*bad: one was not positive). */
+static void
+plot_range(double v, double *lo, double *hi, bool *bad)
+{
+	if (!(v > 0)) {
+		*bad = true;
+		return;
+	}
+	if (*lo == 0 || v < *lo)
+		*lo = v;
+	if (v > *hi)
+		*hi = v;
+}
+
+/* Whether a range spans a decade or more, all of it positive: a log
+ * scale shows it better (issue 26). */
+static bool
+plot_spans_decade(double lo, double hi, bool bad)
+{
+	return !bad && lo > 0 && hi >= 10 * lo;
+}
 
 /* A cell and the series it belongs to. */
 struct plot_cell {
@@ -648,13 +772,12 @@ plot_group(const struct study *s, int xa, long n, struct plot_cell *cells, struc
 /* A metric's value as a plot writes it: "?" (missing) where the table
  * leaves the cell empty (no baseline for a speedup or an efficiency). */
 static void
-plot_value(FILE *f, int m, const struct sweep_result *r)
+plot_value(FILE *f, const struct study *s, int m, const struct sweep_result *r)
 {
-	if ((m == METRIC_SPEEDUP && r->speedup == 0.0) ||
-	    ((m == METRIC_WEAK || m == METRIC_STRONG) && r->weak_efficiency == 0.0))
+	if (metric_missing(m, r))
 		fputs(" ?", f);
 	else
-		fprintf(f, " %.9g", metric_value(m, r));
+		fprintf(f, " %.9g", metric_value(s, m, r));
 }
 
 /* One gnuplot data block per series ($s0, $s1, ...): the cells that
@@ -682,8 +805,13 @@ plot_write_data(FILE *f, const struct study *s, const struct sweep_result *res, 
 			if (!res[i].ok || !axis_number(&s->axes[pl->xa], idx[pl->xa], &x))
 				continue;
 			fprintf(f, "%.9g", x);
-			for (int k = 0; k < pl->nmetrics; k++)
-				plot_value(f, pl->metrics[k], &res[i]);
+			plot_range(x, &pl->xmin, &pl->xmax, &pl->x_nonpositive);
+			for (int k = 0; k < pl->nmetrics; k++) {
+				plot_value(f, s, pl->metrics[k], &res[i]);
+				if (!metric_missing(pl->metrics[k], &res[i]))
+					plot_range(metric_value(s, pl->metrics[k], &res[i]), &pl->ymin[k], &pl->ymax[k],
+						   &pl->y_nonpositive[k]);
+			}
 			fprintf(f, " %d\n", res[i].fits ? 1 : 0);
 			pl->any_no_fit |= !res[i].fits;
 		}
@@ -721,6 +849,12 @@ plot_panel(FILE *gp, const struct study *s, const struct plot *pl, int k)
 	/* One series without a name of its own needs no legend line. */
 	bool legend = k == 0 && (pl->nseries > 1 || cells_named(pl) || pl->any_no_fit);
 
+	bool logy = s->plot_log == STUDY_LOG_Y || s->plot_log == STUDY_LOG_XY ||
+		    (s->plot_log == STUDY_LOG_AUTO && plot_spans_decade(pl->ymin[k], pl->ymax[k], pl->y_nonpositive[k]));
+
+	/* A log scale needs positive values: a forced one on a metric with
+	 * a 0 or a negative stays linear. */
+	fputs(logy && !pl->y_nonpositive[k] ? "set logscale y 10\n" : "unset logscale y\n", gp);
 	fputs("set ylabel ", gp);
 	gp_string(gp, metric_headers[pl->metrics[k]].text);
 	fputs(legend ? "\nset key outside right top\n" : "\nunset key\n", gp);
@@ -748,6 +882,27 @@ plot_panel(FILE *gp, const struct study *s, const struct plot *pl, int k)
 	fputc('\n', gp);
 }
 
+/* Whether x is logarithmic: GPUs and bandwidths (powers of two) and any
+ * axis spanning a decade by default; as --plot-log says otherwise. */
+static bool
+plot_log_x(const struct study *s, const struct plot *pl)
+{
+	int k = s->axes[pl->xa].kind;
+
+	if (pl->x_nonpositive)
+		return false;
+	switch (s->plot_log) {
+	case STUDY_LOG_X:
+	case STUDY_LOG_XY:
+		return true;
+	case STUDY_LOG_AUTO:
+		return k == AXIS_GPUS || k == AXIS_NIC_BANDWIDTH || k == AXIS_INTRA_BANDWIDTH ||
+		       plot_spans_decade(pl->xmin, pl->xmax, false);
+	default:
+		return false;
+	}
+}
+
 /* The commands that draw the data blocks into @out. */
 static void
 plot_commands(FILE *gp, const char *out, const struct study *s, const struct plot *pl)
@@ -761,8 +916,9 @@ plot_commands(FILE *gp, const char *out, const struct study *s, const struct plo
 	gp_string(gp, x->kind == AXIS_NIC_BANDWIDTH ? "NIC bandwidth (Gbit/s)" :
 		      x->kind == AXIS_INTRA_BANDWIDTH ? "Intra-node bandwidth (Gbit/s)" : axis_text(x->kind));
 	fputc('\n', gp);
-	if (x->kind == AXIS_GPUS || x->kind == AXIS_NIC_BANDWIDTH || x->kind == AXIS_INTRA_BANDWIDTH)
-		fputs("set logscale x 2\n", gp);
+	if (plot_log_x(s, pl))
+		fprintf(gp, "set logscale x %d\n",
+			x->kind == AXIS_GPUS || x->kind == AXIS_NIC_BANDWIDTH || x->kind == AXIS_INTRA_BANDWIDTH ? 2 : 10);
 	if (pl->nmetrics > 1) {
 		/* The same margins on every panel, so that the x axes line up
 		 * under the first panel's legend. */

@@ -82,7 +82,7 @@ fails "a runs file that does not exist" 1 "no-such.csv" --runs "$tmp/no-such.csv
 fails "--format csv" 2 "text or json" --runs "$tmp/train.csv" --cluster selene --output "$tmp/x.yaml" --format csv
 check "no profile written by a failed calibrate" '[ ! -e "$tmp/x.yaml" ]'
 
-# One sweep, as the README reports it: calibrate on 5 of the 12 B200 rows,
+# One sweep, as docs/calibration.md reports it: calibrate on 5 of the 12 B200 rows,
 # predict the other 7 with the written profile; held out within 6 %.
 runs=$root/tests/data/published-runs.csv
 head -1 "$runs" >"$tmp/b200-train.csv"

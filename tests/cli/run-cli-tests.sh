@@ -1016,6 +1016,21 @@ grep -q "Young-Daly checkpoint interval .* more than 2147483647: give --checkpoi
 grep -q -- "-2147483648" "$tmp/out" && fail "a negative interval printed"
 finish "a Young-Daly interval past an int is an error naming --checkpoint-every"
 
+# Checks a user expects (issue 26 item 6).
+usage_error "a sequence longer than GPT-2's learned positions" "seq-len 8192 is longer than 'gpt2' has learned positions (1024)" \
+	predict --model "hf:$src/tests/data/hf/gpt2.json" --cluster dgx-h100 --gpus 8 --global-batch 64 --seq-len 8192
+usage_error "--moe-routing bilevel on a dense model, as --ep" "--moe-routing bilevel routes tokens to experts: it needs an MoE model" \
+	predict --model gpt-1.7b --cluster dgx-h100 --gpus 8 --global-batch 64 --moe-routing bilevel
+usage_error "no --gpus: the error says the plan took the whole cluster" \
+	"(without --gpus the plan takes all 4480 GPUs of 'selene', so dp is 4480: give --gpus N)" \
+	predict --model gpt-1.7b --cluster selene --global-batch 512
+cli predict --model gpt-1.7b --cluster dgx-h100 --gpus 32 --global-batch 512 --seq-lengths "$src/datasets/flan-mix.csv" \
+	--batching dynamic
+expect_rc 0
+[ "$(grep -n "^batched " "$tmp/out" | cut -d: -f1)" -lt "$(grep -n "^iteration time" "$tmp/out" | cut -d: -f1)" ] 2>/dev/null ||
+	fail "no 'batched' line before 'iteration time'"
+finish "--seq-lengths: the batched iteration comes before the one at --seq-len"
+
 # ------------------------------------------------- one plan, every surface
 # predict, a sweep cell and a validate row that gives only id, model,
 # cluster, gpus, global_batch and the attributes set complete the plan the

@@ -111,13 +111,13 @@ check "a DGX-2 of V100s: 16 GPUs a node, NVLink2 150 GB/s, 2019 Megatron (fp16, 
 	'grep -q "^gpus_per_node: 16$" "$tmp"/kinds/clusters/v100*.yaml && grep -q "bandwidth: 150 GB/s" "$tmp"/kinds/clusters/v100*.yaml &&
 	 grep "^DGX2-V100," "$tmp/kinds/runs.csv" | grep -q ",false,megatron-lm-2021,fp16,,,39.0,megatron-eq3,"'
 check "torchtitan on H100: pytorch-fsdp2, ZeRO-3, MFU as model TFLOP/s of the H100 peak" \
-	'grep "^TT-H100," "$tmp/kinds/runs.csv" | grep -q ",3,,true,,pytorch-fsdp2,bf16,,,$(awk -v p="$peak" "BEGIN { print 0.385 * p }"),model," &&
+	'grep "^TT-H100," "$tmp/kinds/runs.csv" | grep -q ",3,,,,pytorch-fsdp2,bf16,,,$(awk -v p="$peak" "BEGIN { print 0.385 * p }"),model," &&
 	 grep -q "^TT-H100: .*h100-sxm5-80gb\|^TT-H100: .*intra-node 450 GB/s" "$tmp/kinds/inferred.txt"'
 check "MoE on p4d: experts and top-k, EP 8, 400 Gbit/s of EFA a node as 8 NICs of 50 Gbit/s at 15 us, ZeRO-1" \
 	'grep -q "^MOE-P4D: .*MoE, 8 experts, top-2" "$tmp/kinds/inferred.txt" &&
 	 grep -q "nic_bandwidth: 50 Gbit/s" "$tmp"/kinds/clusters/a100-sxm4-40gb*.yaml && grep -q "latency: 15 us" "$tmp"/kinds/clusters/a100-sxm4-40gb*.yaml &&
-	 grep "^MOE-P4D," "$tmp/kinds/runs.csv" | grep -q ",1,,true,,megatron-lm,"'
-check "HSDP: ZeRO-3 in groups of one node (mics_group 8)" 'grep "^HSDP," "$tmp/kinds/runs.csv" | grep -q ",3,8,true,"'
+	 grep "^MOE-P4D," "$tmp/kinds/runs.csv" | grep -q ",1,,,,megatron-lm,"'
+check "HSDP: ZeRO-3 in groups of one node (mics_group 8)" 'grep "^HSDP," "$tmp/kinds/runs.csv" | grep -q ",3,8,,"'
 # NCCL's cost of a network post by the hosts' CPU: the DGX A100 layout
 # (A100 SXM4, 8 x 200 Gb/s InfiniBand) is AMD, 2 us, unless the row says
 # Intel; others 1 us.
@@ -127,6 +127,164 @@ check "the hosts' network post: 2 us for the DGX A100 layout, 1 us where the row
 	 grep -q "^HSDP: .*hosts: Intel (the row says so)" "$tmp/kinds/inferred.txt" &&
 	 grep -q "^  net_overhead: 1 us$" "$tmp"/kinds/clusters/h100*.yaml &&
 	 [ "$(grep -l "^  net_overhead: 1 us$" "$tmp"/kinds/clusters/a100-sxm4-80gb*.yaml | wc -l)" -eq 1 ]'
+# The words of published tables as a careful engineer reads them (issue
+# 26 item 5), one hand-made row per rule, from the first row of the table.
+python3 - "$table" "$tmp/rules.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+base = dict(rows[0], source="a 2025 study", source_ref="", tflops_per_gpu="", iter_time_s="1.0", vp="",
+            recompute="none", sharding="none", notes="", inferred_fields="", other_measured="")
+def row(**kw):
+    r = dict(base)
+    r.update(kw)
+    return r
+b200 = dict(gpus="8", gpu="B200-SXM", gpu_mem_GB="180", intra_node="NVLink5 (1.8 TB/s bidir)",
+            inter_node="none (single node)", tp="1", pp="1", dp="8", cp="1", global_batch_seqs="8",
+            micro_batch="1", precision="bf16", seq_len="4096")
+h100 = dict(gpus="64", gpu="H100-SXM", gpu_mem_GB="80", tp="1", pp="1", dp="64", cp="1", ep="1",
+            global_batch_seqs="64", micro_batch="1", precision="bf16", seq_len="4096", vocab="32000",
+            intra_node="NVLink4/NVSwitch 900 GB/s bidir per GPU", inter_node="8x400 Gb/s InfiniBand per node")
+llama = dict(model="Llama 2 7B", layers="32", hidden="4096", ffn_hidden="11008", heads="32", kv_heads="32",
+             experts="", topk="")
+out = [
+    row(id="DSV3", model="DeepSeek-V3 (truncated, MLA, dense_layers=1)", layers="4", hidden="7168",
+        ffn_hidden="18432 dense / 2048 per expert / 2048 shared", heads="128", kv_heads="128", vocab="129280",
+        experts="256", topk="8", ep="8", **b200),
+    row(id="DSV2", model="DeepSeek-V2", layers="6", hidden="5120",
+        ffn_hidden="12288 dense / 1536 per expert / 3072 shared", heads="128", kv_heads="128", vocab="102400",
+        experts="160", topk="6", ep="8", **b200),
+    row(id="MIXTRAL", model="Mixtral 8x7B (MoE)", layers="32", hidden="4096", ffn_hidden="14336 per expert",
+        heads="32", kv_heads="8", vocab="32000", experts="8", topk="2", ep="8", **b200),
+    row(id="GROK", model="Grok-1", layers="64", hidden="6144", ffn_hidden="32768 per expert", heads="48",
+        kv_heads="8", vocab="131072", experts="8", topk="2", ep="8", **b200),
+    row(id="QWENMOE", model="Qwen1.5-MoE-A2.7B", layers="24", hidden="2048",
+        ffn_hidden="1408 per expert / 5632 shared", heads="16", kv_heads="16", vocab="151936",
+        experts="60 routed + 1 shared (4 shared-expert widths)", topk="4", ep="4", **b200),
+    row(id="NEMO-L2", source="NVIDIA NeMo Framework performance summary", recompute="not stated",
+        sharding="distributed optimizer (NeMo default; inferred)", **llama,
+        **dict(h100, precision="FP8 (TE delayed scaling)")),
+    row(id="NEM4", source="NVIDIA NeMo Framework performance summary", model="Nemotron-4 340B", layers="96",
+        hidden="18432", ffn_hidden="73728", heads="96", kv_heads="8", experts="", topk="",
+        seq_par="yes (NeMo default with TP>1)", **dict(h100, vocab="256000", tp="8", pp="8", dp="1")),
+    row(id="GPT5B", source="NVIDIA NeMo Framework performance summary", model="GPT-3 5B (NeMo GPTConfig5B)",
+        layers="24", hidden="4096", ffn_hidden="16384", heads="32", kv_heads="32", experts="", topk="",
+        **dict(h100, vocab="50257", seq_len="2048")),
+    row(id="DDP", source="a 2025 Megatron study", notes="megatron-core",
+        sharding="not stated (Megatron default DDP; distributed optimizer not stated)",
+        recompute="not stated", seq_par="not stated",
+        **llama, **dict(h100, inter_node="400 Gb/s InfiniBand per GPU", tp="2", dp="32")),
+    row(id="FLAGPERF", source="FlagOpen/FlagPerf (BAAI) LLM training benchmarks", notes="megatron-core core_v0.6.0",
+        sharding="not stated (Megatron default DDP; distributed optimizer not stated)", seq_par="not stated",
+        **llama, **dict(h100, inter_node="InfiniBand 400 Gb/s (stated; NICs per node not stated)", tp="2",
+                        dp="32", intra_node="900 GB/s GPU-to-GPU (450 GB/s each direction)")),
+    row(id="INTERNEVO", source="InternLM/InternEvo", model="InternLM 7B",
+        sharding="ZeRO-1 within groups of 8 DP ranks (zero1=8; hierarchical, MiCS-like partition group)",
+        notes="flash-attention, overlapped grad/param sync",
+        **{k: v for k, v in llama.items() if k != "model"},
+        **dict(h100, gpu="A100-SXM4-80GB", inter_node="4x100 Gb/s RoCE per node",
+               intra_node="NVLink3/NVSwitch 600 GB/s bidir per GPU")),
+    row(id="MFSDP", source="NVIDIA Megatron-Bridge performance", sharding="Megatron-FSDP (optim_grads_params)",
+        **llama, **h100),
+]
+w = csv.DictWriter(open(sys.argv[2], "w", newline=""), fieldnames=list(base.keys()))
+w.writeheader()
+w.writerows(out)
+PY
+"$imp" "$tmp/rules.csv" --out "$tmp/rules" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+"$bin" validate "$tmp/rules/runs.csv" --format json >"$tmp/rules.json" 2>"$tmp/err2"
+vrc=$?
+check "the rules' rows import and validate" '[ $rc -eq 0 ] && [ $vrc -eq 0 ] && jq -e ".rows | length == 12" "$tmp/rules.json" >/dev/null'
+# The model profile of row $1 (its first line names the row).
+model_of() { grep -l "^# from $1:" "$tmp"/rules/models/*.yaml; }
+field() { awk -F, -v id="$1" -v col="$2" '{ sub(/\r$/, "") } NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } $1 == id { print $c[col] }' \
+	"$tmp/rules/runs.csv"; }
+check "MoE '18432 dense / 2048 per expert / 2048 shared': dense FFN 18432, experts of 2048, 1 shared, the row's 1 dense layer, MLA" \
+	'f=$(model_of DSV3) && grep -q "^ffn_hidden: 18432$" "$f" && grep -q "^  expert_ffn_hidden: 2048$" "$f" &&
+	 grep -q "^  shared_experts: 1$" "$f" && grep -q "^  first_dense_layers: 1$" "$f" && grep -q "^attention: mla$" "$f" &&
+	 grep -q "^  kv_lora_rank: 512$" "$f" && grep -q "^DSV3: .*the first 1 layer(s) dense of FFN 18432 (the row says so)" "$tmp/rules/inferred.txt"'
+check "DeepSeek-V2 without a dense count: first_k_dense_replace 1 of its public config, 3072 shared = 2 experts of 1536" \
+	'f=$(model_of DSV2) && grep -q "^  first_dense_layers: 1$" "$f" && grep -q "^  shared_experts: 2$" "$f" &&
+	 grep -q "^DSV2: .*first_k_dense_replace of the model.s public config" "$tmp/rules/inferred.txt"'
+check "'14336 per expert' and '32768 per expert': the experts' FFN, every layer MoE" \
+	'f=$(model_of MIXTRAL) && grep -q "^ffn_hidden: 14336$" "$f" && grep -q "^  expert_ffn_hidden: 14336$" "$f" &&
+	 ! grep -q "first_dense_layers" "$f" && g=$(model_of GROK) && grep -q "^  expert_ffn_hidden: 32768$" "$g" &&
+	 grep -q "^  experts: 8$" "$g"'
+check "'1408 per expert / 5632 shared' with '60 routed + 1 shared': 60 experts, 4 shared of 1408" \
+	'f=$(model_of QWENMOE) && grep -q "^  experts: 60$" "$f" && grep -q "^  shared_experts: 4$" "$f" &&
+	 grep -q "^  expert_ffn_hidden: 1408$" "$f"'
+check "NeMo: framework nemo, 'recompute: not stated' is none, FP8, the distributed optimizer it states (inferred)" \
+	'[ "$(field NEMO-L2 framework)" = nemo ] && [ "$(field NEMO-L2 recompute)" = none ] &&
+	 [ "$(field NEMO-L2 precision)" = fp8 ] && [ "$(field NEMO-L2 zero)" = 1 ] && [ -z "$(field NEMO-L2 dp_overlap)" ] &&
+	 grep -q "^NEMO-L2: .*recompute .not stated.: none, nemo.s default" "$tmp/rules/inferred.txt"'
+check "Nemotron-4: a two-matrix (squared-ReLU) MLP, LayerNorm, rotary, no biases, untied; NeMo TP 8 with SP: TP overlap" \
+	'[ "$(field NEM4 tp_overlap)" = true ] && [ -z "$(field NEMO-L2 tp_overlap)" ] && f=$(model_of NEM4) && grep -q "^gated_mlp: false$" "$f" && grep -q "^norm: layernorm$" "$f" &&
+	 grep -q "^position_embedding: rotary$" "$f" && grep -q "^bias: false$" "$f" && grep -q "^tied_embeddings: false$" "$f"'
+check "NeMo GPTConfig: GELU, LayerNorm, learned positions, biases, tied" \
+	'f=$(model_of GPT5B) && grep -q "^position_embedding: learned$" "$f" && grep -q "^norm: layernorm$" "$f" &&
+	 grep -q "^bias: true$" "$f" && ! grep -q "gated_mlp: true" "$f" && grep -q "^GPT5B: .*as NeMo.s GPTConfig" "$tmp/rules/inferred.txt"'
+check "'distributed optimizer not stated' is no sharding, 'recompute: not stated' none; 400 Gb/s per GPU is 8 NICs of 400" \
+	'[ "$(field DDP zero)" = 0 ] && [ "$(field DDP recompute)" = none ] && [ "$(field DDP sequence_parallel)" = false ] &&
+	 grep -q "^DDP: .*network 400 Gbit/s per GPU: 8 NICs of 400 Gbit/s a node" "$tmp/rules/inferred.txt" &&
+	 grep -A2 "^inter_node:" "$tmp/rules/$(field DDP cluster)" | grep -q "^  nic_bandwidth: 400 Gbit/s$"'
+check "FlagPerf: ZeRO-1 and SP from its case scripts; a bare 400 Gb/s is a NIC's; 900 GB/s (450 each direction) is 450" \
+	'[ "$(field FLAGPERF zero)" = 1 ] && [ "$(field FLAGPERF sequence_parallel)" = true ] &&
+	 grep -q "^FLAGPERF: .*--use-distributed-optimizer" "$tmp/rules/inferred.txt" &&
+	 grep -q "^FLAGPERF: .*400 Gbit/s read as one NIC.s speed" "$tmp/rules/inferred.txt" &&
+	 grep -q "^FLAGPERF: intra-node 450 GB/s a direction" "$tmp/rules/inferred.txt" &&
+	 grep -q "^NEMO-L2: intra-node 450 GB/s a direction" "$tmp/rules/inferred.txt"'
+check "InternEvo's ZeRO-1 in groups of 8: ZeRO-1 over all 64 ranks (said), not ZeRO-3/MiCS; its overlapped sync on" \
+	'[ "$(field INTERNEVO zero)" = 1 ] && [ -z "$(field INTERNEVO mics_group)" ] && [ "$(field INTERNEVO dp_overlap)" = true ] &&
+	 grep -q "^INTERNEVO: .*ZeRO-1 in groups of 8 of the 64 DP ranks: plan-cli cannot group ZeRO-1" "$tmp/rules/inferred.txt"'
+check "Megatron-FSDP (a Megatron-Bridge run): not PyTorch FSDP; ZeRO-3 of the nemo profile, said" \
+	'[ "$(field MFSDP zero)" = 3 ] && [ "$(field MFSDP framework)" = nemo ] &&
+	 grep -q "^MFSDP: .*Megatron-FSDP: no framework profile of its own" "$tmp/rules/inferred.txt"'
+# A GB200 NVL72 rack is one NVLink domain of 72 GPUs with one 400 Gb/s NIC
+# per GPU, never 8-GPU B200 nodes; without a bundled GB200 profile the row
+# is named and left out.
+python3 - "$tmp/rules.csv" "$tmp/nvl72.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+r = dict(rows[5], id="NVL72", gpus="144", gpu="GB200 (NVL72)", gpu_mem_GB="186",
+         intra_node="NVLink5, 72 GPUs a domain (NVL72)", inter_node="400 Gb/s InfiniBand per GPU", dp="144")
+w = csv.DictWriter(open(sys.argv[2], "w", newline=""), fieldnames=list(rows[0].keys()))
+w.writeheader()
+w.writerow(r)
+PY
+"$imp" "$tmp/nvl72.csv" --out "$tmp/nvl72" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if ls "$root"/gpus/gb200*.yaml >/dev/null 2>&1; then
+	check "GB200 NVL72: 72 GPUs a node, 72 NICs of 400 Gbit/s, 900 GB/s NVLink5" \
+		'[ $rc -eq 0 ] && grep -q "^gpus_per_node: 72$" "$tmp"/nvl72/clusters/*.yaml &&
+		 grep -q "^  nics_per_node: 72$" "$tmp"/nvl72/clusters/*.yaml && grep -q "^  nic_bandwidth: 400 Gbit/s$" "$tmp"/nvl72/clusters/*.yaml'
+else
+	check "GB200 NVL72 without a GB200 profile: left out, named (not priced as B200)" \
+		'[ $rc -eq 1 ] && grep -q "row .NVL72.: column .gpu.: GB200 has no bundled GPU profile" "$tmp/err"'
+fi
+bad_shape() {
+	local name=$1 text=$2 sedexpr=$3
+	sed "$sedexpr" "$tmp/rules.csv" | head -2 >"$tmp/bad-rules.csv"
+	"$imp" "$tmp/bad-rules.csv" --out "$tmp/bad-rules" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	check "$name" '[ $rc -eq 1 ] && grep -qF "$text" "$tmp/err"'
+}
+bad_shape "a shared width that is no whole number of experts" "the shared width 2000 is not a whole number of experts of 2048" \
+	's|2048 per expert / 2048 shared|2048 per expert / 2000 shared|'
+bad_shape "an FFN in words it cannot read" "column 'ffn_hidden': '18432 dense / 2048 wide' is neither a number nor" \
+	's|18432 dense / 2048 per expert / 2048 shared|18432 dense / 2048 wide|'
+# The recipes' own settings (issue 24 item 6): --dp-overlap turns the
+# gradient reduction's overlap on where the profile (megatron-lm) has it
+# off; the nemo profile has it on; --no-dp-overlap is off, as before.
+pr() { "$bin" predict --model llama2-7b --cluster dgx-h100 --gpus 64 --global-batch 512 --zero 1 "$@" 2>&1; }
+t_def=$(pr --format json | jq .iteration_time_s)
+t_on=$(pr --dp-overlap --format json | jq .iteration_time_s)
+t_off=$(pr --no-dp-overlap --format json | jq .iteration_time_s)
+t_nemo=$(pr --framework nemo --format json | jq .iteration_time_s)
+t_nemo_off=$(pr --framework nemo --no-dp-overlap --format json | jq .iteration_time_s)
+check "--dp-overlap: on over megatron-lm's default (faster), --no-dp-overlap as the default; nemo on unless --no-dp-overlap" \
+	'pr | grep -q "dp overlap off" && pr --dp-overlap | grep -q "dp overlap on" && pr --framework nemo | grep -q "dp overlap on" &&
+	 awk -v d="$t_def" -v on="$t_on" -v off="$t_off" -v nm="$t_nemo" -v nmo="$t_nemo_off" \
+		"BEGIN { exit !(on < d && off == d && nm < nmo) }"'
 { head -1 "$table"; sed -n 2p "$table" | sed 's/,A100-SXM4,/,TPU-v4,/'; sed -n 3p "$table"; } >"$tmp/bad.csv"
 rm -rf "$tmp/bad"
 "$imp" "$tmp/bad.csv" --out "$tmp/bad" --strict >"$tmp/out" 2>"$tmp/err"

@@ -40,7 +40,7 @@ check "optimize: per-submodule, monolithic, speedup and timing" \
 args=$(sed -n 's/^predict_args *//p' "$tmp/opt")
 # shellcheck disable=SC2086
 "$bin" predict $args >"$tmp/back" 2>"$tmp/err"
-check "optimize's predict_args run in predict" '[ $? -eq 0 ] && grep -q "per-submodule plans" "$tmp/back"'
+check "optimize's predict_args run in predict" '[ $? -eq 0 ] && grep -qE "per-submodule plans|monolithic plan" "$tmp/back"'
 "$bin" "${opt[@]}" "${base[@]}" --gpus 16 --format json >"$tmp/opt.json" 2>"$tmp/err"
 check "optimize --format json" \
 	'[ $? -eq 0 ] && jq -e ".speedup > 0 and .per_submodule.gpus <= 16 and .monolithic.gpus == 16 and .seconds >= 0" "$tmp/opt.json" >/dev/null'
@@ -117,8 +117,8 @@ check "any plan attribute in --submodule: micro_batch, precision, dp-overlap, fl
 
 # Every plan optimize lists, given back to predict, costs what optimize
 # said (to 1e-9): the per-submodule split by its predict_args (its time
-# and each submodule's), and the monolithic side's plans by their
-# submodule_arg, each submodule on a group of all the GPUs (its own time).
+# and each submodule's), and the monolithic side by its predict_args
+# (--monolithic: each submodule on all the GPUs, in turn).
 # mm_predict_again FILE NAME: one check naming the plans that do not.
 mm_predict_again() {
 	local sides=0 wrong=""
@@ -132,11 +132,10 @@ mm_predict_again() {
 	sides=$((sides + 1))
 	if jq -e '.monolithic != null' "$1" >/dev/null; then
 		# The options the submodules share: predict_args before the first --submodule.
-		mapfile -t shared < <(jq -r '.per_submodule.predict_args | .[:index("--submodule")][]' "$1")
-		mapfile -t words < <(jq -r '.monolithic.submodules[] | "--submodule", .submodule_arg' "$1")
-		"$bin" predict "${shared[@]}" "${words[@]}" --allow-oom --format json >"$tmp/again.json" 2>"$tmp/again.err"
-		jq -e --slurpfile o "$1" '[.submodules[].iteration_time_s] as $a |
-			[$o[0].monolithic.submodules[].iteration_time_s] as $b |
+		mapfile -t words < <(jq -r '.monolithic.predict_args[]' "$1")
+		"$bin" predict "${words[@]}" --allow-oom --format json >"$tmp/again.json" 2>"$tmp/again.err"
+		jq -e --slurpfile o "$1" '[.iteration_time_s, .submodules[].iteration_time_s] as $a |
+			[$o[0].monolithic | .iteration_time_s, .submodules[].iteration_time_s] as $b |
 			[range($a | length)] | all(($a[.] - $b[.] | fabs) <= 1e-9 * $b[.])' "$tmp/again.json" >/dev/null ||
 			wrong="$wrong monolithic"
 		sides=$((sides + 1))
@@ -230,4 +229,26 @@ usage "optimize --objective goodput, refused not dropped" "do not apply to a mul
 "$bin" sweep --model clip-vit-l14 --cluster aws-p4d --gpus 8 --global-batch 64 >"$tmp/s.out" 2>"$tmp/s.err"
 check "sweep refuses a multimodal profile at its kind key (file:line:col)" \
 	'[ $? -eq 3 ] && grep -q "clip-vit-l14.yaml:[0-9]*:[0-9]*: a multimodal model (kind: multimodal)" "$tmp/s.err"'
+# Where the split loses, optimize leads with the monolithic plan and its
+# predict_args (issue 26: a split 0.81-0.85x as fast was recommended).
+"$bin" "${opt[@]}" --model clip-vit-l14 --cluster selene --gpus 8 --global-batch 1024 >"$tmp/lose" 2>"$tmp/err"
+check "optimize: the monolithic plan first where it is faster" \
+	'[ $? -eq 0 ] && head -n 3 "$tmp/lose" | grep -q "^monolithic" &&
+	 grep -q "^speedup  *0\.[0-9]*x per-submodule over monolithic: the monolithic plan is faster" "$tmp/lose" &&
+	 grep -q "^predict_args .* --monolithic" "$tmp/lose"'
+args=$(sed -n 's/^predict_args *//p' "$tmp/lose")
+# shellcheck disable=SC2086
+"$bin" predict $args >"$tmp/back" 2>"$tmp/err"
+check "its predict_args give the monolithic plan back" \
+	'[ $? -eq 0 ] && grep -q "monolithic plan" "$tmp/back" && [ "$(grep -c "     8  tp 1 x pp 1 x dp 8" "$tmp/back")" -eq 2 ]'
+"$bin" "${opt[@]}" --model clip-vit-l14 --cluster selene --gpus 8 --global-batch 1024 --format json >"$tmp/lose.json"
+check "JSON: best is monolithic, speedup below 1" \
+	'jq -e ".best == \"monolithic\" and .speedup < 1 and (.monolithic.predict_args | index(\"--monolithic\"))" "$tmp/lose.json" >/dev/null'
+mm_predict_again "$tmp/lose.json" "clip-vit-l14 on 8 GPUs (monolithic wins)"
+fails_cmd "--monolithic: the submodules' GPUs differ" 2 "--monolithic: submodule 'text' takes 4 GPUs where the one before takes 8" \
+	predict --model clip-vit-l14 --cluster selene --gpus 8 --global-batch 1024 --monolithic \
+	--submodule image:tp=1,dp=8 --submodule text:tp=1,dp=4
+fails_cmd "--monolithic on a transformer" 2 "--monolithic needs a multimodal model" \
+	predict --model gpt-1.7b --cluster selene --gpus 8 --global-batch 64 --monolithic
+
 finish

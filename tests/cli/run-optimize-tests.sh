@@ -328,4 +328,65 @@ check "--help on stdout" '[ $? -eq 0 ] && [ -s "$tmp/out" ] && [ ! -s "$tmp/err"
 "$bin" "${opt[@]}" --model gpt-1.7b --cluster selene --gpus 32 --global-batch 512 >/dev/full 2>/dev/null
 check "a full disk exits 1" '[ $? -eq 1 ]'
 
+# --baseline (issue 26): the user's plan priced beside the best; the
+# differences of the breakdown add up to the gain, and its predict_args
+# cost the same through predict.
+# shellcheck disable=SC2086 # $small: several words
+"$bin" "${opt[@]}" $small --baseline tp=2,pp=4,micro-batch=2,zero=1,recompute=selective --format json \
+	>"$tmp/b.json" 2>"$tmp/err"
+check "--baseline exits 0" '[ $? -eq 0 ] && [ ! -s "$tmp/err" ]'
+check "--baseline: its plan, speedup = its time / the best's" \
+	'jq -e ".baseline.plan.tp == 2 and .baseline.plan.pp == 4 and .baseline.plan.dp == 4 and .baseline.plan.zero == 1 and
+		.baseline.spec == \"tp=2,pp=4,micro-batch=2,zero=1,recompute=selective\" and
+		((.baseline.speedup - .baseline.iteration_time_s / .best.iteration_time_s) | fabs) < 1e-9 and
+		.baseline.speedup >= 1" "$tmp/b.json" >/dev/null'
+check "--baseline: the term differences add up to the difference in time" \
+	'jq -e "(([.baseline.breakdown_difference_s[]] | add) - (.baseline.iteration_time_s - .best.iteration_time_s)) | fabs < 1e-9" \
+		"$tmp/b.json" >/dev/null'
+check "--baseline: pp_bubble difference is the breakdowns'" \
+	'jq -e "(.baseline.breakdown_difference_s.pp_bubble - (.baseline.breakdown_s.pp_bubble - .best.breakdown_s.pp_bubble)) | fabs < 1e-9" \
+		"$tmp/b.json" >/dev/null'
+predicts_again "$tmp/b.json" ".baseline" "baseline"
+# shellcheck disable=SC2086
+run_cmd "${opt[@]}" $small --baseline tp=2,pp=4,micro-batch=2,zero=1,recompute=selective
+check "--baseline text: its time, the speedup and the terms" \
+	'[ $rc -eq 0 ] && grep -q "^your plan (--baseline tp=2,pp=4" "$tmp/out" && grep -qE "the best plan is [0-9.]+x faster" "$tmp/out" &&
+		grep -qE "^  total +[0-9.]+ +[0-9.]+ +[+-][0-9.]+$" "$tmp/out" && grep -q "^  plan-cli predict .*--tp 2 --pp 4" "$tmp/out"'
+# A constraint of one value is the baseline's too: --precision fp8.
+# shellcheck disable=SC2086
+"$bin" "${opt[@]}" --model gpt-1.7b --cluster dgx-h100 --gpus 16 --global-batch 256 --precision fp8 --baseline tp=2 \
+	--format json >"$tmp/b8.json" 2>"$tmp/err"
+check "--baseline takes the problem's one-valued constraint (fp8)" \
+	'jq -e ".baseline.plan.precision == \"fp8\" and .baseline.plan.dp == 8" "$tmp/b8.json" >/dev/null'
+# shellcheck disable=SC2086
+fails_cmd "--baseline: an unknown key names the nearest" 2 "--baseline: unknown key 'micro-bach'; did you mean 'micro-batch'?" \
+	"${opt[@]}" $small --baseline tp=2,micro-bach=4
+# shellcheck disable=SC2086
+fails_cmd "--baseline: the global batch is the problem's" 2 "global-batch is not the baseline's own" \
+	"${opt[@]}" $small --baseline tp=2,global-batch=64
+# shellcheck disable=SC2086
+fails_cmd "--baseline: a plan that cannot run says why" 2 "--baseline tp=2,pp=5: " \
+	"${opt[@]}" $small --baseline tp=2,pp=5
+# shellcheck disable=SC2086
+fails_cmd "--baseline: an empty item" 2 "--baseline: an empty item in 'tp=2,,pp=2'" "${opt[@]}" $small --baseline tp=2,,pp=2
+fails_cmd "--baseline with a multimodal model" 2 "--baseline takes one model's plan" \
+	"${opt[@]}" --model clip-vit-l14 --cluster selene --gpus 16 --global-batch 256 --baseline tp=2
+
+# With compressors, the gain is also measured against the best plan
+# without compression (issue 26: 2.94x over the same plan uncompressed
+# was 1.25x over the best uncompressed plan).
+"$bin" "${opt[@]}" --model gpt-1.7b --cluster aws-p3dn --gpus 32 --global-batch 512 --compressor topk-1 \
+	--format json >"$tmp/c.json" 2>"$tmp/err"
+check "compressed best: best_uncompressed and compression_gain" \
+	'jq -e ".best.compressor != null and .best_uncompressed.compressor == null and
+		((.compression_gain - .best_uncompressed.iteration_time_s / .best.iteration_time_s) | fabs) < 1e-9 and
+		.compression_gain >= 1 and .compression_gain <= .best.compression_speedup + 1e-9" "$tmp/c.json" >/dev/null'
+predicts_again "$tmp/c.json" ".best_uncompressed" "best_uncompressed"
+# shellcheck disable=SC2086
+"$bin" "${opt[@]}" $small --format json >"$tmp/u.json" 2>"$tmp/err"
+check "no compressor: no best_uncompressed" 'jq -e "has(\"best_uncompressed\") | not" "$tmp/u.json" >/dev/null'
+run_cmd "${opt[@]}" --model gpt-1.7b --cluster aws-p3dn --gpus 32 --global-batch 512 --compressor topk-1
+check "text: the gain over the best plan without compression" \
+	'[ $rc -eq 0 ] && grep -qE "^against the best plan without compression \(tp [0-9]+ .*, [0-9.]+ s\): compression gains [0-9.]+x$" "$tmp/out"'
+
 finish

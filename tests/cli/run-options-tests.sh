@@ -4,8 +4,10 @@
 # table of commands in src/cli/main.c), the options plan-cli accepts (the
 # hidden 'plan-cli --list-options') must be the options that plan-cli(1)'s
 # OPTIONS section lists under "COMMAND ... options" (its .TP tags), and
-# the README must name each. The sweep's axis options must be the study
-# file's axes with dashes for underscores. Then the parser: whole names
+# the user documentation (README.md and docs/*.md: the README gives one
+# example a command, docs/commands.md every option) must name each. The
+# sweep's axis options must be the study file's axes with dashes for
+# underscores. Then the parser: whole names
 # only (no prefix of one), the names an unknown option may mean, both
 # --name VALUE and --name=VALUE, operands before, between and after the
 # options, and "--".
@@ -52,9 +54,9 @@ for cmd in "${commands[@]}"; do
 	fi
 	missing=""
 	while IFS= read -r opt; do
-		grep -qF -- "\`$opt" README.md || missing="$missing $opt"
+		cat README.md docs/*.md | grep -qF -- "\`$opt" || missing="$missing $opt"
 	done <"$tmp/table.$cmd"
-	check "$cmd: README names every option${missing:+ (missing:$missing)}" '[ -z "$missing" ]'
+	check "$cmd: README.md or docs/ names every option${missing:+ (missing:$missing)}" '[ -z "$missing" ]'
 done
 
 # Sweep axes: "sweep --OPT axis KEY" with OPT = KEY, dashes for underscores,

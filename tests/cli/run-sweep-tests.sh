@@ -31,7 +31,7 @@ PY'
 
 # LaTeX compiles in a document with booktabs, where pdflatex exists.
 if command -v pdflatex >/dev/null 2>&1; then
-	printf '\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n\\input{table}\n\\end{document}\n' >"$tmp/doc.tex"
+	printf '\\documentclass{article}\n\\usepackage{booktabs,graphicx}\n\\begin{document}\n\\input{table}\n\\end{document}\n' >"$tmp/doc.tex"
 	cp "$tmp/out.tex" "$tmp/table.tex"
 	check "LaTeX table compiles" '(cd "$tmp" && pdflatex -interaction=nonstopmode -halt-on-error doc.tex >/dev/null 2>&1) && [ -s "$tmp/doc.pdf" ]'
 else
@@ -241,5 +241,94 @@ cp "$root/clusters/selene.yaml" "$tmp/a|b.yaml"
 "$bin" sweep --model gpt-1.7b --cluster "$tmp/a|b.yaml,selene" --gpus 32 --global-batch 64 --format md >"$tmp/out" 2>"$tmp/err"
 check "Markdown: a '|' in a cell is written '\\|'" \
 	'[ $? -eq 0 ] && grep -qF "| a\\|b |" "$tmp/out" && [ "$(sed -n 3p "$tmp/out" | sed "s/\\\\|//g" | tr -cd "|" | wc -c)" -eq "$(sed -n 1p "$tmp/out" | tr -cd "|" | wc -c)" ]'
+
+# Paper metrics (issue 26): tokens/s per GPU, days to train on
+# train_tokens and their GPU-hours; each from the cell's own figures:
+# days = tokens / (tokens/s) / 86400, GPU-hours = days x 24 x GPUs.
+"$bin" sweep --model gpt-1.7b --cluster dgx-h100 --gpus 8,16 --global-batch 64 --train-tokens 3e11 \
+	--metric tokens_per_s_per_gpu,train_days,gpu_hours --format json >"$tmp/tt.json" 2>"$tmp/err"
+check "tokens_per_s_per_gpu, train_days and gpu_hours in JSON agree with tokens_per_s" \
+	'[ $? -eq 0 ] && jq -e ".train_tokens == 3e11 and (.cells | length) == 2 and all(.cells[];
+		((.tokens_per_s_per_gpu - .tokens_per_s / .gpus) | fabs) < 1e-9 * .tokens_per_s_per_gpu and
+		((.train_days - 3e11 / .tokens_per_s / 86400) | fabs) < 1e-9 * .train_days and
+		((.gpu_hours - .train_days * 24 * .gpus) | fabs) < 1e-9 * .gpu_hours)" "$tmp/tt.json" >/dev/null'
+"$bin" sweep --model gpt-1.7b --cluster dgx-h100 --gpus 8,16 --global-batch 64 --train-tokens 3e11 \
+	--metric train_days,gpu_hours --format csv >"$tmp/tt.csv" 2>"$tmp/err"
+check "CSV: train_days and gpu_hours columns" '[ $? -eq 0 ] && head -1 "$tmp/tt.csv" | grep -qF \"gpus\",\"train_days\",\"gpu_hours\"'
+fails_cmd "train_days without train_tokens" 3 "the metric 'train_days' needs the tokens to train on" \
+	sweep --model gpt-1.7b --cluster dgx-h100 --gpus 8 --global-batch 64 --metric train_days
+fails_cmd "--train-tokens 0" 2 "--train-tokens expects a number of tokens from 1 to" \
+	sweep --model gpt-1.7b --cluster dgx-h100 --gpus 8 --global-batch 64 --train-tokens 0
+printf 'axes:\n  model: gpt-1.7b\n  cluster: selene\n  gpus: 32\nplan:\n  global_batch: 512\ntrain_tokens: lots\n' >"$tmp/tt.yaml"
+fails_cmd "a study's train_tokens that is not a number: file:line:col" 3 "tt.yaml:7:15: 'train_tokens' must be a number" \
+	sweep "$tmp/tt.yaml"
+
+# Weak- and strong-scaling efficiency from the first cell that fits: the
+# 8- and 16-GPU cells of Llama 2 70B at TP 8 do not fit, the 32-GPU one
+# is the reference (100 %).
+"$bin" sweep --model llama2-70b --cluster dgx-h100 --gpus 8,16,32,64 --global-batch 64 --tp 8 --zero 1 \
+	--recompute full --format json >"$tmp/ws.json" 2>"$tmp/err"
+check "scaling efficiency from the first cell that fits (32 GPUs)" \
+	'jq -e "[.cells[].fits] == [false, false, true, true] and .cells[2].weak_scaling_efficiency == 1 and
+		.cells[2].strong_scaling_efficiency == 1 and .cells[3].weak_scaling_efficiency < 1 and
+		.cells[0].weak_scaling_efficiency > 1" "$tmp/ws.json" >/dev/null'
+# The plan column names every degree: CP (and its method), EP, SP.
+"$bin" sweep --model llama2-7b --cluster dgx-h100 --gpus 16 --global-batch 64 --tp 2 --cp 2 --sequence-parallel \
+	--metric plan --format csv >"$tmp/cp.csv" 2>"$tmp/err"
+check "the plan column names CP and SP" '[ $? -eq 0 ] && tail -1 "$tmp/cp.csv" | grep -q "tp 2 pp 1 dp 4 cp 2 ring mb 1 none sp"'
+
+# Log axes (issue 26): by default where the values span a decade (time
+# over global batches of 64-4096: both axes), linear where they do not.
+if command -v gnuplot >/dev/null 2>&1; then
+	for l in auto xy none; do
+		"$bin" sweep --model gpt-1.7b --cluster selene --gpus 32 --global-batch 64,256,1024,4096 \
+			--plot "$tmp/log-$l.svg" --plot-log "$l" 2>"$tmp/err"
+	done
+	for l in auto none; do
+		"$bin" sweep --model gpt-1.7b --cluster selene --gpus 32 --global-batch 64,128 \
+			--plot "$tmp/lin-$l.svg" --plot-log "$l" 2>"$tmp/err"
+	done
+	check "--plot-log auto: log axes over a decade, linear within one" \
+		'cmp -s "$tmp/log-auto.svg" "$tmp/log-xy.svg" && ! cmp -s "$tmp/log-auto.svg" "$tmp/log-none.svg" &&
+		 cmp -s "$tmp/lin-auto.svg" "$tmp/lin-none.svg"'
+else
+	skipped "log axes: gnuplot is not installed"
+fi
+fails_cmd "--plot-log: an unknown value lists the valid ones" 2 "auto, none, x, y, xy" \
+	sweep "$study" --plot-log z
+
+# LaTeX that fits the column (issue 26): compact headers, \small, and a
+# tabular shrunk to the line when wider; pdflatex, where it exists, finds
+# no overfull box in an article for any bundled study (their natural
+# widths were 354-987 pt for a 345 pt line).
+"$bin" sweep "$root/studies/megatron-weak-scaling.yaml" --format latex >"$tmp/w.tex" 2>"$tmp/err"
+check "latex: shrunk to the line when wider, compact headers" \
+	'grep -qF "\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%" "$tmp/w.tex" &&
+	 grep -qF "Time (s)" "$tmp/w.tex" && grep -qF "booktabs,graphicx" "$tmp/w.tex"'
+"$bin" sweep "$root/studies/megatron-weak-scaling.yaml" --format latex --latex-fit page >"$tmp/p.tex" 2>"$tmp/err"
+check "latex --latex-fit page: table*" 'grep -qF "\begin{table*}" "$tmp/p.tex" && grep -qF "\end{table*}" "$tmp/p.tex"'
+"$bin" sweep "$root/studies/megatron-weak-scaling.yaml" --format latex --latex-fit none >"$tmp/n.tex" 2>"$tmp/err"
+check "latex --latex-fit none: natural width, long headers" \
+	'! grep -q resizebox "$tmp/n.tex" && grep -qF "Iteration time (s)" "$tmp/n.tex"'
+if command -v pdflatex >/dev/null 2>&1 && kpsewhich booktabs.sty >/dev/null 2>&1; then
+	overfull=""
+	for st in "$root"/studies/*.yaml; do
+		"$bin" sweep "$st" --format latex >"$tmp/tab.tex" 2>/dev/null || continue
+		printf '\\documentclass{article}\\usepackage{booktabs,graphicx}\\begin{document}\n\\input{tab}\n\\end{document}\n' \
+			>"$tmp/doc.tex"
+		(cd "$tmp" && pdflatex -interaction=nonstopmode doc.tex >doc.out 2>&1)
+		grep -q "Overfull \\\\hbox" "$tmp/doc.out" && overfull="$overfull $(basename "$st")"
+		grep -q "^! " "$tmp/doc.out" && overfull="$overfull $(basename "$st")(error)"
+	done
+	check "latex: every bundled study's table fits an article's line${overfull:+ (not:$overfull)}" '[ -z "$overfull" ]'
+else
+	skipped "latex width: pdflatex or booktabs is not installed"
+fi
+
+# JSON keeps one type per field: a failed cell's gpus is a number too.
+"$bin" sweep --model gpt-1.7b --cluster dgx-h100 --gpus 32,48 --global-batch 64 --pp 2 --vpp 1,5 --format json \
+	>"$tmp/types.json" 2>"$tmp/err"
+check "sweep JSON: gpus is a number in every cell, failed ones too" \
+	'jq -e "([.cells[] | .gpus | type] | unique) == [\"number\"] and ([.cells[].ok] | index(false)) != null" "$tmp/types.json" >/dev/null'
 
 finish

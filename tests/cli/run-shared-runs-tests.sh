@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The 132 published runs of shared/validation (tests/data/shared-runs.csv,
+# a copy of published-runs.csv with its README as shared-runs.md), so that a
+# clean clone checks them: scripts/import-runs reads every row, and
+# plan-cli validate predicts them within per-source MAPE bounds; runs that
+# ran are predicted to fit, but for the rows listed below.
+# Bounds: the figures measured when the table came under test (helper
+# branch 'import', December 2026; after the importer read NeMo's
+# "recompute: not stated" as none and its launcher configs' TP overlap,
+# FlagPerf's case scripts' distributed optimizer, InternEvo's overlapped
+# gradient sync and the MoE shapes) plus
+# 2 points of room. A change that moves a source past its bound updates
+# the bound and this comment with the new figure, never silently.
+#   source (rows)                       MAPE measured  bound
+#   Narayanan et al. Table 1 (10)        3.66 %         5.7 %
+#   Narayanan et al. Table 2 (12)        7.23 %         9.3 %
+#   MosaicML llm-foundry (32)            7.31 %         9.4 %
+#   SimuMax B200 (24: 12 dense, 12 MoE) 10.81 %        12.9 %
+#   NVIDIA NeMo 24.07 (12)               7.65 %         9.7 %
+#   InternEvo (21)                      13.25 %        15.3 %
+#   FlagPerf (21)                       13.23 %        15.3 %
+#   all 132                              9.58 %        11.6 %
+#   memory, 24 rows with a measured peak 0.78 %         2.0 %
+# Predicted not to fit although they ran (7 of 132, 5.3 %; the target of
+# issue 24 is at most 2 %): NAR21-T2-4 (82.6 GiB), NEMO2407-GPT20B (98.0),
+# NEMO2407-GPT175B-128 (80.3), NEMO2407-GPT175B-512 (90.5),
+# NEMO2407-NEM4-340B (103.8), NEMO2407-L3-8B (92.1), FLAGPERF-QWEN15MOE-A800-8
+# (86.2): the check is that no other row joins them.
+# Usage: run-shared-runs-tests.sh PLAN_CLI SOURCE_ROOT
+# jq programs and conditions are in single quotes on purpose:
+# shellcheck disable=SC2016
+set -u
+. "$(dirname "$(realpath "$0")")/harness.sh"
+harness_setup "$1" "$2"
+table=$root/tests/data/shared-runs.csv
+
+"$root/scripts/import-runs" "$table" --out "$tmp/imp" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "import-runs reads all 132 shared runs (exit 0, none skipped)" \
+	'[ $rc -eq 0 ] && [ ! -s "$tmp/err" ] && grep -q "^import-runs: 132 runs," "$tmp/out" &&
+	 [ "$(tail -n +2 "$tmp/imp/runs.csv" | wc -l)" -eq 132 ] && [ "$(wc -l <"$tmp/imp/inferred.txt")" -eq 132 ]'
+"$bin" validate "$tmp/imp/runs.csv" --format json >"$tmp/v.json" 2>"$tmp/verr"
+vrc=$?
+"$bin" validate "$tmp/imp/runs.csv" >"$tmp/v.txt" 2>&1
+check "validate predicts all 132" '[ $vrc -eq 0 ] && jq -e ".rows | length == 132" "$tmp/v.json" >/dev/null'
+# bound SOURCE_PREFIX ROWS MAPE_PCT
+bound() {
+	local src=$1 rows=$2 most=$3
+	check "$src: $rows rows, MAPE at most $most %" \
+		'jq -e --arg s "$src" --argjson r "$rows" --argjson b "$most" "[.sources[] | select(.source | startswith(\$s))] |
+			length == 1 and .[0].rows == \$r and .[0].mape * 100 <= \$b" "$tmp/v.json" >/dev/null ||
+		 { jq -c --arg s "$src" ".sources[] | select(.source | startswith(\$s))" "$tmp/v.json"; false; }'
+}
+bound "Narayanan et al. 2021 (SC21) Megatron-LM, Table 1" 10 5.7
+bound "Narayanan et al. 2021 (SC21) Megatron-LM, Table 2" 12 9.3
+bound "MosaicML" 32 9.4
+bound "MooreThreads SimuMax" 24 12.9
+bound "NVIDIA NeMo" 12 9.7
+bound "InternLM/InternEvo" 21 15.3
+bound "FlagOpen/FlagPerf" 21 15.3
+check "all 132: MAPE at most 11.6 %" 'jq -e ".mape * 100 <= 11.6" "$tmp/v.json" >/dev/null || { jq .mape "$tmp/v.json"; false; }'
+check "memory: 24 rows with a measured peak, MAPE at most 2 %" \
+	'grep -q "^memory: rows 24, MAPE" "$tmp/v.txt" &&
+	 awk "/^memory: rows/ { m = \$5 + 0 } END { exit !(m <= 2.0) }" "$tmp/v.txt" || { grep "^memory" "$tmp/v.txt"; false; }'
+known="NAR21-T2-4 NEMO2407-GPT20B NEMO2407-GPT175B-128 NEMO2407-GPT175B-512 NEMO2407-NEM4-340B NEMO2407-L3-8B
+FLAGPERF-QWEN15MOE-A800-8"
+jq -r '.rows[] | select(.fits == false) | .id' "$tmp/v.json" >"$tmp/nofit"
+extra=$(grep -vxF -f <(printf '%s\n' $known) "$tmp/nofit")
+check "runs that ran and are predicted not to fit: none but the $(printf '%s\n' $known | wc -l) known ($(wc -l <"$tmp/nofit") now)" \
+	'[ -z "$extra" ] || { echo "newly predicted not to fit: $extra"; false; }'
+finish
