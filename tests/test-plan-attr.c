@@ -170,51 +170,51 @@ START_TEST(test_complete)
 	/* dp from all 512 GPUs: 512 / (tp 8 x pp 4) = 16; seq_len the model's 2048. */
 	plan_init(&p);
 	p.tp = 8, p.pp = 4, p.global_batch = 64;
-	ck_assert(plan_complete(&p, &(struct plan_fill){ 0, 1 }, &m, &c, &err));
+	ck_assert(plan_complete(&p, &(struct plan_fill){ 0, 1, PLAN_PP_SPLIT_EVEN }, &m, &c, &err));
 	ck_assert_int_eq(p.dp, 16);
 	ck_assert_int_eq(p.seq_len, 2048);
 	ck_assert(p.flash_attention);
 	/* With cp 2 the shape is 8 x 2 x 4 = 64 GPUs: dp 8 of 512; of 128 given, 2. */
 	plan_init(&p);
 	p.tp = 8, p.pp = 4, p.cp = 2, p.global_batch = 64;
-	ck_assert(plan_complete(&p, &(struct plan_fill){ 0, 0 }, &m, &c, &err));
+	ck_assert(plan_complete(&p, &(struct plan_fill){ 0, 0, PLAN_PP_SPLIT_EVEN }, &m, &c, &err));
 	ck_assert_int_eq(p.dp, 8);
 	ck_assert(!p.flash_attention);
 	plan_init(&p);
 	p.tp = 8, p.pp = 4, p.cp = 2, p.global_batch = 64;
-	ck_assert(plan_complete(&p, &(struct plan_fill){ 128, 0 }, &m, &c, &err));
+	ck_assert(plan_complete(&p, &(struct plan_fill){ 128, 0, PLAN_PP_SPLIT_EVEN }, &m, &c, &err));
 	ck_assert_int_eq(p.dp, 2);
 	/* 100 GPUs over tp 8: not whole, and the message names the divisor. */
 	plan_init(&p);
 	p.tp = 8, p.pp = 1, p.global_batch = 64;
-	ck_assert(!plan_complete(&p, &(struct plan_fill){ 100, 0 }, &m, &c, &err));
+	ck_assert(!plan_complete(&p, &(struct plan_fill){ 100, 0, PLAN_PP_SPLIT_EVEN }, &m, &c, &err));
 	ck_assert_str_eq(err.message, "100 GPUs are not divisible by tp x pp (8 x 1); give dp or the GPUs");
 	plan_init(&p);
 	p.tp = 8, p.pp = 1, p.cp = 4, p.global_batch = 64;
-	ck_assert(!plan_complete(&p, &(struct plan_fill){ 80, 0 }, &m, &c, &err));
+	ck_assert(!plan_complete(&p, &(struct plan_fill){ 80, 0, PLAN_PP_SPLIT_EVEN }, &m, &c, &err));
 	ck_assert_str_eq(err.message, "80 GPUs are not divisible by tp x cp x pp (8 x 4 x 1); give dp or the GPUs");
 	/* dp given: tp 8 x pp 4 x dp 2 = 64, not the 128 given. */
 	plan_init(&p);
 	p.tp = 8, p.pp = 4, p.dp = 2, p.global_batch = 64;
-	ck_assert(!plan_complete(&p, &(struct plan_fill){ 128, 0 }, &m, &c, &err));
+	ck_assert(!plan_complete(&p, &(struct plan_fill){ 128, 0, PLAN_PP_SPLIT_EVEN }, &m, &c, &err));
 	ck_assert_str_eq(err.message, "gpus (128) does not match tp x pp x dp (8 x 4 x 2 = 64)");
-	ck_assert(!plan_complete(&p, &(struct plan_fill){ 1024, 0 }, &m, &c, &err));
+	ck_assert(!plan_complete(&p, &(struct plan_fill){ 1024, 0, PLAN_PP_SPLIT_EVEN }, &m, &c, &err));
 	ck_assert_str_eq(err.message, "gpus (1024) is more than cluster 'test-a100' has (512)");
 	/* MiCS is ZeRO-3 within its groups; a stage given beside it is kept
 	 * (plan_validate refuses it, naming both). */
 	plan_init(&p);
 	p.tp = 8, p.pp = 1, p.mics_group = 16, p.global_batch = 64;
-	ck_assert(plan_complete(&p, &(struct plan_fill){ 0, 1 }, &m, &c, &err));
+	ck_assert(plan_complete(&p, &(struct plan_fill){ 0, 1, PLAN_PP_SPLIT_EVEN }, &m, &c, &err));
 	ck_assert_int_eq(p.zero, 3);
 	plan_init(&p);
 	p.tp = 8, p.pp = 1, p.mics_group = 16, p.zero = 1, p.global_batch = 64;
-	ck_assert(plan_complete(&p, &(struct plan_fill){ 0, 1 }, &m, &c, &err));
+	ck_assert(plan_complete(&p, &(struct plan_fill){ 0, 1, PLAN_PP_SPLIT_EVEN }, &m, &c, &err));
 	ck_assert_int_eq(p.zero, 1);
 	/* recompute_layers 3: the same 3 on each of the 4 stages. */
 	plan_init(&p);
 	p.tp = 8, p.pp = 4, p.global_batch = 64;
 	p.custom_recompute_layers = true, p.stage_recompute_layers_count = 1, p.stage_recompute_layers[0] = 3;
-	ck_assert(plan_complete(&p, &(struct plan_fill){ 0, 1 }, &m, &c, &err));
+	ck_assert(plan_complete(&p, &(struct plan_fill){ 0, 1, PLAN_PP_SPLIT_EVEN }, &m, &c, &err));
 	ck_assert_int_eq(p.stage_recompute_layers_count, 4);
 	ck_assert_int_eq(p.stage_recompute_layers[3], 3);
 	cluster_release(&c);

@@ -62,3 +62,46 @@ int pipeline_count_layers(const struct model *m, const struct plan *p, int stage
 /** The MoE layers of pipeline stage @stage, as pipeline_count_layers
  *  with model_layer_is_moe counts them, in closed form per chunk. */
 int pipeline_stage_moe_layers(const struct model *m, const struct plan *p, int stage);
+
+/* plan-cli pipeline: begin (uneven layouts and schedules) */
+/** Whether the schedule places a rank's two chunks in a V (ZB-V, DualPipeV). */
+bool pipeline_v_shape(const struct plan *p);
+
+/** The pipeline rank holding virtual stage @k (0-based, model order). */
+int pipeline_chunk_stage(const struct plan *p, int k);
+
+/** The virtual stage of chunk @j (0-based) of pipeline rank @stage. */
+int pipeline_stage_chunk(const struct plan *p, int stage, int j);
+
+/** Whether every virtual stage holds L / (p v) layers (no list, split or first/last stage). */
+bool pipeline_even_layout(const struct plan *p);
+
+/**
+ * Transformer layers of virtual stage @k: the list, Megatron-Core's split
+ * (even; first/last stage set apart; embedding and loss counted as a
+ * layer) or torchtitan's generate_split_points, as the plan says.
+ */
+int pipeline_chunk_layers(const struct plan *p, const struct model *m, int k);
+
+/** 1-based index of the first layer of virtual stage @k. */
+int pipeline_chunk_first_layer(const struct plan *p, const struct model *m, int k);
+
+/** Layers of pipeline rank @stage: the sum over its chunks. */
+int pipeline_stage_layer_count(const struct plan *p, const struct model *m, int stage);
+
+/**
+ * One other stage's share of the bubble under the plan's schedule, from
+ * its micro-batch @fb (forward + full backward, F + B), full backward @b
+ * and weight-gradient part @w: 1F1B (F + B) / v, ZB-H1 F + B - 2W, ZB-V
+ * half that, DualPipe (p/2 - 1)/(p - 1) (F + 2B - 3W), DualPipeV half of
+ * F + 2B - 3W; never below 0. Summed over the p - 1 other stages.
+ */
+double pipeline_schedule_bubble(const struct plan *p, double fb, double b, double w);
+
+/** Slots a pipeline runs at the least, in units of its slowest stage's
+ *  micro-batch: m + (p-1)/v under 1F1B, m under the others. */
+double pipeline_bound_slots(const struct plan *p);
+
+/** The rank holding the output layer and loss: the last, or 0 in a V. */
+int pipeline_head_stage(const struct plan *p);
+/* plan-cli pipeline: end */

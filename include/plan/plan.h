@@ -90,6 +90,34 @@ enum plan_moe_overlap {
 extern const char *const plan_moe_routing_names[];
 extern const char *const plan_moe_overlap_names[];
 
+/* plan-cli pipeline: begin (uneven layouts and schedules) */
+/**
+ * How the layers are split over the pp x vpp virtual stages when no list
+ * is given (megatron/core/transformer/transformer_block.py,
+ * get_num_layers_to_build, Megatron-Core 0.12; torchtitan's
+ * generate_split_points, torchtitan/parallelisms/pipeline.py, 2024-12).
+ */
+enum plan_pp_split {
+	PLAN_PP_SPLIT_EVEN,           /**< L / (p v) each; pp_first/last_layers set the end stages */
+	PLAN_PP_SPLIT_EMBEDDING,      /**< account_for_embedding_in_pipeline_split: (L + 1) / (p v) */
+	PLAN_PP_SPLIT_LOSS,           /**< account_for_loss_in_pipeline_split: (L + 1) / (p v) */
+	PLAN_PP_SPLIT_EMBEDDING_LOSS, /**< both: (L + 2) / (p v), the ends one layer less */
+	PLAN_PP_SPLIT_TORCHTITAN,     /**< floor(L / (p v)), the remainder on the middle stages */
+};
+
+/** Pipeline schedules (interleaved 1F1B is 1f1b with vpp > 1). */
+enum plan_pp_schedule {
+	PLAN_PP_1F1B,      /**< PipeDream-Flush 1F1B (Narayanan et al. SC21) */
+	PLAN_PP_ZB_H1,     /**< Zero Bubble ZB-H1 (Qi et al., ICLR 2024) */
+	PLAN_PP_ZB_V,      /**< Zero Bubble ZB-V: two chunks a rank in a V (Qi et al. 2024) */
+	PLAN_PP_DUALPIPE,  /**< DualPipe (DeepSeek-V3 report, arXiv:2412.19437, Sec. 3.2.1) */
+	PLAN_PP_DUALPIPEV, /**< DualPipeV: DualPipe cut in half, a V of two chunks a rank */
+};
+
+extern const char *const plan_pp_split_names[];
+extern const char *const plan_pp_schedule_names[];
+/* plan-cli pipeline: end */
+
 /** Most pipeline stages a plan may list one by one. */
 #define PLAN_MAX_STAGES 256
 
@@ -122,6 +150,12 @@ struct plan {
 	int fp8_recipe;      /**< enum plan_fp8_recipe: how fp8 scales (with precision fp8) */
 	int attention_kernel;/**< enum plan_attention_kernel: the fused-attention kernel */
 	struct plan_compression compress;
+	/* plan-cli pipeline: begin */
+	int pp_split;        /**< enum plan_pp_split: the layout without a list */
+	int pp_first_layers; /**< Megatron's --decoder-first-pipeline-num-layers (0: even) */
+	int pp_last_layers;  /**< Megatron's --decoder-last-pipeline-num-layers (0: even) */
+	int pp_schedule;     /**< enum plan_pp_schedule */
+	/* plan-cli pipeline: end */
 	int ep;              /**< expert parallelism, over the tp x cp x dp ranks (MoE parallel folding) */
 	int etp;             /**< expert tensor parallelism (0: tp, Megatron-Core's default) */
 	int moe_routing;     /**< enum plan_moe_routing */
@@ -133,8 +167,8 @@ struct plan {
 	 * --stage-recompute. Zero/unset means L/p layers and `recompute`. */
 	bool custom_layers;
 	bool custom_recompute;
-	short stage_layers[PLAN_MAX_STAGES];
-	int stage_layers_count;      /**< entries given (the CLI checks it is pp) */
+	short stage_layers[PLAN_MAX_STAGES]; /**< per virtual stage (pp x vpp of them), in model order */
+	int stage_layers_count;      /**< entries given (plan_complete checks it is pp x vpp) */
 	int stage_recompute_count;
 	signed char stage_recompute[PLAN_MAX_STAGES];
 	/* Slapo's activation-checkpoint ratio as a plan decision (Chen et
@@ -159,6 +193,10 @@ void plan_init(struct plan *p);
  */
 bool plan_validate(const struct plan *p, const struct model *m,
 		   const struct cluster *c, struct plan_error *err);
+
+/** plan-cli pipeline: the layer layout alone (plan_validate's rules for
+ *  --stage-layers, --pp-split and --pp-first/last-layers). */
+bool plan_validate_layout(const struct plan *p, const struct model *m, struct plan_error *err);
 
 /**
  * The plan as one context-parallel rank sees it: seq_len / cp tokens per
@@ -208,7 +246,7 @@ int plan_microbatches(const struct plan *p);
 /** Layers held by pipeline stage @s (all its chunks). */
 int plan_stage_layers(const struct plan *p, const struct model *m, int s);
 
-/** 1-based index of the first layer of stage @s (custom or vpp = 1 layouts). */
+/** 1-based index of the first layer of stage @s (vpp = 1 layouts). */
 int plan_stage_first_layer(const struct plan *p, const struct model *m, int s);
 
 /** Recomputation of stage @s (enum plan_recompute) as the plan gives it. */

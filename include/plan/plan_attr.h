@@ -42,6 +42,12 @@ enum plan_attr_id {
 	PLAN_ATTR_MOE_ROUTING,
 	PLAN_ATTR_MOE_OVERLAP,
 	PLAN_ATTR_STAGE_LAYERS,
+	/* plan-cli pipeline: begin */
+	PLAN_ATTR_PP_SPLIT,
+	PLAN_ATTR_PP_FIRST_LAYERS,
+	PLAN_ATTR_PP_LAST_LAYERS,
+	PLAN_ATTR_PP_SCHEDULE,
+	/* plan-cli pipeline: end */
 	PLAN_ATTR_RECOMPUTE,
 	PLAN_ATTR_STAGE_RECOMPUTE,
 	PLAN_ATTR_RECOMPUTE_LAYERS,
@@ -162,6 +168,7 @@ bool plan_attr_parse_value(const struct plan_attr *a, const char *label, const c
 struct plan_fill {
 	int gpus;   /**< GPUs to use; 0: the cluster's */
 	int flash;  /**< 1 or 0 as given; -1: the GPU profile's default */
+	int pp_split; /**< plan-cli pipeline: the framework's rule (enum plan_pp_split) where the even split fails */
 };
 
 /**

@@ -385,7 +385,8 @@ cmd_predict(int argc, char **argv)
 	whole = r.gpus == 0 && plan->dp == 0;
 	if (!cli_checkpoint_check(&r.ckpt))
 		rc = CLI_EXIT_USAGE;
-	else if (!cli_plan_complete(plan, &(struct plan_fill){ r.gpus, r.flash }, &model, &cluster))
+	else if (!cli_plan_complete(plan, &(struct plan_fill){ r.gpus, r.flash, framework.pipeline_split },
+					&model, &cluster))
 		rc = CLI_EXIT_USAGE;
 	else
 		rc = predict_run(&r, &model, &cluster, whole);

@@ -171,7 +171,7 @@ spec_complete(const struct cli_plan_spec *st, const char *name, const struct mod
 		return false;
 	}
 	plan_error_clear(&err);
-	if (!plan_complete(p, &(struct plan_fill){ st->gpus, st->flash }, m, c, &err)) {
+	if (!plan_complete(p, &(struct plan_fill){ st->gpus, st->flash, PLAN_PP_SPLIT_EVEN }, m, c, &err)) {
 		cli_error("--submodule %s: %s", name, err.message);
 		return false;
 	}
@@ -369,7 +369,7 @@ monolithic_plans(const struct predict_request *r, const struct multimodal *mm, c
 {
 	struct plan p = r->plan;
 
-	if (!cli_plan_complete(&p, &(struct plan_fill){ r->gpus, r->flash }, &mm->sub[0].model, c))
+	if (!cli_plan_complete(&p, &(struct plan_fill){ r->gpus, r->flash, PLAN_PP_SPLIT_EVEN }, &mm->sub[0].model, c))
 		return false;
 	for (int i = 0; i < mm->nsub; i++)
 		plans[i] = p;

@@ -84,7 +84,8 @@ cli_optimize_baseline(const struct optimize_request *r, const struct model *m, c
 	if (!cli_plan_spec_parse(&spec, r->baseline, r->baseline, &b->plan) || !cli_plan_spec_mics(&spec, &b->plan))
 		return false;
 	plan_error_clear(&err);
-	if (!plan_complete(&b->plan, &(struct plan_fill){ r->so.gpus, spec.flash }, m, c, &err)) {
+	if (!plan_complete(&b->plan, &(struct plan_fill){ r->so.gpus, spec.flash,
+					      r->so.framework ? r->so.framework->pipeline_split : PLAN_PP_SPLIT_EVEN }, m, c, &err)) {
 		cli_error("--baseline %s: %s", r->baseline, err.message);
 		return false;
 	}

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "plan/data_par.h"
+#include "plan/pipeline.h"
 
 /* Stage 0-2 traffic of @params parameters over group @g: gradients in the
  * framework's reduce precision, the updated weights in its gather one. */
@@ -238,7 +239,8 @@ dp_comm_time(const struct model *m, const struct plan *p,
 	}
 	/* Megatron keeps a copy of a tied word embedding on the last stage and
 	 * all-reduces its gradient with the first stage (SC21, Sec. 4). */
-	if (p->pp > 1 && m->tied_embeddings) {
+	/* plan-cli pipeline: in a V (ZB-V, DualPipeV) rank 0 holds both ends. */
+	if (p->pp > 1 && m->tied_embeddings && pipeline_head_stage(p) != 0) {
 		struct group_layout pair = { 2, lay->pp_inter_node ? 1 : 2, lay->pp_inter_node ? 2 : 1 };
 
 		out->embed_sync_s = collective_time(c, &pair, COLL_ALLREDUCE, COLL_ALGO_RING,

@@ -24,58 +24,77 @@ stage_moe_layers(const struct model *m, const struct plan *p, int stage)
 	return pipeline_stage_moe_layers(m, p, stage);
 }
 
-double
-estimate_stage_params(const struct model *m, const struct plan *p, int stage, double *expert)
+/* The transformer layers' parameters of @stage, split tp ways, and the
+ * routed experts' among them in @local (split etp ways by the caller). */
+static double
+stage_layer_params(const struct model *m, const struct plan *p, int stage, double *local)
 {
 	int moe = stage_moe_layers(m, p, stage);
 	double dense_layers = plan_stage_layers(p, m, stage) - moe;
 	double params = dense_layers * model_params_per_layer(m);
-	double local = 0.0;
 
+	*local = 0.0;
 	if (moe > 0) {
 		/* An MoE layer keeps its attention, router and shared experts, and
 		 * experts / ep of the routed experts (DeepSpeed-MoE, Megatron-Core),
 		 * each split etp ways (MoE parallel folding), the rest tp ways. */
 		params += moe * (model_params_layer_dense_part(m, true) +
 				 m->moe.shared_experts * model_params_expert(m));
-		local = moe * ((double)m->moe.experts / p->ep) * model_params_expert(m);
+		*local = moe * ((double)m->moe.experts / p->ep) * model_params_expert(m);
+	}
+	return params;
+}
+
+double
+estimate_stage_params(const struct model *m, const struct plan *p, int stage, double *expert)
+{
+	double local = 0.0, params = stage_layer_params(m, p, stage, &local);
+	/* plan-cli pipeline: the output layer sits where the last virtual
+	 * stage does (rank 0 in a V); DualPipe's rank i also holds stage
+	 * p - 1 - i of the other direction: 2x parameters (DeepSeek-V3
+	 * report, Table 2), the embedding and head on both end ranks. */
+	int head = pipeline_head_stage(p);
+	bool dual = p->pp_schedule == PLAN_PP_DUALPIPE && p->pp > 1;
+	bool first = stage == 0 || (dual && stage == p->pp - 1), last = stage == head || (dual && stage == 0);
+
+	if (dual) {
+		double mirror_local = 0.0;
+
+		params += stage_layer_params(m, p, p->pp - 1 - stage, &mirror_local);
+		local += mirror_local;
 	}
 	local /= plan_etp(p);
-	if (expert)
-		*expert = local;
 
 	/* The first stage holds the input embedding; the last one the final
 	 * norm and the output layer, or a copy of the tied embedding. */
-	if (stage == 0)
+	if (first)
 		params += model_params_embedding(m);
-	if (stage == p->pp - 1) {
+	if (last) {
 		params += model_params_head(m);
-		if (m->tied_embeddings && p->pp > 1)
+		if (m->tied_embeddings && p->pp > 1 && !(first && !dual))
 			params += (double)m->vocab * m->hidden;
 		if (m->mtp_layers > 0) {
 			/* Multi-token prediction (DeepSeek-V3, arXiv:2412.19437,
 			 * Sec. 2.2): per module a layer of the last layer's kind,
 			 * the 2h x h projection M_k and two RMSNorms; the embedding
 			 * is shared, so a pipelined model's last stage keeps a copy
-			 * of it (as of a tied one). */
+			 * of it (as of a tied one) unless it holds the embedding. */
 			double d = m->mtp_layers, h = m->hidden;
 
 			if (model_layer_is_moe(m, m->layers)) {
-				double experts = d * ((double)m->moe.experts / p->ep) * model_params_expert(m);
-
 				params += d * (model_params_layer_dense_part(m, true) +
 					       m->moe.shared_experts * model_params_expert(m));
-				local += experts / plan_etp(p);
-				if (expert)
-					*expert = local;
+				local += d * ((double)m->moe.experts / p->ep) * model_params_expert(m) / plan_etp(p);
 			} else {
 				params += d * model_params_per_layer(m);
 			}
 			params += d * (2.0 * h * h + 2.0 * h);
-			if (!m->tied_embeddings && p->pp > 1)
+			if (!m->tied_embeddings && p->pp > 1 && !first)
 				params += (double)m->vocab * h;
 		}
 	}
+	if (expert)
+		*expert = local;
 	return params / p->tp + local;
 }
 
@@ -110,6 +129,7 @@ struct stage_work {
 	double moe_fixed;    /* MoE layers' router work and host synchronisations */
 	double attention, other; /* of compute + recompute: attention cores, element-wise kernels */
 	double bwd;          /* backward compute alone (the DP overlap window) */
+	double wgrad;        /* the weight-gradient GEMMs in bwd (zero-bubble schedules defer them) */
 	double tp_bytes, pp_bytes;
 	int compressed_layers;
 	double extra_params; /* AE parameters on this GPU */
@@ -153,7 +173,7 @@ stage_ends(const struct plan *p, const struct layer_costs *lc, int stage, struct
 		w->tp += tc->collective_s;
 		w->tp_bytes += ar_bytes;
 	}
-	if (stage == p->pp - 1) {
+	if (stage == pipeline_head_stage(p)) {
 		w->compute += lc->ce.head_fwd_s + lc->ce.head_bwd_s;
 		w->other += lc->ce.head_mem_s;
 		w->bwd += lc->ce.head_bwd_s;
@@ -200,6 +220,10 @@ stage_add_layers(const struct layer_costs *lc, int r, double dense, double moe, 
 
 	w->compute += dense * (cl->fwd_s + cl->bwd_s) + moe * (cl_moe->fwd_s + cl_moe->bwd_s);
 	w->bwd += dense * cl->bwd_s + moe * cl_moe->bwd_s;
+	/* A linear layer's dW GEMM does its forward GEMM's FLOPs (Qi et al.,
+	 * ICLR 2024, Sec. 2: T_W about T_F's GEMMs). */
+	w->wgrad += dense * (cl->qkv_fwd_s + cl->proj_fwd_s + cl->mlp_fwd_s) +
+		    moe * (cl_moe->qkv_fwd_s + cl_moe->proj_fwd_s + cl_moe->mlp_fwd_s);
 	w->recompute += dense * cl->recompute_s + moe * cl_moe->recompute_s;
 	w->ep += moe * (ep->fwd_s + ep->bwd_s + ep->recompute_s);
 	w->moe_fixed += moe * (lc->efs[r].fwd_s + lc->efs[r].bwd_s + lc->efs[r].recompute_s);
@@ -594,7 +618,7 @@ core_tail(struct core *x, struct estimate *out)
 	struct stage_tail t;
 	/* Even dense stages between the first and the last are alike:
 	 * one of them stands for all. */
-	bool alike = !p->custom_layers && !p->custom_recompute && !x->cmp &&
+	bool alike = pipeline_even_layout(p) && !p->custom_recompute && !x->cmp &&
 		     (!model_is_moe(m) || m->moe.every == 1) && p->pp <= ESTIMATE_MAX_STAGES;
 
 	memset(&x->tail, 0, sizeof(x->tail));
@@ -643,11 +667,19 @@ core_slot(struct core *x)
 	 * slot). A middle stage carries no logits, so this is less than
 	 * (p - 1) times the last stage's slot. */
 	x->bubble = 0.0;
-	for (int s = 0; s < x->p->pp && s < ESTIMATE_MAX_STAGES; s++)
-		if (s != x->bn_stage)
-			x->bubble += stage_total(&x->works[s]) + x->fw->microbatch_overhead_s +
-				     x->fw->layer_overhead_s * plan_stage_layers(x->p, x->m, s);
-	x->bubble /= x->p->vpp;
+	for (int s = 0; s < x->p->pp && s < ESTIMATE_MAX_STAGES; s++) {
+		double fb = stage_total(&x->works[s]) + x->fw->microbatch_overhead_s +
+			    x->fw->layer_overhead_s * plan_stage_layers(x->p, x->m, s);
+
+		if (s == x->bn_stage)
+			continue;
+		/* plan-cli pipeline: the other schedules' share of each stage. */
+		x->bubble += x->p->pp_schedule == PLAN_PP_1F1B ? fb :
+			     pipeline_schedule_bubble(x->p, fb, x->works[s].bwd + x->works[s].recompute,
+						      x->works[s].wgrad);
+	}
+	if (x->p->pp_schedule == PLAN_PP_1F1B)
+		x->bubble /= x->p->vpp;
 }
 
 /* ---- Host and launch time (plan/host_time.h) ---- */
@@ -798,7 +830,9 @@ core_details(const struct core *x, struct estimate *out)
 
 	d->dp_compress_scheme = x->tail.cdp.scheme;
 	d->microbatches = (int)x->mb;
-	d->bubble_fraction = pipeline_bubble_fraction(x->p);
+	/* plan-cli pipeline: other schedules' bubble against the ideal m slots. */
+	d->bubble_fraction = x->p->pp_schedule == PLAN_PP_1F1B ? pipeline_bubble_fraction(x->p) :
+			     x->bubble / (x->mb * x->slot);
 	core_layer_details(x, out);
 	d->tp_bytes_per_iteration = out->bytes.tp;
 	d->pp_p2p_s = x->bn.pp;

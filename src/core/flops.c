@@ -1,4 +1,5 @@
 #include "plan/flops.h"
+#include "plan/pipeline.h"
 
 /* Matrix parameters of one layer: what a token multiplies by (2 FLOPs each). */
 static double
@@ -86,7 +87,8 @@ flops_hardware_per_iteration(const struct model *m, const struct plan *p, const 
 	 * Stages may differ (per-stage recompute). */
 	for (int s = 0; s < p->pp; s++) {
 		int r = plan_stage_recompute(p, s);
-		double layers = p->custom_layers ? p->stage_layers[s] : (double)m->layers / p->pp;
+		/* plan-cli pipeline: an uneven layout's own layers. */
+		double layers = pipeline_even_layout(p) ? (double)m->layers / p->pp : plan_stage_layers(p, m, s);
 
 		/* --recompute-layers: the first layers of the stage in full. */
 		if (p->custom_recompute_layers && r != PLAN_RECOMPUTE_FULL) {

@@ -234,7 +234,7 @@ memory_stage(const struct model *m, const struct plan *p,
 	if (stage == 0)
 		act += sbh * (p->pp < plan_microbatches(p) ? p->pp : plan_microbatches(p)) /
 		       (p->sequence_parallel ? t : 1.0);
-	if (stage == p->pp - 1)
+	if (stage == pipeline_head_stage(p))
 		act += 4.0 * sbh / t * (1.0 + (double)m->vocab / m->hidden);
 	/* Multi-token prediction (DeepSeek-V3, arXiv:2412.19437, Sec. 2.2):
 	 * the last stage's D modules keep a layer's activations for each

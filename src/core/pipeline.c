@@ -7,6 +7,171 @@ pipeline_bubble_fraction(const struct plan *p)
 	return (double)(p->pp - 1) / ((double)p->vpp * plan_microbatches(p));
 }
 
+/* plan-cli pipeline: begin (uneven layouts and schedules) */
+bool
+pipeline_v_shape(const struct plan *p)
+{
+	return p->pp_schedule == PLAN_PP_ZB_V || p->pp_schedule == PLAN_PP_DUALPIPEV;
+}
+
+int
+pipeline_chunk_stage(const struct plan *p, int k)
+{
+	/* torchtitan's stage_ids_this_rank: "loop" puts virtual stage k on
+	 * rank k mod p (Megatron's interleaving too), "v" pairs stage i with
+	 * stage 2p - 1 - i (torchtitan/parallelisms/pipeline.py, 2024-12). */
+	if (pipeline_v_shape(p) && k >= p->pp)
+		return 2 * p->pp - 1 - k;
+	return k % p->pp;
+}
+
+int
+pipeline_stage_chunk(const struct plan *p, int stage, int j)
+{
+	if (pipeline_v_shape(p) && j == 1)
+		return 2 * p->pp - 1 - stage;
+	return j * p->pp + stage;
+}
+
+bool
+pipeline_even_layout(const struct plan *p)
+{
+	return !p->custom_layers && p->pp_split == PLAN_PP_SPLIT_EVEN && p->pp_first_layers == 0 &&
+	       p->pp_last_layers == 0;
+}
+
+/* Megatron-Core's layers of pipeline rank @rank with the first/last stage
+ * set apart: the rest over the middle ranks (get_num_layers_to_build,
+ * megatron/core/transformer/transformer_block.py, Megatron-Core 0.12). */
+static int
+megatron_rank_layers(const struct plan *p, const struct model *m, int rank)
+{
+	int rest = m->layers, left = p->pp;
+
+	if (rank == 0 && p->pp_first_layers > 0)
+		return p->pp_first_layers;
+	if (rank == p->pp - 1 && p->pp_last_layers > 0)
+		return p->pp_last_layers;
+	if (p->pp_first_layers > 0)
+		rest -= p->pp_first_layers, left--;
+	if (p->pp_last_layers > 0)
+		rest -= p->pp_last_layers, left--;
+	return left > 0 ? rest / left : 0;
+}
+
+int
+pipeline_chunk_layers(const struct plan *p, const struct model *m, int k)
+{
+	int chunks = p->pp * p->vpp, layers;
+
+	if (p->custom_layers)
+		return p->stage_layers[k];
+	switch (p->pp_split) {
+	case PLAN_PP_SPLIT_EMBEDDING:
+	case PLAN_PP_SPLIT_LOSS:
+	case PLAN_PP_SPLIT_EMBEDDING_LOSS: {
+		/* account_for_{embedding,loss}_in_pipeline_split: the embedding
+		 * and the loss count as a layer each in the even split, and the
+		 * first (last) virtual stage builds one transformer layer less. */
+		bool emb = p->pp_split != PLAN_PP_SPLIT_LOSS, loss = p->pp_split != PLAN_PP_SPLIT_EMBEDDING;
+
+		layers = (m->layers + emb + loss) / chunks;
+		return layers - (emb && k == 0) - (loss && k == chunks - 1);
+	}
+	case PLAN_PP_SPLIT_TORCHTITAN: {
+		/* generate_split_points: the first stage floor(L/T), the middle
+		 * ones one more while the remainder lasts, the last what is left. */
+		int base = m->layers / chunks, extra = m->layers % chunks;
+
+		if (chunks == 1)
+			return m->layers;
+		if (k == 0)
+			return base;
+		if (k < chunks - 1)
+			return base + (k <= extra);
+		return base + (extra > chunks - 2 ? extra - (chunks - 2) : 0);
+	}
+	default:
+		if (p->pp_first_layers > 0 || p->pp_last_layers > 0)
+			return megatron_rank_layers(p, m, pipeline_chunk_stage(p, k)) / p->vpp;
+		return m->layers / chunks;
+	}
+}
+
+int
+pipeline_chunk_first_layer(const struct plan *p, const struct model *m, int k)
+{
+	int first = 1;
+
+	if (pipeline_even_layout(p))
+		return k * (m->layers / (p->pp * p->vpp)) + 1;
+	for (int i = 0; i < k; i++)
+		first += pipeline_chunk_layers(p, m, i);
+	return first;
+}
+
+int
+pipeline_stage_layer_count(const struct plan *p, const struct model *m, int stage)
+{
+	int layers = 0;
+
+	for (int j = 0; j < p->vpp; j++)
+		layers += pipeline_chunk_layers(p, m, pipeline_stage_chunk(p, stage, j));
+	return layers;
+}
+
+double
+pipeline_schedule_bubble(const struct plan *p, double fb, double b, double w)
+{
+	double bubble;
+
+	switch (p->pp_schedule) {
+	case PLAN_PP_ZB_H1:
+		/* ZB-H1 (Qi et al., ICLR 2024, Sec. 3.1): (p - 1)(F + B - W)
+		 * with B the input gradient alone; with B the full backward
+		 * (B_in + W), (p - 1)(F + B - 2W): DeepSeek-V3 Table 2's ZB1P. */
+		bubble = fb - 2.0 * w;
+		break;
+	case PLAN_PP_ZB_V:
+		/* ZB-V: ZB-H1's warm-up over chunks of half a stage (Qi et al.
+		 * 2024, Sec. 6): (p - 1)(F + B - 2W) / 2 in whole-stage units. */
+		bubble = 0.5 * (fb - 2.0 * w);
+		break;
+	case PLAN_PP_DUALPIPE:
+		/* DeepSeek-V3 report Table 2: (p/2 - 1)(F&B + B - 3W), F&B the two
+		 * overlapped chunks, here F + B (no credit for the overlap):
+		 * (p/2 - 1) / (p - 1) of (F + 2B - 3W) per other stage. */
+		bubble = (0.5 * p->pp - 1.0) / (p->pp - 1.0) * (fb + b - 3.0 * w);
+		break;
+	case PLAN_PP_DUALPIPEV:
+		/* DualPipe's README: the same bubble on PP/2 devices, so with p
+		 * ranks of two half-stage chunks (p - 1)(F + 2B - 3W) / 2. */
+		bubble = 0.5 * (fb + b - 3.0 * w);
+		break;
+	default:
+		/* 1F1B: (p - 1)(F + B), over v when interleaved (SC21, Sec. 2.2). */
+		return fb / p->vpp;
+	}
+	return bubble > 0.0 ? bubble : 0.0;
+}
+
+double
+pipeline_bound_slots(const struct plan *p)
+{
+	/* 1F1B: m + (p - 1)/v slots (SC21, Eq. 2); the other schedules' bubble
+	 * can be near 0, so m slots is all a bound may assume. */
+	if (p->pp_schedule != PLAN_PP_1F1B)
+		return plan_microbatches(p);
+	return plan_microbatches(p) + (double)(p->pp - 1) / p->vpp;
+}
+
+int
+pipeline_head_stage(const struct plan *p)
+{
+	return pipeline_chunk_stage(p, p->pp * p->vpp - 1);
+}
+/* plan-cli pipeline: end */
+
 /* The GPUs of a stage that share one node: they send at the same time. */
 static int
 stage_gpus_per_node(const struct plan *p, int gpus_per_node)
@@ -60,7 +225,8 @@ pipeline_stage_p2p_time(const struct model *m, const struct plan *p, const struc
 {
 	/* The boundaries before and after the stage; an interleaved
 	 * pipeline also wraps from the last stage to the first. */
-	int wrap = p->vpp > 1 ? p->pp - 1 : -1;
+	/* plan-cli pipeline: a V turns on the last rank, with no wrap. */
+	int wrap = p->vpp > 1 && !pipeline_v_shape(p) ? p->pp - 1 : -1;
 	int bounds[2] = { stage > 0 ? stage - 1 : wrap, stage < p->pp - 1 ? stage : wrap };
 	double time = 0.0, bytes = 0.0;
 
@@ -87,6 +253,25 @@ pipeline_stored_layer_microbatches(const struct model *m, const struct plan *p, 
 	double layers_per_stage = plan_stage_layers(p, m, stage);
 	int mb = plan_microbatches(p);
 
+	/* plan-cli pipeline: begin */
+	switch (p->pp_schedule) {
+	case PLAN_PP_ZB_V:
+		/* ZB-V keeps 1F1B's peak on every rank: p micro-batches of a
+		 * whole stage, as 2p of its two half-stage chunks (Qi et al.,
+		 * ICLR 2024, Sec. 6). */
+		return layers_per_stage * (mb < p->pp ? mb : p->pp);
+	case PLAN_PP_DUALPIPE:
+		/* DeepSeek-V3 report, Table 2: PP + 1 micro-batches of a stage
+		 * (its 2x parameters count in estimate_stage_params). */
+		return layers_per_stage * (p->pp + 1);
+	case PLAN_PP_DUALPIPEV:
+		/* DualPipe's README: PP + 1 chunks on PP/2 devices, i.e. 2p + 1
+		 * chunks of half a rank's layers on p ranks. */
+		return layers_per_stage * (2.0 * p->pp + 1.0) / 2.0;
+	default:
+		break; /* ZB-H1 keeps 1F1B's memory (Qi et al., Sec. 3.1) */
+	}
+	/* plan-cli pipeline: end */
 	if (p->vpp > 1) {
 		/* Megatron's interleaved schedule warms up with (v - 1) p +
 		 * 2 (p - i - 1) chunk forwards before its first backward, so
@@ -109,10 +294,15 @@ pipeline_stage_moe_layers(const struct model *m, const struct plan *p, int stage
 
 	if (!model_is_moe(m))
 		return 0;
-	if (p->custom_layers) {
-		int first = plan_stage_first_layer(p, m, stage);
+	if (!pipeline_even_layout(p)) {
+		for (int j = 0; j < p->vpp; j++) {
+			int k = pipeline_stage_chunk(p, stage, j), first = pipeline_chunk_first_layer(p, m, k);
+			int n = pipeline_chunk_layers(p, m, k);
 
-		return model_moe_layers_between(m, first, first + p->stage_layers[stage] - 1);
+			if (n > 0)
+				count += model_moe_layers_between(m, first, first + n - 1);
+		}
+		return count;
 	}
 	for (int j = 0; j < p->vpp; j++) {
 		int first = (j * p->pp + stage) * per_chunk + 1;
@@ -129,12 +319,14 @@ pipeline_count_layers(const struct model *m, const struct plan *p, int stage,
 	int per_chunk = m->layers / (p->pp * p->vpp);
 	int count = 0;
 
-	if (p->custom_layers) {
-		int first = plan_stage_first_layer(p, m, stage);
+	if (!pipeline_even_layout(p)) {
+		for (int j = 0; j < p->vpp; j++) {
+			int k = pipeline_stage_chunk(p, stage, j), first = pipeline_chunk_first_layer(p, m, k);
 
-		for (int l = first; l < first + p->stage_layers[stage]; l++)
-			if (pred(l, arg))
-				count++;
+			for (int l = first; l < first + pipeline_chunk_layers(p, m, k); l++)
+				if (pred(l, arg))
+					count++;
+		}
 		return count;
 	}
 	for (int j = 0; j < p->vpp; j++) {

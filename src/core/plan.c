@@ -1,5 +1,6 @@
 #include <string.h>
 
+#include "plan/pipeline.h"
 #include "plan/plan.h"
 
 const char *const plan_recompute_names[] = { "none", "selective", "full", NULL };
@@ -10,6 +11,8 @@ const char *const plan_cp_method_names[] = { "ring", "all-to-all", NULL };
 const char *const plan_fp8_recipe_names[] = { "framework", "delayed", "current", "rowwise", "blockwise", "mxfp8",
 					      NULL };
 const char *const plan_attention_kernel_names[] = { "framework", "profile", "fa2", "fa3", "cudnn", "sdpa", NULL };
+const char *const plan_pp_split_names[] = { "even", "embedding", "loss", "embedding-loss", "torchtitan", NULL };
+const char *const plan_pp_schedule_names[] = { "1f1b", "zb-h1", "zb-v", "dualpipe", "dualpipev", NULL };
 
 void
 plan_init(struct plan *p)
@@ -83,7 +86,11 @@ plan_microbatches(const struct plan *p)
 int
 plan_stage_layers(const struct plan *p, const struct model *m, int s)
 {
-	return p->custom_layers ? p->stage_layers[s] : m->layers / p->pp;
+	/* plan-cli pipeline: an uneven or interleaved-uneven layout sums its
+	 * chunks (pipeline_even_layout's test, here in line: a hot path). */
+	if (p->custom_layers || p->pp_split != PLAN_PP_SPLIT_EVEN || p->pp_first_layers || p->pp_last_layers)
+		return pipeline_stage_layer_count(p, m, s);
+	return m->layers / p->pp;
 }
 
 int
@@ -263,6 +270,120 @@ validate_degrees(const struct plan *p, const struct model *m, const struct clust
 	return true;
 }
 
+/* plan-cli pipeline: begin (uneven layouts and schedules) */
+/* Megatron-Core's first/last-stage split (get_num_layers_to_build and
+ * TransformerConfig.__post_init__, Megatron-Core 0.12): not with the
+ * embedding/loss accounting, the middle ranks share the rest evenly, and
+ * each rank's layers divide into its vpp chunks. */
+static bool
+validate_first_last(const struct plan *p, const struct model *m, struct plan_error *err)
+{
+	int rest = m->layers - p->pp_first_layers - p->pp_last_layers;
+	int left = p->pp - (p->pp_first_layers > 0) - (p->pp_last_layers > 0);
+
+	if (p->pp_split != PLAN_PP_SPLIT_EVEN)
+		return FAIL("--pp-first-layers and --pp-last-layers need --pp-split even (Megatron-Core does not "
+			    "combine them with the embedding/loss accounting; got %s)",
+			    plan_pp_split_names[p->pp_split]);
+	if (p->pp < 2)
+		return FAIL("--pp-first-layers and --pp-last-layers need pp > 1 (got %d)", p->pp);
+	if (rest < 0 || (left > 0 && (rest <= 0 || rest % left != 0)) || (left == 0 && rest != 0))
+		return FAIL("the %d layers left after the first (%d) and last (%d) stages do not divide over the %d "
+			    "other stages", rest, p->pp_first_layers, p->pp_last_layers, left);
+	if (p->pp_first_layers % p->vpp || p->pp_last_layers % p->vpp || (left > 0 && (rest / left) % p->vpp))
+		return FAIL("every stage's layers (first %d, middle %d, last %d) must divide into its vpp (%d) chunks",
+			    p->pp_first_layers ? p->pp_first_layers : rest / (left ? left : 1), left ? rest / left : 0,
+			    p->pp_last_layers ? p->pp_last_layers : rest / (left ? left : 1), p->vpp);
+	return true;
+}
+
+/* The layout: a list of pp x vpp virtual stages summing to the layers, or
+ * a split rule whose divisibility holds, every rank with a layer. */
+bool
+plan_validate_layout(const struct plan *p, const struct model *m, struct plan_error *err)
+{
+	long long chunks = (long long)p->pp * p->vpp;
+
+	if (chunks > PLAN_MAX_STAGES && !pipeline_even_layout(p))
+		return FAIL("uneven layouts are limited to %d virtual stages (pp x vpp %lld)", PLAN_MAX_STAGES, chunks);
+	if (p->custom_layers) {
+		int sum = 0;
+
+		for (int i = 0; i < chunks; i++) {
+			if (p->stage_layers[i] < 1)
+				return FAIL("stage %d has %d layers: every stage needs at least one", i,
+					    p->stage_layers[i]);
+			sum += p->stage_layers[i];
+		}
+		if (sum != m->layers)
+			return FAIL("the stages hold %d layers but the model has %d", sum, m->layers);
+		return true;
+	}
+	if (p->pp_first_layers > 0 || p->pp_last_layers > 0)
+		return validate_first_last(p, m, err);
+	switch (p->pp_split) {
+	case PLAN_PP_SPLIT_EMBEDDING:
+	case PLAN_PP_SPLIT_LOSS:
+	case PLAN_PP_SPLIT_EMBEDDING_LOSS: {
+		int extra = p->pp_split == PLAN_PP_SPLIT_EMBEDDING_LOSS ? 2 : 1;
+
+		if ((m->layers + extra) % chunks != 0)
+			return FAIL("layers + %d (%d, the embedding/loss counted as layers) are not divisible by "
+				    "pp x vpp (%d x %d)", extra, m->layers + extra, p->pp, p->vpp);
+		break;
+	}
+	case PLAN_PP_SPLIT_TORCHTITAN:
+		if (chunks > m->layers)
+			return FAIL("torchtitan's split needs at most one stage per layer (pp x vpp %lld > %d layers)",
+				    chunks, m->layers);
+		break;
+	default:
+		if (m->layers % chunks != 0)
+			return FAIL("layers (%d) are not divisible by pp x vpp (%d x %d); --pp-split (embedding-loss, "
+				    "torchtitan), --pp-first-layers, --pp-last-layers or --stage-layers split them unevenly",
+				    m->layers, p->pp, p->vpp);
+		return true;
+	}
+	for (int s = 0; s < p->pp; s++)
+		if (pipeline_stage_layer_count(p, m, s) < 1)
+			return FAIL("pipeline stage %d gets no layers from --pp-split %s", s,
+				    plan_pp_split_names[p->pp_split]);
+	return true;
+}
+
+/* What each schedule needs (its paper or its code): ZB-H1 and DualPipe
+ * run one chunk a rank, ZB-V and DualPipeV two in a V; DualPipe feeds
+ * half the micro-batches from each end, so an even pp (each rank holds
+ * stage i and p-1-i) and an even count; DualPipe's and DualPipeV's step()
+ * assert at least 2 x ranks micro-batches (deepseek-ai/DualPipe,
+ * dualpipe/dualpipe.py and dualpipev.py); the zero-bubble schedules fill
+ * their warm-up with p micro-batches (Qi et al., ICLR 2024, Sec. 3). */
+static bool
+validate_schedule(const struct plan *p, struct plan_error *err)
+{
+	const char *name = plan_pp_schedule_names[p->pp_schedule];
+	int mb = plan_microbatches(p);
+
+	if (p->pp_schedule == PLAN_PP_1F1B)
+		return true;
+	if (p->pp < 2)
+		return FAIL("--pp-schedule %s needs pipeline parallelism (pp %d > 1)", name, p->pp);
+	if (pipeline_v_shape(p) && p->vpp != 2)
+		return FAIL("--pp-schedule %s places two chunks a rank in a V: it needs --vpp 2 (got %d)", name, p->vpp);
+	if (!pipeline_v_shape(p) && p->vpp != 1)
+		return FAIL("--pp-schedule %s runs one chunk a rank: it needs --vpp 1 (got %d)", name, p->vpp);
+	if (p->pp_schedule == PLAN_PP_DUALPIPE && p->pp % 2)
+		return FAIL("DualPipe needs an even pp (got %d): rank i holds stages i and pp - 1 - i", p->pp);
+	if ((p->pp_schedule == PLAN_PP_DUALPIPE || p->pp_schedule == PLAN_PP_DUALPIPEV) && mb < 2 * p->pp)
+		return FAIL("--pp-schedule %s needs at least 2 x pp micro-batches (%d < 2 x %d)", name, mb, p->pp);
+	if (p->pp_schedule == PLAN_PP_DUALPIPE && mb % 2)
+		return FAIL("DualPipe feeds half the micro-batches from each end: it needs an even count (got %d)", mb);
+	if (mb < p->pp)
+		return FAIL("--pp-schedule %s needs at least pp micro-batches (%d < %d)", name, mb, p->pp);
+	return true;
+}
+/* plan-cli pipeline: end */
+
 /* Stage layouts: the per-stage arrays hold PLAN_MAX_STAGES entries, an
  * uneven pipeline must hold exactly the model's layers, an even one
  * pp x vpp equal chunks. */
@@ -271,22 +392,8 @@ validate_stages(const struct plan *p, const struct model *m, struct plan_error *
 {
 	if (p->pp > PLAN_MAX_STAGES && (p->custom_layers || p->custom_recompute || p->custom_recompute_layers))
 		return FAIL("per-stage layouts are limited to %d stages (pp %d)", PLAN_MAX_STAGES, p->pp);
-	if (p->custom_layers) {
-		int sum = 0;
-
-		if (p->vpp > 1)
-			return FAIL("an uneven pipeline (--stage-layers) needs vpp 1 (got %d)", p->vpp);
-		for (int i = 0; i < p->pp; i++) {
-			if (p->stage_layers[i] < 1)
-				return FAIL("stage %d has %d layers: every stage needs at least one", i,
-					    p->stage_layers[i]);
-			sum += p->stage_layers[i];
-		}
-		if (sum != m->layers)
-			return FAIL("the stages hold %d layers but the model has %d", sum, m->layers);
-	} else if (m->layers % ((long long)p->pp * p->vpp) != 0) {
-		return FAIL("layers (%d) are not divisible by pp x vpp (%d x %d)", m->layers, p->pp, p->vpp);
-	}
+	if (!plan_validate_layout(p, m, err))
+		return false;
 	if (p->custom_recompute)
 		for (int i = 0; i < p->pp; i++)
 			if (p->stage_recompute[i] < PLAN_RECOMPUTE_NONE || p->stage_recompute[i] > PLAN_RECOMPUTE_FULL)
@@ -309,7 +416,7 @@ validate_batch(const struct plan *p, struct plan_error *err)
 	if (p->global_batch % dp_mb != 0)
 		return FAIL("global batch (%d) is not divisible by dp x micro-batch (%d x %d)",
 			    p->global_batch, p->dp, p->micro_batch);
-	if (p->vpp > 1 && plan_microbatches(p) % p->pp != 0)
+	if (p->vpp > 1 && p->pp_schedule == PLAN_PP_1F1B && plan_microbatches(p) % p->pp != 0)
 		return FAIL("the interleaved schedule needs micro-batches (%d) divisible by pp (%d)",
 			    plan_microbatches(p), p->pp);
 	if (p->sequence_parallel && p->seq_len % p->tp != 0)
@@ -402,7 +509,7 @@ plan_validate(const struct plan *p, const struct model *m,
 	      const struct cluster *c, struct plan_error *err)
 {
 	return validate_degrees(p, m, c, err) && validate_stages(p, m, err) &&
-	       validate_batch(p, err) && validate_compression(p, m, err) &&
+	       validate_batch(p, err) && validate_schedule(p, err) && validate_compression(p, m, err) &&
 	       validate_sharding(p, m, err) && validate_model_fit(p, m, err);
 }
 

@@ -71,7 +71,30 @@ const struct plan_attr plan_attrs[PLAN_ATTR_COUNT + 1] = {
 	[PLAN_ATTR_MOE_OVERLAP] = { "moe_overlap", "O", PLAN_ATTR_CHOICE, IN_PLAN(moe_overlap),
 		.choices = plan_moe_overlap_names, .help = "none|lancet: overlap the all-to-all (default none)" },
 	[PLAN_ATTR_STAGE_LAYERS] = { "stage_layers", "LIST", LIST, .min = 1, .max = 30000,
-		.flags = PLAN_ATTR_NO_CONSTRAINT, .help = "layers per pipeline stage, e.g. 7,8,8,7 (default: even)" },
+		.flags = PLAN_ATTR_NO_CONSTRAINT,
+		.help = "layers per pipeline stage, e.g. 7,8,8,7, or per virtual\n"
+			"stage (pp x vpp entries, in model order) when vpp > 1\n"
+			"(default: the --pp-split)" },
+	/* plan-cli pipeline: begin (uneven layouts and schedules) */
+	[PLAN_ATTR_PP_SPLIT] = { "pp_split", "RULE", PLAN_ATTR_CHOICE, IN_PLAN(pp_split),
+		.choices = plan_pp_split_names, .flags = PLAN_ATTR_SEARCHED,
+		.help = "even|embedding|loss|embedding-loss|torchtitan: the layers over\n"
+			"pp x vpp stages without --stage-layers (default even; Megatron's\n"
+			"account_for_embedding/loss_in_pipeline_split count them as a\n"
+			"layer; torchtitan: generate_split_points)" },
+	[PLAN_ATTR_PP_FIRST_LAYERS] = { "pp_first_layers", "N", PLAN_ATTR_INT, IN_PLAN(pp_first_layers), .min = 0,
+		.max = 30000, .def = 0, .flags = PLAN_ATTR_SEARCHED,
+		.help = "layers of the first pipeline stage, the rest even over the\n"
+			"middle ones (Megatron's --decoder-first-pipeline-num-layers; 0: even)" },
+	[PLAN_ATTR_PP_LAST_LAYERS] = { "pp_last_layers", "N", PLAN_ATTR_INT, IN_PLAN(pp_last_layers), .min = 0,
+		.max = 30000, .def = 0, .flags = PLAN_ATTR_SEARCHED,
+		.help = "layers of the last pipeline stage (Megatron's\n"
+			"--decoder-last-pipeline-num-layers; 0: even)" },
+	[PLAN_ATTR_PP_SCHEDULE] = { "pp_schedule", "S", PLAN_ATTR_CHOICE, IN_PLAN(pp_schedule),
+		.choices = plan_pp_schedule_names, .flags = PLAN_ATTR_SEARCHED,
+		.help = "1f1b|zb-h1|zb-v|dualpipe|dualpipev (default 1f1b, interleaved\n"
+			"with vpp > 1; zb-v and dualpipev need --vpp 2)" },
+	/* plan-cli pipeline: end */
 	[PLAN_ATTR_RECOMPUTE] = { "recompute", "MODE", PLAN_ATTR_CHOICE, IN_PLAN(recompute),
 		.choices = plan_recompute_names, .flags = PLAN_ATTR_ALWAYS | PLAN_ATTR_SEARCHED,
 		.help = "none|selective|full (default none)" },
@@ -358,7 +381,10 @@ format_stage_list(enum plan_attr_id id, const struct plan *p, char *buf, size_t 
 	    id == PLAN_ATTR_STAGE_RECOMPUTE ? !p->custom_recompute : !p->custom_recompute_layers)
 		return false;
 	buf[0] = '\0';
-	for (int s = 0; s < p->pp && s < PLAN_MAX_STAGES && n < size; s++) {
+	/* plan-cli pipeline: a layer list has one entry per virtual stage. */
+	int entries = id == PLAN_ATTR_STAGE_LAYERS ? p->pp * p->vpp : p->pp;
+
+	for (int s = 0; s < entries && s < PLAN_MAX_STAGES && n < size; s++) {
 		const char *sep = s ? "," : "";
 
 		if (id == PLAN_ATTR_STAGE_LAYERS)
@@ -448,8 +474,12 @@ complete_stage_lists(struct plan *p, struct plan_error *err)
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "recompute_layers needs one number for every "
 				      "stage or one entry per stage (pp %d), got %d", p->pp,
 				      p->stage_recompute_layers_count);
-	if ((p->custom_layers && p->stage_layers_count != p->pp) ||
-	    (p->custom_recompute && p->stage_recompute_count != p->pp))
+	/* plan-cli pipeline: with vpp > 1 a layer list names every virtual stage. */
+	if (p->custom_layers && p->stage_layers_count != (long long)p->pp * p->vpp)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "stage_layers needs one entry per %s (pp x vpp "
+				      "%d x %d), got %d", p->vpp > 1 ? "virtual stage" : "stage", p->pp, p->vpp,
+				      p->stage_layers_count);
+	if (p->custom_recompute && p->stage_recompute_count != p->pp)
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "stage_layers and stage_recompute need one "
 				      "entry per stage (pp %d)", p->pp);
 	return true;
@@ -478,6 +508,11 @@ plan_complete(struct plan *p, const struct plan_fill *fill, const struct model *
 	if (p->mics_group > 0 && p->zero == 0)
 		p->zero = 3;
 	p->flash_attention = gpu_plan_flash_attention(&c->gpu, fill->flash);
+	/* plan-cli pipeline: layers that pp x vpp do not divide, with no
+	 * rule of the plan's own, go as the framework splits them. */
+	if (!p->custom_layers && p->pp_split == PLAN_PP_SPLIT_EVEN && p->pp_first_layers == 0 &&
+	    p->pp_last_layers == 0 && p->pp >= 1 && p->vpp >= 1 && m->layers % ((long long)p->pp * p->vpp) != 0)
+		p->pp_split = fill->pp_split;
 	if (p->dp == 0) {
 		if (total % shape != 0) {
 			if (p->cp > 1)

@@ -7,6 +7,7 @@
 #include "plan/compute.h"
 #include "plan/expert_par.h"
 #include "plan/milp.h"
+#include "plan/pipeline.h"
 #include "plan/search.h"
 #include "plan/tensor_par.h"
 #include "plan/topology.h"
@@ -189,7 +190,7 @@ uniform_plan(const struct inner *in, int k, struct plan *p)
 
 	*p = *in->shape;
 	p->custom_layers = p->custom_recompute = false;
-	if (p->vpp == 1 && m->layers % p->pp) {
+	if (p->vpp == 1 && m->layers % p->pp && pipeline_even_layout(p)) {
 		/* Near-even: the first L mod p stages take one more. */
 		p->custom_layers = true;
 		p->stage_layers_count = p->pp;
@@ -251,8 +252,7 @@ inner_uniform(const struct inner *in)
 			}
 			if (i == 0 && !cand.plan.custom_recompute_layers) {
 				u[k].mix = !cand.est.fits;
-				u[k].bound = cand.est.details.slot_s *
-					     (plan_microbatches(&p) + (double)(p.pp - 1) / p.vpp);
+				u[k].bound = cand.est.details.slot_s * pipeline_bound_slots(&p);
 			}
 			/* If the heaviest mode does not fit, a stage fits in none. */
 			if (i == nm - 1 && !cand.est.fits)
@@ -648,7 +648,7 @@ inner_milp_global_rows(const struct layout_milp *x, struct plan_error *err)
 	/* Only a layout that can enter the top list matters: its
 	 * pipeline alone must beat the current k-th best time. */
 	if (in->st->cutoff_s > 0) {
-		double slots = plan_microbatches(in->shape) + (double)(x->P - 1) / in->shape->vpp;
+		double slots = pipeline_bound_slots(in->shape);
 		double one = 1.0;
 
 		if (!milp_add_row(x->mp, 1, &x->tau, &one, -INFINITY,
@@ -984,7 +984,7 @@ inner_layout_dp(struct layout_milp *x)
 	int layers[PLAN_MAX_STAGES], modes[PLAN_MAX_STAGES];
 	struct plan p;
 
-	double slots = plan_microbatches(in->shape) + (double)(x->P - 1) / in->shape->vpp;
+	double slots = pipeline_bound_slots(in->shape);
 	/* No stage above the cutoff's slot, nor above the even layouts'
 	 * (the optimum's is no longer): GLPK's tolerance of slack. */
 	double limit = in->st->cutoff_s > 0 ? layout_milp_ms_per_s * in->st->cutoff_s / slots : INFINITY;
@@ -1225,7 +1225,10 @@ search_shape(const struct model *m, const struct cluster *c, const struct plan *
 {
 	const struct inner in = { m, c, shape, cmp, opt, best, found, stats };
 	/* Beyond PLAN_MAX_STAGES a plan lists no stage layout: even layers. */
-	bool uniform = shape->vpp > 1 || (model_is_moe(m) && m->moe.every > 1) || shape->pp > PLAN_MAX_STAGES;
+	bool uniform = shape->vpp > 1 || (model_is_moe(m) && m->moe.every > 1) || shape->pp > PLAN_MAX_STAGES ||
+		       /* plan-cli pipeline: the layout MILP prices 1F1B's bubble and layers of its own */
+		       shape->pp_schedule != PLAN_PP_1F1B || shape->pp_split != PLAN_PP_SPLIT_EVEN ||
+		       shape->pp_first_layers > 0 || shape->pp_last_layers > 0;
 	int modes[3];
 
 	*found = false;
@@ -1334,7 +1337,7 @@ lower_bound(const struct model *m, const struct cluster *c, const struct plan *p
 			per_mb += model_moe_layers(m) * (ep.fwd_s + ep.bwd_s);
 		}
 	}
-	return (plan_microbatches(p) + (double)(p->pp - 1) / p->vpp) * per_mb / p->pp;
+	return pipeline_bound_slots(p) * per_mb / p->pp;
 }
 
 /* TP degrees and micro-batch sizes tried per shape, at the most. */
@@ -1344,6 +1347,7 @@ lower_bound(const struct model *m, const struct cluster *c, const struct plan *p
 struct outer {
 	int tp, cp, pp, dp, mb, vpp, zero, mics_group, ep, sp, route;
 	int tpo;        /* TP overlap (with sequence parallelism, when the options allow it) */
+	int split, first, last, sched; /* plan-cli pipeline: the layout rule and the schedule */
 	int mics_2hop;  /* MiCS's 2-hop all-gather (plan.mics_hierarchical) */
 	int dp_scheme;  /* compressed DP gradients: enum compress_dp_scheme */
 	int dp_on_cpu;  /* ... coded on the host (BytePS-Compress) */
@@ -1595,6 +1599,10 @@ push_outer(const struct outer_space *x, const struct outer *o, const struct comp
 	p.pp = o->pp;
 	p.dp = o->dp;
 	p.vpp = o->vpp;
+	p.pp_split = o->split;
+	p.pp_first_layers = o->first;
+	p.pp_last_layers = o->last;
+	p.pp_schedule = o->sched;
 	p.micro_batch = o->mb;
 	p.global_batch = x->opt->global_batch;
 	p.seq_len = x->seq;
@@ -1709,6 +1717,132 @@ enumerate_sharding(const struct outer_space *x, const struct outer *base)
 	return true;
 }
 
+/* plan-cli pipeline: begin (uneven layouts and schedules) */
+/* Layout rules of one shape, at the most. */
+#define SEARCH_MAX_LAYOUTS 64
+
+/* A layout rule: the split and Megatron's first/last-stage layers. */
+struct layout {
+	int split, first, last;
+};
+
+static void
+layout_rule_plan(int pp, int vpp, const struct layout *l, struct plan *p)
+{
+	plan_init(p);
+	p->pp = pp;
+	p->vpp = vpp;
+	p->pp_split = l->split;
+	p->pp_first_layers = l->first;
+	p->pp_last_layers = l->last;
+}
+
+/* Add layout @l if the model can take it and no layout before it puts
+ * the same layers on every virtual stage (first 6 and last 8 on 6,8,8,8
+ * is first 6 alone). */
+static void
+layout_add(const struct outer_space *x, int pp, int vpp, struct layout l, struct layout *out, int *n)
+{
+	struct plan p, q;
+
+	layout_rule_plan(pp, vpp, &l, &p);
+	if (*n == SEARCH_MAX_LAYOUTS || !plan_validate_layout(&p, x->m, NULL))
+		return;
+	for (int i = 0; i < *n; i++) {
+		bool same = true;
+
+		layout_rule_plan(pp, vpp, &out[i], &q);
+		for (int k = 0; k < pp * vpp && same; k++)
+			same = pipeline_chunk_layers(&p, x->m, k) == pipeline_chunk_layers(&q, x->m, k);
+		if (same)
+			return;
+	}
+	out[(*n)++] = l;
+}
+
+/*
+ * The layouts optimize tries for pp x vpp: the even one where the layers
+ * divide (with vpp 1 and a remainder the layout MILP chooses the
+ * stages' layers itself); otherwise, or where a constraint names them,
+ * the --pp-split rules listed (Megatron-Core's embedding/loss accounting,
+ * torchtitan's split) and Megatron's first/last-stage counts: the listed ones, or the middle
+ * ranks ceil(L/(p v)) v layers each and the first, the last or both ends
+ * the rest, no more than a middle rank (the ends are lightened, as for
+ * DeepSeek-V3's 61 layers on 16 stages, not loaded).
+ */
+static int
+layout_candidates(const struct outer_space *x, int pp, int vpp, struct layout *out)
+{
+	const struct search_allowed *as = &x->opt->allowed[PLAN_ATTR_PP_SPLIT];
+	const struct search_allowed *af = &x->opt->allowed[PLAN_ATTR_PP_FIRST_LAYERS];
+	const struct search_allowed *al = &x->opt->allowed[PLAN_ATTR_PP_LAST_LAYERS];
+	int L = x->m->layers, n = 0;
+	bool divides = L % (pp * vpp) == 0;
+
+	if (divides || vpp == 1)
+		out[n++] = (struct layout){ PLAN_PP_SPLIT_EVEN, 0, 0 };
+	if (pp < 2 || (divides && as->n == 0 && af->n == 0 && al->n == 0) ||
+	    (vpp == 1 && as->n == 0 && af->n == 0 && al->n == 0))
+		return n;
+	/* The other frameworks' rules where --pp-split lists them (the time
+	 * optimize takes grows with every layout a shape has). */
+	for (int i = 0; i < as->n; i++)
+		if (as->v[i] != PLAN_PP_SPLIT_EVEN)
+			layout_add(x, pp, vpp, (struct layout){ (int)as->v[i], 0, 0 }, out, &n);
+	/* The framework's own rule (its pipeline_split key), as predict applies it. */
+	if (as->n == 0 && x->opt->framework && x->opt->framework->pipeline_split != PLAN_PP_SPLIT_EVEN)
+		layout_add(x, pp, vpp, (struct layout){ x->opt->framework->pipeline_split, 0, 0 }, out, &n);
+	if (af->n > 0 || al->n > 0) {
+		for (int i = 0; i < (af->n ? af->n : 1); i++)
+			for (int j = 0; j < (al->n ? al->n : 1); j++)
+				layout_add(x, pp, vpp, (struct layout){ PLAN_PP_SPLIT_EVEN, af->n ? (int)af->v[i] : 0,
+									al->n ? (int)al->v[j] : 0 }, out, &n);
+		return n;
+	}
+	{
+		int mid = (L + pp * vpp - 1) / (pp * vpp) * vpp, ends = L - (pp - 1) * mid, both = L - (pp - 2) * mid;
+		int f = both / 2 / vpp * vpp;
+
+		if (ends > 0 && ends <= mid) {
+			layout_add(x, pp, vpp, (struct layout){ PLAN_PP_SPLIT_EVEN, ends, 0 }, out, &n);
+			layout_add(x, pp, vpp, (struct layout){ PLAN_PP_SPLIT_EVEN, 0, ends }, out, &n);
+		}
+		if (f > 0 && both - f > 0 && both - f <= mid)
+			layout_add(x, pp, vpp, (struct layout){ PLAN_PP_SPLIT_EVEN, f, both - f }, out, &n);
+	}
+	return n;
+}
+
+/* The schedules a pp x vpp shape with @mb micro-batches can run
+ * (plan_validate's rules): 1F1B (interleaved: m a multiple of p), ZB-H1
+ * and DualPipe with one chunk a rank, ZB-V and DualPipeV with two. Those
+ * --pp-schedule lists; without the constraint 1F1B alone, the schedule of
+ * Megatron-LM's and DeepSpeed's pipelines (the zero-bubble ones keep its
+ * memory and never lose to it here, so they would win every pipelined
+ * plan whether the framework runs them or not). */
+static int
+schedule_candidates(const struct outer_space *x, int pp, int vpp, int mb, int *out)
+{
+	const struct search_allowed *a = &x->opt->allowed[PLAN_ATTR_PP_SCHEDULE];
+	int n = 0;
+
+	if (vpp == 1 || mb % pp == 0)
+		out[n++] = PLAN_PP_1F1B;
+	if (pp < 2 || mb < pp || a->n == 0)
+		return n;
+	if (vpp == 1) {
+		out[n++] = PLAN_PP_ZB_H1;
+		if (pp % 2 == 0 && mb >= 2 * pp && mb % 2 == 0)
+			out[n++] = PLAN_PP_DUALPIPE;
+	} else if (vpp == 2) {
+		out[n++] = PLAN_PP_ZB_V;
+		if (mb >= 2 * pp)
+			out[n++] = PLAN_PP_DUALPIPEV;
+	}
+	return n;
+}
+/* plan-cli pipeline: end */
+
 /* Micro-batch sizes (every divisor of the DP rank's batch, up to
  * --max-micro-batch: 3, 6 and 12 too) and
  * interleaving (chunks of whole layers, micro-batches a multiple of pp). */
@@ -1725,10 +1859,22 @@ enumerate_batches(const struct outer_space *x, const struct outer *base)
 		if (mbs % o.mb)
 			continue;
 		for (o.vpp = 1; o.vpp <= (pp > 1 ? max_vpp : 1); o.vpp++) {
-			if (o.vpp > 1 && (L % (pp * o.vpp) || (mbs / o.mb) % pp))
-				continue;
-			if (!enumerate_sharding(x, &o))
-				return false;
+			struct layout lays[SEARCH_MAX_LAYOUTS];
+			int nl = layout_candidates(x, pp, o.vpp, lays);
+
+			(void)L;
+			for (int li = 0; li < nl; li++) {
+				int scheds[5], ns = schedule_candidates(x, pp, o.vpp, mbs / o.mb, scheds);
+
+				o.split = lays[li].split;
+				o.first = lays[li].first;
+				o.last = lays[li].last;
+				for (int si = 0; si < ns; si++) {
+					o.sched = scheds[si];
+					if (!enumerate_sharding(x, &o))
+						return false;
+				}
+			}
 		}
 	}
 	return true;
@@ -1799,7 +1945,7 @@ note_closest(const struct model *m, const struct cluster *c, const struct shape 
 	p.recompute = PLAN_RECOMPUTE_FULL;
 	while (p.recompute > PLAN_RECOMPUTE_NONE && !mode_ok(opt, p.recompute))
 		p.recompute--;
-	if (m->layers % p.pp) {
+	if (m->layers % p.pp && p.vpp == 1 && pipeline_even_layout(&p)) {
 		p.custom_layers = true;
 		for (int i = 0; i < p.pp; i++)
 			p.stage_layers[i] = (short)(m->layers / p.pp + (i < m->layers % p.pp));

@@ -232,6 +232,12 @@ const struct field field_table[] = {
 	{ "plan.moe_overlap", NULL, NULL, "", "MoE overlap: none or lancet", PLAN_NAMES(moe_overlap, plan_moe_overlap_names) },
 	{ "plan.mics_group", "mics_group", NULL, "", "MiCS partition group size, 0 without MiCS", PLAN(mics_group) },
 	{ "plan.stage_layers", NULL, NULL, "layers", "the layers of each stage", FUNC(FIELD_INT, get_stage_layers), .count = count_stages },
+	/* plan-cli pipeline: begin */
+	{ "plan.pp_split", NULL, NULL, "", "the layers over the virtual stages: even, embedding, loss, embedding-loss or torchtitan", PLAN_NAMES(pp_split, plan_pp_split_names) },
+	{ "plan.pp_first_layers", NULL, NULL, "layers", "layers of the first stage as given (0: even)", PLAN(pp_first_layers) },
+	{ "plan.pp_last_layers", NULL, NULL, "layers", "layers of the last stage as given (0: even)", PLAN(pp_last_layers) },
+	{ "plan.pp_schedule", NULL, NULL, "", "pipeline schedule: 1f1b, zb-h1, zb-v, dualpipe or dualpipev", PLAN_NAMES(pp_schedule, plan_pp_schedule_names) },
+	/* plan-cli pipeline: end */
 	{ "plan.stage_recompute", NULL, NULL, "", "the recomputation of each stage", FUNC(FIELD_NAME, get_stage_recompute), .count = count_stages },
 	{ "plan.recompute_layers", NULL, NULL, "layers", "the layers of each stage that recompute in full", FUNC(FIELD_INT, get_recompute_layers), .count = count_stages },
 	{ "plan.mics_hierarchical", NULL, NULL, "", "MiCS 2-hop all-gather", PLAN(mics_hierarchical) },

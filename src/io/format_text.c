@@ -3,6 +3,7 @@
 #include "plan/compression.h"
 #include "plan/compressor.h"
 #include "plan/fp8_recipe.h"
+#include "plan/pipeline.h"
 #include "plan/seqlen.h"
 #include "io/fields.h"
 #include "io/format.h"
@@ -237,7 +238,8 @@ format_text_stages(FILE *out, const struct report *r)
 {
 	const struct plan *p = r->plan;
 
-	if (p->custom_layers || p->custom_recompute) {
+	/* plan-cli pipeline: an uneven layout shows its ranks' layers too. */
+	if (!pipeline_even_layout(p) || p->custom_recompute) {
 		fputs("stages      ", out);
 		for (int s = 0; s < p->pp; s++)
 			fprintf(out, "%s %d%s", s ? "," : "", plan_stage_layers(p, r->model, s),

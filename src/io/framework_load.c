@@ -84,6 +84,13 @@ const struct schema_key framework_schema[] = {
 		  "default), PyTorch SDPA as torchtitan sets it (sdpa: FA2, cuDNN's kernel on Blackwell), "
 		  "FlashAttention-3 (fa3: Hopper only) or cuDNN's fused attention (cudnn); FA2 runs at the "
 		  "GPU profile's fa2_attention_speed" },
+	/* plan-cli pipeline */
+	{ .key = "pipeline_split", .type = SCHEMA_ENUM, .offset = OFF(pipeline_split), .def = "even",
+	  .choices = plan_pp_split_names,
+	  .help = "how the layers go over pp x vpp stages when they do not divide evenly and the plan gives "
+		  "no rule: even (refused, as Megatron-Core's default asserts), embedding, loss or "
+		  "embedding-loss (Megatron-Core's account_for_*_in_pipeline_split) or torchtitan "
+		  "(generate_split_points)" },
 	{ .key = "attention_speed", .type = SCHEMA_NUMBER, .offset = OFF(attention_speed), .min = 0.05,
 	  .max = 1, .def = "1",
 	  .help = "with flash attention: the framework's fused-attention kernel runs at this fraction of "

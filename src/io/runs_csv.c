@@ -548,7 +548,7 @@ runs_measured_time_s(const struct run *run, const struct model *m)
 bool
 runs_complete(struct run *run, const struct model *m, const struct cluster *c, struct plan_error *err)
 {
-	return plan_complete(&run->plan, &(struct plan_fill){ run->gpus, run->flash_attention }, m, c, err);
+	return plan_complete(&run->plan, &(struct plan_fill){ run->gpus, run->flash_attention, PLAN_PP_SPLIT_EVEN }, m, c, err);
 }
 
 bool
@@ -563,7 +563,7 @@ runs_predict(const struct run *run, const struct model *m, const struct cluster 
 	memset(out, 0, sizeof(*out));
 	/* Completed as runs_complete does (idempotent, for callers that did
 	 * not): an empty flash_attention cell is the GPU's default. */
-	if (!plan_complete(&p, &(struct plan_fill){ run->gpus, run->flash_attention }, m, c, err) ||
+	if (!plan_complete(&p, &(struct plan_fill){ run->gpus, run->flash_attention, PLAN_PP_SPLIT_EVEN }, m, c, err) ||
 	    !estimate_plan(m, c, &p, &opt, &e, err))
 		return false;
 	out->predicted_s = e.iteration_time_s;

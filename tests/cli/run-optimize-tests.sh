@@ -65,13 +65,23 @@ rt_problems=(
 	"MoE|--model mixtral-8x7b --cluster dgx-h100 --global-batch 256 --gpus 64"
 	"CP|--model llama2-7b --cluster dgx-h100 --global-batch 16 --gpus 32 --seq-len 32768"
 	"uneven stages|--model gpt-18.4b --cluster selene --global-batch 192 --gpus 48 --pp 3,6"
+	"pipeline schedules and uneven interleaved layouts|--model gpt-3.6b --cluster selene --global-batch 128 --gpus 32 --pp 4 --pp-schedule 1f1b,zb-h1,zb-v,dualpipe,dualpipev"
 )
 for prob in "${rt_problems[@]}"; do
 	# shellcheck disable=SC2086 # the options are words
 	"$bin" "${opt[@]}" ${prob#*|} --top 32 --format json >"$tmp/rt.json"
 	all_predict_again "$tmp/rt.json" "${prob%%|*}"
 	[ "${prob%%|*}" = MiCS ] && cp "$tmp/rt.json" "$tmp/mics.json"
+	[ "${prob%%|*}" = "pipeline schedules and uneven interleaved layouts" ] && cp "$tmp/rt.json" "$tmp/sched.json"
 done
+# 30 layers on pp 4: vpp 2 only with Megatron's first/last-stage layers
+# (6 + 3 x 8), and every schedule among the 32.
+check "the schedules problem lists every schedule and first/last-stage layouts" \
+	'jq -e "([.top[].plan.pp_schedule] | unique | length) == 5 and any(.top[]; .plan.vpp == 2 and .plan.pp_first_layers + .plan.pp_last_layers > 0)" "$tmp/sched.json" >/dev/null'
+"$bin" "${opt[@]}" --model gpt-3.6b --cluster selene --global-batch 128 --gpus 32 --pp 4 --vpp 2 --pp-split torchtitan \
+	--top 4 --format json >"$tmp/tt.json"
+check "--pp-split torchtitan --vpp 2: torchtitan's split of 30 layers over 8 stages (3,4,4,4,4,4,4,3: ranks 7 8 8 7)" \
+	'jq -e "(.top | length) > 0 and all(.top[]; .plan.pp_split == \"torchtitan\" and .plan.stage_layers == [7, 8, 8, 7])" "$tmp/tt.json" >/dev/null'
 check "the MiCS problem lists flat and hierarchical MiCS plans" \
 	'jq -e "[.top[] | select(.plan.mics_group > 0) | .plan.mics_hierarchical] | unique == [false, true]" "$tmp/mics.json" >/dev/null' 
 

@@ -228,7 +228,7 @@ check "sweep's switches override the study's: flash on, SP, TP overlap, as predi
 # A cell predict would refuse says why, as predict does; it is not "does not fit".
 "$bin" sweep --model gpt-1.7b --cluster dgx-h100 --gpus 32 --global-batch 64 --pp 2 --vpp 1,5 >"$tmp/out" 2>"$tmp/err"
 check "a cell that cannot run gives predict's reason, not 'does not fit'" \
-	'[ $? -eq 0 ] && grep -q "| 5 | cannot run: layers (24) are not divisible by pp x vpp (2 x 5) |" "$tmp/out" && ! grep -q "does not fit" "$tmp/out"'
+	'[ $? -eq 0 ] && grep -q "| 5 | cannot run: layers (24) are not divisible by pp x vpp (2 x 5); --pp-split" "$tmp/out" && ! grep -q "does not fit" "$tmp/out"'
 # MiCS implies ZeRO-3 in a cell as in predict.
 "$bin" sweep --model gpt-1.7b --cluster dgx-h100 --gpus 32 --global-batch 64 --mics-group 8 --format json >"$tmp/out" 2>"$tmp/err"
 check "--mics-group 8 alone: a MiCS cell (ZeRO-3), as predict --mics-group 8" \

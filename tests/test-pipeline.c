@@ -1,0 +1,398 @@
+/* Uneven and interleaved pipeline layouts and the pipeline schedules
+ * (pipeline.c), each value worked out by hand in its comment. */
+#include <math.h>
+#include <string.h>
+
+#include "plan/estimate.h"
+#include "plan/pipeline.h"
+#include "plan/plan_attr.h"
+#include "plan/topology.h"
+#include "testutil.h"
+
+#define LLAMA405_YAML \
+	"name: l405\nlayers: 126\nhidden: 16384\nheads: 128\nkv_heads: 8\nffn_hidden: 53248\n" \
+	"gated_mlp: true\nvocab: 128256\nseq_len: 8192\n"
+
+static void
+layers_plan(struct plan *p, int pp, int vpp)
+{
+	plan_init(p);
+	p->tp = 8;
+	p->pp = pp;
+	p->vpp = vpp;
+	p->dp = 8;
+	p->global_batch = 8 * 4 * pp;
+	p->seq_len = 2048;
+}
+
+static void
+model_layers(struct model *m, int layers)
+{
+	char yaml[256];
+
+	snprintf(yaml, sizeof(yaml), "name: t\nlayers: %d\nhidden: 4096\nheads: 32\nvocab: 32000\nseq_len: 2048\n",
+		 layers);
+	test_load_model(m, yaml);
+}
+
+/* Megatron-Core's account_for_embedding/loss_in_pipeline_split
+ * (get_num_layers_to_build, transformer_block.py, 0.12): Llama 3.1 405B's
+ * 126 layers + 2 = 128 over 8 x 8 virtual stages, 2 each, one less on the
+ * first and the last: rank 0 holds virtual stages 0, 8, ..., 56, so
+ * 1 + 7 x 2 = 15; rank 7 holds 7, ..., 63: 7 x 2 + 1 = 15; the others 16
+ * (15 + 15 + 6 x 16 = 126). On 16 x 4: 128/64 = 2 a chunk, ranks 0 and 15
+ * 1 + 3 x 2 = 7, the others 8 (7 + 7 + 14 x 8 = 126). */
+START_TEST(test_embedding_loss_split)
+{
+	struct model m;
+	struct plan p;
+	struct plan_error err;
+
+	test_load_model(&m, LLAMA405_YAML);
+	layers_plan(&p, 8, 8);
+	ck_assert(!plan_validate_layout(&p, &m, &err)); /* 126 % 64 */
+	p.pp_split = PLAN_PP_SPLIT_EMBEDDING_LOSS;
+	ck_assert_msg(plan_validate_layout(&p, &m, &err), "%s", err.message);
+	ck_assert_int_eq(pipeline_chunk_layers(&p, &m, 0), 1);
+	ck_assert_int_eq(pipeline_chunk_layers(&p, &m, 1), 2);
+	ck_assert_int_eq(pipeline_chunk_layers(&p, &m, 63), 1);
+	ck_assert_int_eq(pipeline_chunk_first_layer(&p, &m, 2), 4);
+	ck_assert_int_eq(plan_stage_layers(&p, &m, 0), 15);
+	ck_assert_int_eq(plan_stage_layers(&p, &m, 3), 16);
+	ck_assert_int_eq(plan_stage_layers(&p, &m, 7), 15);
+	layers_plan(&p, 16, 4);
+	p.pp_split = PLAN_PP_SPLIT_EMBEDDING_LOSS;
+	ck_assert_msg(plan_validate_layout(&p, &m, &err), "%s", err.message);
+	ck_assert_int_eq(plan_stage_layers(&p, &m, 0), 7);
+	ck_assert_int_eq(plan_stage_layers(&p, &m, 1), 8);
+	ck_assert_int_eq(plan_stage_layers(&p, &m, 15), 7);
+	/* The embedding alone: 127 is prime, no pp x vpp above 1 divides it. */
+	p.pp_split = PLAN_PP_SPLIT_EMBEDDING;
+	ck_assert(!plan_validate_layout(&p, &m, &err));
+}
+END_TEST
+
+/* --decoder-first/last-pipeline-num-layers: DeepSeek-V3's 61 layers on
+ * pp 16 with 1 on the first rank: (61 - 1)/15 = 4 on each other. With
+ * vpp 2, L 20 on pp 4, first 2 and last 2: (20 - 4)/2 = 8 a middle rank,
+ * 4 a chunk; the end ranks 1 a chunk. Virtual stage k is on rank k mod 4:
+ * 1, 4, 4, 1, 1, 4, 4, 1. */
+START_TEST(test_first_last_split)
+{
+	struct model m;
+	struct plan p;
+	struct plan_error err;
+	const int want[8] = { 1, 4, 4, 1, 1, 4, 4, 1 };
+
+	model_layers(&m, 61);
+	layers_plan(&p, 16, 1);
+	p.pp_first_layers = 1;
+	ck_assert_msg(plan_validate_layout(&p, &m, &err), "%s", err.message);
+	ck_assert_int_eq(plan_stage_layers(&p, &m, 0), 1);
+	ck_assert_int_eq(plan_stage_layers(&p, &m, 1), 4);
+	ck_assert_int_eq(plan_stage_layers(&p, &m, 15), 4);
+	ck_assert_int_eq(plan_stage_first_layer(&p, &m, 2), 6);
+	p.pp_first_layers = 2; /* 59 over 15 ranks */
+	ck_assert(!plan_validate_layout(&p, &m, &err));
+	p.pp_first_layers = 1;
+	p.pp_split = PLAN_PP_SPLIT_EMBEDDING_LOSS; /* Megatron refuses both */
+	ck_assert(!plan_validate_layout(&p, &m, &err));
+
+	model_layers(&m, 20);
+	layers_plan(&p, 4, 2);
+	p.pp_first_layers = p.pp_last_layers = 2;
+	ck_assert_msg(plan_validate_layout(&p, &m, &err), "%s", err.message);
+	for (int k = 0; k < 8; k++)
+		ck_assert_int_eq(pipeline_chunk_layers(&p, &m, k), want[k]);
+	ck_assert_int_eq(plan_stage_layers(&p, &m, 0), 2);
+	ck_assert_int_eq(plan_stage_layers(&p, &m, 1), 8);
+	p.pp_first_layers = 3; /* 3 layers do not split into 2 chunks */
+	ck_assert(!plan_validate_layout(&p, &m, &err));
+}
+END_TEST
+
+/* torchtitan's generate_split_points (torchtitan/parallelisms/pipeline.py,
+ * 2024-12): 61 layers on 16 stages: base 3, 13 extra: stage 0 3, stages
+ * 1-13 4, stage 14 3, the last 61 - (3 + 52 + 3) = 3. 94 layers (Qwen3-235B)
+ * on 4 x 2: base 11, 6 extra: 11, 12 x 6, 11; ranks 0 (stages 0 and 4)
+ * 23, 1 and 2 24, 3 (stages 3 and 7) 23. 15 layers on 4 stages: base 3,
+ * extra 3 > 4 - 2: 3, 4, 4 and the last 3 + 1 = 4. In a V (ZB-V) rank r
+ * holds stages r and 7 - r: rank 0 stages 0 and 7, 11 + 11 = 22, rank 3
+ * stages 3 and 4, 24, and rank 0 also the output layer. */
+START_TEST(test_torchtitan_split)
+{
+	struct model m;
+	struct plan p;
+	struct plan_error err;
+
+	model_layers(&m, 61);
+	layers_plan(&p, 16, 1);
+	p.pp_split = PLAN_PP_SPLIT_TORCHTITAN;
+	ck_assert_msg(plan_validate_layout(&p, &m, &err), "%s", err.message);
+	ck_assert_int_eq(plan_stage_layers(&p, &m, 0), 3);
+	ck_assert_int_eq(plan_stage_layers(&p, &m, 1), 4);
+	ck_assert_int_eq(plan_stage_layers(&p, &m, 13), 4);
+	ck_assert_int_eq(plan_stage_layers(&p, &m, 14), 3);
+	ck_assert_int_eq(plan_stage_layers(&p, &m, 15), 3);
+
+	model_layers(&m, 94);
+	layers_plan(&p, 4, 2);
+	p.pp_split = PLAN_PP_SPLIT_TORCHTITAN;
+	ck_assert_msg(plan_validate_layout(&p, &m, &err), "%s", err.message);
+	ck_assert_int_eq(plan_stage_layers(&p, &m, 0), 23);
+	ck_assert_int_eq(plan_stage_layers(&p, &m, 1), 24);
+	ck_assert_int_eq(plan_stage_layers(&p, &m, 3), 23);
+	ck_assert_int_eq(pipeline_head_stage(&p), 3);
+	p.pp_schedule = PLAN_PP_ZB_V;
+	ck_assert_int_eq(pipeline_chunk_stage(&p, 7), 0);
+	ck_assert_int_eq(pipeline_chunk_stage(&p, 4), 3);
+	ck_assert_int_eq(plan_stage_layers(&p, &m, 0), 22);
+	ck_assert_int_eq(plan_stage_layers(&p, &m, 3), 24);
+	ck_assert_int_eq(pipeline_head_stage(&p), 0);
+
+	model_layers(&m, 15);
+	layers_plan(&p, 4, 1);
+	p.pp_split = PLAN_PP_SPLIT_TORCHTITAN;
+	ck_assert_int_eq(plan_stage_layers(&p, &m, 0), 3);
+	ck_assert_int_eq(plan_stage_layers(&p, &m, 2), 4);
+	ck_assert_int_eq(plan_stage_layers(&p, &m, 3), 4);
+}
+END_TEST
+
+/* The framework's pipeline_split applies where the even split fails and
+ * the plan names no rule: 61 layers on pp 16 under torchtitan's, 64 stay
+ * even, and a plan's own first-stage count wins. */
+START_TEST(test_framework_split)
+{
+	struct model m;
+	struct cluster c;
+	struct plan p;
+	struct plan_error err;
+	const struct plan_fill fill = { .gpus = 0, .flash = 1, .pp_split = PLAN_PP_SPLIT_TORCHTITAN };
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	model_layers(&m, 61);
+	layers_plan(&p, 16, 1);
+	p.dp = 0;
+	ck_assert_msg(plan_complete(&p, &fill, &m, &c, &err), "%s", err.message);
+	ck_assert_int_eq(p.pp_split, PLAN_PP_SPLIT_TORCHTITAN);
+	layers_plan(&p, 16, 1);
+	p.dp = 0;
+	p.pp_first_layers = 1;
+	ck_assert_msg(plan_complete(&p, &fill, &m, &c, &err), "%s", err.message);
+	ck_assert_int_eq(p.pp_split, PLAN_PP_SPLIT_EVEN);
+	model_layers(&m, 64);
+	layers_plan(&p, 16, 1);
+	p.dp = 0;
+	ck_assert_msg(plan_complete(&p, &fill, &m, &c, &err), "%s", err.message);
+	ck_assert_int_eq(p.pp_split, PLAN_PP_SPLIT_EVEN);
+}
+END_TEST
+
+/* --stage-layers with vpp > 1 lists the pp x vpp virtual stages: 61 on
+ * 2 x 2 as 15,16,15,15: rank 0 holds 15 + 15 = 30, rank 1 16 + 15 = 31. */
+START_TEST(test_virtual_stage_list)
+{
+	struct model m;
+	struct plan p;
+	struct plan_error err;
+
+	model_layers(&m, 61);
+	layers_plan(&p, 2, 2);
+	p.custom_layers = true;
+	p.stage_layers_count = 4;
+	p.stage_layers[0] = 15, p.stage_layers[1] = 16, p.stage_layers[2] = 15, p.stage_layers[3] = 15;
+	ck_assert_msg(plan_validate_layout(&p, &m, &err), "%s", err.message);
+	ck_assert_int_eq(plan_stage_layers(&p, &m, 0), 30);
+	ck_assert_int_eq(plan_stage_layers(&p, &m, 1), 31);
+	ck_assert_int_eq(pipeline_chunk_first_layer(&p, &m, 3), 47);
+	p.stage_layers[3] = 14;
+	ck_assert(!plan_validate_layout(&p, &m, &err));
+}
+END_TEST
+
+/*
+ * One other stage's bubble with F + B = 3, B = 2 (full backward), W = 0.8:
+ * - 1F1B (p - 1)(F + B): 3 a stage; interleaved v = 2: 1.5.
+ * - ZB-H1 F + B - 2W = 3 - 1.6 = 1.4. With F = B_in = W = 1 (Qi et al.'s
+ *   case: F + B = 3, W = 1) 1: a third of 1F1B's 3, as the paper says.
+ * - ZB-V half of ZB-H1's: 0.7.
+ * - DualPipe on p = 8: (8/2 - 1)/7 x (3 + 2 - 2.4) = 3/7 x 2.6; over the 7
+ *   other stages 3 x 2.6 = 7.8 = (PP/2 - 1)(F&B + B - 3W) of Table 2 with
+ *   F&B = F + B = 3.
+ * - DualPipeV 2.6 / 2 = 1.3; over 7 stages 9.1 = (16/2 - 1)(1.5 + 1 - 1.2)
+ *   for its 16 chunks of half the times.
+ * A W above the rest leaves no negative bubble.
+ */
+START_TEST(test_schedule_bubble)
+{
+	struct plan p;
+
+	layers_plan(&p, 8, 1);
+	ck_assert_rel(pipeline_schedule_bubble(&p, 3.0, 2.0, 0.8), 3.0, 1e-15);
+	p.vpp = 2;
+	ck_assert_rel(pipeline_schedule_bubble(&p, 3.0, 2.0, 0.8), 1.5, 1e-15);
+	p.vpp = 1;
+	p.pp_schedule = PLAN_PP_ZB_H1;
+	ck_assert_rel(pipeline_schedule_bubble(&p, 3.0, 2.0, 0.8), 1.4, 1e-14);
+	ck_assert_rel(pipeline_schedule_bubble(&p, 3.0, 2.0, 1.0), 1.0, 1e-15);
+	ck_assert(pipeline_schedule_bubble(&p, 3.0, 2.0, 2.0) == 0.0);
+	p.pp_schedule = PLAN_PP_ZB_V;
+	ck_assert_rel(pipeline_schedule_bubble(&p, 3.0, 2.0, 0.8), 0.7, 1e-14);
+	p.pp_schedule = PLAN_PP_DUALPIPE;
+	ck_assert_rel(7.0 * pipeline_schedule_bubble(&p, 3.0, 2.0, 0.8), 7.8, 1e-14);
+	p.pp_schedule = PLAN_PP_DUALPIPEV;
+	ck_assert_rel(7.0 * pipeline_schedule_bubble(&p, 3.0, 2.0, 0.8), 9.1, 1e-14);
+	/* Bounds: m + (p - 1)/v slots under 1F1B, m under the others. */
+	ck_assert_rel(pipeline_bound_slots(&p), 32.0, 1e-15);
+	p.pp_schedule = PLAN_PP_1F1B;
+	ck_assert_rel(pipeline_bound_slots(&p), 39.0, 1e-15);
+}
+END_TEST
+
+/* Activations in flight, (layer, micro-batch) units, GPT-3 on p 12, m 96,
+ * 8 layers a rank: 1F1B and ZB-H1 8 x 12 = 96 on stage 0, 8 x 1 on the
+ * last; ZB-V 8 x min(12, 96) = 96 on every rank; DualPipe (p + 1) x 8 =
+ * 104 (DeepSeek-V3 Table 2: PP + 1); DualPipeV (2p + 1)/2 x 8 = 100. */
+START_TEST(test_schedule_activations)
+{
+	struct model m;
+	struct plan p;
+
+	test_load_model(&m, GPT3_YAML);
+	gpt3_plan(&p);
+	p.pp_schedule = PLAN_PP_ZB_H1;
+	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 0), 96.0, 1e-15);
+	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 11), 8.0, 1e-15);
+	p.pp_schedule = PLAN_PP_ZB_V;
+	p.vpp = 2;
+	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 0), 96.0, 1e-15);
+	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 11), 96.0, 1e-15);
+	p.pp_schedule = PLAN_PP_DUALPIPEV;
+	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 5), 100.0, 1e-15);
+	p.pp_schedule = PLAN_PP_DUALPIPE;
+	p.vpp = 1;
+	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 5), 104.0, 1e-15);
+}
+END_TEST
+
+/* What each schedule needs: DualPipe an even pp, an even m >= 2p, v 1;
+ * ZB-V and DualPipeV v 2; the zero-bubble ones m >= p and pp > 1. */
+START_TEST(test_schedule_validation)
+{
+	struct model m;
+	struct cluster c;
+	struct plan p;
+	struct plan_error err;
+
+	test_load_model(&m, GPT3_YAML);
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	gpt3_plan(&p);
+	p.dp = 4; /* the test cluster's 512 GPUs; m = 384 / 4 = 96 still */
+	p.global_batch = 384;
+	p.pp_schedule = PLAN_PP_DUALPIPE;
+	ck_assert_msg(plan_validate(&p, &m, &c, &err), "%s", err.message);
+	p.global_batch = 4 * 22; /* m = 22 < 2 x 12 */
+	ck_assert(!plan_validate(&p, &m, &c, &err));
+	p.global_batch = 4 * 25; /* m = 25 odd */
+	ck_assert(!plan_validate(&p, &m, &c, &err));
+	p.global_batch = 384;
+	p.vpp = 2;
+	ck_assert(!plan_validate(&p, &m, &c, &err));
+	p.pp_schedule = PLAN_PP_ZB_V;
+	ck_assert_msg(plan_validate(&p, &m, &c, &err), "%s", err.message);
+	p.pp_schedule = PLAN_PP_DUALPIPEV;
+	ck_assert_msg(plan_validate(&p, &m, &c, &err), "%s", err.message);
+	p.vpp = 1;
+	ck_assert(!plan_validate(&p, &m, &c, &err));
+	p.pp_schedule = PLAN_PP_ZB_H1;
+	ck_assert_msg(plan_validate(&p, &m, &c, &err), "%s", err.message);
+	p.global_batch = 4 * 8; /* m = 8 < p */
+	ck_assert(!plan_validate(&p, &m, &c, &err));
+}
+END_TEST
+
+/* DualPipe's rank i also holds stage p - 1 - i: a middle rank of an even
+ * layout twice the parameters of 1F1B's (Table 2: 2x), and the end ranks
+ * both the embedding and the output layer. The estimate of each schedule:
+ * ZB-H1 keeps 1F1B's memory and its bubble is no longer. */
+START_TEST(test_schedule_estimates)
+{
+	struct model m;
+	struct cluster c;
+	struct plan p;
+	struct estimate e1, e2;
+	struct plan_error err;
+	double one, two;
+
+	test_load_model(&m, GPT3_YAML);
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	gpt3_plan(&p);
+	one = estimate_stage_params(&m, &p, 3, NULL);
+	p.pp_schedule = PLAN_PP_DUALPIPE;
+	two = estimate_stage_params(&m, &p, 3, NULL);
+	ck_assert_rel(two, 2.0 * one, 1e-15);
+	ck_assert_rel(estimate_stage_params(&m, &p, 0, NULL), estimate_stage_params(&m, &p, 11, NULL), 1e-15);
+
+	p.pp_schedule = PLAN_PP_1F1B;
+	p.dp = 4; /* the test cluster's 512 GPUs; m = 96 */
+	p.global_batch = 384;
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e1, &err), "%s", err.message);
+	p.pp_schedule = PLAN_PP_ZB_H1;
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e2, &err), "%s", err.message);
+	ck_assert(e2.breakdown.pp_bubble < e1.breakdown.pp_bubble);
+	ck_assert(e2.breakdown.pp_bubble > 0.0);
+	ck_assert_rel(e2.memory.total, e1.memory.total, 1e-15);
+	ck_assert_rel(e2.details.bubble_fraction, e2.breakdown.pp_bubble / (96.0 * e2.details.slot_s), 1e-12);
+}
+END_TEST
+
+/* A V's exchanges: rank 0's two chunks both cross the boundary to rank 1
+ * (chunk 0 forward, chunk 2p - 1 back), none wraps to the last rank: twice
+ * plain 1F1B's one exchange; interleaved 1F1B's rank 0 also borders the
+ * last rank (the wrap), so it pays more than the V. */
+START_TEST(test_v_shape_exchanges)
+{
+	struct model m;
+	struct cluster c;
+	struct plan p;
+	struct plan_layout lay;
+	double one, v, loop, bytes;
+
+	test_load_model(&m, GPT3_YAML);
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	gpt3_plan(&p);
+	p.dp = 4;
+	p.global_batch = 384;
+	topology_plan(&p, &c, &lay);
+	one = pipeline_stage_p2p_time(&m, &p, &c, &lay, 0, &bytes);
+	p.vpp = 2;
+	loop = pipeline_stage_p2p_time(&m, &p, &c, &lay, 0, &bytes);
+	p.pp_schedule = PLAN_PP_ZB_V;
+	v = pipeline_stage_p2p_time(&m, &p, &c, &lay, 0, &bytes);
+	ck_assert_rel(v, 2.0 * one, 1e-15);
+	ck_assert(loop > v);
+}
+END_TEST
+
+static Suite *
+pipeline_suite(void)
+{
+	Suite *s = suite_create("pipeline");
+	TCase *tc = tcase_create("pipeline");
+
+	tcase_add_test(tc, test_embedding_loss_split);
+	tcase_add_test(tc, test_first_last_split);
+	tcase_add_test(tc, test_torchtitan_split);
+	tcase_add_test(tc, test_virtual_stage_list);
+	tcase_add_test(tc, test_framework_split);
+	tcase_add_test(tc, test_schedule_bubble);
+	tcase_add_test(tc, test_schedule_activations);
+	tcase_add_test(tc, test_schedule_validation);
+	tcase_add_test(tc, test_schedule_estimates);
+	tcase_add_test(tc, test_v_shape_exchanges);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+TEST_MAIN(pipeline_suite)
