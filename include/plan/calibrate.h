@@ -122,7 +122,8 @@ struct calib_choice {
  * start; columns are chosen by Gram-Schmidt with column pivoting (the
  * largest remaining column first: Golub and Van Loan 5.4.2): a column
  * under CALIB_SEEN_MIN is UNSEEN, one whose remainder is under
- * CALIB_COLLINEAR of its norm is COLLINEAR with the chosen key nearest it,
+ * CALIB_COLLINEAR of its norm, or moves no run by CALIB_SEEN_MIN, is
+ * COLLINEAR with the chosen key nearest it,
  * and at most @max_keys are chosen (the rest TOO_MANY).
  */
 bool calib_choose(const struct calib_problem *p, int max_keys, struct calib_choice *out, struct plan_error *err);

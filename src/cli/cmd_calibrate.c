@@ -296,8 +296,8 @@ default_keys(struct calib_session *s)
 				 100.0 * ch.sensitivity[j]);
 			break;
 		case CALIB_KEY_COLLINEAR:
-			snprintf(why, sizeof(why), "not determined apart from %s by these runs (it moves their "
-				 "times in the same proportions: %.2g %% of its effect is its own)",
+			snprintf(why, sizeof(why), "not determined apart from %s by these runs (only %.2g %% of "
+				 "its effect on their times is its own, too little to fit)",
 				 s->keys[ch.with[j]].path, 100.0 * ch.independent[j]);
 			break;
 		case CALIB_KEY_TOO_MANY:

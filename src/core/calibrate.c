@@ -499,7 +499,7 @@ choose_columns(const struct calib_problem *p, const double *S, double *R, double
 	}
 	for (;;) {
 		int best = -1;
-		double best_norm = 0.0;
+		double best_norm = -1.0, own;
 
 		for (int j = 0; j < m; j++)
 			if (!done[j] && norm2(R + j * n, n) > best_norm)
@@ -507,8 +507,13 @@ choose_columns(const struct calib_problem *p, const double *S, double *R, double
 		if (best < 0)
 			break;
 		done[best] = true;
-		out->independent[best] = best_norm / norm2(S + best * n, n);
-		if (out->independent[best] < CALIB_COLLINEAR) {
+		out->independent[best] = fmax(best_norm, 0.0) / norm2(S + best * n, n);
+		/* Collinear also when what is its own moves no run by
+		 * CALIB_SEEN_MIN: the runs see it only through keys chosen. */
+		own = 0.0;
+		for (int i = 0; i < n; i++)
+			own = fmax(own, fabs(R[best * n + i]));
+		if (out->independent[best] < CALIB_COLLINEAR || own < CALIB_SEEN_MIN) {
 			double near = -1.0;
 
 			out->why[best] = CALIB_KEY_COLLINEAR;
