@@ -30,8 +30,10 @@ static const struct cli_option calibrate_rows[] = {
 		  "framework.KEY fits (default: the runs' own)" },
 	{ .name = "fit", .metavar = "KEY,...", .kind = CLI_OPT_STRING, .offset = CALIBRATE(fit),
 	  .help = "profile keys to fit by schema path, e.g. gpu.gemm_efficiency_max,\n"
-		  "inter_node.efficiency, framework.layer_overhead (default:\n"
-		  "gpu.gemm_efficiency_max and the network level the runs use)" },
+		  "inter_node.efficiency, framework.layer_overhead (default: those of\n"
+		  "the GEMM throughput, gpu.memory_efficiency, intra_node.efficiency\n"
+		  "and inter_node.efficiency that the runs determine; the others are\n"
+		  "reported and keep their values)" },
 	{ .name = "folds", .metavar = "K", .kind = CLI_OPT_INT, .min = 2, .max = 100000, .offset = CALIBRATE(folds),
 	  .help = "cross-validation folds (default: leave-one-out up to 20 runs, else 10)" },
 	CLI_TEXT_JSON_ROW(CALIBRATE(format)),
@@ -323,13 +325,27 @@ choose_keys(struct calib_session *s)
 	return s->req->fit ? fit_keys(s) : default_keys(s);
 }
 
+/* Leave default key @j out with @why and keep the others. */
+static void
+drop_key(struct calib_session *s, int j, const char *why)
+{
+	int keep[CALIB_MAX_PARAMS], nkeep = 0;
+
+	leave_out(s, j, why);
+	for (int k = 0; k < s->nkeys; k++)
+		if (k != j)
+			keep[nkeep++] = k;
+	keep_keys(s, keep, nkeep);
+	set_problem(s);
+}
+
 /* A default key the fit ran to a bound of its range: left out with the
  * reason, and the others fitted again. False: no such key. */
 static bool
 drop_bound_key(struct calib_session *s)
 {
 	bool upper = false;
-	int j, keep[CALIB_MAX_PARAMS], nkeep = 0;
+	int j;
 	char why[192];
 
 	if (!s->default_keys || !s->fit.stop || s->nkeys < 2 ||
@@ -337,12 +353,36 @@ drop_bound_key(struct calib_session *s)
 		return false;
 	snprintf(why, sizeof(why), "ran to its %s bound %.6g on these runs, where they no longer determine it",
 		 upper ? "upper" : "lower", upper ? s->hi[j] : s->lo[j]);
-	leave_out(s, j, why);
-	for (int k = 0; k < s->nkeys; k++)
-		if (k != j)
-			keep[nkeep++] = k;
-	keep_keys(s, keep, nkeep);
-	set_problem(s);
+	drop_key(s, j, why);
+	return true;
+}
+
+/*
+ * A default key whose standard error is over half its fitted value: the
+ * runs leave it uncertain by more than the factor of two that separates
+ * a poor link or kernel from a good one, which its column's norm alone
+ * does not show (the residuals are flat along it). The worst is left out
+ * and the others fitted again. False: none.
+ */
+#define SE_MAX 0.5
+
+static bool
+drop_uncertain_key(struct calib_session *s)
+{
+	int worst = -1;
+	double most = SE_MAX;
+	char why[192];
+
+	if (!s->default_keys || !s->fit.has_se || s->nkeys < 2)
+		return false;
+	for (int j = 0; j < s->nkeys; j++)
+		if (s->fit.x[j] != 0.0 && s->fit.se[j] / fabs(s->fit.x[j]) > most)
+			worst = j, most = s->fit.se[j] / fabs(s->fit.x[j]);
+	if (worst < 0)
+		return false;
+	snprintf(why, sizeof(why), "not determined by these runs (fitted %.3g +/- %.2g: a standard error over "
+		 "half the value)", s->fit.x[worst], s->fit.se[worst]);
+	drop_key(s, worst, why);
 	return true;
 }
 
@@ -359,8 +399,12 @@ run_fit(struct calib_session *s)
 	plan_error_clear(&err);
 	if (!calib_errors(&s->problem, s->start, s->before, &err))
 		return cli_report(&err);
-	while (!(fitted = calib_fit(&s->problem, NULL, s->set.n, &s->fit, &err)) && drop_bound_key(s))
+	for (;;) {
+		fitted = calib_fit(&s->problem, NULL, s->set.n, &s->fit, &err);
+		if (fitted ? !drop_uncertain_key(s) : !drop_bound_key(s))
+			break;
 		plan_error_clear(&err);
+	}
 	if (!fitted || !calib_errors(&s->problem, s->fit.x, s->after, &err))
 		return cli_report(&err);
 	s->folds = s->req->folds ? s->req->folds : calib_default_folds(s->set.n);
