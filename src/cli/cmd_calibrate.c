@@ -293,9 +293,11 @@ default_keys(struct calib_session *s)
 			keep[nkeep++] = j;
 			continue;
 		case CALIB_KEY_UNSEEN:
-			snprintf(why, sizeof(why), "not determined by these runs (a change in it moves no run's "
-				 "time by 2 %% as much, at most %.2g %%: its share of the iteration is that small)",
-				 100.0 * ch.sensitivity[j]);
+			/* d ln t / d ln x: for an efficiency, the share of
+			 * the iteration its time takes (CALIB_SEEN_MIN). */
+			snprintf(why, sizeof(why), "not determined by these runs (what it governs is at most "
+				 "%.2g %% of any run's iteration time, under %g %%)", 100.0 * ch.sensitivity[j],
+				 100.0 * CALIB_SEEN_MIN);
 			break;
 		case CALIB_KEY_COLLINEAR:
 			snprintf(why, sizeof(why), "not determined apart from %s by these runs (only %.2g %% of "

@@ -117,7 +117,7 @@ check "held out, the calibrated profile is within 6 % MAPE ($mape)" '[ $rc -eq 0
 # 15 % slower than plan-cli's own predictions, and four other plans alike.
 # The default keys fitted on the six must predict the four within 1 %
 # (a fit that recovers the uniform slowdown): before, the one default key
-# inter_node.efficiency went to 0.33 and left them 1 to 14 % off.
+# inter_node.efficiency went to 0.33 and left them 2 to 13 % off.
 # mkruns FILE ROWS...: ROW is "id gpus tp pp dp micro global recompute zero";
 # measured = 1.15 x validate's prediction (validate predicts as calibrate).
 mkruns() {
