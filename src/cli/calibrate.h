@@ -38,7 +38,7 @@ struct calib_session {
 	bool default_keys;                /**< no --fit: the keys were chosen by the runs */
 	int nleft;                        /**< default keys left out of the fit */
 	char left_key[CALIB_MAX_PARAMS][CALIB_KEY_LEN];
-	char left_why[CALIB_MAX_PARAMS][192];  /**< why, and the value kept */
+	char left_why[CALIB_MAX_PARAMS][320];  /**< why, and the value kept */
 };
 
 /** The calibrated cluster profile as YAML with its comment header (malloc'd; NULL: no memory). */

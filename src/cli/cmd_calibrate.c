@@ -273,7 +273,7 @@ set_problem(struct calib_session *s)
 static int
 default_keys(struct calib_session *s)
 {
-	char cand[CALIB_MAX_PARAMS][CALIB_KEY_LEN], why[192];
+	char cand[CALIB_MAX_PARAMS][CALIB_KEY_LEN], why[256];
 	struct calib_choice ch;
 	struct plan_error err;
 	int n = calib_default_keys(&s->cluster, cand), keep[CALIB_MAX_PARAMS], nkeep = 0, rc = CLI_EXIT_OK;
@@ -348,7 +348,7 @@ drop_bound_key(struct calib_session *s)
 {
 	bool upper = false;
 	int j;
-	char why[192];
+	char why[256];
 
 	if (!s->default_keys || !s->fit.stop || s->nkeys < 2 ||
 	    (j = calib_key_at_bound(&s->problem, &s->fit, &upper)) < 0)
@@ -373,7 +373,7 @@ drop_uncertain_key(struct calib_session *s)
 {
 	int worst = -1;
 	double most = SE_MAX;
-	char why[192];
+	char why[256];
 
 	if (!s->default_keys || !s->fit.has_se || s->nkeys < 2)
 		return false;
