@@ -248,8 +248,114 @@ START_TEST(test_key_paths)
 	ck_assert(!calib_key_resolve("gpu.gemm_eficiency_max", &c, NULL, &k, &err));
 	ck_assert_msg(strstr(err.message, "did you mean 'gpu.gemm_efficiency_max'?"), "%s", err.message);
 	ck_assert(!calib_key_resolve("gpu.name", &c, NULL, &k, &err));
-	ck_assert_msg(strstr(err.message, "(valid: gpu.peak_flops,"), "%s", err.message);
+	ck_assert_msg(strcmp(err.message, "unknown key 'gpu.name' for --fit") == 0, "%s", err.message);
+	/* The list of every key is whole (issue 26: it was cut at the
+	 * message's 768 bytes): it ends with the framework schema's last. */
+	{
+		size_t size = calib_key_list_size();
+		char list[8192];
+
+		const char *last = "framework.fp8_amax_history";
+
+		ck_assert_uint_le(size, sizeof(list));
+		calib_key_list(list, size);
+		ck_assert_uint_lt(strlen(list), size);
+		ck_assert_uint_gt(strlen(list), 768);
+		ck_assert_msg(strncmp(list, "gpu.peak_flops, ", 16) == 0, "%s", list);
+		ck_assert_msg(strstr(list, ", inter_node.efficiency, "), "%s", list);
+		ck_assert_str_eq(list + strlen(list) - strlen(last), last);
+	}
 	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * calib_choose on a linear toy (issue 26): runs i = 0..3, measured 1 s,
+ * predicted t_i = a_i x0 + b_i x1 + c_i x2 from the start x = (1, 1, 1).
+ * d ln t_i / d ln x_j = coef_ij x_j / t_i.
+ *   a = (0.5, 0.2, 0.4, 0.1): x0 alone differs from run to run;
+ *   b = 0: x1 moves nothing (UNSEEN, sensitivity 0);
+ *   c = (0.5, 0.8, 0.6, 0.9) = 1 - a, so t_i = 1 at the start and the
+ *   columns are s0 = a, s2 = 1 - a: independent (s2 is not a multiple of
+ *   s0), both chosen, s2 first (larger norm: |1-a| = sqrt(0.25+0.64+0.36
+ *   +0.81) = 1.435 > |a| = sqrt(0.25+0.04+0.16+0.01) = 0.678).
+ * The share of s0 not explained by s2: 1 - cos^2, cos = a.(1-a) / (|a||1-a|)
+ *   = (0.25+0.16+0.24+0.09) / (0.678 x 1.435) = 0.74 / 0.9733 = 0.7603,
+ *   so independent = sqrt(1 - 0.578) = 0.6495.
+ * With c = 2a instead, s2 = 2a / 3a = 2/3 and s0 = 1/3 every run: the same
+ * direction, so x0 is COLLINEAR with x2 (chosen first: norm 4/3 > 2/3).
+ */
+static const double toy_a[4] = { 0.5, 0.2, 0.4, 0.1 };
+static double toy_c[4];
+
+static bool
+toy_predict(void *ctx, const double *x, int run, double *t, struct plan_error *err)
+{
+	(void)ctx;
+	(void)err;
+	*t = toy_a[run] * x[0] + 0.0 * x[1] + toy_c[run] * x[2];
+	return true;
+}
+
+static void
+toy_problem(struct calib_problem *p)
+{
+	static const char *const names[3] = { "x0", "x1", "x2" };
+	static const double start[3] = { 1, 1, 1 }, lo[3] = { 0.01, 0.01, 0.01 }, hi[3] = { 10, 10, 10 };
+	static const double measured[4] = { 1, 1, 1, 1 };
+
+	*p = (struct calib_problem){ .nruns = 4, .nparams = 3, .names = names, .start = start, .lo = lo, .hi = hi,
+				     .measured_s = measured, .predict = toy_predict, .ctx = NULL };
+}
+
+START_TEST(test_choose_zero_column)
+{
+	struct calib_problem p;
+	struct calib_choice ch;
+	struct plan_error err;
+
+	for (int i = 0; i < 4; i++)
+		toy_c[i] = 1.0 - toy_a[i];
+	toy_problem(&p);
+	plan_error_clear(&err);
+	ck_assert_msg(calib_choose(&p, 3, &ch, &err), "%s", err.message);
+	ck_assert_int_eq(ch.nchosen, 2);
+	ck_assert_int_eq(ch.chosen[0], 2);
+	ck_assert_int_eq(ch.chosen[1], 0);
+	ck_assert_int_eq(ch.why[1], CALIB_KEY_UNSEEN);
+	ck_assert_double_eq_tol(ch.sensitivity[1], 0.0, 1e-12);
+	/* max_i a_i = 0.5 and max_i (1 - a_i) = 0.9, to the forward
+	 * difference's O(step) = 1e-3 of relative error. */
+	ck_assert_double_eq_tol(ch.sensitivity[0], 0.5, 1e-3);
+	ck_assert_double_eq_tol(ch.sensitivity[2], 0.9, 1e-3);
+	ck_assert_double_eq_tol(ch.independent[2], 1.0, 1e-12);
+	ck_assert_double_eq_tol(ch.independent[0], 0.6495, 2e-3);
+	/* One key at most: x2 chosen, x0 left for want of runs. */
+	ck_assert(calib_choose(&p, 1, &ch, &err));
+	ck_assert_int_eq(ch.nchosen, 1);
+	ck_assert_int_eq(ch.why[0], CALIB_KEY_TOO_MANY);
+}
+END_TEST
+
+START_TEST(test_choose_collinear)
+{
+	struct calib_problem p;
+	struct calib_choice ch;
+	struct plan_error err;
+
+	for (int i = 0; i < 4; i++)
+		toy_c[i] = 2.0 * toy_a[i];
+	toy_problem(&p);
+	plan_error_clear(&err);
+	ck_assert_msg(calib_choose(&p, 3, &ch, &err), "%s", err.message);
+	ck_assert_int_eq(ch.nchosen, 1);
+	ck_assert_int_eq(ch.chosen[0], 2);
+	ck_assert_double_eq_tol(ch.sensitivity[2], 2.0 / 3.0, 1e-3);
+	ck_assert_double_eq_tol(ch.sensitivity[0], 1.0 / 3.0, 1e-3);
+	ck_assert_int_eq(ch.why[0], CALIB_KEY_COLLINEAR);
+	ck_assert_int_eq(ch.with[0], 2);
+	ck_assert_double_lt(ch.independent[0], 1e-3);
+	ck_assert_int_eq(ch.why[1], CALIB_KEY_UNSEEN);
 }
 END_TEST
 
@@ -304,7 +410,8 @@ calibrate_suite(void)
 {
 	const TTest *const tests[] = {
 		test_recovers_known_values, test_exact_without_noise, test_underdetermined, test_unseen_key,
-		test_key_paths, test_key_at_bound, test_write_round_trip, test_fifty_runs,
+		test_key_paths, test_key_at_bound, test_choose_zero_column, test_choose_collinear, test_write_round_trip,
+		test_fifty_runs,
 	};
 	Suite *s = suite_create("calibrate");
 	TCase *tc = tcase_create("calibrate");

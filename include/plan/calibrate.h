@@ -78,5 +78,55 @@ bool calib_errors(const struct calib_problem *p, const double *x, double *errors
 bool calib_cross_validate(const struct calib_problem *p, int folds, double *errors, double *cv_mape,
 			  struct plan_error *err);
 
+/** Why calib_choose kept a candidate key in the fit or left it out. */
+enum calib_choice_why {
+	CALIB_KEY_FITTED,    /**< the runs determine it: fit it */
+	CALIB_KEY_UNSEEN,    /**< it moves no run's time by CALIB_SEEN_MIN of a relative change */
+	CALIB_KEY_COLLINEAR, /**< the runs move it as they move a key already chosen (@with) */
+	CALIB_KEY_TOO_MANY,  /**< determined, but the runs leave no residual for another key */
+};
+
+/**
+ * A key is seen by the runs when some run's time changes by at least
+ * this fraction of a relative change of the key: d ln t / d ln x >= 2 %.
+ * For an efficiency that is the share of the iteration its time takes
+ * (t = rest + work / efficiency gives d ln t / d ln eff = -work / eff / t),
+ * so "network time under 2 % of the iteration" leaves the network unseen.
+ */
+#define CALIB_SEEN_MIN 0.02
+/**
+ * A key is collinear with those chosen before it when the part of its
+ * Jacobian column they do not explain is under this fraction of the
+ * column's norm (an angle under 5.7 degrees): the reciprocal condition
+ * number of the pair is then about this small, and noise of a percent in
+ * the runs moves the pair by ten times as much along their common
+ * direction (Golub and Van Loan, Matrix Computations, 4th ed., 5.4.2 and
+ * 5.5.7, subset selection by QR with column pivoting).
+ */
+#define CALIB_COLLINEAR 0.1
+
+/** calib_choose's verdict on each candidate key of a problem. */
+struct calib_choice {
+	int nchosen;
+	int chosen[CALIB_MAX_PARAMS];              /**< candidates fitted, in the order chosen */
+	enum calib_choice_why why[CALIB_MAX_PARAMS];
+	int with[CALIB_MAX_PARAMS];                /**< COLLINEAR: the chosen key it follows */
+	double sensitivity[CALIB_MAX_PARAMS];      /**< max over runs of |d ln t / d ln x| */
+	double independent[CALIB_MAX_PARAMS];      /**< the share of the column not explained by keys chosen before */
+};
+
+/**
+ * Which of the candidate keys of @p (its nparams keys at their start
+ * values) the runs determine. The Jacobian of the log predicted times
+ * with respect to the log keys is taken by finite differences at the
+ * start; columns are chosen by Gram-Schmidt with column pivoting (the
+ * largest remaining column first: Golub and Van Loan 5.4.2): a column
+ * under CALIB_SEEN_MIN is UNSEEN, one whose remainder is under
+ * CALIB_COLLINEAR of its norm, or moves no run by CALIB_SEEN_MIN, is
+ * COLLINEAR with the chosen key nearest it,
+ * and at most @max_keys are chosen (the rest TOO_MANY).
+ */
+bool calib_choose(const struct calib_problem *p, int max_keys, struct calib_choice *out, struct plan_error *err);
+
 /** The default number of folds for @nruns runs: leave-one-out up to 20 runs, else 10. */
 int calib_default_folds(int nruns);

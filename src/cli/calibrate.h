@@ -35,6 +35,10 @@ struct calib_session {
 	int folds;
 	bool cv_ok;
 	char cv_why[768];                 /**< why there is no cross-validated error */
+	bool default_keys;                /**< no --fit: the keys were chosen by the runs */
+	int nleft;                        /**< default keys left out of the fit */
+	char left_key[CALIB_MAX_PARAMS][CALIB_KEY_LEN];
+	char left_why[CALIB_MAX_PARAMS][320];  /**< why, and the value kept */
 };
 
 /** The calibrated cluster profile as YAML with its comment header (malloc'd; NULL: no memory). */

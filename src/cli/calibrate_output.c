@@ -53,6 +53,11 @@ yaml_header(const struct calib_session *s, FILE *f)
 	comment_text(f, s->req->cluster);
 	fputs("\n# fitted (GSL gsl_multifit_nlinear, trust region, on the relative errors of the\n"
 	      "# iteration times), value +/- standard error (base value):\n", f);
+	for (int k = 0; k < s->nleft; k++) {
+		fprintf(f, "# left out: %s: ", s->left_key[k]);
+		comment_text(f, s->left_why[k]);
+		fputc('\n', f);
+	}
 	for (int j = 0; j < s->nkeys; j++) {
 		fprintf(f, "#   %s: %.6g", s->keys[j].path, s->fit.x[j]);
 		if (s->fit.has_se)
@@ -133,6 +138,10 @@ calibrate_print_text(const struct calib_session *s)
 	text_keys(s);
 	if (!s->fit.has_se)
 		printf("(no standard errors: as many runs as keys leave no residual to estimate them)\n");
+	if (s->nleft)
+		printf("\nleft out of the default keys:\n");
+	for (int k = 0; k < s->nleft; k++)
+		printf("  %s: %s\n", s->left_key[k], s->left_why[k]);
 	printf("\nMAPE before %.2f %%, after %.2f %%", 100.0 * s->fit.mape_before, 100.0 * s->fit.mape_after);
 	if (s->cv_ok)
 		printf(", cross-validated %.2f %% (%d folds%s)\n", 100.0 * mape(s->cv, s->set.n), s->folds,
@@ -164,6 +173,20 @@ json_keys(const struct calib_session *s)
 							"unit", s->keys[j].unit, "start", s->start[j],
 							"value", s->fit.x[j], "std_error",
 							s->fit.has_se ? json_real(s->fit.se[j]) : json_null())) != 0) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+static json_t *
+json_left_out(const struct calib_session *s)
+{
+	json_t *a = json_array();
+
+	for (int k = 0; a && k < s->nleft; k++)
+		if (json_array_append_new(a, json_pack("{s:s, s:s}", "key", s->left_key[k], "why", s->left_why[k])) !=
+		    0) {
 			json_decref(a);
 			return NULL;
 		}
@@ -207,7 +230,8 @@ calibrate_print_json(const struct calib_session *s)
 
 	if (!root)
 		return false;
-	if (!s->cv_ok && json_object_set_new(root, "cv_note", json_string(s->cv_why)) != 0)
+	if (json_object_set_new(root, "left_out", json_left_out(s)) != 0 ||
+	    (!s->cv_ok && json_object_set_new(root, "cv_note", json_string(s->cv_why)) != 0))
 		rc = -1;
 	else
 		rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));

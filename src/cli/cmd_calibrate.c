@@ -30,8 +30,10 @@ static const struct cli_option calibrate_rows[] = {
 		  "framework.KEY fits (default: the runs' own)" },
 	{ .name = "fit", .metavar = "KEY,...", .kind = CLI_OPT_STRING, .offset = CALIBRATE(fit),
 	  .help = "profile keys to fit by schema path, e.g. gpu.gemm_efficiency_max,\n"
-		  "inter_node.efficiency, framework.layer_overhead (default:\n"
-		  "gpu.gemm_efficiency_max and the network level the runs use)" },
+		  "inter_node.efficiency, framework.layer_overhead (default: those of\n"
+		  "the GEMM throughput, gpu.memory_efficiency, intra_node.efficiency\n"
+		  "and inter_node.efficiency that the runs determine; the others are\n"
+		  "reported and keep their values)" },
 	{ .name = "folds", .metavar = "K", .kind = CLI_OPT_INT, .min = 2, .max = 100000, .offset = CALIBRATE(folds),
 	  .help = "cross-validation folds (default: leave-one-out up to 20 runs, else 10)" },
 	CLI_TEXT_JSON_ROW(CALIBRATE(format)),
@@ -172,8 +174,19 @@ add_key(struct calib_session *s, const char *path)
 		return CLI_EXIT_USAGE;
 	}
 	plan_error_clear(&err);
-	if (!calib_key_resolve(path, &s->cluster, s->fits_framework ? &s->fit_fw : NULL, k, &err))
-		return cli_report(&err);
+	if (!calib_key_resolve(path, &s->cluster, s->fits_framework ? &s->fit_fw : NULL, k, &err)) {
+		size_t size = calib_key_list_size();
+		char *list = strncmp(err.message, "unknown key", 11) == 0 ? malloc(size) : NULL;
+		int rc = cli_report(&err);
+
+		/* Every valid key, never cut: on a line of its own. */
+		if (list) {
+			calib_key_list(list, size);
+			fprintf(stderr, "plan-cli: valid keys for --fit: %s\n", list);
+			free(list);
+		}
+		return rc;
+	}
 	for (int j = 0; j < s->nkeys; j++)
 		if (strcmp(s->keys[j].path, k->path) == 0) {
 			cli_error("--fit names '%s' twice", path);
@@ -187,45 +200,192 @@ add_key(struct calib_session *s, const char *path)
 	return CLI_EXIT_OK;
 }
 
+/* Split --fit's list and add its keys. */
+static int
+fit_keys(struct calib_session *s)
+{
+	char buf[4096], *t, *comma;
+	int rc = CLI_EXIT_OK;
+
+	if (strlen(s->req->fit) >= sizeof(buf) || !s->req->fit[0]) {
+		cli_error("--fit expects a comma-separated list of keys");
+		return CLI_EXIT_USAGE;
+	}
+	memcpy(buf, s->req->fit, strlen(s->req->fit) + 1);
+	/* Split by hand, not strtok_r: that skips empty items, and
+	 * 'a,,b' or ',a' is a typo to report, not a list of two. */
+	for (t = buf; rc == CLI_EXIT_OK; t = comma + 1) {
+		if ((comma = strchr(t, ',')))
+			*comma = '\0';
+		if (!*t) {
+			cli_error("--fit has an empty item in '%s'", s->req->fit);
+			return CLI_EXIT_USAGE;
+		}
+		rc = add_key(s, t);
+		if (!comma)
+			break;
+	}
+	return rc;
+}
+
+/* Note that default key @j is left out of the fit at its profile value. */
+static void
+leave_out(struct calib_session *s, int j, const char *why)
+{
+	int k = s->nleft++;
+
+	memcpy(s->left_key[k], s->keys[j].path, sizeof(s->left_key[k]));
+	snprintf(s->left_why[k], sizeof(s->left_why[k]), "%s; kept at %.6g%s%s", why, s->start[j],
+		 s->keys[j].unit[0] ? " " : "", s->keys[j].unit);
+}
+
+/* Keep only the keys @keep[0..n-1] (indices, ascending), in place. */
+static void
+keep_keys(struct calib_session *s, const int *keep, int n)
+{
+	for (int k = 0; k < n; k++) {
+		int j = keep[k];
+
+		s->keys[k] = s->keys[j];
+		s->start[k] = s->start[j];
+		s->lo[k] = s->lo[j];
+		s->hi[k] = s->hi[j];
+	}
+	s->nkeys = n;
+	for (int k = 0; k < n; k++)
+		s->names[k] = s->keys[k].path;
+}
+
+static void
+set_problem(struct calib_session *s)
+{
+	s->problem = (struct calib_problem){ .nruns = s->set.n, .nparams = s->nkeys, .names = s->names,
+					     .start = s->start, .lo = s->lo, .hi = s->hi,
+					     .measured_s = s->measured_s, .predict = predict_cb, .ctx = s };
+}
+
+/*
+ * The default keys: of the candidates (the GEMM throughput, the GPU's
+ * memory efficiency, the efficiency of each network level), those the
+ * runs determine (calib_choose); the others are reported with the reason
+ * and keep their profile values.
+ */
+static int
+default_keys(struct calib_session *s)
+{
+	char cand[CALIB_MAX_PARAMS][CALIB_KEY_LEN], why[256];
+	struct calib_choice ch;
+	struct plan_error err;
+	int n = calib_default_keys(&s->cluster, cand), keep[CALIB_MAX_PARAMS], nkeep = 0, rc = CLI_EXIT_OK;
+
+	s->default_keys = true;
+	for (int j = 0; j < n && rc == CLI_EXIT_OK; j++)
+		rc = add_key(s, cand[j]);
+	if (rc != CLI_EXIT_OK)
+		return rc;
+	set_problem(s);
+	plan_error_clear(&err);
+	if (!calib_choose(&s->problem, s->set.n > 1 ? s->set.n - 1 : 1, &ch, &err))
+		return cli_report(&err);
+	for (int j = 0; j < n; j++) {
+		switch (ch.why[j]) {
+		case CALIB_KEY_FITTED:
+			keep[nkeep++] = j;
+			continue;
+		case CALIB_KEY_UNSEEN:
+			/* d ln t / d ln x: for an efficiency, the share of
+			 * the iteration its time takes (CALIB_SEEN_MIN). */
+			snprintf(why, sizeof(why), "not determined by these runs (what it governs is at most "
+				 "%.2g %% of any run's iteration time, under %g %%)", 100.0 * ch.sensitivity[j],
+				 100.0 * CALIB_SEEN_MIN);
+			break;
+		case CALIB_KEY_COLLINEAR:
+			snprintf(why, sizeof(why), "not determined apart from %s by these runs (only %.2g %% of "
+				 "its effect on their times is its own, too little to fit)",
+				 s->keys[ch.with[j]].path, 100.0 * ch.independent[j]);
+			break;
+		case CALIB_KEY_TOO_MANY:
+			snprintf(why, sizeof(why), "%d run%s leave%s no residual for another key", s->set.n,
+				 s->set.n == 1 ? "" : "s", s->set.n == 1 ? "s" : "");
+			break;
+		}
+		leave_out(s, j, why);
+	}
+	if (nkeep == 0) {
+		cli_error("these runs determine none of the default keys (%s: %s): give --fit", s->left_key[0],
+			  s->left_why[0]);
+		return CLI_EXIT_USAGE;
+	}
+	keep_keys(s, keep, nkeep);
+	return CLI_EXIT_OK;
+}
+
 /* --fit's list, or the default keys for these runs. */
 static int
 choose_keys(struct calib_session *s)
 {
-	char buf[4096], defaults[2][CALIB_KEY_LEN], *t, *comma;
-	int rc = CLI_EXIT_OK, max_gpus = 0, n;
+	return s->req->fit ? fit_keys(s) : default_keys(s);
+}
 
-	if (s->req->fit) {
-		if (strlen(s->req->fit) >= sizeof(buf) || !s->req->fit[0]) {
-			cli_error("--fit expects a comma-separated list of keys");
-			return CLI_EXIT_USAGE;
-		}
-		memcpy(buf, s->req->fit, strlen(s->req->fit) + 1);
-		/* Split by hand, not strtok_r: that skips empty items, and
-		 * 'a,,b' or ',a' is a typo to report, not a list of two. */
-		for (t = buf; rc == CLI_EXIT_OK; t = comma + 1) {
-			if ((comma = strchr(t, ',')))
-				*comma = '\0';
-			if (!*t) {
-				cli_error("--fit has an empty item in '%s'", s->req->fit);
-				return CLI_EXIT_USAGE;
-			}
-			rc = add_key(s, t);
-			if (!comma)
-				break;
-		}
-		return rc;
-	}
-	for (int i = 0; i < s->set.n; i++)
-		if (plan_gpus(&s->set.runs[i].plan) > max_gpus)
-			max_gpus = plan_gpus(&s->set.runs[i].plan);
-	n = calib_default_keys(&s->cluster, max_gpus, defaults);
-	if (n == 0) {
-		cli_error("no default key to fit for these runs and cluster '%s': give --fit", s->cluster.name);
-		return CLI_EXIT_USAGE;
-	}
-	for (int j = 0; j < n && rc == CLI_EXIT_OK; j++)
-		rc = add_key(s, defaults[j]);
-	return rc;
+/* Leave default key @j out with @why and keep the others. */
+static void
+drop_key(struct calib_session *s, int j, const char *why)
+{
+	int keep[CALIB_MAX_PARAMS], nkeep = 0;
+
+	leave_out(s, j, why);
+	for (int k = 0; k < s->nkeys; k++)
+		if (k != j)
+			keep[nkeep++] = k;
+	keep_keys(s, keep, nkeep);
+	set_problem(s);
+}
+
+/* A default key the fit ran to a bound of its range: left out with the
+ * reason, and the others fitted again. False: no such key. */
+static bool
+drop_bound_key(struct calib_session *s)
+{
+	bool upper = false;
+	int j;
+	char why[256];
+
+	if (!s->default_keys || !s->fit.stop || s->nkeys < 2 ||
+	    (j = calib_key_at_bound(&s->problem, &s->fit, &upper)) < 0)
+		return false;
+	snprintf(why, sizeof(why), "ran to its %s bound %.6g on these runs, where they no longer determine it",
+		 upper ? "upper" : "lower", upper ? s->hi[j] : s->lo[j]);
+	drop_key(s, j, why);
+	return true;
+}
+
+/*
+ * A default key whose standard error is over half its fitted value: the
+ * runs leave it uncertain by more than the factor of two that separates
+ * a poor link or kernel from a good one, which its column's norm alone
+ * does not show (the residuals are flat along it). The worst is left out
+ * and the others fitted again. False: none.
+ */
+#define SE_MAX 0.5
+
+static bool
+drop_uncertain_key(struct calib_session *s)
+{
+	int worst = -1;
+	double most = SE_MAX;
+	char why[256];
+
+	if (!s->default_keys || !s->fit.has_se || s->nkeys < 2)
+		return false;
+	for (int j = 0; j < s->nkeys; j++)
+		if (s->fit.x[j] != 0.0 && s->fit.se[j] / fabs(s->fit.x[j]) > most)
+			worst = j, most = s->fit.se[j] / fabs(s->fit.x[j]);
+	if (worst < 0)
+		return false;
+	snprintf(why, sizeof(why), "not determined by these runs (fitted %.3g +/- %.2g: a standard error over "
+		 "half the value)", s->fit.x[worst], s->fit.se[worst]);
+	drop_key(s, worst, why);
+	return true;
 }
 
 /* The fit, the errors before and after, and the cross-validation. */
@@ -235,12 +395,19 @@ run_fit(struct calib_session *s)
 	struct plan_error err;
 	double cv_mape;
 
-	s->problem = (struct calib_problem){ s->set.n, s->nkeys, s->names, s->start, s->lo, s->hi,
-					     s->measured_s, predict_cb, s };
+	bool fitted;
+
+	set_problem(s);
 	plan_error_clear(&err);
-	if (!calib_errors(&s->problem, s->start, s->before, &err) ||
-	    !calib_fit(&s->problem, NULL, s->set.n, &s->fit, &err) ||
-	    !calib_errors(&s->problem, s->fit.x, s->after, &err))
+	if (!calib_errors(&s->problem, s->start, s->before, &err))
+		return cli_report(&err);
+	for (;;) {
+		fitted = calib_fit(&s->problem, NULL, s->set.n, &s->fit, &err);
+		if (fitted ? !drop_uncertain_key(s) : !drop_bound_key(s))
+			break;
+		plan_error_clear(&err);
+	}
+	if (!fitted || !calib_errors(&s->problem, s->fit.x, s->after, &err))
 		return cli_report(&err);
 	s->folds = s->req->folds ? s->req->folds : calib_default_folds(s->set.n);
 	if (s->set.n < 2 || s->folds > s->set.n) {

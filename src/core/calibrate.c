@@ -444,3 +444,136 @@ calib_cross_validate(const struct calib_problem *p, int folds, double *errors, d
 	*cv_mape = ok ? sum / p->nruns : 0.0;
 	return ok;
 }
+
+/*
+ * Column j of the Jacobian of ln t with respect to ln x at the start
+ * (forward difference, a relative step of 1e-3 inward), into @col: for a
+ * run whose time is t = m (1 + r), d ln t = d r / (1 + r). A key at 0
+ * steps by 1e-3 of its range and is measured per that step instead.
+ */
+static bool
+log_column(const struct calib_problem *p, const double *r0, int j, double *col, struct plan_error *err)
+{
+	double xp[CALIB_MAX_PARAMS], x = p->start[j], step, r1;
+
+	memcpy(xp, p->start, sizeof(double) * (size_t)p->nparams);
+	step = x != 0.0 ? 1e-3 * fabs(x) : 1e-3 * (p->hi[j] - p->lo[j]);
+	xp[j] = x + step < p->hi[j] ? x + step : x - step;
+	for (int i = 0; i < p->nruns; i++) {
+		if (!rel_error(p, xp, i, &r1, err))
+			return false;
+		col[i] = (r1 - r0[i]) / (1.0 + r0[i]) / ((xp[j] - x) / (x != 0.0 ? fabs(x) : 1.0));
+	}
+	return true;
+}
+
+static double
+norm2(const double *a, int n)
+{
+	double s = 0.0;
+
+	for (int i = 0; i < n; i++)
+		s += a[i] * a[i];
+	return sqrt(s);
+}
+
+/* Pivoted Gram-Schmidt over the columns @S (nparams x nruns) into @out;
+ * @R: their remainders (a copy of S to start), @q: nruns of scratch. */
+static void
+choose_columns(const struct calib_problem *p, const double *S, double *R, double *q, int max_keys,
+	       struct calib_choice *out)
+{
+	int n = p->nruns, m = p->nparams;
+	bool done[CALIB_MAX_PARAMS] = { false };
+
+	for (int j = 0; j < m; j++) {
+		double most = 0.0;
+
+		for (int i = 0; i < n; i++)
+			most = fmax(most, fabs(S[j * n + i]));
+		out->sensitivity[j] = most;
+		out->independent[j] = 1.0;
+		out->with[j] = -1;
+		if (most < CALIB_SEEN_MIN)
+			out->why[j] = CALIB_KEY_UNSEEN, done[j] = true;
+	}
+	for (;;) {
+		int best = -1;
+		double best_norm = -1.0, own;
+
+		for (int j = 0; j < m; j++)
+			if (!done[j] && norm2(R + j * n, n) > best_norm)
+				best = j, best_norm = norm2(R + j * n, n);
+		if (best < 0)
+			break;
+		done[best] = true;
+		out->independent[best] = fmax(best_norm, 0.0) / norm2(S + best * n, n);
+		/* Collinear also when what is its own moves no run by
+		 * CALIB_SEEN_MIN: the runs see it only through keys chosen. */
+		own = 0.0;
+		for (int i = 0; i < n; i++)
+			own = fmax(own, fabs(R[best * n + i]));
+		if (out->independent[best] < CALIB_COLLINEAR || own < CALIB_SEEN_MIN) {
+			double near = -1.0;
+
+			out->why[best] = CALIB_KEY_COLLINEAR;
+			for (int k = 0; k < out->nchosen; k++) {
+				double c = fabs(cosine(S + best * n, S + out->chosen[k] * n, n));
+
+				if (c > near)
+					near = c, out->with[best] = out->chosen[k];
+			}
+			continue;
+		}
+		if (out->nchosen == max_keys) {
+			out->why[best] = CALIB_KEY_TOO_MANY;
+			continue;
+		}
+		out->why[best] = CALIB_KEY_FITTED;
+		out->chosen[out->nchosen++] = best;
+		for (int i = 0; i < n; i++)
+			q[i] = R[best * n + i] / best_norm;
+		for (int j = 0; j < m; j++) {
+			double d = 0.0;
+
+			if (done[j])
+				continue;
+			for (int i = 0; i < n; i++)
+				d += q[i] * R[j * n + i];
+			for (int i = 0; i < n; i++)
+				R[j * n + i] -= d * q[i];
+		}
+	}
+}
+
+bool
+calib_choose(const struct calib_problem *p, int max_keys, struct calib_choice *out, struct plan_error *err)
+{
+	size_t cells = (size_t)p->nruns * (size_t)p->nparams;
+	double *S, *R, *r0, *q;
+	bool ok = true;
+
+	memset(out, 0, sizeof(*out));
+	if (p->nparams < 1 || p->nparams > CALIB_MAX_PARAMS || p->nruns < 1)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "choose among 1 to %d keys on at least one run",
+				      CALIB_MAX_PARAMS);
+	S = malloc(sizeof(double) * cells);
+	R = malloc(sizeof(double) * cells);
+	r0 = malloc(sizeof(double) * (size_t)p->nruns);
+	q = malloc(sizeof(double) * (size_t)p->nruns);
+	if (!S || !R || !r0 || !q)
+		ok = plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
+	for (int i = 0; ok && i < p->nruns; i++)
+		ok = rel_error(p, p->start, i, &r0[i], err);
+	for (int j = 0; ok && j < p->nparams; j++)
+		ok = log_column(p, r0, j, S + (size_t)j * (size_t)p->nruns, err);
+	if (ok) {
+		memcpy(R, S, sizeof(double) * cells);
+		choose_columns(p, S, R, q, max_keys < 1 ? 1 : max_keys, out);
+	}
+	free(S);
+	free(R);
+	free(r0);
+	free(q);
+	return ok;
+}

@@ -62,19 +62,34 @@ calib_key_list(char *buf, size_t size)
 		snprintf(buf + strlen(buf), size - strlen(buf), "%s%s", i ? ", " : "", paths[i]);
 }
 
+/* The error names the nearest key only: a plan_error holds 768 bytes,
+ * and the list of every key, which is longer, would be cut off there
+ * (issue 26). The caller prints calib_key_list in full. */
 static bool
 unknown(const char *path, struct plan_error *err)
 {
-	char store[MAX_KEYS][CALIB_KEY_LEN], list[4096];
+	char store[MAX_KEYS][CALIB_KEY_LEN];
 	const char *paths[MAX_KEYS + 1], *near;
 
 	all_paths(store, paths);
 	near = schema_nearest(path, paths, sizeof(paths[0]), 0);
-	calib_key_list(list, sizeof(list));
 	if (near)
-		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
-				      "unknown key '%s' for --fit; did you mean '%s'? (valid: %s)", path, near, list);
-	return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "unknown key '%s' for --fit (valid: %s)", path, list);
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "unknown key '%s' for --fit; did you mean '%s'?",
+				      path, near);
+	return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "unknown key '%s' for --fit", path);
+}
+
+size_t
+calib_key_list_size(void)
+{
+	char store[MAX_KEYS][CALIB_KEY_LEN];
+	const char *paths[MAX_KEYS + 1];
+	size_t size = 1;
+
+	all_paths(store, paths);
+	for (int i = 0; paths[i]; i++)
+		size += strlen(paths[i]) + 2;
+	return size;
 }
 
 bool
@@ -114,15 +129,16 @@ calib_key_resolve(const char *path, struct cluster *c, struct framework *fw, str
 }
 
 int
-calib_default_keys(const struct cluster *c, int max_gpus, char paths[][CALIB_KEY_LEN])
+calib_default_keys(const struct cluster *c, char paths[][CALIB_KEY_LEN])
 {
 	int n = 0;
 
-	if (c->gpu.gemm_efficiency.n == 0)
-		snprintf(paths[n++], CALIB_KEY_LEN, "gpu.gemm_efficiency_max");
-	if (max_gpus > c->gpus_per_node)
-		snprintf(paths[n++], CALIB_KEY_LEN, "inter_node.efficiency");
-	else if (max_gpus > 1)
-		snprintf(paths[n++], CALIB_KEY_LEN, "intra_node.efficiency");
+	/* The GEMM throughput: gemm_efficiency_max scales the parametric
+	 * curve; a measured table (gemm_efficiency) ignores it, and then
+	 * peak_flops is what scales every GEMM's time (cluster.c). */
+	snprintf(paths[n++], CALIB_KEY_LEN, c->gpu.gemm_efficiency.n == 0 ? "gpu.gemm_efficiency_max" : "gpu.peak_flops");
+	snprintf(paths[n++], CALIB_KEY_LEN, "gpu.memory_efficiency");
+	snprintf(paths[n++], CALIB_KEY_LEN, "intra_node.efficiency");
+	snprintf(paths[n++], CALIB_KEY_LEN, "inter_node.efficiency");
 	return n;
 }

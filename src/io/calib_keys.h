@@ -29,7 +29,9 @@ struct calib_key {
  * Find @path among the keys of the cluster schema (in @c) and, for
  * "framework.KEY", of the framework schema (in @fw, which may be NULL
  * when no framework key is asked for). An unknown or non-numeric key is
- * a PLAN_ERR_PLAN error naming the nearest valid key and listing them.
+ * a PLAN_ERR_PLAN error naming the nearest valid key ("unknown key ...");
+ * the caller lists them all (calib_key_list), which a plan_error's
+ * message is too short to hold.
  */
 bool calib_key_resolve(const char *path, struct cluster *c, struct framework *fw, struct calib_key *out,
 		       struct plan_error *err);
@@ -37,11 +39,15 @@ bool calib_key_resolve(const char *path, struct cluster *c, struct framework *fw
 /** Every key calib_key_resolve accepts, ", "-separated, into @buf. */
 void calib_key_list(char *buf, size_t size);
 
+/** The size of the buffer calib_key_list needs for the whole list. */
+size_t calib_key_list_size(void);
+
 /**
- * The default keys for runs on @c: gpu.gemm_efficiency_max (unless the
- * GPU has a measured gemm_efficiency curve, which replaces it), and
- * inter_node.efficiency when some run spans nodes (@max_gpus above
- * gpus_per_node), else intra_node.efficiency when some run has more
- * than one GPU. Writes up to 2 paths into @paths; returns how many.
+ * The candidate default keys for runs on @c, among which calibrate keeps
+ * those the runs determine (calib_choose): the GEMM throughput
+ * (gpu.gemm_efficiency_max, or gpu.peak_flops when the GPU has a measured
+ * gemm_efficiency curve, which ignores the former), gpu.memory_efficiency,
+ * intra_node.efficiency and inter_node.efficiency. Writes up to 4 paths
+ * into @paths; returns how many.
  */
-int calib_default_keys(const struct cluster *c, int max_gpus, char paths[][CALIB_KEY_LEN]);
+int calib_default_keys(const struct cluster *c, char paths[][CALIB_KEY_LEN]);
