@@ -173,7 +173,7 @@ optimize_all_open(struct optimize_all *w, const char *path, enum optimize_all_fo
 			 dot && strcasecmp(dot, ".json") == 0 ? OPTIMIZE_ALL_JSON :
 								  OPTIMIZE_ALL_BY_NAME;
 	if (format == OPTIMIZE_ALL_BY_NAME)
-		return plan_error_set(err, PLAN_ERR_INPUT, NULL, 0, 0,
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
 				      "--all %s: name a .csv or .json file, or give --all-format csv or json", path);
 	w->format = format;
 	if (!atomic_file_open(&w->file, path, err))
