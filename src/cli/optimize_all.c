@@ -273,6 +273,9 @@ optimize_all_plan(void *ctx, const struct search_eval *ev)
 		return;
 	why_text(ev, why, sizeof(why));
 	args = optimize_predict_args(w->req, ev->cand);
+	/* predict refuses a plan that does not fit unless told (explain's rule). */
+	if (args && ev->predicted && !ev->cand->est.fits && json_array_append_new(args, json_string("--allow-oom")))
+		json_decref(args), args = NULL;
 	if (!args) {
 		w->failed = true;
 		plan_error_set(&w->err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");

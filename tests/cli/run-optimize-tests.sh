@@ -412,6 +412,10 @@ check "--all: every plan of the top list is a row, at the same time" \
 		((.iteration_time_s - \$t.iteration_time_s) | fabs) <= 1e-9 * \$t.iteration_time_s)] | all" "$tmp/all.json" >/dev/null'
 check "--all: attributes as predict_args write them" \
 	'jq -e "all(.[]; .attributes.tp != null and .attributes.micro_batch != null and (.predict_args | index(\"--tp\")) != null)" "$tmp/all.json" >/dev/null'
+# A row that does not fit (its predict_args carry --allow-oom) and the
+# last row predict again to their times.
+predicts_again "$tmp/all.json" '[.[] | select(.status == "out_of_memory")][0]' "--all: the first row that does not fit"
+predicts_again "$tmp/all.json" '.[-1]' "--all: the last row"
 # The same search as CSV: the header names every plan attribute, the
 # rows are the JSON's.
 # shellcheck disable=SC2086
@@ -419,6 +423,13 @@ check "--all: attributes as predict_args write them" \
 check "--all FILE.csv: a header with the figures, every plan attribute and predict_args; a row per evaluation" \
 	'[ $? -eq 0 ] && head -1 "$tmp/all.csv" | grep -q "^evaluation,status,why,iteration_time_s,memory_bytes,memory_capacity_bytes,fits,mfu,tokens_per_s_per_gpu,compressor,tp,pp,dp,.*,mics_hierarchical,predict_args" &&
 		[ "$(($(wc -l <"$tmp/all.csv") - 1))" -eq "$(jq length "$tmp/all.json")" ]'
+check "--all CSV: RFC 4180 fields (the why has commas), the JSON's rows in the same order" \
+	'python3 -c "import csv, json, sys
+rows = list(csv.reader(open(sys.argv[1], newline=\"\")))
+js = json.load(open(sys.argv[2]))
+ok = all(len(r) == len(rows[0]) for r in rows) and len(rows) - 1 == len(js)
+ok = ok and all(r[1] == j[\"status\"] and r[2] == (j[\"why\"] or \"\") for r, j in zip(rows[1:], js))
+sys.exit(not ok)" "$tmp/all.csv" "$tmp/all.json"'
 best_args=$(jq -r '.best.predict_args | join(" ")' "$tmp/a.json")
 best_time=$(jq -r '.best.iteration_time_s' "$tmp/a.json")
 check "--all CSV: the best plan is a row, at the same time" \
