@@ -1934,13 +1934,17 @@ enumerate(const struct model *m, const struct cluster *c, const struct search_op
 #define SEARCH_ATTR_TEXT_MAX (PLAN_MAX_STAGES * 12)
 
 /*
- * Whether @a and @b are the same plan as predict_args write it: the same
- * text for every plan attribute, the same compressor and DP algorithm.
- * Two shapes may end in one plan (a compressor whose best layout
- * compresses nothing is the uncompressed plan), and struct plan may
- * differ in members that mean nothing for it (the compression suffixes of
- * a plan without compression, lists past its stages), so its bytes do
- * not decide (issue 26: "no two top-list rows that are the same plan").
+ * Whether @a and @b, of the same time, are the same plan as predict_args
+ * write it: the same text for every plan attribute and the same
+ * compressor. Two shapes may end in one plan (a compressor whose best
+ * layout compresses nothing is the uncompressed plan), and struct plan
+ * may differ in members that mean nothing for it (the compression
+ * suffixes of a plan without compression, lists past its stages), so its
+ * bytes do not decide (issue 26: "no two top-list rows that are the same
+ * plan"). The DP algorithm is left out: at the same time, two plans that
+ * differ only in it are one plan whose DP traffic it does not change (a
+ * compressor's own DP collective), and the ring, whose shape comes first
+ * (by_bound), is kept.
  */
 static bool
 same_plan(const struct search_candidate *a, const struct search_candidate *b, const struct framework *fw)
@@ -1949,9 +1953,11 @@ same_plan(const struct search_candidate *a, const struct search_candidate *b, co
 	struct plan pa = a->plan, pb = b->plan;
 	const struct plan_attr_target ta = { &pa, &ea }, tb = { &pb, &eb };
 
-	if (a->compressor != b->compressor || a->dp_algo != b->dp_algo)
+	if (a->compressor != b->compressor)
 		return false;
 	for (int id = 0; id < PLAN_ATTR_COUNT; id++) {
+		if (id == PLAN_ATTR_DP_ALLREDUCE)
+			continue;
 		char va[SEARCH_ATTR_TEXT_MAX], vb[SEARCH_ATTR_TEXT_MAX];
 		bool ha = plan_attr_format(&plan_attrs[id], &ta, a->compressor != NULL, va, sizeof(va));
 		bool hb = plan_attr_format(&plan_attrs[id], &tb, b->compressor != NULL, vb, sizeof(vb));
