@@ -255,6 +255,74 @@ START_TEST(test_nothing_fits)
 }
 END_TEST
 
+/* What the hook of test_eval_hook saw. */
+struct seen {
+	long calls, fits, refused;
+	double best_fit_s;      /* the fastest plan that fits among them */
+	struct plan best_plan;
+};
+
+static void
+see(void *ctx, const struct search_eval *ev)
+{
+	struct seen *s = ctx;
+
+	s->calls++;
+	if (!ev->predicted) {
+		s->refused++;
+		ck_assert_ptr_nonnull(ev->refused);
+		return;
+	}
+	ck_assert_ptr_null(ev->refused);
+	if (ev->cand->est.fits) {
+		s->fits++;
+		if (s->fits == 1 || ev->cand->est.iteration_time_s < s->best_fit_s) {
+			s->best_fit_s = ev->cand->est.iteration_time_s;
+			s->best_plan = ev->cand->plan;
+		}
+	}
+}
+
+/*
+ * search_options.on_eval (optimize --all): called once per evaluation
+ * (stats.evaluations), it sees the best plan at its time (the fastest
+ * fitting plan it sees is the top list's first), and the search with the
+ * hook finds the same top list as without.
+ */
+START_TEST(test_eval_hook)
+{
+	struct model m;
+	struct cluster c;
+	struct search_options o;
+	struct search_candidate top[SEARCH_MAX_TOP], plain[SEARCH_MAX_TOP];
+	struct search_stats st;
+	struct plan_error err;
+	struct seen seen = { 0 };
+	int ntop, nplain;
+
+	load_bundled(&m, "gpt-7.5b", &c, "aws-p3-16xlarge");
+	options(&o);
+	o.gpus = 16;
+	o.global_batch = 64;
+	o.top = 8;
+	ck_assert(search_run(&m, &c, &o, plain, &nplain, &st, &err));
+	o.on_eval = see;
+	o.on_eval_ctx = &seen;
+	ck_assert(search_run(&m, &c, &o, top, &ntop, &st, &err));
+	ck_assert_int_gt(ntop, 0);
+	ck_assert_int_eq(ntop, nplain);
+	for (int i = 0; i < ntop; i++)
+		ck_assert_double_eq(top[i].est.iteration_time_s, plain[i].est.iteration_time_s);
+	ck_assert_int_eq(seen.calls, st.evaluations);
+	ck_assert_int_gt(seen.fits, 0);
+	ck_assert_double_eq_tol(seen.best_fit_s, top[0].est.iteration_time_s, 1e-12 * top[0].est.iteration_time_s);
+	ck_assert_int_eq(seen.best_plan.tp, top[0].plan.tp);
+	ck_assert_int_eq(seen.best_plan.pp, top[0].plan.pp);
+	ck_assert_int_eq(seen.best_plan.micro_batch, top[0].plan.micro_batch);
+	cluster_release(&c);
+}
+END_TEST
+
 /* One exhaustive shape of the small model on 16 GPUs, each shape given
  * @time_limit_s: its stats (how many it reduced, how many it stopped). */
 static void
@@ -813,6 +881,7 @@ search_suite(void)
 	tcase_add_test(tc, test_beats_published);
 	tcase_add_test(tc, test_compression_where_it_pays);
 	tcase_add_test(tc, test_nothing_fits);
+	tcase_add_test(tc, test_eval_hook);
 	tcase_add_test(tc, test_exhaustive_says_reduced);
 	tcase_add_test(tc, test_exhaustive_time_limit);
 	tcase_add_test(tc, test_random_milp_equals_exhaustive);

@@ -59,6 +59,22 @@ struct search_allowed {
 	long v[SEARCH_MAX_ALLOWED];
 };
 
+struct search_candidate;
+
+/** One plan the search predicted, as search_options.on_eval receives it. */
+struct search_eval {
+	const struct search_candidate *cand; /**< the plan; its estimate when @predicted */
+	bool predicted;                      /**< false: the cost model refused the layout */
+	const char *refused;                 /**< then why (the cost model's message), else NULL */
+};
+
+/**
+ * Called for every plan the search predicts (each layout of each shape,
+ * fitting or not, and each the cost model refuses), in the search's
+ * order; the data lives only during the call. optimize --all writes them.
+ */
+typedef void (*search_eval_fn)(void *ctx, const struct search_eval *ev);
+
 struct search_options {
 	int gpus;                 /**< GPUs to plan for (0: the whole cluster) */
 	int global_batch;         /**< sequences per iteration */
@@ -98,6 +114,9 @@ struct search_options {
 	/** Constraints, indexed by enum plan_attr_id (a recompute list
 	 *  restricts recompute_modes too). */
 	struct search_allowed allowed[PLAN_ATTR_COUNT];
+	/** NULL (the default): nothing is called and nothing is kept. */
+	search_eval_fn on_eval;
+	void *on_eval_ctx;
 };
 
 /** Whether constraint @a allows @v (true when it lists nothing). */

@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "cli/multimodal.h"
+#include "cli/optimize_all.h"
 #include "cli/optimize_baseline.h"
 #include "cli/optimize_output.h"
 #include "cli/options.h"
@@ -185,6 +186,11 @@ static const struct cli_option optimize_rows[] = {
 	  .help = "also price your plan, given as plan attributes KEY=VALUE,...\n"
 		  "(tp=4,pp=8,vpp=5,recompute=none), and say term by term where\n"
 		  "the best plan's gain over it comes from" },
+	{ .name = "all", .metavar = "FILE", .kind = CLI_OPT_STRING, .offset = OPTIMIZE(all),
+	  .help = "also write every plan the search predicted, fitting or not,\n"
+		  "to FILE (.csv or .json; written whole or not at all)" },
+	{ .name = "all-format", .metavar = "F", .kind = CLI_OPT_CHOICE, .choices = optimize_all_format_names,
+	  .offset = OPTIMIZE(all_format), .help = "auto|csv|json: --all's format (default auto: by FILE's extension)" },
 	{ .name = "explain", .kind = CLI_OPT_FLAG, .offset = OPTIMIZE(explain),
 	  .help = "also the runner-up in each dimension (TP, PP, micro-batch, ...)\n"
 		  "and why it is slower or does not fit" },
@@ -318,10 +324,11 @@ run(struct optimize_request *r, const struct model *model, const struct cluster 
 	bool goodput = r->objective == CLI_OBJECTIVE_GOODPUT;
 	struct search_options so = r->so;
 	struct explanation *explain = NULL;
+	struct optimize_all all;
 	struct search_candidate plain;
 	struct search_stats st;
 	struct plan_error err;
-	bool have_plain = false;
+	bool have_plain = false, searched;
 	int ntop = 0, rc;
 
 	if (!top || !ck) {
@@ -333,7 +340,25 @@ run(struct optimize_request *r, const struct model *model, const struct cluster 
 	if (goodput)
 		so.top = SEARCH_MAX_TOP;
 	plan_error_clear(&err);
-	if (!search_run(model, cluster, &so, top, &ntop, &st, &err)) {
+	/* --all: opened before the search (a bad path fails at once), fed by
+	 * the search's hook, and kept once the search has run through, even
+	 * when nothing fits (the file then says why each plan does not). */
+	if (r->all && !optimize_all_open(&all, r->all, (enum optimize_all_format)r->all_format, r, &err)) {
+		free(top);
+		free(ck);
+		return cli_report(&err);
+	}
+	if (r->all) {
+		so.on_eval = optimize_all_plan;
+		so.on_eval_ctx = &all;
+	}
+	searched = search_run(model, cluster, &so, top, &ntop, &st, &err);
+	if (r->all && searched && !optimize_all_commit(&all, &err)) {
+		rc = cli_report(&err);
+	} else if (r->all && !searched) {
+		optimize_all_abort(&all);
+		rc = cli_report(&err);
+	} else if (!searched) {
 		rc = cli_report(&err);
 	} else if (ntop == 0) {
 		report_infeasible(&r->so, &st, cluster);
@@ -417,6 +442,10 @@ cmd_optimize(int argc, char **argv)
 		if (r.baseline) {
 			cli_error("--baseline takes one model's plan; for a multimodal model, price yours with "
 				  "predict --submodule");
+			return CLI_EXIT_USAGE;
+		}
+		if (r.all) {
+			cli_error("--all takes one model's search; a multimodal model's splits are not written");
 			return CLI_EXIT_USAGE;
 		}
 		return cli_optimize_multimodal(&r);

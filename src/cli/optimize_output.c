@@ -20,9 +20,8 @@ compressor_arg_of(const struct optimize_request *r, const struct compressor *cmp
 	return NULL;
 }
 
-/* The predict arguments that reproduce @cand (its compressor as given to optimize). */
-static json_t *
-predict_args(const struct optimize_request *r, const struct search_candidate *cand)
+json_t *
+optimize_predict_args(const struct optimize_request *r, const struct search_candidate *cand)
 {
 	struct predict_request p;
 
@@ -78,7 +77,7 @@ candidate_json_of(const struct optimize_result *res, const struct search_candida
 	json_t *o = format_json_object(&rep), *stages = json_array(), *args;
 	int rc = 0, first = 1;
 
-	args = predict_args(res->req, cand);
+	args = optimize_predict_args(res->req, cand);
 	if (!o || !stages || !args) {
 		json_decref(o);
 		json_decref(stages);
@@ -362,7 +361,7 @@ text_uncompressed(const struct optimize_result *res)
 static bool
 text_predict_args(const struct optimize_request *r, const struct search_candidate *cand, const char *indent)
 {
-	json_t *args = predict_args(r, cand), *v;
+	json_t *args = optimize_predict_args(r, cand), *v;
 	size_t i;
 
 	if (!args)
@@ -582,7 +581,7 @@ explain_json(const struct optimize_result *res, const struct explanation *x)
 	explain_reason(res, x, reason, sizeof(reason));
 	if (x->have_plan) {
 		plan_words(&c->plan, res->model, c->compressor, c->dp_algo, false, words, sizeof(words));
-		args = predict_args(res->req, c);
+		args = optimize_predict_args(res->req, c);
 		/* The closest plan does not fit: predict prices it anyway. */
 		if (args && !c->est.fits)
 			rc |= json_array_append_new(args, json_string("--allow-oom"));

@@ -1,6 +1,8 @@
 /* What optimize prints: the best plan, the top list and the search's figures. */
 #pragma once
 
+#include <jansson.h>
+
 #include "cli/options.h"
 #include "plan/cluster.h"
 #include "plan/explain.h"
@@ -24,6 +26,9 @@ struct optimize_result {
 	const struct search_candidate *uncompressed;
 	bool uncompressed_searched;
 };
+
+/** The predict arguments that reproduce @cand (its compressor as given to optimize); NULL: out of memory. */
+json_t *optimize_predict_args(const struct optimize_request *r, const struct search_candidate *cand);
 
 /** Print @res to stdout as text or JSON (enum cli_format); returns the exit code. */
 int optimize_write(const struct optimize_result *res, int format);

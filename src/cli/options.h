@@ -195,6 +195,8 @@ struct optimize_request {
 	struct cli_links links;
 	bool explain;               /**< --explain: the runner-up in each dimension */
 	const char *baseline;       /**< --baseline SPEC: the user's plan, priced beside the best; NULL: none */
+	const char *all;            /**< --all FILE: every plan the search predicts; NULL: none */
+	int all_format;             /**< enum optimize_all_format (--all-format; 0: by FILE's extension) */
 };
 
 /** What sweep's options fill. */

@@ -90,6 +90,20 @@ partial_allowed(const struct inner *in)
 	       mode_ok(in->opt, PLAN_RECOMPUTE_FULL);
 }
 
+/* Hand a predicted (or refused) plan to the caller's hook (optimize --all). */
+static void
+report_eval(const struct inner *in, const struct search_candidate *cand, const struct plan_error *refused)
+{
+	const struct search_eval ev = {
+		.cand = cand,
+		.predicted = refused == NULL,
+		.refused = refused ? refused->message : NULL,
+	};
+
+	if (in->opt->on_eval)
+		in->opt->on_eval(in->opt->on_eval_ctx, &ev);
+}
+
 /* Predict @p into @out; false for a layout the cost model refuses, which
  * is not a candidate (why it refuses does not matter here). A layout
  * that does not fit is predicted again with the fewest recomputed layers
@@ -112,11 +126,14 @@ evaluate(const struct inner *in, const struct plan *p, struct search_candidate *
 		memset(out->plan.stage_recompute_layers, 0, sizeof(out->plan.stage_recompute_layers));
 	}
 	out->compressor = (p->compress.tp || p->compress.pp || p->compress.dp) ? in->cmp : NULL;
+	out->dp_algo = in->opt->dp_algo;
 	out->milp_slot_s = 0.0;
 	if (!estimate_plan(in->m, in->c, &out->plan, &eo, &out->est, &e2)) {
 		memset(&out->est, 0, sizeof(out->est));
+		report_eval(in, out, &e2);
 		return false;
 	}
+	report_eval(in, out, NULL);
 	if (out->est.fits || !partial_allowed(in))
 		return true;
 	/* Recomputing more only lengthens the slot: past the best one's, no
@@ -129,8 +146,10 @@ evaluate(const struct inner *in, const struct plan *p, struct search_candidate *
 	out->plan = q;
 	if (!estimate_plan(in->m, in->c, &out->plan, &eo, &out->est, &e2)) {
 		memset(&out->est, 0, sizeof(out->est));
+		report_eval(in, out, &e2);
 		return false;
 	}
+	report_eval(in, out, NULL);
 	return true;
 }
 
@@ -1911,15 +1930,56 @@ enumerate(const struct model *m, const struct cluster *c, const struct search_op
 	return true;
 }
 
-/* Insert @cand into the sorted top list if it is good enough and new. */
+/* An attribute's text: a list of PLAN_MAX_STAGES entries as long as "selective,". */
+#define SEARCH_ATTR_TEXT_MAX (PLAN_MAX_STAGES * 12)
+
+/*
+ * Whether @a and @b, of the same time, are the same plan as predict_args
+ * write it: the same text for every plan attribute and the same
+ * compressor. Two shapes may end in one plan (a compressor whose best
+ * layout compresses nothing is the uncompressed plan), and struct plan
+ * may differ in members that mean nothing for it (the compression
+ * suffixes of a plan without compression, lists past its stages), so its
+ * bytes do not decide (issue 26: "no two top-list rows that are the same
+ * plan"). The DP algorithm is left out: at the same time, two plans that
+ * differ only in it are one plan whose DP traffic it does not change (a
+ * compressor's own DP collective), and the ring, whose shape comes first
+ * (by_bound), is kept.
+ */
+static bool
+same_plan(const struct search_candidate *a, const struct search_candidate *b, const struct framework *fw)
+{
+	struct estimate_options ea = { a->dp_algo, a->compressor, fw }, eb = { b->dp_algo, b->compressor, fw };
+	struct plan pa = a->plan, pb = b->plan;
+	const struct plan_attr_target ta = { &pa, &ea }, tb = { &pb, &eb };
+
+	if (a->compressor != b->compressor)
+		return false;
+	for (int id = 0; id < PLAN_ATTR_COUNT; id++) {
+		if (id == PLAN_ATTR_DP_ALLREDUCE)
+			continue;
+		char va[SEARCH_ATTR_TEXT_MAX], vb[SEARCH_ATTR_TEXT_MAX];
+		bool ha = plan_attr_format(&plan_attrs[id], &ta, a->compressor != NULL, va, sizeof(va));
+		bool hb = plan_attr_format(&plan_attrs[id], &tb, b->compressor != NULL, vb, sizeof(vb));
+
+		if (ha != hb || (ha && strcmp(va, vb) != 0))
+			return false;
+	}
+	return true;
+}
+
+/* Insert @cand into the sorted top list if it is good enough and new:
+ * a plan already listed (same_plan) at the same time is not listed again. */
 static void
-keep_top(struct search_candidate *top, int *ntop, int k, const struct search_candidate *cand)
+keep_top(struct search_candidate *top, int *ntop, int k, const struct search_candidate *cand,
+	 const struct framework *fw)
 {
 	int i;
 
 	for (i = 0; i < *ntop; i++)
-		if (fabs(top[i].est.iteration_time_s - cand->est.iteration_time_s) < 1e-12 &&
-		    memcmp(&top[i].plan, &cand->plan, sizeof(cand->plan)) == 0)
+		if (fabs(top[i].est.iteration_time_s - cand->est.iteration_time_s) <=
+			    1e-12 * fmax(1.0, cand->est.iteration_time_s) &&
+		    same_plan(&top[i], cand, fw))
 			return;
 	for (i = *ntop; i > 0 && top[i - 1].est.iteration_time_s > cand->est.iteration_time_s; i--)
 		if (i < k)
@@ -2078,7 +2138,7 @@ search_run(const struct model *m, const struct cluster *c, const struct search_o
 			goto out;
 		cand->dp_algo = s->dp_algo;
 		if (found)
-			keep_top(top, ntop, k, cand);
+			keep_top(top, ntop, k, cand, opt->framework);
 		else if (st->cutoff_s <= 0) {
 			st->infeasible++;
 			if (*ntop == 0)

@@ -71,6 +71,13 @@ for prob in "${rt_problems[@]}"; do
 	# shellcheck disable=SC2086 # the options are words
 	"$bin" "${opt[@]}" ${prob#*|} --top 32 --format json >"$tmp/rt.json"
 	all_predict_again "$tmp/rt.json" "${prob%%|*}"
+	# Issue 26: no two rows of the top list are the same plan (the same
+	# predict_args), which two shapes ending in one plan used to give; nor
+	# two as fast that differ only in a DP algorithm that changes nothing.
+	check "${prob%%|*}: no plan twice in the top list" \
+		'jq -e "([.top[].predict_args | join(\" \")] | (unique | length) == length) and
+			([.top[] | [.iteration_time_s, (.predict_args | join(\" \") | sub(\" --dp-allreduce hierarchical\"; \"\"))]] |
+			 (unique | length) == length)" "$tmp/rt.json" >/dev/null'
 	[ "${prob%%|*}" = MiCS ] && cp "$tmp/rt.json" "$tmp/mics.json"
 	[ "${prob%%|*}" = "pipeline schedules and uneven interleaved layouts" ] && cp "$tmp/rt.json" "$tmp/sched.json"
 done
@@ -392,5 +399,66 @@ check "no compressor: no best_uncompressed" 'jq -e "has(\"best_uncompressed\") |
 run_cmd "${opt[@]}" --model gpt-1.7b --cluster aws-p3dn --gpus 32 --global-batch 512 --compressor topk-1
 check "text: the gain over the best plan without compression" \
 	'[ $rc -eq 0 ] && grep -qE "^against the best plan without compression \(tp [0-9]+ .*, [0-9.]+ s\): compression gains [0-9.]+x$" "$tmp/out"'
+
+# --all FILE: every plan the search predicted, one row each (issue 26,
+# as Calculon writes its search space), streamed and written atomically.
+# shellcheck disable=SC2086
+"$bin" "${opt[@]}" $small --format json --all "$tmp/all.json" >"$tmp/a.json" 2>"$tmp/err"
+check "--all FILE.json: exit 0, one row per evaluation, each with a status" \
+	'[ $? -eq 0 ] && [ ! -s "$tmp/err" ] && jq -e --slurpfile o "$tmp/a.json" "length == \$o[0].stats.evaluations and
+		all(.[]; .status == \"fits\" or .status == \"out_of_memory\" or .status == \"refused\") and
+		([.[].evaluation] == [range(1; length + 1)])" "$tmp/all.json" >/dev/null'
+check "--all: the rows that do not fit say which stage needs how much; those that fit say nothing" \
+	'jq -e "any(.[]; .status == \"out_of_memory\") and all(.[]; (.status == \"out_of_memory\") == (.fits == false) and
+		(if .status == \"out_of_memory\" then .why | test(\"^stage [0-9]+ needs [0-9.]+ GiB per GPU, the GPU has [0-9.]+ GiB$\")
+		 elif .status == \"fits\" then .why == null else true end))" "$tmp/all.json" >/dev/null'
+check "--all: every plan of the top list is a row, at the same time" \
+	'jq -e --slurpfile o "$tmp/a.json" "[\$o[0].top[] as \$t | any(.[]; .predict_args == \$t.predict_args and
+		((.iteration_time_s - \$t.iteration_time_s) | fabs) <= 1e-9 * \$t.iteration_time_s)] | all" "$tmp/all.json" >/dev/null'
+check "--all: attributes as predict_args write them" \
+	'jq -e "all(.[]; .attributes.tp != null and .attributes.micro_batch != null and (.predict_args | index(\"--tp\")) != null)" "$tmp/all.json" >/dev/null'
+# A row that does not fit (its predict_args carry --allow-oom) and the
+# last row predict again to their times.
+predicts_again "$tmp/all.json" '[.[] | select(.status == "out_of_memory")][0]' "--all: the first row that does not fit"
+predicts_again "$tmp/all.json" '.[-1]' "--all: the last row"
+# The same search as CSV: the header names every plan attribute, the
+# rows are the JSON's.
+# shellcheck disable=SC2086
+"$bin" "${opt[@]}" $small --all "$tmp/all.csv" >/dev/null 2>"$tmp/err"
+check "--all FILE.csv: a header with the figures, every plan attribute and predict_args; a row per evaluation" \
+	'[ $? -eq 0 ] && head -1 "$tmp/all.csv" | grep -q "^evaluation,status,why,iteration_time_s,memory_bytes,memory_capacity_bytes,fits,mfu,tokens_per_s_per_gpu,compressor,tp,pp,dp,.*,mics_hierarchical,predict_args" &&
+		[ "$(($(wc -l <"$tmp/all.csv") - 1))" -eq "$(jq length "$tmp/all.json")" ]'
+check "--all CSV: RFC 4180 fields (the why has commas), the JSON's rows in the same order" \
+	'python3 -c "import csv, json, sys
+rows = list(csv.reader(open(sys.argv[1], newline=\"\")))
+js = json.load(open(sys.argv[2]))
+ok = all(len(r) == len(rows[0]) for r in rows) and len(rows) - 1 == len(js)
+ok = ok and all(r[1] == j[\"status\"] and r[2] == (j[\"why\"] or \"\") for r, j in zip(rows[1:], js))
+sys.exit(not ok)" "$tmp/all.csv" "$tmp/all.json"'
+best_args=$(jq -r '.best.predict_args | join(" ")' "$tmp/a.json")
+best_time=$(jq -r '.best.iteration_time_s' "$tmp/a.json")
+check "--all CSV: the best plan is a row, at the same time" \
+	'python3 -c "import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+t = [float(r[\"iteration_time_s\"]) for r in rows if r[\"predict_args\"] == sys.argv[2]]
+sys.exit(not (t and abs(t[0] - float(sys.argv[3])) <= 1e-9 * float(sys.argv[3])))" "$tmp/all.csv" "$best_args" "$best_time"'
+# --all-format overrides the name; a name that says neither is refused.
+# shellcheck disable=SC2086
+"$bin" "${opt[@]}" $small --all "$tmp/all.out" --all-format json >/dev/null 2>"$tmp/err"
+check "--all-format json: JSON whatever the name" 'jq -e "length > 0" "$tmp/all.out" >/dev/null'
+# shellcheck disable=SC2086
+fails_cmd "--all FILE.txt without --all-format" 2 "name a .csv or .json file" "${opt[@]}" $small --all "$tmp/all.txt"
+check "--all FILE.txt: no file left behind" '[ ! -e "$tmp/all.txt" ] && [ -z "$(find "$tmp" -name ".plan-cli-*")" ]'
+# Whole or not at all: a search that fails leaves an existing file as it was.
+echo "kept" >"$tmp/keep.csv"
+run_cmd "${opt[@]}" --model gpt-1.7b --cluster selene --gpus 1000000 --global-batch 512 --all "$tmp/keep.csv"
+check "--all: a search that fails leaves the existing file as it was, and no temporary file" \
+	'[ $rc -eq 2 ] && grep -q "more than cluster" "$tmp/err" && [ "$(cat "$tmp/keep.csv")" = kept ] && [ -z "$(find "$tmp" -name ".plan-cli-*")" ]'
+# Nothing fits: exit 4, and the file says why each plan does not.
+run_cmd "${opt[@]}" --model gpt3-175b --cluster selene --gpus 8 --global-batch 64 --all "$tmp/none.json"
+check "--all when nothing fits: exit 4, every row out of memory" \
+	'[ $rc -eq 4 ] && jq -e "length > 0 and all(.[]; .status == \"out_of_memory\")" "$tmp/none.json" >/dev/null'
+fails_cmd "--all with a multimodal model" 2 "--all takes one model's search" \
+	"${opt[@]}" --model clip-vit-l14 --cluster selene --gpus 16 --global-batch 256 --all "$tmp/mm.csv"
 
 finish
