@@ -162,12 +162,12 @@ memory_partial_recompute_bytes(const struct model *m, const struct plan *p, cons
  * cache, the fp8 copy and, on Hopper, its transpose (fp8_recipe.c),
  * sharded with the weights. */
 static void
-model_states(int zero, double fp8, double fp8_copy, double grad_bytes, double params, double d,
-	     struct memory_use *out)
+model_states(int zero, double fp8, double fp8_copy, double grad_bytes, double opt_bytes, double params,
+	     double d, struct memory_use *out)
 {
 	out->weights += (2.0 * (params - fp8) + fp8_copy * fp8) / (zero >= 3 ? d : 1.0);
 	out->gradients += grad_bytes * params / (zero >= 2 ? d : 1.0);
-	out->optimizer += 12.0 * params / (zero >= 1 ? d : 1.0);
+	out->optimizer += opt_bytes * params / (zero >= 1 ? d : 1.0);
 }
 
 void
@@ -178,6 +178,11 @@ memory_stage(const struct model *m, const struct plan *p,
 	/* The gradient buffer holds the framework's reduce precision:
 	 * Megatron's fp32 main_grad takes 4 bytes, not ZeRO's 2. */
 	double gb = fw ? fw->reduce_bytes : 2.0;
+	/* The optimizer's state: Adam's fp32 moments and master, 12 bytes
+	 * (ZeRO's K), or less where the framework keeps less (framework
+	 * optimizer_bytes: NeMo 1.x's distributed_fused_adam keeps only the
+	 * 16 low bits of the fp32 master beside the bf16 weight, 10). */
+	double ob = fw ? fw->optimizer_bytes : 12.0;
 	bool fp8 = p->precision == PLAN_PRECISION_FP8;
 	/* fp8attn: the fp8 copies are of the transformer layers' linear
 	 * weights, not the embedding or the output layer (TE's modules
@@ -206,12 +211,12 @@ memory_stage(const struct model *m, const struct plan *p,
 	 * weights (framework fp8_params: NeMo's fp8_params, TE's
 	 * fp8_model_init), the copies alone. */
 	copy = fw && fw->fp8_params ? fmax(1.0, rc.weight_copy_bytes) : 2.0 + rc.weight_copy_bytes;
-	model_states(p->zero, fp8 ? fmax(0.0, params - expert_params - ends) : 0.0, copy, gb,
+	model_states(p->zero, fp8 ? fmax(0.0, params - expert_params - ends) : 0.0, copy, gb, ob,
 		     params - expert_params, d, out);
 	/* Expert states shard over the expert-DP ranks (MoE parallel folding;
 	 * Megatron-Core's distributed optimizer keeps an expert-parallel
 	 * buffer group over expert_data_parallel_group). */
-	model_states(p->zero, fp8 ? expert_params : 0.0, copy, gb, expert_params, plan_edp(p), out);
+	model_states(p->zero, fp8 ? expert_params : 0.0, copy, gb, ob, expert_params, plan_edp(p), out);
 	/* Delayed scaling's amax histories and scales, 4 linear layers a
 	 * transformer layer (QKV, projection, fc1, fc2; fp8_recipe.c). */
 	if (fp8)
