@@ -132,6 +132,22 @@ START_TEST(test_layer_activations_head_shapes)
 	test_load_model(&m, "name: g\nlayers: 2\nhidden: 1024\nheads: 8\nkv_heads: 2\nhead_dim: 256\n"
 			    "ffn_hidden: 4096\nvocab: 1000\nseq_len: 1024\n");
 	ck_assert_rel(memory_layer_activations(&m, &p, NULL), 24117248.0, 1e-12);
+	/* Without dropout (p = 0: NeMo's Llama and Nemotron configs) the two
+	 * masks of 1 byte, s b h each, are not kept: 24,117,248 - 2 x 1024 x
+	 * 1024 = 22,020,096. Unfused attention keeps 5 a s^2 b / t with
+	 * dropout (softmax output 2, mask 1, dropout output 2), 2 without:
+	 * 3 x 8 x 1024^2 / 2 = 12,582,912 bytes fewer besides. */
+	{
+		struct model md;
+
+		test_load_model(&md, "name: g\nlayers: 2\nhidden: 1024\nheads: 8\nkv_heads: 2\nhead_dim: 256\n"
+				     "ffn_hidden: 4096\nvocab: 1000\nseq_len: 1024\ndropout: false\n");
+		ck_assert_rel(memory_layer_activations(&md, &p, NULL), 22020096.0, 1e-12);
+		p.flash_attention = false;
+		ck_assert_rel(memory_layer_activations(&m, &p, NULL) - memory_layer_activations(&md, &p, NULL),
+			      2097152.0 + 12582912.0, 1e-12);
+		p.flash_attention = true;
+	}
 	/* MLA (DeepSeek-V2's layout), 8 heads, d_nope 64, d_rope 32, d_v 64,
 	 * q_lora_rank 256, kv_lora_rank 128. Split across TP: Q and K
 	 * 8 x 96 each, V and the projection input 8 x 64 each:

@@ -40,7 +40,13 @@ layer_activations_full(const struct model *m, const struct plan *p, bool scores)
 	double t = p->tp, s = p->seq_len, b = p->micro_batch, h = m->hidden;
 	double sbh = s * b * h;
 	double attn, latents;
-	double replicated = 10.0 * sbh;
+	/* Korthikanti's 10 s b h outside TP: the two norms' inputs (4), the
+	 * QKV and fc1 inputs (4) and the attention's and MLP's dropout masks
+	 * (1 byte each, 2); with dropout p = 0 no mask is kept (PyTorch's
+	 * dropout returns its input when p is 0: ATen Dropout.cpp), as in
+	 * NeMo's Llama and Nemotron configs (hidden_dropout and
+	 * attention_dropout 0.0). */
+	double replicated = (m->dropout ? 10.0 : 8.0) * sbh;
 	double mlp = (m->gated_mlp ? 6.0 : 4.0) * s * b * m->ffn_hidden; /* MLP intermediates */
 	double split;
 
@@ -61,8 +67,10 @@ layer_activations_full(const struct model *m, const struct plan *p, bool scores)
 	attention_activations(m, s * b, &attn, &latents);
 	split = attn + mlp;
 
+	/* The s^2 terms: the softmax's output (2), and with dropout its mask
+	 * (1) and output (2). */
 	if (scores && !p->flash_attention)
-		split += 5.0 * m->heads * s * s * b;
+		split += (m->dropout ? 5.0 : 2.0) * m->heads * s * s * b;
 	if (p->sequence_parallel)
 		replicated /= t;
 	return replicated + latents + split / t;
@@ -236,7 +244,7 @@ memory_stage(const struct model *m, const struct plan *p,
 	/* Korthikanti et al. Sec. 4.3: embedding dropout on the first stage
 	 * (s*b*h*p/t over the in-flight micro-batches), and the logits, loss
 	 * and their fp32 copies on the last, about 4*s*b*h/t*(1 + V/h). */
-	if (stage == 0)
+	if (stage == 0 && m->dropout)
 		act += sbh * (p->pp < plan_microbatches(p) ? p->pp : plan_microbatches(p)) /
 		       (p->sequence_parallel ? t : 1.0);
 	if (stage == pipeline_head_stage(p))

@@ -220,6 +220,9 @@ check "NeMo: framework nemo, 'recompute: not stated' is none, FP8, the distribut
 check "NeMo 24.07 (NeMo 1.x, Apex distributed_fused_adam): framework nemo-24.07; unversioned NeMo stays nemo" \
 	'[ "$(field NEM4 framework)" = nemo-24.07 ] && [ "$(field NEMO-L2 framework)" = nemo ] &&
 	 grep -q "^NEM4: .*framework nemo-24.07" "$tmp/rules/inferred.txt"'
+check "NeMo's Llama and Nemotron models: no dropout masks (its configs: hidden_dropout 0.0); its GPTConfig keeps them" \
+	'grep -q "^dropout: false$" "$(model_of NEM4)" && grep -q "^dropout: false$" "$(model_of NEMO-L2)" &&
+	 ! grep -q "^dropout:" "$(model_of GPT5B)"'
 check "Nemotron-4: a two-matrix (squared-ReLU) MLP, LayerNorm, rotary, no biases, untied; NeMo TP 8 with SP: TP overlap" \
 	'[ "$(field NEM4 tp_overlap)" = true ] && [ -z "$(field NEMO-L2 tp_overlap)" ] && f=$(model_of NEM4) && grep -q "^gated_mlp: false$" "$f" && grep -q "^norm: layernorm$" "$f" &&
 	 grep -q "^position_embedding: rotary$" "$f" && grep -q "^bias: false$" "$f" && grep -q "^tied_embeddings: false$" "$f"'
