@@ -132,6 +132,22 @@ START_TEST(test_layer_activations_head_shapes)
 	test_load_model(&m, "name: g\nlayers: 2\nhidden: 1024\nheads: 8\nkv_heads: 2\nhead_dim: 256\n"
 			    "ffn_hidden: 4096\nvocab: 1000\nseq_len: 1024\n");
 	ck_assert_rel(memory_layer_activations(&m, &p, NULL), 24117248.0, 1e-12);
+	/* Without dropout (p = 0: NeMo's Llama and Nemotron configs) the two
+	 * masks of 1 byte, s b h each, are not kept: 24,117,248 - 2 x 1024 x
+	 * 1024 = 22,020,096. Unfused attention keeps 5 a s^2 b / t with
+	 * dropout (softmax output 2, mask 1, dropout output 2), 2 without:
+	 * 3 x 8 x 1024^2 / 2 = 12,582,912 bytes fewer besides. */
+	{
+		struct model md;
+
+		test_load_model(&md, "name: g\nlayers: 2\nhidden: 1024\nheads: 8\nkv_heads: 2\nhead_dim: 256\n"
+				     "ffn_hidden: 4096\nvocab: 1000\nseq_len: 1024\ndropout: false\n");
+		ck_assert_rel(memory_layer_activations(&md, &p, NULL), 22020096.0, 1e-12);
+		p.flash_attention = false;
+		ck_assert_rel(memory_layer_activations(&m, &p, NULL) - memory_layer_activations(&md, &p, NULL),
+			      2097152.0 + 12582912.0, 1e-12);
+		p.flash_attention = true;
+	}
 	/* MLA (DeepSeek-V2's layout), 8 heads, d_nope 64, d_rope 32, d_v 64,
 	 * q_lora_rank 256, kv_lora_rank 128. Split across TP: Q and K
 	 * 8 x 96 each, V and the projection input 8 x 64 each:
@@ -174,6 +190,53 @@ START_TEST(test_zero_memory)
 		ck_assert_rel(u.weights + u.gradients + u.optimizer, expect[z], 1e-12);
 	}
 	ck_assert_rel(expect[1], 31.40625e9, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * NeMo 1.x's distributed_fused_adam (NeMo 24.07 launcher scripts,
+ * frameworks/nemo-24.07.yaml): megatron_base_model.py's
+ * setup_optimization() keeps fp32 moments and, beside a bf16 model,
+ * only the 16 low bits of the fp32 master (store_param_remainders:
+ * apex distributed_fused_adam.py, an int16 shard): 4 + 4 + 2 = 10 bytes a
+ * parameter, sharded; the contiguous gradient buffer is grad_sync_dtype,
+ * bf16 in NVIDIA's FP8 performance scripts: 2 bytes, whole.
+ * Psi = 7.5 B on N_d = 64, ZeRO 1: 2 Psi + 2 Psi + 10 Psi / 64 =
+ * 15e9 + 15e9 + 1.171875e9 = 31.171875e9 B (12 and 4 bytes: 31.40625e9,
+ * test_zero_memory).
+ */
+START_TEST(test_optimizer_bytes)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct memory_use u;
+	struct framework fw;
+	const double psi = 7.5e9;
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	test_load_model(&m, GPT3_YAML);
+	plan_init(&p);
+	p.tp = p.pp = 1;
+	p.dp = 64;
+	p.global_batch = 64;
+	p.seq_len = 2048;
+	p.zero = 1;
+	framework_init_default(&fw);
+	ck_assert_double_eq(fw.optimizer_bytes, 12.0);
+	fw.reduce_bytes = 4.0;
+	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &u);
+	ck_assert_rel(u.weights + u.gradients + u.optimizer, 2 * psi + 4 * psi + 12 * psi / 64, 1e-12);
+	fw.reduce_bytes = 2.0;
+	fw.optimizer_bytes = 10.0;
+	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &u);
+	ck_assert_rel(u.optimizer, 1.171875e9, 1e-12);
+	ck_assert_rel(u.weights + u.gradients + u.optimizer, 31.171875e9, 1e-12);
+	/* ZeRO 0 keeps the whole state: 10 Psi. */
+	p.zero = 0;
+	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &u);
+	ck_assert_rel(u.optimizer, 75e9, 1e-12);
 	cluster_release(&c);
 }
 END_TEST
@@ -982,6 +1045,7 @@ cost_suite(void)
 	tcase_add_test(tc, test_layer_activations_op_sac);
 	tcase_add_test(tc, test_layer_activations_head_shapes);
 	tcase_add_test(tc, test_zero_memory);
+	tcase_add_test(tc, test_optimizer_bytes);
 	tcase_add_test(tc, test_estimate_invariants);
 	tcase_add_test(tc, test_breakdown_terms);
 	tcase_add_test(tc, test_invalid_plans);

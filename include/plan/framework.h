@@ -75,6 +75,8 @@ struct framework {
 	bool grad_reduce_overlap; /**< ZeRO 0-2: the gradient reduction overlaps the last backward */
 	double gather_bytes;      /**< bytes per parameter element all-gathered (bf16: 2) */
 	double reduce_bytes;      /**< bytes per gradient element reduced (fp32 reduce-scatter: 4) */
+	double optimizer_bytes;   /**< optimizer state bytes per parameter, before ZeRO's sharding
+				       (Adam's fp32 moments and master: 12) */
 	double overlap_slowdown;  /**< compute runs this much slower while a collective overlaps it */
 	double gather_overhead_s; /**< fixed cost of each sharded-DP gather (hooks, host syncs) */
 	double gather_rank_overhead_s; /**< host cost of each gather per rank of its group (per-rank loops) */

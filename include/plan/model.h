@@ -60,6 +60,7 @@ struct model {
 	int vocab;
 	int seq_len;         /**< default training sequence length */
 	bool tied_embeddings;
+	bool dropout;        /**< hidden and attention dropout (p > 0): their masks are kept */
 	bool bias;           /**< biases in linear layers and norms */
 	bool qkv_bias;       /**< without bias: biases on the Q, K and V projections only (Qwen2) */
 	bool norm_bias;      /**< without bias: LayerNorms keep their shift (Falcon, OPT's enable_bias false) */

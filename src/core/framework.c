@@ -24,6 +24,9 @@ framework_init_default(struct framework *fw)
 	fw->grad_reduce_overlap = true;
 	fw->gather_bytes = 2.0;
 	fw->reduce_bytes = 2.0;
+	/* Adam's fp32 first and second moments and fp32 master weights
+	 * (Rajbhandari et al. 2020, Sec. 3.1: K = 12). */
+	fw->optimizer_bytes = 12.0;
 	fw->overlap_slowdown = 1.0;
 	fw->attention_kernel = FRAMEWORK_ATTN_PROFILE;
 	fw->elementwise = FRAMEWORK_EW_FUSED;

@@ -40,7 +40,13 @@ layer_activations_full(const struct model *m, const struct plan *p, bool scores)
 	double t = p->tp, s = p->seq_len, b = p->micro_batch, h = m->hidden;
 	double sbh = s * b * h;
 	double attn, latents;
-	double replicated = 10.0 * sbh;
+	/* Korthikanti's 10 s b h outside TP: the two norms' inputs (4), the
+	 * QKV and fc1 inputs (4) and the attention's and MLP's dropout masks
+	 * (1 byte each, 2); with dropout p = 0 no mask is kept (PyTorch's
+	 * dropout returns its input when p is 0: ATen Dropout.cpp), as in
+	 * NeMo's Llama and Nemotron configs (hidden_dropout and
+	 * attention_dropout 0.0). */
+	double replicated = (m->dropout ? 10.0 : 8.0) * sbh;
 	double mlp = (m->gated_mlp ? 6.0 : 4.0) * s * b * m->ffn_hidden; /* MLP intermediates */
 	double split;
 
@@ -61,8 +67,10 @@ layer_activations_full(const struct model *m, const struct plan *p, bool scores)
 	attention_activations(m, s * b, &attn, &latents);
 	split = attn + mlp;
 
+	/* The s^2 terms: the softmax's output (2), and with dropout its mask
+	 * (1) and output (2). */
 	if (scores && !p->flash_attention)
-		split += 5.0 * m->heads * s * s * b;
+		split += (m->dropout ? 5.0 : 2.0) * m->heads * s * s * b;
 	if (p->sequence_parallel)
 		replicated /= t;
 	return replicated + latents + split / t;
@@ -162,12 +170,12 @@ memory_partial_recompute_bytes(const struct model *m, const struct plan *p, cons
  * cache, the fp8 copy and, on Hopper, its transpose (fp8_recipe.c),
  * sharded with the weights. */
 static void
-model_states(int zero, double fp8, double fp8_copy, double grad_bytes, double params, double d,
-	     struct memory_use *out)
+model_states(int zero, double fp8, double fp8_copy, double grad_bytes, double opt_bytes, double params,
+	     double d, struct memory_use *out)
 {
 	out->weights += (2.0 * (params - fp8) + fp8_copy * fp8) / (zero >= 3 ? d : 1.0);
 	out->gradients += grad_bytes * params / (zero >= 2 ? d : 1.0);
-	out->optimizer += 12.0 * params / (zero >= 1 ? d : 1.0);
+	out->optimizer += opt_bytes * params / (zero >= 1 ? d : 1.0);
 }
 
 void
@@ -178,6 +186,11 @@ memory_stage(const struct model *m, const struct plan *p,
 	/* The gradient buffer holds the framework's reduce precision:
 	 * Megatron's fp32 main_grad takes 4 bytes, not ZeRO's 2. */
 	double gb = fw ? fw->reduce_bytes : 2.0;
+	/* The optimizer's state: Adam's fp32 moments and master, 12 bytes
+	 * (ZeRO's K), or less where the framework keeps less (framework
+	 * optimizer_bytes: NeMo 1.x's distributed_fused_adam keeps only the
+	 * 16 low bits of the fp32 master beside the bf16 weight, 10). */
+	double ob = fw ? fw->optimizer_bytes : 12.0;
 	bool fp8 = p->precision == PLAN_PRECISION_FP8;
 	/* fp8attn: the fp8 copies are of the transformer layers' linear
 	 * weights, not the embedding or the output layer (TE's modules
@@ -206,12 +219,12 @@ memory_stage(const struct model *m, const struct plan *p,
 	 * weights (framework fp8_params: NeMo's fp8_params, TE's
 	 * fp8_model_init), the copies alone. */
 	copy = fw && fw->fp8_params ? fmax(1.0, rc.weight_copy_bytes) : 2.0 + rc.weight_copy_bytes;
-	model_states(p->zero, fp8 ? fmax(0.0, params - expert_params - ends) : 0.0, copy, gb,
+	model_states(p->zero, fp8 ? fmax(0.0, params - expert_params - ends) : 0.0, copy, gb, ob,
 		     params - expert_params, d, out);
 	/* Expert states shard over the expert-DP ranks (MoE parallel folding;
 	 * Megatron-Core's distributed optimizer keeps an expert-parallel
 	 * buffer group over expert_data_parallel_group). */
-	model_states(p->zero, fp8 ? expert_params : 0.0, copy, gb, expert_params, plan_edp(p), out);
+	model_states(p->zero, fp8 ? expert_params : 0.0, copy, gb, ob, expert_params, plan_edp(p), out);
 	/* Delayed scaling's amax histories and scales, 4 linear layers a
 	 * transformer layer (QKV, projection, fc1, fc2; fp8_recipe.c). */
 	if (fp8)
@@ -231,7 +244,7 @@ memory_stage(const struct model *m, const struct plan *p,
 	/* Korthikanti et al. Sec. 4.3: embedding dropout on the first stage
 	 * (s*b*h*p/t over the in-flight micro-batches), and the logits, loss
 	 * and their fp32 copies on the last, about 4*s*b*h/t*(1 + V/h). */
-	if (stage == 0)
+	if (stage == 0 && m->dropout)
 		act += sbh * (p->pp < plan_microbatches(p) ? p->pp : plan_microbatches(p)) /
 		       (p->sequence_parallel ? t : 1.0);
 	if (stage == pipeline_head_stage(p))

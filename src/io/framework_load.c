@@ -34,6 +34,10 @@ const struct schema_key framework_schema[] = {
 	{ .key = "reduce_bytes", .type = SCHEMA_NUMBER, .offset = OFF(reduce_bytes), .min = 0,
 	  .min_exclusive = true, .max = 8, .def = "2",
 	  .help = "bytes per gradient element reduced (bf16: 2; fp32 reduction: 4)" },
+	{ .key = "optimizer_bytes", .type = SCHEMA_NUMBER, .offset = OFF(optimizer_bytes), .min = 0,
+	  .max = 32, .def = "12",
+	  .help = "optimizer state bytes per parameter before ZeRO shards it (Adam's fp32 moments and "
+		  "master: 12; NeMo's distributed_fused_adam with bf16 remainders of the master: 10)" },
 	{ .key = "overlap_slowdown", .type = SCHEMA_NUMBER, .offset = OFF(overlap_slowdown), .min = 1,
 	  .max = 4, .def = "1",
 	  .help = "compute that overlaps a DP/ZeRO collective runs this many times slower "

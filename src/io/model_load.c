@@ -103,6 +103,8 @@ const struct schema_key model_schema[] = {
 	  .min = 1, .max = BIG, .help = "training sequence length s (and the learned position table size)" },
 	{ .key = "tied_embeddings", .type = SCHEMA_BOOL, .offset = OFF(tied_embeddings), .def = "true",
 	  .help = "output layer shares the input embedding" },
+	{ .key = "dropout", .type = SCHEMA_BOOL, .offset = OFF(dropout), .def = "true",
+	  .help = "trained with hidden and attention dropout (false: p = 0, no masks kept)" },
 	{ .key = "bias", .type = SCHEMA_BOOL, .offset = OFF(bias), .def = "true",
 	  .help = "linear layers and norms carry biases" },
 	{ .key = "qkv_bias", .type = SCHEMA_BOOL, .offset = OFF(qkv_bias), .def = "false",

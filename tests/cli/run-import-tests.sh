@@ -163,7 +163,7 @@ out = [
     row(id="NEMO-L2", source="NVIDIA NeMo Framework performance summary", recompute="not stated",
         sharding="distributed optimizer (NeMo default; inferred)", **llama,
         **dict(h100, precision="FP8 (TE delayed scaling)")),
-    row(id="NEM4", source="NVIDIA NeMo Framework performance summary", model="Nemotron-4 340B", layers="96",
+    row(id="NEM4", source="NVIDIA NeMo Framework performance summary (NeMo 24.07 container)", model="Nemotron-4 340B", layers="96",
         hidden="18432", ffn_hidden="73728", heads="96", kv_heads="8", experts="", topk="",
         seq_par="yes (NeMo default with TP>1)", **dict(h100, vocab="256000", tp="8", pp="8", dp="1")),
     row(id="GPT5B", source="NVIDIA NeMo Framework performance summary", model="GPT-3 5B (NeMo GPTConfig5B)",
@@ -217,6 +217,12 @@ check "NeMo: framework nemo, 'recompute: not stated' is none, FP8, the distribut
 	'[ "$(field NEMO-L2 framework)" = nemo ] && [ "$(field NEMO-L2 recompute)" = none ] &&
 	 [ "$(field NEMO-L2 precision)" = fp8 ] && [ "$(field NEMO-L2 zero)" = 1 ] && [ -z "$(field NEMO-L2 dp_overlap)" ] &&
 	 grep -q "^NEMO-L2: .*recompute .not stated.: none, nemo.s default" "$tmp/rules/inferred.txt"'
+check "NeMo 24.07 (NeMo 1.x, Apex distributed_fused_adam): framework nemo-24.07; unversioned NeMo stays nemo" \
+	'[ "$(field NEM4 framework)" = nemo-24.07 ] && [ "$(field NEMO-L2 framework)" = nemo ] &&
+	 grep -q "^NEM4: .*framework nemo-24.07" "$tmp/rules/inferred.txt"'
+check "NeMo's Llama and Nemotron models: no dropout masks (its configs: hidden_dropout 0.0); its GPTConfig keeps them" \
+	'grep -q "^dropout: false$" "$(model_of NEM4)" && grep -q "^dropout: false$" "$(model_of NEMO-L2)" &&
+	 ! grep -q "^dropout:" "$(model_of GPT5B)"'
 check "Nemotron-4: a two-matrix (squared-ReLU) MLP, LayerNorm, rotary, no biases, untied; NeMo TP 8 with SP: TP overlap" \
 	'[ "$(field NEM4 tp_overlap)" = true ] && [ -z "$(field NEMO-L2 tp_overlap)" ] && f=$(model_of NEM4) && grep -q "^gated_mlp: false$" "$f" && grep -q "^norm: layernorm$" "$f" &&
 	 grep -q "^position_embedding: rotary$" "$f" && grep -q "^bias: false$" "$f" && grep -q "^tied_embeddings: false$" "$f"'

@@ -21,11 +21,15 @@
 #   FlagPerf (21)                       13.23 %        15.3 %
 #   all 132                              9.58 %        11.6 %
 #   memory, 24 rows with a measured peak 0.78 %         2.0 %
-# Predicted not to fit although they ran (7 of 132, 5.3 %; the target of
-# issue 24 is at most 2 %): NAR21-T2-4 (82.6 GiB), NEMO2407-GPT20B (98.0),
-# NEMO2407-GPT175B-128 (80.3), NEMO2407-GPT175B-512 (90.5),
-# NEMO2407-NEM4-340B (103.8), NEMO2407-L3-8B (92.1), FLAGPERF-QWEN15MOE-A800-8
-# (86.2): the check is that no other row joins them.
+# Predicted not to fit although they ran (2 of 132, 1.5 %; the target of
+# issue 24 is at most 2 %): NAR21-T2-4 (82.6 GiB), FLAGPERF-QWEN15MOE-
+# A800-8 (86.2; FlagPerf's case script runs 8 experts of FFN 5504, top-2,
+# not the table's 60 of 1408, top-4): the check is that no other row
+# joins them. The NeMo 24.07 rows take frameworks/nemo-24.07.yaml (Apex
+# distributed_fused_adam: bf16 gradient buffer, 10 optimizer bytes a
+# parameter) and NeMo's Llama and Nemotron models no dropout masks
+# (dropout: false); before, GPT20B (94.1), GPT175B-512 (81.2),
+# NEM4-340B (96.3) and L3-8B (86.9) did not fit either.
 # Usage: run-shared-runs-tests.sh PLAN_CLI SOURCE_ROOT
 # jq programs and conditions are in single quotes on purpose:
 # shellcheck disable=SC2016
@@ -62,8 +66,7 @@ check "all 132: MAPE at most 11.6 %" 'jq -e ".mape * 100 <= 11.6" "$tmp/v.json" 
 check "memory: 24 rows with a measured peak, MAPE at most 2 %" \
 	'grep -q "^memory: rows 24, MAPE" "$tmp/v.txt" &&
 	 awk "/^memory: rows/ { m = \$5 + 0 } END { exit !(m <= 2.0) }" "$tmp/v.txt" || { grep "^memory" "$tmp/v.txt"; false; }'
-known="NAR21-T2-4 NEMO2407-GPT20B NEMO2407-GPT175B-128 NEMO2407-GPT175B-512 NEMO2407-NEM4-340B NEMO2407-L3-8B
-FLAGPERF-QWEN15MOE-A800-8"
+known="NAR21-T2-4 FLAGPERF-QWEN15MOE-A800-8"
 jq -r '.rows[] | select(.fits == false) | .id' "$tmp/v.json" >"$tmp/nofit"
 extra=$(grep -vxF -f <(printf '%s\n' $known) "$tmp/nofit")
 check "runs that ran and are predicted not to fit: none but the $(printf '%s\n' $known | wc -l) known ($(wc -l <"$tmp/nofit") now)" \
