@@ -128,9 +128,12 @@ parse_curve(const struct schema_key *k, struct ytree *t, yaml_node_t *node,
 		if (xy[0] <= 0 || (c->n > 0 && xy[0] <= c->x[c->n - 1]))
 			return ytree_error(t, pair, err,
 					   "'%s': x values must be positive and strictly increasing", k->key);
-		if (!(xy[1] >= k->min && xy[1] <= k->max) || xy[1] <= 0)
-			return ytree_error(t, pair, err, "'%s': y must be in (0, %g], got %g",
-					   k->key, k->max, xy[1]);
+		/* Every curve's y scales a time: 0 (or a NaN) is refused even
+		 * when the key gives no floor of its own. */
+		if (!(xy[1] >= k->min && xy[1] <= k->max) || xy[1] <= 0 ||
+		    (k->min_exclusive && xy[1] <= k->min))
+			return ytree_error(t, pair, err, "'%s': y must be in %c%g, %g], got %g", k->key,
+					   k->min > 0 && !k->min_exclusive ? '[' : '(', k->min, k->max, xy[1]);
 		c->x[c->n] = xy[0];
 		c->y[c->n] = xy[1];
 		c->n++;
