@@ -264,6 +264,47 @@ link_yaml(const struct nccl_set *s, const struct fit_link_result *f, const struc
 			 c->inter.efficiency, c->inter.half_size_bytes / 1024, c->inter.net_overhead_s * 1e6);
 }
 
+/*
+ * Whatever fit-logs writes it can read back (issue 28): the fitted block
+ * @text is loaded as a cluster profile, @c's other link, name, node and
+ * GPU counts and a placeholder GPU (the block's checks do not involve the
+ * GPU) appended after it, so that an error in the block has the line and
+ * column it will have in the file. A fit outside the schema (an
+ * efficiency under the 0.01 floor against a --cluster's line rate) is
+ * reported and nothing is written.
+ */
+static bool
+link_loads(const struct cluster *c, int level, const char *path, const char *text)
+{
+	size_t len = strlen(text), size = len + 1024;
+	char *check = malloc(size);
+	bool ok;
+
+	if (!check) {
+		cli_error("out of memory");
+		return false;
+	}
+	memcpy(check, text, len);
+	len += (size_t)snprintf(check + len, size - len,
+				"name: fit-logs-check\nnodes: %d\ngpus_per_node: %d\n"
+				"gpu: {name: check, peak_flops: 1000 TFLOPS, memory: 80 GiB, "
+				"memory_bandwidth: 3000 GB/s}\n",
+				c->nodes > 0 ? c->nodes : 1, c->gpus_per_node > 0 ? c->gpus_per_node : 1);
+	if (level == FIT_LINK_INTRA)
+		snprintf(check + len, size - len, "inter_node:\n  nics_per_node: %d\n  nic_bandwidth: %.9g Gbit/s\n",
+			 c->inter.nics_per_node > 0 ? c->inter.nics_per_node : 1,
+			 c->inter.nic_bandwidth_Bps > 0 ? c->inter.nic_bandwidth_Bps * 8 / 1e9 : 100.0);
+	else
+		snprintf(check + len, size - len,
+			 "intra_node:\n  bandwidth: %.9g GB/s\n  latency: %.9g us\n  collective_latency: %.9g us\n"
+			 "  efficiency: %.9g\n",
+			 c->intra.bandwidth_Bps / 1e9, c->intra.latency_s * 1e6, c->intra.collective_latency_s * 1e6,
+			 c->intra.efficiency);
+	ok = cli_profile_loads(PROFILE_CLUSTER, path, check);
+	free(check);
+	return ok;
+}
+
 static int
 write_link(const struct nccl_set *s, const struct fit_link_result *f, struct cluster *c, const char *path)
 {
@@ -279,7 +320,7 @@ write_link(const struct nccl_set *s, const struct fit_link_result *f, struct clu
 	}
 	fit_link_apply(f, c);
 	link_yaml(s, f, c, buf, size);
-	rc = cli_write_file(path, buf);
+	rc = link_loads(c, f->level, path, buf) ? cli_write_file(path, buf) : CLI_EXIT_INPUT;
 	free(buf);
 	return rc;
 }
@@ -308,6 +349,12 @@ cli_fit_nccl(const char *const *files, int n, const struct fit_logs_request *r)
 		rc = print_json(link_json(&s, &f));
 	else
 		print_link_text(&s, &f);
+	/* Without --cluster the intra-node link's 1 PB/s only kept it out of
+	 * an inter-node fit: it is no line rate, and the fitted bandwidth
+	 * over it (an efficiency of 0.0004, under the schema's floor) would
+	 * be a block that does not load. No line rate: efficiency 1. */
+	if (!r->cluster && level == FIT_LINK_INTRA)
+		base.intra.bandwidth_Bps = 0;
 	if (rc == CLI_EXIT_OK && r->output)
 		rc = write_link(&s, &f, &base, r->output);
 out:
