@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "io/profile_path.h"
+#include "io/utf8.h"
 #include "cli/options.h"
 #include "plan/cluster.h"
 #include "plan/fit_gemm.h"
@@ -199,12 +200,21 @@ link_json(const struct nccl_set *s, const struct fit_link_result *f)
 {
 	json_t *logs = json_array();
 
-	for (int i = 0; i < s->n; i++)
-		json_array_append_new(logs, json_pack("{s:s, s:s, s:i, s:i, s:s, s:i, s:f}", "file", s->files[i],
+	/* A log that does not go in (a failed pack) fails the whole report:
+	 * print_json says so rather than print "logs": []. File names that
+	 * are not UTF-8 go in escaped (utf8.h), which jansson takes. */
+	for (int i = 0; logs && i < s->n; i++)
+		if (json_array_append_new(logs, json_pack("{s:o, s:s, s:i, s:i, s:s, s:i, s:f}", "file",
+							  utf8_json_string(s->files[i]),
 						      "collective", fit_coll_names[s->logs[i].coll],
 						      "ranks", s->logs[i].ranks, "hosts", s->logs[i].nodes,
 						      "gpu", s->logs[i].gpu, "sizes", s->logs[i].n,
-						      "avg_busbw_Bps", s->logs[i].avg_busbw_Bps));
+						      "avg_busbw_Bps", s->logs[i].avg_busbw_Bps)) != 0) {
+			json_decref(logs);
+			return NULL;
+		}
+	if (!logs)
+		return NULL;
 	return json_pack("{s:s, s:s, s:o, s:i, s:i, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:b, s:f, s:f, s:b, s:b, "
 			 "s:f, s:f}",
 			 "kind", "nccl-tests", "level", fit_link_level_names[f->level], "logs", logs,
@@ -237,8 +247,11 @@ link_yaml(const struct nccl_set *s, const struct fit_link_result *f, const struc
 {
 	int len = snprintf(buf, size, "# plan-cli fit-logs --nccl-tests:");
 
-	for (int i = 0; i < s->n && len < (int)size; i++)
-		len += snprintf(buf + len, size - (size_t)len, " %s", s->files[i]);
+	/* Names escaped for a comment: 4 bytes a byte at most (write_link's size). */
+	for (int i = 0; i < s->n && len < (int)size; i++) {
+		buf[len++] = ' ';
+		len += (int)utf8_escape(buf + len, size - (size_t)len, s->files[i], true);
+	}
 	if (len >= (int)size)
 		return;
 	len += snprintf(buf + len, size - (size_t)len,
@@ -313,7 +326,7 @@ write_link(const struct nccl_set *s, const struct fit_link_result *f, struct clu
 	int rc;
 
 	for (int i = 0; i < s->n; i++)
-		size += strlen(s->files[i]);
+		size += 4 * strlen(s->files[i]);
 	if (!(buf = malloc(size))) {
 		cli_error("out of memory");
 		return CLI_EXIT_FAILURE;
@@ -382,8 +395,8 @@ print_gemm_text(const char *file, const struct gpu *g, const struct fit_gemm_res
 static json_t *
 gemm_json(const char *file, const struct gpu *g, const struct fit_gemm_result *f)
 {
-	return json_pack("{s:s, s:s, s:s, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:f, s:f}",
-			 "kind", "gemm", "file", file, "gpu", g->name, "points", f->points,
+	return json_pack("{s:s, s:o, s:s, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:f, s:f}",
+			 "kind", "gemm", "file", utf8_json_string(file), "gpu", g->name, "points", f->points,
 			 "fp8_points", f->fp8_points, "memory_bound", f->memory_bound,
 			 "gemm_efficiency_max", f->efficiency_max, "gemm_efficiency_max_se", f->efficiency_max_se,
 			 "gemm_overhead_s", f->overhead_s, "gemm_overhead_se_s", f->overhead_se,
@@ -391,14 +404,11 @@ gemm_json(const char *file, const struct gpu *g, const struct fit_gemm_result *f
 			 "fp8_gemm_ratio_se", f->fp8_ratio_se, "mape", f->mape, "max_abs_error", f->max_abs_error);
 }
 
-/* @s with what would end a double-quoted YAML string made '_'. */
+/* @s for a YAML comment: no newline that would end it, no byte that is not UTF-8 (utf8.h). */
 static void
 yaml_safe(char *dst, size_t size, const char *s)
 {
-	snprintf(dst, size, "%s", s);
-	for (char *p = dst; *p; p++)
-		if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20)
-			*p = '_';
+	utf8_escape(dst, size, s, true);
 }
 
 /*
