@@ -238,8 +238,10 @@ atomic_sync_dir(const char *path, struct plan_error *err)
 		return plan_error_set(err, PLAN_ERR_IO, path, 0, 0,
 				      "cannot sync the folder: %s (the file was replaced, but a crash may undo it)",
 				      strerror(errno));
-	/* EINVAL: the file system does not sync folders (some FUSE, /proc). */
-	if (fsync(fd) != 0 && errno != EINVAL)
+	/* EINVAL, EROFS: the file system does not sync folders (fsync(2):
+	 * "fd is bound to a special file ... which does not support
+	 * synchronization"). */
+	if (fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
 		e = errno;
 	close(fd);
 	if (e)

@@ -49,7 +49,7 @@ bool atomic_file_commit(struct atomic_file *a, struct plan_error *err);
  * fsync the folder that holds @path (the current one when @path names no
  * folder), so that a rename into it survives a crash. A folder that may
  * not be read (EACCES) or a file system that does not sync folders
- * (EINVAL) is not an error.
+ * (EINVAL, EROFS) is not an error.
  */
 bool atomic_sync_dir(const char *path, struct plan_error *err);
 
