@@ -168,6 +168,36 @@ START_TEST(test_refused)
 }
 END_TEST
 
+/*
+ * The folder sync after the rename: whether the blocks reach the disk no
+ * test can see short of pulling the power, so this checks what can be
+ * seen: the folder of every form of path is opened and synced, a missing
+ * one is an error that names the file and says it was replaced.
+ */
+START_TEST(test_sync_dir)
+{
+	struct plan_error err;
+	char cwd[4096];
+	const char *p = in_dir("synced.yaml");
+
+	plan_error_clear(&err);
+	ck_assert(write_one(p, "one\n"));
+	ck_assert(atomic_sync_dir(p, &err));
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+	ck_assert_int_eq(chdir(dir), 0);
+	ck_assert(atomic_sync_dir("synced.yaml", &err)); /* no folder: the current one */
+	ck_assert(write_one("synced.yaml", "two\n"));
+	ck_assert_int_eq(chdir(cwd), 0);
+	ck_assert(holds(p, "two\n"));
+	p = in_dir("gone/synced.yaml");
+	ck_assert(!atomic_sync_dir(p, &err));
+	ck_assert_str_eq(err.file, p);
+	ck_assert_str_eq(err.message, "cannot sync the folder: No such file or directory "
+				      "(the file was replaced, but a crash may undo it)");
+	ck_assert_int_eq(entries(), 1);
+}
+END_TEST
+
 /* The second file cannot be written: the first keeps its old text. */
 START_TEST(test_all_or_none)
 {
@@ -274,6 +304,7 @@ atomic_file_suite(void)
 	tcase_add_test(tc, test_new_and_mode);
 	tcase_add_test(tc, test_symlink);
 	tcase_add_test(tc, test_refused);
+	tcase_add_test(tc, test_sync_dir);
 	tcase_add_test(tc, test_all_or_none);
 	tcase_add_test(tc, test_same_file);
 	tcase_add_test(tc, test_signal_cleanup);

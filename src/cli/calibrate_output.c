@@ -10,13 +10,20 @@
 #include "cli/calibrate.h"
 #include "io/profile_load.h"
 #include "io/schema.h"
+#include "io/utf8.h"
 
-/* A comment line must stay one line: control characters become '?'. */
+/* A comment line must stay one line, and YAML must be UTF-8: control
+ * characters and bytes that are not UTF-8 become \xHH (utf8.h). */
 static void
 comment_text(FILE *f, const char *s)
 {
-	for (; *s; s++)
-		fputc((unsigned char)*s < 0x20 ? '?' : *s, f);
+	size_t need = utf8_escape(NULL, 0, s, true) + 1;
+	char *buf = malloc(need);
+
+	if (buf)
+		utf8_escape(buf, need, s, true);
+	fputs(buf ? buf : "?", f);
+	free(buf);
 }
 
 /* UTC now, or $SOURCE_DATE_EPOCH for a reproducible file. */
@@ -217,15 +224,16 @@ json_rows(const struct calib_session *s)
 bool
 calibrate_print_json(const struct calib_session *s)
 {
-	json_t *root = json_pack("{s:s, s:s, s:i, s:o, s:i, s:b, s:s, s:f, s:f, s:f, s:o, s:i, s:o, s:s, s:o}",
-				 "runs_file", s->req->runs, "cluster", s->req->cluster, "runs", s->set.n,
+	json_t *root = json_pack("{s:o, s:o, s:i, s:o, s:i, s:b, s:s, s:f, s:f, s:f, s:o, s:i, s:o, s:o, s:o}",
+				 "runs_file", utf8_json_string(s->req->runs), "cluster", utf8_json_string(s->req->cluster),
+				 "runs", s->set.n,
 				 "keys", json_keys(s), "iterations", s->fit.iterations, "converged", s->fit.converged,
 				 "stop", s->fit.stop, "rcond", s->fit.rcond, "mape_before", s->fit.mape_before,
 				 "mape_after", s->fit.mape_after,
 				 "cv_mape", s->cv_ok ? json_real(mape(s->cv, s->set.n)) : json_null(),
-				 "cv_folds", s->folds, "rows", json_rows(s), "output", s->req->output,
+				 "cv_folds", s->folds, "rows", json_rows(s), "output", utf8_json_string(s->req->output),
 				 "framework_output", s->req->framework_output ?
-				 json_string(s->req->framework_output) : json_null());
+				 utf8_json_string(s->req->framework_output) : json_null());
 	int rc;
 
 	if (!root)

@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "io/profile_path.h"
+#include "io/utf8.h"
 #include "cli/options.h"
 #include "plan/cluster.h"
 #include "plan/fit_gemm.h"
@@ -199,12 +200,21 @@ link_json(const struct nccl_set *s, const struct fit_link_result *f)
 {
 	json_t *logs = json_array();
 
-	for (int i = 0; i < s->n; i++)
-		json_array_append_new(logs, json_pack("{s:s, s:s, s:i, s:i, s:s, s:i, s:f}", "file", s->files[i],
+	/* A log that does not go in (a failed pack) fails the whole report:
+	 * print_json says so rather than print "logs": []. File names that
+	 * are not UTF-8 go in escaped (utf8.h), which jansson takes. */
+	for (int i = 0; logs && i < s->n; i++)
+		if (json_array_append_new(logs, json_pack("{s:o, s:s, s:i, s:i, s:s, s:i, s:f}", "file",
+							  utf8_json_string(s->files[i]),
 						      "collective", fit_coll_names[s->logs[i].coll],
 						      "ranks", s->logs[i].ranks, "hosts", s->logs[i].nodes,
 						      "gpu", s->logs[i].gpu, "sizes", s->logs[i].n,
-						      "avg_busbw_Bps", s->logs[i].avg_busbw_Bps));
+						      "avg_busbw_Bps", s->logs[i].avg_busbw_Bps)) != 0) {
+			json_decref(logs);
+			return NULL;
+		}
+	if (!logs)
+		return NULL;
 	return json_pack("{s:s, s:s, s:o, s:i, s:i, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:b, s:f, s:f, s:b, s:b, "
 			 "s:f, s:f}",
 			 "kind", "nccl-tests", "level", fit_link_level_names[f->level], "logs", logs,
@@ -237,8 +247,11 @@ link_yaml(const struct nccl_set *s, const struct fit_link_result *f, const struc
 {
 	int len = snprintf(buf, size, "# plan-cli fit-logs --nccl-tests:");
 
-	for (int i = 0; i < s->n && len < (int)size; i++)
-		len += snprintf(buf + len, size - (size_t)len, " %s", s->files[i]);
+	/* Names escaped for a comment: 4 bytes a byte at most (write_link's size). */
+	for (int i = 0; i < s->n && len < (int)size; i++) {
+		buf[len++] = ' ';
+		len += (int)utf8_escape(buf + len, size - (size_t)len, s->files[i], true);
+	}
 	if (len >= (int)size)
 		return;
 	len += snprintf(buf + len, size - (size_t)len,
@@ -264,6 +277,47 @@ link_yaml(const struct nccl_set *s, const struct fit_link_result *f, const struc
 			 c->inter.efficiency, c->inter.half_size_bytes / 1024, c->inter.net_overhead_s * 1e6);
 }
 
+/*
+ * Whatever fit-logs writes it can read back (issue 28): the fitted block
+ * @text is loaded as a cluster profile, @c's other link, name, node and
+ * GPU counts and a placeholder GPU (the block's checks do not involve the
+ * GPU) appended after it, so that an error in the block has the line and
+ * column it will have in the file. A fit outside the schema (an
+ * efficiency under the 0.01 floor against a --cluster's line rate) is
+ * reported and nothing is written.
+ */
+static bool
+link_loads(const struct cluster *c, int level, const char *path, const char *text)
+{
+	size_t len = strlen(text), size = len + 1024;
+	char *check = malloc(size);
+	bool ok;
+
+	if (!check) {
+		cli_error("out of memory");
+		return false;
+	}
+	memcpy(check, text, len);
+	len += (size_t)snprintf(check + len, size - len,
+				"name: fit-logs-check\nnodes: %d\ngpus_per_node: %d\n"
+				"gpu: {name: check, peak_flops: 1000 TFLOPS, memory: 80 GiB, "
+				"memory_bandwidth: 3000 GB/s}\n",
+				c->nodes > 0 ? c->nodes : 1, c->gpus_per_node > 0 ? c->gpus_per_node : 1);
+	if (level == FIT_LINK_INTRA)
+		snprintf(check + len, size - len, "inter_node:\n  nics_per_node: %d\n  nic_bandwidth: %.9g Gbit/s\n",
+			 c->inter.nics_per_node > 0 ? c->inter.nics_per_node : 1,
+			 c->inter.nic_bandwidth_Bps > 0 ? c->inter.nic_bandwidth_Bps * 8 / 1e9 : 100.0);
+	else
+		snprintf(check + len, size - len,
+			 "intra_node:\n  bandwidth: %.9g GB/s\n  latency: %.9g us\n  collective_latency: %.9g us\n"
+			 "  efficiency: %.9g\n",
+			 c->intra.bandwidth_Bps / 1e9, c->intra.latency_s * 1e6, c->intra.collective_latency_s * 1e6,
+			 c->intra.efficiency);
+	ok = cli_profile_loads(PROFILE_CLUSTER, path, check);
+	free(check);
+	return ok;
+}
+
 static int
 write_link(const struct nccl_set *s, const struct fit_link_result *f, struct cluster *c, const char *path)
 {
@@ -272,14 +326,14 @@ write_link(const struct nccl_set *s, const struct fit_link_result *f, struct clu
 	int rc;
 
 	for (int i = 0; i < s->n; i++)
-		size += strlen(s->files[i]);
+		size += 4 * strlen(s->files[i]);
 	if (!(buf = malloc(size))) {
 		cli_error("out of memory");
 		return CLI_EXIT_FAILURE;
 	}
 	fit_link_apply(f, c);
 	link_yaml(s, f, c, buf, size);
-	rc = cli_write_file(path, buf);
+	rc = link_loads(c, f->level, path, buf) ? cli_write_file(path, buf) : CLI_EXIT_INPUT;
 	free(buf);
 	return rc;
 }
@@ -308,6 +362,12 @@ cli_fit_nccl(const char *const *files, int n, const struct fit_logs_request *r)
 		rc = print_json(link_json(&s, &f));
 	else
 		print_link_text(&s, &f);
+	/* Without --cluster the intra-node link's 1 PB/s only kept it out of
+	 * an inter-node fit: it is no line rate, and the fitted bandwidth
+	 * over it (an efficiency of 0.0004, under the schema's floor) would
+	 * be a block that does not load. No line rate: efficiency 1. */
+	if (!r->cluster && level == FIT_LINK_INTRA)
+		base.intra.bandwidth_Bps = 0;
 	if (rc == CLI_EXIT_OK && r->output)
 		rc = write_link(&s, &f, &base, r->output);
 out:
@@ -335,8 +395,8 @@ print_gemm_text(const char *file, const struct gpu *g, const struct fit_gemm_res
 static json_t *
 gemm_json(const char *file, const struct gpu *g, const struct fit_gemm_result *f)
 {
-	return json_pack("{s:s, s:s, s:s, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:f, s:f}",
-			 "kind", "gemm", "file", file, "gpu", g->name, "points", f->points,
+	return json_pack("{s:s, s:o, s:s, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:f, s:f}",
+			 "kind", "gemm", "file", utf8_json_string(file), "gpu", g->name, "points", f->points,
 			 "fp8_points", f->fp8_points, "memory_bound", f->memory_bound,
 			 "gemm_efficiency_max", f->efficiency_max, "gemm_efficiency_max_se", f->efficiency_max_se,
 			 "gemm_overhead_s", f->overhead_s, "gemm_overhead_se_s", f->overhead_se,
@@ -344,14 +404,11 @@ gemm_json(const char *file, const struct gpu *g, const struct fit_gemm_result *f
 			 "fp8_gemm_ratio_se", f->fp8_ratio_se, "mape", f->mape, "max_abs_error", f->max_abs_error);
 }
 
-/* @s with what would end a double-quoted YAML string made '_'. */
+/* @s for a YAML comment: no newline that would end it, no byte that is not UTF-8 (utf8.h). */
 static void
 yaml_safe(char *dst, size_t size, const char *s)
 {
-	snprintf(dst, size, "%s", s);
-	for (char *p = dst; *p; p++)
-		if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20)
-			*p = '_';
+	utf8_escape(dst, size, s, true);
 }
 
 /*

@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "io/utf8.h"
 #include "cli/options.h"
 #include "plan/cluster.h"
 #include "plan/estimate.h"
@@ -257,7 +258,7 @@ sources_json(const struct source_summary *g, int ng)
 	json_t *a = json_array();
 
 	for (int k = 0; a && k < ng; k++) {
-		json_t *o = json_pack("{s:s, s:i, s:f, s:f, s:f, s:o}", "source", g[k].source, "rows", g[k].rows,
+		json_t *o = json_pack("{s:o, s:i, s:f, s:f, s:f, s:o}", "source", utf8_json_string(g[k].source), "rows", g[k].rows,
 				      "mape", g[k].mape, "worst_abs_error", g[k].worst, "bias", g[k].bias,
 				      "spearman", g[k].has_spearman ? json_real(g[k].spearman) : json_null());
 
@@ -299,15 +300,15 @@ print_json(const struct row_result *res, int n, int skipped, double mape, double
 		return false;
 	}
 	for (int i = 0; i < n; i++) {
-		json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:f, s:f, s:f, s:b}",
-				      "id", res[i].run->id, "model", res[i].run->model,
-				      "cluster", res[i].run->cluster, "gpus", plan_gpus(&res[i].run->plan),
+		json_t *o = json_pack("{s:o, s:o, s:o, s:i, s:f, s:f, s:f, s:b}",
+				      "id", utf8_json_string(res[i].run->id), "model", utf8_json_string(res[i].run->model),
+				      "cluster", utf8_json_string(res[i].run->cluster), "gpus", plan_gpus(&res[i].run->plan),
 				      "measured_iteration_time_s", res[i].p.measured_s,
 				      "predicted_iteration_time_s", res[i].p.predicted_s,
 				      "error", res[i].p.error, "fits", res[i].p.fits);
 
 		if (o) {
-			rc |= json_object_set_new(o, "source", json_string(res[i].run->source));
+			rc |= json_object_set_new(o, "source", utf8_json_string(res[i].run->source));
 			rc |= json_object_set_new(o, "predicted_memory_bytes", json_real(res[i].p.predicted_memory_bytes));
 			if (res[i].run->measured_memory_gib > 0)
 				rc |= json_object_set_new(o, "measured_memory_bytes",

@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "cli/multimodal.h"
 #include "cli/options.h"
+#include "io/utf8.h"
 #include "plan/plan_attr.h"
 #include "io/schema.h"
 
@@ -394,7 +395,7 @@ void
 cli_words_add(const struct cli_option *o, const char *value, struct cli_words *out)
 {
 	cli_words_flag(o, out);
-	if (json_array_append_new(out->args, json_string(value)) != 0)
+	if (json_array_append_new(out->args, utf8_json_string(value)) != 0) /* a path: any bytes */
 		out->failed = true;
 }
 

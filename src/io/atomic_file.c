@@ -3,7 +3,8 @@
  * Ctrl-C) sees the old file or the new one, never half of one. rename(2)
  * is atomic only within one file system, hence the temporary file in the
  * target's own folder; fsync before the rename, or a crash can leave the
- * new name on empty blocks (ext4's data=ordered notwithstanding).
+ * new name on empty blocks (ext4's data=ordered notwithstanding), and
+ * fsync the folder after it, or the rename itself may not survive one.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -214,6 +215,43 @@ unregister(struct atomic_file *a)
 }
 
 bool
+atomic_sync_dir(const char *path, struct plan_error *err)
+{
+	char dir[ATOMIC_PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	int fd, e = 0;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	do
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	/* A folder we may write but not read cannot be opened to sync:
+	 * the rename stands, as it does with any tool that does not sync. */
+	if (fd < 0 && errno == EACCES)
+		return true;
+	if (fd < 0)
+		return plan_error_set(err, PLAN_ERR_IO, path, 0, 0,
+				      "cannot sync the folder: %s (the file was replaced, but a crash may undo it)",
+				      strerror(errno));
+	/* EINVAL, EROFS: the file system does not sync folders (fsync(2):
+	 * "fd is bound to a special file ... which does not support
+	 * synchronization"). */
+	if (fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
+		e = errno;
+	close(fd);
+	if (e)
+		return plan_error_set(err, PLAN_ERR_IO, path, 0, 0,
+				      "cannot sync the folder: %s (the file was replaced, but a crash may undo it)",
+				      strerror(e));
+	return true;
+}
+
+bool
 atomic_file_commit(struct atomic_file *a, struct plan_error *err)
 {
 	if (!atomic_file_close(a, err))
@@ -222,7 +260,12 @@ atomic_file_commit(struct atomic_file *a, struct plan_error *err)
 		return plan_error_set(err, PLAN_ERR_IO, a->target, 0, 0, "cannot write: %s", strerror(errno));
 	unregister(a);
 	a->tmp[0] = '\0';
-	return true;
+	/* The rename lives in the folder's blocks: until they reach the disk
+	 * a crash can bring back the old file, or none (fsync(2): "Calling
+	 * fsync() does not necessarily ensure that the entry in the directory
+	 * containing the file has also reached disk. For that an explicit
+	 * fsync() on a file descriptor for the directory is also needed."). */
+	return atomic_sync_dir(a->target, err);
 }
 
 void

@@ -38,8 +38,20 @@ bool atomic_file_write(struct atomic_file *a, const void *data, size_t len, stru
 /** fsync, set the mode and close the temporary file (gnuplot may then write it by name). */
 bool atomic_file_close(struct atomic_file *a, struct plan_error *err);
 
-/** Close if need be and rename the temporary file over the target. */
+/**
+ * Close if need be, rename the temporary file over the target and fsync
+ * the target's folder (atomic_sync_dir). A failed folder sync is an error
+ * although the file was already replaced: the message says so.
+ */
 bool atomic_file_commit(struct atomic_file *a, struct plan_error *err);
+
+/**
+ * fsync the folder that holds @path (the current one when @path names no
+ * folder), so that a rename into it survives a crash. A folder that may
+ * not be read (EACCES) or a file system that does not sync folders
+ * (EINVAL, EROFS) is not an error.
+ */
+bool atomic_sync_dir(const char *path, struct plan_error *err);
 
 /** Remove the temporary file (if any) and unregister it; the target is untouched. */
 void atomic_file_abort(struct atomic_file *a);

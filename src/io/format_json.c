@@ -2,6 +2,7 @@
 
 #include "io/fields.h"
 #include "io/format.h"
+#include "io/utf8.h"
 
 /* One element of a field as JSON. jansson refuses NaN and infinities
  * (json_real gives NULL), and so the object fails as a whole. */
@@ -12,7 +13,7 @@ json_value(const struct field_value *v)
 	case FIELD_INT: return json_integer(v->i);
 	case FIELD_NUM: return json_real(v->d);
 	case FIELD_BOOL: return json_boolean(v->b);
-	default: return v->s ? json_string(v->s) : json_null();
+	default: return v->s ? utf8_json_string(v->s) : json_null(); /* a run's id: any bytes */
 	}
 }
 

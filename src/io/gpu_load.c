@@ -8,6 +8,10 @@
 
 #define OFF(f) offsetof(struct gpu, f)
 
+/* gemm_overhead's upper bound: a kernel's launch and wave tail are
+ * microseconds; a second is a typo's range, not a GPU's. */
+#define GPU_MAX_GEMM_OVERHEAD_S 1.0
+
 /* One table for a GPU profile (gpus/NAME.yaml) and for a GPU described
  * inline in a cluster. The efficiencies without a default here take the
  * default of the GPU's generation (gpu_fill_defaults). */
@@ -46,14 +50,14 @@ const struct schema_key gpu_schema[] = {
 	  .help = "fraction of peak that large training GEMMs reach (parametric model); "
 		  "default by generation" },
 	{ .key = "gemm_overhead", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
-	  .offset = OFF(gemm_overhead_s), .min = 0, .max = 1,
+	  .offset = OFF(gemm_overhead_s), .min = 0, .max = GPU_MAX_GEMM_OVERHEAD_S,
 	  .help = "fixed cost per GEMM kernel: launch and wave tail (parametric model); "
 		  "default by generation" },
 	{ .key = "gemm_efficiency", .type = SCHEMA_CURVE,
-	  .offset = OFF(gemm_efficiency), .min = 0, .max = 1,
+	  .offset = OFF(gemm_efficiency), .min = 0, .min_exclusive = true, .max = 1,
 	  .help = "measured curve [[GEMM FLOPs, fraction of peak], ...]; replaces the parametric model" },
 	{ .key = "gemm_shape_efficiency", .type = SCHEMA_CURVE,
-	  .offset = OFF(gemm_shape_efficiency), .min = 0, .min_exclusive = true, .max = 1,
+	  .offset = OFF(gemm_shape_efficiency), .min = UNITS_MIN_EFFICIENCY, .max = 1,
 	  .help = "measured factor by the smallest GEMM dimension [[elements, factor], ...]: "
 		  "skinny GEMMs are slower than square ones of the same FLOPs" },
 	{ .key = "attention_fwd_efficiency", .type = SCHEMA_NUMBER,
@@ -112,10 +116,53 @@ init_cb(void *obj)
 	gpu_unset_defaults(obj);
 }
 
+/*
+ * The floor of a measured gemm_efficiency point (x FLOPs, fraction y). A
+ * flat UNITS_MIN_EFFICIENCY would refuse real data: a launch-bound 4 MFLOP
+ * GEMM reaches 0.0002 of an H100's peak (gpus/h100-sxm5-80gb.yaml). The
+ * curve replaces cluster_gemm_efficiency()'s parametric model, so it gets
+ * that model's bounds: no point slower than the model at the lowest
+ * gemm_efficiency_max and the highest gemm_overhead the schema accepts,
+ *   y >= e t / (t + o),  t = x / (e peak),  e = UNITS_MIN_EFFICIENCY,
+ *   o = GPU_MAX_GEMM_OVERHEAD_S;
+ * i.e. the GEMM takes at most x / (e peak) + 1 s. A typo such as 1e-300
+ * (10^298 s per GEMM) is refused at its own line and column.
+ */
+static bool
+check_gemm_curve(const struct gpu *g, struct ytree *t, const char *prefix, struct plan_error *err)
+{
+	const struct curve *c = &g->gemm_efficiency;
+	char path[64];
+
+	snprintf(path, sizeof(path), "%sgemm_efficiency", prefix);
+	for (int i = 0; i < c->n; i++) {
+		double t_ideal = c->x[i] / (UNITS_MIN_EFFICIENCY * g->peak_flops);
+		double floor_y = UNITS_MIN_EFFICIENCY * t_ideal / (t_ideal + GPU_MAX_GEMM_OVERHEAD_S);
+		yaml_node_t *node;
+
+		if (c->y[i] >= floor_y)
+			continue;
+		/* The point's own node; the curve may come from a base profile. */
+		node = ytree_find_path(t, path);
+		if (node && node->type == YAML_SEQUENCE_NODE &&
+		    node->data.sequence.items.top - node->data.sequence.items.start > i)
+			node = ytree_node(t, node->data.sequence.items.start[i]);
+		return ytree_error(t, node, err,
+				   "'%s': y at x = %g FLOPs must be at least %.3g (the parametric model at "
+				   "gemm_efficiency_max %g and gemm_overhead %g s on this peak_flops), got %g",
+				   path, c->x[i], floor_y, UNITS_MIN_EFFICIENCY, GPU_MAX_GEMM_OVERHEAD_S,
+				   c->y[i]);
+	}
+	return true;
+}
+
 bool
 gpu_check(const struct gpu *g, struct ytree *t, const char *prefix, struct plan_error *err)
 {
 	char path[64];
+
+	if (!check_gemm_curve(g, t, prefix, err))
+		return false;
 
 	if (g->reserved_bytes >= g->memory_bytes) {
 		snprintf(path, sizeof(path), "%sreserved_memory", prefix);

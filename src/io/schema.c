@@ -6,6 +6,7 @@
 
 #include "plan/numparse.h"
 #include "io/schema.h"
+#include "io/utf8.h"
 
 int
 schema_edit_distance(const char *a, const char *b)
@@ -128,9 +129,12 @@ parse_curve(const struct schema_key *k, struct ytree *t, yaml_node_t *node,
 		if (xy[0] <= 0 || (c->n > 0 && xy[0] <= c->x[c->n - 1]))
 			return ytree_error(t, pair, err,
 					   "'%s': x values must be positive and strictly increasing", k->key);
-		if (!(xy[1] >= k->min && xy[1] <= k->max) || xy[1] <= 0)
-			return ytree_error(t, pair, err, "'%s': y must be in (0, %g], got %g",
-					   k->key, k->max, xy[1]);
+		/* Every curve's y scales a time: 0 (or a NaN) is refused even
+		 * when the key gives no floor of its own. */
+		if (!(xy[1] >= k->min && xy[1] <= k->max) || xy[1] <= 0 ||
+		    (k->min_exclusive && xy[1] <= k->min))
+			return ytree_error(t, pair, err, "'%s': y must be in %c%g, %g], got %g", k->key,
+					   k->min > 0 && !k->min_exclusive ? '[' : '(', k->min, k->max, xy[1]);
 		c->x[c->n] = xy[0];
 		c->y[c->n] = xy[1];
 		c->n++;
@@ -436,13 +440,26 @@ write_double(FILE *out, double v)
 	fputs(buf, out);
 }
 
-/* A YAML double-quoted scalar: quotes and backslashes escaped, control characters as \xHH. */
+/*
+ * A YAML double-quoted scalar: quotes and backslashes escaped, control
+ * characters as \xHH. YAML must be UTF-8: bytes that are not (a file name
+ * in a calibration note) become the text \xHH (utf8.h), written with its
+ * backslash escaped so that it reads back as that text, not as U+00HH.
+ */
 static void
 write_string(FILE *out, const char *s)
 {
 	static const char special[] = "\"\\\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f"
 				      "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f";
+	char *escaped = NULL;
 
+	if (!utf8_valid(s)) {
+		size_t need = utf8_escape(NULL, 0, s, false) + 1;
+
+		if ((escaped = malloc(need)))
+			utf8_escape(escaped, need, s, false);
+		s = escaped ? escaped : "";
+	}
 	fputc('"', out);
 	while (*s) {
 		size_t plain = strcspn(s, special);
@@ -455,6 +472,7 @@ write_string(FILE *out, const char *s)
 			fprintf(out, "\\x%02x", (unsigned char)*s++);
 	}
 	fputc('"', out);
+	free(escaped);
 }
 
 static void

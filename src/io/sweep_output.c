@@ -12,6 +12,7 @@
 #include "plan/numparse.h"
 #include "io/atomic_file.h"
 #include "io/sweep_output.h"
+#include "io/utf8.h"
 #include "plan/units.h"
 
 const char *const sweep_format_names[] = { "md", "csv", "latex", "json", NULL };
@@ -502,7 +503,7 @@ write_json(FILE *out, const struct study *s, const struct sweep_result *res, con
 		for (int a = 0; a < s->naxes; a++)
 			rc |= json_object_set_new(o, s->axes[a].kind == AXIS_REFERENCE ? s->reference_name :
 						     axis_csv(s->axes[a].kind),
-						  json_string(s->axes[a].values[idx[a]]));
+						  utf8_json_string(s->axes[a].values[idx[a]]));
 		rc |= json_object_set_new(o, "ok", json_boolean(res[i].ok));
 		if (res[i].ok) {
 			rc |= json_object_set_new(o, "iteration_time_s", json_real(res[i].time_s));
@@ -526,7 +527,7 @@ write_json(FILE *out, const struct study *s, const struct sweep_result *res, con
 						  res[i].strong_efficiency > 0 ? json_real(res[i].strong_efficiency) : json_null());
 			rc |= json_object_set_new(o, "plan", json_string(res[i].plan));
 		} else {
-			rc |= json_object_set_new(o, "error", json_string(res[i].error));
+			rc |= json_object_set_new(o, "error", utf8_json_string(res[i].error)); /* may name a file */
 			rc |= json_gpus_number(o, s, idx);
 		}
 		rc |= json_array_append_new(cells, o);

@@ -132,4 +132,27 @@ expect "a fit the rows cannot give: exit 3, the file named" 3 "one-row.csv: "
 run predict --model llama2-7b --cluster "$tmp/cluster.yaml" --tp 8 --global-batch 64 --micro-batch 1 --format json
 check "the fitted blocks and GPU profile load: predict runs on them" \
 	'[ $rc -eq 0 ] && jq -e ".iteration_time_s > 0" "$tmp/out" >/dev/null'
+
+# The link block is read back before it is written (issue 28). Without
+# --cluster there is no line rate: the fitted bandwidth at efficiency 1,
+# not 1 PB/s at an efficiency under the schema's 0.01 floor.
+run fit-logs --nccl-tests "$nccl/all_reduce_perf-8xh100.log" --output "$tmp/intra-bare.yaml"
+check "intra fit without --cluster: the fitted bandwidth at efficiency 1" \
+	'[ $rc -eq 0 ] && grep -q "^  bandwidth: 360\.[0-9]* GB/s" "$tmp/intra-bare.yaml" && grep -q "^  efficiency: 1$" "$tmp/intra-bare.yaml"'
+{
+	printf 'name: fitted\nnodes: 4\ngpus_per_node: 8\ngpu: h100-sxm5-80gb\n'
+	grep -v '^#' "$tmp/intra-bare.yaml"
+	grep -v '^#' "$tmp/inter.yaml"
+} >"$tmp/cluster-bare.yaml"
+run predict --model llama2-7b --cluster "$tmp/cluster-bare.yaml" --tp 8 --global-batch 64 --micro-batch 1 --format json
+check "the block fitted without --cluster loads" '[ $rc -eq 0 ] && jq -e ".iteration_time_s > 0" "$tmp/out" >/dev/null'
+# A --cluster whose line rate is 1 PB/s: the logs' 360 GB/s is an
+# efficiency of 0.0004, which the schema refuses: nothing is written, an
+# old file stays.
+sed 's/^  bandwidth: 450 GB\/s$/  bandwidth: 1000000 GB\/s/' "$nccl/sample-cluster.yaml" >"$tmp/fast-intra.yaml"
+echo old >"$tmp/kept.yaml"
+run fit-logs --nccl-tests "$nccl/all_reduce_perf-8xh100.log" --cluster "$tmp/fast-intra.yaml" --output "$tmp/kept.yaml"
+check "a link block the schema refuses: exit 3, file:line:col, nothing written" \
+	'[ $rc -eq 3 ] && grep -q "kept.yaml:7:15: .efficiency. must be at least 0.01" "$tmp/err" &&
+	 grep -q "would not load back" "$tmp/err" && [ "$(cat "$tmp/kept.yaml")" = old ]'
 finish
