@@ -10,6 +10,7 @@
 #include "cli/optimize_output.h"
 #include "plan/compression.h"
 #include "io/format.h"
+#include "io/utf8.h"
 
 static const char *
 compressor_arg_of(const struct optimize_request *r, const struct compressor *cmp)
@@ -138,7 +139,7 @@ baseline_json(const struct optimize_result *res)
 		rc |= json_object_set_new(diff, estimate_breakdown_name(i),
 					  json_real(estimate_breakdown_get(&b->est.breakdown, i) -
 						    estimate_breakdown_get(&best->est.breakdown, i)));
-	rc |= json_object_set_new(o, "spec", json_string(res->req->baseline));
+	rc |= json_object_set_new(o, "spec", utf8_json_string(res->req->baseline));
 	rc |= json_object_set_new(o, "speedup", json_real(b->est.iteration_time_s / best->est.iteration_time_s));
 	rc |= json_object_set_new(o, "breakdown_difference_s", diff);
 	if (rc) {
@@ -593,7 +594,7 @@ explain_json(const struct optimize_result *res, const struct explanation *x)
 		      x->have_plan ? json_real(c->est.iteration_time_s) : json_null(), "ratio",
 		      x->have_plan ? json_real(c->est.iteration_time_s / best) : json_null(), "fits",
 		      x->status == EXPLAIN_FOUND, "reason", reason, "plan",
-		      x->have_plan ? json_string(words) : json_null(), "predict_args", args ? args : json_null());
+		      x->have_plan ? utf8_json_string(words) : json_null(), "predict_args", args ? args : json_null());
 	if (rc) {
 		json_decref(o);
 		return NULL;
