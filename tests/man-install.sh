@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The man pages as a set: every command of 'plan-cli --help' has its page
-# man/plan-cli-COMMAND.1, named in plan-cli(1)'s SEE ALSO; meson.build's
+# man/plan-cli-COMMAND.1, named in plan-cli(1)'s SEE ALSO and in the
+# command's --help; meson.build's
 # install_man list names every page of man/; and, installed with
 # 'meson install --tags man' into a scratch DESTDIR, each page lands in
 # its manN folder and 'man -w plan-cli-optimize' finds it there (skipped
@@ -27,6 +28,7 @@ while IFS= read -r cmd; do
 		'[ -f "$page" ] && for s in NAME SYNOPSIS DESCRIPTION OPTIONS "EXIT STATUS" EXAMPLES "SEE ALSO"; do
 			grep -qx "\.SH \"\?$s\"\?" "$page" || { echo "no $s"; exit 1; }; done'
 	check "plan-cli(1) SEE ALSO names plan-cli-$cmd(1)" 'grep -q "^\.BR plan-cli-$cmd (1)" "$tmp/see-also"'
+	check "plan-cli $cmd --help names plan-cli-$cmd(1)" '"$bin" "$cmd" --help | grep -qF "plan-cli-$cmd(1)"'
 done <"$tmp/commands"
 
 for page in man/*.[1-8]; do
