@@ -25,7 +25,7 @@ sed -n '/^\.SH SEE ALSO/,/^\.SH /p' man/plan-cli.1 | sed 's/\\-/-/g' >"$tmp/see-
 while IFS= read -r cmd; do
 	page=man/plan-cli-$cmd.1
 	check "$cmd has its page $page, with the sections of a command page" \
-		'[ -f "$page" ] && for s in NAME SYNOPSIS DESCRIPTION OPTIONS "EXIT STATUS" EXAMPLES "SEE ALSO"; do
+		'[ -f "$page" ] && for s in NAME SYNOPSIS DESCRIPTION OPTIONS OUTPUT "EXIT STATUS" EXAMPLES "SEE ALSO"; do
 			grep -qx "\.SH \"\?$s\"\?" "$page" || { echo "no $s"; exit 1; }; done'
 	check "plan-cli(1) SEE ALSO names plan-cli-$cmd(1)" 'grep -q "^\.BR plan-cli-$cmd (1)" "$tmp/see-also"'
 	check "plan-cli $cmd --help names plan-cli-$cmd(1)" '"$bin" "$cmd" --help | grep -qF "plan-cli-$cmd(1)"'
