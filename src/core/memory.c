@@ -47,6 +47,13 @@ layer_activations_full(const struct model *m, const struct plan *p, bool scores)
 	 * NeMo's Llama and Nemotron configs (hidden_dropout and
 	 * attention_dropout 0.0). */
 	double replicated = (m->dropout ? 10.0 : 8.0) * sbh;
+	/* arch: a parallel block (GPT-J, PaLM) normalises the layer's input
+	 * once, or twice on the same input (GPT-NeoX), so one norm input is
+	 * kept (2 sbh fewer), and QKV and fc1 read the same norm output when
+	 * the block has one norm (2 sbh fewer): of Korthikanti's 34 s b h,
+	 * 30 remain with one norm and 32 with two. */
+	if (m->parallel_block)
+		replicated -= (model_norms_run(m) == 1 ? 4.0 : 2.0) * sbh;
 	double mlp = (m->gated_mlp ? 6.0 : 4.0) * s * b * m->ffn_hidden; /* MLP intermediates */
 	double split;
 
