@@ -304,6 +304,40 @@ START_TEST(test_bad_keys)
 }
 END_TEST
 
+/*
+ * The bundled models' parameters and windowed layers, counted by hand:
+ * - mistral-7b: a layer Q and O 2 x 4096^2 = 33,554,432, K and V
+ *   2 x 4096 x 1024 = 8,388,608, MLP 3 x 4096 x 14336 = 176,160,768, two
+ *   norms 8,192: 218,112,000, x 32 = 6,979,584,000; untied embeddings
+ *   2 x 32000 x 4096 = 262,144,000; final norm 4,096: 7,241,732,096
+ *   (Mistral 7B's published count); all 32 layers windowed.
+ * - gemma-2-9b: Q and O 2 x 3584 x 4096 = 29,360,128, K and V
+ *   2 x 3584 x 2048 = 14,680,064, MLP 3 x 3584 x 14336 = 154,140,672,
+ *   four norms 14,336: 198,195,200, x 42 = 8,324,198,400; tied table
+ *   256000 x 3584 = 917,504,000; final norm 3,584: 9,241,705,984; "LG"
+ *   windows the odd layers of 42, 21.
+ * - gpt-j-6b: q, k, v, out 4 x 4096^2 = 67,108,864, MLP 2 x 4096 x 16384 =
+ *   134,217,728, one LayerNorm 8,192: 201,334,784, x 28 = 5,637,373,952;
+ *   untied 2 x 50400 x 4096 = 412,876,800; ln_f 8,192: 6,050,258,944.
+ */
+START_TEST(test_bundled)
+{
+	struct model m;
+
+	test_setup_paths();
+	test_load_profile(PROFILE_MODEL, "mistral-7b", &m);
+	ck_assert_double_eq_tol(model_params_total(&m), 7241732096.0, 0.5);
+	ck_assert_int_eq(model_windowed_layers(&m), 32);
+	test_load_profile(PROFILE_MODEL, "gemma-2-9b", &m);
+	ck_assert_double_eq_tol(model_params_total(&m), 9241705984.0, 0.5);
+	ck_assert_int_eq(model_windowed_layers(&m), 21);
+	test_load_profile(PROFILE_MODEL, "gpt-j-6b", &m);
+	ck_assert_double_eq_tol(model_params_total(&m), 6050258944.0, 0.5);
+	ck_assert(m.parallel_block);
+	ck_assert_int_eq(model_norms_run(&m), 1);
+}
+END_TEST
+
 static Suite *
 arch_suite(void)
 {
@@ -320,6 +354,7 @@ arch_suite(void)
 	tcase_add_test(tc, test_parallel_block_elementwise);
 	tcase_add_test(tc, test_parallel_block_tp_comm);
 	tcase_add_test(tc, test_bad_keys);
+	tcase_add_test(tc, test_bundled);
 	suite_add_tcase(s, tc);
 	return s;
 }

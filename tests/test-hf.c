@@ -639,6 +639,41 @@ START_TEST(test_parallel_blocks)
 	ck_assert_int_eq(model_norms_run(&m), 2);
 	ck_assert_msg(hf_tryf(&m, &err, HF_FALCON_7B, ", \"parallel_attn\": false"), "%s", err.message);
 	ck_assert(!m.parallel_block);
+	/*
+	 * Phi-2 (microsoft/phi-2 config.json): h 2560, 32 layers of 32 heads,
+	 * fc 10240, vocab 51200, untied. A layer: q, k, v, dense 4 x 2560^2 =
+	 * 26,214,400, fc1 and fc2 2 x 2560 x 10240 = 52,428,800, biases
+	 * 4 x 2560 + 10240 + 2560 = 23,040, one LayerNorm 5,120: 78,671,360,
+	 * x 32 = 2,517,483,520; embed_tokens and lm_head 2 x 51200 x 2560 =
+	 * 262,144,000; final_layernorm 5,120: 2,779,632,640 (lm_head's bias,
+	 * 51,200 more in the checkpoint, is not counted).
+	 */
+	ck_assert_msg(hf_tryf(&m, &err, "{\"model_type\": \"phi\", \"vocab_size\": 51200, \"hidden_size\": 2560, "
+			      "\"intermediate_size\": 10240, \"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
+			      "\"num_key_value_heads\": null, \"max_position_embeddings\": 2048, "
+			      "\"partial_rotary_factor\": 0.4, \"qk_layernorm\": false, \"tie_word_embeddings\": false}"),
+		      "%s", err.message);
+	ck_assert(m.parallel_block && m.bias && !m.gated_mlp && !m.tied_embeddings);
+	ck_assert_int_eq(model_norms_run(&m), 1);
+	ck_assert_rel(model_params_total(&m), 2779632640.0, 1e-15);
+	ck_assert(!hf_tryf(&m, &err, "{\"model_type\": \"phi\", \"vocab_size\": 10, \"hidden_size\": 64, "
+			   "\"intermediate_size\": 128, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+			   "\"qk_layernorm\": true}"));
+	ck_assert_ptr_nonnull(strstr(err.message, "'qk_layernorm'"));
+	/*
+	 * Cohere Command R (CohereForAI/c4ai-command-r-v01): h 8192, 40
+	 * layers of 64 heads, SwiGLU 22528, vocab 256000, tied, LayerNorms
+	 * without shift. A layer: 4 x 8192^2 = 268,435,456, 3 x 8192 x 22528 =
+	 * 553,648,128, one norm 8,192: 822,091,776, x 40 = 32,883,671,040;
+	 * embedding 256000 x 8192 = 2,097,152,000; final norm 8,192:
+	 * 34,980,831,232.
+	 */
+	ck_assert_msg(hf_tryf(&m, &err, "{\"model_type\": \"cohere\", \"vocab_size\": 256000, \"hidden_size\": 8192, "
+			      "\"intermediate_size\": 22528, \"num_hidden_layers\": 40, \"num_attention_heads\": 64, "
+			      "\"num_key_value_heads\": 64, \"max_position_embeddings\": 8192, \"use_qk_norm\": false}"),
+		      "%s", err.message);
+	ck_assert(m.parallel_block && !m.bias && m.gated_mlp && m.tied_embeddings && !model_norm_has_shift(&m));
+	ck_assert_rel(model_params_total(&m), 34980831232.0, 1e-15);
 }
 END_TEST
 

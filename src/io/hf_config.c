@@ -23,6 +23,8 @@ enum hf_family {
 	HF_DEEPSEEK,  /* deepseek_v2/v3: MLA, DeepSeekMoE */
 	HF_OPT,       /* opt: LayerNorm, ReLU, learned positions offset by 2, enable_bias, tied */
 	HF_FALCON,    /* falcon: LayerNorm, GeLU, rotary, parallel attention and MLP, multi-query, tied */
+	HF_COHERE,    /* cohere: LayerNorm without shift, SwiGLU, rotary, parallel block, tied */
+	HF_PHI,       /* phi (Phi-1.5, Phi-2): LayerNorm, GeLU, partial rotary, biases, parallel block */
 };
 
 /* The default training sequence length of an imported model (see hf_shape). */
@@ -83,6 +85,8 @@ static const struct hf_arch hf_archs[] = {
 	{ "deepseek_v3", HF_DEEPSEEK, false, false, false, true, 0, HF_BIAS_ATTN_MLP, -1, HF_WIN_NONE },
 	{ "opt", HF_OPT, true, false, false, false, 0, HF_BIAS_FIXED, 2048, HF_WIN_NONE },
 	{ "falcon", HF_FALCON, true, false, false, false, 0, HF_BIAS_FIXED, 2048, HF_WIN_NONE },
+	{ "cohere", HF_COHERE, true, false, false, false, 0, HF_BIAS_ATTN, -1, HF_WIN_NONE },
+	{ "phi", HF_PHI, false, false, false, false, 0, HF_BIAS_FIXED, 2048, HF_WIN_NONE },
 	{ NULL, HF_LLAMA, false, false, false, false, 0, HF_BIAS_FIXED, -1, HF_WIN_NONE },
 };
 
@@ -177,7 +181,8 @@ hf_falcon_kv(const struct hf_reader *r, long heads, long *kv)
 static bool
 hf_shape(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
 {
-	bool llama = a->family == HF_LLAMA, mha = llama || a->family == HF_DEEPSEEK;
+	bool llama = a->family == HF_LLAMA;
+	bool mha = llama || a->family == HF_DEEPSEEK || a->family == HF_COHERE || a->family == HF_PHI;
 	long layers, hidden, heads, kv, vocab, seq, head_dim = 0;
 
 	if (!hf_int(r, NAMES("num_hidden_layers", "n_layer"), -1, &layers) ||
@@ -283,7 +288,7 @@ hf_mla(const struct hf_reader *r, FILE *out)
 static bool
 hf_bias(const struct hf_reader *r, const struct hf_arch *a, bool *bias)
 {
-	bool attn = a->family == HF_NEOX || a->family == HF_GPT2, mlp = attn;
+	bool attn = a->family == HF_NEOX || a->family == HF_GPT2 || a->family == HF_PHI, mlp = attn;
 
 	if (a->bias_fields != HF_BIAS_FIXED && !hf_bool(r, "attention_bias", attn, &attn))
 		return false;
@@ -481,6 +486,34 @@ hf_window(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
 	return true;
 }
 
+/*
+ * Cohere (modeling_cohere.py, Command R) and Phi (modeling_phi.py,
+ * Phi-1.5 and Phi-2): one input_layernorm feeds attention and the MLP,
+ * whose outputs are added to the layer input, a parallel block of one
+ * norm. Cohere: CohereLayerNorm has a scale and no shift, the MLP is
+ * SwiGLU without biases. Phi: LayerNorm with its shift, a GeLU MLP
+ * (fc1, fc2) and every linear layer with a bias (bias true), rotary on
+ * partial_rotary_factor of each head (no weights); lm_head's bias
+ * (vocab_size values) is not counted. Their per-head query/key norms
+ * (Cohere's use_qk_norm, a LayerNorm of heads x head_dim; Phi's
+ * qk_layernorm, with shifts) are not the RMSNorm of qk_norm: refused.
+ */
+static bool
+hf_parallel_family(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
+{
+	bool cohere = a->family == HF_COHERE, qk;
+
+	if (!hf_bool(r, cohere ? "use_qk_norm" : "qk_layernorm", false, &qk))
+		return false;
+	if (qk)
+		return hf_fail(r, "per-head query and key LayerNorms are not modelled: field",
+			       cohere ? "use_qk_norm" : "qk_layernorm");
+	fprintf(out, "gated_mlp: %s\nnorm: layernorm\nposition_embedding: rotary\n"
+		"parallel_block: true\nnorms_per_layer: 1  # one input_layernorm feeds attention and the MLP\n",
+		cohere ? "true" : "false");
+	return true;
+}
+
 /* What the family implies, and its MLP width. */
 static bool
 hf_family_keys(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
@@ -512,6 +545,8 @@ hf_family_keys(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
 	if (!hf_int(r, NAMES("intermediate_size"), -1, &ffn))
 		return false;
 	fprintf(out, "ffn_hidden: %ld\n", ffn);
+	if (a->family == HF_COHERE || a->family == HF_PHI)
+		return hf_parallel_family(r, a, out);
 	if (a->family == HF_NEOX) {
 		bool parallel;
 
