@@ -211,6 +211,20 @@ START_TEST(test_parallel_block_memory)
 	p.tp = 2;
 	p.sequence_parallel = true;
 	ck_assert_double_eq_tol(memory_layer_activations(&one, &p, NULL), 15.0 * sbh, 1e-3);
+	/*
+	 * fp8 (Transformer Engine's delayed scaling: a 1-byte copy of each
+	 * linear layer's input in place of its 2-byte input, memory.c's
+	 * fp8_saved_bytes): sequentially the QKV and fc1 inputs (2 h), the
+	 * projection's (a d_v = h) and fc2's (f = 4 h) save 1 byte an element,
+	 * 7 s b h: 27 s b h. In the parallel block the one shared norm output
+	 * (2 bytes once) and its two 1-byte copies weigh the same: 5 s b h
+	 * saved, 25 s b h.
+	 */
+	p.tp = 1;
+	p.sequence_parallel = false;
+	p.precision = PLAN_PRECISION_FP8;
+	ck_assert_double_eq_tol(memory_layer_activations(&seq, &p, NULL), 27.0 * sbh, 1e-3);
+	ck_assert_double_eq_tol(memory_layer_activations(&one, &p, NULL), 25.0 * sbh, 1e-3);
 }
 END_TEST
 

@@ -127,6 +127,13 @@ fp8_saved_bytes(const struct model *m, const struct plan *p, const struct framew
 	if (p->precision != PLAN_PRECISION_FP8)
 		return 0.0;
 	fp8_recipe_cost(fp8_recipe_resolve(p, fw), GPU_GEN_HOPPER, &rc);
+	/* arch: a parallel block's one norm output is kept once in 16 bits
+	 * for QKV and fc1 (layer_activations_full), and a recipe's copies,
+	 * one a linear layer, take as much: nothing saved on it. */
+	if (m->parallel_block && model_norms_run(m) == 1)
+		return fmax(0.0, 2.0 - 2.0 * rc.saved_input_bytes) * sb * m->hidden / (p->sequence_parallel ? t : 1.0) +
+		       (2.0 - rc.saved_input_bytes) * sb *
+		       ((double)m->heads * model_v_head_dim(m) + dense * m->ffn_hidden) / t;
 	return (2.0 - rc.saved_input_bytes) * sb *
 	       (2.0 * m->hidden / (p->sequence_parallel ? t : 1.0) +
 		((double)m->heads * model_v_head_dim(m) + dense * m->ffn_hidden) / t);
