@@ -549,6 +549,134 @@ START_TEST(test_named)
 }
 END_TEST
 
+/* A 6-layer Mistral config with its window fields %s (", ..."). */
+#define HF_MISTRAL6 \
+	"{\"model_type\": \"mistral\", \"num_hidden_layers\": 6, \"hidden_size\": 64," \
+	" \"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"vocab_size\": 100," \
+	" \"max_position_embeddings\": 32768, \"intermediate_size\": 128%s}"
+
+/*
+ * Sliding windows (transformers' config classes): Mistral's sliding_window
+ * (MistralConfig's default 4096; null in Mistral 7B v0.2 and later),
+ * Mixtral's (default null), Qwen2's behind use_sliding_window from layer
+ * max_window_layers on, and layer_types, whose shortest repeating period
+ * is the pattern.
+ */
+START_TEST(test_windows)
+{
+	struct model m;
+	struct plan_error err;
+
+	/* Mistral 7B v0.1: 4096 in all 32 layers. */
+	ck_assert_msg(hf_tryf(&m, &err, HF_8B, "mistral", ", \"sliding_window\": 4096"), "%s", err.message);
+	ck_assert_int_eq(m.sliding_window.window, 4096);
+	ck_assert_int_eq(model_windowed_layers(&m), 32);
+	ck_assert_msg(hf_tryf(&m, &err, HF_8B, "mistral", ""), "%s", err.message);
+	ck_assert_int_eq(m.sliding_window.window, 4096);
+	ck_assert_msg(hf_tryf(&m, &err, HF_8B, "mistral", ", \"sliding_window\": null"), "%s", err.message);
+	ck_assert_int_eq(m.sliding_window.window, 0);
+	hf_load(&m, "mixtral-8x7b.json"); /* sliding_window null */
+	ck_assert_int_eq(m.sliding_window.window, 0);
+	hf_load(&m, "qwen2.5-7b.json");   /* use_sliding_window false */
+	ck_assert_int_eq(m.sliding_window.window, 0);
+	/* Qwen2 with use_sliding_window: layers 29..32 of 32 (max_window_layers 28). */
+	ck_assert_msg(hf_tryf(&m, &err, HF_8B, "qwen2", ", \"use_sliding_window\": true, \"sliding_window\": 4096, "
+			      "\"max_window_layers\": 28"), "%s", err.message);
+	ck_assert_int_eq(m.sliding_window.window, 4096);
+	ck_assert_int_eq(m.sliding_window.first_global_layers, 28);
+	ck_assert_int_eq(model_windowed_layers(&m), 4);
+	/* layer_types: Gemma 2's and gpt-oss's alternation, "LG"; two full
+	 * layers then sliding ones, "L" after 2 global; a period of 3. */
+	ck_assert_msg(hf_tryf(&m, &err, HF_MISTRAL6, ", \"sliding_window\": 128, \"layer_types\": [\"sliding_attention\", "
+			      "\"full_attention\", \"sliding_attention\", \"full_attention\", \"sliding_attention\", "
+			      "\"full_attention\"]"), "%s", err.message);
+	ck_assert_str_eq(m.sliding_window.pattern, "LG");
+	ck_assert_int_eq(m.sliding_window.first_global_layers, 0);
+	ck_assert_int_eq(model_windowed_layers(&m), 3);
+	ck_assert_msg(hf_tryf(&m, &err, HF_MISTRAL6, ", \"sliding_window\": 128, \"layer_types\": [\"full_attention\", "
+			      "\"full_attention\", \"sliding_attention\", \"sliding_attention\", \"sliding_attention\", "
+			      "\"sliding_attention\"]"), "%s", err.message);
+	ck_assert_str_eq(m.sliding_window.pattern, "L");
+	ck_assert_int_eq(m.sliding_window.first_global_layers, 2);
+	ck_assert_msg(hf_tryf(&m, &err, HF_MISTRAL6, ", \"sliding_window\": 128, \"layer_types\": [\"sliding_attention\", "
+			      "\"sliding_attention\", \"full_attention\", \"sliding_attention\", \"sliding_attention\", "
+			      "\"full_attention\"]"), "%s", err.message);
+	ck_assert_str_eq(m.sliding_window.pattern, "LLG");
+	/* Every layer full: no window. */
+	ck_assert_msg(hf_tryf(&m, &err, HF_MISTRAL6, ", \"sliding_window\": 128, \"layer_types\": [\"full_attention\", "
+			      "\"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\", "
+			      "\"full_attention\"]"), "%s", err.message);
+	ck_assert_int_eq(m.sliding_window.window, 0);
+	/* Refused: another layer type, a list of the wrong length. */
+	ck_assert(!hf_tryf(&m, &err, HF_MISTRAL6, ", \"layer_types\": [\"sliding_attention\", \"chunked_attention\", "
+			   "\"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\"]"));
+	ck_assert_ptr_nonnull(strstr(err.message, "'layer_types'"));
+	ck_assert(!hf_tryf(&m, &err, HF_MISTRAL6, ", \"layer_types\": [\"sliding_attention\"]"));
+	ck_assert_ptr_nonnull(strstr(err.message, "'layer_types'"));
+}
+END_TEST
+
+/*
+ * Parallel blocks: GPT-NeoX's use_parallel_residual (GPTNeoXConfig's
+ * default true; two norms of the same input), Falcon's parallel_attn
+ * (Falcon-7B one shared norm, Falcon-40B's new_decoder_architecture two).
+ */
+START_TEST(test_parallel_blocks)
+{
+	struct model m;
+	struct plan_error err;
+
+	hf_load(&m, "gpt-neox-20b.json");
+	ck_assert(m.parallel_block);
+	ck_assert_int_eq(model_norms_run(&m), 2);
+	ck_assert_msg(hf_tryf(&m, &err, HF_8B, "gpt_neox", ", \"use_parallel_residual\": false"), "%s", err.message);
+	ck_assert(!m.parallel_block);
+	hf_load(&m, "falcon-7b.json");
+	ck_assert(m.parallel_block);
+	ck_assert_int_eq(model_norms_run(&m), 1);
+	hf_load(&m, "falcon-40b.json");
+	ck_assert(m.parallel_block);
+	ck_assert_int_eq(model_norms_run(&m), 2);
+	ck_assert_msg(hf_tryf(&m, &err, HF_FALCON_7B, ", \"parallel_attn\": false"), "%s", err.message);
+	ck_assert(!m.parallel_block);
+	/*
+	 * Phi-2 (microsoft/phi-2 config.json): h 2560, 32 layers of 32 heads,
+	 * fc 10240, vocab 51200, untied. A layer: q, k, v, dense 4 x 2560^2 =
+	 * 26,214,400, fc1 and fc2 2 x 2560 x 10240 = 52,428,800, biases
+	 * 4 x 2560 + 10240 + 2560 = 23,040, one LayerNorm 5,120: 78,671,360,
+	 * x 32 = 2,517,483,520; embed_tokens and lm_head 2 x 51200 x 2560 =
+	 * 262,144,000; final_layernorm 5,120: 2,779,632,640 (lm_head's bias,
+	 * 51,200 more in the checkpoint, is not counted).
+	 */
+	ck_assert_msg(hf_tryf(&m, &err, "{\"model_type\": \"phi\", \"vocab_size\": 51200, \"hidden_size\": 2560, "
+			      "\"intermediate_size\": 10240, \"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
+			      "\"num_key_value_heads\": null, \"max_position_embeddings\": 2048, "
+			      "\"partial_rotary_factor\": 0.4, \"qk_layernorm\": false, \"tie_word_embeddings\": false}"),
+		      "%s", err.message);
+	ck_assert(m.parallel_block && m.bias && !m.gated_mlp && !m.tied_embeddings);
+	ck_assert_int_eq(model_norms_run(&m), 1);
+	ck_assert_rel(model_params_total(&m), 2779632640.0, 1e-15);
+	ck_assert(!hf_tryf(&m, &err, "{\"model_type\": \"phi\", \"vocab_size\": 10, \"hidden_size\": 64, "
+			   "\"intermediate_size\": 128, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+			   "\"qk_layernorm\": true}"));
+	ck_assert_ptr_nonnull(strstr(err.message, "'qk_layernorm'"));
+	/*
+	 * Cohere Command R (CohereForAI/c4ai-command-r-v01): h 8192, 40
+	 * layers of 64 heads, SwiGLU 22528, vocab 256000, tied, LayerNorms
+	 * without shift. A layer: 4 x 8192^2 = 268,435,456, 3 x 8192 x 22528 =
+	 * 553,648,128, one norm 8,192: 822,091,776, x 40 = 32,883,671,040;
+	 * embedding 256000 x 8192 = 2,097,152,000; final norm 8,192:
+	 * 34,980,831,232.
+	 */
+	ck_assert_msg(hf_tryf(&m, &err, "{\"model_type\": \"cohere\", \"vocab_size\": 256000, \"hidden_size\": 8192, "
+			      "\"intermediate_size\": 22528, \"num_hidden_layers\": 40, \"num_attention_heads\": 64, "
+			      "\"num_key_value_heads\": 64, \"max_position_embeddings\": 8192, \"use_qk_norm\": false}"),
+		      "%s", err.message);
+	ck_assert(m.parallel_block && !m.bias && m.gated_mlp && m.tied_embeddings && !model_norm_has_shift(&m));
+	ck_assert_rel(model_params_total(&m), 34980831232.0, 1e-15);
+}
+END_TEST
+
 static Suite *
 hf_suite(void)
 {
@@ -573,6 +701,8 @@ hf_suite(void)
 	tcase_add_test(tc, test_wrapper);
 	tcase_add_test(tc, test_dense_layer_list);
 	tcase_add_test(tc, test_named);
+	tcase_add_test(tc, test_windows);
+	tcase_add_test(tc, test_parallel_blocks);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -24,6 +24,7 @@
 
 static const char *const model_names[] = {
 	"gpt-1.7b", "llama2-7b", "mixtral-8x7b", "bert-large", "gpt3-175b", "deepseek-moe-16b",
+	"gemma-2-9b", "gpt-j-6b", /* arch: a sliding window, a parallel block */
 };
 static const char *const cluster_names[] = { "selene", "dgx-h100", "aws-p3dn", "mosaicml-a100-40gb" };
 static const char *const framework_names[] = {

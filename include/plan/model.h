@@ -45,6 +45,21 @@ struct model_mla {
 	int v_head_dim;
 };
 
+/**
+ * Sliding-window (local) attention (Beltagy et al. 2020, Longformer;
+ * Mistral 7B, arXiv:2310.06825, Sec. 2): a query attends to itself and
+ * the window - 1 tokens before it. Which layers do: from layer
+ * first_global_layers + 1 on, the pattern repeated, 'L' a windowed layer
+ * and 'G' a global one (Mistral 7B v0.1: "L"; Gemma 2 and gpt-oss:
+ * "LG"; Gemma 3: "LLLLLG"); the first first_global_layers layers are
+ * global (Qwen2's max_window_layers). window 0: no window.
+ */
+struct model_window {
+	int window;              /**< tokens a query attends to, itself included (0: none) */
+	char pattern[64];        /**< 'L' and 'G' repeated over the layers ("": "L") */
+	int first_global_layers; /**< the first N layers attend globally */
+};
+
 /** A decoder/encoder transformer, dense or MoE (the shapes that set its cost). */
 struct model {
 	char name[64];
@@ -65,6 +80,7 @@ struct model {
 	bool qkv_bias;       /**< without bias: biases on the Q, K and V projections only (Qwen2) */
 	bool norm_bias;      /**< without bias: LayerNorms keep their shift (Falcon, OPT's enable_bias false) */
 	int norms_per_layer; /**< norms in one layer (0: 2; Falcon-7B's parallel block shares one) */
+	bool parallel_block; /**< attention and MLP side by side on the same input, outputs summed (GPT-J, PaLM) */
 	int positions;       /**< rows of a learned position table (0: seq_len; OPT: max_position_embeddings + 2) */
 	int norm;            /**< enum model_norm */
 	int position_embedding; /**< enum model_position */
@@ -73,11 +89,49 @@ struct model {
 	struct model_mla mla;
 	struct model_moe moe;
 	int mtp_layers;      /**< multi-token prediction depth D (DeepSeek-V3: 1; 0: none) */
+	struct model_window sliding_window;
 };
 
 
 /** Norms in one layer: norms_per_layer, 2 when it is 0. */
 int model_norms_per_layer(const struct model *m);
+
+/**
+ * Norms whose input and output a layer keeps and runs: 2 for a sequential
+ * block (its norms_per_layer beyond 2, Gemma 2's, count as parameters
+ * only), norms_per_layer for a parallel block (1 shared, or 2 on the
+ * same input: GPT-NeoX).
+ */
+int model_norms_run(const struct model *m);
+
+/** Whether layer @layer (1-based) attends through the sliding window. */
+bool model_layer_is_windowed(const struct model *m, int layer);
+
+/** Number of layers with a sliding window. */
+int model_windowed_layers(const struct model *m);
+
+/**
+ * Causal (query, key) pairs of one sequence of @s tokens when each query
+ * attends to itself and the @w - 1 tokens before it: the sum over
+ * positions i = 1..s of min(i, w), s w - w (w - 1) / 2 for w <= s.
+ */
+double model_window_pairs(double s, double w);
+
+/**
+ * The attention core's work on a sequence of @s tokens (all of it, not a
+ * CP rank's share), averaged over the layers, as a fraction of a global
+ * layer's: 1 without a window. A windowed layer does
+ * model_window_pairs(s, w) of the s^2 / 2 pairs of a causal mask
+ * (FlashAttention's count), never more.
+ */
+double model_attention_work_fraction(const struct model *m, double s);
+
+/**
+ * Keys a query meets, averaged over the layers, as a fraction of @s (the
+ * model-FLOPs convention of Narayanan et al. SC21, no causal discount):
+ * min(s, w) / s in a windowed layer, 1 elsewhere.
+ */
+double model_attention_key_fraction(const struct model *m, double s);
 
 /** Whether the LayerNorms carry a shift besides their scale (bias or norm_bias). */
 bool model_norm_has_shift(const struct model *m);

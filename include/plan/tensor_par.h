@@ -14,6 +14,7 @@ struct tp_layer_comm {
 	double bwd_s;        /**< the backward's collectives */
 	double recompute_s;  /**< collectives repeated by full recomputation */
 	double bytes;        /**< bytes of one collective's buffer (b*s*h*2) */
+	int per_pass;        /**< collectives of a layer's forward: 2, or 1 for a parallel block */
 };
 
 /**
@@ -21,8 +22,11 @@ struct tp_layer_comm {
  * forward and two in the backward of every layer, each on the b*s*h
  * activations; with sequence parallelism (Korthikanti et al. 2022,
  * Sec. 4.2.2) each becomes an all-gather plus a reduce-scatter of the
- * same volume. With p->tp_overlap (and SP) each overlaps the GEMM of
- * @cl it feeds or follows: tp_overlapped_time().
+ * same volume. A parallel block (model parallel_block) sums the
+ * attention's and the MLP's partial outputs before one reduction, and
+ * their input gradients before another: one collective a pass. With
+ * p->tp_overlap (and SP) each overlaps the GEMM of @cl it feeds or
+ * follows: tp_overlapped_time().
  */
 void tp_layer_comm(const struct model *m, const struct plan *p,
 		   const struct cluster *c, const struct plan_layout *lay,

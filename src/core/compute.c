@@ -147,9 +147,11 @@ layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, int e
 	int act = m->gated_mlp ? EW_GATED : EW_ACT;
 	double bytes = 0.0;
 
-	bytes += 2.0 * ew_ops[ew][norm].bytes * tokens * h_rep;      /* two norms */
+	/* arch: two norms, or a parallel block's one shared norm (model_norms_run) */
+	bytes += model_norms_run(m) * ew_ops[ew][norm].bytes * tokens * h_rep;
 	bytes += 2.0 * ew_ops[ew][EW_RESIDUAL].bytes * tokens * h_rep; /* two residual adds */
-	*kernels = 2 * ew_ops[ew][norm].kernels + 2 * ew_ops[ew][EW_RESIDUAL].kernels + ew_ops[ew][act].kernels;
+	*kernels = model_norms_run(m) * ew_ops[ew][norm].kernels + 2 * ew_ops[ew][EW_RESIDUAL].kernels +
+		   ew_ops[ew][act].kernels;
 	/* activation */
 	if (moe) {
 		double rows = tokens * (m->moe.capacity_factor * m->moe.top_k + m->moe.shared_experts);
@@ -247,6 +249,16 @@ compute_flash_attention(const struct model *m, const struct plan *p, const struc
 	/* With CP, s is the local s/cp, and the s/cp queries meet all s keys:
 	 * cp times the FLOPs of an s/cp sequence. */
 	double flops = 2.0 * s * s * cp * (dqk + dv) * p->micro_batch * heads * (m->causal ? 0.5 : 1.0);
+	/* arch: sliding windows. The kernel skips the tiles outside a window
+	 * as it skips the masked half (FlashAttention-2's window_size, since
+	 * v2.3; cuDNN's through Transformer Engine): a windowed layer does
+	 * model_window_pairs() of the s^2 / 2 pairs, on the whole sequence
+	 * (s cp) and split evenly over the CP ranks. The tiles the window's
+	 * edge cuts are counted by their pairs, as the diagonal's are; the
+	 * layers' mix is averaged (model_attention_work_fraction), so every
+	 * pipeline stage gets the model's mean. Q, K, V and O are read and
+	 * written whole either way. */
+	flops *= model_attention_work_fraction(m, s * cp);
 	double bytes = 2.0 * (2.0 * dqk + 2.0 * dv) * s * cp * p->micro_batch * heads;
 	double peak = c->gpu.peak_flops * gpu_clock_factor(&c->gpu); /* under the power limit */
 
@@ -402,6 +414,12 @@ layer_attention_core(const struct model *m, const struct plan *p, const struct c
 		*fwd_s /= speed;
 		*bwd_s /= speed;
 	} else {
+		/* arch: unfused attention computes every score and masks those
+		 * outside a sliding window (Hugging Face's eager attention; and
+		 * Megatron-Core's DotProductAttention takes no window_size: "Sliding
+		 * Window Attention is only supported by TEDotProductAttention",
+		 * megatron/core/transformer/dot_product_attention.py, core_r0.12):
+		 * a window saves it nothing. */
 		*fwd_s = compute_gemm_time(c, s, s, model_qk_head_dim(m), b * heads_local) /* Q K^T */
 		       + compute_gemm_time(c, s, model_v_head_dim(m), s, b * heads_local); /* scores V */
 	}

@@ -231,7 +231,7 @@ stage_add_layers(const struct layer_costs *lc, int r, double dense, double moe, 
 	w->other += dense * layer_other(cl, r) + moe * layer_other(cl_moe, r);
 	w->tp += layers * (tc->fwd_s + tc->bwd_s + tc->recompute_s);
 	w->cp += layers * (lc->cps[r].fwd_s + lc->cps[r].bwd_s + lc->cps[r].recompute_s);
-	w->tp_bytes += layers * 2.0 * passes * ar_bytes;
+	w->tp_bytes += layers * tc->per_pass * passes * ar_bytes; /* arch: 1 a pass in a parallel block */
 }
 
 /*
@@ -284,21 +284,22 @@ stage_work(const struct model *m, const struct plan *p, const struct layer_costs
 		 * above --compress-from-layer; backward ones stay as they are. */
 		double fwd_passes = r == PLAN_RECOMPUTE_FULL ? 2.0 : 1.0;
 		const struct compress_tp_site *s = &lc->site;
-		double passes_nc;
+		/* arch: sites a layer: 2, a parallel block's 1 (tensor_par.c). */
+		double passes_nc, sites = tc->per_pass;
 
 		nc = compression_layers_on_stage(m, p, stage, lc->from_layer);
 		if (k == 0)
 			nc_k = 0;
 		/* Recomputed layers repeat their compressed forward ones. */
 		passes_nc = (nc - nc_k) * fwd_passes + nc_k * 2.0;
-		w->tp += passes_nc * 2.0 * (s->comm_s - tc->collective_s);
-		w->tp_bytes += passes_nc * 2.0 * (s->wire_bytes - ar_bytes);
+		w->tp += passes_nc * sites * (s->comm_s - tc->collective_s);
+		w->tp_bytes += passes_nc * sites * (s->wire_bytes - ar_bytes);
 		if (k == 0)
-			w->compression += nc * (fwd_passes * 2.0 * (s->encode_s + s->decode_s) + 2.0 * s->backward_s);
+			w->compression += nc * (fwd_passes * sites * (s->encode_s + s->decode_s) + sites * s->backward_s);
 		else
-			w->compression += passes_nc * 2.0 * (s->encode_s + s->decode_s) + nc * 2.0 * s->backward_s;
-		w->extra_params += nc * 2.0 * s->params;
-		w->ef_elements += nc * 2.0 * (double)p->micro_batch * p->seq_len * m->hidden;
+			w->compression += passes_nc * sites * (s->encode_s + s->decode_s) + nc * sites * s->backward_s;
+		w->extra_params += nc * sites * s->params;
+		w->ef_elements += nc * sites * (double)p->micro_batch * p->seq_len * m->hidden;
 	}
 	w->compressed_layers = nc;
 	/* Past ESTIMATE_MAX_STAGES the exchanges are not kept: priced here. */

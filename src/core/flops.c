@@ -24,9 +24,19 @@ matrix_params_moe_layer(const struct model *m)
 }
 
 /* The attention scores and their product with V, per token: 2 s a
- * (d_qk + d_v), which is Narayanan et al.'s 4 s h when d_qk = d_v = h/a. */
+ * (d_qk + d_v), which is Narayanan et al.'s 4 s h when d_qk = d_v = h/a.
+ * A sliding window of w tokens: min(s, w) keys a query in its layers,
+ * the same convention (no causal discount), averaged over the layers. */
 static double
 attention_flops_per_token(const struct model *m, int seq_len)
+{
+	return 2.0 * seq_len * (double)m->heads * (model_qk_head_dim(m) + model_v_head_dim(m)) *
+	       model_attention_key_fraction(m, seq_len);
+}
+
+/* Unfused attention computes every score and masks the window's (compute.c). */
+static double
+unfused_attention_flops_per_token(const struct model *m, int seq_len)
 {
 	return 2.0 * seq_len * (double)m->heads * (model_qk_head_dim(m) + model_v_head_dim(m));
 }
@@ -68,7 +78,7 @@ op_sac_flops_per_token(const struct model *m, const struct plan *p)
 	double dense = (double)(m->layers - model_moe_layers(m)) / m->layers;
 
 	return 2.0 * (k + o + dense * h * m->ffn_hidden) +
-	       (p->flash_attention ? 0.0 : attention_flops_per_token(m, p->seq_len));
+	       (p->flash_attention ? 0.0 : unfused_attention_flops_per_token(m, p->seq_len));
 }
 
 double
@@ -79,7 +89,7 @@ flops_hardware_per_iteration(const struct model *m, const struct plan *p, const 
 		      m->layers;
 	double selective = fw && fw->selective_recompute == FRAMEWORK_SAC_OP ?
 			   op_sac_flops_per_token(m, p) :
-			   p->flash_attention ? 0.0 : attention_flops_per_token(m, p->seq_len);
+			   p->flash_attention ? 0.0 : unfused_attention_flops_per_token(m, p->seq_len);
 	double extra = 0.0;
 
 	/* Korthikanti et al. 2022 Sec. 5: full recomputation repeats each

@@ -51,6 +51,11 @@ host_layer_kernels(const struct model *m, const struct plan *p, const struct fra
 			coll_fwd += 4.0 * (2.0 * p->tp - 2.0);
 			coll_bwd += 4.0 * (2.0 * p->tp - 2.0);
 		}
+		/* arch: a parallel block has half the sites (tensor_par.c). */
+		if (m->parallel_block) {
+			coll_fwd *= 0.5;
+			coll_bwd *= 0.5;
+		}
 	}
 	if (moe && p->ep > 1) {
 		coll_fwd += 2.0;

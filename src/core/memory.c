@@ -47,6 +47,13 @@ layer_activations_full(const struct model *m, const struct plan *p, bool scores)
 	 * NeMo's Llama and Nemotron configs (hidden_dropout and
 	 * attention_dropout 0.0). */
 	double replicated = (m->dropout ? 10.0 : 8.0) * sbh;
+	/* arch: a parallel block (GPT-J, PaLM) normalises the layer's input
+	 * once, or twice on the same input (GPT-NeoX), so one norm input is
+	 * kept (2 sbh fewer), and QKV and fc1 read the same norm output when
+	 * the block has one norm (2 sbh fewer): of Korthikanti's 34 s b h,
+	 * 30 remain with one norm and 32 with two. */
+	if (m->parallel_block)
+		replicated -= (model_norms_run(m) == 1 ? 4.0 : 2.0) * sbh;
 	double mlp = (m->gated_mlp ? 6.0 : 4.0) * s * b * m->ffn_hidden; /* MLP intermediates */
 	double split;
 
@@ -120,6 +127,13 @@ fp8_saved_bytes(const struct model *m, const struct plan *p, const struct framew
 	if (p->precision != PLAN_PRECISION_FP8)
 		return 0.0;
 	fp8_recipe_cost(fp8_recipe_resolve(p, fw), GPU_GEN_HOPPER, &rc);
+	/* arch: a parallel block's one norm output is kept once in 16 bits
+	 * for QKV and fc1 (layer_activations_full), and a recipe's copies,
+	 * one a linear layer, take as much: nothing saved on it. */
+	if (m->parallel_block && model_norms_run(m) == 1)
+		return fmax(0.0, 2.0 - 2.0 * rc.saved_input_bytes) * sb * m->hidden / (p->sequence_parallel ? t : 1.0) +
+		       (2.0 - rc.saved_input_bytes) * sb *
+		       ((double)m->heads * model_v_head_dim(m) + dense * m->ffn_hidden) / t;
 	return (2.0 - rc.saved_input_bytes) * sb *
 	       (2.0 * m->hidden / (p->sequence_parallel ? t : 1.0) +
 		((double)m->heads * model_v_head_dim(m) + dense * m->ffn_hidden) / t);

@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -9,6 +10,67 @@ int
 model_norms_per_layer(const struct model *m)
 {
 	return m->norms_per_layer > 0 ? m->norms_per_layer : 2;
+}
+
+int
+model_norms_run(const struct model *m)
+{
+	return m->parallel_block ? model_norms_per_layer(m) : 2;
+}
+
+bool
+model_layer_is_windowed(const struct model *m, int layer)
+{
+	const struct model_window *w = &m->sliding_window;
+	size_t n = strlen(w->pattern);
+
+	if (w->window <= 0 || layer <= w->first_global_layers)
+		return false;
+	return n == 0 || w->pattern[(size_t)(layer - w->first_global_layers - 1) % n] == 'L';
+}
+
+int
+model_windowed_layers(const struct model *m)
+{
+	int n = 0;
+
+	if (m->sliding_window.window <= 0)
+		return 0;
+	for (int l = 1; l <= m->layers; l++)
+		n += model_layer_is_windowed(m, l);
+	return n;
+}
+
+/* Query i (1-based) meets keys max(1, i - w + 1)..i: min(i, w) of them;
+ * the first w queries sum to w (w + 1) / 2, the s - w after them w each. */
+double
+model_window_pairs(double s, double w)
+{
+	if (w >= s)
+		return s * (s + 1.0) / 2.0;
+	return s * w - w * (w - 1.0) / 2.0;
+}
+
+double
+model_attention_work_fraction(const struct model *m, double s)
+{
+	int local = model_windowed_layers(m);
+	double f;
+
+	if (local == 0)
+		return 1.0;
+	f = fmin(1.0, model_window_pairs(s, m->sliding_window.window) / (0.5 * s * s));
+	return ((double)(m->layers - local) + local * f) / m->layers;
+}
+
+double
+model_attention_key_fraction(const struct model *m, double s)
+{
+	int local = model_windowed_layers(m);
+
+	if (local == 0)
+		return 1.0;
+	return ((double)(m->layers - local) + local * fmin(1.0, m->sliding_window.window / s)) / m->layers;
 }
 
 bool

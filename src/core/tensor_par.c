@@ -81,12 +81,32 @@ tp_layer_comm(const struct model *m, const struct plan *p,
 	else
 		one = collective_time(c, &lay->tp, COLL_ALLREDUCE, COLL_ALGO_RING, bytes);
 	/* With SP, one "collective" is an AG+RS pair and a layer has two such
-	 * pairs per pass; without, two all-reduces per pass. */
+	 * pairs per pass; without, two all-reduces per pass. A parallel block
+	 * (Wang and Komatsuzaki 2021, GPT-J; Chowdhery et al. 2022, PaLM,
+	 * Sec. 2: "the MLP and Attention input matrix multiplications can be
+	 * fused", and their outputs summed before one reduction) has one:
+	 * the all-reduce, or reduce-scatter, of the summed row-parallel
+	 * outputs; the gather (SP) of the one norm output both read; and in
+	 * the backward the same two, the input gradients of QKV and fc1
+	 * summed before their reduction. */
+	out->per_pass = m->parallel_block ? 1 : 2;
 	out->bytes = bytes;
 	out->collective_s = one;
-	out->fwd_s = 2.0 * one;
-	out->bwd_s = 2.0 * one;
-	if (p->tp_overlap && p->sequence_parallel && p->tp > 1) {
+	out->fwd_s = out->per_pass * one;
+	out->bwd_s = out->per_pass * one;
+	if (p->tp_overlap && p->sequence_parallel && p->tp > 1 && m->parallel_block) {
+		/* A parallel block's one gather feeds QKV and fc1 together, its
+		 * one reduce-scatter follows the projection and fc2 together. */
+		double ag = collective_time(c, &lay->tp, COLL_ALLGATHER, COLL_ALGO_RING, bytes);
+		double rs = collective_time(c, &lay->tp, COLL_REDUCESCATTER, COLL_ALGO_RING, bytes);
+		double sa = tp_overlap_sm_slowdown(c, false), sr = tp_overlap_sm_slowdown(c, true);
+		double k = c->gpu.gemm_overhead_s, in = cl->qkv_fwd_s + cl->fc1_fwd_s;
+		double outs = cl->proj_fwd_s + cl->fc2_fwd_s;
+		int t = p->tp, r = TP_OVERLAP_RS_SPLITS;
+
+		out->fwd_s = tp_overlapped_time(ag, in, t, sa, k) + tp_overlapped_time(rs, outs, r, sr, k);
+		out->bwd_s = tp_overlapped_time(ag, outs, t, sa, k) + tp_overlapped_time(rs, in, r, sr, k);
+	} else if (p->tp_overlap && p->sequence_parallel && p->tp > 1) {
 		/* Forward: gather before QKV and fc1, reduce-scatter after the
 		 * projection and fc2. Backward, mirrored: the output gradients'
 		 * gathers with the dgrad GEMMs of the projection and fc2, the

@@ -23,6 +23,8 @@ enum hf_family {
 	HF_DEEPSEEK,  /* deepseek_v2/v3: MLA, DeepSeekMoE */
 	HF_OPT,       /* opt: LayerNorm, ReLU, learned positions offset by 2, enable_bias, tied */
 	HF_FALCON,    /* falcon: LayerNorm, GeLU, rotary, parallel attention and MLP, multi-query, tied */
+	HF_COHERE,    /* cohere: LayerNorm without shift, SwiGLU, rotary, parallel block, tied */
+	HF_PHI,       /* phi (Phi-1.5, Phi-2): LayerNorm, GeLU, partial rotary, biases, parallel block */
 };
 
 /* The default training sequence length of an imported model (see hf_shape). */
@@ -40,6 +42,22 @@ enum hf_bias_fields {
 	HF_BIAS_ATTN_MLP,  /* attention_bias and mlp_bias (LlamaAttention, LlamaMLP) */
 };
 
+/*
+ * Where a family's sliding window is said (transformers' config classes):
+ * MistralConfig's sliding_window defaults to 4096 (Mistral 7B v0.1; null
+ * in v0.2 and later), MixtralConfig's to null; Qwen2's and Qwen3's
+ * applies only with use_sliding_window (default false), from layer
+ * max_window_layers on (Qwen2Config: sliding_window 4096,
+ * max_window_layers 28). A layer_types list, where a config has one,
+ * says which layers.
+ */
+enum hf_window {
+	HF_WIN_NONE,
+	HF_WIN_MISTRAL,
+	HF_WIN_FIELD,
+	HF_WIN_QWEN,
+};
+
 struct hf_arch {
 	const char *model_type;
 	enum hf_family family;
@@ -50,23 +68,26 @@ struct hf_arch {
 	int head_dim;         /* the config class's default head_dim (GemmaConfig: 256); 0: hidden / heads */
 	enum hf_bias_fields bias_fields;
 	long max_positions;   /* the config class's default max_position_embeddings; -1: required */
+	enum hf_window window;
 };
 
 static const struct hf_arch hf_archs[] = {
-	{ "llama", HF_LLAMA, false, false, false, false, 0, HF_BIAS_ATTN_MLP, -1 },
-	{ "mistral", HF_LLAMA, false, false, false, false, 0, HF_BIAS_FIXED, -1 },
-	{ "mixtral", HF_LLAMA, false, false, false, true, 0, HF_BIAS_FIXED, -1 },
-	{ "qwen2", HF_LLAMA, false, true, false, false, 0, HF_BIAS_FIXED, -1 },
-	{ "qwen3", HF_LLAMA, false, false, true, false, 0, HF_BIAS_ATTN, -1 },
-	{ "qwen3_moe", HF_LLAMA, false, false, true, true, 0, HF_BIAS_ATTN, -1 },
-	{ "gemma", HF_LLAMA, true, false, false, false, 256, HF_BIAS_ATTN, -1 },
-	{ "gpt2", HF_GPT2, true, false, false, false, 0, HF_BIAS_FIXED, -1 },
-	{ "gpt_neox", HF_NEOX, false, false, false, false, 0, HF_BIAS_ATTN, -1 },
-	{ "deepseek_v2", HF_DEEPSEEK, false, false, false, true, 0, HF_BIAS_ATTN_MLP, -1 },
-	{ "deepseek_v3", HF_DEEPSEEK, false, false, false, true, 0, HF_BIAS_ATTN_MLP, -1 },
-	{ "opt", HF_OPT, true, false, false, false, 0, HF_BIAS_FIXED, 2048 },
-	{ "falcon", HF_FALCON, true, false, false, false, 0, HF_BIAS_FIXED, 2048 },
-	{ NULL, HF_LLAMA, false, false, false, false, 0, HF_BIAS_FIXED, -1 },
+	{ "llama", HF_LLAMA, false, false, false, false, 0, HF_BIAS_ATTN_MLP, -1, HF_WIN_NONE },
+	{ "mistral", HF_LLAMA, false, false, false, false, 0, HF_BIAS_FIXED, -1, HF_WIN_MISTRAL },
+	{ "mixtral", HF_LLAMA, false, false, false, true, 0, HF_BIAS_FIXED, -1, HF_WIN_FIELD },
+	{ "qwen2", HF_LLAMA, false, true, false, false, 0, HF_BIAS_FIXED, -1, HF_WIN_QWEN },
+	{ "qwen3", HF_LLAMA, false, false, true, false, 0, HF_BIAS_ATTN, -1, HF_WIN_QWEN },
+	{ "qwen3_moe", HF_LLAMA, false, false, true, true, 0, HF_BIAS_ATTN, -1, HF_WIN_QWEN },
+	{ "gemma", HF_LLAMA, true, false, false, false, 256, HF_BIAS_ATTN, -1, HF_WIN_NONE },
+	{ "gpt2", HF_GPT2, true, false, false, false, 0, HF_BIAS_FIXED, -1, HF_WIN_NONE },
+	{ "gpt_neox", HF_NEOX, false, false, false, false, 0, HF_BIAS_ATTN, -1, HF_WIN_NONE },
+	{ "deepseek_v2", HF_DEEPSEEK, false, false, false, true, 0, HF_BIAS_ATTN_MLP, -1, HF_WIN_NONE },
+	{ "deepseek_v3", HF_DEEPSEEK, false, false, false, true, 0, HF_BIAS_ATTN_MLP, -1, HF_WIN_NONE },
+	{ "opt", HF_OPT, true, false, false, false, 0, HF_BIAS_FIXED, 2048, HF_WIN_NONE },
+	{ "falcon", HF_FALCON, true, false, false, false, 0, HF_BIAS_FIXED, 2048, HF_WIN_NONE },
+	{ "cohere", HF_COHERE, true, false, false, false, 0, HF_BIAS_ATTN, -1, HF_WIN_NONE },
+	{ "phi", HF_PHI, false, false, false, false, 0, HF_BIAS_FIXED, 2048, HF_WIN_NONE },
+	{ NULL, HF_LLAMA, false, false, false, false, 0, HF_BIAS_FIXED, -1, HF_WIN_NONE },
 };
 
 /*
@@ -160,7 +181,8 @@ hf_falcon_kv(const struct hf_reader *r, long heads, long *kv)
 static bool
 hf_shape(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
 {
-	bool llama = a->family == HF_LLAMA, mha = llama || a->family == HF_DEEPSEEK;
+	bool llama = a->family == HF_LLAMA;
+	bool mha = llama || a->family == HF_DEEPSEEK || a->family == HF_COHERE || a->family == HF_PHI;
 	long layers, hidden, heads, kv, vocab, seq, head_dim = 0;
 
 	if (!hf_int(r, NAMES("num_hidden_layers", "n_layer"), -1, &layers) ||
@@ -266,7 +288,7 @@ hf_mla(const struct hf_reader *r, FILE *out)
 static bool
 hf_bias(const struct hf_reader *r, const struct hf_arch *a, bool *bias)
 {
-	bool attn = a->family == HF_NEOX || a->family == HF_GPT2, mlp = attn;
+	bool attn = a->family == HF_NEOX || a->family == HF_GPT2 || a->family == HF_PHI, mlp = attn;
 
 	if (a->bias_fields != HF_BIAS_FIXED && !hf_bool(r, "attention_bias", attn, &attn))
 		return false;
@@ -347,10 +369,148 @@ hf_falcon(const struct hf_reader *r, long hidden, bool bias, FILE *out)
 	norms = !parallel || lns == 2 ? 2 : 1;
 	fprintf(out, "ffn_hidden: %ld\ngated_mlp: false\nnorm: layernorm\nposition_embedding: %s\n", ffn,
 		alibi ? "alibi" : "rotary");
+	if (parallel)
+		fputs("parallel_block: true  # parallel_attn\n", out);
 	if (norms != 2)
 		fprintf(out, "norms_per_layer: %ld  # attention and MLP share input_layernorm\n", norms);
 	if (!bias)
 		fputs("norm_bias: true\n", out);
+	return true;
+}
+
+/*
+ * A layer_types list ("sliding_attention" or "full_attention" a layer,
+ * transformers 4.53 on) as the profile's pattern: the shortest period
+ * (up to 63 layers) that repeats over the list, after the global layers
+ * that lead it if that is what makes one repeat (Qwen2's
+ * max_window_layers). What no such pattern says is refused.
+ */
+/* The shortest period, up to 63, of the @n kinds at @k; 0: none. */
+static size_t
+hf_period(const char *k, size_t n)
+{
+	for (size_t per = 1; per < 64 && per <= n; per++) {
+		size_t i = per;
+
+		while (i < n && k[i] == k[i % per])
+			i++;
+		if (i == n)
+			return per;
+	}
+	return 0;
+}
+
+static bool
+hf_layer_types(const struct hf_reader *r, json_t *types, long layers, char *pattern, long *first_global)
+{
+	size_t n = json_array_size(types), per[2] = { 0, 0 };
+	char kinds[100001];
+	int j;
+
+	if (n != (size_t)layers || n >= sizeof(kinds))
+		return hf_fail(r, "a list of one type a layer (num_hidden_layers) expected in field", "layer_types");
+	for (size_t i = 0; i < n; i++) {
+		const char *k = json_string_value(json_array_get(types, i));
+
+		if (k && strcmp(k, "sliding_attention") == 0)
+			kinds[i] = 'L';
+		else if (k && strcmp(k, "full_attention") == 0)
+			kinds[i] = 'G';
+		else
+			return hf_fail(r, "a layer type other than sliding_attention and full_attention in field",
+				       "layer_types");
+	}
+	kinds[n] = '\0';
+	/* From the first layer, and past the leading global layers: the
+	 * shorter period wins, the first on a tie. */
+	for (j = 0; j < 2; j++) {
+		size_t lead = j == 0 ? 0 : strspn(kinds, "G");
+
+		if (j == 1 && (lead == 0 || lead == n))
+			break;
+		per[j] = hf_period(kinds + lead, n - lead);
+	}
+	j = per[1] > 0 && (per[0] == 0 || per[1] < per[0]) ? 1 : 0;
+	if (per[j] > 0) {
+		size_t lead = j == 0 ? 0 : strspn(kinds, "G");
+
+		memcpy(pattern, kinds + lead, per[j]);
+		pattern[per[j]] = '\0';
+		*first_global = (long)lead;
+		return true;
+	}
+	return hf_fail(r, "layer types that no pattern of up to 63 layers repeats are not modelled: field",
+		       "layer_types");
+}
+
+/*
+ * The sliding window (enum hf_window), written as the sliding_window
+ * block; none where the config has none, or null, or layer_types has no
+ * sliding layer.
+ */
+static bool
+hf_window(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
+{
+	json_t *w = json_object_get(r->root, "sliding_window");
+	json_t *types = json_object_get(r->root, "layer_types");
+	long window = 0, layers, first_global = 0;
+	char pattern[64] = "L";
+	bool use = true;
+
+	if (a->window == HF_WIN_NONE)
+		return true;
+	if (!hf_int(r, NAMES("num_hidden_layers"), -1, &layers))
+		return false;
+	if (a->window == HF_WIN_QWEN &&
+	    (!hf_bool(r, "use_sliding_window", false, &use) ||
+	     !hf_int(r, NAMES("max_window_layers"), 28, &first_global)))
+		return false;
+	/* null: no window, whatever the class's default */
+	if (!use || (w && json_is_null(w)) || (!w && a->window == HF_WIN_FIELD))
+		return true;
+	if (!hf_int(r, NAMES("sliding_window"), 4096, &window))
+		return false;
+	if (window == 0)
+		return true;
+	if (types && json_is_array(types)) {
+		if (!hf_layer_types(r, types, layers, pattern, &first_global))
+			return false;
+		if (!strchr(pattern, 'L'))
+			return true;
+	} else if (first_global >= layers) {
+		return true; /* Qwen2: max_window_layers past the last layer, no sliding layer */
+	}
+	fprintf(out, "sliding_window:\n  window: %ld\n  pattern: %s\n", window, pattern);
+	if (first_global > 0)
+		fprintf(out, "  first_global_layers: %ld\n", first_global);
+	return true;
+}
+
+/*
+ * Cohere (modeling_cohere.py, Command R) and Phi (modeling_phi.py,
+ * Phi-1.5 and Phi-2): one input_layernorm feeds attention and the MLP,
+ * whose outputs are added to the layer input, a parallel block of one
+ * norm. Cohere: CohereLayerNorm has a scale and no shift, the MLP is
+ * SwiGLU without biases. Phi: LayerNorm with its shift, a GeLU MLP
+ * (fc1, fc2) and every linear layer with a bias (bias true), rotary on
+ * partial_rotary_factor of each head (no weights); lm_head's bias
+ * (vocab_size values) is not counted. Their per-head query/key norms
+ * (Cohere's use_qk_norm, a LayerNorm of heads x head_dim; Phi's
+ * qk_layernorm, with shifts) are not the RMSNorm of qk_norm: refused.
+ */
+static bool
+hf_parallel_family(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
+{
+	bool cohere = a->family == HF_COHERE, qk;
+
+	if (!hf_bool(r, cohere ? "use_qk_norm" : "qk_layernorm", false, &qk))
+		return false;
+	if (qk)
+		return hf_fail(r, "per-head query and key LayerNorms are not modelled: field",
+			       cohere ? "use_qk_norm" : "qk_layernorm");
+	fprintf(out, "gated_mlp: %s\nnorm: layernorm\nposition_embedding: rotary\n"
+		"parallel_block: true\nnorms_per_layer: 1  # one input_layernorm feeds attention and the MLP\n",
+		cohere ? "true" : "false");
 	return true;
 }
 
@@ -385,8 +545,20 @@ hf_family_keys(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
 	if (!hf_int(r, NAMES("intermediate_size"), -1, &ffn))
 		return false;
 	fprintf(out, "ffn_hidden: %ld\n", ffn);
+	if (a->family == HF_COHERE || a->family == HF_PHI)
+		return hf_parallel_family(r, a, out);
 	if (a->family == HF_NEOX) {
+		bool parallel;
+
+		/* GPTNeoXLayer: with use_parallel_residual (GPTNeoXConfig's
+		 * default true) attention and the MLP read input_layernorm(x)
+		 * and post_attention_layernorm(x), both of the layer's input,
+		 * and are summed with it: a parallel block of two norms. */
+		if (!hf_bool(r, "use_parallel_residual", true, &parallel))
+			return false;
 		fputs("gated_mlp: false\nnorm: layernorm\nposition_embedding: rotary\n", out);
+		if (parallel)
+			fputs("parallel_block: true  # use_parallel_residual: two norms of the same input\n", out);
 		return true;
 	}
 	fputs("gated_mlp: true\nnorm: rmsnorm\nposition_embedding: rotary\n", out);
@@ -476,7 +648,7 @@ hf_write(const struct hf_reader *r, const char *name, FILE *out)
 	fputs("\ndescription: ", out);
 	hf_quoted(out, r->path);
 	fputc('\n', out);
-	if (!hf_shape(r, a, out) || !hf_family_keys(r, a, out))
+	if (!hf_shape(r, a, out) || !hf_family_keys(r, a, out) || !hf_window(r, a, out))
 		return false;
 	if (a->family == HF_DEEPSEEK && !hf_mla(r, out))
 		return false;

@@ -55,6 +55,22 @@ static const struct schema_key mla_schema[] = {
 	{ 0 },
 };
 
+#define WOFF(f) offsetof(struct model_window, f)
+
+static const struct schema_key window_schema[] = {
+	{ .key = "window", .type = SCHEMA_INT, .required = true, .offset = WOFF(window), .min = 1, .max = BIG,
+	  .help = "tokens a query attends to, itself included (Mistral 7B v0.1: 4096; Hugging Face's "
+		  "sliding_window)" },
+	{ .key = "pattern", .type = SCHEMA_STRING, .offset = WOFF(pattern),
+	  .size = sizeof(((struct model_window *)0)->pattern), .def = "L",
+	  .help = "which layers use the window, repeated from the first layer past first_global_layers: "
+		  "L windowed, G global (Mistral: L; Gemma 2, gpt-oss: LG; Gemma 3: LLLLLG)" },
+	{ .key = "first_global_layers", .type = SCHEMA_INT, .offset = WOFF(first_global_layers), .min = 0,
+	  .max = 100000, .def = "0",
+	  .help = "the first N layers attend globally (Qwen2's max_window_layers)" },
+	{ 0 },
+};
+
 /*
  * A transformer profile may say kind: transformer; kind: multimodal is a
  * multimodal profile (io/multimodal_load.c), which only predict and
@@ -112,8 +128,13 @@ const struct schema_key model_schema[] = {
 	{ .key = "norm_bias", .type = SCHEMA_BOOL, .offset = OFF(norm_bias), .def = "false",
 	  .help = "with bias false: LayerNorms keep their shift, linear layers have no bias (Falcon)" },
 	{ .key = "norms_per_layer", .type = SCHEMA_INT, .offset = OFF(norms_per_layer), .min = 1, .max = 4,
-	  .def = "2", .help = "norms in one layer; 1 where attention and MLP share one (Falcon-7B's parallel "
-			      "block); parameters only, the FLOPs and activations count two" },
+	  .def = "2", .help = "norms in one layer; with parallel_block 1 where attention and MLP share one "
+			      "(Falcon-7B, GPT-J, PaLM), which the activations and element-wise work follow; "
+			      "in a sequential block parameters only (they count two)" },
+	{ .key = "parallel_block", .type = SCHEMA_BOOL, .offset = OFF(parallel_block), .def = "false",
+	  .help = "attention and MLP run side by side on the same normalised input and their outputs are "
+		  "summed (GPT-J, PaLM, GPT-NeoX's use_parallel_residual, Falcon): one TP reduction a layer in "
+		  "each pass; norms_per_layer 1 (one shared norm) or 2 (GPT-NeoX: two norms of the same input)" },
 	{ .key = "norm", .type = SCHEMA_ENUM, .offset = OFF(norm), .def = "layernorm",
 	  .choices = norm_choices, .help = "normalisation layer" },
 	{ .key = "position_embedding", .type = SCHEMA_ENUM, .offset = OFF(position_embedding),
@@ -135,10 +156,43 @@ const struct schema_key model_schema[] = {
 	{ .key = "mtp_layers", .type = SCHEMA_INT, .offset = OFF(mtp_layers), .min = 0, .max = 64, .def = "0",
 	  .help = "multi-token prediction depth (DeepSeek-V3: 1): modules on the last pipeline stage, each a "
 		  "layer of the last layer's kind, a 2h x h projection and the shared output head with its loss" },
+	{ .key = "sliding_window", .type = SCHEMA_MAP, .offset = OFF(sliding_window), .sub = window_schema,
+	  .help = "sliding-window (local) attention: its window and the layers that use it; absent: every "
+		  "layer global" },
 	{ .key = "kind", .type = SCHEMA_CUSTOM, .parse = parse_kind,
 	  .help = "transformer (the keys of this table), or multimodal (the keys below)" },
 	{ 0 },
 };
+
+/* The window's pattern: L and G only, at least one L, and a layer left
+ * past the global ones; a window needs a causal mask (a query meets the
+ * tokens before it). */
+static bool
+window_finish(struct model *m, struct ytree *t, struct plan_error *err)
+{
+	const struct model_window *w = &m->sliding_window;
+
+	if (w->window == 0)
+		return true;
+	if (w->pattern[0] == '\0' || strspn(w->pattern, "LG") != strlen(w->pattern))
+		return ytree_error(t, ytree_find_path(t, "sliding_window.pattern"), err,
+				   "sliding_window.pattern takes the letters L (windowed) and G (global), got '%s'",
+				   w->pattern);
+	if (!strchr(w->pattern, 'L'))
+		return ytree_error(t, ytree_find_path(t, "sliding_window.pattern"), err,
+				   "sliding_window.pattern '%s' has no windowed layer (L)", w->pattern);
+	if (w->first_global_layers >= m->layers)
+		return ytree_error(t, ytree_find_path(t, "sliding_window.first_global_layers"), err,
+				   "sliding_window.first_global_layers (%d) leaves no windowed layer of %d",
+				   w->first_global_layers, m->layers);
+	if (model_windowed_layers(m) == 0)
+		return ytree_error(t, ytree_find_path(t, "sliding_window.pattern"), err,
+				   "sliding_window.pattern '%s' reaches no windowed layer of %d", w->pattern, m->layers);
+	if (!m->causal)
+		return ytree_error(t, ytree_find_path(t, "sliding_window"), err,
+				   "a sliding window needs causal: true (a query attends to the tokens before it)");
+	return true;
+}
 
 static bool
 model_finish(struct model *m, struct ytree *t, struct plan_error *err)
@@ -173,6 +227,11 @@ model_finish(struct model *m, struct ytree *t, struct plan_error *err)
 	if (m->positions > 0 && m->position_embedding != MODEL_POS_LEARNED)
 		return ytree_error(t, ytree_find_path(t, "positions"), err,
 				   "positions needs position_embedding: learned (the others have no table)");
+	if (m->parallel_block && model_norms_per_layer(m) > 2)
+		return ytree_error(t, ytree_find_path(t, "norms_per_layer"), err,
+				   "a parallel block has 1 or 2 norms a layer, not %d", m->norms_per_layer);
+	if (!window_finish(m, t, err))
+		return false;
 	if (m->head_dim == 0 && m->hidden % m->heads != 0)
 		return ytree_error(t, ytree_find_path(t, "hidden"), err,
 				   "hidden (%d) must be divisible by heads (%d)",

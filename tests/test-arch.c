@@ -1,0 +1,376 @@
+/*
+ * Architectures: parallel attention + MLP blocks (GPT-J, PaLM, GPT-NeoX,
+ * Falcon) and sliding-window attention (Mistral, Gemma 2/3, gpt-oss,
+ * Qwen2). Every expected value is worked out by hand in the comment
+ * above its assertion.
+ */
+#include <math.h>
+
+#include "testutil.h"
+#include "plan/compute.h"
+#include "plan/flops.h"
+#include "plan/memory.h"
+#include "plan/tensor_par.h"
+#include "plan/topology.h"
+
+/* The toy GPT of testutil.h (L 2, h 1024, a 8 of d 128, s 1024) with a
+ * sliding window block. */
+#define TOY_WINDOW(w, pattern) TOY_MODEL_YAML "sliding_window:\n  window: " w "\n  pattern: " pattern "\n"
+
+/*
+ * Causal pairs under a window, counted by hand: s 8, w 3, query i meets
+ * min(i, 3) keys: 1 + 2 + 3 + 3 + 3 + 3 + 3 + 3 = 21; the closed form
+ * s w - w (w - 1) / 2 = 24 - 3 = 21. A window wider than the sequence
+ * is the whole causal triangle: s 4, w 8: 1 + 2 + 3 + 4 = 10; w = s the
+ * same, 10 (4 x 4 - 4 x 3 / 2 = 10).
+ */
+START_TEST(test_window_pairs)
+{
+	ck_assert_double_eq_tol(model_window_pairs(8, 3), 21.0, 1e-12);
+	ck_assert_double_eq_tol(model_window_pairs(4, 8), 10.0, 1e-12);
+	ck_assert_double_eq_tol(model_window_pairs(4, 4), 10.0, 1e-12);
+	ck_assert_double_eq_tol(model_window_pairs(1, 1), 1.0, 1e-12);
+}
+END_TEST
+
+/*
+ * Which layers are windowed, 1-based, the pattern repeated past
+ * first_global_layers:
+ * - "LG" over 6 layers (Gemma 2: layer_idx % 2 == 0 is sliding): 1, 3, 5.
+ * - "LLLLLG" over 62 layers (Gemma 3 27B: (layer_idx + 1) % 6 != 0 is
+ *   sliding): all but 6, 12, ..., 60: 62 - 10 = 52.
+ * - "L" after 2 global layers (Qwen2's max_window_layers 2) of 6: 3..6, 4.
+ */
+START_TEST(test_window_layers)
+{
+	struct model m;
+
+	test_load_model(&m, "name: t\nlayers: 6\nhidden: 64\nheads: 4\nvocab: 10\nseq_len: 16\n"
+			    "sliding_window:\n  window: 4\n  pattern: LG\n");
+	ck_assert(model_layer_is_windowed(&m, 1));
+	ck_assert(!model_layer_is_windowed(&m, 2));
+	ck_assert(model_layer_is_windowed(&m, 5));
+	ck_assert_int_eq(model_windowed_layers(&m), 3);
+	test_load_model(&m, "name: t\nlayers: 62\nhidden: 64\nheads: 4\nvocab: 10\nseq_len: 16\n"
+			    "sliding_window:\n  window: 4\n  pattern: LLLLLG\n");
+	ck_assert_int_eq(model_windowed_layers(&m), 52);
+	ck_assert(!model_layer_is_windowed(&m, 6));
+	ck_assert(model_layer_is_windowed(&m, 61));
+	test_load_model(&m, "name: t\nlayers: 6\nhidden: 64\nheads: 4\nvocab: 10\nseq_len: 16\n"
+			    "sliding_window:\n  window: 4\n  first_global_layers: 2\n");
+	ck_assert_int_eq(model_windowed_layers(&m), 4);
+	ck_assert(!model_layer_is_windowed(&m, 2));
+	ck_assert(model_layer_is_windowed(&m, 3));
+	/* No block: no windowed layer, fractions exactly 1. */
+	test_load_model(&m, TOY_MODEL_YAML);
+	ck_assert_int_eq(model_windowed_layers(&m), 0);
+	ck_assert_double_eq(model_attention_work_fraction(&m, 1024), 1.0);
+	ck_assert_double_eq(model_attention_key_fraction(&m, 1024), 1.0);
+}
+END_TEST
+
+/*
+ * The toy GPT, s 1024, window 256 on layer 1 of 2 ("LG"): the windowed
+ * layer's pairs 1024 x 256 - 256 x 255 / 2 = 262,144 - 32,640 = 229,504
+ * of the causal 1024^2 / 2 = 524,288, 0.437744140625; the mean with the
+ * global layer (1 + 0.437744140625) / 2 = 0.7188720703125. Keys a query
+ * meets (model FLOPs): (1 + 256 / 1024) / 2 = 0.625.
+ */
+START_TEST(test_window_fractions)
+{
+	struct model m;
+
+	test_load_model(&m, TOY_WINDOW("256", "LG"));
+	ck_assert_double_eq_tol(model_attention_work_fraction(&m, 1024), 0.7188720703125, 1e-15);
+	ck_assert_double_eq_tol(model_attention_key_fraction(&m, 1024), 0.625, 1e-15);
+	/* A window as long as the sequence changes nothing. */
+	test_load_model(&m, TOY_WINDOW("1024", "L"));
+	ck_assert_double_eq_tol(model_attention_work_fraction(&m, 1024), 1.0, 1e-15);
+	ck_assert_double_eq_tol(model_attention_key_fraction(&m, 1024), 1.0, 1e-15);
+}
+END_TEST
+
+/*
+ * Model FLOPs per token (SC21 convention): a global layer's attention is
+ * 2 s a (d_qk + d_v) = 2 x 1024 x 8 x 256 = 4,194,304 (= 4 s h); with a
+ * 256-token window in both layers a query meets 256 keys: 1,048,576. Two
+ * layers: 2 x (4,194,304 - 1,048,576) = 6,291,456 fewer per token; the
+ * matrix FLOPs do not move.
+ */
+START_TEST(test_window_model_flops)
+{
+	struct model g, w;
+
+	test_load_model(&g, TOY_MODEL_YAML);
+	test_load_model(&w, TOY_WINDOW("256", "L"));
+	ck_assert_double_eq_tol(flops_forward_per_token(&g, 1024) - flops_forward_per_token(&w, 1024), 6291456.0,
+				1e-6);
+}
+END_TEST
+
+static void
+one_gpu(struct plan *p)
+{
+	plan_init(p);
+	p->tp = p->pp = p->dp = 1;
+	p->micro_batch = 1;
+	p->global_batch = 1;
+	p->seq_len = 1024;
+	p->flash_attention = true;
+}
+
+#define FLASH_CLUSTER \
+	"name: t\nnodes: 1\ngpus_per_node: 8\n" \
+	"gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  memory: 80 GiB\n" \
+	"  memory_bandwidth: 1000 GB/s\n  memory_efficiency: 1.0\n" \
+	"  attention_fwd_efficiency: 0.5\n  attention_bwd_efficiency: 0.25\n" \
+	"  attention_overhead: 10 us\n" \
+	"intra_node:\n  bandwidth: 100 GB/s\n" \
+	"inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n"
+
+/*
+ * Flash attention with a window (test-compute.c's test_flash_attention
+ * for the global case: 2^31 FLOPs forward). Both toy layers windowed at
+ * 256: 2^31 x 0.437744140625 = 940,048,384 FLOPs; forward at 100 TFLOP/s
+ * x 0.5 plus 10 us: 1.880096768e-5 + 1e-5 = 2.880096768e-5 s; backward
+ * 2.5 x that at 0.25: 9.40048384e-5 + 1e-5 = 1.040048384e-4 s (the Q, K,
+ * V, O traffic, 8 MiB at 1 TB/s, stays below both).
+ * CP 2 (each rank s 512 of 1024): half of it, 470,024,192 FLOPs:
+ * 9.40048384e-6 + 1e-5 = 1.940048384e-5 s forward.
+ */
+START_TEST(test_window_flash_time)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	double fwd, bwd;
+
+	test_load_cluster(&c, FLASH_CLUSTER);
+	test_load_model(&m, TOY_WINDOW("256", "L"));
+	one_gpu(&p);
+	compute_flash_attention(&m, &p, &c, &fwd, &bwd);
+	ck_assert_double_eq_tol(fwd, 2.880096768e-5, 1e-15);
+	ck_assert_double_eq_tol(bwd, 1.040048384e-4, 1e-15);
+	p.cp = 2;
+	p.seq_len = 512;
+	compute_flash_attention(&m, &p, &c, &fwd, &bwd);
+	ck_assert_double_eq_tol(fwd, 1.940048384e-5, 1e-15);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * Memory: flash attention keeps O(s) whatever the window, and unfused
+ * attention computes and keeps every score, masked (compute.c): a window
+ * changes neither. Nor does it change unfused attention's time.
+ */
+START_TEST(test_window_memory_unchanged)
+{
+	struct cluster c;
+	struct model g, w;
+	struct plan p;
+	struct compute_layer lg, lw;
+
+	test_load_cluster(&c, FLASH_CLUSTER);
+	test_load_model(&g, TOY_MODEL_YAML);
+	test_load_model(&w, TOY_WINDOW("256", "L"));
+	one_gpu(&p);
+	ck_assert_double_eq(memory_layer_activations(&g, &p, NULL), memory_layer_activations(&w, &p, NULL));
+	p.flash_attention = false;
+	ck_assert_double_eq(memory_layer_activations(&g, &p, NULL), memory_layer_activations(&w, &p, NULL));
+	compute_layer_time(&g, &p, &c, NULL, false, &lg);
+	compute_layer_time(&w, &p, &c, NULL, false, &lw);
+	ck_assert_double_eq(lg.attn_fwd_s, lw.attn_fwd_s);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * A parallel block's activations (Korthikanti et al. 2022, Sec. 4.1):
+ * the toy GPT with dropout, s b h = 2^20, t 1, flash attention (no s^2
+ * terms): Korthikanti's 34 s b h = 35,651,584 B sequentially; one shared
+ * norm keeps one norm input and one QKV/fc1 input, 4 s b h fewer:
+ * 30 s b h = 31,457,280; two norms of the same input (GPT-NeoX) one norm
+ * input fewer: 32 s b h = 33,554,432. With t 2 and sequence parallelism
+ * the replicated part is split too: (30 - 24) / 2 + 24 / 2 = 15 s b h =
+ * 15,728,640.
+ */
+START_TEST(test_parallel_block_memory)
+{
+	struct model seq, one, two;
+	struct plan p;
+	double sbh = 1048576.0;
+
+	test_load_model(&seq, TOY_MODEL_YAML);
+	test_load_model(&one, TOY_MODEL_YAML "parallel_block: true\nnorms_per_layer: 1\n");
+	test_load_model(&two, TOY_MODEL_YAML "parallel_block: true\n");
+	one_gpu(&p);
+	ck_assert_double_eq_tol(memory_layer_activations(&seq, &p, NULL), 34.0 * sbh, 1e-3);
+	ck_assert_double_eq_tol(memory_layer_activations(&one, &p, NULL), 30.0 * sbh, 1e-3);
+	ck_assert_double_eq_tol(memory_layer_activations(&two, &p, NULL), 32.0 * sbh, 1e-3);
+	p.tp = 2;
+	p.sequence_parallel = true;
+	ck_assert_double_eq_tol(memory_layer_activations(&one, &p, NULL), 15.0 * sbh, 1e-3);
+	/*
+	 * fp8 (Transformer Engine's delayed scaling: a 1-byte copy of each
+	 * linear layer's input in place of its 2-byte input, memory.c's
+	 * fp8_saved_bytes): sequentially the QKV and fc1 inputs (2 h), the
+	 * projection's (a d_v = h) and fc2's (f = 4 h) save 1 byte an element,
+	 * 7 s b h: 27 s b h. In the parallel block the one shared norm output
+	 * (2 bytes once) and its two 1-byte copies weigh the same: 5 s b h
+	 * saved, 25 s b h.
+	 */
+	p.tp = 1;
+	p.sequence_parallel = false;
+	p.precision = PLAN_PRECISION_FP8;
+	ck_assert_double_eq_tol(memory_layer_activations(&seq, &p, NULL), 27.0 * sbh, 1e-3);
+	ck_assert_double_eq_tol(memory_layer_activations(&one, &p, NULL), 25.0 * sbh, 1e-3);
+}
+END_TEST
+
+/*
+ * Element-wise work: one shared norm fewer. The toy GPT's LayerNorm,
+ * fused, moves 4 bytes an element: 4 x 2^20 = 4,194,304 B at 1 TB/s,
+ * 4.194304e-6 s, and one kernel fewer (launch 0 on the toy cluster).
+ * The GEMMs are the same: FLOPs unchanged.
+ */
+START_TEST(test_parallel_block_elementwise)
+{
+	struct cluster c;
+	struct model seq, one;
+	struct plan p;
+	struct compute_layer ls, lo;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	test_load_model(&seq, TOY_MODEL_YAML);
+	test_load_model(&one, TOY_MODEL_YAML "parallel_block: true\nnorms_per_layer: 1\n");
+	one_gpu(&p);
+	compute_layer_time(&seq, &p, &c, NULL, false, &ls);
+	compute_layer_time(&one, &p, &c, NULL, false, &lo);
+	ck_assert_double_eq_tol(ls.fwd_mem_s - lo.fwd_mem_s, 4.194304e-6, 1e-15);
+	ck_assert_double_eq_tol(ls.ew_kernels - lo.ew_kernels, 1.0, 1e-12);
+	ck_assert_double_eq(ls.fwd_gemm_s, lo.fwd_gemm_s);
+	ck_assert_double_eq(flops_forward_per_token(&seq, 1024), flops_forward_per_token(&one, 1024));
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * TP collectives (Shoeybi et al. 2019, Sec. 3: two all-reduces a pass;
+ * PaLM Sec. 2: a parallel block sums the attention's and the MLP's
+ * outputs before one): the forward and the backward each take one
+ * collective of the same b s h buffer in a parallel block, two in a
+ * sequential one; with sequence parallelism one AG + RS pair.
+ */
+START_TEST(test_parallel_block_tp_comm)
+{
+	struct cluster c;
+	struct model seq, par;
+	struct plan p;
+	struct plan_layout lay;
+	struct compute_layer cl;
+	struct tp_layer_comm ts, tpar;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	test_load_model(&seq, TOY_MODEL_YAML);
+	test_load_model(&par, TOY_MODEL_YAML "parallel_block: true\nnorms_per_layer: 1\n");
+	one_gpu(&p);
+	p.tp = 2;
+	topology_plan(&p, &c, &lay);
+	compute_layer_time(&seq, &p, &c, NULL, false, &cl);
+	for (int sp = 0; sp <= 1; sp++) {
+		p.sequence_parallel = sp;
+		tp_layer_comm(&seq, &p, &c, &lay, &cl, &ts);
+		tp_layer_comm(&par, &p, &c, &lay, &cl, &tpar);
+		ck_assert_int_eq(ts.per_pass, 2);
+		ck_assert_int_eq(tpar.per_pass, 1);
+		ck_assert(ts.collective_s > 0.0);
+		ck_assert_double_eq(tpar.collective_s, ts.collective_s);
+		ck_assert_double_eq_tol(ts.fwd_s, 2.0 * ts.collective_s, 1e-18);
+		ck_assert_double_eq_tol(tpar.fwd_s, ts.collective_s, 1e-18);
+		ck_assert_double_eq_tol(tpar.bwd_s, ts.collective_s, 1e-18);
+	}
+	cluster_release(&c);
+}
+END_TEST
+
+/* Bad keys are refused at the key (the tests/bad corpus checks the
+ * file:line:col of each). */
+START_TEST(test_bad_keys)
+{
+	static const char *const bad[] = {
+		TOY_WINDOW("256", "LX"),
+		TOY_WINDOW("256", "GG"),
+		TOY_WINDOW("0", "L"),
+		TOY_MODEL_YAML "causal: false\nsliding_window:\n  window: 8\n",
+		TOY_MODEL_YAML "sliding_window:\n  window: 8\n  first_global_layers: 2\n",
+		TOY_MODEL_YAML "parallel_block: true\nnorms_per_layer: 3\n",
+		TOY_MODEL_YAML "sliding_window:\n  pattern: L\n",
+	};
+	struct model m;
+	struct plan_error err;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		plan_error_clear(&err);
+		ck_assert_msg(!model_load_string(&m, "t.yaml", bad[i], &err), "case %zu loaded", i);
+		ck_assert_msg(err.line > 0, "case %zu: no line: %s", i, err.message);
+	}
+}
+END_TEST
+
+/*
+ * The bundled models' parameters and windowed layers, counted by hand:
+ * - mistral-7b: a layer Q and O 2 x 4096^2 = 33,554,432, K and V
+ *   2 x 4096 x 1024 = 8,388,608, MLP 3 x 4096 x 14336 = 176,160,768, two
+ *   norms 8,192: 218,112,000, x 32 = 6,979,584,000; untied embeddings
+ *   2 x 32000 x 4096 = 262,144,000; final norm 4,096: 7,241,732,096
+ *   (Mistral 7B's published count); all 32 layers windowed.
+ * - gemma-2-9b: Q and O 2 x 3584 x 4096 = 29,360,128, K and V
+ *   2 x 3584 x 2048 = 14,680,064, MLP 3 x 3584 x 14336 = 154,140,672,
+ *   four norms 14,336: 198,195,200, x 42 = 8,324,198,400; tied table
+ *   256000 x 3584 = 917,504,000; final norm 3,584: 9,241,705,984; "LG"
+ *   windows the odd layers of 42, 21.
+ * - gpt-j-6b: q, k, v, out 4 x 4096^2 = 67,108,864, MLP 2 x 4096 x 16384 =
+ *   134,217,728, one LayerNorm 8,192: 201,334,784, x 28 = 5,637,373,952;
+ *   untied 2 x 50400 x 4096 = 412,876,800; ln_f 8,192: 6,050,258,944.
+ */
+START_TEST(test_bundled)
+{
+	struct model m;
+
+	test_setup_paths();
+	test_load_profile(PROFILE_MODEL, "mistral-7b", &m);
+	ck_assert_double_eq_tol(model_params_total(&m), 7241732096.0, 0.5);
+	ck_assert_int_eq(model_windowed_layers(&m), 32);
+	test_load_profile(PROFILE_MODEL, "gemma-2-9b", &m);
+	ck_assert_double_eq_tol(model_params_total(&m), 9241705984.0, 0.5);
+	ck_assert_int_eq(model_windowed_layers(&m), 21);
+	test_load_profile(PROFILE_MODEL, "gpt-j-6b", &m);
+	ck_assert_double_eq_tol(model_params_total(&m), 6050258944.0, 0.5);
+	ck_assert(m.parallel_block);
+	ck_assert_int_eq(model_norms_run(&m), 1);
+}
+END_TEST
+
+static Suite *
+arch_suite(void)
+{
+	Suite *s = suite_create("arch");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_window_pairs);
+	tcase_add_test(tc, test_window_layers);
+	tcase_add_test(tc, test_window_fractions);
+	tcase_add_test(tc, test_window_model_flops);
+	tcase_add_test(tc, test_window_flash_time);
+	tcase_add_test(tc, test_window_memory_unchanged);
+	tcase_add_test(tc, test_parallel_block_memory);
+	tcase_add_test(tc, test_parallel_block_elementwise);
+	tcase_add_test(tc, test_parallel_block_tp_comm);
+	tcase_add_test(tc, test_bad_keys);
+	tcase_add_test(tc, test_bundled);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+TEST_MAIN(arch_suite)
