@@ -6,6 +6,7 @@
 #include "plan/estimate.h"
 #include "plan/expert_par.h"
 #include "plan/flops.h"
+#include "plan/host_time.h"
 #include "plan/memory.h"
 #include "plan/pipeline.h"
 #include "plan/topology.h"
@@ -723,6 +724,115 @@ START_TEST(test_moe_permute_passes)
 }
 END_TEST
 
+/*
+ * A fixture for the expert GEMM tests: the toy GPU (GEMMs at 0.5 x 1e14
+ * FLOP/s, 1e12 B/s) with @gemm_overhead per GEMM (the parametric curve:
+ * a GEMM of F FLOPs takes F / 5e13 + overhead), the toy model (h 1024, a
+ * plain two-matrix MLP) with @moe as its moe: block, and a plan of tp 1,
+ * ep 1, micro-batch 1 of 1024 tokens.
+ */
+static void
+moe_gemm_fixture(struct cluster *c, struct model *m, struct plan *p, const char *gemm_overhead, const char *moe)
+{
+	char cyaml[512], myaml[256];
+
+	snprintf(cyaml, sizeof(cyaml),
+		 "name: t\nnodes: 1\ngpus_per_node: 8\n"
+		 "gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  memory: 80 GiB\n  memory_bandwidth: 1000 GB/s\n"
+		 "  memory_efficiency: 1.0\n  gemm_efficiency_max: 0.5\n  gemm_overhead: %s\n"
+		 "  launch_overhead: 0 s\n"
+		 "intra_node:\n  bandwidth: 100 GB/s\n"
+		 "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n",
+		 gemm_overhead);
+	snprintf(myaml, sizeof(myaml), TOY_MODEL_YAML "moe:\n%s", moe);
+	test_load_cluster(c, cyaml);
+	test_load_model(m, myaml);
+	plan_init(p);
+	p->tp = p->pp = p->dp = p->ep = 1;
+	p->micro_batch = 1;
+	p->global_batch = 1;
+	p->seq_len = 1024;
+}
+
+/*
+ * The experts' weight-gradient GEMMs accumulate into Megatron's fp32
+ * main_grad (8 bytes an element read and written) besides reading their
+ * 16-bit operands: with few rows an expert, that traffic bounds them.
+ * 64 experts, top-1, expert FFN 1024, 1024 tokens: 16 rows an expert.
+ * fc1 (1024 x 1024 a expert) forward as one grouped GEMM: 2 x 16 x 1024 x
+ * 1024 x 64 = 2,147,483,648 FLOPs, 42.95 us at 5e13; its roofline's
+ * bytes 2 x 64 x (16 x 1024 + 1024 x 1024 + 16 x 1024) = 138,412,032 B,
+ * 138.412032 us at 1e12 B/s: 138.412032 us. Its wgrad moves 64 x (2 x 16
+ * x (1024 + 1024) + 8 x 1024 x 1024) = 541,065,216 B, 541.065216 us:
+ * 402.653184 us beyond the GEMM. fc2 (1024 x 1024) the same: 805.306368
+ * us in all, in the backward. With 4 experts of 256 rows the wgrad's
+ * 4 x (2 x 256 x 2048 + 8 x 1024^2) = 37,748,736 B (37.75 us) stay under
+ * the GEMM's 2^32 / 5e13 = 85.9 us: nothing.
+ */
+START_TEST(test_moe_wgrad_traffic)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct compute_layer l;
+
+	moe_gemm_fixture(&c, &m, &p, "0 s", "  experts: 64\n  top_k: 1\n  expert_ffn_hidden: 1024\n");
+	compute_layer_time(&m, &p, &c, NULL, true, &l);
+	ck_assert_double_eq_tol(l.moe_wgrad_mem_s, 805.306368e-6, 1e-12);
+	/* A dense layer has none; the MoE layer's backward carries it. */
+	{
+		struct compute_layer d;
+
+		compute_layer_time(&m, &p, &c, NULL, false, &d);
+		ck_assert_double_eq(d.moe_wgrad_mem_s, 0.0);
+	}
+	cluster_release(&c);
+	moe_gemm_fixture(&c, &m, &p, "0 s", "  experts: 4\n  top_k: 1\n  expert_ffn_hidden: 1024\n");
+	compute_layer_time(&m, &p, &c, NULL, true, &l);
+	ck_assert_double_eq(l.moe_wgrad_mem_s, 0.0);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * SequentialMLP (framework moe_sequential_mlp; Megatron-Core experts.py):
+ * a GEMM per local expert, each paying the GPU's fixed GEMM cost. 8
+ * experts, top-2, expert FFN 1024, 1024 tokens: 256 rows an expert. fc1
+ * per expert: 2 x 256 x 1024^2 = 536,870,912 FLOPs, 10.73741824 us at
+ * 5e13, + 10 us; the 8: 165.89934592 us. Grouped: 8 x those FLOPs,
+ * 85.89934592 us + 10 us once. fc2 the same: the sequential MLP takes
+ * 2 x 7 x 10 us = 140 us more in the forward (twice that backward), and
+ * launches 2 x 7 = 14 more GEMMs a forward. Neither hits the wgrad
+ * traffic bound (8 x (2 x 256 x 2048 + 8 x 1024^2) B = 75.5 us).
+ */
+START_TEST(test_moe_sequential_mlp)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct framework fw;
+	struct plan_error err;
+	struct compute_layer grouped, seq;
+	struct host_kernels kg, ks;
+
+	moe_gemm_fixture(&c, &m, &p, "10 us", "  experts: 8\n  top_k: 2\n  expert_ffn_hidden: 1024\n");
+	ck_assert_msg(framework_load_string(&fw, "seq.yaml", "name: seq\nmoe_sequential_mlp: true\n", &err), "%s",
+		      err.message);
+	ck_assert(fw.moe_sequential_mlp);
+	compute_layer_time(&m, &p, &c, NULL, true, &grouped);
+	compute_layer_time(&m, &p, &c, &fw, true, &seq);
+	ck_assert_double_eq_tol(seq.mlp_fwd_s - grouped.mlp_fwd_s, 140e-6, 1e-12);
+	ck_assert_double_eq_tol(seq.bwd_s - grouped.bwd_s, 280e-6, 1e-12);
+	ck_assert_double_eq(seq.moe_wgrad_mem_s, 0.0);
+	ck_assert_double_eq(grouped.moe_wgrad_mem_s, 0.0);
+	host_layer_kernels(&m, &p, NULL, true, 10.0, &kg);
+	host_layer_kernels(&m, &p, &fw, true, 10.0, &ks);
+	ck_assert_double_eq(ks.fwd - kg.fwd, 14.0);
+	ck_assert_double_eq(ks.bwd - kg.bwd, 28.0);
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 moe_suite(void)
 {
@@ -735,6 +845,8 @@ moe_suite(void)
 	tcase_add_test(tc, test_bilevel_scaling);
 	tcase_add_test(tc, test_ep_comm_by_hand);
 	tcase_add_test(tc, test_moe_permute_passes);
+	tcase_add_test(tc, test_moe_wgrad_traffic);
+	tcase_add_test(tc, test_moe_sequential_mlp);
 	tcase_add_test(tc, test_stage_moe_layers);
 	tcase_add_test(tc, test_ep_errors);
 	tcase_add_test(tc, test_etp_folding);

@@ -17,6 +17,7 @@ struct compute_layer {
 	double attn_fwd_s;   /**< the attention core (flash kernel or the two batched GEMMs) in fwd_s */
 	double qkv_fwd_s, proj_fwd_s, fc1_fwd_s, fc2_fwd_s; /**< the linear layers' GEMMs in fwd_s */
 	double attn_bwd_s;   /**< the attention core in bwd_s */
+	double moe_wgrad_mem_s; /**< MoE: the experts' wgrad GEMMs' time beyond their FLOPs (fp32 gradient traffic), in bwd_s */
 	double ew_kernels;   /**< element-wise kernels of the forward (fp8 casts included): host_time.h */
 };
 

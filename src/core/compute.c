@@ -136,8 +136,8 @@ static const struct {
  * repeat_kv, which expands k and v to every head (read kv, write h).
  */
 static double
-layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, int ew, double *attn_core,
-		    int *kernels)
+layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, bool sequential, int ew,
+		    double *attn_core, int *kernels)
 {
 	double t = p->tp, b = p->micro_batch, s = p->seq_len, h = m->hidden;
 	double tokens = b * s;
@@ -175,6 +175,9 @@ layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, int e
 
 		bytes += passes * 4.0 * tokens * m->moe.capacity_factor * m->moe.top_k * h / t;
 		*kernels += sort ? 4 : 2;
+		/* SequentialMLP: each local expert's MLP its own activation. */
+		if (sequential)
+			*kernels += (m->moe.experts / p->ep - 1) * ew_ops[ew][act].kernels;
 	} else {
 		bytes += ew_ops[ew][act].bytes * tokens * m->ffn_hidden / t;
 	}
@@ -196,6 +199,7 @@ layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, int e
 	return bytes + *attn_core;
 }
 
+/* moecost: begin MoE expert GEMMs */
 /*
  * The MLP of an MoE layer on one GPU (Fedus et al. 2021; Megatron-Core's
  * grouped GEMM): the router, then E/ep local experts, and the shared
@@ -206,10 +210,51 @@ layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, int e
  * holds 1/etp of its weights (MoE parallel folding, arXiv:2504.14960;
  * Megatron-Core core_r0.12 token_dispatcher.py). With etp = tp that is
  * cf * k * tokens * ep / E rows against 1/tp of the weights.
+ * The routed experts run as one grouped GEMM per matrix (TEGroupedMLP,
+ * --moe-grouped-gemm: every expert's tiles fill the GPU's waves together,
+ * so the group sits on the size curve at its total FLOPs) or, with the
+ * framework's moe_sequential_mlp, as SequentialMLP (megatron/core/
+ * transformer/moe/experts.py, core_r0.6.0 to 23e00ed): a loop over the
+ * local experts, each expert's fc1 and fc2 their own GEMMs at their own
+ * size, few rows each.
+ * @wgrad_mem_s: what the experts' weight-gradient GEMMs take beyond their
+ * FLOPs' time. Megatron accumulates weight gradients into the fp32
+ * main_grad inside the GEMM (--gradient-accumulation-fusion, on by
+ * default: TEGroupedLinear's fuse_wgrad_accumulation, megatron/core/
+ * extensions/transformer_engine.py): each expert matrix's gradient is
+ * read and written in fp32 (8 bytes an element) besides the two 16-bit
+ * operands of rows x its sides. With few rows an expert that traffic,
+ * not the FLOPs, bounds the kernel (a roofline; SimuMax's measured B200
+ * grouped wgrad, configs/system/b200_bf16_ceperm.json @4dcaae5: 160
+ * experts of 154 rows, 3072 x 5120, 2.3-3.7 ms, the traffic's 3.8 ms at
+ * the profile's 5.36 TB/s, where the forward takes 1.7 ms).
  */
 static double
-moe_mlp_gemm_time(const struct model *m, const struct plan *p, const struct cluster *c,
-		  struct compute_casts *casts)
+moe_expert_gemm(const struct cluster *c, const struct plan *p, double rows, double n, double k, double local,
+		bool sequential, struct compute_casts *casts, double *wgrad_mem_s)
+{
+	double time, wgrad_bytes = local * (2.0 * rows * (n + k) + 8.0 * n * k);
+
+	if (sequential) {
+		struct compute_casts one = { .bytes = 0.0, .recipe = casts->recipe };
+
+		time = local * compute_linear_time(c, p, rows, n, k, 1, &one);
+		casts->bytes += local * one.bytes;
+		casts->kernels += (int)(local * one.kernels);
+		casts->bwd_bytes += local * one.bwd_bytes;
+		casts->bwd_kernels += (int)(local * one.bwd_kernels);
+	} else {
+		time = compute_linear_time(c, p, rows, n, k, local, casts);
+	}
+	/* The wgrad GEMM does the forward's FLOPs (time); it takes the
+	 * longer of that and its traffic. */
+	*wgrad_mem_s += fmax(0.0, compute_memory_time(c, wgrad_bytes) - time);
+	return time;
+}
+
+static double
+moe_mlp_gemm_time(const struct model *m, const struct plan *p, const struct cluster *c, bool sequential,
+		  struct compute_casts *casts, double *wgrad_mem_s)
 {
 	double t = p->tp, et = plan_etp(p), tokens = (double)p->micro_batch * p->seq_len, h = m->hidden;
 	double f = m->moe.expert_ffn_hidden, in = m->gated_mlp ? 2.0 * f : f;
@@ -217,8 +262,9 @@ moe_mlp_gemm_time(const struct model *m, const struct plan *p, const struct clus
 	double rows = m->moe.capacity_factor * m->moe.top_k * (tokens / t) * p->ep * et / m->moe.experts;
 	double time = compute_gemm_time(c, tokens, m->moe.experts, h, 1); /* router */
 
-	time += compute_linear_time(c, p, rows, in / et, h, local, casts) +
-		compute_linear_time(c, p, rows, h, f / et, local, casts);
+	*wgrad_mem_s = 0.0;
+	time += moe_expert_gemm(c, p, rows, in / et, h, local, sequential, casts, wgrad_mem_s) +
+		moe_expert_gemm(c, p, rows, h, f / et, local, sequential, casts, wgrad_mem_s);
 	if (m->moe.shared_experts > 0) {
 		double sf = f * m->moe.shared_experts;
 
@@ -227,6 +273,7 @@ moe_mlp_gemm_time(const struct model *m, const struct plan *p, const struct clus
 	}
 	return time;
 }
+/* moecost: end MoE expert GEMMs */
 
 /*
  * Fused (flash) attention over the local heads of one micro-batch. FLOPs
@@ -318,13 +365,14 @@ layer_attention_gemms(const struct model *m, const struct plan *p, const struct 
  * layer) into @out, split 1/t as layer_attention_gemms says. */
 static void
 layer_mlp_gemms(const struct model *m, const struct plan *p, const struct cluster *c, bool moe,
-		struct compute_casts *casts, struct compute_layer *out)
+		bool sequential, struct compute_casts *casts, struct compute_layer *out)
 {
 	double t = p->tp, tokens = (double)p->micro_batch * p->seq_len, h = m->hidden;
 	double mlp_in = m->gated_mlp ? 2.0 * m->ffn_hidden : m->ffn_hidden;
 
+	out->moe_wgrad_mem_s = 0.0;
 	if (moe) {
-		out->mlp_fwd_s = moe_mlp_gemm_time(m, p, c, casts);
+		out->mlp_fwd_s = moe_mlp_gemm_time(m, p, c, sequential, casts, &out->moe_wgrad_mem_s);
 		out->fc1_fwd_s = out->fc2_fwd_s = 0.5 * out->mlp_fwd_s;
 	} else {
 		out->fc1_fwd_s = compute_linear_time(c, p, tokens, mlp_in / t, h, 1, casts); /* fc1 (+gate) */
@@ -486,11 +534,12 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 
 	layer_attention_gemms(m, p, c, &casts, out);
 	gemm += out->qkv_fwd_s + out->proj_fwd_s;
-	layer_mlp_gemms(m, p, c, moe, &casts, out);
+	layer_mlp_gemms(m, p, c, moe, fw && fw->moe_sequential_mlp, &casts, out);
 	gemm += out->mlp_fwd_s;
 	layer_attention_core(m, p, c, fw, &attn_gemm, &attn_bwd);
 	gemm += attn_gemm;
-	mem_bytes = layer_fwd_mem_bytes(m, p, moe, fw ? fw->elementwise : FRAMEWORK_EW_FUSED, &attn_mem, &kernels);
+	mem_bytes = layer_fwd_mem_bytes(m, p, moe, fw && fw->moe_sequential_mlp,
+					fw ? fw->elementwise : FRAMEWORK_EW_FUSED, &attn_mem, &kernels);
 
 	out->fwd_gemm_s = gemm;
 	/* Element-wise kernels: their traffic at the achieved bandwidth, plus
@@ -507,7 +556,7 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 	cast_fwd_s = compute_memory_time(c, casts.bytes) + casts.kernels * c->gpu.launch_overhead_s;
 	cast_bwd_s = compute_memory_time(c, casts.bwd_bytes) + casts.bwd_kernels * c->gpu.launch_overhead_s;
 	out->bwd_s = 2.0 * (out->fwd_s - cast_fwd_s - (p->flash_attention ? attn_gemm : 0.0)) + cast_bwd_s +
-		     (p->flash_attention ? attn_bwd : 0.0);
+		     (p->flash_attention ? attn_bwd : 0.0) + out->moe_wgrad_mem_s;
 	out->attn_bwd_s = p->flash_attention ? attn_bwd : 2.0 * attn_gemm;
 	out->recompute_s = layer_recompute_time(m, p, c, fw, moe, out, attn_gemm, attn_mem);
 }
@@ -517,7 +566,7 @@ compute_layer_scale(struct compute_layer *cl, double f)
 {
 	double *t[] = { &cl->fwd_s, &cl->bwd_s, &cl->recompute_s, &cl->fwd_gemm_s, &cl->fwd_mem_s,
 			&cl->mlp_fwd_s, &cl->attn_fwd_s, &cl->qkv_fwd_s, &cl->proj_fwd_s, &cl->fc1_fwd_s,
-			&cl->fc2_fwd_s, &cl->attn_bwd_s };
+			&cl->fc2_fwd_s, &cl->attn_bwd_s, &cl->moe_wgrad_mem_s };
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		*t[i] *= f;

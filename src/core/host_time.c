@@ -12,7 +12,8 @@
  *   and the gate apart. MLA (Megatron-Core MLASelfAttention): the
  *   down-projections, the up-projections and the output projection. An
  *   MoE layer: the router, two grouped expert GEMMs (Megatron-Core's
- *   GroupedMLP), the shared experts' two. The backward launches a dgrad
+ *   GroupedMLP; SequentialMLP, framework moe_sequential_mlp: two per local
+ *   expert, and an activation each), the shared experts' two. The backward launches a dgrad
  *   and a wgrad GEMM for each.
  * - Attention: one fused kernel forward; FlashAttention-2's backward is
  *   three (flash_bwd_launch_template.h: the dO.O preprocessing, the
@@ -41,7 +42,8 @@ host_layer_kernels(const struct model *m, const struct plan *p, const struct fra
 	else
 		gemm = eager ? 4.0 : 2.0;
 	if (moe)
-		gemm += 1.0 + 2.0 + (m->moe.shared_experts > 0 ? 2.0 : 0.0);
+		gemm += 1.0 + 2.0 * (fw && fw->moe_sequential_mlp ? (double)m->moe.experts / p->ep : 1.0) +
+			(m->moe.shared_experts > 0 ? 2.0 : 0.0);
 	else
 		gemm += 2.0 + (eager && m->gated_mlp ? 1.0 : 0.0);
 	if (p->tp > 1) {

@@ -130,6 +130,10 @@ const struct schema_key framework_schema[] = {
 	  .help = "with precision fp8, the linear weights live only in fp8 with their cached transpose, the "
 		  "fp32 master in the optimizer (Transformer Engine's fp8_model_init: NeMo's fp8_params, "
 		  "Megatron-LM's --fp8-param-gather); false: a 16-bit weight and its fp8 copies" },
+	{ .key = "moe_sequential_mlp", .type = SCHEMA_BOOL, .offset = OFF(moe_sequential_mlp), .def = "false",
+	  .help = "MoE: the routed experts run as Megatron-Core's SequentialMLP, an fc1 and an fc2 GEMM per "
+		  "local expert at its own size (Megatron-LM without --moe-grouped-gemm); false: one grouped "
+		  "GEMM per matrix over all local experts (TEGroupedMLP, --moe-grouped-gemm)" },
 	{ .key = "cp_ring", .type = SCHEMA_ENUM, .offset = OFF(cp_ring), .def = "p2p",
 	  .choices = framework_cp_ring_names,
 	  .help = "context parallelism's ring attention: a send/receive of K and V per step hidden behind "
