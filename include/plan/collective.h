@@ -41,6 +41,13 @@ double collective_time(const struct cluster *c, const struct group_layout *g,
 double collective_ring_intra_step_s(const struct cluster *c, int nodes);
 
 /**
+ * Time of one NCCL broadcast of @bytes from one rank to the others of
+ * group @g: a pipelined chain through the ring, n steps of latency (n over
+ * nodes, the rest inside them) and the whole message over every link.
+ */
+double collective_broadcast_time(const struct cluster *c, const struct group_layout *g, double bytes);
+
+/**
  * MiCS's hierarchical parameter all-gather (Zhang et al. VLDB 2023,
  * Sec. 4.2; DeepSpeed mics.py): hop 1 gathers among the ranks that share
  * a local index across the group's nodes (each on its NIC share, 1/k of
