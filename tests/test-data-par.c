@@ -391,6 +391,15 @@ START_TEST(test_zero1_internevo)
 	ck_assert_double_eq_tol(dc.gather_s, 2.0208e-2, 1e-15);
 	ck_assert_double_eq_tol(dc.bytes, 5.25e8, 1e-6);
 	/*
+	 * Buckets of 2.5e7 elements: 4 all-reduces of 5e7 B, each 32 us +
+	 * 1.75 x 5e7 / 1e10 = 8.782e-3 s: 3.5128e-2 s, three latencies (96 us)
+	 * more than one all-reduce of the lot.
+	 */
+	fw.grad_bucket = 2.5e7;
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 0.0, 5e7, 2.0, COLL_ALGO_RING, &dc);
+	ck_assert_double_eq_tol(dc.reduce_s, 3.5128e-2, 1e-15);
+	fw.grad_bucket = 0.0;
+	/*
 	 * zero1 = 4 (mics_group 4 with --zero 1): the group is one node's 4
 	 * GPUs. The all-reduce still spans all 8 ranks; 4 broadcasts of
 	 * 5e7 B inside the node: 4 x 1 us + 5e7 / 1e11 = 5.04e-4 s each,

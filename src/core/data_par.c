@@ -51,8 +51,13 @@ dp_sync(const struct plan *p, const struct cluster *c, const struct dp_groups *g
 	double grad_bytes = fw->reduce_bytes * params;
 	double weight_bytes = fw->gather_bytes * params;
 
+	/* With grad_bucket, one all-reduce a bucket, each paying its
+	 * latency (InternEvo's _reduce_grads_by_rank: a reduce_tensor call
+	 * per full bucket). */
+	double buckets = fw->grad_bucket > 0 ? fmax(1.0, ceil(params / fw->grad_bucket)) : 1.0;
+
 	if (p->zero == 0) {
-		out->reduce_s += collective_time(c, g, COLL_ALLREDUCE, algo, grad_bytes);
+		out->reduce_s += buckets * collective_time(c, g, COLL_ALLREDUCE, algo, grad_bytes / buckets);
 		out->bytes += 2.0 * frac * grad_bytes;
 		return;
 	}
@@ -61,7 +66,7 @@ dp_sync(const struct plan *p, const struct cluster *c, const struct dp_groups *g
 		 * reduce_rank = None; utils.py reduce_tensor: no destination,
 		 * dist.all_reduce over ParallelMode.DATA): every DP rank gets
 		 * every gradient, whatever the zero1 group. */
-		out->reduce_s += collective_time(c, g, COLL_ALLREDUCE, algo, grad_bytes);
+		out->reduce_s += buckets * collective_time(c, g, COLL_ALLREDUCE, algo, grad_bytes / buckets);
 		out->bytes += 2.0 * frac * grad_bytes;
 	} else if (rep->size > 1) {
 		/* Sharded in groups: reduce-scatter inside the group, then
