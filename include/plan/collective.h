@@ -42,8 +42,8 @@ double collective_ring_intra_step_s(const struct cluster *c, int nodes);
 
 /**
  * Time of one NCCL broadcast of @bytes from one rank to the others of
- * group @g: a pipelined chain through the ring, n steps of latency (n over
- * nodes, the rest inside them) and the whole message over every link.
+ * group @g: a pipelined chain through the ring, n steps of latency (k of
+ * them across the group's k nodes) and the whole message over every link.
  */
 double collective_broadcast_time(const struct cluster *c, const struct group_layout *g, double bytes);
 
