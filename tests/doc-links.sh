@@ -7,7 +7,8 @@
 # '-' and '_', spaces as '-', a repeated heading '-1', '-2', ...) or an
 # explicit <a id="ANCHOR">. Links in code (fenced blocks, `spans`) and
 # links with a scheme (https:, mailto:) are not checked. And README.md,
-# the front door, stays at most 300 lines (the rest goes to docs/).
+# the front door, stays at most 300 lines (the rest goes to docs/); and
+# every man page they or the man pages name, plan-cli-NAME(N), is in man/.
 # Usage: doc-links.sh SOURCE_ROOT
 set -u
 root=$1
@@ -117,6 +118,25 @@ for f in "${files[@]}"; do
 		failed=1
 	fi
 done
+
+# Every man page named (plan-cli-NAME(N), or ".BR plan\-cli\-NAME (N)" in
+# roff) in the Markdown documentation and the man pages is one of man/.
+count=$((count + 1))
+named=$(cat README.md HACKING.md NEWS docs/*.md man/*.[1-8] | sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' |
+	grep -oE 'plan-cli(-[a-z][a-z-]*[a-z])? ?\([1-8]\)' | tr -d ' ' | sort -u)
+missing=""
+for ref in $named; do
+	page=${ref%(*}
+	section=${ref#*(}
+	section=${section%)}
+	[ -f "man/$page.$section" ] || missing="$missing $ref"
+done
+if [ -n "$named" ] && [ -z "$missing" ]; then
+	echo "ok $count - the $(echo $named | wc -w) man pages named in the documentation exist in man/"
+else
+	echo "not ok $count - man pages named in the documentation but not in man/:${missing:- (none named)}"
+	failed=1
+fi
 
 count=$((count + 1))
 lines=$(wc -l <README.md)

@@ -1,4 +1,4 @@
-# Compares plan-cli(1) with the output fields (see man-fields.sh). Reads
+# Compares plan-cli-predict(1) with the output fields (see man-fields.sh). Reads
 # print-fields' lines first, then the man page; prints one line per
 # difference ("undocumented KEY", "unknown key KEY", "csv column ...").
 #

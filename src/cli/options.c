@@ -378,6 +378,8 @@ cli_options_usage(const struct cli_command_options *cmd, FILE *out)
 		}
 		fputc('\n', out);
 	}
+	/* Every command has its man page (man/plan-cli-COMMAND.1, git's manner). */
+	fprintf(out, "\nSee plan-cli-%s(1): man plan-cli-%s.\n", cmd->command, cmd->command);
 }
 
 void

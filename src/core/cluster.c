@@ -114,29 +114,34 @@ struct wave_tiles {
 };
 
 /*
- * The waves of @tiles CTA tiles: they run one tile per SM, and the last
+ * The waves of a GEMM's CTA tiles: they run one tile per SM, and the last
  * wave is partial (NVIDIA, Matrix Multiplication Background User's Guide,
  * DU-09799-001, Sec. 3.2 "Wave quantization"). The fill of the GPU's SM
- * slots is tiles / (waves x SMs); this returns tiles / waves, the fill
- * times the SM count.
+ * slots is tiles / (waves x SMs); best_fill_sms returns tiles / waves, the
+ * fill times the SM count, of the best of the tiles cuBLAS chooses among:
+ * the profile's tile, transposed, and its square half.
  */
-static inline double
-fill_sms(const struct wave_tiles *w, double tiles)
-{
-	return tiles / ceil_count(tiles * w->inv_sms);
-}
-
-/* The best fill of an m x n output (times @batch) over the tiles cuBLAS
- * chooses among: the profile's tile, transposed, and its square half. */
 static double
 best_fill_sms(const struct wave_tiles *w, double m, double n, double batch)
 {
 	double m_tm = ceil_count(m * w->inv_m), m_tn = ceil_count(m * w->inv_n);
 	double n_tm = ceil_count(n * w->inv_m), n_tn = ceil_count(n * w->inv_n);
 	double half = w->m_is_half ? m_tm * n_tm : m_tn * n_tn;
+	double t[3] = { m_tm * n_tn * batch, m_tn * n_tm * batch, half * batch };
+	double best_t = t[0], best_w = ceil_count(t[0] * w->inv_sms);
 
-	return max_of(fill_sms(w, m_tm * n_tn * batch),
-		      max_of(fill_sms(w, m_tn * n_tm * batch), fill_sms(w, half * batch)));
+	/* The largest tiles / waves, compared by cross-multiplying (all
+	 * positive) so that one division is taken instead of three: this
+	 * runs for every GEMM of every prediction. */
+	for (int i = 1; i < 3; i++) {
+		double waves = ceil_count(t[i] * w->inv_sms);
+
+		if (t[i] * best_w > best_t * waves) {
+			best_t = t[i];
+			best_w = waves;
+		}
+	}
+	return best_t / best_w;
 }
 
 double

@@ -988,7 +988,9 @@ estimate_finite(const struct plan *p, const struct estimate *e, struct plan_erro
 		if (!isfinite(v))
 			return plan_error_nonfinite(p, estimate_figures[i].name, err);
 	}
-	for (int s = 0; s < ESTIMATE_MAX_STAGES; s++)
+	/* Only the plan's stages are written (the rest stay zero from
+	 * estimate_core's memset); this check runs on every prediction. */
+	for (int s = 0; s < p->pp && s < ESTIMATE_MAX_STAGES; s++)
 		if (!isfinite(e->stage_memory[s]))
 			return plan_error_nonfinite(p, "stage_memory", err);
 	return estimate_plausible(p, e, err);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # predict and optimize on a multimodal model (DistMM, Huang et al. NSDI
 # 2024): the per-submodule and monolithic outputs, their JSON keys against
-# plan-cli(1), and the bad inputs that are usage errors.
+# plan-cli-predict(1), and the bad inputs that are usage errors.
 # Usage: run-multimodal-tests.sh PLAN_CLI SOURCE_ROOT
 set -u
 . "$(dirname "$(realpath "$0")")/harness.sh"
@@ -27,12 +27,12 @@ check "predict --format json is JSON with submodules and batch_sync_s" \
 	'[ $? -eq 0 ] && jq -e "(.iteration_time_s - .compute_s - .batch_sync_s) as \$d |
 	 .mode == \"per-submodule\" and (.submodules | length) == 2 and .batch_sync_s > 0 and
 	 \$d < 1e-9 and \$d > -1e-9 and .submodules[0].prediction.plan.dp == 12" "$tmp/json" >/dev/null'
-# Every key of the multimodal JSON is named in plan-cli(1).
+# Every key of the multimodal JSON is named in plan-cli-predict(1).
 missing=""
 for k in $(jq -r '(keys[]), (.submodules[0] | keys[]), (.submodules[0].plan | keys[])' "$tmp/json" | sort -u); do
-	grep -qE "^\.BR? \"?$k([ \"]|$)" man/plan-cli.1 || missing="$missing $k"
+	grep -qE "^\.BR? \"?$k([ \"]|$)" man/plan-cli-predict.1 || missing="$missing $k"
 done
-check "plan-cli(1) names every key of the multimodal JSON${missing:+ (missing:$missing)}" '[ -z "$missing" ]'
+check "plan-cli-predict(1) names every key of the multimodal JSON${missing:+ (missing:$missing)}" '[ -z "$missing" ]'
 
 "$bin" "${opt[@]}" "${base[@]}" --gpus 16 >"$tmp/opt" 2>"$tmp/err"
 check "optimize: per-submodule, monolithic, speedup and timing" \

@@ -320,12 +320,12 @@ check "llama2-7b on one V100 node: recomputing less than in full does not fit, a
 		(.reason | test(\"^does not fit: the closest needs [0-9.]* GiB of 16.0 on stage [0-9]+$\")) and
 		(.predict_args | index(\"--allow-oom\")) != null" "$tmp/x2.json" >/dev/null'
 predicts_again "$tmp/x2.json" ".explain[3]" "the closest plan without full recomputation"
-# plan-cli(1) documents every key of an explain object (optimize output).
+# plan-cli-optimize(1) documents every key of an explain object (optimize output).
 missing=""
 for key in $(jq -r '[.explain[] | keys[]] | unique[]' "$tmp/x.json"); do
-	sed -n '/^\.SS optimize output/,/^\.SS /p' man/plan-cli.1 | grep -q "^\.B $key\$" || missing="$missing $key"
+	sed -n '/^\.SS optimize output/,/^\.SS /p' man/plan-cli-optimize.1 | grep -q "^\.B $key\$" || missing="$missing $key"
 done
-check "plan-cli(1) documents every key of explain${missing:+ (missing:$missing)}" '[ -z "$missing" ]'
+check "plan-cli-optimize(1) documents every key of explain${missing:+ (missing:$missing)}" '[ -z "$missing" ]'
 
 # Usage errors.
 "$bin" "${opt[@]}" --model gpt-1.7b --cluster selene >/dev/null 2>"$tmp/err"

@@ -2,8 +2,9 @@
 # The option tables (each command's rows, beside its code in src/cli/)
 # against their documentation: for each command of 'plan-cli --help' (the
 # table of commands in src/cli/main.c), the options plan-cli accepts (the
-# hidden 'plan-cli --list-options') must be the options that plan-cli(1)'s
-# OPTIONS section lists under "COMMAND ... options" (its .TP tags), and
+# hidden 'plan-cli --list-options') must be the options that the
+# command's page, plan-cli-COMMAND(1), lists in its OPTIONS section under
+# "COMMAND ... options" (its .TP tags), and
 # the user documentation (README.md and docs/*.md: the README gives one
 # example a command, docs/commands.md every option) must name each. The
 # sweep's axis options must be the study file's axes with dashes for
@@ -31,14 +32,15 @@ check "plan-cli --help lists the commands, import and profiles among them" \
 mapfile -t commands <"$tmp/commands"
 
 # The option names of the .TP (and .TQ) tags in the .SS "CMD ... options"
-# sections of OPTIONS, one a line, sorted; --help is left out (a global option).
+# sections of OPTIONS in man/plan-cli-CMD.1, one a line, sorted; --help is
+# left out (a global option, in plan-cli(1)).
 man_options() {
 	awk -v cmd="$1" '
 		/^\.SH / { in_opts = ($2 == "OPTIONS"); sect = 0; next }
 		/^\.SS / { s = $2; gsub(/\\/, "", s); sect = in_opts && s == cmd && $NF == "options"; next }
 		sect && (/^\.TP/ || /^\.TQ/) { tag = 1; next }
 		sect && tag { print; tag = 0 }
-	' man/plan-cli.1 | sed 's/\\-/-/g' | grep -o -- '--[a-z][a-z0-9-]*' | grep -vx -- '--help' | sort -u
+	' "man/plan-cli-$1.1" | sed 's/\\-/-/g' | grep -o -- '--[a-z][a-z0-9-]*' | grep -vx -- '--help' | sort -u
 }
 
 for cmd in "${commands[@]}"; do
@@ -47,9 +49,9 @@ for cmd in "${commands[@]}"; do
 	if [ ! -s "$tmp/table.$cmd" ]; then
 		bad "$cmd: the table has options"
 	elif diff "$tmp/table.$cmd" "$tmp/man.$cmd" >"$tmp/diff"; then
-		ok "$cmd: plan-cli(1) OPTIONS lists the table's $(wc -l <"$tmp/table.$cmd") options"
+		ok "$cmd: plan-cli-$cmd(1) OPTIONS lists the table's $(wc -l <"$tmp/table.$cmd") options"
 	else
-		bad "$cmd: the table (<) and plan-cli(1) OPTIONS (>) differ"
+		bad "$cmd: the table (<) and plan-cli-$cmd(1) OPTIONS (>) differ"
 		diag "$(cat "$tmp/diff")"
 	fi
 	missing=""
