@@ -181,6 +181,31 @@ START_TEST(test_message_size)
 }
 END_TEST
 
+START_TEST(test_broadcast)
+{
+	struct cluster c;
+	struct group_layout node = { 8, 8, 1 };
+	struct group_layout full_nodes = { 16, 8, 2 };
+	struct group_layout one_per_node = { 4, 1, 4 };
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	/* NCCL's ring broadcast as a chain (tuning.cc: nsteps = n for
+	 * Broadcast, nNodes of them across nodes; bus bandwidth = algorithm
+	 * bandwidth, nccl-tests PERFORMANCE.md). One node: 8 x 3 us +
+	 * 1e8 / 225e9 = 24 us + 444.44 us. */
+	ck_assert_rel(collective_broadcast_time(&c, &node, 1e8), 24e-6 + 1e8 / 225e9, 1e-12);
+	/* 16 ranks on 2 nodes: 14 x 3 us + 2 x 5 us = 52 us; the whole 1e9
+	 * through the node's 8 NIC shares, 170e9 B/s (NVLink's 225e9 is
+	 * faster): 5.88235 ms; 5.93435 ms in all. */
+	ck_assert_rel(collective_broadcast_time(&c, &full_nodes, 1e9), 52e-6 + 1e9 / 170e9, 1e-12);
+	/* One rank a node: 4 x 5 us + 1e9 / 21.25e9 = 20 us + 47.0588 ms: the
+	 * same bytes as an all-gather's whole buffer, (n-1)/n more. */
+	ck_assert_rel(collective_broadcast_time(&c, &one_per_node, 1e9), 20e-6 + 1e9 / 21.25e9, 1e-12);
+	ck_assert_double_eq(collective_broadcast_time(&c, &(struct group_layout){ 1, 1, 1 }, 1e9), 0.0);
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 collective_suite(void)
 {
@@ -193,6 +218,7 @@ collective_suite(void)
 	tcase_add_test(tc, test_net_overhead);
 	tcase_add_test(tc, test_p2p_bits_vs_bytes);
 	tcase_add_test(tc, test_message_size);
+	tcase_add_test(tc, test_broadcast);
 	suite_add_tcase(s, tc);
 	return s;
 }

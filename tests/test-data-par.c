@@ -361,6 +361,85 @@ START_TEST(test_tied_embedding_sync)
 }
 END_TEST
 
+/* InternEvo's HybridZeroOptimizer (frameworks/internevo.yaml): ZeRO-1
+ * with the gradients all-reduced over every DP rank and the updated
+ * weights broadcast by each owner. */
+START_TEST(test_zero1_internevo)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct plan_layout lay;
+	struct dp_comm dc;
+	struct framework fw;
+
+	toy_setup(&c, &m, &p, &lay, 1, 8, 1);
+	framework_init_default(&fw);
+	fw.zero_grad_reduce = FRAMEWORK_ZR_ALL_REDUCE;
+	fw.zero_param_sync = FRAMEWORK_ZS_BROADCAST;
+	/*
+	 * Gradients: the all-reduce of test_dp_allreduce, 3.5032e-2 s.
+	 * Weights: the toy model has 2 x 12 + 3 = 27 tensors, more than the
+	 * 8 ranks, so 8 owners broadcast 2e8 / 8 = 2.5e7 B each over the 8
+	 * ranks on 2 nodes: 6 x 1 us + 2 x 10 us = 26 us, and 2.5e7 B through
+	 * the node's 4 x 2.5e9 B/s = 2.5e-3 s: 2.526e-3 s; 8 of them
+	 * 2.0208e-2 s (an all-gather: 1.7516e-2 s). Bytes: 2 (7/8) 2e8 +
+	 * (7/8) 2e8 = 5.25e8.
+	 */
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 0.0, 5e7, 2.0, COLL_ALGO_RING, &dc);
+	ck_assert_double_eq_tol(dc.reduce_s, 3.5032e-2, 1e-15);
+	ck_assert_double_eq_tol(dc.gather_s, 2.0208e-2, 1e-15);
+	ck_assert_double_eq_tol(dc.bytes, 5.25e8, 1e-6);
+	/*
+	 * Buckets of 2.5e7 elements: 4 all-reduces of 5e7 B, each 32 us +
+	 * 1.75 x 5e7 / 1e10 = 8.782e-3 s: 3.5128e-2 s, three latencies (96 us)
+	 * more than one all-reduce of the lot.
+	 */
+	fw.grad_bucket = 2.5e7;
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 0.0, 5e7, 2.0, COLL_ALGO_RING, &dc);
+	ck_assert_double_eq_tol(dc.reduce_s, 3.5128e-2, 1e-15);
+	fw.grad_bucket = 0.0;
+	/*
+	 * zero1 = 4 (mics_group 4 with --zero 1): the group is one node's 4
+	 * GPUs. The all-reduce still spans all 8 ranks; 4 broadcasts of
+	 * 5e7 B inside the node: 4 x 1 us + 5e7 / 1e11 = 5.04e-4 s each,
+	 * 2.016e-3 s.
+	 */
+	p.mics_group = 4;
+	topology_plan(&p, &c, &lay);
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 0.0, 5e7, 2.0, COLL_ALGO_RING, &dc);
+	ck_assert_double_eq_tol(dc.reduce_s, 3.5032e-2, 1e-15);
+	ck_assert_double_eq_tol(dc.gather_s, 2.016e-3, 1e-15);
+	/*
+	 * The built-in reduce-scatter framework in the same groups: reduce-
+	 * scatter in the node (3 x 1 us + 3/4 x 2e8 / 1e11 = 1.503e-3 s),
+	 * then each 5e7 B shard all-reduced over the 2 replicas, one a node
+	 * (2 x 10 us + 5e7 / 2.5e9 = 2.002e-2 s): 2.1523e-2 s; the all-gather
+	 * in the node 1.503e-3 s.
+	 */
+	framework_init_default(&fw);
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 0.0, 5e7, 2.0, COLL_ALGO_RING, &dc);
+	ck_assert_double_eq_tol(dc.reduce_s, 2.1523e-2, 1e-15);
+	ck_assert_double_eq_tol(dc.gather_s, 1.503e-3, 1e-15);
+	cluster_release(&c);
+}
+END_TEST
+
+/* Buckets of a fraction f of the gradients (InternEvo's
+ * reduce_bucket_size): R 1 s, backward 2 s, f 0.1: the reductions start
+ * 0.2 s into the backward, a 1.8 s window; the last bucket's 0.1 s
+ * waits. f above 1 is one bucket, reduced after the backward. */
+START_TEST(test_bucket_tail)
+{
+	double window;
+
+	ck_assert_double_eq_tol(dp_bucket_tail(1.0, 2.0, 0.1, &window), 0.1, 1e-15);
+	ck_assert_double_eq_tol(window, 1.8, 1e-15);
+	ck_assert_double_eq_tol(dp_bucket_tail(1.0, 2.0, 2.0, &window), 1.0, 1e-15);
+	ck_assert_double_eq(window, 0.0);
+}
+END_TEST
+
 static Suite *
 data_par_suite(void)
 {
@@ -374,6 +453,8 @@ data_par_suite(void)
 	tcase_add_test(tc, test_grad_reduce_overlap_switch);
 	tcase_add_test(tc, test_zero3_exposure);
 	tcase_add_test(tc, test_zero3_experts_per_tensor);
+	tcase_add_test(tc, test_zero1_internevo);
+	tcase_add_test(tc, test_bucket_tail);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -41,13 +41,23 @@ double collective_time(const struct cluster *c, const struct group_layout *g,
 double collective_ring_intra_step_s(const struct cluster *c, int nodes);
 
 /**
+ * Time of one NCCL broadcast of @bytes from one rank to the others of
+ * group @g: a pipelined chain through the ring, n steps of latency (k of
+ * them across the group's k nodes) and the whole message over every link.
+ */
+double collective_broadcast_time(const struct cluster *c, const struct group_layout *g, double bytes);
+
+/**
  * MiCS's hierarchical parameter all-gather (Zhang et al. VLDB 2023,
  * Sec. 4.2; DeepSpeed mics.py): hop 1 gathers among the ranks that share
  * a local index across the group's nodes (each on its NIC share, 1/k of
  * the cross-node volume of a flat ring), hop 2 gathers inside the node
- * over NVLink. Hop 2 is launched asynchronously chunk by chunk, so the
- * hops overlap: the slower one plus the latency of the other. A group
- * inside one node falls back to the ring.
+ * over NVLink. The hops run one after the other, each a collective with
+ * its own base latency: DeepSpeed's _hierarchical_all_gather_params
+ * (deepspeed/runtime/zero/mics.py) enqueues the inter-node
+ * all_gather_coalesced with async_op=False, copies its output into place,
+ * then issues the intra-node one. A group inside one node falls back to
+ * the ring.
  */
 double collective_two_hop_allgather(const struct cluster *c, const struct group_layout *g,
 				    double bytes);

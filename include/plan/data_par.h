@@ -40,6 +40,13 @@ void dp_comm_time(const struct model *m, const struct plan *p,
 		  double params_layer, double layers, enum coll_algo algo, struct dp_comm *out);
 
 /**
+ * Reduction in buckets of a fraction @f of the gradients: the time of the
+ * last bucket's reduction (exposed after the backward), and in @window
+ * the backward time, of @bwd_s, that can hide the others.
+ */
+double dp_bucket_tail(double reduce_s, double bwd_s, double f, double *window);
+
+/**
  * Whether plan @p overlaps its DP gradient reduction (ZeRO 0-2) with the
  * backward under framework @fw: as the plan says (--dp-overlap,
  * --no-dp-overlap), else as the profile's grad_reduce_overlap.

@@ -49,6 +49,21 @@ enum framework_sac {
 	FRAMEWORK_SAC_OP,        /**< torchtitan's per-op policy: every second matmul and the element-wise ops */
 };
 
+/** How ZeRO-1/2 reduces the gradients (its sharded optimizer's input). */
+enum framework_zero_reduce {
+	FRAMEWORK_ZR_REDUCE_SCATTER, /**< each rank gets its shard (Megatron's distributed optimizer, DeepSpeed) */
+	FRAMEWORK_ZR_ALL_REDUCE,     /**< every rank gets all of them, over every DP rank (InternEvo's
+					  HybridZeroOptimizer: reduce_tensor with no destination) */
+};
+
+/** How ZeRO-1/2 brings the updated 16-bit weights back to every rank. */
+enum framework_zero_sync {
+	FRAMEWORK_ZS_ALLGATHER, /**< one all-gather (in buckets) over the shard group */
+	FRAMEWORK_ZS_BROADCAST, /**< one broadcast per owning rank of the shard group, one after another
+				     (InternEvo's broadcast_params): shards are whole tensors, so at most
+				     one per parameter tensor */
+};
+
 /** Which CUDA graphs it captures (host launch time: plan/host_time.h). */
 enum framework_graphs {
 	FRAMEWORK_GRAPHS_NONE,  /**< every kernel launched from the host (eager PyTorch, Megatron's default) */
@@ -64,6 +79,8 @@ extern const char *const framework_elementwise_names[];
 extern const char *const framework_attention_names[];
 extern const char *const framework_prefetch_names[];
 extern const char *const framework_cp_ring_names[];
+extern const char *const framework_zero_reduce_names[];
+extern const char *const framework_zero_sync_names[];
 
 struct framework {
 	char name[64];
@@ -102,6 +119,10 @@ struct framework {
 	bool fp8_params;          /**< fp8 linear weights kept only in fp8 (no 16-bit copy): fp8 primary weights */
 	bool moe_sequential_mlp;  /**< routed experts as Megatron-Core's SequentialMLP (a GEMM per expert), not a grouped GEMM */
 	int pipeline_split;       /**< plan-cli pipeline: enum plan_pp_split where the even split fails */
+	int zero_grad_reduce;     /**< enum framework_zero_reduce */
+	int zero_param_sync;      /**< enum framework_zero_sync */
+	double grad_bucket;       /**< ZeRO 0-2: gradient elements per reduction bucket (0: the last layer's
+				       gradients are the exposed tail) */
 };
 
 /**

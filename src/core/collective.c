@@ -139,6 +139,31 @@ collective_time(const struct cluster *c, const struct group_layout *g,
 	return c->intra.collective_latency_s + ring_time(c, g, kind, bytes);
 }
 
+/*
+ * NCCL's broadcast is a ring used as a chain from the root (NCCL's
+ * src/device/broadcast.h): pipelined chunks pass every rank once, so
+ * every link, and every node's NICs, carry the whole message (nccl-tests
+ * doc/PERFORMANCE.md: bus bandwidth = algorithm bandwidth for
+ * Broadcast), and the chain's fill costs one step per rank: NCCL's
+ * tuning model gives broadcast nsteps = nRanks, nNodes of them across
+ * nodes (src/graph/tuning.cc; /work/shared/research/formulas.md Sec. 5).
+ * The per-step latencies are the ring's (collective_ring_intra_step_s()).
+ */
+double
+collective_broadcast_time(const struct cluster *c, const struct group_layout *g, double bytes)
+{
+	int n = g->size, k = g->nodes;
+	double t_lat, t_bw;
+
+	if (n <= 1 || bytes <= 0)
+		return 0.0;
+	if (k <= 1)
+		return c->intra.collective_latency_s + n * c->intra.latency_s + bytes / intra_bw(c);
+	t_lat = (double)(n - k) * collective_ring_intra_step_s(c, k) + k * c->inter.latency_s;
+	t_bw = fmax(bytes / intra_bw(c), bytes / (g->per_node * nic_bw_msg(c, bytes)));
+	return c->intra.collective_latency_s + t_lat + t_bw;
+}
+
 double
 collective_two_hop_allgather(const struct cluster *c, const struct group_layout *g, double bytes)
 {

@@ -4,26 +4,86 @@
 #include "plan/data_par.h"
 #include "plan/pipeline.h"
 
-/* Stage 0-2 traffic of @params parameters over group @g: gradients in the
- * framework's reduce precision, the updated weights in its gather one. */
-static void
-dp_sync(const struct plan *p, const struct cluster *c, const struct group_layout *g,
-	enum coll_algo algo, const struct framework *fw, double params, struct dp_comm *out)
+/* Where stage 0-2 traffic runs: every DP rank holding the same
+ * parameters (@dp), the ranks one optimizer state is sharded over
+ * (@shard: the DP group, or InternEvo's zero1 group / a MiCS-like
+ * partition group), and the replicas of one shard (@replica, size 1
+ * without such groups). */
+struct dp_groups {
+	const struct group_layout *dp, *shard, *replica;
+};
+
+/*
+ * The updated 16-bit weights back to every rank of the shard group.
+ * FRAMEWORK_ZS_BROADCAST is InternEvo's HybridZeroOptimizer.broadcast_params
+ * (InternLM/InternLM@c18bec9, the code of its July 2023 performance
+ * table, internlm/solver/optimizer/hybrid_zero_optim.py): one
+ * dist.broadcast of each owner's flat 16-bit shard, issued async on one
+ * communicator and waited for before the next step, so they run one after
+ * another and are not overlapped ("TODO: support broadcast overlap").
+ * _partition_param_list hands out whole tensors (largest first, to the
+ * least-loaded rank), so ranks beyond the tensor count own nothing and
+ * broadcast nothing: min(G, tensors) broadcasts of bytes / that on
+ * average.
+ */
+static double
+dp_param_sync(const struct cluster *c, const struct group_layout *g, enum coll_algo algo,
+	      const struct framework *fw, double bytes, double tensors)
 {
+	double owners;
+
+	if (fw->zero_param_sync != FRAMEWORK_ZS_BROADCAST)
+		return collective_time(c, g, COLL_ALLGATHER, algo, bytes);
+	owners = fmax(1.0, fmin((double)g->size, tensors));
+	return owners * collective_broadcast_time(c, g, bytes / owners);
+}
+
+/* Stage 0-2 traffic of @params parameters in @tensors tensors: gradients
+ * in the framework's reduce precision, the updated weights in its gather
+ * one. */
+static void
+dp_sync(const struct plan *p, const struct cluster *c, const struct dp_groups *gs,
+	enum coll_algo algo, const struct framework *fw, double params, double tensors, struct dp_comm *out)
+{
+	const struct group_layout *g = gs->dp, *sh = gs->shard, *rep = gs->replica;
 	double frac = g->size > 1 ? (double)(g->size - 1) / g->size : 0.0;
+	double sfrac = sh->size > 1 ? (double)(sh->size - 1) / sh->size : 0.0;
 	double grad_bytes = fw->reduce_bytes * params;
+	double weight_bytes = fw->gather_bytes * params;
+
+	/* With grad_bucket, one all-reduce a bucket, each paying its
+	 * latency (InternEvo's _reduce_grads_by_rank: a reduce_tensor call
+	 * per full bucket). */
+	double buckets = fw->grad_bucket > 0 ? fmax(1.0, ceil(params / fw->grad_bucket)) : 1.0;
 
 	if (p->zero == 0) {
-		out->reduce_s += collective_time(c, g, COLL_ALLREDUCE, algo, grad_bytes);
+		out->reduce_s += buckets * collective_time(c, g, COLL_ALLREDUCE, algo, grad_bytes / buckets);
 		out->bytes += 2.0 * frac * grad_bytes;
-	} else {
-		/* Reduce-scatter the gradients, all-gather the updated 16-bit weights. */
-		double weight_bytes = fw->gather_bytes * params;
-
-		out->reduce_s += collective_time(c, g, COLL_REDUCESCATTER, algo, grad_bytes);
-		out->gather_s += collective_time(c, g, COLL_ALLGATHER, algo, weight_bytes);
-		out->bytes += frac * (grad_bytes + weight_bytes);
+		return;
 	}
+	if (fw->zero_grad_reduce == FRAMEWORK_ZR_ALL_REDUCE) {
+		/* InternEvo (hybrid_zero_optim.py, _attach_reduction_hook:
+		 * reduce_rank = None; utils.py reduce_tensor: no destination,
+		 * dist.all_reduce over ParallelMode.DATA): every DP rank gets
+		 * every gradient, whatever the zero1 group. */
+		out->reduce_s += buckets * collective_time(c, g, COLL_ALLREDUCE, algo, grad_bytes / buckets);
+		out->bytes += 2.0 * frac * grad_bytes;
+	} else if (rep->size > 1) {
+		/* Sharded in groups: reduce-scatter inside the group, then
+		 * all-reduce each shard across the replicas (MiCS's 2-hop
+		 * gradient synchronisation, Zhang et al. VLDB 2023, Sec. 4.3). */
+		double shard = grad_bytes / sh->size;
+
+		out->reduce_s += collective_time(c, sh, COLL_REDUCESCATTER, algo, grad_bytes) +
+				 collective_time(c, rep, COLL_ALLREDUCE, algo, shard);
+		out->bytes += sfrac * grad_bytes + 2.0 * (rep->size - 1) / rep->size * shard;
+	} else {
+		/* Reduce-scatter the gradients. */
+		out->reduce_s += collective_time(c, g, COLL_REDUCESCATTER, algo, grad_bytes);
+		out->bytes += frac * grad_bytes;
+	}
+	out->gather_s += dp_param_sync(c, sh, algo, fw, weight_bytes, tensors);
+	out->bytes += sfrac * weight_bytes;
 }
 
 static double
@@ -214,11 +274,22 @@ dp_comm_time(const struct model *m, const struct plan *p,
 	out->grad_bytes = fw->reduce_bytes * params_gpu;
 
 	if (p->zero <= 2) {
-		dp_sync(p, c, &lay->dp, algo, fw, dense, out);
+		/* ZeRO-1/2 in groups (InternEvo's zero1 = G < dp) shard over
+		 * the MiCS layout's partition group, replicated across the rest. */
+		struct group_layout one = { 1, 1, 1 };
+		struct dp_groups dense_g = { &lay->dp, p->mics_group > 0 ? &lay->mics : &lay->dp,
+					     p->mics_group > 0 ? &lay->replica : &one };
+		struct dp_groups expert_g = { &lay->edp, &lay->edp, &one };
+		/* The stage's tensors: its layers', and at most three more (the
+		 * embedding, the head, the final norm). */
+		double tensors = layers * model_tensors_per_layer(m) + 3.0;
+
+		dp_sync(p, c, &dense_g, algo, fw, dense, tensors, out);
 		/* Expert weights are replicated only across the expert-DP ranks that
 		 * hold the same experts (DeepSpeed-MoE, Megatron-Core). */
 		if (params_expert > 0)
-			dp_sync(p, c, &lay->edp, algo, fw, params_expert, out);
+			dp_sync(p, c, &expert_g, algo, fw, params_expert,
+				layers * z3_expert_tensors(m, fw, params_expert / layers).reduced, out);
 	} else {
 		double rest = fmax(0.0, dense - layers * params_layer);
 
@@ -246,6 +317,22 @@ dp_comm_time(const struct model *m, const struct plan *p,
 		out->embed_sync_s = collective_time(c, &pair, COLL_ALLREDUCE, COLL_ALGO_RING,
 						    fw->reduce_bytes * m->vocab * (double)m->hidden / p->tp);
 	}
+}
+
+/*
+ * Gradient buckets of a fraction @f of the gradients, each reduced as it
+ * fills (InternEvo's _store_and_try_reduce_grads_by_bucket; PyTorch DDP's
+ * bucket_cap_mb): the reductions can start once the first bucket is
+ * full, a fraction f into the backward of @bwd_s, so @window is
+ * (1 - f) bwd; the last bucket fills as the backward ends and its
+ * reduction, a fraction f of @reduce_s, is exposed whatever the rest hid.
+ */
+double
+dp_bucket_tail(double reduce_s, double bwd_s, double f, double *window)
+{
+	f = fmin(1.0, fmax(0.0, f));
+	*window = bwd_s * (1.0 - f);
+	return reduce_s * f;
 }
 
 bool

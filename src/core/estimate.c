@@ -476,11 +476,19 @@ stage_tail(const struct model *m, const struct plan *p, const struct layer_costs
 	}
 	/* Gradient reduction overlaps the backward of the last micro-batch,
 	 * except for the last bucket (PyTorch DDP / Megatron overlap-grad-reduce). */
-	if (dp_grad_reduce_overlapped(p, fw))
+	double tail = 0.0;
+
+	if (dp_grad_reduce_overlapped(p, fw)) {
 		t->window = w->bwd * (layers > 1.0 ? 1.0 - 1.0 / layers : 0.0);
+		/* Buckets of grad_bucket elements (InternEvo's reduce_bucket_size):
+		 * the first starts once it is full, the last is reduced after
+		 * the backward (dp_bucket_tail()). */
+		if (fw->grad_bucket > 0 && params > 0)
+			tail = dp_bucket_tail(t->dc.reduce_s, w->bwd, fw->grad_bucket / params, &t->window);
+	}
 	/* The backward that hides the reduction runs slower meanwhile
 	 * (dp_zero3_exposed() cites the factor). */
-	t->dp_exposed = fmax(0.0, t->dc.reduce_s - t->window) + t->dc.gather_s + t->dc.embed_sync_s +
+	t->dp_exposed = fmax(tail, t->dc.reduce_s - t->window) + t->dc.gather_s + t->dc.embed_sync_s +
 			(fw->overlap_slowdown - 1.0) * fmin(t->dc.reduce_s, t->window);
 	/* The optimizer steps this GPU's shard: dense states over the DP
 	 * group (or the MiCS group), expert states over the expert-DP ranks that

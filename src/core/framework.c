@@ -11,6 +11,8 @@ const char *const framework_cp_ring_names[] = { "p2p", "allgather", NULL };
 const char *const framework_elementwise_names[] = { "fused", "eager", NULL };
 const char *const framework_graphs_names[] = { "none", "layer", "full", NULL };
 const char *const framework_sac_names[] = { "attention", "op", NULL };
+const char *const framework_zero_reduce_names[] = { "reduce_scatter", "all_reduce", NULL };
+const char *const framework_zero_sync_names[] = { "allgather", "broadcast", NULL };
 
 void
 framework_init_default(struct framework *fw)
@@ -36,4 +38,6 @@ framework_init_default(struct framework *fw)
 	fw->fp8_recipe = PLAN_FP8_DELAYED - 1;
 	fw->fp8_amax_history = 1024.0;
 	fw->cp_ring = FRAMEWORK_RING_P2P;
+	fw->zero_grad_reduce = FRAMEWORK_ZR_REDUCE_SCATTER;
+	fw->zero_param_sync = FRAMEWORK_ZS_ALLGATHER;
 }

@@ -467,8 +467,11 @@ validate_sharding(const struct plan *p, const struct model *m, struct plan_error
 			    plan_etp(p));
 	if (p->mics_group < 0 || (p->mics_group > 0 && p->dp % p->mics_group != 0))
 		return FAIL("the MiCS group (%d) must divide dp (%d)", p->mics_group, p->dp);
-	if (p->mics_group > 0 && p->zero != 3)
-		return FAIL("MiCS shards like ZeRO-3: --mics-group needs --zero 3 (got --zero %d)", p->zero);
+	/* Groups of ZeRO-1/2 are InternEvo's zero1 = G (optimizer states
+	 * sharded inside groups of G DP ranks, replicated across them). */
+	if (p->mics_group > 0 && p->zero == 0)
+		return FAIL("a partition group (--mics-group %d) shards ZeRO's states: it needs --zero 1-3",
+			    p->mics_group);
 	if (p->mics_group > 0 && model_is_moe(m))
 		return FAIL("MiCS with an MoE model ('%s') is not modelled", m->name);
 	/* DeepSpeed's pipeline engine refuses ZeRO-2/3; torchtitan runs FSDP2

@@ -28,6 +28,21 @@ const struct schema_key framework_schema[] = {
 	{ .key = "grad_reduce_overlap", .type = SCHEMA_BOOL, .offset = OFF(grad_reduce_overlap), .def = "true",
 	  .help = "ZeRO 0-2: the gradient all-reduce (or reduce-scatter) overlaps the backward of the last "
 		  "micro-batch (PyTorch DDP; Megatron with --overlap-grad-reduce)" },
+	{ .key = "zero_grad_reduce", .type = SCHEMA_ENUM, .offset = OFF(zero_grad_reduce), .def = "reduce_scatter",
+	  .choices = framework_zero_reduce_names,
+	  .help = "ZeRO-1/2: the gradients are reduce-scattered to their shard's owner (reduce_scatter: "
+		  "Megatron's distributed optimizer, DeepSpeed), or all-reduced over every DP rank before each "
+		  "rank keeps its shard (all_reduce: InternEvo's HybridZeroOptimizer)" },
+	{ .key = "zero_param_sync", .type = SCHEMA_ENUM, .offset = OFF(zero_param_sync), .def = "allgather",
+	  .choices = framework_zero_sync_names,
+	  .help = "ZeRO-1/2: the updated weights come back by one all-gather over the shard group (allgather), "
+		  "or by one broadcast per owning rank, one after another, each of whole tensors (broadcast: "
+		  "InternEvo's broadcast_params)" },
+	{ .key = "grad_bucket", .type = SCHEMA_NUMBER, .offset = OFF(grad_bucket), .min = 0, .max = 1e12,
+	  .def = "0",
+	  .help = "ZeRO 0-2 with grad_reduce_overlap: gradient elements per reduction bucket; the last one "
+		  "is reduced after the backward (InternEvo's reduce_bucket_size, 512 Mi elements); 0: the "
+		  "last layer's gradients" },
 	{ .key = "gather_bytes", .type = SCHEMA_NUMBER, .offset = OFF(gather_bytes), .min = 0,
 	  .min_exclusive = true, .max = 8, .def = "2",
 	  .help = "bytes per parameter all-gathered (bf16: 2)" },

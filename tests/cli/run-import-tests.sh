@@ -239,9 +239,10 @@ check "FlagPerf: ZeRO-1 and SP from its case scripts; a bare 400 Gb/s is a NIC's
 	 grep -q "^FLAGPERF: .*400 Gbit/s read as one NIC.s speed" "$tmp/rules/inferred.txt" &&
 	 grep -q "^FLAGPERF: intra-node 450 GB/s a direction" "$tmp/rules/inferred.txt" &&
 	 grep -q "^NEMO-L2: intra-node 450 GB/s a direction" "$tmp/rules/inferred.txt"'
-check "InternEvo's ZeRO-1 in groups of 8: ZeRO-1 over all 64 ranks (said), not ZeRO-3/MiCS; its overlapped sync on" \
-	'[ "$(field INTERNEVO zero)" = 1 ] && [ -z "$(field INTERNEVO mics_group)" ] && [ "$(field INTERNEVO dp_overlap)" = true ] &&
-	 grep -q "^INTERNEVO: .*ZeRO-1 in groups of 8 of the 64 DP ranks: plan-cli cannot group ZeRO-1" "$tmp/rules/inferred.txt"'
+check "InternEvo's ZeRO-1 in groups of 8: ZeRO-1 in mics_group 8 (said), not ZeRO-3/MiCS; the internevo profile; its overlapped sync on" \
+	'[ "$(field INTERNEVO zero)" = 1 ] && [ "$(field INTERNEVO mics_group)" = 8 ] && [ "$(field INTERNEVO dp_overlap)" = true ] &&
+	 [ "$(field INTERNEVO framework)" = internevo ] &&
+	 grep -q "^INTERNEVO: .*ZeRO-1 in groups of 8 of the 64 DP ranks: mics_group 8 with zero 1" "$tmp/rules/inferred.txt"'
 check "Megatron-FSDP (a Megatron-Bridge run): not PyTorch FSDP; ZeRO-3 of the nemo profile, said" \
 	'[ "$(field MFSDP zero)" = 3 ] && [ "$(field MFSDP framework)" = nemo ] &&
 	 grep -q "^MFSDP: .*Megatron-FSDP: no framework profile of its own" "$tmp/rules/inferred.txt"'
