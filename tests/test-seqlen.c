@@ -365,6 +365,85 @@ START_TEST(test_gain_grows_with_spread)
 }
 END_TEST
 
+/*
+ * Pad's fill and drain go at the pace of the iteration's slowest
+ * micro-batch (DynaPipe's (p - 1) t_max / v): two lengths, 256 and 1024
+ * tokens, 3 : 1. GPT-1.7B, pp 4 x dp 8, micro-batch 1, 128 sequences: m =
+ * 128 / 8 = 16 micro-batches. A micro-batch's longest is 1024 with P = 1/4
+ * (b = 1), so the slot is 3/4 slot(256) + 1/4 slot(1024); the longest of
+ * all 16 draws is 1024 with P = 1 - (3/4)^16 = 0.98998, so the bubble is
+ * 0.01002 bubble(256) + 0.98998 bubble(1024). The iteration is tail + 16
+ * slot + bubble, the tail the plan's iteration less its 16 slots and
+ * bubble at full length; each term from estimate_plan at that length.
+ */
+START_TEST(test_pad_bubble_slowest)
+{
+	static const int len[] = { 256, 1024 };
+	static const double cnt[] = { 3, 1 };
+	struct seqlen_dist d;
+	struct setup s;
+	struct estimate e, e256, e1024;
+	struct plan_error err;
+	struct plan q;
+	double tail, p_all = 1.0 - pow(0.75, 16), want;
+
+	setup(&s, "gpt-1.7b", 2048);
+	s.p.dp = 8;
+	s.p.micro_batch = 1;
+	s.p.global_batch = 128;
+	build(&d, len, cnt, 2);
+	plan_error_clear(&err);
+	ck_assert_msg(estimate_plan(&s.m, &s.c, &s.p, NULL, &e, &err), "%s", err.message);
+	tail = e.iteration_time_s - 16 * e.details.slot_s - e.breakdown.pp_bubble;
+	q = s.p;
+	q.seq_len = 256;
+	ck_assert(estimate_plan(&s.m, &s.c, &q, NULL, &e256, &err));
+	q.seq_len = 1024;
+	ck_assert(estimate_plan(&s.m, &s.c, &q, NULL, &e1024, &err));
+	want = tail + 16 * (0.75 * e256.details.slot_s + 0.25 * e1024.details.slot_s) +
+	       (1.0 - p_all) * e256.breakdown.pp_bubble + p_all * e1024.breakdown.pp_bubble;
+	ck_assert_msg(seqlen_estimate(&s.m, &s.c, &s.p, NULL, &d, SEQLEN_PAD, 0, &e, &err), "%s", err.message);
+	ck_assert_double_eq_tol(e.batching.iteration_time_s, want, 1e-12 * want);
+	seqlen_dist_release(&d);
+	cluster_release(&s.c);
+}
+END_TEST
+
+/* Issue 24 item 9: on the FLAN-like mix, 32 GPUs as pp 4 x dp 8 and a
+ * small batch (16 sequences a replica), dynamic was slower than pad at
+ * micro-batch 1 while pad's bubble went at a typical micro-batch's pace
+ * and dynamic's at its slowest one's. With one pipeline model for both,
+ * dynamic (the least of DynaPipe's objective over the sorted splits) is
+ * never slower than pad or pack, at any micro-batch. */
+START_TEST(test_dynamic_never_slower)
+{
+	struct setup s;
+	struct seqlen_dist d;
+	struct plan_error err;
+	char path[4096];
+
+	setup(&s, mix_cases[_i].model, mix_cases[_i].seq_len);
+	s.p.dp = 8;
+	plan_error_clear(&err);
+	ck_assert_msg(seqlen_resolve("flan-mix", path, sizeof(path), &err), "%s", err.message);
+	ck_assert_msg(seqlen_load_file(path, &d, &err), "%s", err.message);
+	for (int g = 128; g <= 1024; g *= 8)
+		for (int b = 1; b <= 8; b *= 2) {
+			double pad, pack, dyn;
+
+			s.p.global_batch = g;
+			s.p.micro_batch = b;
+			pad = throughput(&s, &d, SEQLEN_PAD, SEQLEN_ATTN_FULL);
+			pack = throughput(&s, &d, SEQLEN_PACK, SEQLEN_ATTN_FULL);
+			dyn = throughput(&s, &d, SEQLEN_DYNAMIC, SEQLEN_ATTN_FULL);
+			ck_assert_msg(dyn >= pad && dyn >= pack, "%s, batch %d, micro-batch %d: dynamic %.0f, pad %.0f, "
+				      "pack %.0f", mix_cases[_i].model, g, b, dyn, pad, pack);
+		}
+	seqlen_dist_release(&d);
+	cluster_release(&s.c);
+}
+END_TEST
+
 /* Without a distribution nothing is batched; lengths above --seq-len
  * are truncated, and context parallelism is refused. */
 START_TEST(test_truncation_and_limits)
@@ -412,6 +491,8 @@ seqlen_suite(void)
 	tcase_add_loop_test(tc, test_flan_mix_order, 0, (int)(sizeof(mix_cases) / sizeof(mix_cases[0])));
 	tcase_add_loop_test(tc, test_gain_grows_with_spread, 0, (int)(sizeof(mix_cases) / sizeof(mix_cases[0])));
 	tcase_add_test(tc, test_truncation_and_limits);
+	tcase_add_test(tc, test_pad_bubble_slowest);
+	tcase_add_loop_test(tc, test_dynamic_never_slower, 0, (int)(sizeof(mix_cases) / sizeof(mix_cases[0])));
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	return s;

@@ -72,6 +72,34 @@ enum framework_graphs {
 	FRAMEWORK_GRAPHS_FULL,  /**< the whole step one graph (--cuda-graph-impl full_iteration) */
 };
 
+/* plan-cli optsearch: begin (the pipeline schedules a framework runs) */
+/**
+ * The pipeline schedules a framework implements, which optimize searches
+ * without a --pp-schedule constraint (enum plan_pp_schedule; 1F1B, and
+ * interleaved 1F1B with vpp > 1, in every set).
+ */
+enum framework_schedules {
+	FRAMEWORK_SCHED_1F1B,       /**< 1F1B and interleaved 1F1B alone: Megatron-Core
+					 (pipeline_parallel/schedules.py, get_forward_backward_func,
+					 core_r0.12), DeepSpeed (runtime/pipe/schedule.py, TrainSchedule) */
+	FRAMEWORK_SCHED_TORCHTITAN, /**< and ZB-V and DualPipeV: PyTorch's pipelining
+					 (torch/distributed/pipelining/schedules.py, ScheduleZBVZeroBubble,
+					 ScheduleDualPipeV, PyTorch 2.8) as torchtitan's
+					 pipeline_parallel_schedule names them */
+	FRAMEWORK_SCHED_ZB,         /**< and ZB-H1 and ZB-V: the zero-bubble Megatron fork
+					 (sail-sg/zero-bubble-pipeline-parallelism, Qi et al. ICLR 2024) */
+	FRAMEWORK_SCHED_ALL,        /**< every schedule plan-cli models */
+	FRAMEWORK_SCHED_COUNT,
+};
+
+extern const char *const framework_schedules_names[];
+
+struct framework;
+
+/** Whether framework @fw (NULL: the built-in one) runs pipeline schedule @sched (enum plan_pp_schedule). */
+bool framework_runs_schedule(const struct framework *fw, int sched);
+/* plan-cli optsearch: end */
+
 extern const char *const framework_graphs_names[];
 extern const char *const framework_gather_names[];
 extern const char *const framework_sac_names[];
@@ -123,6 +151,7 @@ struct framework {
 	int zero_param_sync;      /**< enum framework_zero_sync */
 	double grad_bucket;       /**< ZeRO 0-2: gradient elements per reduction bucket (0: the last layer's
 				       gradients are the exposed tail) */
+	int pipeline_schedules;   /**< plan-cli optsearch: enum framework_schedules, what optimize searches */
 };
 
 /**

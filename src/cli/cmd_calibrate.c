@@ -148,7 +148,7 @@ load_runs(struct calib_session *s)
 			snprintf(r->framework, sizeof(r->framework), "%s",
 				 s->req->framework ? s->req->framework : CLI_DEFAULT_FRAMEWORK);
 		rc = cli_load_run(s->req->runs, r, &s->models[i], &s->frameworks[i], &s->compressors[i], &s->cmp[i]);
-		if (rc == CLI_EXIT_OK && !runs_complete(r, &s->models[i], &s->cluster, &err)) {
+		if (rc == CLI_EXIT_OK && !runs_complete(r, &s->models[i], &s->cluster, &s->frameworks[i], &err)) {
 			cli_error("%s: row %d ('%s'): %s", s->req->runs, r->row, r->id, err.message);
 			return CLI_EXIT_INPUT;
 		}

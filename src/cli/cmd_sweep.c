@@ -286,7 +286,7 @@ build_cell(const struct study *s, struct cache *k, long i, struct sweep_cell *c,
 	}
 	/* As predict completes its plan: dp from the GPUs, MiCS's ZeRO-3, ... */
 	plan_error_clear(&err);
-	if (!plan_complete(p, &(struct plan_fill){ gpus, flash, PLAN_PP_SPLIT_EVEN }, c->model, &c->cluster, &err)) {
+	if (!plan_complete(p, &(struct plan_fill){ gpus, flash, c->framework->pipeline_split }, c->model, &c->cluster, &err)) {
 		snprintf(why, size, "%.500s", err.message);
 		return CLI_EXIT_INPUT;
 	}

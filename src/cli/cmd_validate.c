@@ -94,7 +94,7 @@ predict_run(const char *file, struct run *run, struct row_result *res)
 		return rc;
 	plan_error_clear(&err);
 	res->run = run;
-	if (!runs_complete(run, &m, &c, &err) || !runs_predict(run, &m, &c, &fw, cmp_used, &res->p, &err)) {
+	if (!runs_complete(run, &m, &c, &fw, &err) || !runs_predict(run, &m, &c, &fw, cmp_used, &res->p, &err)) {
 		cli_error("%s: row %d ('%s'): %s", file, run->row, run->id, err.message);
 		rc = CLI_EXIT_INPUT;
 	}

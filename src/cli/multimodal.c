@@ -155,12 +155,21 @@ spec_submodule(const struct multimodal *mm, const char *arg, char *name, size_t 
 	return true;
 }
 
+/* The framework's rule for layers that pp x vpp do not divide (its
+ * pipeline_split key), as predict takes it from --framework. */
+static int
+framework_split(const struct framework *fw)
+{
+	return fw ? fw->pipeline_split : PLAN_PP_SPLIT_EVEN;
+}
+
 /* The spec's plan completed as predict completes its own (plan_complete:
  * dp from gpus=G, flash attention from the GPU, recompute-layers=K on
- * every stage), after what only a spec can get wrong. */
+ * every stage, the framework's pipeline_split @split), after what only a
+ * spec can get wrong. */
 static bool
 spec_complete(const struct cli_plan_spec *st, const char *name, const struct model *m, const struct cluster *c,
-	      struct plan *p)
+	      int split, struct plan *p)
 {
 	struct plan_error err;
 
@@ -171,7 +180,7 @@ spec_complete(const struct cli_plan_spec *st, const char *name, const struct mod
 		return false;
 	}
 	plan_error_clear(&err);
-	if (!plan_complete(p, &(struct plan_fill){ st->gpus, st->flash, PLAN_PP_SPLIT_EVEN }, m, c, &err)) {
+	if (!plan_complete(p, &(struct plan_fill){ st->gpus, st->flash, split }, m, c, &err)) {
 		cli_error("--submodule %s: %s", name, err.message);
 		return false;
 	}
@@ -200,7 +209,7 @@ parse_spec(const struct predict_request *r, const struct multimodal *mm, const s
 	/* --monolithic: every submodule on all the GPUs, unless said. */
 	if (r->monolithic && !st.given[PLAN_ATTR_DP] && st.gpus == 0)
 		st.gpus = total;
-	return spec_complete(&st, name, &mm->sub[*idx].model, c, p);
+	return spec_complete(&st, name, &mm->sub[*idx].model, c, framework_split(r->opt.framework), p);
 }
 
 /* ------------------------------------------------------------ output */
@@ -367,12 +376,15 @@ static bool
 monolithic_plans(const struct predict_request *r, const struct multimodal *mm, const struct cluster *c,
 		 struct plan *plans)
 {
-	struct plan p = r->plan;
-
-	if (!cli_plan_complete(&p, &(struct plan_fill){ r->gpus, r->flash, PLAN_PP_SPLIT_EVEN }, &mm->sub[0].model, c))
-		return false;
-	for (int i = 0; i < mm->nsub; i++)
-		plans[i] = p;
+	/* Completed for each submodule's own layers: the framework's
+	 * pipeline_split applies where that submodule's pp x vpp do not
+	 * divide them, as predict of that model alone would apply it. */
+	for (int i = 0; i < mm->nsub; i++) {
+		plans[i] = r->plan;
+		if (!cli_plan_complete(&plans[i], &(struct plan_fill){ r->gpus, r->flash,
+				       framework_split(r->opt.framework) }, &mm->sub[i].model, c))
+			return false;
+	}
 	return true;
 }
 

@@ -14,6 +14,32 @@ const char *const framework_sac_names[] = { "attention", "op", NULL };
 const char *const framework_zero_reduce_names[] = { "reduce_scatter", "all_reduce", NULL };
 const char *const framework_zero_sync_names[] = { "allgather", "broadcast", NULL };
 
+/* plan-cli optsearch: each set named by the schedules in it (--pp-schedule's words). */
+const char *const framework_schedules_names[] = {
+	"1f1b", "1f1b,zb-v,dualpipev", "1f1b,zb-h1,zb-v", "all", NULL,
+};
+_Static_assert(sizeof(framework_schedules_names) / sizeof(framework_schedules_names[0]) == FRAMEWORK_SCHED_COUNT + 1,
+	       "a name for every schedule set");
+
+bool
+framework_runs_schedule(const struct framework *fw, int sched)
+{
+	int set = fw ? fw->pipeline_schedules : FRAMEWORK_SCHED_1F1B;
+
+	switch (sched) {
+	case PLAN_PP_1F1B:
+		return true;
+	case PLAN_PP_ZB_H1:
+		return set == FRAMEWORK_SCHED_ZB || set == FRAMEWORK_SCHED_ALL;
+	case PLAN_PP_ZB_V:
+		return set != FRAMEWORK_SCHED_1F1B;
+	case PLAN_PP_DUALPIPEV:
+		return set == FRAMEWORK_SCHED_TORCHTITAN || set == FRAMEWORK_SCHED_ALL;
+	default: /* DualPipe (two copies of the model a rank): DeepSeek's own framework */
+		return set == FRAMEWORK_SCHED_ALL;
+	}
+}
+
 void
 framework_init_default(struct framework *fw)
 {

@@ -62,6 +62,7 @@ const struct plan_attr plan_attrs[PLAN_ATTR_COUNT + 1] = {
 		.help = "expert parallelism over the tp x cp x dp ranks (default 1)" },
 	/* 0: the experts split as the dense layers, tp ways (Megatron-Core's default). */
 	[PLAN_ATTR_ETP] = { "etp", "N", PLAN_ATTR_INT, IN_PLAN(etp), .min = 0, .max = 1 << 20, .def = 0,
+		.flags = PLAN_ATTR_SEARCHED, /* plan-cli optsearch: search.c's etp_candidates */
 		.help = "expert tensor parallelism: the experts split N ways,\n"
 			"apart from tp (default, or 0: as tp); ep x etp divides\n"
 			"tp x cp x dp (MoE parallel folding)" },

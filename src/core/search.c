@@ -6,6 +6,7 @@
 #include "plan/compression.h"
 #include "plan/compute.h"
 #include "plan/expert_par.h"
+#include "plan/framework.h"
 #include "plan/milp.h"
 #include "plan/pipeline.h"
 #include "plan/search.h"
@@ -233,6 +234,7 @@ struct uniform_scope {
 	double bound;   /* a mix's time is at least this (its slot is no shorter) */
 	double cap;
 	bool known[3];                  /* per mode: whether mem holds its stages */
+	bool fitted;                    /* plan-cli optsearch: a lighter mode fits every stage */
 	double mem[3][PLAN_MAX_STAGES]; /* per mode, every stage's memory */
 };
 
@@ -253,10 +255,18 @@ inner_uniform(const struct inner *in)
 	for (int k = 0; k < scopes; k++) { /* mem stays unset (6 KiB a mode): known[] says */
 		u[k].mix = false;
 		u[k].bound = u[k].cap = 0.0;
+		u[k].fitted = false;
 		memset(u[k].known, 0, sizeof(u[k].known));
 	}
 	for (int i = 0; i < nm; i++)
 		for (int k = 0; k < scopes; k++) {
+			/* plan-cli optsearch: modes go lightest first, and more
+			 * recomputation only adds work to the same layers (it
+			 * lengthens the slot and the iteration): once a mode
+			 * fits, a heavier one cannot win this shape (consider()).
+			 * optimize --all (on_eval) still predicts every mode. */
+			if (u[k].fitted && !in->opt->on_eval)
+				continue;
 			if (!uniform_plan(in, k, &p))
 				continue;
 			p.recompute = modes[i];
@@ -273,6 +283,8 @@ inner_uniform(const struct inner *in)
 				u[k].mix = !cand.est.fits;
 				u[k].bound = cand.est.details.slot_s * pipeline_bound_slots(&p);
 			}
+			if (cand.est.fits && !cand.plan.custom_recompute_layers)
+				u[k].fitted = true;
 			/* If the heaviest mode does not fit, a stage fits in none. */
 			if (i == nm - 1 && !cand.est.fits)
 				u[k].mix = false;
@@ -1327,7 +1339,7 @@ by_bound(const void *a, const void *b)
  * runs m + (p - 1)/v slots (Narayanan et al. SC21, Eq. 2).
  */
 static double
-lower_bound(const struct model *m, const struct cluster *c, const struct plan *p)
+lower_bound(const struct model *m, const struct cluster *c, const struct plan *p, bool compressed)
 {
 	/* A CP rank's s/cp tokens (plan_cp_local): its work per micro-batch. */
 	struct plan q = plan_cp_local(p);
@@ -1343,6 +1355,10 @@ lower_bound(const struct model *m, const struct cluster *c, const struct plan *p
 	compute_layer_scale(&dense, pace);
 	tp_layer_comm(m, &q, c, &lay, &dense, &tc);
 	per_mb = (m->layers - model_moe_layers(m)) * (dense.fwd_s + dense.bwd_s) + m->layers * tc.bwd_s;
+	/* plan-cli optsearch: without a compressor the forward's TP
+	 * collectives are as unavoidable as the backward's. */
+	if (!compressed)
+		per_mb += m->layers * tc.fwd_s;
 	if (model_is_moe(m)) {
 		compute_layer_time(m, &q, c, NULL, true, &moe);
 		compute_layer_scale(&moe, pace);
@@ -1365,6 +1381,7 @@ lower_bound(const struct model *m, const struct cluster *c, const struct plan *p
 /* The outer choices of one shape, made one dimension at a time by enumerate(). */
 struct outer {
 	int tp, cp, pp, dp, mb, vpp, zero, mics_group, ep, sp, route;
+	int etp;        /* plan-cli optsearch: expert TP (tp: as the dense layers) */
 	int tpo;        /* TP overlap (with sequence parallelism, when the options allow it) */
 	int split, first, last, sched; /* plan-cli pipeline: the layout rule and the schedule */
 	int mics_2hop;  /* MiCS's 2-hop all-gather (plan.mics_hierarchical) */
@@ -1473,27 +1490,88 @@ mics_candidates(const struct outer_space *x, const struct outer *o, int zero, in
 	return n;
 }
 
-/* EP degrees: powers of two dividing the experts and dp (1 for a dense model). */
-static int
-ep_candidates(const struct model *m, const struct search_options *opt, const struct outer *o, int *eps)
-{
-	int n = 0;
-	/* MoE parallel folding: with etp = tp (the default) EP takes the CP
-	 * and DP ranks, ep | cp x dp; an --etp constraint lets it take TP
-	 * ranks too, ep x etp | tp x cp x dp (plan_validate checks each). */
-	long long ranks = (long long)o->dp * (o->cp > 0 ? o->cp : 1);
+/* plan-cli optsearch: begin (expert tensor parallelism searched) */
+/* One expert layout: the EP degree and the experts' TP degree. */
+struct expert_layout {
+	int ep, etp;
+};
 
-	if (!model_is_moe(m)) {
-		eps[n++] = 1;
+/* Most expert layouts of one shape. */
+#define SEARCH_MAX_EXPERT_LAYOUTS 128
+
+/*
+ * Expert TP degrees (MoE parallel folding, Liu et al. arXiv:2504.14960,
+ * Sec. 3; Megatron-Core's --expert-tensor-parallel-size): those --etp
+ * lists (0: tp), else tp and every divisor of tp that splits the experts'
+ * FFN. Folding exists to split the experts less than the dense layers
+ * (the paper's recipes, DeepSeek-V3's TP 2 with ETP 1): an ETP above tp
+ * is searched only where --etp names it. A dense model: tp.
+ */
+static int
+etp_candidates(const struct outer_space *x, const struct outer *o, int *etps)
+{
+	const struct search_allowed *a = &x->opt->allowed[PLAN_ATTR_ETP];
+	const struct model *m = x->m;
+	int n = 0;
+
+	etps[n++] = o->tp;
+	if (!model_is_moe(m))
+		return n;
+	if (a->n > 0) {
+		n = 0;
+		for (int i = 0; i < a->n && n < SEARCH_MAX_DEGREES; i++) {
+			int t = a->v[i] == 0 ? o->tp : (int)a->v[i];
+			bool dup = false;
+
+			for (int k = 0; k < n; k++)
+				dup = dup || etps[k] == t;
+			if (!dup)
+				etps[n++] = t;
+		}
 		return n;
 	}
-	if (opt->allowed[PLAN_ATTR_ETP].n > 0)
-		ranks *= o->tp;
-	for (long long e = 1; e <= ranks && n < 32; e *= 2)
-		if (m->moe.experts % e == 0 && ranks % e == 0)
-			eps[n++] = (int)e;
+	if (o->tp > 1)
+		etps[n++] = 1;
 	return n;
 }
+
+/*
+ * The expert layouts of a shape: each ETP degree (etp_candidates) and,
+ * for it, the EP degrees, powers of two dividing the experts with ep x
+ * etp dividing tp x cp x dp (parallel_state.py: expert_data_parallel_size
+ * = tp x cp x dp / (ep x etp)); with etp = tp, ep | cp x dp. A dense
+ * model: ep 1, etp as tp.
+ */
+static int
+expert_candidates(const struct outer_space *x, const struct outer *o, struct expert_layout *out)
+{
+	const struct model *m = x->m;
+	long long ranks = (long long)o->tp * o->dp * (o->cp > 0 ? o->cp : 1);
+	int etps[SEARCH_MAX_DEGREES], nt = etp_candidates(x, o, etps), n = 0;
+
+	if (!model_is_moe(m)) {
+		out[n++] = (struct expert_layout){ .ep = 1, .etp = o->tp };
+		return n;
+	}
+	for (int i = 0; i < nt; i++)
+		for (long long e = 1; e * etps[i] <= ranks && n < SEARCH_MAX_EXPERT_LAYOUTS; e *= 2)
+			if (m->moe.experts % e == 0 && ranks % (e * etps[i]) == 0)
+				out[n++] = (struct expert_layout){ .ep = (int)e, .etp = etps[i] };
+	return n;
+}
+
+/* The plan's etp for shape @o: 0 (as tp, Megatron-Core's default) where
+ * it is tp, unless --etp lists tp's value and not 0. */
+static int
+etp_value(const struct search_options *opt, const struct outer *o)
+{
+	const struct search_allowed *a = &opt->allowed[PLAN_ATTR_ETP];
+
+	if (o->etp != o->tp || a->n == 0 || search_allowed_has(a, 0))
+		return o->etp == o->tp ? 0 : o->etp;
+	return o->etp;
+}
+/* plan-cli optsearch: end */
 
 /* Whether search_options.exclude_dim leaves shape @o out. */
 static bool
@@ -1555,7 +1633,7 @@ push_shape(const struct outer_space *x, const struct plan *pp, const struct comp
 		return true;
 	/* After the given attributes: precision may be one of a list. */
 	p.fp8_gather = x->opt->fp8_gather && p.precision == PLAN_PRECISION_FP8 && (p.zero >= 3 || p.mics_group > 0);
-	lb = lower_bound(x->m, x->c, &p);
+	lb = lower_bound(x->m, x->c, &p, cmp != NULL);
 	/* Shapes are sorted and pruned by this bound: it must be a number. */
 	if (!isfinite(lb))
 		return plan_error_nonfinite(&p, "lower bound on the iteration time", x->err);
@@ -1635,6 +1713,7 @@ push_outer(const struct outer_space *x, const struct outer *o, const struct comp
 	p.mics_hierarchical = o->mics_2hop;
 	p.dp_overlap = x->opt->no_dp_overlap ? 0 : -1;
 	p.ep = o->ep;
+	p.etp = etp_value(x->opt, o);
 	p.moe_routing = o->route;
 	p.moe_overlap = x->opt->moe_overlap;
 	p.compress.dp = dpc;
@@ -1714,7 +1793,8 @@ enumerate_sharding(const struct outer_space *x, const struct outer *base)
 {
 	struct outer o = *base;
 	int zeros[4], nz = zero_candidates(x->opt, &o, zeros);
-	int eps[32], ne = ep_candidates(x->m, x->opt, &o, eps);
+	struct expert_layout eps[SEARCH_MAX_EXPERT_LAYOUTS];
+	int ne = expert_candidates(x, &o, eps);
 
 	for (int zi = 0; zi < nz; zi++) {
 		int groups[16], ng = mics_candidates(x, &o, zeros[zi], groups);
@@ -1727,7 +1807,8 @@ enumerate_sharding(const struct outer_space *x, const struct outer *base)
 			for (o.mics_2hop = 1; o.mics_2hop >= (o.mics_group > x->c->gpus_per_node ? 0 : 1);
 			     o.mics_2hop--)
 				for (int ei = 0; ei < ne; ei++) {
-					o.ep = eps[ei];
+					o.ep = eps[ei].ep;
+					o.etp = eps[ei].etp;
 					if (!enumerate_options(x, &o))
 						return false;
 				}
@@ -1832,30 +1913,41 @@ layout_candidates(const struct outer_space *x, int pp, int vpp, struct layout *o
 	return n;
 }
 
+/* plan-cli optsearch: whether optimize tries schedule @sched: those
+ * --pp-schedule lists, else those the framework runs (its
+ * pipeline_schedules key: 1F1B alone for Megatron-Core and DeepSpeed; the
+ * zero-bubble ones keep 1F1B's memory and never lose to it here, so they
+ * would win every pipelined plan whether the framework runs them or not). */
+static bool
+sched_searched(const struct outer_space *x, int sched)
+{
+	const struct search_allowed *a = &x->opt->allowed[PLAN_ATTR_PP_SCHEDULE];
+
+	return a->n > 0 ? search_allowed_has(a, sched) : framework_runs_schedule(x->opt->framework, sched);
+}
+
 /* The schedules a pp x vpp shape with @mb micro-batches can run
- * (plan_validate's rules): 1F1B (interleaved: m a multiple of p), ZB-H1
- * and DualPipe with one chunk a rank, ZB-V and DualPipeV with two. Those
- * --pp-schedule lists; without the constraint 1F1B alone, the schedule of
- * Megatron-LM's and DeepSpeed's pipelines (the zero-bubble ones keep its
- * memory and never lose to it here, so they would win every pipelined
- * plan whether the framework runs them or not). */
+ * (plan_validate's rules) and optimize tries (sched_searched): 1F1B
+ * (interleaved: m a multiple of p), ZB-H1 and DualPipe with one chunk a
+ * rank, ZB-V and DualPipeV with two. */
 static int
 schedule_candidates(const struct outer_space *x, int pp, int vpp, int mb, int *out)
 {
-	const struct search_allowed *a = &x->opt->allowed[PLAN_ATTR_PP_SCHEDULE];
 	int n = 0;
 
 	if (vpp == 1 || mb % pp == 0)
 		out[n++] = PLAN_PP_1F1B;
-	if (pp < 2 || mb < pp || a->n == 0)
+	if (pp < 2 || mb < pp)
 		return n;
 	if (vpp == 1) {
-		out[n++] = PLAN_PP_ZB_H1;
-		if (pp % 2 == 0 && mb >= 2 * pp && mb % 2 == 0)
+		if (sched_searched(x, PLAN_PP_ZB_H1))
+			out[n++] = PLAN_PP_ZB_H1;
+		if (pp % 2 == 0 && mb >= 2 * pp && mb % 2 == 0 && sched_searched(x, PLAN_PP_DUALPIPE))
 			out[n++] = PLAN_PP_DUALPIPE;
 	} else if (vpp == 2) {
-		out[n++] = PLAN_PP_ZB_V;
-		if (mb >= 2 * pp)
+		if (sched_searched(x, PLAN_PP_ZB_V))
+			out[n++] = PLAN_PP_ZB_V;
+		if (mb >= 2 * pp && sched_searched(x, PLAN_PP_DUALPIPEV))
 			out[n++] = PLAN_PP_DUALPIPEV;
 	}
 	return n;

@@ -88,36 +88,45 @@ truncate_dist(const struct seqlen_dist *d, int cap, struct seqlen_dist *out, dou
 }
 
 /* Pad: m micro-batches of b draws, each padded to its longest (rounded
- * up to a multiple of tp under sequence parallelism, as Megatron needs). */
+ * up to a multiple of tp under sequence parallelism, as Megatron needs).
+ * The fill and drain go at the pace of the iteration's slowest
+ * micro-batch, as DynaPipe's objective counts them ((p - 1) t_max / v,
+ * Jiang et al. 2024, Sec. 4.2), so that the three batchings share one
+ * pipeline model: the bubble is that of a micro-batch padded to the
+ * longest of all m b draws, in expectation (P(max <= L) = F(L)^(m b)). */
 static bool
 batch_pad(const struct shape_ctx *x, const struct seqlen_dist *d, double tail, struct estimate_batching *o,
 	  struct plan_error *err)
 {
 	int b = x->p->micro_batch, unit = x->p->sequence_parallel ? x->p->tp : 1;
-	double *pmf = malloc((size_t)d->n * sizeof(*pmf));
+	long long draws = (long long)b * x->mb;
+	double *pmf = malloc((size_t)d->n * sizeof(*pmf)), *pmf_all = malloc((size_t)d->n * sizeof(*pmf_all));
 	double emax, emax_sq, slot = 0.0, bubble = 0.0, padded = 0.0, padded_sq = 0.0;
 
-	if (!pmf)
+	if (!pmf || !pmf_all) {
+		free(pmf), free(pmf_all);
 		return plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
+	}
 	seqlen_expected_max(d, b, &emax, &emax_sq, pmf);
+	seqlen_expected_max(d, draws > 2147483647LL ? 2147483647 : (int)draws, &emax, &emax_sq, pmf_all);
 	for (int k = 0; k < d->n; k++) {
 		int len = round_up(d->length[k], unit);
 		struct estimate e;
 
-		if (!(pmf[k] > 0))
+		if (!(pmf[k] > 0) && !(pmf_all[k] > 0))
 			continue;
 		if (!shape_eval(x, b, len, &e, err)) {
-			free(pmf);
+			free(pmf), free(pmf_all);
 			return false;
 		}
 		slot += pmf[k] * e.details.slot_s;
-		bubble += pmf[k] * e.breakdown.pp_bubble;
+		bubble += pmf_all[k] * e.breakdown.pp_bubble;
 		padded += pmf[k] * len;
 		padded_sq += pmf[k] * (double)len * len;
 		o->max_microbatch_time_s = e.details.slot_s;
 		o->peak_memory_bytes = e.memory.total;
 	}
-	free(pmf);
+	free(pmf), free(pmf_all);
 	o->iteration_time_s = tail + x->mb * slot + bubble;
 	o->useful_tokens = (double)x->p->global_batch * o->mean_length;
 	o->padded_length = padded;

@@ -110,6 +110,12 @@ const struct schema_key framework_schema[] = {
 		  "no rule: even (refused, as Megatron-Core's default asserts), embedding, loss or "
 		  "embedding-loss (Megatron-Core's account_for_*_in_pipeline_split) or torchtitan "
 		  "(generate_split_points)" },
+	/* plan-cli optsearch */
+	{ .key = "pipeline_schedules", .type = SCHEMA_ENUM, .offset = OFF(pipeline_schedules), .def = "1f1b",
+	  .choices = framework_schedules_names,
+	  .help = "the pipeline schedules it implements, which optimize searches without --pp-schedule: 1f1b "
+		  "(with interleaved 1F1B: Megatron-Core, DeepSpeed), 1f1b,zb-v,dualpipev (PyTorch's pipelining "
+		  "as torchtitan runs it), 1f1b,zb-h1,zb-v (the zero-bubble Megatron fork) or all" },
 	{ .key = "attention_speed", .type = SCHEMA_NUMBER, .offset = OFF(attention_speed), .min = 0.05,
 	  .max = 1, .def = "1",
 	  .help = "with flash attention: the framework's fused-attention kernel runs at this fraction of "

@@ -7,6 +7,7 @@
 
 #include "plan/estimate.h"
 #include "plan/flops.h"
+#include "plan/framework.h"
 #include "plan/numparse.h"
 #include "plan/plan_attr.h"
 #include "io/infile.h"
@@ -545,10 +546,23 @@ runs_measured_time_s(const struct run *run, const struct model *m)
 	return flops / (plan_gpus(&run->plan) * run->measured_tflops * 1e12);
 }
 
-bool
-runs_complete(struct run *run, const struct model *m, const struct cluster *c, struct plan_error *err)
+/* What plan_complete needs beyond the plan: the gpus and flash_attention
+ * cells, and the framework's rule for layers pp x vpp do not divide (its
+ * pipeline_split key), as predict takes it from --framework. */
+static struct plan_fill
+run_fill(const struct run *run, const struct framework *fw)
 {
-	return plan_complete(&run->plan, &(struct plan_fill){ run->gpus, run->flash_attention, PLAN_PP_SPLIT_EVEN }, m, c, err);
+	return (struct plan_fill){ .gpus = run->gpus, .flash = run->flash_attention,
+				   .pp_split = fw ? fw->pipeline_split : PLAN_PP_SPLIT_EVEN };
+}
+
+bool
+runs_complete(struct run *run, const struct model *m, const struct cluster *c, const struct framework *fw,
+	      struct plan_error *err)
+{
+	const struct plan_fill fill = run_fill(run, fw);
+
+	return plan_complete(&run->plan, &fill, m, c, err);
 }
 
 bool
@@ -557,13 +571,14 @@ runs_predict(const struct run *run, const struct model *m, const struct cluster 
 	     struct plan_error *err)
 {
 	struct estimate_options opt = { (enum coll_algo)run->dp_algo, cmp, fw };
+	const struct plan_fill fill = run_fill(run, fw);
 	struct plan p = run->plan;
 	struct estimate e;
 
 	memset(out, 0, sizeof(*out));
 	/* Completed as runs_complete does (idempotent, for callers that did
 	 * not): an empty flash_attention cell is the GPU's default. */
-	if (!plan_complete(&p, &(struct plan_fill){ run->gpus, run->flash_attention, PLAN_PP_SPLIT_EVEN }, m, c, err) ||
+	if (!plan_complete(&p, &fill, m, c, err) ||
 	    !estimate_plan(m, c, &p, &opt, &e, err))
 		return false;
 	out->predicted_s = e.iteration_time_s;

@@ -69,13 +69,18 @@ bool runs_csv_load(const char *path, struct run_set *out, struct plan_error *err
 
 void runs_csv_release(struct run_set *set);
 
+struct framework;
+
 /**
- * Complete @run's plan for model @m on cluster @c as predict completes
- * its own (plan_complete): seq_len, dp from the gpus column or the
- * cluster, MiCS's ZeRO-3, flash attention from the GPU. Before
- * runs_measured_time_s and runs_predict. False with @err.
+ * Complete @run's plan for model @m on cluster @c with framework @fw
+ * (NULL: the built-in one) as predict completes its own (plan_complete):
+ * seq_len, dp from the gpus column or the cluster, MiCS's ZeRO-3, flash
+ * attention from the GPU, and layers that pp x vpp do not divide split
+ * by the framework's pipeline_split. Before runs_measured_time_s and
+ * runs_predict. False with @err.
  */
-bool runs_complete(struct run *run, const struct model *m, const struct cluster *c, struct plan_error *err);
+bool runs_complete(struct run *run, const struct model *m, const struct cluster *c, const struct framework *fw,
+		   struct plan_error *err);
 
 /**
  * The measured iteration time of @run on model @m, in seconds: its
@@ -88,7 +93,6 @@ bool runs_complete(struct run *run, const struct model *m, const struct cluster 
 double runs_measured_time_s(const struct run *run, const struct model *m);
 
 struct cluster;
-struct framework;
 
 /** One run as plan-cli predicts it, against its measurement. */
 struct run_prediction {

@@ -78,4 +78,19 @@ fails "a NUL byte" 3 "nul.csv:2: a NUL byte" "${plan[@]}" --seq-lengths "$tmp/nu
 check "pack with less than a micro-batch of sequences: one micro-batch, the iteration at least its time" \
 	'jq -e ".batching.microbatches == 1 and .batching.iteration_time_s >= .batching.max_microbatch_time_s" "$tmp/pk.json" >/dev/null'
 
+# Issue 24 item 9: dynamic is never slower than pad or pack, at any
+# --micro-batch (32 GPUs, pp 4, 16 sequences a replica: it lost to pad at
+# micro-batch 1 while pad's bubble went at a typical micro-batch's pace).
+small=(--model gpt-1.7b --cluster selene --gpus 32 --pp 4 --global-batch 128 --seq-lengths flan-mix --format json)
+dyn=$("$bin" predict "${small[@]}" --batching dynamic | jq .effective_tokens_per_s)
+worse=""
+for mb in 1 2 4 8; do
+	for b in pad pack; do
+		v=$("$bin" predict "${small[@]}" --micro-batch "$mb" --batching "$b" | jq .effective_tokens_per_s)
+		awk -v d="$dyn" -v v="$v" 'BEGIN { exit !(d >= v) }' || worse="$worse $b@$mb:$v"
+	done
+done
+check "dynamic ($dyn effective tokens/s) >= pad and pack at micro-batch 1, 2, 4, 8${worse:+ (beaten by$worse)}" \
+	'[ -n "$dyn" ] && [ -z "$worse" ]'
+
 finish
