@@ -232,6 +232,18 @@ bool plan_recomputes_moe_layer(const struct plan *p);
  *  reduce-scatter, or its all-reduce); else 0. */
 double plan_tp_recompute_share(const struct plan *p, const struct model *m);
 
+/** plan-cli recomp: whether full stages recompute only a block of layers
+ *  (--recompute-method block with --recompute-num-layers N > 0). */
+bool plan_recompute_block(const struct plan *p);
+
+/** plan-cli recomp: layers of stage @s that the block method recomputes:
+ *  min(N, the chunk's layers) for each of its vpp chunks. */
+int plan_block_layers(const struct plan *p, const struct model *m, int s);
+
+/** plan-cli recomp: layers per checkpointed group of a full stage: N of
+ *  --recompute-method uniform --recompute-num-layers N, else 1. */
+int plan_uniform_group(const struct plan *p);
+
 /** Recompute names, indexed by enum plan_recompute, NULL-terminated. */
 extern const char *const plan_recompute_names[];
 

@@ -309,8 +309,27 @@ memory_stage(const struct model *m, const struct plan *p,
 	 * passes the stage's own recompute mode in p->recompute. */
 	act = stored * memory_layer_activations(m, p, fw);
 	/* Full recomputation re-materialises one layer at a time. */
-	if (p->recompute == PLAN_RECOMPUTE_FULL)
-		act += layer_activations_full(m, p, true);
+	if (p->recompute == PLAN_RECOMPUTE_FULL) {
+		/* plan-cli recomp: Megatron's uniform method
+		 * (transformer_block.py, _checkpointed_forward, core_r0.13.0)
+		 * checkpoints groups of N layers: a chunk of L layers keeps
+		 * ceil(L / N) inputs per micro-batch, and a group's N layers
+		 * are re-materialised together in its backward. */
+		int n = plan_uniform_group(p), most = 0;
+
+		if (n > 1) {
+			double groups = 0.0, layers = plan_stage_layers(p, m, stage);
+
+			for (int j = 0; j < p->vpp; j++) {
+				int l = pipeline_chunk_layers(p, m, pipeline_stage_chunk(p, stage, j));
+
+				groups += ceil((double)l / n);
+				most = l > most ? l : most;
+			}
+			act *= groups / layers;
+		}
+		act += (n < most ? n : most > 0 ? most : 1) * layer_activations_full(m, p, true);
+	}
 	/* --recompute-layers: the stage's first layers recompute in full. */
 	if (p->custom_recompute_layers)
 		act += memory_partial_recompute_bytes(m, p, fw, stage, p->stage_recompute_layers[stage]);

@@ -147,15 +147,49 @@ plan_stage_recompute_layers(const struct plan *p, const struct model *m, int s)
 
 	if (p->custom_recompute_layers)
 		return p->stage_recompute_layers[s] < layers ? p->stage_recompute_layers[s] : layers;
-	return plan_stage_recompute(p, s) == PLAN_RECOMPUTE_FULL ? layers : 0;
+	if (plan_stage_recompute(p, s) != PLAN_RECOMPUTE_FULL)
+		return 0;
+	return plan_recompute_block(p) ? plan_block_layers(p, m, s) : layers; /* plan-cli recomp */
 }
+
+/* plan-cli recomp: begin */
+bool
+plan_recompute_block(const struct plan *p)
+{
+	return p->recompute_method == PLAN_RECOMPUTE_BLOCK && p->recompute_num_layers > 0;
+}
+
+/* Megatron's block method (transformer_block.py, _checkpointed_forward,
+ * recompute_method 'block', core_r0.13.0): each model chunk of the stage
+ * checkpoints its first recompute_num_layers layers, so a stage of v
+ * chunks recomputes min(N, its layers) of each. */
+int
+plan_block_layers(const struct plan *p, const struct model *m, int s)
+{
+	int k = 0;
+
+	for (int j = 0; j < p->vpp; j++) {
+		int layers = pipeline_chunk_layers(p, m, pipeline_stage_chunk(p, s, j));
+
+		k += p->recompute_num_layers < layers ? p->recompute_num_layers : layers;
+	}
+	return k;
+}
+
+int
+plan_uniform_group(const struct plan *p)
+{
+	return p->recompute_method == PLAN_RECOMPUTE_UNIFORM && p->recompute_num_layers > 1 ? p->recompute_num_layers
+												: 1;
+}
+/* plan-cli recomp: end */
 
 int
 plan_stage_mode(const struct plan *p, const struct model *m, int s)
 {
 	int r = plan_stage_recompute(p, s);
 
-	if (!p->custom_recompute_layers)
+	if (!p->custom_recompute_layers && !(plan_recompute_block(p) && r == PLAN_RECOMPUTE_FULL)) /* plan-cli recomp */
 		return r;
 	if (plan_stage_recompute_layers(p, m, s) == plan_stage_layers(p, m, s))
 		return PLAN_RECOMPUTE_FULL;
@@ -169,7 +203,7 @@ plan_resolve_recompute(const struct plan *p, const struct model *m)
 	struct plan q = *p;
 	bool partial = false, uniform = true;
 
-	if (!p->custom_recompute_layers || p->pp > PLAN_MAX_STAGES)
+	if ((!p->custom_recompute_layers && !plan_recompute_block(p)) || p->pp > PLAN_MAX_STAGES) /* plan-cli recomp */
 		return q;
 	for (int s = 0; s < p->pp; s++) {
 		int k = plan_stage_recompute_layers(p, m, s);
