@@ -1003,6 +1003,8 @@ cli predict "${rmod[@]}" --recompute selective --recompute-modules core_attn,lay
 expect_rc 0
 expect_jq '.plan.recompute_modules == ["core_attn","layernorm","mlp"]' "plan.recompute_modules lists them"
 expect_jq ".memory_bytes.activations < $sel_act and .breakdown_s.recompute > 0" "they keep less and recompute"
+cli predict "${rmod[@]}" --recompute selective --recompute-modules core_attn,layernorm,mlp
+expect_out_has "recompute    selective stages: modules core_attn+layernorm+mlp"
 finish "predict --recompute-modules: the plan field, memory and time"
 
 # optimize searches the listed sets; its predict_args predict the same again.
@@ -1023,11 +1025,11 @@ t_uni=$(jq '.iteration_time_s' "$tmp/out")
 printf 'id,model,cluster,gpus,tp,pp,micro_batch,global_batch,recompute,recompute_modules,recompute_method,recompute_num_layers,measured_iteration_time_s\nm,gpt-1.7b,dgx-h100,8,2,2,4,64,selective,core_attn+mlp,uniform,0,1\nu,gpt-1.7b,dgx-h100,8,2,2,4,64,full,framework,uniform,3,1\nb,gpt-1.7b,dgx-h100,8,2,2,4,64,full,,block,5,1\n' >"$tmp/rm.csv"
 cli validate "$tmp/rm.csv" --format json
 expect_rc 0
-expect_jq ".rows[1].predicted_iteration_time_s == $t_uni" "the uniform row predicts as predict"
+expect_jq "(.rows[1].predicted_iteration_time_s - $t_uni) | . * . < 1e-18" "the uniform row predicts as predict"
 cli predict "${rmod[@]}" --recompute full --recompute-layers 5 --format json
 t_blk=$(jq '.iteration_time_s' "$tmp/out")
 cli validate "$tmp/rm.csv" --format json
-expect_jq ".rows[2].predicted_iteration_time_s == $t_blk" "block 5 predicts as --recompute-layers 5"
+expect_jq "(.rows[2].predicted_iteration_time_s - $t_blk) | . * . < 1e-18" "block 5 predicts as --recompute-layers 5"
 finish "validate: recompute_modules, recompute_method and recompute_num_layers columns"
 
 # llama2-7b on one 16 GiB V100 node: neither no nor selective recomputation
