@@ -125,6 +125,8 @@ recompute_repeat(const struct inner *in, const struct plan *p)
 	const struct search_allowed *an = &in->opt->allowed[PLAN_ATTR_RECOMPUTE_NUM_LAYERS];
 	bool sel = false, full = false;
 
+	if (am->n < 2 && ah->n < 2 && an->n < 2)
+		return false; /* nothing listed to repeat: the common case */
 	for (int s = 0; s < p->pp && s < PLAN_MAX_STAGES; s++) {
 		sel = sel || plan_stage_recompute(p, s) == PLAN_RECOMPUTE_SELECTIVE;
 		full = full || plan_stage_recompute(p, s) == PLAN_RECOMPUTE_FULL;
