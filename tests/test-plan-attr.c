@@ -27,6 +27,9 @@ START_TEST(test_rows)
 			ck_assert_msg(a->choices && a->ctype != PLAN_ATTR_C_NONE, "%s", a->name);
 		if (a->type == PLAN_ATTR_LIST)
 			ck_assert_msg(a->ctype == PLAN_ATTR_C_NONE, "%s", a->name);
+		/* plan-cli recomp: a set is a bit mask of its choices. */
+		if (a->type == PLAN_ATTR_SET)
+			ck_assert_msg(a->choices && a->ctype == PLAN_ATTR_C_INT, "%s", a->name);
 	}
 	ck_assert_ptr_null(plan_attrs[PLAN_ATTR_COUNT].name);
 }

@@ -29,6 +29,23 @@ struct memory_use {
  */
 double memory_layer_activations(const struct model *m, const struct plan *p, const struct framework *fw);
 
+/* plan-cli recomp: begin */
+/**
+ * Bytes of one layer's activations (one micro-batch, one GPU, averaged
+ * over dense and MoE layers as memory_layer_activations is) that
+ * Megatron-Core's selective recomputation of submodule @module (enum
+ * plan_recompute_module) does not keep: core_attn the s^2 scores of an
+ * unfused attention (a fused one keeps nothing more: its Q, K, V are the
+ * checkpoint's inputs and its output the projection's), layernorm the two
+ * norms' outputs, mlp a dense MLP's intermediates, moe an MoE layer's
+ * routed copies and expert intermediates, moe_act the experts' activation
+ * outputs, shared_experts their intermediates, mla_up_proj MLA's
+ * decompressed Q, K and V. 0 for a module the model lacks.
+ */
+double memory_recompute_module_bytes(const struct model *m, const struct plan *p, const struct framework *fw,
+				     int module);
+/* plan-cli recomp: end */
+
 /**
  * What the activations of pipeline stage @stage of @p (its mode in
  * p->recompute) change by when its first @n layers recompute in full

@@ -24,6 +24,35 @@ struct plan_compression {
 	bool dp_on_cpu;   /**< DP compression on the host, pipelined (BytePS-Compress) */
 };
 
+/* plan-cli recomp: begin */
+/**
+ * Megatron-Core's --recompute-modules (megatron/core/transformer/
+ * transformer_config.py, recompute_modules, core_r0.13.0 and later): the
+ * submodules a layer recomputes with --recompute-granularity selective,
+ * as bits of plan.recompute_modules (bit i: plan_recompute_module_names[i]).
+ */
+enum plan_recompute_module {
+	PLAN_RM_CORE_ATTN,      /**< the attention core (normal checkpointing) */
+	PLAN_RM_MLA_UP_PROJ,    /**< MLA's up-projections and RoPE (output-discarding) */
+	PLAN_RM_MOE_ACT,        /**< the experts' activation function (output-discarding) */
+	PLAN_RM_LAYERNORM,      /**< input_layernorm and pre_mlp_layernorm (output-discarding) */
+	PLAN_RM_MLP,            /**< the dense MLP (normal checkpointing) */
+	PLAN_RM_MOE,            /**< the whole MoE layer (normal checkpointing) */
+	PLAN_RM_SHARED_EXPERTS, /**< the MoE layer's shared experts (normal checkpointing) */
+	PLAN_RM_COUNT,
+};
+
+extern const char *const plan_recompute_module_names[];
+
+/** Full recomputation's methods (Megatron's --recompute-method). */
+enum plan_recompute_method {
+	PLAN_RECOMPUTE_UNIFORM, /**< groups of N layers, each group's input kept */
+	PLAN_RECOMPUTE_BLOCK,   /**< the first N layers of each (virtual) stage, the rest kept */
+};
+
+extern const char *const plan_recompute_method_names[];
+/* plan-cli recomp: end */
+
 /** Number format of the linear layers' GEMMs. */
 enum plan_precision {
 	PLAN_PRECISION_BF16,
@@ -136,6 +165,17 @@ struct plan {
 	int global_batch;    /**< sequences per iteration */
 	int seq_len;         /**< tokens per sequence */
 	int recompute;       /**< enum plan_recompute */
+	/* plan-cli recomp: begin */
+	/** Selective stages recompute these submodules (bits of enum
+	 *  plan_recompute_module); 0: the framework profile's selective
+	 *  recomputation (selective_recompute: Korthikanti's attention core
+	 *  or torchtitan's per-op policy). */
+	int recompute_modules;
+	int recompute_method;     /**< enum plan_recompute_method: full stages */
+	/** Full stages: uniform groups of N layers, or block: the first N
+	 *  layers of each virtual stage (0: uniform 1, every layer). */
+	int recompute_num_layers;
+	/* plan-cli recomp: end */
 	bool sequence_parallel;
 	bool flash_attention;/**< fused attention: no s^2 tensors in memory */
 	int zero;            /**< ZeRO stage 0..3 over the DP group */
@@ -180,6 +220,29 @@ struct plan {
 	int stage_recompute_layers_count; /**< entries given (the CLI checks it is pp) */
 	short stage_recompute_layers[PLAN_MAX_STAGES];
 };
+
+/** plan-cli recomp: whether an MoE layer of a stage in mode @p->recompute
+ *  runs its all-to-alls and router again (full, or selective with the moe
+ *  module). */
+bool plan_recomputes_moe_layer(const struct plan *p);
+
+/** plan-cli recomp: the share of a layer's forward TP collectives that a
+ *  stage in mode @p->recompute runs again: 1 full; selective with mlp or
+ *  moe, the MLP's half of them on those layers (its all-gather and
+ *  reduce-scatter, or its all-reduce); else 0. */
+double plan_tp_recompute_share(const struct plan *p, const struct model *m);
+
+/** plan-cli recomp: whether full stages recompute only a block of layers
+ *  (--recompute-method block with --recompute-num-layers N > 0). */
+bool plan_recompute_block(const struct plan *p);
+
+/** plan-cli recomp: layers of stage @s that the block method recomputes:
+ *  min(N, the chunk's layers) for each of its vpp chunks. */
+int plan_block_layers(const struct plan *p, const struct model *m, int s);
+
+/** plan-cli recomp: layers per checkpointed group of a full stage: N of
+ *  --recompute-method uniform --recompute-num-layers N, else 1. */
+int plan_uniform_group(const struct plan *p);
 
 /** Recompute names, indexed by enum plan_recompute, NULL-terminated. */
 extern const char *const plan_recompute_names[];

@@ -51,6 +51,9 @@ enum plan_attr_id {
 	PLAN_ATTR_RECOMPUTE,
 	PLAN_ATTR_STAGE_RECOMPUTE,
 	PLAN_ATTR_RECOMPUTE_LAYERS,
+	PLAN_ATTR_RECOMPUTE_MODULES,    /* plan-cli recomp */
+	PLAN_ATTR_RECOMPUTE_METHOD,     /* plan-cli recomp */
+	PLAN_ATTR_RECOMPUTE_NUM_LAYERS, /* plan-cli recomp */
 	PLAN_ATTR_COMPRESS,
 	PLAN_ATTR_COMPRESS_FROM_LAYER,
 	PLAN_ATTR_COMPRESS_FROM_STAGE,
@@ -75,6 +78,10 @@ enum plan_attr_type {
 	PLAN_ATTR_BOOL,   /**< true or false */
 	PLAN_ATTR_CHOICE, /**< one of @choices, stored as its index */
 	PLAN_ATTR_LIST,   /**< a comma-separated list (one entry per stage, or the compressed parts) */
+	/** plan-cli recomp: a set of @choices joined by '+' (',' too where
+	 *  one value is read), stored as a bit mask (bit i: choices[i]); 0,
+	 *  the empty set, is written "framework" */
+	PLAN_ATTR_SET,
 };
 
 /** The C type of the member an attribute is stored in (checked with _Generic). */

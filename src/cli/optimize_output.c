@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "cli/optimize_output.h"
+#include "plan/plan_attr.h"
 #include "plan/compression.h"
 #include "io/format.h"
 #include "io/utf8.h"
@@ -297,6 +298,23 @@ plan_words(const struct plan *p, const struct model *m, const struct compressor 
 		words_add(buf, size, "%s%d:%s", s ? "," : " layers ", n, plan_recompute_names[plan_stage_mode(p, m, s)]);
 		if (k > 0 && k < n)
 			words_add(buf, size, "+%dfull", k);
+	}
+	/* plan-cli recomp: Megatron-Core's recompute modules and methods,
+	 * where a stage of their mode uses them. */
+	{
+		const struct plan_attr *am = &plan_attrs[PLAN_ATTR_RECOMPUTE_MODULES];
+		bool sel = false, full = false;
+		char set[128];
+
+		for (int s = 0; s < p->pp && s < PLAN_MAX_STAGES; s++) {
+			sel = sel || plan_stage_recompute(p, s) == PLAN_RECOMPUTE_SELECTIVE;
+			full = full || plan_stage_recompute(p, s) == PLAN_RECOMPUTE_FULL;
+		}
+		if (sel && p->recompute_modules)
+			words_add(buf, size, " modules %s", plan_attr_format_value(am, p->recompute_modules, set, sizeof(set)));
+		if (full && p->recompute_num_layers > 0)
+			words_add(buf, size, " %s %d", plan_recompute_method_names[p->recompute_method],
+				  p->recompute_num_layers);
 	}
 	/* Slapo's checkpoint ratio, where the layout is not shown. */
 	if (!layout && p->custom_recompute_layers) {

@@ -503,6 +503,68 @@ op_sac_recompute_time(const struct model *m, const struct plan *p, const struct 
 	return k + out->proj_fwd_s + mlp + out->fwd_mem_s + (p->flash_attention ? 0.0 : attn_gemm);
 }
 
+/* plan-cli recomp: begin */
+/*
+ * Megatron-Core's --recompute-modules (transformer_config.py,
+ * recompute_modules, core_r0.13.0): the forward work each submodule runs
+ * again before its backward, one layer of kind @moe, one micro-batch.
+ * core_attn reruns the attention core, a fused kernel's forward included
+ * (attention.py's _checkpointed_attention_forward wraps TE's
+ * DotProductAttention in tensor_parallel.checkpoint); layernorm the two
+ * norms (each reads and writes s b h elements); mlp a dense layer's fc1,
+ * fc2 and activation; moe an MoE layer's router, expert and shared-expert
+ * GEMMs and activation (its all-to-alls: ep_layer_comm); moe_act the
+ * experts' activation over their routed rows; shared_experts their two
+ * GEMMs; mla_up_proj MLA's query and key-value up-projections. Modules
+ * that a layer of this kind does not have cost nothing.
+ */
+static double
+modules_recompute_time(const struct model *m, const struct plan *p, const struct cluster *c, bool moe,
+		       const struct compute_layer *out, double attn_gemm, double attn_mem)
+{
+	unsigned rm = (unsigned)p->recompute_modules;
+	double t = p->tp, tokens = (double)p->micro_batch * p->seq_len, h = m->hidden;
+	double sp = p->sequence_parallel ? t : 1.0, launch = c->gpu.launch_overhead_s;
+	double act = m->gated_mlp ? 6.0 : 4.0; /* bytes an element of the activation moves: read 1-2, write 1 */
+	struct compute_casts scratch = { .bytes = 0.0, .recipe = PLAN_FP8_DELAYED };
+	double time = 0.0;
+
+	if (rm & 1u << PLAN_RM_CORE_ATTN)
+		time += attn_gemm + (p->flash_attention ? 0.0 : compute_memory_time(c, attn_mem));
+	if (rm & 1u << PLAN_RM_LAYERNORM)
+		time += compute_memory_time(c, 2.0 * 2.0 * 2.0 * tokens * h / sp) + 2.0 * launch;
+	if ((rm & 1u << PLAN_RM_MLP) && !moe)
+		time += out->mlp_fwd_s + compute_memory_time(c, act * tokens * m->ffn_hidden / t) + launch;
+	if (moe && model_is_moe(m)) {
+		double routed = m->moe.capacity_factor * m->moe.top_k * tokens * plan_etp(p) / t;
+		double sf = (double)m->moe.expert_ffn_hidden * m->moe.shared_experts;
+
+		if (rm & 1u << PLAN_RM_MOE) {
+			time += out->mlp_fwd_s + compute_memory_time(c, act * (routed + tokens * m->moe.shared_experts / t) *
+								     m->moe.expert_ffn_hidden / plan_etp(p)) + launch;
+		} else {
+			if (rm & 1u << PLAN_RM_MOE_ACT)
+				time += compute_memory_time(c, act * routed * m->moe.expert_ffn_hidden / plan_etp(p)) +
+					launch;
+			if ((rm & 1u << PLAN_RM_SHARED_EXPERTS) && sf > 0.0)
+				time += compute_linear_time(c, p, tokens, (m->gated_mlp ? 2.0 * sf : sf) / t, h, 1,
+							    &scratch) +
+					compute_linear_time(c, p, tokens, h, sf / t, 1, &scratch);
+		}
+	}
+	if ((rm & 1u << PLAN_RM_MLA_UP_PROJ) && m->attention == MODEL_ATTN_MLA) {
+		const struct model_mla *l = &m->mla;
+		double a = m->heads / t;
+
+		if (l->q_lora_rank > 0)
+			time += compute_linear_time(c, p, tokens, a * model_qk_head_dim(m), l->q_lora_rank, 1, &scratch);
+		time += compute_linear_time(c, p, tokens, a * (l->qk_nope_head_dim + l->v_head_dim), l->kv_lora_rank, 1,
+					    &scratch);
+	}
+	return time;
+}
+/* plan-cli recomp: end */
+
 /* What recompute adds to the backward of a layer whose forward is @out->fwd_s. */
 static double
 layer_recompute_time(const struct model *m, const struct plan *p, const struct cluster *c,
@@ -513,6 +575,8 @@ layer_recompute_time(const struct model *m, const struct plan *p, const struct c
 	case PLAN_RECOMPUTE_FULL:
 		return out->fwd_s;
 	case PLAN_RECOMPUTE_SELECTIVE:
+		if (p->recompute_modules) /* plan-cli recomp */
+			return modules_recompute_time(m, p, c, moe, out, attn_gemm, attn_mem);
 		if (fw && fw->selective_recompute == FRAMEWORK_SAC_OP)
 			return op_sac_recompute_time(m, p, c, moe, out, attn_gemm);
 		/* Korthikanti et al. Sec. 4.2: only the attention core is redone;

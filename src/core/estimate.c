@@ -535,7 +535,7 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 			lc->efs[r].router_bwd_s *= pace;
 			lc->efs[r].fwd_s = lc->efs[r].router_fwd_s + lc->efs[r].sync_s;
 			lc->efs[r].bwd_s = lc->efs[r].router_bwd_s;
-			lc->efs[r].recompute_s = r == PLAN_RECOMPUTE_FULL ? lc->efs[r].fwd_s : 0.0;
+			lc->efs[r].recompute_s = plan_recomputes_moe_layer(&pr) ? lc->efs[r].fwd_s : 0.0; /* plan-cli recomp */
 		}
 	}
 	compute_ends_time(m, p, c, &lc->ce);

@@ -96,7 +96,7 @@ ep_layer_fixed(const struct model *m, const struct plan *p, const struct cluster
 	}
 	out->fwd_s = out->router_fwd_s + out->sync_s;
 	out->bwd_s = out->router_bwd_s;
-	out->recompute_s = p->recompute == PLAN_RECOMPUTE_FULL ? out->fwd_s : 0.0;
+	out->recompute_s = plan_recomputes_moe_layer(p) /* plan-cli recomp */ ? out->fwd_s : 0.0;
 }
 
 void
@@ -112,7 +112,7 @@ ep_layer_comm(const struct model *m, const struct plan *p, const struct cluster 
 	out->a2a_s = a2a;
 	fwd = 2.0 * a2a;
 	bwd = 2.0 * a2a;
-	out->total_s = fwd + bwd + (p->recompute == PLAN_RECOMPUTE_FULL ? fwd : 0.0);
+	out->total_s = fwd + bwd + (plan_recomputes_moe_layer(p) /* plan-cli recomp */ ? fwd : 0.0);
 	if (p->moe_overlap == PLAN_MOE_OVERLAP_LANCET) {
 		/* Backward: the dW half of the backward GEMMs needs no
 		 * all-to-all result, so the all-to-all runs under it. */
@@ -139,9 +139,9 @@ ep_layer_comm(const struct model *m, const struct plan *p, const struct cluster 
 			     collective_time(c, &lay->etp, COLL_REDUCESCATTER, COLL_ALGO_RING, gathered);
 		fwd += out->etp_s;
 		bwd += out->etp_s;
-		out->total_s += (p->recompute == PLAN_RECOMPUTE_FULL ? 3.0 : 2.0) * out->etp_s;
+		out->total_s += (plan_recomputes_moe_layer(p) /* plan-cli recomp */ ? 3.0 : 2.0) * out->etp_s;
 	}
 	out->fwd_s = fwd;
 	out->bwd_s = bwd;
-	out->recompute_s = p->recompute == PLAN_RECOMPUTE_FULL ? fwd : 0.0;
+	out->recompute_s = plan_recomputes_moe_layer(p) /* plan-cli recomp */ ? fwd : 0.0;
 }

@@ -140,6 +140,77 @@ fp8_saved_bytes(const struct model *m, const struct plan *p, const struct framew
 }
 /* fp8attn: end fp8 memory */
 
+/* plan-cli recomp: begin */
+/*
+ * Megatron-Core's --recompute-modules (megatron/core/transformer/
+ * transformer_config.py, recompute_modules, core_r0.13.0): core_attn,
+ * mlp, moe and shared_experts checkpoint their submodule ("normal
+ * checkpointing": its input is kept, nothing inside), moe_act, layernorm
+ * and mla_up_proj discard their output after use and recompute it before
+ * the backward that needs it ("output-discarding checkpointing",
+ * tensor_parallel.CheckpointWithoutOutput). Korthikanti's terms of
+ * layer_activations_full() tell what each drops: 2-byte elements, the
+ * fp8 recipes' saved linear inputs at their own width.
+ */
+double
+memory_recompute_module_bytes(const struct model *m, const struct plan *p, const struct framework *fw, int module)
+{
+	double t = p->tp, s = p->seq_len, sb = s * p->micro_batch, h = m->hidden;
+	double sp = p->sequence_parallel ? t : 1.0;
+	double frac = model_is_moe(m) ? (double)model_moe_layers(m) / m->layers : 0.0;
+	double gated = m->gated_mlp ? 6.0 : 4.0;
+	double in = 2.0, routed = 0.0, eff = 0.0;
+	struct fp8_recipe_cost rc;
+
+	if (p->precision == PLAN_PRECISION_FP8) {
+		fp8_recipe_cost(fp8_recipe_resolve(p, fw), GPU_GEN_HOPPER, &rc);
+		in = rc.saved_input_bytes;
+	}
+	if (model_is_moe(m)) {
+		routed = sb * m->moe.capacity_factor * m->moe.top_k;
+		eff = m->moe.expert_ffn_hidden;
+	}
+	switch (module) {
+	case PLAN_RM_CORE_ATTN: /* the softmax output, with dropout its mask and output */
+		return p->flash_attention ? 0.0 : (m->dropout ? 5.0 : 2.0) * m->heads * s * sb / t;
+	case PLAN_RM_LAYERNORM: /* the inputs of QKV and fc1 (the norms' own inputs stay) */
+		return 2.0 * in * sb * h / sp;
+	case PLAN_RM_MLP: /* fc1's output and the activation's, fc2's input at its saved width */
+		return (1.0 - frac) * sb * m->ffn_hidden / t * (gated - (2.0 - in));
+	case PLAN_RM_MOE: /* memory_layer_activations' MoE term, shared experts included */
+		return frac * (gated * (routed + sb * m->moe.shared_experts) * eff + 4.0 * routed * h * plan_etp(p)) / t;
+	case PLAN_RM_MOE_ACT: /* the routed rows' activation output (fc2's input) */
+		return frac * 2.0 * routed * eff / t;
+	case PLAN_RM_SHARED_EXPERTS:
+		return frac * gated * sb * m->moe.shared_experts * eff / t;
+	case PLAN_RM_MLA_UP_PROJ: /* the decompressed queries, keys (with RoPE) and values */
+		if (m->attention != MODEL_ATTN_MLA)
+			return 0.0;
+		return 2.0 * sb * m->heads * (2.0 * model_qk_head_dim(m) + model_v_head_dim(m)) / t;
+	default:
+		return 0.0;
+	}
+}
+
+/* A selective layer with --recompute-modules: moe covers moe_act and
+ * shared_experts, which live inside the MoE layer. */
+static double
+layer_activations_modules(const struct model *m, const struct plan *p, const struct framework *fw)
+{
+	unsigned rm = (unsigned)p->recompute_modules;
+	double act = layer_activations_full(m, p, !(rm & 1u << PLAN_RM_CORE_ATTN)) - fp8_saved_bytes(m, p, fw);
+
+	if (rm & 1u << PLAN_RM_MOE)
+		rm &= ~(1u << PLAN_RM_MOE_ACT | 1u << PLAN_RM_SHARED_EXPERTS);
+	/* core_attn's scores are left out of the sum above. */
+	for (int k = PLAN_RM_MLA_UP_PROJ; k < PLAN_RM_COUNT; k++)
+		if (rm & 1u << k)
+			act -= memory_recompute_module_bytes(m, p, fw, k);
+	/* At least the layer's input, which every checkpoint keeps. */
+	return fmax(act, 2.0 * p->seq_len * p->micro_batch * m->hidden / (p->sequence_parallel ? p->tp : 1));
+}
+/* plan-cli recomp: end */
+
 double
 memory_layer_activations(const struct model *m, const struct plan *p, const struct framework *fw)
 {
@@ -149,6 +220,8 @@ memory_layer_activations(const struct model *m, const struct plan *p, const stru
 	case PLAN_RECOMPUTE_FULL:
 		return 2.0 * sbh / (p->sequence_parallel ? p->tp : 1);
 	case PLAN_RECOMPUTE_SELECTIVE:
+		if (p->recompute_modules) /* plan-cli recomp */
+			return layer_activations_modules(m, p, fw);
 		if (fw && fw->selective_recompute == FRAMEWORK_SAC_OP && m->attention != MODEL_ATTN_MLA &&
 		    !model_is_moe(m))
 			return layer_activations_op_sac(m, p);
@@ -250,8 +323,27 @@ memory_stage(const struct model *m, const struct plan *p,
 	 * passes the stage's own recompute mode in p->recompute. */
 	act = stored * memory_layer_activations(m, p, fw);
 	/* Full recomputation re-materialises one layer at a time. */
-	if (p->recompute == PLAN_RECOMPUTE_FULL)
-		act += layer_activations_full(m, p, true);
+	if (p->recompute == PLAN_RECOMPUTE_FULL) {
+		/* plan-cli recomp: Megatron's uniform method
+		 * (transformer_block.py, _checkpointed_forward, core_r0.13.0)
+		 * checkpoints groups of N layers: a chunk of L layers keeps
+		 * ceil(L / N) inputs per micro-batch, and a group's N layers
+		 * are re-materialised together in its backward. */
+		int n = plan_uniform_group(p), most = 0;
+
+		if (n > 1) {
+			double groups = 0.0, layers = plan_stage_layers(p, m, stage);
+
+			for (int j = 0; j < p->vpp; j++) {
+				int l = pipeline_chunk_layers(p, m, pipeline_stage_chunk(p, stage, j));
+
+				groups += ceil((double)l / n);
+				most = l > most ? l : most;
+			}
+			act *= groups / layers;
+		}
+		act += (n < most ? n : most > 0 ? most : 1) * layer_activations_full(m, p, true);
+	}
 	/* --recompute-layers: the stage's first layers recompute in full. */
 	if (p->custom_recompute_layers)
 		act += memory_partial_recompute_bytes(m, p, fw, stage, p->stage_recompute_layers[stage]);

@@ -4,6 +4,12 @@
 #include "plan/plan.h"
 
 const char *const plan_recompute_names[] = { "none", "selective", "full", NULL };
+/* plan-cli recomp: Megatron-Core's names (transformer_config.py). */
+const char *const plan_recompute_module_names[] = { "core_attn", "mla_up_proj", "moe_act", "layernorm", "mlp", "moe",
+						    "shared_experts", NULL };
+_Static_assert(sizeof(plan_recompute_module_names) / sizeof(plan_recompute_module_names[0]) == PLAN_RM_COUNT + 1,
+	       "a name for every recompute module");
+const char *const plan_recompute_method_names[] = { "uniform", "block", NULL };
 const char *const plan_moe_routing_names[] = { "flat", "bilevel", NULL };
 const char *const plan_moe_overlap_names[] = { "none", "lancet", NULL };
 const char *const plan_precision_names[] = { "bf16", "fp16", "fp8", NULL };
@@ -13,6 +19,31 @@ const char *const plan_fp8_recipe_names[] = { "framework", "delayed", "current",
 const char *const plan_attention_kernel_names[] = { "framework", "profile", "fa2", "fa3", "cudnn", "sdpa", NULL };
 const char *const plan_pp_split_names[] = { "even", "embedding", "loss", "embedding-loss", "torchtitan", NULL };
 const char *const plan_pp_schedule_names[] = { "1f1b", "zb-h1", "zb-v", "dualpipe", "dualpipev", NULL };
+
+/* plan-cli recomp: begin */
+bool
+plan_recomputes_moe_layer(const struct plan *p)
+{
+	return p->recompute == PLAN_RECOMPUTE_FULL ||
+	       (p->recompute == PLAN_RECOMPUTE_SELECTIVE && (p->recompute_modules & 1 << PLAN_RM_MOE));
+}
+
+double
+plan_tp_recompute_share(const struct plan *p, const struct model *m)
+{
+	double frac = model_is_moe(m) ? (double)model_moe_layers(m) / m->layers : 0.0, share = 0.0;
+
+	if (p->recompute == PLAN_RECOMPUTE_FULL)
+		return 1.0;
+	if (p->recompute != PLAN_RECOMPUTE_SELECTIVE)
+		return 0.0;
+	if (p->recompute_modules & 1 << PLAN_RM_MLP)
+		share += 0.5 * (1.0 - frac);
+	if (p->recompute_modules & 1 << PLAN_RM_MOE)
+		share += 0.5 * frac;
+	return share;
+}
+/* plan-cli recomp: end */
 
 void
 plan_init(struct plan *p)
@@ -116,15 +147,49 @@ plan_stage_recompute_layers(const struct plan *p, const struct model *m, int s)
 
 	if (p->custom_recompute_layers)
 		return p->stage_recompute_layers[s] < layers ? p->stage_recompute_layers[s] : layers;
-	return plan_stage_recompute(p, s) == PLAN_RECOMPUTE_FULL ? layers : 0;
+	if (plan_stage_recompute(p, s) != PLAN_RECOMPUTE_FULL)
+		return 0;
+	return plan_recompute_block(p) ? plan_block_layers(p, m, s) : layers; /* plan-cli recomp */
 }
+
+/* plan-cli recomp: begin */
+bool
+plan_recompute_block(const struct plan *p)
+{
+	return p->recompute_method == PLAN_RECOMPUTE_BLOCK && p->recompute_num_layers > 0;
+}
+
+/* Megatron's block method (transformer_block.py, _checkpointed_forward,
+ * recompute_method 'block', core_r0.13.0): each model chunk of the stage
+ * checkpoints its first recompute_num_layers layers, so a stage of v
+ * chunks recomputes min(N, its layers) of each. */
+int
+plan_block_layers(const struct plan *p, const struct model *m, int s)
+{
+	int k = 0;
+
+	for (int j = 0; j < p->vpp; j++) {
+		int layers = pipeline_chunk_layers(p, m, pipeline_stage_chunk(p, s, j));
+
+		k += p->recompute_num_layers < layers ? p->recompute_num_layers : layers;
+	}
+	return k;
+}
+
+int
+plan_uniform_group(const struct plan *p)
+{
+	return p->recompute_method == PLAN_RECOMPUTE_UNIFORM && p->recompute_num_layers > 1 ? p->recompute_num_layers
+												: 1;
+}
+/* plan-cli recomp: end */
 
 int
 plan_stage_mode(const struct plan *p, const struct model *m, int s)
 {
 	int r = plan_stage_recompute(p, s);
 
-	if (!p->custom_recompute_layers)
+	if (!p->custom_recompute_layers && !(plan_recompute_block(p) && r == PLAN_RECOMPUTE_FULL)) /* plan-cli recomp */
 		return r;
 	if (plan_stage_recompute_layers(p, m, s) == plan_stage_layers(p, m, s))
 		return PLAN_RECOMPUTE_FULL;
@@ -138,7 +203,7 @@ plan_resolve_recompute(const struct plan *p, const struct model *m)
 	struct plan q = *p;
 	bool partial = false, uniform = true;
 
-	if (!p->custom_recompute_layers || p->pp > PLAN_MAX_STAGES)
+	if ((!p->custom_recompute_layers && !plan_recompute_block(p)) || p->pp > PLAN_MAX_STAGES) /* plan-cli recomp */
 		return q;
 	for (int s = 0; s < p->pp; s++) {
 		int k = plan_stage_recompute_layers(p, m, s);
@@ -202,6 +267,47 @@ plan_validate_recompute_layers(const struct plan *p, const struct model *m, stru
 	}
 	return true;
 }
+
+/* plan-cli recomp: begin */
+/*
+ * --recompute-modules: each module must exist in the model, as
+ * Megatron-Core builds a layer (transformer_layer.py and the modules of
+ * core_r0.13.0): mla_up_proj needs MLA (multi_latent_attention.py), the
+ * MoE modules an MoE model (moe_layer.py, experts.py), shared_experts its
+ * shared experts (shared_experts.py), mlp a dense MLP somewhere (a layer
+ * whose MLP is not an MoELayer). --recompute-method block keeps ZeRO-3
+ * out as --recompute-layers does (one recompute mode per layer regather).
+ */
+static bool
+validate_recompute_modules(const struct plan *p, const struct model *m, struct plan_error *err)
+{
+	unsigned rm = (unsigned)p->recompute_modules;
+	bool moe = model_is_moe(m);
+	const char *mod = NULL, *lacks = NULL;
+
+	if (p->recompute_modules < 0 || rm >= 1u << PLAN_RM_COUNT)
+		return FAIL("invalid recompute modules (%d)", p->recompute_modules);
+	if ((rm & 1u << PLAN_RM_MLA_UP_PROJ) && m->attention != MODEL_ATTN_MLA)
+		mod = "mla_up_proj", lacks = "has no multi-latent attention (MLA)";
+	else if ((rm & 1u << PLAN_RM_MOE_ACT) && !moe)
+		mod = "moe_act", lacks = "is not an MoE model";
+	else if ((rm & 1u << PLAN_RM_MOE) && !moe)
+		mod = "moe", lacks = "is not an MoE model";
+	else if ((rm & 1u << PLAN_RM_SHARED_EXPERTS) && (!moe || m->moe.shared_experts == 0))
+		mod = "shared_experts", lacks = "has no shared experts";
+	else if ((rm & 1u << PLAN_RM_MLP) && moe && model_moe_layers(m) == m->layers)
+		mod = "mlp", lacks = "has no dense MLP (every layer is MoE: use moe or moe_act)";
+	if (mod)
+		return FAIL("--recompute-modules %s does not apply: model '%s' %s", mod, m->name, lacks);
+	if (p->recompute_method != PLAN_RECOMPUTE_UNIFORM && p->recompute_method != PLAN_RECOMPUTE_BLOCK)
+		return FAIL("invalid recompute method (%d)", p->recompute_method);
+	if (p->recompute_num_layers < 0)
+		return FAIL("--recompute-num-layers must be positive (got %d)", p->recompute_num_layers);
+	if (p->recompute_method == PLAN_RECOMPUTE_BLOCK && p->recompute_num_layers > 0 && p->zero >= 3)
+		return FAIL("--recompute-method block with ZeRO stage 3 is not modelled; use uniform");
+	return true;
+}
+/* plan-cli recomp: end */
 
 /* Context parallelism: what Megatron-Core's ring attention and
  * DeepSpeed-Ulysses need, and what plan-cli models of it. */
@@ -512,6 +618,7 @@ plan_validate(const struct plan *p, const struct model *m,
 	      const struct cluster *c, struct plan_error *err)
 {
 	return validate_degrees(p, m, c, err) && validate_stages(p, m, err) &&
+	       validate_recompute_modules(p, m, err) && /* plan-cli recomp */
 	       validate_batch(p, err) && validate_schedule(p, err) && validate_compression(p, m, err) &&
 	       validate_sharding(p, m, err) && validate_model_fit(p, m, err);
 }

@@ -106,6 +106,24 @@ const struct plan_attr plan_attrs[PLAN_ATTR_COUNT + 1] = {
 		.help = "Slapo's checkpoint ratio: the first N layers of each stage\n"
 			"(or a list, one per stage) recompute in full, the others\n"
 			"as --recompute none|selective says (full: none)" },
+	/* plan-cli recomp: begin */
+	[PLAN_ATTR_RECOMPUTE_MODULES] = { "recompute_modules", "M[+M...]", PLAN_ATTR_SET, IN_PLAN(recompute_modules),
+		.choices = plan_recompute_module_names, .def = 0,
+		.help = "selective stages recompute these submodules (Megatron-Core's\n"
+			"--recompute-modules): core_attn, mla_up_proj, moe_act, layernorm,\n"
+			"mlp, moe, shared_experts (default framework: its profile's\n"
+			"selective recomputation)" },
+	[PLAN_ATTR_RECOMPUTE_METHOD] = { "recompute_method", "M", PLAN_ATTR_CHOICE, IN_PLAN(recompute_method),
+		.choices = plan_recompute_method_names,
+		.help = "uniform|block: full stages recompute groups of\n"
+			"--recompute-num-layers layers keeping each group's input\n"
+			"(uniform, default), or only the first N layers of each\n"
+			"virtual stage (block; Megatron's --recompute-method)" },
+	[PLAN_ATTR_RECOMPUTE_NUM_LAYERS] = { "recompute_num_layers", "N", PLAN_ATTR_INT, IN_PLAN(recompute_num_layers),
+		.min = 0, .max = 30000, .def = 0,
+		.help = "layers of a uniform group or of a block (Megatron's\n"
+			"--recompute-num-layers; default, or 0: uniform 1)" },
+	/* plan-cli recomp: end */
 	[PLAN_ATTR_COMPRESS] = { "compress", "LIST", LIST, .flags = PLAN_ATTR_COMPRESSION | PLAN_ATTR_NO_CONSTRAINT,
 		.help = "where to compress: any of tp,pp,dp (default with a\n"
 			"compressor: tp,pp, MCBench's model-parallel activations)" },
@@ -246,6 +264,37 @@ choice_list(const char *const *choices, char *buf, size_t size)
 	return buf;
 }
 
+/* plan-cli recomp: "a+b" (or "a,b") of @choices as a bit mask; "framework": 0. */
+static bool
+parse_set(const struct plan_attr *a, const char *label, const char *text, long *v, char *why, size_t size)
+{
+	const char *t = text;
+	long mask = 0;
+
+	if (strcmp(text, "framework") == 0) {
+		*v = 0;
+		return true;
+	}
+	for (;;) {
+		size_t len = strcspn(t, "+,");
+		char tok[32], list[256];
+		int i;
+
+		snprintf(tok, sizeof(tok), "%.*s", (int)(len < sizeof(tok) ? len : sizeof(tok) - 1), t);
+		if (len == 0 || len >= sizeof(tok) || (i = choice_index(a->choices, tok)) < 0) {
+			snprintf(why, size, "unknown value '%.*s' for %s (valid: framework, or any of %s joined by '+')",
+				 (int)len, t, label, choice_list(a->choices, list, sizeof(list)));
+			return false;
+		}
+		mask |= 1L << i;
+		if (!t[len])
+			break;
+		t += len + 1;
+	}
+	*v = mask;
+	return true;
+}
+
 static const char *const true_names[] = { "true", "yes", "on", "1", NULL };
 static const char *const false_names[] = { "false", "no", "off", "0", NULL };
 
@@ -281,6 +330,8 @@ plan_attr_parse_value(const struct plan_attr *a, const char *label, const char *
 		snprintf(why, size, "unknown value '%s' for %s (valid: %s)", text, label,
 			 choice_list(a->choices, list, sizeof(list)));
 		return false;
+	case PLAN_ATTR_SET: /* plan-cli recomp */
+		return parse_set(a, label, text, v, why, size);
 	default:
 		snprintf(why, size, "%s is a list, not one value", label);
 		return false;
@@ -365,7 +416,14 @@ plan_attr_format_value(const struct plan_attr *a, long v, char *buf, size_t size
 {
 	if (a->type == PLAN_ATTR_BOOL)
 		snprintf(buf, size, "%s", v ? "true" : "false");
-	else if (a->type == PLAN_ATTR_CHOICE && v >= 0)
+	else if (a->type == PLAN_ATTR_SET) { /* plan-cli recomp */
+		size_t n = 0;
+
+		snprintf(buf, size, "framework");
+		for (int i = 0; a->choices[i] && v > 0; i++)
+			if ((v & 1L << i) && n < size)
+				n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? "+" : "", a->choices[i]);
+	} else if (a->type == PLAN_ATTR_CHOICE && v >= 0)
 		snprintf(buf, size, "%s", a->choices[v]);
 	else
 		snprintf(buf, size, "%ld", v);

@@ -40,8 +40,9 @@ modes_allowed(const struct plan *shape, const struct search_options *opt, int *m
 
 	if (mode_ok(opt, PLAN_RECOMPUTE_NONE))
 		modes[n++] = PLAN_RECOMPUTE_NONE;
-	/* With fused attention, selective recompute is the same as none. */
-	if (!shape->flash_attention && mode_ok(opt, PLAN_RECOMPUTE_SELECTIVE))
+	/* With fused attention, selective recompute is the same as none
+	 * (plan-cli recomp: but not with --recompute-modules). */
+	if ((!shape->flash_attention || shape->recompute_modules) && mode_ok(opt, PLAN_RECOMPUTE_SELECTIVE))
 		modes[n++] = PLAN_RECOMPUTE_SELECTIVE;
 	if (mode_ok(opt, PLAN_RECOMPUTE_FULL))
 		modes[n++] = PLAN_RECOMPUTE_FULL;
@@ -110,6 +111,33 @@ report_eval(const struct inner *in, const struct search_candidate *cand, const s
  * that does not fit is predicted again with the fewest recomputed layers
  * per stage that make it fit (estimate_fewest_recompute_layers), which
  * the MILP's k columns price. */
+/* plan-cli recomp: begin */
+/*
+ * Whether @p only repeats a plan of the search: --recompute-modules
+ * changes selective stages and --recompute-method/num-layers full ones,
+ * so in a plan without such a stage every listed value but the first
+ * predicts the same as the first does.
+ */
+static bool
+recompute_repeat(const struct inner *in, const struct plan *p)
+{
+	const struct search_allowed *am = &in->opt->allowed[PLAN_ATTR_RECOMPUTE_MODULES];
+	const struct search_allowed *ah = &in->opt->allowed[PLAN_ATTR_RECOMPUTE_METHOD];
+	const struct search_allowed *an = &in->opt->allowed[PLAN_ATTR_RECOMPUTE_NUM_LAYERS];
+	bool sel = false, full = false;
+
+	if (am->n < 2 && ah->n < 2 && an->n < 2)
+		return false; /* nothing listed to repeat: the common case */
+	for (int s = 0; s < p->pp && s < PLAN_MAX_STAGES; s++) {
+		sel = sel || plan_stage_recompute(p, s) == PLAN_RECOMPUTE_SELECTIVE;
+		full = full || plan_stage_recompute(p, s) == PLAN_RECOMPUTE_FULL;
+	}
+	return (!sel && am->n > 1 && p->recompute_modules != am->v[0]) ||
+	       (!full && ah->n > 1 && p->recompute_method != ah->v[0]) ||
+	       (!full && an->n > 1 && p->recompute_num_layers != an->v[0]);
+}
+/* plan-cli recomp: end */
+
 static bool
 evaluate(const struct inner *in, const struct plan *p, struct search_candidate *out)
 {
@@ -118,6 +146,8 @@ evaluate(const struct inner *in, const struct plan *p, struct search_candidate *
 	struct plan q;
 
 	plan_error_clear(&e2);
+	if (recompute_repeat(in, p)) /* plan-cli recomp */
+		return false;
 	in->st->evaluations++;
 	out->plan = *p;
 	if (partial_allowed(in)) {
@@ -1611,8 +1641,10 @@ allows(const struct search_options *opt, const struct plan *p, enum coll_algo al
 	struct estimate_options eo = { .dp_algo = algo };
 	struct plan_attr_target t = { (struct plan *)p, &eo };
 
+	/* plan-cli recomp: a shape has no recompute mode yet: its stages'
+	 * modes are chosen from recompute_modes, which --recompute sets. */
 	for (int id = 0; id < PLAN_ATTR_COUNT; id++)
-		if (opt->allowed[id].n > 0 && plan_attrs[id].type != PLAN_ATTR_LIST &&
+		if (opt->allowed[id].n > 0 && plan_attrs[id].type != PLAN_ATTR_LIST && id != PLAN_ATTR_RECOMPUTE &&
 		    !search_allowed_has(&opt->allowed[id], plan_attr_get(&plan_attrs[id], &t)))
 			return false;
 	return true;

@@ -125,5 +125,5 @@ tp_layer_comm(const struct model *m, const struct plan *p,
 	}
 	/* Full recomputation re-runs the forward, collectives included
 	 * (Narayanan et al. SC21, Sec. 3.5). */
-	out->recompute_s = p->recompute == PLAN_RECOMPUTE_FULL ? out->fwd_s : 0.0;
+	out->recompute_s = plan_tp_recompute_share(p, m) * out->fwd_s; /* plan-cli recomp: --recompute-modules mlp, moe */
 }

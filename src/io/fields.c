@@ -119,6 +119,28 @@ get_recompute_layers(const struct field *f, const struct report *r, int i, struc
 	v->i = plan_stage_recompute_layers(r->plan, r->model, i);
 }
 
+/* plan-cli recomp: begin */
+/* The recompute modules as a list of names (empty: the framework's selective). */
+static int
+count_recompute_modules(const struct report *r)
+{
+	int n = 0;
+
+	for (int i = 0; i < PLAN_RM_COUNT; i++)
+		n += (r->plan->recompute_modules >> i) & 1;
+	return n;
+}
+
+static void
+get_recompute_module(const struct field *f, const struct report *r, int i, struct field_value *v)
+{
+	(void)f;
+	for (int k = 0; k < PLAN_RM_COUNT; k++)
+		if (((r->plan->recompute_modules >> k) & 1) && i-- == 0)
+			v->s = plan_recompute_module_names[k];
+}
+/* plan-cli recomp: end */
+
 static void
 get_dp_allreduce(const struct field *f, const struct report *r, int i, struct field_value *v)
 {
@@ -240,6 +262,11 @@ const struct field field_table[] = {
 	/* plan-cli pipeline: end */
 	{ "plan.stage_recompute", NULL, NULL, "", "the recomputation of each stage", FUNC(FIELD_NAME, get_stage_recompute), .count = count_stages },
 	{ "plan.recompute_layers", NULL, NULL, "layers", "the layers of each stage that recompute in full", FUNC(FIELD_INT, get_recompute_layers), .count = count_stages },
+	/* plan-cli recomp: begin */
+	{ "plan.recompute_modules", NULL, NULL, "", "the submodules selective stages recompute (Megatron-Core's --recompute-modules; empty: the framework's selective)", FUNC(FIELD_NAME, get_recompute_module), .count = count_recompute_modules },
+	{ "plan.recompute_method", NULL, NULL, "", "full recomputation: uniform groups or a block of each virtual stage", PLAN_NAMES(recompute_method, plan_recompute_method_names) },
+	{ "plan.recompute_num_layers", NULL, NULL, "layers", "layers of a uniform group or of a block (0: uniform 1)", PLAN(recompute_num_layers) },
+	/* plan-cli recomp: end */
 	{ "plan.mics_hierarchical", NULL, NULL, "", "MiCS 2-hop all-gather", PLAN(mics_hierarchical) },
 	{ "plan.dp_allreduce", "dp_allreduce", NULL, "", "DP all-reduce: ring or hierarchical", FUNC(FIELD_NAME, get_dp_allreduce) },
 	{ "plan.compression.tp", NULL, NULL, "", "the compressor applies to the TP collectives", COMPRESSED_ON(tp) },

@@ -259,6 +259,19 @@ format_text_stages(FILE *out, const struct report *r)
 			fprintf(out, "%s%s", s ? "," : " ", plan_recompute_names[plan_stage_mode(p, r->model, s)]);
 		fputc('\n', out);
 	}
+	/* plan-cli recomp: Megatron-Core's modules and full-recompute method. */
+	if (p->recompute_modules) {
+		fputs("recompute    selective stages: modules", out);
+		for (int k = 0, first = 1; k < PLAN_RM_COUNT; k++)
+			if (p->recompute_modules & 1 << k) {
+				fprintf(out, "%s%s", first ? " " : "+", plan_recompute_module_names[k]);
+				first = 0;
+			}
+		fputc('\n', out);
+	}
+	if (p->recompute_num_layers > 0)
+		fprintf(out, "recompute    full stages: %s %d\n", plan_recompute_method_names[p->recompute_method],
+			p->recompute_num_layers);
 }
 
 /* Where the traffic runs, the parameters, the experts and MiCS: the rest of the header. */

@@ -977,6 +977,64 @@ for pair in "0:none" "12:full"; do
 	finish "--recompute-layers ${pair%%:*} is --recompute ${pair#*:} exactly"
 done
 
+# ------------------------------------------- plan-cli recomp: --recompute-modules, -method, -num-layers
+rmod=(--model gpt-1.7b --cluster dgx-h100 --tp 2 --pp 2 --gpus 8 --micro-batch 4 --global-batch 64 --allow-oom)
+usage_error "--recompute-modules mla_up_proj without MLA" \
+	"--recompute-modules mla_up_proj does not apply: model 'gpt-1.7b' has no multi-latent attention (MLA)" \
+	predict "${rmod[@]}" --recompute selective --recompute-modules core_attn+mla_up_proj
+usage_error "--recompute-modules moe_act on a dense model" "moe_act does not apply: model 'gpt-1.7b' is not an MoE model" \
+	predict "${rmod[@]}" --recompute selective --recompute-modules moe_act
+usage_error "--recompute-modules mlp where every layer is MoE" "every layer is MoE" \
+	predict --model mixtral-8x7b --cluster dgx-h100 --tp 8 --gpus 8 --global-batch 8 --recompute selective \
+	--recompute-modules mlp
+usage_error "--recompute-modules with an unknown module" "unknown value 'attn' for --recompute-modules" \
+	predict "${rmod[@]}" --recompute selective --recompute-modules core_attn+attn
+usage_error "--recompute-method with an unknown method" "unknown value 'blocks' for --recompute-method" \
+	predict "${rmod[@]}" --recompute full --recompute-method blocks
+usage_error "--recompute-method block under ZeRO-3" "block with ZeRO stage 3 is not modelled" \
+	predict "${rmod[@]}" --recompute full --recompute-method block --recompute-num-layers 2 --zero 3
+
+# Each module keeps less than Korthikanti's selective and costs more time;
+# framework is the profile's own selective.
+cli predict "${rmod[@]}" --recompute selective --format json
+jq -c '[.iteration_time_s, .memory_bytes.activations]' "$tmp/out" >"$tmp/sel"
+cli predict "${rmod[@]}" --recompute selective --recompute-modules framework --format json
+jq -c '[.iteration_time_s, .memory_bytes.activations]' "$tmp/out" >"$tmp/fw"
+cmp -s "$tmp/sel" "$tmp/fw" || fail "--recompute-modules framework differs from --recompute selective"
+sel_act=$(jq '.[1]' "$tmp/sel")
+cli predict "${rmod[@]}" --recompute selective --recompute-modules core_attn,layernorm,mlp --format json
+expect_rc 0
+expect_jq '.plan.recompute_modules == ["core_attn","layernorm","mlp"]' "plan.recompute_modules lists them"
+expect_jq ".memory_bytes.activations < $sel_act and .breakdown_s.recompute > 0" "they keep less and recompute"
+cli predict "${rmod[@]}" --recompute selective --recompute-modules core_attn,layernorm,mlp
+expect_out_has "recompute    selective stages: modules core_attn+layernorm+mlp"
+finish "predict --recompute-modules: the plan field, memory and time"
+
+# optimize searches the listed sets; its predict_args predict the same again.
+cli "${opt[@]}" --model gpt-1.7b --cluster dgx-h100 --gpus 8 --global-batch 64 --tp 2 --pp 2 --recompute selective \
+	--recompute-modules core_attn,core_attn+mlp --format json
+expect_rc 0
+cp "$tmp/out" "$tmp/rm-opt.json"
+expect_jq '.best.predict_args | index("--recompute-modules") != null' "predict_args name --recompute-modules"
+mapfile -t args < <(jq -r '.best.predict_args[]' "$tmp/rm-opt.json")
+cli predict "${args[@]}" --format json
+best=$(jq '.best.iteration_time_s' "$tmp/rm-opt.json")
+[ "$(jq '.iteration_time_s' "$tmp/out")" = "$best" ] || fail "predict_args give $(jq '.iteration_time_s' "$tmp/out"), optimize $best"
+finish "optimize --recompute-modules core_attn,core_attn+mlp: the best plan predicts again"
+
+# A runs CSV row with the new columns predicts as predict does.
+cli predict "${rmod[@]}" --recompute full --recompute-method uniform --recompute-num-layers 3 --format json
+t_uni=$(jq '.iteration_time_s' "$tmp/out")
+printf 'id,model,cluster,gpus,tp,pp,micro_batch,global_batch,recompute,recompute_modules,recompute_method,recompute_num_layers,measured_iteration_time_s\nm,gpt-1.7b,dgx-h100,8,2,2,4,64,selective,core_attn+mlp,uniform,0,1\nu,gpt-1.7b,dgx-h100,8,2,2,4,64,full,framework,uniform,3,1\nb,gpt-1.7b,dgx-h100,8,2,2,4,64,full,,block,5,1\n' >"$tmp/rm.csv"
+cli validate "$tmp/rm.csv" --format json
+expect_rc 0
+expect_jq "(.rows[1].predicted_iteration_time_s - $t_uni) | . * . < 1e-18" "the uniform row predicts as predict"
+cli predict "${rmod[@]}" --recompute full --recompute-layers 5 --format json
+t_blk=$(jq '.iteration_time_s' "$tmp/out")
+cli validate "$tmp/rm.csv" --format json
+expect_jq "(.rows[2].predicted_iteration_time_s - $t_blk) | . * . < 1e-18" "block 5 predicts as --recompute-layers 5"
+finish "validate: recompute_modules, recompute_method and recompute_num_layers columns"
+
 # llama2-7b on one 16 GiB V100 node: neither no nor selective recomputation
 # fits, full does, and 28 of 32 layers in full (r 0.88) fit and are faster.
 slapo_opt=(--model llama2-7b --cluster aws-p3-16xlarge --gpus 8 --global-batch 64 --max-zero 0 --format json)
