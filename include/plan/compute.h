@@ -106,8 +106,8 @@ bool compute_attention_kernel_check(const struct cluster *c, const struct plan *
 void compute_layer_scale(struct compute_layer *cl, double f);
 
 /** Embedding and logit-layer times for one micro-batch on one GPU. */
-void compute_ends_time(const struct model *m, const struct plan *p,
-		       const struct cluster *c, struct compute_ends *out);
+void compute_ends_time(const struct model *m, const struct plan *p, const struct cluster *c,
+		       const struct framework *fw, struct compute_ends *out);
 
 /** Scale every time of @ce by @f (as compute_layer_scale). */
 void compute_ends_scale(struct compute_ends *ce, double f);

@@ -65,6 +65,18 @@ extern const char *const framework_attention_names[];
 extern const char *const framework_prefetch_names[];
 extern const char *const framework_cp_ring_names[];
 
+/* plan-cli h100: begin */
+/**
+ * The loss's HBM traffic per logit (one token's share of one vocabulary
+ * column on a GPU) when a framework profile does not say: a fused
+ * cross-entropy that reads and writes fp32 logits about three times in
+ * the forward (12 bytes) and twice in the backward (8), as
+ * compute_ends_time() has always counted it.
+ */
+#define FRAMEWORK_LOSS_FWD_BYTES 12.0
+#define FRAMEWORK_LOSS_BWD_BYTES 8.0
+/* plan-cli h100: end */
+
 struct framework {
 	char name[64];
 	char description[256];
@@ -101,6 +113,10 @@ struct framework {
 	int cp_ring;              /**< enum framework_cp_ring */
 	bool fp8_params;          /**< fp8 linear weights kept only in fp8 (no 16-bit copy): fp8 primary weights */
 	int pipeline_split;       /**< plan-cli pipeline: enum plan_pp_split where the even split fails */
+	/* plan-cli h100: begin */
+	double loss_fwd_bytes;    /**< HBM bytes the loss moves per logit in the forward (cross-entropy) */
+	double loss_bwd_bytes;    /**< HBM bytes the loss moves per logit in the backward */
+	/* plan-cli h100: end */
 };
 
 /**

@@ -529,7 +529,7 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 			lc->efs[r].recompute_s = r == PLAN_RECOMPUTE_FULL ? lc->efs[r].fwd_s : 0.0;
 		}
 	}
-	compute_ends_time(m, p, c, &lc->ce);
+	compute_ends_time(m, p, c, fw, &lc->ce);
 	compute_ends_scale(&lc->ce, pace);
 	if (m->mtp_layers > 0)
 		lc->mtp_proj_s = pace * compute_gemm_time(c, (double)p->micro_batch * p->seq_len,

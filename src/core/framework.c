@@ -36,4 +36,7 @@ framework_init_default(struct framework *fw)
 	fw->fp8_recipe = PLAN_FP8_DELAYED - 1;
 	fw->fp8_amax_history = 1024.0;
 	fw->cp_ring = FRAMEWORK_RING_P2P;
+	/* plan-cli h100: the loss as compute_ends_time() has always counted it. */
+	fw->loss_fwd_bytes = FRAMEWORK_LOSS_FWD_BYTES;
+	fw->loss_bwd_bytes = FRAMEWORK_LOSS_BWD_BYTES;
 }
