@@ -88,7 +88,7 @@ void compute_flash_attention(const struct model *m, const struct plan *p, const 
  * How fast @fw's fused-attention kernel runs on @c's GPU against the one
  * the GPU profile measured: 1 for the profile's own, the profile's
  * fa2_attention_speed where the framework runs FlashAttention-2 (fa2,
- * and sdpa before Blackwell).
+ * and sdpa before Blackwell), 0.91 for cuDNN's on Hopper (against FA3).
  */
 double compute_attention_kernel_speed(const struct cluster *c, const struct plan *p, const struct framework *fw);
 

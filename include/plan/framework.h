@@ -24,11 +24,11 @@ enum framework_prefetch {
 
 /** Which fused-attention kernel it runs. */
 enum framework_attention {
-	FRAMEWORK_ATTN_PROFILE, /**< the GPU profile's own (best) kernel: Megatron-Core with Transformer Engine */
+	FRAMEWORK_ATTN_PROFILE, /**< the GPU profile's own kernel (FA2 on Ampere, FA3 on Hopper, cuDNN's on Blackwell) */
 	FRAMEWORK_ATTN_FA2,     /**< FlashAttention-2 on every GPU (flash-attn, PyTorch SDPA's default) */
 	FRAMEWORK_ATTN_SDPA,    /**< PyTorch SDPA as torchtitan sets it: FA2, cuDNN's on Blackwell */
 	FRAMEWORK_ATTN_FA3,     /**< FlashAttention-3 (Hopper only) */
-	FRAMEWORK_ATTN_CUDNN,   /**< cuDNN's fused attention (Transformer Engine's FusedAttention) */
+	FRAMEWORK_ATTN_CUDNN,   /**< cuDNN's fused attention (Transformer Engine's FusedAttention: Megatron-Core, NeMo) */
 };
 
 /** How its context parallelism passes keys and values around (plan cp_method ring). */
