@@ -24,11 +24,11 @@ enum framework_prefetch {
 
 /** Which fused-attention kernel it runs. */
 enum framework_attention {
-	FRAMEWORK_ATTN_PROFILE, /**< the GPU profile's own (best) kernel: Megatron-Core with Transformer Engine */
+	FRAMEWORK_ATTN_PROFILE, /**< the GPU profile's own kernel (FA2 on Ampere, FA3 on Hopper, cuDNN's on Blackwell) */
 	FRAMEWORK_ATTN_FA2,     /**< FlashAttention-2 on every GPU (flash-attn, PyTorch SDPA's default) */
 	FRAMEWORK_ATTN_SDPA,    /**< PyTorch SDPA as torchtitan sets it: FA2, cuDNN's on Blackwell */
 	FRAMEWORK_ATTN_FA3,     /**< FlashAttention-3 (Hopper only) */
-	FRAMEWORK_ATTN_CUDNN,   /**< cuDNN's fused attention (Transformer Engine's FusedAttention) */
+	FRAMEWORK_ATTN_CUDNN,   /**< cuDNN's fused attention (Transformer Engine's FusedAttention: Megatron-Core, NeMo) */
 };
 
 /** How its context parallelism passes keys and values around (plan cp_method ring). */
@@ -110,6 +110,18 @@ extern const char *const framework_cp_ring_names[];
 extern const char *const framework_zero_reduce_names[];
 extern const char *const framework_zero_sync_names[];
 
+/* plan-cli h100: begin */
+/**
+ * The loss's HBM traffic per logit (one token's share of one vocabulary
+ * column on a GPU) when a framework profile does not say: a fused
+ * cross-entropy that reads and writes fp32 logits about three times in
+ * the forward (12 bytes) and twice in the backward (8), as
+ * compute_ends_time() has always counted it.
+ */
+#define FRAMEWORK_LOSS_FWD_BYTES 12.0
+#define FRAMEWORK_LOSS_BWD_BYTES 8.0
+/* plan-cli h100: end */
+
 struct framework {
 	char name[64];
 	char description[256];
@@ -152,6 +164,10 @@ struct framework {
 	double grad_bucket;       /**< ZeRO 0-2: gradient elements per reduction bucket (0: the last layer's
 				       gradients are the exposed tail) */
 	int pipeline_schedules;   /**< plan-cli optsearch: enum framework_schedules, what optimize searches */
+	/* plan-cli h100: begin */
+	double loss_fwd_bytes;    /**< HBM bytes the loss moves per logit in the forward (cross-entropy) */
+	double loss_bwd_bytes;    /**< HBM bytes the loss moves per logit in the backward */
+	/* plan-cli h100: end */
 };
 
 /**

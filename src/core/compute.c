@@ -404,13 +404,32 @@ compute_attention_kernel(const struct plan *p, const struct framework *fw)
  *   0.52 on Hopper, 0.26 on the B200: gpu.c cites them).
  * - FlashAttention-3 (Shah et al. 2024; Hopper only): the Hopper
  *   profiles' own figures, 1.
- * - cuDNN's fused attention: 631 TFLOP/s against FA3's 632 on one H100 at
- *   (1, 24, 4608, 128) (pytorch/pytorch#142132): 1 on Hopper; the
- *   Blackwell profiles measured it (1); elsewhere no public comparison
- *   with FA2 was found, so FA2's speed is taken.
+ * - cuDNN's fused attention (Transformer Engine's FusedAttention, which
+ *   TE 1.3 and later pick over flash-attn on sm90: "Select FusedAttention
+ *   on sm90 ... for performance", transformer_engine/pytorch/attention.py
+ *   v1.5; dot_product_attention/utils.py from 1.9 on, any Hopper+): on
+ *   Hopper COMPUTE_CUDNN_HOPPER_SPEED of FA3, see below; the Blackwell
+ *   profiles measured it (1); elsewhere no public comparison with FA2
+ *   was found, so FA2's speed is taken.
  * - PyTorch SDPA as torchtitan sets it: cuDNN's first on Blackwell (sm100)
  *   and FlashAttention-2 elsewhere (pytorch/torchtitan#1196).
  */
+/*
+ * plan-cli h100: cuDNN's fused attention against FlashAttention-3 on an
+ * H100 SXM5 for the causal training case, from the FA3 paper's figures
+ * (Shah et al. 2024, arXiv:2407.08608, head dim 128, TFLOP/s
+ * at seq 4k / 8k; docs/research/gpu-data.md, S-fa3): forward, causal, cuDNN 518 / 529 against
+ * FA3's 579 / 602 (0.895 / 0.879, 0.89); backward (the paper plots it
+ * without a mask) 499 / 518 against 542 / 559 (0.921 / 0.927, 0.92).
+ * A causal layer's backward does 2.5 times the forward's FLOPs at a
+ * little less efficiency, about 0.73 of the kernel time, so the pair
+ * runs at 1 / (0.27 / 0.89 + 0.73 / 0.92) = 0.912, 0.91 of FA3. The one
+ * forward-only, non-causal comparison at a single shape (cuDNN 9.1 631
+ * TFLOP/s, FA3 632 at (1, 24, 4608, 128): pytorch/pytorch#142132) does
+ * not cover a causal training step.
+ */
+#define COMPUTE_CUDNN_HOPPER_SPEED 0.91
+
 double
 compute_attention_kernel_speed(const struct cluster *c, const struct plan *p, const struct framework *fw)
 {
@@ -420,7 +439,7 @@ compute_attention_kernel_speed(const struct cluster *c, const struct plan *p, co
 	case PLAN_ATTN_FA2:
 		return c->gpu.fa2_attention_speed;
 	case PLAN_ATTN_CUDNN:
-		return hopper || blackwell ? 1.0 : c->gpu.fa2_attention_speed;
+		return blackwell ? 1.0 : hopper ? COMPUTE_CUDNN_HOPPER_SPEED : c->gpu.fa2_attention_speed;
 	case PLAN_ATTN_SDPA:
 		return blackwell ? 1.0 : c->gpu.fa2_attention_speed;
 	default: /* the profile's own, FA3 on Hopper */
@@ -647,22 +666,29 @@ compute_ends_scale(struct compute_ends *ce, double f)
 }
 
 void
-compute_ends_time(const struct model *m, const struct plan *p,
-		  const struct cluster *c, struct compute_ends *out)
+compute_ends_time(const struct model *m, const struct plan *p, const struct cluster *c,
+		  const struct framework *fw, struct compute_ends *out)
 {
 	double t = p->tp, tokens = (double)p->micro_batch * p->seq_len, h = m->hidden;
 	double v_local = m->vocab / t;
+	/* plan-cli h100: the loss's bytes per logit, the framework's. */
+	double loss_fwd = fw ? fw->loss_fwd_bytes : FRAMEWORK_LOSS_FWD_BYTES;
+	double loss_bwd = fw ? fw->loss_bwd_bytes : FRAMEWORK_LOSS_BWD_BYTES;
 
 	/* Embedding lookup: read rows, write the activations (+ dropout). */
 	out->embed_fwd_s = compute_memory_time(c, 2.0 * 2.0 * tokens * h);
 	out->embed_bwd_s = 2.0 * out->embed_fwd_s;
-	/* Logits: a tokens x h x V/t GEMM (vocab-parallel), then the fused
-	 * cross-entropy reading and writing fp32 logits about three times. */
-	out->head_mem_s = compute_memory_time(c, 20.0 * tokens * v_local);
+	/* Logits: a tokens x h x V/t GEMM (vocab-parallel), then the
+	 * cross-entropy over the tokens x V/t logits, its traffic the
+	 * framework's (loss_fwd_bytes, loss_bwd_bytes): a fused kernel on
+	 * fp32 logits reads and writes them about three times forward and
+	 * twice backward (12 + 8 bytes); Megatron-Core's unfused
+	 * vocab-parallel loss moves 38 + 14 (frameworks/megatron-lm.yaml). */
+	out->head_mem_s = compute_memory_time(c, (loss_fwd + loss_bwd) * tokens * v_local);
 	out->head_fwd_s = compute_gemm_time(c, tokens, v_local, h, 1) +
-			  compute_memory_time(c, 12.0 * tokens * v_local);
+			  compute_memory_time(c, loss_fwd * tokens * v_local);
 	out->head_bwd_s = 2.0 * compute_gemm_time(c, tokens, v_local, h, 1) +
-			  compute_memory_time(c, 8.0 * tokens * v_local);
+			  compute_memory_time(c, loss_bwd * tokens * v_local);
 }
 
 /*

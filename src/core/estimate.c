@@ -538,7 +538,7 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 			lc->efs[r].recompute_s = plan_recomputes_moe_layer(&pr) ? lc->efs[r].fwd_s : 0.0; /* plan-cli recomp */
 		}
 	}
-	compute_ends_time(m, p, c, &lc->ce);
+	compute_ends_time(m, p, c, fw, &lc->ce);
 	compute_ends_scale(&lc->ce, pace);
 	if (m->mtp_layers > 0)
 		lc->mtp_proj_s = pace * compute_gemm_time(c, (double)p->micro_batch * p->seq_len,

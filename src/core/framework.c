@@ -66,4 +66,7 @@ framework_init_default(struct framework *fw)
 	fw->cp_ring = FRAMEWORK_RING_P2P;
 	fw->zero_grad_reduce = FRAMEWORK_ZR_REDUCE_SCATTER;
 	fw->zero_param_sync = FRAMEWORK_ZS_ALLGATHER;
+	/* plan-cli h100: the loss as compute_ends_time() has always counted it. */
+	fw->loss_fwd_bytes = FRAMEWORK_LOSS_FWD_BYTES;
+	fw->loss_bwd_bytes = FRAMEWORK_LOSS_BWD_BYTES;
 }

@@ -161,6 +161,17 @@ const struct schema_key framework_schema[] = {
 		  "the step before (p2p: Megatron-Core with Transformer Engine) or one all-gather of every "
 		  "rank's K and V after the first block, exposed (allgather: PyTorch's context_parallel, "
 		  "torchtitan's default rotate method)" },
+	/* plan-cli h100: begin */
+	{ .key = "loss_fwd_bytes", .type = SCHEMA_NUMBER, .offset = OFF(loss_fwd_bytes), .min = 0, .max = 256,
+	  .def = "12",
+	  .help = "HBM bytes the loss moves per logit (a token's share of a vocabulary column) in the "
+		  "forward: 12, a fused cross-entropy over fp32 logits; Megatron-Core's vocab-parallel "
+		  "cross-entropy of logits.float() 38 (cast, max, subtract, exp, sum, divide)" },
+	{ .key = "loss_bwd_bytes", .type = SCHEMA_NUMBER, .offset = OFF(loss_bwd_bytes), .min = 0, .max = 256,
+	  .def = "8",
+	  .help = "HBM bytes the loss moves per logit in the backward: 8 fused; Megatron-Core 14 (the "
+		  "in-place gradient scaling and the cast back to 16 bits)" },
+	/* plan-cli h100: end */
 	{ 0 },
 };
 

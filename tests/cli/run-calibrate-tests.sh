@@ -77,7 +77,7 @@ cal --runs "$tmp/train.csv" --cluster mosaicml-a100-40gb --output "$tmp/x.yaml" 
 check "an unknown key names the nearest, then every valid key, none cut off" \
 	'[ $rc -eq 2 ] && [ ! -e "$tmp/x.yaml" ] && [ "$(wc -l <"$tmp/err")" -eq 2 ] &&
 	 grep -qx "plan-cli: error: unknown key .gpu.gemm_effciency_max. for --fit; did you mean .gpu.gemm_efficiency_max.?" "$tmp/err" &&
-	 grep -q "^plan-cli: valid keys for --fit: gpu.peak_flops, .*, inter_node.efficiency, .*, framework.fp8_amax_history$" "$tmp/err"'
+	 grep -q "^plan-cli: valid keys for --fit: gpu.peak_flops, .*, inter_node.efficiency, .*, framework.loss_bwd_bytes$" "$tmp/err"'
 
 fails "a framework key without --framework-output" 2 "--framework-output" \
 	--runs "$tmp/train.csv" --cluster mosaicml-a100-40gb --output "$tmp/x.yaml" --fit framework.layer_overhead
