@@ -3,11 +3,13 @@
 # 28): the sweep's cell cap (max_cells, --max-cells). Each refusal comes
 # before any cell runs, so every case here takes milliseconds.
 # Usage: run-limits-tests.sh PLAN_CLI SOURCE_ROOT
+# shellcheck disable=SC2016 # check's expressions are in single quotes on purpose
 set -u
 . "$(dirname "$(realpath "$0")")/harness.sh"
 harness_setup "$1" "$2"
 
 # 8 x 10 x 20 x 8 x 20 = 256000 predict cells: over the default 100000.
+# shellcheck disable=SC2054 # the commas are the axes' lists
 big=(--model gpt-7.5b --cluster selene --tp 1,2,3,4,5,6,7,8 --pp 1,2,3,4,5,6,7,8,9,10
 	--dp 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20 --micro-batch 1,2,3,4,5,6,7,8
 	--global-batch 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20)

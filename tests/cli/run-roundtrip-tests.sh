@@ -20,12 +20,14 @@ base=(--model gpt-1.7b --cluster selene --gpus 8 --global-batch 32)
 
 # json_ok NAME FILE: FILE is one JSON document.
 json_ok() {
+	# shellcheck disable=SC2034 # read by check's expression
 	local file=$2
 	check "$1: valid JSON" 'jq -e . "$file" >/dev/null'
 }
 # csv_ok NAME FILE [MIN_ROWS]: FILE parses as RFC 4180 CSV, every record
 # with the header's field count, at least MIN_ROWS records after it.
 csv_ok() {
+	# shellcheck disable=SC2034 # file, min: read by check's expression
 	local file=$2 min=${3:-1}
 	if ! $have_py; then
 		skipped "$1: CSV parses (no python3)"
