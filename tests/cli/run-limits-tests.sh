@@ -51,4 +51,17 @@ for a in tp pp dp cp ep vpp micro-batch global-batch seq-len gpus mics-group nic
 done
 fails_cmd "2^126 cells are counted without overflow" 3 "the study has 8.50705917302346e+37 cells" sweep --model gpt-1.7b --cluster selene "${huge[@]}"
 
+# sweep --merge: a shard's iteration time below 1 us (issue 28: 1e-320 s
+# was merged, with a speed-up of 1e-20) is refused, naming the cell.
+"$bin" sweep tests/data/study-small.yaml --shard 1/1 --format json >"$tmp/whole.json" 2>/dev/null
+for t in 1e-320 1e-7; do
+	jq ".cells[1].iteration_time_s = $t" "$tmp/whole.json" >"$tmp/tiny.json"
+	fails_cmd "--merge refuses a shard's iteration time of $t s" 3 \
+		"tiny.json: cell 1: 'iteration_time_s' is missing or out of range" \
+		sweep tests/data/study-small.yaml --merge "$tmp/tiny.json"
+done
+jq ".cells[1].iteration_time_s = 1e-6" "$tmp/whole.json" >"$tmp/micro.json"
+run_cmd sweep tests/data/study-small.yaml --merge "$tmp/micro.json" --format csv
+check "--merge takes an iteration time of 1 us" '[ $rc -eq 0 ]'
+
 finish
