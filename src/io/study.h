@@ -123,7 +123,8 @@ struct study {
  * predict cell takes about 0.4 ms and 5 KB (struct sweep_cell with its
  * cluster copy, and struct sweep_result), so the predict default of 1e5
  * cells is under a minute on one core and 500 MB; an optimize cell is a
- * plan search of 0.1 to 1 s, so its default of 1e3 cells is minutes.
+ * plan search of 0.1 s to 5 s (gpt-1t on Selene's 4480 GPUs), so its
+ * default of 1e3 cells is minutes on a few cores, at worst an hour on one.
  * max_cells raises either, up to STUDY_MAX_CELLS_LIMIT (50 GB of cells).
  */
 #define STUDY_DEFAULT_MAX_CELLS 100000L
