@@ -374,21 +374,26 @@ progress(long done, long total, void *arg)
  * ESTIMATE_MAX_ITERATION_S; an MFU of 4 (it counts against the 16-bit
  * peak, which fp8 GEMMs pass by up to peak_flops_fp8 / peak_flops, 2 on
  * Hopper and Blackwell); 10^5 TFLOP/s per GPU, as the runs CSV takes;
- * 10^15 tokens/s; 2^60 bytes a GPU. */
+ * 10^15 tokens/s; 2^60 bytes a GPU. The least is an iteration of 1 us (a
+ * shard's 1e-320 s gave a speed-up of 1e-20, issue 28): an iteration
+ * launches at least a forward and a backward kernel per layer, each 2-5 us
+ * of launch latency alone (gpu.launch_overhead_s, compute.c), so no real
+ * step is shorter. */
+#define SHARD_MIN_TIME_S 1e-6
 #define SHARD_MAX_TIME_S ESTIMATE_MAX_ITERATION_S
 #define SHARD_MAX_MFU 4.0
 #define SHARD_MAX_TFLOPS 1e5
 #define SHARD_MAX_TOKENS 1e15
 #define SHARD_MAX_BYTES 1152921504606846976.0
 
-/* A number of a shard's cell: finite, from 0 (above 0 where @positive) to @max. */
+/* A number of a shard's cell: finite, from @min (0 or above) to @max. */
 static bool
-shard_number(const json_t *c, const char *key, bool positive, double max, double *out)
+shard_number(const json_t *c, const char *key, double min, double max, double *out)
 {
 	const json_t *v = json_object_get(c, key);
 	double d = json_number_value(v);
 
-	if (!json_is_number(v) || !isfinite(d) || d < 0 || (positive && d == 0) || d > max)
+	if (!json_is_number(v) || !isfinite(d) || d < min || d > max)
 		return false;
 	*out = d;
 	return true;
@@ -422,15 +427,15 @@ shard_cell(const json_t *c, struct sweep_result *r)
 	r->ok = json_is_true(ok);
 	if (!r->ok)
 		return shard_string(c, "error", r->error, sizeof(r->error)) && r->error[0] ? NULL : "error";
-	if (!shard_number(c, "iteration_time_s", true, SHARD_MAX_TIME_S, &r->time_s))
+	if (!shard_number(c, "iteration_time_s", SHARD_MIN_TIME_S, SHARD_MAX_TIME_S, &r->time_s))
 		return "iteration_time_s";
-	if (!shard_number(c, "tflops_per_gpu", false, SHARD_MAX_TFLOPS, &r->tflops_per_gpu))
+	if (!shard_number(c, "tflops_per_gpu", 0, SHARD_MAX_TFLOPS, &r->tflops_per_gpu))
 		return "tflops_per_gpu";
-	if (!shard_number(c, "mfu", false, SHARD_MAX_MFU, &r->mfu))
+	if (!shard_number(c, "mfu", 0, SHARD_MAX_MFU, &r->mfu))
 		return "mfu";
-	if (!shard_number(c, "tokens_per_s", false, SHARD_MAX_TOKENS, &r->tokens_per_s))
+	if (!shard_number(c, "tokens_per_s", 0, SHARD_MAX_TOKENS, &r->tokens_per_s))
 		return "tokens_per_s";
-	if (!shard_number(c, "memory_bytes", false, SHARD_MAX_BYTES, &r->memory_bytes))
+	if (!shard_number(c, "memory_bytes", 0, SHARD_MAX_BYTES, &r->memory_bytes))
 		return "memory_bytes";
 	if (!json_is_boolean(json_object_get(c, "fits")))
 		return "fits";

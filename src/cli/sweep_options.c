@@ -93,6 +93,23 @@ parse_train_tokens(const struct cli_option *o, const char *arg, void *req)
 	return true;
 }
 
+/* --max-cells N: as the study's max_cells (the cell cap, issue 28). */
+static bool
+parse_max_cells(const struct cli_option *o, const char *arg, void *req)
+{
+	struct study *s = &((struct sweep_request *)req)->study;
+	long n;
+
+	(void)o;
+	if (!num_parse_long(arg, 1, STUDY_MAX_CELLS_LIMIT, &n)) {
+		cli_error("--max-cells expects a whole number of cells from 1 to %ld, got '%s'", STUDY_MAX_CELLS_LIMIT, arg);
+		return false;
+	}
+	s->max_cells = n;
+	s->max_cells_line = s->max_cells_column = 0;
+	return true;
+}
+
 /* AXIS=VALUE; the axis is found once every axis is known (sweep_baseline). */
 static bool
 parse_baseline(const struct cli_option *o, const char *arg, void *req)
@@ -176,6 +193,9 @@ static const struct cli_option sweep_rows[] = {
 		  "tokens_per_s_per_gpu, train_days, gpu_hours" },
 	{ .name = "train-tokens", .metavar = "N", .kind = CLI_OPT_CUSTOM, .parse = parse_train_tokens,
 	  .help = "tokens to train on (2e12), for the train_days and gpu_hours metrics" },
+	{ .name = "max-cells", .metavar = "N", .kind = CLI_OPT_CUSTOM, .parse = parse_max_cells,
+	  .help = "refuse a sweep of more than N cells (default 100000, optimize\n"
+		  "mode 1000; at most 10000000)" },
 	{ .name = "baseline", .metavar = "AXIS=VALUE", .kind = CLI_OPT_CUSTOM, .choices = NULL,
 	  .parse = parse_baseline, .help = "the cells speedup compares with (default compressor=none)" },
 	{ .name = "format", .metavar = "FMT", .kind = CLI_OPT_CHOICE, .choices = sweep_format_names,

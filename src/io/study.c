@@ -443,6 +443,22 @@ parse_train_tokens(struct parse *p, const struct top_key *k, yaml_node_t *v, str
 	return true;
 }
 
+/* max_cells: the cell cap, a whole number from 1 to STUDY_MAX_CELLS_LIMIT. */
+static bool
+parse_max_cells(struct parse *p, const struct top_key *k, yaml_node_t *v, struct plan_error *err)
+{
+	const char *text = ytree_scalar(v);
+	long n;
+
+	(void)k;
+	if (!text || !num_parse_long(text, 1, STUDY_MAX_CELLS_LIMIT, &n))
+		return ytree_error(p->t, v, err, "'max_cells' must be a whole number of cells from 1 to %ld, got '%s'",
+				   STUDY_MAX_CELLS_LIMIT, text ? text : "?");
+	p->s->max_cells = n;
+	mark_of(v, &p->s->max_cells_line, &p->s->max_cells_column);
+	return true;
+}
+
 /* The axis is looked up once every axis is read (resolve_baseline). */
 static bool
 parse_baseline(struct parse *p, const struct top_key *k, yaml_node_t *v, struct plan_error *err)
@@ -504,6 +520,7 @@ static const struct top_key top_keys[] = {
 	{ "plan", parse_plan, 0, 0 },
 	{ "metrics", parse_metrics, 0, 0 },
 	{ "train_tokens", parse_train_tokens, 0, 0 },
+	{ "max_cells", parse_max_cells, 0, 0 },
 	{ "latex_fit", parse_choice_key, offsetof(struct study, latex_fit), 0 },
 	{ "plot_log", parse_choice_key, offsetof(struct study, plot_log), 0 },
 	{ "baseline", parse_baseline, 0, 0 },
@@ -636,11 +653,56 @@ study_load_string(struct study *s, const char *name, const char *text, struct pl
 	return study_from_tree(s, &t, err);
 }
 
+/*
+ * The axes and their value counts, "tp 8 x pp 4 x zip(model, gpus) 10",
+ * into @buf: what the cell-cap message names.
+ */
+static void
+describe_axes(const struct study *s, char *buf, size_t size)
+{
+	size_t len = 0;
+	bool zip_done = false;
+
+	buf[0] = '\0';
+	for (int i = 0; i < s->naxes && len < size; i++) {
+		const struct study_axis *a = &s->axes[i];
+		int w;
+
+		if (a->zipped && zip_done)
+			continue;
+		if (a->zipped) {
+			w = snprintf(buf + len, size - len, "%szip(", len ? " x " : "");
+			for (int j = i, first = 1; j < s->naxes && w >= 0 && len + (size_t)w < size; j++)
+				if (s->axes[j].zipped) {
+					int m = snprintf(buf + len + w, size - len - w, "%s%s", first ? "" : ", ",
+							 study_axis_name(s->axes[j].kind));
+					first = 0;
+					if (m < 0)
+						break;
+					w += m;
+				}
+			if (w >= 0 && len + (size_t)w < size)
+				w += snprintf(buf + len + w, size - len - w, ") %d", a->n);
+			zip_done = true;
+		} else {
+			w = snprintf(buf + len, size - len, "%s%s %d", len ? " x " : "", study_axis_name(a->kind), a->n);
+		}
+		if (w < 0)
+			break;
+		len += (size_t)w;
+	}
+	if (len >= size && size > 4)
+		memcpy(buf + size - 4, "...", 4);
+}
+
 bool
 study_check(const struct study *s, long *cells, struct plan_error *err)
 {
 	int zip_n = -1;
-	long n = 1;
+	/* A double: 16 axes of 512 values overflow a long; exact while below 2^53. */
+	double n = 1;
+	long cap = s->max_cells > 0 ? s->max_cells :
+		   s->mode == STUDY_OPTIMIZE ? STUDY_DEFAULT_MAX_CELLS_OPTIMIZE : STUDY_DEFAULT_MAX_CELLS;
 
 	for (int i = 0; i < s->naxes; i++) {
 		const struct study_axis *a = &s->axes[i];
@@ -657,9 +719,21 @@ study_check(const struct study *s, long *cells, struct plan_error *err)
 		} else {
 			n *= a->n;
 		}
-		if (n > 100000000L)
-			return plan_error_set(err, PLAN_ERR_INPUT, s->file, a->line, a->column,
-					      "the study has more than 1e8 cells");
+	}
+	if (n > (double)cap) {
+		char axes[400];
+
+		describe_axes(s, axes, sizeof(axes));
+		if (s->max_cells > 0)
+			return plan_error_set(err, PLAN_ERR_INPUT, s->file, s->max_cells_line, s->max_cells_column,
+					      "the study has %.15g cells (%s), more than the max_cells of %ld%s", n, axes,
+					      cap, cap < STUDY_MAX_CELLS_LIMIT ? ": raise max_cells (or --max-cells)" :
+										 ", the most a sweep takes");
+		return plan_error_set(err, PLAN_ERR_INPUT, s->file, 0, 0,
+				      "the study has %.15g cells (%s), more than the %ld a sweep in %s mode takes "
+				      "by default: give max_cells (or --max-cells) up to %ld to run it",
+				      n, axes, cap, s->mode == STUDY_OPTIMIZE ? "optimize" : "predict",
+				      STUDY_MAX_CELLS_LIMIT);
 	}
 	{
 		int r = study_find_axis(s, AXIS_REFERENCE);
@@ -684,7 +758,7 @@ study_check(const struct study *s, long *cells, struct plan_error *err)
 		return plan_error_set(err, PLAN_ERR_INPUT, s->file, 0, 0, "the study names no model (axes: model: [...])");
 	if (study_find_axis(s, AXIS_CLUSTER) < 0 && !s->fixed[AXIS_CLUSTER][0])
 		return plan_error_set(err, PLAN_ERR_INPUT, s->file, 0, 0, "the study names no cluster (axes: cluster: [...])");
-	*cells = n;
+	*cells = (long)n;
 	return true;
 }
 

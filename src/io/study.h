@@ -113,7 +113,23 @@ struct study {
 	int plot_log;            /**< enum study_plot_log */
 	int train_tokens_line, train_tokens_column; /**< where it was given; 0: the command line */
 	int flash_attention;     /**< 0 or 1 as given; -1: each cell's GPU decides */
+	/** The most cells the sweep may have (max_cells, --max-cells); 0: the mode's default. */
+	long max_cells;
+	int max_cells_line, max_cells_column; /**< where it was given; 0: the command line */
 };
+
+/*
+ * The cell cap (issue 28): a study must not ask for unbounded work. A
+ * predict cell takes about 0.4 ms and 5 KB (struct sweep_cell with its
+ * cluster copy, and struct sweep_result), so the predict default of 1e5
+ * cells is under a minute on one core and 500 MB; an optimize cell is a
+ * plan search of 0.1 s to 5 s (gpt-1t on Selene's 4480 GPUs), so its
+ * default of 1e3 cells is minutes on a few cores, at worst an hour on one.
+ * max_cells raises either, up to STUDY_MAX_CELLS_LIMIT (50 GB of cells).
+ */
+#define STUDY_DEFAULT_MAX_CELLS 100000L
+#define STUDY_DEFAULT_MAX_CELLS_OPTIMIZE 1000L
+#define STUDY_MAX_CELLS_LIMIT 10000000L
 
 /** The most tokens train_tokens may say (a thousand times 2025's largest runs). */
 #define STUDY_MAX_TRAIN_TOKENS 1e16

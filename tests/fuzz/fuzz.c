@@ -59,28 +59,40 @@ fuzz_split(char *text, size_t size, char **parts, int max, size_t *rest_size)
 	return n;
 }
 
-static char temp_path[4096];
+/* Each call's own path: one static buffer made the two files of
+ * fuzz-fit-logs one (its unlink of the output removed the input). */
+#define MAX_TEMP 8
+static char temp_path[MAX_TEMP][4096];
+static int ntemp;
 
 static void
 remove_temp(void)
 {
-	unlink(temp_path);
+	for (int i = 0; i < ntemp; i++)
+		unlink(temp_path[i]);
 }
 
 const char *
 fuzz_temp_file(const char *tag)
 {
 	const char *tmp = getenv("TMPDIR");
+	char *path;
 	int fd;
 
-	snprintf(temp_path, sizeof(temp_path), "%s/plan-fuzz-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", tag);
-	if ((fd = mkstemp(temp_path)) < 0) {
-		perror(temp_path);
+	if (ntemp == MAX_TEMP) {
+		fprintf(stderr, "fuzz_temp_file: more than %d files\n", MAX_TEMP);
+		abort();
+	}
+	path = temp_path[ntemp];
+	snprintf(path, sizeof(temp_path[0]), "%s/plan-fuzz-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", tag);
+	if ((fd = mkstemp(path)) < 0) {
+		perror(path);
 		abort();
 	}
 	close(fd);
-	atexit(remove_temp);
-	return temp_path;
+	if (ntemp++ == 0)
+		atexit(remove_temp);
+	return path;
 }
 
 void
@@ -123,4 +135,50 @@ fuzz_check_finite(const char *target, const double *v, size_t n)
 			fprintf(stderr, "%s: value %zu = %g is not finite\n", target, i, v[i]);
 			abort();
 		}
+}
+
+/* The descriptor stdout had before fuzz_stdout_to, -1 when not redirected. */
+static int saved_stdout = -1;
+
+void
+fuzz_stdout_to(const char *path)
+{
+	FILE *f;
+
+	fflush(stdout);
+	if (saved_stdout < 0 && (saved_stdout = dup(1)) < 0)
+		abort();
+	if (!(f = fopen(path, "wb")) || dup2(fileno(f), 1) < 0)
+		abort();
+	fclose(f);
+}
+
+void
+fuzz_stdout_restore(void)
+{
+	fflush(stdout);
+	if (saved_stdout >= 0 && dup2(saved_stdout, 1) < 0)
+		abort();
+}
+
+char *
+fuzz_slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *text = NULL;
+	long len;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (text = malloc((size_t)len + 1))) {
+		if (fread(text, 1, (size_t)len, f) != (size_t)len) {
+			free(text);
+			text = NULL;
+		} else {
+			text[len] = '\0';
+		}
+	}
+	fclose(f);
+	return text;
 }

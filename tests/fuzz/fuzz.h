@@ -30,6 +30,14 @@ const char *fuzz_temp_file(const char *tag);
 /** Write @size bytes of @data to @path, replacing it (aborts on failure). */
 void fuzz_write_file(const char *path, const uint8_t *data, size_t size);
 
+/** Send what is printed on stdout to @path (replaced) until
+ * fuzz_stdout_restore; for the commands that print their output. */
+void fuzz_stdout_to(const char *path);
+void fuzz_stdout_restore(void);
+
+/** @path's whole text, NUL-terminated, in a new buffer; NULL when it cannot be read. */
+char *fuzz_slurp(const char *path);
+
 struct cluster;
 struct gpu;
 
