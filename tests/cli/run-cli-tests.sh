@@ -297,7 +297,7 @@ cli predict --model gpt-7.5b --cluster aws-p3dn --gpus 512 --micro-batch 4 --glo
 cmp -s "$tmp/out" "$tmp/mics-alone.json" || fail "--mics-group 8 alone differs from it with --zero 3"
 finish "--mics-group alone means ZeRO-3 inside the groups"
 cli predict --model gpt-7.5b --cluster aws-p3dn --gpus 512 --micro-batch 4 --global-batch 4096 \
-	--mics-group 8 --zero 1 --format json
+	--tp 4 --recompute full --mics-group 8 --zero 1 --format json
 expect_rc 0
 expect_jq '.plan.zero == 1 and .plan.mics_group == 8' "ZeRO 1 in groups of 8"
 finish "--mics-group with --zero 1 is ZeRO-1 inside the groups (InternEvo's zero1 = 8)"
