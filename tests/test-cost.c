@@ -1,6 +1,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "io/profile_load.h"
 #include "plan/estimate.h"
 #include "plan/memory.h"
 #include "plan/pipeline.h"
@@ -237,6 +238,60 @@ START_TEST(test_optimizer_bytes)
 	p.zero = 0;
 	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &u);
 	ck_assert_rel(u.optimizer, 75e9, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * Megatron-FSDP's --fsdp-double-buffer (framework fsdp_double_buffer;
+ * Megatron-Core 0.14 megatron/core/distributed/fsdp/src/megatron_fsdp/
+ * param_and_grad_buffer.py: weight_alloc and main_grad_alloc, two units
+ * each) keeps two unsharded gradient units for good beside ZeRO-3's two
+ * gathered parameter units. GPT-3's layer (biases, two LayerNorms):
+ * 12 h^2 + 13 h = 12 x 150,994,944 + 13 x 12,288 = 1,812,099,072
+ * parameters. With bf16 main grads (reduce_bytes 2) and tp 1 the two
+ * units add 2 x 2 x 1,812,099,072 = 7,248,396,288 bytes to "other";
+ * with fp32 ones (4) twice that, 14,496,792,576. The sharded states do
+ * not change.
+ */
+START_TEST(test_fsdp_double_buffer)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct memory_use off, on;
+	struct framework fw;
+	struct plan_error err;
+	const double psi = 7.5e9;
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	test_load_model(&m, GPT3_YAML);
+	ck_assert_rel(model_params_per_layer(&m), 1812099072.0, 1e-12);
+	plan_init(&p);
+	p.tp = p.pp = 1;
+	p.dp = 64;
+	p.global_batch = 64;
+	p.seq_len = 2048;
+	p.zero = 3;
+	ck_assert_msg(framework_load_string(&fw, "mf.yaml", "name: mf\nreduce_bytes: 2\n", &err), "%s",
+		      err.message);
+	ck_assert(!fw.fsdp_double_buffer);
+	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &off);
+	ck_assert_msg(framework_load_string(&fw, "mf.yaml", "name: mf\nreduce_bytes: 2\nfsdp_double_buffer: true\n",
+					    &err), "%s", err.message);
+	ck_assert(fw.fsdp_double_buffer);
+	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &on);
+	ck_assert_rel(on.other - off.other, 7248396288.0, 1e-9);
+	ck_assert_rel(on.weights + on.gradients + on.optimizer, off.weights + off.gradients + off.optimizer, 1e-12);
+	fw.reduce_bytes = 4.0;
+	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &on);
+	ck_assert_rel(on.other - off.other, 14496792576.0, 1e-9);
+	/* Below ZeRO-3 nothing is gathered unit by unit: no buffers. */
+	p.zero = 1;
+	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &on);
+	fw.fsdp_double_buffer = false;
+	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &off);
+	ck_assert_double_eq(on.other, off.other);
 	cluster_release(&c);
 }
 END_TEST
@@ -1042,6 +1097,7 @@ cost_suite(void)
 	tcase_add_test(tc, test_bubble);
 	tcase_add_test(tc, test_stored_microbatches);
 	tcase_add_test(tc, test_layer_activations);
+	tcase_add_test(tc, test_fsdp_double_buffer);
 	tcase_add_test(tc, test_layer_activations_op_sac);
 	tcase_add_test(tc, test_layer_activations_head_shapes);
 	tcase_add_test(tc, test_zero_memory);

@@ -157,6 +157,8 @@ struct framework {
 	double fp8_amax_history;  /**< delayed scaling's amax history length (Transformer Engine: 1024) */
 	int cp_ring;              /**< enum framework_cp_ring */
 	bool fp8_params;          /**< fp8 linear weights kept only in fp8 (no 16-bit copy): fp8 primary weights */
+	bool fsdp_double_buffer;  /**< ZeRO-3: two unit-sized gradient buffers kept for good beside the two
+				       gather buffers (Megatron-FSDP's fsdp_double_buffer) */
 	bool moe_sequential_mlp;  /**< routed experts as Megatron-Core's SequentialMLP (a GEMM per expert), not a grouped GEMM */
 	int pipeline_split;       /**< plan-cli pipeline: enum plan_pp_split where the even split fails */
 	int zero_grad_reduce;     /**< enum framework_zero_reduce */

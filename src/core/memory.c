@@ -367,6 +367,15 @@ memory_stage(const struct model *m, const struct plan *p,
 	if (p->zero >= 3) {
 		/* Gathered 16-bit weights of the layer in use and the prefetched one. */
 		out->other += 2.0 * 2.0 * model_params_per_layer(m) / t;
+		/* Megatron-FSDP with fsdp_double_buffer (Megatron-Core 0.14,
+		 * megatron/core/distributed/fsdp/src/megatron_fsdp/
+		 * param_and_grad_buffer.py, ParamAndGradBuffer: weight_alloc and
+		 * main_grad_alloc are each a FixedPoolAllocator of
+		 * UB_BUFFER_NUM = 2 units) also keeps two unsharded gradient
+		 * units for good, in the main-grad dtype: fp32, or the
+		 * parameters' bf16 with --grad-reduce-in-bf16 (reduce_bytes). */
+		if (fw && fw->fsdp_double_buffer)
+			out->other += 2.0 * fw->reduce_bytes * model_params_per_layer(m) / t;
 	}
 	out->compression = 0.0;
 	out->total = out->weights + out->gradients + out->optimizer + out->activations + out->other;

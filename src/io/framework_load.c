@@ -151,6 +151,11 @@ const struct schema_key framework_schema[] = {
 	  .help = "with precision fp8, the linear weights live only in fp8 with their cached transpose, the "
 		  "fp32 master in the optimizer (Transformer Engine's fp8_model_init: NeMo's fp8_params, "
 		  "Megatron-LM's --fp8-param-gather); false: a 16-bit weight and its fp8 copies" },
+	{ .key = "fsdp_double_buffer", .type = SCHEMA_BOOL, .offset = OFF(fsdp_double_buffer), .def = "false",
+	  .help = "ZeRO-3: besides the two gathered parameter units (the one in use and the prefetched one), "
+		  "two unit-sized gradient buffers in reduce_bytes live for good, the reduce-scatter's "
+		  "double buffer (Megatron-FSDP's --fsdp-double-buffer, which --use-nccl-ub forces); "
+		  "false: the gradients land in freed temporary memory" },
 	{ .key = "moe_sequential_mlp", .type = SCHEMA_BOOL, .offset = OFF(moe_sequential_mlp), .def = "false",
 	  .help = "MoE: the routed experts run as Megatron-Core's SequentialMLP, an fc1 and an fc2 GEMM per "
 		  "local expert at its own size (Megatron-LM without --moe-grouped-gemm); false: one grouped "

@@ -243,9 +243,9 @@ check "InternEvo's ZeRO-1 in groups of 8: ZeRO-1 in mics_group 8 (said), not ZeR
 	'[ "$(field INTERNEVO zero)" = 1 ] && [ "$(field INTERNEVO mics_group)" = 8 ] && [ "$(field INTERNEVO dp_overlap)" = true ] &&
 	 [ "$(field INTERNEVO framework)" = internevo ] &&
 	 grep -q "^INTERNEVO: .*ZeRO-1 in groups of 8 of the 64 DP ranks: mics_group 8 with zero 1" "$tmp/rules/inferred.txt"'
-check "Megatron-FSDP (a Megatron-Bridge run): not PyTorch FSDP; ZeRO-3 of the nemo profile, said" \
-	'[ "$(field MFSDP zero)" = 3 ] && [ "$(field MFSDP framework)" = nemo ] &&
-	 grep -q "^MFSDP: .*Megatron-FSDP: no framework profile of its own" "$tmp/rules/inferred.txt"'
+check "Megatron-FSDP (a Megatron-Bridge run): not PyTorch FSDP; ZeRO-3 of the megatron-fsdp profile, said" \
+	'[ "$(field MFSDP zero)" = 3 ] && [ "$(field MFSDP framework)" = megatron-fsdp ] &&
+	 grep -q "^MFSDP: .*Megatron-FSDP: the megatron-fsdp profile" "$tmp/rules/inferred.txt"'
 # A GB200 NVL72 rack is one NVLink domain of 72 GPUs with one 400 Gb/s NIC
 # per GPU, never 8-GPU B200 nodes; without a bundled GB200 profile the row
 # is named and left out.
