@@ -218,6 +218,38 @@ START_TEST(test_flash_attention)
 	/* Nothing else moves. */
 	ck_assert_double_eq_tol(slow.bwd_s - full.bwd_s, 2.247483648e-4, 1e-15);
 	/*
+	 * Selective recompute with a fused kernel: Korthikanti's policy
+	 * (selective_recompute attention) redoes nothing, the kernel's backward
+	 * recomputes the scores anyway; Megatron-Core's (core_attn: attention.py
+	 * checkpoints TE's DotProductAttention whatever its backend) runs the
+	 * kernel's forward again, 5.294967296e-5 s, at attention_speed 0.5
+	 * 1.0589934592e-4 s. Its hardware FLOPs per iteration: the model's
+	 * 2 s a (d_qk + d_v) = 2 x 1024 x 8 x 256 = 4,194,304 a token and layer
+	 * (flops.c's convention, no causal discount), x 1,024 tokens x 2 layers
+	 * = 8,589,934,592 over the attention policy's.
+	 */
+	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
+	compute_layer_time(&m, &p, &c, &fw, false, &full);
+	ck_assert_double_eq_tol(full.recompute_s, 0.0, 1e-18);
+	fw.selective_recompute = FRAMEWORK_SAC_CORE_ATTN;
+	compute_layer_time(&m, &p, &c, &fw, false, &slow);
+	ck_assert_double_eq_tol(slow.recompute_s, 1.0589934592e-4, 1e-15);
+	fw.attention_speed = 1.0;
+	compute_layer_time(&m, &p, &c, &fw, false, &slow);
+	ck_assert_double_eq_tol(slow.recompute_s, 5.294967296e-5, 1e-15);
+	ck_assert_double_eq_tol(flops_hardware_per_iteration(&m, &p, &fw) - flops_hardware_per_iteration(&m, &p, NULL),
+				8589934592.0, 1e-3);
+	/* Without flash attention both policies redo the unfused core. */
+	p.flash_attention = false;
+	compute_layer_time(&m, &p, &c, &fw, false, &slow);
+	fw.selective_recompute = FRAMEWORK_SAC_ATTENTION;
+	compute_layer_time(&m, &p, &c, &fw, false, &full);
+	ck_assert_double_eq_tol(slow.recompute_s, full.recompute_s, 1e-18);
+	ck_assert(full.recompute_s > 0.0);
+	p.flash_attention = true;
+	p.recompute = PLAN_RECOMPUTE_NONE;
+	fw.attention_speed = 0.5;
+	/*
 	 * FlashAttention-2 on a GPU whose profile measured another kernel: a
 	 * framework with attention_kernel fa2 divides by the GPU's
 	 * fa2_attention_speed (0.52 on Hopper: pytorch/pytorch#142132), here

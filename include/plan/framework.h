@@ -47,6 +47,8 @@ enum framework_elementwise {
 enum framework_sac {
 	FRAMEWORK_SAC_ATTENTION, /**< the attention core (Korthikanti et al. 2022: Megatron, DeepSpeed) */
 	FRAMEWORK_SAC_OP,        /**< torchtitan's per-op policy: every second matmul and the element-wise ops */
+	FRAMEWORK_SAC_CORE_ATTN, /**< the attention core whatever its kernel, a fused one's forward rerun too
+				      (Megatron-Core's checkpoint_core_attention, core_v0.6.0 on) */
 };
 
 /** How ZeRO-1/2 reduces the gradients (its sharded optimizer's input). */

@@ -598,8 +598,17 @@ layer_recompute_time(const struct model *m, const struct plan *p, const struct c
 			return modules_recompute_time(m, p, c, moe, out, attn_gemm, attn_mem);
 		if (fw && fw->selective_recompute == FRAMEWORK_SAC_OP)
 			return op_sac_recompute_time(m, p, c, moe, out, attn_gemm);
+		/* Megatron-Core checkpoints the core attention whatever its
+		 * backend (attention.py, core_v0.6.0 on: checkpoint_core_attention
+		 * = recompute_granularity == 'selective', and from core_r0.13.0
+		 * "core_attn" in recompute_modules, its default; the forward
+		 * runs TE's DotProductAttention inside tensor_parallel.checkpoint),
+		 * so a fused kernel's forward runs again before its backward. */
+		if (fw && fw->selective_recompute == FRAMEWORK_SAC_CORE_ATTN)
+			return attn_gemm + (p->flash_attention ? 0.0 : compute_memory_time(c, attn_mem));
 		/* Korthikanti et al. Sec. 4.2: only the attention core is redone;
-		 * a fused (flash) attention already recomputes in its backward. */
+		 * a fused (flash) attention already recomputes in its backward
+		 * (Megatron-LM's legacy model checkpoints only the unfused one). */
 		return p->flash_attention ? 0.0 : attn_gemm + compute_memory_time(c, attn_mem);
 	default:
 		return 0.0;

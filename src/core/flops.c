@@ -87,9 +87,12 @@ flops_hardware_per_iteration(const struct model *m, const struct plan *p, const 
 	double tokens = (double)p->global_batch * p->seq_len;
 	double full = (flops_forward_per_token(m, p->seq_len) - 2.0 * (double)m->hidden * m->vocab) /
 		      m->layers;
-	double selective = fw && fw->selective_recompute == FRAMEWORK_SAC_OP ?
-			   op_sac_flops_per_token(m, p) :
-			   p->flash_attention ? 0.0 : unfused_attention_flops_per_token(m, p->seq_len);
+	/* core_attn (Megatron-Core): a fused kernel's forward again too. */
+	double selective = fw && fw->selective_recompute == FRAMEWORK_SAC_OP ? op_sac_flops_per_token(m, p) :
+			   !p->flash_attention ? unfused_attention_flops_per_token(m, p->seq_len) :
+			   fw && fw->selective_recompute == FRAMEWORK_SAC_CORE_ATTN ?
+						 attention_flops_per_token(m, p->seq_len) :
+						 0.0;
 	double extra = 0.0;
 
 	/* Korthikanti et al. 2022 Sec. 5: full recomputation repeats each

@@ -10,7 +10,7 @@ const char *const framework_attention_names[] = { "profile", "fa2", "sdpa", "fa3
 const char *const framework_cp_ring_names[] = { "p2p", "allgather", NULL };
 const char *const framework_elementwise_names[] = { "fused", "eager", NULL };
 const char *const framework_graphs_names[] = { "none", "layer", "full", NULL };
-const char *const framework_sac_names[] = { "attention", "op", NULL };
+const char *const framework_sac_names[] = { "attention", "op", "core_attn", NULL };
 const char *const framework_zero_reduce_names[] = { "reduce_scatter", "all_reduce", NULL };
 const char *const framework_zero_sync_names[] = { "allgather", "broadcast", NULL };
 

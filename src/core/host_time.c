@@ -89,6 +89,8 @@ host_layer_kernels(const struct model *m, const struct plan *p, const struct fra
 		 * attention core (its two GEMMs, softmax and dropout). */
 		if (fw && fw->selective_recompute == FRAMEWORK_SAC_OP)
 			out->recompute = floor(gemm / 2.0) + ew_kernels;
+		else if (fw && fw->selective_recompute == FRAMEWORK_SAC_CORE_ATTN && p->flash_attention)
+			out->recompute = attn_fwd; /* the fused kernel's forward (a ring's steps) */
 		else
 			out->recompute = p->flash_attention ? 0.0 : 4.0;
 		break;

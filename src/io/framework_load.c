@@ -93,9 +93,12 @@ const struct schema_key framework_schema[] = {
 		  "and rotary in fp32 (eager: torchtitan without torch.compile, Hugging Face models)" },
 	{ .key = "selective_recompute", .type = SCHEMA_ENUM, .offset = OFF(selective_recompute),
 	  .def = "attention", .choices = framework_sac_names,
-	  .help = "what --recompute selective recomputes: the attention core (attention: Korthikanti et al. "
-		  "2022, Megatron) or torchtitan's per-op policy, every second matmul of a block and its "
-		  "element-wise operators (op: selective_ac_option 'op')" },
+	  .help = "what --recompute selective recomputes: the attention core, which a fused kernel "
+		  "recomputes in its own backward anyway (attention: Korthikanti et al. 2022, Megatron-LM's "
+		  "legacy model), the attention core whatever its kernel, a fused one's forward run again "
+		  "(core_attn: Megatron-Core's checkpoint_core_attention, core_v0.6.0 on) or torchtitan's "
+		  "per-op policy, every second matmul of a block and its element-wise operators (op: "
+		  "selective_ac_option 'op')" },
 	{ .key = "attention_kernel", .type = SCHEMA_ENUM, .offset = OFF(attention_kernel), .def = "profile",
 	  .choices = framework_attention_names,
 	  .help = "with flash attention, the kernel it runs: the GPU profile's own (profile: Megatron-Core with "
