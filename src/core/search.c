@@ -1314,22 +1314,49 @@ search_shape(const struct model *m, const struct cluster *c, const struct plan *
 	return inner_milp(&in, err);
 }
 
-/* One outer shape, with its lower bound. */
+/*
+ * One outer shape, with its lower bound. plan-cli moebound: a shape
+ * names its plan by index (shape_list.plans), so that the two DP
+ * algorithms of one plan share it, and the sort moves 32 bytes a shape,
+ * not a whole struct plan (1.4 kB): a MoE search holds ~10^5 shapes, of
+ * which ~90 % are pruned unseen, and copying them was most of its time.
+ */
 struct shape {
-	struct plan plan;
+	double lower_bound;
+	long plan;      /* index into shape_list.plans */
+	long order;     /* push order: ties in the bound keep it (by_bound) */
 	const struct compressor *cmp;
 	enum coll_algo dp_algo;
-	double lower_bound;
 };
 
 struct shape_list {
 	struct shape *v;
 	long n, cap;
+	struct plan *plans;
+	long nplans, plans_cap;
 };
 
+/* Store plan @p once; its shapes (one per DP algorithm) name it. */
 static bool
-push(struct shape_list *l, const struct plan *p, const struct compressor *cmp, enum coll_algo algo,
-     double lb, struct plan_error *err)
+push_plan(struct shape_list *l, const struct plan *p, struct plan_error *err)
+{
+	if (l->nplans == l->plans_cap) {
+		long cap = l->plans_cap ? 2 * l->plans_cap : 256;
+		struct plan *v = realloc(l->plans, (size_t)cap * sizeof(*v));
+
+		if (!v)
+			return plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
+		l->plans = v;
+		l->plans_cap = cap;
+	}
+	l->plans[l->nplans++] = *p;
+	return true;
+}
+
+/* A shape of the plan last stored (push_plan). */
+static bool
+push(struct shape_list *l, const struct compressor *cmp, enum coll_algo algo, double lb,
+     struct plan_error *err)
 {
 	if (l->n == l->cap) {
 		long cap = l->cap ? 2 * l->cap : 256;
@@ -1340,10 +1367,13 @@ push(struct shape_list *l, const struct plan *p, const struct compressor *cmp, e
 		l->v = v;
 		l->cap = cap;
 	}
-	l->v[l->n].plan = *p;
-	l->v[l->n].cmp = cmp;
-	l->v[l->n].dp_algo = algo;
-	l->v[l->n].lower_bound = lb;
+	l->v[l->n] = (struct shape){
+		.lower_bound = lb,
+		.plan = l->nplans - 1,
+		.order = l->n,
+		.cmp = cmp,
+		.dp_algo = algo,
+	};
 	l->n++;
 	return true;
 }
@@ -1355,10 +1385,14 @@ by_bound(const void *a, const void *b)
 	double x = p->lower_bound, y = q->lower_bound;
 
 	/* Ties in the bound: the ring first, so that of two plans as fast
-	 * the default algorithm is kept (keep_top). */
-	if (x == y)
+	 * the default algorithm is kept (keep_top); then the order of
+	 * enumeration, so that the order does not hang on qsort's
+	 * stability (glibc's merge sort kept it; C11 does not promise it). */
+	if (x != y)
+		return x < y ? -1 : 1;
+	if (p->dp_algo != q->dp_algo)
 		return (int)p->dp_algo - (int)q->dp_algo;
-	return x < y ? -1 : 1;
+	return (p->order > q->order) - (p->order < q->order);
 }
 
 /*
@@ -1677,11 +1711,13 @@ push_shape(const struct outer_space *x, const struct plan *pp, const struct comp
 				      "iteration time, %.3g s, is more than a year: a rate or an efficiency in "
 				      "the profiles is implausibly small",
 				      p.tp, p.pp, p.dp, p.micro_batch, lb);
-	if (mine && !push(x->out, &p, cmp, x->opt->dp_algo, lb, x->err))
+	if (!push_plan(x->out, &p, x->err))
+		return false;
+	if (mine && !push(x->out, cmp, x->opt->dp_algo, lb, x->err))
 		return false;
 	/* The other DP algorithm, where it changes anything: a DP group
 	 * across nodes with several GPUs in each (collective.c). */
-	return !theirs || push(x->out, &p, cmp, other, lb, x->err);
+	return !theirs || push(x->out, cmp, other, lb, x->err);
 }
 
 /*
@@ -2117,13 +2153,13 @@ keep_top(struct search_candidate *top, int *ntop, int k, const struct search_can
 
 /* When a shape has no feasible layout: how close its best even layout comes. */
 static void
-note_closest(const struct model *m, const struct cluster *c, const struct shape *s,
+note_closest(const struct model *m, const struct cluster *c, const struct plan *shape,
 	     const struct search_options *opt, struct search_stats *st)
 {
 	struct estimate_options eo = { opt->dp_algo, NULL, opt->framework };
 	struct estimate e;
 	struct plan_error err;
-	struct plan p = s->plan;
+	struct plan p = *shape;
 
 	/* The most recomputation the search may choose (recompute_modes). */
 	p.recompute = PLAN_RECOMPUTE_FULL;
@@ -2258,7 +2294,7 @@ search_run(const struct model *m, const struct cluster *c, const struct search_o
 		}
 		st->cutoff_s = *ntop == k ? top[k - 1].est.iteration_time_s : 0.0;
 		so.dp_algo = s->dp_algo;
-		if (!search_shape(m, c, &s->plan, s->cmp, &so, opt->exhaustive, cand, &found, st, err))
+		if (!search_shape(m, c, &shapes.plans[s->plan], s->cmp, &so, opt->exhaustive, cand, &found, st, err))
 			goto out;
 		cand->dp_algo = s->dp_algo;
 		if (found)
@@ -2266,13 +2302,14 @@ search_run(const struct model *m, const struct cluster *c, const struct search_o
 		else if (st->cutoff_s <= 0) {
 			st->infeasible++;
 			if (*ntop == 0)
-				note_closest(m, c, s, opt, st);
+				note_closest(m, c, &shapes.plans[s->plan], opt, st);
 		}
 	}
 	ok = true;
 out:
 	st->seconds = now_s() - t0;
 	free(shapes.v);
+	free(shapes.plans);
 	free(cand);
 	return ok;
 }
