@@ -1316,14 +1316,15 @@ search_shape(const struct model *m, const struct cluster *c, const struct plan *
 
 /*
  * One outer shape, with its lower bound. plan-cli moebound: a shape
- * names its plan by index (shape_list.plans), so that the two DP
- * algorithms of one plan share it, and the sort moves 32 bytes a shape,
- * not a whole struct plan (1.4 kB): a MoE search holds ~10^5 shapes, of
- * which ~90 % are pruned unseen, and copying them was most of its time.
+ * names its plan by index (the order enumerate() meets it), and the
+ * plans themselves are stored only for the shapes about to be searched
+ * (materialise()): a MoE search meets ~10^5 shapes, ~90 % of them pruned
+ * unseen, and writing a struct plan (1.4 kB) for each was most of its
+ * time. The sort moves 40 bytes a shape.
  */
 struct shape {
 	double lower_bound;
-	long plan;      /* index into shape_list.plans */
+	long plan;      /* the plan's index in enumeration order */
 	long order;     /* push order: ties in the bound keep it (by_bound) */
 	const struct compressor *cmp;
 	enum coll_algo dp_algo;
@@ -1332,15 +1333,23 @@ struct shape {
 struct shape_list {
 	struct shape *v;
 	long n, cap;
+	long nplans;                /* plans met by enumerate() */
+	const unsigned char *want;  /* non-NULL: materialise these plans, push no shapes */
+	long *slot;                 /* plan index -> its place in plans (-1: not stored) */
 	struct plan *plans;
-	long nplans, plans_cap;
+	long nstored, plans_cap;
 };
 
-/* Store plan @p once; its shapes (one per DP algorithm) name it. */
+/* Count plan @p (its shapes, one per DP algorithm, name it by its
+ * index); store it when it is wanted. */
 static bool
 push_plan(struct shape_list *l, const struct plan *p, struct plan_error *err)
 {
-	if (l->nplans == l->plans_cap) {
+	long idx = l->nplans++;
+
+	if (!l->want || !l->want[idx])
+		return true;
+	if (l->nstored == l->plans_cap) {
 		long cap = l->plans_cap ? 2 * l->plans_cap : 256;
 		struct plan *v = realloc(l->plans, (size_t)cap * sizeof(*v));
 
@@ -1349,7 +1358,8 @@ push_plan(struct shape_list *l, const struct plan *p, struct plan_error *err)
 		l->plans = v;
 		l->plans_cap = cap;
 	}
-	l->plans[l->nplans++] = *p;
+	l->slot[idx] = l->nstored;
+	l->plans[l->nstored++] = *p;
 	return true;
 }
 
@@ -1699,6 +1709,9 @@ push_shape(const struct outer_space *x, const struct plan *pp, const struct comp
 		return true;
 	/* After the given attributes: precision may be one of a list. */
 	p.fp8_gather = x->opt->fp8_gather && p.precision == PLAN_PRECISION_FP8 && (p.zero >= 3 || p.mics_group > 0);
+	/* Materialising (search_run): the plan only, as first met. */
+	if (x->out->want)
+		return push_plan(x->out, &p, x->err);
 	lb = lower_bound(x->m, x->c, &p, cmp != NULL);
 	/* Shapes are sorted and pruned by this bound: it must be a number. */
 	if (!isfinite(lb))
@@ -2234,6 +2247,44 @@ widen(struct search_options *o)
 		o->recompute_modes = o->recompute_modes ? o->recompute_modes & modes : modes;
 }
 
+/* Plans materialised at the least per enumeration: a few re-runs of
+ * enumerate() (no bounds: cheap) cover the shapes a search reaches. */
+#define SEARCH_MIN_MATERIALISED 4096
+
+/*
+ * plan-cli moebound: store the plans of sorted shapes @from.. (as many
+ * again as precede them, at least SEARCH_MIN_MATERIALISED) by enumerating
+ * again, in the same order, so that a shape's plan index finds its plan.
+ * The plans of earlier shapes are dropped: the search is past them.
+ */
+static bool
+materialise(const struct model *m, const struct cluster *c, const struct search_options *opt, int gpus,
+	    int seq, struct shape_list *l, long from, struct plan_error *err)
+{
+	long count = from > SEARCH_MIN_MATERIALISED ? from : SEARCH_MIN_MATERIALISED, plans = l->nplans;
+	unsigned char *want = calloc((size_t)plans, 1);
+	bool ok;
+
+	if (!want)
+		return plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
+	for (long i = 0; i < plans; i++)
+		l->slot[i] = -1;
+	for (long i = from; i < l->n && i - from < count; i++)
+		want[l->v[i].plan] = 1;
+	l->want = want;
+	l->nplans = 0;
+	l->nstored = 0;
+	ok = enumerate(m, c, opt, gpus, seq, l, err);
+	l->want = NULL;
+	free(want);
+	if (ok && l->nplans != plans)
+		/* The same inputs enumerate the same plans: never. */
+		ok = plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "the search met %ld shapes, then %ld",
+				    plans, l->nplans);
+	l->nplans = plans;
+	return ok;
+}
+
 void
 search_options_init(struct search_options *opt)
 {
@@ -2279,11 +2330,18 @@ search_run(const struct model *m, const struct cluster *c, const struct search_o
 	if (!enumerate(m, c, opt, gpus, seq, &shapes, err))
 		goto out;
 	st->shapes = shapes.n;
+	if (shapes.nplans > 0 && !(shapes.slot = malloc((size_t)shapes.nplans * sizeof(*shapes.slot)))) {
+		plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
+		goto out;
+	}
+	for (long i = 0; i < shapes.nplans; i++)
+		shapes.slot[i] = -1;
 	/* No shapes (an excluded value left none): no array for qsort. */
 	if (shapes.n > 1)
 		qsort(shapes.v, (size_t)shapes.n, sizeof(*shapes.v), by_bound);
 	for (long i = 0; i < shapes.n; i++) {
 		const struct shape *s = &shapes.v[i];
+		const struct plan *plan;
 		bool found;
 
 		/* Shapes come in increasing bound: once the bound passes the
@@ -2294,7 +2352,10 @@ search_run(const struct model *m, const struct cluster *c, const struct search_o
 		}
 		st->cutoff_s = *ntop == k ? top[k - 1].est.iteration_time_s : 0.0;
 		so.dp_algo = s->dp_algo;
-		if (!search_shape(m, c, &shapes.plans[s->plan], s->cmp, &so, opt->exhaustive, cand, &found, st, err))
+		if (shapes.slot[s->plan] < 0 && !materialise(m, c, opt, gpus, seq, &shapes, i, err))
+			goto out;
+		plan = &shapes.plans[shapes.slot[s->plan]];
+		if (!search_shape(m, c, plan, s->cmp, &so, opt->exhaustive, cand, &found, st, err))
 			goto out;
 		cand->dp_algo = s->dp_algo;
 		if (found)
@@ -2302,7 +2363,7 @@ search_run(const struct model *m, const struct cluster *c, const struct search_o
 		else if (st->cutoff_s <= 0) {
 			st->infeasible++;
 			if (*ntop == 0)
-				note_closest(m, c, &shapes.plans[s->plan], opt, st);
+				note_closest(m, c, plan, opt, st);
 		}
 	}
 	ok = true;
@@ -2310,6 +2371,7 @@ out:
 	st->seconds = now_s() - t0;
 	free(shapes.v);
 	free(shapes.plans);
+	free(shapes.slot);
 	free(cand);
 	return ok;
 }
