@@ -1314,22 +1314,59 @@ search_shape(const struct model *m, const struct cluster *c, const struct plan *
 	return inner_milp(&in, err);
 }
 
-/* One outer shape, with its lower bound. */
+/*
+ * One outer shape, with its lower bound. plan-cli moebound: a shape
+ * names its plan by index (the order enumerate() meets it), and the
+ * plans themselves are stored only for the shapes about to be searched
+ * (materialise()): a MoE search meets ~10^5 shapes, ~90 % of them pruned
+ * unseen, and writing a struct plan (1.4 kB) for each was most of its
+ * time. The sort moves 40 bytes a shape.
+ */
 struct shape {
-	struct plan plan;
+	double lower_bound;
+	long plan;      /* the plan's index in enumeration order */
+	long order;     /* push order: ties in the bound keep it (by_bound) */
 	const struct compressor *cmp;
 	enum coll_algo dp_algo;
-	double lower_bound;
 };
 
 struct shape_list {
 	struct shape *v;
 	long n, cap;
+	long nplans;                /* plans met by enumerate() */
+	const unsigned char *want;  /* non-NULL: materialise these plans, push no shapes */
+	long *slot;                 /* plan index -> its place in plans (-1: not stored) */
+	struct plan *plans;
+	long nstored, plans_cap;
 };
 
+/* Count plan @p (its shapes, one per DP algorithm, name it by its
+ * index); store it when it is wanted. */
 static bool
-push(struct shape_list *l, const struct plan *p, const struct compressor *cmp, enum coll_algo algo,
-     double lb, struct plan_error *err)
+push_plan(struct shape_list *l, const struct plan *p, struct plan_error *err)
+{
+	long idx = l->nplans++;
+
+	if (!l->want || !l->want[idx])
+		return true;
+	if (l->nstored == l->plans_cap) {
+		long cap = l->plans_cap ? 2 * l->plans_cap : 256;
+		struct plan *v = realloc(l->plans, (size_t)cap * sizeof(*v));
+
+		if (!v)
+			return plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
+		l->plans = v;
+		l->plans_cap = cap;
+	}
+	l->slot[idx] = l->nstored;
+	l->plans[l->nstored++] = *p;
+	return true;
+}
+
+/* A shape of the plan last stored (push_plan). */
+static bool
+push(struct shape_list *l, const struct compressor *cmp, enum coll_algo algo, double lb,
+     struct plan_error *err)
 {
 	if (l->n == l->cap) {
 		long cap = l->cap ? 2 * l->cap : 256;
@@ -1340,10 +1377,13 @@ push(struct shape_list *l, const struct plan *p, const struct compressor *cmp, e
 		l->v = v;
 		l->cap = cap;
 	}
-	l->v[l->n].plan = *p;
-	l->v[l->n].cmp = cmp;
-	l->v[l->n].dp_algo = algo;
-	l->v[l->n].lower_bound = lb;
+	l->v[l->n] = (struct shape){
+		.lower_bound = lb,
+		.plan = l->nplans - 1,
+		.order = l->n,
+		.cmp = cmp,
+		.dp_algo = algo,
+	};
 	l->n++;
 	return true;
 }
@@ -1355,10 +1395,14 @@ by_bound(const void *a, const void *b)
 	double x = p->lower_bound, y = q->lower_bound;
 
 	/* Ties in the bound: the ring first, so that of two plans as fast
-	 * the default algorithm is kept (keep_top). */
-	if (x == y)
+	 * the default algorithm is kept (keep_top); then the order of
+	 * enumeration, so that the order does not hang on qsort's
+	 * stability (glibc's merge sort kept it; C11 does not promise it). */
+	if (x != y)
+		return x < y ? -1 : 1;
+	if (p->dp_algo != q->dp_algo)
 		return (int)p->dp_algo - (int)q->dp_algo;
-	return x < y ? -1 : 1;
+	return (p->order > q->order) - (p->order < q->order);
 }
 
 /*
@@ -1665,6 +1709,9 @@ push_shape(const struct outer_space *x, const struct plan *pp, const struct comp
 		return true;
 	/* After the given attributes: precision may be one of a list. */
 	p.fp8_gather = x->opt->fp8_gather && p.precision == PLAN_PRECISION_FP8 && (p.zero >= 3 || p.mics_group > 0);
+	/* Materialising (search_run): the plan only, as first met. */
+	if (x->out->want)
+		return push_plan(x->out, &p, x->err);
 	lb = lower_bound(x->m, x->c, &p, cmp != NULL);
 	/* Shapes are sorted and pruned by this bound: it must be a number. */
 	if (!isfinite(lb))
@@ -1677,11 +1724,13 @@ push_shape(const struct outer_space *x, const struct plan *pp, const struct comp
 				      "iteration time, %.3g s, is more than a year: a rate or an efficiency in "
 				      "the profiles is implausibly small",
 				      p.tp, p.pp, p.dp, p.micro_batch, lb);
-	if (mine && !push(x->out, &p, cmp, x->opt->dp_algo, lb, x->err))
+	if (!push_plan(x->out, &p, x->err))
+		return false;
+	if (mine && !push(x->out, cmp, x->opt->dp_algo, lb, x->err))
 		return false;
 	/* The other DP algorithm, where it changes anything: a DP group
 	 * across nodes with several GPUs in each (collective.c). */
-	return !theirs || push(x->out, &p, cmp, other, lb, x->err);
+	return !theirs || push(x->out, cmp, other, lb, x->err);
 }
 
 /*
@@ -2117,13 +2166,13 @@ keep_top(struct search_candidate *top, int *ntop, int k, const struct search_can
 
 /* When a shape has no feasible layout: how close its best even layout comes. */
 static void
-note_closest(const struct model *m, const struct cluster *c, const struct shape *s,
+note_closest(const struct model *m, const struct cluster *c, const struct plan *shape,
 	     const struct search_options *opt, struct search_stats *st)
 {
 	struct estimate_options eo = { opt->dp_algo, NULL, opt->framework };
 	struct estimate e;
 	struct plan_error err;
-	struct plan p = s->plan;
+	struct plan p = *shape;
 
 	/* The most recomputation the search may choose (recompute_modes). */
 	p.recompute = PLAN_RECOMPUTE_FULL;
@@ -2198,6 +2247,44 @@ widen(struct search_options *o)
 		o->recompute_modes = o->recompute_modes ? o->recompute_modes & modes : modes;
 }
 
+/* Plans materialised at the least per enumeration: a few re-runs of
+ * enumerate() (no bounds: cheap) cover the shapes a search reaches. */
+#define SEARCH_MIN_MATERIALISED 4096
+
+/*
+ * plan-cli moebound: store the plans of sorted shapes @from.. (as many
+ * again as precede them, at least SEARCH_MIN_MATERIALISED) by enumerating
+ * again, in the same order, so that a shape's plan index finds its plan.
+ * The plans of earlier shapes are dropped: the search is past them.
+ */
+static bool
+materialise(const struct model *m, const struct cluster *c, const struct search_options *opt, int gpus,
+	    int seq, struct shape_list *l, long from, struct plan_error *err)
+{
+	long count = from > SEARCH_MIN_MATERIALISED ? from : SEARCH_MIN_MATERIALISED, plans = l->nplans;
+	unsigned char *want = calloc((size_t)plans, 1);
+	bool ok;
+
+	if (!want)
+		return plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
+	for (long i = 0; i < plans; i++)
+		l->slot[i] = -1;
+	for (long i = from; i < l->n && i - from < count; i++)
+		want[l->v[i].plan] = 1;
+	l->want = want;
+	l->nplans = 0;
+	l->nstored = 0;
+	ok = enumerate(m, c, opt, gpus, seq, l, err);
+	l->want = NULL;
+	free(want);
+	if (ok && l->nplans != plans)
+		/* The same inputs enumerate the same plans: never. */
+		ok = plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "the search met %ld shapes, then %ld",
+				    plans, l->nplans);
+	l->nplans = plans;
+	return ok;
+}
+
 void
 search_options_init(struct search_options *opt)
 {
@@ -2243,11 +2330,18 @@ search_run(const struct model *m, const struct cluster *c, const struct search_o
 	if (!enumerate(m, c, opt, gpus, seq, &shapes, err))
 		goto out;
 	st->shapes = shapes.n;
+	if (shapes.nplans > 0 && !(shapes.slot = malloc((size_t)shapes.nplans * sizeof(*shapes.slot)))) {
+		plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
+		goto out;
+	}
+	for (long i = 0; i < shapes.nplans; i++)
+		shapes.slot[i] = -1;
 	/* No shapes (an excluded value left none): no array for qsort. */
 	if (shapes.n > 1)
 		qsort(shapes.v, (size_t)shapes.n, sizeof(*shapes.v), by_bound);
 	for (long i = 0; i < shapes.n; i++) {
 		const struct shape *s = &shapes.v[i];
+		const struct plan *plan;
 		bool found;
 
 		/* Shapes come in increasing bound: once the bound passes the
@@ -2258,7 +2352,10 @@ search_run(const struct model *m, const struct cluster *c, const struct search_o
 		}
 		st->cutoff_s = *ntop == k ? top[k - 1].est.iteration_time_s : 0.0;
 		so.dp_algo = s->dp_algo;
-		if (!search_shape(m, c, &s->plan, s->cmp, &so, opt->exhaustive, cand, &found, st, err))
+		if (shapes.slot[s->plan] < 0 && !materialise(m, c, opt, gpus, seq, &shapes, i, err))
+			goto out;
+		plan = &shapes.plans[shapes.slot[s->plan]];
+		if (!search_shape(m, c, plan, s->cmp, &so, opt->exhaustive, cand, &found, st, err))
 			goto out;
 		cand->dp_algo = s->dp_algo;
 		if (found)
@@ -2266,13 +2363,15 @@ search_run(const struct model *m, const struct cluster *c, const struct search_o
 		else if (st->cutoff_s <= 0) {
 			st->infeasible++;
 			if (*ntop == 0)
-				note_closest(m, c, s, opt, st);
+				note_closest(m, c, plan, opt, st);
 		}
 	}
 	ok = true;
 out:
 	st->seconds = now_s() - t0;
 	free(shapes.v);
+	free(shapes.plans);
+	free(shapes.slot);
 	free(cand);
 	return ok;
 }
