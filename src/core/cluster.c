@@ -101,12 +101,6 @@ ceil_count(double x)
 	return t + (double)(t < x);
 }
 
-static inline double
-max_of(double a, double b)
-{
-	return a > b ? a : b;
-}
-
 /* The reciprocals of the tile sides and the SM count. */
 struct wave_tiles {
 	double inv_m, inv_n, inv_sms;

@@ -28,29 +28,6 @@ fuzz_target_init(void)
 	out = fuzz_temp_file("fit-logs-out");
 }
 
-/* @path's text, NULL when it cannot be read. */
-static char *
-slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *text = NULL;
-	long len;
-
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (text = malloc((size_t)len + 1))) {
-		if (fread(text, 1, (size_t)len, f) != (size_t)len) {
-			free(text);
-			text = NULL;
-		} else {
-			text[len] = '\0';
-		}
-	}
-	fclose(f);
-	return text;
-}
-
 static void
 check_gemm(void)
 {
@@ -82,7 +59,7 @@ check_nccl(void)
 	unlink(out);
 	if (cli_fit_nccl(files, 1, &r) != CLI_EXIT_OK)
 		return;
-	if (!(block = slurp(out))) {
+	if (!(block = fuzz_slurp(out))) {
 		fprintf(stderr, "fuzz-fit-logs: exit 0 but no block written\n");
 		abort();
 	}

@@ -34,26 +34,6 @@ fuzz_target_init(void)
 	out = fuzz_temp_file("predict-out");
 }
 
-/* Abort unless every number under @v is finite. */
-static void
-check_numbers(const json_t *v)
-{
-	const char *key;
-	const json_t *x;
-	size_t i;
-
-	if (json_is_real(v) && !isfinite(json_real_value(v))) {
-		fprintf(stderr, "fuzz-predict: a number in the JSON is not finite\n");
-		abort();
-	}
-	if (json_is_object(v))
-		json_object_foreach((json_t *)v, key, x)
-			check_numbers(x);
-	if (json_is_array(v))
-		json_array_foreach(v, i, x)
-			check_numbers(x);
-}
-
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -88,7 +68,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* --help prints text, and exits 0. */
 		return 0;
 	}
-	check_numbers(root);
+	fuzz_check_json_finite("fuzz-predict", root);
 	t = json_object_get(root, "iteration_time_s");
 	if (json_is_number(t) && !(json_number_value(t) > 0 && json_number_value(t) <= ESTIMATE_MAX_ITERATION_S)) {
 		fprintf(stderr, "fuzz-predict: exit 0 with an iteration time of %g s\n", json_number_value(t));

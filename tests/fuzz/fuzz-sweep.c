@@ -30,26 +30,6 @@ fuzz_target_init(void)
 	out = fuzz_temp_file("sweep-out");
 }
 
-/* Abort unless every number under @v is finite. */
-static void
-check_numbers(const json_t *v)
-{
-	const char *key;
-	const json_t *x;
-	size_t i;
-
-	if (json_is_real(v) && !isfinite(json_real_value(v))) {
-		fprintf(stderr, "fuzz-sweep: a number in the JSON is not finite\n");
-		abort();
-	}
-	if (json_is_object(v))
-		json_object_foreach((json_t *)v, key, x)
-			check_numbers(x);
-	if (json_is_array(v))
-		json_array_foreach(v, i, x)
-			check_numbers(x);
-}
-
 /* plan-cli sweep STUDY [--merge OUT] with the bounding options; stdout to @to. */
 static int
 run(bool merge, const char *to)
@@ -95,7 +75,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fprintf(stderr, "fuzz-sweep: exit 0 but the JSON does not parse: %s\n", jerr.text);
 		abort();
 	}
-	check_numbers(root);
+	fuzz_check_json_finite("fuzz-sweep", root);
 	json_decref(root);
 	if (run(true, "/dev/null") != CLI_EXIT_OK) {
 		fprintf(stderr, "fuzz-sweep: the sweep's own shard does not merge back\n");

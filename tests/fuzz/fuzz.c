@@ -182,3 +182,22 @@ fuzz_slurp(const char *path)
 	fclose(f);
 	return text;
 }
+
+void
+fuzz_check_json_finite(const char *target, const json_t *v)
+{
+	const char *key;
+	const json_t *x;
+	size_t i;
+
+	if (json_is_real(v) && !isfinite(json_real_value(v))) {
+		fprintf(stderr, "%s: a number in the JSON is not finite\n", target);
+		abort();
+	}
+	if (json_is_object(v))
+		json_object_foreach((json_t *)v, key, x)
+			fuzz_check_json_finite(target, x);
+	if (json_is_array(v))
+		json_array_foreach(v, i, x)
+			fuzz_check_json_finite(target, x);
+}

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <jansson.h>
 
 /** Called once before the first input, after the common set-up. */
 void fuzz_target_init(void);
@@ -37,6 +38,9 @@ void fuzz_stdout_restore(void);
 
 /** @path's whole text, NUL-terminated, in a new buffer; NULL when it cannot be read. */
 char *fuzz_slurp(const char *path);
+
+/** Abort, naming @target, unless every number under @v (JSON) is finite. */
+void fuzz_check_json_finite(const char *target, const json_t *v);
 
 struct cluster;
 struct gpu;
