@@ -17,6 +17,46 @@
 	"gated_mlp: true\nvocab: 32000\nseq_len: 4096\ntied_embeddings: false\nbias: false\n" \
 	"norm: rmsnorm\nposition_embedding: rotary\nmoe:\n  experts: 8\n  top_k: 2\n"
 
+/*
+ * Mixtral on the test cluster (testutil.h's Selene-like A100s) and a plan
+ * of tp @tp, pp 1, dp @dp, ep @ep, one micro-batch of 4096 tokens per DP
+ * rank (global batch @dp); tests change the rest.
+ */
+static void
+mixtral_fixture(struct cluster *c, struct model *m, struct plan *p, int tp, int dp, int ep)
+{
+	test_load_cluster(c, TEST_CLUSTER_YAML);
+	test_load_model(m, MIXTRAL_YAML);
+	plan_init(p);
+	p->tp = tp;
+	p->pp = 1;
+	p->dp = dp;
+	p->ep = ep;
+	p->global_batch = dp;
+	p->seq_len = 4096;
+}
+
+/*
+ * The toy GPT (testutil.h: h 1024, s 1024) with @moe as its moe: block on
+ * the cluster @cluster_yaml, and a plan of tp = pp = 1, dp = ep = @dp,
+ * one micro-batch of 1024 tokens per DP rank (global batch @dp).
+ */
+static void
+moe_toy_fixture(struct cluster *c, struct model *m, struct plan *p, const char *cluster_yaml, const char *moe,
+		int dp)
+{
+	char myaml[256];
+
+	snprintf(myaml, sizeof(myaml), TOY_MODEL_YAML "moe:\n%s", moe);
+	test_load_cluster(c, cluster_yaml);
+	test_load_model(m, myaml);
+	plan_init(p);
+	p->tp = p->pp = 1;
+	p->dp = p->ep = dp;
+	p->global_batch = dp;
+	p->seq_len = 1024;
+}
+
 START_TEST(test_mixtral_params)
 {
 	struct model m;
@@ -145,16 +185,8 @@ START_TEST(test_ep_errors)
 	struct estimate e;
 	struct plan_error err;
 
-	test_load_cluster(&c, TEST_CLUSTER_YAML);
-	test_load_model(&m, MIXTRAL_YAML);
+	mixtral_fixture(&c, &m, &p, 8, 12, 8);
 	test_load_model(&dense, GPT3_YAML);
-	plan_init(&p);
-	p.tp = 8;
-	p.pp = 1;
-	p.dp = 12;
-	p.ep = 8;
-	p.global_batch = 12;
-	p.seq_len = 4096;
 	ck_assert(!estimate_plan(&m, &c, &p, NULL, &e, &err));
 	ck_assert_ptr_nonnull(strstr(err.message, "ep x etp (8 x 8) must divide tp x cp x dp (8 x 1 x 12)"));
 	p.dp = 16;
@@ -197,18 +229,10 @@ START_TEST(test_etp_folding)
 	struct memory_use u;
 	double expert;
 
-	test_load_cluster(&c, TEST_CLUSTER_YAML);
-	test_load_model(&m, MIXTRAL_YAML);
-	plan_init(&p);
-	p.tp = 2;
-	p.pp = 1;
-	p.dp = 4;
-	p.global_batch = 4;
-	p.seq_len = 4096;
-	p.sequence_parallel = true;
 	/* etp unset is tp: ep 8 x etp 2 = 16 does not divide 2 x 1 x 4 = 8
 	 * (before folding, "ep (8) must divide dp (4)"). */
-	p.ep = 8;
+	mixtral_fixture(&c, &m, &p, 2, 4, 8);
+	p.sequence_parallel = true;
 	ck_assert_int_eq(plan_etp(&p), 2);
 	ck_assert(!estimate_plan(&m, &c, &p, NULL, &e, &err));
 	ck_assert_ptr_nonnull(strstr(err.message, "ep x etp (8 x 2) must divide tp x cp x dp (2 x 1 x 4)"));
@@ -269,15 +293,8 @@ START_TEST(test_cp_with_moe)
 	struct estimate e;
 	struct plan_error err;
 
-	test_load_cluster(&c, TEST_CLUSTER_YAML);
-	test_load_model(&m, MIXTRAL_YAML);
-	plan_init(&p);
-	p.tp = p.pp = 1;
+	mixtral_fixture(&c, &m, &p, 1, 2, 4);
 	p.cp = 2;
-	p.dp = 2;
-	p.ep = 4;
-	p.global_batch = 2;
-	p.seq_len = 4096;
 	p.flash_attention = true;
 	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e, &err), "%s", err.message);
 	ck_assert_rel(e.details.ep_bytes, 33554432.0, 1e-12);
@@ -305,13 +322,7 @@ START_TEST(test_moe_fixed_by_hand)
 	struct plan_error err;
 	double padded;
 
-	test_load_cluster(&c, TOY_CLUSTER_YAML_LAUNCH("2 us"));
-	test_load_model(&m, TOY_MODEL_YAML "moe:\n  experts: 8\n  top_k: 1\n");
-	plan_init(&p);
-	p.tp = p.pp = 1;
-	p.dp = p.ep = 8;
-	p.global_batch = 8;
-	p.seq_len = 1024;
+	moe_toy_fixture(&c, &m, &p, TOY_CLUSTER_YAML_LAUNCH("2 us"), "  experts: 8\n  top_k: 1\n", 8);
 	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e, &err), "%s", err.message);
 	ck_assert_double_eq_tol(e.breakdown.moe_fixed, 1.13376256e-4, 1e-15);
 	padded = e.breakdown.moe_fixed;
@@ -354,13 +365,7 @@ START_TEST(test_node_limited_routing)
 	struct plan_error err;
 	double intra;
 
-	test_load_cluster(&c, TOY_CLUSTER_YAML);
-	test_load_model(&m, TOY_MODEL_YAML "moe:\n  experts: 8\n  top_k: 4\n");
-	plan_init(&p);
-	p.tp = p.pp = 1;
-	p.dp = p.ep = 8;
-	p.global_batch = 8;
-	p.seq_len = 1024;
+	moe_toy_fixture(&c, &m, &p, TOY_CLUSTER_YAML, "  experts: 8\n  top_k: 4\n", 8);
 	p.moe_routing = PLAN_MOE_BILEVEL;
 	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e, &err), "%s", err.message);
 	ck_assert_double_eq_tol(e.details.ep_bytes, 8388608.0, 1e-6);
@@ -406,16 +411,10 @@ START_TEST(test_mtp)
 	struct plan_error err;
 	double x0, x1, p0, p1;
 
-	test_load_cluster(&c, TEST_CLUSTER_YAML);
-	test_load_model(&m, MIXTRAL_YAML);
+	mixtral_fixture(&c, &m, &p, 1, 8, 8);
 	test_load_model(&mtp, MIXTRAL_YAML "mtp_layers: 1\n");
-	plan_init(&p);
-	p.tp = 1;
 	p.pp = 2;
-	p.dp = 8;
-	p.ep = 8;
 	p.global_batch = 16;
-	p.seq_len = 4096;
 	p0 = estimate_stage_params(&m, &p, 1, &x0);
 	p1 = estimate_stage_params(&mtp, &p, 1, &x1);
 	ck_assert_rel(p1 - p0, 1451270144.0 - 1409286144.0 * 7.0 / 8.0 + 33562624.0 + 131072000.0, 1e-12);
@@ -461,15 +460,8 @@ START_TEST(test_etp_comm_by_hand)
 	struct compute_layer cl;
 	struct ep_layer_comm ec;
 
-	test_load_cluster(&c, TOY_CLUSTER_YAML);
-	test_load_model(&m, TOY_MODEL_YAML "moe:\n  experts: 8\n  top_k: 1\n");
-	plan_init(&p);
+	moe_toy_fixture(&c, &m, &p, TOY_CLUSTER_YAML, "  experts: 8\n  top_k: 1\n", 4);
 	p.tp = 2;
-	p.pp = 1;
-	p.dp = 4;
-	p.ep = 4;
-	p.global_batch = 4;
-	p.seq_len = 1024;
 	p.sequence_parallel = true;
 	topology_plan(&p, &c, &lay);
 	ck_assert_int_eq(lay.etp.size, 2);
@@ -649,13 +641,7 @@ START_TEST(test_ep_comm_by_hand)
 
 	/* The toy GPT with both layers MoE (8 experts, top-1, capacity 1.0)
 	 * on the toy cluster's 8 GPUs: dp = ep = 8 over 2 nodes, b 1, s 1024, m 1. */
-	test_load_cluster(&c, TOY_CLUSTER_YAML);
-	test_load_model(&m, TOY_MODEL_YAML "moe:\n  experts: 8\n  top_k: 1\n  capacity_factor: 1.0\n");
-	plan_init(&p);
-	p.tp = p.pp = 1;
-	p.dp = p.ep = 8;
-	p.global_batch = 8;
-	p.seq_len = 1024;
+	moe_toy_fixture(&c, &m, &p, TOY_CLUSTER_YAML, "  experts: 8\n  top_k: 1\n  capacity_factor: 1.0\n", 8);
 	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e, &err), "%s", err.message);
 	/*
 	 * Each rank dispatches cf k b s h 16-bit values, M = 2,097,152 B
@@ -703,18 +689,13 @@ START_TEST(test_moe_permute_passes)
 	struct plan p;
 	struct compute_layer one, four;
 
-	test_load_cluster(&c, "name: t\nnodes: 1\ngpus_per_node: 8\n"
-			  "gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  memory: 80 GiB\n"
-			  "  memory_bandwidth: 1000 GB/s\n  memory_efficiency: 1.0\n  launch_overhead: 1 us\n"
-			  "intra_node:\n  bandwidth: 100 GB/s\n"
-			  "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n");
-	test_load_model(&m, "name: moe\nlayers: 2\nhidden: 1024\nheads: 8\nvocab: 32768\nseq_len: 1024\n"
-			"moe:\n  experts: 8\n  top_k: 2\n  capacity_factor: 1.0\n");
-	plan_init(&p);
-	p.tp = p.pp = 1;
-	p.dp = p.ep = 8;
-	p.global_batch = 8;
-	p.seq_len = 1024;
+	moe_toy_fixture(&c, &m, &p,
+			"name: t\nnodes: 1\ngpus_per_node: 8\n"
+			"gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  memory: 80 GiB\n"
+			"  memory_bandwidth: 1000 GB/s\n  memory_efficiency: 1.0\n  launch_overhead: 1 us\n"
+			"intra_node:\n  bandwidth: 100 GB/s\n"
+			"inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n",
+			"  experts: 8\n  top_k: 2\n  capacity_factor: 1.0\n", 8);
 	compute_layer_time(&m, &p, &c, NULL, true, &one);
 	p.dp = p.ep = 2;
 	p.global_batch = 2;
@@ -734,7 +715,7 @@ END_TEST
 static void
 moe_gemm_fixture(struct cluster *c, struct model *m, struct plan *p, const char *gemm_overhead, const char *moe)
 {
-	char cyaml[512], myaml[256];
+	char cyaml[512];
 
 	snprintf(cyaml, sizeof(cyaml),
 		 "name: t\nnodes: 1\ngpus_per_node: 8\n"
@@ -744,14 +725,7 @@ moe_gemm_fixture(struct cluster *c, struct model *m, struct plan *p, const char 
 		 "intra_node:\n  bandwidth: 100 GB/s\n"
 		 "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n",
 		 gemm_overhead);
-	snprintf(myaml, sizeof(myaml), TOY_MODEL_YAML "moe:\n%s", moe);
-	test_load_cluster(c, cyaml);
-	test_load_model(m, myaml);
-	plan_init(p);
-	p->tp = p->pp = p->dp = p->ep = 1;
-	p->micro_batch = 1;
-	p->global_batch = 1;
-	p->seq_len = 1024;
+	moe_toy_fixture(c, m, p, cyaml, moe, 1);
 }
 
 /*
