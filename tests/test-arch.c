@@ -6,6 +6,7 @@
  */
 #include <math.h>
 
+#include "fixtures.h"
 #include "testutil.h"
 #include "plan/compute.h"
 #include "plan/flops.h"
@@ -108,26 +109,6 @@ START_TEST(test_window_model_flops)
 }
 END_TEST
 
-static void
-one_gpu(struct plan *p)
-{
-	plan_init(p);
-	p->tp = p->pp = p->dp = 1;
-	p->micro_batch = 1;
-	p->global_batch = 1;
-	p->seq_len = 1024;
-	p->flash_attention = true;
-}
-
-#define FLASH_CLUSTER \
-	"name: t\nnodes: 1\ngpus_per_node: 8\n" \
-	"gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  memory: 80 GiB\n" \
-	"  memory_bandwidth: 1000 GB/s\n  memory_efficiency: 1.0\n" \
-	"  attention_fwd_efficiency: 0.5\n  attention_bwd_efficiency: 0.25\n" \
-	"  attention_overhead: 10 us\n" \
-	"intra_node:\n  bandwidth: 100 GB/s\n" \
-	"inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n"
-
 /*
  * Flash attention with a window (test-compute.c's test_flash_attention
  * for the global case: 2^31 FLOPs forward). Both toy layers windowed at
@@ -145,9 +126,9 @@ START_TEST(test_window_flash_time)
 	struct plan p;
 	double fwd, bwd;
 
-	test_load_cluster(&c, FLASH_CLUSTER);
+	test_load_cluster(&c, FIXTURE_FLASH_CLUSTER_YAML);
 	test_load_model(&m, TOY_WINDOW("256", "L"));
-	one_gpu(&p);
+	fixture_one_gpu_plan(&p);
 	compute_flash_attention(&m, &p, &c, &fwd, &bwd);
 	ck_assert_double_eq_tol(fwd, 2.880096768e-5, 1e-15);
 	ck_assert_double_eq_tol(bwd, 1.040048384e-4, 1e-15);
@@ -171,10 +152,10 @@ START_TEST(test_window_memory_unchanged)
 	struct plan p;
 	struct compute_layer lg, lw;
 
-	test_load_cluster(&c, FLASH_CLUSTER);
+	test_load_cluster(&c, FIXTURE_FLASH_CLUSTER_YAML);
 	test_load_model(&g, TOY_MODEL_YAML);
 	test_load_model(&w, TOY_WINDOW("256", "L"));
-	one_gpu(&p);
+	fixture_one_gpu_plan(&p);
 	ck_assert_double_eq(memory_layer_activations(&g, &p, NULL), memory_layer_activations(&w, &p, NULL));
 	p.flash_attention = false;
 	ck_assert_double_eq(memory_layer_activations(&g, &p, NULL), memory_layer_activations(&w, &p, NULL));
@@ -204,7 +185,7 @@ START_TEST(test_parallel_block_memory)
 	test_load_model(&seq, TOY_MODEL_YAML);
 	test_load_model(&one, TOY_MODEL_YAML "parallel_block: true\nnorms_per_layer: 1\n");
 	test_load_model(&two, TOY_MODEL_YAML "parallel_block: true\n");
-	one_gpu(&p);
+	fixture_one_gpu_plan(&p);
 	ck_assert_double_eq_tol(memory_layer_activations(&seq, &p, NULL), 34.0 * sbh, 1e-3);
 	ck_assert_double_eq_tol(memory_layer_activations(&one, &p, NULL), 30.0 * sbh, 1e-3);
 	ck_assert_double_eq_tol(memory_layer_activations(&two, &p, NULL), 32.0 * sbh, 1e-3);
@@ -244,7 +225,7 @@ START_TEST(test_parallel_block_elementwise)
 	test_load_cluster(&c, TOY_CLUSTER_YAML);
 	test_load_model(&seq, TOY_MODEL_YAML);
 	test_load_model(&one, TOY_MODEL_YAML "parallel_block: true\nnorms_per_layer: 1\n");
-	one_gpu(&p);
+	fixture_one_gpu_plan(&p);
 	compute_layer_time(&seq, &p, &c, NULL, false, &ls);
 	compute_layer_time(&one, &p, &c, NULL, false, &lo);
 	ck_assert_double_eq_tol(ls.fwd_mem_s - lo.fwd_mem_s, 4.194304e-6, 1e-15);
@@ -274,7 +255,7 @@ START_TEST(test_parallel_block_tp_comm)
 	test_load_cluster(&c, TOY_CLUSTER_YAML);
 	test_load_model(&seq, TOY_MODEL_YAML);
 	test_load_model(&par, TOY_MODEL_YAML "parallel_block: true\nnorms_per_layer: 1\n");
-	one_gpu(&p);
+	fixture_one_gpu_plan(&p);
 	p.tp = 2;
 	topology_plan(&p, &c, &lay);
 	compute_layer_time(&seq, &p, &c, NULL, false, &cl);

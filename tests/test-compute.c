@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixtures.h"
 #include "plan/compute.h"
 #include "plan/fp8_recipe.h"
 #include "plan/flops.h"
@@ -156,18 +157,6 @@ START_TEST(test_embedding_and_logits)
 }
 END_TEST
 
-/* One GPU, one sequence of 1,024 tokens with flash attention. */
-static void
-one_gpu_plan(struct plan *p)
-{
-	plan_init(p);
-	p->tp = p->pp = p->dp = 1;
-	p->micro_batch = 1;
-	p->global_batch = 1;
-	p->seq_len = 1024;
-	p->flash_attention = true;
-}
-
 /*
  * Flash attention (FlashAttention-2, Dao 2023, Sec. 4.1 FLOP convention):
  * toy GPT, s 1024, d 128, 8 heads, b 1, t 1. Causal forward FLOPs
@@ -193,16 +182,10 @@ START_TEST(test_flash_attention)
 	struct compute_layer full, slow;
 	double fwd, bwd;
 
-	test_load_cluster(&c, "name: t\nnodes: 1\ngpus_per_node: 8\n"
-			  "gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  memory: 80 GiB\n"
-			  "  memory_bandwidth: 1000 GB/s\n  memory_efficiency: 1.0\n"
-			  "  attention_fwd_efficiency: 0.5\n  attention_bwd_efficiency: 0.25\n"
-			  "  attention_overhead: 10 us\n"
-			  "intra_node:\n  bandwidth: 100 GB/s\n"
-			  "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n");
+	test_load_cluster(&c, FIXTURE_FLASH_CLUSTER_YAML);
 	test_load_model(&m, TOY_MODEL_YAML);
 	test_load_model(&enc, TOY_MODEL_YAML "causal: false\n");
-	one_gpu_plan(&p);
+	fixture_one_gpu_plan(&p);
 	compute_flash_attention(&m, &p, &c, &fwd, &bwd);
 	ck_assert_double_eq_tol(fwd, 5.294967296e-5, 1e-15);
 	ck_assert_double_eq_tol(bwd, 2.247483648e-4, 1e-15);
@@ -351,7 +334,7 @@ START_TEST(test_elementwise_eager)
 			  "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n");
 	test_load_model(&m, "name: l\nlayers: 2\nhidden: 1024\nheads: 8\nkv_heads: 2\nffn_hidden: 2816\n"
 			"gated_mlp: true\nnorm: rmsnorm\nposition_embedding: rotary\nvocab: 32768\nseq_len: 1024\n");
-	one_gpu_plan(&p);
+	fixture_one_gpu_plan(&p);
 	framework_init_default(&fw);
 	compute_layer_time(&m, &p, &c, &fw, false, &fused);
 	ck_assert_double_eq_tol(fused.fwd_mem_s, 5.1613056e-5, 1e-15);

@@ -8,6 +8,7 @@
 #include "plan/topology.h"
 #include "plan/context_par.h"
 #include "plan/tensor_par.h"
+#include "fixtures.h"
 #include "testutil.h"
 
 START_TEST(test_bubble)
@@ -178,13 +179,7 @@ START_TEST(test_zero_memory)
 	/* ZeRO paper Fig. 1: Psi = 7.5 B, N_d = 64: 120 GB, 31.4 GB, 16.6 GB, 1.9 GB. */
 	const double expect[4] = { 16 * psi, 4 * psi + 12 * psi / 64, 2 * psi + 14 * psi / 64, 16 * psi / 64 };
 
-	test_load_cluster(&c, TEST_CLUSTER_YAML);
-	test_load_model(&m, GPT3_YAML);
-	plan_init(&p);
-	p.tp = p.pp = 1;
-	p.dp = 64;
-	p.global_batch = 64;
-	p.seq_len = 2048;
+	fixture_gpt3_dp64(&c, &m, &p, 0);
 	for (int z = 0; z <= 3; z++) {
 		p.zero = z;
 		memory_stage(&m, &p, &c, NULL, 0, psi, 0.0, &u);
@@ -216,14 +211,7 @@ START_TEST(test_optimizer_bytes)
 	struct framework fw;
 	const double psi = 7.5e9;
 
-	test_load_cluster(&c, TEST_CLUSTER_YAML);
-	test_load_model(&m, GPT3_YAML);
-	plan_init(&p);
-	p.tp = p.pp = 1;
-	p.dp = 64;
-	p.global_batch = 64;
-	p.seq_len = 2048;
-	p.zero = 1;
+	fixture_gpt3_dp64(&c, &m, &p, 1);
 	framework_init_default(&fw);
 	ck_assert_double_eq(fw.optimizer_bytes, 12.0);
 	fw.reduce_bytes = 4.0;
@@ -264,15 +252,8 @@ START_TEST(test_fsdp_double_buffer)
 	struct plan_error err;
 	const double psi = 7.5e9;
 
-	test_load_cluster(&c, TEST_CLUSTER_YAML);
-	test_load_model(&m, GPT3_YAML);
+	fixture_gpt3_dp64(&c, &m, &p, 3);
 	ck_assert_rel(model_params_per_layer(&m), 1812099072.0, 1e-12);
-	plan_init(&p);
-	p.tp = p.pp = 1;
-	p.dp = 64;
-	p.global_batch = 64;
-	p.seq_len = 2048;
-	p.zero = 3;
 	ck_assert_msg(framework_load_string(&fw, "mf.yaml", "name: mf\nreduce_bytes: 2\n", &err), "%s",
 		      err.message);
 	ck_assert(!fw.fsdp_double_buffer);

@@ -10,6 +10,7 @@
 #include "plan/memory.h"
 #include "plan/pipeline.h"
 #include "plan/topology.h"
+#include "fixtures.h"
 #include "testutil.h"
 
 #define MIXTRAL_YAML \
@@ -510,15 +511,8 @@ START_TEST(test_mics_memory)
 	struct plan p;
 	struct memory_use u;
 
-	test_load_cluster(&c, TEST_CLUSTER_YAML);
-	test_load_model(&m, GPT3_YAML);
-	plan_init(&p);
-	p.tp = p.pp = 1;
-	p.dp = 64;
-	p.zero = 3;
+	fixture_gpt3_dp64(&c, &m, &p, 3);
 	p.mics_group = 8;
-	p.global_batch = 64;
-	p.seq_len = 2048;
 	/* MiCS: 16 Psi / G = 16 x 7.5e9 / 8 = 15e9 bytes of model states. */
 	memory_stage(&m, &p, &c, NULL, 0, 7.5e9, 0.0, &u);
 	ck_assert_rel(u.weights + u.gradients + u.optimizer, 15e9, 1e-12);
