@@ -33,6 +33,25 @@ toy_plan(struct plan *p)
 	p->recompute = PLAN_RECOMPUTE_SELECTIVE;
 }
 
+/* The toy cluster, the model @model_yaml and toy_plan. */
+static void
+toy_setup(struct cluster *c, struct model *m, const char *model_yaml, struct plan *p)
+{
+	test_load_cluster(c, TOY_CLUSTER_YAML);
+	test_load_model(m, model_yaml);
+	toy_plan(p);
+}
+
+/* The toy GPT with 8 layers, toy_plan on pp 2 (4 layers a stage, 8
+ * micro-batches) with full recomputation. */
+static void
+toy8_full_setup(struct cluster *c, struct model *m, struct plan *p)
+{
+	toy_setup(c, m, "name: toy\nlayers: 8\nhidden: 1024\nheads: 8\nvocab: 32768\nseq_len: 1024\n", p);
+	p->pp = 2;
+	p->recompute = PLAN_RECOMPUTE_FULL;
+}
+
 /*
  * The toy GPT (h 1024, a 8, d 128, f 4096, dropout) at s 1024, b 1, t 2,
  * no SP, unfused attention; sb = 1024. A layer keeps (Korthikanti et al.
@@ -121,9 +140,7 @@ START_TEST(test_module_time)
 	struct plan p;
 	struct compute_layer cl;
 
-	test_load_cluster(&c, TOY_CLUSTER_YAML);
-	test_load_model(&m, TOY_MODEL_YAML);
-	toy_plan(&p);
+	toy_setup(&c, &m, TOY_MODEL_YAML, &p);
 	p.recompute_modules = RM(LAYERNORM);
 	compute_layer_time(&m, &p, &c, NULL, false, &cl);
 	ck_assert_double_eq_tol(cl.recompute_s, 8.388608e-6, 1e-15);
@@ -156,10 +173,8 @@ START_TEST(test_module_validate)
 	struct plan p;
 	struct plan_error err;
 
-	test_load_cluster(&c, TOY_CLUSTER_YAML);
-	test_load_model(&dense, TOY_MODEL_YAML);
+	toy_setup(&c, &dense, TOY_MODEL_YAML, &p);
 	test_load_model(&moe, TOY_MOE_YAML);
-	toy_plan(&p);
 	p.dp = 4;
 	p.recompute_modules = RM(CORE_ATTN) | RM(LAYERNORM) | RM(MLP);
 	ck_assert(plan_validate(&p, &dense, &c, &err));
@@ -216,11 +231,7 @@ START_TEST(test_uniform_memory)
 	struct plan p;
 	struct memory_use full, uni;
 
-	test_load_cluster(&c, TOY_CLUSTER_YAML);
-	test_load_model(&m, "name: toy\nlayers: 8\nhidden: 1024\nheads: 8\nvocab: 32768\nseq_len: 1024\n");
-	toy_plan(&p);
-	p.pp = 2;
-	p.recompute = PLAN_RECOMPUTE_FULL;
+	toy8_full_setup(&c, &m, &p);
 	memory_stage(&m, &p, &c, NULL, 0, 1e6, 0.0, &full);
 	p.recompute_num_layers = 2;
 	memory_stage(&m, &p, &c, NULL, 0, 1e6, 0.0, &uni);
@@ -247,12 +258,8 @@ START_TEST(test_block)
 	struct estimate_options eo = { .dp_algo = COLL_ALGO_RING };
 	struct plan_error err;
 
-	test_load_cluster(&c, TOY_CLUSTER_YAML);
-	test_load_model(&m, "name: toy\nlayers: 8\nhidden: 1024\nheads: 8\nvocab: 32768\nseq_len: 1024\n");
-	toy_plan(&p);
-	p.pp = 2;
+	toy8_full_setup(&c, &m, &p);
 	p.vpp = 2;
-	p.recompute = PLAN_RECOMPUTE_FULL;
 	p.recompute_method = PLAN_RECOMPUTE_BLOCK;
 	p.recompute_num_layers = 1;
 	ck_assert_int_eq(plan_stage_recompute_layers(&p, &m, 0), 2);
