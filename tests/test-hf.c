@@ -34,17 +34,14 @@ hf_load(struct model *m, const char *file)
 
 /* Write the JSON @fmt makes to a temporary file and import it into @m;
  * returns whether it loaded, the error in @err. */
-static bool __attribute__((format(printf, 3, 4)))
-hf_tryf(struct model *m, struct plan_error *err, const char *fmt, ...)
+static bool __attribute__((format(printf, 3, 0)))
+hf_vtryf(struct model *m, struct plan_error *err, const char *fmt, va_list ap)
 {
 	char path[] = "/tmp/plan-cli-hf-XXXXXX", json[2048];
 	int fd = mkstemp(path), n;
-	va_list ap;
 	bool ok;
 
-	va_start(ap, fmt);
 	n = vsnprintf(json, sizeof(json), fmt, ap);
-	va_end(ap);
 	ck_assert(n > 0 && (size_t)n < sizeof(json));
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(write(fd, json, strlen(json)), (ssize_t)strlen(json));
@@ -53,6 +50,32 @@ hf_tryf(struct model *m, struct plan_error *err, const char *fmt, ...)
 	ok = hf_config_load(m, path, err);
 	unlink(path);
 	return ok;
+}
+
+static bool __attribute__((format(printf, 3, 4)))
+hf_tryf(struct model *m, struct plan_error *err, const char *fmt, ...)
+{
+	va_list ap;
+	bool ok;
+
+	va_start(ap, fmt);
+	ok = hf_vtryf(m, err, fmt, ap);
+	va_end(ap);
+	return ok;
+}
+
+/* hf_tryf, and the import must succeed. */
+static void __attribute__((format(printf, 2, 3)))
+hf_loadf(struct model *m, const char *fmt, ...)
+{
+	struct plan_error err;
+	va_list ap;
+	bool ok;
+
+	va_start(ap, fmt);
+	ok = hf_vtryf(m, &err, fmt, ap);
+	va_end(ap);
+	ck_assert_msg(ok, "%s", err.message);
 }
 
 static bool
@@ -105,8 +128,7 @@ START_TEST(test_llama_bias)
 	 * o 4096 = 10,240 and gate, up 2 x 14336 + down 4096 = 32,768, so
 	 * 43,008 a layer more (RMSNorm has no shift), x 32 = 1,376,256 over
 	 * 8,030,261,248: 8,031,637,504. */
-	ck_assert_msg(hf_tryf(&m, &err, HF_8B, "llama", ", \"attention_bias\": true, \"mlp_bias\": true"), "%s",
-		      err.message);
+	hf_loadf(&m, HF_8B, "llama", ", \"attention_bias\": true, \"mlp_bias\": true");
 	ck_assert(m.bias && !m.qkv_bias);
 	ck_assert_rel(model_params_per_layer(&m), 218112000.0 + 43008.0, 1e-15);
 	ck_assert_rel(model_params_total(&m), 8031637504.0, 1e-15);
@@ -124,8 +146,7 @@ START_TEST(test_llama_bias)
 	ck_assert_ptr_nonnull(strstr(err.message, "field 'attention_bias'"));
 	/* MistralAttention and MistralMLP hard-code bias=False: the fields
 	 * are ignored, as transformers ignores them (8,030,261,248 as Llama). */
-	ck_assert_msg(hf_tryf(&m, &err, HF_8B, "mistral", ", \"attention_bias\": true, \"mlp_bias\": true"), "%s",
-		      err.message);
+	hf_loadf(&m, HF_8B, "mistral", ", \"attention_bias\": true, \"mlp_bias\": true");
 	ck_assert(!m.bias);
 	ck_assert_rel(model_params_total(&m), 8030261248.0, 1e-15);
 }
@@ -181,16 +202,15 @@ END_TEST
 START_TEST(test_gpt2_fields)
 {
 	struct model m;
-	struct plan_error err;
 
 	/* n_inner null is 4 * n_embd (GPT2Config's default); a learned
 	 * position table as long as n_positions, even past 4096: 2 layers of
 	 * 12 x 64^2 + 13 x 64 = 49,984 = 99,968; tokens 10 x 64 = 640;
 	 * positions 8192 x 64 = 524,288; final LayerNorm 128: 624,
 	 * 625,024 in all. num_key_value_heads is not GPT-2's: ignored. */
-	ck_assert_msg(hf_tryf(&m, &err, "{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 64, \"n_head\": 2,"
-			      " \"vocab_size\": 10, \"n_positions\": 8192, \"n_inner\": null,"
-			      " \"num_key_value_heads\": 1}"), "%s", err.message);
+	hf_loadf(&m, "{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 64, \"n_head\": 2,"
+		 " \"vocab_size\": 10, \"n_positions\": 8192, \"n_inner\": null,"
+		 " \"num_key_value_heads\": 1}");
 	ck_assert_int_eq(m.ffn_hidden, 256);
 	ck_assert_int_eq(m.seq_len, 8192);
 	ck_assert_int_eq(m.kv_heads, 2);
@@ -201,7 +221,6 @@ END_TEST
 START_TEST(test_gemma_7b)
 {
 	struct model m;
-	struct plan_error err;
 
 	hf_load(&m, "gemma-7b.json");
 	/* h 3072, 16 heads of 256 (4096 wide, not h), GeGLU 24576 (three
@@ -217,10 +236,9 @@ START_TEST(test_gemma_7b)
 	ck_assert_rel(model_params_per_layer(&m), 276830208.0, 1e-15);
 	ck_assert_rel(model_params_total(&m), 8537680896.0, 1e-15);
 	/* Without head_dim, GemmaConfig's default 256 (not 3072 / 16 = 192). */
-	ck_assert_msg(hf_tryf(&m, &err, "{\"model_type\": \"gemma\", \"num_hidden_layers\": 28, \"hidden_size\": 3072,"
-			      " \"num_attention_heads\": 16, \"num_key_value_heads\": 16, \"vocab_size\": 256000,"
-			      " \"max_position_embeddings\": 8192, \"intermediate_size\": 24576}"),
-		      "%s", err.message);
+	hf_loadf(&m, "{\"model_type\": \"gemma\", \"num_hidden_layers\": 28, \"hidden_size\": 3072,"
+		 " \"num_attention_heads\": 16, \"num_key_value_heads\": 16, \"vocab_size\": 256000,"
+		 " \"max_position_embeddings\": 8192, \"intermediate_size\": 24576}");
 	ck_assert_rel(model_params_total(&m), 8537680896.0, 1e-15);
 }
 END_TEST
@@ -285,14 +303,14 @@ START_TEST(test_opt)
 	 * + 13 x 4096 = 201,379,840 a layer, x 32 = 6,444,154,880; tokens
 	 * 50272 x 4096 = 205,914,112; positions 2050 x 4096 = 8,396,800;
 	 * final LayerNorm 8,192: 6,658,473,984. */
-	ck_assert_msg(hf_tryf(&m, &err, "{\"model_type\": \"opt\", \"num_hidden_layers\": 32, \"hidden_size\": 4096,"
-			      " \"num_attention_heads\": 32, \"ffn_dim\": 16384, \"vocab_size\": 50272,"
-			      " \"max_position_embeddings\": 2048, \"word_embed_proj_dim\": 4096}"), "%s", err.message);
+	hf_loadf(&m, "{\"model_type\": \"opt\", \"num_hidden_layers\": 32, \"hidden_size\": 4096,"
+		 " \"num_attention_heads\": 32, \"ffn_dim\": 16384, \"vocab_size\": 50272,"
+		 " \"max_position_embeddings\": 2048, \"word_embed_proj_dim\": 4096}");
 	ck_assert_rel(model_params_total(&m), 6658473984.0, 1e-15);
 	/* enable_bias false drops the linear layers' biases, not the
 	 * LayerNorms' shifts (norm_bias): 4 x 768 + 3072 + 768 = 6,912 a
 	 * layer fewer, x 12 = 82,944: 125,156,352. */
-	ck_assert_msg(hf_tryf(&m, &err, HF_OPT_125M, ", \"enable_bias\": false"), "%s", err.message);
+	hf_loadf(&m, HF_OPT_125M, ", \"enable_bias\": false");
 	ck_assert(!m.bias && m.norm_bias);
 	ck_assert_rel(model_params_total(&m), 125156352.0, 1e-15);
 	/* OPT-350m: a 512-wide token table with project_in and project_out,
@@ -355,22 +373,21 @@ START_TEST(test_falcon)
 	ck_assert_rel(model_params_total(&m), 41303293952.0, 1e-15);
 	/* parallel_attn false: input_layernorm and post_attention_layernorm,
 	 * 9,088 a layer more, x 32 = 290,816: 6,922,011,520. */
-	ck_assert_msg(hf_tryf(&m, &err, HF_FALCON_7B, ", \"parallel_attn\": false"), "%s", err.message);
+	hf_loadf(&m, HF_FALCON_7B, ", \"parallel_attn\": false");
 	ck_assert_int_eq(m.norms_per_layer, 2);
 	ck_assert_rel(model_params_total(&m), 6922011520.0, 1e-15);
 	/* bias true: query_key_value 4672, dense 4544, dense_h_to_4h 18176,
 	 * dense_4h_to_h 4544 = 31,936 a layer, x 32 = 1,021,952:
 	 * 6,922,742,656. */
-	ck_assert_msg(hf_tryf(&m, &err, HF_FALCON_7B, ", \"bias\": true"), "%s", err.message);
+	hf_loadf(&m, HF_FALCON_7B, ", \"bias\": true");
 	ck_assert(m.bias);
 	ck_assert_rel(model_params_total(&m), 6922742656.0, 1e-15);
 	/* multi_query false without new_decoder_architecture: every head
 	 * keeps its K and V, whatever num_kv_heads says (FalconAttention). */
-	ck_assert_msg(hf_tryf(&m, &err, HF_FALCON_7B, ", \"multi_query\": false, \"num_kv_heads\": 1"), "%s",
-		      err.message);
+	hf_loadf(&m, HF_FALCON_7B, ", \"multi_query\": false, \"num_kv_heads\": 1");
 	ck_assert_int_eq(m.kv_heads, 71);
 	/* ALiBi (Falcon-RW) has no parameters: the same count. */
-	ck_assert_msg(hf_tryf(&m, &err, HF_FALCON_7B, ", \"alibi\": true"), "%s", err.message);
+	hf_loadf(&m, HF_FALCON_7B, ", \"alibi\": true");
 	ck_assert_int_eq(m.position_embedding, MODEL_POS_ALIBI);
 	ck_assert_rel(model_params_total(&m), 6921720704.0, 1e-15);
 	/* Two norms in a parallel block need the new architecture's forward. */
@@ -431,8 +448,7 @@ START_TEST(test_deepseek_v2_lite)
 	 * not: refused. A missing expert count names DeepSeek's field. */
 	ck_assert(!hf_tryf(&m, &err, HF_DS_TINY, ", \"n_routed_experts\": 4, \"moe_layer_freq\": 2"));
 	ck_assert_ptr_nonnull(strstr(err.message, "field 'moe_layer_freq'"));
-	ck_assert_msg(hf_tryf(&m, &err, HF_DS_TINY, ", \"n_routed_experts\": 4, \"moe_layer_freq\": 1"), "%s",
-		      err.message);
+	hf_loadf(&m, HF_DS_TINY, ", \"n_routed_experts\": 4, \"moe_layer_freq\": 1");
 	/* MLA's q_a_proj, kv_a_proj_with_mqa and o_proj biases: neither key. */
 	ck_assert(!hf_tryf(&m, &err, HF_DS_TINY, ", \"n_routed_experts\": 4, \"attention_bias\": true"));
 	ck_assert_ptr_nonnull(strstr(err.message, "field 'attention_bias'"));
@@ -568,44 +584,44 @@ START_TEST(test_windows)
 	struct plan_error err;
 
 	/* Mistral 7B v0.1: 4096 in all 32 layers. */
-	ck_assert_msg(hf_tryf(&m, &err, HF_8B, "mistral", ", \"sliding_window\": 4096"), "%s", err.message);
+	hf_loadf(&m, HF_8B, "mistral", ", \"sliding_window\": 4096");
 	ck_assert_int_eq(m.sliding_window.window, 4096);
 	ck_assert_int_eq(model_windowed_layers(&m), 32);
-	ck_assert_msg(hf_tryf(&m, &err, HF_8B, "mistral", ""), "%s", err.message);
+	hf_loadf(&m, HF_8B, "mistral", "");
 	ck_assert_int_eq(m.sliding_window.window, 4096);
-	ck_assert_msg(hf_tryf(&m, &err, HF_8B, "mistral", ", \"sliding_window\": null"), "%s", err.message);
+	hf_loadf(&m, HF_8B, "mistral", ", \"sliding_window\": null");
 	ck_assert_int_eq(m.sliding_window.window, 0);
 	hf_load(&m, "mixtral-8x7b.json"); /* sliding_window null */
 	ck_assert_int_eq(m.sliding_window.window, 0);
 	hf_load(&m, "qwen2.5-7b.json");   /* use_sliding_window false */
 	ck_assert_int_eq(m.sliding_window.window, 0);
 	/* Qwen2 with use_sliding_window: layers 29..32 of 32 (max_window_layers 28). */
-	ck_assert_msg(hf_tryf(&m, &err, HF_8B, "qwen2", ", \"use_sliding_window\": true, \"sliding_window\": 4096, "
-			      "\"max_window_layers\": 28"), "%s", err.message);
+	hf_loadf(&m, HF_8B, "qwen2", ", \"use_sliding_window\": true, \"sliding_window\": 4096, "
+		 "\"max_window_layers\": 28");
 	ck_assert_int_eq(m.sliding_window.window, 4096);
 	ck_assert_int_eq(m.sliding_window.first_global_layers, 28);
 	ck_assert_int_eq(model_windowed_layers(&m), 4);
 	/* layer_types: Gemma 2's and gpt-oss's alternation, "LG"; two full
 	 * layers then sliding ones, "L" after 2 global; a period of 3. */
-	ck_assert_msg(hf_tryf(&m, &err, HF_MISTRAL6, ", \"sliding_window\": 128, \"layer_types\": [\"sliding_attention\", "
-			      "\"full_attention\", \"sliding_attention\", \"full_attention\", \"sliding_attention\", "
-			      "\"full_attention\"]"), "%s", err.message);
+	hf_loadf(&m, HF_MISTRAL6, ", \"sliding_window\": 128, \"layer_types\": [\"sliding_attention\", "
+		 "\"full_attention\", \"sliding_attention\", \"full_attention\", \"sliding_attention\", "
+		 "\"full_attention\"]");
 	ck_assert_str_eq(m.sliding_window.pattern, "LG");
 	ck_assert_int_eq(m.sliding_window.first_global_layers, 0);
 	ck_assert_int_eq(model_windowed_layers(&m), 3);
-	ck_assert_msg(hf_tryf(&m, &err, HF_MISTRAL6, ", \"sliding_window\": 128, \"layer_types\": [\"full_attention\", "
-			      "\"full_attention\", \"sliding_attention\", \"sliding_attention\", \"sliding_attention\", "
-			      "\"sliding_attention\"]"), "%s", err.message);
+	hf_loadf(&m, HF_MISTRAL6, ", \"sliding_window\": 128, \"layer_types\": [\"full_attention\", "
+		 "\"full_attention\", \"sliding_attention\", \"sliding_attention\", \"sliding_attention\", "
+		 "\"sliding_attention\"]");
 	ck_assert_str_eq(m.sliding_window.pattern, "L");
 	ck_assert_int_eq(m.sliding_window.first_global_layers, 2);
-	ck_assert_msg(hf_tryf(&m, &err, HF_MISTRAL6, ", \"sliding_window\": 128, \"layer_types\": [\"sliding_attention\", "
-			      "\"sliding_attention\", \"full_attention\", \"sliding_attention\", \"sliding_attention\", "
-			      "\"full_attention\"]"), "%s", err.message);
+	hf_loadf(&m, HF_MISTRAL6, ", \"sliding_window\": 128, \"layer_types\": [\"sliding_attention\", "
+		 "\"sliding_attention\", \"full_attention\", \"sliding_attention\", \"sliding_attention\", "
+		 "\"full_attention\"]");
 	ck_assert_str_eq(m.sliding_window.pattern, "LLG");
 	/* Every layer full: no window. */
-	ck_assert_msg(hf_tryf(&m, &err, HF_MISTRAL6, ", \"sliding_window\": 128, \"layer_types\": [\"full_attention\", "
-			      "\"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\", "
-			      "\"full_attention\"]"), "%s", err.message);
+	hf_loadf(&m, HF_MISTRAL6, ", \"sliding_window\": 128, \"layer_types\": [\"full_attention\", "
+		 "\"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\", "
+		 "\"full_attention\"]");
 	ck_assert_int_eq(m.sliding_window.window, 0);
 	/* Refused: another layer type, a list of the wrong length. */
 	ck_assert(!hf_tryf(&m, &err, HF_MISTRAL6, ", \"layer_types\": [\"sliding_attention\", \"chunked_attention\", "
@@ -629,7 +645,7 @@ START_TEST(test_parallel_blocks)
 	hf_load(&m, "gpt-neox-20b.json");
 	ck_assert(m.parallel_block);
 	ck_assert_int_eq(model_norms_run(&m), 2);
-	ck_assert_msg(hf_tryf(&m, &err, HF_8B, "gpt_neox", ", \"use_parallel_residual\": false"), "%s", err.message);
+	hf_loadf(&m, HF_8B, "gpt_neox", ", \"use_parallel_residual\": false");
 	ck_assert(!m.parallel_block);
 	hf_load(&m, "falcon-7b.json");
 	ck_assert(m.parallel_block);
@@ -637,7 +653,7 @@ START_TEST(test_parallel_blocks)
 	hf_load(&m, "falcon-40b.json");
 	ck_assert(m.parallel_block);
 	ck_assert_int_eq(model_norms_run(&m), 2);
-	ck_assert_msg(hf_tryf(&m, &err, HF_FALCON_7B, ", \"parallel_attn\": false"), "%s", err.message);
+	hf_loadf(&m, HF_FALCON_7B, ", \"parallel_attn\": false");
 	ck_assert(!m.parallel_block);
 	/*
 	 * Phi-2 (microsoft/phi-2 config.json): h 2560, 32 layers of 32 heads,
@@ -648,11 +664,10 @@ START_TEST(test_parallel_blocks)
 	 * 262,144,000; final_layernorm 5,120: 2,779,632,640 (lm_head's bias,
 	 * 51,200 more in the checkpoint, is not counted).
 	 */
-	ck_assert_msg(hf_tryf(&m, &err, "{\"model_type\": \"phi\", \"vocab_size\": 51200, \"hidden_size\": 2560, "
-			      "\"intermediate_size\": 10240, \"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
-			      "\"num_key_value_heads\": null, \"max_position_embeddings\": 2048, "
-			      "\"partial_rotary_factor\": 0.4, \"qk_layernorm\": false, \"tie_word_embeddings\": false}"),
-		      "%s", err.message);
+	hf_loadf(&m, "{\"model_type\": \"phi\", \"vocab_size\": 51200, \"hidden_size\": 2560, "
+		 "\"intermediate_size\": 10240, \"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
+		 "\"num_key_value_heads\": null, \"max_position_embeddings\": 2048, "
+		 "\"partial_rotary_factor\": 0.4, \"qk_layernorm\": false, \"tie_word_embeddings\": false}");
 	ck_assert(m.parallel_block && m.bias && !m.gated_mlp && !m.tied_embeddings);
 	ck_assert_int_eq(model_norms_run(&m), 1);
 	ck_assert_rel(model_params_total(&m), 2779632640.0, 1e-15);
@@ -668,10 +683,9 @@ START_TEST(test_parallel_blocks)
 	 * embedding 256000 x 8192 = 2,097,152,000; final norm 8,192:
 	 * 34,980,831,232.
 	 */
-	ck_assert_msg(hf_tryf(&m, &err, "{\"model_type\": \"cohere\", \"vocab_size\": 256000, \"hidden_size\": 8192, "
-			      "\"intermediate_size\": 22528, \"num_hidden_layers\": 40, \"num_attention_heads\": 64, "
-			      "\"num_key_value_heads\": 64, \"max_position_embeddings\": 8192, \"use_qk_norm\": false}"),
-		      "%s", err.message);
+	hf_loadf(&m, "{\"model_type\": \"cohere\", \"vocab_size\": 256000, \"hidden_size\": 8192, "
+		 "\"intermediate_size\": 22528, \"num_hidden_layers\": 40, \"num_attention_heads\": 64, "
+		 "\"num_key_value_heads\": 64, \"max_position_embeddings\": 8192, \"use_qk_norm\": false}");
 	ck_assert(m.parallel_block && !m.bias && m.gated_mlp && m.tied_embeddings && !model_norm_has_shift(&m));
 	ck_assert_rel(model_params_total(&m), 34980831232.0, 1e-15);
 }
