@@ -1,11 +1,14 @@
 /*
  * Setups that more than one unit test builds (litest-style helpers, as
  * libinput's test/litest.c keeps its devices): the cluster, model and
- * plan a test's hand-worked numbers start from. Each says what those
- * numbers rely on; a test changes the plan after the call, not the
- * fixture. Linked into every unit test (tests/meson.build).
+ * plan a test's hand-worked numbers start from, and the checks more than
+ * one test makes. Each says what those numbers rely on; a test changes
+ * the plan after the call, not the fixture. Linked into every unit test
+ * (tests/meson.build).
  */
 #pragma once
+
+#include <stddef.h>
 
 #include "plan/cluster.h"
 #include "plan/model.h"
@@ -36,3 +39,7 @@ void fixture_one_gpu_plan(struct plan *p);
  * rank (global batch 64), ZeRO stage @zero.
  */
 void fixture_gpt3_dp64(struct cluster *c, struct model *m, struct plan *p, int zero);
+
+/* Case @i of a table of bad cluster profiles: loading @yaml fails with an
+ * error that contains @message, at @line:@column of the file. */
+void fixture_cluster_refused(size_t i, const char *yaml, const char *message, int line, int column);

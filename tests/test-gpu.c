@@ -14,6 +14,7 @@
 #include "plan/compute.h"
 #include "plan/estimate.h"
 #include "plan/gpu.h"
+#include "fixtures.h"
 #include "testutil.h"
 
 #define LINKS \
@@ -443,18 +444,9 @@ START_TEST(test_power_and_wave_errors)
 		{ "name: c\nnodes: 1\ngpus_per_node: 8\ngpu:\n  name: g\n  gemm_tile_n: 4096\n",
 		  "'gemm_tile_n' must be at most 1024", 6, 16 },
 	};
-	struct plan_error err;
-	struct cluster c;
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		plan_error_clear(&err);
-		ck_assert(!cluster_load_string(&c, "c.yaml", cases[i].yaml, &err));
-		ck_assert_msg(strstr(err.message, cases[i].message), "case %zu: got '%s'", i, err.message);
-		ck_assert_msg(err.line == cases[i].line && err.column == cases[i].column,
-			      "case %zu: at %d:%d, expected %d:%d", i, err.line, err.column,
-			      cases[i].line, cases[i].column);
-		cluster_release(&c);
-	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		fixture_cluster_refused(i, cases[i].yaml, cases[i].message, cases[i].line, cases[i].column);
 }
 END_TEST
 
