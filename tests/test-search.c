@@ -156,6 +156,19 @@ load_bundled(struct model *m, const char *mname, struct cluster *c, const char *
 	ck_assert(cluster_load_file(c, cp, &err));
 }
 
+/* The bundled gpt-7.5b on the bundled cluster @cname, the autoencoder
+ * ae-100 (dim 100) in @ae, and the default search options. */
+static void
+ae100_setup(struct model *m, struct cluster *c, const char *cname, struct compressor *ae, struct search_options *o)
+{
+	struct plan_error err;
+
+	load_bundled(m, "gpt-7.5b", c, cname);
+	ck_assert_msg(compressor_load_string(ae, "ae.yaml", "name: ae-100\nmethod: autoencoder\ndim: 100\n", &err),
+		      "%s", err.message);
+	options(o);
+}
+
 START_TEST(test_beats_published)
 {
 	static const struct { const char *model; int gpus, tp, pp, dp, vpp, mb, gb; } runs[] = {
@@ -214,9 +227,7 @@ START_TEST(test_compression_where_it_pays)
 	struct plan_error err;
 	int ntop;
 
-	load_bundled(&m, "gpt-7.5b", &c, "aws-p3-16xlarge");
-	ck_assert(compressor_load_string(&ae, "ae.yaml", "name: ae-100\nmethod: autoencoder\ndim: 100\n", &err));
-	options(&o);
+	ae100_setup(&m, &c, "aws-p3-16xlarge", &ae, &o);
 	o.compressors[0] = &ae;
 	o.ncompressors = 1;
 	o.global_batch = 64;
@@ -756,9 +767,7 @@ START_TEST(test_search_compression_start)
 	struct plan p;
 	bool found;
 
-	load_bundled(&m, "gpt-7.5b", &c, "one-gpu-nodes");
-	ck_assert(compressor_load_string(&ae, "ae.yaml", "name: ae-100\nmethod: autoencoder\ndim: 100\n", &err));
-	options(&o);
+	ae100_setup(&m, &c, "one-gpu-nodes", &ae, &o);
 	o.max_compressed_layers = 12;
 	p = shape_of(4, 1, 4, 1, 64, 2048);
 	p.zero = 2;
