@@ -26,6 +26,18 @@ base_plan(struct plan *p, int tp, int pp, int dp, int mb, int gb, int seq)
 	p->seq_len = seq;
 }
 
+/* Estimate @p of @m on @cl with the compressor @c (ring all-reduce for
+ * DP); the estimate must succeed. */
+static void
+estimate_compressed(const struct model *m, const struct cluster *cl, const struct plan *p,
+		    const struct compressor *c, struct estimate *e)
+{
+	struct estimate_options opt = { COLL_ALGO_RING, c, NULL };
+	struct plan_error err;
+
+	ck_assert_msg(estimate_plan(m, cl, p, &opt, e, &err), "%s", err.message);
+}
+
 /* --compress, the sweep's compress axis and the runs CSV's column read one syntax. */
 START_TEST(test_compress_parse)
 {
@@ -182,8 +194,6 @@ ae_speedup(const char *cluster_yaml, int hidden)
 	struct plan p;
 	struct compressor c;
 	struct estimate e;
-	struct plan_error err;
-	struct estimate_options opt = { COLL_ALGO_RING, &c, NULL };
 	char yaml[256];
 
 	snprintf(yaml, sizeof(yaml), "name: m\nlayers: 24\nhidden: %d\nheads: 16\nvocab: 30522\nseq_len: 128\n",
@@ -193,7 +203,7 @@ ae_speedup(const char *cluster_yaml, int hidden)
 	load_cmp(&c, "name: ae\nmethod: autoencoder\ndim: 100\n");
 	base_plan(&p, 4, 1, 1, 32, 32, 128);
 	p.compress.tp = true;
-	ck_assert_msg(estimate_plan(&m, &cl, &p, &opt, &e, &err), "%s", err.message);
+	estimate_compressed(&m, &cl, &p, &c, &e);
 	ck_assert(e.compressed);
 	ck_assert_int_eq(e.details.compressed_layers, 12); /* MCBench: the top half */
 	ck_assert(e.bytes.tp < e.uncompressed_bytes.tp);
@@ -224,8 +234,6 @@ pp_speedup(const char *nic)
 	struct plan p;
 	struct compressor c;
 	struct estimate e;
-	struct plan_error err;
-	struct estimate_options opt = { COLL_ALGO_RING, &c, NULL };
 	char yaml[1024];
 
 	snprintf(yaml, sizeof(yaml),
@@ -239,7 +247,7 @@ pp_speedup(const char *nic)
 	/* pp 2: on one node of 2 GPUs (NVLink) or across 2 nodes of 1 GPU. */
 	base_plan(&p, 1, 2, 1, 32, 256, 128);
 	p.compress.pp = true;
-	ck_assert_msg(estimate_plan(&m, &cl, &p, &opt, &e, &err), "%s", err.message);
+	estimate_compressed(&m, &cl, &p, &c, &e);
 	cluster_release(&cl);
 	return e.compression_speedup;
 }
@@ -262,8 +270,6 @@ dp_speedup(int layers, int hidden, int seq, int mb)
 	struct plan p;
 	struct compressor c;
 	struct estimate e;
-	struct plan_error err;
-	struct estimate_options opt = { COLL_ALGO_RING, &c, NULL };
 	char yaml[256];
 
 	/* 4 x p3.16xlarge-like nodes (25 Gbit/s), as in BytePS-Compress. */
@@ -278,7 +284,7 @@ dp_speedup(int layers, int hidden, int seq, int mb)
 	base_plan(&p, 1, 1, 32, mb, 32 * mb, seq);
 	p.compress.dp = true;
 	p.compress.dp_on_cpu = true;
-	ck_assert_msg(estimate_plan(&m, &cl, &p, &opt, &e, &err), "%s", err.message);
+	estimate_compressed(&m, &cl, &p, &c, &e);
 	ck_assert_int_eq(e.details.dp_compress_scheme, COMPRESS_DP_TWOWAY);
 	cluster_release(&cl);
 	return e.compression_speedup;
@@ -319,8 +325,6 @@ START_TEST(test_topk_tp_by_hand)
 	struct plan p;
 	struct compressor c;
 	struct estimate e;
-	struct plan_error err;
-	struct estimate_options opt = { COLL_ALGO_RING, &c, NULL };
 	const struct estimate_breakdown *b = &e.breakdown;
 
 	/* The toy GPT (2 layers) on tp 2 inside a toy node, b 1, s 1024, m 2;
@@ -331,7 +335,7 @@ START_TEST(test_topk_tp_by_hand)
 		     "encode_latency: 10 us\ndecode_latency: 10 us\n");
 	base_plan(&p, 2, 1, 1, 1, 2, 1024);
 	p.compress.tp = true;
-	ck_assert_msg(estimate_plan(&m, &cl, &p, &opt, &e, &err), "%s", err.message);
+	estimate_compressed(&m, &cl, &p, &c, &e);
 	/*
 	 * MCBench hooks the two forward all-reduces of the layers above L/2
 	 * (formulas.md Sec. 1.2): layer 2 only. X = b s h = 1,048,576 values.
