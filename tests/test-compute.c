@@ -115,7 +115,7 @@ START_TEST(test_embedding_and_logits)
 	/*
 	 * Vocab-parallel over t 2 (Shoeybi et al. 2019, Sec. 3): each GPU
 	 * holds V/2 = 16384 columns, halving the GEMM and the logits:
-	 * 6.8719476736e-4 + 2.01326592e-4 = 8.8852135936e-4 s forward,
+	 * 6.8719476736e-4 + 1.34217728e-4 = 8.8852135936e-4 s forward,
 	 * 1.37438953472e-3 + 1.34217728e-4 = 1.50860726272e-3 s backward;
 	 * the embedding's activations are replicated, so its time stays.
 	 */
@@ -614,8 +614,8 @@ END_TEST
  * (3,145,728 weight elements), projection 1024 x 1024 (1,048,576), fc1
  * 4096 x 1024 and fc2 1024 x 4096 (4,194,304 each): 12,582,912 = 12 h^2.
  * - fused on a GPU without TMA epilogues (the toy's generation, as
- *   Ampere): 6 bytes an element beyond the GEMM's 2-byte store,
- *   75,497,472 B at 1e12 B/s = 7.5497472e-5 s;
+ *   Ampere): the 4-byte C read the epilogue waits for, 50,331,648 B at
+ *   1e12 B/s = 5.0331648e-5 s;
  * - unfused (main_grad.add_): 10 bytes, 1.2582912e-4 s, no launch cost on
  *   the toy;
  * - fused on Hopper (a roofline) at 1024 tokens: QKV's 2 x 1024 x 4096 +
@@ -627,7 +627,7 @@ END_TEST
  *   fc2 2 x 64 x 5120 + 33,554,432 = 34,209,792 B against 1.073741824e-5 s:
  *   2.347237376e-5 each; 7.054819328e-5 s in all.
  * The output layer (V 32768 x h 1024, 1024 tokens), fused without TMA:
- * 6 x 33,554,432 = 201,326,592 B, 2.01326592e-4 s more in head_bwd_s and
+ * 4 x 33,554,432 = 134,217,728 B, 1.34217728e-4 s more in head_bwd_s and
  * in head_mem_s.
  */
 START_TEST(test_main_grad)
@@ -647,8 +647,8 @@ START_TEST(test_main_grad)
 	ck_assert_double_eq(none.main_grad_s, 0.0);
 	fw.main_grad = FRAMEWORK_MG_FUSED;
 	compute_layer_time(&m, &p, &c, &fw, false, &mg);
-	ck_assert_double_eq_tol(mg.main_grad_s, 7.5497472e-5, 1e-15);
-	ck_assert_double_eq_tol(mg.bwd_s - none.bwd_s, 7.5497472e-5, 1e-15);
+	ck_assert_double_eq_tol(mg.main_grad_s, 5.0331648e-5, 1e-15);
+	ck_assert_double_eq_tol(mg.bwd_s - none.bwd_s, 5.0331648e-5, 1e-15);
 	fw.main_grad = FRAMEWORK_MG_UNFUSED;
 	compute_layer_time(&m, &p, &c, &fw, false, &mg);
 	ck_assert_double_eq_tol(mg.main_grad_s, 1.2582912e-4, 1e-15);
@@ -665,8 +665,8 @@ START_TEST(test_main_grad)
 	compute_ends_time(&m, &p, &c, &fw, &ce0);
 	fw.main_grad = FRAMEWORK_MG_FUSED;
 	compute_ends_time(&m, &p, &c, &fw, &ce);
-	ck_assert_double_eq_tol(ce.head_bwd_s - ce0.head_bwd_s, 2.01326592e-4, 1e-15);
-	ck_assert_double_eq_tol(ce.head_mem_s - ce0.head_mem_s, 2.01326592e-4, 1e-15);
+	ck_assert_double_eq_tol(ce.head_bwd_s - ce0.head_bwd_s, 1.34217728e-4, 1e-15);
+	ck_assert_double_eq_tol(ce.head_mem_s - ce0.head_mem_s, 1.34217728e-4, 1e-15);
 	cluster_release(&c);
 }
 END_TEST

@@ -637,9 +637,12 @@ layer_recompute_time(const struct model *m, const struct plan *p, const struct c
  *   roofline: the longer of the GEMM and all its bytes, 2 m (n + k) of
  *   operands and 8 n k of C and D (as moe_expert_gemm() counts an
  *   expert's). Ampere's and older kernels (CUTLASS 2.x multistage, one
- *   CTA a tile) read the source tile and store D after their mainloop in
- *   the same warps: the 6 bytes beyond the 2 the measured GEMM writes are
- *   added at the memory bandwidth.
+ *   CTA a tile, the CTAs of a wave reaching their epilogues together)
+ *   load the source tile after their mainloop in the same warps and wait
+ *   for it before computing D: its 4 bytes an element are added at the
+ *   memory bandwidth. The stores are posted (the warps do not wait for
+ *   them; L2 absorbs them and drains them behind the next tile's
+ *   mainloop), so the 2 more bytes of a 4-byte D are not.
  * - unfused (Megatron-LM before gradient accumulation fusion, 2021: its
  *   DDP hook runs param.main_grad.add_(param.grad.data) after each
  *   backward): a kernel of its own reading the 16-bit gradient (2) and
@@ -661,7 +664,7 @@ main_grad_gemm(const struct cluster *c, int how, double m, double n, double k)
 		if (tma)
 			return fmax(0.0, compute_memory_time(c, 2.0 * m * (n + k) + 8.0 * w) -
 						 compute_gemm_time(c, m, n, k, 1));
-		return compute_memory_time(c, 6.0 * w);
+		return compute_memory_time(c, 4.0 * w);
 	case FRAMEWORK_MG_UNFUSED:
 		return compute_memory_time(c, 10.0 * w) + c->gpu.launch_overhead_s;
 	default:
