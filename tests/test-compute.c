@@ -116,7 +116,7 @@ START_TEST(test_embedding_and_logits)
 	/*
 	 * Vocab-parallel over t 2 (Shoeybi et al. 2019, Sec. 3): each GPU
 	 * holds V/2 = 16384 columns, halving the GEMM and the logits:
-	 * 6.8719476736e-4 + 2.01326592e-4 = 8.8852135936e-4 s forward,
+	 * 6.8719476736e-4 + 1.34217728e-4 = 8.8852135936e-4 s forward,
 	 * 1.37438953472e-3 + 1.34217728e-4 = 1.50860726272e-3 s backward;
 	 * the embedding's activations are replicated, so its time stays.
 	 */
@@ -591,6 +591,69 @@ START_TEST(test_fp8_recipes)
 }
 END_TEST
 
+/*
+ * plan-cli hopper: the wgrads' accumulation into the fp32 main_grad
+ * (compute.c, main_grad_gemm). Toy model at t 1: QKV 3072 x 1024
+ * (3,145,728 weight elements), projection 1024 x 1024 (1,048,576), fc1
+ * 4096 x 1024 and fc2 1024 x 4096 (4,194,304 each): 12,582,912 = 12 h^2.
+ * - fused on a GPU without TMA epilogues (the toy's generation, as
+ *   Ampere): the 4-byte C read the epilogue waits for, 50,331,648 B at
+ *   1e12 B/s = 5.0331648e-5 s;
+ * - unfused (main_grad.add_): 10 bytes, 1.2582912e-4 s, no launch cost on
+ *   the toy;
+ * - fused on Hopper (a roofline) at 1024 tokens: QKV's 2 x 1024 x 4096 +
+ *   8 x 3,145,728 = 33,554,432 B (3.36e-5 s) against its 6.44e9 FLOPs at
+ *   5e13 FLOP/s (1.29e-4 s): hidden, and so are the others: 0;
+ * - at 64 tokens: QKV 2 x 64 x 4096 + 25,165,824 = 25,690,112 B, 2.5690112e-5
+ *   s, against 2 x 64 x 3072 x 1024 / 5e13 = 8.05306368e-6 s: 1.763704832e-5;
+ *   projection 8,650,752 B against 2.68435456e-6 s: 5.96639744e-6; fc1 and
+ *   fc2 2 x 64 x 5120 + 33,554,432 = 34,209,792 B against 1.073741824e-5 s:
+ *   2.347237376e-5 each; 7.054819328e-5 s in all.
+ * The output layer (V 32768 x h 1024, 1024 tokens), fused without TMA:
+ * 4 x 33,554,432 = 134,217,728 B, 1.34217728e-4 s more in head_bwd_s and
+ * in head_mem_s.
+ */
+START_TEST(test_main_grad)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct framework fw;
+	struct compute_layer none, mg;
+	struct compute_ends ce0, ce;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	test_load_model(&m, TOY_MODEL_YAML);
+	one_gpu_plan(&p);
+	framework_init_default(&fw);
+	compute_layer_time(&m, &p, &c, &fw, false, &none);
+	ck_assert_double_eq(none.main_grad_s, 0.0);
+	fw.main_grad = FRAMEWORK_MG_FUSED;
+	compute_layer_time(&m, &p, &c, &fw, false, &mg);
+	ck_assert_double_eq_tol(mg.main_grad_s, 5.0331648e-5, 1e-15);
+	ck_assert_double_eq_tol(mg.bwd_s - none.bwd_s, 5.0331648e-5, 1e-15);
+	fw.main_grad = FRAMEWORK_MG_UNFUSED;
+	compute_layer_time(&m, &p, &c, &fw, false, &mg);
+	ck_assert_double_eq_tol(mg.main_grad_s, 1.2582912e-4, 1e-15);
+	fw.main_grad = FRAMEWORK_MG_FUSED;
+	c.gpu.generation = GPU_GEN_HOPPER;
+	compute_layer_time(&m, &p, &c, &fw, false, &mg);
+	ck_assert_double_eq(mg.main_grad_s, 0.0);
+	p.seq_len = 64;
+	compute_layer_time(&m, &p, &c, &fw, false, &mg);
+	ck_assert_double_eq_tol(mg.main_grad_s, 7.054819328e-5, 1e-15);
+	c.gpu.generation = GPU_GEN_UNSPECIFIED;
+	p.seq_len = 1024;
+	fw.main_grad = FRAMEWORK_MG_NONE;
+	compute_ends_time(&m, &p, &c, &fw, &ce0);
+	fw.main_grad = FRAMEWORK_MG_FUSED;
+	compute_ends_time(&m, &p, &c, &fw, &ce);
+	ck_assert_double_eq_tol(ce.head_bwd_s - ce0.head_bwd_s, 1.34217728e-4, 1e-15);
+	ck_assert_double_eq_tol(ce.head_mem_s - ce0.head_mem_s, 1.34217728e-4, 1e-15);
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 compute_suite(void)
 {
@@ -609,6 +672,7 @@ compute_suite(void)
 	tcase_add_test(tc, test_elementwise_eager);
 	tcase_add_test(tc, test_launch_overhead);
 	tcase_add_test(tc, test_fp8_gemm);
+	tcase_add_test(tc, test_main_grad);
 	suite_add_tcase(s, tc);
 	return s;
 }

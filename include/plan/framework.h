@@ -74,6 +74,16 @@ enum framework_graphs {
 	FRAMEWORK_GRAPHS_FULL,  /**< the whole step one graph (--cuda-graph-impl full_iteration) */
 };
 
+/* plan-cli hopper: begin */
+/** How each micro-batch's weight gradients reach the fp32 main_grad. */
+enum framework_main_grad {
+	FRAMEWORK_MG_NONE,    /**< no fp32 main_grad beside the weights, or not modelled (FSDP, DeepSpeed) */
+	FRAMEWORK_MG_FUSED,   /**< the wgrad GEMM accumulates into it, beta = 1 (Megatron's
+				   --gradient-accumulation-fusion, TE's fuse_wgrad_accumulation) */
+	FRAMEWORK_MG_UNFUSED, /**< a 16-bit gradient, then main_grad.add_ (Megatron's DDP hook, 2021) */
+};
+/* plan-cli hopper: end */
+
 /* plan-cli optsearch: begin (the pipeline schedules a framework runs) */
 /**
  * The pipeline schedules a framework implements, which optimize searches
@@ -111,6 +121,7 @@ extern const char *const framework_prefetch_names[];
 extern const char *const framework_cp_ring_names[];
 extern const char *const framework_zero_reduce_names[];
 extern const char *const framework_zero_sync_names[];
+extern const char *const framework_main_grad_names[]; /* plan-cli hopper */
 
 /* plan-cli h100: begin */
 /**
@@ -172,6 +183,7 @@ struct framework {
 	double loss_fwd_bytes;    /**< HBM bytes the loss moves per logit in the forward (cross-entropy) */
 	double loss_bwd_bytes;    /**< HBM bytes the loss moves per logit in the backward */
 	/* plan-cli h100: end */
+	int main_grad;            /**< plan-cli hopper: enum framework_main_grad */
 };
 
 /**

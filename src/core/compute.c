@@ -615,6 +615,112 @@ layer_recompute_time(const struct model *m, const struct plan *p, const struct c
 	}
 }
 
+/* plan-cli hopper: begin (fp32 main_grad accumulation) */
+/*
+ * What adding one micro-batch's weight gradient of an n x k weight (its
+ * wgrad GEMM runs over @m rows and takes @wgrad_s) into the fp32
+ * main_grad costs beyond the GEMM, as the framework does it (enum
+ * framework_main_grad):
+ * - fused (Megatron's --gradient-accumulation-fusion, on by default:
+ *   megatron/core/tensor_parallel/layers.py calls
+ *   fused_weight_gradient_mlp_cuda.wgrad_gemm_accum_fp32, a cublasGemmEx
+ *   with beta = 1 into the fp32 buffer; with Transformer Engine its Linear
+ *   gets fuse_wgrad_accumulation and runs general_gemm(accumulate=True,
+ *   out=main_grad)): the epilogue reads and writes 4-byte C, 8 bytes a
+ *   weight element where the measured GEMM writes 2. How that shows
+ *   depends on how the epilogue runs. Hopper's and Blackwell's kernels are
+ *   TMA warp-specialised (CUTLASS 3 sm90 collectives, cuBLAS's sm90_xmma
+ *   kernels): a producer warp loads C by TMA ahead of the epilogue and
+ *   D leaves by an asynchronous TMA store while the next tile's operands
+ *   load (CUTLASS include/cutlass/epilogue/collective/
+ *   sm90_epilogue_tma_warpspecialized.hpp), so the traffic is a
+ *   roofline: the longer of the GEMM and all its bytes, 2 m (n + k) of
+ *   operands and 8 n k of C and D (as moe_expert_gemm() counts an
+ *   expert's). Ampere's and older kernels (CUTLASS 2.x multistage, one
+ *   CTA a tile, the CTAs of a wave reaching their epilogues together)
+ *   load the source tile after their mainloop in the same warps and wait
+ *   for it before computing D: its 4 bytes an element are added at the
+ *   memory bandwidth. The stores are posted (the warps do not wait for
+ *   them; L2 absorbs them and drains them behind the next tile's
+ *   mainloop), so the 2 more bytes of a 4-byte D are not.
+ * - unfused (Megatron-LM before gradient accumulation fusion, 2021: its
+ *   DDP hook runs param.main_grad.add_(param.grad.data) after each
+ *   backward): a kernel of its own reading the 16-bit gradient (2) and
+ *   the fp32 main_grad (4) and writing it (4), 10 bytes an element, one
+ *   launch a weight.
+ * For the 4096 x 3072 QKV weight of Llama 3 8B at TP 2 (8192 tokens) on
+ * an H100 the fused epilogue's 100 MB take 33 us against the GEMM's
+ * 0.3 ms: hidden. With few tokens a GEMM (short sequences, small
+ * micro-batches) the traffic bounds it.
+ */
+static double
+main_grad_gemm(const struct cluster *c, int how, double m, double n, double k)
+{
+	double w = n * k;
+	bool tma = c->gpu.generation == GPU_GEN_HOPPER || c->gpu.generation == GPU_GEN_BLACKWELL;
+
+	switch (how) {
+	case FRAMEWORK_MG_FUSED:
+		if (tma)
+			return fmax(0.0, compute_memory_time(c, 2.0 * m * (n + k) + 8.0 * w) -
+						 compute_gemm_time(c, m, n, k, 1));
+		return compute_memory_time(c, 4.0 * w);
+	case FRAMEWORK_MG_UNFUSED:
+		return compute_memory_time(c, 10.0 * w) + c->gpu.launch_overhead_s;
+	default:
+		return 0.0;
+	}
+}
+
+/*
+ * The main_grad accumulation of one layer's linear weights on one GPU
+ * (1/t of each: layer_attention_gemms, layer_mlp_gemms), one micro-batch:
+ * QKV (or MLA's projections), the output projection, and a dense MLP's fc1
+ * (+ gate) and fc2 or an MoE layer's shared experts. The routed experts'
+ * fp32 traffic is moe_expert_gemm()'s; the router's weight is left out
+ * (h x E, small).
+ */
+static double
+layer_main_grad_time(const struct model *m, const struct plan *p, const struct cluster *c,
+		     const struct framework *fw, bool moe)
+{
+	int how = fw ? fw->main_grad : FRAMEWORK_MG_NONE;
+	double t = p->tp, tokens = (double)p->micro_batch * p->seq_len, h = m->hidden, time = 0.0;
+
+	if (how == FRAMEWORK_MG_NONE)
+		return 0.0;
+	if (m->attention == MODEL_ATTN_MLA) {
+		const struct model_mla *l = &m->mla;
+		double a = m->heads / t;
+
+		time += main_grad_gemm(c, how, tokens, l->kv_lora_rank + l->qk_rope_head_dim, h) +
+			main_grad_gemm(c, how, tokens, a * (l->qk_nope_head_dim + l->v_head_dim), l->kv_lora_rank) +
+			main_grad_gemm(c, how, tokens, h, a * l->v_head_dim);
+		if (l->q_lora_rank > 0)
+			time += main_grad_gemm(c, how, tokens, l->q_lora_rank, h) +
+				main_grad_gemm(c, how, tokens, a * model_qk_head_dim(m), l->q_lora_rank);
+		else
+			time += main_grad_gemm(c, how, tokens, a * model_qk_head_dim(m), h);
+	} else {
+		double qd = (double)m->heads * model_head_dim(m), kvd = (double)m->kv_heads * model_head_dim(m);
+
+		time += main_grad_gemm(c, how, tokens, (qd + 2.0 * kvd) / t, h) + main_grad_gemm(c, how, tokens, h, qd / t);
+	}
+	if (!moe) {
+		double f = m->ffn_hidden;
+
+		time += main_grad_gemm(c, how, tokens, (m->gated_mlp ? 2.0 * f : f) / t, h) +
+			main_grad_gemm(c, how, tokens, h, f / t);
+	} else if (m->moe.shared_experts > 0) {
+		double sf = (double)m->moe.expert_ffn_hidden * m->moe.shared_experts;
+
+		time += main_grad_gemm(c, how, tokens, (m->gated_mlp ? 2.0 * sf : sf) / t, h) +
+			main_grad_gemm(c, how, tokens, h, sf / t);
+	}
+	return time;
+}
+/* plan-cli hopper: end */
+
 void
 compute_layer_time(const struct model *m, const struct plan *p, const struct cluster *c,
 		   const struct framework *fw, bool moe, struct compute_layer *out)
@@ -651,6 +757,8 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 		     (p->flash_attention ? attn_bwd : 0.0) + out->moe_wgrad_mem_s;
 	out->attn_bwd_s = p->flash_attention ? attn_bwd : 2.0 * attn_gemm;
 	out->recompute_s = layer_recompute_time(m, p, c, fw, moe, out, attn_gemm, attn_mem);
+	out->main_grad_s = layer_main_grad_time(m, p, c, fw, moe); /* plan-cli hopper */
+	out->bwd_s += out->main_grad_s;
 }
 
 void
@@ -658,7 +766,7 @@ compute_layer_scale(struct compute_layer *cl, double f)
 {
 	double *t[] = { &cl->fwd_s, &cl->bwd_s, &cl->recompute_s, &cl->fwd_gemm_s, &cl->fwd_mem_s,
 			&cl->mlp_fwd_s, &cl->attn_fwd_s, &cl->qkv_fwd_s, &cl->proj_fwd_s, &cl->fc1_fwd_s,
-			&cl->fc2_fwd_s, &cl->attn_bwd_s, &cl->moe_wgrad_mem_s };
+			&cl->fc2_fwd_s, &cl->attn_bwd_s, &cl->moe_wgrad_mem_s, &cl->main_grad_s };
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		*t[i] *= f;
@@ -698,6 +806,15 @@ compute_ends_time(const struct model *m, const struct plan *p, const struct clus
 			  compute_memory_time(c, loss_fwd * tokens * v_local);
 	out->head_bwd_s = 2.0 * compute_gemm_time(c, tokens, v_local, h, 1) +
 			  compute_memory_time(c, loss_bwd * tokens * v_local);
+	/* plan-cli hopper: the output layer's wgrad into its fp32 main_grad
+	 * (a ColumnParallelLinear: main_grad_gemm()); counted with the
+	 * element-wise work. */
+	if (fw && fw->main_grad != FRAMEWORK_MG_NONE) {
+		double mg = main_grad_gemm(c, fw->main_grad, tokens, v_local, h);
+
+		out->head_bwd_s += mg;
+		out->head_mem_s += mg;
+	}
 }
 
 /*

@@ -153,7 +153,8 @@ static double
 layer_other(const struct compute_layer *cl, int recompute)
 {
 	return (recompute == PLAN_RECOMPUTE_FULL ? 4.0 : 3.0) * cl->fwd_mem_s +
-	       (recompute == PLAN_RECOMPUTE_SELECTIVE ? fmax(0.0, cl->recompute_s - cl->attn_fwd_s) : 0.0);
+	       (recompute == PLAN_RECOMPUTE_SELECTIVE ? fmax(0.0, cl->recompute_s - cl->attn_fwd_s) : 0.0) +
+	       cl->main_grad_s; /* plan-cli hopper: fp32 main_grad traffic */
 }
 
 /* The first stage's embedding and the last one's logits and loss, with
@@ -222,8 +223,8 @@ stage_add_layers(const struct layer_costs *lc, int r, double dense, double moe, 
 	w->bwd += dense * cl->bwd_s + moe * cl_moe->bwd_s;
 	/* A linear layer's dW GEMM does its forward GEMM's FLOPs (Qi et al.,
 	 * ICLR 2024, Sec. 2: T_W about T_F's GEMMs). */
-	w->wgrad += dense * (cl->qkv_fwd_s + cl->proj_fwd_s + cl->mlp_fwd_s) +
-		    moe * (cl_moe->qkv_fwd_s + cl_moe->proj_fwd_s + cl_moe->mlp_fwd_s);
+	w->wgrad += dense * (cl->qkv_fwd_s + cl->proj_fwd_s + cl->mlp_fwd_s + cl->main_grad_s) +
+		    moe * (cl_moe->qkv_fwd_s + cl_moe->proj_fwd_s + cl_moe->mlp_fwd_s + cl_moe->main_grad_s);
 	w->recompute += dense * cl->recompute_s + moe * cl_moe->recompute_s;
 	w->ep += moe * (ep->fwd_s + ep->bwd_s + ep->recompute_s);
 	w->moe_fixed += moe * (lc->efs[r].fwd_s + lc->efs[r].bwd_s + lc->efs[r].recompute_s);

@@ -13,6 +13,7 @@ const char *const framework_graphs_names[] = { "none", "layer", "full", NULL };
 const char *const framework_sac_names[] = { "attention", "op", "core_attn", NULL };
 const char *const framework_zero_reduce_names[] = { "reduce_scatter", "all_reduce", NULL };
 const char *const framework_zero_sync_names[] = { "allgather", "broadcast", NULL };
+const char *const framework_main_grad_names[] = { "none", "fused", "unfused", NULL }; /* plan-cli hopper */
 
 /* plan-cli optsearch: each set named by the schedules in it (--pp-schedule's words). */
 const char *const framework_schedules_names[] = {
@@ -69,4 +70,5 @@ framework_init_default(struct framework *fw)
 	/* plan-cli h100: the loss as compute_ends_time() has always counted it. */
 	fw->loss_fwd_bytes = FRAMEWORK_LOSS_FWD_BYTES;
 	fw->loss_bwd_bytes = FRAMEWORK_LOSS_BWD_BYTES;
+	fw->main_grad = FRAMEWORK_MG_NONE; /* plan-cli hopper */
 }

@@ -180,6 +180,15 @@ const struct schema_key framework_schema[] = {
 	  .help = "HBM bytes the loss moves per logit in the backward: 8 fused; Megatron-Core 14 (the "
 		  "in-place gradient scaling and the cast back to 16 bits)" },
 	/* plan-cli h100: end */
+	/* plan-cli hopper: begin */
+	{ .key = "main_grad", .type = SCHEMA_ENUM, .offset = OFF(main_grad), .def = "none",
+	  .choices = framework_main_grad_names,
+	  .help = "how each micro-batch's weight gradients reach an fp32 main_grad: not modelled, no such "
+		  "buffer (none: FSDP, DeepSpeed), the wgrad GEMM accumulating into it, 8 bytes a weight "
+		  "element in its epilogue (fused: Megatron's --gradient-accumulation-fusion, Transformer "
+		  "Engine's fuse_wgrad_accumulation) or a separate main_grad.add_ of the 16-bit gradient, "
+		  "10 bytes (unfused: Megatron-LM's DDP hook before gradient accumulation fusion)" },
+	/* plan-cli hopper: end */
 	{ 0 },
 };
 
