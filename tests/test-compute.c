@@ -624,7 +624,7 @@ START_TEST(test_main_grad)
 
 	test_load_cluster(&c, TOY_CLUSTER_YAML);
 	test_load_model(&m, TOY_MODEL_YAML);
-	one_gpu_plan(&p);
+	fixture_one_gpu_plan(&p);
 	framework_init_default(&fw);
 	compute_layer_time(&m, &p, &c, &fw, false, &none);
 	ck_assert_double_eq(none.main_grad_s, 0.0);
