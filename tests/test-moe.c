@@ -898,6 +898,25 @@ START_TEST(test_moe_host_kernels_by_hand)
 }
 END_TEST
 
+/*
+ * A dropless MoE layer's host synchronisation empties the GPU's queue:
+ * each synchronised stretch pays its own launches' excess. GPU 10 ms and
+ * launches 8 ms for the micro-batch, two synchronised stretches of 1 ms
+ * on the GPU and 3 ms of launches: 2 x (3 - 1) = 4 ms, and the rest (GPU
+ * 8 ms, launches 2 ms) none, where the whole micro-batch would hide them
+ * (0). With stretches of 1 ms and 0.5 ms of launches and 12 ms of
+ * launches in all: the stretches none, the rest 11 - 8 = 3 ms, not the
+ * whole's 12 - 10 = 2 (their slack cannot hide the others' launches).
+ * Without a synchronisation: host_exposed_s's 12 - 10 = 2 ms.
+ */
+START_TEST(test_moe_host_synced_stretches)
+{
+	ck_assert_double_eq_tol(host_exposed_synced_s(10e-3, 8e-3, 2.0, 1e-3, 3e-3), 4e-3, 1e-15);
+	ck_assert_double_eq_tol(host_exposed_synced_s(10e-3, 12e-3, 2.0, 1e-3, 0.5e-3), 3e-3, 1e-15);
+	ck_assert_double_eq_tol(host_exposed_synced_s(10e-3, 12e-3, 0.0, 1e-3, 0.5e-3), 2e-3, 1e-15);
+}
+END_TEST
+
 static Suite *
 moe_suite(void)
 {
@@ -925,6 +944,7 @@ moe_suite(void)
 	tcase_add_test(tc, test_mics_beats_zero3);
 	tcase_add_test(tc, test_moe_grouped_gemm_streams);
 	tcase_add_test(tc, test_moe_host_kernels_by_hand);
+	tcase_add_test(tc, test_moe_host_synced_stretches);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -168,6 +168,25 @@ host_exposed_s(double gpu_s, double host_s)
 }
 
 /*
+ * A synchronisation empties the GPU's queue (Megatron-Core's dropless
+ * all-to-all dispatcher: the split sizes' .to("cpu") and the stream sync
+ * at cuda_sync_point, token_dispatcher.py core_r0.8 to core_r0.13): the
+ * host's lead is lost, and the stretch up to the next one takes the
+ * larger of its GPU time and its launches (the stall at the sync itself
+ * is ep_layer_fixed's sync_s). A whole micro-batch without one could
+ * hide one stretch's launches behind another's GPU work; across a sync
+ * it cannot.
+ */
+double
+host_exposed_synced_s(double gpu_s, double host_s, double n, double gpu_one, double host_one)
+{
+	if (!(n > 0.0))
+		return host_exposed_s(gpu_s, host_s);
+	return n * host_exposed_s(gpu_one, host_one) +
+	       host_exposed_s(fmax(0.0, gpu_s - n * gpu_one), fmax(0.0, host_s - n * host_one));
+}
+
+/*
  * Apex's csrc/multi_tensor_apply.cuh (the same limits in PyTorch's
  * ATen/native/cuda/MultiTensorApply.cuh and Transformer Engine's fused
  * Adam): chunks of 2048 x 32 elements, at most 320 blocks (chunks) per
