@@ -170,7 +170,7 @@ host_exposed_s(double gpu_s, double host_s)
 /*
  * A synchronisation empties the GPU's queue (Megatron-Core's dropless
  * all-to-all dispatcher: the split sizes' .to("cpu") and the stream sync
- * at cuda_sync_point, token_dispatcher.py core_r0.8 to core_r0.13): the
+ * at cuda_sync_point, token_dispatcher.py at 005742f): the
  * host's lead is lost, and the stretch up to the next one takes the
  * larger of its GPU time and its launches (the stall at the sync itself
  * is ep_layer_fixed's sync_s). A whole micro-batch without one could
