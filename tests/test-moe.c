@@ -769,8 +769,9 @@ END_TEST
  * per expert: 2 x 256 x 1024^2 = 536,870,912 FLOPs, 10.73741824 us at
  * 5e13, + 10 us; the 8: 165.89934592 us. Grouped: 8 x those FLOPs,
  * 85.89934592 us + 10 us once. fc2 the same: the sequential MLP takes
- * 2 x 7 x 10 us = 140 us more in the forward (twice that backward), and
- * launches 2 x 7 = 14 more GEMMs a forward. Neither hits the wgrad
+ * 2 x 7 x 10 us = 140 us more in the forward (twice that backward); the
+ * host launches as many GEMMs either way, one per expert (Transformer
+ * Engine's GroupedLinear issues a cuBLAS GEMM per expert). Neither hits the wgrad
  * traffic bound (8 x (2 x 256 x 2048 + 8 x 1024^2) B = 75.5 us).
  */
 START_TEST(test_moe_sequential_mlp)
@@ -795,9 +796,92 @@ START_TEST(test_moe_sequential_mlp)
 	ck_assert_double_eq(grouped.moe_wgrad_mem_s, 0.0);
 	host_layer_kernels(&m, &p, NULL, true, 10.0, &kg);
 	host_layer_kernels(&m, &p, &fw, true, 10.0, &ks);
-	ck_assert_double_eq(ks.fwd - kg.fwd, 14.0);
-	ck_assert_double_eq(ks.bwd - kg.bwd, 28.0);
+	ck_assert_double_eq(ks.fwd - kg.fwd, 0.0);
+	ck_assert_double_eq(ks.bwd - kg.bwd, 0.0);
 	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * Transformer Engine's GroupedLinear issues one cuBLAS GEMM per expert
+ * over four side streams (nvte_multi_stream_cublas_gemm, num_streams = 4),
+ * so a group of small experts takes at least their own GEMMs four at a
+ * time. 64 experts, top-1, expert FFN 1024, 1024 tokens: 16 rows an
+ * expert; toy GPU 5e13 FLOP/s at the curve's top, + 10 us a GEMM, 1e12
+ * B/s. fc1 of one expert, 16 x 1024 x 1024: 33,554,432 FLOPs, 0.67108864
+ * us + 10 us = 10.67108864 us (its 2,162,688 bytes take 2.16 us); the 64
+ * four at a time: 16 x 10.67108864 = 170.73741824 us. As one group: 64 x
+ * those FLOPs, 42.94967296 + 10 us, but its 138,412,032 bytes take
+ * 138.412032 us. The streams bind: 170.73741824 us, fc2 the same. The
+ * router GEMM, 1024 x 64 x 1024: 134,217,728 FLOPs, 2.68435456 + 10 =
+ * 12.68435456 us. MLP forward: 12.68435456 + 2 x 170.73741824 =
+ * 354.15919104 us. The wgrad traffic, 64 x (2 x 16 x 2048 + 8 x 1024^2) =
+ * 541,065,216 B a matrix, 541.065216 us, exceeds the GEMM's 170.73741824
+ * us by 370.32779776 us: 740.65559552 us for the two.
+ */
+START_TEST(test_moe_grouped_gemm_streams)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct compute_layer l;
+
+	moe_gemm_fixture(&c, &m, &p, "10 us", "  experts: 64\n  top_k: 1\n  expert_ffn_hidden: 1024\n");
+	compute_layer_time(&m, &p, &c, NULL, true, &l);
+	ck_assert_double_eq_tol(l.mlp_fwd_s, 354.15919104e-6, 1e-12);
+	ck_assert_double_eq_tol(l.moe_wgrad_mem_s, 740.65559552e-6, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * The host's launches of an MoE layer (host_time.c), counted by hand.
+ * Toy model (standard attention, plain MLP), fused element-wise, flash
+ * attention, tp 1, 10 element-wise kernels; 8 experts, no shared ones.
+ * ep 1: GEMMs QKV, projection, the router and 2 per local expert = 2 + 1
+ * + 16 = 19; forward 19 + 1 (attention) + 10 + the router's 20 = 50;
+ * backward 2 x 19 + 3 (flash backward) + 2 x 10 + the router's 8 = 69.
+ * ep 2: 4 local experts, 11 GEMMs, and the dispatch and combine
+ * all-to-alls each pass: forward 11 + 1 + 10 + 2 + 20 = 44, backward
+ * 22 + 3 + 20 + 2 + 8 = 55.
+ */
+START_TEST(test_moe_host_kernels_by_hand)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct host_kernels k;
+
+	moe_gemm_fixture(&c, &m, &p, "0 s", "  experts: 8\n  top_k: 2\n  expert_ffn_hidden: 1024\n");
+	p.flash_attention = true;
+	host_layer_kernels(&m, &p, NULL, true, 10.0, &k);
+	ck_assert_double_eq(k.fwd, 50.0);
+	ck_assert_double_eq(k.bwd, 69.0);
+	ck_assert_double_eq(k.recompute, 0.0);
+	p.ep = 2;
+	host_layer_kernels(&m, &p, NULL, true, 10.0, &k);
+	ck_assert_double_eq(k.fwd, 44.0);
+	ck_assert_double_eq(k.bwd, 55.0);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * A dropless MoE layer's host synchronisation empties the GPU's queue:
+ * each synchronised stretch pays its own launches' excess. GPU 10 ms and
+ * launches 8 ms for the micro-batch, two synchronised stretches of 1 ms
+ * on the GPU and 3 ms of launches: 2 x (3 - 1) = 4 ms, and the rest (GPU
+ * 8 ms, launches 2 ms) none, where the whole micro-batch would hide them
+ * (0). With stretches of 1 ms and 0.5 ms of launches and 12 ms of
+ * launches in all: the stretches none, the rest 11 - 8 = 3 ms, not the
+ * whole's 12 - 10 = 2 (their slack cannot hide the others' launches).
+ * Without a synchronisation: host_exposed_s's 12 - 10 = 2 ms.
+ */
+START_TEST(test_moe_host_synced_stretches)
+{
+	ck_assert_double_eq_tol(host_exposed_synced_s(10e-3, 8e-3, 2.0, 1e-3, 3e-3), 4e-3, 1e-15);
+	ck_assert_double_eq_tol(host_exposed_synced_s(10e-3, 12e-3, 2.0, 1e-3, 0.5e-3), 3e-3, 1e-15);
+	ck_assert_double_eq_tol(host_exposed_synced_s(10e-3, 12e-3, 0.0, 1e-3, 0.5e-3), 2e-3, 1e-15);
 }
 END_TEST
 
@@ -826,6 +910,9 @@ moe_suite(void)
 	tcase_add_test(tc, test_mics_two_hop);
 	tcase_add_test(tc, test_mics_memory);
 	tcase_add_test(tc, test_mics_beats_zero3);
+	tcase_add_test(tc, test_moe_grouped_gemm_streams);
+	tcase_add_test(tc, test_moe_host_kernels_by_hand);
+	tcase_add_test(tc, test_moe_host_synced_stretches);
 	suite_add_tcase(s, tc);
 	return s;
 }

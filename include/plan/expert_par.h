@@ -20,6 +20,12 @@ struct ep_layer_comm {
 	double etp_s;        /**< etp > 1: the routed tokens' all-gather and reduce-scatter, one pass */
 };
 
+/** The router's kernels after its GEMM, forward and backward (counted in
+ * expert_par.c from Megatron-Core's router.py and moe_utils.py); the host
+ * launches them too (host_time.c). */
+#define EP_ROUTER_FWD_KERNELS 20.0
+#define EP_ROUTER_BWD_KERNELS 8.0
+
 /**
  * Fixed costs of one MoE layer for one micro-batch on one GPU that do
  * not scale with the experts' FLOPs (ep_layer_fixed).

@@ -55,6 +55,15 @@ double host_eager_s(const struct framework *fw, double kernels);
 double host_exposed_s(double gpu_s, double host_s);
 
 /**
+ * host_exposed_s for a stretch cut by @n host synchronisations (a
+ * dropless MoE layer's each): the GPU's queue runs dry at every one, so
+ * each of the @n synchronised stretches of @gpu_one seconds on the GPU
+ * and @host_one of launches pays its own excess, and the rest of the
+ * stretch (@gpu_s and @host_s less those) its own.
+ */
+double host_exposed_synced_s(double gpu_s, double host_s, double n, double gpu_one, double host_one);
+
+/**
  * Kernel launches of one optimizer step over @tensors parameter tensors
  * of @elements elements in all, in @passes multi-tensor passes: Apex's
  * and PyTorch's multi_tensor_apply launch once per 320 chunks of 65,536

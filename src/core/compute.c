@@ -212,7 +212,15 @@ layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, bool 
  * cf * k * tokens * ep / E rows against 1/tp of the weights.
  * The routed experts run as one grouped GEMM per matrix (TEGroupedMLP,
  * --moe-grouped-gemm: every expert's tiles fill the GPU's waves together,
- * so the group sits on the size curve at its total FLOPs) or, with the
+ * so the group sits on the size curve at its total FLOPs), but no faster
+ * than its experts' own GEMMs four at a time: Transformer Engine's
+ * GroupedLinear issues one cuBLAS GEMM per expert over num_streams = 4
+ * side streams (nvte_multi_stream_cublas_gemm, common/gemm/
+ * cublaslt_gemm.cu and gemm.h, v1.9-v2.x), so experts of few rows, each
+ * too small to fill the GPU, run at most four side by side (SimuMax's
+ * B200 measurements of that call, docs/research/moe-costs.md: 160 x 154
+ * rows, fc1 1.7 ms where the group's FLOPs take 1.07 and the experts four
+ * at a time 1.55), or, with the
  * framework's moe_sequential_mlp, as SequentialMLP (megatron/core/
  * transformer/moe/experts.py, core_r0.6.0 to 23e00ed): a loop over the
  * local experts, each expert's fc1 and fc2 their own GEMMs at their own
@@ -229,6 +237,8 @@ layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, bool 
  * experts of 154 rows, 3072 x 5120, 2.3-3.7 ms, the traffic's 3.8 ms at
  * the profile's 5.36 TB/s, where the forward takes 1.7 ms).
  */
+#define MOE_TE_GEMM_STREAMS 4.0
+
 static double
 moe_expert_gemm(const struct cluster *c, const struct plan *p, double rows, double n, double k, double local,
 		bool sequential, struct compute_casts *casts, double *wgrad_mem_s)
@@ -244,7 +254,14 @@ moe_expert_gemm(const struct cluster *c, const struct plan *p, double rows, doub
 		casts->bwd_bytes += local * one.bwd_bytes;
 		casts->bwd_kernels += (int)(local * one.bwd_kernels);
 	} else {
+		struct compute_casts one = { .bytes = 0.0, .recipe = casts->recipe };
+		double streams = fmin(MOE_TE_GEMM_STREAMS, local);
+
 		time = compute_linear_time(c, p, rows, n, k, local, casts);
+		/* One GEMM per expert over at most four streams: never faster
+		 * than the experts' own GEMMs four at a time (the casts are
+		 * the grouped call's, counted once). */
+		time = fmax(time, local * compute_linear_time(c, p, rows, n, k, 1, &one) / streams);
 	}
 	/* The wgrad GEMM does the forward's FLOPs (time); it takes the
 	 * longer of that and its traffic. */

@@ -721,6 +721,30 @@ stage_host_s(const struct core *x, int stage, int r, int k)
 }
 
 /*
+ * The dropless MoE layers of @stage (recompute mode @r), whose forwards
+ * each start after a host synchronisation (ep_layer_fixed's sync_s > 0):
+ * their count, and one forward's GPU time and launches. The forward
+ * that full recomputation repeats synchronises again; it is left in the
+ * rest of the stretch (an underestimate).
+ */
+static double
+stage_synced_layers(const struct core *x, int stage, int r, double *gpu_one, double *host_one)
+{
+	struct plan pr = *x->p;
+	struct host_kernels hk;
+	double moe = stage_moe_layers(x->m, x->p, stage);
+
+	*gpu_one = *host_one = 0.0;
+	if (!(moe > 0.0) || !(x->lc.efs[r].sync_s > 0.0))
+		return 0.0;
+	pr.recompute = r;
+	host_layer_kernels(x->m, &pr, x->fw, true, x->lc.cl_moes[r].ew_kernels, &hk);
+	*gpu_one = x->lc.cl_moes[r].fwd_s + x->lc.eps[r].fwd_s + x->lc.efs[r].fwd_s;
+	*host_one = host_layer_pass_s(x->fw, hk.fwd);
+	return moe;
+}
+
+/*
  * What the host adds: the bottleneck stage's micro-batch is one stretch
  * between host synchronisations (Megatron-Core's schedules keep the loss
  * on the GPU until the step), so it takes the larger of its GPU time and
@@ -740,21 +764,26 @@ core_host(struct core *x, const struct estimate *out)
 	const struct plan *p = x->p;
 	const struct framework *fw = x->fw;
 	int tail = out->details.tail_stage, bn = x->bn_stage;
-	double host, tensors, params, expert, shard, launches;
+	double host, tensors, params, expert, shard, launches, synced, gpu_one, host_one;
 
 	x->launch_mb = x->launch_iter = x->fixed_iter = 0.0;
 	if (!(fw->host_launch_s > 0.0))
 		return;
 	host = stage_host_s(x, bn, plan_stage_recompute(p, bn), stage_partial_layers(p, bn));
-	x->launch_mb = host_exposed_s(stage_total(&x->bn) + x->z3_exposed, host);
+	synced = stage_synced_layers(x, bn, plan_stage_recompute(p, bn), &gpu_one, &host_one);
+	x->launch_mb = host_exposed_synced_s(stage_total(&x->bn) + x->z3_exposed, host, synced, gpu_one, host_one);
 	x->slot += x->launch_mb;
 	/* The other stages' slots in the fill and drain wait for their
 	 * launches the same way. */
 	for (int s = 0; s < p->pp && s < ESTIMATE_MAX_STAGES; s++)
-		if (s != bn)
-			x->bubble += host_exposed_s(stage_total(&x->works[s]),
-						    stage_host_s(x, s, plan_stage_recompute(p, s),
-								 stage_partial_layers(p, s))) / p->vpp;
+		if (s != bn) {
+			synced = stage_synced_layers(x, s, plan_stage_recompute(p, s), &gpu_one, &host_one);
+			x->bubble += host_exposed_synced_s(stage_total(&x->works[s]),
+							   stage_host_s(x, s, plan_stage_recompute(p, s),
+									stage_partial_layers(p, s)),
+							   synced, gpu_one, host_one) /
+				     p->vpp;
+		}
 
 	params = estimate_stage_params(x->m, p, tail, &expert);
 	shard = p->zero >= 1 ? (p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp) : 1.0;

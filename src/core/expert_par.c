@@ -62,9 +62,7 @@ a2a_time(const struct model *m, const struct cluster *c, const struct group_layo
  * (8 kernels, about 36 bytes per element). T is the rank's tokens
  * (sequence parallel: b s / t), E the experts.
  */
-#define ROUTER_FWD_KERNELS 20.0
 #define ROUTER_FWD_BYTES 48.0
-#define ROUTER_BWD_KERNELS 8.0
 #define ROUTER_BWD_BYTES 36.0
 
 void
@@ -75,8 +73,8 @@ ep_layer_fixed(const struct model *m, const struct plan *p, const struct cluster
 	double elems = tokens * m->moe.experts, launch = c->gpu.launch_overhead_s;
 	double local = (double)m->moe.experts / p->ep;
 
-	out->router_fwd_s = ROUTER_FWD_KERNELS * launch + compute_memory_time(c, ROUTER_FWD_BYTES * elems);
-	out->router_bwd_s = ROUTER_BWD_KERNELS * launch + compute_memory_time(c, ROUTER_BWD_BYTES * elems);
+	out->router_fwd_s = EP_ROUTER_FWD_KERNELS * launch + compute_memory_time(c, ROUTER_FWD_BYTES * elems);
+	out->router_bwd_s = EP_ROUTER_BWD_KERNELS * launch + compute_memory_time(c, ROUTER_BWD_BYTES * elems);
 	out->sync_s = 0.0;
 	if (m->moe.dropless && (p->ep > 1 || local > 1.0)) {
 		/* MoEAlltoAllTokenDispatcher.preprocess (token_dispatcher.py,

@@ -1,5 +1,6 @@
 #include <math.h>
 
+#include "plan/expert_par.h"
 #include "plan/host_time.h"
 
 /*
@@ -11,10 +12,19 @@
  *   (models/llama3/model.py: wq, wk, wv; w1, w3, w2) launch Q, K and V
  *   and the gate apart. MLA (Megatron-Core MLASelfAttention): the
  *   down-projections, the up-projections and the output projection. An
- *   MoE layer: the router, two grouped expert GEMMs (Megatron-Core's
- *   GroupedMLP; SequentialMLP, framework moe_sequential_mlp: two per local
- *   expert, and an activation each), the shared experts' two. The backward launches a dgrad
- *   and a wgrad GEMM for each.
+ *   MoE layer: the router's GEMM, two GEMMs per local expert, the shared
+ *   experts' two. Per expert whether grouped or not: Megatron-Core's
+ *   --moe-grouped-gemm runs TEGroupedMLP (experts.py, core_r0.9 on; the
+ *   legacy GroupedMLP only with --moe-use-legacy-grouped-gemm), whose
+ *   te.pytorch.GroupedLinear calls general_grouped_gemm, and Transformer
+ *   Engine's nvte_multi_stream_cublas_gemm (common/gemm/cublaslt_gemm.cu,
+ *   v1.9-v2.x) loops over the m_splits issuing one cuBLAS GEMM per expert
+ *   over num_streams = 4 side streams (gemm.h); SequentialMLP
+ *   (moe_sequential_mlp) loops in Python, one GEMM and an activation per
+ *   expert. The backward launches a dgrad and a wgrad GEMM for each.
+ * - The MoE router after its GEMM: EP_ROUTER_FWD_KERNELS forward,
+ *   EP_ROUTER_BWD_KERNELS backward (expert_par.c counts them from
+ *   Megatron-Core's router.py; their GPU time is ep_layer_fixed's).
  * - Attention: one fused kernel forward; FlashAttention-2's backward is
  *   three (flash_bwd_launch_template.h: the dO.O preprocessing, the
  *   backward kernel, the dq conversion); unfused attention two batched
@@ -42,8 +52,7 @@ host_layer_kernels(const struct model *m, const struct plan *p, const struct fra
 	else
 		gemm = eager ? 4.0 : 2.0;
 	if (moe)
-		gemm += 1.0 + 2.0 * (fw && fw->moe_sequential_mlp ? (double)m->moe.experts / p->ep : 1.0) +
-			(m->moe.shared_experts > 0 ? 2.0 : 0.0);
+		gemm += 1.0 + 2.0 * (double)m->moe.experts / p->ep + (m->moe.shared_experts > 0 ? 2.0 : 0.0);
 	else
 		gemm += 2.0 + (eager && m->gated_mlp ? 1.0 : 0.0);
 	if (p->tp > 1) {
@@ -77,8 +86,8 @@ host_layer_kernels(const struct model *m, const struct plan *p, const struct fra
 		coll_fwd += 4.0;
 		coll_bwd += 4.0;
 	}
-	out->fwd = gemm + attn_fwd + ew_kernels + coll_fwd;
-	out->bwd = 2.0 * gemm + attn_bwd + 2.0 * ew_kernels + coll_bwd;
+	out->fwd = gemm + attn_fwd + ew_kernels + coll_fwd + (moe ? EP_ROUTER_FWD_KERNELS : 0.0);
+	out->bwd = 2.0 * gemm + attn_bwd + 2.0 * ew_kernels + coll_bwd + (moe ? EP_ROUTER_BWD_KERNELS : 0.0);
 	switch (p->recompute) {
 	case PLAN_RECOMPUTE_FULL:
 		out->recompute = out->fwd;
@@ -156,6 +165,25 @@ double
 host_exposed_s(double gpu_s, double host_s)
 {
 	return fmax(0.0, host_s - gpu_s);
+}
+
+/*
+ * A synchronisation empties the GPU's queue (Megatron-Core's dropless
+ * all-to-all dispatcher: the split sizes' .to("cpu") and the stream sync
+ * at cuda_sync_point, token_dispatcher.py at 005742f): the
+ * host's lead is lost, and the stretch up to the next one takes the
+ * larger of its GPU time and its launches (the stall at the sync itself
+ * is ep_layer_fixed's sync_s). A whole micro-batch without one could
+ * hide one stretch's launches behind another's GPU work; across a sync
+ * it cannot.
+ */
+double
+host_exposed_synced_s(double gpu_s, double host_s, double n, double gpu_one, double host_one)
+{
+	if (!(n > 0.0))
+		return host_exposed_s(gpu_s, host_s);
+	return n * host_exposed_s(gpu_one, host_one) +
+	       host_exposed_s(fmax(0.0, gpu_s - n * gpu_one), fmax(0.0, host_s - n * host_one));
 }
 
 /*
