@@ -4,6 +4,7 @@
 
 #include "plan/compute.h"
 #include "plan/fp8_recipe.h"
+#include "plan/fit_gemm.h"
 #include "plan/flops.h"
 #include "testutil.h"
 
@@ -540,7 +541,9 @@ END_TEST
  * The fp8 recipes (fp8_recipe.c) on the 4096^3 GEMM of test_fp8_gemm,
  * 4096^2 = 16,777,216 elements in each of X and dY:
  * - rowwise on Hopper: the GEMM at 0.9 of the per-tensor one (pytorch#
- *   147971): F / (200e12 x 0.5 x 0.8 x 0.9) = 1.9088743537777e-3 s; the
+ *   147971): F / (200e12 x 0.5 x 0.8 x 0.9) = 1.9088743537778e-3 s with
+ *   the split accumulator, the forward with fast accumulation 1.1 times
+ *   as fast (Hopper's default): 1.7353403216162e-3 s; the
  *   forward casts X along rows, 3 bytes an element in one kernel
  *   (50,331,648); the backward X across rows (amax pass 2 + cast 3 = 5)
  *   and dY both ways (3 + 5 = 8): 13 x 16,777,216 = 218,103,808 bytes in
@@ -565,7 +568,7 @@ START_TEST(test_fp8_recipes)
 	test_load_cluster(&c, FP8_CLUSTER_YAML("  generation: hopper\n  gemm_efficiency_max: 0.5\n"));
 	plan_init(&p);
 	p.precision = PLAN_PRECISION_FP8;
-	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 1.9088743537777e-3,
+	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 1.7353403216162e-3,
 				1e-15);
 	ck_assert_double_eq_tol(casts.bytes, 3.0 * x, 1e-6);
 	ck_assert_double_eq_tol(casts.bwd_bytes, 13.0 * x, 1e-6);
@@ -608,6 +611,49 @@ START_TEST(test_fp8_recipes)
 }
 END_TEST
 
+/*
+ * Fast accumulation in the forward only (fp8_recipe.c): the 4096^3 GEMM
+ * of test_fp8_gemm (F = 1.37438953472e11 FLOPs at 200e12 x 0.5 x 0.8 =
+ * 8e13 FLOP/s with the split accumulator: 1.7179869184e-3 s) on Hopper,
+ * whose fast-accumulation GEMM is 1.1 times as fast (pytorch/ao#2377:
+ * 1.1x to 1.2x on the H100, the lower end): the forward (TE's fprop,
+ * _2X_ACC_FPROP False) F / 8.8e13 = 1.5618062894545e-3 s, and the dgrad
+ * and wgrad GEMMs promote to fp32 (_2X_ACC_DGRAD/WGRAD True), so the
+ * backward takes 2 x 1.7179869184e-3 s, 2 x (1.7179869184e-3 -
+ * 1.5618062894545e-3) = 3.1236125789091e-4 s more than twice the
+ * forward. Blockwise promotes in all three (TE's Float8BlockScaling
+ * requires the split accumulator): 1.7179869184e-3 s and nothing more.
+ * Blackwell has no fast mode (1.0). What fit-logs compares with a
+ * measured torch._scaled_mm (use_fast_accum False) is the split time.
+ */
+START_TEST(test_fp8_fast_accum)
+{
+	struct cluster c;
+	struct plan p;
+	struct compute_casts casts = { .bytes = 0.0, .recipe = PLAN_FP8_DELAYED };
+	struct fit_gemm_point pt = { .m = 4096, .n = 4096, .k = 4096, .dtype = FIT_GEMM_FP8, .time_s = 1.0 };
+
+	test_load_cluster(&c, FP8_CLUSTER_YAML("  generation: hopper\n  gemm_efficiency_max: 0.5\n"));
+	ck_assert_double_eq(c.gpu.fp8_fast_accum_speedup, 1.1);
+	plan_init(&p);
+	p.precision = PLAN_PRECISION_FP8;
+	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 1.5618062894545e-3,
+				1e-15);
+	ck_assert_double_eq_tol(casts.bwd_gemm_s, 3.1236125789091e-4, 1e-15);
+	ck_assert_double_eq_tol(fit_gemm_model_time(&c.gpu, &pt), 1.7179869184e-3, 1e-15);
+	casts = (struct compute_casts){ .bytes = 0.0, .recipe = PLAN_FP8_BLOCKWISE };
+	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 1.7179869184e-3, 1e-15);
+	ck_assert_double_eq(casts.bwd_gemm_s, 0.0);
+	cluster_release(&c);
+	test_load_cluster(&c, FP8_CLUSTER_YAML("  generation: blackwell\n  gemm_efficiency_max: 0.5\n"));
+	ck_assert_double_eq(c.gpu.fp8_fast_accum_speedup, 1.0);
+	casts = (struct compute_casts){ .bytes = 0.0, .recipe = PLAN_FP8_DELAYED };
+	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 1.7179869184e-3, 1e-15);
+	ck_assert_double_eq(casts.bwd_gemm_s, 0.0);
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 compute_suite(void)
 {
@@ -618,6 +664,7 @@ compute_suite(void)
 	tcase_add_test(tc, test_gemm_memory_bound);
 	tcase_add_test(tc, test_optimizer);
 	tcase_add_test(tc, test_fp8_recipes);
+	tcase_add_test(tc, test_fp8_fast_accum);
 	tcase_add_test(tc, test_layer_recompute);
 	tcase_add_test(tc, test_embedding_and_logits);
 	tcase_add_test(tc, test_flash_attention);

@@ -24,6 +24,7 @@ struct fp8_recipe_cost {
 	double weight_copy_bytes;/**< bytes kept per weight element beside the 16-bit weight */
 	double saved_input_bytes;/**< bytes per element of a linear input saved for the backward */
 	double amax_tensors;     /**< fp8 tensors per linear layer with an amax history (delayed) */
+	bool fwd_fast_accum;     /**< the forward GEMM accumulates without fp32 promotion (the backward's promote) */
 };
 
 /** The recipe @p runs: its fp8_recipe, or @fw's (NULL: the built-in one's, delayed). */
