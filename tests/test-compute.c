@@ -654,6 +654,54 @@ START_TEST(test_fp8_fast_accum)
 }
 END_TEST
 
+/*
+ * The norm that writes its output in fp8 (fp8_recipe.c: TE's
+ * LayerNormLinear under delayed scaling). The toy GPT (h = 1024, 8
+ * heads, ffn 4096) at s = 1024 tokens, tp 1, on the fp8 GPU of
+ * test_fp8_gemm made Hopper with a 1 us launch: s h = 2^20 = 1,048,576.
+ * Current scaling casts every linear's input in 2 kernels, 6 bytes an
+ * element: QKV s h, projection s h, fc1 s h, fc2 s 4h: 6 x 7 x 2^20
+ * bytes, 8 kernels. Delayed casts only the projection's and fc2's
+ * inputs, 4 bytes each in one kernel: 4 x 5 x 2^20, 2 kernels. The
+ * forward's memory-bound part differs by 22 x 2^20 = 23,068,672 bytes at
+ * 1 TB/s and 6 launches: 2.3068672e-5 + 6e-6 = 2.9068672e-5 s. The
+ * backward casts dY (QKV 3h, projection h, fc1 4h, fc2 h: 9 s h):
+ * current 6 x 9 x 2^20 in 8 kernels; delayed 4 x 9 x 2^20 in 4 plus the
+ * transposes of the two fp8 norm outputs, 2 x 2 x 2^20 in 2: 40 x 2^20
+ * in 6. The GEMMs run alike (both recipes take fast accumulation in the
+ * forward), so the backward differs by 14 x 2^20 = 14,680,064 bytes and
+ * 2 launches: 1.4680064e-5 + 2e-6 = 1.6680064e-5 s.
+ */
+START_TEST(test_fp8_norm_fused)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct compute_layer cur, del;
+	struct framework fw;
+
+	test_load_cluster(&c, FP8_CLUSTER_YAML("  generation: hopper\n  gemm_efficiency_max: 0.5\n"
+					       "  launch_overhead: 1 us\n"));
+	test_load_model(&m, TOY_MODEL_YAML);
+	framework_init_default(&fw);
+	plan_init(&p);
+	p.tp = p.pp = p.dp = 1;
+	p.micro_batch = 1;
+	p.global_batch = 1;
+	p.seq_len = 1024;
+	p.precision = PLAN_PRECISION_FP8;
+	p.fp8_recipe = PLAN_FP8_CURRENT;
+	compute_layer_time(&m, &p, &c, &fw, false, &cur);
+	p.fp8_recipe = PLAN_FP8_DELAYED;
+	compute_layer_time(&m, &p, &c, &fw, false, &del);
+	ck_assert_double_eq_tol(cur.fwd_mem_s - del.fwd_mem_s, 2.9068672e-5, 1e-15);
+	ck_assert_double_eq_tol(cur.bwd_s - del.bwd_s, 1.6680064e-5, 1e-15);
+	ck_assert_int_eq(cur.ew_kernels - del.ew_kernels, 6);
+	ck_assert_double_eq(cur.fwd_gemm_s, del.fwd_gemm_s);
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 compute_suite(void)
 {
@@ -665,6 +713,7 @@ compute_suite(void)
 	tcase_add_test(tc, test_optimizer);
 	tcase_add_test(tc, test_fp8_recipes);
 	tcase_add_test(tc, test_fp8_fast_accum);
+	tcase_add_test(tc, test_fp8_norm_fused);
 	tcase_add_test(tc, test_layer_recompute);
 	tcase_add_test(tc, test_embedding_and_logits);
 	tcase_add_test(tc, test_flash_attention);

@@ -87,6 +87,33 @@ compute_linear_time(const struct cluster *c, const struct plan *p, double m, dou
 	casts->bwd_gemm_s += 2.0 * (split - fast);
 	return fast;
 }
+
+/*
+ * The linears whose input a norm writes in fp8 itself (fp8_recipe.c,
+ * Transformer Engine's LayerNormLinear under delayed scaling): a
+ * non-MLA layer's QKV and a dense layer's fc1, each m = b s tokens by
+ * k = h as layer_attention_gemms and layer_mlp_gemms give them. Their
+ * forward casts, which compute_linear_time counted, are taken back; the
+ * backward's transpose of the fp8 copy is added.
+ */
+static void
+fp8_norm_fused_inputs(const struct model *m, const struct plan *p, const struct cluster *c, bool moe,
+		      struct compute_casts *casts)
+{
+	struct fp8_recipe_cost rc;
+	double elems = (double)p->micro_batch * p->seq_len * m->hidden;
+	int inputs = (m->attention != MODEL_ATTN_MLA ? 1 : 0) + (moe ? 0 : 1);
+
+	if (p->precision != PLAN_PRECISION_FP8)
+		return;
+	fp8_recipe_cost(casts->recipe, (enum gpu_generation)c->gpu.generation, &rc);
+	if (!rc.norm_fused)
+		return;
+	casts->bytes -= inputs * rc.fwd_input_bytes * elems;
+	casts->kernels -= inputs * rc.fwd_kernels;
+	casts->bwd_bytes += inputs * rc.norm_bwd_bytes * elems;
+	casts->bwd_kernels += inputs * rc.norm_bwd_kernels;
+}
 /* fp8attn: end fp8 recipes */
 
 double
@@ -639,6 +666,7 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 	layer_attention_gemms(m, p, c, &casts, out);
 	gemm += out->qkv_fwd_s + out->proj_fwd_s;
 	layer_mlp_gemms(m, p, c, moe, fw && fw->moe_sequential_mlp, &casts, out);
+	fp8_norm_fused_inputs(m, p, c, moe, &casts);
 	gemm += out->mlp_fwd_s;
 	layer_attention_core(m, p, c, fw, &attn_gemm, &attn_bwd);
 	gemm += attn_gemm;

@@ -81,6 +81,20 @@
  * requires the split accumulator in all three ("Split accumulator
  * required for fprop", TE v2.4; DeepSeek-V3 Sec. 3.3.2 promotes every
  * 128 elements of K); MXFP8 runs on Blackwell, which has no fast mode.
+ *
+ * A linear layer after a norm (QKV; a dense layer's fc1) is Transformer
+ * Engine's LayerNormLinear in Megatron-Core's TE layer spec. Under
+ * delayed scaling the norm kernel writes its output in fp8 itself (TE
+ * v1.9 layernorm_linear.py: _apply_normalization with fp8 output; v2.4
+ * normalization.cpp: "Always used fused kernel for FP8 delayed
+ * scaling"), so no cast kernel runs in the forward, and the backward
+ * transposes the fp8 copy for the wgrad GEMM (v1.9: tex.fp8_transpose;
+ * v2.4: update_usage(columnwise_usage=True)): read 1, write 1 byte, one
+ * kernel, on Hopper only. The norm's own output, 1 byte instead of 2, is
+ * left to the element-wise count. Current scaling needs the amax first,
+ * so TE v2.4 runs the norm unfused (bf16 out, amax, cast: as the other
+ * linears); MLA's down-projections and the MoE experts take the norm's
+ * output through separate modules.
  */
 #include <stddef.h>
 
@@ -142,6 +156,9 @@ fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out
 		out->fwd_kernels = out->bwd_kernels = 1;
 		out->weight_copy_bytes = 1.0 + tr;
 		out->amax_tensors = 5.0;
+		out->norm_fused = true;
+		out->norm_bwd_bytes = 2.0 * tr;
+		out->norm_bwd_kernels = tr > 0.0 ? 1 : 0;
 		break;
 	}
 }
