@@ -5,6 +5,7 @@
 #include "fixtures.h"
 #include "plan/compute.h"
 #include "plan/fp8_recipe.h"
+#include "plan/fit_gemm.h"
 #include "plan/flops.h"
 #include "testutil.h"
 
@@ -523,7 +524,9 @@ END_TEST
  * The fp8 recipes (fp8_recipe.c) on the 4096^3 GEMM of test_fp8_gemm,
  * 4096^2 = 16,777,216 elements in each of X and dY:
  * - rowwise on Hopper: the GEMM at 0.9 of the per-tensor one (pytorch#
- *   147971): F / (200e12 x 0.5 x 0.8 x 0.9) = 1.9088743537777e-3 s; the
+ *   147971): F / (200e12 x 0.5 x 0.8 x 0.9) = 1.9088743537778e-3 s with
+ *   the split accumulator, the forward with fast accumulation 1.1 times
+ *   as fast (Hopper's default): 1.7353403216162e-3 s; the
  *   forward casts X along rows, 3 bytes an element in one kernel
  *   (50,331,648); the backward X across rows (amax pass 2 + cast 3 = 5)
  *   and dY both ways (3 + 5 = 8): 13 x 16,777,216 = 218,103,808 bytes in
@@ -548,7 +551,7 @@ START_TEST(test_fp8_recipes)
 	test_load_cluster(&c, FP8_CLUSTER_YAML("  generation: hopper\n  gemm_efficiency_max: 0.5\n"));
 	plan_init(&p);
 	p.precision = PLAN_PRECISION_FP8;
-	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 1.9088743537777e-3,
+	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 1.7353403216162e-3,
 				1e-15);
 	ck_assert_double_eq_tol(casts.bytes, 3.0 * x, 1e-6);
 	ck_assert_double_eq_tol(casts.bwd_bytes, 13.0 * x, 1e-6);
@@ -650,6 +653,92 @@ START_TEST(test_main_grad)
 	compute_ends_time(&m, &p, &c, &fw, &ce);
 	ck_assert_double_eq_tol(ce.head_bwd_s - ce0.head_bwd_s, 1.34217728e-4, 1e-15);
 	ck_assert_double_eq_tol(ce.head_mem_s - ce0.head_mem_s, 1.34217728e-4, 1e-15);
+ * Fast accumulation in the forward only (fp8_recipe.c): the 4096^3 GEMM
+ * of test_fp8_gemm (F = 1.37438953472e11 FLOPs at 200e12 x 0.5 x 0.8 =
+ * 8e13 FLOP/s with the split accumulator: 1.7179869184e-3 s) on Hopper,
+ * whose fast-accumulation GEMM is 1.1 times as fast (pytorch/ao#2377:
+ * 1.1x to 1.2x on the H100, the lower end): the forward (TE's fprop,
+ * _2X_ACC_FPROP False) F / 8.8e13 = 1.5618062894545e-3 s, and the dgrad
+ * and wgrad GEMMs promote to fp32 (_2X_ACC_DGRAD/WGRAD True), so the
+ * backward takes 2 x 1.7179869184e-3 s, 2 x (1.7179869184e-3 -
+ * 1.5618062894545e-3) = 3.1236125789091e-4 s more than twice the
+ * forward. Blockwise promotes in all three (TE's Float8BlockScaling
+ * requires the split accumulator): 1.7179869184e-3 s and nothing more.
+ * Blackwell has no fast mode (1.0). What fit-logs compares with a
+ * measured torch._scaled_mm (use_fast_accum False) is the split time.
+ */
+START_TEST(test_fp8_fast_accum)
+{
+	struct cluster c;
+	struct plan p;
+	struct compute_casts casts = { .bytes = 0.0, .recipe = PLAN_FP8_DELAYED };
+	struct fit_gemm_point pt = { .m = 4096, .n = 4096, .k = 4096, .dtype = FIT_GEMM_FP8, .time_s = 1.0 };
+
+	test_load_cluster(&c, FP8_CLUSTER_YAML("  generation: hopper\n  gemm_efficiency_max: 0.5\n"));
+	ck_assert_double_eq(c.gpu.fp8_fast_accum_speedup, 1.1);
+	plan_init(&p);
+	p.precision = PLAN_PRECISION_FP8;
+	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 1.5618062894545e-3,
+				1e-15);
+	ck_assert_double_eq_tol(casts.bwd_gemm_s, 3.1236125789091e-4, 1e-15);
+	ck_assert_double_eq_tol(fit_gemm_model_time(&c.gpu, &pt), 1.7179869184e-3, 1e-15);
+	casts = (struct compute_casts){ .bytes = 0.0, .recipe = PLAN_FP8_BLOCKWISE };
+	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 1.7179869184e-3, 1e-15);
+	ck_assert_double_eq(casts.bwd_gemm_s, 0.0);
+	cluster_release(&c);
+	test_load_cluster(&c, FP8_CLUSTER_YAML("  generation: blackwell\n  gemm_efficiency_max: 0.5\n"));
+	ck_assert_double_eq(c.gpu.fp8_fast_accum_speedup, 1.0);
+	casts = (struct compute_casts){ .bytes = 0.0, .recipe = PLAN_FP8_DELAYED };
+	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 1.7179869184e-3, 1e-15);
+	ck_assert_double_eq(casts.bwd_gemm_s, 0.0);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * The norm that writes its output in fp8 (fp8_recipe.c: TE's
+ * LayerNormLinear under delayed scaling). The toy GPT (h = 1024, 8
+ * heads, ffn 4096) at s = 1024 tokens, tp 1, on the fp8 GPU of
+ * test_fp8_gemm made Hopper with a 1 us launch: s h = 2^20 = 1,048,576.
+ * Current scaling casts every linear's input in 2 kernels, 6 bytes an
+ * element: QKV s h, projection s h, fc1 s h, fc2 s 4h: 6 x 7 x 2^20
+ * bytes, 8 kernels. Delayed casts only the projection's and fc2's
+ * inputs, 4 bytes each in one kernel: 4 x 5 x 2^20, 2 kernels. The
+ * forward's memory-bound part differs by 22 x 2^20 = 23,068,672 bytes at
+ * 1 TB/s and 6 launches: 2.3068672e-5 + 6e-6 = 2.9068672e-5 s. The
+ * backward casts dY (QKV 3h, projection h, fc1 4h, fc2 h: 9 s h):
+ * current 6 x 9 x 2^20 in 8 kernels; delayed 4 x 9 x 2^20 in 4 plus the
+ * transposes of the two fp8 norm outputs, 2 x 2 x 2^20 in 2: 40 x 2^20
+ * in 6. The GEMMs run alike (both recipes take fast accumulation in the
+ * forward), so the backward differs by 14 x 2^20 = 14,680,064 bytes and
+ * 2 launches: 1.4680064e-5 + 2e-6 = 1.6680064e-5 s.
+ */
+START_TEST(test_fp8_norm_fused)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct compute_layer cur, del;
+	struct framework fw;
+
+	test_load_cluster(&c, FP8_CLUSTER_YAML("  generation: hopper\n  gemm_efficiency_max: 0.5\n"
+					       "  launch_overhead: 1 us\n"));
+	test_load_model(&m, TOY_MODEL_YAML);
+	framework_init_default(&fw);
+	plan_init(&p);
+	p.tp = p.pp = p.dp = 1;
+	p.micro_batch = 1;
+	p.global_batch = 1;
+	p.seq_len = 1024;
+	p.precision = PLAN_PRECISION_FP8;
+	p.fp8_recipe = PLAN_FP8_CURRENT;
+	compute_layer_time(&m, &p, &c, &fw, false, &cur);
+	p.fp8_recipe = PLAN_FP8_DELAYED;
+	compute_layer_time(&m, &p, &c, &fw, false, &del);
+	ck_assert_double_eq_tol(cur.fwd_mem_s - del.fwd_mem_s, 2.9068672e-5, 1e-15);
+	ck_assert_double_eq_tol(cur.bwd_s - del.bwd_s, 1.6680064e-5, 1e-15);
+	ck_assert_int_eq(cur.ew_kernels - del.ew_kernels, 6);
+	ck_assert_double_eq(cur.fwd_gemm_s, del.fwd_gemm_s);
 	cluster_release(&c);
 }
 END_TEST
@@ -664,6 +753,8 @@ compute_suite(void)
 	tcase_add_test(tc, test_gemm_memory_bound);
 	tcase_add_test(tc, test_optimizer);
 	tcase_add_test(tc, test_fp8_recipes);
+	tcase_add_test(tc, test_fp8_fast_accum);
+	tcase_add_test(tc, test_fp8_norm_fused);
 	tcase_add_test(tc, test_layer_recompute);
 	tcase_add_test(tc, test_embedding_and_logits);
 	tcase_add_test(tc, test_flash_attention);

@@ -56,6 +56,7 @@ struct compute_casts {
 	double bwd_bytes;
 	int bwd_kernels;
 	int recipe;
+	double bwd_gemm_s; /**< fp8: the backward GEMMs' time beyond twice the forward's (split accumulator) */
 };
 
 /**

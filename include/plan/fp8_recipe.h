@@ -24,6 +24,10 @@ struct fp8_recipe_cost {
 	double weight_copy_bytes;/**< bytes kept per weight element beside the 16-bit weight */
 	double saved_input_bytes;/**< bytes per element of a linear input saved for the backward */
 	double amax_tensors;     /**< fp8 tensors per linear layer with an amax history (delayed) */
+	bool fwd_fast_accum;     /**< the forward GEMM accumulates without fp32 promotion (the backward's promote) */
+	bool norm_fused;         /**< a linear after a norm takes its input from the norm in fp8 (TE LayerNormLinear) */
+	double norm_bwd_bytes;   /**< ... and transposes that fp8 copy in the backward: bytes per element */
+	int norm_bwd_kernels;    /**< ... in this many kernels */
 };
 
 /** The recipe @p runs: its fp8_recipe, or @fw's (NULL: the built-in one's, delayed). */

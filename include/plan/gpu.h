@@ -35,6 +35,7 @@ struct gpu {
 	double peak_flops;          /**< dense 16-bit (bf16/fp16) tensor FLOP/s */
 	double peak_flops_fp8;      /**< dense fp8 tensor FLOP/s; 0 when the GPU has none */
 	double fp8_gemm_ratio;      /**< an fp8 GEMM's efficiency over a bf16 GEMM's of the same duration */
+	double fp8_fast_accum_speedup; /**< an fp8 GEMM with fast accumulation over one promoting to fp32 */
 	double memory_bytes;
 	double memory_bw_Bps;       /**< HBM bandwidth */
 	double memory_efficiency;   /**< achievable fraction of memory_bw_Bps */

@@ -61,6 +61,7 @@ compute_linear_time(const struct cluster *c, const struct plan *p, double m, dou
 		    double batch, struct compute_casts *casts)
 {
 	struct fp8_recipe_cost rc;
+	double split, fast;
 
 	if (p->precision != PLAN_PRECISION_FP8)
 		return compute_gemm_time(c, m, n, k, batch);
@@ -74,7 +75,44 @@ compute_linear_time(const struct cluster *c, const struct plan *p, double m, dou
 	casts->kernels += rc.fwd_kernels;
 	casts->bwd_bytes += batch * m * (rc.bwd_input_bytes * k + rc.bwd_grad_bytes * n);
 	casts->bwd_kernels += rc.bwd_kernels;
-	return fp8_gemm_time(c, m, n, k, batch, rc.gemm_speed);
+	/* The forward GEMM with fast accumulation where the recipe runs it so,
+	 * the dgrad and wgrad GEMMs (each the forward's FLOPs) promoting to
+	 * fp32 at the measured split-accumulator speed (fp8_recipe.c): the
+	 * caller takes the backward as twice the forward, so the difference
+	 * goes to bwd_gemm_s. */
+	split = fp8_gemm_time(c, m, n, k, batch, rc.gemm_speed);
+	if (!rc.fwd_fast_accum)
+		return split;
+	fast = fp8_gemm_time(c, m, n, k, batch, rc.gemm_speed * c->gpu.fp8_fast_accum_speedup);
+	casts->bwd_gemm_s += 2.0 * (split - fast);
+	return fast;
+}
+
+/*
+ * The linears whose input a norm writes in fp8 itself (fp8_recipe.c,
+ * Transformer Engine's LayerNormLinear under delayed scaling): a
+ * non-MLA layer's QKV and a dense layer's fc1, each m = b s tokens by
+ * k = h as layer_attention_gemms and layer_mlp_gemms give them. Their
+ * forward casts, which compute_linear_time counted, are taken back; the
+ * backward's transpose of the fp8 copy is added.
+ */
+static void
+fp8_norm_fused_inputs(const struct model *m, const struct plan *p, const struct cluster *c, bool moe,
+		      struct compute_casts *casts)
+{
+	struct fp8_recipe_cost rc;
+	double elems = (double)p->micro_batch * p->seq_len * m->hidden;
+	int inputs = (m->attention != MODEL_ATTN_MLA ? 1 : 0) + (moe ? 0 : 1);
+
+	if (p->precision != PLAN_PRECISION_FP8)
+		return;
+	fp8_recipe_cost(casts->recipe, (enum gpu_generation)c->gpu.generation, &rc);
+	if (!rc.norm_fused)
+		return;
+	casts->bytes -= inputs * rc.fwd_input_bytes * elems;
+	casts->kernels -= inputs * rc.fwd_kernels;
+	casts->bwd_bytes += inputs * rc.norm_bwd_bytes * elems;
+	casts->bwd_kernels += inputs * rc.norm_bwd_kernels;
 }
 /* fp8attn: end fp8 recipes */
 
@@ -253,6 +291,7 @@ moe_expert_gemm(const struct cluster *c, const struct plan *p, double rows, doub
 		casts->kernels += (int)(local * one.kernels);
 		casts->bwd_bytes += local * one.bwd_bytes;
 		casts->bwd_kernels += (int)(local * one.bwd_kernels);
+		casts->bwd_gemm_s += local * one.bwd_gemm_s; /* fp8 */
 	} else {
 		struct compute_casts one = { .bytes = 0.0, .recipe = casts->recipe };
 		double streams = fmin(MOE_TE_GEMM_STREAMS, local);
@@ -750,6 +789,7 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 	layer_attention_gemms(m, p, c, &casts, out);
 	gemm += out->qkv_fwd_s + out->proj_fwd_s;
 	layer_mlp_gemms(m, p, c, moe, fw && fw->moe_sequential_mlp, &casts, out);
+	fp8_norm_fused_inputs(m, p, c, moe, &casts);
 	gemm += out->mlp_fwd_s;
 	layer_attention_core(m, p, c, fw, &attn_gemm, &attn_bwd);
 	gemm += attn_gemm;
@@ -767,11 +807,12 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 	/* Backward: a dX and a dW GEMM per forward GEMM (2x the FLOPs), and
 	 * element-wise gradients that read and write about twice the bytes;
 	 * a flash-attention backward is its own kernel. fp8: the recipe's own
-	 * backward casts (fp8_recipe.c) in place of twice the forward's. */
+	 * backward casts (fp8_recipe.c) in place of twice the forward's, and
+	 * the backward GEMMs' split accumulation (compute_linear_time). */
 	cast_fwd_s = compute_memory_time(c, casts.bytes) + casts.kernels * c->gpu.launch_overhead_s;
 	cast_bwd_s = compute_memory_time(c, casts.bwd_bytes) + casts.bwd_kernels * c->gpu.launch_overhead_s;
 	out->bwd_s = 2.0 * (out->fwd_s - cast_fwd_s - (p->flash_attention ? attn_gemm : 0.0)) + cast_bwd_s +
-		     (p->flash_attention ? attn_bwd : 0.0) + out->moe_wgrad_mem_s;
+		     (p->flash_attention ? attn_bwd : 0.0) + out->moe_wgrad_mem_s + casts.bwd_gemm_s;
 	out->attn_bwd_s = p->flash_attention ? attn_bwd : 2.0 * attn_gemm;
 	out->recompute_s = layer_recompute_time(m, p, c, fw, moe, out, attn_gemm, attn_mem);
 	out->main_grad_s = layer_main_grad_time(m, p, c, fw, moe); /* plan-cli hopper */

@@ -66,6 +66,35 @@
  *   (2 + 2 / 32). Blackwell only.
  * TE's recipes save the fp8 copy of a linear's input for its backward
  * (TE Linear saves the quantised input): 1 byte an element instead of 2.
+ *
+ * Accumulation: Hopper's fp8 tensor cores keep partial sums at reduced
+ * precision, so a GEMM either promotes them to fp32 on the CUDA cores
+ * every few K steps (cuBLASLt's default, the "split accumulator") or not
+ * (CUBLASLT_MATMUL_DESC_FAST_ACCUM, faster: the GPU's
+ * fp8_fast_accum_speedup). Transformer Engine runs the forward (fprop)
+ * GEMM fast and the dgrad and wgrad GEMMs split (module/base.py
+ * _2X_ACC_FPROP False, _2X_ACC_DGRAD and _2X_ACC_WGRAD True, v1.9 and
+ * v2.4; v2.4 recipe/__init__.py: Float8CurrentScaling the same), torchao
+ * the same (Float8LinearConfig: gemm_config_output use_fast_accum True,
+ * grad_input and grad_weight False; pytorch/ao#2377), so delayed,
+ * current and rowwise take it in the forward. Float8BlockScaling
+ * requires the split accumulator in all three ("Split accumulator
+ * required for fprop", TE v2.4; DeepSeek-V3 Sec. 3.3.2 promotes every
+ * 128 elements of K); MXFP8 runs on Blackwell, which has no fast mode.
+ *
+ * A linear layer after a norm (QKV; a dense layer's fc1) is Transformer
+ * Engine's LayerNormLinear in Megatron-Core's TE layer spec. Under
+ * delayed scaling the norm kernel writes its output in fp8 itself (TE
+ * v1.9 layernorm_linear.py: _apply_normalization with fp8 output; v2.4
+ * normalization.cpp: "Always used fused kernel for FP8 delayed
+ * scaling"), so no cast kernel runs in the forward, and the backward
+ * transposes the fp8 copy for the wgrad GEMM (v1.9: tex.fp8_transpose;
+ * v2.4: update_usage(columnwise_usage=True)): read 1, write 1 byte, one
+ * kernel, on Hopper only. The norm's own output, 1 byte instead of 2, is
+ * left to the element-wise count. Current scaling needs the amax first,
+ * so TE v2.4 runs the norm unfused (bf16 out, amax, cast: as the other
+ * linears); MLA's down-projections and the MoE experts take the norm's
+ * output through separate modules.
  */
 #include <stddef.h>
 
@@ -91,7 +120,7 @@ fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out
 {
 	double tr = transpose_bytes(gen);
 
-	*out = (struct fp8_recipe_cost){ .gemm_speed = 1.0, .saved_input_bytes = 1.0 };
+	*out = (struct fp8_recipe_cost){ .gemm_speed = 1.0, .saved_input_bytes = 1.0, .fwd_fast_accum = true };
 	switch (recipe) {
 	case PLAN_FP8_CURRENT:
 		out->fwd_input_bytes = out->bwd_grad_bytes = out->weight_bytes = 2.0 + 3.0 + tr;
@@ -113,11 +142,13 @@ fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out
 		out->fwd_kernels = out->bwd_kernels = 1;
 		out->weight_bytes = 4.0 + 8.0 / (128.0 * 128.0);
 		out->weight_copy_bytes = 2.0 + 8.0 / (128.0 * 128.0);
+		out->fwd_fast_accum = false;
 		break;
 	case PLAN_FP8_MXFP8:
 		out->fwd_input_bytes = out->bwd_grad_bytes = out->weight_bytes = 4.0 + 2.0 / 32.0;
 		out->fwd_kernels = out->bwd_kernels = 1;
 		out->weight_copy_bytes = 2.0 + 2.0 / 32.0;
+		out->fwd_fast_accum = false;
 		break;
 	case PLAN_FP8_DELAYED:
 	default:
@@ -125,6 +156,9 @@ fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out
 		out->fwd_kernels = out->bwd_kernels = 1;
 		out->weight_copy_bytes = 1.0 + tr;
 		out->amax_tensors = 5.0;
+		out->norm_fused = true;
+		out->norm_bwd_bytes = 2.0 * tr;
+		out->norm_bwd_kernels = tr > 0.0 ? 1 : 0;
 		break;
 	}
 }

@@ -26,6 +26,7 @@ struct gpu_defaults {
 	double attention_overhead_s;
 	double launch_overhead_s;
 	double fp8_gemm_ratio;
+	double fp8_fast_accum_speedup;
 	int flash_attention;
 	double fa2_attention_speed;
 	double speed_variation;
@@ -55,7 +56,17 @@ struct gpu_defaults {
  * - fp8 against bf16 GEMMs (best shapes, Bekman's MAMF table): H100 0.71
  *   against 0.80, H200 0.73 against 0.80 (0.9); B200 0.763 against 0.776,
  *   and XLA's sm_100 table 0.614 against 0.630 at 4096^3 (0.97). Volta and
- *   Ampere have no fp8; MI300X not sourced (0.9, as Hopper).
+ *   Ampere have no fp8; MI300X not sourced (0.9, as Hopper). Those fp8
+ *   figures are torch._scaled_mm's default, use_fast_accum=False
+ *   (mamf-finder.py), the split accumulator that promotes partial sums
+ *   to fp32.
+ * - fp8 fast accumulation (cuBLASLt CUBLASLT_MATMUL_DESC_FAST_ACCUM: "might
+ *   be faster ... intermediate results will not periodically be promoted
+ *   to a higher precision"): on Hopper 1.1x to 1.2x over the split
+ *   accumulator (pytorch/ao#2377, H100) - 1.1, the band's lower end;
+ *   Blackwell's tcgen05 has no fast-accumulation mode ("there is no
+ *   fastAccuMode for sm100", NVIDIA/TransformerEngine#2748): 1.0; the
+ *   others have no fp8 or are not sourced (1.0).
  * - Flash attention by default: FlashAttention needs Ampere or newer
  *   ("FlashAttention-2 currently supports Ampere, Ada, or Hopper GPUs";
  *   FlashAttention-1 ran on Turing and Ampere, never on Volta: Dao et
@@ -101,6 +112,7 @@ static const struct gpu_defaults defaults[GPU_GEN_COUNT] = {
 		.memory_efficiency = 0.8, .gemm_efficiency_max = 0.75, .gemm_overhead_s = 5e-6,
 		.attention_fwd_efficiency = 0.5, .attention_bwd_efficiency = 0.4,
 		.attention_overhead_s = 75e-6, .launch_overhead_s = 3e-6, .fp8_gemm_ratio = 0.9,
+		.fp8_fast_accum_speedup = 1.0,
 		.flash_attention = 0, .fa2_attention_speed = 1.0, .speed_variation = 0.0,
 		.sm_count = 0, .gemm_tile_m = 128, .gemm_tile_n = 256,
 	},
@@ -108,6 +120,7 @@ static const struct gpu_defaults defaults[GPU_GEN_COUNT] = {
 		.memory_efficiency = 0.88, .gemm_efficiency_max = 0.73, .gemm_overhead_s = 5e-6,
 		.attention_fwd_efficiency = 0.4, .attention_bwd_efficiency = 0.3,
 		.attention_overhead_s = 75e-6, .launch_overhead_s = 3e-6, .fp8_gemm_ratio = 0.9,
+		.fp8_fast_accum_speedup = 1.0,
 		.flash_attention = 0, .fa2_attention_speed = 1.0, .speed_variation = 0.013,
 		.sm_count = 80, .gemm_tile_m = 128, .gemm_tile_n = 256,
 	},
@@ -115,6 +128,7 @@ static const struct gpu_defaults defaults[GPU_GEN_COUNT] = {
 		.memory_efficiency = 0.84, .gemm_efficiency_max = 0.75, .gemm_overhead_s = 5e-6,
 		.attention_fwd_efficiency = 0.55, .attention_bwd_efficiency = 0.47,
 		.attention_overhead_s = 75e-6, .launch_overhead_s = 3e-6, .fp8_gemm_ratio = 0.9,
+		.fp8_fast_accum_speedup = 1.0,
 		.flash_attention = 1, .fa2_attention_speed = 1.0, .speed_variation = 0.013,
 		.sm_count = 108, .gemm_tile_m = 128, .gemm_tile_n = 256,
 	},
@@ -122,6 +136,7 @@ static const struct gpu_defaults defaults[GPU_GEN_COUNT] = {
 		.memory_efficiency = 0.9, .gemm_efficiency_max = 0.69, .gemm_overhead_s = 5e-6,
 		.attention_fwd_efficiency = 0.57, .attention_bwd_efficiency = 0.54,
 		.attention_overhead_s = 75e-6, .launch_overhead_s = 3e-6, .fp8_gemm_ratio = 0.9,
+		.fp8_fast_accum_speedup = 1.1,
 		.flash_attention = 1, .fa2_attention_speed = 0.52, .speed_variation = 0.013,
 		.sm_count = 132, .gemm_tile_m = 128, .gemm_tile_n = 256,
 	},
@@ -129,6 +144,7 @@ static const struct gpu_defaults defaults[GPU_GEN_COUNT] = {
 		.memory_efficiency = 0.67, .gemm_efficiency_max = 0.48, .gemm_overhead_s = 5e-6,
 		.attention_fwd_efficiency = 0.59, .attention_bwd_efficiency = 0.37,
 		.attention_overhead_s = 75e-6, .launch_overhead_s = 3e-6, .fp8_gemm_ratio = 0.97,
+		.fp8_fast_accum_speedup = 1.0,
 		.flash_attention = 1, .fa2_attention_speed = 0.26, .speed_variation = 0.013,
 		.sm_count = 148, .gemm_tile_m = 128, .gemm_tile_n = 256,
 	},
@@ -136,6 +152,7 @@ static const struct gpu_defaults defaults[GPU_GEN_COUNT] = {
 		.memory_efficiency = 0.75, .gemm_efficiency_max = 0.5, .gemm_overhead_s = 5e-6,
 		.attention_fwd_efficiency = 0.4, .attention_bwd_efficiency = 0.3,
 		.attention_overhead_s = 75e-6, .launch_overhead_s = 3e-6, .fp8_gemm_ratio = 0.9,
+		.fp8_fast_accum_speedup = 1.0,
 		.flash_attention = 1, .fa2_attention_speed = 1.0, .speed_variation = 0.013,
 		.sm_count = 304, .gemm_tile_m = 128, .gemm_tile_n = 256,
 	},
@@ -157,6 +174,7 @@ gpu_unset_defaults(struct gpu *g)
 	g->attention_overhead_s = GPU_UNSET;
 	g->fa2_attention_speed = GPU_UNSET;
 	g->fp8_gemm_ratio = GPU_UNSET;
+	g->fp8_fast_accum_speedup = GPU_UNSET;
 	g->launch_overhead_s = GPU_UNSET;
 	g->speed_variation = GPU_UNSET;
 	g->flash_attention = GPU_FLASH_UNSET;
@@ -177,6 +195,7 @@ gpu_fill_defaults(struct gpu *g)
 	fill(&g->attention_overhead_s, d->attention_overhead_s);
 	fill(&g->fa2_attention_speed, d->fa2_attention_speed);
 	fill(&g->fp8_gemm_ratio, d->fp8_gemm_ratio);
+	fill(&g->fp8_fast_accum_speedup, d->fp8_fast_accum_speedup);
 	fill(&g->launch_overhead_s, d->launch_overhead_s);
 	fill(&g->speed_variation, d->speed_variation);
 	if (g->flash_attention == GPU_FLASH_UNSET)

@@ -35,6 +35,10 @@ const struct schema_key gpu_schema[] = {
 	  .min = UNITS_MIN_EFFICIENCY, .max = 1,
 	  .help = "efficiency of an fp8 GEMM over that of a bf16 GEMM of the same duration; "
 		  "default by generation" },
+	{ .key = "fp8_fast_accum_speedup", .type = SCHEMA_NUMBER, .offset = OFF(fp8_fast_accum_speedup),
+	  .min = 1, .max = 2,
+	  .help = "speed of an fp8 GEMM with fast accumulation (the forward's) over one that promotes its "
+		  "partial sums to fp32 (the backward's); default by generation" },
 	{ .key = "memory", .type = SCHEMA_QUANTITY, .unit = UNIT_SIZE, .required = true,
 	  .offset = OFF(memory_bytes), .min = 0, .min_exclusive = true, .max = 1e18,
 	  .help = "device memory" },
