@@ -653,6 +653,10 @@ START_TEST(test_main_grad)
 	compute_ends_time(&m, &p, &c, &fw, &ce);
 	ck_assert_double_eq_tol(ce.head_bwd_s - ce0.head_bwd_s, 1.34217728e-4, 1e-15);
 	ck_assert_double_eq_tol(ce.head_mem_s - ce0.head_mem_s, 1.34217728e-4, 1e-15);
+}
+END_TEST
+
+/*
  * Fast accumulation in the forward only (fp8_recipe.c): the 4096^3 GEMM
  * of test_fp8_gemm (F = 1.37438953472e11 FLOPs at 200e12 x 0.5 x 0.8 =
  * 8e13 FLOP/s with the split accumulator: 1.7179869184e-3 s) on Hopper,
