@@ -375,8 +375,9 @@ dp_grad_reduce_overlapped(const struct plan *p, const struct framework *fw)
  * same links (FSDP1 even runs them on one stream), against the layer's
  * backward and its recomputed forward; the first gather and the last
  * reduce-scatter wait (with reduction buckets, the last bucket's layers'
- * reduce-scatters: z3_tail_layers()). BACKWARD_POST issues the gather after the layer's
- * backward, so it waits every time; without prefetch everything waits.
+ * reduce-scatters: z3_tail_layers()). BACKWARD_POST issues the gather
+ * after the layer's backward, so it waits every time; without prefetch
+ * everything waits.
  * The root unit (embedding, head) is gathered before the forward and
  * reduced after the backward. Compute that overlaps a collective runs
  * fw->overlap_slowdown times slower (Lee et al. 2025, arXiv 2507.03114:
