@@ -9,6 +9,7 @@
  * shares (formulas.md: the alpha-beta ring of Sec. 3.1, ZeRO volumes of 4.3).
  */
 #include <math.h>
+#include <string.h>
 
 #include "plan/data_par.h"
 #include "plan/topology.h"
@@ -440,6 +441,67 @@ START_TEST(test_bucket_tail)
 }
 END_TEST
 
+/*
+ * ZeRO-3 reduction buckets (DeepSpeed's stage 3 reduce_bucket_size, 5e8
+ * elements: z3_tail_layers()). On the toy plan of test_zero3 (2 layers of
+ * 6e6 parameters): no bucket leaves 1 layer as the tail; a bucket of 9e6
+ * elements holds 9e6 / 6e6 = 1.5 layers; one of 5e8 would hold 83 layers,
+ * capped at the 2 there are.
+ * dp_zero3_exposed with 4 layers, gather and reduce-scatter 1 ms each a
+ * layer, the root unit 0.2 ms, forward 0.5 ms and backward 1.5 ms a
+ * layer, slowdown 1.2, and a last bucket of 3 layers:
+ *   Forward as in test_zero3_exposure: 1 + 3 x 0.5 = 2.5 ms exposed,
+ *   3 x 0.5 = 1.5 ms overlapped.
+ *   Backward: the first gather (1 ms) and the last bucket's 3
+ *   reduce-scatters (3 ms) wait; the one other layer's reduce-scatter is
+ *   spread over the 3 layers after the first, 1/3 ms each, so each moves
+ *   1 + 1/3 ms against 1.5 ms of compute: nothing more waits, and 3 x
+ *   4/3 = 4 ms is overlapped.
+ *   Exposed 0.2 + 2.5 + 4 = 6.7 ms (6.2 ms with the last layer as the
+ *   tail); slowdown 0.2 x (1.5 + 4) = 1.1 ms.
+ */
+START_TEST(test_zero3_reduce_bucket_tail)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct plan_layout lay;
+	struct dp_comm dc = { 0 };
+	struct framework fw;
+	double slow, e;
+
+	toy_setup(&c, &m, &p, &lay, 1, 8, 3);
+	framework_init_default(&fw);
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+	ck_assert_double_eq_tol(dc.z3_tail_layers, 1.0, 1e-15);
+	fw.grad_bucket = 9e6;
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+	ck_assert_double_eq_tol(dc.z3_tail_layers, 1.5, 1e-15);
+	fw.grad_bucket = 5e8;
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+	ck_assert_double_eq_tol(dc.z3_tail_layers, 2.0, 1e-15);
+	cluster_release(&c);
+
+	memset(&dc, 0, sizeof(dc));
+	plan_init(&p);
+	framework_init_default(&fw);
+	fw.overlap_slowdown = 1.2;
+	dc.z3_gather_layer_s = 1e-3;
+	dc.z3_reduce_layer_s = 1e-3;
+	dc.z3_rest_s = 2e-4;
+	dc.zero3_mb_s = 4 * 3e-3 + 2e-4;
+	dc.z3_tail_layers = 3.0;
+	e = dp_zero3_exposed(&dc, &p, &fw, 4, 0.5e-3, 1.5e-3, 0.0, &slow);
+	ck_assert_double_eq_tol(e, 6.7e-3, 1e-15);
+	ck_assert_double_eq_tol(slow, 1.1e-3, 1e-15);
+	/* A tail of one layer is the layer-by-layer model of test_zero3_exposure. */
+	dc.z3_tail_layers = 1.0;
+	e = dp_zero3_exposed(&dc, &p, &fw, 4, 0.5e-3, 1.5e-3, 0.0, &slow);
+	ck_assert_double_eq_tol(e, 6.2e-3, 1e-15);
+	ck_assert_double_eq_tol(slow, 1.2e-3, 1e-15);
+}
+END_TEST
+
 static Suite *
 data_par_suite(void)
 {
@@ -455,6 +517,7 @@ data_par_suite(void)
 	tcase_add_test(tc, test_zero3_experts_per_tensor);
 	tcase_add_test(tc, test_zero1_internevo);
 	tcase_add_test(tc, test_bucket_tail);
+	tcase_add_test(tc, test_zero3_reduce_bucket_tail);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -17,6 +17,8 @@ struct dp_comm {
 	double z3_gather_layer_s; /**< ZeRO-3: gathering one layer's parameters */
 	double z3_reduce_layer_s; /**< ZeRO-3: reduce-scattering one layer's gradients */
 	double z3_rest_s;       /**< ZeRO-3: gathering and reducing the rest (embedding, head) */
+	double z3_tail_layers;  /**< ZeRO-3: layers whose gradients the last reduction bucket holds,
+				     reduced after the backward (0 or 1: the last layer's) */
 	double embed_sync_s;    /**< tied-embedding all-reduce between first and last stage */
 	double bytes;           /**< bytes each GPU sends per iteration (for reports) */
 };

@@ -176,7 +176,7 @@ struct framework {
 	int pipeline_split;       /**< plan-cli pipeline: enum plan_pp_split where the even split fails */
 	int zero_grad_reduce;     /**< enum framework_zero_reduce */
 	int zero_param_sync;      /**< enum framework_zero_sync */
-	double grad_bucket;       /**< ZeRO 0-2: gradient elements per reduction bucket (0: the last layer's
+	double grad_bucket;       /**< gradient elements per reduction bucket, ZeRO 0-3 (0: the last layer's
 				       gradients are the exposed tail) */
 	int pipeline_schedules;   /**< plan-cli optsearch: enum framework_schedules, what optimize searches */
 	/* plan-cli h100: begin */

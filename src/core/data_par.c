@@ -257,6 +257,27 @@ zero3_sync(const struct plan *p, const struct cluster *c, const struct group_lay
 		       (fw->gather_bytes + fw->reduce_bytes) * rest);
 }
 
+/*
+ * The layers whose gradients are reduced after the backward ends.
+ * DeepSpeed's stage 3 (deepspeed/runtime/zero/stage3.py from v0.6.0 on,
+ * reduce_independent_p_g_buckets_and_remove_grads and
+ * __reduce_and_partition_ipg_grads) adds each gradient to a bucket and
+ * reduce-scatters the bucket when the next gradient would take it past
+ * reduce_bucket_size (5e8 elements by default, runtime/zero/config.py);
+ * independent_gradient_partition_epilogue reduces what is left after the
+ * last backward hook. A bucket holds grad_bucket / params_layer layers'
+ * gradients, and the last bucket's reduction waits after the backward,
+ * as dp_bucket_tail() takes for ZeRO 0-2: at least one layer (FSDP
+ * reduces each unit as its backward ends) and at most all of them.
+ */
+static double
+z3_tail_layers(const struct framework *fw, double params_layer, double layers)
+{
+	if (fw->grad_bucket <= 0 || params_layer <= 0)
+		return 1.0;
+	return fmin(fmax(1.0, fw->grad_bucket / params_layer), fmax(1.0, layers));
+}
+
 void
 dp_comm_time(const struct model *m, const struct plan *p,
 	     const struct cluster *c, const struct plan_layout *lay,
@@ -292,6 +313,9 @@ dp_comm_time(const struct model *m, const struct plan *p,
 				layers * z3_expert_tensors(m, fw, params_expert / layers).reduced, out);
 	} else {
 		double rest = fmax(0.0, dense - layers * params_layer);
+
+		out->z3_tail_layers = z3_tail_layers(fw, params_layer + (layers > 0 ? params_expert / layers : 0.0),
+						     layers);
 
 		zero3_sync(p, c, &lay->mics, algo, fw, z3_layer_tensors(m, fw), params_layer, layers, rest, out);
 		/* Experts are gathered with their layer, over the expert-DP ranks. */
@@ -350,8 +374,10 @@ dp_grad_reduce_overlapped(const struct plan *p, const struct framework *fw)
  * gather of the next layer and the reduce-scatter of this one share the
  * same links (FSDP1 even runs them on one stream), against the layer's
  * backward and its recomputed forward; the first gather and the last
- * reduce-scatter wait. BACKWARD_POST issues the gather after the layer's
- * backward, so it waits every time; without prefetch everything waits.
+ * reduce-scatter wait (with reduction buckets, the last bucket's layers'
+ * reduce-scatters: z3_tail_layers()). BACKWARD_POST issues the gather
+ * after the layer's backward, so it waits every time; without prefetch
+ * everything waits.
  * The root unit (embedding, head) is gathered before the forward and
  * reduced after the backward. Compute that overlaps a collective runs
  * fw->overlap_slowdown times slower (Lee et al. 2025, arXiv 2507.03114:
@@ -365,6 +391,11 @@ dp_zero3_exposed(const struct dp_comm *dc, const struct plan *p, const struct fr
 	double regather = fw->backward_regather ? g : 0.0;
 	double recompute_g = fw->recompute_regather && plan_stage_recompute(p, 0) == PLAN_RECOMPUTE_FULL ? g : 0.0;
 	double exposed = dc->z3_rest_s, overlapped = 0.0, comm_b, comp_b, rest_layers;
+	/* The last reduction bucket's layers (z3_tail_layers()): their
+	 * reduce-scatter waits after the backward; the other layers'
+	 * reductions are spread over the backward of the layers but the
+	 * first. */
+	double tail = fmin(fmax(1.0, dc->z3_tail_layers), fmax(1.0, layers)), r_over;
 
 	*slowdown_s = 0.0;
 	if (layers < 1.0)
@@ -372,18 +403,19 @@ dp_zero3_exposed(const struct dp_comm *dc, const struct plan *p, const struct fr
 	if (!p->dp_overlap || fw->prefetch == FRAMEWORK_PREFETCH_NONE)
 		return dc->zero3_mb_s;
 	rest_layers = layers - 1.0;
+	r_over = rest_layers > 0 ? r * (layers - tail) / rest_layers : 0.0;
 	/* forward */
 	exposed += g + rest_layers * fmax(0.0, g - fwd_s);
 	overlapped += rest_layers * fmin(g, fwd_s);
 	/* backward */
-	comm_b = regather + recompute_g + r;
+	comm_b = regather + recompute_g + r_over;
 	comp_b = bwd_s + recompute_s;
 	if (fw->prefetch == FRAMEWORK_PREFETCH_POST) {
 		exposed += layers * regather;
 		comm_b -= regather;
 		regather = 0.0;
 	}
-	exposed += regather + r + rest_layers * fmax(0.0, comm_b - comp_b);
+	exposed += regather + tail * r + rest_layers * fmax(0.0, comm_b - comp_b);
 	overlapped += rest_layers * fmin(comm_b, comp_b);
 	*slowdown_s = (fw->overlap_slowdown - 1.0) * overlapped;
 	return exposed;

@@ -40,9 +40,9 @@ const struct schema_key framework_schema[] = {
 		  "InternEvo's broadcast_params)" },
 	{ .key = "grad_bucket", .type = SCHEMA_NUMBER, .offset = OFF(grad_bucket), .min = 0, .max = 1e12,
 	  .def = "0",
-	  .help = "ZeRO 0-2 with grad_reduce_overlap: gradient elements per reduction bucket; the last one "
-		  "is reduced after the backward (InternEvo's reduce_bucket_size, 512 Mi elements); 0: the "
-		  "last layer's gradients" },
+	  .help = "ZeRO 0-2 with grad_reduce_overlap, and ZeRO-3: gradient elements per reduction bucket; "
+		  "the last one is reduced after the backward (InternEvo's reduce_bucket_size, 512 Mi "
+		  "elements; DeepSpeed's, 5e8); 0: the last layer's gradients" },
 	{ .key = "gather_bytes", .type = SCHEMA_NUMBER, .offset = OFF(gather_bytes), .min = 0,
 	  .min_exclusive = true, .max = 8, .def = "2",
 	  .help = "bytes per parameter all-gathered (bf16: 2)" },
