@@ -376,18 +376,28 @@ out:
 	return rc;
 }
 
-/* The wave model's values (fit_gemm.c searched them) and the wave loss they charge. */
+/* Whether @f's wave value differs from the base GPU's, and if not whether the log confirms it. */
+static const char *
+wave_status(bool changed, bool alone)
+{
+	return changed ? "fitted" : alone ? "the GPU's, confirmed" : "the GPU's, kept";
+}
+
+/* The wave model's values (fit_gemm.c searched them) and the wave loss they charge; @g the base GPU. */
 static void
 print_waves_text(const struct gpu *g, const struct fit_gemm_result *f)
 {
-	printf("sm_count             %10d     %s", f->sm_count, f->waves_changed ? "fitted" : "the GPU's");
+	bool tile_changed = f->tile_m != g->gemm_tile_m || f->tile_n != g->gemm_tile_n;
+
+	printf("sm_count             %10d     %s", f->sm_count,
+	       wave_status(f->sm_count != g->sm_count, f->sm_count_lo == f->sm_count_hi));
 	if (f->sm_count_lo < f->sm_count_hi)
 		printf("; %d to %d fit as well", f->sm_count_lo, f->sm_count_hi);
 	else
 		printf("; no other fits as well");
 	printf(" (%d tried)\n", f->candidates);
 	printf("gemm_tile            %4d x %-4d    %s; %d of %d tile shapes fit as well\n", f->tile_m, f->tile_n,
-	       f->waves_changed ? "fitted" : "the GPU's", f->tiles_alike, FIT_GEMM_TILES);
+	       wave_status(tile_changed, f->tiles_alike == 1), f->tiles_alike, FIT_GEMM_TILES);
 	if (f->waves_changed)
 		printf("                                 (the GPU's: %d SMs, tile %d x %d)\n", g->sm_count,
 		       g->gemm_tile_m, g->gemm_tile_n);
@@ -481,9 +491,10 @@ gemm_yaml(const char *file, const struct gpu *g, const struct fit_gemm_result *f
 		src, f->points, f->fp8_points, 100 * f->mape, f->efficiency_max, f->efficiency_max_se,
 		f->overhead_s * 1e6, f->overhead_se * 1e6, f->fp8_ratio, f->fp8_ratio_se);
 	if (f->waves_searched)
-		fprintf(y, "# sm_count %d (%s; %d to %d fit as well), gemm_tile %d x %d; wave loss on %d GEMMs, "
-			"%.1f %% mean\n", f->sm_count, f->waves_changed ? "fitted" : "the GPU's, kept", f->sm_count_lo,
-			f->sm_count_hi, f->tile_m, f->tile_n, f->partial_wave, 100 * f->wave_loss_mean);
+		fprintf(y, "# sm_count %d (%d to %d fit as well), gemm_tile %d x %d (%d of %d tiles fit as well), %s; "
+			"wave loss on %d GEMMs, %.1f %% mean\n", f->sm_count, f->sm_count_lo, f->sm_count_hi, f->tile_m,
+			f->tile_n, f->tiles_alike, FIT_GEMM_TILES,
+			f->waves_changed ? "fitted" : "the GPU's, kept", f->partial_wave, 100 * f->wave_loss_mean);
 	schema_write(gpu_schema, &out, y, 0);
 	if (fclose(y) != 0) {
 		free(text);
