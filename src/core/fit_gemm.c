@@ -399,7 +399,21 @@ fit_gemm(const struct fit_gemm_point *pts, int n, const struct gpu *base,
 	ok = ok && fit16(&c, pts, n, use16, out, err);
 	if (ok && !search_waves(&c, pts, n, use16, out->overhead_fitted ? 2 : 1, out))
 		ok = plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
-	ok = ok && fit_at(&c, pts, n, base, use16, use8, out, err);
+	if (ok && !fit_at(&c, pts, n, base, use16, use8, out, err)) {
+		/* The searched values fitted the base fit's points better, but
+		 * refitted over every point (the memory-bound ones marked
+		 * again, fp8) they fail: keep the GPU's values and say that. */
+		ok = out->waves_changed;
+		if (ok) {
+			c.gpu = *base;
+			out->waves_changed = false;
+			out->sm_count = base->sm_count;
+			out->tile_m = base->gemm_tile_m;
+			out->tile_n = base->gemm_tile_n;
+			plan_error_clear(err);
+			ok = fit_at(&c, pts, n, base, use16, use8, out, err);
+		}
+	}
 	if (ok)
 		wave_loss(&c, pts, n, use16, out);
 	if (ok && out->waves_searched) {
