@@ -41,7 +41,8 @@ static const struct cli_option fit_logs_rows[] = {
 	{ .name = "cluster", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = FIT(cluster),
 	  .help = "line rates to split bandwidth x efficiency, and the intra-node link an inter fit keeps" },
 	{ .name = "gemm", .metavar = "CSV", .kind = CLI_OPT_STRING, .offset = FIT(gemm),
-	  .help = "fit the GPU's GEMM efficiency to timings (m,n,k,dtype,seconds; scripts/measure-gpu.py)" },
+	  .help = "fit the GPU's GEMM efficiency, and its SM count and tile, to timings (m,n,k,dtype,seconds; "
+		  "scripts/measure-gpu.py)" },
 	{ .name = "gpu", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = FIT(gpu),
 	  .help = "the GPU the GEMMs ran on (its peaks; required with --gemm)" },
 	{ .name = "output", .metavar = "FILE", .kind = CLI_OPT_STRING, .offset = FIT(output),
@@ -60,8 +61,9 @@ const struct cli_command_options cli_fit_logs_options = {
 		    "\n"
 		    "Fit the link parameters (bandwidth x efficiency, latency, message_half_size) of\n"
 		    "collective.c's model to nccl-tests logs, or the GPU's gemm_efficiency_max,\n"
-		    "gemm_overhead and fp8_gemm_ratio to GEMM timings; print them with standard\n"
-		    "errors and the fit's MAPE, and write them as a profile snippet.\n"
+		    "gemm_overhead and fp8_gemm_ratio to GEMM timings (and search its sm_count and\n"
+		    "GEMM tile, the wave model); print them with standard errors and the fit's MAPE,\n"
+		    "and write them as a profile snippet.\n"
 		    "\n",
 	.options = fit_logs_rows,
 	.width = 28,
