@@ -614,7 +614,7 @@ START_TEST(test_gemm_wave_search)
 	ck_assert_int_eq(t.f.sm_count, 114);
 	ck_assert_int_eq(t.f.tile_m, 128);
 	ck_assert_int_eq(t.f.tile_n, 128);
-	ck_assert_int_eq(t.f.candidates, 6 * (264 - 16 + 1));
+	ck_assert_int_eq(t.f.candidates, 6 * (264 - 16 + 1) + 1); /* and sm_count 0 */
 	ck_assert(t.f.sm_count_lo <= 114 && t.f.sm_count_hi >= 114 && t.f.sm_count_hi - t.f.sm_count_lo <= 2);
 	ck_assert_rel(t.f.efficiency_max, 0.5, 1e-9);
 	ck_assert_rel(t.f.overhead_s, 5e-6, 1e-6);
@@ -648,7 +648,8 @@ START_TEST(test_gemm_wave_search)
 }
 END_TEST
 
-/* A log that cannot tell the SM count (square GEMMs, 2 % noise) keeps the GPU's. */
+/* A log that cannot tell the SM count (square GEMMs, 2 % noise) keeps the GPU's; one without
+ * wave loss gives sm_count 0. */
 START_TEST(test_gemm_waves_kept)
 {
 	struct gemm_case t;
@@ -663,6 +664,19 @@ START_TEST(test_gemm_waves_kept)
 	ck_assert(t.f.waves_searched && !t.f.waves_changed);
 	ck_assert(t.f.sm_count == 132 && t.f.tile_m == 128 && t.f.tile_n == 256);
 	ck_assert(t.f.sm_count_lo < 132 && t.f.sm_count_hi > 132);
+	/* A log made without wave loss (a library that hides its waves,
+	 * stream-K) at the wave boundaries: sm_count 0 fits it best. */
+	{
+		struct gpu flat = t.g;
+
+		flat.sm_count = 0;
+		n = make_wave_gemms(&flat, 0.0, &t.seed, t.pts);
+		ck_assert_msg(fit_gemm(t.pts, n, &t.g, &t.f, &t.err), "%s", t.err.message);
+		ck_assert(t.f.waves_changed && t.f.sm_count == 0 && t.f.partial_wave == 0);
+		ck_assert(t.f.mape < 1e-9);
+		fit_gemm_apply(&t.f, &t.g);
+		ck_assert_int_eq(t.g.sm_count, 0);
+	}
 	/* Without waves in the profile nothing is searched. */
 	t.g.sm_count = 0;
 	ck_assert_msg(fit_gemm(t.pts, n, &t.g, &t.f, &t.err), "%s", t.err.message);

@@ -44,7 +44,7 @@ struct fit_gemm_result {
 	int sm_count, tile_m, tile_n; /**< chosen: the base GPU's unless the log tells them apart */
 	int sm_count_lo, sm_count_hi; /**< the SM counts that fit as well with the chosen tile */
 	int tiles_alike;           /**< tile shapes (of FIT_GEMM_TILES) that fit as well at some SM count */
-	int candidates;            /**< (SM count, tile) pairs tried */
+	int candidates;            /**< (SM count, tile) pairs tried, and sm_count 0 (no waves) */
 	int partial_wave;          /**< 16-bit points used that the chosen values charge a partial wave */
 	double wave_loss_mean;     /**< their mean 1 - wave factor */
 	double wave_loss_max;
@@ -62,7 +62,7 @@ struct fit_gemm_result {
  * factor; its measured gemm_efficiency curve, if any, is not used.
  * Needs 3 or more 16-bit points that are not memory-bound.
  * When @base models waves (sm_count > 0), the SM count (an eighth to
- * twice @base's) and the CTA tile (FIT_GEMM_TILES) are searched: they
+ * twice @base's, or 0: no waves) and the CTA tile (FIT_GEMM_TILES) are searched: they
  * replace @base's only where they fit the 16-bit points clearly better
  * (fit_gemm.c says by how much); the wave loss the chosen values charge
  * and the MAPE without waves are reported.

@@ -393,7 +393,9 @@ print_waves_text(const struct gpu *g, const struct fit_gemm_result *f)
 
 	printf("sm_count             %10d     %s", f->sm_count,
 	       wave_status(f->sm_count != g->sm_count, f->sm_count_lo == f->sm_count_hi));
-	if (f->sm_count_lo < f->sm_count_hi)
+	if (f->sm_count == 0)
+		printf(": no wave loss fits best (a library that hides its waves, as stream-K kernels do)");
+	else if (f->sm_count_lo < f->sm_count_hi)
 		printf("; %d to %d fit as well", f->sm_count_lo, f->sm_count_hi);
 	else
 		printf("; no other fits as well");

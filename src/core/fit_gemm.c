@@ -25,7 +25,8 @@
  * run from an eighth of the base's (a MIG 1g slice: 16 of an H100's
  * 132 SMs, NVIDIA MIG User Guide) to twice it; the tiles are the CTA
  * shapes CUTLASS and cuBLAS use on Volta to Blackwell, 64 to 256 a side
- * (the model also tries each transposed and its square half).
+ * (the model also tries each transposed and its square half); and no
+ * waves at all (sm_count 0), for a library whose kernels hide them.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -235,24 +236,48 @@ score(const struct fit_gemm_point *pts, int n, const struct gpu *base, const boo
 	out->memory_bound = n - m;
 }
 
-/* chi^2 of the fit over @use with @np parameters at @c's wave values; false when it fails. */
+/*
+ * chi^2 over the points @use marks of the fit at @c's wave values, @np
+ * parameters: the linear fit over those of them whose compute side
+ * bounds them at these values (refitted once after marking them), each
+ * point's error that of the roofline time, max(compute, memory). Every
+ * candidate is scored on the same points, whichever side bounds them.
+ * @own is scratch for @n flags. False when the fit fails.
+ */
 static bool
 chi2_marked(const struct cluster *c, const struct fit_gemm_point *pts, int n, const bool *use, int np,
-	    double *chi2)
+	    bool *own, double *chi2)
 {
 	double theta[2], cov[4];
 	int used;
 
 	if (!fit_marked(c, pts, n, use, false, np, NULL, theta, cov, &used))
 		return false;
+	for (int pass = 0; pass < 2; pass++) {
+		int changed = 0;
+
+		for (int i = 0; i < n; i++) {
+			bool want = use[i] && memory_time(&c->gpu, &pts[i]) <
+						     compute_side(&c->gpu, &pts[i], theta[0], np == 2 ? theta[1] : 0.0) /
+							     shape(c, &pts[i]);
+
+			changed += want != (pass == 0 ? use[i] : own[i]);
+			own[i] = want;
+		}
+		if (changed == 0)
+			break;
+		if (!fit_marked(c, pts, n, own, false, np, NULL, theta, cov, &used))
+			return false;
+	}
 	*chi2 = 0.0;
 	for (int i = 0; i < n; i++) {
-		double ts, r;
+		double t, r;
 
 		if (!use[i])
 			continue;
-		ts = pts[i].time_s * shape(c, &pts[i]);
-		r = (flops(&pts[i]) / c->gpu.peak_flops * theta[0] + (np == 2 ? theta[1] : 0.0)) / ts - 1.0;
+		t = fmax(compute_side(&c->gpu, &pts[i], theta[0], np == 2 ? theta[1] : 0.0) / shape(c, &pts[i]),
+			 memory_time(&c->gpu, &pts[i]));
+		r = t / pts[i].time_s - 1.0;
 		*chi2 += r * r;
 	}
 	return true;
@@ -286,27 +311,46 @@ search_waves(struct cluster *c, const struct fit_gemm_point *pts, int n, const b
 	int lo = sm0 / 8 > 1 ? sm0 / 8 : 1, hi = 2 * sm0 < 4096 ? 2 * sm0 : 4096, k = 0, best = -1, m = 0;
 	int span = hi - lo + 1;
 	double chi_base, thresh, *chi;
+	bool *own;
 
 	out->sm_count = sm0;
 	out->tile_m = tm0;
 	out->tile_n = tn0;
 	for (int i = 0; i < n; i++)
 		m += use[i];
-	if (sm0 <= 0 || tm0 <= 0 || tn0 <= 0 || m <= np || !chi2_marked(c, pts, n, use, np, &chi_base))
+	if (sm0 <= 0 || tm0 <= 0 || tn0 <= 0 || m <= np)
 		return true;
-	chi = malloc(sizeof(*chi) * (size_t)span * FIT_GEMM_TILES);
-	if (!chi)
+	own = malloc(sizeof(*own) * (size_t)n);
+	chi = malloc(sizeof(*chi) * ((size_t)span * FIT_GEMM_TILES + 1));
+	if (!own || !chi) {
+		free(own);
+		free(chi);
 		return false;
+	}
+	if (!chi2_marked(c, pts, n, use, np, own, &chi_base)) {
+		free(own);
+		free(chi);
+		return true;
+	}
 	for (int t = 0; t < FIT_GEMM_TILES; t++)
 		for (int sm = lo; sm <= hi; sm++, k++) {
 			g->sm_count = sm;
 			g->gemm_tile_m = tile_shapes[t][0];
 			g->gemm_tile_n = tile_shapes[t][1];
-			if (!chi2_marked(c, pts, n, use, np, &chi[k]))
+			if (!chi2_marked(c, pts, n, use, np, own, &chi[k]))
 				chi[k] = INFINITY;
 			if (best < 0 || chi[k] < chi[best])
 				best = k;
 		}
+	/* The last candidate: no wave loss at all (sm_count 0), as where the
+	 * library hides its waves (stream-K kernels split the last wave's
+	 * work over every SM: Osama et al., PPoPP 2023). */
+	g->sm_count = 0;
+	if (!chi2_marked(c, pts, n, use, np, own, &chi[k]))
+		chi[k] = INFINITY;
+	if (chi[k] < chi[best])
+		best = k;
+	k++;
 	out->waves_searched = true;
 	out->candidates = k;
 	thresh = chi[best] / (m - np) * (4.0 + 2.0 * log((double)k));
@@ -315,9 +359,11 @@ search_waves(struct cluster *c, const struct fit_gemm_point *pts, int n, const b
 	g->gemm_tile_n = tn0;
 	if (chi_base - chi[best] > thresh) {
 		out->waves_changed = true;
-		out->sm_count = g->sm_count = lo + best % span;
-		out->tile_m = g->gemm_tile_m = tile_shapes[best / span][0];
-		out->tile_n = g->gemm_tile_n = tile_shapes[best / span][1];
+		out->sm_count = g->sm_count = best == span * FIT_GEMM_TILES ? 0 : lo + best % span;
+		if (out->sm_count > 0) {
+			out->tile_m = g->gemm_tile_m = tile_shapes[best / span][0];
+			out->tile_n = g->gemm_tile_n = tile_shapes[best / span][1];
+		}
 	}
 	/* As good: within the threshold of the chosen candidate's chi^2. */
 	{
@@ -340,6 +386,7 @@ search_waves(struct cluster *c, const struct fit_gemm_point *pts, int n, const b
 			out->tiles_alike += alike;
 		}
 	}
+	free(own);
 	free(chi);
 	return true;
 }
