@@ -11,7 +11,11 @@ fp8 uses torch._scaled_mm (Hopper and later) when this PyTorch has it, and
 is skipped otherwise. --flash-attention also times
 torch.nn.functional.scaled_dot_product_attention (causal, forward and
 backward) and prints the achieved TFLOP/s on stderr: the CSV stays GEMMs
-only. Not run by the test suite (it needs a GPU)."""
+only. --waves also times GEMMs around the GPU's wave boundaries (M x N
+in 128 x 128 tiles just under, at and over one and two times its SM
+count, K 8192), from which fit-logs --gemm fits sm_count and the CTA tile
+(docs/calibration.md, "GEMM waves from a log"). Not run by the test suite
+(it needs a GPU)."""
 import argparse
 import csv
 import statistics
@@ -21,6 +25,20 @@ SQUARE = [256, 512, 1024, 2048, 4096, 8192, 16384]
 # Transformer shapes: (tokens, hidden) x (hidden, 3 hidden | 4 hidden | ...).
 TRAINING = [(4096, 12288, 4096), (4096, 4096, 4096), (8192, 14336, 4096), (8192, 4096, 14336),
             (16384, 1024, 8192), (2048, 28672, 8192), (1024, 1024, 64)]
+
+
+def wave_shapes(sms, tile=128, k=8192):
+    """(m, n, k) whose m/tile x n/tile tiles are just under, at and over
+    sms and 2 sms: a x b = T with a the divisor of T nearest sqrt(T), T
+    skipped when that divisor is under 4 (a skinny GEMM has its own
+    shape factor)."""
+    shapes = []
+    for target in (sms, 2 * sms):
+        for tiles in range(target - 6, target + 7, 2) if target > 8 else ():
+            a = max(d for d in range(1, int(tiles ** 0.5) + 1) if tiles % d == 0)
+            if a >= 4:
+                shapes.append((tile * a, tile * (tiles // a), k))
+    return shapes
 
 
 def timed(fn, warmup, iters, repeats, torch):
@@ -79,6 +97,7 @@ def main():
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--flash-attention", action="store_true")
+    ap.add_argument("--waves", action="store_true", help="also GEMMs around the SM count's wave boundaries")
     args = ap.parse_args()
     import torch
     if not torch.cuda.is_available():
@@ -86,8 +105,13 @@ def main():
     out = sys.stdout if args.output == "-" else open(args.output, "w", newline="")
     w = csv.writer(out)
     w.writerow(["m", "n", "k", "dtype", "seconds"])
+    shapes = [(s, s, s) for s in SQUARE] + TRAINING
+    if args.waves:
+        sms = torch.cuda.get_device_properties(0).multi_processor_count
+        print(f"measure-gpu.py: {sms} SMs, {len(wave_shapes(sms))} wave-boundary GEMMs", file=sys.stderr)
+        shapes += wave_shapes(sms)
     for dtype in args.dtypes.split(","):
-        for m, n, k in [(s, s, s) for s in SQUARE] + TRAINING:
+        for m, n, k in shapes:
             fn = gemm_fn(m, n, k, dtype, torch)
             if fn is None:
                 print(f"measure-gpu.py: {dtype} not available here, skipped", file=sys.stderr)

@@ -405,13 +405,137 @@ START_TEST(test_fifty_runs)
 }
 END_TEST
 
+/* ------------------------------------- the GPU and host keys of issue 25 */
+
+/* One key fitted alone on dgx-h100: runs of make_run, in @precision, predicted with the framework @fw. */
+struct one_key {
+	struct model m;
+	struct cluster c;
+	struct framework fw;
+	struct run runs[MAX_RUNS];
+	double measured[MAX_RUNS];
+	struct calib_key key;
+	const char *names[1];
+	double start[1], lo[1], hi[1];
+};
+
+static bool
+predict_one(void *ctx, const double *x, int run, double *t, struct plan_error *err)
+{
+	struct one_key *s = ctx;
+	struct run_prediction p;
+
+	*s->key.value = x[0];
+	if (!runs_predict(&s->runs[run], &s->m, &s->c, &s->fw, NULL, &p, err))
+		return false;
+	*t = p.predicted_s;
+	return true;
+}
+
+/*
+ * Predict 12 runs (sequences of @seq tokens; 0: make_run's) with @path at @truth, measure them with 1 % noise, set
+ * the key back to @start (0: the profile's) and fit it alone: the fit must give @truth back
+ * within two standard errors, the error under 5 % of it.
+ */
+static void
+recover_one(const char *path, double truth, double start, int precision, int attention_kernel, int seq)
+{
+	static struct one_key s;
+	struct plan_error err;
+	struct calib_fit fit;
+	struct calib_problem p;
+	unsigned long seed = 777;
+	const int n = 12;
+	double t;
+
+	memset(&s, 0, sizeof(s));
+	test_load_profile(PROFILE_MODEL, "gpt-1.7b", &s.m);
+	test_load_profile(PROFILE_CLUSTER, "dgx-h100", &s.c);
+	framework_init_default(&s.fw);
+	s.fw.attention_kernel = attention_kernel;
+	s.fw.host_launch_s = 0.0;
+	plan_error_clear(&err);
+	ck_assert_msg(calib_key_resolve(path, &s.c, &s.fw, &s.key, &err), "%s: %s", path, err.message);
+	s.names[0] = s.key.path;
+	s.lo[0] = s.key.lo;
+	s.hi[0] = s.key.hi;
+	if (start == 0.0)
+		start = *s.key.value; /* the profile's, as calib_key_resolve left it */
+	for (int i = 0; i < n; i++) {
+		make_run(&s.runs[i], i, i % 2 == 0);
+		s.runs[i].plan.precision = precision;
+		s.runs[i].flash_attention = 1; /* the runs CSV's cell: flash attention, the Hopper default */
+		if (seq > 0)
+			s.runs[i].plan.seq_len = seq;
+		ck_assert_msg(predict_one(&s, &truth, i, &t, &err), "%s", err.message);
+		s.measured[i] = t * (1.0 + 0.01 * (2.0 * lcg(&seed) - 1.0));
+	}
+	s.start[0] = *s.key.value = start;
+	p = (struct calib_problem){ n, 1, s.names, s.start, s.lo, s.hi, s.measured, predict_one, &s };
+	ck_assert_msg(calib_fit(&p, NULL, n, &fit, &err), "%s: %s", path, err.message);
+	printf("# %s: %.6g +/- %.3g from %.6g (true %.6g); MAPE %.2f %% -> %.2f %%\n", path, fit.x[0], fit.se[0],
+	       start, truth, 100 * fit.mape_before, 100 * fit.mape_after);
+	ck_assert_msg(fit.has_se && fabs(fit.x[0] - truth) <= 2 * fit.se[0] && fit.se[0] < 0.05 * truth,
+		      "%s %g +/- %g, true %g", path, fit.x[0], fit.se[0], truth);
+	cluster_release(&s.c);
+}
+
+/*
+ * The keys issue 25 added, each fitted from a start away from the value
+ * the runs were made with: the power limit (its bounds 140-700 W, a
+ * fifth of the H100's rated 700 W to it; also from the profile's 0, no limit), the GPU's kernel launch cost,
+ * the host's (framework), the fp8 GEMM ratio (fp8 runs), the attention
+ * efficiency and FlashAttention-2's speed (a framework running fa2), these
+ * two on sequences of 16384 tokens, where attention is a large share.
+ */
+START_TEST(test_issue25_keys_recovered)
+{
+	recover_one("gpu.power_limit", 500.0, 650.0, PLAN_PRECISION_BF16, FRAMEWORK_ATTN_PROFILE, 0);
+	recover_one("gpu.power_limit", 500.0, 0.0, PLAN_PRECISION_BF16, FRAMEWORK_ATTN_PROFILE, 0);
+	recover_one("gpu.launch_overhead", 8e-6, 2e-6, PLAN_PRECISION_BF16, FRAMEWORK_ATTN_PROFILE, 0);
+	recover_one("framework.host_launch_overhead", 80e-6, 40e-6, PLAN_PRECISION_BF16, FRAMEWORK_ATTN_PROFILE, 0);
+	recover_one("gpu.fp8_gemm_ratio", 0.7, 0.95, PLAN_PRECISION_FP8, FRAMEWORK_ATTN_PROFILE, 0);
+	recover_one("gpu.attention_fwd_efficiency", 0.4, 0.6, PLAN_PRECISION_BF16, FRAMEWORK_ATTN_PROFILE, 16384);
+	recover_one("gpu.fa2_attention_speed", 0.4, 0.8, PLAN_PRECISION_BF16, FRAMEWORK_ATTN_FA2, 16384);
+}
+END_TEST
+
+/* power_limit's bounds come from rated_power; whole numbers and choices say why they are not fitted. */
+START_TEST(test_issue25_key_bounds)
+{
+	struct cluster c;
+	struct framework fw;
+	struct calib_key k;
+	struct plan_error err;
+
+	test_load_profile(PROFILE_CLUSTER, "dgx-h100", &c);
+	framework_init_default(&fw);
+	plan_error_clear(&err);
+	ck_assert(calib_key_resolve("gpu.power_limit", &c, &fw, &k, &err));
+	ck_assert(k.lo == 140.0 && k.hi == 700.0 && *k.value == 700.0 && strcmp(k.unit, "W") == 0);
+	c.gpu.rated_power_W = 0;
+	c.gpu.power_limit_W = 0;
+	ck_assert(!calib_key_resolve("gpu.power_limit", &c, &fw, &k, &err));
+	ck_assert_msg(strstr(err.message, "needs gpu.rated_power"), "%s", err.message);
+	ck_assert(!calib_key_resolve("gpu.sm_count", &c, &fw, &k, &err));
+	ck_assert_msg(strstr(err.message, "fit-logs --gemm"), "%s", err.message);
+	ck_assert(!calib_key_resolve("gpu.gemm_tile_n", &c, &fw, &k, &err));
+	ck_assert_msg(strstr(err.message, "whole number"), "%s", err.message);
+	ck_assert(!calib_key_resolve("framework.cuda_graphs", &c, &fw, &k, &err));
+	ck_assert_msg(strstr(err.message, "is a choice"), "%s", err.message);
+	ck_assert(!calib_key_resolve("framework.fp8_params", &c, &fw, &k, &err));
+	ck_assert_msg(strstr(err.message, "is a choice"), "%s", err.message);
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 calibrate_suite(void)
 {
 	const TTest *const tests[] = {
 		test_recovers_known_values, test_exact_without_noise, test_underdetermined, test_unseen_key,
 		test_key_paths, test_key_at_bound, test_choose_zero_column, test_choose_collinear, test_write_round_trip,
-		test_fifty_runs,
+		test_fifty_runs, test_issue25_keys_recovered, test_issue25_key_bounds,
 	};
 	Suite *s = suite_create("calibrate");
 	TCase *tc = tcase_create("calibrate");

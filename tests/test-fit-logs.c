@@ -558,6 +558,132 @@ START_TEST(test_gemm_csv)
 }
 END_TEST
 
+/* ------------------------------------------ GEMM waves (issue 25, item 2) */
+
+/*
+ * GEMMs around the wave boundaries of 114 SMs and of 132 (K 8192, so
+ * compute-bound): M = 128 a, N = 128 b gives a x b tiles of 128 x 128.
+ * Tile counts 96, 114, 115, 116, 120, 132, 133, 140, 228, 230 and the
+ * squares that pin eff_max and the overhead.
+ */
+static int
+make_wave_gemms(const struct gpu *g, double amp, unsigned *seed, struct fit_gemm_point *out)
+{
+	static const int ab[][2] = {
+		{ 8, 12 }, { 6, 19 }, { 5, 23 }, { 4, 29 }, { 10, 12 }, { 12, 11 }, { 7, 19 }, { 10, 14 },
+		{ 12, 19 }, { 10, 23 }, { 3, 38 }, { 9, 13 }, { 11, 11 }, { 16, 16 }, { 24, 24 }, { 32, 32 },
+	};
+	int n = 0;
+
+	for (size_t i = 0; i < sizeof(ab) / sizeof(ab[0]); i++, n++) {
+		out[n] = (struct fit_gemm_point){ 128.0 * ab[i][0], 128.0 * ab[i][1], 8192, FIT_GEMM_BF16, 0 };
+		out[n].time_s = fit_gemm_model_time(g, &out[n]) * (1.0 + wobble(seed, amp));
+	}
+	out[n] = (struct fit_gemm_point){ 1024, 1024, 1024, FIT_GEMM_BF16, 0 };
+	out[n].time_s = fit_gemm_model_time(g, &out[n]) * (1.0 + wobble(seed, amp));
+	return n + 1;
+}
+
+/*
+ * fit-logs --gemm finds the SM count and tile a log was timed with:
+ * GEMMs made on the toy GPU with 114 SMs (an H100 PCIe's) and cuBLAS's
+ * 128 x 128 tile, fitted from the profile's 132 SMs and 128 x 256.
+ * One point's wave loss by hand: M 1536, N 1408 (12 x 11 = 132 tiles),
+ * K 8192 on 114 SMs is 2 waves, 66 tiles a wave; the square GEMM of the
+ * same FLOPs, side (1536 x 1408 x 8192)^(1/3) = 2606.6, is 21 x 21 =
+ * 441 tiles in 4 waves, 110.25 a wave: factor 66 / 110.25 = 0.5986.
+ */
+START_TEST(test_gemm_wave_search)
+{
+	struct gemm_case t;
+	struct cluster c;
+	struct gpu truth;
+	double worst = 0.0;
+	int n;
+
+	gemm_case_init(&t);
+	truth = t.g;
+	truth.sm_count = 114;
+	truth.gemm_tile_m = truth.gemm_tile_n = 128;
+	t.g.sm_count = 132;
+	t.g.gemm_tile_m = 128;
+	t.g.gemm_tile_n = 256;
+	n = make_wave_gemms(&truth, 0.0, &t.seed, t.pts);
+	ck_assert_msg(fit_gemm(t.pts, n, &t.g, &t.f, &t.err), "%s", t.err.message);
+	ck_assert(t.f.waves_searched && t.f.waves_changed);
+	ck_assert_int_eq(t.f.sm_count, 114);
+	ck_assert_int_eq(t.f.tile_m, 128);
+	ck_assert_int_eq(t.f.tile_n, 128);
+	ck_assert_int_eq(t.f.candidates, 6 * (264 - 16 + 1) + 1); /* and sm_count 0 */
+	ck_assert(t.f.sm_count_lo <= 114 && t.f.sm_count_hi >= 114 && t.f.sm_count_hi - t.f.sm_count_lo <= 2);
+	ck_assert_rel(t.f.efficiency_max, 0.5, 1e-9);
+	ck_assert_rel(t.f.overhead_s, 5e-6, 1e-6);
+	ck_assert(t.f.mape < 1e-9 && t.f.mape_no_waves > 0.05);
+	/* The loss reported is the chosen model's: the hand-worked point among them. */
+	memset(&c, 0, sizeof(c));
+	c.nodes = c.gpus_per_node = 1;
+	c.gpu = truth;
+	ck_assert_double_eq_tol(cluster_gemm_wave_factor(&c, 1536, 1408, 8192, 1), 66.0 / 110.25, 1e-12);
+	for (int i = 0; i < n; i++)
+		worst = fmax(worst, 1.0 - cluster_gemm_wave_factor(&c, t.pts[i].m, t.pts[i].n, t.pts[i].k, 1));
+	ck_assert_double_eq_tol(t.f.wave_loss_max, worst, 1e-12);
+	ck_assert(t.f.partial_wave > 0 && t.f.wave_loss_max >= 1.0 - 66.0 / 110.25 - 1e-12);
+	/* Applied: the GPU predicts the log. */
+	fit_gemm_apply(&t.f, &t.g);
+	ck_assert_int_eq(t.g.sm_count, 114);
+	ck_assert_rel(fit_gemm_model_time(&t.g, &t.pts[1]), t.pts[1].time_s, 1e-9);
+	/* With 1 % noise the same values, and the errors still bracket the truth. */
+	t.g.sm_count = 132;
+	t.g.gemm_tile_m = 128;
+	t.g.gemm_tile_n = 256;
+	n = make_wave_gemms(&truth, 0.01, &t.seed, t.pts);
+	ck_assert_msg(fit_gemm(t.pts, n, &t.g, &t.f, &t.err), "%s", t.err.message);
+	printf("# waves at 1 %% noise: %d SMs (%d to %d), tile %d x %d, %d of 6 tiles alike; MAPE %.2f %%, "
+	       "%.2f %% without waves\n", t.f.sm_count, t.f.sm_count_lo, t.f.sm_count_hi, t.f.tile_m, t.f.tile_n,
+	       t.f.tiles_alike, 100 * t.f.mape, 100 * t.f.mape_no_waves);
+	ck_assert(t.f.waves_changed && t.f.sm_count_lo <= 114 && t.f.sm_count_hi >= 114);
+	ck_assert(t.f.tile_m == 128 && t.f.tile_n == 128);
+	ck_assert_msg(fabs(t.f.efficiency_max - 0.5) < 2 * t.f.efficiency_max_se, "%g +- %g", t.f.efficiency_max,
+		      t.f.efficiency_max_se);
+}
+END_TEST
+
+/* A log that cannot tell the SM count (square GEMMs, 2 % noise) keeps the GPU's; one without
+ * wave loss gives sm_count 0. */
+START_TEST(test_gemm_waves_kept)
+{
+	struct gemm_case t;
+	int n;
+
+	gemm_case_init(&t);
+	t.g.sm_count = 132;
+	t.g.gemm_tile_m = 128;
+	t.g.gemm_tile_n = 256;
+	n = make_gemms(&t.g, 0.02, &t.seed, t.pts);
+	ck_assert_msg(fit_gemm(t.pts, n, &t.g, &t.f, &t.err), "%s", t.err.message);
+	ck_assert(t.f.waves_searched && !t.f.waves_changed);
+	ck_assert(t.f.sm_count == 132 && t.f.tile_m == 128 && t.f.tile_n == 256);
+	ck_assert(t.f.sm_count_lo < 132 && t.f.sm_count_hi > 132);
+	/* A log made without wave loss (a library that hides its waves,
+	 * stream-K) at the wave boundaries: sm_count 0 fits it best. */
+	{
+		struct gpu flat = t.g;
+
+		flat.sm_count = 0;
+		n = make_wave_gemms(&flat, 0.0, &t.seed, t.pts);
+		ck_assert_msg(fit_gemm(t.pts, n, &t.g, &t.f, &t.err), "%s", t.err.message);
+		ck_assert(t.f.waves_changed && t.f.sm_count == 0 && t.f.partial_wave == 0);
+		ck_assert(t.f.mape < 1e-9);
+		fit_gemm_apply(&t.f, &t.g);
+		ck_assert_int_eq(t.g.sm_count, 0);
+	}
+	/* Without waves in the profile nothing is searched. */
+	t.g.sm_count = 0;
+	ck_assert_msg(fit_gemm(t.pts, n, &t.g, &t.f, &t.err), "%s", t.err.message);
+	ck_assert(!t.f.waves_searched && t.f.candidates == 0);
+}
+END_TEST
+
 static Suite *
 fit_logs_suite(void)
 {
@@ -579,6 +705,8 @@ fit_logs_suite(void)
 	tcase_add_test(tc, test_gemm_waves_and_power);
 	tcase_add_test(tc, test_gemm_errors);
 	tcase_add_test(tc, test_gemm_csv);
+	tcase_add_test(tc, test_gemm_wave_search);
+	tcase_add_test(tc, test_gemm_waves_kept);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -37,7 +37,22 @@ struct fit_gemm_result {
 	int memory_bound;          /**< points left out: the roofline's memory side bounds them */
 	double mape;               /**< of compute.c's times with the fitted GPU, over the points used */
 	double max_abs_error;
+	/* The wave model (cluster_gemm_wave_factor), searched when the base
+	 * GPU models waves (sm_count > 0); see fit_gemm(). */
+	bool waves_searched;
+	bool waves_changed;        /**< the log chose other values than the base GPU's */
+	int sm_count, tile_m, tile_n; /**< chosen: the base GPU's unless the log tells them apart */
+	int sm_count_lo, sm_count_hi; /**< the SM counts that fit as well with the chosen tile */
+	int tiles_alike;           /**< tile shapes (of FIT_GEMM_TILES) that fit as well at some SM count */
+	int candidates;            /**< (SM count, tile) pairs tried, and sm_count 0 (no waves) */
+	int partial_wave;          /**< 16-bit points used that the chosen values charge a partial wave */
+	double wave_loss_mean;     /**< their mean 1 - wave factor */
+	double wave_loss_max;
+	double mape_no_waves;      /**< MAPE of the same fit with the wave model off; < 0: it failed */
 };
+
+/** Tile sides tried for gemm_tile_m <= gemm_tile_n (64x64 to 256x256). */
+#define FIT_GEMM_TILES 6
 
 /**
  * Fit gemm_efficiency_max and gemm_overhead to the 16-bit points, and
@@ -46,11 +61,17 @@ struct fit_gemm_result {
  * linear). @base gives the peaks, the memory roofline and the shape
  * factor; its measured gemm_efficiency curve, if any, is not used.
  * Needs 3 or more 16-bit points that are not memory-bound.
+ * When @base models waves (sm_count > 0), the SM count (an eighth to
+ * twice @base's, or 0: no waves) and the CTA tile (FIT_GEMM_TILES) are searched: they
+ * replace @base's only where they fit the 16-bit points clearly better
+ * (fit_gemm.c says by how much); the wave loss the chosen values charge
+ * and the MAPE without waves are reported.
  */
 bool fit_gemm(const struct fit_gemm_point *pts, int n, const struct gpu *base,
 	      struct fit_gemm_result *out, struct plan_error *err);
 
-/** Put @r into @g and drop its gemm_efficiency curve (which would replace the parametric model). */
+/** Put @r (the wave model's values too, where searched) into @g and drop its gemm_efficiency curve
+ * (which would replace the parametric model). */
 void fit_gemm_apply(const struct fit_gemm_result *r, struct gpu *g);
 
 /** compute.c's time of the GEMM @p on GPU @g: its parametric model (a gemm_efficiency curve is not read). */

@@ -41,7 +41,8 @@ static const struct cli_option fit_logs_rows[] = {
 	{ .name = "cluster", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = FIT(cluster),
 	  .help = "line rates to split bandwidth x efficiency, and the intra-node link an inter fit keeps" },
 	{ .name = "gemm", .metavar = "CSV", .kind = CLI_OPT_STRING, .offset = FIT(gemm),
-	  .help = "fit the GPU's GEMM efficiency to timings (m,n,k,dtype,seconds; scripts/measure-gpu.py)" },
+	  .help = "fit the GPU's GEMM efficiency, and its SM count and tile, to timings (m,n,k,dtype,seconds; "
+		  "scripts/measure-gpu.py)" },
 	{ .name = "gpu", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = FIT(gpu),
 	  .help = "the GPU the GEMMs ran on (its peaks; required with --gemm)" },
 	{ .name = "output", .metavar = "FILE", .kind = CLI_OPT_STRING, .offset = FIT(output),
@@ -60,8 +61,9 @@ const struct cli_command_options cli_fit_logs_options = {
 		    "\n"
 		    "Fit the link parameters (bandwidth x efficiency, latency, message_half_size) of\n"
 		    "collective.c's model to nccl-tests logs, or the GPU's gemm_efficiency_max,\n"
-		    "gemm_overhead and fp8_gemm_ratio to GEMM timings; print them with standard\n"
-		    "errors and the fit's MAPE, and write them as a profile snippet.\n"
+		    "gemm_overhead and fp8_gemm_ratio to GEMM timings (and search its sm_count and\n"
+		    "GEMM tile, the wave model); print them with standard errors and the fit's MAPE,\n"
+		    "and write them as a profile snippet.\n"
 		    "\n",
 	.options = fit_logs_rows,
 	.width = 28,
@@ -376,6 +378,42 @@ out:
 	return rc;
 }
 
+/* Whether @f's wave value differs from the base GPU's, and if not whether the log confirms it. */
+static const char *
+wave_status(bool changed, bool alone)
+{
+	return changed ? "fitted" : alone ? "the GPU's, confirmed" : "the GPU's, kept";
+}
+
+/* The wave model's values (fit_gemm.c searched them) and the wave loss they charge; @g the base GPU. */
+static void
+print_waves_text(const struct gpu *g, const struct fit_gemm_result *f)
+{
+	bool tile_changed = f->tile_m != g->gemm_tile_m || f->tile_n != g->gemm_tile_n;
+
+	printf("sm_count             %10d     %s", f->sm_count,
+	       wave_status(f->sm_count != g->sm_count, f->sm_count_lo == f->sm_count_hi));
+	if (f->sm_count == 0)
+		printf(": no wave loss fits best (a library that hides its waves, as stream-K kernels do)");
+	else if (f->sm_count_lo < f->sm_count_hi)
+		printf("; %d to %d fit as well", f->sm_count_lo, f->sm_count_hi);
+	else
+		printf("; no other fits as well");
+	printf(" (%d tried)\n", f->candidates);
+	printf("gemm_tile            %4d x %-4d    %s; %d of %d tile shapes fit as well\n", f->tile_m, f->tile_n,
+	       wave_status(tile_changed, f->tiles_alike == 1), f->tiles_alike, FIT_GEMM_TILES);
+	if (f->waves_changed)
+		printf("                                 (the GPU's: %d SMs, tile %d x %d)\n", g->sm_count,
+		       g->gemm_tile_m, g->gemm_tile_n);
+	printf("wave loss            %d of %d 16-bit GEMMs in a partial last wave", f->partial_wave, f->points);
+	if (f->partial_wave > 0)
+		printf(", %.1f %% mean, %.1f %% worst", 100 * f->wave_loss_mean, 100 * f->wave_loss_max);
+	if (f->mape_no_waves >= 0)
+		printf("; MAPE %.2f %% without waves\n", 100 * f->mape_no_waves);
+	else
+		printf("; without waves the fit fails\n");
+}
+
 static void
 print_gemm_text(const char *file, const struct gpu *g, const struct fit_gemm_result *f)
 {
@@ -388,20 +426,41 @@ print_gemm_text(const char *file, const struct gpu *g, const struct fit_gemm_res
 	if (f->fp8_points > 0)
 		printf("fp8_gemm_ratio       %10.4g     +- %.3g (at %.4g TFLOPS fp8)\n", f->fp8_ratio, f->fp8_ratio_se,
 		       g->peak_flops_fp8 / 1e12);
+	if (f->waves_searched)
+		print_waves_text(g, f);
 	printf("fit                  MAPE %.2f %%, worst %.2f %% (compute.c with the fitted GPU)\n",
 	       100 * f->mape, 100 * f->max_abs_error);
 }
 
 static json_t *
+waves_json(const struct fit_gemm_result *f)
+{
+	if (!f->waves_searched)
+		return json_null();
+	return json_pack("{s:b, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f, s:o}", "changed", f->waves_changed,
+			 "sm_count", f->sm_count, "gemm_tile_m", f->tile_m, "gemm_tile_n", f->tile_n, "sm_count_lo",
+			 f->sm_count_lo, "sm_count_hi", f->sm_count_hi, "tiles_alike", f->tiles_alike, "candidates",
+			 f->candidates, "partial_wave", f->partial_wave, "wave_loss_mean", f->wave_loss_mean,
+			 "wave_loss_max", f->wave_loss_max, "mape_no_waves",
+			 f->mape_no_waves >= 0 ? json_real(f->mape_no_waves) : json_null());
+}
+
+static json_t *
 gemm_json(const char *file, const struct gpu *g, const struct fit_gemm_result *f)
 {
-	return json_pack("{s:s, s:o, s:s, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:f, s:f}",
+	json_t *o = json_pack("{s:s, s:o, s:s, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:f, s:f}",
 			 "kind", "gemm", "file", utf8_json_string(file), "gpu", g->name, "points", f->points,
 			 "fp8_points", f->fp8_points, "memory_bound", f->memory_bound,
 			 "gemm_efficiency_max", f->efficiency_max, "gemm_efficiency_max_se", f->efficiency_max_se,
 			 "gemm_overhead_s", f->overhead_s, "gemm_overhead_se_s", f->overhead_se,
 			 "gemm_overhead_fitted", f->overhead_fitted, "fp8_gemm_ratio", f->fp8_ratio,
 			 "fp8_gemm_ratio_se", f->fp8_ratio_se, "mape", f->mape, "max_abs_error", f->max_abs_error);
+
+	if (o && json_object_set_new(o, "waves", waves_json(f)) != 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }
 
 /* @s for a YAML comment: no newline that would end it, no byte that is not UTF-8 (utf8.h). */
@@ -435,6 +494,11 @@ gemm_yaml(const char *file, const struct gpu *g, const struct fit_gemm_result *f
 		"# gemm_efficiency_max %.6g +- %.3g, gemm_overhead %.6g us +- %.3g, fp8_gemm_ratio %.6g +- %.3g\n",
 		src, f->points, f->fp8_points, 100 * f->mape, f->efficiency_max, f->efficiency_max_se,
 		f->overhead_s * 1e6, f->overhead_se * 1e6, f->fp8_ratio, f->fp8_ratio_se);
+	if (f->waves_searched)
+		fprintf(y, "# sm_count %d (%d to %d fit as well), gemm_tile %d x %d (%d of %d tiles fit as well), %s; "
+			"wave loss on %d GEMMs, %.1f %% mean\n", f->sm_count, f->sm_count_lo, f->sm_count_hi, f->tile_m,
+			f->tile_n, f->tiles_alike, FIT_GEMM_TILES,
+			f->waves_changed ? "fitted" : "the GPU's, kept", f->partial_wave, 100 * f->wave_loss_mean);
 	schema_write(gpu_schema, &out, y, 0);
 	if (fclose(y) != 0) {
 		free(text);

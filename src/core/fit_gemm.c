@@ -10,6 +10,23 @@
  * Points whose memory side (operands and result once through HBM at
  * memory_efficiency) is the larger are left out: nothing fitted here
  * changes their time.
+ *
+ * The wave model's whole numbers (cluster_gemm_wave_factor: the SM count
+ * and the CTA tile) have no derivative; they are searched. For every
+ * candidate the linear fit above is solved again over the same points
+ * and its chi^2 (the sum of squared relative errors) kept. A candidate
+ * replaces the base GPU's values only where it lowers chi^2 by more than
+ * s^2 (4 + 2 ln K), s^2 = chi^2 / (m - p) the best fit's residual
+ * variance and K the candidates: a 2-sigma drop (Delta chi^2 = 4 s^2 for
+ * one parameter; Press et al., Numerical Recipes, 3rd ed., 15.6.5) plus
+ * the 2 ln K by which the best of K chance values exceeds one (the
+ * largest of K chi^2_1 variables grows as 2 ln K), so that a noisy log
+ * of square GEMMs keeps the datasheet's SM count. The SM counts tried
+ * run from an eighth of the base's (a MIG 1g slice: 16 of an H100's
+ * 132 SMs, NVIDIA MIG User Guide) to twice it; the tiles are the CTA
+ * shapes CUTLASS and cuBLAS use on Volta to Blackwell, 64 to 256 a side
+ * (the model also tries each transposed and its square half); and no
+ * waves at all (sm_count 0), for a library whose kernels hide them.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -219,6 +236,196 @@ score(const struct fit_gemm_point *pts, int n, const struct gpu *base, const boo
 	out->memory_bound = n - m;
 }
 
+/*
+ * chi^2 over the points @use marks of the fit at @c's wave values, @np
+ * parameters: the linear fit over those of them whose compute side
+ * bounds them at these values (refitted once after marking them), each
+ * point's error that of the roofline time, max(compute, memory). Every
+ * candidate is scored on the same points, whichever side bounds them.
+ * @own is scratch for @n flags. False when the fit fails.
+ */
+static bool
+chi2_marked(const struct cluster *c, const struct fit_gemm_point *pts, int n, const bool *use, int np,
+	    bool *own, double *chi2)
+{
+	double theta[2], cov[4];
+	int used;
+
+	if (!fit_marked(c, pts, n, use, false, np, NULL, theta, cov, &used))
+		return false;
+	for (int pass = 0; pass < 2; pass++) {
+		int changed = 0;
+
+		for (int i = 0; i < n; i++) {
+			bool want = use[i] && memory_time(&c->gpu, &pts[i]) <
+						     compute_side(&c->gpu, &pts[i], theta[0], np == 2 ? theta[1] : 0.0) /
+							     shape(c, &pts[i]);
+
+			changed += want != (pass == 0 ? use[i] : own[i]);
+			own[i] = want;
+		}
+		if (changed == 0)
+			break;
+		if (!fit_marked(c, pts, n, own, false, np, NULL, theta, cov, &used))
+			return false;
+	}
+	*chi2 = 0.0;
+	for (int i = 0; i < n; i++) {
+		double t, r;
+
+		if (!use[i])
+			continue;
+		t = fmax(compute_side(&c->gpu, &pts[i], theta[0], np == 2 ? theta[1] : 0.0) / shape(c, &pts[i]),
+			 memory_time(&c->gpu, &pts[i]));
+		r = t / pts[i].time_s - 1.0;
+		*chi2 += r * r;
+	}
+	return true;
+}
+
+static const int tile_shapes[FIT_GEMM_TILES][2] = {
+	{ 64, 64 }, { 64, 128 }, { 64, 256 }, { 128, 128 }, { 128, 256 }, { 256, 256 },
+};
+
+/* The tile of @c in the candidates' order (m <= n; the model treats a tile and its transpose alike). */
+static bool
+same_tile(const struct gpu *g, const int t[2])
+{
+	int lo = g->gemm_tile_m < g->gemm_tile_n ? g->gemm_tile_m : g->gemm_tile_n;
+	int hi = g->gemm_tile_m < g->gemm_tile_n ? g->gemm_tile_n : g->gemm_tile_m;
+
+	return lo == t[0] && hi == t[1];
+}
+
+/*
+ * Search the SM count and the tile over the 16-bit points @use marks
+ * (the base fit's), @np parameters; leave the chosen values in @c and
+ * @out. Nothing is searched when the base GPU does not model waves.
+ */
+static bool
+search_waves(struct cluster *c, const struct fit_gemm_point *pts, int n, const bool *use, int np,
+	     struct fit_gemm_result *out)
+{
+	struct gpu *g = &c->gpu;
+	const int sm0 = g->sm_count, tm0 = g->gemm_tile_m, tn0 = g->gemm_tile_n;
+	int lo = sm0 / 8 > 1 ? sm0 / 8 : 1, hi = 2 * sm0 < 4096 ? 2 * sm0 : 4096, k = 0, best = -1, m = 0;
+	int span = hi - lo + 1;
+	double chi_base, thresh, *chi;
+	bool *own;
+
+	out->sm_count = sm0;
+	out->tile_m = tm0;
+	out->tile_n = tn0;
+	for (int i = 0; i < n; i++)
+		m += use[i];
+	if (sm0 <= 0 || tm0 <= 0 || tn0 <= 0 || m <= np)
+		return true;
+	own = malloc(sizeof(*own) * (size_t)n);
+	chi = malloc(sizeof(*chi) * ((size_t)span * FIT_GEMM_TILES + 1));
+	if (!own || !chi) {
+		free(own);
+		free(chi);
+		return false;
+	}
+	if (!chi2_marked(c, pts, n, use, np, own, &chi_base)) {
+		free(own);
+		free(chi);
+		return true;
+	}
+	for (int t = 0; t < FIT_GEMM_TILES; t++)
+		for (int sm = lo; sm <= hi; sm++, k++) {
+			g->sm_count = sm;
+			g->gemm_tile_m = tile_shapes[t][0];
+			g->gemm_tile_n = tile_shapes[t][1];
+			if (!chi2_marked(c, pts, n, use, np, own, &chi[k]))
+				chi[k] = INFINITY;
+			if (best < 0 || chi[k] < chi[best])
+				best = k;
+		}
+	/* The last candidate: no wave loss at all (sm_count 0), as where the
+	 * library hides its waves (stream-K kernels split the last wave's
+	 * work over every SM: Osama et al., PPoPP 2023). */
+	g->sm_count = 0;
+	if (!chi2_marked(c, pts, n, use, np, own, &chi[k]))
+		chi[k] = INFINITY;
+	if (chi[k] < chi[best])
+		best = k;
+	k++;
+	out->waves_searched = true;
+	out->candidates = k;
+	thresh = chi[best] / (m - np) * (4.0 + 2.0 * log((double)k));
+	g->sm_count = sm0;
+	g->gemm_tile_m = tm0;
+	g->gemm_tile_n = tn0;
+	if (chi_base - chi[best] > thresh) {
+		out->waves_changed = true;
+		out->sm_count = g->sm_count = best == span * FIT_GEMM_TILES ? 0 : lo + best % span;
+		if (out->sm_count > 0) {
+			out->tile_m = g->gemm_tile_m = tile_shapes[best / span][0];
+			out->tile_n = g->gemm_tile_n = tile_shapes[best / span][1];
+		}
+	}
+	/* As good: within the threshold of the chosen candidate's chi^2. */
+	{
+		double chosen = out->waves_changed ? chi[best] : chi_base;
+
+		out->sm_count_lo = out->sm_count_hi = out->sm_count;
+		out->tiles_alike = 0;
+		for (int t = 0; t < FIT_GEMM_TILES; t++) {
+			bool alike = false;
+
+			for (int j = 0; j < span; j++) {
+				if (!(chi[t * span + j] <= chosen + thresh))
+					continue;
+				alike = true;
+				if (same_tile(g, tile_shapes[t])) {
+					out->sm_count_lo = lo + j < out->sm_count_lo ? lo + j : out->sm_count_lo;
+					out->sm_count_hi = lo + j > out->sm_count_hi ? lo + j : out->sm_count_hi;
+				}
+			}
+			out->tiles_alike += alike;
+		}
+	}
+	free(own);
+	free(chi);
+	return true;
+}
+
+/* The partial waves the chosen values charge the points @use marks. */
+static void
+wave_loss(const struct cluster *c, const struct fit_gemm_point *pts, int n, const bool *use,
+	  struct fit_gemm_result *out)
+{
+	double sum = 0.0;
+
+	out->partial_wave = 0;
+	out->wave_loss_max = 0.0;
+	for (int i = 0; i < n; i++) {
+		double loss;
+
+		if (!use[i])
+			continue;
+		loss = 1.0 - cluster_gemm_wave_factor(c, pts[i].m, pts[i].n, pts[i].k, 1.0);
+		if (loss <= 1e-12)
+			continue;
+		out->partial_wave++;
+		sum += loss;
+		out->wave_loss_max = fmax(out->wave_loss_max, loss);
+	}
+	out->wave_loss_mean = out->partial_wave > 0 ? sum / out->partial_wave : 0.0;
+}
+
+/* The fit of eff_max, overhead and fp8 ratio at @c's wave values, scored; false with @err set. */
+static bool
+fit_at(const struct cluster *c, const struct fit_gemm_point *pts, int n, const struct gpu *base, bool *use16,
+       bool *use8, struct fit_gemm_result *out, struct plan_error *err)
+{
+	if (!fit16(c, pts, n, use16, out, err) || !fit_fp8(c, pts, n, use8, out, err))
+		return false;
+	score(pts, n, base, use16, use8, out);
+	return true;
+}
+
 bool
 fit_gemm(const struct fit_gemm_point *pts, int n, const struct gpu *base,
 	 struct fit_gemm_result *out, struct plan_error *err)
@@ -236,9 +443,36 @@ fit_gemm(const struct fit_gemm_point *pts, int n, const struct gpu *base,
 	ok = use16 && use8;
 	if (!ok)
 		plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
-	ok = ok && fit16(&c, pts, n, use16, out, err) && fit_fp8(&c, pts, n, use8, out, err);
+	ok = ok && fit16(&c, pts, n, use16, out, err);
+	if (ok && !search_waves(&c, pts, n, use16, out->overhead_fitted ? 2 : 1, out))
+		ok = plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
+	if (ok && !fit_at(&c, pts, n, base, use16, use8, out, err)) {
+		/* The searched values fitted the base fit's points better, but
+		 * refitted over every point (the memory-bound ones marked
+		 * again, fp8) they fail: keep the GPU's values and say that. */
+		ok = out->waves_changed;
+		if (ok) {
+			c.gpu = *base;
+			out->waves_changed = false;
+			out->sm_count = base->sm_count;
+			out->tile_m = base->gemm_tile_m;
+			out->tile_n = base->gemm_tile_n;
+			plan_error_clear(err);
+			ok = fit_at(&c, pts, n, base, use16, use8, out, err);
+		}
+	}
 	if (ok)
-		score(pts, n, base, use16, use8, out);
+		wave_loss(&c, pts, n, use16, out);
+	if (ok && out->waves_searched) {
+		/* The same fit with the wave model off: what the waves explain. */
+		struct fit_gemm_result off = *out;
+		struct plan_error ignored;
+		struct cluster c0 = c;
+
+		c0.gpu.sm_count = off.sm_count = 0;
+		plan_error_clear(&ignored);
+		out->mape_no_waves = fit_at(&c0, pts, n, base, use16, use8, &off, &ignored) ? off.mape : -1.0;
+	}
 	free(use16);
 	free(use8);
 	return ok;
@@ -251,6 +485,11 @@ fit_gemm_apply(const struct fit_gemm_result *r, struct gpu *g)
 	g->gemm_overhead_s = r->overhead_s;
 	if (r->fp8_points > 0)
 		g->fp8_gemm_ratio = r->fp8_ratio;
+	if (r->waves_searched) {
+		g->sm_count = r->sm_count;
+		g->gemm_tile_m = r->tile_m;
+		g->gemm_tile_n = r->tile_n;
+	}
 	g->gemm_efficiency.n = 0;
 }
 

@@ -92,6 +92,52 @@ calib_key_list_size(void)
 	return size;
 }
 
+/*
+ * A key of the schema that is not a fittable number gets its own reason:
+ * "unknown key" and a near name would send the user looking for a typo.
+ */
+static bool
+not_fittable(const char *path, const struct schema_key *k, struct plan_error *err)
+{
+	if (k->type == SCHEMA_INT && strncmp(path, "gpu.", 4) == 0)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "'%s' is a whole number of the GEMM wave model: iteration times move in steps "
+				      "of it, which a least-squares fit cannot follow; fit it to GEMM timings with "
+				      "plan-cli fit-logs --gemm, or set it from the GPU's datasheet", path);
+	if (k->type == SCHEMA_INT)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "'%s' is a whole number, not a value to fit: set it in the profile", path);
+	if (k->type == SCHEMA_ENUM || k->type == SCHEMA_BOOL)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "'%s' is a choice, not a number: set it as the runs were configured "
+				      "(calibrate fits numbers under it)", path);
+	return unknown(path, err);
+}
+
+/*
+ * gpu.power_limit means something only below gpu.rated_power (above it
+ * the clock is the rated one, gpu_clock_factor: no slope to fit) and
+ * down to a fifth of it (gpu_check refuses less): those are its bounds,
+ * so that the written profile loads. Its 0 (no limit) is the rated
+ * power, where the fit starts (at the bound, which calibrate starts a
+ * hair inside).
+ */
+static bool
+power_limit_bounds(const struct cluster *c, struct calib_key *out, struct plan_error *err)
+{
+	double rated = c->gpu.rated_power_W;
+
+	if (!(rated > 0))
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "'gpu.power_limit' needs gpu.rated_power, the power the GPU's peaks hold at: "
+				      "set it in the profile to fit the limit");
+	out->lo = 0.2 * rated;
+	out->hi = rated;
+	if (!(*out->value > 0) || *out->value > rated)
+		*out->value = rated;
+	return true;
+}
+
 bool
 calib_key_resolve(const char *path, struct cluster *c, struct framework *fw, struct calib_key *out,
 		  struct plan_error *err)
@@ -110,8 +156,10 @@ calib_key_resolve(const char *path, struct cluster *c, struct framework *fw, str
 		if (strlen(names[b]) != (size_t)(dot - path) || strncmp(path, names[b], (size_t)(dot - path)) != 0)
 			continue;
 		for (const struct schema_key *k = tables[b]; k->key; k++) {
-			if (strcmp(k->key, dot + 1) != 0 || !fittable(k))
+			if (strcmp(k->key, dot + 1) != 0)
 				continue;
+			if (!fittable(k))
+				return not_fittable(path, k, err);
 			if (is_fw && !fw)
 				return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
 						      "'%s': no framework profile to fit", path);
@@ -122,6 +170,8 @@ calib_key_resolve(const char *path, struct cluster *c, struct framework *fw, str
 			out->framework = is_fw;
 			out->quantity = k->type == SCHEMA_QUANTITY;
 			out->unit = out->quantity ? units_si_symbol(k->unit) : "";
+			if (!is_fw && strcmp(path, "gpu.power_limit") == 0)
+				return power_limit_bounds(c, out, err);
 			return true;
 		}
 	}

@@ -2,7 +2,10 @@
  * The profile keys calibrate may fit, by schema path: "gpu.KEY",
  * "intra_node.KEY", "inter_node.KEY" (numbers and quantities of the
  * cluster schema) and "framework.KEY" (of the framework schema). Each
- * keeps the range its schema row declares.
+ * keeps the range its schema row declares, but gpu.power_limit, which
+ * runs from a fifth of gpu.rated_power to it (calib_keys.c). Whole
+ * numbers (the wave model's sm_count and tiles), choices and strings are
+ * not fitted; each is refused with its reason.
  */
 #pragma once
 
@@ -19,7 +22,7 @@
 struct calib_key {
 	char path[CALIB_KEY_LEN];
 	double *value;     /**< in the cluster or the framework given to calib_key_resolve */
-	double lo, hi;     /**< the schema's min and max */
+	double lo, hi;     /**< the schema's min and max (gpu.power_limit: 0.2 to 1 x rated_power) */
 	bool framework;    /**< a framework key */
 	bool quantity;     /**< with a unit: unit is its SI symbol */
 	const char *unit;  /**< "" for a plain number */
@@ -28,8 +31,9 @@ struct calib_key {
 /**
  * Find @path among the keys of the cluster schema (in @c) and, for
  * "framework.KEY", of the framework schema (in @fw, which may be NULL
- * when no framework key is asked for). An unknown or non-numeric key is
- * a PLAN_ERR_PLAN error naming the nearest valid key ("unknown key ...");
+ * when no framework key is asked for). An unknown key is a PLAN_ERR_PLAN
+ * error naming the nearest valid key ("unknown key ..."), a whole
+ * number or a choice one that says why it is not fitted;
  * the caller lists them all (calib_key_list), which a plan_error's
  * message is too short to hold.
  */

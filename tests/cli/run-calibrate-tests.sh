@@ -79,6 +79,11 @@ check "an unknown key names the nearest, then every valid key, none cut off" \
 	 grep -qx "plan-cli: error: unknown key .gpu.gemm_effciency_max. for --fit; did you mean .gpu.gemm_efficiency_max.?" "$tmp/err" &&
 	 grep -q "^plan-cli: valid keys for --fit: gpu.peak_flops, .*, inter_node.efficiency, .*, framework.loss_bwd_bytes$" "$tmp/err"'
 
+fails "a wave-model whole number is refused with its reason" 2 "fit it to GEMM timings with plan-cli fit-logs --gemm" \
+	--runs "$tmp/train.csv" --cluster mosaicml-a100-40gb --output "$tmp/x.yaml" --fit gpu.sm_count
+fails "a choice is refused with its reason" 2 "'framework.cuda_graphs' is a choice, not a number" \
+	--runs "$tmp/train.csv" --cluster mosaicml-a100-40gb --output "$tmp/x.yaml" --fit framework.cuda_graphs \
+	--framework-output "$tmp/x-fw.yaml"
 fails "a framework key without --framework-output" 2 "--framework-output" \
 	--runs "$tmp/train.csv" --cluster mosaicml-a100-40gb --output "$tmp/x.yaml" --fit framework.layer_overhead
 head -2 "$tmp/train.csv" >"$tmp/one.csv"

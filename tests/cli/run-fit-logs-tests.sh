@@ -118,6 +118,18 @@ check "a GEMM CSV with a UTF-8 BOM: the same fit" \
 run fit-logs --nccl-tests "$tmp/bom.log" --format json
 check "an nccl-tests log with a UTF-8 BOM: read as without" \
 	'[ $rc -eq 0 ] && jq -e ".points == 31" "$tmp/out" >/dev/null'
+# The wave model (issue 25): the sample of tests/data/gemm/make-waves.py,
+# made at 114 SMs and 128 x 128 tiles, gives them back; the square GEMMs
+# of h100-gemm.csv cannot tell the SM count and keep the GPU's.
+waves=$root/tests/data/gemm/h100-pcie-waves.csv
+run fit-logs --gemm "$waves" --gpu h100-sxm5-80gb --format json --output "$tmp/waves.yaml"
+check "GEMM waves: 114 SMs and 128 x 128 tiles from the log, over a 132-SM profile, and written" \
+	'[ $rc -eq 0 ] && jq -e ".waves.changed and .waves.sm_count == 114 and .waves.gemm_tile_m == 128 and .waves.gemm_tile_n == 128 and .waves.mape_no_waves > 0.1 and .mape < 0.01" "$tmp/out" >/dev/null &&
+	 grep -q "^sm_count: 114$" "$tmp/waves.yaml" && grep -q "^gemm_tile_n: 128$" "$tmp/waves.yaml"'
+run fit-logs --gemm "$gemm" --gpu h100-sxm5-80gb
+check "GEMM waves: square GEMMs keep the GPU's SM count and tile, and say so" \
+	'[ $rc -eq 0 ] && grep -q "^sm_count  *132  *the GPU.s, kept; 16 to 264 fit as well" "$tmp/out" &&
+	 grep -q "^gemm_tile  *128 x 256  *the GPU.s, kept" "$tmp/out"'
 # The fit's own errors name the file too.
 head -2 "$gemm" >"$tmp/one-row.csv"
 run fit-logs --gemm "$tmp/one-row.csv" --gpu h100-sxm5-80gb
