@@ -12,16 +12,18 @@
 # 2 points of room (FlagPerf and all 132: after selective_recompute
 # core_attn, Megatron-Core rerunning the fused attention forward, issue
 # 25). A change that moves a source past its bound updates the bound and
-# this comment with the new figure, never silently.
+# this comment with the new figure, never silently. NCCL's plateau factor
+# on multi-node ring all-reduce latency (helper 'ncclnet') moved InternEvo
+# 7.20 -> 6.40 % and all 132 7.55 -> 7.42 %; both bounds tightened.
 #   source (rows)                       MAPE measured  bound
 #   Narayanan et al. Table 1 (10)         3.42 %       5.7 %
 #   Narayanan et al. Table 2 (12)         6.28 %       9.3 %
 #   MosaicML llm-foundry (32)             7.24 %       9.4 %
 #   SimuMax B200 (24: 12 dense, 12 MoE)   7.78 %       9.8 %
 #   NVIDIA NeMo 24.07 (12)                6.66 %       8.7 %
-#   InternEvo (21; internevo profile)     7.20 %       9.2 %
+#   InternEvo (21; internevo profile)     6.40 %       8.4 %
 #   FlagPerf (21)                        11.30 %      13.3 %
-#   all 132                               7.55 %       9.6 %
+#   all 132                               7.42 %       9.4 %
 #   memory, 24 rows with a measured peak 0.78 %         2.0 %
 # Predicted not to fit although they ran (1 of 132; the target of issue
 # 24 is at most 2 %): NAR21-T2-4 (82.6 GiB): the check is that no other
@@ -63,9 +65,9 @@ bound "Narayanan et al. 2021 (SC21) Megatron-LM, Table 2" 12 9.3
 bound "MosaicML" 32 9.4
 bound "MooreThreads SimuMax" 24 9.8
 bound "NVIDIA NeMo" 12 8.7
-bound "InternLM/InternEvo" 21 9.2
+bound "InternLM/InternEvo" 21 8.4
 bound "FlagOpen/FlagPerf" 21 13.3
-check "all 132: MAPE at most 9.6 %" 'jq -e ".mape * 100 <= 9.6" "$tmp/v.json" >/dev/null || { jq .mape "$tmp/v.json"; false; }'
+check "all 132: MAPE at most 9.4 %" 'jq -e ".mape * 100 <= 9.4" "$tmp/v.json" >/dev/null || { jq .mape "$tmp/v.json"; false; }'
 check "memory: 24 rows with a measured peak, MAPE at most 2 %" \
 	'grep -q "^memory: rows 24, MAPE" "$tmp/v.txt" &&
 	 awk "/^memory: rows/ { m = \$5 + 0 } END { exit !(m <= 2.0) }" "$tmp/v.txt" || { grep "^memory" "$tmp/v.txt"; false; }'
