@@ -67,20 +67,24 @@ START_TEST(test_allreduce_inter)
 	struct group_layout full_nodes = { 16, 8, 2 };
 
 	test_load_cluster(&c, TEST_CLUSTER_YAML);
-	/* 4 ranks on 4 nodes: 6 steps all inter (6 x 5 us) + 1.5 x 1e9 over
-	 * one NIC share of 21.25e9: 30 us + 70.588 ms = 0.0706182 s. */
+	/* All-reduces across nodes pay NCCL's plateau factor, 1.9 by default
+	 * (test_ring_plateau), on their latency.
+	 * 4 ranks on 4 nodes: 6 steps all inter, 6 x 5 us x 1.9 = 57 us, +
+	 * 1.5 x 1e9 over one NIC share of 21.25e9 = 70.588235 ms: 0.0706452 s. */
 	ck_assert_rel(collective_time(&c, &one_per_node, COLL_ALLREDUCE, COLL_ALGO_RING, 1e9),
-		      0.07061823529411765, 1e-12);
-	/* 16 ranks on 2 nodes: 30 steps, 2 inter (NCCL's count): 28 x 3 us +
-	 * 2 x 5 us = 94 us; bytes 1.875e9 through 8 NIC shares (170e9 B/s,
-	 * slower than NVLink's 225e9): 11.029 ms; total 0.0111234 s. */
+		      0.07064523529411765, 1e-12);
+	/* 16 ranks on 2 nodes: 30 steps, 2 inter (NCCL's count): (28 x 3 us +
+	 * 2 x 5 us) x 1.9 = 94 us x 1.9 = 178.6 us; bytes 1.875e9 through 8
+	 * NIC shares (170e9 B/s, slower than NVLink's 225e9): 11.029412 ms;
+	 * total 0.0112080 s. */
 	ck_assert_rel(collective_time(&c, &full_nodes, COLL_ALLREDUCE, COLL_ALGO_RING, 1e9),
-		      0.011123411764705883, 1e-12);
-	/* Hierarchical: intra RS (7 x 3 us + 7/8 x 1e9 / 225e9) + inter AR of
-	 * 1e9/8 over 2 nodes (2 x 5 us + 1.25e8 / 21.25e9) + intra AG (= RS):
-	 * 2 x 3.9099 ms + 5.8924 ms = 13.7121 ms. */
+		      0.011208011764705883, 1e-12);
+	/* Hierarchical: intra RS (7 x 3 us + 7/8 x 1e9 / 225e9, one node: no
+	 * plateau) + inter AR of 1e9/8 over 2 nodes (2 x 5 us x 1.9 = 19 us +
+	 * 1.25e8 / 21.25e9) + intra AG (= RS): 2 x 3.909889 ms + 5.901353 ms
+	 * = 13.721131 ms. */
 	ck_assert_rel(collective_time(&c, &full_nodes, COLL_ALLREDUCE, COLL_ALGO_HIERARCHICAL, 1e9),
-		      0.013712130718954248, 1e-12);
+		      0.013721130718954248, 1e-12);
 	cluster_release(&c);
 }
 END_TEST
@@ -92,18 +96,19 @@ START_TEST(test_net_overhead)
 
 	test_load_cluster(&c, TEST_CLUSTER_YAML);
 	/* The default 1 us a network post: 3 us a step, no slower than the
-	 * 3 us NVLink alpha, so test_allreduce_inter's 0.0111234 s stands. */
+	 * 3 us NVLink alpha, so test_allreduce_inter's 0.0112080 s stands. */
 	ck_assert_rel(c.inter.net_overhead_s, 1e-6, 1e-15);
 	ck_assert_rel(collective_ring_intra_step_s(&c, 2), 3e-6, 1e-15);
 	ck_assert_rel(collective_time(&c, &full_nodes, COLL_ALLREDUCE, COLL_ALGO_RING, 1e9),
-		      0.011123411764705883, 1e-12);
+		      0.011208011764705883, 1e-12);
 	/* An AMD host (NCCL: 2 us a post): the 28 NVLink steps of the 2-node
 	 * ring take 3 x 2 = 6 us each: 28 x 6 us + 2 x 5 us = 178 us instead
-	 * of 94 us, plus the same 11.0294 ms of bytes: 0.0112074 s. */
+	 * of 94 us, times the plateau's 1.9 = 338.2 us, plus the same
+	 * 11.0294 ms of bytes: 0.0113678 s. */
 	c.inter.net_overhead_s = 2e-6;
 	ck_assert_rel(collective_ring_intra_step_s(&c, 2), 6e-6, 1e-15);
 	ck_assert_rel(collective_time(&c, &full_nodes, COLL_ALLREDUCE, COLL_ALGO_RING, 1e9),
-		      178e-6 + 1.875e9 / 170e9, 1e-12);
+		      178e-6 * 1.9 + 1.875e9 / 170e9, 1e-12);
 	/* All-gather over the same ranks: 14 NVLink steps at 6 us + 1 inter
 	 * step at 5 us, and 15/16 x 1e9 through the node's 170e9 B/s. */
 	ck_assert_rel(collective_time(&c, &full_nodes, COLL_ALLGATHER, COLL_ALGO_RING, 1e9),
@@ -114,17 +119,17 @@ START_TEST(test_net_overhead)
 		      7 * 3e-6 + 0.875 * 1e8 / 225e9, 1e-12);
 	/* One rank a node: every step crosses the network, none is floored. */
 	ck_assert_rel(collective_time(&c, &one_per_node, COLL_ALLREDUCE, COLL_ALGO_RING, 1e9),
-		      0.07061823529411765, 1e-12);
+		      0.07064523529411765, 1e-12);
 	/* NCCL counts nodes per communicator: the hierarchical all-reduce's
 	 * rings inside a node and its one-rank-a-node ring across them have
-	 * no step to floor, so test_allreduce_inter's 13.7121 ms stands; so
+	 * no step to floor, so test_allreduce_inter's 13.7211 ms stands; so
 	 * do MiCS's two hops (16 ranks on 2 nodes, 8 MB: the 8 concurrent
 	 * one-step gathers of 1 MB across at 21.25e9 B/s, 5 us + 1/2 x 1e6 /
 	 * 21.25e9, and the 7 NVLink steps of 8 MB inside, 7 x 3 us + 7/8 x
 	 * 8e6 / 225e9, each hop with its collective_latency of 0) and the
 	 * all-to-all, which is not a ring (NCCL's point-to-point sends). */
 	ck_assert_rel(collective_time(&c, &full_nodes, COLL_ALLREDUCE, COLL_ALGO_HIERARCHICAL, 1e9),
-		      0.013712130718954248, 1e-12);
+		      0.013721130718954248, 1e-12);
 	ck_assert_rel(collective_two_hop_allgather(&c, &full_nodes, 8e6),
 		      5e-6 + 0.5 * 1e6 / 21.25e9 + 7 * 3e-6 + 0.875 * 8e6 / 225e9, 1e-12);
 	{
@@ -133,6 +138,50 @@ START_TEST(test_net_overhead)
 		c.inter.net_overhead_s = 0.0;
 		ck_assert_double_eq(collective_time(&c, &full_nodes, COLL_ALLTOALL, COLL_ALGO_RING, 1e8), floored);
 	}
+	cluster_release(&c);
+}
+END_TEST
+
+START_TEST(test_ring_plateau)
+{
+	struct cluster c;
+	struct group_layout full_nodes = { 16, 8, 2 }, one_node = { 8, 8, 1 };
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	/* NCCL's "plateau effect of ring" (ncclTopoGetAlgoTime(), NCCL 2.7.3
+	 * to 2.30): the schema's default is 1.9, NCCL's factor in 2.7-2.16. */
+	ck_assert_rel(c.inter.ring_plateau, 1.9, 1e-15);
+	/* It needs an all-reduce (reduce-scatter and all-gather keep 1), more
+	 * than one node, and nRanks/16 x 65536 = 16 x 4096 = 65,536 bytes
+	 * or more. */
+	ck_assert_rel(collective_ring_plateau(&c, COLL_ALLREDUCE, 16, 2, 65536.0), 1.9, 1e-15);
+	ck_assert_rel(collective_ring_plateau(&c, COLL_ALLREDUCE, 16, 2, 65535.0), 1.0, 1e-15);
+	ck_assert_rel(collective_ring_plateau(&c, COLL_ALLREDUCE, 8, 1, 1e9), 1.0, 1e-15);
+	ck_assert_rel(collective_ring_plateau(&c, COLL_ALLGATHER, 16, 2, 1e9), 1.0, 1e-15);
+	ck_assert_rel(collective_ring_plateau(&c, COLL_REDUCESCATTER, 16, 2, 1e9), 1.0, 1e-15);
+	/* Just below the size: 28 x 3 us + 2 x 5 us = 94 us of steps, and
+	 * 1.875 x 65535 B through 170e9 B/s = 0.7228 us: no factor. */
+	ck_assert_rel(collective_time(&c, &full_nodes, COLL_ALLREDUCE, COLL_ALGO_RING, 65535.0),
+		      94e-6 + 1.875 * 65535.0 / 170e9, 1e-12);
+	/* NCCL 2.18 on with an Ampere or later GPU: 1.4. With a 10 us base
+	 * latency (intra_node.collective_latency), the factor covers it too:
+	 * (10 us + 94 us) x 1.4 = 145.6 us + 1.875e9 / 170e9 = 11.029412 ms. */
+	c.inter.ring_plateau = 1.4;
+	c.intra.collective_latency_s = 10e-6;
+	ck_assert_rel(collective_time(&c, &full_nodes, COLL_ALLREDUCE, COLL_ALGO_RING, 1e9),
+		      145.6e-6 + 1.875e9 / 170e9, 1e-12);
+	/* Inside one node NCCL applies no factor: 10 us + 14 x 3 us +
+	 * 1.75 x 1e8 / 225e9. */
+	ck_assert_rel(collective_time(&c, &one_node, COLL_ALLREDUCE, COLL_ALGO_RING, 1e8),
+		      10e-6 + 42e-6 + 1.75e8 / 225e9, 1e-12);
+	/* Nor to the broadcast: 16 steps, 14 at 3 us and 2 at 5 us, + 1e8
+	 * through 8 NIC shares (170e9 B/s) as without the factor. */
+	ck_assert_rel(collective_broadcast_time(&c, &full_nodes, 1e8), 10e-6 + 14 * 3e-6 + 2 * 5e-6 + 1e8 / 170e9,
+		      1e-12);
+	/* 1 switches it off. */
+	c.inter.ring_plateau = 1.0;
+	ck_assert_rel(collective_time(&c, &full_nodes, COLL_ALLREDUCE, COLL_ALGO_RING, 1e9),
+		      104e-6 + 1.875e9 / 170e9, 1e-12);
 	cluster_release(&c);
 }
 END_TEST
@@ -216,6 +265,7 @@ collective_suite(void)
 	tcase_add_test(tc, test_allreduce_intra);
 	tcase_add_test(tc, test_allreduce_inter);
 	tcase_add_test(tc, test_net_overhead);
+	tcase_add_test(tc, test_ring_plateau);
 	tcase_add_test(tc, test_p2p_bits_vs_bytes);
 	tcase_add_test(tc, test_message_size);
 	tcase_add_test(tc, test_broadcast);

@@ -6,7 +6,9 @@
  * n-1 and (n-1)/n for all-gather and reduce-scatter (nccl-tests
  * PERFORMANCE.md), the steps that cross nodes (2(k-1) or k-1) paying the
  * inter-node alpha, and the bytes leaving a node through its GPUs' NIC
- * shares (formulas.md: the alpha-beta ring of Sec. 3.1, ZeRO volumes of 4.3).
+ * shares (formulas.md: the alpha-beta ring of Sec. 3.1, ZeRO volumes of 4.3);
+ * an all-reduce across nodes has its latency multiplied by NCCL's plateau
+ * factor, the schema's 1.9 (collective_ring_plateau(); NCCL 2.7-2.16).
  */
 #include <math.h>
 #include <string.h>
@@ -45,13 +47,14 @@ START_TEST(test_dp_allreduce)
 	/*
 	 * 1e8 parameters, 2e8 bytes of 16-bit gradients, ring all-reduce
 	 * over 8 ranks on 2 nodes: 14 steps, 2 across nodes: 12 x 1 us + 2 x
-	 * 10 us = 32 us; 1.75 x 2e8 B through 4 x 2.5e9 B/s = 3.5e-2 s
-	 * (NVLink alone would take 3.5e-3): 3.5032e-2 s. Each GPU sends
+	 * 10 us = 32 us, x 1.9 (plateau) = 60.8 us; 1.75 x 2e8 B through 4 x
+	 * 2.5e9 B/s = 3.5e-2 s (NVLink alone would take 3.5e-3): 3.50608e-2 s.
+	 * Each GPU sends
 	 * 2 (7/8) 2e8 = 3.5e8 B (Rajbhandari et al. 2020 Sec. 7: 2 Psi).
 	 */
 	dp_comm_time(&m, &p, &c, &lay, NULL, 1e8, 0.0, 0.0, 2.0, COLL_ALGO_RING, &dc);
 	ck_assert_double_eq_tol(dc.grad_bytes, 2e8, 1e-6);
-	ck_assert_double_eq_tol(dc.reduce_s, 3.5032e-2, 1e-15);
+	ck_assert_double_eq_tol(dc.reduce_s, 3.50608e-2, 1e-15);
 	ck_assert_double_eq(dc.gather_s, 0.0);
 	ck_assert_double_eq(dc.zero3_mb_s, 0.0);
 	ck_assert_double_eq(dc.embed_sync_s, 0.0);
@@ -59,11 +62,12 @@ START_TEST(test_dp_allreduce)
 	/*
 	 * Hierarchical (Thakur et al. 2005; the 2D all-reduce): reduce-scatter
 	 * in the node (3 x 1 us + 3/4 x 2e8 / 1e11 = 1.503e-3 s), 4 parallel
-	 * all-reduces of 5e7 B over the 2 nodes (2 x 10 us + 5e7 / 2.5e9 =
-	 * 2.002e-2 s), all-gather in the node (1.503e-3 s): 2.3026e-2 s.
+	 * all-reduces of 5e7 B over the 2 nodes (2 x 10 us x 1.9 = 38 us +
+	 * 5e7 / 2.5e9 = 2.0038e-2 s), all-gather in the node (1.503e-3 s):
+	 * 2.3044e-2 s.
 	 */
 	dp_comm_time(&m, &p, &c, &lay, NULL, 1e8, 0.0, 0.0, 2.0, COLL_ALGO_HIERARCHICAL, &dc);
-	ck_assert_double_eq_tol(dc.reduce_s, 2.3026e-2, 1e-15);
+	ck_assert_double_eq_tol(dc.reduce_s, 2.3044e-2, 1e-15);
 	cluster_release(&c);
 }
 END_TEST
@@ -379,7 +383,7 @@ START_TEST(test_zero1_internevo)
 	fw.zero_grad_reduce = FRAMEWORK_ZR_ALL_REDUCE;
 	fw.zero_param_sync = FRAMEWORK_ZS_BROADCAST;
 	/*
-	 * Gradients: the all-reduce of test_dp_allreduce, 3.5032e-2 s.
+	 * Gradients: the all-reduce of test_dp_allreduce, 3.50608e-2 s.
 	 * Weights: the toy model has 2 x 12 + 3 = 27 tensors, more than the
 	 * 8 ranks, so 8 owners broadcast 2e8 / 8 = 2.5e7 B each over the 8
 	 * ranks on 2 nodes: 6 x 1 us + 2 x 10 us = 26 us, and 2.5e7 B through
@@ -388,17 +392,18 @@ START_TEST(test_zero1_internevo)
 	 * (7/8) 2e8 = 5.25e8.
 	 */
 	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 0.0, 5e7, 2.0, COLL_ALGO_RING, &dc);
-	ck_assert_double_eq_tol(dc.reduce_s, 3.5032e-2, 1e-15);
+	ck_assert_double_eq_tol(dc.reduce_s, 3.50608e-2, 1e-15);
 	ck_assert_double_eq_tol(dc.gather_s, 2.0208e-2, 1e-15);
 	ck_assert_double_eq_tol(dc.bytes, 5.25e8, 1e-6);
 	/*
-	 * Buckets of 2.5e7 elements: 4 all-reduces of 5e7 B, each 32 us +
-	 * 1.75 x 5e7 / 1e10 = 8.782e-3 s: 3.5128e-2 s, three latencies (96 us)
-	 * more than one all-reduce of the lot.
+	 * Buckets of 2.5e7 elements: 4 all-reduces of 5e7 B (over 8 x 4096 B:
+	 * the plateau applies), each 60.8 us + 1.75 x 5e7 / 1e10 = 8.8108e-3 s:
+	 * 3.52432e-2 s, three latencies (182.4 us) more than one all-reduce of
+	 * the lot.
 	 */
 	fw.grad_bucket = 2.5e7;
 	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 0.0, 5e7, 2.0, COLL_ALGO_RING, &dc);
-	ck_assert_double_eq_tol(dc.reduce_s, 3.5128e-2, 1e-15);
+	ck_assert_double_eq_tol(dc.reduce_s, 3.52432e-2, 1e-15);
 	fw.grad_bucket = 0.0;
 	/*
 	 * zero1 = 4 (mics_group 4 with --zero 1): the group is one node's 4
@@ -409,18 +414,18 @@ START_TEST(test_zero1_internevo)
 	p.mics_group = 4;
 	topology_plan(&p, &c, &lay);
 	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 0.0, 5e7, 2.0, COLL_ALGO_RING, &dc);
-	ck_assert_double_eq_tol(dc.reduce_s, 3.5032e-2, 1e-15);
+	ck_assert_double_eq_tol(dc.reduce_s, 3.50608e-2, 1e-15);
 	ck_assert_double_eq_tol(dc.gather_s, 2.016e-3, 1e-15);
 	/*
 	 * The built-in reduce-scatter framework in the same groups: reduce-
 	 * scatter in the node (3 x 1 us + 3/4 x 2e8 / 1e11 = 1.503e-3 s),
 	 * then each 5e7 B shard all-reduced over the 2 replicas, one a node
-	 * (2 x 10 us + 5e7 / 2.5e9 = 2.002e-2 s): 2.1523e-2 s; the all-gather
-	 * in the node 1.503e-3 s.
+	 * (2 x 10 us x 1.9 = 38 us + 5e7 / 2.5e9 = 2.0038e-2 s): 2.1541e-2 s;
+	 * the all-gather in the node 1.503e-3 s.
 	 */
 	framework_init_default(&fw);
 	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 0.0, 5e7, 2.0, COLL_ALGO_RING, &dc);
-	ck_assert_double_eq_tol(dc.reduce_s, 2.1523e-2, 1e-15);
+	ck_assert_double_eq_tol(dc.reduce_s, 2.1541e-2, 1e-15);
 	ck_assert_double_eq_tol(dc.gather_s, 1.503e-3, 1e-15);
 	cluster_release(&c);
 }

@@ -182,13 +182,20 @@ START_TEST(test_link_model_by_hand)
 	test_load_cluster(&c, TOY_CLUSTER_YAML);
 	/* 2(4-1) = 6 steps of 1 us, 2(4-1)/4 x 1e6 B at 1e11 B/s = 15 us. */
 	ck_assert_double_eq_tol(fit_link_model_time(&c, &intra), 21e-6, 1e-15);
-	/* 12 intra steps x 1 us + 2 inter steps x 10 us = 32 us; NIC side
-	 * 1.75 x 8e6 / (4 x 2.5e9) = 1400 us (the NVLink side is 140 us). */
-	ck_assert_double_eq_tol(fit_link_model_time(&c, &inter), 1432e-6, 1e-12);
+	/* 12 intra steps x 1 us + 2 inter steps x 10 us = 32 us, times NCCL's
+	 * plateau factor for an all-reduce across nodes (the schema's 1.9;
+	 * 8e6 B is over 8 x 4096) = 60.8 us; NIC side 1.75 x 8e6 / (4 x
+	 * 2.5e9) = 1400 us (the NVLink side is 140 us): 1460.8 us. */
+	ck_assert_double_eq_tol(fit_link_model_time(&c, &inter), 1460.8e-6, 1e-12);
 	/* With NCCL's 1 us a network post, each of the 12 NVLink steps of
-	 * the ring across nodes takes 3 x 1 = 3 us: 36 + 20 + 1400 us. */
+	 * the ring across nodes takes 3 x 1 = 3 us: (36 + 20) x 1.9 + 1400 us
+	 * = 1506.4 us. */
 	c.inter.net_overhead_s = 1e-6;
-	ck_assert_double_eq_tol(fit_link_model_time(&c, &inter), 1456e-6, 1e-12);
+	ck_assert_double_eq_tol(fit_link_model_time(&c, &inter), 1506.4e-6, 1e-12);
+	/* Below 8 x 4096 B NCCL applies no factor: 32 us + 1.75 x 16384 /
+	 * 1e10 = 2.8672 us, with the 3 us steps 56 us + 2.8672 us. */
+	inter.bytes = 16384;
+	ck_assert_double_eq_tol(fit_link_model_time(&c, &inter), 56e-6 + 2.8672e-6, 1e-12);
 	ck_assert_double_eq_tol(fit_link_model_time(&c, &intra), 21e-6, 1e-15);
 	cluster_release(&c);
 }
@@ -249,12 +256,22 @@ START_TEST(test_link_inter_recovers)
 	ck_assert_msg(fabs(f.latency_s - 10e-6) < 2 * f.latency_se, "%g +- %g", f.latency_s, f.latency_se);
 	ck_assert_msg(fabs(f.half_size_bytes - 262144) < 2 * f.half_size_se, "%g +- %g", f.half_size_bytes,
 		      f.half_size_se);
-	/* One node count: the half size is held at the base cluster's. */
+	/* One node count of all-gathers: the half size is held at the base
+	 * cluster's. */
 	c.inter.half_size_bytes = 65536;
-	n = make_points(&c, FIT_COLL_ALLREDUCE, 8, 2, 0.0, &seed, pts);
+	n = make_points(&c, FIT_COLL_ALLGATHER, 8, 2, 0.0, &seed, pts);
 	ck_assert_msg(fit_link(pts, n, FIT_LINK_INTER, &c, &f, &err), "%s", err.message);
 	ck_assert(!f.half_size_fitted);
 	ck_assert(f.half_size_bytes == 65536);
+	ck_assert_rel(f.bandwidth_Bps, 2.5e9, 1e-9);
+	ck_assert_rel(f.latency_s, 10e-6, 1e-9);
+	/* All-reduces on one node count tell them apart: NCCL's plateau
+	 * factor multiplies the latency from 8 x 4096 B on, and not the half
+	 * size's term; exact points give both back. */
+	n = make_points(&c, FIT_COLL_ALLREDUCE, 8, 2, 0.0, &seed, pts);
+	ck_assert_msg(fit_link(pts, n, FIT_LINK_INTER, &c, &f, &err), "%s", err.message);
+	ck_assert(f.half_size_fitted);
+	ck_assert_rel(f.half_size_bytes, 65536, 1e-6);
 	ck_assert_rel(f.bandwidth_Bps, 2.5e9, 1e-9);
 	ck_assert_rel(f.latency_s, 10e-6, 1e-9);
 	/* Hosts whose network post costs 2 us (NCCL's AMD figure): the 12

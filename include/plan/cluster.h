@@ -23,6 +23,7 @@ struct cluster_inter {
 	double efficiency;        /**< achievable fraction of the NIC bandwidth */
 	double half_size_bytes;   /**< message size that reaches half the bandwidth */
 	double net_overhead_s;    /**< host proxy's cost to post one network operation */
+	double ring_plateau;      /**< NCCL's latency factor on multi-node ring all-reduce (0: none) */
 };
 
 /**

@@ -41,6 +41,20 @@ double collective_time(const struct cluster *c, const struct group_layout *g,
 double collective_ring_intra_step_s(const struct cluster *c, int nodes);
 
 /**
+ * NCCL's "plateau effect of ring" (ncclTopoGetAlgoTime() in NCCL's
+ * src/graph/tuning.cc, every release from 2.7.3 to 2.30): the latency of
+ * a Ring/Simple all-reduce over more than one node, base latency and
+ * steps alike, is multiplied by a factor once the message reaches 4 KiB
+ * a rank: 1.9 for every GPU in NCCL 2.7-2.16, 1.9 below Hopper and 1.5
+ * on Hopper in 2.17, 1.9 below Ampere and 1.4 on Ampere and later from
+ * 2.18 (inter_node.ring_plateau holds the cluster's). Returns the factor
+ * for a collective of @kind over @n ranks on @nodes nodes carrying
+ * @bytes, 1 when NCCL does not apply it: other collectives (all-gather,
+ * reduce-scatter, broadcast, all-to-all), one node, small messages.
+ */
+double collective_ring_plateau(const struct cluster *c, enum coll_kind kind, int n, int nodes, double bytes);
+
+/**
  * Time of one NCCL broadcast of @bytes from one rank to the others of
  * group @g: a pipelined chain through the ring, n steps of latency (k of
  * them across the group's k nodes) and the whole message over every link.

@@ -151,7 +151,7 @@ pick_level(const struct nccl_set *s, int given, int *level)
  * The links not fitted, without --cluster: no line rate (the fitted
  * bandwidth is written at efficiency 1), an intra-node link too fast to
  * bound an inter-node run, and the schema's default latencies and half
- * size, NCCL's 1 us a network post (cluster_load.c); one NIC per node
+ * size, NCCL's 1 us a network post and 1.9 ring plateau (cluster_load.c); one NIC per node
  * carrying the node's traffic.
  */
 static void
@@ -165,7 +165,8 @@ default_base(const struct nccl_set *s, struct cluster *c)
 			c->gpus_per_node = s->pts[i].ranks / s->pts[i].nodes;
 	c->intra = (struct cluster_intra){ .bandwidth_Bps = 1e15, .latency_s = 3e-6, .efficiency = 1.0 };
 	c->inter = (struct cluster_inter){ .nics_per_node = 1, .nic_bandwidth_Bps = 0.0, .latency_s = 5e-6,
-					   .efficiency = 1.0, .half_size_bytes = 65536.0, .net_overhead_s = 1e-6 };
+					   .efficiency = 1.0, .half_size_bytes = 65536.0, .net_overhead_s = 1e-6,
+					   .ring_plateau = 1.9 };
 }
 
 static void
@@ -273,10 +274,12 @@ link_yaml(const struct nccl_set *s, const struct fit_link_result *f, const struc
 			 "# message_half_size %s (+- %.3g KiB)\n"
 			 "# fitted with the --cluster's intra-node link, collective_latency included\n"
 			 "inter_node:\n  nics_per_node: %d\n  nic_bandwidth: %.9g Gbit/s\n  latency: %.9g us\n"
-			 "  efficiency: %.9g\n  message_half_size: %.9g KiB\n  net_overhead: %.9g us\n",
+			 "  efficiency: %.9g\n  message_half_size: %.9g KiB\n  net_overhead: %.9g us\n"
+			 "  ring_plateau: %.9g\n",
 			 f->half_size_fitted ? "fitted" : "held, not fitted", f->half_size_se / 1024,
 			 c->inter.nics_per_node, c->inter.nic_bandwidth_Bps * 8 / 1e9, c->inter.latency_s * 1e6,
-			 c->inter.efficiency, c->inter.half_size_bytes / 1024, c->inter.net_overhead_s * 1e6);
+			 c->inter.efficiency, c->inter.half_size_bytes / 1024, c->inter.net_overhead_s * 1e6,
+			 c->inter.ring_plateau);
 }
 
 /*

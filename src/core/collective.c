@@ -54,6 +54,20 @@ ring_shape(enum coll_kind kind, int n, double *steps, double *factor)
  * a step posts the data, its flag and an acknowledgement). */
 #define SIMPLE_NET_POSTS 3.0
 
+/* NCCL 2.7-2.17 apply the plateau factor from nRanks/16 * 64 KiB, i.e.
+ * 4 KiB a rank (2.18 on: 64 bytes a rank and channel, the same at 64
+ * channels and a little earlier with fewer). */
+#define PLATEAU_MIN_BYTES_PER_RANK 4096.0
+
+double
+collective_ring_plateau(const struct cluster *c, enum coll_kind kind, int n, int nodes, double bytes)
+{
+	if (kind != COLL_ALLREDUCE || nodes <= 1 || !(c->inter.ring_plateau > 1.0) ||
+	    bytes < n * PLATEAU_MIN_BYTES_PER_RANK)
+		return 1.0;
+	return c->inter.ring_plateau;
+}
+
 double
 collective_ring_intra_step_s(const struct cluster *c, int nodes)
 {
@@ -67,7 +81,8 @@ collective_ring_intra_step_s(const struct cluster *c, int nodes)
  * model (src/graph/tuning.cc): of the ring's steps, those that cross
  * nodes (2(k-1) for all-reduce, k-1 otherwise) pay the inter-node alpha,
  * the others the intra-node one, floored at the network proxy's pace
- * (collective_ring_intra_step_s()).
+ * (collective_ring_intra_step_s()); an all-reduce's latency is then
+ * multiplied by NCCL's plateau factor (collective_ring_plateau()).
  * Bandwidth: with one channel per NIC, every link of the ring carries
  * factor * M, and the bytes leaving a node go through the per_node GPUs'
  * share of its NICs; the slower of the two bounds the collective.
@@ -84,6 +99,7 @@ ring_time(const struct cluster *c, const struct group_layout *g,
 		return steps * c->intra.latency_s + factor * bytes / intra_bw(c);
 	inter_steps = (kind == COLL_ALLREDUCE ? 2.0 : 1.0) * (k - 1);
 	t_lat = (steps - inter_steps) * collective_ring_intra_step_s(c, k) + inter_steps * c->inter.latency_s;
+	t_lat *= collective_ring_plateau(c, kind, n, k, bytes);
 	if (kind == COLL_ALLTOALL) {
 		/* Each rank sends M/n to every other; (n - per_node)/n leaves the node. */
 		double off = bytes * (n - g->per_node) / n;
@@ -126,7 +142,10 @@ hierarchical_time(const struct cluster *c, const struct group_layout *g,
  * A collective's fixed cost besides its steps: NCCL's base latency per
  * call (baseLat in src/graph/tuning.cc) and the kernel launch, paid once
  * whatever the algorithm; the intercept of SimuMax's fits of NCCL
- * measurements, t = a + (n-1) alpha + bytes / bandwidth.
+ * measurements, t = a + (n-1) alpha + bytes / bandwidth. NCCL's plateau
+ * factor multiplies the whole latency of a ring all-reduce, base
+ * latency included (ncclTopoGetAlgoTime(): lat = latencies[coll][algo]
+ * [proto], baseLat plus the steps, then lat *= 1.9).
  */
 double
 collective_time(const struct cluster *c, const struct group_layout *g,
@@ -136,7 +155,8 @@ collective_time(const struct cluster *c, const struct group_layout *g,
 		return 0.0;
 	if (algo == COLL_ALGO_HIERARCHICAL)
 		return c->intra.collective_latency_s + hierarchical_time(c, g, kind, bytes);
-	return c->intra.collective_latency_s + ring_time(c, g, kind, bytes);
+	return c->intra.collective_latency_s * collective_ring_plateau(c, kind, g->size, g->nodes, bytes) +
+	       ring_time(c, g, kind, bytes);
 }
 
 /*

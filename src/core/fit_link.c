@@ -9,7 +9,11 @@
  * (nic_bw_msg(), Hockney's n_1/2); s_k = 2(k - 1) for all-reduce, k - 1
  * otherwise (NCCL's src/graph/tuning.cc, as collective.c says) and
  * alpha_ring the intra-node alpha floored at the network proxy's pace
- * (collective_ring_intra_step_s()). The
+ * (collective_ring_intra_step_s()); an all-reduce's latency terms,
+ * fixed cost included, are multiplied by NCCL's plateau factor P when it
+ * applies (collective_ring_plateau()), which keeps them linear:
+ *   t = P (a + (steps - s_k) alpha_ring + s_k alpha) + factor (M + n h) / (p B).
+ * The
  * all-to-all sends (n - p) / n of M over the NIC in chunks of M / n:
  *   t = (p - 1) alpha_intra + (n - p) alpha + (n - p) / n (M + n h) / B.
  * steps and factor are nccl-tests' doc/PERFORMANCE.md bus-bandwidth
@@ -68,11 +72,12 @@ intra_row(const struct fit_link_point *p, struct row *r)
 }
 
 static void
-inter_row(const struct fit_link_point *p, double alpha_intra, double alpha_ring, double fixed,
-	  struct row *r)
+inter_row(const struct fit_link_point *p, const struct cluster *base, struct row *r)
 {
 	int n = p->ranks, k = p->nodes, per = p->ranks / p->nodes;
-	double steps, factor, s_k;
+	double alpha_intra = base->intra.latency_s, fixed = base->intra.collective_latency_s;
+	double alpha_ring = collective_ring_intra_step_s(base, k);
+	double steps, factor, s_k, plateau;
 
 	if (p->coll == FIT_COLL_SENDRECV) {
 		/* collective_p2p_time(): alpha + (M + h) / B. */
@@ -90,8 +95,10 @@ inter_row(const struct fit_link_point *p, double alpha_intra, double alpha_ring,
 	}
 	ring_factors(p->coll, n, &steps, &factor);
 	s_k = (p->coll == FIT_COLL_ALLREDUCE ? 2.0 : 1.0) * (k - 1);
-	r->c = fixed + (steps - s_k) * alpha_ring;
-	r->a[P_ALPHA] = s_k;
+	plateau = collective_ring_plateau(base, p->coll == FIT_COLL_ALLREDUCE ? COLL_ALLREDUCE : COLL_ALLGATHER,
+					  n, k, p->bytes);
+	r->c = plateau * (fixed + (steps - s_k) * alpha_ring);
+	r->a[P_ALPHA] = plateau * s_k;
 	r->a[P_X] = factor * p->bytes / per;
 	r->a[P_Y] = factor * n / per;
 }
@@ -290,9 +297,7 @@ fit_link(const struct fit_link_point *pts, int n, enum fit_link_level level,
 		if (level == FIT_LINK_INTRA)
 			intra_row(&pts[i], &rows[i]);
 		else
-			inter_row(&pts[i], base->intra.latency_s,
-				  collective_ring_intra_step_s(base, pts[i].nodes), base->intra.collective_latency_s,
-				  &rows[i]);
+			inter_row(&pts[i], base, &rows[i]);
 	}
 	/* One node count: the latency and the half size add the same constant;
 	 * one collective on one rank count: the latency and the fixed cost. */

@@ -49,6 +49,11 @@ static const struct schema_key inter_schema[] = {
 	  .help = "the host proxy's cost to post one network operation (NCCL's getNetOverhead(): 1 us on "
 		  "Intel hosts, 2 us on AMD; NCCL_NET_OVERHEAD in ns): every intra-node step of a ring that "
 		  "spans nodes takes at least 3 times it (Simple protocol)" },
+	{ .key = "ring_plateau", .type = SCHEMA_NUMBER,
+	  .offset = offsetof(struct cluster_inter, ring_plateau), .min = 1, .max = 4, .def = "1.9",
+	  .help = "factor on the latency of a ring all-reduce that spans nodes (NCCL's \"plateau effect of "
+		  "ring\", ncclTopoGetAlgoTime() in src/graph/tuning.cc): 1.9 in NCCL 2.7-2.16 and for "
+		  "pre-Ampere GPUs after; 1.4 for Ampere and later GPUs from NCCL 2.18 (1.5 for Hopper in 2.17)" },
 	{ 0 },
 };
 
