@@ -116,6 +116,10 @@ struct estimate_details {
 	double compute_attention_s;          /**< of compute + recompute: attention cores */
 	double compute_other_s;              /**< of compute + recompute: element-wise kernels, loss */
 	double pace_factor;                  /**< GPU time x this: the slowest GPU (gpu_pace_factor) */
+	/** Of the iteration, what partial last waves of GEMM tiles add
+	 *  (wave_loss_estimate, plan/wave_loss.h); 0 until it runs. */
+	double gemm_wave_loss_s;
+	bool gemm_wave_loss_known;           /**< wave_loss_estimate ran: the field is written */
 	int compressed_layers;               /**< TP-compressed layers on the bottleneck stage */
 	double compression_params;           /**< AE parameters added on the bottleneck stage */
 	int dp_compress_scheme;              /**< enum compress_dp_scheme used */
