@@ -48,7 +48,7 @@
 	X(ep_comm, 9, IF_MOE, "exposed MoE all-to-alls") \
 	X(overhead, 7, ALWAYS, "the framework's fixed costs per layer, micro-batch and iteration") \
 	X(cp_comm, 8, IF_CP, "exposed context-parallel exchanges") \
-	X(launch, 11, IF_LAUNCH, "the GPU waiting for the host to launch kernels (launch-bound stretches)") \
+	X(launch, 11, IF_LAUNCH, "the GPU waiting for the host to launch kernels (launch-bound stretches, host synchronisations)") \
 	X(moe_fixed, 12, IF_MOE, "MoE layers' router kernels and dropless host synchronisations")
 
 #define ESTIMATE_BREAKDOWN_MEMBER_(member, text_row, text_when, help) double member;

@@ -788,8 +788,11 @@ core_breakdown(const struct core *x, struct estimate *out)
 	b->cp_comm = mb * bn->cp;
 	b->pp_bubble = x->bubble;
 	b->dp_comm = tail->dp_exposed + mb * x->z3_exposed;
-	b->overhead = mb * x->mb_overhead + x->fw->iteration_overhead_s + x->fixed_iter;
-	b->launch = mb * x->launch_mb + x->launch_iter;
+	b->overhead = mb * x->mb_overhead + x->fw->iteration_overhead_s;
+	/* Issue 25: host and launch time is one line of its own, the launch
+	 * each host synchronisation exposes included (not in overhead, the
+	 * framework's own fixed costs). */
+	b->launch = mb * x->launch_mb + x->launch_iter + x->fixed_iter;
 	b->optimizer = tail->optimizer_s;
 	out->iteration_time_s = estimate_breakdown_sum(b);
 	out->bytes.tp = mb * bn->tp_bytes;
