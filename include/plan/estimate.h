@@ -124,6 +124,11 @@ struct estimate_details {
 	double compression_params;           /**< AE parameters added on the bottleneck stage */
 	int dp_compress_scheme;              /**< enum compress_dp_scheme used */
 	int moe_layers;                      /**< MoE layers on the bottleneck stage */
+	/* Its MoE layers' fixed costs per iteration, by kind (issue 25), where
+	 * the breakdown counts them: */
+	double moe_router_s;                 /**< the router: its GEMM (compute), its kernels (moe_fixed) */
+	double moe_permute_s;                /**< token permutations and their launches (compute) */
+	double moe_sync_s;                   /**< dropless host synchronisation, split sizes' all-gather (moe_fixed) */
 	double ep_a2a_s;                     /**< one all-to-all of one MoE layer */
 	double ep_inter_s, ep_intra_s;       /**< its inter- and intra-node hops (bi-level) */
 	double ep_total_s;                   /**< all-to-all time before overlap */
