@@ -15,8 +15,9 @@
  * options @opt: @e's iteration time minus that of the same plan on the
  * same GPU without waves (sm_count 0), at least 0. It sets
  * @e->details.gemm_wave_loss_s and @e->details.gemm_wave_loss_known.
- * A second estimate: predict calls it for the plan it prints, never the
- * search (optimize would pay twice). Returns false with @err set when
+ * A second estimate: predict calls it for the plan it prints and
+ * optimize's text for its best plan, never the search (which would pay
+ * twice). Returns false with @err set when
  * the second estimate fails (it cannot where @e succeeded).
  */
 bool wave_loss_estimate(const struct model *m, const struct cluster *c, const struct plan *p,

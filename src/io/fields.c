@@ -201,8 +201,8 @@ when_batching(const struct report *r)
 	return r->est->batching.on;
 }
 
-/* predict: wave_loss_estimate ran for the plan it prints (not for the
- * plans of a search). */
+/* wave_loss_estimate ran for the plan printed (predict's, optimize's
+ * best in text), not for the plans of a search. */
 static bool
 when_wave_loss(const struct report *r)
 {
@@ -334,7 +334,7 @@ const struct field field_table[] = {
 	{ "details.compute_gemm_s", "compute_gemm_s", CSV_S, "s", "of compute and recompute: the GEMMs", EST(details.compute_gemm_s) },
 	{ "details.compute_attention_s", "compute_attention_s", CSV_S, "s", "of compute and recompute: the attention cores", EST(details.compute_attention_s) },
 	{ "details.compute_other_s", "compute_other_s", CSV_S, "s", "of compute and recompute: element-wise kernels and the loss", EST(details.compute_other_s) },
-	{ "details.gemm_wave_loss_s", NULL, NULL, "s", "of the iteration, what the GEMMs' partial last waves of tiles add (the prediction minus the same plan without waves, sm_count 0); predict only", EST(details.gemm_wave_loss_s), .present = when_wave_loss },
+	{ "details.gemm_wave_loss_s", NULL, NULL, "s", "of the iteration, what the GEMMs' partial last waves of tiles add (the prediction minus the same plan without waves, sm_count 0); predict's plan only", EST(details.gemm_wave_loss_s), .present = when_wave_loss },
 	{ "details.pace_factor", NULL, NULL, "", "GPU time x this: the slowest of the plan's GPUs (the GPU's speed_variation)", EST(details.pace_factor) },
 	{ "details.bottleneck_stage", NULL, NULL, "", "the stage that sets the pace", EST(details.bottleneck_stage) },
 	{ "details.tail_stage", NULL, NULL, "", "the stage whose DP sync and optimizer end the iteration", EST(details.tail_stage) },
