@@ -9,6 +9,7 @@
 #include "plan/context_par.h"
 #include "plan/tensor_par.h"
 #include "fixtures.h"
+#include "plan/wave_loss.h"
 #include "testutil.h"
 
 START_TEST(test_bubble)
@@ -567,6 +568,81 @@ START_TEST(test_iteration_one_gpu)
 END_TEST
 
 /*
+ * Issue 25: what the GEMMs' partial last waves add to an iteration, a
+ * line of its own (wave_loss_estimate). The toy GPT at tp 2 on the toy
+ * GPU given the H100's 132 SMs and the default 128 x 256 tiles (gpu.c),
+ * T = 1024 tokens, h 1024, 8 heads of 128, GEMMs at a flat 5e13 FLOP/s.
+ * Per layer's forward (cluster_gemm_wave_factor: the best fill of the
+ * 128 x 256 tile, its transpose and the 128 x 128 half over that of the
+ * square GEMM of the same FLOPs):
+ * - QKV, 1024 x 1536 x 1024 (3h / t columns): 8 x 6 = 48 tiles of
+ *   128 x 256, 4 x 12 = 48 of 256 x 128, 8 x 12 = 96 half tiles, all in
+ *   one partial wave of 132: fill 96. Square side cbrt(1024 1536 1024)
+ *   = 1172.2: 10 x 10 = 100 half tiles, fill 100. Factor 0.96:
+ *   2 x 1024 x 1536 x 1024 / 5e13 = 6.442450944e-5 s becomes
+ *   6.7108864e-5, a loss of 2.68435456e-6 s.
+ * - the output projection, 1024 x 1024 x 512: 64 half tiles against the
+ *   square's (side 812.7) 7 x 7 = 49: better than square, factor 1.
+ * - fc1, 1024 x 2048 x 1024: 128 half tiles against the square's (side
+ *   1290.2) 11 x 11 = 121: factor 1.
+ * - fc2, 1024 x 1024 x 2048 (the row-parallel GEMM, K = 4h / t): 64
+ *   half tiles in one wave, the square of the same FLOPs (side 1290.2)
+ *   121: factor 64/121. 8.589934592e-5 s becomes 121/64 of it, a loss
+ *   of 57/64 x 8.589934592e-5 = 7.650410496e-5 s.
+ * - the attention cores, 4 local heads: Q K^T (1024 x 1024 x 128, x 4)
+ *   256 half tiles in 2 waves, fill 128 against the square's (side
+ *   812.7) 49: factor 1; P V (1024 x 128 x 1024, x 4) 8 x 1 x 4 = 32
+ *   tiles of 128 x 256 (32 half, 16 of 256 x 128), fill 32 against 49:
+ *   2 x 1024 x 128 x 1024 x 4 / 5e13 = 2.147483648e-5 s, a loss of
+ *   17/32 of it, 1.140850688e-5 s.
+ * - the logits, 1024 x 16384 x 1024: 512 tiles in 4 waves, fill 128
+ *   against the square's (side 2580.3) 231 tiles in 2 waves, 115.5:
+ *   factor 1.
+ * A layer's forward loses 2.68435456e-6 + 7.650410496e-5 +
+ * 1.140850688e-5 = 9.05969664e-5 s, its backward twice that (a dX and a
+ * dW GEMM of each shape); 2 layers, 2 micro-batches: 4 x 3 x
+ * 9.05969664e-5 = 1.0871635968e-3 s. Nothing hides it (no overlap, no
+ * host model, one stage, dp 1): the iteration grows by exactly that.
+ */
+START_TEST(test_gemm_wave_loss)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct estimate e, flat;
+	struct plan_error err;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	test_load_model(&m, TOY_MODEL_YAML);
+	toy_plan(&p, 2, 1, 1);
+	c.gpu.sm_count = 132;
+	ck_assert_int_eq(c.gpu.gemm_tile_m, 128);
+	ck_assert_int_eq(c.gpu.gemm_tile_n, 256);
+	plan_error_clear(&err);
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e, &err), "%s", err.message);
+	/* estimate_plan leaves it unwritten: the search does not pay for it. */
+	ck_assert(!e.details.gemm_wave_loss_known);
+	ck_assert_msg(wave_loss_estimate(&m, &c, &p, NULL, &e, &err), "%s", err.message);
+	ck_assert(e.details.gemm_wave_loss_known);
+	ck_assert_double_eq_tol(e.details.gemm_wave_loss_s, 1.0871635968e-3, 1e-15);
+	/* Of it, the linear GEMMs' 4 x 3 x (2.68435456e-6 + 7.650410496e-5)
+	 * = 9.5026151424e-4 s move the GEMM split, P V's 4 x 3 x
+	 * 1.140850688e-5 = 1.3690208256e-4 s the attention cores'. */
+	c.gpu.sm_count = 0;
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &flat, &err), "%s", err.message);
+	ck_assert_double_eq_tol(e.details.compute_gemm_s - flat.details.compute_gemm_s, 9.5026151424e-4, 1e-15);
+	ck_assert_double_eq_tol(e.details.compute_attention_s - flat.details.compute_attention_s, 1.3690208256e-4,
+				1e-15);
+	ck_assert_double_eq_tol(e.iteration_time_s - flat.iteration_time_s, 1.0871635968e-3, 1e-15);
+	/* Without an SM count there are no waves: 0, and written. */
+	ck_assert_msg(wave_loss_estimate(&m, &c, &p, NULL, &flat, &err), "%s", err.message);
+	ck_assert(flat.details.gemm_wave_loss_known);
+	ck_assert_double_eq(flat.details.gemm_wave_loss_s, 0.0);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
  * A hand-made profile no schema would load: the toy GPU at 1 kFLOP/s
  * (the schema's floor is 1 GFLOP/s). Its GEMMs alone take 1.443e-2 s x
  * 5e13 / 1e3 = 7.2e8 s, more than a year (ESTIMATE_MAX_ITERATION_S):
@@ -1090,6 +1166,7 @@ cost_suite(void)
 	tcase_add_test(tc, test_tail_stage);
 	tcase_add_test(tc, test_tp_bytes);
 	tcase_add_test(tc, test_iteration_one_gpu);
+	tcase_add_test(tc, test_gemm_wave_loss);
 	tcase_add_test(tc, test_implausible_iteration);
 	tcase_add_test(tc, test_dp_overlap_window);
 	tcase_add_test(tc, test_pipeline_sends);

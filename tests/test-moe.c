@@ -327,6 +327,21 @@ START_TEST(test_moe_fixed_by_hand)
 	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e, &err), "%s", err.message);
 	ck_assert_double_eq_tol(e.breakdown.moe_fixed, 1.13376256e-4, 1e-15);
 	padded = e.breakdown.moe_fixed;
+	/*
+	 * Issue 25: the fixed costs by kind, each its own line. The router's
+	 * GEMM, T x E x h = 1024 x 8 x 1024, is memory-bound: 2 x (1024 x
+	 * 1024 + 2 x 1024 x 8) = 2,129,920 B, 2.12992e-6 s (its 16,777,216
+	 * FLOPs take 3.36e-7 s); forward, dX and dW 6.38976e-6 s a layer,
+	 * with the kernels 6.3077888e-5, 1.26155776e-4 s for the 2 layers.
+	 * The permutations, one local expert (ep 8): two passes, read and
+	 * write 2 bytes of the T cf k h = 1,048,576 routed elements each,
+	 * 8,388,608 B (8.388608e-6 s) and two launches (4e-6 s):
+	 * 1.2388608e-5 s forward, twice that backward, 7.4331648e-5 s for
+	 * the 2 layers. Not dropless: no synchronisation.
+	 */
+	ck_assert_double_eq_tol(e.details.moe_router_s, 1.26155776e-4, 1e-15);
+	ck_assert_double_eq_tol(e.details.moe_permute_s, 7.4331648e-5, 1e-15);
+	ck_assert_double_eq(e.details.moe_sync_s, 0.0);
 	/* Dropless: each layer's forward also stalls for the host, two
 	 * kernel costs (4 us), after all-gathering the 8 x 8-byte counts of
 	 * the 8 EP ranks (512 bytes; the collective model's time). */
@@ -336,6 +351,8 @@ START_TEST(test_moe_fixed_by_hand)
 	ck_assert_double_eq_tol(e.breakdown.moe_fixed - padded,
 				2.0 * (4e-6 + collective_time(&c, &lay.ep, COLL_ALLGATHER, COLL_ALGO_RING, 512.0)),
 				1e-15);
+	/* ... all of it the synchronisation's line. */
+	ck_assert_double_eq_tol(e.details.moe_sync_s, e.breakdown.moe_fixed - padded, 1e-15);
 	/* Full recomputation repeats the forward part. */
 	p.recompute = PLAN_RECOMPUTE_FULL;
 	ck_assert(estimate_plan(&m, &c, &p, NULL, &e, &err));
@@ -343,6 +360,14 @@ START_TEST(test_moe_fixed_by_hand)
 				2.0 * (2.0 * (4.0393216e-5 + 4e-6 +
 					      collective_time(&c, &lay.ep, COLL_ALLGATHER, COLL_ALGO_RING, 512.0)) +
 				       1.6294912e-5), 1e-15);
+	/* The router's GEMM and kernels run their forward again (4 x
+	 * 2.12992e-6 + 2 x 4.0393216e-5 + 1.6294912e-5 a layer), the
+	 * permutations theirs (4 x 1.2388608e-5), the synchronisation too. */
+	ck_assert_double_eq_tol(e.details.moe_router_s, 2.0 * (4.0 * 2.12992e-6 + 2.0 * 4.0393216e-5 + 1.6294912e-5),
+				1e-15);
+	ck_assert_double_eq_tol(e.details.moe_permute_s, 2.0 * 4.0 * 1.2388608e-5, 1e-15);
+	ck_assert_double_eq_tol(e.details.moe_sync_s,
+				4.0 * (4e-6 + collective_time(&c, &lay.ep, COLL_ALLGATHER, COLL_ALGO_RING, 512.0)), 1e-15);
 	cluster_release(&c);
 }
 END_TEST

@@ -20,6 +20,9 @@ struct compute_layer {
 	double moe_wgrad_mem_s; /**< MoE: the experts' wgrad GEMMs' time beyond their FLOPs (fp32 gradient traffic), in bwd_s */
 	double ew_kernels;   /**< element-wise kernels of the forward (fp8 casts included): host_time.h */
 	double main_grad_s;  /**< plan-cli hopper: the wgrads' accumulation into fp32 main_grad beyond the GEMMs, in bwd_s */
+	/* MoE layers' fixed costs inside fwd_s, for their lines of their own (issue 25). */
+	double moe_router_gemm_s; /**< the router's GEMM, in fwd_gemm_s (mlp_fwd_s) */
+	double moe_permute_s;     /**< the token permutations and their launches, in fwd_mem_s */
 };
 
 /** Times of the embedding (first stage) and logit layer + loss (last stage). */

@@ -48,7 +48,7 @@
 	X(ep_comm, 9, IF_MOE, "exposed MoE all-to-alls") \
 	X(overhead, 7, ALWAYS, "the framework's fixed costs per layer, micro-batch and iteration") \
 	X(cp_comm, 8, IF_CP, "exposed context-parallel exchanges") \
-	X(launch, 11, IF_LAUNCH, "the GPU waiting for the host to launch kernels (launch-bound stretches)") \
+	X(launch, 11, IF_LAUNCH, "the GPU waiting for the host to launch kernels (launch-bound stretches, host synchronisations)") \
 	X(moe_fixed, 12, IF_MOE, "MoE layers' router kernels and dropless host synchronisations")
 
 #define ESTIMATE_BREAKDOWN_MEMBER_(member, text_row, text_when, help) double member;
@@ -116,10 +116,19 @@ struct estimate_details {
 	double compute_attention_s;          /**< of compute + recompute: attention cores */
 	double compute_other_s;              /**< of compute + recompute: element-wise kernels, loss */
 	double pace_factor;                  /**< GPU time x this: the slowest GPU (gpu_pace_factor) */
+	/** Of the iteration, what partial last waves of GEMM tiles add
+	 *  (wave_loss_estimate, plan/wave_loss.h); 0 until it runs. */
+	double gemm_wave_loss_s;
+	bool gemm_wave_loss_known;           /**< wave_loss_estimate ran: the field is written */
 	int compressed_layers;               /**< TP-compressed layers on the bottleneck stage */
 	double compression_params;           /**< AE parameters added on the bottleneck stage */
 	int dp_compress_scheme;              /**< enum compress_dp_scheme used */
 	int moe_layers;                      /**< MoE layers on the bottleneck stage */
+	/* Its MoE layers' fixed costs per iteration, by kind (issue 25), where
+	 * the breakdown counts them: */
+	double moe_router_s;                 /**< the router: its GEMM (compute), its kernels (moe_fixed) */
+	double moe_permute_s;                /**< token permutations and their launches (compute) */
+	double moe_sync_s;                   /**< dropless host synchronisation, split sizes' all-gather (moe_fixed) */
 	double ep_a2a_s;                     /**< one all-to-all of one MoE layer */
 	double ep_inter_s, ep_intra_s;       /**< its inter- and intra-node hops (bi-level) */
 	double ep_total_s;                   /**< all-to-all time before overlap */

@@ -11,6 +11,7 @@
 #include "plan/fit_hint.h"
 #include "plan/plan_attr.h"
 #include "plan/seqlen.h"
+#include "plan/wave_loss.h"
 #include "io/seqlen_load.h"
 
 #define GIB 1073741824.0
@@ -336,6 +337,8 @@ predict_run(const struct predict_request *r, const struct model *model, const st
 			note_whole_cluster(&err, &r->plan, cluster);
 		return cli_report(&err);
 	}
+	if (!wave_loss_estimate(model, cluster, &r->plan, &r->opt, &est, &err))
+		return cli_report(&err);
 	if (r->seq_lengths && !predict_seq_lengths(r, model, cluster, &est, &err))
 		return cli_report(&err);
 	if (r->ckpt.target != CHECKPOINT_NONE &&

@@ -175,7 +175,7 @@ static const struct {
  */
 static double
 layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, bool sequential, int ew,
-		    double *attn_core, int *kernels)
+		    double *attn_core, int *kernels, double *permute_bytes, int *permute_kernels)
 {
 	double t = p->tp, b = p->micro_batch, s = p->seq_len, h = m->hidden;
 	double tokens = b * s;
@@ -211,8 +211,10 @@ layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, bool 
 		bool sort = (double)m->moe.experts / p->ep > 1.0;
 		double passes = 2.0 + (sort ? 2.0 * plan_etp(p) : 0.0);
 
-		bytes += passes * 4.0 * tokens * m->moe.capacity_factor * m->moe.top_k * h / t;
-		*kernels += sort ? 4 : 2;
+		*permute_bytes = passes * 4.0 * tokens * m->moe.capacity_factor * m->moe.top_k * h / t;
+		*permute_kernels = sort ? 4 : 2;
+		bytes += *permute_bytes;
+		*kernels += *permute_kernels;
 		/* SequentialMLP: each local expert's MLP its own activation. */
 		if (sequential)
 			*kernels += (m->moe.experts / p->ep - 1) * ew_ops[ew][act].kernels;
@@ -310,13 +312,15 @@ moe_expert_gemm(const struct cluster *c, const struct plan *p, double rows, doub
 
 static double
 moe_mlp_gemm_time(const struct model *m, const struct plan *p, const struct cluster *c, bool sequential,
-		  struct compute_casts *casts, double *wgrad_mem_s)
+		  struct compute_casts *casts, double *wgrad_mem_s, double *router_s)
 {
 	double t = p->tp, et = plan_etp(p), tokens = (double)p->micro_batch * p->seq_len, h = m->hidden;
 	double f = m->moe.expert_ffn_hidden, in = m->gated_mlp ? 2.0 * f : f;
 	double local = (double)m->moe.experts / p->ep;
 	double rows = m->moe.capacity_factor * m->moe.top_k * (tokens / t) * p->ep * et / m->moe.experts;
 	double time = compute_gemm_time(c, tokens, m->moe.experts, h, 1); /* router */
+
+	*router_s = time;
 
 	*wgrad_mem_s = 0.0;
 	time += moe_expert_gemm(c, p, rows, in / et, h, local, sequential, casts, wgrad_mem_s) +
@@ -426,9 +430,10 @@ layer_mlp_gemms(const struct model *m, const struct plan *p, const struct cluste
 	double t = p->tp, tokens = (double)p->micro_batch * p->seq_len, h = m->hidden;
 	double mlp_in = m->gated_mlp ? 2.0 * m->ffn_hidden : m->ffn_hidden;
 
-	out->moe_wgrad_mem_s = 0.0;
+	out->moe_wgrad_mem_s = out->moe_router_gemm_s = 0.0;
 	if (moe) {
-		out->mlp_fwd_s = moe_mlp_gemm_time(m, p, c, sequential, casts, &out->moe_wgrad_mem_s);
+		out->mlp_fwd_s = moe_mlp_gemm_time(m, p, c, sequential, casts, &out->moe_wgrad_mem_s,
+						   &out->moe_router_gemm_s);
 		out->fc1_fwd_s = out->fc2_fwd_s = 0.5 * out->mlp_fwd_s;
 	} else {
 		out->fc1_fwd_s = compute_linear_time(c, p, tokens, mlp_in / t, h, 1, casts); /* fc1 (+gate) */
@@ -783,8 +788,8 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 {
 	double gemm = 0.0, attn_gemm, attn_bwd = 0.0, attn_mem, mem_bytes;
 	struct compute_casts casts = { .bytes = 0.0, .recipe = fp8_recipe_resolve(p, fw) };
-	double cast_fwd_s, cast_bwd_s;
-	int kernels;
+	double cast_fwd_s, cast_bwd_s, permute_bytes = 0.0;
+	int kernels, permute_kernels = 0;
 
 	layer_attention_gemms(m, p, c, &casts, out);
 	gemm += out->qkv_fwd_s + out->proj_fwd_s;
@@ -794,7 +799,9 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 	layer_attention_core(m, p, c, fw, &attn_gemm, &attn_bwd);
 	gemm += attn_gemm;
 	mem_bytes = layer_fwd_mem_bytes(m, p, moe, fw && fw->moe_sequential_mlp,
-					fw ? fw->elementwise : FRAMEWORK_EW_FUSED, &attn_mem, &kernels);
+					fw ? fw->elementwise : FRAMEWORK_EW_FUSED, &attn_mem, &kernels, &permute_bytes,
+					&permute_kernels);
+	out->moe_permute_s = compute_memory_time(c, permute_bytes) + permute_kernels * c->gpu.launch_overhead_s;
 
 	out->fwd_gemm_s = gemm;
 	/* Element-wise kernels: their traffic at the achieved bandwidth, plus
@@ -824,7 +831,8 @@ compute_layer_scale(struct compute_layer *cl, double f)
 {
 	double *t[] = { &cl->fwd_s, &cl->bwd_s, &cl->recompute_s, &cl->fwd_gemm_s, &cl->fwd_mem_s,
 			&cl->mlp_fwd_s, &cl->attn_fwd_s, &cl->qkv_fwd_s, &cl->proj_fwd_s, &cl->fc1_fwd_s,
-			&cl->fc2_fwd_s, &cl->attn_bwd_s, &cl->moe_wgrad_mem_s, &cl->main_grad_s };
+			&cl->fc2_fwd_s, &cl->attn_bwd_s, &cl->moe_wgrad_mem_s, &cl->moe_router_gemm_s,
+			&cl->moe_permute_s, &cl->main_grad_s };
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		*t[i] *= f;

@@ -105,6 +105,7 @@ struct layer_costs {
 	struct compute_layer cl_moes[3];   /* an MoE layer (when the model has them) */
 	struct ep_layer_comm eps[3];
 	struct ep_layer_fixed efs[3];      /* an MoE layer's router and host synchronisation */
+	bool moe_recomputed[3];            /* plan_recomputes_moe_layer in that mode */
 	struct tp_layer_comm tcs[3];
 	struct cp_layer_comm cps[3];
 	struct compute_ends ce;
@@ -127,6 +128,11 @@ struct layer_costs {
 struct stage_work {
 	double compute, recompute, tp, pp, compression, ep, cp;
 	double moe_fixed;    /* MoE layers' router work and host synchronisations */
+	/* The MoE layers' fixed costs by kind, wherever they are counted
+	 * (issue 25: lines of their own): the router's GEMM (compute) and
+	 * kernels (moe_fixed), the token permutations (compute), the
+	 * dropless host synchronisation (moe_fixed). */
+	double moe_router, moe_permute, moe_sync;
 	double attention, other; /* of compute + recompute: attention cores, element-wise kernels */
 	double bwd;          /* backward compute alone (the DP overlap window) */
 	double wgrad;        /* the weight-gradient GEMMs in bwd (zero-bubble schedules defer them) */
@@ -228,6 +234,18 @@ stage_add_layers(const struct layer_costs *lc, int r, double dense, double moe, 
 	w->recompute += dense * cl->recompute_s + moe * cl_moe->recompute_s;
 	w->ep += moe * (ep->fwd_s + ep->bwd_s + ep->recompute_s);
 	w->moe_fixed += moe * (lc->efs[r].fwd_s + lc->efs[r].bwd_s + lc->efs[r].recompute_s);
+	if (moe > 0) {
+		/* As compute_layer_time counts them: a GEMM's backward is its dX
+		 * and dW GEMMs, an element-wise kernel's about twice its bytes;
+		 * recomputation repeats the router where the layer's MLP is
+		 * recomputed, the permutations under full recomputation only. */
+		double again = lc->moe_recomputed[r] ? 1.0 : 0.0;
+
+		w->moe_router += moe * ((3.0 + again) * cl_moe->moe_router_gemm_s + lc->efs[r].router_fwd_s +
+					lc->efs[r].router_bwd_s + again * lc->efs[r].router_fwd_s);
+		w->moe_permute += moe * (r == PLAN_RECOMPUTE_FULL ? 4.0 : 3.0) * cl_moe->moe_permute_s;
+		w->moe_sync += moe * (1.0 + again) * lc->efs[r].sync_s;
+	}
 	w->attention += dense * layer_attention(cl, r) + moe * layer_attention(cl_moe, r);
 	w->other += dense * layer_other(cl, r) + moe * layer_other(cl_moe, r);
 	w->tp += layers * (tc->fwd_s + tc->bwd_s + tc->recompute_s);
@@ -536,7 +554,8 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 			lc->efs[r].router_bwd_s *= pace;
 			lc->efs[r].fwd_s = lc->efs[r].router_fwd_s + lc->efs[r].sync_s;
 			lc->efs[r].bwd_s = lc->efs[r].router_bwd_s;
-			lc->efs[r].recompute_s = plan_recomputes_moe_layer(&pr) ? lc->efs[r].fwd_s : 0.0; /* plan-cli recomp */
+			lc->moe_recomputed[r] = plan_recomputes_moe_layer(&pr); /* plan-cli recomp */
+			lc->efs[r].recompute_s = lc->moe_recomputed[r] ? lc->efs[r].fwd_s : 0.0;
 		}
 	}
 	compute_ends_time(m, p, c, fw, &lc->ce);
@@ -818,8 +837,11 @@ core_breakdown(const struct core *x, struct estimate *out)
 	b->cp_comm = mb * bn->cp;
 	b->pp_bubble = x->bubble;
 	b->dp_comm = tail->dp_exposed + mb * x->z3_exposed;
-	b->overhead = mb * x->mb_overhead + x->fw->iteration_overhead_s + x->fixed_iter;
-	b->launch = mb * x->launch_mb + x->launch_iter;
+	b->overhead = mb * x->mb_overhead + x->fw->iteration_overhead_s;
+	/* Issue 25: host and launch time is one line of its own, the launch
+	 * each host synchronisation exposes included (not in overhead, the
+	 * framework's own fixed costs). */
+	b->launch = mb * x->launch_mb + x->launch_iter + x->fixed_iter;
 	b->optimizer = tail->optimizer_s;
 	out->iteration_time_s = estimate_breakdown_sum(b);
 	out->bytes.tp = mb * bn->tp_bytes;
@@ -885,6 +907,9 @@ core_details(const struct core *x, struct estimate *out)
 	d->pace_factor = x->lc.pace;
 	d->compute_gemm_s = fmax(0.0, x->mb * (x->bn.compute + x->bn.recompute) - d->compute_attention_s -
 					d->compute_other_s);
+	d->moe_router_s = x->mb * x->bn.moe_router;
+	d->moe_permute_s = x->mb * x->bn.moe_permute;
+	d->moe_sync_s = x->mb * x->bn.moe_sync;
 	d->compressed_layers = x->bn.compressed_layers;
 	d->compression_params = x->bn.extra_params;
 	d->tp_inter_node = x->lay.tp.nodes > 1;
@@ -958,6 +983,8 @@ static const struct {
 	ESTIMATE_FIGURE(details.dp_overlap_window_s), ESTIMATE_FIGURE(details.slot_s),
 	ESTIMATE_FIGURE(details.compute_gemm_s), ESTIMATE_FIGURE(details.compute_attention_s),
 	ESTIMATE_FIGURE(details.compute_other_s), ESTIMATE_FIGURE(details.ep_a2a_s),
+	ESTIMATE_FIGURE(details.moe_router_s), ESTIMATE_FIGURE(details.moe_permute_s),
+	ESTIMATE_FIGURE(details.moe_sync_s),
 	ESTIMATE_FIGURE(details.ep_total_s), ESTIMATE_FIGURE(details.ep_inter_s),
 	ESTIMATE_FIGURE(details.ep_intra_s), ESTIMATE_FIGURE(details.ep_bytes),
 	ESTIMATE_FIGURE(details.tp_bytes_per_iteration), ESTIMATE_FIGURE(details.pp_bytes_per_iteration),

@@ -201,6 +201,14 @@ when_batching(const struct report *r)
 	return r->est->batching.on;
 }
 
+/* wave_loss_estimate ran for the plan printed (predict's, optimize's
+ * best in text), not for the plans of a search. */
+static bool
+when_wave_loss(const struct report *r)
+{
+	return r->est->details.gemm_wave_loss_known;
+}
+
 #define BATCH(m) EST(batching.m), .present = when_batching
 #define BATCH_NAMES(m, n) MEMBER(FIELD_SRC_ESTIMATE, struct estimate, batching.m), .type = FIELD_NAME, \
 	.names = n, .present = when_batching
@@ -326,6 +334,7 @@ const struct field field_table[] = {
 	{ "details.compute_gemm_s", "compute_gemm_s", CSV_S, "s", "of compute and recompute: the GEMMs", EST(details.compute_gemm_s) },
 	{ "details.compute_attention_s", "compute_attention_s", CSV_S, "s", "of compute and recompute: the attention cores", EST(details.compute_attention_s) },
 	{ "details.compute_other_s", "compute_other_s", CSV_S, "s", "of compute and recompute: element-wise kernels and the loss", EST(details.compute_other_s) },
+	{ "details.gemm_wave_loss_s", NULL, NULL, "s", "of the iteration, what the GEMMs' partial last waves of tiles add (the prediction minus the same plan without waves, sm_count 0); predict's plan only", EST(details.gemm_wave_loss_s), .present = when_wave_loss },
 	{ "details.pace_factor", NULL, NULL, "", "GPU time x this: the slowest of the plan's GPUs (the GPU's speed_variation)", EST(details.pace_factor) },
 	{ "details.bottleneck_stage", NULL, NULL, "", "the stage that sets the pace", EST(details.bottleneck_stage) },
 	{ "details.tail_stage", NULL, NULL, "", "the stage whose DP sync and optimizer end the iteration", EST(details.tail_stage) },
@@ -335,6 +344,9 @@ const struct field field_table[] = {
 	{ "details.pp_inter_node", NULL, NULL, "", "a stage boundary spans nodes", EST(details.pp_inter_node) },
 	{ "details.compressed_layers", NULL, NULL, "layers", "TP-compressed layers of the bottleneck stage", EST(details.compressed_layers) },
 	{ "details.moe_layers", NULL, NULL, "layers", "MoE layers of the bottleneck stage", EST(details.moe_layers) },
+	{ "details.moe_router_s", "moe_router_s", CSV_S, "s", "its MoE layers' routers per iteration: the GEMM (in compute) and the kernels after it (in moe_fixed)", EST(details.moe_router_s) },
+	{ "details.moe_permute_s", "moe_permute_s", CSV_S, "s", "its MoE layers' token permutations and their launches per iteration (in compute)", EST(details.moe_permute_s) },
+	{ "details.moe_sync_s", "moe_sync_s", CSV_S, "s", "its MoE layers' dropless host synchronisations and split-size all-gathers per iteration (in moe_fixed)", EST(details.moe_sync_s) },
 	{ "details.dp_compress_scheme", NULL, NULL, "", "the compressed DP scheme used, or none", FUNC(FIELD_NAME, get_dp_compress_scheme) },
 	{ "details.ep_alltoall_s", NULL, NULL, "s", "one EP all-to-all of one MoE layer", EST(details.ep_a2a_s) },
 	{ "details.ep_alltoall_inter_s", NULL, NULL, "s", "its inter-node hop (bi-level routing)", EST(details.ep_inter_s) },

@@ -337,6 +337,17 @@ format_text_time(FILE *out, const struct report *r)
 	row_time(out, "total", T, T);
 	fprintf(out, "  compute + recompute: gemm %.4f s, attention %.4f s, element-wise and loss %.4f s\n",
 		d->compute_gemm_s, d->compute_attention_s, d->compute_other_s);
+	/* Issue 25: the MoE layers' fixed costs by kind, each its own line
+	 * (the router's GEMM and the permutations count in compute, the
+	 * router's kernels and the synchronisation in moe_fixed). */
+	if (text_applies(TEXT_IF_MOE, e))
+		fprintf(out, "  moe layers: router %.4f s, token permutation %.4f s, dropless sync %.4f s\n",
+			d->moe_router_s, d->moe_permute_s, d->moe_sync_s);
+	/* Issue 25: the partial last waves of GEMM tiles, a cost of their own
+	 * (details.gemm_wave_loss_s; predict only). */
+	if (d->gemm_wave_loss_known)
+		fprintf(out, "  gemm wave loss: partial last waves of tiles add %.4f s (%.1f %% of the iteration)\n",
+			d->gemm_wave_loss_s, T > 0 ? 100.0 * d->gemm_wave_loss_s / T : 0.0);
 	fprintf(out, "  dp traffic %.4f s in all, %.4f s hidden behind computation\n\n",
 		d->dp_total_s, d->dp_total_s - b->dp_comm > 0 ? d->dp_total_s - b->dp_comm : 0.0);
 	return true;
