@@ -35,6 +35,21 @@ toy_setup(struct cluster *c, struct model *m, struct plan *p, struct plan_layout
 	topology_plan(p, c, lay);
 }
 
+/* The ZeRO-3 overlap case of test_zero3_exposure: four micro-batches, each
+ * layer's gather and reduce 1 ms, 0.2 ms outside the layers, a 1.2x
+ * slowdown of overlapped computation. */
+static void
+z3_exposed_fixture(struct dp_comm *dc, struct plan *p, struct framework *fw)
+{
+	plan_init(p);
+	framework_init_default(fw);
+	fw->overlap_slowdown = 1.2;
+	dc->z3_gather_layer_s = 1e-3;
+	dc->z3_reduce_layer_s = 1e-3;
+	dc->z3_rest_s = 2e-4;
+	dc->zero3_mb_s = 4 * 3e-3 + 2e-4;
+}
+
 START_TEST(test_dp_allreduce)
 {
 	struct cluster c;
@@ -298,13 +313,7 @@ START_TEST(test_zero3_exposure)
 	struct plan p;
 	double slow, e;
 
-	plan_init(&p);
-	framework_init_default(&fw);
-	fw.overlap_slowdown = 1.2;
-	dc.z3_gather_layer_s = 1e-3;
-	dc.z3_reduce_layer_s = 1e-3;
-	dc.z3_rest_s = 2e-4;
-	dc.zero3_mb_s = 4 * 3e-3 + 2e-4;
+	z3_exposed_fixture(&dc, &p, &fw);
 	e = dp_zero3_exposed(&dc, &p, &fw, 4, 0.5e-3, 1.5e-3, 0.0, &slow);
 	ck_assert_double_eq_tol(e, 6.2e-3, 1e-15);
 	ck_assert_double_eq_tol(slow, 1.2e-3, 1e-15);
@@ -488,13 +497,7 @@ START_TEST(test_zero3_reduce_bucket_tail)
 	cluster_release(&c);
 
 	memset(&dc, 0, sizeof(dc));
-	plan_init(&p);
-	framework_init_default(&fw);
-	fw.overlap_slowdown = 1.2;
-	dc.z3_gather_layer_s = 1e-3;
-	dc.z3_reduce_layer_s = 1e-3;
-	dc.z3_rest_s = 2e-4;
-	dc.zero3_mb_s = 4 * 3e-3 + 2e-4;
+	z3_exposed_fixture(&dc, &p, &fw);
 	dc.z3_tail_layers = 3.0;
 	e = dp_zero3_exposed(&dc, &p, &fw, 4, 0.5e-3, 1.5e-3, 0.0, &slow);
 	ck_assert_double_eq_tol(e, 6.7e-3, 1e-15);
