@@ -910,6 +910,54 @@ START_TEST(test_moe_host_synced_stretches)
 }
 END_TEST
 
+/*
+ * moe_grouped_gemm single (torchtitan's torch._grouped_mm, models/moe/
+ * moe.py): one grouped kernel, no four-streams bound. The case of
+ * test_moe_grouped_gemm_streams (64 experts of 16 rows, toy GPU 5e13
+ * FLOP/s, + 10 us a GEMM, 1e12 B/s): te_streams 170.73741824 us a
+ * matrix, the experts four at a time. Single: the group alone, max(64 x
+ * 0.67108864 + 10 = 52.94967296 us of FLOPs, 2 x 64 x (16 x 1024 + 1024^2
+ * + 16 x 1024) = 138,412,032 B = 138.412032 us) = 138.412032 us. MLP
+ * forward 12.68435456 + 2 x 138.412032 = 289.50841856 us; the wgrad
+ * traffic's 541.065216 us a matrix exceeds it by 402.653184 us: 805.306368
+ * us for the two. Host (as test_moe_host_kernels_by_hand, 8 experts, ep
+ * 1, fused element-wise, plain MLP): GEMMs QKV, projection, the router and
+ * one per grouped matrix = 5; forward 5 + 1 + 10 + 20 = 36, backward 10 +
+ * 3 + 20 + 8 = 41 (te_streams: 50 and 69).
+ */
+START_TEST(test_moe_grouped_gemm_single)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct framework fw;
+	struct plan_error err;
+	struct compute_layer te, one;
+	struct host_kernels k;
+
+	moe_gemm_fixture(&c, &m, &p, "10 us", "  experts: 64\n  top_k: 1\n  expert_ffn_hidden: 1024\n");
+	ck_assert_msg(framework_load_string(&fw, "one.yaml", "name: one\nmoe_grouped_gemm: single\n", &err), "%s",
+		      err.message);
+	ck_assert_int_eq(fw.moe_grouped_gemm, FRAMEWORK_MOE_GEMM_SINGLE);
+	compute_layer_time(&m, &p, &c, NULL, true, &te);
+	compute_layer_time(&m, &p, &c, &fw, true, &one);
+	ck_assert_double_eq_tol(te.mlp_fwd_s, 354.15919104e-6, 1e-12);
+	ck_assert_double_eq_tol(one.mlp_fwd_s, 289.50841856e-6, 1e-12);
+	ck_assert_double_eq_tol(one.moe_wgrad_mem_s, 805.306368e-6, 1e-12);
+	cluster_release(&c);
+
+	moe_gemm_fixture(&c, &m, &p, "0 s", "  experts: 8\n  top_k: 2\n  expert_ffn_hidden: 1024\n");
+	p.flash_attention = true;
+	host_layer_kernels(&m, &p, &fw, true, 10.0, &k);
+	ck_assert_double_eq(k.fwd, 36.0);
+	ck_assert_double_eq(k.bwd, 41.0);
+	host_layer_kernels(&m, &p, NULL, true, 10.0, &k);
+	ck_assert_double_eq(k.fwd, 50.0);
+	ck_assert_double_eq(k.bwd, 69.0);
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 moe_suite(void)
 {
@@ -938,6 +986,7 @@ moe_suite(void)
 	tcase_add_test(tc, test_moe_grouped_gemm_streams);
 	tcase_add_test(tc, test_moe_host_kernels_by_hand);
 	tcase_add_test(tc, test_moe_host_synced_stretches);
+	tcase_add_test(tc, test_moe_grouped_gemm_single);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -37,6 +37,12 @@ enum framework_cp_ring {
 	FRAMEWORK_RING_ALLGATHER, /**< PyTorch's context_parallel as torchtitan runs it: one all-gather of K, V */
 };
 
+/** How its routed experts' grouped GEMM runs (unless moe_sequential_mlp). */
+enum framework_moe_gemm {
+	FRAMEWORK_MOE_GEMM_TE_STREAMS, /**< Transformer Engine's GroupedLinear: a cuBLAS GEMM per expert on 4 streams */
+	FRAMEWORK_MOE_GEMM_SINGLE,     /**< one grouped kernel over all local experts (torch._grouped_mm) */
+};
+
 /** How its element-wise operators run. */
 enum framework_elementwise {
 	FRAMEWORK_EW_FUSED, /**< one kernel an operator (Transformer Engine, Megatron's fusions, Composer's) */
@@ -119,6 +125,7 @@ extern const char *const framework_elementwise_names[];
 extern const char *const framework_attention_names[];
 extern const char *const framework_prefetch_names[];
 extern const char *const framework_cp_ring_names[];
+extern const char *const framework_moe_gemm_names[];
 extern const char *const framework_zero_reduce_names[];
 extern const char *const framework_zero_sync_names[];
 extern const char *const framework_main_grad_names[]; /* plan-cli hopper */
@@ -173,6 +180,7 @@ struct framework {
 	bool fsdp_double_buffer;  /**< ZeRO-3: two unit-sized gradient buffers kept for good beside the two
 				       gather buffers (Megatron-FSDP's fsdp_double_buffer) */
 	bool moe_sequential_mlp;  /**< routed experts as Megatron-Core's SequentialMLP (a GEMM per expert), not a grouped GEMM */
+	int moe_grouped_gemm;     /**< enum framework_moe_gemm: how the grouped expert GEMM runs */
 	int pipeline_split;       /**< plan-cli pipeline: enum plan_pp_split where the even split fails */
 	int zero_grad_reduce;     /**< enum framework_zero_reduce */
 	int zero_param_sync;      /**< enum framework_zero_sync */

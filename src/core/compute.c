@@ -260,7 +260,11 @@ layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, bool 
  * too small to fill the GPU, run at most four side by side (SimuMax's
  * B200 measurements of that call, docs/research/moe-costs.md: 160 x 154
  * rows, fc1 1.7 ms where the group's FLOPs take 1.07 and the experts four
- * at a time 1.55), or, with the
+ * at a time 1.55). A framework whose moe_grouped_gemm is single runs
+ * one grouped kernel instead (torchtitan's GroupedExperts with
+ * use_grouped_mm, its default: torch._grouped_mm over all local experts,
+ * torchtitan/models/moe/moe.py _run_experts_grouped_mm, @08dc75a): no
+ * per-expert GEMMs, the group at its total FLOPs alone. Or, with the
  * framework's moe_sequential_mlp, as SequentialMLP (megatron/core/
  * transformer/moe/experts.py, core_r0.6.0 to 23e00ed): a loop over the
  * local experts, each expert's fc1 and fc2 their own GEMMs at their own
@@ -281,7 +285,7 @@ layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, bool 
 
 static double
 moe_expert_gemm(const struct cluster *c, const struct plan *p, double rows, double n, double k, double local,
-		bool sequential, struct compute_casts *casts, double *wgrad_mem_s)
+		bool sequential, int grouped, struct compute_casts *casts, double *wgrad_mem_s)
 {
 	double time, wgrad_bytes = local * (2.0 * rows * (n + k) + 8.0 * n * k);
 
@@ -299,10 +303,12 @@ moe_expert_gemm(const struct cluster *c, const struct plan *p, double rows, doub
 		double streams = fmin(MOE_TE_GEMM_STREAMS, local);
 
 		time = compute_linear_time(c, p, rows, n, k, local, casts);
-		/* One GEMM per expert over at most four streams: never faster
-		 * than the experts' own GEMMs four at a time (the casts are
-		 * the grouped call's, counted once). */
-		time = fmax(time, local * compute_linear_time(c, p, rows, n, k, 1, &one) / streams);
+		/* TE: one GEMM per expert over at most four streams, never
+		 * faster than the experts' own GEMMs four at a time (the casts
+		 * are the grouped call's, counted once); a single grouped
+		 * kernel: the group alone. */
+		if (grouped == FRAMEWORK_MOE_GEMM_TE_STREAMS)
+			time = fmax(time, local * compute_linear_time(c, p, rows, n, k, 1, &one) / streams);
 	}
 	/* The wgrad GEMM does the forward's FLOPs (time); it takes the
 	 * longer of that and its traffic. */
@@ -312,7 +318,7 @@ moe_expert_gemm(const struct cluster *c, const struct plan *p, double rows, doub
 
 static double
 moe_mlp_gemm_time(const struct model *m, const struct plan *p, const struct cluster *c, bool sequential,
-		  struct compute_casts *casts, double *wgrad_mem_s, double *router_s)
+		  int grouped, struct compute_casts *casts, double *wgrad_mem_s, double *router_s)
 {
 	double t = p->tp, et = plan_etp(p), tokens = (double)p->micro_batch * p->seq_len, h = m->hidden;
 	double f = m->moe.expert_ffn_hidden, in = m->gated_mlp ? 2.0 * f : f;
@@ -323,8 +329,8 @@ moe_mlp_gemm_time(const struct model *m, const struct plan *p, const struct clus
 	*router_s = time;
 
 	*wgrad_mem_s = 0.0;
-	time += moe_expert_gemm(c, p, rows, in / et, h, local, sequential, casts, wgrad_mem_s) +
-		moe_expert_gemm(c, p, rows, h, f / et, local, sequential, casts, wgrad_mem_s);
+	time += moe_expert_gemm(c, p, rows, in / et, h, local, sequential, grouped, casts, wgrad_mem_s) +
+		moe_expert_gemm(c, p, rows, h, f / et, local, sequential, grouped, casts, wgrad_mem_s);
 	if (m->moe.shared_experts > 0) {
 		double sf = f * m->moe.shared_experts;
 
@@ -425,14 +431,14 @@ layer_attention_gemms(const struct model *m, const struct plan *p, const struct 
  * layer) into @out, split 1/t as layer_attention_gemms says. */
 static void
 layer_mlp_gemms(const struct model *m, const struct plan *p, const struct cluster *c, bool moe,
-		bool sequential, struct compute_casts *casts, struct compute_layer *out)
+		bool sequential, int grouped, struct compute_casts *casts, struct compute_layer *out)
 {
 	double t = p->tp, tokens = (double)p->micro_batch * p->seq_len, h = m->hidden;
 	double mlp_in = m->gated_mlp ? 2.0 * m->ffn_hidden : m->ffn_hidden;
 
 	out->moe_wgrad_mem_s = out->moe_router_gemm_s = 0.0;
 	if (moe) {
-		out->mlp_fwd_s = moe_mlp_gemm_time(m, p, c, sequential, casts, &out->moe_wgrad_mem_s,
+		out->mlp_fwd_s = moe_mlp_gemm_time(m, p, c, sequential, grouped, casts, &out->moe_wgrad_mem_s,
 						   &out->moe_router_gemm_s);
 		out->fc1_fwd_s = out->fc2_fwd_s = 0.5 * out->mlp_fwd_s;
 	} else {
@@ -793,7 +799,8 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 
 	layer_attention_gemms(m, p, c, &casts, out);
 	gemm += out->qkv_fwd_s + out->proj_fwd_s;
-	layer_mlp_gemms(m, p, c, moe, fw && fw->moe_sequential_mlp, &casts, out);
+	layer_mlp_gemms(m, p, c, moe, fw && fw->moe_sequential_mlp,
+			fw ? fw->moe_grouped_gemm : FRAMEWORK_MOE_GEMM_TE_STREAMS, &casts, out);
 	fp8_norm_fused_inputs(m, p, c, moe, &casts);
 	gemm += out->mlp_fwd_s;
 	layer_attention_core(m, p, c, fw, &attn_gemm, &attn_bwd);

@@ -8,6 +8,7 @@ const char *const framework_gather_names[] = { "layer", "tensor", NULL };
 const char *const framework_prefetch_names[] = { "pre", "post", "none", NULL };
 const char *const framework_attention_names[] = { "profile", "fa2", "sdpa", "fa3", "cudnn", NULL };
 const char *const framework_cp_ring_names[] = { "p2p", "allgather", NULL };
+const char *const framework_moe_gemm_names[] = { "te_streams", "single", NULL };
 const char *const framework_elementwise_names[] = { "fused", "eager", NULL };
 const char *const framework_graphs_names[] = { "none", "layer", "full", NULL };
 const char *const framework_sac_names[] = { "attention", "op", "core_attn", NULL };
@@ -65,6 +66,7 @@ framework_init_default(struct framework *fw)
 	fw->fp8_recipe = PLAN_FP8_DELAYED - 1;
 	fw->fp8_amax_history = 1024.0;
 	fw->cp_ring = FRAMEWORK_RING_P2P;
+	fw->moe_grouped_gemm = FRAMEWORK_MOE_GEMM_TE_STREAMS; /* Megatron-Core's TEGroupedMLP */
 	fw->zero_grad_reduce = FRAMEWORK_ZR_REDUCE_SCATTER;
 	fw->zero_param_sync = FRAMEWORK_ZS_ALLGATHER;
 	/* plan-cli h100: the loss as compute_ends_time() has always counted it. */

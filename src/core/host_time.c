@@ -19,7 +19,10 @@
  *   te.pytorch.GroupedLinear calls general_grouped_gemm, and Transformer
  *   Engine's nvte_multi_stream_cublas_gemm (common/gemm/cublaslt_gemm.cu,
  *   v1.9-v2.x) loops over the m_splits issuing one cuBLAS GEMM per expert
- *   over num_streams = 4 side streams (gemm.h); SequentialMLP
+ *   over num_streams = 4 side streams (gemm.h). A single grouped kernel
+ *   (moe_grouped_gemm single: torchtitan's torch._grouped_mm, models/moe/
+ *   moe.py @08dc75a) launches once a matrix: fc1 and fc2, and eager the
+ *   gate's w3 apart, as the dense MLP's count. SequentialMLP
  *   (moe_sequential_mlp) loops in Python, one GEMM and an activation per
  *   expert. The backward launches a dgrad and a wgrad GEMM for each.
  * - The MoE router after its GEMM: EP_ROUTER_FWD_KERNELS forward,
@@ -51,7 +54,9 @@ host_layer_kernels(const struct model *m, const struct plan *p, const struct fra
 		gemm = (m->mla.q_lora_rank > 0 ? 4.0 : 3.0) + 1.0;
 	else
 		gemm = eager ? 4.0 : 2.0;
-	if (moe)
+	if (moe && fw && fw->moe_grouped_gemm == FRAMEWORK_MOE_GEMM_SINGLE && !fw->moe_sequential_mlp)
+		gemm += 1.0 + 2.0 + (eager && m->gated_mlp ? 1.0 : 0.0) + (m->moe.shared_experts > 0 ? 2.0 : 0.0);
+	else if (moe)
 		gemm += 1.0 + 2.0 * (double)m->moe.experts / p->ep + (m->moe.shared_experts > 0 ? 2.0 : 0.0);
 	else
 		gemm += 2.0 + (eager && m->gated_mlp ? 1.0 : 0.0);

@@ -163,6 +163,12 @@ const struct schema_key framework_schema[] = {
 	  .help = "MoE: the routed experts run as Megatron-Core's SequentialMLP, an fc1 and an fc2 GEMM per "
 		  "local expert at its own size (Megatron-LM without --moe-grouped-gemm); false: one grouped "
 		  "GEMM per matrix over all local experts (TEGroupedMLP, --moe-grouped-gemm)" },
+	{ .key = "moe_grouped_gemm", .type = SCHEMA_ENUM, .offset = OFF(moe_grouped_gemm), .def = "te_streams",
+	  .choices = framework_moe_gemm_names,
+	  .help = "MoE: how the routed experts' grouped GEMM runs: Transformer Engine's GroupedLinear, one "
+		  "cuBLAS GEMM per local expert over four streams, so no faster than the experts four at a "
+		  "time (te_streams: Megatron-Core's TEGroupedMLP) or one grouped kernel over all local "
+		  "experts, launched once (single: torchtitan's torch._grouped_mm)" },
 	{ .key = "cp_ring", .type = SCHEMA_ENUM, .offset = OFF(cp_ring), .def = "p2p",
 	  .choices = framework_cp_ring_names,
 	  .help = "context parallelism's ring attention: a send/receive of K and V per step hidden behind "
