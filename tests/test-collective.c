@@ -255,6 +255,58 @@ START_TEST(test_broadcast)
 }
 END_TEST
 
+/* A link's all-to-all efficiency (SimuMax @4dcaae5, configs/system/
+ * b200_bf16_ceperm.json: NCCL's all2all 0.5968 of NVLink5 where
+ * all-gather reaches 0.6735) prices the all-to-all alone. */
+START_TEST(test_all_to_all_efficiency)
+{
+	struct cluster c;
+	struct plan_error err;
+	char yaml[2048];
+	struct group_layout node = { 8, 8, 1 };
+	struct group_layout two = { 16, 8, 2 };
+
+	/* Absent: the link's efficiency. One node, 1e8 bytes: 7 x 3 us +
+	 * 7/8 x 1e8 / (300e9 x 0.75) = 21 us + 388.889 us. */
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	ck_assert_double_eq(c.intra.all_to_all_efficiency, 0.0);
+	ck_assert_rel(collective_time(&c, &node, COLL_ALLTOALL, COLL_ALGO_RING, 1e8),
+		      21e-6 + 0.875e8 / 225e9, 1e-12);
+	/* Two nodes, 1.6e8 bytes: 8 of the 16 slices leave the node, 8e7
+	 * bytes on the GPU's NIC share 25e9 x 0.85 = 21.25e9 B/s (3.765 ms;
+	 * NVLink's 7e7 / 225e9 = 0.311 ms is shorter); 8 x 5 us + 7 x 3 us. */
+	ck_assert_rel(collective_time(&c, &two, COLL_ALLTOALL, COLL_ALGO_RING, 1.6e8),
+		      61e-6 + 8e7 / 21.25e9, 1e-12);
+	cluster_release(&c);
+
+	/* The intra-node key before "inter_node:", the inter-node one last. */
+	{
+		const char *inter = strstr(TEST_CLUSTER_YAML, "inter_node:");
+
+		snprintf(yaml, sizeof(yaml), "%.*s  all_to_all_efficiency: 0.6\n%s  all_to_all_efficiency: 0.5\n",
+			 (int)(inter - TEST_CLUSTER_YAML), TEST_CLUSTER_YAML, inter);
+	}
+	test_load_cluster(&c, yaml);
+	ck_assert_rel(c.intra.all_to_all_efficiency, 0.6, 1e-15);
+	ck_assert_rel(c.inter.all_to_all_efficiency, 0.5, 1e-15);
+	/* 7/8 x 1e8 / (300e9 x 0.6 = 180e9) = 486.111 us, + 21 us = 507.111 us;
+	 * the all-gather keeps 0.75: 21 us + 388.889 us. */
+	ck_assert_rel(collective_time(&c, &node, COLL_ALLTOALL, COLL_ALGO_RING, 1e8),
+		      21e-6 + 0.875e8 / 180e9, 1e-12);
+	ck_assert_rel(collective_time(&c, &node, COLL_ALLGATHER, COLL_ALGO_RING, 1e8),
+		      21e-6 + 0.875e8 / 225e9, 1e-12);
+	/* Two nodes: 8e7 / (25e9 x 0.5 = 12.5e9) = 6.4 ms (NVLink 7e7 / 180e9
+	 * = 0.389 ms), + 61 us = 6.461 ms. */
+	ck_assert_rel(collective_time(&c, &two, COLL_ALLTOALL, COLL_ALGO_RING, 1.6e8), 6.461e-3, 1e-12);
+	cluster_release(&c);
+
+	/* 0 is outside the schema's range 0.01-1. */
+	memcpy(strstr(yaml, "all_to_all_efficiency: 0.6"), "all_to_all_efficiency: 0.0", 26);
+	plan_error_clear(&err);
+	ck_assert(!cluster_load_string(&c, "zero.yaml", yaml, &err));
+}
+END_TEST
+
 static Suite *
 collective_suite(void)
 {
@@ -269,6 +321,7 @@ collective_suite(void)
 	tcase_add_test(tc, test_p2p_bits_vs_bytes);
 	tcase_add_test(tc, test_message_size);
 	tcase_add_test(tc, test_broadcast);
+	tcase_add_test(tc, test_all_to_all_efficiency);
 	suite_add_tcase(s, tc);
 	return s;
 }

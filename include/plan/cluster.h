@@ -14,6 +14,7 @@ struct cluster_intra {
 	double latency_s;      /**< per collective step */
 	double collective_latency_s; /**< fixed cost of each collective, besides its steps */
 	double efficiency;     /**< achievable fraction of bandwidth_Bps */
+	double all_to_all_efficiency; /**< the same for all-to-all; 0: efficiency */
 };
 
 struct cluster_inter {
@@ -21,6 +22,7 @@ struct cluster_inter {
 	double nic_bandwidth_Bps; /**< per NIC, per direction */
 	double latency_s;         /**< per collective step */
 	double efficiency;        /**< achievable fraction of the NIC bandwidth */
+	double all_to_all_efficiency; /**< the same for all-to-all; 0: efficiency */
 	double half_size_bytes;   /**< message size that reaches half the bandwidth */
 	double net_overhead_s;    /**< host proxy's cost to post one network operation */
 	double ring_plateau;      /**< NCCL's latency factor on multi-node ring all-reduce (0: none) */

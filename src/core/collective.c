@@ -32,6 +32,33 @@ nic_bw_msg(const struct cluster *c, double msg)
 	return nic_bw(c) * msg / (msg + half);
 }
 
+/*
+ * All-to-all reaches less of a link than the ring collectives: NCCL has no
+ * all-to-all kernel; nccl-tests (src/alltoall.cu) and PyTorch's
+ * all_to_all_single post one ncclSend/ncclRecv pair per peer in a group,
+ * n - 1 concurrent transfers sharing the rank's channels, where a ring
+ * streams to one neighbour. Measured with NCCL on a DGX B200, 8 GPUs over
+ * NVLink5: all-to-all 0.5968 of 900 GB/s, all-gather 0.6735,
+ * reduce-scatter 0.6731 (SimuMax @4dcaae5, configs/system/
+ * b200_bf16_ceperm.json, "networks"). A link without its own all-to-all
+ * efficiency uses its efficiency.
+ */
+static double
+a2a_intra_bw(const struct cluster *c)
+{
+	double e = c->intra.all_to_all_efficiency;
+
+	return e > 0 ? c->intra.bandwidth_Bps * e : intra_bw(c);
+}
+
+static double
+a2a_nic_bw_msg(const struct cluster *c, double msg)
+{
+	double e = c->inter.all_to_all_efficiency;
+
+	return e > 0 ? nic_bw_msg(c, msg) * e / c->inter.efficiency : nic_bw_msg(c, msg);
+}
+
 /* Steps and the fraction of the data each rank sends (nccl-tests
  * doc/PERFORMANCE.md bus-bandwidth factors; Thakur et al. 2005). */
 static void
@@ -96,7 +123,8 @@ ring_time(const struct cluster *c, const struct group_layout *g,
 
 	ring_shape(kind, n, &steps, &factor);
 	if (k <= 1)
-		return steps * c->intra.latency_s + factor * bytes / intra_bw(c);
+		return steps * c->intra.latency_s +
+		       factor * bytes / (kind == COLL_ALLTOALL ? a2a_intra_bw(c) : intra_bw(c));
 	inter_steps = (kind == COLL_ALLREDUCE ? 2.0 : 1.0) * (k - 1);
 	t_lat = (steps - inter_steps) * collective_ring_intra_step_s(c, k) + inter_steps * c->inter.latency_s;
 	t_lat *= collective_ring_plateau(c, kind, n, k, bytes);
@@ -106,7 +134,7 @@ ring_time(const struct cluster *c, const struct group_layout *g,
 		double on = bytes * (g->per_node - 1) / n;
 
 		t_lat = (n - g->per_node) * c->inter.latency_s + (g->per_node - 1) * c->intra.latency_s;
-		return t_lat + fmax(off / nic_bw_msg(c, bytes / n), on / intra_bw(c));
+		return t_lat + fmax(off / a2a_nic_bw_msg(c, bytes / n), on / a2a_intra_bw(c));
 	}
 	/* Each ring step moves one chunk of M/n per rank. */
 	t_bw = fmax(factor * bytes / intra_bw(c),

@@ -24,6 +24,10 @@ static const struct schema_key intra_schema[] = {
 	{ .key = "efficiency", .type = SCHEMA_NUMBER,
 	  .offset = offsetof(struct cluster_intra, efficiency), .min = UNITS_MIN_EFFICIENCY, .max = 1,
 	  .def = "0.75", .help = "fraction of bandwidth that NCCL reaches for large messages (nccl-tests busbw / line rate)" },
+	{ .key = "all_to_all_efficiency", .type = SCHEMA_NUMBER,
+	  .offset = offsetof(struct cluster_intra, all_to_all_efficiency), .min = UNITS_MIN_EFFICIENCY, .max = 1,
+	  .help = "fraction of bandwidth that NCCL's all-to-all reaches for large messages (nccl-tests "
+		  "alltoall_perf busbw / line rate); absent: efficiency" },
 	{ 0 },
 };
 
@@ -40,6 +44,10 @@ static const struct schema_key inter_schema[] = {
 	{ .key = "efficiency", .type = SCHEMA_NUMBER,
 	  .offset = offsetof(struct cluster_inter, efficiency), .min = UNITS_MIN_EFFICIENCY, .max = 1,
 	  .def = "0.85", .help = "fraction of NIC bandwidth that NCCL reaches for large messages" },
+	{ .key = "all_to_all_efficiency", .type = SCHEMA_NUMBER,
+	  .offset = offsetof(struct cluster_inter, all_to_all_efficiency), .min = UNITS_MIN_EFFICIENCY, .max = 1,
+	  .help = "fraction of NIC bandwidth that NCCL's all-to-all reaches for large messages; absent: "
+		  "efficiency" },
 	{ .key = "message_half_size", .type = SCHEMA_QUANTITY, .unit = UNIT_SIZE,
 	  .offset = offsetof(struct cluster_inter, half_size_bytes), .min = 0, .max = 1e12, .def = "64 KiB",
 	  .help = "message size at which a network transfer reaches half its large-message bandwidth "

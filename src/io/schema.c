@@ -499,6 +499,13 @@ schema_write(const struct schema_key *table, const void *obj, FILE *out, int ind
 		    (k->type == SCHEMA_CURVE && ((const struct curve *)(const void *)v)->n == 0) ||
 		    (k->type == SCHEMA_CUSTOM && !k->sub))
 			continue;
+		/* An optional number without a default reads 0 when absent; where
+		 * 0 is out of its range it stands for "absent" (a cluster's
+		 * all_to_all_efficiency: the link's efficiency), and writing it
+		 * would give a file that does not load. */
+		if ((k->type == SCHEMA_NUMBER || k->type == SCHEMA_QUANTITY) && !k->def && !k->required &&
+		    k->min > 0 && *(const double *)(const void *)v == 0.0)
+			continue;
 		fprintf(out, "%*s%s:", indent, "", k->key);
 		switch (k->type) {
 		case SCHEMA_INT: fprintf(out, " %d\n", *(const int *)(const void *)v); break;
