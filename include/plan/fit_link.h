@@ -54,8 +54,14 @@ struct fit_link_result {
 	bool latency_fitted;       /**< false: held at 0 (the fit wanted it negative) */
 	bool half_size_fitted;     /**< false: held at the base cluster's (not identifiable), or at 0 */
 	bool half_size_negative;   /**< held at 0: the fit wanted it negative */
+	bool bandwidth_fitted;     /**< false: all-to-all points only, which do not measure the link's
+				    *   efficiency (bandwidth_Bps 0; fit_link_apply() keeps the base's) */
+	int a2a_points;            /**< all-to-all points (alltoall_perf) among the points */
+	double a2a_bandwidth_Bps;  /**< all-to-all: the line rate x all_to_all_efficiency; 0: no points */
+	double a2a_bandwidth_se;
+	double a2a_mape;           /**< of the all-to-all points alone */
 	int points;
-	int params;                /**< parameters fitted */
+	int params;                /**< parameters fitted, the all-to-all bandwidth included */
 	double mape;               /**< of collective.c's times with the fitted links, over the points */
 	double max_abs_error;      /**< the largest relative error among the points */
 };
@@ -67,13 +73,21 @@ struct fit_link_result {
  * link, and its message_half_size when the points cannot tell it from
  * the latency (one node count). Intra points must be on one node, inter
  * points on two or more, with more points than parameters.
+ * All-to-all points (alltoall_perf) have their own bandwidth,
+ * all_to_all_efficiency's (collective.c): with other collectives among the
+ * points the link is fitted to those and the all-to-all bandwidth alone to
+ * the all-to-all points, the link's latencies held; with all-to-all
+ * points only, the link's latencies and the all-to-all bandwidth are
+ * fitted to them and the link's efficiency is not (bandwidth_fitted).
  */
 bool fit_link(const struct fit_link_point *pts, int n, enum fit_link_level level,
 	      const struct cluster *base, struct fit_link_result *out, struct plan_error *err);
 
 /**
- * Put @r into @c: the fitted bandwidth becomes the efficiency of @c's
- * line rate when it is below it, else the line rate itself at efficiency 1.
+ * Put @r into @c: the fitted bandwidths become efficiency and
+ * all_to_all_efficiency of @c's line rate, which is raised to the fastest
+ * of them when one is above it (a bandwidth not fitted keeps its value;
+ * with no line rate at all, efficiency 1).
  */
 void fit_link_apply(const struct fit_link_result *r, struct cluster *c);
 

@@ -178,9 +178,16 @@ print_link_text(const struct nccl_set *s, const struct fit_link_result *f)
 		printf("  %s: %s on %d ranks, %d host%s, %d sizes%s%s\n", s->files[i],
 		       fit_coll_names[s->logs[i].coll], s->logs[i].ranks, s->logs[i].nodes,
 		       s->logs[i].nodes == 1 ? "" : "s", s->logs[i].n, s->logs[i].gpu[0] ? ", " : "", s->logs[i].gpu);
-	printf("bandwidth x efficiency  %10.4g GB/s  +- %.3g GB/s (%.4g Gbit/s)%s\n", f->bandwidth_Bps / 1e9,
-	       f->bandwidth_se / 1e9, f->bandwidth_Bps * 8 / 1e9,
-	       f->level == FIT_LINK_INTER ? ", the NIC share of one GPU" : ", per GPU");
+	if (f->bandwidth_fitted)
+		printf("bandwidth x efficiency  %10.4g GB/s  +- %.3g GB/s (%.4g Gbit/s)%s\n", f->bandwidth_Bps / 1e9,
+		       f->bandwidth_se / 1e9, f->bandwidth_Bps * 8 / 1e9,
+		       f->level == FIT_LINK_INTER ? ", the NIC share of one GPU" : ", per GPU");
+	else
+		printf("bandwidth x efficiency  not fitted (all-to-all logs only): the --cluster's efficiency kept\n");
+	if (f->a2a_points > 0)
+		printf("all-to-all x efficiency %10.4g GB/s  +- %.3g GB/s (%.4g Gbit/s), %d points, MAPE %.2f %%\n",
+		       f->a2a_bandwidth_Bps / 1e9, f->a2a_bandwidth_se / 1e9, f->a2a_bandwidth_Bps * 8 / 1e9,
+		       f->a2a_points, 100 * f->a2a_mape);
 	printf("latency                 %10.4g us    +- %.3g us%s\n", f->latency_s * 1e6, f->latency_se * 1e6,
 	       f->latency_fitted ? "" : " (held at 0: the fit wanted it negative)");
 	printf("collective_latency      %10.4g us    +- %.3g us%s\n", f->collective_latency_s * 1e6,
@@ -218,11 +225,18 @@ link_json(const struct nccl_set *s, const struct fit_link_result *f)
 		}
 	if (!logs)
 		return NULL;
-	return json_pack("{s:s, s:s, s:o, s:i, s:i, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:b, s:f, s:f, s:b, s:b, "
-			 "s:f, s:f}",
+	/* A bandwidth not fitted is null, not 0: all-to-all logs alone do
+	 * not measure the link's, and no all-to-all log not all-to-all's. */
+	return json_pack("{s:s, s:s, s:o, s:i, s:i, s:o, s:o, s:b, s:i, s:o, s:o, s:o, s:f, s:f, s:b, s:f, s:f, "
+			 "s:b, s:f, s:f, s:b, s:b, s:f, s:f}",
 			 "kind", "nccl-tests", "level", fit_link_level_names[f->level], "logs", logs,
 			 "points", f->points, "parameters", f->params,
-			 "bandwidth_Bps", f->bandwidth_Bps, "bandwidth_se_Bps", f->bandwidth_se,
+			 "bandwidth_Bps", f->bandwidth_fitted ? json_real(f->bandwidth_Bps) : json_null(),
+			 "bandwidth_se_Bps", f->bandwidth_fitted ? json_real(f->bandwidth_se) : json_null(),
+			 "bandwidth_fitted", f->bandwidth_fitted, "all_to_all_points", f->a2a_points,
+			 "all_to_all_bandwidth_Bps", f->a2a_points ? json_real(f->a2a_bandwidth_Bps) : json_null(),
+			 "all_to_all_bandwidth_se_Bps", f->a2a_points ? json_real(f->a2a_bandwidth_se) : json_null(),
+			 "all_to_all_mape", f->a2a_points ? json_real(f->a2a_mape) : json_null(),
 			 "latency_s", f->latency_s, "latency_se_s", f->latency_se, "latency_fitted", f->latency_fitted,
 			 "collective_latency_s", f->collective_latency_s, "collective_latency_se_s",
 			 f->collective_latency_se, "collective_latency_fitted", f->collective_latency_fitted,
@@ -249,6 +263,7 @@ static void
 link_yaml(const struct nccl_set *s, const struct fit_link_result *f, const struct cluster *c, char *buf, size_t size)
 {
 	int len = snprintf(buf, size, "# plan-cli fit-logs --nccl-tests:");
+	double a2a_eff;
 
 	/* Names escaped for a comment: 4 bytes a byte at most (write_link's size). */
 	for (int i = 0; i < s->n && len < (int)size; i++) {
@@ -257,29 +272,45 @@ link_yaml(const struct nccl_set *s, const struct fit_link_result *f, const struc
 	}
 	if (len >= (int)size)
 		return;
-	len += snprintf(buf + len, size - (size_t)len,
-			"\n# bandwidth x efficiency %.6g GB/s +- %.3g, latency %.6g us +- %.3g, MAPE %.2f %% "
-			"over %d points\n", f->bandwidth_Bps / 1e9, f->bandwidth_se / 1e9, f->latency_s * 1e6,
-			f->latency_se * 1e6, 100 * f->mape, f->points);
+	if (f->bandwidth_fitted)
+		len += snprintf(buf + len, size - (size_t)len,
+				"\n# bandwidth x efficiency %.6g GB/s +- %.3g, latency %.6g us +- %.3g, MAPE %.2f %% "
+				"over %d points\n", f->bandwidth_Bps / 1e9, f->bandwidth_se / 1e9, f->latency_s * 1e6,
+				f->latency_se * 1e6, 100 * f->mape, f->points);
+	else
+		len += snprintf(buf + len, size - (size_t)len,
+				"\n# efficiency not fitted (all-to-all logs only): the --cluster's; latency %.6g us "
+				"+- %.3g, MAPE %.2f %% over %d points\n", f->latency_s * 1e6, f->latency_se * 1e6,
+				100 * f->mape, f->points);
+	if (len < (int)size && f->a2a_points > 0)
+		len += snprintf(buf + len, size - (size_t)len,
+				"# all-to-all bandwidth x efficiency %.6g GB/s +- %.3g over %d points, MAPE %.2f %%\n",
+				f->a2a_bandwidth_Bps / 1e9, f->a2a_bandwidth_se / 1e9, f->a2a_points,
+				100 * f->a2a_mape);
 	if (len >= (int)size)
 		return;
 	if (f->level == FIT_LINK_INTRA)
-		snprintf(buf + len, size - (size_t)len,
-			 "intra_node:\n  bandwidth: %.9g GB/s\n  latency: %.9g us\n  collective_latency: %.9g us\n"
-			 "  efficiency: %.9g\n",
-			 c->intra.bandwidth_Bps / 1e9, c->intra.latency_s * 1e6, c->intra.collective_latency_s * 1e6,
-			 c->intra.efficiency);
+		len += snprintf(buf + len, size - (size_t)len,
+				"intra_node:\n  bandwidth: %.9g GB/s\n  latency: %.9g us\n  collective_latency: %.9g us\n"
+				"  efficiency: %.9g\n",
+				c->intra.bandwidth_Bps / 1e9, c->intra.latency_s * 1e6,
+				c->intra.collective_latency_s * 1e6, c->intra.efficiency);
 	else
-		snprintf(buf + len, size - (size_t)len,
-			 "# message_half_size %s (+- %.3g KiB)\n"
-			 "# fitted with the --cluster's intra-node link, collective_latency included\n"
-			 "inter_node:\n  nics_per_node: %d\n  nic_bandwidth: %.9g Gbit/s\n  latency: %.9g us\n"
-			 "  efficiency: %.9g\n  message_half_size: %.9g KiB\n  net_overhead: %.9g us\n"
-			 "  ring_plateau: %.9g\n",
-			 f->half_size_fitted ? "fitted" : "held, not fitted", f->half_size_se / 1024,
-			 c->inter.nics_per_node, c->inter.nic_bandwidth_Bps * 8 / 1e9, c->inter.latency_s * 1e6,
-			 c->inter.efficiency, c->inter.half_size_bytes / 1024, c->inter.net_overhead_s * 1e6,
-			 c->inter.ring_plateau);
+		len += snprintf(buf + len, size - (size_t)len,
+				"# message_half_size %s (+- %.3g KiB)\n"
+				"# fitted with the --cluster's intra-node link, collective_latency included\n"
+				"inter_node:\n  nics_per_node: %d\n  nic_bandwidth: %.9g Gbit/s\n  latency: %.9g us\n"
+				"  efficiency: %.9g\n  message_half_size: %.9g KiB\n  net_overhead: %.9g us\n"
+				"  ring_plateau: %.9g\n",
+				f->half_size_fitted ? "fitted" : "held, not fitted", f->half_size_se / 1024,
+				c->inter.nics_per_node, c->inter.nic_bandwidth_Bps * 8 / 1e9, c->inter.latency_s * 1e6,
+				c->inter.efficiency, c->inter.half_size_bytes / 1024, c->inter.net_overhead_s * 1e6,
+				c->inter.ring_plateau);
+	/* all_to_all_efficiency: fitted, or the --cluster's (rescaled if the
+	 * line rate was raised); absent (0) it is the efficiency's. */
+	a2a_eff = f->level == FIT_LINK_INTRA ? c->intra.all_to_all_efficiency : c->inter.all_to_all_efficiency;
+	if (len < (int)size && a2a_eff > 0)
+		snprintf(buf + len, size - (size_t)len, "  all_to_all_efficiency: %.9g\n", a2a_eff);
 }
 
 /*

@@ -15,7 +15,14 @@
  *   t = P (a + (steps - s_k) alpha_ring + s_k alpha) + factor (M + n h) / (p B).
  * The
  * all-to-all sends (n - p) / n of M over the NIC in chunks of M / n:
- *   t = (p - 1) alpha_intra + (n - p) alpha + (n - p) / n (M + n h) / B.
+ *   t = a + (p - 1) alpha_intra + (n - p) alpha + (n - p) / n (M + n h) / B_a,
+ * and on one node t = a + (n - 1) alpha + (n - 1) / n M / B_a, where B_a
+ * is the link's all-to-all bandwidth (all_to_all_efficiency, collective.c:
+ * NCCL has no all-to-all kernel, n - 1 sends share the channels). Among
+ * other collectives the all-to-all points give B_a alone, x_a = 1/B_a the
+ * one unknown of t - (the fitted latency terms) = x_a (bytes term), the
+ * same weighted least squares; on their own they give the link's
+ * latencies too, and B_a in the place of B.
  * steps and factor are nccl-tests' doc/PERFORMANCE.md bus-bandwidth
  * factors: 2(n-1)/n for all-reduce, (n-1)/n for all-gather,
  * reduce-scatter and all-to-all, 1 for sendrecv. The fit is weighted
@@ -256,6 +263,47 @@ convert(const struct unknowns *u, struct fit_link_result *out)
 				      2.0 * y * u->cov[P_X][P_Y] / (x * x * x), 0.0));
 }
 
+/*
+ * The all-to-all bandwidth given the link's fit @u: one unknown x_a =
+ * 1/B_a in t - c - alpha a_alpha - a a_a = x_a (a_x + h a_y), h the half
+ * size the link has (@h).
+ */
+static bool
+fit_a2a(const struct row *rows, int n, const struct unknowns *u, double h, struct fit_link_result *out,
+	struct plan_error *err)
+{
+	double *X = malloc((size_t)n * sizeof(*X)), *y = malloc((size_t)n * sizeof(*y));
+	double *w = malloc((size_t)n * sizeof(*w));
+	double xa = 0.0, cov = 0.0;
+	bool ok = X && y && w;
+
+	for (int i = 0; ok && i < n; i++) {
+		const struct row *r = &rows[i];
+
+		X[i] = r->a[P_X] + h * r->a[P_Y];
+		y[i] = r->t - r->c - u->theta[P_ALPHA] * r->a[P_ALPHA] - u->theta[P_A] * r->a[P_A];
+		w[i] = 1.0 / (r->t * r->t);
+	}
+	if (ok && n < 2)
+		ok = plan_error_set(err, PLAN_ERR_INPUT, NULL, 0, 0,
+				    "%d all-to-all point cannot give its bandwidth and its error "
+				    "(give more message sizes)", n);
+	else if (!ok)
+		plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
+	else if (!fit_wlinear(X, y, w, n, 1, &xa, &cov) || !(xa > 0) || !isfinite(xa))
+		ok = plan_error_set(err, PLAN_ERR_INPUT, NULL, 0, 0,
+				    "the all-to-all times do not grow with the size beyond the fitted "
+				    "latencies: no all-to-all bandwidth fits them");
+	free(X);
+	free(y);
+	free(w);
+	if (!ok)
+		return false;
+	out->a2a_bandwidth_Bps = 1.0 / xa;
+	out->a2a_bandwidth_se = sqrt(fmax(cov, 0.0)) / (xa * xa);
+	return true;
+}
+
 static void
 score(const struct fit_link_point *pts, int n, const struct cluster *base, struct fit_link_result *out)
 {
@@ -263,12 +311,14 @@ score(const struct fit_link_point *pts, int n, const struct cluster *base, struc
 
 	c.gemm_interp = NULL; /* a copy for the links only: never released */
 	fit_link_apply(out, &c);
-	out->mape = out->max_abs_error = 0.0;
+	out->mape = out->max_abs_error = out->a2a_mape = 0.0;
 	for (int i = 0; i < n; i++) {
 		double e = fabs(fit_link_model_time(&c, &pts[i]) - pts[i].time_s) / pts[i].time_s;
 
 		out->mape += e / n;
 		out->max_abs_error = fmax(out->max_abs_error, e);
+		if (pts[i].coll == FIT_COLL_ALLTOALL)
+			out->a2a_mape += e / out->a2a_points;
 	}
 }
 
@@ -279,7 +329,8 @@ fit_link(const struct fit_link_point *pts, int n, enum fit_link_level level,
 	struct unknowns u = { .free = { true, true, level == FIT_LINK_INTER, level == FIT_LINK_INTRA },
 			      .h0 = base->inter.half_size_bytes,
 			      .a0 = level == FIT_LINK_INTER ? base->intra.collective_latency_s : 0.0 };
-	struct row *rows;
+	struct row *rows, *a2a;
+	int nlink = 0, na2a = 0, nfit;
 	bool ok;
 
 	memset(out, 0, sizeof(*out));
@@ -292,29 +343,77 @@ fit_link(const struct fit_link_point *pts, int n, enum fit_link_level level,
 	rows = calloc((size_t)n, sizeof(*rows));
 	if (!rows)
 		return plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
+	for (int i = 0; i < n; i++)
+		nlink += pts[i].coll != FIT_COLL_ALLTOALL;
+	/* The link's rows first, the all-to-all rows after them. */
+	a2a = rows + nlink;
 	for (int i = 0; i < n; i++) {
-		rows[i].t = pts[i].time_s;
+		struct row *r = pts[i].coll == FIT_COLL_ALLTOALL ? &a2a[na2a++] : &rows[i - na2a];
+
+		r->t = pts[i].time_s;
 		if (level == FIT_LINK_INTRA)
-			intra_row(&pts[i], &rows[i]);
+			intra_row(&pts[i], r);
 		else
-			inter_row(&pts[i], base, &rows[i]);
+			inter_row(&pts[i], base, r);
 	}
+	/* All-to-all points alone: they fit the link's latencies, and their
+	 * bandwidth is all-to-all's. */
+	nfit = nlink > 0 ? nlink : na2a;
 	/* One node count: the latency and the half size add the same constant;
 	 * one collective on one rank count: the latency and the fixed cost. */
-	if (u.free[P_Y] && collinear(rows, n, P_Y))
+	if (u.free[P_Y] && collinear(rows, nfit, P_Y))
 		u.free[P_Y] = false;
-	if (u.free[P_A] && collinear(rows, n, P_A))
+	if (u.free[P_A] && collinear(rows, nfit, P_A))
 		u.free[P_A] = false;
-	ok = solve_bounded(rows, n, &u, err);
+	ok = solve_bounded(rows, nfit, &u, err);
+	if (ok && nlink > 0 && na2a > 0)
+		ok = fit_a2a(a2a, na2a, &u, u.free[P_Y] ? u.theta[P_Y] / u.theta[P_X] : u.h0, out, err);
 	free(rows);
 	if (!ok)
 		return false;
-	out->params = count_free(&u);
+	out->params = count_free(&u) + (nlink > 0 && na2a > 0);
 	convert(&u, out);
+	out->a2a_points = na2a;
+	out->bandwidth_fitted = nlink > 0;
+	if (nlink == 0) {
+		out->a2a_bandwidth_Bps = out->bandwidth_Bps;
+		out->a2a_bandwidth_se = out->bandwidth_se;
+		out->bandwidth_Bps = out->bandwidth_se = 0.0;
+	}
 	if (level == FIT_LINK_INTRA)
 		out->half_size_bytes = base->inter.half_size_bytes;
 	score(pts, n, base, out);
 	return true;
+}
+
+/*
+ * A link's line rate *@rate, efficiency *@eff and all_to_all_efficiency
+ * *@a2a_eff (0: the efficiency) from fitted bandwidths: the line rate is
+ * raised to the fastest fitted one if it is above it, each fitted
+ * bandwidth is its efficiency of that rate, and one not fitted keeps its
+ * bandwidth. No line rate (fit-logs without --cluster) and no ring fit:
+ * efficiency 1, the fitted all-to-all bandwidth as the rate.
+ */
+static void
+split_rate(const struct fit_link_result *r, double *rate, double *eff, double *a2a_eff)
+{
+	double old = *rate, line = *rate;
+
+	if (r->bandwidth_fitted)
+		line = fmax(line, r->bandwidth_Bps);
+	if (r->a2a_points > 0)
+		line = fmax(line, r->a2a_bandwidth_Bps);
+	if (r->bandwidth_fitted)
+		*eff = r->bandwidth_Bps / line;
+	else if (old > 0)
+		*eff *= old / line;
+	else
+		*eff = 1.0;
+	if (r->a2a_points > 0)
+		*a2a_eff = r->a2a_bandwidth_Bps / line;
+	else if (*a2a_eff > 0 && old > 0)
+		*a2a_eff *= old / line;
+	*rate = line;
 }
 
 /*
@@ -327,23 +426,18 @@ fit_link(const struct fit_link_point *pts, int n, enum fit_link_level level,
 void
 fit_link_apply(const struct fit_link_result *r, struct cluster *c)
 {
+	double share;
+
 	if (r->level == FIT_LINK_INTRA) {
 		c->intra.collective_latency_s = r->collective_latency_s;
-		if (c->intra.bandwidth_Bps >= r->bandwidth_Bps) {
-			c->intra.efficiency = r->bandwidth_Bps / c->intra.bandwidth_Bps;
-		} else {
-			c->intra.bandwidth_Bps = r->bandwidth_Bps;
-			c->intra.efficiency = 1.0;
-		}
+		split_rate(r, &c->intra.bandwidth_Bps, &c->intra.efficiency, &c->intra.all_to_all_efficiency);
 		c->intra.latency_s = r->latency_s;
 		return;
 	}
-	if (cluster_nic_share_Bps(c) >= r->bandwidth_Bps) {
-		c->inter.efficiency = r->bandwidth_Bps / cluster_nic_share_Bps(c);
-	} else {
-		c->inter.nic_bandwidth_Bps = r->bandwidth_Bps * c->gpus_per_node / c->inter.nics_per_node;
-		c->inter.efficiency = 1.0;
-	}
+	share = cluster_nic_share_Bps(c);
+	split_rate(r, &share, &c->inter.efficiency, &c->inter.all_to_all_efficiency);
+	if (share != cluster_nic_share_Bps(c))
+		c->inter.nic_bandwidth_Bps = share * c->gpus_per_node / c->inter.nics_per_node;
 	c->inter.latency_s = r->latency_s;
 	c->inter.half_size_bytes = r->half_size_bytes;
 }
