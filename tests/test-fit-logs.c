@@ -40,6 +40,8 @@ START_TEST(test_sample_logs)
 		{ "nccl/all_gather_perf-8xh100.log", FIT_COLL_ALLGATHER, 8, 1, 24 },
 		{ "nccl/all_reduce_perf-2x8xh100.log", FIT_COLL_ALLREDUCE, 16, 2, 24 },
 		{ "nccl/all_reduce_perf-4x8xh100.log", FIT_COLL_ALLREDUCE, 32, 4, 24 },
+		{ "nccl/alltoall_perf-8xh100.log", FIT_COLL_ALLTOALL, 8, 1, 24 },
+		{ "nccl/alltoall_perf-2x8xh100.log", FIT_COLL_ALLTOALL, 16, 2, 24 },
 	};
 	char path[PATH_MAX];
 	struct plan_error err;
@@ -250,7 +252,12 @@ START_TEST(test_link_inter_recovers)
 	n += make_points(&c, FIT_COLL_ALLTOALL, 8, 2, 0.01, &seed, pts + n);
 	plan_error_clear(&err);
 	ck_assert_msg(fit_link(pts, n, FIT_LINK_INTER, &c, &f, &err), "%s", err.message);
-	ck_assert_int_eq(f.params, 3);
+	/* The link's three from the all-reduces, the all-to-all bandwidth
+	 * (the link's: no all_to_all_efficiency) from the all-to-alls. */
+	ck_assert_int_eq(f.params, 4);
+	ck_assert_int_eq(f.a2a_points, 11);
+	ck_assert_msg(fabs(f.a2a_bandwidth_Bps - 2.5e9) < 3 * f.a2a_bandwidth_se, "%g +- %g", f.a2a_bandwidth_Bps,
+		      f.a2a_bandwidth_se);
 	ck_assert(f.half_size_fitted);
 	ck_assert_msg(fabs(f.bandwidth_Bps - 2.5e9) < 2 * f.bandwidth_se, "%g +- %g", f.bandwidth_Bps, f.bandwidth_se);
 	ck_assert_msg(fabs(f.latency_s - 10e-6) < 2 * f.latency_se, "%g +- %g", f.latency_s, f.latency_se);
@@ -335,6 +342,158 @@ START_TEST(test_link_collective_latency)
 }
 END_TEST
 
+/*
+ * All-to-all at its own efficiency (collective.c), by hand on the toy
+ * cluster with intra all_to_all_efficiency 0.6 and inter 0.5.
+ */
+START_TEST(test_link_a2a_model_by_hand)
+{
+	struct cluster c;
+	struct fit_link_point intra = { FIT_COLL_ALLTOALL, 4, 1, 1e6, 0 };
+	struct fit_link_point inter = { FIT_COLL_ALLTOALL, 8, 2, 8e6, 0 };
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	c.intra.all_to_all_efficiency = 0.6;
+	c.inter.all_to_all_efficiency = 0.5;
+	/* 3 steps of 1 us + 3/4 x 1e6 B at 100 GB/s x 0.6 = 12.5 us: 15.5 us. */
+	ck_assert_double_eq_tol(fit_link_model_time(&c, &intra), 15.5e-6, 1e-15);
+	/* 4 steps across nodes x 10 us + 3 inside x 1 us = 43 us; the NIC
+	 * share 12.5e9 / 4 = 3.125e9 B/s x 0.5 carries 4/8 x 8e6 B: 2560 us
+	 * (the NVLink's 3/8 x 8e6 B at 6e10 B/s, 50 us, is shorter): 2603 us. */
+	ck_assert_double_eq_tol(fit_link_model_time(&c, &inter), 2603e-6, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * The all-to-all bandwidth from all-to-all points (alltoall_perf) beside
+ * other collectives: exact points of the toy cluster at all_to_all
+ * efficiency 0.6 inside the node (6e10 B/s) and 0.5 across (the NIC
+ * share's 3.125e9 B/s x 0.5 = 1.5625e9 B/s) give them back exactly, the
+ * link's own values too; applied, they are the efficiencies of the line
+ * rates. All-to-all points alone fit the link's latency and their
+ * bandwidth, not the link's efficiency.
+ */
+START_TEST(test_link_a2a_recovers)
+{
+	struct fit_link_point pts[64];
+	struct fit_link_result f;
+	struct plan_error err;
+	struct cluster c, applied;
+	unsigned seed = 13;
+	int n;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	c.intra.collective_latency_s = 8e-6;
+	c.intra.all_to_all_efficiency = 0.6;
+	c.inter.all_to_all_efficiency = 0.5;
+	c.inter.half_size_bytes = 262144;
+	n = make_points(&c, FIT_COLL_ALLREDUCE, 4, 1, 0.0, &seed, pts);
+	n += make_points(&c, FIT_COLL_ALLGATHER, 4, 1, 0.0, &seed, pts + n);
+	n += make_points(&c, FIT_COLL_ALLTOALL, 4, 1, 0.0, &seed, pts + n);
+	plan_error_clear(&err);
+	ck_assert_msg(fit_link(pts, n, FIT_LINK_INTRA, &c, &f, &err), "%s", err.message);
+	ck_assert(f.bandwidth_fitted);
+	ck_assert_int_eq(f.a2a_points, 11);
+	ck_assert_int_eq(f.params, 4); /* alpha, bandwidth, fixed cost; all-to-all bandwidth */
+	ck_assert_rel(f.bandwidth_Bps, 1e11, 1e-9);
+	ck_assert_rel(f.a2a_bandwidth_Bps, 6e10, 1e-9);
+	ck_assert_rel(f.latency_s, 1e-6, 1e-9);
+	ck_assert_rel(f.collective_latency_s, 8e-6, 1e-9);
+	ck_assert(f.mape < 1e-9 && f.a2a_mape < 1e-9);
+	applied = c;
+	applied.gemm_interp = NULL;
+	applied.intra.all_to_all_efficiency = 0.0;
+	fit_link_apply(&f, &applied);
+	ck_assert_rel(applied.intra.efficiency, 1.0, 1e-9);
+	ck_assert_rel(applied.intra.all_to_all_efficiency, 0.6, 1e-9);
+
+	/* Across nodes: all-reduces on two node counts fit the link, the
+	 * all-to-alls on 8 ranks over 2 nodes its all-to-all bandwidth. */
+	n = make_points(&c, FIT_COLL_ALLREDUCE, 8, 2, 0.0, &seed, pts);
+	n += make_points(&c, FIT_COLL_ALLREDUCE, 16, 4, 0.0, &seed, pts + n);
+	n += make_points(&c, FIT_COLL_ALLTOALL, 8, 2, 0.0, &seed, pts + n);
+	ck_assert_msg(fit_link(pts, n, FIT_LINK_INTER, &c, &f, &err), "%s", err.message);
+	ck_assert_rel(f.bandwidth_Bps, 2.5e9, 1e-9);
+	ck_assert_rel(f.a2a_bandwidth_Bps, 1.5625e9, 1e-9);
+	ck_assert_rel(f.half_size_bytes, 262144, 1e-6);
+	ck_assert(f.mape < 1e-9);
+	applied = c;
+	applied.gemm_interp = NULL;
+	applied.inter.all_to_all_efficiency = 0.0;
+	fit_link_apply(&f, &applied);
+	ck_assert_rel(applied.inter.efficiency, 0.8, 1e-9);
+	ck_assert_rel(applied.inter.all_to_all_efficiency, 0.5, 1e-9);
+
+	/* All-to-alls alone (no fixed cost: one step count cannot tell it):
+	 * alpha and their bandwidth; the link's efficiency is the base's. */
+	c.intra.collective_latency_s = 0.0;
+	n = make_points(&c, FIT_COLL_ALLTOALL, 4, 1, 0.0, &seed, pts);
+	ck_assert_msg(fit_link(pts, n, FIT_LINK_INTRA, &c, &f, &err), "%s", err.message);
+	ck_assert(!f.bandwidth_fitted);
+	ck_assert_double_eq(f.bandwidth_Bps, 0.0);
+	ck_assert_int_eq(f.params, 2);
+	ck_assert_rel(f.a2a_bandwidth_Bps, 6e10, 1e-9);
+	ck_assert_rel(f.latency_s, 1e-6, 1e-9);
+	applied = c;
+	applied.gemm_interp = NULL;
+	applied.intra.efficiency = 0.9;
+	fit_link_apply(&f, &applied);
+	ck_assert_rel(applied.intra.efficiency, 0.9, 1e-15);
+	ck_assert_rel(applied.intra.all_to_all_efficiency, 0.6, 1e-9);
+	/* No line rate (fit-logs without --cluster): the all-to-all bandwidth
+	 * is the rate, both efficiencies 1. */
+	applied.intra.bandwidth_Bps = 0.0;
+	fit_link_apply(&f, &applied);
+	ck_assert_rel(applied.intra.bandwidth_Bps, 6e10, 1e-9);
+	ck_assert_double_eq(applied.intra.efficiency, 1.0);
+	ck_assert_rel(applied.intra.all_to_all_efficiency, 1.0, 1e-9);
+
+	/* At 1 % noise the all-to-all bandwidth is within 2 standard errors. */
+	c.intra.collective_latency_s = 8e-6;
+	n = make_points(&c, FIT_COLL_ALLREDUCE, 4, 1, 0.01, &seed, pts);
+	n += make_points(&c, FIT_COLL_ALLGATHER, 4, 1, 0.01, &seed, pts + n);
+	n += make_points(&c, FIT_COLL_ALLTOALL, 4, 1, 0.01, &seed, pts + n);
+	ck_assert_msg(fit_link(pts, n, FIT_LINK_INTRA, &c, &f, &err), "%s", err.message);
+	ck_assert_msg(fabs(f.a2a_bandwidth_Bps - 6e10) < 2 * f.a2a_bandwidth_se, "%g +- %g", f.a2a_bandwidth_Bps,
+		      f.a2a_bandwidth_se);
+	ck_assert(f.a2a_bandwidth_se > 0 && f.a2a_mape > 0.001 && f.a2a_mape < 0.01);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * fit_link_apply() by hand: a line rate below a fitted bandwidth is
+ * raised to the fastest one. The toy's 100 GB/s NVLink with a ring fit of
+ * 80 GB/s and an all-to-all one of 120 GB/s: the rate becomes 120 GB/s,
+ * efficiency 80/120 = 2/3, all_to_all_efficiency 1. A ring fit alone
+ * keeps the base's all-to-all bandwidth: 0.6 of 100 GB/s = 60 GB/s is
+ * 0.5 of a rate raised to 120 GB/s.
+ */
+START_TEST(test_link_a2a_apply)
+{
+	struct fit_link_result r = { .level = FIT_LINK_INTRA, .bandwidth_fitted = true, .bandwidth_Bps = 8e10,
+				     .a2a_points = 5, .a2a_bandwidth_Bps = 1.2e11, .latency_s = 1e-6 };
+	struct cluster c;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	fit_link_apply(&r, &c);
+	ck_assert_rel(c.intra.bandwidth_Bps, 1.2e11, 1e-15);
+	ck_assert_rel(c.intra.efficiency, 2.0 / 3.0, 1e-15);
+	ck_assert_rel(c.intra.all_to_all_efficiency, 1.0, 1e-15);
+	cluster_release(&c);
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	c.intra.all_to_all_efficiency = 0.6;
+	r.bandwidth_Bps = 1.2e11;
+	r.a2a_points = 0;
+	fit_link_apply(&r, &c);
+	ck_assert_rel(c.intra.bandwidth_Bps, 1.2e11, 1e-15);
+	ck_assert_rel(c.intra.efficiency, 1.0, 1e-15);
+	ck_assert_rel(c.intra.all_to_all_efficiency, 0.5, 1e-15);
+	cluster_release(&c);
+}
+END_TEST
+
 START_TEST(test_link_errors)
 {
 	struct fit_link_point pts[64];
@@ -360,6 +519,16 @@ START_TEST(test_link_errors)
 	pts[0].ranks = 1;
 	ck_assert(!fit_link(pts, n, FIT_LINK_INTRA, &c, &f, &err));
 	ck_assert_ptr_nonnull(strstr(err.message, "point 1"));
+	/* One all-to-all point beside the link's: no error for its bandwidth. */
+	n = make_points(&c, FIT_COLL_ALLREDUCE, 4, 1, 0.0, &seed, pts);
+	n += make_points(&c, FIT_COLL_ALLTOALL, 4, 1, 0.0, &seed, pts + n);
+	ck_assert(!fit_link(pts, n - 10, FIT_LINK_INTRA, &c, &f, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "1 all-to-all point cannot"));
+	/* All-to-all times under the link's 3 steps of 1 us: no bandwidth. */
+	for (int i = n - 11; i < n; i++)
+		pts[i].time_s = 1e-7;
+	ck_assert(!fit_link(pts, n, FIT_LINK_INTRA, &c, &f, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "no all-to-all bandwidth"));
 	cluster_release(&c);
 }
 END_TEST
@@ -396,6 +565,65 @@ START_TEST(test_link_sample_logs)
 	ck_assert_rel(c.intra.efficiency, 0.8, 0.01);
 	free(pts);
 	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * The all-to-all sample logs were made at all_to_all_efficiency 0.6 of
+ * the NVLink's 450 GB/s and 0.5 of the 50 GB/s NIC share (make-samples.py,
+ * +-3 % wobble). Their 1 GiB rows by hand: on 8 GPUs 7 x 1.1 us + 7/8 x
+ * 1073741824 B / 270e9 B/s = 7.7 + 3479.9 = 3487.6 us (the log: 3541.41);
+ * on 16 over 2 nodes 7 x 3 us + 8 x 5 us + 8/16 x 1073741824 B / (25e9 B/s
+ * x 67108864 / (67108864 + 65536)) = 61 + 21495.9 = 21556.9 us (the log:
+ * 21069.21). Fitted beside the ring logs with sample-cluster.yaml, the
+ * efficiencies come back.
+ */
+START_TEST(test_link_a2a_sample_logs)
+{
+	static const char *const intra[] = { "nccl/all_reduce_perf-8xh100.log", "nccl/all_gather_perf-8xh100.log",
+					     "nccl/alltoall_perf-8xh100.log" };
+	static const char *const inter[] = { "nccl/all_reduce_perf-2x8xh100.log", "nccl/all_reduce_perf-4x8xh100.log",
+					     "nccl/alltoall_perf-2x8xh100.log" };
+	const char *const *sets[] = { intra, inter };
+	static const double a2a_Bps[] = { 270e9, 25e9 }, hand_s[] = { 3487.6e-6, 21556.9e-6 };
+	static const double eff[] = { 0.6, 0.5 };
+	struct fit_link_point *pts = NULL;
+	struct fit_link_result f;
+	struct plan_error err;
+	struct nccl_log log;
+	struct cluster c;
+	char path[PATH_MAX];
+
+	setenv("PLAN_CLI_PATH", getenv("PLAN_TEST_SOURCE_ROOT") ? getenv("PLAN_TEST_SOURCE_ROOT") : ".", 1);
+	profile_path_init(NULL);
+	for (int level = 0; level < 2; level++) {
+		int n = 0, cap = 0;
+
+		data_path(path, sizeof(path), "nccl/sample-cluster.yaml");
+		plan_error_clear(&err);
+		ck_assert_msg(cluster_load_file(&c, path, &err), "%s", err.message);
+		for (int i = 0; i < 3; i++) {
+			data_path(path, sizeof(path), sets[level][i]);
+			ck_assert_msg(nccl_log_load(path, &log, &err), "%s", err.message);
+			ck_assert(nccl_log_points(&log, 0, &pts, &n, &cap, &err));
+			nccl_log_release(&log);
+		}
+		/* The last row of the all-to-all log is 8 GiB, the 1 GiB one three before. */
+		ck_assert_double_eq(pts[n - 4].bytes, 1073741824.0);
+		ck_assert_msg(fabs(pts[n - 4].time_s / hand_s[level] - 1) < 0.03, "%g s", pts[n - 4].time_s);
+		ck_assert_msg(fit_link(pts, n, level, &c, &f, &err), "%s", err.message);
+		ck_assert_int_eq(f.a2a_points, 24);
+		ck_assert_msg(fabs(f.a2a_bandwidth_Bps - a2a_Bps[level]) < 2 * f.a2a_bandwidth_se, "%g +- %g",
+			      f.a2a_bandwidth_Bps, f.a2a_bandwidth_se);
+		ck_assert(f.a2a_mape < 0.02);
+		fit_link_apply(&f, &c);
+		ck_assert_rel(level == FIT_LINK_INTRA ? c.intra.all_to_all_efficiency : c.inter.all_to_all_efficiency,
+			      eff[level], 0.01);
+		ck_assert_rel(level == FIT_LINK_INTRA ? c.intra.efficiency : c.inter.efficiency, 0.8, 0.01);
+		free(pts);
+		pts = NULL;
+		cluster_release(&c);
+	}
 }
 END_TEST
 
@@ -715,8 +943,12 @@ fit_logs_suite(void)
 	tcase_add_test(tc, test_link_intra_recovers);
 	tcase_add_test(tc, test_link_inter_recovers);
 	tcase_add_test(tc, test_link_collective_latency);
+	tcase_add_test(tc, test_link_a2a_model_by_hand);
+	tcase_add_test(tc, test_link_a2a_recovers);
+	tcase_add_test(tc, test_link_a2a_apply);
 	tcase_add_test(tc, test_link_errors);
 	tcase_add_test(tc, test_link_sample_logs);
+	tcase_add_test(tc, test_link_a2a_sample_logs);
 	tcase_add_test(tc, test_gemm_by_hand);
 	tcase_add_test(tc, test_gemm_recovers);
 	tcase_add_test(tc, test_gemm_waves_and_power);
