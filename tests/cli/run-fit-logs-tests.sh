@@ -145,6 +145,40 @@ run predict --model llama2-7b --cluster "$tmp/cluster.yaml" --tp 8 --global-batc
 check "the fitted blocks and GPU profile load: predict runs on them" \
 	'[ $rc -eq 0 ] && jq -e ".iteration_time_s > 0" "$tmp/out" >/dev/null'
 
+# all_to_all_efficiency from alltoall_perf logs (make-samples.py made them at
+# 0.6 of the NVLink's 450 GB/s and 0.5 of the 50 GB/s NIC share): beside the
+# ring logs the link keeps its 0.8, the all-to-all gets its own, both blocks
+# carry it and predict loads them.
+run fit-logs --nccl-tests "$nccl/all_reduce_perf-8xh100.log" "$nccl/all_gather_perf-8xh100.log" \
+	"$nccl/alltoall_perf-8xh100.log" --cluster "$nccl/sample-cluster.yaml" --format json --output "$tmp/a2a-intra.yaml"
+check "intra all-to-all: 270 GB/s from 24 points, the link still 360 GB/s" \
+	'[ $rc -eq 0 ] && jq -e ".bandwidth_fitted and .all_to_all_points == 24 and (.all_to_all_bandwidth_Bps - 270e9 | fabs) < 3 * .all_to_all_bandwidth_se_Bps and (.bandwidth_Bps - 360e9 | fabs) < 3 * .bandwidth_se_Bps and .all_to_all_mape < 0.02" "$tmp/out" >/dev/null'
+check "intra all-to-all YAML: all_to_all_efficiency 0.60, efficiency 0.80" \
+	'grep -q "^  all_to_all_efficiency: 0\.59[5-9]\|^  all_to_all_efficiency: 0\.60[0-5]" "$tmp/a2a-intra.yaml" && grep -q "^  efficiency: 0\.80" "$tmp/a2a-intra.yaml"'
+run fit-logs --nccl-tests "$nccl/all_reduce_perf-2x8xh100.log" "$nccl/all_reduce_perf-4x8xh100.log" \
+	"$nccl/alltoall_perf-2x8xh100.log" --cluster "$nccl/sample-cluster.yaml" --output "$tmp/a2a-inter.yaml"
+check "inter all-to-all: its line printed, all_to_all_efficiency 0.50 written" \
+	'[ $rc -eq 0 ] && grep -q "^all-to-all x efficiency  *2[45]\.[0-9]* GB/s .* 24 points" "$tmp/out" &&
+	 grep -q "^  all_to_all_efficiency: 0\.49[5-9]\|^  all_to_all_efficiency: 0\.50[0-5]" "$tmp/a2a-inter.yaml"'
+{
+	printf 'name: fitted\nnodes: 4\ngpus_per_node: 8\ngpu: h100-sxm5-80gb\n'
+	grep -v '^#' "$tmp/a2a-intra.yaml"
+	grep -v '^#' "$tmp/a2a-inter.yaml"
+} >"$tmp/cluster-a2a.yaml"
+run predict --model mixtral-8x7b --cluster "$tmp/cluster-a2a.yaml" --tp 1 --ep 8 --zero 3 --global-batch 64 --micro-batch 1 --format json
+check "the blocks with all_to_all_efficiency load: predict runs on them" \
+	'[ $rc -eq 0 ] && jq -e ".iteration_time_s > 0" "$tmp/out" >/dev/null'
+# An all-to-all log alone measures no ring: the --cluster's efficiency is
+# kept (sample-cluster's 0.75, the schema's default), not overwritten with all-to-all's.
+run fit-logs --nccl-tests "$nccl/alltoall_perf-8xh100.log" --cluster "$nccl/sample-cluster.yaml" --format json \
+	--output "$tmp/a2a-only.yaml"
+check "all-to-all log alone: bandwidth null, not fitted; the --cluster's efficiency kept" \
+	'[ $rc -eq 0 ] && jq -e "(.bandwidth_fitted | not) and .bandwidth_Bps == null and .parameters == 2 and (.all_to_all_bandwidth_Bps - 270e9 | fabs) < 3 * .all_to_all_bandwidth_se_Bps" "$tmp/out" >/dev/null &&
+	 grep -q "^  efficiency: 0\.75$" "$tmp/a2a-only.yaml" && grep -q "^  all_to_all_efficiency: 0\.59" "$tmp/a2a-only.yaml"'
+run fit-logs --nccl-tests "$nccl/all_reduce_perf-8xh100.log" --format json
+check "no all-to-all log: the all-to-all values null" \
+	'[ $rc -eq 0 ] && jq -e ".all_to_all_points == 0 and .all_to_all_bandwidth_Bps == null and .bandwidth_fitted" "$tmp/out" >/dev/null'
+
 # The link block is read back before it is written (issue 28). Without
 # --cluster there is no line rate: the fitted bandwidth at efficiency 1,
 # not 1 PB/s at an efficiency under the schema's 0.01 floor.
