@@ -510,6 +510,79 @@ START_TEST(test_zero3_reduce_bucket_tail)
 }
 END_TEST
 
+/*
+ * frameworks/deepspeed-0.5.yaml (DeepSpeed v0.5.6-v0.5.10) is
+ * deepspeed-2021 with the gather's costs of PR #1188 and #1548 (v0.5.10's
+ * partition_parameters.py): one _all_gather_base into a torch.empty flat
+ * tensor, so no per-rank host loop (10 us -> 0), one pass over the gathered
+ * tensor left of three (the debug norm of fetch_sub_module; the zero fill
+ * and the copy out are gone), and a fixed cost of 0.28 ms for 0.42 ms (the
+ * list all-gather's launch replaced by one). Everything else, per-tensor
+ * gathers without prefetch included, is the same code.
+ */
+START_TEST(test_zero3_deepspeed05)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct plan_layout lay;
+	struct dp_comm d21, d05, d21r, d05r;
+	struct framework ds21, ds05, same;
+
+	test_setup_paths();
+	test_load_profile(PROFILE_FRAMEWORK, "deepspeed-2021", &ds21);
+	test_load_profile(PROFILE_FRAMEWORK, "deepspeed-0.5", &ds05);
+	ck_assert_str_eq(ds05.name, "deepspeed-0.5");
+	ck_assert_double_eq_tol(ds05.gather_overhead_s, 2.8e-4, 1e-15);
+	ck_assert_double_eq(ds05.gather_rank_overhead_s, 0.0);
+	ck_assert_double_eq(ds05.gather_copy_passes, 1.0);
+	ck_assert_double_eq_tol(ds21.gather_overhead_s, 4.2e-4, 1e-15);
+	ck_assert_double_eq_tol(ds21.gather_rank_overhead_s, 1e-5, 1e-15);
+	ck_assert_double_eq(ds21.gather_copy_passes, 3.0);
+	/* Those three keys (and the names) apart, the two profiles are one. */
+	same = ds05;
+	memcpy(same.name, ds21.name, sizeof(same.name));
+	memcpy(same.description, ds21.description, sizeof(same.description));
+	same.gather_overhead_s = ds21.gather_overhead_s;
+	same.gather_rank_overhead_s = ds21.gather_rank_overhead_s;
+	same.gather_copy_passes = ds21.gather_copy_passes;
+	ck_assert_int_eq(memcmp(&same, &ds21, sizeof(same)), 0);
+
+	/*
+	 * The toy GPT of test_zero3 on 8 ranks (2 layers of 6e6 parameters,
+	 * 1e6 in the embedding), HBM 1e12 B/s at 0.5. Both persist the
+	 * biases and norms (1e5 elements), so a layer is gathered as 4
+	 * weights of 3e6 B: 16 us + 7/8 x 3e6 / 1e10 = 2.785e-4 s each.
+	 *   deepspeed-2021: + 4.2e-4 + 8 x 1e-5 + 3 x 3e6 / 5e11 = 5.18e-4,
+	 *     a layer's gather 4 x 7.965e-4 = 3.186e-3 s;
+	 *   deepspeed-0.5: + 2.8e-4 + 0 + 1 x 3e6 / 5e11 = 2.86e-4,
+	 *     a layer's gather 4 x 5.645e-4 = 2.258e-3 s.
+	 * The embedding, one tensor of 2e6 B (collective 1.91e-4 s):
+	 * 4.2e-4 + 8e-5 + 1.2e-5 = 5.12e-4 against 2.8e-4 + 4e-6 = 2.84e-4.
+	 * The reduce-scatters are the same. Per micro-batch, forward and
+	 * backward gathers of 2 layers: 2 x 2 x (3.186e-3 - 2.258e-3) +
+	 * (5.12e-4 - 2.84e-4) = 3.712e-3 + 2.28e-4 = 3.940e-3 s less; with
+	 * full recomputation (gathered once more) 2 x 3 x 9.28e-4 + 2.28e-4
+	 * = 5.796e-3 s less.
+	 */
+	toy_setup(&c, &m, &p, &lay, 1, 8, 3);
+	c.gpu.memory_bw_Bps = 1e12;
+	c.gpu.memory_efficiency = 0.5;
+	c.gpu.speed_variation = 0.0;
+	dp_comm_time(&m, &p, &c, &lay, &ds21, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &d21);
+	dp_comm_time(&m, &p, &c, &lay, &ds05, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &d05);
+	ck_assert_double_eq_tol(d21.z3_gather_layer_s, 3.186e-3, 1e-12);
+	ck_assert_double_eq_tol(d05.z3_gather_layer_s, 2.258e-3, 1e-12);
+	ck_assert_double_eq_tol(d05.z3_reduce_layer_s, d21.z3_reduce_layer_s, 1e-15);
+	ck_assert_double_eq_tol(d21.zero3_mb_s - d05.zero3_mb_s, 3.940e-3, 1e-12);
+	p.recompute = PLAN_RECOMPUTE_FULL;
+	dp_comm_time(&m, &p, &c, &lay, &ds21, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &d21r);
+	dp_comm_time(&m, &p, &c, &lay, &ds05, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &d05r);
+	ck_assert_double_eq_tol(d21r.zero3_mb_s - d05r.zero3_mb_s, 5.796e-3, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 data_par_suite(void)
 {
@@ -526,6 +599,7 @@ data_par_suite(void)
 	tcase_add_test(tc, test_zero1_internevo);
 	tcase_add_test(tc, test_bucket_tail);
 	tcase_add_test(tc, test_zero3_reduce_bucket_tail);
+	tcase_add_test(tc, test_zero3_deepspeed05);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -239,10 +239,16 @@ leave_out(struct calib_session *s, int j, const char *why)
 		 s->keys[j].unit[0] ? " " : "", s->keys[j].unit);
 }
 
-/* Keep only the keys @keep[0..n-1] (indices, ascending), in place. */
+/* Keep only the keys @keep[0..n-1] (indices, ascending), in place.
+ * Every key goes back to its profile value first: predict_cb leaves the
+ * profile at the last point the fit or calib_choose tried, and a key left
+ * out keeps its profile value (the report says "kept at" it), in the fits
+ * that follow and in the written profile. */
 static void
 keep_keys(struct calib_session *s, const int *keep, int n)
 {
+	for (int j = 0; j < s->nkeys; j++)
+		*s->keys[j].value = s->start[j];
 	for (int k = 0; k < n; k++) {
 		int j = keep[k];
 

@@ -158,15 +158,24 @@ sed "s|,dgx-h100,|,$tmp/slow.yaml,|" "$tmp/slow-held.csv" >"$tmp/slow-held-cal.c
 check "the four held-out plans within 1 % with the calibrated profile" \
 	'jq -e "(.rows | length) == 4 and all(.rows[]; .error | fabs < 0.01)" "$tmp/held.json" >/dev/null'
 
-# The same runs 1/0.6 times faster than predicted: the network cannot be
+# The same runs 1/0.65 times faster than predicted: the network cannot be
 # that fast (efficiency at most 1), so both levels run to their bound and
-# are left out, and the GEMM throughput alone is fitted.
-awk -F, 'BEGIN { OFS = "," } NR == 1 { print; next } { $18 = $18 / 1.15 * 0.6; print }' "$tmp/slow.csv" >"$tmp/fast.csv"
+# are left out, and the GEMM throughput alone is fitted. (At 1/0.6 the
+# GEMMs alone, with the network at its profile values, would need a peak
+# above the fp8 peak: a profile that does not load back.)
+awk -F, 'BEGIN { OFS = "," } NR == 1 { print; next } { $18 = $18 / 1.15 * 0.65; print }' "$tmp/slow.csv" >"$tmp/fast.csv"
 cal --runs "$tmp/fast.csv" --cluster dgx-h100 --output "$tmp/fast.yaml"
 check "keys that run to their bound are left out and said so; the others refitted" \
 	'[ $rc -eq 0 ] && grep -q "^gpu.peak_flops " "$tmp/out" &&
 	 grep -q "^  intra_node.efficiency: ran to its upper bound 1 on these runs, where they no longer determine it; kept at 0.75$" "$tmp/out" &&
 	 grep -q "^  inter_node.efficiency: ran to its upper bound 1 on these runs" "$tmp/out"'
+# A key left out is kept at its profile value, as the report says: in the
+# written profile and in the fit of the others (before, it kept the last
+# value the fit had tried, 1 here, and "MAPE before" was taken with it:
+# 51.3 % against the rows' own 53.8 %, 1/0.65 - 1).
+check "the left-out keys are written at their profile values, 0.75 and 0.85" \
+	'[ "$(grep -c "^  efficiency: 0.75$" "$tmp/fast.yaml")" -eq 1 ] && [ "$(grep -c "^  efficiency: 0.85$" "$tmp/fast.yaml")" -eq 1 ]'
+check "MAPE before is the rows' own error, 53.85 %" 'grep -q "^MAPE before 53.85 %" "$tmp/out"'
 
 # calibrate --nccl-tests and --gemm are fit-logs.
 "$bin" calibrate --nccl-tests "$root/tests/data/nccl/all_reduce_perf-8xh100.log" --format json >"$tmp/a.json" 2>"$tmp/err"
