@@ -174,6 +174,58 @@ START_TEST(test_estimate_launch_bound)
 }
 END_TEST
 
+/*
+ * Issue 25: the routed experts' GEMM launches as a line of their own
+ * (details.moe_expert_launch_s), what the launch term loses without
+ * them. The toy GPT with 8 experts (top-2) in both layers, tp 1, ep 1,
+ * two micro-batches, 1 ms a launch: launch-bound with and without them,
+ * so the difference is their host time alone. Megatron-Core with
+ * Transformer Engine (the default, te_streams) launches a GEMM per local
+ * expert and matrix: 2 x 8 = 16 forward, a dgrad and a wgrad each
+ * backward, 32: 48 launches a layer, 96 ms a micro-batch, 0.192 s for
+ * the two. torch._grouped_mm (moe_grouped_gemm single) launches one a
+ * matrix: 2 forward, 4 backward, 12 a micro-batch, 0.024 s. The
+ * routed-expert launches are taken out of the launch term's host time,
+ * never added: the iteration is what it was. A dense model, and a
+ * framework without a host model, show 0.
+ */
+START_TEST(test_estimate_expert_launches)
+{
+	struct cluster c;
+	struct model m, dense;
+	struct plan p;
+	struct framework fw;
+	struct estimate_options opt = { .dp_algo = COLL_ALGO_RING, .compressor = NULL, .framework = &fw };
+	struct estimate e, e0;
+	struct plan_error err;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	test_load_model(&m, TOY_MODEL_YAML "moe:\n  experts: 8\n  top_k: 2\n");
+	test_load_model(&dense, TOY_MODEL_YAML);
+	plan_init(&p);
+	p.tp = p.pp = p.dp = p.ep = 1;
+	p.global_batch = 2;
+	p.seq_len = 1024;
+	p.flash_attention = false;
+	framework_init_default(&fw);
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e0, &err), "%s", err.message);
+	ck_assert_double_eq(e0.details.moe_expert_launch_s, 0.0);
+	fw.host_launch_s = 1e-3;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e, &err), "%s", err.message);
+	/* launch-bound without the 96 ms too: the micro-batch's GPU time
+	 * (e0's slot) is under its launches less those */
+	ck_assert(e.details.slot_s - 0.096 > e0.details.slot_s);
+	ck_assert_double_eq_tol(e.details.moe_expert_launch_s, 0.192, 1e-12);
+	ck_assert(e.details.moe_expert_launch_s <= e.breakdown.launch);
+	fw.moe_grouped_gemm = FRAMEWORK_MOE_GEMM_SINGLE;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e, &err), "%s", err.message);
+	ck_assert_double_eq_tol(e.details.moe_expert_launch_s, 0.024, 1e-12);
+	ck_assert_msg(estimate_plan(&dense, &c, &p, &opt, &e, &err), "%s", err.message);
+	ck_assert_double_eq(e.details.moe_expert_launch_s, 0.0);
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 host_time_suite(void)
 {
@@ -184,6 +236,7 @@ host_time_suite(void)
 	tcase_add_test(tc, test_launch_time);
 	tcase_add_test(tc, test_optimizer_launches);
 	tcase_add_test(tc, test_estimate_launch_bound);
+	tcase_add_test(tc, test_estimate_expert_launches);
 	suite_add_tcase(s, tc);
 	return s;
 }

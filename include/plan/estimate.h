@@ -129,6 +129,7 @@ struct estimate_details {
 	double moe_router_s;                 /**< the router: its GEMM (compute), its kernels (moe_fixed) */
 	double moe_permute_s;                /**< token permutations and their launches (compute) */
 	double moe_sync_s;                   /**< dropless host synchronisation, split sizes' all-gather (moe_fixed) */
+	double moe_expert_launch_s;          /**< the routed experts' GEMM launches the GPU waits for (launch) */
 	double ep_a2a_s;                     /**< one all-to-all of one MoE layer */
 	double ep_inter_s, ep_intra_s;       /**< its inter- and intra-node hops (bi-level) */
 	double ep_total_s;                   /**< all-to-all time before overlap */

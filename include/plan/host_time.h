@@ -32,6 +32,16 @@ void host_layer_kernels(const struct model *m, const struct plan *p, const struc
 			double ew_kernels, struct host_kernels *out);
 
 /**
+ * host_layer_kernels without the routed experts' GEMM launches (the per
+ * expert GEMMs, or the grouped kernel's one a matrix; the router's and
+ * the shared experts' GEMMs stay): the count the launch model compares
+ * with to show what those launches cost (details.moe_expert_launch_s).
+ * A dense layer (@moe false) counts as host_layer_kernels does.
+ */
+void host_layer_kernels_no_expert_gemms(const struct model *m, const struct plan *p, const struct framework *fw,
+					bool moe, double ew_kernels, struct host_kernels *out);
+
+/**
  * The kernels of the first stage's embedding (@first) and of the last
  * stage's logits and loss (@last) per micro-batch, with their TP
  * collectives.

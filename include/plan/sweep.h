@@ -24,6 +24,7 @@ struct sweep_cell {
 	int gpus;                              /**< optimize: GPUs to plan for */
 	long baseline;                         /**< cell the speedup is against; -1: none */
 	long group_ref;                        /**< first cell of its scaling group (itself if first) */
+	bool wave_loss;                        /**< also the plan's GEMM wave loss (a second estimate) */
 };
 
 /** The figures of one cell. */
@@ -34,6 +35,8 @@ struct sweep_result {
 	double speedup, weak_efficiency, strong_efficiency;
 	bool fits;
 	int gpus;
+	double wave_loss_s;    /**< what the GEMMs' partial last waves add (plan/wave_loss.h) */
+	bool wave_loss_known;  /**< wave_loss_s was priced (the cell's wave_loss) */
 	char plan[200];  /**< the plan found (optimize) or given (predict), in words */
 };
 

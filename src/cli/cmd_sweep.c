@@ -443,6 +443,12 @@ shard_cell(const json_t *c, struct sweep_result *r)
 	if (!json_is_integer(gpus) || json_integer_value(gpus) < 1 || json_integer_value(gpus) > INT_MAX)
 		return "gpus";
 	r->gpus = (int)json_integer_value(gpus);
+	/* Absent: the shard's plan-cli did not price it (older than the key). */
+	if (json_object_get(c, "gemm_wave_loss_s")) {
+		if (!shard_number(c, "gemm_wave_loss_s", 0, SHARD_MAX_TIME_S, &r->wave_loss_s))
+			return "gemm_wave_loss_s";
+		r->wave_loss_known = true;
+	}
 	return shard_string(c, "plan", r->plan, sizeof(r->plan)) ? NULL : "plan";
 }
 
@@ -618,6 +624,18 @@ cell_error(const struct study *s, long i, int fault, const char *why)
 		cli_error("%s: cell %ld: %s", s->file, i, why);
 }
 
+/* Whether the output shows the GEMM wave loss: its metric, or JSON
+ * (which has every metric, for --merge). It costs a second estimate a
+ * cell, so the others do without. */
+static bool
+wants_wave_loss(const struct sweep_request *r)
+{
+	for (int k = 0; k < r->study.nmetrics; k++)
+		if (r->study.metrics[k] == METRIC_WAVE_LOSS)
+			return true;
+	return r->format == SWEEP_JSON;
+}
+
 /* Every cell, with its baseline and scaling group. */
 static int
 build_cells(const struct study *s, struct cache *k, struct sweep_cell *cells, long n)
@@ -699,6 +717,8 @@ run_sweep(struct sweep_request *r, int argc, char **argv)
 		return CLI_EXIT_FAILURE;
 	}
 	rc = build_cells(&r->study, &cache, cells, n);
+	for (long i = 0; rc == CLI_EXIT_OK && i < n; i++)
+		cells[i].wave_loss = wants_wave_loss(r);
 	if (rc == CLI_EXIT_OK)
 		rc = evaluate(r, cells, n, argv + optind, argc - optind, res);
 	if (rc == CLI_EXIT_OK) {

@@ -29,6 +29,7 @@
 #include "plan/numparse.h"
 #include "plan/plan_attr.h"
 #include "plan/search.h"
+#include "plan/wave_loss.h"
 
 #define GIB 1073741824.0
 
@@ -265,11 +266,18 @@ mm_json(const struct mm_report *r)
 	for (int i = 0; i < e->nsub; i++) {
 		struct plan p = r->plans[i];
 		struct report rep;
+		struct estimate est = e->sub[i];
+		struct plan_error err;
 		json_t *s, *pred;
 
 		p.seq_len = r->mm->sub[i].tokens;
+		/* Each submodule's prediction as predict's: its GEMM wave loss too
+		 * (a second estimate of the plan estimate_sub priced). */
+		plan_error_clear(&err);
 		rep = (struct report){ .model = &r->mm->sub[i].model, .cluster = r->cluster, .plan = &p,
-				       .est = &e->sub[i], .opt = r->opt };
+				       .est = wave_loss_estimate(&r->mm->sub[i].model, r->cluster, &p, r->opt, &est, &err) ?
+					      &est : &e->sub[i],
+				       .opt = r->opt };
 		pred = format_json_object(&rep);
 		s = json_pack("{s:s, s:i, s:i, s:o, s:f, s:f, s:b, s:f}", "name", r->mm->sub[i].name, "tokens",
 			      r->mm->sub[i].tokens, "gpus", e->gpus[i], "plan", plan_json(&p), "iteration_time_s",

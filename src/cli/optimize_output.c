@@ -71,14 +71,36 @@ candidate_report(const struct optimize_result *res, int i, struct estimate_optio
 	return candidate_report_of(res, &res->top[i], res->ckpt ? &res->ckpt[i] : NULL, eo);
 }
 
+/*
+ * @cand's estimate with its GEMM wave loss, as predict shows it, into
+ * @est: one more estimate after the search, never in it (it would price
+ * every plan twice), for the few plans the output lists. The search's
+ * estimate, without the field, where that estimate fails.
+ */
+static const struct estimate *
+with_wave_loss(const struct optimize_result *res, const struct search_candidate *cand,
+	       const struct estimate_options *eo, struct estimate *est)
+{
+	struct plan_error err;
+
+	*est = cand->est;
+	plan_error_clear(&err);
+	return wave_loss_estimate(res->model, res->cluster, &cand->plan, eo, est, &err) ? est : &cand->est;
+}
+
 static json_t *
 candidate_json_of(const struct optimize_result *res, const struct search_candidate *cand,
 		  const struct checkpoint_estimate *ck)
 {
 	struct estimate_options eo;
 	struct report rep = candidate_report_of(res, cand, ck, &eo);
-	json_t *o = format_json_object(&rep), *stages = json_array(), *args;
+	struct estimate est;
+	json_t *o, *stages, *args;
 	int rc = 0, first = 1;
+
+	rep.est = with_wave_loss(res, cand, &eo, &est);
+	o = format_json_object(&rep);
+	stages = json_array();
 
 	args = optimize_predict_args(res->req, cand);
 	if (!o || !stages || !args) {
@@ -675,14 +697,9 @@ write_text(const struct optimize_result *res)
 	const struct search_stats *st = res->stats;
 	struct estimate_options eo;
 	struct report rep = candidate_report(res, 0, &eo);
-	struct estimate est = best->est;
-	struct plan_error err;
+	struct estimate est;
 
-	/* The best plan's GEMM wave loss, as predict shows it: one more
-	 * estimate after the search, never in it. */
-	plan_error_clear(&err);
-	if (wave_loss_estimate(res->model, res->cluster, &best->plan, &eo, &est, &err))
-		rep.est = &est;
+	rep.est = with_wave_loss(res, best, &eo, &est);
 	fputs("best plan\n", stdout);
 	format_text(stdout, &rep);
 	text_uncompressed(res);

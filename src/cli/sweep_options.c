@@ -190,7 +190,7 @@ static const struct cli_option sweep_rows[] = {
 	  .parse = parse_metrics,
 	  .help = "iteration_time, tflops_per_gpu, mfu, tokens_per_s, speedup,\n"
 		  "weak_scaling_efficiency, strong_scaling_efficiency, memory, fits, plan,\n"
-		  "tokens_per_s_per_gpu, train_days, gpu_hours" },
+		  "tokens_per_s_per_gpu, train_days, gpu_hours, gemm_wave_loss" },
 	{ .name = "train-tokens", .metavar = "N", .kind = CLI_OPT_CUSTOM, .parse = parse_train_tokens,
 	  .help = "tokens to train on (2e12), for the train_days and gpu_hours metrics" },
 	{ .name = "max-cells", .metavar = "N", .kind = CLI_OPT_CUSTOM, .parse = parse_max_cells,

@@ -609,6 +609,7 @@ struct core {
 	double bubble;             /* pipeline fill and drain */
 	int bn_stage;              /* the bottleneck stage */
 	double launch_mb, launch_iter; /* GPU idle waiting for launches (core_host) */
+	double launch_mb_experts;  /* of launch_mb, what the experts' GEMM launches add (core_host) */
 	double fixed_iter;         /* per-iteration fixed costs of the host model (core_host) */
 };
 
@@ -714,9 +715,10 @@ core_slot(struct core *x)
 /* ---- Host and launch time (plan/host_time.h) ---- */
 
 /* Host time of one micro-batch on @stage: its layers' passes in recompute
- * mode @r (the first @k layers recomputing in full) and its ends. */
+ * mode @r (the first @k layers recomputing in full) and its ends; without
+ * @experts, its MoE layers' routed-expert GEMM launches left out. */
 static double
-stage_host_s(const struct core *x, int stage, int r, int k)
+stage_host_s(const struct core *x, int stage, int r, int k, bool experts)
 {
 	const struct framework *fw = x->fw;
 	struct plan pr = *x->p;
@@ -731,7 +733,8 @@ stage_host_s(const struct core *x, int stage, int r, int k)
 	if (k > 0)
 		host += k * host_layer_pass_s(fw, hk.fwd); /* --recompute-layers: one more forward */
 	if (moe > 0) {
-		host_layer_kernels(x->m, &pr, fw, true, x->lc.cl_moes[r].ew_kernels, &hk_moe);
+		(experts ? host_layer_kernels : host_layer_kernels_no_expert_gemms)(x->m, &pr, fw, true,
+			x->lc.cl_moes[r].ew_kernels, &hk_moe);
 		host += moe * (host_layer_pass_s(fw, hk_moe.fwd) + host_layer_pass_s(fw, hk_moe.bwd) +
 			       host_layer_pass_s(fw, hk_moe.recompute));
 	}
@@ -744,10 +747,10 @@ stage_host_s(const struct core *x, int stage, int r, int k)
  * each start after a host synchronisation (ep_layer_fixed's sync_s > 0):
  * their count, and one forward's GPU time and launches. The forward
  * that full recomputation repeats synchronises again; it is left in the
- * rest of the stretch (an underestimate).
+ * rest of the stretch (an underestimate). @experts: as stage_host_s.
  */
 static double
-stage_synced_layers(const struct core *x, int stage, int r, double *gpu_one, double *host_one)
+stage_synced_layers(const struct core *x, int stage, int r, bool experts, double *gpu_one, double *host_one)
 {
 	struct plan pr = *x->p;
 	struct host_kernels hk;
@@ -757,7 +760,8 @@ stage_synced_layers(const struct core *x, int stage, int r, double *gpu_one, dou
 	if (!(moe > 0.0) || !(x->lc.efs[r].sync_s > 0.0))
 		return 0.0;
 	pr.recompute = r;
-	host_layer_kernels(x->m, &pr, x->fw, true, x->lc.cl_moes[r].ew_kernels, &hk);
+	(experts ? host_layer_kernels : host_layer_kernels_no_expert_gemms)(x->m, &pr, x->fw, true,
+		x->lc.cl_moes[r].ew_kernels, &hk);
 	*gpu_one = x->lc.cl_moes[r].fwd_s + x->lc.eps[r].fwd_s + x->lc.efs[r].fwd_s;
 	*host_one = host_layer_pass_s(x->fw, hk.fwd);
 	return moe;
@@ -785,21 +789,33 @@ core_host(struct core *x, const struct estimate *out)
 	int tail = out->details.tail_stage, bn = x->bn_stage;
 	double host, tensors, params, expert, shard, launches, synced, gpu_one, host_one;
 
-	x->launch_mb = x->launch_iter = x->fixed_iter = 0.0;
+	x->launch_mb = x->launch_iter = x->fixed_iter = x->launch_mb_experts = 0.0;
 	if (!(fw->host_launch_s > 0.0))
 		return;
-	host = stage_host_s(x, bn, plan_stage_recompute(p, bn), stage_partial_layers(p, bn));
-	synced = stage_synced_layers(x, bn, plan_stage_recompute(p, bn), &gpu_one, &host_one);
+	host = stage_host_s(x, bn, plan_stage_recompute(p, bn), stage_partial_layers(p, bn), true);
+	synced = stage_synced_layers(x, bn, plan_stage_recompute(p, bn), true, &gpu_one, &host_one);
 	x->launch_mb = host_exposed_synced_s(stage_total(&x->bn) + x->z3_exposed, host, synced, gpu_one, host_one);
+	/* Issue 25: the routed experts' GEMM launches (one a local expert
+	 * under Transformer Engine's GroupedLinear) as a line of their own:
+	 * the launch term less the same stretch without them, measured
+	 * rather than apportioned, since only the host's excess over the
+	 * GPU is exposed. */
+	if (stage_moe_layers(x->m, p, bn) > 0.0) {
+		double host_no = stage_host_s(x, bn, plan_stage_recompute(p, bn), stage_partial_layers(p, bn), false);
+		double g1, h1, synced_no = stage_synced_layers(x, bn, plan_stage_recompute(p, bn), false, &g1, &h1);
+		double without = host_exposed_synced_s(stage_total(&x->bn) + x->z3_exposed, host_no, synced_no, g1, h1);
+
+		x->launch_mb_experts = fmax(0.0, x->launch_mb - without);
+	}
 	x->slot += x->launch_mb;
 	/* The other stages' slots in the fill and drain wait for their
 	 * launches the same way. */
 	for (int s = 0; s < p->pp && s < ESTIMATE_MAX_STAGES; s++)
 		if (s != bn) {
-			synced = stage_synced_layers(x, s, plan_stage_recompute(p, s), &gpu_one, &host_one);
+			synced = stage_synced_layers(x, s, plan_stage_recompute(p, s), true, &gpu_one, &host_one);
 			x->bubble += host_exposed_synced_s(stage_total(&x->works[s]),
 							   stage_host_s(x, s, plan_stage_recompute(p, s),
-									stage_partial_layers(p, s)),
+									stage_partial_layers(p, s), true),
 							   synced, gpu_one, host_one) /
 				     p->vpp;
 		}
@@ -910,6 +926,7 @@ core_details(const struct core *x, struct estimate *out)
 	d->moe_router_s = x->mb * x->bn.moe_router;
 	d->moe_permute_s = x->mb * x->bn.moe_permute;
 	d->moe_sync_s = x->mb * x->bn.moe_sync;
+	d->moe_expert_launch_s = x->mb * x->launch_mb_experts;
 	d->compressed_layers = x->bn.compressed_layers;
 	d->compression_params = x->bn.extra_params;
 	d->tp_inter_node = x->lay.tp.nodes > 1;
@@ -984,7 +1001,7 @@ static const struct {
 	ESTIMATE_FIGURE(details.compute_gemm_s), ESTIMATE_FIGURE(details.compute_attention_s),
 	ESTIMATE_FIGURE(details.compute_other_s), ESTIMATE_FIGURE(details.ep_a2a_s),
 	ESTIMATE_FIGURE(details.moe_router_s), ESTIMATE_FIGURE(details.moe_permute_s),
-	ESTIMATE_FIGURE(details.moe_sync_s),
+	ESTIMATE_FIGURE(details.moe_sync_s), ESTIMATE_FIGURE(details.moe_expert_launch_s),
 	ESTIMATE_FIGURE(details.ep_total_s), ESTIMATE_FIGURE(details.ep_inter_s),
 	ESTIMATE_FIGURE(details.ep_intra_s), ESTIMATE_FIGURE(details.ep_bytes),
 	ESTIMATE_FIGURE(details.tp_bytes_per_iteration), ESTIMATE_FIGURE(details.pp_bytes_per_iteration),

@@ -42,9 +42,9 @@
  * - Element-wise: @ew_kernels forward, twice as many backward (the
  *   gradients of each operator; compute.c prices twice the bytes).
  */
-void
-host_layer_kernels(const struct model *m, const struct plan *p, const struct framework *fw, bool moe,
-		   double ew_kernels, struct host_kernels *out)
+static void
+layer_kernels(const struct model *m, const struct plan *p, const struct framework *fw, bool moe,
+	      double ew_kernels, bool expert_gemms, struct host_kernels *out)
 {
 	bool eager = fw && fw->elementwise == FRAMEWORK_EW_EAGER;
 	double gemm, attn_fwd = p->flash_attention ? 1.0 : 2.0, attn_bwd = p->flash_attention ? 3.0 : 4.0;
@@ -54,7 +54,9 @@ host_layer_kernels(const struct model *m, const struct plan *p, const struct fra
 		gemm = (m->mla.q_lora_rank > 0 ? 4.0 : 3.0) + 1.0;
 	else
 		gemm = eager ? 4.0 : 2.0;
-	if (moe && fw && fw->moe_grouped_gemm == FRAMEWORK_MOE_GEMM_SINGLE && !fw->moe_sequential_mlp)
+	if (moe && !expert_gemms)
+		gemm += 1.0 + (m->moe.shared_experts > 0 ? 2.0 : 0.0);
+	else if (moe && fw && fw->moe_grouped_gemm == FRAMEWORK_MOE_GEMM_SINGLE && !fw->moe_sequential_mlp)
 		gemm += 1.0 + 2.0 + (eager && m->gated_mlp ? 1.0 : 0.0) + (m->moe.shared_experts > 0 ? 2.0 : 0.0);
 	else if (moe)
 		gemm += 1.0 + 2.0 * (double)m->moe.experts / p->ep + (m->moe.shared_experts > 0 ? 2.0 : 0.0);
@@ -111,6 +113,24 @@ host_layer_kernels(const struct model *m, const struct plan *p, const struct fra
 	default:
 		out->recompute = 0.0;
 	}
+}
+
+void
+host_layer_kernels(const struct model *m, const struct plan *p, const struct framework *fw, bool moe,
+		   double ew_kernels, struct host_kernels *out)
+{
+	layer_kernels(m, p, fw, moe, ew_kernels, true, out);
+}
+
+/* The same count with the routed experts' GEMMs left out, whatever
+ * their kernel: what the launches would be if they cost the host
+ * nothing (the policies above, per-op recomputation's every second GEMM
+ * included, apply to what is left). */
+void
+host_layer_kernels_no_expert_gemms(const struct model *m, const struct plan *p, const struct framework *fw,
+				   bool moe, double ew_kernels, struct host_kernels *out)
+{
+	layer_kernels(m, p, fw, moe, ew_kernels, false, out);
 }
 
 /*

@@ -8,6 +8,7 @@
 #include "plan/milp.h"
 #include "plan/search.h"
 #include "plan/sweep.h"
+#include "plan/wave_loss.h"
 
 struct pool {
 	const struct sweep_cell *cells;
@@ -39,6 +40,21 @@ describe(const struct plan *p, const struct compressor *cmp, enum coll_algo algo
 		 algo == COLL_ALGO_RING ? "" : " dp-hierarchical", cmp ? " + " : "", cmp ? cmp->name : "");
 }
 
+/* The cell's GEMM wave loss where it asks for it: one more estimate of
+ * plan @p (options @eo) after the cell's @e, as predict prices it. */
+static void
+cell_wave_loss(const struct sweep_cell *c, const struct plan *p, const struct estimate_options *eo,
+	       struct estimate *e, struct sweep_result *r)
+{
+	struct plan_error err;
+
+	plan_error_clear(&err);
+	if (c->wave_loss && wave_loss_estimate(c->model, &c->cluster, p, eo, e, &err)) {
+		r->wave_loss_s = e->details.gemm_wave_loss_s;
+		r->wave_loss_known = true;
+	}
+}
+
 static bool
 predict_cell(const struct sweep_cell *c, struct estimate *e, struct sweep_result *r)
 {
@@ -51,6 +67,7 @@ predict_cell(const struct sweep_cell *c, struct estimate *e, struct sweep_result
 		return false;
 	}
 	describe(&c->plan, c->compressor, eo.dp_algo, r->plan, sizeof(r->plan));
+	cell_wave_loss(c, &c->plan, &eo, e, r);
 	return true;
 }
 
@@ -94,6 +111,9 @@ optimize_cell(const struct sweep_cell *c, struct estimate *e, struct sweep_resul
 	}
 	*e = top[0].est;
 	describe(&top[0].plan, top[0].compressor, top[0].dp_algo, r->plan, sizeof(r->plan));
+	cell_wave_loss(c, &top[0].plan,
+		       &(struct estimate_options){ .dp_algo = top[0].dp_algo, .compressor = top[0].compressor,
+						   .framework = c->framework }, e, r);
 	free(top);
 	return true;
 }

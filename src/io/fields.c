@@ -202,7 +202,7 @@ when_batching(const struct report *r)
 }
 
 /* wave_loss_estimate ran for the plan printed (predict's, optimize's
- * best in text), not for the plans of a search. */
+ * listed plans), not for the plans of a search. */
 static bool
 when_wave_loss(const struct report *r)
 {
@@ -334,7 +334,7 @@ const struct field field_table[] = {
 	{ "details.compute_gemm_s", "compute_gemm_s", CSV_S, "s", "of compute and recompute: the GEMMs", EST(details.compute_gemm_s) },
 	{ "details.compute_attention_s", "compute_attention_s", CSV_S, "s", "of compute and recompute: the attention cores", EST(details.compute_attention_s) },
 	{ "details.compute_other_s", "compute_other_s", CSV_S, "s", "of compute and recompute: element-wise kernels and the loss", EST(details.compute_other_s) },
-	{ "details.gemm_wave_loss_s", NULL, NULL, "s", "of the iteration, what the GEMMs' partial last waves of tiles add (the prediction minus the same plan without waves, sm_count 0); predict's plan only", EST(details.gemm_wave_loss_s), .present = when_wave_loss },
+	{ "details.gemm_wave_loss_s", "gemm_wave_loss_s", CSV_S, "s", "of the iteration, what the GEMMs' partial last waves of tiles add (the prediction minus the same plan without waves, sm_count 0); predict's plan and optimize's listed plans only", EST(details.gemm_wave_loss_s), .present = when_wave_loss },
 	{ "details.pace_factor", NULL, NULL, "", "GPU time x this: the slowest of the plan's GPUs (the GPU's speed_variation)", EST(details.pace_factor) },
 	{ "details.bottleneck_stage", NULL, NULL, "", "the stage that sets the pace", EST(details.bottleneck_stage) },
 	{ "details.tail_stage", NULL, NULL, "", "the stage whose DP sync and optimizer end the iteration", EST(details.tail_stage) },
@@ -347,6 +347,7 @@ const struct field field_table[] = {
 	{ "details.moe_router_s", "moe_router_s", CSV_S, "s", "its MoE layers' routers per iteration: the GEMM (in compute) and the kernels after it (in moe_fixed)", EST(details.moe_router_s) },
 	{ "details.moe_permute_s", "moe_permute_s", CSV_S, "s", "its MoE layers' token permutations and their launches per iteration (in compute)", EST(details.moe_permute_s) },
 	{ "details.moe_sync_s", "moe_sync_s", CSV_S, "s", "its MoE layers' dropless host synchronisations and split-size all-gathers per iteration (in moe_fixed)", EST(details.moe_sync_s) },
+	{ "details.moe_expert_launch_s", "moe_expert_launch_s", CSV_S, "s", "its MoE layers' routed-expert GEMM launches per iteration: what the GPU waits for them (in launch; the launch term less the same without them)", EST(details.moe_expert_launch_s) },
 	{ "details.dp_compress_scheme", NULL, NULL, "", "the compressed DP scheme used, or none", FUNC(FIELD_NAME, get_dp_compress_scheme) },
 	{ "details.ep_alltoall_s", NULL, NULL, "s", "one EP all-to-all of one MoE layer", EST(details.ep_a2a_s) },
 	{ "details.ep_alltoall_inter_s", NULL, NULL, "s", "its inter-node hop (bi-level routing)", EST(details.ep_inter_s) },

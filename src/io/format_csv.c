@@ -18,7 +18,7 @@ static const char *const columns[] = {
 	"compression_speedup", "ep", "moe_routing", "ep_comm_s", "active_parameters", "mics_group",
 	"gpu", "framework", "overhead_s", "compute_gemm_s", "compute_attention_s", "compute_other_s",
 	"precision", "tp_overlap", "cp", "cp_comm_s", "launch_s", "moe_fixed_s",
-	"moe_router_s", "moe_permute_s", "moe_sync_s", NULL,
+	"moe_router_s", "moe_permute_s", "moe_sync_s", "moe_expert_launch_s", "gemm_wave_loss_s", NULL,
 };
 
 bool
@@ -60,6 +60,10 @@ format_csv_row(FILE *out, const struct report *r)
 			return false;
 		if (i)
 			fputc(',', out);
+		/* A figure the report does not have (gemm_wave_loss_s where no
+		 * second estimate ran) is empty, not a 0 that reads as none. */
+		if (!field_present(f, r))
+			continue;
 		field_get(f, r, 0, &v);
 		csv_value(out, f, &v);
 	}

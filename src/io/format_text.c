@@ -339,12 +339,14 @@ format_text_time(FILE *out, const struct report *r)
 		d->compute_gemm_s, d->compute_attention_s, d->compute_other_s);
 	/* Issue 25: the MoE layers' fixed costs by kind, each its own line
 	 * (the router's GEMM and the permutations count in compute, the
-	 * router's kernels and the synchronisation in moe_fixed). */
+	 * router's kernels and the synchronisation in moe_fixed, the routed
+	 * experts' GEMM launches in launch). */
 	if (text_applies(TEXT_IF_MOE, e))
-		fprintf(out, "  moe layers: router %.4f s, token permutation %.4f s, dropless sync %.4f s\n",
-			d->moe_router_s, d->moe_permute_s, d->moe_sync_s);
+		fprintf(out, "  moe layers: router %.4f s, token permutation %.4f s, dropless sync %.4f s, "
+			"expert GEMM launches %.4f s\n",
+			d->moe_router_s, d->moe_permute_s, d->moe_sync_s, d->moe_expert_launch_s);
 	/* Issue 25: the partial last waves of GEMM tiles, a cost of their own
-	 * (details.gemm_wave_loss_s; predict only). */
+	 * (details.gemm_wave_loss_s: predict's plan, optimize's best). */
 	if (d->gemm_wave_loss_known)
 		fprintf(out, "  gemm wave loss: partial last waves of tiles add %.4f s (%.1f %% of the iteration)\n",
 			d->gemm_wave_loss_s, T > 0 ? 100.0 * d->gemm_wave_loss_s / T : 0.0);

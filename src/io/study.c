@@ -36,7 +36,7 @@ study_axis_names(void)
 const char *const study_metric_names[] = {
 	"iteration_time", "tflops_per_gpu", "mfu", "tokens_per_s", "speedup",
 	"weak_scaling_efficiency", "strong_scaling_efficiency", "memory", "fits", "plan",
-	"tokens_per_s_per_gpu", "train_days", "gpu_hours", NULL,
+	"tokens_per_s_per_gpu", "train_days", "gpu_hours", "gemm_wave_loss", NULL,
 };
 
 const char *const study_latex_fit_names[] = { "column", "page", "none", NULL };

@@ -116,6 +116,7 @@ static const struct header metric_headers[METRIC_COUNT] = {
 	[METRIC_TOKENS_PER_GPU] = { "Tokens/s per GPU", "tokens_per_s_per_gpu" },
 	[METRIC_TRAIN_DAYS] = { "Days to train", "train_days" },
 	[METRIC_GPU_HOURS] = { "GPU-hours", "gpu_hours" },
+	[METRIC_WAVE_LOSS] = { "GEMM wave loss (s)", "gemm_wave_loss_s" },
 };
 
 /* Compact LaTeX headers (latex_fit column or page), for a table that
@@ -124,7 +125,7 @@ static const char *const metric_short[METRIC_COUNT] = {
 	[METRIC_TIME] = "Time (s)", [METRIC_TFLOPS] = "TFLOP/s/GPU", [METRIC_MFU] = "MFU (%)",
 	[METRIC_TOKENS] = "Tok/s", [METRIC_SPEEDUP] = "Speedup", [METRIC_WEAK] = "Weak eff. (%)",
 	[METRIC_STRONG] = "Strong eff. (%)", [METRIC_MEMORY] = "Mem. (GiB)", [METRIC_TOKENS_PER_GPU] = "Tok/s/GPU",
-	[METRIC_TRAIN_DAYS] = "Days", [METRIC_GPU_HOURS] = "GPU-h",
+	[METRIC_TRAIN_DAYS] = "Days", [METRIC_GPU_HOURS] = "GPU-h", [METRIC_WAVE_LOSS] = "Wave loss (s)",
 };
 
 static const struct {
@@ -140,7 +141,7 @@ static const char *const metric_formats[METRIC_COUNT] = {
 	[METRIC_TIME] = "%.3f", [METRIC_TFLOPS] = "%.1f", [METRIC_MFU] = "%.1f",
 	[METRIC_TOKENS] = "%.0f", [METRIC_SPEEDUP] = "%.2f", [METRIC_WEAK] = "%.1f",
 	[METRIC_STRONG] = "%.1f", [METRIC_MEMORY] = "%.1f", [METRIC_TOKENS_PER_GPU] = "%.0f",
-	[METRIC_TRAIN_DAYS] = "%.1f", [METRIC_GPU_HOURS] = "%.0f",
+	[METRIC_TRAIN_DAYS] = "%.1f", [METRIC_GPU_HOURS] = "%.0f", [METRIC_WAVE_LOSS] = "%.4f",
 };
 
 /* The columns: the axes that vary (and the reference), then the metrics. */
@@ -189,17 +190,20 @@ metric_value(const struct study *s, int m, const struct sweep_result *r)
 	case METRIC_TOKENS_PER_GPU: return r->tokens_per_s / r->gpus;
 	case METRIC_TRAIN_DAYS: return train_seconds(s, r) / 86400.0;
 	case METRIC_GPU_HOURS: return train_seconds(s, r) * r->gpus / 3600.0;
+	case METRIC_WAVE_LOSS: return r->wave_loss_s;
 	default: return 0.0;
 	}
 }
 
 /* Whether numeric metric @m has no value in cell @r: the cell failed, a
  * speedup without a baseline, an efficiency without a reference, a rate
- * that underflowed to 0 (no time to train rather than inf). */
+ * that underflowed to 0 (no time to train rather than inf), a wave loss
+ * not priced (a shard's JSON without it). */
 static bool
 metric_missing(int m, const struct sweep_result *r)
 {
 	return !r->ok || (m == METRIC_SPEEDUP && r->speedup == 0.0) ||
+	       (m == METRIC_WAVE_LOSS && !r->wave_loss_known) ||
 	       ((m == METRIC_WEAK || m == METRIC_STRONG) && r->weak_efficiency == 0.0) ||
 	       ((m == METRIC_TOKENS_PER_GPU || m == METRIC_TRAIN_DAYS || m == METRIC_GPU_HOURS) &&
 		!(r->tokens_per_s > 0 && r->gpus > 0));
@@ -526,6 +530,8 @@ write_json(FILE *out, const struct study *s, const struct sweep_result *res, con
 			rc |= json_object_set_new(o, "strong_scaling_efficiency",
 						  res[i].strong_efficiency > 0 ? json_real(res[i].strong_efficiency) : json_null());
 			rc |= json_object_set_new(o, "plan", json_string(res[i].plan));
+			if (res[i].wave_loss_known)
+				rc |= json_object_set_new(o, "gemm_wave_loss_s", json_real(res[i].wave_loss_s));
 		} else {
 			rc |= json_object_set_new(o, "error", utf8_json_string(res[i].error)); /* may name a file */
 			rc |= json_gpus_number(o, s, idx);

@@ -27,6 +27,9 @@ check "predict --format json is JSON with submodules and batch_sync_s" \
 	'[ $? -eq 0 ] && jq -e "(.iteration_time_s - .compute_s - .batch_sync_s) as \$d |
 	 .mode == \"per-submodule\" and (.submodules | length) == 2 and .batch_sync_s > 0 and
 	 \$d < 1e-9 and \$d > -1e-9 and .submodules[0].prediction.plan.dp == 12" "$tmp/json" >/dev/null'
+# Each submodule's prediction has its GEMM wave loss, as predict's (issue 25).
+check "predict --format json: each submodule's prediction has details.gemm_wave_loss_s" \
+	'jq -e "[.submodules[].prediction.details.gemm_wave_loss_s] | length == 2 and all(. >= 0)" "$tmp/json" >/dev/null'
 # Every key of the multimodal JSON is named in plan-cli-predict(1).
 missing=""
 for k in $(jq -r '(keys[]), (.submodules[0] | keys[]), (.submodules[0].plan | keys[])' "$tmp/json" | sort -u); do

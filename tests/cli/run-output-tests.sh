@@ -89,4 +89,35 @@ else
 	skipped "calibrate --output under SIGTERM (strace missing or not allowed to trace)"
 	skipped "calibrate --output --framework-output under SIGTERM (strace missing or not allowed to trace)"
 fi
+
+# Issue 25: the costs on every surface. An MoE model at ep 1 on 8 H100s is
+# launch-bound by its 128 experts' GEMM launches: predict shows them as
+# details.moe_expert_launch_s (in launch), on the "moe layers" line and as a
+# CSV column; the CSV has gemm_wave_loss_s too, as the JSON has it.
+moe=(predict --model qwen3-30b-a3b --cluster dgx-h100 --gpus 8 --ep 1 --global-batch 32 --seq-len 1024
+	--framework megatron-lm --allow-oom)
+"$bin" "${moe[@]}" --format json >"$tmp/moe.json" 2>"$tmp/err"
+"$bin" "${moe[@]}" --format csv >"$tmp/moe.csv" 2>>"$tmp/err"
+"$bin" "${moe[@]}" >"$tmp/moe.txt" 2>>"$tmp/err"
+check "predict: details.moe_expert_launch_s is part of launch, > 0 where the experts' launches bind" \
+	'jq -e ".details.moe_expert_launch_s > 0 and .details.moe_expert_launch_s <= .breakdown_s.launch * (1 + 1e-12)" "$tmp/moe.json" >/dev/null'
+check "predict: the moe layers line names the expert GEMM launches" \
+	'grep -qE "^  moe layers: .*, expert GEMM launches [0-9.]+ s$" "$tmp/moe.txt"'
+check "predict CSV: moe_expert_launch_s and gemm_wave_loss_s columns hold the JSON's values" 'python3 - "$tmp/moe.csv" "$tmp/moe.json" <<"PY"
+import csv, json, sys
+head, row = list(csv.reader(open(sys.argv[1], newline="")))
+d = json.load(open(sys.argv[2]))["details"]
+r = dict(zip(head, row))
+for k in ("moe_expert_launch_s", "gemm_wave_loss_s"):
+    assert abs(float(r[k]) - d[k]) <= 1e-8 * max(d[k], 1e-12), (k, r[k], d[k])
+PY'
+# optimize's JSON: every plan it lists has its GEMM wave loss, as predict
+# prices that plan (its predict_args).
+"$bin" optimize --model gpt-1.7b --cluster selene --gpus 64 --global-batch 512 --top 3 --format json \
+	>"$tmp/opt.json" 2>"$tmp/err"
+mapfile -t best_args < <(jq -r ".best.predict_args[]" "$tmp/opt.json")
+"$bin" predict "${best_args[@]}" --format json >"$tmp/opt-best.json" 2>>"$tmp/err"
+check "optimize JSON: best and top carry details.gemm_wave_loss_s, the best's as predict's" \
+	'jq -e "[.best, .top[]] | all(.details.gemm_wave_loss_s >= 0)" "$tmp/opt.json" >/dev/null &&
+	 [ "$(jq ".best.details.gemm_wave_loss_s" "$tmp/opt.json")" = "$(jq ".details.gemm_wave_loss_s" "$tmp/opt-best.json")" ]'
 finish

@@ -155,6 +155,34 @@ check "a command-line axis replaces the study's" '[ "$(jq ".cells | length" "$tm
 	--metric iteration_time,plan --format json >"$tmp/opt.json" 2>"$tmp/err"
 check "optimize cells report their plan" 'jq -e "[.cells[].plan | length > 0] | all" "$tmp/opt.json" >/dev/null'
 
+# The GEMM wave loss (issue 25): predict's details.gemm_wave_loss_s, per
+# cell, in JSON always and in a table as the gemm_wave_loss metric; a shard
+# without the key (an older plan-cli) leaves the metric empty.
+"$bin" predict --model gpt-1.7b --cluster selene --gpus 64 --tp 8 --global-batch 1536 --format json \
+	>"$tmp/wl-predict.json" 2>"$tmp/err"
+"$bin" sweep --model gpt-1.7b --cluster selene --gpus 64,128 --tp 8 --global-batch 1536 --format json \
+	>"$tmp/wl.json" 2>"$tmp/err"
+check "sweep JSON: gemm_wave_loss_s is predict's details.gemm_wave_loss_s" \
+	'w=$(jq ".details.gemm_wave_loss_s" "$tmp/wl-predict.json") && [ "$(jq ".cells[0].gemm_wave_loss_s" "$tmp/wl.json")" = "$w" ] && jq -e "$w > 0 and .cells[1].gemm_wave_loss_s > 0" "$tmp/wl.json" >/dev/null'
+"$bin" sweep --model gpt-1.7b --cluster selene --gpus 64,128 --tp 8 --global-batch 1536 \
+	--metric iteration_time,gemm_wave_loss --format csv >"$tmp/wl.csv" 2>"$tmp/err"
+check "sweep CSV: the gemm_wave_loss metric is a gemm_wave_loss_s column" \
+	'[ "$(head -1 "$tmp/wl.csv" | tr -d "\r")" = "\"gpus\",\"iteration_time_s\",\"gemm_wave_loss_s\"" ] && [ "$(sed -n 2p "$tmp/wl.csv" | cut -d, -f3 | tr -d "\"\r")" = "$(printf "%.9g" "$(jq ".details.gemm_wave_loss_s" "$tmp/wl-predict.json")")" ]'
+jq "del(.cells[].gemm_wave_loss_s)" "$tmp/wl.json" >"$tmp/wl-old.json"
+"$bin" sweep --model gpt-1.7b --cluster selene --gpus 64,128 --tp 8 --global-batch 1536 --merge "$tmp/wl-old.json" \
+	--metric iteration_time,gemm_wave_loss --format csv >"$tmp/wl-old.csv" 2>"$tmp/err"
+check "a shard without gemm_wave_loss_s merges with the metric empty" \
+	'[ $? -eq 0 ] && [ "$(sed -n 2p "$tmp/wl-old.csv" | cut -d, -f3 | tr -d "\r")" = "\"\"" ]'
+jq ".cells[0].gemm_wave_loss_s = -1" "$tmp/wl.json" >"$tmp/wl-bad.json"
+"$bin" sweep --model gpt-1.7b --cluster selene --gpus 64,128 --tp 8 --global-batch 1536 --merge "$tmp/wl-bad.json" \
+	>"$tmp/out" 2>"$tmp/err"
+check "bad shard: a negative gemm_wave_loss_s" \
+	'[ $? -eq 3 ] && grep -qF "'"'"'gemm_wave_loss_s'"'"' is missing or out of range" "$tmp/err"'
+"$bin" sweep --mode optimize --model gpt-1.7b --cluster selene --gpus 8 --global-batch 64 \
+	--metric plan,gemm_wave_loss --format csv >"$tmp/wl-opt.csv" 2>"$tmp/err"
+check "optimize cells: the best plan's wave loss" \
+	'[ $? -eq 0 ] && [ -n "$(sed -n 2p "$tmp/wl-opt.csv" | cut -d, -f3 | tr -d "\"\r")" ]'
+
 # Bad studies: one line, file:line:col, exit 3.
 bad_study() { # name, expected substring, yaml
 	printf '%s' "$3" >"$tmp/$1.yaml"
