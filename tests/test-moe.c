@@ -729,7 +729,8 @@ END_TEST
  * FLOP/s, 1e12 B/s) with @gemm_overhead per GEMM (the parametric curve:
  * a GEMM of F FLOPs takes F / 5e13 + overhead), the toy model (h 1024, a
  * plain two-matrix MLP) with @moe as its moe: block, and a plan of tp 1,
- * ep 1, micro-batch 1 of 1024 tokens.
+ * ep 1, micro-batch 1 of 1024 tokens. A Hopper (its TMA epilogue: the
+ * fused main_grad traffic is a roofline) with no wave model (sm_count 0).
  */
 static void
 moe_gemm_fixture(struct cluster *c, struct model *m, struct plan *p, const char *gemm_overhead, const char *moe)
@@ -740,7 +741,7 @@ moe_gemm_fixture(struct cluster *c, struct model *m, struct plan *p, const char 
 		 "name: t\nnodes: 1\ngpus_per_node: 8\n"
 		 "gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  memory: 80 GiB\n  memory_bandwidth: 1000 GB/s\n"
 		 "  memory_efficiency: 1.0\n  gemm_efficiency_max: 0.5\n  gemm_overhead: %s\n"
-		 "  launch_overhead: 0 s\n"
+		 "  launch_overhead: 0 s\n  generation: hopper\n  sm_count: 0\n"
 		 "intra_node:\n  bandwidth: 100 GB/s\n"
 		 "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n",
 		 gemm_overhead);
@@ -749,8 +750,9 @@ moe_gemm_fixture(struct cluster *c, struct model *m, struct plan *p, const char 
 
 /*
  * The experts' weight-gradient GEMMs accumulate into Megatron's fp32
- * main_grad (8 bytes an element read and written) besides reading their
- * 16-bit operands: with few rows an expert, that traffic bounds them.
+ * main_grad (main_grad fused: 8 bytes an element read and written)
+ * besides reading their 16-bit operands: with few rows an expert, that
+ * traffic bounds them (Hopper's roofline).
  * 64 experts, top-1, expert FFN 1024, 1024 tokens: 16 rows an expert.
  * fc1 (1024 x 1024 a expert) forward as one grouped GEMM: 2 x 16 x 1024 x
  * 1024 x 64 = 2,147,483,648 FLOPs, 42.95 us at 5e13; its roofline's
@@ -769,19 +771,23 @@ START_TEST(test_moe_wgrad_traffic)
 	struct plan p;
 	struct compute_layer l;
 
+	struct framework fw;
+	struct plan_error err;
+
+	ck_assert_msg(framework_load_string(&fw, "mg.yaml", "name: mg\nmain_grad: fused\n", &err), "%s", err.message);
 	moe_gemm_fixture(&c, &m, &p, "0 s", "  experts: 64\n  top_k: 1\n  expert_ffn_hidden: 1024\n");
-	compute_layer_time(&m, &p, &c, NULL, true, &l);
+	compute_layer_time(&m, &p, &c, &fw, true, &l);
 	ck_assert_double_eq_tol(l.moe_wgrad_mem_s, 805.306368e-6, 1e-12);
 	/* A dense layer has none; the MoE layer's backward carries it. */
 	{
 		struct compute_layer d;
 
-		compute_layer_time(&m, &p, &c, NULL, false, &d);
+		compute_layer_time(&m, &p, &c, &fw, false, &d);
 		ck_assert_double_eq(d.moe_wgrad_mem_s, 0.0);
 	}
 	cluster_release(&c);
 	moe_gemm_fixture(&c, &m, &p, "0 s", "  experts: 4\n  top_k: 1\n  expert_ffn_hidden: 1024\n");
-	compute_layer_time(&m, &p, &c, NULL, true, &l);
+	compute_layer_time(&m, &p, &c, &fw, true, &l);
 	ck_assert_double_eq(l.moe_wgrad_mem_s, 0.0);
 	cluster_release(&c);
 }
@@ -841,8 +847,8 @@ END_TEST
  * router GEMM, 1024 x 64 x 1024: 134,217,728 FLOPs, 2.68435456 + 10 =
  * 12.68435456 us. MLP forward: 12.68435456 + 2 x 170.73741824 =
  * 354.15919104 us. The wgrad traffic, 64 x (2 x 16 x 2048 + 8 x 1024^2) =
- * 541,065,216 B a matrix, 541.065216 us, exceeds the GEMM's 170.73741824
- * us by 370.32779776 us: 740.65559552 us for the two.
+ * 541,065,216 B a matrix (main_grad fused), 541.065216 us, exceeds the
+ * GEMM's 170.73741824 us by 370.32779776 us: 740.65559552 us for the two.
  */
 START_TEST(test_moe_grouped_gemm_streams)
 {
@@ -850,9 +856,12 @@ START_TEST(test_moe_grouped_gemm_streams)
 	struct model m;
 	struct plan p;
 	struct compute_layer l;
+	struct framework fw;
+	struct plan_error err;
 
+	ck_assert_msg(framework_load_string(&fw, "mg.yaml", "name: mg\nmain_grad: fused\n", &err), "%s", err.message);
 	moe_gemm_fixture(&c, &m, &p, "10 us", "  experts: 64\n  top_k: 1\n  expert_ffn_hidden: 1024\n");
-	compute_layer_time(&m, &p, &c, NULL, true, &l);
+	compute_layer_time(&m, &p, &c, &fw, true, &l);
 	ck_assert_double_eq_tol(l.mlp_fwd_s, 354.15919104e-6, 1e-12);
 	ck_assert_double_eq_tol(l.moe_wgrad_mem_s, 740.65559552e-6, 1e-12);
 	cluster_release(&c);
@@ -918,9 +927,9 @@ END_TEST
  * matrix, the experts four at a time. Single: the group alone, max(64 x
  * 0.67108864 + 10 = 52.94967296 us of FLOPs, 2 x 64 x (16 x 1024 + 1024^2
  * + 16 x 1024) = 138,412,032 B = 138.412032 us) = 138.412032 us. MLP
- * forward 12.68435456 + 2 x 138.412032 = 289.50841856 us; the wgrad
- * traffic's 541.065216 us a matrix exceeds it by 402.653184 us: 805.306368
- * us for the two. Host (as test_moe_host_kernels_by_hand, 8 experts, ep
+ * forward 12.68435456 + 2 x 138.412032 = 289.50841856 us; with main_grad
+ * fused the wgrad traffic's 541.065216 us a matrix exceeds it by
+ * 402.653184 us: 805.306368 us for the two. Host (as test_moe_host_kernels_by_hand, 8 experts, ep
  * 1, fused element-wise, plain MLP): GEMMs QKV, projection, the router and
  * one per grouped matrix = 5; forward 5 + 1 + 10 + 20 = 36, backward 10 +
  * 3 + 20 + 8 = 41 (te_streams: 50 and 69).
@@ -936,7 +945,8 @@ START_TEST(test_moe_grouped_gemm_single)
 	struct host_kernels k;
 
 	moe_gemm_fixture(&c, &m, &p, "10 us", "  experts: 64\n  top_k: 1\n  expert_ffn_hidden: 1024\n");
-	ck_assert_msg(framework_load_string(&fw, "one.yaml", "name: one\nmoe_grouped_gemm: single\n", &err), "%s",
+	ck_assert_msg(framework_load_string(&fw, "one.yaml", "name: one\nmoe_grouped_gemm: single\nmain_grad: fused\n",
+					    &err), "%s",
 		      err.message);
 	ck_assert_int_eq(fw.moe_grouped_gemm, FRAMEWORK_MOE_GEMM_SINGLE);
 	compute_layer_time(&m, &p, &c, NULL, true, &te);
