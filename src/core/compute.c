@@ -278,7 +278,8 @@ layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, bool 
  * extensions/transformer_engine.py): each expert matrix's gradient is
  * read and written in fp32 (8 bytes an element) besides the operands of
  * rows x its sides (2 bytes an element; 1 under fp8, whose wgrad GEMM
- * takes the fp8 transposes of X and dY: Transformer Engine's
+ * takes the fp8 transposes of X and dY, writing into main_grad, with
+ * use_split_accumulator = _2X_ACC_WGRAD: Transformer Engine's
  * _GroupedLinear backward, pytorch/module/grouped_linear.py v1.9-v2.x).
  * With few rows an expert that traffic, not the FLOPs, bounds the
  * kernel on Hopper and Blackwell (a roofline; SimuMax's measured B200
