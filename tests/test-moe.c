@@ -729,7 +729,8 @@ END_TEST
  * FLOP/s, 1e12 B/s) with @gemm_overhead per GEMM (the parametric curve:
  * a GEMM of F FLOPs takes F / 5e13 + overhead), the toy model (h 1024, a
  * plain two-matrix MLP) with @moe as its moe: block, and a plan of tp 1,
- * ep 1, micro-batch 1 of 1024 tokens.
+ * ep 1, micro-batch 1 of 1024 tokens. A Hopper (its TMA epilogue: the
+ * fused main_grad traffic is a roofline) with no wave model (sm_count 0).
  */
 static void
 moe_gemm_fixture(struct cluster *c, struct model *m, struct plan *p, const char *gemm_overhead, const char *moe)
@@ -740,7 +741,7 @@ moe_gemm_fixture(struct cluster *c, struct model *m, struct plan *p, const char 
 		 "name: t\nnodes: 1\ngpus_per_node: 8\n"
 		 "gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  memory: 80 GiB\n  memory_bandwidth: 1000 GB/s\n"
 		 "  memory_efficiency: 1.0\n  gemm_efficiency_max: 0.5\n  gemm_overhead: %s\n"
-		 "  launch_overhead: 0 s\n"
+		 "  launch_overhead: 0 s\n  generation: hopper\n  sm_count: 0\n"
 		 "intra_node:\n  bandwidth: 100 GB/s\n"
 		 "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n",
 		 gemm_overhead);
@@ -749,8 +750,9 @@ moe_gemm_fixture(struct cluster *c, struct model *m, struct plan *p, const char 
 
 /*
  * The experts' weight-gradient GEMMs accumulate into Megatron's fp32
- * main_grad (8 bytes an element read and written) besides reading their
- * 16-bit operands: with few rows an expert, that traffic bounds them.
+ * main_grad (main_grad fused: 8 bytes an element read and written)
+ * besides reading their 16-bit operands: with few rows an expert, that
+ * traffic bounds them (Hopper's roofline).
  * 64 experts, top-1, expert FFN 1024, 1024 tokens: 16 rows an expert.
  * fc1 (1024 x 1024 a expert) forward as one grouped GEMM: 2 x 16 x 1024 x
  * 1024 x 64 = 2,147,483,648 FLOPs, 42.95 us at 5e13; its roofline's
@@ -769,19 +771,23 @@ START_TEST(test_moe_wgrad_traffic)
 	struct plan p;
 	struct compute_layer l;
 
+	struct framework fw;
+	struct plan_error err;
+
+	ck_assert_msg(framework_load_string(&fw, "mg.yaml", "name: mg\nmain_grad: fused\n", &err), "%s", err.message);
 	moe_gemm_fixture(&c, &m, &p, "0 s", "  experts: 64\n  top_k: 1\n  expert_ffn_hidden: 1024\n");
-	compute_layer_time(&m, &p, &c, NULL, true, &l);
+	compute_layer_time(&m, &p, &c, &fw, true, &l);
 	ck_assert_double_eq_tol(l.moe_wgrad_mem_s, 805.306368e-6, 1e-12);
 	/* A dense layer has none; the MoE layer's backward carries it. */
 	{
 		struct compute_layer d;
 
-		compute_layer_time(&m, &p, &c, NULL, false, &d);
+		compute_layer_time(&m, &p, &c, &fw, false, &d);
 		ck_assert_double_eq(d.moe_wgrad_mem_s, 0.0);
 	}
 	cluster_release(&c);
 	moe_gemm_fixture(&c, &m, &p, "0 s", "  experts: 4\n  top_k: 1\n  expert_ffn_hidden: 1024\n");
-	compute_layer_time(&m, &p, &c, NULL, true, &l);
+	compute_layer_time(&m, &p, &c, &fw, true, &l);
 	ck_assert_double_eq(l.moe_wgrad_mem_s, 0.0);
 	cluster_release(&c);
 }
@@ -841,8 +847,8 @@ END_TEST
  * router GEMM, 1024 x 64 x 1024: 134,217,728 FLOPs, 2.68435456 + 10 =
  * 12.68435456 us. MLP forward: 12.68435456 + 2 x 170.73741824 =
  * 354.15919104 us. The wgrad traffic, 64 x (2 x 16 x 2048 + 8 x 1024^2) =
- * 541,065,216 B a matrix, 541.065216 us, exceeds the GEMM's 170.73741824
- * us by 370.32779776 us: 740.65559552 us for the two.
+ * 541,065,216 B a matrix (main_grad fused), 541.065216 us, exceeds the
+ * GEMM's 170.73741824 us by 370.32779776 us: 740.65559552 us for the two.
  */
 START_TEST(test_moe_grouped_gemm_streams)
 {
@@ -850,9 +856,12 @@ START_TEST(test_moe_grouped_gemm_streams)
 	struct model m;
 	struct plan p;
 	struct compute_layer l;
+	struct framework fw;
+	struct plan_error err;
 
+	ck_assert_msg(framework_load_string(&fw, "mg.yaml", "name: mg\nmain_grad: fused\n", &err), "%s", err.message);
 	moe_gemm_fixture(&c, &m, &p, "10 us", "  experts: 64\n  top_k: 1\n  expert_ffn_hidden: 1024\n");
-	compute_layer_time(&m, &p, &c, NULL, true, &l);
+	compute_layer_time(&m, &p, &c, &fw, true, &l);
 	ck_assert_double_eq_tol(l.mlp_fwd_s, 354.15919104e-6, 1e-12);
 	ck_assert_double_eq_tol(l.moe_wgrad_mem_s, 740.65559552e-6, 1e-12);
 	cluster_release(&c);
@@ -918,9 +927,9 @@ END_TEST
  * matrix, the experts four at a time. Single: the group alone, max(64 x
  * 0.67108864 + 10 = 52.94967296 us of FLOPs, 2 x 64 x (16 x 1024 + 1024^2
  * + 16 x 1024) = 138,412,032 B = 138.412032 us) = 138.412032 us. MLP
- * forward 12.68435456 + 2 x 138.412032 = 289.50841856 us; the wgrad
- * traffic's 541.065216 us a matrix exceeds it by 402.653184 us: 805.306368
- * us for the two. Host (as test_moe_host_kernels_by_hand, 8 experts, ep
+ * forward 12.68435456 + 2 x 138.412032 = 289.50841856 us; with main_grad
+ * fused the wgrad traffic's 541.065216 us a matrix exceeds it by
+ * 402.653184 us: 805.306368 us for the two. Host (as test_moe_host_kernels_by_hand, 8 experts, ep
  * 1, fused element-wise, plain MLP): GEMMs QKV, projection, the router and
  * one per grouped matrix = 5; forward 5 + 1 + 10 + 20 = 36, backward 10 +
  * 3 + 20 + 8 = 41 (te_streams: 50 and 69).
@@ -936,7 +945,8 @@ START_TEST(test_moe_grouped_gemm_single)
 	struct host_kernels k;
 
 	moe_gemm_fixture(&c, &m, &p, "10 us", "  experts: 64\n  top_k: 1\n  expert_ffn_hidden: 1024\n");
-	ck_assert_msg(framework_load_string(&fw, "one.yaml", "name: one\nmoe_grouped_gemm: single\n", &err), "%s",
+	ck_assert_msg(framework_load_string(&fw, "one.yaml", "name: one\nmoe_grouped_gemm: single\nmain_grad: fused\n",
+					    &err), "%s",
 		      err.message);
 	ck_assert_int_eq(fw.moe_grouped_gemm, FRAMEWORK_MOE_GEMM_SINGLE);
 	compute_layer_time(&m, &p, &c, NULL, true, &te);
@@ -957,6 +967,194 @@ START_TEST(test_moe_grouped_gemm_single)
 	cluster_release(&c);
 }
 END_TEST
+
+/* expertgrad: begin */
+/*
+ * The experts' fp32 main_grad traffic as the framework's main_grad key
+ * says, the dense weights' rule (main_grad_traffic in compute.c). The
+ * case of test_moe_wgrad_traffic: 64 experts of 16 rows, fc1 and fc2
+ * 1024 x 1024 each, toy Hopper at 1e12 B/s, fused 805.306368 us.
+ * - none (the default; torchtitan's pytorch-fsdp2 profile): the wgrad
+ *   GEMM writes a 16-bit gradient, bytes the forward's roofline already
+ *   holds: 0.
+ * - unfused (main_grad.add_ after the backward): 10 bytes a weight
+ *   element, 2 x 64 x 10 x 1024^2 = 1,342,177,280 B = 1342.17728 us, and
+ *   one launch a weight, 2 x 64 x 2 us = 256 us: 1598.17728 us.
+ * - fused on an Ampere (the source tile's 4 bytes an element added, not a
+ *   roofline): 2 x 64 x 4 x 1024^2 = 536,870,912 B = 536.870912 us.
+ */
+START_TEST(test_moe_wgrad_main_grad_kinds)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct compute_layer l;
+	struct framework fw;
+	struct plan_error err;
+	char path[4096];
+	const char *root = getenv("PLAN_TEST_SOURCE_ROOT");
+
+	moe_gemm_fixture(&c, &m, &p, "0 s", "  experts: 64\n  top_k: 1\n  expert_ffn_hidden: 1024\n");
+	compute_layer_time(&m, &p, &c, NULL, true, &l);
+	ck_assert_double_eq(l.moe_wgrad_mem_s, 0.0);
+	ck_assert_msg(root != NULL, "PLAN_TEST_SOURCE_ROOT is not set (run through meson test)");
+	snprintf(path, sizeof(path), "%s/frameworks/pytorch-fsdp2.yaml", root);
+	ck_assert_msg(framework_load_file(&fw, path, &err), "%s", err.message);
+	ck_assert_int_eq(fw.main_grad, FRAMEWORK_MG_NONE);
+	compute_layer_time(&m, &p, &c, &fw, true, &l);
+	ck_assert_double_eq(l.moe_wgrad_mem_s, 0.0);
+	ck_assert_msg(framework_load_string(&fw, "mg.yaml", "name: mg\nmain_grad: unfused\n", &err), "%s",
+		      err.message);
+	c.gpu.launch_overhead_s = 2e-6;
+	compute_layer_time(&m, &p, &c, &fw, true, &l);
+	ck_assert_double_eq_tol(l.moe_wgrad_mem_s, 1598.17728e-6, 1e-12);
+	c.gpu.launch_overhead_s = 0.0;
+	ck_assert_msg(framework_load_string(&fw, "mg.yaml", "name: mg\nmain_grad: fused\n", &err), "%s", err.message);
+	compute_layer_time(&m, &p, &c, &fw, true, &l);
+	ck_assert_double_eq_tol(l.moe_wgrad_mem_s, 805.306368e-6, 1e-12);
+	c.gpu.generation = GPU_GEN_AMPERE;
+	compute_layer_time(&m, &p, &c, &fw, true, &l);
+	ck_assert_double_eq_tol(l.moe_wgrad_mem_s, 536.870912e-6, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * fp8 experts on a Hopper (delayed scaling: a fast-accumulating forward,
+ * dgrad and wgrad promoting to fp32; fp8_recipe.c). The toy GPU: 1e14
+ * bf16 and 2e14 fp8 FLOP/s at the curve's 0.5, fp8_gemm_ratio 1, fast
+ * accumulation 1.25 times as fast, + @overhead a GEMM (the parametric
+ * curve's, taken at the equal-duration point F / 2: an fp8 GEMM of F
+ * FLOPs promoting takes F / 1e14 + overhead, fast that over 1.25),
+ * 1e12 B/s; operands 1 byte, results 2 (m k + k n + 2 m n bytes).
+ * Main_grad fused: the wgrad traffic is 1 byte an element of X and dY and
+ * 8 of the fp32 main_grad, weighed against the promoting GEMM.
+ * (a) 8 experts, top-1, 1024 tokens: 128 rows an expert, fc1 and fc2
+ * 1024 x 1024, no overhead. The group: 2 x 128 x 1024^2 x 8 =
+ * 2,147,483,648 FLOPs, promoting 21.47483648 us, fast 17.179869184 us;
+ * its 8 x (131,072 + 1,048,576 + 262,144) = 11,534,336 B take 11.53 us:
+ * compute-bound. The experts four at a time, 2 x an expert's
+ * 2.68435456 us promoting: 5.37 us, under the group. The wgrad traffic,
+ * 8 x 128 x 2048 x 1 + 8 x 8 x 1024^2 = 69,206,016 B = 69.206016 us,
+ * exceeds the promoting 21.47483648 us by 47.73117952 us: 95.46235904 us
+ * for the two matrices (against the fast forward with 2-byte operands it
+ * would be 2 x (71.303168 - 17.179869184) = 108.246597632 us).
+ * (b) 16 experts, 64 rows each, 10 us a GEMM: an expert's 134,217,728
+ * FLOPs promote in 1.34217728 + 10 = 11.34217728 us (its 1,245,184 B
+ * take 1.25 us), fast 9.073741824 us; four at a time, 4 x those:
+ * 45.36870912 and 36.294967296 us. The group, 21.47483648 + 10 =
+ * 31.47483648 promoting, 25.179869184 fast (19,922,944 B, 19.92 us). The
+ * streams bind both ways: forward 36.294967296 us, each backward GEMM
+ * 45.36870912 us (not the forward's time plus the group's promoting
+ * difference, 42.589934592). The wgrad traffic, 16 x 64 x 2048 + 8 x 16
+ * x 1024^2 = 136,314,880 B = 136.31488 us, exceeds it by 90.94617088 us:
+ * 181.89234176 us for the two.
+ */
+static void
+moe_fp8_fixture(struct cluster *c, struct model *m, struct plan *p, const char *overhead, const char *moe)
+{
+	char cyaml[640];
+
+	snprintf(cyaml, sizeof(cyaml),
+		 "name: t\nnodes: 1\ngpus_per_node: 8\n"
+		 "gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  peak_flops_fp8: 200 TFLOPS\n"
+		 "  fp8_gemm_ratio: 1.0\n  fp8_fast_accum_speedup: 1.25\n  memory: 80 GiB\n"
+		 "  memory_bandwidth: 1000 GB/s\n  memory_efficiency: 1.0\n  gemm_efficiency_max: 0.5\n"
+		 "  gemm_overhead: %s\n  launch_overhead: 0 s\n  generation: hopper\n  sm_count: 0\n"
+		 "intra_node:\n  bandwidth: 100 GB/s\n"
+		 "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n",
+		 overhead);
+	moe_toy_fixture(c, m, p, cyaml, moe, 1);
+	p->precision = PLAN_PRECISION_FP8;
+}
+
+START_TEST(test_moe_fp8_wgrad_promoting)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct compute_layer l;
+	struct framework fw;
+	struct plan_error err;
+
+	ck_assert_msg(framework_load_string(&fw, "mg.yaml", "name: mg\nmain_grad: fused\n", &err), "%s", err.message);
+	moe_fp8_fixture(&c, &m, &p, "0 s", "  experts: 8\n  top_k: 1\n  expert_ffn_hidden: 1024\n");
+	compute_layer_time(&m, &p, &c, &fw, true, &l);
+	ck_assert_double_eq_tol(l.mlp_fwd_s - l.moe_router_gemm_s, 2.0 * 17.179869184e-6, 1e-12);
+	ck_assert_double_eq_tol(l.moe_wgrad_mem_s, 95.46235904e-6, 1e-12);
+	cluster_release(&c);
+	moe_fp8_fixture(&c, &m, &p, "10 us", "  experts: 16\n  top_k: 1\n  expert_ffn_hidden: 1024\n");
+	compute_layer_time(&m, &p, &c, &fw, true, &l);
+	ck_assert_double_eq_tol(l.mlp_fwd_s - l.moe_router_gemm_s, 2.0 * 36.294967296e-6, 1e-12);
+	ck_assert_double_eq_tol(l.moe_wgrad_mem_s, 181.89234176e-6, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * End to end through estimate (core_host, estimate.c): a dropless MoE
+ * layer's forward starts after a host synchronisation (the split sizes'
+ * .to("cpu"), Megatron-Core token_dispatcher.py), so its stretch cannot
+ * borrow the rest of the micro-batch's GPU time to hide its launches,
+ * nor lend its own. The toy GPT, both layers MoE (8 experts, top-1,
+ * dropless), one GPU (ep 1, 8 local experts: the sync is two kernel
+ * costs, 2 x 2 us = 4 us, no all-gather), one micro-batch of 1024
+ * tokens; per-layer CUDA graphs so that a layer pass costs the host one
+ * launch, H = 0.5 ms, and the ends their 25 eager kernels (as
+ * test-host-time's test_estimate_launch_bound): 2 x 2 x H + 25 H = 29 H
+ * = 14.5 ms a micro-batch. A synced stretch: one MoE forward, host H,
+ * GPU g1 = the layer's forward (compute_layer_time) + the router's 20
+ * kernels and 48 x 1024 x 8 B (40.393216 us) + the sync's 4 us, about
+ * 0.80 ms: GPU-bound, nothing exposed. The rest: host 27 H = 13.5 ms
+ * against the GPU's G - 2 g1, G the micro-batch's GPU time (the slot
+ * without host time, 9.47 ms): host-bound, 27 H - (G - 2 g1) exposed,
+ * about 5.63 ms, where the whole micro-batch without the syncs would
+ * expose 29 H - G, about 5.03 ms (2 (g1 - H) less).
+ */
+START_TEST(test_moe_synced_stretches_estimate)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct framework fw;
+	struct estimate_options opt = { .dp_algo = COLL_ALGO_RING, .compressor = NULL, .framework = &fw };
+	struct estimate e0, e1;
+	struct plan_error err;
+	struct compute_layer cl;
+	double h = 0.5e-3, g1, gpu, want;
+
+	moe_toy_fixture(&c, &m, &p, TOY_CLUSTER_YAML_LAUNCH("2 us"), "  experts: 8\n  top_k: 1\n  dropless: true\n",
+			1);
+	framework_init_default(&fw);
+	fw.cuda_graphs = FRAMEWORK_GRAPHS_LAYER;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e0, &err), "%s", err.message);
+	ck_assert_double_eq(e0.breakdown.launch, 0.0);
+	ck_assert_double_eq_tol(e0.details.moe_sync_s, 2.0 * 4e-6, 1e-15);
+	compute_layer_time(&m, &p, &c, &fw, true, &cl);
+	g1 = cl.fwd_s + 40.393216e-6 + 4e-6;
+	gpu = e0.details.slot_s;
+	/* The case the comment works out: synced stretches GPU-bound, the
+	 * rest host-bound. */
+	ck_assert(h < g1 && 27.0 * h > gpu - 2.0 * g1);
+	want = 27.0 * h - (gpu - 2.0 * g1);
+	fw.host_launch_s = h;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e1, &err), "%s", err.message);
+	ck_assert_double_eq_tol(e1.breakdown.launch, want, 1e-12);
+	ck_assert_double_eq_tol(e1.breakdown.launch - (29.0 * h - gpu), 2.0 * (g1 - h), 1e-12);
+	ck_assert_double_eq_tol(e1.iteration_time_s, e0.iteration_time_s + want, 1e-12);
+	/* Padded (not dropless): no sync, the whole micro-batch's 29 H - G'
+	 * (G' without the syncs' 8 us). */
+	test_load_model(&m, TOY_MODEL_YAML "moe:\n  experts: 8\n  top_k: 1\n");
+	fw.host_launch_s = 0.0;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e0, &err), "%s", err.message);
+	ck_assert_double_eq_tol(gpu - e0.details.slot_s, 8e-6, 1e-15);
+	fw.host_launch_s = h;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e1, &err), "%s", err.message);
+	ck_assert_double_eq_tol(e1.breakdown.launch, 29.0 * h - e0.details.slot_s, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+/* expertgrad: end */
 
 static Suite *
 moe_suite(void)
@@ -987,6 +1185,9 @@ moe_suite(void)
 	tcase_add_test(tc, test_moe_host_kernels_by_hand);
 	tcase_add_test(tc, test_moe_host_synced_stretches);
 	tcase_add_test(tc, test_moe_grouped_gemm_single);
+	tcase_add_test(tc, test_moe_wgrad_main_grad_kinds); /* expertgrad */
+	tcase_add_test(tc, test_moe_fp8_wgrad_promoting);
+	tcase_add_test(tc, test_moe_synced_stretches_estimate);
 	suite_add_tcase(s, tc);
 	return s;
 }

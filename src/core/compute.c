@@ -269,25 +269,45 @@ layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, bool 
  * transformer/moe/experts.py, core_r0.6.0 to 23e00ed): a loop over the
  * local experts, each expert's fc1 and fc2 their own GEMMs at their own
  * size, few rows each.
- * @wgrad_mem_s: what the experts' weight-gradient GEMMs take beyond their
- * FLOPs' time. Megatron accumulates weight gradients into the fp32
- * main_grad inside the GEMM (--gradient-accumulation-fusion, on by
+ * @wgrad_mem_s: what the experts' weight-gradient GEMMs take beyond the
+ * time the backward already gives them, as the framework's main_grad
+ * says (@main_grad, enum framework_main_grad; main_grad_traffic(), the
+ * dense weights' rule). Megatron accumulates weight gradients into the
+ * fp32 main_grad inside the GEMM (--gradient-accumulation-fusion, on by
  * default: TEGroupedLinear's fuse_wgrad_accumulation, megatron/core/
  * extensions/transformer_engine.py): each expert matrix's gradient is
- * read and written in fp32 (8 bytes an element) besides the two 16-bit
- * operands of rows x its sides. With few rows an expert that traffic,
- * not the FLOPs, bounds the kernel (a roofline; SimuMax's measured B200
+ * read and written in fp32 (8 bytes an element) besides the operands of
+ * rows x its sides (2 bytes an element; 1 under fp8, whose wgrad GEMM
+ * takes the fp8 transposes of X and dY, writing into main_grad, with
+ * use_split_accumulator = _2X_ACC_WGRAD: Transformer Engine's
+ * _GroupedLinear backward, pytorch/module/grouped_linear.py v1.9-v2.x).
+ * With few rows an expert that traffic, not the FLOPs, bounds the
+ * kernel on Hopper and Blackwell (a roofline; SimuMax's measured B200
  * grouped wgrad, configs/system/b200_bf16_ceperm.json @4dcaae5: 160
  * experts of 154 rows, 3072 x 5120, 2.3-3.7 ms, the traffic's 3.8 ms at
- * the profile's 5.36 TB/s, where the forward takes 1.7 ms).
+ * the profile's 5.36 TB/s, where the forward takes 1.7 ms); on older
+ * GPUs the source tile's 4 bytes are added. A framework without an fp32
+ * main_grad beside the weights (main_grad none: torchtitan's experts
+ * under FSDP2, whose torch._grouped_mm backward writes the 16-bit
+ * gradient of the 16-bit weight, the forward's roofline bytes) pays
+ * nothing more.
+ * The wgrad GEMM's time is the backward's: under fp8 with a
+ * fast-accumulating forward (fp8_recipe.c) the dgrad and wgrad GEMMs
+ * promote to fp32 and take longer (compute_linear_time's bwd_gemm_s),
+ * and the traffic is weighed against that, not the forward's time; the
+ * four-streams bound holds for those promoting GEMMs as for the forward.
  */
 #define MOE_TE_GEMM_STREAMS 4.0
 
+static double main_grad_traffic(const struct cluster *c, int how, double operand_bytes, double weight_elems,
+				double weights, double wgrad_s);
+
 static double
 moe_expert_gemm(const struct cluster *c, const struct plan *p, double rows, double n, double k, double local,
-		bool sequential, int grouped, struct compute_casts *casts, double *wgrad_mem_s)
+		bool sequential, int grouped, int main_grad, struct compute_casts *casts, double *wgrad_mem_s)
 {
-	double time, wgrad_bytes = local * (2.0 * rows * (n + k) + 8.0 * n * k);
+	double before = casts->bwd_gemm_s, operand = p->precision == PLAN_PRECISION_FP8 ? 1.0 : 2.0;
+	double time, wgrad_s;
 
 	if (sequential) {
 		struct compute_casts one = { .bytes = 0.0, .recipe = casts->recipe };
@@ -305,20 +325,31 @@ moe_expert_gemm(const struct cluster *c, const struct plan *p, double rows, doub
 		time = compute_linear_time(c, p, rows, n, k, local, casts);
 		/* TE: one GEMM per expert over at most four streams, never
 		 * faster than the experts' own GEMMs four at a time (the casts
-		 * are the grouped call's, counted once); a single grouped
-		 * kernel: the group alone. */
-		if (grouped == FRAMEWORK_MOE_GEMM_TE_STREAMS)
-			time = fmax(time, local * compute_linear_time(c, p, rows, n, k, 1, &one) / streams);
+		 * are the grouped call's, counted once), forward and backward
+		 * alike: each backward GEMM (the group's promoting one, the
+		 * forward's time and half what the call added to bwd_gemm_s)
+		 * takes no less than the experts' promoting GEMMs four at a
+		 * time. A single grouped kernel: the group alone. */
+		if (grouped == FRAMEWORK_MOE_GEMM_TE_STREAMS) {
+			double split = time + 0.5 * (casts->bwd_gemm_s - before);
+			double each = local * compute_linear_time(c, p, rows, n, k, 1, &one) / streams;
+			double each_split = each + 0.5 * local * one.bwd_gemm_s / streams;
+
+			time = fmax(time, each);
+			casts->bwd_gemm_s = before + 2.0 * (fmax(split, each_split) - time);
+		}
 	}
-	/* The wgrad GEMM does the forward's FLOPs (time); it takes the
-	 * longer of that and its traffic. */
-	*wgrad_mem_s += fmax(0.0, compute_memory_time(c, wgrad_bytes) - time);
+	/* The wgrad GEMM takes the time the backward gives it: the
+	 * forward's, and under fp8 half the promoting difference this call
+	 * added. */
+	wgrad_s = time + 0.5 * (casts->bwd_gemm_s - before);
+	*wgrad_mem_s += main_grad_traffic(c, main_grad, local * operand * rows * (n + k), local * n * k, local, wgrad_s);
 	return time;
 }
 
 static double
 moe_mlp_gemm_time(const struct model *m, const struct plan *p, const struct cluster *c, bool sequential,
-		  int grouped, struct compute_casts *casts, double *wgrad_mem_s, double *router_s)
+		  int grouped, int main_grad, struct compute_casts *casts, double *wgrad_mem_s, double *router_s)
 {
 	double t = p->tp, et = plan_etp(p), tokens = (double)p->micro_batch * p->seq_len, h = m->hidden;
 	double f = m->moe.expert_ffn_hidden, in = m->gated_mlp ? 2.0 * f : f;
@@ -329,8 +360,8 @@ moe_mlp_gemm_time(const struct model *m, const struct plan *p, const struct clus
 	*router_s = time;
 
 	*wgrad_mem_s = 0.0;
-	time += moe_expert_gemm(c, p, rows, in / et, h, local, sequential, grouped, casts, wgrad_mem_s) +
-		moe_expert_gemm(c, p, rows, h, f / et, local, sequential, grouped, casts, wgrad_mem_s);
+	time += moe_expert_gemm(c, p, rows, in / et, h, local, sequential, grouped, main_grad, casts, wgrad_mem_s) +
+		moe_expert_gemm(c, p, rows, h, f / et, local, sequential, grouped, main_grad, casts, wgrad_mem_s);
 	if (m->moe.shared_experts > 0) {
 		double sf = f * m->moe.shared_experts;
 
@@ -431,15 +462,15 @@ layer_attention_gemms(const struct model *m, const struct plan *p, const struct 
  * layer) into @out, split 1/t as layer_attention_gemms says. */
 static void
 layer_mlp_gemms(const struct model *m, const struct plan *p, const struct cluster *c, bool moe,
-		bool sequential, int grouped, struct compute_casts *casts, struct compute_layer *out)
+		bool sequential, int grouped, int main_grad, struct compute_casts *casts, struct compute_layer *out)
 {
 	double t = p->tp, tokens = (double)p->micro_batch * p->seq_len, h = m->hidden;
 	double mlp_in = m->gated_mlp ? 2.0 * m->ffn_hidden : m->ffn_hidden;
 
 	out->moe_wgrad_mem_s = out->moe_router_gemm_s = 0.0;
 	if (moe) {
-		out->mlp_fwd_s = moe_mlp_gemm_time(m, p, c, sequential, grouped, casts, &out->moe_wgrad_mem_s,
-						   &out->moe_router_gemm_s);
+		out->mlp_fwd_s = moe_mlp_gemm_time(m, p, c, sequential, grouped, main_grad, casts,
+						   &out->moe_wgrad_mem_s, &out->moe_router_gemm_s);
 		out->fc1_fwd_s = out->fc2_fwd_s = 0.5 * out->mlp_fwd_s;
 	} else {
 		out->fc1_fwd_s = compute_linear_time(c, p, tokens, mlp_in / t, h, 1, casts); /* fc1 (+gate) */
@@ -684,10 +715,11 @@ layer_recompute_time(const struct model *m, const struct plan *p, const struct c
 
 /* plan-cli hopper: begin (fp32 main_grad accumulation) */
 /*
- * What adding one micro-batch's weight gradient of an n x k weight (its
- * wgrad GEMM runs over @m rows and takes @wgrad_s) into the fp32
- * main_grad costs beyond the GEMM, as the framework does it (enum
- * framework_main_grad):
+ * What adding one micro-batch's weight gradients of @weights weights,
+ * @weight_elems elements in all, into the fp32 main_grad costs beyond
+ * their wgrad GEMMs (which read @operand_bytes of X and dY, 2 m (n + k)
+ * for one m-row GEMM of an n x k weight in 16 bits, and take @wgrad_s),
+ * as the framework does it (enum framework_main_grad):
  * - fused (Megatron's --gradient-accumulation-fusion, on by default:
  *   megatron/core/tensor_parallel/layers.py calls
  *   fused_weight_gradient_mlp_cuda.wgrad_gemm_accum_fp32, a cublasGemmEx
@@ -702,7 +734,7 @@ layer_recompute_time(const struct model *m, const struct plan *p, const struct c
  *   load (CUTLASS include/cutlass/epilogue/collective/
  *   sm90_epilogue_tma_warpspecialized.hpp), so the traffic is a
  *   roofline: the longer of the GEMM and all its bytes, 2 m (n + k) of
- *   operands and 8 n k of C and D (as moe_expert_gemm() counts an
+ *   operands and 8 n k of C and D (moe_expert_gemm() the same for an
  *   expert's). Ampere's and older kernels (CUTLASS 2.x multistage, one
  *   CTA a tile, the CTAs of a wave reaching their epilogues together)
  *   load the source tile after their mainloop in the same warps and wait
@@ -714,29 +746,38 @@ layer_recompute_time(const struct model *m, const struct plan *p, const struct c
  *   DDP hook runs param.main_grad.add_(param.grad.data) after each
  *   backward): a kernel of its own reading the 16-bit gradient (2) and
  *   the fp32 main_grad (4) and writing it (4), 10 bytes an element, one
- *   launch a weight.
+ *   launch a weight (an expert's weights are parameters of their own:
+ *   TEGroupedLinear's weight0..weightN-1, SequentialMLP's experts).
  * For the 4096 x 3072 QKV weight of Llama 3 8B at TP 2 (8192 tokens) on
  * an H100 the fused epilogue's 100 MB take 33 us against the GEMM's
  * 0.3 ms: hidden. With few tokens a GEMM (short sequences, small
  * micro-batches) the traffic bounds it.
  */
 static double
-main_grad_gemm(const struct cluster *c, int how, double m, double n, double k)
+main_grad_traffic(const struct cluster *c, int how, double operand_bytes, double weight_elems, double weights,
+		  double wgrad_s)
 {
-	double w = n * k;
 	bool tma = c->gpu.generation == GPU_GEN_HOPPER || c->gpu.generation == GPU_GEN_BLACKWELL;
 
 	switch (how) {
 	case FRAMEWORK_MG_FUSED:
 		if (tma)
-			return fmax(0.0, compute_memory_time(c, 2.0 * m * (n + k) + 8.0 * w) -
-						 compute_gemm_time(c, m, n, k, 1));
-		return compute_memory_time(c, 4.0 * w);
+			return fmax(0.0, compute_memory_time(c, operand_bytes + 8.0 * weight_elems) - wgrad_s);
+		return compute_memory_time(c, 4.0 * weight_elems);
 	case FRAMEWORK_MG_UNFUSED:
-		return compute_memory_time(c, 10.0 * w) + c->gpu.launch_overhead_s;
+		return compute_memory_time(c, 10.0 * weight_elems) + weights * c->gpu.launch_overhead_s;
 	default:
 		return 0.0;
 	}
+}
+
+/* One m x n x k wgrad GEMM in 16 bits (operands 2 bytes an element). */
+static double
+main_grad_gemm(const struct cluster *c, int how, double m, double n, double k)
+{
+	if (how == FRAMEWORK_MG_NONE)
+		return 0.0;
+	return main_grad_traffic(c, how, 2.0 * m * (n + k), n * k, 1.0, compute_gemm_time(c, m, n, k, 1));
 }
 
 /*
@@ -800,7 +841,8 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 	layer_attention_gemms(m, p, c, &casts, out);
 	gemm += out->qkv_fwd_s + out->proj_fwd_s;
 	layer_mlp_gemms(m, p, c, moe, fw && fw->moe_sequential_mlp,
-			fw ? fw->moe_grouped_gemm : FRAMEWORK_MOE_GEMM_TE_STREAMS, &casts, out);
+			fw ? fw->moe_grouped_gemm : FRAMEWORK_MOE_GEMM_TE_STREAMS,
+			fw ? fw->main_grad : FRAMEWORK_MG_NONE, &casts, out);
 	fp8_norm_fused_inputs(m, p, c, moe, &casts);
 	gemm += out->mlp_fwd_s;
 	layer_attention_core(m, p, c, fw, &attn_gemm, &attn_bwd);
