@@ -153,6 +153,20 @@ START_TEST(test_embedding_and_logits)
 		ck_assert_double_eq_tol(ce.head_fwd_s, 1.32472897536e-3, 1e-15);
 		ck_assert_double_eq_tol(ce.head_bwd_s, 1.60927055872e-3, 1e-15);
 		ck_assert_double_eq_tol(ce.head_mem_s, 8.72415232e-4, 1e-15);
+		/*
+		 * plan-cli itercost: no training metrics by default; Composer's
+		 * two (llm-foundry, metric_logit_bytes 28: per metric the fp32
+		 * cast 2 + 4 and log_softmax 4 + 4) pass over the same
+		 * 16,777,216 logits: 28 x 16,777,216 = 469,762,048 B at
+		 * 1e12 B/s = 4.69762048e-4 s, apart from the head's times.
+		 */
+		ck_assert_double_eq_tol(ce.metric_s, 0.0, 1e-18);
+		fw.metric_logit_bytes = 28.0;
+		compute_ends_time(&m, &p, &c, &fw, &ce);
+		ck_assert_double_eq_tol(ce.metric_s, 4.69762048e-4, 1e-15);
+		ck_assert_double_eq_tol(ce.head_fwd_s, 1.32472897536e-3, 1e-15);
+		compute_ends_scale(&ce, 2.0);
+		ck_assert_double_eq_tol(ce.metric_s, 9.39524096e-4, 1e-15);
 	}
 	cluster_release(&c);
 }

@@ -705,6 +705,26 @@ START_TEST(test_framework_overheads)
 	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e0, &err), "%s", err.message);
 	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e, &err), "%s", err.message);
 	ck_assert_double_eq_tol(e.breakdown.pp_bubble - e0.breakdown.pp_bubble, 3e-3, 1e-15);
+	/*
+	 * plan-cli itercost: training metrics over the logits (Composer's two
+	 * cross-entropies, metric_logit_bytes 28) after each micro-batch: T V
+	 * = 1024 x 32768 = 33,554,432 logits x 28 B = 939,524,096 B at
+	 * 1e12 B/s = 9.39524096e-4 s a micro-batch, 2 micro-batches:
+	 * 1.879048192e-3 s in overhead, on top of test_iteration_one_gpu.
+	 */
+	framework_init_default(&fw);
+	fw.metric_logit_bytes = 28.0;
+	toy_plan(&p, 1, 1, 1);
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e, &err), "%s", err.message);
+	ck_assert_double_eq_tol(e.breakdown.overhead, 1.879048192e-3, 1e-15);
+	ck_assert_double_eq_tol(e.iteration_time_s, 2.03660558336e-2 + 1.879048192e-3, 1e-14);
+	/* With pp 2 only the last stage holds the logits: stage 0's slot in
+	 * the bubble has no metrics, and the last stage sets the pace. */
+	toy_plan(&p, 1, 2, 1);
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e, &err), "%s", err.message);
+	ck_assert_int_eq(e.details.bottleneck_stage, 1);
+	ck_assert_double_eq_tol(e.breakdown.overhead, 1.879048192e-3, 1e-15);
+	ck_assert_double_eq_tol(e.breakdown.pp_bubble, e0.breakdown.pp_bubble, 1e-15);
 	/* A framework that reduces the gradients after the backward (Megatron
 	 * without --overlap-grad-reduce) hides none of test_dp_overlap_window's
 	 * 2.09899264e-2 s all-reduce. */

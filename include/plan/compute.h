@@ -30,6 +30,7 @@ struct compute_ends {
 	double embed_fwd_s, embed_bwd_s;
 	double head_fwd_s, head_bwd_s;
 	double head_mem_s;   /**< the loss's element-wise part of head_fwd_s + head_bwd_s */
+	double metric_s;     /**< the framework's training metrics over the logits (metric_logit_bytes) */
 };
 
 /**

@@ -191,6 +191,7 @@ struct framework {
 	double loss_fwd_bytes;    /**< HBM bytes the loss moves per logit in the forward (cross-entropy) */
 	double loss_bwd_bytes;    /**< HBM bytes the loss moves per logit in the backward */
 	/* plan-cli h100: end */
+	double metric_logit_bytes; /**< plan-cli itercost: HBM bytes per logit of the training metrics each micro-batch */
 	int main_grad;            /**< plan-cli hopper: enum framework_main_grad */
 };
 

@@ -895,6 +895,7 @@ compute_ends_scale(struct compute_ends *ce, double f)
 	ce->head_fwd_s *= f;
 	ce->head_bwd_s *= f;
 	ce->head_mem_s *= f;
+	ce->metric_s *= f;
 }
 
 void
@@ -930,6 +931,21 @@ compute_ends_time(const struct model *m, const struct plan *p, const struct clus
 		out->head_bwd_s += mg;
 		out->head_mem_s += mg;
 	}
+	/*
+	 * plan-cli itercost: a trainer that computes training metrics from
+	 * the logits passes over them again after each micro-batch's
+	 * backward. Composer (trainer.py _train_microbatch ->
+	 * _eval_train_metrics, v0.12-v0.17) reuses the forward's outputs and
+	 * updates each train metric: llm-foundry's MPT has two
+	 * (LanguageCrossEntropy, LanguagePerplexity; modeling_mpt.py
+	 * use_train_metrics, default on), each an unfused
+	 * torch.nn.CrossEntropyLoss(reduction='sum') of the bf16 logits
+	 * (composer/metrics/nlp.py) under the amp_bf16 autocast, which runs
+	 * cross_entropy in fp32: the cast (read 2, write 4) and log_softmax
+	 * (read 4, write 4), at least 14 bytes a logit each (nll_loss reads
+	 * one logit a token). Memory-bound GPU work, in no_grad.
+	 */
+	out->metric_s = compute_memory_time(c, (fw ? fw->metric_logit_bytes : 0.0) * tokens * v_local);
 }
 
 /*

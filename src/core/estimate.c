@@ -667,6 +667,15 @@ core_tail(struct core *x, struct estimate *out)
 	}
 }
 
+/* plan-cli itercost: the framework's training metrics over the logits
+ * (compute_ends_time's metric_s), per micro-batch on the stage that holds
+ * them: a cost of the trainer, not of the model, so in overhead. */
+static double
+stage_metric_s(const struct core *x, int stage)
+{
+	return stage == pipeline_head_stage(x->p) ? x->lc.ce.metric_s : 0.0;
+}
+
 /* The slot: the bottleneck stage's micro-batch, what ZeRO-3 / FSDP leaves
  * exposed of its layer-by-layer gathers (pp is 1 then), and the
  * framework's fixed costs per layer. */
@@ -689,7 +698,8 @@ core_slot(struct core *x)
 						 bn->recompute / layers, &slow) + slow;
 		x->slot += x->z3_exposed;
 	}
-	x->mb_overhead = x->fw->layer_overhead_s * layers + x->fw->microbatch_overhead_s;
+	x->mb_overhead = x->fw->layer_overhead_s * layers + x->fw->microbatch_overhead_s +
+			 stage_metric_s(x, x->bn_stage);
 	x->slot += x->mb_overhead;
 	/* Fill and drain: each other stage's micro-batch runs once while the
 	 * bottleneck waits (1F1B: T = m slot + the sum of the other stages'
@@ -699,7 +709,7 @@ core_slot(struct core *x)
 	x->bubble = 0.0;
 	for (int s = 0; s < x->p->pp && s < ESTIMATE_MAX_STAGES; s++) {
 		double fb = stage_total(&x->works[s]) + x->fw->microbatch_overhead_s +
-			    x->fw->layer_overhead_s * plan_stage_layers(x->p, x->m, s);
+			    x->fw->layer_overhead_s * plan_stage_layers(x->p, x->m, s) + stage_metric_s(x, s);
 
 		if (s == x->bn_stage)
 			continue;

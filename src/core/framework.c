@@ -73,4 +73,5 @@ framework_init_default(struct framework *fw)
 	fw->loss_fwd_bytes = FRAMEWORK_LOSS_FWD_BYTES;
 	fw->loss_bwd_bytes = FRAMEWORK_LOSS_BWD_BYTES;
 	fw->main_grad = FRAMEWORK_MG_NONE; /* plan-cli hopper */
+	fw->metric_logit_bytes = 0.0;      /* plan-cli itercost: no training metrics */
 }

@@ -175,6 +175,12 @@ const struct schema_key framework_schema[] = {
 		  "the step before (p2p: Megatron-Core with Transformer Engine) or one all-gather of every "
 		  "rank's K and V after the first block, exposed (allgather: PyTorch's context_parallel, "
 		  "torchtitan's default rotate method)" },
+	/* plan-cli itercost */
+	{ .key = "metric_logit_bytes", .type = SCHEMA_NUMBER, .offset = OFF(metric_logit_bytes), .min = 0,
+	  .max = 256, .def = "0",
+	  .help = "HBM bytes per logit that the trainer's training metrics move each micro-batch, outside "
+		  "the forward and backward: 0, none; Composer's LanguageCrossEntropy and LanguagePerplexity "
+		  "28 (each an unfused cross-entropy of the bf16 logits cast to fp32)" },
 	/* plan-cli h100: begin */
 	{ .key = "loss_fwd_bytes", .type = SCHEMA_NUMBER, .offset = OFF(loss_fwd_bytes), .min = 0, .max = 256,
 	  .def = "12",
