@@ -92,6 +92,17 @@ void compute_flash_attention(const struct model *m, const struct plan *p, const 
 			     double *fwd_s, double *bwd_s);
 
 /**
+ * compute_flash_attention with kernel @kernel (a resolved PLAN_ATTN_*
+ * value: compute_attention_kernel) and the call's shape against the GPU
+ * profile's reference (plan/attn_shape.h): head-dim padding, the
+ * exponentials' share, the causal diagonal's whole tiles.
+ * compute_flash_attention is this with the kernel @p and no framework
+ * name.
+ */
+void compute_flash_attention_kernel(const struct model *m, const struct plan *p, const struct cluster *c,
+				    int kernel, double *fwd_s, double *bwd_s);
+
+/**
  * How fast @fw's fused-attention kernel runs on @c's GPU against the one
  * the GPU profile measured: 1 for the profile's own, the profile's
  * fa2_attention_speed where the framework runs FlashAttention-2 (fa2,

@@ -1,6 +1,7 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "plan/attn_shape.h"
 #include "plan/compute.h"
 #include "plan/fp8_recipe.h"
 
@@ -386,6 +387,16 @@ void
 compute_flash_attention(const struct model *m, const struct plan *p, const struct cluster *c,
 			double *fwd_s, double *bwd_s)
 {
+	compute_flash_attention_kernel(m, p, c, compute_attention_kernel(p, NULL), fwd_s, bwd_s);
+}
+
+/* attnshape: the same with kernel @kernel (resolved, compute_attention_kernel)
+ * and its shape: padding, exponentials and diagonal tiles against the
+ * profile's reference shape (attn_shape.c). */
+void
+compute_flash_attention_kernel(const struct model *m, const struct plan *p, const struct cluster *c, int kernel,
+			       double *fwd_s, double *bwd_s)
+{
 	double s = p->seq_len, dqk = model_qk_head_dim(m), dv = model_v_head_dim(m);
 	double heads = (double)m->heads / p->tp;
 	/* 2 s^2 (d_qk + d_v) per head: 4 s^2 d when d_qk = d_v = d. */
@@ -406,9 +417,13 @@ compute_flash_attention(const struct model *m, const struct plan *p, const struc
 	double bytes = 2.0 * (2.0 * dqk + 2.0 * dv) * s * cp * p->micro_batch * heads;
 	double peak = c->gpu.peak_flops * gpu_clock_factor(&c->gpu); /* under the power limit */
 
-	*fwd_s = fmax(flops / (peak * c->gpu.attention_fwd_efficiency), compute_memory_time(c, bytes)) +
+	/* attnshape: the whole sequence's diagonal (s cp); the fill cost
+	 * (attention_overhead_s) is per call, not per tile: not scaled. */
+	struct attn_shape shape = attn_shape_factors(&c->gpu, kernel, dqk, dv, s * cp, m->causal);
+
+	*fwd_s = fmax(shape.fwd * flops / (peak * c->gpu.attention_fwd_efficiency), compute_memory_time(c, bytes)) +
 		 c->gpu.attention_overhead_s;
-	*bwd_s = fmax(2.5 * flops / (peak * c->gpu.attention_bwd_efficiency),
+	*bwd_s = fmax(shape.bwd * 2.5 * flops / (peak * c->gpu.attention_bwd_efficiency),
 		      compute_memory_time(c, 2.0 * bytes)) + c->gpu.attention_overhead_s;
 }
 
@@ -575,7 +590,7 @@ layer_attention_core(const struct model *m, const struct plan *p, const struct c
 		 * (FA3 or cuDNN's on Hopper). */
 		double speed = (fw ? fw->attention_speed : 1.0) * compute_attention_kernel_speed(c, p, fw);
 
-		compute_flash_attention(m, p, c, fwd_s, bwd_s);
+		compute_flash_attention_kernel(m, p, c, compute_attention_kernel(p, fw), fwd_s, bwd_s);
 		*fwd_s /= speed;
 		*bwd_s /= speed;
 	} else {

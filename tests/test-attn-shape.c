@@ -1,0 +1,203 @@
+/*
+ * Fused attention by shape (plan/attn_shape.h): head-dim padding from the
+ * kernels' dispatch tables, the exponentials' share of a score from the
+ * tensor-core and special-function rates, whole diagonal tiles of a causal
+ * kernel, each against the profiles' reference shape (hdim 128, seq
+ * 4096). Every expected value is worked out by hand in the comment above
+ * its test.
+ */
+#include <math.h>
+
+#include "plan/attn_shape.h"
+#include "plan/compute.h"
+#include "fixtures.h"
+#include "testutil.h"
+
+/*
+ * Padding. FlashAttention-2 (flash_api.cpp: multiples of 32 up to 192,
+ * then 256): 16 -> 32, 64 -> 64, 80 -> 96, 96 -> 96, 100 -> 128, 160 ->
+ * 160, 200 -> 256; 300 has no kernel and stays 300. FlashAttention-3 (64,
+ * 96, 128, 192, 256): 48 -> 64, 80 -> 96, 112 -> 128, 160 -> 192, 200 ->
+ * 256. cuDNN (the MMA's K step of 16): 72 -> 80, 64 -> 64, 192 -> 192.
+ * SDPA: FA2's on Hopper (80 -> 96), cuDNN's on Blackwell (72 -> 80). The
+ * profile's own kernel: FA2 on Ampere (80 -> 96), FA3 on Hopper (112 ->
+ * 128), cuDNN's on Blackwell (72 -> 80).
+ */
+START_TEST(test_padding)
+{
+	const enum gpu_generation a = GPU_GEN_AMPERE, h = GPU_GEN_HOPPER, b = GPU_GEN_BLACKWELL;
+
+	ck_assert_double_eq(attn_shape_padded_head_dim(PLAN_ATTN_FA2, a, 16), 32);
+	ck_assert_double_eq(attn_shape_padded_head_dim(PLAN_ATTN_FA2, a, 64), 64);
+	ck_assert_double_eq(attn_shape_padded_head_dim(PLAN_ATTN_FA2, a, 80), 96);
+	ck_assert_double_eq(attn_shape_padded_head_dim(PLAN_ATTN_FA2, a, 96), 96);
+	ck_assert_double_eq(attn_shape_padded_head_dim(PLAN_ATTN_FA2, a, 100), 128);
+	ck_assert_double_eq(attn_shape_padded_head_dim(PLAN_ATTN_FA2, a, 160), 160);
+	ck_assert_double_eq(attn_shape_padded_head_dim(PLAN_ATTN_FA2, a, 200), 256);
+	ck_assert_double_eq(attn_shape_padded_head_dim(PLAN_ATTN_FA2, a, 300), 300);
+	ck_assert_double_eq(attn_shape_padded_head_dim(PLAN_ATTN_FA3, h, 48), 64);
+	ck_assert_double_eq(attn_shape_padded_head_dim(PLAN_ATTN_FA3, h, 80), 96);
+	ck_assert_double_eq(attn_shape_padded_head_dim(PLAN_ATTN_FA3, h, 112), 128);
+	ck_assert_double_eq(attn_shape_padded_head_dim(PLAN_ATTN_FA3, h, 160), 192);
+	ck_assert_double_eq(attn_shape_padded_head_dim(PLAN_ATTN_FA3, h, 200), 256);
+	ck_assert_double_eq(attn_shape_padded_head_dim(PLAN_ATTN_CUDNN, h, 72), 80);
+	ck_assert_double_eq(attn_shape_padded_head_dim(PLAN_ATTN_CUDNN, b, 64), 64);
+	ck_assert_double_eq(attn_shape_padded_head_dim(PLAN_ATTN_CUDNN, b, 192), 192);
+	ck_assert_double_eq(attn_shape_padded_head_dim(PLAN_ATTN_SDPA, h, 80), 96);
+	ck_assert_double_eq(attn_shape_padded_head_dim(PLAN_ATTN_SDPA, b, 72), 80);
+	ck_assert_double_eq(attn_shape_padded_head_dim(PLAN_ATTN_PROFILE, a, 80), 96);
+	ck_assert_double_eq(attn_shape_padded_head_dim(PLAN_ATTN_PROFILE, h, 112), 128);
+	ck_assert_double_eq(attn_shape_padded_head_dim(PLAN_ATTN_PROFILE, b, 72), 80);
+}
+END_TEST
+
+/*
+ * Tensor FLOPs in one exponential's time: dense bf16 FLOPs per SM a clock
+ * over the 16 exponentials: A100 2048 / 16 = 128, H100 4096 / 16 = 256,
+ * B200 8192 / 16 = 512; none cited for Volta, CDNA3 or an inline GPU.
+ * Score cost (executed + r) / counted: 256 FLOPs executed of 256 counted
+ * at r 256: 512 / 256 = 2.
+ */
+START_TEST(test_flops_per_exp)
+{
+	ck_assert_double_eq(attn_shape_flops_per_exp(GPU_GEN_AMPERE), 128);
+	ck_assert_double_eq(attn_shape_flops_per_exp(GPU_GEN_HOPPER), 256);
+	ck_assert_double_eq(attn_shape_flops_per_exp(GPU_GEN_BLACKWELL), 512);
+	ck_assert_double_eq(attn_shape_flops_per_exp(GPU_GEN_VOLTA), 0);
+	ck_assert_double_eq(attn_shape_flops_per_exp(GPU_GEN_CDNA3), 0);
+	ck_assert_double_eq(attn_shape_flops_per_exp(GPU_GEN_UNSPECIFIED), 0);
+	ck_assert_double_eq_tol(attn_shape_score_cost(256, 256, 256), 2.0, 1e-12);
+}
+END_TEST
+
+/*
+ * Causal diagonal tiles, 1 + tile / s: 4096 in tiles of 128 computes
+ * 1 + 1/32 = 1.03125 of the triangle, 2048 1 + 1/16 = 1.0625; 64 tokens
+ * fit one tile, whose whole square is twice the triangle: 2; no sequence:
+ * 1.
+ */
+START_TEST(test_causal_tiles)
+{
+	ck_assert_double_eq_tol(attn_shape_causal_tiles(4096, 128), 1.03125, 1e-12);
+	ck_assert_double_eq_tol(attn_shape_causal_tiles(2048, 128), 1.0625, 1e-12);
+	ck_assert_double_eq_tol(attn_shape_causal_tiles(64, 128), 2.0, 1e-12);
+	ck_assert_double_eq_tol(attn_shape_causal_tiles(0, 128), 1.0, 1e-12);
+}
+END_TEST
+
+static struct gpu
+gpu_of(enum gpu_generation gen)
+{
+	struct gpu g = { .generation = gen };
+
+	return g;
+}
+
+/*
+ * Factors against hdim 128, seq 4096 (forward: 4 x 128 = 512 FLOPs a
+ * score; backward 10 x 128 = 1280):
+ * - H100, FA3, hdim 64, seq 4096, causal: forward 256 executed of 256,
+ *   r 256: (512 / 256) / (768 / 512) = 2 / 1.5 = 1.33333 (the FA3 paper's
+ *   hdim 64 forward at 0.75 of hdim 128's); backward (896 / 640) /
+ *   (1536 / 1280) = 1.4 / 1.2 = 1.16667; tiles at the reference seq: 1.
+ * - A100, FA2 (llm-foundry), hdim 64, seq 2048, causal (MPT-125m/350m):
+ *   forward (384 / 256) / (640 / 512) = 1.5 / 1.25 = 1.2, tiles 1.0625 /
+ *   1.03125 = 34 / 33: 1.2 x 34 / 33 = 1.236364; backward (768 / 640) /
+ *   (1408 / 1280) = 1.2 / 1.1 = 1.090909, x 34 / 33 = 1.123967.
+ * - A100, FA2, hdim 80 (padded to 96), seq 4096, causal: forward 384
+ *   executed of 320 counted: (384 + 128) / 320 = 1.6, / 1.25 = 1.28;
+ *   backward 6 x 96 + 4 x 96 = 960 of 5 x 160 = 800: (960 + 128) / 800
+ *   = 1.36, / 1.1 = 1.236364.
+ * - H100, FA3, hdim 128, seq 8192, causal: 1 x (1 + 1/64) / (1 + 1/32)
+ *   = 1.015625 / 1.03125 = 0.984848 both ways.
+ * - H100, FA3, hdim 256, seq 512, not causal: 1024 FLOPs a score, above
+ *   the reference's 512: the reference efficiency, no padding: 1, 1.
+ * - B200, the profile's (cuDNN), MLA's 192 / 128, seq 4096, causal:
+ *   forward 2 (192 + 128) = 640 of 640, above 512: 1; backward 6 x 192 +
+ *   4 x 128 = 1664 executed of 5 x 320 = 1600 counted, above 1280: 1664
+ *   / 1600 = 1.04.
+ * - An inline GPU (no generation), hdim 64, seq 512: 1, 1.
+ */
+START_TEST(test_factors)
+{
+	struct gpu a = gpu_of(GPU_GEN_AMPERE), h = gpu_of(GPU_GEN_HOPPER), b = gpu_of(GPU_GEN_BLACKWELL);
+	struct gpu u = gpu_of(GPU_GEN_UNSPECIFIED);
+	struct attn_shape f;
+
+	f = attn_shape_factors(&h, PLAN_ATTN_FA3, 64, 64, 4096, true);
+	ck_assert_double_eq_tol(f.fwd, 4.0 / 3.0, 1e-9);
+	ck_assert_double_eq_tol(f.bwd, 7.0 / 6.0, 1e-9);
+	f = attn_shape_factors(&a, PLAN_ATTN_FA2, 64, 64, 2048, true);
+	ck_assert_double_eq_tol(f.fwd, 1.2 * 34.0 / 33.0, 1e-9);
+	ck_assert_double_eq_tol(f.bwd, 12.0 / 11.0 * 34.0 / 33.0, 1e-9);
+	f = attn_shape_factors(&a, PLAN_ATTN_FA2, 80, 80, 4096, true);
+	ck_assert_double_eq_tol(f.fwd, 1.28, 1e-9);
+	ck_assert_double_eq_tol(f.bwd, 1.36 / 1.1, 1e-9);
+	f = attn_shape_factors(&h, PLAN_ATTN_FA3, 128, 128, 8192, true);
+	ck_assert_double_eq_tol(f.fwd, 1.015625 / 1.03125, 1e-9);
+	ck_assert_double_eq_tol(f.bwd, 1.015625 / 1.03125, 1e-9);
+	f = attn_shape_factors(&h, PLAN_ATTN_FA3, 256, 256, 512, false);
+	ck_assert_double_eq_tol(f.fwd, 1.0, 1e-12);
+	ck_assert_double_eq_tol(f.bwd, 1.0, 1e-12);
+	f = attn_shape_factors(&b, PLAN_ATTN_PROFILE, 192, 128, 4096, true);
+	ck_assert_double_eq_tol(f.fwd, 1.0, 1e-12);
+	ck_assert_double_eq_tol(f.bwd, 1.04, 1e-9);
+	f = attn_shape_factors(&u, PLAN_ATTN_FA2, 64, 64, 512, true);
+	ck_assert_double_eq_tol(f.fwd, 1.0, 1e-12);
+	ck_assert_double_eq_tol(f.bwd, 1.0, 1e-12);
+}
+END_TEST
+
+/*
+ * End to end through compute_flash_attention on an Ampere GPU of 100
+ * TFLOPS (forward 0.5, backward 0.25, 10 us a call, the flash fixture),
+ * hidden 512 over 8 heads (hdim 64), one sequence of 2048 tokens, causal,
+ * the profile's kernel (FA2 on Ampere, no padding at 64):
+ *   FLOPs 2 x 2048^2 x 128 x 8 x 0.5 = 4294967296; forward 4294967296 /
+ *   (100e12 x 0.5) = 8.589934592e-5 s x 1.2 x 34/33 = 1.0620282768e-4,
+ *   + 10 us = 1.1620282768e-4 s (the traffic, 2 x 256 x 2048 x 8 =
+ *   8.4 MB, 8.4 us, is less);
+ *   backward 2.5 x 4294967296 / (100e12 x 0.25) = 4.294967296e-4 x
+ *   12/11 x 34/33 = 4.8274012583e-4, + 10 us = 4.9274012583e-4 s.
+ * The same model on the fixture's inline GPU (no generation) keeps the
+ * plain 8.589934592e-5 + 1e-5 = 9.589934592e-5 s.
+ */
+START_TEST(test_flash_end_to_end)
+{
+	struct cluster c, plain;
+	struct model m;
+	struct plan p;
+	double fwd, bwd;
+
+	test_load_cluster(&plain, FIXTURE_FLASH_CLUSTER_YAML);
+	test_load_cluster(&c, FIXTURE_FLASH_CLUSTER_YAML);
+	c.gpu.generation = GPU_GEN_AMPERE; /* its efficiencies as given, the shape model on */
+	test_load_model(&m, "name: toy\nlayers: 2\nhidden: 512\nheads: 8\nvocab: 32768\nseq_len: 2048\n");
+	fixture_one_gpu_plan(&p);
+	p.seq_len = 2048;
+	compute_flash_attention(&m, &p, &c, &fwd, &bwd);
+	ck_assert_double_eq_tol(fwd, 1.1620282768e-4, 1e-13);
+	ck_assert_double_eq_tol(bwd, 4.9274012583e-4, 1e-13);
+	compute_flash_attention(&m, &p, &plain, &fwd, &bwd);
+	ck_assert_double_eq_tol(fwd, 9.589934592e-5, 1e-15);
+	cluster_release(&c);
+	cluster_release(&plain);
+}
+END_TEST
+
+static Suite *
+attn_shape_suite(void)
+{
+	Suite *s = suite_create("attn-shape");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_padding);
+	tcase_add_test(tc, test_flops_per_exp);
+	tcase_add_test(tc, test_causal_tiles);
+	tcase_add_test(tc, test_factors);
+	tcase_add_test(tc, test_flash_end_to_end);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+TEST_MAIN(attn_shape_suite)
