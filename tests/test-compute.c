@@ -761,6 +761,56 @@ START_TEST(test_fp8_norm_fused)
 }
 END_TEST
 
+/*
+ * fp8fixed: the dense wgrads' fp32 main_grad traffic under fp8
+ * (compute.c, main_grad_gemm). The toy model (h 1024, ffn 4096, t 1) at
+ * 64 tokens on the fp8 GPU of test_fp8_fast_accum (Hopper: TMA epilogues,
+ * a roofline; no SM count, so no partial waves; 200 TFLOPS fp8 x 0.5 x 0.8 = 8e13 FLOP/s with the split
+ * accumulator, 1 TB/s), fused main_grad, delayed scaling. The wgrad GEMM
+ * promotes (TE's _2X_ACC_WGRAD): F / 8e13 (each above its
+ * m k + k n + 2 m n bytes at 1 TB/s), and reads 1-byte fp8 operands:
+ * - QKV 3072 x 1024: F = 4.02653184e8, 5.0331648e-6 s; 64 x 4096 +
+ *   8 x 3,145,728 = 25,427,968 B, 2.5427968e-5 s: 2.03948032e-5 exposed;
+ * - projection 1024 x 1024: 1.6777216e-6 s; 64 x 2048 + 8,388,608 =
+ *   8,519,680 B: 6.8419584e-6;
+ * - fc1 and fc2 (4096 x 1024): 6.7108864e-6 s each; 64 x 5120 +
+ *   33,554,432 = 33,882,112 B: 2.71712256e-5 each;
+ * 8.15792128e-5 s in all (bf16 operands against the bf16 GEMM's time
+ * would give test_main_grad's 7.054819328e-5 on its GPU; here the fp8
+ * GEMM hides less). The output layer stays in 16 bits (Megatron's
+ * ColumnParallelLinear): its main_grad cost is the same under fp8 as
+ * under bf16.
+ */
+START_TEST(test_main_grad_fp8)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct framework fw;
+	struct compute_layer mg;
+	struct compute_ends ce16, ce8;
+
+	test_load_cluster(&c, FP8_CLUSTER_YAML("  generation: hopper\n  gemm_efficiency_max: 0.5\n  sm_count: 0\n"));
+	test_load_model(&m, TOY_MODEL_YAML);
+	framework_init_default(&fw);
+	fw.main_grad = FRAMEWORK_MG_FUSED;
+	plan_init(&p);
+	p.tp = p.pp = p.dp = 1;
+	p.micro_batch = 1;
+	p.global_batch = 1;
+	p.seq_len = 64;
+	p.precision = PLAN_PRECISION_FP8;
+	p.fp8_recipe = PLAN_FP8_DELAYED;
+	compute_layer_time(&m, &p, &c, &fw, false, &mg);
+	ck_assert_double_eq_tol(mg.main_grad_s, 8.15792128e-5, 1e-15);
+	compute_ends_time(&m, &p, &c, &fw, &ce8);
+	p.precision = PLAN_PRECISION_BF16;
+	compute_ends_time(&m, &p, &c, &fw, &ce16);
+	ck_assert_double_eq_tol(ce8.head_mem_s, ce16.head_mem_s, 1e-18);
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 compute_suite(void)
 {
@@ -782,6 +832,7 @@ compute_suite(void)
 	tcase_add_test(tc, test_launch_overhead);
 	tcase_add_test(tc, test_fp8_gemm);
 	tcase_add_test(tc, test_main_grad);
+	tcase_add_test(tc, test_main_grad_fp8);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -786,13 +786,30 @@ main_grad_traffic(const struct cluster *c, int how, double operand_bytes, double
 	}
 }
 
-/* One m x n x k wgrad GEMM in 16 bits (operands 2 bytes an element). */
+/*
+ * One m x n x k wgrad GEMM of a linear layer in the plan's precision
+ * (@recipe: the plan's fp8 recipe). In 16 bits its operands are 2 bytes
+ * an element and it takes the forward GEMM's time. fp8fixed: under fp8
+ * Transformer Engine's wgrad GEMM reads the fp8 copies of X^T and dY (1
+ * byte an element) and promotes to fp32 (use_split_accumulator =
+ * _2X_ACC_WGRAD, module/linear.py and layernorm_linear.py backward, TE
+ * v1.7-v1.9, writing into main_grad with accumulate=True under
+ * fuse_wgrad_accumulation): its time is the forward's plus half the
+ * promoting difference compute_linear_time() gives the backward (as
+ * fit_gemm_model_time() and moe_expert_gemm() take it), and the traffic
+ * is weighed against that.
+ */
 static double
-main_grad_gemm(const struct cluster *c, int how, double m, double n, double k)
+main_grad_gemm(const struct cluster *c, const struct plan *p, int recipe, int how, double m, double n, double k)
 {
+	struct compute_casts one = { .bytes = 0.0, .recipe = recipe };
+	double operand = p->precision == PLAN_PRECISION_FP8 ? 1.0 : 2.0, wgrad_s;
+
 	if (how == FRAMEWORK_MG_NONE)
 		return 0.0;
-	return main_grad_traffic(c, how, 2.0 * m * (n + k), n * k, 1.0, compute_gemm_time(c, m, n, k, 1));
+	wgrad_s = compute_linear_time(c, p, m, n, k, 1, &one);
+	wgrad_s += 0.5 * one.bwd_gemm_s;
+	return main_grad_traffic(c, how, operand * m * (n + k), n * k, 1.0, wgrad_s);
 }
 
 /*
@@ -807,7 +824,7 @@ static double
 layer_main_grad_time(const struct model *m, const struct plan *p, const struct cluster *c,
 		     const struct framework *fw, bool moe)
 {
-	int how = fw ? fw->main_grad : FRAMEWORK_MG_NONE;
+	int how = fw ? fw->main_grad : FRAMEWORK_MG_NONE, recipe = fp8_recipe_resolve(p, fw);
 	double t = p->tp, tokens = (double)p->micro_batch * p->seq_len, h = m->hidden, time = 0.0;
 
 	if (how == FRAMEWORK_MG_NONE)
@@ -816,29 +833,29 @@ layer_main_grad_time(const struct model *m, const struct plan *p, const struct c
 		const struct model_mla *l = &m->mla;
 		double a = m->heads / t;
 
-		time += main_grad_gemm(c, how, tokens, l->kv_lora_rank + l->qk_rope_head_dim, h) +
-			main_grad_gemm(c, how, tokens, a * (l->qk_nope_head_dim + l->v_head_dim), l->kv_lora_rank) +
-			main_grad_gemm(c, how, tokens, h, a * l->v_head_dim);
+		time += main_grad_gemm(c, p, recipe, how, tokens, l->kv_lora_rank + l->qk_rope_head_dim, h) +
+			main_grad_gemm(c, p, recipe, how, tokens, a * (l->qk_nope_head_dim + l->v_head_dim), l->kv_lora_rank) +
+			main_grad_gemm(c, p, recipe, how, tokens, h, a * l->v_head_dim);
 		if (l->q_lora_rank > 0)
-			time += main_grad_gemm(c, how, tokens, l->q_lora_rank, h) +
-				main_grad_gemm(c, how, tokens, a * model_qk_head_dim(m), l->q_lora_rank);
+			time += main_grad_gemm(c, p, recipe, how, tokens, l->q_lora_rank, h) +
+				main_grad_gemm(c, p, recipe, how, tokens, a * model_qk_head_dim(m), l->q_lora_rank);
 		else
-			time += main_grad_gemm(c, how, tokens, a * model_qk_head_dim(m), h);
+			time += main_grad_gemm(c, p, recipe, how, tokens, a * model_qk_head_dim(m), h);
 	} else {
 		double qd = (double)m->heads * model_head_dim(m), kvd = (double)m->kv_heads * model_head_dim(m);
 
-		time += main_grad_gemm(c, how, tokens, (qd + 2.0 * kvd) / t, h) + main_grad_gemm(c, how, tokens, h, qd / t);
+		time += main_grad_gemm(c, p, recipe, how, tokens, (qd + 2.0 * kvd) / t, h) + main_grad_gemm(c, p, recipe, how, tokens, h, qd / t);
 	}
 	if (!moe) {
 		double f = m->ffn_hidden;
 
-		time += main_grad_gemm(c, how, tokens, (m->gated_mlp ? 2.0 * f : f) / t, h) +
-			main_grad_gemm(c, how, tokens, h, f / t);
+		time += main_grad_gemm(c, p, recipe, how, tokens, (m->gated_mlp ? 2.0 * f : f) / t, h) +
+			main_grad_gemm(c, p, recipe, how, tokens, h, f / t);
 	} else if (m->moe.shared_experts > 0) {
 		double sf = (double)m->moe.expert_ffn_hidden * m->moe.shared_experts;
 
-		time += main_grad_gemm(c, how, tokens, (m->gated_mlp ? 2.0 * sf : sf) / t, h) +
-			main_grad_gemm(c, how, tokens, h, sf / t);
+		time += main_grad_gemm(c, p, recipe, how, tokens, (m->gated_mlp ? 2.0 * sf : sf) / t, h) +
+			main_grad_gemm(c, p, recipe, how, tokens, h, sf / t);
 	}
 	return time;
 }
@@ -939,9 +956,16 @@ compute_ends_time(const struct model *m, const struct plan *p, const struct clus
 			  compute_memory_time(c, loss_bwd * tokens * v_local);
 	/* plan-cli hopper: the output layer's wgrad into its fp32 main_grad
 	 * (a ColumnParallelLinear: main_grad_gemm()); counted with the
-	 * element-wise work. */
+	 * element-wise work. It runs in 16 bits under fp8 as well (Megatron's
+	 * output_layer is tensor_parallel.ColumnParallelLinear, outside
+	 * Transformer Engine's fp8_autocast modules), as head_fwd_s has it. */
 	if (fw && fw->main_grad != FRAMEWORK_MG_NONE) {
-		double mg = main_grad_gemm(c, fw->main_grad, tokens, v_local, h);
+		struct plan p16 = *p;
+		double mg;
+
+		if (p16.precision == PLAN_PRECISION_FP8)
+			p16.precision = PLAN_PRECISION_BF16;
+		mg = main_grad_gemm(c, &p16, PLAN_FP8_DELAYED, fw->main_grad, tokens, v_local, h);
 
 		out->head_bwd_s += mg;
 		out->head_mem_s += mg;
