@@ -811,6 +811,44 @@ START_TEST(test_main_grad_fp8)
 }
 END_TEST
 
+/*
+ * fp8fixed: delayed scaling's bookkeeping per micro-batch
+ * (fp8_recipe_scaling; TE v1.7-v1.8 reduce_and_update_fp8_tensors). A
+ * stage of 24 layers, 4 fp8 linears each: 96 modules, one fp8_autocast
+ * region, histories of 1024 entries. Forward and backward each launch a
+ * cat (96 <= 128 inputs: 1) and a bulk update (96 <= 1023 modules: 1): 4
+ * kernels. The update reads and writes every history entry (8 bytes) and
+ * the amax buffer (4 + 4), reads the scale and writes the scale and its
+ * inverse (12): 5 amaxes a module x (8 + 8 x 1024 + 12) = 41,060 bytes a
+ * module, 3,941,760 in all. Two all-reduces: 3 x 96 amaxes forward
+ * (1152 bytes), 2 x 96 backward (768). Interleaved into 2 chunks of 192
+ * modules (384 in all): 2 cats (192 > 128) and 1 update per chunk and
+ * pass, 2 x 2 x 3 = 12 kernels, 15,767,040 bytes, 4 all-reduces of 2304
+ * and 1536 bytes. Current scaling keeps no history: nothing.
+ */
+START_TEST(test_fp8_scaling_bookkeeping)
+{
+	struct fp8_scaling_cost sc;
+
+	fp8_recipe_scaling(PLAN_FP8_DELAYED, 96.0, 1.0, 1024.0, &sc);
+	ck_assert_double_eq(sc.kernels, 4.0);
+	ck_assert_double_eq_tol(sc.bytes, 3941760.0, 1e-6);
+	ck_assert_double_eq(sc.reductions, 2.0);
+	ck_assert_double_eq(sc.fwd_reduce_bytes, 1152.0);
+	ck_assert_double_eq(sc.bwd_reduce_bytes, 768.0);
+	fp8_recipe_scaling(PLAN_FP8_DELAYED, 384.0, 2.0, 1024.0, &sc);
+	ck_assert_double_eq(sc.kernels, 12.0);
+	ck_assert_double_eq_tol(sc.bytes, 15767040.0, 1e-6);
+	ck_assert_double_eq(sc.reductions, 4.0);
+	ck_assert_double_eq(sc.fwd_reduce_bytes, 2304.0);
+	ck_assert_double_eq(sc.bwd_reduce_bytes, 1536.0);
+	fp8_recipe_scaling(PLAN_FP8_CURRENT, 96.0, 1.0, 1024.0, &sc);
+	ck_assert_double_eq(sc.kernels, 0.0);
+	ck_assert_double_eq(sc.bytes, 0.0);
+	ck_assert_double_eq(sc.reductions, 0.0);
+}
+END_TEST
+
 static Suite *
 compute_suite(void)
 {
@@ -833,6 +871,7 @@ compute_suite(void)
 	tcase_add_test(tc, test_fp8_gemm);
 	tcase_add_test(tc, test_main_grad);
 	tcase_add_test(tc, test_main_grad_fp8);
+	tcase_add_test(tc, test_fp8_scaling_bookkeeping);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1166,6 +1166,47 @@ START_TEST(test_fewest_recompute_layers)
 }
 END_TEST
 
+/*
+ * fp8fixed: delayed scaling's per-micro-batch scale updates in the
+ * overhead (estimate.c stage_fp8_scaling_s, fp8_recipe_scaling). The toy
+ * GPT (2 layers: 8 fp8 linears) on one GPU of 200 TFLOPS fp8, 1 TB/s at
+ * full efficiency, a 1 us launch; 4 micro-batches of 1 x 1024. Delayed
+ * scaling adds per micro-batch a cat and an update kernel forward and
+ * backward (4 launches, 4e-6 s) and 8 x 41,060 = 328,480 bytes of
+ * histories and scales (3.2848e-7 s): 4.32848e-6 s, 1.731392e-5 s over
+ * the 4. Current scaling keeps no history and adds nothing; the rest of
+ * the overhead is the same.
+ */
+START_TEST(test_fp8_scaling_overhead)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct estimate del, cur;
+	struct plan_error err;
+
+	test_load_cluster(&c, "name: t\nnodes: 1\ngpus_per_node: 8\n"
+			      "gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  peak_flops_fp8: 200 TFLOPS\n"
+			      "  memory: 80 GiB\n  memory_bandwidth: 1000 GB/s\n  memory_efficiency: 1.0\n"
+			      "  gemm_overhead: 0 s\n  launch_overhead: 1 us\n"
+			      "intra_node:\n  bandwidth: 100 GB/s\n"
+			      "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n");
+	test_load_model(&m, TOY_MODEL_YAML);
+	plan_init(&p);
+	p.tp = p.pp = p.dp = 1;
+	p.micro_batch = 1;
+	p.global_batch = 4;
+	p.seq_len = 1024;
+	p.precision = PLAN_PRECISION_FP8;
+	p.fp8_recipe = PLAN_FP8_DELAYED;
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &del, &err), "%s", err.message);
+	p.fp8_recipe = PLAN_FP8_CURRENT;
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &cur, &err), "%s", err.message);
+	ck_assert_double_eq_tol(del.breakdown.overhead - cur.breakdown.overhead, 1.731392e-5, 1e-15);
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 cost_suite(void)
 {
@@ -1197,6 +1238,7 @@ cost_suite(void)
 	tcase_add_test(tc, test_fp8_memory);
 	tcase_add_test(tc, test_recompute_layers);
 	tcase_add_test(tc, test_fewest_recompute_layers);
+	tcase_add_test(tc, test_fp8_scaling_overhead);
 	suite_add_tcase(s, tc);
 	return s;
 }

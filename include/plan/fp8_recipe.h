@@ -48,3 +48,20 @@ double fp8_recipe_history_bytes(int recipe, double history, double linear_layers
 
 /** Bytes the per-iteration casts of one fp8 weight move under @p's recipe on @g. */
 double fp8_recipe_weight_bytes(const struct plan *p, const struct framework *fw, const struct gpu *g);
+
+/** What delayed scaling's amax reductions and scale updates cost one micro-batch (fp8_recipe.c). */
+struct fp8_scaling_cost {
+	double kernels;          /**< kernel launches, forward and backward */
+	double bytes;            /**< their device-memory traffic */
+	double reductions;       /**< all-reduces (MAX) over the amax reduction group */
+	double fwd_reduce_bytes; /**< the buffer of each forward all-reduce */
+	double bwd_reduce_bytes; /**< ... and of each backward one */
+};
+
+/**
+ * The per-micro-batch bookkeeping of @recipe for @modules fp8 linear
+ * modules in @chunks fp8_autocast regions (a stage's model chunks),
+ * histories of @history entries, into @out: all zero for the recipes
+ * without an amax history.
+ */
+void fp8_recipe_scaling(int recipe, double modules, double chunks, double history, struct fp8_scaling_cost *out);

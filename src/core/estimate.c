@@ -676,6 +676,28 @@ stage_metric_s(const struct core *x, int stage)
 	return stage == pipeline_head_stage(x->p) ? x->lc.ce.metric_s : 0.0;
 }
 
+/* fp8fixed: delayed scaling's scale updates, per micro-batch on each
+ * stage (fp8_recipe_scaling(), Transformer Engine v1.7-v1.8): the cat
+ * and update kernels on the compute stream, in overhead beside the
+ * framework's fixed costs; 4 fp8 linears a layer, as memory.c counts
+ * their histories. The two all-reduces (MAX) of the amax buffer over the
+ * stage's tp x cp x dp ranks are not priced: a few hundred bytes, which
+ * NCCL sends by its tree/LL path in tens of microseconds, where
+ * collective_time()'s ring latency (2 (n - 1) steps) would charge 64
+ * ranks on 8 nodes ten times that. */
+static double
+stage_fp8_scaling_s(const struct core *x, int stage)
+{
+	const struct plan *p = x->p;
+	struct fp8_scaling_cost sc;
+
+	if (p->precision != PLAN_PRECISION_FP8)
+		return 0.0;
+	fp8_recipe_scaling(fp8_recipe_resolve(p, x->fw), 4.0 * plan_stage_layers(p, x->m, stage), p->vpp,
+			   x->fw->fp8_amax_history, &sc);
+	return sc.kernels * x->c->gpu.launch_overhead_s + compute_memory_time(x->c, sc.bytes);
+}
+
 /* The slot: the bottleneck stage's micro-batch, what ZeRO-3 / FSDP leaves
  * exposed of its layer-by-layer gathers (pp is 1 then), and the
  * framework's fixed costs per layer. */
@@ -699,7 +721,7 @@ core_slot(struct core *x)
 		x->slot += x->z3_exposed;
 	}
 	x->mb_overhead = x->fw->layer_overhead_s * layers + x->fw->microbatch_overhead_s +
-			 stage_metric_s(x, x->bn_stage);
+			 stage_metric_s(x, x->bn_stage) + stage_fp8_scaling_s(x, x->bn_stage);
 	x->slot += x->mb_overhead;
 	/* Fill and drain: each other stage's micro-batch runs once while the
 	 * bottleneck waits (1F1B: T = m slot + the sum of the other stages'
@@ -709,7 +731,8 @@ core_slot(struct core *x)
 	x->bubble = 0.0;
 	for (int s = 0; s < x->p->pp && s < ESTIMATE_MAX_STAGES; s++) {
 		double fb = stage_total(&x->works[s]) + x->fw->microbatch_overhead_s +
-			    x->fw->layer_overhead_s * plan_stage_layers(x->p, x->m, s) + stage_metric_s(x, s);
+			    x->fw->layer_overhead_s * plan_stage_layers(x->p, x->m, s) + stage_metric_s(x, s) +
+			    stage_fp8_scaling_s(x, s);
 
 		if (s == x->bn_stage)
 			continue;

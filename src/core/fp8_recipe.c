@@ -26,8 +26,8 @@
  *   backward ones (grad output, grad input) in a history of
  *   amax_history_len fp32 entries, with an fp32 scale and inverse scale
  *   each (TE's FP8 meta: recipe.py, fp8.py). The amaxes are all-reduced
- *   over the amax group once per forward and backward pass (a few kB:
- *   latency only, tens of microseconds; not counted).
+ *   over the amax group once per forward and backward pass and the
+ *   scales updated (fp8_recipe_scaling() below).
  * - current: per-tensor scales from the tensor itself (TE's
  *   Float8CurrentScaling; torchao's default "tensorwise" with dynamic
  *   scaling): the amax must be known before the cast, so a reduction
@@ -96,6 +96,7 @@
  * linears); MLA's down-projections and the MoE experts take the norm's
  * output through separate modules.
  */
+#include <math.h>
 #include <stddef.h>
 
 #include "plan/fp8_recipe.h"
@@ -196,4 +197,56 @@ fp8_recipe_weight_bytes(const struct plan *p, const struct framework *fw, const 
 
 	fp8_recipe_cost(fp8_recipe_resolve(p, fw), (enum gpu_generation)g->generation, &rc);
 	return rc.weight_bytes;
+}
+
+/*
+ * fp8fixed: delayed scaling's bookkeeping, as Transformer Engine v1.7 and
+ * v1.8 run it (NeMo 24.07's TE; transformer_engine/pytorch/fp8.py,
+ * FP8GlobalStateManager.reduce_and_update_fp8_tensors). Every fp8 module
+ * adds its amax row to a global buffer (add_fp8_tensors_to_global_buffer,
+ * one key for the forward and one for the backward per fp8_autocast
+ * region). When the region's forward ends (fp8_autocast_exit) and when
+ * the backward of its first module ends (module/linear.py,
+ * reduce_and_update_bwd_fp8_tensors), once per micro-batch each:
+ * - torch.cat of the modules' amax rows into one buffer: PyTorch's batched
+ *   cat copies CAT_ARRAY_BATCH_SIZE = 128 inputs a launch
+ *   (aten/src/ATen/native/cuda/Shape.cu, 2.x); 4 bytes an amax read and
+ *   written;
+ * - one all-reduce (MAX, async_op=False: the compute stream waits for it)
+ *   of that buffer over the amax reduction group: Megatron-Core's
+ *   TransformerBlock opens fp8_autocast with fp8_group =
+ *   get_amax_reduction_group(with_context_parallel=True), the tp x cp x dp
+ *   ranks of the stage (transformer_block.py, core_r0.7-r0.8). 3 amaxes a
+ *   GEMM forward (input, weight, output), 2 backward (grad output, grad
+ *   input);
+ * - tex.fused_amax_and_scale_update_after_reduction: one bulk kernel for
+ *   up to AMAX_PARAMS_LIMIT modules (common/recipe/delayed_scaling.cu:
+ *   32 KB of constant memory over a 32-byte AmaxParam after the 24-byte
+ *   OtherParams, 1023 on CUDA 12.1+), which reads each amax history and
+ *   writes it rolled (2 x 4 bytes an entry) and reads the scale and
+ *   writes the scale and its inverse (12 bytes an amax).
+ * Each Megatron-Core linear (linear_qkv, linear_proj, linear_fc1,
+ * linear_fc2: TELayerNormColumnParallelLinear, TERowParallelLinear) is
+ * one module of one GEMM; a model chunk is one fp8_autocast region.
+ */
+#define FP8_CAT_BATCH 128.0
+#define FP8_AMAX_PARAMS_LIMIT 1023.0
+
+void
+fp8_recipe_scaling(int recipe, double modules, double chunks, double history, struct fp8_scaling_cost *out)
+{
+	struct fp8_recipe_cost rc;
+	double per_chunk = chunks > 0.0 ? modules / chunks : modules;
+
+	*out = (struct fp8_scaling_cost){ .kernels = 0.0 };
+	fp8_recipe_cost(recipe, GPU_GEN_HOPPER, &rc);
+	if (!(rc.amax_tensors > 0.0) || !(modules > 0.0))
+		return;
+	/* Per region and pass: the cat's and the update's launches. */
+	out->kernels = 2.0 * chunks * (ceil(per_chunk / FP8_CAT_BATCH) + ceil(per_chunk / FP8_AMAX_PARAMS_LIMIT));
+	/* rc.amax_tensors (5) amaxes a module over both passes. */
+	out->bytes = modules * rc.amax_tensors * (8.0 + 8.0 * history + 12.0);
+	out->reductions = 2.0 * chunks;
+	out->fwd_reduce_bytes = 4.0 * 3.0 * per_chunk;
+	out->bwd_reduce_bytes = 4.0 * 2.0 * per_chunk;
 }
