@@ -13,6 +13,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "plan/compute.h"
 #include "plan/data_par.h"
 #include "plan/topology.h"
 #include "testutil.h"
@@ -583,6 +584,62 @@ START_TEST(test_zero3_deepspeed05)
 }
 END_TEST
 
+/*
+ * plan-cli dsz3host: DeepSpeed's ZeRO-3 step (stage3.py step(), v0.11.1,
+ * bf16, no offload), per element a GPU owns: the overflow check
+ * isinf(buf).any() and isnan(buf).any() over the bf16 buffer
+ * 2 x (2 + 1 + 1) = 8 B; the norm g.double() (2 + 8) and .norm(2) (8)
+ * = 18 B; flatten (2 + 2) and .to(fp32) (2 + 4) = 10 B; unscale mul_
+ * (4 + 4) = 8 B; FusedAdam on fp32 weights and gradient 4 x 4 + 3 x 4
+ * = 28 B; the bf16 copy (4 + 2) = 6 B: 78 B, less the 36 that
+ * compute_optimizer_time() prices (28 + 4 + 4) = 42 B.
+ * Llama 2 7B on 8 GPUs (FlagPerf's case): 6.738e9 / 8 = 8.4225e8 owned,
+ * 42 x 8.4225e8 = 3.53745e10 B; at 1e12 B/s x 0.5, 0.070749 s.
+ * Its tensors (Hugging Face LlamaForCausalLM): 32 layers x (q, k, v, o,
+ * gate, up, down, two norms) + embedding, final norm, lm_head = 291;
+ * the norm's two launches each: 582.
+ */
+START_TEST(test_zero3_deepspeed_step)
+{
+	struct cluster c;
+	struct plan p;
+	struct framework ds, ds05, ds21;
+
+	test_setup_paths();
+	test_load_profile(PROFILE_FRAMEWORK, "deepspeed", &ds);
+	test_load_profile(PROFILE_FRAMEWORK, "deepspeed-0.5", &ds05);
+	test_load_profile(PROFILE_FRAMEWORK, "deepspeed-2021", &ds21);
+	ck_assert_double_eq(ds.zero3_step_bytes, 8.0 + 18.0 + 10.0 + 8.0 + 28.0 + 6.0 - 36.0);
+	ck_assert_double_eq(ds.zero3_tensor_launches, 2.0);
+	ck_assert_double_eq(ds.host_syncs, 3.0);
+	/* The older profiles keep the generic step (their code differs). */
+	ck_assert_double_eq(ds05.zero3_step_bytes, 0.0);
+	ck_assert_double_eq(ds21.zero3_step_bytes, 0.0);
+	ck_assert_double_eq(ds05.zero3_tensor_launches, 0.0);
+	ck_assert_double_eq(ds21.zero3_tensor_launches, 0.0);
+
+	plan_init(&p);
+	p.dp = 8;
+	p.zero = 3;
+	ck_assert_double_eq_tol(dp_zero3_step_bytes(&p, &ds, 6.738e9 / 8.0), 3.53745e10, 1.0);
+	ck_assert_double_eq(dp_zero3_step_launches(&p, &ds, 291.0), 582.0);
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	c.gpu.memory_bw_Bps = 1e12;
+	c.gpu.memory_efficiency = 0.5;
+	ck_assert_double_eq_tol(compute_memory_time(&c, dp_zero3_step_bytes(&p, &ds, 6.738e9 / 8.0)), 0.070749,
+				1e-6);
+	cluster_release(&c);
+	/* Below stage 3 (stage_1_and_2.py is other code) and for profiles
+	 * without the keys: nothing. */
+	p.zero = 2;
+	ck_assert_double_eq(dp_zero3_step_bytes(&p, &ds, 6.738e9 / 8.0), 0.0);
+	ck_assert_double_eq(dp_zero3_step_launches(&p, &ds, 291.0), 0.0);
+	p.zero = 3;
+	ck_assert_double_eq(dp_zero3_step_bytes(&p, &ds05, 6.738e9 / 8.0), 0.0);
+	ck_assert_double_eq(dp_zero3_step_launches(&p, &ds21, 291.0), 0.0);
+}
+END_TEST
+
 static Suite *
 data_par_suite(void)
 {
@@ -600,6 +657,7 @@ data_par_suite(void)
 	tcase_add_test(tc, test_bucket_tail);
 	tcase_add_test(tc, test_zero3_reduce_bucket_tail);
 	tcase_add_test(tc, test_zero3_deepspeed05);
+	tcase_add_test(tc, test_zero3_deepspeed_step);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -135,7 +135,8 @@ void compute_ends_scale(struct compute_ends *ce, double f);
  * gradient clipping, the zeroing of its gradient buffer of
  * @grad_buffer_params elements, and the casts of its fp8 weights for the
  * next iteration, @fp8_cast_bytes moved (fp8_recipe_cost's weight_bytes
- * per fp8 weight; 0 without fp8).
+ * per fp8 weight; 0 without fp8). estimate.c adds there the bytes of the
+ * ZeRO-3 step's own passes too (dp_zero3_step_bytes), bytes alike.
  */
 double compute_optimizer_time(const struct cluster *c, double params, double grad_buffer_params,
 			      double fp8_cast_bytes);

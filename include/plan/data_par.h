@@ -56,6 +56,20 @@ double dp_bucket_tail(double reduce_s, double bwd_s, double f, double *window);
 bool dp_grad_reduce_overlapped(const struct plan *p, const struct framework *fw);
 
 /**
+ * plan-cli dsz3host: the HBM bytes the ZeRO-3 optimizer step of @owned
+ * parameters moves beyond compute_optimizer_time()'s (fw->zero3_step_bytes
+ * each; 0 below ZeRO-3).
+ */
+double dp_zero3_step_bytes(const struct plan *p, const struct framework *fw, double owned);
+
+/**
+ * plan-cli dsz3host: the launches of the ZeRO-3 optimizer step outside
+ * multi-tensor kernels, for the @tensors parameter tensors a GPU holds a
+ * shard of (fw->zero3_tensor_launches each; 0 below ZeRO-3).
+ */
+double dp_zero3_step_launches(const struct plan *p, const struct framework *fw, double tensors);
+
+/**
  * The ZeRO-3 / FSDP time that one micro-batch of @layers layers, each
  * taking @fwd_s, @bwd_s and @recompute_s, does not hide; the extra time
  * of compute slowed by the collectives it overlaps goes to @slowdown_s.

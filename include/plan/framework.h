@@ -193,6 +193,11 @@ struct framework {
 	/* plan-cli h100: end */
 	double metric_logit_bytes; /**< plan-cli itercost: HBM bytes per logit of the training metrics each micro-batch */
 	int main_grad;            /**< plan-cli hopper: enum framework_main_grad */
+	/* plan-cli dsz3host: the ZeRO-3 optimizer step's own passes */
+	double zero3_step_bytes;  /**< HBM bytes per owned parameter the ZeRO-3 step moves beyond
+				       compute_optimizer_time()'s 36 (overflow check, fp64 norm, casts) */
+	double zero3_tensor_launches; /**< launches per parameter tensor in the ZeRO-3 step, outside
+					   multi-tensor kernels (DeepSpeed's per-tensor gradient norm) */
 };
 
 /**

@@ -420,3 +420,45 @@ dp_zero3_exposed(const struct dp_comm *dc, const struct plan *p, const struct fr
 	*slowdown_s = (fw->overlap_slowdown - 1.0) * overlapped;
 	return exposed;
 }
+
+/*
+ * plan-cli dsz3host: DeepSpeed's ZeRO-3 optimizer step, counted from
+ * deepspeed/runtime/zero/stage3.py (v0.11.1, which FlagPerf's
+ * llama2_7b-deepspeed case names; the same code at v0.16), step() with
+ * bf16 and no offload. Under ZeRO the gradient partitions are kept in the
+ * model dtype (engine.py get_data_types: grad_accum_dtype = bf16, 2
+ * bytes); per element this GPU owns:
+ *   has_overflow: torch.isinf(buffer).any() and torch.isnan(...).any()
+ *     over the flat bf16 buffer: (read 2, write 1, read 1) x 2    =  8
+ *   get_grad_norm_direct: per tensor g.double() (read 2, write 8)
+ *     and .norm(2) (read 8)                                        = 18
+ *   _prepare_fp32_grad_for_sub_group: flatten (torch.cat: read 2,
+ *     write 2) and .to(fp32) (read 2, write 4)                     = 10
+ *   unscale_and_clip_grads: the fp32 gradient mul_ (read 4, write 4) = 8
+ *   FusedAdam over fp32 weights with the fp32 gradient: read 4 x 4,
+ *     write 3 x 4                                                  = 28
+ *   _reassign_or_swap_out_partitioned_parameters: the bf16 copy_ of
+ *     the fp32 weights (read 4, write 2)                           =  6
+ * 78 bytes in all, where compute_optimizer_time() prices 36 (Adam 28
+ * with the 16-bit reads and writes, the clip norm's 4, a zeroing of the
+ * gradient buffer's 4 that stage 3 does not do: micro_step_id 0 copies
+ * over it in partition_grads): 42 more (frameworks/deepspeed.yaml).
+ * The norm launches two kernels per parameter tensor (a Python loop over
+ * the partitions) between two host synchronisations (has_overflow's and
+ * its own .item()), the GPU queue empty: host time, launch by launch.
+ */
+double
+dp_zero3_step_bytes(const struct plan *p, const struct framework *fw, double owned)
+{
+	if (p->zero < 3 || !fw || !(owned > 0.0))
+		return 0.0;
+	return fw->zero3_step_bytes * owned;
+}
+
+double
+dp_zero3_step_launches(const struct plan *p, const struct framework *fw, double tensors)
+{
+	if (p->zero < 3 || !fw || !(tensors > 0.0))
+		return 0.0;
+	return fw->zero3_tensor_launches * tensors;
+}

@@ -512,10 +512,13 @@ stage_tail(const struct model *m, const struct plan *p, const struct layer_costs
 	/* The optimizer steps this GPU's shard: dense states over the DP
 	 * group (or the MiCS group), expert states over the expert-DP ranks that
 	 * hold the same experts. */
+	/* plan-cli dsz3host: and the ZeRO-3 step's own passes (data_par.c
+	 * dp_zero3_step_bytes: DeepSpeed's stage3.py). */
 	t->optimizer_s = lc->pace *
 			 compute_optimizer_time(c, (params - expert) / shard + expert / eshard,
 						p->zero >= 2 ? (params - expert) / shard + expert / eshard : params,
-						p->precision == PLAN_PRECISION_FP8 ? params * fp8_recipe_weight_bytes(p, fw, &c->gpu) : 0.0);
+						(p->precision == PLAN_PRECISION_FP8 ? params * fp8_recipe_weight_bytes(p, fw, &c->gpu) : 0.0) +
+							dp_zero3_step_bytes(p, fw, (params - expert) / shard + expert / eshard));
 	t->total = t->dp_exposed + t->codec_s + t->optimizer_s + fw->iteration_overhead_s;
 }
 
@@ -859,7 +862,10 @@ core_host(struct core *x, const struct estimate *out)
 		  host_layer_tensors(x->m, model_is_moe(x->m), (double)x->m->moe.experts / p->ep) + 2.0;
 	if (p->zero >= 1 && p->zero < 3)
 		tensors = ceil(tensors / shard);
-	launches = host_optimizer_launches(tensors, params / shard, fw->optimizer_passes);
+	/* plan-cli dsz3host: ZeRO-3 shards every tensor, each GPU loops over
+	 * all of them (dp_zero3_step_launches: DeepSpeed's per-tensor norm). */
+	launches = host_optimizer_launches(tensors, params / shard, fw->optimizer_passes) +
+		   dp_zero3_step_launches(p, fw, tensors);
 	x->launch_iter = host_exposed_s(x->tail.optimizer_s, host_eager_s(fw, launches));
 	x->fixed_iter = fw->host_syncs * fw->host_launch_s;
 }

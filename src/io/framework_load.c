@@ -175,6 +175,16 @@ const struct schema_key framework_schema[] = {
 		  "the step before (p2p: Megatron-Core with Transformer Engine) or one all-gather of every "
 		  "rank's K and V after the first block, exposed (allgather: PyTorch's context_parallel, "
 		  "torchtitan's default rotate method)" },
+	/* plan-cli dsz3host */
+	{ .key = "zero3_step_bytes", .type = SCHEMA_NUMBER, .offset = OFF(zero3_step_bytes), .min = 0,
+	  .max = 256, .def = "0",
+	  .help = "HBM bytes per owned parameter that the ZeRO-3 optimizer step moves beyond Adam's 28, the "
+		  "clip norm's 4 and the gradient-buffer zeroing's 4: 0, none; DeepSpeed's stage3.py 42 (its "
+		  "overflow check, fp64 gradient norm, flatten and fp32 cast, unscale, separate bf16 copy)" },
+	{ .key = "zero3_tensor_launches", .type = SCHEMA_NUMBER, .offset = OFF(zero3_tensor_launches),
+	  .min = 0, .max = 64, .def = "0",
+	  .help = "kernel launches per parameter tensor in the ZeRO-3 optimizer step outside multi-tensor "
+		  "kernels: 0, none; DeepSpeed's stage3.py get_grad_norm_direct 2 (.double(), .norm(2))" },
 	/* plan-cli itercost */
 	{ .key = "metric_logit_bytes", .type = SCHEMA_NUMBER, .offset = OFF(metric_logit_bytes), .min = 0,
 	  .max = 256, .def = "0",
