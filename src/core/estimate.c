@@ -1080,6 +1080,7 @@ static const struct {
 	ESTIMATE_FIGURE(details.ep_intra_s), ESTIMATE_FIGURE(details.ep_bytes),
 	ESTIMATE_FIGURE(details.tp_bytes_per_iteration), ESTIMATE_FIGURE(details.pp_bytes_per_iteration),
 	ESTIMATE_FIGURE(details.dp_bytes_per_iteration), ESTIMATE_FIGURE(details.compression_params),
+	ESTIMATE_FIGURE(details.attn_shape_fwd), ESTIMATE_FIGURE(details.attn_shape_bwd),
 	ESTIMATE_FIGURE(memory.weights), ESTIMATE_FIGURE(memory.gradients),
 	ESTIMATE_FIGURE(memory.optimizer), ESTIMATE_FIGURE(memory.activations),
 	ESTIMATE_FIGURE(memory.other), ESTIMATE_FIGURE(memory.compression),
