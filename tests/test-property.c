@@ -29,6 +29,7 @@ static const char *const model_names[] = {
 static const char *const cluster_names[] = { "selene", "dgx-h100", "aws-p3dn", "mosaicml-a100-40gb" };
 static const char *const framework_names[] = {
 	"megatron-lm", "deepspeed", "pytorch-fsdp", "pytorch-fsdp2", "deepspeed-2021", "llm-foundry",
+	"deepspeed-0.5", /* per-tensor _all_gather_base, no prefetch: the MiCS baseline */
 };
 static const char *const compressor_names[] = { "topk-10", "quantize-4", "powersgd-10", "ae-100" };
 

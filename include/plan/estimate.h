@@ -120,6 +120,14 @@ struct estimate_details {
 	 *  (wave_loss_estimate, plan/wave_loss.h); 0 until it runs. */
 	double gemm_wave_loss_s;
 	bool gemm_wave_loss_known;           /**< wave_loss_estimate ran: the field is written */
+	/* attnshape: the fused attention kernel's shape against the GPU
+	 * profile's reference (plan/attn_shape.h), where attn_shape_known:
+	 * flash attention on a GPU whose profile states that shape. */
+	bool attn_shape_known;
+	int attn_kernel;                     /**< PLAN_ATTN_*, resolved: the profile's named by generation */
+	double attn_head_dim_qk, attn_head_dim_v;          /**< the model's */
+	double attn_padded_head_dim_qk, attn_padded_head_dim_v; /**< what the kernel runs */
+	double attn_shape_fwd, attn_shape_bwd; /**< time multipliers against the reference shape */
 	int compressed_layers;               /**< TP-compressed layers on the bottleneck stage */
 	double compression_params;           /**< AE parameters added on the bottleneck stage */
 	int dp_compress_scheme;              /**< enum compress_dp_scheme used */

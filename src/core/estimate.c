@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "plan/attn_shape.h"
 #include "plan/compression.h"
 #include "plan/compute.h"
 #include "plan/context_par.h"
@@ -937,6 +938,39 @@ core_layer_details(const struct core *x, struct estimate *out)
 	}
 }
 
+/*
+ * attnshape: the factors compute_flash_attention_kernel applies (the same
+ * call, attn_shape_factors, on the same arguments), for the text output
+ * to name. The profile's own kernel is named as the gpus/ profiles
+ * measured it: FlashAttention-2 on Ampere, FlashAttention-3 on Hopper,
+ * cuDNN's on Blackwell (attn_shape_padded_head_dim pads it so).
+ */
+static void
+core_attn_shape(const struct core *x, struct estimate_details *d)
+{
+	const struct model *m = x->m;
+	const struct plan *p = x->p;
+	enum gpu_generation gen = x->c->gpu.generation;
+	int kernel = compute_attention_kernel(p, x->fw);
+	double s = p->seq_len * (p->cp > 1 ? p->cp : 1);
+	struct attn_shape f;
+
+	d->attn_shape_known = p->flash_attention &&
+			      (gen == GPU_GEN_AMPERE || gen == GPU_GEN_HOPPER || gen == GPU_GEN_BLACKWELL);
+	if (!d->attn_shape_known)
+		return;
+	if (kernel == PLAN_ATTN_PROFILE)
+		kernel = gen == GPU_GEN_AMPERE ? PLAN_ATTN_FA2 : gen == GPU_GEN_HOPPER ? PLAN_ATTN_FA3 : PLAN_ATTN_CUDNN;
+	f = attn_shape_factors(&x->c->gpu, kernel, model_qk_head_dim(m), model_v_head_dim(m), s, m->causal);
+	d->attn_kernel = kernel;
+	d->attn_head_dim_qk = model_qk_head_dim(m);
+	d->attn_head_dim_v = model_v_head_dim(m);
+	d->attn_padded_head_dim_qk = attn_shape_padded_head_dim(kernel, gen, d->attn_head_dim_qk);
+	d->attn_padded_head_dim_v = attn_shape_padded_head_dim(kernel, gen, d->attn_head_dim_v);
+	d->attn_shape_fwd = f.fwd;
+	d->attn_shape_bwd = f.bwd;
+}
+
 /* What the formatters show beside the breakdown. */
 static void
 core_details(const struct core *x, struct estimate *out)
@@ -971,6 +1005,7 @@ core_details(const struct core *x, struct estimate *out)
 	d->tp_inter_node = x->lay.tp.nodes > 1;
 	d->dp_inter_node = x->lay.dp.nodes > 1;
 	d->pp_inter_node = x->lay.pp_inter_node;
+	core_attn_shape(x, d);
 }
 
 /* Sizes, FLOPs and the rates that follow from the iteration time. */
@@ -1045,6 +1080,7 @@ static const struct {
 	ESTIMATE_FIGURE(details.ep_intra_s), ESTIMATE_FIGURE(details.ep_bytes),
 	ESTIMATE_FIGURE(details.tp_bytes_per_iteration), ESTIMATE_FIGURE(details.pp_bytes_per_iteration),
 	ESTIMATE_FIGURE(details.dp_bytes_per_iteration), ESTIMATE_FIGURE(details.compression_params),
+	ESTIMATE_FIGURE(details.attn_shape_fwd), ESTIMATE_FIGURE(details.attn_shape_bwd),
 	ESTIMATE_FIGURE(memory.weights), ESTIMATE_FIGURE(memory.gradients),
 	ESTIMATE_FIGURE(memory.optimizer), ESTIMATE_FIGURE(memory.activations),
 	ESTIMATE_FIGURE(memory.other), ESTIMATE_FIGURE(memory.compression),

@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -138,6 +139,22 @@ power_limit_bounds(const struct cluster *c, struct calib_key *out, struct plan_e
 	return true;
 }
 
+/*
+ * gpu_check (gpu_load.c) refuses a profile whose peak_flops_fp8, where
+ * it has one, is below peak_flops: the two peaks bound each other, so
+ * that what calibrate fits it can write and read back (issue 28). Each
+ * is bounded by the other's profile value; fitted together, the pair the
+ * fit reaches may still cross, and the load-back check then refuses it.
+ */
+static void
+peak_bounds(const struct cluster *c, const char *key, struct calib_key *out)
+{
+	if (strcmp(key, "peak_flops") == 0 && c->gpu.peak_flops_fp8 > 0)
+		out->hi = fmin(out->hi, c->gpu.peak_flops_fp8);
+	else if (strcmp(key, "peak_flops_fp8") == 0)
+		out->lo = fmax(out->lo, c->gpu.peak_flops);
+}
+
 bool
 calib_key_resolve(const char *path, struct cluster *c, struct framework *fw, struct calib_key *out,
 		  struct plan_error *err)
@@ -172,6 +189,8 @@ calib_key_resolve(const char *path, struct cluster *c, struct framework *fw, str
 			out->unit = out->quantity ? units_si_symbol(k->unit) : "";
 			if (!is_fw && strcmp(path, "gpu.power_limit") == 0)
 				return power_limit_bounds(c, out, err);
+			if (!is_fw && strcmp(names[b], "gpu") == 0)
+				peak_bounds(c, k->key, out);
 			return true;
 		}
 	}

@@ -3,7 +3,9 @@
  * "intra_node.KEY", "inter_node.KEY" (numbers and quantities of the
  * cluster schema) and "framework.KEY" (of the framework schema). Each
  * keeps the range its schema row declares, but gpu.power_limit, which
- * runs from a fifth of gpu.rated_power to it (calib_keys.c). Whole
+ * runs from a fifth of gpu.rated_power to it, and gpu.peak_flops and
+ * gpu.peak_flops_fp8, each bounded by the other's profile value where
+ * the GPU has an fp8 peak (calib_keys.c). Whole
  * numbers (the wave model's sm_count and tiles), choices and strings are
  * not fitted; each is refused with its reason.
  */
@@ -22,7 +24,8 @@
 struct calib_key {
 	char path[CALIB_KEY_LEN];
 	double *value;     /**< in the cluster or the framework given to calib_key_resolve */
-	double lo, hi;     /**< the schema's min and max (gpu.power_limit: 0.2 to 1 x rated_power) */
+	double lo, hi;     /**< the schema's min and max (gpu.power_limit: 0.2 to 1 x rated_power;
+			    *   gpu.peak_flops at most peak_flops_fp8, which is at least peak_flops) */
 	bool framework;    /**< a framework key */
 	bool quantity;     /**< with a unit: unit is its SI symbol */
 	const char *unit;  /**< "" for a plain number */

@@ -209,6 +209,21 @@ when_wave_loss(const struct report *r)
 	return r->est->details.gemm_wave_loss_known;
 }
 
+/* attnshape: flash attention on a GPU whose profile states the shape its
+ * attention efficiencies hold at (estimate.c core_attn_shape). */
+static bool
+when_attn_shape(const struct report *r)
+{
+	return r->est->details.attn_shape_known;
+}
+
+static void
+get_attn_kernel(const struct field *f, const struct report *r, int i, struct field_value *v)
+{
+	(void)f, (void)i;
+	v->s = plan_attention_kernel_names[r->est->details.attn_kernel];
+}
+
 #define BATCH(m) EST(batching.m), .present = when_batching
 #define BATCH_NAMES(m, n) MEMBER(FIELD_SRC_ESTIMATE, struct estimate, batching.m), .type = FIELD_NAME, \
 	.names = n, .present = when_batching
@@ -335,6 +350,11 @@ const struct field field_table[] = {
 	{ "details.compute_attention_s", "compute_attention_s", CSV_S, "s", "of compute and recompute: the attention cores", EST(details.compute_attention_s) },
 	{ "details.compute_other_s", "compute_other_s", CSV_S, "s", "of compute and recompute: element-wise kernels and the loss", EST(details.compute_other_s) },
 	{ "details.gemm_wave_loss_s", "gemm_wave_loss_s", CSV_S, "s", "of the iteration, what the GEMMs' partial last waves of tiles add (the prediction minus the same plan without waves, sm_count 0); predict's plan and optimize's listed plans only", EST(details.gemm_wave_loss_s), .present = when_wave_loss },
+	{ "details.attention_kernel", NULL, NULL, "", "the fused attention kernel that runs (the profile's named: fa2 on Ampere, fa3 on Hopper, cudnn on Blackwell); with flash attention on an Ampere, Hopper or Blackwell GPU only", FUNC(FIELD_NAME, get_attn_kernel), .present = when_attn_shape },
+	{ "details.attention_padded_head_dim_qk", NULL, NULL, "", "the query-key head dim the kernel runs, padded up to a size it is compiled for", EST(details.attn_padded_head_dim_qk), .present = when_attn_shape },
+	{ "details.attention_padded_head_dim_v", NULL, NULL, "", "the value head dim the kernel runs, likewise", EST(details.attn_padded_head_dim_v), .present = when_attn_shape },
+	{ "details.attention_shape_fwd", NULL, NULL, "", "the fused attention forward's time against the GPU profile's reference shape (head dim 128, seq 4096): padding, exponentials, causal diagonal tiles", EST(details.attn_shape_fwd), .present = when_attn_shape },
+	{ "details.attention_shape_bwd", NULL, NULL, "", "the same for the backward", EST(details.attn_shape_bwd), .present = when_attn_shape },
 	{ "details.pace_factor", NULL, NULL, "", "GPU time x this: the slowest of the plan's GPUs (the GPU's speed_variation)", EST(details.pace_factor) },
 	{ "details.bottleneck_stage", NULL, NULL, "", "the stage that sets the pace", EST(details.bottleneck_stage) },
 	{ "details.tail_stage", NULL, NULL, "", "the stage whose DP sync and optimizer end the iteration", EST(details.tail_stage) },

@@ -1,3 +1,4 @@
+#include "plan/attn_shape.h"
 #include "plan/compute.h"
 #include "plan/data_par.h"
 #include "plan/compression.h"
@@ -309,6 +310,27 @@ format_text_layout(FILE *out, const struct report *r)
 
 /* The time, the throughput and the breakdown of the iteration; false when
  * a row is not in field_table. */
+/* "head dim 128 (runs as 128)", or both dims where they differ (MLA's
+ * 192 / 128). */
+static void
+text_head_dims(FILE *out, const struct estimate_details *d)
+{
+	if (d->attn_head_dim_qk == d->attn_head_dim_v)
+		fprintf(out, "head dim %g (runs as %g)", d->attn_head_dim_qk, d->attn_padded_head_dim_qk);
+	else
+		fprintf(out, "head dims %g / %g (run as %g / %g)", d->attn_head_dim_qk, d->attn_head_dim_v,
+			d->attn_padded_head_dim_qk, d->attn_padded_head_dim_v);
+}
+
+static void
+format_text_attn_shape(FILE *out, const struct estimate_details *d)
+{
+	fprintf(out, "  attention kernel %s: ", plan_attention_kernel_names[d->attn_kernel]);
+	text_head_dims(out, d);
+	fprintf(out, ", x %.3f forward, x %.3f backward against head dim %g, seq %g\n",
+		d->attn_shape_fwd, d->attn_shape_bwd, ATTN_SHAPE_REF_HEAD_DIM, ATTN_SHAPE_REF_SEQ);
+}
+
 static bool
 format_text_time(FILE *out, const struct report *r)
 {
@@ -350,6 +372,10 @@ format_text_time(FILE *out, const struct report *r)
 	if (d->gemm_wave_loss_known)
 		fprintf(out, "  gemm wave loss: partial last waves of tiles add %.4f s (%.1f %% of the iteration)\n",
 			d->gemm_wave_loss_s, T > 0 ? 100.0 * d->gemm_wave_loss_s / T : 0.0);
+	/* attnshape: the fused kernel's head-dim padding and its time against
+	 * the shape the GPU profile's attention efficiencies hold at. */
+	if (d->attn_shape_known)
+		format_text_attn_shape(out, d);
 	fprintf(out, "  dp traffic %.4f s in all, %.4f s hidden behind computation\n\n",
 		d->dp_total_s, d->dp_total_s - b->dp_comm > 0 ? d->dp_total_s - b->dp_comm : 0.0);
 	return true;

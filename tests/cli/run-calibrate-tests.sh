@@ -165,7 +165,7 @@ check "the four held-out plans within 1 % with the calibrated profile" \
 # that fast (efficiency at most 1), so both levels run to their bound and
 # are left out, and the GEMM throughput alone is fitted. (At 1/0.6 the
 # GEMMs alone, with the network at its profile values, would need a peak
-# above the fp8 peak: a profile that does not load back.)
+# above the fp8 peak: see below.)
 awk -F, 'BEGIN { OFS = "," } NR == 1 { print; next } { $18 = $18 / 1.15 * 0.65; print }' "$tmp/slow.csv" >"$tmp/fast.csv"
 cal --runs "$tmp/fast.csv" --cluster dgx-h100 --output "$tmp/fast.yaml"
 check "keys that run to their bound are left out and said so; the others refitted" \
@@ -179,6 +179,20 @@ check "keys that run to their bound are left out and said so; the others refitte
 check "the left-out keys are written at their profile values, 0.75 and 0.85" \
 	'[ "$(grep -c "^  efficiency: 0.75$" "$tmp/fast.yaml")" -eq 1 ] && [ "$(grep -c "^  efficiency: 0.85$" "$tmp/fast.yaml")" -eq 1 ]'
 check "MAPE before is the rows' own error, 53.85 %" 'grep -q "^MAPE before 53.85 %" "$tmp/out"'
+
+# At 1/0.6 the GEMMs alone would need a peak above dgx-h100's fp8 peak,
+# 1979 TFLOPS, which gpu_check refuses: the fit searched up to the schema
+# maximum, found 2006 TFLOPS and then could not write the profile. The
+# fp8 peak now bounds the search (calib_keys.c), so the fit reports the
+# bound it ran to, and neither writes nor half-writes a profile.
+awk -F, 'BEGIN { OFS = "," } NR == 1 { print; next } { $18 = $18 / 1.15 * 0.6; print }' "$tmp/slow.csv" >"$tmp/faster.csv"
+fails "gpu.peak_flops is bounded by the fp8 peak, 1979 TFLOPS" 2 \
+	"these runs drive 'gpu.peak_flops' to its upper bound (1.979e+15)" \
+	--runs "$tmp/faster.csv" --cluster dgx-h100 --output "$tmp/faster.yaml" --fit gpu.peak_flops
+check "no profile written" '[ ! -e "$tmp/faster.yaml" ]'
+cal --runs "$tmp/faster.csv" --cluster dgx-h100 --output "$tmp/faster.yaml"
+check "the default keys: no fitted peak above the fp8 peak (the profile would not load back)" \
+	'! grep -q "would not load back" "$tmp/err"'
 
 # calibrate --nccl-tests and --gemm are fit-logs.
 "$bin" calibrate --nccl-tests "$root/tests/data/nccl/all_reduce_perf-8xh100.log" --format json >"$tmp/a.json" 2>"$tmp/err"

@@ -120,4 +120,30 @@ mapfile -t best_args < <(jq -r ".best.predict_args[]" "$tmp/opt.json")
 check "optimize JSON: best and top carry details.gemm_wave_loss_s, the best's as predict's" \
 	'jq -e "[.best, .top[]] | all(.details.gemm_wave_loss_s >= 0)" "$tmp/opt.json" >/dev/null &&
 	 [ "$(jq ".best.details.gemm_wave_loss_s" "$tmp/opt.json")" = "$(jq ".details.gemm_wave_loss_s" "$tmp/opt-best.json")" ]'
+
+# attnshape: the fused attention's shape against the GPU profile's
+# reference (head dim 128, seq 4096), on the text line and in the JSON.
+# GPT 1.7B (head dim 2304 / 24 = 96, causal, seq 2048) on selene's A100
+# under megatron-lm (cuDNN's kernel: padded to the MMA's 16, so 96;
+# r = 2048 / 16 = 128 tensor FLOPs an exponential), by hand from
+# attn_shape.c: forward executed = counted = 2 (96 + 96) = 384 FLOPs a
+# score, under the reference's 4 x 128 = 512: (384 + 128) / 384 over
+# (512 + 128) / 512 = 1.33333 / 1.25 = 1.06667; causal diagonal tiles
+# (1 + 128 / 2048) / (1 + 128 / 4096) = 1.0625 / 1.03125 = 1.03030:
+# forward 1.06667 x 1.03030 = 1.09899. Backward 6 x 96 + 4 x 96 = 960
+# under 1280: (960 + 128) / 960 over (1280 + 128) / 1280 = 1.13333 / 1.1
+# = 1.03030, x 1.03030 = 1.06152.
+shape=(predict --model gpt-1.7b --cluster selene --gpus 32 --micro-batch 4 --global-batch 512)
+"$bin" "${shape[@]}" --format json >"$tmp/shape.json" 2>"$tmp/err"
+"$bin" "${shape[@]}" >"$tmp/shape.txt" 2>>"$tmp/err"
+check "predict JSON: the attention kernel, its padded head dims and its shape factors (1.09899, 1.06152 by hand)" \
+	'jq -e ".details | .attention_kernel == \"cudnn\" and .attention_padded_head_dim_qk == 96 and
+	 .attention_padded_head_dim_v == 96 and (.attention_shape_fwd - 1.09899 | fabs) < 1e-5 and
+	 (.attention_shape_bwd - 1.06152 | fabs) < 1e-5" "$tmp/shape.json" >/dev/null'
+check "predict text: the attention kernel line names the padding and the factors" \
+	'grep -qx "  attention kernel cudnn: head dim 96 (runs as 96), x 1.099 forward, x 1.062 backward against head dim 128, seq 4096" "$tmp/shape.txt"'
+"$bin" predict --model gpt-1.7b --cluster selene --gpus 32 --micro-batch 4 --global-batch 512 --no-flash-attention \
+	--format json >"$tmp/noflash.json" 2>>"$tmp/err"
+check "predict JSON: no attention shape fields without flash attention" \
+	'jq -e ".details | has(\"attention_shape_fwd\") | not" "$tmp/noflash.json" >/dev/null'
 finish
