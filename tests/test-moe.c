@@ -730,22 +730,30 @@ END_TEST
  * a GEMM of F FLOPs takes F / 5e13 + overhead), the toy model (h 1024, a
  * plain two-matrix MLP) with @moe as its moe: block, and a plan of tp 1,
  * ep 1, micro-batch 1 of 1024 tokens. A Hopper (its TMA epilogue: the
- * fused main_grad traffic is a roofline) with no wave model (sm_count 0).
+ * fused main_grad traffic is a roofline) with no wave model (sm_count 0);
+ * @gpu_extra adds GPU keys (the fp8 tests' peaks and speed-ups).
  */
 static void
-moe_gemm_fixture(struct cluster *c, struct model *m, struct plan *p, const char *gemm_overhead, const char *moe)
+moe_gpu_fixture(struct cluster *c, struct model *m, struct plan *p, const char *gpu_extra, const char *gemm_overhead,
+		const char *moe)
 {
-	char cyaml[512];
+	char cyaml[640];
 
 	snprintf(cyaml, sizeof(cyaml),
 		 "name: t\nnodes: 1\ngpus_per_node: 8\n"
-		 "gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  memory: 80 GiB\n  memory_bandwidth: 1000 GB/s\n"
+		 "gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n%s  memory: 80 GiB\n  memory_bandwidth: 1000 GB/s\n"
 		 "  memory_efficiency: 1.0\n  gemm_efficiency_max: 0.5\n  gemm_overhead: %s\n"
 		 "  launch_overhead: 0 s\n  generation: hopper\n  sm_count: 0\n"
 		 "intra_node:\n  bandwidth: 100 GB/s\n"
 		 "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n",
-		 gemm_overhead);
+		 gpu_extra, gemm_overhead);
 	moe_toy_fixture(c, m, p, cyaml, moe, 1);
+}
+
+static void
+moe_gemm_fixture(struct cluster *c, struct model *m, struct plan *p, const char *gemm_overhead, const char *moe)
+{
+	moe_gpu_fixture(c, m, p, "", gemm_overhead, moe);
 }
 
 /*
@@ -1053,18 +1061,9 @@ END_TEST
 static void
 moe_fp8_fixture(struct cluster *c, struct model *m, struct plan *p, const char *overhead, const char *moe)
 {
-	char cyaml[640];
-
-	snprintf(cyaml, sizeof(cyaml),
-		 "name: t\nnodes: 1\ngpus_per_node: 8\n"
-		 "gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  peak_flops_fp8: 200 TFLOPS\n"
-		 "  fp8_gemm_ratio: 1.0\n  fp8_fast_accum_speedup: 1.25\n  memory: 80 GiB\n"
-		 "  memory_bandwidth: 1000 GB/s\n  memory_efficiency: 1.0\n  gemm_efficiency_max: 0.5\n"
-		 "  gemm_overhead: %s\n  launch_overhead: 0 s\n  generation: hopper\n  sm_count: 0\n"
-		 "intra_node:\n  bandwidth: 100 GB/s\n"
-		 "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n",
-		 overhead);
-	moe_toy_fixture(c, m, p, cyaml, moe, 1);
+	moe_gpu_fixture(c, m, p,
+			"  peak_flops_fp8: 200 TFLOPS\n  fp8_gemm_ratio: 1.0\n  fp8_fast_accum_speedup: 1.25\n",
+			overhead, moe);
 	p->precision = PLAN_PRECISION_FP8;
 }
 
