@@ -492,7 +492,7 @@ START_TEST(test_etp_comm_by_hand)
 	topology_plan(&p, &c, &lay);
 	ck_assert_int_eq(lay.etp.size, 2);
 	memset(&cl, 0, sizeof(cl));
-	ep_layer_comm(&m, &p, &c, &lay, &cl, &ec);
+	ep_layer_comm(&m, &p, &c, NULL, &lay, &cl, &ec);
 	ck_assert_double_eq_tol(ec.bytes, 1048576.0, 1e-6);
 	ck_assert_double_eq_tol(ec.etp_s, 2.297152e-5, 1e-15);
 	ck_assert_double_eq_tol(ec.fwd_s, 2.0 * ec.a2a_s + 2.297152e-5, 1e-15);
@@ -500,8 +500,102 @@ START_TEST(test_etp_comm_by_hand)
 	p.etp = 1;
 	p.ep = 8;
 	topology_plan(&p, &c, &lay);
-	ep_layer_comm(&m, &p, &c, &lay, &cl, &ec);
+	ep_layer_comm(&m, &p, &c, NULL, &lay, &cl, &ec);
 	ck_assert_double_eq(ec.etp_s, 0.0);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * Megatron-Core core_v0.5-v0.6's allgather dispatcher (framework
+ * moe_dispatcher allgather_mask; token_dispatcher.py): the toy GPT, 8
+ * experts top-2, b 1, s 1024, tp 2 with SP, ep 1, on the toy cluster (2
+ * ranks of one node, 100 GB/s, 1 us a ring step, launch 2 us). Every
+ * rank gathers ep x b s = 1024 tokens: hidden states 1024 x 1024 x 2 =
+ * 2,097,152 B, indices 8 x 2 x 1024 = 16,384 B, probs 2 x 2 x 1024 =
+ * 4,096 B. A 2-rank ring gather or reduce-scatter is one step of 1 us +
+ * N/2 / 1e11: 11.48576 us, 1.08192 us, 1.02048 us. Forward: the three
+ * gathers and the output's reduce-scatter, 25.07392 us; backward: the
+ * hidden states' reduce-scatter and all-gather and the probs'
+ * reduce-scatter, 23.992 us. No all-to-all. The host: four
+ * synchronisations (two masked_select, nonzero, .cpu()), two launches
+ * each: 16 us, whatever dropless says. Without SP (and ep 1) no
+ * collective.
+ */
+START_TEST(test_allgather_mask_comm_by_hand)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct plan_layout lay;
+	struct compute_layer cl;
+	struct ep_layer_comm ec;
+	struct ep_layer_fixed ef;
+	struct framework fw;
+	struct plan_error err;
+
+	moe_toy_fixture(&c, &m, &p, TOY_CLUSTER_YAML_LAUNCH("2 us"), "  experts: 8\n  top_k: 2\n", 4);
+	ck_assert_msg(framework_load_string(&fw, "ag.yaml", "name: ag\nmoe_dispatcher: allgather_mask\n", &err),
+		      "%s", err.message);
+	p.tp = 2;
+	p.ep = 1;
+	p.sequence_parallel = true;
+	topology_plan(&p, &c, &lay);
+	memset(&cl, 0, sizeof(cl));
+	ep_layer_comm(&m, &p, &c, &fw, &lay, &cl, &ec);
+	ck_assert_double_eq_tol(ec.fwd_s, 25.07392e-6, 1e-15);
+	ck_assert_double_eq_tol(ec.bwd_s, 23.992e-6, 1e-15);
+	ck_assert_double_eq(ec.a2a_s, 0.0);
+	ck_assert_double_eq_tol(ec.total_s, 49.06592e-6, 1e-15);
+	ep_layer_fixed(&m, &p, &c, &fw, &lay, &ef);
+	ck_assert_double_eq_tol(ef.sync_s, 16e-6, 1e-15);
+	p.sequence_parallel = false;
+	ep_layer_comm(&m, &p, &c, &fw, &lay, &cl, &ec);
+	ck_assert_double_eq(ec.total_s, 0.0);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * The allgather_mask dispatcher's permutations (compute.c,
+ * allgather_mask_permute_bytes), on the 1000 GB/s GPU of
+ * test_moe_permute_passes (efficiency 1, launch 1 us): the toy GPT, 8
+ * experts top-2, b 1, s 1024, tp 1, ep 8. Gathered over EP: G = 8 x 1024
+ * = 8192 tokens; one local expert's rows R = 2 x 8192 / 8 = 2048.
+ * Forward (28 R + 6 G) h = (57,344 + 49,152) x 1024 = 109,051,904 B and
+ * 26 launches: 135.051904 us. Backward (34 R + 2 G) h = 86,016 x 1024 =
+ * 88,080,384 B and 12 launches: 100.080384 us. The all-to-all
+ * dispatcher's two passes of 4 bytes over the k b s h = 2,097,152
+ * routed elements and two launches: 18.777216 us forward, twice that
+ * backward. So the layer's backward differs by 100.080384 - 37.554432 =
+ * 62.525952 us, not twice the forward's difference.
+ */
+START_TEST(test_allgather_mask_permute_by_hand)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct compute_layer a2a, ag;
+	struct framework fw;
+	struct plan_error err;
+
+	moe_toy_fixture(&c, &m, &p,
+			"name: t\nnodes: 1\ngpus_per_node: 8\n"
+			"gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  memory: 80 GiB\n"
+			"  memory_bandwidth: 1000 GB/s\n  memory_efficiency: 1.0\n  launch_overhead: 1 us\n"
+			"intra_node:\n  bandwidth: 100 GB/s\n"
+			"inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n",
+			"  experts: 8\n  top_k: 2\n  capacity_factor: 1.0\n", 8);
+	ck_assert_msg(framework_load_string(&fw, "ag.yaml", "name: ag\nmoe_dispatcher: allgather_mask\n", &err),
+		      "%s", err.message);
+	compute_layer_time(&m, &p, &c, NULL, true, &a2a);
+	compute_layer_time(&m, &p, &c, &fw, true, &ag);
+	ck_assert_double_eq_tol(a2a.moe_permute_s, 18.777216e-6, 1e-12);
+	ck_assert_double_eq_tol(a2a.moe_permute_bwd_s, 2.0 * 18.777216e-6, 1e-12);
+	ck_assert_double_eq_tol(ag.moe_permute_s, 135.051904e-6, 1e-12);
+	ck_assert_double_eq_tol(ag.moe_permute_bwd_s, 100.080384e-6, 1e-12);
+	ck_assert_double_eq_tol(ag.fwd_s - a2a.fwd_s, 135.051904e-6 - 18.777216e-6, 1e-12);
+	ck_assert_double_eq_tol(ag.bwd_s - a2a.bwd_s, 62.525952e-6, 1e-12);
 	cluster_release(&c);
 }
 END_TEST
@@ -1016,6 +1110,14 @@ START_TEST(test_moe_wgrad_main_grad_kinds)
 	c.gpu.launch_overhead_s = 2e-6;
 	compute_layer_time(&m, &p, &c, &fw, true, &l);
 	ck_assert_double_eq_tol(l.moe_wgrad_mem_s, 1598.17728e-6, 1e-12);
+	/* gmm (the grouped_gemm package, Megatron-Core core_v0.6's
+	 * GroupedMLP): the bf16 gradient added by DDP's hook, unfused
+	 * whatever main_grad says, one launch a matrix, not an expert: the
+	 * 1342.17728 us of the 10 bytes and 2 x 2 us. */
+	ck_assert_msg(framework_load_string(&fw, "mg.yaml", "name: mg\nmain_grad: fused\nmoe_grouped_gemm: gmm\n",
+					    &err), "%s", err.message);
+	compute_layer_time(&m, &p, &c, &fw, true, &l);
+	ck_assert_double_eq_tol(l.moe_wgrad_mem_s, 1346.17728e-6, 1e-12);
 	c.gpu.launch_overhead_s = 0.0;
 	ck_assert_msg(framework_load_string(&fw, "mg.yaml", "name: mg\nmain_grad: fused\n", &err), "%s", err.message);
 	compute_layer_time(&m, &p, &c, &fw, true, &l);
@@ -1187,6 +1289,8 @@ moe_suite(void)
 	tcase_add_test(tc, test_moe_wgrad_main_grad_kinds); /* expertgrad */
 	tcase_add_test(tc, test_moe_fp8_wgrad_promoting);
 	tcase_add_test(tc, test_moe_synced_stretches_estimate);
+	tcase_add_test(tc, test_allgather_mask_comm_by_hand);
+	tcase_add_test(tc, test_allgather_mask_permute_by_hand);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -23,6 +23,8 @@ struct compute_layer {
 	/* MoE layers' fixed costs inside fwd_s, for their lines of their own (issue 25). */
 	double moe_router_gemm_s; /**< the router's GEMM, in fwd_gemm_s (mlp_fwd_s) */
 	double moe_permute_s;     /**< the token permutations and their launches, in fwd_mem_s */
+	double moe_permute_bwd_s; /**< their backward, in bwd_s: twice moe_permute_s but for the
+				       allgather_mask dispatcher, which counts its own */
 };
 
 /** Times of the embedding (first stage) and logit layer + loss (last stage). */

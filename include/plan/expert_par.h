@@ -3,6 +3,7 @@
 
 #include "plan/cluster.h"
 #include "plan/compute.h"
+#include "plan/framework.h"
 #include "plan/model.h"
 #include "plan/plan.h"
 #include "plan/topology.h"
@@ -46,7 +47,16 @@ struct ep_layer_fixed {
  * router GEMM and the permutations, ep_layer_comm the all-to-alls.
  */
 void ep_layer_fixed(const struct model *m, const struct plan *p, const struct cluster *c,
-		    const struct plan_layout *lay, struct ep_layer_fixed *out);
+		    const struct framework *fw, const struct plan_layout *lay, struct ep_layer_fixed *out);
+
+/**
+ * Whether Megatron-Core core_v0.5-v0.6's MoEAllGatherTokenDispatcher
+ * (framework moe_dispatcher allgather_mask) takes its gathering path:
+ * sequence parallelism with TP, EP, or top-k above 1 (the masked_select
+ * and torch.gather path without a collective); else it hands the tokens
+ * to the experts as they are.
+ */
+bool ep_allgather_gathers(const struct model *m, const struct plan *p);
 
 /**
  * Each MoE layer runs a dispatch and a combine all-to-all in forward and
@@ -58,8 +68,12 @@ void ep_layer_fixed(const struct model *m, const struct plan *p, const struct cl
  * fewer, larger messages on the slow links. With Lancet (Jiang et al.
  * MLSys 2024) the backward all-to-all hides behind the weight-gradient
  * GEMMs and the forward one is pipelined in chunks with the non-MoE work.
+ * With @fw's moe_dispatcher allgather_mask (Megatron-Core core_v0.5-v0.6)
+ * no all-to-all: the tokens' all-gather and the output's reduce-scatter
+ * over TP x EP instead (expert_par.c, ep_allgather_comm).
+ * @fw: the framework, NULL for the built-in one (alltoall).
  * @layer: the MoE layer's compute times (for the overlap).
  */
 void ep_layer_comm(const struct model *m, const struct plan *p, const struct cluster *c,
-		   const struct plan_layout *lay, const struct compute_layer *layer,
+		   const struct framework *fw, const struct plan_layout *lay, const struct compute_layer *layer,
 		   struct ep_layer_comm *out);

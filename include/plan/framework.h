@@ -41,6 +41,18 @@ enum framework_cp_ring {
 enum framework_moe_gemm {
 	FRAMEWORK_MOE_GEMM_TE_STREAMS, /**< Transformer Engine's GroupedLinear: a cuBLAS GEMM per expert on 4 streams */
 	FRAMEWORK_MOE_GEMM_SINGLE,     /**< one grouped kernel over all local experts (torch._grouped_mm) */
+	FRAMEWORK_MOE_GEMM_GMM,        /**< the grouped_gemm package's gmm (Megatron-Core's GroupedMLP,
+					    core_v0.5-v0.6): a cuBLAS GEMM per expert over four streams, the
+					    weight gradients in bf16, added to main_grad by DDP's hook */
+};
+
+/** How its MoE layers move the routed tokens to their experts and back. */
+enum framework_moe_dispatcher {
+	FRAMEWORK_MOE_DISPATCH_ALLTOALL,      /**< permute, all-to-all over EP, expert-TP all-gather
+						   (Megatron-Core's MoEAlltoAllTokenDispatcher) */
+	FRAMEWORK_MOE_DISPATCH_ALLGATHER_MASK, /**< all-gather of the tokens over TP x EP, masked_select,
+						    torch.gather and scatter (Megatron-Core core_v0.5-v0.6's
+						    MoEAllGatherTokenDispatcher) */
 };
 
 /** How its element-wise operators run. */
@@ -126,6 +138,7 @@ extern const char *const framework_attention_names[];
 extern const char *const framework_prefetch_names[];
 extern const char *const framework_cp_ring_names[];
 extern const char *const framework_moe_gemm_names[];
+extern const char *const framework_moe_dispatcher_names[];
 extern const char *const framework_zero_reduce_names[];
 extern const char *const framework_zero_sync_names[];
 extern const char *const framework_main_grad_names[]; /* plan-cli hopper */
@@ -181,6 +194,7 @@ struct framework {
 				       gather buffers (Megatron-FSDP's fsdp_double_buffer) */
 	bool moe_sequential_mlp;  /**< routed experts as Megatron-Core's SequentialMLP (a GEMM per expert), not a grouped GEMM */
 	int moe_grouped_gemm;     /**< enum framework_moe_gemm: how the grouped expert GEMM runs */
+	int moe_dispatcher;       /**< enum framework_moe_dispatcher: how the routed tokens move */
 	int pipeline_split;       /**< plan-cli pipeline: enum plan_pp_split where the even split fails */
 	int zero_grad_reduce;     /**< enum framework_zero_reduce */
 	int zero_param_sync;      /**< enum framework_zero_sync */

@@ -3,6 +3,7 @@
 
 #include "plan/attn_shape.h"
 #include "plan/compute.h"
+#include "plan/expert_par.h"
 #include "plan/fp8_recipe.h"
 
 /*
@@ -174,9 +175,55 @@ static const struct {
  * + 2 bytes an element) and, with grouped-query attention, torchtitan's
  * repeat_kv, which expands k and v to every head (read kv, write h).
  */
+/*
+ * The token permutations of Megatron-Core core_v0.5-v0.6's
+ * MoEAllGatherTokenDispatcher (framework moe_dispatcher allgather_mask;
+ * token_dispatcher.py at core_v0.5.0 and core_v0.6.0), in bytes over the
+ * hidden size h, by @rows = k x tokens local routed rows (R) and
+ * @gathered tokens (G: ep x tokens after the TP x EP all-gather, tokens
+ * without one), each kernel's reads and writes counted once (2-byte
+ * elements; the int64 index maps are h times smaller). Forward:
+ * torch.gather of the local rows (read + write: 4 R), torch.gather
+ * sorting them by expert (4 R); after the experts zeros_like (2 R), the
+ * out-of-place scatter back (a clone, 4 R, and scatter_, 4 R), the
+ * product with the probs (4 R), a zeros of the global shape (2 G) and
+ * the out-of-place scatter_add into it (a clone, 4 G; source read, target
+ * read and written, 6 R): 28 R + 6 G. Backward, as autograd runs it:
+ * scatter_add's and scatter's source gradients are gathers (4 R each),
+ * the product's two gradients a multiply (4 R) and a multiply and a sum
+ * over h (4 + 2 + 2 R), each torch.gather's a zeros and a scatter_add
+ * (2 R + 6 R; 2 G + 6 R): 34 R + 2 G. Kernels: forward three compares,
+ * two masked_select and a nonzero (each a count, a scan and a copy),
+ * argsort (about four radix-sort passes), histc and its copy to the host,
+ * the two gathers and the seven of the unpermutation: 26; backward 12
+ * (the nine above, the probs' masked_select gradient). Without the
+ * gathering path (top-1, no SP, no EP) only the sort's gather and the
+ * scatter back remain, with no product and no scatter_add.
+ */
+static void
+allgather_mask_permute_bytes(const struct model *m, const struct plan *p, double tokens, double *fwd,
+			     double *bwd, int *fwd_kernels, int *bwd_kernels)
+{
+	double gathered = ((p->sequence_parallel && p->tp > 1) || p->ep > 1) ? p->ep * tokens : tokens;
+	double rows = m->moe.capacity_factor * m->moe.top_k * gathered / p->ep, h = m->hidden;
+
+	if (!ep_allgather_gathers(m, p)) {
+		*fwd = (4.0 + 2.0 + 8.0) * rows * h;
+		*bwd = (4.0 + 8.0) * rows * h;
+		*fwd_kernels = 10;
+		*bwd_kernels = 3;
+		return;
+	}
+	*fwd = (28.0 * rows + 6.0 * gathered) * h;
+	*bwd = (34.0 * rows + 2.0 * gathered) * h;
+	*fwd_kernels = 26;
+	*bwd_kernels = 12;
+}
+
 static double
 layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, bool sequential, int ew,
-		    double *attn_core, int *kernels, double *permute_bytes, int *permute_kernels)
+		    int dispatcher, double *attn_core, int *kernels, double *permute_bytes, int *permute_kernels,
+		    double *permute_bwd_bytes, int *permute_bwd_kernels)
 {
 	double t = p->tp, b = p->micro_batch, s = p->seq_len, h = m->hidden;
 	double tokens = b * s;
@@ -214,6 +261,12 @@ layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, bool 
 
 		*permute_bytes = passes * 4.0 * tokens * m->moe.capacity_factor * m->moe.top_k * h / t;
 		*permute_kernels = sort ? 4 : 2;
+		/* Element-wise convention: the backward twice the forward. */
+		*permute_bwd_bytes = 2.0 * *permute_bytes;
+		*permute_bwd_kernels = 2 * *permute_kernels;
+		if (dispatcher == FRAMEWORK_MOE_DISPATCH_ALLGATHER_MASK)
+			allgather_mask_permute_bytes(m, p, tokens, permute_bytes, permute_bwd_bytes, permute_kernels,
+						     permute_bwd_kernels);
 		bytes += *permute_bytes;
 		*kernels += *permute_kernels;
 		/* SequentialMLP: each local expert's MLP its own activation. */
@@ -331,7 +384,7 @@ moe_expert_gemm(const struct cluster *c, const struct plan *p, double rows, doub
 		 * forward's time and half what the call added to bwd_gemm_s)
 		 * takes no less than the experts' promoting GEMMs four at a
 		 * time. A single grouped kernel: the group alone. */
-		if (grouped == FRAMEWORK_MOE_GEMM_TE_STREAMS) {
+		if (grouped == FRAMEWORK_MOE_GEMM_TE_STREAMS || grouped == FRAMEWORK_MOE_GEMM_GMM) {
 			double split = time + 0.5 * (casts->bwd_gemm_s - before);
 			double each = local * compute_linear_time(c, p, rows, n, k, 1, &one) / streams;
 			double each_split = each + 0.5 * local * one.bwd_gemm_s / streams;
@@ -344,6 +397,15 @@ moe_expert_gemm(const struct cluster *c, const struct plan *p, double rows, doub
 	 * forward's, and under fp8 half the promoting difference this call
 	 * added. */
 	wgrad_s = time + 0.5 * (casts->bwd_gemm_s - before);
+	if (!sequential && grouped == FRAMEWORK_MOE_GEMM_GMM && main_grad != FRAMEWORK_MG_NONE) {
+		/* gmm writes the bf16 gradient of the whole matrix (one
+		 * parameter for all local experts); DDP's hook adds it to the
+		 * fp32 main_grad (main_grad.add_(param.grad), megatron/core/
+		 * distributed/distributed_data_parallel.py, core_v0.6.0): the
+		 * unfused rule, one launch a matrix. */
+		*wgrad_mem_s += main_grad_traffic(c, FRAMEWORK_MG_UNFUSED, 0.0, local * n * k, 1.0, wgrad_s);
+		return time;
+	}
 	*wgrad_mem_s += main_grad_traffic(c, main_grad, local * operand * rows * (n + k), local * n * k, local, wgrad_s);
 	return time;
 }
@@ -867,8 +929,8 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 {
 	double gemm = 0.0, attn_gemm, attn_bwd = 0.0, attn_mem, mem_bytes;
 	struct compute_casts casts = { .bytes = 0.0, .recipe = fp8_recipe_resolve(p, fw) };
-	double cast_fwd_s, cast_bwd_s, permute_bytes = 0.0;
-	int kernels, permute_kernels = 0;
+	double cast_fwd_s, cast_bwd_s, permute_bytes = 0.0, permute_bwd_bytes = 0.0;
+	int kernels, permute_kernels = 0, permute_bwd_kernels = 0;
 
 	layer_attention_gemms(m, p, c, &casts, out);
 	gemm += out->qkv_fwd_s + out->proj_fwd_s;
@@ -880,9 +942,12 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 	layer_attention_core(m, p, c, fw, &attn_gemm, &attn_bwd);
 	gemm += attn_gemm;
 	mem_bytes = layer_fwd_mem_bytes(m, p, moe, fw && fw->moe_sequential_mlp,
-					fw ? fw->elementwise : FRAMEWORK_EW_FUSED, &attn_mem, &kernels, &permute_bytes,
-					&permute_kernels);
+					fw ? fw->elementwise : FRAMEWORK_EW_FUSED,
+					fw ? fw->moe_dispatcher : FRAMEWORK_MOE_DISPATCH_ALLTOALL, &attn_mem, &kernels,
+					&permute_bytes, &permute_kernels, &permute_bwd_bytes, &permute_bwd_kernels);
 	out->moe_permute_s = compute_memory_time(c, permute_bytes) + permute_kernels * c->gpu.launch_overhead_s;
+	out->moe_permute_bwd_s = compute_memory_time(c, permute_bwd_bytes) +
+				 permute_bwd_kernels * c->gpu.launch_overhead_s;
 
 	out->fwd_gemm_s = gemm;
 	/* Element-wise kernels: their traffic at the achieved bandwidth, plus
@@ -901,6 +966,8 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 	cast_bwd_s = compute_memory_time(c, casts.bwd_bytes) + casts.bwd_kernels * c->gpu.launch_overhead_s;
 	out->bwd_s = 2.0 * (out->fwd_s - cast_fwd_s - (p->flash_attention ? attn_gemm : 0.0)) + cast_bwd_s +
 		     (p->flash_attention ? attn_bwd : 0.0) + out->moe_wgrad_mem_s + casts.bwd_gemm_s;
+	/* The permutations' backward as counted, where it is not twice the forward. */
+	out->bwd_s += out->moe_permute_bwd_s - 2.0 * out->moe_permute_s;
 	out->attn_bwd_s = p->flash_attention ? attn_bwd : 2.0 * attn_gemm;
 	out->recompute_s = layer_recompute_time(m, p, c, fw, moe, out, attn_gemm, attn_mem);
 	out->main_grad_s = layer_main_grad_time(m, p, c, fw, moe); /* plan-cli hopper */
@@ -913,7 +980,7 @@ compute_layer_scale(struct compute_layer *cl, double f)
 	double *t[] = { &cl->fwd_s, &cl->bwd_s, &cl->recompute_s, &cl->fwd_gemm_s, &cl->fwd_mem_s,
 			&cl->mlp_fwd_s, &cl->attn_fwd_s, &cl->qkv_fwd_s, &cl->proj_fwd_s, &cl->fc1_fwd_s,
 			&cl->fc2_fwd_s, &cl->attn_bwd_s, &cl->moe_wgrad_mem_s, &cl->moe_router_gemm_s,
-			&cl->moe_permute_s, &cl->main_grad_s };
+			&cl->moe_permute_s, &cl->moe_permute_bwd_s, &cl->main_grad_s };
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		*t[i] *= f;

@@ -160,6 +160,7 @@ static double
 layer_other(const struct compute_layer *cl, int recompute)
 {
 	return (recompute == PLAN_RECOMPUTE_FULL ? 4.0 : 3.0) * cl->fwd_mem_s +
+	       cl->moe_permute_bwd_s - 2.0 * cl->moe_permute_s + /* where not twice the forward */
 	       (recompute == PLAN_RECOMPUTE_SELECTIVE ? fmax(0.0, cl->recompute_s - cl->attn_fwd_s) : 0.0) +
 	       cl->main_grad_s; /* plan-cli hopper: fp32 main_grad traffic */
 }
@@ -244,7 +245,8 @@ stage_add_layers(const struct layer_costs *lc, int r, double dense, double moe, 
 
 		w->moe_router += moe * ((3.0 + again) * cl_moe->moe_router_gemm_s + lc->efs[r].router_fwd_s +
 					lc->efs[r].router_bwd_s + again * lc->efs[r].router_fwd_s);
-		w->moe_permute += moe * (r == PLAN_RECOMPUTE_FULL ? 4.0 : 3.0) * cl_moe->moe_permute_s;
+		w->moe_permute += moe * ((r == PLAN_RECOMPUTE_FULL ? 2.0 : 1.0) * cl_moe->moe_permute_s +
+					 cl_moe->moe_permute_bwd_s);
 		w->moe_sync += moe * (1.0 + again) * lc->efs[r].sync_s;
 	}
 	w->attention += dense * layer_attention(cl, r) + moe * layer_attention(cl_moe, r);
@@ -551,8 +553,8 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 		if (model_is_moe(m)) {
 			compute_layer_time(m, &pr, c, fw, true, &lc->cl_moes[r]);
 			compute_layer_scale(&lc->cl_moes[r], pace);
-			ep_layer_comm(m, &pr, c, lay, &lc->cl_moes[r], &lc->eps[r]);
-			ep_layer_fixed(m, &pr, c, lay, &lc->efs[r]);
+			ep_layer_comm(m, &pr, c, fw, lay, &lc->cl_moes[r], &lc->eps[r]);
+			ep_layer_fixed(m, &pr, c, fw, lay, &lc->efs[r]);
 			/* The router's kernels run at the slowest GPU's pace. */
 			lc->efs[r].router_fwd_s *= pace;
 			lc->efs[r].router_bwd_s *= pace;

@@ -2,6 +2,7 @@
 
 #include "plan/collective.h"
 #include "plan/expert_par.h"
+#include "plan/framework.h"
 
 /* Chunks Lancet pipelines the forward all-to-all with (its partition degree). */
 #define LANCET_CHUNKS 4.0
@@ -65,9 +66,15 @@ a2a_time(const struct model *m, const struct cluster *c, const struct group_layo
 #define ROUTER_FWD_BYTES 48.0
 #define ROUTER_BWD_BYTES 36.0
 
+bool
+ep_allgather_gathers(const struct model *m, const struct plan *p)
+{
+	return (p->sequence_parallel && p->tp > 1) || p->ep > 1 || m->moe.top_k > 1;
+}
+
 void
 ep_layer_fixed(const struct model *m, const struct plan *p, const struct cluster *c,
-	       const struct plan_layout *lay, struct ep_layer_fixed *out)
+	       const struct framework *fw, const struct plan_layout *lay, struct ep_layer_fixed *out)
 {
 	double tokens = (double)p->micro_batch * p->seq_len / p->tp;
 	double elems = tokens * m->moe.experts, launch = c->gpu.launch_overhead_s;
@@ -76,7 +83,18 @@ ep_layer_fixed(const struct model *m, const struct plan *p, const struct cluster
 	out->router_fwd_s = EP_ROUTER_FWD_KERNELS * launch + compute_memory_time(c, ROUTER_FWD_BYTES * elems);
 	out->router_bwd_s = EP_ROUTER_BWD_KERNELS * launch + compute_memory_time(c, ROUTER_BWD_BYTES * elems);
 	out->sync_s = 0.0;
-	if (m->moe.dropless && (p->ep > 1 || local > 1.0)) {
+	if (fw && fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_ALLGATHER_MASK) {
+		/* MoEAllGatherTokenDispatcher.token_permutation (token_dispatcher.py,
+		 * core_v0.5.0 and core_v0.6.0), dropless by construction (TopKRouter
+		 * asserts moe_token_dropping off): the local indices and probs
+		 * are masked_select-ed and the map taken by nonzero() (each sizes
+		 * its output on the host: a device-to-host copy and a wait), and
+		 * tokens_per_expert goes to the host (.cpu()) for the grouped
+		 * GEMM's batch sizes: four synchronisations a layer's forward,
+		 * only the .cpu() without a gather (top-1, no SP, no EP). Each
+		 * costs what the all-to-all dispatcher's sync does (below). */
+		out->sync_s = (ep_allgather_gathers(m, p) ? 4.0 : 1.0) * 2.0 * launch;
+	} else if (m->moe.dropless && (p->ep > 1 || local > 1.0)) {
 		/* MoEAlltoAllTokenDispatcher.preprocess (token_dispatcher.py,
 		 * 005742f), dropless: the split sizes go to the host
 		 * (.to("cpu")) and the stream synchronises before the EP
@@ -97,14 +115,56 @@ ep_layer_fixed(const struct model *m, const struct plan *p, const struct cluster
 	out->recompute_s = plan_recomputes_moe_layer(p) /* plan-cli recomp */ ? out->fwd_s : 0.0;
 }
 
+/*
+ * MoEAllGatherTokenDispatcher (token_dispatcher.py, core_v0.5.0 and
+ * core_v0.6.0) with sequence parallelism or EP: every rank all-gathers
+ * the hidden states, the top-k indices (int64) and their probs (bf16) of
+ * all tokens over the TP x EP group (gather_from_sequence_parallel_
+ * region_to_moe: the tensor_and_expert_parallel group, tp x ep
+ * consecutive ranks, parallel_state.py), ep x tokens rows whatever k, and
+ * reduce-scatters the combined output ([S/TP x B x TP x EP, h]) back.
+ * Backward: the hidden states' gather becomes a reduce-scatter, the
+ * output's reduce-scatter an all-gather, the probs' gather a
+ * reduce-scatter (the indices take no gradient). None is overlapped.
+ */
+static void
+ep_allgather_comm(const struct model *m, const struct plan *p, const struct cluster *c,
+		  struct ep_layer_comm *out)
+{
+	double gathered = (double)p->ep * p->micro_batch * p->seq_len;
+	double hidden = gathered * m->hidden * 2.0, k = m->moe.top_k;
+	struct group_layout g;
+
+	out->fwd_s = out->bwd_s = 0.0;
+	if (!((p->sequence_parallel && p->tp > 1) || p->ep > 1))
+		return;
+	topology_group(p->tp * p->ep, 1, c->gpus_per_node, &g);
+	out->fwd_s = collective_time(c, &g, COLL_ALLGATHER, COLL_ALGO_RING, hidden) +
+		     collective_time(c, &g, COLL_ALLGATHER, COLL_ALGO_RING, 8.0 * k * gathered) +
+		     collective_time(c, &g, COLL_ALLGATHER, COLL_ALGO_RING, 2.0 * k * gathered) +
+		     collective_time(c, &g, COLL_REDUCESCATTER, COLL_ALGO_RING, hidden);
+	out->bwd_s = collective_time(c, &g, COLL_REDUCESCATTER, COLL_ALGO_RING, hidden) +
+		     collective_time(c, &g, COLL_ALLGATHER, COLL_ALGO_RING, hidden) +
+		     collective_time(c, &g, COLL_REDUCESCATTER, COLL_ALGO_RING, 2.0 * k * gathered);
+}
+
 void
 ep_layer_comm(const struct model *m, const struct plan *p, const struct cluster *c,
-	      const struct plan_layout *lay, const struct compute_layer *layer,
+	      const struct framework *fw, const struct plan_layout *lay, const struct compute_layer *layer,
 	      struct ep_layer_comm *out)
 {
 	double tokens = (double)p->micro_batch * p->seq_len;
 	double a2a, fwd, bwd;
 
+	if (fw && fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_ALLGATHER_MASK) {
+		bool again = plan_recomputes_moe_layer(p) /* plan-cli recomp */;
+
+		out->bytes = out->a2a_s = out->inter_s = out->intra_s = out->etp_s = 0.0;
+		ep_allgather_comm(m, p, c, out);
+		out->recompute_s = again ? out->fwd_s : 0.0;
+		out->total_s = out->fwd_s + out->bwd_s + out->recompute_s;
+		return;
+	}
 	out->bytes = m->moe.capacity_factor * m->moe.top_k * tokens * m->hidden * 2.0 / p->tp;
 	a2a = a2a_time(m, c, &lay->ep, p->moe_routing, out->bytes, &out->inter_s, &out->intra_s);
 	out->a2a_s = a2a;

@@ -8,7 +8,12 @@ const char *const framework_gather_names[] = { "layer", "tensor", NULL };
 const char *const framework_prefetch_names[] = { "pre", "post", "none", NULL };
 const char *const framework_attention_names[] = { "profile", "fa2", "sdpa", "fa3", "cudnn", NULL };
 const char *const framework_cp_ring_names[] = { "p2p", "allgather", NULL };
-const char *const framework_moe_gemm_names[] = { "te_streams", "single", NULL };
+const char *const framework_moe_gemm_names[] = { "te_streams", "single", "gmm", NULL };
+_Static_assert(sizeof(framework_moe_gemm_names) / sizeof(framework_moe_gemm_names[0]) == FRAMEWORK_MOE_GEMM_GMM + 2,
+	       "a name for every grouped GEMM");
+const char *const framework_moe_dispatcher_names[] = { "alltoall", "allgather_mask", NULL };
+_Static_assert(sizeof(framework_moe_dispatcher_names) / sizeof(framework_moe_dispatcher_names[0]) ==
+	       FRAMEWORK_MOE_DISPATCH_ALLGATHER_MASK + 2, "a name for every dispatcher");
 const char *const framework_elementwise_names[] = { "fused", "eager", NULL };
 const char *const framework_graphs_names[] = { "none", "layer", "full", NULL };
 const char *const framework_sac_names[] = { "attention", "op", "core_attn", NULL };
@@ -67,6 +72,7 @@ framework_init_default(struct framework *fw)
 	fw->fp8_amax_history = 1024.0;
 	fw->cp_ring = FRAMEWORK_RING_P2P;
 	fw->moe_grouped_gemm = FRAMEWORK_MOE_GEMM_TE_STREAMS; /* Megatron-Core's TEGroupedMLP */
+	fw->moe_dispatcher = FRAMEWORK_MOE_DISPATCH_ALLTOALL;
 	fw->zero_grad_reduce = FRAMEWORK_ZR_REDUCE_SCATTER;
 	fw->zero_param_sync = FRAMEWORK_ZS_ALLGATHER;
 	/* plan-cli h100: the loss as compute_ends_time() has always counted it. */

@@ -1442,7 +1442,7 @@ lower_bound(const struct model *m, const struct cluster *c, const struct plan *p
 		if (q.moe_overlap == PLAN_MOE_OVERLAP_NONE) {
 			struct ep_layer_comm ep;
 
-			ep_layer_comm(m, &q, c, &lay, &moe, &ep);
+			ep_layer_comm(m, &q, c, NULL, &lay, &moe, &ep);
 			per_mb += model_moe_layers(m) * (ep.fwd_s + ep.bwd_s);
 		}
 	}

@@ -168,7 +168,18 @@ const struct schema_key framework_schema[] = {
 	  .help = "MoE: how the routed experts' grouped GEMM runs: Transformer Engine's GroupedLinear, one "
 		  "cuBLAS GEMM per local expert over four streams, so no faster than the experts four at a "
 		  "time (te_streams: Megatron-Core's TEGroupedMLP) or one grouped kernel over all local "
-		  "experts, launched once (single: torchtitan's torch._grouped_mm)" },
+		  "experts, launched once (single: torchtitan's torch._grouped_mm), or the grouped_gemm "
+		  "package's gmm as Megatron-Core core_v0.5-v0.6's GroupedMLP runs it on Hopper, a cuBLAS "
+		  "GEMM per expert over four streams whose bf16 weight gradients DDP's hook adds to the "
+		  "fp32 main_grad (gmm: the experts' main_grad unfused whatever main_grad says)" },
+	{ .key = "moe_dispatcher", .type = SCHEMA_ENUM, .offset = OFF(moe_dispatcher), .def = "alltoall",
+	  .choices = framework_moe_dispatcher_names,
+	  .help = "MoE: how the routed tokens reach their experts: permuted, exchanged by all-to-all over "
+		  "EP and all-gathered over expert TP, k copies a token (alltoall: Megatron-Core's "
+		  "MoEAlltoAllTokenDispatcher) or every token all-gathered once over TP x EP, then "
+		  "masked_select, torch.gather and scatter with four host synchronisations a layer and "
+		  "the output reduce-scattered (allgather_mask: Megatron-Core core_v0.5-v0.6's "
+		  "MoEAllGatherTokenDispatcher)" },
 	{ .key = "cp_ring", .type = SCHEMA_ENUM, .offset = OFF(cp_ring), .def = "p2p",
 	  .choices = framework_cp_ring_names,
 	  .help = "context parallelism's ring attention: a send/receive of K and V per step hidden behind "
