@@ -243,6 +243,9 @@ check "InternEvo's ZeRO-1 in groups of 8: ZeRO-1 in mics_group 8 (said), not ZeR
 	'[ "$(field INTERNEVO zero)" = 1 ] && [ "$(field INTERNEVO mics_group)" = 8 ] && [ "$(field INTERNEVO dp_overlap)" = true ] &&
 	 [ "$(field INTERNEVO framework)" = internevo ] &&
 	 grep -q "^INTERNEVO: .*ZeRO-1 in groups of 8 of the 64 DP ranks: mics_group 8 with zero 1" "$tmp/rules/inferred.txt"'
+check "Megatron-Core core_v0.6.0: the megatron-core-0.6 profile (its allgather MoE dispatcher); unversioned megatron-core stays megatron-lm" \
+	'[ "$(field FLAGPERF framework)" = megatron-core-0.6 ] && [ "$(field DDP framework)" = megatron-lm ] &&
+	 grep -q "^FLAGPERF: .*framework megatron-core-0.6" "$tmp/rules/inferred.txt"'
 check "Megatron-FSDP (a Megatron-Bridge run): not PyTorch FSDP; ZeRO-3 of the megatron-fsdp profile, said" \
 	'[ "$(field MFSDP zero)" = 3 ] && [ "$(field MFSDP framework)" = megatron-fsdp ] &&
 	 grep -q "^MFSDP: .*Megatron-FSDP: the megatron-fsdp profile" "$tmp/rules/inferred.txt"'
