@@ -185,6 +185,10 @@ out = [
                intra_node="NVLink3/NVSwitch 600 GB/s bidir per GPU")),
     row(id="MFSDP", source="NVIDIA Megatron-Bridge performance", sharding="Megatron-FSDP (optim_grads_params)",
         **llama, **h100),
+    row(id="PAIMOE", source="FlagOpen/FlagPerf (BAAI) LLM training benchmarks", model="Mixtral 8x7B (MoE)",
+        layers="4", hidden="4096", ffn_hidden="14336 per expert", heads="32", kv_heads="8", vocab="32000",
+        experts="8", topk="2", notes="Pai-Megatron-Patch on Megatron-LM 240405, no --moe-grouped-gemm (SequentialMLP)",
+        **dict(b200, ep="1")),
 ]
 w = csv.DictWriter(open(sys.argv[2], "w", newline=""), fieldnames=list(base.keys()))
 w.writeheader()
@@ -194,7 +198,7 @@ PY
 rc=$?
 "$bin" validate "$tmp/rules/runs.csv" --format json >"$tmp/rules.json" 2>"$tmp/err2"
 vrc=$?
-check "the rules' rows import and validate" '[ $rc -eq 0 ] && [ $vrc -eq 0 ] && jq -e ".rows | length == 12" "$tmp/rules.json" >/dev/null'
+check "the rules' rows import and validate" '[ $rc -eq 0 ] && [ $vrc -eq 0 ] && jq -e ".rows | length == 13" "$tmp/rules.json" >/dev/null'
 # The model profile of row $1 (its first line names the row).
 model_of() { grep -l "^# from $1:" "$tmp"/rules/models/*.yaml; }
 field() { awk -F, -v id="$1" -v col="$2" '{ sub(/\r$/, "") } NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } $1 == id { print $c[col] }' \
@@ -246,6 +250,8 @@ check "InternEvo's ZeRO-1 in groups of 8: ZeRO-1 in mics_group 8 (said), not ZeR
 check "Megatron-Core core_v0.6.0: the megatron-core-0.6 profile (its allgather MoE dispatcher); unversioned megatron-core stays megatron-lm" \
 	'[ "$(field FLAGPERF framework)" = megatron-core-0.6 ] && [ "$(field DDP framework)" = megatron-lm ] &&
 	 grep -q "^FLAGPERF: .*framework megatron-core-0.6" "$tmp/rules/inferred.txt"'
+check "Megatron-LM 240405 without --moe-grouped-gemm: megatron-core-0.6-sequential (SequentialMLP experts)" \
+	'[ "$(field PAIMOE framework)" = megatron-core-0.6-sequential ]'
 check "Megatron-FSDP (a Megatron-Bridge run): not PyTorch FSDP; ZeRO-3 of the megatron-fsdp profile, said" \
 	'[ "$(field MFSDP zero)" = 3 ] && [ "$(field MFSDP framework)" = megatron-fsdp ] &&
 	 grep -q "^MFSDP: .*Megatron-FSDP: the megatron-fsdp profile" "$tmp/rules/inferred.txt"'
