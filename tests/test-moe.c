@@ -596,6 +596,17 @@ START_TEST(test_allgather_mask_permute_by_hand)
 	ck_assert_double_eq_tol(ag.moe_permute_bwd_s, 100.080384e-6, 1e-12);
 	ck_assert_double_eq_tol(ag.fwd_s - a2a.fwd_s, 135.051904e-6 - 18.777216e-6, 1e-12);
 	ck_assert_double_eq_tol(ag.bwd_s - a2a.bwd_s, 62.525952e-6, 1e-12);
+	/* Top-1 without SP or EP takes no gathering path: the sort's
+	 * gather (4 R), zeros_like and the scatter back (2 + 8 R) forward,
+	 * 14 x 1024 x 1024 = 14,680,064 B and 10 launches, 24.680064 us; the
+	 * scatter's gather and the sort's zeros + scatter_add (4 + 8 R)
+	 * backward, 12,582,912 B and 3 launches, 15.582912 us. */
+	test_load_model(&m, TOY_MODEL_YAML "moe:\n  experts: 8\n  top_k: 1\n  capacity_factor: 1.0\n");
+	p.dp = p.ep = 1;
+	p.global_batch = 1;
+	compute_layer_time(&m, &p, &c, &fw, true, &ag);
+	ck_assert_double_eq_tol(ag.moe_permute_s, 24.680064e-6, 1e-12);
+	ck_assert_double_eq_tol(ag.moe_permute_bwd_s, 15.582912e-6, 1e-12);
 	cluster_release(&c);
 }
 END_TEST
