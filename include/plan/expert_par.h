@@ -45,6 +45,10 @@ struct ep_layer_fixed {
  * model, the dispatcher's device-to-host synchronisation (Megatron-Core
  * router.py / moe_utils.py / token_dispatcher.py); compute.c counts the
  * router GEMM and the permutations, ep_layer_comm the all-to-alls.
+ * With @fw's moe_dispatcher allgather_mask (Megatron-Core core_v0.5-v0.6,
+ * dropless by construction) four synchronisations a layer's forward
+ * (one without the gathering path), whatever the model's dropless says.
+ * @fw: the framework, NULL for the built-in one (alltoall).
  */
 void ep_layer_fixed(const struct model *m, const struct plan *p, const struct cluster *c,
 		    const struct framework *fw, const struct plan_layout *lay, struct ep_layer_fixed *out);
