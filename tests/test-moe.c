@@ -549,6 +549,11 @@ START_TEST(test_allgather_mask_comm_by_hand)
 	ck_assert_double_eq_tol(ec.total_s, 49.06592e-6, 1e-15);
 	ep_layer_fixed(&m, &p, &c, &fw, &lay, &ef);
 	ck_assert_double_eq_tol(ef.sync_s, 16e-6, 1e-15);
+	/* Top-1: the probs are not masked_select-ed, three (12 us). */
+	m.moe.top_k = 1;
+	ep_layer_fixed(&m, &p, &c, &fw, &lay, &ef);
+	ck_assert_double_eq_tol(ef.sync_s, 12e-6, 1e-15);
+	m.moe.top_k = 2;
 	p.sequence_parallel = false;
 	ep_layer_comm(&m, &p, &c, &fw, &lay, &cl, &ec);
 	ck_assert_double_eq(ec.total_s, 0.0);

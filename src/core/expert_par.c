@@ -91,9 +91,12 @@ ep_layer_fixed(const struct model *m, const struct plan *p, const struct cluster
 		 * its output on the host: a device-to-host copy and a wait), and
 		 * tokens_per_expert goes to the host (.cpu()) for the grouped
 		 * GEMM's batch sizes: four synchronisations a layer's forward,
-		 * only the .cpu() without a gather (top-1, no SP, no EP). Each
-		 * costs what the all-to-all dispatcher's sync does (below). */
-		out->sync_s = (ep_allgather_gathers(m, p) ? 4.0 : 1.0) * 2.0 * launch;
+		 * three at top-1 (its probs are not selected), only the .cpu()
+		 * without a gather (top-1, no SP, no EP). Each costs what the
+		 * all-to-all dispatcher's sync does (below). */
+		double syncs = !ep_allgather_gathers(m, p) ? 1.0 : m->moe.top_k > 1 ? 4.0 : 3.0;
+
+		out->sync_s = syncs * 2.0 * launch;
 	} else if (m->moe.dropless && (p->ep > 1 || local > 1.0)) {
 		/* MoEAlltoAllTokenDispatcher.preprocess (token_dispatcher.py,
 		 * 005742f), dropless: the split sizes go to the host
