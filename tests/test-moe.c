@@ -952,6 +952,46 @@ START_TEST(test_moe_sequential_mlp)
 END_TEST
 
 /*
+ * SequentialMLP's copies as core_v0.5-r0.8 write the loop (framework
+ * moe_sequential_slices; experts.py, autograd's CopySlices and
+ * slice_backward): the fixture of test_moe_sequential_mlp, 8 local
+ * experts, R = 2 x 1024 = 2048 routed rows of h 1024, 1e12 B/s, no
+ * launch cost. Forward zeros_like and the copies, 6 R h = 12,582,912 B:
+ * 12.582912 us; backward (12 x 8 + 8) R h = 218,103,808 B: 218.103808
+ * us, in the permutations' lines. Without moe_sequential_mlp it is
+ * nothing.
+ */
+START_TEST(test_moe_sequential_slices)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct framework fw, sl;
+	struct plan_error err;
+	struct compute_layer seq, cut;
+
+	moe_gemm_fixture(&c, &m, &p, "10 us", "  experts: 8\n  top_k: 2\n  expert_ffn_hidden: 1024\n");
+	ck_assert_msg(framework_load_string(&fw, "seq.yaml", "name: seq\nmoe_sequential_mlp: true\n", &err), "%s",
+		      err.message);
+	ck_assert_msg(framework_load_string(&sl, "sl.yaml",
+					    "name: sl\nmoe_sequential_mlp: true\nmoe_sequential_slices: true\n", &err),
+		      "%s", err.message);
+	compute_layer_time(&m, &p, &c, &fw, true, &seq);
+	compute_layer_time(&m, &p, &c, &sl, true, &cut);
+	ck_assert_double_eq_tol(cut.moe_permute_s - seq.moe_permute_s, 12.582912e-6, 1e-12);
+	ck_assert_double_eq_tol(cut.moe_permute_bwd_s - seq.moe_permute_bwd_s, 218.103808e-6, 1e-12);
+	ck_assert_double_eq_tol(cut.fwd_s - seq.fwd_s, 12.582912e-6, 1e-12);
+	ck_assert_double_eq_tol(cut.bwd_s - seq.bwd_s, 218.103808e-6, 1e-12);
+	sl.moe_sequential_mlp = false;
+	fw.moe_sequential_mlp = false;
+	compute_layer_time(&m, &p, &c, &fw, true, &seq);
+	compute_layer_time(&m, &p, &c, &sl, true, &cut);
+	ck_assert_double_eq(cut.bwd_s, seq.bwd_s);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
  * Transformer Engine's GroupedLinear issues one cuBLAS GEMM per expert
  * over four side streams (nvte_multi_stream_cublas_gemm, num_streams = 4),
  * so a group of small experts takes at least their own GEMMs four at a
@@ -1307,6 +1347,7 @@ moe_suite(void)
 	tcase_add_test(tc, test_moe_synced_stretches_estimate);
 	tcase_add_test(tc, test_allgather_mask_comm_by_hand);
 	tcase_add_test(tc, test_allgather_mask_permute_by_hand);
+	tcase_add_test(tc, test_moe_sequential_slices);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -220,6 +220,37 @@ allgather_mask_permute_bytes(const struct model *m, const struct plan *p, double
 	*bwd_kernels = 12;
 }
 
+/*
+ * SequentialMLP's copies as Megatron-Core core_v0.5.0-core_r0.8.0 write
+ * the loop (framework moe_sequential_slices; experts.py): the output is
+ * a zeros_like of the R local rows (2 R bytes over h) into which each of
+ * the E local experts' outputs is copied (output_local[start:end] =
+ * output: 4 R in all), each expert's input a slice of the permuted
+ * tokens. Backward, as PyTorch's autograd runs it (torch/csrc/autograd/
+ * functions/tensor.cpp CopySlices::apply; FunctionsManual.cpp
+ * slice_backward): each of the E in-place copies is a CopySlices node
+ * that copies the whole gradient (4 R), clones its slice (4 R / E) and
+ * writes zeros into it (CopyBackwards' zeros_like, 2 R / E, and the copy,
+ * 4 R / E); each slice's gradient is a zeros of the whole (2 R) with the
+ * slice copied in (4 R / E), and the E of them are summed (E - 1 adds of
+ * 6 R): 12 E R + 8 R. Kernels: 1 + E forward, 7 E - 1 backward. From
+ * core_r0.9.0 the loop splits and concatenates (torch.split, torch.cat),
+ * which this does not count.
+ */
+static void
+sequential_slices_bytes(const struct model *m, const struct plan *p, double tokens, double *fwd, double *bwd,
+			int *fwd_kernels, int *bwd_kernels)
+{
+	double local = (double)m->moe.experts / p->ep;
+	double rows = m->moe.capacity_factor * m->moe.top_k * (tokens / p->tp) * p->ep * plan_etp(p) /
+		      m->moe.experts * local;
+
+	*fwd = 6.0 * rows * m->hidden;
+	*bwd = (12.0 * local + 8.0) * rows * m->hidden;
+	*fwd_kernels = 1 + (int)local;
+	*bwd_kernels = 7 * (int)local - 1;
+}
+
 static double
 layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, bool sequential, int ew,
 		    int dispatcher, double *attn_core, int *kernels, double *permute_bytes, int *permute_kernels,
@@ -945,6 +976,19 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 					fw ? fw->elementwise : FRAMEWORK_EW_FUSED,
 					fw ? fw->moe_dispatcher : FRAMEWORK_MOE_DISPATCH_ALLTOALL, &attn_mem, &kernels,
 					&permute_bytes, &permute_kernels, &permute_bwd_bytes, &permute_bwd_kernels);
+	if (moe && fw && fw->moe_sequential_mlp && fw->moe_sequential_slices) {
+		double sf, sb;
+		int sfk, sbk;
+
+		sequential_slices_bytes(m, p, (double)p->micro_batch * p->seq_len, &sf, &sb, &sfk, &sbk);
+		/* Counted with the permutations: data moved around the experts. */
+		mem_bytes += sf;
+		kernels += sfk;
+		permute_bytes += sf;
+		permute_kernels += sfk;
+		permute_bwd_bytes += sb;
+		permute_bwd_kernels += sbk;
+	}
 	out->moe_permute_s = compute_memory_time(c, permute_bytes) + permute_kernels * c->gpu.launch_overhead_s;
 	out->moe_permute_bwd_s = compute_memory_time(c, permute_bwd_bytes) +
 				 permute_bwd_kernels * c->gpu.launch_overhead_s;

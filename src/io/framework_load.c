@@ -163,6 +163,11 @@ const struct schema_key framework_schema[] = {
 	  .help = "MoE: the routed experts run as Megatron-Core's SequentialMLP, an fc1 and an fc2 GEMM per "
 		  "local expert at its own size (Megatron-LM without --moe-grouped-gemm); false: one grouped "
 		  "GEMM per matrix over all local experts (TEGroupedMLP, --moe-grouped-gemm)" },
+	{ .key = "moe_sequential_slices", .type = SCHEMA_BOOL, .offset = OFF(moe_sequential_slices), .def = "false",
+	  .help = "MoE with moe_sequential_mlp: the loop as Megatron-Core core_v0.5-r0.8 writes it, each "
+		  "expert's input a slice and its output copied into a zeros_like tensor, whose autograd "
+		  "copies the whole gradient once an expert each way (12 E + 8 bytes a routed element "
+		  "backward, 6 forward); false: torch.split and torch.cat (core_r0.9 on), not counted" },
 	{ .key = "moe_grouped_gemm", .type = SCHEMA_ENUM, .offset = OFF(moe_grouped_gemm), .def = "te_streams",
 	  .choices = framework_moe_gemm_names,
 	  .help = "MoE: how the routed experts' grouped GEMM runs: Transformer Engine's GroupedLinear, one "
