@@ -640,6 +640,46 @@ START_TEST(test_zero3_deepspeed_step)
 }
 END_TEST
 
+/*
+ * plan-cli dshost: the current DeepSpeed's stage 3 reduce-scatters each
+ * bucket with reduce_scatter_coalesced (comm/coalesced_collectives.py,
+ * v0.6.0 to v0.16.4), which first divides the whole gradient by the
+ * group size in place (div_(world_sz): a read and a write),
+ * reduce_copy_passes 2 in frameworks/deepspeed.yaml. The toy GPT of
+ * test_zero3 on 8 ranks (2 layers of 6e6 parameters, 1e6 in the rest),
+ * HBM 1e12 B/s at 0.5, gathers and reductions of the layer in 2 bytes:
+ * a layer's reduction moves 2 x 2 x 6e6 / 5e11 = 4.8e-5 s more, the
+ * rest's 2 x 2 x 1e6 / 5e11 = 8e-6 s more; a micro-batch 2 x 4.8e-5 +
+ * 8e-6 = 1.04e-4 s. The gathers do not move.
+ */
+START_TEST(test_zero3_deepspeed_predivide)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct plan_layout lay;
+	struct dp_comm with, without;
+	struct framework ds, none;
+
+	test_setup_paths();
+	test_load_profile(PROFILE_FRAMEWORK, "deepspeed", &ds);
+	ck_assert_double_eq(ds.reduce_copy_passes, 2.0);
+	ck_assert_double_eq(ds.gather_copy_passes, 0.0);
+	none = ds;
+	none.reduce_copy_passes = 0.0;
+	toy_setup(&c, &m, &p, &lay, 1, 8, 3);
+	c.gpu.memory_bw_Bps = 1e12;
+	c.gpu.memory_efficiency = 0.5;
+	c.gpu.speed_variation = 0.0;
+	dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &with);
+	dp_comm_time(&m, &p, &c, &lay, &none, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &without);
+	ck_assert_double_eq_tol(with.z3_reduce_layer_s - without.z3_reduce_layer_s, 4.8e-5, 1e-12);
+	ck_assert_double_eq_tol(with.z3_gather_layer_s, without.z3_gather_layer_s, 1e-15);
+	ck_assert_double_eq_tol(with.zero3_mb_s - without.zero3_mb_s, 1.04e-4, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 data_par_suite(void)
 {
@@ -658,6 +698,7 @@ data_par_suite(void)
 	tcase_add_test(tc, test_zero3_reduce_bucket_tail);
 	tcase_add_test(tc, test_zero3_deepspeed05);
 	tcase_add_test(tc, test_zero3_deepspeed_step);
+	tcase_add_test(tc, test_zero3_deepspeed_predivide);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -29,7 +29,8 @@
 # all 132 6.65 -> 6.62 %. Megatron-Core core_v0.5-v0.6's MoE layer
 # (megatron-core-0.6 profiles: allgather dispatcher, GroupedMLP's unfused
 # main_grad, SequentialMLP and its autograd copies for Qwen) FlagPerf
-# 10.99 -> 10.22 %, all 132 6.62 -> 6.50 % (bounds kept).
+# 10.96 -> 10.19 %, all 132 6.61 -> 6.49 % (after DeepSpeed's pre-divide;
+# bounds kept).
 #   source (rows)                       MAPE measured  bound
 #   Narayanan et al. Table 1 (10)         3.42 %       5.7 %
 #   Narayanan et al. Table 2 (12)         6.28 %       9.3 %
@@ -37,8 +38,8 @@
 #   SimuMax B200 (24: 12 dense, 12 MoE)   7.34 %       9.3 %
 #   NVIDIA NeMo 24.07 (12)                7.58 %       9.6 %
 #   InternEvo (21; internevo profile)     6.15 %       8.2 %
-#   FlagPerf (21)                        10.22 %      13.0 %
-#   all 132                               6.50 %       8.6 %
+#   FlagPerf (21)                        10.19 %      13.0 %
+#   all 132                               6.49 %       8.6 %
 #   memory, 24 rows with a measured peak 0.78 %         2.0 %
 # Predicted not to fit although they ran (1 of 132; the target of issue
 # 24 is at most 2 %): NAR21-T2-4 (82.6 GiB): the check is that no other
