@@ -42,6 +42,49 @@ ring_allgather(const struct cluster *c, const struct plan_layout *lay, double cp
 }
 /* fp8attn: end ring attention per framework */
 
+/*
+ * plan-cli nemosmall: the work around the attention kernels that
+ * Transformer Engine's p2p ring does (AttnFuncWithCP, transformer_engine/
+ * pytorch/attention.py at 7d576ed, the TE of NeMo r2.0.0rc1's Dockerfile,
+ * between v1.7 and v1.8; the same steps in v2.5's dot_product_attention/
+ * context_parallel.py), Megatron-Core's context parallelism. With a causal
+ * mask each rank holds chunks r and 2cp-1-r of the sequence; rank cp-1
+ * runs every step on its whole Q (the others on half of it for the steps
+ * after theirs), so it sets the ring's pace and is counted. In 16-bit
+ * bytes, O and Q the rank's output and queries, KV its keys and values:
+ * - forward: torch.cat((k, v)) into the first send buffer (read and write
+ *   KV); out = torch.empty_like(q).zero_() (write O); after the steps,
+ *   flash_attn_fwd_out_correction per step, a fused out.add_(out_per_step
+ *   * exp(lse_step - lse)) (read the step's output and out, write out:
+ *   3 O each), and flash_attn_fwd_softmax_lse_correction per step after
+ *   the first (per row, not counted in bytes): O (1 + 3 cp) + 2 KV bytes,
+ *   2 cp + 1 kernels. The steps' attention kernels alternate between two
+ *   streams ("to resolve wave quantization issue of Flash Attn in each
+ *   step"), so a step's fill overlaps the step before's tail: no fixed
+ *   cost beyond the one call compute.c counts.
+ * - backward (one stream): the saved KV copied into the first buffer
+ *   (read and write KV); dQ: rank cp-1 copies the first step's (read 2,
+ *   write 2 bytes an element) and adds each later one (dq.add_: read
+ *   dq and the step's, write dq: 3 Q), Q (3 cp - 1); each step's dK and
+ *   dV concatenated, torch.cat (2 KV each), and accumulated: the first
+ *   into half of dkv (copy_, KV), the middle ones added to half (1.5
+ *   KV), the last to all of it (3 KV): KV (3.5 cp + 3); 3 cp + 1
+ *   kernels, and cp attention backward calls, cp - 1 more than compute.c
+ *   counts, each with the kernel's fixed cost (attention_overhead).
+ * @q_bytes, @o_bytes, @kv_bytes: Q, O and K and V of the rank, 16-bit.
+ */
+static void
+ring_p2p_passes(const struct cluster *c, double cp, double q_bytes, double o_bytes, double kv_bytes,
+		double *fwd_s, double *bwd_s)
+{
+	double launch = c->gpu.launch_overhead_s;
+
+	*fwd_s = compute_memory_time(c, o_bytes * (1.0 + 3.0 * cp) + 2.0 * kv_bytes) +
+		 (2.0 * cp + 1.0) * launch;
+	*bwd_s = compute_memory_time(c, q_bytes * (3.0 * cp - 1.0) + kv_bytes * (3.5 * cp + 3.0)) +
+		 (3.0 * cp + 1.0) * launch + (cp - 1.0) * c->gpu.attention_overhead_s;
+}
+
 void
 cp_layer_comm(const struct model *m, const struct plan *pl, const struct cluster *c,
 	      const struct framework *fw, const struct plan_layout *lay, const struct compute_layer *cl,
@@ -67,8 +110,16 @@ cp_layer_comm(const struct model *m, const struct plan *pl, const struct cluster
 		/* Backward: K and V forward again, their gradients back. */
 		out->bwd_s = (cp - 1.0) * fmax(0.0, 2.0 * step - block_bwd);
 		out->bytes = (cp - 1.0) * 3.0 * chunk;
-		if (fw && fw->cp_ring == FRAMEWORK_RING_ALLGATHER)
+		if (fw && fw->cp_ring == FRAMEWORK_RING_ALLGATHER) {
 			ring_allgather(c, lay, cp, chunk, step, block_bwd, tokens, q_width, v_width, out);
+		} else {
+			double kv_bytes = 2.0 * tokens * kv * (model_qk_head_dim(m) + model_v_head_dim(m));
+			double pf, pb;
+
+			ring_p2p_passes(c, cp, 2.0 * tokens * q_width, 2.0 * tokens * v_width, kv_bytes, &pf, &pb);
+			out->fwd_s += pf;
+			out->bwd_s += pb;
+		}
 	} else {
 		/* Q, K, V in, O out: what one rank sends in each all-to-all. */
 		double qkv = 2.0 * tokens * (q_width + 2.0 * kv * model_qk_head_dim(m));
