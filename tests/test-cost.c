@@ -785,8 +785,10 @@ END_TEST
  * Transformer Engine's passes around the kernels (context_par.c
  * ring_p2p_passes; no launch or fill cost on the toy GPU), at 1 TB/s,
  * with O = Q = 2 B x 512 x 1024 = 1,048,576 B and K, V = 2,097,152 B:
- * forward 7 O + 2 KV = 11,534,336 B, 1.1534336e-5 s: 2.8505856e-5 s in
- * all; backward 5 Q + 10 KV = 26,214,400 B, 2.62144e-5 s: 5.015744e-5 s.
+ * forward, rank 1 7 O + 3 KV = 13,631,488 B against rank 0's 5.5 O +
+ * Q + 2 KV = 11,010,048: 1.3631488e-5 s, 3.0603008e-5 s in all;
+ * backward, rank 1 5 Q + 10 KV = 26,214,400 B against rank 0's 6.5 Q +
+ * 10.5 KV = 28,835,840: 2.883584e-5 s, 5.277888e-5 s in all.
  */
 START_TEST(test_ring_attention_step)
 {
@@ -809,8 +811,8 @@ START_TEST(test_ring_attention_step)
 	cl.attn_bwd_s = 4e-5;
 	cp_layer_comm(&m, &p, &c, NULL, &lay, &cl, &cc);
 	ck_assert_double_eq_tol(cc.step_s, 2.197152e-5, 1e-15);
-	ck_assert_double_eq_tol(cc.fwd_s, 2.8505856e-5, 1e-15);
-	ck_assert_double_eq_tol(cc.bwd_s, 5.015744e-5, 1e-15);
+	ck_assert_double_eq_tol(cc.fwd_s, 3.0603008e-5, 1e-15);
+	ck_assert_double_eq_tol(cc.bwd_s, 5.277888e-5, 1e-15);
 	ck_assert_double_eq_tol(cc.bytes, 3.0 * 2097152, 1e-6);
 	cluster_release(&c);
 }
@@ -821,12 +823,14 @@ END_TEST
  * (context_par.c ring_p2p_passes), the transfers hidden behind long
  * blocks (1 ms forward, 4 ms backward), 1 us a kernel launch. Each rank
  * holds 256 tokens: O = Q = 2 B x 256 x 1024 = 524,288 B, K and V
- * 2 x 256 x 8 x 256 = 1,048,576 B. Forward: O (1 + 3 x 4) + 2 KV =
- * 6,815,744 + 2,097,152 = 8,912,896 B at 1 TB/s, 8.912896e-6 s, and 2 x
- * 4 + 1 = 9 kernels: 1.7912896e-5 s. Backward: Q (3 x 4 - 1) + KV (3.5 x
- * 4 + 3) = 5,767,168 + 17,825,792 = 23,592,960 B, 2.359296e-5 s, 3 x 4 +
- * 1 = 13 kernels and 3 more attention calls at the toy's 0 s fill:
- * 3.659296e-5 s.
+ * 2 x 256 x 8 x 256 = 1,048,576 B. Forward: rank 3 O (1 + 3 x 4) + KV
+ * (4 + 1) = 6,815,744 + 5,242,880 = 12,058,624 B against rank 0's O
+ * (2.5 + 1.5 x 4) + 3 Q + 2 KV = 8,126,464: 1.2058624e-5 s at 1 TB/s
+ * and 3 x 4 = 12 kernels, 2.4058624e-5 s. Backward: rank 3 Q (3 x 4 -
+ * 1) + KV (3.5 x 4 + 3) = 23,592,960 B and 16 kernels, 3.959296e-5 s;
+ * rank 0 Q (4.5 x 4 - 2.5) + KV (5 x 4 + 0.5) = 8,126,464 + 21,495,808 =
+ * 29,622,272 B and 24 kernels, 5.3622272e-5 s, the slower; 3 more
+ * attention calls at the toy's 0 s fill: 5.3622272e-5 s.
  */
 START_TEST(test_ring_attention_p2p_passes)
 {
@@ -848,8 +852,8 @@ START_TEST(test_ring_attention_p2p_passes)
 	cl.attn_fwd_s = 1e-3;
 	cl.attn_bwd_s = 4e-3;
 	cp_layer_comm(&m, &p, &c, NULL, &lay, &cl, &cc);
-	ck_assert_double_eq_tol(cc.fwd_s, 1.7912896e-5, 1e-15);
-	ck_assert_double_eq_tol(cc.bwd_s, 3.659296e-5, 1e-15);
+	ck_assert_double_eq_tol(cc.fwd_s, 2.4058624e-5, 1e-15);
+	ck_assert_double_eq_tol(cc.bwd_s, 5.3622272e-5, 1e-15);
 	cluster_release(&c);
 }
 END_TEST

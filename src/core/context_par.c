@@ -48,29 +48,40 @@ ring_allgather(const struct cluster *c, const struct plan_layout *lay, double cp
  * pytorch/attention.py at 7d576ed, the TE of NeMo r2.0.0rc1's Dockerfile,
  * between v1.7 and v1.8; the same steps in v2.5's dot_product_attention/
  * context_parallel.py), Megatron-Core's context parallelism. With a causal
- * mask each rank holds chunks r and 2cp-1-r of the sequence; rank cp-1
- * runs every step on its whole Q (the others on half of it for the steps
- * after theirs), so it sets the ring's pace and is counted. In 16-bit
- * bytes, O and Q the rank's output and queries, KV its keys and values:
- * - forward: torch.cat((k, v)) into the first send buffer (read and write
- *   KV); out = torch.empty_like(q).zero_() (write O); after the steps,
- *   flash_attn_fwd_out_correction per step, a fused out.add_(out_per_step
- *   * exp(lse_step - lse)) (read the step's output and out, write out:
- *   3 O each), and flash_attn_fwd_softmax_lse_correction per step after
- *   the first (per row, not counted in bytes): O (1 + 3 cp) + 2 KV bytes,
- *   2 cp + 1 kernels. The steps' attention kernels alternate between two
- *   streams ("to resolve wave quantization issue of Flash Attn in each
- *   step"), so a step's fill overlaps the step before's tail: no fixed
- *   cost beyond the one call compute.c counts.
- * - backward (one stream): the saved KV copied into the first buffer
- *   (read and write KV); dQ: rank cp-1 copies the first step's (read 2,
- *   write 2 bytes an element) and adds each later one (dq.add_: read
- *   dq and the step's, write dq: 3 Q), Q (3 cp - 1); each step's dK and
- *   dV concatenated, torch.cat (2 KV each), and accumulated: the first
- *   into half of dkv (copy_, KV), the middle ones added to half (1.5
- *   KV), the last to all of it (3 KV): KV (3.5 cp + 3); 3 cp + 1
- *   kernels, and cp attention backward calls, cp - 1 more than compute.c
- *   counts, each with the kernel's fixed cost (attention_overhead).
+ * mask rank r holds chunks r and 2cp-1-r of the sequence. In 16-bit bytes,
+ * Q, O and KV the rank's queries, output and keys and values:
+ * - forward: torch.cat((k, v)) into the first send buffer (read and write:
+ *   2 KV); out = torch.empty_like(q).zero_() (O); per step a fused
+ *   out.add_(out_per_step * exp(lse_step - lse)) (flash_attn_fwd_out_
+ *   correction: read the step's output and out, write out, 3 O), and
+ *   per step after the first flash_attn_fwd_softmax_lse_correction (per
+ *   row: no bytes counted). Steps 1..r run the whole Q against the first
+ *   half of the received K and V, copied out (.contiguous(): KV), the
+ *   steps after r half of Q (q[1].contiguous(): Q) against all of it,
+ *   merged into half of out (1.5 O). Rank cp-1: O (1 + 3 cp) + KV (cp +
+ *   1); rank 0: O (2.5 + 1.5 cp) + Q (cp - 1) + 2 KV; 3 cp kernels either.
+ *   The steps' kernels alternate between two streams ("to resolve wave
+ *   quantization issue of Flash Attn in each step"), so a step's fill
+ *   overlaps the tail of the step before: no fixed cost beyond the one
+ *   call compute.c counts.
+ * - backward (one stream): the saved KV copied into the first buffer (2
+ *   KV); the steps in reverse, each step's dK and dV concatenated
+ *   (torch.cat) and accumulated into dkv, its dQ into dq. Rank cp-1:
+ *   the half K and V copied again for the cp - 1 steps before the last
+ *   (KV each), dq the first step's copied (2 Q) and the others added (3
+ *   Q each), the concatenations (KV for a half, 2 KV for the last), dkv
+ *   copied into its first half (KV), half added (1.5 KV) and all added
+ *   at the end (3 KV): Q (3 cp - 1) + KV (3.5 cp + 3), 4 cp kernels.
+ *   Rank 0: q, out and dout's halves copied for the cp - 1 steps before
+ *   the last (3 Q each), dq's halves copied and added (Q (1.5 cp +
+ *   0.5)), full concatenations (2 KV each) and dkv copied, added and
+ *   half added and copied (KV (3 cp - 1.5)): Q (4.5 cp - 2.5) + KV (5 cp
+ *   + 0.5), 6 cp kernels. cp attention backward calls, cp - 1 more than
+ *   compute.c counts, each with the kernel's fixed cost (attention_
+ *   overhead).
+ * Every term is linear in r, so ranks 0 and cp-1 bound the others; the
+ * ring passes K and V between neighbours each step, so the slower of the
+ * two sets its pace in each pass.
  * @q_bytes, @o_bytes, @kv_bytes: Q, O and K and V of the rank, 16-bit.
  */
 static void
@@ -78,11 +89,15 @@ ring_p2p_passes(const struct cluster *c, double cp, double q_bytes, double o_byt
 		double *fwd_s, double *bwd_s)
 {
 	double launch = c->gpu.launch_overhead_s;
+	double last_fwd = o_bytes * (1.0 + 3.0 * cp) + kv_bytes * (cp + 1.0);
+	double first_fwd = o_bytes * (2.5 + 1.5 * cp) + q_bytes * (cp - 1.0) + 2.0 * kv_bytes;
+	double last_bwd = compute_memory_time(c, q_bytes * (3.0 * cp - 1.0) + kv_bytes * (3.5 * cp + 3.0)) +
+			  4.0 * cp * launch;
+	double first_bwd = compute_memory_time(c, q_bytes * (4.5 * cp - 2.5) + kv_bytes * (5.0 * cp + 0.5)) +
+			   6.0 * cp * launch;
 
-	*fwd_s = compute_memory_time(c, o_bytes * (1.0 + 3.0 * cp) + 2.0 * kv_bytes) +
-		 (2.0 * cp + 1.0) * launch;
-	*bwd_s = compute_memory_time(c, q_bytes * (3.0 * cp - 1.0) + kv_bytes * (3.5 * cp + 3.0)) +
-		 (3.0 * cp + 1.0) * launch + (cp - 1.0) * c->gpu.attention_overhead_s;
+	*fwd_s = compute_memory_time(c, fmax(last_fwd, first_fwd)) + 3.0 * cp * launch;
+	*bwd_s = fmax(last_bwd, first_bwd) + (cp - 1.0) * c->gpu.attention_overhead_s;
 }
 
 void

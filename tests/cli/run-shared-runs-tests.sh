@@ -28,17 +28,17 @@
 # ZeRO-3 step bytes and syncs (zero3_step_bytes) FlagPerf 11.17 -> 10.99 %,
 # all 132 6.65 -> 6.62 %. Transformer Engine's p2p ring passes around the
 # attention kernels (context_par.c, helper nemosmall) and nemo-24.07's
-# compiled fused loss (22 + 10 bytes a logit) NeMo 7.58 -> 6.72 %, all 132
-# 6.62 -> 6.54 %.
+# compiled fused loss (22 + 10 bytes a logit) NeMo 7.58 -> 6.65 %, all 132
+# 6.62 -> 6.53 %.
 #   source (rows)                       MAPE measured  bound
 #   Narayanan et al. Table 1 (10)         3.42 %       5.7 %
 #   Narayanan et al. Table 2 (12)         6.28 %       9.3 %
 #   MosaicML llm-foundry (32)             4.28 %       6.3 %
 #   SimuMax B200 (24: 12 dense, 12 MoE)   7.34 %       9.3 %
-#   NVIDIA NeMo 24.07 (12)                6.72 %       9.6 %
+#   NVIDIA NeMo 24.07 (12)                6.65 %       9.6 %
 #   InternEvo (21; internevo profile)     6.15 %       8.2 %
 #   FlagPerf (21)                        10.99 %      13.0 %
-#   all 132                               6.54 %       8.6 %
+#   all 132                               6.53 %       8.6 %
 #   memory, 24 rows with a measured peak 0.78 %         2.0 %
 # Predicted not to fit although they ran (1 of 132; the target of issue
 # 24 is at most 2 %): NAR21-T2-4 (82.6 GiB): the check is that no other
