@@ -854,6 +854,27 @@ START_TEST(test_ring_attention_p2p_passes)
 	cp_layer_comm(&m, &p, &c, NULL, &lay, &cl, &cc);
 	ck_assert_double_eq_tol(cc.fwd_s, 2.4058624e-5, 1e-15);
 	ck_assert_double_eq_tol(cc.bwd_s, 5.3622272e-5, 1e-15);
+	ck_assert_double_eq(cc.recompute_s, 0.0);
+	/* Selective recomputation reruns the whole CP attention forward
+	 * where the framework checkpoints the core attention (Megatron-Core)
+	 * or the core_attn module is asked for; not with the default. */
+	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
+	cp_layer_comm(&m, &p, &c, NULL, &lay, &cl, &cc);
+	ck_assert_double_eq(cc.recompute_s, 0.0);
+	{
+		struct framework fw;
+
+		framework_init_default(&fw);
+		fw.selective_recompute = FRAMEWORK_SAC_CORE_ATTN;
+		cp_layer_comm(&m, &p, &c, &fw, &lay, &cl, &cc);
+		ck_assert_double_eq_tol(cc.recompute_s, 2.4058624e-5, 1e-15);
+	}
+	p.recompute_modules = 1 << PLAN_RM_CORE_ATTN;
+	cp_layer_comm(&m, &p, &c, NULL, &lay, &cl, &cc);
+	ck_assert_double_eq_tol(cc.recompute_s, 2.4058624e-5, 1e-15);
+	p.recompute_modules = 1 << PLAN_RM_MLP;
+	cp_layer_comm(&m, &p, &c, NULL, &lay, &cl, &cc);
+	ck_assert_double_eq(cc.recompute_s, 0.0);
 	cluster_release(&c);
 }
 END_TEST

@@ -100,6 +100,26 @@ ring_p2p_passes(const struct cluster *c, double cp, double q_bytes, double o_byt
 	*bwd_s = fmax(last_bwd, first_bwd) + (cp - 1.0) * c->gpu.attention_overhead_s;
 }
 
+/*
+ * plan-cli nemosmall: whether the recomputation runs the CP attention's
+ * forward again, its exchanges and passes with it: full recomputation,
+ * and Megatron-Core's selective one, which checkpoints the core attention
+ * (compute.c: attention.py's _checkpointed_attention_forward around
+ * TEDotProductAttention, inside which Transformer Engine runs
+ * AttnFuncWithCP whole), or the core_attn recompute module.
+ */
+static bool
+cp_core_attn_rerun(const struct plan *pl, const struct framework *fw)
+{
+	if (pl->recompute == PLAN_RECOMPUTE_FULL)
+		return true;
+	if (pl->recompute != PLAN_RECOMPUTE_SELECTIVE)
+		return false;
+	if (pl->recompute_modules)
+		return ((unsigned)pl->recompute_modules & 1u << PLAN_RM_CORE_ATTN) != 0;
+	return fw && fw->selective_recompute == FRAMEWORK_SAC_CORE_ATTN && pl->flash_attention;
+}
+
 void
 cp_layer_comm(const struct model *m, const struct plan *pl, const struct cluster *c,
 	      const struct framework *fw, const struct plan_layout *lay, const struct compute_layer *cl,
@@ -147,5 +167,5 @@ cp_layer_comm(const struct model *m, const struct plan *pl, const struct cluster
 		out->bwd_s = a2a;
 		out->bytes = 2.0 * (cp - 1.0) / cp * (qkv + o);
 	}
-	out->recompute_s = pl->recompute == PLAN_RECOMPUTE_FULL ? out->fwd_s : 0.0;
+	out->recompute_s = cp_core_attn_rerun(pl, fw) ? out->fwd_s : 0.0;
 }
