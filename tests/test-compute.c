@@ -167,6 +167,27 @@ START_TEST(test_embedding_and_logits)
 		ck_assert_double_eq_tol(ce.head_fwd_s, 1.32472897536e-3, 1e-15);
 		compute_ends_scale(&ce, 2.0);
 		ck_assert_double_eq_tol(ce.metric_s, 9.39524096e-4, 1e-15);
+		/*
+		 * plan-cli nemosmall: Megatron-Core's fused loss under
+		 * torch.compile (frameworks/nemo-24.07.yaml; core_r0.8
+		 * fused_cross_entropy.py), what crosses its compiled
+		 * functions: logits.float() (2 + 4), the max subtracted and
+		 * exp in place (4 + 4), the division in place (4 + 4): 22
+		 * forward; the saved softmax scaled in place, written back,
+		 * and returned in bf16 (4 + 4 + 2): 10 backward. Forward
+		 * 6.8719476736e-4 + 22 x 16,777,216 = 369,098,752 B,
+		 * 3.69098752e-4 s: 1.05629351936e-3 s; backward
+		 * 1.37438953472e-3 + 10 x 16,777,216 = 167,772,160 B,
+		 * 1.6777216e-4 s: 1.54216169472e-3 s; the loss's share 32 x
+		 * 16,777,216 B, 5.36870912e-4 s.
+		 */
+		fw.metric_logit_bytes = 0.0;
+		fw.loss_fwd_bytes = 22.0;
+		fw.loss_bwd_bytes = 10.0;
+		compute_ends_time(&m, &p, &c, &fw, &ce);
+		ck_assert_double_eq_tol(ce.head_fwd_s, 1.05629351936e-3, 1e-15);
+		ck_assert_double_eq_tol(ce.head_bwd_s, 1.54216169472e-3, 1e-15);
+		ck_assert_double_eq_tol(ce.head_mem_s, 5.36870912e-4, 1e-15);
 	}
 	cluster_release(&c);
 }

@@ -782,6 +782,13 @@ END_TEST
  * 1e-5 s (5e-6 per block) the cp - 1 = 1 step shows 1.697152e-5 s; the
  * backward sends K, V and their gradients (twice the bytes) against
  * 2e-5 s per block: 2.394304e-5 s. It sends 3 x 2,097,152 B in all.
+ * Transformer Engine's passes around the kernels (context_par.c
+ * ring_p2p_passes; no launch or fill cost on the toy GPU), at 1 TB/s,
+ * with O = Q = 2 B x 512 x 1024 = 1,048,576 B and K, V = 2,097,152 B:
+ * forward, rank 1 7 O + 3 KV = 13,631,488 B against rank 0's 5.5 O +
+ * Q + 2 KV = 11,010,048: 1.3631488e-5 s, 3.0603008e-5 s in all;
+ * backward, rank 1 5 Q + 10 KV = 26,214,400 B against rank 0's 6.5 Q +
+ * 10.5 KV = 28,835,840: 2.883584e-5 s, 5.277888e-5 s in all.
  */
 START_TEST(test_ring_attention_step)
 {
@@ -804,9 +811,70 @@ START_TEST(test_ring_attention_step)
 	cl.attn_bwd_s = 4e-5;
 	cp_layer_comm(&m, &p, &c, NULL, &lay, &cl, &cc);
 	ck_assert_double_eq_tol(cc.step_s, 2.197152e-5, 1e-15);
-	ck_assert_double_eq_tol(cc.fwd_s, 1.697152e-5, 1e-15);
-	ck_assert_double_eq_tol(cc.bwd_s, 2.394304e-5, 1e-15);
+	ck_assert_double_eq_tol(cc.fwd_s, 3.0603008e-5, 1e-15);
+	ck_assert_double_eq_tol(cc.bwd_s, 5.277888e-5, 1e-15);
 	ck_assert_double_eq_tol(cc.bytes, 3.0 * 2097152, 1e-6);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * plan-cli nemosmall: Transformer Engine's p2p ring over cp 4 ranks
+ * (context_par.c ring_p2p_passes), the transfers hidden behind long
+ * blocks (1 ms forward, 4 ms backward), 1 us a kernel launch. Each rank
+ * holds 256 tokens: O = Q = 2 B x 256 x 1024 = 524,288 B, K and V
+ * 2 x 256 x 8 x 256 = 1,048,576 B. Forward: rank 3 O (1 + 3 x 4) + KV
+ * (4 + 1) = 6,815,744 + 5,242,880 = 12,058,624 B against rank 0's O
+ * (2.5 + 1.5 x 4) + 3 Q + 2 KV = 8,126,464: 1.2058624e-5 s at 1 TB/s
+ * and 3 x 4 = 12 kernels, 2.4058624e-5 s. Backward: rank 3 Q (3 x 4 -
+ * 1) + KV (3.5 x 4 + 3) = 23,592,960 B and 16 kernels, 3.959296e-5 s;
+ * rank 0 Q (4.5 x 4 - 2.5) + KV (5 x 4 + 0.5) = 8,126,464 + 21,495,808 =
+ * 29,622,272 B and 24 kernels, 5.3622272e-5 s, the slower; 3 more
+ * attention calls at the toy's 0 s fill: 5.3622272e-5 s.
+ */
+START_TEST(test_ring_attention_p2p_passes)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct plan_layout lay;
+	struct compute_layer cl = { 0 };
+	struct cp_layer_comm cc;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML_LAUNCH("1 us"));
+	test_load_model(&m, TOY_MODEL_YAML);
+	toy_plan(&p, 1, 1, 1);
+	p.cp = 4;
+	p.flash_attention = true;
+	topology_plan(&p, &c, &lay);
+	p = plan_cp_local(&p);
+	ck_assert_int_eq(p.seq_len, 256);
+	cl.attn_fwd_s = 1e-3;
+	cl.attn_bwd_s = 4e-3;
+	cp_layer_comm(&m, &p, &c, NULL, &lay, &cl, &cc);
+	ck_assert_double_eq_tol(cc.fwd_s, 2.4058624e-5, 1e-15);
+	ck_assert_double_eq_tol(cc.bwd_s, 5.3622272e-5, 1e-15);
+	ck_assert_double_eq(cc.recompute_s, 0.0);
+	/* Selective recomputation reruns the whole CP attention forward
+	 * where the framework checkpoints the core attention (Megatron-Core)
+	 * or the core_attn module is asked for; not with the default. */
+	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
+	cp_layer_comm(&m, &p, &c, NULL, &lay, &cl, &cc);
+	ck_assert_double_eq(cc.recompute_s, 0.0);
+	{
+		struct framework fw;
+
+		framework_init_default(&fw);
+		fw.selective_recompute = FRAMEWORK_SAC_CORE_ATTN;
+		cp_layer_comm(&m, &p, &c, &fw, &lay, &cl, &cc);
+		ck_assert_double_eq_tol(cc.recompute_s, 2.4058624e-5, 1e-15);
+	}
+	p.recompute_modules = 1 << PLAN_RM_CORE_ATTN;
+	cp_layer_comm(&m, &p, &c, NULL, &lay, &cl, &cc);
+	ck_assert_double_eq_tol(cc.recompute_s, 2.4058624e-5, 1e-15);
+	p.recompute_modules = 1 << PLAN_RM_MLP;
+	cp_layer_comm(&m, &p, &c, NULL, &lay, &cl, &cc);
+	ck_assert_double_eq(cc.recompute_s, 0.0);
 	cluster_release(&c);
 }
 END_TEST
@@ -1234,6 +1302,7 @@ cost_suite(void)
 	tcase_add_test(tc, test_framework_overheads);
 	tcase_add_test(tc, test_tp_overlap);
 	tcase_add_test(tc, test_ring_attention_step);
+	tcase_add_test(tc, test_ring_attention_p2p_passes);
 	tcase_add_test(tc, test_ring_attention_allgather);
 	tcase_add_test(tc, test_fp8_memory);
 	tcase_add_test(tc, test_recompute_layers);

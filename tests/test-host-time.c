@@ -51,14 +51,16 @@ START_TEST(test_layer_kernels)
 	/* Ring attention over cp 4, no TP, flash, no recomputation: 4
 	 * attention kernels and 3 exchanges of K and V forward (4 + 4 + 5 +
 	 * 6 = 19), 4 x 3 backward kernels and 3 x 4 exchanges (8 + 12 + 10
-	 * + 12 = 42). */
+	 * + 12 = 42); Transformer Engine's p2p ring adds its copies and
+	 * merges (context_par.c), 3 x 4 = 12 forward and 6 x 4 = 24
+	 * backward: 31 and 66. */
 	p.tp = 1;
 	p.sequence_parallel = p.tp_overlap = false;
 	p.recompute = PLAN_RECOMPUTE_NONE;
 	p.cp = 4;
 	host_layer_kernels(&m, &p, NULL, false, 5.0, &k);
-	ck_assert_double_eq(k.fwd, 19.0);
-	ck_assert_double_eq(k.bwd, 42.0);
+	ck_assert_double_eq(k.fwd, 31.0);
+	ck_assert_double_eq(k.bwd, 66.0);
 	p.cp = 1;
 	/* Eager modules (torchtitan): Q, K, V apart, 6 GEMMs; per-op
 	 * selective recomputation: every second one (3) and the 5

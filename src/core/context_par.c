@@ -42,6 +42,84 @@ ring_allgather(const struct cluster *c, const struct plan_layout *lay, double cp
 }
 /* fp8attn: end ring attention per framework */
 
+/*
+ * plan-cli nemosmall: the work around the attention kernels that
+ * Transformer Engine's p2p ring does (AttnFuncWithCP, transformer_engine/
+ * pytorch/attention.py at 7d576ed, the TE of NeMo r2.0.0rc1's Dockerfile,
+ * between v1.7 and v1.8; the same steps in v2.5's dot_product_attention/
+ * context_parallel.py), Megatron-Core's context parallelism. With a causal
+ * mask rank r holds chunks r and 2cp-1-r of the sequence. In 16-bit bytes,
+ * Q, O and KV the rank's queries, output and keys and values:
+ * - forward: torch.cat((k, v)) into the first send buffer (read and write:
+ *   2 KV); out = torch.empty_like(q).zero_() (O); per step a fused
+ *   out.add_(out_per_step * exp(lse_step - lse)) (flash_attn_fwd_out_
+ *   correction: read the step's output and out, write out, 3 O), and
+ *   per step after the first flash_attn_fwd_softmax_lse_correction (per
+ *   row: no bytes counted). Steps 1..r run the whole Q against the first
+ *   half of the received K and V, copied out (.contiguous(): KV), the
+ *   steps after r half of Q (q[1].contiguous(): Q) against all of it,
+ *   merged into half of out (1.5 O). Rank cp-1: O (1 + 3 cp) + KV (cp +
+ *   1); rank 0: O (2.5 + 1.5 cp) + Q (cp - 1) + 2 KV; 3 cp kernels either.
+ *   The steps' kernels alternate between two streams ("to resolve wave
+ *   quantization issue of Flash Attn in each step"), so a step's fill
+ *   overlaps the tail of the step before: no fixed cost beyond the one
+ *   call compute.c counts.
+ * - backward (one stream): the saved KV copied into the first buffer (2
+ *   KV); the steps in reverse, each step's dK and dV concatenated
+ *   (torch.cat) and accumulated into dkv, its dQ into dq. Rank cp-1:
+ *   the half K and V copied again for the cp - 1 steps before the last
+ *   (KV each), dq the first step's copied (2 Q) and the others added (3
+ *   Q each), the concatenations (KV for a half, 2 KV for the last), dkv
+ *   copied into its first half (KV), half added (1.5 KV) and all added
+ *   at the end (3 KV): Q (3 cp - 1) + KV (3.5 cp + 3), 4 cp kernels.
+ *   Rank 0: q, out and dout's halves copied for the cp - 1 steps before
+ *   the last (3 Q each), dq's halves copied and added (Q (1.5 cp +
+ *   0.5)), full concatenations (2 KV each) and dkv copied, added and
+ *   half added and copied (KV (3 cp - 1.5)): Q (4.5 cp - 2.5) + KV (5 cp
+ *   + 0.5), 6 cp kernels. cp attention backward calls, cp - 1 more than
+ *   compute.c counts, each with the kernel's fixed cost (attention_
+ *   overhead).
+ * Every term is linear in r, so ranks 0 and cp-1 bound the others; the
+ * ring passes K and V between neighbours each step, so the slower of the
+ * two sets its pace in each pass.
+ * @q_bytes, @o_bytes, @kv_bytes: Q, O and K and V of the rank, 16-bit.
+ */
+static void
+ring_p2p_passes(const struct cluster *c, double cp, double q_bytes, double o_bytes, double kv_bytes,
+		double *fwd_s, double *bwd_s)
+{
+	double launch = c->gpu.launch_overhead_s;
+	double last_fwd = o_bytes * (1.0 + 3.0 * cp) + kv_bytes * (cp + 1.0);
+	double first_fwd = o_bytes * (2.5 + 1.5 * cp) + q_bytes * (cp - 1.0) + 2.0 * kv_bytes;
+	double last_bwd = compute_memory_time(c, q_bytes * (3.0 * cp - 1.0) + kv_bytes * (3.5 * cp + 3.0)) +
+			  4.0 * cp * launch;
+	double first_bwd = compute_memory_time(c, q_bytes * (4.5 * cp - 2.5) + kv_bytes * (5.0 * cp + 0.5)) +
+			   6.0 * cp * launch;
+
+	*fwd_s = compute_memory_time(c, fmax(last_fwd, first_fwd)) + 3.0 * cp * launch;
+	*bwd_s = fmax(last_bwd, first_bwd) + (cp - 1.0) * c->gpu.attention_overhead_s;
+}
+
+/*
+ * plan-cli nemosmall: whether the recomputation runs the CP attention's
+ * forward again, its exchanges and passes with it: full recomputation,
+ * and Megatron-Core's selective one, which checkpoints the core attention
+ * (compute.c: attention.py's _checkpointed_attention_forward around
+ * TEDotProductAttention, inside which Transformer Engine runs
+ * AttnFuncWithCP whole), or the core_attn recompute module.
+ */
+static bool
+cp_core_attn_rerun(const struct plan *pl, const struct framework *fw)
+{
+	if (pl->recompute == PLAN_RECOMPUTE_FULL)
+		return true;
+	if (pl->recompute != PLAN_RECOMPUTE_SELECTIVE)
+		return false;
+	if (pl->recompute_modules)
+		return ((unsigned)pl->recompute_modules & 1u << PLAN_RM_CORE_ATTN) != 0;
+	return fw && fw->selective_recompute == FRAMEWORK_SAC_CORE_ATTN && pl->flash_attention;
+}
+
 void
 cp_layer_comm(const struct model *m, const struct plan *pl, const struct cluster *c,
 	      const struct framework *fw, const struct plan_layout *lay, const struct compute_layer *cl,
@@ -67,8 +145,16 @@ cp_layer_comm(const struct model *m, const struct plan *pl, const struct cluster
 		/* Backward: K and V forward again, their gradients back. */
 		out->bwd_s = (cp - 1.0) * fmax(0.0, 2.0 * step - block_bwd);
 		out->bytes = (cp - 1.0) * 3.0 * chunk;
-		if (fw && fw->cp_ring == FRAMEWORK_RING_ALLGATHER)
+		if (fw && fw->cp_ring == FRAMEWORK_RING_ALLGATHER) {
 			ring_allgather(c, lay, cp, chunk, step, block_bwd, tokens, q_width, v_width, out);
+		} else {
+			double kv_bytes = 2.0 * tokens * kv * (model_qk_head_dim(m) + model_v_head_dim(m));
+			double pf, pb;
+
+			ring_p2p_passes(c, cp, 2.0 * tokens * q_width, 2.0 * tokens * v_width, kv_bytes, &pf, &pb);
+			out->fwd_s += pf;
+			out->bwd_s += pb;
+		}
 	} else {
 		/* Q, K, V in, O out: what one rank sends in each all-to-all. */
 		double qkv = 2.0 * tokens * (q_width + 2.0 * kv * model_qk_head_dim(m));
@@ -81,5 +167,5 @@ cp_layer_comm(const struct model *m, const struct plan *pl, const struct cluster
 		out->bwd_s = a2a;
 		out->bytes = 2.0 * (cp - 1.0) / cp * (qkv + o);
 	}
-	out->recompute_s = pl->recompute == PLAN_RECOMPUTE_FULL ? out->fwd_s : 0.0;
+	out->recompute_s = cp_core_attn_rerun(pl, fw) ? out->fwd_s : 0.0;
 }

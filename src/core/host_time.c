@@ -85,6 +85,13 @@ layer_kernels(const struct model *m, const struct plan *p, const struct framewor
 		 * steps, each way; the backward passes dK and dV as well. */
 		attn_fwd *= p->cp;
 		attn_bwd *= p->cp;
+		/* plan-cli nemosmall: and Transformer Engine's copies and
+		 * merges around them (context_par.c ring_p2p_passes): 3 cp
+		 * kernels forward, 6 cp backward on rank 0, the busier. */
+		if (!fw || fw->cp_ring == FRAMEWORK_RING_P2P) {
+			attn_fwd += 3.0 * p->cp;
+			attn_bwd += 6.0 * p->cp;
+		}
 		coll_fwd += 2.0 * (p->cp - 1);
 		coll_bwd += 4.0 * (p->cp - 1);
 	} else if (p->cp > 1) {

@@ -31,15 +31,19 @@
 # main_grad, SequentialMLP and its autograd copies for Qwen) FlagPerf
 # 10.96 -> 10.19 %, all 132 6.61 -> 6.49 % (after DeepSpeed's pre-divide;
 # bounds kept).
+# Transformer Engine's p2p ring passes around the attention kernels
+# (context_par.c, helper nemosmall) and nemo-24.07's compiled fused loss
+# (22 + 10 bytes a logit) NeMo 7.58 -> 6.65 %, all 132 6.62 -> 6.53 %
+# (before the MoE change; both together 6.62 -> 6.41 %).
 #   source (rows)                       MAPE measured  bound
 #   Narayanan et al. Table 1 (10)         3.42 %       5.7 %
 #   Narayanan et al. Table 2 (12)         6.28 %       9.3 %
 #   MosaicML llm-foundry (32)             4.28 %       6.3 %
 #   SimuMax B200 (24: 12 dense, 12 MoE)   7.34 %       9.3 %
-#   NVIDIA NeMo 24.07 (12)                7.58 %       9.6 %
+#   NVIDIA NeMo 24.07 (12)                6.65 %       9.6 %
 #   InternEvo (21; internevo profile)     6.15 %       8.2 %
 #   FlagPerf (21)                        10.19 %      13.0 %
-#   all 132                               6.49 %       8.6 %
+#   all 132                               6.41 %       8.6 %
 #   memory, 24 rows with a measured peak 0.78 %         2.0 %
 # Predicted not to fit although they ran (1 of 132; the target of issue
 # 24 is at most 2 %): NAR21-T2-4 (82.6 GiB): the check is that no other
