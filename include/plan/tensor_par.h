@@ -15,6 +15,8 @@ struct tp_layer_comm {
 	double recompute_s;  /**< collectives repeated by full recomputation */
 	double bytes;        /**< bytes of one collective's buffer (b*s*h*2) */
 	int per_pass;        /**< collectives of a layer's forward: 2, or 1 for a parallel block */
+	int regathers;       /**< SP inputs all-gathered again in the backward (per_pass; 0 without SP) */
+	double regather_s;   /**< one such all-gather of b*s*h (0 without) */
 };
 
 /**
