@@ -24,7 +24,9 @@ struct tp_layer_comm {
  * forward and two in the backward of every layer, each on the b*s*h
  * activations; with sequence parallelism (Korthikanti et al. 2022,
  * Sec. 4.2.2) each becomes an all-gather plus a reduce-scatter of the
- * same volume. A parallel block (model parallel_block) sums the
+ * same volume, and the backward all-gathers each column-parallel input
+ * again for its weight gradient (regathers, regather_s; not with
+ * p->tp_overlap). A parallel block (model parallel_block) sums the
  * attention's and the MLP's partial outputs before one reduction, and
  * their input gradients before another: one collective a pass. With
  * p->tp_overlap (and SP) each overlaps the GEMM of @cl it feeds or
