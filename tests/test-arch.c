@@ -291,12 +291,29 @@ START_TEST(test_parallel_block_tp_comm)
 			ck_assert_double_eq(ts.regather_s, 0.0);
 		}
 	}
+	/* An MoE layer's routed experts keep the dispatcher's gathered
+	 * tokens: QKV gathers again, and a shared expert's fc1. */
+	{
+		struct model moe, shared;
+		struct tp_layer_comm tm, tsh;
+
+		test_load_model(&moe, TOY_MODEL_YAML "moe:\n  experts: 8\n  top_k: 2\n");
+		test_load_model(&shared, TOY_MODEL_YAML "moe:\n  experts: 8\n  top_k: 2\n  shared_experts: 1\n");
+		tp_layer_comm(&moe, &p, &c, &lay, &cl, &tm);
+		tp_layer_comm(&shared, &p, &c, &lay, &cl, &tsh);
+		ck_assert_int_eq(tm.regathers, 2);
+		ck_assert_int_eq(tm.moe_regathers, 1);
+		ck_assert_int_eq(tsh.moe_regathers, 2);
+		ck_assert_int_eq(ts.moe_regathers, 1);
+		ck_assert_int_eq(tpar.moe_regathers, 1);
+	}
 	/* Under --tp-overlap the userbuffers path prices the backward's
 	 * collectives with their GEMMs instead (tp_overlapped_time). */
 	p.sequence_parallel = true;
 	p.tp_overlap = true;
 	tp_layer_comm(&seq, &p, &c, &lay, &cl, &ts);
 	ck_assert_int_eq(ts.regathers, 0);
+	ck_assert_int_eq(ts.moe_regathers, 0);
 	cluster_release(&c);
 }
 END_TEST

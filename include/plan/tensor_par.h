@@ -16,6 +16,7 @@ struct tp_layer_comm {
 	double bytes;        /**< bytes of one collective's buffer (b*s*h*2) */
 	int per_pass;        /**< collectives of a layer's forward: 2, or 1 for a parallel block */
 	int regathers;       /**< SP inputs all-gathered again in the backward (per_pass; 0 without SP) */
+	int moe_regathers;   /**< of those, an MoE layer's: QKV's and a shared expert's */
 	double regather_s;   /**< one such all-gather of b*s*h (0 without) */
 };
 

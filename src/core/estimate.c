@@ -252,10 +252,11 @@ stage_add_layers(const struct layer_costs *lc, int r, double dense, double moe, 
 	}
 	w->attention += dense * layer_attention(cl, r) + moe * layer_attention(cl_moe, r);
 	w->other += dense * layer_other(cl, r) + moe * layer_other(cl_moe, r);
-	w->tp += layers * (tc->fwd_s + tc->bwd_s + tc->recompute_s);
+	w->tp += layers * (tc->fwd_s + tc->bwd_s + tc->recompute_s) -
+		 moe * (tc->regathers - tc->moe_regathers) * tc->regather_s;
 	w->cp += layers * (lc->cps[r].fwd_s + lc->cps[r].bwd_s + lc->cps[r].recompute_s);
 	w->tp_bytes += layers * tc->per_pass * passes * ar_bytes; /* arch: 1 a pass in a parallel block */
-	w->tp_bytes += layers * tc->regathers * 0.5 * ar_bytes;    /* an all-gather: half a pair */
+	w->tp_bytes += (dense * tc->regathers + moe * tc->moe_regathers) * 0.5 * ar_bytes; /* an AG: half a pair */
 }
 
 /*

@@ -94,7 +94,7 @@ tp_layer_comm(const struct model *m, const struct plan *p,
 	out->collective_s = one;
 	out->fwd_s = out->per_pass * one;
 	out->bwd_s = out->per_pass * one;
-	out->regathers = 0;
+	out->regathers = out->moe_regathers = 0;
 	out->regather_s = 0.0;
 	if (p->sequence_parallel && p->tp > 1 && !p->tp_overlap) {
 		/* Sequence parallelism keeps a column-parallel linear's input as
@@ -117,6 +117,12 @@ tp_layer_comm(const struct model *m, const struct plan *p,
 		 * three collectives of a column-parallel linear serially,
 		 * dense_module.py LinearCol). */
 		out->regathers = out->per_pass;
+		/* An MoE layer's routed experts get their tokens from the
+		 * dispatcher's gather, whose output autograd keeps for the
+		 * grouped wgrad (megatron/core/transformer/moe/
+		 * token_dispatcher.py): only QKV and a shared expert's fc1
+		 * (shared_experts.py, a ColumnParallelLinear) gather again. */
+		out->moe_regathers = m->parallel_block ? 1 : 1 + (m->moe.shared_experts > 0);
 		out->regather_s = collective_time(c, &lay->tp, COLL_ALLGATHER, COLL_ALGO_RING, bytes);
 		out->bwd_s += out->regathers * out->regather_s;
 	}
