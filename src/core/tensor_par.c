@@ -121,7 +121,7 @@ tp_layer_comm(const struct model *m, const struct plan *p,
 		 * dispatcher's gather, whose output autograd keeps for the
 		 * grouped wgrad (megatron/core/transformer/moe/
 		 * token_dispatcher.py): only QKV and a shared expert's fc1
-		 * (shared_experts.py, a ColumnParallelLinear) gather again. */
+		 * (shared_experts.py SharedExpertMLP, an MLP) gather again. */
 		out->moe_regathers = m->parallel_block ? 1 : 1 + (m->moe.shared_experts > 0);
 		out->regather_s = collective_time(c, &lay->tp, COLL_ALLGATHER, COLL_ALGO_RING, bytes);
 		out->bwd_s += out->regathers * out->regather_s;
