@@ -241,7 +241,17 @@ END_TEST
  * PaLM Sec. 2: a parallel block sums the attention's and the MLP's
  * outputs before one): the forward and the backward each take one
  * collective of the same b s h buffer in a parallel block, two in a
- * sequential one; with sequence parallelism one AG + RS pair.
+ * sequential one; with sequence parallelism one AG + RS pair, and the
+ * backward gathers each column-parallel input again for its weight
+ * gradient (Megatron-Core tensor_parallel/layers.py; tensor_par.c): one
+ * more all-gather per pair.
+ *
+ * By hand, toy cluster (NVLink 100 GB/s at efficiency 1, 1 us a ring
+ * step, no fixed collective latency), TP 2 in one node, b s h = 1 x
+ * 1024 x 1024 in 2 bytes = 2,097,152 bytes: an all-gather is 1 step
+ * (1 us) + 1/2 x 2,097,152 / 100e9 (10.48576 us) = 11.48576 us, the
+ * reduce-scatter the same; with SP the sequential layer's backward is
+ * 2 x 22.97152 + 2 x 11.48576 = 68.91456 us, its forward 45.94304 us.
  */
 START_TEST(test_parallel_block_tp_comm)
 {
@@ -269,8 +279,41 @@ START_TEST(test_parallel_block_tp_comm)
 		ck_assert_double_eq(tpar.collective_s, ts.collective_s);
 		ck_assert_double_eq_tol(ts.fwd_s, 2.0 * ts.collective_s, 1e-18);
 		ck_assert_double_eq_tol(tpar.fwd_s, ts.collective_s, 1e-18);
-		ck_assert_double_eq_tol(tpar.bwd_s, ts.collective_s, 1e-18);
+		ck_assert_int_eq(ts.regathers, 2 * sp);
+		ck_assert_int_eq(tpar.regathers, sp);
+		ck_assert_double_eq_tol(ts.bwd_s, 2.0 * ts.collective_s + 2.0 * sp * ts.regather_s, 1e-18);
+		ck_assert_double_eq_tol(tpar.bwd_s, ts.collective_s + sp * ts.regather_s, 1e-18);
+		if (sp) {
+			ck_assert_double_eq_tol(ts.regather_s, 11.48576e-6, 1e-12);
+			ck_assert_double_eq_tol(ts.fwd_s, 45.94304e-6, 1e-12);
+			ck_assert_double_eq_tol(ts.bwd_s, 68.91456e-6, 1e-12);
+		} else {
+			ck_assert_double_eq(ts.regather_s, 0.0);
+		}
 	}
+	/* An MoE layer's routed experts keep the dispatcher's gathered
+	 * tokens: QKV gathers again, and a shared expert's fc1. */
+	{
+		struct model moe, shared;
+		struct tp_layer_comm tm, tsh;
+
+		test_load_model(&moe, TOY_MODEL_YAML "moe:\n  experts: 8\n  top_k: 2\n");
+		test_load_model(&shared, TOY_MODEL_YAML "moe:\n  experts: 8\n  top_k: 2\n  shared_experts: 1\n");
+		tp_layer_comm(&moe, &p, &c, &lay, &cl, &tm);
+		tp_layer_comm(&shared, &p, &c, &lay, &cl, &tsh);
+		ck_assert_int_eq(tm.regathers, 2);
+		ck_assert_int_eq(tm.moe_regathers, 1);
+		ck_assert_int_eq(tsh.moe_regathers, 2);
+		ck_assert_int_eq(ts.moe_regathers, 1);
+		ck_assert_int_eq(tpar.moe_regathers, 1);
+	}
+	/* Under --tp-overlap the userbuffers path prices the backward's
+	 * collectives with their GEMMs instead (tp_overlapped_time). */
+	p.sequence_parallel = true;
+	p.tp_overlap = true;
+	tp_layer_comm(&seq, &p, &c, &lay, &cl, &ts);
+	ck_assert_int_eq(ts.regathers, 0);
+	ck_assert_int_eq(ts.moe_regathers, 0);
 	cluster_release(&c);
 }
 END_TEST

@@ -15,6 +15,9 @@ struct tp_layer_comm {
 	double recompute_s;  /**< collectives repeated by full recomputation */
 	double bytes;        /**< bytes of one collective's buffer (b*s*h*2) */
 	int per_pass;        /**< collectives of a layer's forward: 2, or 1 for a parallel block */
+	int regathers;       /**< SP inputs all-gathered again in the backward (per_pass; 0 without SP) */
+	int moe_regathers;   /**< of those, an MoE layer's: QKV's and a shared expert's */
+	double regather_s;   /**< one such all-gather of b*s*h (0 without) */
 };
 
 /**
@@ -22,7 +25,9 @@ struct tp_layer_comm {
  * forward and two in the backward of every layer, each on the b*s*h
  * activations; with sequence parallelism (Korthikanti et al. 2022,
  * Sec. 4.2.2) each becomes an all-gather plus a reduce-scatter of the
- * same volume. A parallel block (model parallel_block) sums the
+ * same volume, and the backward all-gathers each column-parallel input
+ * again for its weight gradient (regathers, regather_s; not with
+ * p->tp_overlap). A parallel block (model parallel_block) sums the
  * attention's and the MLP's partial outputs before one reduction, and
  * their input gradients before another: one collective a pass. With
  * p->tp_overlap (and SP) each overlaps the GEMM of @cl it feeds or

@@ -187,9 +187,12 @@ stage_ends(const struct plan *p, const struct layer_costs *lc, int stage, struct
 		w->other += lc->ce.head_mem_s;
 		w->bwd += lc->ce.head_bwd_s;
 		/* The vocab-parallel output layer's input gradient is all-reduced
-		 * in the backward (the f operator before the logits). */
-		w->tp += tc->collective_s;
-		w->tp_bytes += ar_bytes;
+		 * in the backward (the f operator before the logits). With
+		 * sequence parallelism it is a ColumnParallelLinear that gathers
+		 * its input again for the weight gradient (megatron/core/models/
+		 * gpt/gpt_model.py output_layer; tensor_par.c). */
+		w->tp += tc->collective_s + (tc->regathers > 0 ? tc->regather_s : 0.0);
+		w->tp_bytes += ar_bytes + (tc->regathers > 0 ? 0.5 * ar_bytes : 0.0);
 	}
 }
 
@@ -251,9 +254,11 @@ stage_add_layers(const struct layer_costs *lc, int r, double dense, double moe, 
 	}
 	w->attention += dense * layer_attention(cl, r) + moe * layer_attention(cl_moe, r);
 	w->other += dense * layer_other(cl, r) + moe * layer_other(cl_moe, r);
-	w->tp += layers * (tc->fwd_s + tc->bwd_s + tc->recompute_s);
+	w->tp += layers * (tc->fwd_s + tc->bwd_s + tc->recompute_s) -
+		 moe * (tc->regathers - tc->moe_regathers) * tc->regather_s;
 	w->cp += layers * (lc->cps[r].fwd_s + lc->cps[r].bwd_s + lc->cps[r].recompute_s);
 	w->tp_bytes += layers * tc->per_pass * passes * ar_bytes; /* arch: 1 a pass in a parallel block */
+	w->tp_bytes += (dense * tc->regathers + moe * tc->moe_regathers) * 0.5 * ar_bytes; /* an AG: half a pair */
 }
 
 /*

@@ -94,6 +94,38 @@ tp_layer_comm(const struct model *m, const struct plan *p,
 	out->collective_s = one;
 	out->fwd_s = out->per_pass * one;
 	out->bwd_s = out->per_pass * one;
+	out->regathers = out->moe_regathers = 0;
+	out->regather_s = 0.0;
+	if (p->sequence_parallel && p->tp > 1 && !p->tp_overlap) {
+		/* Sequence parallelism keeps a column-parallel linear's input as
+		 * this rank's s/t shard and all-gathers it again in the backward
+		 * for the weight gradient (Megatron-Core megatron/core/
+		 * tensor_parallel/layers.py, LinearWithGradAccumulationAndAsync-
+		 * Communication.backward, @23e00ed: dist_all_gather_func(...,
+		 * async_op=True) "to ensure that the gather is scheduled before
+		 * the input gradient computation"; Transformer Engine v2.11
+		 * layernorm_linear.py and linear.py backward: ln_out_needs_gather,
+		 * gather_along_first_dim(..., async_op=True), "overlapped with
+		 * dgrad GEMM"): one more all-gather per gathered input, QKV's and
+		 * fc1's (a parallel block's one). It is issued beside the dgrad
+		 * GEMM as the input gradient's reduce-scatter is beside the wgrad
+		 * GEMM, and is charged like it, in full: both go on the one NCCL
+		 * stream, and a persistent GEMM whose CTAs wait behind the NCCL
+		 * kernel's SMs finishes about when it would after the collective
+		 * (pytorch/pytorch#143988: matmuls "take 2x as long" beside a
+		 * NCCL kernel on H100; MooreThreads SimuMax @4dcaae5 charges all
+		 * three collectives of a column-parallel linear serially,
+		 * dense_module.py LinearCol). */
+		out->regathers = out->per_pass;
+		/* An MoE layer's routed experts get their tokens from the
+		 * dispatcher's gather, whose output autograd keeps for the
+		 * grouped wgrad (megatron/core/transformer/moe/
+		 * token_dispatcher.py): only QKV and a shared expert's fc1
+		 * (shared_experts.py SharedExpertMLP, an MLP) gather again. */
+		out->moe_regathers = m->parallel_block ? 1 : 1 + (m->moe.shared_experts > 0);
+		out->regather_s = collective_time(c, &lay->tp, COLL_ALLGATHER, COLL_ALGO_RING, bytes);
+		out->bwd_s += out->regathers * out->regather_s;
+	}
 	if (p->tp_overlap && p->sequence_parallel && p->tp > 1 && m->parallel_block) {
 		/* A parallel block's one gather feeds QKV and fc1 together, its
 		 * one reduce-scatter follows the projection and fc2 together. */
