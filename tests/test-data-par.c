@@ -585,6 +585,59 @@ START_TEST(test_zero3_deepspeed05)
 END_TEST
 
 /*
+ * plan-cli simumoe: Megatron-Core's DDP before each bucket's reduction
+ * (param_and_grad_buffer.py start_grad_sync, core_v0.6.0 to
+ * core_r0.14.0): the NaN check's norm reads the fp32 gradient (4 bytes an
+ * element) and the scaling by 1/(dp x cp) reads and writes it (8).
+ * DeepSeek-V2 cut to 4 layers on 8 B200s, ep 8, dp 8 (SimuMax's row): the
+ * GPU's gradient buffer is its 1.98e9 dense parameters and its 20 of 160
+ * experts' 1.415e9, 3.395e9 elements; (4 + 8) x 3.395e9 = 4.074e10 B; at
+ * 1e12 B/s x 0.5, 0.08148 s. With dp x cp = 1 the factor is 1 and only
+ * the norm runs: 4 x 3.395e9 = 1.358e10 B. From ZeRO-2 on (not
+ * Megatron's DDP) and for profiles without the keys: nothing. NeMo's
+ * recipes average in the collective: the norm alone.
+ */
+START_TEST(test_megatron_grad_prereduce)
+{
+	struct cluster c;
+	struct plan p;
+	struct framework mg, nemo, ds;
+
+	test_setup_paths();
+	test_load_profile(PROFILE_FRAMEWORK, "megatron-lm", &mg);
+	test_load_profile(PROFILE_FRAMEWORK, "nemo", &nemo);
+	test_load_profile(PROFILE_FRAMEWORK, "deepspeed", &ds);
+	ck_assert_double_eq(mg.grad_check_bytes, 4.0);
+	ck_assert_double_eq(mg.grad_scale_bytes, 8.0);
+	ck_assert_double_eq(nemo.grad_check_bytes, 4.0);
+	ck_assert_double_eq(nemo.grad_scale_bytes, 0.0);
+	ck_assert_double_eq(ds.grad_check_bytes, 0.0);
+	ck_assert_double_eq(ds.grad_scale_bytes, 0.0);
+
+	plan_init(&p);
+	p.dp = 8;
+	p.zero = 1;
+	ck_assert_double_eq_tol(dp_grad_prereduce_bytes(&p, &mg, 3.395e9), 4.074e10, 1.0);
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	c.gpu.memory_bw_Bps = 1e12;
+	c.gpu.memory_efficiency = 0.5;
+	ck_assert_double_eq_tol(compute_memory_time(&c, dp_grad_prereduce_bytes(&p, &mg, 3.395e9)), 0.08148, 1e-9);
+	cluster_release(&c);
+	ck_assert_double_eq_tol(dp_grad_prereduce_bytes(&p, &nemo, 3.395e9), 1.358e10, 1.0);
+	ck_assert_double_eq(dp_grad_prereduce_bytes(&p, &ds, 3.395e9), 0.0);
+	ck_assert_double_eq(dp_grad_prereduce_bytes(&p, NULL, 3.395e9), 0.0);
+	p.zero = 0;
+	ck_assert_double_eq_tol(dp_grad_prereduce_bytes(&p, &mg, 3.395e9), 4.074e10, 1.0);
+	p.dp = 1;
+	ck_assert_double_eq_tol(dp_grad_prereduce_bytes(&p, &mg, 3.395e9), 1.358e10, 1.0);
+	p.cp = 2;
+	ck_assert_double_eq_tol(dp_grad_prereduce_bytes(&p, &mg, 3.395e9), 4.074e10, 1.0);
+	p.zero = 2;
+	ck_assert_double_eq(dp_grad_prereduce_bytes(&p, &mg, 3.395e9), 0.0);
+}
+END_TEST
+
+/*
  * plan-cli dsz3host: DeepSpeed's ZeRO-3 step (stage3.py step(), v0.11.1,
  * bf16, no offload), per element a GPU owns: the overflow check
  * isinf(buf).any() and isnan(buf).any() over the bf16 buffer
@@ -658,6 +711,7 @@ data_par_suite(void)
 	tcase_add_test(tc, test_zero3_reduce_bucket_tail);
 	tcase_add_test(tc, test_zero3_deepspeed05);
 	tcase_add_test(tc, test_zero3_deepspeed_step);
+	tcase_add_test(tc, test_megatron_grad_prereduce);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -198,6 +198,11 @@ struct framework {
 				       compute_optimizer_time()'s 36 (overflow check, fp64 norm, casts) */
 	double zero3_tensor_launches; /**< launches per parameter tensor in the ZeRO-3 step, outside
 					   multi-tensor kernels (DeepSpeed's per-tensor gradient norm) */
+	/* plan-cli simumoe: the DP gradient path's passes before the reduction (ZeRO 0-1) */
+	double grad_check_bytes;  /**< HBM bytes per gradient-buffer element of the pre-reduction
+				       check (Megatron-Core's NaN check: a norm, 4) */
+	double grad_scale_bytes;  /**< HBM bytes per gradient-buffer element of the pre-reduction
+				       scaling by 1/(dp cp), when dp cp > 1 (Megatron-Core: 8) */
 };
 
 /**

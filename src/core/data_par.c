@@ -455,6 +455,35 @@ dp_zero3_step_bytes(const struct plan *p, const struct framework *fw, double own
 	return fw->zero3_step_bytes * owned;
 }
 
+/*
+ * plan-cli simumoe: Megatron-Core's DDP before each bucket's reduction
+ * (megatron/core/distributed/param_and_grad_buffer.py, start_grad_sync,
+ * core_v0.6.0 to core_r0.14.0; the distributed optimizer's reduce-scatter
+ * and plain DDP's all-reduce alike; every bucket of the dense and the
+ * expert buffers, also where the expert-DP group is one GPU):
+ * - check_for_nan_in_grad (the training loop sets it from
+ *   --check-for-nan-in-loss-and-grad, on unless fp16 with a dynamic loss
+ *   scale: megatron/training/arguments.py): grad_data.norm(p=2) reads the
+ *   fp32 bucket, 4 bytes an element (grad_check_bytes);
+ * - grad_data *= gradient_scaling_factor where the factor is not 1: it
+ *   is 1/(dp x cp) for dense and expert buffers unless the run averages
+ *   in the collective (--ddp-average-in-collective, off by default;
+ *   distributed_data_parallel.py): read 4, write 4 (grad_scale_bytes).
+ * Once an iteration (finish_grad_sync at the accumulation boundary).
+ */
+double
+dp_grad_prereduce_bytes(const struct plan *p, const struct framework *fw, double grad_elements)
+{
+	double bytes;
+
+	if (!fw || p->zero > 1 || !(grad_elements > 0.0))
+		return 0.0;
+	bytes = fw->grad_check_bytes;
+	if ((double)p->dp * p->cp > 1.0)
+		bytes += fw->grad_scale_bytes;
+	return bytes * grad_elements;
+}
+
 double
 dp_zero3_step_launches(const struct plan *p, const struct framework *fw, double tensors)
 {
