@@ -585,6 +585,50 @@ START_TEST(test_zero3_deepspeed05)
 END_TEST
 
 /*
+ * plan-cli simumoe: with experts, Megatron-Core from core_v0.9.0 steps a
+ * dense and an expert distributed optimizer (ChainedOptimizer), each
+ * all-gathering every bucket of the model after its step
+ * (distrib_optimizer.py step_with_ready_grads -> DDP start_param_sync):
+ * the weights are gathered twice (moe_param_gathers 2; megatron-lm.yaml).
+ * Toy cluster, ZeRO-1, dp 8 (ep 1: the expert-DP group is the DP group),
+ * 1e8 parameters of which 5e7 expert, 16-bit: each half reduce-scatters
+ * and all-gathers 1e8 B in 7 steps, 1 across nodes: 16 us + 7/8 x 1e8 /
+ * 1e10 = 8.766e-3 s. Reductions 2 x 8.766e-3 = 1.7532e-2 s; gathers the
+ * same once, 3.5064e-2 s twice; bytes 7/8 x 1e8 x 4 = 3.5e8 once,
+ * 1.75e8 more for the second gathers: 5.25e8. Without experts one gather
+ * whatever the key: test_zero12's 1.7516e-2 s.
+ */
+START_TEST(test_moe_param_gathers)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct plan_layout lay;
+	struct dp_comm dc;
+	struct framework fw, mg;
+
+	test_setup_paths();
+	test_load_profile(PROFILE_FRAMEWORK, "megatron-lm", &mg);
+	ck_assert_double_eq(mg.moe_param_gathers, 2.0);
+	framework_init_default(&fw);
+	ck_assert_double_eq(fw.moe_param_gathers, 1.0);
+	toy_setup(&c, &m, &p, &lay, 1, 8, 1);
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 5e7, 0.0, 2.0, COLL_ALGO_RING, &dc);
+	ck_assert_double_eq_tol(dc.reduce_s, 1.7532e-2, 1e-15);
+	ck_assert_double_eq_tol(dc.gather_s, 1.7532e-2, 1e-15);
+	ck_assert_double_eq_tol(dc.bytes, 3.5e8, 1e-6);
+	fw.moe_param_gathers = 2.0;
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 5e7, 0.0, 2.0, COLL_ALGO_RING, &dc);
+	ck_assert_double_eq_tol(dc.reduce_s, 1.7532e-2, 1e-15);
+	ck_assert_double_eq_tol(dc.gather_s, 3.5064e-2, 1e-15);
+	ck_assert_double_eq_tol(dc.bytes, 5.25e8, 1e-6);
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 0.0, 0.0, 2.0, COLL_ALGO_RING, &dc);
+	ck_assert_double_eq_tol(dc.gather_s, 1.7516e-2, 1e-15);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
  * plan-cli simumoe: Megatron-Core's DDP before each bucket's reduction
  * (param_and_grad_buffer.py start_grad_sync, core_v0.6.0 to
  * core_r0.14.0): the NaN check's norm reads the fp32 gradient (4 bytes an
@@ -712,6 +756,7 @@ data_par_suite(void)
 	tcase_add_test(tc, test_zero3_deepspeed05);
 	tcase_add_test(tc, test_zero3_deepspeed_step);
 	tcase_add_test(tc, test_megatron_grad_prereduce);
+	tcase_add_test(tc, test_moe_param_gathers);
 	suite_add_tcase(s, tc);
 	return s;
 }

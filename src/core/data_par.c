@@ -43,7 +43,8 @@ dp_param_sync(const struct cluster *c, const struct group_layout *g, enum coll_a
  * one. */
 static void
 dp_sync(const struct plan *p, const struct cluster *c, const struct dp_groups *gs,
-	enum coll_algo algo, const struct framework *fw, double params, double tensors, struct dp_comm *out)
+	enum coll_algo algo, const struct framework *fw, double params, double tensors, double gathers,
+	struct dp_comm *out)
 {
 	const struct group_layout *g = gs->dp, *sh = gs->shard, *rep = gs->replica;
 	double frac = g->size > 1 ? (double)(g->size - 1) / g->size : 0.0;
@@ -82,8 +83,8 @@ dp_sync(const struct plan *p, const struct cluster *c, const struct dp_groups *g
 		out->reduce_s += collective_time(c, g, COLL_REDUCESCATTER, algo, grad_bytes);
 		out->bytes += frac * grad_bytes;
 	}
-	out->gather_s += dp_param_sync(c, sh, algo, fw, weight_bytes, tensors);
-	out->bytes += sfrac * weight_bytes;
+	out->gather_s += gathers * dp_param_sync(c, sh, algo, fw, weight_bytes, tensors);
+	out->bytes += gathers * sfrac * weight_bytes;
 }
 
 static double
@@ -304,13 +305,25 @@ dp_comm_time(const struct model *m, const struct plan *p,
 		/* The stage's tensors: its layers', and at most three more (the
 		 * embedding, the head, the final norm). */
 		double tensors = layers * model_tensors_per_layer(m) + 3.0;
+		/* plan-cli simumoe: with experts Megatron-Core (from
+		 * core_v0.9.0; core_r0.14.0 23e00ed alike) chains two
+		 * distributed optimizers, dense and expert
+		 * (megatron/core/optimizer/__init__.py: ChainedOptimizer), both
+		 * over the same model chunks; each one's step_with_ready_grads
+		 * (distrib_optimizer.py) calls model_chunk.start_param_sync(),
+		 * which all-gathers every bucket group of the chunk, dense and
+		 * expert (distributed_data_parallel.py), without
+		 * --overlap-param-gather: every weight is gathered twice
+		 * (moe_param_gathers). Before core_v0.9.0 each optimizer gathered
+		 * its own buffers. */
+		double gathers = params_expert > 0 ? fmax(1.0, fw->moe_param_gathers) : 1.0;
 
-		dp_sync(p, c, &dense_g, algo, fw, dense, tensors, out);
+		dp_sync(p, c, &dense_g, algo, fw, dense, tensors, gathers, out);
 		/* Expert weights are replicated only across the expert-DP ranks that
 		 * hold the same experts (DeepSpeed-MoE, Megatron-Core). */
 		if (params_expert > 0)
 			dp_sync(p, c, &expert_g, algo, fw, params_expert,
-				layers * z3_expert_tensors(m, fw, params_expert / layers).reduced, out);
+				layers * z3_expert_tensors(m, fw, params_expert / layers).reduced, gathers, out);
 	} else {
 		double rest = fmax(0.0, dense - layers * params_layer);
 

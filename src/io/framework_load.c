@@ -196,6 +196,11 @@ const struct schema_key framework_schema[] = {
 	  .help = "HBM bytes per gradient-buffer element that scaling the gradients by 1/(dp x cp) "
 		  "moves each iteration before their DP reduction, when dp x cp > 1 (ZeRO 0-1): 0, none "
 		  "(or averaged in the collective); Megatron-Core 8 (grad_data *= the factor, in place)" },
+	{ .key = "moe_param_gathers", .type = SCHEMA_NUMBER, .offset = OFF(moe_param_gathers), .min = 1,
+	  .max = 8, .def = "1",
+	  .help = "all-gathers of all the updated weights per iteration under ZeRO 1-2 when the model "
+		  "has experts: 1; Megatron-Core from core_v0.9.0 2 (a dense and an expert distributed "
+		  "optimizer, chained, each all-gathering every bucket of the model after its step)" },
 	/* plan-cli itercost */
 	{ .key = "metric_logit_bytes", .type = SCHEMA_NUMBER, .offset = OFF(metric_logit_bytes), .min = 0,
 	  .max = 256, .def = "0",
