@@ -629,6 +629,41 @@ START_TEST(test_moe_param_gathers)
 END_TEST
 
 /*
+ * plan-cli simumoe: Megatron-Core's step with ZeRO 0-2 moves 34 bytes per
+ * owned parameter (FusedAdam on the fp32 main gradient 4 + 12 + 12, the
+ * copy of the master into the bf16 weight 4 + 2) where the generic step
+ * counts 28: step_bytes 6. DeepSeek-V2 cut to 4 layers, ep 8, dp 8: the
+ * GPU owns 1.98e9 / 8 dense and its 1.415e9 expert parameters (the
+ * expert-DP group is itself), 1.6625e9: 6 x 1.6625e9 = 9.975e9 B. Under
+ * ZeRO-3 the framework's zero3_step_bytes counts the step instead; nemo
+ * (Megatron-Core's optimizer) alike, DeepSpeed none.
+ */
+START_TEST(test_megatron_step_bytes)
+{
+	struct plan p;
+	struct framework mg, nemo, ds;
+
+	test_setup_paths();
+	test_load_profile(PROFILE_FRAMEWORK, "megatron-lm", &mg);
+	test_load_profile(PROFILE_FRAMEWORK, "nemo", &nemo);
+	test_load_profile(PROFILE_FRAMEWORK, "deepspeed", &ds);
+	ck_assert_double_eq(mg.step_bytes, 4.0 + 12.0 + 12.0 + 4.0 + 2.0 - 28.0);
+	ck_assert_double_eq(nemo.step_bytes, 6.0);
+	ck_assert_double_eq(ds.step_bytes, 0.0);
+	plan_init(&p);
+	p.dp = 8;
+	p.zero = 1;
+	ck_assert_double_eq_tol(dp_step_bytes(&p, &mg, 1.6625e9), 9.975e9, 1.0);
+	p.zero = 0;
+	ck_assert_double_eq_tol(dp_step_bytes(&p, &mg, 1.6625e9), 9.975e9, 1.0);
+	ck_assert_double_eq(dp_step_bytes(&p, &ds, 1.6625e9), 0.0);
+	ck_assert_double_eq(dp_step_bytes(&p, NULL, 1.6625e9), 0.0);
+	p.zero = 3;
+	ck_assert_double_eq(dp_step_bytes(&p, &mg, 1.6625e9), 0.0);
+}
+END_TEST
+
+/*
  * plan-cli simumoe: Megatron-Core's DDP before each bucket's reduction
  * (param_and_grad_buffer.py start_grad_sync, core_v0.6.0 to
  * core_r0.14.0): the NaN check's norm reads the fp32 gradient (4 bytes an
@@ -757,6 +792,7 @@ data_par_suite(void)
 	tcase_add_test(tc, test_zero3_deepspeed_step);
 	tcase_add_test(tc, test_megatron_grad_prereduce);
 	tcase_add_test(tc, test_moe_param_gathers);
+	tcase_add_test(tc, test_megatron_step_bytes);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -469,6 +469,26 @@ dp_zero3_step_bytes(const struct plan *p, const struct framework *fw, double own
 }
 
 /*
+ * plan-cli simumoe: Megatron-Core's optimizer step with ZeRO 0-2 against
+ * compute_optimizer_time()'s generic one (Adam reading a 16-bit gradient
+ * and writing the 16-bit weight, 28 bytes): the fp32 master shard steps
+ * with the fp32 main gradient (FusedAdam reads 4 + 12, writes 12: 28),
+ * and _copy_main_params_to_model_params then copies each updated fp32
+ * master into the 16-bit weight (copy_: read 4, write 2), the buffer the
+ * all-gather sends (megatron/core/optimizer/distrib_optimizer.py,
+ * core_v0.6.0 to core_r0.14.0; Float16OptimizerWithFloat16Params in
+ * optimizer.py alike without the distributed optimizer): 34 bytes, 6
+ * more per owned parameter (step_bytes).
+ */
+double
+dp_step_bytes(const struct plan *p, const struct framework *fw, double owned)
+{
+	if (p->zero > 2 || !fw || !(owned > 0.0))
+		return 0.0;
+	return fw->step_bytes * owned;
+}
+
+/*
  * plan-cli simumoe: Megatron-Core's DDP before each bucket's reduction
  * (megatron/core/distributed/param_and_grad_buffer.py, start_grad_sync,
  * core_v0.6.0 to core_r0.14.0; the distributed optimizer's reduce-scatter
