@@ -26,16 +26,19 @@
 # (attn_shape.c) MosaicML 4.14 -> 4.28, SimuMax 7.49 -> 7.34, InternEvo
 # 6.40 -> 6.15, NeMo 7.57 -> 7.58 %, all 132 6.68 -> 6.65 %; DeepSpeed
 # ZeRO-3 step bytes and syncs (zero3_step_bytes) FlagPerf 11.17 -> 10.99 %,
-# all 132 6.65 -> 6.62 %.
+# all 132 6.65 -> 6.62 %. Megatron-Core's embedding gradient, passes before
+# the DP reduction, step copy and second gather with experts (main_grad,
+# grad_check_bytes, grad_scale_bytes, step_bytes, moe_param_gathers)
+# SimuMax 7.34 -> 5.14, FlagPerf 10.99 -> 10.79 %, all 132 6.62 -> 6.19 %.
 #   source (rows)                       MAPE measured  bound
 #   Narayanan et al. Table 1 (10)         3.42 %       5.7 %
 #   Narayanan et al. Table 2 (12)         6.28 %       9.3 %
 #   MosaicML llm-foundry (32)             4.28 %       6.3 %
-#   SimuMax B200 (24: 12 dense, 12 MoE)   7.34 %       9.3 %
+#   SimuMax B200 (24: 12 dense, 12 MoE)   5.14 %       9.3 %
 #   NVIDIA NeMo 24.07 (12)                7.58 %       9.6 %
 #   InternEvo (21; internevo profile)     6.15 %       8.2 %
-#   FlagPerf (21)                        10.99 %      13.0 %
-#   all 132                               6.62 %       8.6 %
+#   FlagPerf (21)                        10.79 %      13.0 %
+#   all 132                               6.19 %       8.6 %
 #   memory, 24 rows with a measured peak 0.78 %         2.0 %
 # Predicted not to fit although they ran (1 of 132; the target of issue
 # 24 is at most 2 %): NAR21-T2-4 (82.6 GiB): the check is that no other
