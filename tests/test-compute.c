@@ -188,6 +188,25 @@ START_TEST(test_embedding_and_logits)
 		ck_assert_double_eq_tol(ce.head_fwd_s, 1.05629351936e-3, 1e-15);
 		ck_assert_double_eq_tol(ce.head_bwd_s, 1.54216169472e-3, 1e-15);
 		ck_assert_double_eq_tol(ce.head_mem_s, 5.36870912e-4, 1e-15);
+		/*
+		 * plan-cli simumoe: with an fp32 main_grad (Megatron's DDP) the
+		 * embedding's backward writes the zero-filled gradient of its
+		 * whole V/t x h shard (PyTorch's embedding_dense_backward: 2
+		 * bytes an element) and the DDP hook adds it to main_grad (read
+		 * 2 + 4, write 4): 12 x 16384 x 1024 = 201,326,592 B at 1e12
+		 * B/s = 2.01326592e-4 s beside the rows' 8.388608e-6 s:
+		 * 2.09715200e-4 s. Without a main_grad (the default) it stays
+		 * the rows' 8.388608e-6 s (unscaled: compute_ends_time above
+		 * ran again after the scale).
+		 */
+		ck_assert_double_eq_tol(ce.embed_bwd_s, 8.388608e-6, 1e-18);
+		fw.main_grad = FRAMEWORK_MG_FUSED;
+		compute_ends_time(&m, &p, &c, &fw, &ce);
+		ck_assert_double_eq_tol(ce.embed_bwd_s, 2.097152e-4, 1e-15);
+		ck_assert_double_eq_tol(ce.embed_fwd_s, 4.194304e-6, 1e-18);
+		fw.main_grad = FRAMEWORK_MG_UNFUSED;
+		compute_ends_time(&m, &p, &c, &fw, &ce);
+		ck_assert_double_eq_tol(ce.embed_bwd_s, 2.097152e-4, 1e-15);
 	}
 	cluster_release(&c);
 }

@@ -585,6 +585,138 @@ START_TEST(test_zero3_deepspeed05)
 END_TEST
 
 /*
+ * plan-cli simumoe: with experts, Megatron-Core from core_v0.9.0 steps a
+ * dense and an expert distributed optimizer (ChainedOptimizer), each
+ * all-gathering every bucket of the model after its step
+ * (distrib_optimizer.py step_with_ready_grads -> DDP start_param_sync):
+ * the weights are gathered twice (moe_param_gathers 2; megatron-lm.yaml).
+ * Toy cluster, ZeRO-1, dp 8 (ep 1: the expert-DP group is the DP group),
+ * 1e8 parameters of which 5e7 expert, 16-bit: each half reduce-scatters
+ * and all-gathers 1e8 B in 7 steps, 1 across nodes: 16 us + 7/8 x 1e8 /
+ * 1e10 = 8.766e-3 s. Reductions 2 x 8.766e-3 = 1.7532e-2 s; gathers the
+ * same once, 3.5064e-2 s twice; bytes 7/8 x 1e8 x 4 = 3.5e8 once,
+ * 1.75e8 more for the second gathers: 5.25e8. Without experts one gather
+ * whatever the key: test_zero12's 1.7516e-2 s.
+ */
+START_TEST(test_moe_param_gathers)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct plan_layout lay;
+	struct dp_comm dc;
+	struct framework fw, mg;
+
+	test_setup_paths();
+	test_load_profile(PROFILE_FRAMEWORK, "megatron-lm", &mg);
+	ck_assert_double_eq(mg.moe_param_gathers, 2.0);
+	framework_init_default(&fw);
+	ck_assert_double_eq(fw.moe_param_gathers, 1.0);
+	toy_setup(&c, &m, &p, &lay, 1, 8, 1);
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 5e7, 0.0, 2.0, COLL_ALGO_RING, &dc);
+	ck_assert_double_eq_tol(dc.reduce_s, 1.7532e-2, 1e-15);
+	ck_assert_double_eq_tol(dc.gather_s, 1.7532e-2, 1e-15);
+	ck_assert_double_eq_tol(dc.bytes, 3.5e8, 1e-6);
+	fw.moe_param_gathers = 2.0;
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 5e7, 0.0, 2.0, COLL_ALGO_RING, &dc);
+	ck_assert_double_eq_tol(dc.reduce_s, 1.7532e-2, 1e-15);
+	ck_assert_double_eq_tol(dc.gather_s, 3.5064e-2, 1e-15);
+	ck_assert_double_eq_tol(dc.bytes, 5.25e8, 1e-6);
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 0.0, 0.0, 2.0, COLL_ALGO_RING, &dc);
+	ck_assert_double_eq_tol(dc.gather_s, 1.7516e-2, 1e-15);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * plan-cli simumoe: Megatron-Core's step with ZeRO 0-2 moves 34 bytes per
+ * owned parameter (FusedAdam on the fp32 main gradient 4 + 12 + 12, the
+ * copy of the master into the bf16 weight 4 + 2) where the generic step
+ * counts 28: step_bytes 6. DeepSeek-V2 cut to 4 layers, ep 8, dp 8: the
+ * GPU owns 1.98e9 / 8 dense and its 1.415e9 expert parameters (the
+ * expert-DP group is itself), 1.6625e9: 6 x 1.6625e9 = 9.975e9 B. Under
+ * ZeRO-3 the framework's zero3_step_bytes counts the step instead; nemo
+ * (Megatron-Core's optimizer) alike, DeepSpeed none.
+ */
+START_TEST(test_megatron_step_bytes)
+{
+	struct plan p;
+	struct framework mg, nemo, ds;
+
+	test_setup_paths();
+	test_load_profile(PROFILE_FRAMEWORK, "megatron-lm", &mg);
+	test_load_profile(PROFILE_FRAMEWORK, "nemo", &nemo);
+	test_load_profile(PROFILE_FRAMEWORK, "deepspeed", &ds);
+	ck_assert_double_eq(mg.step_bytes, 4.0 + 12.0 + 12.0 + 4.0 + 2.0 - 28.0);
+	ck_assert_double_eq(nemo.step_bytes, 6.0);
+	ck_assert_double_eq(ds.step_bytes, 0.0);
+	plan_init(&p);
+	p.dp = 8;
+	p.zero = 1;
+	ck_assert_double_eq_tol(dp_step_bytes(&p, &mg, 1.6625e9), 9.975e9, 1.0);
+	p.zero = 0;
+	ck_assert_double_eq_tol(dp_step_bytes(&p, &mg, 1.6625e9), 9.975e9, 1.0);
+	ck_assert_double_eq(dp_step_bytes(&p, &ds, 1.6625e9), 0.0);
+	ck_assert_double_eq(dp_step_bytes(&p, NULL, 1.6625e9), 0.0);
+	p.zero = 3;
+	ck_assert_double_eq(dp_step_bytes(&p, &mg, 1.6625e9), 0.0);
+}
+END_TEST
+
+/*
+ * plan-cli simumoe: Megatron-Core's DDP before each bucket's reduction
+ * (param_and_grad_buffer.py start_grad_sync, core_v0.6.0 to
+ * core_r0.14.0): the NaN check's norm reads the fp32 gradient (4 bytes an
+ * element) and the scaling by 1/(dp x cp) reads and writes it (8).
+ * DeepSeek-V2 cut to 4 layers on 8 B200s, ep 8, dp 8 (SimuMax's row): the
+ * GPU's gradient buffer is its 1.98e9 dense parameters and its 20 of 160
+ * experts' 1.415e9, 3.395e9 elements; (4 + 8) x 3.395e9 = 4.074e10 B; at
+ * 1e12 B/s x 0.5, 0.08148 s. With dp x cp = 1 the factor is 1 and only
+ * the norm runs: 4 x 3.395e9 = 1.358e10 B. From ZeRO-2 on (not
+ * Megatron's DDP) and for profiles without the keys: nothing. NeMo's
+ * recipes average in the collective: the norm alone.
+ */
+START_TEST(test_megatron_grad_prereduce)
+{
+	struct cluster c;
+	struct plan p;
+	struct framework mg, nemo, ds;
+
+	test_setup_paths();
+	test_load_profile(PROFILE_FRAMEWORK, "megatron-lm", &mg);
+	test_load_profile(PROFILE_FRAMEWORK, "nemo", &nemo);
+	test_load_profile(PROFILE_FRAMEWORK, "deepspeed", &ds);
+	ck_assert_double_eq(mg.grad_check_bytes, 4.0);
+	ck_assert_double_eq(mg.grad_scale_bytes, 8.0);
+	ck_assert_double_eq(nemo.grad_check_bytes, 4.0);
+	ck_assert_double_eq(nemo.grad_scale_bytes, 0.0);
+	ck_assert_double_eq(ds.grad_check_bytes, 0.0);
+	ck_assert_double_eq(ds.grad_scale_bytes, 0.0);
+
+	plan_init(&p);
+	p.dp = 8;
+	p.zero = 1;
+	ck_assert_double_eq_tol(dp_grad_prereduce_bytes(&p, &mg, 3.395e9), 4.074e10, 1.0);
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	c.gpu.memory_bw_Bps = 1e12;
+	c.gpu.memory_efficiency = 0.5;
+	ck_assert_double_eq_tol(compute_memory_time(&c, dp_grad_prereduce_bytes(&p, &mg, 3.395e9)), 0.08148, 1e-9);
+	cluster_release(&c);
+	ck_assert_double_eq_tol(dp_grad_prereduce_bytes(&p, &nemo, 3.395e9), 1.358e10, 1.0);
+	ck_assert_double_eq(dp_grad_prereduce_bytes(&p, &ds, 3.395e9), 0.0);
+	ck_assert_double_eq(dp_grad_prereduce_bytes(&p, NULL, 3.395e9), 0.0);
+	p.zero = 0;
+	ck_assert_double_eq_tol(dp_grad_prereduce_bytes(&p, &mg, 3.395e9), 4.074e10, 1.0);
+	p.dp = 1;
+	ck_assert_double_eq_tol(dp_grad_prereduce_bytes(&p, &mg, 3.395e9), 1.358e10, 1.0);
+	p.cp = 2;
+	ck_assert_double_eq_tol(dp_grad_prereduce_bytes(&p, &mg, 3.395e9), 4.074e10, 1.0);
+	p.zero = 2;
+	ck_assert_double_eq(dp_grad_prereduce_bytes(&p, &mg, 3.395e9), 0.0);
+}
+END_TEST
+
+/*
  * plan-cli dsz3host: DeepSpeed's ZeRO-3 step (stage3.py step(), v0.11.1,
  * bf16, no offload), per element a GPU owns: the overflow check
  * isinf(buf).any() and isnan(buf).any() over the bf16 buffer
@@ -699,6 +831,9 @@ data_par_suite(void)
 	tcase_add_test(tc, test_zero3_deepspeed05);
 	tcase_add_test(tc, test_zero3_deepspeed_step);
 	tcase_add_test(tc, test_zero3_deepspeed_predivide);
+	tcase_add_test(tc, test_megatron_grad_prereduce);
+	tcase_add_test(tc, test_moe_param_gathers);
+	tcase_add_test(tc, test_megatron_step_bytes);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -63,6 +63,22 @@ bool dp_grad_reduce_overlapped(const struct plan *p, const struct framework *fw)
 double dp_zero3_step_bytes(const struct plan *p, const struct framework *fw, double owned);
 
 /**
+ * plan-cli simumoe: the HBM bytes the optimizer step of @owned parameters
+ * moves beyond compute_optimizer_time()'s with ZeRO 0-2
+ * (fw->step_bytes each; 0 from ZeRO-3 on, where dp_zero3_step_bytes
+ * counts the step).
+ */
+double dp_step_bytes(const struct plan *p, const struct framework *fw, double owned);
+
+/**
+ * plan-cli simumoe: the HBM bytes the DP gradient path moves over a
+ * gradient buffer of @grad_elements before its reduction, once an
+ * iteration (ZeRO 0-1): fw->grad_check_bytes each, and
+ * fw->grad_scale_bytes each when dp x cp > 1. 0 from ZeRO-2 on.
+ */
+double dp_grad_prereduce_bytes(const struct plan *p, const struct framework *fw, double grad_elements);
+
+/**
  * plan-cli dsz3host: the launches of the ZeRO-3 optimizer step outside
  * multi-tensor kernels, for the @tensors parameter tensors a GPU holds a
  * shard of (fw->zero3_tensor_launches each; 0 below ZeRO-3).

@@ -214,6 +214,16 @@ struct framework {
 				       compute_optimizer_time()'s 36 (overflow check, fp64 norm, casts) */
 	double zero3_tensor_launches; /**< launches per parameter tensor in the ZeRO-3 step, outside
 					   multi-tensor kernels (DeepSpeed's per-tensor gradient norm) */
+	/* plan-cli simumoe: the DP gradient path's passes before the reduction (ZeRO 0-1) */
+	double grad_check_bytes;  /**< HBM bytes per gradient-buffer element of the pre-reduction
+				       check (Megatron-Core's NaN check: a norm, 4) */
+	double grad_scale_bytes;  /**< HBM bytes per gradient-buffer element of the pre-reduction
+				       scaling by 1/(dp cp), when dp cp > 1 (Megatron-Core: 8) */
+	double step_bytes;        /**< plan-cli simumoe: HBM bytes per owned parameter the ZeRO 0-2
+				       step moves beyond compute_optimizer_time()'s 36 (Megatron: 6) */
+	double moe_param_gathers; /**< plan-cli simumoe: ZeRO-1/2 all-gathers of all the updated
+				       weights per iteration when the model has experts (1; Megatron-Core
+				       from core_v0.9.0: 2, one per chained optimizer) */
 };
 
 /**

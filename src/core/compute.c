@@ -1041,6 +1041,25 @@ compute_ends_scale(struct compute_ends *ce, double f)
 	ce->metric_s *= f;
 }
 
+/*
+ * plan-cli simumoe: bytes per element of the embedding table (its TP
+ * shard, V/t x h) that each micro-batch's backward moves under a
+ * framework with an fp32 main_grad. The lookup's backward is PyTorch's
+ * embedding_dense_backward (F.embedding in Megatron-Core's
+ * VocabParallelEmbedding, tensor_parallel/layers.py): its CUDA kernel
+ * allocates the weight's gradient as at::zeros over the whole table in
+ * the weight's 16-bit dtype (aten/src/ATen/native/cuda/
+ * EmbeddingBackwardKernel.cu, embedding_backward_cuda_kernel), then
+ * scatters the tokens' rows into it (the 2 x forward above): the zero
+ * fill writes 2 bytes an element. The embedding is no linear layer, so
+ * its gradient reaches main_grad through the DDP hook
+ * (megatron/core/distributed/distributed_data_parallel.py
+ * _make_backward_post_hook, core_v0.6.0 to core_r0.14.0; the 2021 code's
+ * megatron/model/distributed.py alike): param.main_grad.add_(param.grad)
+ * reads 2 + 4 and writes 4. 12 bytes in all, per micro-batch.
+ */
+#define EMBED_MAIN_GRAD_BYTES 12.0
+
 void
 compute_ends_time(const struct model *m, const struct plan *p, const struct cluster *c,
 		  const struct framework *fw, struct compute_ends *out)
@@ -1054,6 +1073,12 @@ compute_ends_time(const struct model *m, const struct plan *p, const struct clus
 	/* Embedding lookup: read rows, write the activations (+ dropout). */
 	out->embed_fwd_s = compute_memory_time(c, 2.0 * 2.0 * tokens * h);
 	out->embed_bwd_s = 2.0 * out->embed_fwd_s;
+	/* plan-cli simumoe: with an fp32 main_grad (Megatron's DDP) the
+	 * embedding's gradient is not a fused wgrad: every micro-batch
+	 * writes the whole V/t x h table's gradient and adds it to main_grad
+	 * (EMBED_MAIN_GRAD_BYTES). */
+	if (fw && fw->main_grad != FRAMEWORK_MG_NONE)
+		out->embed_bwd_s += compute_memory_time(c, EMBED_MAIN_GRAD_BYTES * v_local * h);
 	/* Logits: a tokens x h x V/t GEMM (vocab-parallel), then the
 	 * cross-entropy over the tokens x V/t logits, its traffic the
 	 * framework's (loss_fwd_bytes, loss_bwd_bytes): a fused kernel on

@@ -43,7 +43,8 @@ dp_param_sync(const struct cluster *c, const struct group_layout *g, enum coll_a
  * one. */
 static void
 dp_sync(const struct plan *p, const struct cluster *c, const struct dp_groups *gs,
-	enum coll_algo algo, const struct framework *fw, double params, double tensors, struct dp_comm *out)
+	enum coll_algo algo, const struct framework *fw, double params, double tensors, double gathers,
+	struct dp_comm *out)
 {
 	const struct group_layout *g = gs->dp, *sh = gs->shard, *rep = gs->replica;
 	double frac = g->size > 1 ? (double)(g->size - 1) / g->size : 0.0;
@@ -82,8 +83,8 @@ dp_sync(const struct plan *p, const struct cluster *c, const struct dp_groups *g
 		out->reduce_s += collective_time(c, g, COLL_REDUCESCATTER, algo, grad_bytes);
 		out->bytes += frac * grad_bytes;
 	}
-	out->gather_s += dp_param_sync(c, sh, algo, fw, weight_bytes, tensors);
-	out->bytes += sfrac * weight_bytes;
+	out->gather_s += gathers * dp_param_sync(c, sh, algo, fw, weight_bytes, tensors);
+	out->bytes += gathers * sfrac * weight_bytes;
 }
 
 static double
@@ -304,13 +305,25 @@ dp_comm_time(const struct model *m, const struct plan *p,
 		/* The stage's tensors: its layers', and at most three more (the
 		 * embedding, the head, the final norm). */
 		double tensors = layers * model_tensors_per_layer(m) + 3.0;
+		/* plan-cli simumoe: with experts Megatron-Core (from
+		 * core_v0.9.0; core_r0.14.0 23e00ed alike) chains two
+		 * distributed optimizers, dense and expert
+		 * (megatron/core/optimizer/__init__.py: ChainedOptimizer), both
+		 * over the same model chunks; each one's step_with_ready_grads
+		 * (distrib_optimizer.py) calls model_chunk.start_param_sync(),
+		 * which all-gathers every bucket group of the chunk, dense and
+		 * expert (distributed_data_parallel.py), without
+		 * --overlap-param-gather: every weight is gathered twice
+		 * (moe_param_gathers). Before core_v0.9.0 each optimizer gathered
+		 * its own buffers. */
+		double gathers = params_expert > 0 ? fmax(1.0, fw->moe_param_gathers) : 1.0;
 
-		dp_sync(p, c, &dense_g, algo, fw, dense, tensors, out);
+		dp_sync(p, c, &dense_g, algo, fw, dense, tensors, gathers, out);
 		/* Expert weights are replicated only across the expert-DP ranks that
 		 * hold the same experts (DeepSpeed-MoE, Megatron-Core). */
 		if (params_expert > 0)
 			dp_sync(p, c, &expert_g, algo, fw, params_expert,
-				layers * z3_expert_tensors(m, fw, params_expert / layers).reduced, out);
+				layers * z3_expert_tensors(m, fw, params_expert / layers).reduced, gathers, out);
 	} else {
 		double rest = fmax(0.0, dense - layers * params_layer);
 
@@ -453,6 +466,55 @@ dp_zero3_step_bytes(const struct plan *p, const struct framework *fw, double own
 	if (p->zero < 3 || !fw || !(owned > 0.0))
 		return 0.0;
 	return fw->zero3_step_bytes * owned;
+}
+
+/*
+ * plan-cli simumoe: Megatron-Core's optimizer step with ZeRO 0-2 against
+ * compute_optimizer_time()'s generic one (Adam reading a 16-bit gradient
+ * and writing the 16-bit weight, 28 bytes): the fp32 master shard steps
+ * with the fp32 main gradient (FusedAdam reads 4 + 12, writes 12: 28),
+ * and _copy_main_params_to_model_params then copies each updated fp32
+ * master into the 16-bit weight (copy_: read 4, write 2), the buffer the
+ * all-gather sends (megatron/core/optimizer/distrib_optimizer.py,
+ * core_v0.6.0 to core_r0.14.0; Float16OptimizerWithFloat16Params in
+ * optimizer.py alike without the distributed optimizer): 34 bytes, 6
+ * more per owned parameter (step_bytes).
+ */
+double
+dp_step_bytes(const struct plan *p, const struct framework *fw, double owned)
+{
+	if (p->zero > 2 || !fw || !(owned > 0.0))
+		return 0.0;
+	return fw->step_bytes * owned;
+}
+
+/*
+ * plan-cli simumoe: Megatron-Core's DDP before each bucket's reduction
+ * (megatron/core/distributed/param_and_grad_buffer.py, start_grad_sync,
+ * core_v0.6.0 to core_r0.14.0; the distributed optimizer's reduce-scatter
+ * and plain DDP's all-reduce alike; every bucket of the dense and the
+ * expert buffers, also where the expert-DP group is one GPU):
+ * - check_for_nan_in_grad (the training loop sets it from
+ *   --check-for-nan-in-loss-and-grad, on unless fp16 with a dynamic loss
+ *   scale: megatron/training/arguments.py): grad_data.norm(p=2) reads the
+ *   fp32 bucket, 4 bytes an element (grad_check_bytes);
+ * - grad_data *= gradient_scaling_factor where the factor is not 1: it
+ *   is 1/(dp x cp) for dense and expert buffers unless the run averages
+ *   in the collective (--ddp-average-in-collective, off by default;
+ *   distributed_data_parallel.py): read 4, write 4 (grad_scale_bytes).
+ * Once an iteration (finish_grad_sync at the accumulation boundary).
+ */
+double
+dp_grad_prereduce_bytes(const struct plan *p, const struct framework *fw, double grad_elements)
+{
+	double bytes;
+
+	if (!fw || p->zero > 1 || !(grad_elements > 0.0))
+		return 0.0;
+	bytes = fw->grad_check_bytes;
+	if ((double)p->dp * p->cp > 1.0)
+		bytes += fw->grad_scale_bytes;
+	return bytes * grad_elements;
 }
 
 double

@@ -521,12 +521,17 @@ stage_tail(const struct model *m, const struct plan *p, const struct layer_costs
 	 * group (or the MiCS group), expert states over the expert-DP ranks that
 	 * hold the same experts. */
 	/* plan-cli dsz3host: and the ZeRO-3 step's own passes (data_par.c
-	 * dp_zero3_step_bytes: DeepSpeed's stage3.py). */
+	 * dp_zero3_step_bytes: DeepSpeed's stage3.py); plan-cli simumoe: and
+	 * below ZeRO-3 the framework's own step (dp_step_bytes) and the
+	 * passes over the whole gradient buffer before its reduction
+	 * (dp_grad_prereduce_bytes: Megatron-Core's DDP). */
 	t->optimizer_s = lc->pace *
 			 compute_optimizer_time(c, (params - expert) / shard + expert / eshard,
 						p->zero >= 2 ? (params - expert) / shard + expert / eshard : params,
 						(p->precision == PLAN_PRECISION_FP8 ? params * fp8_recipe_weight_bytes(p, fw, &c->gpu) : 0.0) +
-							dp_zero3_step_bytes(p, fw, (params - expert) / shard + expert / eshard));
+							dp_zero3_step_bytes(p, fw, (params - expert) / shard + expert / eshard) +
+							dp_step_bytes(p, fw, (params - expert) / shard + expert / eshard) +
+							dp_grad_prereduce_bytes(p, fw, params));
 	t->total = t->dp_exposed + t->codec_s + t->optimizer_s + fw->iteration_overhead_s;
 }
 

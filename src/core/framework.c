@@ -82,4 +82,8 @@ framework_init_default(struct framework *fw)
 	fw->metric_logit_bytes = 0.0;      /* plan-cli itercost: no training metrics */
 	fw->zero3_step_bytes = 0.0;        /* plan-cli dsz3host: the step as compute_optimizer_time() */
 	fw->zero3_tensor_launches = 0.0;
+	fw->grad_check_bytes = 0.0;        /* plan-cli simumoe: no pass before the reduction */
+	fw->grad_scale_bytes = 0.0;
+	fw->step_bytes = 0.0;              /* plan-cli simumoe: the generic step below ZeRO-3 */
+	fw->moe_param_gathers = 1.0;       /* plan-cli simumoe: one gather of the updated weights */
 }

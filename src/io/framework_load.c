@@ -201,6 +201,28 @@ const struct schema_key framework_schema[] = {
 	  .min = 0, .max = 64, .def = "0",
 	  .help = "kernel launches per parameter tensor in the ZeRO-3 optimizer step outside multi-tensor "
 		  "kernels: 0, none; DeepSpeed's stage3.py get_grad_norm_direct 2 (.double(), .norm(2))" },
+	/* plan-cli simumoe */
+	{ .key = "grad_check_bytes", .type = SCHEMA_NUMBER, .offset = OFF(grad_check_bytes), .min = 0,
+	  .max = 64, .def = "0",
+	  .help = "HBM bytes per gradient-buffer element that a check of the gradients moves each "
+		  "iteration before their DP reduction (ZeRO 0-1): 0, none; Megatron-Core 4 (its DDP "
+		  "takes each bucket's norm for the NaN check, on by default with bf16)" },
+	{ .key = "grad_scale_bytes", .type = SCHEMA_NUMBER, .offset = OFF(grad_scale_bytes), .min = 0,
+	  .max = 64, .def = "0",
+	  .help = "HBM bytes per gradient-buffer element that scaling the gradients by 1/(dp x cp) "
+		  "moves each iteration before their DP reduction, when dp x cp > 1 (ZeRO 0-1): 0, none "
+		  "(or averaged in the collective); Megatron-Core 8 (grad_data *= the factor, in place)" },
+	{ .key = "step_bytes", .type = SCHEMA_NUMBER, .offset = OFF(step_bytes), .min = 0, .max = 256,
+	  .def = "0",
+	  .help = "HBM bytes per owned parameter that the optimizer step moves with ZeRO 0-2 beyond "
+		  "Adam's 28, the clip norm's 4 and the gradient-buffer zeroing's 4: 0, none; "
+		  "Megatron-Core 6 (Adam reads the fp32 main gradient, and a separate copy writes the "
+		  "16-bit weights from the fp32 masters)" },
+	{ .key = "moe_param_gathers", .type = SCHEMA_NUMBER, .offset = OFF(moe_param_gathers), .min = 1,
+	  .max = 8, .def = "1",
+	  .help = "all-gathers of all the updated weights per iteration under ZeRO 1-2 when the model "
+		  "has experts: 1; Megatron-Core from core_v0.9.0 2 (a dense and an expert distributed "
+		  "optimizer, chained, each all-gathering every bucket of the model after its step)" },
 	/* plan-cli itercost */
 	{ .key = "metric_logit_bytes", .type = SCHEMA_NUMBER, .offset = OFF(metric_logit_bytes), .min = 0,
 	  .max = 256, .def = "0",
