@@ -358,6 +358,55 @@ START_TEST(test_flash_attention)
 END_TEST
 
 /*
+ * plan-cli bwcheck: the GB200's and GB300's attention at the shape NVIDIA's
+ * cudnn-frontend benchmark measured them (cuDNN 9.17.0, commit b372d39):
+ * batch 1, 128 heads of 128, seq 4096, causal, one GPU. Forward FLOPs
+ * 4 s^2 d a / 2 = 4 x 4096^2 x 128 x 128 / 2 = 549,755,813,888, backward
+ * 2.5 times that, 1,374,389,534,720; peak 2500 TFLOPS, 20 us a call; the
+ * reference shape, so no head-dim or diagonal factor:
+ *   GB200 (0.58 / 0.43): fwd 5.49755813888e11 / 1.45e15 + 2e-5 =
+ *   3.9914194061e-4 s (measured 0.397 ms); bwd 1.37438953472e12 /
+ *   1.075e15 + 2e-5 = 1.2985018928e-3 s (measured 1.304 ms).
+ *   GB300 (0.72 / 0.45): fwd 5.49755813888e11 / 1.8e15 + 2e-5 =
+ *   3.2541989660e-4 s (0.327 ms); bwd 1.37438953472e12 / 1.125e15 + 2e-5
+ *   = 1.2416795864e-3 s (1.239 ms).
+ * (Q, K, V, O: 2 x 512 x 4096 x 128 = 536,870,912 B at 0.67 x 8 TB/s,
+ * 0.1 ms, below both.) FlashAttention-2 on the GB200 at 0.29: the pair
+ * (3.9914194061e-4 + 1.2985018928e-3) / 0.29 = 5.8539e-3 s, measured
+ * 1.422 + 4.414 = 5.836 ms.
+ */
+START_TEST(test_blackwell_measured_attention)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	double fwd, bwd;
+
+	setenv("PLAN_CLI_PATH", getenv("PLAN_TEST_SOURCE_ROOT") ? getenv("PLAN_TEST_SOURCE_ROOT") : ".", 1);
+	profile_path_init(NULL);
+	test_load_model(&m, "name: l\nlayers: 1\nhidden: 16384\nheads: 128\nkv_heads: 8\n"
+			"vocab: 32768\nseq_len: 4096\n");
+	fixture_one_gpu_plan(&p);
+	p.seq_len = 4096;
+	test_load_profile(PROFILE_CLUSTER, "gb200-nvl72", &c);
+	compute_flash_attention(&m, &p, &c, &fwd, &bwd);
+	ck_assert_double_eq_tol(fwd, 3.9914194061e-4, 1e-12);
+	ck_assert_double_eq_tol(bwd, 1.2985018928e-3, 1e-12);
+	p.attention_kernel = PLAN_ATTN_FA2;
+	ck_assert_double_eq_tol((fwd + bwd) / compute_attention_kernel_speed(&c, &p, NULL), 5.8539e-3, 1e-7);
+	p.attention_kernel = PLAN_ATTN_FRAMEWORK;
+	cluster_release(&c);
+	test_load_cluster(&c, "name: t\nnodes: 1\ngpus_per_node: 8\ngpu: gb300\n"
+			  "intra_node:\n  bandwidth: 900 GB/s\n"
+			  "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 400 Gbit/s\n");
+	compute_flash_attention(&m, &p, &c, &fwd, &bwd);
+	ck_assert_double_eq_tol(fwd, 3.2541989660e-4, 1e-12);
+	ck_assert_double_eq_tol(bwd, 1.2416795864e-3, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
  * Element-wise traffic, fused against eager (compute.c's ew_ops table): a
  * toy Llama layer, h 1024, 8 heads of 128 with 2 KV heads (kvd 256), SwiGLU
  * of 2816, RMSNorm, rotary; s 1024, b 1, t 1, flash attention (no score
@@ -455,7 +504,24 @@ START_TEST(test_fa2_speed_defaults)
 	ck_assert_double_eq(c.gpu.fa2_attention_speed, 0.52);
 	cluster_release(&c);
 	test_load_profile(PROFILE_CLUSTER, "dgx-b200", &c);
-	ck_assert_double_eq(c.gpu.fa2_attention_speed, 0.26);
+	ck_assert_double_eq(c.gpu.fa2_attention_speed, 0.35);
+	cluster_release(&c);
+	/* GB200 and GB300: their own, against cuDNN 9.17 (gpus/gb200.yaml). */
+	test_load_profile(PROFILE_CLUSTER, "gb200-nvl72", &c);
+	ck_assert_double_eq(c.gpu.fa2_attention_speed, 0.29);
+	cluster_release(&c);
+	test_load_cluster(&c, "name: t\nnodes: 1\ngpus_per_node: 8\ngpu: gb300\n"
+			  "intra_node:\n  bandwidth: 900 GB/s\n"
+			  "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 400 Gbit/s\n");
+	ck_assert_double_eq(c.gpu.fa2_attention_speed, 0.27);
+	cluster_release(&c);
+	/* A spec-sheet Blackwell gets the B200's value. */
+	test_load_cluster(&c, "name: t\nnodes: 1\ngpus_per_node: 8\n"
+			  "gpu:\n  name: b\n  generation: blackwell\n  peak_flops: 2250 TFLOPS\n  memory: 180 GB\n"
+			  "  memory_bandwidth: 8 TB/s\n"
+			  "intra_node:\n  bandwidth: 900 GB/s\n"
+			  "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 400 Gbit/s\n");
+	ck_assert_double_eq(c.gpu.fa2_attention_speed, 0.35);
 	cluster_release(&c);
 	/* A spec-sheet Hopper gets the generation's value. */
 	test_load_cluster(&c, "name: t\nnodes: 1\ngpus_per_node: 8\n"
@@ -905,6 +971,7 @@ compute_suite(void)
 	tcase_add_test(tc, test_embedding_and_logits);
 	tcase_add_test(tc, test_flash_attention);
 	tcase_add_test(tc, test_fa2_speed_defaults);
+	tcase_add_test(tc, test_blackwell_measured_attention);
 	tcase_add_test(tc, test_fp8_falling_curve);
 	tcase_add_test(tc, test_elementwise_eager);
 	tcase_add_test(tc, test_launch_overhead);

@@ -607,7 +607,7 @@ compute_attention_kernel(const struct plan *p, const struct framework *fw)
  * (the gpus/ profiles say which: FlashAttention-2 on Ampere, FlashAttention-3's
  * paper figures on Hopper, cuDNN's on Blackwell, ROCm's on CDNA3):
  * - FlashAttention-2: the profile's fa2_attention_speed (1 on Ampere,
- *   0.52 on Hopper, 0.26 on the B200: gpu.c cites them).
+ *   0.52 on Hopper, 0.35 on the B200: gpu.c cites them).
  * - FlashAttention-3 (Shah et al. 2024; Hopper only): the Hopper
  *   profiles' own figures, 1.
  * - cuDNN's fused attention (Transformer Engine's FusedAttention, which

@@ -52,6 +52,12 @@ struct gpu_defaults {
  *   MI300X not sourced (0.40/0.30, an estimate). The 75 us fixed cost per
  *   attention call was fitted on the B200's 8-128 head points; it is the
  *   time to fill the GPU with tiles and scales little with the GPU's speed.
+ *   The Blackwell row is the B200 under cuDNN 9.10: NVIDIA's cudnn-frontend
+ *   benchmark (cuDNN 9.10.2, B200, 128 heads, head dim 128, causal): the
+ *   predicted time is 0.89-1.02 of the measured forward and 1.01-1.34 of
+ *   the backward at seq 4k-16k (the backward's gain with the sequence is
+ *   not modelled); the GB200 and GB300 under cuDNN 9.17 run faster and
+ *   set their own (gpus/).
  * - Launch: 2-5 us per kernel on the GPU (torchao's roofline, XLA's table).
  * - fp8 against bf16 GEMMs (best shapes, Bekman's MAMF table): H100 0.71
  *   against 0.80, H200 0.73 against 0.80 (0.9); B200 0.763 against 0.776,
@@ -78,10 +84,12 @@ struct gpu_defaults {
  *   everywhere: attention_kernel fa2 or sdpa): the same kernel on Ampere
  *   (1); on Hopper PyTorch SDPA's FA2 backend reached 329 TFLOP/s where
  *   cuDNN reached 631 and FA3 632 on one H100, (1, 24, 4608, 128)
- *   (pytorch/pytorch#142132): 0.52; on the B200 FA2 2.7.4 reached 307-381
- *   TFLOP/s forward at head dim 64 (flash-attention#1589) against the
- *   profile's 0.59 x 2250: about 0.26, weak (one head dim); Volta has no
- *   FA2, and on CDNA3 the profile is ROCm's own flash kernel (1).
+ *   (pytorch/pytorch#142132): 0.52; on the B200 flash-attn 2.7.4 took
+ *   1.589 + 4.774 ms forward and backward at head dim 128, seq 4096, 128
+ *   heads, causal, where the B200 profile's kernel takes 0.489 + 1.726 ms
+ *   (NVIDIA/cudnn-frontend@9793df5, B200 bf16 results; cuDNN 9.10.2 itself
+ *   0.552 + 1.715): 0.35; Volta has no FA2, and on CDNA3 the profile is
+ *   ROCm's own flash kernel (1).
  * - Speed variation across GPUs of one model (manufacturing variability
  *   and power management): Sinha et al., "Not All GPUs Are Created
  *   Equal", SC22 (arXiv:2208.11035), measured over 90 % of the GPUs of
@@ -145,7 +153,7 @@ static const struct gpu_defaults defaults[GPU_GEN_COUNT] = {
 		.attention_fwd_efficiency = 0.59, .attention_bwd_efficiency = 0.37,
 		.attention_overhead_s = 75e-6, .launch_overhead_s = 3e-6, .fp8_gemm_ratio = 0.97,
 		.fp8_fast_accum_speedup = 1.0,
-		.flash_attention = 1, .fa2_attention_speed = 0.26, .speed_variation = 0.013,
+		.flash_attention = 1, .fa2_attention_speed = 0.35, .speed_variation = 0.013,
 		.sm_count = 148, .gemm_tile_m = 128, .gemm_tile_n = 256,
 	},
 	[GPU_GEN_CDNA3] = {

@@ -82,7 +82,7 @@ const struct schema_key gpu_schema[] = {
 	  .offset = OFF(fa2_attention_speed), .min = 0.05, .max = 1,
 	  .help = "FlashAttention-2's throughput on this GPU as a fraction of the attention efficiencies "
 		  "(its best kernel's), for frameworks that run FA2 (attention_kernel fa2, sdpa); default by "
-		  "generation: 1 on Ampere, 0.52 on Hopper, 0.26 on Blackwell" },
+		  "generation: 1 on Ampere, 0.52 on Hopper, 0.35 on Blackwell" },
 	{ .key = "launch_overhead", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
 	  .offset = OFF(launch_overhead_s), .min = 0, .max = 1,
 	  .help = "fixed cost of one element-wise kernel (launch and tail); default by generation" },
