@@ -112,6 +112,61 @@ START_TEST(test_layer_activations_op_sac)
 }
 END_TEST
 
+/*
+ * torchtitan's op SAC on MLA and MoE layers (memory.c,
+ * layer_activations_op_sac): every odd aten.mm output of the block, the
+ * attention output and the all-to-alls' outputs; the experts' grouped
+ * GEMMs are recomputed. 2 layers, the first dense (frac 1/2), h 1024,
+ * 8 heads, MLA with q_lora_rank 0, kv_lora_rank 256, nope 64, rope 32,
+ * v 64; a gated MLP of 2816; 8 experts, top-2, expert FFN 512, one shared
+ * expert; s 1024, b 1, t 1 (sb 1024). Input 2 x 1024 x 1024 = 2,097,152.
+ * Attention: wq (#1) 8 x 96 = 768, wkv_a (#2) no, wkv_b (#3)
+ * 8 x (64 + 64) = 1024, wo (#4) no, the kernel's output 8 x 64 = 512:
+ * 2304 wide. Dense MLP: w1 (#5) 2816, w3 (#6) no, w2 (#7) 1024: 3840.
+ * MoE: the gate (#5) 8, shared w1 (#6) no, w3 (#7) 512, w2 (#8) no: 520.
+ * 2,097,152 + 2 x 1024 x (2304 + 3840 / 2 + 520 / 2) = 11,280,384 bytes.
+ * EP 2 adds the two all-to-alls' 2 x 2 x 1024 = 4096 wide on the MoE
+ * layer: + 2048 x 4096 / 2 = 15,474,688. With q_lora_rank 128 (EP 1):
+ * wq_a (#1) 128, wq_b (#2) no, wkv_a (#3) 256 + 32, wkv_b (#4) no, wo
+ * (#5) 1024, output 512: 1952; dense w1 (#6) no, w3 (#7) 2816, w2 (#8)
+ * no; MoE gate (#6) no, shared w1 (#7) 512, w3 (#8) no, w2 (#9) 1024:
+ * 2,097,152 + 2048 x (1952 + 2816 / 2 + 1536 / 2) = 10,551,296.
+ */
+START_TEST(test_layer_activations_op_sac_mla_moe)
+{
+	static const char *yaml =
+		"name: l\nlayers: 2\nhidden: 1024\nheads: 8\nffn_hidden: 2816\ngated_mlp: true\n"
+		"vocab: 32768\nseq_len: 1024\nattention: mla\n"
+		"mla: {q_lora_rank: %d, kv_lora_rank: 256, qk_nope_head_dim: 64, qk_rope_head_dim: 32, "
+		"v_head_dim: 64}\nmoe: {experts: 8, top_k: 2, expert_ffn_hidden: 512, shared_experts: 1, "
+		"first_dense_layers: 1}\n";
+	char buf[512];
+	struct model m;
+	struct plan p;
+	struct framework fw;
+
+	snprintf(buf, sizeof buf, yaml, 0);
+	test_load_model(&m, buf);
+	plan_init(&p);
+	p.tp = p.pp = p.micro_batch = p.global_batch = 1;
+	p.dp = 2;
+	p.seq_len = 1024;
+	p.flash_attention = true;
+	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
+	framework_init_default(&fw);
+	fw.selective_recompute = FRAMEWORK_SAC_OP;
+	ck_assert_rel(memory_layer_activations(&m, &p, &fw), 11280384.0, 1e-12);
+	p.ep = 2;
+	ck_assert_rel(memory_layer_activations(&m, &p, &fw), 15474688.0, 1e-12);
+	p.ep = 1;
+	snprintf(buf, sizeof buf, yaml, 128);
+	test_load_model(&m, buf);
+	ck_assert_rel(memory_layer_activations(&m, &p, &fw), 10551296.0, 1e-12);
+	/* Less than Korthikanti's selective, which keeps the experts' rows. */
+	ck_assert(memory_layer_activations(&m, &p, &fw) < memory_layer_activations(&m, &p, NULL));
+}
+END_TEST
+
 /* What a layer keeps when the heads do not tile the hidden size, and for
  * multi-head latent attention; flash attention (no s^2 terms), TP 2
  * without SP, s 1024, b 1, an MLP of 4 x 4096 (sb = 1024). */
@@ -1218,6 +1273,7 @@ cost_suite(void)
 	tcase_add_test(tc, test_layer_activations);
 	tcase_add_test(tc, test_fsdp_double_buffer);
 	tcase_add_test(tc, test_layer_activations_op_sac);
+	tcase_add_test(tc, test_layer_activations_op_sac_mla_moe);
 	tcase_add_test(tc, test_layer_activations_head_shapes);
 	tcase_add_test(tc, test_zero_memory);
 	tcase_add_test(tc, test_optimizer_bytes);
