@@ -333,6 +333,56 @@ START_TEST(test_fsdp_double_buffer)
 }
 END_TEST
 
+/*
+ * FSDP2 and torchao (framework master_weights_only, fp8_weight_recast):
+ * GPT-3's 7.5e9 parameters of a stage over dp 64 at ZeRO-3 keep
+ * 2 x 7.5e9 / 64 = 234,375,000 bytes of 16-bit weights; with the fp32
+ * master as the only copy, none (the 12 optimizer bytes, which hold the
+ * master, and the gradients do not change). Below ZeRO-3 the gathered
+ * 16-bit weights stay: 2 x 7.5e9 = 1.5e10 either way. Under fp8 the
+ * linear weights keep the recipe's copies beside the 16-bit weight
+ * (more than bf16); recast at each use they keep nothing more: the bf16
+ * figure, and 0 with master_weights_only.
+ */
+START_TEST(test_fsdp2_weight_copies)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct memory_use bf, u;
+	struct framework fw;
+	struct plan_error err;
+	const double psi = 7.5e9;
+
+	fixture_gpt3_dp64(&c, &m, &p, 3);
+	ck_assert_msg(framework_load_string(&fw, "f.yaml", "name: f\n", &err), "%s", err.message);
+	ck_assert(!fw.master_weights_only && !fw.fp8_weight_recast);
+	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &bf);
+	ck_assert_rel(bf.weights, 234375000.0, 1e-12);
+	ck_assert_msg(framework_load_string(&fw, "f.yaml", "name: f\nmaster_weights_only: true\n"
+					    "fp8_weight_recast: true\n", &err), "%s", err.message);
+	ck_assert(fw.master_weights_only && fw.fp8_weight_recast);
+	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &u);
+	ck_assert_double_eq(u.weights, 0.0);
+	ck_assert_rel(u.gradients + u.optimizer, bf.gradients + bf.optimizer, 1e-12);
+	p.precision = PLAN_PRECISION_FP8;
+	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &u);
+	ck_assert_double_eq(u.weights, 0.0);
+	fw.master_weights_only = false;
+	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &u);
+	ck_assert_rel(u.weights, 234375000.0, 1e-12);
+	fw.fp8_weight_recast = false;
+	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &u);
+	ck_assert(u.weights > 234375000.0 * 1.5);
+	p.precision = PLAN_PRECISION_BF16;
+	p.zero = 1;
+	fw.master_weights_only = true;
+	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &u);
+	ck_assert_rel(u.weights, 1.5e10, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
 START_TEST(test_estimate_invariants)
 {
 	struct cluster c;
@@ -1272,6 +1322,7 @@ cost_suite(void)
 	tcase_add_test(tc, test_stored_microbatches);
 	tcase_add_test(tc, test_layer_activations);
 	tcase_add_test(tc, test_fsdp_double_buffer);
+	tcase_add_test(tc, test_fsdp2_weight_copies);
 	tcase_add_test(tc, test_layer_activations_op_sac);
 	tcase_add_test(tc, test_layer_activations_op_sac_mla_moe);
 	tcase_add_test(tc, test_layer_activations_head_shapes);

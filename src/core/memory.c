@@ -315,17 +315,18 @@ memory_partial_recompute_bytes(const struct model *m, const struct plan *p, cons
 	       layer_activations_full(m, p, true);
 }
 
-/* Bytes per parameter kept by ZeRO stage @zero when sharded over @d ranks;
- * of the @fp8 parameters of fp8 linear layers each keeps @fp8_copy bytes
- * in place of its 16-bit weight (passed with that weight's 2 bytes added,
- * unless fp8 is the weights' only copy): Transformer Engine's weight
+/* Bytes per parameter kept by ZeRO stage @zero when sharded over @d ranks:
+ * @w16 bytes of 16-bit weight (2; 0 where the fp32 master is the only
+ * copy); of the @fp8 parameters of fp8 linear layers each keeps @fp8_copy
+ * bytes in place of its 16-bit weight (passed with @w16 added, unless fp8
+ * is the weights' only copy): Transformer Engine's weight
  * cache, the fp8 copy and, on Hopper, its transpose (fp8_recipe.c),
  * sharded with the weights. */
 static void
-model_states(int zero, double fp8, double fp8_copy, double grad_bytes, double opt_bytes, double params,
-	     double d, struct memory_use *out)
+model_states(int zero, double fp8, double fp8_copy, double w16, double grad_bytes, double opt_bytes,
+	     double params, double d, struct memory_use *out)
 {
-	out->weights += (2.0 * (params - fp8) + fp8_copy * fp8) / (zero >= 3 ? d : 1.0);
+	out->weights += (w16 * (params - fp8) + fp8_copy * fp8) / (zero >= 3 ? d : 1.0);
 	out->gradients += grad_bytes * params / (zero >= 2 ? d : 1.0);
 	out->optimizer += opt_bytes * params / (zero >= 1 ? d : 1.0);
 }
@@ -354,7 +355,7 @@ memory_stage(const struct model *m, const struct plan *p,
 					   : 0.0)) / p->tp;
 	struct fp8_recipe_cost rc;
 	int recipe = fp8_recipe_resolve(p, fw);
-	double fp8_meta = 0.0, copy;
+	double fp8_meta = 0.0, copy, w16;
 
 	double d = p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp, t = p->tp;
 	double sbh = (double)p->seq_len * p->micro_batch * m->hidden;
@@ -370,13 +371,22 @@ memory_stage(const struct model *m, const struct plan *p,
 	/* A 16-bit weight beside its copies (2 bytes more), or fp8 primary
 	 * weights (framework fp8_params: NeMo's fp8_params, TE's
 	 * fp8_model_init), the copies alone. */
-	copy = fw && fw->fp8_params ? fmax(1.0, rc.weight_copy_bytes) : 2.0 + rc.weight_copy_bytes;
-	model_states(p->zero, fp8 ? fmax(0.0, params - expert_params - ends) : 0.0, copy, gb, ob,
+	/* framework master_weights_only: FSDP2 keeps the fp32 shard alone
+	 * ("The optimizer step uses the sharded parameter in the original
+	 * dtype", MixedPrecisionPolicy, torch/distributed/fsdp/_fully_shard/
+	 * _fsdp_api.py): no 16-bit weight at ZeRO-3. fp8_weight_recast:
+	 * torchao's Float8Linear casts the weight at each use and saves the
+	 * high-precision one for its backward (torchao/float8/
+	 * float8_linear.py, matmul_with_hp_or_float8_args): no fp8 copy. */
+	w16 = fw && fw->master_weights_only && p->zero >= 3 ? 0.0 : 2.0;
+	copy = fw && fw->fp8_params ? fmax(1.0, rc.weight_copy_bytes) :
+	       w16 + (fw && fw->fp8_weight_recast ? 0.0 : rc.weight_copy_bytes);
+	model_states(p->zero, fp8 ? fmax(0.0, params - expert_params - ends) : 0.0, copy, w16, gb, ob,
 		     params - expert_params, d, out);
 	/* Expert states shard over the expert-DP ranks (MoE parallel folding;
 	 * Megatron-Core's distributed optimizer keeps an expert-parallel
 	 * buffer group over expert_data_parallel_group). */
-	model_states(p->zero, fp8 ? expert_params : 0.0, copy, gb, ob, expert_params, plan_edp(p), out);
+	model_states(p->zero, fp8 ? expert_params : 0.0, copy, w16, gb, ob, expert_params, plan_edp(p), out);
 	/* Delayed scaling's amax histories and scales, 4 linear layers a
 	 * transformer layer (QKV, projection, fc1, fc2; fp8_recipe.c). */
 	if (fp8)
