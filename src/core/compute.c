@@ -632,7 +632,8 @@ op_sac_recompute_time(const struct model *m, const struct plan *p, const struct 
 	struct compute_casts scratch = { .bytes = 0.0, .recipe = PLAN_FP8_DELAYED };
 	double k = m->attention == MODEL_ATTN_MLA ? 0.5 * out->qkv_fwd_s
 						   : compute_linear_time(c, p, tokens, kvd / t, h, 1, &scratch);
-	double mlp = m->gated_mlp ? compute_linear_time(c, p, tokens, m->ffn_hidden / t, h, 1, &scratch) : out->fc2_fwd_s;
+	double mlp = m->gated_mlp ? compute_linear_time(c, p, tokens, m->ffn_hidden / t, h, 1, &scratch)
+				  : out->fc2_fwd_s;
 
 	if (moe && model_is_moe(m)) {
 		double sf = (double)m->moe.expert_ffn_hidden * m->moe.shared_experts, shared = 0.0;
