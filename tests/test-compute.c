@@ -491,6 +491,53 @@ END_TEST
 
 /* The bundled GPUs' FlashAttention-2 speeds: the generation defaults,
  * stated in the Hopper and Blackwell profiles with their sources. */
+/*
+ * torchtitan's op SAC on an MoE layer (compute.c op_sac_recompute_time,
+ * flops.c op_sac_flops_per_token): the routed experts' grouped GEMMs and
+ * the shared experts' w1 and w2 run again. Every layer MoE: h 1024, 8
+ * heads, 2 KV heads (kvd 256), 8 experts of 512, top-2, one shared
+ * expert, SwiGLU; s 1024, b 1, t 1, ep 1, one grouped kernel; 100 TFLOPS
+ * at efficiency 1, every GEMM compute-bound. k 2 x 1024 x 256 x 1024 =
+ * 5.36870912e8 FLOPs, o 2 x 2^30 (sm_count 0: no partial waves); the experts 256 rows each (2 x 1024 /
+ * 8), fc1 2 x 256 x 1024 x 1024 x 8 = 4.294967296e9 (its 25.2 MB take
+ * 2.5e-5 s at 1 TB/s, less), fc2 2 x 256 x 1024 x 512 x 8 =
+ * 2.147483648e9; shared w1 and w2 2 x 1024 x 512 x 1024 = 1.073741824e9
+ * each: 1.1274289152e10 FLOPs, 1.1274289152e-4 s, and the forward's
+ * element-wise kernels (fwd_mem_s) again. Hardware FLOPs beyond the
+ * attention policy's (none with flash attention), a token and layer:
+ * 2 x (262,144 + 1,048,576 + 2 x 3 x 1024 x 512 + 2 x 1024 x 512) =
+ * 11,010,048; 1,024 tokens, 2 layers: 2.2548578304e10.
+ */
+START_TEST(test_op_sac_moe)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct framework fw;
+	struct compute_layer l;
+
+	test_load_cluster(&c, "name: t\nnodes: 1\ngpus_per_node: 8\n"
+			  "gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  memory: 80 GiB\n"
+			  "  memory_bandwidth: 1000 GB/s\n  memory_efficiency: 1.0\n  launch_overhead: 1 us\n"
+			  "  gemm_efficiency_max: 1.0\n  gemm_overhead: 0 s\n  sm_count: 0\n"
+			  "intra_node:\n  bandwidth: 100 GB/s\n"
+			  "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n");
+	test_load_model(&m, "name: l\nlayers: 2\nhidden: 1024\nheads: 8\nkv_heads: 2\nffn_hidden: 2816\n"
+			"gated_mlp: true\nnorm: rmsnorm\nposition_embedding: rotary\nvocab: 32768\nseq_len: 1024\n"
+			"moe: {experts: 8, top_k: 2, expert_ffn_hidden: 512, shared_experts: 1}\n");
+	fixture_one_gpu_plan(&p);
+	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
+	framework_init_default(&fw);
+	fw.selective_recompute = FRAMEWORK_SAC_OP;
+	fw.moe_grouped_gemm = FRAMEWORK_MOE_GEMM_SINGLE;
+	compute_layer_time(&m, &p, &c, &fw, true, &l);
+	ck_assert_double_eq_tol(l.recompute_s, 1.1274289152e-4 + l.fwd_mem_s, 1e-15);
+	ck_assert_double_eq_tol(flops_hardware_per_iteration(&m, &p, &fw) - flops_hardware_per_iteration(&m, &p, NULL),
+				2.2548578304e10, 1e-3);
+	cluster_release(&c);
+}
+END_TEST
+
 START_TEST(test_fa2_speed_defaults)
 {
 	struct cluster c;
@@ -974,6 +1021,7 @@ compute_suite(void)
 	tcase_add_test(tc, test_blackwell_measured_attention);
 	tcase_add_test(tc, test_fp8_falling_curve);
 	tcase_add_test(tc, test_elementwise_eager);
+	tcase_add_test(tc, test_op_sac_moe);
 	tcase_add_test(tc, test_launch_overhead);
 	tcase_add_test(tc, test_fp8_gemm);
 	tcase_add_test(tc, test_main_grad);

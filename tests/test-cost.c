@@ -112,6 +112,61 @@ START_TEST(test_layer_activations_op_sac)
 }
 END_TEST
 
+/*
+ * torchtitan's op SAC on MLA and MoE layers (memory.c,
+ * layer_activations_op_sac): every odd aten.mm output of the block, the
+ * attention output and the all-to-alls' outputs; the experts' grouped
+ * GEMMs are recomputed. 2 layers, the first dense (frac 1/2), h 1024,
+ * 8 heads, MLA with q_lora_rank 0, kv_lora_rank 256, nope 64, rope 32,
+ * v 64; a gated MLP of 2816; 8 experts, top-2, expert FFN 512, one shared
+ * expert; s 1024, b 1, t 1 (sb 1024). Input 2 x 1024 x 1024 = 2,097,152.
+ * Attention: wq (#1) 8 x 96 = 768, wkv_a (#2) no, wkv_b (#3)
+ * 8 x (64 + 64) = 1024, wo (#4) no, the kernel's output 8 x 64 = 512:
+ * 2304 wide. Dense MLP: w1 (#5) 2816, w3 (#6) no, w2 (#7) 1024: 3840.
+ * MoE: the gate (#5) 8, shared w1 (#6) no, w3 (#7) 512, w2 (#8) no: 520.
+ * 2,097,152 + 2 x 1024 x (2304 + 3840 / 2 + 520 / 2) = 11,280,384 bytes.
+ * EP 2 adds the two all-to-alls' 2 x 2 x 1024 = 4096 wide on the MoE
+ * layer: + 2048 x 4096 / 2 = 15,474,688. With q_lora_rank 128 (EP 1):
+ * wq_a (#1) 128, wq_b (#2) no, wkv_a (#3) 256 + 32, wkv_b (#4) no, wo
+ * (#5) 1024, output 512: 1952; dense w1 (#6) no, w3 (#7) 2816, w2 (#8)
+ * no; MoE gate (#6) no, shared w1 (#7) 512, w3 (#8) no, w2 (#9) 1024:
+ * 2,097,152 + 2048 x (1952 + 2816 / 2 + 1536 / 2) = 10,551,296.
+ */
+START_TEST(test_layer_activations_op_sac_mla_moe)
+{
+	static const char *yaml =
+		"name: l\nlayers: 2\nhidden: 1024\nheads: 8\nffn_hidden: 2816\ngated_mlp: true\n"
+		"vocab: 32768\nseq_len: 1024\nattention: mla\n"
+		"mla: {q_lora_rank: %d, kv_lora_rank: 256, qk_nope_head_dim: 64, qk_rope_head_dim: 32, "
+		"v_head_dim: 64}\nmoe: {experts: 8, top_k: 2, expert_ffn_hidden: 512, shared_experts: 1, "
+		"first_dense_layers: 1}\n";
+	char buf[512];
+	struct model m;
+	struct plan p;
+	struct framework fw;
+
+	snprintf(buf, sizeof buf, yaml, 0);
+	test_load_model(&m, buf);
+	plan_init(&p);
+	p.tp = p.pp = p.micro_batch = p.global_batch = 1;
+	p.dp = 2;
+	p.seq_len = 1024;
+	p.flash_attention = true;
+	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
+	framework_init_default(&fw);
+	fw.selective_recompute = FRAMEWORK_SAC_OP;
+	ck_assert_rel(memory_layer_activations(&m, &p, &fw), 11280384.0, 1e-12);
+	p.ep = 2;
+	ck_assert_rel(memory_layer_activations(&m, &p, &fw), 15474688.0, 1e-12);
+	p.ep = 1;
+	snprintf(buf, sizeof buf, yaml, 128);
+	test_load_model(&m, buf);
+	ck_assert_rel(memory_layer_activations(&m, &p, &fw), 10551296.0, 1e-12);
+	/* Less than Korthikanti's selective, which keeps the experts' rows. */
+	ck_assert(memory_layer_activations(&m, &p, &fw) < memory_layer_activations(&m, &p, NULL));
+}
+END_TEST
+
 /* What a layer keeps when the heads do not tile the hidden size, and for
  * multi-head latent attention; flash attention (no s^2 terms), TP 2
  * without SP, s 1024, b 1, an MLP of 4 x 4096 (sb = 1024). */
@@ -274,6 +329,56 @@ START_TEST(test_fsdp_double_buffer)
 	fw.fsdp_double_buffer = false;
 	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &off);
 	ck_assert_double_eq(on.other, off.other);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * FSDP2 and torchao (framework master_weights_only, fp8_weight_recast):
+ * GPT-3's 7.5e9 parameters of a stage over dp 64 at ZeRO-3 keep
+ * 2 x 7.5e9 / 64 = 234,375,000 bytes of 16-bit weights; with the fp32
+ * master as the only copy, none (the 12 optimizer bytes, which hold the
+ * master, and the gradients do not change). Below ZeRO-3 the gathered
+ * 16-bit weights stay: 2 x 7.5e9 = 1.5e10 either way. Under fp8 the
+ * linear weights keep the recipe's copies beside the 16-bit weight
+ * (more than bf16); recast at each use they keep nothing more: the bf16
+ * figure, and 0 with master_weights_only.
+ */
+START_TEST(test_fsdp2_weight_copies)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct memory_use bf, u;
+	struct framework fw;
+	struct plan_error err;
+	const double psi = 7.5e9;
+
+	fixture_gpt3_dp64(&c, &m, &p, 3);
+	ck_assert_msg(framework_load_string(&fw, "f.yaml", "name: f\n", &err), "%s", err.message);
+	ck_assert(!fw.master_weights_only && !fw.fp8_weight_recast);
+	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &bf);
+	ck_assert_rel(bf.weights, 234375000.0, 1e-12);
+	ck_assert_msg(framework_load_string(&fw, "f.yaml", "name: f\nmaster_weights_only: true\n"
+					    "fp8_weight_recast: true\n", &err), "%s", err.message);
+	ck_assert(fw.master_weights_only && fw.fp8_weight_recast);
+	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &u);
+	ck_assert_double_eq(u.weights, 0.0);
+	ck_assert_rel(u.gradients + u.optimizer, bf.gradients + bf.optimizer, 1e-12);
+	p.precision = PLAN_PRECISION_FP8;
+	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &u);
+	ck_assert_double_eq(u.weights, 0.0);
+	fw.master_weights_only = false;
+	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &u);
+	ck_assert_rel(u.weights, 234375000.0, 1e-12);
+	fw.fp8_weight_recast = false;
+	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &u);
+	ck_assert(u.weights > 234375000.0 * 1.5);
+	p.precision = PLAN_PRECISION_BF16;
+	p.zero = 1;
+	fw.master_weights_only = true;
+	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &u);
+	ck_assert_rel(u.weights, 1.5e10, 1e-12);
 	cluster_release(&c);
 }
 END_TEST
@@ -1285,7 +1390,9 @@ cost_suite(void)
 	tcase_add_test(tc, test_stored_microbatches);
 	tcase_add_test(tc, test_layer_activations);
 	tcase_add_test(tc, test_fsdp_double_buffer);
+	tcase_add_test(tc, test_fsdp2_weight_copies);
 	tcase_add_test(tc, test_layer_activations_op_sac);
+	tcase_add_test(tc, test_layer_activations_op_sac_mla_moe);
 	tcase_add_test(tc, test_layer_activations_head_shapes);
 	tcase_add_test(tc, test_zero_memory);
 	tcase_add_test(tc, test_optimizer_bytes);

@@ -706,9 +706,14 @@ layer_attention_core(const struct model *m, const struct plan *p, const struct c
  * or w1, w2), every second one is recomputed, k, the projection and w3
  * (or w2), and so is every element-wise operator, none of which is on the
  * save list; the attention kernel's output is saved. MLA: half its
- * projection GEMMs; an MoE layer's expert GEMMs (grouped, not aten.mm)
- * are saved. Without flash attention the scores' GEMMs (aten.bmm, not on
- * the list) are recomputed too; their softmax is in fwd_mem_s.
+ * projection GEMMs. An MoE layer's routed experts run torch._grouped_mm,
+ * which is not on the list either (torchtitan/models/deepseek_v3/infra/
+ * parallelize.py, 2026-04): their three grouped GEMMs run again from the
+ * saved all-to-all outputs; of its aten.mm calls after the attention's
+ * four, the router gate (5th) and the shared experts' w3 (7th) are
+ * saved, their w1 and w2 (6th, 8th) recomputed (fc1 alone without a
+ * gate). Without flash attention the scores' GEMMs (aten.bmm, not on the
+ * list) are recomputed too; their softmax is in fwd_mem_s.
  */
 static double
 op_sac_recompute_time(const struct model *m, const struct plan *p, const struct cluster *c, bool moe,
@@ -720,8 +725,23 @@ op_sac_recompute_time(const struct model *m, const struct plan *p, const struct 
 	struct compute_casts scratch = { .bytes = 0.0, .recipe = PLAN_FP8_DELAYED };
 	double k = m->attention == MODEL_ATTN_MLA ? 0.5 * out->qkv_fwd_s
 						   : compute_linear_time(c, p, tokens, kvd / t, h, 1, &scratch);
-	double mlp = moe ? 0.0 : m->gated_mlp ? compute_linear_time(c, p, tokens, m->ffn_hidden / t, h, 1, &scratch)
-					      : out->fc2_fwd_s;
+	double mlp = m->gated_mlp ? compute_linear_time(c, p, tokens, m->ffn_hidden / t, h, 1, &scratch)
+				  : out->fc2_fwd_s;
+
+	if (moe && model_is_moe(m)) {
+		double sf = (double)m->moe.expert_ffn_hidden * m->moe.shared_experts, shared = 0.0;
+
+		mlp = 0.0;
+		if (sf > 0.0) {
+			/* moe_mlp_gemm_time's shared GEMMs, w1 and w3 as one */
+			shared = compute_linear_time(c, p, tokens, (m->gated_mlp ? 2.0 * sf : sf) / t, h, 1, &scratch) +
+				 compute_linear_time(c, p, tokens, h, sf / t, 1, &scratch);
+			mlp = compute_linear_time(c, p, tokens, sf / t, h, 1, &scratch) +
+			      (m->gated_mlp ? compute_linear_time(c, p, tokens, h, sf / t, 1, &scratch) : 0.0);
+		}
+		/* the routed experts: the MLP's GEMMs less the router and shared */
+		mlp += fmax(0.0, out->mlp_fwd_s - out->moe_router_gemm_s - shared);
+	}
 
 	/* Without flash attention its score GEMMs and softmax are not saved
 	 * either (out->fwd_mem_s counts the softmax's traffic). */

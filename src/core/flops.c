@@ -64,10 +64,11 @@ flops_model_per_iteration(const struct model *m, const struct plan *p)
  * torchtitan's per-op selective recomputation (compute.c's
  * op_sac_recompute_time), per token averaged over the layers: k and the
  * output projection again in every layer (MLA: half its projections in
- * place of k), w3 (w2 without a gated MLP) in the dense layers only (an
- * MoE layer's experts are saved), and without flash attention the
- * attention scores and their product with V, which nothing saves; 2 FLOPs
- * a weight.
+ * place of k), w3 (w2 without a gated MLP) in the dense layers, an MoE
+ * layer's routed experts over their cf * k rows a token (torch._grouped_mm
+ * is not saved) and its shared experts' w1 and w2 (fc1 alone without a
+ * gate), and without flash attention the attention scores and their
+ * product with V, which nothing saves; 2 FLOPs a weight.
  */
 static double
 op_sac_flops_per_token(const struct model *m, const struct plan *p)
@@ -76,8 +77,14 @@ op_sac_flops_per_token(const struct model *m, const struct plan *p)
 	double o = (double)m->heads * model_v_head_dim(m) * h;
 	double k = m->attention == MODEL_ATTN_MLA ? 0.5 * (model_attention_matrix_params(m) - o) : h * kvd;
 	double dense = (double)(m->layers - model_moe_layers(m)) / m->layers;
+	double moe = 0.0;
 
-	return 2.0 * (k + o + dense * h * m->ffn_hidden) +
+	if (model_is_moe(m)) {
+		double f = m->moe.expert_ffn_hidden, sf = f * m->moe.shared_experts, g = m->gated_mlp ? 1.0 : 0.0;
+
+		moe = (1.0 - dense) * h * (m->moe.capacity_factor * m->moe.top_k * (2.0 + g) * f + (1.0 + g) * sf);
+	}
+	return 2.0 * (k + o + dense * h * m->ffn_hidden + moe) +
 	       (p->flash_attention ? 0.0 : unfused_attention_flops_per_token(m, p->seq_len));
 }
 

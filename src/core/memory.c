@@ -87,24 +87,90 @@ layer_activations_full(const struct model *m, const struct plan *p, bool scores)
  * torchtitan's per-operator selective checkpointing (framework
  * selective_recompute op: "Saves output of all compute ops, except every
  * second mm") keeps of a layer its input (what the checkpoint keeps), the
- * outputs of the matmuls it saves, q, v, w1 and with a gated MLP w2 (the
- * 1st, 3rd, 5th and 7th), the attention kernel's output and, with
- * sequence parallelism, its reduce-scatters' outputs; every element-wise
- * output is recomputed. w2's output is a full s*b*h on every TP rank (a
- * partial sum before its reduction). MLA and MoE layers keep
- * Korthikanti's figure.
+ * outputs of the odd-numbered aten.mm calls of the block, the attention
+ * kernel's output and the outputs of its reduce-scatters (with sequence
+ * parallelism) and all-to-alls (expert parallelism); every element-wise
+ * output and the experts' torch._grouped_mm are recomputed
+ * (torchtitan/distributed/activation_checkpoint.py, _apply_op_sac and
+ * the save list of models/deepseek_v3/infra/parallelize.py, 2026-04).
+ * The calls in order (models/llama3/model, models/deepseek_v3/model/
+ * model.py, models/moe/moe.py): GQA q, k, v, o; MLA with q_lora_rank 0
+ * wq, wkv_a, wkv_b, wo, with a q LoRA wq_a, wq_b, wkv_a, wkv_b, wo; then
+ * the MLP's w1, w3, w2 (fc1, fc2 without a gate), or an MoE layer's router
+ * gate and its shared experts' w1, w3, w2. A call's output is s*b by its
+ * width, split over TP except the replicated MLA down-projections and the
+ * row-parallel wo and w2, whose output is a full partial sum on every
+ * rank; an MoE layer's two all-to-alls keep its cf*k routed copies of
+ * the tokens (as layer_activations_full). Dense and MoE layers averaged.
  */
+static double
+op_sac_saved_mm(int *count, double width)
+{
+	return ++*count % 2 ? width : 0.0;
+}
+
+static double
+op_sac_mlp(int *count, double ffn, double h, double t, bool gated)
+{
+	double w = op_sac_saved_mm(count, ffn / t);
+
+	if (gated)
+		w += op_sac_saved_mm(count, ffn / t);
+	return w + op_sac_saved_mm(count, h);
+}
+
+static double
+op_sac_attention(const struct model *m, int *count, double t)
+{
+	double a = m->heads, qk = model_qk_head_dim(m), v = model_v_head_dim(m), w = a * v / t;
+
+	if (m->attention != MODEL_ATTN_MLA) {
+		double d = model_head_dim(m);
+
+		w += op_sac_saved_mm(count, a * d / t) + op_sac_saved_mm(count, m->kv_heads * d / t) +
+		     op_sac_saved_mm(count, m->kv_heads * d / t);
+	} else {
+		const struct model_mla *l = &m->mla;
+
+		if (l->q_lora_rank > 0) {
+			w += op_sac_saved_mm(count, l->q_lora_rank);
+			w += op_sac_saved_mm(count, a * qk / t);
+		} else {
+			w += op_sac_saved_mm(count, a * qk / t);
+		}
+		w += op_sac_saved_mm(count, l->kv_lora_rank + l->qk_rope_head_dim);
+		w += op_sac_saved_mm(count, a * (l->qk_nope_head_dim + v) / t);
+	}
+	return w + op_sac_saved_mm(count, m->hidden);
+}
+
 static double
 layer_activations_op_sac(const struct model *m, const struct plan *p)
 {
 	double t = p->tp, sb = (double)p->seq_len * p->micro_batch, h = m->hidden;
-	double d = model_head_dim(m), qd = (double)m->heads * d, kvd = (double)m->kv_heads * d;
 	double in = 2.0 * sb * h / (p->sequence_parallel ? t : 1.0);
-	double split = 2.0 * sb * (qd + kvd + qd + m->ffn_hidden);
-	double w2 = m->gated_mlp ? 2.0 * sb * h : 0.0;
 	double rs = p->sequence_parallel && t > 1 ? 2.0 * 2.0 * sb * h / t : 0.0;
+	int count = 0;
+	double attn = op_sac_attention(m, &count, t);
+	int after_attn = count;
+	double dense = op_sac_mlp(&count, m->ffn_hidden, h, t, m->gated_mlp);
+	double moe = 0.0, frac = 0.0;
 
-	return in + split / t + w2 + rs;
+	if (model_is_moe(m)) {
+		double k = m->moe.capacity_factor * m->moe.top_k;
+
+		count = after_attn;
+		frac = (double)model_moe_layers(m) / m->layers;
+		moe = op_sac_saved_mm(&count, m->moe.experts);
+		if (m->moe.shared_experts > 0)
+			moe += op_sac_mlp(&count, (double)m->moe.shared_experts * m->moe.expert_ffn_hidden, h, t,
+					  m->gated_mlp);
+		/* The dispatch and combine all-to-alls' outputs (ep > 1 only:
+		 * without EP the experts read the tokens by index). */
+		if (p->ep > 1)
+			moe += 2.0 * k * h * plan_etp(p) / t;
+	}
+	return in + rs + 2.0 * sb * (attn + (1.0 - frac) * dense + frac * moe);
 }
 
 /* fp8attn: begin fp8 memory */
@@ -222,8 +288,7 @@ memory_layer_activations(const struct model *m, const struct plan *p, const stru
 	case PLAN_RECOMPUTE_SELECTIVE:
 		if (p->recompute_modules) /* plan-cli recomp */
 			return layer_activations_modules(m, p, fw);
-		if (fw && fw->selective_recompute == FRAMEWORK_SAC_OP && m->attention != MODEL_ATTN_MLA &&
-		    !model_is_moe(m))
+		if (fw && fw->selective_recompute == FRAMEWORK_SAC_OP)
 			return layer_activations_op_sac(m, p);
 		return layer_activations_full(m, p, false) - fp8_saved_bytes(m, p, fw);
 	default:
@@ -250,17 +315,18 @@ memory_partial_recompute_bytes(const struct model *m, const struct plan *p, cons
 	       layer_activations_full(m, p, true);
 }
 
-/* Bytes per parameter kept by ZeRO stage @zero when sharded over @d ranks;
- * of the @fp8 parameters of fp8 linear layers each keeps @fp8_copy bytes
- * in place of its 16-bit weight (passed with that weight's 2 bytes added,
- * unless fp8 is the weights' only copy): Transformer Engine's weight
+/* Bytes per parameter kept by ZeRO stage @zero when sharded over @d ranks:
+ * @w16 bytes of 16-bit weight (2; 0 where the fp32 master is the only
+ * copy); of the @fp8 parameters of fp8 linear layers each keeps @fp8_copy
+ * bytes in place of its 16-bit weight (passed with @w16 added, unless fp8
+ * is the weights' only copy): Transformer Engine's weight
  * cache, the fp8 copy and, on Hopper, its transpose (fp8_recipe.c),
  * sharded with the weights. */
 static void
-model_states(int zero, double fp8, double fp8_copy, double grad_bytes, double opt_bytes, double params,
-	     double d, struct memory_use *out)
+model_states(int zero, double fp8, double fp8_copy, double w16, double grad_bytes, double opt_bytes,
+	     double params, double d, struct memory_use *out)
 {
-	out->weights += (2.0 * (params - fp8) + fp8_copy * fp8) / (zero >= 3 ? d : 1.0);
+	out->weights += (w16 * (params - fp8) + fp8_copy * fp8) / (zero >= 3 ? d : 1.0);
 	out->gradients += grad_bytes * params / (zero >= 2 ? d : 1.0);
 	out->optimizer += opt_bytes * params / (zero >= 1 ? d : 1.0);
 }
@@ -289,7 +355,7 @@ memory_stage(const struct model *m, const struct plan *p,
 					   : 0.0)) / p->tp;
 	struct fp8_recipe_cost rc;
 	int recipe = fp8_recipe_resolve(p, fw);
-	double fp8_meta = 0.0, copy;
+	double fp8_meta = 0.0, copy, w16;
 
 	double d = p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp, t = p->tp;
 	double sbh = (double)p->seq_len * p->micro_batch * m->hidden;
@@ -305,13 +371,22 @@ memory_stage(const struct model *m, const struct plan *p,
 	/* A 16-bit weight beside its copies (2 bytes more), or fp8 primary
 	 * weights (framework fp8_params: NeMo's fp8_params, TE's
 	 * fp8_model_init), the copies alone. */
-	copy = fw && fw->fp8_params ? fmax(1.0, rc.weight_copy_bytes) : 2.0 + rc.weight_copy_bytes;
-	model_states(p->zero, fp8 ? fmax(0.0, params - expert_params - ends) : 0.0, copy, gb, ob,
+	/* framework master_weights_only: FSDP2 keeps the fp32 shard alone
+	 * ("The optimizer step uses the sharded parameter in the original
+	 * dtype", MixedPrecisionPolicy, torch/distributed/fsdp/_fully_shard/
+	 * _fsdp_api.py): no 16-bit weight at ZeRO-3. fp8_weight_recast:
+	 * torchao's Float8Linear casts the weight at each use and saves the
+	 * high-precision one for its backward (torchao/float8/
+	 * float8_linear.py, matmul_with_hp_or_float8_args): no fp8 copy. */
+	w16 = fw && fw->master_weights_only && p->zero >= 3 ? 0.0 : 2.0;
+	copy = fw && fw->fp8_params ? fmax(1.0, rc.weight_copy_bytes) :
+	       w16 + (fw && fw->fp8_weight_recast ? 0.0 : rc.weight_copy_bytes);
+	model_states(p->zero, fp8 ? fmax(0.0, params - expert_params - ends) : 0.0, copy, w16, gb, ob,
 		     params - expert_params, d, out);
 	/* Expert states shard over the expert-DP ranks (MoE parallel folding;
 	 * Megatron-Core's distributed optimizer keeps an expert-parallel
 	 * buffer group over expert_data_parallel_group). */
-	model_states(p->zero, fp8 ? expert_params : 0.0, copy, gb, ob, expert_params, plan_edp(p), out);
+	model_states(p->zero, fp8 ? expert_params : 0.0, copy, w16, gb, ob, expert_params, plan_edp(p), out);
 	/* Delayed scaling's amax histories and scales, 4 linear layers a
 	 * transformer layer (QKV, projection, fc1, fc2; fp8_recipe.c). */
 	if (fp8)

@@ -159,6 +159,14 @@ const struct schema_key framework_schema[] = {
 		  "two unit-sized gradient buffers in reduce_bytes live for good, the reduce-scatter's "
 		  "double buffer (Megatron-FSDP's --fsdp-double-buffer, which --use-nccl-ub forces); "
 		  "false: the gradients land in freed temporary memory" },
+	{ .key = "master_weights_only", .type = SCHEMA_BOOL, .offset = OFF(master_weights_only), .def = "false",
+	  .help = "ZeRO-3: the optimizer's fp32 shard is the weights' only persistent copy, cast to 16 bits "
+		  "for each gather (PyTorch FSDP2's MixedPrecisionPolicy: the optimizer step uses the sharded "
+		  "parameter in the original dtype); false: a sharded 16-bit copy beside it (DeepSpeed)" },
+	{ .key = "fp8_weight_recast", .type = SCHEMA_BOOL, .offset = OFF(fp8_weight_recast), .def = "false",
+	  .help = "with precision fp8, the linear weights are cast to fp8 at each use and no fp8 copy is kept "
+		  "(torchao's Float8Linear saves the high-precision weight for its backward); false: the "
+		  "recipe's cached fp8 copies (Transformer Engine)" },
 	{ .key = "moe_sequential_mlp", .type = SCHEMA_BOOL, .offset = OFF(moe_sequential_mlp), .def = "false",
 	  .help = "MoE: the routed experts run as Megatron-Core's SequentialMLP, an fc1 and an fc2 GEMM per "
 		  "local expert at its own size (Megatron-LM without --moe-grouped-gemm); false: one grouped "

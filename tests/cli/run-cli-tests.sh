@@ -355,6 +355,35 @@ expect_jq '(.tflops_per_gpu / 312) as $m
 	| ($m - .mfu) as $d | (if $d < 0 then -$d else $d end) <= 1e-6 * $m' "mfu"
 finish "tokens_per_s, tflops_per_gpu and mfu agree with each other"
 
+# torchtitan's deepseek_v3_16b recipe (torchtitan/models/deepseek_v3/
+# train_configs/deepseek_v3_16b.toml, 2026-04: 8 GPUs, EP 8, local batch 4,
+# seq 4096, selective_ac_option 'op') on its 96 GB H100s: per-op SAC keeps
+# the all-to-alls' outputs, not the experts' intermediates (memory.c,
+# layer_activations_op_sac). With Korthikanti's selective figure, as before,
+# it needed 105.7 GiB of 89.4.
+cat >"$tmp/tt-dsv3-16b.yaml" <<'YAML'
+name: tt-dsv3-16b
+layers: 27
+hidden: 2048
+heads: 16
+ffn_hidden: 10944
+gated_mlp: true
+vocab: 102400
+seq_len: 4096
+norm: rmsnorm
+position_embedding: rotary
+attention: mla
+mla: {q_lora_rank: 0, kv_lora_rank: 512, qk_nope_head_dim: 128, qk_rope_head_dim: 64, v_head_dim: 128}
+moe: {experts: 64, top_k: 6, expert_ffn_hidden: 1408, shared_experts: 2, first_dense_layers: 1, dropless: true}
+YAML
+sed -e 's/^gpu: h100-sxm5-80gb/gpu: h100-sxm5-96gb-hbm2e/' -e 's/^name: dgx-h100/name: tt-h100/' \
+	"$src/clusters/dgx-h100.yaml" >"$tmp/tt-h100.yaml"
+cli predict --model "$tmp/tt-dsv3-16b.yaml" --cluster "$tmp/tt-h100.yaml" --gpus 8 --zero 3 --ep 8 \
+	--micro-batch 4 --global-batch 32 --recompute selective --framework pytorch-fsdp2 --format json
+expect_rc 0
+expect_jq '.fits == true and .memory_bytes.activations < 64424509440' "op SAC on MLA and MoE layers"
+finish "torchtitan's DeepSeek-V3 16B recipe fits on 8 H100 96 GB with per-op SAC"
+
 cli predict --model gpt3-175b --cluster selene --gpus 8 --global-batch 8 --format json
 expect_rc 4
 expect_jq '.fits == false' "fits"
