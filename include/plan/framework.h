@@ -180,6 +180,9 @@ struct framework {
 	bool fsdp_double_buffer;  /**< ZeRO-3: two unit-sized gradient buffers kept for good beside the two
 				       gather buffers (Megatron-FSDP's fsdp_double_buffer) */
 	bool moe_sequential_mlp;  /**< routed experts as Megatron-Core's SequentialMLP (a GEMM per expert), not a grouped GEMM */
+	bool moe_weighted_activation; /**< MoE: the router's probabilities scale the experts' activation, so the
+					   un-permutation keeps no copy of the routed outputs (Megatron-Core
+					   core_v0.13.0 on) */
 	int moe_grouped_gemm;     /**< enum framework_moe_gemm: how the grouped expert GEMM runs */
 	int pipeline_split;       /**< plan-cli pipeline: enum plan_pp_split where the even split fails */
 	int zero_grad_reduce;     /**< enum framework_zero_reduce */
