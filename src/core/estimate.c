@@ -428,6 +428,36 @@ check_precision(const struct plan *p, const struct cluster *c, const struct fram
 	return true;
 }
 
+/*
+ * Stages that recompute some of their layers in full (--recompute-method
+ * block, --recompute-layers) under ZeRO-3: the gathers are timed per
+ * layer, forward and backward, whatever the layer recomputes, which holds
+ * where the framework does not gather a layer's weights again to
+ * recompute it (recompute_regather false: Megatron-Core's FSDP, whose
+ * checkpointed forward runs on the weights its backward gathers,
+ * megatron/core/distributed/fsdp, core_v0.14.0; frameworks/
+ * megatron-fsdp.yaml). A framework that does (DeepSpeed 2021) would gather
+ * again for some layers only, which data_par.c's per-stage regather does
+ * not time: refused.
+ */
+static bool
+check_zero3_partial_recompute(const struct model *m, const struct plan *p, const struct framework *fw,
+			      struct plan_error *err)
+{
+	if (p->zero < 3 || !fw || !fw->recompute_regather || p->pp > PLAN_MAX_STAGES)
+		return true;
+	for (int s = 0; s < p->pp; s++) {
+		int k = plan_stage_recompute_layers(p, m, s), layers = plan_stage_layers(p, m, s);
+
+		if (k > 0 && k < layers)
+			return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+					      "stage %d recomputes %d of its %d layers under ZeRO stage 3 with framework "
+					      "'%s', which gathers the weights again to recompute (recompute_regather): "
+					      "not modelled; use --recompute full or none", s, k, layers, fw->name);
+	}
+	return true;
+}
+
 static bool
 check_compression(const struct model *m, const struct plan *p, const struct compressor *cmp,
 		  struct plan_error *err)
@@ -1155,7 +1185,8 @@ estimate_plan(const struct model *m, const struct cluster *c,
 	const struct plan_compression *pc = &p->compress;
 	struct plan resolved;
 
-	if (!plan_validate(p, m, c, err) || !check_precision(p, c, opt ? opt->framework : NULL, err) || !check_compression(m, p, cmp, err))
+	if (!plan_validate(p, m, c, err) || !check_precision(p, c, opt ? opt->framework : NULL, err) ||
+	    !check_zero3_partial_recompute(m, p, opt ? opt->framework : NULL, err) || !check_compression(m, p, cmp, err))
 		return false;
 	/* The cost model sees full and no recomputation as modes, partial
 	 * stages only where they are partial. */

@@ -247,8 +247,9 @@ plan_error_nonfinite(const struct plan *p, const char *what, struct plan_error *
 #define FAIL(...) plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, __VA_ARGS__)
 
 /* --recompute-layers (Slapo's checkpoint ratio): at most a stage's
- * layers each, plain 1F1B, and not under ZeRO-3, whose per-layer
- * regathers plan-cli times for one mode per layer. */
+ * layers each, plain 1F1B (under ZeRO-3 only with a framework that does
+ * not gather again to recompute: estimate.c,
+ * check_zero3_partial_recompute). */
 static bool
 plan_validate_recompute_layers(const struct plan *p, const struct model *m, struct plan_error *err)
 {
@@ -261,9 +262,6 @@ plan_validate_recompute_layers(const struct plan *p, const struct model *m, stru
 		if (n < 0 || n > layers)
 			return FAIL("--recompute-layers: stage %d has %d layers, so it cannot recompute %d", s,
 				    layers, n);
-		if (p->zero >= 3 && n > 0 && n < layers)
-			return FAIL("--recompute-layers with ZeRO stage 3 is not modelled (stage %d recomputes %d "
-				    "of its %d layers); use --recompute full or none", s, n, layers);
 	}
 	return true;
 }
@@ -303,8 +301,6 @@ validate_recompute_modules(const struct plan *p, const struct model *m, struct p
 		return FAIL("invalid recompute method (%d)", p->recompute_method);
 	if (p->recompute_num_layers < 0)
 		return FAIL("--recompute-num-layers must be positive (got %d)", p->recompute_num_layers);
-	if (p->recompute_method == PLAN_RECOMPUTE_BLOCK && p->recompute_num_layers > 0 && p->zero >= 3)
-		return FAIL("--recompute-method block with ZeRO stage 3 is not modelled; use uniform");
 	return true;
 }
 /* plan-cli recomp: end */
