@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "plan/attn_shape.h"
+#include "plan/checkpoint.h"
 #include "plan/compression.h"
 #include "plan/compute.h"
 #include "plan/context_par.h"
@@ -14,6 +15,7 @@
 #include "plan/flops.h"
 #include "plan/fp8_recipe.h"
 #include "plan/host_time.h"
+#include "plan/memory.h"
 #include "plan/pipeline.h"
 #include "plan/tensor_par.h"
 #include "plan/topology.h"
@@ -903,6 +905,29 @@ core_host(struct core *x, const struct estimate *out)
 
 /* ---- end of the host model ---- */
 
+/*
+ * Activation offloading's exposed copies, per micro-batch: the offloaded
+ * layers' activations go to host memory during the forward and come back
+ * during the backward on a side stream (Transformer Engine's
+ * get_cpu_offload_context, default scheduling: "Offloading fully overlaps
+ * with forward, reloading fully overlaps with backward" when the link keeps
+ * up), each way N a / B at the cluster's GPU-to-host bandwidth
+ * (pcie_bandwidth); what a pass's compute cannot hide is exposed. pp 1, so
+ * the bottleneck stage is the model.
+ */
+static double
+offload_exposed_s(const struct core *x)
+{
+	double n = x->p->activation_offload_layers, bw, copy, fwd;
+
+	if (n <= 0)
+		return 0.0;
+	bw = x->c->pcie_bandwidth_Bps > 0 ? x->c->pcie_bandwidth_Bps : CHECKPOINT_DEFAULT_PCIE_BPS;
+	copy = n * memory_layer_activations(x->m, x->p, x->fw) / bw;
+	fwd = fmax(0.0, x->bn.compute - x->bn.bwd);
+	return fmax(0.0, copy - fwd) + fmax(0.0, copy - x->bn.bwd);
+}
+
 /* The iteration by kind of work: m slots of the bottleneck, the bubble,
  * and the tail. */
 static void
@@ -929,6 +954,7 @@ core_breakdown(const struct core *x, struct estimate *out)
 	 * framework's own fixed costs). */
 	b->launch = mb * x->launch_mb + x->launch_iter + x->fixed_iter;
 	b->optimizer = tail->optimizer_s;
+	b->offload = mb * offload_exposed_s(x);
 	out->iteration_time_s = estimate_breakdown_sum(b);
 	out->bytes.tp = mb * bn->tp_bytes;
 	out->bytes.pp = mb * bn->pp_bytes;

@@ -371,6 +371,14 @@ memory_stage(const struct model *m, const struct plan *p,
 	/* --recompute-layers: the stage's first layers recompute in full. */
 	if (p->custom_recompute_layers)
 		act += memory_partial_recompute_bytes(m, p, fw, stage, p->stage_recompute_layers[stage]);
+	/* Activation offloading (Transformer Engine's default scheduling,
+	 * docs/features/other_optimizations/cpu_offloading: "At most
+	 * (model_layers - num_layers) sets of activations are on GPU at any
+	 * time"): the offloaded layers' activations of the micro-batches in
+	 * flight live in host memory (pp 1: one micro-batch, plan_validate). */
+	if (p->activation_offload_layers > 0)
+		act -= p->activation_offload_layers * stored / plan_stage_layers(p, m, stage) *
+		       memory_layer_activations(m, p, fw);
 	/* Korthikanti et al. Sec. 4.3: embedding dropout on the first stage
 	 * (s*b*h*p/t over the in-flight micro-batches), and the logits, loss
 	 * and their fp32 copies on the last, about 4*s*b*h/t*(1 + V/h). */

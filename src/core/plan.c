@@ -486,6 +486,29 @@ validate_schedule(const struct plan *p, struct plan_error *err)
 }
 /* plan-cli pipeline: end */
 
+/* Activation offloading as Megatron-Core allows it (transformer_config.py,
+ * __post_init__, core_v0.14.0 on): fewer layers than the model's, no
+ * pipeline parallelism ("Currently there is no support for Pipeline
+ * parallelism with CPU offloading") and no recomputation ("CPU offloading
+ * does not work when activation recomputation is enabled"). */
+static bool
+validate_offload(const struct plan *p, const struct model *m, struct plan_error *err)
+{
+	int n = p->activation_offload_layers;
+
+	if (n == 0)
+		return true;
+	if (n < 0 || n >= m->layers)
+		return FAIL("--activation-offload-layers %d: offloading takes fewer layers than the model's %d", n,
+			    m->layers);
+	if (p->pp > 1)
+		return FAIL("--activation-offload-layers needs pp 1 (got %d): Megatron-Core offloads no pipeline "
+			    "stage", p->pp);
+	if (p->recompute != PLAN_RECOMPUTE_NONE || p->custom_recompute || p->custom_recompute_layers)
+		return FAIL("--activation-offload-layers does not combine with recomputation (Megatron-Core)");
+	return true;
+}
+
 /* Stage layouts: the per-stage arrays hold PLAN_MAX_STAGES entries, an
  * uneven pipeline must hold exactly the model's layers, an even one
  * pp x vpp equal chunks. */
@@ -504,7 +527,7 @@ validate_stages(const struct plan *p, const struct model *m, struct plan_error *
 		return false;
 	if (p->vpp > 1 && p->pp < 2)
 		return FAIL("interleaving (vpp %d) needs pipeline parallelism (pp %d > 1)", p->vpp, p->pp);
-	return true;
+	return validate_offload(p, m, err);
 }
 
 /* Batch: whole micro-batches per DP rank, a multiple of pp of them for

@@ -6,7 +6,9 @@
 # qwen3_30b_a3b_pretrain_8gpu_b200_bf16_config: EP 8, micro-batch 4, global
 # batch 512, 4096 tokens, no recomputation) fits, once the MoE layers keep
 # one routed copy of their tokens (framework moe_weighted_activation), and
-# the nemo profile keeps fp8 weights only (fp8_params).
+# the nemo profile keeps fp8 weights only (fp8_params); NeMo 25.09's Llama
+# 3.1 405B GB200 fp8 recipe fits with its activation offloading
+# (--activation-offload-layers).
 # Usage: run-nemo-recipes-tests.sh PLAN_CLI SOURCE_ROOT
 # jq programs are in single quotes on purpose:
 # shellcheck disable=SC2016
@@ -41,6 +43,25 @@ check "with two routed copies (Megatron-Core 0.12) the same plan does not fit" \
 	>"$tmp/f8b.json" 2>"$tmp/err4"
 check "nemo keeps the fp8 weights only (fp8_params): fewer weight bytes than a 16-bit weight beside them" \
 	'awk -v a="$(mem f8 weights)" -v b="$(mem f8b weights)" "BEGIN { exit !(a < b) }"'
+
+# NeMo 25.09's Llama 3.1 405B on 128 GB200s in fp8 (model_configs_gb200.csv:
+# TP 2, Megatron-FSDP, micro-batch 1, global batch 256, 8192 tokens,
+# activation_offload_layers 95): without offloading it does not fit; with
+# the 95 layers' activations in host memory it does, and over NVLink-C2C
+# (gb200-nvl72's pcie_bandwidth) the copies hide behind the computation.
+l405=(predict --model llama3.1-405b --cluster gb200-nvl72 --gpus 128 --tp 2 --micro-batch 1 --global-batch 256
+	--seq-len 8192 --sequence-parallel --tp-overlap --precision fp8 --fp8-recipe delayed --framework megatron-fsdp
+	--zero 3 --format json)
+"$bin" "${l405[@]}" --allow-oom >"$tmp/o0.json" 2>"$tmp/err5"
+"$bin" "${l405[@]}" --activation-offload-layers 95 >"$tmp/o95.json" 2>"$tmp/err6"
+echo $? >"$tmp/o95.rc"
+check "NeMo's Llama 3.1 405B GB200 fp8 recipe does not fit without its activation offloading" \
+	'jq -e ".fits | not" "$tmp/o0.json" >/dev/null'
+check "with --activation-offload-layers 95 it fits (exit 0), its copies hidden (breakdown_s.offload 0)" \
+	'[ "$(cat "$tmp/o95.rc")" = 0 ] && jq -e ".fits and .breakdown_s.offload == 0 and .plan.activation_offload_layers == 95" "$tmp/o95.json" >/dev/null'
+fails_cmd "--activation-offload-layers with pipeline parallelism is refused, as Megatron-Core refuses it" 2 \
+	"--activation-offload-layers needs pp 1 (got 2)" \
+	predict --model llama3-70b --cluster dgx-b200 --gpus 64 --pp 2 --global-batch 128 --activation-offload-layers 5
 
 printf 'name: bad\nmoe_weighted_activation: 2\n' >"$tmp/bad.yaml"
 fails_cmd "a framework's moe_weighted_activation must be a boolean, at file:line:col" 3 \
