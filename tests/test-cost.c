@@ -287,6 +287,56 @@ START_TEST(test_optimizer_bytes)
 END_TEST
 
 /*
+ * Activation offloading (--activation-offload-layers; Transformer Engine's
+ * CPU offloading: at most model_layers - num_layers sets of activations
+ * on the GPU). GPT-3 175B at tp 1, pp 1, one micro-batch of 2048 tokens
+ * with fused attention keeps Korthikanti's 34 s b h a layer: 34 x 2048 x
+ * 12288 = 855,638,016 bytes; 10 layers offloaded keep 8,556,380,160 bytes
+ * fewer. Each way the copy takes 8,556,380,160 / B: hidden at the
+ * test cluster's 25 GB/s default (0.34 s against a forward of seconds),
+ * exposed at 1 GB/s (8.56 s, more than the forward and the backward of the
+ * one micro-batch), where the term is 2 x 8.55638016 s less the
+ * micro-batch's computation (compute). Refused with pp 2 and with
+ * recomputation, as Megatron-Core refuses them.
+ */
+START_TEST(test_activation_offload)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct estimate e0, e1;
+	struct plan_error err;
+
+	fixture_gpt3_dp64(&c, &m, &p, 1);
+	p.flash_attention = true;
+	ck_assert_rel(memory_layer_activations(&m, &p, NULL), 855638016.0, 1e-12);
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e0, &err), "%s", err.message);
+	p.activation_offload_layers = 10;
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e1, &err), "%s", err.message);
+	ck_assert_rel(e0.memory.activations - e1.memory.activations, 8556380160.0, 1e-9);
+	ck_assert_double_eq(e1.breakdown.offload, 0.0);
+	ck_assert_rel(e1.iteration_time_s, e0.iteration_time_s, 1e-12);
+	c.pcie_bandwidth_Bps = 1e9;
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e1, &err), "%s", err.message);
+	ck_assert_rel(e1.breakdown.offload, 2.0 * 8.55638016 - e1.breakdown.compute, 1e-9);
+	p.pp = 2;
+	p.dp = 32;
+	ck_assert(!estimate_plan(&m, &c, &p, NULL, &e1, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "needs pp 1"));
+	p.pp = 1;
+	p.dp = 64;
+	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
+	ck_assert(!estimate_plan(&m, &c, &p, NULL, &e1, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "does not combine with recomputation"));
+	p.recompute = PLAN_RECOMPUTE_NONE;
+	p.activation_offload_layers = 96;
+	ck_assert(!estimate_plan(&m, &c, &p, NULL, &e1, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "fewer layers than the model's 96"));
+	cluster_release(&c);
+}
+END_TEST
+
+/*
  * Megatron-FSDP's --fsdp-double-buffer (framework fsdp_double_buffer;
  * Megatron-Core 0.14 megatron/core/distributed/fsdp/src/megatron_fsdp/
  * param_and_grad_buffer.py: weight_alloc and main_grad_alloc, two units
@@ -1391,6 +1441,7 @@ cost_suite(void)
 	tcase_add_test(tc, test_layer_activations);
 	tcase_add_test(tc, test_fsdp_double_buffer);
 	tcase_add_test(tc, test_fsdp2_weight_copies);
+	tcase_add_test(tc, test_activation_offload);
 	tcase_add_test(tc, test_layer_activations_op_sac);
 	tcase_add_test(tc, test_layer_activations_op_sac_mla_moe);
 	tcase_add_test(tc, test_layer_activations_head_shapes);

@@ -281,6 +281,52 @@ START_TEST(test_etp_folding)
 END_TEST
 
 /*
+ * framework moe_weighted_activation (Megatron-Core core_v0.13.0 on: the
+ * router's probabilities scale the experts' activation, and the
+ * un-permutation, a plain permutation, keeps nothing): an MoE layer keeps
+ * one routed copy of its tokens, fc1's input, instead of two. Mixtral,
+ * every layer MoE, top-2, capacity factor 1 (dropless), tp = etp = 1, one
+ * micro-batch of 4096 tokens: the copy is k s b h x 2 bytes = 2 x 4096 x
+ * 4096 x 2 = 67,108,864 bytes a layer; over the 32 layers of the one
+ * stage, with the one micro-batch 1F1B keeps there, 2,147,483,648 bytes.
+ * Selective recomputation of the moe module drops the whole MoE term, so
+ * the flag changes nothing there.
+ */
+START_TEST(test_moe_weighted_activation)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct framework fw;
+	struct plan_error err;
+	struct memory_use two, one;
+	double expert, params;
+
+	mixtral_fixture(&c, &m, &p, 1, 8, 8);
+	p.global_batch = 8;
+	ck_assert_double_eq(m.moe.capacity_factor, 1.0);
+	ck_assert_msg(framework_load_string(&fw, "mw.yaml", "name: mw\n", &err), "%s", err.message);
+	ck_assert(!fw.moe_weighted_activation);
+	ck_assert_rel(memory_layer_activations(&m, &p, &fw) - memory_layer_activations(&m, &p, NULL), 0.0, 1e-12);
+	params = estimate_stage_params(&m, &p, 0, &expert);
+	memory_stage(&m, &p, &c, &fw, 0, params, expert, &two);
+	ck_assert_msg(framework_load_string(&fw, "mw.yaml", "name: mw\nmoe_weighted_activation: true\n", &err), "%s",
+		      err.message);
+	ck_assert(fw.moe_weighted_activation);
+	memory_stage(&m, &p, &c, &fw, 0, params, expert, &one);
+	ck_assert_rel(two.activations - one.activations, 2147483648.0, 1e-9);
+	ck_assert_rel(two.weights + two.gradients + two.optimizer, one.weights + one.gradients + one.optimizer, 1e-12);
+	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
+	p.recompute_modules = 1 << PLAN_RM_MOE;
+	fw.moe_weighted_activation = false;
+	double a = memory_layer_activations(&m, &p, &fw);
+	fw.moe_weighted_activation = true;
+	ck_assert_rel(memory_layer_activations(&m, &p, &fw), a, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
  * Context parallelism with an MoE model: a CP rank routes its s/cp
  * tokens, so the all-to-all buffer halves with cp 2 (cf k (b s / cp) h x
  * 2 / t = 1 x 2 x 2048 x 4096 x 2 = 33,554,432 bytes), and EP may take
@@ -1348,6 +1394,7 @@ moe_suite(void)
 	tcase_add_test(tc, test_allgather_mask_comm_by_hand);
 	tcase_add_test(tc, test_allgather_mask_permute_by_hand);
 	tcase_add_test(tc, test_moe_sequential_slices);
+	tcase_add_test(tc, test_moe_weighted_activation);
 	suite_add_tcase(s, tc);
 	return s;
 }

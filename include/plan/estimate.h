@@ -32,7 +32,8 @@
  *              plans have come last
  *   text_when  when the text shows it: ALWAYS, IF_CP (cp_comm > 0),
  *              IF_MOE (an MoE model or EP time), IF_COMPRESSED (a
- *              compressor applied) or IF_LAUNCH (launch > 0);
+ *              compressor applied), IF_LAUNCH (launch > 0) or IF_OFFLOAD
+ *              (offload > 0);
  *              format_text.c reads the token
  *   help       what it holds, in one line (field_table's help)
  */
@@ -49,7 +50,8 @@
 	X(overhead, 7, ALWAYS, "the framework's fixed costs per layer, micro-batch and iteration") \
 	X(cp_comm, 8, IF_CP, "exposed context-parallel exchanges") \
 	X(launch, 11, IF_LAUNCH, "the GPU waiting for the host to launch kernels (launch-bound stretches, host synchronisations)") \
-	X(moe_fixed, 12, IF_MOE, "MoE layers' router kernels and dropless host synchronisations")
+	X(moe_fixed, 12, IF_MOE, "MoE layers' router kernels and dropless host synchronisations") \
+	X(offload, 13, IF_OFFLOAD, "activation offloading's copies to and from host memory, not overlapped")
 
 #define ESTIMATE_BREAKDOWN_MEMBER_(member, text_row, text_when, help) double member;
 #define ESTIMATE_BREAKDOWN_ONE_(member, text_row, text_when, help) +1

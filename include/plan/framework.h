@@ -200,6 +200,9 @@ struct framework {
 	bool moe_sequential_mlp;  /**< routed experts as Megatron-Core's SequentialMLP (a GEMM per expert), not a grouped GEMM */
 	bool moe_sequential_slices; /**< SequentialMLP's loop slices and copies into a zeros_like output
 				       (Megatron-Core core_v0.5-r0.8), its autograd copies counted */
+	bool moe_weighted_activation; /**< MoE: the router's probabilities scale the experts' activation, so the
+					   un-permutation keeps no copy of the routed outputs (Megatron-Core
+					   core_v0.13.0 on) */
 	int moe_grouped_gemm;     /**< enum framework_moe_gemm: how the grouped expert GEMM runs */
 	int moe_dispatcher;       /**< enum framework_moe_dispatcher: how the routed tokens move */
 	int pipeline_split;       /**< plan-cli pipeline: enum plan_pp_split where the even split fails */

@@ -176,6 +176,11 @@ struct plan {
 	 *  layers of each virtual stage (0: uniform 1, every layer). */
 	int recompute_num_layers;
 	/* plan-cli recomp: end */
+	/** Activation offloading (Megatron-Core's --cpu-offloading-num-layers,
+	 *  Transformer Engine's get_cpu_offload_context): the first N layers'
+	 *  activations go to host memory in the forward and come back for the
+	 *  backward; 0: none. pp 1 and no recomputation only. */
+	int activation_offload_layers;
 	bool sequence_parallel;
 	bool flash_attention;/**< fused attention: no s^2 tensors in memory */
 	int zero;            /**< ZeRO stage 0..3 over the DP group */

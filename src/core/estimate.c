@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "plan/attn_shape.h"
+#include "plan/checkpoint.h"
 #include "plan/compression.h"
 #include "plan/compute.h"
 #include "plan/context_par.h"
@@ -14,6 +15,7 @@
 #include "plan/flops.h"
 #include "plan/fp8_recipe.h"
 #include "plan/host_time.h"
+#include "plan/memory.h"
 #include "plan/pipeline.h"
 #include "plan/tensor_par.h"
 #include "plan/topology.h"
@@ -432,6 +434,36 @@ check_precision(const struct plan *p, const struct cluster *c, const struct fram
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
 				      "TP overlap needs sequence parallelism and tp of 2 or more (tp %d, "
 				      "sequence parallel %s)", p->tp, p->sequence_parallel ? "on" : "off");
+	return true;
+}
+
+/*
+ * Stages that recompute some of their layers in full (--recompute-method
+ * block, --recompute-layers) under ZeRO-3: the gathers are timed per
+ * layer, forward and backward, whatever the layer recomputes, which holds
+ * where the framework does not gather a layer's weights again to
+ * recompute it (recompute_regather false: Megatron-Core's FSDP, whose
+ * checkpointed forward runs on the weights its backward gathers,
+ * megatron/core/distributed/fsdp, core_v0.14.0; frameworks/
+ * megatron-fsdp.yaml). A framework that does (DeepSpeed 2021) would gather
+ * again for some layers only, which data_par.c's per-stage regather does
+ * not time: refused.
+ */
+static bool
+check_zero3_partial_recompute(const struct model *m, const struct plan *p, const struct framework *fw,
+			      struct plan_error *err)
+{
+	if (p->zero < 3 || !fw || !fw->recompute_regather || p->pp > PLAN_MAX_STAGES)
+		return true;
+	for (int s = 0; s < p->pp; s++) {
+		int k = plan_stage_recompute_layers(p, m, s), layers = plan_stage_layers(p, m, s);
+
+		if (k > 0 && k < layers)
+			return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+					      "stage %d recomputes %d of its %d layers under ZeRO stage 3 with framework "
+					      "'%s', which gathers the weights again to recompute (recompute_regather): "
+					      "not modelled; use --recompute full or none", s, k, layers, fw->name);
+	}
 	return true;
 }
 
@@ -885,6 +917,29 @@ core_host(struct core *x, const struct estimate *out)
 
 /* ---- end of the host model ---- */
 
+/*
+ * Activation offloading's exposed copies, per micro-batch: the offloaded
+ * layers' activations go to host memory during the forward and come back
+ * during the backward on a side stream (Transformer Engine's
+ * get_cpu_offload_context, default scheduling: "Offloading fully overlaps
+ * with forward, reloading fully overlaps with backward" when the link keeps
+ * up), each way N a / B at the cluster's GPU-to-host bandwidth
+ * (pcie_bandwidth); what a pass's compute cannot hide is exposed. pp 1, so
+ * the bottleneck stage is the model.
+ */
+static double
+offload_exposed_s(const struct core *x)
+{
+	double n = x->p->activation_offload_layers, bw, copy, fwd;
+
+	if (n <= 0)
+		return 0.0;
+	bw = x->c->pcie_bandwidth_Bps > 0 ? x->c->pcie_bandwidth_Bps : CHECKPOINT_DEFAULT_PCIE_BPS;
+	copy = n * memory_layer_activations(x->m, x->p, x->fw) / bw;
+	fwd = fmax(0.0, x->bn.compute - x->bn.bwd);
+	return fmax(0.0, copy - fwd) + fmax(0.0, copy - x->bn.bwd);
+}
+
 /* The iteration by kind of work: m slots of the bottleneck, the bubble,
  * and the tail. */
 static void
@@ -911,6 +966,7 @@ core_breakdown(const struct core *x, struct estimate *out)
 	 * framework's own fixed costs). */
 	b->launch = mb * x->launch_mb + x->launch_iter + x->fixed_iter;
 	b->optimizer = tail->optimizer_s;
+	b->offload = mb * offload_exposed_s(x);
 	out->iteration_time_s = estimate_breakdown_sum(b);
 	out->bytes.tp = mb * bn->tp_bytes;
 	out->bytes.pp = mb * bn->pp_bytes;
@@ -1167,7 +1223,8 @@ estimate_plan(const struct model *m, const struct cluster *c,
 	const struct plan_compression *pc = &p->compress;
 	struct plan resolved;
 
-	if (!plan_validate(p, m, c, err) || !check_precision(p, c, opt ? opt->framework : NULL, err) || !check_compression(m, p, cmp, err))
+	if (!plan_validate(p, m, c, err) || !check_precision(p, c, opt ? opt->framework : NULL, err) ||
+	    !check_zero3_partial_recompute(m, p, opt ? opt->framework : NULL, err) || !check_compression(m, p, cmp, err))
 		return false;
 	/* The cost model sees full and no recomputation as modes, partial
 	 * stages only where they are partial. */

@@ -34,8 +34,29 @@ attention_activations(const struct model *m, double sb, double *split, double *w
 	*whole = 0.0;
 }
 
+/*
+ * Copies of its routed tokens an MoE layer keeps, each k h wide in 2-byte
+ * elements: the experts' input (fc1's, for its weight gradient), and,
+ * where the router's probabilities weight the un-permutation, its input
+ * too (Megatron-Core to core_v0.12.0: token_dispatcher.py unpermute(...,
+ * probs=self.probs), whose fused kernel keeps the expert outputs for the
+ * probabilities' gradient). From core_r0.12.0 / core_v0.13.0 the
+ * probabilities scale the experts' activation instead (experts.py,
+ * TEGroupedMLP: weighted_bias_swiglu_impl(fc1_output, ..., permuted_probs),
+ * which keeps fc1's output, already counted) and the dispatcher
+ * un-permutes without them (token_dispatcher.py, MoEAlltoAllTokenDispatcher.
+ * combine_postprocess: unpermute(..., routing_map, fused, drop_and_pad), no
+ * probs), a permutation whose backward keeps nothing: framework
+ * moe_weighted_activation.
+ */
 static double
-layer_activations_full(const struct model *m, const struct plan *p, bool scores)
+moe_routed_copies(const struct framework *fw)
+{
+	return fw && fw->moe_weighted_activation ? 1.0 : 2.0;
+}
+
+static double
+layer_activations_full(const struct model *m, const struct plan *p, const struct framework *fw, bool scores)
 {
 	double t = p->tp, s = p->seq_len, b = p->micro_batch, h = m->hidden;
 	double sbh = s * b * h;
@@ -58,15 +79,17 @@ layer_activations_full(const struct model *m, const struct plan *p, bool scores)
 	double split;
 
 	if (model_is_moe(m)) {
-		/* MoE layers keep the routed copies of their tokens (in and out,
-		 * cf * k of them) and the intermediates of the experts they
-		 * visit; averaged over the layers, since every-th layer is MoE. */
+		/* MoE layers keep the routed copies of their tokens (cf * k of
+		 * them: in, and out unless moe_weighted_activation) and the
+		 * intermediates of the experts they visit; averaged over the
+		 * layers, since every-th layer is MoE. */
 		double rows = s * b * (m->moe.capacity_factor * m->moe.top_k + m->moe.shared_experts);
 		/* The routed copies are gathered over the expert's etp ranks
 		 * (Megatron-Core's all-to-all dispatcher): a rank keeps etp x
-		 * its own s b / t tokens' k copies, in and out. */
+		 * its own s b / t tokens' k copies. */
 		double moe_mlp = (m->gated_mlp ? 6.0 : 4.0) * rows * m->moe.expert_ffn_hidden +
-				 4.0 * s * b * m->moe.capacity_factor * m->moe.top_k * h * plan_etp(p);
+				 2.0 * moe_routed_copies(fw) * s * b * m->moe.capacity_factor * m->moe.top_k * h *
+					 plan_etp(p);
 		double frac = (double)model_moe_layers(m) / m->layers;
 
 		mlp = (1.0 - frac) * mlp + frac * moe_mlp;
@@ -244,7 +267,8 @@ memory_recompute_module_bytes(const struct model *m, const struct plan *p, const
 	case PLAN_RM_MLP: /* fc1's output and the activation's, fc2's input at its saved width */
 		return (1.0 - frac) * sb * m->ffn_hidden / t * (gated - (2.0 - in));
 	case PLAN_RM_MOE: /* memory_layer_activations' MoE term, shared experts included */
-		return frac * (gated * (routed + sb * m->moe.shared_experts) * eff + 4.0 * routed * h * plan_etp(p)) / t;
+		return frac * (gated * (routed + sb * m->moe.shared_experts) * eff +
+			       2.0 * moe_routed_copies(fw) * routed * h * plan_etp(p)) / t;
 	case PLAN_RM_MOE_ACT: /* the routed rows' activation output (fc2's input) */
 		return frac * 2.0 * routed * eff / t;
 	case PLAN_RM_SHARED_EXPERTS:
@@ -264,7 +288,7 @@ static double
 layer_activations_modules(const struct model *m, const struct plan *p, const struct framework *fw)
 {
 	unsigned rm = (unsigned)p->recompute_modules;
-	double act = layer_activations_full(m, p, !(rm & 1u << PLAN_RM_CORE_ATTN)) - fp8_saved_bytes(m, p, fw);
+	double act = layer_activations_full(m, p, fw, !(rm & 1u << PLAN_RM_CORE_ATTN)) - fp8_saved_bytes(m, p, fw);
 
 	if (rm & 1u << PLAN_RM_MOE)
 		rm &= ~(1u << PLAN_RM_MOE_ACT | 1u << PLAN_RM_SHARED_EXPERTS);
@@ -290,9 +314,9 @@ memory_layer_activations(const struct model *m, const struct plan *p, const stru
 			return layer_activations_modules(m, p, fw);
 		if (fw && fw->selective_recompute == FRAMEWORK_SAC_OP)
 			return layer_activations_op_sac(m, p);
-		return layer_activations_full(m, p, false) - fp8_saved_bytes(m, p, fw);
+		return layer_activations_full(m, p, fw, false) - fp8_saved_bytes(m, p, fw);
 	default:
-		return layer_activations_full(m, p, true) - fp8_saved_bytes(m, p, fw);
+		return layer_activations_full(m, p, fw, true) - fp8_saved_bytes(m, p, fw);
 	}
 }
 
@@ -312,7 +336,7 @@ memory_partial_recompute_bytes(const struct model *m, const struct plan *p, cons
 	 * 2*s*b*h input instead of its activations (Korthikanti et al. 2022,
 	 * Sec. 5), and one of them is re-materialised during its backward. */
 	return in_flight * n * (memory_layer_activations(m, &full, fw) - memory_layer_activations(m, p, fw)) +
-	       layer_activations_full(m, p, true);
+	       layer_activations_full(m, p, fw, true);
 }
 
 /* Bytes per parameter kept by ZeRO stage @zero when sharded over @d ranks:
@@ -417,11 +441,19 @@ memory_stage(const struct model *m, const struct plan *p,
 			}
 			act *= groups / layers;
 		}
-		act += (n < most ? n : most > 0 ? most : 1) * layer_activations_full(m, p, true);
+		act += (n < most ? n : most > 0 ? most : 1) * layer_activations_full(m, p, fw, true);
 	}
 	/* --recompute-layers: the stage's first layers recompute in full. */
 	if (p->custom_recompute_layers)
 		act += memory_partial_recompute_bytes(m, p, fw, stage, p->stage_recompute_layers[stage]);
+	/* Activation offloading (Transformer Engine's default scheduling,
+	 * docs/features/other_optimizations/cpu_offloading: "At most
+	 * (model_layers - num_layers) sets of activations are on GPU at any
+	 * time"): the offloaded layers' activations of the micro-batches in
+	 * flight live in host memory (pp 1: one micro-batch, plan_validate). */
+	if (p->activation_offload_layers > 0)
+		act -= p->activation_offload_layers * stored / plan_stage_layers(p, m, stage) *
+		       memory_layer_activations(m, p, fw);
 	/* Korthikanti et al. Sec. 4.3: embedding dropout on the first stage
 	 * (s*b*h*p/t over the in-flight micro-batches), and the logits, loss
 	 * and their fp32 copies on the last, about 4*s*b*h/t*(1 + V/h). */

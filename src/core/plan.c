@@ -247,8 +247,9 @@ plan_error_nonfinite(const struct plan *p, const char *what, struct plan_error *
 #define FAIL(...) plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, __VA_ARGS__)
 
 /* --recompute-layers (Slapo's checkpoint ratio): at most a stage's
- * layers each, plain 1F1B, and not under ZeRO-3, whose per-layer
- * regathers plan-cli times for one mode per layer. */
+ * layers each, plain 1F1B (under ZeRO-3 only with a framework that does
+ * not gather again to recompute: estimate.c,
+ * check_zero3_partial_recompute). */
 static bool
 plan_validate_recompute_layers(const struct plan *p, const struct model *m, struct plan_error *err)
 {
@@ -261,9 +262,6 @@ plan_validate_recompute_layers(const struct plan *p, const struct model *m, stru
 		if (n < 0 || n > layers)
 			return FAIL("--recompute-layers: stage %d has %d layers, so it cannot recompute %d", s,
 				    layers, n);
-		if (p->zero >= 3 && n > 0 && n < layers)
-			return FAIL("--recompute-layers with ZeRO stage 3 is not modelled (stage %d recomputes %d "
-				    "of its %d layers); use --recompute full or none", s, n, layers);
 	}
 	return true;
 }
@@ -303,8 +301,6 @@ validate_recompute_modules(const struct plan *p, const struct model *m, struct p
 		return FAIL("invalid recompute method (%d)", p->recompute_method);
 	if (p->recompute_num_layers < 0)
 		return FAIL("--recompute-num-layers must be positive (got %d)", p->recompute_num_layers);
-	if (p->recompute_method == PLAN_RECOMPUTE_BLOCK && p->recompute_num_layers > 0 && p->zero >= 3)
-		return FAIL("--recompute-method block with ZeRO stage 3 is not modelled; use uniform");
 	return true;
 }
 /* plan-cli recomp: end */
@@ -490,6 +486,29 @@ validate_schedule(const struct plan *p, struct plan_error *err)
 }
 /* plan-cli pipeline: end */
 
+/* Activation offloading as Megatron-Core allows it (transformer_config.py,
+ * __post_init__, core_v0.14.0 on): fewer layers than the model's, no
+ * pipeline parallelism ("Currently there is no support for Pipeline
+ * parallelism with CPU offloading") and no recomputation ("CPU offloading
+ * does not work when activation recomputation is enabled"). */
+static bool
+validate_offload(const struct plan *p, const struct model *m, struct plan_error *err)
+{
+	int n = p->activation_offload_layers;
+
+	if (n == 0)
+		return true;
+	if (n < 0 || n >= m->layers)
+		return FAIL("--activation-offload-layers %d: offloading takes fewer layers than the model's %d", n,
+			    m->layers);
+	if (p->pp > 1)
+		return FAIL("--activation-offload-layers needs pp 1 (got %d): Megatron-Core offloads no pipeline "
+			    "stage", p->pp);
+	if (p->recompute != PLAN_RECOMPUTE_NONE || p->custom_recompute || p->custom_recompute_layers)
+		return FAIL("--activation-offload-layers does not combine with recomputation (Megatron-Core)");
+	return true;
+}
+
 /* Stage layouts: the per-stage arrays hold PLAN_MAX_STAGES entries, an
  * uneven pipeline must hold exactly the model's layers, an even one
  * pp x vpp equal chunks. */
@@ -508,7 +527,7 @@ validate_stages(const struct plan *p, const struct model *m, struct plan_error *
 		return false;
 	if (p->vpp > 1 && p->pp < 2)
 		return FAIL("interleaving (vpp %d) needs pipeline parallelism (pp %d > 1)", p->vpp, p->pp);
-	return true;
+	return validate_offload(p, m, err);
 }
 
 /* Batch: whole micro-batches per DP rank, a multiple of pp of them for

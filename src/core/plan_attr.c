@@ -124,6 +124,11 @@ const struct plan_attr plan_attrs[PLAN_ATTR_COUNT + 1] = {
 		.help = "layers of a uniform group or of a block (Megatron's\n"
 			"--recompute-num-layers; default, or 0: uniform 1)" },
 	/* plan-cli recomp: end */
+	[PLAN_ATTR_ACTIVATION_OFFLOAD_LAYERS] = { "activation_offload_layers", "N", PLAN_ATTR_INT,
+		IN_PLAN(activation_offload_layers), .min = 0, .max = 30000, .def = 0,
+		.help = "the first N layers' activations go to host memory and\n"
+			"back (Megatron-Core's --cpu-offloading-num-layers;\n"
+			"pp 1, no recomputation; default 0: none)" },
 	[PLAN_ATTR_COMPRESS] = { "compress", "LIST", LIST, .flags = PLAN_ATTR_COMPRESSION | PLAN_ATTR_NO_CONSTRAINT,
 		.help = "where to compress: any of tp,pp,dp (default with a\n"
 			"compressor: tp,pp, MCBench's model-parallel activations)" },

@@ -289,6 +289,7 @@ const struct field field_table[] = {
 	{ "plan.recompute_modules", NULL, NULL, "", "the submodules selective stages recompute (Megatron-Core's --recompute-modules; empty: the framework's selective)", FUNC(FIELD_NAME, get_recompute_module), .count = count_recompute_modules },
 	{ "plan.recompute_method", NULL, NULL, "", "full recomputation: uniform groups or a block of each virtual stage", PLAN_NAMES(recompute_method, plan_recompute_method_names) },
 	{ "plan.recompute_num_layers", NULL, NULL, "layers", "layers of a uniform group or of a block (0: uniform 1)", PLAN(recompute_num_layers) },
+	{ "plan.activation_offload_layers", NULL, NULL, "layers", "layers whose activations go to host memory (0: none)", PLAN(activation_offload_layers) },
 	/* plan-cli recomp: end */
 	{ "plan.mics_hierarchical", NULL, NULL, "", "MiCS 2-hop all-gather", PLAN(mics_hierarchical) },
 	{ "plan.dp_allreduce", "dp_allreduce", NULL, "", "DP all-reduce: ring or hierarchical", FUNC(FIELD_NAME, get_dp_allreduce) },

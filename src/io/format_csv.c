@@ -18,7 +18,8 @@ static const char *const columns[] = {
 	"compression_speedup", "ep", "moe_routing", "ep_comm_s", "active_parameters", "mics_group",
 	"gpu", "framework", "overhead_s", "compute_gemm_s", "compute_attention_s", "compute_other_s",
 	"precision", "tp_overlap", "cp", "cp_comm_s", "launch_s", "moe_fixed_s",
-	"moe_router_s", "moe_permute_s", "moe_sync_s", "moe_expert_launch_s", "gemm_wave_loss_s", NULL,
+	"moe_router_s", "moe_permute_s", "moe_sync_s", "moe_expert_launch_s", "gemm_wave_loss_s",
+	"offload_s", NULL,
 };
 
 bool

@@ -30,6 +30,7 @@ enum text_when {
 	TEXT_IF_COMPRESSED, /* a compressor applied */
 	TEXT_IF_CP,         /* context-parallel exchanges showed */
 	TEXT_IF_LAUNCH,     /* the GPU waited for the host's launches */
+	TEXT_IF_OFFLOAD,    /* activation offloading's copies showed */
 };
 
 struct text_row {
@@ -68,6 +69,7 @@ text_applies(enum text_when when, const struct estimate *e)
 	case TEXT_IF_COMPRESSED: return e->compressed;
 	case TEXT_IF_CP: return e->breakdown.cp_comm > 0;
 	case TEXT_IF_LAUNCH: return e->breakdown.launch > 0;
+	case TEXT_IF_OFFLOAD: return e->breakdown.offload > 0;
 	default: return true;
 	}
 }

@@ -167,6 +167,13 @@ const struct schema_key framework_schema[] = {
 	  .help = "with precision fp8, the linear weights are cast to fp8 at each use and no fp8 copy is kept "
 		  "(torchao's Float8Linear saves the high-precision weight for its backward); false: the "
 		  "recipe's cached fp8 copies (Transformer Engine)" },
+	{ .key = "moe_weighted_activation", .type = SCHEMA_BOOL, .offset = OFF(moe_weighted_activation),
+	  .def = "false",
+	  .help = "MoE: the router's probabilities scale the experts' activation and the un-permutation "
+		  "keeps no copy of the routed outputs, one k h copy of the routed tokens kept a layer "
+		  "(Megatron-Core core_v0.13.0 on: weighted_bias_swiglu_impl); false: the un-permutation "
+		  "weights the outputs and keeps them for the probabilities' gradient, two copies "
+		  "(core_v0.12.0 and before)" },
 	{ .key = "moe_sequential_mlp", .type = SCHEMA_BOOL, .offset = OFF(moe_sequential_mlp), .def = "false",
 	  .help = "MoE: the routed experts run as Megatron-Core's SequentialMLP, an fc1 and an fc2 GEMM per "
 		  "local expert at its own size (Megatron-LM without --moe-grouped-gemm); false: one grouped "

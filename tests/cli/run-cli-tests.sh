@@ -1021,8 +1021,25 @@ usage_error "--recompute-modules with an unknown module" "unknown value 'attn' f
 	predict "${rmod[@]}" --recompute selective --recompute-modules core_attn+attn
 usage_error "--recompute-method with an unknown method" "unknown value 'blocks' for --recompute-method" \
 	predict "${rmod[@]}" --recompute full --recompute-method blocks
-usage_error "--recompute-method block under ZeRO-3" "block with ZeRO stage 3 is not modelled" \
-	predict "${rmod[@]}" --recompute full --recompute-method block --recompute-num-layers 2 --zero 3
+z3rec=(--model gpt-1.7b --cluster dgx-h100 --tp 2 --gpus 8 --micro-batch 4 --global-batch 64 --allow-oom)
+usage_error "--recompute-method block under ZeRO-3 with a framework that regathers to recompute" \
+	"under ZeRO stage 3 with framework 'deepspeed-2021', which gathers the weights again to recompute" \
+	predict "${z3rec[@]}" --recompute full --recompute-method block --recompute-num-layers 2 --zero 3 \
+	--framework deepspeed-2021
+# Megatron-FSDP checkpoints on the weights its backward gathers: block
+# recomputation under ZeRO-3 runs (NeMo 25.09's Llama 3 70B GB200 recipe,
+# recompute_layers 20 with use_mcore_fsdp), and takes between none and full.
+cli predict "${z3rec[@]}" --recompute full --recompute-method block --recompute-num-layers 2 --zero 3 \
+	--framework megatron-fsdp --format json
+expect_rc 0
+blk=$(jq -r '.iteration_time_s' "$tmp/out")
+cli predict "${z3rec[@]}" --recompute none --zero 3 --framework megatron-fsdp --format json
+z3none=$(jq -r '.iteration_time_s' "$tmp/out")
+cli predict "${z3rec[@]}" --recompute full --zero 3 --framework megatron-fsdp --format json
+z3full=$(jq -r '.iteration_time_s' "$tmp/out")
+awk -v b="$blk" -v x="$z3none" -v f="$z3full" 'BEGIN { exit !(x < b && b < f) }' ||
+	fail "block under ZeRO-3 is not between none ($z3none s) and full ($z3full s): $blk s"
+finish "--recompute-method block under ZeRO-3 (megatron-fsdp): runs, between no and full recomputation"
 
 # Each module keeps less than Korthikanti's selective and costs more time;
 # framework is the profile's own selective.

@@ -51,7 +51,7 @@
 #   InternEvo (21; internevo profile)     6.15 %       8.2 %
 #   FlagPerf (21)                         8.50 %      13.0 %
 #   all 132                               5.51 %       8.6 %
-#   memory, 24 rows with a measured peak 0.78 %         2.0 %
+#   memory, 24 rows with a measured peak 0.88 %         2.0 %
 # Predicted not to fit although they ran (1 of 132; the target of issue
 # 24 is at most 2 %): NAR21-T2-4 (82.6 GiB): the check is that no other
 # row joins it. FLAGPERF-QWEN15MOE-A800-8 (86.2 GiB with the table's 60
