@@ -9,6 +9,7 @@
 #include "plan/host_time.h"
 #include "plan/memory.h"
 #include "plan/pipeline.h"
+#include "plan/tensor_par.h"
 #include "plan/topology.h"
 #include "fixtures.h"
 #include "testutil.h"
@@ -603,6 +604,60 @@ START_TEST(test_allgather_mask_comm_by_hand)
 	p.sequence_parallel = false;
 	ep_layer_comm(&m, &p, &c, &fw, &lay, &cl, &ec);
 	ck_assert_double_eq(ec.total_s, 0.0);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * The allgather_mask dispatcher's gather and reduce-scatter over TP x EP
+ * are an MoE layer's sequence-parallel pair (Megatron-Core core_v0.6.0
+ * moe_layer.py: router, dispatcher, experts, nothing else): the TP line
+ * does not count the MLP's pair as well (plan-cli review6). The toy GPT
+ * (2 layers, both MoE), 8 experts top-2, b 1, s 1024, tp 2 with SP, ep 1,
+ * one micro-batch, on the toy cluster: one AG or RS of b s h x 2 =
+ * 2,097,152 B over 2 ranks is 1 us + 1,048,576 / 1e11 = 11.48576 us, a
+ * pair 22.97152 us. Each layer's MLP pair runs once forward and once
+ * backward: the TP line is 2 x 2 x 22.97152 = 91.88608 us shorter than
+ * with the all-to-all dispatcher (whose expert-TP collectives are its
+ * own), and the pair's bytes, 2 x 2 x 2 x (2 - 1) / 2 x 2,097,152 =
+ * 8,388,608 B, leave the TP traffic. A shared expert is an MLP that
+ * gathers and reduces its input itself: no change then.
+ */
+START_TEST(test_allgather_mask_tp_pair_by_hand)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct plan_layout lay;
+	struct compute_layer cl;
+	struct tp_layer_comm tc;
+	struct framework ag, a2a;
+	struct plan_error err;
+	struct estimate e_ag, e_a2a;
+	struct estimate_options o_ag = { .framework = &ag }, o_a2a = { .framework = &a2a };
+
+	moe_toy_fixture(&c, &m, &p, TOY_CLUSTER_YAML, "  experts: 8\n  top_k: 2\n", 1);
+	ck_assert_msg(framework_load_string(&ag, "ag.yaml", "name: ag\nmoe_dispatcher: allgather_mask\n", &err),
+		      "%s", err.message);
+	ck_assert_msg(framework_load_string(&a2a, "a2a.yaml", "name: a2a\n", &err), "%s", err.message);
+	p.tp = 2;
+	p.sequence_parallel = true;
+	topology_plan(&p, &c, &lay);
+	compute_layer_time(&m, &p, &c, NULL, false, &cl);
+	tp_layer_comm(&m, &p, &c, &lay, &cl, &tc);
+	ck_assert_double_eq_tol(tc.mlp_fwd_s, 22.97152e-6, 1e-12);
+	ck_assert_double_eq_tol(tc.mlp_bwd_s, 22.97152e-6, 1e-12);
+	ck_assert(ep_dispatcher_carries_tp(&m, &p, &ag));
+	ck_assert(!ep_dispatcher_carries_tp(&m, &p, &a2a));
+	ck_assert_msg(estimate_plan(&m, &c, &p, &o_ag, &e_ag, &err), "%s", err.message);
+	ck_assert_msg(estimate_plan(&m, &c, &p, &o_a2a, &e_a2a, &err), "%s", err.message);
+	ck_assert_double_eq_tol(e_a2a.breakdown.tp_comm - e_ag.breakdown.tp_comm, 91.88608e-6, 1e-12);
+	ck_assert_double_eq_tol(e_a2a.bytes.tp - e_ag.bytes.tp, 8388608.0, 1e-3);
+	m.moe.shared_experts = 1;
+	ck_assert(!ep_dispatcher_carries_tp(&m, &p, &ag));
+	p.sequence_parallel = false;
+	m.moe.shared_experts = 0;
+	ck_assert(!ep_dispatcher_carries_tp(&m, &p, &ag));
 	cluster_release(&c);
 }
 END_TEST
@@ -1392,6 +1447,7 @@ moe_suite(void)
 	tcase_add_test(tc, test_moe_fp8_wgrad_promoting);
 	tcase_add_test(tc, test_moe_synced_stretches_estimate);
 	tcase_add_test(tc, test_allgather_mask_comm_by_hand);
+	tcase_add_test(tc, test_allgather_mask_tp_pair_by_hand);
 	tcase_add_test(tc, test_allgather_mask_permute_by_hand);
 	tcase_add_test(tc, test_moe_sequential_slices);
 	tcase_add_test(tc, test_moe_weighted_activation);

@@ -63,6 +63,15 @@ void ep_layer_fixed(const struct model *m, const struct plan *p, const struct cl
 bool ep_allgather_gathers(const struct model *m, const struct plan *p);
 
 /**
+ * Whether an MoE layer's MLP has no tensor-parallel collectives of its
+ * own because @fw's dispatcher runs them: moe_dispatcher allgather_mask
+ * with sequence parallelism and TP, whose all-gather and reduce-scatter
+ * over TP x EP (ep_layer_comm) are the layer's sequence-parallel gather
+ * and reduction, on a model with no shared expert and no parallel block.
+ */
+bool ep_dispatcher_carries_tp(const struct model *m, const struct plan *p, const struct framework *fw);
+
+/**
  * Each MoE layer runs a dispatch and a combine all-to-all in forward and
  * again in backward (GShard, Lepikhin et al. 2020; Switch, Fedus et al.
  * 2021), each rank sending cf * k * tokens * h 16-bit values (split by t

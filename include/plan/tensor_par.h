@@ -18,6 +18,9 @@ struct tp_layer_comm {
 	int regathers;       /**< SP inputs all-gathered again in the backward (per_pass; 0 without SP) */
 	int moe_regathers;   /**< of those, an MoE layer's: QKV's and a shared expert's */
 	double regather_s;   /**< one such all-gather of b*s*h (0 without) */
+	double mlp_fwd_s;    /**< the MLP's share of fwd_s (its gather or all-reduce and its reduction;
+				  0 in a parallel block, whose one collective serves both halves) */
+	double mlp_bwd_s;    /**< the MLP's share of bwd_s, without fc1's re-gather (0 in a parallel block) */
 };
 
 /**

@@ -109,6 +109,7 @@ struct layer_costs {
 	struct ep_layer_comm eps[3];
 	struct ep_layer_fixed efs[3];      /* an MoE layer's router and host synchronisation */
 	bool moe_recomputed[3];            /* plan_recomputes_moe_layer in that mode */
+	bool moe_tp_in_dispatcher;         /* ep_dispatcher_carries_tp: an MoE layer's MLP has no TP pair */
 	struct tp_layer_comm tcs[3];
 	struct cp_layer_comm cps[3];
 	struct compute_ends ce;
@@ -261,6 +262,16 @@ stage_add_layers(const struct layer_costs *lc, int r, double dense, double moe, 
 	w->cp += layers * (lc->cps[r].fwd_s + lc->cps[r].bwd_s + lc->cps[r].recompute_s);
 	w->tp_bytes += layers * tc->per_pass * passes * ar_bytes; /* arch: 1 a pass in a parallel block */
 	w->tp_bytes += (dense * tc->regathers + moe * tc->moe_regathers) * 0.5 * ar_bytes; /* an AG: half a pair */
+	if (moe > 0 && lc->moe_tp_in_dispatcher) {
+		/* The dispatcher's gather and reduce-scatter over TP x EP (the
+		 * ep line) are the MoE layer's sequence-parallel pair
+		 * (expert_par.c ep_dispatcher_carries_tp): its MLP's pair is
+		 * not counted here as well, in any pass that runs it. */
+		double again = lc->moe_recomputed[r] ? 1.0 : 0.0;
+
+		w->tp -= moe * ((1.0 + again) * tc->mlp_fwd_s + tc->mlp_bwd_s);
+		w->tp_bytes -= moe * passes * ar_bytes; /* as counted above */
+	}
 }
 
 /*
@@ -606,6 +617,7 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 			lc->efs[r].recompute_s = lc->moe_recomputed[r] ? lc->efs[r].fwd_s : 0.0;
 		}
 	}
+	lc->moe_tp_in_dispatcher = ep_dispatcher_carries_tp(m, p, fw);
 	compute_ends_time(m, p, c, fw, &lc->ce);
 	compute_ends_scale(&lc->ce, pace);
 	if (m->mtp_layers > 0)

@@ -72,6 +72,28 @@ ep_allgather_gathers(const struct model *m, const struct plan *p)
 	return (p->sequence_parallel && p->tp > 1) || p->ep > 1 || m->moe.top_k > 1;
 }
 
+/*
+ * Megatron-Core core_v0.5.0-core_v0.6.0's MoELayer.forward is the router,
+ * token_permutation, the experts and token_unpermutation, nothing else
+ * (megatron/core/transformer/moe/moe_layer.py), and with sequence
+ * parallelism (which arguments.py requires for MoE with TP: "When using
+ * MoE and tensor parallelism, sequence parallelism must be used") its
+ * input stays the rank's s/t shard: the dispatcher's
+ * gather_from_sequence_parallel_region_to_moe over TP x EP gathers it,
+ * the experts' TP-sharded GEMMs leave partial sums, and
+ * reduce_scatter_to_sequence_parallel_region_from_moe reduces them back
+ * to the shard (token_dispatcher.py). So those two are the MLP's
+ * sequence-parallel pair, not collectives beside it. core_v0.6.0 has no
+ * shared expert; one (a later MLP of its own, shared_experts.py) would
+ * gather and reduce its input itself.
+ */
+bool
+ep_dispatcher_carries_tp(const struct model *m, const struct plan *p, const struct framework *fw)
+{
+	return fw && fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_ALLGATHER_MASK && model_is_moe(m) &&
+	       p->sequence_parallel && p->tp > 1 && m->moe.shared_experts == 0 && !m->parallel_block;
+}
+
 void
 ep_layer_fixed(const struct model *m, const struct plan *p, const struct cluster *c,
 	       const struct framework *fw, const struct plan_layout *lay, struct ep_layer_fixed *out)

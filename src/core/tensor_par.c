@@ -96,6 +96,9 @@ tp_layer_comm(const struct model *m, const struct plan *p,
 	out->bwd_s = out->per_pass * one;
 	out->regathers = out->moe_regathers = 0;
 	out->regather_s = 0.0;
+	/* Of a sequential layer's two, the MLP's: one pair (or all-reduce)
+	 * each pass (ep_dispatcher_carries_tp reads it). */
+	out->mlp_fwd_s = out->mlp_bwd_s = m->parallel_block ? 0.0 : one;
 	if (p->sequence_parallel && p->tp > 1 && !p->tp_overlap) {
 		/* Sequence parallelism keeps a column-parallel linear's input as
 		 * this rank's s/t shard and all-gathers it again in the backward
@@ -154,6 +157,8 @@ tp_layer_comm(const struct model *m, const struct plan *p,
 			     tp_overlapped_time(ag, cl->fc1_fwd_s, t, sa, k) + tp_overlapped_time(rs, cl->fc2_fwd_s, r, sr, k);
 		out->bwd_s = tp_overlapped_time(ag, cl->proj_fwd_s, t, sa, k) + tp_overlapped_time(rs, cl->qkv_fwd_s, r, sr, k) +
 			     tp_overlapped_time(ag, cl->fc2_fwd_s, t, sa, k) + tp_overlapped_time(rs, cl->fc1_fwd_s, r, sr, k);
+		out->mlp_fwd_s = tp_overlapped_time(ag, cl->fc1_fwd_s, t, sa, k) + tp_overlapped_time(rs, cl->fc2_fwd_s, r, sr, k);
+		out->mlp_bwd_s = tp_overlapped_time(ag, cl->fc2_fwd_s, t, sa, k) + tp_overlapped_time(rs, cl->fc1_fwd_s, r, sr, k);
 	}
 	/* Full recomputation re-runs the forward, collectives included
 	 * (Narayanan et al. SC21, Sec. 3.5). */
