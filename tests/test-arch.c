@@ -271,8 +271,8 @@ START_TEST(test_parallel_block_tp_comm)
 	compute_layer_time(&seq, &p, &c, NULL, false, &cl);
 	for (int sp = 0; sp <= 1; sp++) {
 		p.sequence_parallel = sp;
-		tp_layer_comm(&seq, &p, &c, &lay, &cl, &ts);
-		tp_layer_comm(&par, &p, &c, &lay, &cl, &tpar);
+		tp_layer_comm(&seq, &p, &c, NULL, &lay, &cl, &ts);
+		tp_layer_comm(&par, &p, &c, NULL, &lay, &cl, &tpar);
 		ck_assert_int_eq(ts.per_pass, 2);
 		ck_assert_int_eq(tpar.per_pass, 1);
 		ck_assert(ts.collective_s > 0.0);
@@ -299,8 +299,8 @@ START_TEST(test_parallel_block_tp_comm)
 
 		test_load_model(&moe, TOY_MODEL_YAML "moe:\n  experts: 8\n  top_k: 2\n");
 		test_load_model(&shared, TOY_MODEL_YAML "moe:\n  experts: 8\n  top_k: 2\n  shared_experts: 1\n");
-		tp_layer_comm(&moe, &p, &c, &lay, &cl, &tm);
-		tp_layer_comm(&shared, &p, &c, &lay, &cl, &tsh);
+		tp_layer_comm(&moe, &p, &c, NULL, &lay, &cl, &tm);
+		tp_layer_comm(&shared, &p, &c, NULL, &lay, &cl, &tsh);
 		ck_assert_int_eq(tm.regathers, 2);
 		ck_assert_int_eq(tm.moe_regathers, 1);
 		ck_assert_int_eq(tsh.moe_regathers, 2);
@@ -311,9 +311,32 @@ START_TEST(test_parallel_block_tp_comm)
 	 * collectives with their GEMMs instead (tp_overlapped_time). */
 	p.sequence_parallel = true;
 	p.tp_overlap = true;
-	tp_layer_comm(&seq, &p, &c, &lay, &cl, &ts);
+	tp_layer_comm(&seq, &p, &c, NULL, &lay, &cl, &ts);
 	ck_assert_int_eq(ts.regathers, 0);
 	ck_assert_int_eq(ts.moe_regathers, 0);
+	/* plan-cli review6: a framework whose autograd keeps the gathered
+	 * input (sp_regather false: DTensor's ColwiseParallel) gathers
+	 * nothing again: the sequential layer's backward is its two pairs,
+	 * 2 x 22.97152 = 45.94304 us, as its forward. */
+	{
+		struct framework dt;
+		struct plan_error err;
+
+		ck_assert_msg(framework_load_string(&dt, "dt.yaml", "name: dt\nsp_regather: false\n", &err), "%s",
+			      err.message);
+		ck_assert(!dt.sp_regather);
+		p.tp_overlap = false;
+		tp_layer_comm(&seq, &p, &c, &dt, &lay, &cl, &ts);
+		ck_assert_int_eq(ts.regathers, 0);
+		ck_assert_int_eq(ts.moe_regathers, 0);
+		ck_assert_double_eq(ts.regather_s, 0.0);
+		ck_assert_double_eq_tol(ts.bwd_s, 45.94304e-6, 1e-12);
+		ck_assert_double_eq_tol(ts.fwd_s, 45.94304e-6, 1e-12);
+		ck_assert_msg(framework_load_string(&dt, "dt.yaml", "name: dt\n", &err), "%s", err.message);
+		ck_assert(dt.sp_regather);
+		tp_layer_comm(&seq, &p, &c, &dt, &lay, &cl, &ts);
+		ck_assert_double_eq_tol(ts.bwd_s, 68.91456e-6, 1e-12);
+	}
 	cluster_release(&c);
 }
 END_TEST

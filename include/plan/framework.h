@@ -195,6 +195,9 @@ struct framework {
 	bool master_weights_only; /**< ZeRO-3: the optimizer's fp32 shard is the weights' only persistent copy,
 				       cast to 16 bits at each gather (FSDP2's MixedPrecisionPolicy): no sharded
 				       16-bit copy */
+	bool sp_regather;         /**< plan-cli review6: sequence parallelism gathers a column-parallel linear's
+				       input again in the backward for its weight gradient (Megatron-Core,
+				       Transformer Engine); false: autograd keeps the gathered input (DTensor) */
 	bool fp8_weight_recast;   /**< fp8 linear weights cast from 16 bits at each use, no fp8 copy kept
 				       (torchao's Float8Linear) */
 	bool moe_sequential_mlp;  /**< routed experts as Megatron-Core's SequentialMLP (a GEMM per expert), not a grouped GEMM */

@@ -3,6 +3,7 @@
 
 #include "plan/cluster.h"
 #include "plan/compute.h"
+#include "plan/framework.h"
 #include "plan/model.h"
 #include "plan/plan.h"
 #include "plan/topology.h"
@@ -30,14 +31,15 @@ struct tp_layer_comm {
  * Sec. 4.2.2) each becomes an all-gather plus a reduce-scatter of the
  * same volume, and the backward all-gathers each column-parallel input
  * again for its weight gradient (regathers, regather_s; not with
- * p->tp_overlap). A parallel block (model parallel_block) sums the
+ * p->tp_overlap, nor where @fw's sp_regather is false; @fw NULL: the
+ * built-in framework, which gathers again). A parallel block (model parallel_block) sums the
  * attention's and the MLP's partial outputs before one reduction, and
  * their input gradients before another: one collective a pass. With
  * p->tp_overlap (and SP) each overlaps the GEMM of @cl it feeds or
  * follows: tp_overlapped_time().
  */
-void tp_layer_comm(const struct model *m, const struct plan *p,
-		   const struct cluster *c, const struct plan_layout *lay,
+void tp_layer_comm(const struct model *m, const struct plan *p, const struct cluster *c,
+		   const struct framework *fw, const struct plan_layout *lay,
 		   const struct compute_layer *cl, struct tp_layer_comm *out);
 
 /**

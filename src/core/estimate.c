@@ -601,7 +601,7 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 		pr.recompute = r;
 		compute_layer_time(m, &pr, c, fw, false, &lc->cls[r]);
 		compute_layer_scale(&lc->cls[r], pace);
-		tp_layer_comm(m, &pr, c, lay, &lc->cls[r], &lc->tcs[r]);
+		tp_layer_comm(m, &pr, c, fw, lay, &lc->cls[r], &lc->tcs[r]);
 		cp_layer_comm(m, &pr, c, fw, lay, &lc->cls[r], &lc->cps[r]);
 		if (model_is_moe(m)) {
 			compute_layer_time(m, &pr, c, fw, true, &lc->cl_moes[r]);

@@ -1427,7 +1427,7 @@ lower_bound(const struct model *m, const struct cluster *c, const struct plan *p
 	compute_layer_time(m, &q, c, NULL, false, &dense);
 	/* The slowest GPU's pace, as estimate_plan times every layer. */
 	compute_layer_scale(&dense, pace);
-	tp_layer_comm(m, &q, c, &lay, &dense, &tc);
+	tp_layer_comm(m, &q, c, NULL, &lay, &dense, &tc);
 	per_mb = (m->layers - model_moe_layers(m)) * (dense.fwd_s + dense.bwd_s) + m->layers * tc.bwd_s;
 	/* plan-cli optsearch: without a compressor the forward's TP
 	 * collectives are as unavoidable as the backward's. */

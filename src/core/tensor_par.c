@@ -68,8 +68,8 @@ tp_overlapped_time(double comm, double gemm, int t, double slowdown, double chun
 }
 
 void
-tp_layer_comm(const struct model *m, const struct plan *p,
-	      const struct cluster *c, const struct plan_layout *lay,
+tp_layer_comm(const struct model *m, const struct plan *p, const struct cluster *c,
+	      const struct framework *fw, const struct plan_layout *lay,
 	      const struct compute_layer *cl, struct tp_layer_comm *out)
 {
 	double bytes = 2.0 * p->micro_batch * (double)p->seq_len * m->hidden;
@@ -99,7 +99,7 @@ tp_layer_comm(const struct model *m, const struct plan *p,
 	/* Of a sequential layer's two, the MLP's: one pair (or all-reduce)
 	 * each pass (ep_dispatcher_carries_tp reads it). */
 	out->mlp_fwd_s = out->mlp_bwd_s = m->parallel_block ? 0.0 : one;
-	if (p->sequence_parallel && p->tp > 1 && !p->tp_overlap) {
+	if (p->sequence_parallel && p->tp > 1 && !p->tp_overlap && (!fw || fw->sp_regather)) {
 		/* Sequence parallelism keeps a column-parallel linear's input as
 		 * this rank's s/t shard and all-gathers it again in the backward
 		 * for the weight gradient (Megatron-Core megatron/core/
@@ -118,7 +118,10 @@ tp_layer_comm(const struct model *m, const struct plan *p,
 		 * (pytorch/pytorch#143988: matmuls "take 2x as long" beside a
 		 * NCCL kernel on H100; MooreThreads SimuMax @4dcaae5 charges all
 		 * three collectives of a column-parallel linear serially,
-		 * dense_module.py LinearCol). */
+		 * dense_module.py LinearCol). Not where autograd keeps the
+		 * gathered input (framework sp_regather false: PyTorch DTensor's
+		 * ColwiseParallel, whose mm saves the replicated input that
+		 * PrepareModuleInput's redistribute made; torchtitan). */
 		out->regathers = out->per_pass;
 		/* An MoE layer's routed experts get their tokens from the
 		 * dispatcher's gather, whose output autograd keeps for the

@@ -163,6 +163,11 @@ const struct schema_key framework_schema[] = {
 	  .help = "ZeRO-3: the optimizer's fp32 shard is the weights' only persistent copy, cast to 16 bits "
 		  "for each gather (PyTorch FSDP2's MixedPrecisionPolicy: the optimizer step uses the sharded "
 		  "parameter in the original dtype); false: a sharded 16-bit copy beside it (DeepSpeed)" },
+	{ .key = "sp_regather", .type = SCHEMA_BOOL, .offset = OFF(sp_regather), .def = "true",
+	  .help = "with --sequence-parallel, a column-parallel linear keeps only its input's s/t shard and "
+		  "all-gathers it again in the backward for its weight gradient (Megatron-Core's and "
+		  "Transformer Engine's linears); false: autograd keeps the gathered input (PyTorch DTensor's "
+		  "ColwiseParallel, torchtitan), no second gather" },
 	{ .key = "fp8_weight_recast", .type = SCHEMA_BOOL, .offset = OFF(fp8_weight_recast), .def = "false",
 	  .help = "with precision fp8, the linear weights are cast to fp8 at each use and no fp8 copy is kept "
 		  "(torchao's Float8Linear saves the high-precision weight for its backward); false: the "
