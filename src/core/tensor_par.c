@@ -67,6 +67,24 @@ tp_overlapped_time(double comm, double gemm, int t, double slowdown, double chun
 	return c + g + (n - 1.0) * fmax(c, g) - gemm;
 }
 
+/*
+ * Whether the backward all-gathers a column-parallel input again (below).
+ * Where autograd keeps the gathered input (sp_regather false: DTensor's
+ * ColwiseParallel), torchtitan's per-op selective checkpointing still
+ * gathers again: its save set holds reduce_scatter_tensor and
+ * all_to_all_single but not all_gather_into_tensor (torchtitan/
+ * distributed/activation_checkpoint.py _get_default_save_ops, 2026; the
+ * 2025 models' _op_sac_save_list alike), so the all-gather inside the
+ * checkpointed block runs again in the backward, once per gathered input.
+ */
+static bool
+tp_sp_regathers(const struct plan *p, const struct framework *fw)
+{
+	if (!fw || fw->sp_regather)
+		return true;
+	return p->recompute == PLAN_RECOMPUTE_SELECTIVE && fw->selective_recompute == FRAMEWORK_SAC_OP;
+}
+
 void
 tp_layer_comm(const struct model *m, const struct plan *p, const struct cluster *c,
 	      const struct framework *fw, const struct plan_layout *lay,
@@ -99,7 +117,7 @@ tp_layer_comm(const struct model *m, const struct plan *p, const struct cluster 
 	/* Of a sequential layer's two, the MLP's: one pair (or all-reduce)
 	 * each pass (ep_dispatcher_carries_tp reads it). */
 	out->mlp_fwd_s = out->mlp_bwd_s = m->parallel_block ? 0.0 : one;
-	if (p->sequence_parallel && p->tp > 1 && !p->tp_overlap && (!fw || fw->sp_regather)) {
+	if (p->sequence_parallel && p->tp > 1 && !p->tp_overlap && tp_sp_regathers(p, fw)) {
 		/* Sequence parallelism keeps a column-parallel linear's input as
 		 * this rank's s/t shard and all-gathers it again in the backward
 		 * for the weight gradient (Megatron-Core megatron/core/
