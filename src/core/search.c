@@ -1420,7 +1420,7 @@ lower_bound(const struct model *m, const struct cluster *c, const struct plan *p
 	struct compute_layer dense, moe;
 	struct plan_layout lay;
 	struct tp_layer_comm tc;
-	double per_mb, pace = gpu_pace_factor(&c->gpu, plan_gpus(p));
+	double per_mb, moe_layers, pace = gpu_pace_factor(&c->gpu, plan_gpus(p));
 
 	q.recompute = PLAN_RECOMPUTE_NONE;
 	topology_plan(&q, c, &lay);
@@ -1428,11 +1428,17 @@ lower_bound(const struct model *m, const struct cluster *c, const struct plan *p
 	/* The slowest GPU's pace, as estimate_plan times every layer. */
 	compute_layer_scale(&dense, pace);
 	tp_layer_comm(m, &q, c, NULL, &lay, &dense, &tc);
-	per_mb = (m->layers - model_moe_layers(m)) * (dense.fwd_s + dense.bwd_s) + m->layers * tc.bwd_s;
+	/* plan-cli review6: the backward's SP re-gathers (fewer in an MoE
+	 * layer, none under sp_regather false) and an MoE layer's MLP pair
+	 * (the allgather dispatcher's own collectives instead) depend on the
+	 * framework: left out, so that no framework's estimate falls below. */
+	moe_layers = model_is_moe(m) ? model_moe_layers(m) : 0.0;
+	per_mb = (m->layers - moe_layers) * (dense.fwd_s + dense.bwd_s) +
+		 m->layers * (tc.bwd_s - tc.regathers * tc.regather_s) - moe_layers * tc.mlp_bwd_s;
 	/* plan-cli optsearch: without a compressor the forward's TP
 	 * collectives are as unavoidable as the backward's. */
 	if (!compressed)
-		per_mb += m->layers * tc.fwd_s;
+		per_mb += m->layers * tc.fwd_s - moe_layers * tc.mlp_fwd_s;
 	if (model_is_moe(m)) {
 		compute_layer_time(m, &q, c, NULL, true, &moe);
 		compute_layer_scale(&moe, pace);
