@@ -489,6 +489,53 @@ START_TEST(test_elementwise_eager)
 }
 END_TEST
 
+/*
+ * elementwise compiled (torch.compile's Inductor) on the layer of
+ * test_elementwise_eager (1,024 tokens of hidden 1024, one GPU, 1000 GB/s
+ * at efficiency 1, 1 us a launch, rotary with kv_heads 2 of 8).
+ * Forward: the fused bytes, rotary's q and k one kernel each, so one
+ * launch more than fused: 5.1613056e-5 + 1e-6 = 5.2613056e-5 s.
+ * Backward: twice the forward (2 x 1e-6 more than fused) and the two
+ * norms' separate dweight reductions, 2 bytes an element each over 2^20
+ * elements (4,194,304 bytes: 4.194304e-6 s) and one kernel each (2e-6):
+ * norm_dweight_s 6.194304e-6 s; bwd_s 2e-6 + 6.194304e-6 = 8.194304e-6 s
+ * above fused. With sequence parallelism at tp 2 a norm runs over h/2 of
+ * each token: 2.097152e-6 + 2e-6 = 4.097152e-6 s.
+ */
+START_TEST(test_elementwise_compiled)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct framework fw;
+	struct compute_layer fused, compiled;
+
+	test_load_cluster(&c, "name: t\nnodes: 1\ngpus_per_node: 8\n"
+			  "gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  memory: 80 GiB\n"
+			  "  memory_bandwidth: 1000 GB/s\n  memory_efficiency: 1.0\n  launch_overhead: 1 us\n"
+			  "  gemm_efficiency_max: 1.0\n  gemm_overhead: 0 s\n"
+			  "intra_node:\n  bandwidth: 100 GB/s\n"
+			  "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n");
+	test_load_model(&m, "name: l\nlayers: 2\nhidden: 1024\nheads: 8\nkv_heads: 2\nffn_hidden: 2816\n"
+			"gated_mlp: true\nnorm: rmsnorm\nposition_embedding: rotary\nvocab: 32768\nseq_len: 1024\n");
+	fixture_one_gpu_plan(&p);
+	framework_init_default(&fw);
+	compute_layer_time(&m, &p, &c, &fw, false, &fused);
+	ck_assert_double_eq_tol(fused.norm_dweight_s, 0.0, 1e-18);
+	fw.elementwise = FRAMEWORK_EW_COMPILED;
+	compute_layer_time(&m, &p, &c, &fw, false, &compiled);
+	ck_assert_double_eq_tol(compiled.fwd_mem_s, 5.2613056e-5, 1e-15);
+	ck_assert_double_eq_tol(compiled.norm_dweight_s, 6.194304e-6, 1e-15);
+	ck_assert_double_eq_tol(compiled.bwd_s - fused.bwd_s, 8.194304e-6, 1e-15);
+	ck_assert_double_eq_tol(compiled.fwd_gemm_s, fused.fwd_gemm_s, 1e-18);
+	p.tp = 2;
+	p.sequence_parallel = true;
+	compute_layer_time(&m, &p, &c, &fw, false, &compiled);
+	ck_assert_double_eq_tol(compiled.norm_dweight_s, 4.097152e-6, 1e-15);
+	cluster_release(&c);
+}
+END_TEST
+
 /* The bundled GPUs' FlashAttention-2 speeds: the generation defaults,
  * stated in the Hopper and Blackwell profiles with their sources. */
 /*
@@ -1022,6 +1069,7 @@ compute_suite(void)
 	tcase_add_test(tc, test_fp8_falling_curve);
 	tcase_add_test(tc, test_elementwise_eager);
 	tcase_add_test(tc, test_op_sac_moe);
+	tcase_add_test(tc, test_elementwise_compiled);
 	tcase_add_test(tc, test_launch_overhead);
 	tcase_add_test(tc, test_fp8_gemm);
 	tcase_add_test(tc, test_main_grad);

@@ -59,6 +59,7 @@ enum framework_moe_dispatcher {
 enum framework_elementwise {
 	FRAMEWORK_EW_FUSED, /**< one kernel an operator (Transformer Engine, Megatron's fusions, Composer's) */
 	FRAMEWORK_EW_EAGER, /**< eager PyTorch modules, RMSNorm and rotary decomposed (torchtitan, Hugging Face) */
+	FRAMEWORK_EW_COMPILED, /**< torch.compile's Inductor: fused forward, a norm's dweight a reduction of its own */
 };
 
 /** What --recompute selective recomputes. */

@@ -164,7 +164,8 @@ layer_other(const struct compute_layer *cl, int recompute)
 	return (recompute == PLAN_RECOMPUTE_FULL ? 4.0 : 3.0) * cl->fwd_mem_s +
 	       cl->moe_permute_bwd_s - 2.0 * cl->moe_permute_s + /* where not twice the forward */
 	       (recompute == PLAN_RECOMPUTE_SELECTIVE ? fmax(0.0, cl->recompute_s - cl->attn_fwd_s) : 0.0) +
-	       cl->main_grad_s; /* plan-cli hopper: fp32 main_grad traffic */
+	       cl->main_grad_s + /* plan-cli hopper: fp32 main_grad traffic */
+	       cl->norm_dweight_s; /* compiled norms' dweight reductions */
 }
 
 /* The first stage's embedding and the last one's logits and loss, with
