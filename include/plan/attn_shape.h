@@ -7,7 +7,8 @@
  * compiled for a few head dims and pad the others up; every score costs
  * one exponential on the special-function units, whose rate did not grow
  * with the tensor cores, so small head dims run at a lower fraction of
- * peak; and a causal kernel computes the diagonal tiles whole.
+ * peak; and a causal kernel computes the diagonal tiles whole and pays
+ * a fixed cost per row of tiles.
  */
 #pragma once
 
@@ -54,6 +55,22 @@ double attn_shape_score_cost(double executed, double counted, double r);
  * tile (whole diagonal tiles); 1 for @seq <= 0.
  */
 double attn_shape_causal_tiles(double seq, double tile);
+
+/**
+ * The causal span, in tokens, of kernel @kernel (as for
+ * attn_shape_padded_head_dim) on a @gen GPU, backward if @bwd: the
+ * diagonal tile plus twice the per-row cost in tiles, times the tile
+ * (attn_shape.c cites the fit); ATTN_SHAPE_TILE where no benchmark says more.
+ */
+double attn_shape_causal_span(int kernel, enum gpu_generation gen, bool bwd);
+
+/**
+ * Tiles a causal call computes over the s^2 / 2 pairs, with whole
+ * diagonal tiles of @tile and a per-row cost making up a span of @span
+ * tokens: attn_shape_causal_tiles(@seq, @tile) + (@span - @tile) /
+ * max(@seq, @tile); 1 for @seq <= 0.
+ */
+double attn_shape_causal_cost(double seq, double tile, double span);
 
 /**
  * The time multipliers of a fused attention call on @g with kernel
