@@ -73,11 +73,20 @@ double attn_shape_causal_span(int kernel, enum gpu_generation gen, bool bwd);
 double attn_shape_causal_cost(double seq, double tile, double span);
 
 /**
+ * The same where a call's rows span @row_seq keys (a ring step of context
+ * parallelism) while its diagonal is the whole @seq's:
+ * attn_shape_causal_tiles(@seq, @tile) + (@span - @tile) / max(@row_seq,
+ * @tile); 1 for @seq <= 0.
+ */
+double attn_shape_causal_cost_rows(double seq, double row_seq, double tile, double span);
+
+/**
  * The time multipliers of a fused attention call on @g with kernel
  * @kernel, head dims @dqk and @dv, over a (whole, CP-joined) sequence of
- * @seq tokens, @causal or not, against the reference shape; 1 and 1 on a
- * GPU whose generation states no reference shape (GPU_GEN_UNSPECIFIED,
- * Volta, CDNA3).
+ * @seq tokens whose calls' rows each span @row_seq keys (@seq, or one
+ * ring step's seq / cp under ring context parallelism), @causal or not,
+ * against the reference shape; 1 and 1 on a GPU whose generation states
+ * no reference shape (GPU_GEN_UNSPECIFIED, Volta, CDNA3).
  */
 struct attn_shape attn_shape_factors(const struct gpu *g, int kernel, double dqk, double dv, double seq,
-				     bool causal);
+				     double row_seq, bool causal);

@@ -211,26 +211,42 @@ attn_shape_causal_span(int kernel, enum gpu_generation gen, bool bwd)
 	}
 }
 
+/*
+ * Under ring context parallelism (Megatron-Core / Transformer Engine's
+ * p2p CP) a rank runs cp calls, one a step, each of its s / cp queries
+ * against one s / cp chunk of keys: its rows are paid for once a step,
+ * cp times the s / cp rows of its share of the pairs, so the rows' cost
+ * is that of an s / cp sequence (the load-balanced half-chunk steps are
+ * taken as whole); the diagonal is the whole sequence's. All-to-all CP
+ * (Ulysses) runs whole sequences over fewer heads: @row_seq = @seq.
+ */
 double
-attn_shape_causal_cost(double seq, double tile, double span)
+attn_shape_causal_cost_rows(double seq, double row_seq, double tile, double span)
 {
 	if (seq <= 0.0)
 		return 1.0;
 	/* The rows' cost, (span - tile) / s, counts at least one row. */
-	return attn_shape_causal_tiles(seq, tile) + (span - tile) / fmax(seq, tile);
+	return attn_shape_causal_tiles(seq, tile) + (span - tile) / fmax(row_seq, tile);
+}
+
+double
+attn_shape_causal_cost(double seq, double tile, double span)
+{
+	return attn_shape_causal_cost_rows(seq, seq, tile, span);
 }
 
 static double
-causal_factor(int kernel, enum gpu_generation gen, bool bwd, double seq)
+causal_factor(int kernel, enum gpu_generation gen, bool bwd, double seq, double row_seq)
 {
 	double span = attn_shape_causal_span(kernel, gen, bwd);
 
-	return attn_shape_causal_cost(seq, ATTN_SHAPE_TILE, span) /
+	return attn_shape_causal_cost_rows(seq, row_seq, ATTN_SHAPE_TILE, span) /
 	       attn_shape_causal_cost(ATTN_SHAPE_REF_SEQ, ATTN_SHAPE_TILE, span);
 }
 
 struct attn_shape
-attn_shape_factors(const struct gpu *g, int kernel, double dqk, double dv, double seq, bool causal)
+attn_shape_factors(const struct gpu *g, int kernel, double dqk, double dv, double seq, double row_seq,
+		   bool causal)
 {
 	struct attn_shape f = { .fwd = 1.0, .bwd = 1.0 };
 	double r = attn_shape_flops_per_exp(g->generation), ref = ATTN_SHAPE_REF_HEAD_DIM;
@@ -249,8 +265,8 @@ attn_shape_factors(const struct gpu *g, int kernel, double dqk, double dv, doubl
 	f.fwd = pass_factor(2.0 * (pqk + pv), 2.0 * (dqk + dv), 4.0 * ref, r);
 	f.bwd = pass_factor(6.0 * pqk + 4.0 * pv, 5.0 * (dqk + dv), 10.0 * ref, r);
 	if (causal) {
-		f.fwd *= causal_factor(kernel, g->generation, false, seq);
-		f.bwd *= causal_factor(kernel, g->generation, true, seq);
+		f.fwd *= causal_factor(kernel, g->generation, false, seq, row_seq);
+		f.bwd *= causal_factor(kernel, g->generation, true, seq, row_seq);
 	}
 	return f;
 }
