@@ -557,9 +557,11 @@ compute_flash_attention_kernel(const struct model *m, const struct plan *p, cons
 	double bytes = 2.0 * (2.0 * dqk + 2.0 * dv) * s * cp * p->micro_batch * heads;
 	double peak = c->gpu.peak_flops * gpu_clock_factor(&c->gpu); /* under the power limit */
 
-	/* attnshape: the whole sequence's diagonal (s cp); the fill cost
-	 * (attention_overhead_s) is per call, not per tile: not scaled. */
-	struct attn_shape shape = attn_shape_factors(&c->gpu, kernel, dqk, dv, s * cp, m->causal);
+	/* attnshape: the whole sequence's diagonal (s cp), the rows of a ring
+	 * step's s keys (attnseq); the fill cost (attention_overhead_s) is per
+	 * call, not per tile: not scaled. */
+	double row_seq = p->cp > 1 && p->cp_method == PLAN_CP_RING ? s : s * cp;
+	struct attn_shape shape = attn_shape_factors(&c->gpu, kernel, dqk, dv, s * cp, row_seq, m->causal);
 
 	*fwd_s = fmax(shape.fwd * flops / (peak * c->gpu.attention_fwd_efficiency), compute_memory_time(c, bytes)) +
 		 c->gpu.attention_overhead_s;
