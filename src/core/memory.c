@@ -58,7 +58,9 @@ attention_activations(const struct model *m, double sb, double *split, double *w
  * and bool, 3 k G) and the bf16 scores the product saves (2 R). With
  * top-1 there is no product, so the scattered output is not kept: 2 R h
  * fewer; without the gathering path (top-1, no SP, no EP) the local rows
- * are the layer's input and only argsort's map is new.
+ * are the layer's input and only argsort's map is new. A replay of the
+ * code under saved_tensors_hooks gives these bytes in all four cases
+ * (docs/research/framework-data.md Sec. 16).
  */
 static double
 allgather_mask_saved_bytes(const struct model *m, const struct plan *p)
