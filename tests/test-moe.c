@@ -662,6 +662,72 @@ START_TEST(test_allgather_mask_permute_by_hand)
 }
 END_TEST
 
+/*
+ * What the allgather_mask dispatcher keeps for the backward beyond the
+ * routed copies in and out (memory.c, allgather_mask_saved_bytes;
+ * token_dispatcher.py at core_v0.6.0): the toy GPT (h 1024, s 1024), 8
+ * experts top-2, capacity factor 1, b 1, every layer MoE, so the
+ * difference from the all-to-all dispatcher is the term itself.
+ * tp 2 with SP, ep 1: G = 1 x 1024 = 1024 gathered tokens, R = 2 x 1024
+ * = 2048 local rows. The gathered hidden states 2 G h = 2,097,152, the
+ * rows before the sort 2 R h = 4,194,304, the index maps 16 R + 8 R =
+ * 49,152, the probs and mask 3 k G = 6,144, the scores 2 R = 4,096:
+ * 6,350,848 bytes. tp 1, ep 1 (no collective): no gathered states,
+ * 6,350,848 - 2,097,152 = 4,253,696. tp 1, ep 8: G = 8 x 1024 = 8192,
+ * R = 2 x 8192 / 8 = 2048: 2 G h = 16,777,216, 2 R h = 4,194,304, maps
+ * 49,152, 3 k G = 49,152, 2 R = 4,096: 21,073,920. Top-1 on tp 1, ep 1
+ * takes no gathering path: argsort's map 8 R = 8 x 1024 = 8,192, and no
+ * product keeps the scattered output, 2 R h = 2,097,152 fewer:
+ * -2,088,960. Mixtral on FlagPerf's plan (tp 8 with SP, ep 1, b 3, s
+ * 4096, top-2, h 4096): G = 12,288, R = 24,576: 100,663,296 +
+ * 201,326,592 + 589,824 + 73,728 + 49,152 = 302,702,592 bytes a layer
+ * and micro-batch.
+ */
+START_TEST(test_allgather_mask_memory_by_hand)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct framework fw;
+	struct plan_error err;
+
+	moe_toy_fixture(&c, &m, &p, TOY_CLUSTER_YAML_LAUNCH("2 us"),
+			"  experts: 8\n  top_k: 2\n  capacity_factor: 1.0\n", 1);
+	ck_assert_msg(framework_load_string(&fw, "ag.yaml", "name: ag\nmoe_dispatcher: allgather_mask\n", &err),
+		      "%s", err.message);
+	p.tp = 2;
+	p.sequence_parallel = true;
+	ck_assert_double_eq_tol(memory_layer_activations(&m, &p, &fw) - memory_layer_activations(&m, &p, NULL),
+				6350848.0, 1e-6);
+	/* Checkpointing the MoE layer drops it with the rest of the layer. */
+	ck_assert_double_eq_tol(memory_recompute_module_bytes(&m, &p, &fw, PLAN_RM_MOE) -
+					memory_recompute_module_bytes(&m, &p, NULL, PLAN_RM_MOE),
+				6350848.0, 1e-6);
+	p.tp = 1;
+	p.sequence_parallel = false;
+	ck_assert_double_eq_tol(memory_layer_activations(&m, &p, &fw) - memory_layer_activations(&m, &p, NULL),
+				4253696.0, 1e-6);
+	p.dp = p.ep = 8;
+	p.global_batch = 8;
+	ck_assert_double_eq_tol(memory_layer_activations(&m, &p, &fw) - memory_layer_activations(&m, &p, NULL),
+				21073920.0, 1e-6);
+	p.dp = p.ep = 1;
+	p.global_batch = 1;
+	m.moe.top_k = 1;
+	ck_assert_double_eq_tol(memory_layer_activations(&m, &p, &fw) - memory_layer_activations(&m, &p, NULL),
+				-2088960.0, 1e-6);
+	cluster_release(&c);
+
+	mixtral_fixture(&c, &m, &p, 8, 2, 1);
+	p.sequence_parallel = true;
+	p.micro_batch = 3;
+	p.global_batch = 6;
+	ck_assert_double_eq_tol(memory_layer_activations(&m, &p, &fw) - memory_layer_activations(&m, &p, NULL),
+				302702592.0, 1e-6);
+	cluster_release(&c);
+}
+END_TEST
+
 START_TEST(test_mics_two_hop)
 {
 	struct cluster c;
@@ -1393,6 +1459,7 @@ moe_suite(void)
 	tcase_add_test(tc, test_moe_synced_stretches_estimate);
 	tcase_add_test(tc, test_allgather_mask_comm_by_hand);
 	tcase_add_test(tc, test_allgather_mask_permute_by_hand);
+	tcase_add_test(tc, test_allgather_mask_memory_by_hand);
 	tcase_add_test(tc, test_moe_sequential_slices);
 	tcase_add_test(tc, test_moe_weighted_activation);
 	suite_add_tcase(s, tc);
