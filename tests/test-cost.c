@@ -928,6 +928,26 @@ START_TEST(test_tp_overlap)
 }
 END_TEST
 
+/* The toy GPT on @cluster_yaml split over @cp context-parallel ranks of
+ * one node (toy_plan(1, 1, 1), flash attention), its layout, and the plan
+ * one rank runs (plan_cp_local: s / cp tokens); the layer's attention
+ * takes @attn_fwd_s forward and @attn_bwd_s backward. */
+static void
+ring_setup(struct cluster *c, struct model *m, struct plan *p, struct plan_layout *lay, struct compute_layer *cl,
+	   const char *cluster_yaml, int cp, double attn_fwd_s, double attn_bwd_s)
+{
+	test_load_cluster(c, cluster_yaml);
+	test_load_model(m, TOY_MODEL_YAML);
+	toy_plan(p, 1, 1, 1);
+	p->cp = cp;
+	p->flash_attention = true;
+	topology_plan(p, c, lay);
+	*p = plan_cp_local(p);
+	*cl = (struct compute_layer){ 0 };
+	cl->attn_fwd_s = attn_fwd_s;
+	cl->attn_bwd_s = attn_bwd_s;
+}
+
 /*
  * One ring-attention step (Liu et al. 2023; Megatron-Core's context
  * parallelism): the toy GPT (h 1024, 8 heads of 128, no GQA), s 1024
@@ -951,19 +971,11 @@ START_TEST(test_ring_attention_step)
 	struct model m;
 	struct plan p;
 	struct plan_layout lay;
-	struct compute_layer cl = { 0 };
+	struct compute_layer cl;
 	struct cp_layer_comm cc;
 
-	test_load_cluster(&c, TOY_CLUSTER_YAML);
-	test_load_model(&m, TOY_MODEL_YAML);
-	toy_plan(&p, 1, 1, 1);
-	p.cp = 2;
-	p.flash_attention = true;
-	topology_plan(&p, &c, &lay);
-	p = plan_cp_local(&p);
+	ring_setup(&c, &m, &p, &lay, &cl, TOY_CLUSTER_YAML, 2, 1e-5, 4e-5);
 	ck_assert_int_eq(p.seq_len, 512);
-	cl.attn_fwd_s = 1e-5;
-	cl.attn_bwd_s = 4e-5;
 	cp_layer_comm(&m, &p, &c, NULL, &lay, &cl, &cc);
 	ck_assert_double_eq_tol(cc.step_s, 2.197152e-5, 1e-15);
 	ck_assert_double_eq_tol(cc.fwd_s, 3.0603008e-5, 1e-15);
@@ -993,19 +1005,11 @@ START_TEST(test_ring_attention_p2p_passes)
 	struct model m;
 	struct plan p;
 	struct plan_layout lay;
-	struct compute_layer cl = { 0 };
+	struct compute_layer cl;
 	struct cp_layer_comm cc;
 
-	test_load_cluster(&c, TOY_CLUSTER_YAML_LAUNCH("1 us"));
-	test_load_model(&m, TOY_MODEL_YAML);
-	toy_plan(&p, 1, 1, 1);
-	p.cp = 4;
-	p.flash_attention = true;
-	topology_plan(&p, &c, &lay);
-	p = plan_cp_local(&p);
+	ring_setup(&c, &m, &p, &lay, &cl, TOY_CLUSTER_YAML_LAUNCH("1 us"), 4, 1e-3, 4e-3);
 	ck_assert_int_eq(p.seq_len, 256);
-	cl.attn_fwd_s = 1e-3;
-	cl.attn_bwd_s = 4e-3;
 	cp_layer_comm(&m, &p, &c, NULL, &lay, &cl, &cc);
 	ck_assert_double_eq_tol(cc.fwd_s, 2.4058624e-5, 1e-15);
 	ck_assert_double_eq_tol(cc.bwd_s, 5.3622272e-5, 1e-15);
@@ -1051,19 +1055,11 @@ START_TEST(test_ring_attention_allgather)
 	struct model m;
 	struct plan p;
 	struct plan_layout lay;
-	struct compute_layer cl = { 0 };
+	struct compute_layer cl;
 	struct cp_layer_comm cc;
 	struct framework fw;
 
-	test_load_cluster(&c, TOY_CLUSTER_YAML);
-	test_load_model(&m, TOY_MODEL_YAML);
-	toy_plan(&p, 1, 1, 1);
-	p.cp = 2;
-	p.flash_attention = true;
-	topology_plan(&p, &c, &lay);
-	p = plan_cp_local(&p);
-	cl.attn_fwd_s = 1e-5;
-	cl.attn_bwd_s = 4e-5;
+	ring_setup(&c, &m, &p, &lay, &cl, TOY_CLUSTER_YAML, 2, 1e-5, 4e-5);
 	framework_init_default(&fw);
 	fw.cp_ring = FRAMEWORK_RING_ALLGATHER;
 	cp_layer_comm(&m, &p, &c, &fw, &lay, &cl, &cc);
