@@ -75,6 +75,22 @@ START_TEST(test_layer_activations)
 }
 END_TEST
 
+/* torchtitan's per-op selective checkpointing (framework
+ * selective_recompute op) on one sequence of 1,024 tokens, flash
+ * attention, tp = pp = 1 over @dp ranks. */
+static void
+op_sac_plan(struct plan *p, struct framework *fw, int dp)
+{
+	plan_init(p);
+	p->tp = p->pp = p->micro_batch = p->global_batch = 1;
+	p->dp = dp;
+	p->seq_len = 1024;
+	p->flash_attention = true;
+	p->recompute = PLAN_RECOMPUTE_SELECTIVE;
+	framework_init_default(fw);
+	fw->selective_recompute = FRAMEWORK_SAC_OP;
+}
+
 /*
  * torchtitan's per-op selective checkpointing keeps a layer's input, the
  * outputs of q, v, w1 and w2 (every second matmul is recomputed), the
@@ -96,13 +112,7 @@ START_TEST(test_layer_activations_op_sac)
 
 	test_load_model(&m, "name: l\nlayers: 2\nhidden: 1024\nheads: 8\nkv_heads: 2\nffn_hidden: 2816\n"
 			"gated_mlp: true\nnorm: rmsnorm\nposition_embedding: rotary\nvocab: 32768\nseq_len: 1024\n");
-	plan_init(&p);
-	p.tp = p.pp = p.dp = p.micro_batch = p.global_batch = 1;
-	p.seq_len = 1024;
-	p.flash_attention = true;
-	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
-	framework_init_default(&fw);
-	fw.selective_recompute = FRAMEWORK_SAC_OP;
+	op_sac_plan(&p, &fw, 1);
 	ck_assert_rel(memory_layer_activations(&m, &p, &fw), 14680064.0, 1e-12);
 	p.tp = 2;
 	p.sequence_parallel = true;
@@ -147,14 +157,7 @@ START_TEST(test_layer_activations_op_sac_mla_moe)
 
 	snprintf(buf, sizeof buf, yaml, 0);
 	test_load_model(&m, buf);
-	plan_init(&p);
-	p.tp = p.pp = p.micro_batch = p.global_batch = 1;
-	p.dp = 2;
-	p.seq_len = 1024;
-	p.flash_attention = true;
-	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
-	framework_init_default(&fw);
-	fw.selective_recompute = FRAMEWORK_SAC_OP;
+	op_sac_plan(&p, &fw, 2);
 	ck_assert_rel(memory_layer_activations(&m, &p, &fw), 11280384.0, 1e-12);
 	p.ep = 2;
 	ck_assert_rel(memory_layer_activations(&m, &p, &fw), 15474688.0, 1e-12);
