@@ -358,17 +358,14 @@ START_TEST(test_fsdp_double_buffer)
 	struct plan p;
 	struct memory_use off, on;
 	struct framework fw;
-	struct plan_error err;
 	const double psi = 7.5e9;
 
 	fixture_gpt3_dp64(&c, &m, &p, 3);
 	ck_assert_rel(model_params_per_layer(&m), 1812099072.0, 1e-12);
-	ck_assert_msg(framework_load_string(&fw, "mf.yaml", "name: mf\nreduce_bytes: 2\n", &err), "%s",
-		      err.message);
+	test_load_framework(&fw, "name: mf\nreduce_bytes: 2\n");
 	ck_assert(!fw.fsdp_double_buffer);
 	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &off);
-	ck_assert_msg(framework_load_string(&fw, "mf.yaml", "name: mf\nreduce_bytes: 2\nfsdp_double_buffer: true\n",
-					    &err), "%s", err.message);
+	test_load_framework(&fw, "name: mf\nreduce_bytes: 2\nfsdp_double_buffer: true\n");
 	ck_assert(fw.fsdp_double_buffer);
 	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &on);
 	ck_assert_rel(on.other - off.other, 7248396288.0, 1e-9);
@@ -404,16 +401,14 @@ START_TEST(test_fsdp2_weight_copies)
 	struct plan p;
 	struct memory_use bf, u;
 	struct framework fw;
-	struct plan_error err;
 	const double psi = 7.5e9;
 
 	fixture_gpt3_dp64(&c, &m, &p, 3);
-	ck_assert_msg(framework_load_string(&fw, "f.yaml", "name: f\n", &err), "%s", err.message);
+	test_load_framework(&fw, "name: f\n");
 	ck_assert(!fw.master_weights_only && !fw.fp8_weight_recast);
 	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &bf);
 	ck_assert_rel(bf.weights, 234375000.0, 1e-12);
-	ck_assert_msg(framework_load_string(&fw, "f.yaml", "name: f\nmaster_weights_only: true\n"
-					    "fp8_weight_recast: true\n", &err), "%s", err.message);
+	test_load_framework(&fw, "name: f\nmaster_weights_only: true\nfp8_weight_recast: true\n");
 	ck_assert(fw.master_weights_only && fw.fp8_weight_recast);
 	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &u);
 	ck_assert_double_eq(u.weights, 0.0);

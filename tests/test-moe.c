@@ -298,20 +298,18 @@ START_TEST(test_moe_weighted_activation)
 	struct model m;
 	struct plan p;
 	struct framework fw;
-	struct plan_error err;
 	struct memory_use two, one;
 	double expert, params;
 
 	mixtral_fixture(&c, &m, &p, 1, 8, 8);
 	p.global_batch = 8;
 	ck_assert_double_eq(m.moe.capacity_factor, 1.0);
-	ck_assert_msg(framework_load_string(&fw, "mw.yaml", "name: mw\n", &err), "%s", err.message);
+	test_load_framework(&fw, "name: mw\n");
 	ck_assert(!fw.moe_weighted_activation);
 	ck_assert_rel(memory_layer_activations(&m, &p, &fw) - memory_layer_activations(&m, &p, NULL), 0.0, 1e-12);
 	params = estimate_stage_params(&m, &p, 0, &expert);
 	memory_stage(&m, &p, &c, &fw, 0, params, expert, &two);
-	ck_assert_msg(framework_load_string(&fw, "mw.yaml", "name: mw\nmoe_weighted_activation: true\n", &err), "%s",
-		      err.message);
+	test_load_framework(&fw, "name: mw\nmoe_weighted_activation: true\n");
 	ck_assert(fw.moe_weighted_activation);
 	memory_stage(&m, &p, &c, &fw, 0, params, expert, &one);
 	ck_assert_rel(two.activations - one.activations, 2147483648.0, 1e-9);
@@ -578,11 +576,9 @@ START_TEST(test_allgather_mask_comm_by_hand)
 	struct ep_layer_comm ec;
 	struct ep_layer_fixed ef;
 	struct framework fw;
-	struct plan_error err;
 
 	moe_toy_fixture(&c, &m, &p, TOY_CLUSTER_YAML_LAUNCH("2 us"), "  experts: 8\n  top_k: 2\n", 4);
-	ck_assert_msg(framework_load_string(&fw, "ag.yaml", "name: ag\nmoe_dispatcher: allgather_mask\n", &err),
-		      "%s", err.message);
+	test_load_framework(&fw, "name: ag\nmoe_dispatcher: allgather_mask\n");
 	p.tp = 2;
 	p.ep = 1;
 	p.sequence_parallel = true;
@@ -628,7 +624,6 @@ START_TEST(test_allgather_mask_permute_by_hand)
 	struct plan p;
 	struct compute_layer a2a, ag;
 	struct framework fw;
-	struct plan_error err;
 
 	moe_toy_fixture(&c, &m, &p,
 			"name: t\nnodes: 1\ngpus_per_node: 8\n"
@@ -637,8 +632,7 @@ START_TEST(test_allgather_mask_permute_by_hand)
 			"intra_node:\n  bandwidth: 100 GB/s\n"
 			"inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n",
 			"  experts: 8\n  top_k: 2\n  capacity_factor: 1.0\n", 8);
-	ck_assert_msg(framework_load_string(&fw, "ag.yaml", "name: ag\nmoe_dispatcher: allgather_mask\n", &err),
-		      "%s", err.message);
+	test_load_framework(&fw, "name: ag\nmoe_dispatcher: allgather_mask\n");
 	compute_layer_time(&m, &p, &c, NULL, true, &a2a);
 	compute_layer_time(&m, &p, &c, &fw, true, &ag);
 	ck_assert_double_eq_tol(a2a.moe_permute_s, 18.777216e-6, 1e-12);
@@ -689,12 +683,10 @@ START_TEST(test_allgather_mask_memory_by_hand)
 	struct model m;
 	struct plan p;
 	struct framework fw;
-	struct plan_error err;
 
 	moe_toy_fixture(&c, &m, &p, TOY_CLUSTER_YAML_LAUNCH("2 us"),
 			"  experts: 8\n  top_k: 2\n  capacity_factor: 1.0\n", 1);
-	ck_assert_msg(framework_load_string(&fw, "ag.yaml", "name: ag\nmoe_dispatcher: allgather_mask\n", &err),
-		      "%s", err.message);
+	test_load_framework(&fw, "name: ag\nmoe_dispatcher: allgather_mask\n");
 	p.tp = 2;
 	p.sequence_parallel = true;
 	ck_assert_double_eq_tol(memory_layer_activations(&m, &p, &fw) - memory_layer_activations(&m, &p, NULL),
@@ -1002,9 +994,8 @@ START_TEST(test_moe_wgrad_traffic)
 	struct compute_layer l;
 
 	struct framework fw;
-	struct plan_error err;
 
-	ck_assert_msg(framework_load_string(&fw, "mg.yaml", "name: mg\nmain_grad: fused\n", &err), "%s", err.message);
+	test_load_framework(&fw, "name: mg\nmain_grad: fused\n");
 	moe_gemm_fixture(&c, &m, &p, "0 s", "  experts: 64\n  top_k: 1\n  expert_ffn_hidden: 1024\n");
 	compute_layer_time(&m, &p, &c, &fw, true, &l);
 	ck_assert_double_eq_tol(l.moe_wgrad_mem_s, 805.306368e-6, 1e-12);
@@ -1041,13 +1032,11 @@ START_TEST(test_moe_sequential_mlp)
 	struct model m;
 	struct plan p;
 	struct framework fw;
-	struct plan_error err;
 	struct compute_layer grouped, seq;
 	struct host_kernels kg, ks;
 
 	moe_gemm_fixture(&c, &m, &p, "10 us", "  experts: 8\n  top_k: 2\n  expert_ffn_hidden: 1024\n");
-	ck_assert_msg(framework_load_string(&fw, "seq.yaml", "name: seq\nmoe_sequential_mlp: true\n", &err), "%s",
-		      err.message);
+	test_load_framework(&fw, "name: seq\nmoe_sequential_mlp: true\n");
 	ck_assert(fw.moe_sequential_mlp);
 	compute_layer_time(&m, &p, &c, NULL, true, &grouped);
 	compute_layer_time(&m, &p, &c, &fw, true, &seq);
@@ -1079,15 +1068,11 @@ START_TEST(test_moe_sequential_slices)
 	struct model m;
 	struct plan p;
 	struct framework fw, sl;
-	struct plan_error err;
 	struct compute_layer seq, cut;
 
 	moe_gemm_fixture(&c, &m, &p, "10 us", "  experts: 8\n  top_k: 2\n  expert_ffn_hidden: 1024\n");
-	ck_assert_msg(framework_load_string(&fw, "seq.yaml", "name: seq\nmoe_sequential_mlp: true\n", &err), "%s",
-		      err.message);
-	ck_assert_msg(framework_load_string(&sl, "sl.yaml",
-					    "name: sl\nmoe_sequential_mlp: true\nmoe_sequential_slices: true\n", &err),
-		      "%s", err.message);
+	test_load_framework(&fw, "name: seq\nmoe_sequential_mlp: true\n");
+	test_load_framework(&sl, "name: sl\nmoe_sequential_mlp: true\nmoe_sequential_slices: true\n");
 	compute_layer_time(&m, &p, &c, &fw, true, &seq);
 	compute_layer_time(&m, &p, &c, &sl, true, &cut);
 	ck_assert_double_eq_tol(cut.moe_permute_s - seq.moe_permute_s, 12.582912e-6, 1e-12);
@@ -1127,9 +1112,8 @@ START_TEST(test_moe_grouped_gemm_streams)
 	struct plan p;
 	struct compute_layer l;
 	struct framework fw;
-	struct plan_error err;
 
-	ck_assert_msg(framework_load_string(&fw, "mg.yaml", "name: mg\nmain_grad: fused\n", &err), "%s", err.message);
+	test_load_framework(&fw, "name: mg\nmain_grad: fused\n");
 	moe_gemm_fixture(&c, &m, &p, "10 us", "  experts: 64\n  top_k: 1\n  expert_ffn_hidden: 1024\n");
 	compute_layer_time(&m, &p, &c, &fw, true, &l);
 	ck_assert_double_eq_tol(l.mlp_fwd_s, 354.15919104e-6, 1e-12);
@@ -1210,14 +1194,11 @@ START_TEST(test_moe_grouped_gemm_single)
 	struct model m;
 	struct plan p;
 	struct framework fw;
-	struct plan_error err;
 	struct compute_layer te, one;
 	struct host_kernels k;
 
 	moe_gemm_fixture(&c, &m, &p, "10 us", "  experts: 64\n  top_k: 1\n  expert_ffn_hidden: 1024\n");
-	ck_assert_msg(framework_load_string(&fw, "one.yaml", "name: one\nmoe_grouped_gemm: single\nmain_grad: fused\n",
-					    &err), "%s",
-		      err.message);
+	test_load_framework(&fw, "name: one\nmoe_grouped_gemm: single\nmain_grad: fused\n");
 	ck_assert_int_eq(fw.moe_grouped_gemm, FRAMEWORK_MOE_GEMM_SINGLE);
 	compute_layer_time(&m, &p, &c, NULL, true, &te);
 	compute_layer_time(&m, &p, &c, &fw, true, &one);
@@ -1273,8 +1254,7 @@ START_TEST(test_moe_wgrad_main_grad_kinds)
 	ck_assert_int_eq(fw.main_grad, FRAMEWORK_MG_NONE);
 	compute_layer_time(&m, &p, &c, &fw, true, &l);
 	ck_assert_double_eq(l.moe_wgrad_mem_s, 0.0);
-	ck_assert_msg(framework_load_string(&fw, "mg.yaml", "name: mg\nmain_grad: unfused\n", &err), "%s",
-		      err.message);
+	test_load_framework(&fw, "name: mg\nmain_grad: unfused\n");
 	c.gpu.launch_overhead_s = 2e-6;
 	compute_layer_time(&m, &p, &c, &fw, true, &l);
 	ck_assert_double_eq_tol(l.moe_wgrad_mem_s, 1598.17728e-6, 1e-12);
@@ -1282,12 +1262,11 @@ START_TEST(test_moe_wgrad_main_grad_kinds)
 	 * GroupedMLP): the bf16 gradient added by DDP's hook, unfused
 	 * whatever main_grad says, one launch a matrix, not an expert: the
 	 * 1342.17728 us of the 10 bytes and 2 x 2 us. */
-	ck_assert_msg(framework_load_string(&fw, "mg.yaml", "name: mg\nmain_grad: fused\nmoe_grouped_gemm: gmm\n",
-					    &err), "%s", err.message);
+	test_load_framework(&fw, "name: mg\nmain_grad: fused\nmoe_grouped_gemm: gmm\n");
 	compute_layer_time(&m, &p, &c, &fw, true, &l);
 	ck_assert_double_eq_tol(l.moe_wgrad_mem_s, 1346.17728e-6, 1e-12);
 	c.gpu.launch_overhead_s = 0.0;
-	ck_assert_msg(framework_load_string(&fw, "mg.yaml", "name: mg\nmain_grad: fused\n", &err), "%s", err.message);
+	test_load_framework(&fw, "name: mg\nmain_grad: fused\n");
 	compute_layer_time(&m, &p, &c, &fw, true, &l);
 	ck_assert_double_eq_tol(l.moe_wgrad_mem_s, 805.306368e-6, 1e-12);
 	c.gpu.generation = GPU_GEN_AMPERE;
@@ -1344,9 +1323,8 @@ START_TEST(test_moe_fp8_wgrad_promoting)
 	struct plan p;
 	struct compute_layer l;
 	struct framework fw;
-	struct plan_error err;
 
-	ck_assert_msg(framework_load_string(&fw, "mg.yaml", "name: mg\nmain_grad: fused\n", &err), "%s", err.message);
+	test_load_framework(&fw, "name: mg\nmain_grad: fused\n");
 	moe_fp8_fixture(&c, &m, &p, "0 s", "  experts: 8\n  top_k: 1\n  expert_ffn_hidden: 1024\n");
 	compute_layer_time(&m, &p, &c, &fw, true, &l);
 	ck_assert_double_eq_tol(l.mlp_fwd_s - l.moe_router_gemm_s, 2.0 * 17.179869184e-6, 1e-12);
