@@ -406,6 +406,29 @@ START_TEST(test_blackwell_measured_attention)
 }
 END_TEST
 
+/* One node of 100 TFLOP/s GPUs, GEMMs at efficiency 1 with no per-GEMM
+ * cost, 1 TB/s HBM at efficiency 1, 1 us a kernel launch; @extra adds
+ * GPU keys. */
+#define EW_CLUSTER_YAML(extra) \
+	"name: t\nnodes: 1\ngpus_per_node: 8\n" \
+	"gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  memory: 80 GiB\n" \
+	"  memory_bandwidth: 1000 GB/s\n  memory_efficiency: 1.0\n  launch_overhead: 1 us\n" \
+	"  gemm_efficiency_max: 1.0\n  gemm_overhead: 0 s\n" extra \
+	"intra_node:\n  bandwidth: 100 GB/s\n" \
+	"inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n"
+
+/* @model_yaml on @cluster_yaml, one GPU and one sequence of 1,024 tokens
+ * (fixture_one_gpu_plan), the default framework. */
+static void
+ew_setup(struct cluster *c, struct model *m, struct plan *p, struct framework *fw, const char *cluster_yaml,
+	 const char *model_yaml)
+{
+	test_load_cluster(c, cluster_yaml);
+	test_load_model(m, model_yaml);
+	fixture_one_gpu_plan(p);
+	framework_init_default(fw);
+}
+
 /*
  * Element-wise traffic, fused against eager (compute.c's ew_ops table): a
  * toy Llama layer, h 1024, 8 heads of 128 with 2 KV heads (kvd 256), SwiGLU
@@ -430,16 +453,7 @@ START_TEST(test_elementwise_eager)
 	struct framework fw;
 	struct compute_layer fused, eager;
 
-	test_load_cluster(&c, "name: t\nnodes: 1\ngpus_per_node: 8\n"
-			  "gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  memory: 80 GiB\n"
-			  "  memory_bandwidth: 1000 GB/s\n  memory_efficiency: 1.0\n  launch_overhead: 1 us\n"
-			  "  gemm_efficiency_max: 1.0\n  gemm_overhead: 0 s\n"
-			  "intra_node:\n  bandwidth: 100 GB/s\n"
-			  "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n");
-	test_load_model(&m, "name: l\nlayers: 2\nhidden: 1024\nheads: 8\nkv_heads: 2\nffn_hidden: 2816\n"
-			"gated_mlp: true\nnorm: rmsnorm\nposition_embedding: rotary\nvocab: 32768\nseq_len: 1024\n");
-	fixture_one_gpu_plan(&p);
-	framework_init_default(&fw);
+	ew_setup(&c, &m, &p, &fw, EW_CLUSTER_YAML(""), FIXTURE_TOY_LLAMA_YAML);
 	compute_layer_time(&m, &p, &c, &fw, false, &fused);
 	ck_assert_double_eq_tol(fused.fwd_mem_s, 5.1613056e-5, 1e-15);
 	fw.elementwise = FRAMEWORK_EW_EAGER;
@@ -510,16 +524,7 @@ START_TEST(test_elementwise_compiled)
 	struct framework fw;
 	struct compute_layer fused, compiled;
 
-	test_load_cluster(&c, "name: t\nnodes: 1\ngpus_per_node: 8\n"
-			  "gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  memory: 80 GiB\n"
-			  "  memory_bandwidth: 1000 GB/s\n  memory_efficiency: 1.0\n  launch_overhead: 1 us\n"
-			  "  gemm_efficiency_max: 1.0\n  gemm_overhead: 0 s\n"
-			  "intra_node:\n  bandwidth: 100 GB/s\n"
-			  "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n");
-	test_load_model(&m, "name: l\nlayers: 2\nhidden: 1024\nheads: 8\nkv_heads: 2\nffn_hidden: 2816\n"
-			"gated_mlp: true\nnorm: rmsnorm\nposition_embedding: rotary\nvocab: 32768\nseq_len: 1024\n");
-	fixture_one_gpu_plan(&p);
-	framework_init_default(&fw);
+	ew_setup(&c, &m, &p, &fw, EW_CLUSTER_YAML(""), FIXTURE_TOY_LLAMA_YAML);
 	compute_layer_time(&m, &p, &c, &fw, false, &fused);
 	ck_assert_double_eq_tol(fused.norm_dweight_s, 0.0, 1e-18);
 	fw.elementwise = FRAMEWORK_EW_COMPILED;
@@ -563,18 +568,9 @@ START_TEST(test_op_sac_moe)
 	struct framework fw;
 	struct compute_layer l;
 
-	test_load_cluster(&c, "name: t\nnodes: 1\ngpus_per_node: 8\n"
-			  "gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  memory: 80 GiB\n"
-			  "  memory_bandwidth: 1000 GB/s\n  memory_efficiency: 1.0\n  launch_overhead: 1 us\n"
-			  "  gemm_efficiency_max: 1.0\n  gemm_overhead: 0 s\n  sm_count: 0\n"
-			  "intra_node:\n  bandwidth: 100 GB/s\n"
-			  "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n");
-	test_load_model(&m, "name: l\nlayers: 2\nhidden: 1024\nheads: 8\nkv_heads: 2\nffn_hidden: 2816\n"
-			"gated_mlp: true\nnorm: rmsnorm\nposition_embedding: rotary\nvocab: 32768\nseq_len: 1024\n"
-			"moe: {experts: 8, top_k: 2, expert_ffn_hidden: 512, shared_experts: 1}\n");
-	fixture_one_gpu_plan(&p);
+	ew_setup(&c, &m, &p, &fw, EW_CLUSTER_YAML("  sm_count: 0\n"),
+		 FIXTURE_TOY_LLAMA_YAML "moe: {experts: 8, top_k: 2, expert_ffn_hidden: 512, shared_experts: 1}\n");
 	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
-	framework_init_default(&fw);
 	fw.selective_recompute = FRAMEWORK_SAC_OP;
 	fw.moe_grouped_gemm = FRAMEWORK_MOE_GEMM_SINGLE;
 	compute_layer_time(&m, &p, &c, &fw, true, &l);

@@ -110,8 +110,7 @@ START_TEST(test_layer_activations_op_sac)
 	struct plan p;
 	struct framework fw;
 
-	test_load_model(&m, "name: l\nlayers: 2\nhidden: 1024\nheads: 8\nkv_heads: 2\nffn_hidden: 2816\n"
-			"gated_mlp: true\nnorm: rmsnorm\nposition_embedding: rotary\nvocab: 32768\nseq_len: 1024\n");
+	test_load_model(&m, FIXTURE_TOY_LLAMA_YAML);
 	op_sac_plan(&p, &fw, 1);
 	ck_assert_rel(memory_layer_activations(&m, &p, &fw), 14680064.0, 1e-12);
 	p.tp = 2;
