@@ -58,6 +58,17 @@ moe_toy_fixture(struct cluster *c, struct model *m, struct plan *p, const char *
 	p->seq_len = 1024;
 }
 
+/* A framework with Megatron-Core core_v0.5-v0.6's allgather dispatcher. */
+#define ALLGATHER_MASK_YAML "name: ag\nmoe_dispatcher: allgather_mask\n"
+
+/* What a layer keeps under @fw beyond what it keeps under the default
+ * framework (NULL: the all-to-all dispatcher, two routed copies). */
+static double
+activations_beyond_default(const struct model *m, const struct plan *p, const struct framework *fw)
+{
+	return memory_layer_activations(m, p, fw) - memory_layer_activations(m, p, NULL);
+}
+
 START_TEST(test_mixtral_params)
 {
 	struct model m;
@@ -306,7 +317,7 @@ START_TEST(test_moe_weighted_activation)
 	ck_assert_double_eq(m.moe.capacity_factor, 1.0);
 	test_load_framework(&fw, "name: mw\n");
 	ck_assert(!fw.moe_weighted_activation);
-	ck_assert_rel(memory_layer_activations(&m, &p, &fw) - memory_layer_activations(&m, &p, NULL), 0.0, 1e-12);
+	ck_assert_rel(activations_beyond_default(&m, &p, &fw), 0.0, 1e-12);
 	params = estimate_stage_params(&m, &p, 0, &expert);
 	memory_stage(&m, &p, &c, &fw, 0, params, expert, &two);
 	test_load_framework(&fw, "name: mw\nmoe_weighted_activation: true\n");
@@ -578,7 +589,7 @@ START_TEST(test_allgather_mask_comm_by_hand)
 	struct framework fw;
 
 	moe_toy_fixture(&c, &m, &p, TOY_CLUSTER_YAML_LAUNCH("2 us"), "  experts: 8\n  top_k: 2\n", 4);
-	test_load_framework(&fw, "name: ag\nmoe_dispatcher: allgather_mask\n");
+	test_load_framework(&fw, ALLGATHER_MASK_YAML);
 	p.tp = 2;
 	p.ep = 1;
 	p.sequence_parallel = true;
@@ -632,7 +643,7 @@ START_TEST(test_allgather_mask_permute_by_hand)
 			"intra_node:\n  bandwidth: 100 GB/s\n"
 			"inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n",
 			"  experts: 8\n  top_k: 2\n  capacity_factor: 1.0\n", 8);
-	test_load_framework(&fw, "name: ag\nmoe_dispatcher: allgather_mask\n");
+	test_load_framework(&fw, ALLGATHER_MASK_YAML);
 	compute_layer_time(&m, &p, &c, NULL, true, &a2a);
 	compute_layer_time(&m, &p, &c, &fw, true, &ag);
 	ck_assert_double_eq_tol(a2a.moe_permute_s, 18.777216e-6, 1e-12);
@@ -686,36 +697,31 @@ START_TEST(test_allgather_mask_memory_by_hand)
 
 	moe_toy_fixture(&c, &m, &p, TOY_CLUSTER_YAML_LAUNCH("2 us"),
 			"  experts: 8\n  top_k: 2\n  capacity_factor: 1.0\n", 1);
-	test_load_framework(&fw, "name: ag\nmoe_dispatcher: allgather_mask\n");
+	test_load_framework(&fw, ALLGATHER_MASK_YAML);
 	p.tp = 2;
 	p.sequence_parallel = true;
-	ck_assert_double_eq_tol(memory_layer_activations(&m, &p, &fw) - memory_layer_activations(&m, &p, NULL),
-				6350848.0, 1e-6);
+	ck_assert_double_eq_tol(activations_beyond_default(&m, &p, &fw), 6350848.0, 1e-6);
 	/* Checkpointing the MoE layer drops it with the rest of the layer. */
 	ck_assert_double_eq_tol(memory_recompute_module_bytes(&m, &p, &fw, PLAN_RM_MOE) -
 					memory_recompute_module_bytes(&m, &p, NULL, PLAN_RM_MOE),
 				6350848.0, 1e-6);
 	p.tp = 1;
 	p.sequence_parallel = false;
-	ck_assert_double_eq_tol(memory_layer_activations(&m, &p, &fw) - memory_layer_activations(&m, &p, NULL),
-				4253696.0, 1e-6);
+	ck_assert_double_eq_tol(activations_beyond_default(&m, &p, &fw), 4253696.0, 1e-6);
 	p.dp = p.ep = 8;
 	p.global_batch = 8;
-	ck_assert_double_eq_tol(memory_layer_activations(&m, &p, &fw) - memory_layer_activations(&m, &p, NULL),
-				21073920.0, 1e-6);
+	ck_assert_double_eq_tol(activations_beyond_default(&m, &p, &fw), 21073920.0, 1e-6);
 	p.dp = p.ep = 1;
 	p.global_batch = 1;
 	m.moe.top_k = 1;
-	ck_assert_double_eq_tol(memory_layer_activations(&m, &p, &fw) - memory_layer_activations(&m, &p, NULL),
-				-2088960.0, 1e-6);
+	ck_assert_double_eq_tol(activations_beyond_default(&m, &p, &fw), -2088960.0, 1e-6);
 	cluster_release(&c);
 
 	mixtral_fixture(&c, &m, &p, 8, 2, 1);
 	p.sequence_parallel = true;
 	p.micro_batch = 3;
 	p.global_batch = 6;
-	ck_assert_double_eq_tol(memory_layer_activations(&m, &p, &fw) - memory_layer_activations(&m, &p, NULL),
-				302702592.0, 1e-6);
+	ck_assert_double_eq_tol(activations_beyond_default(&m, &p, &fw), 302702592.0, 1e-6);
 	cluster_release(&c);
 }
 END_TEST
