@@ -58,6 +58,15 @@ moe_toy_fixture(struct cluster *c, struct model *m, struct plan *p, const char *
 	p->seq_len = 1024;
 }
 
+/* One node of 1000 GB/s GPUs at memory efficiency 1, 1 us a kernel
+ * launch: test_moe_permute_passes' permutation traffic by hand. */
+#define PERMUTE_CLUSTER_YAML \
+	"name: t\nnodes: 1\ngpus_per_node: 8\n" \
+	"gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  memory: 80 GiB\n" \
+	"  memory_bandwidth: 1000 GB/s\n  memory_efficiency: 1.0\n  launch_overhead: 1 us\n" \
+	"intra_node:\n  bandwidth: 100 GB/s\n" \
+	"inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n"
+
 /* A framework with Megatron-Core core_v0.5-v0.6's allgather dispatcher. */
 #define ALLGATHER_MASK_YAML "name: ag\nmoe_dispatcher: allgather_mask\n"
 
@@ -636,13 +645,7 @@ START_TEST(test_allgather_mask_permute_by_hand)
 	struct compute_layer a2a, ag;
 	struct framework fw;
 
-	moe_toy_fixture(&c, &m, &p,
-			"name: t\nnodes: 1\ngpus_per_node: 8\n"
-			"gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  memory: 80 GiB\n"
-			"  memory_bandwidth: 1000 GB/s\n  memory_efficiency: 1.0\n  launch_overhead: 1 us\n"
-			"intra_node:\n  bandwidth: 100 GB/s\n"
-			"inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n",
-			"  experts: 8\n  top_k: 2\n  capacity_factor: 1.0\n", 8);
+	moe_toy_fixture(&c, &m, &p, PERMUTE_CLUSTER_YAML, "  experts: 8\n  top_k: 2\n  capacity_factor: 1.0\n", 8);
 	test_load_framework(&fw, ALLGATHER_MASK_YAML);
 	compute_layer_time(&m, &p, &c, NULL, true, &a2a);
 	compute_layer_time(&m, &p, &c, &fw, true, &ag);
@@ -928,13 +931,7 @@ START_TEST(test_moe_permute_passes)
 	struct plan p;
 	struct compute_layer one, four;
 
-	moe_toy_fixture(&c, &m, &p,
-			"name: t\nnodes: 1\ngpus_per_node: 8\n"
-			"gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  memory: 80 GiB\n"
-			"  memory_bandwidth: 1000 GB/s\n  memory_efficiency: 1.0\n  launch_overhead: 1 us\n"
-			"intra_node:\n  bandwidth: 100 GB/s\n"
-			"inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n",
-			"  experts: 8\n  top_k: 2\n  capacity_factor: 1.0\n", 8);
+	moe_toy_fixture(&c, &m, &p, PERMUTE_CLUSTER_YAML, "  experts: 8\n  top_k: 2\n  capacity_factor: 1.0\n", 8);
 	compute_layer_time(&m, &p, &c, NULL, true, &one);
 	p.dp = p.ep = 2;
 	p.global_batch = 2;
