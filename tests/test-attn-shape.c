@@ -99,20 +99,26 @@ END_TEST
 START_TEST(test_causal_span)
 {
 	const enum gpu_generation a = GPU_GEN_AMPERE, h = GPU_GEN_HOPPER, b = GPU_GEN_BLACKWELL;
+	const struct {
+		int kernel;
+		enum gpu_generation gen;
+		bool bwd;
+		double span;
+	} cases[] = {
+		{ PLAN_ATTN_FA3, h, false, 128 },      { PLAN_ATTN_FA2, h, false, 128 },
+		{ PLAN_ATTN_FA3, h, true, 416 },       { PLAN_ATTN_CUDNN, h, true, 416 },
+		{ PLAN_ATTN_PROFILE, h, true, 416 },   { PLAN_ATTN_FA2, h, true, 1184 },
+		{ PLAN_ATTN_SDPA, h, true, 1184 },     { PLAN_ATTN_PROFILE, b, false, 704 },
+		{ PLAN_ATTN_SDPA, b, true, 1344 },     { PLAN_ATTN_FA2, b, false, 1072 },
+		{ PLAN_ATTN_FA2, b, true, 1264 },      { PLAN_ATTN_FA2, a, true, 128 },
+		{ PLAN_ATTN_PROFILE, a, false, 128 },
+	};
 
-	ck_assert_double_eq(attn_shape_causal_span(PLAN_ATTN_FA3, h, false), 128);
-	ck_assert_double_eq(attn_shape_causal_span(PLAN_ATTN_FA2, h, false), 128);
-	ck_assert_double_eq(attn_shape_causal_span(PLAN_ATTN_FA3, h, true), 416);
-	ck_assert_double_eq(attn_shape_causal_span(PLAN_ATTN_CUDNN, h, true), 416);
-	ck_assert_double_eq(attn_shape_causal_span(PLAN_ATTN_PROFILE, h, true), 416);
-	ck_assert_double_eq(attn_shape_causal_span(PLAN_ATTN_FA2, h, true), 1184);
-	ck_assert_double_eq(attn_shape_causal_span(PLAN_ATTN_SDPA, h, true), 1184);
-	ck_assert_double_eq(attn_shape_causal_span(PLAN_ATTN_PROFILE, b, false), 704);
-	ck_assert_double_eq(attn_shape_causal_span(PLAN_ATTN_SDPA, b, true), 1344);
-	ck_assert_double_eq(attn_shape_causal_span(PLAN_ATTN_FA2, b, false), 1072);
-	ck_assert_double_eq(attn_shape_causal_span(PLAN_ATTN_FA2, b, true), 1264);
-	ck_assert_double_eq(attn_shape_causal_span(PLAN_ATTN_FA2, a, true), 128);
-	ck_assert_double_eq(attn_shape_causal_span(PLAN_ATTN_PROFILE, a, false), 128);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		double got = attn_shape_causal_span(cases[i].kernel, cases[i].gen, cases[i].bwd);
+
+		ck_assert_msg(got == cases[i].span, "case %zu: span %g, expected %g", i, got, cases[i].span);
+	}
 	ck_assert_double_eq_tol(attn_shape_causal_cost(8192, 128, 416), 1.05078125, 1e-12);
 	ck_assert_double_eq_tol(attn_shape_causal_cost(16384, 128, 1344), 1.08203125, 1e-12);
 	ck_assert_double_eq_tol(attn_shape_causal_cost(64, 128, 1344), 11.5, 1e-12);
