@@ -541,8 +541,6 @@ START_TEST(test_elementwise_compiled)
 }
 END_TEST
 
-/* The bundled GPUs' FlashAttention-2 speeds: the generation defaults,
- * stated in the Hopper and Blackwell profiles with their sources. */
 /*
  * torchtitan's op SAC on an MoE layer (compute.c op_sac_recompute_time,
  * flops.c op_sac_flops_per_token): the routed experts' grouped GEMMs and
@@ -581,6 +579,8 @@ START_TEST(test_op_sac_moe)
 }
 END_TEST
 
+/* The bundled GPUs' FlashAttention-2 speeds: the generation defaults,
+ * stated in the Hopper and Blackwell profiles with their sources. */
 START_TEST(test_fa2_speed_defaults)
 {
 	struct cluster c;
