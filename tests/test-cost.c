@@ -383,12 +383,15 @@ START_TEST(test_fsdp_double_buffer)
 END_TEST
 
 /*
- * FSDP2 and torchao (framework master_weights_only, fp8_weight_recast):
- * GPT-3's 7.5e9 parameters of a stage over dp 64 at ZeRO-3 keep
- * 2 x 7.5e9 / 64 = 234,375,000 bytes of 16-bit weights; with the fp32
- * master as the only copy, none (the 12 optimizer bytes, which hold the
- * master, and the gradients do not change). Below ZeRO-3 the gathered
- * 16-bit weights stay: 2 x 7.5e9 = 1.5e10 either way. Under fp8 the
+ * FSDP2, FSDP1 and torchao (framework master_weights_only,
+ * fp8_weight_recast): GPT-3's 7.5e9 parameters of a stage over dp 64 at
+ * ZeRO-3 keep 2 x 7.5e9 / 64 = 234,375,000 bytes of 16-bit weights and,
+ * reduced in bf16 (reduce_bytes 2), as many of gradients; with the fp32
+ * master as the only copy, no weights (the 12 optimizer bytes hold the
+ * master) and fp32 gradients, 4 x 7.5e9 / 64 = 468,750,000: the same
+ * 468,750,000 for the two together. Below ZeRO-3 the gathered
+ * 16-bit weights and the bf16 gradients stay: 2 x 7.5e9 = 1.5e10 each
+ * (ZeRO-1 shards neither). Under fp8 the
  * linear weights keep the recipe's copies beside the 16-bit weight
  * (more than bf16); recast at each use they keep nothing more: the bf16
  * figure, and 0 with master_weights_only.
@@ -411,7 +414,9 @@ START_TEST(test_fsdp2_weight_copies)
 	ck_assert(fw.master_weights_only && fw.fp8_weight_recast);
 	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &u);
 	ck_assert_double_eq(u.weights, 0.0);
-	ck_assert_rel(u.gradients + u.optimizer, bf.gradients + bf.optimizer, 1e-12);
+	ck_assert_rel(bf.gradients, 234375000.0, 1e-12);
+	ck_assert_rel(u.gradients, 468750000.0, 1e-12);
+	ck_assert_rel(u.optimizer, bf.optimizer, 1e-12);
 	p.precision = PLAN_PRECISION_FP8;
 	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &u);
 	ck_assert_double_eq(u.weights, 0.0);
@@ -426,6 +431,7 @@ START_TEST(test_fsdp2_weight_copies)
 	fw.master_weights_only = true;
 	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &u);
 	ck_assert_rel(u.weights, 1.5e10, 1e-12);
+	ck_assert_rel(u.gradients, 1.5e10, 1e-12);
 	cluster_release(&c);
 }
 END_TEST

@@ -194,8 +194,9 @@ struct framework {
 	bool fsdp_double_buffer;  /**< ZeRO-3: two unit-sized gradient buffers kept for good beside the two
 				       gather buffers (Megatron-FSDP's fsdp_double_buffer) */
 	bool master_weights_only; /**< ZeRO-3: the optimizer's fp32 shard is the weights' only persistent copy,
-				       cast to 16 bits at each gather (FSDP2's MixedPrecisionPolicy): no sharded
-				       16-bit copy */
+				       cast to 16 bits at each gather (FSDP2's MixedPrecisionPolicy, FSDP1's
+				       FlatParameter): no sharded 16-bit copy, and the sharded gradient
+				       kept in fp32, the parameter's dtype */
 	bool fp8_weight_recast;   /**< fp8 linear weights cast from 16 bits at each use, no fp8 copy kept
 				       (torchao's Float8Linear) */
 	bool moe_sequential_mlp;  /**< routed experts as Megatron-Core's SequentialMLP (a GEMM per expert), not a grouped GEMM */

@@ -451,11 +451,23 @@ memory_stage(const struct model *m, const struct plan *p,
 	/* framework master_weights_only: FSDP2 keeps the fp32 shard alone
 	 * ("The optimizer step uses the sharded parameter in the original
 	 * dtype", MixedPrecisionPolicy, torch/distributed/fsdp/_fully_shard/
-	 * _fsdp_api.py): no 16-bit weight at ZeRO-3. fp8_weight_recast:
+	 * _fsdp_api.py), and so does FSDP1, whose 16-bit shard _mp_shard lives
+	 * only while it is gathered (FlatParamHandle.post_unshard frees it,
+	 * torch/distributed/fsdp/_flat_param.py v2.1-v2.3): no 16-bit weight
+	 * at ZeRO-3. fp8_weight_recast:
 	 * torchao's Float8Linear casts the weight at each use and saves the
 	 * high-precision one for its backward (torchao/float8/
 	 * float8_linear.py, matmul_with_hp_or_float8_args): no fp8 copy. */
 	w16 = fw && fw->master_weights_only && p->zero >= 3 ? 0.0 : 2.0;
+	/* The optimizer steps that fp32 shard itself, so its sharded gradient
+	 * is kept in the parameter's dtype, whatever the reduction's: FSDP1
+	 * casts the reduce-scattered gradient back
+	 * (_cast_grad_to_param_dtype, "so that the optimizer step runs with
+	 * that dtype", torch/distributed/fsdp/_runtime_utils.py v2.0-v2.3,
+	 * fully_sharded_data_parallel.py v1.13; MixedPrecision's
+	 * keep_low_precision_grads, default False, skips it). */
+	if (w16 == 0.0)
+		gb = fmax(gb, 4.0);
 	copy = fw && fw->fp8_params ? fmax(1.0, rc.weight_copy_bytes) :
 	       w16 + (fw && fw->fp8_weight_recast ? 0.0 : rc.weight_copy_bytes);
 	model_states(p->zero, fp8 ? fmax(0.0, params - expert_params - ends) : 0.0, copy, w16, gb, ob,
