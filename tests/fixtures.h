@@ -28,6 +28,12 @@
 	"intra_node:\n  bandwidth: 100 GB/s\n" \
 	"inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n"
 
+/* A toy Llama: 2 layers, h 1024, 8 heads of 128 with 2 KV heads (kvd
+ * 256), SwiGLU of 2816, RMSNorm, rotary, V 32768, s 1024. */
+#define FIXTURE_TOY_LLAMA_YAML \
+	"name: l\nlayers: 2\nhidden: 1024\nheads: 8\nkv_heads: 2\nffn_hidden: 2816\n" \
+	"gated_mlp: true\nnorm: rmsnorm\nposition_embedding: rotary\nvocab: 32768\nseq_len: 1024\n"
+
 /* One GPU (tp = pp = dp = 1), one sequence of 1,024 tokens (micro-batch
  * and global batch 1) with flash attention. */
 void fixture_one_gpu_plan(struct plan *p);

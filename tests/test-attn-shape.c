@@ -85,6 +85,49 @@ START_TEST(test_causal_tiles)
 }
 END_TEST
 
+/*
+ * attnseq: the causal span by kernel and generation (attn_shape.c's fit):
+ * Hopper forward 128 for every kernel; backward 416 (FA3, cuDNN, the
+ * profile's FA3) and 1184 (FA2, SDPA's FA2 on Hopper); Blackwell cuDNN
+ * (the profile's, SDPA's) 704 / 1344, FA2 1072 / 1264; Ampere 128 both.
+ * The cost with a span: 1 + 416 / 8192 = 1.05078125 (diagonal 1/64 plus
+ * rows 288 / 8192); 1 + 1344 / 16384 = 1.08203125; 64 tokens, span 1344:
+ * one whole tile, 2, plus (1344 - 128) / 128 = 9.5 for its one row: 11.5;
+ * no sequence: 1. Rows of a 4096-key ring step on a diagonal of 8192,
+ * span 416: 1 + 128/8192 + 288/4096 = 1.0859375.
+ */
+START_TEST(test_causal_span)
+{
+	const enum gpu_generation a = GPU_GEN_AMPERE, h = GPU_GEN_HOPPER, b = GPU_GEN_BLACKWELL;
+	const struct {
+		int kernel;
+		enum gpu_generation gen;
+		bool bwd;
+		double span;
+	} cases[] = {
+		{ PLAN_ATTN_FA3, h, false, 128 },      { PLAN_ATTN_FA2, h, false, 128 },
+		{ PLAN_ATTN_FA3, h, true, 416 },       { PLAN_ATTN_CUDNN, h, true, 416 },
+		{ PLAN_ATTN_PROFILE, h, true, 416 },   { PLAN_ATTN_FA2, h, true, 1184 },
+		{ PLAN_ATTN_SDPA, h, true, 1184 },     { PLAN_ATTN_PROFILE, b, false, 704 },
+		{ PLAN_ATTN_SDPA, b, true, 1344 },     { PLAN_ATTN_FA2, b, false, 1072 },
+		{ PLAN_ATTN_FA2, b, true, 1264 },      { PLAN_ATTN_FA2, a, true, 128 },
+		{ PLAN_ATTN_PROFILE, a, false, 128 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		double got = attn_shape_causal_span(cases[i].kernel, cases[i].gen, cases[i].bwd);
+
+		ck_assert_msg(got == cases[i].span, "case %zu: span %g, expected %g", i, got, cases[i].span);
+	}
+	ck_assert_double_eq_tol(attn_shape_causal_cost(8192, 128, 416), 1.05078125, 1e-12);
+	ck_assert_double_eq_tol(attn_shape_causal_cost(16384, 128, 1344), 1.08203125, 1e-12);
+	ck_assert_double_eq_tol(attn_shape_causal_cost(64, 128, 1344), 11.5, 1e-12);
+	ck_assert_double_eq_tol(attn_shape_causal_cost(0, 128, 1344), 1.0, 1e-12);
+	ck_assert_double_eq_tol(attn_shape_causal_cost(2048, 128, 128), attn_shape_causal_tiles(2048, 128), 1e-12);
+	ck_assert_double_eq_tol(attn_shape_causal_cost_rows(8192, 4096, 128, 416), 1.0859375, 1e-12);
+}
+END_TEST
+
 static struct gpu
 gpu_of(enum gpu_generation gen)
 {
@@ -108,8 +151,22 @@ gpu_of(enum gpu_generation gen)
  *   executed of 320 counted: (384 + 128) / 320 = 1.6, / 1.25 = 1.28;
  *   backward 6 x 96 + 4 x 96 = 960 of 5 x 160 = 800: (960 + 128) / 800
  *   = 1.36, / 1.1 = 1.236364.
- * - H100, FA3, hdim 128, seq 8192, causal: 1 x (1 + 1/64) / (1 + 1/32)
- *   = 1.015625 / 1.03125 = 0.984848 both ways.
+ * - H100, FA3, hdim 128, seq 8192, causal: forward (span 128) 1 x (1 +
+ *   1/64) / (1 + 1/32) = 1.015625 / 1.03125 = 0.984848; backward (span
+ *   416) (1 + 416/8192) / (1 + 416/4096) = 1.05078125 / 1.1015625 =
+ *   0.953901.
+ * - B200, the profile's (cuDNN), hdim 128, seq 16384, causal: forward
+ *   (1 + 704/16384) / (1 + 704/4096) = 1.04296875 / 1.171875 = 0.89;
+ *   backward (1 + 1344/16384) / (1 + 1344/4096) = 1.08203125 / 1.328125
+ *   = 0.814706.
+ * - H100, SDPA (FA2), hdim 128, seq 2048, causal: forward (1 + 1/16) /
+ *   (1 + 1/32) = 34/33 = 1.030303; backward (1 + 1184/2048) / (1 +
+ *   1184/4096) = (101/64) / (165/128) = 202/165 = 1.224242.
+ * - H100, FA3, hdim 128, 8192 tokens over a CP ring of 2 (rows of 4096
+ *   keys a step), causal: forward 1.015625 / 1.03125 = 0.984848 (span
+ *   128: no row term); backward the diagonal of 8192 and the rows of
+ *   4096: (1 + 128/8192 + 288/4096) / (1 + 416/4096) = 1.0859375 /
+ *   1.1015625 = 0.985816.
  * - H100, FA3, hdim 256, seq 512, not causal: 1024 FLOPs a score, above
  *   the reference's 512: the reference efficiency, no padding: 1, 1.
  * - B200, the profile's (cuDNN), MLA's 192 / 128, seq 4096, causal:
@@ -124,25 +181,34 @@ START_TEST(test_factors)
 	struct gpu u = gpu_of(GPU_GEN_UNSPECIFIED);
 	struct attn_shape f;
 
-	f = attn_shape_factors(&h, PLAN_ATTN_FA3, 64, 64, 4096, true);
+	f = attn_shape_factors(&h, PLAN_ATTN_FA3, 64, 64, 4096, 4096, true);
 	ck_assert_double_eq_tol(f.fwd, 4.0 / 3.0, 1e-9);
 	ck_assert_double_eq_tol(f.bwd, 7.0 / 6.0, 1e-9);
-	f = attn_shape_factors(&a, PLAN_ATTN_FA2, 64, 64, 2048, true);
+	f = attn_shape_factors(&a, PLAN_ATTN_FA2, 64, 64, 2048, 2048, true);
 	ck_assert_double_eq_tol(f.fwd, 1.2 * 34.0 / 33.0, 1e-9);
 	ck_assert_double_eq_tol(f.bwd, 12.0 / 11.0 * 34.0 / 33.0, 1e-9);
-	f = attn_shape_factors(&a, PLAN_ATTN_FA2, 80, 80, 4096, true);
+	f = attn_shape_factors(&a, PLAN_ATTN_FA2, 80, 80, 4096, 4096, true);
 	ck_assert_double_eq_tol(f.fwd, 1.28, 1e-9);
 	ck_assert_double_eq_tol(f.bwd, 1.36 / 1.1, 1e-9);
-	f = attn_shape_factors(&h, PLAN_ATTN_FA3, 128, 128, 8192, true);
+	f = attn_shape_factors(&h, PLAN_ATTN_FA3, 128, 128, 8192, 8192, true);
 	ck_assert_double_eq_tol(f.fwd, 1.015625 / 1.03125, 1e-9);
-	ck_assert_double_eq_tol(f.bwd, 1.015625 / 1.03125, 1e-9);
-	f = attn_shape_factors(&h, PLAN_ATTN_FA3, 256, 256, 512, false);
+	ck_assert_double_eq_tol(f.bwd, 1.05078125 / 1.1015625, 1e-9);
+	f = attn_shape_factors(&b, PLAN_ATTN_PROFILE, 128, 128, 16384, 16384, true);
+	ck_assert_double_eq_tol(f.fwd, 0.89, 1e-9);
+	ck_assert_double_eq_tol(f.bwd, 1.08203125 / 1.328125, 1e-9);
+	f = attn_shape_factors(&h, PLAN_ATTN_FA3, 128, 128, 8192, 4096, true);
+	ck_assert_double_eq_tol(f.fwd, 1.015625 / 1.03125, 1e-9);
+	ck_assert_double_eq_tol(f.bwd, 1.0859375 / 1.1015625, 1e-9);
+	f = attn_shape_factors(&h, PLAN_ATTN_SDPA, 128, 128, 2048, 2048, true);
+	ck_assert_double_eq_tol(f.fwd, 34.0 / 33.0, 1e-9);
+	ck_assert_double_eq_tol(f.bwd, 202.0 / 165.0, 1e-9);
+	f = attn_shape_factors(&h, PLAN_ATTN_FA3, 256, 256, 512, 512, false);
 	ck_assert_double_eq_tol(f.fwd, 1.0, 1e-12);
 	ck_assert_double_eq_tol(f.bwd, 1.0, 1e-12);
-	f = attn_shape_factors(&b, PLAN_ATTN_PROFILE, 192, 128, 4096, true);
+	f = attn_shape_factors(&b, PLAN_ATTN_PROFILE, 192, 128, 4096, 4096, true);
 	ck_assert_double_eq_tol(f.fwd, 1.0, 1e-12);
 	ck_assert_double_eq_tol(f.bwd, 1.04, 1e-9);
-	f = attn_shape_factors(&u, PLAN_ATTN_FA2, 64, 64, 512, true);
+	f = attn_shape_factors(&u, PLAN_ATTN_FA2, 64, 64, 512, 512, true);
 	ck_assert_double_eq_tol(f.fwd, 1.0, 1e-12);
 	ck_assert_double_eq_tol(f.bwd, 1.0, 1e-12);
 }
@@ -194,6 +260,7 @@ attn_shape_suite(void)
 	tcase_add_test(tc, test_padding);
 	tcase_add_test(tc, test_flops_per_exp);
 	tcase_add_test(tc, test_causal_tiles);
+	tcase_add_test(tc, test_causal_span);
 	tcase_add_test(tc, test_factors);
 	tcase_add_test(tc, test_flash_end_to_end);
 	suite_add_tcase(s, tc);

@@ -406,6 +406,29 @@ START_TEST(test_blackwell_measured_attention)
 }
 END_TEST
 
+/* One node of 100 TFLOP/s GPUs, GEMMs at efficiency 1 with no per-GEMM
+ * cost, 1 TB/s HBM at efficiency 1, 1 us a kernel launch; @extra adds
+ * GPU keys. */
+#define EW_CLUSTER_YAML(extra) \
+	"name: t\nnodes: 1\ngpus_per_node: 8\n" \
+	"gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  memory: 80 GiB\n" \
+	"  memory_bandwidth: 1000 GB/s\n  memory_efficiency: 1.0\n  launch_overhead: 1 us\n" \
+	"  gemm_efficiency_max: 1.0\n  gemm_overhead: 0 s\n" extra \
+	"intra_node:\n  bandwidth: 100 GB/s\n" \
+	"inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n"
+
+/* @model_yaml on @cluster_yaml, one GPU and one sequence of 1,024 tokens
+ * (fixture_one_gpu_plan), the default framework. */
+static void
+ew_setup(struct cluster *c, struct model *m, struct plan *p, struct framework *fw, const char *cluster_yaml,
+	 const char *model_yaml)
+{
+	test_load_cluster(c, cluster_yaml);
+	test_load_model(m, model_yaml);
+	fixture_one_gpu_plan(p);
+	framework_init_default(fw);
+}
+
 /*
  * Element-wise traffic, fused against eager (compute.c's ew_ops table): a
  * toy Llama layer, h 1024, 8 heads of 128 with 2 KV heads (kvd 256), SwiGLU
@@ -430,16 +453,7 @@ START_TEST(test_elementwise_eager)
 	struct framework fw;
 	struct compute_layer fused, eager;
 
-	test_load_cluster(&c, "name: t\nnodes: 1\ngpus_per_node: 8\n"
-			  "gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  memory: 80 GiB\n"
-			  "  memory_bandwidth: 1000 GB/s\n  memory_efficiency: 1.0\n  launch_overhead: 1 us\n"
-			  "  gemm_efficiency_max: 1.0\n  gemm_overhead: 0 s\n"
-			  "intra_node:\n  bandwidth: 100 GB/s\n"
-			  "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n");
-	test_load_model(&m, "name: l\nlayers: 2\nhidden: 1024\nheads: 8\nkv_heads: 2\nffn_hidden: 2816\n"
-			"gated_mlp: true\nnorm: rmsnorm\nposition_embedding: rotary\nvocab: 32768\nseq_len: 1024\n");
-	fixture_one_gpu_plan(&p);
-	framework_init_default(&fw);
+	ew_setup(&c, &m, &p, &fw, EW_CLUSTER_YAML(""), FIXTURE_TOY_LLAMA_YAML);
 	compute_layer_time(&m, &p, &c, &fw, false, &fused);
 	ck_assert_double_eq_tol(fused.fwd_mem_s, 5.1613056e-5, 1e-15);
 	fw.elementwise = FRAMEWORK_EW_EAGER;
@@ -489,8 +503,44 @@ START_TEST(test_elementwise_eager)
 }
 END_TEST
 
-/* The bundled GPUs' FlashAttention-2 speeds: the generation defaults,
- * stated in the Hopper and Blackwell profiles with their sources. */
+/*
+ * elementwise compiled (torch.compile's Inductor) on the layer of
+ * test_elementwise_eager (1,024 tokens of hidden 1024, one GPU, 1000 GB/s
+ * at efficiency 1, 1 us a launch, rotary with kv_heads 2 of 8).
+ * Forward: the fused bytes, rotary's q and k one kernel each, so one
+ * launch more than fused: 5.1613056e-5 + 1e-6 = 5.2613056e-5 s.
+ * Backward: twice the forward (2 x 1e-6 more than fused) and the two
+ * norms' separate dweight reductions, 2 bytes an element each over 2^20
+ * elements (4,194,304 bytes: 4.194304e-6 s) and one kernel each (2e-6):
+ * norm_dweight_s 6.194304e-6 s; bwd_s 2e-6 + 6.194304e-6 = 8.194304e-6 s
+ * above fused. With sequence parallelism at tp 2 a norm runs over h/2 of
+ * each token: 2.097152e-6 + 2e-6 = 4.097152e-6 s.
+ */
+START_TEST(test_elementwise_compiled)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct framework fw;
+	struct compute_layer fused, compiled;
+
+	ew_setup(&c, &m, &p, &fw, EW_CLUSTER_YAML(""), FIXTURE_TOY_LLAMA_YAML);
+	compute_layer_time(&m, &p, &c, &fw, false, &fused);
+	ck_assert_double_eq_tol(fused.norm_dweight_s, 0.0, 1e-18);
+	fw.elementwise = FRAMEWORK_EW_COMPILED;
+	compute_layer_time(&m, &p, &c, &fw, false, &compiled);
+	ck_assert_double_eq_tol(compiled.fwd_mem_s, 5.2613056e-5, 1e-15);
+	ck_assert_double_eq_tol(compiled.norm_dweight_s, 6.194304e-6, 1e-15);
+	ck_assert_double_eq_tol(compiled.bwd_s - fused.bwd_s, 8.194304e-6, 1e-15);
+	ck_assert_double_eq_tol(compiled.fwd_gemm_s, fused.fwd_gemm_s, 1e-18);
+	p.tp = 2;
+	p.sequence_parallel = true;
+	compute_layer_time(&m, &p, &c, &fw, false, &compiled);
+	ck_assert_double_eq_tol(compiled.norm_dweight_s, 4.097152e-6, 1e-15);
+	cluster_release(&c);
+}
+END_TEST
+
 /*
  * torchtitan's op SAC on an MoE layer (compute.c op_sac_recompute_time,
  * flops.c op_sac_flops_per_token): the routed experts' grouped GEMMs and
@@ -516,18 +566,9 @@ START_TEST(test_op_sac_moe)
 	struct framework fw;
 	struct compute_layer l;
 
-	test_load_cluster(&c, "name: t\nnodes: 1\ngpus_per_node: 8\n"
-			  "gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  memory: 80 GiB\n"
-			  "  memory_bandwidth: 1000 GB/s\n  memory_efficiency: 1.0\n  launch_overhead: 1 us\n"
-			  "  gemm_efficiency_max: 1.0\n  gemm_overhead: 0 s\n  sm_count: 0\n"
-			  "intra_node:\n  bandwidth: 100 GB/s\n"
-			  "inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n");
-	test_load_model(&m, "name: l\nlayers: 2\nhidden: 1024\nheads: 8\nkv_heads: 2\nffn_hidden: 2816\n"
-			"gated_mlp: true\nnorm: rmsnorm\nposition_embedding: rotary\nvocab: 32768\nseq_len: 1024\n"
-			"moe: {experts: 8, top_k: 2, expert_ffn_hidden: 512, shared_experts: 1}\n");
-	fixture_one_gpu_plan(&p);
+	ew_setup(&c, &m, &p, &fw, EW_CLUSTER_YAML("  sm_count: 0\n"),
+		 FIXTURE_TOY_LLAMA_YAML "moe: {experts: 8, top_k: 2, expert_ffn_hidden: 512, shared_experts: 1}\n");
 	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
-	framework_init_default(&fw);
 	fw.selective_recompute = FRAMEWORK_SAC_OP;
 	fw.moe_grouped_gemm = FRAMEWORK_MOE_GEMM_SINGLE;
 	compute_layer_time(&m, &p, &c, &fw, true, &l);
@@ -538,6 +579,8 @@ START_TEST(test_op_sac_moe)
 }
 END_TEST
 
+/* The bundled GPUs' FlashAttention-2 speeds: the generation defaults,
+ * stated in the Hopper and Blackwell profiles with their sources. */
 START_TEST(test_fa2_speed_defaults)
 {
 	struct cluster c;
@@ -1022,6 +1065,7 @@ compute_suite(void)
 	tcase_add_test(tc, test_fp8_falling_curve);
 	tcase_add_test(tc, test_elementwise_eager);
 	tcase_add_test(tc, test_op_sac_moe);
+	tcase_add_test(tc, test_elementwise_compiled);
 	tcase_add_test(tc, test_launch_overhead);
 	tcase_add_test(tc, test_fp8_gemm);
 	tcase_add_test(tc, test_main_grad);

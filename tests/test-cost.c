@@ -75,6 +75,22 @@ START_TEST(test_layer_activations)
 }
 END_TEST
 
+/* torchtitan's per-op selective checkpointing (framework
+ * selective_recompute op) on one sequence of 1,024 tokens, flash
+ * attention, tp = pp = 1 over @dp ranks. */
+static void
+op_sac_plan(struct plan *p, struct framework *fw, int dp)
+{
+	plan_init(p);
+	p->tp = p->pp = p->micro_batch = p->global_batch = 1;
+	p->dp = dp;
+	p->seq_len = 1024;
+	p->flash_attention = true;
+	p->recompute = PLAN_RECOMPUTE_SELECTIVE;
+	framework_init_default(fw);
+	fw->selective_recompute = FRAMEWORK_SAC_OP;
+}
+
 /*
  * torchtitan's per-op selective checkpointing keeps a layer's input, the
  * outputs of q, v, w1 and w2 (every second matmul is recomputed), the
@@ -94,15 +110,8 @@ START_TEST(test_layer_activations_op_sac)
 	struct plan p;
 	struct framework fw;
 
-	test_load_model(&m, "name: l\nlayers: 2\nhidden: 1024\nheads: 8\nkv_heads: 2\nffn_hidden: 2816\n"
-			"gated_mlp: true\nnorm: rmsnorm\nposition_embedding: rotary\nvocab: 32768\nseq_len: 1024\n");
-	plan_init(&p);
-	p.tp = p.pp = p.dp = p.micro_batch = p.global_batch = 1;
-	p.seq_len = 1024;
-	p.flash_attention = true;
-	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
-	framework_init_default(&fw);
-	fw.selective_recompute = FRAMEWORK_SAC_OP;
+	test_load_model(&m, FIXTURE_TOY_LLAMA_YAML);
+	op_sac_plan(&p, &fw, 1);
 	ck_assert_rel(memory_layer_activations(&m, &p, &fw), 14680064.0, 1e-12);
 	p.tp = 2;
 	p.sequence_parallel = true;
@@ -147,14 +156,7 @@ START_TEST(test_layer_activations_op_sac_mla_moe)
 
 	snprintf(buf, sizeof buf, yaml, 0);
 	test_load_model(&m, buf);
-	plan_init(&p);
-	p.tp = p.pp = p.micro_batch = p.global_batch = 1;
-	p.dp = 2;
-	p.seq_len = 1024;
-	p.flash_attention = true;
-	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
-	framework_init_default(&fw);
-	fw.selective_recompute = FRAMEWORK_SAC_OP;
+	op_sac_plan(&p, &fw, 2);
 	ck_assert_rel(memory_layer_activations(&m, &p, &fw), 11280384.0, 1e-12);
 	p.ep = 2;
 	ck_assert_rel(memory_layer_activations(&m, &p, &fw), 15474688.0, 1e-12);
@@ -355,17 +357,14 @@ START_TEST(test_fsdp_double_buffer)
 	struct plan p;
 	struct memory_use off, on;
 	struct framework fw;
-	struct plan_error err;
 	const double psi = 7.5e9;
 
 	fixture_gpt3_dp64(&c, &m, &p, 3);
 	ck_assert_rel(model_params_per_layer(&m), 1812099072.0, 1e-12);
-	ck_assert_msg(framework_load_string(&fw, "mf.yaml", "name: mf\nreduce_bytes: 2\n", &err), "%s",
-		      err.message);
+	test_load_framework(&fw, "name: mf\nreduce_bytes: 2\n");
 	ck_assert(!fw.fsdp_double_buffer);
 	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &off);
-	ck_assert_msg(framework_load_string(&fw, "mf.yaml", "name: mf\nreduce_bytes: 2\nfsdp_double_buffer: true\n",
-					    &err), "%s", err.message);
+	test_load_framework(&fw, "name: mf\nreduce_bytes: 2\nfsdp_double_buffer: true\n");
 	ck_assert(fw.fsdp_double_buffer);
 	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &on);
 	ck_assert_rel(on.other - off.other, 7248396288.0, 1e-9);
@@ -384,12 +383,15 @@ START_TEST(test_fsdp_double_buffer)
 END_TEST
 
 /*
- * FSDP2 and torchao (framework master_weights_only, fp8_weight_recast):
- * GPT-3's 7.5e9 parameters of a stage over dp 64 at ZeRO-3 keep
- * 2 x 7.5e9 / 64 = 234,375,000 bytes of 16-bit weights; with the fp32
- * master as the only copy, none (the 12 optimizer bytes, which hold the
- * master, and the gradients do not change). Below ZeRO-3 the gathered
- * 16-bit weights stay: 2 x 7.5e9 = 1.5e10 either way. Under fp8 the
+ * FSDP2, FSDP1 and torchao (framework master_weights_only,
+ * fp8_weight_recast): GPT-3's 7.5e9 parameters of a stage over dp 64 at
+ * ZeRO-3 keep 2 x 7.5e9 / 64 = 234,375,000 bytes of 16-bit weights and,
+ * reduced in bf16 (reduce_bytes 2), as many of gradients; with the fp32
+ * master as the only copy, no weights (the 12 optimizer bytes hold the
+ * master) and fp32 gradients, 4 x 7.5e9 / 64 = 468,750,000: the same
+ * 468,750,000 for the two together. Below ZeRO-3 the gathered
+ * 16-bit weights and the bf16 gradients stay: 2 x 7.5e9 = 1.5e10 each
+ * (ZeRO-1 shards neither). Under fp8 the
  * linear weights keep the recipe's copies beside the 16-bit weight
  * (more than bf16); recast at each use they keep nothing more: the bf16
  * figure, and 0 with master_weights_only.
@@ -401,20 +403,20 @@ START_TEST(test_fsdp2_weight_copies)
 	struct plan p;
 	struct memory_use bf, u;
 	struct framework fw;
-	struct plan_error err;
 	const double psi = 7.5e9;
 
 	fixture_gpt3_dp64(&c, &m, &p, 3);
-	ck_assert_msg(framework_load_string(&fw, "f.yaml", "name: f\n", &err), "%s", err.message);
+	test_load_framework(&fw, "name: f\n");
 	ck_assert(!fw.master_weights_only && !fw.fp8_weight_recast);
 	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &bf);
 	ck_assert_rel(bf.weights, 234375000.0, 1e-12);
-	ck_assert_msg(framework_load_string(&fw, "f.yaml", "name: f\nmaster_weights_only: true\n"
-					    "fp8_weight_recast: true\n", &err), "%s", err.message);
+	test_load_framework(&fw, "name: f\nmaster_weights_only: true\nfp8_weight_recast: true\n");
 	ck_assert(fw.master_weights_only && fw.fp8_weight_recast);
 	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &u);
 	ck_assert_double_eq(u.weights, 0.0);
-	ck_assert_rel(u.gradients + u.optimizer, bf.gradients + bf.optimizer, 1e-12);
+	ck_assert_rel(bf.gradients, 234375000.0, 1e-12);
+	ck_assert_rel(u.gradients, 468750000.0, 1e-12);
+	ck_assert_rel(u.optimizer, bf.optimizer, 1e-12);
 	p.precision = PLAN_PRECISION_FP8;
 	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &u);
 	ck_assert_double_eq(u.weights, 0.0);
@@ -429,6 +431,7 @@ START_TEST(test_fsdp2_weight_copies)
 	fw.master_weights_only = true;
 	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &u);
 	ck_assert_rel(u.weights, 1.5e10, 1e-12);
+	ck_assert_rel(u.gradients, 1.5e10, 1e-12);
 	cluster_release(&c);
 }
 END_TEST
@@ -928,6 +931,26 @@ START_TEST(test_tp_overlap)
 }
 END_TEST
 
+/* The toy GPT on @cluster_yaml split over @cp context-parallel ranks of
+ * one node (toy_plan(1, 1, 1), flash attention), its layout, and the plan
+ * one rank runs (plan_cp_local: s / cp tokens); the layer's attention
+ * takes @attn_fwd_s forward and @attn_bwd_s backward. */
+static void
+ring_setup(struct cluster *c, struct model *m, struct plan *p, struct plan_layout *lay, struct compute_layer *cl,
+	   const char *cluster_yaml, int cp, double attn_fwd_s, double attn_bwd_s)
+{
+	test_load_cluster(c, cluster_yaml);
+	test_load_model(m, TOY_MODEL_YAML);
+	toy_plan(p, 1, 1, 1);
+	p->cp = cp;
+	p->flash_attention = true;
+	topology_plan(p, c, lay);
+	*p = plan_cp_local(p);
+	*cl = (struct compute_layer){ 0 };
+	cl->attn_fwd_s = attn_fwd_s;
+	cl->attn_bwd_s = attn_bwd_s;
+}
+
 /*
  * One ring-attention step (Liu et al. 2023; Megatron-Core's context
  * parallelism): the toy GPT (h 1024, 8 heads of 128, no GQA), s 1024
@@ -951,19 +974,11 @@ START_TEST(test_ring_attention_step)
 	struct model m;
 	struct plan p;
 	struct plan_layout lay;
-	struct compute_layer cl = { 0 };
+	struct compute_layer cl;
 	struct cp_layer_comm cc;
 
-	test_load_cluster(&c, TOY_CLUSTER_YAML);
-	test_load_model(&m, TOY_MODEL_YAML);
-	toy_plan(&p, 1, 1, 1);
-	p.cp = 2;
-	p.flash_attention = true;
-	topology_plan(&p, &c, &lay);
-	p = plan_cp_local(&p);
+	ring_setup(&c, &m, &p, &lay, &cl, TOY_CLUSTER_YAML, 2, 1e-5, 4e-5);
 	ck_assert_int_eq(p.seq_len, 512);
-	cl.attn_fwd_s = 1e-5;
-	cl.attn_bwd_s = 4e-5;
 	cp_layer_comm(&m, &p, &c, NULL, &lay, &cl, &cc);
 	ck_assert_double_eq_tol(cc.step_s, 2.197152e-5, 1e-15);
 	ck_assert_double_eq_tol(cc.fwd_s, 3.0603008e-5, 1e-15);
@@ -993,19 +1008,11 @@ START_TEST(test_ring_attention_p2p_passes)
 	struct model m;
 	struct plan p;
 	struct plan_layout lay;
-	struct compute_layer cl = { 0 };
+	struct compute_layer cl;
 	struct cp_layer_comm cc;
 
-	test_load_cluster(&c, TOY_CLUSTER_YAML_LAUNCH("1 us"));
-	test_load_model(&m, TOY_MODEL_YAML);
-	toy_plan(&p, 1, 1, 1);
-	p.cp = 4;
-	p.flash_attention = true;
-	topology_plan(&p, &c, &lay);
-	p = plan_cp_local(&p);
+	ring_setup(&c, &m, &p, &lay, &cl, TOY_CLUSTER_YAML_LAUNCH("1 us"), 4, 1e-3, 4e-3);
 	ck_assert_int_eq(p.seq_len, 256);
-	cl.attn_fwd_s = 1e-3;
-	cl.attn_bwd_s = 4e-3;
 	cp_layer_comm(&m, &p, &c, NULL, &lay, &cl, &cc);
 	ck_assert_double_eq_tol(cc.fwd_s, 2.4058624e-5, 1e-15);
 	ck_assert_double_eq_tol(cc.bwd_s, 5.3622272e-5, 1e-15);
@@ -1051,19 +1058,11 @@ START_TEST(test_ring_attention_allgather)
 	struct model m;
 	struct plan p;
 	struct plan_layout lay;
-	struct compute_layer cl = { 0 };
+	struct compute_layer cl;
 	struct cp_layer_comm cc;
 	struct framework fw;
 
-	test_load_cluster(&c, TOY_CLUSTER_YAML);
-	test_load_model(&m, TOY_MODEL_YAML);
-	toy_plan(&p, 1, 1, 1);
-	p.cp = 2;
-	p.flash_attention = true;
-	topology_plan(&p, &c, &lay);
-	p = plan_cp_local(&p);
-	cl.attn_fwd_s = 1e-5;
-	cl.attn_bwd_s = 4e-5;
+	ring_setup(&c, &m, &p, &lay, &cl, TOY_CLUSTER_YAML, 2, 1e-5, 4e-5);
 	framework_init_default(&fw);
 	fw.cp_ring = FRAMEWORK_RING_ALLGATHER;
 	cp_layer_comm(&m, &p, &c, &fw, &lay, &cl, &cc);

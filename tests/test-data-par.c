@@ -36,6 +36,57 @@ toy_setup(struct cluster *c, struct model *m, struct plan *p, struct plan_layout
 	topology_plan(p, c, lay);
 }
 
+/* The toy GPT of test_zero3 on 8 ranks (toy_setup 1, 8, ZeRO-3) with
+ * HBM at 1e12 B/s x 0.5 = 5e11 B/s, the rate the copy and host terms
+ * below are worked out at, and no GPU speed variation. */
+static void
+z3_hbm_setup(struct cluster *c, struct model *m, struct plan *p, struct plan_layout *lay)
+{
+	toy_setup(c, m, p, lay, 1, 8, 3);
+	c->gpu.memory_bw_Bps = 1e12;
+	c->gpu.memory_efficiency = 0.5;
+	c->gpu.speed_variation = 0.0;
+}
+
+/* The time of @bytes of memory traffic on the toy cluster with HBM at
+ * 1e12 B/s x 0.5 = 5e11 B/s. */
+static double
+hbm_time(double bytes)
+{
+	struct cluster c;
+	double t;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	c.gpu.memory_bw_Bps = 1e12;
+	c.gpu.memory_efficiency = 0.5;
+	t = compute_memory_time(&c, bytes);
+	cluster_release(&c);
+	return t;
+}
+
+/* The bundled framework profiles @a, @b and @c (@b, @c may be NULL) into
+ * @fa, @fb, @fc, profiles resolving from the source tree. */
+static void
+load_frameworks(const char *a, struct framework *fa, const char *b, struct framework *fb, const char *c,
+		struct framework *fc)
+{
+	test_setup_paths();
+	test_load_profile(PROFILE_FRAMEWORK, a, fa);
+	if (b)
+		test_load_profile(PROFILE_FRAMEWORK, b, fb);
+	if (c)
+		test_load_profile(PROFILE_FRAMEWORK, c, fc);
+}
+
+/* A plan of dp 8 at ZeRO stage @zero, the rest plan_init's. */
+static void
+dp8_plan(struct plan *p, int zero)
+{
+	plan_init(p);
+	p->dp = 8;
+	p->zero = zero;
+}
+
 /* The ZeRO-3 overlap case of test_zero3_exposure: four micro-batches, each
  * layer's gather and reduce 1 ms, 0.2 ms outside the layers, a 1.2x
  * slowdown of overlapped computation. */
@@ -530,9 +581,7 @@ START_TEST(test_zero3_deepspeed05)
 	struct dp_comm d21, d05, d21r, d05r;
 	struct framework ds21, ds05, same;
 
-	test_setup_paths();
-	test_load_profile(PROFILE_FRAMEWORK, "deepspeed-2021", &ds21);
-	test_load_profile(PROFILE_FRAMEWORK, "deepspeed-0.5", &ds05);
+	load_frameworks("deepspeed-2021", &ds21, "deepspeed-0.5", &ds05, NULL, NULL);
 	ck_assert_str_eq(ds05.name, "deepspeed-0.5");
 	ck_assert_double_eq_tol(ds05.gather_overhead_s, 2.8e-4, 1e-15);
 	ck_assert_double_eq(ds05.gather_rank_overhead_s, 0.0);
@@ -566,10 +615,7 @@ START_TEST(test_zero3_deepspeed05)
 	 * full recomputation (gathered once more) 2 x 3 x 9.28e-4 + 2.28e-4
 	 * = 5.796e-3 s less.
 	 */
-	toy_setup(&c, &m, &p, &lay, 1, 8, 3);
-	c.gpu.memory_bw_Bps = 1e12;
-	c.gpu.memory_efficiency = 0.5;
-	c.gpu.speed_variation = 0.0;
+	z3_hbm_setup(&c, &m, &p, &lay);
 	dp_comm_time(&m, &p, &c, &lay, &ds21, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &d21);
 	dp_comm_time(&m, &p, &c, &lay, &ds05, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &d05);
 	ck_assert_double_eq_tol(d21.z3_gather_layer_s, 3.186e-3, 1e-12);
@@ -607,8 +653,7 @@ START_TEST(test_moe_param_gathers)
 	struct dp_comm dc;
 	struct framework fw, mg;
 
-	test_setup_paths();
-	test_load_profile(PROFILE_FRAMEWORK, "megatron-lm", &mg);
+	load_frameworks("megatron-lm", &mg, NULL, NULL, NULL, NULL);
 	ck_assert_double_eq(mg.moe_param_gathers, 2.0);
 	framework_init_default(&fw);
 	ck_assert_double_eq(fw.moe_param_gathers, 1.0);
@@ -643,16 +688,11 @@ START_TEST(test_megatron_step_bytes)
 	struct plan p;
 	struct framework mg, nemo, ds;
 
-	test_setup_paths();
-	test_load_profile(PROFILE_FRAMEWORK, "megatron-lm", &mg);
-	test_load_profile(PROFILE_FRAMEWORK, "nemo", &nemo);
-	test_load_profile(PROFILE_FRAMEWORK, "deepspeed", &ds);
+	load_frameworks("megatron-lm", &mg, "nemo", &nemo, "deepspeed", &ds);
 	ck_assert_double_eq(mg.step_bytes, 4.0 + 12.0 + 12.0 + 4.0 + 2.0 - 28.0);
 	ck_assert_double_eq(nemo.step_bytes, 6.0);
 	ck_assert_double_eq(ds.step_bytes, 0.0);
-	plan_init(&p);
-	p.dp = 8;
-	p.zero = 1;
+	dp8_plan(&p, 1);
 	ck_assert_double_eq_tol(dp_step_bytes(&p, &mg, 1.6625e9), 9.975e9, 1.0);
 	p.zero = 0;
 	ck_assert_double_eq_tol(dp_step_bytes(&p, &mg, 1.6625e9), 9.975e9, 1.0);
@@ -678,14 +718,10 @@ END_TEST
  */
 START_TEST(test_megatron_grad_prereduce)
 {
-	struct cluster c;
 	struct plan p;
 	struct framework mg, nemo, ds;
 
-	test_setup_paths();
-	test_load_profile(PROFILE_FRAMEWORK, "megatron-lm", &mg);
-	test_load_profile(PROFILE_FRAMEWORK, "nemo", &nemo);
-	test_load_profile(PROFILE_FRAMEWORK, "deepspeed", &ds);
+	load_frameworks("megatron-lm", &mg, "nemo", &nemo, "deepspeed", &ds);
 	ck_assert_double_eq(mg.grad_check_bytes, 4.0);
 	ck_assert_double_eq(mg.grad_scale_bytes, 8.0);
 	ck_assert_double_eq(nemo.grad_check_bytes, 4.0);
@@ -693,15 +729,9 @@ START_TEST(test_megatron_grad_prereduce)
 	ck_assert_double_eq(ds.grad_check_bytes, 0.0);
 	ck_assert_double_eq(ds.grad_scale_bytes, 0.0);
 
-	plan_init(&p);
-	p.dp = 8;
-	p.zero = 1;
+	dp8_plan(&p, 1);
 	ck_assert_double_eq_tol(dp_grad_prereduce_bytes(&p, &mg, 3.395e9), 4.074e10, 1.0);
-	test_load_cluster(&c, TOY_CLUSTER_YAML);
-	c.gpu.memory_bw_Bps = 1e12;
-	c.gpu.memory_efficiency = 0.5;
-	ck_assert_double_eq_tol(compute_memory_time(&c, dp_grad_prereduce_bytes(&p, &mg, 3.395e9)), 0.08148, 1e-9);
-	cluster_release(&c);
+	ck_assert_double_eq_tol(hbm_time(dp_grad_prereduce_bytes(&p, &mg, 3.395e9)), 0.08148, 1e-9);
 	ck_assert_double_eq_tol(dp_grad_prereduce_bytes(&p, &nemo, 3.395e9), 1.358e10, 1.0);
 	ck_assert_double_eq(dp_grad_prereduce_bytes(&p, &ds, 3.395e9), 0.0);
 	ck_assert_double_eq(dp_grad_prereduce_bytes(&p, NULL, 3.395e9), 0.0);
@@ -733,14 +763,10 @@ END_TEST
  */
 START_TEST(test_zero3_deepspeed_step)
 {
-	struct cluster c;
 	struct plan p;
 	struct framework ds, ds05, ds21;
 
-	test_setup_paths();
-	test_load_profile(PROFILE_FRAMEWORK, "deepspeed", &ds);
-	test_load_profile(PROFILE_FRAMEWORK, "deepspeed-0.5", &ds05);
-	test_load_profile(PROFILE_FRAMEWORK, "deepspeed-2021", &ds21);
+	load_frameworks("deepspeed", &ds, "deepspeed-0.5", &ds05, "deepspeed-2021", &ds21);
 	ck_assert_double_eq(ds.zero3_step_bytes, 8.0 + 18.0 + 10.0 + 8.0 + 28.0 + 6.0 - 36.0);
 	ck_assert_double_eq(ds.zero3_tensor_launches, 2.0);
 	ck_assert_double_eq(ds.host_syncs, 3.0);
@@ -750,17 +776,10 @@ START_TEST(test_zero3_deepspeed_step)
 	ck_assert_double_eq(ds05.zero3_tensor_launches, 0.0);
 	ck_assert_double_eq(ds21.zero3_tensor_launches, 0.0);
 
-	plan_init(&p);
-	p.dp = 8;
-	p.zero = 3;
+	dp8_plan(&p, 3);
 	ck_assert_double_eq_tol(dp_zero3_step_bytes(&p, &ds, 6.738e9 / 8.0), 3.53745e10, 1.0);
 	ck_assert_double_eq(dp_zero3_step_launches(&p, &ds, 291.0), 582.0);
-	test_load_cluster(&c, TOY_CLUSTER_YAML);
-	c.gpu.memory_bw_Bps = 1e12;
-	c.gpu.memory_efficiency = 0.5;
-	ck_assert_double_eq_tol(compute_memory_time(&c, dp_zero3_step_bytes(&p, &ds, 6.738e9 / 8.0)), 0.070749,
-				1e-6);
-	cluster_release(&c);
+	ck_assert_double_eq_tol(hbm_time(dp_zero3_step_bytes(&p, &ds, 6.738e9 / 8.0)), 0.070749, 1e-6);
 	/* Below stage 3 (stage_1_and_2.py is other code) and for profiles
 	 * without the keys: nothing. */
 	p.zero = 2;
@@ -793,16 +812,12 @@ START_TEST(test_zero3_deepspeed_predivide)
 	struct dp_comm with, without;
 	struct framework ds, none;
 
-	test_setup_paths();
-	test_load_profile(PROFILE_FRAMEWORK, "deepspeed", &ds);
+	load_frameworks("deepspeed", &ds, NULL, NULL, NULL, NULL);
 	ck_assert_double_eq(ds.reduce_copy_passes, 2.0);
 	ck_assert_double_eq(ds.gather_copy_passes, 0.0);
 	none = ds;
 	none.reduce_copy_passes = 0.0;
-	toy_setup(&c, &m, &p, &lay, 1, 8, 3);
-	c.gpu.memory_bw_Bps = 1e12;
-	c.gpu.memory_efficiency = 0.5;
-	c.gpu.speed_variation = 0.0;
+	z3_hbm_setup(&c, &m, &p, &lay);
 	dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &with);
 	dp_comm_time(&m, &p, &c, &lay, &none, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &without);
 	ck_assert_double_eq_tol(with.z3_reduce_layer_s - without.z3_reduce_layer_s, 4.8e-5, 1e-12);

@@ -74,6 +74,13 @@ START_TEST(test_layer_kernels)
 	host_layer_kernels(&m, &p, &fw, false, 5.0, &k);
 	ck_assert_double_eq(k.fwd, 6.0 + 1.0 + 5.0);
 	ck_assert_double_eq(k.recompute, 3.0 + 5.0);
+	/* Compiled (torch.compile): the GEMMs as fused, 4 (QKV, projection,
+	 * fc1, fc2): forward 4 + 1 + 5 = 10; backward 2 x 4 + 3 + 2 x 5 and
+	 * each of the toy layer's two norms' dweight kernel: 23. */
+	fw.elementwise = FRAMEWORK_EW_COMPILED;
+	host_layer_kernels(&m, &p, &fw, false, 5.0, &k);
+	ck_assert_double_eq(k.fwd, 4.0 + 1.0 + 5.0);
+	ck_assert_double_eq(k.bwd, 2.0 * 4.0 + 3.0 + 2.0 * 5.0 + 2.0);
 }
 END_TEST
 

@@ -59,6 +59,26 @@ moe_toy_fixture(struct cluster *c, struct model *m, struct plan *p, const char *
 	p->seq_len = 1024;
 }
 
+/* One node of 1000 GB/s GPUs at memory efficiency 1, 1 us a kernel
+ * launch: test_moe_permute_passes' permutation traffic by hand. */
+#define PERMUTE_CLUSTER_YAML \
+	"name: t\nnodes: 1\ngpus_per_node: 8\n" \
+	"gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  memory: 80 GiB\n" \
+	"  memory_bandwidth: 1000 GB/s\n  memory_efficiency: 1.0\n  launch_overhead: 1 us\n" \
+	"intra_node:\n  bandwidth: 100 GB/s\n" \
+	"inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n"
+
+/* A framework with Megatron-Core core_v0.5-v0.6's allgather dispatcher. */
+#define ALLGATHER_MASK_YAML "name: ag\nmoe_dispatcher: allgather_mask\n"
+
+/* What a layer keeps under @fw beyond what it keeps under the default
+ * framework (NULL: the all-to-all dispatcher, two routed copies). */
+static double
+activations_beyond_default(const struct model *m, const struct plan *p, const struct framework *fw)
+{
+	return memory_layer_activations(m, p, fw) - memory_layer_activations(m, p, NULL);
+}
+
 START_TEST(test_mixtral_params)
 {
 	struct model m;
@@ -299,20 +319,18 @@ START_TEST(test_moe_weighted_activation)
 	struct model m;
 	struct plan p;
 	struct framework fw;
-	struct plan_error err;
 	struct memory_use two, one;
 	double expert, params;
 
 	mixtral_fixture(&c, &m, &p, 1, 8, 8);
 	p.global_batch = 8;
 	ck_assert_double_eq(m.moe.capacity_factor, 1.0);
-	ck_assert_msg(framework_load_string(&fw, "mw.yaml", "name: mw\n", &err), "%s", err.message);
+	test_load_framework(&fw, "name: mw\n");
 	ck_assert(!fw.moe_weighted_activation);
-	ck_assert_rel(memory_layer_activations(&m, &p, &fw) - memory_layer_activations(&m, &p, NULL), 0.0, 1e-12);
+	ck_assert_rel(activations_beyond_default(&m, &p, &fw), 0.0, 1e-12);
 	params = estimate_stage_params(&m, &p, 0, &expert);
 	memory_stage(&m, &p, &c, &fw, 0, params, expert, &two);
-	ck_assert_msg(framework_load_string(&fw, "mw.yaml", "name: mw\nmoe_weighted_activation: true\n", &err), "%s",
-		      err.message);
+	test_load_framework(&fw, "name: mw\nmoe_weighted_activation: true\n");
 	ck_assert(fw.moe_weighted_activation);
 	memory_stage(&m, &p, &c, &fw, 0, params, expert, &one);
 	ck_assert_rel(two.activations - one.activations, 2147483648.0, 1e-9);
@@ -579,11 +597,9 @@ START_TEST(test_allgather_mask_comm_by_hand)
 	struct ep_layer_comm ec;
 	struct ep_layer_fixed ef;
 	struct framework fw;
-	struct plan_error err;
 
 	moe_toy_fixture(&c, &m, &p, TOY_CLUSTER_YAML_LAUNCH("2 us"), "  experts: 8\n  top_k: 2\n", 4);
-	ck_assert_msg(framework_load_string(&fw, "ag.yaml", "name: ag\nmoe_dispatcher: allgather_mask\n", &err),
-		      "%s", err.message);
+	test_load_framework(&fw, ALLGATHER_MASK_YAML);
 	p.tp = 2;
 	p.ep = 1;
 	p.sequence_parallel = true;
@@ -683,17 +699,9 @@ START_TEST(test_allgather_mask_permute_by_hand)
 	struct plan p;
 	struct compute_layer a2a, ag;
 	struct framework fw;
-	struct plan_error err;
 
-	moe_toy_fixture(&c, &m, &p,
-			"name: t\nnodes: 1\ngpus_per_node: 8\n"
-			"gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  memory: 80 GiB\n"
-			"  memory_bandwidth: 1000 GB/s\n  memory_efficiency: 1.0\n  launch_overhead: 1 us\n"
-			"intra_node:\n  bandwidth: 100 GB/s\n"
-			"inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n",
-			"  experts: 8\n  top_k: 2\n  capacity_factor: 1.0\n", 8);
-	ck_assert_msg(framework_load_string(&fw, "ag.yaml", "name: ag\nmoe_dispatcher: allgather_mask\n", &err),
-		      "%s", err.message);
+	moe_toy_fixture(&c, &m, &p, PERMUTE_CLUSTER_YAML, "  experts: 8\n  top_k: 2\n  capacity_factor: 1.0\n", 8);
+	test_load_framework(&fw, ALLGATHER_MASK_YAML);
 	compute_layer_time(&m, &p, &c, NULL, true, &a2a);
 	compute_layer_time(&m, &p, &c, &fw, true, &ag);
 	ck_assert_double_eq_tol(a2a.moe_permute_s, 18.777216e-6, 1e-12);
@@ -713,6 +721,65 @@ START_TEST(test_allgather_mask_permute_by_hand)
 	compute_layer_time(&m, &p, &c, &fw, true, &ag);
 	ck_assert_double_eq_tol(ag.moe_permute_s, 24.680064e-6, 1e-12);
 	ck_assert_double_eq_tol(ag.moe_permute_bwd_s, 15.582912e-6, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * What the allgather_mask dispatcher keeps for the backward beyond the
+ * routed copies in and out (memory.c, allgather_mask_saved_bytes;
+ * token_dispatcher.py at core_v0.6.0): the toy GPT (h 1024, s 1024), 8
+ * experts top-2, capacity factor 1, b 1, every layer MoE, so the
+ * difference from the all-to-all dispatcher is the term itself.
+ * tp 2 with SP, ep 1: G = 1 x 1024 = 1024 gathered tokens, R = 2 x 1024
+ * = 2048 local rows. The gathered hidden states 2 G h = 2,097,152, the
+ * rows before the sort 2 R h = 4,194,304, the index maps 16 R + 8 R =
+ * 49,152, the probs and mask 3 k G = 6,144, the scores 2 R = 4,096:
+ * 6,350,848 bytes. tp 1, ep 1 (no collective): no gathered states,
+ * 6,350,848 - 2,097,152 = 4,253,696. tp 1, ep 8: G = 8 x 1024 = 8192,
+ * R = 2 x 8192 / 8 = 2048: 2 G h = 16,777,216, 2 R h = 4,194,304, maps
+ * 49,152, 3 k G = 49,152, 2 R = 4,096: 21,073,920. Top-1 on tp 1, ep 1
+ * takes no gathering path: argsort's map 8 R = 8 x 1024 = 8,192, and no
+ * product keeps the scattered output, 2 R h = 2,097,152 fewer:
+ * -2,088,960. Mixtral on FlagPerf's plan (tp 8 with SP, ep 1, b 3, s
+ * 4096, top-2, h 4096): G = 12,288, R = 24,576: 100,663,296 +
+ * 201,326,592 + 589,824 + 73,728 + 49,152 = 302,702,592 bytes a layer
+ * and micro-batch.
+ */
+START_TEST(test_allgather_mask_memory_by_hand)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct framework fw;
+
+	moe_toy_fixture(&c, &m, &p, TOY_CLUSTER_YAML_LAUNCH("2 us"),
+			"  experts: 8\n  top_k: 2\n  capacity_factor: 1.0\n", 1);
+	test_load_framework(&fw, ALLGATHER_MASK_YAML);
+	p.tp = 2;
+	p.sequence_parallel = true;
+	ck_assert_double_eq_tol(activations_beyond_default(&m, &p, &fw), 6350848.0, 1e-6);
+	/* Checkpointing the MoE layer drops it with the rest of the layer. */
+	ck_assert_double_eq_tol(memory_recompute_module_bytes(&m, &p, &fw, PLAN_RM_MOE) -
+					memory_recompute_module_bytes(&m, &p, NULL, PLAN_RM_MOE),
+				6350848.0, 1e-6);
+	p.tp = 1;
+	p.sequence_parallel = false;
+	ck_assert_double_eq_tol(activations_beyond_default(&m, &p, &fw), 4253696.0, 1e-6);
+	p.dp = p.ep = 8;
+	p.global_batch = 8;
+	ck_assert_double_eq_tol(activations_beyond_default(&m, &p, &fw), 21073920.0, 1e-6);
+	p.dp = p.ep = 1;
+	p.global_batch = 1;
+	m.moe.top_k = 1;
+	ck_assert_double_eq_tol(activations_beyond_default(&m, &p, &fw), -2088960.0, 1e-6);
+	cluster_release(&c);
+
+	mixtral_fixture(&c, &m, &p, 8, 2, 1);
+	p.sequence_parallel = true;
+	p.micro_batch = 3;
+	p.global_batch = 6;
+	ck_assert_double_eq_tol(activations_beyond_default(&m, &p, &fw), 302702592.0, 1e-6);
 	cluster_release(&c);
 }
 END_TEST
@@ -919,13 +986,7 @@ START_TEST(test_moe_permute_passes)
 	struct plan p;
 	struct compute_layer one, four;
 
-	moe_toy_fixture(&c, &m, &p,
-			"name: t\nnodes: 1\ngpus_per_node: 8\n"
-			"gpu:\n  name: t\n  peak_flops: 100 TFLOPS\n  memory: 80 GiB\n"
-			"  memory_bandwidth: 1000 GB/s\n  memory_efficiency: 1.0\n  launch_overhead: 1 us\n"
-			"intra_node:\n  bandwidth: 100 GB/s\n"
-			"inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n",
-			"  experts: 8\n  top_k: 2\n  capacity_factor: 1.0\n", 8);
+	moe_toy_fixture(&c, &m, &p, PERMUTE_CLUSTER_YAML, "  experts: 8\n  top_k: 2\n  capacity_factor: 1.0\n", 8);
 	compute_layer_time(&m, &p, &c, NULL, true, &one);
 	p.dp = p.ep = 2;
 	p.global_batch = 2;
@@ -991,9 +1052,8 @@ START_TEST(test_moe_wgrad_traffic)
 	struct compute_layer l;
 
 	struct framework fw;
-	struct plan_error err;
 
-	ck_assert_msg(framework_load_string(&fw, "mg.yaml", "name: mg\nmain_grad: fused\n", &err), "%s", err.message);
+	test_load_framework(&fw, "name: mg\nmain_grad: fused\n");
 	moe_gemm_fixture(&c, &m, &p, "0 s", "  experts: 64\n  top_k: 1\n  expert_ffn_hidden: 1024\n");
 	compute_layer_time(&m, &p, &c, &fw, true, &l);
 	ck_assert_double_eq_tol(l.moe_wgrad_mem_s, 805.306368e-6, 1e-12);
@@ -1030,13 +1090,11 @@ START_TEST(test_moe_sequential_mlp)
 	struct model m;
 	struct plan p;
 	struct framework fw;
-	struct plan_error err;
 	struct compute_layer grouped, seq;
 	struct host_kernels kg, ks;
 
 	moe_gemm_fixture(&c, &m, &p, "10 us", "  experts: 8\n  top_k: 2\n  expert_ffn_hidden: 1024\n");
-	ck_assert_msg(framework_load_string(&fw, "seq.yaml", "name: seq\nmoe_sequential_mlp: true\n", &err), "%s",
-		      err.message);
+	test_load_framework(&fw, "name: seq\nmoe_sequential_mlp: true\n");
 	ck_assert(fw.moe_sequential_mlp);
 	compute_layer_time(&m, &p, &c, NULL, true, &grouped);
 	compute_layer_time(&m, &p, &c, &fw, true, &seq);
@@ -1068,15 +1126,11 @@ START_TEST(test_moe_sequential_slices)
 	struct model m;
 	struct plan p;
 	struct framework fw, sl;
-	struct plan_error err;
 	struct compute_layer seq, cut;
 
 	moe_gemm_fixture(&c, &m, &p, "10 us", "  experts: 8\n  top_k: 2\n  expert_ffn_hidden: 1024\n");
-	ck_assert_msg(framework_load_string(&fw, "seq.yaml", "name: seq\nmoe_sequential_mlp: true\n", &err), "%s",
-		      err.message);
-	ck_assert_msg(framework_load_string(&sl, "sl.yaml",
-					    "name: sl\nmoe_sequential_mlp: true\nmoe_sequential_slices: true\n", &err),
-		      "%s", err.message);
+	test_load_framework(&fw, "name: seq\nmoe_sequential_mlp: true\n");
+	test_load_framework(&sl, "name: sl\nmoe_sequential_mlp: true\nmoe_sequential_slices: true\n");
 	compute_layer_time(&m, &p, &c, &fw, true, &seq);
 	compute_layer_time(&m, &p, &c, &sl, true, &cut);
 	ck_assert_double_eq_tol(cut.moe_permute_s - seq.moe_permute_s, 12.582912e-6, 1e-12);
@@ -1116,9 +1170,8 @@ START_TEST(test_moe_grouped_gemm_streams)
 	struct plan p;
 	struct compute_layer l;
 	struct framework fw;
-	struct plan_error err;
 
-	ck_assert_msg(framework_load_string(&fw, "mg.yaml", "name: mg\nmain_grad: fused\n", &err), "%s", err.message);
+	test_load_framework(&fw, "name: mg\nmain_grad: fused\n");
 	moe_gemm_fixture(&c, &m, &p, "10 us", "  experts: 64\n  top_k: 1\n  expert_ffn_hidden: 1024\n");
 	compute_layer_time(&m, &p, &c, &fw, true, &l);
 	ck_assert_double_eq_tol(l.mlp_fwd_s, 354.15919104e-6, 1e-12);
@@ -1199,14 +1252,11 @@ START_TEST(test_moe_grouped_gemm_single)
 	struct model m;
 	struct plan p;
 	struct framework fw;
-	struct plan_error err;
 	struct compute_layer te, one;
 	struct host_kernels k;
 
 	moe_gemm_fixture(&c, &m, &p, "10 us", "  experts: 64\n  top_k: 1\n  expert_ffn_hidden: 1024\n");
-	ck_assert_msg(framework_load_string(&fw, "one.yaml", "name: one\nmoe_grouped_gemm: single\nmain_grad: fused\n",
-					    &err), "%s",
-		      err.message);
+	test_load_framework(&fw, "name: one\nmoe_grouped_gemm: single\nmain_grad: fused\n");
 	ck_assert_int_eq(fw.moe_grouped_gemm, FRAMEWORK_MOE_GEMM_SINGLE);
 	compute_layer_time(&m, &p, &c, NULL, true, &te);
 	compute_layer_time(&m, &p, &c, &fw, true, &one);
@@ -1262,8 +1312,7 @@ START_TEST(test_moe_wgrad_main_grad_kinds)
 	ck_assert_int_eq(fw.main_grad, FRAMEWORK_MG_NONE);
 	compute_layer_time(&m, &p, &c, &fw, true, &l);
 	ck_assert_double_eq(l.moe_wgrad_mem_s, 0.0);
-	ck_assert_msg(framework_load_string(&fw, "mg.yaml", "name: mg\nmain_grad: unfused\n", &err), "%s",
-		      err.message);
+	test_load_framework(&fw, "name: mg\nmain_grad: unfused\n");
 	c.gpu.launch_overhead_s = 2e-6;
 	compute_layer_time(&m, &p, &c, &fw, true, &l);
 	ck_assert_double_eq_tol(l.moe_wgrad_mem_s, 1598.17728e-6, 1e-12);
@@ -1271,12 +1320,11 @@ START_TEST(test_moe_wgrad_main_grad_kinds)
 	 * GroupedMLP): the bf16 gradient added by DDP's hook, unfused
 	 * whatever main_grad says, one launch a matrix, not an expert: the
 	 * 1342.17728 us of the 10 bytes and 2 x 2 us. */
-	ck_assert_msg(framework_load_string(&fw, "mg.yaml", "name: mg\nmain_grad: fused\nmoe_grouped_gemm: gmm\n",
-					    &err), "%s", err.message);
+	test_load_framework(&fw, "name: mg\nmain_grad: fused\nmoe_grouped_gemm: gmm\n");
 	compute_layer_time(&m, &p, &c, &fw, true, &l);
 	ck_assert_double_eq_tol(l.moe_wgrad_mem_s, 1346.17728e-6, 1e-12);
 	c.gpu.launch_overhead_s = 0.0;
-	ck_assert_msg(framework_load_string(&fw, "mg.yaml", "name: mg\nmain_grad: fused\n", &err), "%s", err.message);
+	test_load_framework(&fw, "name: mg\nmain_grad: fused\n");
 	compute_layer_time(&m, &p, &c, &fw, true, &l);
 	ck_assert_double_eq_tol(l.moe_wgrad_mem_s, 805.306368e-6, 1e-12);
 	c.gpu.generation = GPU_GEN_AMPERE;
@@ -1333,9 +1381,8 @@ START_TEST(test_moe_fp8_wgrad_promoting)
 	struct plan p;
 	struct compute_layer l;
 	struct framework fw;
-	struct plan_error err;
 
-	ck_assert_msg(framework_load_string(&fw, "mg.yaml", "name: mg\nmain_grad: fused\n", &err), "%s", err.message);
+	test_load_framework(&fw, "name: mg\nmain_grad: fused\n");
 	moe_fp8_fixture(&c, &m, &p, "0 s", "  experts: 8\n  top_k: 1\n  expert_ffn_hidden: 1024\n");
 	compute_layer_time(&m, &p, &c, &fw, true, &l);
 	ck_assert_double_eq_tol(l.mlp_fwd_s - l.moe_router_gemm_s, 2.0 * 17.179869184e-6, 1e-12);
@@ -1449,6 +1496,7 @@ moe_suite(void)
 	tcase_add_test(tc, test_allgather_mask_comm_by_hand);
 	tcase_add_test(tc, test_allgather_mask_tp_pair_by_hand);
 	tcase_add_test(tc, test_allgather_mask_permute_by_hand);
+	tcase_add_test(tc, test_allgather_mask_memory_by_hand);
 	tcase_add_test(tc, test_moe_sequential_slices);
 	tcase_add_test(tc, test_moe_weighted_activation);
 	suite_add_tcase(s, tc);

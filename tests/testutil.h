@@ -121,6 +121,16 @@ test_load_model(struct model *m, const char *yaml)
 	ck_assert_msg(model_load_string(m, "test.yaml", yaml, &err), "%s", err.message);
 }
 
+/* Load the framework profile given as YAML text @yaml into @fw. */
+static inline void
+test_load_framework(struct framework *fw, const char *yaml)
+{
+	struct plan_error err;
+
+	plan_error_clear(&err);
+	ck_assert_msg(framework_load_string(fw, "test.yaml", yaml, &err), "%s", err.message);
+}
+
 /* Load the bundled profile @name of @kind (a model, cluster, compressor
  * or framework) into @obj; PLAN_CLI_PATH must name the source root. */
 static inline void

@@ -7,7 +7,8 @@
  * compiled for a few head dims and pad the others up; every score costs
  * one exponential on the special-function units, whose rate did not grow
  * with the tensor cores, so small head dims run at a lower fraction of
- * peak; and a causal kernel computes the diagonal tiles whole.
+ * peak; and a causal kernel computes the diagonal tiles whole and pays
+ * a fixed cost per row of tiles.
  */
 #pragma once
 
@@ -56,11 +57,36 @@ double attn_shape_score_cost(double executed, double counted, double r);
 double attn_shape_causal_tiles(double seq, double tile);
 
 /**
+ * The causal span, in tokens, of kernel @kernel (as for
+ * attn_shape_padded_head_dim) on a @gen GPU, backward if @bwd: the
+ * diagonal tile plus twice the per-row cost in tiles, times the tile
+ * (attn_shape.c cites the fit); ATTN_SHAPE_TILE where no benchmark says more.
+ */
+double attn_shape_causal_span(int kernel, enum gpu_generation gen, bool bwd);
+
+/**
+ * Tiles a causal call computes over the s^2 / 2 pairs, with whole
+ * diagonal tiles of @tile and a per-row cost making up a span of @span
+ * tokens: attn_shape_causal_tiles(@seq, @tile) + (@span - @tile) /
+ * max(@seq, @tile); 1 for @seq <= 0.
+ */
+double attn_shape_causal_cost(double seq, double tile, double span);
+
+/**
+ * The same where a call's rows span @row_seq keys (a ring step of context
+ * parallelism) while its diagonal is the whole @seq's:
+ * attn_shape_causal_tiles(@seq, @tile) + (@span - @tile) / max(@row_seq,
+ * @tile); 1 for @seq <= 0.
+ */
+double attn_shape_causal_cost_rows(double seq, double row_seq, double tile, double span);
+
+/**
  * The time multipliers of a fused attention call on @g with kernel
  * @kernel, head dims @dqk and @dv, over a (whole, CP-joined) sequence of
- * @seq tokens, @causal or not, against the reference shape; 1 and 1 on a
- * GPU whose generation states no reference shape (GPU_GEN_UNSPECIFIED,
- * Volta, CDNA3).
+ * @seq tokens whose calls' rows each span @row_seq keys (@seq, or one
+ * ring step's seq / cp under ring context parallelism), @causal or not,
+ * against the reference shape; 1 and 1 on a GPU whose generation states
+ * no reference shape (GPU_GEN_UNSPECIFIED, Volta, CDNA3).
  */
 struct attn_shape attn_shape_factors(const struct gpu *g, int kernel, double dqk, double dv, double seq,
-				     bool causal);
+				     double row_seq, bool causal);

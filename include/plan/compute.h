@@ -19,6 +19,7 @@ struct compute_layer {
 	double attn_bwd_s;   /**< the attention core in bwd_s */
 	double moe_wgrad_mem_s; /**< MoE: the experts' wgrad GEMMs' time beyond their FLOPs (fp32 gradient traffic), in bwd_s */
 	double ew_kernels;   /**< element-wise kernels of the forward (fp8 casts included): host_time.h */
+	double norm_dweight_s; /**< compiled element-wise: the norms' separate dweight reductions, in bwd_s */
 	double main_grad_s;  /**< plan-cli hopper: the wgrads' accumulation into fp32 main_grad beyond the GEMMs, in bwd_s */
 	/* MoE layers' fixed costs inside fwd_s, for their lines of their own (issue 25). */
 	double moe_router_gemm_s; /**< the router's GEMM, in fwd_gemm_s (mlp_fwd_s) */

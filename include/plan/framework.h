@@ -59,6 +59,7 @@ enum framework_moe_dispatcher {
 enum framework_elementwise {
 	FRAMEWORK_EW_FUSED, /**< one kernel an operator (Transformer Engine, Megatron's fusions, Composer's) */
 	FRAMEWORK_EW_EAGER, /**< eager PyTorch modules, RMSNorm and rotary decomposed (torchtitan, Hugging Face) */
+	FRAMEWORK_EW_COMPILED, /**< torch.compile's Inductor: fused forward, a norm's dweight a reduction of its own */
 };
 
 /** What --recompute selective recomputes. */
@@ -193,8 +194,9 @@ struct framework {
 	bool fsdp_double_buffer;  /**< ZeRO-3: two unit-sized gradient buffers kept for good beside the two
 				       gather buffers (Megatron-FSDP's fsdp_double_buffer) */
 	bool master_weights_only; /**< ZeRO-3: the optimizer's fp32 shard is the weights' only persistent copy,
-				       cast to 16 bits at each gather (FSDP2's MixedPrecisionPolicy): no sharded
-				       16-bit copy */
+				       cast to 16 bits at each gather (FSDP2's MixedPrecisionPolicy, FSDP1's
+				       FlatParameter): no sharded 16-bit copy, and the sharded gradient
+				       kept in fp32, the parameter's dtype */
 	bool sp_regather;         /**< plan-cli review6: sequence parallelism gathers a column-parallel linear's
 				       input again in the backward for its weight gradient (Megatron-Core,
 				       Transformer Engine); false: autograd keeps the gathered input (DTensor) */

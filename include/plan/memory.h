@@ -26,6 +26,8 @@ struct memory_use {
  * intermediate tensors and, for standard attention, 5*a*s^2*b of scores.
  * With recomputation: selective drops the scores, full keeps only the
  * 2*s*b*h layer input; selective as @fw runs it (NULL: Korthikanti's).
+ * An MoE layer under @fw's moe_dispatcher allgather_mask also keeps what
+ * that dispatcher's torch.gather, masked_select and product save.
  */
 double memory_layer_activations(const struct model *m, const struct plan *p, const struct framework *fw);
 

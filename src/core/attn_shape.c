@@ -142,12 +142,7 @@ pass_factor(double executed, double counted, double ref, double r)
  * query tiles of kBlockM = 128 on sm80/sm90 at head dim 128; backward: key
  * tiles of kBlockN = 128; llm-foundry's Triton kernel BLOCK = 128). With n
  * = s / 128 tiles a side it computes n (n + 1) / 2 tiles, (n + 1) / n of
- * the s^2 / 2 pairs the FLOP count assumes. Against the FA3 paper's seq
- * curves (H100, hdim 128, causal over non-causal forward, seq 512 to 16k:
- * 0.63, 0.75, 0.83, 0.91, 0.93, 0.95) this n / (n + 1) (0.80, 0.89, 0.94,
- * 0.97, 0.98, 0.99) is a third to a half of the causal loss; the rest
- * (masking work, the last wave of uneven tiles) is not modelled: the
- * profile's figure, taken at 2k-8k, holds it there.
+ * the s^2 / 2 pairs the FLOP count assumes.
  */
 double
 attn_shape_causal_tiles(double seq, double tile)
@@ -159,14 +154,104 @@ attn_shape_causal_tiles(double seq, double tile)
 	return fmin(2.0, 1.0 + tile / seq);
 }
 
+/*
+ * attnseq: the diagonal alone is a third to a half of what a causal
+ * kernel loses at short sequences. Each CTA of a flash kernel owns one
+ * row of tiles (a query tile forward, a key tile backward) and pays for it
+ * once, whatever its length: loading its Q (K, V) tile, filling the
+ * pipeline, the epilogue (O and LSE; dK and dV), and backward the
+ * separate dO.O and dQ conversion kernels. Worth k tiles of work a row, a
+ * call computes n (n + 1) / 2 + k n tiles, 1 + (1 + 2k) tile / s of the
+ * triangle: the diagonal's form with a wider "span" of (1 + 2k) tile
+ * tokens. The span is fitted to NVIDIA's kernel benchmarks only
+ * (NVIDIA/cudnn-frontend benchmark/, docs/research/gpu-data.md "attnseq":
+ * causal, head dim 128, seq 1k-32k, the time less the profile's per-call
+ * attention_overhead, anchored at seq 4096), by the least mean |log| of
+ * the time ratio:
+ * - Hopper forward: 128, the diagonal alone (H200, cuDNN 9.1 and 9.3-9.4,
+ *   2024: best fit 0, i.e. no loss beyond the diagonal; FA2 192).
+ * - Hopper backward, cuDNN (and FA3, the same sm90 warp-specialised
+ *   design; no FA3 causal backward curve was found): 416 (cuDNN 9.1 352,
+ *   9.3-9.4 432; cuDNN 9.19.1 of 2026 784).
+ * - Hopper backward, FA2 (PyTorch SDPA's flash backend on the same H200,
+ *   2024): 1184 (9.1 1184, 9.3-9.4 1264).
+ * - Blackwell, cuDNN (GB200 and GB300 cuDNN 9.17.0, GB200 9.19.1, the
+ *   kernel time; the B200's 9.10.2 and 9.13.1 series are CUDA-event times
+ *   with a host floor of 0.15 ms forward, 0.5 ms backward at seq <= 1k and
+ *   were not fitted): forward 704 (736, 576, 800), backward 1344 (1296,
+ *   1456, 1248).
+ * - Blackwell, FA2 (flash-attn 2.7.4 on the B200, cuDNN 9.10.2's run, seq
+ *   2k-32k): forward 1072, backward 1264.
+ * - Ampere: no kernel benchmark by sequence; the diagonal alone, 128.
+ * A kernel not causal owns rows as well, but the full-mask series do not
+ * agree on a span (GB200 9.19.1 272 / 640, 9.22 144 / 48; H200 0 / 0-96):
+ * no sequence term.
+ */
+static bool
+attn_shape_is_fa2(int kernel, enum gpu_generation gen)
+{
+	return kernel == PLAN_ATTN_FA2 || (kernel == PLAN_ATTN_SDPA && gen != GPU_GEN_BLACKWELL) ||
+	       (kernel == PLAN_ATTN_PROFILE && gen == GPU_GEN_AMPERE);
+}
+
+double
+attn_shape_causal_span(int kernel, enum gpu_generation gen, bool bwd)
+{
+	bool fa2 = attn_shape_is_fa2(kernel, gen);
+
+	switch (gen) {
+	case GPU_GEN_HOPPER:
+		return !bwd ? ATTN_SHAPE_TILE : fa2 ? 1184.0 : 416.0;
+	case GPU_GEN_BLACKWELL:
+		if (fa2)
+			return bwd ? 1264.0 : 1072.0;
+		return bwd ? 1344.0 : 704.0;
+	default:
+		return ATTN_SHAPE_TILE;
+	}
+}
+
+/*
+ * Under ring context parallelism (Megatron-Core / Transformer Engine's
+ * p2p CP) a rank runs cp calls, one a step, each of its s / cp queries
+ * against one s / cp chunk of keys: its rows are paid for once a step,
+ * cp times the s / cp rows of its share of the pairs, so the rows' cost
+ * is that of an s / cp sequence (the load-balanced half-chunk steps are
+ * taken as whole); the diagonal is the whole sequence's. All-to-all CP
+ * (Ulysses) runs whole sequences over fewer heads: @row_seq = @seq.
+ */
+double
+attn_shape_causal_cost_rows(double seq, double row_seq, double tile, double span)
+{
+	if (seq <= 0.0)
+		return 1.0;
+	/* The rows' cost, (span - tile) / s, counts at least one row. */
+	return attn_shape_causal_tiles(seq, tile) + (span - tile) / fmax(row_seq, tile);
+}
+
+double
+attn_shape_causal_cost(double seq, double tile, double span)
+{
+	return attn_shape_causal_cost_rows(seq, seq, tile, span);
+}
+
+static double
+causal_factor(int kernel, enum gpu_generation gen, bool bwd, double seq, double row_seq)
+{
+	double span = attn_shape_causal_span(kernel, gen, bwd);
+
+	return attn_shape_causal_cost_rows(seq, row_seq, ATTN_SHAPE_TILE, span) /
+	       attn_shape_causal_cost(ATTN_SHAPE_REF_SEQ, ATTN_SHAPE_TILE, span);
+}
+
 struct attn_shape
-attn_shape_factors(const struct gpu *g, int kernel, double dqk, double dv, double seq, bool causal)
+attn_shape_factors(const struct gpu *g, int kernel, double dqk, double dv, double seq, double row_seq,
+		   bool causal)
 {
 	struct attn_shape f = { .fwd = 1.0, .bwd = 1.0 };
 	double r = attn_shape_flops_per_exp(g->generation), ref = ATTN_SHAPE_REF_HEAD_DIM;
 	double pqk = attn_shape_padded_head_dim(kernel, g->generation, dqk);
 	double pv = attn_shape_padded_head_dim(kernel, g->generation, dv);
-	double tiles;
 
 	/* Only the NVIDIA profiles state the shape their efficiencies hold at
 	 * (gpus/: hdim 128, seq 4096); elsewhere the efficiency is taken as it
@@ -180,10 +265,8 @@ attn_shape_factors(const struct gpu *g, int kernel, double dqk, double dv, doubl
 	f.fwd = pass_factor(2.0 * (pqk + pv), 2.0 * (dqk + dv), 4.0 * ref, r);
 	f.bwd = pass_factor(6.0 * pqk + 4.0 * pv, 5.0 * (dqk + dv), 10.0 * ref, r);
 	if (causal) {
-		tiles = attn_shape_causal_tiles(seq, ATTN_SHAPE_TILE) /
-			attn_shape_causal_tiles(ATTN_SHAPE_REF_SEQ, ATTN_SHAPE_TILE);
-		f.fwd *= tiles;
-		f.bwd *= tiles;
+		f.fwd *= causal_factor(kernel, g->generation, false, seq, row_seq);
+		f.bwd *= causal_factor(kernel, g->generation, true, seq, row_seq);
 	}
 	return f;
 }

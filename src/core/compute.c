@@ -149,12 +149,21 @@ enum ew_op { EW_RMSNORM, EW_LAYERNORM, EW_RESIDUAL, EW_GATED, EW_ACT, EW_ROTARY,
  *   activation and a residual add stay one kernel, the add counted as
  *   the fused one (7: 4+2 and, where the model has dropout, its mask; a
  *   separate eager dropout would move more), so that eager is never
- *   lighter than fused.
+ *   lighter than fused;
+ * - compiled, torch.compile's Inductor (torchtitan's compile = true, one
+ *   compiled region a block): the forward as fused, each operator's
+ *   point-wise chain one Triton kernel (the norm's forward at 0.72-0.87 of
+ *   the H200's bandwidth against cuDNN's 0.68-0.80 in NVIDIA's
+ *   cudnn-frontend benchmark/norms, docs/research/gpu-data.md), but the
+ *   rotary of q and of k two kernels: their shapes differ and Inductor
+ *   fuses nodes of one iteration space only (its combo_kernels, which
+ *   would join them, is off by default, torch/_inductor/config.py). The
+ *   norms' backward: compiled_norm_dweight below.
  */
 static const struct {
 	double bytes;
 	int kernels;
-} ew_ops[2][EW_COUNT] = {
+} ew_ops[3][EW_COUNT] = {
 	[FRAMEWORK_EW_FUSED] = {
 		[EW_RMSNORM] = { 4.0, 1 }, [EW_LAYERNORM] = { 4.0, 1 }, [EW_RESIDUAL] = { 7.0, 1 },
 		[EW_GATED] = { 6.0, 1 }, [EW_ACT] = { 4.0, 1 }, [EW_ROTARY] = { 4.0, 1 },
@@ -163,7 +172,45 @@ static const struct {
 		[EW_RMSNORM] = { 36.0, 7 }, [EW_LAYERNORM] = { 4.0, 1 }, [EW_RESIDUAL] = { 7.0, 1 },
 		[EW_GATED] = { 10.0, 2 }, [EW_ACT] = { 4.0, 1 }, [EW_ROTARY] = { 20.0, 3 },
 	},
+	[FRAMEWORK_EW_COMPILED] = {
+		[EW_RMSNORM] = { 4.0, 1 }, [EW_LAYERNORM] = { 4.0, 1 }, [EW_RESIDUAL] = { 7.0, 1 },
+		[EW_GATED] = { 6.0, 1 }, [EW_ACT] = { 4.0, 1 }, [EW_ROTARY] = { 4.0, 1 },
+	},
 };
+
+/*
+ * A compiled norm's backward beyond the twice-the-forward convention
+ * (8 bytes an element, 2 kernels): Inductor lowers an RMSNorm's or a
+ * LayerNorm's backward to two reductions over different axes, dx over
+ * the hidden dimension a row at a time (a persistent reduction: x and dy
+ * read, dx written, 6 bytes an element; rstd is one float a row) and
+ * dweight (a LayerNorm's dbias with it) over the tokens, and "these 2 set
+ * of reductions have common input buffers but inductor can not fuse them
+ * because of different loop orders" (pytorch/pytorch#165370, 2025-10).
+ * The second reads x and dy again (4 bytes an element) as a split
+ * reduction, two kernels (fp32 partial sums over blocks of rows, then
+ * their sum, C floats a block: negligible). 10 bytes in 3 kernels: 2
+ * bytes an element and 1 kernel a norm more than the convention.
+ * Transformer Engine's fused norm backward is one kernel (dgamma summed
+ * from per-block partials) and keeps the convention. From late 2025
+ * Inductor's mix-order reduction (#165370, torch/_inductor/config.py
+ * triton.mix_order_reduction, on by default outside fbcode, so in
+ * PyTorch 2.10) fuses the two into one kernel; not modelled: torchtitan's
+ * benchmarks and the validation data ran older PyTorch.
+ */
+#define COMPILED_NORM_DWEIGHT_BYTES 2.0
+#define COMPILED_NORM_DWEIGHT_KERNELS 1
+
+static double
+compiled_norm_dweight(const struct model *m, const struct plan *p, const struct cluster *c)
+{
+	double h_rep = p->sequence_parallel ? (double)m->hidden / p->tp : m->hidden;
+	double elems = (double)p->micro_batch * p->seq_len * h_rep;
+	int norms = model_norms_run(m);
+
+	return compute_memory_time(c, norms * COMPILED_NORM_DWEIGHT_BYTES * elems) +
+	       norms * COMPILED_NORM_DWEIGHT_KERNELS * c->gpu.launch_overhead_s;
+}
 
 /*
  * Element-wise traffic of one layer's forward, in bytes, and its kernels:
@@ -510,9 +557,11 @@ compute_flash_attention_kernel(const struct model *m, const struct plan *p, cons
 	double bytes = 2.0 * (2.0 * dqk + 2.0 * dv) * s * cp * p->micro_batch * heads;
 	double peak = c->gpu.peak_flops * gpu_clock_factor(&c->gpu); /* under the power limit */
 
-	/* attnshape: the whole sequence's diagonal (s cp); the fill cost
-	 * (attention_overhead_s) is per call, not per tile: not scaled. */
-	struct attn_shape shape = attn_shape_factors(&c->gpu, kernel, dqk, dv, s * cp, m->causal);
+	/* attnshape: the whole sequence's diagonal (s cp), the rows of a ring
+	 * step's s keys (attnseq); the fill cost (attention_overhead_s) is per
+	 * call, not per tile: not scaled. */
+	double row_seq = p->cp > 1 && p->cp_method == PLAN_CP_RING ? s : s * cp;
+	struct attn_shape shape = attn_shape_factors(&c->gpu, kernel, dqk, dv, s * cp, row_seq, m->causal);
 
 	*fwd_s = fmax(shape.fwd * flops / (peak * c->gpu.attention_fwd_efficiency), compute_memory_time(c, bytes)) +
 		 c->gpu.attention_overhead_s;
@@ -1036,6 +1085,8 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 	out->recompute_s = layer_recompute_time(m, p, c, fw, moe, out, attn_gemm, attn_mem);
 	out->main_grad_s = layer_main_grad_time(m, p, c, fw, moe); /* plan-cli hopper */
 	out->bwd_s += out->main_grad_s;
+	out->norm_dweight_s = fw && fw->elementwise == FRAMEWORK_EW_COMPILED ? compiled_norm_dweight(m, p, c) : 0.0;
+	out->bwd_s += out->norm_dweight_s;
 }
 
 void
@@ -1044,7 +1095,7 @@ compute_layer_scale(struct compute_layer *cl, double f)
 	double *t[] = { &cl->fwd_s, &cl->bwd_s, &cl->recompute_s, &cl->fwd_gemm_s, &cl->fwd_mem_s,
 			&cl->mlp_fwd_s, &cl->attn_fwd_s, &cl->qkv_fwd_s, &cl->proj_fwd_s, &cl->fc1_fwd_s,
 			&cl->fc2_fwd_s, &cl->attn_bwd_s, &cl->moe_wgrad_mem_s, &cl->moe_router_gemm_s,
-			&cl->moe_permute_s, &cl->moe_permute_bwd_s, &cl->main_grad_s };
+			&cl->moe_permute_s, &cl->moe_permute_bwd_s, &cl->main_grad_s, &cl->norm_dweight_s };
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		*t[i] *= f;

@@ -165,7 +165,8 @@ layer_other(const struct compute_layer *cl, int recompute)
 	return (recompute == PLAN_RECOMPUTE_FULL ? 4.0 : 3.0) * cl->fwd_mem_s +
 	       cl->moe_permute_bwd_s - 2.0 * cl->moe_permute_s + /* where not twice the forward */
 	       (recompute == PLAN_RECOMPUTE_SELECTIVE ? fmax(0.0, cl->recompute_s - cl->attn_fwd_s) : 0.0) +
-	       cl->main_grad_s; /* plan-cli hopper: fp32 main_grad traffic */
+	       cl->main_grad_s + /* plan-cli hopper: fp32 main_grad traffic */
+	       cl->norm_dweight_s; /* compiled norms' dweight reductions */
 }
 
 /* The first stage's embedding and the last one's logits and loss, with
@@ -1032,7 +1033,10 @@ core_attn_shape(const struct core *x, struct estimate_details *d)
 	const struct plan *p = x->p;
 	enum gpu_generation gen = x->c->gpu.generation;
 	int kernel = compute_attention_kernel(p, x->fw);
-	double s = p->seq_len * (p->cp > 1 ? p->cp : 1);
+	/* The whole plan here (compute.c sees a CP rank's, seq_len / cp):
+	 * seq_len is the whole sequence, a ring step's rows span its 1 / cp. */
+	double s = p->seq_len;
+	double row_seq = p->cp > 1 && p->cp_method == PLAN_CP_RING ? s / p->cp : s;
 	struct attn_shape f;
 
 	d->attn_shape_known = p->flash_attention &&
@@ -1041,7 +1045,8 @@ core_attn_shape(const struct core *x, struct estimate_details *d)
 		return;
 	if (kernel == PLAN_ATTN_PROFILE)
 		kernel = gen == GPU_GEN_AMPERE ? PLAN_ATTN_FA2 : gen == GPU_GEN_HOPPER ? PLAN_ATTN_FA3 : PLAN_ATTN_CUDNN;
-	f = attn_shape_factors(&x->c->gpu, kernel, model_qk_head_dim(m), model_v_head_dim(m), s, m->causal);
+	f = attn_shape_factors(&x->c->gpu, kernel, model_qk_head_dim(m), model_v_head_dim(m), s, row_seq,
+				m->causal);
 	d->attn_kernel = kernel;
 	d->attn_head_dim_qk = model_qk_head_dim(m);
 	d->attn_head_dim_v = model_v_head_dim(m);

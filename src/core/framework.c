@@ -14,7 +14,7 @@ _Static_assert(sizeof(framework_moe_gemm_names) / sizeof(framework_moe_gemm_name
 const char *const framework_moe_dispatcher_names[] = { "alltoall", "allgather_mask", NULL };
 _Static_assert(sizeof(framework_moe_dispatcher_names) / sizeof(framework_moe_dispatcher_names[0]) ==
 	       FRAMEWORK_MOE_DISPATCH_ALLGATHER_MASK + 2, "a name for every dispatcher");
-const char *const framework_elementwise_names[] = { "fused", "eager", NULL };
+const char *const framework_elementwise_names[] = { "fused", "eager", "compiled", NULL };
 const char *const framework_graphs_names[] = { "none", "layer", "full", NULL };
 const char *const framework_sac_names[] = { "attention", "op", "core_attn", NULL };
 const char *const framework_zero_reduce_names[] = { "reduce_scatter", "all_reduce", NULL };

@@ -102,6 +102,9 @@ layer_kernels(const struct model *m, const struct plan *p, const struct framewor
 	}
 	out->fwd = gemm + attn_fwd + ew_kernels + coll_fwd + (moe ? EP_ROUTER_FWD_KERNELS : 0.0);
 	out->bwd = 2.0 * gemm + attn_bwd + 2.0 * ew_kernels + coll_bwd + (moe ? EP_ROUTER_BWD_KERNELS : 0.0);
+	/* Compiled norms: the dweight reduction's kernel (compute.c compiled_norm_dweight). */
+	if (fw && fw->elementwise == FRAMEWORK_EW_COMPILED)
+		out->bwd += model_norms_run(m);
 	switch (p->recompute) {
 	case PLAN_RECOMPUTE_FULL:
 		out->recompute = out->fwd;

@@ -1,5 +1,6 @@
 #include <math.h>
 
+#include "plan/expert_par.h"
 #include "plan/fp8_recipe.h"
 #include "plan/memory.h"
 #include "plan/pipeline.h"
@@ -55,6 +56,53 @@ moe_routed_copies(const struct framework *fw)
 	return fw && fw->moe_weighted_activation ? 1.0 : 2.0;
 }
 
+/*
+ * What Megatron-Core core_v0.5-v0.6's MoEAllGatherTokenDispatcher
+ * (framework moe_dispatcher allgather_mask; megatron/core/transformer/
+ * moe/token_dispatcher.py at core_v0.6.0, the same at core_v0.5.0) keeps
+ * for the backward of one MoE layer beyond the routed copies in and out
+ * that layer_activations_full counts (the experts' input, which the gmm
+ * or the experts' linear layers save, and the scattered output, which
+ * the product with the probs saves), on every rank, in bytes. G tokens
+ * are gathered over TP x EP (ep s b; s b without the collective), R =
+ * cf k G / ep rows are local. PyTorch's autograd
+ * (tools/autograd/derivatives.yaml, 2.2-2.3, NGC 23.12-24.02) saves
+ * torch.gather's whole input (GatherBackward0: self), where index_select
+ * (the all-to-all dispatcher's permute, moe_utils.py) keeps only its
+ * sizes; scatter and scatter_add keep only their index; masked_select
+ * its input and mask; a product both operands. So: the all-gathered
+ * hidden states (2 G h, when SP with TP or EP gathers; else the layer's
+ * own input, which the router's linear keeps already), the local rows
+ * before the sort (2 R h, saved by the sort's torch.gather), the int64
+ * index maps (nonzero of the [G, k] mask, [R, 2]: 16 R; argsort's: 8 R)
+ * and with top-k above 1 the probs' masked_select input and mask (bf16
+ * and bool, 3 k G) and the bf16 scores the product saves (2 R). With
+ * top-1 there is no product, so the scattered output is not kept: 2 R h
+ * fewer; without the gathering path (top-1, no SP, no EP) the local rows
+ * are the layer's input and only argsort's map is new. A replay of the
+ * code under saved_tensors_hooks gives these bytes in all four cases
+ * (docs/research/framework-data.md Sec. 16).
+ */
+static double
+allgather_mask_saved_bytes(const struct model *m, const struct plan *p)
+{
+	double tokens = (double)p->seq_len * p->micro_batch, h = m->hidden, k = m->moe.top_k;
+	bool collective = (p->sequence_parallel && p->tp > 1) || p->ep > 1;
+	double gathered = collective ? p->ep * tokens : tokens;
+	double rows = m->moe.capacity_factor * k * gathered / p->ep;
+	double bytes = 8.0 * rows;
+
+	if (collective)
+		bytes += 2.0 * gathered * h;
+	if (ep_allgather_gathers(m, p))
+		bytes += 2.0 * rows * h + 16.0 * rows;
+	if (m->moe.top_k > 1)
+		bytes += 3.0 * k * gathered + 2.0 * rows;
+	else
+		bytes -= 2.0 * rows * h;
+	return bytes;
+}
+
 static double
 layer_activations_full(const struct model *m, const struct plan *p, const struct framework *fw, bool scores)
 {
@@ -76,7 +124,7 @@ layer_activations_full(const struct model *m, const struct plan *p, const struct
 	if (m->parallel_block)
 		replicated -= (model_norms_run(m) == 1 ? 4.0 : 2.0) * sbh;
 	double mlp = (m->gated_mlp ? 6.0 : 4.0) * s * b * m->ffn_hidden; /* MLP intermediates */
-	double split;
+	double split, dispatcher = 0.0;
 
 	if (model_is_moe(m)) {
 		/* MoE layers keep the routed copies of their tokens (cf * k of
@@ -93,6 +141,8 @@ layer_activations_full(const struct model *m, const struct plan *p, const struct
 		double frac = (double)model_moe_layers(m) / m->layers;
 
 		mlp = (1.0 - frac) * mlp + frac * moe_mlp;
+		if (fw && fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_ALLGATHER_MASK)
+			dispatcher = frac * allgather_mask_saved_bytes(m, p);
 	}
 	attention_activations(m, s * b, &attn, &latents);
 	split = attn + mlp;
@@ -103,7 +153,7 @@ layer_activations_full(const struct model *m, const struct plan *p, const struct
 		split += (m->dropout ? 5.0 : 2.0) * m->heads * s * s * b;
 	if (p->sequence_parallel)
 		replicated /= t;
-	return replicated + latents + split / t;
+	return replicated + latents + dispatcher + split / t;
 }
 
 /*
@@ -266,9 +316,12 @@ memory_recompute_module_bytes(const struct model *m, const struct plan *p, const
 		return 2.0 * in * sb * h / sp;
 	case PLAN_RM_MLP: /* fc1's output and the activation's, fc2's input at its saved width */
 		return (1.0 - frac) * sb * m->ffn_hidden / t * (gated - (2.0 - in));
-	case PLAN_RM_MOE: /* memory_layer_activations' MoE term, shared experts included */
+	case PLAN_RM_MOE: /* memory_layer_activations' MoE term, shared experts and dispatcher included */
 		return frac * (gated * (routed + sb * m->moe.shared_experts) * eff +
-			       2.0 * moe_routed_copies(fw) * routed * h * plan_etp(p)) / t;
+			       2.0 * moe_routed_copies(fw) * routed * h * plan_etp(p)) / t +
+		       (model_is_moe(m) && fw && fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_ALLGATHER_MASK
+				? frac * allgather_mask_saved_bytes(m, p)
+				: 0.0);
 	case PLAN_RM_MOE_ACT: /* the routed rows' activation output (fc2's input) */
 		return frac * 2.0 * routed * eff / t;
 	case PLAN_RM_SHARED_EXPERTS:
@@ -398,11 +451,23 @@ memory_stage(const struct model *m, const struct plan *p,
 	/* framework master_weights_only: FSDP2 keeps the fp32 shard alone
 	 * ("The optimizer step uses the sharded parameter in the original
 	 * dtype", MixedPrecisionPolicy, torch/distributed/fsdp/_fully_shard/
-	 * _fsdp_api.py): no 16-bit weight at ZeRO-3. fp8_weight_recast:
+	 * _fsdp_api.py), and so does FSDP1, whose 16-bit shard _mp_shard lives
+	 * only while it is gathered (FlatParamHandle.post_unshard frees it,
+	 * torch/distributed/fsdp/_flat_param.py v2.1-v2.3): no 16-bit weight
+	 * at ZeRO-3. fp8_weight_recast:
 	 * torchao's Float8Linear casts the weight at each use and saves the
 	 * high-precision one for its backward (torchao/float8/
 	 * float8_linear.py, matmul_with_hp_or_float8_args): no fp8 copy. */
 	w16 = fw && fw->master_weights_only && p->zero >= 3 ? 0.0 : 2.0;
+	/* The optimizer steps that fp32 shard itself, so its sharded gradient
+	 * is kept in the parameter's dtype, whatever the reduction's: FSDP1
+	 * casts the reduce-scattered gradient back
+	 * (_cast_grad_to_param_dtype, "so that the optimizer step runs with
+	 * that dtype", torch/distributed/fsdp/_runtime_utils.py v2.0-v2.3,
+	 * fully_sharded_data_parallel.py v1.13; MixedPrecision's
+	 * keep_low_precision_grads, default False, skips it). */
+	if (w16 == 0.0)
+		gb = fmax(gb, 4.0);
 	copy = fw && fw->fp8_params ? fmax(1.0, rc.weight_copy_bytes) :
 	       w16 + (fw && fw->fp8_weight_recast ? 0.0 : rc.weight_copy_bytes);
 	model_states(p->zero, fp8 ? fmax(0.0, params - expert_params - ends) : 0.0, copy, w16, gb, ob,

@@ -62,6 +62,10 @@ fails_cmd() {
 	[ "$fail" -eq "$before" ] || diag "exit $rc; stderr:
 $(head -n 20 "$tmp/err")"
 }
+# mem NAME FIELD: memory_bytes.FIELD of predict's JSON in $tmp/NAME.json.
+mem() { jq -r ".memory_bytes.$2" "$tmp/$1.json"; }
+# rel A B WANT: (A - B) is WANT to 1e-6 (relative to WANT).
+rel() { awk -v a="$1" -v b="$2" -v w="$3" 'BEGIN { d = a - b - w; if (d < 0) d = -d; exit !(d <= 1e-6 * w) }'; }
 # finish: the plan, the closing comment and the exit status (1 when a case
 # failed, which meson reports as the test's failure too).
 finish() {

@@ -16,9 +16,6 @@ for fw in megatron-lm megatron-fsdp; do
 		"$bin" predict "${plan[@]}" --framework "$fw" --zero "$z" >"$tmp/$fw-$z.json" 2>"$tmp/err"
 	done
 done
-mem() { jq -r ".memory_bytes.$2" "$tmp/$1.json"; }
-# rel A B WANT: (A - B) is WANT to 1e-6.
-rel() { awk -v a="$1" -v b="$2" -v w="$3" 'BEGIN { d = a - b - w; if (d < 0) d = -d; exit !(d <= 1e-6 * w) }'; }
 
 check "predict --framework megatron-fsdp --zero 3 runs and names the profile" \
 	'jq -e ".framework == \"megatron-fsdp\"" "$tmp/megatron-fsdp-3.json" >/dev/null'

@@ -43,15 +43,15 @@
 # 5.92 %; together with the above: SimuMax 3.90, NeMo 6.65, FlagPerf
 # 8.50 %, all 132 6.62 -> 5.51 %. The allgather dispatcher's MLP pair
 # no longer counted twice on the TP line (helper review6): Mixtral -15.5
-# -> -22.5 %, FlagPerf 8.50 -> 8.83 %, all 132 5.51 -> 5.57 %.
+# -> -22.5 %, FlagPerf 8.56 -> 8.90 %, all 132 5.52 -> 5.57 % (on 7e00380).
 #   source (rows)                       MAPE measured  bound
 #   Narayanan et al. Table 1 (10)         3.42 %       5.7 %
 #   Narayanan et al. Table 2 (12)         6.28 %       9.3 %
 #   MosaicML llm-foundry (32)             4.28 %       6.3 %
 #   SimuMax B200 (24: 12 dense, 12 MoE)   3.90 %       9.3 %
-#   NVIDIA NeMo 24.07 (12)                6.65 %       9.6 %
+#   NVIDIA NeMo 24.07 (12)                6.61 %       9.6 %
 #   InternEvo (21; internevo profile)     6.15 %       8.2 %
-#   FlagPerf (21)                         8.83 %      13.0 %
+#   FlagPerf (21)                         8.90 %      13.0 %
 #   all 132                               5.57 %       8.6 %
 #   memory, 24 rows with a measured peak 0.88 %         2.0 %
 # Predicted not to fit although they ran (1 of 132; the target of issue
