@@ -81,7 +81,7 @@ moe_routed_copies(const struct framework *fw)
  * fewer; without the gathering path (top-1, no SP, no EP) the local rows
  * are the layer's input and only argsort's map is new. A replay of the
  * code under saved_tensors_hooks gives these bytes in all four cases
- * (docs/research/framework-data.md Sec. 16).
+ * (docs/research/framework-data.md Sec. 18).
  */
 static double
 allgather_mask_saved_bytes(const struct model *m, const struct plan *p)
