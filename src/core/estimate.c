@@ -619,27 +619,13 @@ struct core {
 	double fixed_iter;         /* per-iteration fixed costs of the host model (core_host) */
 };
 
-/* The slowest GPU sets the pace of every pipeline slot (1F1B steady
- * state): the first holds the embedding, the last the logits, and
- * compression may apply to some stages only. */
+/* Every stage's micro-batch of work (the first ESTIMATE_MAX_STAGES kept;
+ * beyond them layouts are even and core_pace works the rest out again). */
 static void
-core_bottleneck(struct core *x, struct estimate *out)
+core_works(struct core *x)
 {
-	struct stage_work w;
-
-	stage_work(x->m, x->p, &x->lc, 0, &x->bn);
-	x->works[0] = x->bn;
-	x->bn_stage = 0;
-	for (int s = 1; s < x->p->pp; s++) {
-		stage_work(x->m, x->p, &x->lc, s, &w);
-		if (s < ESTIMATE_MAX_STAGES)
-			x->works[s] = w;
-		if (stage_total(&w) > stage_total(&x->bn)) {
-			x->bn = w;
-			out->details.bottleneck_stage = s;
-			x->bn_stage = s;
-		}
-	}
+	for (int s = 0; s < x->p->pp && s < ESTIMATE_MAX_STAGES; s++)
+		stage_work(x->m, x->p, &x->lc, s, &x->works[s]);
 }
 
 /* After the pipeline drains, every stage synchronises its own
@@ -702,53 +688,6 @@ stage_fp8_scaling_s(const struct core *x, int stage)
 	fp8_recipe_scaling(fp8_recipe_resolve(p, x->fw), 4.0 * plan_stage_layers(p, x->m, stage), p->vpp,
 			   x->fw->fp8_amax_history, &sc);
 	return sc.kernels * x->c->gpu.launch_overhead_s + compute_memory_time(x->c, sc.bytes);
-}
-
-/* The slot: the bottleneck stage's micro-batch, what ZeRO-3 / FSDP leaves
- * exposed of its layer-by-layer gathers (pp is 1 then), and the
- * framework's fixed costs per layer. */
-static void
-core_slot(struct core *x)
-{
-	const struct stage_work *bn = &x->bn;
-	double layers = plan_stage_layers(x->p, x->m, x->bn_stage);
-
-	x->slot = stage_total(bn);
-	x->z3_exposed = 0.0;
-	if (x->p->zero >= 3) {
-		/* Per layer: the forward and the backward with their TP
-		 * collectives (on other links than the gathers). */
-		double fwd = (bn->compute - bn->bwd + 0.5 * bn->tp) / layers;
-		double bwd = (bn->bwd + 0.5 * bn->tp) / layers;
-		double slow;
-
-		x->z3_exposed = dp_zero3_exposed(&x->tail.dc, x->p, x->fw, layers, fwd, bwd,
-						 bn->recompute / layers, &slow) + slow;
-		x->slot += x->z3_exposed;
-	}
-	x->mb_overhead = x->fw->layer_overhead_s * layers + x->fw->microbatch_overhead_s +
-			 stage_metric_s(x, x->bn_stage) + stage_fp8_scaling_s(x, x->bn_stage);
-	x->slot += x->mb_overhead;
-	/* Fill and drain: each other stage's micro-batch runs once while the
-	 * bottleneck waits (1F1B: T = m slot + the sum of the other stages'
-	 * slots, over v for interleaving; SC21 Sec. 2.2 with stages of equal
-	 * slot). A middle stage carries no logits, so this is less than
-	 * (p - 1) times the last stage's slot. */
-	x->bubble = 0.0;
-	for (int s = 0; s < x->p->pp && s < ESTIMATE_MAX_STAGES; s++) {
-		double fb = stage_total(&x->works[s]) + x->fw->microbatch_overhead_s +
-			    x->fw->layer_overhead_s * plan_stage_layers(x->p, x->m, s) + stage_metric_s(x, s) +
-			    stage_fp8_scaling_s(x, s);
-
-		if (s == x->bn_stage)
-			continue;
-		/* plan-cli pipeline: the other schedules' share of each stage. */
-		x->bubble += x->p->pp_schedule == PLAN_PP_1F1B ? fb :
-			     pipeline_schedule_bubble(x->p, fb, x->works[s].bwd + x->works[s].recompute,
-						      x->works[s].wgrad);
-	}
-	if (x->p->pp_schedule == PLAN_PP_1F1B)
-		x->bubble /= x->p->vpp;
 }
 
 /* ---- Host and launch time (plan/host_time.h) ---- */
@@ -826,14 +765,11 @@ core_host(struct core *x, const struct estimate *out)
 	const struct plan *p = x->p;
 	const struct framework *fw = x->fw;
 	int tail = out->details.tail_stage, bn = x->bn_stage;
-	double host, tensors, params, expert, shard, launches, synced, gpu_one, host_one;
+	double tensors, params, expert, shard, launches;
 
-	x->launch_mb = x->launch_iter = x->fixed_iter = x->launch_mb_experts = 0.0;
+	x->launch_iter = x->fixed_iter = x->launch_mb_experts = 0.0;
 	if (!(fw->host_launch_s > 0.0))
 		return;
-	host = stage_host_s(x, bn, plan_stage_recompute(p, bn), stage_partial_layers(p, bn), true);
-	synced = stage_synced_layers(x, bn, plan_stage_recompute(p, bn), true, &gpu_one, &host_one);
-	x->launch_mb = host_exposed_synced_s(stage_total(&x->bn) + x->z3_exposed, host, synced, gpu_one, host_one);
 	/* Issue 25: the routed experts' GEMM launches (one a local expert
 	 * under Transformer Engine's GroupedLinear) as a line of their own:
 	 * the launch term less the same stretch without them, measured
@@ -846,19 +782,6 @@ core_host(struct core *x, const struct estimate *out)
 
 		x->launch_mb_experts = fmax(0.0, x->launch_mb - without);
 	}
-	x->slot += x->launch_mb;
-	/* The other stages' slots in the fill and drain wait for their
-	 * launches the same way. */
-	for (int s = 0; s < p->pp && s < ESTIMATE_MAX_STAGES; s++)
-		if (s != bn) {
-			synced = stage_synced_layers(x, s, plan_stage_recompute(p, s), true, &gpu_one, &host_one);
-			x->bubble += host_exposed_synced_s(stage_total(&x->works[s]),
-							   stage_host_s(x, s, plan_stage_recompute(p, s),
-									stage_partial_layers(p, s), true),
-							   synced, gpu_one, host_one) /
-				     p->vpp;
-		}
-
 	params = estimate_stage_params(x->m, p, tail, &expert);
 	shard = p->zero >= 1 ? (p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp) : 1.0;
 	tensors = plan_stage_layers(p, x->m, tail) *
@@ -874,6 +797,127 @@ core_host(struct core *x, const struct estimate *out)
 }
 
 /* ---- end of the host model ---- */
+
+/* ---- The pace of the pipeline ---- */
+
+/* What one micro-batch of @stage costs beyond its GPU work: the
+ * framework's fixed costs per layer and micro-batch, the metrics and the
+ * fp8 scale updates. */
+static double
+stage_fixed_s(const struct core *x, int stage)
+{
+	return x->fw->layer_overhead_s * plan_stage_layers(x->p, x->m, stage) + x->fw->microbatch_overhead_s +
+	       stage_metric_s(x, stage) + stage_fp8_scaling_s(x, stage);
+}
+
+/* What ZeRO-3 / FSDP leaves exposed of @stage's layer-by-layer gathers
+ * per micro-batch, the slowdown of overlapped compute included (pp is 1
+ * then); per layer, the forward and the backward with their TP
+ * collectives (on other links than the gathers). */
+static double
+stage_z3_s(const struct core *x, int stage, const struct stage_work *w)
+{
+	double layers = plan_stage_layers(x->p, x->m, stage), fwd, bwd, slow;
+
+	if (x->p->zero < 3)
+		return 0.0;
+	fwd = (w->compute - w->bwd + 0.5 * w->tp) / layers;
+	bwd = (w->bwd + 0.5 * w->tp) / layers;
+	return dp_zero3_exposed(&x->tail.dc, x->p, x->fw, layers, fwd, bwd, w->recompute / layers, &slow) + slow;
+}
+
+/* The GPU's wait for @stage's launches in a micro-batch of @gpu_s
+ * (core_host's model; 0 without a host model). @experts: as stage_host_s. */
+static double
+stage_launch_s(const struct core *x, int stage, double gpu_s, bool experts)
+{
+	int r = plan_stage_recompute(x->p, stage);
+	double synced, gpu_one, host_one;
+
+	if (!(x->fw->host_launch_s > 0.0))
+		return 0.0;
+	synced = stage_synced_layers(x, stage, r, experts, &gpu_one, &host_one);
+	return host_exposed_synced_s(gpu_s, stage_host_s(x, stage, r, stage_partial_layers(x->p, stage), experts),
+				     synced, gpu_one, host_one);
+}
+
+/* One stage's part in the iteration: its slot were it to set the pace,
+ * and its share of the fill and drain were another one to. */
+struct stage_pace {
+	double z3, fixed, launch; /* the slot's parts beyond stage_total() */
+	double slot, share;
+};
+
+static void
+stage_pace(const struct core *x, int stage, const struct stage_work *w, struct stage_pace *sp)
+{
+	const struct plan *p = x->p;
+	double fb;
+
+	sp->z3 = stage_z3_s(x, stage, w);
+	sp->fixed = stage_fixed_s(x, stage);
+	sp->launch = stage_launch_s(x, stage, stage_total(w) + sp->z3, true);
+	sp->slot = stage_total(w) + sp->z3 + sp->fixed + sp->launch;
+	/* Fill and drain: each other stage's micro-batch runs once while the
+	 * pacing one waits (1F1B: T = m slot + the sum of the other stages'
+	 * slots, over v for interleaving; SC21 Sec. 2.2 with stages of equal
+	 * slot; plan-cli pipeline: the other schedules' share of each
+	 * stage), waiting for its launches the same way. */
+	fb = stage_total(w) + sp->fixed;
+	sp->share = (p->pp_schedule == PLAN_PP_1F1B ? fb / p->vpp :
+		     pipeline_schedule_bubble(p, fb, w->bwd + w->recompute, w->wgrad)) +
+		    stage_launch_s(x, stage, stage_total(w), true) / p->vpp;
+}
+
+/*
+ * Which stage sets the pace: the one whose m slots and the others' fill
+ * and drain make the longest iteration, T = max over s of (m slot_s +
+ * sum over t != s of share_t). Under 1F1B that is the longest slot, all
+ * its costs counted (m slot_s - share_s = (m - 1/v) slot_s less the
+ * launches' wait, which only the pacing stage's GPU time hides). Each
+ * term grows with every stage's work (m >= 1 >= 1/v), and a maximum of
+ * growing terms grows: a slower kernel or collective never shortens the
+ * iteration. Picked by its GPU work alone, the pacing stage could change
+ * to one whose fixed costs or launches are smaller, and the iteration
+ * get shorter (issue 25: 20 us more collective latency, 0.9293 ->
+ * 0.9284 s: tests/test-pipeline.c's test_pace_monotone).
+ */
+static void
+core_pace(struct core *x, struct estimate *out)
+{
+	const struct plan *p = x->p;
+	struct stage_pace sp, best = { 0 };
+	struct stage_work w;
+	double shares = 0.0, best_value = 0.0;
+
+	x->bn_stage = 0;
+	for (int s = 0; s < p->pp; s++) {
+		double value;
+
+		if (s < ESTIMATE_MAX_STAGES)
+			w = x->works[s];
+		else
+			stage_work(x->m, p, &x->lc, s, &w);
+		stage_pace(x, s, &w, &sp);
+		/* Beyond ESTIMATE_MAX_STAGES (even layouts) the fill and drain
+		 * are left out, as they always were. */
+		if (s < ESTIMATE_MAX_STAGES)
+			shares += sp.share;
+		value = x->mb * sp.slot - (s < ESTIMATE_MAX_STAGES ? sp.share : 0.0);
+		if (s == 0 || value > best_value) {
+			best_value = value;
+			best = sp;
+			x->bn = w;
+			x->bn_stage = s;
+		}
+	}
+	out->details.bottleneck_stage = x->bn_stage;
+	x->slot = best.slot;
+	x->z3_exposed = best.z3;
+	x->mb_overhead = best.fixed;
+	x->launch_mb = best.launch;
+	x->bubble = shares - (x->bn_stage < ESTIMATE_MAX_STAGES ? best.share : 0.0);
+}
 
 /* The iteration by kind of work: m slots of the bottleneck, the bubble,
  * and the tail. */
@@ -1049,9 +1093,9 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 	topology_plan(p, c, &x.lay);
 	x.mb = plan_microbatches(p);
 	build_layer_costs(m, p, c, x.fw, &x.lay, cmp, !p->custom_recompute, &x.lc);
-	core_bottleneck(&x, out);
+	core_works(&x);
 	core_tail(&x, out);
-	core_slot(&x);
+	core_pace(&x, out);
 	core_host(&x, out);
 	core_breakdown(&x, out);
 	core_details(&x, out);
