@@ -136,6 +136,7 @@ struct stage_work {
 	double moe_router, moe_permute, moe_sync;
 	double attention, other; /* of compute + recompute: attention cores, element-wise kernels */
 	double bwd;          /* backward compute alone (the DP overlap window) */
+	double cp_bwd;       /* of cp, the backward's: its waits lengthen the backward */
 	double wgrad;        /* the weight-gradient GEMMs in bwd (zero-bubble schedules defer them) */
 	double tp_bytes, pp_bytes;
 	int compressed_layers;
@@ -253,6 +254,7 @@ stage_add_layers(const struct layer_costs *lc, int r, double dense, double moe, 
 	w->other += dense * layer_other(cl, r) + moe * layer_other(cl_moe, r);
 	w->tp += layers * (tc->fwd_s + tc->bwd_s + tc->recompute_s);
 	w->cp += layers * (lc->cps[r].fwd_s + lc->cps[r].bwd_s + lc->cps[r].recompute_s);
+	w->cp_bwd += layers * lc->cps[r].bwd_s;
 	w->tp_bytes += layers * tc->per_pass * passes * ar_bytes; /* arch: 1 a pass in a parallel block */
 }
 
@@ -471,10 +473,12 @@ struct stage_tail {
 };
 
 /* The DP synchronisation and optimizer step of @stage after the pipeline
- * (the cluster, layout, compressor and the slowest GPU's pace from @lc). */
+ * (the cluster, layout, compressor and the slowest GPU's pace from @lc);
+ * @wall_s: its micro-batch's time, stage_total() and the wait for its
+ * launches (stage_launch_s()). */
 static void
 stage_tail(const struct model *m, const struct plan *p, const struct layer_costs *lc, enum coll_algo algo,
-	   const struct framework *fw, int stage, const struct stage_work *w, struct stage_tail *t)
+	   const struct framework *fw, int stage, const struct stage_work *w, double wall_s, struct stage_tail *t)
 {
 	const struct cluster *c = lc->c;
 	const struct plan_layout *lay = lc->lay;
@@ -497,21 +501,32 @@ stage_tail(const struct model *m, const struct plan *p, const struct layer_costs
 		t->codec_s = t->cdp.codec_s * (p->compress.dp_on_cpu ? 1.0 : lc->pace);
 	}
 	/* Gradient reduction overlaps the backward of the last micro-batch,
-	 * except for the last bucket (PyTorch DDP / Megatron overlap-grad-reduce). */
-	double tail = 0.0;
+	 * except for the last bucket (PyTorch DDP / Megatron overlap-grad-reduce).
+	 * The backward lasts from the end of the micro-batch's other work to
+	 * the end of the micro-batch: its compute, its waits for context
+	 * parallelism's exchanges (ring attention's P2P, context_par.c) and
+	 * for the host's launches; the reduction, on its own stream, runs on
+	 * through them. So the window grows no faster than the micro-batch
+	 * (a slower attention kernel, hiding more of the ring, or a slower
+	 * collective, hiding more of the launches, leaves it no shorter) and
+	 * cannot hide more of the reduction than the iteration gains: a
+	 * window of backward compute alone was not monotone (issue 25,
+	 * test_slower_kernels_never_faster with PLAN_TEST_SEED 20, 23, 49,
+	 * 50, 64), nor one with the ring's waits but not the launches' (34,
+	 * 37). */
+	double tail = 0.0, bwd = fmax(0.0, wall_s - (stage_total(w) - w->bwd - w->cp_bwd));
 
 	if (dp_grad_reduce_overlapped(p, fw)) {
-		t->window = w->bwd * (layers > 1.0 ? 1.0 - 1.0 / layers : 0.0);
+		t->window = bwd * (layers > 1.0 ? 1.0 - 1.0 / layers : 0.0);
 		/* Buckets of grad_bucket elements (InternEvo's reduce_bucket_size):
 		 * the first starts once it is full, the last is reduced after
 		 * the backward (dp_bucket_tail()). */
 		if (fw->grad_bucket > 0 && params > 0)
-			tail = dp_bucket_tail(t->dc.reduce_s, w->bwd, fw->grad_bucket / params, &t->window);
+			tail = dp_bucket_tail(t->dc.reduce_s, bwd, fw->grad_bucket / params, &t->window);
 	}
-	/* The backward that hides the reduction runs slower meanwhile
-	 * (dp_zero3_exposed() cites the factor). */
-	t->dp_exposed = fmax(tail, t->dc.reduce_s - t->window) + t->dc.gather_s + t->dc.embed_sync_s +
-			(fw->overlap_slowdown - 1.0) * fmin(t->dc.reduce_s, t->window);
+	/* The backward that hides the reduction runs slower meanwhile. */
+	t->dp_exposed = dp_reduce_exposed(t->dc.reduce_s, t->window, tail, fw->overlap_slowdown) + t->dc.gather_s +
+			t->dc.embed_sync_s;
 	/* The optimizer steps this GPU's shard: dense states over the DP
 	 * group (or the MiCS group), expert states over the expert-DP ranks that
 	 * hold the same experts. */
@@ -628,6 +643,8 @@ core_works(struct core *x)
 		stage_work(x->m, x->p, &x->lc, s, &x->works[s]);
 }
 
+static double stage_launch_s(const struct core *x, int stage, double gpu_s, bool experts);
+
 /* After the pipeline drains, every stage synchronises its own
  * gradients and steps its own optimizer shard; the slowest of them
  * ends the iteration. */
@@ -651,7 +668,8 @@ core_tail(struct core *x, struct estimate *out)
 			w = x->works[s];
 		else
 			stage_work(m, p, &x->lc, s, &w);
-		stage_tail(m, p, &x->lc, x->algo, x->fw, s, &w, &t);
+		stage_tail(m, p, &x->lc, x->algo, x->fw, s, &w, stage_total(&w) + stage_launch_s(x, s, stage_total(&w), true),
+			   &t);
 		if (s == 0 || t.total > x->tail.total) {
 			x->tail = t;
 			out->details.tail_stage = s;
