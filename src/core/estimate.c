@@ -472,14 +472,57 @@ struct stage_tail {
 	double window, dp_exposed, codec_s, optimizer_s, total;
 };
 
-/* The DP synchronisation and optimizer step of @stage after the pipeline
- * (the cluster, layout, compressor and the slowest GPU's pace from @lc);
- * @wall_s: its micro-batch's time, stage_total() and the wait for its
- * launches (stage_launch_s()). */
-static void
-stage_tail(const struct model *m, const struct plan *p, const struct layer_costs *lc, enum coll_algo algo,
-	   const struct framework *fw, int stage, const struct stage_work *w, double wall_s, struct stage_tail *t)
+struct core {
+	const struct model *m;
+	const struct cluster *c;
+	const struct plan *p;
+	const struct compressor *cmp;
+	enum coll_algo algo;
+	const struct framework *fw;
+	struct plan_layout lay;
+	struct layer_costs lc;
+	double mb;                                   /* micro-batches per iteration */
+	struct stage_work works[ESTIMATE_MAX_STAGES]; /* the first stages' work */
+	struct stage_work bn;                        /* the bottleneck stage's work */
+	struct stage_tail tail;                      /* the stage that ends the iteration */
+	double slot, z3_exposed;   /* z3_exposed: per micro-batch, the slowdown included */
+	double mb_overhead;        /* the framework's fixed cost per micro-batch */
+	double bubble;             /* pipeline fill and drain */
+	int bn_stage;              /* the bottleneck stage */
+	double launch_mb, launch_iter; /* GPU idle waiting for launches (core_host) */
+	double launch_mb_experts;  /* of launch_mb, what the experts' GEMM launches add (core_host) */
+	double fixed_iter;         /* per-iteration fixed costs of the host model (core_host) */
+};
+
+static double stage_launch_s(const struct core *x, int stage, double gpu_s, bool experts);
+
+/* What ZeRO-3 / FSDP leaves exposed of @stage's layer-by-layer gathers
+ * per micro-batch (@dc's), the slowdown of overlapped compute included
+ * (pp is 1 then); per layer, the forward and the backward with their TP
+ * collectives (on other links than the gathers). */
+static double
+stage_z3_s(const struct core *x, int stage, const struct stage_work *w, const struct dp_comm *dc)
 {
+	double layers = plan_stage_layers(x->p, x->m, stage), fwd, bwd, slow;
+
+	if (x->p->zero < 3)
+		return 0.0;
+	fwd = (w->compute - w->bwd + 0.5 * w->tp) / layers;
+	bwd = (w->bwd + 0.5 * w->tp) / layers;
+	return dp_zero3_exposed(dc, x->p, x->fw, layers, fwd, bwd, w->recompute / layers, &slow) + slow;
+}
+
+/* The DP synchronisation and optimizer step of @stage after the pipeline
+ * (the cluster, layout, compressor and the slowest GPU's pace from the
+ * layer costs). */
+static void
+stage_tail(const struct core *x, int stage, const struct stage_work *w, struct stage_tail *t)
+{
+	const struct model *m = x->m;
+	const struct plan *p = x->p;
+	const struct layer_costs *lc = &x->lc;
+	const struct framework *fw = x->fw;
+	enum coll_algo algo = x->algo;
 	const struct cluster *c = lc->c;
 	const struct plan_layout *lay = lc->lay;
 	const struct compressor *cmp = lc->cmp;
@@ -504,17 +547,24 @@ stage_tail(const struct model *m, const struct plan *p, const struct layer_costs
 	 * except for the last bucket (PyTorch DDP / Megatron overlap-grad-reduce).
 	 * The backward lasts from the end of the micro-batch's other work to
 	 * the end of the micro-batch: its compute, its waits for context
-	 * parallelism's exchanges (ring attention's P2P, context_par.c) and
-	 * for the host's launches; the reduction, on its own stream, runs on
-	 * through them. So the window grows no faster than the micro-batch
-	 * (a slower attention kernel, hiding more of the ring, or a slower
-	 * collective, hiding more of the launches, leaves it no shorter) and
-	 * cannot hide more of the reduction than the iteration gains: a
-	 * window of backward compute alone was not monotone (issue 25,
-	 * test_slower_kernels_never_faster with PLAN_TEST_SEED 20, 23, 49,
-	 * 50, 64), nor one with the ring's waits but not the launches' (34,
-	 * 37). */
-	double tail = 0.0, bwd = fmax(0.0, wall_s - (stage_total(w) - w->bwd - w->cp_bwd));
+	 * parallelism's exchanges (ring attention's P2P, context_par.c), for
+	 * ZeRO-3's exposed gathers and reduce-scatters (MiCS's all-reduce
+	 * across replicas is the reduction here; the forward's exposed
+	 * gathers are counted in too, which overstates the window a little)
+	 * and for the host's launches; the reduction, on its own stream,
+	 * runs on through them. So the window grows no faster than the
+	 * micro-batch (window = (1 - 1/L)(wall - rest), slot = wall + fixed
+	 * costs: slot - window = wall/L + (1 - 1/L) rest + fixed costs grows
+	 * with every input; a slower attention kernel, hiding more of the
+	 * ring, or a slower collective, hiding more of the launches, leaves
+	 * the backward no shorter) and cannot hide more of the reduction
+	 * than the iteration gains. A window of backward compute alone was
+	 * not monotone (issue 25, test_slower_kernels_never_faster with
+	 * PLAN_TEST_SEED 20, 23, 49, 50, 64, 134, 190), nor one with the
+	 * ring's waits but not the launches' (34, 37). */
+	double gpu = stage_total(w) + stage_z3_s(x, stage, w, &t->dc);
+	double wall = gpu + stage_launch_s(x, stage, gpu, true);
+	double tail = 0.0, bwd = fmax(0.0, wall - (stage_total(w) - w->bwd - w->cp_bwd));
 
 	if (dp_grad_reduce_overlapped(p, fw)) {
 		t->window = bwd * (layers > 1.0 ? 1.0 - 1.0 / layers : 0.0);
@@ -612,27 +662,6 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 
 /* One estimate in progress: its inputs, the per-layer costs, and what
  * each step finds for the next. */
-struct core {
-	const struct model *m;
-	const struct cluster *c;
-	const struct plan *p;
-	const struct compressor *cmp;
-	enum coll_algo algo;
-	const struct framework *fw;
-	struct plan_layout lay;
-	struct layer_costs lc;
-	double mb;                                   /* micro-batches per iteration */
-	struct stage_work works[ESTIMATE_MAX_STAGES]; /* the first stages' work */
-	struct stage_work bn;                        /* the bottleneck stage's work */
-	struct stage_tail tail;                      /* the stage that ends the iteration */
-	double slot, z3_exposed;   /* z3_exposed: per micro-batch, the slowdown included */
-	double mb_overhead;        /* the framework's fixed cost per micro-batch */
-	double bubble;             /* pipeline fill and drain */
-	int bn_stage;              /* the bottleneck stage */
-	double launch_mb, launch_iter; /* GPU idle waiting for launches (core_host) */
-	double launch_mb_experts;  /* of launch_mb, what the experts' GEMM launches add (core_host) */
-	double fixed_iter;         /* per-iteration fixed costs of the host model (core_host) */
-};
 
 /* Every stage's micro-batch of work (the first ESTIMATE_MAX_STAGES kept;
  * beyond them layouts are even and core_pace works the rest out again). */
@@ -642,8 +671,6 @@ core_works(struct core *x)
 	for (int s = 0; s < x->p->pp && s < ESTIMATE_MAX_STAGES; s++)
 		stage_work(x->m, x->p, &x->lc, s, &x->works[s]);
 }
-
-static double stage_launch_s(const struct core *x, int stage, double gpu_s, bool experts);
 
 /* After the pipeline drains, every stage synchronises its own
  * gradients and steps its own optimizer shard; the slowest of them
@@ -668,8 +695,7 @@ core_tail(struct core *x, struct estimate *out)
 			w = x->works[s];
 		else
 			stage_work(m, p, &x->lc, s, &w);
-		stage_tail(m, p, &x->lc, x->algo, x->fw, s, &w, stage_total(&w) + stage_launch_s(x, s, stage_total(&w), true),
-			   &t);
+		stage_tail(x, s, &w, &t);
 		if (s == 0 || t.total > x->tail.total) {
 			x->tail = t;
 			out->details.tail_stage = s;
@@ -828,22 +854,6 @@ stage_fixed_s(const struct core *x, int stage)
 	       stage_metric_s(x, stage) + stage_fp8_scaling_s(x, stage);
 }
 
-/* What ZeRO-3 / FSDP leaves exposed of @stage's layer-by-layer gathers
- * per micro-batch, the slowdown of overlapped compute included (pp is 1
- * then); per layer, the forward and the backward with their TP
- * collectives (on other links than the gathers). */
-static double
-stage_z3_s(const struct core *x, int stage, const struct stage_work *w)
-{
-	double layers = plan_stage_layers(x->p, x->m, stage), fwd, bwd, slow;
-
-	if (x->p->zero < 3)
-		return 0.0;
-	fwd = (w->compute - w->bwd + 0.5 * w->tp) / layers;
-	bwd = (w->bwd + 0.5 * w->tp) / layers;
-	return dp_zero3_exposed(&x->tail.dc, x->p, x->fw, layers, fwd, bwd, w->recompute / layers, &slow) + slow;
-}
-
 /* The GPU's wait for @stage's launches in a micro-batch of @gpu_s
  * (core_host's model; 0 without a host model). @experts: as stage_host_s. */
 static double
@@ -872,7 +882,7 @@ stage_pace(const struct core *x, int stage, const struct stage_work *w, struct s
 	const struct plan *p = x->p;
 	double fb;
 
-	sp->z3 = stage_z3_s(x, stage, w);
+	sp->z3 = stage_z3_s(x, stage, w, &x->tail.dc);
 	sp->fixed = stage_fixed_s(x, stage);
 	sp->launch = stage_launch_s(x, stage, stage_total(w) + sp->z3, true);
 	sp->slot = stage_total(w) + sp->z3 + sp->fixed + sp->launch;
