@@ -920,7 +920,7 @@ core_pace(struct core *x, struct estimate *out)
 
 	x->bn_stage = 0;
 	for (int s = 0; s < p->pp; s++) {
-		double value;
+		double value, tie;
 
 		if (s < ESTIMATE_MAX_STAGES)
 			w = x->works[s];
@@ -932,7 +932,13 @@ core_pace(struct core *x, struct estimate *out)
 		if (s < ESTIMATE_MAX_STAGES)
 			shares += sp.share;
 		value = x->mb * sp.slot - (s < ESTIMATE_MAX_STAGES ? sp.share : 0.0);
-		if (s == 0 || value > best_value) {
+		/* Among stages that make the same iteration (all of them when
+		 * m v = 1 under 1F1B; equal up to rounding), the longest slot:
+		 * the slot is the slowest stage's, which the search's bounds
+		 * (pipeline_bound_slots) and its MILP (slot >= every stage's
+		 * time) assume. */
+		tie = 1e-13 * x->mb * fmax(sp.slot, best.slot);
+		if (s == 0 || value > best_value + tie || (value >= best_value - tie && sp.slot > best.slot)) {
 			best_value = value;
 			best = sp;
 			x->bn = w;
