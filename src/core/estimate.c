@@ -499,7 +499,11 @@ static double stage_launch_s(const struct core *x, int stage, double gpu_s, bool
 /* What ZeRO-3 / FSDP leaves exposed of @stage's layer-by-layer gathers
  * per micro-batch (@dc's), the slowdown of overlapped compute included
  * (pp is 1 then); per layer, the forward and the backward with their TP
- * collectives (on other links than the gathers). */
+ * collectives (on other links than the gathers) and their waits for
+ * context parallelism's exchanges: a layer lasts that long, and a slower
+ * attention kernel that hides more of the ring must not also hide more
+ * of the gathers (issue 25, PLAN_TEST_SEED 261 and 363 of
+ * test_slower_kernels_never_faster). */
 static double
 stage_z3_s(const struct core *x, int stage, const struct stage_work *w, const struct dp_comm *dc)
 {
@@ -507,8 +511,8 @@ stage_z3_s(const struct core *x, int stage, const struct stage_work *w, const st
 
 	if (x->p->zero < 3)
 		return 0.0;
-	fwd = (w->compute - w->bwd + 0.5 * w->tp) / layers;
-	bwd = (w->bwd + 0.5 * w->tp) / layers;
+	fwd = (w->compute - w->bwd + 0.5 * w->tp + w->cp - w->cp_bwd) / layers;
+	bwd = (w->bwd + 0.5 * w->tp + w->cp_bwd) / layers;
 	return dp_zero3_exposed(dc, x->p, x->fw, layers, fwd, bwd, w->recompute / layers, &slow) + slow;
 }
 
