@@ -135,7 +135,7 @@ struct stage_work {
 	 * dropless host synchronisation (moe_fixed). */
 	double moe_router, moe_permute, moe_sync;
 	double attention, other; /* of compute + recompute: attention cores, element-wise kernels */
-	double bwd;          /* backward compute alone (the DP overlap window) */
+	double bwd;          /* backward compute alone (the DP overlap window: stage_tail) */
 	double cp_bwd;       /* of cp, the backward's: its waits lengthen the backward */
 	double wgrad;        /* the weight-gradient GEMMs in bwd (zero-bubble schedules defer them) */
 	double tp_bytes, pp_bytes;
@@ -472,6 +472,8 @@ struct stage_tail {
 	double window, dp_exposed, codec_s, optimizer_s, total;
 };
 
+/* One estimate in progress: its inputs, the per-layer costs, and what
+ * each step finds for the next. */
 struct core {
 	const struct model *m;
 	const struct cluster *c;
@@ -664,8 +666,6 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 	}
 }
 
-/* One estimate in progress: its inputs, the per-layer costs, and what
- * each step finds for the next. */
 
 /* Every stage's micro-batch of work (the first ESTIMATE_MAX_STAGES kept;
  * beyond them layouts are even and core_pace works the rest out again). */
@@ -905,11 +905,13 @@ stage_pace(const struct core *x, int stage, const struct stage_work *w, struct s
  * Which stage sets the pace: the one whose m slots and the others' fill
  * and drain make the longest iteration, T = max over s of (m slot_s +
  * sum over t != s of share_t). Under 1F1B that is the longest slot, all
- * its costs counted (m slot_s - share_s = (m - 1/v) slot_s less the
- * launches' wait, which only the pacing stage's GPU time hides). Each
- * term grows with every stage's work (m >= 1 >= 1/v), and a maximum of
- * growing terms grows: a slower kernel or collective never shortens the
- * iteration. Picked by its GPU work alone, the pacing stage could change
+ * its costs counted (a share is the slot over v, so m slot_s - share_s =
+ * (m - 1/v) slot_s; with ZeRO-3, pp is 1). Each term grows with every
+ * stage's work (m >= 1 >= 1/v), and a maximum of growing terms grows: a
+ * slower kernel or collective never shortens the iteration. (Not under
+ * the zero-bubble schedules: their share, F + B - 2W, falls as the
+ * weight gradients W grow; test-property draws 1F1B plans.) Picked by
+ * its GPU work alone, the pacing stage could change
  * to one whose fixed costs or launches are smaller, and the iteration
  * get shorter (issue 25: 20 us more collective latency, 0.9293 ->
  * 0.9284 s: tests/test-pipeline.c's test_pace_monotone).
