@@ -15,6 +15,8 @@
 
 #include "plan/compute.h"
 #include "plan/data_par.h"
+#include "plan/estimate.h"
+#include "plan/framework.h"
 #include "plan/topology.h"
 #include "testutil.h"
 
@@ -508,6 +510,136 @@ START_TEST(test_bucket_tail)
 END_TEST
 
 /*
+ * The reduction's exposed part and the slowdown of the backward that
+ * hides the rest (R 1 s, the last bucket 0.1 s, slowdown 1.15):
+ *   window 1.8 s: E = max(0.1, -0.8) = 0.1, hidden 0.9: 0.1 + 0.15 x 0.9
+ *   = 0.235 s (charged on min(R, window) = 1 it was 0.25);
+ *   window 0.95 s: E = max(0.1, 0.05) = 0.1: still 0.235 s (it was
+ *   0.1 + 0.15 x 0.95 = 0.2425: less for a shorter backward);
+ *   window 0.5 s: E = 0.5, hidden 0.5: 0.5 + 0.075 = 0.575 s;
+ *   no bucket, window 0: E = R = 1 s, nothing hidden: 1 s.
+ */
+START_TEST(test_reduce_exposed)
+{
+	ck_assert_double_eq_tol(dp_reduce_exposed(1.0, 1.8, 0.1, 1.15), 0.235, 1e-15);
+	ck_assert_double_eq_tol(dp_reduce_exposed(1.0, 0.95, 0.1, 1.15), 0.235, 1e-15);
+	ck_assert_double_eq_tol(dp_reduce_exposed(1.0, 0.5, 0.1, 1.15), 0.575, 1e-15);
+	ck_assert_double_eq_tol(dp_reduce_exposed(1.0, 0.0, 0.0, 1.15), 1.0, 1e-15);
+}
+END_TEST
+
+/* The estimate of @p under the bundled @model, @cluster and @framework,
+ * the framework's kernels slower (as test-property.c's
+ * test_slower_kernels_never_faster makes them) where @slow, 20 us more a
+ * collective where @lat. */
+static double
+window_case(const char *model, const char *cluster, const char *framework, const struct plan *p, bool slow,
+	    bool lat)
+{
+	struct model m;
+	struct cluster c, cl;
+	struct framework fw;
+	struct estimate_options opt = { COLL_ALGO_RING, NULL, &fw };
+	struct estimate e;
+	struct plan_error err;
+
+	test_setup_paths();
+	test_load_profile(PROFILE_MODEL, model, &m);
+	test_load_profile(PROFILE_CLUSTER, cluster, &c);
+	test_load_profile(PROFILE_FRAMEWORK, framework, &fw);
+	fw.elementwise = slow ? FRAMEWORK_EW_EAGER : FRAMEWORK_EW_FUSED;
+	fw.attention_kernel = slow ? FRAMEWORK_ATTN_FA2 : FRAMEWORK_ATTN_PROFILE;
+	fw.selective_recompute = slow ? FRAMEWORK_SAC_OP : FRAMEWORK_SAC_ATTENTION;
+	cl = c;
+	if (lat)
+		cl.intra.collective_latency_s += 2e-5;
+	plan_error_clear(&err);
+	ck_assert_msg(estimate_plan(&m, &cl, p, &opt, &e, &err), "%s", err.message);
+	cluster_release(&c);
+	return e.iteration_time_s;
+}
+
+/*
+ * The DP window is the backward's time, its waits included (estimate.c's
+ * stage_tail), so that neither a slower kernel nor a slower collective
+ * shortens the iteration (issue 25, test-property.c's seeds 20, 34, 134).
+ * GPT-3 175B on DGX H100 under Megatron-LM, tp 2, cp 8 (ring), dp 11,
+ * micro-batch 8, 176 sequences of 256, ZeRO 2, overlapped: FA2 and eager
+ * element-wise kernels add compute and hide more of the ring's P2P
+ * (cp_comm 0.598 -> 0.558 s); with a window of backward compute alone the
+ * reduction hid more too and the iteration fell, 4.28001 -> 4.27699 s.
+ * Llama 2 7B on MosaicML's A100 40 GB under PyTorch FSDP (ZeRO 0), tp 4,
+ * cp 4 (all-to-all), dp 7, selective recomputation: host-bound, so 20 us
+ * more a collective leaves the micro-batch as long (the launches' wait
+ * shrinks as much); a window with the all-to-alls' waits but not the
+ * launches' grew, and the iteration fell, 0.37536 -> 0.37434 s.
+ * Gemma 2 9B on DGX H100 under FSDP2, tp 8, dp 12 in MiCS groups of 4
+ * (ZeRO-3), full recomputation: slower kernels hide more of the
+ * layer-by-layer gathers and reduce-scatters, and a window of backward
+ * compute alone hid more of MiCS's all-reduce across the replicas too:
+ * 0.204685 -> 0.204472 s (test-property.c's seed 134).
+ * The same for ZeRO-3's own per-layer windows (estimate.c's stage_z3_s):
+ * GPT-J 6B on DGX H100 under llm-foundry, tp 16, cp 8 (ring), dp 6,
+ * micro-batch 4, 144 sequences of 2048: slower kernels hid more of the
+ * ring (cp_comm 0.080 -> 0.038 s) and, with a layer's compute alone as
+ * the gathers' window, more of the gathers too: 0.709367 -> 0.702556 s
+ * (seed 261).
+ */
+START_TEST(test_window_monotone)
+{
+	struct plan p;
+
+	plan_init(&p);
+	p.tp = 2;
+	p.pp = 1;
+	p.cp = 8;
+	p.cp_method = PLAN_CP_RING;
+	p.dp = 11;
+	p.micro_batch = 8;
+	p.global_batch = 176;
+	p.seq_len = 256;
+	p.recompute = PLAN_RECOMPUTE_NONE;
+	p.sequence_parallel = true;
+	p.flash_attention = true;
+	p.zero = 2;
+	p.dp_overlap = 1;
+	ck_assert(window_case("gpt3-175b", "dgx-h100", "megatron-lm", &p, true, false) >=
+		  window_case("gpt3-175b", "dgx-h100", "megatron-lm", &p, false, false));
+	p.tp = 4;
+	p.cp = 4;
+	p.cp_method = PLAN_CP_ALLTOALL;
+	p.dp = 7;
+	p.micro_batch = 1;
+	p.global_batch = 28;
+	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
+	p.zero = 0;
+	ck_assert(window_case("llama2-7b", "mosaicml-a100-40gb", "pytorch-fsdp", &p, true, true) >=
+		  window_case("llama2-7b", "mosaicml-a100-40gb", "pytorch-fsdp", &p, true, false));
+	p.tp = 8;
+	p.cp = 1;
+	p.dp = 12;
+	p.global_batch = 12;
+	p.recompute = PLAN_RECOMPUTE_FULL;
+	p.sequence_parallel = false;
+	p.zero = 3;
+	p.mics_group = 4;
+	ck_assert(window_case("gemma-2-9b", "dgx-h100", "pytorch-fsdp2", &p, true, false) >=
+		  window_case("gemma-2-9b", "dgx-h100", "pytorch-fsdp2", &p, false, false));
+	p.tp = 16;
+	p.cp = 8;
+	p.cp_method = PLAN_CP_RING;
+	p.dp = 6;
+	p.micro_batch = 4;
+	p.global_batch = 144;
+	p.seq_len = 2048;
+	p.recompute = PLAN_RECOMPUTE_NONE;
+	p.mics_group = 0;
+	ck_assert(window_case("gpt-j-6b", "dgx-h100", "llm-foundry", &p, true, false) >=
+		  window_case("gpt-j-6b", "dgx-h100", "llm-foundry", &p, false, false));
+}
+END_TEST
+
+/*
  * ZeRO-3 reduction buckets (DeepSpeed's stage 3 reduce_bucket_size, 5e8
  * elements: z3_tail_layers()). On the toy plan of test_zero3 (2 layers of
  * 6e6 parameters): no bucket leaves 1 layer as the tail; a bucket of 9e6
@@ -849,6 +981,8 @@ data_par_suite(void)
 	tcase_add_test(tc, test_megatron_grad_prereduce);
 	tcase_add_test(tc, test_moe_param_gathers);
 	tcase_add_test(tc, test_megatron_step_bytes);
+	tcase_add_test(tc, test_reduce_exposed);
+	tcase_add_test(tc, test_window_monotone);
 	suite_add_tcase(s, tc);
 	return s;
 }

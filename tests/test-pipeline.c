@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "plan/estimate.h"
+#include "plan/framework.h"
 #include "plan/pipeline.h"
 #include "plan/plan_attr.h"
 #include "plan/topology.h"
@@ -375,6 +376,72 @@ START_TEST(test_v_shape_exchanges)
 }
 END_TEST
 
+/*
+ * The stage that sets the pace is the one whose slot, all its costs
+ * counted, makes the longest iteration (estimate.c's core_pace), not the
+ * one with the most GPU work: issue 25's property-test case 1683. GPT
+ * 1.7B (24 layers) on AWS p3dn, tp 2, pp 8 (3 layers a stage), dp 6,
+ * m = 24 / (6 x 2) = 2, stages recomputing none, full, none, full,
+ * selective, none, none, selective, under llm-foundry with eager
+ * element-wise kernels, per-op selective recomputation and larger gather
+ * costs. Stage 7 holds the logits, so its slot carries llm-foundry's
+ * metrics over them (metric_logit_bytes) and the loss's launches: it
+ * paces. 20 us more latency per collective lengthens the full stages 1
+ * and 3 (their recomputed forwards' TP all-reduces) past stage 7's GPU
+ * work but not past its slot; paced by GPU work alone, stage 1 took over
+ * and the iteration fell from 0.929269 to 0.928385 s. Now stage 7 paces
+ * both, and the iteration grows (0.929269 -> 0.932107 s).
+ */
+START_TEST(test_pace_monotone)
+{
+	static const signed char rc[8] = { PLAN_RECOMPUTE_NONE, PLAN_RECOMPUTE_FULL, PLAN_RECOMPUTE_NONE,
+					   PLAN_RECOMPUTE_FULL, PLAN_RECOMPUTE_SELECTIVE, PLAN_RECOMPUTE_NONE,
+					   PLAN_RECOMPUTE_NONE, PLAN_RECOMPUTE_SELECTIVE };
+	struct model m;
+	struct cluster c, lat;
+	struct framework fw;
+	struct plan p;
+	struct estimate a, b;
+	struct plan_error err;
+	struct estimate_options opt = { COLL_ALGO_RING, NULL, &fw };
+
+	test_setup_paths();
+	test_load_profile(PROFILE_MODEL, "gpt-1.7b", &m);
+	test_load_profile(PROFILE_CLUSTER, "aws-p3dn", &c);
+	test_load_profile(PROFILE_FRAMEWORK, "llm-foundry", &fw);
+	fw.elementwise = FRAMEWORK_EW_EAGER;
+	fw.selective_recompute = FRAMEWORK_SAC_OP;
+	fw.gather_overhead_s += 1e-5;
+	fw.gather_rank_overhead_s += 1e-6;
+	fw.gather_copy_passes += 1.0;
+	fw.reduce_copy_passes += 1.0;
+	plan_init(&p);
+	p.tp = 2;
+	p.pp = 8;
+	p.dp = 6;
+	p.micro_batch = 2;
+	p.global_batch = 24;
+	p.seq_len = 2048;
+	p.recompute = PLAN_RECOMPUTE_FULL;
+	p.flash_attention = true;
+	p.dp_overlap = 1;
+	p.zero = 2;
+	p.custom_recompute = true;
+	p.stage_recompute_count = 8;
+	memcpy(p.stage_recompute, rc, sizeof(rc));
+	plan_error_clear(&err);
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &a, &err), "%s", err.message);
+	lat = c;
+	lat.intra.collective_latency_s += 2e-5;
+	ck_assert_msg(estimate_plan(&m, &lat, &p, &opt, &b, &err), "%s", err.message);
+	ck_assert_int_eq(a.details.bottleneck_stage, 7);
+	ck_assert_int_eq(b.details.bottleneck_stage, 7);
+	ck_assert(b.details.slot_s > a.details.slot_s);
+	ck_assert(b.iteration_time_s > a.iteration_time_s);
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 pipeline_suite(void)
 {
@@ -391,6 +458,7 @@ pipeline_suite(void)
 	tcase_add_test(tc, test_schedule_validation);
 	tcase_add_test(tc, test_schedule_estimates);
 	tcase_add_test(tc, test_v_shape_exchanges);
+	tcase_add_test(tc, test_pace_monotone);
 	suite_add_tcase(s, tc);
 	return s;
 }

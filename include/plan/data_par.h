@@ -49,6 +49,15 @@ void dp_comm_time(const struct model *m, const struct plan *p,
 double dp_bucket_tail(double reduce_s, double bwd_s, double f, double *window);
 
 /**
+ * What the gradient reduction of @reduce_s adds after the backward: its
+ * part that @window_s does not hide, at least the last bucket's @tail_s,
+ * and the slowdown (@slowdown, fw->overlap_slowdown) of the backward
+ * while the rest runs under it. Never shrinks as @reduce_s grows, and
+ * shrinks by at most what @window_s grows.
+ */
+double dp_reduce_exposed(double reduce_s, double window_s, double tail_s, double slowdown);
+
+/**
  * Whether plan @p overlaps its DP gradient reduction (ZeRO 0-2) with the
  * backward under framework @fw: as the plan says (--dp-overlap,
  * --no-dp-overlap), else as the profile's grad_reduce_overlap.

@@ -372,6 +372,25 @@ dp_bucket_tail(double reduce_s, double bwd_s, double f, double *window)
 	return reduce_s * f;
 }
 
+/*
+ * The reduction's exposed part E = max(tail, R - window): the last bucket
+ * waits whatever the window; otherwise what the window cannot hold. The
+ * backward is slowed while the hidden part, R - E, runs under it (the
+ * factor: dp_zero3_exposed()). Issue 25: the slowdown was charged on
+ * min(R, window), which counts the last bucket's reduction both as
+ * exposed and as overlapped, and, as the window shrank towards R - tail,
+ * charged less while E did not grow: a shorter backward gave a shorter
+ * iteration. As (2 - s) E + (s - 1) R it grows with R and shrinks by at
+ * most (2 - s) <= 1 times what the window grows.
+ */
+double
+dp_reduce_exposed(double reduce_s, double window_s, double tail_s, double slowdown)
+{
+	double exposed = fmax(tail_s, reduce_s - window_s);
+
+	return exposed + (slowdown - 1.0) * fmax(0.0, reduce_s - exposed);
+}
+
 bool
 dp_grad_reduce_overlapped(const struct plan *p, const struct framework *fw)
 {

@@ -138,7 +138,8 @@ struct stage_work {
 	 * dropless host synchronisation (moe_fixed). */
 	double moe_router, moe_permute, moe_sync;
 	double attention, other; /* of compute + recompute: attention cores, element-wise kernels */
-	double bwd;          /* backward compute alone (the DP overlap window) */
+	double bwd;          /* backward compute alone (the DP overlap window: stage_tail) */
+	double cp_bwd;       /* of cp, the backward's: its waits lengthen the backward */
 	double wgrad;        /* the weight-gradient GEMMs in bwd (zero-bubble schedules defer them) */
 	double tp_bytes, pp_bytes;
 	int compressed_layers;
@@ -261,6 +262,7 @@ stage_add_layers(const struct layer_costs *lc, int r, double dense, double moe, 
 	w->tp += layers * (tc->fwd_s + tc->bwd_s + tc->recompute_s) -
 		 moe * (tc->regathers - tc->moe_regathers) * tc->regather_s;
 	w->cp += layers * (lc->cps[r].fwd_s + lc->cps[r].bwd_s + lc->cps[r].recompute_s);
+	w->cp_bwd += layers * lc->cps[r].bwd_s;
 	w->tp_bytes += layers * tc->per_pass * passes * ar_bytes; /* arch: 1 a pass in a parallel block */
 	w->tp_bytes += (dense * tc->regathers + moe * tc->moe_regathers) * 0.5 * ar_bytes; /* an AG: half a pair */
 	if (moe > 0 && lc->moe_tp_in_dispatcher) {
@@ -519,12 +521,63 @@ struct stage_tail {
 	double window, dp_exposed, codec_s, optimizer_s, total;
 };
 
-/* The DP synchronisation and optimizer step of @stage after the pipeline
- * (the cluster, layout, compressor and the slowest GPU's pace from @lc). */
-static void
-stage_tail(const struct model *m, const struct plan *p, const struct layer_costs *lc, enum coll_algo algo,
-	   const struct framework *fw, int stage, const struct stage_work *w, struct stage_tail *t)
+/* One estimate in progress: its inputs, the per-layer costs, and what
+ * each step finds for the next. */
+struct core {
+	const struct model *m;
+	const struct cluster *c;
+	const struct plan *p;
+	const struct compressor *cmp;
+	enum coll_algo algo;
+	const struct framework *fw;
+	struct plan_layout lay;
+	struct layer_costs lc;
+	double mb;                                   /* micro-batches per iteration */
+	struct stage_work works[ESTIMATE_MAX_STAGES]; /* the first stages' work */
+	struct stage_work bn;                        /* the bottleneck stage's work */
+	struct stage_tail tail;                      /* the stage that ends the iteration */
+	double slot, z3_exposed;   /* z3_exposed: per micro-batch, the slowdown included */
+	double mb_overhead;        /* the framework's fixed cost per micro-batch */
+	double bubble;             /* pipeline fill and drain */
+	int bn_stage;              /* the bottleneck stage */
+	double launch_mb, launch_iter; /* GPU idle waiting for launches (core_host) */
+	double launch_mb_experts;  /* of launch_mb, what the experts' GEMM launches add (core_host) */
+	double fixed_iter;         /* per-iteration fixed costs of the host model (core_host) */
+};
+
+static double stage_launch_s(const struct core *x, int stage, double gpu_s, bool experts);
+
+/* What ZeRO-3 / FSDP leaves exposed of @stage's layer-by-layer gathers
+ * per micro-batch (@dc's), the slowdown of overlapped compute included
+ * (pp is 1 then); per layer, the forward and the backward with their TP
+ * collectives (on other links than the gathers) and their waits for
+ * context parallelism's exchanges: a layer lasts that long, and a slower
+ * attention kernel that hides more of the ring must not also hide more
+ * of the gathers (issue 25, PLAN_TEST_SEED 261 and 363 of
+ * test_slower_kernels_never_faster). */
+static double
+stage_z3_s(const struct core *x, int stage, const struct stage_work *w, const struct dp_comm *dc)
 {
+	double layers = plan_stage_layers(x->p, x->m, stage), fwd, bwd, slow;
+
+	if (x->p->zero < 3)
+		return 0.0;
+	fwd = (w->compute - w->bwd + 0.5 * w->tp + w->cp - w->cp_bwd) / layers;
+	bwd = (w->bwd + 0.5 * w->tp + w->cp_bwd) / layers;
+	return dp_zero3_exposed(dc, x->p, x->fw, layers, fwd, bwd, w->recompute / layers, &slow) + slow;
+}
+
+/* The DP synchronisation and optimizer step of @stage after the pipeline
+ * (the cluster, layout, compressor and the slowest GPU's pace from the
+ * layer costs). */
+static void
+stage_tail(const struct core *x, int stage, const struct stage_work *w, struct stage_tail *t)
+{
+	const struct model *m = x->m;
+	const struct plan *p = x->p;
+	const struct layer_costs *lc = &x->lc;
+	const struct framework *fw = x->fw;
+	enum coll_algo algo = x->algo;
 	const struct cluster *c = lc->c;
 	const struct plan_layout *lay = lc->lay;
 	const struct compressor *cmp = lc->cmp;
@@ -546,21 +599,39 @@ stage_tail(const struct model *m, const struct plan *p, const struct layer_costs
 		t->codec_s = t->cdp.codec_s * (p->compress.dp_on_cpu ? 1.0 : lc->pace);
 	}
 	/* Gradient reduction overlaps the backward of the last micro-batch,
-	 * except for the last bucket (PyTorch DDP / Megatron overlap-grad-reduce). */
-	double tail = 0.0;
+	 * except for the last bucket (PyTorch DDP / Megatron overlap-grad-reduce).
+	 * The backward lasts from the end of the micro-batch's other work to
+	 * the end of the micro-batch: its compute, its waits for context
+	 * parallelism's exchanges (ring attention's P2P, context_par.c), for
+	 * ZeRO-3's exposed gathers and reduce-scatters (MiCS's all-reduce
+	 * across replicas is the reduction here; the forward's exposed
+	 * gathers are counted in too, which overstates the window a little)
+	 * and for the host's launches; the reduction, on its own stream,
+	 * runs on through them. So the window grows no faster than the
+	 * micro-batch (window = (1 - 1/L)(wall - rest), slot = wall + fixed
+	 * costs: slot - window = wall/L + (1 - 1/L) rest + fixed costs grows
+	 * with every input; a slower attention kernel, hiding more of the
+	 * ring, or a slower collective, hiding more of the launches, leaves
+	 * the backward no shorter) and cannot hide more of the reduction
+	 * than the iteration gains. A window of backward compute alone was
+	 * not monotone (issue 25, test_slower_kernels_never_faster with
+	 * PLAN_TEST_SEED 20, 23, 49, 50, 64, 134, 190), nor one with the
+	 * ring's waits but not the launches' (34, 37). */
+	double gpu = stage_total(w) + stage_z3_s(x, stage, w, &t->dc);
+	double wall = gpu + stage_launch_s(x, stage, gpu, true);
+	double tail = 0.0, bwd = fmax(0.0, wall - (stage_total(w) - w->bwd - w->cp_bwd));
 
 	if (dp_grad_reduce_overlapped(p, fw)) {
-		t->window = w->bwd * (layers > 1.0 ? 1.0 - 1.0 / layers : 0.0);
+		t->window = bwd * (layers > 1.0 ? 1.0 - 1.0 / layers : 0.0);
 		/* Buckets of grad_bucket elements (InternEvo's reduce_bucket_size):
 		 * the first starts once it is full, the last is reduced after
 		 * the backward (dp_bucket_tail()). */
 		if (fw->grad_bucket > 0 && params > 0)
-			tail = dp_bucket_tail(t->dc.reduce_s, w->bwd, fw->grad_bucket / params, &t->window);
+			tail = dp_bucket_tail(t->dc.reduce_s, bwd, fw->grad_bucket / params, &t->window);
 	}
-	/* The backward that hides the reduction runs slower meanwhile
-	 * (dp_zero3_exposed() cites the factor). */
-	t->dp_exposed = fmax(tail, t->dc.reduce_s - t->window) + t->dc.gather_s + t->dc.embed_sync_s +
-			(fw->overlap_slowdown - 1.0) * fmin(t->dc.reduce_s, t->window);
+	/* The backward that hides the reduction runs slower meanwhile. */
+	t->dp_exposed = dp_reduce_exposed(t->dc.reduce_s, t->window, tail, fw->overlap_slowdown) + t->dc.gather_s +
+			t->dc.embed_sync_s;
 	/* The optimizer steps this GPU's shard: dense states over the DP
 	 * group (or the MiCS group), expert states over the expert-DP ranks that
 	 * hold the same experts. */
@@ -650,51 +721,14 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 	}
 }
 
-/* One estimate in progress: its inputs, the per-layer costs, and what
- * each step finds for the next. */
-struct core {
-	const struct model *m;
-	const struct cluster *c;
-	const struct plan *p;
-	const struct compressor *cmp;
-	enum coll_algo algo;
-	const struct framework *fw;
-	struct plan_layout lay;
-	struct layer_costs lc;
-	double mb;                                   /* micro-batches per iteration */
-	struct stage_work works[ESTIMATE_MAX_STAGES]; /* the first stages' work */
-	struct stage_work bn;                        /* the bottleneck stage's work */
-	struct stage_tail tail;                      /* the stage that ends the iteration */
-	double slot, z3_exposed;   /* z3_exposed: per micro-batch, the slowdown included */
-	double mb_overhead;        /* the framework's fixed cost per micro-batch */
-	double bubble;             /* pipeline fill and drain */
-	int bn_stage;              /* the bottleneck stage */
-	double launch_mb, launch_iter; /* GPU idle waiting for launches (core_host) */
-	double launch_mb_experts;  /* of launch_mb, what the experts' GEMM launches add (core_host) */
-	double fixed_iter;         /* per-iteration fixed costs of the host model (core_host) */
-};
 
-/* The slowest GPU sets the pace of every pipeline slot (1F1B steady
- * state): the first holds the embedding, the last the logits, and
- * compression may apply to some stages only. */
+/* Every stage's micro-batch of work (the first ESTIMATE_MAX_STAGES kept;
+ * beyond them layouts are even and core_pace works the rest out again). */
 static void
-core_bottleneck(struct core *x, struct estimate *out)
+core_works(struct core *x)
 {
-	struct stage_work w;
-
-	stage_work(x->m, x->p, &x->lc, 0, &x->bn);
-	x->works[0] = x->bn;
-	x->bn_stage = 0;
-	for (int s = 1; s < x->p->pp; s++) {
-		stage_work(x->m, x->p, &x->lc, s, &w);
-		if (s < ESTIMATE_MAX_STAGES)
-			x->works[s] = w;
-		if (stage_total(&w) > stage_total(&x->bn)) {
-			x->bn = w;
-			out->details.bottleneck_stage = s;
-			x->bn_stage = s;
-		}
-	}
+	for (int s = 0; s < x->p->pp && s < ESTIMATE_MAX_STAGES; s++)
+		stage_work(x->m, x->p, &x->lc, s, &x->works[s]);
 }
 
 /* After the pipeline drains, every stage synchronises its own
@@ -720,7 +754,7 @@ core_tail(struct core *x, struct estimate *out)
 			w = x->works[s];
 		else
 			stage_work(m, p, &x->lc, s, &w);
-		stage_tail(m, p, &x->lc, x->algo, x->fw, s, &w, &t);
+		stage_tail(x, s, &w, &t);
 		if (s == 0 || t.total > x->tail.total) {
 			x->tail = t;
 			out->details.tail_stage = s;
@@ -757,53 +791,6 @@ stage_fp8_scaling_s(const struct core *x, int stage)
 	fp8_recipe_scaling(fp8_recipe_resolve(p, x->fw), 4.0 * plan_stage_layers(p, x->m, stage), p->vpp,
 			   x->fw->fp8_amax_history, &sc);
 	return sc.kernels * x->c->gpu.launch_overhead_s + compute_memory_time(x->c, sc.bytes);
-}
-
-/* The slot: the bottleneck stage's micro-batch, what ZeRO-3 / FSDP leaves
- * exposed of its layer-by-layer gathers (pp is 1 then), and the
- * framework's fixed costs per layer. */
-static void
-core_slot(struct core *x)
-{
-	const struct stage_work *bn = &x->bn;
-	double layers = plan_stage_layers(x->p, x->m, x->bn_stage);
-
-	x->slot = stage_total(bn);
-	x->z3_exposed = 0.0;
-	if (x->p->zero >= 3) {
-		/* Per layer: the forward and the backward with their TP
-		 * collectives (on other links than the gathers). */
-		double fwd = (bn->compute - bn->bwd + 0.5 * bn->tp) / layers;
-		double bwd = (bn->bwd + 0.5 * bn->tp) / layers;
-		double slow;
-
-		x->z3_exposed = dp_zero3_exposed(&x->tail.dc, x->p, x->fw, layers, fwd, bwd,
-						 bn->recompute / layers, &slow) + slow;
-		x->slot += x->z3_exposed;
-	}
-	x->mb_overhead = x->fw->layer_overhead_s * layers + x->fw->microbatch_overhead_s +
-			 stage_metric_s(x, x->bn_stage) + stage_fp8_scaling_s(x, x->bn_stage);
-	x->slot += x->mb_overhead;
-	/* Fill and drain: each other stage's micro-batch runs once while the
-	 * bottleneck waits (1F1B: T = m slot + the sum of the other stages'
-	 * slots, over v for interleaving; SC21 Sec. 2.2 with stages of equal
-	 * slot). A middle stage carries no logits, so this is less than
-	 * (p - 1) times the last stage's slot. */
-	x->bubble = 0.0;
-	for (int s = 0; s < x->p->pp && s < ESTIMATE_MAX_STAGES; s++) {
-		double fb = stage_total(&x->works[s]) + x->fw->microbatch_overhead_s +
-			    x->fw->layer_overhead_s * plan_stage_layers(x->p, x->m, s) + stage_metric_s(x, s) +
-			    stage_fp8_scaling_s(x, s);
-
-		if (s == x->bn_stage)
-			continue;
-		/* plan-cli pipeline: the other schedules' share of each stage. */
-		x->bubble += x->p->pp_schedule == PLAN_PP_1F1B ? fb :
-			     pipeline_schedule_bubble(x->p, fb, x->works[s].bwd + x->works[s].recompute,
-						      x->works[s].wgrad);
-	}
-	if (x->p->pp_schedule == PLAN_PP_1F1B)
-		x->bubble /= x->p->vpp;
 }
 
 /* ---- Host and launch time (plan/host_time.h) ---- */
@@ -881,14 +868,11 @@ core_host(struct core *x, const struct estimate *out)
 	const struct plan *p = x->p;
 	const struct framework *fw = x->fw;
 	int tail = out->details.tail_stage, bn = x->bn_stage;
-	double host, tensors, params, expert, shard, launches, synced, gpu_one, host_one;
+	double tensors, params, expert, shard, launches;
 
-	x->launch_mb = x->launch_iter = x->fixed_iter = x->launch_mb_experts = 0.0;
+	x->launch_iter = x->fixed_iter = x->launch_mb_experts = 0.0;
 	if (!(fw->host_launch_s > 0.0))
 		return;
-	host = stage_host_s(x, bn, plan_stage_recompute(p, bn), stage_partial_layers(p, bn), true);
-	synced = stage_synced_layers(x, bn, plan_stage_recompute(p, bn), true, &gpu_one, &host_one);
-	x->launch_mb = host_exposed_synced_s(stage_total(&x->bn) + x->z3_exposed, host, synced, gpu_one, host_one);
 	/* Issue 25: the routed experts' GEMM launches (one a local expert
 	 * under Transformer Engine's GroupedLinear) as a line of their own:
 	 * the launch term less the same stretch without them, measured
@@ -901,19 +885,6 @@ core_host(struct core *x, const struct estimate *out)
 
 		x->launch_mb_experts = fmax(0.0, x->launch_mb - without);
 	}
-	x->slot += x->launch_mb;
-	/* The other stages' slots in the fill and drain wait for their
-	 * launches the same way. */
-	for (int s = 0; s < p->pp && s < ESTIMATE_MAX_STAGES; s++)
-		if (s != bn) {
-			synced = stage_synced_layers(x, s, plan_stage_recompute(p, s), true, &gpu_one, &host_one);
-			x->bubble += host_exposed_synced_s(stage_total(&x->works[s]),
-							   stage_host_s(x, s, plan_stage_recompute(p, s),
-									stage_partial_layers(p, s), true),
-							   synced, gpu_one, host_one) /
-				     p->vpp;
-		}
-
 	params = estimate_stage_params(x->m, p, tail, &expert);
 	shard = p->zero >= 1 ? (p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp) : 1.0;
 	tensors = plan_stage_layers(p, x->m, tail) *
@@ -951,6 +922,119 @@ offload_exposed_s(const struct core *x)
 	copy = n * memory_layer_activations(x->m, x->p, x->fw) / bw;
 	fwd = fmax(0.0, x->bn.compute - x->bn.bwd);
 	return fmax(0.0, copy - fwd) + fmax(0.0, copy - x->bn.bwd);
+}
+
+/* ---- The pace of the pipeline ---- */
+
+/* What one micro-batch of @stage costs beyond its GPU work: the
+ * framework's fixed costs per layer and micro-batch, the metrics and the
+ * fp8 scale updates. */
+static double
+stage_fixed_s(const struct core *x, int stage)
+{
+	return x->fw->layer_overhead_s * plan_stage_layers(x->p, x->m, stage) + x->fw->microbatch_overhead_s +
+	       stage_metric_s(x, stage) + stage_fp8_scaling_s(x, stage);
+}
+
+/* The GPU's wait for @stage's launches in a micro-batch of @gpu_s
+ * (core_host's model; 0 without a host model). @experts: as stage_host_s. */
+static double
+stage_launch_s(const struct core *x, int stage, double gpu_s, bool experts)
+{
+	int r = plan_stage_recompute(x->p, stage);
+	double synced, gpu_one, host_one;
+
+	if (!(x->fw->host_launch_s > 0.0))
+		return 0.0;
+	synced = stage_synced_layers(x, stage, r, experts, &gpu_one, &host_one);
+	return host_exposed_synced_s(gpu_s, stage_host_s(x, stage, r, stage_partial_layers(x->p, stage), experts),
+				     synced, gpu_one, host_one);
+}
+
+/* One stage's part in the iteration: its slot were it to set the pace,
+ * and its share of the fill and drain were another one to. */
+struct stage_pace {
+	double z3, fixed, launch; /* the slot's parts beyond stage_total() */
+	double slot, share;
+};
+
+static void
+stage_pace(const struct core *x, int stage, const struct stage_work *w, struct stage_pace *sp)
+{
+	const struct plan *p = x->p;
+	double fb;
+
+	sp->z3 = stage_z3_s(x, stage, w, &x->tail.dc);
+	sp->fixed = stage_fixed_s(x, stage);
+	sp->launch = stage_launch_s(x, stage, stage_total(w) + sp->z3, true);
+	sp->slot = stage_total(w) + sp->z3 + sp->fixed + sp->launch;
+	/* Fill and drain: each other stage's micro-batch runs once while the
+	 * pacing one waits (1F1B: T = m slot + the sum of the other stages'
+	 * slots, over v for interleaving; SC21 Sec. 2.2 with stages of equal
+	 * slot; plan-cli pipeline: the other schedules' share of each
+	 * stage), waiting for its launches the same way. */
+	fb = stage_total(w) + sp->fixed;
+	sp->share = (p->pp_schedule == PLAN_PP_1F1B ? fb / p->vpp :
+		     pipeline_schedule_bubble(p, fb, w->bwd + w->recompute, w->wgrad)) +
+		    stage_launch_s(x, stage, stage_total(w), true) / p->vpp;
+}
+
+/*
+ * Which stage sets the pace: the one whose m slots and the others' fill
+ * and drain make the longest iteration, T = max over s of (m slot_s +
+ * sum over t != s of share_t). Under 1F1B that is the longest slot, all
+ * its costs counted (a share is the slot over v, so m slot_s - share_s =
+ * (m - 1/v) slot_s; with ZeRO-3, pp is 1). Each term grows with every
+ * stage's work (m >= 1 >= 1/v), and a maximum of growing terms grows: a
+ * slower kernel or collective never shortens the iteration. (Not under
+ * the zero-bubble schedules: their share, F + B - 2W, falls as the
+ * weight gradients W grow; test-property draws 1F1B plans.) Picked by
+ * its GPU work alone, the pacing stage could change
+ * to one whose fixed costs or launches are smaller, and the iteration
+ * get shorter (issue 25: 20 us more collective latency, 0.9293 ->
+ * 0.9284 s: tests/test-pipeline.c's test_pace_monotone).
+ */
+static void
+core_pace(struct core *x, struct estimate *out)
+{
+	const struct plan *p = x->p;
+	struct stage_pace sp, best = { 0 };
+	struct stage_work w;
+	double shares = 0.0, best_value = 0.0;
+
+	x->bn_stage = 0;
+	for (int s = 0; s < p->pp; s++) {
+		double value, tie;
+
+		if (s < ESTIMATE_MAX_STAGES)
+			w = x->works[s];
+		else
+			stage_work(x->m, p, &x->lc, s, &w);
+		stage_pace(x, s, &w, &sp);
+		/* Beyond ESTIMATE_MAX_STAGES (even layouts) the fill and drain
+		 * are left out, as they always were. */
+		if (s < ESTIMATE_MAX_STAGES)
+			shares += sp.share;
+		value = x->mb * sp.slot - (s < ESTIMATE_MAX_STAGES ? sp.share : 0.0);
+		/* Among stages that make the same iteration (all of them when
+		 * m v = 1 under 1F1B; equal up to rounding), the longest slot:
+		 * the slot is the slowest stage's, which the search's bounds
+		 * (pipeline_bound_slots) and its MILP (slot >= every stage's
+		 * time) assume. */
+		tie = 1e-13 * x->mb * fmax(sp.slot, best.slot);
+		if (s == 0 || value > best_value + tie || (value >= best_value - tie && sp.slot > best.slot)) {
+			best_value = value;
+			best = sp;
+			x->bn = w;
+			x->bn_stage = s;
+		}
+	}
+	out->details.bottleneck_stage = x->bn_stage;
+	x->slot = best.slot;
+	x->z3_exposed = best.z3;
+	x->mb_overhead = best.fixed;
+	x->launch_mb = best.launch;
+	x->bubble = shares - (x->bn_stage < ESTIMATE_MAX_STAGES ? best.share : 0.0);
 }
 
 /* The iteration by kind of work: m slots of the bottleneck, the bubble,
@@ -1132,9 +1216,9 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 	topology_plan(p, c, &x.lay);
 	x.mb = plan_microbatches(p);
 	build_layer_costs(m, p, c, x.fw, &x.lay, cmp, !p->custom_recompute, &x.lc);
-	core_bottleneck(&x, out);
+	core_works(&x);
 	core_tail(&x, out);
-	core_slot(&x);
+	core_pace(&x, out);
 	core_host(&x, out);
 	core_breakdown(&x, out);
 	core_details(&x, out);
