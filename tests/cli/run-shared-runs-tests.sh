@@ -44,15 +44,19 @@
 # 8.50 %, all 132 6.62 -> 5.51 %. The allgather dispatcher's MLP pair
 # no longer counted twice on the TP line (helper review6): Mixtral -15.5
 # -> -22.5 %, FlagPerf 8.56 -> 8.90 %, all 132 5.52 -> 5.57 % (on 7e00380).
+# The allgather dispatcher's MoE layers no longer pay the MLP's own
+# sequence-parallel pair besides the dispatcher's (helper review6):
+# FlagPerf 8.56 -> 8.90 % (Mixtral 8x7B -15.5 -> -22.5 %), all 132 5.52 ->
+# 5.57 %; bounds tightened to the measured figures + 2 points.
 #   source (rows)                       MAPE measured  bound
 #   Narayanan et al. Table 1 (10)         3.42 %       5.7 %
 #   Narayanan et al. Table 2 (12)         6.28 %       9.3 %
 #   MosaicML llm-foundry (32)             4.28 %       6.3 %
-#   SimuMax B200 (24: 12 dense, 12 MoE)   3.90 %       9.3 %
-#   NVIDIA NeMo 24.07 (12)                6.61 %       9.6 %
-#   InternEvo (21; internevo profile)     6.15 %       8.2 %
-#   FlagPerf (21)                         8.90 %      13.0 %
-#   all 132                               5.57 %       8.6 %
+#   SimuMax B200 (24: 12 dense, 12 MoE)   3.90 %       5.9 %
+#   NVIDIA NeMo 24.07 (12)                6.61 %       8.6 %
+#   InternEvo (21; internevo profile)     6.16 %       8.2 %
+#   FlagPerf (21)                         8.90 %      10.9 %
+#   all 132                               5.57 %       7.6 %
 #   memory, 24 rows with a measured peak 0.88 %         2.0 %
 # Predicted not to fit although they ran (1 of 132; the target of issue
 # 24 is at most 2 %): NAR21-T2-4 (82.6 GiB): the check is that no other
@@ -92,11 +96,11 @@ bound() {
 bound "Narayanan et al. 2021 (SC21) Megatron-LM, Table 1" 10 5.7
 bound "Narayanan et al. 2021 (SC21) Megatron-LM, Table 2" 12 9.3
 bound "MosaicML" 32 6.3
-bound "MooreThreads SimuMax" 24 9.3
-bound "NVIDIA NeMo" 12 9.6
+bound "MooreThreads SimuMax" 24 5.9
+bound "NVIDIA NeMo" 12 8.6
 bound "InternLM/InternEvo" 21 8.2
-bound "FlagOpen/FlagPerf" 21 13.0
-check "all 132: MAPE at most 8.6 %" 'jq -e ".mape * 100 <= 8.6" "$tmp/v.json" >/dev/null || { jq .mape "$tmp/v.json"; false; }'
+bound "FlagOpen/FlagPerf" 21 10.9
+check "all 132: MAPE at most 7.6 %" 'jq -e ".mape * 100 <= 7.6" "$tmp/v.json" >/dev/null || { jq .mape "$tmp/v.json"; false; }'
 check "memory: 24 rows with a measured peak, MAPE at most 2 %" \
 	'grep -q "^memory: rows 24, MAPE" "$tmp/v.txt" &&
 	 awk "/^memory: rows/ { m = \$5 + 0 } END { exit !(m <= 2.0) }" "$tmp/v.txt" || { grep "^memory" "$tmp/v.txt"; false; }'
