@@ -305,8 +305,8 @@ const struct field field_table[] = {
 	{ "iteration_time_s", "iteration_time_s", CSV_S, "s", "predicted time of one iteration", EST(iteration_time_s) },
 	/* The iteration time's terms, from their list: "breakdown_s.compute", "compute_s", ... */
 	ESTIMATE_BREAKDOWN_TERMS(FIELD_BREAKDOWN_ROW)
-	{ "memory_bytes.weights", NULL, NULL, "bytes", "16-bit weights", EST(memory.weights) },
-	{ "memory_bytes.gradients", NULL, NULL, "bytes", "16-bit gradients", EST(memory.gradients) },
+	{ "memory_bytes.weights", NULL, NULL, "bytes", "the weights' persistent 16-bit (or fp8) copy", EST(memory.weights) },
+	{ "memory_bytes.gradients", NULL, NULL, "bytes", "gradients, in the framework's reduce dtype", EST(memory.gradients) },
 	{ "memory_bytes.optimizer", NULL, NULL, "bytes", "fp32 master weights and Adam states", EST(memory.optimizer) },
 	{ "memory_bytes.activations", NULL, NULL, "bytes", "activations stored for the backward", EST(memory.activations) },
 	{ "memory_bytes.other", NULL, NULL, "bytes", "reserved memory and ZeRO-3 gather buffers", EST(memory.other) },
