@@ -634,8 +634,9 @@ END_TEST
  * 2,097,152 B over 2 ranks is 1 us + 1,048,576 / 1e11 = 11.48576 us, a
  * pair 22.97152 us. Each layer's MLP pair runs once forward and once
  * backward: the TP line is 2 x 2 x 22.97152 = 91.88608 us shorter than
- * with the all-to-all dispatcher (whose expert-TP collectives are its
- * own), and the pair's bytes, 2 x 2 x 2 x (2 - 1) / 2 x 2,097,152 =
+ * with an all-to-all dispatcher around which the layer gathers and
+ * reduce-scatters its tokens (moe_tp_in_dispatcher false: torchtitan),
+ * and the pair's bytes, 2 x 2 x 2 x (2 - 1) / 2 x 2,097,152 =
  * 8,388,608 B, leave the TP traffic. A shared expert is an MLP that
  * gathers and reduces its input itself: no change then.
  */
@@ -655,7 +656,8 @@ START_TEST(test_allgather_mask_tp_pair_by_hand)
 	moe_toy_fixture(&c, &m, &p, TOY_CLUSTER_YAML, "  experts: 8\n  top_k: 2\n", 1);
 	ck_assert_msg(framework_load_string(&ag, "ag.yaml", "name: ag\nmoe_dispatcher: allgather_mask\n", &err),
 		      "%s", err.message);
-	ck_assert_msg(framework_load_string(&a2a, "a2a.yaml", "name: a2a\n", &err), "%s", err.message);
+	ck_assert_msg(framework_load_string(&a2a, "a2a.yaml", "name: a2a\nmoe_tp_in_dispatcher: false\n", &err),
+		      "%s", err.message);
 	p.tp = 2;
 	p.sequence_parallel = true;
 	topology_plan(&p, &c, &lay);
@@ -674,6 +676,74 @@ START_TEST(test_allgather_mask_tp_pair_by_hand)
 	p.sequence_parallel = false;
 	m.moe.shared_experts = 0;
 	ck_assert(!ep_dispatcher_carries_tp(&m, &p, &ag));
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * plan-cli a2apair: Megatron-Core's all-to-all dispatcher (core_v0.10.0-
+ * core_v0.14.0 token_dispatcher.py, MoEAlltoAllTokenDispatcher) takes the
+ * MoE layer's s/t shard and gathers and reduce-scatters the routed tokens
+ * over expert TP itself, so the layer's MLP runs no SP pair over TP
+ * (framework moe_tp_in_dispatcher, default true); false (torchtitan's
+ * PrepareModuleInputOutput) keeps the pair. The toy GPT (2 layers, both
+ * MoE), 8 experts top-2 (capacity factor 1), b 1, s 1024, tp 2 with SP
+ * (etp = tp), ep 1, dp 1, one micro-batch, on the toy cluster (100 GB/s
+ * in a node, 1 us a ring step). The MLP's pair, as in
+ * test_allgather_mask_tp_pair_by_hand, is 22.97152 us a pass: the TP line
+ * is 2 layers x 2 passes x 22.97152 = 91.88608 us shorter with the key
+ * than without, and the TP bytes 8,388,608 B fewer. The expert-TP
+ * collectives stay on the ep line either way: a rank's all-to-all buffer
+ * is k (b s / t) h x 2 = 2 x 512 x 1024 x 2 = 2,097,152 B, its 2 etp
+ * ranks gather 4,194,304 B: 1 us + 2,097,152 / 1e11 = 21.97152 us, the
+ * reduce-scatter the same, 43.94304 us forward and again backward, no
+ * all-to-all over ep 1: ep_comm 2 x 2 x 43.94304 = 175.77216 us under
+ * both. With etp 1 the layer has no collective over TP at all: the TP
+ * line as with etp 2, ep_comm 0. No SP, a shared expert, a parallel
+ * block, or the key false: the MLP keeps its pair. fw NULL (the built-in
+ * framework) is Megatron-Core's.
+ */
+START_TEST(test_alltoall_tp_pair_by_hand)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct framework mc, tt;
+	struct plan_error err;
+	struct estimate e_mc, e_tt, e_etp1;
+	struct estimate_options o_mc = { .framework = &mc }, o_tt = { .framework = &tt };
+
+	moe_toy_fixture(&c, &m, &p, TOY_CLUSTER_YAML, "  experts: 8\n  top_k: 2\n", 1);
+	ck_assert_msg(framework_load_string(&mc, "mc.yaml", "name: mc\n", &err), "%s", err.message);
+	ck_assert(mc.moe_tp_in_dispatcher);
+	ck_assert_msg(framework_load_string(&tt, "tt.yaml", "name: tt\nmoe_tp_in_dispatcher: false\n", &err),
+		      "%s", err.message);
+	ck_assert(!tt.moe_tp_in_dispatcher);
+	p.tp = 2;
+	p.sequence_parallel = true;
+	ck_assert(ep_dispatcher_carries_tp(&m, &p, &mc));
+	ck_assert(ep_dispatcher_carries_tp(&m, &p, NULL));
+	ck_assert(!ep_dispatcher_carries_tp(&m, &p, &tt));
+	ck_assert_msg(estimate_plan(&m, &c, &p, &o_mc, &e_mc, &err), "%s", err.message);
+	ck_assert_msg(estimate_plan(&m, &c, &p, &o_tt, &e_tt, &err), "%s", err.message);
+	ck_assert_double_eq_tol(e_tt.breakdown.tp_comm - e_mc.breakdown.tp_comm, 91.88608e-6, 1e-12);
+	ck_assert_double_eq_tol(e_tt.bytes.tp - e_mc.bytes.tp, 8388608.0, 1e-3);
+	ck_assert_double_eq_tol(e_mc.breakdown.ep_comm, 175.77216e-6, 1e-12);
+	ck_assert_double_eq_tol(e_tt.breakdown.ep_comm, 175.77216e-6, 1e-12);
+	p.etp = 1;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &o_mc, &e_etp1, &err), "%s", err.message);
+	ck_assert_double_eq_tol(e_etp1.breakdown.tp_comm, e_mc.breakdown.tp_comm, 1e-15);
+	ck_assert_double_eq(e_etp1.breakdown.ep_comm, 0.0);
+	p.etp = 0;
+	m.moe.shared_experts = 1;
+	ck_assert(!ep_dispatcher_carries_tp(&m, &p, &mc));
+	m.moe.shared_experts = 0;
+	m.parallel_block = true;
+	ck_assert(!ep_dispatcher_carries_tp(&m, &p, &mc));
+	m.parallel_block = false;
+	p.sequence_parallel = false;
+	ck_assert(!ep_dispatcher_carries_tp(&m, &p, &mc));
+	ck_assert(!ep_dispatcher_carries_tp(&m, &p, NULL));
 	cluster_release(&c);
 }
 END_TEST
@@ -1495,6 +1565,7 @@ moe_suite(void)
 	tcase_add_test(tc, test_moe_synced_stretches_estimate);
 	tcase_add_test(tc, test_allgather_mask_comm_by_hand);
 	tcase_add_test(tc, test_allgather_mask_tp_pair_by_hand);
+	tcase_add_test(tc, test_alltoall_tp_pair_by_hand); /* a2apair */
 	tcase_add_test(tc, test_allgather_mask_permute_by_hand);
 	tcase_add_test(tc, test_allgather_mask_memory_by_hand);
 	tcase_add_test(tc, test_moe_sequential_slices);

@@ -64,10 +64,13 @@ bool ep_allgather_gathers(const struct model *m, const struct plan *p);
 
 /**
  * Whether an MoE layer's MLP has no tensor-parallel collectives of its
- * own because @fw's dispatcher runs them: moe_dispatcher allgather_mask
- * with sequence parallelism and TP, whose all-gather and reduce-scatter
- * over TP x EP (ep_layer_comm) are the layer's sequence-parallel gather
- * and reduction, on a model with no shared expert and no parallel block.
+ * own because @fw's dispatcher runs them, with sequence parallelism and
+ * TP on a model with no shared expert and no parallel block:
+ * moe_dispatcher allgather_mask, whose all-gather and reduce-scatter over
+ * TP x EP (ep_layer_comm) are the layer's sequence-parallel gather and
+ * reduction, or alltoall with moe_tp_in_dispatcher, whose gather and
+ * reduce-scatter over expert TP (ep_layer_comm's etp) are. @fw NULL: the
+ * built-in framework (alltoall, moe_tp_in_dispatcher true).
  */
 bool ep_dispatcher_carries_tp(const struct model *m, const struct plan *p, const struct framework *fw);
 

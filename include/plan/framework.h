@@ -200,6 +200,11 @@ struct framework {
 	bool sp_regather;         /**< plan-cli review6: sequence parallelism gathers a column-parallel linear's
 				       input again in the backward for its weight gradient (Megatron-Core,
 				       Transformer Engine); false: autograd keeps the gathered input (DTensor) */
+	bool moe_tp_in_dispatcher; /**< plan-cli a2apair: with sequence parallelism the all-to-all dispatcher
+				       takes the MoE layer's s/t token shard and gathers and reduce-scatters
+				       over expert TP itself, so the layer has no SP pair of its own
+				       (Megatron-Core); false: the layer's input is all-gathered and its
+				       output reduce-scattered over TP around it (torchtitan) */
 	bool fp8_weight_recast;   /**< fp8 linear weights cast from 16 bits at each use, no fp8 copy kept
 				       (torchao's Float8Linear) */
 	bool moe_sequential_mlp;  /**< routed experts as Megatron-Core's SequentialMLP (a GEMM per expert), not a grouped GEMM */

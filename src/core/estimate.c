@@ -266,8 +266,9 @@ stage_add_layers(const struct layer_costs *lc, int r, double dense, double moe, 
 	w->tp_bytes += layers * tc->per_pass * passes * ar_bytes; /* arch: 1 a pass in a parallel block */
 	w->tp_bytes += (dense * tc->regathers + moe * tc->moe_regathers) * 0.5 * ar_bytes; /* an AG: half a pair */
 	if (moe > 0 && lc->moe_tp_in_dispatcher) {
-		/* The dispatcher's gather and reduce-scatter over TP x EP (the
-		 * ep line) are the MoE layer's sequence-parallel pair
+		/* The dispatcher's gather and reduce-scatter (the ep line: the
+		 * allgather dispatcher's over TP x EP, the all-to-all one's over
+		 * expert TP) are the MoE layer's sequence-parallel pair
 		 * (expert_par.c ep_dispatcher_carries_tp): its MLP's pair is
 		 * not counted here as well, in any pass that runs it. */
 		double again = lc->moe_recomputed[r] ? 1.0 : 0.0;

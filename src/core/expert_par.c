@@ -86,12 +86,36 @@ ep_allgather_gathers(const struct model *m, const struct plan *p)
  * sequence-parallel pair, not collectives beside it. core_v0.6.0 has no
  * shared expert; one (a later MLP of its own, shared_experts.py) would
  * gather and reduce its input itself.
+ *
+ * plan-cli a2apair: MoEAlltoAllTokenDispatcher is the same. Its
+ * MoELayer.forward (core_v0.10.0-core_v0.14.0 moe_layer.py) is again the
+ * router, the dispatcher, the experts and the combine, its input the
+ * rank's s/t shard (forward raises without sequence parallelism under
+ * TP); token_permutation (token_dispatch and dispatch_postprocess from
+ * core_v0.13.0) exchanges the shard's routed tokens by all-to-all over EP
+ * and then gathers them over the expert-TP group
+ * (gather_from_sequence_parallel_region(..., group=self.tp_group),
+ * self.tp_size = expert_tensor_parallel_size), and token_unpermutation
+ * reduce-scatters the experts' partial sums over that group before the
+ * combine all-to-all (token_dispatcher.py). Those are ep_layer_comm's
+ * etp collectives; none runs over the attention's TP group (with etp 1,
+ * none at all). core_r0.8.0's dispatcher did it by all_to_all_sp2hp /
+ * hp2sp over TP instead, inside the dispatcher too. torchtitan (2025,
+ * @08dc75a models/llama4/infra/parallelize.py apply_moe_ep_tp) wraps the
+ * MoE module in PrepareModuleInputOutput, Shard(1) -> Replicate in and
+ * Partial -> Shard(1) out: "all-gather for input, reduce-scatter for
+ * output", the MLP's pair (framework moe_tp_in_dispatcher false).
  */
 bool
 ep_dispatcher_carries_tp(const struct model *m, const struct plan *p, const struct framework *fw)
 {
-	return fw && fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_ALLGATHER_MASK && model_is_moe(m) &&
-	       p->sequence_parallel && p->tp > 1 && m->moe.shared_experts == 0 && !m->parallel_block;
+	if (!model_is_moe(m) || !p->sequence_parallel || p->tp < 2 || m->moe.shared_experts > 0 ||
+	    m->parallel_block)
+		return false;
+	/* fw NULL: the built-in framework, Megatron-Core's all-to-all. */
+	if (!fw)
+		return true;
+	return fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_ALLGATHER_MASK || fw->moe_tp_in_dispatcher;
 }
 
 void

@@ -74,6 +74,7 @@ framework_init_default(struct framework *fw)
 	fw->moe_grouped_gemm = FRAMEWORK_MOE_GEMM_TE_STREAMS; /* Megatron-Core's TEGroupedMLP */
 	fw->moe_dispatcher = FRAMEWORK_MOE_DISPATCH_ALLTOALL;
 	fw->sp_regather = true; /* plan-cli review6: Megatron-Core's SP linears */
+	fw->moe_tp_in_dispatcher = true; /* plan-cli a2apair: MoEAlltoAllTokenDispatcher */
 	fw->zero_grad_reduce = FRAMEWORK_ZR_REDUCE_SCATTER;
 	fw->zero_param_sync = FRAMEWORK_ZS_ALLGATHER;
 	/* plan-cli h100: the loss as compute_ends_time() has always counted it. */

@@ -1430,8 +1430,10 @@ lower_bound(const struct model *m, const struct cluster *c, const struct plan *p
 	tp_layer_comm(m, &q, c, NULL, &lay, &dense, &tc);
 	/* plan-cli review6: the backward's SP re-gathers (fewer in an MoE
 	 * layer, none under sp_regather false) and an MoE layer's MLP pair
-	 * (the allgather dispatcher's own collectives instead) depend on the
-	 * framework: left out, so that no framework's estimate falls below. */
+	 * (the dispatcher's own collectives instead: the allgather one's, or
+	 * the all-to-all one's expert-TP pair under moe_tp_in_dispatcher)
+	 * depend on the framework: left out, so that no framework's estimate
+	 * falls below. */
 	moe_layers = model_is_moe(m) ? model_moe_layers(m) : 0.0;
 	per_mb = (m->layers - moe_layers) * (dense.fwd_s + dense.bwd_s) +
 		 m->layers * (tc.bwd_s - tc.regathers * tc.regather_s) - moe_layers * tc.mlp_bwd_s;

@@ -168,6 +168,13 @@ const struct schema_key framework_schema[] = {
 		  "all-gathers it again in the backward for its weight gradient (Megatron-Core's and "
 		  "Transformer Engine's linears); false: autograd keeps the gathered input (PyTorch DTensor's "
 		  "ColwiseParallel, torchtitan), no second gather" },
+	{ .key = "moe_tp_in_dispatcher", .type = SCHEMA_BOOL, .offset = OFF(moe_tp_in_dispatcher), .def = "true",
+	  .help = "MoE with --sequence-parallel and TP, moe_dispatcher alltoall: the dispatcher takes the "
+		  "layer's s/t token shard, exchanges it over EP and all-gathers and reduce-scatters the "
+		  "routed tokens over expert TP itself, so the MoE layer runs no sequence-parallel pair of "
+		  "its own (Megatron-Core's MoEAlltoAllTokenDispatcher, core_r0.8-core_v0.14); false: the "
+		  "layer's input is all-gathered and its output reduce-scattered over TP around the "
+		  "dispatcher (torchtitan's PrepareModuleInputOutput, 2025)" },
 	{ .key = "fp8_weight_recast", .type = SCHEMA_BOOL, .offset = OFF(fp8_weight_recast), .def = "false",
 	  .help = "with precision fp8, the linear weights are cast to fp8 at each use and no fp8 copy is kept "
 		  "(torchao's Float8Linear saves the high-precision weight for its backward); false: the "
