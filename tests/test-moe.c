@@ -562,11 +562,55 @@ START_TEST(test_etp_comm_by_hand)
 	ck_assert_double_eq_tol(ec.etp_s, 2.297152e-5, 1e-15);
 	ck_assert_double_eq_tol(ec.fwd_s, 2.0 * ec.a2a_s + 2.297152e-5, 1e-15);
 	ck_assert_double_eq_tol(ec.bwd_s, ec.fwd_s, 1e-15);
+	/* On the wire (review6, issue 25): the dispatch and the combine
+	 * each send 3/4 of the buffer over ep 4, the etp pair 1/2 of the
+	 * 2,097,152 gathered each: 2 x 786,432 + 2 x 1,048,576 = 3,670,016 B
+	 * a pass, forward and backward alike. */
+	ck_assert_double_eq_tol(ec.fwd_bytes, 3670016.0, 1e-6);
+	ck_assert_double_eq_tol(ec.bwd_bytes, 3670016.0, 1e-6);
 	p.etp = 1;
 	p.ep = 8;
 	topology_plan(&p, &c, &lay);
 	ep_layer_comm(&m, &p, &c, NULL, &lay, &cl, &ec);
 	ck_assert_double_eq(ec.etp_s, 0.0);
+	/* ep 8, etp 1: 2 x 7/8 x 1,048,576 = 1,835,008 B a pass. */
+	ck_assert_double_eq_tol(ec.fwd_bytes, 1835008.0, 1e-6);
+	ck_assert_double_eq_tol(ec.bwd_bytes, 1835008.0, 1e-6);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * bytes_per_iteration.ep counts what the time on the ep line sends
+ * (review6, issue 25; it counted the all-to-all dispatcher's all-to-alls
+ * only, under full recomputation only). test_etp_comm_by_hand's plan
+ * (toy GPT, 2 layers both MoE, 8 experts top-1, tp 2 = etp, dp 4, ep 4,
+ * global batch 4: one micro-batch): 3,670,016 B a pass and layer, so
+ * 2 layers x 2 passes = 14,680,064 B; recomputing the moe module
+ * (selective, --recompute-modules moe) repeats the forward's:
+ * 22,020,096 B, as full recomputation does.
+ */
+START_TEST(test_ep_bytes_by_hand)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct estimate e;
+	struct plan_error err;
+
+	moe_toy_fixture(&c, &m, &p, TOY_CLUSTER_YAML, "  experts: 8\n  top_k: 1\n", 4);
+	p.tp = 2;
+	p.sequence_parallel = true;
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e, &err), "%s", err.message);
+	ck_assert_double_eq_tol(e.bytes.ep, 14680064.0, 1e-3);
+	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
+	p.recompute_modules = 1 << PLAN_RM_MOE;
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e, &err), "%s", err.message);
+	ck_assert_double_eq_tol(e.bytes.ep, 22020096.0, 1e-3);
+	p.recompute = PLAN_RECOMPUTE_FULL;
+	p.recompute_modules = 0;
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e, &err), "%s", err.message);
+	ck_assert_double_eq_tol(e.bytes.ep, 22020096.0, 1e-3);
 	cluster_release(&c);
 }
 END_TEST
@@ -612,6 +656,11 @@ START_TEST(test_allgather_mask_comm_by_hand)
 	ck_assert_double_eq_tol(ec.total_s, 49.06592e-6, 1e-15);
 	ep_layer_fixed(&m, &p, &c, &fw, &lay, &ef);
 	ck_assert_double_eq_tol(ef.sync_s, 16e-6, 1e-15);
+	/* On the wire (review6, issue 25), half of each 2-rank buffer:
+	 * forward (2 x 2,097,152 + 16,384 + 4,096) / 2 = 2,107,392 B,
+	 * backward (2 x 2,097,152 + 4,096) / 2 = 2,099,200 B. */
+	ck_assert_double_eq_tol(ec.fwd_bytes, 2107392.0, 1e-6);
+	ck_assert_double_eq_tol(ec.bwd_bytes, 2099200.0, 1e-6);
 	/* Top-1: the probs are not masked_select-ed, three (12 us). */
 	m.moe.top_k = 1;
 	ep_layer_fixed(&m, &p, &c, &fw, &lay, &ef);
@@ -620,6 +669,7 @@ START_TEST(test_allgather_mask_comm_by_hand)
 	p.sequence_parallel = false;
 	ep_layer_comm(&m, &p, &c, &fw, &lay, &cl, &ec);
 	ck_assert_double_eq(ec.total_s, 0.0);
+	ck_assert_double_eq(ec.fwd_bytes + ec.bwd_bytes, 0.0);
 	cluster_release(&c);
 }
 END_TEST
@@ -671,6 +721,17 @@ START_TEST(test_allgather_mask_tp_pair_by_hand)
 	ck_assert_msg(estimate_plan(&m, &c, &p, &o_a2a, &e_a2a, &err), "%s", err.message);
 	ck_assert_double_eq_tol(e_a2a.breakdown.tp_comm - e_ag.breakdown.tp_comm, 91.88608e-6, 1e-12);
 	ck_assert_double_eq_tol(e_a2a.bytes.tp - e_ag.bytes.tp, 8388608.0, 1e-3);
+	/* They go to the EP traffic (review6): per layer the forward's
+	 * 2,107,392 and the backward's 2,099,200 B of
+	 * test_allgather_mask_comm_by_hand, 2 layers: 8,413,184 B; full
+	 * recomputation gathers again: + 2 x 2,107,392 = 12,627,968 B. No
+	 * all-to-all, so no per-all-to-all figure. */
+	ck_assert_double_eq_tol(e_ag.bytes.ep, 8413184.0, 1e-3);
+	ck_assert_double_eq(e_ag.details.ep_bytes, 0.0);
+	p.recompute = PLAN_RECOMPUTE_FULL;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &o_ag, &e_ag, &err), "%s", err.message);
+	ck_assert_double_eq_tol(e_ag.bytes.ep, 12627968.0, 1e-3);
+	p.recompute = PLAN_RECOMPUTE_NONE;
 	m.moe.shared_experts = 1;
 	ck_assert(!ep_dispatcher_carries_tp(&m, &p, &ag));
 	p.sequence_parallel = false;
@@ -1563,6 +1624,7 @@ moe_suite(void)
 	tcase_add_test(tc, test_moe_wgrad_main_grad_kinds); /* expertgrad */
 	tcase_add_test(tc, test_moe_fp8_wgrad_promoting);
 	tcase_add_test(tc, test_moe_synced_stretches_estimate);
+	tcase_add_test(tc, test_ep_bytes_by_hand);
 	tcase_add_test(tc, test_allgather_mask_comm_by_hand);
 	tcase_add_test(tc, test_allgather_mask_tp_pair_by_hand);
 	tcase_add_test(tc, test_alltoall_tp_pair_by_hand); /* a2apair */

@@ -19,6 +19,12 @@ struct ep_layer_comm {
 	double recompute_s;  /**< repeated by full recomputation, exposed */
 	double total_s;      /**< all of it before overlap */
 	double etp_s;        /**< etp > 1: the routed tokens' all-gather and reduce-scatter, one pass */
+	/** Bytes one rank sends over the links in the layer's EP collectives
+	 *  (the dispatcher's all-to-alls or all-gathers and reduce-scatters,
+	 *  expert TP's pair), forward and backward; recomputation repeats
+	 *  the forward's. A ring collective over n ranks carrying B bytes
+	 *  sends (n - 1) / n B from each. */
+	double fwd_bytes, bwd_bytes;
 };
 
 /** The router's kernels after its GEMM, forward and backward (counted in

@@ -142,6 +142,7 @@ struct stage_work {
 	double cp_bwd;       /* of cp, the backward's: its waits lengthen the backward */
 	double wgrad;        /* the weight-gradient GEMMs in bwd (zero-bubble schedules defer them) */
 	double tp_bytes, pp_bytes;
+	double ep_bytes;     /* what the MoE layers' EP collectives send (ep_layer_comm) */
 	int compressed_layers;
 	double extra_params; /* AE parameters on this GPU */
 	double ef_elements;  /* activation-sized error-feedback buffers */
@@ -256,6 +257,7 @@ stage_add_layers(const struct layer_costs *lc, int r, double dense, double moe, 
 		w->moe_permute += moe * ((r == PLAN_RECOMPUTE_FULL ? 2.0 : 1.0) * cl_moe->moe_permute_s +
 					 cl_moe->moe_permute_bwd_s);
 		w->moe_sync += moe * (1.0 + again) * lc->efs[r].sync_s;
+		w->ep_bytes += moe * ((1.0 + again) * ep->fwd_bytes + ep->bwd_bytes);
 	}
 	w->attention += dense * layer_attention(cl, r) + moe * layer_attention(cl_moe, r);
 	w->other += dense * layer_other(cl, r) + moe * layer_other(cl_moe, r);
@@ -1069,6 +1071,7 @@ core_breakdown(const struct core *x, struct estimate *out)
 	out->bytes.tp = mb * bn->tp_bytes;
 	out->bytes.pp = mb * bn->pp_bytes;
 	out->bytes.dp = tail->dc.bytes;
+	out->bytes.ep = mb * bn->ep_bytes;
 }
 
 /* One layer of the bottleneck stage, in its recompute mode, and its
@@ -1091,17 +1094,6 @@ core_layer_details(const struct core *x, struct estimate *out)
 	d->ep_total_s = x->mb * stage_moe_layers(x->m, p, d->bottleneck_stage) * ep->total_s;
 	d->moe_layers = stage_moe_layers(x->m, p, d->bottleneck_stage);
 	d->ep_inter_node = x->lay.ep.nodes > 1;
-	out->bytes.ep = x->mb * d->moe_layers * (r == PLAN_RECOMPUTE_FULL ? 6.0 : 4.0) * d->ep_bytes *
-			(x->lay.ep.size > 1 ? (double)(x->lay.ep.size - 1) / x->lay.ep.size : 0.0);
-	if (stage_partial_layers(p, d->bottleneck_stage) > 0) {
-		/* Its first layers' all-to-alls run a third time, in the recomputed forward. */
-		int moe_k, nc_k;
-
-		stage_prefix_layers(x->m, p, d->bottleneck_stage, stage_partial_layers(p, d->bottleneck_stage),
-				    INT_MAX, &moe_k, &nc_k);
-		out->bytes.ep = x->mb * (4.0 * d->moe_layers + 2.0 * moe_k) * d->ep_bytes *
-				(x->lay.ep.size > 1 ? (double)(x->lay.ep.size - 1) / x->lay.ep.size : 0.0);
-	}
 }
 
 /*

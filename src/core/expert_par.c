@@ -182,11 +182,18 @@ ep_allgather_comm(const struct model *m, const struct plan *p, const struct clus
 {
 	double gathered = (double)p->ep * p->micro_batch * p->seq_len;
 	double hidden = gathered * m->hidden * 2.0, k = m->moe.top_k;
+	double n = (double)p->tp * p->ep;
 	struct group_layout g;
 
-	out->fwd_s = out->bwd_s = 0.0;
+	out->fwd_s = out->bwd_s = out->fwd_bytes = out->bwd_bytes = 0.0;
 	if (!((p->sequence_parallel && p->tp > 1) || p->ep > 1))
 		return;
+	/* On the wire, each rank's (n - 1) / n of every buffer: forward the
+	 * hidden states, int64 indices and bf16 probs gathered and the
+	 * output reduce-scattered, backward the hidden states twice and the
+	 * probs' gradient. */
+	out->fwd_bytes = (n - 1.0) / n * (2.0 * hidden + 10.0 * k * gathered);
+	out->bwd_bytes = (n - 1.0) / n * (2.0 * hidden + 2.0 * k * gathered);
 	topology_group(p->tp * p->ep, 1, c->gpus_per_node, &g);
 	out->fwd_s = collective_time(c, &g, COLL_ALLGATHER, COLL_ALGO_RING, hidden) +
 		     collective_time(c, &g, COLL_ALLGATHER, COLL_ALGO_RING, 8.0 * k * gathered) +
@@ -217,6 +224,8 @@ ep_layer_comm(const struct model *m, const struct plan *p, const struct cluster 
 	out->bytes = m->moe.capacity_factor * m->moe.top_k * tokens * m->hidden * 2.0 / p->tp;
 	a2a = a2a_time(m, c, &lay->ep, p->moe_routing, out->bytes, &out->inter_s, &out->intra_s);
 	out->a2a_s = a2a;
+	/* Dispatch and combine: (ep - 1) / ep of each buffer leaves the rank. */
+	out->fwd_bytes = lay->ep.size > 1 ? 2.0 * out->bytes * (lay->ep.size - 1.0) / lay->ep.size : 0.0;
 	fwd = 2.0 * a2a;
 	bwd = 2.0 * a2a;
 	out->total_s = fwd + bwd + (plan_recomputes_moe_layer(p) /* plan-cli recomp */ ? fwd : 0.0);
@@ -246,9 +255,12 @@ ep_layer_comm(const struct model *m, const struct plan *p, const struct cluster 
 			     collective_time(c, &lay->etp, COLL_REDUCESCATTER, COLL_ALGO_RING, gathered);
 		fwd += out->etp_s;
 		bwd += out->etp_s;
+		/* Each of the two sends (etp - 1) / etp of etp buffers. */
+		out->fwd_bytes += 2.0 * (lay->etp.size - 1.0) * out->bytes;
 		out->total_s += (plan_recomputes_moe_layer(p) /* plan-cli recomp */ ? 3.0 : 2.0) * out->etp_s;
 	}
 	out->fwd_s = fwd;
 	out->bwd_s = bwd;
+	out->bwd_bytes = out->fwd_bytes;
 	out->recompute_s = plan_recomputes_moe_layer(p) /* plan-cli recomp */ ? fwd : 0.0;
 }
