@@ -810,6 +810,76 @@ START_TEST(test_alltoall_tp_pair_by_hand)
 END_TEST
 
 /*
+ * TP compression where the dispatcher runs an MoE layer's MLP pair
+ * (plan-cli review6, issue 25; ep_dispatcher_carries_tp): the layer has
+ * one TP site left, the attention's; its MLP output is reduced by the
+ * dispatcher's reduce-scatter (over TP x EP for allgather_mask, over
+ * expert TP for Megatron-Core's all-to-all), on the ep line, which no TP
+ * compressor replaces. The toy GPT (2 layers, both MoE, 8 experts top-2),
+ * tp 2 with SP, ep 1, one micro-batch of 1024, Top-K keeping 5 % as in
+ * test_topk_tp_by_hand (test-compression.c): layer 2 is compressed
+ * (above half the layers). X = b s h = 1,048,576. A site's encode and
+ * decode: 10 us + 8 x 2X / 1e12 and 10 us + 2 x 2 x 2X / 1e12, 4.5165824e-5
+ * s. Its collectives: the uncompressed AG + RS, 2 x (1 us + 2X / 2 / 1e11)
+ * = 2.297152e-5 s, become the Top-K all-gather of t x 52,429 x 10 B (1 us
+ * + 1,048,580 / 2 / 1e11 = 6.2429e-6 s) and the next block's uncompressed
+ * all-gather (1.148576e-5 s): 1.772866e-5 s, 5.24286e-6 s less a site.
+ * Bytes a site: 2,097,152 sent before, 524,290 + 1,048,576 after:
+ * 524,286 B less. So the allgather dispatcher's TP line drops by one
+ * site's 5.24286e-6 s and its compression line is one site's
+ * 4.5165824e-5 s; so does Megatron-Core's all-to-all's (moe_tp_in_dispatcher
+ * true); with moe_tp_in_dispatcher false (torchtitan: the MLP's own pair)
+ * two sites: 1.048572e-5 s and 9.0331648e-5 s.
+ */
+START_TEST(test_allgather_mask_tp_compression_by_hand)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct framework ag, a2a, tt;
+	struct compressor cmp;
+	struct plan_error err;
+	struct estimate on, off;
+	struct estimate_options o_ag = { .compressor = &cmp, .framework = &ag };
+	struct estimate_options o_a2a = { .compressor = &cmp, .framework = &a2a };
+	struct estimate_options o_tt = { .compressor = &cmp, .framework = &tt };
+
+	moe_toy_fixture(&c, &m, &p, TOY_CLUSTER_YAML, "  experts: 8\n  top_k: 2\n", 1);
+	test_load_framework(&ag, ALLGATHER_MASK_YAML);
+	test_load_framework(&a2a, "name: a2a\n");
+	test_load_framework(&tt, "name: tt\nmoe_tp_in_dispatcher: false\n");
+	ck_assert_msg(compressor_load_string(&cmp, "c.yaml", "name: t\nmethod: topk\nfraction: 0.05\n"
+					     "encode_passes: 8\ndecode_passes: 2\nencode_latency: 10 us\n"
+					     "decode_latency: 10 us\n", &err), "%s", err.message);
+	p.tp = 2;
+	p.sequence_parallel = true;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &o_ag, &off, &err), "%s", err.message);
+	p.compress.tp = true;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &o_ag, &on, &err), "%s", err.message);
+	ck_assert_int_eq(on.details.compressed_layers, 1);
+	ck_assert_double_eq_tol(off.breakdown.tp_comm - on.breakdown.tp_comm, 5.24286e-6, 1e-15);
+	ck_assert_double_eq_tol(on.breakdown.compression, 4.5165824e-5, 1e-15);
+	ck_assert_double_eq_tol(off.bytes.tp - on.bytes.tp, 524286.0, 1e-3);
+	ck_assert_double_eq_tol(on.bytes.ep, off.bytes.ep, 1e-3);
+	p.compress.tp = false;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &o_a2a, &off, &err), "%s", err.message);
+	p.compress.tp = true;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &o_a2a, &on, &err), "%s", err.message);
+	ck_assert_double_eq_tol(off.breakdown.tp_comm - on.breakdown.tp_comm, 5.24286e-6, 1e-15);
+	ck_assert_double_eq_tol(on.breakdown.compression, 4.5165824e-5, 1e-15);
+	ck_assert_double_eq_tol(off.bytes.tp - on.bytes.tp, 524286.0, 1e-3);
+	p.compress.tp = false;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &o_tt, &off, &err), "%s", err.message);
+	p.compress.tp = true;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &o_tt, &on, &err), "%s", err.message);
+	ck_assert_double_eq_tol(off.breakdown.tp_comm - on.breakdown.tp_comm, 2.0 * 5.24286e-6, 1e-15);
+	ck_assert_double_eq_tol(on.breakdown.compression, 9.0331648e-5, 1e-15);
+	ck_assert_double_eq_tol(off.bytes.tp - on.bytes.tp, 1048572.0, 1e-3);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
  * The allgather_mask dispatcher's permutations (compute.c,
  * allgather_mask_permute_bytes), on the 1000 GB/s GPU of
  * test_moe_permute_passes (efficiency 1, launch 1 us): the toy GPT, 8
@@ -1628,6 +1698,7 @@ moe_suite(void)
 	tcase_add_test(tc, test_allgather_mask_comm_by_hand);
 	tcase_add_test(tc, test_allgather_mask_tp_pair_by_hand);
 	tcase_add_test(tc, test_alltoall_tp_pair_by_hand); /* a2apair */
+	tcase_add_test(tc, test_allgather_mask_tp_compression_by_hand);
 	tcase_add_test(tc, test_allgather_mask_permute_by_hand);
 	tcase_add_test(tc, test_allgather_mask_memory_by_hand);
 	tcase_add_test(tc, test_moe_sequential_slices);

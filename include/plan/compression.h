@@ -75,3 +75,6 @@ void compression_dp(const struct compressor *cmp, const struct model *m,
 
 /** Number of layers of pipeline stage @stage (0-based) with index above @from (1-based, MCBench). */
 int compression_layers_on_stage(const struct model *m, const struct plan *p, int stage, int from);
+
+/** Of those, the MoE layers (model_layer_is_moe); 0 for a dense model. */
+int compression_moe_layers_on_stage(const struct model *m, const struct plan *p, int stage, int from);

@@ -265,3 +265,24 @@ compression_layers_on_stage(const struct model *m, const struct plan *p, int sta
 {
 	return pipeline_count_layers(m, p, stage, above, &from);
 }
+
+struct moe_above {
+	const struct model *m;
+	int from;
+};
+
+static bool
+moe_above(int layer, const void *arg)
+{
+	const struct moe_above *a = arg;
+
+	return layer > a->from && model_layer_is_moe(a->m, layer);
+}
+
+int
+compression_moe_layers_on_stage(const struct model *m, const struct plan *p, int stage, int from)
+{
+	struct moe_above a = { .m = m, .from = from };
+
+	return model_is_moe(m) ? pipeline_count_layers(m, p, stage, moe_above, &a) : 0;
+}

@@ -210,18 +210,22 @@ stage_partial_layers(const struct plan *p, int stage)
 	return p->custom_recompute_layers ? p->stage_recompute_layers[stage] : 0;
 }
 
-/* Of the first @n layers of @stage (vpp 1), those that are MoE layers and
- * those above the TP compression threshold @from. */
+/* Of the first @n layers of @stage (vpp 1), those that are MoE layers,
+ * those above the TP compression threshold @from and the MoE layers among
+ * those. */
 static void
 stage_prefix_layers(const struct model *m, const struct plan *p, int stage, int n, int from, int *moe,
-		    int *compressed)
+		    int *compressed, int *compressed_moe)
 {
 	int first = plan_stage_first_layer(p, m, stage);
 
-	*moe = *compressed = 0;
+	*moe = *compressed = *compressed_moe = 0;
 	for (int l = first; l < first + n; l++) {
-		*moe += model_is_moe(m) && model_layer_is_moe(m, l);
+		bool is_moe = model_is_moe(m) && model_layer_is_moe(m, l);
+
+		*moe += is_moe;
 		*compressed += l > from;
+		*compressed_moe += l > from && is_moe;
 	}
 }
 
@@ -315,13 +319,13 @@ stage_work(const struct model *m, const struct plan *p, const struct layer_costs
 	const struct tp_layer_comm *tc = &lc->tcs[r];
 	double layers = plan_stage_layers(p, m, stage);
 	double ar_bytes = p->tp > 1 ? 2.0 * (p->tp - 1) / p->tp * tc->bytes : 0.0;
-	int moe = stage_moe_layers(m, p, stage), moe_k = 0, nc_k = 0;
+	int moe = stage_moe_layers(m, p, stage), moe_k = 0, nc_k = 0, ncm_k = 0;
 	double dense = layers - moe;
 	int nc = 0;
 
 	memset(w, 0, sizeof(*w));
 	if (k > 0)
-		stage_prefix_layers(m, p, stage, k, lc->from_layer, &moe_k, &nc_k);
+		stage_prefix_layers(m, p, stage, k, lc->from_layer, &moe_k, &nc_k, &ncm_k);
 	stage_add_layers(lc, r, dense - (k - moe_k), moe - moe_k, w);
 	if (k > 0)
 		stage_add_layers(lc, PLAN_RECOMPUTE_FULL, k - moe_k, moe_k, w);
@@ -330,22 +334,32 @@ stage_work(const struct model *m, const struct plan *p, const struct layer_costs
 		 * above --compress-from-layer; backward ones stay as they are. */
 		double fwd_passes = r == PLAN_RECOMPUTE_FULL ? 2.0 : 1.0;
 		const struct compress_tp_site *s = &lc->site;
-		/* arch: sites a layer: 2, a parallel block's 1 (tensor_par.c). */
-		double passes_nc, sites = tc->per_pass;
+		/* arch: sites a layer: 2, a parallel block's 1 (tensor_par.c).
+		 * plan-cli review6: an MoE layer whose MLP pair its dispatcher
+		 * runs (ep_dispatcher_carries_tp) keeps the attention's site
+		 * only: its MLP output is reduced by the dispatcher's
+		 * reduce-scatter (the allgather one's over TP x EP, the
+		 * all-to-all one's over expert TP), on the ep line, which no
+		 * TP compressor replaces. */
+		double sites_nc, sites_k, site_passes;
+		int ncm = 0;
 
 		nc = compression_layers_on_stage(m, p, stage, lc->from_layer);
-		if (k == 0)
-			nc_k = 0;
-		/* Recomputed layers repeat their compressed forward ones. */
-		passes_nc = (nc - nc_k) * fwd_passes + nc_k * 2.0;
-		w->tp += passes_nc * sites * (s->comm_s - tc->collective_s);
-		w->tp_bytes += passes_nc * sites * (s->wire_bytes - ar_bytes);
-		if (k == 0)
-			w->compression += nc * (fwd_passes * sites * (s->encode_s + s->decode_s) + sites * s->backward_s);
+		if (lc->moe_tp_in_dispatcher)
+			ncm = compression_moe_layers_on_stage(m, p, stage, lc->from_layer);
 		else
-			w->compression += passes_nc * sites * (s->encode_s + s->decode_s) + nc * sites * s->backward_s;
-		w->extra_params += nc * sites * s->params;
-		w->ef_elements += nc * sites * (double)p->micro_batch * p->seq_len * m->hidden;
+			ncm_k = 0;
+		if (k == 0)
+			nc_k = ncm_k = 0;
+		sites_nc = nc * tc->per_pass - ncm;
+		sites_k = nc_k * tc->per_pass - ncm_k;
+		/* Recomputed layers repeat their compressed forward ones. */
+		site_passes = (sites_nc - sites_k) * fwd_passes + sites_k * 2.0;
+		w->tp += site_passes * (s->comm_s - tc->collective_s);
+		w->tp_bytes += site_passes * (s->wire_bytes - ar_bytes);
+		w->compression += site_passes * (s->encode_s + s->decode_s) + sites_nc * s->backward_s;
+		w->extra_params += sites_nc * s->params;
+		w->ef_elements += sites_nc * (double)p->micro_batch * p->seq_len * m->hidden;
 	}
 	w->compressed_layers = nc;
 	/* Past ESTIMATE_MAX_STAGES the exchanges are not kept: priced here. */
