@@ -879,6 +879,66 @@ START_TEST(test_megatron_grad_prereduce)
 END_TEST
 
 /*
+ * plan-cli review6: core_v0.6.0's NaN check is `assert not norm.isnan()`
+ * per bucket (param_and_grad_buffer.py Bucket.start_grad_sync), a host
+ * synchronisation each; DistributedDataParallel keeps a dense and an
+ * expert buffer per model chunk, one bucket each without
+ * --overlap-grad-reduce. DeepSeek-V2 cut to 4 layers as above (1.98e9
+ * dense, 1.415e9 expert elements): 2 syncs; a dense model 1; vpp 2: a
+ * buffer pair a chunk, 4. With the reduction overlapped and 4e7-element
+ * buckets: ceil(1.98e9 / 4e7) = ceil(49.5) = 50 and ceil(1.415e9 / 4e7)
+ * = ceil(35.375) = 36, 86; with vpp 2 each chunk's half, ceil(24.75) +
+ * ceil(17.6875) = 25 + 18 = 43 a chunk, 86. From ZeRO-2 on, or without
+ * the key (megatron-lm: not set), none. In an estimate each exposes one
+ * host launch: the toy GPT on 8 toy GPUs at ZeRO 1 with a 12 us launch,
+ * one dense buffer: the launch line and the iteration 12 us longer.
+ */
+START_TEST(test_megatron_grad_check_syncs)
+{
+	struct plan p;
+	struct framework mc, mg, fw;
+	struct cluster c;
+	struct model m;
+	struct estimate with, without;
+	struct plan_error err;
+	struct estimate_options o = { .framework = &fw };
+
+	load_frameworks("megatron-core-0.6", &mc, "megatron-lm", &mg, NULL, NULL);
+	ck_assert_double_eq(mc.grad_check_syncs, 1.0);
+	ck_assert_double_eq(mg.grad_check_syncs, 0.0);
+	dp8_plan(&p, 1);
+	ck_assert_double_eq(dp_grad_check_syncs(&p, &mc, 1.98e9, 1.415e9), 2.0);
+	ck_assert_double_eq(dp_grad_check_syncs(&p, &mc, 1.98e9, 0.0), 1.0);
+	ck_assert_double_eq(dp_grad_check_syncs(&p, &mg, 1.98e9, 1.415e9), 0.0);
+	ck_assert_double_eq(dp_grad_check_syncs(&p, NULL, 1.98e9, 1.415e9), 0.0);
+	p.vpp = 2;
+	ck_assert_double_eq(dp_grad_check_syncs(&p, &mc, 1.98e9, 1.415e9), 4.0);
+	p.vpp = 1;
+	p.dp_overlap = 1;
+	mc.grad_bucket = 4e7;
+	ck_assert_double_eq(dp_grad_check_syncs(&p, &mc, 1.98e9, 1.415e9), 86.0);
+	p.vpp = 2;
+	ck_assert_double_eq(dp_grad_check_syncs(&p, &mc, 1.98e9, 1.415e9), 86.0);
+	p.zero = 2;
+	ck_assert_double_eq(dp_grad_check_syncs(&p, &mc, 1.98e9, 1.415e9), 0.0);
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	test_load_model(&m, TOY_MODEL_YAML);
+	dp8_plan(&p, 1);
+	p.tp = p.pp = 1;
+	p.global_batch = 8;
+	p.seq_len = 1024;
+	test_load_framework(&fw, "name: a\nhost_launch_overhead: 12 us\n");
+	ck_assert_msg(estimate_plan(&m, &c, &p, &o, &without, &err), "%s", err.message);
+	test_load_framework(&fw, "name: a\nhost_launch_overhead: 12 us\ngrad_check_syncs: 1\n");
+	ck_assert_msg(estimate_plan(&m, &c, &p, &o, &with, &err), "%s", err.message);
+	ck_assert_double_eq_tol(with.breakdown.launch - without.breakdown.launch, 12e-6, 1e-12);
+	ck_assert_double_eq_tol(with.iteration_time_s - without.iteration_time_s, 12e-6, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
  * plan-cli dsz3host: DeepSpeed's ZeRO-3 step (stage3.py step(), v0.11.1,
  * bf16, no offload), per element a GPU owns: the overflow check
  * isinf(buf).any() and isnan(buf).any() over the bf16 buffer
@@ -979,6 +1039,7 @@ data_par_suite(void)
 	tcase_add_test(tc, test_zero3_deepspeed_step);
 	tcase_add_test(tc, test_zero3_deepspeed_predivide);
 	tcase_add_test(tc, test_megatron_grad_prereduce);
+	tcase_add_test(tc, test_megatron_grad_check_syncs);
 	tcase_add_test(tc, test_moe_param_gathers);
 	tcase_add_test(tc, test_megatron_step_bytes);
 	tcase_add_test(tc, test_reduce_exposed);

@@ -88,6 +88,19 @@ double dp_step_bytes(const struct plan *p, const struct framework *fw, double ow
 double dp_grad_prereduce_bytes(const struct plan *p, const struct framework *fw, double grad_elements);
 
 /**
+ * plan-cli review6: the host synchronisations of the check before the DP
+ * reduction, once an iteration (ZeRO 0-1): fw->grad_check_syncs for each
+ * gradient bucket of a GPU holding @dense_elements dense and
+ * @expert_elements expert gradient elements. A buffer each for the dense
+ * and the expert gradients in each of the vpp model chunks, one bucket
+ * each unless the reduction overlaps the backward and fw->grad_bucket
+ * sets a bucket size (then ceil(elements / vpp / grad_bucket)). 0 from
+ * ZeRO-2 on.
+ */
+double dp_grad_check_syncs(const struct plan *p, const struct framework *fw, double dense_elements,
+			   double expert_elements);
+
+/**
  * plan-cli dsz3host: the launches of the ZeRO-3 optimizer step outside
  * multi-tensor kernels, for the @tensors parameter tensors a GPU holds a
  * shard of (fw->zero3_tensor_launches each; 0 below ZeRO-3).

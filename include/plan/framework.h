@@ -237,6 +237,9 @@ struct framework {
 				       check (Megatron-Core's NaN check: a norm, 4) */
 	double grad_scale_bytes;  /**< HBM bytes per gradient-buffer element of the pre-reduction
 				       scaling by 1/(dp cp), when dp cp > 1 (Megatron-Core: 8) */
+	double grad_check_syncs;  /**< plan-cli review6: host synchronisations per gradient bucket of the
+				       pre-reduction check (Megatron-Core core_v0.6.0's assert on the
+				       bucket norm: 1) */
 	double step_bytes;        /**< plan-cli simumoe: HBM bytes per owned parameter the ZeRO 0-2
 				       step moves beyond compute_optimizer_time()'s 36 (Megatron: 6) */
 	double moe_param_gathers; /**< plan-cli simumoe: ZeRO-1/2 all-gathers of all the updated

@@ -536,6 +536,41 @@ dp_grad_prereduce_bytes(const struct plan *p, const struct framework *fw, double
 	return bytes * grad_elements;
 }
 
+/*
+ * plan-cli review6: Megatron-Core core_v0.6.0's NaN check,
+ * Bucket.start_grad_sync (megatron/core/distributed/
+ * param_and_grad_buffer.py): norm = self.grad_data.norm(p=2); assert not
+ * norm.isnan(). The assert takes the truth of a one-element CUDA tensor,
+ * which copies it to the host and waits for the stream: a host
+ * synchronisation per bucket, each exposing one launch as host_syncs do.
+ * The buckets: DistributedDataParallel (distributed_data_parallel.py,
+ * core_v0.6.0) keeps a buffer per (param dtype, grad dtype) of the dense
+ * parameters and one of the expert-parallel ones, per model chunk; with
+ * bucket_size None (no --overlap-grad-reduce, a pipeline rank past the
+ * first, a model chunk past the first) a buffer is one bucket. The
+ * training loop turns the check on from --check-for-nan-in-loss-and-grad,
+ * on unless fp16 with a dynamic loss scale (megatron/training/
+ * arguments.py, training.py).
+ */
+static double
+buffer_buckets(const struct plan *p, const struct framework *fw, double elements)
+{
+	if (!(elements > 0.0))
+		return 0.0;
+	if (dp_grad_reduce_overlapped(p, fw) && fw->grad_bucket > 0.0)
+		return p->vpp * ceil(elements / p->vpp / fw->grad_bucket);
+	return p->vpp;
+}
+
+double
+dp_grad_check_syncs(const struct plan *p, const struct framework *fw, double dense_elements,
+		    double expert_elements)
+{
+	if (!fw || p->zero > 1 || !(fw->grad_check_syncs > 0.0))
+		return 0.0;
+	return fw->grad_check_syncs * (buffer_buckets(p, fw, dense_elements) + buffer_buckets(p, fw, expert_elements));
+}
+
 double
 dp_zero3_step_launches(const struct plan *p, const struct framework *fw, double tensors)
 {

@@ -86,6 +86,7 @@ framework_init_default(struct framework *fw)
 	fw->zero3_tensor_launches = 0.0;
 	fw->grad_check_bytes = 0.0;        /* plan-cli simumoe: no pass before the reduction */
 	fw->grad_scale_bytes = 0.0;
+	fw->grad_check_syncs = 0.0;        /* plan-cli review6: the check's result stays on the GPU */
 	fw->step_bytes = 0.0;              /* plan-cli simumoe: the generic step below ZeRO-3 */
 	fw->moe_param_gathers = 1.0;       /* plan-cli simumoe: one gather of the updated weights */
 }

@@ -238,7 +238,7 @@ const struct field field_table[] = {
 	{ "bytes_per_iteration.tp", NULL, NULL, "bytes", "TP bytes one GPU of the bottleneck stage sends per iteration", EST(bytes.tp) },
 	{ "bytes_per_iteration.pp", NULL, NULL, "bytes", "PP bytes one GPU sends per iteration", EST(bytes.pp) },
 	{ "bytes_per_iteration.dp", NULL, NULL, "bytes", "DP and ZeRO bytes one GPU sends per iteration", EST(bytes.dp) },
-	{ "bytes_per_iteration.ep", NULL, NULL, "bytes", "EP all-to-all bytes one GPU sends per iteration", EST(bytes.ep) },
+	{ "bytes_per_iteration.ep", NULL, NULL, "bytes", "EP bytes one GPU sends per iteration (the MoE dispatcher's collectives, expert TP's)", EST(bytes.ep) },
 	{ "uncompressed_bytes_per_iteration.tp", NULL, NULL, "bytes", "TP bytes without compression", EST(uncompressed_bytes.tp) },
 	{ "uncompressed_bytes_per_iteration.pp", NULL, NULL, "bytes", "PP bytes without compression", EST(uncompressed_bytes.pp) },
 	{ "uncompressed_bytes_per_iteration.dp", NULL, NULL, "bytes", "DP bytes without compression", EST(uncompressed_bytes.dp) },

@@ -239,6 +239,12 @@ const struct schema_key framework_schema[] = {
 	  .help = "HBM bytes per gradient-buffer element that scaling the gradients by 1/(dp x cp) "
 		  "moves each iteration before their DP reduction, when dp x cp > 1 (ZeRO 0-1): 0, none "
 		  "(or averaged in the collective); Megatron-Core 8 (grad_data *= the factor, in place)" },
+	/* plan-cli review6 */
+	{ .key = "grad_check_syncs", .type = SCHEMA_NUMBER, .offset = OFF(grad_check_syncs), .min = 0,
+	  .max = 16, .def = "0",
+	  .help = "host synchronisations per gradient bucket that the check before its DP reduction "
+		  "makes (ZeRO 0-1), each exposing one launch: 0, none; Megatron-Core core_v0.6.0 1 "
+		  "(assert not norm.isnan() reads the bucket's norm back)" },
 	{ .key = "step_bytes", .type = SCHEMA_NUMBER, .offset = OFF(step_bytes), .min = 0, .max = 256,
 	  .def = "0",
 	  .help = "HBM bytes per owned parameter that the optimizer step moves with ZeRO 0-2 beyond "
