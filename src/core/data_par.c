@@ -568,7 +568,8 @@ dp_grad_check_syncs(const struct plan *p, const struct framework *fw, double den
 {
 	if (!fw || p->zero > 1 || !(fw->grad_check_syncs > 0.0))
 		return 0.0;
-	return fw->grad_check_syncs * (buffer_buckets(p, fw, dense_elements) + buffer_buckets(p, fw, expert_elements));
+	return fw->grad_check_syncs *
+	       (buffer_buckets(p, fw, dense_elements) + buffer_buckets(p, fw, expert_elements));
 }
 
 double

@@ -915,7 +915,8 @@ core_host(struct core *x, const struct estimate *out)
 	x->launch_iter = host_exposed_s(x->tail.optimizer_s, host_eager_s(fw, launches));
 	/* plan-cli review6: and the gradient buckets' NaN checks (data_par.c
 	 * dp_grad_check_syncs: Megatron-Core core_v0.6.0's DDP). */
-	x->fixed_iter = (fw->host_syncs + dp_grad_check_syncs(p, fw, params - expert, expert)) * fw->host_launch_s;
+	x->fixed_iter = (fw->host_syncs + dp_grad_check_syncs(p, fw, params - expert, expert)) *
+			fw->host_launch_s;
 }
 
 /* ---- end of the host model ---- */

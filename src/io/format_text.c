@@ -297,9 +297,9 @@ format_text_layout(FILE *out, const struct report *r)
 	if (r->model->moe.experts > 0 && r->opt && r->opt->framework &&
 	    r->opt->framework->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_ALLGATHER_MASK) {
 		/* plan-cli review6: no all-to-all to time; its gathers are on the ep line. */
-		fprintf(out, "experts      %d (top-%d) in %d MoE layers, ep %d, allgather dispatcher over tp x ep = %d "
-			"ranks (no all-to-all)\n", r->model->moe.experts, r->model->moe.top_k, model_moe_layers(r->model),
-			p->ep, p->tp * p->ep);
+		fprintf(out, "experts      %d (top-%d) in %d MoE layers, ep %d, allgather dispatcher "
+			"over tp x ep = %d ranks (no all-to-all)\n", r->model->moe.experts, r->model->moe.top_k,
+			model_moe_layers(r->model), p->ep, p->tp * p->ep);
 	} else if (r->model->moe.experts > 0) {
 		fprintf(out, "experts      %d (top-%d) in %d MoE layers, ep %d, %s all-to-all%s; one all-to-all "
 			"%.3f ms", r->model->moe.experts, r->model->moe.top_k, model_moe_layers(r->model), p->ep,
