@@ -542,6 +542,16 @@ END_TEST
  * reduce-scatter: 2.297152e-5 s, once in the forward and once in the
  * backward. With etp 1 there is none.
  */
+/* test_etp_comm_by_hand's plan: the toy GPT, 8 experts top-1, tp 2 with
+ * SP, dp 4, ep 4, on the toy cluster. */
+static void
+etp_toy_fixture(struct cluster *c, struct model *m, struct plan *p)
+{
+	moe_toy_fixture(c, m, p, TOY_CLUSTER_YAML, "  experts: 8\n  top_k: 1\n", 4);
+	p->tp = 2;
+	p->sequence_parallel = true;
+}
+
 START_TEST(test_etp_comm_by_hand)
 {
 	struct cluster c;
@@ -551,9 +561,7 @@ START_TEST(test_etp_comm_by_hand)
 	struct compute_layer cl;
 	struct ep_layer_comm ec;
 
-	moe_toy_fixture(&c, &m, &p, TOY_CLUSTER_YAML, "  experts: 8\n  top_k: 1\n", 4);
-	p.tp = 2;
-	p.sequence_parallel = true;
+	etp_toy_fixture(&c, &m, &p);
 	topology_plan(&p, &c, &lay);
 	ck_assert_int_eq(lay.etp.size, 2);
 	memset(&cl, 0, sizeof(cl));
@@ -598,9 +606,7 @@ START_TEST(test_ep_bytes_by_hand)
 	struct estimate e;
 	struct plan_error err;
 
-	moe_toy_fixture(&c, &m, &p, TOY_CLUSTER_YAML, "  experts: 8\n  top_k: 1\n", 4);
-	p.tp = 2;
-	p.sequence_parallel = true;
+	etp_toy_fixture(&c, &m, &p);
 	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e, &err), "%s", err.message);
 	ck_assert_double_eq_tol(e.bytes.ep, 14680064.0, 1e-3);
 	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
