@@ -383,6 +383,50 @@ START_TEST(test_fsdp_double_buffer)
 END_TEST
 
 /*
+ * plan-cli zero3: a framework that gathers tensor by tensor
+ * (gather_unit tensor, DeepSpeed v0.3.13's fetch_sub_module) holds one
+ * weight matrix gathered, not two layers: GPT-3's largest matrix is an
+ * MLP one, h x 4h = 4 x 150,994,944 = 603,979,776 elements (the fused
+ * QKV is 3 h^2, 452,984,832). Without prefetch, 2 bytes x 603,979,776 =
+ * 1,207,959,552 bytes, and with zero3_grad_copies 3 unsharded fp16
+ * gradients of it, 3 x 2 x 603,979,776 = 3,623,878,656 more: 4,831,838,208
+ * bytes in place of the layer path's 2 x 2 x 1,812,099,072 =
+ * 7,248,396,288, i.e. 2,416,558,080 fewer. A tensor-unit framework that
+ * prefetches holds two weights: 1,207,959,552 more than without.
+ */
+START_TEST(test_zero3_tensor_unit_memory)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct memory_use layer, tensor, pre;
+	struct framework fw;
+	const double psi = 7.5e9;
+
+	fixture_gpt3_dp64(&c, &m, &p, 3);
+	ck_assert_rel(model_largest_matrix_params(&m), 603979776.0, 1e-12);
+	test_load_framework(&fw, "name: l\nprefetch: none\n");
+	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &layer);
+	test_load_framework(&fw, "name: t\ngather_unit: tensor\nprefetch: none\nzero3_grad_copies: 3\n");
+	ck_assert_double_eq(fw.zero3_grad_copies, 3.0);
+	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &tensor);
+	ck_assert_rel(layer.other - tensor.other, 2416558080.0, 1e-9);
+	ck_assert_rel(tensor.weights + tensor.gradients + tensor.optimizer,
+		      layer.weights + layer.gradients + layer.optimizer, 1e-12);
+	fw.prefetch = FRAMEWORK_PREFETCH_PRE;
+	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &pre);
+	ck_assert_rel(pre.other - tensor.other, 1207959552.0, 1e-9);
+	/* Below ZeRO-3 nothing is gathered: the same for both. */
+	p.zero = 1;
+	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &tensor);
+	fw.gather_unit = FRAMEWORK_GATHER_LAYER;
+	memory_stage(&m, &p, &c, &fw, 0, psi, 0.0, &layer);
+	ck_assert_double_eq(tensor.other, layer.other);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
  * FSDP2, FSDP1 and torchao (framework master_weights_only,
  * fp8_weight_recast): GPT-3's 7.5e9 parameters of a stage over dp 64 at
  * ZeRO-3 keep 2 x 7.5e9 / 64 = 234,375,000 bytes of 16-bit weights and,
@@ -1439,6 +1483,7 @@ cost_suite(void)
 	tcase_add_test(tc, test_stored_microbatches);
 	tcase_add_test(tc, test_layer_activations);
 	tcase_add_test(tc, test_fsdp_double_buffer);
+	tcase_add_test(tc, test_zero3_tensor_unit_memory);
 	tcase_add_test(tc, test_fsdp2_weight_copies);
 	tcase_add_test(tc, test_activation_offload);
 	tcase_add_test(tc, test_layer_activations_op_sac);
