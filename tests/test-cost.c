@@ -382,6 +382,57 @@ START_TEST(test_fsdp_double_buffer)
 }
 END_TEST
 
+/* "other" of @p's stage 0 under the framework of @yaml (7.5e9 parameters),
+ * its model states in @states. */
+static double
+zero3_other(const struct model *m, const struct plan *p, const struct cluster *c, const char *yaml,
+	    double *states)
+{
+	struct framework fw;
+	struct memory_use u;
+
+	test_load_framework(&fw, yaml);
+	memory_stage(m, p, c, &fw, 0, 7.5e9, 0.0, &u);
+	if (states)
+		*states = u.weights + u.gradients + u.optimizer;
+	return u.other;
+}
+
+/*
+ * plan-cli zero3: a framework that gathers tensor by tensor
+ * (gather_unit tensor, DeepSpeed v0.3.13's fetch_sub_module) holds one
+ * weight matrix gathered, not two layers: GPT-3's largest matrix is an
+ * MLP one, h x 4h = 4 x 150,994,944 = 603,979,776 elements (the fused
+ * QKV is 3 h^2, 452,984,832). Without prefetch, 2 bytes x 603,979,776 =
+ * 1,207,959,552 bytes, and with zero3_grad_copies 3 unsharded fp16
+ * gradients of it, 3 x 2 x 603,979,776 = 3,623,878,656 more: 4,831,838,208
+ * bytes in place of the layer path's 2 x 2 x 1,812,099,072 =
+ * 7,248,396,288, i.e. 2,416,558,080 fewer. A tensor-unit framework that
+ * prefetches holds two weights: 1,207,959,552 more than without. Below
+ * ZeRO-3 nothing is gathered: the same for both.
+ */
+START_TEST(test_zero3_tensor_unit_memory)
+{
+	static const char layer_yaml[] = "name: l\nprefetch: none\n";
+	static const char tensor_yaml[] = "name: t\ngather_unit: tensor\nprefetch: none\nzero3_grad_copies: 3\n";
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	double layer_states, tensor_states, tensor;
+
+	fixture_gpt3_dp64(&c, &m, &p, 3);
+	ck_assert_rel(model_largest_matrix_params(&m), 603979776.0, 1e-12);
+	tensor = zero3_other(&m, &p, &c, tensor_yaml, &tensor_states);
+	ck_assert_rel(zero3_other(&m, &p, &c, layer_yaml, &layer_states) - tensor, 2416558080.0, 1e-9);
+	ck_assert_rel(tensor_states, layer_states, 1e-12);
+	ck_assert_rel(zero3_other(&m, &p, &c, "name: t\ngather_unit: tensor\nzero3_grad_copies: 3\n", NULL) - tensor,
+		      1207959552.0, 1e-9);
+	p.zero = 1;
+	ck_assert_double_eq(zero3_other(&m, &p, &c, tensor_yaml, NULL), zero3_other(&m, &p, &c, layer_yaml, NULL));
+	cluster_release(&c);
+}
+END_TEST
+
 /*
  * FSDP2, FSDP1 and torchao (framework master_weights_only,
  * fp8_weight_recast): GPT-3's 7.5e9 parameters of a stage over dp 64 at
@@ -1439,6 +1490,7 @@ cost_suite(void)
 	tcase_add_test(tc, test_stored_microbatches);
 	tcase_add_test(tc, test_layer_activations);
 	tcase_add_test(tc, test_fsdp_double_buffer);
+	tcase_add_test(tc, test_zero3_tensor_unit_memory);
 	tcase_add_test(tc, test_fsdp2_weight_copies);
 	tcase_add_test(tc, test_activation_offload);
 	tcase_add_test(tc, test_layer_activations_op_sac);

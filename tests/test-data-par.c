@@ -704,6 +704,60 @@ END_TEST
  * list all-gather's launch replaced by one). Everything else, per-tensor
  * gathers without prefetch included, is the same code.
  */
+/*
+ * plan-cli zero3: DeepSpeed's 2021 optimizer step gathers the persistent
+ * tensors again (stage3.py _post_step, partition_parameters.py
+ * _allgather_params): one list all_gather of them all, then a copy a
+ * chunk a tensor. The toy GPT (h 1024, a 8, ffn 4096, biases, two
+ * LayerNorms) over 8 ranks: the QKV bias of 3,072 elements in chunks of
+ * 384, the 1,024-element biases and norm tensors in chunks of 128, the
+ * fc1 bias of 4,096 in chunks of 512: 8 chunks each, 8 tensors, 64 a
+ * layer; 2 layers and the final norm's 2 tensors: 144 copies at 10 us,
+ * 1.44e-3 s. The collective: 2 x 13 h + 2 h = 28,672 elements, 57,344
+ * B: 16 us + 7/8 x 57,344 / 1e10 = 2.10176e-5 s, and as a gather
+ * 4.2e-4 + 8 x 1e-5 + 3 x 57,344 / 5e11 = 5.00344064e-4: 1.961361664e-3
+ * s in gather_s, once an iteration, not in the micro-batch's collectives.
+ * Chunks when the ranks outnumber the elements: at 2,048 ranks the
+ * 1,024-element tensors are 1,024 chunks of 1, the QKV bias 1,536 of 2,
+ * the fc1 bias 2,048 of 2: 1,536 + 6 x 1,024 + 2,048 = 9,728 a layer.
+ * GPT-3 (h 12,288) over 2,240 ranks: chunks of 17 of the QKV bias's
+ * 36,864, 2,169; of 6 of 12,288, 2,048; of 22 of fc1's 49,152, 2,235:
+ * 2,169 + 6 x 2,048 + 2,235 = 16,692.
+ */
+START_TEST(test_zero3_persist_gather)
+{
+	struct cluster c;
+	struct model m, gpt3;
+	struct plan p;
+	struct plan_layout lay;
+	struct dp_comm dc, none;
+	struct framework ds;
+
+	z3_hbm_setup(&c, &m, &p, &lay);
+	framework_init_default(&ds);
+	ds.gather_unit = FRAMEWORK_GATHER_TENSOR;
+	ds.persistence_threshold = 1e5;
+	ds.gather_overhead_s = 4.2e-4;
+	ds.gather_rank_overhead_s = 1e-5;
+	ds.gather_copy_passes = 3.0;
+	dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &none);
+	ck_assert_double_eq(none.gather_s, 0.0);
+	ck_assert_double_eq_tol(dp_zero3_persist_copies(&m, 8.0), 64.0, 1e-12);
+	ds.persist_gather_copy_s = 1e-5;
+	dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+	ck_assert_double_eq_tol(dc.gather_s, 1.961361664e-3, 1e-12);
+	ck_assert_double_eq_tol(dc.zero3_mb_s, none.zero3_mb_s, 1e-15);
+	ck_assert_double_eq_tol(dp_zero3_persist_copies(&m, 2048.0), 9728.0, 1e-12);
+	test_load_model(&gpt3, GPT3_YAML);
+	ck_assert_double_eq_tol(dp_zero3_persist_copies(&gpt3, 2240.0), 16692.0, 1e-12);
+	/* Without the persistence threshold nothing persists: no gather. */
+	ds.persistence_threshold = 0.0;
+	dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+	ck_assert_double_eq(dc.gather_s, 0.0);
+	cluster_release(&c);
+}
+END_TEST
+
 START_TEST(test_zero3_deepspeed05)
 {
 	struct cluster c;
@@ -721,13 +775,17 @@ START_TEST(test_zero3_deepspeed05)
 	ck_assert_double_eq_tol(ds21.gather_overhead_s, 4.2e-4, 1e-15);
 	ck_assert_double_eq_tol(ds21.gather_rank_overhead_s, 1e-5, 1e-15);
 	ck_assert_double_eq(ds21.gather_copy_passes, 3.0);
-	/* Those three keys (and the names) apart, the two profiles are one. */
+	/* Those three keys (and the names) apart, the two profiles are one, */
 	same = ds05;
 	memcpy(same.name, ds21.name, sizeof(same.name));
 	memcpy(same.description, ds21.description, sizeof(same.description));
 	same.gather_overhead_s = ds21.gather_overhead_s;
 	same.gather_rank_overhead_s = ds21.gather_rank_overhead_s;
 	same.gather_copy_passes = ds21.gather_copy_passes;
+	/* and the step's gather of the persistent tensors, which v0.5.10
+	 * does another way (one _all_gather_base a tensor), not priced. */
+	ck_assert_double_eq(ds05.persist_gather_copy_s, 0.0);
+	same.persist_gather_copy_s = ds21.persist_gather_copy_s;
 	ck_assert_int_eq(memcmp(&same, &ds21, sizeof(same)), 0);
 
 	/*
@@ -1035,6 +1093,7 @@ data_par_suite(void)
 	tcase_add_test(tc, test_zero1_internevo);
 	tcase_add_test(tc, test_bucket_tail);
 	tcase_add_test(tc, test_zero3_reduce_bucket_tail);
+	tcase_add_test(tc, test_zero3_persist_gather);
 	tcase_add_test(tc, test_zero3_deepspeed05);
 	tcase_add_test(tc, test_zero3_deepspeed_step);
 	tcase_add_test(tc, test_zero3_deepspeed_predivide);

@@ -72,8 +72,10 @@ static const struct {
 	 * cluster_gemm_wave_factor; 6.6 and 9.4 before the slowest GPU's
 	 * pace, gpu_pace_factor). */
 	[BLOCK_PTDP] = { "Narayanan PTD-P", 0.040, 0.07 },
-	/* Measured: MAPE 11.5 %, worst 22.7 % (529.6B too fast; see README;
-	 * 11.5 and 22.9 before GEMM waves).
+	/* Measured: MAPE 9.6 %, worst 19.4 % (the 175B run on 1,536 GPUs
+	 * too slow, 529.6B 12-13 % too fast; see README); 11.5 and 22.7
+	 * before the step's gather of the persistent tensors
+	 * (persist_gather_copy), 11.5 and 22.9 before GEMM waves.
 	 * 39.2 % and 57.3 % before deepspeed-2021's per-rank host loops
 	 * and copies (gather_overhead_per_rank, gather_copy_passes); 21.4
 	 * and 35.9 % before the network proxy's pace on Selene's AMD hosts

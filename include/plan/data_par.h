@@ -12,7 +12,8 @@
 struct dp_comm {
 	double grad_bytes;      /**< gradient bytes each GPU reduces (in the framework's reduce precision) */
 	double reduce_s;        /**< gradient all-reduce, or reduce-scatter with ZeRO >= 1 */
-	double gather_s;        /**< ZeRO-1/2 parameter all-gather after the step */
+	double gather_s;        /**< ZeRO-1/2 parameter all-gather after the step; ZeRO-3: the step's
+				     gather of the persistent tensors (framework persist_gather_copy) */
 	double zero3_mb_s;      /**< ZeRO-3 collectives of one micro-batch, one after another */
 	double z3_gather_layer_s; /**< ZeRO-3: gathering one layer's parameters */
 	double z3_reduce_layer_s; /**< ZeRO-3: reduce-scattering one layer's gradients */
@@ -106,6 +107,14 @@ double dp_grad_check_syncs(const struct plan *p, const struct framework *fw, dou
  * shard of (fw->zero3_tensor_launches each; 0 below ZeRO-3).
  */
 double dp_zero3_step_launches(const struct plan *p, const struct framework *fw, double tensors);
+
+/**
+ * The per-rank copies by which DeepSpeed's 2021 optimizer step rebuilds a
+ * layer's persistent tensors (biases and norms, under the persistence
+ * threshold) from @ranks chunks: one a chunk that holds elements,
+ * ceil(n / ceil(n / ranks)) for a tensor of n elements.
+ */
+double dp_zero3_persist_copies(const struct model *m, double ranks);
 
 /**
  * The ZeRO-3 / FSDP time that one micro-batch of @layers layers, each

@@ -173,6 +173,10 @@ struct framework {
 	double gather_rank_overhead_s; /**< host cost of each gather per rank of its group (per-rank loops) */
 	double gather_copy_passes; /**< HBM passes over each gathered tensor by copies around the gather */
 	double reduce_copy_passes; /**< HBM passes over each reduce-scattered gradient by copies around it */
+	double zero3_grad_copies; /**< ZeRO-3 with gather_unit tensor: unsharded gradients of a layer's
+				       largest tensor held beside its gathered weight in the backward */
+	double persist_gather_copy_s; /**< ZeRO-3: host cost of each per-rank copy by which the step's
+					   gather of the persistent tensors rebuilds them (0: not priced) */
 	double persistence_threshold; /**< per-tensor gathers: tensors of fewer elements stay whole */
 	double layer_overhead_s;  /**< fixed cost per layer per micro-batch (hooks, launch gaps) */
 	double microbatch_overhead_s; /**< fixed cost per micro-batch (schedule step, loss, syncs) */

@@ -258,6 +258,55 @@ zero3_sync(const struct plan *p, const struct cluster *c, const struct group_lay
 		       (fw->gather_bytes + fw->reduce_bytes) * rest);
 }
 
+/* Chunks of ceil(n / ranks) elements that hold any of a tensor's n. */
+static double
+persist_chunks(double n, double ranks)
+{
+	return n > 0 && ranks > 0 ? ceil(n / ceil(n / ranks)) : 0.0;
+}
+
+double
+dp_zero3_persist_copies(const struct model *m, double ranks)
+{
+	double h = m->hidden, d = model_head_dim(m);
+	double kv = (double)m->kv_heads * d, copies = 0.0;
+
+	if (m->bias)
+		copies += persist_chunks(m->heads * d + 2.0 * kv, ranks) + 2.0 * persist_chunks(h, ranks) +
+			  (m->gated_mlp ? 2.0 : 1.0) * persist_chunks(m->ffn_hidden, ranks);
+	else if (m->qkv_bias)
+		copies += persist_chunks(m->heads * d + 2.0 * kv, ranks);
+	return copies + model_norms_per_layer(m) * (model_norm_has_shift(m) ? 2.0 : 1.0) * persist_chunks(h, ranks);
+}
+
+/*
+ * plan-cli zero3: DeepSpeed's 2021 optimizer step ends by gathering the
+ * persistent tensors again (stage3.py _post_step, v0.3.13 to v0.5.0:
+ * persistent_parameters[0].all_gather(...); backward() had partitioned
+ * every parameter, _partition_all_parameters). The synchronous path,
+ * partition_parameters.py _allgather_params, gathers them in one list
+ * all_gather and then rebuilds each tensor in a Python loop over the
+ * ranks, a narrow() of the rank's chunk, a view and a narrow() of the
+ * tensor and a copy_ of the chunk into it: one launch and three view
+ * operations a chunk, host work with the GPU idle, persist_gather_copy
+ * each. The layer's persistent tensors and the final norm's.
+ */
+static double
+z3_persist_gather(const struct model *m, const struct z3_net *net, const struct framework *fw,
+		  double layers)
+{
+	double h = m->hidden, norm = model_norm_has_shift(m) ? 2.0 : 1.0, ranks = net->g->size;
+	double elems, bytes;
+
+	if (net->g->size <= 1 || !z3_small_persist(fw, h * h))
+		return 0.0;
+	elems = layers * (model_params_per_layer(m) - model_attention_matrix_params(m) -
+			  (m->gated_mlp ? 3.0 : 2.0) * h * m->ffn_hidden) + norm * h;
+	bytes = fw->gather_bytes * elems;
+	return gather(net->c, net->g, net->two_hop, net->algo, bytes) + z3_gather_extra(net, fw, bytes) +
+	       fw->persist_gather_copy_s * (layers * dp_zero3_persist_copies(m, ranks) + norm * persist_chunks(h, ranks));
+}
+
 /*
  * The layers whose gradients are reduced after the backward ends.
  * DeepSpeed's stage 3 (deepspeed/runtime/zero/stage3.py from v0.6.0 on,
@@ -331,6 +380,12 @@ dp_comm_time(const struct model *m, const struct plan *p,
 						     layers);
 
 		zero3_sync(p, c, &lay->mics, algo, fw, z3_layer_tensors(m, fw), params_layer, layers, rest, out);
+		if (fw->persist_gather_copy_s > 0) {
+			struct z3_net net = { c, &lay->mics, p->mics_group > 0 && p->mics_hierarchical, algo,
+					      gpu_pace_factor(&c->gpu, plan_gpus(p)) };
+
+			out->gather_s += z3_persist_gather(m, &net, fw, layers);
+		}
 		/* Experts are gathered with their layer, over the expert-DP ranks. */
 		if (params_expert > 0)
 			zero3_sync(p, c, &lay->edp, algo, fw, z3_expert_tensors(m, fw, params_expert / layers),

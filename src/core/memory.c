@@ -408,6 +408,34 @@ model_states(int zero, double fp8, double fp8_copy, double w16, double grad_byte
 	out->optimizer += opt_bytes * params / (zero >= 1 ? d : 1.0);
 }
 
+/*
+ * ZeRO-3's gathered weights and unsharded gradients beyond the shards.
+ * A framework that gathers a layer at a time holds the 16-bit weights of
+ * the layer in use and of the prefetched one. plan-cli zero3: one that
+ * gathers tensor by tensor (gather_unit tensor: DeepSpeed v0.3.13-v0.5.x,
+ * stage3.py fetch_sub_module and release_sub_module) holds one weight
+ * matrix at a time, a second only where it prefetches, and in the
+ * backward zero3_grad_copies unsharded gradients of that size: DeepSpeed
+ * v0.3.13's (3) the tensor's own, the previous tensor's, which waits as
+ * extra_large_param_to_reduce until the next bucket's reduce_ipg_grads
+ * and keeps its full size until partition_previous_reduced_grads at the
+ * one after, and the flat input that PyTorch 1.8's list reduce_scatter
+ * copies it into (ProcessGroupNCCL::reduce_scatter). The largest matrix
+ * sets the peak (an MLP matrix: 4h^2 against a GPT layer's 12h^2).
+ */
+static double
+memory_zero3_transient(const struct model *m, const struct plan *p, const struct framework *fw)
+{
+	double t = p->tp, units = fw && fw->prefetch == FRAMEWORK_PREFETCH_NONE ? 1.0 : 2.0;
+
+	if (p->zero < 3)
+		return 0.0;
+	if (!fw || fw->gather_unit != FRAMEWORK_GATHER_TENSOR)
+		return 2.0 * 2.0 * model_params_per_layer(m) / t;
+	return (fw->gather_bytes * units + fw->reduce_bytes * fw->zero3_grad_copies) *
+	       model_largest_matrix_params(m) / t;
+}
+
 void
 memory_stage(const struct model *m, const struct plan *p,
 	     const struct cluster *c, const struct framework *fw, int stage, double params,
@@ -535,10 +563,8 @@ memory_stage(const struct model *m, const struct plan *p,
 					4.0 * sbh / t * (1.0 + (double)m->vocab / m->hidden));
 	out->activations = act;
 
-	out->other = c->gpu.reserved_bytes + fp8_meta;
+	out->other = c->gpu.reserved_bytes + fp8_meta + memory_zero3_transient(m, p, fw);
 	if (p->zero >= 3) {
-		/* Gathered 16-bit weights of the layer in use and the prefetched one. */
-		out->other += 2.0 * 2.0 * model_params_per_layer(m) / t;
 		/* Megatron-FSDP with fsdp_double_buffer (Megatron-Core 0.14,
 		 * megatron/core/distributed/fsdp/src/megatron_fsdp/
 		 * param_and_grad_buffer.py, ParamAndGradBuffer: weight_alloc and

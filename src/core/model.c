@@ -284,3 +284,15 @@ model_tensors_per_layer(const struct model *m)
 	int linear = 4 + (m->gated_mlp ? 1 : 0); /* QKV, proj, fc1 (+gate), fc2 */
 	return linear * (m->bias ? 2 : 1) + model_norms_per_layer(m) * (model_norm_has_shift(m) ? 2 : 1);
 }
+
+double
+model_largest_matrix_params(const struct model *m)
+{
+	double h = m->hidden, a = m->heads, mlp = h * m->ffn_hidden;
+
+	if (m->attention == MODEL_ATTN_MLA)
+		return fmax(mlp, a * m->mla.v_head_dim * h);
+	/* Megatron fuses Q, K and V into one query_key_value weight. */
+	return fmax(mlp, fmax(h * (a * model_head_dim(m) + 2.0 * m->kv_heads * model_head_dim(m)),
+			      a * model_head_dim(m) * h));
+}

@@ -73,6 +73,17 @@ const struct schema_key framework_schema[] = {
 	  .help = "ZeRO-3: passes over each reduce-scattered gradient in GPU memory by copies around the "
 		  "reduction, at the GPU's achieved memory bandwidth (DeepSpeed 2021: 4, the division by the "
 		  "group size and the list reduce_scatter's copy into a flat buffer)" },
+	{ .key = "zero3_grad_copies", .type = SCHEMA_NUMBER, .offset = OFF(zero3_grad_copies), .min = 0,
+	  .max = 8, .def = "0",
+	  .help = "ZeRO-3 with gather_unit tensor: unsharded gradients of a layer's largest tensor held in GPU "
+		  "memory beside its gathered weight during the backward (DeepSpeed 2021: 3, its own, the "
+		  "previous tensor's awaiting partition and the list reduce_scatter's flat input)" },
+	{ .key = "persist_gather_copy", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
+	  .offset = OFF(persist_gather_copy_s), .min = 0, .max = 1e-3, .def = "0 s",
+	  .help = "ZeRO-3: host cost of each copy by which the optimizer step's gather of the persistent "
+		  "tensors (under persistence_threshold) rebuilds each tensor from each rank's chunk "
+		  "(DeepSpeed 2021's _allgather_params: a Python loop of views and a copy_ a rank a tensor); "
+		  "0: the gather is not priced" },
 	{ .key = "persistence_threshold", .type = SCHEMA_NUMBER, .offset = OFF(persistence_threshold),
 	  .min = 0, .max = 1e12, .def = "0",
 	  .help = "gather_unit tensor: tensors of fewer elements are never partitioned, so never gathered "
