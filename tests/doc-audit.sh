@@ -11,7 +11,11 @@
 #     direction is man-keys.sh's;
 #   - every bundled GPU, cluster and framework profile is named in
 #     docs/profiles.md, and every GPU and framework in the page's Bundled
-#     GPUs and Bundled frameworks tables.
+#     GPUs and Bundled frameworks tables;
+#   - the rows of predict's text breakdown and memory table, over plans
+#     that show the optional rows, are the JSON keys breakdown_s.NAME and
+#     memory_bytes.NAME that plan-cli-predict(1) documents (man-fields.sh
+#     checks those keys against the field table).
 # With --index it prints the key index (markdown) made from the schemas:
 # the section to paste into docs/profiles.md when a key is added.
 # Usage: doc-keys.sh PLAN_CLI SOURCE_ROOT [--index]
@@ -73,7 +77,7 @@ for kind in $kinds; do
 	fi
 	cut -f1 "$tmp/rows.$kind" | sort -u >"$tmp/keys.$kind"
 	missing=$(comm -23 "$tmp/keys.$kind" "$tmp/index" | tr '\n' ' ')
-	check "docs/profiles.md's Key index names every $kind key${missing:+ (missing: $missing; regenerate: tests/doc-keys.sh PLAN_CLI . --index)}" \
+	check "docs/profiles.md's Key index names every $kind key${missing:+ (missing: $missing; regenerate: tests/doc-audit.sh PLAN_CLI . --index)}" \
 		'[ -z "$missing" ]'
 
 	# The .TP tags of the kind's section, less its Bundled subsections;
@@ -120,4 +124,25 @@ for dir in gpus frameworks; do
 	done
 	check "plan-cli-profiles(5) $title lists every profile of $dir/${missing:+ (missing:$missing)}" '[ -z "$missing" ]'
 done
+
+# The text report's rows: breakdown (ep_comm, moe_fixed; cp_comm;
+# compression) and memory per GPU, each a documented JSON key.
+export PLAN_CLI_PATH=$root
+plans=(
+	"--model mixtral-8x7b --cluster dgx-h100 --gpus 64 --tp 2 --ep 8 --micro-batch 1 --global-batch 256 --sequence-parallel"
+	"--model llama3-8b --cluster dgx-h100 --gpus 16 --tp 2 --cp 2 --micro-batch 1 --global-batch 64 --flash-attention --sequence-parallel"
+	"--model gpt-1.7b --cluster selene --gpus 16 --tp 2 --micro-batch 4 --global-batch 64 --compress dp --compressor topk-1"
+)
+: >"$tmp/rows"
+for p in "${plans[@]}"; do
+	# shellcheck disable=SC2086 # the plan's words are options
+	"$bin" predict $p >"$tmp/out" 2>&1 || { bad "predict $p: $(head -3 "$tmp/out")"; continue; }
+	sed -n '/^breakdown/,/^  total/p' "$tmp/out" | awk 'NR > 1 && $1 != "total" && NF == 4 { print "breakdown_s." $1 }' >>"$tmp/rows"
+	sed -n '/^memory per GPU/,/^  total/p' "$tmp/out" | awk 'NR > 1 && $1 != "total" && NF == 2 { print "memory_bytes." $1 }' >>"$tmp/rows"
+done
+sed 's/\\-/-/g' "$root/man/plan-cli-predict.1" | sed -n 's/^\.BR\? \([a-z_]*\.[a-z_]*\).*/\1/p' | sort -u >"$tmp/documented"
+sort -u "$tmp/rows" >"$tmp/shown"
+missing=$(comm -23 "$tmp/shown" "$tmp/documented" | tr '\n' ' ')
+check "plan-cli-predict(1) documents the text report's $(wc -l <"$tmp/shown") breakdown and memory rows${missing:+ (missing: $missing)}" \
+	'[ "$(wc -l <"$tmp/shown")" -ge 16 ] && [ -z "$missing" ]'
 finish
