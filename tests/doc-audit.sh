@@ -105,23 +105,26 @@ check "docs/profiles.md's Key index names no key the schemas lack ($(cat "$tmp"/
 
 # Bundled profiles: named in docs/profiles.md and, for GPUs and
 # frameworks, in the first column of the page's Bundled table or a tag.
-for dir in gpus clusters frameworks; do
-	missing=""
-	for f in "$root/$dir"/*.yaml; do
+# unnamed DIR TEST: the profiles of DIR for which "TEST NAME" fails.
+unnamed() {
+	local f prof out=""
+	for f in "$root/$1"/*.yaml; do
 		prof=$(basename "$f" .yaml)
-		grep -qF "\`$prof\`" "$doc" || missing="$missing $prof"
+		"$2" "$prof" || out="$out $prof"
 	done
+	printf '%s' "$out"
+}
+in_doc() { grep -qF "\`$1\`" "$doc"; }
+in_bundled() { grep -qxF "$1" "$tmp/bundled.$dir"; }
+for dir in gpus clusters frameworks; do
+	missing=$(unnamed "$dir" in_doc)
 	check "docs/profiles.md names every profile of $dir/${missing:+ (missing:$missing)}" '[ -z "$missing" ]'
 done
 for dir in gpus frameworks; do
 	title=$([ "$dir" = gpus ] && echo "Bundled GPUs" || echo "Bundled frameworks")
 	awk -v t="$title" '/^\.S[SH] / { on = (index($0, t) > 0); next } on' "$page" | sed 's/\\-/-/g' |
 		sed -n 's/^\(\.BR\? \)\?\([a-z0-9][a-z0-9.-]*\).*/\2/p' | sort -u >"$tmp/bundled.$dir"
-	missing=""
-	for f in "$root/$dir"/*.yaml; do
-		prof=$(basename "$f" .yaml)
-		grep -qxF "$prof" "$tmp/bundled.$dir" || missing="$missing $prof"
-	done
+	missing=$(unnamed "$dir" in_bundled)
 	check "plan-cli-profiles(5) $title lists every profile of $dir/${missing:+ (missing:$missing)}" '[ -z "$missing" ]'
 done
 
