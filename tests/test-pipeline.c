@@ -377,6 +377,45 @@ START_TEST(test_v_shape_exchanges)
 END_TEST
 
 /*
+ * pipeline_stages_p2p_time prices each kind of boundary once and must give
+ * every stage exactly what pipeline_stage_p2p_time gives it (same calls,
+ * same sums: bit-identical), for 1F1B, an interleaved loop (the wrap
+ * from the last stage to the first) and a V (no wrap). GPT-3 on the test
+ * cluster, tp 8 x dp 4 = 32 GPUs a stage: every boundary crosses nodes;
+ * tp 2 x dp 1 = 2 GPUs a stage, 8 to a node: some do, some do not.
+ */
+START_TEST(test_stages_p2p_batched)
+{
+	struct model m;
+	struct cluster c;
+	struct plan p;
+	struct plan_layout lay;
+	double t[PLAN_MAX_STAGES], b[PLAN_MAX_STAGES];
+
+	test_load_model(&m, GPT3_YAML);
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	for (int k = 0; k < 6; k++) {
+		gpt3_plan(&p);
+		p.dp = k < 3 ? 4 : 1;
+		p.tp = k < 3 ? p.tp : 2;
+		p.global_batch = 384;
+		p.vpp = k % 3 == 0 ? 1 : 2;
+		if (k % 3 == 2)
+			p.pp_schedule = PLAN_PP_ZB_V;
+		topology_plan(&p, &c, &lay);
+		pipeline_stages_p2p_time(&m, &p, &c, &lay, p.pp, t, b);
+		for (int s = 0; s < p.pp; s++) {
+			double bytes, one = pipeline_stage_p2p_time(&m, &p, &c, &lay, s, &bytes);
+
+			ck_assert(t[s] == one);
+			ck_assert(b[s] == bytes);
+			ck_assert(one > 0.0);
+		}
+	}
+}
+END_TEST
+
+/*
  * The stage that sets the pace is the one whose slot, all its costs
  * counted, makes the longest iteration (estimate.c's core_pace), not the
  * one with the most GPU work: issue 25's property-test case 1683. GPT
@@ -458,6 +497,7 @@ pipeline_suite(void)
 	tcase_add_test(tc, test_schedule_validation);
 	tcase_add_test(tc, test_schedule_estimates);
 	tcase_add_test(tc, test_v_shape_exchanges);
+	tcase_add_test(tc, test_stages_p2p_batched);
 	tcase_add_test(tc, test_pace_monotone);
 	suite_add_tcase(s, tc);
 	return s;

@@ -41,6 +41,10 @@ double pipeline_exchange_time(const struct model *m, const struct plan *p, const
  */
 double pipeline_stage_p2p_time(const struct model *m, const struct plan *p, const struct cluster *c,
 			       const struct plan_layout *lay, int stage, double *bytes_out);
+/* pipeline_stage_p2p_time of stages 0 .. @n - 1 into @time[] and
+ * @bytes[], each kind of boundary (within or across nodes) priced once. */
+void pipeline_stages_p2p_time(const struct model *m, const struct plan *p, const struct cluster *c,
+			      const struct plan_layout *lay, int n, double *time, double *bytes);
 
 /**
  * Micro-batches' worth of layer activations stage @stage holds at its

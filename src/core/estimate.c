@@ -27,31 +27,49 @@ stage_moe_layers(const struct model *m, const struct plan *p, int stage)
 	return pipeline_stage_moe_layers(m, p, stage);
 }
 
+/* The model's per-layer parameter counts a stage's sum needs, worked out
+ * once per prediction (bench-predict: they were recounted per stage). */
+struct layer_params {
+	double per_layer;   /* model_params_per_layer */
+	double moe_dense;   /* model_params_layer_dense_part(m, true) (MoE models) */
+	double expert;      /* model_params_expert (MoE models) */
+};
+
+static void
+layer_params_init(const struct model *m, struct layer_params *k)
+{
+	bool moe = model_is_moe(m);
+
+	k->per_layer = model_params_per_layer(m);
+	k->moe_dense = moe ? model_params_layer_dense_part(m, true) : 0.0;
+	k->expert = moe ? model_params_expert(m) : 0.0;
+}
+
 /* The transformer layers' parameters of @stage, split tp ways, and the
  * routed experts' among them in @local (split etp ways by the caller). */
 static double
-stage_layer_params(const struct model *m, const struct plan *p, int stage, double *local)
+stage_layer_params(const struct model *m, const struct plan *p, const struct layer_params *k, int stage,
+		   double *local)
 {
 	int moe = stage_moe_layers(m, p, stage);
 	double dense_layers = plan_stage_layers(p, m, stage) - moe;
-	double params = dense_layers * model_params_per_layer(m);
+	double params = dense_layers * k->per_layer;
 
 	*local = 0.0;
 	if (moe > 0) {
 		/* An MoE layer keeps its attention, router and shared experts, and
 		 * experts / ep of the routed experts (DeepSpeed-MoE, Megatron-Core),
 		 * each split etp ways (MoE parallel folding), the rest tp ways. */
-		params += moe * (model_params_layer_dense_part(m, true) +
-				 m->moe.shared_experts * model_params_expert(m));
-		*local = moe * ((double)m->moe.experts / p->ep) * model_params_expert(m);
+		params += moe * (k->moe_dense + m->moe.shared_experts * k->expert);
+		*local = moe * ((double)m->moe.experts / p->ep) * k->expert;
 	}
 	return params;
 }
 
-double
-estimate_stage_params(const struct model *m, const struct plan *p, int stage, double *expert)
+static double
+stage_params(const struct model *m, const struct plan *p, const struct layer_params *k, int stage, double *expert)
 {
-	double local = 0.0, params = stage_layer_params(m, p, stage, &local);
+	double local = 0.0, params = stage_layer_params(m, p, k, stage, &local);
 	/* plan-cli pipeline: the output layer sits where the last virtual
 	 * stage does (rank 0 in a V); DualPipe's rank i also holds stage
 	 * p - 1 - i of the other direction: 2x parameters (DeepSeek-V3
@@ -63,7 +81,7 @@ estimate_stage_params(const struct model *m, const struct plan *p, int stage, do
 	if (dual) {
 		double mirror_local = 0.0;
 
-		params += stage_layer_params(m, p, p->pp - 1 - stage, &mirror_local);
+		params += stage_layer_params(m, p, k, p->pp - 1 - stage, &mirror_local);
 		local += mirror_local;
 	}
 	local /= plan_etp(p);
@@ -85,11 +103,10 @@ estimate_stage_params(const struct model *m, const struct plan *p, int stage, do
 			double d = m->mtp_layers, h = m->hidden;
 
 			if (model_layer_is_moe(m, m->layers)) {
-				params += d * (model_params_layer_dense_part(m, true) +
-					       m->moe.shared_experts * model_params_expert(m));
-				local += d * ((double)m->moe.experts / p->ep) * model_params_expert(m) / plan_etp(p);
+				params += d * (k->moe_dense + m->moe.shared_experts * k->expert);
+				local += d * ((double)m->moe.experts / p->ep) * k->expert / plan_etp(p);
 			} else {
-				params += d * model_params_per_layer(m);
+				params += d * k->per_layer;
 			}
 			params += d * (2.0 * h * h + 2.0 * h);
 			if (!m->tied_embeddings && p->pp > 1 && !first)
@@ -101,10 +118,20 @@ estimate_stage_params(const struct model *m, const struct plan *p, int stage, do
 	return params / p->tp + local;
 }
 
+double
+estimate_stage_params(const struct model *m, const struct plan *p, int stage, double *expert)
+{
+	struct layer_params k;
+
+	layer_params_init(m, &k);
+	return stage_params(m, p, &k, stage, expert);
+}
+
 /* Everything about one layer and one micro-batch that does not depend on the stage. */
 struct layer_costs {
 	/* Indexed by the recompute mode (stages may differ). */
 	struct compute_layer cls[3];
+	struct layer_params lp;            /* the model's per-layer parameter counts */
 	struct compute_layer cl_moes[3];   /* an MoE layer (when the model has them) */
 	struct ep_layer_comm eps[3];
 	struct ep_layer_fixed efs[3];      /* an MoE layer's router and host synchronisation */
@@ -428,7 +455,7 @@ fill_memory(const struct model *m, const struct plan *p, const struct cluster *c
 			w = works[stage];
 		else
 			stage_work(m, p, lc, stage, &w);
-		params = estimate_stage_params(m, p, stage, &expert) + w.extra_params;
+		params = stage_params(m, p, &lc->lp, stage, &expert) + w.extra_params;
 		memory_stage(m, &ps, c, lc->fw, stage, params, expert, &u);
 		if (lc->cmp) {
 			u.compression = stage_ef_bytes(p, lc->cmp, params, &w);
@@ -599,7 +626,7 @@ stage_tail(const struct core *x, int stage, const struct stage_work *w, struct s
 	const struct plan_layout *lay = lc->lay;
 	const struct compressor *cmp = lc->cmp;
 	double expert, layers = plan_stage_layers(p, m, stage);
-	double params = estimate_stage_params(m, p, stage, &expert) + w->extra_params;
+	double params = stage_params(m, p, &lc->lp, stage, &expert) + w->extra_params;
 	double shard = p->zero >= 1 ? (p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp) : 1;
 	double eshard = p->zero >= 1 ? plan_edp(p) : 1;
 
@@ -713,9 +740,10 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 		lc->mtp_proj_s = pace * compute_gemm_time(c, (double)p->micro_batch * p->seq_len,
 							  (double)m->hidden / p->tp, 2.0 * m->hidden, 1);
 	lc->fw = fw;
+	layer_params_init(m, &lc->lp);
 	lc->tp_degree = p->tp;
-	for (int s = 0; s < p->pp && s < ESTIMATE_MAX_STAGES; s++)
-		lc->p2p_s[s] = pipeline_stage_p2p_time(m, p, c, lay, s, &lc->p2p_bytes[s]);
+	pipeline_stages_p2p_time(m, p, c, lay, p->pp < ESTIMATE_MAX_STAGES ? p->pp : ESTIMATE_MAX_STAGES,
+				 lc->p2p_s, lc->p2p_bytes);
 	lc->c = c;
 	lc->lay = lay;
 	lc->cmp = cmp;
@@ -902,7 +930,7 @@ core_host(struct core *x, const struct estimate *out)
 
 		x->launch_mb_experts = fmax(0.0, x->launch_mb - without);
 	}
-	params = estimate_stage_params(x->m, p, tail, &expert);
+	params = stage_params(x->m, p, &x->lc.lp, tail, &expert);
 	shard = p->zero >= 1 ? (p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp) : 1.0;
 	tensors = plan_stage_layers(p, x->m, tail) *
 		  host_layer_tensors(x->m, model_is_moe(x->m), (double)x->m->moe.experts / p->ep) + 2.0;
@@ -1385,7 +1413,7 @@ probe(const struct model *m, const struct cluster *c, const struct plan *shape,
 	lc.pp = lc.pp && cpp;
 	stage_work(m, &p, &lc, stage, &w);
 	*time = stage_total(&w);
-	params = estimate_stage_params(m, &p, stage, &expert) + w.extra_params;
+	params = stage_params(m, &p, &lc.lp, stage, &expert) + w.extra_params;
 	p = plan_cp_local(&p);
 	memory_stage(m, &p, c, lc.fw, stage, params, expert, &u);
 	if (lc.cmp)

@@ -219,9 +219,31 @@ pipeline_exchange_time(const struct model *m, const struct plan *p, const struct
 	return collective_p2p_shared_time(c, bytes, senders);
 }
 
-double
-pipeline_stage_p2p_time(const struct model *m, const struct plan *p, const struct cluster *c,
-			const struct plan_layout *lay, int stage, double *bytes_out)
+/* The exchange of a boundary depends only on whether it crosses nodes:
+ * each kind is priced once per call (bench-predict: every stage's two
+ * boundaries were priced afresh). */
+struct p2p_memo {
+	bool have[2];
+	double time[2], bytes[2];
+};
+
+static double
+memo_exchange_time(const struct model *m, const struct plan *p, const struct cluster *c,
+		   const struct plan_layout *lay, bool inter_node, struct p2p_memo *memo, double *bytes_out)
+{
+	int k = inter_node ? 1 : 0;
+
+	if (!memo->have[k]) {
+		memo->time[k] = pipeline_exchange_time(m, p, c, lay, inter_node, &memo->bytes[k]);
+		memo->have[k] = true;
+	}
+	*bytes_out = memo->bytes[k];
+	return memo->time[k];
+}
+
+static double
+stage_p2p_time(const struct model *m, const struct plan *p, const struct cluster *c,
+	       const struct plan_layout *lay, int stage, struct p2p_memo *memo, double *bytes_out)
 {
 	/* The boundaries before and after the stage; an interleaved
 	 * pipeline also wraps from the last stage to the first. */
@@ -238,13 +260,32 @@ pipeline_stage_p2p_time(const struct model *m, const struct plan *p, const struc
 
 		if (bounds[i] < 0)
 			continue;
-		time += pipeline_exchange_time(m, p, c, lay,
-					       pipeline_boundary_crosses(p, c->gpus_per_node, bounds[i]), &b);
+		time += memo_exchange_time(m, p, c, lay, pipeline_boundary_crosses(p, c->gpus_per_node, bounds[i]),
+					   memo, &b);
 		bytes += b;
 	}
 	/* Each of the v chunks exchanges: it sends one way over each boundary. */
 	*bytes_out = p->vpp * bytes;
 	return p->vpp * time;
+}
+
+double
+pipeline_stage_p2p_time(const struct model *m, const struct plan *p, const struct cluster *c,
+			const struct plan_layout *lay, int stage, double *bytes_out)
+{
+	struct p2p_memo memo = { { false, false }, { 0.0, 0.0 }, { 0.0, 0.0 } };
+
+	return stage_p2p_time(m, p, c, lay, stage, &memo, bytes_out);
+}
+
+void
+pipeline_stages_p2p_time(const struct model *m, const struct plan *p, const struct cluster *c,
+			 const struct plan_layout *lay, int n, double *time, double *bytes)
+{
+	struct p2p_memo memo = { { false, false }, { 0.0, 0.0 }, { 0.0, 0.0 } };
+
+	for (int s = 0; s < n; s++)
+		time[s] = stage_p2p_time(m, p, c, lay, s, &memo, &bytes[s]);
 }
 
 double
