@@ -82,7 +82,7 @@ static const struct {
 	 * (inter_node.net_overhead); 17.8 and 31.3 % before its gradient
 	 * copies (reduce_copy_passes); 16.5 and 29.9 % before the small
 	 * tensors' own reduce-scatters. The issue's target is 12 %. */
-	[BLOCK_ZERO3] = { "Narayanan ZeRO-3", 0.12, 0.24 },
+	[BLOCK_ZERO3] = { "Narayanan ZeRO-3", 0.11, 0.22 },
 	/* Measured: MAPE 4.1 %, worst 23.4 % (7.2 and 23.5 before Composer's
 	 * training metrics, metric_logit_bytes; 7.3 before GEMM waves; 14.0
 	 * and 30.2 before llm-foundry's Triton attention kernel was
@@ -160,11 +160,12 @@ START_TEST(test_published_runs)
 	ck_assert_int_eq(n_mem, 12);
 	ck_assert_msg(mem_mape / n_mem < 0.015, "memory MAPE %.2f %%", 100 * mem_mape / n_mem);
 	ck_assert_msg(mem_worst < 0.03, "memory worst %.2f %%", 100 * mem_worst);
-	/* Measured: 6.44 % (6.83 % before GEMM waves, 9.36 % before the
+	/* Measured: 4.10 % (seventh session; 4.27 % before the ZeRO-3 step's
+	 * gather of the persistent tensors; earlier 6.44 %, 6.83 % before GEMM waves, 9.36 % before the
 	 * slowest GPU's pace, 7.73 % before the network proxy's, 7.40 %
 	 * before ZeRO-3's gradient copies, 7.29 % before its small tensors'
 	 * reductions); the issue's target is 8 %. */
-	ck_assert_msg(mape_all < 0.072, "all-row MAPE %.2f %%", 100 * mape_all);
+	ck_assert_msg(mape_all < 0.055, "all-row MAPE %.2f %%", 100 * mape_all);
 	runs_csv_release(&set);
 }
 END_TEST

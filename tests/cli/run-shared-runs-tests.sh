@@ -48,19 +48,25 @@
 # sequence-parallel pair besides the dispatcher's (helper review6):
 # FlagPerf 8.56 -> 8.90 % (Mixtral 8x7B -15.5 -> -22.5 %), all 132 5.52 ->
 # 5.57 %; bounds tightened to the measured figures + 2 points.
+# ZeRO-3's step gathers the persistent tensors again, in a Python loop over
+# the ranks (deepspeed-2021 persist_gather_copy, helper zero3, seventh
+# session), and holds one weight at a time (zero3_grad_copies): Table 2
+# 6.28 -> 5.34 %, all 132 5.57 -> 5.49 %, NAR21-T2-4 fits (76.3 GiB);
+# bounds of the sources that moved tightened to the figures + 2 points.
 #   source (rows)                       MAPE measured  bound
 #   Narayanan et al. Table 1 (10)         3.42 %       5.7 %
-#   Narayanan et al. Table 2 (12)         6.28 %       9.3 %
+#   Narayanan et al. Table 2 (12)         5.34 %       7.3 %
 #   MosaicML llm-foundry (32)             4.28 %       6.3 %
 #   SimuMax B200 (24: 12 dense, 12 MoE)   3.90 %       5.9 %
 #   NVIDIA NeMo 24.07 (12)                6.61 %       8.6 %
 #   InternEvo (21; internevo profile)     6.16 %       8.2 %
 #   FlagPerf (21)                         8.90 %      10.9 %
-#   all 132                               5.57 %       7.6 %
+#   all 132                               5.49 %       7.5 %
 #   memory, 24 rows with a measured peak 0.88 %         2.0 %
-# Predicted not to fit although they ran (1 of 132; the target of issue
-# 24 is at most 2 %): NAR21-T2-4 (82.6 GiB): the check is that no other
-# row joins it. FLAGPERF-QWEN15MOE-A800-8 (86.2 GiB with the table's 60
+# Predicted not to fit although they ran: none of 132 (the target of issue
+# 24 is at most 2 %; NAR21-T2-4 was, at 82.6 GiB, until DeepSpeed 2021's
+# one-weight-at-a-time gathering was modelled: 76.3 GiB): the check is
+# that none is. FLAGPERF-QWEN15MOE-A800-8 (86.2 GiB with the table's 60
 # experts of 1408, top-4) fits since its row takes the model FlagPerf's
 # case script runs (megatron_pai_main.sh: 8 experts of FFN 5504, top-2,
 # 54.4 GiB of the page's 66). The NeMo 24.07 rows take frameworks/nemo-24.07.yaml (Apex
@@ -94,19 +100,17 @@ bound() {
 		 { jq -c --arg s "$src" ".sources[] | select(.source | startswith(\$s))" "$tmp/v.json"; false; }'
 }
 bound "Narayanan et al. 2021 (SC21) Megatron-LM, Table 1" 10 5.7
-bound "Narayanan et al. 2021 (SC21) Megatron-LM, Table 2" 12 9.3
+bound "Narayanan et al. 2021 (SC21) Megatron-LM, Table 2" 12 7.3
 bound "MosaicML" 32 6.3
 bound "MooreThreads SimuMax" 24 5.9
 bound "NVIDIA NeMo" 12 8.6
 bound "InternLM/InternEvo" 21 8.2
 bound "FlagOpen/FlagPerf" 21 10.9
-check "all 132: MAPE at most 7.6 %" 'jq -e ".mape * 100 <= 7.6" "$tmp/v.json" >/dev/null || { jq .mape "$tmp/v.json"; false; }'
+check "all 132: MAPE at most 7.5 %" 'jq -e ".mape * 100 <= 7.5" "$tmp/v.json" >/dev/null || { jq .mape "$tmp/v.json"; false; }'
 check "memory: 24 rows with a measured peak, MAPE at most 2 %" \
 	'grep -q "^memory: rows 24, MAPE" "$tmp/v.txt" &&
 	 awk "/^memory: rows/ { m = \$5 + 0 } END { exit !(m <= 2.0) }" "$tmp/v.txt" || { grep "^memory" "$tmp/v.txt"; false; }'
-known="NAR21-T2-4"
 jq -r '.rows[] | select(.fits == false) | .id' "$tmp/v.json" >"$tmp/nofit"
-extra=$(grep -vxF -f <(printf '%s\n' $known) "$tmp/nofit")
-check "runs that ran and are predicted not to fit: none but the $(printf '%s\n' $known | wc -l) known ($(wc -l <"$tmp/nofit") now)" \
-	'[ -z "$extra" ] || { echo "newly predicted not to fit: $extra"; false; }'
+check "runs that ran and are predicted not to fit: none ($(wc -l <"$tmp/nofit") now)" \
+	'[ ! -s "$tmp/nofit" ] || { echo "predicted not to fit: $(cat "$tmp/nofit")"; false; }'
 finish
