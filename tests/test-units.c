@@ -55,6 +55,12 @@ static const struct unit_case bad[] = {
 	{ "1e999 GB", UNIT_SIZE, 0 },
 	{ "0x10 GB", UNIT_SIZE, 0 },
 	{ "5 gb/s", UNIT_BANDWIDTH, 0 },       /* case matters: bits and bytes differ */
+	/* A finite number that its unit's factor takes past DBL_MAX
+	 * (1.8e308): 1e308 x 1e9 B/s was infinity, printed by optimize. */
+	{ "1e308 GB/s", UNIT_BANDWIDTH, 0 },
+	{ "1e300 Tbit/s", UNIT_BANDWIDTH, 0 },
+	{ "1e300 TiB", UNIT_SIZE, 0 },
+	{ "1e306 PFLOPS", UNIT_COMPUTE, 0 },
 };
 
 START_TEST(test_units_bad)
@@ -77,6 +83,12 @@ START_TEST(test_units_messages)
 	ck_assert_ptr_nonnull(strstr(why, "Gbit/s"));
 	ck_assert(!units_parse("80 GiB", UNIT_BANDWIDTH, &v, why, sizeof(why)));
 	ck_assert_ptr_nonnull(strstr(why, "is a size unit"));
+	ck_assert(!units_parse("1e308 GB/s", UNIT_BANDWIDTH, &v, why, sizeof(why)));
+	ck_assert_str_eq(why, "'1e308 GB/s' is too large for a bandwidth");
+	/* One that holds: 1e296 TB/s = 1e296 x 1e12 = 1e308 B/s, under
+	 * DBL_MAX (1.797e308). */
+	ck_assert(units_parse("1e296 TB/s", UNIT_BANDWIDTH, &v, why, sizeof(why)));
+	ck_assert_rel(v, 1e308, 1e-12);
 }
 END_TEST
 

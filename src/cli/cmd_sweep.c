@@ -190,6 +190,7 @@ cell_profiles(const struct study *s, struct cache *k, const int *idx, struct swe
 {
 	const void *obj;
 	const char *v;
+	char unit_why[256];
 	double bw;
 	int rc;
 
@@ -212,8 +213,10 @@ cell_profiles(const struct study *s, struct cache *k, const int *idx, struct swe
 		v = value_of(s, idx, kind);
 		if (!v)
 			continue;
-		if (!units_parse(v, UNIT_BANDWIDTH, &bw, why, size))
+		if (!units_parse(v, UNIT_BANDWIDTH, &bw, unit_why, sizeof(unit_why))) {
+			snprintf(why, size, "'%s': %s", study_axis_name(kind), unit_why);
 			return CLI_EXIT_INPUT;
+		}
 		if (bw < UNITS_MIN_BANDWIDTH_BPS) {
 			snprintf(why, size, "'%s' must be at least %s, got '%s'", study_axis_name(kind),
 				 UNITS_MIN_BANDWIDTH_TEXT, v);

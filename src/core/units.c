@@ -105,6 +105,21 @@ units_kind_name(enum unit_kind kind)
 	return kind_names[kind];
 }
 
+/* The value in SI units into *@out; false when the unit's factor took
+ * it past the largest double: '1e308 GB/s' was infinity B/s, which
+ * optimize then printed ("--nic-bandwidth inf B/s"). */
+static bool
+scale(const char *text, double si, enum unit_kind kind, double *out, char *why, size_t why_size)
+{
+	if (!isfinite(si)) {
+		if (why)
+			snprintf(why, why_size, "'%s' is too large for a %s", text, kind_names[kind]);
+		return false;
+	}
+	*out = si;
+	return true;
+}
+
 bool
 units_parse(const char *text, enum unit_kind kind, double *out,
 	    char *why, size_t why_size)
@@ -141,10 +156,8 @@ units_parse(const char *text, enum unit_kind kind, double *out,
 	memcpy(unit, end, n);
 	unit[n] = '\0';
 	for (size_t i = 0; i < sizeof(unit_table) / sizeof(unit_table[0]); i++) {
-		if (unit_table[i].kind == kind && strcmp(unit_table[i].name, unit) == 0) {
-			*out = v * unit_table[i].factor;
-			return true;
-		}
+		if (unit_table[i].kind == kind && strcmp(unit_table[i].name, unit) == 0)
+			return scale(text, v * unit_table[i].factor, kind, out, why, why_size);
 	}
 	for (size_t i = 0; i < sizeof(unit_table) / sizeof(unit_table[0]); i++) {
 		if (strcmp(unit_table[i].name, unit) == 0) {
