@@ -126,6 +126,8 @@ bool search_allowed_has(const struct search_allowed *a, long v);
 #define SEARCH_DEFAULT_MAX_CP 8
 
 #define SEARCH_MAX_TOP 32
+/** The room for struct search_stats's refusal: a plan_error message and the plan. */
+#define SEARCH_REFUSAL_LEN 896
 
 /** The plans optimize keeps by default (plan-cli(1), --top). */
 #define SEARCH_DEFAULT_TOP 5
@@ -202,6 +204,10 @@ struct search_stats {
 	double closest_memory;
 	int closest_stage;
 	double capacity;
+	/** When nothing fits and no plan is closest: why the first plan the
+	 * search met cannot run ("tp 1 x pp 1 x dp 16, micro-batch 1: fp8
+	 * recipe mxfp8 needs ..."); empty: no plan was refused. */
+	char refusal[SEARCH_REFUSAL_LEN];
 };
 
 /**

@@ -241,6 +241,9 @@ report_infeasible(const struct search_options *so, const struct search_stats *st
 			  "recompute, ZeRO %d) needs %.1f GiB per GPU on stage %d, the GPU has %.1f GiB",
 			  st->closest.tp, st->closest.pp, st->closest.dp, st->closest.micro_batch, st->closest.zero,
 			  st->closest_memory / 1073741824.0, st->closest_stage, st->capacity / 1073741824.0);
+	else if (st->refusal[0])
+		cli_error("no feasible plan: the plans of %d GPUs that meet the constraints cannot run; the "
+			  "first, %s", so->gpus ? so->gpus : cluster_gpus(c), st->refusal);
 	else if (constrained(so))
 		cli_error("no feasible plan: no shape of %d GPUs that divides the global batch %d meets the "
 			  "constraints", so->gpus ? so->gpus : cluster_gpus(c), so->global_batch);

@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -1338,7 +1339,20 @@ struct shape_list {
 	long *slot;                 /* plan index -> its place in plans (-1: not stored) */
 	struct plan *plans;
 	long nstored, plans_cap;
+	char refusal[SEARCH_REFUSAL_LEN]; /* why the first plan refused was (empty: none) */
 };
+
+/* Keep why plan @p cannot run, when no reason is kept yet: "no feasible
+ * plan" with no reason left a user guessing which option the cost model
+ * refuses (optimize --fp8-recipe mxfp8 on Hopper, --ep 2 on a dense
+ * model). */
+static void
+note_refusal(char *refusal, const struct plan *p, const struct plan_error *e)
+{
+	if (refusal[0] == '\0')
+		snprintf(refusal, SEARCH_REFUSAL_LEN, "tp %d x pp %d x dp %d, micro-batch %d: %s", p->tp, p->pp, p->dp,
+			 p->micro_batch, e->message);
+}
 
 /* Count plan @p (its shapes, one per DP algorithm, name it by its
  * index); store it when it is wanted. */
@@ -1741,6 +1755,19 @@ push_shape(const struct outer_space *x, const struct plan *pp, const struct comp
 	return !theirs || push(x->out, cmp, other, lb, x->err);
 }
 
+/* A given combination plan_validate refuses: left out, its reason kept
+ * (apart from push_given, whose every frame would carry the error). */
+static bool
+refuse_given(const struct outer_space *x, const struct plan *p)
+{
+	struct plan_error e;
+
+	plan_error_clear(&e);
+	if (x->out->refusal[0] == '\0' && !plan_validate(p, x->m, x->c, &e))
+		note_refusal(x->out->refusal, p, &e);
+	return true;
+}
+
 /*
  * The attributes the search takes as given (not PLAN_ATTR_SEARCHED),
  * from attribute @id on: each value their constraint lists, in turn; a
@@ -1767,7 +1794,7 @@ push_given(const struct outer_space *x, const struct plan *base, const struct co
 		return true;
 	}
 	if (base != &p && memcmp(base, &p, sizeof(p)) != 0 && !plan_validate(&p, x->m, x->c, NULL))
-		return true;
+		return refuse_given(x, &p);
 	return push_shape(x, &p, cmp);
 }
 
@@ -2191,8 +2218,11 @@ note_closest(const struct model *m, const struct cluster *c, const struct plan *
 		for (int i = 0; i < p.pp; i++)
 			p.stage_layers[i] = (short)(m->layers / p.pp + (i < m->layers % p.pp));
 	}
-	if (!estimate_plan(m, c, &p, &eo, &e, &err))
+	plan_error_clear(&err);
+	if (!estimate_plan(m, c, &p, &eo, &e, &err)) {
+		note_refusal(st->refusal, &p, &err);
 		return;
+	}
 	if (!st->have_closest || e.memory.total < st->closest_memory) {
 		st->have_closest = true;
 		st->closest = p;
@@ -2304,6 +2334,24 @@ search_options_init(struct search_options *opt)
 	opt->dp_algo = COLL_ALGO_RING;
 }
 
+/* An --ep list no plan of model @m can take, refused in plan_validate's
+ * words: the search would find no shape and say only that. */
+static bool
+ep_applies(const struct model *m, const struct search_allowed *a, struct plan_error *err)
+{
+	for (int i = 0; i < a->n; i++)
+		if (model_is_moe(m) ? m->moe.experts % a->v[i] == 0 : a->v[i] == 1)
+			return true;
+	if (a->n == 0)
+		return true;
+	if (!model_is_moe(m))
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "expert parallelism (ep %ld) needs an MoE model ('%s' has no moe block)", a->v[0],
+				      m->name);
+	return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "experts (%d) are not divisible by ep (%ld)",
+			      m->moe.experts, a->v[0]);
+}
+
 bool
 search_run(const struct model *m, const struct cluster *c, const struct search_options *given,
 	   struct search_candidate *top, int *ntop, struct search_stats *st,
@@ -2335,8 +2383,11 @@ search_run(const struct model *m, const struct cluster *c, const struct search_o
 		plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "the global batch must be positive");
 		goto out;
 	}
+	if (!ep_applies(m, &opt->allowed[PLAN_ATTR_EP], err))
+		goto out;
 	if (!enumerate(m, c, opt, gpus, seq, &shapes, err))
 		goto out;
+	memcpy(st->refusal, shapes.refusal, sizeof(st->refusal));
 	st->shapes = shapes.n;
 	if (shapes.nplans > 0 && !(shapes.slot = malloc((size_t)shapes.nplans * sizeof(*shapes.slot)))) {
 		plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
