@@ -389,7 +389,17 @@ validate_first_last(const struct plan *p, const struct model *m, struct plan_err
 			    plan_pp_split_names[p->pp_split]);
 	if (p->pp < 2)
 		return FAIL("--pp-first-layers and --pp-last-layers need pp > 1 (got %d)", p->pp);
-	if (rest < 0 || (left > 0 && (rest <= 0 || rest % left != 0)) || (left == 0 && rest != 0))
+	/* Said apart: "the -8 layers left ... over the 0 other stages". */
+	if (rest < 0)
+		return FAIL("the first (%d) and last (%d) stages take more than the model's %d layers",
+			    p->pp_first_layers, p->pp_last_layers, m->layers);
+	if (left > 0 && rest == 0)
+		return FAIL("the first (%d) and last (%d) stages take all the model's %d layers, leaving none for the "
+			    "other %d", p->pp_first_layers, p->pp_last_layers, m->layers, left);
+	if (left == 0 && rest != 0)
+		return FAIL("pp %d has no other stage: the first (%d) and last (%d) stages must hold all the model's %d "
+			    "layers", p->pp, p->pp_first_layers, p->pp_last_layers, m->layers);
+	if (left > 0 && rest % left != 0)
 		return FAIL("the %d layers left after the first (%d) and last (%d) stages do not divide over the %d "
 			    "other stages", rest, p->pp_first_layers, p->pp_last_layers, left);
 	if (p->pp_first_layers % p->vpp || p->pp_last_layers % p->vpp || (left > 0 && (rest / left) % p->vpp))

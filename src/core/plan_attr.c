@@ -538,6 +538,16 @@ complete_stage_lists(struct plan *p, struct plan_error *err)
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "recompute_layers needs one number for every "
 				      "stage or one entry per stage (pp %d), got %d", p->pp,
 				      p->stage_recompute_layers_count);
+	/* --stage-layers is the whole layout: a split rule beside it was
+	 * silently ignored (predict --stage-layers 20,12 --pp-first-layers 5
+	 * printed pp_first_layers 5 and ran 20,12). */
+	if (p->custom_layers && (p->pp_first_layers || p->pp_last_layers))
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "stage_layers gives every stage's layers: it does "
+				      "not go with pp_first_layers or pp_last_layers (got %d and %d)",
+				      p->pp_first_layers, p->pp_last_layers);
+	if (p->custom_layers && p->pp_split != PLAN_PP_SPLIT_EVEN)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "stage_layers gives every stage's layers: it does "
+				      "not go with pp_split %s", plan_pp_split_names[p->pp_split]);
 	/* plan-cli pipeline: with vpp > 1 a layer list names every virtual stage. */
 	if (p->custom_layers && p->stage_layers_count != (long long)p->pp * p->vpp)
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "stage_layers needs one entry per %s (pp x vpp "
