@@ -434,6 +434,26 @@ START_TEST(test_zero3_tensor_unit_memory)
 END_TEST
 
 /*
+ * A gated MLP's largest matrix, as the tensor-by-tensor gather (the only
+ * reader: deepspeed-2021, deepspeed-0.5) sees it: the gate and the up
+ * projection are separate tensors there (Megatron-LM v2.5's ParallelMLP,
+ * the code of that DeepSpeed era, has no gated MLP; the fused 2 x ffn fc1
+ * came with --swiglu in 23.04). Llama 3 8B: QKV 4096 x (32 x 128 +
+ * 2 x 8 x 128) = 4096 x 6144 = 25,165,824; the output projection 4096 x
+ * 4096 = 16,777,216; an MLP matrix 4096 x 14336 = 58,720,256, the largest
+ * (a fused fc1 would be 117,440,512).
+ */
+START_TEST(test_largest_matrix_gated)
+{
+	struct model m;
+
+	test_load_model(&m, "name: g\nlayers: 2\nhidden: 4096\nheads: 32\nkv_heads: 8\nffn_hidden: 14336\n"
+			    "gated_mlp: true\nvocab: 128256\nseq_len: 8192\n");
+	ck_assert_rel(model_largest_matrix_params(&m), 58720256.0, 1e-12);
+}
+END_TEST
+
+/*
  * FSDP2, FSDP1 and torchao (framework master_weights_only,
  * fp8_weight_recast): GPT-3's 7.5e9 parameters of a stage over dp 64 at
  * ZeRO-3 keep 2 x 7.5e9 / 64 = 234,375,000 bytes of 16-bit weights and,
@@ -1491,6 +1511,7 @@ cost_suite(void)
 	tcase_add_test(tc, test_layer_activations);
 	tcase_add_test(tc, test_fsdp_double_buffer);
 	tcase_add_test(tc, test_zero3_tensor_unit_memory);
+	tcase_add_test(tc, test_largest_matrix_gated);
 	tcase_add_test(tc, test_fsdp2_weight_copies);
 	tcase_add_test(tc, test_activation_offload);
 	tcase_add_test(tc, test_layer_activations_op_sac);

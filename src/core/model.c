@@ -290,6 +290,14 @@ model_largest_matrix_params(const struct model *m)
 {
 	double h = m->hidden, a = m->heads, mlp = h * m->ffn_hidden;
 
+	/* A gated MLP's gate and up projections count apart (h x ffn each),
+	 * as its only reader sees them: the tensor-by-tensor ZeRO-3 gather
+	 * of deepspeed-2021 and deepspeed-0.5 (memory_zero3_transient), whose
+	 * era's Megatron (v2.5, megatron/model/transformer.py ParallelMLP)
+	 * has no gated MLP at all, and whose gated models are Hugging Face
+	 * modules with a weight each. Megatron's fused fc1 (2 x h x ffn,
+	 * --swiglu since 23.04) is no reader's: a Megatron framework gathers
+	 * a layer at a time. */
 	if (m->attention == MODEL_ATTN_MLA)
 		return fmax(mlp, a * m->mla.v_head_dim * h);
 	/* Megatron fuses Q, K and V into one query_key_value weight. */
