@@ -111,13 +111,27 @@ load_fit_framework(struct calib_session *s)
 	return cli_load_framework(name, &s->fit_fw);
 }
 
+/* --framework names a profile even where every row names its own: a
+ * misspelt one (calibrate --framework bogus) was never loaded, and the
+ * fit ran on without it. */
+static int
+check_framework(const struct calibrate_request *req)
+{
+	struct framework fw;
+
+	return req->framework ? cli_load_framework(req->framework, &fw) : CLI_EXIT_OK;
+}
+
 /* Each run's model and framework; every run must have been measured on --cluster. */
 static int
 load_runs(struct calib_session *s)
 {
 	size_t n = (size_t)s->set.n;
-	int rc = CLI_EXIT_OK;
+	int rc = check_framework(s->req);
 	struct plan_error err;
+
+	if (rc != CLI_EXIT_OK)
+		return rc;
 
 	s->models = calloc(n, sizeof(*s->models));
 	s->frameworks = calloc(n, sizeof(*s->frameworks));
