@@ -15,6 +15,21 @@
 
 #define SWEEP(field) offsetof(struct sweep_request, field)
 
+/* 'a,,b', ',a' or 'a,': strtok_r skips the empty item, so a typo went by
+ * as a shorter list (sweep --tp 1,,2 swept tp 1 and 2); optimize and
+ * calibrate --fit refuse it, and so does the sweep. */
+static bool
+no_empty_item(const char *opt, const char *list)
+{
+	size_t n = strlen(list);
+
+	if (n > 0 && (list[0] == ',' || list[n - 1] == ',' || strstr(list, ",,"))) {
+		cli_error("%s has an empty item in '%s'", opt, list);
+		return false;
+	}
+	return true;
+}
+
 static bool
 parse_axis(const struct cli_option *o, const char *list, void *req)
 {
@@ -22,8 +37,11 @@ parse_axis(const struct cli_option *o, const char *list, void *req)
 	int kind = o->axis, existing = study_find_axis(s, kind);
 	struct study_axis *a;
 	char *buf, *save = NULL;
+	char opt[64];
 	bool ok = true;
 
+	if (!no_empty_item(cli_option_flag(o, opt, sizeof(opt)), list))
+		return false;
 	if (existing < 0 && s->naxes == STUDY_MAX_AXES) {
 		cli_error("more than %d axes", STUDY_MAX_AXES);
 		return false;
@@ -63,6 +81,8 @@ parse_metrics(const struct cli_option *o, const char *list, void *req)
 	char buf[512];
 	char *save = NULL;
 
+	if (!no_empty_item("--metric", list))
+		return false;
 	snprintf(buf, sizeof(buf), "%s", list);
 	s->nmetrics = 0;
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -70,9 +90,17 @@ parse_metrics(const struct cli_option *o, const char *list, void *req)
 
 		if (!cli_choice("--metric", tok, o->choices, &m))
 			return false;
+		for (int i = 0; i < s->nmetrics; i++)
+			if (s->metrics[i] == m) {
+				cli_error("--metric names '%s' twice", tok);
+				return false;
+			}
 		if (s->nmetrics < STUDY_MAX_METRICS)
 			s->metrics[s->nmetrics++] = m;
 	}
+	/* --metric '' returned false with no message: status 2 and nothing said. */
+	if (s->nmetrics == 0)
+		cli_error("--metric expects a comma-separated list of metrics");
 	return s->nmetrics > 0;
 }
 

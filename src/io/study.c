@@ -401,6 +401,10 @@ parse_metrics(struct parse *p, const struct top_key *k, yaml_node_t *v, struct p
 			return unknown(t, n, "metric", ytree_scalar(n) ? ytree_scalar(n) : "?", metric_name, err);
 		if (s->nmetrics == STUDY_MAX_METRICS)
 			return ytree_error(t, n, err, "more than %d metrics", STUDY_MAX_METRICS);
+		/* A metric twice was a second, identical column. */
+		for (int i = 0; i < s->nmetrics; i++)
+			if (s->metrics[i] == mtr)
+				return ytree_error(t, n, err, "'metrics' names '%s' twice", study_metric_names[mtr]);
 		s->metrics[s->nmetrics++] = mtr;
 	}
 	if (s->nmetrics == 0)
