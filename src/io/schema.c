@@ -157,8 +157,11 @@ scalar_int(const struct schema_key *k, struct ytree *t, yaml_node_t *node, const
 		/* A whole number past LONG_MAX (it still reads as a double) is
 		 * too large; '2.0' and '1e3' are whole but not written as one. */
 		if (num_parse_double(text, &d) && d == floor(d) && fabs(d) > (double)LONG_MAX)
-			return ytree_error(t, node, err, "'%s' must be at most %g, got '%s'",
-					   k->key, k->max, text);
+			/* The side it is past: '-1e308' was "must be at most". */
+			return d < 0 ? ytree_error(t, node, err, "'%s' must be at least %g, got '%s'", k->key, k->min,
+						   text)
+				     : ytree_error(t, node, err, "'%s' must be at most %g, got '%s'", k->key, k->max,
+						   text);
 		return ytree_error(t, node, err, "'%s' must be a whole number, got '%s'",
 				   k->key, text);
 	}

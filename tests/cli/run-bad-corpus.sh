@@ -18,8 +18,9 @@
 #   gemm-*     fit-logs --gemm FILE --gpu h100-sxm5-80gb
 #   seqlen-*   predict --model gpt-1.7b --cluster selene --gpus 8 --global-batch 32 --seq-lengths FILE
 #   args-*     the command line FILE holds, one argument a line (lines
-#              starting '#' are comments): an option value or a
-#              combination of options that plan-cli must refuse
+#              starting '#' are comments; @SRC@ stands for SOURCE_ROOT):
+#              an option value or a combination of options that plan-cli
+#              must refuse
 # Besides the status and the message, every case checks that stdout is
 # empty and that stderr is exactly one line, starting "plan-cli: error: ".
 # A case that runs longer than $PLAN_CLI_TEST_TIMEOUT seconds (default 120,
@@ -99,7 +100,8 @@ for file in "$dir"/*; do
 	nccl-*) args=(fit-logs --nccl-tests "$file") ;;
 	gemm-*) args=(fit-logs --gemm "$file" --gpu h100-sxm5-80gb) ;;
 	seqlen-*) args=(predict --model gpt-1.7b --cluster selene --gpus 8 --global-batch 32 --seq-lengths "$file") ;;
-	args-*) mapfile -t args < <(grep -v '^#' "$file") ;;
+	args-*) mapfile -t args < <(grep -v '^#' "$file")
+		args=("${args[@]//@SRC@/$src}") ;;
 	*) report "$name" "unknown prefix: name a case model-*, cluster-*, gpu-*, framework-*, runs-*, study-*, nccl-*, gemm-*, seqlen-* or args-*"; continue ;;
 	esac
 	if [ ! -f "$file.expect" ]; then
