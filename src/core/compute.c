@@ -706,6 +706,14 @@ bool
 compute_attention_kernel_check(const struct cluster *c, const struct plan *p, const struct framework *fw,
 			       struct plan_error *err)
 {
+	/* A kernel the plan names, with flash attention off, was silently
+	 * unused (predict --attention-kernel fa2 --no-flash-attention, or
+	 * on a GPU whose profile has flash_attention false). */
+	if (!p->flash_attention && p->attention_kernel >= PLAN_ATTN_FA2 && p->attention_kernel < PLAN_ATTN_COUNT)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "attention kernel %s is a fused attention kernel, but the plan runs without flash "
+				      "attention (--no-flash-attention, or flash_attention false in the profile of '%s')",
+				      plan_attention_kernel_names[p->attention_kernel], c->gpu.name);
 	if (p->flash_attention && compute_attention_kernel(p, fw) == PLAN_ATTN_FA3 &&
 	    c->gpu.generation != GPU_GEN_HOPPER)
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
