@@ -266,6 +266,46 @@ START_TEST(test_nothing_fits)
 }
 END_TEST
 
+/*
+ * Constraints the cost model refuses in every plan: nothing fits and no
+ * plan is "closest", and the stats keep why the first plan cannot run
+ * (optimize prints it, not "no shape meets the constraints"). fp8 recipe
+ * mxfp8 on an H100: fp8_recipe_check refuses every plan. --ep 2 on a
+ * dense model: refused before the search, as predict refuses it.
+ */
+START_TEST(test_refusal_named)
+{
+	struct model m;
+	struct cluster c;
+	struct search_options o;
+	struct search_candidate top[SEARCH_MAX_TOP];
+	struct search_stats st;
+	struct plan_error err;
+	int ntop;
+
+	load_bundled(&m, "llama3-8b", &c, "dgx-h100");
+	options(&o);
+	o.gpus = 8;
+	o.global_batch = 32;
+	o.precision = PLAN_PRECISION_FP8;
+	o.allowed[PLAN_ATTR_FP8_RECIPE] = (struct search_allowed){ .n = 1, .v = { PLAN_FP8_MXFP8 } };
+	ck_assert_msg(search_run(&m, &c, &o, top, &ntop, &st, &err), "%s", err.message);
+	ck_assert_int_eq(ntop, 0);
+	ck_assert(!st.have_closest);
+	ck_assert_msg(strstr(st.refusal, "fp8 recipe mxfp8 needs Blackwell"), "%s", st.refusal);
+	ck_assert_msg(strncmp(st.refusal, "tp ", 3) == 0, "%s", st.refusal);
+
+	options(&o);
+	o.gpus = 8;
+	o.global_batch = 32;
+	o.allowed[PLAN_ATTR_EP] = (struct search_allowed){ .n = 1, .v = { 2 } };
+	plan_error_clear(&err);
+	ck_assert(!search_run(&m, &c, &o, top, &ntop, &st, &err));
+	ck_assert_msg(strstr(err.message, "expert parallelism (ep 2) needs an MoE model"), "%s", err.message);
+	cluster_release(&c);
+}
+END_TEST
+
 /* What the hook of test_eval_hook saw. */
 struct seen {
 	long calls, fits, refused;
@@ -890,6 +930,7 @@ search_suite(void)
 	tcase_add_test(tc, test_beats_published);
 	tcase_add_test(tc, test_compression_where_it_pays);
 	tcase_add_test(tc, test_nothing_fits);
+	tcase_add_test(tc, test_refusal_named);
 	tcase_add_test(tc, test_eval_hook);
 	tcase_add_test(tc, test_exhaustive_says_reduced);
 	tcase_add_test(tc, test_exhaustive_time_limit);
