@@ -266,6 +266,31 @@ START_TEST(test_nothing_fits)
 }
 END_TEST
 
+/* Llama 3 8B on 8 H100s, global batch 32, with constraint @id = @v (and
+ * @precision): whether search_run succeeded, its stats and error. */
+static bool
+llama_constrained(int precision, int id, long v, struct search_stats *st, struct plan_error *err)
+{
+	static struct search_candidate top[SEARCH_MAX_TOP];
+	struct search_options o;
+	struct model m;
+	struct cluster c;
+	int ntop = -1;
+	bool ok;
+
+	load_bundled(&m, "llama3-8b", &c, "dgx-h100");
+	options(&o);
+	o.gpus = 8;
+	o.global_batch = 32;
+	o.precision = precision;
+	o.allowed[id] = (struct search_allowed){ .n = 1, .v = { v } };
+	plan_error_clear(err);
+	ok = search_run(&m, &c, &o, top, &ntop, st, err);
+	ck_assert(!ok || ntop == 0);
+	cluster_release(&c);
+	return ok;
+}
+
 /*
  * Constraints the cost model refuses in every plan: nothing fits and no
  * plan is "closest", and the stats keep why the first plan cannot run
@@ -275,34 +300,16 @@ END_TEST
  */
 START_TEST(test_refusal_named)
 {
-	struct model m;
-	struct cluster c;
-	struct search_options o;
-	struct search_candidate top[SEARCH_MAX_TOP];
 	struct search_stats st;
 	struct plan_error err;
-	int ntop;
 
-	load_bundled(&m, "llama3-8b", &c, "dgx-h100");
-	options(&o);
-	o.gpus = 8;
-	o.global_batch = 32;
-	o.precision = PLAN_PRECISION_FP8;
-	o.allowed[PLAN_ATTR_FP8_RECIPE] = (struct search_allowed){ .n = 1, .v = { PLAN_FP8_MXFP8 } };
-	ck_assert_msg(search_run(&m, &c, &o, top, &ntop, &st, &err), "%s", err.message);
-	ck_assert_int_eq(ntop, 0);
+	ck_assert_msg(llama_constrained(PLAN_PRECISION_FP8, PLAN_ATTR_FP8_RECIPE, PLAN_FP8_MXFP8, &st, &err), "%s",
+		      err.message);
 	ck_assert(!st.have_closest);
 	ck_assert_msg(strstr(st.refusal, "fp8 recipe mxfp8 needs Blackwell"), "%s", st.refusal);
 	ck_assert_msg(strncmp(st.refusal, "tp ", 3) == 0, "%s", st.refusal);
-
-	options(&o);
-	o.gpus = 8;
-	o.global_batch = 32;
-	o.allowed[PLAN_ATTR_EP] = (struct search_allowed){ .n = 1, .v = { 2 } };
-	plan_error_clear(&err);
-	ck_assert(!search_run(&m, &c, &o, top, &ntop, &st, &err));
+	ck_assert(!llama_constrained(PLAN_PRECISION_BF16, PLAN_ATTR_EP, 2, &st, &err));
 	ck_assert_msg(strstr(err.message, "expert parallelism (ep 2) needs an MoE model"), "%s", err.message);
-	cluster_release(&c);
 }
 END_TEST
 
