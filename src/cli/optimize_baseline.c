@@ -38,6 +38,11 @@ baseline_defaults(const struct optimize_request *r, struct plan *p, struct estim
 	struct plan_attr_target t = { p, eo };
 
 	plan_init(p);
+	/* predict's defaults (cmd_predict.c): without them a spec that gave
+	 * no tp or pp ("--baseline recompute=none") was refused as "tp x cp
+	 * x pp (0 x 1 x 0) is more than 2147483647 GPUs". */
+	p->tp = 1;
+	p->pp = 1;
 	p->global_batch = r->so.global_batch;
 	p->seq_len = r->so.seq_len;
 	p->dp = 0; /* from the GPUs (plan_complete) unless given */

@@ -586,15 +586,17 @@ validate_sharding(const struct plan *p, const struct model *m, struct plan_error
 		return FAIL("ep must be at least 1 (got %d)", p->ep);
 	if (p->etp < 0)
 		return FAIL("etp must be at least 1, or 0 for tp (got %d)", p->etp);
-	if (ranks % ((long long)p->ep * plan_etp(p)) != 0)
-		return FAIL("ep x etp (%d x %d) must divide tp x cp x dp (%d x %d x %d): the experts are laid out "
-			    "over a stage's ranks (MoE parallel folding)",
-			    p->ep, plan_etp(p), p->tp, p->cp > 0 ? p->cp : 1, p->dp);
+	/* Said first: on a dense model --etp 3 was "ep x etp (1 x 3) must
+	 * divide tp x cp x dp", not that it has no experts. */
 	if (p->ep > 1 && !model_is_moe(m))
 		return FAIL("expert parallelism (ep %d) needs an MoE model ('%s' has no moe block)", p->ep, m->name);
 	if (p->etp > 0 && p->etp != p->tp && !model_is_moe(m))
 		return FAIL("expert tensor parallelism (etp %d) needs an MoE model ('%s' has no moe block)", p->etp,
 			    m->name);
+	if (ranks % ((long long)p->ep * plan_etp(p)) != 0)
+		return FAIL("ep x etp (%d x %d) must divide tp x cp x dp (%d x %d x %d): the experts are laid out "
+			    "over a stage's ranks (MoE parallel folding)",
+			    p->ep, plan_etp(p), p->tp, p->cp > 0 ? p->cp : 1, p->dp);
 	if (model_is_moe(m) && m->moe.experts % p->ep != 0)
 		return FAIL("experts (%d) are not divisible by ep (%d)", m->moe.experts, p->ep);
 	if (model_is_moe(m) && m->moe.expert_ffn_hidden % plan_etp(p) != 0)

@@ -570,6 +570,10 @@ plan_complete(struct plan *p, const struct plan_fill *fill, const struct model *
 	/* tp x cp x pp (dp 1), checked: each degree is in range, the product need not be. */
 	unit.dp = 1;
 	shape = plan_degrees_product(&unit);
+	/* A degree below 1 is not an overflow (it was said to be one). */
+	if (p->tp < 1 || p->cp < 1 || p->pp < 1)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "tp, cp and pp must be at least 1 (got %d, %d, %d)",
+				      p->tp, p->cp, p->pp);
 	if (shape < 0)
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "tp x cp x pp (%d x %d x %d) is more than %lld "
 				      "GPUs", p->tp, p->cp, p->pp, PLAN_MAX_GPUS);

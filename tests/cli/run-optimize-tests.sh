@@ -373,8 +373,17 @@ check "--baseline text: its time, the speedup and the terms" \
 # shellcheck disable=SC2086
 "$bin" "${opt[@]}" --model gpt-1.7b --cluster dgx-h100 --gpus 16 --global-batch 256 --precision fp8 --baseline tp=2 \
 	--format json >"$tmp/b8.json" 2>"$tmp/err"
-check "--baseline takes the problem's one-valued constraint (fp8)" \
-	'jq -e ".baseline.plan.precision == \"fp8\" and .baseline.plan.dp == 8" "$tmp/b8.json" >/dev/null'
+# (jq -e passes on an empty file: this check passed while the baseline
+# was refused, "tp x cp x pp (2 x 1 x 0) is more than 2147483647 GPUs".)
+check "--baseline takes the problem's one-valued constraint (fp8), and predict's pp 1" \
+	'[ -s "$tmp/b8.json" ] && [ ! -s "$tmp/err" ] &&
+	 jq -e ".baseline.plan.precision == \"fp8\" and .baseline.plan.pp == 1 and .baseline.plan.dp == 8" "$tmp/b8.json" >/dev/null'
+# A spec that gives neither tp nor pp: predict's tp 1 and pp 1.
+run_cmd "${opt[@]}" --model gpt-1.7b --cluster dgx-h100 --gpus 16 --global-batch 256 --baseline recompute=none \
+	--format json
+check "--baseline without tp or pp takes predict's 1 and 1" \
+	'[ $rc -eq 0 ] && [ -s "$tmp/out" ] && jq -e ".baseline.plan.tp == 1 and .baseline.plan.pp == 1 and
+	 .baseline.plan.dp == 16" "$tmp/out" >/dev/null'
 # shellcheck disable=SC2086
 fails_cmd "--baseline: an unknown key names the nearest" 2 "--baseline: unknown key 'micro-bach'; did you mean 'micro-batch'?" \
 	"${opt[@]}" $small --baseline tp=2,micro-bach=4
