@@ -9,6 +9,7 @@
 n=0
 fail=0
 skip=0
+. "$(dirname "${BASH_SOURCE[0]}")/strict-jq.sh"
 # diag TEXT: why the last case failed, on stderr, "#   " before each line
 # (nothing when TEXT is empty).
 diag() { if [ -n "$1" ]; then printf '%s\n' "$1" | sed 's/^/#   /' >&2; fi; }

@@ -49,6 +49,7 @@ fi
 export LC_ALL=C
 # Bundled names must resolve even from a build folder outside the tree.
 export PLAN_CLI_PATH=$src
+. "$(dirname "$(realpath "$0")")/strict-jq.sh"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/plan-cli-cli.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT
