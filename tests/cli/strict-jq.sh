@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the CLI test scripts (harness.sh, run-cli-tests.sh): jq that
 # refuses an empty input. jq 1.6's -e exits 0 when its input is empty (1.7
 # exits 4), so "plan-cli ... >out.json; check ... 'jq -e COND out.json'"
