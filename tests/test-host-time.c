@@ -235,6 +235,150 @@ START_TEST(test_estimate_expert_launches)
 }
 END_TEST
 
+/*
+ * plan-cli hostsync: the training script's work per micro-batch. The toy
+ * GPT on the toy cluster, 12 us a launch, two micro-batches (global
+ * batch 2 at dp 1).
+ * Syncs: 2 on every stage (microbatch_syncs) and 1 on the loss stage
+ * (loss_syncs), each one launch: 3 x 12 us a micro-batch, 72 us more on
+ * the launch line and the iteration, whatever else the host exposes.
+ * p2p_syncs 1 at pp 2 (plain 1F1B): each end stage exchanges once a
+ * micro-batch, 12 us on each slot: the pacing stage's two slots and the
+ * other stage's share, 36 us; interleaved (vpp 2), none.
+ */
+START_TEST(test_estimate_microbatch_syncs)
+{
+	struct cluster c;
+	struct model m, m4;
+	struct plan p;
+	struct framework fw;
+	struct estimate_options opt = { .dp_algo = COLL_ALGO_RING, .compressor = NULL, .framework = &fw };
+	struct estimate e0, e1;
+	struct plan_error err;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	test_load_model(&m, TOY_MODEL_YAML);
+	test_load_model(&m4, "name: toy\nlayers: 4\nhidden: 1024\nheads: 8\nvocab: 32768\nseq_len: 1024\n");
+	plan_init(&p);
+	p.tp = p.pp = p.dp = 1;
+	p.global_batch = 2;
+	p.seq_len = 1024;
+	framework_init_default(&fw);
+	fw.host_launch_s = 12e-6;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e0, &err), "%s", err.message);
+	ck_assert_double_eq(e0.details.mb_syncs, 0.0);
+	fw.microbatch_syncs = 2.0;
+	fw.loss_syncs = 1.0;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e1, &err), "%s", err.message);
+	ck_assert_double_eq(e1.details.mb_syncs, 3.0);
+	ck_assert_double_eq_tol(e1.details.mb_sync_s, 72e-6, 1e-15);
+	ck_assert_double_eq_tol(e1.breakdown.launch - e0.breakdown.launch, 72e-6, 1e-12);
+	ck_assert_double_eq_tol(e1.iteration_time_s - e0.iteration_time_s, 72e-6, 1e-12);
+	/* Without a host model the syncs are not priced. */
+	fw.host_launch_s = 0.0;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e1, &err), "%s", err.message);
+	ck_assert_double_eq(e1.details.mb_syncs, 0.0);
+	ck_assert_double_eq(e1.breakdown.launch, 0.0);
+
+	fw.host_launch_s = 12e-6;
+	fw.microbatch_syncs = fw.loss_syncs = 0.0;
+	p.pp = 2;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e0, &err), "%s", err.message);
+	fw.p2p_syncs = 1.0;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e1, &err), "%s", err.message);
+	ck_assert_int_eq(e1.details.bottleneck_stage, e0.details.bottleneck_stage);
+	ck_assert_double_eq(e1.details.mb_syncs, 1.0);
+	ck_assert_double_eq_tol(e1.iteration_time_s - e0.iteration_time_s, 36e-6, 1e-12);
+	p.global_batch = 4;
+	p.vpp = 2;
+	ck_assert_msg(estimate_plan(&m4, &c, &p, &opt, &e1, &err), "%s", err.message);
+	ck_assert_double_eq(e1.details.mb_syncs, 0.0);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * plan-cli hostsync: the loss's all-reduce over DP and the data loader's
+ * attention mask, per micro-batch, in overhead. The toy cluster (2 nodes
+ * of 4, NVLink 1e11 B/s and 1 us, 10 us across nodes, no net overhead).
+ * dp 8 over both nodes: ring 12 x 1 + 2 x 10 = 32 us; tree 2 x (3 x 1 +
+ * log2i(2) x 10) = 26 us and 8 B / 1e11: 26.00008 us, twice for the two
+ * micro-batches of a global batch of 16.
+ * The mask at tp 2, micro-batch 1, seq 1024: 1024^2 = 1,048,576 B at the
+ * default 25e9 B/s host link, 41.94304 us, and its broadcast over the two
+ * TP ranks of a node, 2 x 1 us + 1,048,576 / 1e11 = 12.48576 us: 54.4288
+ * us a micro-batch, 108.8576 us for two (pp 1: one stage, first and loss).
+ */
+START_TEST(test_estimate_loss_allreduce_and_mask)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct framework fw;
+	struct estimate_options opt = { .dp_algo = COLL_ALGO_RING, .compressor = NULL, .framework = &fw };
+	struct estimate e0, e1;
+	struct plan_error err;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	test_load_model(&m, TOY_MODEL_YAML);
+	plan_init(&p);
+	p.tp = p.pp = 1;
+	p.dp = 8;
+	p.global_batch = 16;
+	p.seq_len = 1024;
+	framework_init_default(&fw);
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e0, &err), "%s", err.message);
+	fw.loss_allreduces = 1.0;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e1, &err), "%s", err.message);
+	ck_assert_double_eq_tol(e1.details.loss_allreduce_s, 2.0 * 26.00008e-6, 1e-15);
+	ck_assert_double_eq_tol(e1.breakdown.overhead - e0.breakdown.overhead, 2.0 * 26.00008e-6, 1e-15);
+	ck_assert_double_eq_tol(e1.iteration_time_s - e0.iteration_time_s, 2.0 * 26.00008e-6, 1e-12);
+
+	fw.loss_allreduces = 0.0;
+	p.tp = 2;
+	p.dp = 1;
+	p.global_batch = 2;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e0, &err), "%s", err.message);
+	ck_assert_double_eq(e0.details.batch_copy_s, 0.0);
+	fw.dataloader_mask = true;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e1, &err), "%s", err.message);
+	ck_assert_double_eq_tol(e1.details.batch_copy_s, 2.0 * (41.94304e-6 + 12.48576e-6), 1e-15);
+	ck_assert_double_eq_tol(e1.breakdown.overhead - e0.breakdown.overhead, 108.8576e-6, 1e-15);
+	cluster_release(&c);
+}
+END_TEST
+
+/* The bundled profiles' values (their comments cite the code). */
+START_TEST(test_profiles_microbatch_work)
+{
+	struct framework sc21, mc06, mlm, nemo;
+
+	test_setup_paths();
+	test_load_profile(PROFILE_FRAMEWORK, "megatron-lm-2021", &sc21);
+	test_load_profile(PROFILE_FRAMEWORK, "megatron-core-0.6", &mc06);
+	test_load_profile(PROFILE_FRAMEWORK, "megatron-lm", &mlm);
+	test_load_profile(PROFILE_FRAMEWORK, "nemo-24.07", &nemo);
+	ck_assert_double_eq(sc21.microbatch_syncs, 2.0);
+	ck_assert_double_eq(sc21.loss_syncs, 0.0);
+	ck_assert_double_eq(sc21.p2p_syncs, 1.0);
+	ck_assert_double_eq(sc21.loss_allreduces, 1.0);
+	ck_assert(!sc21.dataloader_mask);
+	ck_assert_double_eq(mc06.microbatch_syncs, 0.0);
+	ck_assert_double_eq(mc06.loss_syncs, 1.0);
+	ck_assert_double_eq(mc06.p2p_syncs, 1.0);
+	ck_assert_double_eq(mc06.loss_allreduces, 1.0);
+	ck_assert(mc06.dataloader_mask);
+	ck_assert_double_eq(mlm.loss_syncs, 2.0);
+	ck_assert_double_eq(mlm.loss_allreduces, 0.0);
+	ck_assert_double_eq(mlm.p2p_syncs, 1.0);
+	ck_assert(!mlm.dataloader_mask);
+	ck_assert_double_eq(nemo.loss_syncs, 0.0);
+	ck_assert_double_eq(nemo.loss_allreduces, 1.0);
+	ck_assert_double_eq(nemo.p2p_syncs, 1.0);
+	ck_assert(!nemo.dataloader_mask);
+}
+END_TEST
+
 static Suite *
 host_time_suite(void)
 {
@@ -246,6 +390,9 @@ host_time_suite(void)
 	tcase_add_test(tc, test_optimizer_launches);
 	tcase_add_test(tc, test_estimate_launch_bound);
 	tcase_add_test(tc, test_estimate_expert_launches);
+	tcase_add_test(tc, test_estimate_microbatch_syncs);
+	tcase_add_test(tc, test_estimate_loss_allreduce_and_mask);
+	tcase_add_test(tc, test_profiles_microbatch_work);
 	suite_add_tcase(s, tc);
 	return s;
 }

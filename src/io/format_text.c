@@ -384,6 +384,11 @@ format_text_time(FILE *out, const struct report *r)
 	 * the shape the GPU profile's attention efficiencies hold at. */
 	if (d->attn_shape_known)
 		format_text_attn_shape(out, d);
+	/* plan-cli hostsync: the training script's work per micro-batch. */
+	if (d->mb_syncs > 0 || d->loss_allreduce_s > 0 || d->batch_copy_s > 0)
+		fprintf(out, "  per micro-batch: %g host syncs %.4f s (launch), loss all-reduce %.4f s, "
+			"attention mask copy %.4f s (overhead)\n",
+			d->mb_syncs, d->mb_sync_s, d->loss_allreduce_s, d->batch_copy_s);
 	fprintf(out, "  dp traffic %.4f s in all, %.4f s hidden behind computation\n\n",
 		d->dp_total_s, d->dp_total_s - b->dp_comm > 0 ? d->dp_total_s - b->dp_comm : 0.0);
 	return true;
