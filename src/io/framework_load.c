@@ -267,32 +267,6 @@ const struct schema_key framework_schema[] = {
 	  .help = "all-gathers of all the updated weights per iteration under ZeRO 1-2 when the model "
 		  "has experts: 1; Megatron-Core from core_v0.9.0 2 (a dense and an expert distributed "
 		  "optimizer, chained, each all-gathering every bucket of the model after its step)" },
-	/* plan-cli itercost */
-	{ .key = "metric_logit_bytes", .type = SCHEMA_NUMBER, .offset = OFF(metric_logit_bytes), .min = 0,
-	  .max = 256, .def = "0",
-	  .help = "HBM bytes per logit that the trainer's training metrics move each micro-batch, outside "
-		  "the forward and backward: 0, none; Composer's LanguageCrossEntropy and LanguagePerplexity "
-		  "28 (each an unfused cross-entropy of the bf16 logits cast to fp32)" },
-	/* plan-cli h100: begin */
-	{ .key = "loss_fwd_bytes", .type = SCHEMA_NUMBER, .offset = OFF(loss_fwd_bytes), .min = 0, .max = 256,
-	  .def = "12",
-	  .help = "HBM bytes the loss moves per logit (a token's share of a vocabulary column) in the "
-		  "forward: 12, a fused cross-entropy over fp32 logits; Megatron-Core's vocab-parallel "
-		  "cross-entropy of logits.float() 38 (cast, max, subtract, exp, sum, divide)" },
-	{ .key = "loss_bwd_bytes", .type = SCHEMA_NUMBER, .offset = OFF(loss_bwd_bytes), .min = 0, .max = 256,
-	  .def = "8",
-	  .help = "HBM bytes the loss moves per logit in the backward: 8 fused; Megatron-Core 14 (the "
-		  "in-place gradient scaling and the cast back to 16 bits)" },
-	/* plan-cli h100: end */
-	/* plan-cli hopper: begin */
-	{ .key = "main_grad", .type = SCHEMA_ENUM, .offset = OFF(main_grad), .def = "none",
-	  .choices = framework_main_grad_names,
-	  .help = "how each micro-batch's weight gradients reach an fp32 main_grad: not modelled, no such "
-		  "buffer (none: FSDP, DeepSpeed), the wgrad GEMM accumulating into it, 8 bytes a weight "
-		  "element in its epilogue (fused: Megatron's --gradient-accumulation-fusion, Transformer "
-		  "Engine's fuse_wgrad_accumulation) or a separate main_grad.add_ of the 16-bit gradient, "
-		  "10 bytes (unfused: Megatron-LM's DDP hook before gradient accumulation fusion)" },
-	/* plan-cli hopper: end */
 	/* plan-cli hostsync: the training script's work per micro-batch */
 	{ .key = "microbatch_syncs", .type = SCHEMA_NUMBER, .offset = OFF(microbatch_syncs), .min = 0,
 	  .max = 64, .def = "0",
@@ -321,6 +295,32 @@ const struct schema_key framework_schema[] = {
 		  "stage and the stage holding the loss copy to the GPU on the compute stream each micro-batch "
 		  "(at the cluster's pcie_bandwidth) and broadcast over TP: Megatron-LM core_v0.5.0 on, unless "
 		  "--no-create-attention-mask-in-dataloader (get_batch_on_this_tp_rank)" },
+	/* plan-cli itercost */
+	{ .key = "metric_logit_bytes", .type = SCHEMA_NUMBER, .offset = OFF(metric_logit_bytes), .min = 0,
+	  .max = 256, .def = "0",
+	  .help = "HBM bytes per logit that the trainer's training metrics move each micro-batch, outside "
+		  "the forward and backward: 0, none; Composer's LanguageCrossEntropy and LanguagePerplexity "
+		  "28 (each an unfused cross-entropy of the bf16 logits cast to fp32)" },
+	/* plan-cli h100: begin */
+	{ .key = "loss_fwd_bytes", .type = SCHEMA_NUMBER, .offset = OFF(loss_fwd_bytes), .min = 0, .max = 256,
+	  .def = "12",
+	  .help = "HBM bytes the loss moves per logit (a token's share of a vocabulary column) in the "
+		  "forward: 12, a fused cross-entropy over fp32 logits; Megatron-Core's vocab-parallel "
+		  "cross-entropy of logits.float() 38 (cast, max, subtract, exp, sum, divide)" },
+	{ .key = "loss_bwd_bytes", .type = SCHEMA_NUMBER, .offset = OFF(loss_bwd_bytes), .min = 0, .max = 256,
+	  .def = "8",
+	  .help = "HBM bytes the loss moves per logit in the backward: 8 fused; Megatron-Core 14 (the "
+		  "in-place gradient scaling and the cast back to 16 bits)" },
+	/* plan-cli h100: end */
+	/* plan-cli hopper: begin */
+	{ .key = "main_grad", .type = SCHEMA_ENUM, .offset = OFF(main_grad), .def = "none",
+	  .choices = framework_main_grad_names,
+	  .help = "how each micro-batch's weight gradients reach an fp32 main_grad: not modelled, no such "
+		  "buffer (none: FSDP, DeepSpeed), the wgrad GEMM accumulating into it, 8 bytes a weight "
+		  "element in its epilogue (fused: Megatron's --gradient-accumulation-fusion, Transformer "
+		  "Engine's fuse_wgrad_accumulation) or a separate main_grad.add_ of the 16-bit gradient, "
+		  "10 bytes (unfused: Megatron-LM's DDP hook before gradient accumulation fusion)" },
+	/* plan-cli hopper: end */
 	{ 0 },
 };
 
