@@ -348,7 +348,7 @@ format_text_script_work(FILE *out, const struct estimate_details *d)
 
 	fputs("  per micro-batch:", out);
 	if (d->mb_syncs > 0) {
-		fprintf(out, " %g host syncs, %.4f s (launch)", d->mb_syncs, d->mb_sync_s);
+		fprintf(out, " %g host sync%s, %.4f s (launch)", d->mb_syncs, d->mb_syncs == 1 ? "" : "s", d->mb_sync_s);
 		sep = ";";
 	}
 	if (d->loss_allreduce_s > 0) {
