@@ -235,6 +235,37 @@ START_TEST(test_estimate_expert_launches)
 }
 END_TEST
 
+/* plan-cli hostsync: the toy GPT on the toy cluster at tp 1, pp 1, dp @dp,
+ * seq 1024, @gb sequences an iteration, the built-in framework. */
+struct toy_run {
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct framework fw;
+	struct estimate_options opt;
+	struct plan_error err;
+};
+
+static void
+toy_run_init(struct toy_run *t, int dp, int gb)
+{
+	test_load_cluster(&t->c, TOY_CLUSTER_YAML);
+	test_load_model(&t->m, TOY_MODEL_YAML);
+	plan_init(&t->p);
+	t->p.tp = t->p.pp = 1;
+	t->p.dp = dp;
+	t->p.global_batch = gb;
+	t->p.seq_len = 1024;
+	framework_init_default(&t->fw);
+	t->opt = (struct estimate_options){ .dp_algo = COLL_ALGO_RING, .compressor = NULL, .framework = &t->fw };
+}
+
+static void
+toy_estimate(struct toy_run *t, const struct model *m, struct estimate *e)
+{
+	ck_assert_msg(estimate_plan(m, &t->c, &t->p, &t->opt, e, &t->err), "%s", t->err.message);
+}
+
 /*
  * plan-cli hostsync: the training script's work per micro-batch. The toy
  * GPT on the toy cluster, 12 us a launch, two micro-batches (global
@@ -248,52 +279,42 @@ END_TEST
  */
 START_TEST(test_estimate_microbatch_syncs)
 {
-	struct cluster c;
-	struct model m, m4;
-	struct plan p;
-	struct framework fw;
-	struct estimate_options opt = { .dp_algo = COLL_ALGO_RING, .compressor = NULL, .framework = &fw };
+	struct toy_run t;
+	struct model m4;
 	struct estimate e0, e1;
-	struct plan_error err;
 
-	test_load_cluster(&c, TOY_CLUSTER_YAML);
-	test_load_model(&m, TOY_MODEL_YAML);
+	toy_run_init(&t, 1, 2);
 	test_load_model(&m4, "name: toy\nlayers: 4\nhidden: 1024\nheads: 8\nvocab: 32768\nseq_len: 1024\n");
-	plan_init(&p);
-	p.tp = p.pp = p.dp = 1;
-	p.global_batch = 2;
-	p.seq_len = 1024;
-	framework_init_default(&fw);
-	fw.host_launch_s = 12e-6;
-	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e0, &err), "%s", err.message);
+	t.fw.host_launch_s = 12e-6;
+	toy_estimate(&t, &t.m, &e0);
 	ck_assert_double_eq(e0.details.mb_syncs, 0.0);
-	fw.microbatch_syncs = 2.0;
-	fw.loss_syncs = 1.0;
-	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e1, &err), "%s", err.message);
+	t.fw.microbatch_syncs = 2.0;
+	t.fw.loss_syncs = 1.0;
+	toy_estimate(&t, &t.m, &e1);
 	ck_assert_double_eq(e1.details.mb_syncs, 3.0);
 	ck_assert_double_eq_tol(e1.details.mb_sync_s, 72e-6, 1e-15);
 	ck_assert_double_eq_tol(e1.breakdown.launch - e0.breakdown.launch, 72e-6, 1e-12);
 	ck_assert_double_eq_tol(e1.iteration_time_s - e0.iteration_time_s, 72e-6, 1e-12);
 	/* Without a host model the syncs are not priced. */
-	fw.host_launch_s = 0.0;
-	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e1, &err), "%s", err.message);
+	t.fw.host_launch_s = 0.0;
+	toy_estimate(&t, &t.m, &e1);
 	ck_assert_double_eq(e1.details.mb_syncs, 0.0);
 	ck_assert_double_eq(e1.breakdown.launch, 0.0);
 
-	fw.host_launch_s = 12e-6;
-	fw.microbatch_syncs = fw.loss_syncs = 0.0;
-	p.pp = 2;
-	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e0, &err), "%s", err.message);
-	fw.p2p_syncs = 1.0;
-	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e1, &err), "%s", err.message);
+	t.fw.host_launch_s = 12e-6;
+	t.fw.microbatch_syncs = t.fw.loss_syncs = 0.0;
+	t.p.pp = 2;
+	toy_estimate(&t, &t.m, &e0);
+	t.fw.p2p_syncs = 1.0;
+	toy_estimate(&t, &t.m, &e1);
 	ck_assert_int_eq(e1.details.bottleneck_stage, e0.details.bottleneck_stage);
 	ck_assert_double_eq(e1.details.mb_syncs, 1.0);
 	ck_assert_double_eq_tol(e1.iteration_time_s - e0.iteration_time_s, 36e-6, 1e-12);
-	p.global_batch = 4;
-	p.vpp = 2;
-	ck_assert_msg(estimate_plan(&m4, &c, &p, &opt, &e1, &err), "%s", err.message);
+	t.p.global_batch = 4;
+	t.p.vpp = 2;
+	toy_estimate(&t, &m4, &e1);
 	ck_assert_double_eq(e1.details.mb_syncs, 0.0);
-	cluster_release(&c);
+	cluster_release(&t.c);
 }
 END_TEST
 
@@ -311,71 +332,56 @@ END_TEST
  */
 START_TEST(test_estimate_loss_allreduce_and_mask)
 {
-	struct cluster c;
-	struct model m;
-	struct plan p;
-	struct framework fw;
-	struct estimate_options opt = { .dp_algo = COLL_ALGO_RING, .compressor = NULL, .framework = &fw };
+	struct toy_run t;
 	struct estimate e0, e1;
-	struct plan_error err;
 
-	test_load_cluster(&c, TOY_CLUSTER_YAML);
-	test_load_model(&m, TOY_MODEL_YAML);
-	plan_init(&p);
-	p.tp = p.pp = 1;
-	p.dp = 8;
-	p.global_batch = 16;
-	p.seq_len = 1024;
-	framework_init_default(&fw);
-	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e0, &err), "%s", err.message);
-	fw.loss_allreduces = 1.0;
-	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e1, &err), "%s", err.message);
+	toy_run_init(&t, 8, 16);
+	toy_estimate(&t, &t.m, &e0);
+	t.fw.loss_allreduces = 1.0;
+	toy_estimate(&t, &t.m, &e1);
 	ck_assert_double_eq_tol(e1.details.loss_allreduce_s, 2.0 * 26.00008e-6, 1e-15);
 	ck_assert_double_eq_tol(e1.breakdown.overhead - e0.breakdown.overhead, 2.0 * 26.00008e-6, 1e-15);
 	ck_assert_double_eq_tol(e1.iteration_time_s - e0.iteration_time_s, 2.0 * 26.00008e-6, 1e-12);
 
-	fw.loss_allreduces = 0.0;
-	p.tp = 2;
-	p.dp = 1;
-	p.global_batch = 2;
-	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e0, &err), "%s", err.message);
+	t.fw.loss_allreduces = 0.0;
+	t.p.tp = 2;
+	t.p.dp = 1;
+	t.p.global_batch = 2;
+	toy_estimate(&t, &t.m, &e0);
 	ck_assert_double_eq(e0.details.batch_copy_s, 0.0);
-	fw.dataloader_mask = true;
-	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e1, &err), "%s", err.message);
+	t.fw.dataloader_mask = true;
+	toy_estimate(&t, &t.m, &e1);
 	ck_assert_double_eq_tol(e1.details.batch_copy_s, 2.0 * (41.94304e-6 + 12.48576e-6), 1e-15);
 	ck_assert_double_eq_tol(e1.breakdown.overhead - e0.breakdown.overhead, 108.8576e-6, 1e-15);
-	cluster_release(&c);
+	cluster_release(&t.c);
 }
 END_TEST
 
 /* The bundled profiles' values (their comments cite the code). */
+static const struct {
+	const char *name;
+	double microbatch_syncs, loss_syncs, p2p_syncs, loss_allreduces;
+	bool dataloader_mask;
+} profile_work[] = {
+	{ "megatron-lm-2021", 2, 0, 1, 1, false },
+	{ "megatron-core-0.6", 0, 1, 1, 1, true },
+	{ "megatron-lm", 0, 2, 1, 0, false },
+	{ "nemo-24.07", 0, 0, 1, 1, false },
+};
+
 START_TEST(test_profiles_microbatch_work)
 {
-	struct framework sc21, mc06, mlm, nemo;
+	struct framework fw;
 
 	test_setup_paths();
-	test_load_profile(PROFILE_FRAMEWORK, "megatron-lm-2021", &sc21);
-	test_load_profile(PROFILE_FRAMEWORK, "megatron-core-0.6", &mc06);
-	test_load_profile(PROFILE_FRAMEWORK, "megatron-lm", &mlm);
-	test_load_profile(PROFILE_FRAMEWORK, "nemo-24.07", &nemo);
-	ck_assert_double_eq(sc21.microbatch_syncs, 2.0);
-	ck_assert_double_eq(sc21.loss_syncs, 0.0);
-	ck_assert_double_eq(sc21.p2p_syncs, 1.0);
-	ck_assert_double_eq(sc21.loss_allreduces, 1.0);
-	ck_assert(!sc21.dataloader_mask);
-	ck_assert_double_eq(mc06.microbatch_syncs, 0.0);
-	ck_assert_double_eq(mc06.loss_syncs, 1.0);
-	ck_assert_double_eq(mc06.p2p_syncs, 1.0);
-	ck_assert_double_eq(mc06.loss_allreduces, 1.0);
-	ck_assert(mc06.dataloader_mask);
-	ck_assert_double_eq(mlm.loss_syncs, 2.0);
-	ck_assert_double_eq(mlm.loss_allreduces, 0.0);
-	ck_assert_double_eq(mlm.p2p_syncs, 1.0);
-	ck_assert(!mlm.dataloader_mask);
-	ck_assert_double_eq(nemo.loss_syncs, 0.0);
-	ck_assert_double_eq(nemo.loss_allreduces, 1.0);
-	ck_assert_double_eq(nemo.p2p_syncs, 1.0);
-	ck_assert(!nemo.dataloader_mask);
+	for (size_t i = 0; i < sizeof(profile_work) / sizeof(profile_work[0]); i++) {
+		test_load_profile(PROFILE_FRAMEWORK, profile_work[i].name, &fw);
+		ck_assert_double_eq(fw.microbatch_syncs, profile_work[i].microbatch_syncs);
+		ck_assert_double_eq(fw.loss_syncs, profile_work[i].loss_syncs);
+		ck_assert_double_eq(fw.p2p_syncs, profile_work[i].p2p_syncs);
+		ck_assert_double_eq(fw.loss_allreduces, profile_work[i].loss_allreduces);
+		ck_assert(fw.dataloader_mask == profile_work[i].dataloader_mask);
+	}
 }
 END_TEST
 
