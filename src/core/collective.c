@@ -221,6 +221,23 @@ collective_broadcast_time(const struct cluster *c, const struct group_layout *g,
 }
 
 double
+collective_small_allreduce_time(const struct cluster *c, const struct group_layout *g, double bytes)
+{
+	double ring, tree;
+	int levels = 0;
+
+	if (g->size <= 1 || bytes <= 0)
+		return 0.0;
+	ring = collective_time(c, g, COLL_ALLREDUCE, COLL_ALGO_RING, bytes);
+	for (int k = g->nodes; k > 1; k >>= 1)
+		levels++;
+	tree = c->intra.collective_latency_s +
+	       2.0 * ((g->per_node - 1) * c->intra.latency_s + levels * c->inter.latency_s) +
+	       2.0 * bytes / intra_bw(c);
+	return fmin(ring, tree);
+}
+
+double
 collective_two_hop_allgather(const struct cluster *c, const struct group_layout *g, double bytes)
 {
 	struct group_layout inside = { g->per_node, g->per_node, 1 };

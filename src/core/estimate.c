@@ -590,6 +590,7 @@ struct core {
 };
 
 static double stage_launch_s(const struct core *x, int stage, double gpu_s, bool experts);
+static double stage_mb_syncs(const struct core *x, int stage);
 
 /* What ZeRO-3 / FSDP leaves exposed of @stage's layer-by-layer gathers
  * per micro-batch (@dc's), the slowdown of overlapped compute included
@@ -926,7 +927,8 @@ core_host(struct core *x, const struct estimate *out)
 	if (stage_moe_layers(x->m, p, bn) > 0.0) {
 		double host_no = stage_host_s(x, bn, plan_stage_recompute(p, bn), stage_partial_layers(p, bn), false);
 		double g1, h1, synced_no = stage_synced_layers(x, bn, plan_stage_recompute(p, bn), false, &g1, &h1);
-		double without = host_exposed_synced_s(stage_total(&x->bn) + x->z3_exposed, host_no, synced_no, g1, h1);
+		double without = host_exposed_synced_s(stage_total(&x->bn) + x->z3_exposed, host_no, synced_no, g1, h1) +
+				 stage_mb_syncs(x, bn) * fw->host_launch_s;
 
 		x->launch_mb_experts = fmax(0.0, x->launch_mb - without);
 	}
@@ -974,18 +976,78 @@ offload_exposed_s(const struct core *x)
 
 /* ---- The pace of the pipeline ---- */
 
+/*
+ * plan-cli hostsync: the training script's own work per micro-batch
+ * (framework keys microbatch_syncs, loss_syncs, p2p_syncs,
+ * loss_allreduces, dataloader_mask; the code each stands for is in
+ * the frameworks/ profiles and docs/research/framework-data.md).
+ *
+ * The host synchronisations a micro-batch of @stage makes: those of
+ * every stage (SC21's broadcast_data), the loss stage's (the loss's NaN
+ * check) and, under non-interleaved 1F1B, one per pipeline exchange
+ * (Megatron's torch.cuda.synchronize() after batch_isend_irecv): an end
+ * stage exchanges once a micro-batch (send forward with receive backward,
+ * or the reverse), a middle stage twice. Each exposes one launch, as
+ * host_syncs do (core_host).
+ */
+static double
+stage_mb_syncs(const struct core *x, int stage)
+{
+	const struct plan *p = x->p;
+	const struct framework *fw = x->fw;
+	double n = fw->microbatch_syncs;
+
+	if (stage == pipeline_head_stage(p))
+		n += fw->loss_syncs;
+	if (p->pp > 1 && p->vpp == 1)
+		n += fw->p2p_syncs * (stage == 0 || stage == p->pp - 1 ? 1.0 : 2.0);
+	return n;
+}
+
+/* The loss stage's all-reduces of the loss, one float over the DP group
+ * (average_losses_across_data_parallel_group), each blocking the
+ * compute stream for a latency-bound collective. */
+static double
+stage_loss_allreduce_s(const struct core *x, int stage)
+{
+	if (stage != pipeline_head_stage(x->p) || !(x->fw->loss_allreduces > 0.0))
+		return 0.0;
+	return x->fw->loss_allreduces * collective_small_allreduce_time(x->c, &x->lay.dp, 4.0);
+}
+
+/* The data loader's attention mask, micro-batch x s x s booleans: TP rank
+ * 0 of the first and of the loss stage copies it to the GPU on the
+ * compute stream (.cuda(non_blocking=True) from pinned memory, ordered
+ * before the forward's kernels) and broadcasts it over TP, whose other
+ * ranks wait for it (Megatron-LM get_batch_on_this_tp_rank, core_v0.6.0). */
+static double
+stage_batch_copy_s(const struct core *x, int stage)
+{
+	const struct plan *p = x->p;
+	double bytes, bw;
+
+	if (!x->fw->dataloader_mask || (stage != 0 && stage != pipeline_head_stage(p)))
+		return 0.0;
+	bytes = (double)p->micro_batch * p->seq_len * p->seq_len;
+	bw = x->c->pcie_bandwidth_Bps > 0 ? x->c->pcie_bandwidth_Bps : CHECKPOINT_DEFAULT_PCIE_BPS;
+	return bytes / bw + collective_broadcast_time(x->c, &x->lay.tp, bytes);
+}
+
 /* What one micro-batch of @stage costs beyond its GPU work: the
- * framework's fixed costs per layer and micro-batch, the metrics and the
- * fp8 scale updates. */
+ * framework's fixed costs per layer and micro-batch, the metrics, the
+ * fp8 scale updates, the loss's all-reduce and the mask's copy. */
 static double
 stage_fixed_s(const struct core *x, int stage)
 {
 	return x->fw->layer_overhead_s * plan_stage_layers(x->p, x->m, stage) + x->fw->microbatch_overhead_s +
-	       stage_metric_s(x, stage) + stage_fp8_scaling_s(x, stage);
+	       stage_metric_s(x, stage) + stage_fp8_scaling_s(x, stage) + stage_loss_allreduce_s(x, stage) +
+	       stage_batch_copy_s(x, stage);
 }
 
 /* The GPU's wait for @stage's launches in a micro-batch of @gpu_s
- * (core_host's model; 0 without a host model). @experts: as stage_host_s. */
+ * (core_host's model; 0 without a host model), and the launch each of
+ * the micro-batch's host synchronisations exposes (stage_mb_syncs).
+ * @experts: as stage_host_s. */
 static double
 stage_launch_s(const struct core *x, int stage, double gpu_s, bool experts)
 {
@@ -996,7 +1058,8 @@ stage_launch_s(const struct core *x, int stage, double gpu_s, bool experts)
 		return 0.0;
 	synced = stage_synced_layers(x, stage, r, experts, &gpu_one, &host_one);
 	return host_exposed_synced_s(gpu_s, stage_host_s(x, stage, r, stage_partial_layers(x->p, stage), experts),
-				     synced, gpu_one, host_one);
+				     synced, gpu_one, host_one) +
+	       stage_mb_syncs(x, stage) * x->fw->host_launch_s;
 }
 
 /* One stage's part in the iteration: its slot were it to set the pace,
@@ -1207,6 +1270,11 @@ core_details(const struct core *x, struct estimate *out)
 	d->moe_permute_s = x->mb * x->bn.moe_permute;
 	d->moe_sync_s = x->mb * x->bn.moe_sync;
 	d->moe_expert_launch_s = x->mb * x->launch_mb_experts;
+	/* plan-cli hostsync: the pacing stage's per-micro-batch script work */
+	d->mb_syncs = x->fw->host_launch_s > 0.0 ? stage_mb_syncs(x, x->bn_stage) : 0.0;
+	d->mb_sync_s = x->mb * d->mb_syncs * x->fw->host_launch_s;
+	d->loss_allreduce_s = x->mb * stage_loss_allreduce_s(x, x->bn_stage);
+	d->batch_copy_s = x->mb * stage_batch_copy_s(x, x->bn_stage);
 	d->compressed_layers = x->bn.compressed_layers;
 	d->compression_params = x->bn.extra_params;
 	d->tp_inter_node = x->lay.tp.nodes > 1;
