@@ -140,9 +140,7 @@ struct layer_costs {
 	struct tp_layer_comm tcs[3];
 	struct cp_layer_comm cps[3];
 	struct compute_ends ce;
-	double p2p_s[ESTIMATE_MAX_STAGES];
-	double mtp_proj_s;                 /* one MTP module's 2h -> h projection, forward */ /* uncompressed stage exchanges of one micro-batch */
-	double p2p_bytes[ESTIMATE_MAX_STAGES];
+	double mtp_proj_s;                 /* one MTP module's 2h -> h projection, forward */
 	const struct cluster *c;           /* past ESTIMATE_MAX_STAGES the exchanges are priced */
 	const struct plan_layout *lay;     /* stage by stage (stage_work) */
 	const struct compressor *cmp;      /* NULL when nothing is compressed */
@@ -153,7 +151,23 @@ struct layer_costs {
 	const struct framework *fw;        /* for the memory: NULL, the built-in framework */
 	int tp_degree;                     /* the plan's tp */
 	double pace;                       /* gpu_pace_factor: the slowest GPU's pace */
+	/* Last (layer_costs_clear): the uncompressed stage exchanges of one
+	 * micro-batch, of the plan's stages only. */
+	double p2p_s[ESTIMATE_MAX_STAGES];
+	double p2p_bytes[ESTIMATE_MAX_STAGES];
 };
+
+/* Zero @lc for a plan of @pp stages: the exchanges of stages beyond them
+ * are never read, and were two thirds of the bytes (bench-predict). */
+static void
+layer_costs_clear(struct layer_costs *lc, int pp)
+{
+	size_t n = (size_t)(pp < ESTIMATE_MAX_STAGES ? pp : ESTIMATE_MAX_STAGES);
+
+	memset(lc, 0, offsetof(struct layer_costs, p2p_s));
+	memset(lc->p2p_s, 0, n * sizeof(lc->p2p_s[0]));
+	memset(lc->p2p_bytes, 0, n * sizeof(lc->p2p_bytes[0]));
+}
 
 /* One micro-batch's work on the GPU of @stage, split by kind. */
 struct stage_work {
@@ -442,8 +456,9 @@ fill_memory(const struct model *m, const struct plan *p, const struct cluster *c
 	int n = all ? p->pp : 2;
 	/* A CP rank stores s/cp tokens' activations; each stage its own
 	 * recompute mode (ps.recompute, set per stage). */
-	struct plan ps = plan_cp_local(p);
+	struct plan ps = *p;
 
+	plan_make_cp_local(&ps);
 	for (int i = 0; i < n; i++) {
 		int stage = all ? i : (i == 0 ? 0 : p->pp - 1);
 		struct stage_work w;
@@ -702,37 +717,40 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 {
 	/* A CP rank holds s/cp of every sequence: everything but the
 	 * attention core (which meets all s keys) runs on those tokens. */
-	struct plan local = plan_cp_local(plan);
+	struct plan local = *plan;
 	const struct plan *p = &local;
 	/* Every GPU waits for the slowest of the job's at the collectives. */
 	double pace = gpu_pace_factor(&c->gpu, plan_gpus(plan));
+	int mode = plan->recompute;
 
-	memset(lc, 0, sizeof(*lc));
+	plan_make_cp_local(&local);
+	layer_costs_clear(lc, p->pp);
 	lc->pace = pace;
+	/* Each mode's costs on the one copy of the plan, its mode restored
+	 * after (a copy a mode took more than the costs: bench-predict). */
 	for (int r = PLAN_RECOMPUTE_NONE; r <= PLAN_RECOMPUTE_FULL; r++) {
-		struct plan pr = *p;
-
-		if (one_mode && r != p->recompute)
+		if (one_mode && r != mode)
 			continue;
-		pr.recompute = r;
-		compute_layer_time(m, &pr, c, fw, false, &lc->cls[r]);
+		local.recompute = r;
+		compute_layer_time(m, p, c, fw, false, &lc->cls[r]);
 		compute_layer_scale(&lc->cls[r], pace);
-		tp_layer_comm(m, &pr, c, fw, lay, &lc->cls[r], &lc->tcs[r]);
-		cp_layer_comm(m, &pr, c, fw, lay, &lc->cls[r], &lc->cps[r]);
+		tp_layer_comm(m, p, c, fw, lay, &lc->cls[r], &lc->tcs[r]);
+		cp_layer_comm(m, p, c, fw, lay, &lc->cls[r], &lc->cps[r]);
 		if (model_is_moe(m)) {
-			compute_layer_time(m, &pr, c, fw, true, &lc->cl_moes[r]);
+			compute_layer_time(m, p, c, fw, true, &lc->cl_moes[r]);
 			compute_layer_scale(&lc->cl_moes[r], pace);
-			ep_layer_comm(m, &pr, c, fw, lay, &lc->cl_moes[r], &lc->eps[r]);
-			ep_layer_fixed(m, &pr, c, fw, lay, &lc->efs[r]);
+			ep_layer_comm(m, p, c, fw, lay, &lc->cl_moes[r], &lc->eps[r]);
+			ep_layer_fixed(m, p, c, fw, lay, &lc->efs[r]);
 			/* The router's kernels run at the slowest GPU's pace. */
 			lc->efs[r].router_fwd_s *= pace;
 			lc->efs[r].router_bwd_s *= pace;
 			lc->efs[r].fwd_s = lc->efs[r].router_fwd_s + lc->efs[r].sync_s;
 			lc->efs[r].bwd_s = lc->efs[r].router_bwd_s;
-			lc->moe_recomputed[r] = plan_recomputes_moe_layer(&pr); /* plan-cli recomp */
+			lc->moe_recomputed[r] = plan_recomputes_moe_layer(p); /* plan-cli recomp */
 			lc->efs[r].recompute_s = lc->moe_recomputed[r] ? lc->efs[r].fwd_s : 0.0;
 		}
 	}
+	local.recompute = mode;
 	lc->moe_tp_in_dispatcher = ep_dispatcher_carries_tp(m, p, fw);
 	compute_ends_time(m, p, c, fw, &lc->ce);
 	compute_ends_scale(&lc->ce, pace);
@@ -1367,8 +1385,10 @@ estimate_plan(const struct model *m, const struct cluster *c,
 		return false;
 	/* The cost model sees full and no recomputation as modes, partial
 	 * stages only where they are partial. */
-	resolved = plan_resolve_recompute(p, m);
-	p = &resolved;
+	if (plan_recompute_resolvable(p)) {
+		resolved = plan_resolve_recompute(p, m);
+		p = &resolved;
+	}
 	if (!cmp || !(pc->tp || pc->pp || pc->dp)) {
 		estimate_core(m, c, p, opt, NULL, out);
 		out->uncompressed_bytes = out->bytes;

@@ -97,13 +97,19 @@ plan_edp(const struct plan *p)
 	return expert > 0 && ranks >= expert ? (int)(ranks / expert) : 1;
 }
 
+void
+plan_make_cp_local(struct plan *p)
+{
+	if (p->cp > 1)
+		p->seq_len /= p->cp;
+}
+
 struct plan
 plan_cp_local(const struct plan *p)
 {
 	struct plan local = *p;
 
-	if (p->cp > 1)
-		local.seq_len = p->seq_len / p->cp;
+	plan_make_cp_local(&local);
 	return local;
 }
 
@@ -197,13 +203,19 @@ plan_stage_mode(const struct plan *p, const struct model *m, int s)
 	return r == PLAN_RECOMPUTE_FULL ? PLAN_RECOMPUTE_NONE : r;
 }
 
+bool
+plan_recompute_resolvable(const struct plan *p)
+{
+	return (p->custom_recompute_layers || plan_recompute_block(p)) && p->pp <= PLAN_MAX_STAGES; /* plan-cli recomp */
+}
+
 struct plan
 plan_resolve_recompute(const struct plan *p, const struct model *m)
 {
 	struct plan q = *p;
 	bool partial = false, uniform = true;
 
-	if ((!p->custom_recompute_layers && !plan_recompute_block(p)) || p->pp > PLAN_MAX_STAGES) /* plan-cli recomp */
+	if (!plan_recompute_resolvable(p))
 		return q;
 	for (int s = 0; s < p->pp; s++) {
 		int k = plan_stage_recompute_layers(p, m, s);
