@@ -347,14 +347,44 @@ stage_add_mtp(const struct model *m, const struct layer_costs *lc, int r, struct
 	w->bwd += d * (lc->ce.head_bwd_s + 2.0 * lc->mtp_proj_s);
 }
 
+/* The layers' part of a stage's work (stage_add_layers from zero) for
+ * @dense and @moe layers of mode @r, kept for the next stage that has
+ * the same: an even pipeline's stages repeat it (bench-predict). */
+struct layers_memo {
+	bool valid;
+	int r;
+	double dense, moe;
+	struct stage_work w;
+};
+
+static void
+stage_layers_work(const struct layer_costs *lc, int r, double dense, double moe, struct layers_memo *memo,
+		  struct stage_work *w)
+{
+	if (memo && memo->valid && memo->r == r && memo->dense == dense && memo->moe == moe) {
+		*w = memo->w;
+		return;
+	}
+	memset(w, 0, sizeof(*w));
+	stage_add_layers(lc, r, dense, moe, w);
+	if (memo) {
+		memo->valid = true;
+		memo->r = r;
+		memo->dense = dense;
+		memo->moe = moe;
+		memo->w = *w;
+	}
+}
+
 /*
  * A stage's layers: all in its mode, or, with --recompute-layers (Slapo's
  * checkpoint ratio, Chen et al. ASPLOS 2024), its first k layers in full
- * recomputation (one more forward each) and the rest in its mode.
+ * recomputation (one more forward each) and the rest in its mode. @memo:
+ * NULL, or the layers' work of an earlier stage (stage_layers_work).
  */
 static void
-stage_work(const struct model *m, const struct plan *p, const struct layer_costs *lc,
-	   int stage, struct stage_work *w)
+stage_work_memo(const struct model *m, const struct plan *p, const struct layer_costs *lc,
+		int stage, struct layers_memo *memo, struct stage_work *w)
 {
 	int r = plan_stage_recompute(p, stage), k = stage_partial_layers(p, stage);
 	const struct tp_layer_comm *tc = &lc->tcs[r];
@@ -364,12 +394,14 @@ stage_work(const struct model *m, const struct plan *p, const struct layer_costs
 	double dense = layers - moe;
 	int nc = 0;
 
-	memset(w, 0, sizeof(*w));
-	if (k > 0)
+	if (k > 0) {
+		memset(w, 0, sizeof(*w));
 		stage_prefix_layers(m, p, stage, k, lc->from_layer, &moe_k, &nc_k, &ncm_k);
-	stage_add_layers(lc, r, dense - (k - moe_k), moe - moe_k, w);
-	if (k > 0)
+		stage_add_layers(lc, r, dense - (k - moe_k), moe - moe_k, w);
 		stage_add_layers(lc, PLAN_RECOMPUTE_FULL, k - moe_k, moe_k, w);
+	} else {
+		stage_layers_work(lc, r, dense, moe, memo, w);
+	}
 	if (lc->tp && p->tp > 1) {
 		/* MCBench compresses the two forward all-reduces of the layers
 		 * above --compress-from-layer; backward ones stay as they are. */
@@ -422,6 +454,13 @@ stage_work(const struct model *m, const struct plan *p, const struct layer_costs
 		stage_add_mtp(m, lc, r, w);
 	if (!lc->cmp || lc->cmp->error_feedback == COMPRESSOR_EF_NONE)
 		w->ef_elements = 0.0;
+}
+
+static void
+stage_work(const struct model *m, const struct plan *p, const struct layer_costs *lc,
+	   int stage, struct stage_work *w)
+{
+	stage_work_memo(m, p, lc, stage, NULL, w);
 }
 
 static double
@@ -790,8 +829,10 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 static void
 core_works(struct core *x)
 {
+	struct layers_memo memo = { .valid = false };
+
 	for (int s = 0; s < x->p->pp && s < ESTIMATE_MAX_STAGES; s++)
-		stage_work(x->m, x->p, &x->lc, s, &x->works[s]);
+		stage_work_memo(x->m, x->p, &x->lc, s, &memo, &x->works[s]);
 }
 
 /* After the pipeline drains, every stage synchronises its own
