@@ -496,6 +496,7 @@ fill_memory(const struct model *m, const struct plan *p, const struct cluster *c
 	/* A CP rank stores s/cp tokens' activations; each stage its own
 	 * recompute mode (ps.recompute, set per stage). */
 	struct plan ps = *p;
+	struct memory_mode mode = { .recompute = -1 };
 
 	plan_make_cp_local(&ps);
 	for (int i = 0; i < n; i++) {
@@ -510,7 +511,9 @@ fill_memory(const struct model *m, const struct plan *p, const struct cluster *c
 		else
 			stage_work(m, p, lc, stage, &w);
 		params = stage_params(m, p, &lc->lp, stage, &expert) + w.extra_params;
-		memory_stage(m, &ps, c, lc->fw, stage, params, expert, &u);
+		if (ps.recompute != mode.recompute)
+			memory_mode_init(m, &ps, c, lc->fw, &mode);
+		memory_stage_in_mode(m, &ps, c, lc->fw, &mode, stage, params, expert, &u);
 		if (lc->cmp) {
 			u.compression = stage_ef_bytes(p, lc->cmp, params, &w);
 			u.total += u.compression;
