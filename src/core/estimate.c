@@ -118,6 +118,58 @@ stage_params(const struct model *m, const struct plan *p, const struct layer_par
 	return params / p->tp + local;
 }
 
+/* Whether stage_params adds nothing to @stage's layers' parameters: no
+ * embedding, no output layer or MTP modules, no DualPipe mirror. */
+static bool
+stage_params_plain(const struct plan *p, int stage)
+{
+	return stage != 0 && stage != pipeline_head_stage(p) && !(p->pp_schedule == PLAN_PP_DUALPIPE && p->pp > 1);
+}
+
+/* stage_params of the first ESTIMATE_MAX_STAGES stages, worked out once a
+ * prediction for the tail, the memory and the host's model (bench-predict). */
+struct stage_params_table {
+	double params[ESTIMATE_MAX_STAGES];
+	double expert[ESTIMATE_MAX_STAGES];
+};
+
+/* @t for @p's stages: a plain stage after a plain one with as many layers
+ * and MoE layers has its parameters (the same sums of the same terms). */
+static void
+stage_params_fill(const struct model *m, const struct plan *p, const struct layer_params *k,
+		  struct stage_params_table *t)
+{
+	int prev_layers = -1, prev_moe = -1;
+	bool prev_plain = false;
+
+	for (int s = 0; s < p->pp && s < ESTIMATE_MAX_STAGES; s++) {
+		int layers = plan_stage_layers(p, m, s), moe = stage_moe_layers(m, p, s);
+		bool plain = stage_params_plain(p, s);
+
+		if (plain && prev_plain && layers == prev_layers && moe == prev_moe) {
+			t->params[s] = t->params[s - 1];
+			t->expert[s] = t->expert[s - 1];
+		} else {
+			t->params[s] = stage_params(m, p, k, s, &t->expert[s]);
+		}
+		prev_layers = layers;
+		prev_moe = moe;
+		prev_plain = plain;
+	}
+}
+
+/* stage_params of @stage: from @t where it holds it. */
+static double
+stage_params_of(const struct model *m, const struct plan *p, const struct layer_params *k,
+		const struct stage_params_table *t, int stage, double *expert)
+{
+	if (stage < ESTIMATE_MAX_STAGES) {
+		*expert = t->expert[stage];
+		return t->params[stage];
+	}
+	return stage_params(m, p, k, stage, expert);
+}
+
 double
 estimate_stage_params(const struct model *m, const struct plan *p, int stage, double *expert)
 {
@@ -486,7 +538,8 @@ stage_ef_bytes(const struct plan *p, const struct compressor *cmp, double params
 
 static void
 fill_memory(const struct model *m, const struct plan *p, const struct cluster *c,
-	    const struct layer_costs *lc, const struct stage_work *works, struct estimate *out)
+	    const struct layer_costs *lc, const struct stage_work *works, const struct stage_params_table *sp,
+	    struct estimate *out)
 {
 	/* Every stage's peak; beyond ESTIMATE_MAX_STAGES stages (uniform
 	 * plans only: plan_validate) the first (most in flight) and the last
@@ -510,7 +563,7 @@ fill_memory(const struct model *m, const struct plan *p, const struct cluster *c
 			w = works[stage];
 		else
 			stage_work(m, p, lc, stage, &w);
-		params = stage_params(m, p, &lc->lp, stage, &expert) + w.extra_params;
+		params = stage_params_of(m, p, &lc->lp, sp, stage, &expert) + w.extra_params;
 		if (ps.recompute != mode.recompute)
 			memory_mode_init(m, &ps, c, lc->fw, &mode);
 		memory_stage_in_mode(m, &ps, c, lc->fw, &mode, stage, params, expert, &u);
@@ -635,6 +688,7 @@ struct core {
 	struct layer_costs lc;
 	double mb;                                   /* micro-batches per iteration */
 	struct stage_work works[ESTIMATE_MAX_STAGES]; /* the first stages' work */
+	struct stage_params_table sp;                /* the first stages' parameters */
 	struct stage_work bn;                        /* the bottleneck stage's work */
 	struct stage_tail tail;                      /* the stage that ends the iteration */
 	double slot, z3_exposed;   /* z3_exposed: per micro-batch, the slowdown included */
@@ -683,7 +737,7 @@ stage_tail(const struct core *x, int stage, const struct stage_work *w, struct s
 	const struct plan_layout *lay = lc->lay;
 	const struct compressor *cmp = lc->cmp;
 	double expert, layers = plan_stage_layers(p, m, stage);
-	double params = stage_params(m, p, &lc->lp, stage, &expert) + w->extra_params;
+	double params = stage_params_of(m, p, &lc->lp, &x->sp, stage, &expert) + w->extra_params;
 	double shard = p->zero >= 1 ? (p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp) : 1;
 	double eshard = p->zero >= 1 ? plan_edp(p) : 1;
 
@@ -992,7 +1046,7 @@ core_host(struct core *x, const struct estimate *out)
 
 		x->launch_mb_experts = fmax(0.0, x->launch_mb - without);
 	}
-	params = stage_params(x->m, p, &x->lc.lp, tail, &expert);
+	params = stage_params_of(x->m, p, &x->lc.lp, &x->sp, tail, &expert);
 	shard = p->zero >= 1 ? (p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp) : 1.0;
 	tensors = plan_stage_layers(p, x->m, tail) *
 		  host_layer_tensors(x->m, model_is_moe(x->m), (double)x->m->moe.experts / p->ep) + 2.0;
@@ -1317,13 +1371,14 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 	x.mb = plan_microbatches(p);
 	build_layer_costs(m, p, c, x.fw, &x.lay, cmp, !p->custom_recompute, &x.lc);
 	core_works(&x);
+	stage_params_fill(m, p, &x.lc.lp, &x.sp);
 	core_tail(&x, out);
 	core_pace(&x, out);
 	core_host(&x, out);
 	core_breakdown(&x, out);
 	core_details(&x, out);
 	core_rates(m, c, p, x.fw, out);
-	fill_memory(m, p, c, &x.lc, x.works, out);
+	fill_memory(m, p, c, &x.lc, x.works, &x.sp, out);
 }
 
 /* The figures of an estimate that the formatters show. The breakdown is
