@@ -515,6 +515,18 @@ stage_work(const struct model *m, const struct plan *p, const struct layer_costs
 	stage_work_memo(m, p, lc, stage, NULL, w);
 }
 
+/* @stage's work: from @works where kept (the first ESTIMATE_MAX_STAGES),
+ * else worked out into @spare; read in place, not copied (bench-predict). */
+static const struct stage_work *
+stage_work_at(const struct model *m, const struct plan *p, const struct layer_costs *lc,
+	      const struct stage_work *works, int stage, struct stage_work *spare)
+{
+	if (stage < ESTIMATE_MAX_STAGES)
+		return &works[stage];
+	stage_work(m, p, lc, stage, spare);
+	return spare;
+}
+
 static double
 stage_total(const struct stage_work *w)
 {
@@ -554,21 +566,18 @@ fill_memory(const struct model *m, const struct plan *p, const struct cluster *c
 	plan_make_cp_local(&ps);
 	for (int i = 0; i < n; i++) {
 		int stage = all ? i : (i == 0 ? 0 : p->pp - 1);
-		struct stage_work w;
+		struct stage_work spare;
+		const struct stage_work *w = stage_work_at(m, p, lc, works, stage, &spare);
 		struct memory_use u;
 		double expert, params;
 
 		ps.recompute = plan_stage_recompute(p, stage);
-		if (stage < ESTIMATE_MAX_STAGES)
-			w = works[stage];
-		else
-			stage_work(m, p, lc, stage, &w);
-		params = stage_params_of(m, p, &lc->lp, sp, stage, &expert) + w.extra_params;
+		params = stage_params_of(m, p, &lc->lp, sp, stage, &expert) + w->extra_params;
 		if (ps.recompute != mode.recompute)
 			memory_mode_init(m, &ps, c, lc->fw, &mode);
 		memory_stage_in_mode(m, &ps, c, lc->fw, &mode, stage, params, expert, &u);
 		if (lc->cmp) {
-			u.compression = stage_ef_bytes(p, lc->cmp, params, &w);
+			u.compression = stage_ef_bytes(p, lc->cmp, params, w);
 			u.total += u.compression;
 		}
 		out->stage_memory[stage < ESTIMATE_MAX_STAGES ? stage : ESTIMATE_MAX_STAGES - 1] = u.total;
@@ -900,7 +909,7 @@ core_tail(struct core *x, struct estimate *out)
 {
 	const struct model *m = x->m;
 	const struct plan *p = x->p;
-	struct stage_work w;
+	struct stage_work spare;
 	struct stage_tail t;
 	/* Even dense stages between the first and the last are alike:
 	 * one of them stands for all. */
@@ -911,11 +920,7 @@ core_tail(struct core *x, struct estimate *out)
 	for (int s = 0; s < p->pp; s++) {
 		if (alike && s > 1 && s < p->pp - 1)
 			continue;
-		if (s < ESTIMATE_MAX_STAGES)
-			w = x->works[s];
-		else
-			stage_work(m, p, &x->lc, s, &w);
-		stage_tail(x, s, &w, &t);
+		stage_tail(x, s, stage_work_at(m, p, &x->lc, x->works, s, &spare), &t);
 		if (s == 0 || t.total > x->tail.total) {
 			x->tail = t;
 			out->details.tail_stage = s;
@@ -1163,18 +1168,15 @@ core_pace(struct core *x, struct estimate *out)
 {
 	const struct plan *p = x->p;
 	struct stage_pace sp, best = { 0 };
-	struct stage_work w;
+	struct stage_work spare;
 	double shares = 0.0, best_value = 0.0;
 
 	x->bn_stage = 0;
 	for (int s = 0; s < p->pp; s++) {
+		const struct stage_work *w = stage_work_at(x->m, p, &x->lc, x->works, s, &spare);
 		double value, tie;
 
-		if (s < ESTIMATE_MAX_STAGES)
-			w = x->works[s];
-		else
-			stage_work(x->m, p, &x->lc, s, &w);
-		stage_pace(x, s, &w, &sp);
+		stage_pace(x, s, w, &sp);
 		/* Beyond ESTIMATE_MAX_STAGES (even layouts) the fill and drain
 		 * are left out, as they always were. */
 		if (s < ESTIMATE_MAX_STAGES)
@@ -1189,7 +1191,7 @@ core_pace(struct core *x, struct estimate *out)
 		if (s == 0 || value > best_value + tie || (value >= best_value - tie && sp.slot > best.slot)) {
 			best_value = value;
 			best = sp;
-			x->bn = w;
+			x->bn = *w;
 			x->bn_stage = s;
 		}
 	}
