@@ -255,6 +255,38 @@ START_TEST(test_broadcast)
 }
 END_TEST
 
+/*
+ * plan-cli hostsync: an all-reduce of one float (a loss), the cheaper of
+ * the ring and NCCL's tree (tuning.cc v2.21.5-1: base + 2 ((ranks a node
+ * - 1) intra + log2i(nodes) inter)). The test cluster: 3 us NVLink steps
+ * (the 1 us net overhead x 3 is no higher), 5 us across nodes, no base
+ * latency, NVLink 225e9 B/s. One node of 8: ring 14 x 3 = 42 us and
+ * 1.75 x 4 B at 225e9; tree 2 x 7 x 3 = 42 us and 8 B: the ring.
+ * 16 ranks on 2 nodes: ring 28 x 3 + 2 x 5 = 94 us; tree 2 x (21 + 1 x 5)
+ * = 52 us. 512 ranks on 64 nodes: ring 896 x 3 + 126 x 5 = 3318 us; tree
+ * 2 x (21 + 6 x 5) = 102 us. 3 nodes of 8: log2i(3) = 1, 52 us again.
+ */
+START_TEST(test_small_allreduce)
+{
+	struct cluster c;
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	ck_assert_rel(collective_small_allreduce_time(&c, &(struct group_layout){ 8, 8, 1 }, 4.0),
+		      42e-6 + 1.75 * 4.0 / 225e9, 1e-12);
+	ck_assert_rel(collective_small_allreduce_time(&c, &(struct group_layout){ 16, 8, 2 }, 4.0),
+		      52e-6 + 8.0 / 225e9, 1e-12);
+	ck_assert_rel(collective_small_allreduce_time(&c, &(struct group_layout){ 512, 8, 64 }, 4.0),
+		      102e-6 + 8.0 / 225e9, 1e-12);
+	ck_assert_rel(collective_small_allreduce_time(&c, &(struct group_layout){ 24, 8, 3 }, 4.0),
+		      52e-6 + 8.0 / 225e9, 1e-12);
+	ck_assert(collective_time(&c, &(struct group_layout){ 512, 8, 64 }, COLL_ALLREDUCE, COLL_ALGO_RING, 4.0) >
+		  3318e-6);
+	ck_assert_double_eq(collective_small_allreduce_time(&c, &(struct group_layout){ 1, 1, 1 }, 4.0), 0.0);
+	ck_assert_double_eq(collective_small_allreduce_time(&c, &(struct group_layout){ 8, 8, 1 }, 0.0), 0.0);
+	cluster_release(&c);
+}
+END_TEST
+
 /* A link's all-to-all efficiency (SimuMax @4dcaae5, configs/system/
  * b200_bf16_ceperm.json: NCCL's all2all 0.5968 of NVLink5 where
  * all-gather reaches 0.6735) prices the all-to-all alone. */
@@ -321,6 +353,7 @@ collective_suite(void)
 	tcase_add_test(tc, test_p2p_bits_vs_bytes);
 	tcase_add_test(tc, test_message_size);
 	tcase_add_test(tc, test_broadcast);
+	tcase_add_test(tc, test_small_allreduce);
 	tcase_add_test(tc, test_all_to_all_efficiency);
 	suite_add_tcase(s, tc);
 	return s;

@@ -325,6 +325,18 @@ START_TEST(test_wave_factor)
 	bare_cluster(&c, 148);
 	ck_assert_double_eq_tol(cluster_gemm_wave_factor(&c, 4096, 7168, 8192, 1),
 				(1792.0 / 1924) / (2401.0 / 2516), 1e-12);
+	/* A profile tile of 256 x 128 (m > n: the half tile is n x n) is
+	 * the same tiles transposed: the same counts and factors as above,
+	 * 160 full / 320 half tiles against the square's 392 (bench2: the
+	 * square reference counts the tile and its half only). */
+	c.gpu.gemm_tile_m = 256;
+	c.gpu.gemm_tile_n = 128;
+	ck_assert_double_eq_tol(cluster_gemm_wave_factor(&c, 4096, 7168, 8192, 1),
+				(1792.0 / 1924) / (2401.0 / 2516), 1e-12);
+	bare_cluster(&c, 132);
+	c.gpu.gemm_tile_m = 256;
+	c.gpu.gemm_tile_n = 128;
+	ck_assert_double_eq_tol(cluster_gemm_wave_factor(&c, 4096, 1280, 8192, 1), 320.0 / 392.0, 1e-12);
 	/* Tiles an exact multiple of the SMs (reciprocals must not round a
 	 * count up): 4224 x 2048 on 132 SMs is 33 x 8 = 264 tiles of 128 x
 	 * 256, two full waves: 1. */

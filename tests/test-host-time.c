@@ -235,6 +235,156 @@ START_TEST(test_estimate_expert_launches)
 }
 END_TEST
 
+/* plan-cli hostsync: the toy GPT on the toy cluster at tp 1, pp 1, dp @dp,
+ * seq 1024, @gb sequences an iteration, the built-in framework. */
+struct toy_run {
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct framework fw;
+	struct estimate_options opt;
+	struct plan_error err;
+};
+
+static void
+toy_run_init(struct toy_run *t, int dp, int gb)
+{
+	test_load_cluster(&t->c, TOY_CLUSTER_YAML);
+	test_load_model(&t->m, TOY_MODEL_YAML);
+	plan_init(&t->p);
+	t->p.tp = t->p.pp = 1;
+	t->p.dp = dp;
+	t->p.global_batch = gb;
+	t->p.seq_len = 1024;
+	framework_init_default(&t->fw);
+	t->opt = (struct estimate_options){ .dp_algo = COLL_ALGO_RING, .compressor = NULL, .framework = &t->fw };
+}
+
+static void
+toy_estimate(struct toy_run *t, const struct model *m, struct estimate *e)
+{
+	ck_assert_msg(estimate_plan(m, &t->c, &t->p, &t->opt, e, &t->err), "%s", t->err.message);
+}
+
+/*
+ * plan-cli hostsync: the training script's work per micro-batch. The toy
+ * GPT on the toy cluster, 12 us a launch, two micro-batches (global
+ * batch 2 at dp 1).
+ * Syncs: 2 on every stage (microbatch_syncs) and 1 on the loss stage
+ * (loss_syncs), each one launch: 3 x 12 us a micro-batch, 72 us more on
+ * the launch line and the iteration, whatever else the host exposes.
+ * p2p_syncs 1 at pp 2 (plain 1F1B): each end stage exchanges once a
+ * micro-batch, 12 us on each slot: the pacing stage's two slots and the
+ * other stage's share, 36 us; interleaved (vpp 2), none.
+ */
+START_TEST(test_estimate_microbatch_syncs)
+{
+	struct toy_run t;
+	struct model m4;
+	struct estimate e0, e1;
+
+	toy_run_init(&t, 1, 2);
+	test_load_model(&m4, "name: toy\nlayers: 4\nhidden: 1024\nheads: 8\nvocab: 32768\nseq_len: 1024\n");
+	t.fw.host_launch_s = 12e-6;
+	toy_estimate(&t, &t.m, &e0);
+	ck_assert_double_eq(e0.details.mb_syncs, 0.0);
+	t.fw.microbatch_syncs = 2.0;
+	t.fw.loss_syncs = 1.0;
+	toy_estimate(&t, &t.m, &e1);
+	ck_assert_double_eq(e1.details.mb_syncs, 3.0);
+	ck_assert_double_eq_tol(e1.details.mb_sync_s, 72e-6, 1e-15);
+	ck_assert_double_eq_tol(e1.breakdown.launch - e0.breakdown.launch, 72e-6, 1e-12);
+	ck_assert_double_eq_tol(e1.iteration_time_s - e0.iteration_time_s, 72e-6, 1e-12);
+	/* Without a host model the syncs are not priced. */
+	t.fw.host_launch_s = 0.0;
+	toy_estimate(&t, &t.m, &e1);
+	ck_assert_double_eq(e1.details.mb_syncs, 0.0);
+	ck_assert_double_eq(e1.breakdown.launch, 0.0);
+
+	t.fw.host_launch_s = 12e-6;
+	t.fw.microbatch_syncs = t.fw.loss_syncs = 0.0;
+	t.p.pp = 2;
+	toy_estimate(&t, &t.m, &e0);
+	t.fw.p2p_syncs = 1.0;
+	toy_estimate(&t, &t.m, &e1);
+	ck_assert_int_eq(e1.details.bottleneck_stage, e0.details.bottleneck_stage);
+	ck_assert_double_eq(e1.details.mb_syncs, 1.0);
+	ck_assert_double_eq_tol(e1.iteration_time_s - e0.iteration_time_s, 36e-6, 1e-12);
+	t.p.global_batch = 4;
+	t.p.vpp = 2;
+	toy_estimate(&t, &m4, &e1);
+	ck_assert_double_eq(e1.details.mb_syncs, 0.0);
+	cluster_release(&t.c);
+}
+END_TEST
+
+/*
+ * plan-cli hostsync: the loss's all-reduce over DP and the data loader's
+ * attention mask, per micro-batch, in overhead. The toy cluster (2 nodes
+ * of 4, NVLink 1e11 B/s and 1 us, 10 us across nodes, no net overhead).
+ * dp 8 over both nodes: ring 12 x 1 + 2 x 10 = 32 us; tree 2 x (3 x 1 +
+ * log2i(2) x 10) = 26 us and 8 B / 1e11: 26.00008 us, twice for the two
+ * micro-batches of a global batch of 16.
+ * The mask at tp 2, micro-batch 1, seq 1024: 1024^2 = 1,048,576 B at the
+ * default 25e9 B/s host link, 41.94304 us, and its broadcast over the two
+ * TP ranks of a node, 2 x 1 us + 1,048,576 / 1e11 = 12.48576 us: 54.4288
+ * us a micro-batch, 108.8576 us for two (pp 1: one stage, first and loss).
+ */
+START_TEST(test_estimate_loss_allreduce_and_mask)
+{
+	struct toy_run t;
+	struct estimate e0, e1;
+
+	toy_run_init(&t, 8, 16);
+	toy_estimate(&t, &t.m, &e0);
+	t.fw.loss_allreduces = 1.0;
+	toy_estimate(&t, &t.m, &e1);
+	ck_assert_double_eq_tol(e1.details.loss_allreduce_s, 2.0 * 26.00008e-6, 1e-15);
+	ck_assert_double_eq_tol(e1.breakdown.overhead - e0.breakdown.overhead, 2.0 * 26.00008e-6, 1e-15);
+	ck_assert_double_eq_tol(e1.iteration_time_s - e0.iteration_time_s, 2.0 * 26.00008e-6, 1e-12);
+
+	t.fw.loss_allreduces = 0.0;
+	t.p.tp = 2;
+	t.p.dp = 1;
+	t.p.global_batch = 2;
+	toy_estimate(&t, &t.m, &e0);
+	ck_assert_double_eq(e0.details.batch_copy_s, 0.0);
+	t.fw.dataloader_mask = true;
+	toy_estimate(&t, &t.m, &e1);
+	ck_assert_double_eq_tol(e1.details.batch_copy_s, 2.0 * (41.94304e-6 + 12.48576e-6), 1e-15);
+	ck_assert_double_eq_tol(e1.breakdown.overhead - e0.breakdown.overhead, 108.8576e-6, 1e-15);
+	cluster_release(&t.c);
+}
+END_TEST
+
+/* The bundled profiles' values (their comments cite the code). */
+static const struct {
+	const char *name;
+	double microbatch_syncs, loss_syncs, p2p_syncs, loss_allreduces;
+	bool dataloader_mask;
+} profile_work[] = {
+	{ "megatron-lm-2021", 2, 0, 1, 1, false },
+	{ "megatron-core-0.6", 0, 1, 1, 1, true },
+	{ "megatron-lm", 0, 2, 1, 0, false },
+	{ "nemo-24.07", 0, 0, 1, 1, false },
+};
+
+START_TEST(test_profiles_microbatch_work)
+{
+	struct framework fw;
+
+	test_setup_paths();
+	for (size_t i = 0; i < sizeof(profile_work) / sizeof(profile_work[0]); i++) {
+		test_load_profile(PROFILE_FRAMEWORK, profile_work[i].name, &fw);
+		ck_assert_double_eq(fw.microbatch_syncs, profile_work[i].microbatch_syncs);
+		ck_assert_double_eq(fw.loss_syncs, profile_work[i].loss_syncs);
+		ck_assert_double_eq(fw.p2p_syncs, profile_work[i].p2p_syncs);
+		ck_assert_double_eq(fw.loss_allreduces, profile_work[i].loss_allreduces);
+		ck_assert(fw.dataloader_mask == profile_work[i].dataloader_mask);
+	}
+}
+END_TEST
+
 static Suite *
 host_time_suite(void)
 {
@@ -246,6 +396,9 @@ host_time_suite(void)
 	tcase_add_test(tc, test_optimizer_launches);
 	tcase_add_test(tc, test_estimate_launch_bound);
 	tcase_add_test(tc, test_estimate_expert_launches);
+	tcase_add_test(tc, test_estimate_microbatch_syncs);
+	tcase_add_test(tc, test_estimate_loss_allreduce_and_mask);
+	tcase_add_test(tc, test_profiles_microbatch_work);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -81,8 +81,19 @@ START_TEST(test_cluster_defaults)
 		"name: d\nnodes: 1\ngpus_per_node: 4\ngpu:\n  name: g\n  peak_flops: 100 TFLOPS\n"
 		"  memory: 16 GiB\n  memory_bandwidth: 900 GB/s\nintra_node:\n  bandwidth: 50 GB/s\n"
 		"inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 25 Gbit/s\n");
-	ck_assert_rel(c.intra.latency_s, 3e-6, 1e-12);
-	ck_assert_rel(c.inter.latency_s, 5e-6, 1e-12);
+	/* The link defaults and their sources (cluster_load.c; framework-data.md
+	 * Sec. 27): NCCL's Ring/Simple step over NVLink, 3.4 us, and over the
+	 * network, 9.6 us (src/graph/tuning.cc, hwLat; 9.6 us up to 2.17);
+	 * nccl-tests bus bandwidth over line rate, 0.75 inside a node and 0.85
+	 * across; Hockney's n_1/2, 64 KiB = 65536 B; PCIe Gen4 x16's measured
+	 * 25 GB/s to host memory; 120 s to restart. */
+	ck_assert_rel(c.intra.latency_s, 3.4e-6, 1e-12);
+	ck_assert_rel(c.inter.latency_s, 9.6e-6, 1e-12);
+	ck_assert_rel(c.intra.efficiency, 0.75, 1e-12);
+	ck_assert_rel(c.inter.efficiency, 0.85, 1e-12);
+	ck_assert_rel(c.inter.half_size_bytes, 65536.0, 1e-12);
+	ck_assert_rel(c.pcie_bandwidth_Bps, 25e9, 1e-12);
+	ck_assert_rel(c.restart_s, 120.0, 1e-12);
 	ck_assert_rel(c.gpu.memory_efficiency, 0.8, 1e-12);
 	ck_assert_rel(c.gpu.gemm_efficiency_max, 0.75, 1e-12);
 	ck_assert_rel(c.gpu.reserved_bytes, 1073741824.0, 1e-12);

@@ -62,6 +62,17 @@ double collective_ring_plateau(const struct cluster *c, enum coll_kind kind, int
 double collective_broadcast_time(const struct cluster *c, const struct group_layout *g, double bytes);
 
 /**
+ * plan-cli hostsync: an all-reduce of a few bytes (a micro-batch's loss)
+ * over group @g: the cheaper of the ring (collective_time()) and NCCL's
+ * tree, whose latency NCCL's tuning model takes as its base latency plus
+ * 2 ((ranks per node - 1) intra-node + log2i(nodes) inter-node) steps,
+ * log2i the floor of the logarithm (src/graph/tuning.cc and
+ * src/include/utils.h, NCCL v2.21.5-1); both with the cluster's step
+ * latencies, and the tree's bytes at the ring's bandwidth.
+ */
+double collective_small_allreduce_time(const struct cluster *c, const struct group_layout *g, double bytes);
+
+/**
  * MiCS's hierarchical parameter all-gather (Zhang et al. VLDB 2023,
  * Sec. 4.2; DeepSpeed mics.py): hop 1 gathers among the ranks that share
  * a local index across the group's nodes (each on its NIC share, 1/k of

@@ -140,6 +140,11 @@ struct estimate_details {
 	double moe_permute_s;                /**< token permutations and their launches (compute) */
 	double moe_sync_s;                   /**< dropless host synchronisation, split sizes' all-gather (moe_fixed) */
 	double moe_expert_launch_s;          /**< the routed experts' GEMM launches the GPU waits for (launch) */
+	double mb_syncs;                     /**< plan-cli hostsync: host synchronisations per micro-batch
+						  of the pacing stage (0 without a host model) */
+	double mb_sync_s;                    /**< the launches they expose in the iteration (launch) */
+	double loss_allreduce_s;             /**< the loss's all-reduces over DP in the iteration (overhead) */
+	double batch_copy_s;                 /**< the attention mask's copies and TP broadcasts (overhead) */
 	double ep_a2a_s;                     /**< one all-to-all of one MoE layer */
 	double ep_inter_s, ep_intra_s;       /**< its inter- and intra-node hops (bi-level) */
 	double ep_total_s;                   /**< all-to-all time before overlap */

@@ -67,3 +67,24 @@ double memory_partial_recompute_bytes(const struct model *m, const struct plan *
 void memory_stage(const struct model *m, const struct plan *p,
 		  const struct cluster *c, const struct framework *fw, int stage, double params,
 		  double expert_params, struct memory_use *out);
+
+/**
+ * What memory_stage() finds the same on every stage of a plan in one
+ * recompute mode (p->recompute): a caller that prices many stages works
+ * it out once a mode (bench-predict), with the same results.
+ */
+struct memory_mode {
+	int recompute;            /**< the mode it was worked out in */
+	int recipe;               /**< fp8_recipe_resolve() */
+	double weight_copy_bytes; /**< the recipe's fp8 weight copies (fp8_recipe_cost()) */
+	double layer_activations; /**< memory_layer_activations() */
+};
+
+/** @out for @p in its mode p->recompute. */
+void memory_mode_init(const struct model *m, const struct plan *p, const struct cluster *c,
+		      const struct framework *fw, struct memory_mode *out);
+
+/** memory_stage() with @k, which memory_mode_init() worked out for @p. */
+void memory_stage_in_mode(const struct model *m, const struct plan *p, const struct cluster *c,
+			  const struct framework *fw, const struct memory_mode *k, int stage, double params,
+			  double expert_params, struct memory_use *out);

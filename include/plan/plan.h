@@ -273,6 +273,10 @@ bool plan_validate_layout(const struct plan *p, const struct model *m, struct pl
  */
 struct plan plan_cp_local(const struct plan *p);
 
+/** plan_cp_local() in place: @p becomes the CP rank's view of itself
+ *  (one copy of the plan fewer on the hot path: bench-predict). */
+void plan_make_cp_local(struct plan *p);
+
 /**
  * The error for a figure (@what, "iteration_time_s") of plan @p that
  * came out infinite or NaN: PLAN_ERR_PLAN, naming the plan. Returns false.
@@ -343,6 +347,10 @@ int plan_stage_recompute_layers(const struct plan *p, const struct model *m, int
  * `recompute` again. Plans without --recompute-layers come back as they are.
  */
 struct plan plan_resolve_recompute(const struct plan *p, const struct model *m);
+
+/** Whether plan_resolve_recompute() may change @p: false where it gives
+ *  back a copy of @p (so a caller need not make one: bench-predict). */
+bool plan_recompute_resolvable(const struct plan *p);
 
 /**
  * The TP compression threshold of @p on @m: layers whose 1-based index is

@@ -59,8 +59,15 @@ a2a_nic_bw_msg(const struct cluster *c, double msg)
 	return e > 0 ? nic_bw_msg(c, msg) * e / c->inter.efficiency : nic_bw_msg(c, msg);
 }
 
-/* Steps and the fraction of the data each rank sends (nccl-tests
- * doc/PERFORMANCE.md bus-bandwidth factors; Thakur et al. 2005). */
+/*
+ * Steps and the fraction of the data each rank sends. The steps are NCCL's
+ * ring step counts, 2(n-1) for an all-reduce and n-1 for an all-gather or
+ * a reduce-scatter (nsteps in ncclTopoTuneModel(), src/graph/tuning.cc,
+ * the same from v2.7.3-1 to v2.29.7-1); the fractions are nccl-tests'
+ * bus-bandwidth factors, 2(n-1)/n and (n-1)/n (doc/PERFORMANCE.md, the
+ * same from nccl-tests v1.0.0 to v2.19.6; Thakur et al. 2005), and
+ * (n-1)/n for all-to-all (written there from v2.13.10).
+ */
 static void
 ring_shape(enum coll_kind kind, int n, double *steps, double *factor)
 {
@@ -105,7 +112,8 @@ collective_ring_intra_step_s(const struct cluster *c, int nodes)
 
 /*
  * Flat ring over ranks spanning k nodes. Latency follows NCCL's tuning
- * model (src/graph/tuning.cc): of the ring's steps, those that cross
+ * model (ncclTopoTuneModel(), src/graph/tuning.cc; nInterSteps of v2.7.3-1
+ * to v2.11 and from v2.23): of the ring's steps, those that cross
  * nodes (2(k-1) for all-reduce, k-1 otherwise) pay the inter-node alpha,
  * the others the intra-node one, floored at the network proxy's pace
  * (collective_ring_intra_step_s()); an all-reduce's latency is then
@@ -210,6 +218,23 @@ collective_broadcast_time(const struct cluster *c, const struct group_layout *g,
 	t_lat = (double)(n - k) * collective_ring_intra_step_s(c, k) + k * c->inter.latency_s;
 	t_bw = fmax(bytes / intra_bw(c), bytes / (g->per_node * nic_bw_msg(c, bytes)));
 	return c->intra.collective_latency_s + t_lat + t_bw;
+}
+
+double
+collective_small_allreduce_time(const struct cluster *c, const struct group_layout *g, double bytes)
+{
+	double ring, tree;
+	int levels = 0;
+
+	if (g->size <= 1 || bytes <= 0)
+		return 0.0;
+	ring = collective_time(c, g, COLL_ALLREDUCE, COLL_ALGO_RING, bytes);
+	for (int k = g->nodes; k > 1; k >>= 1)
+		levels++;
+	tree = c->intra.collective_latency_s +
+	       2.0 * ((g->per_node - 1) * c->intra.latency_s + levels * c->inter.latency_s) +
+	       2.0 * bytes / intra_bw(c);
+	return fmin(ring, tree);
 }
 
 double

@@ -118,6 +118,58 @@ stage_params(const struct model *m, const struct plan *p, const struct layer_par
 	return params / p->tp + local;
 }
 
+/* Whether stage_params adds nothing to @stage's layers' parameters: no
+ * embedding, no output layer or MTP modules, no DualPipe mirror. */
+static bool
+stage_params_plain(const struct plan *p, int stage)
+{
+	return stage != 0 && stage != pipeline_head_stage(p) && !(p->pp_schedule == PLAN_PP_DUALPIPE && p->pp > 1);
+}
+
+/* stage_params of the first ESTIMATE_MAX_STAGES stages, worked out once a
+ * prediction for the tail, the memory and the host's model (bench-predict). */
+struct stage_params_table {
+	double params[ESTIMATE_MAX_STAGES];
+	double expert[ESTIMATE_MAX_STAGES];
+};
+
+/* @t for @p's stages: a plain stage after a plain one with as many layers
+ * and MoE layers has its parameters (the same sums of the same terms). */
+static void
+stage_params_fill(const struct model *m, const struct plan *p, const struct layer_params *k,
+		  struct stage_params_table *t)
+{
+	int prev_layers = -1, prev_moe = -1;
+	bool prev_plain = false;
+
+	for (int s = 0; s < p->pp && s < ESTIMATE_MAX_STAGES; s++) {
+		int layers = plan_stage_layers(p, m, s), moe = stage_moe_layers(m, p, s);
+		bool plain = stage_params_plain(p, s);
+
+		if (plain && prev_plain && layers == prev_layers && moe == prev_moe) {
+			t->params[s] = t->params[s - 1];
+			t->expert[s] = t->expert[s - 1];
+		} else {
+			t->params[s] = stage_params(m, p, k, s, &t->expert[s]);
+		}
+		prev_layers = layers;
+		prev_moe = moe;
+		prev_plain = plain;
+	}
+}
+
+/* stage_params of @stage: from @t where it holds it. */
+static double
+stage_params_of(const struct model *m, const struct plan *p, const struct layer_params *k,
+		const struct stage_params_table *t, int stage, double *expert)
+{
+	if (stage < ESTIMATE_MAX_STAGES) {
+		*expert = t->expert[stage];
+		return t->params[stage];
+	}
+	return stage_params(m, p, k, stage, expert);
+}
+
 double
 estimate_stage_params(const struct model *m, const struct plan *p, int stage, double *expert)
 {
@@ -140,9 +192,7 @@ struct layer_costs {
 	struct tp_layer_comm tcs[3];
 	struct cp_layer_comm cps[3];
 	struct compute_ends ce;
-	double p2p_s[ESTIMATE_MAX_STAGES];
-	double mtp_proj_s;                 /* one MTP module's 2h -> h projection, forward */ /* uncompressed stage exchanges of one micro-batch */
-	double p2p_bytes[ESTIMATE_MAX_STAGES];
+	double mtp_proj_s;                 /* one MTP module's 2h -> h projection, forward */
 	const struct cluster *c;           /* past ESTIMATE_MAX_STAGES the exchanges are priced */
 	const struct plan_layout *lay;     /* stage by stage (stage_work) */
 	const struct compressor *cmp;      /* NULL when nothing is compressed */
@@ -153,7 +203,23 @@ struct layer_costs {
 	const struct framework *fw;        /* for the memory: NULL, the built-in framework */
 	int tp_degree;                     /* the plan's tp */
 	double pace;                       /* gpu_pace_factor: the slowest GPU's pace */
+	/* Last (layer_costs_clear): the uncompressed stage exchanges of one
+	 * micro-batch, of the plan's stages only. */
+	double p2p_s[ESTIMATE_MAX_STAGES];
+	double p2p_bytes[ESTIMATE_MAX_STAGES];
 };
+
+/* Zero @lc for a plan of @pp stages: the exchanges of stages beyond them
+ * are never read, and were two thirds of the bytes (bench-predict). */
+static void
+layer_costs_clear(struct layer_costs *lc, int pp)
+{
+	size_t n = (size_t)(pp < ESTIMATE_MAX_STAGES ? pp : ESTIMATE_MAX_STAGES);
+
+	memset(lc, 0, offsetof(struct layer_costs, p2p_s));
+	memset(lc->p2p_s, 0, n * sizeof(lc->p2p_s[0]));
+	memset(lc->p2p_bytes, 0, n * sizeof(lc->p2p_bytes[0]));
+}
 
 /* One micro-batch's work on the GPU of @stage, split by kind. */
 struct stage_work {
@@ -333,14 +399,44 @@ stage_add_mtp(const struct model *m, const struct layer_costs *lc, int r, struct
 	w->bwd += d * (lc->ce.head_bwd_s + 2.0 * lc->mtp_proj_s);
 }
 
+/* The layers' part of a stage's work (stage_add_layers from zero) for
+ * @dense and @moe layers of mode @r, kept for the next stage that has
+ * the same: an even pipeline's stages repeat it (bench-predict). */
+struct layers_memo {
+	bool valid;
+	int r;
+	double dense, moe;
+	struct stage_work w;
+};
+
+static void
+stage_layers_work(const struct layer_costs *lc, int r, double dense, double moe, struct layers_memo *memo,
+		  struct stage_work *w)
+{
+	if (memo && memo->valid && memo->r == r && memo->dense == dense && memo->moe == moe) {
+		*w = memo->w;
+		return;
+	}
+	memset(w, 0, sizeof(*w));
+	stage_add_layers(lc, r, dense, moe, w);
+	if (memo) {
+		memo->valid = true;
+		memo->r = r;
+		memo->dense = dense;
+		memo->moe = moe;
+		memo->w = *w;
+	}
+}
+
 /*
  * A stage's layers: all in its mode, or, with --recompute-layers (Slapo's
  * checkpoint ratio, Chen et al. ASPLOS 2024), its first k layers in full
- * recomputation (one more forward each) and the rest in its mode.
+ * recomputation (one more forward each) and the rest in its mode. @memo:
+ * NULL, or the layers' work of an earlier stage (stage_layers_work).
  */
 static void
-stage_work(const struct model *m, const struct plan *p, const struct layer_costs *lc,
-	   int stage, struct stage_work *w)
+stage_work_memo(const struct model *m, const struct plan *p, const struct layer_costs *lc,
+		int stage, struct layers_memo *memo, struct stage_work *w)
 {
 	int r = plan_stage_recompute(p, stage), k = stage_partial_layers(p, stage);
 	const struct tp_layer_comm *tc = &lc->tcs[r];
@@ -350,12 +446,14 @@ stage_work(const struct model *m, const struct plan *p, const struct layer_costs
 	double dense = layers - moe;
 	int nc = 0;
 
-	memset(w, 0, sizeof(*w));
-	if (k > 0)
+	if (k > 0) {
+		memset(w, 0, sizeof(*w));
 		stage_prefix_layers(m, p, stage, k, lc->from_layer, &moe_k, &nc_k, &ncm_k);
-	stage_add_layers(lc, r, dense - (k - moe_k), moe - moe_k, w);
-	if (k > 0)
+		stage_add_layers(lc, r, dense - (k - moe_k), moe - moe_k, w);
 		stage_add_layers(lc, PLAN_RECOMPUTE_FULL, k - moe_k, moe_k, w);
+	} else {
+		stage_layers_work(lc, r, dense, moe, memo, w);
+	}
 	if (lc->tp && p->tp > 1) {
 		/* MCBench compresses the two forward all-reduces of the layers
 		 * above --compress-from-layer; backward ones stay as they are. */
@@ -410,6 +508,25 @@ stage_work(const struct model *m, const struct plan *p, const struct layer_costs
 		w->ef_elements = 0.0;
 }
 
+static void
+stage_work(const struct model *m, const struct plan *p, const struct layer_costs *lc,
+	   int stage, struct stage_work *w)
+{
+	stage_work_memo(m, p, lc, stage, NULL, w);
+}
+
+/* @stage's work: from @works where kept (the first ESTIMATE_MAX_STAGES),
+ * else worked out into @spare; read in place, not copied (bench-predict). */
+static const struct stage_work *
+stage_work_at(const struct model *m, const struct plan *p, const struct layer_costs *lc,
+	      const struct stage_work *works, int stage, struct stage_work *spare)
+{
+	if (stage < ESTIMATE_MAX_STAGES)
+		return &works[stage];
+	stage_work(m, p, lc, stage, spare);
+	return spare;
+}
+
 static double
 stage_total(const struct stage_work *w)
 {
@@ -433,7 +550,8 @@ stage_ef_bytes(const struct plan *p, const struct compressor *cmp, double params
 
 static void
 fill_memory(const struct model *m, const struct plan *p, const struct cluster *c,
-	    const struct layer_costs *lc, const struct stage_work *works, struct estimate *out)
+	    const struct layer_costs *lc, const struct stage_work *works, const struct stage_params_table *sp,
+	    struct estimate *out)
 {
 	/* Every stage's peak; beyond ESTIMATE_MAX_STAGES stages (uniform
 	 * plans only: plan_validate) the first (most in flight) and the last
@@ -442,23 +560,24 @@ fill_memory(const struct model *m, const struct plan *p, const struct cluster *c
 	int n = all ? p->pp : 2;
 	/* A CP rank stores s/cp tokens' activations; each stage its own
 	 * recompute mode (ps.recompute, set per stage). */
-	struct plan ps = plan_cp_local(p);
+	struct plan ps = *p;
+	struct memory_mode mode = { .recompute = -1 };
 
+	plan_make_cp_local(&ps);
 	for (int i = 0; i < n; i++) {
 		int stage = all ? i : (i == 0 ? 0 : p->pp - 1);
-		struct stage_work w;
+		struct stage_work spare;
+		const struct stage_work *w = stage_work_at(m, p, lc, works, stage, &spare);
 		struct memory_use u;
 		double expert, params;
 
 		ps.recompute = plan_stage_recompute(p, stage);
-		if (stage < ESTIMATE_MAX_STAGES)
-			w = works[stage];
-		else
-			stage_work(m, p, lc, stage, &w);
-		params = stage_params(m, p, &lc->lp, stage, &expert) + w.extra_params;
-		memory_stage(m, &ps, c, lc->fw, stage, params, expert, &u);
+		params = stage_params_of(m, p, &lc->lp, sp, stage, &expert) + w->extra_params;
+		if (ps.recompute != mode.recompute)
+			memory_mode_init(m, &ps, c, lc->fw, &mode);
+		memory_stage_in_mode(m, &ps, c, lc->fw, &mode, stage, params, expert, &u);
 		if (lc->cmp) {
-			u.compression = stage_ef_bytes(p, lc->cmp, params, &w);
+			u.compression = stage_ef_bytes(p, lc->cmp, params, w);
 			u.total += u.compression;
 		}
 		out->stage_memory[stage < ESTIMATE_MAX_STAGES ? stage : ESTIMATE_MAX_STAGES - 1] = u.total;
@@ -578,6 +697,7 @@ struct core {
 	struct layer_costs lc;
 	double mb;                                   /* micro-batches per iteration */
 	struct stage_work works[ESTIMATE_MAX_STAGES]; /* the first stages' work */
+	struct stage_params_table sp;                /* the first stages' parameters */
 	struct stage_work bn;                        /* the bottleneck stage's work */
 	struct stage_tail tail;                      /* the stage that ends the iteration */
 	double slot, z3_exposed;   /* z3_exposed: per micro-batch, the slowdown included */
@@ -590,6 +710,7 @@ struct core {
 };
 
 static double stage_launch_s(const struct core *x, int stage, double gpu_s, bool experts);
+static double stage_mb_syncs(const struct core *x, int stage);
 
 /* What ZeRO-3 / FSDP leaves exposed of @stage's layer-by-layer gathers
  * per micro-batch (@dc's), the slowdown of overlapped compute included
@@ -626,7 +747,7 @@ stage_tail(const struct core *x, int stage, const struct stage_work *w, struct s
 	const struct plan_layout *lay = lc->lay;
 	const struct compressor *cmp = lc->cmp;
 	double expert, layers = plan_stage_layers(p, m, stage);
-	double params = stage_params(m, p, &lc->lp, stage, &expert) + w->extra_params;
+	double params = stage_params_of(m, p, &lc->lp, &x->sp, stage, &expert) + w->extra_params;
 	double shard = p->zero >= 1 ? (p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp) : 1;
 	double eshard = p->zero >= 1 ? plan_edp(p) : 1;
 
@@ -702,37 +823,40 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 {
 	/* A CP rank holds s/cp of every sequence: everything but the
 	 * attention core (which meets all s keys) runs on those tokens. */
-	struct plan local = plan_cp_local(plan);
+	struct plan local = *plan;
 	const struct plan *p = &local;
 	/* Every GPU waits for the slowest of the job's at the collectives. */
 	double pace = gpu_pace_factor(&c->gpu, plan_gpus(plan));
+	int mode = plan->recompute;
 
-	memset(lc, 0, sizeof(*lc));
+	plan_make_cp_local(&local);
+	layer_costs_clear(lc, p->pp);
 	lc->pace = pace;
+	/* Each mode's costs on the one copy of the plan, its mode restored
+	 * after (a copy a mode took more than the costs: bench-predict). */
 	for (int r = PLAN_RECOMPUTE_NONE; r <= PLAN_RECOMPUTE_FULL; r++) {
-		struct plan pr = *p;
-
-		if (one_mode && r != p->recompute)
+		if (one_mode && r != mode)
 			continue;
-		pr.recompute = r;
-		compute_layer_time(m, &pr, c, fw, false, &lc->cls[r]);
+		local.recompute = r;
+		compute_layer_time(m, p, c, fw, false, &lc->cls[r]);
 		compute_layer_scale(&lc->cls[r], pace);
-		tp_layer_comm(m, &pr, c, fw, lay, &lc->cls[r], &lc->tcs[r]);
-		cp_layer_comm(m, &pr, c, fw, lay, &lc->cls[r], &lc->cps[r]);
+		tp_layer_comm(m, p, c, fw, lay, &lc->cls[r], &lc->tcs[r]);
+		cp_layer_comm(m, p, c, fw, lay, &lc->cls[r], &lc->cps[r]);
 		if (model_is_moe(m)) {
-			compute_layer_time(m, &pr, c, fw, true, &lc->cl_moes[r]);
+			compute_layer_time(m, p, c, fw, true, &lc->cl_moes[r]);
 			compute_layer_scale(&lc->cl_moes[r], pace);
-			ep_layer_comm(m, &pr, c, fw, lay, &lc->cl_moes[r], &lc->eps[r]);
-			ep_layer_fixed(m, &pr, c, fw, lay, &lc->efs[r]);
+			ep_layer_comm(m, p, c, fw, lay, &lc->cl_moes[r], &lc->eps[r]);
+			ep_layer_fixed(m, p, c, fw, lay, &lc->efs[r]);
 			/* The router's kernels run at the slowest GPU's pace. */
 			lc->efs[r].router_fwd_s *= pace;
 			lc->efs[r].router_bwd_s *= pace;
 			lc->efs[r].fwd_s = lc->efs[r].router_fwd_s + lc->efs[r].sync_s;
 			lc->efs[r].bwd_s = lc->efs[r].router_bwd_s;
-			lc->moe_recomputed[r] = plan_recomputes_moe_layer(&pr); /* plan-cli recomp */
+			lc->moe_recomputed[r] = plan_recomputes_moe_layer(p); /* plan-cli recomp */
 			lc->efs[r].recompute_s = lc->moe_recomputed[r] ? lc->efs[r].fwd_s : 0.0;
 		}
 	}
+	local.recompute = mode;
 	lc->moe_tp_in_dispatcher = ep_dispatcher_carries_tp(m, p, fw);
 	compute_ends_time(m, p, c, fw, &lc->ce);
 	compute_ends_scale(&lc->ce, pace);
@@ -772,8 +896,10 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 static void
 core_works(struct core *x)
 {
+	struct layers_memo memo = { .valid = false };
+
 	for (int s = 0; s < x->p->pp && s < ESTIMATE_MAX_STAGES; s++)
-		stage_work(x->m, x->p, &x->lc, s, &x->works[s]);
+		stage_work_memo(x->m, x->p, &x->lc, s, &memo, &x->works[s]);
 }
 
 /* After the pipeline drains, every stage synchronises its own
@@ -784,7 +910,7 @@ core_tail(struct core *x, struct estimate *out)
 {
 	const struct model *m = x->m;
 	const struct plan *p = x->p;
-	struct stage_work w;
+	struct stage_work spare;
 	struct stage_tail t;
 	/* Even dense stages between the first and the last are alike:
 	 * one of them stands for all. */
@@ -795,11 +921,7 @@ core_tail(struct core *x, struct estimate *out)
 	for (int s = 0; s < p->pp; s++) {
 		if (alike && s > 1 && s < p->pp - 1)
 			continue;
-		if (s < ESTIMATE_MAX_STAGES)
-			w = x->works[s];
-		else
-			stage_work(m, p, &x->lc, s, &w);
-		stage_tail(x, s, &w, &t);
+		stage_tail(x, s, stage_work_at(m, p, &x->lc, x->works, s, &spare), &t);
 		if (s == 0 || t.total > x->tail.total) {
 			x->tail = t;
 			out->details.tail_stage = s;
@@ -926,11 +1048,12 @@ core_host(struct core *x, const struct estimate *out)
 	if (stage_moe_layers(x->m, p, bn) > 0.0) {
 		double host_no = stage_host_s(x, bn, plan_stage_recompute(p, bn), stage_partial_layers(p, bn), false);
 		double g1, h1, synced_no = stage_synced_layers(x, bn, plan_stage_recompute(p, bn), false, &g1, &h1);
-		double without = host_exposed_synced_s(stage_total(&x->bn) + x->z3_exposed, host_no, synced_no, g1, h1);
+		double without = host_exposed_synced_s(stage_total(&x->bn) + x->z3_exposed, host_no, synced_no, g1, h1) +
+				 stage_mb_syncs(x, bn) * fw->host_launch_s;
 
 		x->launch_mb_experts = fmax(0.0, x->launch_mb - without);
 	}
-	params = stage_params(x->m, p, &x->lc.lp, tail, &expert);
+	params = stage_params_of(x->m, p, &x->lc.lp, &x->sp, tail, &expert);
 	shard = p->zero >= 1 ? (p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp) : 1.0;
 	tensors = plan_stage_layers(p, x->m, tail) *
 		  host_layer_tensors(x->m, model_is_moe(x->m), (double)x->m->moe.experts / p->ep) + 2.0;
@@ -974,18 +1097,78 @@ offload_exposed_s(const struct core *x)
 
 /* ---- The pace of the pipeline ---- */
 
+/*
+ * plan-cli hostsync: the training script's own work per micro-batch
+ * (framework keys microbatch_syncs, loss_syncs, p2p_syncs,
+ * loss_allreduces, dataloader_mask; the code each stands for is in
+ * the frameworks/ profiles and docs/research/framework-data.md).
+ *
+ * The host synchronisations a micro-batch of @stage makes: those of
+ * every stage (SC21's broadcast_data), the loss stage's (the loss's NaN
+ * check) and, under non-interleaved 1F1B, one per pipeline exchange
+ * (Megatron's torch.cuda.synchronize() after batch_isend_irecv): an end
+ * stage exchanges once a micro-batch (send forward with receive backward,
+ * or the reverse), a middle stage twice. Each exposes one launch, as
+ * host_syncs do (core_host).
+ */
+static double
+stage_mb_syncs(const struct core *x, int stage)
+{
+	const struct plan *p = x->p;
+	const struct framework *fw = x->fw;
+	double n = fw->microbatch_syncs;
+
+	if (stage == pipeline_head_stage(p))
+		n += fw->loss_syncs;
+	if (p->pp > 1 && p->vpp == 1)
+		n += fw->p2p_syncs * (stage == 0 || stage == p->pp - 1 ? 1.0 : 2.0);
+	return n;
+}
+
+/* The loss stage's all-reduces of the loss, one float over the DP group
+ * (average_losses_across_data_parallel_group), each blocking the
+ * compute stream for a latency-bound collective. */
+static double
+stage_loss_allreduce_s(const struct core *x, int stage)
+{
+	if (stage != pipeline_head_stage(x->p) || !(x->fw->loss_allreduces > 0.0))
+		return 0.0;
+	return x->fw->loss_allreduces * collective_small_allreduce_time(x->c, &x->lay.dp, 4.0);
+}
+
+/* The data loader's attention mask, micro-batch x s x s booleans: TP rank
+ * 0 of the first and of the loss stage copies it to the GPU on the
+ * compute stream (.cuda(non_blocking=True) from pinned memory, ordered
+ * before the forward's kernels) and broadcasts it over TP, whose other
+ * ranks wait for it (Megatron-LM get_batch_on_this_tp_rank, core_v0.6.0). */
+static double
+stage_batch_copy_s(const struct core *x, int stage)
+{
+	const struct plan *p = x->p;
+	double bytes, bw;
+
+	if (!x->fw->dataloader_mask || (stage != 0 && stage != pipeline_head_stage(p)))
+		return 0.0;
+	bytes = (double)p->micro_batch * p->seq_len * p->seq_len;
+	bw = x->c->pcie_bandwidth_Bps > 0 ? x->c->pcie_bandwidth_Bps : CHECKPOINT_DEFAULT_PCIE_BPS;
+	return bytes / bw + collective_broadcast_time(x->c, &x->lay.tp, bytes);
+}
+
 /* What one micro-batch of @stage costs beyond its GPU work: the
- * framework's fixed costs per layer and micro-batch, the metrics and the
- * fp8 scale updates. */
+ * framework's fixed costs per layer and micro-batch, the metrics, the
+ * fp8 scale updates, the loss's all-reduce and the mask's copy. */
 static double
 stage_fixed_s(const struct core *x, int stage)
 {
 	return x->fw->layer_overhead_s * plan_stage_layers(x->p, x->m, stage) + x->fw->microbatch_overhead_s +
-	       stage_metric_s(x, stage) + stage_fp8_scaling_s(x, stage);
+	       stage_metric_s(x, stage) + stage_fp8_scaling_s(x, stage) + stage_loss_allreduce_s(x, stage) +
+	       stage_batch_copy_s(x, stage);
 }
 
 /* The GPU's wait for @stage's launches in a micro-batch of @gpu_s
- * (core_host's model; 0 without a host model). @experts: as stage_host_s. */
+ * (core_host's model; 0 without a host model), and the launch each of
+ * the micro-batch's host synchronisations exposes (stage_mb_syncs).
+ * @experts: as stage_host_s. */
 static double
 stage_launch_s(const struct core *x, int stage, double gpu_s, bool experts)
 {
@@ -996,7 +1179,8 @@ stage_launch_s(const struct core *x, int stage, double gpu_s, bool experts)
 		return 0.0;
 	synced = stage_synced_layers(x, stage, r, experts, &gpu_one, &host_one);
 	return host_exposed_synced_s(gpu_s, stage_host_s(x, stage, r, stage_partial_layers(x->p, stage), experts),
-				     synced, gpu_one, host_one);
+				     synced, gpu_one, host_one) +
+	       stage_mb_syncs(x, stage) * x->fw->host_launch_s;
 }
 
 /* One stage's part in the iteration: its slot were it to set the pace,
@@ -1047,18 +1231,15 @@ core_pace(struct core *x, struct estimate *out)
 {
 	const struct plan *p = x->p;
 	struct stage_pace sp, best = { 0 };
-	struct stage_work w;
+	struct stage_work spare;
 	double shares = 0.0, best_value = 0.0;
 
 	x->bn_stage = 0;
 	for (int s = 0; s < p->pp; s++) {
+		const struct stage_work *w = stage_work_at(x->m, p, &x->lc, x->works, s, &spare);
 		double value, tie;
 
-		if (s < ESTIMATE_MAX_STAGES)
-			w = x->works[s];
-		else
-			stage_work(x->m, p, &x->lc, s, &w);
-		stage_pace(x, s, &w, &sp);
+		stage_pace(x, s, w, &sp);
 		/* Beyond ESTIMATE_MAX_STAGES (even layouts) the fill and drain
 		 * are left out, as they always were. */
 		if (s < ESTIMATE_MAX_STAGES)
@@ -1073,7 +1254,7 @@ core_pace(struct core *x, struct estimate *out)
 		if (s == 0 || value > best_value + tie || (value >= best_value - tie && sp.slot > best.slot)) {
 			best_value = value;
 			best = sp;
-			x->bn = w;
+			x->bn = *w;
 			x->bn_stage = s;
 		}
 	}
@@ -1207,6 +1388,11 @@ core_details(const struct core *x, struct estimate *out)
 	d->moe_permute_s = x->mb * x->bn.moe_permute;
 	d->moe_sync_s = x->mb * x->bn.moe_sync;
 	d->moe_expert_launch_s = x->mb * x->launch_mb_experts;
+	/* plan-cli hostsync: the pacing stage's per-micro-batch script work */
+	d->mb_syncs = x->fw->host_launch_s > 0.0 ? stage_mb_syncs(x, x->bn_stage) : 0.0;
+	d->mb_sync_s = x->mb * d->mb_syncs * x->fw->host_launch_s;
+	d->loss_allreduce_s = x->mb * stage_loss_allreduce_s(x, x->bn_stage);
+	d->batch_copy_s = x->mb * stage_batch_copy_s(x, x->bn_stage);
 	d->compressed_layers = x->bn.compressed_layers;
 	d->compression_params = x->bn.extra_params;
 	d->tp_inter_node = x->lay.tp.nodes > 1;
@@ -1255,13 +1441,14 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 	x.mb = plan_microbatches(p);
 	build_layer_costs(m, p, c, x.fw, &x.lay, cmp, !p->custom_recompute, &x.lc);
 	core_works(&x);
+	stage_params_fill(m, p, &x.lc.lp, &x.sp);
 	core_tail(&x, out);
 	core_pace(&x, out);
 	core_host(&x, out);
 	core_breakdown(&x, out);
 	core_details(&x, out);
 	core_rates(m, c, p, x.fw, out);
-	fill_memory(m, p, c, &x.lc, x.works, out);
+	fill_memory(m, p, c, &x.lc, x.works, &x.sp, out);
 }
 
 /* The figures of an estimate that the formatters show. The breakdown is
@@ -1367,8 +1554,10 @@ estimate_plan(const struct model *m, const struct cluster *c,
 		return false;
 	/* The cost model sees full and no recomputation as modes, partial
 	 * stages only where they are partial. */
-	resolved = plan_resolve_recompute(p, m);
-	p = &resolved;
+	if (plan_recompute_resolvable(p)) {
+		resolved = plan_resolve_recompute(p, m);
+		p = &resolved;
+	}
 	if (!cmp || !(pc->tp || pc->pp || pc->dp)) {
 		estimate_core(m, c, p, opt, NULL, out);
 		out->uncompressed_bytes = out->bytes;

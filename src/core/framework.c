@@ -89,4 +89,7 @@ framework_init_default(struct framework *fw)
 	fw->grad_check_syncs = 0.0;        /* plan-cli review6: the check's result stays on the GPU */
 	fw->step_bytes = 0.0;              /* plan-cli simumoe: the generic step below ZeRO-3 */
 	fw->moe_param_gathers = 1.0;       /* plan-cli simumoe: one gather of the updated weights */
+	/* plan-cli hostsync: no work of the training script per micro-batch */
+	fw->microbatch_syncs = fw->loss_syncs = fw->p2p_syncs = fw->loss_allreduces = 0.0;
+	fw->dataloader_mask = false;
 }

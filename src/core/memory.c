@@ -437,9 +437,33 @@ memory_zero3_transient(const struct model *m, const struct plan *p, const struct
 }
 
 void
+memory_mode_init(const struct model *m, const struct plan *p, const struct cluster *c,
+		 const struct framework *fw, struct memory_mode *out)
+{
+	struct fp8_recipe_cost rc;
+
+	out->recompute = p->recompute;
+	out->recipe = fp8_recipe_resolve(p, fw);
+	fp8_recipe_cost(out->recipe, (enum gpu_generation)c->gpu.generation, &rc);
+	out->weight_copy_bytes = rc.weight_copy_bytes;
+	out->layer_activations = memory_layer_activations(m, p, fw);
+}
+
+void
 memory_stage(const struct model *m, const struct plan *p,
 	     const struct cluster *c, const struct framework *fw, int stage, double params,
 	     double expert_params, struct memory_use *out)
+{
+	struct memory_mode k;
+
+	memory_mode_init(m, p, c, fw, &k);
+	memory_stage_in_mode(m, p, c, fw, &k, stage, params, expert_params, out);
+}
+
+void
+memory_stage_in_mode(const struct model *m, const struct plan *p, const struct cluster *c,
+		     const struct framework *fw, const struct memory_mode *k, int stage, double params,
+		     double expert_params, struct memory_use *out)
 {
 	/* The gradient buffer holds the framework's reduce precision:
 	 * Megatron's fp32 main_grad takes 4 bytes, not ZeRO's 2. */
@@ -458,8 +482,6 @@ memory_stage(const struct model *m, const struct plan *p,
 		       (stage == p->pp - 1 ? model_params_head(m) +
 						     (m->tied_embeddings && p->pp > 1 ? (double)m->vocab * m->hidden : 0.0)
 					   : 0.0)) / p->tp;
-	struct fp8_recipe_cost rc;
-	int recipe = fp8_recipe_resolve(p, fw);
 	double fp8_meta = 0.0, copy, w16;
 
 	double d = p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp, t = p->tp;
@@ -472,7 +494,6 @@ memory_stage(const struct model *m, const struct plan *p,
 	 * gradient bytes from stage 2, the 2 weight bytes at stage 3; MiCS
 	 * shards over its partition group instead (16 Psi / G at stage 3). */
 	out->weights = out->gradients = out->optimizer = 0.0;
-	fp8_recipe_cost(recipe, (enum gpu_generation)c->gpu.generation, &rc);
 	/* A 16-bit weight beside its copies (2 bytes more), or fp8 primary
 	 * weights (framework fp8_params: NeMo's fp8_params, TE's
 	 * fp8_model_init), the copies alone. */
@@ -496,8 +517,8 @@ memory_stage(const struct model *m, const struct plan *p,
 	 * keep_low_precision_grads, default False, skips it). */
 	if (w16 == 0.0)
 		gb = fmax(gb, 4.0);
-	copy = fw && fw->fp8_params ? fmax(1.0, rc.weight_copy_bytes) :
-	       w16 + (fw && fw->fp8_weight_recast ? 0.0 : rc.weight_copy_bytes);
+	copy = fw && fw->fp8_params ? fmax(1.0, k->weight_copy_bytes) :
+	       w16 + (fw && fw->fp8_weight_recast ? 0.0 : k->weight_copy_bytes);
 	model_states(p->zero, fp8 ? fmax(0.0, params - expert_params - ends) : 0.0, copy, w16, gb, ob,
 		     params - expert_params, d, out);
 	/* Expert states shard over the expert-DP ranks (MoE parallel folding;
@@ -507,13 +528,13 @@ memory_stage(const struct model *m, const struct plan *p,
 	/* Delayed scaling's amax histories and scales, 4 linear layers a
 	 * transformer layer (QKV, projection, fc1, fc2; fp8_recipe.c). */
 	if (fp8)
-		fp8_meta = fp8_recipe_history_bytes(recipe, fw ? fw->fp8_amax_history : 1024.0,
+		fp8_meta = fp8_recipe_history_bytes(k->recipe, fw ? fw->fp8_amax_history : 1024.0,
 						    4.0 * plan_stage_layers(p, m, stage));
 
 	/* Stage i of 1F1B holds min(m, p - i) micro-batches in flight: the
 	 * first stage the most (Narayanan et al. SC21, Sec. 2.2). The caller
 	 * passes the stage's own recompute mode in p->recompute. */
-	act = stored * memory_layer_activations(m, p, fw);
+	act = stored * k->layer_activations;
 	/* Full recomputation re-materialises one layer at a time. */
 	if (p->recompute == PLAN_RECOMPUTE_FULL) {
 		/* plan-cli recomp: Megatron's uniform method
@@ -545,8 +566,7 @@ memory_stage(const struct model *m, const struct plan *p,
 	 * time"): the offloaded layers' activations of the micro-batches in
 	 * flight live in host memory (pp 1: one micro-batch, plan_validate). */
 	if (p->activation_offload_layers > 0)
-		act -= p->activation_offload_layers * stored / plan_stage_layers(p, m, stage) *
-		       memory_layer_activations(m, p, fw);
+		act -= p->activation_offload_layers * stored / plan_stage_layers(p, m, stage) * k->layer_activations;
 	/* Korthikanti et al. Sec. 4.3: embedding dropout on the first stage
 	 * (s*b*h*p/t over the in-flight micro-batches), and the logits, loss
 	 * and their fp32 copies on the last, about 4*s*b*h/t*(1 + V/h). */
@@ -559,7 +579,7 @@ memory_stage(const struct model *m, const struct plan *p,
 	 * the last stage's D modules keep a layer's activations for each
 	 * micro-batch in flight there, and their own logits and loss. */
 	if (stage == p->pp - 1 && m->mtp_layers > 0)
-		act += m->mtp_layers * (stored / plan_stage_layers(p, m, stage) * memory_layer_activations(m, p, fw) +
+		act += m->mtp_layers * (stored / plan_stage_layers(p, m, stage) * k->layer_activations +
 					4.0 * sbh / t * (1.0 + (double)m->vocab / m->hidden));
 	out->activations = act;
 

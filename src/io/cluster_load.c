@@ -14,13 +14,21 @@ static const struct schema_key intra_schema[] = {
 	{ .key = "bandwidth", .type = SCHEMA_QUANTITY, .unit = UNIT_BANDWIDTH, .required = true,
 	  .offset = offsetof(struct cluster_intra, bandwidth_Bps), .min = UNITS_MIN_BANDWIDTH_BPS, .max = 1e18,
 	  .help = "per GPU, per direction (NVLink/NVSwitch or PCIe)" },
+	/* Default 3.4 us: NCCL's hwLat[NVLINK][Ring][Simple], the same in every
+	 * release from v2.7.3-1 to v2.29.7-1 (src/graph/tuning.cc). */
 	{ .key = "latency", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
-	  .offset = offsetof(struct cluster_intra, latency_s), .min = 0, .max = 1, .def = "3 us",
-	  .help = "per collective step (alpha)" },
+	  .offset = offsetof(struct cluster_intra, latency_s), .min = 0, .max = 1, .def = "3.4 us",
+	  .help = "per collective step (alpha; NCCL's NVLink ring step, src/graph/tuning.cc)" },
 	{ .key = "collective_latency", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
 	  .offset = offsetof(struct cluster_intra, collective_latency_s), .min = 0, .max = 1, .def = "0 s",
 	  .help = "fixed cost of each collective besides its steps (NCCL's base latency, the kernel launch): "
 		  "the intercept of a fit t = a + (n-1) alpha + bytes / bandwidth to nccl-tests" },
+	/* Default 0.75: nccl-tests bus bandwidth over the NVLink line rate at
+	 * large sizes, 0.67-0.82 measured (8 x A100 all-reduce 232.5 of 300
+	 * GB/s, NVIDIA/nccl#1048; 8 x H100 ring all-reduce 365-370, reduce-
+	 * scatter 360 and all-gather 350 of 450 GB/s, NVIDIA/nccl#1455, #1281;
+	 * 8 x B200 all-gather 0.67, all-reduce 0.74, SimuMax @4dcaae5):
+	 * framework-data.md Sec. 27. */
 	{ .key = "efficiency", .type = SCHEMA_NUMBER,
 	  .offset = offsetof(struct cluster_intra, efficiency), .min = UNITS_MIN_EFFICIENCY, .max = 1,
 	  .def = "0.75", .help = "fraction of bandwidth that NCCL reaches for large messages (nccl-tests busbw / line rate)" },
@@ -38,9 +46,20 @@ static const struct schema_key inter_schema[] = {
 	{ .key = "nic_bandwidth", .type = SCHEMA_QUANTITY, .unit = UNIT_BANDWIDTH, .required = true,
 	  .offset = offsetof(struct cluster_inter, nic_bandwidth_Bps), .min = UNITS_MIN_BANDWIDTH_BPS, .max = 1e18,
 	  .help = "per NIC, per direction" },
+	/* Default 9.6 us: NCCL's hwLat[NET][Ring][Simple] of v2.7.3-1 to v2.11
+	 * and v2.14 to v2.17 (28 us in v2.12-v2.13, 14 us from v2.18.1-1;
+	 * src/graph/tuning.cc), the value every bundled InfiniBand cluster
+	 * takes. */
 	{ .key = "latency", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
-	  .offset = offsetof(struct cluster_inter, latency_s), .min = 0, .max = 1, .def = "5 us",
-	  .help = "per collective step (alpha)" },
+	  .offset = offsetof(struct cluster_inter, latency_s), .min = 0, .max = 1, .def = "9.6 us",
+	  .help = "per collective step (alpha; NCCL's network ring step, src/graph/tuning.cc)" },
+	/* Default 0.85: nccl-tests all-reduce bus bandwidth over the NICs'
+	 * line rate measured on A100 clusters with 4 x HDR a node, 0.86 on 2
+	 * nodes (NVIDIA/nccl#1048), 0.85 on average over sizes up to 128 MiB
+	 * and 0.96 at best on 3 (NVIDIA/nccl-tests#119); NVIDIA's DGX A100 192 of
+	 * 200 GB/s (0.96, NVIDIA/nccl#812) and NDR 46-48 of 50 GB/s a NIC
+	 * (0.92-0.96, NVIDIA/nccl-tests#290) are higher: framework-data.md
+	 * Sec. 27. */
 	{ .key = "efficiency", .type = SCHEMA_NUMBER,
 	  .offset = offsetof(struct cluster_inter, efficiency), .min = UNITS_MIN_EFFICIENCY, .max = 1,
 	  .def = "0.85", .help = "fraction of NIC bandwidth that NCCL reaches for large messages" },
@@ -48,6 +67,13 @@ static const struct schema_key inter_schema[] = {
 	  .offset = offsetof(struct cluster_inter, all_to_all_efficiency), .min = UNITS_MIN_EFFICIENCY, .max = 1,
 	  .help = "fraction of NIC bandwidth that NCCL's all-to-all reaches for large messages; absent: "
 		  "efficiency" },
+	/* Default 64 KiB: Hockney's n_1/2 = r_inf t_0 with t_0 NCCL's 2.7 us
+	 * network step of its low-latency protocol (hwLat[NET][Ring][LL],
+	 * src/graph/tuning.cc, v2.7.3-1 to v2.29.7-1) and r_inf an HDR NIC's
+	 * 25 GB/s: 67.5 kB. nccl-tests on one node count cannot measure it: a
+	 * ring's m = M / n makes its cost factor x n x half / bandwidth, a
+	 * constant per rank like the step latency (fit_link.h):
+	 * framework-data.md Sec. 27. */
 	{ .key = "message_half_size", .type = SCHEMA_QUANTITY, .unit = UNIT_SIZE,
 	  .offset = offsetof(struct cluster_inter, half_size_bytes), .min = 0, .max = 1e12, .def = "64 KiB",
 	  .help = "message size at which a network transfer reaches half its large-message bandwidth "
@@ -86,9 +112,18 @@ const struct schema_key cluster_schema[] = {
 	{ .key = "storage_bandwidth", .type = SCHEMA_QUANTITY, .unit = UNIT_BANDWIDTH,
 	  .offset = OFF(storage_bandwidth_Bps), .min = UNITS_MIN_BANDWIDTH_BPS, .max = 1e18, .def = "20 Gbit/s",
 	  .help = "remote persistent storage that checkpoints go to, for the whole job (Gemini's FSx: 20 Gbit/s)" },
+	/* Default 25 GB/s: PCIe Gen4 x16 measured, A100 host to device 25.13
+	 * GB/s (nvbandwidth v0.8, NVIDIA/nvbandwidth#42) and BaM's measured
+	 * peak (ZaidQureshi/bam#54). Gen5 hosts (Hopper, Blackwell) reach
+	 * about twice that: their bundled clusters set 50 GB/s. */
 	{ .key = "pcie_bandwidth", .type = SCHEMA_QUANTITY, .unit = UNIT_BANDWIDTH,
 	  .offset = OFF(pcie_bandwidth_Bps), .min = UNITS_MIN_BANDWIDTH_BPS, .max = 1e18, .def = "25 GB/s",
-	  .help = "one GPU to host memory, effective (PCIe Gen4 x16: about 25 of its 32 GB/s)" },
+	  .help = "one GPU to host memory, effective (PCIe Gen4 x16: 25 of its 32 GB/s measured; Gen5 about 50)" },
+	/* Default 120 s: an estimate between TrainMover's ~20 s with warm
+	 * standby machines at 1,024 GPUs (arXiv:2412.12636) and checkpoint-
+	 * restart baselines many times longer that include loading the
+	 * checkpoint, which checkpoint.c counts apart: framework-data.md
+	 * Sec. 27. */
 	{ .key = "restart_time", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
 	  .offset = OFF(restart_s), .min = 0, .min_exclusive = true, .max = 1e7, .def = "120 s",
 	  .help = "restarting the job after a failure: a replacement machine, the processes, NCCL" },

@@ -36,6 +36,11 @@ const struct schema_key compressor_schema[] = {
 	{ .key = "wire_bytes", .type = SCHEMA_NUMBER, .offset = OFF(wire_bytes), .min = 0,
 	  .min_exclusive = true, .max = 16, .def = "8",
 	  .help = "powersgd: bytes per element of P and Q (MCBench computes and sends float64)" },
+	/* Defaults 10 us: a few kernels, each 2-5 us on the GPU and 5-20 us to
+	 * launch from the host (gpu-data.md, "Cross-GPU: kernel launch
+	 * overhead": torchao's 2 us floor on H100, SuperBench kernel-launch
+	 * 5.5-10 us, Holistic Trace Analysis' 5-20 us): framework-data.md
+	 * Sec. 27. */
 	{ .key = "encode_latency", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME, .offset = OFF(encode_latency_s),
 	  .min = 0, .max = 10, .def = "10 us", .help = "fixed cost of one encode (kernel launches)" },
 	{ .key = "decode_latency", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME, .offset = OFF(decode_latency_s),

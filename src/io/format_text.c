@@ -339,6 +339,27 @@ format_text_attn_shape(FILE *out, const struct estimate_details *d)
 		d->attn_shape_fwd, d->attn_shape_bwd, ATTN_SHAPE_REF_HEAD_DIM, ATTN_SHAPE_REF_SEQ);
 }
 
+/* plan-cli hostsync: the training script's work per micro-batch, the
+ * parts it has (iteration totals). */
+static void
+format_text_script_work(FILE *out, const struct estimate_details *d)
+{
+	const char *sep = "";
+
+	fputs("  per micro-batch:", out);
+	if (d->mb_syncs > 0) {
+		fprintf(out, " %g host sync%s, %.4f s (launch)", d->mb_syncs, d->mb_syncs == 1 ? "" : "s", d->mb_sync_s);
+		sep = ";";
+	}
+	if (d->loss_allreduce_s > 0) {
+		fprintf(out, "%s loss all-reduce over DP %.4f s (overhead)", sep, d->loss_allreduce_s);
+		sep = ";";
+	}
+	if (d->batch_copy_s > 0)
+		fprintf(out, "%s attention mask copy %.4f s (overhead)", sep, d->batch_copy_s);
+	fputc('\n', out);
+}
+
 static bool
 format_text_time(FILE *out, const struct report *r)
 {
@@ -384,6 +405,8 @@ format_text_time(FILE *out, const struct report *r)
 	 * the shape the GPU profile's attention efficiencies hold at. */
 	if (d->attn_shape_known)
 		format_text_attn_shape(out, d);
+	if (d->mb_syncs > 0 || d->loss_allreduce_s > 0 || d->batch_copy_s > 0)
+		format_text_script_work(out, d);
 	fprintf(out, "  dp traffic %.4f s in all, %.4f s hidden behind computation\n\n",
 		d->dp_total_s, d->dp_total_s - b->dp_comm > 0 ? d->dp_total_s - b->dp_comm : 0.0);
 	return true;

@@ -267,6 +267,34 @@ const struct schema_key framework_schema[] = {
 	  .help = "all-gathers of all the updated weights per iteration under ZeRO 1-2 when the model "
 		  "has experts: 1; Megatron-Core from core_v0.9.0 2 (a dense and an expert distributed "
 		  "optimizer, chained, each all-gathering every bucket of the model after its step)" },
+	/* plan-cli hostsync: the training script's work per micro-batch */
+	{ .key = "microbatch_syncs", .type = SCHEMA_NUMBER, .offset = OFF(microbatch_syncs), .min = 0,
+	  .max = 64, .def = "0",
+	  .help = "host synchronisations per micro-batch on every pipeline stage, each exposing one launch: "
+		  "0, none; SC21 Megatron-LM 2 (get_batch's broadcast_data reads the sizes back with .cpu() "
+		  "and copies the batch with a blocking .cuda())" },
+	{ .key = "loss_syncs", .type = SCHEMA_NUMBER, .offset = OFF(loss_syncs), .min = 0, .max = 64,
+	  .def = "0",
+	  .help = "host synchronisations per micro-batch on the stage holding the loss, each exposing one "
+		  "launch: 0, none; Megatron-LM's pretrain_gpt.py loss_func with --check-for-nan-in-loss-and-grad "
+		  "(on by default): core_v0.6.0 to core_r0.8.0 1 (assert not loss.isnan()), core_r0.13.0 on 2 "
+		  "(rerun_state_machine.validate_result with isnan and isinf)" },
+	{ .key = "p2p_syncs", .type = SCHEMA_NUMBER, .offset = OFF(p2p_syncs), .min = 0, .max = 64,
+	  .def = "0",
+	  .help = "host synchronisations per pipeline exchange under non-interleaved 1F1B (an end stage "
+		  "makes one exchange a micro-batch, a middle stage two), each exposing one launch: 0, none; "
+		  "Megatron 1 (p2p_communication.py: torch.cuda.synchronize() after batch_isend_irecv, "
+		  "batch_p2p_sync)" },
+	{ .key = "loss_allreduces", .type = SCHEMA_NUMBER, .offset = OFF(loss_allreduces), .min = 0,
+	  .max = 64, .def = "0",
+	  .help = "all-reduces of one float over the DP group per micro-batch on the stage holding the "
+		  "loss, latency-bound: 0, none; Megatron-LM to core_r0.8.0 and NeMo 1.x 1 (loss_func's "
+		  "average_losses_across_data_parallel_group)" },
+	{ .key = "dataloader_mask", .type = SCHEMA_BOOL, .offset = OFF(dataloader_mask), .def = "false",
+	  .help = "the data loader builds the micro-batch x seq x seq boolean attention mask, which the first "
+		  "stage and the stage holding the loss copy to the GPU on the compute stream each micro-batch "
+		  "(at the cluster's pcie_bandwidth) and broadcast over TP: Megatron-LM core_v0.5.0 on, unless "
+		  "--no-create-attention-mask-in-dataloader (get_batch_on_this_tp_rank)" },
 	/* plan-cli itercost */
 	{ .key = "metric_logit_bytes", .type = SCHEMA_NUMBER, .offset = OFF(metric_logit_bytes), .min = 0,
 	  .max = 256, .def = "0",
