@@ -367,6 +367,17 @@ static const struct {
 	{ "megatron-core-0.6", 0, 1, 1, 1, true },
 	{ "megatron-lm", 0, 2, 1, 0, false },
 	{ "nemo-24.07", 0, 0, 1, 1, false },
+	/* plan-cli hostsync2 (docs/research/framework-data.md Sec. 36) */
+	{ "deepspeed", 3, 1, 0, 0, false },
+	{ "deepspeed-2021", 16, 0, 0, 1, false },
+	{ "deepspeed-0.5", 1, 0, 0, 0, false },
+	{ "llm-foundry", 1, 0, 0, 0, false },
+	{ "internevo", 1, 0, 0, 0, false },
+	{ "megatron-core-0.6-sequential", 0, 1, 1, 1, true },
+	{ "megatron-fsdp", 0, 2, 1, 0, false },
+	{ "pytorch-fsdp", 0, 0, 0, 0, false },
+	{ "pytorch-fsdp2", 2, 0, 0, 0, false },
+	{ "pytorch-fsdp2-compile", 2, 0, 0, 0, false },
 };
 
 START_TEST(test_profiles_microbatch_work)
@@ -385,6 +396,48 @@ START_TEST(test_profiles_microbatch_work)
 }
 END_TEST
 
+/*
+ * plan-cli hostsync2: the bundled profiles' syncs priced on the toy GPT
+ * (pp 1: one stage, every stage's and the loss stage's syncs both), two
+ * micro-batches (global batch 2 at dp 1), at each profile's own launch
+ * cost (10 us for all four):
+ *   deepspeed       3 + 1 = 4 a micro-batch:  4 x 10 us x 2 =  80 us;
+ *   deepspeed-2021 16 + 0 = 16:              16 x 10 us x 2 = 320 us;
+ *   llm-foundry     1 + 0 = 1:                1 x 10 us x 2 =  20 us;
+ *   pytorch-fsdp2   2 + 0 = 2:                2 x 10 us x 2 =  40 us.
+ */
+static const struct {
+	const char *name;
+	double syncs, sync_s;
+} profile_sync_time[] = {
+	{ "deepspeed", 4, 80e-6 },
+	{ "deepspeed-2021", 16, 320e-6 },
+	{ "llm-foundry", 1, 20e-6 },
+	{ "pytorch-fsdp2", 2, 40e-6 },
+};
+
+START_TEST(test_profiles_microbatch_sync_time)
+{
+	struct framework fw;
+	struct toy_run t;
+	struct estimate e;
+
+	test_setup_paths();
+	for (size_t i = 0; i < sizeof(profile_sync_time) / sizeof(profile_sync_time[0]); i++) {
+		test_load_profile(PROFILE_FRAMEWORK, profile_sync_time[i].name, &fw);
+		toy_run_init(&t, 1, 2);
+		t.fw.host_launch_s = fw.host_launch_s;
+		t.fw.microbatch_syncs = fw.microbatch_syncs;
+		t.fw.loss_syncs = fw.loss_syncs;
+		t.fw.p2p_syncs = fw.p2p_syncs;
+		toy_estimate(&t, &t.m, &e);
+		ck_assert_double_eq(e.details.mb_syncs, profile_sync_time[i].syncs);
+		ck_assert_double_eq_tol(e.details.mb_sync_s, profile_sync_time[i].sync_s, 1e-15);
+		cluster_release(&t.c);
+	}
+}
+END_TEST
+
 static Suite *
 host_time_suite(void)
 {
@@ -398,6 +451,7 @@ host_time_suite(void)
 	tcase_add_test(tc, test_estimate_expert_launches);
 	tcase_add_test(tc, test_estimate_microbatch_syncs);
 	tcase_add_test(tc, test_estimate_loss_allreduce_and_mask);
+	tcase_add_test(tc, test_profiles_microbatch_sync_time);
 	tcase_add_test(tc, test_profiles_microbatch_work);
 	suite_add_tcase(s, tc);
 	return s;
