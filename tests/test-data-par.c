@@ -1005,6 +1005,32 @@ START_TEST(test_megatron_grad_check_syncs)
 END_TEST
 
 /*
+ * InternEvo (frameworks/internevo.yaml, InternLM@c18bec9): host_syncs 20
+ * an iteration (12 timer synchronisations, 4 blocking batch copies, 4 in
+ * the step) and grad_check_syncs 1, _reduce_and_copy's synchronize per
+ * bucket of 512 Mi elements with the reduction overlapped. InternLM-7B's
+ * 7.32e9 gradients at ZeRO 1, overlapped: ceil(7.32e9 / 536870912) =
+ * ceil(13.63) = 14 syncs; without the overlap (--no-dp-overlap) the
+ * flat buffer is one bucket: 1.
+ */
+START_TEST(test_internevo_syncs)
+{
+	struct plan p;
+	struct framework ie;
+
+	load_frameworks("internevo", &ie, NULL, NULL, NULL, NULL);
+	ck_assert_double_eq(ie.host_syncs, 20.0);
+	ck_assert_double_eq(ie.grad_check_syncs, 1.0);
+	ck_assert_double_eq(ie.grad_bucket, 536870912.0);
+	dp8_plan(&p, 1);
+	p.dp_overlap = 1;
+	ck_assert_double_eq(dp_grad_check_syncs(&p, &ie, 7.32e9, 0.0), 14.0);
+	p.dp_overlap = 0;
+	ck_assert_double_eq(dp_grad_check_syncs(&p, &ie, 7.32e9, 0.0), 1.0);
+}
+END_TEST
+
+/*
  * plan-cli dsz3host: DeepSpeed's ZeRO-3 step (stage3.py step(), v0.11.1,
  * bf16, no offload), per element a GPU owns: the overflow check
  * isinf(buf).any() and isnan(buf).any() over the bf16 buffer
@@ -1109,6 +1135,7 @@ data_par_suite(void)
 	tcase_add_test(tc, test_zero3_deepspeed_predivide);
 	tcase_add_test(tc, test_megatron_grad_prereduce);
 	tcase_add_test(tc, test_megatron_grad_check_syncs);
+	tcase_add_test(tc, test_internevo_syncs);
 	tcase_add_test(tc, test_moe_param_gathers);
 	tcase_add_test(tc, test_megatron_step_bytes);
 	tcase_add_test(tc, test_reduce_exposed);
