@@ -363,7 +363,9 @@ static const struct {
 	double microbatch_syncs, loss_syncs, p2p_syncs, loss_allreduces;
 	bool dataloader_mask;
 } profile_work[] = {
-	{ "megatron-lm-2021", 2, 0, 1, 1, false },
+	/* plan-cli mlm2021 (Sec. 35): the timers count too; syncs_per_chunk
+	 * in test_estimate_sc21_syncs */
+	{ "megatron-lm-2021", 9, 0, 3, 1, false },
 	{ "megatron-core-0.6", 0, 1, 1, 1, true },
 	{ "megatron-lm", 0, 2, 1, 0, false },
 	{ "nemo-24.07", 0, 0, 1, 1, false },
@@ -392,6 +394,8 @@ START_TEST(test_profiles_microbatch_work)
 		ck_assert_double_eq(fw.p2p_syncs, profile_work[i].p2p_syncs);
 		ck_assert_double_eq(fw.loss_allreduces, profile_work[i].loss_allreduces);
 		ck_assert(fw.dataloader_mask == profile_work[i].dataloader_mask);
+		/* only SC21's schedule synchronises per model chunk */
+		ck_assert(fw.syncs_per_chunk == (strcmp(profile_work[i].name, "megatron-lm-2021") == 0));
 	}
 }
 END_TEST
@@ -400,11 +404,12 @@ END_TEST
  * plan-cli hostsync2: the bundled profiles' syncs priced on the toy GPT
  * (pp 1: one stage, every stage's and the loss stage's syncs both), two
  * micro-batches (global batch 2 at dp 1), at each profile's own launch
- * cost (10 us for all four):
+ * cost (10 us for the first four, 12 us for megatron-lm-2021):
  *   deepspeed       3 + 1 = 4 a micro-batch:  4 x 10 us x 2 =  80 us;
  *   deepspeed-2021 16 + 0 = 16:              16 x 10 us x 2 = 320 us;
  *   llm-foundry     1 + 0 = 1:                1 x 10 us x 2 =  20 us;
- *   pytorch-fsdp2   2 + 0 = 2:                2 x 10 us x 2 =  40 us.
+ *   pytorch-fsdp2   2 + 0 = 2:                2 x 10 us x 2 =  40 us;
+ *   megatron-lm-2021 9 + 0 = 9:               9 x 12 us x 2 = 216 us.
  */
 static const struct {
 	const char *name;
@@ -414,6 +419,7 @@ static const struct {
 	{ "deepspeed-2021", 16, 320e-6 },
 	{ "llm-foundry", 1, 20e-6 },
 	{ "pytorch-fsdp2", 2, 40e-6 },
+	{ "megatron-lm-2021", 9, 216e-6 },
 };
 
 START_TEST(test_profiles_microbatch_sync_time)
@@ -438,6 +444,76 @@ START_TEST(test_profiles_microbatch_sync_time)
 }
 END_TEST
 
+/*
+ * plan-cli mlm2021: SC21 Megatron-LM's syncs (docs/research/
+ * framework-data.md Sec. 35), its profile's values on the toy GPT at 12 us
+ * a launch.
+ * Per iteration: 8 optimizer-timer syncs, found_inf 1, the norm's 2, 4
+ * train_step-timer syncs, the loss scale 1, training_log's FloatTensor 1,
+ * and 4 every 5th iteration (0.8): host_syncs 17.8, 17.8 x 12 us = 213.6
+ * us on the launch line.
+ * Per micro-batch: pp 2 plain 1F1B, two micro-batches (global batch 2):
+ * each stage is an end stage, 9 + 3 x 1 = 12 syncs a micro-batch, 144 us:
+ * the pacing stage's two slots and the other stage's share, 3 x 144 =
+ * 432 us more an iteration.
+ * Interleaved, pp 2 and vpp 2 on the 4-layer GPT, four micro-batches
+ * (global batch 4): per chunk 2 x (9 + 3) = 24 syncs a micro-batch on
+ * either stage, 288 us: 4 x 288 = 1152 us of mb_sync_s, and the other
+ * stage's share 288 / 2 = 144 us, 1296 us more an iteration. Without
+ * syncs_per_chunk: 9 a micro-batch (microbatch_syncs once, no p2p), 4 x 9
+ * x 12 us = 432 us.
+ */
+START_TEST(test_estimate_sc21_syncs)
+{
+	struct framework fw;
+	struct toy_run t;
+	struct model m4;
+	struct estimate e0, e1;
+
+	test_setup_paths();
+	test_load_profile(PROFILE_FRAMEWORK, "megatron-lm-2021", &fw);
+	ck_assert_double_eq(fw.host_syncs, 17.8);
+	ck_assert(fw.syncs_per_chunk);
+	ck_assert_double_eq_tol(fw.host_launch_s, 12e-6, 1e-18);
+
+	toy_run_init(&t, 1, 2);
+	test_load_model(&m4, "name: toy\nlayers: 4\nhidden: 1024\nheads: 8\nvocab: 32768\nseq_len: 1024\n");
+	t.fw.host_launch_s = fw.host_launch_s;
+	toy_estimate(&t, &t.m, &e0);
+	t.fw.host_syncs = fw.host_syncs;
+	toy_estimate(&t, &t.m, &e1);
+	ck_assert_double_eq_tol(e1.breakdown.launch - e0.breakdown.launch, 213.6e-6, 1e-12);
+	t.fw.host_syncs = 0.0;
+
+	t.p.pp = 2;
+	toy_estimate(&t, &t.m, &e0);
+	t.fw.microbatch_syncs = fw.microbatch_syncs;
+	t.fw.p2p_syncs = fw.p2p_syncs;
+	t.fw.syncs_per_chunk = fw.syncs_per_chunk;
+	toy_estimate(&t, &t.m, &e1);
+	ck_assert_int_eq(e1.details.bottleneck_stage, e0.details.bottleneck_stage);
+	ck_assert_double_eq(e1.details.mb_syncs, 12.0);
+	ck_assert_double_eq_tol(e1.iteration_time_s - e0.iteration_time_s, 432e-6, 1e-12);
+
+	t.p.global_batch = 4;
+	t.p.vpp = 2;
+	t.fw.microbatch_syncs = t.fw.p2p_syncs = 0.0;
+	toy_estimate(&t, &m4, &e0);
+	t.fw.microbatch_syncs = fw.microbatch_syncs;
+	t.fw.p2p_syncs = fw.p2p_syncs;
+	toy_estimate(&t, &m4, &e1);
+	ck_assert_int_eq(e1.details.bottleneck_stage, e0.details.bottleneck_stage);
+	ck_assert_double_eq(e1.details.mb_syncs, 24.0);
+	ck_assert_double_eq_tol(e1.details.mb_sync_s, 1152e-6, 1e-15);
+	ck_assert_double_eq_tol(e1.iteration_time_s - e0.iteration_time_s, 1296e-6, 1e-12);
+	t.fw.syncs_per_chunk = false;
+	toy_estimate(&t, &m4, &e1);
+	ck_assert_double_eq(e1.details.mb_syncs, 9.0);
+	ck_assert_double_eq_tol(e1.details.mb_sync_s, 432e-6, 1e-15);
+	cluster_release(&t.c);
+}
+END_TEST
+
 static Suite *
 host_time_suite(void)
 {
@@ -453,6 +529,7 @@ host_time_suite(void)
 	tcase_add_test(tc, test_estimate_loss_allreduce_and_mask);
 	tcase_add_test(tc, test_profiles_microbatch_sync_time);
 	tcase_add_test(tc, test_profiles_microbatch_work);
+	tcase_add_test(tc, test_estimate_sc21_syncs);
 	suite_add_tcase(s, tc);
 	return s;
 }

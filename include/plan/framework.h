@@ -251,13 +251,17 @@ struct framework {
 				       from core_v0.9.0: 2, one per chained optimizer) */
 	/* plan-cli hostsync: the training script's work per micro-batch */
 	double microbatch_syncs;  /**< host synchronisations per micro-batch on every pipeline stage
-				       (SC21 Megatron's broadcast_data: 2) */
+				       (SC21 Megatron: its timers and broadcast_data, 9) */
 	double loss_syncs;        /**< host synchronisations per micro-batch on the stage holding the loss
 				       (Megatron-LM's loss NaN check: core_v0.6.0 1, core_r0.13.0 on 2) */
 	double p2p_syncs;         /**< host synchronisations per pipeline exchange under plain 1F1B
-				       (torch.cuda.synchronize() after batch_isend_irecv: Megatron 1) */
+				       (torch.cuda.synchronize() after batch_isend_irecv: Megatron 1;
+				       SC21's, inside a timer's start and stop, 3) */
 	double loss_allreduces;   /**< all-reduces of the micro-batch's loss over DP, on the loss stage
 				       (average_losses_across_data_parallel_group: 1) */
+	bool syncs_per_chunk;     /**< plan-cli mlm2021: under the interleaved schedule microbatch_syncs and
+				       p2p_syncs recur for every model chunk, on every stage (SC21 Megatron:
+				       forward_step_func and a synchronised exchange per chunk step) */
 	bool dataloader_mask;     /**< the data loader builds the b x s x s boolean attention mask: copied
 				       to the GPU each micro-batch on the first and the loss stage and
 				       broadcast over TP (Megatron-LM core_v0.5.0 on, by default) */

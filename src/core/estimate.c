@@ -1104,11 +1104,12 @@ offload_exposed_s(const struct core *x)
  * the frameworks/ profiles and docs/research/framework-data.md).
  *
  * The host synchronisations a micro-batch of @stage makes: those of
- * every stage (SC21's broadcast_data), the loss stage's (the loss's NaN
+ * every stage (SC21's broadcast_data and timers), the loss stage's (the loss's NaN
  * check) and, under non-interleaved 1F1B, one per pipeline exchange
  * (Megatron's torch.cuda.synchronize() after batch_isend_irecv): an end
  * stage exchanges once a micro-batch (send forward with receive backward,
- * or the reverse), a middle stage twice. Each exposes one launch, as
+ * or the reverse), a middle stage twice; interleaved, with
+ * syncs_per_chunk, both once per model chunk. Each exposes one launch, as
  * host_syncs do (core_host).
  */
 static double
@@ -1122,6 +1123,16 @@ stage_mb_syncs(const struct core *x, int stage)
 		n += fw->loss_syncs;
 	if (p->pp > 1 && p->vpp == 1)
 		n += fw->p2p_syncs * (stage == 0 || stage == p->pp - 1 ? 1.0 : 2.0);
+	/* plan-cli mlm2021: SC21 Megatron's interleaved schedule calls
+	 * forward_step_func (get_batch, the timers) for each model chunk,
+	 * and each steady-state step, a chunk's forward and another's
+	 * backward, ends in one synchronised exchange on every stage, end
+	 * stages too (schedules.py forward_backward_pipelining_with_
+	 * interleaving, p2p_communication.py _communicate, de7dc40f88):
+	 * vpp of each a micro-batch. The warm-up and cool-down steps
+	 * exchange alone, a few more an iteration: not counted. */
+	else if (p->pp > 1 && fw->syncs_per_chunk)
+		n += (p->vpp - 1) * fw->microbatch_syncs + p->vpp * fw->p2p_syncs;
 	return n;
 }
 

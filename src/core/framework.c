@@ -91,5 +91,6 @@ framework_init_default(struct framework *fw)
 	fw->moe_param_gathers = 1.0;       /* plan-cli simumoe: one gather of the updated weights */
 	/* plan-cli hostsync: no work of the training script per micro-batch */
 	fw->microbatch_syncs = fw->loss_syncs = fw->p2p_syncs = fw->loss_allreduces = 0.0;
+	fw->syncs_per_chunk = false;
 	fw->dataloader_mask = false;
 }

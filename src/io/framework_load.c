@@ -271,8 +271,9 @@ const struct schema_key framework_schema[] = {
 	{ .key = "microbatch_syncs", .type = SCHEMA_NUMBER, .offset = OFF(microbatch_syncs), .min = 0,
 	  .max = 64, .def = "0",
 	  .help = "host synchronisations per micro-batch on every pipeline stage, each exposing one launch: "
-		  "0, none; SC21 Megatron-LM 2 (get_batch's broadcast_data reads the sizes back with .cpu() "
-		  "and copies the batch with a blocking .cuda())" },
+		  "0, none; SC21 Megatron-LM 9 (its timers' torch.cuda.synchronize() at each start and stop of "
+		  "forward-compute, batch-generator and backward-compute, and broadcast_data's blocking copies "
+		  "of the sizes up and back and of the batch up)" },
 	{ .key = "loss_syncs", .type = SCHEMA_NUMBER, .offset = OFF(loss_syncs), .min = 0, .max = 64,
 	  .def = "0",
 	  .help = "host synchronisations per micro-batch on the stage holding the loss, each exposing one "
@@ -283,13 +284,19 @@ const struct schema_key framework_schema[] = {
 	  .def = "0",
 	  .help = "host synchronisations per pipeline exchange under non-interleaved 1F1B (an end stage "
 		  "makes one exchange a micro-batch, a middle stage two), each exposing one launch: 0, none; "
-		  "Megatron 1 (p2p_communication.py: torch.cuda.synchronize() after batch_isend_irecv, "
-		  "batch_p2p_sync)" },
+		  "Megatron-Core 1 (p2p_communication.py: torch.cuda.synchronize() after batch_isend_irecv, "
+		  "batch_p2p_sync); SC21 Megatron-LM 3 (that and its timer's start and stop)" },
 	{ .key = "loss_allreduces", .type = SCHEMA_NUMBER, .offset = OFF(loss_allreduces), .min = 0,
 	  .max = 64, .def = "0",
 	  .help = "all-reduces of one float over the DP group per micro-batch on the stage holding the "
 		  "loss, latency-bound: 0, none; Megatron-LM to core_r0.8.0 and NeMo 1.x 1 (loss_func's "
 		  "average_losses_across_data_parallel_group)" },
+	/* plan-cli mlm2021 */
+	{ .key = "syncs_per_chunk", .type = SCHEMA_BOOL, .offset = OFF(syncs_per_chunk), .def = "false",
+	  .help = "under the interleaved schedule, microbatch_syncs and p2p_syncs recur for every model chunk "
+		  "of a micro-batch, on every stage (false: microbatch_syncs once a micro-batch and p2p_syncs "
+		  "not at all, Megatron-Core overlapping the exchange): SC21 Megatron-LM true (schedules.py "
+		  "calls forward_step_func for each chunk, and each chunk step's exchange synchronises)" },
 	{ .key = "dataloader_mask", .type = SCHEMA_BOOL, .offset = OFF(dataloader_mask), .def = "false",
 	  .help = "the data loader builds the micro-batch x seq x seq boolean attention mask, which the first "
 		  "stage and the stage holding the loss copy to the GPU on the compute stream each micro-batch "
