@@ -372,6 +372,8 @@ static const struct {
 	{ "megatron-core-0.6", 0, 1, 1, 1, true },
 	{ "megatron-lm", 0, 2, 1, 0, false },
 	{ "nemo-24.07", 0, 0, 1, 1, false },
+	/* plan-cli llsync (Sec. 32): NeMo v2.3.0's MaskedTokenLossReduction */
+	{ "nemo", 0, 1, 1, 1, false },
 	/* plan-cli hostsync2 (docs/research/framework-data.md Sec. 31) */
 	{ "deepspeed", 3, 1, 0, 0, false },
 	{ "deepspeed-2021", 16, 0, 0, 1, false },
@@ -405,11 +407,12 @@ END_TEST
  * plan-cli hostsync2: the bundled profiles' syncs priced on the toy GPT
  * (pp 1: one stage, every stage's and the loss stage's syncs both), two
  * micro-batches (global batch 2 at dp 1), at each profile's own launch
- * cost (10 us for all four):
+ * cost (10 us for the first four, 12 us for nemo):
  *   deepspeed       3 + 1 = 4 a micro-batch:  4 x 10 us x 2 =  80 us;
  *   deepspeed-2021 16 + 0 = 16:              16 x 10 us x 2 = 320 us;
  *   llm-foundry     1 + 0 = 1:                1 x 10 us x 2 =  20 us;
- *   pytorch-fsdp2   2 + 0 = 2:                2 x 10 us x 2 =  40 us.
+ *   pytorch-fsdp2   2 + 0 = 2:                2 x 10 us x 2 =  40 us;
+ *   nemo            0 + 1 = 1, at 12 us:      1 x 12 us x 2 =  24 us.
  */
 static const struct {
 	const char *name;
@@ -419,6 +422,7 @@ static const struct {
 	{ "deepspeed-2021", 16, 320e-6 },
 	{ "llm-foundry", 1, 20e-6 },
 	{ "pytorch-fsdp2", 2, 40e-6 },
+	{ "nemo", 1, 24e-6 },
 };
 
 START_TEST(test_profiles_microbatch_sync_time)
