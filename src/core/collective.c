@@ -244,8 +244,8 @@ collective_broadcast_time(const struct cluster *c, const struct group_layout *g,
 #define NCCL_BASE_RING_LL_S 6.6e-6
 #define NCCL_BASE_TREE_LL_S 6.8e-6
 /* LL sends a 4-byte flag with every 4 bytes of data: busBw * .5 for the
- * ring; the tree's LL busBw is 1/3.8 of its Simple one (tuning.cc, the
- * same v2.18.1-1 .. v2.30.7-1). */
+ * ring (tuning.cc v2.21.5-1 .. v2.30.7-1; 1/4 for an all-reduce before);
+ * the tree's LL busBw is 1/3.8 of its Simple one (every release). */
 #define NCCL_RING_LL_BW 0.5
 #define NCCL_TREE_LL_BW (1.0 / 3.8)
 
