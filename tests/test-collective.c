@@ -256,33 +256,57 @@ START_TEST(test_broadcast)
 END_TEST
 
 /*
- * plan-cli hostsync: an all-reduce of one float (a loss), the cheaper of
- * the ring and NCCL's tree (tuning.cc v2.21.5-1: base + 2 ((ranks a node
- * - 1) intra + log2i(nodes) inter)). The test cluster: 3 us NVLink steps
- * (the 1 us net overhead x 3 is no higher), 5 us across nodes, no base
- * latency, NVLink 225e9 B/s. One node of 8: ring 14 x 3 = 42 us and
- * 1.75 x 4 B at 225e9; tree 2 x 7 x 3 = 42 us and 8 B: the ring.
- * 16 ranks on 2 nodes: ring 28 x 3 + 2 x 5 = 94 us; tree 2 x (21 + 1 x 5)
- * = 52 us. 512 ranks on 64 nodes: ring 896 x 3 + 126 x 5 = 3318 us; tree
- * 2 x (21 + 6 x 5) = 102 us. 3 nodes of 8: log2i(3) = 1, 52 us again.
+ * plan-cli hostsync: an all-reduce of one float (a loss) as NCCL's tuning
+ * model prices it with LL, the cheaper of Ring/LL and Tree/LL (tuning.cc
+ * v2.23.4-1 .. v2.30.7-1), each latency the cluster's Simple one times
+ * NCCL's LL/Simple ratio. The test cluster: 3 us NVLink steps, so LL
+ * 3 x 0.6/3.4 = 9/17 us; 5 us across nodes, so Ring/LL 5 x 2.7/9.6 =
+ * 1.40625 us and Tree/LL 5 x 5.0/9.6 = 125/48 us; no base latency; the
+ * 1 us net overhead; NVLink 225e9 B/s, Ring/LL at half of it (bytes
+ * 2 x 1.75 x 4 = 14 over 225e9), Tree/LL at 1/3.8 and algorithm bandwidth
+ * half the bus's (2 x 3.8 x 4 = 30.4 over 225e9).
+ * One node of 8: ring 14 x 9/17 = 126/17 us, tree 2 x 7 x 9/17 the same,
+ * the ring's bytes fewer: the ring.
+ * 16 ranks on 2 nodes: ring 28 x max(9/17, 1) + 2 x 1.40625 = 30.8125 us;
+ * tree 2 x (7 x 9/17 + 1 x 125/48) = 126/17 + 125/24 = 12.6201 us.
+ * 512 ranks on 64 nodes: tree 126/17 + 2 x 6 x 125/48 = 126/17 + 31.25 us
+ * (ring 896 + 126 x 1.40625 = 1073.2 us). 3 nodes of 8: log2i(3) = 1, as
+ * on 2 nodes (ring 42 + 4 x 1.40625 = 47.625 us).
+ * 4 ranks on 4 nodes, one a node: the ring's 6 steps all across nodes at
+ * the tree's 125/48 us, 15.625 us; tree 2 x 2 x 125/48 = 125/12 us.
+ * At NCCL's own figures (3.4, 9.6 us steps, base 8.4 us): one node of 8,
+ * ring 6.6 + 14 x 0.6 = 15.0 us (tree 6.8 + 14 x 0.6 = 15.2 us); 220 ranks,
+ * 4 a node on 55 nodes: tree 6.8 + 2 (3 x 0.6 + 5 x 5.0) = 60.4 us (ring
+ * 6.6 + 330 x 1.0 + 108 x 2.7 = 628.2 us; the Simple tree of before
+ * 8.4 + 2 (3 x 3.4 + 5 x 9.6) = 124.8 us).
  */
 START_TEST(test_small_allreduce)
 {
 	struct cluster c;
+	double ring_bw = 14.0 / 225e9, tree_bw = 30.4 / 225e9;
 
 	test_load_cluster(&c, TEST_CLUSTER_YAML);
 	ck_assert_rel(collective_small_allreduce_time(&c, &(struct group_layout){ 8, 8, 1 }, 4.0),
-		      42e-6 + 1.75 * 4.0 / 225e9, 1e-12);
+		      126.0 / 17 * 1e-6 + ring_bw, 1e-12);
 	ck_assert_rel(collective_small_allreduce_time(&c, &(struct group_layout){ 16, 8, 2 }, 4.0),
-		      52e-6 + 8.0 / 225e9, 1e-12);
+		      (126.0 / 17 + 125.0 / 24) * 1e-6 + tree_bw, 1e-12);
 	ck_assert_rel(collective_small_allreduce_time(&c, &(struct group_layout){ 512, 8, 64 }, 4.0),
-		      102e-6 + 8.0 / 225e9, 1e-12);
+		      (126.0 / 17 + 31.25) * 1e-6 + tree_bw, 1e-12);
 	ck_assert_rel(collective_small_allreduce_time(&c, &(struct group_layout){ 24, 8, 3 }, 4.0),
-		      52e-6 + 8.0 / 225e9, 1e-12);
+		      (126.0 / 17 + 125.0 / 24) * 1e-6 + tree_bw, 1e-12);
+	ck_assert_rel(collective_small_allreduce_time(&c, &(struct group_layout){ 4, 1, 4 }, 4.0),
+		      125.0 / 12 * 1e-6 + tree_bw, 1e-12);
 	ck_assert(collective_time(&c, &(struct group_layout){ 512, 8, 64 }, COLL_ALLREDUCE, COLL_ALGO_RING, 4.0) >
 		  3318e-6);
 	ck_assert_double_eq(collective_small_allreduce_time(&c, &(struct group_layout){ 1, 1, 1 }, 4.0), 0.0);
 	ck_assert_double_eq(collective_small_allreduce_time(&c, &(struct group_layout){ 8, 8, 1 }, 0.0), 0.0);
+	c.intra.latency_s = 3.4e-6;
+	c.inter.latency_s = 9.6e-6;
+	c.intra.collective_latency_s = 8.4e-6;
+	ck_assert_rel(collective_small_allreduce_time(&c, &(struct group_layout){ 8, 8, 1 }, 4.0),
+		      15.0e-6 + ring_bw, 1e-12);
+	ck_assert_rel(collective_small_allreduce_time(&c, &(struct group_layout){ 220, 4, 55 }, 4.0),
+		      60.4e-6 + tree_bw, 1e-12);
 	cluster_release(&c);
 }
 END_TEST

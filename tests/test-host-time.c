@@ -321,9 +321,13 @@ END_TEST
 /*
  * plan-cli hostsync: the loss's all-reduce over DP and the data loader's
  * attention mask, per micro-batch, in overhead. The toy cluster (2 nodes
- * of 4, NVLink 1e11 B/s and 1 us, 10 us across nodes, no net overhead).
- * dp 8 over both nodes: ring 12 x 1 + 2 x 10 = 32 us; tree 2 x (3 x 1 +
- * log2i(2) x 10) = 26 us and 8 B / 1e11: 26.00008 us, twice for the two
+ * of 4, NVLink 1e11 B/s and 1 us, 10 us across nodes, no net overhead,
+ * no base latency), priced as NCCL's LL protocol (collective.c): NVLink
+ * steps 1 x 0.6/3.4 = 3/17 us, network steps 10 x 2.7/9.6 = 2.8125 us for
+ * the ring and 10 x 5.0/9.6 = 125/24 us for the tree. dp 8 over both
+ * nodes: ring 12 x 3/17 + 2 x 2.8125 = 36/17 + 5.625 = 7.7426 us and
+ * 2 x 7/8 x 4 B at half of 1e11 B/s, 1.4e-10 s; tree 2 x (3 x 3/17 +
+ * log2i(2) x 125/24) = 11.4755 us: the ring, twice for the two
  * micro-batches of a global batch of 16.
  * The mask at tp 2, micro-batch 1, seq 1024: 1024^2 = 1,048,576 B at the
  * default 25e9 B/s host link, 41.94304 us, and its broadcast over the two
@@ -334,14 +338,15 @@ START_TEST(test_estimate_loss_allreduce_and_mask)
 {
 	struct toy_run t;
 	struct estimate e0, e1;
+	double ring = (36.0 / 17 + 5.625) * 1e-6 + 1.4e-10;
 
 	toy_run_init(&t, 8, 16);
 	toy_estimate(&t, &t.m, &e0);
 	t.fw.loss_allreduces = 1.0;
 	toy_estimate(&t, &t.m, &e1);
-	ck_assert_double_eq_tol(e1.details.loss_allreduce_s, 2.0 * 26.00008e-6, 1e-15);
-	ck_assert_double_eq_tol(e1.breakdown.overhead - e0.breakdown.overhead, 2.0 * 26.00008e-6, 1e-15);
-	ck_assert_double_eq_tol(e1.iteration_time_s - e0.iteration_time_s, 2.0 * 26.00008e-6, 1e-12);
+	ck_assert_double_eq_tol(e1.details.loss_allreduce_s, 2.0 * ring, 1e-15);
+	ck_assert_double_eq_tol(e1.breakdown.overhead - e0.breakdown.overhead, 2.0 * ring, 1e-15);
+	ck_assert_double_eq_tol(e1.iteration_time_s - e0.iteration_time_s, 2.0 * ring, 1e-12);
 
 	t.fw.loss_allreduces = 0.0;
 	t.p.tp = 2;
@@ -369,6 +374,8 @@ static const struct {
 	{ "megatron-core-0.6", 0, 1, 1, 1, true },
 	{ "megatron-lm", 0, 2, 1, 0, false },
 	{ "nemo-24.07", 0, 0, 1, 1, false },
+	/* plan-cli llsync (Sec. 32): NeMo v2.3.0's MaskedTokenLossReduction */
+	{ "nemo", 0, 1, 1, 1, false },
 	/* plan-cli hostsync2 (docs/research/framework-data.md Sec. 31) */
 	{ "deepspeed", 3, 1, 0, 0, false },
 	{ "deepspeed-2021", 16, 0, 0, 1, false },
@@ -404,12 +411,13 @@ END_TEST
  * plan-cli hostsync2: the bundled profiles' syncs priced on the toy GPT
  * (pp 1: one stage, every stage's and the loss stage's syncs both), two
  * micro-batches (global batch 2 at dp 1), at each profile's own launch
- * cost (10 us for the first four, 12 us for megatron-lm-2021):
+ * cost (10 us for the first four, 12 us for megatron-lm-2021 and nemo):
  *   deepspeed       3 + 1 = 4 a micro-batch:  4 x 10 us x 2 =  80 us;
  *   deepspeed-2021 16 + 0 = 16:              16 x 10 us x 2 = 320 us;
  *   llm-foundry     1 + 0 = 1:                1 x 10 us x 2 =  20 us;
  *   pytorch-fsdp2   2 + 0 = 2:                2 x 10 us x 2 =  40 us;
- *   megatron-lm-2021 9 + 0 = 9:               9 x 12 us x 2 = 216 us.
+ *   megatron-lm-2021 9 + 0 = 9:               9 x 12 us x 2 = 216 us;
+ *   nemo            0 + 1 = 1, at 12 us:      1 x 12 us x 2 =  24 us.
  */
 static const struct {
 	const char *name;
@@ -420,6 +428,7 @@ static const struct {
 	{ "llm-foundry", 1, 20e-6 },
 	{ "pytorch-fsdp2", 2, 40e-6 },
 	{ "megatron-lm-2021", 9, 216e-6 },
+	{ "nemo", 1, 24e-6 },
 };
 
 START_TEST(test_profiles_microbatch_sync_time)

@@ -63,12 +63,13 @@ double collective_broadcast_time(const struct cluster *c, const struct group_lay
 
 /**
  * plan-cli hostsync: an all-reduce of a few bytes (a micro-batch's loss)
- * over group @g: the cheaper of the ring (collective_time()) and NCCL's
- * tree, whose latency NCCL's tuning model takes as its base latency plus
- * 2 ((ranks per node - 1) intra-node + log2i(nodes) inter-node) steps,
- * log2i the floor of the logarithm (src/graph/tuning.cc and
- * src/include/utils.h, NCCL v2.21.5-1); both with the cluster's step
- * latencies, and the tree's bytes at the ring's bandwidth.
+ * over group @g, as NCCL's tuning model prices it with its low-latency
+ * (LL) protocol, the one it picks at these sizes: the cheaper of Ring/LL
+ * (base + 2(n-1) steps, 2(k-1) of them across nodes) and Tree/LL (base +
+ * 2 ((ranks per node - 1) intra-node + log2i(nodes) inter-node steps)),
+ * src/graph/tuning.cc v2.23.4-1 .. v2.30.7-1. The LL latencies are the
+ * cluster's Simple ones (latency, collective_latency) times NCCL's LL /
+ * Simple ratio of the same table, so NCCL's own at the default keys.
  */
 double collective_small_allreduce_time(const struct cluster *c, const struct group_layout *g, double bytes);
 

@@ -220,21 +220,91 @@ collective_broadcast_time(const struct cluster *c, const struct group_layout *g,
 	return c->intra.collective_latency_s + t_lat + t_bw;
 }
 
+/*
+ * NCCL's low-latency (LL) protocol, which its tuning model picks for an
+ * all-reduce of a few bytes (ncclTopoTuneModel() and ncclTopoGetAlgoTime(),
+ * src/graph/tuning.cc). Its tables, in us: hwLat NVLink Ring/LL and
+ * Tree/LL 0.6 (0.47 and 0.52 to v2.17), NET Ring/LL 2.7 and Tree/LL 5.0
+ * (every release v2.7.3-1 .. v2.30.7-1), baseLat Ring/LL 6.6 and Tree/LL
+ * 6.8 (3.6 and 4.4 to v2.17); the same from v2.18.1-1 to v2.30.7-1. The
+ * cluster's keys hold the Simple protocol's figures of the same tables,
+ * hwLat NVLink Ring/Simple 3.4 (every release), NET Ring/Simple 9.6
+ * (v2.7.3-1 .. v2.17 but 2.12-2.13) and baseLat Ring/Simple 8.4 (every
+ * release): the LL figures are theirs times LL/Simple, so that a cluster
+ * at NCCL's values gets NCCL's LL values and a slower link (a user's
+ * override, a fit) slower LL steps in proportion. The PCIe row gives the
+ * same ratio (1.0 / 5.7 against 0.6 / 3.4).
+ */
+#define NCCL_NVL_RING_SIMPLE_S 3.4e-6
+#define NCCL_NVL_LL_S 0.6e-6
+#define NCCL_NET_RING_SIMPLE_S 9.6e-6
+#define NCCL_NET_RING_LL_S 2.7e-6
+#define NCCL_NET_TREE_LL_S 5.0e-6
+#define NCCL_BASE_RING_SIMPLE_S 8.4e-6
+#define NCCL_BASE_RING_LL_S 6.6e-6
+#define NCCL_BASE_TREE_LL_S 6.8e-6
+/* LL sends a 4-byte flag with every 4 bytes of data: busBw * .5 for the
+ * ring (tuning.cc v2.21.5-1 .. v2.30.7-1; 1/4 for an all-reduce before);
+ * the tree's LL busBw is 1/3.8 of its Simple one (every release). */
+#define NCCL_RING_LL_BW 0.5
+#define NCCL_TREE_LL_BW (1.0 / 3.8)
+
+/* floor(log2(k)), NCCL's log2i() (src/include/utils.h). */
+static int
+log2_floor(int k)
+{
+	int levels = 0;
+
+	for (; k > 1; k >>= 1)
+		levels++;
+	return levels;
+}
+
+/*
+ * Ring/LL all-reduce latency (tuning.cc v2.23.4-1 .. v2.30.7-1): baseLat +
+ * (nsteps - nInterSteps) intraLat + nInterSteps interLat, nsteps 2(n-1),
+ * nInterSteps 2(k-1); across nodes each intra-node step is floored at the
+ * proxy's net overhead (not tripled, as for Simple), and with one rank a
+ * node ("latencies are fully exposed") interLat is the tree's NET/LL.
+ */
+static double
+ring_ll_time(const struct cluster *c, const struct group_layout *g, double bytes)
+{
+	int n = g->size, k = g->nodes;
+	double intra = c->intra.latency_s * (NCCL_NVL_LL_S / NCCL_NVL_RING_SIMPLE_S);
+	double inter = c->inter.latency_s *
+		       ((g->per_node == 1 ? NCCL_NET_TREE_LL_S : NCCL_NET_RING_LL_S) / NCCL_NET_RING_SIMPLE_S);
+	double inter_steps = k > 1 ? 2.0 * (k - 1) : 0.0;
+
+	if (k > 1)
+		intra = fmax(intra, c->inter.net_overhead_s);
+	return c->intra.collective_latency_s * (NCCL_BASE_RING_LL_S / NCCL_BASE_RING_SIMPLE_S) +
+	       (2.0 * (n - 1) - inter_steps) * intra + inter_steps * inter +
+	       2.0 * (n - 1) / n * bytes / (NCCL_RING_LL_BW * intra_bw(c));
+}
+
+/*
+ * Tree/LL all-reduce latency (tuning.cc v2.18.1-1 .. v2.30.7-1): baseLat +
+ * 2 ((ranks a node - 1) intraLat + log2i(nodes) interLat); the tree's
+ * algorithm bandwidth is half its bus bandwidth.
+ */
+static double
+tree_ll_time(const struct cluster *c, const struct group_layout *g, double bytes)
+{
+	double intra = c->intra.latency_s * (NCCL_NVL_LL_S / NCCL_NVL_RING_SIMPLE_S);
+	double inter = c->inter.latency_s * (NCCL_NET_TREE_LL_S / NCCL_NET_RING_SIMPLE_S);
+
+	return c->intra.collective_latency_s * (NCCL_BASE_TREE_LL_S / NCCL_BASE_RING_SIMPLE_S) +
+	       2.0 * ((g->per_node - 1) * intra + log2_floor(g->nodes) * inter) +
+	       2.0 * bytes / (NCCL_TREE_LL_BW * intra_bw(c));
+}
+
 double
 collective_small_allreduce_time(const struct cluster *c, const struct group_layout *g, double bytes)
 {
-	double ring, tree;
-	int levels = 0;
-
 	if (g->size <= 1 || bytes <= 0)
 		return 0.0;
-	ring = collective_time(c, g, COLL_ALLREDUCE, COLL_ALGO_RING, bytes);
-	for (int k = g->nodes; k > 1; k >>= 1)
-		levels++;
-	tree = c->intra.collective_latency_s +
-	       2.0 * ((g->per_node - 1) * c->intra.latency_s + levels * c->inter.latency_s) +
-	       2.0 * bytes / intra_bw(c);
-	return fmin(ring, tree);
+	return fmin(ring_ll_time(c, g, bytes), tree_ll_time(c, g, bytes));
 }
 
 double
