@@ -375,7 +375,7 @@ static const struct {
 	{ "megatron-lm", 0, 2, 1, 0, false },
 	{ "nemo-24.07", 0, 0, 1, 1, false },
 	/* plan-cli llsync (Sec. 32): NeMo v2.3.0's MaskedTokenLossReduction */
-	{ "nemo", 0, 1, 1, 1, false },
+	{ "nemo", 0, 2, 1, 0, false },
 	/* plan-cli hostsync2 (docs/research/framework-data.md Sec. 31) */
 	{ "deepspeed", 3, 1, 0, 0, false },
 	{ "deepspeed-2021", 16, 0, 0, 1, false },
@@ -417,7 +417,7 @@ END_TEST
  *   llm-foundry     1 + 0 = 1:                1 x 10 us x 2 =  20 us;
  *   pytorch-fsdp2   2 + 0 = 2:                2 x 10 us x 2 =  40 us;
  *   megatron-lm-2021 9 + 0 = 9:               9 x 12 us x 2 = 216 us;
- *   nemo            0 + 1 = 1, at 12 us:      1 x 12 us x 2 =  24 us.
+ *   nemo            0 + 2 = 2, at 12 us:      2 x 12 us x 2 =  48 us.
  */
 static const struct {
 	const char *name;
@@ -428,7 +428,7 @@ static const struct {
 	{ "llm-foundry", 1, 20e-6 },
 	{ "pytorch-fsdp2", 2, 40e-6 },
 	{ "megatron-lm-2021", 9, 216e-6 },
-	{ "nemo", 1, 24e-6 },
+	{ "nemo", 2, 48e-6 },
 };
 
 START_TEST(test_profiles_microbatch_sync_time)
