@@ -577,7 +577,8 @@ calibrate_suite(void)
 {
 	const TTest *const tests[] = {
 		test_recovers_known_values, test_exact_without_noise, test_underdetermined, test_unseen_key,
-		test_key_paths, test_key_cap, test_key_at_bound, test_choose_zero_column, test_choose_collinear, test_write_round_trip,
+		test_key_paths, test_key_cap, test_key_at_bound, test_choose_zero_column, test_choose_collinear,
+		test_write_round_trip,
 		test_fifty_runs, test_issue25_keys_recovered, test_issue25_key_bounds,
 	};
 	Suite *s = suite_create("calibrate");

@@ -222,8 +222,8 @@ calib_key_resolve(const char *path, struct cluster *c, struct framework *fw, str
 			 * it would move nothing (cluster_pcie_bandwidth_Bps). */
 			if (!is_fw && strcmp(path, "gpu.pcie_bandwidth") == 0 && c->pcie_bandwidth_Bps > 0)
 				return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
-						      "'%s' is overridden by the cluster's pcie_bandwidth: remove that "
-						      "key to fit the GPU's", path);
+						      "'%s' is overridden by the cluster's pcie_bandwidth: "
+						      "remove that key to fit the GPU's", path);
 			if (!is_fw && strcmp(path, "gpu.power_limit") == 0)
 				return power_limit_bounds(c, out, err);
 			if (!is_fw && strcmp(names[b], "gpu") == 0)
