@@ -247,6 +247,14 @@ START_TEST(test_key_paths)
 	ck_assert(k.value == &fw.layer_overhead_s && k.framework);
 	ck_assert(!calib_key_resolve("gpu.gemm_eficiency_max", &c, NULL, &k, &err));
 	ck_assert_msg(strstr(err.message, "did you mean 'gpu.gemm_efficiency_max'?"), "%s", err.message);
+	/* gpu.pcie_bandwidth fits the GPU's host link, but not under a
+	 * cluster override, which would hide it. */
+	ck_assert(calib_key_resolve("gpu.pcie_bandwidth", &c, NULL, &k, &err));
+	ck_assert(k.value == &c.gpu.pcie_bandwidth_Bps && strcmp(k.unit, "B/s") == 0);
+	c.pcie_bandwidth_Bps = 10e9;
+	ck_assert(!calib_key_resolve("gpu.pcie_bandwidth", &c, NULL, &k, &err));
+	ck_assert_msg(strstr(err.message, "overridden by the cluster's pcie_bandwidth"), "%s", err.message);
+	c.pcie_bandwidth_Bps = 0;
 	ck_assert(!calib_key_resolve("gpu.name", &c, NULL, &k, &err));
 	ck_assert_msg(strcmp(err.message, "unknown key 'gpu.name' for --fit") == 0, "%s", err.message);
 	/* The list of every key is whole (issue 26: it was cut at the
@@ -266,6 +274,41 @@ START_TEST(test_key_paths)
 		ck_assert_str_eq(list + strlen(list) - strlen(last), last);
 	}
 	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * The key table's cap (issue 25, tenth session): 64 slots silently cut
+ * the 65th key, the framework's last, once gpu.pcie_bandwidth made 65.
+ * Counted by hand: gpu 19 (peak_flops, peak_flops_fp8, fp8_gemm_ratio,
+ * fp8_fast_accum_speedup, memory, memory_bandwidth, pcie_bandwidth,
+ * memory_efficiency, gemm_efficiency_max, gemm_overhead, attention_fwd_
+ * and _bwd_efficiency, attention_overhead, fa2_attention_speed,
+ * launch_overhead, speed_variation, rated_power, power_limit,
+ * reserved_memory), intra_node 5, inter_node 7, framework 34: 65. A
+ * table one short is an error naming the fix; the real one fits, and
+ * the list holds gpu.pcie_bandwidth and ends with the framework's last.
+ */
+START_TEST(test_key_cap)
+{
+	struct plan_error err;
+	int n = calib_key_count();
+
+	ck_assert_int_ge(n, 65);
+	ck_assert_int_le(n, CALIB_MAX_KEYS);
+	plan_error_clear(&err);
+	ck_assert(calib_keys_check(CALIB_MAX_KEYS, &err));
+	ck_assert(!calib_keys_check(n - 1, &err));
+	ck_assert_msg(strstr(err.message, "raise CALIB_MAX_KEYS"), "%s", err.message);
+	{
+		char list[8192];
+
+		ck_assert_uint_le(calib_key_list_size(), sizeof(list));
+		calib_key_list(list, sizeof(list));
+		ck_assert_msg(strstr(list, ", gpu.pcie_bandwidth, "), "%s", list);
+		ck_assert_str_eq(list + strlen(list) - strlen("framework.loss_bwd_bytes"),
+				 "framework.loss_bwd_bytes");
+	}
 }
 END_TEST
 
@@ -534,7 +577,8 @@ calibrate_suite(void)
 {
 	const TTest *const tests[] = {
 		test_recovers_known_values, test_exact_without_noise, test_underdetermined, test_unseen_key,
-		test_key_paths, test_key_at_bound, test_choose_zero_column, test_choose_collinear, test_write_round_trip,
+		test_key_paths, test_key_cap, test_key_at_bound, test_choose_zero_column, test_choose_collinear,
+		test_write_round_trip,
 		test_fifty_runs, test_issue25_keys_recovered, test_issue25_key_bounds,
 	};
 	Suite *s = suite_create("calibrate");

@@ -433,6 +433,91 @@ START_TEST(test_new_profiles)
 }
 END_TEST
 
+/*
+ * The host link (framework-data.md Sec. 34): a GPU without pcie_bandwidth
+ * takes its generation's, by hand: Volta PCIe Gen3 x16 measured 12 GB/s =
+ * 12e9 B/s; Ampere Gen4 25e9; Hopper, Blackwell and CDNA3 Gen5 50e9; an
+ * unspecified generation 25e9 (what every cluster defaulted to before).
+ */
+START_TEST(test_pcie_defaults)
+{
+	static const struct {
+		int generation;
+		double Bps;
+	} rows[] = {
+		{ GPU_GEN_UNSPECIFIED, 25e9 }, { GPU_GEN_VOLTA, 12e9 }, { GPU_GEN_AMPERE, 25e9 },
+		{ GPU_GEN_HOPPER, 50e9 }, { GPU_GEN_BLACKWELL, 50e9 }, { GPU_GEN_CDNA3, 50e9 },
+	};
+	_Static_assert(sizeof(rows) / sizeof(rows[0]) == GPU_GEN_COUNT, "a row per generation");
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct gpu g = { 0 };
+
+		gpu_unset_defaults(&g);
+		g.generation = rows[i].generation;
+		gpu_fill_defaults(&g);
+		ck_assert_double_eq_tol(g.pcie_bandwidth_Bps, rows[i].Bps, 1e-3);
+		/* A value given is kept. */
+		gpu_unset_defaults(&g);
+		g.pcie_bandwidth_Bps = 7e9;
+		gpu_fill_defaults(&g);
+		ck_assert_double_eq_tol(g.pcie_bandwidth_Bps, 7e9, 1e-3);
+	}
+}
+END_TEST
+
+/*
+ * Which bandwidth a host copy uses: the cluster's pcie_bandwidth over the
+ * GPU's over the generation's. h100-sxm5-80gb sets 50 GB/s = 5e10 B/s;
+ * gb200 150 GB/s = 1.5e11 (NVLink-C2C); a cluster's 12 GB/s = 1.2e10
+ * wins over both; an inline Hopper GPU without the key gets 5e10; a base
+ * GPU overridden with 20 GB/s gets 2e10; a GPU made in code with 0 gets
+ * GPU_DEFAULT_PCIE_BPS, 2.5e10. Units: "400 Gbit/s" is 400e9 / 8 = 5e10
+ * B/s, the same as "50 GB/s"; "50 Gbit/s" is 6.25e9.
+ */
+START_TEST(test_pcie_precedence)
+{
+	struct cluster c;
+
+	test_setup_paths();
+	test_load_cluster(&c, "name: x\nnodes: 1\ngpus_per_node: 8\ngpu: h100-sxm5-80gb\n" LINKS);
+	ck_assert(c.pcie_bandwidth_Bps == 0.0);
+	ck_assert_double_eq_tol(cluster_pcie_bandwidth_Bps(&c), 5e10, 1e-3);
+	cluster_release(&c);
+	test_load_cluster(&c, "name: x\nnodes: 1\ngpus_per_node: 4\ngpu: gb200\n" LINKS);
+	ck_assert_double_eq_tol(cluster_pcie_bandwidth_Bps(&c), 1.5e11, 1e-3);
+	cluster_release(&c);
+	test_load_cluster(&c, "name: x\nnodes: 1\ngpus_per_node: 8\ngpu: h100-sxm5-80gb\n"
+			  "pcie_bandwidth: 12 GB/s\n" LINKS);
+	ck_assert_double_eq_tol(c.gpu.pcie_bandwidth_Bps, 5e10, 1e-3);
+	ck_assert_double_eq_tol(cluster_pcie_bandwidth_Bps(&c), 1.2e10, 1e-3);
+	cluster_release(&c);
+	test_load_cluster(&c, "name: x\nnodes: 1\ngpus_per_node: 8\n"
+			  "gpu: {base: h100-sxm5-80gb, pcie_bandwidth: 20 GB/s}\n" LINKS);
+	ck_assert_double_eq_tol(cluster_pcie_bandwidth_Bps(&c), 2e10, 1e-3);
+	cluster_release(&c);
+	test_load_cluster(&c, "name: x\nnodes: 1\ngpus_per_node: 8\n"
+			  "gpu: {name: G, generation: hopper, peak_flops: 989 TFLOPS, memory: 80 GB, "
+			  "memory_bandwidth: 3 TB/s}\n" LINKS);
+	ck_assert_double_eq_tol(cluster_pcie_bandwidth_Bps(&c), 5e10, 1e-3);
+	cluster_release(&c);
+	test_load_cluster(&c, "name: x\nnodes: 1\ngpus_per_node: 8\n"
+			  "gpu: {base: h100-sxm5-80gb, pcie_bandwidth: 400 Gbit/s}\n" LINKS);
+	ck_assert_double_eq_tol(cluster_pcie_bandwidth_Bps(&c), 5e10, 1e-3);
+	cluster_release(&c);
+	test_load_cluster(&c, "name: x\nnodes: 1\ngpus_per_node: 8\ngpu: h100-sxm5-80gb\n"
+			  "pcie_bandwidth: 50 Gbit/s\n" LINKS);
+	ck_assert_double_eq_tol(cluster_pcie_bandwidth_Bps(&c), 6.25e9, 1e-3);
+	cluster_release(&c);
+	{
+		struct cluster z = { 0 };
+
+		ck_assert_double_eq_tol(cluster_pcie_bandwidth_Bps(&z), GPU_DEFAULT_PCIE_BPS, 1e-3);
+		ck_assert_double_eq_tol(GPU_DEFAULT_PCIE_BPS, 2.5e10, 1e-3);
+	}
+}
+END_TEST
+
 START_TEST(test_power_and_wave_errors)
 {
 	static const struct {
@@ -471,6 +556,8 @@ gpu_suite(void)
 	tcase_add_test(tc, test_named_gpu);
 	tcase_add_test(tc, test_base_override);
 	tcase_add_test(tc, test_spec_sheet_defaults);
+	tcase_add_test(tc, test_pcie_defaults);
+	tcase_add_test(tc, test_pcie_precedence);
 	tcase_add_test(tc, test_inline_equals_named);
 	tcase_add_test(tc, test_flash_attention_default);
 	tcase_add_test(tc, test_expected_max_normal);

@@ -85,14 +85,17 @@ START_TEST(test_cluster_defaults)
 	 * Sec. 27): NCCL's Ring/Simple step over NVLink, 3.4 us, and over the
 	 * network, 9.6 us (src/graph/tuning.cc, hwLat; 9.6 us up to 2.17);
 	 * nccl-tests bus bandwidth over line rate, 0.75 inside a node and 0.85
-	 * across; Hockney's n_1/2, 64 KiB = 65536 B; PCIe Gen4 x16's measured
-	 * 25 GB/s to host memory; 120 s to restart. */
+	 * across; Hockney's n_1/2, 64 KiB = 65536 B; no cluster pcie_bandwidth
+	 * (0), so the GPU's: an unspecified generation's PCIe Gen4 x16, 25 GB/s
+	 * measured to host memory; 120 s to restart. */
 	ck_assert_rel(c.intra.latency_s, 3.4e-6, 1e-12);
 	ck_assert_rel(c.inter.latency_s, 9.6e-6, 1e-12);
 	ck_assert_rel(c.intra.efficiency, 0.75, 1e-12);
 	ck_assert_rel(c.inter.efficiency, 0.85, 1e-12);
 	ck_assert_rel(c.inter.half_size_bytes, 65536.0, 1e-12);
-	ck_assert_rel(c.pcie_bandwidth_Bps, 25e9, 1e-12);
+	ck_assert(c.pcie_bandwidth_Bps == 0.0);
+	ck_assert_rel(c.gpu.pcie_bandwidth_Bps, 25e9, 1e-12);
+	ck_assert_rel(cluster_pcie_bandwidth_Bps(&c), 25e9, 1e-12);
 	ck_assert_rel(c.restart_s, 120.0, 1e-12);
 	ck_assert_rel(c.gpu.memory_efficiency, 0.8, 1e-12);
 	ck_assert_rel(c.gpu.gemm_efficiency_max, 0.75, 1e-12);

@@ -31,11 +31,7 @@ extern const char *const checkpoint_target_names[];
  */
 /** Remote storage: the 20 Gbit/s of Gemini's evaluation (its FSx baseline). */
 #define CHECKPOINT_DEFAULT_STORAGE_BPS (20e9 / 8)
-/**
- * GPU to host memory, per GPU: PCIe Gen4 x16 moves about 25 GB/s of its 32
- * (A100 host to device 25.13 GB/s, nvbandwidth v0.8, NVIDIA/nvbandwidth#42).
- */
-#define CHECKPOINT_DEFAULT_PCIE_BPS 25e9
+/* GPU to host memory: the GPU's pcie_bandwidth (cluster_pcie_bandwidth_Bps). */
 /**
  * Restarting the job after a failure: a replacement machine, the processes,
  * NCCL. An estimate: TrainMover (arXiv:2412.12636) restarts a 1,024-GPU job

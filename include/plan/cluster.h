@@ -43,7 +43,7 @@ struct cluster {
 	struct cluster_inter inter;
 	/* Checkpointing (plan/checkpoint.h; 0: its defaults). */
 	double storage_bandwidth_Bps; /**< remote persistent storage, for the whole job */
-	double pcie_bandwidth_Bps;    /**< one GPU to host memory, effective */
+	double pcie_bandwidth_Bps;    /**< override of gpu.pcie_bandwidth_Bps; 0: the GPU's */
 	double restart_s;             /**< restarting the job after a failure */
 	/* Derived at load time. */
 	double gemm_log_x[CURVE_MAX_POINTS];
@@ -56,6 +56,14 @@ void cluster_release(struct cluster *c);
 
 /** Total GPUs. */
 int cluster_gpus(const struct cluster *c);
+
+/**
+ * One GPU's bandwidth to host memory, effective, each way: the cluster's
+ * pcie_bandwidth where it sets one (a host that differs from the GPU's
+ * own link, e.g. a PCIe switch shared by GPUs), else the GPU's, else
+ * (a GPU made in code) GPU_DEFAULT_PCIE_BPS. Every host copy uses it.
+ */
+double cluster_pcie_bandwidth_Bps(const struct cluster *c);
 
 /** Node NIC bandwidth shared by its GPUs, per GPU (bytes/s, line rate). */
 double cluster_nic_share_Bps(const struct cluster *c);

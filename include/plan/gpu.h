@@ -24,6 +24,12 @@ enum gpu_generation {
 /** Names of enum gpu_generation as written in profiles. */
 extern const char *const gpu_generation_names[];
 
+/**
+ * The host link of a GPU whose generation is not given and of a GPU made
+ * in code with none: PCIe Gen4 x16's effective rate (gpu.c's defaults).
+ */
+#define GPU_DEFAULT_PCIE_BPS 25e9
+
 /** A value not given in a profile, to be filled from the generation. */
 #define GPU_UNSET (-1.0)
 
@@ -39,6 +45,7 @@ struct gpu {
 	double memory_bytes;
 	double memory_bw_Bps;       /**< HBM bandwidth */
 	double memory_efficiency;   /**< achievable fraction of memory_bw_Bps */
+	double pcie_bandwidth_Bps;  /**< GPU to host memory, effective, each way (PCIe or NVLink-C2C) */
 	double gemm_efficiency_max; /**< large-GEMM fraction of peak (parametric model) */
 	double gemm_overhead_s;     /**< fixed cost per GEMM kernel (parametric model) */
 	struct curve gemm_efficiency;       /**< measured curve: GEMM FLOPs -> fraction of peak */

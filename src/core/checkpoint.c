@@ -214,7 +214,7 @@ ckpt_sizes(const struct model *m, const struct cluster *c, const struct plan *p,
 	int gpus = plan_gpus(p), per_machine = gpus < c->gpus_per_node ? gpus : c->gpus_per_node;
 	double storage = or_default(o->storage_bandwidth_Bps, or_default(c->storage_bandwidth_Bps,
 				    CHECKPOINT_DEFAULT_STORAGE_BPS));
-	double pcie = or_default(c->pcie_bandwidth_Bps, CHECKPOINT_DEFAULT_PCIE_BPS);
+	double pcie = cluster_pcie_bandwidth_Bps(c);
 	double net = c->inter.nics_per_node * c->inter.nic_bandwidth_Bps * c->inter.efficiency;
 	double mtbf_h = or_default(o->gpu_mtbf_hours, CHECKPOINT_DEFAULT_GPU_MTBF_HOURS);
 

@@ -24,6 +24,14 @@ cluster_gpus(const struct cluster *c)
 }
 
 double
+cluster_pcie_bandwidth_Bps(const struct cluster *c)
+{
+	if (c->pcie_bandwidth_Bps > 0)
+		return c->pcie_bandwidth_Bps;
+	return c->gpu.pcie_bandwidth_Bps > 0 ? c->gpu.pcie_bandwidth_Bps : GPU_DEFAULT_PCIE_BPS;
+}
+
+double
 cluster_nic_share_Bps(const struct cluster *c)
 {
 	return c->inter.nics_per_node * c->inter.nic_bandwidth_Bps / c->gpus_per_node;

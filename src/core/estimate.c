@@ -1078,8 +1078,8 @@ core_host(struct core *x, const struct estimate *out)
  * during the backward on a side stream (Transformer Engine's
  * get_cpu_offload_context, default scheduling: "Offloading fully overlaps
  * with forward, reloading fully overlaps with backward" when the link keeps
- * up), each way N a / B at the cluster's GPU-to-host bandwidth
- * (pcie_bandwidth); what a pass's compute cannot hide is exposed. pp 1, so
+ * up), each way N a / B at the GPU-to-host bandwidth
+ * (cluster_pcie_bandwidth_Bps); what a pass's compute cannot hide is exposed. pp 1, so
  * the bottleneck stage is the model.
  */
 static double
@@ -1089,7 +1089,7 @@ offload_exposed_s(const struct core *x)
 
 	if (n <= 0)
 		return 0.0;
-	bw = x->c->pcie_bandwidth_Bps > 0 ? x->c->pcie_bandwidth_Bps : CHECKPOINT_DEFAULT_PCIE_BPS;
+	bw = cluster_pcie_bandwidth_Bps(x->c);
 	copy = n * memory_layer_activations(x->m, x->p, x->fw) / bw;
 	fwd = fmax(0.0, x->bn.compute - x->bn.bwd);
 	return fmax(0.0, copy - fwd) + fmax(0.0, copy - x->bn.bwd);
@@ -1161,7 +1161,7 @@ stage_batch_copy_s(const struct core *x, int stage)
 	if (!x->fw->dataloader_mask || (stage != 0 && stage != pipeline_head_stage(p)))
 		return 0.0;
 	bytes = (double)p->micro_batch * p->seq_len * p->seq_len;
-	bw = x->c->pcie_bandwidth_Bps > 0 ? x->c->pcie_bandwidth_Bps : CHECKPOINT_DEFAULT_PCIE_BPS;
+	bw = cluster_pcie_bandwidth_Bps(x->c);
 	return bytes / bw + collective_broadcast_time(x->c, &x->lay.tp, bytes);
 }
 

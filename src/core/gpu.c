@@ -19,6 +19,7 @@ const char *const gpu_flash_names[] = { "false", "true", NULL };
  */
 struct gpu_defaults {
 	double memory_efficiency;
+	double pcie_bandwidth_Bps;
 	double gemm_efficiency_max;
 	double gemm_overhead_s;
 	double attention_fwd_efficiency;
@@ -114,9 +115,22 @@ struct gpu_defaults {
  *   CUTLASS 3's Hopper/Blackwell defaults (128x256x64 warp-specialised
  *   kernels; Blackwell's 2-SM 256x256 UMMA tile is 128x256 per SM).
  *   CDNA3 not sourced (the same, an estimate).
+ * - Host link (GPU to host memory, each way, effective: checkpoint copies,
+ *   activation offloading, the data loader's mask; framework-data.md Sec.
+ *   34): Volta PCIe Gen3 x16 (15.75 GB/s raw), 12 GB/s measured on V100
+ *   (BaM's authors, ZaidQureshi/bam#54); Ampere Gen4 x16 (31.5 raw), A100
+ *   host to device 25.13 GB/s (nvbandwidth v0.8, NVIDIA/nvbandwidth#42):
+ *   25; Hopper Gen5 x16 (63 raw), H100 device to host 52.77 GB/s on all
+ *   eight GPUs of a node (nvbandwidth device_to_host_memcpy_sm,
+ *   NVIDIA/nvbandwidth#24): 50; Blackwell B200 and CDNA3 MI300X are Gen5
+ *   x16 hosts too (DGX B200 and MI300X datasheets), not measured here: 50,
+ *   as Hopper. The Grace-Blackwell GPUs' NVLink-C2C sets its own
+ *   (gpus/gb200.yaml). The unspecified row keeps the 25 GB/s clusters
+ *   always defaulted to.
  */
 static const struct gpu_defaults defaults[GPU_GEN_COUNT] = {
 	[GPU_GEN_UNSPECIFIED] = {
+		.pcie_bandwidth_Bps = GPU_DEFAULT_PCIE_BPS,
 		.memory_efficiency = 0.8, .gemm_efficiency_max = 0.75, .gemm_overhead_s = 5e-6,
 		.attention_fwd_efficiency = 0.5, .attention_bwd_efficiency = 0.4,
 		.attention_overhead_s = 75e-6, .launch_overhead_s = 3e-6, .fp8_gemm_ratio = 0.9,
@@ -125,6 +139,7 @@ static const struct gpu_defaults defaults[GPU_GEN_COUNT] = {
 		.sm_count = 0, .gemm_tile_m = 128, .gemm_tile_n = 256,
 	},
 	[GPU_GEN_VOLTA] = {
+		.pcie_bandwidth_Bps = 12e9,
 		.memory_efficiency = 0.88, .gemm_efficiency_max = 0.73, .gemm_overhead_s = 5e-6,
 		.attention_fwd_efficiency = 0.4, .attention_bwd_efficiency = 0.3,
 		.attention_overhead_s = 75e-6, .launch_overhead_s = 3e-6, .fp8_gemm_ratio = 0.9,
@@ -133,6 +148,7 @@ static const struct gpu_defaults defaults[GPU_GEN_COUNT] = {
 		.sm_count = 80, .gemm_tile_m = 128, .gemm_tile_n = 256,
 	},
 	[GPU_GEN_AMPERE] = {
+		.pcie_bandwidth_Bps = 25e9,
 		.memory_efficiency = 0.84, .gemm_efficiency_max = 0.75, .gemm_overhead_s = 5e-6,
 		.attention_fwd_efficiency = 0.55, .attention_bwd_efficiency = 0.47,
 		.attention_overhead_s = 75e-6, .launch_overhead_s = 3e-6, .fp8_gemm_ratio = 0.9,
@@ -141,6 +157,7 @@ static const struct gpu_defaults defaults[GPU_GEN_COUNT] = {
 		.sm_count = 108, .gemm_tile_m = 128, .gemm_tile_n = 256,
 	},
 	[GPU_GEN_HOPPER] = {
+		.pcie_bandwidth_Bps = 50e9,
 		.memory_efficiency = 0.9, .gemm_efficiency_max = 0.69, .gemm_overhead_s = 5e-6,
 		.attention_fwd_efficiency = 0.57, .attention_bwd_efficiency = 0.54,
 		.attention_overhead_s = 75e-6, .launch_overhead_s = 3e-6, .fp8_gemm_ratio = 0.9,
@@ -149,6 +166,7 @@ static const struct gpu_defaults defaults[GPU_GEN_COUNT] = {
 		.sm_count = 132, .gemm_tile_m = 128, .gemm_tile_n = 256,
 	},
 	[GPU_GEN_BLACKWELL] = {
+		.pcie_bandwidth_Bps = 50e9,
 		.memory_efficiency = 0.67, .gemm_efficiency_max = 0.48, .gemm_overhead_s = 5e-6,
 		.attention_fwd_efficiency = 0.59, .attention_bwd_efficiency = 0.37,
 		.attention_overhead_s = 75e-6, .launch_overhead_s = 3e-6, .fp8_gemm_ratio = 0.97,
@@ -157,6 +175,7 @@ static const struct gpu_defaults defaults[GPU_GEN_COUNT] = {
 		.sm_count = 148, .gemm_tile_m = 128, .gemm_tile_n = 256,
 	},
 	[GPU_GEN_CDNA3] = {
+		.pcie_bandwidth_Bps = 50e9,
 		.memory_efficiency = 0.75, .gemm_efficiency_max = 0.5, .gemm_overhead_s = 5e-6,
 		.attention_fwd_efficiency = 0.4, .attention_bwd_efficiency = 0.3,
 		.attention_overhead_s = 75e-6, .launch_overhead_s = 3e-6, .fp8_gemm_ratio = 0.9,
@@ -178,6 +197,7 @@ void
 gpu_unset_defaults(struct gpu *g)
 {
 	g->memory_efficiency = g->gemm_efficiency_max = g->gemm_overhead_s = GPU_UNSET;
+	g->pcie_bandwidth_Bps = GPU_UNSET;
 	g->attention_fwd_efficiency = g->attention_bwd_efficiency = GPU_UNSET;
 	g->attention_overhead_s = GPU_UNSET;
 	g->fa2_attention_speed = GPU_UNSET;
@@ -196,6 +216,7 @@ gpu_fill_defaults(struct gpu *g)
 						 g->generation : GPU_GEN_UNSPECIFIED];
 
 	fill(&g->memory_efficiency, d->memory_efficiency);
+	fill(&g->pcie_bandwidth_Bps, d->pcie_bandwidth_Bps);
 	fill(&g->gemm_efficiency_max, d->gemm_efficiency_max);
 	fill(&g->gemm_overhead_s, d->gemm_overhead_s);
 	fill(&g->attention_fwd_efficiency, d->attention_fwd_efficiency);

@@ -5,7 +5,7 @@
 #include "io/calib_keys.h"
 #include "io/profile_load.h"
 
-#define MAX_KEYS 64
+#define MAX_KEYS CALIB_MAX_KEYS
 
 /* A fittable row: a double with a range (numbers and quantities). */
 static bool
@@ -32,7 +32,36 @@ blocks(const char *names[], const struct schema_key *tables[], size_t offsets[])
 	return n;
 }
 
-/* Every path, into @paths (NULL-terminated pointers into @store). */
+int
+calib_key_count(void)
+{
+	const char *names[8];
+	const struct schema_key *tables[8];
+	size_t offsets[8];
+	int nb = blocks(names, tables, offsets), n = 0;
+
+	for (int b = 0; b < nb; b++)
+		for (const struct schema_key *k = tables[b]; k->key; k++)
+			n += fittable(k);
+	return n;
+}
+
+/* A table too small once cut the 65th key (the framework's last) from
+ * the list and the nearest-key search without a word. */
+bool
+calib_keys_check(int cap, struct plan_error *err)
+{
+	int n = calib_key_count();
+
+	if (n <= cap)
+		return true;
+	return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+			      "calibrate's key table holds %d keys but the profile schemas have %d to fit: "
+			      "raise CALIB_MAX_KEYS (src/io/calib_keys.h)", cap, n);
+}
+
+/* Every path, into @paths (NULL-terminated pointers into @store), at most
+ * MAX_KEYS of them (calib_keys_check says when there are more). */
 static void
 all_paths(char store[][CALIB_KEY_LEN], const char *paths[])
 {
@@ -165,6 +194,8 @@ calib_key_resolve(const char *path, struct cluster *c, struct framework *fw, str
 	int nb = blocks(names, tables, offsets);
 
 	memset(out, 0, sizeof(*out));
+	if (!calib_keys_check(MAX_KEYS, err))
+		return false;
 	if (!dot || strlen(path) >= CALIB_KEY_LEN)
 		return unknown(path, err);
 	for (int b = 0; b < nb; b++) {
@@ -187,6 +218,12 @@ calib_key_resolve(const char *path, struct cluster *c, struct framework *fw, str
 			out->framework = is_fw;
 			out->quantity = k->type == SCHEMA_QUANTITY;
 			out->unit = out->quantity ? units_si_symbol(k->unit) : "";
+			/* The cluster's override hides the GPU's value: a fit of
+			 * it would move nothing (cluster_pcie_bandwidth_Bps). */
+			if (!is_fw && strcmp(path, "gpu.pcie_bandwidth") == 0 && c->pcie_bandwidth_Bps > 0)
+				return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+						      "'%s' is overridden by the cluster's pcie_bandwidth: "
+						      "remove that key to fit the GPU's", path);
 			if (!is_fw && strcmp(path, "gpu.power_limit") == 0)
 				return power_limit_bounds(c, out, err);
 			if (!is_fw && strcmp(names[b], "gpu") == 0)

@@ -5,7 +5,8 @@
  * keeps the range its schema row declares, but gpu.power_limit, which
  * runs from a fifth of gpu.rated_power to it, and gpu.peak_flops and
  * gpu.peak_flops_fp8, each bounded by the other's profile value where
- * the GPU has an fp8 peak (calib_keys.c). Whole
+ * the GPU has an fp8 peak (calib_keys.c). gpu.pcie_bandwidth is refused
+ * where the cluster overrides it (pcie_bandwidth). Whole
  * numbers (the wave model's sm_count and tiles), choices and strings are
  * not fitted; each is refused with its reason.
  */
@@ -19,6 +20,13 @@
 #include "plan/framework.h"
 
 #define CALIB_KEY_LEN 96
+
+/**
+ * The most fittable keys the schemas may hold together (cluster blocks and
+ * framework): 65 in issue 25's tenth session. More is an error
+ * (calib_keys_check), never a list silently cut.
+ */
+#define CALIB_MAX_KEYS 128
 
 /** One key to fit: where its value lives and its bounds. */
 struct calib_key {
@@ -42,6 +50,16 @@ struct calib_key {
  */
 bool calib_key_resolve(const char *path, struct cluster *c, struct framework *fw, struct calib_key *out,
 		       struct plan_error *err);
+
+/** How many fittable keys the cluster blocks and the framework schema hold. */
+int calib_key_count(void);
+
+/**
+ * Whether the fittable keys fit a table of @cap (CALIB_MAX_KEYS in use);
+ * when not, a PLAN_ERR_PLAN error saying so. calib_key_resolve checks it
+ * first.
+ */
+bool calib_keys_check(int cap, struct plan_error *err);
 
 /** Every key calib_key_resolve accepts, ", "-separated, into @buf. */
 void calib_key_list(char *buf, size_t size);

@@ -112,13 +112,13 @@ const struct schema_key cluster_schema[] = {
 	{ .key = "storage_bandwidth", .type = SCHEMA_QUANTITY, .unit = UNIT_BANDWIDTH,
 	  .offset = OFF(storage_bandwidth_Bps), .min = UNITS_MIN_BANDWIDTH_BPS, .max = 1e18, .def = "20 Gbit/s",
 	  .help = "remote persistent storage that checkpoints go to, for the whole job (Gemini's FSx: 20 Gbit/s)" },
-	/* Default 25 GB/s: PCIe Gen4 x16 measured, A100 host to device 25.13
-	 * GB/s (nvbandwidth v0.8, NVIDIA/nvbandwidth#42) and BaM's measured
-	 * peak (ZaidQureshi/bam#54). Gen5 hosts (Hopper, Blackwell) reach
-	 * about twice that: their bundled clusters set 50 GB/s. */
+	/* No default: the GPU's own (gpu.pcie_bandwidth, by generation),
+	 * which this overrides where the host differs from the GPU's link
+	 * (cluster_pcie_bandwidth_Bps; framework-data.md Sec. 34). */
 	{ .key = "pcie_bandwidth", .type = SCHEMA_QUANTITY, .unit = UNIT_BANDWIDTH,
-	  .offset = OFF(pcie_bandwidth_Bps), .min = UNITS_MIN_BANDWIDTH_BPS, .max = 1e18, .def = "25 GB/s",
-	  .help = "one GPU to host memory, effective (PCIe Gen4 x16: 25 of its 32 GB/s measured; Gen5 about 50)" },
+	  .offset = OFF(pcie_bandwidth_Bps), .min = UNITS_MIN_BANDWIDTH_BPS, .max = 1e18,
+	  .help = "one GPU to host memory, effective, each way, where the host differs from the GPU's own "
+		  "link (e.g. GPUs sharing a PCIe switch); absent: gpu.pcie_bandwidth" },
 	/* Default 120 s: an estimate between TrainMover's ~20 s with warm
 	 * standby machines at 1,024 GPUs (arXiv:2412.12636) and checkpoint-
 	 * restart baselines many times longer that include loading the

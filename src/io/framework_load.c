@@ -300,7 +300,7 @@ const struct schema_key framework_schema[] = {
 	{ .key = "dataloader_mask", .type = SCHEMA_BOOL, .offset = OFF(dataloader_mask), .def = "false",
 	  .help = "the data loader builds the micro-batch x seq x seq boolean attention mask, which the first "
 		  "stage and the stage holding the loss copy to the GPU on the compute stream each micro-batch "
-		  "(at the cluster's pcie_bandwidth) and broadcast over TP: Megatron-LM core_v0.5.0 on, unless "
+		  "(at the GPU's pcie_bandwidth) and broadcast over TP: Megatron-LM core_v0.5.0 on, unless "
 		  "--no-create-attention-mask-in-dataloader (get_batch_on_this_tp_rank)" },
 	/* plan-cli itercost */
 	{ .key = "metric_logit_bytes", .type = SCHEMA_NUMBER, .offset = OFF(metric_logit_bytes), .min = 0,

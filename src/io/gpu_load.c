@@ -49,6 +49,12 @@ const struct schema_key gpu_schema[] = {
 	  .offset = OFF(memory_efficiency), .min = UNITS_MIN_EFFICIENCY, .max = 1,
 	  .help = "fraction of memory bandwidth that element-wise kernels reach (STREAM-like); "
 		  "default by generation" },
+	/* Default by generation (gpu.c): Gen3 x16 12 GB/s, Gen4 25, Gen5 50. */
+	{ .key = "pcie_bandwidth", .type = SCHEMA_QUANTITY, .unit = UNIT_BANDWIDTH,
+	  .offset = OFF(pcie_bandwidth_Bps), .min = UNITS_MIN_BANDWIDTH_BPS, .max = 1e18,
+	  .help = "GPU to host memory, effective, each way (PCIe, or NVLink-C2C on Grace superchips); "
+		  "default by generation: Volta 12 GB/s (Gen3 x16), Ampere 25 (Gen4), Hopper, Blackwell "
+		  "and CDNA3 50 (Gen5), 25 for an unspecified generation" },
 	{ .key = "gemm_efficiency_max", .type = SCHEMA_NUMBER,
 	  .offset = OFF(gemm_efficiency_max), .min = UNITS_MIN_EFFICIENCY, .max = 1,
 	  .help = "fraction of peak that large training GEMMs reach (parametric model); "

@@ -45,7 +45,7 @@ check "nemo keeps the fp8 weights only (fp8_params): fewer weight bytes than a 1
 # TP 2, Megatron-FSDP, micro-batch 1, global batch 256, 8192 tokens,
 # activation_offload_layers 95): without offloading it does not fit; with
 # the 95 layers' activations in host memory it does, and over NVLink-C2C
-# (gb200-nvl72's pcie_bandwidth) the copies hide behind the computation.
+# (the gb200 GPU's pcie_bandwidth, 150 GB/s) the copies hide behind the computation.
 l405=(predict --model llama3.1-405b --cluster gb200-nvl72 --gpus 128 --tp 2 --micro-batch 1 --global-batch 256
 	--seq-len 8192 --sequence-parallel --tp-overlap --precision fp8 --fp8-recipe delayed --framework megatron-fsdp
 	--zero 3 --format json)
