@@ -314,6 +314,18 @@ START_TEST(test_estimate_microbatch_syncs)
 	t.p.vpp = 2;
 	toy_estimate(&t, &m4, &e1);
 	ck_assert_double_eq(e1.details.mb_syncs, 0.0);
+	/* The zero-bubble and DualPipe runtimes wait on their requests
+	 * without a host synchronisation: none at pp 2 either. */
+	t.p.vpp = 1;
+	t.p.pp_schedule = PLAN_PP_ZB_H1;
+	toy_estimate(&t, &m4, &e1);
+	ck_assert_double_eq(e1.details.mb_syncs, 0.0);
+	t.p.pp_schedule = PLAN_PP_DUALPIPE;
+	toy_estimate(&t, &m4, &e1);
+	ck_assert_double_eq(e1.details.mb_syncs, 0.0);
+	t.p.pp_schedule = PLAN_PP_1F1B;
+	toy_estimate(&t, &m4, &e1);
+	ck_assert_double_eq(e1.details.mb_syncs, 1.0);
 	cluster_release(&t.c);
 }
 END_TEST

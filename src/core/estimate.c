@@ -1119,10 +1119,19 @@ stage_mb_syncs(const struct core *x, int stage)
 	const struct framework *fw = x->fw;
 	double n = fw->microbatch_syncs;
 
+	/* The synchronize after each exchange is Megatron's 1F1B
+	 * (p2p_communication.py _communicate, batch_p2p_sync). The
+	 * zero-bubble schedules' runtime (sail-sg/zero-bubble-pipeline-
+	 * parallelism @0153744, zerobubble/runtime.py multi_pipeline_ops)
+	 * and DualPipe (deepseek-ai/DualPipe @bb214e8, dualpipe.py
+	 * _commit_and_wait_comm) batch their own isend/irecv and only
+	 * req.wait(), which orders the streams on the GPU: none there. */
+	bool sync_exchange = p->pp_schedule == PLAN_PP_1F1B;
+
 	if (stage == pipeline_head_stage(p))
 		n += fw->loss_syncs;
 	if (p->pp > 1 && p->vpp == 1)
-		n += fw->p2p_syncs * (stage == 0 || stage == p->pp - 1 ? 1.0 : 2.0);
+		n += sync_exchange ? fw->p2p_syncs * (stage == 0 || stage == p->pp - 1 ? 1.0 : 2.0) : 0.0;
 	/* plan-cli mlm2021: SC21 Megatron's interleaved schedule calls
 	 * forward_step_func (get_batch, the timers) for each model chunk,
 	 * and each steady-state step, a chunk's forward and another's
@@ -1132,7 +1141,7 @@ stage_mb_syncs(const struct core *x, int stage)
 	 * vpp of each a micro-batch. The warm-up and cool-down steps
 	 * exchange alone, a few more an iteration: not counted. */
 	else if (p->pp > 1 && fw->syncs_per_chunk)
-		n += (p->vpp - 1) * fw->microbatch_syncs + p->vpp * fw->p2p_syncs;
+		n += (p->vpp - 1) * fw->microbatch_syncs + (sync_exchange ? p->vpp * fw->p2p_syncs : 0.0);
 	return n;
 }
 

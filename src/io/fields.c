@@ -369,6 +369,12 @@ const struct field field_table[] = {
 	{ "details.moe_permute_s", "moe_permute_s", CSV_S, "s", "its MoE layers' token permutations and their launches per iteration (in compute)", EST(details.moe_permute_s) },
 	{ "details.moe_sync_s", "moe_sync_s", CSV_S, "s", "its MoE layers' dropless host synchronisations and split-size all-gathers per iteration (in moe_fixed)", EST(details.moe_sync_s) },
 	{ "details.moe_expert_launch_s", "moe_expert_launch_s", CSV_S, "s", "its MoE layers' routed-expert GEMM launches per iteration: what the GPU waits for them (in launch; the launch term less the same without them)", EST(details.moe_expert_launch_s) },
+	/* plan-cli hostsync: the training loop's work per micro-batch, where
+	 * the breakdown counts it (estimate.c, stage_mb_syncs). */
+	{ "details.microbatch_host_syncs", "microbatch_host_syncs", CSV_RATE, "", "host synchronisations per micro-batch of the pacing stage (the framework's microbatch_syncs, loss_syncs on the loss stage, p2p_syncs per pipeline exchange)", EST(details.mb_syncs) },
+	{ "details.microbatch_sync_s", "microbatch_sync_s", CSV_S, "s", "the launches those synchronisations expose over the iteration (in launch)", EST(details.mb_sync_s) },
+	{ "details.loss_allreduce_s", "loss_allreduce_s", CSV_S, "s", "the loss's all-reduces over DP, one a micro-batch, over the iteration (in overhead)", EST(details.loss_allreduce_s) },
+	{ "details.attention_mask_copy_s", "attention_mask_copy_s", CSV_S, "s", "the data loader's attention mask copied to the GPU and broadcast over TP, over the iteration (in overhead)", EST(details.batch_copy_s) },
 	{ "details.dp_compress_scheme", NULL, NULL, "", "the compressed DP scheme used, or none", FUNC(FIELD_NAME, get_dp_compress_scheme) },
 	{ "details.ep_alltoall_s", NULL, NULL, "s", "one EP all-to-all of one MoE layer", EST(details.ep_a2a_s) },
 	{ "details.ep_alltoall_inter_s", NULL, NULL, "s", "its inter-node hop (bi-level routing)", EST(details.ep_inter_s) },

@@ -19,7 +19,8 @@ static const char *const columns[] = {
 	"gpu", "framework", "overhead_s", "compute_gemm_s", "compute_attention_s", "compute_other_s",
 	"precision", "tp_overlap", "cp", "cp_comm_s", "launch_s", "moe_fixed_s",
 	"moe_router_s", "moe_permute_s", "moe_sync_s", "moe_expert_launch_s", "gemm_wave_loss_s",
-	"offload_s", NULL,
+	"offload_s", "microbatch_host_syncs", "microbatch_sync_s", "loss_allreduce_s", "attention_mask_copy_s",
+	NULL,
 };
 
 bool

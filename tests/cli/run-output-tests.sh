@@ -111,6 +111,34 @@ r = dict(zip(head, row))
 for k in ("moe_expert_launch_s", "gemm_wave_loss_s"):
     assert abs(float(r[k]) - d[k]) <= 1e-8 * max(d[k], 1e-12), (k, r[k], d[k])
 PY'
+# plan-cli hostsync: the training loop's work per micro-batch on every
+# surface. Llama 3 8B at pp 2 under megatron-core-0.6 has all three: a loss
+# NaN check and a sync after each pipeline exchange (2 syncs on an end
+# stage), a loss all-reduce over DP and the data loader's mask. The JSON's
+# values are the CSV's to the nanosecond and the text line's to 0.1 ms.
+mb=(predict --model llama3-8b --cluster dgx-h100 --gpus 16 --tp 2 --pp 2 --global-batch 64 --seq-len 8192
+	--framework megatron-core-0.6)
+"$bin" "${mb[@]}" --format json >"$tmp/mb.json" 2>"$tmp/err"
+"$bin" "${mb[@]}" --format csv >"$tmp/mb.csv" 2>>"$tmp/err"
+"$bin" "${mb[@]}" >"$tmp/mb.txt" 2>>"$tmp/err"
+check "predict: the per-micro-batch host work is in JSON, CSV and text alike" 'python3 - "$tmp/mb.csv" "$tmp/mb.json" "$tmp/mb.txt" <<"PY"
+import csv, json, re, sys
+head, row = list(csv.reader(open(sys.argv[1], newline="")))
+d = json.load(open(sys.argv[2]))["details"]
+r = dict(zip(head, row))
+keys = ("microbatch_host_syncs", "microbatch_sync_s", "loss_allreduce_s", "attention_mask_copy_s")
+assert d["microbatch_host_syncs"] == 2, d["microbatch_host_syncs"]
+for k in keys:
+    assert d[k] > 0, (k, d[k])
+    assert abs(float(r[k]) - d[k]) <= 1e-8 * d[k], (k, r[k], d[k])
+line = [l for l in open(sys.argv[3]) if l.startswith("  per micro-batch:")][0]
+m = re.match(r"  per micro-batch: (\S+) host syncs, ([0-9.]+) s \(launch\); loss all-reduce over DP ([0-9.]+) s \(overhead\); attention mask copy ([0-9.]+) s \(overhead\)$", line)
+assert m, line
+text = dict(zip(keys, map(float, m.groups())))
+assert text["microbatch_host_syncs"] == 2
+for k in keys[1:]:
+    assert abs(text[k] - d[k]) <= 0.5e-4, (k, text[k], d[k])
+PY'
 # optimize's JSON: every plan it lists has its GEMM wave loss, as predict
 # prices that plan (its predict_args).
 "$bin" optimize --model gpt-1.7b --cluster selene --gpus 64 --global-batch 512 --top 3 --format json \
