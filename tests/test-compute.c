@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -349,9 +350,32 @@ START_TEST(test_flash_attention)
 		q.attention_kernel = PLAN_ATTN_FA3;
 		ck_assert(!compute_attention_kernel_check(&c, &q, &fw, &err));
 		ck_assert_ptr_nonnull(strstr(err.message, "Hopper only"));
+		ck_assert_ptr_nonnull(strstr(err.message, "(blackwell) is not a Hopper GPU (valid here: framework"));
 		c.gpu.generation = GPU_GEN_AMPERE;
 		q.attention_kernel = PLAN_ATTN_CUDNN;
 		ck_assert_double_eq(compute_attention_kernel_speed(&c, &q, &fw), 0.5);
+		/* The framework's FA3 off Hopper names the framework and asks
+		 * for another kernel; the plan's own choice wins over it. */
+		fw.attention_kernel = FRAMEWORK_ATTN_FA3;
+		snprintf(fw.name, sizeof(fw.name), "fa3fw");
+		q.attention_kernel = PLAN_ATTN_FRAMEWORK;
+		ck_assert(!compute_attention_kernel_check(&c, &q, &fw, &err));
+		ck_assert_ptr_nonnull(strstr(err.message, "framework 'fa3fw' runs attention kernel fa3"));
+		q.attention_kernel = PLAN_ATTN_FA2;
+		ck_assert(compute_attention_kernel_check(&c, &q, &fw, &err));
+		/* A named kernel with flash attention off: the user's
+		 * --no-flash-attention where the GPU runs fused attention, the
+		 * profile's flash_attention false where it does not. */
+		q.flash_attention = false;
+		c.gpu.flash_attention = 1;
+		ck_assert(!compute_attention_kernel_check(&c, &q, &fw, &err));
+		ck_assert_ptr_nonnull(strstr(err.message, "--no-flash-attention turns fused attention off"));
+		c.gpu.flash_attention = 0;
+		ck_assert(!compute_attention_kernel_check(&c, &q, &fw, &err));
+		ck_assert_ptr_nonnull(strstr(err.message, "says it runs none (flash_attention false)"));
+		q.attention_kernel = PLAN_ATTN_FRAMEWORK;
+		ck_assert(compute_attention_kernel_check(&c, &q, &fw, &err));
+		fw.attention_kernel = FRAMEWORK_ATTN_SDPA;
 	}
 	cluster_release(&c);
 }

@@ -706,19 +706,39 @@ bool
 compute_attention_kernel_check(const struct cluster *c, const struct plan *p, const struct framework *fw,
 			       struct plan_error *err)
 {
+	const struct gpu *g = &c->gpu;
+	int k = compute_attention_kernel(p, fw);
+
 	/* A kernel the plan names, with flash attention off, was silently
-	 * unused (predict --attention-kernel fa2 --no-flash-attention, or
-	 * on a GPU whose profile has flash_attention false). */
-	if (!p->flash_attention && p->attention_kernel >= PLAN_ATTN_FA2 && p->attention_kernel < PLAN_ATTN_COUNT)
+	 * unused. Whose doing it is decides the advice: the user's
+	 * --no-flash-attention on a GPU that runs fused attention, or a
+	 * profile (a V100's) that says the GPU runs none. */
+	if (!p->flash_attention && p->attention_kernel >= PLAN_ATTN_FA2 && p->attention_kernel < PLAN_ATTN_COUNT) {
+		if (g->flash_attention == 1)
+			return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+					      "attention kernel %s is a fused attention kernel, but --no-flash-attention "
+					      "turns fused attention off; leave out one of the two",
+					      plan_attention_kernel_names[p->attention_kernel]);
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
-				      "attention kernel %s is a fused attention kernel, but the plan runs without flash "
-				      "attention (--no-flash-attention, or flash_attention false in the profile of '%s')",
-				      plan_attention_kernel_names[p->attention_kernel], c->gpu.name);
-	if (p->flash_attention && compute_attention_kernel(p, fw) == PLAN_ATTN_FA3 &&
-	    c->gpu.generation != GPU_GEN_HOPPER)
+				      "attention kernel %s is a fused attention kernel, but the profile of '%s' (%s) "
+				      "says it runs none (flash_attention false); leave out --attention-kernel for its "
+				      "unfused attention, or add --flash-attention to run the kernel anyway",
+				      plan_attention_kernel_names[p->attention_kernel], g->name,
+				      gpu_generation_names[g->generation]);
+	}
+	/* FlashAttention-3 is written for sm90 (Shah et al. 2024). */
+	if (p->flash_attention && k == PLAN_ATTN_FA3 && g->generation != GPU_GEN_HOPPER) {
+		if (p->attention_kernel == PLAN_ATTN_FRAMEWORK)
+			return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+					      "framework '%s' runs attention kernel fa3 (FlashAttention-3), which runs on "
+					      "Hopper only, and '%s' (%s) is not a Hopper GPU; name another with --attention-kernel "
+					      "(fa2, cudnn, sdpa or profile)",
+					      fw ? fw->name : "", g->name, gpu_generation_names[g->generation]);
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
-				      "attention kernel fa3 (FlashAttention-3) runs on Hopper only; '%s' is not a "
-				      "Hopper GPU (use fa2, cudnn or profile)", c->gpu.name);
+				      "attention kernel fa3 (FlashAttention-3) runs on Hopper only; '%s' (%s) is not a "
+				      "Hopper GPU (valid here: framework, profile, fa2, cudnn or sdpa)",
+				      g->name, gpu_generation_names[g->generation]);
+	}
 	return true;
 }
 /* fp8attn: end attention kernels */

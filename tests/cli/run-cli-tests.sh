@@ -774,6 +774,14 @@ cli predict --model gpt-1.7b --cluster aws-p3dn --gpus 32 --global-batch 32 --fl
 expect_rc 0
 expect_jq '.plan.flash_attention == true' "--flash-attention"
 finish "--flash-attention turns it on on a V100"
+# Each framework's default kernel is no error on a V100, whose plans run
+# unfused attention; naming one is (tests/bad/args-attention-kernel-volta).
+for fw in megatron-lm deepspeed pytorch-fsdp2; do
+	cli predict --model gpt-1.7b --cluster aws-p3dn --gpus 8 --global-batch 32 --zero 1 --framework "$fw"
+	expect_rc 0
+	expect_out_has "flash attention off"
+	finish "predict on a V100 under $fw: the framework's kernel unused, no error"
+done
 cli "${opt[@]}" --model gpt-1.7b --cluster selene --gpus 32 --global-batch 32 --format json
 expect_rc 0
 expect_jq '.best.plan.flash_attention == true and (.best.predict_args | index("--flash-attention") != null)' "optimize"
