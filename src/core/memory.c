@@ -460,10 +460,12 @@ memory_stage(const struct model *m, const struct plan *p,
 	memory_stage_in_mode(m, p, c, fw, &k, stage, params, expert_params, out);
 }
 
-void
-memory_stage_in_mode(const struct model *m, const struct plan *p, const struct cluster *c,
-		     const struct framework *fw, const struct memory_mode *k, int stage, double params,
-		     double expert_params, struct memory_use *out)
+/* The model states of @stage's GPU (weights, gradients, optimizer) into
+ * @out, and what the fp8 recipe keeps beside them (returned). */
+static double
+memory_stage_states(const struct model *m, const struct plan *p, const struct framework *fw,
+		    const struct memory_mode *k, int stage, double params, double expert_params,
+		    struct memory_use *out)
 {
 	/* The gradient buffer holds the framework's reduce precision:
 	 * Megatron's fp32 main_grad takes 4 bytes, not ZeRO's 2. */
@@ -484,10 +486,7 @@ memory_stage_in_mode(const struct model *m, const struct plan *p, const struct c
 					   : 0.0)) / p->tp;
 	double fp8_meta = 0.0, copy, w16;
 
-	double d = p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp, t = p->tp;
-	double sbh = (double)p->seq_len * p->micro_batch * m->hidden;
-	double stored = pipeline_stored_layer_microbatches(m, p, stage);
-	double act;
+	double d = p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp;
 
 	/* ZeRO (Rajbhandari et al. 2020, Sec. 5): 2 + 2 + 12 bytes per
 	 * parameter, the 12 optimizer bytes sharded from stage 1, the 2
@@ -530,6 +529,18 @@ memory_stage_in_mode(const struct model *m, const struct plan *p, const struct c
 	if (fp8)
 		fp8_meta = fp8_recipe_history_bytes(k->recipe, fw ? fw->fp8_amax_history : 1024.0,
 						    4.0 * plan_stage_layers(p, m, stage));
+	return fp8_meta;
+}
+
+/* The activations @stage's GPU keeps for its micro-batches in flight. */
+static double
+memory_stage_activations(const struct model *m, const struct plan *p, const struct framework *fw,
+			 const struct memory_mode *k, int stage)
+{
+	double t = p->tp;
+	double sbh = (double)p->seq_len * p->micro_batch * m->hidden;
+	double stored = pipeline_stored_layer_microbatches(m, p, stage);
+	double act;
 
 	/* Stage i of 1F1B holds min(m, p - i) micro-batches in flight: the
 	 * first stage the most (Narayanan et al. SC21, Sec. 2.2). The caller
@@ -581,7 +592,18 @@ memory_stage_in_mode(const struct model *m, const struct plan *p, const struct c
 	if (stage == p->pp - 1 && m->mtp_layers > 0)
 		act += m->mtp_layers * (stored / plan_stage_layers(p, m, stage) * k->layer_activations +
 					4.0 * sbh / t * (1.0 + (double)m->vocab / m->hidden));
-	out->activations = act;
+	return act;
+}
+
+void
+memory_stage_in_mode(const struct model *m, const struct plan *p, const struct cluster *c,
+		     const struct framework *fw, const struct memory_mode *k, int stage, double params,
+		     double expert_params, struct memory_use *out)
+{
+	double t = p->tp;
+	double fp8_meta = memory_stage_states(m, p, fw, k, stage, params, expert_params, out);
+
+	out->activations = memory_stage_activations(m, p, fw, k, stage);
 
 	out->other = c->gpu.reserved_bytes + fp8_meta + memory_zero3_transient(m, p, fw);
 	if (p->zero >= 3) {
