@@ -477,38 +477,36 @@ END_TEST
  */
 START_TEST(test_pcie_precedence)
 {
-	struct cluster c;
+	static const struct {
+		const char *head; /* the cluster's lines before its links */
+		double Bps;
+	} rows[] = {
+		{ "gpus_per_node: 8\ngpu: h100-sxm5-80gb\n", 5e10 },
+		{ "gpus_per_node: 4\ngpu: gb200\n", 1.5e11 },
+		{ "gpus_per_node: 8\ngpu: h100-sxm5-80gb\npcie_bandwidth: 12 GB/s\n", 1.2e10 },
+		{ "gpus_per_node: 8\ngpu: {base: h100-sxm5-80gb, pcie_bandwidth: 20 GB/s}\n", 2e10 },
+		{ "gpus_per_node: 8\ngpu: {name: G, generation: hopper, peak_flops: 989 TFLOPS, memory: 80 GB, "
+		  "memory_bandwidth: 3 TB/s}\n", 5e10 },
+		{ "gpus_per_node: 8\ngpu: {base: h100-sxm5-80gb, pcie_bandwidth: 400 Gbit/s}\n", 5e10 },
+		{ "gpus_per_node: 8\ngpu: h100-sxm5-80gb\npcie_bandwidth: 50 Gbit/s\n", 6.25e9 },
+	};
+	char yaml[512];
 
 	test_setup_paths();
-	test_load_cluster(&c, "name: x\nnodes: 1\ngpus_per_node: 8\ngpu: h100-sxm5-80gb\n" LINKS);
-	ck_assert(c.pcie_bandwidth_Bps == 0.0);
-	ck_assert_double_eq_tol(cluster_pcie_bandwidth_Bps(&c), 5e10, 1e-3);
-	cluster_release(&c);
-	test_load_cluster(&c, "name: x\nnodes: 1\ngpus_per_node: 4\ngpu: gb200\n" LINKS);
-	ck_assert_double_eq_tol(cluster_pcie_bandwidth_Bps(&c), 1.5e11, 1e-3);
-	cluster_release(&c);
-	test_load_cluster(&c, "name: x\nnodes: 1\ngpus_per_node: 8\ngpu: h100-sxm5-80gb\n"
-			  "pcie_bandwidth: 12 GB/s\n" LINKS);
-	ck_assert_double_eq_tol(c.gpu.pcie_bandwidth_Bps, 5e10, 1e-3);
-	ck_assert_double_eq_tol(cluster_pcie_bandwidth_Bps(&c), 1.2e10, 1e-3);
-	cluster_release(&c);
-	test_load_cluster(&c, "name: x\nnodes: 1\ngpus_per_node: 8\n"
-			  "gpu: {base: h100-sxm5-80gb, pcie_bandwidth: 20 GB/s}\n" LINKS);
-	ck_assert_double_eq_tol(cluster_pcie_bandwidth_Bps(&c), 2e10, 1e-3);
-	cluster_release(&c);
-	test_load_cluster(&c, "name: x\nnodes: 1\ngpus_per_node: 8\n"
-			  "gpu: {name: G, generation: hopper, peak_flops: 989 TFLOPS, memory: 80 GB, "
-			  "memory_bandwidth: 3 TB/s}\n" LINKS);
-	ck_assert_double_eq_tol(cluster_pcie_bandwidth_Bps(&c), 5e10, 1e-3);
-	cluster_release(&c);
-	test_load_cluster(&c, "name: x\nnodes: 1\ngpus_per_node: 8\n"
-			  "gpu: {base: h100-sxm5-80gb, pcie_bandwidth: 400 Gbit/s}\n" LINKS);
-	ck_assert_double_eq_tol(cluster_pcie_bandwidth_Bps(&c), 5e10, 1e-3);
-	cluster_release(&c);
-	test_load_cluster(&c, "name: x\nnodes: 1\ngpus_per_node: 8\ngpu: h100-sxm5-80gb\n"
-			  "pcie_bandwidth: 50 Gbit/s\n" LINKS);
-	ck_assert_double_eq_tol(cluster_pcie_bandwidth_Bps(&c), 6.25e9, 1e-3);
-	cluster_release(&c);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct cluster c;
+
+		snprintf(yaml, sizeof(yaml), "name: x\nnodes: 1\n%s" LINKS, rows[i].head);
+		test_load_cluster(&c, yaml);
+		ck_assert_msg(fabs(cluster_pcie_bandwidth_Bps(&c) - rows[i].Bps) <= 1e-3, "row %zu: %g", i,
+			      cluster_pcie_bandwidth_Bps(&c));
+		/* The cluster's value overrides, leaving the GPU's as it is. */
+		if (i == 0 || i == 2) {
+			ck_assert(i == 2 || c.pcie_bandwidth_Bps == 0.0);
+			ck_assert_double_eq_tol(c.gpu.pcie_bandwidth_Bps, 5e10, 1e-3);
+		}
+		cluster_release(&c);
+	}
 	{
 		struct cluster z = { 0 };
 
