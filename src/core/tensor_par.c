@@ -85,6 +85,87 @@ tp_sp_regathers(const struct plan *p, const struct framework *fw)
 	return p->recompute == PLAN_RECOMPUTE_SELECTIVE && fw->selective_recompute == FRAMEWORK_SAC_OP;
 }
 
+/* The backward's second all-gather of a column-parallel input under
+ * sequence parallelism; the caller has checked that the framework
+ * gathers again (tp_sp_regathers). */
+static void
+tp_sp_regather(const struct model *m, const struct cluster *c, const struct plan_layout *lay,
+	       double bytes, struct tp_layer_comm *out)
+{
+	/* Sequence parallelism keeps a column-parallel linear's input as
+	 * this rank's s/t shard and all-gathers it again in the backward
+	 * for the weight gradient (Megatron-Core megatron/core/
+	 * tensor_parallel/layers.py, LinearWithGradAccumulationAndAsync-
+	 * Communication.backward, @23e00ed: dist_all_gather_func(...,
+	 * async_op=True) "to ensure that the gather is scheduled before
+	 * the input gradient computation"; Transformer Engine v2.11
+	 * layernorm_linear.py and linear.py backward: ln_out_needs_gather,
+	 * gather_along_first_dim(..., async_op=True), "overlapped with
+	 * dgrad GEMM"): one more all-gather per gathered input, QKV's and
+	 * fc1's (a parallel block's one). It is issued beside the dgrad
+	 * GEMM as the input gradient's reduce-scatter is beside the wgrad
+	 * GEMM, and is charged like it, in full: both go on the one NCCL
+	 * stream, and a persistent GEMM whose CTAs wait behind the NCCL
+	 * kernel's SMs finishes about when it would after the collective
+	 * (pytorch/pytorch#143988: matmuls "take 2x as long" beside a
+	 * NCCL kernel on H100; MooreThreads SimuMax @4dcaae5 charges all
+	 * three collectives of a column-parallel linear serially,
+	 * dense_module.py LinearCol). Not where autograd keeps the
+	 * gathered input (framework sp_regather false: PyTorch DTensor's
+	 * ColwiseParallel, whose mm saves the replicated input that
+	 * PrepareModuleInput's redistribute made; torchtitan). */
+	out->regathers = out->per_pass;
+	/* An MoE layer's routed experts get their tokens from the
+	 * dispatcher's gather, whose output autograd keeps for the
+	 * grouped wgrad (megatron/core/transformer/moe/
+	 * token_dispatcher.py): only QKV and a shared expert's fc1
+	 * (shared_experts.py SharedExpertMLP, an MLP) gather again. */
+	out->moe_regathers = m->parallel_block ? 1 : 1 + (m->moe.shared_experts > 0);
+	out->regather_s = collective_time(c, &lay->tp, COLL_ALLGATHER, COLL_ALGO_RING, bytes);
+	out->bwd_s += out->regathers * out->regather_s;
+}
+
+/* TP communication overlapped with the GEMMs beside it (userbuffers'
+ * chunked all-gather and reduce-scatter; tp_overlapped_time): a
+ * sequence-parallel plan with tp > 1 and --tp-overlap. */
+static void
+tp_overlap_layer(const struct model *m, const struct plan *p, const struct cluster *c,
+		 const struct plan_layout *lay, const struct compute_layer *cl, double bytes,
+		 struct tp_layer_comm *out)
+{
+	if (m->parallel_block) {
+		/* A parallel block's one gather feeds QKV and fc1 together, its
+		 * one reduce-scatter follows the projection and fc2 together. */
+		double ag = collective_time(c, &lay->tp, COLL_ALLGATHER, COLL_ALGO_RING, bytes);
+		double rs = collective_time(c, &lay->tp, COLL_REDUCESCATTER, COLL_ALGO_RING, bytes);
+		double sa = tp_overlap_sm_slowdown(c, false), sr = tp_overlap_sm_slowdown(c, true);
+		double k = c->gpu.gemm_overhead_s, in = cl->qkv_fwd_s + cl->fc1_fwd_s;
+		double outs = cl->proj_fwd_s + cl->fc2_fwd_s;
+		int t = p->tp, r = TP_OVERLAP_RS_SPLITS;
+
+		out->fwd_s = tp_overlapped_time(ag, in, t, sa, k) + tp_overlapped_time(rs, outs, r, sr, k);
+		out->bwd_s = tp_overlapped_time(ag, outs, t, sa, k) + tp_overlapped_time(rs, in, r, sr, k);
+	} else {
+		/* Forward: gather before QKV and fc1, reduce-scatter after the
+		 * projection and fc2. Backward, mirrored: the output gradients'
+		 * gathers with the dgrad GEMMs of the projection and fc2, the
+		 * input gradients' reduce-scatters with QKV's and fc1's (a
+		 * dgrad GEMM takes as long as its forward). */
+		double ag = collective_time(c, &lay->tp, COLL_ALLGATHER, COLL_ALGO_RING, bytes);
+		double rs = collective_time(c, &lay->tp, COLL_REDUCESCATTER, COLL_ALGO_RING, bytes);
+		double sa = tp_overlap_sm_slowdown(c, false), sr = tp_overlap_sm_slowdown(c, true);
+		double k = c->gpu.gemm_overhead_s;
+		int t = p->tp, r = TP_OVERLAP_RS_SPLITS;
+
+		out->fwd_s = tp_overlapped_time(ag, cl->qkv_fwd_s, t, sa, k) + tp_overlapped_time(rs, cl->proj_fwd_s, r, sr, k) +
+			     tp_overlapped_time(ag, cl->fc1_fwd_s, t, sa, k) + tp_overlapped_time(rs, cl->fc2_fwd_s, r, sr, k);
+		out->bwd_s = tp_overlapped_time(ag, cl->proj_fwd_s, t, sa, k) + tp_overlapped_time(rs, cl->qkv_fwd_s, r, sr, k) +
+			     tp_overlapped_time(ag, cl->fc2_fwd_s, t, sa, k) + tp_overlapped_time(rs, cl->fc1_fwd_s, r, sr, k);
+		out->mlp_fwd_s = tp_overlapped_time(ag, cl->fc1_fwd_s, t, sa, k) + tp_overlapped_time(rs, cl->fc2_fwd_s, r, sr, k);
+		out->mlp_bwd_s = tp_overlapped_time(ag, cl->fc2_fwd_s, t, sa, k) + tp_overlapped_time(rs, cl->fc1_fwd_s, r, sr, k);
+	}
+}
+
 void
 tp_layer_comm(const struct model *m, const struct plan *p, const struct cluster *c,
 	      const struct framework *fw, const struct plan_layout *lay,
@@ -117,70 +198,10 @@ tp_layer_comm(const struct model *m, const struct plan *p, const struct cluster 
 	/* Of a sequential layer's two, the MLP's: one pair (or all-reduce)
 	 * each pass (ep_dispatcher_carries_tp reads it). */
 	out->mlp_fwd_s = out->mlp_bwd_s = m->parallel_block ? 0.0 : one;
-	if (p->sequence_parallel && p->tp > 1 && !p->tp_overlap && tp_sp_regathers(p, fw)) {
-		/* Sequence parallelism keeps a column-parallel linear's input as
-		 * this rank's s/t shard and all-gathers it again in the backward
-		 * for the weight gradient (Megatron-Core megatron/core/
-		 * tensor_parallel/layers.py, LinearWithGradAccumulationAndAsync-
-		 * Communication.backward, @23e00ed: dist_all_gather_func(...,
-		 * async_op=True) "to ensure that the gather is scheduled before
-		 * the input gradient computation"; Transformer Engine v2.11
-		 * layernorm_linear.py and linear.py backward: ln_out_needs_gather,
-		 * gather_along_first_dim(..., async_op=True), "overlapped with
-		 * dgrad GEMM"): one more all-gather per gathered input, QKV's and
-		 * fc1's (a parallel block's one). It is issued beside the dgrad
-		 * GEMM as the input gradient's reduce-scatter is beside the wgrad
-		 * GEMM, and is charged like it, in full: both go on the one NCCL
-		 * stream, and a persistent GEMM whose CTAs wait behind the NCCL
-		 * kernel's SMs finishes about when it would after the collective
-		 * (pytorch/pytorch#143988: matmuls "take 2x as long" beside a
-		 * NCCL kernel on H100; MooreThreads SimuMax @4dcaae5 charges all
-		 * three collectives of a column-parallel linear serially,
-		 * dense_module.py LinearCol). Not where autograd keeps the
-		 * gathered input (framework sp_regather false: PyTorch DTensor's
-		 * ColwiseParallel, whose mm saves the replicated input that
-		 * PrepareModuleInput's redistribute made; torchtitan). */
-		out->regathers = out->per_pass;
-		/* An MoE layer's routed experts get their tokens from the
-		 * dispatcher's gather, whose output autograd keeps for the
-		 * grouped wgrad (megatron/core/transformer/moe/
-		 * token_dispatcher.py): only QKV and a shared expert's fc1
-		 * (shared_experts.py SharedExpertMLP, an MLP) gather again. */
-		out->moe_regathers = m->parallel_block ? 1 : 1 + (m->moe.shared_experts > 0);
-		out->regather_s = collective_time(c, &lay->tp, COLL_ALLGATHER, COLL_ALGO_RING, bytes);
-		out->bwd_s += out->regathers * out->regather_s;
-	}
-	if (p->tp_overlap && p->sequence_parallel && p->tp > 1 && m->parallel_block) {
-		/* A parallel block's one gather feeds QKV and fc1 together, its
-		 * one reduce-scatter follows the projection and fc2 together. */
-		double ag = collective_time(c, &lay->tp, COLL_ALLGATHER, COLL_ALGO_RING, bytes);
-		double rs = collective_time(c, &lay->tp, COLL_REDUCESCATTER, COLL_ALGO_RING, bytes);
-		double sa = tp_overlap_sm_slowdown(c, false), sr = tp_overlap_sm_slowdown(c, true);
-		double k = c->gpu.gemm_overhead_s, in = cl->qkv_fwd_s + cl->fc1_fwd_s;
-		double outs = cl->proj_fwd_s + cl->fc2_fwd_s;
-		int t = p->tp, r = TP_OVERLAP_RS_SPLITS;
-
-		out->fwd_s = tp_overlapped_time(ag, in, t, sa, k) + tp_overlapped_time(rs, outs, r, sr, k);
-		out->bwd_s = tp_overlapped_time(ag, outs, t, sa, k) + tp_overlapped_time(rs, in, r, sr, k);
-	} else if (p->tp_overlap && p->sequence_parallel && p->tp > 1) {
-		/* Forward: gather before QKV and fc1, reduce-scatter after the
-		 * projection and fc2. Backward, mirrored: the output gradients'
-		 * gathers with the dgrad GEMMs of the projection and fc2, the
-		 * input gradients' reduce-scatters with QKV's and fc1's (a
-		 * dgrad GEMM takes as long as its forward). */
-		double ag = collective_time(c, &lay->tp, COLL_ALLGATHER, COLL_ALGO_RING, bytes);
-		double rs = collective_time(c, &lay->tp, COLL_REDUCESCATTER, COLL_ALGO_RING, bytes);
-		double sa = tp_overlap_sm_slowdown(c, false), sr = tp_overlap_sm_slowdown(c, true);
-		double k = c->gpu.gemm_overhead_s;
-		int t = p->tp, r = TP_OVERLAP_RS_SPLITS;
-
-		out->fwd_s = tp_overlapped_time(ag, cl->qkv_fwd_s, t, sa, k) + tp_overlapped_time(rs, cl->proj_fwd_s, r, sr, k) +
-			     tp_overlapped_time(ag, cl->fc1_fwd_s, t, sa, k) + tp_overlapped_time(rs, cl->fc2_fwd_s, r, sr, k);
-		out->bwd_s = tp_overlapped_time(ag, cl->proj_fwd_s, t, sa, k) + tp_overlapped_time(rs, cl->qkv_fwd_s, r, sr, k) +
-			     tp_overlapped_time(ag, cl->fc2_fwd_s, t, sa, k) + tp_overlapped_time(rs, cl->fc1_fwd_s, r, sr, k);
-		out->mlp_fwd_s = tp_overlapped_time(ag, cl->fc1_fwd_s, t, sa, k) + tp_overlapped_time(rs, cl->fc2_fwd_s, r, sr, k);
-		out->mlp_bwd_s = tp_overlapped_time(ag, cl->fc2_fwd_s, t, sa, k) + tp_overlapped_time(rs, cl->fc1_fwd_s, r, sr, k);
-	}
+	if (p->sequence_parallel && p->tp > 1 && !p->tp_overlap && tp_sp_regathers(p, fw))
+		tp_sp_regather(m, c, lay, bytes, out);
+	if (p->tp_overlap && p->sequence_parallel && p->tp > 1)
+		tp_overlap_layer(m, p, c, lay, cl, bytes, out);
 	/* Full recomputation re-runs the forward, collectives included
 	 * (Narayanan et al. SC21, Sec. 3.5). */
 	out->recompute_s = plan_tp_recompute_share(p, m) * out->fwd_s; /* plan-cli recomp: --recompute-modules mlp, moe */
