@@ -735,34 +735,63 @@ stage_z3_s(const struct core *x, int stage, const struct stage_work *w, const st
 /* The DP synchronisation and optimizer step of @stage after the pipeline
  * (the cluster, layout, compressor and the slowest GPU's pace from the
  * layer costs). */
+/* The optimizer steps this GPU's shard: dense states over the DP group
+ * (or the MiCS group), expert states over the expert-DP ranks that hold
+ * the same experts. plan-cli dsz3host: and the ZeRO-3 step's own passes
+ * (data_par.c dp_zero3_step_bytes: DeepSpeed's stage3.py); plan-cli
+ * simumoe: and below ZeRO-3 the framework's own step (dp_step_bytes) and
+ * the passes over the whole gradient buffer before its reduction
+ * (dp_grad_prereduce_bytes: Megatron-Core's DDP). */
+static double
+stage_optimizer_s(const struct core *x, double params, double expert)
+{
+	const struct plan *p = x->p;
+	const struct framework *fw = x->fw;
+	const struct cluster *c = x->lc.c;
+	double shard = p->zero >= 1 ? (p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp) : 1;
+	double eshard = p->zero >= 1 ? plan_edp(p) : 1;
+	double owned = (params - expert) / shard + expert / eshard;
+	double fp8 = p->precision == PLAN_PRECISION_FP8 ? params * fp8_recipe_weight_bytes(p, fw, &c->gpu) : 0.0;
+
+	return x->lc.pace *
+	       compute_optimizer_time(c, owned, p->zero >= 2 ? owned : params,
+				      fp8 + dp_zero3_step_bytes(p, fw, owned) + dp_step_bytes(p, fw, owned) +
+					      dp_grad_prereduce_bytes(p, fw, params));
+}
+
+/* The DP reduction's traffic, through the compressor where the plan
+ * compresses it: the codec's time at the slowest GPU's pace (a CPU
+ * codec is not a GPU's). ZeRO-3 gathers the dense part of each layer (an
+ * MoE layer's attention, norms and router) layer by layer. */
+static void
+stage_tail_dp(const struct core *x, double params, double expert, double layers, struct stage_tail *t)
+{
+	const struct model *m = x->m;
+	const struct plan *p = x->p;
+	const struct layer_costs *lc = &x->lc;
+
+	dp_comm_time(m, p, lc->c, lc->lay, x->fw, params, expert, (params - expert) / layers, layers, x->algo,
+		     &t->dc);
+	if (lc->cmp && p->compress.dp && p->dp > 1) {
+		compression_dp(lc->cmp, m, p, lc->c, lc->lay, params, layers, p->compress.dp_scheme,
+			       p->compress.dp_on_cpu, &t->cdp);
+		t->dc.reduce_s = t->cdp.comm_s;
+		t->dc.bytes = t->cdp.wire_bytes;
+		t->codec_s = t->cdp.codec_s * (p->compress.dp_on_cpu ? 1.0 : lc->pace);
+	}
+}
+
 static void
 stage_tail(const struct core *x, int stage, const struct stage_work *w, struct stage_tail *t)
 {
 	const struct model *m = x->m;
 	const struct plan *p = x->p;
-	const struct layer_costs *lc = &x->lc;
 	const struct framework *fw = x->fw;
-	enum coll_algo algo = x->algo;
-	const struct cluster *c = lc->c;
-	const struct plan_layout *lay = lc->lay;
-	const struct compressor *cmp = lc->cmp;
 	double expert, layers = plan_stage_layers(p, m, stage);
-	double params = stage_params_of(m, p, &lc->lp, &x->sp, stage, &expert) + w->extra_params;
-	double shard = p->zero >= 1 ? (p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp) : 1;
-	double eshard = p->zero >= 1 ? plan_edp(p) : 1;
+	double params = stage_params_of(m, p, &x->lc.lp, &x->sp, stage, &expert) + w->extra_params;
 
 	memset(t, 0, sizeof(*t));
-	/* ZeRO-3 gathers the dense part of each layer (an MoE layer's
-	 * attention, norms and router) layer by layer. */
-	dp_comm_time(m, p, c, lay, fw, params, expert, (params - expert) / layers, layers, algo, &t->dc);
-	if (cmp && p->compress.dp && p->dp > 1) {
-		compression_dp(cmp, m, p, c, lay, params, layers, p->compress.dp_scheme,
-			       p->compress.dp_on_cpu, &t->cdp);
-		t->dc.reduce_s = t->cdp.comm_s;
-		t->dc.bytes = t->cdp.wire_bytes;
-		/* A GPU codec at the slowest GPU's pace; a CPU one is not a GPU's. */
-		t->codec_s = t->cdp.codec_s * (p->compress.dp_on_cpu ? 1.0 : lc->pace);
-	}
+	stage_tail_dp(x, params, expert, layers, t);
 	/* Gradient reduction overlaps the backward of the last micro-batch,
 	 * except for the last bucket (PyTorch DDP / Megatron overlap-grad-reduce).
 	 * The backward lasts from the end of the micro-batch's other work to
@@ -797,21 +826,7 @@ stage_tail(const struct core *x, int stage, const struct stage_work *w, struct s
 	/* The backward that hides the reduction runs slower meanwhile. */
 	t->dp_exposed = dp_reduce_exposed(t->dc.reduce_s, t->window, tail, fw->overlap_slowdown) + t->dc.gather_s +
 			t->dc.embed_sync_s;
-	/* The optimizer steps this GPU's shard: dense states over the DP
-	 * group (or the MiCS group), expert states over the expert-DP ranks that
-	 * hold the same experts. */
-	/* plan-cli dsz3host: and the ZeRO-3 step's own passes (data_par.c
-	 * dp_zero3_step_bytes: DeepSpeed's stage3.py); plan-cli simumoe: and
-	 * below ZeRO-3 the framework's own step (dp_step_bytes) and the
-	 * passes over the whole gradient buffer before its reduction
-	 * (dp_grad_prereduce_bytes: Megatron-Core's DDP). */
-	t->optimizer_s = lc->pace *
-			 compute_optimizer_time(c, (params - expert) / shard + expert / eshard,
-						p->zero >= 2 ? (params - expert) / shard + expert / eshard : params,
-						(p->precision == PLAN_PRECISION_FP8 ? params * fp8_recipe_weight_bytes(p, fw, &c->gpu) : 0.0) +
-							dp_zero3_step_bytes(p, fw, (params - expert) / shard + expert / eshard) +
-							dp_step_bytes(p, fw, (params - expert) / shard + expert / eshard) +
-							dp_grad_prereduce_bytes(p, fw, params));
+	t->optimizer_s = stage_optimizer_s(x, params, expert);
 	t->total = t->dp_exposed + t->codec_s + t->optimizer_s + fw->iteration_overhead_s;
 }
 
