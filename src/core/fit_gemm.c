@@ -297,6 +297,61 @@ same_tile(const struct gpu *g, const int t[2])
 	return lo == t[0] && hi == t[1];
 }
 
+/* chi^2 of every candidate into @chi: each tile of tile_shapes at each SM
+ * count in [@lo, @hi], then no wave loss at all (sm_count 0), as where
+ * the library hides its waves (stream-K kernels split the last wave's
+ * work over every SM: Osama et al., PPoPP 2023). Returns the number of
+ * candidates; *@best is the index of the smallest. Leaves @c's GPU
+ * changed: the caller restores it. */
+static int
+waves_grid(struct cluster *c, const struct fit_gemm_point *pts, int n, const bool *use, int np, bool *own,
+	   int lo, int hi, double *chi, int *best)
+{
+	struct gpu *g = &c->gpu;
+	int k = 0;
+
+	*best = -1;
+	for (int t = 0; t < FIT_GEMM_TILES; t++)
+		for (int sm = lo; sm <= hi; sm++, k++) {
+			g->sm_count = sm;
+			g->gemm_tile_m = tile_shapes[t][0];
+			g->gemm_tile_n = tile_shapes[t][1];
+			if (!chi2_marked(c, pts, n, use, np, own, &chi[k]))
+				chi[k] = INFINITY;
+			if (*best < 0 || chi[k] < chi[*best])
+				*best = k;
+		}
+	g->sm_count = 0;
+	if (!chi2_marked(c, pts, n, use, np, own, &chi[k]))
+		chi[k] = INFINITY;
+	if (chi[k] < chi[*best])
+		*best = k;
+	return k + 1;
+}
+
+/* As good: the candidates within @limit of chi^2; the range of SM counts
+ * of the chosen tile (@g's) among them and how many tiles have one. */
+static void
+waves_alike(const struct gpu *g, const double *chi, int span, int lo, double limit, struct fit_gemm_result *out)
+{
+	out->sm_count_lo = out->sm_count_hi = out->sm_count;
+	out->tiles_alike = 0;
+	for (int t = 0; t < FIT_GEMM_TILES; t++) {
+		bool alike = false;
+
+		for (int j = 0; j < span; j++) {
+			if (!(chi[t * span + j] <= limit))
+				continue;
+			alike = true;
+			if (same_tile(g, tile_shapes[t])) {
+				out->sm_count_lo = lo + j < out->sm_count_lo ? lo + j : out->sm_count_lo;
+				out->sm_count_hi = lo + j > out->sm_count_hi ? lo + j : out->sm_count_hi;
+			}
+		}
+		out->tiles_alike += alike;
+	}
+}
+
 /*
  * Search the SM count and the tile over the 16-bit points @use marks
  * (the base fit's), @np parameters; leave the chosen values in @c and
@@ -332,25 +387,7 @@ search_waves(struct cluster *c, const struct fit_gemm_point *pts, int n, const b
 		free(chi);
 		return true;
 	}
-	for (int t = 0; t < FIT_GEMM_TILES; t++)
-		for (int sm = lo; sm <= hi; sm++, k++) {
-			g->sm_count = sm;
-			g->gemm_tile_m = tile_shapes[t][0];
-			g->gemm_tile_n = tile_shapes[t][1];
-			if (!chi2_marked(c, pts, n, use, np, own, &chi[k]))
-				chi[k] = INFINITY;
-			if (best < 0 || chi[k] < chi[best])
-				best = k;
-		}
-	/* The last candidate: no wave loss at all (sm_count 0), as where the
-	 * library hides its waves (stream-K kernels split the last wave's
-	 * work over every SM: Osama et al., PPoPP 2023). */
-	g->sm_count = 0;
-	if (!chi2_marked(c, pts, n, use, np, own, &chi[k]))
-		chi[k] = INFINITY;
-	if (chi[k] < chi[best])
-		best = k;
-	k++;
+	k = waves_grid(c, pts, n, use, np, own, lo, hi, chi, &best);
 	out->waves_searched = true;
 	out->candidates = k;
 	thresh = chi[best] / (m - np) * (4.0 + 2.0 * log((double)k));
@@ -365,27 +402,7 @@ search_waves(struct cluster *c, const struct fit_gemm_point *pts, int n, const b
 			out->tile_n = g->gemm_tile_n = tile_shapes[best / span][1];
 		}
 	}
-	/* As good: within the threshold of the chosen candidate's chi^2. */
-	{
-		double chosen = out->waves_changed ? chi[best] : chi_base;
-
-		out->sm_count_lo = out->sm_count_hi = out->sm_count;
-		out->tiles_alike = 0;
-		for (int t = 0; t < FIT_GEMM_TILES; t++) {
-			bool alike = false;
-
-			for (int j = 0; j < span; j++) {
-				if (!(chi[t * span + j] <= chosen + thresh))
-					continue;
-				alike = true;
-				if (same_tile(g, tile_shapes[t])) {
-					out->sm_count_lo = lo + j < out->sm_count_lo ? lo + j : out->sm_count_lo;
-					out->sm_count_hi = lo + j > out->sm_count_hi ? lo + j : out->sm_count_hi;
-				}
-			}
-			out->tiles_alike += alike;
-		}
-	}
+	waves_alike(g, chi, span, lo, (out->waves_changed ? chi[best] : chi_base) + thresh, out);
 	free(own);
 	free(chi);
 	return true;
