@@ -3,6 +3,76 @@
 #include "plan/expert_par.h"
 #include "plan/host_time.h"
 
+/* GEMM launches of one layer's forward (the backward launches twice as
+ * many): attention's projections and the MLP's or the experts'. */
+static double
+layer_gemm_kernels(const struct model *m, const struct plan *p, const struct framework *fw, bool moe,
+		   bool expert_gemms)
+{
+	bool eager = fw && fw->elementwise == FRAMEWORK_EW_EAGER;
+	double gemm;
+
+	if (m->attention == MODEL_ATTN_MLA)
+		gemm = (m->mla.q_lora_rank > 0 ? 4.0 : 3.0) + 1.0;
+	else
+		gemm = eager ? 4.0 : 2.0;
+	if (moe && !expert_gemms)
+		gemm += 1.0 + (m->moe.shared_experts > 0 ? 2.0 : 0.0);
+	else if (moe && fw && fw->moe_grouped_gemm == FRAMEWORK_MOE_GEMM_SINGLE && !fw->moe_sequential_mlp)
+		gemm += 1.0 + 2.0 + (eager && m->gated_mlp ? 1.0 : 0.0) + (m->moe.shared_experts > 0 ? 2.0 : 0.0);
+	else if (moe)
+		gemm += 1.0 + 2.0 * (double)m->moe.experts / p->ep + (m->moe.shared_experts > 0 ? 2.0 : 0.0);
+	else
+		gemm += 2.0 + (eager && m->gated_mlp ? 1.0 : 0.0);
+	return gemm;
+}
+
+/* Collective launches of one layer, @coll forward and backward (TP, EP,
+ * CP), and ring attention's steps added to @attn. */
+static void
+layer_comm_kernels(const struct model *m, const struct plan *p, const struct framework *fw, bool moe,
+		   double attn[2], double coll[2])
+{
+	if (p->tp > 1) {
+		coll[0] = p->sequence_parallel ? 4.0 : 2.0;
+		coll[1] = p->sequence_parallel ? 6.0 : 2.0;
+		if (p->tp_overlap && p->sequence_parallel) {
+			coll[0] += 4.0 * (2.0 * p->tp - 2.0);
+			coll[1] += 4.0 * (2.0 * p->tp - 2.0);
+		}
+		/* arch: a parallel block has half the sites (tensor_par.c). */
+		if (m->parallel_block) {
+			coll[0] *= 0.5;
+			coll[1] *= 0.5;
+		}
+	}
+	if (moe && p->ep > 1) {
+		coll[0] += 2.0;
+		coll[1] += 2.0;
+	}
+	if (p->cp > 1 && p->cp_method == PLAN_CP_RING) {
+		/* Ring attention (Megatron-Core's AttnFuncWithCPAndKVP2P): an
+		 * attention kernel per ring step and a K/V exchange between
+		 * steps, each way; the backward passes dK and dV as well. */
+		attn[0] *= p->cp;
+		attn[1] *= p->cp;
+		/* plan-cli nemosmall: and Transformer Engine's copies and
+		 * merges around them (context_par.c ring_p2p_passes): 3 cp
+		 * kernels forward, 6 cp backward on rank 0, the busier. */
+		if (!fw || fw->cp_ring == FRAMEWORK_RING_P2P) {
+			attn[0] += 3.0 * p->cp;
+			attn[1] += 6.0 * p->cp;
+		}
+		coll[0] += 2.0 * (p->cp - 1);
+		coll[1] += 4.0 * (p->cp - 1);
+	} else if (p->cp > 1) {
+		/* DeepSpeed-Ulysses: all-to-alls of Q, K, V before and of O
+		 * after the attention, and their mirrors backward. */
+		coll[0] += 4.0;
+		coll[1] += 4.0;
+	}
+}
+
 /*
  * Kernels of one layer, as the frameworks launch them (counted from the
  * code, not measured):
@@ -46,62 +116,13 @@ static void
 layer_kernels(const struct model *m, const struct plan *p, const struct framework *fw, bool moe,
 	      double ew_kernels, bool expert_gemms, struct host_kernels *out)
 {
-	bool eager = fw && fw->elementwise == FRAMEWORK_EW_EAGER;
-	double gemm, attn_fwd = p->flash_attention ? 1.0 : 2.0, attn_bwd = p->flash_attention ? 3.0 : 4.0;
-	double coll_fwd = 0.0, coll_bwd = 0.0;
+	double gemm, attn[2] = { p->flash_attention ? 1.0 : 2.0, p->flash_attention ? 3.0 : 4.0 };
+	double coll[2] = { 0.0, 0.0 };
 
-	if (m->attention == MODEL_ATTN_MLA)
-		gemm = (m->mla.q_lora_rank > 0 ? 4.0 : 3.0) + 1.0;
-	else
-		gemm = eager ? 4.0 : 2.0;
-	if (moe && !expert_gemms)
-		gemm += 1.0 + (m->moe.shared_experts > 0 ? 2.0 : 0.0);
-	else if (moe && fw && fw->moe_grouped_gemm == FRAMEWORK_MOE_GEMM_SINGLE && !fw->moe_sequential_mlp)
-		gemm += 1.0 + 2.0 + (eager && m->gated_mlp ? 1.0 : 0.0) + (m->moe.shared_experts > 0 ? 2.0 : 0.0);
-	else if (moe)
-		gemm += 1.0 + 2.0 * (double)m->moe.experts / p->ep + (m->moe.shared_experts > 0 ? 2.0 : 0.0);
-	else
-		gemm += 2.0 + (eager && m->gated_mlp ? 1.0 : 0.0);
-	if (p->tp > 1) {
-		coll_fwd = p->sequence_parallel ? 4.0 : 2.0;
-		coll_bwd = p->sequence_parallel ? 6.0 : 2.0;
-		if (p->tp_overlap && p->sequence_parallel) {
-			coll_fwd += 4.0 * (2.0 * p->tp - 2.0);
-			coll_bwd += 4.0 * (2.0 * p->tp - 2.0);
-		}
-		/* arch: a parallel block has half the sites (tensor_par.c). */
-		if (m->parallel_block) {
-			coll_fwd *= 0.5;
-			coll_bwd *= 0.5;
-		}
-	}
-	if (moe && p->ep > 1) {
-		coll_fwd += 2.0;
-		coll_bwd += 2.0;
-	}
-	if (p->cp > 1 && p->cp_method == PLAN_CP_RING) {
-		/* Ring attention (Megatron-Core's AttnFuncWithCPAndKVP2P): an
-		 * attention kernel per ring step and a K/V exchange between
-		 * steps, each way; the backward passes dK and dV as well. */
-		attn_fwd *= p->cp;
-		attn_bwd *= p->cp;
-		/* plan-cli nemosmall: and Transformer Engine's copies and
-		 * merges around them (context_par.c ring_p2p_passes): 3 cp
-		 * kernels forward, 6 cp backward on rank 0, the busier. */
-		if (!fw || fw->cp_ring == FRAMEWORK_RING_P2P) {
-			attn_fwd += 3.0 * p->cp;
-			attn_bwd += 6.0 * p->cp;
-		}
-		coll_fwd += 2.0 * (p->cp - 1);
-		coll_bwd += 4.0 * (p->cp - 1);
-	} else if (p->cp > 1) {
-		/* DeepSpeed-Ulysses: all-to-alls of Q, K, V before and of O
-		 * after the attention, and their mirrors backward. */
-		coll_fwd += 4.0;
-		coll_bwd += 4.0;
-	}
-	out->fwd = gemm + attn_fwd + ew_kernels + coll_fwd + (moe ? EP_ROUTER_FWD_KERNELS : 0.0);
-	out->bwd = 2.0 * gemm + attn_bwd + 2.0 * ew_kernels + coll_bwd + (moe ? EP_ROUTER_BWD_KERNELS : 0.0);
+	gemm = layer_gemm_kernels(m, p, fw, moe, expert_gemms);
+	layer_comm_kernels(m, p, fw, moe, attn, coll);
+	out->fwd = gemm + attn[0] + ew_kernels + coll[0] + (moe ? EP_ROUTER_FWD_KERNELS : 0.0);
+	out->bwd = 2.0 * gemm + attn[1] + 2.0 * ew_kernels + coll[1] + (moe ? EP_ROUTER_BWD_KERNELS : 0.0);
 	/* Compiled norms: the dweight reduction's kernel (compute.c compiled_norm_dweight). */
 	if (fw && fw->elementwise == FRAMEWORK_EW_COMPILED)
 		out->bwd += model_norms_run(m);
@@ -116,7 +137,7 @@ layer_kernels(const struct model *m, const struct plan *p, const struct framewor
 		if (fw && fw->selective_recompute == FRAMEWORK_SAC_OP)
 			out->recompute = floor(gemm / 2.0) + ew_kernels;
 		else if (fw && fw->selective_recompute == FRAMEWORK_SAC_CORE_ATTN && p->flash_attention)
-			out->recompute = attn_fwd; /* the fused kernel's forward (a ring's steps) */
+			out->recompute = attn[0]; /* the fused kernel's forward (a ring's steps) */
 		else
 			out->recompute = p->flash_attention ? 0.0 : 4.0;
 		break;
