@@ -2352,6 +2352,71 @@ ep_applies(const struct model *m, const struct search_allowed *a, struct plan_er
 			      m->moe.experts, a->v[0]);
 }
 
+/* What no shape can satisfy: more GPUs than the cluster, no batch, an
+ * expert-parallel choice on a dense model. */
+static bool
+search_check(const struct model *m, const struct cluster *c, const struct search_options *opt, int gpus,
+	     struct plan_error *err)
+{
+	if (gpus > cluster_gpus(c))
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "--gpus %d is more than cluster '%s' has (%d)",
+				      gpus, c->name, cluster_gpus(c));
+	if (opt->global_batch < 1)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "the global batch must be positive");
+	return ep_applies(m, &opt->allowed[PLAN_ATTR_EP], err);
+}
+
+/* The fixed inputs of one search. */
+struct search_walk {
+	const struct model *m;
+	const struct cluster *c;
+	const struct search_options *opt;
+	int gpus, seq, k;
+};
+
+/* Search the enumerated shapes in increasing lower bound, keeping the
+ * best k in @top. */
+static bool
+search_walk(const struct search_walk *w, struct shape_list *shapes, struct search_candidate *top, int *ntop,
+	    struct search_candidate *cand, struct search_stats *st, struct plan_error *err)
+{
+	struct search_options so = *w->opt; /* with each shape's DP algorithm */
+
+	for (long i = 0; i < shapes->nplans; i++)
+		shapes->slot[i] = -1;
+	/* No shapes (an excluded value left none): no array for qsort. */
+	if (shapes->n > 1)
+		qsort(shapes->v, (size_t)shapes->n, sizeof(*shapes->v), by_bound);
+	for (long i = 0; i < shapes->n; i++) {
+		const struct shape *s = &shapes->v[i];
+		const struct plan *plan;
+		bool found;
+
+		/* Shapes come in increasing bound: once the bound passes the
+		 * k-th best time, no later shape can enter the top list. */
+		if (*ntop == w->k && s->lower_bound >= top[w->k - 1].est.iteration_time_s) {
+			st->pruned = shapes->n - i;
+			break;
+		}
+		st->cutoff_s = *ntop == w->k ? top[w->k - 1].est.iteration_time_s : 0.0;
+		so.dp_algo = s->dp_algo;
+		if (shapes->slot[s->plan] < 0 && !materialise(w->m, w->c, w->opt, w->gpus, w->seq, shapes, i, err))
+			return false;
+		plan = &shapes->plans[shapes->slot[s->plan]];
+		if (!search_shape(w->m, w->c, plan, s->cmp, &so, w->opt->exhaustive, cand, &found, st, err))
+			return false;
+		cand->dp_algo = s->dp_algo;
+		if (found)
+			keep_top(top, ntop, w->k, cand, w->opt->framework);
+		else if (st->cutoff_s <= 0) {
+			st->infeasible++;
+			if (*ntop == 0)
+				note_closest(w->m, w->c, plan, w->opt, st);
+		}
+	}
+	return true;
+}
+
 bool
 search_run(const struct model *m, const struct cluster *c, const struct search_options *given,
 	   struct search_candidate *top, int *ntop, struct search_stats *st,
@@ -2367,23 +2432,13 @@ search_run(const struct model *m, const struct cluster *c, const struct search_o
 	int k = opt->top < 1 ? 1 : (opt->top > SEARCH_MAX_TOP ? SEARCH_MAX_TOP : opt->top);
 	double t0 = now_s();
 	struct search_candidate *cand = malloc(sizeof(*cand));
-	struct search_options so = *opt; /* with each shape's DP algorithm */
 	bool ok = false;
 
 	memset(st, 0, sizeof(*st));
 	*ntop = 0;
 	if (!cand)
 		return plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
-	if (gpus > cluster_gpus(c)) {
-		plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "--gpus %d is more than cluster '%s' has (%d)",
-			       gpus, c->name, cluster_gpus(c));
-		goto out;
-	}
-	if (opt->global_batch < 1) {
-		plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "the global batch must be positive");
-		goto out;
-	}
-	if (!ep_applies(m, &opt->allowed[PLAN_ATTR_EP], err))
+	if (!search_check(m, c, opt, gpus, err))
 		goto out;
 	if (!enumerate(m, c, opt, gpus, seq, &shapes, err))
 		goto out;
@@ -2393,38 +2448,8 @@ search_run(const struct model *m, const struct cluster *c, const struct search_o
 		plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
 		goto out;
 	}
-	for (long i = 0; i < shapes.nplans; i++)
-		shapes.slot[i] = -1;
-	/* No shapes (an excluded value left none): no array for qsort. */
-	if (shapes.n > 1)
-		qsort(shapes.v, (size_t)shapes.n, sizeof(*shapes.v), by_bound);
-	for (long i = 0; i < shapes.n; i++) {
-		const struct shape *s = &shapes.v[i];
-		const struct plan *plan;
-		bool found;
-
-		/* Shapes come in increasing bound: once the bound passes the
-		 * k-th best time, no later shape can enter the top list. */
-		if (*ntop == k && s->lower_bound >= top[k - 1].est.iteration_time_s) {
-			st->pruned = shapes.n - i;
-			break;
-		}
-		st->cutoff_s = *ntop == k ? top[k - 1].est.iteration_time_s : 0.0;
-		so.dp_algo = s->dp_algo;
-		if (shapes.slot[s->plan] < 0 && !materialise(m, c, opt, gpus, seq, &shapes, i, err))
-			goto out;
-		plan = &shapes.plans[shapes.slot[s->plan]];
-		if (!search_shape(m, c, plan, s->cmp, &so, opt->exhaustive, cand, &found, st, err))
-			goto out;
-		cand->dp_algo = s->dp_algo;
-		if (found)
-			keep_top(top, ntop, k, cand, opt->framework);
-		else if (st->cutoff_s <= 0) {
-			st->infeasible++;
-			if (*ntop == 0)
-				note_closest(m, c, plan, opt, st);
-		}
-	}
+	if (!search_walk(&(struct search_walk){ m, c, opt, gpus, seq, k }, &shapes, top, ntop, cand, st, err))
+		goto out;
 	ok = true;
 out:
 	st->seconds = now_s() - t0;
