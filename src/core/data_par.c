@@ -328,6 +328,78 @@ z3_tail_layers(const struct framework *fw, double params_layer, double layers)
 	return fmin(fmax(1.0, fw->grad_bucket / params_layer), fmax(1.0, layers));
 }
 
+/* ZeRO 0-2: the gradients' reduction and, sharded, the weights' gather
+ * after the step (dp_sync), dense and expert. */
+static void
+dp_comm_zero12(const struct model *m, const struct plan *p, const struct cluster *c, const struct plan_layout *lay,
+	       const struct framework *fw, double dense, double params_expert, double layers,
+	       enum coll_algo algo, struct dp_comm *out)
+{
+	/* ZeRO-1/2 in groups (InternEvo's zero1 = G < dp) shard over
+	 * the MiCS layout's partition group, replicated across the rest. */
+	struct group_layout one = { 1, 1, 1 };
+	struct dp_groups dense_g = { &lay->dp, p->mics_group > 0 ? &lay->mics : &lay->dp,
+				     p->mics_group > 0 ? &lay->replica : &one };
+	struct dp_groups expert_g = { &lay->edp, &lay->edp, &one };
+	/* The stage's tensors: its layers', and at most three more (the
+	 * embedding, the head, the final norm). */
+	double tensors = layers * model_tensors_per_layer(m) + 3.0;
+	/* plan-cli simumoe: with experts Megatron-Core (from
+	 * core_v0.9.0; core_r0.14.0 23e00ed alike) chains two
+	 * distributed optimizers, dense and expert
+	 * (megatron/core/optimizer/__init__.py: ChainedOptimizer), both
+	 * over the same model chunks; each one's step_with_ready_grads
+	 * (distrib_optimizer.py) calls model_chunk.start_param_sync(),
+	 * which all-gathers every bucket group of the chunk, dense and
+	 * expert (distributed_data_parallel.py), without
+	 * --overlap-param-gather: every weight is gathered twice
+	 * (moe_param_gathers). Before core_v0.9.0 each optimizer gathered
+	 * its own buffers. */
+	double gathers = params_expert > 0 ? fmax(1.0, fw->moe_param_gathers) : 1.0;
+
+	dp_sync(p, c, &dense_g, algo, fw, dense, tensors, gathers, out);
+	/* Expert weights are replicated only across the expert-DP ranks that
+	 * hold the same experts (DeepSpeed-MoE, Megatron-Core). */
+	if (params_expert > 0)
+		dp_sync(p, c, &expert_g, algo, fw, params_expert,
+			layers * z3_expert_tensors(m, fw, params_expert / layers).reduced, gathers, out);
+}
+
+/* ZeRO-3 (and MiCS): the layers' gathers and reduce-scatters, the
+ * experts' over the expert-DP ranks, and MiCS's all-reduce across the
+ * replicas. */
+static void
+dp_comm_zero3(const struct model *m, const struct plan *p, const struct cluster *c, const struct plan_layout *lay,
+	      const struct framework *fw, double dense, double params_expert, double params_layer,
+	      double layers, enum coll_algo algo, struct dp_comm *out)
+{
+	double rest = fmax(0.0, dense - layers * params_layer);
+
+	out->z3_tail_layers = z3_tail_layers(fw, params_layer + (layers > 0 ? params_expert / layers : 0.0),
+					     layers);
+
+	zero3_sync(p, c, &lay->mics, algo, fw, z3_layer_tensors(m, fw), params_layer, layers, rest, out);
+	if (fw->persist_gather_copy_s > 0) {
+		struct z3_net net = { c, &lay->mics, p->mics_group > 0 && p->mics_hierarchical, algo,
+				      gpu_pace_factor(&c->gpu, plan_gpus(p)) };
+
+		out->gather_s += z3_persist_gather(m, &net, fw, layers);
+	}
+	/* Experts are gathered with their layer, over the expert-DP ranks. */
+	if (params_expert > 0)
+		zero3_sync(p, c, &lay->edp, algo, fw, z3_expert_tensors(m, fw, params_expert / layers),
+			   params_expert / layers, layers, 0.0, out);
+	if (lay->replica.size > 1) {
+		/* MiCS 2-hop gradient synchronisation: the shards are
+		 * all-reduced across the replicas once per iteration, at the
+		 * gradient-accumulation boundary, on 1/G of the gradients. */
+		double shard = fw->reduce_bytes * dense / lay->mics.size;
+
+		out->reduce_s += collective_time(c, &lay->replica, COLL_ALLREDUCE, algo, shard);
+		out->bytes += 2.0 * (lay->replica.size - 1) / lay->replica.size * shard;
+	}
+}
+
 void
 dp_comm_time(const struct model *m, const struct plan *p,
 	     const struct cluster *c, const struct plan_layout *lay,
@@ -344,62 +416,10 @@ dp_comm_time(const struct model *m, const struct plan *p,
 	memset(out, 0, sizeof(*out));
 	out->grad_bytes = fw->reduce_bytes * params_gpu;
 
-	if (p->zero <= 2) {
-		/* ZeRO-1/2 in groups (InternEvo's zero1 = G < dp) shard over
-		 * the MiCS layout's partition group, replicated across the rest. */
-		struct group_layout one = { 1, 1, 1 };
-		struct dp_groups dense_g = { &lay->dp, p->mics_group > 0 ? &lay->mics : &lay->dp,
-					     p->mics_group > 0 ? &lay->replica : &one };
-		struct dp_groups expert_g = { &lay->edp, &lay->edp, &one };
-		/* The stage's tensors: its layers', and at most three more (the
-		 * embedding, the head, the final norm). */
-		double tensors = layers * model_tensors_per_layer(m) + 3.0;
-		/* plan-cli simumoe: with experts Megatron-Core (from
-		 * core_v0.9.0; core_r0.14.0 23e00ed alike) chains two
-		 * distributed optimizers, dense and expert
-		 * (megatron/core/optimizer/__init__.py: ChainedOptimizer), both
-		 * over the same model chunks; each one's step_with_ready_grads
-		 * (distrib_optimizer.py) calls model_chunk.start_param_sync(),
-		 * which all-gathers every bucket group of the chunk, dense and
-		 * expert (distributed_data_parallel.py), without
-		 * --overlap-param-gather: every weight is gathered twice
-		 * (moe_param_gathers). Before core_v0.9.0 each optimizer gathered
-		 * its own buffers. */
-		double gathers = params_expert > 0 ? fmax(1.0, fw->moe_param_gathers) : 1.0;
-
-		dp_sync(p, c, &dense_g, algo, fw, dense, tensors, gathers, out);
-		/* Expert weights are replicated only across the expert-DP ranks that
-		 * hold the same experts (DeepSpeed-MoE, Megatron-Core). */
-		if (params_expert > 0)
-			dp_sync(p, c, &expert_g, algo, fw, params_expert,
-				layers * z3_expert_tensors(m, fw, params_expert / layers).reduced, gathers, out);
-	} else {
-		double rest = fmax(0.0, dense - layers * params_layer);
-
-		out->z3_tail_layers = z3_tail_layers(fw, params_layer + (layers > 0 ? params_expert / layers : 0.0),
-						     layers);
-
-		zero3_sync(p, c, &lay->mics, algo, fw, z3_layer_tensors(m, fw), params_layer, layers, rest, out);
-		if (fw->persist_gather_copy_s > 0) {
-			struct z3_net net = { c, &lay->mics, p->mics_group > 0 && p->mics_hierarchical, algo,
-					      gpu_pace_factor(&c->gpu, plan_gpus(p)) };
-
-			out->gather_s += z3_persist_gather(m, &net, fw, layers);
-		}
-		/* Experts are gathered with their layer, over the expert-DP ranks. */
-		if (params_expert > 0)
-			zero3_sync(p, c, &lay->edp, algo, fw, z3_expert_tensors(m, fw, params_expert / layers),
-				   params_expert / layers, layers, 0.0, out);
-		if (lay->replica.size > 1) {
-			/* MiCS 2-hop gradient synchronisation: the shards are
-			 * all-reduced across the replicas once per iteration, at the
-			 * gradient-accumulation boundary, on 1/G of the gradients. */
-			double shard = fw->reduce_bytes * dense / lay->mics.size;
-
-			out->reduce_s += collective_time(c, &lay->replica, COLL_ALLREDUCE, algo, shard);
-			out->bytes += 2.0 * (lay->replica.size - 1) / lay->replica.size * shard;
-		}
-	}
+	if (p->zero <= 2)
+		dp_comm_zero12(m, p, c, lay, fw, dense, params_expert, layers, algo, out);
+	else
+		dp_comm_zero3(m, p, c, lay, fw, dense, params_expert, params_layer, layers, algo, out);
 	/* Megatron keeps a copy of a tied word embedding on the last stage and
 	 * all-reduces its gradient with the first stage (SC21, Sec. 4). */
 	/* plan-cli pipeline: in a V (ZB-V, DualPipeV) rank 0 holds both ends. */
