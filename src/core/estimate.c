@@ -428,65 +428,54 @@ stage_layers_work(const struct layer_costs *lc, int r, double dense, double moe,
 	}
 }
 
-/*
- * A stage's layers: all in its mode, or, with --recompute-layers (Slapo's
- * checkpoint ratio, Chen et al. ASPLOS 2024), its first k layers in full
- * recomputation (one more forward each) and the rest in its mode. @memo:
- * NULL, or the layers' work of an earlier stage (stage_layers_work).
- */
-static void
-stage_work_memo(const struct model *m, const struct plan *p, const struct layer_costs *lc,
-		int stage, struct layers_memo *memo, struct stage_work *w)
+/* The TP sites the compressor replaces on this stage (@k partially
+ * recomputed layers, @nc_k and @ncm_k of them compressed and MoE):
+ * their time, bytes and codec over the plain collective's. Returns the
+ * compressed layers. */
+static int
+stage_tp_compression(const struct model *m, const struct plan *p, const struct layer_costs *lc, int stage,
+		     int r, int k, int nc_k, int ncm_k, struct stage_work *w)
 {
-	int r = plan_stage_recompute(p, stage), k = stage_partial_layers(p, stage);
 	const struct tp_layer_comm *tc = &lc->tcs[r];
-	double layers = plan_stage_layers(p, m, stage);
-	double ar_bytes = p->tp > 1 ? 2.0 * (p->tp - 1) / p->tp * tc->bytes : 0.0;
-	int moe = stage_moe_layers(m, p, stage), moe_k = 0, nc_k = 0, ncm_k = 0;
-	double dense = layers - moe;
-	int nc = 0;
+	double ar_bytes = 2.0 * (p->tp - 1) / p->tp * tc->bytes;
+	/* MCBench compresses the two forward all-reduces of the layers
+	 * above --compress-from-layer; backward ones stay as they are. */
+	double fwd_passes = r == PLAN_RECOMPUTE_FULL ? 2.0 : 1.0;
+	const struct compress_tp_site *s = &lc->site;
+	/* arch: sites a layer: 2, a parallel block's 1 (tensor_par.c).
+	 * plan-cli review6: an MoE layer whose MLP pair its dispatcher
+	 * runs (ep_dispatcher_carries_tp) keeps the attention's site
+	 * only: its MLP output is reduced by the dispatcher's
+	 * reduce-scatter (the allgather one's over TP x EP, the
+	 * all-to-all one's over expert TP), on the ep line, which no
+	 * TP compressor replaces. */
+	double sites_nc, sites_k, site_passes;
+	int nc, ncm = 0;
 
-	if (k > 0) {
-		memset(w, 0, sizeof(*w));
-		stage_prefix_layers(m, p, stage, k, lc->from_layer, &moe_k, &nc_k, &ncm_k);
-		stage_add_layers(lc, r, dense - (k - moe_k), moe - moe_k, w);
-		stage_add_layers(lc, PLAN_RECOMPUTE_FULL, k - moe_k, moe_k, w);
-	} else {
-		stage_layers_work(lc, r, dense, moe, memo, w);
-	}
-	if (lc->tp && p->tp > 1) {
-		/* MCBench compresses the two forward all-reduces of the layers
-		 * above --compress-from-layer; backward ones stay as they are. */
-		double fwd_passes = r == PLAN_RECOMPUTE_FULL ? 2.0 : 1.0;
-		const struct compress_tp_site *s = &lc->site;
-		/* arch: sites a layer: 2, a parallel block's 1 (tensor_par.c).
-		 * plan-cli review6: an MoE layer whose MLP pair its dispatcher
-		 * runs (ep_dispatcher_carries_tp) keeps the attention's site
-		 * only: its MLP output is reduced by the dispatcher's
-		 * reduce-scatter (the allgather one's over TP x EP, the
-		 * all-to-all one's over expert TP), on the ep line, which no
-		 * TP compressor replaces. */
-		double sites_nc, sites_k, site_passes;
-		int ncm = 0;
+	nc = compression_layers_on_stage(m, p, stage, lc->from_layer);
+	if (lc->moe_tp_in_dispatcher)
+		ncm = compression_moe_layers_on_stage(m, p, stage, lc->from_layer);
+	else
+		ncm_k = 0;
+	if (k == 0)
+		nc_k = ncm_k = 0;
+	sites_nc = nc * tc->per_pass - ncm;
+	sites_k = nc_k * tc->per_pass - ncm_k;
+	/* Recomputed layers repeat their compressed forward ones. */
+	site_passes = (sites_nc - sites_k) * fwd_passes + sites_k * 2.0;
+	w->tp += site_passes * (s->comm_s - tc->collective_s);
+	w->tp_bytes += site_passes * (s->wire_bytes - ar_bytes);
+	w->compression += site_passes * (s->encode_s + s->decode_s) + sites_nc * s->backward_s;
+	w->extra_params += sites_nc * s->params;
+	w->ef_elements += sites_nc * (double)p->micro_batch * p->seq_len * m->hidden;
+	return nc;
+}
 
-		nc = compression_layers_on_stage(m, p, stage, lc->from_layer);
-		if (lc->moe_tp_in_dispatcher)
-			ncm = compression_moe_layers_on_stage(m, p, stage, lc->from_layer);
-		else
-			ncm_k = 0;
-		if (k == 0)
-			nc_k = ncm_k = 0;
-		sites_nc = nc * tc->per_pass - ncm;
-		sites_k = nc_k * tc->per_pass - ncm_k;
-		/* Recomputed layers repeat their compressed forward ones. */
-		site_passes = (sites_nc - sites_k) * fwd_passes + sites_k * 2.0;
-		w->tp += site_passes * (s->comm_s - tc->collective_s);
-		w->tp_bytes += site_passes * (s->wire_bytes - ar_bytes);
-		w->compression += site_passes * (s->encode_s + s->decode_s) + sites_nc * s->backward_s;
-		w->extra_params += sites_nc * s->params;
-		w->ef_elements += sites_nc * (double)p->micro_batch * p->seq_len * m->hidden;
-	}
-	w->compressed_layers = nc;
+/* The stage's pipeline exchanges, compressed from --compress-from-stage on. */
+static void
+stage_pp_work(const struct model *m, const struct plan *p, const struct layer_costs *lc, int stage,
+	      struct stage_work *w)
+{
 	/* Past ESTIMATE_MAX_STAGES the exchanges are not kept: priced here. */
 	if (stage < ESTIMATE_MAX_STAGES) {
 		w->pp = lc->p2p_s[stage];
@@ -501,6 +490,36 @@ stage_work_memo(const struct model *m, const struct plan *p, const struct layer_
 		w->extra_params += p->vpp * 2.0 * lc->bnd.params;
 		w->ef_elements += p->vpp * (double)p->micro_batch * p->seq_len * m->hidden;
 	}
+}
+
+/*
+ * A stage's layers: all in its mode, or, with --recompute-layers (Slapo's
+ * checkpoint ratio, Chen et al. ASPLOS 2024), its first k layers in full
+ * recomputation (one more forward each) and the rest in its mode. @memo:
+ * NULL, or the layers' work of an earlier stage (stage_layers_work).
+ */
+static void
+stage_work_memo(const struct model *m, const struct plan *p, const struct layer_costs *lc,
+		int stage, struct layers_memo *memo, struct stage_work *w)
+{
+	int r = plan_stage_recompute(p, stage), k = stage_partial_layers(p, stage);
+	double layers = plan_stage_layers(p, m, stage);
+	int moe = stage_moe_layers(m, p, stage), moe_k = 0, nc_k = 0, ncm_k = 0;
+	double dense = layers - moe;
+	int nc = 0;
+
+	if (k > 0) {
+		memset(w, 0, sizeof(*w));
+		stage_prefix_layers(m, p, stage, k, lc->from_layer, &moe_k, &nc_k, &ncm_k);
+		stage_add_layers(lc, r, dense - (k - moe_k), moe - moe_k, w);
+		stage_add_layers(lc, PLAN_RECOMPUTE_FULL, k - moe_k, moe_k, w);
+	} else {
+		stage_layers_work(lc, r, dense, moe, memo, w);
+	}
+	if (lc->tp && p->tp > 1)
+		nc = stage_tp_compression(m, p, lc, stage, r, k, nc_k, ncm_k, w);
+	w->compressed_layers = nc;
+	stage_pp_work(m, p, lc, stage, w);
 	stage_ends(p, lc, stage, w);
 	if (stage == p->pp - 1 && m->mtp_layers > 0)
 		stage_add_mtp(m, lc, r, w);
