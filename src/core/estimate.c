@@ -849,6 +849,52 @@ stage_tail(const struct core *x, int stage, const struct stage_work *w, struct s
 	t->total = t->dp_exposed + t->codec_s + t->optimizer_s + fw->iteration_overhead_s;
 }
 
+/* An MoE layer's costs in recomputation mode @r: its compute, the
+ * expert all-to-alls and the fixed costs (router, split-size sync). */
+static void
+layer_costs_moe(const struct model *m, const struct plan *p, const struct cluster *c,
+		const struct framework *fw, const struct plan_layout *lay, int r, struct layer_costs *lc)
+{
+	double pace = lc->pace;
+
+	compute_layer_time(m, p, c, fw, true, &lc->cl_moes[r]);
+	compute_layer_scale(&lc->cl_moes[r], pace);
+	ep_layer_comm(m, p, c, fw, lay, &lc->cl_moes[r], &lc->eps[r]);
+	ep_layer_fixed(m, p, c, fw, lay, &lc->efs[r]);
+	/* The router's kernels run at the slowest GPU's pace. */
+	lc->efs[r].router_fwd_s *= pace;
+	lc->efs[r].router_bwd_s *= pace;
+	lc->efs[r].fwd_s = lc->efs[r].router_fwd_s + lc->efs[r].sync_s;
+	lc->efs[r].bwd_s = lc->efs[r].router_bwd_s;
+	lc->moe_recomputed[r] = plan_recomputes_moe_layer(p); /* plan-cli recomp */
+	lc->efs[r].recompute_s = lc->moe_recomputed[r] ? lc->efs[r].fwd_s : 0.0;
+}
+
+/* The compressor's TP site and pipeline boundary, their GPU work at
+ * the slowest GPU's pace. */
+static void
+layer_costs_compression(const struct model *m, const struct plan *p, const struct cluster *c,
+			const struct plan_layout *lay, const struct compressor *cmp, struct layer_costs *lc)
+{
+	double pace = lc->pace;
+
+	lc->tp = p->compress.tp;
+	lc->pp = p->compress.pp;
+	lc->from_layer = plan_compress_from_layer(p, m);
+	/* The codecs' GPU work runs at the slowest GPU's pace too, not
+	 * their host share (Rand-K's index sampling). */
+	if (lc->tp) {
+		compression_tp_site(cmp, m, p, c, lay, &lc->site);
+		lc->site.encode_s = lc->site.host_s + (lc->site.encode_s - lc->site.host_s) * pace;
+		lc->site.decode_s *= pace;
+		lc->site.backward_s *= pace;
+	}
+	if (lc->pp) {
+		compression_pp_boundary(cmp, m, p, c, lay, &lc->bnd);
+		lc->bnd.codec_s = lc->bnd.host_s + (lc->bnd.codec_s - lc->bnd.host_s) * pace;
+	}
+}
+
 /* Per-layer costs of @p (for its recompute mode only when @one_mode). */
 static void
 build_layer_costs(const struct model *m, const struct plan *plan, const struct cluster *c,
@@ -876,19 +922,8 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 		compute_layer_scale(&lc->cls[r], pace);
 		tp_layer_comm(m, p, c, fw, lay, &lc->cls[r], &lc->tcs[r]);
 		cp_layer_comm(m, p, c, fw, lay, &lc->cls[r], &lc->cps[r]);
-		if (model_is_moe(m)) {
-			compute_layer_time(m, p, c, fw, true, &lc->cl_moes[r]);
-			compute_layer_scale(&lc->cl_moes[r], pace);
-			ep_layer_comm(m, p, c, fw, lay, &lc->cl_moes[r], &lc->eps[r]);
-			ep_layer_fixed(m, p, c, fw, lay, &lc->efs[r]);
-			/* The router's kernels run at the slowest GPU's pace. */
-			lc->efs[r].router_fwd_s *= pace;
-			lc->efs[r].router_bwd_s *= pace;
-			lc->efs[r].fwd_s = lc->efs[r].router_fwd_s + lc->efs[r].sync_s;
-			lc->efs[r].bwd_s = lc->efs[r].router_bwd_s;
-			lc->moe_recomputed[r] = plan_recomputes_moe_layer(p); /* plan-cli recomp */
-			lc->efs[r].recompute_s = lc->moe_recomputed[r] ? lc->efs[r].fwd_s : 0.0;
-		}
+		if (model_is_moe(m))
+			layer_costs_moe(m, p, c, fw, lay, r, lc);
 	}
 	local.recompute = mode;
 	lc->moe_tp_in_dispatcher = ep_dispatcher_carries_tp(m, p, fw);
@@ -905,23 +940,8 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 	lc->c = c;
 	lc->lay = lay;
 	lc->cmp = cmp;
-	if (cmp) {
-		lc->tp = p->compress.tp;
-		lc->pp = p->compress.pp;
-		lc->from_layer = plan_compress_from_layer(p, m);
-		/* The codecs' GPU work runs at the slowest GPU's pace too, not
-		 * their host share (Rand-K's index sampling). */
-		if (lc->tp) {
-			compression_tp_site(cmp, m, p, c, lay, &lc->site);
-			lc->site.encode_s = lc->site.host_s + (lc->site.encode_s - lc->site.host_s) * pace;
-			lc->site.decode_s *= pace;
-			lc->site.backward_s *= pace;
-		}
-		if (lc->pp) {
-			compression_pp_boundary(cmp, m, p, c, lay, &lc->bnd);
-			lc->bnd.codec_s = lc->bnd.host_s + (lc->bnd.codec_s - lc->bnd.host_s) * pace;
-		}
-	}
+	if (cmp)
+		layer_costs_compression(m, p, c, lay, cmp, lc);
 }
 
 
