@@ -298,6 +298,41 @@ sequential_slices_bytes(const struct model *m, const struct plan *p, double toke
 	*bwd_kernels = 7 * (int)local - 1;
 }
 
+/* The MoE layer's token permutations, forward and backward: their bytes
+ * and kernels. */
+static void
+moe_permute_traffic(const struct model *m, const struct plan *p, double tokens, int dispatcher,
+		    double *permute_bytes, int *permute_kernels, double *permute_bwd_bytes,
+		    int *permute_bwd_kernels)
+{
+	double h = m->hidden, t = p->tp;
+
+	/* Permute the routed tokens to their experts and back, read +
+	 * write each time. Megatron-Core's all-to-all dispatcher
+	 * (MoEAlltoAllTokenDispatcher, megatron/core/transformer/moe/
+	 * token_dispatcher.py; the permutations in moe_utils.py) permutes
+	 * by destination rank before
+	 * the all-to-all and, with more than one local expert, sorts the
+	 * received chunks by expert after it (sort_chunks_by_idxs), and
+	 * undoes both around the combine: four passes, two with one
+	 * local expert. Other frameworks' dispatchers are counted the
+	 * same (an estimate: DeepSpeed-MoE's dense einsum dispatch is
+	 * not modelled apart). */
+	/* The sort runs after the expert TP all-gather, over etp x the
+	 * rank's routed tokens. */
+	bool sort = (double)m->moe.experts / p->ep > 1.0;
+	double passes = 2.0 + (sort ? 2.0 * plan_etp(p) : 0.0);
+
+	*permute_bytes = passes * 4.0 * tokens * m->moe.capacity_factor * m->moe.top_k * h / t;
+	*permute_kernels = sort ? 4 : 2;
+	/* Element-wise convention: the backward twice the forward. */
+	*permute_bwd_bytes = 2.0 * *permute_bytes;
+	*permute_bwd_kernels = 2 * *permute_kernels;
+	if (dispatcher == FRAMEWORK_MOE_DISPATCH_ALLGATHER_MASK)
+		allgather_mask_permute_bytes(m, p, tokens, permute_bytes, permute_bwd_bytes, permute_kernels,
+					     permute_bwd_kernels);
+}
+
 static double
 layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, bool sequential, int ew,
 		    int dispatcher, double *attn_core, int *kernels, double *permute_bytes, int *permute_kernels,
@@ -321,30 +356,8 @@ layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, bool 
 		double rows = tokens * (m->moe.capacity_factor * m->moe.top_k + m->moe.shared_experts);
 
 		bytes += ew_ops[ew][act].bytes * rows * m->moe.expert_ffn_hidden / t;
-		/* Permute the routed tokens to their experts and back, read +
-		 * write each time. Megatron-Core's all-to-all dispatcher
-		 * (MoEAlltoAllTokenDispatcher, megatron/core/transformer/moe/
-		 * token_dispatcher.py; the permutations in moe_utils.py) permutes
-		 * by destination rank before
-		 * the all-to-all and, with more than one local expert, sorts the
-		 * received chunks by expert after it (sort_chunks_by_idxs), and
-		 * undoes both around the combine: four passes, two with one
-		 * local expert. Other frameworks' dispatchers are counted the
-		 * same (an estimate: DeepSpeed-MoE's dense einsum dispatch is
-		 * not modelled apart). */
-		/* The sort runs after the expert TP all-gather, over etp x the
-		 * rank's routed tokens. */
-		bool sort = (double)m->moe.experts / p->ep > 1.0;
-		double passes = 2.0 + (sort ? 2.0 * plan_etp(p) : 0.0);
-
-		*permute_bytes = passes * 4.0 * tokens * m->moe.capacity_factor * m->moe.top_k * h / t;
-		*permute_kernels = sort ? 4 : 2;
-		/* Element-wise convention: the backward twice the forward. */
-		*permute_bwd_bytes = 2.0 * *permute_bytes;
-		*permute_bwd_kernels = 2 * *permute_kernels;
-		if (dispatcher == FRAMEWORK_MOE_DISPATCH_ALLGATHER_MASK)
-			allgather_mask_permute_bytes(m, p, tokens, permute_bytes, permute_bwd_bytes, permute_kernels,
-						     permute_bwd_kernels);
+		moe_permute_traffic(m, p, tokens, dispatcher, permute_bytes, permute_kernels, permute_bwd_bytes,
+				    permute_bwd_kernels);
 		bytes += *permute_bytes;
 		*kernels += *permute_kernels;
 		/* SequentialMLP: each local expert's MLP its own activation. */
