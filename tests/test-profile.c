@@ -171,8 +171,8 @@ END_TEST
  * An unknown key with no near miss lists the valid keys; a schema longer
  * than the message holds (the framework's) ends "and N more: see
  * plan-cli-profiles(5)", and the keys listed and N add up to the table.
- * Before, the list stopped without a word at attention_kernel and left out
- * the 38 keys after it (host_syncs, microbatch_syncs, ...).
+ * Before, the list stopped without a word after pipeline_schedules and left
+ * out the 36 keys from attention_speed on (host_syncs, microbatch_syncs, ...).
  */
 START_TEST(test_unknown_key_list)
 {
