@@ -1,4 +1,6 @@
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "io/profile_load.h"
 #include "plan/cluster.h"
@@ -165,6 +167,43 @@ START_TEST(test_gemm_curve)
 }
 END_TEST
 
+/*
+ * An unknown key with no near miss lists the valid keys; a schema longer
+ * than the message holds (the framework's) ends "and N more: see
+ * plan-cli-profiles(5)", and the keys listed and N add up to the table.
+ * Before, the list stopped without a word after pipeline_schedules and left
+ * out the 36 keys from attention_speed on (host_syncs, microbatch_syncs, ...).
+ */
+START_TEST(test_unknown_key_list)
+{
+	struct plan_error err;
+	struct framework fw;
+	struct model m;
+	const char *list, *more;
+	int rows = 0, listed = 1, left = -1;
+
+	plan_error_clear(&err);
+	ck_assert(!framework_load_string(&fw, "f.yaml", "name: f\nzzzzzzzzzzzzzzzz: 1\n", &err));
+	list = strstr(err.message, "(valid keys: name, description, ");
+	more = strstr(err.message, ", and ");
+	ck_assert_msg(list && more, "got '%s'", err.message);
+	ck_assert_msg(strcmp(more + strspn(more, ", and 0123456789"), "more: see plan-cli-profiles(5))") == 0,
+		      "got '%s'", err.message);
+	left = atoi(more + strlen(", and "));
+	for (const char *c = list; c < more; c++)
+		listed += *c == ',';
+	for (const struct schema_key *k = framework_schema; k->key; k++)
+		rows++;
+	ck_assert_int_gt(left, 0);
+	ck_assert_int_eq(listed + left, rows);
+
+	/* The model's keys fit: all of them, the last one too, and no tail. */
+	plan_error_clear(&err);
+	ck_assert(!model_load_string(&m, "m.yaml", "name: m\nzzzzzzzzzzzzzzzz: 1\n", &err));
+	ck_assert_msg(strstr(err.message, ", kind)") && !strstr(err.message, "more:"), "got '%s'", err.message);
+}
+END_TEST
+
 static Suite *
 profile_suite(void)
 {
@@ -177,6 +216,7 @@ profile_suite(void)
 	tcase_add_test(tc, test_cluster_defaults);
 	tcase_add_test(tc, test_cluster_errors);
 	tcase_add_test(tc, test_gemm_curve);
+	tcase_add_test(tc, test_unknown_key_list);
 	suite_add_tcase(s, tc);
 	return s;
 }

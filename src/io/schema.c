@@ -1,6 +1,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,23 +60,46 @@ schema_nearest(const char *name, const void *rows, size_t stride, size_t name_of
 	}
 }
 
+/*
+ * The keys of @table, ", "-separated, into @buf in table order. A table
+ * longer than @buf (the framework's 65 keys) ends at the last whole key
+ * with "and N more: plan-cli-profiles(5)", never silently short: a key
+ * skipped without a word read as not valid (issue 25, hostile11).
+ */
+static void
+schema_key_names(const struct schema_key *table, char *buf, size_t size)
+{
+	static const char more[] = ", and 999 more: see plan-cli-profiles(5)";
+	size_t len = 0;
+	int left = 0;
+
+	buf[0] = '\0';
+	for (const struct schema_key *k = table; k->key; k++) {
+		size_t need = strlen(k->key) + (len ? 2 : 0);
+
+		if (left || len + need + sizeof(more) > size) {
+			left++;
+			continue;
+		}
+		memcpy(buf + len, ", ", len ? 2 : 0);
+		memcpy(buf + len + (len ? 2 : 0), k->key, strlen(k->key) + 1);
+		len += need;
+	}
+	if (left)
+		snprintf(buf + len, size - len, ", and %d more: see plan-cli-profiles(5)", left);
+}
+
 static bool
 unknown_key(const struct schema_key *table, struct ytree *t, yaml_node_t *key,
 	    struct plan_error *err)
 {
 	const char *name = ytree_scalar(key);
 	const char *best = schema_nearest(name, table, sizeof(*table), offsetof(struct schema_key, key));
-	char valid[512] = "";
+	char valid[512];
 
-	for (const struct schema_key *k = table; k->key; k++) {
-		if (strlen(valid) + strlen(k->key) + 3 < sizeof(valid)) {
-			if (valid[0])
-				strcat(valid, ", ");
-			strcat(valid, k->key);
-		}
-	}
 	if (best)
 		return ytree_error(t, key, err, "unknown key '%s'; did you mean '%s'?", name, best);
+	schema_key_names(table, valid, sizeof(valid));
 	return ytree_error(t, key, err, "unknown key '%s' (valid keys: %s)", name, valid);
 }
 
