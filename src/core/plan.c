@@ -501,7 +501,7 @@ validate_schedule(const struct plan *p, struct plan_error *err)
 	if (p->pp_schedule == PLAN_PP_1F1B)
 		return true;
 	if (p->pp < 2)
-		return FAIL("--pp-schedule %s needs pipeline parallelism (pp %d > 1)", name, p->pp);
+		return FAIL("--pp-schedule %s needs pipeline parallelism: pp > 1 (it is %d)", name, p->pp);
 	if (pipeline_v_shape(p) && p->vpp != 2)
 		return FAIL("--pp-schedule %s places two chunks a rank in a V: it needs --vpp 2 (got %d)", name, p->vpp);
 	if (!pipeline_v_shape(p) && p->vpp != 1)
@@ -558,7 +558,7 @@ validate_stages(const struct plan *p, const struct model *m, struct plan_error *
 	if (p->custom_recompute_layers && !plan_validate_recompute_layers(p, m, err))
 		return false;
 	if (p->vpp > 1 && p->pp < 2)
-		return FAIL("interleaving (vpp %d) needs pipeline parallelism (pp %d > 1)", p->vpp, p->pp);
+		return FAIL("interleaving (vpp %d) needs pipeline parallelism: pp > 1 (it is %d)", p->vpp, p->pp);
 	return validate_offload(p, m, err);
 }
 
