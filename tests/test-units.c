@@ -106,6 +106,13 @@ START_TEST(test_numparse)
 	ck_assert(!num_parse_double("nan", &d));
 	ck_assert(!num_parse_double("inf", &d));
 	ck_assert(!num_parse_double("1e400", &d));
+	ck_assert(!num_parse_double("-1e400", &d));
+	/* An underflow is a number (subnormal, or 0), for the caller's range
+	 * check to refuse with the range. */
+	ck_assert(num_parse_double("1e-320", &d));
+	ck_assert(d > 0.0 && d < 1e-300);
+	ck_assert(num_parse_double("1e-400", &d));
+	ck_assert_double_eq(d, 0.0);
 	ck_assert(!num_parse_double("0x1p3", &d));
 	ck_assert(num_parse_long("42", 0, 100, &l));
 	ck_assert_int_eq(l, 42);

@@ -1,5 +1,6 @@
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -28,7 +29,10 @@ num_parse_prefix(const char *s, double *out, const char **end)
 		return false;
 	errno = 0;
 	v = strtod(s, &e);
-	if (e == s || errno == ERANGE || !isfinite(v))
+	/* An underflow (1e-320, 1e-400) is a number, subnormal or 0: the
+	 * caller's range check refuses it with the range, where "not a
+	 * number" would mislead; an overflow is not (strtod's HUGE_VAL). */
+	if (e == s || (errno == ERANGE && fabs(v) > DBL_MIN) || !isfinite(v))
 		return false;
 	*out = v;
 	*end = e;
