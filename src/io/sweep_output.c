@@ -505,6 +505,75 @@ json_gpus_number(json_t *o, const struct study *s, const int *idx)
 						   json_integer(v) : json_null());
 }
 
+/* The fields of a cell that was predicted (@r->ok). */
+static int
+json_cell_result(json_t *o, const struct study *s, const struct sweep_result *r)
+{
+	int rc = 0;
+
+	rc |= json_object_set_new(o, "iteration_time_s", json_real(r->time_s));
+	rc |= json_object_set_new(o, "tflops_per_gpu", json_real(r->tflops_per_gpu));
+	rc |= json_object_set_new(o, "mfu", json_real(r->mfu));
+	rc |= json_object_set_new(o, "tokens_per_s", json_real(r->tokens_per_s));
+	rc |= json_object_set_new(o, "tokens_per_s_per_gpu",
+				  metric_missing(METRIC_TOKENS_PER_GPU, r) ? json_null() :
+				  json_real(metric_value(s, METRIC_TOKENS_PER_GPU, r)));
+	if (s->train_tokens > 0 && !metric_missing(METRIC_TRAIN_DAYS, r)) {
+		rc |= json_object_set_new(o, "train_days", json_real(metric_value(s, METRIC_TRAIN_DAYS, r)));
+		rc |= json_object_set_new(o, "gpu_hours", json_real(metric_value(s, METRIC_GPU_HOURS, r)));
+	}
+	rc |= json_object_set_new(o, "memory_bytes", json_real(r->memory_bytes));
+	rc |= json_object_set_new(o, "fits", json_boolean(r->fits));
+	rc |= json_object_set_new(o, "gpus", json_integer(r->gpus));
+	rc |= json_object_set_new(o, "speedup", r->speedup > 0 ? json_real(r->speedup) : json_null());
+	rc |= json_object_set_new(o, "weak_scaling_efficiency",
+				  r->weak_efficiency > 0 ? json_real(r->weak_efficiency) : json_null());
+	rc |= json_object_set_new(o, "strong_scaling_efficiency",
+				  r->strong_efficiency > 0 ? json_real(r->strong_efficiency) : json_null());
+	rc |= json_object_set_new(o, "plan", json_string(r->plan));
+	if (r->wave_loss_known)
+		rc |= json_object_set_new(o, "gemm_wave_loss_s", json_real(r->wave_loss_s));
+	return rc;
+}
+
+/* Cell @i's fields: its number, its axis values, then its result or its error. */
+static int
+json_cell(json_t *o, const struct study *s, const struct sweep_result *r, long i, const int *idx)
+{
+	int rc = 0;
+
+	rc |= json_object_set_new(o, "cell", json_integer(i));
+	for (int a = 0; a < s->naxes; a++)
+		rc |= json_object_set_new(o, s->axes[a].kind == AXIS_REFERENCE ? s->reference_name :
+					     axis_csv(s->axes[a].kind),
+					  utf8_json_string(s->axes[a].values[idx[a]]));
+	rc |= json_object_set_new(o, "ok", json_boolean(r->ok));
+	if (r->ok) {
+		rc |= json_cell_result(o, s, r);
+	} else {
+		rc |= json_object_set_new(o, "error", utf8_json_string(r->error)); /* may name a file */
+		rc |= json_gpus_number(o, s, idx);
+	}
+	return rc;
+}
+
+/* The study's fields around the cells: its name, the cell count, the tokens, the shard. */
+static int
+json_study(json_t *root, const struct study *s, const struct sweep_rows *rows)
+{
+	int rc = 0;
+
+	rc |= json_object_set_new(root, "study", json_string(s->name));
+	rc |= json_object_set_new(root, "cells_total", json_integer(rows->n));
+	if (s->train_tokens > 0)
+		rc |= json_object_set_new(root, "train_tokens", json_real(s->train_tokens));
+	if (rows->shard_n > 1) {
+		rc |= json_object_set_new(root, "shard", json_integer(rows->shard_i + 1));
+		rc |= json_object_set_new(root, "shards", json_integer(rows->shard_n));
+	}
+	return rc;
+}
+
 static bool
 write_json(FILE *out, const struct study *s, const struct sweep_result *res, const struct sweep_rows *rows)
 {
@@ -527,49 +596,10 @@ write_json(FILE *out, const struct study *s, const struct sweep_result *res, con
 			rc = -1;
 			break;
 		}
-		rc |= json_object_set_new(o, "cell", json_integer(i));
-		for (int a = 0; a < s->naxes; a++)
-			rc |= json_object_set_new(o, s->axes[a].kind == AXIS_REFERENCE ? s->reference_name :
-						     axis_csv(s->axes[a].kind),
-						  utf8_json_string(s->axes[a].values[idx[a]]));
-		rc |= json_object_set_new(o, "ok", json_boolean(res[i].ok));
-		if (res[i].ok) {
-			rc |= json_object_set_new(o, "iteration_time_s", json_real(res[i].time_s));
-			rc |= json_object_set_new(o, "tflops_per_gpu", json_real(res[i].tflops_per_gpu));
-			rc |= json_object_set_new(o, "mfu", json_real(res[i].mfu));
-			rc |= json_object_set_new(o, "tokens_per_s", json_real(res[i].tokens_per_s));
-			rc |= json_object_set_new(o, "tokens_per_s_per_gpu",
-						  metric_missing(METRIC_TOKENS_PER_GPU, &res[i]) ? json_null() :
-						  json_real(metric_value(s, METRIC_TOKENS_PER_GPU, &res[i])));
-			if (s->train_tokens > 0 && !metric_missing(METRIC_TRAIN_DAYS, &res[i])) {
-				rc |= json_object_set_new(o, "train_days", json_real(metric_value(s, METRIC_TRAIN_DAYS, &res[i])));
-				rc |= json_object_set_new(o, "gpu_hours", json_real(metric_value(s, METRIC_GPU_HOURS, &res[i])));
-			}
-			rc |= json_object_set_new(o, "memory_bytes", json_real(res[i].memory_bytes));
-			rc |= json_object_set_new(o, "fits", json_boolean(res[i].fits));
-			rc |= json_object_set_new(o, "gpus", json_integer(res[i].gpus));
-			rc |= json_object_set_new(o, "speedup", res[i].speedup > 0 ? json_real(res[i].speedup) : json_null());
-			rc |= json_object_set_new(o, "weak_scaling_efficiency",
-						  res[i].weak_efficiency > 0 ? json_real(res[i].weak_efficiency) : json_null());
-			rc |= json_object_set_new(o, "strong_scaling_efficiency",
-						  res[i].strong_efficiency > 0 ? json_real(res[i].strong_efficiency) : json_null());
-			rc |= json_object_set_new(o, "plan", json_string(res[i].plan));
-			if (res[i].wave_loss_known)
-				rc |= json_object_set_new(o, "gemm_wave_loss_s", json_real(res[i].wave_loss_s));
-		} else {
-			rc |= json_object_set_new(o, "error", utf8_json_string(res[i].error)); /* may name a file */
-			rc |= json_gpus_number(o, s, idx);
-		}
+		rc |= json_cell(o, s, &res[i], i, idx);
 		rc |= json_array_append_new(cells, o);
 	}
-	rc |= json_object_set_new(root, "study", json_string(s->name));
-	rc |= json_object_set_new(root, "cells_total", json_integer(rows->n));
-	if (s->train_tokens > 0)
-		rc |= json_object_set_new(root, "train_tokens", json_real(s->train_tokens));
-	if (rows->shard_n > 1) {
-		rc |= json_object_set_new(root, "shard", json_integer(rows->shard_i + 1));
-		rc |= json_object_set_new(root, "shards", json_integer(rows->shard_n));
-	}
+	rc |= json_study(root, s, rows);
 	rc |= json_object_set_new(root, "cells", cells);
 	if (rc == 0)
 		rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
