@@ -317,21 +317,100 @@ best_uncompressed(const struct optimize_request *r, const struct model *m, const
 	return true;
 }
 
+/*
+ * The search into @top (*@ntop plans) and @st. --all: opened before the
+ * search (a bad path fails at once), fed by the search's hook, and kept
+ * once the search has run through, even when nothing fits (the file then
+ * says why each plan does not). Returns the exit code.
+ */
+static int
+search_plans(const struct optimize_request *r, const struct model *model, const struct cluster *cluster,
+	     struct search_candidate *top, int *ntop, struct search_stats *st)
+{
+	struct search_options so = r->so;
+	struct optimize_all all;
+	struct plan_error err;
+	bool searched;
+
+	if (r->objective == CLI_OBJECTIVE_GOODPUT)
+		so.top = SEARCH_MAX_TOP;
+	plan_error_clear(&err);
+	if (r->all && !optimize_all_open(&all, r->all, (enum optimize_all_format)r->all_format, r, &err))
+		return cli_report(&err);
+	if (r->all) {
+		so.on_eval = optimize_all_plan;
+		so.on_eval_ctx = &all;
+	}
+	searched = search_run(model, cluster, &so, top, ntop, st, &err);
+	if (r->all && searched && !optimize_all_commit(&all, &err))
+		return cli_report(&err);
+	if (r->all && !searched)
+		optimize_all_abort(&all);
+	return searched ? CLI_EXIT_OK : cli_report(&err);
+}
+
+/* --explain: one search per dimension, after the main one, into *@out (the caller frees it). */
+static int
+explain_best(const struct optimize_request *r, const struct optimize_result *res, struct explanation **out, int *n)
+{
+	struct plan_error err;
+
+	*out = calloc(EXPLAIN_MAX, sizeof(**out));
+	if (!*out) {
+		cli_error("out of memory");
+		return CLI_EXIT_FAILURE;
+	}
+	plan_error_clear(&err);
+	if (!explain_run(res->model, res->cluster, &r->so, &res->top[0], *out, n, &err))
+		return cli_report(&err);
+	return CLI_EXIT_OK;
+}
+
+/* Rank and print the @ntop plans the search found (@ck: room for SEARCH_MAX_TOP). */
+static int
+report_plans(const struct optimize_request *r, const struct model *model, const struct cluster *cluster,
+	     const struct search_candidate *baseline, struct search_candidate *top, int ntop,
+	     const struct search_stats *st, struct checkpoint_estimate *ck)
+{
+	bool goodput = r->objective == CLI_OBJECTIVE_GOODPUT, have_plain = false;
+	struct explanation *explanation = NULL;
+	struct search_candidate plain;
+	struct plan_error err;
+	int rc = CLI_EXIT_OK;
+
+	plan_error_clear(&err);
+	if (ntop == 0) {
+		report_infeasible(&r->so, st, cluster);
+		return CLI_EXIT_INFEASIBLE;
+	}
+	if (goodput && !rank_by_goodput(r, model, cluster, top, &ntop, ck))
+		return CLI_EXIT_USAGE;
+	if (top[0].compressor && !best_uncompressed(r, model, cluster, &plain, &have_plain, &err))
+		return cli_report(&err);
+
+	struct optimize_result res = { .req = r, .model = model, .cluster = cluster, .top = top, .ntop = ntop,
+				       .stats = st, .ckpt = goodput ? ck : NULL, .baseline = baseline,
+				       .uncompressed = top[0].compressor ? (have_plain ? &plain : NULL) : NULL,
+				       .uncompressed_searched = top[0].compressor != NULL };
+
+	if (r->explain) {
+		rc = explain_best(r, &res, &explanation, &res.nexplain);
+		res.explain = explanation;
+	}
+	if (rc == CLI_EXIT_OK)
+		rc = cli_finish(optimize_write(&res, r->format));
+	free(explanation);
+	return rc;
+}
+
 /* Search and print; the profiles are loaded. */
 static int
-run(struct optimize_request *r, const struct model *model, const struct cluster *cluster,
+run(const struct optimize_request *r, const struct model *model, const struct cluster *cluster,
     const struct search_candidate *baseline)
 {
 	struct search_candidate *top = calloc(SEARCH_MAX_TOP, sizeof(*top));
 	struct checkpoint_estimate *ck = calloc(SEARCH_MAX_TOP, sizeof(*ck));
-	bool goodput = r->objective == CLI_OBJECTIVE_GOODPUT;
-	struct search_options so = r->so;
-	struct explanation *explain = NULL;
-	struct optimize_all all;
-	struct search_candidate plain;
 	struct search_stats st;
-	struct plan_error err;
-	bool have_plain = false, searched;
 	int ntop = 0, rc;
 
 	if (!top || !ck) {
@@ -340,61 +419,85 @@ run(struct optimize_request *r, const struct model *model, const struct cluster 
 		cli_error("out of memory");
 		return CLI_EXIT_FAILURE;
 	}
-	if (goodput)
-		so.top = SEARCH_MAX_TOP;
-	plan_error_clear(&err);
-	/* --all: opened before the search (a bad path fails at once), fed by
-	 * the search's hook, and kept once the search has run through, even
-	 * when nothing fits (the file then says why each plan does not). */
-	if (r->all && !optimize_all_open(&all, r->all, (enum optimize_all_format)r->all_format, r, &err)) {
-		free(top);
-		free(ck);
-		return cli_report(&err);
-	}
-	if (r->all) {
-		so.on_eval = optimize_all_plan;
-		so.on_eval_ctx = &all;
-	}
-	searched = search_run(model, cluster, &so, top, &ntop, &st, &err);
-	if (r->all && searched && !optimize_all_commit(&all, &err)) {
-		rc = cli_report(&err);
-	} else if (r->all && !searched) {
-		optimize_all_abort(&all);
-		rc = cli_report(&err);
-	} else if (!searched) {
-		rc = cli_report(&err);
-	} else if (ntop == 0) {
-		report_infeasible(&r->so, &st, cluster);
-		rc = CLI_EXIT_INFEASIBLE;
-	} else if (goodput && !rank_by_goodput(r, model, cluster, top, &ntop, ck)) {
-		rc = CLI_EXIT_USAGE;
-	} else if (top[0].compressor && !best_uncompressed(r, model, cluster, &plain, &have_plain, &err)) {
-		rc = cli_report(&err);
-	} else {
-		struct optimize_result res = { .req = r, .model = model, .cluster = cluster, .top = top, .ntop = ntop,
-					       .stats = &st, .ckpt = goodput ? ck : NULL, .baseline = baseline,
-					       .uncompressed = top[0].compressor ? (have_plain ? &plain : NULL) : NULL,
-					       .uncompressed_searched = top[0].compressor != NULL };
-
-		rc = CLI_EXIT_OK;
-		if (r->explain) {
-			/* One search per dimension, after the main one. */
-			explain = calloc(EXPLAIN_MAX, sizeof(*explain));
-			if (!explain) {
-				cli_error("out of memory");
-				rc = CLI_EXIT_FAILURE;
-			} else if (!explain_run(model, cluster, &r->so, &top[0], explain, &res.nexplain, &err)) {
-				rc = cli_report(&err);
-			}
-			res.explain = explain;
-		}
-		if (rc == CLI_EXIT_OK)
-			rc = cli_finish(optimize_write(&res, r->format));
-	}
-	free(explain);
+	rc = search_plans(r, model, cluster, top, &ntop, &st);
+	if (rc == CLI_EXIT_OK)
+		rc = report_plans(r, model, cluster, baseline, top, ntop, &st, ck);
 	free(top);
 	free(ck);
 	return rc;
+}
+
+/*
+ * The search takes the one value of a "kept as given" constraint (and
+ * each of a list in turn); then the options that need one another.
+ * Returns the exit code.
+ */
+static int
+settle_request(struct optimize_request *r)
+{
+	const struct search_allowed *prec = &r->so.allowed[PLAN_ATTR_PRECISION];
+
+	if (prec->n == 1)
+		r->so.precision = (int)prec->v[0];
+	if (r->so.allowed[PLAN_ATTR_CP_METHOD].n == 1)
+		r->so.cp_method = (int)r->so.allowed[PLAN_ATTR_CP_METHOD].v[0];
+	if (r->so.allowed[PLAN_ATTR_MOE_OVERLAP].n == 1)
+		r->so.moe_overlap = (int)r->so.allowed[PLAN_ATTR_MOE_OVERLAP].v[0];
+	if (r->so.fp8_gather && !(prec->n > 0 && search_allowed_has(prec, PLAN_PRECISION_FP8))) {
+		cli_error("--fp8-gather needs --precision fp8 (the weights it gathers are fp8)");
+		return CLI_EXIT_USAGE;
+	}
+	if ((r->objective == CLI_OBJECTIVE_GOODPUT) != (r->ckpt.target != CHECKPOINT_NONE)) {
+		cli_error(r->ckpt.target != CHECKPOINT_NONE ? "--checkpoint-to needs --objective goodput" :
+			  "--objective goodput needs --checkpoint-to cpu or storage");
+		return CLI_EXIT_USAGE;
+	}
+	if (!cli_checkpoint_check(&r->ckpt))
+		return CLI_EXIT_USAGE;
+	return CLI_EXIT_OK;
+}
+
+/* DistMM: GPU splits between the submodules (cli/multimodal.c). */
+static int
+optimize_multimodal(struct optimize_request *r)
+{
+	if (r->baseline) {
+		cli_error("--baseline takes one model's plan; for a multimodal model, price yours with "
+			  "predict --submodule");
+		return CLI_EXIT_USAGE;
+	}
+	if (r->all) {
+		cli_error("--all takes one model's search; a multimodal model's splits are not written");
+		return CLI_EXIT_USAGE;
+	}
+	return cli_optimize_multimodal(r);
+}
+
+/*
+ * The profiles @r names, into @model, @compressors (one per --compressor),
+ * @framework and @cluster, which @r's search options then point to.
+ * Returns the exit code; on success the caller releases @cluster.
+ */
+static int
+load_profiles(struct optimize_request *r, struct model *model, struct compressor *compressors,
+	      struct framework *framework, struct cluster *cluster)
+{
+	int rc;
+
+	if ((rc = cli_load_model(r->model, model)) != CLI_EXIT_OK)
+		return rc;
+	for (int i = 0; i < r->so.ncompressors; i++) {
+		if ((rc = cli_load_compressor(r->compressors[i], &compressors[i])) != CLI_EXIT_OK)
+			return rc;
+		r->so.compressors[i] = &compressors[i];
+	}
+	if ((rc = cli_load_framework(r->framework ? r->framework : CLI_DEFAULT_FRAMEWORK, framework)) != CLI_EXIT_OK)
+		return rc;
+	r->so.framework = framework;
+	if ((rc = cli_load_cluster_links(r->cluster, &r->links, cluster)) != CLI_EXIT_OK)
+		return rc;
+	r->so.flash_attention = gpu_plan_flash_attention(&cluster->gpu, r->flash);
+	return CLI_EXIT_OK;
 }
 
 int
@@ -419,53 +522,12 @@ cmd_optimize(int argc, char **argv)
 		cli_error("optimize needs --model, --cluster and --global-batch (see 'plan-cli optimize --help')");
 		return CLI_EXIT_USAGE;
 	}
-	/* The search takes the one value of a "kept as given" constraint
-	 * (and each of a list in turn). */
-	const struct search_allowed *prec = &r.so.allowed[PLAN_ATTR_PRECISION];
-
-	if (prec->n == 1)
-		r.so.precision = (int)prec->v[0];
-	if (r.so.allowed[PLAN_ATTR_CP_METHOD].n == 1)
-		r.so.cp_method = (int)r.so.allowed[PLAN_ATTR_CP_METHOD].v[0];
-	if (r.so.allowed[PLAN_ATTR_MOE_OVERLAP].n == 1)
-		r.so.moe_overlap = (int)r.so.allowed[PLAN_ATTR_MOE_OVERLAP].v[0];
-	if (r.so.fp8_gather && !(prec->n > 0 && search_allowed_has(prec, PLAN_PRECISION_FP8))) {
-		cli_error("--fp8-gather needs --precision fp8 (the weights it gathers are fp8)");
-		return CLI_EXIT_USAGE;
-	}
-	if ((r.objective == CLI_OBJECTIVE_GOODPUT) != (r.ckpt.target != CHECKPOINT_NONE)) {
-		cli_error(r.ckpt.target != CHECKPOINT_NONE ? "--checkpoint-to needs --objective goodput" :
-			  "--objective goodput needs --checkpoint-to cpu or storage");
-		return CLI_EXIT_USAGE;
-	}
-	if (!cli_checkpoint_check(&r.ckpt))
-		return CLI_EXIT_USAGE;
-	/* DistMM: GPU splits between the submodules (cli/multimodal.c). */
-	if (cli_model_is_multimodal(r.model)) {
-		if (r.baseline) {
-			cli_error("--baseline takes one model's plan; for a multimodal model, price yours with "
-				  "predict --submodule");
-			return CLI_EXIT_USAGE;
-		}
-		if (r.all) {
-			cli_error("--all takes one model's search; a multimodal model's splits are not written");
-			return CLI_EXIT_USAGE;
-		}
-		return cli_optimize_multimodal(&r);
-	}
-	if ((rc = cli_load_model(r.model, &model)) != CLI_EXIT_OK)
+	if ((rc = settle_request(&r)) != CLI_EXIT_OK)
 		return rc;
-	for (int i = 0; i < r.so.ncompressors; i++) {
-		if ((rc = cli_load_compressor(r.compressors[i], &compressors[i])) != CLI_EXIT_OK)
-			return rc;
-		r.so.compressors[i] = &compressors[i];
-	}
-	if ((rc = cli_load_framework(r.framework ? r.framework : CLI_DEFAULT_FRAMEWORK, &framework)) != CLI_EXIT_OK)
+	if (cli_model_is_multimodal(r.model))
+		return optimize_multimodal(&r);
+	if ((rc = load_profiles(&r, &model, compressors, &framework, &cluster)) != CLI_EXIT_OK)
 		return rc;
-	r.so.framework = &framework;
-	if ((rc = cli_load_cluster_links(r.cluster, &r.links, &cluster)) != CLI_EXIT_OK)
-		return rc;
-	r.so.flash_attention = gpu_plan_flash_attention(&cluster.gpu, r.flash);
 	/* The baseline first: a typo in it fails before the search. */
 	if (r.baseline && !cli_optimize_baseline(&r, &model, &cluster, &baseline))
 		rc = CLI_EXIT_USAGE;

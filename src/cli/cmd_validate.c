@@ -331,83 +331,120 @@ print_json(const struct row_result *res, int n, int skipped, double mape, double
 	return rc == 0;
 }
 
+/* What the rows that could be predicted add up to. */
+struct validate_totals {
+	int n;        /* rows predicted, the first n of the results */
+	int skipped;  /* rows that could not be */
+	int first_rc; /* the exit code of the first skipped row */
+	double mape, worst;
+};
+
+/*
+ * Predict every row of @set into @res. A row that cannot be predicted (its
+ * profiles do not load, its plan cannot run) is reported and left out; the
+ * others still are.
+ */
+static void
+predict_rows(const char *file, struct run_set *set, struct row_result *res, struct validate_totals *t)
+{
+	*t = (struct validate_totals){ .first_rc = CLI_EXIT_OK };
+	for (int i = 0; i < set->n; i++) {
+		int row_rc = predict_run(file, &set->runs[i], &res[t->n]);
+
+		if (row_rc != CLI_EXIT_OK) {
+			if (t->skipped++ == 0)
+				t->first_rc = row_rc;
+			continue;
+		}
+		t->mape += fabs(res[t->n].p.error);
+		t->worst = fmax(t->worst, fabs(res[t->n].p.error));
+		t->n++;
+	}
+	if (t->n > 0)
+		t->mape /= t->n;
+}
+
+/* Print the rows in @r's format; false when the JSON could not be written. */
+static bool
+print_results(const struct validate_request *r, const struct row_result *res, const struct validate_totals *t,
+	      const struct source_summary *g, int ng)
+{
+	if (r->format == CLI_FORMAT_JSON)
+		return print_json(res, t->n, t->skipped, t->mape, t->worst, g, ng);
+	if (r->format == CLI_FORMAT_CSV)
+		print_csv(res, t->n);
+	else
+		print_text(res, t->n, t->mape, t->worst, g, ng);
+	return true;
+}
+
+/* The exit code once the rows are printed: skipped rows, then --max-mape, then --max-error. */
+static int
+check_limits(const struct validate_request *r, const char *file, int rows, const struct validate_totals *t)
+{
+	if (t->skipped > 0) {
+		cli_error("%s: %d of %d rows could not be predicted (above): left out of the MAPE", file, t->skipped,
+			  rows);
+		return t->first_rc;
+	}
+	if (r->max_mape >= 0 && 100.0 * t->mape > r->max_mape) {
+		cli_error("MAPE %.2f %% is above --max-mape %.2f %%", 100.0 * t->mape, r->max_mape);
+		return CLI_EXIT_THRESHOLD;
+	}
+	if (r->max_error >= 0 && 100.0 * t->worst > r->max_error) {
+		cli_error("worst row error %.2f %% is above --max-error %.2f %%", 100.0 * t->worst, r->max_error);
+		return CLI_EXIT_THRESHOLD;
+	}
+	return CLI_EXIT_OK;
+}
+
+/* Predict, summarise, print and check the rows of @set (loaded from @file). */
+static int
+validate_set(const struct validate_request *r, const char *file, struct run_set *set)
+{
+	struct row_result *res = calloc((size_t)set->n, sizeof(*res));
+	struct source_summary *groups = NULL;
+	struct validate_totals t;
+	int rc, ngroups = 0;
+
+	if (!res) {
+		cli_error("out of memory");
+		return CLI_EXIT_FAILURE;
+	}
+	predict_rows(file, set, res, &t);
+	rc = t.n == 0 ? t.first_rc : CLI_EXIT_OK;
+	if (rc == CLI_EXIT_OK && (!(groups = calloc((size_t)t.n, sizeof(*groups))) ||
+				  (ngroups = summarise_sources(res, t.n, groups)) < 0)) {
+		cli_error("out of memory");
+		rc = CLI_EXIT_FAILURE;
+	}
+	if (rc == CLI_EXIT_OK)
+		rc = print_results(r, res, &t, groups, ngroups) ? check_limits(r, file, set->n, &t) : CLI_EXIT_FAILURE;
+	free(groups);
+	free(res);
+	return rc;
+}
+
 int
 cmd_validate(int argc, char **argv)
 {
 	struct validate_request r = { CLI_FORMAT_TEXT, -1.0, -1.0 };
 	struct run_set set;
-	struct row_result *res;
-	struct source_summary *groups = NULL;
 	struct plan_error err;
-	double mape = 0.0, worst = 0.0;
-	int rc, ngroups = 0, n = 0, skipped = 0, first_rc = CLI_EXIT_OK;
-	const char *file;
+	int rc;
 
 	if ((rc = cli_options_parse(&cli_validate_options, argc, argv, &r)) >= 0)
 		return rc;
-	rc = CLI_EXIT_OK;
 	if (optind != argc - 1) {
 		cli_error("validate takes one CSV file (see 'plan-cli validate --help')");
 		return CLI_EXIT_USAGE;
 	}
-	file = argv[optind];
 	plan_error_clear(&err);
-	if (!runs_csv_load(file, &set, &err)) {
+	if (!runs_csv_load(argv[optind], &set, &err)) {
 		runs_csv_release(&set);
 		return cli_report(&err);
 	}
-	res = calloc((size_t)set.n, sizeof(*res));
-	if (!res) {
-		runs_csv_release(&set);
-		cli_error("out of memory");
-		return CLI_EXIT_FAILURE;
-	}
-	/* A row that cannot be predicted (its profiles do not load, its plan
-	 * cannot run) is reported and left out; the others still are. */
-	for (int i = 0; i < set.n; i++) {
-		int row_rc = predict_run(file, &set.runs[i], &res[n]);
-
-		if (row_rc != CLI_EXIT_OK) {
-			if (skipped++ == 0)
-				first_rc = row_rc;
-			continue;
-		}
-		mape += fabs(res[n].p.error);
-		worst = fmax(worst, fabs(res[n].p.error));
-		n++;
-	}
-	if (n == 0)
-		rc = first_rc;
-	else
-		mape /= n;
-	if (rc == CLI_EXIT_OK && (!(groups = calloc((size_t)n, sizeof(*groups))) ||
-				  (ngroups = summarise_sources(res, n, groups)) < 0)) {
-		cli_error("out of memory");
-		rc = CLI_EXIT_FAILURE;
-	}
-	if (rc == CLI_EXIT_OK) {
-		if (r.format == CLI_FORMAT_JSON)
-			rc = print_json(res, n, skipped, mape, worst, groups, ngroups) ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
-		else if (r.format == CLI_FORMAT_CSV)
-			print_csv(res, n);
-		else
-			print_text(res, n, mape, worst, groups, ngroups);
-		if (rc == CLI_EXIT_OK && skipped > 0) {
-			cli_error("%s: %d of %d rows could not be predicted (above): left out of the MAPE",
-				  file, skipped, set.n);
-			rc = first_rc;
-		}
-		if (rc == CLI_EXIT_OK && r.max_mape >= 0 && 100.0 * mape > r.max_mape) {
-			cli_error("MAPE %.2f %% is above --max-mape %.2f %%", 100.0 * mape, r.max_mape);
-			rc = CLI_EXIT_THRESHOLD;
-		}
-		if (rc == CLI_EXIT_OK && r.max_error >= 0 && 100.0 * worst > r.max_error) {
-			cli_error("worst row error %.2f %% is above --max-error %.2f %%", 100.0 * worst, r.max_error);
-			rc = CLI_EXIT_THRESHOLD;
-		}
-	}
-	free(groups);
-	free(res);
+	rc = validate_set(&r, argv[optind], &set);
 	runs_csv_release(&set);
 	return cli_finish(rc);
 }

@@ -251,6 +251,55 @@ unknown_option(const struct cli_command_options *cmd, const char *arg)
 	return CLI_EXIT_USAGE;
 }
 
+/* cli_options_parse's walk through argv: option words move to the front, operands wait. */
+struct argv_walk {
+	int argc;
+	char **argv;
+	int i;           /* the word being read */
+	int front;       /* argv[front] is where the next option word goes: never past argv[i] */
+	char **operands; /* the operands met so far, in their order */
+	int nops;
+};
+
+/*
+ * The option word argv[i] (and the next word when it is the option's
+ * value) into @req, moved to the front. Returns -1 to go on, else the exit
+ * code: --help was shown, or the usage error printed.
+ */
+static int
+take_option(const struct cli_command_options *cmd, const struct cli_option *t, struct argv_walk *w, void *req)
+{
+	char *arg = w->argv[w->i];
+	size_t len = strcspn(arg + 2, "=");
+	const struct cli_option *o;
+	const char *value = NULL;
+
+	w->argv[w->front++] = arg;
+	o = arg[1] == '-' ? find_option(t, arg + 2, len) : !arg[2] ? find_short(t, arg[1]) : NULL;
+	if (strcmp(arg, "-h") == 0 || (o && o->kind == CLI_OPT_HELP && !arg[2 + len])) {
+		cli_options_usage(cmd, stdout);
+		return cli_finish(CLI_EXIT_OK);
+	}
+	if (!o)
+		return unknown_option(cmd, arg);
+	if (!o->metavar && arg[2 + len]) {
+		cli_error("option '--%s' takes no value", o->name);
+		return CLI_EXIT_USAGE;
+	}
+	if (o->metavar && !arg[2 + len] && (w->i + 1 == w->argc || strncmp(w->argv[w->i + 1], "--", 2) == 0)) {
+		if (w->i + 1 == w->argc)
+			cli_error("option '%s' needs a value", arg);
+		else
+			cli_error("option '%s' needs a value, not the option '%s'", arg, w->argv[w->i + 1]);
+		return CLI_EXIT_USAGE;
+	}
+	if (arg[2 + len])
+		value = arg + 3 + len;
+	else if (o->metavar)
+		value = w->argv[w->front++] = w->argv[++w->i];
+	return apply(o, value, req) ? -1 : CLI_EXIT_USAGE;
+}
+
 /*
  * Options and operands may come in any order and "--" ends the options,
  * as with GNU getopt_long; like it, this moves the operands (in their
@@ -262,61 +311,33 @@ int
 cli_options_parse(const struct cli_command_options *cmd, int argc, char **argv, void *req)
 {
 	const struct cli_option *t = cli_options_rows(cmd);
-	char **operands = malloc(sizeof(*operands) * (size_t)(argc > 0 ? argc : 1));
-	int nops = 0, front = 1, rc = -1;
+	struct argv_walk w = { .argc = argc, .argv = argv, .front = 1,
+			       .operands = malloc(sizeof(char *) * (size_t)(argc > 0 ? argc : 1)) };
+	int rc = -1;
 
-	if (!operands) {
+	if (!w.operands) {
 		cli_error("out of memory");
 		return CLI_EXIT_FAILURE;
 	}
-	/* argv[front] is where the next option word goes: never past argv[i]. */
-	for (int i = 1; i < argc && rc < 0; i++) {
-		char *arg = argv[i];
-		const struct cli_option *o;
-		const char *value = NULL;
-		size_t len;
+	for (w.i = 1; w.i < argc && rc < 0; w.i++) {
+		char *arg = argv[w.i];
 
 		if (strcmp(arg, "--") == 0) {
-			argv[front++] = arg;
-			while (++i < argc)
-				operands[nops++] = argv[i];
+			argv[w.front++] = arg;
+			while (++w.i < argc)
+				w.operands[w.nops++] = argv[w.i];
 			break;
 		}
-		if (arg[0] != '-' || arg[1] == '\0') {
-			operands[nops++] = arg;
-			continue;
-		}
-		argv[front++] = arg;
-		len = strcspn(arg + 2, "=");
-		o = arg[1] == '-' ? find_option(t, arg + 2, len) : !arg[2] ? find_short(t, arg[1]) : NULL;
-		if (strcmp(arg, "-h") == 0 || (o && o->kind == CLI_OPT_HELP && !arg[2 + len])) {
-			cli_options_usage(cmd, stdout);
-			rc = cli_finish(CLI_EXIT_OK);
-		} else if (!o) {
-			rc = unknown_option(cmd, arg);
-		} else if (!o->metavar && arg[2 + len]) {
-			cli_error("option '--%s' takes no value", o->name);
-			rc = CLI_EXIT_USAGE;
-		} else if (o->metavar && !arg[2 + len] && (i + 1 == argc || strncmp(argv[i + 1], "--", 2) == 0)) {
-			if (i + 1 == argc)
-				cli_error("option '%s' needs a value", arg);
-			else
-				cli_error("option '%s' needs a value, not the option '%s'", arg, argv[i + 1]);
-			rc = CLI_EXIT_USAGE;
-		} else {
-			if (arg[2 + len])
-				value = arg + 3 + len;
-			else if (o->metavar)
-				value = argv[front++] = argv[++i];
-			if (!apply(o, value, req))
-				rc = CLI_EXIT_USAGE;
-		}
+		if (arg[0] != '-' || arg[1] == '\0')
+			w.operands[w.nops++] = arg;
+		else
+			rc = take_option(cmd, t, &w, req);
 	}
 	if (rc < 0) {
-		memcpy(argv + front, operands, sizeof(*operands) * (size_t)nops);
-		optind = front;
+		memcpy(argv + w.front, w.operands, sizeof(*w.operands) * (size_t)w.nops);
+		optind = w.front;
 	}
-	free(operands);
+	free(w.operands);
 	return rc;
 }
 

@@ -699,15 +699,17 @@ describe_axes(const struct study *s, char *buf, size_t size)
 		memcpy(buf + size - 4, "...", 4);
 }
 
-bool
-study_check(const struct study *s, long *cells, struct plan_error *err)
+/*
+ * The study's cell count into *@n, zipped axes counted once; false with
+ * @err when zipped axes differ in length. A double: 16 axes of 512 values
+ * overflow a long; exact while below 2^53.
+ */
+static bool
+count_cells(const struct study *s, double *n, struct plan_error *err)
 {
 	int zip_n = -1;
-	/* A double: 16 axes of 512 values overflow a long; exact while below 2^53. */
-	double n = 1;
-	long cap = s->max_cells > 0 ? s->max_cells :
-		   s->mode == STUDY_OPTIMIZE ? STUDY_DEFAULT_MAX_CELLS_OPTIMIZE : STUDY_DEFAULT_MAX_CELLS;
 
+	*n = 1;
 	for (int i = 0; i < s->naxes; i++) {
 		const struct study_axis *a = &s->axes[i];
 
@@ -718,41 +720,59 @@ study_check(const struct study *s, long *cells, struct plan_error *err)
 						      study_axis_name(a->kind), a->n, zip_n);
 			if (zip_n < 0) {
 				zip_n = a->n;
-				n *= a->n;
+				*n *= a->n;
 			}
 		} else {
-			n *= a->n;
+			*n *= a->n;
 		}
 	}
-	if (n > (double)cap) {
-		char axes[400];
+	return true;
+}
 
-		describe_axes(s, axes, sizeof(axes));
-		if (s->max_cells > 0)
-			return plan_error_set(err, PLAN_ERR_INPUT, s->file, s->max_cells_line, s->max_cells_column,
-					      "the study has %.15g cells (%s), more than the max_cells of %ld%s", n, axes,
-					      cap, cap < STUDY_MAX_CELLS_LIMIT ? ": raise max_cells (or --max-cells)" :
-										 ", the most a sweep takes");
-		return plan_error_set(err, PLAN_ERR_INPUT, s->file, 0, 0,
-				      "the study has %.15g cells (%s), more than the %ld a sweep in %s mode takes "
-				      "by default: give max_cells (or --max-cells) up to %ld to run it",
-				      n, axes, cap, s->mode == STUDY_OPTIMIZE ? "optimize" : "predict",
-				      STUDY_MAX_CELLS_LIMIT);
-	}
-	{
-		int r = study_find_axis(s, AXIS_REFERENCE);
+/* False with @err when the @n cells are more than max_cells, or the default of the mode. */
+static bool
+check_cell_cap(const struct study *s, double n, struct plan_error *err)
+{
+	long cap = s->max_cells > 0 ? s->max_cells :
+		   s->mode == STUDY_OPTIMIZE ? STUDY_DEFAULT_MAX_CELLS_OPTIMIZE : STUDY_DEFAULT_MAX_CELLS;
+	char axes[400];
 
-		if (r >= 0) {
-			int zipped = 0;
+	if (n <= (double)cap)
+		return true;
+	describe_axes(s, axes, sizeof(axes));
+	if (s->max_cells > 0)
+		return plan_error_set(err, PLAN_ERR_INPUT, s->file, s->max_cells_line, s->max_cells_column,
+				      "the study has %.15g cells (%s), more than the max_cells of %ld%s", n, axes,
+				      cap, cap < STUDY_MAX_CELLS_LIMIT ? ": raise max_cells (or --max-cells)" :
+									 ", the most a sweep takes");
+	return plan_error_set(err, PLAN_ERR_INPUT, s->file, 0, 0,
+			      "the study has %.15g cells (%s), more than the %ld a sweep in %s mode takes "
+			      "by default: give max_cells (or --max-cells) up to %ld to run it",
+			      n, axes, cap, s->mode == STUDY_OPTIMIZE ? "optimize" : "predict",
+			      STUDY_MAX_CELLS_LIMIT);
+}
 
-			for (int i = 0; i < s->naxes; i++)
-				zipped += s->axes[i].zipped;
-			if (zipped < 2)
-				return plan_error_set(err, PLAN_ERR_INPUT, s->file, s->axes[r].line, s->axes[r].column,
-						      "'reference' values go with zipped axes: list the axes they "
-						      "belong to in 'zip'");
-		}
-	}
+/* False with @err when 'reference' values have no zipped axes to go with. */
+static bool
+check_reference(const struct study *s, struct plan_error *err)
+{
+	int r = study_find_axis(s, AXIS_REFERENCE), zipped = 0;
+
+	if (r < 0)
+		return true;
+	for (int i = 0; i < s->naxes; i++)
+		zipped += s->axes[i].zipped;
+	if (zipped < 2)
+		return plan_error_set(err, PLAN_ERR_INPUT, s->file, s->axes[r].line, s->axes[r].column,
+				      "'reference' values go with zipped axes: list the axes they "
+				      "belong to in 'zip'");
+	return true;
+}
+
+/* False with @err when the study lacks what it needs: the tokens its metrics train on, a model, a cluster. */
+static bool
+check_needs(const struct study *s, struct plan_error *err)
+{
 	for (int k = 0; k < s->nmetrics; k++)
 		if ((s->metrics[k] == METRIC_TRAIN_DAYS || s->metrics[k] == METRIC_GPU_HOURS) && s->train_tokens <= 0)
 			return plan_error_set(err, PLAN_ERR_INPUT, s->file, 0, 0,
@@ -762,6 +782,17 @@ study_check(const struct study *s, long *cells, struct plan_error *err)
 		return plan_error_set(err, PLAN_ERR_INPUT, s->file, 0, 0, "the study names no model (axes: model: [...])");
 	if (study_find_axis(s, AXIS_CLUSTER) < 0 && !s->fixed[AXIS_CLUSTER][0])
 		return plan_error_set(err, PLAN_ERR_INPUT, s->file, 0, 0, "the study names no cluster (axes: cluster: [...])");
+	return true;
+}
+
+bool
+study_check(const struct study *s, long *cells, struct plan_error *err)
+{
+	double n;
+
+	if (!count_cells(s, &n, err) || !check_cell_cap(s, n, err) || !check_reference(s, err) ||
+	    !check_needs(s, err))
+		return false;
 	*cells = (long)n;
 	return true;
 }
