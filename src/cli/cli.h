@@ -38,6 +38,8 @@ bool cli_int(const char *opt, const char *val, long min, long max, int *out);
 bool cli_choice(const char *opt, const char *val, const char *const *names, int *out);
 
 /** Flush stdout and check for write errors; returns the exit code to use. */
+/** Prints "cannot write the output", once a process. */
+void cli_output_error(void);
 int cli_finish(int code);
 
 /**

@@ -91,11 +91,23 @@ cli_plan_complete(struct plan *p, const struct plan_fill *fill, const struct mod
 	return false;
 }
 
+/* Once a process: a command that found its output failing says so, and
+ * cli_finish(), which flushes what is left, does not say it again. */
+static bool cli_output_reported;
+
+void
+cli_output_error(void)
+{
+	if (!cli_output_reported)
+		cli_error("cannot write the output");
+	cli_output_reported = true;
+}
+
 int
 cli_finish(int code)
 {
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		cli_error("cannot write the output");
+		cli_output_error();
 		return CLI_EXIT_FAILURE;
 	}
 	return code;

@@ -352,7 +352,7 @@ predict_run(const struct predict_request *r, const struct model *model, const st
 	else
 		rc = CLI_EXIT_OK;
 	if (!ok) {
-		cli_error("cannot write the output");
+		cli_output_error();
 		return CLI_EXIT_FAILURE;
 	}
 	return cli_finish(rc);

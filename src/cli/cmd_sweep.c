@@ -692,7 +692,7 @@ output(const struct sweep_request *r, const struct sweep_result *res, long n)
 		if (!sweep_plot(r->plot, &r->study, res, n, &err))
 			return cli_report(&err);
 	} else if (!sweep_write(stdout, r->format, &r->study, res, &rows)) {
-		cli_error("cannot write the output");
+		cli_output_error();
 		return CLI_EXIT_FAILURE;
 	}
 	return CLI_EXIT_OK;

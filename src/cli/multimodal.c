@@ -455,7 +455,7 @@ predict_output(const struct predict_request *r, const struct mm_report *rep)
 		ok = !ferror(stdout);
 	}
 	if (!ok) {
-		cli_error("cannot write the output");
+		cli_output_error();
 		return CLI_EXIT_FAILURE;
 	}
 	rc = est->fits || r->allow_oom ? CLI_EXIT_OK : CLI_EXIT_INFEASIBLE;
@@ -877,7 +877,7 @@ optimize_output(const struct mm_search *s, int total, double seconds, const stru
 		return cli_report(&err);
 	if (s->r->format == CLI_FORMAT_JSON) {
 		if (!optimize_json(&f)) {
-			cli_error("cannot write the output");
+			cli_output_error();
 			return CLI_EXIT_FAILURE;
 		}
 	} else if (!optimize_text(&f)) {
