@@ -1228,6 +1228,21 @@ START_TEST(test_dp_overlap_window)
 	ck_assert_double_eq_tol(b->dp_comm, 1.80438472704e-2, 1e-14);
 	/* 1.82133456896e-2 compute + 1.80438472704e-2 + the step 2.152710144e-3. */
 	ck_assert_double_eq_tol(e.iteration_time_s, 3.8409903104e-2, 1e-14);
+	/*
+	 * Full recomputation re-runs each layer's forward inside the backward,
+	 * before the layer's own backward (SC21 Sec. 3.5; InternEvo's and
+	 * Megatron's checkpointed layers), while the reduction runs on: the
+	 * window grows by half the micro-batch's recompute, 2 layers x
+	 * 7.1663878144e-4 s = 1.43327756288e-3 s (test_iteration_one_gpu):
+	 * (5.8921582592e-3 + 1.43327756288e-3) / 2 = 3.66271791104e-3 s.
+	 * Exposed: 2.09899264e-2 - 3.66271791104e-3 = 1.732720848896e-2 s.
+	 */
+	p.recompute = PLAN_RECOMPUTE_FULL;
+	ck_assert(estimate_plan(&m, &c, &p, NULL, &e, &err));
+	ck_assert_double_eq_tol(b->recompute, 2.0 * 1.43327756288e-3, 1e-15);
+	ck_assert_double_eq_tol(e.details.dp_overlap_window_s, 3.66271791104e-3, 1e-15);
+	ck_assert_double_eq_tol(b->dp_comm, 1.732720848896e-2, 1e-14);
+	p.recompute = PLAN_RECOMPUTE_NONE;
 	/* Without overlap the whole reduction is exposed. */
 	p.dp_overlap = false;
 	ck_assert(estimate_plan(&m, &c, &p, NULL, &e, &err));
