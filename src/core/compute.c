@@ -1062,6 +1062,34 @@ layer_main_grad_time(const struct model *m, const struct plan *p, const struct c
 	}
 	return time;
 }
+/* A layer's backward from its forward (@out's forward fields), its
+ * recomputation and its main_grad and norm-dweight extras. */
+static void
+layer_backward_time(const struct model *m, const struct plan *p, const struct cluster *c,
+		    const struct framework *fw, bool moe, const struct compute_casts *casts, double attn_gemm,
+		    double attn_bwd, double attn_mem, struct compute_layer *out)
+{
+	double cast_fwd_s, cast_bwd_s;
+
+	/* Backward: a dX and a dW GEMM per forward GEMM (2x the FLOPs), and
+	 * element-wise gradients that read and write about twice the bytes;
+	 * a flash-attention backward is its own kernel. fp8: the recipe's own
+	 * backward casts (fp8_recipe.c) in place of twice the forward's, and
+	 * the backward GEMMs' split accumulation (compute_linear_time). */
+	cast_fwd_s = compute_memory_time(c, casts->bytes) + casts->kernels * c->gpu.launch_overhead_s;
+	cast_bwd_s = compute_memory_time(c, casts->bwd_bytes) + casts->bwd_kernels * c->gpu.launch_overhead_s;
+	out->bwd_s = 2.0 * (out->fwd_s - cast_fwd_s - (p->flash_attention ? attn_gemm : 0.0)) + cast_bwd_s +
+		     (p->flash_attention ? attn_bwd : 0.0) + out->moe_wgrad_mem_s + casts->bwd_gemm_s;
+	/* The permutations' backward as counted, where it is not twice the forward. */
+	out->bwd_s += out->moe_permute_bwd_s - 2.0 * out->moe_permute_s;
+	out->attn_bwd_s = p->flash_attention ? attn_bwd : 2.0 * attn_gemm;
+	out->recompute_s = layer_recompute_time(m, p, c, fw, moe, out, attn_gemm, attn_mem);
+	out->main_grad_s = layer_main_grad_time(m, p, c, fw, moe); /* plan-cli hopper */
+	out->bwd_s += out->main_grad_s;
+	out->norm_dweight_s = fw && fw->elementwise == FRAMEWORK_EW_COMPILED ? compiled_norm_dweight(m, p, c) : 0.0;
+	out->bwd_s += out->norm_dweight_s;
+}
+
 /* plan-cli hopper: end */
 
 void
@@ -1070,7 +1098,7 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 {
 	double gemm = 0.0, attn_gemm, attn_bwd = 0.0, attn_mem, mem_bytes;
 	struct compute_casts casts = { .bytes = 0.0, .recipe = fp8_recipe_resolve(p, fw) };
-	double cast_fwd_s, cast_bwd_s, permute_bytes = 0.0, permute_bwd_bytes = 0.0;
+	double permute_bytes = 0.0, permute_bwd_bytes = 0.0;
 	int kernels, permute_kernels = 0, permute_bwd_kernels = 0;
 
 	layer_attention_gemms(m, p, c, &casts, out);
@@ -1111,23 +1139,7 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 	out->ew_kernels = kernels + casts.kernels;
 	out->fwd_s = out->fwd_gemm_s + out->fwd_mem_s;
 	out->attn_fwd_s = attn_gemm;
-	/* Backward: a dX and a dW GEMM per forward GEMM (2x the FLOPs), and
-	 * element-wise gradients that read and write about twice the bytes;
-	 * a flash-attention backward is its own kernel. fp8: the recipe's own
-	 * backward casts (fp8_recipe.c) in place of twice the forward's, and
-	 * the backward GEMMs' split accumulation (compute_linear_time). */
-	cast_fwd_s = compute_memory_time(c, casts.bytes) + casts.kernels * c->gpu.launch_overhead_s;
-	cast_bwd_s = compute_memory_time(c, casts.bwd_bytes) + casts.bwd_kernels * c->gpu.launch_overhead_s;
-	out->bwd_s = 2.0 * (out->fwd_s - cast_fwd_s - (p->flash_attention ? attn_gemm : 0.0)) + cast_bwd_s +
-		     (p->flash_attention ? attn_bwd : 0.0) + out->moe_wgrad_mem_s + casts.bwd_gemm_s;
-	/* The permutations' backward as counted, where it is not twice the forward. */
-	out->bwd_s += out->moe_permute_bwd_s - 2.0 * out->moe_permute_s;
-	out->attn_bwd_s = p->flash_attention ? attn_bwd : 2.0 * attn_gemm;
-	out->recompute_s = layer_recompute_time(m, p, c, fw, moe, out, attn_gemm, attn_mem);
-	out->main_grad_s = layer_main_grad_time(m, p, c, fw, moe); /* plan-cli hopper */
-	out->bwd_s += out->main_grad_s;
-	out->norm_dweight_s = fw && fw->elementwise == FRAMEWORK_EW_COMPILED ? compiled_norm_dweight(m, p, c) : 0.0;
-	out->bwd_s += out->norm_dweight_s;
+	layer_backward_time(m, p, c, fw, moe, &casts, attn_gemm, attn_bwd, attn_mem, out);
 }
 
 void
