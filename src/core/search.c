@@ -1108,6 +1108,22 @@ inner_milp_solve(const struct layout_milp *x, struct plan_error *err)
 	return true;
 }
 
+/* The compressing layout's MILP: its columns, every stage's rows and
+ * the global ones, then GLPK; @x->mp is the caller's to free. */
+static bool
+inner_milp_build_solve(struct layout_milp *x, struct plan_error *err)
+{
+	x->mp = milp_new(err);
+	if (!x->mp || !inner_milp_columns(x, err))
+		return false;
+	for (int i = 0; i < 3 * PLAN_MAX_STAGES; i++)
+		x->ones[i] = 1.0;
+	for (int s = 0; s < x->P; s++)
+		if (!inner_milp_stage_rows(x, s, err))
+			return false;
+	return inner_milp_global_rows(x, err) && inner_milp_solve(x, err);
+}
+
 static bool
 inner_milp(const struct inner *in, struct plan_error *err)
 {
@@ -1153,16 +1169,7 @@ inner_milp(const struct inner *in, struct plan_error *err)
 		ok = true;
 		goto out;
 	}
-	x.mp = milp_new(err);
-	if (!x.mp || !inner_milp_columns(&x, err))
-		goto out;
-	for (int i = 0; i < 3 * PLAN_MAX_STAGES; i++)
-		x.ones[i] = 1.0;
-	for (int s = 0; s < x.P; s++)
-		if (!inner_milp_stage_rows(&x, s, err))
-			goto out;
-	if (inner_milp_global_rows(&x, err))
-		ok = inner_milp_solve(&x, err);
+	ok = inner_milp_build_solve(&x, err);
 	if (ok && even_found)
 		consider(in, even_best);
 out:
