@@ -477,16 +477,14 @@ norm2(const double *a, int n)
 	return sqrt(s);
 }
 
-/* Pivoted Gram-Schmidt over the columns @S (nparams x nruns) into @out;
- * @R: their remainders (a copy of S to start), @q: nruns of scratch. */
+/* Each key's largest sensitivity; a key that moves no run by
+ * CALIB_SEEN_MIN is unseen, and done. */
 static void
-choose_columns(const struct calib_problem *p, const double *S, double *R, double *q, int max_keys,
-	       struct calib_choice *out)
+choose_seen(const struct calib_problem *p, const double *S, struct calib_choice *out, bool *done)
 {
-	int n = p->nruns, m = p->nparams;
-	bool done[CALIB_MAX_PARAMS] = { false };
+	int n = p->nruns;
 
-	for (int j = 0; j < m; j++) {
+	for (int j = 0; j < p->nparams; j++) {
 		double most = 0.0;
 
 		for (int i = 0; i < n; i++)
@@ -497,6 +495,53 @@ choose_columns(const struct calib_problem *p, const double *S, double *R, double
 		if (most < CALIB_SEEN_MIN)
 			out->why[j] = CALIB_KEY_UNSEEN, done[j] = true;
 	}
+}
+
+/* The chosen key whose sensitivities are the most nearly parallel to @j's. */
+static int
+choose_nearest(const double *S, int n, int j, const struct calib_choice *out)
+{
+	double near = -1.0;
+	int with = -1;
+
+	for (int k = 0; k < out->nchosen; k++) {
+		double c = fabs(cosine(S + j * n, S + out->chosen[k] * n, n));
+
+		if (c > near)
+			near = c, with = out->chosen[k];
+	}
+	return with;
+}
+
+/* Gram-Schmidt: take the chosen column @best's direction @q out of the
+ * residuals of the keys not yet done. */
+static void
+choose_deflate(double *R, int n, int m, int best, double best_norm, const bool *done, double *q)
+{
+	for (int i = 0; i < n; i++)
+		q[i] = R[best * n + i] / best_norm;
+	for (int j = 0; j < m; j++) {
+		double d = 0.0;
+
+		if (done[j])
+			continue;
+		for (int i = 0; i < n; i++)
+			d += q[i] * R[j * n + i];
+		for (int i = 0; i < n; i++)
+			R[j * n + i] -= d * q[i];
+	}
+}
+
+/* Pivoted Gram-Schmidt over the columns @S (nparams x nruns) into @out;
+ * @R: their remainders (a copy of S to start), @q: nruns of scratch. */
+static void
+choose_columns(const struct calib_problem *p, const double *S, double *R, double *q, int max_keys,
+	       struct calib_choice *out)
+{
+	int n = p->nruns, m = p->nparams;
+	bool done[CALIB_MAX_PARAMS] = { false };
+
+	choose_seen(p, S, out, done);
 	for (;;) {
 		int best = -1;
 		double best_norm = -1.0, own;
@@ -514,15 +559,8 @@ choose_columns(const struct calib_problem *p, const double *S, double *R, double
 		for (int i = 0; i < n; i++)
 			own = fmax(own, fabs(R[best * n + i]));
 		if (out->independent[best] < CALIB_COLLINEAR || own < CALIB_SEEN_MIN) {
-			double near = -1.0;
-
 			out->why[best] = CALIB_KEY_COLLINEAR;
-			for (int k = 0; k < out->nchosen; k++) {
-				double c = fabs(cosine(S + best * n, S + out->chosen[k] * n, n));
-
-				if (c > near)
-					near = c, out->with[best] = out->chosen[k];
-			}
+			out->with[best] = choose_nearest(S, n, best, out);
 			continue;
 		}
 		if (out->nchosen == max_keys) {
@@ -531,18 +569,7 @@ choose_columns(const struct calib_problem *p, const double *S, double *R, double
 		}
 		out->why[best] = CALIB_KEY_FITTED;
 		out->chosen[out->nchosen++] = best;
-		for (int i = 0; i < n; i++)
-			q[i] = R[best * n + i] / best_norm;
-		for (int j = 0; j < m; j++) {
-			double d = 0.0;
-
-			if (done[j])
-				continue;
-			for (int i = 0; i < n; i++)
-				d += q[i] * R[j * n + i];
-			for (int i = 0; i < n; i++)
-				R[j * n + i] -= d * q[i];
-		}
+		choose_deflate(R, n, m, best, best_norm, done, q);
 	}
 }
 
