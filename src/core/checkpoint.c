@@ -264,6 +264,61 @@ ckpt_cpu_timing(double T, struct checkpoint_estimate *out)
 	out->overhead_per_iteration_s = fmax(stall_net, stall_pcie) / n;
 }
 
+/* Gemini's checkpoints to CPU memory (Wang et al., SOSP 2023): every
+ * @o->every iterations, recovered from a CPU copy with the probability
+ * ckpt_sizes() set, else from storage at its own optimal interval. */
+static void
+ckpt_cpu_plan(double T, double mtbf_s, const struct checkpoint_options *o, struct checkpoint_estimate *out)
+{
+	double fallback, optimal_storage;
+
+	out->every = o->every > 0 ? o->every : 1;
+	ckpt_cpu_timing(T, out);
+	/* Young-Daly on what a checkpoint stalls: 0 when the gaps hold it. */
+	out->optimal_interval_s = checkpoint_young_daly_s(out->overhead_per_iteration_s * out->every, mtbf_s);
+	out->interval_s = out->every * (T + out->overhead_per_iteration_s);
+	/* Without a copy in CPU memory, recovery falls back to storage
+	 * checkpoints at their optimal interval (Gemini keeps them, rarely:
+	 * their own cost is not counted here). */
+	optimal_storage = checkpoint_young_daly_s(out->to_storage_s, mtbf_s);
+	fallback = checkpoint_wasted_per_failure_s(out->to_storage_s, optimal_storage,
+						   out->recovery_storage_s, out->restart_s);
+	out->wasted_per_failure_s =
+		out->cpu_recovery_probability *
+			checkpoint_wasted_per_failure_s(out->checkpoint_s, out->interval_s,
+							out->recovery_cpu_s, out->restart_s) +
+		(1.0 - out->cpu_recovery_probability) * fallback;
+}
+
+/* Synchronous checkpoints to storage, every @o->every iterations or at
+ * the Young-Daly interval. */
+static bool
+ckpt_storage_plan(double T, double mtbf_s, const struct checkpoint_options *o,
+		  struct checkpoint_estimate *out, struct plan_error *err)
+{
+	/* Writing to storage stalls training (a synchronous save). */
+	out->checkpoint_s = out->to_storage_s;
+	out->optimal_interval_s = checkpoint_young_daly_s(out->to_storage_s, mtbf_s);
+	if (o->every > 0) {
+		out->every = o->every;
+	} else {
+		double every = fmax(1.0, round(out->optimal_interval_s / T));
+
+		/* No cast past an int: an interval of 4e9 iterations printed
+		 * "every -2147483648 iterations" (issue 28). */
+		if (!(every <= INT_MAX))
+			return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "the Young-Daly checkpoint "
+					      "interval (%.3g s) is %.3g iterations of %.3g s, more than %d: give "
+					      "--checkpoint-every", out->optimal_interval_s, every, T, INT_MAX);
+		out->every = (int)every;
+	}
+	out->overhead_per_iteration_s = out->to_storage_s / out->every;
+	out->interval_s = out->every * (T + out->overhead_per_iteration_s);
+	out->wasted_per_failure_s = checkpoint_wasted_per_failure_s(out->checkpoint_s, out->interval_s,
+								    out->recovery_storage_s, out->restart_s);
+	return true;
+}
+
 bool
 checkpoint_estimate(const struct model *m, const struct cluster *c, const struct plan *p,
 		    const struct estimate_options *opt, const struct estimate *e,
@@ -279,47 +334,10 @@ checkpoint_estimate(const struct model *m, const struct cluster *c, const struct
 	ckpt_sizes(m, c, p, opt, e, o, out);
 	mtbf_s = 86400.0 / out->failures_per_day;
 	lambda = 1.0 / mtbf_s;
-	if (o->target == CHECKPOINT_CPU) {
-		double fallback, optimal_storage;
-
-		out->every = o->every > 0 ? o->every : 1;
-		ckpt_cpu_timing(T, out);
-		/* Young-Daly on what a checkpoint stalls: 0 when the gaps hold it. */
-		out->optimal_interval_s = checkpoint_young_daly_s(out->overhead_per_iteration_s * out->every, mtbf_s);
-		out->interval_s = out->every * (T + out->overhead_per_iteration_s);
-		/* Without a copy in CPU memory, recovery falls back to storage
-		 * checkpoints at their optimal interval (Gemini keeps them, rarely:
-		 * their own cost is not counted here). */
-		optimal_storage = checkpoint_young_daly_s(out->to_storage_s, mtbf_s);
-		fallback = checkpoint_wasted_per_failure_s(out->to_storage_s, optimal_storage,
-							   out->recovery_storage_s, out->restart_s);
-		out->wasted_per_failure_s =
-			out->cpu_recovery_probability *
-				checkpoint_wasted_per_failure_s(out->checkpoint_s, out->interval_s,
-								out->recovery_cpu_s, out->restart_s) +
-			(1.0 - out->cpu_recovery_probability) * fallback;
-	} else {
-		/* Writing to storage stalls training (a synchronous save). */
-		out->checkpoint_s = out->to_storage_s;
-		out->optimal_interval_s = checkpoint_young_daly_s(out->to_storage_s, mtbf_s);
-		if (o->every > 0) {
-			out->every = o->every;
-		} else {
-			double every = fmax(1.0, round(out->optimal_interval_s / T));
-
-			/* No cast past an int: an interval of 4e9 iterations printed
-			 * "every -2147483648 iterations" (issue 28). */
-			if (!(every <= INT_MAX))
-				return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0, "the Young-Daly checkpoint "
-						      "interval (%.3g s) is %.3g iterations of %.3g s, more than %d: give "
-						      "--checkpoint-every", out->optimal_interval_s, every, T, INT_MAX);
-			out->every = (int)every;
-		}
-		out->overhead_per_iteration_s = out->to_storage_s / out->every;
-		out->interval_s = out->every * (T + out->overhead_per_iteration_s);
-		out->wasted_per_failure_s = checkpoint_wasted_per_failure_s(out->checkpoint_s, out->interval_s,
-									    out->recovery_storage_s, out->restart_s);
-	}
+	if (o->target == CHECKPOINT_CPU)
+		ckpt_cpu_plan(T, mtbf_s, o, out);
+	else if (!ckpt_storage_plan(T, mtbf_s, o, out, err))
+		return false;
 	out->overhead_fraction = out->overhead_per_iteration_s / T;
 	/* First order (Daly 2006): of each second, T / (T + overhead) trains,
 	 * and failures take lambda x wasted of the rest. */
