@@ -37,9 +37,10 @@ bool cli_int(const char *opt, const char *val, long min, long max, int *out);
 /** Parse a choice among NULL-terminated @names; index into @out. */
 bool cli_choice(const char *opt, const char *val, const char *const *names, int *out);
 
-/** Flush stdout and check for write errors; returns the exit code to use. */
-/** Prints "cannot write the output", once a process. */
+/** Prints "cannot write the output", once a process (cli_finish() may say it too). */
 void cli_output_error(void);
+
+/** Flush stdout and check for write errors; returns the exit code to use. */
 int cli_finish(int code);
 
 /**

@@ -2455,7 +2455,8 @@ search_run(const struct model *m, const struct cluster *c, const struct search_o
 		plan_error_set(err, PLAN_ERR_NOMEM, NULL, 0, 0, "out of memory");
 		goto out;
 	}
-	if (!search_walk(&(struct search_walk){ m, c, opt, gpus, seq, k }, &shapes, top, ntop, cand, st, err))
+	if (!search_walk(&(struct search_walk){ .m = m, .c = c, .opt = opt, .gpus = gpus, .seq = seq, .k = k },
+			 &shapes, top, ntop, cand, st, err))
 		goto out;
 	ok = true;
 out:

@@ -60,33 +60,35 @@ schema_nearest(const char *name, const void *rows, size_t stride, size_t name_of
 	}
 }
 
+/* The tail of a key list cut short; sized for up to 999 keys left out. */
+#define SCHEMA_KEYS_MORE ", and %d more: see plan-cli-profiles(5)"
+
 /*
  * The keys of @table, ", "-separated, into @buf in table order. A table
  * longer than @buf (the framework's 65 keys) ends at the last whole key
- * with "and N more: plan-cli-profiles(5)", never silently short: a key
- * skipped without a word read as not valid (issue 25, hostile11).
+ * with SCHEMA_KEYS_MORE, never silently short: a key skipped without a
+ * word read as not valid (issue 25, hostile11).
  */
 static void
 schema_key_names(const struct schema_key *table, char *buf, size_t size)
 {
-	static const char more[] = ", and 999 more: see plan-cli-profiles(5)";
+	const size_t reserve = sizeof(SCHEMA_KEYS_MORE) + 1; /* "%d" as up to 3 digits */
 	size_t len = 0;
 	int left = 0;
 
 	buf[0] = '\0';
 	for (const struct schema_key *k = table; k->key; k++) {
-		size_t need = strlen(k->key) + (len ? 2 : 0);
+		const char *sep = len ? ", " : "";
+		size_t need = strlen(sep) + strlen(k->key);
 
-		if (left || len + need + sizeof(more) > size) {
+		if (left || len + need + reserve > size) {
 			left++;
 			continue;
 		}
-		memcpy(buf + len, ", ", len ? 2 : 0);
-		memcpy(buf + len + (len ? 2 : 0), k->key, strlen(k->key) + 1);
-		len += need;
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", sep, k->key);
 	}
 	if (left)
-		snprintf(buf + len, size - len, ", and %d more: see plan-cli-profiles(5)", left);
+		snprintf(buf + len, size - len, SCHEMA_KEYS_MORE, left);
 }
 
 static bool
