@@ -412,6 +412,48 @@ START_TEST(test_bundled)
 }
 END_TEST
 
+/*
+ * What eager modules keep beyond the fused kernels (memory.c's
+ * eager_saved_bytes), on the toy Llama layer (fixtures.h: h 1024, 8
+ * heads of 128, 2 KV heads, SwiGLU of 2816, RMSNorm, rotary, dropout),
+ * s 1024, b 1, flash attention, no recomputation; s b h = 2^20.
+ *   fused: Korthikanti's replicated 10 s b h = 10,485,760 (norm inputs 4,
+ *   QKV/fc1 inputs 4, two dropout masks 2); attention q, k, v, the output
+ *   2 x 1024 x (1024 + 1024 + 2 x 256) = 5,242,880; SwiGLU 6 x 1024 x
+ *   2816 = 17,301,504: 33,030,144 B.
+ *   eager, more: two norms' fp32 copies 2 x 4 x 2^20 = 8,388,608; rotary
+ *   4 x 1024 x (8 + 2) x 128 = 5,242,880; silu's output 2 x 1024 x 2816 =
+ *   5,767,168: 19,398,656 more, 52,428,800 B.
+ *   t 2, no SP: the norms' part replicated, the rest halved: 8,388,608 +
+ *   (5,242,880 + 5,767,168) / 2 = 13,893,632 more; with SP all halved,
+ *   9,699,328. A GPT layer (LayerNorm is one ATen kernel in eager, GELU's
+ *   input and output are Korthikanti's own) keeps the same either way.
+ */
+START_TEST(test_eager_saved_bytes)
+{
+	struct model m, gpt;
+	struct plan p;
+	struct framework fused, eager;
+
+	test_load_model(&m, FIXTURE_TOY_LLAMA_YAML);
+	test_load_model(&gpt, TOY_MODEL_YAML);
+	fixture_one_gpu_plan(&p);
+	framework_init_default(&fused);
+	framework_init_default(&eager);
+	eager.elementwise = FRAMEWORK_EW_EAGER;
+	ck_assert_double_eq_tol(memory_layer_activations(&m, &p, &fused), 33030144.0, 1e-3);
+	ck_assert_double_eq_tol(memory_layer_activations(&m, &p, &eager), 52428800.0, 1e-3);
+	ck_assert_double_eq_tol(memory_layer_activations(&gpt, &p, &eager), memory_layer_activations(&gpt, &p, &fused),
+				1e-3);
+	p.tp = 2;
+	ck_assert_double_eq_tol(memory_layer_activations(&m, &p, &eager) - memory_layer_activations(&m, &p, &fused),
+				13893632.0, 1e-3);
+	p.sequence_parallel = true;
+	ck_assert_double_eq_tol(memory_layer_activations(&m, &p, &eager) - memory_layer_activations(&m, &p, &fused),
+				9699328.0, 1e-3);
+}
+END_TEST
+
 static Suite *
 arch_suite(void)
 {
@@ -426,6 +468,7 @@ arch_suite(void)
 	tcase_add_test(tc, test_window_memory_unchanged);
 	tcase_add_test(tc, test_parallel_block_memory);
 	tcase_add_test(tc, test_parallel_block_elementwise);
+	tcase_add_test(tc, test_eager_saved_bytes);
 	tcase_add_test(tc, test_parallel_block_tp_comm);
 	tcase_add_test(tc, test_bad_keys);
 	tcase_add_test(tc, test_bundled);

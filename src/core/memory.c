@@ -103,6 +103,59 @@ allgather_mask_saved_bytes(const struct model *m, const struct plan *p)
 	return bytes;
 }
 
+/*
+ * What eager PyTorch modules keep for the backward beyond the fused
+ * kernels Korthikanti et al. count (framework elementwise eager: the
+ * decomposed RMSNorm and rotary that compute.c's ew_ops times), in bytes
+ * per token, from each autograd op's saved tensors:
+ * - RMSNorm as Hugging Face's LlamaRMSNorm (transformers
+ *   models/llama/modeling_llama.py: to(float32), pow(2).mean, x * rsqrt,
+ *   weight * x.to(bf16)) and ATen's composite rms_norm before PyTorch 2.9
+ *   (aten/src/ATen/native/layer_norm.cpp; 2.9's _fused_rms_norm saves the
+ *   input and rstd, as a fused kernel does): pow and the multiply by the
+ *   rsqrt keep the fp32 copy (4 h), the weight's multiply the bf16
+ *   normalised input (2 h), where a fused norm keeps its 2 h input: 4 h
+ *   more a norm, replicated over TP as the norm runs.
+ * - Rotary: Hugging Face's q * cos + rotate_half(q) * sin keeps q and
+ *   rotate_half(q) (2 + 2 bytes an element); torchtitan's complex product
+ *   (torchtitan/models/common/rope.py, view_as_complex(query.float()))
+ *   keeps the fp32 copy (4): 4 bytes an element of q and k, where a fused
+ *   RoPE keeps nothing. With MLA only the rope part rotates.
+ * - A gated MLP's F.silu(w1(x)) * w3(x) (torchtitan models/common/
+ *   feed_forward.py, Hugging Face's LlamaMLP) keeps silu's input, its
+ *   output and w3's output for the product, and the product for w2: 8 f
+ *   where Megatron's fused bias_swiglu keeps fc1's 4 f output and fc2's
+ *   2 f input; 2 f more. Routed tokens' experts the same, per row.
+ * Returns the replicated part in @replicated, the TP-split part (before
+ * the division by t) as the result.
+ */
+static double
+eager_saved_bytes(const struct model *m, const struct plan *p, double *replicated)
+{
+	double sb = (double)p->seq_len * p->micro_batch, qk = model_qk_head_dim(m), split = 0.0;
+
+	*replicated = m->norm == MODEL_NORM_RMSNORM ? model_norms_run(m) * 4.0 * sb * m->hidden : 0.0;
+	if (m->position_embedding == MODEL_POS_ROTARY) {
+		double rot = m->attention == MODEL_ATTN_MLA
+				     ? (m->heads + 1.0) * m->mla.qk_rope_head_dim
+				     : (m->heads + (double)m->kv_heads) * qk;
+
+		split += 4.0 * sb * rot;
+	}
+	if (m->gated_mlp) {
+		double dense = 2.0 * sb * m->ffn_hidden;
+
+		if (model_is_moe(m)) {
+			double rows = sb * (m->moe.capacity_factor * m->moe.top_k + m->moe.shared_experts);
+			double frac = (double)model_moe_layers(m) / m->layers;
+
+			dense = (1.0 - frac) * dense + frac * 2.0 * rows * m->moe.expert_ffn_hidden;
+		}
+		split += dense;
+	}
+	return split;
+}
+
 static double
 layer_activations_full(const struct model *m, const struct plan *p, const struct framework *fw, bool scores)
 {
@@ -146,6 +199,12 @@ layer_activations_full(const struct model *m, const struct plan *p, const struct
 	}
 	attention_activations(m, s * b, &attn, &latents);
 	split = attn + mlp;
+	if (fw && fw->elementwise == FRAMEWORK_EW_EAGER) {
+		double norms;
+
+		split += eager_saved_bytes(m, p, &norms);
+		replicated += norms;
+	}
 
 	/* The s^2 terms: the softmax's output (2), and with dropout its mask
 	 * (1) and output (2). */
