@@ -763,15 +763,28 @@ END_TEST
  *   as fast (Hopper's default): 1.7353403216162e-3 s; the
  *   forward casts X along rows, 3 bytes an element in one kernel
  *   (50,331,648); the backward X across rows (amax pass 2 + cast 3 = 5)
- *   and dY both ways (3 + 5 = 8): 13 x 16,777,216 = 218,103,808 bytes in
- *   2 + 3 = 5 kernels; the weights 8 bytes each.
+ *   and dY both ways (3 + 5 = 8), and rescales dX and dW after
+ *   their cuBLAS tensor-wise GEMMs (torchao float8_ops.py
+ *   addmm_float8_unwrapped: read and write 2 bytes, 4 x 4096 x (4096 +
+ *   4096) = 8 x 16,777,216): 21 x 16,777,216 = 352,321,536 bytes in
+ *   2 + 3 + 2 = 7 kernels; the weights 8 bytes each. Those dgrad and
+ *   wgrad GEMMs run at the per-tensor split speed, 1.7179869184e-3 s
+ *   each, so the backward is 2 x (1.7179869184e-3 - 1.7353403216162e-3)
+ *   = -3.470680643232e-5 s off twice the forward.
+ * - current with the weights recast at each use (torchao: framework
+ *   fp8_weight_recast): besides X's 6 bytes, the weight's amax and cast
+ *   (5 bytes, 2 kernels; 4096^2 weight elements) in the forward and
+ *   again for the dgrad GEMM: 11 x 16,777,216 bytes in 4 kernels each
+ *   way; nothing cast after the optimizer step (0 bytes a weight), 6
+ *   with --fp8-gather, whose casts stay once an iteration.
  * - current on Hopper: amax pass then cast with transpose, 2 + 4 = 6
  *   bytes (100,663,296) in 2 kernels each way.
  * - delayed on Blackwell (no transposed copy): 3 bytes (50,331,648).
  * - blockwise and mxfp8: two copies with their scales whatever the GPU,
  *   2 + 1 + 1 + 8/128 = 4.0625 and 2 + 1 + 1 + 2/32 = 4.0625 bytes:
  *   68,157,440; at the per-tensor GEMM's speed, 1.7179869184e-3 s.
- * mxfp8 is refused on Hopper, blockwise on Ampere (no fp8 anyway).
+ * mxfp8 is refused on Hopper, the message naming the generation,
+ * blockwise on Ampere (no fp8 anyway).
  */
 START_TEST(test_fp8_recipes)
 {
@@ -788,9 +801,10 @@ START_TEST(test_fp8_recipes)
 	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 1.7353403216162e-3,
 				1e-15);
 	ck_assert_double_eq_tol(casts.bytes, 3.0 * x, 1e-6);
-	ck_assert_double_eq_tol(casts.bwd_bytes, 13.0 * x, 1e-6);
+	ck_assert_double_eq_tol(casts.bwd_bytes, 21.0 * x, 1e-6);
 	ck_assert_int_eq(casts.kernels, 1);
-	ck_assert_int_eq(casts.bwd_kernels, 5);
+	ck_assert_int_eq(casts.bwd_kernels, 7);
+	ck_assert_double_eq_tol(casts.bwd_gemm_s, -3.470680643232e-5, 1e-15);
 	p.fp8_recipe = PLAN_FP8_ROWWISE;
 	ck_assert_double_eq(fp8_recipe_weight_bytes(&p, NULL, &c.gpu), 8.0);
 	casts = (struct compute_casts){ .bytes = 0.0, .recipe = PLAN_FP8_CURRENT };
@@ -799,12 +813,28 @@ START_TEST(test_fp8_recipes)
 	ck_assert_double_eq_tol(casts.bwd_bytes, 6.0 * x, 1e-6);
 	ck_assert_int_eq(casts.kernels, 2);
 	ck_assert_int_eq(casts.bwd_kernels, 2);
+	casts = (struct compute_casts){ .bytes = 0.0, .recipe = PLAN_FP8_CURRENT, .recast = true };
+	compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts);
+	ck_assert_double_eq_tol(casts.bytes, 11.0 * x, 1e-6);
+	ck_assert_double_eq_tol(casts.bwd_bytes, 11.0 * x, 1e-6);
+	ck_assert_int_eq(casts.kernels, 4);
+	ck_assert_int_eq(casts.bwd_kernels, 4);
+	framework_init_default(&fw);
+	fw.fp8_weight_recast = true;
+	p.fp8_recipe = PLAN_FP8_CURRENT;
+	ck_assert(fp8_recipe_recasts(&p, &fw));
+	ck_assert_double_eq(fp8_recipe_weight_bytes(&p, &fw, &c.gpu), 0.0);
+	p.fp8_gather = true;
+	ck_assert(!fp8_recipe_recasts(&p, &fw));
+	ck_assert_double_eq(fp8_recipe_weight_bytes(&p, &fw, &c.gpu), 6.0);
+	p.fp8_gather = false;
 	casts = (struct compute_casts){ .bytes = 0.0, .recipe = PLAN_FP8_BLOCKWISE };
 	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 1.7179869184e-3, 1e-15);
 	ck_assert_double_eq_tol(casts.bytes, 68157440.0, 1e-6);
 	ck_assert(fp8_recipe_check(PLAN_FP8_BLOCKWISE, &c.gpu, &err));
 	ck_assert(!fp8_recipe_check(PLAN_FP8_MXFP8, &c.gpu, &err));
 	ck_assert_ptr_nonnull(strstr(err.message, "Blackwell"));
+	ck_assert_ptr_nonnull(strstr(err.message, "(hopper)"));
 	/* The framework's recipe unless the plan names one: fp8_recipe is
 	 * stored one below the plan's enum (delayed first). */
 	framework_init_default(&fw);

@@ -63,7 +63,7 @@ compute_linear_time(const struct cluster *c, const struct plan *p, double m, dou
 		    double batch, struct compute_casts *casts)
 {
 	struct fp8_recipe_cost rc;
-	double split, fast;
+	double split, fwd;
 
 	if (p->precision != PLAN_PRECISION_FP8)
 		return compute_gemm_time(c, m, n, k, batch);
@@ -71,23 +71,29 @@ compute_linear_time(const struct cluster *c, const struct plan *p, double m, dou
 	 * output gradient's (and for row-wise scaling the input's again) in
 	 * the backward. The weights are cast once per iteration and cached
 	 * across micro-batches (Megatron passes is_first_microbatch):
-	 * compute_optimizer_time() counts that. */
+	 * compute_optimizer_time() counts that; a framework that casts them
+	 * at each use (torchao) casts them here, every forward and backward. */
 	fp8_recipe_cost(casts->recipe, (enum gpu_generation)c->gpu.generation, &rc);
 	casts->bytes += rc.fwd_input_bytes * batch * m * k;
 	casts->kernels += rc.fwd_kernels;
-	casts->bwd_bytes += batch * m * (rc.bwd_input_bytes * k + rc.bwd_grad_bytes * n);
+	casts->bwd_bytes += batch * (m * (rc.bwd_input_bytes * k + rc.bwd_grad_bytes * n) +
+				     rc.bwd_rescale_bytes * k * (m + n));
 	casts->bwd_kernels += rc.bwd_kernels;
+	if (casts->recast) {
+		casts->bytes += rc.recast_fwd_bytes * batch * n * k;
+		casts->kernels += rc.recast_fwd_kernels;
+		casts->bwd_bytes += rc.recast_bwd_bytes * batch * n * k;
+		casts->bwd_kernels += rc.recast_bwd_kernels;
+	}
 	/* The forward GEMM with fast accumulation where the recipe runs it so,
 	 * the dgrad and wgrad GEMMs (each the forward's FLOPs) promoting to
 	 * fp32 at the measured split-accumulator speed (fp8_recipe.c): the
 	 * caller takes the backward as twice the forward, so the difference
 	 * goes to bwd_gemm_s. */
-	split = fp8_gemm_time(c, m, n, k, batch, rc.gemm_speed);
-	if (!rc.fwd_fast_accum)
-		return split;
-	fast = fp8_gemm_time(c, m, n, k, batch, rc.gemm_speed * c->gpu.fp8_fast_accum_speedup);
-	casts->bwd_gemm_s += 2.0 * (split - fast);
-	return fast;
+	split = fp8_gemm_time(c, m, n, k, batch, rc.bwd_gemm_speed);
+	fwd = fp8_gemm_time(c, m, n, k, batch, rc.gemm_speed * (rc.fwd_fast_accum ? c->gpu.fp8_fast_accum_speedup : 1.0));
+	casts->bwd_gemm_s += 2.0 * (split - fwd);
+	return fwd;
 }
 
 /*
@@ -455,7 +461,7 @@ moe_expert_gemm(const struct cluster *c, const struct plan *p, double rows, doub
 	double time, wgrad_s;
 
 	if (sequential) {
-		struct compute_casts one = { .bytes = 0.0, .recipe = casts->recipe };
+		struct compute_casts one = { .bytes = 0.0, .recipe = casts->recipe, .recast = casts->recast };
 
 		time = local * compute_linear_time(c, p, rows, n, k, 1, &one);
 		casts->bytes += local * one.bytes;
@@ -464,7 +470,7 @@ moe_expert_gemm(const struct cluster *c, const struct plan *p, double rows, doub
 		casts->bwd_kernels += (int)(local * one.bwd_kernels);
 		casts->bwd_gemm_s += local * one.bwd_gemm_s; /* fp8 */
 	} else {
-		struct compute_casts one = { .bytes = 0.0, .recipe = casts->recipe };
+		struct compute_casts one = { .bytes = 0.0, .recipe = casts->recipe, .recast = casts->recast };
 		double streams = fmin(MOE_TE_GEMM_STREAMS, local);
 
 		time = compute_linear_time(c, p, rows, n, k, local, casts);
@@ -1097,7 +1103,8 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 		   const struct framework *fw, bool moe, struct compute_layer *out)
 {
 	double gemm = 0.0, attn_gemm, attn_bwd = 0.0, attn_mem, mem_bytes;
-	struct compute_casts casts = { .bytes = 0.0, .recipe = fp8_recipe_resolve(p, fw) };
+	struct compute_casts casts = { .bytes = 0.0, .recipe = fp8_recipe_resolve(p, fw),
+				       .recast = fp8_recipe_recasts(p, fw) };
 	double permute_bytes = 0.0, permute_bwd_bytes = 0.0;
 	int kernels, permute_kernels = 0, permute_bwd_kernels = 0;
 
