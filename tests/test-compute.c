@@ -1012,6 +1012,51 @@ START_TEST(test_fp8_norm_fused)
 END_TEST
 
 /*
+ * Recomputation at the recipe's GEMM speed (compute.c
+ * op_sac_recompute_time): torchtitan's per-op SAC reruns the toy GPT's k
+ * projection (1024 tokens x kv 1024 x h 1024, t 1: F = 2 x 1024^3 =
+ * 2,147,483,648 FLOPs), the output projection and fc2 (taken from the
+ * forward) and the element-wise work. On the fp8 GPU of
+ * test_main_grad_fp8 (Hopper, no SM count: 8e13 FLOP/s with the split
+ * accumulator, fast accumulation 1.1x; the GEMM's 4 MiB at 1 TB/s take
+ * less) the recomputed k is a forward GEMM: delayed F / 8.8e13 =
+ * 2.4403223272727e-5 s, rowwise at 0.9 of it, F / 7.92e13 =
+ * 2.7114692525253e-5 s (it ran at delayed's speed whatever the recipe),
+ * blockwise without fast accumulation F / 8e13 = 2.68435456e-5 s.
+ */
+START_TEST(test_fp8_recompute_recipe)
+{
+	static const int recipes[] = { PLAN_FP8_DELAYED, PLAN_FP8_ROWWISE, PLAN_FP8_BLOCKWISE };
+	static const double k_s[] = { 2.4403223272727e-5, 2.7114692525253e-5, 2.68435456e-5 };
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct framework fw;
+	struct compute_layer out;
+
+	test_load_cluster(&c, FP8_CLUSTER_YAML("  generation: hopper\n  gemm_efficiency_max: 0.5\n  sm_count: 0\n"));
+	test_load_model(&m, TOY_MODEL_YAML);
+	framework_init_default(&fw);
+	fw.selective_recompute = FRAMEWORK_SAC_OP;
+	plan_init(&p);
+	p.tp = p.pp = p.dp = 1;
+	p.micro_batch = 1;
+	p.global_batch = 1;
+	p.seq_len = 1024;
+	p.precision = PLAN_PRECISION_FP8;
+	p.flash_attention = true;
+	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
+	for (size_t i = 0; i < sizeof(recipes) / sizeof(recipes[0]); i++) {
+		p.fp8_recipe = recipes[i];
+		compute_layer_time(&m, &p, &c, &fw, false, &out);
+		ck_assert_double_eq_tol(out.recompute_s - out.proj_fwd_s - out.fc2_fwd_s - out.fwd_mem_s, k_s[i],
+					1e-15);
+	}
+	cluster_release(&c);
+}
+END_TEST
+
+/*
  * fp8fixed: the dense wgrads' fp32 main_grad traffic under fp8
  * (compute.c, main_grad_gemm). The toy model (h 1024, ffn 4096, t 1) at
  * 64 tokens on the fp8 GPU of test_fp8_fast_accum (Hopper: TMA epilogues,
@@ -1125,6 +1170,7 @@ compute_suite(void)
 	tcase_add_test(tc, test_main_grad);
 	tcase_add_test(tc, test_main_grad_fp8);
 	tcase_add_test(tc, test_fp8_scaling_bookkeeping);
+	tcase_add_test(tc, test_fp8_recompute_recipe);
 	suite_add_tcase(s, tc);
 	return s;
 }

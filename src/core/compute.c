@@ -813,12 +813,12 @@ layer_attention_core(const struct model *m, const struct plan *p, const struct c
  */
 static double
 op_sac_recompute_time(const struct model *m, const struct plan *p, const struct cluster *c, bool moe,
-		      const struct compute_layer *out, double attn_gemm)
+		      int recipe, const struct compute_layer *out, double attn_gemm)
 {
 	double t = p->tp, tokens = (double)p->micro_batch * p->seq_len, h = m->hidden;
 	double kvd = (double)m->kv_heads * model_head_dim(m);
-	/* the forward counted the casts */
-	struct compute_casts scratch = { .bytes = 0.0, .recipe = PLAN_FP8_DELAYED };
+	/* the forward counted the casts; the GEMMs at the recipe's speed */
+	struct compute_casts scratch = { .bytes = 0.0, .recipe = recipe };
 	double k = m->attention == MODEL_ATTN_MLA ? 0.5 * out->qkv_fwd_s
 						   : compute_linear_time(c, p, tokens, kvd / t, h, 1, &scratch);
 	double mlp = m->gated_mlp ? compute_linear_time(c, p, tokens, m->ffn_hidden / t, h, 1, &scratch)
@@ -861,13 +861,13 @@ op_sac_recompute_time(const struct model *m, const struct plan *p, const struct 
  */
 static double
 modules_recompute_time(const struct model *m, const struct plan *p, const struct cluster *c, bool moe,
-		       const struct compute_layer *out, double attn_gemm, double attn_mem)
+		       int recipe, const struct compute_layer *out, double attn_gemm, double attn_mem)
 {
 	unsigned rm = (unsigned)p->recompute_modules;
 	double t = p->tp, tokens = (double)p->micro_batch * p->seq_len, h = m->hidden;
 	double sp = p->sequence_parallel ? t : 1.0, launch = c->gpu.launch_overhead_s;
 	double act = m->gated_mlp ? 6.0 : 4.0; /* bytes an element of the activation moves: read 1-2, write 1 */
-	struct compute_casts scratch = { .bytes = 0.0, .recipe = PLAN_FP8_DELAYED };
+	struct compute_casts scratch = { .bytes = 0.0, .recipe = recipe }; /* the GEMMs at the recipe's speed */
 	double time = 0.0;
 
 	if (rm & 1u << PLAN_RM_CORE_ATTN)
@@ -917,9 +917,10 @@ layer_recompute_time(const struct model *m, const struct plan *p, const struct c
 		return out->fwd_s;
 	case PLAN_RECOMPUTE_SELECTIVE:
 		if (p->recompute_modules) /* plan-cli recomp */
-			return modules_recompute_time(m, p, c, moe, out, attn_gemm, attn_mem);
+			return modules_recompute_time(m, p, c, moe, fp8_recipe_resolve(p, fw), out, attn_gemm,
+						      attn_mem);
 		if (fw && fw->selective_recompute == FRAMEWORK_SAC_OP)
-			return op_sac_recompute_time(m, p, c, moe, out, attn_gemm);
+			return op_sac_recompute_time(m, p, c, moe, fp8_recipe_resolve(p, fw), out, attn_gemm);
 		/* Megatron-Core checkpoints the core attention whatever its
 		 * backend (attention.py, core_v0.6.0 on: checkpoint_core_attention
 		 * = recompute_granularity == 'selective', and from core_r0.13.0
