@@ -963,6 +963,30 @@ START_TEST(test_fp8_fast_accum)
 }
 END_TEST
 
+/* The toy GPT's plan on one GPU for the fp8 tests: one sequence of
+ * @seq_len tokens a micro-batch and an iteration, fp8. */
+static void
+fp8_toy_plan(struct plan *p, int seq_len)
+{
+	plan_init(p);
+	p->tp = p->pp = p->dp = 1;
+	p->micro_batch = 1;
+	p->global_batch = 1;
+	p->seq_len = seq_len;
+	p->precision = PLAN_PRECISION_FP8;
+}
+
+/* ... on the fp8 GPU made Hopper without an SM count (no partial waves),
+ * with the default framework. */
+static void
+fp8_toy_hopper(struct cluster *c, struct model *m, struct framework *fw, struct plan *p, int seq_len)
+{
+	test_load_cluster(c, FP8_CLUSTER_YAML("  generation: hopper\n  gemm_efficiency_max: 0.5\n  sm_count: 0\n"));
+	test_load_model(m, TOY_MODEL_YAML);
+	framework_init_default(fw);
+	fp8_toy_plan(p, seq_len);
+}
+
 /*
  * The norm that writes its output in fp8 (fp8_recipe.c: TE's
  * LayerNormLinear under delayed scaling). The toy GPT (h = 1024, 8
@@ -993,12 +1017,7 @@ START_TEST(test_fp8_norm_fused)
 					       "  launch_overhead: 1 us\n"));
 	test_load_model(&m, TOY_MODEL_YAML);
 	framework_init_default(&fw);
-	plan_init(&p);
-	p.tp = p.pp = p.dp = 1;
-	p.micro_batch = 1;
-	p.global_batch = 1;
-	p.seq_len = 1024;
-	p.precision = PLAN_PRECISION_FP8;
+	fp8_toy_plan(&p, 1024);
 	p.fp8_recipe = PLAN_FP8_CURRENT;
 	compute_layer_time(&m, &p, &c, &fw, false, &cur);
 	p.fp8_recipe = PLAN_FP8_DELAYED;
@@ -1034,16 +1053,8 @@ START_TEST(test_fp8_recompute_recipe)
 	struct framework fw;
 	struct compute_layer out;
 
-	test_load_cluster(&c, FP8_CLUSTER_YAML("  generation: hopper\n  gemm_efficiency_max: 0.5\n  sm_count: 0\n"));
-	test_load_model(&m, TOY_MODEL_YAML);
-	framework_init_default(&fw);
+	fp8_toy_hopper(&c, &m, &fw, &p, 1024);
 	fw.selective_recompute = FRAMEWORK_SAC_OP;
-	plan_init(&p);
-	p.tp = p.pp = p.dp = 1;
-	p.micro_batch = 1;
-	p.global_batch = 1;
-	p.seq_len = 1024;
-	p.precision = PLAN_PRECISION_FP8;
 	p.flash_attention = true;
 	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
 	for (size_t i = 0; i < sizeof(recipes) / sizeof(recipes[0]); i++) {
@@ -1085,16 +1096,8 @@ START_TEST(test_main_grad_fp8)
 	struct compute_layer mg;
 	struct compute_ends ce16, ce8;
 
-	test_load_cluster(&c, FP8_CLUSTER_YAML("  generation: hopper\n  gemm_efficiency_max: 0.5\n  sm_count: 0\n"));
-	test_load_model(&m, TOY_MODEL_YAML);
-	framework_init_default(&fw);
+	fp8_toy_hopper(&c, &m, &fw, &p, 64);
 	fw.main_grad = FRAMEWORK_MG_FUSED;
-	plan_init(&p);
-	p.tp = p.pp = p.dp = 1;
-	p.micro_batch = 1;
-	p.global_batch = 1;
-	p.seq_len = 64;
-	p.precision = PLAN_PRECISION_FP8;
 	p.fp8_recipe = PLAN_FP8_DELAYED;
 	compute_layer_time(&m, &p, &c, &fw, false, &mg);
 	ck_assert_double_eq_tol(mg.main_grad_s, 8.15792128e-5, 1e-15);
