@@ -763,15 +763,28 @@ END_TEST
  *   as fast (Hopper's default): 1.7353403216162e-3 s; the
  *   forward casts X along rows, 3 bytes an element in one kernel
  *   (50,331,648); the backward X across rows (amax pass 2 + cast 3 = 5)
- *   and dY both ways (3 + 5 = 8): 13 x 16,777,216 = 218,103,808 bytes in
- *   2 + 3 = 5 kernels; the weights 8 bytes each.
+ *   and dY both ways (3 + 5 = 8), and rescales dX and dW after
+ *   their cuBLAS tensor-wise GEMMs (torchao float8_ops.py
+ *   addmm_float8_unwrapped: read and write 2 bytes, 4 x 4096 x (4096 +
+ *   4096) = 8 x 16,777,216): 21 x 16,777,216 = 352,321,536 bytes in
+ *   2 + 3 + 2 = 7 kernels; the weights 8 bytes each. Those dgrad and
+ *   wgrad GEMMs run at the per-tensor split speed, 1.7179869184e-3 s
+ *   each, so the backward is 2 x (1.7179869184e-3 - 1.7353403216162e-3)
+ *   = -3.470680643232e-5 s off twice the forward.
+ * - current with the weights recast at each use (torchao: framework
+ *   fp8_weight_recast): besides X's 6 bytes, the weight's amax and cast
+ *   (5 bytes, 2 kernels; 4096^2 weight elements) in the forward and
+ *   again for the dgrad GEMM: 11 x 16,777,216 bytes in 4 kernels each
+ *   way; nothing cast after the optimizer step (0 bytes a weight), 6
+ *   with --fp8-gather, whose casts stay once an iteration.
  * - current on Hopper: amax pass then cast with transpose, 2 + 4 = 6
  *   bytes (100,663,296) in 2 kernels each way.
  * - delayed on Blackwell (no transposed copy): 3 bytes (50,331,648).
  * - blockwise and mxfp8: two copies with their scales whatever the GPU,
  *   2 + 1 + 1 + 8/128 = 4.0625 and 2 + 1 + 1 + 2/32 = 4.0625 bytes:
  *   68,157,440; at the per-tensor GEMM's speed, 1.7179869184e-3 s.
- * mxfp8 is refused on Hopper, blockwise on Ampere (no fp8 anyway).
+ * mxfp8 is refused on Hopper, the message naming the generation,
+ * blockwise on Ampere (no fp8 anyway).
  */
 START_TEST(test_fp8_recipes)
 {
@@ -788,9 +801,10 @@ START_TEST(test_fp8_recipes)
 	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 1.7353403216162e-3,
 				1e-15);
 	ck_assert_double_eq_tol(casts.bytes, 3.0 * x, 1e-6);
-	ck_assert_double_eq_tol(casts.bwd_bytes, 13.0 * x, 1e-6);
+	ck_assert_double_eq_tol(casts.bwd_bytes, 21.0 * x, 1e-6);
 	ck_assert_int_eq(casts.kernels, 1);
-	ck_assert_int_eq(casts.bwd_kernels, 5);
+	ck_assert_int_eq(casts.bwd_kernels, 7);
+	ck_assert_double_eq_tol(casts.bwd_gemm_s, -3.470680643232e-5, 1e-15);
 	p.fp8_recipe = PLAN_FP8_ROWWISE;
 	ck_assert_double_eq(fp8_recipe_weight_bytes(&p, NULL, &c.gpu), 8.0);
 	casts = (struct compute_casts){ .bytes = 0.0, .recipe = PLAN_FP8_CURRENT };
@@ -799,12 +813,28 @@ START_TEST(test_fp8_recipes)
 	ck_assert_double_eq_tol(casts.bwd_bytes, 6.0 * x, 1e-6);
 	ck_assert_int_eq(casts.kernels, 2);
 	ck_assert_int_eq(casts.bwd_kernels, 2);
+	casts = (struct compute_casts){ .bytes = 0.0, .recipe = PLAN_FP8_CURRENT, .recast = true };
+	compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts);
+	ck_assert_double_eq_tol(casts.bytes, 11.0 * x, 1e-6);
+	ck_assert_double_eq_tol(casts.bwd_bytes, 11.0 * x, 1e-6);
+	ck_assert_int_eq(casts.kernels, 4);
+	ck_assert_int_eq(casts.bwd_kernels, 4);
+	framework_init_default(&fw);
+	fw.fp8_weight_recast = true;
+	p.fp8_recipe = PLAN_FP8_CURRENT;
+	ck_assert(fp8_recipe_recasts(&p, &fw));
+	ck_assert_double_eq(fp8_recipe_weight_bytes(&p, &fw, &c.gpu), 0.0);
+	p.fp8_gather = true;
+	ck_assert(!fp8_recipe_recasts(&p, &fw));
+	ck_assert_double_eq(fp8_recipe_weight_bytes(&p, &fw, &c.gpu), 6.0);
+	p.fp8_gather = false;
 	casts = (struct compute_casts){ .bytes = 0.0, .recipe = PLAN_FP8_BLOCKWISE };
 	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 1.7179869184e-3, 1e-15);
 	ck_assert_double_eq_tol(casts.bytes, 68157440.0, 1e-6);
 	ck_assert(fp8_recipe_check(PLAN_FP8_BLOCKWISE, &c.gpu, &err));
 	ck_assert(!fp8_recipe_check(PLAN_FP8_MXFP8, &c.gpu, &err));
 	ck_assert_ptr_nonnull(strstr(err.message, "Blackwell"));
+	ck_assert_ptr_nonnull(strstr(err.message, "(hopper)"));
 	/* The framework's recipe unless the plan names one: fp8_recipe is
 	 * stored one below the plan's enum (delayed first). */
 	framework_init_default(&fw);
@@ -933,6 +963,30 @@ START_TEST(test_fp8_fast_accum)
 }
 END_TEST
 
+/* The toy GPT's plan on one GPU for the fp8 tests: one sequence of
+ * @seq_len tokens a micro-batch and an iteration, fp8. */
+static void
+fp8_toy_plan(struct plan *p, int seq_len)
+{
+	plan_init(p);
+	p->tp = p->pp = p->dp = 1;
+	p->micro_batch = 1;
+	p->global_batch = 1;
+	p->seq_len = seq_len;
+	p->precision = PLAN_PRECISION_FP8;
+}
+
+/* ... on the fp8 GPU made Hopper without an SM count (no partial waves),
+ * with the default framework. */
+static void
+fp8_toy_hopper(struct cluster *c, struct model *m, struct framework *fw, struct plan *p, int seq_len)
+{
+	test_load_cluster(c, FP8_CLUSTER_YAML("  generation: hopper\n  gemm_efficiency_max: 0.5\n  sm_count: 0\n"));
+	test_load_model(m, TOY_MODEL_YAML);
+	framework_init_default(fw);
+	fp8_toy_plan(p, seq_len);
+}
+
 /*
  * The norm that writes its output in fp8 (fp8_recipe.c: TE's
  * LayerNormLinear under delayed scaling). The toy GPT (h = 1024, 8
@@ -963,12 +1017,7 @@ START_TEST(test_fp8_norm_fused)
 					       "  launch_overhead: 1 us\n"));
 	test_load_model(&m, TOY_MODEL_YAML);
 	framework_init_default(&fw);
-	plan_init(&p);
-	p.tp = p.pp = p.dp = 1;
-	p.micro_batch = 1;
-	p.global_batch = 1;
-	p.seq_len = 1024;
-	p.precision = PLAN_PRECISION_FP8;
+	fp8_toy_plan(&p, 1024);
 	p.fp8_recipe = PLAN_FP8_CURRENT;
 	compute_layer_time(&m, &p, &c, &fw, false, &cur);
 	p.fp8_recipe = PLAN_FP8_DELAYED;
@@ -977,6 +1026,43 @@ START_TEST(test_fp8_norm_fused)
 	ck_assert_double_eq_tol(cur.bwd_s - del.bwd_s, 1.6680064e-5, 1e-15);
 	ck_assert_int_eq(cur.ew_kernels - del.ew_kernels, 6);
 	ck_assert_double_eq(cur.fwd_gemm_s, del.fwd_gemm_s);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * Recomputation at the recipe's GEMM speed (compute.c
+ * op_sac_recompute_time): torchtitan's per-op SAC reruns the toy GPT's k
+ * projection (1024 tokens x kv 1024 x h 1024, t 1: F = 2 x 1024^3 =
+ * 2,147,483,648 FLOPs), the output projection and fc2 (taken from the
+ * forward) and the element-wise work. On the fp8 GPU of
+ * test_main_grad_fp8 (Hopper, no SM count: 8e13 FLOP/s with the split
+ * accumulator, fast accumulation 1.1x; the GEMM's 4 MiB at 1 TB/s take
+ * less) the recomputed k is a forward GEMM: delayed F / 8.8e13 =
+ * 2.4403223272727e-5 s, rowwise at 0.9 of it, F / 7.92e13 =
+ * 2.7114692525253e-5 s (it ran at delayed's speed whatever the recipe),
+ * blockwise without fast accumulation F / 8e13 = 2.68435456e-5 s.
+ */
+START_TEST(test_fp8_recompute_recipe)
+{
+	static const int recipes[] = { PLAN_FP8_DELAYED, PLAN_FP8_ROWWISE, PLAN_FP8_BLOCKWISE };
+	static const double k_s[] = { 2.4403223272727e-5, 2.7114692525253e-5, 2.68435456e-5 };
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct framework fw;
+	struct compute_layer out;
+
+	fp8_toy_hopper(&c, &m, &fw, &p, 1024);
+	fw.selective_recompute = FRAMEWORK_SAC_OP;
+	p.flash_attention = true;
+	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
+	for (size_t i = 0; i < sizeof(recipes) / sizeof(recipes[0]); i++) {
+		p.fp8_recipe = recipes[i];
+		compute_layer_time(&m, &p, &c, &fw, false, &out);
+		ck_assert_double_eq_tol(out.recompute_s - out.proj_fwd_s - out.fc2_fwd_s - out.fwd_mem_s, k_s[i],
+					1e-15);
+	}
 	cluster_release(&c);
 }
 END_TEST
@@ -1010,16 +1096,8 @@ START_TEST(test_main_grad_fp8)
 	struct compute_layer mg;
 	struct compute_ends ce16, ce8;
 
-	test_load_cluster(&c, FP8_CLUSTER_YAML("  generation: hopper\n  gemm_efficiency_max: 0.5\n  sm_count: 0\n"));
-	test_load_model(&m, TOY_MODEL_YAML);
-	framework_init_default(&fw);
+	fp8_toy_hopper(&c, &m, &fw, &p, 64);
 	fw.main_grad = FRAMEWORK_MG_FUSED;
-	plan_init(&p);
-	p.tp = p.pp = p.dp = 1;
-	p.micro_batch = 1;
-	p.global_batch = 1;
-	p.seq_len = 64;
-	p.precision = PLAN_PRECISION_FP8;
 	p.fp8_recipe = PLAN_FP8_DELAYED;
 	compute_layer_time(&m, &p, &c, &fw, false, &mg);
 	ck_assert_double_eq_tol(mg.main_grad_s, 8.15792128e-5, 1e-15);
@@ -1095,6 +1173,7 @@ compute_suite(void)
 	tcase_add_test(tc, test_main_grad);
 	tcase_add_test(tc, test_main_grad_fp8);
 	tcase_add_test(tc, test_fp8_scaling_bookkeeping);
+	tcase_add_test(tc, test_fp8_recompute_recipe);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1157,7 +1157,11 @@ END_TEST
  * the fp8 inputs of QKV and fc1 (2 x 12288 a token, replicated) and of
  * the projection and fc2 ((12288 + 49152) / 8 on a rank), 1 byte less
  * each: 2048 x (24576 + 7680) = 66,060,288 B fewer than in bf16;
- * torchao's rowwise saves the bf16 input: none fewer.
+ * torchao's rowwise saves the bf16 input: none fewer; and so does its
+ * tensor-wise recipe (current under a framework with fp8_weight_recast:
+ * Float8Linear saves input_hp whatever the recipe, torchao float8_linear.py
+ * matmul_with_hp_or_float8_args), where Transformer Engine's current
+ * scaling saves the 66,060,288 B as delayed does.
  */
 START_TEST(test_fp8_memory)
 {
@@ -1191,6 +1195,11 @@ START_TEST(test_fp8_memory)
 	ck_assert_rel(u.weights, 2e9, 1e-12);
 	ck_assert_double_eq(u.other, bf.other);
 	ck_assert_double_eq(memory_layer_activations(&m, &p, NULL), act16);
+	p.fp8_recipe = PLAN_FP8_CURRENT;
+	fw.fp8_params = false;
+	ck_assert_rel(act16 - memory_layer_activations(&m, &p, &fw), 66060288.0, 1e-12);
+	fw.fp8_weight_recast = true;
+	ck_assert_double_eq(memory_layer_activations(&m, &p, &fw), act16);
 	cluster_release(&c);
 }
 END_TEST

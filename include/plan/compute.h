@@ -1,6 +1,8 @@
 /* Time of the computation on one GPU: GEMMs on a roofline, element-wise work on memory bandwidth. */
 #pragma once
 
+#include <stdbool.h>
+
 #include "plan/cluster.h"
 #include "plan/framework.h"
 #include "plan/model.h"
@@ -63,6 +65,7 @@ struct compute_casts {
 	double bwd_bytes;
 	int bwd_kernels;
 	int recipe;
+	bool recast;       /**< fp8: the weights cast at each use, every micro-batch (framework fp8_weight_recast) */
 	double bwd_gemm_s; /**< fp8: the backward GEMMs' time beyond twice the forward's (split accumulator) */
 };
 

@@ -20,7 +20,13 @@ struct fp8_recipe_cost {
 	double bwd_grad_bytes;   /**< backward casts of the output gradient dY (m x n) */
 	int bwd_kernels;         /**< the backward's cast kernels */
 	double weight_bytes;     /**< casts of a weight element, once per iteration */
+	double recast_fwd_bytes; /**< ... where the framework casts at each use (fp8_weight_recast): each forward */
+	double recast_bwd_bytes; /**< ... and each backward */
+	int recast_fwd_kernels;  /**< ... in this many kernels each forward */
+	int recast_bwd_kernels;  /**< ... and each backward */
 	double gemm_speed;       /**< the GEMM's throughput against the per-tensor fp8 GEMM */
+	double bwd_gemm_speed;   /**< ... the dgrad and wgrad GEMMs' (split accumulator) */
+	double bwd_rescale_bytes;/**< bytes per element of dX and dW rescaled after their GEMMs */
 	double weight_copy_bytes;/**< bytes kept per weight element beside the 16-bit weight */
 	double saved_input_bytes;/**< bytes per element of a linear input saved for the backward */
 	double amax_tensors;     /**< fp8 tensors per linear layer with an amax history (delayed) */
@@ -33,11 +39,26 @@ struct fp8_recipe_cost {
 /** The recipe @p runs: its fp8_recipe, or @fw's (NULL: the built-in one's, delayed). */
 int fp8_recipe_resolve(const struct plan *p, const struct framework *fw);
 
+/**
+ * Whether @p's linears cast their weights at each use, every micro-batch
+ * (framework fp8_weight_recast: torchao's Float8Linear), rather than
+ * once an iteration into a kept copy; not with --fp8-gather, whose casts
+ * before the all-gathers stay counted once an iteration.
+ */
+bool fp8_recipe_recasts(const struct plan *p, const struct framework *fw);
+
 /** @recipe's costs on @gen into @out (a resolved recipe, never PLAN_FP8_FRAMEWORK: delayed then). */
 void fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out);
 
-/** Whether @gen runs @recipe; false with the reason in @err (MXFP8 needs Blackwell, ...). */
+/** Whether @g runs @recipe; false with the reason in @err (MXFP8 needs Blackwell, ...). */
 bool fp8_recipe_check(int recipe, const struct gpu *g, struct plan_error *err);
+
+/**
+ * Bytes per element of a linear layer's input that @p's recipe saves for
+ * the backward: the fp8 copy (1) under Transformer Engine's recipes, the
+ * 16-bit input (2) under torchao's (rowwise, or @fw's fp8_weight_recast).
+ */
+double fp8_recipe_saved_input_bytes(const struct plan *p, const struct framework *fw);
 
 /**
  * Bytes delayed scaling keeps for the amax histories and scales of
@@ -46,7 +67,11 @@ bool fp8_recipe_check(int recipe, const struct gpu *g, struct plan_error *err);
  */
 double fp8_recipe_history_bytes(int recipe, double history, double linear_layers);
 
-/** Bytes the per-iteration casts of one fp8 weight move under @p's recipe on @g. */
+/**
+ * Bytes the per-iteration casts of one fp8 weight move under @p's recipe
+ * on @g: 0 where @fw casts the weights at each use instead
+ * (fp8_weight_recast; compute_linear_time() counts those casts).
+ */
 double fp8_recipe_weight_bytes(const struct plan *p, const struct framework *fw, const struct gpu *g);
 
 /** What delayed scaling's amax reductions and scale updates cost one micro-batch (fp8_recipe.c). */

@@ -63,7 +63,7 @@ compute_linear_time(const struct cluster *c, const struct plan *p, double m, dou
 		    double batch, struct compute_casts *casts)
 {
 	struct fp8_recipe_cost rc;
-	double split, fast;
+	double split, fwd;
 
 	if (p->precision != PLAN_PRECISION_FP8)
 		return compute_gemm_time(c, m, n, k, batch);
@@ -71,23 +71,29 @@ compute_linear_time(const struct cluster *c, const struct plan *p, double m, dou
 	 * output gradient's (and for row-wise scaling the input's again) in
 	 * the backward. The weights are cast once per iteration and cached
 	 * across micro-batches (Megatron passes is_first_microbatch):
-	 * compute_optimizer_time() counts that. */
+	 * compute_optimizer_time() counts that; a framework that casts them
+	 * at each use (torchao) casts them here, every forward and backward. */
 	fp8_recipe_cost(casts->recipe, (enum gpu_generation)c->gpu.generation, &rc);
 	casts->bytes += rc.fwd_input_bytes * batch * m * k;
 	casts->kernels += rc.fwd_kernels;
-	casts->bwd_bytes += batch * m * (rc.bwd_input_bytes * k + rc.bwd_grad_bytes * n);
+	casts->bwd_bytes += batch * (m * (rc.bwd_input_bytes * k + rc.bwd_grad_bytes * n) +
+				     rc.bwd_rescale_bytes * k * (m + n));
 	casts->bwd_kernels += rc.bwd_kernels;
+	if (casts->recast) {
+		casts->bytes += rc.recast_fwd_bytes * batch * n * k;
+		casts->kernels += rc.recast_fwd_kernels;
+		casts->bwd_bytes += rc.recast_bwd_bytes * batch * n * k;
+		casts->bwd_kernels += rc.recast_bwd_kernels;
+	}
 	/* The forward GEMM with fast accumulation where the recipe runs it so,
 	 * the dgrad and wgrad GEMMs (each the forward's FLOPs) promoting to
 	 * fp32 at the measured split-accumulator speed (fp8_recipe.c): the
 	 * caller takes the backward as twice the forward, so the difference
 	 * goes to bwd_gemm_s. */
-	split = fp8_gemm_time(c, m, n, k, batch, rc.gemm_speed);
-	if (!rc.fwd_fast_accum)
-		return split;
-	fast = fp8_gemm_time(c, m, n, k, batch, rc.gemm_speed * c->gpu.fp8_fast_accum_speedup);
-	casts->bwd_gemm_s += 2.0 * (split - fast);
-	return fast;
+	split = fp8_gemm_time(c, m, n, k, batch, rc.bwd_gemm_speed);
+	fwd = fp8_gemm_time(c, m, n, k, batch, rc.gemm_speed * (rc.fwd_fast_accum ? c->gpu.fp8_fast_accum_speedup : 1.0));
+	casts->bwd_gemm_s += 2.0 * (split - fwd);
+	return fwd;
 }
 
 /*
@@ -455,7 +461,7 @@ moe_expert_gemm(const struct cluster *c, const struct plan *p, double rows, doub
 	double time, wgrad_s;
 
 	if (sequential) {
-		struct compute_casts one = { .bytes = 0.0, .recipe = casts->recipe };
+		struct compute_casts one = { .bytes = 0.0, .recipe = casts->recipe, .recast = casts->recast };
 
 		time = local * compute_linear_time(c, p, rows, n, k, 1, &one);
 		casts->bytes += local * one.bytes;
@@ -464,7 +470,7 @@ moe_expert_gemm(const struct cluster *c, const struct plan *p, double rows, doub
 		casts->bwd_kernels += (int)(local * one.bwd_kernels);
 		casts->bwd_gemm_s += local * one.bwd_gemm_s; /* fp8 */
 	} else {
-		struct compute_casts one = { .bytes = 0.0, .recipe = casts->recipe };
+		struct compute_casts one = { .bytes = 0.0, .recipe = casts->recipe, .recast = casts->recast };
 		double streams = fmin(MOE_TE_GEMM_STREAMS, local);
 
 		time = compute_linear_time(c, p, rows, n, k, local, casts);
@@ -807,12 +813,12 @@ layer_attention_core(const struct model *m, const struct plan *p, const struct c
  */
 static double
 op_sac_recompute_time(const struct model *m, const struct plan *p, const struct cluster *c, bool moe,
-		      const struct compute_layer *out, double attn_gemm)
+		      int recipe, const struct compute_layer *out, double attn_gemm)
 {
 	double t = p->tp, tokens = (double)p->micro_batch * p->seq_len, h = m->hidden;
 	double kvd = (double)m->kv_heads * model_head_dim(m);
-	/* the forward counted the casts */
-	struct compute_casts scratch = { .bytes = 0.0, .recipe = PLAN_FP8_DELAYED };
+	/* the forward counted the casts; the GEMMs at the recipe's speed */
+	struct compute_casts scratch = { .bytes = 0.0, .recipe = recipe };
 	double k = m->attention == MODEL_ATTN_MLA ? 0.5 * out->qkv_fwd_s
 						   : compute_linear_time(c, p, tokens, kvd / t, h, 1, &scratch);
 	double mlp = m->gated_mlp ? compute_linear_time(c, p, tokens, m->ffn_hidden / t, h, 1, &scratch)
@@ -855,13 +861,13 @@ op_sac_recompute_time(const struct model *m, const struct plan *p, const struct 
  */
 static double
 modules_recompute_time(const struct model *m, const struct plan *p, const struct cluster *c, bool moe,
-		       const struct compute_layer *out, double attn_gemm, double attn_mem)
+		       int recipe, const struct compute_layer *out, double attn_gemm, double attn_mem)
 {
 	unsigned rm = (unsigned)p->recompute_modules;
 	double t = p->tp, tokens = (double)p->micro_batch * p->seq_len, h = m->hidden;
 	double sp = p->sequence_parallel ? t : 1.0, launch = c->gpu.launch_overhead_s;
 	double act = m->gated_mlp ? 6.0 : 4.0; /* bytes an element of the activation moves: read 1-2, write 1 */
-	struct compute_casts scratch = { .bytes = 0.0, .recipe = PLAN_FP8_DELAYED };
+	struct compute_casts scratch = { .bytes = 0.0, .recipe = recipe }; /* the GEMMs at the recipe's speed */
 	double time = 0.0;
 
 	if (rm & 1u << PLAN_RM_CORE_ATTN)
@@ -911,9 +917,10 @@ layer_recompute_time(const struct model *m, const struct plan *p, const struct c
 		return out->fwd_s;
 	case PLAN_RECOMPUTE_SELECTIVE:
 		if (p->recompute_modules) /* plan-cli recomp */
-			return modules_recompute_time(m, p, c, moe, out, attn_gemm, attn_mem);
+			return modules_recompute_time(m, p, c, moe, fp8_recipe_resolve(p, fw), out, attn_gemm,
+						      attn_mem);
 		if (fw && fw->selective_recompute == FRAMEWORK_SAC_OP)
-			return op_sac_recompute_time(m, p, c, moe, out, attn_gemm);
+			return op_sac_recompute_time(m, p, c, moe, fp8_recipe_resolve(p, fw), out, attn_gemm);
 		/* Megatron-Core checkpoints the core attention whatever its
 		 * backend (attention.py, core_v0.6.0 on: checkpoint_core_attention
 		 * = recompute_granularity == 'selective', and from core_r0.13.0
@@ -1097,7 +1104,8 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 		   const struct framework *fw, bool moe, struct compute_layer *out)
 {
 	double gemm = 0.0, attn_gemm, attn_bwd = 0.0, attn_mem, mem_bytes;
-	struct compute_casts casts = { .bytes = 0.0, .recipe = fp8_recipe_resolve(p, fw) };
+	struct compute_casts casts = { .bytes = 0.0, .recipe = fp8_recipe_resolve(p, fw),
+				       .recast = fp8_recipe_recasts(p, fw) };
 	double permute_bytes = 0.0, permute_bwd_bytes = 0.0;
 	int kernels, permute_kernels = 0, permute_bwd_kernels = 0;
 

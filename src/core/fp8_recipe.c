@@ -42,11 +42,30 @@
  *   forward, by columns in the backward; dY both ways in the backward;
  *   the weight both ways (8 bytes). torchao keeps no fp8 weight between
  *   micro-batches and saves the bf16 input for the backward
- *   (matmul_with_hp_or_float8_args saves input_hp). Its GEMM is PyTorch's
- *   CUTLASS row-wise kernel, not cuBLAS: "most shapes are within 90-100 %
- *   of tensor-wise efficiency, but there's a long tail going down to
- *   50 %" on an H100 with fast accumulation (pytorch/pytorch#147971,
- *   2025): 0.9, the band's lower end.
+ *   (matmul_with_hp_or_float8_args saves input_hp). Its forward GEMM
+ *   (fast accumulation) is PyTorch's CUTLASS row-wise kernel, not
+ *   cuBLAS: "most shapes are within 90-100 % of tensor-wise efficiency,
+ *   but there's a long tail going down to 50 %" on an H100 with fast
+ *   accumulation (pytorch/pytorch#147971, 2025): 0.9, the band's lower
+ *   end. Its dgrad and wgrad GEMMs accumulate in fp32, where "the
+ *   rowwise CUTLASS-based kernel is so slow ... that we'd rather use the
+ *   tensorwise cuBLAS-based kernel and do the scaling manually
+ *   afterwards" (torchao float8/float8_ops.py, addmm_float8_unwrapped;
+ *   pytorch/ao#1325, 2024-11): the per-tensor GEMM's speed (1), then
+ *   output *= a_scale^-1 b_scale^-1 on dX (m x k) and dW (k x n), read
+ *   and write 2 bytes an element in one kernel each (Inductor's fused
+ *   pointwise kernel; eager would also write and read the fp32 product
+ *   of the scales).
+ * - fp8_weight_recast (a framework's key: torchao's Float8Linear, which
+ *   casts the weight inside every forward and backward, float8_linear.py
+ *   matmul_with_hp_or_float8_args): each micro-batch casts each linear
+ *   weight for the forward GEMM and again for the dgrad GEMM, and
+ *   nothing after the optimizer step. Tensor-wise (current): an amax
+ *   pass (2) and a cast (3) each time, 2 kernels; rowwise: along the
+ *   weight's rows, amax fused (3, 1 kernel), then across them (5, 2);
+ *   Transformer Engine's recipes (a workspace recast when
+ *   is_first_microbatch is None, module/base.py get_weight_workspace):
+ *   their one cast to both copies before the forward.
  * - blockwise (DeepSeek-V3 report, arXiv:2412.19437, Sec. 3.3.2; TE's
  *   Float8BlockScaling; DeepGEMM): activations in 1x128 tiles, weights in
  *   128x128 blocks, an fp32 scale each; the tile runs along K, so X and
@@ -116,17 +135,28 @@ fp8_recipe_resolve(const struct plan *p, const struct framework *fw)
 	return fw ? fw->fp8_recipe + 1 : PLAN_FP8_DELAYED;
 }
 
+bool
+fp8_recipe_recasts(const struct plan *p, const struct framework *fw)
+{
+	return p->precision == PLAN_PRECISION_FP8 && fw && fw->fp8_weight_recast && !p->fp8_gather;
+}
+
 void
 fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out)
 {
 	double tr = transpose_bytes(gen);
 
-	*out = (struct fp8_recipe_cost){ .gemm_speed = 1.0, .saved_input_bytes = 1.0, .fwd_fast_accum = true };
+	*out = (struct fp8_recipe_cost){ .gemm_speed = 1.0, .bwd_gemm_speed = 1.0, .saved_input_bytes = 1.0,
+					 .fwd_fast_accum = true };
 	switch (recipe) {
 	case PLAN_FP8_CURRENT:
 		out->fwd_input_bytes = out->bwd_grad_bytes = out->weight_bytes = 2.0 + 3.0 + tr;
 		out->fwd_kernels = out->bwd_kernels = 2;
 		out->weight_copy_bytes = 1.0 + tr;
+		/* torchao's tensorwise recast: amax and cast for the
+		 * forward, again for the dgrad GEMM (weight_hp_t). */
+		out->recast_fwd_bytes = out->recast_bwd_bytes = 2.0 + 3.0;
+		out->recast_fwd_kernels = out->recast_bwd_kernels = 2;
 		break;
 	case PLAN_FP8_ROWWISE:
 		out->fwd_input_bytes = 3.0;
@@ -135,18 +165,31 @@ fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out
 		out->bwd_grad_bytes = 3.0 + 5.0;
 		out->bwd_kernels = 2 + 3;
 		out->weight_bytes = 3.0 + 5.0;
+		out->recast_fwd_bytes = 3.0;
+		out->recast_bwd_bytes = 5.0;
+		out->recast_fwd_kernels = 1;
+		out->recast_bwd_kernels = 2;
 		out->gemm_speed = 0.9;
+		/* The backward's slow-accumulating GEMMs: cuBLAS's
+		 * tensor-wise kernel, then dX and dW rescaled (read and
+		 * write, 16 bits), one kernel each. */
+		out->bwd_gemm_speed = 1.0;
+		out->bwd_rescale_bytes = 4.0;
+		out->bwd_kernels += 2;
 		out->saved_input_bytes = 2.0;
 		break;
 	case PLAN_FP8_BLOCKWISE:
 		out->fwd_input_bytes = out->bwd_grad_bytes = 4.0 + 8.0 / 128.0;
 		out->fwd_kernels = out->bwd_kernels = 1;
-		out->weight_bytes = 4.0 + 8.0 / (128.0 * 128.0);
+		out->weight_bytes = out->recast_fwd_bytes = 4.0 + 8.0 / (128.0 * 128.0);
+		out->recast_fwd_kernels = 1;
 		out->weight_copy_bytes = 2.0 + 8.0 / (128.0 * 128.0);
 		out->fwd_fast_accum = false;
 		break;
 	case PLAN_FP8_MXFP8:
 		out->fwd_input_bytes = out->bwd_grad_bytes = out->weight_bytes = 4.0 + 2.0 / 32.0;
+		out->recast_fwd_bytes = out->weight_bytes;
+		out->recast_fwd_kernels = 1;
 		out->fwd_kernels = out->bwd_kernels = 1;
 		out->weight_copy_bytes = 2.0 + 2.0 / 32.0;
 		out->fwd_fast_accum = false;
@@ -154,6 +197,8 @@ fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out
 	case PLAN_FP8_DELAYED:
 	default:
 		out->fwd_input_bytes = out->bwd_grad_bytes = out->weight_bytes = 3.0 + tr;
+		out->recast_fwd_bytes = out->weight_bytes;
+		out->recast_fwd_kernels = 1;
 		out->fwd_kernels = out->bwd_kernels = 1;
 		out->weight_copy_bytes = 1.0 + tr;
 		out->amax_tensors = 5.0;
@@ -164,20 +209,49 @@ fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out
 	}
 }
 
+/* The recipes @g runs, for a message: mxfp8 on Blackwell only, rowwise and
+ * blockwise on Hopper and Blackwell. */
+static const char *
+recipes_valid_on(const struct gpu *g)
+{
+	if (g->generation == GPU_GEN_BLACKWELL)
+		return "delayed, current, rowwise, blockwise or mxfp8";
+	if (g->generation == GPU_GEN_HOPPER)
+		return "delayed, current, rowwise or blockwise";
+	return "delayed or current";
+}
+
 bool
 fp8_recipe_check(int recipe, const struct gpu *g, struct plan_error *err)
 {
+	const char *gen = gpu_generation_names[g->generation];
+
 	if (recipe == PLAN_FP8_MXFP8 && g->generation != GPU_GEN_BLACKWELL)
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
-				      "fp8 recipe mxfp8 needs Blackwell's block-scaled tensor cores; '%s' is not a "
-				      "Blackwell GPU (use delayed, current, rowwise or blockwise)", g->name);
+				      "fp8 recipe mxfp8 needs Blackwell's block-scaled tensor cores; '%s' (%s) is not a "
+				      "Blackwell GPU (valid here: %s)", g->name, gen, recipes_valid_on(g));
 	if ((recipe == PLAN_FP8_BLOCKWISE || recipe == PLAN_FP8_ROWWISE) && g->generation != GPU_GEN_HOPPER &&
 	    g->generation != GPU_GEN_BLACKWELL)
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
-				      "fp8 recipe %s has kernels for Hopper and Blackwell only (DeepGEMM, "
-				      "PyTorch's row-wise scaled_mm); '%s' is neither",
-				      plan_fp8_recipe_names[recipe], g->name);
+				      "fp8 recipe %s has kernels for Hopper and Blackwell only (%s); '%s' (%s) is "
+				      "neither (valid here: %s)", plan_fp8_recipe_names[recipe],
+				      recipe == PLAN_FP8_BLOCKWISE ? "DeepGEMM, Transformer Engine's Float8BlockScaling"
+								   : "PyTorch's row-wise scaled_mm",
+				      g->name, gen, recipes_valid_on(g));
 	return true;
+}
+
+double
+fp8_recipe_saved_input_bytes(const struct plan *p, const struct framework *fw)
+{
+	struct fp8_recipe_cost rc;
+
+	/* torchao's Float8Linear saves input_hp whatever its recipe
+	 * (float8_linear.py, matmul_with_hp_or_float8_args.forward). */
+	if (fw && fw->fp8_weight_recast)
+		return 2.0;
+	fp8_recipe_cost(fp8_recipe_resolve(p, fw), GPU_GEN_HOPPER, &rc);
+	return rc.saved_input_bytes;
 }
 
 double
@@ -195,6 +269,8 @@ fp8_recipe_weight_bytes(const struct plan *p, const struct framework *fw, const 
 {
 	struct fp8_recipe_cost rc;
 
+	if (fp8_recipe_recasts(p, fw))
+		return 0.0;
 	fp8_recipe_cost(fp8_recipe_resolve(p, fw), (enum gpu_generation)g->generation, &rc);
 	return rc.weight_bytes;
 }

@@ -312,27 +312,28 @@ layer_activations_op_sac(const struct model *m, const struct plan *p)
  * for its backward (1 byte an element, fp8_recipe.c) where bf16 training
  * keeps 2: the inputs of QKV and fc1 (the norms' outputs, h wide,
  * replicated unless SP), of the output projection (a * d_v) and of fc2
- * (the activation's output, f wide; dense layers only); torchao's recipes
- * keep the bf16 input (saved_input_bytes 2: nothing saved).
+ * (the activation's output, f wide; dense layers only); torchao's
+ * Float8Linear keeps the bf16 input whatever its recipe (rowwise, or a
+ * framework's fp8_weight_recast: nothing saved).
  */
 static double
 fp8_saved_bytes(const struct model *m, const struct plan *p, const struct framework *fw)
 {
-	struct fp8_recipe_cost rc;
 	double t = p->tp, sb = (double)p->seq_len * p->micro_batch;
 	double dense = model_is_moe(m) ? 1.0 - (double)model_moe_layers(m) / m->layers : 1.0;
+	double saved;
 
 	if (p->precision != PLAN_PRECISION_FP8)
 		return 0.0;
-	fp8_recipe_cost(fp8_recipe_resolve(p, fw), GPU_GEN_HOPPER, &rc);
+	saved = fp8_recipe_saved_input_bytes(p, fw);
 	/* arch: a parallel block's one norm output is kept once in 16 bits
 	 * for QKV and fc1 (layer_activations_full), and a recipe's copies,
 	 * one a linear layer, take as much: nothing saved on it. */
 	if (m->parallel_block && model_norms_run(m) == 1)
-		return fmax(0.0, 2.0 - 2.0 * rc.saved_input_bytes) * sb * m->hidden / (p->sequence_parallel ? t : 1.0) +
-		       (2.0 - rc.saved_input_bytes) * sb *
+		return fmax(0.0, 2.0 - 2.0 * saved) * sb * m->hidden / (p->sequence_parallel ? t : 1.0) +
+		       (2.0 - saved) * sb *
 		       ((double)m->heads * model_v_head_dim(m) + dense * m->ffn_hidden) / t;
-	return (2.0 - rc.saved_input_bytes) * sb *
+	return (2.0 - saved) * sb *
 	       (2.0 * m->hidden / (p->sequence_parallel ? t : 1.0) +
 		((double)m->heads * model_v_head_dim(m) + dense * m->ffn_hidden) / t);
 }
@@ -358,12 +359,9 @@ memory_recompute_module_bytes(const struct model *m, const struct plan *p, const
 	double frac = model_is_moe(m) ? (double)model_moe_layers(m) / m->layers : 0.0;
 	double gated = m->gated_mlp ? 6.0 : 4.0;
 	double in = 2.0, routed = 0.0, eff = 0.0;
-	struct fp8_recipe_cost rc;
 
-	if (p->precision == PLAN_PRECISION_FP8) {
-		fp8_recipe_cost(fp8_recipe_resolve(p, fw), GPU_GEN_HOPPER, &rc);
-		in = rc.saved_input_bytes;
-	}
+	if (p->precision == PLAN_PRECISION_FP8)
+		in = fp8_recipe_saved_input_bytes(p, fw);
 	if (model_is_moe(m)) {
 		routed = sb * m->moe.capacity_factor * m->moe.top_k;
 		eff = m->moe.expert_ffn_hidden;

@@ -187,9 +187,11 @@ const struct schema_key framework_schema[] = {
 		  "layer's input is all-gathered and its output reduce-scattered over TP around the "
 		  "dispatcher (torchtitan's PrepareModuleInputOutput, 2025)" },
 	{ .key = "fp8_weight_recast", .type = SCHEMA_BOOL, .offset = OFF(fp8_weight_recast), .def = "false",
-	  .help = "with precision fp8, the linear weights are cast to fp8 at each use and no fp8 copy is kept "
-		  "(torchao's Float8Linear saves the high-precision weight for its backward); false: the "
-		  "recipe's cached fp8 copies (Transformer Engine)" },
+	  .help = "with precision fp8, the linear weights are cast to fp8 at each use, every micro-batch's "
+		  "forward and backward, and no fp8 copy is kept; the linears save their 16-bit input "
+		  "(torchao's Float8Linear saves the high-precision input and weight for its backward); false: "
+		  "the recipe's fp8 copies, cast once an iteration and cached, and its saved fp8 input "
+		  "(Transformer Engine)" },
 	{ .key = "moe_weighted_activation", .type = SCHEMA_BOOL, .offset = OFF(moe_weighted_activation),
 	  .def = "false",
 	  .help = "MoE: the router's probabilities scale the experts' activation and the un-permutation "
