@@ -34,9 +34,11 @@ double pipeline_exchange_time(const struct model *m, const struct plan *p, const
 			      const struct plan_layout *lay, bool inter_node, double *bytes_out);
 
 /**
- * Stage @stage's exchanges of one micro-batch (all its v chunks): one per
- * neighbouring boundary (the first and last stage of a 1F1B pipeline have
- * one neighbour), each crossing nodes or not as the rank layout says.
+ * Stage @stage's exchanges of one micro-batch (all its v chunks): v per
+ * neighbouring boundary (the first and last stage of a 1F1B pipeline or
+ * a V have one neighbour; interleaved, they share the wrap from the last
+ * stage to the first, which carries v - 1: nothing enters virtual stage 0
+ * or leaves the last), each crossing nodes or not as the rank layout says.
  * @bytes_out: the bytes it sends (an activation forward, a gradient back).
  */
 double pipeline_stage_p2p_time(const struct model *m, const struct plan *p, const struct cluster *c,

@@ -256,17 +256,25 @@ stage_p2p_time(const struct model *m, const struct plan *p, const struct cluster
 	if (p->pp <= 1)
 		return 0.0;
 	for (int i = 0; i < 2; i++) {
-		double b;
+		double b, t;
+		/* Each of the v chunks exchanges over each boundary, but the
+		 * wrap carries v - 1: virtual stage 0 on rank 0 receives no
+		 * input and sends back no gradient, and the last virtual stage
+		 * on rank p - 1 sends nothing on (Megatron-Core schedules.py
+		 * forward_backward_pipelining_with_interleaving @d98e8a6:
+		 * output_tensor = None on is_vp_last_stage and
+		 * is_pp_last_stage, input_tensor_grad = None on the first). */
+		double chunks = bounds[i] == wrap ? p->vpp - 1.0 : p->vpp;
 
 		if (bounds[i] < 0)
 			continue;
-		time += memo_exchange_time(m, p, c, lay, pipeline_boundary_crosses(p, c->gpus_per_node, bounds[i]),
-					   memo, &b);
-		bytes += b;
+		t = memo_exchange_time(m, p, c, lay, pipeline_boundary_crosses(p, c->gpus_per_node, bounds[i]), memo,
+				       &b);
+		time += chunks * t;
+		bytes += chunks * b;
 	}
-	/* Each of the v chunks exchanges: it sends one way over each boundary. */
-	*bytes_out = p->vpp * bytes;
-	return p->vpp * time;
+	*bytes_out = bytes;
+	return time;
 }
 
 double
