@@ -348,6 +348,70 @@ START_TEST(test_schedule_estimates)
 }
 END_TEST
 
+/* Who runs the embedding and the output layer with the loss, per
+ * micro-batch: 1F1B on p 12 stage 0 and stage 11; a V (ZB-V) both on
+ * rank 0 (virtual stages 0 and 2p - 1 = 23 there); DualPipe half of each
+ * on ranks 0 and 11, which feed half the micro-batches in and take the
+ * other direction's loss (deepseek-ai/DualPipe @3da1bbe, dualpipe.py
+ * step() and is_last_stage), none on a middle rank. */
+START_TEST(test_end_share)
+{
+	struct plan p;
+
+	gpt3_plan(&p);
+	ck_assert(pipeline_end_share(&p, 0, false) == 1.0 && pipeline_end_share(&p, 0, true) == 0.0);
+	ck_assert(pipeline_end_share(&p, 11, false) == 0.0 && pipeline_end_share(&p, 11, true) == 1.0);
+	p.pp_schedule = PLAN_PP_ZB_V;
+	p.vpp = 2;
+	ck_assert(pipeline_end_share(&p, 0, false) == 1.0 && pipeline_end_share(&p, 0, true) == 1.0);
+	ck_assert(pipeline_end_share(&p, 11, true) == 0.0);
+	p.pp_schedule = PLAN_PP_DUALPIPE;
+	p.vpp = 1;
+	for (int s = 0; s < 12; s++) {
+		double want = s == 0 || s == 11 ? 0.5 : 0.0;
+
+		ck_assert(pipeline_end_share(&p, s, false) == want && pipeline_end_share(&p, s, true) == want);
+	}
+}
+END_TEST
+
+/*
+ * DualPipe's end ranks are alike: each holds stages 0 and 11 (Table 2's
+ * 2x parameters, both ends), p + 1 micro-batches in flight, one
+ * micro-batch's logits at its loss (4 s b h / t (1 + V/h) = 4 x 2048 x
+ * 12288 / 8 x (1 + 51200/12288) = 65,011,712 bytes) and the embedding's
+ * dropout masks: rank 0's peak memory is rank 11's. Before, the logits sat
+ * on rank 11 alone. Their slot runs half a micro-batch's embedding and
+ * half its output layer and loss (the other half the other direction's):
+ * shorter than 1F1B's last stage, which runs the whole output layer each
+ * micro-batch (the embedding, a gather, costs less), where the layers and
+ * the one boundary's exchange are the same (GPT-3, 8 layers a stage, every
+ * boundary across nodes at tp 8 x dp 4).
+ */
+START_TEST(test_dualpipe_ends)
+{
+	struct model m;
+	struct cluster c;
+	struct plan p;
+	struct estimate e1, e2;
+	struct plan_error err;
+
+	test_load_model(&m, GPT3_YAML);
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	gpt3_plan(&p);
+	p.dp = 4;
+	p.global_batch = 384; /* m = 96 */
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e1, &err), "%s", err.message);
+	ck_assert_int_eq(e1.details.bottleneck_stage, 11);
+	p.pp_schedule = PLAN_PP_DUALPIPE;
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e2, &err), "%s", err.message);
+	ck_assert_rel(e2.stage_memory[0], e2.stage_memory[11], 1e-15);
+	ck_assert(e2.stage_memory[0] > e2.stage_memory[5] + 65011712.0);
+	ck_assert(e2.details.slot_s < e1.details.slot_s);
+	cluster_release(&c);
+}
+END_TEST
+
 /* A V's exchanges: rank 0's two chunks both cross the boundary to rank 1
  * (chunk 0 forward, chunk 2p - 1 back), none wraps to the last rank: twice
  * plain 1F1B's one exchange; interleaved 1F1B's rank 0 also borders the
@@ -496,6 +560,8 @@ pipeline_suite(void)
 	tcase_add_test(tc, test_schedule_activations);
 	tcase_add_test(tc, test_schedule_validation);
 	tcase_add_test(tc, test_schedule_estimates);
+	tcase_add_test(tc, test_end_share);
+	tcase_add_test(tc, test_dualpipe_ends);
 	tcase_add_test(tc, test_v_shape_exchanges);
 	tcase_add_test(tc, test_stages_p2p_batched);
 	tcase_add_test(tc, test_pace_monotone);

@@ -110,4 +110,13 @@ double pipeline_bound_slots(const struct plan *p);
 
 /** The rank holding the output layer and loss: the last, or 0 in a V. */
 int pipeline_head_stage(const struct plan *p);
+
+/**
+ * The share of each micro-batch's embedding (@head false) or output layer
+ * and loss (@head true) that rank @stage runs: 1 on the rank holding the
+ * first (last) virtual stage, 0 on the others; under DualPipe, whose end
+ * ranks each hold both ends and see half the micro-batches enter and the
+ * other half leave, 1/2 on ranks 0 and p - 1.
+ */
+double pipeline_end_share(const struct plan *p, int stage, bool head);
 /* plan-cli pipeline: end */

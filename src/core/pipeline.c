@@ -170,6 +170,21 @@ pipeline_head_stage(const struct plan *p)
 {
 	return pipeline_chunk_stage(p, p->pp * p->vpp - 1);
 }
+
+double
+pipeline_end_share(const struct plan *p, int stage, bool head)
+{
+	/* DualPipe feeds half the micro-batches in at each end rank and
+	 * takes each direction's loss at the other (deepseek-ai/DualPipe
+	 * @3da1bbe, dualpipe.py step(): scatter(inputs, half_num_chunks) on
+	 * the first and the last rank; is_last_stage = (is_first_rank and
+	 * phase == 1) or (is_last_rank and phase == 0)): ranks 0 and p - 1
+	 * each embed half the micro-batches and run the output layer and
+	 * the loss of the other half. */
+	if (p->pp_schedule == PLAN_PP_DUALPIPE && p->pp > 1)
+		return stage == 0 || stage == p->pp - 1 ? 0.5 : 0.0;
+	return stage == (head ? pipeline_head_stage(p) : 0) ? 1.0 : 0.0;
+}
 /* plan-cli pipeline: end */
 
 /* The GPUs of a stage that share one node: they send at the same time. */
