@@ -100,7 +100,9 @@ int pipeline_stage_layer_count(const struct plan *p, const struct model *m, int 
  * its micro-batch @fb (forward + full backward, F + B), full backward @b
  * and weight-gradient part @w: 1F1B (F + B) / v, ZB-H1 F + B - 2W, ZB-V
  * half that, DualPipe (p/2 - 1)/(p - 1) (F + 2B - 3W), DualPipeV half of
- * F + 2B - 3W; never below 0. Summed over the p - 1 other stages.
+ * F + 2B - 3W; never below the fill before the last rank (ZB-H1), the
+ * turn (ZB-V, DualPipeV) or the middle rank (DualPipe) can start: F = @fb
+ * - @b, F/2, (p/2 - 1)/(p - 1) F. Summed over the p - 1 other stages.
  */
 double pipeline_schedule_bubble(const struct plan *p, double fb, double b, double w);
 

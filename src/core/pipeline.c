@@ -123,7 +123,17 @@ pipeline_stage_layer_count(const struct plan *p, const struct model *m, int stag
 double
 pipeline_schedule_bubble(const struct plan *p, double fb, double b, double w)
 {
-	double bubble;
+	/* The fill no schedule avoids: a micro-batch's forward reaches the
+	 * last rank (ZB-H1), the turn of a V (ZB-V, DualPipeV: chunks of half
+	 * a stage) or DualPipe's middle rank (p/2 - 1 stages from either end)
+	 * only after the forwards before it, and that rank then has its m
+	 * micro-batches' work still to do: the bubble is at least F, F/2 or
+	 * (p/2 - 1)/(p - 1) F per other stage (plan-cli reviewpp; the
+	 * closed forms below fall under it when W outgrows the input
+	 * gradient, where the schedules' own code does not: sail-sg's
+	 * zbv.py and DualPipe's step() replayed in docs/research/
+	 * framework-data.md). */
+	double fwd = fb - b, bubble, fill;
 
 	switch (p->pp_schedule) {
 	case PLAN_PP_ZB_H1:
@@ -131,28 +141,34 @@ pipeline_schedule_bubble(const struct plan *p, double fb, double b, double w)
 		 * with B the input gradient alone; with B the full backward
 		 * (B_in + W), (p - 1)(F + B - 2W): DeepSeek-V3 Table 2's ZB1P. */
 		bubble = fb - 2.0 * w;
+		fill = fwd;
 		break;
 	case PLAN_PP_ZB_V:
 		/* ZB-V: ZB-H1's warm-up over chunks of half a stage (Qi et al.
 		 * 2024, Sec. 6): (p - 1)(F + B - 2W) / 2 in whole-stage units. */
 		bubble = 0.5 * (fb - 2.0 * w);
+		fill = 0.5 * fwd;
 		break;
 	case PLAN_PP_DUALPIPE:
 		/* DeepSeek-V3 report Table 2: (p/2 - 1)(F&B + B - 3W), F&B the two
 		 * overlapped chunks, here F + B (no credit for the overlap):
 		 * (p/2 - 1) / (p - 1) of (F + 2B - 3W) per other stage. */
 		bubble = (0.5 * p->pp - 1.0) / (p->pp - 1.0) * (fb + b - 3.0 * w);
+		fill = (0.5 * p->pp - 1.0) / (p->pp - 1.0) * fwd;
 		break;
 	case PLAN_PP_DUALPIPEV:
 		/* DualPipe's README: the same bubble on PP/2 devices, so with p
 		 * ranks of two half-stage chunks (p - 1)(F + 2B - 3W) / 2. */
 		bubble = 0.5 * (fb + b - 3.0 * w);
+		fill = 0.5 * fwd;
 		break;
 	default:
 		/* 1F1B: (p - 1)(F + B), over v when interleaved (SC21, Sec. 2.2). */
 		return fb / p->vpp;
 	}
-	return bubble > 0.0 ? bubble : 0.0;
+	if (fill < 0.0)
+		fill = 0.0;
+	return bubble > fill ? bubble : fill;
 }
 
 double
