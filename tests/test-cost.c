@@ -1278,8 +1278,16 @@ START_TEST(test_pipeline_sends)
 		/* pp 2 on one node, stage 0: one boundary, 1 us + B / 1e11. */
 		{ 1, 2, 1, 1, 0, false, 2.197152e-5, 2097152 },
 		/* Interleaved, v 2: stage 0 also exchanges with the last stage
-		 * (the wrap), and each of its 2 chunks does: 4 x 2.197152e-5. */
-		{ 1, 2, 1, 2, 0, false, 8.788608e-5, 4.0 * 2097152 },
+		 * (the wrap), each of its 2 chunks with stage 1, but only chunk
+		 * 1 over the wrap: virtual stage 0 receives no input and sends
+		 * no gradient back (Megatron-Core schedules.py, interleaved
+		 * steady state): 3 x 2.197152e-5 = 6.591456e-5. */
+		{ 1, 2, 1, 2, 0, false, 6.591456e-5, 3.0 * 2097152 },
+		/* pp 4, v 2, one node: the last stage's 2 chunks both border
+		 * stage 2, its last virtual stage sends nothing over the wrap:
+		 * 3 exchanges, 6.591456e-5; a middle stage 2 + 2: 8.788608e-5. */
+		{ 1, 4, 1, 2, 3, false, 6.591456e-5, 3.0 * 2097152 },
+		{ 1, 4, 1, 2, 1, false, 8.788608e-5, 4.0 * 2097152 },
 		/* dp 4 fills a node per stage: the boundary crosses, and the 4
 		 * GPUs of the stage share the NIC: 10 us + B / 2.5e9. */
 		{ 1, 2, 4, 1, 0, false, 8.488608e-4, 2097152 },

@@ -223,7 +223,13 @@ END_TEST
  *   F&B = F + B = 3.
  * - DualPipeV 2.6 / 2 = 1.3; over 7 stages 9.1 = (16/2 - 1)(1.5 + 1 - 1.2)
  *   for its 16 chunks of half the times.
- * A W above the rest leaves no negative bubble.
+ * A W above the input gradient (W = 2, B_in = 0) brings each closed form
+ * below 0 (ZB-H1 3 - 4 = -1), but the forward F = 3 - 2 = 1 of each stage
+ * before the last (ZB-H1), the turn (ZB-V, DualPipeV: F/2 = 0.5) or the
+ * middle rank (DualPipe: 3/7 x 1, over 7 stages 3 = (p/2 - 1) F) still
+ * comes first: sail-sg's zbv.py (PipelineGraph.try_v_schedule, its own
+ * cost model) on p 4, m 16 and chunk times F 1, B_in 1, W 2 ends 3 = (p -
+ * 1) F/2 past the 6m of work, where the closed form says 0.
  */
 START_TEST(test_schedule_bubble)
 {
@@ -237,13 +243,16 @@ START_TEST(test_schedule_bubble)
 	p.pp_schedule = PLAN_PP_ZB_H1;
 	ck_assert_rel(pipeline_schedule_bubble(&p, 3.0, 2.0, 0.8), 1.4, 1e-14);
 	ck_assert_rel(pipeline_schedule_bubble(&p, 3.0, 2.0, 1.0), 1.0, 1e-15);
-	ck_assert(pipeline_schedule_bubble(&p, 3.0, 2.0, 2.0) == 0.0);
+	ck_assert_rel(pipeline_schedule_bubble(&p, 3.0, 2.0, 2.0), 1.0, 1e-15);
 	p.pp_schedule = PLAN_PP_ZB_V;
 	ck_assert_rel(pipeline_schedule_bubble(&p, 3.0, 2.0, 0.8), 0.7, 1e-14);
+	ck_assert_rel(pipeline_schedule_bubble(&p, 3.0, 2.0, 2.0), 0.5, 1e-15);
 	p.pp_schedule = PLAN_PP_DUALPIPE;
 	ck_assert_rel(7.0 * pipeline_schedule_bubble(&p, 3.0, 2.0, 0.8), 7.8, 1e-14);
+	ck_assert_rel(7.0 * pipeline_schedule_bubble(&p, 3.0, 2.0, 2.0), 3.0, 1e-14);
 	p.pp_schedule = PLAN_PP_DUALPIPEV;
 	ck_assert_rel(7.0 * pipeline_schedule_bubble(&p, 3.0, 2.0, 0.8), 9.1, 1e-14);
+	ck_assert_rel(pipeline_schedule_bubble(&p, 3.0, 2.0, 2.0), 0.5, 1e-15);
 	/* Bounds: m + (p - 1)/v slots under 1F1B, m under the others. */
 	ck_assert_rel(pipeline_bound_slots(&p), 32.0, 1e-15);
 	p.pp_schedule = PLAN_PP_1F1B;
@@ -345,6 +354,70 @@ START_TEST(test_schedule_estimates)
 	ck_assert(e2.breakdown.pp_bubble > 0.0);
 	ck_assert_rel(e2.memory.total, e1.memory.total, 1e-15);
 	ck_assert_rel(e2.details.bubble_fraction, e2.breakdown.pp_bubble / (96.0 * e2.details.slot_s), 1e-12);
+}
+END_TEST
+
+/* Who runs the embedding and the output layer with the loss, per
+ * micro-batch: 1F1B on p 12 stage 0 and stage 11; a V (ZB-V) both on
+ * rank 0 (virtual stages 0 and 2p - 1 = 23 there); DualPipe half of each
+ * on ranks 0 and 11, which feed half the micro-batches in and take the
+ * other direction's loss (deepseek-ai/DualPipe @3da1bbe, dualpipe.py
+ * step() and is_last_stage), none on a middle rank. */
+START_TEST(test_end_share)
+{
+	struct plan p;
+
+	gpt3_plan(&p);
+	ck_assert(pipeline_end_share(&p, 0, false) == 1.0 && pipeline_end_share(&p, 0, true) == 0.0);
+	ck_assert(pipeline_end_share(&p, 11, false) == 0.0 && pipeline_end_share(&p, 11, true) == 1.0);
+	p.pp_schedule = PLAN_PP_ZB_V;
+	p.vpp = 2;
+	ck_assert(pipeline_end_share(&p, 0, false) == 1.0 && pipeline_end_share(&p, 0, true) == 1.0);
+	ck_assert(pipeline_end_share(&p, 11, true) == 0.0);
+	p.pp_schedule = PLAN_PP_DUALPIPE;
+	p.vpp = 1;
+	for (int s = 0; s < 12; s++) {
+		double want = s == 0 || s == 11 ? 0.5 : 0.0;
+
+		ck_assert(pipeline_end_share(&p, s, false) == want && pipeline_end_share(&p, s, true) == want);
+	}
+}
+END_TEST
+
+/*
+ * DualPipe's end ranks are alike: each holds stages 0 and 11 (Table 2's
+ * 2x parameters, both ends), p + 1 micro-batches in flight, one
+ * micro-batch's logits at its loss (4 s b h / t (1 + V/h) = 4 x 2048 x
+ * 12288 / 8 x (1 + 51200/12288) = 65,011,712 bytes) and the embedding's
+ * dropout masks: rank 0's peak memory is rank 11's. Before, the logits sat
+ * on rank 11 alone. Their slot runs half a micro-batch's embedding and
+ * half its output layer and loss (the other half the other direction's):
+ * shorter than 1F1B's last stage, which runs the whole output layer each
+ * micro-batch (the embedding, a gather, costs less), where the layers and
+ * the one boundary's exchange are the same (GPT-3, 8 layers a stage, every
+ * boundary across nodes at tp 8 x dp 4).
+ */
+START_TEST(test_dualpipe_ends)
+{
+	struct model m;
+	struct cluster c;
+	struct plan p;
+	struct estimate e1, e2;
+	struct plan_error err;
+
+	test_load_model(&m, GPT3_YAML);
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	gpt3_plan(&p);
+	p.dp = 4;
+	p.global_batch = 384; /* m = 96 */
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e1, &err), "%s", err.message);
+	ck_assert_int_eq(e1.details.bottleneck_stage, 11);
+	p.pp_schedule = PLAN_PP_DUALPIPE;
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e2, &err), "%s", err.message);
+	ck_assert_rel(e2.stage_memory[0], e2.stage_memory[11], 1e-15);
+	ck_assert(e2.stage_memory[0] > e2.stage_memory[5] + 65011712.0);
+	ck_assert(e2.details.slot_s < e1.details.slot_s);
+	cluster_release(&c);
 }
 END_TEST
 
@@ -496,6 +569,8 @@ pipeline_suite(void)
 	tcase_add_test(tc, test_schedule_activations);
 	tcase_add_test(tc, test_schedule_validation);
 	tcase_add_test(tc, test_schedule_estimates);
+	tcase_add_test(tc, test_end_share);
+	tcase_add_test(tc, test_dualpipe_ends);
 	tcase_add_test(tc, test_v_shape_exchanges);
 	tcase_add_test(tc, test_stages_p2p_batched);
 	tcase_add_test(tc, test_pace_monotone);

@@ -34,9 +34,11 @@ double pipeline_exchange_time(const struct model *m, const struct plan *p, const
 			      const struct plan_layout *lay, bool inter_node, double *bytes_out);
 
 /**
- * Stage @stage's exchanges of one micro-batch (all its v chunks): one per
- * neighbouring boundary (the first and last stage of a 1F1B pipeline have
- * one neighbour), each crossing nodes or not as the rank layout says.
+ * Stage @stage's exchanges of one micro-batch (all its v chunks): v per
+ * neighbouring boundary (the first and last stage of a 1F1B pipeline or
+ * a V have one neighbour; interleaved, they share the wrap from the last
+ * stage to the first, which carries v - 1: nothing enters virtual stage 0
+ * or leaves the last), each crossing nodes or not as the rank layout says.
  * @bytes_out: the bytes it sends (an activation forward, a gradient back).
  */
 double pipeline_stage_p2p_time(const struct model *m, const struct plan *p, const struct cluster *c,
@@ -98,7 +100,9 @@ int pipeline_stage_layer_count(const struct plan *p, const struct model *m, int 
  * its micro-batch @fb (forward + full backward, F + B), full backward @b
  * and weight-gradient part @w: 1F1B (F + B) / v, ZB-H1 F + B - 2W, ZB-V
  * half that, DualPipe (p/2 - 1)/(p - 1) (F + 2B - 3W), DualPipeV half of
- * F + 2B - 3W; never below 0. Summed over the p - 1 other stages.
+ * F + 2B - 3W; never below the fill before the last rank (ZB-H1), the
+ * turn (ZB-V, DualPipeV) or the middle rank (DualPipe) can start: F = @fb
+ * - @b, F/2, (p/2 - 1)/(p - 1) F. Summed over the p - 1 other stages.
  */
 double pipeline_schedule_bubble(const struct plan *p, double fb, double b, double w);
 
@@ -108,4 +112,13 @@ double pipeline_bound_slots(const struct plan *p);
 
 /** The rank holding the output layer and loss: the last, or 0 in a V. */
 int pipeline_head_stage(const struct plan *p);
+
+/**
+ * The share of each micro-batch's embedding (@head false) or output layer
+ * and loss (@head true) that rank @stage runs: 1 on the rank holding the
+ * first (last) virtual stage, 0 on the others; under DualPipe, whose end
+ * ranks each hold both ends and see half the micro-batches enter and the
+ * other half leave, 1/2 on ranks 0 and p - 1.
+ */
+double pipeline_end_share(const struct plan *p, int stage, bool head);
 /* plan-cli pipeline: end */

@@ -265,33 +265,35 @@ layer_other(const struct compute_layer *cl, int recompute)
 }
 
 /* The first stage's embedding and the last one's logits and loss, with
- * their TP collectives. */
+ * their TP collectives, in the share of the micro-batches the stage runs
+ * them for (pipeline_end_share: half each on DualPipe's end ranks). */
 static void
 stage_ends(const struct plan *p, const struct layer_costs *lc, int stage, struct stage_work *w)
 {
 	const struct tp_layer_comm *tc = &lc->tcs[plan_stage_recompute(p, stage)];
 	double ar_bytes = p->tp > 1 ? 2.0 * (p->tp - 1) / p->tp * tc->bytes : 0.0;
+	double e = pipeline_end_share(p, stage, false), h = pipeline_end_share(p, stage, true);
 
-	if (stage == 0) {
-		w->compute += lc->ce.embed_fwd_s + lc->ce.embed_bwd_s;
-		w->other += lc->ce.embed_fwd_s + lc->ce.embed_bwd_s;
-		w->bwd += lc->ce.embed_bwd_s;
+	if (e > 0.0) {
+		w->compute += e * (lc->ce.embed_fwd_s + lc->ce.embed_bwd_s);
+		w->other += e * (lc->ce.embed_fwd_s + lc->ce.embed_bwd_s);
+		w->bwd += e * lc->ce.embed_bwd_s;
 		/* Vocab-parallel embedding: one all-reduce of b*s*h in the forward
 		 * (Shoeybi et al. 2019, Sec. 3; Megatron's VocabParallelEmbedding). */
-		w->tp += tc->collective_s;
-		w->tp_bytes += ar_bytes;
+		w->tp += e * tc->collective_s;
+		w->tp_bytes += e * ar_bytes;
 	}
-	if (stage == pipeline_head_stage(p)) {
-		w->compute += lc->ce.head_fwd_s + lc->ce.head_bwd_s;
-		w->other += lc->ce.head_mem_s;
-		w->bwd += lc->ce.head_bwd_s;
+	if (h > 0.0) {
+		w->compute += h * (lc->ce.head_fwd_s + lc->ce.head_bwd_s);
+		w->other += h * lc->ce.head_mem_s;
+		w->bwd += h * lc->ce.head_bwd_s;
 		/* The vocab-parallel output layer's input gradient is all-reduced
 		 * in the backward (the f operator before the logits). With
 		 * sequence parallelism it is a ColumnParallelLinear that gathers
 		 * its input again for the weight gradient (megatron/core/models/
 		 * gpt/gpt_model.py output_layer; tensor_par.c). */
-		w->tp += tc->collective_s + (tc->regathers > 0 ? tc->regather_s : 0.0);
-		w->tp_bytes += ar_bytes + (tc->regathers > 0 ? 0.5 * ar_bytes : 0.0);
+		w->tp += h * (tc->collective_s + (tc->regathers > 0 ? tc->regather_s : 0.0));
+		w->tp_bytes += h * (ar_bytes + (tc->regathers > 0 ? 0.5 * ar_bytes : 0.0));
 	}
 }
 
@@ -387,9 +389,9 @@ stage_add_layers(const struct layer_costs *lc, int r, double dense, double moe, 
  * cross-entropy loss.
  */
 static void
-stage_add_mtp(const struct model *m, const struct layer_costs *lc, int r, struct stage_work *w)
+stage_add_mtp(const struct model *m, const struct layer_costs *lc, int r, double share, struct stage_work *w)
 {
-	double d = m->mtp_layers;
+	double d = share * m->mtp_layers;
 	bool moe = model_layer_is_moe(m, m->layers);
 
 	stage_add_layers(lc, r, moe ? 0.0 : d, moe ? d : 0.0, w);
@@ -521,8 +523,11 @@ stage_work_memo(const struct model *m, const struct plan *p, const struct layer_
 	w->compressed_layers = nc;
 	stage_pp_work(m, p, lc, stage, w);
 	stage_ends(p, lc, stage, w);
-	if (stage == p->pp - 1 && m->mtp_layers > 0)
-		stage_add_mtp(m, lc, r, w);
+	/* plan-cli reviewpp: the modules sit with the output layer
+	 * (stage_params' "last"): rank 0 in a V, both end ranks for half
+	 * the micro-batches under DualPipe. */
+	if (m->mtp_layers > 0 && pipeline_end_share(p, stage, true) > 0.0)
+		stage_add_mtp(m, lc, r, pipeline_end_share(p, stage, true), w);
 	if (!lc->cmp || lc->cmp->error_feedback == COMPRESSOR_EF_NONE)
 		w->ef_elements = 0.0;
 }
@@ -995,7 +1000,7 @@ core_tail(struct core *x, struct estimate *out)
 static double
 stage_metric_s(const struct core *x, int stage)
 {
-	return stage == pipeline_head_stage(x->p) ? x->lc.ce.metric_s : 0.0;
+	return pipeline_end_share(x->p, stage, true) * x->lc.ce.metric_s;
 }
 
 /* fp8fixed: delayed scaling's scale updates, per micro-batch on each
@@ -1046,7 +1051,8 @@ stage_host_s(const struct core *x, int stage, int r, int k, bool experts)
 		host += moe * (host_layer_pass_s(fw, hk_moe.fwd) + host_layer_pass_s(fw, hk_moe.bwd) +
 			       host_layer_pass_s(fw, hk_moe.recompute));
 	}
-	host_ends_kernels(x->p, stage == 0, stage == x->p->pp - 1, &ends);
+	host_ends_kernels(x->p, pipeline_end_share(x->p, stage, false) > 0.0, pipeline_end_share(x->p, stage, true) > 0.0,
+			  &ends);
 	return host + host_eager_s(fw, ends.fwd + ends.bwd);
 }
 
@@ -1211,9 +1217,11 @@ stage_mb_syncs(const struct core *x, int stage)
 static double
 stage_loss_allreduce_s(const struct core *x, int stage)
 {
-	if (stage != pipeline_head_stage(x->p) || !(x->fw->loss_allreduces > 0.0))
+	double h = pipeline_end_share(x->p, stage, true);
+
+	if (!(h > 0.0) || !(x->fw->loss_allreduces > 0.0))
 		return 0.0;
-	return x->fw->loss_allreduces * collective_small_allreduce_time(x->c, &x->lay.dp, 4.0);
+	return h * x->fw->loss_allreduces * collective_small_allreduce_time(x->c, &x->lay.dp, 4.0);
 }
 
 /* The data loader's attention mask, micro-batch x s x s booleans: TP rank

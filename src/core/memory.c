@@ -517,6 +517,23 @@ memory_stage(const struct model *m, const struct plan *p,
 	memory_stage_in_mode(m, p, c, fw, &k, stage, params, expert_params, out);
 }
 
+/* The embedding and output-layer parameters @stage holds, as
+ * estimate.c's stage_params places them (plan-cli reviewpp: the output
+ * layer on the head rank, rank 0 in a V; both ends on DualPipe's end
+ * ranks; a tied embedding's copy where the rank does not hold it). */
+static double
+memory_stage_ends_params(const struct model *m, const struct plan *p, int stage)
+{
+	bool first = pipeline_end_share(p, stage, false) > 0.0, last = pipeline_end_share(p, stage, true) > 0.0;
+	bool dual = p->pp_schedule == PLAN_PP_DUALPIPE && p->pp > 1;
+	double ends = first ? model_params_embedding(m) : 0.0;
+
+	if (last)
+		ends += model_params_head(m) +
+			(m->tied_embeddings && p->pp > 1 && !(first && !dual) ? (double)m->vocab * m->hidden : 0.0);
+	return ends;
+}
+
 /* The model states of @stage's GPU (weights, gradients, optimizer) into
  * @out, and what the fp8 recipe keeps beside them (returned). */
 static double
@@ -537,10 +554,7 @@ memory_stage_states(const struct model *m, const struct plan *p, const struct fr
 	 * weights, not the embedding or the output layer (TE's modules
 	 * replace the layers' Linear only): the stage's parameters less its
 	 * ends (estimate_stage_params() adds them). */
-	double ends = ((stage == 0 ? model_params_embedding(m) : 0.0) +
-		       (stage == p->pp - 1 ? model_params_head(m) +
-						     (m->tied_embeddings && p->pp > 1 ? (double)m->vocab * m->hidden : 0.0)
-					   : 0.0)) / p->tp;
+	double ends = memory_stage_ends_params(m, p, stage) / p->tp;
 	double fp8_meta = 0.0, copy, w16;
 
 	double d = p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp;
@@ -638,15 +652,17 @@ memory_stage_activations(const struct model *m, const struct plan *p, const stru
 	/* Korthikanti et al. Sec. 4.3: embedding dropout on the first stage
 	 * (s*b*h*p/t over the in-flight micro-batches), and the logits, loss
 	 * and their fp32 copies on the last, about 4*s*b*h/t*(1 + V/h). */
-	if (stage == 0 && m->dropout)
+	if (pipeline_end_share(p, stage, false) > 0.0 && m->dropout)
 		act += sbh * (p->pp < plan_microbatches(p) ? p->pp : plan_microbatches(p)) /
 		       (p->sequence_parallel ? t : 1.0);
-	if (stage == pipeline_head_stage(p))
+	/* The loss's rank holds one micro-batch's logits at a time (DualPipe:
+	 * both end ranks, each the loss of one direction; reviewpp). */
+	if (pipeline_end_share(p, stage, true) > 0.0)
 		act += 4.0 * sbh / t * (1.0 + (double)m->vocab / m->hidden);
 	/* Multi-token prediction (DeepSeek-V3, arXiv:2412.19437, Sec. 2.2):
 	 * the last stage's D modules keep a layer's activations for each
 	 * micro-batch in flight there, and their own logits and loss. */
-	if (stage == p->pp - 1 && m->mtp_layers > 0)
+	if (pipeline_end_share(p, stage, true) > 0.0 && m->mtp_layers > 0)
 		act += m->mtp_layers * (stored / plan_stage_layers(p, m, stage) * k->layer_activations +
 					4.0 * sbh / t * (1.0 + (double)m->vocab / m->hidden));
 	return act;

@@ -123,7 +123,17 @@ pipeline_stage_layer_count(const struct plan *p, const struct model *m, int stag
 double
 pipeline_schedule_bubble(const struct plan *p, double fb, double b, double w)
 {
-	double bubble;
+	/* The fill no schedule avoids: a micro-batch's forward reaches the
+	 * last rank (ZB-H1), the turn of a V (ZB-V, DualPipeV: chunks of half
+	 * a stage) or DualPipe's middle rank (p/2 - 1 stages from either end)
+	 * only after the forwards before it, and that rank then has its m
+	 * micro-batches' work still to do: the bubble is at least F, F/2 or
+	 * (p/2 - 1)/(p - 1) F per other stage (plan-cli reviewpp; the
+	 * closed forms below fall under it when W outgrows the input
+	 * gradient, where the schedules' own code does not: sail-sg's
+	 * zbv.py and DualPipe's step() replayed in docs/research/
+	 * framework-data.md). */
+	double fwd = fb - b, bubble, fill;
 
 	switch (p->pp_schedule) {
 	case PLAN_PP_ZB_H1:
@@ -131,28 +141,34 @@ pipeline_schedule_bubble(const struct plan *p, double fb, double b, double w)
 		 * with B the input gradient alone; with B the full backward
 		 * (B_in + W), (p - 1)(F + B - 2W): DeepSeek-V3 Table 2's ZB1P. */
 		bubble = fb - 2.0 * w;
+		fill = fwd;
 		break;
 	case PLAN_PP_ZB_V:
 		/* ZB-V: ZB-H1's warm-up over chunks of half a stage (Qi et al.
 		 * 2024, Sec. 6): (p - 1)(F + B - 2W) / 2 in whole-stage units. */
 		bubble = 0.5 * (fb - 2.0 * w);
+		fill = 0.5 * fwd;
 		break;
 	case PLAN_PP_DUALPIPE:
 		/* DeepSeek-V3 report Table 2: (p/2 - 1)(F&B + B - 3W), F&B the two
 		 * overlapped chunks, here F + B (no credit for the overlap):
 		 * (p/2 - 1) / (p - 1) of (F + 2B - 3W) per other stage. */
 		bubble = (0.5 * p->pp - 1.0) / (p->pp - 1.0) * (fb + b - 3.0 * w);
+		fill = (0.5 * p->pp - 1.0) / (p->pp - 1.0) * fwd;
 		break;
 	case PLAN_PP_DUALPIPEV:
 		/* DualPipe's README: the same bubble on PP/2 devices, so with p
 		 * ranks of two half-stage chunks (p - 1)(F + 2B - 3W) / 2. */
 		bubble = 0.5 * (fb + b - 3.0 * w);
+		fill = 0.5 * fwd;
 		break;
 	default:
 		/* 1F1B: (p - 1)(F + B), over v when interleaved (SC21, Sec. 2.2). */
 		return fb / p->vpp;
 	}
-	return bubble > 0.0 ? bubble : 0.0;
+	if (fill < 0.0)
+		fill = 0.0;
+	return bubble > fill ? bubble : fill;
 }
 
 double
@@ -169,6 +185,21 @@ int
 pipeline_head_stage(const struct plan *p)
 {
 	return pipeline_chunk_stage(p, p->pp * p->vpp - 1);
+}
+
+double
+pipeline_end_share(const struct plan *p, int stage, bool head)
+{
+	/* DualPipe feeds half the micro-batches in at each end rank and
+	 * takes each direction's loss at the other (deepseek-ai/DualPipe
+	 * @3da1bbe, dualpipe.py step(): scatter(inputs, half_num_chunks) on
+	 * the first and the last rank; is_last_stage = (is_first_rank and
+	 * phase == 1) or (is_last_rank and phase == 0)): ranks 0 and p - 1
+	 * each embed half the micro-batches and run the output layer and
+	 * the loss of the other half. */
+	if (p->pp_schedule == PLAN_PP_DUALPIPE && p->pp > 1)
+		return stage == 0 || stage == p->pp - 1 ? 0.5 : 0.0;
+	return stage == (head ? pipeline_head_stage(p) : 0) ? 1.0 : 0.0;
 }
 /* plan-cli pipeline: end */
 
@@ -256,17 +287,25 @@ stage_p2p_time(const struct model *m, const struct plan *p, const struct cluster
 	if (p->pp <= 1)
 		return 0.0;
 	for (int i = 0; i < 2; i++) {
-		double b;
+		double b, t;
+		/* Each of the v chunks exchanges over each boundary, but the
+		 * wrap carries v - 1: virtual stage 0 on rank 0 receives no
+		 * input and sends back no gradient, and the last virtual stage
+		 * on rank p - 1 sends nothing on (Megatron-Core schedules.py
+		 * forward_backward_pipelining_with_interleaving @d98e8a6:
+		 * output_tensor = None on is_vp_last_stage and
+		 * is_pp_last_stage, input_tensor_grad = None on the first). */
+		double chunks = bounds[i] == wrap ? p->vpp - 1.0 : p->vpp;
 
 		if (bounds[i] < 0)
 			continue;
-		time += memo_exchange_time(m, p, c, lay, pipeline_boundary_crosses(p, c->gpus_per_node, bounds[i]),
-					   memo, &b);
-		bytes += b;
+		t = memo_exchange_time(m, p, c, lay, pipeline_boundary_crosses(p, c->gpus_per_node, bounds[i]), memo,
+				       &b);
+		time += chunks * t;
+		bytes += chunks * b;
 	}
-	/* Each of the v chunks exchanges: it sends one way over each boundary. */
-	*bytes_out = p->vpp * bytes;
-	return p->vpp * time;
+	*bytes_out = bytes;
+	return time;
 }
 
 double
