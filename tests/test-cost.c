@@ -399,6 +399,92 @@ zero3_other(const struct model *m, const struct plan *p, const struct cluster *c
 }
 
 /*
+ * plan-cli reviewmem: PyTorch FSDP's ZeRO-3 (master_weights_only) holds,
+ * beside the two gathered layers (2 x 2 bytes a parameter), the
+ * unsharded gradients of one in 16 bits (2) and, with a wider reduction,
+ * FSDP2's held reduce-scatter input in it (foreach_reduce,
+ * _fsdp_collectives.py); a framework without master_weights_only the two
+ * layers alone, 2 x 2 L.
+ * GPT-3's layer is L = 1,812,099,072 parameters (test_fsdp_double_buffer),
+ * tp 1: bf16 reduction (2 x 2 + 2) L = 10,872,594,432 bytes, fp32
+ * (2 x 2 + 2 + 4) L = 18,120,990,720, 4 L = 7,248,396,288 more; the
+ * generic fp32 framework 2 x 2 L = 7,248,396,288.
+ * DeepSpeed's IPG bucket (grad_bucket_buffers 1, grad_bucket 5e8,
+ * reduce_bytes 2) takes the gradients instead: 2 x 2 L = 7,248,396,288
+ * and the bucket's 5e8 x 2 = 1e9, 10,872,594,432 - 8,248,396,288 =
+ * 2,624,198,144 below the bf16 FSDP figure. Below ZeRO-3 only the bucket
+ * is left (ZeRO-1/2's IPG buffer through the backward): 1e9 at ZeRO-1,
+ * 2e9 with two buffers; without the ZeRO optimizer (stage 0) nothing.
+ */
+START_TEST(test_zero3_layer_grads)
+{
+	static const char bf16[] = "name: a\nreduce_bytes: 2\nmaster_weights_only: true\n";
+	static const char fp32[] = "name: b\nreduce_bytes: 4\nmaster_weights_only: true\n";
+	static const char generic[] = "name: g\nreduce_bytes: 4\n";
+	static const char ds[] = "name: d\nreduce_bytes: 2\ngrad_bucket: 5e8\ngrad_bucket_buffers: 1\n";
+	static const char ds2[] = "name: d\nreduce_bytes: 2\ngrad_bucket: 5e8\ngrad_bucket_buffers: 2\n";
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	double base;
+
+	fixture_gpt3_dp64(&c, &m, &p, 3);
+	base = c.gpu.reserved_bytes;
+	ck_assert_rel(zero3_other(&m, &p, &c, bf16, NULL) - base, 10872594432.0, 1e-12);
+	ck_assert_rel(zero3_other(&m, &p, &c, fp32, NULL) - base, 18120990720.0, 1e-12);
+	ck_assert_rel(zero3_other(&m, &p, &c, generic, NULL) - base, 7248396288.0, 1e-12);
+	ck_assert_rel(zero3_other(&m, &p, &c, bf16, NULL) - zero3_other(&m, &p, &c, ds, NULL), 2624198144.0, 1e-9);
+	p.zero = 1;
+	ck_assert_double_eq(zero3_other(&m, &p, &c, fp32, NULL), base);
+	ck_assert_rel(zero3_other(&m, &p, &c, ds, NULL) - base, 1e9, 1e-12);
+	ck_assert_rel(zero3_other(&m, &p, &c, ds2, NULL) - base, 2e9, 1e-12);
+	p.zero = 0;
+	ck_assert_double_eq(zero3_other(&m, &p, &c, ds, NULL), base);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * plan-cli reviewmem: the loss's stage keeps (4 s b h + L s b V) / t of
+ * logits and loss, L = loss_logit_memory (default 4, Korthikanti et al.
+ * Sec. 4.3; torchtitan's eager F.cross_entropy(pred.float()) 12).
+ * GPT-3 on one stage (it holds the loss), s 2048, b 1, t 1, V 51,200:
+ * 4 x 2048 x 12288 + 4 x 2048 x 51200 = 100,663,296 + 419,430,400 =
+ * 520,093,696 bytes at the default; at 12 the logits' part triples,
+ * 8 x 2048 x 51200 = 838,860,800 more. At tp 2 half of each.
+ */
+START_TEST(test_loss_logit_memory)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct framework fw;
+	struct memory_use four, twelve;
+
+	fixture_gpt3_dp64(&c, &m, &p, 1);
+	framework_init_default(&fw);
+	ck_assert_double_eq(fw.loss_logit_memory, 4.0);
+	test_load_framework(&fw, "name: l\n");
+	ck_assert_double_eq(fw.loss_logit_memory, 4.0);
+	memory_stage(&m, &p, &c, &fw, 0, 7.5e9, 0.0, &four);
+	fw.loss_logit_memory = 12.0;
+	memory_stage(&m, &p, &c, &fw, 0, 7.5e9, 0.0, &twelve);
+	ck_assert_rel(twelve.activations - four.activations, 838860800.0, 1e-12);
+	ck_assert_double_eq(twelve.other, four.other);
+	fw.loss_logit_memory = 0.0;
+	memory_stage(&m, &p, &c, &fw, 0, 7.5e9, 0.0, &twelve);
+	ck_assert_rel(four.activations - twelve.activations, 419430400.0, 1e-12);
+	p.tp = 2;
+	p.dp = 32;
+	memory_stage(&m, &p, &c, &fw, 0, 7.5e9, 0.0, &twelve);
+	fw.loss_logit_memory = 12.0;
+	memory_stage(&m, &p, &c, &fw, 0, 7.5e9, 0.0, &four);
+	ck_assert_rel(four.activations - twelve.activations, 12.0 * 2048 * 51200 / 2, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
  * plan-cli zero3: a framework that gathers tensor by tensor
  * (gather_unit tensor, DeepSpeed v0.3.13's fetch_sub_module) holds one
  * weight matrix gathered, not two layers: GPT-3's largest matrix is an
@@ -1542,6 +1628,8 @@ cost_suite(void)
 	tcase_add_test(tc, test_stored_microbatches);
 	tcase_add_test(tc, test_layer_activations);
 	tcase_add_test(tc, test_fsdp_double_buffer);
+	tcase_add_test(tc, test_zero3_layer_grads);
+	tcase_add_test(tc, test_loss_logit_memory);
 	tcase_add_test(tc, test_zero3_tensor_unit_memory);
 	tcase_add_test(tc, test_largest_matrix_gated);
 	tcase_add_test(tc, test_fsdp2_weight_copies);

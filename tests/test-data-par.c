@@ -794,6 +794,12 @@ START_TEST(test_zero3_deepspeed05)
 	ck_assert_double_eq(ds21.microbatch_syncs, 16.0);
 	same.microbatch_syncs = ds21.microbatch_syncs;
 	same.loss_allreduces = ds21.loss_allreduces;
+	/* and the IPG buffers (plan-cli reviewmem): contiguous_gradients
+	 * and stage 3's overlap_comm on by default from v0.5, off in
+	 * v0.3.13's constants.py: two buffers against none. */
+	ck_assert_double_eq(ds05.grad_bucket_buffers, 2.0);
+	ck_assert_double_eq(ds21.grad_bucket_buffers, 0.0);
+	same.grad_bucket_buffers = ds21.grad_bucket_buffers;
 	ck_assert_int_eq(memcmp(&same, &ds21, sizeof(same)), 0);
 
 	/*

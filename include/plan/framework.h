@@ -224,11 +224,14 @@ struct framework {
 	int zero_param_sync;      /**< enum framework_zero_sync */
 	double grad_bucket;       /**< gradient elements per reduction bucket, ZeRO 0-3 (0: the last layer's
 				       gradients are the exposed tail) */
+	double grad_bucket_buffers; /**< ZeRO 1-3: grad_bucket-sized gradient buffers in reduce_bytes kept
+					 through the backward (DeepSpeed's contiguous_gradients IPG buffers) */
 	int pipeline_schedules;   /**< plan-cli optsearch: enum framework_schedules, what optimize searches */
 	/* plan-cli h100: begin */
 	double loss_fwd_bytes;    /**< HBM bytes the loss moves per logit in the forward (cross-entropy) */
 	double loss_bwd_bytes;    /**< HBM bytes the loss moves per logit in the backward */
 	/* plan-cli h100: end */
+	double loss_logit_memory; /**< plan-cli reviewmem: bytes per logit the loss's stage keeps at the loss's peak */
 	double metric_logit_bytes; /**< plan-cli itercost: HBM bytes per logit of the training metrics each micro-batch */
 	int main_grad;            /**< plan-cli hopper: enum framework_main_grad */
 	/* plan-cli dsz3host: the ZeRO-3 optimizer step's own passes */

@@ -203,6 +203,27 @@ write_report(const struct report *rep, int format)
 }
 
 /*
+ * plan-cli reviewmem: a plan over the GPU's memory by no more than the
+ * slack the prediction carries, the GPU profile's reserved_memory (the
+ * CUDA context and the NCCL and cuBLAS workspaces, 1 GiB by default,
+ * which the caching allocator's own headroom and settings such as
+ * expandable_segments move by as much), is a close call, not a sure
+ * failure: say so, so that "does not fit" is not read as "cannot run".
+ */
+static void
+report_near_miss(const struct cluster *c, const struct estimate *e)
+{
+	double over = e->memory.total - e->memory_capacity_bytes;
+
+	if (over > c->gpu.reserved_bytes)
+		return;
+	fprintf(stderr, "plan-cli: it is over by only %.2f GiB, within the %.2f GiB the GPU profile "
+		"reserves for the CUDA context, workspaces and allocator (reserved_memory): a close call "
+		"that may run, e.g. with smaller NCCL buffers or PYTORCH_CUDA_ALLOC_CONF="
+		"expandable_segments:True\n", over / GIB, c->gpu.reserved_bytes / GIB);
+}
+
+/*
  * A plan that does not fit: its largest memory term and the single
  * changes that would fit, fastest first, on stderr (stdout keeps the
  * report, whatever its format); the exit status says it unless
@@ -221,6 +242,7 @@ report_no_fit(const struct model *m, const struct cluster *c, const struct predi
 	fprintf(stderr, "plan-cli: the plan needs %.2f GiB per GPU, more than the %.2f GiB there are; "
 		"the largest term is %s (%.2f GiB)\n", e->memory.total / GIB, e->memory_capacity_bytes / GIB,
 		term, bytes / GIB);
+	report_near_miss(c, e);
 	if (n == 0)
 		fputs("plan-cli: no change of recompute, ZeRO, flash attention, sequence parallelism, TP, PP or "
 		      "micro-batch, alone or two together, fits; try 'plan-cli optimize'\n", stderr);

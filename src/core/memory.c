@@ -466,6 +466,38 @@ model_states(int zero, double fp8, double fp8_copy, double w16, double grad_byte
 }
 
 /*
+ * plan-cli reviewmem: bytes per parameter of the unsharded gradients of a
+ * layer that ZeRO-3 gathers a layer at a time holds beside its two
+ * gathered layers in the backward. PyTorch's FSDP leaves a layer's
+ * gradients unsharded in the parameters' 16-bit dtype (2) until its
+ * post-backward hook, and where the reduction is wider (reduce_bytes 4:
+ * torchtitan's mixed_precision_reduce float32, FSDP1's reduce_dtype) it
+ * copies them into a reduce-scatter input of that dtype, which FSDP2
+ * holds until the next group's reduce-scatter is issued
+ * (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py foreach_reduce
+ * at pytorch/pytorch 010ae4a: reduce_scatter_comm.allocate(..., dtype=
+ * reduce_dtype), returned as reduce_scatter_input; _fsdp_param_group.py
+ * post_backward at 002a76f: comm_ctx.reduce_scatter_state, dropped only
+ * before the next foreach_reduce). So while layer i-1 runs its backward:
+ * its gathered weights and the prefetched i-2's (2 x 2, counted by the
+ * caller), its own gradients (2) and layer i's held fp32 copy (4).
+ * Counted for PyTorch's FSDP, the frameworks whose fp32 shard is the
+ * weights' only copy (master_weights_only: pytorch-fsdp, pytorch-fsdp2,
+ * llm-foundry), the code read; not where the gradients go elsewhere:
+ * into Megatron-FSDP's persistent double buffer (fsdp_double_buffer,
+ * counted on its own) or DeepSpeed's IPG bucket a submodule at a time
+ * (grad_bucket_buffers). Megatron's other ZeRO-3 paths keep the old two
+ * layers (not reviewed here).
+ */
+static double
+memory_layer_grad_bytes(const struct framework *fw)
+{
+	if (!fw || !fw->master_weights_only || fw->fsdp_double_buffer || fw->grad_bucket_buffers > 0)
+		return 0.0;
+	return 2.0 + (fw->reduce_bytes > 2.0 ? fw->reduce_bytes : 0.0);
+}
+
+/*
  * ZeRO-3's gathered weights and unsharded gradients beyond the shards.
  * A framework that gathers a layer at a time holds the 16-bit weights of
  * the layer in use and of the prefetched one. plan-cli zero3: one that
@@ -488,7 +520,7 @@ memory_zero3_transient(const struct model *m, const struct plan *p, const struct
 	if (p->zero < 3)
 		return 0.0;
 	if (!fw || fw->gather_unit != FRAMEWORK_GATHER_TENSOR)
-		return 2.0 * 2.0 * model_params_per_layer(m) / t;
+		return (2.0 * 2.0 + memory_layer_grad_bytes(fw)) * model_params_per_layer(m) / t;
 	return (fw->gather_bytes * units + fw->reduce_bytes * fw->zero3_grad_copies) *
 	       model_largest_matrix_params(m) / t;
 }
@@ -603,6 +635,27 @@ memory_stage_states(const struct model *m, const struct plan *p, const struct fr
 	return fp8_meta;
 }
 
+/*
+ * The logits and loss of one micro-batch on the stage that holds the
+ * loss: Korthikanti et al. Sec. 4.3's 4 s b h / t (the final norm's
+ * output) and framework loss_logit_memory bytes per logit, s b V / t of
+ * them (4, the paper's fp32 logits, as Megatron-LM's
+ * theoretical_memory_usage.py). plan-cli reviewmem: torchtitan's loss,
+ * F.cross_entropy(pred.flatten(0, 1).float(), ...) (train.py at
+ * pytorch/torchtitan 9dec370 l. 131-133, with del pred before the
+ * backward; torchtitan/components/loss.py later), keeps the fp32
+ * log-probabilities for the backward, whose first step holds them, their
+ * gradient and the input's gradient, 12 bytes a logit; the forward's
+ * bf16 logits, fp32 copy and log-probabilities are 10.
+ */
+static double
+memory_loss_bytes(const struct model *m, const struct plan *p, const struct framework *fw)
+{
+	double sb = (double)p->seq_len * p->micro_batch, per_logit = fw ? fw->loss_logit_memory : 4.0;
+
+	return (4.0 * sb * m->hidden + per_logit * sb * m->vocab) / p->tp;
+}
+
 /* The activations @stage's GPU keeps for its micro-batches in flight. */
 static double
 memory_stage_activations(const struct model *m, const struct plan *p, const struct framework *fw,
@@ -658,13 +711,13 @@ memory_stage_activations(const struct model *m, const struct plan *p, const stru
 	/* The loss's rank holds one micro-batch's logits at a time (DualPipe:
 	 * both end ranks, each the loss of one direction; reviewpp). */
 	if (pipeline_end_share(p, stage, true) > 0.0)
-		act += 4.0 * sbh / t * (1.0 + (double)m->vocab / m->hidden);
+		act += memory_loss_bytes(m, p, fw);
 	/* Multi-token prediction (DeepSeek-V3, arXiv:2412.19437, Sec. 2.2):
 	 * the last stage's D modules keep a layer's activations for each
 	 * micro-batch in flight there, and their own logits and loss. */
 	if (pipeline_end_share(p, stage, true) > 0.0 && m->mtp_layers > 0)
 		act += m->mtp_layers * (stored / plan_stage_layers(p, m, stage) * k->layer_activations +
-					4.0 * sbh / t * (1.0 + (double)m->vocab / m->hidden));
+					memory_loss_bytes(m, p, fw));
 	return act;
 }
 
@@ -690,6 +743,17 @@ memory_stage_in_mode(const struct model *m, const struct plan *p, const struct c
 		if (fw && fw->fsdp_double_buffer)
 			out->other += 2.0 * fw->reduce_bytes * model_params_per_layer(m) / t;
 	}
+	/* plan-cli reviewmem: DeepSpeed's ZeRO optimizers (contiguous_gradients,
+	 * the default) copy each gradient into an IPG bucket of
+	 * reduce_bucket_size elements in the communication dtype: ZeRO-3 keeps
+	 * one for good (deepspeed/runtime/zero/stage3.py at deepspeedai/
+	 * DeepSpeed v0.11.1 l. 463, __ipg_bucket_flat_buffer; one a dtype at
+	 * edaa722 l. 733), ZeRO-1/2 one through each backward, two with
+	 * overlap_comm (stage_1_and_2.py at edaa722 l. 2502-2511,
+	 * setup_buckets), as v0.3-v0.9's ZeRO-3 did (stage3.py at v0.5.0 l.
+	 * 2966-2976; overlap_comm on by default for stage 3, constants.py). */
+	if (fw && p->zero >= 1 && fw->grad_bucket_buffers > 0)
+		out->other += fw->grad_bucket_buffers * fw->grad_bucket * fw->reduce_bytes;
 	out->compression = 0.0;
 	out->total = out->weights + out->gradients + out->optimizer + out->activations + out->other;
 }

@@ -78,6 +78,12 @@ const struct schema_key framework_schema[] = {
 	  .help = "ZeRO-3 with gather_unit tensor: unsharded gradients of a layer's largest tensor held in GPU "
 		  "memory beside its gathered weight during the backward (DeepSpeed 2021: 3, its own, the "
 		  "previous tensor's awaiting partition and the list reduce_scatter's flat input)" },
+	{ .key = "grad_bucket_buffers", .type = SCHEMA_NUMBER, .offset = OFF(grad_bucket_buffers), .min = 0,
+	  .max = 4, .def = "0",
+	  .help = "ZeRO 1-3: buffers of grad_bucket elements in reduce_bytes that hold the gradients on their "
+		  "way to the reduction, kept on the GPU through the backward (DeepSpeed's contiguous_gradients "
+		  "IPG buffers, reduce_bucket_size each: 1 from v0.10, 2 with overlap_comm in v0.5-v0.9's "
+		  "ZeRO-3); 0: the gradients are reduced from where autograd leaves them" },
 	{ .key = "persist_gather_copy", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
 	  .offset = OFF(persist_gather_copy_s), .min = 0, .max = 1e-3, .def = "0 s",
 	  .help = "ZeRO-3: host cost of each copy by which the optimizer step's gather of the persistent "
@@ -305,6 +311,12 @@ const struct schema_key framework_schema[] = {
 		  "(at the GPU's pcie_bandwidth) and broadcast over TP: Megatron-LM core_v0.5.0 on, unless "
 		  "--no-create-attention-mask-in-dataloader (get_batch_on_this_tp_rank)" },
 	/* plan-cli itercost */
+	{ .key = "loss_logit_memory", .type = SCHEMA_NUMBER, .offset = OFF(loss_logit_memory), .min = 0,
+	  .max = 64, .def = "4",
+	  .help = "bytes per logit that the stage holding the loss keeps at the loss's peak, beside its "
+		  "4 s b h / t: 4, the fp32 logits of Korthikanti et al. Sec. 4.3 and Megatron-LM's "
+		  "theoretical_memory_usage.py; torchtitan 12 (F.cross_entropy of pred.float(): the saved "
+		  "fp32 log-probabilities, their gradient and the input's gradient in the backward)" },
 	{ .key = "metric_logit_bytes", .type = SCHEMA_NUMBER, .offset = OFF(metric_logit_bytes), .min = 0,
 	  .max = 256, .def = "0",
 	  .help = "HBM bytes per logit that the trainer's training metrics move each micro-batch, outside "
