@@ -34,7 +34,10 @@ enum unit_kind {
  * Parse "NUMBER UNIT" into SI (bytes, seconds, bytes/s, FLOP/s).
  * A bare number, an unknown unit or a unit of another kind is an error;
  * on error @why (if not NULL) receives a message naming the valid units.
- * Negative values are accepted here; callers range-check.
+ * Negative values are accepted here; callers range-check. A number
+ * too large for a double, as written (1e400 W) or in SI ('1e308 GB/s'),
+ * is an error that stores +HUGE_VAL or -HUGE_VAL in *@out, for the
+ * caller to report with its range; other errors store nothing.
  */
 bool units_parse(const char *text, enum unit_kind kind, double *out,
 		 char *why, size_t why_size);
