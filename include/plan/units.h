@@ -21,6 +21,9 @@ enum unit_kind {
 #define UNITS_MIN_BANDWIDTH_BPS 1e3   /**< 1 kB/s */
 #define UNITS_MIN_COMPUTE_FLOPS 1e9   /**< 1 GFLOP/s */
 #define UNITS_MIN_BANDWIDTH_TEXT "1 kB/s"
+/* The fastest: 10^18 B/s, a million times any link (NVLink 5: 1.8e12 B/s). */
+#define UNITS_MAX_BANDWIDTH_BPS 1e18
+#define UNITS_MAX_BANDWIDTH_TEXT "1e+18 B/s"
 #define UNITS_MIN_COMPUTE_TEXT "1 GFLOPS"
 /*
  * The lowest efficiency a profile may give (a fraction of a peak: a link's,
