@@ -122,6 +122,93 @@ START_TEST(test_numparse)
 }
 END_TEST
 
+/* Why a text is refused: not a number, or a number out of range (issue
+ * 25: '1e400' was "must be a number"). Each row's expected value by hand:
+ * an overflow is +-HUGE_VAL by its sign; an underflow the 0 it rounds to. */
+START_TEST(test_numparse_status)
+{
+	static const struct {
+		const char *text;
+		enum num_status want;
+		double value; /* when not NUM_NOT_A_NUMBER */
+	} rows[] = {
+		{ "1.5", NUM_OK, 1.5 },
+		{ " -0 ", NUM_OK, 0.0 },
+		{ "1e-400", NUM_OK, 0.0 },
+		{ "1e308", NUM_OK, 1e308 },
+		{ "1e400", NUM_OUT_OF_RANGE, HUGE_VAL },
+		{ "-1e400", NUM_OUT_OF_RANGE, -HUGE_VAL },
+		{ " +1e999 ", NUM_OUT_OF_RANGE, HUGE_VAL },
+		/* 10^394 written out (395 digits): the same overflow, no exponent. */
+		{ "1" "0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+		  "0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+		  "0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+		  "0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+		  "000000", NUM_OUT_OF_RANGE, HUGE_VAL },
+		{ "1e400x", NUM_NOT_A_NUMBER, 0 },
+		{ "1e400 TFLOPS", NUM_NOT_A_NUMBER, 0 },
+		{ "", NUM_NOT_A_NUMBER, 0 },
+		{ "   ", NUM_NOT_A_NUMBER, 0 },
+		{ "nan", NUM_NOT_A_NUMBER, 0 },
+		{ "-nan", NUM_NOT_A_NUMBER, 0 },
+		{ "inf", NUM_NOT_A_NUMBER, 0 },
+		{ "-inf", NUM_NOT_A_NUMBER, 0 },
+		{ "+infinity", NUM_NOT_A_NUMBER, 0 },
+		{ "0x10", NUM_NOT_A_NUMBER, 0 },
+		{ "-0x1p3", NUM_NOT_A_NUMBER, 0 },
+		{ "12abc", NUM_NOT_A_NUMBER, 0 },
+		{ "-", NUM_NOT_A_NUMBER, 0 },
+		{ ".", NUM_NOT_A_NUMBER, 0 },
+	};
+	const char *end;
+	double d;
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		d = 12345.0; /* untouched when not a number */
+		ck_assert_msg(num_parse_double_status(rows[i].text, &d) == rows[i].want, "'%s'", rows[i].text);
+		ck_assert_msg(rows[i].want == NUM_NOT_A_NUMBER ? d == 12345.0 : d == rows[i].value, "'%s': %g",
+			      rows[i].text, d);
+		/* The bool form takes only NUM_OK. */
+		ck_assert(num_parse_double(rows[i].text, &d) == (rows[i].want == NUM_OK));
+	}
+	ck_assert(num_parse_double_status(NULL, &d) == NUM_NOT_A_NUMBER);
+	/* The prefix form: the number before a unit, 1e400 included. */
+	ck_assert(num_parse_prefix_status("1e400 TFLOPS", &d, &end) == NUM_OUT_OF_RANGE);
+	ck_assert(d == HUGE_VAL && strcmp(end, " TFLOPS") == 0);
+	ck_assert(num_parse_prefix_status("-1e400 s", &d, &end) == NUM_OUT_OF_RANGE);
+	ck_assert(d == -HUGE_VAL && strcmp(end, " s") == 0);
+	ck_assert(!num_parse_prefix("1e400 TFLOPS", &d, &end));
+	ck_assert(num_parse_prefix_status("312 TFLOPS", &d, &end) == NUM_OK);
+	ck_assert(d == 312.0 && strcmp(end, " TFLOPS") == 0);
+	ck_assert(num_parse_prefix_status("inf W", &d, &end) == NUM_NOT_A_NUMBER);
+}
+END_TEST
+
+/* units_parse: an overflow, as written or through the unit's factor, is
+ * an error that leaves +-HUGE_VAL for the caller's range check; other
+ * errors leave *out alone. */
+START_TEST(test_units_overflow)
+{
+	double d = 0.0;
+
+	ck_assert(!units_parse("1e400 TFLOPS", UNIT_COMPUTE, &d, NULL, 0));
+	ck_assert(d == HUGE_VAL);
+	ck_assert(!units_parse("-1e400 GB/s", UNIT_BANDWIDTH, &d, NULL, 0));
+	ck_assert(d == -HUGE_VAL);
+	/* 1e306 x 1e15 = 1e321 > DBL_MAX (1.8e308): infinite in SI. */
+	ck_assert(!units_parse("1e306 PFLOPS", UNIT_COMPUTE, &d, NULL, 0));
+	ck_assert(d == HUGE_VAL);
+	d = 7.0;
+	ck_assert(!units_parse("1e400 parsecs", UNIT_TIME, &d, NULL, 0));
+	ck_assert(d == 7.0);
+	ck_assert(!units_parse("nan GB/s", UNIT_BANDWIDTH, &d, NULL, 0));
+	ck_assert(d == 7.0);
+	/* An underflow is 0 B/s, a number: the caller's minimum refuses it. */
+	ck_assert(units_parse("1e-400 GB/s", UNIT_BANDWIDTH, &d, NULL, 0));
+	ck_assert(d == 0.0);
+}
+END_TEST
+
 START_TEST(test_format)
 {
 	char buf[64];
@@ -143,6 +230,8 @@ units_suite(void)
 	tcase_add_loop_test(tc, test_units_bad, 0, sizeof(bad) / sizeof(bad[0]));
 	tcase_add_test(tc, test_units_messages);
 	tcase_add_test(tc, test_numparse);
+	tcase_add_test(tc, test_numparse_status);
+	tcase_add_test(tc, test_units_overflow);
 	tcase_add_test(tc, test_format);
 	suite_add_tcase(s, tc);
 	return s;

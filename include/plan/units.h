@@ -21,6 +21,9 @@ enum unit_kind {
 #define UNITS_MIN_BANDWIDTH_BPS 1e3   /**< 1 kB/s */
 #define UNITS_MIN_COMPUTE_FLOPS 1e9   /**< 1 GFLOP/s */
 #define UNITS_MIN_BANDWIDTH_TEXT "1 kB/s"
+/* The fastest: 10^18 B/s, a million times any link (NVLink 5: 1.8e12 B/s). */
+#define UNITS_MAX_BANDWIDTH_BPS 1e18
+#define UNITS_MAX_BANDWIDTH_TEXT "1e+18 B/s"
 #define UNITS_MIN_COMPUTE_TEXT "1 GFLOPS"
 /*
  * The lowest efficiency a profile may give (a fraction of a peak: a link's,
@@ -34,7 +37,10 @@ enum unit_kind {
  * Parse "NUMBER UNIT" into SI (bytes, seconds, bytes/s, FLOP/s).
  * A bare number, an unknown unit or a unit of another kind is an error;
  * on error @why (if not NULL) receives a message naming the valid units.
- * Negative values are accepted here; callers range-check.
+ * Negative values are accepted here; callers range-check. A number
+ * too large for a double, as written (1e400 W) or in SI ('1e308 GB/s'),
+ * is an error that stores +HUGE_VAL or -HUGE_VAL in *@out, for the
+ * caller to report with its range; other errors store nothing.
  */
 bool units_parse(const char *text, enum unit_kind kind, double *out,
 		 char *why, size_t why_size);

@@ -183,10 +183,11 @@ field_value(const struct study *s, const int *idx, int kind, const char *const *
 	return true;
 }
 
-/* The cell's model, cluster (with its link overrides) and compressor. */
+/* The cell's model, cluster (with its link overrides) and compressor;
+ * @fault the link axis whose value is wrong. */
 static int
 cell_profiles(const struct study *s, struct cache *k, const int *idx, struct sweep_cell *c, char *why,
-	      size_t size)
+	      size_t size, int *fault)
 {
 	const void *obj;
 	const char *v;
@@ -213,13 +214,17 @@ cell_profiles(const struct study *s, struct cache *k, const int *idx, struct swe
 		v = value_of(s, idx, kind);
 		if (!v)
 			continue;
-		if (!units_parse(v, UNIT_BANDWIDTH, &bw, unit_why, sizeof(unit_why))) {
+		*fault = kind;
+		/* '1e400 GB/s' (+-HUGE_VAL) is out of range, as the option's. */
+		bw = 0.0;
+		if (!units_parse(v, UNIT_BANDWIDTH, &bw, unit_why, sizeof(unit_why)) && !isinf(bw)) {
 			snprintf(why, size, "'%s': %s", study_axis_name(kind), unit_why);
 			return CLI_EXIT_INPUT;
 		}
-		if (bw < UNITS_MIN_BANDWIDTH_BPS) {
-			snprintf(why, size, "'%s' must be at least %s, got '%s'", study_axis_name(kind),
-				 UNITS_MIN_BANDWIDTH_TEXT, v);
+		if (bw < UNITS_MIN_BANDWIDTH_BPS || bw > UNITS_MAX_BANDWIDTH_BPS) {
+			snprintf(why, size, "'%s' must be at %s %s, got '%s'", study_axis_name(kind),
+				 bw < UNITS_MIN_BANDWIDTH_BPS ? "least" : "most",
+				 bw < UNITS_MIN_BANDWIDTH_BPS ? UNITS_MIN_BANDWIDTH_TEXT : UNITS_MAX_BANDWIDTH_TEXT, v);
 			return CLI_EXIT_INPUT;
 		}
 		if (kind == AXIS_NIC_BANDWIDTH)
@@ -227,6 +232,7 @@ cell_profiles(const struct study *s, struct cache *k, const int *idx, struct swe
 		else
 			c->cluster.intra.bandwidth_Bps = bw;
 	}
+	*fault = -1;
 	return CLI_EXIT_OK;
 }
 
@@ -264,7 +270,7 @@ build_cell(const struct study *s, struct cache *k, long i, struct sweep_cell *c,
 
 	study_cell_indices(s, i, idx);
 	memset(c, 0, sizeof(*c));
-	if ((rc = cell_profiles(s, k, idx, c, why, size)) != CLI_EXIT_OK)
+	if ((rc = cell_profiles(s, k, idx, c, why, size, fault)) != CLI_EXIT_OK)
 		return rc;
 	plan_init(p);
 	p->tp = p->pp = 1;

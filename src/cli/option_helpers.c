@@ -3,6 +3,7 @@
  * (the rows of cli/options.h's CLI_LINK_ROWS, CLI_CHECKPOINT_ROWS and
  * CLI_TEXT_JSON_ROW); each command's own are beside its code.
  */
+#include <math.h>
 #include <stdio.h>
 
 #include "cli/cli.h"
@@ -18,13 +19,19 @@ cli_parse_bandwidth(const struct cli_option *o, const char *arg, void *req)
 
 	cli_option_flag(o, opt, sizeof(opt));
 	*out = 0.0;
-	if (!units_parse(arg, UNIT_BANDWIDTH, out, why, sizeof(why))) {
+	/* '1e400 GB/s' (+-HUGE_VAL from units_parse) is out of range, as
+	 * '1e30 GB/s' is: the messages below, with the bound it is past. */
+	if (!units_parse(arg, UNIT_BANDWIDTH, out, why, sizeof(why)) && !isinf(*out)) {
 		cli_error("%s: %s", opt, why);
 		return false;
 	}
-	/* The profiles' minimum: below it times overflow to infinity. */
+	/* The profiles' range: below it times overflow to infinity. */
 	if (*out < UNITS_MIN_BANDWIDTH_BPS) {
 		cli_error("%s must be at least %s, got '%s'", opt, UNITS_MIN_BANDWIDTH_TEXT, arg);
+		return false;
+	}
+	if (*out > UNITS_MAX_BANDWIDTH_BPS) {
+		cli_error("%s must be at most %s, got '%s'", opt, UNITS_MAX_BANDWIDTH_TEXT, arg);
 		return false;
 	}
 	return true;

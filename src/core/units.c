@@ -105,18 +105,19 @@ units_kind_name(enum unit_kind kind)
 	return kind_names[kind];
 }
 
-/* The value in SI units into *@out; false when the unit's factor took
- * it past the largest double: '1e308 GB/s' was infinity B/s, which
- * optimize then printed ("--nic-bandwidth inf B/s"). */
+/* The value in SI units into *@out; false when the number (1e400) or
+ * the unit's factor took it past the largest double: '1e308 GB/s' was
+ * infinity B/s, which optimize then printed ("--nic-bandwidth inf B/s").
+ * Then *@out is +-HUGE_VAL, for a caller's range check (units_parse). */
 static bool
 scale(const char *text, double si, enum unit_kind kind, double *out, char *why, size_t why_size)
 {
+	*out = si;
 	if (!isfinite(si)) {
 		if (why)
 			snprintf(why, why_size, "'%s' is too large for a %s", text, kind_names[kind]);
 		return false;
 	}
-	*out = si;
 	return true;
 }
 
@@ -129,7 +130,8 @@ units_parse(const char *text, enum unit_kind kind, double *out,
 	size_t n;
 	double v;
 
-	if (!text || !num_parse_prefix(text, &v, &end)) {
+	/* An overflow (1e400) goes on to its unit, then fails in scale(). */
+	if (!text || num_parse_prefix_status(text, &v, &end) == NUM_NOT_A_NUMBER) {
 		if (why)
 			snprintf(why, why_size, "expected a %s such as '%s', got '%s'",
 				 kind_names[kind],

@@ -12,7 +12,8 @@
 
 static const struct schema_key intra_schema[] = {
 	{ .key = "bandwidth", .type = SCHEMA_QUANTITY, .unit = UNIT_BANDWIDTH, .required = true,
-	  .offset = offsetof(struct cluster_intra, bandwidth_Bps), .min = UNITS_MIN_BANDWIDTH_BPS, .max = 1e18,
+	  .offset = offsetof(struct cluster_intra, bandwidth_Bps), .min = UNITS_MIN_BANDWIDTH_BPS,
+	  .max = UNITS_MAX_BANDWIDTH_BPS,
 	  .help = "per GPU, per direction (NVLink/NVSwitch or PCIe)" },
 	/* Default 3.4 us: NCCL's hwLat[NVLINK][Ring][Simple], the same in every
 	 * release from v2.7.3-1 to v2.29.7-1 (src/graph/tuning.cc). */
@@ -44,7 +45,8 @@ static const struct schema_key inter_schema[] = {
 	  .offset = offsetof(struct cluster_inter, nics_per_node), .min = 1, .max = 1024,
 	  .help = "network interfaces per node used for training traffic" },
 	{ .key = "nic_bandwidth", .type = SCHEMA_QUANTITY, .unit = UNIT_BANDWIDTH, .required = true,
-	  .offset = offsetof(struct cluster_inter, nic_bandwidth_Bps), .min = UNITS_MIN_BANDWIDTH_BPS, .max = 1e18,
+	  .offset = offsetof(struct cluster_inter, nic_bandwidth_Bps), .min = UNITS_MIN_BANDWIDTH_BPS,
+	  .max = UNITS_MAX_BANDWIDTH_BPS,
 	  .help = "per NIC, per direction" },
 	/* Default 9.6 us: NCCL's hwLat[NET][Ring][Simple] of v2.7.3-1 to v2.11
 	 * and v2.14 to v2.17 (28 us in v2.12-v2.13, 14 us from v2.18.1-1;
@@ -110,13 +112,14 @@ const struct schema_key cluster_schema[] = {
 	  .sub = inter_schema, .help = "the network between nodes" },
 	/* Checkpointing (predict --checkpoint-to; defaults in plan/checkpoint.h). */
 	{ .key = "storage_bandwidth", .type = SCHEMA_QUANTITY, .unit = UNIT_BANDWIDTH,
-	  .offset = OFF(storage_bandwidth_Bps), .min = UNITS_MIN_BANDWIDTH_BPS, .max = 1e18, .def = "20 Gbit/s",
+	  .offset = OFF(storage_bandwidth_Bps), .min = UNITS_MIN_BANDWIDTH_BPS, .max = UNITS_MAX_BANDWIDTH_BPS,
+	  .def = "20 Gbit/s",
 	  .help = "remote persistent storage that checkpoints go to, for the whole job (Gemini's FSx: 20 Gbit/s)" },
 	/* No default: the GPU's own (gpu.pcie_bandwidth, by generation),
 	 * which this overrides where the host differs from the GPU's link
 	 * (cluster_pcie_bandwidth_Bps; framework-data.md Sec. 34). */
 	{ .key = "pcie_bandwidth", .type = SCHEMA_QUANTITY, .unit = UNIT_BANDWIDTH,
-	  .offset = OFF(pcie_bandwidth_Bps), .min = UNITS_MIN_BANDWIDTH_BPS, .max = 1e18,
+	  .offset = OFF(pcie_bandwidth_Bps), .min = UNITS_MIN_BANDWIDTH_BPS, .max = UNITS_MAX_BANDWIDTH_BPS,
 	  .help = "one GPU to host memory, effective, each way, where the host differs from the GPU's own "
 		  "link (e.g. GPUs sharing a PCIe switch); absent: gpu.pcie_bandwidth" },
 	/* Default 120 s: an estimate between TrainMover's ~20 s with warm

@@ -43,7 +43,7 @@ const struct schema_key gpu_schema[] = {
 	  .offset = OFF(memory_bytes), .min = 0, .min_exclusive = true, .max = 1e18,
 	  .help = "device memory" },
 	{ .key = "memory_bandwidth", .type = SCHEMA_QUANTITY, .unit = UNIT_BANDWIDTH, .required = true,
-	  .offset = OFF(memory_bw_Bps), .min = UNITS_MIN_BANDWIDTH_BPS, .max = 1e18,
+	  .offset = OFF(memory_bw_Bps), .min = UNITS_MIN_BANDWIDTH_BPS, .max = UNITS_MAX_BANDWIDTH_BPS,
 	  .help = "device memory bandwidth" },
 	{ .key = "memory_efficiency", .type = SCHEMA_NUMBER,
 	  .offset = OFF(memory_efficiency), .min = UNITS_MIN_EFFICIENCY, .max = 1,
@@ -51,7 +51,7 @@ const struct schema_key gpu_schema[] = {
 		  "default by generation" },
 	/* Default by generation (gpu.c): Gen3 x16 12 GB/s, Gen4 25, Gen5 50. */
 	{ .key = "pcie_bandwidth", .type = SCHEMA_QUANTITY, .unit = UNIT_BANDWIDTH,
-	  .offset = OFF(pcie_bandwidth_Bps), .min = UNITS_MIN_BANDWIDTH_BPS, .max = 1e18,
+	  .offset = OFF(pcie_bandwidth_Bps), .min = UNITS_MIN_BANDWIDTH_BPS, .max = UNITS_MAX_BANDWIDTH_BPS,
 	  .help = "GPU to host memory, effective, each way (PCIe, or NVLink-C2C on Grace superchips); "
 		  "default by generation: Volta 12 GB/s (Gen3 x16), Ampere 25 (Gen4), Hopper, Blackwell "
 		  "and CDNA3 50 (Gen5), 25 for an unspecified generation" },

@@ -155,9 +155,14 @@ rank_line(struct parser *p, const char *line, char **tok, int n)
 static bool
 number(struct parser *p, const char *what, const char *s, double min, double *out)
 {
-	if (!num_parse_double(s, out) || *out < min)
+	enum num_status st = num_parse_double_status(s, out);
+
+	if (st == NUM_NOT_A_NUMBER || *out < min)
 		return fail(p, min > 0 ? "the %s column must be a positive number, got '%s'" :
 			    "the %s column must be a non-negative number, got '%s'", what, s);
+	/* 1e400: a number, past the largest double (DBL_MAX, 1.79769e+308). */
+	if (st == NUM_OUT_OF_RANGE)
+		return fail(p, "the %s column must be at most 1.79769e+308, got '%s'", what, s);
 	return true;
 }
 

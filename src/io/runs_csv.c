@@ -152,7 +152,7 @@ get_int(struct reader *r, enum col c, int def, int *out)
 		return true;
 	}
 	if (!num_parse_long(s, 0, 100000000L, &v))
-		return fail(r, "column '%s' must be a whole number, got '%s'", col_names[c], s);
+		return fail(r, "column '%s' must be a whole number from 0 to 100000000, got '%s'", col_names[c], s);
 	*out = (int)v;
 	return true;
 }
@@ -214,7 +214,8 @@ get_double(struct reader *r, enum col c, double lo, double hi, double *out)
 	*out = 0.0;
 	if (!s[0])
 		return true;
-	if (!num_parse_double(s, out) || *out <= 0)
+	/* 1e400 reads as HUGE_VAL: above hi, with the range below. */
+	if (num_parse_double_status(s, out) == NUM_NOT_A_NUMBER || *out <= 0)
 		return fail(r, "column '%s' must be a positive number, got '%s'", col_names[c], s);
 	if (*out < lo || *out > hi) {
 		r->failed = true;

@@ -1,3 +1,4 @@
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stddef.h>
@@ -135,6 +136,7 @@ parse_curve(const struct schema_key *k, struct ytree *t, yaml_node_t *node,
 	for (yaml_node_item_t *i = node->data.sequence.items.start;
 	     i < node->data.sequence.items.top; i++) {
 		yaml_node_t *pair = ytree_node(t, *i);
+		const char *text[2];
 		double xy[2];
 		int m = 0;
 
@@ -145,9 +147,11 @@ parse_curve(const struct schema_key *k, struct ytree *t, yaml_node_t *node,
 		     j < pair->data.sequence.items.top; j++, m++) {
 			yaml_node_t *v = ytree_node(t, *j);
 
-			if (!num_parse_double(ytree_scalar(v), &xy[m]))
+			/* 1e400 reads as HUGE_VAL: refused below with the range. */
+			text[m] = ytree_scalar(v);
+			if (num_parse_double_status(text[m], &xy[m]) == NUM_NOT_A_NUMBER)
 				return ytree_error(t, v, err, "expected a number in '%s', got '%s'",
-						   k->key, ytree_scalar(v) ? ytree_scalar(v) : "a collection");
+						   k->key, text[m] ? text[m] : "a collection");
 		}
 		if (c->n >= CURVE_MAX_POINTS)
 			return ytree_error(t, pair, err, "'%s' has more than %d points",
@@ -155,12 +159,15 @@ parse_curve(const struct schema_key *k, struct ytree *t, yaml_node_t *node,
 		if (xy[0] <= 0 || (c->n > 0 && xy[0] <= c->x[c->n - 1]))
 			return ytree_error(t, pair, err,
 					   "'%s': x values must be positive and strictly increasing", k->key);
+		if (isinf(xy[0]))
+			return ytree_error(t, pair, err, "'%s': x must be at most %g, got '%s'", k->key, DBL_MAX,
+					   text[0]);
 		/* Every curve's y scales a time: 0 (or a NaN) is refused even
 		 * when the key gives no floor of its own. */
 		if (!(xy[1] >= k->min && xy[1] <= k->max) || xy[1] <= 0 ||
 		    (k->min_exclusive && xy[1] <= k->min))
-			return ytree_error(t, pair, err, "'%s': y must be in %c%g, %g], got %g", k->key,
-					   k->min > 0 && !k->min_exclusive ? '[' : '(', k->min, k->max, xy[1]);
+			return ytree_error(t, pair, err, "'%s': y must be in %c%g, %g], got '%s'", k->key,
+					   k->min > 0 && !k->min_exclusive ? '[' : '(', k->min, k->max, text[1]);
 		c->x[c->n] = xy[0];
 		c->y[c->n] = xy[1];
 		c->n++;
@@ -230,16 +237,22 @@ scalar_double(const struct schema_key *k, struct ytree *t, yaml_node_t *node, co
 	      struct plan_error *err)
 {
 	char why[256];
-	double d;
+	double d = 0.0;
 
+	/* A number past the largest double (1e400, or '1e306 PFLOPS' in SI)
+	 * reads as +-HUGE_VAL: out of the key's range, which check_range
+	 * names, not "not a number". */
 	if (k->type == SCHEMA_QUANTITY) {
-		if (!units_parse(text, k->unit, &d, why, sizeof(why)))
+		if (!units_parse(text, k->unit, &d, why, sizeof(why)) && !isinf(d))
 			return ytree_error(t, node, err, "'%s': %s", k->key, why);
-	} else if (!num_parse_double(text, &d)) {
+	} else if (num_parse_double_status(text, &d) == NUM_NOT_A_NUMBER) {
 		return ytree_error(t, node, err, "'%s' must be a number, got '%s'", k->key, text);
 	}
 	if (!check_range(k, t, node, d, err))
 		return false;
+	/* For a row whose max is infinite: +-HUGE_VAL passed check_range. */
+	if (!isfinite(d))
+		return ytree_error(t, node, err, "'%s' is too large for a number, got '%s'", k->key, text);
 	*(double *)dst = d;
 	return true;
 }

@@ -85,11 +85,12 @@ parse_line(const char *path, int lineno, char *s, struct pairs *p, struct plan_e
 	plan_error_escape(quoted, sizeof(quoted), s);
 	if (comma) {
 		*comma = '\0';
-		if (!num_parse_double(comma + 1, &count))
+		/* 1e400 reads as HUGE_VAL, refused below as above the maximum. */
+		if (num_parse_double_status(comma + 1, &count) == NUM_NOT_A_NUMBER)
 			return plan_error_set(err, PLAN_ERR_INPUT, path, lineno, 0,
 					      "malformed line '%s': expected LENGTH or LENGTH,COUNT", quoted);
 	}
-	if (!num_parse_double(s, &len))
+	if (num_parse_double_status(s, &len) == NUM_NOT_A_NUMBER)
 		return plan_error_set(err, PLAN_ERR_INPUT, path, lineno, 0,
 				      "malformed line '%s': expected LENGTH or LENGTH,COUNT", quoted);
 	if (len != floor(len))
@@ -98,9 +99,10 @@ parse_line(const char *path, int lineno, char *s, struct pairs *p, struct plan_e
 	if (len < 1)
 		return plan_error_set(err, PLAN_ERR_INPUT, path, lineno, 0,
 				      "length must be positive, got '%s'", quoted);
+	/* The numbers as written: %g of 1e400 (HUGE_VAL) printed "inf". */
 	if (len > SEQLEN_MAX_LENGTH)
 		return plan_error_set(err, PLAN_ERR_INPUT, path, lineno, 0,
-				      "length %.0f is above the maximum of %d tokens", len, SEQLEN_MAX_LENGTH);
+				      "length %s is above the maximum of %d tokens", trim(s), SEQLEN_MAX_LENGTH);
 	if (!(count > 0))
 		return plan_error_set(err, PLAN_ERR_INPUT, path, lineno, 0,
 				      "count must be positive, got '%s'", quoted);
@@ -109,7 +111,7 @@ parse_line(const char *path, int lineno, char *s, struct pairs *p, struct plan_e
 	 * sum of a 64 MiB file finite. */
 	if (count > SEQLEN_MAX_COUNT)
 		return plan_error_set(err, PLAN_ERR_INPUT, path, lineno, 0,
-				      "count %g is above the maximum of %g", count, SEQLEN_MAX_COUNT);
+				      "count %s is above the maximum of %g", trim(comma + 1), SEQLEN_MAX_COUNT);
 	if (!pairs_add(p, (int)len, count))
 		return plan_error_set(err, PLAN_ERR_NOMEM, path, 0, 0, "out of memory");
 	return true;
