@@ -1432,21 +1432,25 @@ by_bound(const void *a, const void *b)
  * the shape avoids: the forward and backward (no recomputation) and the
  * backward TP collectives, which compression never touches (MCBench
  * compresses the forward ones only). @q: the shape as a CP rank runs it
- * (plan_cp_local), recomputing nothing.
+ * (plan_cp_local), recomputing nothing; @own: its dense and MoE layers
+ * as estimate_plan prices them under the search's framework
+ * (build_layer_costs). plan-cli optbound: the framework-free layers
+ * priced before overpriced a single grouped expert GEMM (pytorch-fsdp2's
+ * moe_grouped_gemm single runs 128 experts' GEMMs 3x faster than
+ * Transformer Engine's per-expert launches): qwen3-30b-a3b on 32 H100s
+ * had bounds up to 2.7x a plan's time, and a search with both DP
+ * algorithms listed slower 4th and 5th plans than the unpruned one.
  */
 static double
-gpu_bound_per_mb(const struct model *m, const struct cluster *c, const struct plan *q, bool compressed)
+gpu_bound_per_mb(const struct model *m, const struct cluster *c, const struct plan *q, const struct framework *fw,
+		 const struct compute_layer own[2], bool compressed)
 {
-	struct compute_layer dense, moe;
 	struct plan_layout lay;
 	struct tp_layer_comm tc;
-	double per_mb, moe_layers, pace = gpu_pace_factor(&c->gpu, plan_gpus(q));
+	double per_mb, moe_layers;
 
 	topology_plan(q, c, &lay);
-	compute_layer_time(m, q, c, NULL, false, &dense);
-	/* The slowest GPU's pace, as estimate_plan times every layer. */
-	compute_layer_scale(&dense, pace);
-	tp_layer_comm(m, q, c, NULL, &lay, &dense, &tc);
+	tp_layer_comm(m, q, c, NULL, &lay, &own[0], &tc);
 	/* plan-cli review6: the backward's SP re-gathers (fewer in an MoE
 	 * layer, none under sp_regather false) and an MoE layer's MLP pair
 	 * (the dispatcher's own collectives instead: the allgather one's, or
@@ -1454,22 +1458,24 @@ gpu_bound_per_mb(const struct model *m, const struct cluster *c, const struct pl
 	 * depend on the framework: left out, so that no framework's estimate
 	 * falls below. */
 	moe_layers = model_is_moe(m) ? model_moe_layers(m) : 0.0;
-	per_mb = (m->layers - moe_layers) * (dense.fwd_s + dense.bwd_s) +
+	per_mb = (m->layers - moe_layers) * (own[0].fwd_s + own[0].bwd_s) +
 		 m->layers * (tc.bwd_s - tc.regathers * tc.regather_s) - moe_layers * tc.mlp_bwd_s;
 	/* plan-cli optsearch: without a compressor the forward's TP
 	 * collectives are as unavoidable as the backward's. */
 	if (!compressed)
 		per_mb += m->layers * tc.fwd_s - moe_layers * tc.mlp_fwd_s;
 	if (model_is_moe(m)) {
-		compute_layer_time(m, q, c, NULL, true, &moe);
-		compute_layer_scale(&moe, pace);
-		per_mb += moe_layers * (moe.fwd_s + moe.bwd_s);
+		per_mb += moe_layers * (own[1].fwd_s + own[1].bwd_s);
 		/* Without Lancet every all-to-all is exposed (expert_par.c),
-		 * whatever the layout: two forward, two backward a layer. */
+		 * whatever the layout: two forward, two backward a layer.
+		 * plan-cli optbound: or @fw's allgather dispatcher's
+		 * collectives, which the all-to-alls overpriced (bounds 1.07x
+		 * a qwen3-30b-a3b plan's time under megatron-core-0.6-
+		 * sequential, 1.55x in test-search's small MoE). */
 		if (q->moe_overlap == PLAN_MOE_OVERLAP_NONE) {
 			struct ep_layer_comm ep;
 
-			ep_layer_comm(m, q, c, NULL, &lay, &moe, &ep);
+			ep_layer_comm(m, q, c, fw, &lay, &own[1], &ep);
 			per_mb += moe_layers * (ep.fwd_s + ep.bwd_s);
 		}
 	}
@@ -1477,17 +1483,15 @@ gpu_bound_per_mb(const struct model *m, const struct cluster *c, const struct pl
 }
 
 /* plan-cli optbound: one layer's forward and backward launches under
- * @fw (estimate.c stage_host_s with recompute none: the element-wise
- * kernels of compute.c, counted as @fw runs them). */
+ * @fw (estimate.c stage_host_s with recompute none), its element-wise
+ * kernels as compute.c counts them in @cl. */
 static double
-layer_host_bound(const struct model *m, const struct cluster *c, const struct plan *p, const struct plan *q,
-		 const struct framework *fw, bool moe)
+layer_host_bound(const struct model *m, const struct plan *p, const struct framework *fw, bool moe,
+		 const struct compute_layer *cl)
 {
-	struct compute_layer cl;
 	struct host_kernels hk;
 
-	compute_layer_time(m, q, c, fw, moe, &cl);
-	host_layer_kernels(m, p, fw, moe, cl.ew_kernels, &hk);
+	host_layer_kernels(m, p, fw, moe, cl->ew_kernels, &hk);
 	return host_layer_pass_s(fw, hk.fwd) + host_layer_pass_s(fw, hk.bwd);
 }
 
@@ -1496,21 +1500,21 @@ layer_host_bound(const struct model *m, const struct cluster *c, const struct pl
  * model that no layout avoids: every layer's forward and backward
  * launches without recomputation (which only adds launches) and the
  * ends' (host_ends_kernels: the first and the last stage's, one stage's
- * when pp is 1). @p: the shape recomputing nothing; @q: as a CP rank
- * runs it. 0 without a host model (host_launch_s 0).
+ * when pp is 1). @p: the shape recomputing nothing; @own: as
+ * gpu_bound_per_mb. 0 without a host model (host_launch_s 0).
  */
 static double
-host_bound_per_mb(const struct model *m, const struct cluster *c, const struct plan *p, const struct plan *q,
-		  const struct framework *fw)
+host_bound_per_mb(const struct model *m, const struct plan *p, const struct framework *fw,
+		  const struct compute_layer own[2])
 {
 	struct host_kernels ends;
 	double moe_layers = model_is_moe(m) ? model_moe_layers(m) : 0.0, host;
 
 	if (!(fw->host_launch_s > 0.0) || fw->cuda_graphs == FRAMEWORK_GRAPHS_FULL)
 		return 0.0;
-	host = (m->layers - moe_layers) * layer_host_bound(m, c, p, q, fw, false);
+	host = (m->layers - moe_layers) * layer_host_bound(m, p, fw, false, &own[0]);
 	if (moe_layers > 0.0)
-		host += moe_layers * layer_host_bound(m, c, p, q, fw, true);
+		host += moe_layers * layer_host_bound(m, p, fw, true, &own[1]);
 	host_ends_kernels(p, true, true, &ends);
 	return host + host_eager_s(fw, ends.fwd + ends.bwd);
 }
@@ -1537,12 +1541,18 @@ lower_bound(const struct model *m, const struct cluster *c, const struct plan *p
 {
 	/* A CP rank's s/cp tokens (plan_cp_local): its work per micro-batch. */
 	struct plan q = plan_cp_local(p), r = *p;
+	struct compute_layer own[2];
 	double slots = p->pp > ESTIMATE_MAX_STAGES ? plan_microbatches(p) : pipeline_bound_slots(p);
-	double gpu, host;
+	double pace = gpu_pace_factor(&c->gpu, plan_gpus(p)), gpu, host;
 
 	q.recompute = r.recompute = PLAN_RECOMPUTE_NONE;
-	gpu = gpu_bound_per_mb(m, c, &q, compressed);
-	host = host_bound_per_mb(m, c, &r, &q, fw);
+	/* As build_layer_costs prices them, at the slowest GPU's pace. */
+	for (int moe = 0; moe < (model_is_moe(m) ? 2 : 1); moe++) {
+		compute_layer_time(m, &q, c, fw, moe, &own[moe]);
+		compute_layer_scale(&own[moe], pace);
+	}
+	gpu = gpu_bound_per_mb(m, c, &q, fw, own, compressed);
+	host = host_bound_per_mb(m, &r, fw, own);
 	return slots * fmax(gpu, host) / p->pp + slots * fmax(0.0, fw->microbatch_syncs) * fw->host_launch_s +
 	       fmax(0.0, fw->host_syncs) * fw->host_launch_s;
 }
