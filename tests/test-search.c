@@ -926,6 +926,232 @@ START_TEST(test_search_beyond_max_stages)
 }
 END_TEST
 
+/* plan-cli optbound: a framework whose every launch takes @launch of
+ * host time ("0 us", "12 us", "1 ms"), with one host synchronisation a
+ * micro-batch and two an iteration, and @extra keys. */
+static void
+host_framework(struct framework *fw, const char *launch, const char *extra)
+{
+	char yaml[512];
+	struct plan_error err;
+
+	snprintf(yaml, sizeof(yaml), "name: host\nhost_launch_overhead: %s\nmicrobatch_syncs: 1\nhost_syncs: 2\n%s",
+		 launch, extra);
+	ck_assert_msg(framework_load_string(fw, "host.yaml", yaml, &err), "%s", err.message);
+}
+
+/*
+ * The bound of a launch-bound shape, by hand: SMALL_MODEL (12 layers,
+ * LayerNorm, a plain GELU MLP) at tp = pp = 1 with flash attention under
+ * fused element-wise kernels (host_time.c, compute.c ew_ops): a layer
+ * launches QKV, projection, fc1 and fc2 (4 GEMMs), the attention kernel
+ * and 2 norms + 2 residual adds + the activation (5) forward, 10 kernels;
+ * backward 2 x 4 GEMMs, FlashAttention's 3 kernels and 2 x 5, 21. The
+ * ends: the embedding 1 forward and 3 backward, the logits and loss
+ * 1 + 1 + 10 + 2 = 14 forward and 3 + 2 + 2 = 7 backward: 25. At 1 ms
+ * a launch a micro-batch's launches take (12 x 31 + 25) ms = 0.397 s,
+ * above its GPU work (24 b s h^2 (1 + s/6h) = 8.9e11 FLOP a layer
+ * forward, 3.2e13 for the forward and backward of 12 layers: 0.10 s at
+ * the peak 312 TFLOP/s, 0.148 s at the GEMM efficiencies). With m =
+ * 128 / (16 x 1) = 8 micro-batches, one sync each (1 ms) and two an
+ * iteration: 8 x (0.397 + 0.001) + 0.002 = 3.186 s. Under per-layer CUDA
+ * graphs a layer's pass is one launch, 8 x (12 x 2 + 25) ms = 0.392 s
+ * in all: the GPU work decides, and the syncs add 8 + 2 ms to it.
+ */
+START_TEST(test_lower_bound_by_hand)
+{
+	char yaml[1024];
+	struct cluster c;
+	struct model m;
+	struct framework fw;
+	struct plan p = shape_of(1, 1, 16, 1, 128, 2048);
+	struct estimate e;
+	struct estimate_options eo = { .framework = &fw };
+	struct plan_error err;
+	double lb, gpu;
+
+	snprintf(yaml, sizeof(yaml), SMALL_CLUSTER, "80 GiB", "100 Gbit/s");
+	test_load_cluster(&c, yaml);
+	test_load_model(&m, SMALL_MODEL);
+	p.flash_attention = true;
+	host_framework(&fw, "1 ms", "");
+	lb = search_lower_bound(&m, &c, &p, &fw, false);
+	ck_assert_double_eq_tol(lb, 3.186, 1e-9);
+	/* The plan itself: no faster than the bound. */
+	ck_assert_msg(estimate_plan(&m, &c, &p, &eo, &e, &err), "%s", err.message);
+	ck_assert(e.iteration_time_s >= lb);
+	/* Without a host model the bound is the GPU's alone (8 x 0.148 s). */
+	host_framework(&fw, "0 us", "");
+	gpu = search_lower_bound(&m, &c, &p, &fw, false);
+	ck_assert(gpu > 8 * 0.1 && gpu < 8 * 0.2);
+	/* Layer graphs: the GPU work, not the launches, bounds it. */
+	host_framework(&fw, "1 ms", "cuda_graphs: layer\n");
+	ck_assert_double_eq_tol(search_lower_bound(&m, &c, &p, &fw, false), gpu + 8 * 1e-3 + 2e-3, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
+/* The property's state: each prediction's time against its shape's bound. */
+struct bound_check {
+	const struct model *m;
+	const struct cluster *c;
+	const struct framework *fw;
+	long plans;
+	double worst; /* the largest bound / time met */
+};
+
+static void
+check_bound(void *ctx, const struct search_eval *ev)
+{
+	struct bound_check *b = ctx;
+	double lb, t;
+
+	if (!ev->predicted)
+		return;
+	/* A plan's bound is its shape's: the bound reads neither its
+	 * layers per stage nor its recompute modes. */
+	lb = search_lower_bound(b->m, b->c, &ev->cand->plan, b->fw, ev->cand->compressor != NULL);
+	t = ev->cand->est.iteration_time_s;
+	ck_assert_msg(lb <= t * (1.0 + 1e-12), "tp %d pp %d dp %d mb %d vpp %d ep %d zero %d: bound %.9g > %.9g s",
+		      ev->cand->plan.tp, ev->cand->plan.pp, ev->cand->plan.dp, ev->cand->plan.micro_batch,
+		      ev->cand->plan.vpp, ev->cand->plan.ep, ev->cand->plan.zero, lb, t);
+	b->plans++;
+	b->worst = fmax(b->worst, lb / t);
+}
+
+/* A small MoE model: 8 layers, every second one 8 experts, top 2. */
+#define SMALL_MOE_MODEL \
+	"name: small-moe\nlayers: 8\nhidden: 1024\nheads: 16\nvocab: 32000\nseq_len: 1024\n" \
+	"moe:\n  experts: 8\n  top_k: 2\n  every: 2\n"
+
+/* Fine-grained experts, as qwen3-30b-a3b's: 128 of h/4, top 8. */
+#define FINE_MOE_MODEL \
+	"name: fine-moe\nlayers: 4\nhidden: 1024\nheads: 16\nvocab: 32000\nseq_len: 1024\n" \
+	"gated_mlp: true\nnorm: rmsnorm\nmoe:\n  experts: 128\n  top_k: 8\n  expert_ffn_hidden: 256\n"
+
+/*
+ * plan-cli optbound: no plan predicts faster than its shape's bound. A
+ * property over every layout the exhaustive inner search predicts for
+ * every shape (none pruned) of a small grid (8 GPUs, pp up to 3,
+ * micro-batches up to 2), dense and MoE, with the host's launches at
+ * 0, 12 us and 1 ms a kernel (with syncs, and per-layer CUDA graphs at
+ * 1 ms): the launch-bound end is where the bound is tightest. And
+ * fine-grained experts under a single grouped GEMM (pytorch-fsdp2's
+ * moe_grouped_gemm), which the framework-free layer overprices (before
+ * the bound took the framework's own layers, a tp 4 pp 2 shape's was
+ * 0.0599 s and its plan took 0.0536 s), and under the allgather
+ * dispatcher, whose collectives the all-to-alls overpriced.
+ */
+START_TEST(test_lower_bound_below_estimates)
+{
+	static const struct { const char *launch, *extra; } hosts[] = {
+		{ "0 us", "" }, { "12 us", "" }, { "1 ms", "" }, { "1 ms", "cuda_graphs: layer\n" },
+		{ "1 ms", "elementwise: eager\npipeline_schedules: all\n" }, { "0 us", "moe_grouped_gemm: single\n" },
+		{ "0 us", "moe_dispatcher: allgather_mask\nmoe_sequential_mlp: true\n" },
+	};
+	static const char *models[] = { SMALL_MODEL, SMALL_MOE_MODEL, FINE_MOE_MODEL };
+	char yaml[1024];
+	struct cluster c;
+
+	snprintf(yaml, sizeof(yaml), SMALL_CLUSTER, "80 GiB", "100 Gbit/s");
+	test_load_cluster(&c, yaml);
+	for (size_t mi = 0; mi < sizeof(models) / sizeof(models[0]); mi++)
+		for (size_t hi = 0; hi < sizeof(hosts) / sizeof(hosts[0]); hi++) {
+			struct model m;
+			struct framework fw;
+			struct search_options o;
+			struct search_candidate top[SEARCH_MAX_TOP];
+			struct search_stats st;
+			struct plan_error err;
+			struct bound_check b = { .m = &m, .c = &c, .fw = &fw };
+			int ntop;
+
+			/* The fine-grained model (128 experts, slower to price): the
+			 * cases its experts change. */
+			if (mi == 2 && (hi == 1 || hi == 3 || hi == 4))
+				continue;
+			test_load_model(&m, models[mi]);
+			host_framework(&fw, hosts[hi].launch, hosts[hi].extra);
+			options(&o);
+			o.gpus = 8;
+			o.global_batch = 16;
+			o.max_pp = 3;
+			o.max_micro_batch = 2;
+			o.max_vpp = 2;
+			o.framework = &fw;
+			o.exhaustive = true;
+			o.unpruned = true;
+			o.on_eval = check_bound;
+			o.on_eval_ctx = &b;
+			ck_assert_msg(search_run(&m, &c, &o, top, &ntop, &st, &err), "%s", err.message);
+			ck_assert_int_gt(b.plans, 100);
+			fprintf(stderr, "bound <= estimate: %s, %s launches (case %zu): %ld plans, bound / time at most %.4f\n",
+				mi == 2 ? "fine moe" : mi ? "moe" : "dense", hosts[hi].launch, hi, b.plans, b.worst);
+		}
+	cluster_release(&c);
+}
+END_TEST
+
+/* The top list's times and first plan of two searches agree. */
+static void
+same_top(const struct search_candidate *a, int na, const struct search_candidate *b, int nb)
+{
+	ck_assert_int_eq(na, nb);
+	for (int i = 0; i < na; i++)
+		ck_assert_double_eq_tol(a[i].est.iteration_time_s, b[i].est.iteration_time_s,
+					1e-12 * b[i].est.iteration_time_s);
+	ck_assert_int_gt(na, 0);
+	ck_assert_int_eq(a[0].plan.tp, b[0].plan.tp);
+	ck_assert_int_eq(a[0].plan.pp, b[0].plan.pp);
+	ck_assert_int_eq(a[0].plan.dp, b[0].plan.dp);
+	ck_assert_int_eq(a[0].plan.micro_batch, b[0].plan.micro_batch);
+	ck_assert_int_eq(a[0].plan.zero, b[0].plan.zero);
+}
+
+/*
+ * plan-cli optbound: with launches of 1 ms (host_launch_overhead at its
+ * largest) the host's time bounds the shapes, and the search prunes
+ * most of them; its top list, with the MILP/DP and with --exhaustive, is
+ * the one of the search that prunes nothing. (Before, the bound counted
+ * GPU work only, fell far below every estimate and pruned almost
+ * nothing: gpt-1.7b on 16 H100s, 2 of 1,362 shapes.)
+ */
+START_TEST(test_launch_bound_search_exact)
+{
+	char yaml[1024];
+	struct cluster c;
+	struct model m;
+	struct framework fw;
+	struct search_options o;
+	struct search_candidate top[SEARCH_MAX_TOP], ref[SEARCH_MAX_TOP];
+	struct search_stats st, st_ref;
+	struct plan_error err;
+	int ntop, nref;
+
+	snprintf(yaml, sizeof(yaml), SMALL_CLUSTER, "24 GiB", "100 Gbit/s");
+	test_load_cluster(&c, yaml);
+	test_load_model(&m, SMALL_MODEL);
+	host_framework(&fw, "1 ms", "");
+	for (int ex = 0; ex < 2; ex++) {
+		options(&o);
+		o.gpus = 16;
+		o.global_batch = 64;
+		o.max_pp = 4;
+		o.framework = &fw;
+		o.exhaustive = ex;
+		o.unpruned = true;
+		ck_assert_msg(search_run(&m, &c, &o, ref, &nref, &st_ref, &err), "%s", err.message);
+		o.unpruned = false;
+		ck_assert_msg(search_run(&m, &c, &o, top, &ntop, &st, &err), "%s", err.message);
+		same_top(top, ntop, ref, nref);
+		ck_assert_int_eq(st_ref.pruned, 0);
+		ck_assert_int_gt(2 * st.pruned, st.shapes);
+		ck_assert_int_lt(st.evaluations, st_ref.evaluations);
+	}
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 search_suite(void)
 {
@@ -949,6 +1175,13 @@ search_suite(void)
 	tcase_add_test(tc, test_search_compression_start);
 	tcase_add_test(tc, test_search_layout_dp);
 	tcase_add_test(tc, test_search_beyond_max_stages);
+	suite_add_tcase(s, tc);
+	/* plan-cli optbound: the shapes' lower bound. */
+	tc = tcase_create("bound");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_lower_bound_by_hand);
+	tcase_add_test(tc, test_lower_bound_below_estimates);
+	tcase_add_test(tc, test_launch_bound_search_exact);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -117,6 +117,10 @@ struct search_options {
 	/** NULL (the default): nothing is called and nothing is kept. */
 	search_eval_fn on_eval;
 	void *on_eval_ctx;
+	/** (Tests) every shape searched in full, neither the lower bound
+	 *  nor the top list's cutoff skipping any: the reference the bounds
+	 *  are checked against. false (the default): pruned. */
+	bool unpruned;
 };
 
 /** Whether constraint @a allows @v (true when it lists nothing). */
@@ -229,3 +233,13 @@ bool search_shape(const struct model *m, const struct cluster *c, const struct p
 		  const struct compressor *cmp, const struct search_options *opt, bool exhaustive,
 		  struct search_candidate *best, bool *found, struct search_stats *stats,
 		  struct plan_error *err);
+
+/**
+ * The bound search_run sorts and prunes outer shapes by: no plan of
+ * @shape's outer shape (its degrees, micro-batch, schedule and options;
+ * its layers per stage and recompute modes are not read) predicts a
+ * shorter iteration under framework @fw (NULL: the built-in one), with a
+ * compressor where @compressed. Exposed for tests.
+ */
+double search_lower_bound(const struct model *m, const struct cluster *c, const struct plan *shape,
+			  const struct framework *fw, bool compressed);

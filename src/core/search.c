@@ -8,6 +8,7 @@
 #include "plan/compute.h"
 #include "plan/expert_par.h"
 #include "plan/framework.h"
+#include "plan/host_time.h"
 #include "plan/milp.h"
 #include "plan/pipeline.h"
 #include "plan/search.h"
@@ -1427,28 +1428,29 @@ by_bound(const void *a, const void *b)
 }
 
 /*
- * A bound no layout of the shape can beat: the slot is at least the
- * average stage's share of one micro-batch's forward and backward (no
- * recomputation) and of the backward TP collectives, which compression
- * never touches (MCBench compresses the forward ones only); the pipeline
- * runs m + (p - 1)/v slots (Narayanan et al. SC21, Eq. 2).
+ * The GPU work of one micro-batch of the whole model that no layout of
+ * the shape avoids: the forward and backward (no recomputation) and the
+ * backward TP collectives, which compression never touches (MCBench
+ * compresses the forward ones only). @q: the shape as a CP rank runs it
+ * (plan_cp_local), recomputing nothing; @own: its dense and MoE layers
+ * as estimate_plan prices them under the search's framework
+ * (build_layer_costs). plan-cli optbound: the framework-free layers
+ * priced before overpriced a single grouped expert GEMM (pytorch-fsdp2's
+ * moe_grouped_gemm single runs 128 experts' GEMMs 3x faster than
+ * Transformer Engine's per-expert launches): qwen3-30b-a3b on 32 H100s
+ * had bounds up to 2.7x a plan's time, and a search with both DP
+ * algorithms listed slower 4th and 5th plans than the unpruned one.
  */
 static double
-lower_bound(const struct model *m, const struct cluster *c, const struct plan *p, bool compressed)
+gpu_bound_per_mb(const struct model *m, const struct cluster *c, const struct plan *q, const struct framework *fw,
+		 const struct compute_layer own[2], bool compressed)
 {
-	/* A CP rank's s/cp tokens (plan_cp_local): its work per micro-batch. */
-	struct plan q = plan_cp_local(p);
-	struct compute_layer dense, moe;
 	struct plan_layout lay;
 	struct tp_layer_comm tc;
-	double per_mb, moe_layers, pace = gpu_pace_factor(&c->gpu, plan_gpus(p));
+	double per_mb, moe_layers;
 
-	q.recompute = PLAN_RECOMPUTE_NONE;
-	topology_plan(&q, c, &lay);
-	compute_layer_time(m, &q, c, NULL, false, &dense);
-	/* The slowest GPU's pace, as estimate_plan times every layer. */
-	compute_layer_scale(&dense, pace);
-	tp_layer_comm(m, &q, c, NULL, &lay, &dense, &tc);
+	topology_plan(q, c, &lay);
+	tp_layer_comm(m, q, c, NULL, &lay, &own[0], &tc);
 	/* plan-cli review6: the backward's SP re-gathers (fewer in an MoE
 	 * layer, none under sp_regather false) and an MoE layer's MLP pair
 	 * (the dispatcher's own collectives instead: the allgather one's, or
@@ -1456,26 +1458,116 @@ lower_bound(const struct model *m, const struct cluster *c, const struct plan *p
 	 * depend on the framework: left out, so that no framework's estimate
 	 * falls below. */
 	moe_layers = model_is_moe(m) ? model_moe_layers(m) : 0.0;
-	per_mb = (m->layers - moe_layers) * (dense.fwd_s + dense.bwd_s) +
+	per_mb = (m->layers - moe_layers) * (own[0].fwd_s + own[0].bwd_s) +
 		 m->layers * (tc.bwd_s - tc.regathers * tc.regather_s) - moe_layers * tc.mlp_bwd_s;
 	/* plan-cli optsearch: without a compressor the forward's TP
 	 * collectives are as unavoidable as the backward's. */
 	if (!compressed)
 		per_mb += m->layers * tc.fwd_s - moe_layers * tc.mlp_fwd_s;
 	if (model_is_moe(m)) {
-		compute_layer_time(m, &q, c, NULL, true, &moe);
-		compute_layer_scale(&moe, pace);
-		per_mb += model_moe_layers(m) * (moe.fwd_s + moe.bwd_s);
+		per_mb += moe_layers * (own[1].fwd_s + own[1].bwd_s);
 		/* Without Lancet every all-to-all is exposed (expert_par.c),
-		 * whatever the layout: two forward, two backward a layer. */
-		if (q.moe_overlap == PLAN_MOE_OVERLAP_NONE) {
+		 * whatever the layout: two forward, two backward a layer.
+		 * plan-cli optbound: or @fw's allgather dispatcher's
+		 * collectives, which the all-to-alls overpriced (bounds 1.07x
+		 * a qwen3-30b-a3b plan's time under megatron-core-0.6-
+		 * sequential, 1.55x in test-search's small MoE). */
+		if (q->moe_overlap == PLAN_MOE_OVERLAP_NONE) {
 			struct ep_layer_comm ep;
 
-			ep_layer_comm(m, &q, c, NULL, &lay, &moe, &ep);
-			per_mb += model_moe_layers(m) * (ep.fwd_s + ep.bwd_s);
+			ep_layer_comm(m, q, c, fw, &lay, &own[1], &ep);
+			per_mb += moe_layers * (ep.fwd_s + ep.bwd_s);
 		}
 	}
-	return pipeline_bound_slots(p) * per_mb / p->pp;
+	return per_mb;
+}
+
+/* plan-cli optbound: one layer's forward and backward launches under
+ * @fw (estimate.c stage_host_s with recompute none), its element-wise
+ * kernels as compute.c counts them in @cl. */
+static double
+layer_host_bound(const struct model *m, const struct plan *p, const struct framework *fw, bool moe,
+		 const struct compute_layer *cl)
+{
+	struct host_kernels hk;
+
+	host_layer_kernels(m, p, fw, moe, cl->ew_kernels, &hk);
+	return host_layer_pass_s(fw, hk.fwd) + host_layer_pass_s(fw, hk.bwd);
+}
+
+/*
+ * plan-cli optbound: the host time of one micro-batch of the whole
+ * model that no layout avoids: every layer's forward and backward
+ * launches without recomputation (which only adds launches) and the
+ * ends' (host_ends_kernels: the first and the last stage's, one stage's
+ * when pp is 1). @p: the shape recomputing nothing; @own: as
+ * gpu_bound_per_mb. 0 without a host model (host_launch_s 0).
+ */
+static double
+host_bound_per_mb(const struct model *m, const struct plan *p, const struct framework *fw,
+		  const struct compute_layer own[2])
+{
+	struct host_kernels ends;
+	double moe_layers = model_is_moe(m) ? model_moe_layers(m) : 0.0, host;
+
+	if (!(fw->host_launch_s > 0.0) || fw->cuda_graphs == FRAMEWORK_GRAPHS_FULL)
+		return 0.0;
+	host = (m->layers - moe_layers) * layer_host_bound(m, p, fw, false, &own[0]);
+	if (moe_layers > 0.0)
+		host += moe_layers * layer_host_bound(m, p, fw, true, &own[1]);
+	host_ends_kernels(p, true, true, &ends);
+	return host + host_eager_s(fw, ends.fwd + ends.bwd);
+}
+
+/*
+ * A bound no layout of the shape can beat under framework @fw. Stage t's
+ * slot is at least b_t = max(G_t, H_t) + S: its GPU work G_t
+ * (gpu_bound_per_mb's share), its launches H_t (estimate.c
+ * stage_launch_s: a micro-batch between host synchronisations takes the
+ * larger of its GPU and host time, and host_exposed_synced_s's stretches
+ * each take their larger, no less in sum) and the launch each of its
+ * microbatch_syncs (at least) exposes, S; under 1F1B its share of the
+ * fill and drain is at least b_t / v. So T = max_s (m slot_s + sum of
+ * the other shares) >= (m - 1/v) max b + sum b / v >= (m + (p - 1)/v)
+ * sum b / p (Narayanan et al. SC21, Eq. 2; pipeline_bound_slots), with
+ * sum b >= max(sum G, sum H) + p S however the layers are laid out;
+ * under the other schedules T >= m max slot. Past ESTIMATE_MAX_STAGES
+ * core_pace leaves the other stages' shares out: m slots. The iteration
+ * adds host_syncs launches (core_host's fixed_iter) on top.
+ */
+static double
+lower_bound(const struct model *m, const struct cluster *c, const struct plan *p, const struct framework *fw,
+	    bool compressed)
+{
+	/* A CP rank's s/cp tokens (plan_cp_local): its work per micro-batch. */
+	struct plan q = plan_cp_local(p), r = *p;
+	struct compute_layer own[2];
+	double slots = p->pp > ESTIMATE_MAX_STAGES ? plan_microbatches(p) : pipeline_bound_slots(p);
+	double pace = gpu_pace_factor(&c->gpu, plan_gpus(p)), gpu, host;
+
+	q.recompute = r.recompute = PLAN_RECOMPUTE_NONE;
+	/* As build_layer_costs prices them, at the slowest GPU's pace. */
+	for (int moe = 0; moe < (model_is_moe(m) ? 2 : 1); moe++) {
+		compute_layer_time(m, &q, c, fw, moe, &own[moe]);
+		compute_layer_scale(&own[moe], pace);
+	}
+	gpu = gpu_bound_per_mb(m, c, &q, fw, own, compressed);
+	host = host_bound_per_mb(m, &r, fw, own);
+	return slots * fmax(gpu, host) / p->pp + slots * fmax(0.0, fw->microbatch_syncs) * fw->host_launch_s +
+	       fmax(0.0, fw->host_syncs) * fw->host_launch_s;
+}
+
+double
+search_lower_bound(const struct model *m, const struct cluster *c, const struct plan *shape,
+		   const struct framework *fw, bool compressed)
+{
+	struct framework fw_default;
+
+	if (!fw) {
+		framework_init_default(&fw_default);
+		fw = &fw_default;
+	}
+	return lower_bound(m, c, shape, fw, compressed);
 }
 
 /* TP degrees and micro-batch sizes tried per shape, at the most. */
@@ -1497,6 +1589,7 @@ struct outer_space {
 	const struct model *m;
 	const struct cluster *c;
 	const struct search_options *opt;
+	const struct framework *fw; /* opt's, or the built-in one (lower_bound) */
 	int seq;
 	struct shape_list *out;
 	struct plan_error *err;
@@ -1741,7 +1834,7 @@ push_shape(const struct outer_space *x, const struct plan *pp, const struct comp
 	/* Materialising (search_run): the plan only, as first met. */
 	if (x->out->want)
 		return push_plan(x->out, &p, x->err);
-	lb = lower_bound(x->m, x->c, &p, cmp != NULL);
+	lb = lower_bound(x->m, x->c, &p, x->fw, cmp != NULL);
 	/* Shapes are sorted and pruned by this bound: it must be a number. */
 	if (!isfinite(lb))
 		return plan_error_nonfinite(&p, "lower bound on the iteration time", x->err);
@@ -2120,11 +2213,14 @@ static bool
 enumerate(const struct model *m, const struct cluster *c, const struct search_options *opt,
 	  int gpus, int seq, struct shape_list *out, struct plan_error *err)
 {
-	const struct outer_space x = { m, c, opt, seq, out, err };
+	struct framework fw_default;
+	const struct outer_space x = { .m = m, .c = c, .opt = opt, .fw = opt->framework ? opt->framework : &fw_default,
+				       .seq = seq, .out = out, .err = err };
 	int max_pp = opt->max_pp > 0 ? opt->max_pp : m->layers;
 	int tps[SEARCH_MAX_DEGREES], ntp = tp_candidates(&x, gpus, tps);
 	int cps[16], ncp = cp_candidates(&x, cps);
 
+	framework_init_default(&fw_default);
 	for (int ti = 0; ti < ntp; ti++)
 		for (int ci = 0; ci < ncp; ci++) {
 			struct outer o = { .tp = tps[ti], .cp = cps[ci] };
@@ -2401,11 +2497,11 @@ search_walk(const struct search_walk *w, struct shape_list *shapes, struct searc
 
 		/* Shapes come in increasing bound: once the bound passes the
 		 * k-th best time, no later shape can enter the top list. */
-		if (*ntop == w->k && s->lower_bound >= top[w->k - 1].est.iteration_time_s) {
+		if (!w->opt->unpruned && *ntop == w->k && s->lower_bound >= top[w->k - 1].est.iteration_time_s) {
 			st->pruned = shapes->n - i;
 			break;
 		}
-		st->cutoff_s = *ntop == w->k ? top[w->k - 1].est.iteration_time_s : 0.0;
+		st->cutoff_s = *ntop == w->k && !w->opt->unpruned ? top[w->k - 1].est.iteration_time_s : 0.0;
 		so.dp_algo = s->dp_algo;
 		if (shapes->slot[s->plan] < 0 && !materialise(w->m, w->c, w->opt, w->gpus, w->seq, shapes, i, err))
 			return false;
