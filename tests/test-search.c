@@ -30,6 +30,20 @@ options(struct search_options *o)
 	o->max_zero = -1;
 }
 
+/* A search of @gpus GPUs at @gb sequences, pipelines up to @max_pp, under
+ * @fw, with nothing pruned (@unpruned) or as optimize prunes: the launch
+ * bound's tests. */
+static void
+launch_options(struct search_options *o, int gpus, int gb, int max_pp, const struct framework *fw, bool unpruned)
+{
+	options(o);
+	o->gpus = gpus;
+	o->global_batch = gb;
+	o->max_pp = max_pp;
+	o->framework = fw;
+	o->unpruned = unpruned;
+}
+
 /* A shape of tp x pp x dp GPUs: micro-batch @mb, global batch @gb, @seq tokens. */
 static struct plan
 shape_of(int tp, int pp, int dp, int mb, int gb, int seq)
@@ -1072,15 +1086,10 @@ START_TEST(test_lower_bound_below_estimates)
 				continue;
 			test_load_model(&m, models[mi]);
 			host_framework(&fw, hosts[hi].launch, hosts[hi].extra);
-			options(&o);
-			o.gpus = 8;
-			o.global_batch = 16;
-			o.max_pp = 3;
+			launch_options(&o, 8, 16, 3, &fw, true);
 			o.max_micro_batch = 2;
 			o.max_vpp = 2;
-			o.framework = &fw;
 			o.exhaustive = true;
-			o.unpruned = true;
 			o.on_eval = check_bound;
 			o.on_eval_ctx = &b;
 			ck_assert_msg(search_run(&m, &c, &o, top, &ntop, &st, &err), "%s", err.message);
@@ -1133,13 +1142,8 @@ START_TEST(test_launch_bound_search_exact)
 	test_load_model(&m, SMALL_MODEL);
 	host_framework(&fw, "1 ms", "");
 	for (int ex = 0; ex < 2; ex++) {
-		options(&o);
-		o.gpus = 16;
-		o.global_batch = 64;
-		o.max_pp = 4;
-		o.framework = &fw;
+		launch_options(&o, 16, 64, 4, &fw, true);
 		o.exhaustive = ex;
-		o.unpruned = true;
 		ck_assert_msg(search_run(&m, &c, &o, ref, &nref, &st_ref, &err), "%s", err.message);
 		o.unpruned = false;
 		ck_assert_msg(search_run(&m, &c, &o, top, &ntop, &st, &err), "%s", err.message);
