@@ -106,11 +106,14 @@
  *   Impl::UNFUSED). The backward keeps the column-wise copy of X (0.5 +
  *   1/16). Blackwell only (tcgen05's block-scaled fp4 MMA; "Training: SM
  *   10.0, SM 10.3"), no fast-accumulation mode. Its GEMMs run at
- *   peak_flops_fp4 on the fp8 curve's efficiency times 0.925: the one
- *   measurement found of NVFP4 against fp8 GEMMs on one Blackwell GPU
- *   (an RTX 5060 Ti, sm_120: 342 against 185 TFLOP/s, 1.85 of the 2x
- *   peak ratio; QuantumDrizzy/BLACKWALL, 2026), weak evidence for sm_100
- *   (scripts/measure-gpu.py does not time fp4 yet).
+ *   peak_flops_fp4 on the fp8 curve's efficiency times 0.77: on a B200,
+ *   vLLM's CUTLASS NVFP4 GEMM ran at 3,904 TFLOP/s (M 16384, N 6144, K
+ *   4096, quantisation excluded; vllm-project/vllm#20646, 2025-07) where
+ *   its FP8 one ran at 2,545 (the same shape, #19566, 2025-06): 1.53 of
+ *   the 2x peak ratio. The other figure found, a consumer Blackwell
+ *   (sm_120 RTX 5060 Ti: 342 against 185 TFLOP/s; QuantumDrizzy/BLACKWALL,
+ *   2026), gives 0.925; TE's cuBLASLt kernels were not timed by anyone
+ *   found, nor here (scripts/measure-gpu.py does not time fp4 yet).
  * TE's recipes save the fp8 copy of a linear's input for its backward
  * (TE Linear saves the quantised input): 1 byte an element instead of 2.
  *
@@ -160,7 +163,7 @@ transpose_bytes(enum gpu_generation gen)
 /* ... with the weights' 16 x 16 blocks: a scale per 256. */
 #define NVFP4_WEIGHT_COPY_BYTES (0.5 + 1.0 / 256.0)
 /* NVFP4's GEMM efficiency against the fp8 GEMM's at the same duration (see above). */
-#define NVFP4_GEMM_SPEED 0.925
+#define NVFP4_GEMM_SPEED 0.77
 
 const char *
 fp8_recipe_name(int recipe)
