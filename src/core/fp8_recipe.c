@@ -189,6 +189,22 @@ fp8_recipe_recasts(const struct plan *p, const struct framework *fw)
 	return plan_low_precision(p) && fw && fw->fp8_weight_recast && !p->fp8_gather;
 }
 
+/* NVFP4 (see above): an amax pass and one cast to both copies for X and
+ * dY, the same for the weights once an iteration, both copies kept. */
+static void
+nvfp4_cost(struct fp8_recipe_cost *out)
+{
+	out->fwd_input_bytes = out->bwd_grad_bytes = 2.0 + 2.0 + 2.0 * NVFP4_COPY_BYTES;
+	out->fwd_kernels = out->bwd_kernels = 2;
+	out->weight_bytes = out->recast_fwd_bytes = 2.0 + 2.0 + 2.0 * NVFP4_WEIGHT_COPY_BYTES;
+	out->recast_fwd_kernels = 2;
+	out->weight_copy_bytes = 2.0 * NVFP4_WEIGHT_COPY_BYTES;
+	out->saved_input_bytes = NVFP4_COPY_BYTES;
+	out->gemm_speed = out->bwd_gemm_speed = NVFP4_GEMM_SPEED;
+	out->fwd_fast_accum = false;
+	out->fp4 = true;
+}
+
 void
 fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out)
 {
@@ -243,15 +259,7 @@ fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out
 		out->fwd_fast_accum = false;
 		break;
 	case FP8_RECIPE_NVFP4:
-		out->fwd_input_bytes = out->bwd_grad_bytes = 2.0 + 2.0 + 2.0 * NVFP4_COPY_BYTES;
-		out->fwd_kernels = out->bwd_kernels = 2;
-		out->weight_bytes = out->recast_fwd_bytes = 2.0 + 2.0 + 2.0 * NVFP4_WEIGHT_COPY_BYTES;
-		out->recast_fwd_kernels = 2;
-		out->weight_copy_bytes = 2.0 * NVFP4_WEIGHT_COPY_BYTES;
-		out->saved_input_bytes = NVFP4_COPY_BYTES;
-		out->gemm_speed = out->bwd_gemm_speed = NVFP4_GEMM_SPEED;
-		out->fwd_fast_accum = false;
-		out->fp4 = true;
+		nvfp4_cost(out);
 		break;
 	case PLAN_FP8_DELAYED:
 	default:
