@@ -113,7 +113,53 @@
  * left to the element-wise count. Current scaling needs the amax first,
  * so TE v2.4 runs the norm unfused (bf16 out, amax, cast: as the other
  * linears); MLA's down-projections and the MoE experts take the norm's
- * output through separate modules.
+ * output through separate modules. *
+ * Sequence-parallel all-gathers (tp_gather_bytes; tensor_par.c prices
+ * them): TE casts a column-parallel linear's input to fp8 before its
+ * all-gather, and a row-parallel linear's output gradient before its
+ * backward all-gather, and gathers the fp8 bytes. v1.8 (NeMo 24.07):
+ * layernorm_linear.py forward allocates ln_out as torch.uint8 under fp8,
+ * the norm writes fp8 into it and gather_along_first_dim(ln_out) moves
+ * that; its backward gathers the saved fp8 ln_out again for wgrad;
+ * module/base.py grad_output_preprocess ("FP8 case with gather") casts
+ * grad_output to uint8 and then gathers it; userbuffers' all-gather
+ * buffers are fp8 (initialize_ub: fp8_buf for every name in
+ * layers_all_gather_overlap: qkv/fc1 fprop and dgrad, proj/fc2 dgrad).
+ * v2.11 the same through quantizers: layernorm_linear.py gathers
+ * ln_out with quantizer=input_quantizer (NCCL or
+ * fill_userbuffers_buffer_for_all_gather), grad_output_preprocess with
+ * the grad-output quantizer. Delayed and current scaling gather 1 byte
+ * an element (distributed.py _all_gather_fp8), MXFP8 its data and E8M0
+ * scales (_all_gather_mxfp8: 1 + 1/32), blockwise its 1x128-tile data
+ * and fp32 scales (_all_gather_fp8_blockwise, v2.5 on: 1 + 4/128; v2.3
+ * and v2.4 gathered it in 16 bits, force_hp_blockwise_ln_out_gather).
+ * torchao's tensor-wise recipe gathers fp8 as well: torchtitan
+ * parallelises a Float8Linear model with Float8ColwiseParallel,
+ * Float8RowwiseParallel and PrepareFloat8ModuleInput when the recipe is
+ * tensor-wise (torchao float8/float8_tensor_parallel.py: the input is
+ * cast, then redistributed; the output gradient cast by
+ * NoopFwToFloat8BwDynamic before the backward's all-gather); its rowwise
+ * recipe keeps the plain ColwiseParallel and gathers 16 bits. Every
+ * reduce-scatter stays 16-bit: the row-parallel GEMM's output and the
+ * input gradient are bf16 (TE's fp8 reduce-scatter buffers need a
+ * userbuffers config's fp8_buf, off by default).
+ *
+ * Current scaling's amax all-reduce (tp_amax_reduce): a gathered tensor
+ * has one scale, so each rank's amax must be the group's. TE v2.2 on
+ * (Float8CurrentScaling): _customize_quantizers_float8_current_scaling
+ * sets with_amax_reduction over the TP group on a column-parallel
+ * linear's input quantizer and a row-parallel linear's grad-output
+ * quantizer when sequence_parallel, and the quantizer runs
+ * amax_reduction_group->allreduce(MAX)->wait() on the one fp32 amax
+ * between the amax kernel and the cast (csrc/quantizer.cpp,
+ * Float8CurrentScalingQuantizer::quantize): one latency-bound all-reduce
+ * per gathered tensor, per micro-batch. torchao's tensor-wise cast of a
+ * DTensor reduces its amax the same way (float8_training_tensor.py
+ * _ToFloat8ConstrFunc multiplies the tensor by a scale from
+ * torch.max(abs(x)), a Partial(max) made Replicate): the gathered
+ * inputs and output gradients as TE's, and also the row-parallel
+ * inputs, the column-parallel output gradients and the TP-sharded
+ * weights, which are not counted here (issue 25: left open).
  */
 #include <math.h>
 #include <stddef.h>
@@ -147,7 +193,7 @@ fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out
 	double tr = transpose_bytes(gen);
 
 	*out = (struct fp8_recipe_cost){ .gemm_speed = 1.0, .bwd_gemm_speed = 1.0, .saved_input_bytes = 1.0,
-					 .fwd_fast_accum = true };
+					 .fwd_fast_accum = true, .tp_gather_bytes = 1.0 };
 	switch (recipe) {
 	case PLAN_FP8_CURRENT:
 		out->fwd_input_bytes = out->bwd_grad_bytes = out->weight_bytes = 2.0 + 3.0 + tr;
@@ -157,6 +203,7 @@ fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out
 		 * forward, again for the dgrad GEMM (weight_hp_t). */
 		out->recast_fwd_bytes = out->recast_bwd_bytes = 2.0 + 3.0;
 		out->recast_fwd_kernels = out->recast_bwd_kernels = 2;
+		out->tp_amax_reduce = true;
 		break;
 	case PLAN_FP8_ROWWISE:
 		out->fwd_input_bytes = 3.0;
@@ -177,6 +224,7 @@ fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out
 		out->bwd_rescale_bytes = 4.0;
 		out->bwd_kernels += 2;
 		out->saved_input_bytes = 2.0;
+		out->tp_gather_bytes = 2.0;
 		break;
 	case PLAN_FP8_BLOCKWISE:
 		out->fwd_input_bytes = out->bwd_grad_bytes = 4.0 + 8.0 / 128.0;
@@ -185,6 +233,7 @@ fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out
 		out->recast_fwd_kernels = 1;
 		out->weight_copy_bytes = 2.0 + 8.0 / (128.0 * 128.0);
 		out->fwd_fast_accum = false;
+		out->tp_gather_bytes = 1.0 + 4.0 / 128.0;
 		break;
 	case PLAN_FP8_MXFP8:
 		out->fwd_input_bytes = out->bwd_grad_bytes = out->weight_bytes = 4.0 + 2.0 / 32.0;
@@ -193,6 +242,7 @@ fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out
 		out->fwd_kernels = out->bwd_kernels = 1;
 		out->weight_copy_bytes = 2.0 + 2.0 / 32.0;
 		out->fwd_fast_accum = false;
+		out->tp_gather_bytes = 1.0 + 1.0 / 32.0;
 		break;
 	case PLAN_FP8_DELAYED:
 	default:
@@ -239,6 +289,28 @@ fp8_recipe_check(int recipe, const struct gpu *g, struct plan_error *err)
 								   : "PyTorch's row-wise scaled_mm",
 				      g->name, gen, recipes_valid_on(g));
 	return true;
+}
+
+double
+fp8_recipe_tp_gather_bytes(const struct plan *p, const struct framework *fw)
+{
+	struct fp8_recipe_cost rc;
+
+	if (p->precision != PLAN_PRECISION_FP8)
+		return 2.0;
+	fp8_recipe_cost(fp8_recipe_resolve(p, fw), GPU_GEN_HOPPER, &rc);
+	return rc.tp_gather_bytes;
+}
+
+bool
+fp8_recipe_tp_amax_reduces(const struct plan *p, const struct framework *fw)
+{
+	struct fp8_recipe_cost rc;
+
+	if (p->precision != PLAN_PRECISION_FP8 || !p->sequence_parallel || p->tp <= 1)
+		return false;
+	fp8_recipe_cost(fp8_recipe_resolve(p, fw), GPU_GEN_HOPPER, &rc);
+	return rc.tp_amax_reduce;
 }
 
 double
