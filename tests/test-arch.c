@@ -11,6 +11,7 @@
 #include "plan/compute.h"
 #include "plan/flops.h"
 #include "plan/fp8_recipe.h"
+#include "plan/framework.h"
 #include "plan/memory.h"
 #include "plan/tensor_par.h"
 #include "plan/topology.h"
@@ -434,6 +435,32 @@ START_TEST(test_tp_fp8_gather)
 	ck_assert_double_eq_tol(t.fwd_s, 36.163322353e-6, 1e-14);
 	ck_assert_double_eq_tol(t.bwd_s, 48.649082353e-6, 1e-14);
 	ck_assert_double_eq_tol(t.mlp_fwd_s, 18.081661176e-6, 1e-14);
+	{
+		/* torchao (fp8_weight_recast) reduces the amax of every
+		 * tensor-wise DTensor cast: the toy GPT's 6 linears (wq, wk,
+		 * wv, wo, fc1, fc2), forward 2 gathered inputs + 2
+		 * row-parallel inputs + 6 weights = 10 all-reduces, backward 6
+		 * output gradients + 6 weights = 12; the MLP's 2 + 2 and 2 + 2.
+		 * 0.353021176 us each: forward 35.45728 + 3.530211765 =
+		 * 38.987491765 us, backward 47.94304 + 4.236254118 =
+		 * 52.179294118 us, the MLP's 17.72864 + 1.412084706 =
+		 * 19.140724706 us a pass. With --fp8-gather the weights come
+		 * cast: 4 and 6, 36.869364706 and 50.061167059 us. */
+		struct framework ao;
+
+		framework_init_default(&ao);
+		ao.fp8_weight_recast = true;
+		tp_layer_comm(&m, &p, &c, &ao, &lay, &cl, &t);
+		ck_assert_double_eq_tol(t.fwd_s, 38.987491765e-6, 1e-14);
+		ck_assert_double_eq_tol(t.bwd_s, 52.179294118e-6, 1e-14);
+		ck_assert_double_eq_tol(t.mlp_fwd_s, 19.140724706e-6, 1e-14);
+		ck_assert_double_eq_tol(t.mlp_bwd_s, 19.140724706e-6, 1e-14);
+		p.fp8_gather = true;
+		tp_layer_comm(&m, &p, &c, &ao, &lay, &cl, &t);
+		ck_assert_double_eq_tol(t.fwd_s, 36.869364706e-6, 1e-14);
+		ck_assert_double_eq_tol(t.bwd_s, 50.061167059e-6, 1e-14);
+		p.fp8_gather = false;
+	}
 	p.sequence_parallel = false;
 	tp_layer_comm(&m, &p, &c, NULL, &lay, &cl, &t);
 	ck_assert_double_eq(t.amax_s, 0.0);

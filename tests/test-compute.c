@@ -827,7 +827,19 @@ START_TEST(test_fp8_recipes)
 	p.fp8_gather = true;
 	ck_assert(!fp8_recipe_recasts(&p, &fw));
 	ck_assert_double_eq(fp8_recipe_weight_bytes(&p, &fw, &c.gpu), 6.0);
+	/* ... but torchao's step (precompute_float8_dynamic_scale_for_fsdp)
+	 * reads only the shard for its amaxes, 2 bytes an owned element:
+	 * 1.25e8 owned of 1e9 is 2.5e8 bytes; the casts, 27 bytes an owned
+	 * element, come before each gather (fp8_recipe_gather_cast_bytes).
+	 * Transformer Engine (no fp8_weight_recast) casts all 1e9 once an
+	 * iteration, 6 bytes each (current, Hopper): 6e9. */
+	ck_assert_double_eq(fp8_recipe_step_bytes(&p, &fw, &c.gpu, 1e9, 1.25e8), 2.5e8);
+	ck_assert_double_eq(fp8_recipe_gather_cast_bytes(&p, &fw), 27.0);
+	ck_assert_double_eq(fp8_recipe_step_bytes(&p, NULL, &c.gpu, 1e9, 1.25e8), 6e9);
+	ck_assert_double_eq(fp8_recipe_gather_cast_bytes(&p, NULL), 0.0);
 	p.fp8_gather = false;
+	ck_assert_double_eq(fp8_recipe_step_bytes(&p, &fw, &c.gpu, 1e9, 1.25e8), 0.0);
+	ck_assert_double_eq(fp8_recipe_gather_cast_bytes(&p, &fw), 0.0);
 	casts = (struct compute_casts){ .bytes = 0.0, .recipe = PLAN_FP8_BLOCKWISE };
 	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 1.7179869184e-3, 1e-15);
 	ck_assert_double_eq_tol(casts.bytes, 68157440.0, 1e-6);

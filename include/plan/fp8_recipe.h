@@ -91,6 +91,23 @@ double fp8_recipe_tp_gather_bytes(const struct plan *p, const struct framework *
  */
 bool fp8_recipe_tp_amax_reduces(const struct plan *p, const struct framework *fw);
 
+/**
+ * Bytes the per-iteration weight casts of @p move on one GPU of @g
+ * holding @params parameters, @owned of them its shard: @params times
+ * fp8_recipe_weight_bytes(), or, where @fw casts at each use
+ * (fp8_weight_recast: torchao) and @p gathers fp8 (--fp8-gather), the
+ * amax pass over the shard alone (precompute_float8_dynamic_scale_for_fsdp).
+ */
+double fp8_recipe_step_bytes(const struct plan *p, const struct framework *fw, const struct gpu *g, double params,
+			     double owned);
+
+/**
+ * Bytes per sharded weight element of the cast before each fp8
+ * all-gather (torchao's fsdp_pre_all_gather under --fp8-gather, in
+ * eager); 0 where @p does not gather fp8 or @fw keeps no such cast.
+ */
+double fp8_recipe_gather_cast_bytes(const struct plan *p, const struct framework *fw);
+
 /** What delayed scaling's amax reductions and scale updates cost one micro-batch (fp8_recipe.c). */
 struct fp8_scaling_cost {
 	double kernels;          /**< kernel launches, forward and backward */

@@ -777,7 +777,7 @@ stage_optimizer_s(const struct core *x, double params, double expert)
 	double shard = p->zero >= 1 ? (p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp) : 1;
 	double eshard = p->zero >= 1 ? plan_edp(p) : 1;
 	double owned = (params - expert) / shard + expert / eshard;
-	double fp8 = p->precision == PLAN_PRECISION_FP8 ? params * fp8_recipe_weight_bytes(p, fw, &c->gpu) : 0.0;
+	double fp8 = p->precision == PLAN_PRECISION_FP8 ? fp8_recipe_step_bytes(p, fw, &c->gpu, params, owned) : 0.0;
 
 	return x->lc.pace *
 	       compute_optimizer_time(c, owned, p->zero >= 2 ? owned : params,

@@ -142,7 +142,11 @@
  * recipe keeps the plain ColwiseParallel and gathers 16 bits. Every
  * reduce-scatter stays 16-bit: the row-parallel GEMM's output and the
  * input gradient are bf16 (TE's fp8 reduce-scatter buffers need a
- * userbuffers config's fp8_buf, off by default).
+ * userbuffers config's fp8_buf, off by default; NeMo-Framework-Launcher
+ * 24.07's configs for the GPT-3, Llama 2/3 and Nemotron runs leave it
+ * off: only gpt3/mlperf-24n.yaml and the unreferenced
+ * ub_cfg_h100_fp8_h8192_tp4_mbs1_seqlen8192.yaml set it, for proj_fprop
+ * and fc2_fprop).
  *
  * Current scaling's amax all-reduce (tp_amax_reduce): a gathered tensor
  * has one scale, so each rank's amax must be the group's. TE v2.2 on
@@ -159,7 +163,8 @@
  * torch.max(abs(x)), a Partial(max) made Replicate): the gathered
  * inputs and output gradients as TE's, and also the row-parallel
  * inputs, the column-parallel output gradients and the TP-sharded
- * weights, which are not counted here (issue 25: left open).
+ * weights (tensor_par.c counts them where the framework casts at each
+ * use, fp8_weight_recast).
  */
 #include <math.h>
 #include <stddef.h>
@@ -345,6 +350,50 @@ fp8_recipe_weight_bytes(const struct plan *p, const struct framework *fw, const 
 		return 0.0;
 	fp8_recipe_cost(fp8_recipe_resolve(p, fw), (enum gpu_generation)g->generation, &rc);
 	return rc.weight_bytes;
+}
+
+/*
+ * torchao's --fp8-gather (enable_fsdp_float8_all_gather with
+ * precompute_float8_dynamic_scale_for_fsdp, as torchtitan runs it after
+ * each optimizer step; torchao float8/fsdp_utils.py):
+ * - once an iteration, precompute_float8_dynamic_scale_for_fsdp takes
+ *   torch._foreach_norm(weights, ord=inf) of the local shards (read 2
+ *   bytes an owned element), stacks the amaxes and all-reduces them once
+ *   (a few hundred bytes, not priced) into every weight's scale;
+ * - at every all-gather (each micro-batch's forward, and its backward's
+ *   where FSDP2 reshards after the forward), fsdp_pre_all_gather casts
+ *   the local shard with that scale (hp_tensor_and_scale_to_float8:
+ *   tensor.to(float32) * scale, then to_fp8_saturated's clamp and
+ *   .to(fp8)). FSDP2 calls it in eager on its all-gather copy-in stream
+ *   (torch.compile wraps the blocks inside the FSDP hooks): four kernels,
+ *   read 2 write 4, read 4 write 4, read 4 write 4, read 4 write 1: 27
+ *   bytes an owned element, before each gather (data_par.c adds it to
+ *   the gather's time).
+ * The gathered fp8 weight goes into the GEMMs without another cast
+ * (float8_linear.py: tensor_already_casted_to_fp8).
+ */
+#define FP8_GATHER_AMAX_BYTES 2.0
+#define FP8_GATHER_CAST_BYTES (2.0 + 4.0 + 4.0 + 4.0 + 4.0 + 4.0 + 4.0 + 1.0)
+
+static bool
+fp8_recipe_gathers_cast(const struct plan *p, const struct framework *fw)
+{
+	return p->precision == PLAN_PRECISION_FP8 && p->fp8_gather && fw && fw->fp8_weight_recast;
+}
+
+double
+fp8_recipe_step_bytes(const struct plan *p, const struct framework *fw, const struct gpu *g, double params,
+		      double owned)
+{
+	if (fp8_recipe_gathers_cast(p, fw))
+		return FP8_GATHER_AMAX_BYTES * owned;
+	return params * fp8_recipe_weight_bytes(p, fw, g);
+}
+
+double
+fp8_recipe_gather_cast_bytes(const struct plan *p, const struct framework *fw)
+{
+	return fp8_recipe_gathers_cast(p, fw) ? FP8_GATHER_CAST_BYTES : 0.0;
 }
 
 /*

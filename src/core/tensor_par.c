@@ -169,29 +169,47 @@ tp_overlap_layer(const struct model *m, const struct plan *p, const struct clust
 }
 
 /*
- * Current scaling's amax all-reduce before each gathered tensor's cast
- * (fp8_recipe.c: TE v2.2 on, with_amax_reduction on the TP group;
- * torchao's tensor-wise DTensor casts): one fp32 amax, latency-bound,
- * and blocking (the quantizer waits on it before the cast), for each
- * column-parallel input gathered in the forward and each row-parallel
- * output gradient gathered in the backward: per_pass each pass, one of
- * them the MLP's (fc1's input, fc2's output gradient). The backward's
- * second gather takes the saved fp8 copy and reduces nothing; userbuffers'
- * overlap leaves the all-reduce outside the overlapped GEMM.
+ * Current scaling's amax all-reduce before a cast (fp8_recipe.c): one
+ * fp32 amax, latency-bound, and blocking (the cast waits on it).
+ * Transformer Engine v2.2 on (with_amax_reduction on the TP group)
+ * reduces each column-parallel input gathered in the forward and each
+ * row-parallel output gradient gathered in the backward: per_pass each
+ * pass, one of them the MLP's (fc1's input, fc2's output gradient); the
+ * backward's second gather takes the saved fp8 copy and reduces nothing,
+ * and userbuffers' overlap leaves the all-reduce outside the overlapped
+ * GEMM. torchao's Float8Linear (framework fp8_weight_recast) casts
+ * DTensors, whose amax is a Partial(max) reduced over the TP mesh at
+ * every tensor-wise cast (float8_training_tensor.py _ToFloat8ConstrFunc;
+ * float8_tensor_parallel.py; torchtitan docs/float8.md: "to keep single
+ * device semantics"): in torchtitan's Llama layout (wq, wk, wv, wo and
+ * w1, w2 with w3 when gated) the forward casts the two gathered inputs
+ * (PrepareFloat8ModuleInput), the two row-parallel inputs and, unless
+ * --fp8-gather precast them, every weight; the backward every output
+ * gradient (NoopFwToFloat8BwDynamic) and every weight again.
  */
 static void
 tp_amax_reduces(const struct model *m, const struct plan *p, const struct cluster *c, const struct framework *fw,
 		const struct plan_layout *lay, struct tp_layer_comm *out)
 {
+	double fwd = out->per_pass, bwd = out->per_pass, mlp_fwd = 1.0, mlp_bwd = 1.0;
+
 	out->amax_s = 0.0;
 	if (!fp8_recipe_tp_amax_reduces(p, fw))
 		return;
+	if (fw && fw->fp8_weight_recast) {
+		double mlp = m->gated_mlp ? 3.0 : 2.0, linears = 4.0 + mlp, w = p->fp8_gather ? 0.0 : 1.0;
+
+		fwd = out->per_pass + 2.0 + w * linears;
+		bwd = (1.0 + w) * linears;
+		mlp_fwd = 2.0 + w * mlp;
+		mlp_bwd = (1.0 + w) * mlp;
+	}
 	out->amax_s = collective_small_allreduce_time(c, &lay->tp, 4.0);
-	out->fwd_s += out->per_pass * out->amax_s;
-	out->bwd_s += out->per_pass * out->amax_s;
+	out->fwd_s += fwd * out->amax_s;
+	out->bwd_s += bwd * out->amax_s;
 	if (!m->parallel_block) {
-		out->mlp_fwd_s += out->amax_s;
-		out->mlp_bwd_s += out->amax_s;
+		out->mlp_fwd_s += mlp_fwd * out->amax_s;
+		out->mlp_bwd_s += mlp_bwd * out->amax_s;
 	}
 }
 
