@@ -827,7 +827,19 @@ START_TEST(test_fp8_recipes)
 	p.fp8_gather = true;
 	ck_assert(!fp8_recipe_recasts(&p, &fw));
 	ck_assert_double_eq(fp8_recipe_weight_bytes(&p, &fw, &c.gpu), 6.0);
+	/* ... but torchao's step (precompute_float8_dynamic_scale_for_fsdp)
+	 * reads only the shard for its amaxes, 2 bytes an owned element:
+	 * 1.25e8 owned of 1e9 is 2.5e8 bytes; the casts, 27 bytes an owned
+	 * element, come before each gather (fp8_recipe_gather_cast_bytes).
+	 * Transformer Engine (no fp8_weight_recast) casts all 1e9 once an
+	 * iteration, 6 bytes each (current, Hopper): 6e9. */
+	ck_assert_double_eq(fp8_recipe_step_bytes(&p, &fw, &c.gpu, 1e9, 1.25e8), 2.5e8);
+	ck_assert_double_eq(fp8_recipe_gather_cast_bytes(&p, &fw), 27.0);
+	ck_assert_double_eq(fp8_recipe_step_bytes(&p, NULL, &c.gpu, 1e9, 1.25e8), 6e9);
+	ck_assert_double_eq(fp8_recipe_gather_cast_bytes(&p, NULL), 0.0);
 	p.fp8_gather = false;
+	ck_assert_double_eq(fp8_recipe_step_bytes(&p, &fw, &c.gpu, 1e9, 1.25e8), 0.0);
+	ck_assert_double_eq(fp8_recipe_gather_cast_bytes(&p, &fw), 0.0);
 	casts = (struct compute_casts){ .bytes = 0.0, .recipe = PLAN_FP8_BLOCKWISE };
 	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 1.7179869184e-3, 1e-15);
 	ck_assert_double_eq_tol(casts.bytes, 68157440.0, 1e-6);
@@ -872,7 +884,9 @@ END_TEST
  * 85,983,232 bytes in 2 kernels; dY's the same in the backward. The
  * weight's once an iteration, 16 x 16 scales: 2 + 2 + 2 x (0.5 + 1/256) =
  * 5.0078125 bytes; the backward keeps X's column-wise copy, 0.5625 bytes
- * an element. fp4 runs NVFP4 whatever the framework's fp8 recipe; it is
+ * an element; its sequence-parallel all-gathers move that copy (0.5625),
+ * after a TP all-reduce of the amax. fp4 runs NVFP4 whatever the
+ * framework's fp8 recipe; it is
  * refused on Hopper and on a Blackwell profile without peak_flops_fp4.
  */
 START_TEST(test_nvfp4_recipe)
@@ -902,6 +916,13 @@ START_TEST(test_nvfp4_recipe)
 	ck_assert_int_eq(casts.bwd_kernels, 2);
 	ck_assert_double_eq_tol(fp8_recipe_weight_bytes(&p, NULL, &c.gpu), 5.0078125, 1e-12);
 	ck_assert_double_eq_tol(fp8_recipe_saved_input_bytes(&p, NULL), 0.5625, 1e-12);
+	/* Sequence-parallel gathers move the quantised copy, 0.5 + 1/16, after a TP amax all-reduce. */
+	p.tp = 2;
+	p.sequence_parallel = true;
+	ck_assert_double_eq_tol(fp8_recipe_tp_gather_bytes(&p, NULL), 0.5625, 1e-12);
+	ck_assert(fp8_recipe_tp_amax_reduces(&p, NULL));
+	p.tp = 1;
+	p.sequence_parallel = false;
 	framework_init_default(&fw);
 	fw.fp8_recipe = PLAN_FP8_MXFP8 - 1;
 	ck_assert_int_eq(fp8_recipe_resolve(&p, &fw), FP8_RECIPE_NVFP4);

@@ -45,6 +45,8 @@ struct fp8_recipe_cost {
 	bool norm_fused;         /**< a linear after a norm takes its input from the norm in fp8 (TE LayerNormLinear) */
 	double norm_bwd_bytes;   /**< ... and transposes that fp8 copy in the backward: bytes per element */
 	int norm_bwd_kernels;    /**< ... in this many kernels */
+	double tp_gather_bytes;  /**< bytes per element of a sequence-parallel all-gather of a quantised tensor */
+	bool tp_amax_reduce;     /**< the amax of a tensor gathered over TP is all-reduced over TP before its cast */
 };
 
 /** The recipe @p runs: its fp8_recipe, or @fw's (NULL: the built-in one's, delayed). */
@@ -84,6 +86,38 @@ double fp8_recipe_history_bytes(int recipe, double history, double linear_layers
  * (fp8_weight_recast; compute_linear_time() counts those casts).
  */
 double fp8_recipe_weight_bytes(const struct plan *p, const struct framework *fw, const struct gpu *g);
+
+/**
+ * Bytes per element of a sequence-parallel all-gather of a linear's
+ * input (forward, and again in the backward) or of a row-parallel
+ * linear's output gradient (backward) under @p: 2 in 16 bits, the
+ * recipe's quantised bytes under fp8 (fp8_recipe.c).
+ */
+double fp8_recipe_tp_gather_bytes(const struct plan *p, const struct framework *fw);
+
+/**
+ * Whether @p casts each sequence-parallel gathered tensor with a scale
+ * from its amax all-reduced over the TP group first (current scaling
+ * with tp > 1 and sequence parallelism; fp8_recipe.c).
+ */
+bool fp8_recipe_tp_amax_reduces(const struct plan *p, const struct framework *fw);
+
+/**
+ * Bytes the per-iteration weight casts of @p move on one GPU of @g
+ * holding @params parameters, @owned of them its shard: @params times
+ * fp8_recipe_weight_bytes(), or, where @fw casts at each use
+ * (fp8_weight_recast: torchao) and @p gathers fp8 (--fp8-gather), the
+ * amax pass over the shard alone (precompute_float8_dynamic_scale_for_fsdp).
+ */
+double fp8_recipe_step_bytes(const struct plan *p, const struct framework *fw, const struct gpu *g, double params,
+			     double owned);
+
+/**
+ * Bytes per sharded weight element of the cast before each fp8
+ * all-gather (torchao's fsdp_pre_all_gather under --fp8-gather, in
+ * eager); 0 where @p does not gather fp8 or @fw keeps no such cast.
+ */
+double fp8_recipe_gather_cast_bytes(const struct plan *p, const struct framework *fw);
 
 /** What delayed scaling's amax reductions and scale updates cost one micro-batch (fp8_recipe.c). */
 struct fp8_scaling_cost {

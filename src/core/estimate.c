@@ -292,7 +292,7 @@ stage_ends(const struct plan *p, const struct layer_costs *lc, int stage, struct
 		 * sequence parallelism it is a ColumnParallelLinear that gathers
 		 * its input again for the weight gradient (megatron/core/models/
 		 * gpt/gpt_model.py output_layer; tensor_par.c). */
-		w->tp += h * (tc->collective_s + (tc->regathers > 0 ? tc->regather_s : 0.0));
+		w->tp += h * (tc->collective_s + (tc->regathers > 0 ? tc->regather16_s : 0.0));
 		w->tp_bytes += h * (ar_bytes + (tc->regathers > 0 ? 0.5 * ar_bytes : 0.0));
 	}
 }
@@ -332,7 +332,9 @@ stage_add_layers(const struct layer_costs *lc, int r, double dense, double moe, 
 	const struct tp_layer_comm *tc = &lc->tcs[r];
 	const struct ep_layer_comm *ep = &lc->eps[r];
 	double layers = dense + moe;
-	double ar_bytes = lc->tp_degree > 1 ? 2.0 * (lc->tp_degree - 1) / lc->tp_degree * tc->bytes : 0.0;
+	/* A layer's pair (or all-reduce): its gather in gather_bytes (fp8: tensor_par.c). */
+	double frac = lc->tp_degree > 1 ? (lc->tp_degree - 1.0) / lc->tp_degree : 0.0;
+	double ar_bytes = frac * (tc->bytes + tc->gather_bytes);
 	double passes = r == PLAN_RECOMPUTE_FULL ? 3.0 : 2.0; /* fwd, bwd, recompute */
 
 	w->compute += dense * (cl->fwd_s + cl->bwd_s) + moe * (cl_moe->fwd_s + cl_moe->bwd_s);
@@ -365,7 +367,7 @@ stage_add_layers(const struct layer_costs *lc, int r, double dense, double moe, 
 	w->cp += layers * (lc->cps[r].fwd_s + lc->cps[r].bwd_s + lc->cps[r].recompute_s);
 	w->cp_bwd += layers * lc->cps[r].bwd_s;
 	w->tp_bytes += layers * tc->per_pass * passes * ar_bytes; /* arch: 1 a pass in a parallel block */
-	w->tp_bytes += (dense * tc->regathers + moe * tc->moe_regathers) * 0.5 * ar_bytes; /* an AG: half a pair */
+	w->tp_bytes += (dense * tc->regathers + moe * tc->moe_regathers) * frac * tc->gather_bytes; /* an AG */
 	if (moe > 0 && lc->moe_tp_in_dispatcher) {
 		/* The dispatcher's gather and reduce-scatter (the ep line: the
 		 * allgather dispatcher's over TP x EP, the all-to-all one's over
@@ -781,7 +783,7 @@ stage_optimizer_s(const struct core *x, double params, double expert)
 	double shard = p->zero >= 1 ? (p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp) : 1;
 	double eshard = p->zero >= 1 ? plan_edp(p) : 1;
 	double owned = (params - expert) / shard + expert / eshard;
-	double fp8 = plan_low_precision(p) ? params * fp8_recipe_weight_bytes(p, fw, &c->gpu) : 0.0;
+	double fp8 = plan_low_precision(p) ? fp8_recipe_step_bytes(p, fw, &c->gpu, params, owned) : 0.0;
 
 	return x->lc.pace *
 	       compute_optimizer_time(c, owned, p->zero >= 2 ? owned : params,

@@ -144,7 +144,65 @@
  * left to the element-wise count. Current scaling needs the amax first,
  * so TE v2.4 runs the norm unfused (bf16 out, amax, cast: as the other
  * linears); MLA's down-projections and the MoE experts take the norm's
- * output through separate modules.
+ * output through separate modules. *
+ * Sequence-parallel all-gathers (tp_gather_bytes; tensor_par.c prices
+ * them): TE casts a column-parallel linear's input to fp8 before its
+ * all-gather, and a row-parallel linear's output gradient before its
+ * backward all-gather, and gathers the fp8 bytes. v1.8 (NeMo 24.07):
+ * layernorm_linear.py forward allocates ln_out as torch.uint8 under fp8,
+ * the norm writes fp8 into it and gather_along_first_dim(ln_out) moves
+ * that; its backward gathers the saved fp8 ln_out again for wgrad;
+ * module/base.py grad_output_preprocess ("FP8 case with gather") casts
+ * grad_output to uint8 and then gathers it; userbuffers' all-gather
+ * buffers are fp8 (initialize_ub: fp8_buf for every name in
+ * layers_all_gather_overlap: qkv/fc1 fprop and dgrad, proj/fc2 dgrad).
+ * v2.11 the same through quantizers: layernorm_linear.py gathers
+ * ln_out with quantizer=input_quantizer (NCCL or
+ * fill_userbuffers_buffer_for_all_gather), grad_output_preprocess with
+ * the grad-output quantizer. Delayed and current scaling gather 1 byte
+ * an element (distributed.py _all_gather_fp8), MXFP8 its data and E8M0
+ * scales (_all_gather_mxfp8: 1 + 1/32), blockwise its 1x128-tile data
+ * and fp32 scales (_all_gather_fp8_blockwise, v2.5 on: 1 + 4/128; v2.3
+ * and v2.4 gathered it in 16 bits, force_hp_blockwise_ln_out_gather).
+ * torchao's tensor-wise recipe gathers fp8 as well: torchtitan
+ * parallelises a Float8Linear model with Float8ColwiseParallel,
+ * Float8RowwiseParallel and PrepareFloat8ModuleInput when the recipe is
+ * tensor-wise (torchao float8/float8_tensor_parallel.py: the input is
+ * cast, then redistributed; the output gradient cast by
+ * NoopFwToFloat8BwDynamic before the backward's all-gather); its rowwise
+ * recipe keeps the plain ColwiseParallel and gathers 16 bits. Every
+ * reduce-scatter stays 16-bit: the row-parallel GEMM's output and the
+ * input gradient are bf16 (TE's fp8 reduce-scatter buffers need a
+ * userbuffers config's fp8_buf, off by default; NeMo-Framework-Launcher
+ * 24.07's configs for the GPT-3, Llama 2/3 and Nemotron runs leave it
+ * off: only gpt3/mlperf-24n.yaml and the unreferenced
+ * ub_cfg_h100_fp8_h8192_tp4_mbs1_seqlen8192.yaml set it, for proj_fprop
+ * and fc2_fprop).
+ *
+ * Current scaling's amax all-reduce (tp_amax_reduce): a gathered tensor
+ * has one scale, so each rank's amax must be the group's. TE v2.2 on
+ * (Float8CurrentScaling): _customize_quantizers_float8_current_scaling
+ * sets with_amax_reduction over the TP group on a column-parallel
+ * linear's input quantizer and a row-parallel linear's grad-output
+ * quantizer when sequence_parallel, and the quantizer runs
+ * amax_reduction_group->allreduce(MAX)->wait() on the one fp32 amax
+ * between the amax kernel and the cast (csrc/quantizer.cpp,
+ * Float8CurrentScalingQuantizer::quantize): one latency-bound all-reduce
+ * per gathered tensor, per micro-batch. torchao's tensor-wise cast of a
+ * DTensor reduces its amax the same way (float8_training_tensor.py
+ * _ToFloat8ConstrFunc multiplies the tensor by a scale from
+ * torch.max(abs(x)), a Partial(max) made Replicate): the gathered
+ * inputs and output gradients as TE's, and also the row-parallel
+ * inputs, the column-parallel output gradients and the TP-sharded
+ * weights (tensor_par.c counts them where the framework casts at each
+ * use, fp8_weight_recast).
+ * NVFP4 gathers its quantised bytes too (0.5 + 1/16 an element: TE's
+ * docs/features/low_precision_training/nvfp4, "Quantized all-gather",
+ * "automatically enabled for column-parallel and row-parallel linear
+ * layers") and all-reduces the per-tensor amax of a gathered tensor
+ * over TP before its cast ("amax reduction is performed before
+ * quantization"; quantizer.cpp, NVFP4Quantizer::quantize_impl,
+ * reduce_amaxes), as current scaling does.
  */
 #include <math.h>
 #include <stddef.h>
@@ -203,6 +261,8 @@ nvfp4_cost(struct fp8_recipe_cost *out)
 	out->gemm_speed = out->bwd_gemm_speed = NVFP4_GEMM_SPEED;
 	out->fwd_fast_accum = false;
 	out->fp4 = true;
+	out->tp_gather_bytes = NVFP4_COPY_BYTES;
+	out->tp_amax_reduce = true;
 }
 
 void
@@ -211,7 +271,7 @@ fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out
 	double tr = transpose_bytes(gen);
 
 	*out = (struct fp8_recipe_cost){ .gemm_speed = 1.0, .bwd_gemm_speed = 1.0, .saved_input_bytes = 1.0,
-					 .fwd_fast_accum = true };
+					 .fwd_fast_accum = true, .tp_gather_bytes = 1.0 };
 	switch (recipe) {
 	case PLAN_FP8_CURRENT:
 		out->fwd_input_bytes = out->bwd_grad_bytes = out->weight_bytes = 2.0 + 3.0 + tr;
@@ -221,6 +281,7 @@ fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out
 		 * forward, again for the dgrad GEMM (weight_hp_t). */
 		out->recast_fwd_bytes = out->recast_bwd_bytes = 2.0 + 3.0;
 		out->recast_fwd_kernels = out->recast_bwd_kernels = 2;
+		out->tp_amax_reduce = true;
 		break;
 	case PLAN_FP8_ROWWISE:
 		out->fwd_input_bytes = 3.0;
@@ -241,6 +302,7 @@ fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out
 		out->bwd_rescale_bytes = 4.0;
 		out->bwd_kernels += 2;
 		out->saved_input_bytes = 2.0;
+		out->tp_gather_bytes = 2.0;
 		break;
 	case PLAN_FP8_BLOCKWISE:
 		out->fwd_input_bytes = out->bwd_grad_bytes = 4.0 + 8.0 / 128.0;
@@ -249,6 +311,7 @@ fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out
 		out->recast_fwd_kernels = 1;
 		out->weight_copy_bytes = 2.0 + 8.0 / (128.0 * 128.0);
 		out->fwd_fast_accum = false;
+		out->tp_gather_bytes = 1.0 + 4.0 / 128.0;
 		break;
 	case PLAN_FP8_MXFP8:
 		out->fwd_input_bytes = out->bwd_grad_bytes = out->weight_bytes = 4.0 + 2.0 / 32.0;
@@ -257,6 +320,7 @@ fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out
 		out->fwd_kernels = out->bwd_kernels = 1;
 		out->weight_copy_bytes = 2.0 + 2.0 / 32.0;
 		out->fwd_fast_accum = false;
+		out->tp_gather_bytes = 1.0 + 1.0 / 32.0;
 		break;
 	case FP8_RECIPE_NVFP4:
 		nvfp4_cost(out);
@@ -315,6 +379,28 @@ fp8_recipe_check(int recipe, const struct gpu *g, struct plan_error *err)
 }
 
 double
+fp8_recipe_tp_gather_bytes(const struct plan *p, const struct framework *fw)
+{
+	struct fp8_recipe_cost rc;
+
+	if (!plan_low_precision(p))
+		return 2.0;
+	fp8_recipe_cost(fp8_recipe_resolve(p, fw), GPU_GEN_HOPPER, &rc);
+	return rc.tp_gather_bytes;
+}
+
+bool
+fp8_recipe_tp_amax_reduces(const struct plan *p, const struct framework *fw)
+{
+	struct fp8_recipe_cost rc;
+
+	if (!plan_low_precision(p) || !p->sequence_parallel || p->tp <= 1)
+		return false;
+	fp8_recipe_cost(fp8_recipe_resolve(p, fw), GPU_GEN_HOPPER, &rc);
+	return rc.tp_amax_reduce;
+}
+
+double
 fp8_recipe_saved_input_bytes(const struct plan *p, const struct framework *fw)
 {
 	struct fp8_recipe_cost rc;
@@ -346,6 +432,50 @@ fp8_recipe_weight_bytes(const struct plan *p, const struct framework *fw, const 
 		return 0.0;
 	fp8_recipe_cost(fp8_recipe_resolve(p, fw), (enum gpu_generation)g->generation, &rc);
 	return rc.weight_bytes;
+}
+
+/*
+ * torchao's --fp8-gather (enable_fsdp_float8_all_gather with
+ * precompute_float8_dynamic_scale_for_fsdp, as torchtitan runs it after
+ * each optimizer step; torchao float8/fsdp_utils.py):
+ * - once an iteration, precompute_float8_dynamic_scale_for_fsdp takes
+ *   torch._foreach_norm(weights, ord=inf) of the local shards (read 2
+ *   bytes an owned element), stacks the amaxes and all-reduces them once
+ *   (a few hundred bytes, not priced) into every weight's scale;
+ * - at every all-gather (each micro-batch's forward, and its backward's
+ *   where FSDP2 reshards after the forward), fsdp_pre_all_gather casts
+ *   the local shard with that scale (hp_tensor_and_scale_to_float8:
+ *   tensor.to(float32) * scale, then to_fp8_saturated's clamp and
+ *   .to(fp8)). FSDP2 calls it in eager on its all-gather copy-in stream
+ *   (torch.compile wraps the blocks inside the FSDP hooks): four kernels,
+ *   read 2 write 4, read 4 write 4, read 4 write 4, read 4 write 1: 27
+ *   bytes an owned element, before each gather (data_par.c adds it to
+ *   the gather's time).
+ * The gathered fp8 weight goes into the GEMMs without another cast
+ * (float8_linear.py: tensor_already_casted_to_fp8).
+ */
+#define FP8_GATHER_AMAX_BYTES 2.0
+#define FP8_GATHER_CAST_BYTES (2.0 + 4.0 + 4.0 + 4.0 + 4.0 + 4.0 + 4.0 + 1.0)
+
+static bool
+fp8_recipe_gathers_cast(const struct plan *p, const struct framework *fw)
+{
+	return p->precision == PLAN_PRECISION_FP8 && p->fp8_gather && fw && fw->fp8_weight_recast;
+}
+
+double
+fp8_recipe_step_bytes(const struct plan *p, const struct framework *fw, const struct gpu *g, double params,
+		      double owned)
+{
+	if (fp8_recipe_gathers_cast(p, fw))
+		return FP8_GATHER_AMAX_BYTES * owned;
+	return params * fp8_recipe_weight_bytes(p, fw, g);
+}
+
+double
+fp8_recipe_gather_cast_bytes(const struct plan *p, const struct framework *fw)
+{
+	return fp8_recipe_gathers_cast(p, fw) ? FP8_GATHER_CAST_BYTES : 0.0;
 }
 
 /*
