@@ -10,6 +10,8 @@
 #include "testutil.h"
 #include "plan/compute.h"
 #include "plan/flops.h"
+#include "plan/fp8_recipe.h"
+#include "plan/framework.h"
 #include "plan/memory.h"
 #include "plan/tensor_par.h"
 #include "plan/topology.h"
@@ -354,6 +356,120 @@ START_TEST(test_parallel_block_tp_comm)
 }
 END_TEST
 
+/*
+ * fp8 sequence-parallel gathers (fp8_recipe.c: Transformer Engine v1.8
+ * and v2.11 gather the quantised norm output and output gradient; the
+ * reduce-scatters stay 16-bit). The toy cluster of test_parallel_block_tp
+ * (TP 2 in a node, 1 us a ring step, 100 GB/s), b s h = 1,048,576
+ * elements:
+ * - delayed: an fp8 all-gather of 1,048,576 bytes is 1 us + 1/2 x
+ *   1,048,576 / 100e9 (5.24288 us) = 6.24288 us; the reduce-scatter of
+ *   2,097,152 bytes 11.48576 us; the pair 17.72864 us. Forward 2 pairs,
+ *   35.45728 us; backward 2 pairs and 2 re-gathers of the fp8 copy,
+ *   35.45728 + 12.48576 = 47.94304 us (16 bits: 45.94304 and 68.91456).
+ *   The 16-bit pair (the embedding's and the output layer's) stays
+ *   22.97152 us and the output layer's re-gather 11.48576 us.
+ * - current: the same gathers, and before each gathered tensor's cast an
+ *   all-reduce of its 4-byte amax over TP, per_pass (2) a pass. NCCL's
+ *   LL ring on 2 ranks in a node: 2 steps of 1 us x 0.6 / 3.4 =
+ *   0.352941176 us, plus 2 x 1/2 x 4 B / (0.5 x 100e9) = 0.00008 us:
+ *   0.353021176 us (the LL tree: 0.352941176 + 2 x 4 x 3.8 / 100e9 =
+ *   0.353245176 us, slower). Forward 35.45728 + 0.706042353 =
+ *   36.163322353 us, backward 47.94304 + 0.706042353 = 48.649082353 us;
+ *   the MLP's share 17.72864 + 0.353021176 = 18.081661176 us.
+ * - blockwise: 1 + 4/128 bytes an element (fp32 scale a 128-tile),
+ *   1,081,344 bytes: 1 + 5.40672 = 6.40672 us; mxfp8 1 + 1/32 (an E8M0
+ *   scale a 32-block), the same 1,081,344 bytes.
+ * - rowwise (torchao: no fp8 TP): 16 bits, 11.48576 us.
+ * Without sequence parallelism the all-reduces stay 16-bit and no amax
+ * is reduced: 2 x 22.97152 = 45.94304 us a pass.
+ */
+START_TEST(test_tp_fp8_gather)
+{
+	static const struct {
+		int recipe;
+		double regather_us, amax_us;
+	} rows[] = {
+		{ PLAN_FP8_DELAYED, 6.24288, 0.0 },
+		{ PLAN_FP8_CURRENT, 6.24288, 0.353021176 },
+		{ PLAN_FP8_BLOCKWISE, 6.40672, 0.0 },
+		{ PLAN_FP8_MXFP8, 6.40672, 0.0 },
+		{ PLAN_FP8_ROWWISE, 11.48576, 0.0 },
+	};
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct plan_layout lay;
+	struct compute_layer cl;
+	struct tp_layer_comm t;
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	test_load_model(&m, TOY_MODEL_YAML);
+	fixture_one_gpu_plan(&p);
+	p.tp = 2;
+	p.sequence_parallel = true;
+	p.precision = PLAN_PRECISION_FP8;
+	topology_plan(&p, &c, &lay);
+	compute_layer_time(&m, &p, &c, NULL, false, &cl);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		double pair = rows[i].regather_us + 11.48576;
+
+		p.fp8_recipe = rows[i].recipe;
+		tp_layer_comm(&m, &p, &c, NULL, &lay, &cl, &t);
+		ck_assert_double_eq_tol(t.regather_s, rows[i].regather_us * 1e-6, 1e-12);
+		ck_assert_double_eq_tol(t.amax_s, rows[i].amax_us * 1e-6, 1e-14);
+		ck_assert_double_eq_tol(t.collective_s, 22.97152e-6, 1e-12);
+		ck_assert_double_eq_tol(t.regather16_s, 11.48576e-6, 1e-12);
+		ck_assert_double_eq_tol(t.fwd_s, (2.0 * pair + 2.0 * rows[i].amax_us) * 1e-6, 1e-12);
+		ck_assert_double_eq_tol(t.bwd_s, (2.0 * pair + 2.0 * rows[i].regather_us + 2.0 * rows[i].amax_us) * 1e-6,
+					1e-12);
+		ck_assert_double_eq_tol(t.mlp_fwd_s, (pair + rows[i].amax_us) * 1e-6, 1e-12);
+	}
+	p.fp8_recipe = PLAN_FP8_DELAYED;
+	tp_layer_comm(&m, &p, &c, NULL, &lay, &cl, &t);
+	ck_assert_double_eq_tol(t.fwd_s, 35.45728e-6, 1e-12);
+	ck_assert_double_eq_tol(t.bwd_s, 47.94304e-6, 1e-12);
+	ck_assert_double_eq(t.gather_bytes, 1048576.0);
+	p.fp8_recipe = PLAN_FP8_CURRENT;
+	tp_layer_comm(&m, &p, &c, NULL, &lay, &cl, &t);
+	ck_assert_double_eq_tol(t.fwd_s, 36.163322353e-6, 1e-14);
+	ck_assert_double_eq_tol(t.bwd_s, 48.649082353e-6, 1e-14);
+	ck_assert_double_eq_tol(t.mlp_fwd_s, 18.081661176e-6, 1e-14);
+	{
+		/* torchao (fp8_weight_recast) reduces the amax of every
+		 * tensor-wise DTensor cast: the toy GPT's 6 linears (wq, wk,
+		 * wv, wo, fc1, fc2), forward 2 gathered inputs + 2
+		 * row-parallel inputs + 6 weights = 10 all-reduces, backward 6
+		 * output gradients + 6 weights = 12; the MLP's 2 + 2 and 2 + 2.
+		 * 0.353021176 us each: forward 35.45728 + 3.530211765 =
+		 * 38.987491765 us, backward 47.94304 + 4.236254118 =
+		 * 52.179294118 us, the MLP's 17.72864 + 1.412084706 =
+		 * 19.140724706 us a pass. With --fp8-gather the weights come
+		 * cast: 4 and 6, 36.869364706 and 50.061167059 us. */
+		struct framework ao;
+
+		framework_init_default(&ao);
+		ao.fp8_weight_recast = true;
+		tp_layer_comm(&m, &p, &c, &ao, &lay, &cl, &t);
+		ck_assert_double_eq_tol(t.fwd_s, 38.987491765e-6, 1e-14);
+		ck_assert_double_eq_tol(t.bwd_s, 52.179294118e-6, 1e-14);
+		ck_assert_double_eq_tol(t.mlp_fwd_s, 19.140724706e-6, 1e-14);
+		ck_assert_double_eq_tol(t.mlp_bwd_s, 19.140724706e-6, 1e-14);
+		p.fp8_gather = true;
+		tp_layer_comm(&m, &p, &c, &ao, &lay, &cl, &t);
+		ck_assert_double_eq_tol(t.fwd_s, 36.869364706e-6, 1e-14);
+		ck_assert_double_eq_tol(t.bwd_s, 50.061167059e-6, 1e-14);
+		p.fp8_gather = false;
+	}
+	p.sequence_parallel = false;
+	tp_layer_comm(&m, &p, &c, NULL, &lay, &cl, &t);
+	ck_assert_double_eq(t.amax_s, 0.0);
+	ck_assert_double_eq(t.gather_bytes, 2097152.0);
+	ck_assert_double_eq_tol(t.fwd_s, 45.94304e-6, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
 /* Bad keys are refused at the key (the tests/bad corpus checks the
  * file:line:col of each). */
 START_TEST(test_bad_keys)
@@ -461,6 +577,7 @@ arch_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, test_window_pairs);
+	tcase_add_test(tc, test_tp_fp8_gather);
 	tcase_add_test(tc, test_window_layers);
 	tcase_add_test(tc, test_window_fractions);
 	tcase_add_test(tc, test_window_model_flops);

@@ -827,7 +827,19 @@ START_TEST(test_fp8_recipes)
 	p.fp8_gather = true;
 	ck_assert(!fp8_recipe_recasts(&p, &fw));
 	ck_assert_double_eq(fp8_recipe_weight_bytes(&p, &fw, &c.gpu), 6.0);
+	/* ... but torchao's step (precompute_float8_dynamic_scale_for_fsdp)
+	 * reads only the shard for its amaxes, 2 bytes an owned element:
+	 * 1.25e8 owned of 1e9 is 2.5e8 bytes; the casts, 27 bytes an owned
+	 * element, come before each gather (fp8_recipe_gather_cast_bytes).
+	 * Transformer Engine (no fp8_weight_recast) casts all 1e9 once an
+	 * iteration, 6 bytes each (current, Hopper): 6e9. */
+	ck_assert_double_eq(fp8_recipe_step_bytes(&p, &fw, &c.gpu, 1e9, 1.25e8), 2.5e8);
+	ck_assert_double_eq(fp8_recipe_gather_cast_bytes(&p, &fw), 27.0);
+	ck_assert_double_eq(fp8_recipe_step_bytes(&p, NULL, &c.gpu, 1e9, 1.25e8), 6e9);
+	ck_assert_double_eq(fp8_recipe_gather_cast_bytes(&p, NULL), 0.0);
 	p.fp8_gather = false;
+	ck_assert_double_eq(fp8_recipe_step_bytes(&p, &fw, &c.gpu, 1e9, 1.25e8), 0.0);
+	ck_assert_double_eq(fp8_recipe_gather_cast_bytes(&p, &fw), 0.0);
 	casts = (struct compute_casts){ .bytes = 0.0, .recipe = PLAN_FP8_BLOCKWISE };
 	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 1.7179869184e-3, 1e-15);
 	ck_assert_double_eq_tol(casts.bytes, 68157440.0, 1e-6);
@@ -854,6 +866,71 @@ START_TEST(test_fp8_recipes)
 	ck_assert_double_eq_tol(casts.bytes, 3.0 * x, 1e-6);
 	c.gpu.generation = GPU_GEN_AMPERE;
 	ck_assert(!fp8_recipe_check(PLAN_FP8_BLOCKWISE, &c.gpu, &err));
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * NVFP4 (--precision fp4; fp8_recipe.c, Transformer Engine's
+ * NVFP4BlockScaling) on the 4096^3 GEMM of test_fp8_gemm, on a Blackwell
+ * GPU of 400 TFLOPS fp4 (twice its fp8): F = 1.37438953472e11 FLOPs at
+ * 400e12 x 0.5 (the curve, the same at F and at F/4) x 0.8 (fp8_gemm_ratio)
+ * x 0.77 (NVFP4's GEMM against fp8's) = 1.232e14 FLOP/s:
+ * 1.115575921038961e-3 s, forward and each backward GEMM alike (no fast
+ * accumulation: no difference to the backward). The operands' 0.5625 bytes
+ * and the 2-byte result, 52 MB at 1 TB/s, take less. X's casts: an amax
+ * pass over the transformed tensor (read 2) and one kernel writing both
+ * copies (read 2, write 2 x (0.5 + 1/16)): 5.125 x 16,777,216 =
+ * 85,983,232 bytes in 2 kernels; dY's the same in the backward. The
+ * weight's once an iteration, 16 x 16 scales: 2 + 2 + 2 x (0.5 + 1/256) =
+ * 5.0078125 bytes; the backward keeps X's column-wise copy, 0.5625 bytes
+ * an element; its sequence-parallel all-gathers move that copy (0.5625),
+ * after a TP all-reduce of the amax. fp4 runs NVFP4 whatever the
+ * framework's fp8 recipe; it is
+ * refused on Hopper and on a Blackwell profile without peak_flops_fp4.
+ */
+START_TEST(test_nvfp4_recipe)
+{
+	struct cluster c;
+	struct plan p;
+	struct plan_error err;
+	struct framework fw;
+	struct compute_casts casts = { .bytes = 0.0, .recipe = FP8_RECIPE_NVFP4 };
+
+	test_load_cluster(&c, FP8_CLUSTER_YAML("  generation: hopper\n  gemm_efficiency_max: 0.5\n"));
+	plan_init(&p);
+	p.precision = PLAN_PRECISION_FP4;
+	ck_assert(!fp8_recipe_check(FP8_RECIPE_NVFP4, &c.gpu, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "(hopper)"));
+	c.gpu.generation = GPU_GEN_BLACKWELL;
+	ck_assert(!fp8_recipe_check(FP8_RECIPE_NVFP4, &c.gpu, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "peak_flops_fp4 0"));
+	c.gpu.peak_flops_fp4 = 400e12;
+	ck_assert(fp8_recipe_check(FP8_RECIPE_NVFP4, &c.gpu, &err));
+	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 1.115575921038961e-3,
+				1e-15);
+	ck_assert_double_eq_tol(casts.bwd_gemm_s, 0.0, 1e-18);
+	ck_assert_double_eq_tol(casts.bytes, 85983232.0, 1e-6);
+	ck_assert_double_eq_tol(casts.bwd_bytes, 85983232.0, 1e-6);
+	ck_assert_int_eq(casts.kernels, 2);
+	ck_assert_int_eq(casts.bwd_kernels, 2);
+	ck_assert_double_eq_tol(fp8_recipe_weight_bytes(&p, NULL, &c.gpu), 5.0078125, 1e-12);
+	ck_assert_double_eq_tol(fp8_recipe_saved_input_bytes(&p, NULL), 0.5625, 1e-12);
+	/* Sequence-parallel gathers move the quantised copy, 0.5 + 1/16, after a TP amax all-reduce. */
+	p.tp = 2;
+	p.sequence_parallel = true;
+	ck_assert_double_eq_tol(fp8_recipe_tp_gather_bytes(&p, NULL), 0.5625, 1e-12);
+	ck_assert(fp8_recipe_tp_amax_reduces(&p, NULL));
+	p.tp = 1;
+	p.sequence_parallel = false;
+	framework_init_default(&fw);
+	fw.fp8_recipe = PLAN_FP8_MXFP8 - 1;
+	ck_assert_int_eq(fp8_recipe_resolve(&p, &fw), FP8_RECIPE_NVFP4);
+	ck_assert_str_eq(fp8_recipe_name(FP8_RECIPE_NVFP4), "nvfp4");
+	ck_assert_str_eq(fp8_recipe_name(PLAN_FP8_MXFP8), "mxfp8");
+	ck_assert(plan_low_precision(&p));
+	p.precision = PLAN_PRECISION_BF16;
+	ck_assert(!plan_low_precision(&p));
 	cluster_release(&c);
 }
 END_TEST
@@ -1157,6 +1234,7 @@ compute_suite(void)
 	tcase_add_test(tc, test_gemm_memory_bound);
 	tcase_add_test(tc, test_optimizer);
 	tcase_add_test(tc, test_fp8_recipes);
+	tcase_add_test(tc, test_nvfp4_recipe);
 	tcase_add_test(tc, test_fp8_fast_accum);
 	tcase_add_test(tc, test_fp8_norm_fused);
 	tcase_add_test(tc, test_layer_recompute);

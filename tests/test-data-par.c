@@ -214,6 +214,22 @@ START_TEST(test_zero3)
 	ck_assert_double_eq_tol(dc.z3_reduce_layer_s, 1.066e-3, 1e-15);
 	ck_assert_double_eq_tol(dc.zero3_mb_s, 4.678e-3, 1e-15);
 	ck_assert_double_eq_tol(dc.bytes, 4.55e7, 1e-6);
+	{
+		/* torchao (fp8_weight_recast) casts each rank's shard before
+		 * every gather (fsdp_pre_all_gather in eager: 27 bytes an
+		 * element; fp8_recipe.c): 27 x 6e6 / 8 = 2.025e7 B at 1 TB/s,
+		 * 2.025e-5 s, on the gather's stream: 5.41e-4 + 2.025e-5 =
+		 * 5.6125e-4 s a gather. Per micro-batch 2 x (2 x 5.6125e-4 +
+		 * 1.066e-3) + 3.82e-4 = 4.759e-3 s; the wire bytes as above. */
+		struct framework ao;
+
+		framework_init_default(&ao);
+		ao.fp8_weight_recast = true;
+		dp_comm_time(&m, &p, &c, &lay, &ao, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+		ck_assert_double_eq_tol(dc.z3_gather_layer_s, 5.6125e-4, 1e-15);
+		ck_assert_double_eq_tol(dc.zero3_mb_s, 4.759e-3, 1e-15);
+		ck_assert_double_eq_tol(dc.bytes, 4.55e7, 1e-6);
+	}
 	p.fp8_gather = false;
 	p.precision = PLAN_PRECISION_BF16;
 	{

@@ -12,6 +12,16 @@
 #include "plan/gpu.h"
 #include "plan/plan.h"
 
+/**
+ * The fp4 precision's recipe, NVFP4 (Transformer Engine's
+ * NVFP4BlockScaling): not an fp8 choice (plan_fp8_recipe_names ends before
+ * it), what fp8_recipe_resolve() gives for --precision fp4.
+ */
+#define FP8_RECIPE_NVFP4 PLAN_FP8_COUNT
+
+/** @recipe's name: plan_fp8_recipe_names', or "nvfp4". */
+const char *fp8_recipe_name(int recipe);
+
 /** One recipe's costs on one GPU generation; bytes are per element of the tensor named. */
 struct fp8_recipe_cost {
 	double fwd_input_bytes;  /**< forward casts of the layer's input X (m x k) */
@@ -24,7 +34,8 @@ struct fp8_recipe_cost {
 	double recast_bwd_bytes; /**< ... and each backward */
 	int recast_fwd_kernels;  /**< ... in this many kernels each forward */
 	int recast_bwd_kernels;  /**< ... and each backward */
-	double gemm_speed;       /**< the GEMM's throughput against the per-tensor fp8 GEMM */
+	double gemm_speed;       /**< the GEMM's throughput against the per-tensor fp8 GEMM (fp4: at peak_flops_fp4) */
+	bool fp4;                /**< the GEMMs run on the fp4 tensor cores (peak_flops_fp4) */
 	double bwd_gemm_speed;   /**< ... the dgrad and wgrad GEMMs' (split accumulator) */
 	double bwd_rescale_bytes;/**< bytes per element of dX and dW rescaled after their GEMMs */
 	double weight_copy_bytes;/**< bytes kept per weight element beside the 16-bit weight */
@@ -34,6 +45,8 @@ struct fp8_recipe_cost {
 	bool norm_fused;         /**< a linear after a norm takes its input from the norm in fp8 (TE LayerNormLinear) */
 	double norm_bwd_bytes;   /**< ... and transposes that fp8 copy in the backward: bytes per element */
 	int norm_bwd_kernels;    /**< ... in this many kernels */
+	double tp_gather_bytes;  /**< bytes per element of a sequence-parallel all-gather of a quantised tensor */
+	bool tp_amax_reduce;     /**< the amax of a tensor gathered over TP is all-reduced over TP before its cast */
 };
 
 /** The recipe @p runs: its fp8_recipe, or @fw's (NULL: the built-in one's, delayed). */
@@ -73,6 +86,38 @@ double fp8_recipe_history_bytes(int recipe, double history, double linear_layers
  * (fp8_weight_recast; compute_linear_time() counts those casts).
  */
 double fp8_recipe_weight_bytes(const struct plan *p, const struct framework *fw, const struct gpu *g);
+
+/**
+ * Bytes per element of a sequence-parallel all-gather of a linear's
+ * input (forward, and again in the backward) or of a row-parallel
+ * linear's output gradient (backward) under @p: 2 in 16 bits, the
+ * recipe's quantised bytes under fp8 (fp8_recipe.c).
+ */
+double fp8_recipe_tp_gather_bytes(const struct plan *p, const struct framework *fw);
+
+/**
+ * Whether @p casts each sequence-parallel gathered tensor with a scale
+ * from its amax all-reduced over the TP group first (current scaling
+ * with tp > 1 and sequence parallelism; fp8_recipe.c).
+ */
+bool fp8_recipe_tp_amax_reduces(const struct plan *p, const struct framework *fw);
+
+/**
+ * Bytes the per-iteration weight casts of @p move on one GPU of @g
+ * holding @params parameters, @owned of them its shard: @params times
+ * fp8_recipe_weight_bytes(), or, where @fw casts at each use
+ * (fp8_weight_recast: torchao) and @p gathers fp8 (--fp8-gather), the
+ * amax pass over the shard alone (precompute_float8_dynamic_scale_for_fsdp).
+ */
+double fp8_recipe_step_bytes(const struct plan *p, const struct framework *fw, const struct gpu *g, double params,
+			     double owned);
+
+/**
+ * Bytes per sharded weight element of the cast before each fp8
+ * all-gather (torchao's fsdp_pre_all_gather under --fp8-gather, in
+ * eager); 0 where @p does not gather fp8 or @fw keeps no such cast.
+ */
+double fp8_recipe_gather_cast_bytes(const struct plan *p, const struct framework *fw);
 
 /** What delayed scaling's amax reductions and scale updates cost one micro-batch (fp8_recipe.c). */
 struct fp8_scaling_cost {

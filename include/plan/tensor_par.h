@@ -18,7 +18,10 @@ struct tp_layer_comm {
 	int per_pass;        /**< collectives of a layer's forward: 2, or 1 for a parallel block */
 	int regathers;       /**< SP inputs all-gathered again in the backward (per_pass; 0 without SP) */
 	int moe_regathers;   /**< of those, an MoE layer's: QKV's and a shared expert's */
-	double regather_s;   /**< one such all-gather of b*s*h (0 without) */
+	double regather_s;   /**< one such all-gather of b*s*h (0 without), in gather_bytes */
+	double regather16_s; /**< the same all-gather in 16 bits (the output layer's, outside fp8) */
+	double gather_bytes; /**< bytes of one layer all-gather's buffer: bytes, or less where fp8 gathers quantised */
+	double amax_s;       /**< one all-reduce of a gathered tensor's amax (current scaling; else 0) */
 	double mlp_fwd_s;    /**< the MLP's share of fwd_s (its gather or all-reduce and its reduction;
 				  0 in a parallel block, whose one collective serves both halves) */
 	double mlp_bwd_s;    /**< the MLP's share of bwd_s, without fc1's re-gather (0 in a parallel block) */

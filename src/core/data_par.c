@@ -1,7 +1,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "plan/compute.h"
 #include "plan/data_par.h"
+#include "plan/fp8_recipe.h"
 #include "plan/pipeline.h"
 
 /* Where stage 0-2 traffic runs: every DP rank holding the same
@@ -243,6 +245,10 @@ zero3_sync(const struct plan *p, const struct cluster *c, const struct group_lay
 		fp8.gather_bytes = 1.0;
 	}
 	gl = z3_collective(&net, p->fp8_gather ? &fp8 : fw, false, params_layer, tensors);
+	/* ... each gather after its cast of the shard, on the same
+	 * copy-in stream (fp8_recipe_gather_cast_bytes: torchao's
+	 * fsdp_pre_all_gather; FSDP2 foreach_all_gather). */
+	gl += compute_memory_time(c, fp8_recipe_gather_cast_bytes(p, fw) * params_layer / g->size);
 	double rl = z3_collective(&net, fw, true, params_layer, reduced);
 	/* The rest is mostly one tensor, the word embedding. */
 	double gr = z3_collective(&net, fw, false, rest, 1.0);

@@ -292,7 +292,7 @@ stage_ends(const struct plan *p, const struct layer_costs *lc, int stage, struct
 		 * sequence parallelism it is a ColumnParallelLinear that gathers
 		 * its input again for the weight gradient (megatron/core/models/
 		 * gpt/gpt_model.py output_layer; tensor_par.c). */
-		w->tp += h * (tc->collective_s + (tc->regathers > 0 ? tc->regather_s : 0.0));
+		w->tp += h * (tc->collective_s + (tc->regathers > 0 ? tc->regather16_s : 0.0));
 		w->tp_bytes += h * (ar_bytes + (tc->regathers > 0 ? 0.5 * ar_bytes : 0.0));
 	}
 }
@@ -332,7 +332,9 @@ stage_add_layers(const struct layer_costs *lc, int r, double dense, double moe, 
 	const struct tp_layer_comm *tc = &lc->tcs[r];
 	const struct ep_layer_comm *ep = &lc->eps[r];
 	double layers = dense + moe;
-	double ar_bytes = lc->tp_degree > 1 ? 2.0 * (lc->tp_degree - 1) / lc->tp_degree * tc->bytes : 0.0;
+	/* A layer's pair (or all-reduce): its gather in gather_bytes (fp8: tensor_par.c). */
+	double frac = lc->tp_degree > 1 ? (lc->tp_degree - 1.0) / lc->tp_degree : 0.0;
+	double ar_bytes = frac * (tc->bytes + tc->gather_bytes);
 	double passes = r == PLAN_RECOMPUTE_FULL ? 3.0 : 2.0; /* fwd, bwd, recompute */
 
 	w->compute += dense * (cl->fwd_s + cl->bwd_s) + moe * (cl_moe->fwd_s + cl_moe->bwd_s);
@@ -365,7 +367,7 @@ stage_add_layers(const struct layer_costs *lc, int r, double dense, double moe, 
 	w->cp += layers * (lc->cps[r].fwd_s + lc->cps[r].bwd_s + lc->cps[r].recompute_s);
 	w->cp_bwd += layers * lc->cps[r].bwd_s;
 	w->tp_bytes += layers * tc->per_pass * passes * ar_bytes; /* arch: 1 a pass in a parallel block */
-	w->tp_bytes += (dense * tc->regathers + moe * tc->moe_regathers) * 0.5 * ar_bytes; /* an AG: half a pair */
+	w->tp_bytes += (dense * tc->regathers + moe * tc->moe_regathers) * frac * tc->gather_bytes; /* an AG */
 	if (moe > 0 && lc->moe_tp_in_dispatcher) {
 		/* The dispatcher's gather and reduce-scatter (the ep line: the
 		 * allgather dispatcher's over TP x EP, the all-to-all one's over
@@ -614,10 +616,12 @@ fill_memory(const struct model *m, const struct plan *p, const struct cluster *c
 	out->fits = out->memory.total <= c->gpu.memory_bytes;
 }
 
-/* fp8 needs a GPU with fp8 tensor cores, fp8 gathers fp8 and sharded
- * weights; TP overlap, sequence parallelism. */
-static bool
-check_precision(const struct plan *p, const struct cluster *c, const struct framework *fw, struct plan_error *err)
+/* fp8 needs a GPU with fp8 tensor cores, fp4 Blackwell's fp4 ones and no
+ * fp8 recipe, fp8 gathers fp8 and sharded weights; TP overlap, sequence
+ * parallelism. */
+bool
+estimate_check_precision(const struct plan *p, const struct cluster *c, const struct framework *fw,
+			 struct plan_error *err)
 {
 	if (p->precision == PLAN_PRECISION_FP8 && !(c->gpu.peak_flops_fp8 > 0))
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
@@ -627,7 +631,11 @@ check_precision(const struct plan *p, const struct cluster *c, const struct fram
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
 				      "fp8 all-gathers need precision fp8 and ZeRO-3 or MiCS (precision %s, ZeRO %d)",
 				      plan_precision_names[p->precision], p->zero);
-	if (p->precision == PLAN_PRECISION_FP8 && !fp8_recipe_check(fp8_recipe_resolve(p, fw), &c->gpu, err))
+	if (p->precision == PLAN_PRECISION_FP4 && p->fp8_recipe != PLAN_FP8_FRAMEWORK)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "fp8 recipe %s applies to precision fp8; precision fp4 runs NVFP4, its only recipe "
+				      "(drop --fp8-recipe, or use --precision fp8)", plan_fp8_recipe_names[p->fp8_recipe]);
+	if (plan_low_precision(p) && !fp8_recipe_check(fp8_recipe_resolve(p, fw), &c->gpu, err))
 		return false;
 	if (!compute_attention_kernel_check(c, p, fw, err))
 		return false;
@@ -775,7 +783,7 @@ stage_optimizer_s(const struct core *x, double params, double expert)
 	double shard = p->zero >= 1 ? (p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp) : 1;
 	double eshard = p->zero >= 1 ? plan_edp(p) : 1;
 	double owned = (params - expert) / shard + expert / eshard;
-	double fp8 = p->precision == PLAN_PRECISION_FP8 ? params * fp8_recipe_weight_bytes(p, fw, &c->gpu) : 0.0;
+	double fp8 = plan_low_precision(p) ? fp8_recipe_step_bytes(p, fw, &c->gpu, params, owned) : 0.0;
 
 	return x->lc.pace *
 	       compute_optimizer_time(c, owned, p->zero >= 2 ? owned : params,
@@ -1018,7 +1026,7 @@ stage_fp8_scaling_s(const struct core *x, int stage)
 	const struct plan *p = x->p;
 	struct fp8_scaling_cost sc;
 
-	if (p->precision != PLAN_PRECISION_FP8)
+	if (!plan_low_precision(p))
 		return 0.0;
 	fp8_recipe_scaling(fp8_recipe_resolve(p, x->fw), 4.0 * plan_stage_layers(p, x->m, stage), p->vpp,
 			   x->fw->fp8_amax_history, &sc);
@@ -1637,7 +1645,7 @@ estimate_plan(const struct model *m, const struct cluster *c,
 	const struct plan_compression *pc = &p->compress;
 	struct plan resolved;
 
-	if (!plan_validate(p, m, c, err) || !check_precision(p, c, opt ? opt->framework : NULL, err) ||
+	if (!plan_validate(p, m, c, err) || !estimate_check_precision(p, c, opt ? opt->framework : NULL, err) ||
 	    !check_zero3_partial_recompute(m, p, opt ? opt->framework : NULL, err) || !check_compression(m, p, cmp, err))
 		return false;
 	/* The cost model sees full and no recomputation as modes, partial

@@ -83,6 +83,37 @@
  *   K, so two copies as blockwise, with a 1-byte scale per 32 elements
  *   per copy: 2 + 2 + 2 / 32 = 4.0625 bytes; both weight copies kept
  *   (2 + 2 / 32). Blackwell only.
+ * - nvfp4 (--precision fp4: Transformer Engine's NVFP4BlockScaling, TE
+ *   2.7 and later, docs/features/low_precision_training/nvfp4; Megatron's
+ *   --fp4-format e2m1 --fp4-recipe nvfp4; NVIDIA, "Pretraining Large
+ *   Language Models with NVFP4", arXiv:2509.25149): E2M1 elements, an E4M3
+ *   scale per 16 elements along K and an fp32 scale per tensor; the GEMM
+ *   takes only the TN layout, so every operand is written twice, each copy
+ *   0.5 byte an element and a scale byte per 16. X and dY take a random
+ *   Hadamard transform (16 x 16) before their column-wise (wgrad) copy,
+ *   and dY stochastic rounding (recipe/__init__.py, fp4_quant_fwd_inp and
+ *   fp4_quant_bwd_grad); the global amax is that of the transformed
+ *   tensor, so a first kernel reads the tensor for both amaxes
+ *   (quantizer.cpp, NVFP4Quantizer::quantize_impl:
+ *   nvte_hadamard_transform_amax, 2 bytes) and a second writes both copies
+ *   (nvte_quantize_with_hadamard_transform: 2 + 2 x (0.5 + 1/16)): 5.125
+ *   bytes, 2 kernels, for X in the forward and dY in the backward. The
+ *   weight's scales are 16 x 16 blocks without the transform
+ *   (fp4_quant_fwd_weight): an amax pass and one cast to both copies, 2 +
+ *   2 + 2 x (0.5 + 1/256), once an iteration, both copies kept (1 + 2/256
+ *   bytes). The norm before a linear runs unfused (normalization.cpp:
+ *   with the transform's amax "Amax is handled within NVFP4 quantizer",
+ *   Impl::UNFUSED). The backward keeps the column-wise copy of X (0.5 +
+ *   1/16). Blackwell only (tcgen05's block-scaled fp4 MMA; "Training: SM
+ *   10.0, SM 10.3"), no fast-accumulation mode. Its GEMMs run at
+ *   peak_flops_fp4 on the fp8 curve's efficiency times 0.77: on a B200,
+ *   vLLM's CUTLASS NVFP4 GEMM ran at 3,904 TFLOP/s (M 16384, N 6144, K
+ *   4096, quantisation excluded; vllm-project/vllm#20646, 2025-07) where
+ *   its FP8 one ran at 2,545 (the same shape, #19566, 2025-06): 1.53 of
+ *   the 2x peak ratio. The other figure found, a consumer Blackwell
+ *   (sm_120 RTX 5060 Ti: 342 against 185 TFLOP/s; QuantumDrizzy/BLACKWALL,
+ *   2026), gives 0.925; TE's cuBLASLt kernels were not timed by anyone
+ *   found, nor here (scripts/measure-gpu.py does not time fp4 yet).
  * TE's recipes save the fp8 copy of a linear's input for its backward
  * (TE Linear saves the quantised input): 1 byte an element instead of 2.
  *
@@ -113,7 +144,65 @@
  * left to the element-wise count. Current scaling needs the amax first,
  * so TE v2.4 runs the norm unfused (bf16 out, amax, cast: as the other
  * linears); MLA's down-projections and the MoE experts take the norm's
- * output through separate modules.
+ * output through separate modules. *
+ * Sequence-parallel all-gathers (tp_gather_bytes; tensor_par.c prices
+ * them): TE casts a column-parallel linear's input to fp8 before its
+ * all-gather, and a row-parallel linear's output gradient before its
+ * backward all-gather, and gathers the fp8 bytes. v1.8 (NeMo 24.07):
+ * layernorm_linear.py forward allocates ln_out as torch.uint8 under fp8,
+ * the norm writes fp8 into it and gather_along_first_dim(ln_out) moves
+ * that; its backward gathers the saved fp8 ln_out again for wgrad;
+ * module/base.py grad_output_preprocess ("FP8 case with gather") casts
+ * grad_output to uint8 and then gathers it; userbuffers' all-gather
+ * buffers are fp8 (initialize_ub: fp8_buf for every name in
+ * layers_all_gather_overlap: qkv/fc1 fprop and dgrad, proj/fc2 dgrad).
+ * v2.11 the same through quantizers: layernorm_linear.py gathers
+ * ln_out with quantizer=input_quantizer (NCCL or
+ * fill_userbuffers_buffer_for_all_gather), grad_output_preprocess with
+ * the grad-output quantizer. Delayed and current scaling gather 1 byte
+ * an element (distributed.py _all_gather_fp8), MXFP8 its data and E8M0
+ * scales (_all_gather_mxfp8: 1 + 1/32), blockwise its 1x128-tile data
+ * and fp32 scales (_all_gather_fp8_blockwise, v2.5 on: 1 + 4/128; v2.3
+ * and v2.4 gathered it in 16 bits, force_hp_blockwise_ln_out_gather).
+ * torchao's tensor-wise recipe gathers fp8 as well: torchtitan
+ * parallelises a Float8Linear model with Float8ColwiseParallel,
+ * Float8RowwiseParallel and PrepareFloat8ModuleInput when the recipe is
+ * tensor-wise (torchao float8/float8_tensor_parallel.py: the input is
+ * cast, then redistributed; the output gradient cast by
+ * NoopFwToFloat8BwDynamic before the backward's all-gather); its rowwise
+ * recipe keeps the plain ColwiseParallel and gathers 16 bits. Every
+ * reduce-scatter stays 16-bit: the row-parallel GEMM's output and the
+ * input gradient are bf16 (TE's fp8 reduce-scatter buffers need a
+ * userbuffers config's fp8_buf, off by default; NeMo-Framework-Launcher
+ * 24.07's configs for the GPT-3, Llama 2/3 and Nemotron runs leave it
+ * off: only gpt3/mlperf-24n.yaml and the unreferenced
+ * ub_cfg_h100_fp8_h8192_tp4_mbs1_seqlen8192.yaml set it, for proj_fprop
+ * and fc2_fprop).
+ *
+ * Current scaling's amax all-reduce (tp_amax_reduce): a gathered tensor
+ * has one scale, so each rank's amax must be the group's. TE v2.2 on
+ * (Float8CurrentScaling): _customize_quantizers_float8_current_scaling
+ * sets with_amax_reduction over the TP group on a column-parallel
+ * linear's input quantizer and a row-parallel linear's grad-output
+ * quantizer when sequence_parallel, and the quantizer runs
+ * amax_reduction_group->allreduce(MAX)->wait() on the one fp32 amax
+ * between the amax kernel and the cast (csrc/quantizer.cpp,
+ * Float8CurrentScalingQuantizer::quantize): one latency-bound all-reduce
+ * per gathered tensor, per micro-batch. torchao's tensor-wise cast of a
+ * DTensor reduces its amax the same way (float8_training_tensor.py
+ * _ToFloat8ConstrFunc multiplies the tensor by a scale from
+ * torch.max(abs(x)), a Partial(max) made Replicate): the gathered
+ * inputs and output gradients as TE's, and also the row-parallel
+ * inputs, the column-parallel output gradients and the TP-sharded
+ * weights (tensor_par.c counts them where the framework casts at each
+ * use, fp8_weight_recast).
+ * NVFP4 gathers its quantised bytes too (0.5 + 1/16 an element: TE's
+ * docs/features/low_precision_training/nvfp4, "Quantized all-gather",
+ * "automatically enabled for column-parallel and row-parallel linear
+ * layers") and all-reduces the per-tensor amax of a gathered tensor
+ * over TP before its cast ("amax reduction is performed before
+ * quantization"; quantizer.cpp, NVFP4Quantizer::quantize_impl,
+ * reduce_amaxes), as current scaling does.
  */
 #include <math.h>
 #include <stddef.h>
@@ -127,9 +216,26 @@ transpose_bytes(enum gpu_generation gen)
 	return gen == GPU_GEN_BLACKWELL ? 0.0 : 1.0;
 }
 
+/* NVFP4's bytes per element for one 16-element-block copy: the E2M1 value and an E4M3 scale per 16. */
+#define NVFP4_COPY_BYTES (0.5 + 1.0 / 16.0)
+/* ... with the weights' 16 x 16 blocks: a scale per 256. */
+#define NVFP4_WEIGHT_COPY_BYTES (0.5 + 1.0 / 256.0)
+/* NVFP4's GEMM efficiency against the fp8 GEMM's at the same duration (see above). */
+#define NVFP4_GEMM_SPEED 0.77
+
+const char *
+fp8_recipe_name(int recipe)
+{
+	if (recipe == FP8_RECIPE_NVFP4)
+		return "nvfp4";
+	return recipe >= 0 && recipe < PLAN_FP8_COUNT ? plan_fp8_recipe_names[recipe] : "?";
+}
+
 int
 fp8_recipe_resolve(const struct plan *p, const struct framework *fw)
 {
+	if (p->precision == PLAN_PRECISION_FP4)
+		return FP8_RECIPE_NVFP4;
 	if (p->fp8_recipe != PLAN_FP8_FRAMEWORK)
 		return p->fp8_recipe;
 	return fw ? fw->fp8_recipe + 1 : PLAN_FP8_DELAYED;
@@ -138,7 +244,25 @@ fp8_recipe_resolve(const struct plan *p, const struct framework *fw)
 bool
 fp8_recipe_recasts(const struct plan *p, const struct framework *fw)
 {
-	return p->precision == PLAN_PRECISION_FP8 && fw && fw->fp8_weight_recast && !p->fp8_gather;
+	return plan_low_precision(p) && fw && fw->fp8_weight_recast && !p->fp8_gather;
+}
+
+/* NVFP4 (see above): an amax pass and one cast to both copies for X and
+ * dY, the same for the weights once an iteration, both copies kept. */
+static void
+nvfp4_cost(struct fp8_recipe_cost *out)
+{
+	out->fwd_input_bytes = out->bwd_grad_bytes = 2.0 + 2.0 + 2.0 * NVFP4_COPY_BYTES;
+	out->fwd_kernels = out->bwd_kernels = 2;
+	out->weight_bytes = out->recast_fwd_bytes = 2.0 + 2.0 + 2.0 * NVFP4_WEIGHT_COPY_BYTES;
+	out->recast_fwd_kernels = 2;
+	out->weight_copy_bytes = 2.0 * NVFP4_WEIGHT_COPY_BYTES;
+	out->saved_input_bytes = NVFP4_COPY_BYTES;
+	out->gemm_speed = out->bwd_gemm_speed = NVFP4_GEMM_SPEED;
+	out->fwd_fast_accum = false;
+	out->fp4 = true;
+	out->tp_gather_bytes = NVFP4_COPY_BYTES;
+	out->tp_amax_reduce = true;
 }
 
 void
@@ -147,7 +271,7 @@ fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out
 	double tr = transpose_bytes(gen);
 
 	*out = (struct fp8_recipe_cost){ .gemm_speed = 1.0, .bwd_gemm_speed = 1.0, .saved_input_bytes = 1.0,
-					 .fwd_fast_accum = true };
+					 .fwd_fast_accum = true, .tp_gather_bytes = 1.0 };
 	switch (recipe) {
 	case PLAN_FP8_CURRENT:
 		out->fwd_input_bytes = out->bwd_grad_bytes = out->weight_bytes = 2.0 + 3.0 + tr;
@@ -157,6 +281,7 @@ fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out
 		 * forward, again for the dgrad GEMM (weight_hp_t). */
 		out->recast_fwd_bytes = out->recast_bwd_bytes = 2.0 + 3.0;
 		out->recast_fwd_kernels = out->recast_bwd_kernels = 2;
+		out->tp_amax_reduce = true;
 		break;
 	case PLAN_FP8_ROWWISE:
 		out->fwd_input_bytes = 3.0;
@@ -177,6 +302,7 @@ fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out
 		out->bwd_rescale_bytes = 4.0;
 		out->bwd_kernels += 2;
 		out->saved_input_bytes = 2.0;
+		out->tp_gather_bytes = 2.0;
 		break;
 	case PLAN_FP8_BLOCKWISE:
 		out->fwd_input_bytes = out->bwd_grad_bytes = 4.0 + 8.0 / 128.0;
@@ -185,6 +311,7 @@ fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out
 		out->recast_fwd_kernels = 1;
 		out->weight_copy_bytes = 2.0 + 8.0 / (128.0 * 128.0);
 		out->fwd_fast_accum = false;
+		out->tp_gather_bytes = 1.0 + 4.0 / 128.0;
 		break;
 	case PLAN_FP8_MXFP8:
 		out->fwd_input_bytes = out->bwd_grad_bytes = out->weight_bytes = 4.0 + 2.0 / 32.0;
@@ -193,6 +320,10 @@ fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out
 		out->fwd_kernels = out->bwd_kernels = 1;
 		out->weight_copy_bytes = 2.0 + 2.0 / 32.0;
 		out->fwd_fast_accum = false;
+		out->tp_gather_bytes = 1.0 + 1.0 / 32.0;
+		break;
+	case FP8_RECIPE_NVFP4:
+		nvfp4_cost(out);
 		break;
 	case PLAN_FP8_DELAYED:
 	default:
@@ -226,6 +357,12 @@ fp8_recipe_check(int recipe, const struct gpu *g, struct plan_error *err)
 {
 	const char *gen = gpu_generation_names[g->generation];
 
+	if (recipe == FP8_RECIPE_NVFP4 && (g->generation != GPU_GEN_BLACKWELL || !(g->peak_flops_fp4 > 0)))
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "precision fp4 (NVFP4) needs Blackwell's fp4 tensor cores; '%s' (%s) has %s "
+				      "(valid here: bf16, fp16%s)", g->name, gen,
+				      g->generation != GPU_GEN_BLACKWELL ? "none" : "peak_flops_fp4 0",
+				      g->peak_flops_fp8 > 0 ? ", fp8" : "");
 	if (recipe == PLAN_FP8_MXFP8 && g->generation != GPU_GEN_BLACKWELL)
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
 				      "fp8 recipe mxfp8 needs Blackwell's block-scaled tensor cores; '%s' (%s) is not a "
@@ -239,6 +376,28 @@ fp8_recipe_check(int recipe, const struct gpu *g, struct plan_error *err)
 								   : "PyTorch's row-wise scaled_mm",
 				      g->name, gen, recipes_valid_on(g));
 	return true;
+}
+
+double
+fp8_recipe_tp_gather_bytes(const struct plan *p, const struct framework *fw)
+{
+	struct fp8_recipe_cost rc;
+
+	if (!plan_low_precision(p))
+		return 2.0;
+	fp8_recipe_cost(fp8_recipe_resolve(p, fw), GPU_GEN_HOPPER, &rc);
+	return rc.tp_gather_bytes;
+}
+
+bool
+fp8_recipe_tp_amax_reduces(const struct plan *p, const struct framework *fw)
+{
+	struct fp8_recipe_cost rc;
+
+	if (!plan_low_precision(p) || !p->sequence_parallel || p->tp <= 1)
+		return false;
+	fp8_recipe_cost(fp8_recipe_resolve(p, fw), GPU_GEN_HOPPER, &rc);
+	return rc.tp_amax_reduce;
 }
 
 double
@@ -273,6 +432,50 @@ fp8_recipe_weight_bytes(const struct plan *p, const struct framework *fw, const 
 		return 0.0;
 	fp8_recipe_cost(fp8_recipe_resolve(p, fw), (enum gpu_generation)g->generation, &rc);
 	return rc.weight_bytes;
+}
+
+/*
+ * torchao's --fp8-gather (enable_fsdp_float8_all_gather with
+ * precompute_float8_dynamic_scale_for_fsdp, as torchtitan runs it after
+ * each optimizer step; torchao float8/fsdp_utils.py):
+ * - once an iteration, precompute_float8_dynamic_scale_for_fsdp takes
+ *   torch._foreach_norm(weights, ord=inf) of the local shards (read 2
+ *   bytes an owned element), stacks the amaxes and all-reduces them once
+ *   (a few hundred bytes, not priced) into every weight's scale;
+ * - at every all-gather (each micro-batch's forward, and its backward's
+ *   where FSDP2 reshards after the forward), fsdp_pre_all_gather casts
+ *   the local shard with that scale (hp_tensor_and_scale_to_float8:
+ *   tensor.to(float32) * scale, then to_fp8_saturated's clamp and
+ *   .to(fp8)). FSDP2 calls it in eager on its all-gather copy-in stream
+ *   (torch.compile wraps the blocks inside the FSDP hooks): four kernels,
+ *   read 2 write 4, read 4 write 4, read 4 write 4, read 4 write 1: 27
+ *   bytes an owned element, before each gather (data_par.c adds it to
+ *   the gather's time).
+ * The gathered fp8 weight goes into the GEMMs without another cast
+ * (float8_linear.py: tensor_already_casted_to_fp8).
+ */
+#define FP8_GATHER_AMAX_BYTES 2.0
+#define FP8_GATHER_CAST_BYTES (2.0 + 4.0 + 4.0 + 4.0 + 4.0 + 4.0 + 4.0 + 1.0)
+
+static bool
+fp8_recipe_gathers_cast(const struct plan *p, const struct framework *fw)
+{
+	return p->precision == PLAN_PRECISION_FP8 && p->fp8_gather && fw && fw->fp8_weight_recast;
+}
+
+double
+fp8_recipe_step_bytes(const struct plan *p, const struct framework *fw, const struct gpu *g, double params,
+		      double owned)
+{
+	if (fp8_recipe_gathers_cast(p, fw))
+		return FP8_GATHER_AMAX_BYTES * owned;
+	return params * fp8_recipe_weight_bytes(p, fw, g);
+}
+
+double
+fp8_recipe_gather_cast_bytes(const struct plan *p, const struct framework *fw)
+{
+	return fp8_recipe_gathers_cast(p, fw) ? FP8_GATHER_CAST_BYTES : 0.0;
 }
 
 /*

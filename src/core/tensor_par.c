@@ -1,6 +1,7 @@
 #include <math.h>
 
 #include "plan/collective.h"
+#include "plan/fp8_recipe.h"
 #include "plan/tensor_par.h"
 
 /*
@@ -121,7 +122,8 @@ tp_sp_regather(const struct model *m, const struct cluster *c, const struct plan
 	 * token_dispatcher.py): only QKV and a shared expert's fc1
 	 * (shared_experts.py SharedExpertMLP, an MLP) gather again. */
 	out->moe_regathers = m->parallel_block ? 1 : 1 + (m->moe.shared_experts > 0);
-	out->regather_s = collective_time(c, &lay->tp, COLL_ALLGATHER, COLL_ALGO_RING, bytes);
+	out->regather_s = collective_time(c, &lay->tp, COLL_ALLGATHER, COLL_ALGO_RING, out->gather_bytes);
+	out->regather16_s = collective_time(c, &lay->tp, COLL_ALLGATHER, COLL_ALGO_RING, bytes);
 	out->bwd_s += out->regathers * out->regather_s;
 }
 
@@ -136,7 +138,7 @@ tp_overlap_layer(const struct model *m, const struct plan *p, const struct clust
 	if (m->parallel_block) {
 		/* A parallel block's one gather feeds QKV and fc1 together, its
 		 * one reduce-scatter follows the projection and fc2 together. */
-		double ag = collective_time(c, &lay->tp, COLL_ALLGATHER, COLL_ALGO_RING, bytes);
+		double ag = collective_time(c, &lay->tp, COLL_ALLGATHER, COLL_ALGO_RING, out->gather_bytes);
 		double rs = collective_time(c, &lay->tp, COLL_REDUCESCATTER, COLL_ALGO_RING, bytes);
 		double sa = tp_overlap_sm_slowdown(c, false), sr = tp_overlap_sm_slowdown(c, true);
 		double k = c->gpu.gemm_overhead_s, in = cl->qkv_fwd_s + cl->fc1_fwd_s;
@@ -151,7 +153,7 @@ tp_overlap_layer(const struct model *m, const struct plan *p, const struct clust
 		 * gathers with the dgrad GEMMs of the projection and fc2, the
 		 * input gradients' reduce-scatters with QKV's and fc1's (a
 		 * dgrad GEMM takes as long as its forward). */
-		double ag = collective_time(c, &lay->tp, COLL_ALLGATHER, COLL_ALGO_RING, bytes);
+		double ag = collective_time(c, &lay->tp, COLL_ALLGATHER, COLL_ALGO_RING, out->gather_bytes);
 		double rs = collective_time(c, &lay->tp, COLL_REDUCESCATTER, COLL_ALGO_RING, bytes);
 		double sa = tp_overlap_sm_slowdown(c, false), sr = tp_overlap_sm_slowdown(c, true);
 		double k = c->gpu.gemm_overhead_s;
@@ -166,19 +168,71 @@ tp_overlap_layer(const struct model *m, const struct plan *p, const struct clust
 	}
 }
 
+/*
+ * Current scaling's amax all-reduce before a cast (fp8_recipe.c): one
+ * fp32 amax, latency-bound, and blocking (the cast waits on it).
+ * Transformer Engine v2.2 on (with_amax_reduction on the TP group)
+ * reduces each column-parallel input gathered in the forward and each
+ * row-parallel output gradient gathered in the backward: per_pass each
+ * pass, one of them the MLP's (fc1's input, fc2's output gradient); the
+ * backward's second gather takes the saved fp8 copy and reduces nothing,
+ * and userbuffers' overlap leaves the all-reduce outside the overlapped
+ * GEMM. torchao's Float8Linear (framework fp8_weight_recast) casts
+ * DTensors, whose amax is a Partial(max) reduced over the TP mesh at
+ * every tensor-wise cast (float8_training_tensor.py _ToFloat8ConstrFunc;
+ * float8_tensor_parallel.py; torchtitan docs/float8.md: "to keep single
+ * device semantics"): in torchtitan's Llama layout (wq, wk, wv, wo and
+ * w1, w2 with w3 when gated) the forward casts the two gathered inputs
+ * (PrepareFloat8ModuleInput), the two row-parallel inputs and, unless
+ * --fp8-gather precast them, every weight; the backward every output
+ * gradient (NoopFwToFloat8BwDynamic) and every weight again.
+ */
+static void
+tp_amax_reduces(const struct model *m, const struct plan *p, const struct cluster *c, const struct framework *fw,
+		const struct plan_layout *lay, struct tp_layer_comm *out)
+{
+	double fwd = out->per_pass, bwd = out->per_pass, mlp_fwd = 1.0, mlp_bwd = 1.0;
+
+	out->amax_s = 0.0;
+	if (!fp8_recipe_tp_amax_reduces(p, fw))
+		return;
+	if (fw && fw->fp8_weight_recast) {
+		double mlp = m->gated_mlp ? 3.0 : 2.0, linears = 4.0 + mlp, w = p->fp8_gather ? 0.0 : 1.0;
+
+		fwd = out->per_pass + 2.0 + w * linears;
+		bwd = (1.0 + w) * linears;
+		mlp_fwd = 2.0 + w * mlp;
+		mlp_bwd = (1.0 + w) * mlp;
+	}
+	out->amax_s = collective_small_allreduce_time(c, &lay->tp, 4.0);
+	out->fwd_s += fwd * out->amax_s;
+	out->bwd_s += bwd * out->amax_s;
+	if (!m->parallel_block) {
+		out->mlp_fwd_s += mlp_fwd * out->amax_s;
+		out->mlp_bwd_s += mlp_bwd * out->amax_s;
+	}
+}
+
 void
 tp_layer_comm(const struct model *m, const struct plan *p, const struct cluster *c,
 	      const struct framework *fw, const struct plan_layout *lay,
 	      const struct compute_layer *cl, struct tp_layer_comm *out)
 {
-	double bytes = 2.0 * p->micro_batch * (double)p->seq_len * m->hidden;
-	double one;
+	double elements = p->micro_batch * (double)p->seq_len * m->hidden, bytes = 2.0 * elements;
+	/* Under fp8 the gathers move the recipe's quantised bytes, the
+	 * reduce-scatters 16 bits (fp8_recipe.c: TE v1.8 and v2.11,
+	 * torchao's tensor-wise TP). */
+	double gbytes = p->sequence_parallel ? elements * fp8_recipe_tp_gather_bytes(p, fw) : bytes;
+	double one, one16;
 
-	if (p->sequence_parallel)
-		one = collective_time(c, &lay->tp, COLL_ALLGATHER, COLL_ALGO_RING, bytes) +
-		      collective_time(c, &lay->tp, COLL_REDUCESCATTER, COLL_ALGO_RING, bytes);
-	else
-		one = collective_time(c, &lay->tp, COLL_ALLREDUCE, COLL_ALGO_RING, bytes);
+	if (p->sequence_parallel) {
+		double rs = collective_time(c, &lay->tp, COLL_REDUCESCATTER, COLL_ALGO_RING, bytes);
+
+		one = collective_time(c, &lay->tp, COLL_ALLGATHER, COLL_ALGO_RING, gbytes) + rs;
+		one16 = collective_time(c, &lay->tp, COLL_ALLGATHER, COLL_ALGO_RING, bytes) + rs;
+	} else {
+		one = one16 = collective_time(c, &lay->tp, COLL_ALLREDUCE, COLL_ALGO_RING, bytes);
+	}
 	/* With SP, one "collective" is an AG+RS pair and a layer has two such
 	 * pairs per pass; without, two all-reduces per pass. A parallel block
 	 * (Wang and Komatsuzaki 2021, GPT-J; Chowdhery et al. 2022, PaLM,
@@ -190,11 +244,15 @@ tp_layer_comm(const struct model *m, const struct plan *p, const struct cluster 
 	 * summed before their reduction. */
 	out->per_pass = m->parallel_block ? 1 : 2;
 	out->bytes = bytes;
-	out->collective_s = one;
+	out->gather_bytes = gbytes;
+	/* One pair in 16 bits: the embedding's and the output layer's
+	 * (Megatron's, not Transformer Engine modules: outside fp8) and
+	 * what a TP compressor replaces. */
+	out->collective_s = one16;
 	out->fwd_s = out->per_pass * one;
 	out->bwd_s = out->per_pass * one;
 	out->regathers = out->moe_regathers = 0;
-	out->regather_s = 0.0;
+	out->regather_s = out->regather16_s = 0.0;
 	/* Of a sequential layer's two, the MLP's: one pair (or all-reduce)
 	 * each pass (ep_dispatcher_carries_tp reads it). */
 	out->mlp_fwd_s = out->mlp_bwd_s = m->parallel_block ? 0.0 : one;
@@ -202,6 +260,7 @@ tp_layer_comm(const struct model *m, const struct plan *p, const struct cluster 
 		tp_sp_regather(m, c, lay, bytes, out);
 	if (p->tp_overlap && p->sequence_parallel && p->tp > 1)
 		tp_overlap_layer(m, p, c, lay, cl, bytes, out);
+	tp_amax_reduces(m, p, c, fw, lay, out);
 	/* Full recomputation re-runs the forward, collectives included
 	 * (Narayanan et al. SC21, Sec. 3.5). */
 	out->recompute_s = plan_tp_recompute_share(p, m) * out->fwd_s; /* plan-cli recomp: --recompute-modules mlp, moe */

@@ -153,6 +153,8 @@ out = [
     row(id="DSV2", model="DeepSeek-V2", layers="6", hidden="5120",
         ffn_hidden="12288 dense / 1536 per expert / 3072 shared", heads="128", kv_heads="128", vocab="102400",
         experts="160", topk="6", ep="8", **b200),
+    row(id="NVFP4", model="Llama 2 7B", layers="32", hidden="4096", ffn_hidden="11008", heads="32",
+        kv_heads="32", experts="", topk="", **dict(b200, gpu="B300 SXM", gpu_mem_GB="288", precision="bf16_with_nvfp4_mixed")),
     row(id="MIXTRAL", model="Mixtral 8x7B (MoE)", layers="32", hidden="4096", ffn_hidden="14336 per expert",
         heads="32", kv_heads="8", vocab="32000", experts="8", topk="2", ep="8", **b200),
     row(id="GROK", model="Grok-1", layers="64", hidden="6144", ffn_hidden="32768 per expert", heads="48",
@@ -198,7 +200,7 @@ PY
 rc=$?
 "$bin" validate "$tmp/rules/runs.csv" --format json >"$tmp/rules.json" 2>"$tmp/err2"
 vrc=$?
-check "the rules' rows import and validate" '[ $rc -eq 0 ] && [ $vrc -eq 0 ] && jq -e ".rows | length == 13" "$tmp/rules.json" >/dev/null'
+check "the rules' rows import and validate" '[ $rc -eq 0 ] && [ $vrc -eq 0 ] && jq -e ".rows | length == 14" "$tmp/rules.json" >/dev/null'
 # The model profile of row $1 (its first line names the row).
 model_of() { grep -l "^# from $1:" "$tmp"/rules/models/*.yaml; }
 field() { awk -F, -v id="$1" -v col="$2" '{ sub(/\r$/, "") } NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } $1 == id { print $c[col] }' \
@@ -210,6 +212,8 @@ check "MoE '18432 dense / 2048 per expert / 2048 shared': dense FFN 18432, exper
 check "DeepSeek-V2 without a dense count: first_k_dense_replace 1 of its public config, 3072 shared = 2 experts of 1536" \
 	'f=$(model_of DSV2) && grep -q "^  first_dense_layers: 1$" "$f" && grep -q "^  shared_experts: 2$" "$f" &&
 	 grep -q "^DSV2: .*first_k_dense_replace of the model.s public config" "$tmp/rules/inferred.txt"'
+check "Megatron-Bridge's 'bf16_with_nvfp4_mixed' is NVFP4 (precision fp4), not bf16; a B300 is the b300 profile" \
+	'[ "$(field NVFP4 precision)" = fp4 ] && grep -q "^gpu: b300-sxm-288gb$" "$tmp/rules/$(field NVFP4 cluster)"'
 check "'14336 per expert' and '32768 per expert': the experts' FFN, every layer MoE" \
 	'f=$(model_of MIXTRAL) && grep -q "^ffn_hidden: 14336$" "$f" && grep -q "^  expert_ffn_hidden: 14336$" "$f" &&
 	 ! grep -q "first_dense_layers" "$f" && g=$(model_of GROK) && grep -q "^  expert_ffn_hidden: 32768$" "$g" &&
