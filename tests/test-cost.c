@@ -485,6 +485,59 @@ START_TEST(test_loss_logit_memory)
 END_TEST
 
 /*
+ * plan-cli memloss: Megatron's loss peaks at 6 bytes a logit (the fp32
+ * copy beside the bf16 logits in the forward, the fp32 gradient beside
+ * its bf16 cast in the backward; megatron/core/tensor_parallel/
+ * cross_entropy.py), so the bundled Megatron and NeMo 1.x profiles say
+ * 6; nemo (Megatron-Bridge's providers mix the te loss, 2, and the
+ * native one, 6) keeps the default 4 and pytorch-fsdp2 its 12.
+ * GPT-3 on one stage, s 2048, b 1, t 1, V 51,200: the loss's bytes are
+ * 4 x 2048 x 12288 + 6 x 2048 x 51200 = 100,663,296 + 629,145,600 =
+ * 729,808,896, 2 x 2048 x 51200 = 209,715,200 more than at 4.
+ */
+START_TEST(test_loss_logit_memory_megatron)
+{
+	static const struct {
+		const char *file;
+		double bytes;
+	} cases[] = {
+		{ "megatron-lm", 6.0 },	     { "megatron-core-0.6", 6.0 },
+		{ "megatron-core-0.6-sequential", 6.0 },
+		{ "megatron-fsdp", 6.0 },    { "megatron-lm-2021", 6.0 },
+		{ "nemo-24.07", 6.0 },	     { "nemo", 4.0 },
+		{ "pytorch-fsdp2", 12.0 },
+	};
+	const char *root = getenv("PLAN_TEST_SOURCE_ROOT");
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct framework fw;
+	struct plan_error err;
+	struct memory_use four, six;
+	char path[4096];
+
+	ck_assert_msg(root != NULL, "PLAN_TEST_SOURCE_ROOT is not set (run through meson test)");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(path, sizeof(path), "%s/frameworks/%s.yaml", root, cases[i].file);
+		ck_assert_msg(framework_load_file(&fw, path, &err), "%s", err.message);
+		ck_assert_msg(fw.loss_logit_memory == cases[i].bytes, "%s: %g", cases[i].file,
+			      fw.loss_logit_memory);
+	}
+	fixture_gpt3_dp64(&c, &m, &p, 1);
+	test_load_framework(&fw, "name: l\n");
+	memory_stage(&m, &p, &c, &fw, 0, 7.5e9, 0.0, &four);
+	test_load_framework(&fw, "name: l\nloss_logit_memory: 6\n");
+	memory_stage(&m, &p, &c, &fw, 0, 7.5e9, 0.0, &six);
+	ck_assert_rel(six.activations - four.activations, 209715200.0, 1e-12);
+	ck_assert_double_eq(six.other, four.other);
+	fw.loss_logit_memory = 0.0;
+	memory_stage(&m, &p, &c, &fw, 0, 7.5e9, 0.0, &four);
+	ck_assert_rel(six.activations - four.activations, 729808896.0 - 100663296.0, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
  * plan-cli zero3: a framework that gathers tensor by tensor
  * (gather_unit tensor, DeepSpeed v0.3.13's fetch_sub_module) holds one
  * weight matrix gathered, not two layers: GPT-3's largest matrix is an
@@ -1630,6 +1683,7 @@ cost_suite(void)
 	tcase_add_test(tc, test_fsdp_double_buffer);
 	tcase_add_test(tc, test_zero3_layer_grads);
 	tcase_add_test(tc, test_loss_logit_memory);
+	tcase_add_test(tc, test_loss_logit_memory_megatron);
 	tcase_add_test(tc, test_zero3_tensor_unit_memory);
 	tcase_add_test(tc, test_largest_matrix_gated);
 	tcase_add_test(tc, test_fsdp2_weight_copies);

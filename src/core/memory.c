@@ -646,7 +646,14 @@ memory_stage_states(const struct model *m, const struct plan *p, const struct fr
  * backward; torchtitan/components/loss.py later), keeps the fp32
  * log-probabilities for the backward, whose first step holds them, their
  * gradient and the input's gradient, 12 bytes a logit; the forward's
- * bf16 logits, fp32 copy and log-probabilities are 10.
+ * bf16 logits, fp32 copy and log-probabilities are 10. plan-cli memloss:
+ * Megatron's loss peaks at 6 (megatron-* and nemo-24.07 profiles): its
+ * fp32 copy beside the caller's bf16 logits in the forward, the fp32
+ * gradient beside its bf16 cast in the backward
+ * (megatron/core/tensor_parallel/cross_entropy.py, core_v0.6.0 to
+ * core_v0.14.0; mpu/cross_entropy.py at de7dc40f88). Both moments fall
+ * while the micro-batch's activations are all kept, so the bytes add to
+ * them; theoretical_memory_usage.py's 4 is the softmax kept in between.
  */
 static double
 memory_loss_bytes(const struct model *m, const struct plan *p, const struct framework *fw)

@@ -388,23 +388,24 @@ finish "torchtitan's DeepSeek-V3 16B recipe fits on 8 H100 96 GB with per-op SAC
 cli predict --model gpt3-175b --cluster selene --gpus 8 --global-batch 8 --format json
 expect_rc 4
 expect_jq '.fits == false' "fits"
-# (3185.23 GiB without flash attention: the A100 runs it by default.)
-expect_err_has "the plan needs 3005.23 GiB per GPU, more than the 80.00 GiB there are; the largest term is optimizer"
+# (3185.43 GiB without flash attention: the A100 runs it by default.)
+expect_err_has "the plan needs 3005.43 GiB per GPU, more than the 80.00 GiB there are; the largest term is optimizer"
 expect_err_has "alone or two together, fits; try 'plan-cli optimize'"
 finish "a plan that does not fit: the report, exit 4, the largest term, and no change that fits"
-# plan-cli reviewmem: Llama 2 7B, ZeRO-1 on 8 H100s, 7,552 tokens a
-# sequence needs 80.57 GiB, 0.57 GiB over the 80 and within the 1 GiB the
-# GPU profile reserves (reserved_memory): a close call, said so; at 7,680
-# tokens, 81.12 GiB, 1.12 GiB over, it is not.
+# plan-cli reviewmem: Llama 2 7B, ZeRO-1 on 8 H100s, 7,424 tokens a
+# sequence needs 80.46 GiB, 0.46 GiB over the 80 and within the 1 GiB the
+# GPU profile reserves (reserved_memory): a close call, said so; at 7,552
+# tokens, 81.02 GiB, 1.02 GiB over, it is not. (plan-cli memloss: the
+# loss's 6 bytes a logit, 2 x 7552 x 32000 = 0.45 GiB above the old 80.57.)
+cli predict --model llama2-7b --cluster dgx-h100 --gpus 8 --global-batch 64 --zero 1 --seq-len 7424
+expect_rc 4
+expect_err_has "the plan needs 80.46 GiB per GPU, more than the 80.00 GiB there are"
+expect_err_has "plan-cli: it is over by only 0.46 GiB, within the 1.00 GiB the GPU profile reserves"
+finish "a plan over by less than the reserved memory: a close call, said so"
 cli predict --model llama2-7b --cluster dgx-h100 --gpus 8 --global-batch 64 --zero 1 --seq-len 7552
 expect_rc 4
-expect_err_has "the plan needs 80.57 GiB per GPU, more than the 80.00 GiB there are"
-expect_err_has "plan-cli: it is over by only 0.57 GiB, within the 1.00 GiB the GPU profile reserves"
-finish "a plan over by less than the reserved memory: a close call, said so"
-cli predict --model llama2-7b --cluster dgx-h100 --gpus 8 --global-batch 64 --zero 1 --seq-len 7680
-expect_rc 4
-expect_err_has "the plan needs 81.12 GiB per GPU"
-grep -q "over by only" "$tmp/err" && fail "stderr has the close-call line at 1.12 GiB over"
+expect_err_has "the plan needs 81.02 GiB per GPU"
+grep -q "over by only" "$tmp/err" && fail "stderr has the close-call line at 1.02 GiB over"
 finish "a plan over by more than the reserved memory: no close-call line"
 cli predict --model gpt3-175b --cluster selene --gpus 8 --global-batch 8 --format json --allow-oom
 expect_rc 0

@@ -70,16 +70,18 @@ check "stage-layers, stage-recompute, sp, mics and mics-flat in --submodule" \
 	'[ $? -eq 0 ] && jq -e ".submodules[0].plan.pp == 2 and .submodules[0].plan.recompute == \"per-stage\" and
 	 .submodules[1].plan.dp == 16 and .submodules[1].plan.mics_group == 16 and
 	 .submodules[1].prediction.plan.mics_hierarchical == false" "$tmp/keys.json" >/dev/null'
-# On 2 GiB GPUs the search recomputes a few layers in full (Slapo's
+# On 2.2 GiB GPUs the search recomputes a few layers in full (Slapo's
 # layers, recompute-layers=k/k/...): predict_args carry them, and predict
-# times the plan optimize timed.
+# times the plan optimize timed. (2 GiB until plan-cli memloss: with
+# Megatron's 6 bytes a logit at the loss the search at 2 GiB finds a
+# plan without them; 2.1 to 2.5 GiB all recompute a few layers.)
 cat >"$tmp/small.yaml" <<'YAML'
 name: small-p4d
 nodes: 64
 gpus_per_node: 8
 gpu:
   base: a100-sxm4-40gb
-  memory: 2 GiB
+  memory: 2.2 GiB
   reserved_memory: 0.2 GiB
 intra_node:
   bandwidth: 300 GB/s
@@ -93,7 +95,7 @@ YAML
 args=$(sed -n 's/^predict_args *//p' "$tmp/opt-small")
 # shellcheck disable=SC2086
 "$bin" predict $args --format json >"$tmp/back-small.json" 2>"$tmp/err"
-check "recompute-layers in predict_args: predict times what optimize timed on 2 GiB GPUs" \
+check "recompute-layers in predict_args: predict times what optimize timed on 2.2 GiB GPUs" \
 	'case $args in *recompute-layers=*) ;; *) false ;; esac && jq -e --slurpfile o "$tmp/opt-small.json" \
 	 "(.iteration_time_s - \$o[0].per_submodule.iteration_time_s | fabs) < 1e-9 * .iteration_time_s and .fits" \
 	 "$tmp/back-small.json" >/dev/null'
@@ -151,7 +153,7 @@ mm_problems=(
 	"clip-vit-l14 on 16 GPUs|--model clip-vit-l14 --cluster aws-p4d --global-batch 768 --gpus 16"
 	"clip-vit-l14 on 64 GPUs (MiCS)|--model clip-vit-l14 --cluster aws-p4d --global-batch 768 --gpus 64"
 	"clip-vit-g14 on 32 GPUs (uneven stages)|--model clip-vit-g14 --cluster aws-p4d --global-batch 1024 --gpus 32"
-	"2 GiB GPUs (Slapo's layers)|--model clip-vit-l14 --cluster $tmp/small.yaml --global-batch 768 --gpus 16"
+	"2.2 GiB GPUs (Slapo's layers)|--model clip-vit-l14 --cluster $tmp/small.yaml --global-batch 768 --gpus 16"
 	"no flash attention, hierarchical all-reduce, a framework|--model clip-vit-l14 --cluster dgx-h100 --global-batch 512 --gpus 32 --no-flash-attention --dp-allreduce hierarchical --framework deepspeed-2021"
 )
 for prob in "${mm_problems[@]}"; do
