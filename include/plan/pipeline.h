@@ -58,6 +58,16 @@ void pipeline_stages_p2p_time(const struct model *m, const struct plan *p, const
  */
 double pipeline_stored_layer_microbatches(const struct model *m, const struct plan *p, int stage);
 
+/** Bytes one layer's deferred weight-gradient pass keeps for a
+ *  micro-batch: its linear layers' inputs and output gradients (Qi et
+ *  al.'s M_W; 32 s b h for GPT-3's shapes at tp 1). */
+double pipeline_layer_wgrad_bytes(const struct model *m, const struct plan *p);
+
+/** Bytes of @stage's micro-batches whose W pass is pending at its peak:
+ *  under ZB-H1 @stage of them, each of the stage's layers
+ *  pipeline_layer_wgrad_bytes; 0 under the other schedules. */
+double pipeline_deferred_w_bytes(const struct model *m, const struct plan *p, int stage);
+
 /** Micro-batches in flight of the chunk with the output layer (the MTP
  *  modules' activations) on @stage: 1 on DualPipe's end ranks, else the
  *  stage's pipeline_stored_layer_microbatches over its layers. */

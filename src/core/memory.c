@@ -718,7 +718,8 @@ memory_stage_activations(const struct model *m, const struct plan *p, const stru
 	if (pipeline_end_share(p, stage, true) > 0.0 && m->mtp_layers > 0)
 		act += m->mtp_layers * (pipeline_head_microbatches(m, p, stage) * k->layer_activations +
 					memory_loss_bytes(m, p, fw));
-	return act;
+	/* ZB-H1's micro-batches whose W pass is pending (plan-cli pipe2). */
+	return act + pipeline_deferred_w_bytes(m, p, stage);
 }
 
 void

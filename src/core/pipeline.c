@@ -1,4 +1,5 @@
 #include "plan/collective.h"
+#include "plan/model.h"
 #include "plan/pipeline.h"
 
 double
@@ -451,6 +452,86 @@ pipeline_stored_layer_microbatches(const struct model *m, const struct plan *p, 
 		return chunks * layers_per_stage / p->vpp;
 	}
 	return layers_per_stage * (mb < p->pp - stage ? mb : p->pp - stage);
+}
+
+/* Elements per token a linear layer's deferred W keeps: its saved input
+ * @in and its output gradient @out (sail-sg/zero-bubble-pipeline-
+ * parallelism @39f2c186, megatron/core/tensor_parallel/layers.py:
+ * WeightGradStore.put(weight, partial(pre_process, grad_output, input),
+ * ...) holds both until the W pass runs). */
+static double
+wgrad_kept(double in, double out)
+{
+	return in + out;
+}
+
+/* Of one layer's attention: its column-parallel projections read the
+ * norm's output @hin (h/t saved under sequence parallelism) and write
+ * their heads' share (/t); the row-parallel output projection reads the
+ * heads' share and gets the whole h gradient (sequence parallelism's
+ * reduce-scatter has an all-gather for backward). MLA's down-projections
+ * are replicated (as op_sac_attention in memory.c counts them). */
+static double
+wgrad_attention(const struct model *m, double hin, double t)
+{
+	double a = m->heads, h = m->hidden, v = model_v_head_dim(m);
+
+	if (m->attention == MODEL_ATTN_MLA) {
+		const struct model_mla *l = &m->mla;
+		double qk = model_qk_head_dim(m), q, kv;
+
+		q = l->q_lora_rank > 0 ? wgrad_kept(hin, l->q_lora_rank) + wgrad_kept(l->q_lora_rank, a * qk / t) :
+					 wgrad_kept(hin, a * qk / t);
+		kv = wgrad_kept(hin, l->kv_lora_rank + l->qk_rope_head_dim) +
+		     wgrad_kept(l->kv_lora_rank, a * (l->qk_nope_head_dim + v) / t);
+		return q + kv + wgrad_kept(a * v / t, h);
+	}
+	return wgrad_kept(hin, (a + 2.0 * m->kv_heads) * model_head_dim(m) / t) +
+	       wgrad_kept(a * model_head_dim(m) / t, h);
+}
+
+/* Of one MLP of @ffn on @rows rows a token: fc1 (and the gate) then fc2. */
+static double
+wgrad_mlp(const struct model *m, double hin, double ffn, double rows, double t)
+{
+	return rows * (wgrad_kept(hin, (m->gated_mlp ? 2.0 : 1.0) * ffn / t) + wgrad_kept(ffn / t, m->hidden));
+}
+
+double
+pipeline_layer_wgrad_bytes(const struct model *m, const struct plan *p)
+{
+	/* 2-byte activations, per token of the micro-batch; an MoE layer's
+	 * experts see cf k routed copies and the shared experts of each
+	 * token, averaged over the layers (as memory.c's
+	 * layer_activations_full). GPT-3's shapes at t = 1: attention h + 3h
+	 * and h + h, MLP h + 4h and 4h + h: 16 h, 32 s b h bytes. */
+	double t = p->tp, h = m->hidden, hin = p->sequence_parallel ? h / t : h;
+	double mlp = wgrad_mlp(m, hin, m->ffn_hidden, 1.0, t);
+
+	if (model_is_moe(m)) {
+		double effn = m->moe.expert_ffn_hidden > 0 ? m->moe.expert_ffn_hidden : m->ffn_hidden;
+		double rows = m->moe.capacity_factor * m->moe.top_k + m->moe.shared_experts;
+		double frac = (double)model_moe_layers(m) / m->layers;
+
+		mlp = (1.0 - frac) * mlp + frac * wgrad_mlp(m, h, effn, rows, t);
+	}
+	return 2.0 * (double)p->seq_len * p->micro_batch * (wgrad_attention(m, hin, t) + mlp);
+}
+
+double
+pipeline_deferred_w_bytes(const struct model *m, const struct plan *p, int stage)
+{
+	/* ZB-H1 (Qi et al., ICLR 2024, Sec. 2.1, "memory efficient
+	 * schedule") starts each stage's W passes later by its warm-up, so
+	 * every stage keeps p micro-batches in flight: stage i's p - i
+	 * awaiting their backward (1F1B's, pipeline_stored_layer_microbatches)
+	 * and i whose W is pending, each holding its linear layers' inputs
+	 * and output gradients, whatever the recomputation (the stored
+	 * closures keep them). Stage 0 keeps 1F1B's peak, the paper's claim;
+	 * the later stages more than 1F1B's p - i. */
+	if (p->pp_schedule != PLAN_PP_ZB_H1)
+		return 0.0;
+	return (double)stage * plan_stage_layers(p, m, stage) * pipeline_layer_wgrad_bytes(m, p);
 }
 
 double
