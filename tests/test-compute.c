@@ -859,6 +859,62 @@ START_TEST(test_fp8_recipes)
 END_TEST
 
 /*
+ * NVFP4 (--precision fp4; fp8_recipe.c, Transformer Engine's
+ * NVFP4BlockScaling) on the 4096^3 GEMM of test_fp8_gemm, on a Blackwell
+ * GPU of 400 TFLOPS fp4 (twice its fp8): F = 1.37438953472e11 FLOPs at
+ * 400e12 x 0.5 (the curve, the same at F and at F/4) x 0.8 (fp8_gemm_ratio)
+ * x 0.925 (NVFP4's GEMM against fp8's) = 1.48e14 FLOP/s:
+ * 9.286415775135135e-4 s, forward and each backward GEMM alike (no fast
+ * accumulation: no difference to the backward). The operands' 0.5625 bytes
+ * and the 2-byte result, 52 MB at 1 TB/s, take less. X's casts: an amax
+ * pass over the transformed tensor (read 2) and one kernel writing both
+ * copies (read 2, write 2 x (0.5 + 1/16)): 5.125 x 16,777,216 =
+ * 85,983,232 bytes in 2 kernels; dY's the same in the backward. The
+ * weight's once an iteration, 16 x 16 scales: 2 + 2 + 2 x (0.5 + 1/256) =
+ * 5.0078125 bytes; the backward keeps X's column-wise copy, 0.5625 bytes
+ * an element. fp4 runs NVFP4 whatever the framework's fp8 recipe; it is
+ * refused on Hopper and on a Blackwell profile without peak_flops_fp4.
+ */
+START_TEST(test_nvfp4_recipe)
+{
+	struct cluster c;
+	struct plan p;
+	struct plan_error err;
+	struct framework fw;
+	struct compute_casts casts = { .bytes = 0.0, .recipe = FP8_RECIPE_NVFP4 };
+
+	test_load_cluster(&c, FP8_CLUSTER_YAML("  generation: hopper\n  gemm_efficiency_max: 0.5\n"));
+	plan_init(&p);
+	p.precision = PLAN_PRECISION_FP4;
+	ck_assert(!fp8_recipe_check(FP8_RECIPE_NVFP4, &c.gpu, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "(hopper)"));
+	c.gpu.generation = GPU_GEN_BLACKWELL;
+	ck_assert(!fp8_recipe_check(FP8_RECIPE_NVFP4, &c.gpu, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "peak_flops_fp4 0"));
+	c.gpu.peak_flops_fp4 = 400e12;
+	ck_assert(fp8_recipe_check(FP8_RECIPE_NVFP4, &c.gpu, &err));
+	ck_assert_double_eq_tol(compute_linear_time(&c, &p, 4096, 4096, 4096, 1, &casts), 9.286415775135135e-4,
+				1e-15);
+	ck_assert_double_eq_tol(casts.bwd_gemm_s, 0.0, 1e-18);
+	ck_assert_double_eq_tol(casts.bytes, 85983232.0, 1e-6);
+	ck_assert_double_eq_tol(casts.bwd_bytes, 85983232.0, 1e-6);
+	ck_assert_int_eq(casts.kernels, 2);
+	ck_assert_int_eq(casts.bwd_kernels, 2);
+	ck_assert_double_eq_tol(fp8_recipe_weight_bytes(&p, NULL, &c.gpu), 5.0078125, 1e-12);
+	ck_assert_double_eq_tol(fp8_recipe_saved_input_bytes(&p, NULL), 0.5625, 1e-12);
+	framework_init_default(&fw);
+	fw.fp8_recipe = PLAN_FP8_MXFP8 - 1;
+	ck_assert_int_eq(fp8_recipe_resolve(&p, &fw), FP8_RECIPE_NVFP4);
+	ck_assert_str_eq(fp8_recipe_name(FP8_RECIPE_NVFP4), "nvfp4");
+	ck_assert_str_eq(fp8_recipe_name(PLAN_FP8_MXFP8), "mxfp8");
+	ck_assert(plan_low_precision(&p));
+	p.precision = PLAN_PRECISION_BF16;
+	ck_assert(!plan_low_precision(&p));
+	cluster_release(&c);
+}
+END_TEST
+
+/*
  * plan-cli hopper: the wgrads' accumulation into the fp32 main_grad
  * (compute.c, main_grad_gemm). Toy model at t 1: QKV 3072 x 1024
  * (3,145,728 weight elements), projection 1024 x 1024 (1,048,576), fc1
@@ -1157,6 +1213,7 @@ compute_suite(void)
 	tcase_add_test(tc, test_gemm_memory_bound);
 	tcase_add_test(tc, test_optimizer);
 	tcase_add_test(tc, test_fp8_recipes);
+	tcase_add_test(tc, test_nvfp4_recipe);
 	tcase_add_test(tc, test_fp8_fast_accum);
 	tcase_add_test(tc, test_fp8_norm_fused);
 	tcase_add_test(tc, test_layer_recompute);

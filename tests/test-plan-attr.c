@@ -82,7 +82,7 @@ START_TEST(test_scalar_values)
 	ck_assert(!plan_attr_parse_value(&plan_attrs[PLAN_ATTR_ZERO], "--zero", "4", &v, why, sizeof(why)));
 	ck_assert_str_eq(why, "--zero expects a whole number from 0 to 3, got '4'");
 	ck_assert(!plan_attr_parse_value(&plan_attrs[PLAN_ATTR_PRECISION], "--precision", "fp9", &v, why, sizeof(why)));
-	ck_assert_str_eq(why, "unknown value 'fp9' for --precision (valid: bf16, fp16, fp8)");
+	ck_assert_str_eq(why, "unknown value 'fp9' for --precision (valid: bf16, fp16, fp8, fp4)");
 	ck_assert(plan_attr_parse_value(&plan_attrs[PLAN_ATTR_TP_OVERLAP], NULL, "yes", &v, why, sizeof(why)) && v == 1);
 	ck_assert(plan_attr_parse_value(&plan_attrs[PLAN_ATTR_TP_OVERLAP], NULL, "off", &v, why, sizeof(why)) && v == 0);
 }

@@ -223,6 +223,15 @@ struct estimate_options {
 };
 
 /**
+ * Whether @c's GPU runs @p's precision and recipe (fp8 tensor cores, fp4
+ * on Blackwell, mxfp8 on Blackwell, ...) under @fw, with fp8 gathers only
+ * of fp8 and sharded weights; false with the reason in @err. estimate_plan()
+ * checks it; optimize checks it before it prices a shape.
+ */
+bool estimate_check_precision(const struct plan *p, const struct cluster *c, const struct framework *fw,
+			      struct plan_error *err);
+
+/**
  * Predict plan @p of model @m on cluster @c. Validates the plan first;
  * returns false with @err set when it cannot run. Pure arithmetic: no
  * allocation, no I/O.

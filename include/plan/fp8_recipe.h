@@ -12,6 +12,16 @@
 #include "plan/gpu.h"
 #include "plan/plan.h"
 
+/**
+ * The fp4 precision's recipe, NVFP4 (Transformer Engine's
+ * NVFP4BlockScaling): not an fp8 choice (plan_fp8_recipe_names ends before
+ * it), what fp8_recipe_resolve() gives for --precision fp4.
+ */
+#define FP8_RECIPE_NVFP4 PLAN_FP8_COUNT
+
+/** @recipe's name: plan_fp8_recipe_names', or "nvfp4". */
+const char *fp8_recipe_name(int recipe);
+
 /** One recipe's costs on one GPU generation; bytes are per element of the tensor named. */
 struct fp8_recipe_cost {
 	double fwd_input_bytes;  /**< forward casts of the layer's input X (m x k) */
@@ -24,7 +34,8 @@ struct fp8_recipe_cost {
 	double recast_bwd_bytes; /**< ... and each backward */
 	int recast_fwd_kernels;  /**< ... in this many kernels each forward */
 	int recast_bwd_kernels;  /**< ... and each backward */
-	double gemm_speed;       /**< the GEMM's throughput against the per-tensor fp8 GEMM */
+	double gemm_speed;       /**< the GEMM's throughput against the per-tensor fp8 GEMM (fp4: at peak_flops_fp4) */
+	bool fp4;                /**< the GEMMs run on the fp4 tensor cores (peak_flops_fp4) */
 	double bwd_gemm_speed;   /**< ... the dgrad and wgrad GEMMs' (split accumulator) */
 	double bwd_rescale_bytes;/**< bytes per element of dX and dW rescaled after their GEMMs */
 	double weight_copy_bytes;/**< bytes kept per weight element beside the 16-bit weight */

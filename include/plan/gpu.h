@@ -40,6 +40,7 @@ struct gpu {
 	int generation;             /**< enum gpu_generation */
 	double peak_flops;          /**< dense 16-bit (bf16/fp16) tensor FLOP/s */
 	double peak_flops_fp8;      /**< dense fp8 tensor FLOP/s; 0 when the GPU has none */
+	double peak_flops_fp4;      /**< dense NVFP4 tensor FLOP/s; 0 when the GPU has none */
 	double fp8_gemm_ratio;      /**< an fp8 GEMM's efficiency over a bf16 GEMM's of the same duration */
 	double fp8_fast_accum_speedup; /**< an fp8 GEMM with fast accumulation over one promoting to fp32 */
 	double memory_bytes;

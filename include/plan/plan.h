@@ -58,7 +58,9 @@ enum plan_precision {
 	PLAN_PRECISION_BF16,
 	PLAN_PRECISION_FP16,
 	PLAN_PRECISION_FP8,  /**< Transformer Engine / torchao Float8 linear layers */
+	PLAN_PRECISION_FP4,  /**< NVFP4 linear layers (Transformer Engine's NVFP4BlockScaling; Blackwell) */
 };
+
 
 extern const char *const plan_precision_names[];
 
@@ -230,6 +232,12 @@ struct plan {
  *  runs its all-to-alls and router again (full, or selective with the moe
  *  module). */
 bool plan_recomputes_moe_layer(const struct plan *p);
+
+/**
+ * Whether @p's linear layers run quantised, fp8 or fp4, with a recipe's
+ * casts, scales and kept copies (fp8_recipe.c).
+ */
+bool plan_low_precision(const struct plan *p);
 
 /** plan-cli recomp: the share of a layer's forward TP collectives that a
  *  stage in mode @p->recompute runs again: 1 full; selective with mlp or

@@ -380,9 +380,10 @@ progress(long done, long total, void *arg)
 
 /* The most a shard's figure can be, as plan-cli predicts (a shard of 1e308
  * s merged into a table, issue 28): a year an iteration, the core's
- * ESTIMATE_MAX_ITERATION_S; an MFU of 4 (it counts against the 16-bit
+ * ESTIMATE_MAX_ITERATION_S; an MFU of 8 (it counts against the 16-bit
  * peak, which fp8 GEMMs pass by up to peak_flops_fp8 / peak_flops, 2 on
- * Hopper and Blackwell); 10^5 TFLOP/s per GPU, as the runs CSV takes;
+ * Hopper and Blackwell, and NVFP4 ones by peak_flops_fp4 / peak_flops, 6
+ * on the GB300); 10^5 TFLOP/s per GPU, as the runs CSV takes;
  * 10^15 tokens/s; 2^60 bytes a GPU. The least is an iteration of 1 us (a
  * shard's 1e-320 s gave a speed-up of 1e-20, issue 28): an iteration
  * launches at least a forward and a backward kernel per layer, each 2-5 us
@@ -390,7 +391,7 @@ progress(long done, long total, void *arg)
  * step is shorter. */
 #define SHARD_MIN_TIME_S 1e-6
 #define SHARD_MAX_TIME_S ESTIMATE_MAX_ITERATION_S
-#define SHARD_MAX_MFU 4.0
+#define SHARD_MAX_MFU 8.0
 #define SHARD_MAX_TFLOPS 1e5
 #define SHARD_MAX_TOKENS 1e15
 #define SHARD_MAX_BYTES 1152921504606846976.0

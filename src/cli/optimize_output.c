@@ -306,6 +306,9 @@ plan_words(const struct plan *p, const struct model *m, const struct compressor 
 		words_add(buf, size, " cp %d %s", p->cp, plan_cp_method_names[p->cp_method]);
 	words_add(buf, size, " vpp %d mb %d zero %d%s", p->vpp, p->micro_batch, p->zero,
 		  p->sequence_parallel ? " sp" : "");
+	/* Where --precision lists several, which one the plan runs. */
+	if (p->precision != PLAN_PRECISION_BF16)
+		words_add(buf, size, " %s", plan_precision_names[p->precision]);
 	if (p->mics_group)
 		words_add(buf, size, " mics %d%s", p->mics_group,
 			  p->mics_hierarchical ? "" : " flat");

@@ -42,18 +42,19 @@ compute_gemm_time(const struct cluster *c, double m, double n, double k, double 
  * B200's, measured on lone kernels that run into the power limit) the
  * equal-duration point would make fp8 more than peak8/peak16 times as
  * fast as the same GEMM in 16 bits. @speed: the recipe's GEMM against
- * the per-tensor one (fp8_recipe.c).
+ * the per-tensor one (fp8_recipe.c). @fp4: an NVFP4 GEMM, at
+ * peak_flops_fp4 with half-byte operands and a scale byte per 16.
  */
 /* fp8attn: begin fp8 recipes */
 static double
-fp8_gemm_time(const struct cluster *c, double m, double n, double k, double batch, double speed)
+fp8_gemm_time(const struct cluster *c, double m, double n, double k, double batch, double speed, bool fp4)
 {
 	double flops = 2.0 * m * n * k * batch;
-	double peak = c->gpu.peak_flops_fp8;
+	double peak = fp4 ? c->gpu.peak_flops_fp4 : c->gpu.peak_flops_fp8;
 	double eff = fmin(cluster_gemm_efficiency(c, flops * c->gpu.peak_flops / peak),
 			  cluster_gemm_efficiency(c, flops)) *
 		     compute_gemm_factor(c, m, n, k, batch) * c->gpu.fp8_gemm_ratio * speed;
-	double bytes = batch * (m * k + k * n + 2.0 * m * n);
+	double bytes = batch * (fp4 ? 0.5 + 1.0 / 16.0 : 1.0) * (m * k + k * n) + batch * 2.0 * m * n;
 
 	return fmax(flops / (peak * eff), bytes / (c->gpu.memory_bw_Bps * c->gpu.memory_efficiency));
 }
@@ -65,7 +66,7 @@ compute_linear_time(const struct cluster *c, const struct plan *p, double m, dou
 	struct fp8_recipe_cost rc;
 	double split, fwd;
 
-	if (p->precision != PLAN_PRECISION_FP8)
+	if (!plan_low_precision(p))
 		return compute_gemm_time(c, m, n, k, batch);
 	/* The recipe's casts (fp8_recipe.c): the input's in the forward, the
 	 * output gradient's (and for row-wise scaling the input's again) in
@@ -90,8 +91,9 @@ compute_linear_time(const struct cluster *c, const struct plan *p, double m, dou
 	 * fp32 at the measured split-accumulator speed (fp8_recipe.c): the
 	 * caller takes the backward as twice the forward, so the difference
 	 * goes to bwd_gemm_s. */
-	split = fp8_gemm_time(c, m, n, k, batch, rc.bwd_gemm_speed);
-	fwd = fp8_gemm_time(c, m, n, k, batch, rc.gemm_speed * (rc.fwd_fast_accum ? c->gpu.fp8_fast_accum_speedup : 1.0));
+	split = fp8_gemm_time(c, m, n, k, batch, rc.bwd_gemm_speed, rc.fp4);
+	fwd = fp8_gemm_time(c, m, n, k, batch,
+			    rc.gemm_speed * (rc.fwd_fast_accum ? c->gpu.fp8_fast_accum_speedup : 1.0), rc.fp4);
 	casts->bwd_gemm_s += 2.0 * (split - fwd);
 	return fwd;
 }
@@ -112,7 +114,7 @@ fp8_norm_fused_inputs(const struct model *m, const struct plan *p, const struct 
 	double elems = (double)p->micro_batch * p->seq_len * m->hidden;
 	int inputs = (m->attention != MODEL_ATTN_MLA ? 1 : 0) + (moe ? 0 : 1);
 
-	if (p->precision != PLAN_PRECISION_FP8)
+	if (!plan_low_precision(p))
 		return;
 	fp8_recipe_cost(casts->recipe, (enum gpu_generation)c->gpu.generation, &rc);
 	if (!rc.norm_fused)
@@ -450,6 +452,16 @@ layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, bool 
  */
 #define MOE_TE_GEMM_STREAMS 4.0
 
+/* A GEMM operand's bytes per element as the wgrad GEMM reads it: 16-bit,
+ * fp8, or NVFP4's half byte with an E4M3 scale per 16 (fp8_recipe.c). */
+static double
+gemm_operand_bytes(const struct plan *p)
+{
+	if (p->precision == PLAN_PRECISION_FP8)
+		return 1.0;
+	return p->precision == PLAN_PRECISION_FP4 ? 0.5 + 1.0 / 16.0 : 2.0;
+}
+
 static double main_grad_traffic(const struct cluster *c, int how, double operand_bytes, double weight_elems,
 				double weights, double wgrad_s);
 
@@ -457,7 +469,7 @@ static double
 moe_expert_gemm(const struct cluster *c, const struct plan *p, double rows, double n, double k, double local,
 		bool sequential, int grouped, int main_grad, struct compute_casts *casts, double *wgrad_mem_s)
 {
-	double before = casts->bwd_gemm_s, operand = p->precision == PLAN_PRECISION_FP8 ? 1.0 : 2.0;
+	double before = casts->bwd_gemm_s, operand = gemm_operand_bytes(p);
 	double time, wgrad_s;
 
 	if (sequential) {
@@ -1013,7 +1025,7 @@ static double
 main_grad_gemm(const struct cluster *c, const struct plan *p, int recipe, int how, double m, double n, double k)
 {
 	struct compute_casts one = { .bytes = 0.0, .recipe = recipe };
-	double operand = p->precision == PLAN_PRECISION_FP8 ? 1.0 : 2.0, wgrad_s;
+	double operand = gemm_operand_bytes(p), wgrad_s;
 
 	if (how == FRAMEWORK_MG_NONE)
 		return 0.0;
@@ -1231,7 +1243,7 @@ compute_ends_time(const struct model *m, const struct plan *p, const struct clus
 		struct plan p16 = *p;
 		double mg;
 
-		if (p16.precision == PLAN_PRECISION_FP8)
+		if (plan_low_precision(&p16))
 			p16.precision = PLAN_PRECISION_BF16;
 		mg = main_grad_gemm(c, &p16, PLAN_FP8_DELAYED, fw->main_grad, tokens, v_local, h);
 

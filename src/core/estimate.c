@@ -621,10 +621,12 @@ fill_memory(const struct model *m, const struct plan *p, const struct cluster *c
 	out->fits = out->memory.total <= c->gpu.memory_bytes;
 }
 
-/* fp8 needs a GPU with fp8 tensor cores, fp8 gathers fp8 and sharded
- * weights; TP overlap, sequence parallelism. */
-static bool
-check_precision(const struct plan *p, const struct cluster *c, const struct framework *fw, struct plan_error *err)
+/* fp8 needs a GPU with fp8 tensor cores, fp4 Blackwell's fp4 ones and no
+ * fp8 recipe, fp8 gathers fp8 and sharded weights; TP overlap, sequence
+ * parallelism. */
+bool
+estimate_check_precision(const struct plan *p, const struct cluster *c, const struct framework *fw,
+			 struct plan_error *err)
 {
 	if (p->precision == PLAN_PRECISION_FP8 && !(c->gpu.peak_flops_fp8 > 0))
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
@@ -634,7 +636,11 @@ check_precision(const struct plan *p, const struct cluster *c, const struct fram
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
 				      "fp8 all-gathers need precision fp8 and ZeRO-3 or MiCS (precision %s, ZeRO %d)",
 				      plan_precision_names[p->precision], p->zero);
-	if (p->precision == PLAN_PRECISION_FP8 && !fp8_recipe_check(fp8_recipe_resolve(p, fw), &c->gpu, err))
+	if (p->precision == PLAN_PRECISION_FP4 && p->fp8_recipe != PLAN_FP8_FRAMEWORK)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "fp8 recipe %s applies to precision fp8; precision fp4 runs NVFP4, its only recipe "
+				      "(drop --fp8-recipe, or use --precision fp8)", plan_fp8_recipe_names[p->fp8_recipe]);
+	if (plan_low_precision(p) && !fp8_recipe_check(fp8_recipe_resolve(p, fw), &c->gpu, err))
 		return false;
 	if (!compute_attention_kernel_check(c, p, fw, err))
 		return false;
@@ -782,7 +788,7 @@ stage_optimizer_s(const struct core *x, double params, double expert)
 	double shard = p->zero >= 1 ? (p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp) : 1;
 	double eshard = p->zero >= 1 ? plan_edp(p) : 1;
 	double owned = (params - expert) / shard + expert / eshard;
-	double fp8 = p->precision == PLAN_PRECISION_FP8 ? params * fp8_recipe_weight_bytes(p, fw, &c->gpu) : 0.0;
+	double fp8 = plan_low_precision(p) ? params * fp8_recipe_weight_bytes(p, fw, &c->gpu) : 0.0;
 
 	return x->lc.pace *
 	       compute_optimizer_time(c, owned, p->zero >= 2 ? owned : params,
@@ -1035,7 +1041,7 @@ stage_fp8_scaling_s(const struct core *x, int stage)
 	const struct plan *p = x->p;
 	struct fp8_scaling_cost sc;
 
-	if (p->precision != PLAN_PRECISION_FP8)
+	if (!plan_low_precision(p))
 		return 0.0;
 	fp8_recipe_scaling(fp8_recipe_resolve(p, x->fw), 4.0 * pipeline_rank_held_layers(p, x->m, stage), p->vpp,
 			   x->fw->fp8_amax_history, &sc);
@@ -1654,7 +1660,7 @@ estimate_plan(const struct model *m, const struct cluster *c,
 	const struct plan_compression *pc = &p->compress;
 	struct plan resolved;
 
-	if (!plan_validate(p, m, c, err) || !check_precision(p, c, opt ? opt->framework : NULL, err) ||
+	if (!plan_validate(p, m, c, err) || !estimate_check_precision(p, c, opt ? opt->framework : NULL, err) ||
 	    !check_zero3_partial_recompute(m, p, opt ? opt->framework : NULL, err) || !check_compression(m, p, cmp, err))
 		return false;
 	/* The cost model sees full and no recomputation as modes, partial

@@ -83,6 +83,34 @@
  *   K, so two copies as blockwise, with a 1-byte scale per 32 elements
  *   per copy: 2 + 2 + 2 / 32 = 4.0625 bytes; both weight copies kept
  *   (2 + 2 / 32). Blackwell only.
+ * - nvfp4 (--precision fp4: Transformer Engine's NVFP4BlockScaling, TE
+ *   2.7 and later, docs/features/low_precision_training/nvfp4; Megatron's
+ *   --fp4-format e2m1 --fp4-recipe nvfp4; NVIDIA, "Pretraining Large
+ *   Language Models with NVFP4", arXiv:2509.25149): E2M1 elements, an E4M3
+ *   scale per 16 elements along K and an fp32 scale per tensor; the GEMM
+ *   takes only the TN layout, so every operand is written twice, each copy
+ *   0.5 byte an element and a scale byte per 16. X and dY take a random
+ *   Hadamard transform (16 x 16) before their column-wise (wgrad) copy,
+ *   and dY stochastic rounding (recipe/__init__.py, fp4_quant_fwd_inp and
+ *   fp4_quant_bwd_grad); the global amax is that of the transformed
+ *   tensor, so a first kernel reads the tensor for both amaxes
+ *   (quantizer.cpp, NVFP4Quantizer::quantize_impl:
+ *   nvte_hadamard_transform_amax, 2 bytes) and a second writes both copies
+ *   (nvte_quantize_with_hadamard_transform: 2 + 2 x (0.5 + 1/16)): 5.125
+ *   bytes, 2 kernels, for X in the forward and dY in the backward. The
+ *   weight's scales are 16 x 16 blocks without the transform
+ *   (fp4_quant_fwd_weight): an amax pass and one cast to both copies, 2 +
+ *   2 + 2 x (0.5 + 1/256), once an iteration, both copies kept (1 + 2/256
+ *   bytes). The norm before a linear runs unfused (normalization.cpp:
+ *   with the transform's amax "Amax is handled within NVFP4 quantizer",
+ *   Impl::UNFUSED). The backward keeps the column-wise copy of X (0.5 +
+ *   1/16). Blackwell only (tcgen05's block-scaled fp4 MMA; "Training: SM
+ *   10.0, SM 10.3"), no fast-accumulation mode. Its GEMMs run at
+ *   peak_flops_fp4 on the fp8 curve's efficiency times 0.925: the one
+ *   measurement found of NVFP4 against fp8 GEMMs on one Blackwell GPU
+ *   (an RTX 5060 Ti, sm_120: 342 against 185 TFLOP/s, 1.85 of the 2x
+ *   peak ratio; QuantumDrizzy/BLACKWALL, 2026), weak evidence for sm_100
+ *   (scripts/measure-gpu.py does not time fp4 yet).
  * TE's recipes save the fp8 copy of a linear's input for its backward
  * (TE Linear saves the quantised input): 1 byte an element instead of 2.
  *
@@ -127,9 +155,26 @@ transpose_bytes(enum gpu_generation gen)
 	return gen == GPU_GEN_BLACKWELL ? 0.0 : 1.0;
 }
 
+/* NVFP4's bytes per element for one 16-element-block copy: the E2M1 value and an E4M3 scale per 16. */
+#define NVFP4_COPY_BYTES (0.5 + 1.0 / 16.0)
+/* ... with the weights' 16 x 16 blocks: a scale per 256. */
+#define NVFP4_WEIGHT_COPY_BYTES (0.5 + 1.0 / 256.0)
+/* NVFP4's GEMM efficiency against the fp8 GEMM's at the same duration (see above). */
+#define NVFP4_GEMM_SPEED 0.925
+
+const char *
+fp8_recipe_name(int recipe)
+{
+	if (recipe == FP8_RECIPE_NVFP4)
+		return "nvfp4";
+	return recipe >= 0 && recipe < PLAN_FP8_COUNT ? plan_fp8_recipe_names[recipe] : "?";
+}
+
 int
 fp8_recipe_resolve(const struct plan *p, const struct framework *fw)
 {
+	if (p->precision == PLAN_PRECISION_FP4)
+		return FP8_RECIPE_NVFP4;
 	if (p->fp8_recipe != PLAN_FP8_FRAMEWORK)
 		return p->fp8_recipe;
 	return fw ? fw->fp8_recipe + 1 : PLAN_FP8_DELAYED;
@@ -138,7 +183,7 @@ fp8_recipe_resolve(const struct plan *p, const struct framework *fw)
 bool
 fp8_recipe_recasts(const struct plan *p, const struct framework *fw)
 {
-	return p->precision == PLAN_PRECISION_FP8 && fw && fw->fp8_weight_recast && !p->fp8_gather;
+	return plan_low_precision(p) && fw && fw->fp8_weight_recast && !p->fp8_gather;
 }
 
 void
@@ -194,6 +239,17 @@ fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out
 		out->weight_copy_bytes = 2.0 + 2.0 / 32.0;
 		out->fwd_fast_accum = false;
 		break;
+	case FP8_RECIPE_NVFP4:
+		out->fwd_input_bytes = out->bwd_grad_bytes = 2.0 + 2.0 + 2.0 * NVFP4_COPY_BYTES;
+		out->fwd_kernels = out->bwd_kernels = 2;
+		out->weight_bytes = out->recast_fwd_bytes = 2.0 + 2.0 + 2.0 * NVFP4_WEIGHT_COPY_BYTES;
+		out->recast_fwd_kernels = 2;
+		out->weight_copy_bytes = 2.0 * NVFP4_WEIGHT_COPY_BYTES;
+		out->saved_input_bytes = NVFP4_COPY_BYTES;
+		out->gemm_speed = out->bwd_gemm_speed = NVFP4_GEMM_SPEED;
+		out->fwd_fast_accum = false;
+		out->fp4 = true;
+		break;
 	case PLAN_FP8_DELAYED:
 	default:
 		out->fwd_input_bytes = out->bwd_grad_bytes = out->weight_bytes = 3.0 + tr;
@@ -226,6 +282,12 @@ fp8_recipe_check(int recipe, const struct gpu *g, struct plan_error *err)
 {
 	const char *gen = gpu_generation_names[g->generation];
 
+	if (recipe == FP8_RECIPE_NVFP4 && (g->generation != GPU_GEN_BLACKWELL || !(g->peak_flops_fp4 > 0)))
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "precision fp4 (NVFP4) needs Blackwell's fp4 tensor cores; '%s' (%s) has %s "
+				      "(valid here: bf16, fp16%s)", g->name, gen,
+				      g->generation != GPU_GEN_BLACKWELL ? "none" : "peak_flops_fp4 0",
+				      g->peak_flops_fp8 > 0 ? ", fp8" : "");
 	if (recipe == PLAN_FP8_MXFP8 && g->generation != GPU_GEN_BLACKWELL)
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
 				      "fp8 recipe mxfp8 needs Blackwell's block-scaled tensor cores; '%s' (%s) is not a "

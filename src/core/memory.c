@@ -323,7 +323,7 @@ fp8_saved_bytes(const struct model *m, const struct plan *p, const struct framew
 	double dense = model_is_moe(m) ? 1.0 - (double)model_moe_layers(m) / m->layers : 1.0;
 	double saved;
 
-	if (p->precision != PLAN_PRECISION_FP8)
+	if (!plan_low_precision(p))
 		return 0.0;
 	saved = fp8_recipe_saved_input_bytes(p, fw);
 	/* arch: a parallel block's one norm output is kept once in 16 bits
@@ -360,7 +360,7 @@ memory_recompute_module_bytes(const struct model *m, const struct plan *p, const
 	double gated = m->gated_mlp ? 6.0 : 4.0;
 	double in = 2.0, routed = 0.0, eff = 0.0;
 
-	if (p->precision == PLAN_PRECISION_FP8)
+	if (plan_low_precision(p))
 		in = fp8_recipe_saved_input_bytes(p, fw);
 	if (model_is_moe(m)) {
 		routed = sb * m->moe.capacity_factor * m->moe.top_k;
@@ -581,7 +581,7 @@ memory_stage_states(const struct model *m, const struct plan *p, const struct fr
 	 * optimizer_bytes: NeMo 1.x's distributed_fused_adam keeps only the
 	 * 16 low bits of the fp32 master beside the bf16 weight, 10). */
 	double ob = fw ? fw->optimizer_bytes : 12.0;
-	bool fp8 = p->precision == PLAN_PRECISION_FP8;
+	bool fp8 = plan_low_precision(p);
 	/* fp8attn: the fp8 copies are of the transformer layers' linear
 	 * weights, not the embedding or the output layer (TE's modules
 	 * replace the layers' Linear only): the stage's parameters less its

@@ -12,13 +12,19 @@ _Static_assert(sizeof(plan_recompute_module_names) / sizeof(plan_recompute_modul
 const char *const plan_recompute_method_names[] = { "uniform", "block", NULL };
 const char *const plan_moe_routing_names[] = { "flat", "bilevel", NULL };
 const char *const plan_moe_overlap_names[] = { "none", "lancet", NULL };
-const char *const plan_precision_names[] = { "bf16", "fp16", "fp8", NULL };
+const char *const plan_precision_names[] = { "bf16", "fp16", "fp8", "fp4", NULL };
 const char *const plan_cp_method_names[] = { "ring", "all-to-all", NULL };
 const char *const plan_fp8_recipe_names[] = { "framework", "delayed", "current", "rowwise", "blockwise", "mxfp8",
 					      NULL };
 const char *const plan_attention_kernel_names[] = { "framework", "profile", "fa2", "fa3", "cudnn", "sdpa", NULL };
 const char *const plan_pp_split_names[] = { "even", "embedding", "loss", "embedding-loss", "torchtitan", NULL };
 const char *const plan_pp_schedule_names[] = { "1f1b", "zb-h1", "zb-v", "dualpipe", "dualpipev", NULL };
+
+bool
+plan_low_precision(const struct plan *p)
+{
+	return p->precision == PLAN_PRECISION_FP8 || p->precision == PLAN_PRECISION_FP4;
+}
 
 /* plan-cli recomp: begin */
 bool

@@ -147,7 +147,8 @@ const struct plan_attr plan_attrs[PLAN_ATTR_COUNT + 1] = {
 		.help = "gpu|cpu: where DP compression runs (default gpu)" },
 	[PLAN_ATTR_PRECISION] = { "precision", "P", PLAN_ATTR_CHOICE, IN_PLAN(precision),
 		.choices = plan_precision_names,
-		.help = "bf16|fp16|fp8: the linear layers' GEMMs (default bf16; fp8 needs fp8 tensor cores)" },
+		.help = "bf16|fp16|fp8|fp4: the linear layers' GEMMs (default bf16; fp8 needs\n"
+			"fp8 tensor cores, fp4 (NVFP4) Blackwell's)" },
 	[PLAN_ATTR_TP_OVERLAP] = { "tp_overlap", NULL, PLAN_ATTR_BOOL, IN_PLAN(tp_overlap), .flags = PLAN_ATTR_SEARCHED,
 		.help = "overlap the sequence-parallel collectives with their GEMMs\n"
 			"(Megatron-Core's --tp-comm-overlap; needs --sequence-parallel)" },

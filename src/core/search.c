@@ -1831,6 +1831,18 @@ push_shape(const struct outer_space *x, const struct plan *pp, const struct comp
 		return true;
 	/* After the given attributes: precision may be one of a list. */
 	p.fp8_gather = x->opt->fp8_gather && p.precision == PLAN_PRECISION_FP8 && (p.zero >= 3 || p.mics_group > 0);
+	/* A precision or recipe the GPU does not run (fp8 on an A100, fp4 off
+	 * Blackwell): left out, its reason kept, before any price of it, the
+	 * same when materialising (the plans must be met in the same order). */
+	{
+		struct plan_error e;
+
+		plan_error_clear(&e);
+		if (!estimate_check_precision(&p, x->c, x->fw, &e)) {
+			note_refusal(x->out->refusal, &p, &e);
+			return true;
+		}
+	}
 	/* Materialising (search_run): the plan only, as first met. */
 	if (x->out->want)
 		return push_plan(x->out, &p, x->err);

@@ -36,7 +36,7 @@ describe(const struct plan *p, const struct compressor *cmp, enum coll_algo algo
 	snprintf(buf, size, "tp %d pp %d dp %d%s%s%s mb %d %s%s%s%s%s%s%s", p->tp, p->pp, p->dp, cp, ep, vpp,
 		 p->micro_batch, p->custom_recompute ? "per-stage recompute" : plan_recompute_names[p->recompute],
 		 p->mics_group ? " MiCS" : (const char *[]){ "", " ZeRO-1", " ZeRO-2", " ZeRO-3" }[p->zero & 3],
-		 p->sequence_parallel ? " sp" : "", p->precision == PLAN_PRECISION_FP8 ? " fp8" : "",
+		 p->sequence_parallel ? " sp" : "", plan_low_precision(p) ? (p->precision == PLAN_PRECISION_FP4 ? " fp4" : " fp8") : "",
 		 algo == COLL_ALGO_RING ? "" : " dp-hierarchical", cmp ? " + " : "", cmp ? cmp->name : "");
 }
 

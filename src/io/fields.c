@@ -266,7 +266,7 @@ const struct field field_table[] = {
 	{ "plan.cp_method", "cp_method", NULL, "", "context parallelism: ring or all-to-all", PLAN_NAMES(cp_method, plan_cp_method_names) },
 	{ "plan.tp_overlap", "tp_overlap", NULL, "", "TP collectives overlapped with their GEMMs", PLAN(tp_overlap) },
 	{ "plan.fp8_gather", NULL, NULL, "", "ZeRO-3/FSDP all-gathers fp8 weights", PLAN(fp8_gather) },
-	{ "plan.precision", "precision", NULL, "", "the linear layers' GEMMs: bf16, fp16 or fp8", PLAN_NAMES(precision, plan_precision_names) },
+	{ "plan.precision", "precision", NULL, "", "the linear layers' GEMMs: bf16, fp16, fp8 or fp4", PLAN_NAMES(precision, plan_precision_names) },
 	{ "plan.fp8_recipe", "fp8_recipe", NULL, "", "fp8 scaling recipe as given: framework (its profile's), delayed, current, rowwise, blockwise or mxfp8", PLAN_NAMES(fp8_recipe, plan_fp8_recipe_names) },
 	{ "plan.attention_kernel", "attention_kernel", NULL, "", "fused-attention kernel as given: framework (its profile's), profile, fa2, fa3, cudnn or sdpa", PLAN_NAMES(attention_kernel, plan_attention_kernel_names) },
 	{ "plan.zero", "zero", NULL, "", "ZeRO stage, 0 to 3", PLAN(zero) },

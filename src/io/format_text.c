@@ -210,8 +210,10 @@ format_text_plan(FILE *out, const struct report *r)
 			(fw ? fw->attention_speed : 1.0) * compute_attention_kernel_speed(r->cluster, p, fw));
 	/* fp8attn: the fp8 recipe the plan runs (--fp8-recipe or the framework's). */
 	if (p->precision == PLAN_PRECISION_FP8)
-		fprintf(out, "             fp8 recipe %s%s\n", plan_fp8_recipe_names[fp8_recipe_resolve(p, fw)],
+		fprintf(out, "             fp8 recipe %s%s\n", fp8_recipe_name(fp8_recipe_resolve(p, fw)),
 			p->fp8_recipe == PLAN_FP8_FRAMEWORK ? " (the framework's)" : "");
+	else if (p->precision == PLAN_PRECISION_FP4)
+		fprintf(out, "             fp4 recipe nvfp4 (Transformer Engine's NVFP4BlockScaling)\n");
 	/* Where the job waits for its slowest GPU (gpu_pace_factor). */
 	if (e->details.pace_factor > 1.0)
 		fprintf(out, "             GPU time x %.3f: the slowest of %d GPUs (speed variation %.1f %%)\n",

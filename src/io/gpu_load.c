@@ -31,6 +31,9 @@ const struct schema_key gpu_schema[] = {
 	{ .key = "peak_flops_fp8", .type = SCHEMA_QUANTITY, .unit = UNIT_COMPUTE,
 	  .offset = OFF(peak_flops_fp8), .min = 0, .max = 1e20, .def = "0 TFLOPS",
 	  .help = "dense fp8 tensor-core peak; 0: no fp8, else at least peak_flops" },
+	{ .key = "peak_flops_fp4", .type = SCHEMA_QUANTITY, .unit = UNIT_COMPUTE,
+	  .offset = OFF(peak_flops_fp4), .min = 0, .max = 1e20, .def = "0 TFLOPS",
+	  .help = "dense NVFP4 tensor-core peak (Blackwell); 0: no fp4, else at least peak_flops_fp8" },
 	{ .key = "fp8_gemm_ratio", .type = SCHEMA_NUMBER, .offset = OFF(fp8_gemm_ratio),
 	  .min = UNITS_MIN_EFFICIENCY, .max = 1,
 	  .help = "efficiency of an fp8 GEMM over that of a bf16 GEMM of the same duration; "
@@ -185,6 +188,14 @@ gpu_check(const struct gpu *g, struct ytree *t, const char *prefix, struct plan_
 		return ytree_error(t, ytree_find_path(t, path), err,
 				   "'%s' must be 0 or at least %s, got %g FLOPS", path,
 				   UNITS_MIN_COMPUTE_TEXT, g->peak_flops_fp8);
+	}
+	/* fp4 needs the fp8 path's casts and curve: a GPU with fp4 tensor
+	 * cores has fp8 ones at no more than the fp4 rate (Blackwell: half). */
+	if (g->peak_flops_fp4 > 0 && !(g->peak_flops_fp8 > 0 && g->peak_flops_fp4 >= g->peak_flops_fp8)) {
+		snprintf(path, sizeof(path), "%speak_flops_fp4", prefix);
+		return ytree_error(t, ytree_find_path(t, path), err,
+				   "'%s' must be 0 or at least peak_flops_fp8 (%g TFLOPS), got %g TFLOPS", path,
+				   g->peak_flops_fp8 / 1e12, g->peak_flops_fp4 / 1e12);
 	}
 	/* A power limit is a set point of the rated board: without the
 	 * rated power it means nothing. */

@@ -212,7 +212,7 @@ usage_error "missing value at the end" "needs a value" predict --model gpt3-175b
 usage_error "missing --global-batch" "--global-batch" predict --model gpt3-175b --cluster selene
 usage_error "--tp 0" "--tp" predict --model gpt3-175b --cluster selene --global-batch 1536 --tp 0
 usage_error "fp8 on a GPU without fp8" "has none" predict --model gpt-1.7b --cluster aws-p3dn --gpus 8 --global-batch 64 --precision fp8
-usage_error "an unknown precision" "valid: bf16, fp16, fp8" predict --model gpt-1.7b --cluster selene --global-batch 64 --precision fp4
+usage_error "an unknown precision" "valid: bf16, fp16, fp8, fp4" predict --model gpt-1.7b --cluster selene --global-batch 64 --precision fp6
 usage_error "TP overlap without sequence parallelism" "needs sequence parallelism" predict --model gpt-1.7b --cluster selene --tp 8 --gpus 8 --global-batch 8 --tp-overlap
 usage_error "fp8 gathers without fp8" "fp8 all-gathers need precision fp8 and ZeRO-3" predict --model llama2-7b --cluster dgx-h100 --gpus 64 --zero 3 --global-batch 64 --fp8-gather
 usage_error "fp8 gathers without ZeRO-3" "(precision fp8, ZeRO 1)" predict --model llama2-7b --cluster dgx-h100 --gpus 64 --zero 1 --precision fp8 --global-batch 64 --fp8-gather

@@ -122,7 +122,7 @@ check "a constraint no shape meets (ZeRO-3 with a pipeline) leaves no plan: exit
 "$bin" "${opt[@]}" --model gpt-7.5b --cluster dgx-h100 --gpus 32 --global-batch 256 --zero 4 >"$tmp/out" 2>"$tmp/err"
 check "--zero 4 is a usage error naming the range" '[ $? -eq 2 ] && grep -q "from 0 to 3" "$tmp/err"'
 "$bin" "${opt[@]}" --model gpt-7.5b --cluster dgx-h100 --gpus 32 --global-batch 256 --precision bf16,fp9 >"$tmp/out" 2>"$tmp/err"
-check "--precision bf16,fp9 names the valid values" '[ $? -eq 2 ] && grep -q "unknown value .fp9. for --precision (valid: bf16, fp16, fp8)" "$tmp/err"'
+check "--precision bf16,fp9 names the valid values" '[ $? -eq 2 ] && grep -q "unknown value .fp9. for --precision (valid: bf16, fp16, fp8, fp4)" "$tmp/err"'
 "$bin" "${opt[@]}" --model gpt-7.5b --cluster dgx-h100 --gpus 32 --global-batch 256 --stage-layers 16,16 >"$tmp/out" 2>"$tmp/err"
 check "--stage-layers is not a constraint (the search chooses the layers)" '[ $? -eq 2 ] && grep -q "unknown option" "$tmp/err"'
 
