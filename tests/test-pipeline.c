@@ -325,7 +325,14 @@ END_TEST
 /* DualPipe's rank i also holds stage p - 1 - i: a middle rank of an even
  * layout twice the parameters of 1F1B's (Table 2: 2x), and the end ranks
  * both the embedding and the output layer. The estimate of each schedule:
- * ZB-H1 keeps 1F1B's memory and its bubble is no longer. */
+ * ZB-H1's bubble is shorter; its stage 0 keeps 1F1B's memory and stage i
+ * i micro-batches more whose W pass is pending (Qi et al. Sec. 2.1), each
+ * layer's linear inputs and output gradients: GPT-3 at tp 8 without
+ * sequence parallelism, per token attention h + 3h/8 (QKV) and h/8 + h
+ * (projection), MLP h + 4h/8 and 4h/8 + h: 5.5 h elements, 11 s b h =
+ * 11 x 2048 x 12288 = 276,824,064 bytes a layer (32 s b h =
+ * 805,306,368 at tp 1, Qi et al.'s M_W); the last stage 11 x 8 layers of
+ * it, 24,360,517,632 bytes more, full recomputation or not. */
 START_TEST(test_schedule_estimates)
 {
 	struct model m;
@@ -352,7 +359,11 @@ START_TEST(test_schedule_estimates)
 	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e2, &err), "%s", err.message);
 	ck_assert(e2.breakdown.pp_bubble < e1.breakdown.pp_bubble);
 	ck_assert(e2.breakdown.pp_bubble > 0.0);
-	ck_assert_rel(e2.memory.total, e1.memory.total, 1e-15);
+	ck_assert_rel(e2.stage_memory[0], e1.stage_memory[0], 1e-15);
+	ck_assert_rel(pipeline_layer_wgrad_bytes(&m, &p), 276824064.0, 1e-15);
+	ck_assert_rel(e2.stage_memory[11] - e1.stage_memory[11], 24360517632.0, 1e-12);
+	p.tp = 1;
+	ck_assert_rel(pipeline_layer_wgrad_bytes(&m, &p), 805306368.0, 1e-15);
 	ck_assert_rel(e2.details.bubble_fraction, e2.breakdown.pp_bubble / (96.0 * e2.details.slot_s), 1e-12);
 }
 END_TEST
@@ -417,6 +428,89 @@ START_TEST(test_dualpipe_ends)
 	ck_assert_rel(e2.stage_memory[0], e2.stage_memory[11], 1e-15);
 	ck_assert(e2.stage_memory[0] > e2.stage_memory[5] + 65011712.0);
 	ck_assert(e2.details.slot_s < e1.details.slot_s);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * DualPipe on an uneven layout (plan-cli pipe2): 30 layers on p 4, the
+ * first stage 5 and the last 9, the middle ones (30 - 14)/2 = 8: stages
+ * 5, 8, 8, 9. Rank i holds stages i and 3 - i (example_dualpipe.py) and
+ * runs half the micro-batches through each (step()'s half_num_chunks):
+ * per micro-batch rank 0 and rank 3 (5 + 9)/2 = 7 layers, ranks 1 and 2
+ * 8; their weights 14 and 16 layers. In flight (step(), h = min(i, 3 -
+ * i)): p - h of stage h and h + 1 of stage 3 - h: rank 0 and rank 3 4 x 5
+ * + 1 x 9 = 29 (before: (p + 1) x its own stage, 25 and 45), ranks 1 and
+ * 2 3 x 8 + 2 x 8 = 40; the output layer's chunk holds 1 micro-batch
+ * (the MTP modules' activations; before p + 1 = 5). A layout of 7, 8, 8,
+ * 7 gives every rank the same layers a micro-batch and the same weights,
+ * so the same iteration time and parameters, and 5 x 7 = 35 in flight
+ * on the end ranks; both layouts' end ranks are alike.
+ */
+START_TEST(test_dualpipe_uneven)
+{
+	struct model m;
+	struct cluster c;
+	struct plan p;
+	struct estimate a, b;
+	struct plan_error err;
+	double pa;
+
+	model_layers(&m, 30);
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	layers_plan(&p, 4, 1); /* tp 8 dp 8, m = 16 */
+	p.pp_schedule = PLAN_PP_DUALPIPE;
+	p.pp_first_layers = 5;
+	p.pp_last_layers = 9;
+	ck_assert_msg(plan_validate(&p, &m, &c, &err), "%s", err.message);
+	ck_assert_rel(pipeline_rank_layers(&p, &m, 0), 7.0, 1e-15);
+	ck_assert_rel(pipeline_rank_layers(&p, &m, 3), 7.0, 1e-15);
+	ck_assert_rel(pipeline_rank_layers(&p, &m, 1), 8.0, 1e-15);
+	ck_assert_int_eq(pipeline_rank_held_layers(&p, &m, 0), 14);
+	ck_assert_int_eq(pipeline_rank_held_layers(&p, &m, 2), 16);
+	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 0), 29.0, 1e-15);
+	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 3), 29.0, 1e-15);
+	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 1), 40.0, 1e-15);
+	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 2), 40.0, 1e-15);
+	ck_assert_rel(pipeline_head_microbatches(&m, &p, 3), 1.0, 1e-15);
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &a, &err), "%s", err.message);
+	ck_assert_rel(a.stage_memory[0], a.stage_memory[3], 1e-12);
+	pa = estimate_stage_params(&m, &p, 0, NULL);
+	p.pp_first_layers = p.pp_last_layers = 7;
+	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 0), 35.0, 1e-15);
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &b, &err), "%s", err.message);
+	ck_assert_rel(a.iteration_time_s, b.iteration_time_s, 1e-12);
+	ck_assert_rel(estimate_stage_params(&m, &p, 0, NULL), pa, 1e-15);
+	ck_assert(a.stage_memory[0] < b.stage_memory[0]);
+	ck_assert_rel(b.stage_memory[0], b.stage_memory[3], 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * DualPipe's mirrored ranks sum their gradients (example_dualpipe.py,
+ * "Check grads"): on the test cluster a GPU swapping 1e9 bytes with its
+ * mirror. tp 8 dp 8 p 4: a stage is 64 GPUs, 8 nodes; ranks 0 and 3 on
+ * other nodes, the node's 8 GPUs sharing its 8 NICs: 5 us + 1e9 / (25e9
+ * x 0.85) = 0.04706382352941176 s. tp 2 dp 1: stages 1 (GPUs 2-3) and 2
+ * (GPUs 4-5) share a node: NVLink, 3 us + 1e9 / (300e9 x 0.75) =
+ * 0.004447444444444444 s. 1F1B sums nothing.
+ */
+START_TEST(test_dualpipe_mirror_grads)
+{
+	struct cluster c;
+	struct plan p;
+	double bytes;
+
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	layers_plan(&p, 4, 1);
+	ck_assert(pipeline_mirror_grad_time(&p, &c, 0, 1e9, &bytes) == 0.0 && bytes == 0.0);
+	p.pp_schedule = PLAN_PP_DUALPIPE;
+	ck_assert_rel(pipeline_mirror_grad_time(&p, &c, 0, 1e9, &bytes), 0.04706382352941176, 1e-12);
+	ck_assert_rel(bytes, 1e9, 1e-15);
+	p.tp = 2;
+	p.dp = 1;
+	ck_assert_rel(pipeline_mirror_grad_time(&p, &c, 1, 1e9, &bytes), 0.004447444444444444, 1e-12);
 	cluster_release(&c);
 }
 END_TEST
@@ -571,6 +665,8 @@ pipeline_suite(void)
 	tcase_add_test(tc, test_schedule_estimates);
 	tcase_add_test(tc, test_end_share);
 	tcase_add_test(tc, test_dualpipe_ends);
+	tcase_add_test(tc, test_dualpipe_uneven);
+	tcase_add_test(tc, test_dualpipe_mirror_grads);
 	tcase_add_test(tc, test_v_shape_exchanges);
 	tcase_add_test(tc, test_stages_p2p_batched);
 	tcase_add_test(tc, test_pace_monotone);

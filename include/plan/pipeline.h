@@ -53,9 +53,25 @@ void pipeline_stages_p2p_time(const struct model *m, const struct plan *p, const
  * peak, in units of (one layer, one micro-batch): its layers times
  * min(p - stage, m) in-flight micro-batches (stage 0: min(p, m)), times
  * 1 + (p-1)/(p v) when interleaved (Korthikanti et al. 2022, Sec. 4.2.3;
- * Narayanan et al. SC21, Sec. 2.2).
+ * Narayanan et al. SC21, Sec. 2.2); under DualPipe p - h micro-batches of
+ * stage h and h + 1 of stage p - 1 - h, h = min(stage, p - 1 - stage).
  */
 double pipeline_stored_layer_microbatches(const struct model *m, const struct plan *p, int stage);
+
+/** Bytes one layer's deferred weight-gradient pass keeps for a
+ *  micro-batch: its linear layers' inputs and output gradients (Qi et
+ *  al.'s M_W; 32 s b h for GPT-3's shapes at tp 1). */
+double pipeline_layer_wgrad_bytes(const struct model *m, const struct plan *p);
+
+/** Bytes of @stage's micro-batches whose W pass is pending at its peak:
+ *  under ZB-H1 @stage of them, each of the stage's layers
+ *  pipeline_layer_wgrad_bytes; 0 under the other schedules. */
+double pipeline_deferred_w_bytes(const struct model *m, const struct plan *p, int stage);
+
+/** Micro-batches in flight of the chunk with the output layer (the MTP
+ *  modules' activations) on @stage: 1 on DualPipe's end ranks, else the
+ *  stage's pipeline_stored_layer_microbatches over its layers. */
+double pipeline_head_microbatches(const struct model *m, const struct plan *p, int stage);
 
 /**
  * Count the layers of pipeline stage @stage (0-based) for which
@@ -94,6 +110,29 @@ int pipeline_chunk_first_layer(const struct plan *p, const struct model *m, int 
 
 /** Layers of pipeline rank @stage: the sum over its chunks. */
 int pipeline_stage_layer_count(const struct plan *p, const struct model *m, int stage);
+
+/**
+ * Transformer layers rank @stage runs a micro-batch, on average: its
+ * stage's, or under DualPipe the mean of its two stages' (@stage and
+ * p - 1 - @stage, half the micro-batches each).
+ */
+double pipeline_rank_layers(const struct plan *p, const struct model *m, int stage);
+
+/** Of pipeline_rank_layers, the MoE layers (the same mean under DualPipe). */
+double pipeline_rank_moe_layers(const struct model *m, const struct plan *p, int stage);
+
+/** Transformer layers whose weights rank @stage holds: its stage's, or
+ *  under DualPipe both its stages' (the 2x parameters of Table 2). */
+int pipeline_rank_held_layers(const struct plan *p, const struct model *m, int stage);
+
+/**
+ * DualPipe's sum of the gradients of rank @stage's two stages with the
+ * mirror rank p - 1 - @stage, which holds the same two: each GPU swaps its
+ * @grad_bytes with its mirror's GPU (0 under other schedules); the bytes
+ * each GPU sends in @bytes_out.
+ */
+double pipeline_mirror_grad_time(const struct plan *p, const struct cluster *c, int stage, double grad_bytes,
+				 double *bytes_out);
 
 /**
  * One other stage's share of the bubble under the plan's schedule, from

@@ -517,6 +517,13 @@ stage_work_memo(const struct model *m, const struct plan *p, const struct layer_
 		stage_prefix_layers(m, p, stage, k, lc->from_layer, &moe_k, &nc_k, &ncm_k);
 		stage_add_layers(lc, r, dense - (k - moe_k), moe - moe_k, w);
 		stage_add_layers(lc, PLAN_RECOMPUTE_FULL, k - moe_k, moe_k, w);
+	} else if (p->pp_schedule == PLAN_PP_DUALPIPE) {
+		/* plan-cli pipe2: half the micro-batches through each of the
+		 * rank's two stages (pipeline_rank_layers), its ends and its
+		 * exchanges its own. */
+		double rmoe = pipeline_rank_moe_layers(m, p, stage);
+
+		stage_layers_work(lc, r, pipeline_rank_layers(p, m, stage) - rmoe, rmoe, memo, w);
 	} else {
 		stage_layers_work(lc, r, dense, moe, memo, w);
 	}
@@ -819,7 +826,8 @@ stage_tail(const struct core *x, int stage, const struct stage_work *w, struct s
 	const struct model *m = x->m;
 	const struct plan *p = x->p;
 	const struct framework *fw = x->fw;
-	double expert, layers = plan_stage_layers(p, m, stage);
+	/* DualPipe's rank reduces both its stages' gradients (pipe2). */
+	double expert, layers = pipeline_rank_held_layers(p, m, stage);
 	double params = stage_params_of(m, p, &x->lc.lp, &x->sp, stage, &expert) + w->extra_params;
 
 	memset(t, 0, sizeof(*t));
@@ -864,6 +872,15 @@ stage_tail(const struct core *x, int stage, const struct stage_work *w, struct s
 	/* The backward that hides the reduction runs slower meanwhile. */
 	t->dp_exposed = dp_reduce_exposed(t->dc.reduce_s, t->window, tail, fw->overlap_slowdown) + t->dc.gather_s +
 			t->dc.embed_sync_s;
+	if (p->pp_schedule == PLAN_PP_DUALPIPE) {
+		/* plan-cli pipe2: DualPipe's mirrored ranks sum their gradients,
+		 * of the DP shard once ZeRO has reduce-scattered it. */
+		double shard = p->zero >= 1 ? (p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp) : 1.0;
+		double mb, ms = pipeline_mirror_grad_time(p, x->lc.c, stage, params * fw->reduce_bytes / shard, &mb);
+
+		t->dp_exposed += ms;
+		t->dc.bytes += mb;
+	}
 	t->optimizer_s = stage_optimizer_s(x, params, expert);
 	t->total = t->dp_exposed + t->codec_s + t->optimizer_s + fw->iteration_overhead_s;
 }
@@ -1028,7 +1045,7 @@ stage_fp8_scaling_s(const struct core *x, int stage)
 
 	if (!plan_low_precision(p))
 		return 0.0;
-	fp8_recipe_scaling(fp8_recipe_resolve(p, x->fw), 4.0 * plan_stage_layers(p, x->m, stage), p->vpp,
+	fp8_recipe_scaling(fp8_recipe_resolve(p, x->fw), 4.0 * pipeline_rank_held_layers(p, x->m, stage), p->vpp,
 			   x->fw->fp8_amax_history, &sc);
 	return sc.kernels * x->c->gpu.launch_overhead_s + compute_memory_time(x->c, sc.bytes);
 }
@@ -1044,7 +1061,7 @@ stage_host_s(const struct core *x, int stage, int r, int k, bool experts)
 	const struct framework *fw = x->fw;
 	struct plan pr = *x->p;
 	struct host_kernels hk, hk_moe, ends;
-	double moe = stage_moe_layers(x->m, x->p, stage), layers = plan_stage_layers(x->p, x->m, stage);
+	double moe = pipeline_rank_moe_layers(x->m, x->p, stage), layers = pipeline_rank_layers(x->p, x->m, stage);
 	double host = 0.0;
 
 	pr.recompute = r;
@@ -1076,7 +1093,7 @@ stage_synced_layers(const struct core *x, int stage, int r, bool experts, double
 {
 	struct plan pr = *x->p;
 	struct host_kernels hk;
-	double moe = stage_moe_layers(x->m, x->p, stage);
+	double moe = pipeline_rank_moe_layers(x->m, x->p, stage);
 
 	*gpu_one = *host_one = 0.0;
 	if (!(moe > 0.0) || !(x->lc.efs[r].sync_s > 0.0))
@@ -1129,7 +1146,7 @@ core_host(struct core *x, const struct estimate *out)
 	}
 	params = stage_params_of(x->m, p, &x->lc.lp, &x->sp, tail, &expert);
 	shard = p->zero >= 1 ? (p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp) : 1.0;
-	tensors = plan_stage_layers(p, x->m, tail) *
+	tensors = pipeline_rank_held_layers(p, x->m, tail) *
 		  host_layer_tensors(x->m, model_is_moe(x->m), (double)x->m->moe.experts / p->ep) + 2.0;
 	if (p->zero >= 1 && p->zero < 3)
 		tensors = ceil(tensors / shard);
@@ -1256,7 +1273,7 @@ stage_batch_copy_s(const struct core *x, int stage)
 static double
 stage_fixed_s(const struct core *x, int stage)
 {
-	return x->fw->layer_overhead_s * plan_stage_layers(x->p, x->m, stage) + x->fw->microbatch_overhead_s +
+	return x->fw->layer_overhead_s * pipeline_rank_layers(x->p, x->m, stage) + x->fw->microbatch_overhead_s +
 	       stage_metric_s(x, stage) + stage_fp8_scaling_s(x, stage) + stage_loss_allreduce_s(x, stage) +
 	       stage_batch_copy_s(x, stage);
 }
@@ -1413,7 +1430,7 @@ core_layer_details(const struct core *x, struct estimate *out)
 	d->ep_inter_s = ep->inter_s;
 	d->ep_intra_s = ep->intra_s;
 	d->ep_bytes = ep->bytes;
-	d->ep_total_s = x->mb * stage_moe_layers(x->m, p, d->bottleneck_stage) * ep->total_s;
+	d->ep_total_s = x->mb * pipeline_rank_moe_layers(x->m, p, d->bottleneck_stage) * ep->total_s;
 	d->moe_layers = stage_moe_layers(x->m, p, d->bottleneck_stage);
 	d->ep_inter_node = x->lay.ep.nodes > 1;
 }

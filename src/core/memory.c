@@ -631,7 +631,7 @@ memory_stage_states(const struct model *m, const struct plan *p, const struct fr
 	 * transformer layer (QKV, projection, fc1, fc2; fp8_recipe.c). */
 	if (fp8)
 		fp8_meta = fp8_recipe_history_bytes(k->recipe, fw ? fw->fp8_amax_history : 1024.0,
-						    4.0 * plan_stage_layers(p, m, stage));
+						    4.0 * pipeline_rank_held_layers(p, m, stage));
 	return fp8_meta;
 }
 
@@ -723,9 +723,10 @@ memory_stage_activations(const struct model *m, const struct plan *p, const stru
 	 * the last stage's D modules keep a layer's activations for each
 	 * micro-batch in flight there, and their own logits and loss. */
 	if (pipeline_end_share(p, stage, true) > 0.0 && m->mtp_layers > 0)
-		act += m->mtp_layers * (stored / plan_stage_layers(p, m, stage) * k->layer_activations +
+		act += m->mtp_layers * (pipeline_head_microbatches(m, p, stage) * k->layer_activations +
 					memory_loss_bytes(m, p, fw));
-	return act;
+	/* ZB-H1's micro-batches whose W pass is pending (plan-cli pipe2). */
+	return act + pipeline_deferred_w_bytes(m, p, stage);
 }
 
 void

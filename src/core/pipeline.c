@@ -1,4 +1,5 @@
 #include "plan/collective.h"
+#include "plan/model.h"
 #include "plan/pipeline.h"
 
 double
@@ -120,6 +121,45 @@ pipeline_stage_layer_count(const struct plan *p, const struct model *m, int stag
 	return layers;
 }
 
+/* DualPipe's rank @stage holds stage @stage and its mirror p - 1 - stage
+ * (deepseek-ai/DualPipe @3da1bbe, examples/example_dualpipe.py: the
+ * modules full_modules[rank] and full_modules[pp_size - 1 - rank]) and
+ * runs half the micro-batches through each (dualpipe.py step():
+ * half_num_chunks from either end); -1 under every other schedule. */
+static int
+dual_mirror(const struct plan *p, int stage)
+{
+	return p->pp_schedule == PLAN_PP_DUALPIPE && p->pp > 1 ? p->pp - 1 - stage : -1;
+}
+
+double
+pipeline_rank_layers(const struct plan *p, const struct model *m, int stage)
+{
+	int mirror = dual_mirror(p, stage);
+
+	if (mirror < 0)
+		return plan_stage_layers(p, m, stage);
+	return 0.5 * (plan_stage_layers(p, m, stage) + plan_stage_layers(p, m, mirror));
+}
+
+double
+pipeline_rank_moe_layers(const struct model *m, const struct plan *p, int stage)
+{
+	int mirror = dual_mirror(p, stage);
+
+	if (mirror < 0)
+		return pipeline_stage_moe_layers(m, p, stage);
+	return 0.5 * (pipeline_stage_moe_layers(m, p, stage) + pipeline_stage_moe_layers(m, p, mirror));
+}
+
+int
+pipeline_rank_held_layers(const struct plan *p, const struct model *m, int stage)
+{
+	int mirror = dual_mirror(p, stage);
+
+	return plan_stage_layers(p, m, stage) + (mirror < 0 ? 0 : plan_stage_layers(p, m, mirror));
+}
+
 double
 pipeline_schedule_bubble(const struct plan *p, double fb, double b, double w)
 {
@@ -228,6 +268,42 @@ pipeline_boundary_crosses(const struct plan *p, int gpus_per_node, int s)
 		if ((first + i) / gpus_per_node != (peer + i) / gpus_per_node)
 			return true;
 	return w > gpus_per_node;
+}
+
+/* Whether any GPU of stage @s sits on another node than the same GPU of
+ * stage @t (ranks as in pipeline_boundary_crosses). */
+static bool
+stages_cross(const struct plan *p, int gpus_per_node, int s, int t)
+{
+	long w = (long)p->tp * p->cp * p->dp;
+
+	for (long i = 0; i < w && i < gpus_per_node; i++)
+		if ((s * w + i) / gpus_per_node != (t * w + i) / gpus_per_node)
+			return true;
+	return w > gpus_per_node && s != t;
+}
+
+double
+pipeline_mirror_grad_time(const struct plan *p, const struct cluster *c, int stage, double grad_bytes,
+			  double *bytes_out)
+{
+	/* Stage i's weights live on rank i and rank p - 1 - i under
+	 * DualPipe, each with half the micro-batches' gradient: the two sum
+	 * theirs before the step (deepseek-ai/DualPipe @3da1bbe,
+	 * examples/example_dualpipe.py, "Check grads": each module's grad
+	 * plus the mirror rank's, gathered). Priced as the least that sum
+	 * takes: every GPU swaps its @grad_bytes with the same GPU of the
+	 * mirror rank (both ways at once), the node's GPUs sharing its NICs;
+	 * after the pipeline drains (the last W of step() ends it), exposed. */
+	int mirror = dual_mirror(p, stage);
+
+	*bytes_out = 0.0;
+	if (mirror < 0 || mirror == stage || grad_bytes <= 0.0)
+		return 0.0;
+	*bytes_out = grad_bytes;
+	if (!stages_cross(p, c->gpus_per_node, stage, mirror))
+		return collective_p2p_time(c, false, grad_bytes);
+	return collective_p2p_shared_time(c, grad_bytes, stage_gpus_per_node(p, c->gpus_per_node));
 }
 
 double
@@ -340,10 +416,22 @@ pipeline_stored_layer_microbatches(const struct model *m, const struct plan *p, 
 		 * whole stage, as 2p of its two half-stage chunks (Qi et al.,
 		 * ICLR 2024, Sec. 6). */
 		return layers_per_stage * (mb < p->pp ? mb : p->pp);
-	case PLAN_PP_DUALPIPE:
+	case PLAN_PP_DUALPIPE: {
 		/* DeepSeek-V3 report, Table 2: PP + 1 micro-batches of a stage
-		 * (its 2x parameters count in estimate_stage_params). */
-		return layers_per_stage * (p->pp + 1);
+		 * (its 2x parameters count in estimate_stage_params), of the
+		 * rank's two stages: with h = min(i, p - 1 - i), dualpipe.py
+		 * step()'s steps 1 and 2 run 2(p/2 - h - 1) + h + 1 forwards of
+		 * phase 0 (stage h) and h + 1 of phase 1 (stage p - 1 - h,
+		 * `phase ^= is_in_second_half`), and step 4's overlapped F&B
+		 * one more before its backward frees one: p - h of stage h and
+		 * h + 1 of stage p - 1 - h, p + 1 in all (a layout's uneven end
+		 * stages no longer price an end rank's p + 1 at its own stage's
+		 * layers alone). */
+		int h = stage < p->pp - 1 - stage ? stage : p->pp - 1 - stage;
+
+		return (double)(p->pp - h) * plan_stage_layers(p, m, h) +
+		       (h + 1.0) * plan_stage_layers(p, m, p->pp - 1 - h);
+	}
 	case PLAN_PP_DUALPIPEV:
 		/* DualPipe's README: PP + 1 chunks on PP/2 devices, i.e. 2p + 1
 		 * chunks of half a rank's layers on p ranks. */
@@ -364,6 +452,98 @@ pipeline_stored_layer_microbatches(const struct model *m, const struct plan *p, 
 		return chunks * layers_per_stage / p->vpp;
 	}
 	return layers_per_stage * (mb < p->pp - stage ? mb : p->pp - stage);
+}
+
+/* Elements per token a linear layer's deferred W keeps: its saved input
+ * @in and its output gradient @out (sail-sg/zero-bubble-pipeline-
+ * parallelism @39f2c186, megatron/core/tensor_parallel/layers.py:
+ * WeightGradStore.put(weight, partial(pre_process, grad_output, input),
+ * ...) holds both until the W pass runs). */
+static double
+wgrad_kept(double in, double out)
+{
+	return in + out;
+}
+
+/* Of one layer's attention: its column-parallel projections read the
+ * norm's output @hin (h/t saved under sequence parallelism) and write
+ * their heads' share (/t); the row-parallel output projection reads the
+ * heads' share and gets the whole h gradient (sequence parallelism's
+ * reduce-scatter has an all-gather for backward). MLA's down-projections
+ * are replicated (as op_sac_attention in memory.c counts them). */
+static double
+wgrad_attention(const struct model *m, double hin, double t)
+{
+	double a = m->heads, h = m->hidden, v = model_v_head_dim(m);
+
+	if (m->attention == MODEL_ATTN_MLA) {
+		const struct model_mla *l = &m->mla;
+		double qk = model_qk_head_dim(m), q, kv;
+
+		q = l->q_lora_rank > 0 ? wgrad_kept(hin, l->q_lora_rank) + wgrad_kept(l->q_lora_rank, a * qk / t) :
+					 wgrad_kept(hin, a * qk / t);
+		kv = wgrad_kept(hin, l->kv_lora_rank + l->qk_rope_head_dim) +
+		     wgrad_kept(l->kv_lora_rank, a * (l->qk_nope_head_dim + v) / t);
+		return q + kv + wgrad_kept(a * v / t, h);
+	}
+	return wgrad_kept(hin, (a + 2.0 * m->kv_heads) * model_head_dim(m) / t) +
+	       wgrad_kept(a * model_head_dim(m) / t, h);
+}
+
+/* Of one MLP of @ffn on @rows rows a token: fc1 (and the gate) then fc2. */
+static double
+wgrad_mlp(const struct model *m, double hin, double ffn, double rows, double t)
+{
+	return rows * (wgrad_kept(hin, (m->gated_mlp ? 2.0 : 1.0) * ffn / t) + wgrad_kept(ffn / t, m->hidden));
+}
+
+double
+pipeline_layer_wgrad_bytes(const struct model *m, const struct plan *p)
+{
+	/* 2-byte activations, per token of the micro-batch; an MoE layer's
+	 * experts see cf k routed copies and the shared experts of each
+	 * token, averaged over the layers (as memory.c's
+	 * layer_activations_full). GPT-3's shapes at t = 1: attention h + 3h
+	 * and h + h, MLP h + 4h and 4h + h: 16 h, 32 s b h bytes. */
+	double t = p->tp, h = m->hidden, hin = p->sequence_parallel ? h / t : h;
+	double mlp = wgrad_mlp(m, hin, m->ffn_hidden, 1.0, t);
+
+	if (model_is_moe(m)) {
+		double effn = m->moe.expert_ffn_hidden > 0 ? m->moe.expert_ffn_hidden : m->ffn_hidden;
+		double rows = m->moe.capacity_factor * m->moe.top_k + m->moe.shared_experts;
+		double frac = (double)model_moe_layers(m) / m->layers;
+
+		mlp = (1.0 - frac) * mlp + frac * wgrad_mlp(m, h, effn, rows, t);
+	}
+	return 2.0 * (double)p->seq_len * p->micro_batch * (wgrad_attention(m, hin, t) + mlp);
+}
+
+double
+pipeline_deferred_w_bytes(const struct model *m, const struct plan *p, int stage)
+{
+	/* ZB-H1 (Qi et al., ICLR 2024, Sec. 2.1, "memory efficient
+	 * schedule") starts each stage's W passes later by its warm-up, so
+	 * every stage keeps p micro-batches in flight: stage i's p - i
+	 * awaiting their backward (1F1B's, pipeline_stored_layer_microbatches)
+	 * and i whose W is pending, each holding its linear layers' inputs
+	 * and output gradients, whatever the recomputation (the stored
+	 * closures keep them). Stage 0 keeps 1F1B's peak, the paper's claim;
+	 * the later stages more than 1F1B's p - i. */
+	if (p->pp_schedule != PLAN_PP_ZB_H1)
+		return 0.0;
+	return (double)stage * plan_stage_layers(p, m, stage) * pipeline_layer_wgrad_bytes(m, p);
+}
+
+double
+pipeline_head_microbatches(const struct model *m, const struct plan *p, int stage)
+{
+	/* DualPipe's end rank runs the output layer in its phase 1 chunk
+	 * (stage p - 1), of which step() keeps h + 1 = 1 micro-batch in
+	 * flight (h = 0: see pipeline_stored_layer_microbatches), not the
+	 * rank's p + 1. */
+	if (dual_mirror(p, stage) >= 0)
+		return 1.0;
+	return pipeline_stored_layer_microbatches(m, p, stage) / plan_stage_layers(p, m, stage);
 }
 
 int
