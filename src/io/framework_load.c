@@ -316,7 +316,9 @@ const struct schema_key framework_schema[] = {
 	  .help = "bytes per logit that the stage holding the loss keeps at the loss's peak, beside its "
 		  "4 s b h / t: 4, the fp32 logits of Korthikanti et al. Sec. 4.3 and Megatron-LM's "
 		  "theoretical_memory_usage.py; torchtitan 12 (F.cross_entropy of pred.float(): the saved "
-		  "fp32 log-probabilities, their gradient and the input's gradient in the backward)" },
+		  "fp32 log-probabilities, their gradient and the input's gradient in the backward); the "
+		  "Megatron profiles and nemo-24.07 6 (cross_entropy.py's fp32 copy beside the bf16 logits, "
+		  "then the fp32 gradient beside its bf16 cast)" },
 	{ .key = "metric_logit_bytes", .type = SCHEMA_NUMBER, .offset = OFF(metric_logit_bytes), .min = 0,
 	  .max = 256, .def = "0",
 	  .help = "HBM bytes per logit that the trainer's training metrics move each micro-batch, outside "
