@@ -135,6 +135,40 @@ START_TEST(test_malformed)
 END_TEST
 
 /* What is not the table is skipped: MPI prefixes, NCCL INFO lines, warnings. */
+/*
+ * Errors name the byte column where the token at fault starts. By hand:
+ * ROW's tokens are padded to columns 12 (size), 26, 36, 44, 52 (root);
+ * the out-of-place time starts at 57, its #wrong at 84. mpirun's
+ * "[1,0]<stdout>:" (14 bytes) moves each 14 on. In "# Collective test
+ * starting: broadcast_perf" the binary's name starts at 29.
+ */
+START_TEST(test_malformed_columns)
+{
+	static const struct { const char *text; int line, column; const char *what; } cases[] = {
+		{ HEAD "     1048576        262144     float     sum      -1    ten  104.86  183.50      0    10.00  104.86  183.50      0\n",
+		  6, 57, "time column" },
+		{ HEAD "[1,0]<stdout>:     1048576        262144     float     sum      -1    ten  104.86  183.50      0    10.00  104.86  183.50      0\n",
+		  6, 71, "time column" },
+		{ HEAD "     1048576        262144     float     sum      -1    10.00  104.86  183.50      3    10.00  104.86  183.50      0\n",
+		  6, 84, "wrong results" },
+		{ HEAD "     1048576        262144     float     sum      -1    10.00  104.86\n", 6, 6, "columns" },
+		{ "# Collective test starting: broadcast_perf\n", 1, 29, "unknown collective" },
+		{ "\n  #  size time\n", 2, 3, "table header" },
+	};
+	struct plan_error err;
+	struct nccl_log log;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		plan_error_clear(&err);
+		ck_assert_msg(!nccl_log_parse("bad.log", cases[i].text, &log, &err), "case %zu parsed", i);
+		ck_assert_msg(strstr(err.message, cases[i].what), "case %zu: '%s'", i, err.message);
+		ck_assert_msg(err.line == cases[i].line && err.column == cases[i].column, "case %zu: at %d:%d, expected %d:%d",
+			      i, err.line, err.column, cases[i].line, cases[i].column);
+		nccl_log_release(&log);
+	}
+}
+END_TEST
+
 START_TEST(test_noise_lines)
 {
 	const char *text = "Warning: Permanently added 'node-1' to the list of known hosts.\n"
@@ -838,6 +872,44 @@ make_wave_gemms(const struct gpu *g, double amp, unsigned *seed, struct fit_gemm
  * same FLOPs, side (1536 x 1408 x 8192)^(1/3) = 2606.6, is 21 x 21 =
  * 441 tiles in 4 waves, 110.25 a wave: factor 66 / 110.25 = 0.5986.
  */
+/*
+ * A GEMM CSV's errors at the field's first byte, counted by hand: CRLF
+ * ends a line once, a blank line makes no record but is a line, blanks
+ * before a field are not the field, a quoted field starts at its quote,
+ * and a byte-order mark is not counted.
+ */
+START_TEST(test_gemm_csv_columns)
+{
+	static const struct { const char *text; int line, column; const char *what; } cases[] = {
+		{ "m,n,k,dtype,seconds\n1,2,3,int8,1e-3\n", 2, 7, "unknown dtype" },
+		{ "m,n,k,dtype,seconds\r\n\r\n1, 2,3,bf16,x\r\n", 3, 13, "'seconds'" },
+		{ "m,n,k,dtype,seconds\n\"1\",\t2.5,3,bf16,1\n", 2, 6, "whole number" },
+		{ "\xef\xbb\xbfm,n,k,dtype,seconds,m\n", 1, 21, "more than" },
+		{ "m,n,k,dtype,second\n", 1, 13, "unknown column 'second'" },
+		{ "m,n,k,dtype,seconds\n1,2,3,bf16\n", 2, 0, "5 columns" },
+	};
+	struct fit_gemm_point *pts;
+	struct plan_error err;
+	int n;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char tmpl[] = "/tmp/test-gemm-XXXXXX";
+		int fd = mkstemp(tmpl);
+		FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+		ck_assert_ptr_nonnull(f);
+		fputs(cases[i].text, f);
+		fclose(f);
+		plan_error_clear(&err);
+		ck_assert_msg(!gemm_log_load(tmpl, &pts, &n, &err), "case %zu loaded", i);
+		unlink(tmpl);
+		ck_assert_msg(strstr(err.message, cases[i].what), "case %zu: '%s'", i, err.message);
+		ck_assert_msg(err.line == cases[i].line && err.column == cases[i].column, "case %zu: at %d:%d, expected %d:%d",
+			      i, err.line, err.column, cases[i].line, cases[i].column);
+	}
+}
+END_TEST
+
 START_TEST(test_gemm_wave_search)
 {
 	struct gemm_case t;
@@ -938,6 +1010,7 @@ fit_logs_suite(void)
 	tcase_add_test(tc, test_sample_logs);
 	tcase_add_test(tc, test_units);
 	tcase_add_test(tc, test_malformed);
+	tcase_add_test(tc, test_malformed_columns);
 	tcase_add_test(tc, test_noise_lines);
 	tcase_add_test(tc, test_link_model_by_hand);
 	tcase_add_test(tc, test_link_intra_recovers);
@@ -954,6 +1027,7 @@ fit_logs_suite(void)
 	tcase_add_test(tc, test_gemm_waves_and_power);
 	tcase_add_test(tc, test_gemm_errors);
 	tcase_add_test(tc, test_gemm_csv);
+	tcase_add_test(tc, test_gemm_csv_columns);
 	tcase_add_test(tc, test_gemm_wave_search);
 	tcase_add_test(tc, test_gemm_waves_kept);
 	suite_add_tcase(s, tc);
