@@ -1101,6 +1101,87 @@ START_TEST(test_lower_bound_below_estimates)
 }
 END_TEST
 
+/* The deep property's state: check_bound's, and the plans past ESTIMATE_MAX_STAGES. */
+struct deep_check {
+	struct bound_check b;
+	long deep;
+	double worst_slot; /* the largest slot bound / time met past ESTIMATE_MAX_STAGES */
+};
+
+/* check_bound, and past ESTIMATE_MAX_STAGES stages the slot bound the
+ * unit search, the layout MILP and the DP count (slot x bound slots). */
+static void
+check_deep(void *ctx, const struct search_eval *ev)
+{
+	struct deep_check *d = ctx;
+	const struct plan *p = &ev->cand->plan;
+	double t, slot_bound;
+
+	check_bound(&d->b, ev);
+	if (!ev->predicted || p->pp <= ESTIMATE_MAX_STAGES)
+		return;
+	t = ev->cand->est.iteration_time_s;
+	slot_bound = ev->cand->est.details.slot_s * search_bound_slots(p);
+	ck_assert_msg(slot_bound <= t * (1.0 + 1e-12), "tp %d pp %d dp %d mb %d: slot bound %.9g > %.9g s", p->tp,
+		      p->pp, p->dp, p->micro_batch, slot_bound, t);
+	d->deep++;
+	d->worst_slot = fmax(d->worst_slot, slot_bound / t);
+}
+
+/* 264 thin layers, a stage each at pp 264 (past ESTIMATE_MAX_STAGES, 256). */
+#define DEEP_MODEL "name: deep\nlayers: 264\nhidden: 256\nheads: 4\nvocab: 1024\nseq_len: 256\n"
+#define DEEP_CLUSTER \
+	"name: deep\nnodes: 66\ngpus_per_node: 4\ngpu:\n  name: g\n  peak_flops: 312 TFLOPS\n" \
+	"  memory: 80 GiB\n  memory_bandwidth: 2039 GB/s\nintra_node:\n  bandwidth: 300 GB/s\n" \
+	"inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n"
+
+/*
+ * plan-cli optbound past ESTIMATE_MAX_STAGES: the property above on a
+ * pipeline of 264 stages (and 132), 8 micro-batches. There the estimate
+ * counts the fill and drain of the first 256 stages only (estimate.c
+ * core_pace), so SC21's m + (p - 1)/v = 8 + 263 = 271 slots of the
+ * slowest stage would be above it (it counts at most 8 + 256): the
+ * bounds count m (search_bound_slots). Checked: the shape's bound
+ * (search_lower_bound) and the slot bound of the unit search, the layout
+ * MILP and the DP (slot x search_bound_slots), under no launch cost and
+ * under 1 ms a launch, where the bound is tightest.
+ */
+START_TEST(test_lower_bound_deep_pipeline)
+{
+	static const char *const launches[] = { "0 us", "1 ms" };
+	struct cluster c;
+	struct model m;
+
+	test_load_cluster(&c, DEEP_CLUSTER);
+	test_load_model(&m, DEEP_MODEL);
+	for (size_t li = 0; li < sizeof(launches) / sizeof(launches[0]); li++) {
+		struct framework fw;
+		struct search_options o;
+		struct search_candidate top[SEARCH_MAX_TOP];
+		struct search_stats st;
+		struct plan_error err;
+		struct deep_check d = { .b = { .m = &m, .c = &c, .fw = &fw } };
+		int ntop;
+
+		host_framework(&fw, launches[li], "");
+		launch_options(&o, 264, 8, 264, &fw, true);
+		o.allowed[PLAN_ATTR_PP] = (struct search_allowed){ .n = 2, .v = { 132, 264 } };
+		o.allowed[PLAN_ATTR_TP] = (struct search_allowed){ .n = 1, .v = { 1 } };
+		o.max_micro_batch = 1;
+		o.max_vpp = 2;
+		o.exhaustive = true;
+		o.on_eval = check_deep;
+		o.on_eval_ctx = &d;
+		ck_assert_msg(search_run(&m, &c, &o, top, &ntop, &st, &err), "%s", err.message);
+		ck_assert_int_gt(d.deep, 0);
+		fprintf(stderr, "deep pipeline, %s launches: %ld plans (%ld past %d stages), bound / time at most %.4f, "
+			"slot bound / time %.4f\n", launches[li], d.b.plans, d.deep, ESTIMATE_MAX_STAGES, d.b.worst,
+			d.worst_slot);
+	}
+	cluster_release(&c);
+}
+END_TEST
+
 /* The top list's times and first plan of two searches agree. */
 static void
 same_top(const struct search_candidate *a, int na, const struct search_candidate *b, int nb)
@@ -1185,6 +1266,7 @@ search_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_lower_bound_by_hand);
 	tcase_add_test(tc, test_lower_bound_below_estimates);
+	tcase_add_test(tc, test_lower_bound_deep_pipeline);
 	tcase_add_test(tc, test_launch_bound_search_exact);
 	suite_add_tcase(s, tc);
 	return s;

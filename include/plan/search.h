@@ -235,6 +235,15 @@ bool search_shape(const struct model *m, const struct cluster *c, const struct p
 		  struct plan_error *err);
 
 /**
+ * The micro-batch slots every bound of the search counts, in units of
+ * the slowest stage's slot: pipeline_bound_slots(@p) up to
+ * ESTIMATE_MAX_STAGES stages, the micro-batches alone past them (where
+ * the estimate leaves the other stages' fill and drain out). Exposed for
+ * tests.
+ */
+double search_bound_slots(const struct plan *p);
+
+/**
  * The bound search_run sorts and prunes outer shapes by: no plan of
  * @shape's outer shape (its degrees, micro-batch, schedule and options;
  * its layers per stage and recompute modes are not read) predicts a

@@ -270,6 +270,30 @@ struct uniform_scope {
 	double mem[3][PLAN_MAX_STAGES]; /* per mode, every stage's memory */
 };
 
+/*
+ * The micro-batch slots an iteration takes at the least, in units of its
+ * slowest stage's slot: pipeline_bound_slots (SC21 Eq. 2's m + (p - 1)/v
+ * under 1F1B) up to ESTIMATE_MAX_STAGES stages. Past them core_pace
+ * (estimate.c) leaves the other stages' shares of the fill and drain out
+ * of the estimate, and only the m slots remain: a bound of m + (p - 1)/v
+ * would be above the estimate (pp 264, m 8, v 1: 271 slots, where the
+ * estimate counts at most 8 + 256) and prune plans that beat it. Every
+ * bound of the search counts its slots here. (The layout MILP and DP run
+ * up to PLAN_MAX_STAGES = ESTIMATE_MAX_STAGES stages only, and mixed
+ * recompute too: search_shape and uniform_mixed.)
+ */
+static double
+bound_slots(const struct plan *p)
+{
+	return p->pp > ESTIMATE_MAX_STAGES ? plan_microbatches(p) : pipeline_bound_slots(p);
+}
+
+double
+search_bound_slots(const struct plan *p)
+{
+	return bound_slots(p);
+}
+
 /* Uniform layers (interleaving, or MoE layers every n-th): choose the
  * recompute mode, one for every stage or per stage, and the compression
  * scope by enumeration. */
@@ -313,7 +337,7 @@ inner_uniform(const struct inner *in)
 			}
 			if (i == 0 && !cand.plan.custom_recompute_layers) {
 				u[k].mix = !cand.est.fits;
-				u[k].bound = cand.est.details.slot_s * pipeline_bound_slots(&p);
+				u[k].bound = cand.est.details.slot_s * bound_slots(&p);
 			}
 			if (cand.est.fits && !cand.plan.custom_recompute_layers)
 				u[k].fitted = true;
@@ -711,7 +735,7 @@ inner_milp_global_rows(const struct layout_milp *x, struct plan_error *err)
 	/* Only a layout that can enter the top list matters: its
 	 * pipeline alone must beat the current k-th best time. */
 	if (in->st->cutoff_s > 0) {
-		double slots = pipeline_bound_slots(in->shape);
+		double slots = bound_slots(in->shape);
 		double one = 1.0;
 
 		if (!milp_add_row(x->mp, 1, &x->tau, &one, -INFINITY,
@@ -1047,7 +1071,7 @@ inner_layout_dp(struct layout_milp *x)
 	int layers[PLAN_MAX_STAGES], modes[PLAN_MAX_STAGES];
 	struct plan p;
 
-	double slots = pipeline_bound_slots(in->shape);
+	double slots = bound_slots(in->shape);
 	/* No stage above the cutoff's slot, nor above the even layouts'
 	 * (the optimum's is no longer): GLPK's tolerance of slack. */
 	double limit = in->st->cutoff_s > 0 ? layout_milp_ms_per_s * in->st->cutoff_s / slots : INFINITY;
@@ -1532,8 +1556,8 @@ host_bound_per_mb(const struct model *m, const struct plan *p, const struct fram
  * sum b / p (Narayanan et al. SC21, Eq. 2; pipeline_bound_slots), with
  * sum b >= max(sum G, sum H) + p S however the layers are laid out;
  * under the other schedules T >= m max slot. Past ESTIMATE_MAX_STAGES
- * core_pace leaves the other stages' shares out: m slots. The iteration
- * adds host_syncs launches (core_host's fixed_iter) on top.
+ * core_pace leaves the other stages' shares out: m slots (bound_slots).
+ * The iteration adds host_syncs launches (core_host's fixed_iter) on top.
  */
 static double
 lower_bound(const struct model *m, const struct cluster *c, const struct plan *p, const struct framework *fw,
@@ -1542,7 +1566,7 @@ lower_bound(const struct model *m, const struct cluster *c, const struct plan *p
 	/* A CP rank's s/cp tokens (plan_cp_local): its work per micro-batch. */
 	struct plan q = plan_cp_local(p), r = *p;
 	struct compute_layer own[2];
-	double slots = p->pp > ESTIMATE_MAX_STAGES ? plan_microbatches(p) : pipeline_bound_slots(p);
+	double slots = bound_slots(p);
 	double pace = gpu_pace_factor(&c->gpu, plan_gpus(p)), gpu, host;
 
 	q.recompute = r.recompute = PLAN_RECOMPUTE_NONE;
