@@ -235,13 +235,14 @@ bool search_shape(const struct model *m, const struct cluster *c, const struct p
 		  struct plan_error *err);
 
 /**
- * The micro-batch slots every bound of the search counts, in units of
- * the slowest stage's slot: pipeline_bound_slots(@p) up to
- * ESTIMATE_MAX_STAGES stages, the micro-batches alone past them (where
- * the estimate leaves the other stages' fill and drain out). Exposed for
- * tests.
+ * The bound the inner search prunes layouts of @shape by (the unit
+ * search's mixed recompute, the layout MILP's cutoff row, the layout DP):
+ * no layout whose pacing slot (estimate details.slot_s) is @slot_s or
+ * more predicts a shorter iteration, under framework @fw (NULL: the
+ * built-in one), with a compressor where @compressed. Exposed for tests.
  */
-double search_bound_slots(const struct plan *p);
+double search_layout_bound(const struct model *m, const struct cluster *c, const struct plan *shape,
+			   const struct framework *fw, bool compressed, double slot_s);
 
 /**
  * The bound search_run sorts and prunes outer shapes by: no plan of
