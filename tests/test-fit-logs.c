@@ -93,31 +93,43 @@ START_TEST(test_units)
 }
 END_TEST
 
+/*
+ * Malformed logs, at their line and the byte column where the token at
+ * fault starts (the row's first for a row at fault; 0: the file). By hand:
+ * ROW's tokens are padded to columns 12 (size), 26, 36, 44, 52 (root);
+ * the out-of-place time starts at 57, its algbw at 63 (when the time is
+ * 0.01), its #wrong at 84; "# Avg bus bandwidth    : " is 25 bytes. mpirun's
+ * "[1,0]<stdout>:" (14 bytes) moves each 14 on. In "# Collective test
+ * starting: broadcast_perf" the binary's name starts at 29.
+ */
 START_TEST(test_malformed)
 {
-	static const struct { const char *text; int line; const char *what; } cases[] = {
-		{ HEAD "     1048576        262144     float     sum      -1    10.00  104.86\n", 6, "columns" },
+	static const struct { const char *text; int line; const char *what; int column; } cases[] = {
+		{ HEAD "     1048576        262144     float     sum      -1    10.00  104.86\n", 6, "columns", 6 },
 		{ HEAD "     1048576        262144     float     sum      -1    ten  104.86  183.50      0    10.00  104.86  183.50      0\n",
-		  6, "time column" },
+		  6, "time column", 57 },
 		{ HEAD "     1048576        262144     float     sum      -1    10.00  104.86  183.50      3    10.00  104.86  183.50      0\n",
-		  6, "wrong results" },
+		  6, "wrong results", 84 },
 		/* Times in ms would make algbw 1000 x size / time. */
 		{ HEAD "     1048576        262144     float     sum      -1    0.01  104.86  183.50      0    0.01  104.86  183.50      0\n",
-		  6, "must be in us" },
+		  6, "must be in us", 63 },
 		{ HEAD "     1048576x       262144     float     sum      -1    10.00  104.86  183.50      0    10.00  104.86  183.50      0\n",
-		  0, "no result table" },
+		  0, "no result table", 0 },
 		{ HEAD "   -1048576        262144     float     sum      -1    10.00  104.86  183.50      0    10.00  104.86  183.50      0\n",
-		  0, "no result table" },
-		{ "# Collective test starting: all_reduce_perf\n" ROW, 2, "before the table" },
-		{ "# Collective test starting: broadcast_perf\n", 1, "unknown collective" },
-		{ "#  Rank  0 Group  0 Pid  1 somewhere\n", 1, "rank line" },
-		{ HEAD, 0, "no result table" },
-		{ "", 0, "which collective" },
-		{ "#  size time\n", 1, "table header" },
-		{ "#  Rank  0 Group  0 Pid  1 on a device  0 [0x18] GPU\n", 0, "which collective" },
-		{ HEAD "# Avg bus bandwidth    : fast\n", 6, "Avg bus bandwidth" },
+		  0, "no result table", 0 },
+		{ "# Collective test starting: all_reduce_perf\n" ROW, 2, "before the table", 6 },
+		{ "# Collective test starting: broadcast_perf\n", 1, "unknown collective", 29 },
+		{ "#  Rank  0 Group  0 Pid  1 somewhere\n", 1, "rank line", 1 },
+		{ HEAD, 0, "no result table", 0 },
+		{ "", 0, "which collective", 0 },
+		{ "#  size time\n", 1, "table header", 1 },
+		{ "#  Rank  0 Group  0 Pid  1 on a device  0 [0x18] GPU\n", 0, "which collective", 0 },
+		{ HEAD "# Avg bus bandwidth    : fast\n", 6, "Avg bus bandwidth", 26 },
 		{ HEAD "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33\n",
-		  6, "more than 32" },
+		  6, "more than 32", 1 },
+		{ HEAD "[1,0]<stdout>:     1048576        262144     float     sum      -1    ten  104.86  183.50      0    10.00  104.86  183.50      0\n",
+		  6, "time column", 71 },
+		{ "\n  #  size time\n", 2, "table header", 3 },
 	};
 	struct plan_error err;
 	struct nccl_log log;
@@ -127,6 +139,8 @@ START_TEST(test_malformed)
 		ck_assert_msg(!nccl_log_parse("bad.log", cases[i].text, &log, &err), "case %zu parsed", i);
 		ck_assert_msg(strstr(err.message, cases[i].what), "case %zu: '%s'", i, err.message);
 		ck_assert_int_eq(err.line, cases[i].line);
+		ck_assert_msg(err.column == cases[i].column, "case %zu: column %d, expected %d", i, err.column,
+			      cases[i].column);
 		ck_assert_str_eq(err.file, "bad.log");
 		ck_assert_int_eq(err.kind, PLAN_ERR_INPUT);
 		nccl_log_release(&log);
@@ -762,6 +776,24 @@ START_TEST(test_gemm_errors)
 END_TEST
 
 /* The header-required CSV, its sample, and malformed files. */
+/* gemm_log_load of @text, written to a temporary file. */
+static bool
+gemm_load_text(const char *text, struct fit_gemm_point **pts, int *n, struct plan_error *err)
+{
+	char tmpl[] = "/tmp/test-gemm-XXXXXX";
+	int fd = mkstemp(tmpl);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	bool ok;
+
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	plan_error_clear(err);
+	ok = gemm_log_load(tmpl, pts, n, err);
+	unlink(tmpl);
+	return ok;
+}
+
 START_TEST(test_gemm_csv)
 {
 	static const struct { const char *text; int line; const char *what; } cases[] = {
@@ -786,19 +818,10 @@ START_TEST(test_gemm_csv)
 	ck_assert_int_eq(pts[0].dtype, FIT_GEMM_BF16);
 	free(pts);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char tmpl[] = "/tmp/test-gemm-XXXXXX";
-		int fd = mkstemp(tmpl);
-		FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-
-		ck_assert_ptr_nonnull(f);
-		fputs(cases[i].text, f);
-		fclose(f);
-		plan_error_clear(&err);
-		ck_assert_msg(!gemm_log_load(tmpl, &pts, &n, &err), "case %zu loaded", i);
+		ck_assert_msg(!gemm_load_text(cases[i].text, &pts, &n, &err), "case %zu loaded", i);
 		ck_assert_msg(strstr(err.message, cases[i].what), "case %zu: '%s'", i, err.message);
 		ck_assert_int_eq(err.line, cases[i].line);
 		ck_assert_ptr_null(pts);
-		unlink(tmpl);
 	}
 }
 END_TEST
@@ -838,6 +861,35 @@ make_wave_gemms(const struct gpu *g, double amp, unsigned *seed, struct fit_gemm
  * same FLOPs, side (1536 x 1408 x 8192)^(1/3) = 2606.6, is 21 x 21 =
  * 441 tiles in 4 waves, 110.25 a wave: factor 66 / 110.25 = 0.5986.
  */
+/*
+ * A GEMM CSV's errors at the field's first byte, counted by hand: CRLF
+ * ends a line once, a blank line makes no record but is a line, blanks
+ * before a field are not the field, a quoted field starts at its quote,
+ * and a byte-order mark is not counted.
+ */
+START_TEST(test_gemm_csv_columns)
+{
+	static const struct { const char *text; int line, column; const char *what; } cases[] = {
+		{ "m,n,k,dtype,seconds\n1,2,3,int8,1e-3\n", 2, 7, "unknown dtype" },
+		{ "m,n,k,dtype,seconds\r\n\r\n1, 2,3,bf16,x\r\n", 3, 13, "'seconds'" },
+		{ "m,n,k,dtype,seconds\n\"1\",\t2.5,3,bf16,1\n", 2, 6, "whole number" },
+		{ "\xef\xbb\xbfm,n,k,dtype,seconds,m\n", 1, 21, "more than" },
+		{ "m,n,k,dtype,second\n", 1, 13, "unknown column 'second'" },
+		{ "m,n,k,dtype,seconds\n1,2,3,bf16\n", 2, 0, "5 columns" },
+	};
+	struct fit_gemm_point *pts;
+	struct plan_error err;
+	int n;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ck_assert_msg(!gemm_load_text(cases[i].text, &pts, &n, &err), "case %zu loaded", i);
+		ck_assert_msg(strstr(err.message, cases[i].what), "case %zu: '%s'", i, err.message);
+		ck_assert_msg(err.line == cases[i].line && err.column == cases[i].column, "case %zu: at %d:%d, expected %d:%d",
+			      i, err.line, err.column, cases[i].line, cases[i].column);
+	}
+}
+END_TEST
+
 START_TEST(test_gemm_wave_search)
 {
 	struct gemm_case t;
@@ -954,6 +1006,7 @@ fit_logs_suite(void)
 	tcase_add_test(tc, test_gemm_waves_and_power);
 	tcase_add_test(tc, test_gemm_errors);
 	tcase_add_test(tc, test_gemm_csv);
+	tcase_add_test(tc, test_gemm_csv_columns);
 	tcase_add_test(tc, test_gemm_wave_search);
 	tcase_add_test(tc, test_gemm_waves_kept);
 	suite_add_tcase(s, tc);

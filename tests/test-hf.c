@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "io/hf_config.h"
+#include "io/json_where.h"
 #include "testutil.h"
 
 static void
@@ -499,13 +500,28 @@ START_TEST(test_numbers)
 	struct model m;
 	struct plan_error err;
 
-	/* Over INT_MAX: refused by the import, before any product of sizes. */
+	/* Over INT_MAX: refused by the import, before any product of sizes,
+	 * at its value: HF_SMALL's layers at column 46, hidden_size at 64
+	 * ('{' 1, "model_type" 2-13, "llama" 16-22, "num_hidden_layers"
+	 * 25-43, ": " 44-45; "2," 46-47, "hidden_size" 49-61, ": " 62-63). */
 	ck_assert(!hf_tryf(&m, &err, HF_SMALL, "9999999999", "64", ""));
 	ck_assert_ptr_nonnull(strstr(err.message, "number too large (over 2147483647) in field 'num_hidden_layers'"));
-	/* Past what jansson holds: its own error, at the line and column. */
-	ck_assert(!hf_tryf(&m, &err, HF_SMALL, "2", "99999999999999999999999", ""));
-	ck_assert_ptr_nonnull(strstr(err.message, "too big integer"));
 	ck_assert_int_eq(err.line, 1);
+	ck_assert_int_eq(err.column, 46);
+	/* Past what jansson holds: named by its field, at its first byte
+	 * (jansson's own error has neither). */
+	ck_assert(!hf_tryf(&m, &err, HF_SMALL, "2", "99999999999999999999999", ""));
+	ck_assert_ptr_nonnull(strstr(err.message, "number out of range in field 'hidden_size': '99999999999999999999999'"));
+	ck_assert_int_eq(err.line, 1);
+	ck_assert_int_eq(err.column, 64);
+	ck_assert(!hf_tryf(&m, &err, HF_SMALL, "2", "1e400", ""));
+	ck_assert_ptr_nonnull(strstr(err.message, "number out of range in field 'hidden_size': '1e400' (a real's"));
+	ck_assert_int_eq(err.column, 64);
+	/* Nested: its path; on line 2, "factor": at 37-45 and -1e999 at 47. */
+	ck_assert(!hf_tryf(&m, &err, HF_SMALL, "2", "64", ",\n \"rope_scaling\": {\"type\": \"linear\", \"factor\": -1e999}"));
+	ck_assert_ptr_nonnull(strstr(err.message, "number out of range in field 'rope_scaling.factor': '-1e999'"));
+	ck_assert_int_eq(err.line, 2);
+	ck_assert_int_eq(err.column, 47);
 	ck_assert(!hf_tryf(&m, &err, HF_SMALL, "2", "-64", ""));
 	ck_assert_ptr_nonnull(strstr(err.message, "expected a whole number >= 0 in field 'hidden_size'"));
 	ck_assert(!hf_tryf(&m, &err, HF_SMALL, "2", "4096.0", ""));
@@ -517,6 +533,34 @@ START_TEST(test_numbers)
 	ck_assert_ptr_nonnull(strstr(err.message, "in the model profile written from it"));
 	ck_assert_int_eq(err.line, 0);
 	ck_assert_int_eq(err.column, 0);
+}
+END_TEST
+
+/*
+ * Where a value is, by hand: in T, '{' is byte 0, "a" 1-3, '[' 6, 1 at
+ * 7, the inner '{' 10, "b" 11-13, 2e999 16-20, "c" 25-27 and 3 at 30.
+ */
+START_TEST(test_json_where)
+{
+	static const char t[] = "{\"a\": [1, {\"b\": 2e999}], \"c\": 3}";
+	static const char q[] = "{\"x\\\"y\": 1, \"z\": 2}";
+	char path[64];
+	int line, column;
+
+	ck_assert_uint_eq(json_where_key(t, strlen(t), "c"), 30);
+	ck_assert_uint_eq(json_where_key(t, strlen(t), "a"), 6);
+	ck_assert_uint_eq(json_where_key(t, strlen(t), "b"), JSON_WHERE_NONE);
+	/* An escaped quote inside a key does not end it: "z"'s 2 at 17. */
+	ck_assert_uint_eq(json_where_key(q, strlen(q), "z"), 17);
+	ck_assert_uint_eq(json_where_path(t, strlen(t), 18, path, sizeof(path)), 16);
+	ck_assert_str_eq(path, "a[1].b");
+	ck_assert_uint_eq(json_where_path(t, strlen(t), 9, path, sizeof(path)), 7);
+	ck_assert_str_eq(path, "a[0]");
+	ck_assert_uint_eq(json_where_path(t, strlen(t), 0, path, sizeof(path)), 0);
+	ck_assert_str_eq(path, "");
+	json_where_line("ab\ncd", 4, &line, &column);
+	ck_assert_int_eq(line, 2);
+	ck_assert_int_eq(column, 2);
 }
 END_TEST
 
@@ -712,6 +756,7 @@ hf_suite(void)
 	tcase_add_test(tc, test_qwen3_moe);
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_numbers);
+	tcase_add_test(tc, test_json_where);
 	tcase_add_test(tc, test_wrapper);
 	tcase_add_test(tc, test_dense_layer_list);
 	tcase_add_test(tc, test_named);

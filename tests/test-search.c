@@ -1011,14 +1011,16 @@ struct bound_check {
 	const struct cluster *c;
 	const struct framework *fw;
 	long plans;
-	double worst; /* the largest bound / time met */
+	double worst;      /* the largest bound / time met */
+	double worst_slot; /* the largest layout bound (of the plan's slot) / time */
 };
 
 static void
 check_bound(void *ctx, const struct search_eval *ev)
 {
 	struct bound_check *b = ctx;
-	double lb, t;
+	const struct plan *p = &ev->cand->plan;
+	double lb, t, slot_lb;
 
 	if (!ev->predicted)
 		return;
@@ -1029,8 +1031,29 @@ check_bound(void *ctx, const struct search_eval *ev)
 	ck_assert_msg(lb <= t * (1.0 + 1e-12), "tp %d pp %d dp %d mb %d vpp %d ep %d zero %d: bound %.9g > %.9g s",
 		      ev->cand->plan.tp, ev->cand->plan.pp, ev->cand->plan.dp, ev->cand->plan.micro_batch,
 		      ev->cand->plan.vpp, ev->cand->plan.ep, ev->cand->plan.zero, lb, t);
+	/* The inner search's bound of a layout by its pacing slot: the
+	 * plan's own slot, at which it holds for the plan itself. */
+	slot_lb = search_layout_bound(b->m, b->c, p, b->fw, ev->cand->compressor != NULL, ev->cand->est.details.slot_s);
+	ck_assert_msg(slot_lb <= t * (1.0 + 1e-12),
+		      "tp %d pp %d dp %d mb %d vpp %d schedule %d: slot %.9g s, layout bound %.9g > %.9g s", p->tp, p->pp,
+		      p->dp, p->micro_batch, p->vpp, p->pp_schedule, ev->cand->est.details.slot_s, slot_lb, t);
 	b->plans++;
 	b->worst = fmax(b->worst, lb / t);
+	b->worst_slot = fmax(b->worst_slot, slot_lb / t);
+}
+
+/* The bound properties' search: every layout of every shape (exhaustive,
+ * unpruned), micro-batches up to @mb, vpp up to 2, each prediction to @fn. */
+static void
+property_options(struct search_options *o, int gpus, int gb, int max_pp, const struct framework *fw, int mb,
+		 search_eval_fn fn, void *ctx)
+{
+	launch_options(o, gpus, gb, max_pp, fw, true);
+	o->max_micro_batch = mb;
+	o->max_vpp = 2;
+	o->exhaustive = true;
+	o->on_eval = fn;
+	o->on_eval_ctx = ctx;
 }
 
 /* A small MoE model: 8 layers, every second one 8 experts, top 2. */
@@ -1054,7 +1077,12 @@ check_bound(void *ctx, const struct search_eval *ev)
  * moe_grouped_gemm), which the framework-free layer overprices (before
  * the bound took the framework's own layers, a tp 4 pp 2 shape's was
  * 0.0599 s and its plan took 0.0536 s), and under the allgather
- * dispatcher, whose collectives the all-to-alls overpriced.
+ * dispatcher, whose collectives the all-to-alls overpriced. And none
+ * faster than the inner search's bound of a layout by its pacing slot,
+ * taken at its own (search_layout_bound): slot x (m + (p - 1)/v), which
+ * the unit search, the MILP's cutoff and the layout DP counted before,
+ * was above tp 1 pp 2 dp 4 mb 2's 1.160 s (1.353 s: its first stage,
+ * without the logits, is shorter than the pacing one).
  */
 START_TEST(test_lower_bound_below_estimates)
 {
@@ -1086,17 +1114,77 @@ START_TEST(test_lower_bound_below_estimates)
 				continue;
 			test_load_model(&m, models[mi]);
 			host_framework(&fw, hosts[hi].launch, hosts[hi].extra);
-			launch_options(&o, 8, 16, 3, &fw, true);
-			o.max_micro_batch = 2;
-			o.max_vpp = 2;
-			o.exhaustive = true;
-			o.on_eval = check_bound;
-			o.on_eval_ctx = &b;
+			property_options(&o, 8, 16, 3, &fw, 2, check_bound, &b);
 			ck_assert_msg(search_run(&m, &c, &o, top, &ntop, &st, &err), "%s", err.message);
 			ck_assert_int_gt(b.plans, 100);
-			fprintf(stderr, "bound <= estimate: %s, %s launches (case %zu): %ld plans, bound / time at most %.4f\n",
-				mi == 2 ? "fine moe" : mi ? "moe" : "dense", hosts[hi].launch, hi, b.plans, b.worst);
+			fprintf(stderr, "bound <= estimate: %s, %s launches (case %zu): %ld plans, bound / time at most %.4f, "
+				"layout bound / time %.4f\n", mi == 2 ? "fine moe" : mi ? "moe" : "dense", hosts[hi].launch, hi,
+				b.plans, b.worst, b.worst_slot);
 		}
+	cluster_release(&c);
+}
+END_TEST
+
+/* The deep property's state: check_bound's, and the plans past ESTIMATE_MAX_STAGES. */
+struct deep_check {
+	struct bound_check b;
+	long deep;
+};
+
+static void
+check_deep(void *ctx, const struct search_eval *ev)
+{
+	struct deep_check *d = ctx;
+
+	check_bound(&d->b, ev);
+	d->deep += ev->predicted && ev->cand->plan.pp > ESTIMATE_MAX_STAGES;
+}
+
+/* 264 thin layers, a stage each at pp 264 (past ESTIMATE_MAX_STAGES, 256). */
+#define DEEP_MODEL "name: deep\nlayers: 264\nhidden: 256\nheads: 4\nvocab: 1024\nseq_len: 256\n"
+#define DEEP_CLUSTER \
+	"name: deep\nnodes: 66\ngpus_per_node: 4\ngpu:\n  name: g\n  peak_flops: 312 TFLOPS\n" \
+	"  memory: 80 GiB\n  memory_bandwidth: 2039 GB/s\nintra_node:\n  bandwidth: 300 GB/s\n" \
+	"inter_node:\n  nics_per_node: 1\n  nic_bandwidth: 100 Gbit/s\n"
+
+/*
+ * plan-cli optbound past ESTIMATE_MAX_STAGES: the property above on a
+ * pipeline of 264 stages (and 132), 8 micro-batches. There the estimate
+ * counts the fill and drain of the first 256 stages only (estimate.c
+ * core_pace), so SC21's m + (p - 1)/v = 8 + 263 = 271 slots of the
+ * slowest stage would be above it (it counts at most 8 + 256): the
+ * bounds count m. Checked by check_bound: the shape's bound
+ * (search_lower_bound) and the layout bound of the unit search, the
+ * layout MILP and the DP (search_layout_bound), under no launch cost and
+ * under 1 ms a launch, where the bound is tightest.
+ */
+START_TEST(test_lower_bound_deep_pipeline)
+{
+	static const char *const launches[] = { "0 us", "1 ms" };
+	struct cluster c;
+	struct model m;
+
+	test_load_cluster(&c, DEEP_CLUSTER);
+	test_load_model(&m, DEEP_MODEL);
+	for (size_t li = 0; li < sizeof(launches) / sizeof(launches[0]); li++) {
+		struct framework fw;
+		struct search_options o;
+		struct search_candidate top[SEARCH_MAX_TOP];
+		struct search_stats st;
+		struct plan_error err;
+		struct deep_check d = { .b = { .m = &m, .c = &c, .fw = &fw } };
+		int ntop;
+
+		host_framework(&fw, launches[li], "");
+		property_options(&o, 264, 8, 264, &fw, 1, check_deep, &d);
+		o.allowed[PLAN_ATTR_PP] = (struct search_allowed){ .n = 2, .v = { 132, 264 } };
+		o.allowed[PLAN_ATTR_TP] = (struct search_allowed){ .n = 1, .v = { 1 } };
+		ck_assert_msg(search_run(&m, &c, &o, top, &ntop, &st, &err), "%s", err.message);
+		ck_assert_int_gt(d.deep, 0);
+		fprintf(stderr, "deep pipeline, %s launches: %ld plans (%ld past %d stages), bound / time at most %.4f, "
+			"layout bound / time %.4f\n", launches[li], d.b.plans, d.deep, ESTIMATE_MAX_STAGES, d.b.worst,
+			d.b.worst_slot);
+	}
 	cluster_release(&c);
 }
 END_TEST
@@ -1185,6 +1273,7 @@ search_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_lower_bound_by_hand);
 	tcase_add_test(tc, test_lower_bound_below_estimates);
+	tcase_add_test(tc, test_lower_bound_deep_pipeline);
 	tcase_add_test(tc, test_launch_bound_search_exact);
 	suite_add_tcase(s, tc);
 	return s;

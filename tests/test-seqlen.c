@@ -255,9 +255,18 @@ START_TEST(test_parse_values)
 	ck_assert_double_eq_tol(d.count[1], 10.0, 1e-12);
 	ck_assert_double_eq_tol(d.total, 20.0, 1e-12);
 	seqlen_dist_release(&d);
-	/* A NUL byte is an error at its line. */
+	/* A NUL byte is an error at its line and column. */
 	ck_assert(!seqlen_parse("x.csv", "12\n1\0" "3\n", 6, &d, &err));
 	ck_assert_int_eq(err.line, 2);
+	ck_assert_int_eq(err.column, 2);
+	/* At the number at fault: "  7,  0" has its count at column 7, and
+	 * the byte-order mark is not counted ("\t2.5" puts 2.5 at 2). */
+	ck_assert(!seqlen_parse("x.csv", "length,count\n  7,  0\n", 21, &d, &err));
+	ck_assert_int_eq(err.line, 2);
+	ck_assert_int_eq(err.column, 7);
+	ck_assert(!seqlen_parse("x.csv", "\xef\xbb\xbf\t2.5\n", 8, &d, &err));
+	ck_assert_int_eq(err.line, 1);
+	ck_assert_int_eq(err.column, 2);
 }
 END_TEST
 

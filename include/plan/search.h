@@ -235,6 +235,16 @@ bool search_shape(const struct model *m, const struct cluster *c, const struct p
 		  struct plan_error *err);
 
 /**
+ * The bound the inner search prunes layouts of @shape by (the unit
+ * search's mixed recompute, the layout MILP's cutoff row, the layout DP):
+ * no layout whose pacing slot (estimate details.slot_s) is @slot_s or
+ * more predicts a shorter iteration, under framework @fw (NULL: the
+ * built-in one), with a compressor where @compressed. Exposed for tests.
+ */
+double search_layout_bound(const struct model *m, const struct cluster *c, const struct plan *shape,
+			   const struct framework *fw, bool compressed, double slot_s);
+
+/**
  * The bound search_run sorts and prunes outer shapes by: no plan of
  * @shape's outer shape (its degrees, micro-batch, schedule and options;
  * its layers per stage and recompute modes are not read) predicts a

@@ -263,12 +263,111 @@ uniform_plan(const struct inner *in, int k, struct plan *p)
 /* What inner_uniform learns of one compression scope for uniform_mixed. */
 struct uniform_scope {
 	bool mix;       /* the lightest mode does not fit, the heaviest does */
-	double bound;   /* a mix's time is at least this (its slot is no shorter) */
+	double slot;    /* the lightest mode's pacing slot: a mix's is no shorter */
 	double cap;
 	bool known[3];                  /* per mode: whether mem holds its stages */
 	bool fitted;                    /* plan-cli optsearch: a lighter mode fits every stage */
 	double mem[3][PLAN_MAX_STAGES]; /* per mode, every stage's memory */
 };
+
+/*
+ * The micro-batch slots an iteration takes at the least, in units of its
+ * slowest stage's slot: pipeline_bound_slots (SC21 Eq. 2's m + (p - 1)/v
+ * under 1F1B) up to ESTIMATE_MAX_STAGES stages. Past them core_pace
+ * (estimate.c) leaves the other stages' shares of the fill and drain out
+ * of the estimate, and only the m slots remain: a bound of m + (p - 1)/v
+ * would be above the estimate (pp 264, m 8, v 1: 271 slots, where the
+ * estimate counts at most 8 + 256) and prune plans that beat it. Every
+ * bound of the search counts its slots here. (The layout MILP and DP run
+ * up to PLAN_MAX_STAGES = ESTIMATE_MAX_STAGES stages only, and mixed
+ * recompute too: search_shape and uniform_mixed.)
+ */
+static double
+bound_slots(const struct plan *p)
+{
+	return p->pp > ESTIMATE_MAX_STAGES ? plan_microbatches(p) : pipeline_bound_slots(p);
+}
+
+/* lower_bound's terms for a shape, whatever its layout: a micro-batch's
+ * work summed over the stages at the least (max(sum G, sum H)), the
+ * syncs of a micro-batch and the launch each exposes, and the iteration's
+ * own launches (fixed_s). */
+struct bound_terms {
+	double work_s, syncs, launch_s, fixed_s;
+};
+
+static struct bound_terms bound_terms(const struct model *m, const struct cluster *c, const struct plan *p,
+				      const struct framework *fw, bool compressed);
+
+/* The inner search's: its shape's, under the search's framework or the
+ * built-in one, as push_shape's lower_bound. */
+static struct bound_terms
+inner_terms(const struct inner *in)
+{
+	struct framework fw_default;
+	const struct framework *fw = in->opt->framework;
+
+	if (!fw) {
+		framework_init_default(&fw_default);
+		fw = &fw_default;
+	}
+	return bound_terms(in->m, in->c, in->shape, fw, in->cmp != NULL);
+}
+
+/*
+ * A floor on the iteration of any layout of @shape whose pacing slot is
+ * @slot_s or more (a layout with more recomputation than one of that
+ * slot; the MILP's or the DP's optimal slot). core_pace's T = max over s
+ * of (m slot_s + the other stages' shares) >= m slot. Under 1F1B, where
+ * each share_t >= b_t / v (lower_bound) and the slowest stage's b is at
+ * most its slot, T >= (m - 1/v) slot + sum b / v. Not slot (m + (p -
+ * 1)/v), which holds only when every stage's slot is the slowest's: with
+ * the logits on the last stage the others are shorter, and the iteration
+ * with them (tp 1 pp 2 dp 4 of test-search's 12-layer model: 1.160 s,
+ * 2.5 slots 1.353 s); the unit search, the MILP's cutoff row and the DP
+ * pruned by that. Past ESTIMATE_MAX_STAGES the shares are left out of
+ * the estimate: m slot. The host's launches on top, as lower_bound's.
+ */
+static double
+layout_bound(const struct plan *shape, const struct bound_terms *t, double slot_s)
+{
+	double m = plan_microbatches(shape), v = shape->vpp, b = m * slot_s;
+
+	if (shape->pp_schedule == PLAN_PP_1F1B && shape->pp <= ESTIMATE_MAX_STAGES)
+		b = fmax(b, (m - 1.0 / v) * slot_s + (t->work_s + shape->pp * t->syncs * t->launch_s) / v);
+	return b + t->fixed_s;
+}
+
+/* The largest pacing slot with which a layout of @shape can still beat
+ * @cutoff_s (layout_bound's inverse; 0 when none can). */
+static double
+slot_limit_s(const struct plan *shape, const struct bound_terms *t, double cutoff_s)
+{
+	double m = plan_microbatches(shape), v = shape->vpp, room = cutoff_s - t->fixed_s, lim = room / m;
+
+	if (shape->pp_schedule == PLAN_PP_1F1B && shape->pp <= ESTIMATE_MAX_STAGES) {
+		double rest = room - (t->work_s + shape->pp * t->syncs * t->launch_s) / v;
+
+		/* m v = 1: one micro-batch, no interleaving; the slot is free. */
+		lim = m - 1.0 / v > 0.0 ? fmin(lim, rest / (m - 1.0 / v)) : rest < 0.0 ? 0.0 : lim;
+	}
+	return fmax(lim, 0.0);
+}
+
+double
+search_layout_bound(const struct model *m, const struct cluster *c, const struct plan *shape,
+		    const struct framework *fw, bool compressed, double slot_s)
+{
+	struct framework fw_default;
+	struct bound_terms t;
+
+	if (!fw) {
+		framework_init_default(&fw_default);
+		fw = &fw_default;
+	}
+	t = bound_terms(m, c, shape, fw, compressed);
+	return layout_bound(shape, &t, slot_s);
+}
 
 /* Uniform layers (interleaving, or MoE layers every n-th): choose the
  * recompute mode, one for every stage or per stage, and the compression
@@ -280,13 +379,15 @@ inner_uniform(const struct inner *in)
 	int scopes = in->cmp ? 4 : 1;
 	struct uniform_scope *u = malloc((size_t)scopes * sizeof(*u));
 	struct search_candidate cand;
+	struct bound_terms terms;
+	bool have_terms = false;
 	struct plan p;
 
 	if (!u)
 		return;
 	for (int k = 0; k < scopes; k++) { /* mem stays unset (6 KiB a mode): known[] says */
 		u[k].mix = false;
-		u[k].bound = u[k].cap = 0.0;
+		u[k].slot = u[k].cap = 0.0;
 		u[k].fitted = false;
 		memset(u[k].known, 0, sizeof(u[k].known));
 	}
@@ -313,7 +414,7 @@ inner_uniform(const struct inner *in)
 			}
 			if (i == 0 && !cand.plan.custom_recompute_layers) {
 				u[k].mix = !cand.est.fits;
-				u[k].bound = cand.est.details.slot_s * pipeline_bound_slots(&p);
+				u[k].slot = cand.est.details.slot_s;
 			}
 			if (cand.est.fits && !cand.plan.custom_recompute_layers)
 				u[k].fitted = true;
@@ -322,9 +423,18 @@ inner_uniform(const struct inner *in)
 				u[k].mix = false;
 			consider(in, &cand);
 		}
-	for (int k = 0; k < scopes; k++)
-		if (u[k].mix && (in->st->cutoff_s <= 0 || u[k].bound < in->st->cutoff_s) && uniform_plan(in, k, &p))
+	for (int k = 0; k < scopes; k++) {
+		if (!u[k].mix || !uniform_plan(in, k, &p))
+			continue;
+		/* Mixed modes recompute more than the lightest: no stage's
+		 * slot is shorter, nor the pacing one (layout_bound). */
+		if (in->st->cutoff_s > 0 && !have_terms) {
+			terms = inner_terms(in);
+			have_terms = true;
+		}
+		if (in->st->cutoff_s <= 0 || layout_bound(&p, &terms, u[k].slot) < in->st->cutoff_s)
 			uniform_mixed(in, &p, modes, nm, u[k].mem, u[k].known, u[k].cap);
+	}
 	free(u);
 }
 
@@ -711,11 +821,11 @@ inner_milp_global_rows(const struct layout_milp *x, struct plan_error *err)
 	/* Only a layout that can enter the top list matters: its
 	 * pipeline alone must beat the current k-th best time. */
 	if (in->st->cutoff_s > 0) {
-		double slots = pipeline_bound_slots(in->shape);
+		struct bound_terms t = inner_terms(in);
 		double one = 1.0;
 
 		if (!milp_add_row(x->mp, 1, &x->tau, &one, -INFINITY,
-				  layout_milp_ms_per_s * in->st->cutoff_s / slots, "cutoff", err))
+				  layout_milp_ms_per_s * slot_limit_s(in->shape, &t, in->st->cutoff_s), "cutoff", err))
 			return false;
 	}
 	return !(x->tpc && in->opt->max_compressed_layers >= 0) ||
@@ -1047,10 +1157,12 @@ inner_layout_dp(struct layout_milp *x)
 	int layers[PLAN_MAX_STAGES], modes[PLAN_MAX_STAGES];
 	struct plan p;
 
-	double slots = pipeline_bound_slots(in->shape);
+	struct bound_terms t = in->st->cutoff_s > 0 ? inner_terms(in) : (struct bound_terms){ 0 };
+	double cut = in->st->cutoff_s > 0 ? layout_milp_ms_per_s * slot_limit_s(in->shape, &t, in->st->cutoff_s) :
+		     INFINITY;
 	/* No stage above the cutoff's slot, nor above the even layouts'
 	 * (the optimum's is no longer): GLPK's tolerance of slack. */
-	double limit = in->st->cutoff_s > 0 ? layout_milp_ms_per_s * in->st->cutoff_s / slots : INFINITY;
+	double limit = cut;
 
 	if (isfinite(x->slot_bound_s))
 		limit = fmin(limit, layout_milp_ms_per_s * x->slot_bound_s);
@@ -1063,7 +1175,7 @@ inner_layout_dp(struct layout_milp *x)
 			in->st->cut++;
 		return;
 	}
-	if (in->st->cutoff_s > 0 && x->dp_slot_ms > layout_milp_ms_per_s * in->st->cutoff_s / slots) {
+	if (in->st->cutoff_s > 0 && x->dp_slot_ms > cut) {
 		in->st->cut++;
 		return;
 	}
@@ -1532,17 +1644,16 @@ host_bound_per_mb(const struct model *m, const struct plan *p, const struct fram
  * sum b / p (Narayanan et al. SC21, Eq. 2; pipeline_bound_slots), with
  * sum b >= max(sum G, sum H) + p S however the layers are laid out;
  * under the other schedules T >= m max slot. Past ESTIMATE_MAX_STAGES
- * core_pace leaves the other stages' shares out: m slots. The iteration
- * adds host_syncs launches (core_host's fixed_iter) on top.
+ * core_pace leaves the other stages' shares out: m slots (bound_slots).
+ * The iteration adds host_syncs launches (core_host's fixed_iter) on top.
  */
-static double
-lower_bound(const struct model *m, const struct cluster *c, const struct plan *p, const struct framework *fw,
+static struct bound_terms
+bound_terms(const struct model *m, const struct cluster *c, const struct plan *p, const struct framework *fw,
 	    bool compressed)
 {
 	/* A CP rank's s/cp tokens (plan_cp_local): its work per micro-batch. */
 	struct plan q = plan_cp_local(p), r = *p;
 	struct compute_layer own[2];
-	double slots = p->pp > ESTIMATE_MAX_STAGES ? plan_microbatches(p) : pipeline_bound_slots(p);
 	double pace = gpu_pace_factor(&c->gpu, plan_gpus(p)), gpu, host;
 
 	q.recompute = r.recompute = PLAN_RECOMPUTE_NONE;
@@ -1553,8 +1664,18 @@ lower_bound(const struct model *m, const struct cluster *c, const struct plan *p
 	}
 	gpu = gpu_bound_per_mb(m, c, &q, fw, own, compressed);
 	host = host_bound_per_mb(m, &r, fw, own);
-	return slots * fmax(gpu, host) / p->pp + slots * fmax(0.0, fw->microbatch_syncs) * fw->host_launch_s +
-	       fmax(0.0, fw->host_syncs) * fw->host_launch_s;
+	return (struct bound_terms){ fmax(gpu, host), fmax(0.0, fw->microbatch_syncs), fw->host_launch_s,
+				     fmax(0.0, fw->host_syncs) * fw->host_launch_s };
+}
+
+static double
+lower_bound(const struct model *m, const struct cluster *c, const struct plan *p, const struct framework *fw,
+	    bool compressed)
+{
+	const struct bound_terms t = bound_terms(m, c, p, fw, compressed);
+	double slots = bound_slots(p);
+
+	return slots * t.work_s / p->pp + slots * t.syncs * t.launch_s + t.fixed_s;
 }
 
 double

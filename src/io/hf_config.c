@@ -1,4 +1,5 @@
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 
 #include "io/hf_config.h"
 #include "io/infile.h"
+#include "io/json_where.h"
 #include "io/profile_load.h"
 
 /*
@@ -99,14 +101,34 @@ static const char *const hf_four_norms[] = { "gemma2", "gemma3", "gemma3_text", 
 
 struct hf_reader {
 	const char *path;
+	const char *text; /* the JSON, for where a field is */
+	size_t len;
 	json_t *root;
 	struct plan_error *err;
 };
 
+/* An error about top-level field @field: at its value's line and byte
+ * column when the file has it (jansson keeps no positions). */
+static bool __attribute__((format(printf, 3, 4)))
+hf_error(const struct hf_reader *r, const char *field, const char *fmt, ...)
+{
+	size_t at = json_where_key(r->text, r->len, field);
+	char msg[sizeof(r->err->message)];
+	int line = 0, column = 0;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (at != JSON_WHERE_NONE)
+		json_where_line(r->text, at, &line, &column);
+	return plan_error_set(r->err, PLAN_ERR_INPUT, r->path, line, column, "%s", msg);
+}
+
 static bool
 hf_fail(const struct hf_reader *r, const char *what, const char *field)
 {
-	return plan_error_set(r->err, PLAN_ERR_INPUT, r->path, 0, 0, "%s '%s'", what, field);
+	return hf_error(r, field, "%s '%s'", what, field);
 }
 
 /* An integer field (the first of @names present); @def when none is and
@@ -583,7 +605,7 @@ hf_not_wrapper(const struct hf_reader *r)
 	if (!tc || !json_is_object(tc))
 		return true;
 	t = json_object_get(tc, "model_type");
-	return plan_error_set(r->err, PLAN_ERR_INPUT, r->path, 0, 0,
+	return hf_error(r, "text_config",
 			      "a multimodal config: its language model is in field 'text_config' (model_type "
 			      "'%.64s'), its encoders are not modelled; save text_config as a config.json of its "
 			      "own to model the language model alone",
@@ -610,13 +632,12 @@ hf_arch_of(const struct hf_reader *r)
 	}
 	for (const char *const *g = hf_four_norms; *g; g++)
 		if (strcmp(*g, json_string_value(t)) == 0) {
-			plan_error_set(r->err, PLAN_ERR_INPUT, r->path, 0, 0,
+			hf_error(r, "model_type",
 				       "model_type '%s' is not supported: its four norms a layer are not modelled "
 				       "(supported: %s)", *g, valid);
 			return NULL;
 		}
-	plan_error_set(r->err, PLAN_ERR_INPUT, r->path, 0, 0, "model_type '%.64s' is not supported (supported: %s)",
-		       json_string_value(t), valid);
+	hf_error(r, "model_type", "model_type '%.64s' is not supported (supported: %s)", json_string_value(t), valid);
 	return NULL;
 }
 
@@ -669,11 +690,38 @@ hf_config_path(const char *arg)
 	return strncmp(arg, "hf:", 3) == 0 ? arg + 3 : arg;
 }
 
+/*
+ * A number jansson cannot hold (1e400 past DBL_MAX, an integer past
+ * INT64_MAX: its json_error_numeric_overflow), named by its field and at
+ * its first byte; jansson's error has neither, only where it stopped.
+ */
+static bool
+hf_overflow(const char *path, const char *text, size_t len, const json_error_t *jerr, struct plan_error *err)
+{
+	size_t stop = jerr->position > 0 && (size_t)jerr->position <= len ? (size_t)jerr->position : len;
+	char field[256], number[48];
+	size_t at = json_where_path(text, len, stop, field, sizeof(field)), n;
+	int line = jerr->line, column = jerr->column;
+
+	if (at == JSON_WHERE_NONE || text[at] == '{' || text[at] == '[')
+		return plan_error_set(err, PLAN_ERR_INPUT, path, line > 0 ? line : 0, column > 0 ? column : 0, "%s",
+				      jerr->text);
+	json_where_line(text, at, &line, &column);
+	n = strspn(text + at, "+-0123456789.eE");
+	snprintf(number, sizeof(number), "%.*s%s", (int)(n > 40 ? 40 : n), text + at, n > 40 ? "..." : "");
+	/* A real (jansson: a fraction or an exponent) overflows a double,
+	 * an integer json_int_t (int64_t). */
+	return plan_error_set(err, PLAN_ERR_INPUT, path, line, column, "number out of range%s%s%s: '%s' (%s)",
+			      field[0] ? " in field '" : "", field, field[0] ? "'" : "", number,
+			      strpbrk(number, ".eE") ? "a real's magnitude must be at most 1.79769e+308" :
+			      "a whole number must be from -9223372036854775808 to 9223372036854775807");
+}
+
 bool
 hf_config_text_to_yaml(const char *path, const char *text, size_t len, const char *name, char **yaml,
 		       struct plan_error *err)
 {
-	struct hf_reader r = { path, NULL, err };
+	struct hf_reader r = { path, text, len, NULL, err };
 	json_error_t jerr;
 	size_t size = 0;
 	FILE *out;
@@ -681,6 +729,8 @@ hf_config_text_to_yaml(const char *path, const char *text, size_t len, const cha
 
 	*yaml = NULL;
 	r.root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!r.root && json_error_code(&jerr) == json_error_numeric_overflow)
+		return hf_overflow(path, text, len, &jerr, err);
 	if (!r.root)
 		return plan_error_set(err, PLAN_ERR_INPUT, path, jerr.line > 0 ? jerr.line : 0,
 				      jerr.column > 0 ? jerr.column : 0, "%s", jerr.text);

@@ -30,6 +30,10 @@ struct columns {
 struct parser {
 	const char *name;
 	int line;
+	/* The line's tokens are cut from copy, which starts at byte column
+	 * skip + 1 of the line (after an mpirun prefix). */
+	const char *copy;
+	int skip;
 	struct nccl_log *log;
 	struct columns col;
 	char (*hosts)[NCCL_HOST_LEN];
@@ -65,10 +69,18 @@ all_digits(const char *s)
 	return true;
 }
 
-static bool
-fail(struct parser *p, const char *fmt, const char *a, const char *b)
+/* The byte column of token @t (a pointer into p->copy); NULL: 0, none. */
+static int
+column(const struct parser *p, const char *t)
 {
-	return plan_error_set(p->err, PLAN_ERR_INPUT, p->name, p->line, 0, fmt, a, b);
+	return t ? p->skip + (int)(t - p->copy) + 1 : 0;
+}
+
+/* An error at token @t of the line; a whole line's at its first token. */
+static bool
+fail(struct parser *p, const char *t, const char *fmt, const char *a, const char *b)
+{
+	return plan_error_set(p->err, PLAN_ERR_INPUT, p->name, p->line, column(p, t), fmt, a, b);
 }
 
 static bool
@@ -90,7 +102,7 @@ header_line(struct parser *p, char **tok, int n)
 			c.busbw[seen[2]++] = i - 1;
 	}
 	if (c.size < 0 || seen[0] != 2 || seen[1] != 2 || seen[2] != 2)
-		return fail(p, "the table header must name size and, out of place and in place, "
+		return fail(p, tok[0], "the table header must name size and, out of place and in place, "
 			    "time, algbw and busbw%s%s", "", "");
 	for (int j = 0; j < 2; j++)
 		c.wrong[j] = c.busbw[j] + 1 < c.count ? c.busbw[j] + 1 : -1;
@@ -120,7 +132,7 @@ add_host(struct parser *p, const char *host)
 		if (strncmp(p->hosts[p->slots[i] - 1], host, NCCL_HOST_LEN - 1) == 0)
 			return true;
 	if (p->log->nodes == MAX_HOSTS)
-		return fail(p, "more than 4096 hosts%s%s", "", "");
+		return fail(p, host, "more than 4096 hosts%s%s", "", "");
 	if (p->log->nodes == p->cap) {
 		int cap = p->cap ? 2 * p->cap : 16;
 		char (*grown)[NCCL_HOST_LEN] = realloc(p->hosts, (size_t)cap * sizeof(*grown));
@@ -142,7 +154,7 @@ rank_line(struct parser *p, const char *line, char **tok, int n)
 	const char *gpu = strchr(line, ']');
 
 	if (n < 9 || strcmp(tok[7], "on") != 0 || !all_digits(tok[2]))
-		return fail(p, "a rank line reads '#  Rank N Group G Pid P on HOST device D [BUS] NAME'%s%s", "", "");
+		return fail(p, tok[0], "a rank line reads '#  Rank N Group G Pid P on HOST device D [BUS] NAME'%s%s", "", "");
 	if (p->log->ranks == 0 && gpu) {
 		while (*++gpu == ' ')
 			;
@@ -158,11 +170,11 @@ number(struct parser *p, const char *what, const char *s, double min, double *ou
 	enum num_status st = num_parse_double_status(s, out);
 
 	if (st == NUM_NOT_A_NUMBER || *out < min)
-		return fail(p, min > 0 ? "the %s column must be a positive number, got '%s'" :
+		return fail(p, s, min > 0 ? "the %s column must be a positive number, got '%s'" :
 			    "the %s column must be a non-negative number, got '%s'", what, s);
 	/* 1e400: a number, past the largest double (DBL_MAX, 1.79769e+308). */
 	if (st == NUM_OUT_OF_RANGE)
-		return fail(p, "the %s column must be at most 1.79769e+308, got '%s'", what, s);
+		return fail(p, s, "the %s column must be at most 1.79769e+308, got '%s'", what, s);
 	return true;
 }
 
@@ -179,12 +191,12 @@ row_side(struct parser *p, char **tok, int j, struct nccl_row *r)
 	    !number(p, "busbw", tok[c->busbw[j]], 0, &bus))
 		return false;
 	if (strcmp(wrong, "0") != 0 && strcmp(wrong, "N/A") != 0 && strcmp(wrong, "0e+00") != 0)
-		return fail(p, "the collective gave wrong results in this row (#wrong '%s')%s", wrong, "");
+		return fail(p, tok[c->wrong[j]], "the collective gave wrong results in this row (#wrong '%s')%s", wrong, "");
 	/* size / time in bytes per microsecond is 1e6 B/s; GB/s is 1e9 B/s. */
 	expect = r->bytes / t_us / 1e3;
 	if (fabs(alg - expect) > 0.011 + 0.02 * expect) {
 		snprintf(got, sizeof(got), "%.4g", expect);
-		return fail(p, "algbw '%s' GB/s is not size / time (%s GB/s): times must be in us",
+		return fail(p, tok[c->algbw[j]], "algbw '%s' GB/s is not size / time (%s GB/s): times must be in us",
 			    tok[c->algbw[j]], got);
 	}
 	r->time_s[j] = t_us * 1e-6;
@@ -201,14 +213,14 @@ data_row(struct parser *p, char **tok, int n)
 	char want[16], got[16];
 
 	if (p->col.count == 0)
-		return fail(p, "a result row before the table's header line ('#  size count type ...')%s%s", "", "");
+		return fail(p, tok[0], "a result row before the table's header line ('#  size count type ...')%s%s", "", "");
 	if (n != p->col.count) {
 		snprintf(want, sizeof(want), "%d", p->col.count);
 		snprintf(got, sizeof(got), "%d", n > MAX_TOKENS ? MAX_TOKENS + 1 : n);
-		return fail(p, "a result row has %s columns as the header says, this one %s", want, got);
+		return fail(p, tok[0], "a result row has %s columns as the header says, this one %s", want, got);
 	}
 	if (!all_digits(tok[p->col.size]) || !number(p, "size", tok[p->col.size], 0, &r.bytes))
-		return fail(p, "the size column must be a whole number of bytes, got '%s'%s", tok[p->col.size], "");
+		return fail(p, tok[p->col.size], "the size column must be a whole number of bytes, got '%s'%s", tok[p->col.size], "");
 	if (!row_side(p, tok, 0, &r) || !row_side(p, tok, 1, &r))
 		return false;
 	if (r.bytes == 0)
@@ -239,7 +251,7 @@ comment_line(struct parser *p, const char *line, char **tok, int n)
 {
 	if (n >= 5 && strcmp(tok[1], "Collective") == 0 && strcmp(tok[3], "starting:") == 0) {
 		if (coll_named(tok[4]) < 0)
-			return fail(p, "unknown collective '%s' (known: all_reduce, all_gather, reduce_scatter, "
+			return fail(p, tok[4], "unknown collective '%s' (known: all_reduce, all_gather, reduce_scatter, "
 				    "alltoall, sendrecv)%s", tok[4], "");
 		p->log->coll = coll_named(tok[4]);
 	} else if (n >= 2 && strcmp(tok[1], "Rank") == 0) {
@@ -263,19 +275,24 @@ parse_line(struct parser *p, char *line)
 	const char *mpi = line[0] == '[' ? strstr(line, ">:") : NULL;
 	int n;
 
-	if (mpi && mpi - line < 32)
-		line += mpi - line + 2;
+	p->skip = 0;
+	if (mpi && mpi - line < 32) {
+		p->skip = (int)(mpi - line + 2);
+		line += p->skip;
+	}
+	p->copy = line; /* until the tokens are cut from copy */
 	line[strcspn(line, "\r")] = '\0';
 	if (strlen(line) >= sizeof(copy))
 		return line[strspn(line, " \t")] == '#' || !isdigit((unsigned char)line[strspn(line, " \t")]) ||
-		       fail(p, "a result row longer than 1023 characters%s%s", "", "");
+		       fail(p, line + strspn(line, " \t"), "a result row longer than 1023 characters%s%s", "", "");
 	memcpy(copy, line, strlen(line) + 1);
+	p->copy = copy;
 	n = tokenize(copy, tok);
 	if (n == 0)
 		return true;
 	if (n > MAX_TOKENS) /* tok holds the first MAX_TOKENS only */
 		return tok[0][0] == '#' || !all_digits(tok[0]) ||
-		       fail(p, "a result row of more than 32 columns%s%s", "", "");
+		       fail(p, tok[0], "a result row of more than 32 columns%s%s", "", "");
 	if (tok[0][0] == '#')
 		return strcmp(tok[0], "#") != 0 || comment_line(p, line, tok, n);
 	/* NCCL INFO lines start with a host name; rows start with the size. */
@@ -320,6 +337,22 @@ nccl_log_parse(const char *name, const char *text, struct nccl_log *log, struct 
 	return true;
 }
 
+/* The first NUL byte of @text, at its line and byte column. */
+static bool
+nul_error(const char *path, const char *text, struct plan_error *err)
+{
+	const char *nul = text + strlen(text), *start = text;
+	int line = 1;
+
+	for (const char *s = text; s < nul; s++)
+		if (*s == '\n') {
+			line++;
+			start = s + 1;
+		}
+	return plan_error_set(err, PLAN_ERR_INPUT, path, line, (int)(nul - start) + 1,
+			      "a NUL byte in the log: not nccl-tests output");
+}
+
 bool
 nccl_log_load(const char *path, struct nccl_log *log, struct plan_error *err)
 {
@@ -330,8 +363,7 @@ nccl_log_load(const char *path, struct nccl_log *log, struct plan_error *err)
 	memset(log, 0, sizeof(*log));
 	if (!infile_read(path, INFILE_MAX_CSV, &text, &len, err))
 		return false;
-	ok = strlen(text) == len ? nccl_log_parse(path, text, log, err) :
-	     plan_error_set(err, PLAN_ERR_INPUT, path, 0, 0, "a NUL byte in the log: not nccl-tests output");
+	ok = strlen(text) == len ? nccl_log_parse(path, text, log, err) : nul_error(path, text, err);
 	free(text);
 	return ok;
 }

@@ -1,5 +1,6 @@
 #include <csv.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "plan/framework.h"
 #include "plan/numparse.h"
 #include "plan/plan_attr.h"
+#include "io/csvpos.h"
 #include "io/infile.h"
 #include "io/schema.h"
 #include "io/runs_csv.h"
@@ -57,19 +59,55 @@ struct reader {
 	const char *path;
 	int index[NCOLS];       /* field position of each column, -1 if absent */
 	char *fields[MAX_FIELDS];
+	struct csvpos_at at[MAX_FIELDS]; /* where each field starts */
 	int nfields;
 	int record;             /* 1-based */
+	int line;               /* the record's first line */
 	bool failed;
+	struct csvpos pos;
 	struct run_set *set;
 	struct plan_error *err;
 };
 
 static bool
-fail(struct reader *r, const char *fmt, const char *a, const char *b)
+fail_vat(struct reader *r, int i, const char *fmt, va_list ap)
 {
+	bool in = i >= 0 && i < r->nfields;
+	char msg[sizeof(r->err->message)];
+
 	r->failed = true;
-	return plan_error_set(r->err, PLAN_ERR_INPUT, r->path, r->record, 0, fmt, a, b);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	return plan_error_set(r->err, PLAN_ERR_INPUT, r->path, in ? r->at[i].line : r->line,
+			      in ? r->at[i].column : 0, "%s", msg);
 }
+
+/* An error at field @i of the record (its line and column), or with @i
+ * -1 or past the record's fields, at the record's line. */
+static bool __attribute__((format(printf, 3, 4)))
+fail_field(struct reader *r, int i, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fail_vat(r, i, fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+/* An error at column @c's field (enum col), or at the record's line. */
+static bool __attribute__((format(printf, 3, 4)))
+fail_col(struct reader *r, int c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fail_vat(r, c >= 0 ? r->index[c] : -1, fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+/* An error about the record as a whole, at its line. */
+#define fail(r, ...) fail_field((r), -1, __VA_ARGS__)
 
 /* Whether @s[0..len) is well-formed UTF-8 (RFC 3629: no overlongs, no
  * surrogates, nothing above U+10FFFF): JSON output must be. */
@@ -106,19 +144,21 @@ on_field(void *s, size_t len, void *data)
 	if (r->failed)
 		return;
 	if (r->nfields >= MAX_FIELDS) {
-		fail(r, "more than 64 columns%s%s", "", "");
+		r->failed = true;
+		plan_error_set(r->err, PLAN_ERR_INPUT, r->path, r->pos.field.line, r->pos.field.column,
+			       "more than 64 columns");
 		return;
 	}
 	/* A quoted field may hold a NUL; C strings would cut it there. */
 	if (memchr(s, '\0', len)) {
 		r->failed = true;
-		plan_error_set(r->err, PLAN_ERR_INPUT, r->path, r->record + 1, 0,
+		plan_error_set(r->err, PLAN_ERR_INPUT, r->path, r->pos.field.line, r->pos.field.column,
 			       "field %d contains a NUL byte", r->nfields + 1);
 		return;
 	}
 	if (!utf8_valid(s, len)) {
 		r->failed = true;
-		plan_error_set(r->err, PLAN_ERR_INPUT, r->path, r->record + 1, 0,
+		plan_error_set(r->err, PLAN_ERR_INPUT, r->path, r->pos.field.line, r->pos.field.column,
 			       "field %d is not valid UTF-8 (save the file as UTF-8)", r->nfields + 1);
 		return;
 	}
@@ -130,6 +170,7 @@ on_field(void *s, size_t len, void *data)
 	}
 	memcpy(copy, s, len);
 	copy[len] = '\0';
+	r->at[r->nfields] = r->pos.field;
 	r->fields[r->nfields++] = copy;
 }
 
@@ -152,7 +193,7 @@ get_int(struct reader *r, enum col c, int def, int *out)
 		return true;
 	}
 	if (!num_parse_long(s, 0, 100000000L, &v))
-		return fail(r, "column '%s' must be a whole number from 0 to 100000000, got '%s'", col_names[c], s);
+		return fail_col(r, c, "column '%s' must be a whole number from 0 to 100000000, got '%s'", col_names[c], s);
 	*out = (int)v;
 	return true;
 }
@@ -175,7 +216,7 @@ get_profile(struct reader *r, enum col c, char *dst, size_t size)
 
 	snprintf(max, sizeof(max), "%zu", size - 1);
 	if (len >= size)
-		return fail(r, "column '%s' is longer than %s characters", col_names[c], max);
+		return fail_col(r, c, "column '%s' is longer than %s characters", col_names[c], max);
 	snprintf(dst, size, "%s", v);
 	if (!path || v[0] == '/' || !slash)
 		return true;
@@ -199,7 +240,7 @@ get_choice(struct reader *r, int c, const char *const *names, int def, int *out)
 			*out = i;
 			return true;
 		}
-	return fail(r, "unknown value '%s' in column '%s'", s, col_name(c));
+	return fail_col(r, c, "unknown value '%s' in column '%s'", s, col_name(c));
 }
 
 /* A measured value in a physically sane range, [lo, hi]: a positive but
@@ -216,11 +257,9 @@ get_double(struct reader *r, enum col c, double lo, double hi, double *out)
 		return true;
 	/* 1e400 reads as HUGE_VAL: above hi, with the range below. */
 	if (num_parse_double_status(s, out) == NUM_NOT_A_NUMBER || *out <= 0)
-		return fail(r, "column '%s' must be a positive number, got '%s'", col_names[c], s);
+		return fail_col(r, c, "column '%s' must be a positive number, got '%s'", col_names[c], s);
 	if (*out < lo || *out > hi) {
-		r->failed = true;
-		return plan_error_set(r->err, PLAN_ERR_INPUT, r->path, r->record, 0,
-				      "column '%s' must be from %g to %g, got '%s'", col_names[c], lo, hi, s);
+		return fail_col(r, c, "column '%s' must be from %g to %g, got '%s'", col_names[c], lo, hi, s);
 	}
 	return true;
 }
@@ -241,7 +280,7 @@ check_gpus(struct reader *r, struct run *run)
 	run->gpus = gpus;
 	if (p->dp > 0 && (long)p->tp * p->cp * p->pp * p->dp != gpus) {
 		snprintf(want, sizeof(want), "%ld", (long)p->tp * p->cp * p->pp * p->dp);
-		return fail(r, p->cp > 1 ? "column 'gpus' is '%s', but tp x cp x pp x dp is %s" :
+		return fail_col(r, COL_GPUS, p->cp > 1 ? "column 'gpus' is '%s', but tp x cp x pp x dp is %s" :
 			    "column 'gpus' is '%s', but tp x pp x dp is %s", field(r, COL_GPUS), want);
 	}
 	return true;
@@ -250,8 +289,9 @@ check_gpus(struct reader *r, struct run *run)
 /* A column plan-cli does not know is an error (a typo would silently
  * mean the option's default): name the nearest, or list them all. */
 static bool
-unknown_column(struct reader *r, const char *name)
+unknown_column(struct reader *r, int i)
 {
+	const char *name = r->fields[i];
 	const char *near = schema_nearest(name, col_names, sizeof(col_names[0]), 0);
 	const char *near_attr = schema_nearest(name, plan_attrs, sizeof(plan_attrs[0]), offsetof(struct plan_attr, name));
 	char known[2048] = "";
@@ -259,10 +299,10 @@ unknown_column(struct reader *r, const char *name)
 	if (near_attr && (!near || schema_edit_distance(name, near_attr) < schema_edit_distance(name, near)))
 		near = near_attr;
 	if (near)
-		return fail(r, "unknown column '%s'; did you mean '%s'?", name, near);
+		return fail_field(r, i, "unknown column '%s'; did you mean '%s'?", name, near);
 	for (int c = 0; c < NCOLS; c++)
 		snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s", c ? ", " : "", col_name(c));
-	return fail(r, "unknown column '%s' (known: %s)", name, known);
+	return fail_field(r, i, "unknown column '%s' (known: %s)", name, known);
 }
 
 /* Whether the header is that of a table of published runs (the model's
@@ -294,7 +334,7 @@ header(struct reader *r)
 		int c = col_find(r->fields[i]);
 
 		if (c < 0)
-			return unknown_column(r, r->fields[i]);
+			return unknown_column(r, i);
 		r->index[c] = i;
 	}
 	/* The rest has predict's defaults (plan_attrs, plan_complete). */
@@ -335,7 +375,7 @@ get_names(struct reader *r, struct run *run)
 {
 	/* An empty cluster is calibrate --cluster's; validate needs one. */
 	if (!field(r, COL_ID)[0] || !field(r, COL_MODEL)[0])
-		return fail(r, "columns 'id' and 'model' must not be empty%s%s", "", "");
+		return fail_col(r, field(r, COL_ID)[0] ? COL_MODEL : COL_ID, "columns 'id' and 'model' must not be empty");
 	snprintf(run->id, sizeof(run->id), "%s", field(r, COL_ID));
 	snprintf(run->source, sizeof(run->source), "%s", field(r, COL_SOURCE));
 	/* Kept whole characters: cut back to the start of a UTF-8 sequence. */
@@ -385,16 +425,17 @@ get_plan(struct reader *r, struct run *run)
 			continue;
 		}
 		if ((a->flags & PLAN_ATTR_COMPRESSION) && !compressor)
-			return fail(r, "column '%s' ('%s') needs a compressor in column 'compressor'", a->name, v);
+			return fail_col(r, COL_ATTR(id), "column '%s' ('%s') needs a compressor in column 'compressor'",
+					a->name, v);
 		snprintf(label, sizeof(label), "column '%s'", a->name);
 		if (!plan_attr_parse(a, label, v, &t, why, sizeof(why)))
-			return fail(r, "%s%s", why, "");
+			return fail_col(r, COL_ATTR(id), "%s", why);
 		if (a->flags & PLAN_ATTR_GPU_DEFAULT)
 			run->flash_attention = run->plan.flash_attention;
 	}
 	run->dp_algo = eo.dp_algo;
 	if (run->plan.global_batch < 1)
-		return fail(r, "column 'global_batch' must not be empty%s%s", "", "");
+		return fail_col(r, COL_ATTR(PLAN_ATTR_GLOBAL_BATCH), "column 'global_batch' must not be empty");
 	return true;
 }
 
@@ -432,7 +473,7 @@ record(struct reader *r)
 	if (!check_gpus(r, run))
 		return false;
 	if (run->measured_time_s == 0 && run->measured_tflops == 0 && run->measured_tokens_per_gpu == 0)
-		return fail(r, "run '%s' has no measured time, TFLOP/s or tokens/s per GPU%s", run->id, "");
+		return fail(r, "run '%s' has no measured time, TFLOP/s or tokens/s per GPU", run->id);
 	r->set->n++;
 	return true;
 }
@@ -444,6 +485,7 @@ on_record(int c, void *data)
 
 	(void)c;
 	r->record++;
+	r->line = r->pos.record.line;
 	if (!r->failed) {
 		bool blank = r->nfields == 1 && r->fields[0][0] == '\0';
 
@@ -485,21 +527,30 @@ runs_csv_load(const char *path, struct run_set *out, struct plan_error *err)
 		fclose(f);
 		return plan_error_set(err, PLAN_ERR_NOMEM, path, 0, 0, "out of memory");
 	}
+	csvpos_init(&r.pos, on_field, on_record, &r);
 	while (!r.failed && (n = fread(buf, 1, sizeof(buf), f)) > 0) {
-		if (csv_parse(&p, buf, n, on_field, on_record, &r) != n && !r.failed) {
+		size_t k = csvpos_parse(&p, &r.pos, buf, n);
+
+		/* CSV_STRICT refuses a quote inside an unquoted field, and
+		 * anything but a delimiter or line end after a closing quote. */
+		if (k != n && !r.failed) {
 			r.failed = true;
-			plan_error_set(err, PLAN_ERR_INPUT, path, r.record + 1, 0, "malformed CSV: %s",
-				       csv_strerror(csv_error(&p)));
+			plan_error_set(err, PLAN_ERR_INPUT, path, r.pos.next.line, r.pos.next.column, "malformed CSV: %s",
+				       csv_error(&p) != CSV_EPARSE ? csv_strerror(csv_error(&p)) :
+				       buf[k] == '"' ? "a quote inside an unquoted field (quote the whole field, and "
+				       "double a quote inside it)" : "text after a field's closing quote");
 		}
 	}
 	if (!r.failed && ferror(f)) {
 		r.failed = true;
 		plan_error_set(err, PLAN_ERR_IO, path, 0, 0, "read error");
 	}
-	if (!r.failed && csv_fini(&p, on_field, on_record, &r) != 0 && !r.failed) {
+	/* CSV_STRICT_FINI: a quoted field still open at the end of the file. */
+	if (!r.failed && csvpos_fini(&p, &r.pos) != 0 && !r.failed) {
 		r.failed = true;
-		plan_error_set(err, PLAN_ERR_INPUT, path, r.record + 1, 0, "malformed CSV: %s",
-			       csv_strerror(csv_error(&p)));
+		plan_error_set(err, PLAN_ERR_INPUT, path, r.pos.field.line, r.pos.field.column, "malformed CSV: %s",
+			       csv_error(&p) != CSV_EPARSE ? csv_strerror(csv_error(&p)) :
+			       "a quoted field with no closing quote");
 	}
 	for (int i = 0; i < r.nfields; i++)
 		free(r.fields[i]);

@@ -74,12 +74,18 @@ pairs_add(struct pairs *p, int length, double count)
 	return true;
 }
 
-/* One data line: LENGTH or LENGTH,COUNT. */
+/*
+ * One data line, @s (trimmed) in @line: LENGTH or LENGTH,COUNT. An error
+ * is at the byte column of the number at fault (a UTF-8 byte-order mark
+ * not counted).
+ */
 static bool
-parse_line(const char *path, int lineno, char *s, struct pairs *p, struct plan_error *err)
+parse_line(const char *path, int lineno, const char *line, char *s, struct pairs *p, struct plan_error *err)
 {
 	char quoted[96];
 	char *comma = strchr(s, ',');
+	const char *cnt = comma ? comma + 1 + strspn(comma + 1, " \t\r\f\v") : NULL;
+	const int len_col = (int)(s - line) + 1, cnt_col = cnt ? (int)(cnt - line) + 1 : 0;
 	double len, count = 1.0;
 
 	plan_error_escape(quoted, sizeof(quoted), s);
@@ -87,30 +93,30 @@ parse_line(const char *path, int lineno, char *s, struct pairs *p, struct plan_e
 		*comma = '\0';
 		/* 1e400 reads as HUGE_VAL, refused below as above the maximum. */
 		if (num_parse_double_status(comma + 1, &count) == NUM_NOT_A_NUMBER)
-			return plan_error_set(err, PLAN_ERR_INPUT, path, lineno, 0,
+			return plan_error_set(err, PLAN_ERR_INPUT, path, lineno, cnt_col,
 					      "malformed line '%s': expected LENGTH or LENGTH,COUNT", quoted);
 	}
 	if (num_parse_double_status(s, &len) == NUM_NOT_A_NUMBER)
-		return plan_error_set(err, PLAN_ERR_INPUT, path, lineno, 0,
+		return plan_error_set(err, PLAN_ERR_INPUT, path, lineno, len_col,
 				      "malformed line '%s': expected LENGTH or LENGTH,COUNT", quoted);
 	if (len != floor(len))
-		return plan_error_set(err, PLAN_ERR_INPUT, path, lineno, 0,
+		return plan_error_set(err, PLAN_ERR_INPUT, path, lineno, len_col,
 				      "length must be a whole number of tokens, got '%s'", quoted);
 	if (len < 1)
-		return plan_error_set(err, PLAN_ERR_INPUT, path, lineno, 0,
+		return plan_error_set(err, PLAN_ERR_INPUT, path, lineno, len_col,
 				      "length must be positive, got '%s'", quoted);
 	/* The numbers as written: %g of 1e400 (HUGE_VAL) printed "inf". */
 	if (len > SEQLEN_MAX_LENGTH)
-		return plan_error_set(err, PLAN_ERR_INPUT, path, lineno, 0,
+		return plan_error_set(err, PLAN_ERR_INPUT, path, lineno, len_col,
 				      "length %s is above the maximum of %d tokens", trim(s), SEQLEN_MAX_LENGTH);
 	if (!(count > 0))
-		return plan_error_set(err, PLAN_ERR_INPUT, path, lineno, 0,
+		return plan_error_set(err, PLAN_ERR_INPUT, path, lineno, cnt_col,
 				      "count must be positive, got '%s'", quoted);
 	/* Equal lengths are merged by adding their counts: two of 1e308 made
 	 * an infinite count, reported with no line. 1e15 a line keeps any
 	 * sum of a 64 MiB file finite. */
 	if (count > SEQLEN_MAX_COUNT)
-		return plan_error_set(err, PLAN_ERR_INPUT, path, lineno, 0,
+		return plan_error_set(err, PLAN_ERR_INPUT, path, lineno, cnt_col,
 				      "count %s is above the maximum of %g", trim(comma + 1), SEQLEN_MAX_COUNT);
 	if (!pairs_add(p, (int)len, count))
 		return plan_error_set(err, PLAN_ERR_NOMEM, path, 0, 0, "out of memory");
@@ -157,7 +163,7 @@ seqlen_parse(const char *path, const char *text, size_t len, struct seqlen_dist 
 		if (nl)
 			*nl = '\0';
 		if (strlen(line) != (size_t)((nl ? nl : buf + len) - line)) {
-			ok = plan_error_set(err, PLAN_ERR_INPUT, path, lineno, 0, "a NUL byte");
+			ok = plan_error_set(err, PLAN_ERR_INPUT, path, lineno, (int)strlen(line) + 1, "a NUL byte");
 			break;
 		}
 		if ((hash = strchr(line, '#')))
@@ -170,7 +176,7 @@ seqlen_parse(const char *path, const char *text, size_t len, struct seqlen_dist 
 			continue;
 		}
 		first = false;
-		ok = parse_line(path, lineno, s, &p, err);
+		ok = parse_line(path, lineno, line, s, &p, err);
 	}
 	free(buf);
 	if (ok && p.n == 0)

@@ -17,6 +17,7 @@
 #   nccl-*     fit-logs --nccl-tests FILE
 #   gemm-*     fit-logs --gemm FILE --gpu h100-sxm5-80gb
 #   seqlen-*   predict --model gpt-1.7b --cluster selene --gpus 8 --global-batch 32 --seq-lengths FILE
+#   hf-*       import FILE (a Hugging Face config.json)
 #   args-*     the command line FILE holds, one argument a line (lines
 #              starting '#' are comments; @SRC@ stands for SOURCE_ROOT):
 #              an option value or a combination of options that plan-cli
@@ -100,9 +101,10 @@ for file in "$dir"/*; do
 	nccl-*) args=(fit-logs --nccl-tests "$file") ;;
 	gemm-*) args=(fit-logs --gemm "$file" --gpu h100-sxm5-80gb) ;;
 	seqlen-*) args=(predict --model gpt-1.7b --cluster selene --gpus 8 --global-batch 32 --seq-lengths "$file") ;;
+	hf-*) args=(import "$file") ;;
 	args-*) mapfile -t args < <(grep -v '^#' "$file")
 		args=("${args[@]//@SRC@/$src}") ;;
-	*) report "$name" "unknown prefix: name a case model-*, cluster-*, gpu-*, framework-*, runs-*, study-*, nccl-*, gemm-*, seqlen-* or args-*"; continue ;;
+	*) report "$name" "unknown prefix: name a case model-*, cluster-*, gpu-*, framework-*, runs-*, study-*, nccl-*, gemm-*, seqlen-*, hf-* or args-*"; continue ;;
 	esac
 	if [ ! -f "$file.expect" ]; then
 		report "$name" "missing $name.expect"

@@ -218,7 +218,7 @@ check "the FIFO is still a FIFO" '[ -p "$tmp/fifo" ]'
 fails "--output ''" 1 "an empty file name" --runs "$five" --cluster mosaicml-a100-40gb --fit gpu.gemm_efficiency_max --output ""
 fails "--output in a missing folder" 1 "cannot write" --runs "$five" --cluster mosaicml-a100-40gb --fit gpu.gemm_efficiency_max --output "$tmp/no/such/x.yaml"
 { head -1 "$five"; sed -n 2p "$five" | sed 's/,21.7872,/,1e300,/'; sed -n '3,$p' "$five"; } >"$tmp/huge.csv"
-fails "a measured time of 1e300 s" 3 "huge.csv:2: column 'measured_iteration_time_s' must be from" \
+fails "a measured time of 1e300 s" 3 "huge.csv:2:98: column 'measured_iteration_time_s' must be from" \
 	--runs "$tmp/huge.csv" --cluster mosaicml-a100-40gb --output "$tmp/x.yaml"
 { head -1 "$five"; sed -n 2p "$five"; } >"$tmp/one.csv"
 fails "one run, two keys" 2 "1 run cannot determine 2 keys" --runs "$tmp/one.csv" --cluster mosaicml-a100-40gb --output "$tmp/x.yaml" \

@@ -722,7 +722,7 @@ finish "runs CSV columns compressor, compress and dp_allreduce are predict's opt
 printf 'id,model,cluster,tp,pp,dp,micro_batch,global_batch,compress,measured_iteration_time_s\nc1,gpt-1.7b,selene,1,1,32,4,512,tp,1.0\n' >"$tmp/runs-dir/bad.csv"
 cli validate "$tmp/runs-dir/bad.csv"
 expect_rc 3
-expect_err_has "bad.csv:2: column 'compress' ('tp') needs a compressor in column 'compressor'"
+expect_err_has "bad.csv:2:33: column 'compress' ('tp') needs a compressor in column 'compressor'"
 finish "a compress cell without a compressor is an input error naming the row"
 
 # ------------------------------------------------------------- reliability
@@ -974,7 +974,7 @@ error_case 1 "import --output into a missing folder" "nofolder/x.yaml: cannot wr
 usage_error "import takes one config.json" "unexpected argument" import "$hf/gpt2.json" "$hf/gpt2.json"
 printf '{"model_type": "t5", "d_model": 512}\n' >"$tmp/t5.json"
 error_case 3 "an unsupported model_type names the supported ones" \
-	"t5.json: model_type 't5' is not supported (supported: llama," \
+	"t5.json:1:16: model_type 't5' is not supported (supported: llama," \
 	predict --model "$tmp/t5.json" --cluster dgx-h100 --global-batch 8
 printf '{"model_type": "llama",\n "hidden_size": 4096,,\n}\n' >"$tmp/broken.json"
 error_case 3 "a broken config.json is reported at its line" "broken.json:2:" \
@@ -987,7 +987,7 @@ error_case 3 "a value the profile refuses is not given the written YAML's line" 
 	import "$tmp/deep.json"
 printf '{"model_type": "llava", "text_config": {"model_type": "llama"}}\n' >"$tmp/llava.json"
 error_case 3 "a multimodal wrapper names its text_config" \
-	"llava.json: a multimodal config: its language model is in field 'text_config' (model_type 'llama')" \
+	"llava.json:1:40: a multimodal config: its language model is in field 'text_config' (model_type 'llama')" \
 	predict --model "$tmp/llava.json" --cluster dgx-h100 --global-batch 8
 
 # Builds and installs find their profiles without PLAN_CLI_PATH: a binary

@@ -53,24 +53,24 @@ fails "a folder" 1 "is a directory" "${plan[@]}" --seq-lengths "$tmp/"
 fails "context parallelism" 2 "context parallelism" --model gpt-1.7b --cluster selene --gpus 64 --cp 2 \
 	--global-batch 64 --seq-lengths flan-mix
 
-# Bad files: FILE:LINE: what is wrong, exit 3.
+# Bad files: FILE:LINE:COLUMN: what is wrong (the number's column), exit 3.
 printf 'length,count\n128,4\nabc\n' >"$tmp/malformed.csv"
-fails "a malformed line" 3 "malformed.csv:3: malformed line 'abc'" "${plan[@]}" --seq-lengths "$tmp/malformed.csv"
+fails "a malformed line" 3 "malformed.csv:3:1: malformed line 'abc'" "${plan[@]}" --seq-lengths "$tmp/malformed.csv"
 printf '# lengths\n100\n0\n' >"$tmp/zero.csv"
-fails "a zero length" 3 "zero.csv:3: length must be positive" "${plan[@]}" --seq-lengths "$tmp/zero.csv"
+fails "a zero length" 3 "zero.csv:3:1: length must be positive" "${plan[@]}" --seq-lengths "$tmp/zero.csv"
 printf 'length,count\n-12,3\n' >"$tmp/neg.csv"
-fails "a negative length" 3 "neg.csv:2: length must be positive" "${plan[@]}" --seq-lengths "$tmp/neg.csv"
+fails "a negative length" 3 "neg.csv:2:1: length must be positive" "${plan[@]}" --seq-lengths "$tmp/neg.csv"
 printf '99999999\n' >"$tmp/huge.csv"
-fails "a length above the maximum" 3 "huge.csv:1: length 99999999 is above the maximum" \
+fails "a length above the maximum" 3 "huge.csv:1:1: length 99999999 is above the maximum" \
 	"${plan[@]}" --seq-lengths "$tmp/huge.csv"
 printf '128,-1\n' >"$tmp/count.csv"
-fails "a negative count" 3 "count.csv:1: count must be positive" "${plan[@]}" --seq-lengths "$tmp/count.csv"
+fails "a negative count" 3 "count.csv:1:5: count must be positive" "${plan[@]}" --seq-lengths "$tmp/count.csv"
 : >"$tmp/empty.csv"
 fails "an empty file" 3 "empty.csv: no sequence lengths" "${plan[@]}" --seq-lengths "$tmp/empty.csv"
 printf 'length,count\n# none\n' >"$tmp/header.csv"
 fails "a header alone" 3 "header.csv:2: no sequence lengths" "${plan[@]}" --seq-lengths "$tmp/header.csv"
 printf '12\n1\000x\n' >"$tmp/nul.csv"
-fails "a NUL byte" 3 "nul.csv:2: a NUL byte" "${plan[@]}" --seq-lengths "$tmp/nul.csv"
+fails "a NUL byte" 3 "nul.csv:2:2: a NUL byte" "${plan[@]}" --seq-lengths "$tmp/nul.csv"
 # Fewer sequences than one packed micro-batch holds: one part-full
 # micro-batch, never a fraction of one (issue 28).
 "$bin" predict --model gpt-1.7b --cluster dgx-h100 --gpus 8 --global-batch 8 --seq-lengths flan-mix --batching pack \
