@@ -126,3 +126,10 @@ struct run;
  */
 int cli_load_run(const char *file, struct run *run, struct model *m, struct framework *fw,
 		 struct compressor *cmp, const struct compressor **cmp_out);
+
+/**
+ * Where @run is, for an error about the row as a whole: "FILE:LINE: row N
+ * ('id')", the line its record starts on (the project's file:line form),
+ * the record number and the id. Into @buf of @size bytes; returns @buf.
+ */
+const char *cli_run_where(const char *file, const struct run *run, char *buf, size_t size);

@@ -237,6 +237,13 @@ cli_load_cluster_links(const char *arg, const struct cli_links *links, struct cl
 	return CLI_EXIT_OK;
 }
 
+const char *
+cli_run_where(const char *file, const struct run *run, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s:%d: row %d ('%s')", file, run->line, run->row, run->id);
+	return buf;
+}
+
 int
 cli_load_run(const char *file, struct run *run, struct model *m, struct framework *fw,
 	     struct compressor *cmp, const struct compressor **cmp_out)
@@ -244,7 +251,7 @@ cli_load_run(const char *file, struct run *run, struct model *m, struct framewor
 	int rc;
 
 	*cmp_out = NULL;
-	snprintf(cli_context, sizeof(cli_context), "%s: row %d ('%s')", file, run->row, run->id);
+	cli_run_where(file, run, cli_context, sizeof(cli_context));
 	rc = cli_load_model(run->model, m);
 	if (rc == CLI_EXIT_OK)
 		rc = cli_load_framework(run->framework[0] ? run->framework : CLI_DEFAULT_FRAMEWORK, fw);

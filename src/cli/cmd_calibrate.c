@@ -98,12 +98,13 @@ wants_framework(const char *fit)
 static int
 load_fit_framework(struct calib_session *s)
 {
+	char where[CLI_CONTEXT_LEN];
 	const char *name = s->req->framework ? s->req->framework : s->set.runs[0].framework;
 
 	for (int i = 0; i < s->set.n; i++)
 		if (strcmp(s->set.runs[i].framework, name) != 0) {
-			cli_error("%s: row %d ('%s') uses framework '%s', not '%s': framework keys are fitted "
-				  "on runs of one framework", s->req->runs, s->set.runs[i].row, s->set.runs[i].id,
+			cli_error("%s uses framework '%s', not '%s': framework keys are fitted on runs of one "
+				  "framework", cli_run_where(s->req->runs, &s->set.runs[i], where, sizeof(where)),
 				  s->set.runs[i].framework, name);
 			return CLI_EXIT_USAGE;
 		}
@@ -149,13 +150,14 @@ load_runs(struct calib_session *s)
 	}
 	for (int i = 0; i < s->set.n && rc == CLI_EXIT_OK; i++) {
 		struct run *r = &s->set.runs[i];
+		char where[CLI_CONTEXT_LEN];
 
 		/* A row without a cluster was measured on --cluster. */
 		if (!r->cluster[0])
 			snprintf(r->cluster, sizeof(r->cluster), "%s", s->req->cluster);
 		if (strcmp(r->cluster, s->req->cluster) != 0 && strcmp(r->cluster, s->cluster.name) != 0) {
-			cli_error("%s: row %d ('%s') was measured on cluster '%s', not on --cluster '%s'",
-				  s->req->runs, r->row, r->id, r->cluster, s->req->cluster);
+			cli_error("%s was measured on cluster '%s', not on --cluster '%s'",
+				  cli_run_where(s->req->runs, r, where, sizeof(where)), r->cluster, s->req->cluster);
 			return CLI_EXIT_INPUT;
 		}
 		if (!r->framework[0])
@@ -163,7 +165,7 @@ load_runs(struct calib_session *s)
 				 s->req->framework ? s->req->framework : CLI_DEFAULT_FRAMEWORK);
 		rc = cli_load_run(s->req->runs, r, &s->models[i], &s->frameworks[i], &s->compressors[i], &s->cmp[i]);
 		if (rc == CLI_EXIT_OK && !runs_complete(r, &s->models[i], &s->cluster, &s->frameworks[i], &err)) {
-			cli_error("%s: row %d ('%s'): %s", s->req->runs, r->row, r->id, err.message);
+			cli_error("%s: %s", cli_run_where(s->req->runs, r, where, sizeof(where)), err.message);
 			return CLI_EXIT_INPUT;
 		}
 		s->fw[i] = &s->frameworks[i];

@@ -78,15 +78,16 @@ predict_run(const char *file, struct run *run, struct row_result *res)
 	struct model m;
 	struct cluster c;
 	struct plan_error err;
+	char where[CLI_CONTEXT_LEN];
 	int rc;
 
 	if (!run->cluster[0]) {
-		cli_error("%s: row %d ('%s') names no cluster (column 'cluster')", file, run->row, run->id);
+		cli_error("%s names no cluster (column 'cluster')", cli_run_where(file, run, where, sizeof(where)));
 		return CLI_EXIT_INPUT;
 	}
 	rc = cli_load_run(file, run, &m, &fw, &cmp, &cmp_used);
 	if (rc == CLI_EXIT_OK) {
-		snprintf(cli_context, sizeof(cli_context), "%s: row %d ('%s')", file, run->row, run->id);
+		cli_run_where(file, run, cli_context, sizeof(cli_context));
 		rc = cli_load_cluster(run->cluster, &c);
 		cli_context[0] = '\0';
 	}
@@ -95,7 +96,7 @@ predict_run(const char *file, struct run *run, struct row_result *res)
 	plan_error_clear(&err);
 	res->run = run;
 	if (!runs_complete(run, &m, &c, &fw, &err) || !runs_predict(run, &m, &c, &fw, cmp_used, &res->p, &err)) {
-		cli_error("%s: row %d ('%s'): %s", file, run->row, run->id, err.message);
+		cli_error("%s: %s", cli_run_where(file, run, where, sizeof(where)), err.message);
 		rc = CLI_EXIT_INPUT;
 	}
 	cluster_release(&c);
@@ -201,10 +202,13 @@ print_sources_text(const struct source_summary *g, int ng)
 		bool whole;
 		int bytes = utf8_prefix(s, 41, &chars, &whole);
 
-		/* Padded by characters, not bytes, so that the columns line up. */
-		printf("%.*s%s%*s %4d %6.2f %% %6.2f %% %+6.1f %%", bytes, s, whole ? "" : "...",
-		       44 - chars - (whole ? 0 : 3), "", g[k].rows, 100.0 * g[k].mape, 100.0 * g[k].worst,
-		       100.0 * g[k].bias);
+		/* Padded by characters, not bytes, so that the columns line up;
+		 * a line break or tab in a quoted source cell (CSV allows them)
+		 * would break the table: a space each. */
+		for (int i = 0; i < bytes; i++)
+			putchar((unsigned char)s[i] < 0x20 || s[i] == 0x7f ? ' ' : s[i]);
+		printf("%s%*s %4d %6.2f %% %6.2f %% %+6.1f %%", whole ? "" : "...", 44 - chars - (whole ? 0 : 3), "",
+		       g[k].rows, 100.0 * g[k].mape, 100.0 * g[k].worst, 100.0 * g[k].bias);
 		if (g[k].has_spearman)
 			printf(" %8.3f\n", g[k].spearman);
 		else

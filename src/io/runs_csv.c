@@ -467,6 +467,7 @@ record(struct reader *r)
 	memset(run, 0, sizeof(*run));
 	plan_init(&run->plan);
 	run->row = r->record;
+	run->line = r->line;
 	if (!get_names(r, run) || !get_plan(r, run) || !get_measured(r, run))
 		return false;
 	/* MiCS's ZeRO-3, dp from the GPUs and the rest: runs_complete. */

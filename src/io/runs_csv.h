@@ -36,6 +36,7 @@ struct run {
 	int flash_attention;      /**< the flash_attention cell, 0 or 1; -1 when empty: the GPU's default */
 	int gpus;                 /**< the gpus column; 0 when empty: the cluster's (runs_complete) */
 	int row;                  /**< 1-based record number (the header is row 1) */
+	int line;                 /**< the file line its record starts on (a quoted field may span lines) */
 };
 
 struct run_set {
