@@ -123,6 +123,14 @@ check "a constraint no shape meets (ZeRO-3 with a pipeline) leaves no plan: exit
 check "--zero 4 is a usage error naming the range" '[ $? -eq 2 ] && grep -q "from 0 to 3" "$tmp/err"'
 "$bin" "${opt[@]}" --model gpt-7.5b --cluster dgx-h100 --gpus 32 --global-batch 256 --precision bf16,fp9 >"$tmp/out" 2>"$tmp/err"
 check "--precision bf16,fp9 names the valid values" '[ $? -eq 2 ] && grep -q "unknown value .fp9. for --precision (valid: bf16, fp16, fp8, fp4)" "$tmp/err"'
+# Several precisions: each plan in the top list says which it runs; on a
+# GPU without fp4 tensor cores the fp4 plans are left out, not priced.
+"$bin" "${opt[@]}" --model llama3-8b --cluster dgx-b200 --gpus 8 --global-batch 128 --precision bf16,fp8,fp4 --top 3 >"$tmp/out" 2>"$tmp/err"
+check "--precision bf16,fp8,fp4 on B200: the best plan runs fp4 and says so" \
+	'[ $? -eq 0 ] && grep -A3 "^top 3" "$tmp/out" | sed -n 3p | grep -q " fp4$"'
+"$bin" "${opt[@]}" --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 128 --precision fp8,fp4 --top 2 >"$tmp/out" 2>"$tmp/err"
+check "--precision fp8,fp4 on H100: fp4 left out, the fp8 plans ranked" \
+	'[ $? -eq 0 ] && grep -A3 "^top 2" "$tmp/out" | sed -n "3,4p" | grep -c " fp8$" | grep -qx 2'
 "$bin" "${opt[@]}" --model gpt-7.5b --cluster dgx-h100 --gpus 32 --global-batch 256 --stage-layers 16,16 >"$tmp/out" 2>"$tmp/err"
 check "--stage-layers is not a constraint (the search chooses the layers)" '[ $? -eq 2 ] && grep -q "unknown option" "$tmp/err"'
 
