@@ -19,6 +19,9 @@
  */
 #define FP8_RECIPE_NVFP4 PLAN_FP8_COUNT
 
+/** Bytes per element of one NVFP4 copy: the E2M1 value and an E4M3 scale per 16 elements. */
+#define FP8_RECIPE_NVFP4_BYTES (0.5 + 1.0 / 16.0)
+
 /** @recipe's name: plan_fp8_recipe_names', or "nvfp4". */
 const char *fp8_recipe_name(int recipe);
 

@@ -54,7 +54,7 @@ fp8_gemm_time(const struct cluster *c, double m, double n, double k, double batc
 	double eff = fmin(cluster_gemm_efficiency(c, flops * c->gpu.peak_flops / peak),
 			  cluster_gemm_efficiency(c, flops)) *
 		     compute_gemm_factor(c, m, n, k, batch) * c->gpu.fp8_gemm_ratio * speed;
-	double bytes = batch * (fp4 ? 0.5 + 1.0 / 16.0 : 1.0) * (m * k + k * n) + batch * 2.0 * m * n;
+	double bytes = batch * (fp4 ? FP8_RECIPE_NVFP4_BYTES : 1.0) * (m * k + k * n) + batch * 2.0 * m * n;
 
 	return fmax(flops / (peak * eff), bytes / (c->gpu.memory_bw_Bps * c->gpu.memory_efficiency));
 }
@@ -459,7 +459,7 @@ gemm_operand_bytes(const struct plan *p)
 {
 	if (p->precision == PLAN_PRECISION_FP8)
 		return 1.0;
-	return p->precision == PLAN_PRECISION_FP4 ? 0.5 + 1.0 / 16.0 : 2.0;
+	return p->precision == PLAN_PRECISION_FP4 ? FP8_RECIPE_NVFP4_BYTES : 2.0;
 }
 
 static double main_grad_traffic(const struct cluster *c, int how, double operand_bytes, double weight_elems,

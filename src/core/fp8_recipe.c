@@ -216,8 +216,6 @@ transpose_bytes(enum gpu_generation gen)
 	return gen == GPU_GEN_BLACKWELL ? 0.0 : 1.0;
 }
 
-/* NVFP4's bytes per element for one 16-element-block copy: the E2M1 value and an E4M3 scale per 16. */
-#define NVFP4_COPY_BYTES (0.5 + 1.0 / 16.0)
 /* ... with the weights' 16 x 16 blocks: a scale per 256. */
 #define NVFP4_WEIGHT_COPY_BYTES (0.5 + 1.0 / 256.0)
 /* NVFP4's GEMM efficiency against the fp8 GEMM's at the same duration (see above). */
@@ -252,16 +250,16 @@ fp8_recipe_recasts(const struct plan *p, const struct framework *fw)
 static void
 nvfp4_cost(struct fp8_recipe_cost *out)
 {
-	out->fwd_input_bytes = out->bwd_grad_bytes = 2.0 + 2.0 + 2.0 * NVFP4_COPY_BYTES;
+	out->fwd_input_bytes = out->bwd_grad_bytes = 2.0 + 2.0 + 2.0 * FP8_RECIPE_NVFP4_BYTES;
 	out->fwd_kernels = out->bwd_kernels = 2;
 	out->weight_bytes = out->recast_fwd_bytes = 2.0 + 2.0 + 2.0 * NVFP4_WEIGHT_COPY_BYTES;
 	out->recast_fwd_kernels = 2;
 	out->weight_copy_bytes = 2.0 * NVFP4_WEIGHT_COPY_BYTES;
-	out->saved_input_bytes = NVFP4_COPY_BYTES;
+	out->saved_input_bytes = FP8_RECIPE_NVFP4_BYTES;
 	out->gemm_speed = out->bwd_gemm_speed = NVFP4_GEMM_SPEED;
 	out->fwd_fast_accum = false;
 	out->fp4 = true;
-	out->tp_gather_bytes = NVFP4_COPY_BYTES;
+	out->tp_gather_bytes = FP8_RECIPE_NVFP4_BYTES;
 	out->tp_amax_reduce = true;
 }
 
