@@ -54,6 +54,35 @@ START_TEST(test_base_override)
 }
 END_TEST
 
+/*
+ * The Hopper profiles' small GEMMs are GPU time (CUDA-graph replay on an
+ * H200, docs/measured/h200-2026-12-04/gemm.csv), not an eager loop's
+ * launch-bound time. By hand: 1024^3 is 2 x 1024^3 = 2.147e9 FLOPs,
+ * measured 5.81 us, so 2.147e9 / (989e12 x 5.81e-6) = 0.374, the point
+ * at 2.15e9; its time back is 2.147e9 / (989e12 x 0.374) = 5.80 us. The
+ * 1024^3 tiles (8 x 8 of 128 x 128, the profile's half tile) fill 64 of
+ * 132 SMs, as the square GEMM of the same FLOPs does: no wave charge.
+ * The eager loop read 11.5 us; the curve before read 19.7 us (0.110).
+ */
+START_TEST(test_hopper_small_gemm_gpu_time)
+{
+	static const char *const gpus[] = { "h200-sxm-141gb", "h100-sxm5-80gb", "h800-sxm5-80gb" };
+	struct cluster c;
+	char yaml[256];
+
+	test_setup_paths();
+	for (size_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++) {
+		snprintf(yaml, sizeof yaml, "name: x\nnodes: 1\ngpus_per_node: 8\ngpu: %s\n" LINKS, gpus[i]);
+		test_load_cluster(&c, yaml);
+		ck_assert_double_eq_tol(cluster_gemm_efficiency(&c, 2.147e9), 0.374, 0.002);
+		ck_assert_double_eq_tol(compute_gemm_time(&c, 1024, 1024, 1024, 1), 5.80e-6, 0.06e-6);
+		/* The plateau is kept: 4096^3 (1.37e11) at 0.696. */
+		ck_assert_double_eq_tol(cluster_gemm_efficiency(&c, 1.37e11), 0.696, 1e-6);
+		cluster_release(&c);
+	}
+}
+END_TEST
+
 START_TEST(test_spec_sheet_defaults)
 {
 	struct gpu g = { 0 };
@@ -553,6 +582,7 @@ gpu_suite(void)
 
 	tcase_add_test(tc, test_named_gpu);
 	tcase_add_test(tc, test_base_override);
+	tcase_add_test(tc, test_hopper_small_gemm_gpu_time);
 	tcase_add_test(tc, test_spec_sheet_defaults);
 	tcase_add_test(tc, test_pcie_defaults);
 	tcase_add_test(tc, test_pcie_precedence);
