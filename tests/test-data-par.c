@@ -121,7 +121,7 @@ START_TEST(test_dp_allreduce)
 	 * Each GPU sends
 	 * 2 (7/8) 2e8 = 3.5e8 B (Rajbhandari et al. 2020 Sec. 7: 2 Psi).
 	 */
-	dp_comm_time(&m, &p, &c, &lay, NULL, 1e8, 0.0, 0.0, 2.0, COLL_ALGO_RING, &dc);
+	dp_comm_time(&m, &p, &c, &lay, NULL, 1e8, 0.0, 0.0, 2.0, 0.0, COLL_ALGO_RING, &dc);
 	ck_assert_double_eq_tol(dc.grad_bytes, 2e8, 1e-6);
 	ck_assert_double_eq_tol(dc.reduce_s, 3.50608e-2, 1e-15);
 	ck_assert_double_eq(dc.gather_s, 0.0);
@@ -135,7 +135,7 @@ START_TEST(test_dp_allreduce)
 	 * 5e7 / 2.5e9 = 2.0038e-2 s), all-gather in the node (1.503e-3 s):
 	 * 2.3044e-2 s.
 	 */
-	dp_comm_time(&m, &p, &c, &lay, NULL, 1e8, 0.0, 0.0, 2.0, COLL_ALGO_HIERARCHICAL, &dc);
+	dp_comm_time(&m, &p, &c, &lay, NULL, 1e8, 0.0, 0.0, 2.0, 0.0, COLL_ALGO_HIERARCHICAL, &dc);
 	ck_assert_double_eq_tol(dc.reduce_s, 2.3044e-2, 1e-15);
 	cluster_release(&c);
 }
@@ -157,7 +157,7 @@ START_TEST(test_zero12)
 		 * Each is 7 steps, 1 across nodes: 6 x 1 us + 10 us = 16 us,
 		 * plus 7/8 x 2e8 / 1e10 = 1.75e-2 s: 1.7516e-2 s each.
 		 */
-		dp_comm_time(&m, &p, &c, &lay, NULL, 1e8, 0.0, 0.0, 2.0, COLL_ALGO_RING, &dc);
+		dp_comm_time(&m, &p, &c, &lay, NULL, 1e8, 0.0, 0.0, 2.0, 0.0, COLL_ALGO_RING, &dc);
 		ck_assert_double_eq_tol(dc.reduce_s, 1.7516e-2, 1e-15);
 		ck_assert_double_eq_tol(dc.gather_s, 1.7516e-2, 1e-15);
 		ck_assert_double_eq_tol(dc.bytes, 3.5e8, 1e-6);
@@ -186,7 +186,7 @@ START_TEST(test_zero3)
 	 * FSDP's root unit) are gathered once and reduced once: 2 x (16 us +
 	 * 1.75e-4) = 3.82e-4 s. In all 6.778e-3 s per micro-batch.
 	 */
-	dp_comm_time(&m, &p, &c, &lay, NULL, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+	dp_comm_time(&m, &p, &c, &lay, NULL, 1.3e7, 0.0, 6e6, 2.0, 0.0, COLL_ALGO_RING, &dc);
 	ck_assert_double_eq_tol(dc.zero3_mb_s, 6.778e-3, 1e-15);
 	ck_assert_double_eq_tol(dc.z3_gather_layer_s, 1.066e-3, 1e-15);
 	ck_assert_double_eq_tol(dc.z3_reduce_layer_s, 1.066e-3, 1e-15);
@@ -199,7 +199,7 @@ START_TEST(test_zero3)
 	/* Recomputation gathers nothing more (FSDP: the weights are there
 	 * for the backward anyway). */
 	p.recompute = PLAN_RECOMPUTE_FULL;
-	dp_comm_time(&m, &p, &c, &lay, NULL, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+	dp_comm_time(&m, &p, &c, &lay, NULL, 1.3e7, 0.0, 6e6, 2.0, 0.0, COLL_ALGO_RING, &dc);
 	ck_assert_double_eq_tol(dc.zero3_mb_s, 6.778e-3, 1e-15);
 	p.recompute = PLAN_RECOMPUTE_NONE;
 	/* fp8 all-gathers (torchao's enable_fsdp_float8_all_gather): a layer's
@@ -209,7 +209,7 @@ START_TEST(test_zero3)
 	 * 7/8 x ((2 x 1 + 2) x 1.2e7 + 2 x 2e6) = 4.55e7. */
 	p.precision = PLAN_PRECISION_FP8;
 	p.fp8_gather = true;
-	dp_comm_time(&m, &p, &c, &lay, NULL, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+	dp_comm_time(&m, &p, &c, &lay, NULL, 1.3e7, 0.0, 6e6, 2.0, 0.0, COLL_ALGO_RING, &dc);
 	ck_assert_double_eq_tol(dc.z3_gather_layer_s, 5.41e-4, 1e-15);
 	ck_assert_double_eq_tol(dc.z3_reduce_layer_s, 1.066e-3, 1e-15);
 	ck_assert_double_eq_tol(dc.zero3_mb_s, 4.678e-3, 1e-15);
@@ -225,7 +225,7 @@ START_TEST(test_zero3)
 
 		framework_init_default(&ao);
 		ao.fp8_weight_recast = true;
-		dp_comm_time(&m, &p, &c, &lay, &ao, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+		dp_comm_time(&m, &p, &c, &lay, &ao, 1.3e7, 0.0, 6e6, 2.0, 0.0, COLL_ALGO_RING, &dc);
 		ck_assert_double_eq_tol(dc.z3_gather_layer_s, 5.6125e-4, 1e-15);
 		ck_assert_double_eq_tol(dc.zero3_mb_s, 4.759e-3, 1e-15);
 		ck_assert_double_eq_tol(dc.bytes, 4.55e7, 1e-6);
@@ -248,10 +248,10 @@ START_TEST(test_zero3)
 		ds.gather_unit = FRAMEWORK_GATHER_TENSOR;
 		ds.recompute_regather = true;
 		ds.gather_overhead_s = 5e-4;
-		dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+		dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, 0.0, COLL_ALGO_RING, &dc);
 		ck_assert_double_eq_tol(dc.zero3_mb_s, 3.23340e-2, 1e-12);
 		p.recompute = PLAN_RECOMPUTE_FULL;
-		dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+		dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, 0.0, COLL_ALGO_RING, &dc);
 		ck_assert_double_eq_tol(dc.zero3_mb_s, 4.68180e-2, 1e-12);
 		p.recompute = PLAN_RECOMPUTE_NONE;
 		/* Its per-rank host loops, 10 us for each of the 8 ranks, and
@@ -266,7 +266,7 @@ START_TEST(test_zero3)
 		ds.gather_copy_passes = 3.0;
 		c.gpu.memory_bw_Bps = 1e12;
 		c.gpu.memory_efficiency = 0.5;
-		dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+		dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, 0.0, COLL_ALGO_RING, &dc);
 		ck_assert_double_eq_tol(dc.zero3_mb_s, 3.6554e-2, 1e-12);
 		ck_assert_double_eq_tol(dc.z3_reduce_layer_s, 12 * 1.035e-4, 1e-12);
 		/* The copies are GPU work, at the pace of the slowest of the
@@ -276,7 +276,7 @@ START_TEST(test_zero3)
 		 * s; the collectives and host loops do not move. */
 		ck_assert_int_eq(plan_gpus(&p), 8);
 		c.gpu.speed_variation = 0.013;
-		dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+		dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, 0.0, COLL_ALGO_RING, &dc);
 		ck_assert_double_eq_tol(dc.zero3_mb_s, 3.6554e-2 + 5.5934e-6, 1e-10);
 		c.gpu.speed_variation = 0.0;
 		/* Its reduce-scatters' copies: the division by the group size
@@ -287,7 +287,7 @@ START_TEST(test_zero3)
 		 * embedding's 4 x 2e6 / 5e11 = 1.6e-5: 3.6554e-2 + 2.08e-4 =
 		 * 3.6762e-2 s. The gathers do not move. */
 		ds.reduce_copy_passes = 4.0;
-		dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+		dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, 0.0, COLL_ALGO_RING, &dc);
 		ck_assert_double_eq_tol(dc.z3_reduce_layer_s, 1.338e-3, 1e-12);
 		ck_assert_double_eq_tol(dc.zero3_mb_s, 3.6762e-2, 1e-12);
 		/* DeepSpeed's persistence threshold, 1e5 elements: the 8 biases
@@ -299,7 +299,7 @@ START_TEST(test_zero3)
 		 * s a layer as above. 2 layers of 2 x 3.506e-3 + 1.338e-3, and
 		 * the embedding's 9.74e-4 + 1.6e-5: 1.7690e-2 s. */
 		ds.persistence_threshold = 1e5;
-		dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+		dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, 0.0, COLL_ALGO_RING, &dc);
 		ck_assert_double_eq_tol(dc.z3_gather_layer_s, 3.506e-3, 1e-12);
 		ck_assert_double_eq_tol(dc.z3_reduce_layer_s, 1.338e-3, 1e-12);
 		ck_assert_double_eq_tol(dc.zero3_mb_s, 1.7690e-2, 1e-12);
@@ -309,7 +309,7 @@ START_TEST(test_zero3)
 			struct group_layout one = lay.mics;
 
 			lay.mics = (struct group_layout){ 1, 1, 1 };
-			dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+			dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, 0.0, COLL_ALGO_RING, &dc);
 			ck_assert_double_eq(dc.z3_reduce_layer_s, 0.0);
 			lay.mics = one;
 		}
@@ -368,8 +368,8 @@ START_TEST(test_zero3_experts_per_tensor)
 	framework_init_default(&ds);
 	ds.gather_unit = FRAMEWORK_GATHER_TENSOR;
 	ds.persistence_threshold = 1e5;
-	dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dense);
-	dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7 + 4 * one, 4 * one, 6e6, 2.0, COLL_ALGO_RING, &moe);
+	dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, 0.0, COLL_ALGO_RING, &dense);
+	dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7 + 4 * one, 4 * one, 6e6, 2.0, 0.0, COLL_ALGO_RING, &moe);
 	ck_assert_double_eq_tol(moe.z3_gather_layer_s - dense.z3_gather_layer_s, 3.0018048e-3, 1e-12);
 	ck_assert_double_eq_tol(moe.z3_reduce_layer_s - dense.z3_reduce_layer_s, 3.0658048e-3, 1e-12);
 	cluster_release(&c);
@@ -437,7 +437,7 @@ START_TEST(test_tied_embedding_sync)
 	 * a pair on one node, 2 steps, factor 1: 2 us + 6.7108864e-4 s.
 	 * dp 1: no other DP traffic.
 	 */
-	dp_comm_time(&m, &p, &c, &lay, NULL, 1e8, 0.0, 0.0, 1.0, COLL_ALGO_RING, &dc);
+	dp_comm_time(&m, &p, &c, &lay, NULL, 1e8, 0.0, 0.0, 1.0, 0.0, COLL_ALGO_RING, &dc);
 	ck_assert_double_eq_tol(dc.embed_sync_s, 6.7308864e-4, 1e-15);
 	ck_assert_double_eq(dc.reduce_s, 0.0);
 	ck_assert_double_eq(dc.bytes, 0.0);
@@ -470,7 +470,7 @@ START_TEST(test_zero1_internevo)
 	 * 2.0208e-2 s (an all-gather: 1.7516e-2 s). Bytes: 2 (7/8) 2e8 +
 	 * (7/8) 2e8 = 5.25e8.
 	 */
-	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 0.0, 5e7, 2.0, COLL_ALGO_RING, &dc);
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 0.0, 5e7, 2.0, 0.0, COLL_ALGO_RING, &dc);
 	ck_assert_double_eq_tol(dc.reduce_s, 3.50608e-2, 1e-15);
 	ck_assert_double_eq_tol(dc.gather_s, 2.0208e-2, 1e-15);
 	ck_assert_double_eq_tol(dc.bytes, 5.25e8, 1e-6);
@@ -481,7 +481,7 @@ START_TEST(test_zero1_internevo)
 	 * the lot.
 	 */
 	fw.grad_bucket = 2.5e7;
-	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 0.0, 5e7, 2.0, COLL_ALGO_RING, &dc);
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 0.0, 5e7, 2.0, 0.0, COLL_ALGO_RING, &dc);
 	ck_assert_double_eq_tol(dc.reduce_s, 3.52432e-2, 1e-15);
 	fw.grad_bucket = 0.0;
 	/*
@@ -492,7 +492,7 @@ START_TEST(test_zero1_internevo)
 	 */
 	p.mics_group = 4;
 	topology_plan(&p, &c, &lay);
-	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 0.0, 5e7, 2.0, COLL_ALGO_RING, &dc);
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 0.0, 5e7, 2.0, 0.0, COLL_ALGO_RING, &dc);
 	ck_assert_double_eq_tol(dc.reduce_s, 3.50608e-2, 1e-15);
 	ck_assert_double_eq_tol(dc.gather_s, 2.016e-3, 1e-15);
 	/*
@@ -503,8 +503,50 @@ START_TEST(test_zero1_internevo)
 	 * the all-gather in the node 1.503e-3 s.
 	 */
 	framework_init_default(&fw);
-	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 0.0, 5e7, 2.0, COLL_ALGO_RING, &dc);
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 0.0, 5e7, 2.0, 0.0, COLL_ALGO_RING, &dc);
 	ck_assert_double_eq_tol(dc.reduce_s, 2.1541e-2, 1e-15);
+	ck_assert_double_eq_tol(dc.gather_s, 1.503e-3, 1e-15);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * Megatron-Core's --fp8-param-gather (framework fp8_params): the ZeRO-1
+ * all-gather after the step moves the linear weights' fp8 bytes (1 a
+ * weight; NVFP4 packed, 0.5) and the ends (embedding, head) in 16 bits.
+ * zero1 in groups of 4 (one node of test_zero1_internevo's toy cluster):
+ * an all-gather of B bytes is 3 x 1 us + 3/4 B / 1e11 B/s. 1e8
+ * parameters of which 2e7 are the ends:
+ * - bf16 (or fp8 without fp8_params): 2 x 1e8 = 2e8 B, 1.503e-3 s;
+ * - fp8: 2 x 2e7 + 1 x 8e7 = 1.2e8 B, 3e-6 + 9e-4 = 9.03e-4 s;
+ * - fp4: 2 x 2e7 + 0.5 x 8e7 = 8e7 B, 3e-6 + 6e-4 = 6.03e-4 s.
+ * The gradients' reduction is the same in all three: 2.1541e-2 s.
+ */
+START_TEST(test_zero1_fp8_param_gather)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct plan_layout lay;
+	struct dp_comm dc;
+	struct framework fw;
+
+	toy_setup(&c, &m, &p, &lay, 1, 8, 1);
+	p.mics_group = 4;
+	topology_plan(&p, &c, &lay);
+	framework_init_default(&fw);
+	fw.fp8_params = true;
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 0.0, 5e7, 2.0, 2e7, COLL_ALGO_RING, &dc);
+	ck_assert_double_eq_tol(dc.gather_s, 1.503e-3, 1e-15);
+	p.precision = PLAN_PRECISION_FP8;
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 0.0, 5e7, 2.0, 2e7, COLL_ALGO_RING, &dc);
+	ck_assert_double_eq_tol(dc.gather_s, 9.03e-4, 1e-15);
+	ck_assert_double_eq_tol(dc.reduce_s, 2.1541e-2, 1e-15);
+	p.precision = PLAN_PRECISION_FP4;
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 0.0, 5e7, 2.0, 2e7, COLL_ALGO_RING, &dc);
+	ck_assert_double_eq_tol(dc.gather_s, 6.03e-4, 1e-15);
+	fw.fp8_params = false;
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 0.0, 5e7, 2.0, 2e7, COLL_ALGO_RING, &dc);
 	ck_assert_double_eq_tol(dc.gather_s, 1.503e-3, 1e-15);
 	cluster_release(&c);
 }
@@ -686,13 +728,13 @@ START_TEST(test_zero3_reduce_bucket_tail)
 
 	toy_setup(&c, &m, &p, &lay, 1, 8, 3);
 	framework_init_default(&fw);
-	dp_comm_time(&m, &p, &c, &lay, &fw, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1.3e7, 0.0, 6e6, 2.0, 0.0, COLL_ALGO_RING, &dc);
 	ck_assert_double_eq_tol(dc.z3_tail_layers, 1.0, 1e-15);
 	fw.grad_bucket = 9e6;
-	dp_comm_time(&m, &p, &c, &lay, &fw, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1.3e7, 0.0, 6e6, 2.0, 0.0, COLL_ALGO_RING, &dc);
 	ck_assert_double_eq_tol(dc.z3_tail_layers, 1.5, 1e-15);
 	fw.grad_bucket = 5e8;
-	dp_comm_time(&m, &p, &c, &lay, &fw, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1.3e7, 0.0, 6e6, 2.0, 0.0, COLL_ALGO_RING, &dc);
 	ck_assert_double_eq_tol(dc.z3_tail_layers, 2.0, 1e-15);
 	cluster_release(&c);
 
@@ -756,11 +798,11 @@ START_TEST(test_zero3_persist_gather)
 	ds.gather_overhead_s = 4.2e-4;
 	ds.gather_rank_overhead_s = 1e-5;
 	ds.gather_copy_passes = 3.0;
-	dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &none);
+	dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, 0.0, COLL_ALGO_RING, &none);
 	ck_assert_double_eq(none.gather_s, 0.0);
 	ck_assert_double_eq_tol(dp_zero3_persist_copies(&m, 8.0), 64.0, 1e-12);
 	ds.persist_gather_copy_s = 1e-5;
-	dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+	dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, 0.0, COLL_ALGO_RING, &dc);
 	ck_assert_double_eq_tol(dc.gather_s, 1.961361664e-3, 1e-12);
 	ck_assert_double_eq_tol(dc.zero3_mb_s, none.zero3_mb_s, 1e-15);
 	ck_assert_double_eq_tol(dp_zero3_persist_copies(&m, 2048.0), 9728.0, 1e-12);
@@ -768,7 +810,7 @@ START_TEST(test_zero3_persist_gather)
 	ck_assert_double_eq_tol(dp_zero3_persist_copies(&gpt3, 2240.0), 16692.0, 1e-12);
 	/* Without the persistence threshold nothing persists: no gather. */
 	ds.persistence_threshold = 0.0;
-	dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &dc);
+	dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, 0.0, COLL_ALGO_RING, &dc);
 	ck_assert_double_eq(dc.gather_s, 0.0);
 	cluster_release(&c);
 }
@@ -836,15 +878,15 @@ START_TEST(test_zero3_deepspeed05)
 	 * = 5.796e-3 s less.
 	 */
 	z3_hbm_setup(&c, &m, &p, &lay);
-	dp_comm_time(&m, &p, &c, &lay, &ds21, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &d21);
-	dp_comm_time(&m, &p, &c, &lay, &ds05, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &d05);
+	dp_comm_time(&m, &p, &c, &lay, &ds21, 1.3e7, 0.0, 6e6, 2.0, 0.0, COLL_ALGO_RING, &d21);
+	dp_comm_time(&m, &p, &c, &lay, &ds05, 1.3e7, 0.0, 6e6, 2.0, 0.0, COLL_ALGO_RING, &d05);
 	ck_assert_double_eq_tol(d21.z3_gather_layer_s, 3.186e-3, 1e-12);
 	ck_assert_double_eq_tol(d05.z3_gather_layer_s, 2.258e-3, 1e-12);
 	ck_assert_double_eq_tol(d05.z3_reduce_layer_s, d21.z3_reduce_layer_s, 1e-15);
 	ck_assert_double_eq_tol(d21.zero3_mb_s - d05.zero3_mb_s, 3.940e-3, 1e-12);
 	p.recompute = PLAN_RECOMPUTE_FULL;
-	dp_comm_time(&m, &p, &c, &lay, &ds21, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &d21r);
-	dp_comm_time(&m, &p, &c, &lay, &ds05, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &d05r);
+	dp_comm_time(&m, &p, &c, &lay, &ds21, 1.3e7, 0.0, 6e6, 2.0, 0.0, COLL_ALGO_RING, &d21r);
+	dp_comm_time(&m, &p, &c, &lay, &ds05, 1.3e7, 0.0, 6e6, 2.0, 0.0, COLL_ALGO_RING, &d05r);
 	ck_assert_double_eq_tol(d21r.zero3_mb_s - d05r.zero3_mb_s, 5.796e-3, 1e-12);
 	cluster_release(&c);
 }
@@ -878,16 +920,16 @@ START_TEST(test_moe_param_gathers)
 	framework_init_default(&fw);
 	ck_assert_double_eq(fw.moe_param_gathers, 1.0);
 	toy_setup(&c, &m, &p, &lay, 1, 8, 1);
-	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 5e7, 0.0, 2.0, COLL_ALGO_RING, &dc);
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 5e7, 0.0, 2.0, 0.0, COLL_ALGO_RING, &dc);
 	ck_assert_double_eq_tol(dc.reduce_s, 1.7532e-2, 1e-15);
 	ck_assert_double_eq_tol(dc.gather_s, 1.7532e-2, 1e-15);
 	ck_assert_double_eq_tol(dc.bytes, 3.5e8, 1e-6);
 	fw.moe_param_gathers = 2.0;
-	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 5e7, 0.0, 2.0, COLL_ALGO_RING, &dc);
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 5e7, 0.0, 2.0, 0.0, COLL_ALGO_RING, &dc);
 	ck_assert_double_eq_tol(dc.reduce_s, 1.7532e-2, 1e-15);
 	ck_assert_double_eq_tol(dc.gather_s, 3.5064e-2, 1e-15);
 	ck_assert_double_eq_tol(dc.bytes, 5.25e8, 1e-6);
-	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 0.0, 0.0, 2.0, COLL_ALGO_RING, &dc);
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 0.0, 0.0, 2.0, 0.0, COLL_ALGO_RING, &dc);
 	ck_assert_double_eq_tol(dc.gather_s, 1.7516e-2, 1e-15);
 	cluster_release(&c);
 }
@@ -1131,8 +1173,8 @@ START_TEST(test_zero3_deepspeed_predivide)
 	none = ds;
 	none.reduce_copy_passes = 0.0;
 	z3_hbm_setup(&c, &m, &p, &lay);
-	dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &with);
-	dp_comm_time(&m, &p, &c, &lay, &none, 1.3e7, 0.0, 6e6, 2.0, COLL_ALGO_RING, &without);
+	dp_comm_time(&m, &p, &c, &lay, &ds, 1.3e7, 0.0, 6e6, 2.0, 0.0, COLL_ALGO_RING, &with);
+	dp_comm_time(&m, &p, &c, &lay, &none, 1.3e7, 0.0, 6e6, 2.0, 0.0, COLL_ALGO_RING, &without);
 	ck_assert_double_eq_tol(with.z3_reduce_layer_s - without.z3_reduce_layer_s, 4.8e-5, 1e-12);
 	ck_assert_double_eq_tol(with.z3_gather_layer_s, without.z3_gather_layer_s, 1e-15);
 	ck_assert_double_eq_tol(with.zero3_mb_s - without.zero3_mb_s, 1.04e-4, 1e-12);
@@ -1154,6 +1196,7 @@ data_par_suite(void)
 	tcase_add_test(tc, test_zero3_exposure);
 	tcase_add_test(tc, test_zero3_experts_per_tensor);
 	tcase_add_test(tc, test_zero1_internevo);
+	tcase_add_test(tc, test_zero1_fp8_param_gather);
 	tcase_add_test(tc, test_bucket_tail);
 	tcase_add_test(tc, test_zero3_reduce_bucket_tail);
 	tcase_add_test(tc, test_zero3_persist_gather);

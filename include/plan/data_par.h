@@ -33,14 +33,17 @@ struct dp_comm {
  * @params_gpu: parameters of this GPU's model-parallel shard, of which
  * @params_expert are expert weights (synchronised over the dp/ep ranks
  * holding the same experts); @params_layer: the dense parameters of one
- * of its @layers layers. With MiCS (Zhang et al. VLDB 2023) ZeRO-3 runs
+ * of its @layers layers; @ends: of @params_gpu, the embedding's and
+ * the output layer's, which a framework that gathers its linear weights
+ * as low-precision copies (fp8_recipe_param_gather_bytes) gathers in
+ * its gather precision with the norms' small share. With MiCS (Zhang et al. VLDB 2023) ZeRO-3 runs
  * inside partition groups and the gradient shards are all-reduced across
  * replicas once per iteration.
  */
 void dp_comm_time(const struct model *m, const struct plan *p,
 		  const struct cluster *c, const struct plan_layout *lay,
 		  const struct framework *fw, double params_gpu, double params_expert,
-		  double params_layer, double layers, enum coll_algo algo, struct dp_comm *out);
+		  double params_layer, double layers, double ends, enum coll_algo algo, struct dp_comm *out);
 
 /**
  * Reduction in buckets of a fraction @f of the gradients: the time of the

@@ -122,6 +122,15 @@ double fp8_recipe_step_bytes(const struct plan *p, const struct framework *fw, c
  */
 double fp8_recipe_gather_cast_bytes(const struct plan *p, const struct framework *fw);
 
+/**
+ * Bytes a parameter moves in a ZeRO-1/2 parameter all-gather when the
+ * framework keeps its linear weights only as their low-precision copies
+ * (framework fp8_params: Megatron-Core's --fp8-param-gather and
+ * --fp4-param-gather): 1 with --precision fp8, 0.5 with fp4; 0 when plan
+ * @p or framework @fw does not (the weights gather in gather_bytes).
+ */
+double fp8_recipe_param_gather_bytes(const struct plan *p, const struct framework *fw);
+
 /** What delayed scaling's amax reductions and scale updates cost one micro-batch (fp8_recipe.c). */
 struct fp8_scaling_cost {
 	double kernels;          /**< kernel launches, forward and backward */

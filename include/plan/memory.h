@@ -64,6 +64,13 @@ double memory_partial_recompute_bytes(const struct model *m, const struct plan *
  * by ZeRO over the dp/ep ranks that hold the same experts; the others over
  * the DP group, or the MiCS partition group).
  */
+/**
+ * The embedding and output-layer parameters (the model's ends) that
+ * pipeline stage @stage holds, whole (before the TP split): estimate.c's
+ * stage_params places them so.
+ */
+double memory_stage_ends_params(const struct model *m, const struct plan *p, int stage);
+
 void memory_stage(const struct model *m, const struct plan *p,
 		  const struct cluster *c, const struct framework *fw, int stage, double params,
 		  double expert_params, struct memory_use *out);

@@ -42,17 +42,19 @@ dp_param_sync(const struct cluster *c, const struct group_layout *g, enum coll_a
 
 /* Stage 0-2 traffic of @params parameters in @tensors tensors: gradients
  * in the framework's reduce precision, the updated weights in its gather
- * one. */
+ * one, or @low of them as their low-precision copies
+ * (fp8_recipe_param_gather_bytes). */
 static void
 dp_sync(const struct plan *p, const struct cluster *c, const struct dp_groups *gs,
-	enum coll_algo algo, const struct framework *fw, double params, double tensors, double gathers,
-	struct dp_comm *out)
+	enum coll_algo algo, const struct framework *fw, double params, double low, double tensors,
+	double gathers, struct dp_comm *out)
 {
 	const struct group_layout *g = gs->dp, *sh = gs->shard, *rep = gs->replica;
 	double frac = g->size > 1 ? (double)(g->size - 1) / g->size : 0.0;
 	double sfrac = sh->size > 1 ? (double)(sh->size - 1) / sh->size : 0.0;
 	double grad_bytes = fw->reduce_bytes * params;
-	double weight_bytes = fw->gather_bytes * params;
+	double lb = fp8_recipe_param_gather_bytes(p, fw);
+	double weight_bytes = lb > 0.0 ? fw->gather_bytes * (params - low) + lb * low : fw->gather_bytes * params;
 
 	/* With grad_bucket, one all-reduce a bucket, each paying its
 	 * latency (InternEvo's _reduce_grads_by_rank: a reduce_tensor call
@@ -338,7 +340,7 @@ z3_tail_layers(const struct framework *fw, double params_layer, double layers)
  * after the step (dp_sync), dense and expert. */
 static void
 dp_comm_zero12(const struct model *m, const struct plan *p, const struct cluster *c, const struct plan_layout *lay,
-	       const struct framework *fw, double dense, double params_expert, double layers,
+	       const struct framework *fw, double dense, double params_expert, double dense_low, double layers,
 	       enum coll_algo algo, struct dp_comm *out)
 {
 	/* ZeRO-1/2 in groups (InternEvo's zero1 = G < dp) shard over
@@ -363,11 +365,11 @@ dp_comm_zero12(const struct model *m, const struct plan *p, const struct cluster
 	 * its own buffers. */
 	double gathers = params_expert > 0 ? fmax(1.0, fw->moe_param_gathers) : 1.0;
 
-	dp_sync(p, c, &dense_g, algo, fw, dense, tensors, gathers, out);
+	dp_sync(p, c, &dense_g, algo, fw, dense, dense_low, tensors, gathers, out);
 	/* Expert weights are replicated only across the expert-DP ranks that
 	 * hold the same experts (DeepSpeed-MoE, Megatron-Core). */
 	if (params_expert > 0)
-		dp_sync(p, c, &expert_g, algo, fw, params_expert,
+		dp_sync(p, c, &expert_g, algo, fw, params_expert, params_expert,
 			layers * z3_expert_tensors(m, fw, params_expert / layers).reduced, gathers, out);
 }
 
@@ -410,7 +412,7 @@ void
 dp_comm_time(const struct model *m, const struct plan *p,
 	     const struct cluster *c, const struct plan_layout *lay,
 	     const struct framework *fw, double params_gpu, double params_expert,
-	     double params_layer, double layers, enum coll_algo algo, struct dp_comm *out)
+	     double params_layer, double layers, double ends, enum coll_algo algo, struct dp_comm *out)
 {
 	struct framework def;
 	double dense = params_gpu - params_expert;
@@ -423,7 +425,7 @@ dp_comm_time(const struct model *m, const struct plan *p,
 	out->grad_bytes = fw->reduce_bytes * params_gpu;
 
 	if (p->zero <= 2)
-		dp_comm_zero12(m, p, c, lay, fw, dense, params_expert, layers, algo, out);
+		dp_comm_zero12(m, p, c, lay, fw, dense, params_expert, fmax(0.0, dense - ends), layers, algo, out);
 	else
 		dp_comm_zero3(m, p, c, lay, fw, dense, params_expert, params_layer, layers, algo, out);
 	/* Megatron keeps a copy of a tied word embedding on the last stage and

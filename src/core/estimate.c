@@ -801,15 +801,18 @@ stage_optimizer_s(const struct core *x, double params, double expert)
 /* The DP reduction's traffic, through the compressor where the plan
  * compresses it: the codec's time at the slowest GPU's pace (a CPU
  * codec is not a GPU's). ZeRO-3 gathers the dense part of each layer (an
- * MoE layer's attention, norms and router) layer by layer. */
+ * MoE layer's attention, norms and router) layer by layer; @stage's ends
+ * (its embedding, its output layer) are told apart for a framework that
+ * gathers the linear weights as fp8 or NVFP4 copies. */
 static void
-stage_tail_dp(const struct core *x, double params, double expert, double layers, struct stage_tail *t)
+stage_tail_dp(const struct core *x, int stage, double params, double expert, double layers, struct stage_tail *t)
 {
 	const struct model *m = x->m;
 	const struct plan *p = x->p;
 	const struct layer_costs *lc = &x->lc;
+	double ends = memory_stage_ends_params(m, p, stage) / p->tp;
 
-	dp_comm_time(m, p, lc->c, lc->lay, x->fw, params, expert, (params - expert) / layers, layers, x->algo,
+	dp_comm_time(m, p, lc->c, lc->lay, x->fw, params, expert, (params - expert) / layers, layers, ends, x->algo,
 		     &t->dc);
 	if (lc->cmp && p->compress.dp && p->dp > 1) {
 		compression_dp(lc->cmp, m, p, lc->c, lc->lay, params, layers, p->compress.dp_scheme,
@@ -831,7 +834,7 @@ stage_tail(const struct core *x, int stage, const struct stage_work *w, struct s
 	double params = stage_params_of(m, p, &x->lc.lp, &x->sp, stage, &expert) + w->extra_params;
 
 	memset(t, 0, sizeof(*t));
-	stage_tail_dp(x, params, expert, layers, t);
+	stage_tail_dp(x, stage, params, expert, layers, t);
 	/* Gradient reduction overlaps the backward of the last micro-batch,
 	 * except for the last bucket (PyTorch DDP / Megatron overlap-grad-reduce).
 	 * The backward lasts from the end of the micro-batch's other work to

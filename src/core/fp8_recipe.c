@@ -477,6 +477,29 @@ fp8_recipe_gather_cast_bytes(const struct plan *p, const struct framework *fw)
 }
 
 /*
+ * Megatron-Core's distributed optimizer with --fp8-param-gather (NeMo's
+ * fp8_param_gather, which sets fp8_param; framework fp8_params): the
+ * param-and-grad buffer groups parameters by dtype and takes a
+ * Float8Tensor as torch.uint8 (distributed/param_and_grad_buffer.py,
+ * core_r0.8 on: "Currently TE's Float8Tensor is a wrapper of
+ * torch.Tensor ... its actual data is stored in the form of a torch uint8
+ * tensor"; param._data points into the buffer), so the all-gather after
+ * the step moves the fp8 data, 1 byte a weight, and the scales stay
+ * local (the optimizer casts the fp32 master into the shard with them).
+ * With --fp4-param-gather the buffer holds the packed NVFP4 bytes, two
+ * values a byte: 0.5 (frameworks/nemo.yaml cites Megatron-Bridge). The
+ * embedding, the output layer and the norms are not TE linears and stay
+ * in the framework's gather precision (estimate.c counts them apart).
+ */
+double
+fp8_recipe_param_gather_bytes(const struct plan *p, const struct framework *fw)
+{
+	if (!fw || !fw->fp8_params || !plan_low_precision(p))
+		return 0.0;
+	return p->precision == PLAN_PRECISION_FP4 ? 0.5 : 1.0;
+}
+
+/*
  * fp8fixed: delayed scaling's bookkeeping, as Transformer Engine v1.7 and
  * v1.8 run it (NeMo 24.07's TE; transformer_engine/pytorch/fp8.py,
  * FP8GlobalStateManager.reduce_and_update_fp8_tensors). Every fp8 module

@@ -553,7 +553,7 @@ memory_stage(const struct model *m, const struct plan *p,
  * estimate.c's stage_params places them (plan-cli reviewpp: the output
  * layer on the head rank, rank 0 in a V; both ends on DualPipe's end
  * ranks; a tied embedding's copy where the rank does not hold it). */
-static double
+double
 memory_stage_ends_params(const struct model *m, const struct plan *p, int stage)
 {
 	bool first = pipeline_end_share(p, stage, false) > 0.0, last = pipeline_end_share(p, stage, true) > 0.0;

@@ -171,7 +171,8 @@ const struct schema_key framework_schema[] = {
 	  .help = "with precision fp8, the linear weights live only in fp8 with their cached transpose, the "
 		  "fp32 master in the optimizer (Transformer Engine's fp8_model_init: NeMo's fp8_params, "
 		  "Megatron-LM's --fp8-param-gather); with fp4, only as their NVFP4 copies (Megatron's "
-		  "--fp4-param-gather); false: a 16-bit weight and its fp8 or fp4 copies" },
+		  "--fp4-param-gather); with ZeRO 1-2 the parameter all-gather moves those weights in 1 byte (fp4: 0.5); "
+		  "false: a 16-bit weight and its fp8 or fp4 copies" },
 	{ .key = "fsdp_double_buffer", .type = SCHEMA_BOOL, .offset = OFF(fsdp_double_buffer), .def = "false",
 	  .help = "ZeRO-3: besides the two gathered parameter units (the one in use and the prefetched one), "
 		  "two unit-sized gradient buffers in reduce_bytes live for good, the reduce-scatter's "
