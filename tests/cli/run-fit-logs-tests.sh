@@ -204,4 +204,73 @@ run fit-logs --nccl-tests "$nccl/all_reduce_perf-8xh100.log" --cluster "$tmp/fas
 check "a link block the schema refuses: exit 3, file:line:col, nothing written" \
 	'[ $rc -eq 3 ] && grep -q "kept.yaml:7:15: .efficiency. must be at least 0.01" "$tmp/err" &&
 	 grep -q "would not load back" "$tmp/err" && [ "$(cat "$tmp/kept.yaml")" = old ]'
+# scripts/measure-gpu.py, without a GPU: its pure helpers (the script
+# imports torch only in main), and a whole run on tests/cli/fake-torch, a
+# stand-in whose simulated GPU does a 16-bit GEMM in F / 500e12 s + 5 us,
+# fp8 in F / 1000e12 s + 5 us, and whose eager calls cost at least 12 us
+# of host launch. Worked by hand: 1024^3 bf16 is 2 * 2^30 / 500e12 + 5e-6
+# = 9.294967e-06 s replayed from a CUDA graph and 12 us eager; fp8
+# 2^31 / 1e15 + 5e-6 = 7.147484e-06 s. fit-logs reads what the script
+# writes and finds the model back: 500 / 989 = 0.5056, 5 us, and
+# fp8_gemm_ratio 1000 / (1979 * 0.5056) = 0.9995.
+if command -v python3 >/dev/null; then
+	mg() { PYTHONPATH=$root/tests/cli/fake-torch PYTHONDONTWRITEBYTECODE=1 timeout 120 python3 "$root/scripts/measure-gpu.py" "$@" 2>"$tmp/mg-err"; }
+	PYTHONDONTWRITEBYTECODE=1 timeout 60 python3 - "$root/scripts/measure-gpu.py" >"$tmp/mg-helpers" 2>&1 <<'PY'
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("measure_gpu", sys.argv[1])
+mg = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mg)
+assert "torch" not in sys.modules, "imports torch at load"
+# 132 SMs in 128 x 128 tiles: T = 126..138 and 258..270 by 2, a x b = T
+# with a the divisor nearest sqrt(T); 134 = 2 x 67 and 262 = 2 x 131 skipped.
+want = [(1152, 1792), (1024, 2048), (1280, 1664), (1408, 1536), (1024, 2176), (768, 2944),
+        (768, 5504), (1664, 2560), (1536, 2816), (1792, 2432), (512, 8576), (1920, 2304)]
+assert mg.wave_shapes(132) == [(m, n, 8192) for m, n in want], mg.wave_shapes(132)
+# Copies over twice a 60 MiB L2: 1024^3 bf16 has 4 MiB of operands, 30
+# copies; 16384^3 1 GiB, 2; 256^3 256 KiB, 480 capped at 64.
+l2 = 60 * 2 ** 20
+assert mg.operand_bytes(1024, 1024, 1024, "bf16") == 4 * 2 ** 20
+assert mg.operand_bytes(1024, 1024, 1024, "fp8-row") == 2 * 2 ** 20
+assert [mg.copies_for(mg.operand_bytes(s, s, s, "bf16"), l2) for s in (1024, 16384, 256)] == [30, 2, 64]
+# Calls a timing: 20 ms at 12 us is 1666, capped at 400; at 14 ms the
+# floor of 8; at 1 ms 20.
+assert [mg.calls_for(t, 8) for t in (12e-6, 14e-3, 1e-3)] == [400, 8, 20]
+assert mg.fitlogs_row(1024, 1024, 1024, "bf16", 9.294967e-06) == [1024, 1024, 1024, "bf16", "9.294967e-06"]
+assert mg.fitlogs_row(1024, 1024, 1024, "fp8-row", 1e-5) is None
+# 4 b h s^2 d / 2 at b 2, h 32, s 4096, d 128: 2^38 = 274877906944.
+assert mg.causal_attention_flops(mg.attention_batch(4096), 32, 4096, 128) == 274877906944
+print("helpers ok")
+PY
+	check "measure-gpu.py's helpers without torch: wave shapes, copies, calls, fit-logs rows, attention FLOPs" \
+		'grep -qx "helpers ok" "$tmp/mg-helpers"'
+	mg --dtypes bf16,fp8,fp8-row --waves --output "$tmp/mg.csv" --detail-output "$tmp/mg-detail.csv" \
+		--launch --elementwise --flash-attention --peak-tflops 989
+	mgrc=$?
+	check "measure-gpu.py on the stand-in: exit 0, fit-logs' header, graph-replayed seconds, no fp8-row row" \
+		'[ $mgrc -eq 0 ] && [ "$(head -1 "$tmp/mg.csv")" = "m,n,k,dtype,seconds" ] &&
+		 grep -qx "1024,1024,1024,bf16,9.294967e-06" "$tmp/mg.csv" && grep -qx "1024,1024,1024,fp8,7.147484e-06" "$tmp/mg.csv" &&
+		 [ "$(grep -c ",bf16," "$tmp/mg.csv")" -eq 31 ] && ! grep -q "fp8-row" "$tmp/mg.csv"'
+	check "measure-gpu.py --detail-output: graph and eager times; fp8-row there and on stderr" \
+		'grep -qx "1024,1024,1024,bf16,9.2950e-06,1.2000e-05,231.0,179.0" "$tmp/mg-detail.csv" &&
+		 grep -q "^1024,1024,1024,fp8-row," "$tmp/mg-detail.csv" && grep -q "^gemm fp8-row 1024x1024x1024: 7.1475e-06 s" "$tmp/mg-err"'
+	check "measure-gpu.py --launch, --elementwise, --flash-attention: each profile key named" \
+		'grep -q "host_launch_overhead" "$tmp/mg-err" && grep -q "gpu launch_overhead" "$tmp/mg-err" &&
+		 grep -q "^elementwise: memory_efficiency" "$tmp/mg-err" && grep -q "^elementwise rms_norm_bwd: " "$tmp/mg-err" &&
+		 grep -q "^attention cudnn seq 4096 batch 2: fwd 495.5 bwd 495.5 TFLOP/s" "$tmp/mg-err" &&
+		 grep -q "fa2_attention_speed = flash / cudnn" "$tmp/mg-err"'
+	run fit-logs --gemm "$tmp/mg.csv" --gpu h100-sxm5-80gb --format json
+	check "fit-logs reads measure-gpu.py's CSV and finds the stand-in's GPU: 0.5056, 5 us, fp8 0.9995" \
+		'[ $rc -eq 0 ] && jq -e ".points == 31 and .fp8_points == 31 and (.gemm_efficiency_max - 500 / 989 | fabs) < 1e-4 and
+		 (.gemm_overhead_s - 5e-6 | fabs) < 1e-9 and (.fp8_gemm_ratio - 0.9995 | fabs) < 1e-3" "$tmp/out" >/dev/null'
+	mg --eager --dtypes bf16 --output "$tmp/mg-eager.csv"
+	mgrc=$?
+	check "measure-gpu.py --eager: the host-bound 12 us a call" \
+		'[ $mgrc -eq 0 ] && grep -qx "1024,1024,1024,bf16,1.200000e-05" "$tmp/mg-eager.csv"'
+	mg --dtypes bf16,fp4 --output "$tmp/mg-bad.csv"
+	mgrc=$?
+	check "measure-gpu.py: an unknown dtype is a usage error" '[ $mgrc -eq 2 ] && grep -q "unknown dtype .fp4." "$tmp/mg-err"'
+else
+	for c in helpers run detail modes fit-logs eager dtype; do skipped "measure-gpu.py $c: no python3"; done
+fi
+
 finish
