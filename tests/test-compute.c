@@ -212,6 +212,27 @@ START_TEST(test_embedding_and_logits)
 		fw.main_grad = FRAMEWORK_MG_UNFUSED;
 		compute_ends_time(&m, &p, &c, &fw, &ce);
 		ck_assert_double_eq_tol(ce.embed_bwd_s, 2.097152e-4, 1e-15);
+		/*
+		 * Issue 25, session 14 (frameworks/pytorch-fsdp2.yaml): the eager
+		 * loss of torchtitan, cross_entropy(pred.float()), kernel by
+		 * kernel over a row too wide for shared memory (PyTorch
+		 * SoftMax.cu cunn_SoftMaxForward: three reads and a write):
+		 * forward the cast 2 + 4 and log_softmax 12 + 4 = 22; backward
+		 * nll_loss_backward's zero fill 4, cunn_SoftMaxBackward 12 + 4
+		 * and the cast back 4 + 2 = 26. At t 2 (16,777,216 logits):
+		 * forward 6.8719476736e-4 + 22 x 16,777,216 = 369,098,752 B,
+		 * 3.69098752e-4 s: 1.05629351936e-3 s; backward
+		 * 1.37438953472e-3 + 26 x 16,777,216 = 436,207,616 B,
+		 * 4.36207616e-4 s: 1.81059715072e-3 s; the loss's share 48 x
+		 * 16,777,216 B, 8.05306368e-4 s.
+		 */
+		fw.main_grad = FRAMEWORK_MG_NONE;
+		fw.loss_fwd_bytes = 22.0;
+		fw.loss_bwd_bytes = 26.0;
+		compute_ends_time(&m, &p, &c, &fw, &ce);
+		ck_assert_double_eq_tol(ce.head_fwd_s, 1.05629351936e-3, 1e-15);
+		ck_assert_double_eq_tol(ce.head_bwd_s, 1.81059715072e-3, 1e-15);
+		ck_assert_double_eq_tol(ce.head_mem_s, 8.05306368e-4, 1e-15);
 	}
 	cluster_release(&c);
 }
