@@ -899,26 +899,28 @@ START_TEST(test_iteration_one_gpu)
 	ck_assert_double_eq_tol(e.details.layer_bwd_s, 1.43327756288e-3, 1e-15);
 	/*
 	 * The one stage also holds the embedding and the logits. Embedding:
-	 * 4 T h bytes forward (4.194304e-6 s), twice backward (8.388608e-6).
+	 * 4 T h bytes forward (4.194304e-6 s), twice backward (8.388608e-6)
+	 * and the zero fill of its V x h gradient (embedding_dense_backward's
+	 * at::zeros, 2 V h = 67,108,864 B: 6.7108864e-5): 7.9691776e-5 s.
 	 * Logits: a T x h x V GEMM, 2 T h V = 68,719,476,736 FLOPs = 1.37438953472e-3 s,
 	 * plus 12 T V bytes of fp32 cross-entropy forward (4.02653184e-4) and
 	 * 8 T V backward (2.68435456e-4) with two GEMMs: 1.77704271872e-3 +
 	 * 3.01721452544e-3 s. One micro-batch: 4.29983268864e-3 +
-	 * 1.2582912e-5 + 4.79425724416e-3 = 9.1066728448e-3 s; two:
-	 * 1.82133456896e-2 s.
+	 * 7.9691776e-5 + 4.79425724416e-3 = 9.1737817088e-3 s; two:
+	 * 1.83475634176e-2 s.
 	 */
-	ck_assert_double_eq_tol(b->compute, 1.82133456896e-2, 1e-14);
+	ck_assert_double_eq_tol(b->compute, 1.83475634176e-2, 1e-14);
 	/*
 	 * The split of compute. Attention cores (Q K^T and P V, 4 T s h =
 	 * 4,294,967,296 FLOPs forward: 8.589934592e-5 s; twice backward): 3 x
 	 * 8.589934592e-5 per layer and micro-batch, x 4 = 1.03079215104e-3 s.
 	 * Element-wise: 3 x 1.1534336e-4 per layer and micro-batch (x 4 =
-	 * 1.38412032e-3), the embedding 2 x 1.2582912e-5 and the loss 2 x
-	 * (4.02653184e-4 + 2.68435456e-4): 2.751463424e-3 s. The GEMMs: the
+	 * 1.38412032e-3), the embedding 2 x 7.9691776e-5 and the loss 2 x
+	 * (4.02653184e-4 + 2.68435456e-4): 2.885681152e-3 s. The GEMMs: the
 	 * rest, 1.443109011456e-2 s.
 	 */
 	ck_assert_double_eq_tol(e.details.compute_attention_s, 1.03079215104e-3, 1e-15);
-	ck_assert_double_eq_tol(e.details.compute_other_s, 2.751463424e-3, 1e-15);
+	ck_assert_double_eq_tol(e.details.compute_other_s, 2.885681152e-3, 1e-15);
 	ck_assert_double_eq_tol(e.details.compute_gemm_s, 1.443109011456e-2, 1e-14);
 	/*
 	 * Adam over all 2 x 12,596,224 + V h 33,554,432 + s h 1,048,576 +
@@ -926,11 +928,11 @@ START_TEST(test_iteration_one_gpu)
 	 * (ZeRO Sec. 3.1 states: read 2 + 12, write 12 + 2), 4 more for the
 	 * gradient norm of clipping and 4 to zero the gradient buffer: 36 x
 	 * 59,797,504 B at 1e12 B/s = 2.152710144e-3 s. No communication, no
-	 * bubble: 2.03660558336e-2 s.
+	 * bubble: 2.05002735616e-2 s.
 	 */
 	ck_assert_double_eq_tol(b->optimizer, 2.152710144e-3, 1e-15);
 	ck_assert_double_eq(b->tp_comm + b->pp_comm + b->pp_bubble + b->dp_comm + b->recompute, 0.0);
-	ck_assert_double_eq_tol(e.iteration_time_s, 2.03660558336e-2, 1e-14);
+	ck_assert_double_eq_tol(e.iteration_time_s, 2.05002735616e-2, 1e-14);
 	cluster_release(&c);
 }
 END_TEST
@@ -1045,7 +1047,7 @@ END_TEST
  * A framework's fixed costs (a framework profile's layer_overhead,
  * microbatch_overhead, iteration_overhead) on the one-GPU toy: 2 layers
  * x 1 ms + 2 ms per micro-batch, 2 micro-batches, and 3 ms once: 11 ms
- * in the overhead row, added to test_iteration_one_gpu's 2.03660558336e-2 s.
+ * in the overhead row, added to test_iteration_one_gpu's 2.05002735616e-2 s.
  * With pp 2 the bubble also runs the other stage's micro-batch once, with
  * its costs: stage 0 (1 layer) waits 1 + 2 = 3 ms more.
  */
@@ -1068,7 +1070,7 @@ START_TEST(test_framework_overheads)
 	fw.iteration_overhead_s = 3e-3;
 	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e, &err), "%s", err.message);
 	ck_assert_double_eq_tol(e.breakdown.overhead, 11e-3, 1e-15);
-	ck_assert_double_eq_tol(e.iteration_time_s, 2.03660558336e-2 + 11e-3, 1e-14);
+	ck_assert_double_eq_tol(e.iteration_time_s, 2.05002735616e-2 + 11e-3, 1e-14);
 	toy_plan(&p, 1, 2, 1);
 	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e0, &err), "%s", err.message);
 	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e, &err), "%s", err.message);
@@ -1085,7 +1087,7 @@ START_TEST(test_framework_overheads)
 	toy_plan(&p, 1, 1, 1);
 	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e, &err), "%s", err.message);
 	ck_assert_double_eq_tol(e.breakdown.overhead, 1.879048192e-3, 1e-15);
-	ck_assert_double_eq_tol(e.iteration_time_s, 2.03660558336e-2 + 1.879048192e-3, 1e-14);
+	ck_assert_double_eq_tol(e.iteration_time_s, 2.05002735616e-2 + 1.879048192e-3, 1e-14);
 	/* With pp 2 only the last stage holds the logits: stage 0's slot in
 	 * the bubble has no metrics, and the last stage sets the pace. */
 	toy_plan(&p, 1, 2, 1);
@@ -1368,28 +1370,29 @@ START_TEST(test_dp_overlap_window)
 	/*
 	 * The window: the backward of the last micro-batch, less its last
 	 * bucket (one of 2 layers; PyTorch DDP / Megatron overlap-grad-reduce).
-	 * Backward of the stage: 2 x 1.43327756288e-3 + embedding 8.388608e-6
-	 * + logits 3.01721452544e-3 = 5.8921582592e-3 s; half: 2.9460791296e-3.
-	 * Exposed: 2.09899264e-2 - 2.9460791296e-3 = 1.80438472704e-2 s.
+	 * Backward of the stage: 2 x 1.43327756288e-3 + embedding 7.5497472e-5
+	 * (its rows and its gradient's zero fill) + logits 3.01721452544e-3 =
+	 * 5.9592671232e-3 s; half: 2.9796335616e-3.
+	 * Exposed: 2.09899264e-2 - 2.9796335616e-3 = 1.80102928384e-2 s.
 	 */
-	ck_assert_double_eq_tol(e.details.dp_overlap_window_s, 2.9460791296e-3, 1e-15);
-	ck_assert_double_eq_tol(b->dp_comm, 1.80438472704e-2, 1e-14);
-	/* 1.82133456896e-2 compute + 1.80438472704e-2 + the step 2.152710144e-3. */
-	ck_assert_double_eq_tol(e.iteration_time_s, 3.8409903104e-2, 1e-14);
+	ck_assert_double_eq_tol(e.details.dp_overlap_window_s, 2.9796335616e-3, 1e-15);
+	ck_assert_double_eq_tol(b->dp_comm, 1.80102928384e-2, 1e-14);
+	/* 1.83475634176e-2 compute + 1.80102928384e-2 + the step 2.152710144e-3. */
+	ck_assert_double_eq_tol(e.iteration_time_s, 3.85105664e-2, 1e-14);
 	/*
 	 * Full recomputation re-runs each layer's forward inside the backward,
 	 * before the layer's own backward (SC21 Sec. 3.5; InternEvo's and
 	 * Megatron's checkpointed layers), while the reduction runs on: the
 	 * window grows by half the micro-batch's recompute, 2 layers x
 	 * 7.1663878144e-4 s = 1.43327756288e-3 s (test_iteration_one_gpu):
-	 * (5.8921582592e-3 + 1.43327756288e-3) / 2 = 3.66271791104e-3 s.
-	 * Exposed: 2.09899264e-2 - 3.66271791104e-3 = 1.732720848896e-2 s.
+	 * (5.9592671232e-3 + 1.43327756288e-3) / 2 = 3.69627234304e-3 s.
+	 * Exposed: 2.09899264e-2 - 3.69627234304e-3 = 1.729365405696e-2 s.
 	 */
 	p.recompute = PLAN_RECOMPUTE_FULL;
 	ck_assert(estimate_plan(&m, &c, &p, NULL, &e, &err));
 	ck_assert_double_eq_tol(b->recompute, 2.0 * 1.43327756288e-3, 1e-15);
-	ck_assert_double_eq_tol(e.details.dp_overlap_window_s, 3.66271791104e-3, 1e-15);
-	ck_assert_double_eq_tol(b->dp_comm, 1.732720848896e-2, 1e-14);
+	ck_assert_double_eq_tol(e.details.dp_overlap_window_s, 3.69627234304e-3, 1e-15);
+	ck_assert_double_eq_tol(b->dp_comm, 1.729365405696e-2, 1e-14);
 	p.recompute = PLAN_RECOMPUTE_NONE;
 	/* Without overlap the whole reduction is exposed. */
 	p.dp_overlap = false;

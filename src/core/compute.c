@@ -1203,6 +1203,21 @@ compute_ends_scale(struct compute_ends *ce, double f)
  * reads 2 + 4 and writes 4. 12 bytes in all, per micro-batch.
  */
 #define EMBED_MAIN_GRAD_BYTES 12.0
+/*
+ * Without an fp32 main_grad the zero fill of that gradient still runs:
+ * embedding_dense_backward allocates it with at::zeros over the whole
+ * table in both of its CUDA paths (the sort-based one and, up to 3072
+ * tokens, embedding_backward_feature_kernel), 2 bytes an element of the
+ * V/t x h shard, every micro-batch's backward. Measured on an H200
+ * (docs/measured/h200-2026-12-04, PyTorch 2.11, nn.Embedding of a Llama 3
+ * 8B shape): a FillFunctor<BFloat16> kernel of the table's size in each
+ * backward (128,256 x 4,096 x 2 B = 1.05 GB, about 0.25 ms); plan-cli
+ * counted only the rows. The segment kernels that scatter the rows
+ * (compute_grad_weight, sum_and_scatter: 0.54 ms for 8192 tokens, about
+ * 0.16 of the spec bandwidth on their bytes) are left to the rows' 2 x
+ * forward: one measurement, on random tokens.
+ */
+#define EMBED_ZERO_FILL_BYTES 2.0
 
 void
 compute_ends_time(const struct model *m, const struct plan *p, const struct cluster *c,
@@ -1223,6 +1238,8 @@ compute_ends_time(const struct model *m, const struct plan *p, const struct clus
 	 * (EMBED_MAIN_GRAD_BYTES). */
 	if (fw && fw->main_grad != FRAMEWORK_MG_NONE)
 		out->embed_bwd_s += compute_memory_time(c, EMBED_MAIN_GRAD_BYTES * v_local * h);
+	else
+		out->embed_bwd_s += compute_memory_time(c, EMBED_ZERO_FILL_BYTES * v_local * h);
 	/* Logits: a tokens x h x V/t GEMM (vocab-parallel), then the
 	 * cross-entropy over the tokens x V/t logits, its traffic the
 	 * framework's (loss_fwd_bytes, loss_bwd_bytes): a fused kernel on
