@@ -66,7 +66,13 @@ struct gpu_defaults {
  *   Ampere have no fp8; MI300X not sourced (0.9, as Hopper). Those fp8
  *   figures are torch._scaled_mm's default, use_fast_accum=False
  *   (mamf-finder.py), the split accumulator that promotes partial sums
- *   to fp32.
+ *   to fp32. Hopper 0.88: held at the 700 W cap on an H200 (2026-12-04,
+ *   docs/measured/h200-2026-12-04), fp8 draws more power than bf16 and
+ *   the clock drops further (1351 against 1424 MHz): 8192 x 14336 x 4096
+ *   held 35 s at 0.584 of 1979 TFLOPS against bf16's 0.665 of 989
+ *   (0.878), and the median of 11 training shapes 0.600 against 0.680
+ *   (0.882); MAMF's short best-shape bursts gave 0.89 (H100) and 0.91
+ *   (H200).
  * - fp8 fast accumulation (cuBLASLt CUBLASLT_MATMUL_DESC_FAST_ACCUM: "might
  *   be faster ... intermediate results will not periodically be promoted
  *   to a higher precision"): on Hopper 1.1x to 1.2x over the split
@@ -160,7 +166,7 @@ static const struct gpu_defaults defaults[GPU_GEN_COUNT] = {
 		.pcie_bandwidth_Bps = 50e9,
 		.memory_efficiency = 0.9, .gemm_efficiency_max = 0.69, .gemm_overhead_s = 5e-6,
 		.attention_fwd_efficiency = 0.57, .attention_bwd_efficiency = 0.54,
-		.attention_overhead_s = 75e-6, .launch_overhead_s = 3e-6, .fp8_gemm_ratio = 0.9,
+		.attention_overhead_s = 75e-6, .launch_overhead_s = 3e-6, .fp8_gemm_ratio = 0.88,
 		.fp8_fast_accum_speedup = 1.1,
 		.flash_attention = 1, .fa2_attention_speed = 0.52, .speed_variation = 0.013,
 		.sm_count = 132, .gemm_tile_m = 128, .gemm_tile_n = 256,
