@@ -512,6 +512,11 @@ START_TEST(test_mtp)
 	ck_assert_rel(x1 - x0, 1409286144.0 / 8.0, 1e-12);
 	/* The first stage is untouched. */
 	ck_assert_rel(estimate_stage_params(&mtp, &p, 0, NULL), estimate_stage_params(&m, &p, 0, NULL), 1e-15);
+	/* The last stage's ends (what fp8_params' gathers and the fp8 copies
+	 * leave in 16 bits) hold the module's copy of the untied embedding,
+	 * 32000 x 4096 = 131,072,000, as its parameters above do. */
+	ck_assert_rel(memory_stage_ends_params(&mtp, &p, 1) - memory_stage_ends_params(&m, &p, 1), 131072000.0, 1e-12);
+	ck_assert_rel(memory_stage_ends_params(&mtp, &p, 0), memory_stage_ends_params(&m, &p, 0), 1e-15);
 	/* The last stage runs the module: it takes longer. */
 	ck_assert(estimate_plan(&m, &c, &p, NULL, &e0, &err));
 	ck_assert(estimate_plan(&mtp, &c, &p, NULL, &e1, &err));

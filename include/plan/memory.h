@@ -59,18 +59,18 @@ double memory_partial_recompute_bytes(const struct model *m, const struct plan *
 				      int stage, int n);
 
 /**
+ * The embedding and output-layer parameters (the model's ends) that
+ * pipeline stage @stage holds, whole (before the TP split), MTP's copy of
+ * an untied embedding included: estimate.c's stage_params places them so.
+ */
+double memory_stage_ends_params(const struct model *m, const struct plan *p, int stage);
+
+/**
  * Peak memory of the GPU of pipeline stage @stage (0 .. pp-1) holding
  * @params parameters, of which @expert_params are expert weights (sharded
  * by ZeRO over the dp/ep ranks that hold the same experts; the others over
  * the DP group, or the MiCS partition group).
  */
-/**
- * The embedding and output-layer parameters (the model's ends) that
- * pipeline stage @stage holds, whole (before the TP split): estimate.c's
- * stage_params places them so.
- */
-double memory_stage_ends_params(const struct model *m, const struct plan *p, int stage);
-
 void memory_stage(const struct model *m, const struct plan *p,
 		  const struct cluster *c, const struct framework *fw, int stage, double params,
 		  double expert_params, struct memory_use *out);

@@ -488,8 +488,10 @@ fp8_recipe_gather_cast_bytes(const struct plan *p, const struct framework *fw)
  * local (the optimizer casts the fp32 master into the shard with them).
  * With --fp4-param-gather the buffer holds the packed NVFP4 bytes, two
  * values a byte: 0.5 (frameworks/nemo.yaml cites Megatron-Bridge). The
- * embedding, the output layer and the norms are not TE linears and stay
- * in the framework's gather precision (estimate.c counts them apart).
+ * embedding and the output layer are not TE linears and stay in the
+ * framework's gather precision (estimate.c counts them apart); the
+ * layers' norms, biases and routers, in 16 bits too, are counted with
+ * the linears: a 1e-4 share of a layer.
  */
 double
 fp8_recipe_param_gather_bytes(const struct plan *p, const struct framework *fw)

@@ -61,9 +61,10 @@ struct gpu_defaults {
  *   set their own (gpus/).
  * - Launch: 2-5 us per kernel on the GPU (torchao's roofline, XLA's table).
  * - fp8 against bf16 GEMMs (best shapes, Bekman's MAMF table): H100 0.71
- *   against 0.80, H200 0.73 against 0.80 (0.9); B200 0.763 against 0.776,
+ *   against 0.80, H200 0.73 against 0.80 (0.9, Hopper's value until the
+ *   measurement below); B200 0.763 against 0.776,
  *   and XLA's sm_100 table 0.614 against 0.630 at 4096^3 (0.97). Volta and
- *   Ampere have no fp8; MI300X not sourced (0.9, as Hopper). Those fp8
+ *   Ampere have no fp8; MI300X not sourced (0.9, Hopper's former value). Those fp8
  *   figures are torch._scaled_mm's default, use_fast_accum=False
  *   (mamf-finder.py), the split accumulator that promotes partial sums
  *   to fp32. Hopper 0.88: held at the 700 W cap on an H200 (2026-12-04,

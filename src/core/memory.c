@@ -563,6 +563,10 @@ memory_stage_ends_params(const struct model *m, const struct plan *p, int stage)
 	if (last)
 		ends += model_params_head(m) +
 			(m->tied_embeddings && p->pp > 1 && !(first && !dual) ? (double)m->vocab * m->hidden : 0.0);
+	/* MTP's copy of an untied embedding on a pipelined last stage that
+	 * does not hold the embedding (stage_params, DeepSeek-V3 Sec. 2.2). */
+	if (last && m->mtp_layers > 0 && !m->tied_embeddings && p->pp > 1 && !first)
+		ends += (double)m->vocab * m->hidden;
 	return ends;
 }
 
