@@ -83,6 +83,40 @@ START_TEST(test_hopper_small_gemm_gpu_time)
 }
 END_TEST
 
+/*
+ * Hopper's fp8_gemm_ratio (gpu.c): fp8 GEMMs held at an H200's 700 W cap
+ * ran at 0.584 of the fp8 peak against bf16's 0.665 of its own,
+ * 0.584 / 0.665 = 0.878, and the median of 11 training shapes 0.600
+ * against 0.680, 0.882 (docs/measured/h200-2026-12-04): 0.88, in every
+ * Hopper profile that does not set its own; Blackwell keeps 0.97.
+ */
+START_TEST(test_hopper_fp8_gemm_ratio)
+{
+	static const char *const gpus[] = { "h200-sxm-141gb", "h100-sxm5-80gb", "h800-sxm5-80gb" };
+	struct gpu g = { 0 };
+	struct cluster c;
+	char yaml[256];
+
+	gpu_unset_defaults(&g);
+	g.generation = GPU_GEN_HOPPER;
+	gpu_fill_defaults(&g);
+	ck_assert_double_eq_tol(g.fp8_gemm_ratio, 0.88, 1e-12);
+	ck_assert_double_eq_tol(0.584 / 0.665, 0.88, 0.003);
+	ck_assert_double_eq_tol(0.600 / 0.680, 0.88, 0.003);
+	gpu_unset_defaults(&g);
+	g.generation = GPU_GEN_BLACKWELL;
+	gpu_fill_defaults(&g);
+	ck_assert_double_eq_tol(g.fp8_gemm_ratio, 0.97, 1e-12);
+	test_setup_paths();
+	for (size_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++) {
+		snprintf(yaml, sizeof yaml, "name: x\nnodes: 1\ngpus_per_node: 8\ngpu: %s\n" LINKS, gpus[i]);
+		test_load_cluster(&c, yaml);
+		ck_assert_double_eq_tol(c.gpu.fp8_gemm_ratio, 0.88, 1e-12);
+		cluster_release(&c);
+	}
+}
+END_TEST
+
 START_TEST(test_spec_sheet_defaults)
 {
 	struct gpu g = { 0 };
@@ -583,6 +617,7 @@ gpu_suite(void)
 	tcase_add_test(tc, test_named_gpu);
 	tcase_add_test(tc, test_base_override);
 	tcase_add_test(tc, test_hopper_small_gemm_gpu_time);
+	tcase_add_test(tc, test_hopper_fp8_gemm_ratio);
 	tcase_add_test(tc, test_spec_sheet_defaults);
 	tcase_add_test(tc, test_pcie_defaults);
 	tcase_add_test(tc, test_pcie_precedence);
