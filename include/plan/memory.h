@@ -65,6 +65,12 @@ double memory_partial_recompute_bytes(const struct model *m, const struct plan *
  */
 double memory_stage_ends_params(const struct model *m, const struct plan *p, int stage);
 
+/** plan-cli bf16ends: the parameters on @stage's GPU of its layers that
+ *  run in bf16 in an fp8 or fp4 plan (bf16_first_layers,
+ *  bf16_last_layers): the dense part over tp, returned, and the routed
+ *  experts' over ep x etp in @expert; 0 without such layers. */
+double memory_stage_bf16_params(const struct model *m, const struct plan *p, int stage, double *expert);
+
 /**
  * Peak memory of the GPU of pipeline stage @stage (0 .. pp-1) holding
  * @params parameters, of which @expert_params are expert weights (sharded

@@ -85,6 +85,19 @@ int pipeline_count_layers(const struct model *m, const struct plan *p, int stage
  *  with model_layer_is_moe counts them, in closed form per chunk. */
 int pipeline_stage_moe_layers(const struct model *m, const struct plan *p, int stage);
 
+/** Whether layer @layer (from 1) runs in bf16 in an fp8 or fp4 plan
+ *  with bf16_first_layers / bf16_last_layers. */
+bool pipeline_layer_in_bf16(const struct model *m, const struct plan *p, int layer);
+
+/** Of pipeline stage @stage's layers, those that run in bf16 under an
+ *  fp8 or fp4 plan (plan bf16_first_layers / bf16_last_layers: Megatron-
+ *  Core's --first-last-layers-bf16), the MoE layers among them in @moe. */
+int pipeline_stage_bf16_layers(const struct model *m, const struct plan *p, int stage, int *moe);
+
+/** pipeline_stage_bf16_layers of the rank's work: its stage's, or under
+ *  DualPipe the mean of its two stages' (as pipeline_rank_layers). */
+double pipeline_rank_bf16_layers(const struct model *m, const struct plan *p, int stage, double *moe);
+
 /* plan-cli pipeline: begin (uneven layouts and schedules) */
 /** Whether the schedule places a rank's two chunks in a V (ZB-V, DualPipeV). */
 bool pipeline_v_shape(const struct plan *p);

@@ -195,6 +195,12 @@ struct plan {
 	bool tp_overlap;     /**< SP collectives overlapped with the GEMMs they feed (needs SP) */
 	bool fp8_gather;     /**< ZeRO-3/FSDP gathers the fp8 linear weights in 1 byte (needs fp8, ZeRO-3) */
 	int fp8_recipe;      /**< enum plan_fp8_recipe: how fp8 scales (with precision fp8) */
+	/** Megatron-Core's --first-last-layers-bf16 with
+	 *  --num-layers-at-start-in-bf16 / --num-layers-at-end-in-bf16: the
+	 *  model's first and last N transformer layers (global indices) run
+	 *  in bf16 under precision fp8 or fp4 (0: none). */
+	int bf16_first_layers;
+	int bf16_last_layers;
 	int attention_kernel;/**< enum plan_attention_kernel: the fused-attention kernel */
 	struct plan_compression compress;
 	/* plan-cli pipeline: begin */
@@ -238,6 +244,14 @@ bool plan_recomputes_moe_layer(const struct plan *p);
  * casts, scales and kept copies (fp8_recipe.c).
  */
 bool plan_low_precision(const struct plan *p);
+
+/** Whether some of an fp8 or fp4 plan's layers run in bf16
+ *  (bf16_first_layers, bf16_last_layers). */
+bool plan_has_bf16_layers(const struct plan *p);
+
+/** The plan those layers run as: @p in bf16, without an fp8 recipe or
+ *  fp8 gathers, every layer in bf16. */
+struct plan plan_bf16_layers_plan(const struct plan *p);
 
 /** plan-cli recomp: the share of a layer's forward TP collectives that a
  *  stage in mode @p->recompute runs again: 1 full; selective with mlp or

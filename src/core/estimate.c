@@ -203,6 +203,10 @@ struct layer_costs {
 	const struct framework *fw;        /* for the memory: NULL, the built-in framework */
 	int tp_degree;                     /* the plan's tp */
 	double pace;                       /* gpu_pace_factor: the slowest GPU's pace */
+	/* plan-cli bf16ends: the costs of a layer that runs in bf16 in an
+	 * fp8 or fp4 plan (its first and last layers), or NULL. Set after
+	 * build_layer_costs, which clears it. */
+	const struct layer_costs *bf16;
 	/* Last (layer_costs_clear): the uncompressed stage exchanges of one
 	 * micro-batch, of the plan's stages only. */
 	double p2p_s[ESTIMATE_MAX_STAGES];
@@ -324,6 +328,22 @@ stage_prefix_layers(const struct model *m, const struct plan *p, int stage, int 
 	}
 }
 
+/* Of the first @n layers of @stage (vpp 1), those in bf16 (bf16_first_layers,
+ * bf16_last_layers), the MoE layers among them in @moe. */
+static int
+stage_prefix_bf16_layers(const struct model *m, const struct plan *p, int stage, int n, int *moe)
+{
+	int first = plan_stage_first_layer(p, m, stage), count = 0;
+
+	*moe = 0;
+	for (int l = first; l < first + n; l++)
+		if (pipeline_layer_in_bf16(m, p, l)) {
+			count++;
+			*moe += model_is_moe(m) && model_layer_is_moe(m, l);
+		}
+	return count;
+}
+
 /* @dense and @moe layers of recompute mode @r, with @layers their sum. */
 static void
 stage_add_layers(const struct layer_costs *lc, int r, double dense, double moe, struct stage_work *w)
@@ -379,6 +399,20 @@ stage_add_layers(const struct layer_costs *lc, int r, double dense, double moe, 
 		w->tp -= moe * ((1.0 + again) * tc->mlp_fwd_s + tc->mlp_bwd_s);
 		w->tp_bytes -= moe * passes * ar_bytes; /* as counted above */
 	}
+}
+
+/* @dense and @moe layers of mode @r (stage_add_layers), of which @dense16
+ * and @moe16 run in bf16 at lc->bf16's costs (plan-cli bf16ends). */
+static void
+stage_add_mixed(const struct layer_costs *lc, int r, double dense, double moe, double dense16, double moe16,
+		struct stage_work *w)
+{
+	if (!lc->bf16 || !(dense16 + moe16 > 0.0)) {
+		stage_add_layers(lc, r, dense, moe, w);
+		return;
+	}
+	stage_add_layers(lc, r, dense - dense16, moe - moe16, w);
+	stage_add_layers(lc->bf16, r, dense16, moe16, w);
 }
 
 /*
@@ -511,12 +545,23 @@ stage_work_memo(const struct model *m, const struct plan *p, const struct layer_
 	int moe = stage_moe_layers(m, p, stage), moe_k = 0, nc_k = 0, ncm_k = 0;
 	double dense = layers - moe;
 	int nc = 0;
+	/* plan-cli bf16ends: the rank's layers that run in bf16. */
+	double moe16 = 0.0, all16 = lc->bf16 ? pipeline_rank_bf16_layers(m, p, stage, &moe16) : 0.0;
 
 	if (k > 0) {
+		int moe16_k = 0, all16_k = all16 > 0.0 ? stage_prefix_bf16_layers(m, p, stage, k, &moe16_k) : 0;
+
 		memset(w, 0, sizeof(*w));
 		stage_prefix_layers(m, p, stage, k, lc->from_layer, &moe_k, &nc_k, &ncm_k);
-		stage_add_layers(lc, r, dense - (k - moe_k), moe - moe_k, w);
-		stage_add_layers(lc, PLAN_RECOMPUTE_FULL, k - moe_k, moe_k, w);
+		stage_add_mixed(lc, r, dense - (k - moe_k), moe - moe_k, (all16 - moe16) - (all16_k - moe16_k),
+				moe16 - moe16_k, w);
+		stage_add_mixed(lc, PLAN_RECOMPUTE_FULL, k - moe_k, moe_k, all16_k - moe16_k, moe16_k, w);
+	} else if (all16 > 0.0) {
+		/* Not memoised: the layers in bf16 are the ends' stages'. */
+		double rmoe = pipeline_rank_moe_layers(m, p, stage);
+
+		memset(w, 0, sizeof(*w));
+		stage_add_mixed(lc, r, pipeline_rank_layers(p, m, stage) - rmoe, rmoe, all16 - moe16, moe16, w);
 	} else if (p->pp_schedule == PLAN_PP_DUALPIPE) {
 		/* plan-cli pipe2: half the micro-batches through each of the
 		 * rank's two stages (pipeline_rank_layers), its ends and its
@@ -644,6 +689,13 @@ estimate_check_precision(const struct plan *p, const struct cluster *c, const st
 				      "(drop --fp8-recipe, or use --precision fp8)", plan_fp8_recipe_names[p->fp8_recipe]);
 	if (plan_low_precision(p) && !fp8_recipe_check(fp8_recipe_resolve(p, fw), &c->gpu, err))
 		return false;
+	/* plan-cli bf16ends: "Delayed scaling does not support first / last
+	 * layer in BF16" (megatron/core/fp8_utils.py, get_fp8_context: the
+	 * amax reduction runs per fp8_autocast region). */
+	if (plan_has_bf16_layers(p) && fp8_recipe_resolve(p, fw) == PLAN_FP8_DELAYED)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "bf16 first or last layers do not go with delayed scaling (Megatron-Core refuses "
+				      "them): give --fp8-recipe current, blockwise or mxfp8");
 	if (!compute_attention_kernel_check(c, p, fw, err))
 		return false;
 	if (p->tp_overlap && (!p->sequence_parallel || p->tp < 2))
@@ -734,6 +786,7 @@ struct core {
 	const struct framework *fw;
 	struct plan_layout lay;
 	struct layer_costs lc;
+	struct layer_costs lc16;                     /* lc.bf16's, when the plan has bf16 layers */
 	double mb;                                   /* micro-batches per iteration */
 	struct stage_work works[ESTIMATE_MAX_STAGES]; /* the first stages' work */
 	struct stage_params_table sp;                /* the first stages' parameters */
@@ -810,8 +863,11 @@ stage_tail_dp(const struct core *x, int stage, double params, double expert, dou
 	const struct model *m = x->m;
 	const struct plan *p = x->p;
 	const struct layer_costs *lc = &x->lc;
-	double ends = memory_stage_ends_params(m, p, stage) / p->tp;
+	double expert16, ends = memory_stage_ends_params(m, p, stage) / p->tp;
 
+	/* plan-cli bf16ends: layers in bf16 have no fp8 copy to gather (their
+	 * routed experts are still counted in 1 byte: an approximation). */
+	ends += memory_stage_bf16_params(m, p, stage, &expert16);
 	dp_comm_time(m, p, lc->c, lc->lay, x->fw, params, expert, (params - expert) / layers, layers, ends, x->algo,
 		     &t->dc);
 	if (lc->cmp && p->compress.dp && p->dp > 1) {
@@ -1040,6 +1096,17 @@ stage_metric_s(const struct core *x, int stage)
  * NCCL sends by its tree/LL path in tens of microseconds, where
  * collective_time()'s ring latency (2 (n - 1) steps) would charge 64
  * ranks on 8 nodes ten times that. */
+/* Of the layers rank @stage holds (pipeline_rank_held_layers), those in bf16. */
+static int
+stage_held_bf16_layers(const struct model *m, const struct plan *p, int stage)
+{
+	int moe, n = pipeline_stage_bf16_layers(m, p, stage, &moe);
+
+	if (p->pp_schedule == PLAN_PP_DUALPIPE && p->pp > 1)
+		n += pipeline_stage_bf16_layers(m, p, p->pp - 1 - stage, &moe);
+	return n;
+}
+
 static double
 stage_fp8_scaling_s(const struct core *x, int stage)
 {
@@ -1048,7 +1115,9 @@ stage_fp8_scaling_s(const struct core *x, int stage)
 
 	if (!plan_low_precision(p))
 		return 0.0;
-	fp8_recipe_scaling(fp8_recipe_resolve(p, x->fw), 4.0 * pipeline_rank_held_layers(p, x->m, stage), p->vpp,
+	/* plan-cli bf16ends: the layers in bf16 have no scales. */
+	fp8_recipe_scaling(fp8_recipe_resolve(p, x->fw), 4.0 * (pipeline_rank_held_layers(p, x->m, stage) -
+								 stage_held_bf16_layers(x->m, p, stage)), p->vpp,
 			   x->fw->fp8_amax_history, &sc);
 	return sc.kernels * x->c->gpu.launch_overhead_s + compute_memory_time(x->c, sc.bytes);
 }
@@ -1556,6 +1625,12 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 	topology_plan(p, c, &x.lay);
 	x.mb = plan_microbatches(p);
 	build_layer_costs(m, p, c, x.fw, &x.lay, cmp, !p->custom_recompute, &x.lc);
+	if (plan_has_bf16_layers(p)) {
+		struct plan p16 = plan_bf16_layers_plan(p);
+
+		build_layer_costs(m, &p16, c, x.fw, &x.lay, cmp, !p->custom_recompute, &x.lc16);
+		x.lc.bf16 = &x.lc16;
+	}
 	core_works(&x);
 	stage_params_fill(m, p, &x.lc.lp, &x.sp);
 	core_tail(&x, out);

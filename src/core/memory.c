@@ -570,6 +570,34 @@ memory_stage_ends_params(const struct model *m, const struct plan *p, int stage)
 	return ends;
 }
 
+/* plan-cli bf16ends: the parameters on @stage's GPU of the layers that
+ * run in bf16 in an fp8 or fp4 plan (pipeline_stage_bf16_layers; both
+ * stages of a DualPipe rank), split as estimate.c's stage_params splits
+ * a layer's: the dense part tp ways, returned, and the routed experts
+ * ep x etp ways, in @expert. Megatron-Core builds them outside
+ * fp8_model_init (fp8_utils.py get_fp8_context): no fp8 copies. */
+double
+memory_stage_bf16_params(const struct model *m, const struct plan *p, int stage, double *expert)
+{
+	int n, moe = 0, mirror_moe = 0;
+	double dense;
+
+	*expert = 0.0;
+	if (!plan_has_bf16_layers(p))
+		return 0.0;
+	n = pipeline_stage_bf16_layers(m, p, stage, &moe);
+	if (p->pp_schedule == PLAN_PP_DUALPIPE && p->pp > 1) {
+		n += pipeline_stage_bf16_layers(m, p, p->pp - 1 - stage, &mirror_moe);
+		moe += mirror_moe;
+	}
+	dense = (n - moe) * model_params_per_layer(m);
+	if (moe > 0) {
+		dense += moe * (model_params_layer_dense_part(m, true) + m->moe.shared_experts * model_params_expert(m));
+		*expert = moe * ((double)m->moe.experts / p->ep) * model_params_expert(m) / plan_etp(p);
+	}
+	return dense / p->tp;
+}
+
 /* The model states of @stage's GPU (weights, gradients, optimizer) into
  * @out, and what the fp8 recipe keeps beside them (returned). */
 static double
@@ -591,7 +619,10 @@ memory_stage_states(const struct model *m, const struct plan *p, const struct fr
 	 * replace the layers' Linear only): the stage's parameters less its
 	 * ends (estimate_stage_params() adds them). */
 	double ends = memory_stage_ends_params(m, p, stage) / p->tp;
-	double fp8_meta = 0.0, copy, w16;
+	double fp8_meta = 0.0, copy, w16, expert16 = 0.0;
+
+	/* plan-cli bf16ends: nor of its layers in bf16. */
+	ends += memory_stage_bf16_params(m, p, stage, &expert16);
 
 	double d = p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp;
 
@@ -630,7 +661,8 @@ memory_stage_states(const struct model *m, const struct plan *p, const struct fr
 	/* Expert states shard over the expert-DP ranks (MoE parallel folding;
 	 * Megatron-Core's distributed optimizer keeps an expert-parallel
 	 * buffer group over expert_data_parallel_group). */
-	model_states(p->zero, fp8 ? expert_params : 0.0, copy, w16, gb, ob, expert_params, plan_edp(p), out);
+	model_states(p->zero, fp8 ? fmax(0.0, expert_params - expert16) : 0.0, copy, w16, gb, ob, expert_params,
+		     plan_edp(p), out);
 	/* Delayed scaling's amax histories and scales, 4 linear layers a
 	 * transformer layer (QKV, projection, fc1, fc2; fp8_recipe.c). */
 	if (fp8)
@@ -667,6 +699,24 @@ memory_loss_bytes(const struct model *m, const struct plan *p, const struct fram
 	return (4.0 * sb * m->hidden + per_logit * sb * m->vocab) / p->tp;
 }
 
+/* plan-cli bf16ends: what @stage's layers in bf16 keep beyond the fp8
+ * layers' activations a micro-batch, fp8_saved_bytes() each where the
+ * stage's mode subtracts it (none, selective; not full recomputation
+ * or per-op checkpointing, which keep no linear input). */
+static double
+bf16_layers_extra(const struct model *m, const struct plan *p, const struct framework *fw, int stage)
+{
+	int n, moe, mirror_moe;
+
+	if (p->recompute == PLAN_RECOMPUTE_FULL || (p->recompute == PLAN_RECOMPUTE_SELECTIVE && !p->recompute_modules &&
+						    fw && fw->selective_recompute == FRAMEWORK_SAC_OP))
+		return 0.0;
+	n = pipeline_stage_bf16_layers(m, p, stage, &moe);
+	if (p->pp_schedule == PLAN_PP_DUALPIPE && p->pp > 1)
+		n += pipeline_stage_bf16_layers(m, p, p->pp - 1 - stage, &mirror_moe);
+	return n * fp8_saved_bytes(m, p, fw);
+}
+
 /* The activations @stage's GPU keeps for its micro-batches in flight. */
 static double
 memory_stage_activations(const struct model *m, const struct plan *p, const struct framework *fw,
@@ -681,6 +731,11 @@ memory_stage_activations(const struct model *m, const struct plan *p, const stru
 	 * first stage the most (Narayanan et al. SC21, Sec. 2.2). The caller
 	 * passes the stage's own recompute mode in p->recompute. */
 	act = stored * k->layer_activations;
+	/* plan-cli bf16ends: a layer in bf16 keeps its linear inputs in 16
+	 * bits, what the fp8 recipe saves of the others' (where the mode
+	 * keeps them: memory_layer_activations). */
+	if (plan_has_bf16_layers(p) && pipeline_rank_held_layers(p, m, stage) > 0)
+		act += stored * bf16_layers_extra(m, p, fw, stage) / pipeline_rank_held_layers(p, m, stage);
 	/* Full recomputation re-materialises one layer at a time. */
 	if (p->recompute == PLAN_RECOMPUTE_FULL) {
 		/* plan-cli recomp: Megatron's uniform method

@@ -598,3 +598,60 @@ pipeline_count_layers(const struct model *m, const struct plan *p, int stage,
 	}
 	return count;
 }
+
+/* plan-cli bf16ends: begin (the first and last layers in bf16) */
+struct bf16_layers_arg {
+	const struct model *m;
+	const struct plan *p;
+	bool moe; /* count the MoE layers among them only */
+};
+
+/* Megatron-Core's is_first_last_bf16_layer (megatron/core/fp8_utils.py,
+ * core_r0.13.0 on): global layer_no (0-based) < num_layers_at_start_in_bf16
+ * or >= num_layers - num_layers_at_end_in_bf16; plan-cli numbers layers
+ * from 1. */
+bool
+pipeline_layer_in_bf16(const struct model *m, const struct plan *p, int layer)
+{
+	return layer <= p->bf16_first_layers || layer > m->layers - p->bf16_last_layers;
+}
+
+static bool
+bf16_layer(int layer, const void *arg)
+{
+	const struct bf16_layers_arg *a = arg;
+
+	return pipeline_layer_in_bf16(a->m, a->p, layer) && (!a->moe || model_layer_is_moe(a->m, layer));
+}
+
+int
+pipeline_stage_bf16_layers(const struct model *m, const struct plan *p, int stage, int *moe)
+{
+	struct bf16_layers_arg a = { m, p, false };
+	int n;
+
+	*moe = 0;
+	if (p->bf16_first_layers <= 0 && p->bf16_last_layers <= 0)
+		return 0;
+	n = pipeline_count_layers(m, p, stage, bf16_layer, &a);
+	if (n > 0 && model_is_moe(m)) {
+		a.moe = true;
+		*moe = pipeline_count_layers(m, p, stage, bf16_layer, &a);
+	}
+	return n;
+}
+
+double
+pipeline_rank_bf16_layers(const struct model *m, const struct plan *p, int stage, double *moe)
+{
+	int mirror = dual_mirror(p, stage), mo = 0, mm = 0;
+	double n = pipeline_stage_bf16_layers(m, p, stage, &mo);
+
+	*moe = mo;
+	if (mirror < 0)
+		return n;
+	n = 0.5 * (n + pipeline_stage_bf16_layers(m, p, mirror, &mm));
+	*moe = 0.5 * (mo + mm);
+	return n;
+}
+/* plan-cli bf16ends: end */

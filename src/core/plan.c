@@ -524,6 +524,53 @@ validate_schedule(const struct plan *p, struct plan_error *err)
 }
 /* plan-cli pipeline: end */
 
+/* plan-cli bf16ends: begin */
+bool
+plan_has_bf16_layers(const struct plan *p)
+{
+	return plan_low_precision(p) && (p->bf16_first_layers > 0 || p->bf16_last_layers > 0);
+}
+
+struct plan
+plan_bf16_layers_plan(const struct plan *p)
+{
+	struct plan b = *p;
+
+	/* Megatron-Core gives those layers nullcontext() for fp8_autocast
+	 * and for fp8_model_init (fp8_utils.py get_fp8_context): bf16 GEMMs,
+	 * bf16 weights, no recipe. */
+	b.precision = PLAN_PRECISION_BF16;
+	b.fp8_recipe = PLAN_FP8_FRAMEWORK;
+	b.fp8_gather = false;
+	b.bf16_first_layers = b.bf16_last_layers = 0;
+	return b;
+}
+
+/* Megatron-Core's --first-last-layers-bf16 (megatron/core/fp8_utils.py,
+ * is_first_last_bf16_layer; transformer_config.py): for fp8 and fp4
+ * training only, and at least one layer left in the low precision (else
+ * the plan is a bf16 one). */
+static bool
+validate_bf16_layers(const struct plan *p, const struct model *m, struct plan_error *err)
+{
+	long n = (long)p->bf16_first_layers + p->bf16_last_layers;
+
+	if (n == 0)
+		return true;
+	if (p->bf16_first_layers < 0 || p->bf16_last_layers < 0)
+		return FAIL("--bf16-first-layers and --bf16-last-layers must not be negative (got %d and %d)",
+			    p->bf16_first_layers, p->bf16_last_layers);
+	if (!plan_low_precision(p))
+		return FAIL("--bf16-first-layers and --bf16-last-layers apply to --precision fp8 or fp4 (precision "
+			    "is %s)", plan_precision_names[p->precision]);
+	if (n >= m->layers)
+		return FAIL("--bf16-first-layers %d and --bf16-last-layers %d leave none of the model's %d layers in "
+			    "%s: use --precision bf16", p->bf16_first_layers, p->bf16_last_layers, m->layers,
+			    plan_precision_names[p->precision]);
+	return true;
+}
+/* plan-cli bf16ends: end */
+
 /* Activation offloading as Megatron-Core allows it (transformer_config.py,
  * __post_init__, core_v0.14.0 on): fewer layers than the model's, no
  * pipeline parallelism ("Currently there is no support for Pipeline
@@ -565,7 +612,7 @@ validate_stages(const struct plan *p, const struct model *m, struct plan_error *
 		return false;
 	if (p->vpp > 1 && p->pp < 2)
 		return FAIL("interleaving (vpp %d) needs pipeline parallelism: pp > 1 (it is %d)", p->vpp, p->pp);
-	return validate_offload(p, m, err);
+	return validate_bf16_layers(p, m, err) && validate_offload(p, m, err);
 }
 
 /* Batch: whole micro-batches per DP rank, a multiple of pp of them for

@@ -169,6 +169,17 @@ const struct plan_attr plan_attrs[PLAN_ATTR_COUNT + 1] = {
 		.choices = plan_fp8_recipe_names,
 		.help = "framework|delayed|current|rowwise|blockwise|mxfp8: how fp8 scales\n"
 			"(default framework: its profile's fp8_recipe; mxfp8 needs Blackwell)" },
+	/* Megatron-Core's --first-last-layers-bf16 (megatron/core/fp8_utils.py,
+	 * is_first_last_bf16_layer): 0, the plan's precision everywhere. */
+	[PLAN_ATTR_BF16_FIRST_LAYERS] = { "bf16_first_layers", "N", PLAN_ATTR_INT, IN_PLAN(bf16_first_layers),
+		.min = 0, .max = 30000, .def = 0,
+		.help = "under --precision fp8|fp4 the model's first N transformer\n"
+			"layers run in bf16 (Megatron-Core's --first-last-layers-bf16\n"
+			"with --num-layers-at-start-in-bf16; default 0: none)" },
+	[PLAN_ATTR_BF16_LAST_LAYERS] = { "bf16_last_layers", "N", PLAN_ATTR_INT, IN_PLAN(bf16_last_layers),
+		.min = 0, .max = 30000, .def = 0,
+		.help = "under --precision fp8|fp4 the model's last N transformer\n"
+			"layers run in bf16 (--num-layers-at-end-in-bf16; default 0: none)" },
 	[PLAN_ATTR_ATTENTION_KERNEL] = { "attention_kernel", "K", PLAN_ATTR_CHOICE, IN_PLAN(attention_kernel),
 		.choices = plan_attention_kernel_names,
 		.help = "framework|profile|fa2|fa3|cudnn|sdpa: the fused-attention kernel\n"

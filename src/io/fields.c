@@ -268,6 +268,8 @@ const struct field field_table[] = {
 	{ "plan.fp8_gather", NULL, NULL, "", "ZeRO-3/FSDP all-gathers fp8 weights", PLAN(fp8_gather) },
 	{ "plan.precision", "precision", NULL, "", "the linear layers' GEMMs: bf16, fp16, fp8 or fp4", PLAN_NAMES(precision, plan_precision_names) },
 	{ "plan.fp8_recipe", "fp8_recipe", NULL, "", "fp8 scaling recipe as given: framework (its profile's), delayed, current, rowwise, blockwise or mxfp8", PLAN_NAMES(fp8_recipe, plan_fp8_recipe_names) },
+	{ "plan.bf16_first_layers", NULL, NULL, "layers", "under fp8 or fp4, the model's first layers that run in bf16 (0: none)", PLAN(bf16_first_layers) },
+	{ "plan.bf16_last_layers", NULL, NULL, "layers", "under fp8 or fp4, the model's last layers that run in bf16 (0: none)", PLAN(bf16_last_layers) },
 	{ "plan.attention_kernel", "attention_kernel", NULL, "", "fused-attention kernel as given: framework (its profile's), profile, fa2, fa3, cudnn or sdpa", PLAN_NAMES(attention_kernel, plan_attention_kernel_names) },
 	{ "plan.zero", "zero", NULL, "", "ZeRO stage, 0 to 3", PLAN(zero) },
 	{ "plan.dp_overlap", "dp_overlap", NULL, "", "gradient reduction overlapped with the backward", FUNC(FIELD_BOOL, get_dp_overlap) },

@@ -214,6 +214,10 @@ format_text_plan(FILE *out, const struct report *r)
 			p->fp8_recipe == PLAN_FP8_FRAMEWORK ? " (the framework's)" : "");
 	else if (p->precision == PLAN_PRECISION_FP4)
 		fprintf(out, "             fp4 recipe nvfp4 (Transformer Engine's NVFP4BlockScaling)\n");
+	/* plan-cli bf16ends: the layers left in bf16 (Megatron-Core's --first-last-layers-bf16). */
+	if (plan_has_bf16_layers(p))
+		fprintf(out, "             the first %d and last %d layers in bf16\n", p->bf16_first_layers,
+			p->bf16_last_layers);
 	/* Where the job waits for its slowest GPU (gpu_pace_factor). */
 	if (e->details.pace_factor > 1.0)
 		fprintf(out, "             GPU time x %.3f: the slowest of %d GPUs (speed variation %.1f %%)\n",

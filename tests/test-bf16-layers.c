@@ -1,0 +1,207 @@
+/* The first and last layers in bf16 under an fp8 or fp4 plan (plan
+ * bf16_first_layers, bf16_last_layers: Megatron-Core's
+ * --first-last-layers-bf16, megatron/core/fp8_utils.py
+ * is_first_last_bf16_layer), each value worked out by hand in its
+ * comment. */
+#include <math.h>
+#include <string.h>
+
+#include "plan/compute.h"
+#include "plan/estimate.h"
+#include "plan/framework.h"
+#include "plan/memory.h"
+#include "plan/pipeline.h"
+#include "testutil.h"
+
+/* Llama 3 8B (32 layers) on DGX H100s, tp 1, one sequence of 8192
+ * tokens a micro-batch, fp8 with current scaling (delayed scaling does
+ * not go with bf16 layers), Megatron-LM. */
+static void
+llama8b_fp8(struct cluster *c, struct model *m, struct framework *fw, struct plan *p, int pp)
+{
+	test_setup_paths();
+	test_load_profile(PROFILE_CLUSTER, "dgx-h100", c);
+	test_load_profile(PROFILE_MODEL, "llama3-8b", m);
+	test_load_profile(PROFILE_FRAMEWORK, "megatron-lm", fw);
+	plan_init(p);
+	p->tp = 1;
+	p->pp = pp;
+	p->dp = 2;
+	p->micro_batch = 1;
+	p->global_batch = 16; /* 8 micro-batches a pipeline */
+	p->seq_len = 8192;
+	p->flash_attention = true;
+	p->precision = PLAN_PRECISION_FP8;
+	p->fp8_recipe = PLAN_FP8_CURRENT;
+}
+
+/* Which stage holds which bf16 layer (layers numbered from 1; Megatron's
+ * global layer_no from 0: layer_no < start or >= 32 - end).
+ * - pp 4, 8 layers a stage, first 3 and last 2: layers 1-3 on stage 0,
+ *   31-32 on stage 3: 3, 0, 0, 2.
+ * - pp 4 x vpp 2, chunks of 4, chunk j*4 + i on stage i, first 5 and
+ *   last 2: stage 0 holds 1-4 and 17-20 (4 in bf16), stage 1 5-8 and
+ *   21-24 (layer 5: 1), stage 2 9-12 and 25-28 (0), stage 3 13-16 and
+ *   29-32 (31, 32: 2).
+ * - DualPipe, pp 4, first 3 and last 2: rank 0 runs stages 0 and 3, half
+ *   the micro-batches each: (3 + 2) / 2 = 2.5; rank 1 stages 1 and 2: 0. */
+START_TEST(test_bf16_layer_count)
+{
+	struct cluster c;
+	struct model m;
+	struct framework fw;
+	struct plan p;
+	int moe;
+	double rmoe;
+	static const int even[4] = { 3, 0, 0, 2 }, interleaved[4] = { 4, 1, 0, 2 };
+
+	llama8b_fp8(&c, &m, &fw, &p, 4);
+	ck_assert_int_eq(pipeline_stage_bf16_layers(&m, &p, 0, &moe), 0); /* none asked */
+	p.bf16_first_layers = 3;
+	p.bf16_last_layers = 2;
+	for (int s = 0; s < 4; s++) {
+		ck_assert_int_eq(pipeline_stage_bf16_layers(&m, &p, s, &moe), even[s]);
+		ck_assert_int_eq(moe, 0); /* a dense model */
+	}
+	p.vpp = 2;
+	p.bf16_first_layers = 5;
+	for (int s = 0; s < 4; s++)
+		ck_assert_int_eq(pipeline_stage_bf16_layers(&m, &p, s, &moe), interleaved[s]);
+	p.vpp = 1;
+	p.bf16_first_layers = 3;
+	p.pp_schedule = PLAN_PP_DUALPIPE;
+	ck_assert_double_eq_tol(pipeline_rank_bf16_layers(&m, &p, 0, &rmoe), 2.5, 1e-15);
+	ck_assert_double_eq_tol(pipeline_rank_bf16_layers(&m, &p, 1, &rmoe), 0.0, 1e-15);
+	cluster_release(&c);
+}
+END_TEST
+
+/* Memory of stage 0 (pp 4, 1F1B, 8 micro-batches) with its first 3
+ * layers in bf16:
+ * - weights: a layer is 2 x 4096^2 + 2 x 4096 x 1024 + 3 x 4096 x 14336
+ *   + 2 x 4096 = 218,112,000 parameters, whose fp8 copies under current
+ *   scaling on Hopper take 1 + 1 bytes (the copy and its transpose,
+ *   fp8_recipe.c): 3 x 218,112,000 x 2 = 1,308,672,000 bytes fewer;
+ * - activations: the stage keeps min(8, 4 - 0) = 4 micro-batches of
+ *   each layer (Narayanan et al. SC21, Sec. 2.2), and a bf16 layer keeps
+ *   its linear inputs in 2 bytes where current scaling keeps 1: (2 - 1) x
+ *   8192 x (2 x 4096 + 4096 + 14336) = 218,103,808 bytes more a layer
+ *   and micro-batch, 3 x 4 x that = 2,617,245,696;
+ * - stage 1 holds none of them: unchanged. */
+START_TEST(test_bf16_layer_memory)
+{
+	struct cluster c;
+	struct model m;
+	struct framework fw;
+	struct plan p, b;
+	struct memory_use u0, u1;
+	double expert, params;
+
+	llama8b_fp8(&c, &m, &fw, &p, 4);
+	b = p;
+	b.bf16_first_layers = 3;
+	b.bf16_last_layers = 2;
+	ck_assert_rel(memory_stage_bf16_params(&m, &b, 0, &expert), 3.0 * 218112000.0, 1e-12);
+	ck_assert_double_eq(expert, 0.0);
+	params = estimate_stage_params(&m, &p, 0, &expert);
+	memory_stage(&m, &p, &c, &fw, 0, params, expert, &u0);
+	memory_stage(&m, &b, &c, &fw, 0, params, expert, &u1);
+	ck_assert_rel(u0.weights - u1.weights, 1308672000.0, 1e-9);
+	ck_assert_rel(u1.activations - u0.activations, 2617245696.0, 1e-9);
+	ck_assert_rel(u1.gradients, u0.gradients, 1e-15);
+	ck_assert_rel(u1.optimizer, u0.optimizer, 1e-15);
+	params = estimate_stage_params(&m, &p, 1, &expert);
+	memory_stage(&m, &p, &c, &fw, 1, params, expert, &u0);
+	memory_stage(&m, &b, &c, &fw, 1, params, expert, &u1);
+	ck_assert_rel(u1.total, u0.total, 1e-15);
+	cluster_release(&c);
+}
+END_TEST
+
+/* Time on one pipeline stage (pp 1, 8 micro-batches): the first 3 and
+ * last 2 layers cost a bf16 layer's forward and backward in place of an
+ * fp8 one's, so the compute line grows by 8 x 5 x (bf16 layer - fp8
+ * layer), each layer's time from compute_layer_time on its plan (at
+ * the slowest of the 16 GPUs' pace), and the fp8 layer is the faster. */
+START_TEST(test_bf16_layer_time)
+{
+	struct cluster c;
+	struct model m;
+	struct framework fw;
+	struct plan p, b, p16;
+	struct compute_layer l8, l16;
+	struct estimate e0, e1;
+	struct estimate_options opt = { COLL_ALGO_RING, NULL, NULL };
+	struct plan_error err;
+	double pace, want;
+
+	llama8b_fp8(&c, &m, &fw, &p, 1);
+	b = p;
+	b.bf16_first_layers = 3;
+	b.bf16_last_layers = 2;
+	p16 = plan_bf16_layers_plan(&b);
+	ck_assert_int_eq(p16.precision, PLAN_PRECISION_BF16);
+	ck_assert_int_eq(p16.bf16_first_layers + p16.bf16_last_layers, 0);
+	compute_layer_time(&m, &p, &c, &fw, false, &l8);
+	compute_layer_time(&m, &p16, &c, &fw, false, &l16);
+	ck_assert(l16.fwd_s + l16.bwd_s > l8.fwd_s + l8.bwd_s);
+	opt.framework = &fw;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e0, &err), "%s", err.message);
+	ck_assert_msg(estimate_plan(&m, &c, &b, &opt, &e1, &err), "%s", err.message);
+	pace = gpu_pace_factor(&c.gpu, 2);
+	want = 8.0 * 5.0 * pace * ((l16.fwd_s + l16.bwd_s) - (l8.fwd_s + l8.bwd_s));
+	ck_assert_rel(e1.breakdown.compute - e0.breakdown.compute, want, 1e-9);
+	ck_assert(e1.iteration_time_s > e0.iteration_time_s);
+	cluster_release(&c);
+}
+END_TEST
+
+/* Megatron-Core's own refusals, and plan-cli's: delayed scaling
+ * ("Delayed scaling does not support first / last layer in BF16"), a
+ * bf16 plan, and no layer left in fp8. */
+START_TEST(test_bf16_layer_refused)
+{
+	struct cluster c;
+	struct model m;
+	struct framework fw;
+	struct plan p;
+	struct estimate e;
+	struct estimate_options opt = { COLL_ALGO_RING, NULL, NULL };
+	struct plan_error err;
+
+	llama8b_fp8(&c, &m, &fw, &p, 1);
+	opt.framework = &fw;
+	p.bf16_first_layers = 1;
+	p.fp8_recipe = PLAN_FP8_DELAYED;
+	ck_assert(!estimate_plan(&m, &c, &p, &opt, &e, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "delayed scaling"));
+	p.fp8_recipe = PLAN_FP8_CURRENT;
+	p.precision = PLAN_PRECISION_BF16;
+	ck_assert(!estimate_plan(&m, &c, &p, &opt, &e, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "apply to --precision fp8 or fp4"));
+	p.precision = PLAN_PRECISION_FP8;
+	p.bf16_first_layers = 16;
+	p.bf16_last_layers = 16;
+	ck_assert(!estimate_plan(&m, &c, &p, &opt, &e, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "leave none of the model's 32 layers"));
+	p.bf16_last_layers = 15;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e, &err), "%s", err.message);
+	cluster_release(&c);
+}
+END_TEST
+
+static Suite *
+bf16_layers_suite(void)
+{
+	Suite *s = suite_create("bf16-layers");
+	TCase *tc = tcase_create("bf16-layers");
+
+	tcase_add_test(tc, test_bf16_layer_count);
+	tcase_add_test(tc, test_bf16_layer_memory);
+	tcase_add_test(tc, test_bf16_layer_time);
+	tcase_add_test(tc, test_bf16_layer_refused);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+TEST_MAIN(bf16_layers_suite)
