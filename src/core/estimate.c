@@ -764,7 +764,7 @@ stage_z3_s(const struct core *x, int stage, const struct stage_work *w, const st
 {
 	double layers = plan_stage_layers(x->p, x->m, stage), fwd, bwd, slow;
 
-	if (x->p->zero < 3)
+	if (x->p->zero < 3 || layers <= 0.0) /* ZeRO-3 is pp 1: never a stage of no layer */
 		return 0.0;
 	fwd = (w->compute - w->bwd + 0.5 * w->tp + w->cp - w->cp_bwd) / layers;
 	bwd = (w->bwd + 0.5 * w->tp + w->cp_bwd) / layers;
@@ -811,9 +811,10 @@ stage_tail_dp(const struct core *x, int stage, double params, double expert, dou
 	const struct plan *p = x->p;
 	const struct layer_costs *lc = &x->lc;
 	double ends = memory_stage_ends_params(m, p, stage) / p->tp;
+	/* A stage of no layer (--stage-layers 0,...) reduces its ends alone. */
+	double per_layer = layers > 0 ? (params - expert) / layers : 0.0;
 
-	dp_comm_time(m, p, lc->c, lc->lay, x->fw, params, expert, (params - expert) / layers, layers, ends, x->algo,
-		     &t->dc);
+	dp_comm_time(m, p, lc->c, lc->lay, x->fw, params, expert, per_layer, layers, ends, x->algo, &t->dc);
 	if (lc->cmp && p->compress.dp && p->dp > 1) {
 		compression_dp(lc->cmp, m, p, lc->c, lc->lay, params, layers, p->compress.dp_scheme,
 			       p->compress.dp_on_cpu, &t->cdp);
