@@ -212,6 +212,11 @@ struct estimate {
 	/** Peak memory of each stage: every stage up to ESTIMATE_MAX_STAGES
 	 *  stages, else the first and the last (at the last index). */
 	double stage_memory[ESTIMATE_MAX_STAGES];
+	/** Each of the first ESTIMATE_MAX_STAGES stages' slot: one
+	 *  micro-batch's time there, all its costs counted (the pacing
+	 *  stage's is details.slot_s); a stage of no layer (--stage-layers
+	 *  0,...) has its embedding or loss and its exchanges alone. */
+	double stage_slot_s[ESTIMATE_MAX_STAGES];
 	struct estimate_batching batching;       /**< predict --seq-lengths only */
 };
 

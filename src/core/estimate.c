@@ -1359,8 +1359,10 @@ core_pace(struct core *x, struct estimate *out)
 		stage_pace(x, s, w, &sp);
 		/* Beyond ESTIMATE_MAX_STAGES (even layouts) the fill and drain
 		 * are left out, as they always were. */
-		if (s < ESTIMATE_MAX_STAGES)
+		if (s < ESTIMATE_MAX_STAGES) {
 			shares += sp.share;
+			out->stage_slot_s[s] = sp.slot;
+		}
 		value = x->mb * sp.slot - (s < ESTIMATE_MAX_STAGES ? sp.share : 0.0);
 		/* Among stages that make the same iteration (all of them when
 		 * m v = 1 under 1F1B; equal up to rounding), the longest slot:
@@ -1652,8 +1654,9 @@ estimate_finite(const struct plan *p, const struct estimate *e, struct plan_erro
 	/* Only the plan's stages are written (the rest stay zero from
 	 * estimate_core's memset); this check runs on every prediction. */
 	for (int s = 0; s < p->pp && s < ESTIMATE_MAX_STAGES; s++)
-		if (!isfinite(e->stage_memory[s]))
-			return plan_error_nonfinite(p, "stage_memory", err);
+		if (!isfinite(e->stage_memory[s]) || !isfinite(e->stage_slot_s[s]))
+			return plan_error_nonfinite(p, isfinite(e->stage_memory[s]) ? "stage_slot_s" : "stage_memory",
+						    err);
 	return estimate_plausible(p, e, err);
 }
 
