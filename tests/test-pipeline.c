@@ -259,6 +259,12 @@ START_TEST(test_empty_stage)
 	ck_assert_msg(plan_validate_layout(&p, &m, &err), "%s", err.message);
 	ck_assert_int_eq(plan_stage_layers(&p, &m, 0), 0);
 	ck_assert_int_eq(plan_stage_first_layer(&p, &m, 1), 1);
+	/* --recompute-layers 0,2,2,0: 0 of stage 0's 0 layers is not "all in full". */
+	p.custom_recompute_layers = true;
+	p.stage_recompute_layers_count = 4;
+	p.stage_recompute_layers[1] = p.stage_recompute_layers[2] = 2;
+	ck_assert_int_eq(plan_stage_mode(&p, &m, 0), PLAN_RECOMPUTE_NONE);
+	p.custom_recompute_layers = false;
 	ck_assert_rel(estimate_stage_params(&m, &p, 0, NULL), 34603008.0, 1e-15);
 	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e, &err), "%s", err.message);
 	ck_assert_rel(e.stage_slot_s[0], 1.01663296e-4, 1e-12);

@@ -213,6 +213,10 @@ plan_stage_mode(const struct plan *p, const struct model *m, int s)
 
 	if (!p->custom_recompute_layers && !(plan_recompute_block(p) && r == PLAN_RECOMPUTE_FULL)) /* plan-cli recomp */
 		return r;
+	/* A stage of no layer (--stage-layers 0,...) recomputes nothing in
+	 * any mode: the plan's, so that 0 of 0 layers is not "all in full". */
+	if (plan_stage_layers(p, m, s) == 0)
+		return r;
 	if (plan_stage_recompute_layers(p, m, s) == plan_stage_layers(p, m, s))
 		return PLAN_RECOMPUTE_FULL;
 	/* --recompute full --recompute-layers N: only the first N in full. */
