@@ -239,7 +239,7 @@ START_TEST(test_empty_stage)
 {
 	struct model m;
 	struct cluster c;
-	struct plan p;
+	struct plan p, q;
 	struct estimate e, f;
 	struct plan_error err;
 	const short layout[4] = { 0, 11, 11, 10 };
@@ -272,6 +272,10 @@ START_TEST(test_empty_stage)
 	 * stage, and the same layout with the loss alone on stage 3. */
 	ck_assert_int_ne(e.details.bottleneck_stage, 0);
 	ck_assert_rel(e.stage_memory[0], 1631584256.0, 1e-12);
+	/* Were the embedding's stage over the GPU's memory, no count of
+	 * recomputed layers could help it (it has none to recompute). */
+	e.stage_memory[0] = 2.0 * e.memory_capacity_bytes;
+	ck_assert(!estimate_fewest_recompute_layers(&m, &p, NULL, &e, &q));
 	p.stage_layers[0] = 10, p.stage_layers[3] = 0;
 	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &f, &err), "%s", err.message);
 	ck_assert(f.stage_slot_s[3] < f.stage_slot_s[2]);

@@ -251,7 +251,8 @@ bool estimate_plan(const struct model *m, const struct cluster *c,
  * each stage of mode none or selective recomputing in full that make
  * the stage fit (0 where it fits already; all of a full stage's).
  * Returns false, @out unchanged in meaning, when every stage fits as it
- * is, when some stage fits only with every layer recomputed, or for a
+ * is, when some stage fits only with every layer recomputed (or, over
+ * the memory, has no layer: --stage-layers 0,...), or for a
  * plan --recompute-layers cannot apply to (vpp > 1, ZeRO-3).
  */
 bool estimate_fewest_recompute_layers(const struct model *m, const struct plan *p, const struct framework *fw,

@@ -1807,8 +1807,8 @@ estimate_fewest_recompute_layers(const struct model *m, const struct plan *p, co
 		out->stage_recompute_layers[s] = (short)(r == PLAN_RECOMPUTE_FULL ? layers : 0);
 		if (over <= 0)
 			continue;
-		if (r == PLAN_RECOMPUTE_FULL)
-			return false; /* it cannot recompute more */
+		if (r == PLAN_RECOMPUTE_FULL || layers == 0)
+			return false; /* it cannot recompute more (a stage of no layer: any) */
 		ps.recompute = r;
 		ps = plan_cp_local(&ps);
 		for (k = 1; k < layers && over + memory_partial_recompute_bytes(m, &ps, fw, s, k) > 0; k++)
