@@ -213,6 +213,86 @@ START_TEST(test_virtual_stage_list)
 END_TEST
 
 /*
+ * A stage of no transformer layer (Megatron-Core's
+ * --pipeline-model-parallel-layout "E|t*11|t*11|t*10L"): the toy GPT with
+ * 32 layers (h 1024, V 32768, s 1024, learned positions, tied
+ * embeddings) on the toy cluster, tp 1, pp 4, dp 2 (stage s on GPUs 2s
+ * and 2s + 1: stages 0 and 1 share node 0), b 1, B 16 (m 8), the
+ * built-in framework (no main_grad, no host model, no fixed costs).
+ * Stage 0's slot is the embedding and its one exchange, nothing else:
+ * - forward: read the rows, write the activations, 2 x 2 x 1024 x 1024
+ *   B at 1e12 B/s = 4.194304e-6 s;
+ * - backward: twice that, 8.388608e-6, and the gradient's zero fill of
+ *   the V x h table, 2 x 32768 x 1024 B = 6.7108864e-5 s: 7.5497472e-5;
+ * - the exchange with stage 1 (within the node): 2 b s h = 2,097,152 B
+ *   at 1e11 B/s plus 1 us, 2.197152e-5 s (no wrap at vpp 1);
+ * 1.01663296e-4 s in all. Its parameters are the embedding's, V h + s h
+ * = 33,554,432 + 1,048,576 = 34,603,008, 16 bytes each (2 weight, 2
+ * gradient, 12 Adam), 553,648,128 B; its activations the embedding's
+ * dropout mask alone, s b h = 1,048,576 B for each of min(p, m) = 4
+ * micro-batches in flight; with the GPU's 1 GiB reserved 1,631,584,256 B
+ * (no NaN from a stage's stored micro-batches over its 0 layers). With
+ * the loss alone on stage 3 (10,11,11,0) its slot is the output layer's.
+ * Layouts with no layer at all, or not the model's 32, are refused.
+ */
+START_TEST(test_empty_stage)
+{
+	struct model m;
+	struct cluster c;
+	struct plan p, q;
+	struct estimate e, f;
+	struct plan_error err;
+	const short layout[4] = { 0, 11, 11, 10 };
+
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	test_load_model(&m, "name: toy32\nlayers: 32\nhidden: 1024\nheads: 8\nvocab: 32768\nseq_len: 1024\n");
+	plan_init(&p);
+	p.tp = 1;
+	p.pp = 4;
+	p.dp = 2;
+	p.micro_batch = 1;
+	p.global_batch = 16;
+	p.seq_len = 1024;
+	p.custom_layers = true;
+	p.stage_layers_count = 4;
+	memcpy(p.stage_layers, layout, sizeof(layout));
+	ck_assert_msg(plan_validate_layout(&p, &m, &err), "%s", err.message);
+	ck_assert_int_eq(plan_stage_layers(&p, &m, 0), 0);
+	ck_assert_int_eq(plan_stage_first_layer(&p, &m, 1), 1);
+	/* --recompute-layers 0,2,2,0: 0 of stage 0's 0 layers is not "all in full". */
+	p.custom_recompute_layers = true;
+	p.stage_recompute_layers_count = 4;
+	p.stage_recompute_layers[1] = p.stage_recompute_layers[2] = 2;
+	ck_assert_int_eq(plan_stage_mode(&p, &m, 0), PLAN_RECOMPUTE_NONE);
+	p.custom_recompute_layers = false;
+	ck_assert_rel(estimate_stage_params(&m, &p, 0, NULL), 34603008.0, 1e-15);
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e, &err), "%s", err.message);
+	ck_assert_rel(e.stage_slot_s[0], 1.01663296e-4, 1e-12);
+	/* Every figure finite (estimate_finite), the pace set by another
+	 * stage, and the same layout with the loss alone on stage 3. */
+	ck_assert_int_ne(e.details.bottleneck_stage, 0);
+	ck_assert_rel(e.stage_memory[0], 1631584256.0, 1e-12);
+	/* Were the embedding's stage over the GPU's memory, no count of
+	 * recomputed layers could help it (it has none to recompute). */
+	e.stage_memory[0] = 2.0 * e.memory_capacity_bytes;
+	ck_assert(!estimate_fewest_recompute_layers(&m, &p, NULL, &e, &q));
+	p.stage_layers[0] = 10, p.stage_layers[3] = 0;
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &f, &err), "%s", err.message);
+	ck_assert(f.stage_slot_s[3] < f.stage_slot_s[2]);
+	ck_assert(isfinite(f.stage_memory[3]) && f.stage_memory[3] > 0.0);
+	/* All empty; a 0 with the rest short of the 32 layers. */
+	memset(p.stage_layers, 0, sizeof(layout));
+	ck_assert(!plan_validate_layout(&p, &m, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "stage_layers leaves every stage empty"));
+	memcpy(p.stage_layers, layout, sizeof(layout));
+	p.stage_layers[3] = 9;
+	ck_assert(!plan_validate_layout(&p, &m, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "hold 31 layers but the model has 32"));
+	cluster_release(&c);
+}
+END_TEST
+
+/*
  * One other stage's bubble with F + B = 3, B = 2 (full backward), W = 0.8:
  * - 1F1B (p - 1)(F + B): 3 a stage; interleaved v = 2: 1.5.
  * - ZB-H1 F + B - 2W = 3 - 1.6 = 1.4. With F = B_in = W = 1 (Qi et al.'s
@@ -658,6 +738,7 @@ pipeline_suite(void)
 	tcase_add_test(tc, test_first_last_split);
 	tcase_add_test(tc, test_torchtitan_split);
 	tcase_add_test(tc, test_virtual_stage_list);
+	tcase_add_test(tc, test_empty_stage);
 	tcase_add_test(tc, test_framework_split);
 	tcase_add_test(tc, test_schedule_bubble);
 	tcase_add_test(tc, test_schedule_activations);

@@ -212,6 +212,11 @@ struct estimate {
 	/** Peak memory of each stage: every stage up to ESTIMATE_MAX_STAGES
 	 *  stages, else the first and the last (at the last index). */
 	double stage_memory[ESTIMATE_MAX_STAGES];
+	/** Each of the first ESTIMATE_MAX_STAGES stages' slot: one
+	 *  micro-batch's time there, all its costs counted (the pacing
+	 *  stage's is details.slot_s); a stage of no layer (--stage-layers
+	 *  0,...) has its embedding or loss and its exchanges alone. */
+	double stage_slot_s[ESTIMATE_MAX_STAGES];
 	struct estimate_batching batching;       /**< predict --seq-lengths only */
 };
 
@@ -246,7 +251,8 @@ bool estimate_plan(const struct model *m, const struct cluster *c,
  * each stage of mode none or selective recomputing in full that make
  * the stage fit (0 where it fits already; all of a full stage's).
  * Returns false, @out unchanged in meaning, when every stage fits as it
- * is, when some stage fits only with every layer recomputed, or for a
+ * is, when some stage fits only with every layer recomputed (or, over
+ * the memory, has no layer: --stage-layers 0,...), or for a
  * plan --recompute-layers cannot apply to (vpp > 1, ZeRO-3).
  */
 bool estimate_fewest_recompute_layers(const struct model *m, const struct plan *p, const struct framework *fw,

@@ -58,6 +58,12 @@ void pipeline_stages_p2p_time(const struct model *m, const struct plan *p, const
  */
 double pipeline_stored_layer_microbatches(const struct model *m, const struct plan *p, int stage);
 
+/** Micro-batches in flight that each layer of @stage holds at the peak:
+ *  pipeline_stored_layer_microbatches over the stage's layers, and what a
+ *  layer there would hold on a stage of none (--stage-layers 0,...);
+ *  under DualPipe per layer of the rank's two stages (p on a rank of none). */
+double pipeline_layer_microbatches(const struct model *m, const struct plan *p, int stage);
+
 /** Bytes one layer's deferred weight-gradient pass keeps for a
  *  micro-batch: its linear layers' inputs and output gradients (Qi et
  *  al.'s M_W; 32 s b h for GPT-3's shapes at tp 1). */
@@ -70,7 +76,7 @@ double pipeline_deferred_w_bytes(const struct model *m, const struct plan *p, in
 
 /** Micro-batches in flight of the chunk with the output layer (the MTP
  *  modules' activations) on @stage: 1 on DualPipe's end ranks, else the
- *  stage's pipeline_stored_layer_microbatches over its layers. */
+ *  stage's pipeline_layer_microbatches (a stage of no layer too). */
 double pipeline_head_microbatches(const struct model *m, const struct plan *p, int stage);
 
 /**

@@ -368,9 +368,12 @@ dp_comm_zero12(const struct model *m, const struct plan *p, const struct cluster
 	dp_sync(p, c, &dense_g, algo, fw, dense, dense_low, tensors, gathers, out);
 	/* Expert weights are replicated only across the expert-DP ranks that
 	 * hold the same experts (DeepSpeed-MoE, Megatron-Core). */
+	/* A stage of no layer (--stage-layers ...,0) holds experts only in
+	 * its MTP modules: their tensors are not counted, as on every stage. */
 	if (params_expert > 0)
 		dp_sync(p, c, &expert_g, algo, fw, params_expert, params_expert,
-			layers * z3_expert_tensors(m, fw, params_expert / layers).reduced, gathers, out);
+			layers > 0 ? layers * z3_expert_tensors(m, fw, params_expert / layers).reduced : 0.0,
+			gathers, out);
 }
 
 /* ZeRO-3 (and MiCS): the layers' gathers and reduce-scatters, the

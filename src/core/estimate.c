@@ -817,7 +817,7 @@ stage_z3_s(const struct core *x, int stage, const struct stage_work *w, const st
 {
 	double layers = plan_stage_layers(x->p, x->m, stage), fwd, bwd, slow;
 
-	if (x->p->zero < 3)
+	if (x->p->zero < 3 || layers <= 0.0) /* ZeRO-3 is pp 1: never a stage of no layer */
 		return 0.0;
 	fwd = (w->compute - w->bwd + 0.5 * w->tp + w->cp - w->cp_bwd) / layers;
 	bwd = (w->bwd + 0.5 * w->tp + w->cp_bwd) / layers;
@@ -864,12 +864,13 @@ stage_tail_dp(const struct core *x, int stage, double params, double expert, dou
 	const struct plan *p = x->p;
 	const struct layer_costs *lc = &x->lc;
 	double expert16, ends = memory_stage_ends_params(m, p, stage) / p->tp;
+	/* A stage of no layer (--stage-layers 0,...) reduces its ends alone. */
+	double per_layer = layers > 0 ? (params - expert) / layers : 0.0;
 
 	/* plan-cli bf16ends: layers in bf16 have no fp8 copy to gather (their
 	 * routed experts are still counted in 1 byte: an approximation). */
 	ends += memory_stage_bf16_params(m, p, stage, &expert16);
-	dp_comm_time(m, p, lc->c, lc->lay, x->fw, params, expert, (params - expert) / layers, layers, ends, x->algo,
-		     &t->dc);
+	dp_comm_time(m, p, lc->c, lc->lay, x->fw, params, expert, per_layer, layers, ends, x->algo, &t->dc);
 	if (lc->cmp && p->compress.dp && p->dp > 1) {
 		compression_dp(lc->cmp, m, p, lc->c, lc->lay, params, layers, p->compress.dp_scheme,
 			       p->compress.dp_on_cpu, &t->cdp);
@@ -1427,8 +1428,10 @@ core_pace(struct core *x, struct estimate *out)
 		stage_pace(x, s, w, &sp);
 		/* Beyond ESTIMATE_MAX_STAGES (even layouts) the fill and drain
 		 * are left out, as they always were. */
-		if (s < ESTIMATE_MAX_STAGES)
+		if (s < ESTIMATE_MAX_STAGES) {
 			shares += sp.share;
+			out->stage_slot_s[s] = sp.slot;
+		}
 		value = x->mb * sp.slot - (s < ESTIMATE_MAX_STAGES ? sp.share : 0.0);
 		/* Among stages that make the same iteration (all of them when
 		 * m v = 1 under 1F1B; equal up to rounding), the longest slot:
@@ -1726,8 +1729,9 @@ estimate_finite(const struct plan *p, const struct estimate *e, struct plan_erro
 	/* Only the plan's stages are written (the rest stay zero from
 	 * estimate_core's memset); this check runs on every prediction. */
 	for (int s = 0; s < p->pp && s < ESTIMATE_MAX_STAGES; s++)
-		if (!isfinite(e->stage_memory[s]))
-			return plan_error_nonfinite(p, "stage_memory", err);
+		if (!isfinite(e->stage_memory[s]) || !isfinite(e->stage_slot_s[s]))
+			return plan_error_nonfinite(p, isfinite(e->stage_memory[s]) ? "stage_slot_s" : "stage_memory",
+						    err);
 	return estimate_plausible(p, e, err);
 }
 
@@ -1878,8 +1882,8 @@ estimate_fewest_recompute_layers(const struct model *m, const struct plan *p, co
 		out->stage_recompute_layers[s] = (short)(r == PLAN_RECOMPUTE_FULL ? layers : 0);
 		if (over <= 0)
 			continue;
-		if (r == PLAN_RECOMPUTE_FULL)
-			return false; /* it cannot recompute more */
+		if (r == PLAN_RECOMPUTE_FULL || layers == 0)
+			return false; /* it cannot recompute more (a stage of no layer: any) */
 		ps.recompute = r;
 		ps = plan_cp_local(&ps);
 		for (k = 1; k < layers && over + memory_partial_recompute_bytes(m, &ps, fw, s, k) > 0; k++)

@@ -435,11 +435,11 @@ memory_partial_recompute_bytes(const struct model *m, const struct plan *p, cons
 			       int stage, int n)
 {
 	struct plan full = *p;
-	double layers = plan_stage_layers(p, m, stage);
-	double in_flight = pipeline_stored_layer_microbatches(m, p, stage) / layers;
+	double in_flight;
 
 	if (n <= 0)
 		return 0.0;
+	in_flight = pipeline_layer_microbatches(m, p, stage);
 	full.recompute = PLAN_RECOMPUTE_FULL;
 	/* Slapo's cost form (docs: formulas.md, Chen et al. ASPLOS 2024):
 	 * each of the n layers of every micro-batch in flight keeps its
@@ -744,9 +744,10 @@ memory_stage_activations(const struct model *m, const struct plan *p, const stru
 		 * ceil(L / N) inputs per micro-batch, and a group's N layers
 		 * are re-materialised together in its backward. */
 		int n = plan_uniform_group(p), most = 0;
+		double layers = plan_stage_layers(p, m, stage);
 
-		if (n > 1) {
-			double groups = 0.0, layers = plan_stage_layers(p, m, stage);
+		if (n > 1 && layers > 0) {
+			double groups = 0.0;
 
 			for (int j = 0; j < p->vpp; j++) {
 				int l = pipeline_chunk_layers(p, m, pipeline_stage_chunk(p, stage, j));
@@ -756,7 +757,10 @@ memory_stage_activations(const struct model *m, const struct plan *p, const stru
 			}
 			act *= groups / layers;
 		}
-		act += (n < most ? n : most > 0 ? most : 1) * layer_activations_full(m, p, fw, true);
+		/* A stage of no layer (the embedding or the loss alone:
+		 * --stage-layers 0,...) re-materialises none. */
+		if (layers > 0)
+			act += (n < most ? n : most > 0 ? most : 1) * layer_activations_full(m, p, fw, true);
 	}
 	/* --recompute-layers: the stage's first layers recompute in full. */
 	if (p->custom_recompute_layers)
@@ -767,7 +771,7 @@ memory_stage_activations(const struct model *m, const struct plan *p, const stru
 	 * time"): the offloaded layers' activations of the micro-batches in
 	 * flight live in host memory (pp 1: one micro-batch, plan_validate). */
 	if (p->activation_offload_layers > 0)
-		act -= p->activation_offload_layers * stored / plan_stage_layers(p, m, stage) * k->layer_activations;
+		act -= p->activation_offload_layers * pipeline_layer_microbatches(m, p, stage) * k->layer_activations;
 	/* Korthikanti et al. Sec. 4.3: embedding dropout on the first stage
 	 * (s*b*h*p/t over the in-flight micro-batches), and the logits, loss
 	 * and their fp32 copies on the last, about 4*s*b*h/t*(1 + V/h). */

@@ -403,10 +403,11 @@ pipeline_stages_p2p_time(const struct model *m, const struct plan *p, const stru
 		time[s] = stage_p2p_time(m, p, c, lay, s, &memo, &bytes[s]);
 }
 
-double
-pipeline_stored_layer_microbatches(const struct model *m, const struct plan *p, int stage)
+/* pipeline_stored_layer_microbatches for @layers_per_stage layers of
+ * @stage (1: what one layer holds, defined on a stage of none too). */
+static double
+stored_layer_microbatches(const struct model *m, const struct plan *p, int stage, double layers_per_stage)
 {
-	double layers_per_stage = plan_stage_layers(p, m, stage);
 	int mb = plan_microbatches(p);
 
 	/* plan-cli pipeline: begin */
@@ -452,6 +453,24 @@ pipeline_stored_layer_microbatches(const struct model *m, const struct plan *p, 
 		return chunks * layers_per_stage / p->vpp;
 	}
 	return layers_per_stage * (mb < p->pp - stage ? mb : p->pp - stage);
+}
+
+double
+pipeline_stored_layer_microbatches(const struct model *m, const struct plan *p, int stage)
+{
+	return stored_layer_microbatches(m, p, stage, plan_stage_layers(p, m, stage));
+}
+
+double
+pipeline_layer_microbatches(const struct model *m, const struct plan *p, int stage)
+{
+	int held = pipeline_rank_held_layers(p, m, stage);
+
+	/* DualPipe's rank mixes two stages' micro-batches in its count: per
+	 * layer it holds, or 1F1B's first-stage p on a rank of none. */
+	if (dual_mirror(p, stage) >= 0)
+		return held > 0 ? pipeline_stored_layer_microbatches(m, p, stage) / held : (double)p->pp;
+	return stored_layer_microbatches(m, p, stage, 1.0);
 }
 
 /* Elements per token a linear layer's deferred W keeps: its saved input
@@ -543,7 +562,9 @@ pipeline_head_microbatches(const struct model *m, const struct plan *p, int stag
 	 * rank's p + 1. */
 	if (dual_mirror(p, stage) >= 0)
 		return 1.0;
-	return pipeline_stored_layer_microbatches(m, p, stage) / plan_stage_layers(p, m, stage);
+	/* Per layer, not the stored count over the stage's layers: a stage
+	 * of the loss alone (--stage-layers ...,0) has none (0/0). */
+	return pipeline_layer_microbatches(m, p, stage);
 }
 
 int

@@ -213,6 +213,10 @@ plan_stage_mode(const struct plan *p, const struct model *m, int s)
 
 	if (!p->custom_recompute_layers && !(plan_recompute_block(p) && r == PLAN_RECOMPUTE_FULL)) /* plan-cli recomp */
 		return r;
+	/* A stage of no layer (--stage-layers 0,...) recomputes nothing in
+	 * any mode: the plan's, so that 0 of 0 layers is not "all in full". */
+	if (plan_stage_layers(p, m, s) == 0)
+		return r;
 	if (plan_stage_recompute_layers(p, m, s) == plan_stage_layers(p, m, s))
 		return PLAN_RECOMPUTE_FULL;
 	/* --recompute full --recompute-layers N: only the first N in full. */
@@ -438,7 +442,16 @@ validate_first_last(const struct plan *p, const struct model *m, struct plan_err
 }
 
 /* The layout: a list of pp x vpp virtual stages summing to the layers, or
- * a split rule whose divisibility holds, every rank with a layer. */
+ * a split rule whose divisibility holds (every rank with a layer). A listed
+ * (virtual) stage may hold none: Megatron-Core's
+ * --pipeline-model-parallel-layout asks only that the stages' decoder
+ * layers add up to num_layers, the embedding come first and the loss last
+ * (PipelineParallelLayerLayout.validate_layer_layout,
+ * megatron/core/transformer/pipeline_parallel_layer_layout.py, core_r0.14
+ * to main of 2025-26; pretty_repr prints such a stage as "(empty
+ * stage)"), so "E|t*11|t*11|t*10L" puts the embedding alone on rank 0.
+ * Here the embedding is always on virtual stage 0 and the loss on the
+ * last, whatever their layers. */
 bool
 plan_validate_layout(const struct plan *p, const struct model *m, struct plan_error *err)
 {
@@ -450,13 +463,16 @@ plan_validate_layout(const struct plan *p, const struct model *m, struct plan_er
 		int sum = 0;
 
 		for (int i = 0; i < chunks; i++) {
-			if (p->stage_layers[i] < 1)
-				return FAIL("stage %d has %d layers: every stage needs at least one", i,
+			if (p->stage_layers[i] < 0)
+				return FAIL("stage_layers: stage %d has %d layers, not 0 to 30000", i,
 					    p->stage_layers[i]);
 			sum += p->stage_layers[i];
 		}
+		if (sum == 0)
+			return FAIL("stage_layers leaves every stage empty: the stages hold the model's %d layers, "
+				    "0 only on some (the embedding or the loss alone)", m->layers);
 		if (sum != m->layers)
-			return FAIL("the stages hold %d layers but the model has %d", sum, m->layers);
+			return FAIL("stage_layers: the stages hold %d layers but the model has %d", sum, m->layers);
 		return true;
 	}
 	if (p->pp_first_layers > 0 || p->pp_last_layers > 0)

@@ -71,10 +71,13 @@ const struct plan_attr plan_attrs[PLAN_ATTR_COUNT + 1] = {
 		.help = "flat|bilevel all-to-all (default flat; bilevel: SMILE)" },
 	[PLAN_ATTR_MOE_OVERLAP] = { "moe_overlap", "O", PLAN_ATTR_CHOICE, IN_PLAN(moe_overlap),
 		.choices = plan_moe_overlap_names, .help = "none|lancet: overlap the all-to-all (default none)" },
-	[PLAN_ATTR_STAGE_LAYERS] = { "stage_layers", "LIST", LIST, .min = 1, .max = 30000,
+	/* 0: a stage of the embedding or the loss alone, as Megatron-Core's
+	 * --pipeline-model-parallel-layout allows (plan_validate_layout). */
+	[PLAN_ATTR_STAGE_LAYERS] = { "stage_layers", "LIST", LIST, .min = 0, .max = 30000,
 		.flags = PLAN_ATTR_NO_CONSTRAINT,
-		.help = "layers per pipeline stage, e.g. 7,8,8,7, or per virtual\n"
-			"stage (pp x vpp entries, in model order) when vpp > 1\n"
+		.help = "layers per pipeline stage, e.g. 7,8,8,7 or 0,11,11,10 (0:\n"
+			"the embedding or the loss alone), or per virtual stage\n"
+			"(pp x vpp entries, in model order) when vpp > 1\n"
 			"(default: the --pp-split)" },
 	/* plan-cli pipeline: begin (uneven layouts and schedules) */
 	[PLAN_ATTR_PP_SPLIT] = { "pp_split", "RULE", PLAN_ATTR_CHOICE, IN_PLAN(pp_split),
