@@ -117,6 +117,7 @@ int cli_load_gpu(const char *arg, struct gpu *g);
 int cli_load_framework(const char *arg, struct framework *fw);
 
 struct run;
+struct run_cell;
 
 /**
  * Load the model, the framework and the compressor of @run, a row of the
@@ -132,4 +133,4 @@ int cli_load_run(const char *file, struct run *run, struct model *m, struct fram
  * ('id')", the line its record starts on (the project's file:line form),
  * the record number and the id. Into @buf of @size bytes; returns @buf.
  */
-const char *cli_run_where(const char *file, const struct run *run, char *buf, size_t size);
+const char *cli_run_where(const char *file, const struct run *run, const struct run_cell *at, char *buf, size_t size);

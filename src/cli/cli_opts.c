@@ -238,9 +238,12 @@ cli_load_cluster_links(const char *arg, const struct cli_links *links, struct cl
 }
 
 const char *
-cli_run_where(const char *file, const struct run *run, char *buf, size_t size)
+cli_run_where(const char *file, const struct run *run, const struct run_cell *at, char *buf, size_t size)
 {
-	snprintf(buf, size, "%s:%d: row %d ('%s')", file, run->line, run->row, run->id);
+	if (at && at->column > 0)
+		snprintf(buf, size, "%s:%d:%d: row %d ('%s')", file, at->line, at->column, run->row, run->id);
+	else
+		snprintf(buf, size, "%s:%d: row %d ('%s')", file, run->line, run->row, run->id);
 	return buf;
 }
 
@@ -251,10 +254,13 @@ cli_load_run(const char *file, struct run *run, struct model *m, struct framewor
 	int rc;
 
 	*cmp_out = NULL;
-	cli_run_where(file, run, cli_context, sizeof(cli_context));
+	/* Each profile's errors at its own cell (file:line:column). */
+	cli_run_where(file, run, &run->at_model, cli_context, sizeof(cli_context));
 	rc = cli_load_model(run->model, m);
+	cli_run_where(file, run, &run->at_framework, cli_context, sizeof(cli_context));
 	if (rc == CLI_EXIT_OK)
 		rc = cli_load_framework(run->framework[0] ? run->framework : CLI_DEFAULT_FRAMEWORK, fw);
+	cli_run_where(file, run, &run->at_compressor, cli_context, sizeof(cli_context));
 	if (rc == CLI_EXIT_OK && run->compressor[0] && (rc = cli_load_compressor(run->compressor, cmp)) == CLI_EXIT_OK)
 		*cmp_out = cmp;
 	cli_context[0] = '\0';

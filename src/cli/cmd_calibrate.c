@@ -104,7 +104,8 @@ load_fit_framework(struct calib_session *s)
 	for (int i = 0; i < s->set.n; i++)
 		if (strcmp(s->set.runs[i].framework, name) != 0) {
 			cli_error("%s uses framework '%s', not '%s': framework keys are fitted on runs of one "
-				  "framework", cli_run_where(s->req->runs, &s->set.runs[i], where, sizeof(where)),
+				  "framework", cli_run_where(s->req->runs, &s->set.runs[i], &s->set.runs[i].at_framework, where,
+					sizeof(where)),
 				  s->set.runs[i].framework, name);
 			return CLI_EXIT_USAGE;
 		}
@@ -157,7 +158,8 @@ load_runs(struct calib_session *s)
 			snprintf(r->cluster, sizeof(r->cluster), "%s", s->req->cluster);
 		if (strcmp(r->cluster, s->req->cluster) != 0 && strcmp(r->cluster, s->cluster.name) != 0) {
 			cli_error("%s was measured on cluster '%s', not on --cluster '%s'",
-				  cli_run_where(s->req->runs, r, where, sizeof(where)), r->cluster, s->req->cluster);
+				  cli_run_where(s->req->runs, r, &r->at_cluster, where, sizeof(where)), r->cluster,
+				  s->req->cluster);
 			return CLI_EXIT_INPUT;
 		}
 		if (!r->framework[0])
@@ -165,7 +167,7 @@ load_runs(struct calib_session *s)
 				 s->req->framework ? s->req->framework : CLI_DEFAULT_FRAMEWORK);
 		rc = cli_load_run(s->req->runs, r, &s->models[i], &s->frameworks[i], &s->compressors[i], &s->cmp[i]);
 		if (rc == CLI_EXIT_OK && !runs_complete(r, &s->models[i], &s->cluster, &s->frameworks[i], &err)) {
-			cli_error("%s: %s", cli_run_where(s->req->runs, r, where, sizeof(where)), err.message);
+			cli_error("%s: %s", cli_run_where(s->req->runs, r, NULL, where, sizeof(where)), err.message);
 			return CLI_EXIT_INPUT;
 		}
 		s->fw[i] = &s->frameworks[i];

@@ -82,12 +82,13 @@ predict_run(const char *file, struct run *run, struct row_result *res)
 	int rc;
 
 	if (!run->cluster[0]) {
-		cli_error("%s names no cluster (column 'cluster')", cli_run_where(file, run, where, sizeof(where)));
+		cli_error("%s names no cluster (column 'cluster')",
+			  cli_run_where(file, run, &run->at_cluster, where, sizeof(where)));
 		return CLI_EXIT_INPUT;
 	}
 	rc = cli_load_run(file, run, &m, &fw, &cmp, &cmp_used);
 	if (rc == CLI_EXIT_OK) {
-		cli_run_where(file, run, cli_context, sizeof(cli_context));
+		cli_run_where(file, run, &run->at_cluster, cli_context, sizeof(cli_context));
 		rc = cli_load_cluster(run->cluster, &c);
 		cli_context[0] = '\0';
 	}
@@ -96,7 +97,7 @@ predict_run(const char *file, struct run *run, struct row_result *res)
 	plan_error_clear(&err);
 	res->run = run;
 	if (!runs_complete(run, &m, &c, &fw, &err) || !runs_predict(run, &m, &c, &fw, cmp_used, &res->p, &err)) {
-		cli_error("%s: %s", cli_run_where(file, run, where, sizeof(where)), err.message);
+		cli_error("%s: %s", cli_run_where(file, run, NULL, where, sizeof(where)), err.message);
 		rc = CLI_EXIT_INPUT;
 	}
 	cluster_release(&c);

@@ -457,6 +457,21 @@ get_measured(struct reader *r, struct run *run)
 	return true;
 }
 
+/* Where column @c's cell of the record starts; the record's line, column
+ * 0, where the file has no such column or the record stops short of it. */
+static struct run_cell
+cell_at(const struct reader *r, int c)
+{
+	int i = r->index[c];
+	struct run_cell at = { r->line, 0 };
+
+	if (i >= 0 && i < r->nfields) {
+		at.line = r->at[i].line;
+		at.column = r->at[i].column;
+	}
+	return at;
+}
+
 static bool
 record(struct reader *r)
 {
@@ -468,6 +483,10 @@ record(struct reader *r)
 	plan_init(&run->plan);
 	run->row = r->record;
 	run->line = r->line;
+	run->at_model = cell_at(r, COL_MODEL);
+	run->at_cluster = cell_at(r, COL_CLUSTER);
+	run->at_framework = cell_at(r, COL_FRAMEWORK);
+	run->at_compressor = cell_at(r, COL_COMPRESSOR);
 	if (!get_names(r, run) || !get_plan(r, run) || !get_measured(r, run))
 		return false;
 	/* MiCS's ZeRO-3, dp from the GPUs and the rest: runs_complete. */

@@ -18,6 +18,12 @@ enum run_convention {
 
 extern const char *const run_convention_names[];
 
+/** Where a cell of a run's record starts in its file (column 0: the
+ *  file has no such column; the record's line). */
+struct run_cell {
+	int line, column;
+};
+
 /** One measured run: what to predict and what was measured. */
 struct run {
 	char id[64];
@@ -37,6 +43,8 @@ struct run {
 	int gpus;                 /**< the gpus column; 0 when empty: the cluster's (runs_complete) */
 	int row;                  /**< 1-based record number (the header is row 1) */
 	int line;                 /**< the file line its record starts on (a quoted field may span lines) */
+	/** Where the profile cells start: errors loading a profile point at its cell. */
+	struct run_cell at_model, at_cluster, at_framework, at_compressor;
 };
 
 struct run_set {

@@ -687,7 +687,8 @@ expect_err_has "row 4 ('r3'): unknown model 'gpt-2b'"
 expect_err_has "2 of 3 rows could not be predicted (above): left out of the MAPE"
 finish "validate leaves out the rows it cannot predict, names them, predicts the others, exits 3"
 
-# A row's error names the line its record starts on: after a quoted cell
+# A row's error names the line its record starts on (and a profile's
+# error the column of its cell): after a quoted cell
 # over two lines, record 3 starts on line 4; the line break in the source
 # cell prints as a space in the table.
 printf 'id,model,cluster,tp,pp,dp,micro_batch,global_batch,recompute,measured_iteration_time_s,source\n%s\n%s\n%s\n' \
@@ -695,7 +696,7 @@ printf 'id,model,cluster,tp,pp,dp,micro_batch,global_batch,recompute,measured_it
 	'r2,gpt-2b,selene,1,1,32,16,512,full,1.5,x' >"$tmp/two-line.csv"
 cli validate "$tmp/two-line.csv"
 expect_rc 3
-expect_err_has "two-line.csv:4: row 3 ('r2'): unknown model 'gpt-2b'"
+expect_err_has "two-line.csv:4:4: row 3 ('r2'): unknown model 'gpt-2b'"
 expect_out_has "a note over two lines "
 finish "validate names a row by the line its record starts on; a line break in a source cell prints as a space"
 
