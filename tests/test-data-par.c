@@ -552,6 +552,38 @@ START_TEST(test_zero1_fp8_param_gather)
 }
 END_TEST
 
+/* dp_comm_time_ends: the routed experts of layers in bf16 (plan
+ * bf16_first_layers) are gathered in the framework's 2 bytes under
+ * fp8_params, the others in 1. A shard of experts alone (1e8 of 1e8):
+ * all of them in bf16 gathers as fp8_params off does; none as
+ * dp_comm_time does; half of them in between. */
+START_TEST(test_zero1_fp8_expert_ends)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct plan_layout lay;
+	struct dp_comm off, low, all, none, half;
+	struct framework fw;
+
+	toy_setup(&c, &m, &p, &lay, 1, 8, 1);
+	framework_init_default(&fw);
+	p.precision = PLAN_PRECISION_FP8;
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 1e8, 5e7, 2.0, 0.0, COLL_ALGO_RING, &off);
+	fw.fp8_params = true;
+	dp_comm_time(&m, &p, &c, &lay, &fw, 1e8, 1e8, 5e7, 2.0, 0.0, COLL_ALGO_RING, &low);
+	dp_comm_time_ends(&m, &p, &c, &lay, &fw, 1e8, 1e8, 5e7, 2.0, 0.0, 1e8, COLL_ALGO_RING, &all);
+	dp_comm_time_ends(&m, &p, &c, &lay, &fw, 1e8, 1e8, 5e7, 2.0, 0.0, 0.0, COLL_ALGO_RING, &none);
+	dp_comm_time_ends(&m, &p, &c, &lay, &fw, 1e8, 1e8, 5e7, 2.0, 0.0, 5e7, COLL_ALGO_RING, &half);
+	ck_assert(low.gather_s < off.gather_s);
+	ck_assert_double_eq_tol(all.gather_s, off.gather_s, 1e-15);
+	ck_assert_double_eq_tol(none.gather_s, low.gather_s, 1e-15);
+	ck_assert(half.gather_s > low.gather_s && half.gather_s < off.gather_s);
+	ck_assert_double_eq_tol(all.reduce_s, low.reduce_s, 1e-15);
+	cluster_release(&c);
+}
+END_TEST
+
 /* Buckets of a fraction f of the gradients (InternEvo's
  * reduce_bucket_size): R 1 s, backward 2 s, f 0.1: the reductions start
  * 0.2 s into the backward, a 1.8 s window; the last bucket's 0.1 s
@@ -1197,6 +1229,7 @@ data_par_suite(void)
 	tcase_add_test(tc, test_zero3_experts_per_tensor);
 	tcase_add_test(tc, test_zero1_internevo);
 	tcase_add_test(tc, test_zero1_fp8_param_gather);
+	tcase_add_test(tc, test_zero1_fp8_expert_ends);
 	tcase_add_test(tc, test_bucket_tail);
 	tcase_add_test(tc, test_zero3_reduce_bucket_tail);
 	tcase_add_test(tc, test_zero3_persist_gather);

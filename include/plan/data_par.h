@@ -46,6 +46,17 @@ void dp_comm_time(const struct model *m, const struct plan *p,
 		  double params_layer, double layers, double ends, enum coll_algo algo, struct dp_comm *out);
 
 /**
+ * dp_comm_time with routed-expert parameters gathered in 16 bits too:
+ * @ends_expert of @params_expert (the experts of layers that run in bf16
+ * in an fp8 or fp4 plan, plan bf16_first_layers / bf16_last_layers),
+ * beside @ends of the dense ones.
+ */
+void dp_comm_time_ends(const struct model *m, const struct plan *p, const struct cluster *c,
+		       const struct plan_layout *lay, const struct framework *fw, double params_gpu,
+		       double params_expert, double params_layer, double layers, double ends, double ends_expert,
+		       enum coll_algo algo, struct dp_comm *out);
+
+/**
  * Reduction in buckets of a fraction @f of the gradients: the time of the
  * last bucket's reduction (exposed after the backward), and in @window
  * the backward time, of @bwd_s, that can hide the others.

@@ -340,8 +340,8 @@ z3_tail_layers(const struct framework *fw, double params_layer, double layers)
  * after the step (dp_sync), dense and expert. */
 static void
 dp_comm_zero12(const struct model *m, const struct plan *p, const struct cluster *c, const struct plan_layout *lay,
-	       const struct framework *fw, double dense, double params_expert, double dense_low, double layers,
-	       enum coll_algo algo, struct dp_comm *out)
+	       const struct framework *fw, double dense, double params_expert, double dense_low, double expert_low,
+	       double layers, enum coll_algo algo, struct dp_comm *out)
 {
 	/* ZeRO-1/2 in groups (InternEvo's zero1 = G < dp) shard over
 	 * the MiCS layout's partition group, replicated across the rest. */
@@ -371,7 +371,7 @@ dp_comm_zero12(const struct model *m, const struct plan *p, const struct cluster
 	/* A stage of no layer (--stage-layers ...,0) holds experts only in
 	 * its MTP modules: their tensors are not counted, as on every stage. */
 	if (params_expert > 0)
-		dp_sync(p, c, &expert_g, algo, fw, params_expert, params_expert,
+		dp_sync(p, c, &expert_g, algo, fw, params_expert, expert_low,
 			layers > 0 ? layers * z3_expert_tensors(m, fw, params_expert / layers).reduced : 0.0,
 			gathers, out);
 }
@@ -417,6 +417,15 @@ dp_comm_time(const struct model *m, const struct plan *p,
 	     const struct framework *fw, double params_gpu, double params_expert,
 	     double params_layer, double layers, double ends, enum coll_algo algo, struct dp_comm *out)
 {
+	dp_comm_time_ends(m, p, c, lay, fw, params_gpu, params_expert, params_layer, layers, ends, 0.0, algo, out);
+}
+
+void
+dp_comm_time_ends(const struct model *m, const struct plan *p, const struct cluster *c,
+		  const struct plan_layout *lay, const struct framework *fw, double params_gpu,
+		  double params_expert, double params_layer, double layers, double ends, double ends_expert,
+		  enum coll_algo algo, struct dp_comm *out)
+{
 	struct framework def;
 	double dense = params_gpu - params_expert;
 
@@ -428,7 +437,8 @@ dp_comm_time(const struct model *m, const struct plan *p,
 	out->grad_bytes = fw->reduce_bytes * params_gpu;
 
 	if (p->zero <= 2)
-		dp_comm_zero12(m, p, c, lay, fw, dense, params_expert, fmax(0.0, dense - ends), layers, algo, out);
+		dp_comm_zero12(m, p, c, lay, fw, dense, params_expert, fmax(0.0, dense - ends),
+			       fmax(0.0, params_expert - ends_expert), layers, algo, out);
 	else
 		dp_comm_zero3(m, p, c, lay, fw, dense, params_expert, params_layer, layers, algo, out);
 	/* Megatron keeps a copy of a tied word embedding on the last stage and

@@ -867,10 +867,11 @@ stage_tail_dp(const struct core *x, int stage, double params, double expert, dou
 	/* A stage of no layer (--stage-layers 0,...) reduces its ends alone. */
 	double per_layer = layers > 0 ? (params - expert) / layers : 0.0;
 
-	/* plan-cli bf16ends: layers in bf16 have no fp8 copy to gather (their
-	 * routed experts are still counted in 1 byte: an approximation). */
+	/* plan-cli bf16ends: layers in bf16 have no fp8 copy to gather,
+	 * their routed experts neither. */
 	ends += memory_stage_bf16_params(m, p, stage, &expert16);
-	dp_comm_time(m, p, lc->c, lc->lay, x->fw, params, expert, per_layer, layers, ends, x->algo, &t->dc);
+	dp_comm_time_ends(m, p, lc->c, lc->lay, x->fw, params, expert, per_layer, layers, ends, expert16, x->algo,
+			  &t->dc);
 	if (lc->cmp && p->compress.dp && p->dp > 1) {
 		compression_dp(lc->cmp, m, p, lc->c, lc->lay, params, layers, p->compress.dp_scheme,
 			       p->compress.dp_on_cpu, &t->cdp);
@@ -1125,6 +1126,32 @@ stage_fp8_scaling_s(const struct core *x, int stage)
 
 /* ---- Host and launch time (plan/host_time.h) ---- */
 
+/* Host time of @dense and @moe layers' passes in recompute mode @r, their
+ * element-wise kernels as @lc counts them (the plan's precision, or its
+ * bf16 layers'); without @experts, the routed-expert GEMM launches left out. */
+static double
+layers_host_s(const struct core *x, const struct layer_costs *lc, int r, double dense, double moe, bool experts)
+{
+	const struct framework *fw = x->fw;
+	struct plan pr = *x->p;
+	struct host_kernels hk;
+	double host = 0.0;
+
+	pr.recompute = r;
+	if (dense > 0.0) {
+		host_layer_kernels(x->m, &pr, fw, false, lc->cls[r].ew_kernels, &hk);
+		host += dense * (host_layer_pass_s(fw, hk.fwd) + host_layer_pass_s(fw, hk.bwd) +
+				 host_layer_pass_s(fw, hk.recompute));
+	}
+	if (moe > 0.0) {
+		(experts ? host_layer_kernels : host_layer_kernels_no_expert_gemms)(x->m, &pr, fw, true,
+			lc->cl_moes[r].ew_kernels, &hk);
+		host += moe * (host_layer_pass_s(fw, hk.fwd) + host_layer_pass_s(fw, hk.bwd) +
+			       host_layer_pass_s(fw, hk.recompute));
+	}
+	return host;
+}
+
 /* Host time of one micro-batch on @stage: its layers' passes in recompute
  * mode @r (the first @k layers recomputing in full) and its ends; without
  * @experts, its MoE layers' routed-expert GEMM launches left out. */
@@ -1132,22 +1159,21 @@ static double
 stage_host_s(const struct core *x, int stage, int r, int k, bool experts)
 {
 	const struct framework *fw = x->fw;
-	struct plan pr = *x->p;
-	struct host_kernels hk, hk_moe, ends;
+	struct host_kernels ends;
 	double moe = pipeline_rank_moe_layers(x->m, x->p, stage), layers = pipeline_rank_layers(x->p, x->m, stage);
-	double host = 0.0;
+	/* plan-cli bf16ends: the layers in bf16 launch no fp8 casts. */
+	double moe16 = 0.0, all16 = x->lc.bf16 ? pipeline_rank_bf16_layers(x->m, x->p, stage, &moe16) : 0.0;
+	double host = layers_host_s(x, &x->lc, r, layers - moe - (all16 - moe16), moe - moe16, experts);
 
-	pr.recompute = r;
-	host_layer_kernels(x->m, &pr, fw, false, x->lc.cls[r].ew_kernels, &hk);
-	host += (layers - moe) * (host_layer_pass_s(fw, hk.fwd) + host_layer_pass_s(fw, hk.bwd) +
-				  host_layer_pass_s(fw, hk.recompute));
-	if (k > 0)
+	if (all16 > 0.0)
+		host += layers_host_s(x, x->lc.bf16, r, all16 - moe16, moe16, experts);
+	if (k > 0) {
+		struct host_kernels hk;
+		struct plan pr = *x->p;
+
+		pr.recompute = r;
+		host_layer_kernels(x->m, &pr, fw, false, x->lc.cls[r].ew_kernels, &hk);
 		host += k * host_layer_pass_s(fw, hk.fwd); /* --recompute-layers: one more forward */
-	if (moe > 0) {
-		(experts ? host_layer_kernels : host_layer_kernels_no_expert_gemms)(x->m, &pr, fw, true,
-			x->lc.cl_moes[r].ew_kernels, &hk_moe);
-		host += moe * (host_layer_pass_s(fw, hk_moe.fwd) + host_layer_pass_s(fw, hk_moe.bwd) +
-			       host_layer_pass_s(fw, hk_moe.recompute));
 	}
 	host_ends_kernels(x->p, pipeline_end_share(x->p, stage, false) > 0.0, pipeline_end_share(x->p, stage, true) > 0.0,
 			  &ends);
