@@ -563,7 +563,8 @@ plan_bf16_layers_plan(const struct plan *p)
 }
 
 /* Megatron-Core's --first-last-layers-bf16 (megatron/core/fp8_utils.py,
- * is_first_last_bf16_layer; transformer_config.py): for fp8 and fp4
+ * is_first_last_bf16_layer, and fp4_utils.py get_fp4_context, the same
+ * test for NVFP4; transformer_config.py): for fp8 and fp4
  * training only, and at least one layer left in the low precision (else
  * the plan is a bf16 one). */
 static bool
