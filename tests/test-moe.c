@@ -685,6 +685,93 @@ START_TEST(test_allgather_mask_comm_by_hand)
 }
 END_TEST
 
+/* A framework with Megatron-Core's flex dispatcher on DeepEP. */
+#define DEEPEP_YAML "name: dp\nmoe_dispatcher: deepep\n"
+
+/*
+ * DeepEP's dispatch and combine (framework moe_dispatcher deepep;
+ * expert_par.c deepep_time) by hand: the toy GPT (h 1024), 8 experts
+ * top-2, b 1, s 1024, tp 1, ep 8 over the toy cluster's 2 nodes of 4
+ * (NVLink 100 GB/s, 1 us; one 100 Gbit/s NIC a node: 3.125 GB/s a GPU,
+ * 10 us). DeepEP's fractions: 153 / 200 of NVLink = 76.5 GB/s, 43 / 50
+ * of the NIC share = 2.6875 GB/s. A token: 2 x 1024 B bf16, plus 2 x
+ * (8 + 4) B of indices and probs in the dispatch: 2,072 B.
+ * Distinct ranks of a token: 8 (1 - 7/8 x 6/7) = 2; distinct nodes:
+ * 2 (1 - 4/8 x 3/7) = 11/7. Dispatch: RDMA 1024 x 2072 x 11/7 x 1/2 =
+ * 1,667,072 B / 2.6875e9 = 620.3059 us + 10 us = 630.3059 us; NVLink
+ * 1024 x 2072 x 2 x 3/4 = 3,182,592 B / 76.5e9 + 1 us = 42.6025 us; at
+ * once: 630.3059 us. Combine: RDMA 1024 x 2048 x 11/14 = 1,647,762.29 B:
+ * 613.1209 + 10 = 623.1209 us. Forward and backward each 1253.4267 us.
+ * With max_nodes 1 a token crosses once: 1,060,864 B (404.7401 us) and
+ * 1,048,576 B (400.1678 us), 804.9079 us. The host: one wait a forward
+ * dispatch, two launches (2 us each): 4 us, no gathered counts.
+ */
+START_TEST(test_deepep_comm_by_hand)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct plan_layout lay;
+	struct compute_layer cl;
+	struct ep_layer_comm ec;
+	struct ep_layer_fixed ef;
+	struct framework fw;
+
+	moe_toy_fixture(&c, &m, &p, TOY_CLUSTER_YAML_LAUNCH("2 us"), "  experts: 8\n  top_k: 2\n", 8);
+	test_load_framework(&fw, DEEPEP_YAML);
+	topology_plan(&p, &c, &lay);
+	ck_assert_int_eq(lay.ep.nodes, 2);
+	memset(&cl, 0, sizeof(cl));
+	ep_layer_comm(&m, &p, &c, &fw, &lay, &cl, &ec);
+	ck_assert_double_eq_tol(ec.a2a_s, 630.3059e-6, 1e-10);
+	ck_assert_double_eq_tol(ec.intra_s, 42.6025e-6, 1e-10);
+	ck_assert_double_eq_tol(ec.fwd_s, 1253.4267e-6, 1e-10);
+	ck_assert_double_eq_tol(ec.bwd_s, ec.fwd_s, 1e-15);
+	ck_assert_double_eq_tol(ec.total_s, 2.0 * ec.fwd_s, 1e-15);
+	ck_assert_double_eq(ec.etp_s, 0.0);
+	/* Two copies of 2,048 B a token: 4,194,304 B, 7/8 of it sent twice. */
+	ck_assert_double_eq_tol(ec.bytes, 4194304.0, 1e-6);
+	ck_assert_double_eq_tol(ec.fwd_bytes, 7340032.0, 1e-6);
+	ep_layer_fixed(&m, &p, &c, &fw, &lay, &ef);
+	ck_assert_double_eq_tol(ef.sync_s, 4e-6, 1e-15);
+	m.moe.max_nodes = 1;
+	ep_layer_comm(&m, &p, &c, &fw, &lay, &cl, &ec);
+	ck_assert_double_eq_tol(ec.fwd_s, 804.9079e-6, 1e-10);
+	/* No EP: nothing to dispatch. */
+	p.ep = 1;
+	topology_plan(&p, &c, &lay);
+	ep_layer_comm(&m, &p, &c, &fw, &lay, &cl, &ec);
+	ck_assert_double_eq(ec.total_s, 0.0);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * MoEFlexTokenDispatcher permutes once after DeepEP's dispatch and
+ * unpermutes once before its combine; the all-to-all dispatcher also
+ * permutes before and sorts the chunks after (four passes with more than
+ * one local expert). test_moe_permute_passes' case at ep 2 (4 local
+ * experts, top-2, 1024 tokens, h 1024, 1000 GB/s, 1 us a kernel): two
+ * passes of 4 x 1024 x 2 x 1024 = 8,388,608 B fewer, 16.777216 us, and
+ * two kernels, 2 us: 18.777216 us less forward memory time.
+ */
+START_TEST(test_deepep_permute_passes)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct framework fw;
+	struct compute_layer a2a, deepep;
+
+	moe_toy_fixture(&c, &m, &p, PERMUTE_CLUSTER_YAML, "  experts: 8\n  top_k: 2\n  capacity_factor: 1.0\n", 2);
+	test_load_framework(&fw, DEEPEP_YAML);
+	compute_layer_time(&m, &p, &c, NULL, true, &a2a);
+	compute_layer_time(&m, &p, &c, &fw, true, &deepep);
+	ck_assert_double_eq_tol(a2a.fwd_mem_s - deepep.fwd_mem_s, 18.777216e-6, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
 /*
  * The allgather_mask dispatcher's gather and reduce-scatter over TP x EP
  * are an MoE layer's sequence-parallel pair (Megatron-Core core_v0.6.0
@@ -1695,6 +1782,8 @@ moe_suite(void)
 	tcase_add_test(tc, test_node_limited_routing);
 	tcase_add_test(tc, test_mtp);
 	tcase_add_test(tc, test_etp_comm_by_hand);
+	tcase_add_test(tc, test_deepep_comm_by_hand);
+	tcase_add_test(tc, test_deepep_permute_passes);
 	tcase_add_test(tc, test_mics_two_hop);
 	tcase_add_test(tc, test_mics_memory);
 	tcase_add_test(tc, test_mics_beats_zero3);

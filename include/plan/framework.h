@@ -53,6 +53,9 @@ enum framework_moe_dispatcher {
 	FRAMEWORK_MOE_DISPATCH_ALLGATHER_MASK, /**< all-gather of the tokens over TP x EP, masked_select,
 						    torch.gather and scatter (Megatron-Core core_v0.5-v0.6's
 						    MoEAllGatherTokenDispatcher) */
+	FRAMEWORK_MOE_DISPATCH_DEEPEP,        /**< DeepEP's normal kernels over TP x EP: a token once per
+						   node over RDMA, forwarded over NVLink, once per rank
+						   (Megatron-Core's MoEFlexTokenDispatcher, --moe-enable-deepep) */
 };
 
 /** How its element-wise operators run. */

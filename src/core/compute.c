@@ -331,6 +331,17 @@ moe_permute_traffic(const struct model *m, const struct plan *p, double tokens, 
 	bool sort = (double)m->moe.experts / p->ep > 1.0;
 	double passes = 2.0 + (sort ? 2.0 * plan_etp(p) : 0.0);
 
+	/* MoEFlexTokenDispatcher (moe_dispatcher deepep; token_dispatcher.py,
+	 * Megatron-LM core_r0.13-r0.14): DeepEP's dispatch reads the tokens in
+	 * place (is_token_in_rank), so nothing is permuted before it and no
+	 * chunk is sorted after it; dispatch_postprocess permutes the received
+	 * tokens by local expert once (moe_utils.permute) and
+	 * combine_preprocess unpermutes them once, over the etp copies each
+	 * rank receives (routing replicated over the TP group). */
+	if (dispatcher == FRAMEWORK_MOE_DISPATCH_DEEPEP) {
+		passes = 2.0 * plan_etp(p);
+		sort = false;
+	}
 	*permute_bytes = passes * 4.0 * tokens * m->moe.capacity_factor * m->moe.top_k * h / t;
 	*permute_kernels = sort ? 4 : 2;
 	/* Element-wise convention: the backward twice the forward. */

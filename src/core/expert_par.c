@@ -1,4 +1,5 @@
 #include <math.h>
+#include <string.h>
 
 #include "plan/collective.h"
 #include "plan/expert_par.h"
@@ -115,7 +116,11 @@ ep_dispatcher_carries_tp(const struct model *m, const struct plan *p, const stru
 	/* fw NULL: the built-in framework, Megatron-Core's all-to-all. */
 	if (!fw)
 		return true;
-	return fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_ALLGATHER_MASK || fw->moe_tp_in_dispatcher;
+	/* MoEFlexTokenDispatcher runs over the TP x EP group and replicates
+	 * the routing over TP (_initialize_metadata): its dispatch does the
+	 * gather, its combine the reduction. */
+	return fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_ALLGATHER_MASK ||
+	       fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_DEEPEP || fw->moe_tp_in_dispatcher;
 }
 
 void
@@ -143,6 +148,15 @@ ep_layer_fixed(const struct model *m, const struct plan *p, const struct cluster
 		double syncs = !ep_allgather_gathers(m, p) ? 1.0 : m->moe.top_k > 1 ? 4.0 : 3.0;
 
 		out->sync_s = syncs * 2.0 * launch;
+	} else if (fw && fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_DEEPEP) {
+		/* DeepEP's normal dispatch (csrc/deep_ep.cpp, intranode_dispatch
+		 * and internode_dispatch) exchanges the counts in its
+		 * notify_dispatch kernel, then the host spins on the mapped
+		 * moe_recv_counter to size the receive buffers ("the CPU will
+		 * wait for GPU's signal", Megatron's fused_a2a.py): one wait a
+		 * forward, none in backward (the handle is cached), no gather
+		 * of the counts. Its cost as the all-to-all dispatcher's. */
+		out->sync_s = 2.0 * launch;
 	} else if (m->moe.dropless && (p->ep > 1 || local > 1.0)) {
 		/* MoEAlltoAllTokenDispatcher.preprocess (token_dispatcher.py,
 		 * 005742f), dropless: the split sizes go to the host
@@ -204,6 +218,104 @@ ep_allgather_comm(const struct model *m, const struct plan *p, const struct clus
 		     collective_time(c, &g, COLL_REDUCESCATTER, COLL_ALGO_RING, 2.0 * k * gathered);
 }
 
+/*
+ * DeepEP's normal (training) kernels, V1 (github.com/deepseek-ai/DeepEP,
+ * docs/legacy.md; its README "Performance (V1)" table): measured on H800
+ * (NVLink 200 GB/s a direction nominal, "~160 GB/s maximum") with a CX7
+ * 400 Gbit/s (50 GB/s) NIC a GPU, DeepSeek-V3 shapes. The lowest row of
+ * each link: intranode EP 8 dispatch 153 GB/s (combine 158) of the
+ * nominal 200; internode EP 16 43 GB/s of the 50 (the EP 32 and 64 rows,
+ * 58 and 51 GB/s, are "logical" bandwidth counting NVLink-forwarded
+ * traffic that deepep_comm counts on its own link). Fractions of the
+ * cluster profile's line rates, in place of its NCCL efficiencies (DeepEP
+ * does not use NCCL).
+ */
+#define DEEPEP_NVL_FRACTION (153.0 / 200.0)
+#define DEEPEP_RDMA_FRACTION (43.0 / 50.0)
+
+/*
+ * Expected number of the n equal groups (ranks or nodes, E / n experts
+ * each) that k distinct experts drawn uniformly from E land in:
+ * n (1 - C(E - E/n, k) / C(E, k)).
+ */
+static double
+distinct_groups(double experts, double k, double n)
+{
+	double miss = 1.0, per = experts / n;
+
+	if (n <= 1.0)
+		return 1.0;
+	for (int i = 0; i < (int)k; i++)
+		miss *= fmax(0.0, (experts - per - i) / (experts - i));
+	return n * (1.0 - miss);
+}
+
+/*
+ * One DeepEP dispatch (or combine) of a rank's tokens, by Megatron-Core's
+ * MoEFlexTokenDispatcher (token_dispatcher.py and fused_a2a.py,
+ * core_r0.13-r0.14): the rank's b s / t tokens in bf16 (fused_dispatch
+ * passes the hidden states as they are, no FP8 tuple; dispatch adds the
+ * top-k int64 indices and fp32 probs), over the TP x EP group, the
+ * routing replicated over expert TP. DeepEP sends a token once to each
+ * node holding one of its experts, over RDMA to the GPU of the same local
+ * index (at most max_nodes with node-limited routing, as
+ * node_limited_share), and that GPU forwards it over NVLink once to each
+ * rank holding one (is_token_in_rank: once a rank, not once an expert).
+ * The RDMA and NVLink warps run at once: the slower link sets the time.
+ */
+static double
+deepep_time(const struct model *m, const struct plan *p, const struct cluster *c,
+	    const struct plan_layout *lay, double token_bytes, double *inter, double *intra)
+{
+	const struct group_layout *g = &lay->ep;
+	double e = m->moe.experts, k = m->moe.top_k, etp = lay->etp.size > 1 ? lay->etp.size : 1.0;
+	double tokens = (double)p->micro_batch * p->seq_len / p->tp;
+	double ranks = distinct_groups(e, k, g->size) * etp;
+	double nodes = distinct_groups(e, k, g->nodes);
+	double nvl = tokens * token_bytes * ranks * (g->per_node - 1.0) / g->per_node;
+
+	if (m->moe.max_nodes > 0)
+		nodes = fmin(nodes, m->moe.max_nodes);
+	*intra = nvl / (c->intra.bandwidth_Bps * DEEPEP_NVL_FRACTION);
+	*inter = 0.0;
+	if (g->nodes > 1) {
+		double rdma = tokens * token_bytes * nodes * (g->nodes - 1.0) / g->nodes;
+
+		*inter = rdma / (cluster_nic_share_Bps(c) * DEEPEP_RDMA_FRACTION) + c->inter.latency_s;
+	}
+	*intra += c->intra.latency_s;
+	return fmax(*inter, *intra);
+}
+
+/* Dispatch and combine forward, the same two backward (a dispatch's
+ * backward is a combine, FusedDispatch.backward, and the reverse). */
+static void
+ep_deepep_comm(const struct model *m, const struct plan *p, const struct cluster *c,
+	       const struct plan_layout *lay, struct ep_layer_comm *out)
+{
+	double h2 = 2.0 * m->hidden, k = m->moe.top_k, d_inter, d_intra, c_inter, c_intra;
+	double dispatch = deepep_time(m, p, c, lay, h2 + 12.0 * k, &d_inter, &d_intra);
+	double combine = deepep_time(m, p, c, lay, h2, &c_inter, &c_intra);
+	double tokens = (double)p->micro_batch * p->seq_len / p->tp;
+	double n = lay->ep.size * (lay->etp.size > 1 ? lay->etp.size : 1.0);
+
+	memset(out, 0, sizeof(*out));
+	/* Expert TP alone (ep 1) is not modelled: Megatron's tp x ep > 1
+	 * case with ep 1 is left at no cost. */
+	if (lay->ep.size <= 1)
+		return;
+	out->bytes = tokens * h2 * distinct_groups(m->moe.experts, k, lay->ep.size) *
+		     (lay->etp.size > 1 ? lay->etp.size : 1.0);
+	out->a2a_s = dispatch;
+	out->inter_s = d_inter;
+	out->intra_s = d_intra;
+	out->etp_s = 0.0;
+	out->fwd_s = out->bwd_s = dispatch + combine;
+	out->fwd_bytes = out->bwd_bytes = n > 1.0 ? 2.0 * out->bytes * (n - 1.0) / n : 0.0;
+	out->recompute_s = plan_recomputes_moe_layer(p) /* plan-cli recomp */ ? out->fwd_s : 0.0;
+	out->total_s = out->fwd_s + out->bwd_s + out->recompute_s;
+}
+
 void
 ep_layer_comm(const struct model *m, const struct plan *p, const struct cluster *c,
 	      const struct framework *fw, const struct plan_layout *lay, const struct compute_layer *layer,
@@ -219,6 +331,10 @@ ep_layer_comm(const struct model *m, const struct plan *p, const struct cluster 
 		ep_allgather_comm(m, p, c, out);
 		out->recompute_s = again ? out->fwd_s : 0.0;
 		out->total_s = out->fwd_s + out->bwd_s + out->recompute_s;
+		return;
+	}
+	if (fw && fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_DEEPEP) {
+		ep_deepep_comm(m, p, c, lay, out);
 		return;
 	}
 	out->bytes = m->moe.capacity_factor * m->moe.top_k * tokens * m->hidden * 2.0 / p->tp;
