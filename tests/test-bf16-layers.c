@@ -118,6 +118,42 @@ START_TEST(test_bf16_layer_memory)
 }
 END_TEST
 
+/* plan-cli review15: --recompute-layers 2 on pp 4 (1F1B, 8 micro-batches):
+ * stage 0's layers 1 and 2 recompute in full and keep their 2sbh input
+ * alone (memory_partial_recompute_bytes), bf16 or not, so with the first
+ * 2 layers in bf16 its activations stay as they were; with the first 3,
+ * layer 3 (no recomputation) keeps its linear inputs in 2 bytes where
+ * current scaling keeps 1: 4 micro-batches in flight x 218,103,808
+ * (test_bf16_layer_memory) = 872,415,232 bytes more. The weights lose
+ * the layers' fp8 copies either way (2 x 218,112,000 x 2 bytes). */
+START_TEST(test_bf16_layer_memory_recompute_layers)
+{
+	struct cluster c;
+	struct model m;
+	struct framework fw;
+	struct plan p, b;
+	struct memory_use u0, u1;
+	double expert, params;
+
+	llama8b_fp8(&c, &m, &fw, &p, 4);
+	p.custom_recompute_layers = true;
+	p.stage_recompute_layers_count = 4;
+	for (int s = 0; s < 4; s++)
+		p.stage_recompute_layers[s] = 2;
+	b = p;
+	b.bf16_first_layers = 2;
+	params = estimate_stage_params(&m, &p, 0, &expert);
+	memory_stage(&m, &p, &c, &fw, 0, params, expert, &u0);
+	memory_stage(&m, &b, &c, &fw, 0, params, expert, &u1);
+	ck_assert_rel(u1.activations, u0.activations, 1e-15);
+	ck_assert_rel(u0.weights - u1.weights, 872448000.0, 1e-9);
+	b.bf16_first_layers = 3;
+	memory_stage(&m, &b, &c, &fw, 0, params, expert, &u1);
+	ck_assert_rel(u1.activations - u0.activations, 872415232.0, 1e-9);
+	cluster_release(&c);
+}
+END_TEST
+
 /* Time on one pipeline stage (pp 1, 8 micro-batches): the first 3 and
  * last 2 layers cost a bf16 layer's forward and backward in place of an
  * fp8 one's, so the compute line grows by 8 x 5 x (bf16 layer - fp8
@@ -198,6 +234,7 @@ bf16_layers_suite(void)
 
 	tcase_add_test(tc, test_bf16_layer_count);
 	tcase_add_test(tc, test_bf16_layer_memory);
+	tcase_add_test(tc, test_bf16_layer_memory_recompute_layers);
 	tcase_add_test(tc, test_bf16_layer_time);
 	tcase_add_test(tc, test_bf16_layer_refused);
 	suite_add_tcase(s, tc);

@@ -699,6 +699,32 @@ memory_loss_bytes(const struct model *m, const struct plan *p, const struct fram
 	return (4.0 * sb * m->hidden + per_logit * sb * m->vocab) / p->tp;
 }
 
+/* plan-cli review15: of @stage's layers that a resolved plan recomputes
+ * in full while the rest keep the stage's mode (stage_recompute_layers:
+ * --recompute-layers, vpp 1, the stage's first k; Megatron's block
+ * method, the first recompute_num_layers of each model chunk,
+ * plan_block_layers), those in bf16. They keep their input alone
+ * (memory_partial_recompute_bytes), bf16 or not: no linear input of
+ * theirs to keep in 16 bits. */
+static int
+recomputed_bf16_layers(const struct model *m, const struct plan *p, int stage)
+{
+	int n = 0, left = p->stage_recompute_layers[stage];
+
+	for (int j = 0; j < p->vpp && left > 0; j++) {
+		int k = pipeline_stage_chunk(p, stage, j), first = pipeline_chunk_first_layer(p, m, k);
+		int take = pipeline_chunk_layers(p, m, k);
+
+		if (plan_recompute_block(p) && take > p->recompute_num_layers)
+			take = p->recompute_num_layers;
+		take = take < left ? take : left;
+		for (int l = first; l < first + take; l++)
+			n += pipeline_layer_in_bf16(m, p, l);
+		left -= take;
+	}
+	return n;
+}
+
 /* plan-cli bf16ends: what @stage's layers in bf16 keep beyond the fp8
  * layers' activations a micro-batch, fp8_saved_bytes() each where the
  * stage's mode subtracts it (none, selective; not full recomputation
@@ -714,6 +740,8 @@ bf16_layers_extra(const struct model *m, const struct plan *p, const struct fram
 	n = pipeline_stage_bf16_layers(m, p, stage, &moe);
 	if (p->pp_schedule == PLAN_PP_DUALPIPE && p->pp > 1)
 		n += pipeline_stage_bf16_layers(m, p, p->pp - 1 - stage, &mirror_moe);
+	if (p->custom_recompute_layers)
+		n -= recomputed_bf16_layers(m, p, stage);
 	return n * fp8_saved_bytes(m, p, fw);
 }
 
