@@ -226,6 +226,70 @@ START_TEST(test_bf16_layer_refused)
 }
 END_TEST
 
+/* The layers a stage recomputes in full, chunk by chunk (review15):
+ * pp 4 x vpp 2, chunks of 4 layers, Megatron's block method with 2: stage
+ * 1 holds layers 5-8 and 21-24 and recomputes 5, 6, 21 and 22 (4 in
+ * all). With the first 5 layers in bf16, one of them (layer 5) is in
+ * bf16; layers 9-12, which the stage does not hold, were counted before.
+ * Stage 0 (layers 1-4, 17-20) recomputes 1, 2, 17, 18: two in bf16.
+ * With the last 12 in bf16 (21-32), stage 1's are 21 and 22: two. */
+START_TEST(test_bf16_layer_block_prefix)
+{
+	struct cluster c;
+	struct model m;
+	struct framework fw;
+	struct plan p;
+	int moe;
+
+	llama8b_fp8(&c, &m, &fw, &p, 4);
+	p.vpp = 2;
+	p.recompute = PLAN_RECOMPUTE_FULL;
+	p.recompute_method = PLAN_RECOMPUTE_BLOCK;
+	p.recompute_num_layers = 2;
+	p.bf16_first_layers = 5;
+	ck_assert_int_eq(pipeline_prefix_bf16_layers(&m, &p, 1, 4, &moe), 1);
+	ck_assert_int_eq(pipeline_prefix_bf16_layers(&m, &p, 0, 4, &moe), 2);
+	ck_assert_int_eq(moe, 0);
+	p.bf16_first_layers = 0;
+	p.bf16_last_layers = 12;
+	ck_assert_int_eq(pipeline_prefix_bf16_layers(&m, &p, 1, 4, &moe), 2);
+	cluster_release(&c);
+}
+END_TEST
+
+/* DualPipe with --recompute-layers (review15): the stage's own layers
+ * are priced on that path, its own bf16 ones with them (pp 8, 4 layers
+ * a stage, the first 3 in bf16, stage 0 recomputing its first 3): the
+ * iteration is finite and slower than with every layer in fp8. */
+START_TEST(test_bf16_layer_dualpipe_recompute_layers)
+{
+	struct cluster c;
+	struct model m;
+	struct framework fw;
+	struct plan p, b;
+	struct estimate e0, e1;
+	struct estimate_options opt = { COLL_ALGO_RING, NULL, NULL };
+	struct plan_error err;
+
+	llama8b_fp8(&c, &m, &fw, &p, 8);
+	opt.framework = &fw;
+	p.pp_schedule = PLAN_PP_DUALPIPE;
+	p.global_batch = 32;
+	p.custom_recompute_layers = true;
+	p.stage_recompute_layers_count = 8;
+	for (int s = 0; s < 8; s++)
+		p.stage_recompute_layers[s] = 3;
+	b = p;
+	b.bf16_first_layers = 3;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e0, &err), "%s", err.message);
+	ck_assert_msg(estimate_plan(&m, &c, &b, &opt, &e1, &err), "%s", err.message);
+	ck_assert(isfinite(e1.iteration_time_s));
+	ck_assert(e1.iteration_time_s > e0.iteration_time_s);
+	ck_assert(e1.breakdown.compute > e0.breakdown.compute);
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 bf16_layers_suite(void)
 {
@@ -237,6 +301,8 @@ bf16_layers_suite(void)
 	tcase_add_test(tc, test_bf16_layer_memory_recompute_layers);
 	tcase_add_test(tc, test_bf16_layer_time);
 	tcase_add_test(tc, test_bf16_layer_refused);
+	tcase_add_test(tc, test_bf16_layer_block_prefix);
+	tcase_add_test(tc, test_bf16_layer_dualpipe_recompute_layers);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -91,6 +91,17 @@ int pipeline_count_layers(const struct model *m, const struct plan *p, int stage
  *  with model_layer_is_moe counts them, in closed form per chunk. */
 int pipeline_stage_moe_layers(const struct model *m, const struct plan *p, int stage);
 
+/** Of the layers of @stage that recompute in full, the first @n taken
+ *  chunk by chunk (--recompute-layers; the block method's first
+ *  recompute_num_layers of each virtual stage), those for which
+ *  @pred(layer, @arg) holds (layers numbered from 1). */
+int pipeline_count_prefix_layers(const struct model *m, const struct plan *p, int stage, int n,
+				 bool (*pred)(int layer, const void *arg), const void *arg);
+
+/** Of those @n recomputed layers of @stage, the ones in bf16 (bf16_first_layers,
+ *  bf16_last_layers), the MoE layers among them in @moe. */
+int pipeline_prefix_bf16_layers(const struct model *m, const struct plan *p, int stage, int n, int *moe);
+
 /** Whether layer @layer (from 1) runs in bf16 in an fp8 or fp4 plan
  *  with bf16_first_layers / bf16_last_layers. */
 bool pipeline_layer_in_bf16(const struct model *m, const struct plan *p, int layer);

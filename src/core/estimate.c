@@ -309,39 +309,35 @@ stage_partial_layers(const struct plan *p, int stage)
 	return p->custom_recompute_layers ? p->stage_recompute_layers[stage] : 0;
 }
 
-/* Of the first @n layers of @stage (vpp 1), those that are MoE layers,
- * those above the TP compression threshold @from and the MoE layers among
- * those. */
+struct prefix_arg {
+	const struct model *m;
+	int from;   /* the TP compression threshold */
+	int kind;   /* 0: MoE layers, 1: above @from, 2: both */
+};
+
+static bool
+prefix_pred(int layer, const void *arg)
+{
+	const struct prefix_arg *a = arg;
+	bool moe = model_is_moe(a->m) && model_layer_is_moe(a->m, layer);
+
+	return a->kind == 0 ? moe : a->kind == 1 ? layer > a->from : moe && layer > a->from;
+}
+
+/* Of the @n layers of @stage that recompute in full (pipeline_count_prefix_layers:
+ * the first of each chunk), those that are MoE layers, those above the TP
+ * compression threshold @from and the MoE layers among those. */
 static void
 stage_prefix_layers(const struct model *m, const struct plan *p, int stage, int n, int from, int *moe,
 		    int *compressed, int *compressed_moe)
 {
-	int first = plan_stage_first_layer(p, m, stage);
+	struct prefix_arg a = { m, from, 0 };
 
-	*moe = *compressed = *compressed_moe = 0;
-	for (int l = first; l < first + n; l++) {
-		bool is_moe = model_is_moe(m) && model_layer_is_moe(m, l);
-
-		*moe += is_moe;
-		*compressed += l > from;
-		*compressed_moe += l > from && is_moe;
-	}
-}
-
-/* Of the first @n layers of @stage (vpp 1), those in bf16 (bf16_first_layers,
- * bf16_last_layers), the MoE layers among them in @moe. */
-static int
-stage_prefix_bf16_layers(const struct model *m, const struct plan *p, int stage, int n, int *moe)
-{
-	int first = plan_stage_first_layer(p, m, stage), count = 0;
-
-	*moe = 0;
-	for (int l = first; l < first + n; l++)
-		if (pipeline_layer_in_bf16(m, p, l)) {
-			count++;
-			*moe += model_is_moe(m) && model_layer_is_moe(m, l);
-		}
-	return count;
+	*moe = pipeline_count_prefix_layers(m, p, stage, n, prefix_pred, &a);
+	a.kind = 1;
+	*compressed = pipeline_count_prefix_layers(m, p, stage, n, prefix_pred, &a);
+	a.kind = 2;
+	*compressed_moe = pipeline_count_prefix_layers(m, p, stage, n, prefix_pred, &a);
 }
 
 /* @dense and @moe layers of recompute mode @r, with @layers their sum. */
@@ -549,7 +545,17 @@ stage_work_memo(const struct model *m, const struct plan *p, const struct layer_
 	double moe16 = 0.0, all16 = lc->bf16 ? pipeline_rank_bf16_layers(m, p, stage, &moe16) : 0.0;
 
 	if (k > 0) {
-		int moe16_k = 0, all16_k = all16 > 0.0 ? stage_prefix_bf16_layers(m, p, stage, k, &moe16_k) : 0;
+		int moe16_k = 0, all16_k = 0;
+
+		/* This path runs the stage's own layers (under DualPipe too, as
+		 * dense and moe above): its own bf16 ones. */
+		if (all16 > 0.0 || p->pp_schedule == PLAN_PP_DUALPIPE) {
+			int own_moe16 = 0;
+
+			all16 = lc->bf16 ? pipeline_stage_bf16_layers(m, p, stage, &own_moe16) : 0.0;
+			moe16 = own_moe16;
+			all16_k = all16 > 0.0 ? pipeline_prefix_bf16_layers(m, p, stage, k, &moe16_k) : 0;
+		}
 
 		memset(w, 0, sizeof(*w));
 		stage_prefix_layers(m, p, stage, k, lc->from_layer, &moe_k, &nc_k, &ncm_k);

@@ -709,20 +709,9 @@ memory_loss_bytes(const struct model *m, const struct plan *p, const struct fram
 static int
 recomputed_bf16_layers(const struct model *m, const struct plan *p, int stage)
 {
-	int n = 0, left = p->stage_recompute_layers[stage];
+	int moe;
 
-	for (int j = 0; j < p->vpp && left > 0; j++) {
-		int k = pipeline_stage_chunk(p, stage, j), first = pipeline_chunk_first_layer(p, m, k);
-		int take = pipeline_chunk_layers(p, m, k);
-
-		if (plan_recompute_block(p) && take > p->recompute_num_layers)
-			take = p->recompute_num_layers;
-		take = take < left ? take : left;
-		for (int l = first; l < first + take; l++)
-			n += pipeline_layer_in_bf16(m, p, l);
-		left -= take;
-	}
-	return n;
+	return pipeline_prefix_bf16_layers(m, p, stage, p->stage_recompute_layers[stage], &moe);
 }
 
 /* plan-cli bf16ends: what @stage's layers in bf16 keep beyond the fp8

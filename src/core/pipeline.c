@@ -620,6 +620,32 @@ pipeline_count_layers(const struct model *m, const struct plan *p, int stage,
 	return count;
 }
 
+/* The first @n layers of @stage that recompute in full, chunk by chunk
+ * in model order: --recompute-layers (vpp 1) takes the stage's first n;
+ * the block method (Megatron's --recompute-method block,
+ * transformer_block.py _checkpointed_forward) the first
+ * recompute_num_layers of each of its virtual stages, n in all
+ * (plan_resolve_recompute). Counts those for which @pred holds. */
+int
+pipeline_count_prefix_layers(const struct model *m, const struct plan *p, int stage, int n,
+			     bool (*pred)(int layer, const void *arg), const void *arg)
+{
+	int count = 0, left = n;
+
+	for (int j = 0; j < p->vpp && left > 0; j++) {
+		int k = pipeline_stage_chunk(p, stage, j), first = pipeline_chunk_first_layer(p, m, k);
+		int take = pipeline_chunk_layers(p, m, k);
+
+		if (plan_recompute_block(p) && take > p->recompute_num_layers)
+			take = p->recompute_num_layers;
+		take = take < left ? take : left;
+		for (int l = first; l < first + take; l++)
+			count += pred(l, arg);
+		left -= take;
+	}
+	return count;
+}
+
 /* plan-cli bf16ends: begin (the first and last layers in bf16) */
 struct bf16_layers_arg {
 	const struct model *m;
@@ -643,6 +669,17 @@ bf16_layer(int layer, const void *arg)
 	const struct bf16_layers_arg *a = arg;
 
 	return pipeline_layer_in_bf16(a->m, a->p, layer) && (!a->moe || model_layer_is_moe(a->m, layer));
+}
+
+int
+pipeline_prefix_bf16_layers(const struct model *m, const struct plan *p, int stage, int n, int *moe)
+{
+	struct bf16_layers_arg a = { m, p, false };
+	int count = pipeline_count_prefix_layers(m, p, stage, n, bf16_layer, &a);
+
+	a.moe = true;
+	*moe = count > 0 && model_is_moe(m) ? pipeline_count_prefix_layers(m, p, stage, n, bf16_layer, &a) : 0;
+	return count;
 }
 
 int
