@@ -60,6 +60,49 @@ struct model_window {
 	int first_global_layers; /**< the first N layers attend globally */
 };
 
+/**
+ * The Mamba-2 mixer of a hybrid model's 'M' layers (Dao and Gu 2024,
+ * arXiv:2405.21060; Megatron-Core megatron/core/ssm/mamba_mixer.py,
+ * whose argument names these are): in_proj h -> 2 d_inner + 2 groups
+ * state_dim + heads (z, x, B, C, dt), a depthwise causal conv1d of
+ * conv_kernel taps over x, B and C, the SSD scan in chunks of
+ * chunk_size, a gated RMSNorm over d_inner and out_proj d_inner -> h,
+ * with d_inner = heads x head_dim.
+ */
+struct model_mamba {
+	int state_dim;   /**< N, the SSM state per head (--mamba-state-dim) */
+	int head_dim;    /**< P (--mamba-head-dim, 64) */
+	int heads;       /**< (--mamba-num-heads; 0: 2 hidden / head_dim, Megatron's expand 2) */
+	int groups;      /**< groups sharing B and C (--mamba-num-groups, 8) */
+	int conv_kernel; /**< taps of the causal conv1d (d_conv, 4) */
+	int chunk_size;  /**< the SSD kernel's chunk (MambaMixer chunk_size, 128) */
+};
+
+/** Layers of a hybrid model: Megatron-Core's hybrid_layer_pattern symbols
+ *  (megatron/core/models/hybrid/hybrid_layer_allocation.py, Symbols). Each
+ *  is a residual block of one pre-norm and one part. */
+enum model_layer_kind {
+	MODEL_KIND_MAMBA,     /**< 'M': norm + Mamba-2 mixer */
+	MODEL_KIND_ATTENTION, /**< '*': norm + self-attention */
+	MODEL_KIND_MLP,       /**< '-': norm + dense MLP */
+	MODEL_KIND_MOE,       /**< 'E': norm + MoE MLP */
+	MODEL_KIND_COUNT
+};
+
+/** The symbols of enum model_layer_kind, in its order ("M*-E"). */
+extern const char model_kind_symbols[];
+
+/** What a layer holds (struct model parts): 0 is a transformer layer's
+ *  attention and MLP; a hybrid model's kind models (model_kind_model)
+ *  hold one part. */
+enum model_part {
+	MODEL_PART_ATTENTION = 1,
+	MODEL_PART_MLP = 2,
+	MODEL_PART_MAMBA = 4,
+};
+
+#define MODEL_HYBRID_MAX 1024
+
 /** A decoder/encoder transformer, dense or MoE (the shapes that set its cost). */
 struct model {
 	char name[64];
@@ -90,8 +133,49 @@ struct model {
 	struct model_moe moe;
 	int mtp_layers;      /**< multi-token prediction depth D (DeepSeek-V3: 1; 0: none) */
 	struct model_window sliding_window;
+	/** A hybrid model's layers, one symbol each (enum model_layer_kind;
+	 *  Megatron-Core's hybrid_layer_pattern, Nemotron-H's "M-M-M-M*-...");
+	 *  "": every layer a transformer layer. Its length is layers. */
+	char hybrid_pattern[MODEL_HYBRID_MAX + 1];
+	struct model_mamba mamba;
+	int parts;           /**< enum model_part bits a layer holds; 0: attention and MLP */
 };
 
+
+/** Whether @m is a hybrid model (a hybrid_pattern). */
+bool model_is_hybrid(const struct model *m);
+
+/** The kind of layer @layer (1-based) of a hybrid model. */
+int model_layer_kind(const struct model *m, int layer);
+
+/** Layers of kind @kind among @first..@last (1-based, inclusive) of a hybrid model. */
+int model_kind_layers_between(const struct model *m, int kind, int first, int last);
+
+/** Layers of kind @kind in a hybrid model. */
+int model_kind_layers(const struct model *m, int kind);
+
+/**
+ * The model whose every layer is a layer of kind @kind of hybrid model
+ * @m: @m with no pattern, its parts that kind's (MODEL_PART_*), its
+ * experts kept for MODEL_KIND_MOE only (every 1, no dense layer first)
+ * and layers the count of that kind. Every cost of a layer is the kind
+ * model's.
+ */
+void model_kind_model(const struct model *m, int kind, struct model *out);
+
+/** Whether a layer of @m holds the part @part (enum model_part). */
+bool model_has_part(const struct model *m, int part);
+
+/** Mamba-2 sizes: heads, d_inner (heads x head_dim), in_proj's output
+ *  (2 d_inner + 2 groups N + heads) and conv1d's channels (d_inner + 2 groups N). */
+int model_mamba_heads(const struct model *m);
+double model_mamba_inner(const struct model *m);
+double model_mamba_in_proj_dim(const struct model *m);
+double model_mamba_conv_dim(const struct model *m);
+
+/** Parameters of one Mamba-2 mixer (no pre-norm): in_proj, conv1d weight
+ *  and bias, dt_bias, A_log and D, the gated norm's scale and out_proj. */
+double model_params_mamba_mixer(const struct model *m);
 
 /** Norms in one layer: norms_per_layer, 2 when it is 0. */
 int model_norms_per_layer(const struct model *m);

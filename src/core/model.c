@@ -5,6 +5,116 @@
 #include "plan/model.h"
 
 const char *const model_attention_names[] = { "mha", "mla", NULL };
+const char model_kind_symbols[] = "M*-E";
+
+bool
+model_is_hybrid(const struct model *m)
+{
+	return m->hybrid_pattern[0] != '\0';
+}
+
+int
+model_layer_kind(const struct model *m, int layer)
+{
+	const char *at = strchr(model_kind_symbols, m->hybrid_pattern[layer - 1]);
+
+	return at ? (int)(at - model_kind_symbols) : MODEL_KIND_MAMBA;
+}
+
+int
+model_kind_layers_between(const struct model *m, int kind, int first, int last)
+{
+	int n = 0;
+
+	if (first < 1)
+		first = 1;
+	if (last > m->layers)
+		last = m->layers;
+	for (int l = first; l <= last; l++)
+		n += model_layer_kind(m, l) == kind;
+	return n;
+}
+
+int
+model_kind_layers(const struct model *m, int kind)
+{
+	return model_kind_layers_between(m, kind, 1, m->layers);
+}
+
+void
+model_kind_model(const struct model *m, int kind, struct model *out)
+{
+	static const int parts[MODEL_KIND_COUNT] = {
+		[MODEL_KIND_MAMBA] = MODEL_PART_MAMBA,
+		[MODEL_KIND_ATTENTION] = MODEL_PART_ATTENTION,
+		[MODEL_KIND_MLP] = MODEL_PART_MLP,
+		[MODEL_KIND_MOE] = MODEL_PART_MLP,
+	};
+
+	*out = *m;
+	out->hybrid_pattern[0] = '\0';
+	out->parts = parts[kind];
+	out->layers = model_kind_layers(m, kind);
+	if (kind == MODEL_KIND_MOE) {
+		out->moe.every = 1;
+		out->moe.first_dense_layers = 0;
+	} else {
+		memset(&out->moe, 0, sizeof(out->moe));
+		out->moe.every = 1;
+	}
+}
+
+bool
+model_has_part(const struct model *m, int part)
+{
+	return m->parts == 0 ? part != MODEL_PART_MAMBA : (m->parts & part) != 0;
+}
+
+int
+model_mamba_heads(const struct model *m)
+{
+	const struct model_mamba *x = &m->mamba;
+
+	return x->heads > 0 ? x->heads : 2 * m->hidden / (x->head_dim > 0 ? x->head_dim : 64);
+}
+
+double
+model_mamba_inner(const struct model *m)
+{
+	return (double)model_mamba_heads(m) * m->mamba.head_dim;
+}
+
+double
+model_mamba_in_proj_dim(const struct model *m)
+{
+	return 2.0 * model_mamba_inner(m) + 2.0 * m->mamba.groups * (double)m->mamba.state_dim +
+	       model_mamba_heads(m);
+}
+
+double
+model_mamba_conv_dim(const struct model *m)
+{
+	return model_mamba_inner(m) + 2.0 * m->mamba.groups * (double)m->mamba.state_dim;
+}
+
+/*
+ * Megatron-Core's MambaMixer.__init__ (mamba_mixer.py): in_proj
+ * (h x in_proj_dim, no bias with --disable-bias-linear), conv1d_weight
+ * (conv_dim x 1 x d_conv) and conv1d_bias (conv_dim), dt_bias, A_log and
+ * D (one per head), the gated RMSNorm's weight (d_inner) and out_proj
+ * (d_inner x h).
+ */
+double
+model_params_mamba_mixer(const struct model *m)
+{
+	double h = m->hidden, inner = model_mamba_inner(m), conv = model_mamba_conv_dim(m);
+	double p = h * model_mamba_in_proj_dim(m) + conv * (m->mamba.conv_kernel + 1.0) +
+		   3.0 * model_mamba_heads(m) + inner + inner * h;
+
+	if (m->bias)
+		p += model_mamba_in_proj_dim(m) + h;
+	return p;
+}
 
 int
 model_norms_per_layer(const struct model *m)
@@ -140,23 +250,31 @@ model_params_per_layer(const struct model *m)
 	double mlp_mats = m->gated_mlp ? 3.0 : 2.0;
 	double attn = model_attention_matrix_params(m);
 	double mlp = mlp_mats * h * f;
-	/* Each norm a scale of h, and a LayerNorm's shift of h. */
-	double norms = model_norms_per_layer(m) * (model_norm_has_shift(m) ? 2.0 : 1.0) * h;
+	/* Each norm a scale of h, and a LayerNorm's shift of h; a hybrid
+	 * model's layer has one, before its one part (MambaLayer.norm,
+	 * TransformerLayer's input_layernorm or pre_mlp_layernorm). */
+	double norms = (m->parts ? 1 : model_norms_per_layer(m)) * (model_norm_has_shift(m) ? 2.0 : 1.0) * h;
+	double attn_biases = 0.0, mlp_biases = 0.0, p = norms;
 
 	/* MLA normalises its two latent vectors (q_a_layernorm, kv_a_layernorm);
 	 * QK-norm one query and one key head of each head's size. */
 	if (m->attention == MODEL_ATTN_MLA)
-		norms += m->mla.q_lora_rank + m->mla.kv_lora_rank;
+		attn += m->mla.q_lora_rank + m->mla.kv_lora_rank;
 	if (m->qk_norm)
-		norms += 2.0 * model_head_dim(m);
-	double biases = 0.0;
-
-	if (m->bias)
-		biases = ((double)m->heads * model_head_dim(m) + 2.0 * kv) + h /* qkv, proj */
-			 + (m->gated_mlp ? 2.0 * f : f) + h;      /* fc1 (and gate), fc2 */
-	else if (m->qkv_bias)
-		biases = (double)m->heads * model_head_dim(m) + 2.0 * kv;  /* Qwen2's q, k, v */
-	return attn + mlp + norms + biases;
+		attn += 2.0 * model_head_dim(m);
+	if (m->bias) {
+		attn_biases = ((double)m->heads * model_head_dim(m) + 2.0 * kv) + h; /* qkv, proj */
+		mlp_biases = (m->gated_mlp ? 2.0 * f : f) + h;                         /* fc1 (and gate), fc2 */
+	} else if (m->qkv_bias) {
+		attn_biases = (double)m->heads * model_head_dim(m) + 2.0 * kv;       /* Qwen2's q, k, v */
+	}
+	if (model_has_part(m, MODEL_PART_ATTENTION))
+		p += attn + attn_biases;
+	if (model_has_part(m, MODEL_PART_MLP))
+		p += mlp + mlp_biases;
+	if (model_has_part(m, MODEL_PART_MAMBA))
+		p += model_params_mamba_mixer(m);
+	return p;
 }
 
 bool
@@ -168,6 +286,8 @@ model_is_moe(const struct model *m)
 bool
 model_layer_is_moe(const struct model *m, int layer)
 {
+	if (model_is_hybrid(m))
+		return model_layer_kind(m, layer) == MODEL_KIND_MOE;
 	return model_is_moe(m) && layer > m->moe.first_dense_layers &&
 	       (layer - m->moe.first_dense_layers) % m->moe.every == 0;
 }
@@ -184,6 +304,8 @@ moe_layers_upto(const struct model *m, int n)
 int
 model_moe_layers_between(const struct model *m, int first, int last)
 {
+	if (model_is_hybrid(m))
+		return model_kind_layers_between(m, MODEL_KIND_MOE, first, last);
 	if (!model_is_moe(m) || last < first)
 		return 0;
 	return moe_layers_upto(m, last) - moe_layers_upto(m, first - 1);
@@ -192,6 +314,8 @@ model_moe_layers_between(const struct model *m, int first, int last)
 int
 model_moe_layers(const struct model *m)
 {
+	if (model_is_hybrid(m))
+		return model_kind_layers(m, MODEL_KIND_MOE);
 	return model_is_moe(m) ? (m->layers - m->moe.first_dense_layers) / m->moe.every : 0;
 }
 
@@ -231,10 +355,32 @@ model_params_moe_layer(const struct model *m)
 	       (double)(m->moe.experts + m->moe.shared_experts) * model_params_expert(m);
 }
 
+/* A hybrid model's layers: each kind's count times its kind model's
+ * parameters (@active: a routed expert layer's top_k and shared experts only). */
+static double
+hybrid_layers_params(const struct model *m, bool active)
+{
+	double p = 0.0;
+
+	for (int k = 0; k < MODEL_KIND_COUNT; k++) {
+		struct model km;
+
+		model_kind_model(m, k, &km);
+		if (km.layers == 0)
+			continue;
+		p += (active ? model_params_active(&km) : model_params_total(&km)) - model_params_embedding(&km) -
+		     model_params_head(&km);
+	}
+	return p;
+}
+
 double
 model_params_active(const struct model *m)
 {
 	int moe = model_moe_layers(m);
+
+	if (model_is_hybrid(m))
+		return hybrid_layers_params(m, true) + model_params_embedding(m) + model_params_head(m);
 	double active_moe = model_params_layer_dense_part(m, true) +
 			    (double)(m->moe.top_k + m->moe.shared_experts) * model_params_expert(m);
 
@@ -265,6 +411,8 @@ model_params_total(const struct model *m)
 {
 	int moe = model_moe_layers(m);
 
+	if (model_is_hybrid(m))
+		return hybrid_layers_params(m, false) + model_params_embedding(m) + model_params_head(m);
 	return (m->layers - moe) * model_params_per_layer(m) + moe * model_params_moe_layer(m) +
 	       model_params_embedding(m) + model_params_head(m);
 }

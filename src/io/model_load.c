@@ -71,6 +71,27 @@ static const struct schema_key window_schema[] = {
 	{ 0 },
 };
 
+#define AOFF(f) offsetof(struct model_mamba, f)
+
+/* Defaults: Megatron-Core's TransformerConfig (mamba_state_dim 128,
+ * mamba_head_dim 64, mamba_num_groups 8, mamba_num_heads None) and
+ * MambaMixer (d_conv 4, chunk_size 128). */
+static const struct schema_key mamba_schema[] = {
+	{ .key = "state_dim", .type = SCHEMA_INT, .offset = AOFF(state_dim), .min = 1, .max = 100000,
+	  .def = "128", .help = "SSM state size N per head (Megatron's --mamba-state-dim; Nemotron-H 8B 128, 56B 256)" },
+	{ .key = "head_dim", .type = SCHEMA_INT, .offset = AOFF(head_dim), .min = 1, .max = 100000, .def = "64",
+	  .help = "size P of a Mamba head (--mamba-head-dim)" },
+	{ .key = "heads", .type = SCHEMA_INT, .offset = AOFF(heads), .min = 0, .max = 1000000, .def = "0",
+	  .help = "Mamba heads (--mamba-num-heads); 0: 2 hidden / head_dim (expand 2)" },
+	{ .key = "groups", .type = SCHEMA_INT, .offset = AOFF(groups), .min = 1, .max = 100000, .def = "8",
+	  .help = "groups of heads sharing B and C (--mamba-num-groups)" },
+	{ .key = "conv_kernel", .type = SCHEMA_INT, .offset = AOFF(conv_kernel), .min = 1, .max = 64, .def = "4",
+	  .help = "taps of the causal depthwise conv1d (d_conv)" },
+	{ .key = "chunk_size", .type = SCHEMA_INT, .offset = AOFF(chunk_size), .min = 1, .max = 65536, .def = "128",
+	  .help = "chunk of the SSD scan kernel (MambaMixer's chunk_size)" },
+	{ 0 },
+};
+
 /*
  * A transformer profile may say kind: transformer; kind: multimodal is a
  * multimodal profile (io/multimodal_load.c), which only predict and
@@ -159,6 +180,14 @@ const struct schema_key model_schema[] = {
 	{ .key = "sliding_window", .type = SCHEMA_MAP, .offset = OFF(sliding_window), .sub = window_schema,
 	  .help = "sliding-window (local) attention: its window and the layers that use it; absent: every "
 		  "layer global" },
+	{ .key = "hybrid_pattern", .type = SCHEMA_STRING, .offset = OFF(hybrid_pattern),
+	  .size = sizeof(((struct model *)0)->hybrid_pattern),
+	  .help = "a hybrid model's layers, one symbol each (Megatron-Core's hybrid_layer_pattern): M a "
+		  "Mamba-2 layer, * self-attention, - MLP, E MoE, each with one pre-norm; as long as layers "
+		  "(Nemotron-H 8B: M-M-M-M*-M-M-M-M-M*-...); absent: transformer layers" },
+	{ .key = "mamba", .type = SCHEMA_MAP, .offset = OFF(mamba), .sub = mamba_schema,
+	  .help = "the Mamba-2 mixer of a hybrid model's M layers (Megatron's --mamba-* arguments); "
+		  "absent: its defaults" },
 	{ .key = "kind", .type = SCHEMA_CUSTOM, .parse = parse_kind,
 	  .help = "transformer (the keys of this table), or multimodal (the keys below)" },
 	{ 0 },
@@ -191,6 +220,45 @@ window_finish(struct model *m, struct ytree *t, struct plan_error *err)
 	if (!m->causal)
 		return ytree_error(t, ytree_find_path(t, "sliding_window"), err,
 				   "a sliding window needs causal: true (a query attends to the tokens before it)");
+	return true;
+}
+
+/* A hybrid pattern: its symbols, its length, and the blocks its layers need. */
+static bool
+hybrid_finish(struct model *m, struct ytree *t, struct plan_error *err)
+{
+	const char *pat = m->hybrid_pattern;
+	yaml_node_t *at = ytree_find_path(t, "hybrid_pattern");
+	size_t bad = strspn(pat, model_kind_symbols);
+
+	if (pat[bad] == '|' || pat[bad] == '/')
+		return ytree_error(t, at, err,
+				   "hybrid_pattern: '%c' (%s) is not taken here; write the layers only, and the "
+				   "stages with --stage-layers",
+				   pat[bad], pat[bad] == '|' ? "a pipeline stage boundary" : "multi-token prediction");
+	if (pat[bad] != '\0')
+		return ytree_error(t, at, err,
+				   "hybrid_pattern: '%c' at position %zu is not a layer; valid: M (Mamba-2), * (attention), "
+				   "- (MLP), E (MoE)", pat[bad], bad + 1);
+	if (strlen(pat) != (size_t)m->layers)
+		return ytree_error(t, at, err, "hybrid_pattern has %zu layers, layers says %d", strlen(pat), m->layers);
+	if (strchr(pat, 'E') && m->moe.experts == 0)
+		return ytree_error(t, at, err, "hybrid_pattern has MoE layers (E) but the profile has no moe block");
+	if (!strchr(pat, 'E') && m->moe.experts > 0)
+		return ytree_error(t, ytree_find_path(t, "moe"), err,
+				   "a moe block needs MoE layers (E) in hybrid_pattern");
+	if (m->moe.experts > 0 && (m->moe.every != 1 || m->moe.first_dense_layers != 0))
+		return ytree_error(t, ytree_find_path(t, "moe"), err,
+				   "moe.every and moe.first_dense_layers do not apply to a hybrid model: "
+				   "hybrid_pattern places its MoE layers (E)");
+	if (m->parallel_block || m->sliding_window.window > 0 || m->mtp_layers > 0)
+		return ytree_error(t, at, err,
+				   "a hybrid model takes no %s", m->parallel_block ? "parallel_block"
+				   : m->sliding_window.window > 0 ? "sliding_window" : "mtp_layers");
+	if (model_mamba_heads(m) <= 0 || model_mamba_heads(m) % m->mamba.groups != 0)
+		return ytree_error(t, ytree_find_path(t, "mamba"), err,
+				   "mamba: %d heads are not a multiple of its %d groups", model_mamba_heads(m),
+				   m->mamba.groups);
 	return true;
 }
 
@@ -232,6 +300,13 @@ model_finish(struct model *m, struct ytree *t, struct plan_error *err)
 				   "a parallel block has 1 or 2 norms a layer, not %d", m->norms_per_layer);
 	if (!window_finish(m, t, err))
 		return false;
+	if (m->mamba.head_dim == 0) /* no mamba block: its defaults */
+		m->mamba = (struct model_mamba){ .state_dim = 128, .head_dim = 64, .groups = 8,
+						 .conv_kernel = 4, .chunk_size = 128 };
+	if (m->hybrid_pattern[0] != '\0' && !hybrid_finish(m, t, err))
+		return false;
+	if (m->hybrid_pattern[0] == '\0' && ytree_find_path(t, "mamba"))
+		return ytree_error(t, ytree_find_path(t, "mamba"), err, "a mamba block needs a hybrid_pattern");
 	if (m->head_dim == 0 && m->hidden % m->heads != 0)
 		return ytree_error(t, ytree_find_path(t, "hidden"), err,
 				   "hidden (%d) must be divisible by heads (%d)",
