@@ -90,7 +90,12 @@ struct memory_mode {
 	int recompute;            /**< the mode it was worked out in */
 	int recipe;               /**< fp8_recipe_resolve() */
 	double weight_copy_bytes; /**< the recipe's fp8 weight copies (fp8_recipe_cost()) */
-	double layer_activations; /**< memory_layer_activations() */
+	double layer_activations; /**< memory_layer_activations() (a hybrid model: its mean layer's) */
+	/** plan-cli hybrid: a hybrid model's layer of each kind
+	 *  (model_kind_model): what it keeps in this mode, and what it
+	 *  re-materialises at once under full recomputation (0: no such layer). */
+	double kind_activations[MODEL_KIND_COUNT];
+	double kind_full[MODEL_KIND_COUNT];
 };
 
 /** @out for @p in its mode p->recompute. */

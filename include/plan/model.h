@@ -14,6 +14,7 @@ enum model_position {
 	MODEL_POS_LEARNED,
 	MODEL_POS_ROTARY,
 	MODEL_POS_ALIBI, /**< Press et al. 2022: a bias added inside attention, no parameters */
+	MODEL_POS_NONE,  /**< no position signal (Megatron's --position-embedding-type none: Nemotron-H 47B/56B) */
 };
 
 enum model_attention {
@@ -176,6 +177,11 @@ double model_mamba_conv_dim(const struct model *m);
 /** Parameters of one Mamba-2 mixer (no pre-norm): in_proj, conv1d weight
  *  and bias, dt_bias, A_log and D, the gated norm's scale and out_proj. */
 double model_params_mamba_mixer(const struct model *m);
+
+/** Linear layers (fp8 GEMM sites) in one layer: QKV, projection, fc1 and
+ *  fc2, 4; a hybrid model's layer 2 (in_proj and out_proj, QKV and
+ *  projection, or fc1 and fc2). */
+int model_linears_per_layer(const struct model *m);
 
 /** Norms in one layer: norms_per_layer, 2 when it is 0. */
 int model_norms_per_layer(const struct model *m);

@@ -151,6 +151,17 @@ double pipeline_rank_layers(const struct plan *p, const struct model *m, int sta
 /** Of pipeline_rank_layers, the MoE layers (the same mean under DualPipe). */
 double pipeline_rank_moe_layers(const struct model *m, const struct plan *p, int stage);
 
+/**
+ * plan-cli hybrid: the layers of kind @kind (enum model_layer_kind) of a
+ * hybrid model that @stage holds (all its chunks), that its rank runs
+ * per micro-batch (DualPipe: the mean of the rank's two stages, as
+ * pipeline_rank_layers), and among the first @n layers of the stage's
+ * chunks that recompute in full (pipeline_count_prefix_layers).
+ */
+int pipeline_stage_kind_layers(const struct model *m, const struct plan *p, int stage, int kind);
+double pipeline_rank_kind_layers(const struct model *m, const struct plan *p, int stage, int kind);
+int pipeline_prefix_kind_layers(const struct model *m, const struct plan *p, int stage, int n, int kind);
+
 /** Transformer layers whose weights rank @stage holds: its stage's, or
  *  under DualPipe both its stages' (the 2x parameters of Table 2). */
 int pipeline_rank_held_layers(const struct plan *p, const struct model *m, int stage);

@@ -33,6 +33,9 @@ struct layer_params {
 	double per_layer;   /* model_params_per_layer */
 	double moe_dense;   /* model_params_layer_dense_part(m, true) (MoE models) */
 	double expert;      /* model_params_expert (MoE models) */
+	/* plan-cli hybrid: a layer of each kind, the routed experts of an
+	 * MoE one left out (model_kind_model; 0 for no hybrid) */
+	double kind_per_layer[MODEL_KIND_COUNT];
 };
 
 static void
@@ -43,6 +46,17 @@ layer_params_init(const struct model *m, struct layer_params *k)
 	k->per_layer = model_params_per_layer(m);
 	k->moe_dense = moe ? model_params_layer_dense_part(m, true) : 0.0;
 	k->expert = moe ? model_params_expert(m) : 0.0;
+	for (int kind = 0; kind < MODEL_KIND_COUNT; kind++) {
+		struct model km;
+
+		k->kind_per_layer[kind] = 0.0;
+		if (!model_is_hybrid(m))
+			continue;
+		model_kind_model(m, kind, &km);
+		k->kind_per_layer[kind] = kind == MODEL_KIND_MOE
+			? model_params_layer_dense_part(&km, true) + km.moe.shared_experts * k->expert
+			: model_params_per_layer(&km);
+	}
 }
 
 /* The transformer layers' parameters of @stage, split tp ways, and the
@@ -56,6 +70,14 @@ stage_layer_params(const struct model *m, const struct plan *p, const struct lay
 	double params = dense_layers * k->per_layer;
 
 	*local = 0.0;
+	if (model_is_hybrid(m)) {
+		/* plan-cli hybrid: each kind's layers at its own count. */
+		params = 0.0;
+		for (int kind = 0; kind < MODEL_KIND_COUNT; kind++)
+			params += pipeline_stage_kind_layers(m, p, stage, kind) * k->kind_per_layer[kind];
+		*local = moe * ((double)m->moe.experts / p->ep) * k->expert;
+		return params;
+	}
 	if (moe > 0) {
 		/* An MoE layer keeps its attention, router and shared experts, and
 		 * experts / ep of the routed experts (DeepSpeed-MoE, Megatron-Core),
@@ -207,6 +229,12 @@ struct layer_costs {
 	 * fp8 or fp4 plan (its first and last layers), or NULL. Set after
 	 * build_layer_costs, which clears it. */
 	const struct layer_costs *bf16;
+	/* plan-cli hybrid: a hybrid model's layers are priced kind by kind,
+	 * each at the costs of its kind model (model_kind_model); NULL where
+	 * the model has no layer of that kind, or is no hybrid. Set after
+	 * build_layer_costs, which clears them. */
+	const struct layer_costs *kinds[MODEL_KIND_COUNT];
+	const struct model *kind_models[MODEL_KIND_COUNT];
 	/* Last (layer_costs_clear): the uncompressed stage exchanges of one
 	 * micro-batch, of the plan's stages only. */
 	double p2p_s[ESTIMATE_MAX_STAGES];
@@ -397,6 +425,34 @@ stage_add_layers(const struct layer_costs *lc, int r, double dense, double moe, 
 	}
 }
 
+/* plan-cli hybrid: the layers of a hybrid model's @stage, kind by kind at
+ * its kind model's costs, in mode @r; with --recompute-layers its first
+ * @k layers (pipeline_prefix_kind_layers) in full recomputation. Under
+ * DualPipe without @k the rank's mean of its two stages, as for a
+ * transformer (stage_work_memo). */
+static void
+stage_add_kinds(const struct model *m, const struct plan *p, const struct layer_costs *lc, int stage, int r, int k,
+		struct stage_work *w)
+{
+	for (int kind = 0; kind < MODEL_KIND_COUNT; kind++) {
+		const struct layer_costs *kl = lc->kinds[kind];
+		bool moe = kind == MODEL_KIND_MOE;
+		double n, nk = 0.0;
+
+		if (!kl)
+			continue;
+		if (k > 0) {
+			n = pipeline_stage_kind_layers(m, p, stage, kind);
+			nk = pipeline_prefix_kind_layers(m, p, stage, k, kind);
+		} else {
+			n = pipeline_rank_kind_layers(m, p, stage, kind);
+		}
+		stage_add_layers(kl, r, moe ? 0.0 : n - nk, moe ? n - nk : 0.0, w);
+		if (nk > 0.0)
+			stage_add_layers(kl, PLAN_RECOMPUTE_FULL, moe ? 0.0 : nk, moe ? nk : 0.0, w);
+	}
+}
+
 /* @dense and @moe layers of mode @r (stage_add_layers), of which @dense16
  * and @moe16 run in bf16 at lc->bf16's costs (plan-cli bf16ends). */
 static void
@@ -544,7 +600,10 @@ stage_work_memo(const struct model *m, const struct plan *p, const struct layer_
 	/* plan-cli bf16ends: the rank's layers that run in bf16. */
 	double moe16 = 0.0, all16 = lc->bf16 ? pipeline_rank_bf16_layers(m, p, stage, &moe16) : 0.0;
 
-	if (k > 0) {
+	if (model_is_hybrid(m)) {
+		memset(w, 0, sizeof(*w));
+		stage_add_kinds(m, p, lc, stage, r, k, w);
+	} else if (k > 0) {
 		int moe16_k = 0, all16_k = 0;
 
 		/* This path runs the stage's own layers (under DualPipe too, as
@@ -793,6 +852,8 @@ struct core {
 	struct plan_layout lay;
 	struct layer_costs lc;
 	struct layer_costs lc16;                     /* lc.bf16's, when the plan has bf16 layers */
+	struct model km[MODEL_KIND_COUNT];           /* plan-cli hybrid: the kind models */
+	struct layer_costs lck[MODEL_KIND_COUNT];    /* and their costs (lc.kinds) */
 	double mb;                                   /* micro-batches per iteration */
 	struct stage_work works[ESTIMATE_MAX_STAGES]; /* the first stages' work */
 	struct stage_params_table sp;                /* the first stages' parameters */
@@ -1048,6 +1109,22 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 }
 
 
+/* plan-cli hybrid: the costs of a hybrid model's layers, one set a kind
+ * it has (model_kind_model), in lc.kinds. */
+static void
+core_kinds(struct core *x)
+{
+	for (int kind = 0; kind < MODEL_KIND_COUNT; kind++) {
+		model_kind_model(x->m, kind, &x->km[kind]);
+		if (x->km[kind].layers == 0)
+			continue;
+		build_layer_costs(&x->km[kind], x->p, x->c, x->fw, &x->lay, x->cmp, !x->p->custom_recompute,
+				  &x->lck[kind]);
+		x->lc.kinds[kind] = &x->lck[kind];
+		x->lc.kind_models[kind] = &x->km[kind];
+	}
+}
+
 /* Every stage's micro-batch of work (the first ESTIMATE_MAX_STAGES kept;
  * beyond them layouts are even and core_pace works the rest out again). */
 static void
@@ -1124,7 +1201,7 @@ stage_fp8_scaling_s(const struct core *x, int stage)
 	if (!plan_low_precision(p))
 		return 0.0;
 	/* plan-cli bf16ends: the layers in bf16 have no scales. */
-	fp8_recipe_scaling(fp8_recipe_resolve(p, x->fw), 4.0 * (pipeline_rank_held_layers(p, x->m, stage) -
+	fp8_recipe_scaling(fp8_recipe_resolve(p, x->fw), model_linears_per_layer(x->m) * (pipeline_rank_held_layers(p, x->m, stage) -
 								 stage_held_bf16_layers(x->m, p, stage)), p->vpp,
 			   x->fw->fp8_amax_history, &sc);
 	return sc.kernels * x->c->gpu.launch_overhead_s + compute_memory_time(x->c, sc.bytes);
@@ -1136,7 +1213,8 @@ stage_fp8_scaling_s(const struct core *x, int stage)
  * element-wise kernels as @lc counts them (the plan's precision, or its
  * bf16 layers'); without @experts, the routed-expert GEMM launches left out. */
 static double
-layers_host_s(const struct core *x, const struct layer_costs *lc, int r, double dense, double moe, bool experts)
+layers_host_s(const struct core *x, const struct model *m, const struct layer_costs *lc, int r, double dense,
+	      double moe, bool experts)
 {
 	const struct framework *fw = x->fw;
 	struct plan pr = *x->p;
@@ -1145,15 +1223,38 @@ layers_host_s(const struct core *x, const struct layer_costs *lc, int r, double 
 
 	pr.recompute = r;
 	if (dense > 0.0) {
-		host_layer_kernels(x->m, &pr, fw, false, lc->cls[r].ew_kernels, &hk);
+		host_layer_kernels(m, &pr, fw, false, lc->cls[r].ew_kernels, &hk);
 		host += dense * (host_layer_pass_s(fw, hk.fwd) + host_layer_pass_s(fw, hk.bwd) +
 				 host_layer_pass_s(fw, hk.recompute));
 	}
 	if (moe > 0.0) {
-		(experts ? host_layer_kernels : host_layer_kernels_no_expert_gemms)(x->m, &pr, fw, true,
+		(experts ? host_layer_kernels : host_layer_kernels_no_expert_gemms)(m, &pr, fw, true,
 			lc->cl_moes[r].ew_kernels, &hk);
 		host += moe * (host_layer_pass_s(fw, hk.fwd) + host_layer_pass_s(fw, hk.bwd) +
 			       host_layer_pass_s(fw, hk.recompute));
+	}
+	return host;
+}
+
+/* plan-cli hybrid: one forward's launches of a hybrid model's mean layer
+ * (the --recompute-layers prefix's extra forward). */
+static double
+stage_hybrid_fwd_host_s(const struct core *x, int r)
+{
+	struct plan pr = *x->p;
+	struct host_kernels hk;
+	double host = 0.0;
+
+	pr.recompute = r;
+	for (int kind = 0; kind < MODEL_KIND_COUNT; kind++) {
+		const struct layer_costs *kl = x->lc.kinds[kind];
+		const struct model *km = x->lc.kind_models[kind];
+
+		if (!kl)
+			continue;
+		host_layer_kernels(km, &pr, x->fw, kind == MODEL_KIND_MOE,
+				   (kind == MODEL_KIND_MOE ? kl->cl_moes : kl->cls)[r].ew_kernels, &hk);
+		host += (double)km->layers / x->m->layers * host_layer_pass_s(x->fw, hk.fwd);
 	}
 	return host;
 }
@@ -1169,10 +1270,29 @@ stage_host_s(const struct core *x, int stage, int r, int k, bool experts)
 	double moe = pipeline_rank_moe_layers(x->m, x->p, stage), layers = pipeline_rank_layers(x->p, x->m, stage);
 	/* plan-cli bf16ends: the layers in bf16 launch no fp8 casts. */
 	double moe16 = 0.0, all16 = x->lc.bf16 ? pipeline_rank_bf16_layers(x->m, x->p, stage, &moe16) : 0.0;
-	double host = layers_host_s(x, &x->lc, r, layers - moe - (all16 - moe16), moe - moe16, experts);
+	double host = 0.0;
 
+	if (model_is_hybrid(x->m)) {
+		/* plan-cli hybrid: each kind's layers launch their own kernels;
+		 * the --recompute-layers prefix's forward is counted below at
+		 * the mean layer's. */
+		for (int kind = 0; kind < MODEL_KIND_COUNT; kind++) {
+			const struct layer_costs *kl = x->lc.kinds[kind];
+			double n = pipeline_rank_kind_layers(x->m, x->p, stage, kind);
+
+			if (kl)
+				host += layers_host_s(x, x->lc.kind_models[kind], kl, r,
+						      kind == MODEL_KIND_MOE ? 0.0 : n, kind == MODEL_KIND_MOE ? n : 0.0,
+						      experts);
+		}
+		if (k > 0 && layers > 0.0)
+			host += k * stage_hybrid_fwd_host_s(x, r) ;
+		k = 0;
+	} else {
+		host = layers_host_s(x, x->m, &x->lc, r, layers - moe - (all16 - moe16), moe - moe16, experts);
+	}
 	if (all16 > 0.0)
-		host += layers_host_s(x, x->lc.bf16, r, all16 - moe16, moe16, experts);
+		host += layers_host_s(x, x->m, x->lc.bf16, r, all16 - moe16, moe16, experts);
 	if (k > 0) {
 		struct host_kernels hk;
 		struct plan pr = *x->p;
@@ -1199,14 +1319,17 @@ stage_synced_layers(const struct core *x, int stage, int r, bool experts, double
 	struct plan pr = *x->p;
 	struct host_kernels hk;
 	double moe = pipeline_rank_moe_layers(x->m, x->p, stage);
+	/* plan-cli hybrid: a hybrid model's MoE layers are its E layers. */
+	const struct layer_costs *lc = x->lc.kinds[MODEL_KIND_MOE] ? x->lc.kinds[MODEL_KIND_MOE] : &x->lc;
+	const struct model *m = x->lc.kinds[MODEL_KIND_MOE] ? x->lc.kind_models[MODEL_KIND_MOE] : x->m;
 
 	*gpu_one = *host_one = 0.0;
-	if (!(moe > 0.0) || !(x->lc.efs[r].sync_s > 0.0))
+	if (!(moe > 0.0) || !(lc->efs[r].sync_s > 0.0))
 		return 0.0;
 	pr.recompute = r;
-	(experts ? host_layer_kernels : host_layer_kernels_no_expert_gemms)(x->m, &pr, x->fw, true,
-		x->lc.cl_moes[r].ew_kernels, &hk);
-	*gpu_one = x->lc.cl_moes[r].fwd_s + x->lc.eps[r].fwd_s + x->lc.efs[r].fwd_s;
+	(experts ? host_layer_kernels : host_layer_kernels_no_expert_gemms)(m, &pr, x->fw, true,
+		lc->cl_moes[r].ew_kernels, &hk);
+	*gpu_one = lc->cl_moes[r].fwd_s + lc->eps[r].fwd_s + lc->efs[r].fwd_s;
 	*host_one = host_layer_pass_s(x->fw, hk.fwd);
 	return moe;
 }
@@ -1528,11 +1651,28 @@ core_layer_details(const struct core *x, struct estimate *out)
 	const struct plan *p = x->p;
 	struct estimate_details *d = &out->details;
 	int r = plan_stage_recompute(p, d->bottleneck_stage);
-	const struct ep_layer_comm *ep = &x->lc.eps[r];
+	const struct layer_costs *moe_lc = x->lc.kinds[MODEL_KIND_MOE] ? x->lc.kinds[MODEL_KIND_MOE] : &x->lc;
+	const struct ep_layer_comm *ep = &moe_lc->eps[r];
 
 	d->layer_fwd_s = x->lc.cls[r].fwd_s;
 	d->layer_bwd_s = x->lc.cls[r].bwd_s;
 	d->tp_collective_s = x->lc.tcs[r].collective_s;
+	if (model_is_hybrid(x->m)) {
+		/* plan-cli hybrid: the mean layer of the model. */
+		d->layer_fwd_s = d->layer_bwd_s = 0.0;
+		for (int kind = 0; kind < MODEL_KIND_COUNT; kind++) {
+			const struct layer_costs *kl = x->lc.kinds[kind];
+			const struct compute_layer *cl;
+			double f;
+
+			if (!kl)
+				continue;
+			cl = kind == MODEL_KIND_MOE ? &kl->cl_moes[r] : &kl->cls[r];
+			f = (double)x->km[kind].layers / x->m->layers;
+			d->layer_fwd_s += f * cl->fwd_s;
+			d->layer_bwd_s += f * cl->bwd_s;
+		}
+	}
 	d->ep_a2a_s = ep->a2a_s;
 	d->ep_inter_s = ep->inter_s;
 	d->ep_intra_s = ep->intra_s;
@@ -1666,6 +1806,8 @@ estimate_core(const struct model *m, const struct cluster *c, const struct plan 
 		build_layer_costs(m, &p16, c, x.fw, &x.lay, cmp, !p->custom_recompute, &x.lc16);
 		x.lc.bf16 = &x.lc16;
 	}
+	if (model_is_hybrid(m))
+		core_kinds(&x);
 	core_works(&x);
 	stage_params_fill(m, p, &x.lc.lp, &x.sp);
 	core_tail(&x, out);

@@ -536,6 +536,57 @@ memory_mode_init(const struct model *m, const struct plan *p, const struct clust
 	fp8_recipe_cost(out->recipe, (enum gpu_generation)c->gpu.generation, &rc);
 	out->weight_copy_bytes = rc.weight_copy_bytes;
 	out->layer_activations = memory_layer_activations(m, p, fw);
+	for (int kind = 0; kind < MODEL_KIND_COUNT; kind++)
+		out->kind_activations[kind] = out->kind_full[kind] = 0.0;
+	if (model_is_hybrid(m)) {
+		out->layer_activations = 0.0;
+		for (int kind = 0; kind < MODEL_KIND_COUNT; kind++) {
+			struct model km;
+
+			model_kind_model(m, kind, &km);
+			if (km.layers == 0)
+				continue;
+			out->kind_activations[kind] = memory_layer_activations(&km, p, fw);
+			out->kind_full[kind] = layer_activations_full(&km, p, fw, true);
+			out->layer_activations += (double)km.layers / m->layers * out->kind_activations[kind];
+		}
+	}
+}
+
+/* plan-cli hybrid: what one layer of @stage keeps, the mean over the
+ * layers of the kinds its GPU holds (both stages of a DualPipe rank), or
+ * @k's one layer of a transformer. */
+static double
+stage_layer_activations(const struct model *m, const struct plan *p, const struct memory_mode *k, int stage)
+{
+	int mirror = p->pp_schedule == PLAN_PP_DUALPIPE && p->pp > 1 ? p->pp - 1 - stage : -1;
+	double n = 0.0, act = 0.0;
+
+	if (!model_is_hybrid(m))
+		return k->layer_activations;
+	for (int kind = 0; kind < MODEL_KIND_COUNT; kind++) {
+		double c = pipeline_stage_kind_layers(m, p, stage, kind) +
+			   (mirror >= 0 ? pipeline_stage_kind_layers(m, p, mirror, kind) : 0);
+
+		n += c;
+		act += c * k->kind_activations[kind];
+	}
+	return n > 0.0 ? act / n : 0.0;
+}
+
+/* plan-cli hybrid: the layer full recomputation re-materialises, the
+ * largest kind's of a hybrid model. */
+static double
+stage_full_layer(const struct model *m, const struct plan *p, const struct framework *fw,
+		 const struct memory_mode *k)
+{
+	double most = 0.0;
+
+	if (!model_is_hybrid(m))
+		return layer_activations_full(m, p, fw, true);
+	for (int kind = 0; kind < MODEL_KIND_COUNT; kind++)
+		most = fmax(most, k->kind_full[kind]);
+	return most;
 }
 
 void
@@ -667,7 +718,7 @@ memory_stage_states(const struct model *m, const struct plan *p, const struct fr
 	 * transformer layer (QKV, projection, fc1, fc2; fp8_recipe.c). */
 	if (fp8)
 		fp8_meta = fp8_recipe_history_bytes(k->recipe, fw ? fw->fp8_amax_history : 1024.0,
-						    4.0 * pipeline_rank_held_layers(p, m, stage));
+						    model_linears_per_layer(m) * pipeline_rank_held_layers(p, m, stage));
 	return fp8_meta;
 }
 
@@ -747,7 +798,7 @@ memory_stage_activations(const struct model *m, const struct plan *p, const stru
 	/* Stage i of 1F1B holds min(m, p - i) micro-batches in flight: the
 	 * first stage the most (Narayanan et al. SC21, Sec. 2.2). The caller
 	 * passes the stage's own recompute mode in p->recompute. */
-	act = stored * k->layer_activations;
+	act = stored * stage_layer_activations(m, p, k, stage);
 	/* plan-cli bf16ends: a layer in bf16 keeps its linear inputs in 16
 	 * bits, what the fp8 recipe saves of the others' (where the mode
 	 * keeps them: memory_layer_activations). */
@@ -777,7 +828,7 @@ memory_stage_activations(const struct model *m, const struct plan *p, const stru
 		/* A stage of no layer (the embedding or the loss alone:
 		 * --stage-layers 0,...) re-materialises none. */
 		if (layers > 0)
-			act += (n < most ? n : most > 0 ? most : 1) * layer_activations_full(m, p, fw, true);
+			act += (n < most ? n : most > 0 ? most : 1) * stage_full_layer(m, p, fw, k);
 	}
 	/* --recompute-layers: the stage's first layers recompute in full. */
 	if (p->custom_recompute_layers)

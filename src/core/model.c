@@ -7,6 +7,8 @@
 const char *const model_attention_names[] = { "mha", "mla", NULL };
 const char model_kind_symbols[] = "M*-E";
 
+static double hybrid_layers_params(const struct model *m, bool active);
+
 bool
 model_is_hybrid(const struct model *m)
 {
@@ -62,6 +64,12 @@ model_kind_model(const struct model *m, int kind, struct model *out)
 		memset(&out->moe, 0, sizeof(out->moe));
 		out->moe.every = 1;
 	}
+}
+
+int
+model_linears_per_layer(const struct model *m)
+{
+	return model_is_hybrid(m) || m->parts ? 2 : 4;
 }
 
 bool
@@ -256,6 +264,10 @@ model_params_per_layer(const struct model *m)
 	double norms = (m->parts ? 1 : model_norms_per_layer(m)) * (model_norm_has_shift(m) ? 2.0 : 1.0) * h;
 	double attn_biases = 0.0, mlp_biases = 0.0, p = norms;
 
+	/* plan-cli hybrid: a hybrid model's mean layer. */
+	if (model_is_hybrid(m))
+		return hybrid_layers_params(m, false) / m->layers;
+
 	/* MLA normalises its two latent vectors (q_a_layernorm, kv_a_layernorm);
 	 * QK-norm one query and one key head of each head's size. */
 	if (m->attention == MODEL_ATTN_MLA)
@@ -417,20 +429,74 @@ model_params_total(const struct model *m)
 	       model_params_embedding(m) + model_params_head(m);
 }
 
+/* plan-cli hybrid: the linear weights of a layer: QKV and projection,
+ * fc1 (and gate) and fc2; a Mamba mixer's in_proj and out_proj. */
+static int
+linear_weights(const struct model *m)
+{
+	int n = 0;
+
+	if (model_has_part(m, MODEL_PART_ATTENTION))
+		n += 2;
+	if (model_has_part(m, MODEL_PART_MLP))
+		n += 2 + (m->gated_mlp ? 1 : 0);
+	if (model_has_part(m, MODEL_PART_MAMBA))
+		n += 2;
+	return n;
+}
+
+/* Norms of a layer: one before each part of a hybrid model's layer. */
+static int
+layer_norm_tensors(const struct model *m)
+{
+	return (m->parts ? 1 : model_norms_per_layer(m)) * (model_norm_has_shift(m) ? 2 : 1);
+}
+
+/* A Mamba mixer's vectors: conv1d weight and bias, dt_bias, A_log, D and
+ * the gated norm's weight (mamba_mixer.py). */
+#define MAMBA_SMALL_TENSORS 6
+
 int
 model_small_tensors_per_layer(const struct model *m)
 {
-	int linear = 4 + (m->gated_mlp ? 1 : 0);
+	int linear = linear_weights(m);
+
+	if (model_is_hybrid(m)) {
+		int n = 0;
+
+		for (int k = 0; k < MODEL_KIND_COUNT; k++) {
+			struct model km;
+
+			model_kind_model(m, k, &km);
+			n += km.layers * model_small_tensors_per_layer(&km);
+		}
+		return (n + m->layers - 1) / m->layers;
+	}
+	if (model_has_part(m, MODEL_PART_MAMBA))
+		return (m->bias ? linear : 0) + layer_norm_tensors(m) + MAMBA_SMALL_TENSORS;
 
 	/* The biases of the linear layers and the norms' scales and shifts. */
-	return (m->bias ? linear : 0) + model_norms_per_layer(m) * (model_norm_has_shift(m) ? 2 : 1);
+	return (m->bias ? linear : 0) + layer_norm_tensors(m);
 }
 
 int
 model_tensors_per_layer(const struct model *m)
 {
-	int linear = 4 + (m->gated_mlp ? 1 : 0); /* QKV, proj, fc1 (+gate), fc2 */
-	return linear * (m->bias ? 2 : 1) + model_norms_per_layer(m) * (model_norm_has_shift(m) ? 2 : 1);
+	int linear = linear_weights(m); /* QKV, proj, fc1 (+gate), fc2 */
+
+	if (model_is_hybrid(m)) {
+		int n = 0;
+
+		for (int k = 0; k < MODEL_KIND_COUNT; k++) {
+			struct model km;
+
+			model_kind_model(m, k, &km);
+			n += km.layers * model_tensors_per_layer(&km);
+		}
+		return (n + m->layers - 1) / m->layers;
+	}
+	return linear * (m->bias ? 2 : 1) + layer_norm_tensors(m) +
+	       (model_has_part(m, MODEL_PART_MAMBA) ? MAMBA_SMALL_TENSORS : 0);
 }
 
 double

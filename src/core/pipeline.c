@@ -152,6 +152,47 @@ pipeline_rank_moe_layers(const struct model *m, const struct plan *p, int stage)
 	return 0.5 * (pipeline_stage_moe_layers(m, p, stage) + pipeline_stage_moe_layers(m, p, mirror));
 }
 
+/* plan-cli hybrid: the layers of one kind (model_layer_kind). */
+struct kind_arg {
+	const struct model *m;
+	int kind;
+};
+
+static bool
+kind_pred(int layer, const void *arg)
+{
+	const struct kind_arg *a = arg;
+
+	return model_layer_kind(a->m, layer) == a->kind;
+}
+
+int
+pipeline_stage_kind_layers(const struct model *m, const struct plan *p, int stage, int kind)
+{
+	struct kind_arg a = { m, kind };
+
+	return pipeline_count_layers(m, p, stage, kind_pred, &a);
+}
+
+double
+pipeline_rank_kind_layers(const struct model *m, const struct plan *p, int stage, int kind)
+{
+	int mirror = dual_mirror(p, stage);
+
+	if (mirror < 0)
+		return pipeline_stage_kind_layers(m, p, stage, kind);
+	return 0.5 * (pipeline_stage_kind_layers(m, p, stage, kind) +
+		      pipeline_stage_kind_layers(m, p, mirror, kind));
+}
+
+int
+pipeline_prefix_kind_layers(const struct model *m, const struct plan *p, int stage, int n, int kind)
+{
+	struct kind_arg a = { m, kind };
+
+	return pipeline_count_prefix_layers(m, p, stage, n, kind_pred, &a);
+}
+
 int
 pipeline_rank_held_layers(const struct plan *p, const struct model *m, int stage)
 {

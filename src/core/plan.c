@@ -734,6 +734,39 @@ validate_model_fit(const struct plan *p, const struct model *m, struct plan_erro
 	return true;
 }
 
+/* plan-cli hybrid: what a hybrid model (hybrid_pattern) takes. Megatron-
+ * Core's MambaMixer asserts that tp divides its heads and its groups
+ * (mamba_mixer.py: "nheads must be evenly divisble by tp_size", "ngroups
+ * must be evenly divisible by tp_size"). The rest is not modelled for
+ * these models yet, and is refused rather than priced as a transformer's:
+ * layers in bf16, TP compression, recomputed submodules, activation
+ * offloading, and context parallelism over Mamba layers. */
+static bool
+validate_hybrid(const struct plan *p, const struct model *m, struct plan_error *err)
+{
+	bool mamba = strchr(m->hybrid_pattern, 'M') != NULL;
+
+	if (!model_is_hybrid(m))
+		return true;
+	if (mamba && (model_mamba_heads(m) % p->tp != 0 || m->mamba.groups % p->tp != 0))
+		return FAIL("tp %d must divide the Mamba heads (%d) and groups (%d) of '%s' (Megatron-Core's MambaMixer)",
+			    p->tp, model_mamba_heads(m), m->mamba.groups, m->name);
+	if (mamba && p->cp > 1)
+		return FAIL("context parallelism over Mamba layers is not modelled (cp %d, '%s' is a hybrid model)",
+			    p->cp, m->name);
+	if (plan_has_bf16_layers(p))
+		return FAIL("--bf16-first-layers and --bf16-last-layers are not modelled for a hybrid model ('%s')",
+			    m->name);
+	if (p->compress.tp)
+		return FAIL("TP compression is not modelled for a hybrid model ('%s')", m->name);
+	if (p->recompute_modules)
+		return FAIL("--recompute-modules is not modelled for a hybrid model ('%s'): use selective or full",
+			    m->name);
+	if (p->activation_offload_layers > 0)
+		return FAIL("--activation-offload-layers is not modelled for a hybrid model ('%s')", m->name);
+	return true;
+}
+
 /* The checks run in this order, so that the first failing one (the
  * message a user sees) is the same whatever the split. */
 bool
@@ -743,7 +776,7 @@ plan_validate(const struct plan *p, const struct model *m,
 	return validate_degrees(p, m, c, err) && validate_stages(p, m, err) &&
 	       validate_recompute_modules(p, m, err) && /* plan-cli recomp */
 	       validate_batch(p, err) && validate_schedule(p, err) && validate_compression(p, m, err) &&
-	       validate_sharding(p, m, err) && validate_model_fit(p, m, err);
+	       validate_sharding(p, m, err) && validate_model_fit(p, m, err) && validate_hybrid(p, m, err);
 }
 
 bool

@@ -5,7 +5,7 @@
 #include "io/profile_load.h"
 
 static const char *const norm_choices[] = { "layernorm", "rmsnorm", NULL };
-static const char *const position_choices[] = { "learned", "rotary", "alibi", NULL };
+static const char *const position_choices[] = { "learned", "rotary", "alibi", "none", NULL };
 
 #define OFF(f) offsetof(struct model, f)
 #define MOFF(f) offsetof(struct model_moe, f)
@@ -160,7 +160,8 @@ const struct schema_key model_schema[] = {
 	  .choices = norm_choices, .help = "normalisation layer" },
 	{ .key = "position_embedding", .type = SCHEMA_ENUM, .offset = OFF(position_embedding),
 	  .def = "learned", .choices = position_choices,
-	  .help = "learned position table (GPT, BERT), rotary (Llama) or alibi (MPT, BLOOM); the last two have no parameters" },
+	  .help = "learned position table (GPT, BERT), rotary (Llama), alibi (MPT, BLOOM) or none (Nemotron-H 47B "
+		  "and 56B, whose Mamba layers carry the order); the last three have no parameters" },
 	{ .key = "positions", .type = SCHEMA_INT, .offset = OFF(positions), .min = 0, .max = BIG, .def = "0",
 	  .help = "rows of the learned position table; 0: seq_len (OPT: max_position_embeddings + 2)" },
 	{ .key = "causal", .type = SCHEMA_BOOL, .offset = OFF(causal), .def = "true",
