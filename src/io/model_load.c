@@ -301,13 +301,13 @@ model_finish(struct model *m, struct ytree *t, struct plan_error *err)
 				   "a parallel block has 1 or 2 norms a layer, not %d", m->norms_per_layer);
 	if (!window_finish(m, t, err))
 		return false;
+	if (m->hybrid_pattern[0] == '\0' && ytree_find(t, ytree_root(t), "mamba"))
+		return ytree_error(t, ytree_find(t, ytree_root(t), "mamba"), err, "a mamba block needs a hybrid_pattern");
 	if (m->mamba.head_dim == 0) /* no mamba block: its defaults */
 		m->mamba = (struct model_mamba){ .state_dim = 128, .head_dim = 64, .groups = 8,
 						 .conv_kernel = 4, .chunk_size = 128 };
 	if (m->hybrid_pattern[0] != '\0' && !hybrid_finish(m, t, err))
 		return false;
-	if (m->hybrid_pattern[0] == '\0' && ytree_find_path(t, "mamba"))
-		return ytree_error(t, ytree_find_path(t, "mamba"), err, "a mamba block needs a hybrid_pattern");
 	if (m->head_dim == 0 && m->hidden % m->heads != 0)
 		return ytree_error(t, ytree_find_path(t, "hidden"), err,
 				   "hidden (%d) must be divisible by heads (%d)",
