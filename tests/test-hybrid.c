@@ -1,0 +1,174 @@
+/* Hybrid Mamba-2/attention models (model hybrid_pattern: Megatron-Core's
+ * hybrid layer pattern, megatron/core/models/hybrid/
+ * hybrid_layer_allocation.py), priced kind by kind: parameters, the
+ * layers each stage holds, the plan checks. Each value worked out by hand
+ * in its comment. */
+#include <math.h>
+#include <string.h>
+
+#include "plan/estimate.h"
+#include "plan/framework.h"
+#include "plan/pipeline.h"
+#include "testutil.h"
+
+static void
+nemotron8b(struct cluster *c, struct model *m, struct plan *p)
+{
+	test_setup_paths();
+	test_load_profile(PROFILE_CLUSTER, "dgx-h100", c);
+	test_load_profile(PROFILE_MODEL, "nemotron-h-8b", m);
+	plan_init(p);
+	p->tp = 2;
+	p->pp = 1;
+	p->dp = 4;
+	p->micro_batch = 1;
+	p->global_batch = 32;
+	p->seq_len = 8192;
+	p->flash_attention = true;
+	p->sequence_parallel = true;
+}
+
+/*
+ * Nemotron-H 8B (h 4096, V 131072, untied, no biases, RMSNorm):
+ * - a Mamba layer: heads 128 x P 64, d_inner 8192; groups 8, N 128:
+ *   in_proj 4096 x (2 x 8192 + 2 x 8 x 128 + 128 = 18560) = 76,021,760;
+ *   conv1d (8192 + 2048 = 10240 channels) x (4 taps + bias) = 51,200;
+ *   dt_bias, A_log, D 3 x 128 = 384; gated norm 8192; out_proj 8192 x
+ *   4096 = 33,554,432: mixer 109,635,968, with its pre-norm (4096)
+ *   109,640,064;
+ * - an attention layer: Q and O 2 x 4096 x 4096 = 33,554,432, K and V
+ *   2 x 4096 x (8 x 128) = 8,388,608, norm 4096: 41,947,136;
+ * - an MLP layer (squared ReLU, two matrices): 2 x 4096 x 21504 =
+ *   176,160,768, norm 4096: 176,164,864;
+ * - 24 M, 4 *, 24 -: 2,631,361,536 + 167,788,544 + 4,227,956,736 =
+ *   7,027,106,816;
+ * - embedding 536,870,912, output layer 536,870,912 and final norm 4096:
+ *   8,100,852,736 in all (the "8B" of arXiv:2504.03624).
+ */
+START_TEST(test_hybrid_params)
+{
+	struct cluster c;
+	struct model m, km;
+	struct plan p;
+
+	nemotron8b(&c, &m, &p);
+	ck_assert(model_is_hybrid(&m));
+	ck_assert_int_eq(model_kind_layers(&m, MODEL_KIND_MAMBA), 24);
+	ck_assert_int_eq(model_kind_layers(&m, MODEL_KIND_ATTENTION), 4);
+	ck_assert_int_eq(model_kind_layers(&m, MODEL_KIND_MLP), 24);
+	ck_assert_int_eq(model_kind_layers(&m, MODEL_KIND_MOE), 0);
+	ck_assert_double_eq(model_params_mamba_mixer(&m), 109635968.0);
+	model_kind_model(&m, MODEL_KIND_MAMBA, &km);
+	ck_assert_int_eq(km.layers, 24);
+	ck_assert(!model_is_hybrid(&km) && model_has_part(&km, MODEL_PART_MAMBA));
+	ck_assert(!model_has_part(&km, MODEL_PART_ATTENTION) && !model_has_part(&km, MODEL_PART_MLP));
+	ck_assert_double_eq(model_params_per_layer(&km), 109640064.0);
+	model_kind_model(&m, MODEL_KIND_ATTENTION, &km);
+	ck_assert_double_eq(model_params_per_layer(&km), 41947136.0);
+	model_kind_model(&m, MODEL_KIND_MLP, &km);
+	ck_assert_double_eq(model_params_per_layer(&km), 176164864.0);
+	ck_assert_double_eq(model_params_total(&m), 8100852736.0);
+	ck_assert_double_eq(model_params_active(&m), 8100852736.0);
+	/* The mean layer: 7,027,106,816 / 52. */
+	ck_assert_double_eq_tol(model_params_per_layer(&m), 7027106816.0 / 52.0, 1e-3);
+	ck_assert_int_eq(model_linears_per_layer(&m), 2);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * The layers of each kind a stage holds. pp 2, --stage-layers 30,22:
+ * stage 0 "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*" has 14 M, 3 *, 13 -; stage 1
+ * "-M-M-M-M-M*-M-M-M-M-M-" 10 M, 1 *, 11 -. The first 3 layers of each:
+ * "M-M" (2 M, 1 -) and "-M-" (1 M, 2 -). Even pp 4 (13 a stage): 6 M,
+ * 1 *, 6 - each.
+ */
+START_TEST(test_hybrid_stage_kinds)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	static const int uneven[2][3] = { { 14, 3, 13 }, { 10, 1, 11 } };
+
+	nemotron8b(&c, &m, &p);
+	p.pp = 2;
+	p.dp = 2;
+	p.custom_layers = true;
+	p.stage_layers_count = 2;
+	p.stage_layers[0] = 30;
+	p.stage_layers[1] = 22;
+	for (int s = 0; s < 2; s++)
+		for (int k = 0; k < 3; k++) {
+			ck_assert_int_eq(pipeline_stage_kind_layers(&m, &p, s, k), uneven[s][k]);
+			ck_assert_double_eq(pipeline_rank_kind_layers(&m, &p, s, k), uneven[s][k]);
+		}
+	ck_assert_int_eq(pipeline_prefix_kind_layers(&m, &p, 0, 3, MODEL_KIND_MAMBA), 2);
+	ck_assert_int_eq(pipeline_prefix_kind_layers(&m, &p, 0, 3, MODEL_KIND_MLP), 1);
+	ck_assert_int_eq(pipeline_prefix_kind_layers(&m, &p, 1, 3, MODEL_KIND_MAMBA), 1);
+	ck_assert_int_eq(pipeline_prefix_kind_layers(&m, &p, 1, 3, MODEL_KIND_MLP), 2);
+	p.custom_layers = false;
+	p.stage_layers_count = 0;
+	p.pp = 4;
+	p.dp = 1;
+	for (int s = 0; s < 4; s++) {
+		ck_assert_int_eq(pipeline_stage_kind_layers(&m, &p, s, MODEL_KIND_MAMBA), 6);
+		ck_assert_int_eq(pipeline_stage_kind_layers(&m, &p, s, MODEL_KIND_ATTENTION), 1);
+		ck_assert_int_eq(pipeline_stage_kind_layers(&m, &p, s, MODEL_KIND_MLP), 6);
+	}
+	cluster_release(&c);
+}
+END_TEST
+
+/* What the plan check refuses for a hybrid model: tp 16 does not divide
+ * the 8 Mamba groups (MambaMixer's assertion); cp over Mamba layers,
+ * bf16 layers, and activation offloading are not modelled. */
+START_TEST(test_hybrid_refused)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p, q;
+	struct estimate e;
+	struct plan_error err;
+
+	nemotron8b(&c, &m, &p);
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e, &err), "%s", err.message);
+	ck_assert(isfinite(e.iteration_time_s) && e.iteration_time_s > 0.0);
+	q = p;
+	q.tp = 16;
+	q.dp = 1;
+	q.global_batch = 8;
+	ck_assert(!estimate_plan(&m, &c, &q, NULL, &e, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "groups (8)"));
+	q = p;
+	q.cp = 2;
+	q.dp = 2;
+	ck_assert(!estimate_plan(&m, &c, &q, NULL, &e, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "context parallelism"));
+	q = p;
+	q.precision = PLAN_PRECISION_FP8;
+	q.fp8_recipe = PLAN_FP8_CURRENT;
+	q.bf16_first_layers = 1;
+	ck_assert(!estimate_plan(&m, &c, &q, NULL, &e, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "hybrid"));
+	q = p;
+	q.activation_offload_layers = 2;
+	ck_assert(!estimate_plan(&m, &c, &q, NULL, &e, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "hybrid"));
+	cluster_release(&c);
+}
+END_TEST
+
+static Suite *
+hybrid_suite(void)
+{
+	Suite *s = suite_create("hybrid");
+	TCase *tc = tcase_create("hybrid");
+
+	tcase_add_test(tc, test_hybrid_params);
+	tcase_add_test(tc, test_hybrid_stage_kinds);
+	tcase_add_test(tc, test_hybrid_refused);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+TEST_MAIN(hybrid_suite)
