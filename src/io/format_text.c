@@ -300,6 +300,19 @@ format_text_layout(FILE *out, const struct report *r)
 			e->active_parameters / 1e9);
 	else
 		fprintf(out, "parameters   %.2f B\n", e->parameters / 1e9);
+	if (model_is_hybrid(r->model)) {
+		/* plan-cli hybrid: what the pattern holds, each kind priced as its own. */
+		static const char *const kind_names[MODEL_KIND_COUNT] = { "Mamba-2", "attention", "MLP", "MoE" };
+		const char *sep = "";
+
+		fprintf(out, "layers       hybrid, %d:", r->model->layers);
+		for (int k = 0; k < MODEL_KIND_COUNT; k++)
+			if (model_kind_layers(r->model, k) > 0) {
+				fprintf(out, "%s %d %s", sep, model_kind_layers(r->model, k), kind_names[k]);
+				sep = ",";
+			}
+		fputc('\n', out);
+	}
 	if (r->model->moe.experts > 0 && r->opt && r->opt->framework &&
 	    r->opt->framework->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_ALLGATHER_MASK) {
 		/* plan-cli review6: no all-to-all to time; its gathers are on the ep line. */
