@@ -471,6 +471,119 @@ START_TEST(test_qwen3_moe)
 }
 END_TEST
 
+/* A small Nemotron-H config: layer kinds %s (a field and its value, JSON
+ * text), more fields %s (", ..."). Mamba d_inner 4 x 16 = 64. */
+#define HF_NH_SMALL \
+	"{\"model_type\": \"nemotron_h\", %s, \"hidden_size\": 64, \"num_attention_heads\": 4," \
+	" \"num_key_value_heads\": 2, \"head_dim\": 16, \"vocab_size\": 100, \"max_position_embeddings\": 8192," \
+	" \"intermediate_size\": 256, \"mamba_num_heads\": 4, \"mamba_head_dim\": 16, \"ssm_state_size\": 8," \
+	" \"n_groups\": 2%s}"
+
+START_TEST(test_nemotron_h)
+{
+	struct model m;
+
+	hf_load(&m, "nemotron-h-8b-base-8k.json");
+	/*
+	 * h 4096. A Mamba layer (NemotronHMamba2Mixer): d_inner 128 x 64 =
+	 * 8192; in_proj 4096 x (2 x 8192 + 2 x 8 x 128 + 128 = 18560) =
+	 * 76,021,760; conv1d (8192 + 2048 = 10240 channels) x (4 taps + bias)
+	 * = 51,200; A_log, D, dt_bias 3 x 128 = 384; gated norm 8,192;
+	 * out_proj 8192 x 4096 = 33,554,432; the block's norm 4,096:
+	 * 109,640,064, x 24 = 2,631,361,536. An attention layer: q, o
+	 * 2 x 4096^2 = 33,554,432, k, v 2 x 4096 x 1024 = 8,388,608, norm
+	 * 4,096: 41,947,136, x 4 = 167,788,544. An MLP layer: up, down
+	 * 2 x 4096 x 21504 = 176,160,768 + norm 4,096, x 24 =
+	 * 4,227,956,736. Untied embeddings 2 x 131072 x 4096 =
+	 * 1,073,741,824, final norm 4,096: 8,100,852,736, what the bundled
+	 * nemotron-h-8b gives (tests/cli/run-cli-tests.sh checks that too).
+	 */
+	ck_assert_rel(model_params_total(&m), 8100852736.0, 1e-15);
+	ck_assert_str_eq(m.hybrid_pattern, "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-");
+	ck_assert(!m.gated_mlp && !m.bias && !m.tied_embeddings && m.position_embedding == MODEL_POS_NONE);
+	ck_assert_int_eq(m.mamba.heads, 128);
+	ck_assert_int_eq(m.mamba.state_dim, 128);
+	ck_assert_int_eq(m.seq_len, 4096);
+	hf_load(&m, "nemotron-h-56b-base-8k.json");
+	/*
+	 * h 8192. Mamba: d_inner 256 x 64 = 16384; in_proj 8192 x (32768 +
+	 * 2 x 8 x 256 + 256 = 37120) = 304,087,040; conv1d 20480 x 5 =
+	 * 102,400; 3 x 256 = 768; gated norm 16,384; out_proj 134,217,728;
+	 * norm 8,192: 438,432,512, x 54 = 23,675,355,648. Attention (64
+	 * heads of 128, 8 for k, v): 2 x 8192^2 + 2 x 8192 x 1024 + 8192 =
+	 * 151,003,136, x 10 = 1,510,031,360. MLP 2 x 8192 x 32768 + 8192 =
+	 * 536,879,104, x 54 = 28,991,471,616. Embeddings 2,147,483,648 and
+	 * the final norm 8,192: 56,324,350,464, as nemotron-h-56b.
+	 */
+	ck_assert_rel(model_params_total(&m), 56324350464.0, 1e-15);
+	ck_assert_int_eq(m.layers, 118);
+	/* The dataclass config's list, legacy names included, is the same pattern. */
+	hf_loadf(&m, HF_NH_SMALL, "\"layers_block_type\": [\"mamba\", \"mlp\", \"full_attention\", \"linear_attention\"]",
+		 ", \"mamba_n_groups\": 4, \"mamba_d_conv\": 3");
+	ck_assert_str_eq(m.hybrid_pattern, "M-*M");
+	ck_assert_int_eq(m.mamba.groups, 4);
+	ck_assert_int_eq(m.mamba.conv_kernel, 3);
+	ck_assert_int_eq(m.head_dim, 0); /* 4 x 16 = 64: the default */
+	/* MoE: a shared MLP of 3 x 32 is three shared experts of 32. */
+	hf_loadf(&m, HF_NH_SMALL, "\"hybrid_override_pattern\": \"ME*E\"",
+		 ", \"n_routed_experts\": 8, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 32,"
+		 " \"moe_shared_expert_intermediate_size\": 96, \"moe_latent_size\": null");
+	ck_assert_int_eq(m.moe.experts, 8);
+	ck_assert_int_eq(m.moe.top_k, 2);
+	ck_assert_int_eq(m.moe.expert_ffn_hidden, 32);
+	ck_assert_int_eq(m.moe.shared_experts, 3);
+}
+END_TEST
+
+/* What a Nemotron-H config says that a profile cannot: each refused naming its field. */
+START_TEST(test_nemotron_h_errors)
+{
+	static const struct {
+		const char *kinds, *more, *message;
+	} bad[] = {
+		{ "\"hybrid_override_pattern\": \"M*G-\"", "",
+		  "layer 3's symbol 'G' is not modelled (M Mamba-2, * attention, - MLP, E MoE) in field "
+		  "'hybrid_override_pattern'" },
+		{ "\"hybrid_override_pattern\": \"M*|M-\"", "", "layer 3's symbol '|'" },
+		{ "\"layers_block_type\": [\"mamba\", \"sliding_attention\"]", "",
+		  "layer 2's type 'sliding_attention' is not modelled" },
+		{ "\"num_hidden_layers\": 4", "", "missing field 'hybrid_override_pattern'" },
+		{ "\"hybrid_override_pattern\": \"M*\"", ", \"num_hidden_layers\": 3",
+		  "field 'num_hidden_layers' says 3 layers, field 'hybrid_override_pattern' has 2" },
+		{ "\"hybrid_override_pattern\": \"ME\"", ", \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 32",
+		  "missing field 'n_routed_experts'" },
+		{ "\"hybrid_override_pattern\": \"ME\"",
+		  ", \"n_routed_experts\": 8, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 32, "
+		  "\"moe_shared_expert_intermediate_size\": 48",
+		  "a shared expert 48 wide is not a whole number of experts of moe_intermediate_size 32" },
+		{ "\"hybrid_override_pattern\": \"ME\"",
+		  ", \"n_routed_experts\": 8, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 32, "
+		  "\"moe_shared_expert_intermediate_size\": 32, \"moe_latent_size\": 16",
+		  "field 'moe_latent_size'" },
+		{ "\"hybrid_override_pattern\": \"M*-\"", ", \"use_bias\": true",
+		  "(model key bias): field 'use_bias'" },
+		{ "\"hybrid_override_pattern\": \"M*-\"", ", \"use_conv_bias\": false",
+		  "a Mamba conv1d without its bias is not modelled: field 'use_conv_bias'" },
+		{ "\"hybrid_override_pattern\": \"M*-\"", ", \"num_nextn_predict_layers\": 1",
+		  "field 'num_nextn_predict_layers'" },
+		{ "\"hybrid_override_pattern\": \"M*-\"", ", \"time_step_limit\": [0.0, Infinity], \"mamba_d_conv\": NaN",
+		  "expected a whole number >= 0 in field 'mamba_d_conv'" },
+	};
+	struct plan_error err;
+	struct model m;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(!hf_tryf(&m, &err, HF_NH_SMALL, bad[i].kinds, bad[i].more), "case %zu loaded", i);
+		ck_assert_msg(strstr(err.message, bad[i].message), "case %zu: %s", i, err.message);
+	}
+	/* Python's Infinity (time_step_limit) is read past, not refused. */
+	hf_loadf(&m, HF_NH_SMALL, "\"hybrid_override_pattern\": \"M*-\"", ", \"time_step_limit\": [0.0, Infinity]");
+	/* and keeps the columns: an error after it is where it was */
+	ck_assert(!hf_tryf(&m, &err, "{\"a\": [-Infinity, NaN], \"model_type\": 7}%s%s", "", ""));
+	ck_assert_int_eq(err.column, 39);
+}
+END_TEST
+
 START_TEST(test_errors)
 {
 	struct plan_error err;
@@ -754,6 +867,8 @@ hf_suite(void)
 	tcase_add_test(tc, test_deepseek_v3);
 	tcase_add_test(tc, test_deepseek_v2_lite);
 	tcase_add_test(tc, test_qwen3_moe);
+	tcase_add_test(tc, test_nemotron_h);
+	tcase_add_test(tc, test_nemotron_h_errors);
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_numbers);
 	tcase_add_test(tc, test_json_where);

@@ -1,3 +1,4 @@
+#include <ctype.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,6 +28,7 @@ enum hf_family {
 	HF_FALCON,    /* falcon: LayerNorm, GeLU, rotary, parallel attention and MLP, multi-query, tied */
 	HF_COHERE,    /* cohere: LayerNorm without shift, SwiGLU, rotary, parallel block, tied */
 	HF_PHI,       /* phi (Phi-1.5, Phi-2): LayerNorm, GeLU, partial rotary, biases, parallel block */
+	HF_NEMOTRON_H, /* nemotron_h: hybrid Mamba-2/attention/MLP/MoE layers (hf_nemotron_h) */
 };
 
 /* The default training sequence length of an imported model (see hf_shape). */
@@ -89,6 +91,7 @@ static const struct hf_arch hf_archs[] = {
 	{ "falcon", HF_FALCON, true, false, false, false, 0, HF_BIAS_FIXED, 2048, HF_WIN_NONE },
 	{ "cohere", HF_COHERE, true, false, false, false, 0, HF_BIAS_ATTN, -1, HF_WIN_NONE },
 	{ "phi", HF_PHI, false, false, false, false, 0, HF_BIAS_FIXED, 2048, HF_WIN_NONE },
+	{ "nemotron_h", HF_NEMOTRON_H, false, false, false, false, 128, HF_BIAS_FIXED, 4096, HF_WIN_NONE },
 	{ NULL, HF_LLAMA, false, false, false, false, 0, HF_BIAS_FIXED, -1, HF_WIN_NONE },
 };
 
@@ -641,6 +644,253 @@ hf_arch_of(const struct hf_reader *r)
 	return NULL;
 }
 
+/*
+ * Nemotron-H (model_type nemotron_h): transformers' models/nemotron_h,
+ * configuration_nemotron_h.py and modular_nemotron_h.py (huggingface/
+ * transformers main at 13923c63, 2026; NVIDIA's remote code of the
+ * Nemotron-H-8B/47B/56B checkpoints before it, whose field names the
+ * config class still takes). Each NemotronHBlock is one RMSNorm and one
+ * mixer, by layer kind: Megatron-Core's hybrid_layer_pattern, which
+ * plan-cli's hybrid_pattern is. The kinds are a string
+ * (hybrid_override_pattern, the checkpoints' field) or, from the
+ * dataclass config on, a list (layers_block_type, alias layer_types:
+ * linear_attention or legacy mamba, full_attention or legacy attention,
+ * mlp, moe); the list wins where both are, as __post_init__ does.
+ */
+static char
+hf_nh_kind(const char *k)
+{
+	static const char *const names[][2] = {
+		{ "linear_attention", "M" }, { "mamba", "M" }, { "full_attention", "*" },
+		{ "attention", "*" },        { "mlp", "-" },   { "moe", "E" },
+	};
+
+	for (size_t i = 0; k && i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(k, names[i][0]) == 0)
+			return names[i][1][0];
+	return '\0';
+}
+
+static bool
+hf_nh_list(const struct hf_reader *r, const char *field, json_t *list, char *pat)
+{
+	size_t n = json_array_size(list);
+
+	if (n == 0 || n > MODEL_HYBRID_MAX)
+		return hf_error(r, field, "a list of 1 to %d layer types expected in field '%s'", MODEL_HYBRID_MAX,
+				field);
+	for (size_t i = 0; i < n; i++) {
+		const char *k = json_string_value(json_array_get(list, i));
+
+		pat[i] = hf_nh_kind(k);
+		if (!pat[i])
+			return hf_error(r, field, "layer %zu's type '%.40s' is not modelled (linear_attention, "
+					"full_attention, mlp and moe are) in field '%s'", i + 1, k ? k : "not a string",
+					field);
+	}
+	pat[n] = '\0';
+	return true;
+}
+
+/* The layer kinds as a hybrid_pattern into @pat (MODEL_HYBRID_MAX + 1). */
+static bool
+hf_nh_pattern(const struct hf_reader *r, char *pat)
+{
+	static const char *const lists[] = { "layers_block_type", "layer_types" };
+	json_t *s = json_object_get(r->root, "hybrid_override_pattern");
+	const char *field = "hybrid_override_pattern", *text;
+	long layers;
+	size_t n, bad;
+
+	for (size_t i = 0; i < 2; i++) {
+		json_t *l = json_object_get(r->root, lists[i]);
+
+		if (l && json_is_array(l)) {
+			field = lists[i];
+			if (!hf_nh_list(r, field, l, pat))
+				return false;
+			goto counted;
+		}
+	}
+	if (!s || json_is_null(s))
+		return hf_fail(r, "missing field", field);
+	text = json_string_value(s);
+	n = text ? strlen(text) : 0;
+	if (n == 0 || n > MODEL_HYBRID_MAX)
+		return hf_error(r, field, "a string of 1 to %d layer symbols expected in field '%s'",
+				MODEL_HYBRID_MAX, field);
+	/* Megatron's other symbols (G gated DeltaNet, | a pipeline stage's
+	 * end) are not NemotronH's, nor plan-cli's hybrid layers. */
+	bad = strspn(text, "M*-E");
+	if (bad < n)
+		return hf_error(r, field, "layer %zu's symbol '%c' is not modelled (M Mamba-2, * attention, "
+				"- MLP, E MoE) in field '%s'", bad + 1, text[bad], field);
+	memcpy(pat, text, n + 1);
+counted:
+	/* num_hidden_layers is deprecated in the dataclass config (the list's
+	 * length wins, with a warning); a file that disagrees is refused. */
+	if (!hf_int(r, NAMES("num_hidden_layers"), (long)strlen(pat), &layers))
+		return false;
+	if ((size_t)layers != strlen(pat))
+		return hf_error(r, "num_hidden_layers", "field 'num_hidden_layers' says %ld layers, field '%s' "
+				"has %zu", layers, field, strlen(pat));
+	return true;
+}
+
+/*
+ * Biases: use_bias is the Mamba mixer's in_proj and out_proj,
+ * attention_bias q, k, v and o, mlp_bias the MLPs' up and down (and the
+ * shared experts'); the routed experts (NemotronHExperts) and the router
+ * never have one. plan-cli's bias is every linear layer's: the three
+ * alike, and no MoE layer with them, or refused. The conv1d's bias
+ * (use_conv_bias, default true) plan-cli always counts, as Megatron's
+ * MambaMixer has it: false is refused.
+ */
+static bool
+hf_nh_bias(const struct hf_reader *r, const char *pat, bool *bias)
+{
+	static const char *const fields[] = { "use_bias", "attention_bias", "mlp_bias" };
+	bool b[3], conv;
+
+	for (int i = 0; i < 3; i++)
+		if (!hf_bool(r, fields[i], false, &b[i]))
+			return false;
+	for (int i = 1; i < 3; i++)
+		if (b[i] != b[0])
+			return hf_fail(r, "biases on some of the Mamba projections (use_bias), attention "
+				       "(attention_bias) and MLPs (mlp_bias) but not all are not modelled (model key "
+				       "bias): field", fields[b[i] ? i : 0]);
+	if (b[0] && strchr(pat, 'E'))
+		return hf_fail(r, "biases with experts (which have none) are not modelled: field", "use_bias");
+	*bias = b[0];
+	if (json_object_get(r->root, "mamba_conv_bias") && !hf_bool(r, "mamba_conv_bias", true, &conv))
+		return false;
+	if (!json_object_get(r->root, "mamba_conv_bias") && !hf_bool(r, "use_conv_bias", true, &conv))
+		return false;
+	if (!conv && strchr(pat, 'M'))
+		return hf_fail(r, "a Mamba conv1d without its bias is not modelled: field",
+			       json_object_get(r->root, "mamba_conv_bias") ? "mamba_conv_bias" : "use_conv_bias");
+	return true;
+}
+
+/*
+ * NemotronHMamba2Mixer: d_inner = mamba_num_heads x mamba_head_dim (the
+ * config's expand is not read), n_groups groups of ssm_state_size, a
+ * conv1d of conv_kernel taps, SSD chunks of chunk_size; the remote
+ * code's names (mamba_n_groups, mamba_d_conv, mamba_chunk_size) win
+ * where given, as __post_init__ takes them.
+ */
+static bool
+hf_nh_mamba(const struct hf_reader *r, FILE *out)
+{
+	long state, head_dim, heads, groups, conv, chunk;
+
+	if (!hf_int(r, NAMES("ssm_state_size"), -1, &state) || !hf_int(r, NAMES("mamba_head_dim"), -1, &head_dim) ||
+	    !hf_int(r, NAMES("mamba_num_heads"), -1, &heads) ||
+	    !hf_int(r, NAMES("mamba_n_groups", "n_groups"), 8, &groups) ||
+	    !hf_int(r, NAMES("mamba_d_conv", "conv_kernel"), 4, &conv) ||
+	    !hf_int(r, NAMES("mamba_chunk_size", "chunk_size"), 128, &chunk))
+		return false;
+	fprintf(out, "mamba:\n  state_dim: %ld\n  head_dim: %ld\n  heads: %ld\n  groups: %ld\n  conv_kernel: %ld\n"
+		"  chunk_size: %ld\n", state, head_dim, heads, groups, conv, chunk);
+	return true;
+}
+
+/*
+ * NemotronHMoE (DeepseekV3MoE's routing): n_routed_experts (alias
+ * num_local_experts) non-gated experts of moe_intermediate_size, top
+ * num_experts_per_tok, and one shared MLP of
+ * moe_shared_expert_intermediate_size (default 7688) that every token
+ * runs (n_shared_experts is not read). plan-cli's shared experts are
+ * expert_ffn_hidden wide each, so the shared MLP is written as
+ * width / moe_intermediate_size of them, the same matrices and GEMMs
+ * when it divides, and refused when not. moe_latent_size (experts run
+ * in a narrower latent, with two projections) is refused.
+ */
+static bool
+hf_nh_moe(const struct hf_reader *r, FILE *out)
+{
+	long experts, top_k, ffn, shared;
+	json_t *latent = json_object_get(r->root, "moe_latent_size");
+
+	if (!hf_int(r, NAMES("n_routed_experts", "num_local_experts"), -1, &experts) ||
+	    !hf_int(r, NAMES("num_experts_per_tok"), -1, &top_k) ||
+	    !hf_int(r, NAMES("moe_intermediate_size"), -1, &ffn) ||
+	    !hf_int(r, NAMES("moe_shared_expert_intermediate_size"), 7688, &shared))
+		return false;
+	if (latent && !json_is_null(latent))
+		return hf_fail(r, "experts in a latent narrower than hidden_size are not modelled: field",
+			       "moe_latent_size");
+	if (ffn == 0 || shared % ffn != 0)
+		return hf_error(r, "moe_shared_expert_intermediate_size",
+				"a shared expert %ld wide is not a whole number of experts of moe_intermediate_size %ld, "
+				"which the moe block's shared_experts counts: field "
+				"'moe_shared_expert_intermediate_size'", shared, ffn);
+	fprintf(out, "moe:\n  experts: %ld\n  top_k: %ld\n  expert_ffn_hidden: %ld\n", experts, top_k, ffn);
+	if (shared > 0)
+		fprintf(out, "  shared_experts: %ld  # moe_shared_expert_intermediate_size %ld\n", shared / ffn,
+			shared);
+	return true;
+}
+
+/* The sizes: heads of head_dim (remote code: attention_head_dim; default 128). */
+static bool
+hf_nh_shape(const struct hf_reader *r, const char *pat, FILE *out)
+{
+	json_t *kvj = json_object_get(r->root, "num_key_value_heads");
+	long hidden, heads, kv, head_dim, vocab, seq, ffn = 0;
+
+	if (!hf_int(r, NAMES("hidden_size"), -1, &hidden) || !hf_int(r, NAMES("num_attention_heads"), -1, &heads) ||
+	    /* absent: the class's 8; null: every head (__post_init__) */
+	    !hf_int(r, NAMES("num_key_value_heads"), kvj && json_is_null(kvj) ? heads : 8, &kv) ||
+	    !hf_int(r, NAMES("head_dim", "attention_head_dim"), 128, &head_dim) ||
+	    !hf_int(r, NAMES("vocab_size"), -1, &vocab) || !hf_int(r, NAMES("max_position_embeddings"), 4096, &seq))
+		return false;
+	/* The '-' layers' width; with none, the experts'. */
+	if (!hf_int(r, NAMES("intermediate_size"), strchr(pat, '-') ? -1 : 0, &ffn) ||
+	    (ffn == 0 && !hf_int(r, NAMES("moe_intermediate_size"), -1, &ffn)))
+		return false;
+	fprintf(out, "layers: %zu\nhybrid_pattern: \"%s\"\nhidden: %ld\nheads: %ld\nkv_heads: %ld\nvocab: %ld\n"
+		"seq_len: %ld  # max_position_embeddings %ld\n", strlen(pat), pat, hidden, heads, kv, vocab,
+		seq < HF_TRAIN_SEQ_LEN ? seq : HF_TRAIN_SEQ_LEN, seq);
+	if (head_dim * heads != hidden)
+		fprintf(out, "head_dim: %ld\n", head_dim);
+	fprintf(out, "ffn_hidden: %ld\n", ffn);
+	return true;
+}
+
+/*
+ * The whole profile. NemotronHAttention is JambaAttention: no rotary nor
+ * any other position embedding (the config has no rope field), so
+ * position_embedding none whatever Megatron trained the checkpoint with
+ * (no parameters either way). NemotronHMLP and the experts are up_proj,
+ * mlp_hidden_act (relu2: squared ReLU), down_proj: never gated.
+ * Multi-token prediction layers (num_nextn_predict_layers, Nemotron 3)
+ * are a hybrid block plan-cli's mtp does not model: refused.
+ */
+static bool
+hf_nemotron_h(const struct hf_reader *r, FILE *out)
+{
+	char pat[MODEL_HYBRID_MAX + 1];
+	bool tied = false, bias = false;
+	long mtp;
+
+	if (!hf_nh_pattern(r, pat) || !hf_int(r, NAMES("num_nextn_predict_layers"), 0, &mtp))
+		return false;
+	if (mtp > 0)
+		return hf_fail(r, "multi-token prediction layers (mtp_layers_block_type) are not modelled: field",
+			       "num_nextn_predict_layers");
+	if (!hf_nh_shape(r, pat, out) || !hf_bool(r, "tie_word_embeddings", false, &tied) ||
+	    !hf_nh_bias(r, pat, &bias))
+		return false;
+	fprintf(out, "tied_embeddings: %s\nbias: %s\ngated_mlp: false  # up_proj, mlp_hidden_act, down_proj\n"
+		"norm: rmsnorm\nposition_embedding: none  # NemotronHAttention (JambaAttention) has none\n",
+		tied ? "true" : "false", bias ? "true" : "false");
+	if (strchr(pat, 'M') && !hf_nh_mamba(r, out))
+		return false;
+	return !strchr(pat, 'E') || hf_nh_moe(r, out);
+}
+
 /* @s as a single-quoted YAML scalar ('' for a quote; no line breaks). */
 static void
 hf_quoted(FILE *out, const char *s)
@@ -669,6 +919,8 @@ hf_write(const struct hf_reader *r, const char *name, FILE *out)
 	fputs("\ndescription: ", out);
 	hf_quoted(out, r->path);
 	fputc('\n', out);
+	if (a->family == HF_NEMOTRON_H)
+		return hf_nemotron_h(r, out);
 	if (!hf_shape(r, a, out) || !hf_family_keys(r, a, out) || !hf_window(r, a, out))
 		return false;
 	if (a->family == HF_DEEPSEEK && !hf_mla(r, out))
@@ -717,17 +969,60 @@ hf_overflow(const char *path, const char *text, size_t len, const json_error_t *
 			      "a whole number must be from -9223372036854775808 to 9223372036854775807");
 }
 
-bool
-hf_config_text_to_yaml(const char *path, const char *text, size_t len, const char *name, char **yaml,
-		       struct plan_error *err)
+/*
+ * Python's json module writes float('inf') and nan as the bare words
+ * Infinity, -Infinity and NaN (json.dumps' allow_nan, on by default), and
+ * transformers' to_json_string keeps them: Mamba-2 configs hold
+ * "time_step_limit": [0.0, Infinity]. JSON has no such tokens and
+ * jansson refuses them, so outside strings each becomes a string of the
+ * same length ("Inf" and spaces; "N"), which keeps every line and column,
+ * and a size field holding one is still refused as not a whole number.
+ */
+static void
+hf_python_words(char *t, size_t len)
 {
-	struct hf_reader r = { path, text, len, NULL, err };
+	static const struct { const char *word, *as; } words[] = {
+		{ "-Infinity", "\"-Inf\"   " }, { "Infinity", "\"Inf\"   " }, { "NaN", "\"N\"" },
+	};
+	bool in_string = false;
+
+	for (size_t i = 0; i < len; i++) {
+		if (in_string) {
+			if (t[i] == '\\')
+				i++;
+			else if (t[i] == '"')
+				in_string = false;
+			continue;
+		}
+		if (t[i] == '"') {
+			in_string = true;
+			continue;
+		}
+		for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++) {
+			size_t n = strlen(words[w].word);
+
+			if (len - i >= n && memcmp(t + i, words[w].word, n) == 0 &&
+			    (i == 0 || !isalnum((unsigned char)t[i - 1])) &&
+			    (i + n == len || !isalnum((unsigned char)t[i + n]))) {
+				memcpy(t + i, words[w].as, n);
+				i += n - 1;
+				break;
+			}
+		}
+	}
+}
+
+/* hf_config_text_to_yaml on the text at @r (its Python words replaced). */
+static bool
+hf_config_parsed(struct hf_reader r, const char *name, char **yaml)
+{
+	const char *path = r.path, *text = r.text;
+	size_t len = r.len, size = 0;
+	struct plan_error *err = r.err;
 	json_error_t jerr;
-	size_t size = 0;
 	FILE *out;
 	bool ok;
 
-	*yaml = NULL;
 	r.root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!r.root && json_error_code(&jerr) == json_error_numeric_overflow)
 		return hf_overflow(path, text, len, &jerr, err);
@@ -751,6 +1046,25 @@ hf_config_text_to_yaml(const char *path, const char *text, size_t len, const cha
 		free(*yaml);
 		*yaml = NULL;
 	}
+	return ok;
+}
+
+bool
+hf_config_text_to_yaml(const char *path, const char *text, size_t len, const char *name, char **yaml,
+		       struct plan_error *err)
+{
+	char *copy = malloc(len + 1);
+	struct hf_reader r = { path, copy, len, NULL, err };
+	bool ok;
+
+	*yaml = NULL;
+	if (!copy)
+		return plan_error_set(err, PLAN_ERR_NOMEM, path, 0, 0, "out of memory");
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	hf_python_words(copy, len);
+	ok = hf_config_parsed(r, name, yaml);
+	free(copy);
 	return ok;
 }
 

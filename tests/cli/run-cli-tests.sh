@@ -955,6 +955,19 @@ cli predict --model "$tmp/qwen.yaml" --cluster dgx-h100 --tp 4 --global-batch 10
 expect_rc 0
 expect_jq '.parameters == 7615616512' "Qwen2.5 7B through the printed profile"
 finish "import prints a model profile that loads with the same parameters"
+# Nemotron-H: the imported profile has the bundled one's parameters.
+for m in 8b 56b; do
+	cli predict --model "nemotron-h-$m" --cluster dgx-h100 --gpus 8 --tp 8 --global-batch 8 --allow-oom --format json
+	bundled=$(jq .parameters "$tmp/out")
+	cli import "$hf/nemotron-h-$m-base-8k.json" --output "$tmp/nemotron-h-$m.yaml"
+	expect_rc 0
+	grep -q '^position_embedding: none' "$tmp/nemotron-h-$m.yaml" || fail "nemotron-h-$m: no position_embedding none"
+	cli predict --model "$tmp/nemotron-h-$m.yaml" --cluster dgx-h100 --gpus 8 --tp 8 --global-batch 8 --allow-oom \
+		--format json
+	expect_rc 0
+	expect_jq ".parameters == $bundled and .parameters > 0" "Nemotron-H $m through the imported profile"
+done
+finish "import of Nemotron-H 8B and 56B config.json gives the bundled profiles' parameters"
 cli import "hf:$hf/gpt2.json" --output "$tmp/gpt2.yaml"
 expect_rc 0
 expect_stdout_empty
