@@ -305,7 +305,7 @@ model_finish(struct model *m, struct ytree *t, struct plan_error *err)
 						 .conv_kernel = 4, .chunk_size = 128 };
 	if (m->hybrid_pattern[0] != '\0' && !hybrid_finish(m, t, err))
 		return false;
-	if (m->hybrid_pattern[0] == '\0' && ytree_find_path(t, "mamba"))
+	if (m->hybrid_pattern[0] == '\0' && ytree_find(t, ytree_root(t), "mamba"))
 		return ytree_error(t, ytree_find_path(t, "mamba"), err, "a mamba block needs a hybrid_pattern");
 	if (m->head_dim == 0 && m->hidden % m->heads != 0)
 		return ytree_error(t, ytree_find_path(t, "hidden"), err,
