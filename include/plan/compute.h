@@ -30,7 +30,7 @@ struct compute_layer {
 				       allgather_mask dispatcher, which counts its own */
 	/* A Mamba layer's mixer (MODEL_PART_MAMBA; plan/mamba.h), 0 elsewhere. */
 	double mamba_fwd_s;       /**< the whole mixer's forward, in fwd_s */
-	double mamba_gemm_fwd_s;  /**< its in_proj and out_proj, in fwd_gemm_s */
+	double mamba_in_proj_fwd_s, mamba_out_proj_fwd_s; /**< its linears' GEMMs, in fwd_gemm_s */
 	double ssd_fwd_s;         /**< its SSD kernels, in fwd_gemm_s (as the attention core) */
 	double ssd_bwd_s;         /**< their backward, in bwd_s */
 };

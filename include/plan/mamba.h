@@ -52,6 +52,11 @@ double mamba_ssd_efficiency(const struct cluster *c, bool backward);
 void mamba_mixer_cost(const struct model *m, const struct plan *p, const struct cluster *c,
 		      struct compute_casts *casts, struct mamba_mixer_cost *out);
 
+/** Kernels one mixer launches besides its two GEMMs, forward and
+ *  backward: the conv1d, the SSD's, the RMSNorm's and, with more than one
+ *  sequence a micro-batch, the layout copies (mamba.c counts them). */
+void mamba_mixer_kernels(const struct plan *p, int *fwd, int *bwd);
+
 /**
  * Bytes one mixer keeps for its backward on one GPU (no pre-norm, no
  * in_proj input: those are the layer's, memory.c): in_proj's output

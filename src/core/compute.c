@@ -1189,7 +1189,8 @@ layer_mamba(const struct model *m, const struct plan *p, const struct cluster *c
 	if (model_has_part(m, MODEL_PART_MAMBA))
 		mamba_mixer_cost(m, p, c, casts, mx);
 	out->mamba_fwd_s = mx->fwd_s;
-	out->mamba_gemm_fwd_s = mx->gemm_fwd_s;
+	out->mamba_in_proj_fwd_s = mx->in_proj_fwd_s;
+	out->mamba_out_proj_fwd_s = mx->out_proj_fwd_s;
 	out->ssd_fwd_s = mx->ssd_fwd_s;
 	out->ssd_bwd_s = mx->ssd_bwd_s;
 }
@@ -1264,7 +1265,7 @@ compute_layer_scale(struct compute_layer *cl, double f)
 			&cl->mlp_fwd_s, &cl->attn_fwd_s, &cl->qkv_fwd_s, &cl->proj_fwd_s, &cl->fc1_fwd_s,
 			&cl->fc2_fwd_s, &cl->attn_bwd_s, &cl->moe_wgrad_mem_s, &cl->moe_router_gemm_s,
 			&cl->moe_permute_s, &cl->moe_permute_bwd_s, &cl->main_grad_s, &cl->norm_dweight_s,
-			&cl->mamba_fwd_s, &cl->mamba_gemm_fwd_s, &cl->ssd_fwd_s, &cl->ssd_bwd_s };
+			&cl->mamba_fwd_s, &cl->mamba_in_proj_fwd_s, &cl->mamba_out_proj_fwd_s, &cl->ssd_fwd_s, &cl->ssd_bwd_s };
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		*t[i] *= f;

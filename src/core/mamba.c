@@ -135,12 +135,18 @@ static void
 mixer_mem(const struct plan *p, const struct mamba_local *l, struct mamba_mixer_cost *out)
 {
 	double copies = p->micro_batch > 1 ? 4.0 * l->tokens * (l->in_proj + l->inner) : 0.0;
-	int copy_kernels = p->micro_batch > 1 ? 2 : 0;
 
 	out->mem_fwd_bytes = 4.0 * l->tokens * l->conv + 4.0 * l->tokens * l->inner + copies;
 	out->mem_bwd_bytes = 10.0 * l->tokens * l->conv + 6.0 * l->tokens * l->inner + copies;
-	out->fwd_kernels = 1 + 1 + copy_kernels;
-	out->bwd_kernels = 2 + 2 + copy_kernels;
+}
+
+void
+mamba_mixer_kernels(const struct plan *p, int *fwd, int *bwd)
+{
+	int copies = p->micro_batch > 1 ? 2 : 0;
+
+	*fwd = 1 + MAMBA_SSD_FWD_KERNELS + 1 + copies; /* conv1d, SSD, norm */
+	*bwd = 2 + MAMBA_SSD_BWD_KERNELS + 2 + copies;
 }
 
 void
@@ -171,10 +177,11 @@ mamba_mixer_cost(const struct model *m, const struct plan *p, const struct clust
 	out->ssd_bwd_s = ssd_time(c, out->ssd_bwd_flops, 2.0 * bytes, MAMBA_SSD_BWD_KERNELS, true);
 
 	mixer_mem(p, &l, out);
-	out->mem_fwd_s = compute_memory_time(c, out->mem_fwd_bytes) + out->fwd_kernels * launch;
-	out->mem_bwd_s = compute_memory_time(c, out->mem_bwd_bytes) + out->bwd_kernels * launch;
-	out->fwd_kernels += MAMBA_SSD_FWD_KERNELS;
-	out->bwd_kernels += MAMBA_SSD_BWD_KERNELS;
+	mamba_mixer_kernels(p, &out->fwd_kernels, &out->bwd_kernels);
+	out->mem_fwd_s = compute_memory_time(c, out->mem_fwd_bytes) +
+			 (out->fwd_kernels - MAMBA_SSD_FWD_KERNELS) * launch;
+	out->mem_bwd_s = compute_memory_time(c, out->mem_bwd_bytes) +
+			 (out->bwd_kernels - MAMBA_SSD_BWD_KERNELS) * launch;
 
 	out->fwd_s = out->gemm_fwd_s + out->ssd_fwd_s + out->mem_fwd_s;
 	/* dX and dW of each linear: twice the forward GEMMs (fp8's promoting
