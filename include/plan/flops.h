@@ -12,6 +12,15 @@
  */
 double flops_forward_per_token(const struct model *m, int seq_len);
 
+/**
+ * Forward FLOPs per token of one layer of @m (an MoE layer with @moe), as
+ * flops_forward_per_token counts them; a layer of one part (model parts)
+ * that part's: the attention's projections and scores, the MLP's (or the
+ * router's and the experts' a token meets) or the Mamba mixer's
+ * (mamba_layer_model_flops, Megatron-LM's mamba_layer_flops).
+ */
+double flops_layer_forward_per_token(const struct model *m, int seq_len, bool moe);
+
 /** Model FLOPs of one iteration: 3 x forward (MFU convention, no recompute). */
 double flops_model_per_iteration(const struct model *m, const struct plan *p);
 

@@ -5,6 +5,7 @@
 #include "plan/compute.h"
 #include "plan/expert_par.h"
 #include "plan/fp8_recipe.h"
+#include "plan/mamba.h"
 
 /*
  * What a GEMM's shape and the GPU's state take from the size curve: the
@@ -112,7 +113,10 @@ fp8_norm_fused_inputs(const struct model *m, const struct plan *p, const struct 
 {
 	struct fp8_recipe_cost rc;
 	double elems = (double)p->micro_batch * p->seq_len * m->hidden;
-	int inputs = (m->attention != MODEL_ATTN_MLA ? 1 : 0) + (moe ? 0 : 1);
+	/* A Mamba layer's in_proj is Transformer Engine's LayerNormColumnParallelLinear
+	 * too (megatron/core/models/mamba/mamba_layer_specs.py), its input h wide. */
+	int inputs = (model_has_part(m, MODEL_PART_ATTENTION) && m->attention != MODEL_ATTN_MLA ? 1 : 0) +
+		     (model_has_part(m, MODEL_PART_MLP) && !moe ? 1 : 0) + (model_has_part(m, MODEL_PART_MAMBA) ? 1 : 0);
 
 	if (!plan_low_precision(p))
 		return;
@@ -130,6 +134,22 @@ double
 compute_memory_time(const struct cluster *c, double bytes)
 {
 	return bytes / (c->gpu.memory_bw_Bps * c->gpu.memory_efficiency);
+}
+
+/* Norms a layer runs and its residual adds: model_norms_run and two for a
+ * transformer layer; one each for a layer of one part (Megatron-Core's
+ * hybrid layers: MambaLayer, and the attention and MLP layers of
+ * hybrid_layer_allocation.py, each one pre-norm and one residual). */
+static int
+layer_norms(const struct model *m)
+{
+	return m->parts ? 1 : model_norms_run(m);
+}
+
+static int
+layer_residuals(const struct model *m)
+{
+	return m->parts ? 1 : 2;
 }
 
 /* The element-wise operators of a layer, for the table below. */
@@ -214,7 +234,7 @@ compiled_norm_dweight(const struct model *m, const struct plan *p, const struct 
 {
 	double h_rep = p->sequence_parallel ? (double)m->hidden / p->tp : m->hidden;
 	double elems = (double)p->micro_batch * p->seq_len * h_rep;
-	int norms = model_norms_run(m);
+	int norms = layer_norms(m);
 
 	return compute_memory_time(c, norms * COMPILED_NORM_DWEIGHT_BYTES * elems) +
 	       norms * COMPILED_NORM_DWEIGHT_KERNELS * c->gpu.launch_overhead_s;
@@ -363,15 +383,22 @@ layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, bool 
 	double kvd = (double)m->kv_heads * model_head_dim(m);
 	int norm = m->norm == MODEL_NORM_RMSNORM ? EW_RMSNORM : EW_LAYERNORM;
 	int act = m->gated_mlp ? EW_GATED : EW_ACT;
+	bool attn = model_has_part(m, MODEL_PART_ATTENTION), mlp = model_has_part(m, MODEL_PART_MLP);
 	double bytes = 0.0;
 
-	/* arch: two norms, or a parallel block's one shared norm (model_norms_run) */
-	bytes += model_norms_run(m) * ew_ops[ew][norm].bytes * tokens * h_rep;
-	bytes += 2.0 * ew_ops[ew][EW_RESIDUAL].bytes * tokens * h_rep; /* two residual adds */
-	*kernels = model_norms_run(m) * ew_ops[ew][norm].kernels + 2 * ew_ops[ew][EW_RESIDUAL].kernels +
-		   ew_ops[ew][act].kernels;
+	/* arch: two norms, or a parallel block's one shared norm (model_norms_run);
+	 * a layer of one part one norm and one residual add (layer_norms) */
+	bytes += layer_norms(m) * ew_ops[ew][norm].bytes * tokens * h_rep;
+	bytes += layer_residuals(m) * ew_ops[ew][EW_RESIDUAL].bytes * tokens * h_rep;
+	*kernels = layer_norms(m) * ew_ops[ew][norm].kernels + layer_residuals(m) * ew_ops[ew][EW_RESIDUAL].kernels +
+		   (mlp ? ew_ops[ew][act].kernels : 0);
+	*attn_core = 0.0;
+	if (!attn && !mlp) /* a Mamba layer: its mixer's passes are mamba_mixer_cost's */
+		return bytes;
 	/* activation */
-	if (moe) {
+	if (!mlp) {
+		/* an attention layer: no MLP activation */
+	} else if (moe) {
 		double rows = tokens * (m->moe.capacity_factor * m->moe.top_k + m->moe.shared_experts);
 
 		bytes += ew_ops[ew][act].bytes * rows * m->moe.expert_ffn_hidden / t;
@@ -385,6 +412,8 @@ layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, bool 
 	} else {
 		bytes += ew_ops[ew][act].bytes * tokens * m->ffn_hidden / t;
 	}
+	if (!attn)
+		return bytes;
 	if (m->position_embedding == MODEL_POS_ROTARY) {
 		bytes += ew_ops[ew][EW_ROTARY].bytes * tokens * (h + kvd) / t;
 		*kernels += 2 * ew_ops[ew][EW_ROTARY].kernels - (ew == FRAMEWORK_EW_FUSED ? 1 : 0);
@@ -645,7 +674,9 @@ layer_attention_gemms(const struct model *m, const struct plan *p, const struct 
 	double d = model_head_dim(m);
 	double kvd = (double)m->kv_heads * d;
 
-	if (m->attention == MODEL_ATTN_MLA) {
+	if (!model_has_part(m, MODEL_PART_ATTENTION)) {
+		out->qkv_fwd_s = out->proj_fwd_s = 0.0;
+	} else if (m->attention == MODEL_ATTN_MLA) {
 		out->qkv_fwd_s = mla_qkv_gemm_time(m, p, c, casts);
 		out->proj_fwd_s = compute_linear_time(c, p, tokens, h, (double)m->heads * m->mla.v_head_dim / t, 1,
 						      casts);
@@ -667,7 +698,9 @@ layer_mlp_gemms(const struct model *m, const struct plan *p, const struct cluste
 	double mlp_in = m->gated_mlp ? 2.0 * m->ffn_hidden : m->ffn_hidden;
 
 	out->moe_wgrad_mem_s = out->moe_router_gemm_s = 0.0;
-	if (moe) {
+	if (!model_has_part(m, MODEL_PART_MLP)) {
+		out->fc1_fwd_s = out->fc2_fwd_s = out->mlp_fwd_s = 0.0;
+	} else if (moe) {
 		out->mlp_fwd_s = moe_mlp_gemm_time(m, p, c, sequential, grouped, main_grad, casts,
 						   &out->moe_wgrad_mem_s, &out->moe_router_gemm_s);
 		out->fc1_fwd_s = out->fc2_fwd_s = 0.5 * out->mlp_fwd_s;
@@ -793,7 +826,9 @@ layer_attention_core(const struct model *m, const struct plan *p, const struct c
 {
 	double b = p->micro_batch, s = p->seq_len, heads_local = m->heads / (double)p->tp;
 
-	if (p->flash_attention) {
+	if (!model_has_part(m, MODEL_PART_ATTENTION)) {
+		*fwd_s = *bwd_s = 0.0;
+	} else if (p->flash_attention) {
 		/* Another kernel than the one the GPU profile measured: its
 		 * throughput relative to that one (llm-foundry's Triton flash
 		 * attention, 1.3-2.5x slower than FlashAttention-2: Dao 2023,
@@ -847,6 +882,13 @@ op_sac_recompute_time(const struct model *m, const struct plan *p, const struct 
 	double mlp = m->gated_mlp ? compute_linear_time(c, p, tokens, m->ffn_hidden / t, h, 1, &scratch)
 				  : out->fc2_fwd_s;
 
+	/* A layer of one part: that part's matmuls (a Mamba layer's mixer is
+	 * no torchtitan model's; its element-wise work is recomputed). */
+	if (!model_has_part(m, MODEL_PART_ATTENTION))
+		k = 0.0;
+	if (!model_has_part(m, MODEL_PART_MLP))
+		return k + out->proj_fwd_s + out->fwd_mem_s + (p->flash_attention ? 0.0 : attn_gemm);
+
 	if (moe && model_is_moe(m)) {
 		double sf = (double)m->moe.expert_ffn_hidden * m->moe.shared_experts, shared = 0.0;
 
@@ -896,7 +938,10 @@ modules_recompute_time(const struct model *m, const struct plan *p, const struct
 	if (rm & 1u << PLAN_RM_CORE_ATTN)
 		time += attn_gemm + (p->flash_attention ? 0.0 : compute_memory_time(c, attn_mem));
 	if (rm & 1u << PLAN_RM_LAYERNORM)
-		time += compute_memory_time(c, 2.0 * 2.0 * 2.0 * tokens * h / sp) + 2.0 * launch;
+		time += m->parts ? compute_memory_time(c, 2.0 * 2.0 * tokens * h / sp) + launch /* one norm */
+				 : compute_memory_time(c, 2.0 * 2.0 * 2.0 * tokens * h / sp) + 2.0 * launch;
+	if (!model_has_part(m, MODEL_PART_MLP))
+		return time;
 	if ((rm & 1u << PLAN_RM_MLP) && !moe)
 		time += out->mlp_fwd_s + compute_memory_time(c, act * tokens * m->ffn_hidden / t) + launch;
 	if (moe && model_is_moe(m)) {
@@ -1062,7 +1107,17 @@ layer_main_grad_time(const struct model *m, const struct plan *p, const struct c
 
 	if (how == FRAMEWORK_MG_NONE)
 		return 0.0;
-	if (m->attention == MODEL_ATTN_MLA) {
+	if (model_has_part(m, MODEL_PART_MAMBA)) {
+		double heads = model_mamba_heads(m) / t, groups = m->mamba.groups / t;
+		double inner = heads * m->mamba.head_dim;
+
+		/* in_proj (z, xBC, dt of this rank) and out_proj */
+		time += main_grad_gemm(c, p, recipe, how, tokens, 2.0 * inner + 2.0 * groups * m->mamba.state_dim + heads, h) +
+			main_grad_gemm(c, p, recipe, how, tokens, h, inner);
+	}
+	if (!model_has_part(m, MODEL_PART_ATTENTION)) {
+		/* no attention weights */
+	} else if (m->attention == MODEL_ATTN_MLA) {
 		const struct model_mla *l = &m->mla;
 		double a = m->heads / t;
 
@@ -1079,7 +1134,9 @@ layer_main_grad_time(const struct model *m, const struct plan *p, const struct c
 
 		time += main_grad_gemm(c, p, recipe, how, tokens, (qd + 2.0 * kvd) / t, h) + main_grad_gemm(c, p, recipe, how, tokens, h, qd / t);
 	}
-	if (!moe) {
+	if (!model_has_part(m, MODEL_PART_MLP)) {
+		/* no MLP weights */
+	} else if (!moe) {
 		double f = m->ffn_hidden;
 
 		time += main_grad_gemm(c, p, recipe, how, tokens, (m->gated_mlp ? 2.0 * f : f) / t, h) +
@@ -1122,10 +1179,27 @@ layer_backward_time(const struct model *m, const struct plan *p, const struct cl
 
 /* plan-cli hopper: end */
 
+/* A Mamba layer's mixer (plan/mamba.h) into @mx and @out's mamba fields;
+ * zeros for a layer without one. */
+static void
+layer_mamba(const struct model *m, const struct plan *p, const struct cluster *c, struct compute_casts *casts,
+	    struct mamba_mixer_cost *mx, struct compute_layer *out)
+{
+	*mx = (struct mamba_mixer_cost){ 0 };
+	if (model_has_part(m, MODEL_PART_MAMBA))
+		mamba_mixer_cost(m, p, c, casts, mx);
+	out->mamba_fwd_s = mx->fwd_s;
+	out->mamba_in_proj_fwd_s = mx->in_proj_fwd_s;
+	out->mamba_out_proj_fwd_s = mx->out_proj_fwd_s;
+	out->ssd_fwd_s = mx->ssd_fwd_s;
+	out->ssd_bwd_s = mx->ssd_bwd_s;
+}
+
 void
 compute_layer_time(const struct model *m, const struct plan *p, const struct cluster *c,
 		   const struct framework *fw, bool moe, struct compute_layer *out)
 {
+	struct mamba_mixer_cost mx;
 	double gemm = 0.0, attn_gemm, attn_bwd = 0.0, attn_mem, mem_bytes;
 	struct compute_casts casts = { .bytes = 0.0, .recipe = fp8_recipe_resolve(p, fw),
 				       .recast = fp8_recipe_recasts(p, fw) };
@@ -1141,6 +1215,8 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 	gemm += out->mlp_fwd_s;
 	layer_attention_core(m, p, c, fw, &attn_gemm, &attn_bwd);
 	gemm += attn_gemm;
+	layer_mamba(m, p, c, &casts, &mx, out);
+	gemm += mx.gemm_fwd_s + mx.ssd_fwd_s;
 	mem_bytes = layer_fwd_mem_bytes(m, p, moe, fw && fw->moe_sequential_mlp,
 					fw ? fw->elementwise : FRAMEWORK_EW_FUSED,
 					fw ? fw->moe_dispatcher : FRAMEWORK_MOE_DISPATCH_ALLTOALL, &attn_mem, &kernels,
@@ -1168,9 +1244,18 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 	out->fwd_mem_s = compute_memory_time(c, mem_bytes + casts.bytes) +
 			 (kernels + casts.kernels) * c->gpu.launch_overhead_s;
 	out->ew_kernels = kernels + casts.kernels;
+	if (model_has_part(m, MODEL_PART_MAMBA)) {
+		out->fwd_mem_s += mx.mem_fwd_s;
+		out->ew_kernels += mx.fwd_kernels;
+	}
 	out->fwd_s = out->fwd_gemm_s + out->fwd_mem_s;
 	out->attn_fwd_s = attn_gemm;
 	layer_backward_time(m, p, c, fw, moe, &casts, attn_gemm, attn_bwd, attn_mem, out);
+	/* The mixer's backward as mamba_mixer_cost counts it, where the layer's
+	 * rule took twice its forward: the SSD's own kernels, the conv1d's
+	 * recomputation and backward, the norm's. */
+	if (model_has_part(m, MODEL_PART_MAMBA))
+		out->bwd_s += (mx.ssd_bwd_s - 2.0 * mx.ssd_fwd_s) + (mx.mem_bwd_s - 2.0 * mx.mem_fwd_s);
 }
 
 void
@@ -1179,7 +1264,8 @@ compute_layer_scale(struct compute_layer *cl, double f)
 	double *t[] = { &cl->fwd_s, &cl->bwd_s, &cl->recompute_s, &cl->fwd_gemm_s, &cl->fwd_mem_s,
 			&cl->mlp_fwd_s, &cl->attn_fwd_s, &cl->qkv_fwd_s, &cl->proj_fwd_s, &cl->fc1_fwd_s,
 			&cl->fc2_fwd_s, &cl->attn_bwd_s, &cl->moe_wgrad_mem_s, &cl->moe_router_gemm_s,
-			&cl->moe_permute_s, &cl->moe_permute_bwd_s, &cl->main_grad_s, &cl->norm_dweight_s };
+			&cl->moe_permute_s, &cl->moe_permute_bwd_s, &cl->main_grad_s, &cl->norm_dweight_s,
+			&cl->mamba_fwd_s, &cl->mamba_in_proj_fwd_s, &cl->mamba_out_proj_fwd_s, &cl->ssd_fwd_s, &cl->ssd_bwd_s };
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		*t[i] *= f;

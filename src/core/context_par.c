@@ -131,7 +131,11 @@ cp_layer_comm(const struct model *m, const struct plan *pl, const struct cluster
 	double v_width = (double)m->heads / t * model_v_head_dim(m);
 
 	memset(out, 0, sizeof(*out));
-	if (pl->cp <= 1)
+	/* Only the attention exchanges keys and values across the CP ranks: a
+	 * hybrid model's MLP layer has none, and its Mamba layers' CP
+	 * (Megatron-Core's MambaContextParallel) is refused by
+	 * mamba_plan_check, not priced. */
+	if (pl->cp <= 1 || !model_has_part(m, MODEL_PART_ATTENTION))
 		return;
 	if (pl->cp_method == PLAN_CP_RING) {
 		/* The local K and V: 2 x tokens x kv heads x head size, 16-bit. */

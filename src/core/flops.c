@@ -1,4 +1,5 @@
 #include "plan/flops.h"
+#include "plan/mamba.h"
 #include "plan/pipeline.h"
 
 /* Matrix parameters of one layer: what a token multiplies by (2 FLOPs each). */
@@ -42,10 +43,31 @@ unfused_attention_flops_per_token(const struct model *m, int seq_len)
 }
 
 double
+flops_layer_forward_per_token(const struct model *m, int seq_len, bool moe)
+{
+	double h = m->hidden, attn = attention_flops_per_token(m, seq_len), f = 0.0;
+
+	if (!m->parts)
+		return (moe ? 2.0 * matrix_params_moe_layer(m) : 2.0 * matrix_params_per_layer(m)) + attn;
+	if (model_has_part(m, MODEL_PART_ATTENTION))
+		f += 2.0 * model_attention_matrix_params(m) + attn;
+	if (model_has_part(m, MODEL_PART_MLP))
+		f += 2.0 * (moe ? matrix_params_moe_layer(m) - model_attention_matrix_params(m)
+				: (m->gated_mlp ? 3.0 : 2.0) * h * m->ffn_hidden);
+	if (model_has_part(m, MODEL_PART_MAMBA))
+		f += mamba_layer_model_flops(m, 1.0);
+	return f;
+}
+
+double
 flops_forward_per_token(const struct model *m, int seq_len)
 {
 	double attn = attention_flops_per_token(m, seq_len);
 	int moe = model_moe_layers(m);
+
+	if (m->parts) /* a hybrid model's kind model: its layers of one part */
+		return (m->layers - moe) * flops_layer_forward_per_token(m, seq_len, false) +
+		       moe * flops_layer_forward_per_token(m, seq_len, true) + 2.0 * (double)m->hidden * m->vocab;
 	double dense = 2.0 * matrix_params_per_layer(m) + attn;
 	double sparse = moe ? 2.0 * matrix_params_moe_layer(m) + attn : 0.0;
 
@@ -101,6 +123,12 @@ flops_hardware_per_iteration(const struct model *m, const struct plan *p, const 
 						 attention_flops_per_token(m, p->seq_len) :
 						 0.0;
 	double extra = 0.0;
+
+	/* A layer of one part without attention: selective recomputation
+	 * (the attention core) repeats nothing; torchtitan's per-op policy
+	 * runs no hybrid model. */
+	if (m->parts && !model_has_part(m, MODEL_PART_ATTENTION))
+		selective = 0.0;
 
 	/* Korthikanti et al. 2022 Sec. 5: full recomputation repeats each
 	 * layer's forward; selective repeats only QK^T and the product with V.

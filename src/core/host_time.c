@@ -2,28 +2,49 @@
 
 #include "plan/expert_par.h"
 #include "plan/host_time.h"
+#include "plan/mamba.h"
+
+/* GEMM launches of the attention's forward: its projections. */
+static double
+attention_gemm_kernels(const struct model *m, const struct framework *fw)
+{
+	bool eager = fw && fw->elementwise == FRAMEWORK_EW_EAGER;
+
+	if (m->attention == MODEL_ATTN_MLA)
+		return (m->mla.q_lora_rank > 0 ? 4.0 : 3.0) + 1.0;
+	return eager ? 4.0 : 2.0;
+}
+
+/* GEMM launches of the MLP's or the experts' forward. */
+static double
+mlp_gemm_kernels(const struct model *m, const struct plan *p, const struct framework *fw, bool moe,
+		 bool expert_gemms)
+{
+	bool eager = fw && fw->elementwise == FRAMEWORK_EW_EAGER;
+
+	if (moe && !expert_gemms)
+		return 1.0 + (m->moe.shared_experts > 0 ? 2.0 : 0.0);
+	if (moe && fw && fw->moe_grouped_gemm == FRAMEWORK_MOE_GEMM_SINGLE && !fw->moe_sequential_mlp)
+		return 1.0 + 2.0 + (eager && m->gated_mlp ? 1.0 : 0.0) + (m->moe.shared_experts > 0 ? 2.0 : 0.0);
+	if (moe)
+		return 1.0 + 2.0 * (double)m->moe.experts / p->ep + (m->moe.shared_experts > 0 ? 2.0 : 0.0);
+	return 2.0 + (eager && m->gated_mlp ? 1.0 : 0.0);
+}
 
 /* GEMM launches of one layer's forward (the backward launches twice as
- * many): attention's projections and the MLP's or the experts'. */
+ * many): attention's projections and the MLP's or the experts', or of a
+ * layer of one part (model parts) that part's; a Mamba mixer's in_proj
+ * and out_proj. */
 static double
 layer_gemm_kernels(const struct model *m, const struct plan *p, const struct framework *fw, bool moe,
 		   bool expert_gemms)
 {
-	bool eager = fw && fw->elementwise == FRAMEWORK_EW_EAGER;
-	double gemm;
+	double gemm = model_has_part(m, MODEL_PART_ATTENTION) ? attention_gemm_kernels(m, fw) : 0.0;
 
-	if (m->attention == MODEL_ATTN_MLA)
-		gemm = (m->mla.q_lora_rank > 0 ? 4.0 : 3.0) + 1.0;
-	else
-		gemm = eager ? 4.0 : 2.0;
-	if (moe && !expert_gemms)
-		gemm += 1.0 + (m->moe.shared_experts > 0 ? 2.0 : 0.0);
-	else if (moe && fw && fw->moe_grouped_gemm == FRAMEWORK_MOE_GEMM_SINGLE && !fw->moe_sequential_mlp)
-		gemm += 1.0 + 2.0 + (eager && m->gated_mlp ? 1.0 : 0.0) + (m->moe.shared_experts > 0 ? 2.0 : 0.0);
-	else if (moe)
-		gemm += 1.0 + 2.0 * (double)m->moe.experts / p->ep + (m->moe.shared_experts > 0 ? 2.0 : 0.0);
-	else
-		gemm += 2.0 + (eager && m->gated_mlp ? 1.0 : 0.0);
+	if (model_has_part(m, MODEL_PART_MLP))
+		gemm += mlp_gemm_kernels(m, p, fw, moe, expert_gemms);
+	if (model_has_part(m, MODEL_PART_MAMBA))
+		gemm += 2.0;
 	return gemm;
 }
 
@@ -40,8 +61,9 @@ layer_comm_kernels(const struct model *m, const struct plan *p, const struct fra
 			coll[0] += 4.0 * (2.0 * p->tp - 2.0);
 			coll[1] += 4.0 * (2.0 * p->tp - 2.0);
 		}
-		/* arch: a parallel block has half the sites (tensor_par.c). */
-		if (m->parallel_block) {
+		/* arch: a parallel block has half the sites (tensor_par.c), and
+		 * so has a layer of one part (model parts). */
+		if (m->parallel_block || m->parts) {
 			coll[0] *= 0.5;
 			coll[1] *= 0.5;
 		}
@@ -50,7 +72,9 @@ layer_comm_kernels(const struct model *m, const struct plan *p, const struct fra
 		coll[0] += 2.0;
 		coll[1] += 2.0;
 	}
-	if (p->cp > 1 && p->cp_method == PLAN_CP_RING) {
+	if (!model_has_part(m, MODEL_PART_ATTENTION)) {
+		/* no attention, no CP exchange (context_par.c) */
+	} else if (p->cp > 1 && p->cp_method == PLAN_CP_RING) {
 		/* Ring attention (Megatron-Core's AttnFuncWithCPAndKVP2P): an
 		 * attention kernel per ring step and a K/V exchange between
 		 * steps, each way; the backward passes dK and dV as well. */
@@ -118,14 +142,25 @@ layer_kernels(const struct model *m, const struct plan *p, const struct framewor
 {
 	double gemm, attn[2] = { p->flash_attention ? 1.0 : 2.0, p->flash_attention ? 3.0 : 4.0 };
 	double coll[2] = { 0.0, 0.0 };
+	bool has_attn = model_has_part(m, MODEL_PART_ATTENTION);
 
+	if (!has_attn)
+		attn[0] = attn[1] = 0.0;
 	gemm = layer_gemm_kernels(m, p, fw, moe, expert_gemms);
 	layer_comm_kernels(m, p, fw, moe, attn, coll);
 	out->fwd = gemm + attn[0] + ew_kernels + coll[0] + (moe ? EP_ROUTER_FWD_KERNELS : 0.0);
 	out->bwd = 2.0 * gemm + attn[1] + 2.0 * ew_kernels + coll[1] + (moe ? EP_ROUTER_BWD_KERNELS : 0.0);
+	/* A Mamba mixer's backward kernels as mamba_mixer_kernels counts them,
+	 * where twice its forward's were taken (@ew_kernels holds them). */
+	if (model_has_part(m, MODEL_PART_MAMBA)) {
+		int mf, mb;
+
+		mamba_mixer_kernels(p, &mf, &mb);
+		out->bwd += mb - 2.0 * mf;
+	}
 	/* Compiled norms: the dweight reduction's kernel (compute.c compiled_norm_dweight). */
 	if (fw && fw->elementwise == FRAMEWORK_EW_COMPILED)
-		out->bwd += model_norms_run(m);
+		out->bwd += m->parts ? 1 : model_norms_run(m);
 	switch (p->recompute) {
 	case PLAN_RECOMPUTE_FULL:
 		out->recompute = out->fwd;
@@ -139,7 +174,7 @@ layer_kernels(const struct model *m, const struct plan *p, const struct framewor
 		else if (fw && fw->selective_recompute == FRAMEWORK_SAC_CORE_ATTN && p->flash_attention)
 			out->recompute = attn[0]; /* the fused kernel's forward (a ring's steps) */
 		else
-			out->recompute = p->flash_attention ? 0.0 : 4.0;
+			out->recompute = p->flash_attention || !has_attn ? 0.0 : 4.0;
 		break;
 	default:
 		out->recompute = 0.0;

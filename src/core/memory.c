@@ -2,6 +2,7 @@
 
 #include "plan/expert_par.h"
 #include "plan/fp8_recipe.h"
+#include "plan/mamba.h"
 #include "plan/memory.h"
 #include "plan/pipeline.h"
 
@@ -156,9 +157,58 @@ eager_saved_bytes(const struct model *m, const struct plan *p, double *replicate
 	return split;
 }
 
+/*
+ * A layer of one part (model parts: a hybrid model's kind model), by
+ * Korthikanti's terms as layer_activations_full counts them: its one
+ * norm's input and its first linear's input (QKV, fc1 or the Mamba
+ * in_proj: 4 s b h, replicated unless SP) and with dropout its output's
+ * mask (s b h), then its part's own: the attention's Q, K, V and
+ * projection input (and unfused, with @scores, the softmax's), the MLP's
+ * intermediates (an MoE layer's routed copies and experts' rows), or the
+ * Mamba mixer's (mamba_mixer_activation_bytes). An attention layer and an
+ * MLP layer keep what one transformer layer keeps. Eager PyTorch's extra
+ * copies (eager_saved_bytes) are not counted: no eager framework runs a
+ * hybrid model.
+ */
+static double
+layer_activations_part(const struct model *m, const struct plan *p, const struct framework *fw, bool scores)
+{
+	double t = p->tp, s = p->seq_len, b = p->micro_batch, h = m->hidden;
+	double replicated = (m->dropout ? 5.0 : 4.0) * s * b * h, whole = 0.0, split = 0.0;
+
+	if (p->sequence_parallel)
+		replicated /= t;
+	if (model_has_part(m, MODEL_PART_ATTENTION)) {
+		double attn, latents;
+
+		attention_activations(m, s * b, &attn, &latents);
+		split += attn;
+		whole += latents;
+		if (scores && !p->flash_attention)
+			split += (m->dropout ? 5.0 : 2.0) * m->heads * s * s * b;
+	}
+	if (model_has_part(m, MODEL_PART_MLP) && !model_is_moe(m)) {
+		split += (m->gated_mlp ? 6.0 : 4.0) * s * b * m->ffn_hidden;
+	} else if (model_has_part(m, MODEL_PART_MLP)) {
+		double rows = s * b * (m->moe.capacity_factor * m->moe.top_k + m->moe.shared_experts);
+		double frac = (double)model_moe_layers(m) / m->layers;
+
+		split += frac * ((m->gated_mlp ? 6.0 : 4.0) * rows * m->moe.expert_ffn_hidden +
+				 2.0 * moe_routed_copies(fw) * s * b * m->moe.capacity_factor * m->moe.top_k * h *
+					 plan_etp(p));
+		if (fw && fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_ALLGATHER_MASK)
+			whole += frac * allgather_mask_saved_bytes(m, p);
+	}
+	if (model_has_part(m, MODEL_PART_MAMBA))
+		whole += mamba_mixer_activation_bytes(m, p); /* already this rank's */
+	return replicated + whole + split / t;
+}
+
 static double
 layer_activations_full(const struct model *m, const struct plan *p, const struct framework *fw, bool scores)
 {
+	if (m->parts)
+		return layer_activations_part(m, p, fw, scores);
 	double t = p->tp, s = p->seq_len, b = p->micro_batch, h = m->hidden;
 	double sbh = s * b * h;
 	double attn, latents;
@@ -326,6 +376,20 @@ fp8_saved_bytes(const struct model *m, const struct plan *p, const struct framew
 	if (!plan_low_precision(p))
 		return 0.0;
 	saved = fp8_recipe_saved_input_bytes(p, fw);
+	/* A layer of one part: its first linear's input (QKV, fc1, in_proj:
+	 * h wide) and its second's (the projection's a d_v, a dense fc2's f,
+	 * the Mamba out_proj's d_inner). */
+	if (m->parts) {
+		double second = 0.0;
+
+		if (model_has_part(m, MODEL_PART_ATTENTION))
+			second += (double)m->heads * model_v_head_dim(m);
+		if (model_has_part(m, MODEL_PART_MLP))
+			second += dense * m->ffn_hidden;
+		if (model_has_part(m, MODEL_PART_MAMBA))
+			second += model_mamba_inner(m);
+		return (2.0 - saved) * sb * (m->hidden / (p->sequence_parallel ? t : 1.0) + second / t);
+	}
 	/* arch: a parallel block's one norm output is kept once in 16 bits
 	 * for QKV and fc1 (layer_activations_full), and a recipe's copies,
 	 * one a linear layer, take as much: nothing saved on it. */
@@ -365,6 +429,18 @@ memory_recompute_module_bytes(const struct model *m, const struct plan *p, const
 	if (model_is_moe(m)) {
 		routed = sb * m->moe.capacity_factor * m->moe.top_k;
 		eff = m->moe.expert_ffn_hidden;
+	}
+	/* A layer of one part (model parts) drops only what its part holds,
+	 * and its one norm feeds one linear. */
+	if (m->parts) {
+		bool attn = model_has_part(m, MODEL_PART_ATTENTION), mlp = model_has_part(m, MODEL_PART_MLP);
+
+		if (module == PLAN_RM_LAYERNORM)
+			return in * sb * h / sp;
+		if ((module == PLAN_RM_CORE_ATTN || module == PLAN_RM_MLA_UP_PROJ) && !attn)
+			return 0.0;
+		if (module != PLAN_RM_CORE_ATTN && module != PLAN_RM_MLA_UP_PROJ && !mlp)
+			return 0.0;
 	}
 	switch (module) {
 	case PLAN_RM_CORE_ATTN: /* the softmax output, with dropout its mask and output */

@@ -122,6 +122,8 @@ tp_sp_regather(const struct model *m, const struct cluster *c, const struct plan
 	 * token_dispatcher.py): only QKV and a shared expert's fc1
 	 * (shared_experts.py SharedExpertMLP, an MLP) gather again. */
 	out->moe_regathers = m->parallel_block ? 1 : 1 + (m->moe.shared_experts > 0);
+	if (m->parts) /* a layer of one part: QKV's, or a shared expert's */
+		out->moe_regathers = model_has_part(m, MODEL_PART_ATTENTION) ? 1 : (m->moe.shared_experts > 0);
 	out->regather_s = collective_time(c, &lay->tp, COLL_ALLGATHER, COLL_ALGO_RING, out->gather_bytes);
 	out->regather16_s = collective_time(c, &lay->tp, COLL_ALLGATHER, COLL_ALGO_RING, bytes);
 	out->bwd_s += out->regathers * out->regather_s;
@@ -147,6 +149,22 @@ tp_overlap_layer(const struct model *m, const struct plan *p, const struct clust
 
 		out->fwd_s = tp_overlapped_time(ag, in, t, sa, k) + tp_overlapped_time(rs, outs, r, sr, k);
 		out->bwd_s = tp_overlapped_time(ag, outs, t, sa, k) + tp_overlapped_time(rs, in, r, sr, k);
+	} else if (m->parts) {
+		/* A layer of one part: one gather before its column-parallel
+		 * linear (QKV, fc1 or in_proj), one reduce-scatter after its
+		 * row-parallel one (the projection, fc2 or out_proj). */
+		double ag = collective_time(c, &lay->tp, COLL_ALLGATHER, COLL_ALGO_RING, out->gather_bytes);
+		double rs = collective_time(c, &lay->tp, COLL_REDUCESCATTER, COLL_ALGO_RING, bytes);
+		double sa = tp_overlap_sm_slowdown(c, false), sr = tp_overlap_sm_slowdown(c, true);
+		double k = c->gpu.gemm_overhead_s;
+		double in = cl->qkv_fwd_s + cl->fc1_fwd_s + cl->mamba_in_proj_fwd_s;
+		double outs = cl->proj_fwd_s + cl->fc2_fwd_s + cl->mamba_out_proj_fwd_s;
+		int t = p->tp, r = TP_OVERLAP_RS_SPLITS;
+
+		out->fwd_s = tp_overlapped_time(ag, in, t, sa, k) + tp_overlapped_time(rs, outs, r, sr, k);
+		out->bwd_s = tp_overlapped_time(ag, outs, t, sa, k) + tp_overlapped_time(rs, in, r, sr, k);
+		out->mlp_fwd_s = model_has_part(m, MODEL_PART_MLP) ? out->fwd_s : 0.0;
+		out->mlp_bwd_s = model_has_part(m, MODEL_PART_MLP) ? out->bwd_s : 0.0;
 	} else {
 		/* Forward: gather before QKV and fc1, reduce-scatter after the
 		 * projection and fc2. Backward, mirrored: the output gradients'
@@ -207,10 +225,34 @@ tp_amax_reduces(const struct model *m, const struct plan *p, const struct cluste
 	out->amax_s = collective_small_allreduce_time(c, &lay->tp, 4.0);
 	out->fwd_s += fwd * out->amax_s;
 	out->bwd_s += bwd * out->amax_s;
-	if (!m->parallel_block) {
+	if (m->parts) { /* a layer of one part: its reductions are the MLP's or none */
+		if (model_has_part(m, MODEL_PART_MLP)) {
+			out->mlp_fwd_s += fwd * out->amax_s;
+			out->mlp_bwd_s += bwd * out->amax_s;
+		}
+	} else if (!m->parallel_block) {
 		out->mlp_fwd_s += mlp_fwd * out->amax_s;
 		out->mlp_bwd_s += mlp_bwd * out->amax_s;
 	}
+}
+
+/*
+ * The share of a layer's forward collectives that recomputation repeats:
+ * plan_tp_recompute_share, whose mlp and moe modules hold half a
+ * transformer layer's. A layer of one part has one collective a pass:
+ * all of it for an MLP layer whose module is recomputed (mlp for a dense
+ * one, moe for an MoE one), none for an attention or Mamba layer.
+ */
+static double
+tp_recompute_share(const struct plan *p, const struct model *m)
+{
+	unsigned rm = (unsigned)p->recompute_modules;
+
+	if (!m->parts || p->recompute == PLAN_RECOMPUTE_FULL)
+		return plan_tp_recompute_share(p, m);
+	if (p->recompute != PLAN_RECOMPUTE_SELECTIVE || !model_has_part(m, MODEL_PART_MLP))
+		return 0.0;
+	return (rm & 1u << (model_is_moe(m) ? PLAN_RM_MOE : PLAN_RM_MLP)) ? 1.0 : 0.0;
 }
 
 void
@@ -242,7 +284,10 @@ tp_layer_comm(const struct model *m, const struct plan *p, const struct cluster 
 	 * outputs; the gather (SP) of the one norm output both read; and in
 	 * the backward the same two, the input gradients of QKV and fc1
 	 * summed before their reduction. */
-	out->per_pass = m->parallel_block ? 1 : 2;
+	/* A hybrid model's layer of one part (model parts: Megatron-Core's
+	 * MambaLayer, or an attention or MLP layer alone) has one
+	 * column-parallel and one row-parallel linear: one collective a pass. */
+	out->per_pass = m->parallel_block || m->parts ? 1 : 2;
 	out->bytes = bytes;
 	out->gather_bytes = gbytes;
 	/* One pair in 16 bits: the embedding's and the output layer's
@@ -256,6 +301,8 @@ tp_layer_comm(const struct model *m, const struct plan *p, const struct cluster 
 	/* Of a sequential layer's two, the MLP's: one pair (or all-reduce)
 	 * each pass (ep_dispatcher_carries_tp reads it). */
 	out->mlp_fwd_s = out->mlp_bwd_s = m->parallel_block ? 0.0 : one;
+	if (m->parts && !model_has_part(m, MODEL_PART_MLP))
+		out->mlp_fwd_s = out->mlp_bwd_s = 0.0;
 	if (p->sequence_parallel && p->tp > 1 && !p->tp_overlap && tp_sp_regathers(p, fw))
 		tp_sp_regather(m, c, lay, bytes, out);
 	if (p->tp_overlap && p->sequence_parallel && p->tp > 1)
@@ -263,5 +310,5 @@ tp_layer_comm(const struct model *m, const struct plan *p, const struct cluster 
 	tp_amax_reduces(m, p, c, fw, lay, out);
 	/* Full recomputation re-runs the forward, collectives included
 	 * (Narayanan et al. SC21, Sec. 3.5). */
-	out->recompute_s = plan_tp_recompute_share(p, m) * out->fwd_s; /* plan-cli recomp: --recompute-modules mlp, moe */
+	out->recompute_s = tp_recompute_share(p, m) * out->fwd_s; /* plan-cli recomp: --recompute-modules mlp, moe */
 }
