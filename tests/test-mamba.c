@@ -43,6 +43,15 @@ setup(struct model *mamba, struct plan *p, int tp)
 	p->flash_attention = true;
 }
 
+/* setup() on the bundled dgx-h100. */
+static void
+setup_h100(struct cluster *c, struct model *mamba, struct plan *p, int tp)
+{
+	test_setup_paths();
+	test_load_profile(PROFILE_CLUSTER, "dgx-h100", c);
+	setup(mamba, p, tp);
+}
+
 /*
  * FLOPs, T = 8192 tokens. in_proj 4096 -> 2 x 8192 + 2 x 8 x 128 + 128 =
  * 18560: 2 T 18560 4096 = 1,245,540,515,840; out_proj 8192 -> 4096:
@@ -66,9 +75,7 @@ START_TEST(test_mixer_flops)
 	struct cluster c;
 	struct mamba_mixer_cost mx;
 
-	test_setup_paths();
-	test_load_profile(PROFILE_CLUSTER, "dgx-h100", &c);
-	setup(&m, &p, 1);
+	setup_h100(&c, &m, &p, 1);
 	mamba_mixer_cost(&m, &p, &c, NULL, &mx);
 	ck_assert_double_eq(mx.in_proj_flops, 1245540515840.0);
 	ck_assert_double_eq(mx.out_proj_flops, 549755813888.0);
@@ -106,9 +113,7 @@ START_TEST(test_ssd_time)
 	struct cluster c;
 	struct mamba_mixer_cost mx;
 
-	test_setup_paths();
-	test_load_profile(PROFILE_CLUSTER, "dgx-h100", &c);
-	setup(&m, &p, 1);
+	setup_h100(&c, &m, &p, 1);
 	ck_assert_double_eq_tol(mamba_ssd_efficiency(&c, false), 0.03705, 1e-12);
 	ck_assert_double_eq_tol(mamba_ssd_efficiency(&c, true), 0.0351, 1e-12);
 	mamba_mixer_cost(&m, &p, &c, NULL, &mx);
@@ -157,9 +162,7 @@ START_TEST(test_mamba_layer)
 	struct mamba_mixer_cost mx;
 	double ew;
 
-	test_setup_paths();
-	test_load_profile(PROFILE_CLUSTER, "dgx-h100", &c);
-	setup(&m, &p, 1);
+	setup_h100(&c, &m, &p, 1);
 	compute_layer_time(&m, &p, &c, NULL, false, &cl);
 	mamba_mixer_cost(&m, &p, &c, NULL, &mx);
 	ew = compute_memory_time(&c, 11.0 * 8192 * 4096) + 2 * c.gpu.launch_overhead_s;
@@ -222,9 +225,7 @@ START_TEST(test_tp_per_pass)
 	struct plan_layout lay;
 	struct tp_layer_comm tf, tm;
 
-	test_setup_paths();
-	test_load_profile(PROFILE_CLUSTER, "dgx-h100", &c);
-	setup(&mamba, &p, 4);
+	setup_h100(&c, &mamba, &p, 4);
 	full = mamba;
 	full.parts = 0;
 	p.dp = 2;
