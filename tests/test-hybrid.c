@@ -158,6 +158,73 @@ START_TEST(test_hybrid_refused)
 }
 END_TEST
 
+/*
+ * The kind-by-kind sum against the transformer it spells out: Llama 3 8B
+ * written as a hybrid model of 64 layers "*-*-...", each attention layer
+ * followed by an MLP layer, is the same network (two norms, two residual
+ * adds, two TP pairs a block; two fp8 linears a layer against four a
+ * block) and must cost what the 32-layer transformer costs: time, its
+ * breakdown and memory, on pp 1 and on pp 2 with vpp 2 (16 blocks a
+ * stage, 32 layers), with sequence parallelism and full recomputation
+ * on one stage. Parameters: the same, 8,030,261,248.
+ */
+static void
+as_hybrid(const struct model *t, struct model *h)
+{
+	*h = *t;
+	h->layers = 2 * t->layers;
+	for (int l = 0; l < h->layers; l++)
+		h->hybrid_pattern[l] = l % 2 ? '-' : '*';
+	h->hybrid_pattern[h->layers] = '\0';
+}
+
+START_TEST(test_hybrid_spells_transformer)
+{
+	struct cluster c;
+	struct model t, h;
+	struct framework fw;
+	struct plan p;
+	struct estimate_options opt = { 0 };
+	struct estimate et, eh;
+	struct plan_error err;
+
+	test_setup_paths();
+	test_load_profile(PROFILE_CLUSTER, "dgx-h100", &c);
+	test_load_profile(PROFILE_MODEL, "llama3-8b", &t);
+	test_load_profile(PROFILE_FRAMEWORK, "megatron-lm", &fw);
+	as_hybrid(&t, &h);
+	opt.framework = &fw;
+	ck_assert_double_eq(model_params_total(&h), model_params_total(&t));
+	for (int v = 0; v < 2; v++) {
+		plan_init(&p);
+		p.tp = 2;
+		p.pp = v ? 2 : 1;
+		p.vpp = v ? 2 : 1;
+		p.dp = v ? 2 : 4;
+		p.micro_batch = 1;
+		p.global_batch = 32;
+		p.seq_len = 8192;
+		p.flash_attention = true;
+		p.sequence_parallel = true;
+		p.zero = 1;
+		if (v) {
+			p.custom_recompute = true;
+			p.stage_recompute_count = 2;
+			p.stage_recompute[0] = PLAN_RECOMPUTE_FULL;
+			p.stage_recompute[1] = PLAN_RECOMPUTE_NONE;
+		}
+		ck_assert_msg(estimate_plan(&t, &c, &p, &opt, &et, &err), "%s", err.message);
+		ck_assert_msg(estimate_plan(&h, &c, &p, &opt, &eh, &err), "%s", err.message);
+		ck_assert_double_eq_tol(eh.iteration_time_s, et.iteration_time_s, 1e-9 * et.iteration_time_s);
+		ck_assert_double_eq_tol(eh.breakdown.compute, et.breakdown.compute, 1e-9 * et.breakdown.compute);
+		ck_assert_double_eq_tol(eh.breakdown.tp_comm, et.breakdown.tp_comm, 1e-9 * et.breakdown.tp_comm);
+		ck_assert_double_eq_tol(eh.memory.total, et.memory.total, 1e-9 * et.memory.total);
+		ck_assert_double_eq_tol(eh.memory.activations, et.memory.activations, 1e-9 * et.memory.activations);
+	}
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 hybrid_suite(void)
 {
@@ -167,6 +234,7 @@ hybrid_suite(void)
 	tcase_add_test(tc, test_hybrid_params);
 	tcase_add_test(tc, test_hybrid_stage_kinds);
 	tcase_add_test(tc, test_hybrid_refused);
+	tcase_add_test(tc, test_hybrid_spells_transformer);
 	suite_add_tcase(s, tc);
 	return s;
 }

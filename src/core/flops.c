@@ -65,6 +65,21 @@ flops_forward_per_token(const struct model *m, int seq_len)
 	double attn = attention_flops_per_token(m, seq_len);
 	int moe = model_moe_layers(m);
 
+	/* plan-cli hybrid: each kind's layers at their kind model's FLOPs, the
+	 * logits once (Megatron's hybrid_flops, training.py). */
+	if (model_is_hybrid(m)) {
+		double logits = 2.0 * (double)m->hidden * m->vocab, f = logits;
+
+		for (int k = 0; k < MODEL_KIND_COUNT; k++) {
+			struct model km;
+
+			model_kind_model(m, k, &km);
+			if (km.layers > 0)
+				f += flops_forward_per_token(&km, seq_len) - logits;
+		}
+		return f;
+	}
+
 	if (m->parts) /* a hybrid model's kind model: its layers of one part */
 		return (m->layers - moe) * flops_layer_forward_per_token(m, seq_len, false) +
 		       moe * flops_layer_forward_per_token(m, seq_len, true) + 2.0 * (double)m->hidden * m->vocab;
@@ -129,6 +144,9 @@ flops_hardware_per_iteration(const struct model *m, const struct plan *p, const 
 	 * runs no hybrid model. */
 	if (m->parts && !model_has_part(m, MODEL_PART_ATTENTION))
 		selective = 0.0;
+	/* plan-cli hybrid: only its attention layers have the core, the mean layer a share of it. */
+	if (model_is_hybrid(m))
+		selective *= (double)model_kind_layers(m, MODEL_KIND_ATTENTION) / m->layers;
 
 	/* Korthikanti et al. 2022 Sec. 5: full recomputation repeats each
 	 * layer's forward; selective repeats only QK^T and the product with V.

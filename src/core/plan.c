@@ -1,5 +1,6 @@
 #include <string.h>
 
+#include "plan/mamba.h"
 #include "plan/pipeline.h"
 #include "plan/plan.h"
 
@@ -734,26 +735,18 @@ validate_model_fit(const struct plan *p, const struct model *m, struct plan_erro
 	return true;
 }
 
-/* plan-cli hybrid: what a hybrid model (hybrid_pattern) takes. Megatron-
- * Core's MambaMixer asserts that tp divides its heads and its groups
- * (mamba_mixer.py: "nheads must be evenly divisble by tp_size", "ngroups
- * must be evenly divisible by tp_size"). The rest is not modelled for
+/* plan-cli hybrid: what a hybrid model (hybrid_pattern) takes: its Mamba
+ * layers' tp and cp (mamba_plan_check); the rest is not modelled for
  * these models yet, and is refused rather than priced as a transformer's:
- * layers in bf16, TP compression, recomputed submodules, activation
- * offloading, and context parallelism over Mamba layers. */
+ * layers in bf16, TP compression, recomputed submodules and activation
+ * offloading. */
 static bool
 validate_hybrid(const struct plan *p, const struct model *m, struct plan_error *err)
 {
-	bool mamba = strchr(m->hybrid_pattern, 'M') != NULL;
-
 	if (!model_is_hybrid(m))
 		return true;
-	if (mamba && (model_mamba_heads(m) % p->tp != 0 || m->mamba.groups % p->tp != 0))
-		return FAIL("tp %d must divide the Mamba heads (%d) and groups (%d) of '%s' (Megatron-Core's MambaMixer)",
-			    p->tp, model_mamba_heads(m), m->mamba.groups, m->name);
-	if (mamba && p->cp > 1)
-		return FAIL("context parallelism over Mamba layers is not modelled (cp %d, '%s' is a hybrid model)",
-			    p->cp, m->name);
+	if (!mamba_plan_check(m, p, err))
+		return false;
 	if (plan_has_bf16_layers(p))
 		return FAIL("--bf16-first-layers and --bf16-last-layers are not modelled for a hybrid model ('%s')",
 			    m->name);
