@@ -456,22 +456,29 @@ layer_norm_tensors(const struct model *m)
  * the gated norm's weight (mamba_mixer.py). */
 #define MAMBA_SMALL_TENSORS 6
 
+/* A hybrid model's mean layer of a per-layer count, rounded up: its
+ * kinds' counts weighted by their layers. */
+static int
+hybrid_mean_count(const struct model *m, int (*per_layer)(const struct model *))
+{
+	int n = 0;
+
+	for (int k = 0; k < MODEL_KIND_COUNT; k++) {
+		struct model km;
+
+		model_kind_model(m, k, &km);
+		n += km.layers * per_layer(&km);
+	}
+	return (n + m->layers - 1) / m->layers;
+}
+
 int
 model_small_tensors_per_layer(const struct model *m)
 {
 	int linear = linear_weights(m);
 
-	if (model_is_hybrid(m)) {
-		int n = 0;
-
-		for (int k = 0; k < MODEL_KIND_COUNT; k++) {
-			struct model km;
-
-			model_kind_model(m, k, &km);
-			n += km.layers * model_small_tensors_per_layer(&km);
-		}
-		return (n + m->layers - 1) / m->layers;
-	}
+	if (model_is_hybrid(m))
+		return hybrid_mean_count(m, model_small_tensors_per_layer);
 	if (model_has_part(m, MODEL_PART_MAMBA))
 		return (m->bias ? linear : 0) + layer_norm_tensors(m) + MAMBA_SMALL_TENSORS;
 
@@ -484,17 +491,8 @@ model_tensors_per_layer(const struct model *m)
 {
 	int linear = linear_weights(m); /* QKV, proj, fc1 (+gate), fc2 */
 
-	if (model_is_hybrid(m)) {
-		int n = 0;
-
-		for (int k = 0; k < MODEL_KIND_COUNT; k++) {
-			struct model km;
-
-			model_kind_model(m, k, &km);
-			n += km.layers * model_tensors_per_layer(&km);
-		}
-		return (n + m->layers - 1) / m->layers;
-	}
+	if (model_is_hybrid(m))
+		return hybrid_mean_count(m, model_tensors_per_layer);
 	return linear * (m->bias ? 2 : 1) + layer_norm_tensors(m) +
 	       (model_has_part(m, MODEL_PART_MAMBA) ? MAMBA_SMALL_TENSORS : 0);
 }
