@@ -72,6 +72,14 @@ START_TEST(test_hybrid_params)
 	/* The mean layer: 7,027,106,816 / 52. */
 	ck_assert_double_eq_tol(model_params_per_layer(&m), 7027106816.0 / 52.0, 1e-3);
 	ck_assert_int_eq(model_linears_per_layer(&m), 2);
+	/* Tensors (the optimizer's multi-tensor launches): a Mamba layer
+	 * in_proj, out_proj, its norm and six vectors (conv1d weight and
+	 * bias, dt_bias, A_log, D, the gated norm) 9, of them small 7; an
+	 * attention or MLP layer two weights and a norm, 3 and 1. The mean
+	 * layer, rounded up: (24 x 9 + 28 x 3) / 52 = 300 / 52 -> 6 and
+	 * (24 x 7 + 28) / 52 = 196 / 52 -> 4. */
+	ck_assert_int_eq(model_tensors_per_layer(&m), 6);
+	ck_assert_int_eq(model_small_tensors_per_layer(&m), 4);
 	cluster_release(&c);
 }
 END_TEST
