@@ -8,6 +8,7 @@
 
 #include "plan/estimate.h"
 #include "plan/framework.h"
+#include "plan/memory.h"
 #include "plan/pipeline.h"
 #include "testutil.h"
 
@@ -229,6 +230,25 @@ START_TEST(test_hybrid_spells_transformer)
 		ck_assert_double_eq_tol(eh.memory.total, et.memory.total, 1e-9 * et.memory.total);
 		ck_assert_double_eq_tol(eh.memory.activations, et.memory.activations, 1e-9 * et.memory.activations);
 	}
+	/* --recompute-layers (review16): 2k hybrid layers save what k blocks
+	 * save, less one more checkpointed input a block: each hybrid layer is
+	 * its own checkpoint and keeps its 2 s b h / t input (SP), 2 x 8192
+	 * x 4096 / 2 = 33,554,432 bytes. The differences between 8 and 2
+	 * layers (4 and 1 blocks) cancel the layer re-materialised in the
+	 * backward (a single kind's in the hybrid model) and leave 3 blocks:
+	 * 3 x 33,554,432 = 100,663,296 bytes less saved. */
+	p.pp = 1;
+	p.vpp = 1;
+	p.dp = 4;
+	p.custom_recompute = false;
+	p.recompute = PLAN_RECOMPUTE_NONE;
+	ck_assert_double_eq_tol(memory_partial_recompute_bytes(&h, &p, &fw, 0, 8) -
+					memory_partial_recompute_bytes(&h, &p, &fw, 0, 2),
+				memory_partial_recompute_bytes(&t, &p, &fw, 0, 4) -
+					memory_partial_recompute_bytes(&t, &p, &fw, 0, 1) + 100663296.0,
+				1.0);
+	ck_assert(memory_partial_recompute_bytes(&h, &p, &fw, 0, 2) <
+		  memory_partial_recompute_bytes(&t, &p, &fw, 0, 1));
 	cluster_release(&c);
 }
 END_TEST

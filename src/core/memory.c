@@ -517,6 +517,25 @@ memory_partial_recompute_bytes(const struct model *m, const struct plan *p, cons
 		return 0.0;
 	in_flight = pipeline_layer_microbatches(m, p, stage);
 	full.recompute = PLAN_RECOMPUTE_FULL;
+	if (model_is_hybrid(m)) {
+		/* plan-cli hybrid (review16): the stage's first n layers kind by
+		 * kind (pipeline_prefix_kind_layers), the largest kind's layer
+		 * re-materialised. */
+		double save = 0.0, most = 0.0;
+
+		for (int kind = 0; kind < MODEL_KIND_COUNT; kind++) {
+			struct model km;
+			int nk;
+
+			model_kind_model(m, kind, &km);
+			if (km.layers == 0)
+				continue;
+			nk = pipeline_prefix_kind_layers(m, p, stage, n, kind);
+			save += nk * (memory_layer_activations(&km, &full, fw) - memory_layer_activations(&km, p, fw));
+			most = fmax(most, layer_activations_full(&km, p, fw, true));
+		}
+		return in_flight * save + most;
+	}
 	/* Slapo's cost form (docs: formulas.md, Chen et al. ASPLOS 2024):
 	 * each of the n layers of every micro-batch in flight keeps its
 	 * 2*s*b*h input instead of its activations (Korthikanti et al. 2022,
