@@ -1615,20 +1615,77 @@ layer_host_bound(const struct model *m, const struct plan *p, const struct frame
  * when pp is 1). @p: the shape recomputing nothing; @own: as
  * gpu_bound_per_mb. 0 without a host model (host_launch_s 0).
  */
+static bool
+host_bounded(const struct framework *fw)
+{
+	return fw->host_launch_s > 0.0 && fw->cuda_graphs != FRAMEWORK_GRAPHS_FULL;
+}
+
+/* The layers' part of host_bound_per_mb. */
+static double
+host_layers_bound(const struct model *m, const struct plan *p, const struct framework *fw,
+		  const struct compute_layer own[2])
+{
+	double moe_layers = model_is_moe(m) ? model_moe_layers(m) : 0.0, host;
+
+	host = (m->layers - moe_layers) * layer_host_bound(m, p, fw, false, &own[0]);
+	if (moe_layers > 0.0)
+		host += moe_layers * layer_host_bound(m, p, fw, true, &own[1]);
+	return host;
+}
+
+/* The ends' part: the first and the last stage's launches. */
+static double
+host_ends_bound(const struct plan *p, const struct framework *fw)
+{
+	struct host_kernels ends;
+
+	host_ends_kernels(p, true, true, &ends);
+	return host_eager_s(fw, ends.fwd + ends.bwd);
+}
+
 static double
 host_bound_per_mb(const struct model *m, const struct plan *p, const struct framework *fw,
 		  const struct compute_layer own[2])
 {
-	struct host_kernels ends;
-	double moe_layers = model_is_moe(m) ? model_moe_layers(m) : 0.0, host;
-
-	if (!(fw->host_launch_s > 0.0) || fw->cuda_graphs == FRAMEWORK_GRAPHS_FULL)
+	if (!host_bounded(fw))
 		return 0.0;
-	host = (m->layers - moe_layers) * layer_host_bound(m, p, fw, false, &own[0]);
-	if (moe_layers > 0.0)
-		host += moe_layers * layer_host_bound(m, p, fw, true, &own[1]);
-	host_ends_kernels(p, true, true, &ends);
-	return host + host_eager_s(fw, ends.fwd + ends.bwd);
+	return host_layers_bound(m, p, fw, own) + host_ends_bound(p, fw);
+}
+
+/* The layer costs of @m as build_layer_costs prices them, at @pace, in @own. */
+static void
+bound_layer_costs(const struct model *m, const struct cluster *c, const struct plan *q,
+		  const struct framework *fw, double pace, struct compute_layer own[2])
+{
+	for (int moe = 0; moe < (model_is_moe(m) ? 2 : 1); moe++) {
+		compute_layer_time(m, q, c, fw, moe, &own[moe]);
+		compute_layer_scale(&own[moe], pace);
+	}
+}
+
+/* plan-cli hybrid (review16): a hybrid model's bound, kind by kind at its
+ * kind models' costs (the top-level model prices every layer as
+ * attention and MLP: bounds up to 1.46x a plan's time); the ends once. */
+static void
+hybrid_bound(const struct model *m, const struct cluster *c, const struct plan *q, const struct plan *r,
+	     const struct framework *fw, double pace, bool compressed, double *gpu, double *host)
+{
+	*gpu = *host = 0.0;
+	for (int kind = 0; kind < MODEL_KIND_COUNT; kind++) {
+		struct compute_layer own[2];
+		struct model km;
+
+		model_kind_model(m, kind, &km);
+		if (km.layers == 0)
+			continue;
+		bound_layer_costs(&km, c, q, fw, pace, own);
+		*gpu += gpu_bound_per_mb(&km, c, q, fw, own, compressed);
+		if (host_bounded(fw))
+			*host += host_layers_bound(&km, r, fw, own);
+	}
+	if (host_bounded(fw))
+		*host += host_ends_bound(r, fw);
 }
 
 /*
@@ -1657,13 +1714,14 @@ bound_terms(const struct model *m, const struct cluster *c, const struct plan *p
 	double pace = gpu_pace_factor(&c->gpu, plan_gpus(p)), gpu, host;
 
 	q.recompute = r.recompute = PLAN_RECOMPUTE_NONE;
-	/* As build_layer_costs prices them, at the slowest GPU's pace. */
-	for (int moe = 0; moe < (model_is_moe(m) ? 2 : 1); moe++) {
-		compute_layer_time(m, &q, c, fw, moe, &own[moe]);
-		compute_layer_scale(&own[moe], pace);
+	if (model_is_hybrid(m)) {
+		hybrid_bound(m, c, &q, &r, fw, pace, compressed, &gpu, &host);
+	} else {
+		/* As build_layer_costs prices them, at the slowest GPU's pace. */
+		bound_layer_costs(m, c, &q, fw, pace, own);
+		gpu = gpu_bound_per_mb(m, c, &q, fw, own, compressed);
+		host = host_bound_per_mb(m, &r, fw, own);
 	}
-	gpu = gpu_bound_per_mb(m, c, &q, fw, own, compressed);
-	host = host_bound_per_mb(m, &r, fw, own);
 	return (struct bound_terms){ fmax(gpu, host), fmax(0.0, fw->microbatch_syncs), fw->host_launch_s,
 				     fmax(0.0, fw->host_syncs) * fw->host_launch_s };
 }
