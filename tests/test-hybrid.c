@@ -231,6 +231,15 @@ START_TEST(test_hybrid_spells_transformer)
 		ck_assert_double_eq_tol(eh.memory.total, et.memory.total, 1e-9 * et.memory.total);
 		ck_assert_double_eq_tol(eh.memory.activations, et.memory.activations, 1e-9 * et.memory.activations);
 	}
+	/* ZB-H1's deferred weight gradients (review16): stage 1 of 2 keeps its
+	 * linear layers' inputs and output gradients for one micro-batch, the
+	 * same 16 attention and 16 MLP parts either way. */
+	p.pp_schedule = PLAN_PP_ZB_H1;
+	p.vpp = 1;
+	p.custom_recompute = false;
+	ck_assert(pipeline_deferred_w_bytes(&t, &p, 1) > 0.0);
+	ck_assert_double_eq_tol(pipeline_deferred_w_bytes(&h, &p, 1), pipeline_deferred_w_bytes(&t, &p, 1), 1.0);
+	p.pp_schedule = PLAN_PP_1F1B;
 	/* --recompute-layers (review16): 2k hybrid layers save what k blocks
 	 * save, less one more checkpointed input a block: each hybrid layer is
 	 * its own checkpoint and keeps its 2 s b h / t input (SP), 2 x 8192

@@ -575,7 +575,30 @@ pipeline_layer_wgrad_bytes(const struct model *m, const struct plan *p)
 
 		mlp = (1.0 - frac) * mlp + frac * wgrad_mlp(m, h, effn, rows, t);
 	}
-	return 2.0 * (double)p->seq_len * p->micro_batch * (wgrad_attention(m, hin, t) + mlp);
+	if (model_is_hybrid(m)) {
+		/* plan-cli hybrid (review16): the mean layer, kind by kind. */
+		double sum = 0.0;
+
+		for (int kind = 0; kind < MODEL_KIND_COUNT; kind++) {
+			struct model km;
+
+			model_kind_model(m, kind, &km);
+			sum += km.layers * (km.layers > 0 ? pipeline_layer_wgrad_bytes(&km, p) : 0.0);
+		}
+		return sum / m->layers;
+	}
+	/* A layer of one part (a hybrid model's kind model) keeps its part's:
+	 * a Mamba mixer's in_proj (hin in, its z x B C dt share out) and
+	 * out_proj (d_inner / t in, h out). */
+	double kept = 0.0;
+
+	if (model_has_part(m, MODEL_PART_ATTENTION))
+		kept += wgrad_attention(m, hin, t);
+	if (model_has_part(m, MODEL_PART_MLP))
+		kept += mlp;
+	if (model_has_part(m, MODEL_PART_MAMBA))
+		kept += wgrad_kept(hin, model_mamba_in_proj_dim(m) / t) + wgrad_kept(model_mamba_inner(m) / t, h);
+	return 2.0 * (double)p->seq_len * p->micro_batch * kept;
 }
 
 double
@@ -591,6 +614,20 @@ pipeline_deferred_w_bytes(const struct model *m, const struct plan *p, int stage
 	 * the later stages more than 1F1B's p - i. */
 	if (p->pp_schedule != PLAN_PP_ZB_H1)
 		return 0.0;
+	if (model_is_hybrid(m)) {
+		/* plan-cli hybrid (review16): the stage's own layers, kind by kind. */
+		double kept = 0.0;
+
+		for (int kind = 0; kind < MODEL_KIND_COUNT; kind++) {
+			struct model km;
+			int n = pipeline_stage_kind_layers(m, p, stage, kind);
+
+			model_kind_model(m, kind, &km);
+			if (n > 0)
+				kept += n * pipeline_layer_wgrad_bytes(&km, p);
+		}
+		return (double)stage * kept;
+	}
 	return (double)stage * plan_stage_layers(p, m, stage) * pipeline_layer_wgrad_bytes(m, p);
 }
 
