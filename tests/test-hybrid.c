@@ -74,6 +74,12 @@ START_TEST(test_hybrid_params)
 	/* The mean layer: 7,027,106,816 / 52. */
 	ck_assert_double_eq_tol(model_params_per_layer(&m), 7027106816.0 / 52.0, 1e-3);
 	ck_assert_int_eq(model_linears_per_layer(&m), 2);
+	/* What is not a weight matrix (ZeRO-3's persistent small tensors): a
+	 * Mamba layer's conv1d 51,200, dt_bias, A_log and D 384, gated norm
+	 * 8192 and pre-norm 4096, 63,872; an attention or MLP layer's norm
+	 * 4096. The mean layer: (24 x 63,872 + 28 x 4096) / 52 = 1,647,616 / 52. */
+	ck_assert_double_eq_tol(model_params_per_layer(&m) - model_matrix_params_per_layer(&m), 1647616.0 / 52.0,
+				1e-3);
 	/* Tensors (the optimizer's multi-tensor launches): a Mamba layer
 	 * in_proj, out_proj, its norm and six vectors (conv1d weight and
 	 * bias, dt_bias, A_log, D, the gated norm) 9, of them small 7; an

@@ -239,6 +239,11 @@ int model_v_head_dim(const struct model *m);
 /** Parameters in one dense transformer layer (attention, MLP, norms, biases). */
 double model_params_per_layer(const struct model *m);
 
+/** The weight matrices of one layer (attention, the dense MLP, a Mamba
+ *  mixer's in_proj and out_proj, as its parts hold them; a hybrid model's
+ *  mean layer): model_params_per_layer less its norms, biases and vectors. */
+double model_matrix_params_per_layer(const struct model *m);
+
 /** Whether the model has MoE layers. */
 bool model_is_moe(const struct model *m);
 

@@ -308,8 +308,7 @@ z3_persist_gather(const struct model *m, const struct z3_net *net, const struct 
 
 	if (net->g->size <= 1 || !z3_small_persist(fw, h * h))
 		return 0.0;
-	elems = layers * (model_params_per_layer(m) - model_attention_matrix_params(m) -
-			  (m->gated_mlp ? 3.0 : 2.0) * h * m->ffn_hidden) + norm * h;
+	elems = layers * (model_params_per_layer(m) - model_matrix_params_per_layer(m)) + norm * h;
 	bytes = fw->gather_bytes * elems;
 	return gather(net->c, net->g, net->two_hop, net->algo, bytes) + z3_gather_extra(net, fw, bytes) +
 	       fw->persist_gather_copy_s * (layers * dp_zero3_persist_copies(m, ranks) + norm * persist_chunks(h, ranks));

@@ -456,6 +456,29 @@ layer_norm_tensors(const struct model *m)
  * the gated norm's weight (mamba_mixer.py). */
 #define MAMBA_SMALL_TENSORS 6
 
+double
+model_matrix_params_per_layer(const struct model *m)
+{
+	double p = 0.0;
+
+	if (model_is_hybrid(m)) {
+		for (int k = 0; k < MODEL_KIND_COUNT; k++) {
+			struct model km;
+
+			model_kind_model(m, k, &km);
+			p += km.layers * model_matrix_params_per_layer(&km);
+		}
+		return p / m->layers;
+	}
+	if (model_has_part(m, MODEL_PART_ATTENTION))
+		p += model_attention_matrix_params(m);
+	if (model_has_part(m, MODEL_PART_MLP))
+		p += (m->gated_mlp ? 3.0 : 2.0) * (double)m->hidden * m->ffn_hidden;
+	if (model_has_part(m, MODEL_PART_MAMBA))
+		p += m->hidden * model_mamba_in_proj_dim(m) + model_mamba_inner(m) * m->hidden;
+	return p;
+}
+
 /* A hybrid model's mean layer of a per-layer count, rounded up: its
  * kinds' counts weighted by their layers. */
 static int
