@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "plan/estimate.h"
+#include "plan/flops.h"
 #include "plan/framework.h"
 #include "plan/memory.h"
 #include "plan/pipeline.h"
@@ -211,6 +212,13 @@ START_TEST(test_hybrid_spells_transformer)
 	as_hybrid(&t, &h);
 	opt.framework = &fw;
 	ck_assert_double_eq(model_params_total(&h), model_params_total(&t));
+	/* Model FLOPs kind by kind (Megatron's hybrid_flops), the logits once:
+	 * the same as the transformer's; a token at 8192: 2 x 6,979,321,856
+	 * layer weights + 2 x 4096 x 128,256 logits + 32 layers x attention's
+	 * 2 x 8192 x 32 x (128 + 128) = 13,958,643,712 + 1,050,673,152 +
+	 * 4,294,967,296 = 19,304,284,160. */
+	ck_assert_double_eq_tol(flops_forward_per_token(&h, 8192), flops_forward_per_token(&t, 8192), 1.0);
+	ck_assert_double_eq_tol(flops_forward_per_token(&t, 8192), 19304284160.0, 1.0);
 	for (int v = 0; v < 2; v++) {
 		plan_init(&p);
 		p.tp = 2;
