@@ -73,16 +73,16 @@ START_TEST(test_mixer_flops)
 	struct model m;
 	struct plan p;
 	struct cluster c;
-	struct mamba_mixer_cost mx;
+	struct mixer_cost mx;
 
 	setup_h100(&c, &m, &p, 1);
 	mamba_mixer_cost(&m, &p, &c, NULL, &mx);
 	ck_assert_double_eq(mx.in_proj_flops, 1245540515840.0);
 	ck_assert_double_eq(mx.out_proj_flops, 549755813888.0);
-	ck_assert_double_eq(mx.ssd_fwd_flops, 45231374336.0);
-	ck_assert_double_eq(mx.ssd_bwd_flops, 118380036096.0);
+	ck_assert_double_eq(mx.scan_fwd_flops, 45231374336.0);
+	ck_assert_double_eq(mx.scan_bwd_flops, 118380036096.0);
 	ck_assert_double_eq(mamba_layer_model_flops(&m, 8192), 1855425871872.0);
-	ck_assert_double_eq(mamba_layer_model_flops(&m, 8192) - (mx.in_proj_flops + mx.out_proj_flops + mx.ssd_fwd_flops),
+	ck_assert_double_eq(mamba_layer_model_flops(&m, 8192) - (mx.in_proj_flops + mx.out_proj_flops + mx.scan_fwd_flops),
 			    14898167808.0);
 	/* flops_layer_forward_per_token: Megatron's a token, / 8192. */
 	ck_assert_double_eq_tol(flops_layer_forward_per_token(&m, 8192, false), 1855425871872.0 / 8192, 1e-6);
@@ -91,8 +91,8 @@ START_TEST(test_mixer_flops)
 	mamba_mixer_cost(&m, &p, &c, NULL, &mx);
 	ck_assert_double_eq(mx.in_proj_flops, 311385128960.0);
 	ck_assert_double_eq(mx.out_proj_flops, 137438953472.0);
-	ck_assert_double_eq(mx.ssd_fwd_flops, 11307843584.0);
-	ck_assert_double_eq(mx.ssd_bwd_flops, 29595009024.0);
+	ck_assert_double_eq(mx.scan_fwd_flops, 11307843584.0);
+	ck_assert_double_eq(mx.scan_bwd_flops, 29595009024.0);
 	cluster_release(&c);
 }
 END_TEST
@@ -111,17 +111,17 @@ START_TEST(test_ssd_time)
 	struct model m;
 	struct plan p;
 	struct cluster c;
-	struct mamba_mixer_cost mx;
+	struct mixer_cost mx;
 
 	setup_h100(&c, &m, &p, 1);
 	ck_assert_double_eq_tol(mamba_ssd_efficiency(&c, false), 0.03705, 1e-12);
 	ck_assert_double_eq_tol(mamba_ssd_efficiency(&c, true), 0.0351, 1e-12);
 	mamba_mixer_cost(&m, &p, &c, NULL, &mx);
-	ck_assert_double_eq_tol(mx.ssd_fwd_s, 1.24940e-3, 1e-8);
-	ck_assert_double_eq_tol(mx.ssd_bwd_s, 3.47916e-3, 1e-8);
+	ck_assert_double_eq_tol(mx.scan_fwd_s, 1.24940e-3, 1e-8);
+	ck_assert_double_eq_tol(mx.scan_bwd_s, 3.47916e-3, 1e-8);
 	/* The mixer's forward: its parts. */
-	ck_assert_double_eq_tol(mx.fwd_s, mx.gemm_fwd_s + mx.ssd_fwd_s + mx.mem_fwd_s, 1e-15);
-	ck_assert_double_eq_tol(mx.bwd_s, 2.0 * mx.gemm_fwd_s + mx.ssd_bwd_s + mx.mem_bwd_s, 1e-15);
+	ck_assert_double_eq_tol(mx.fwd_s, mx.gemm_fwd_s + mx.scan_fwd_s + mx.mem_fwd_s, 1e-15);
+	ck_assert_double_eq_tol(mx.bwd_s, 2.0 * mx.gemm_fwd_s + mx.scan_bwd_s + mx.mem_bwd_s, 1e-15);
 	cluster_release(&c);
 }
 END_TEST
@@ -159,7 +159,7 @@ START_TEST(test_mamba_layer)
 	struct plan p;
 	struct cluster c;
 	struct compute_layer cl;
-	struct mamba_mixer_cost mx;
+	struct mixer_cost mx;
 	double ew;
 
 	setup_h100(&c, &m, &p, 1);
@@ -171,7 +171,7 @@ START_TEST(test_mamba_layer)
 	ck_assert_double_eq(cl.mlp_fwd_s, 0.0);
 	ck_assert_double_eq(cl.attn_fwd_s, 0.0);
 	ck_assert_double_eq(cl.qkv_fwd_s, 0.0);
-	ck_assert_double_eq_tol(cl.mamba_fwd_s, mx.fwd_s, 1e-15);
+	ck_assert_double_eq_tol(cl.mixer_fwd_s, mx.fwd_s, 1e-15);
 	cluster_release(&c);
 }
 END_TEST
@@ -204,7 +204,7 @@ START_TEST(test_parts_sum)
 	compute_layer_time(&mlp, &p, &c, NULL, false, &lm);
 	ck_assert_double_eq_tol(la.fwd_s + lm.fwd_s, lf.fwd_s, 1e-9 * lf.fwd_s);
 	ck_assert_double_eq_tol(la.bwd_s + lm.bwd_s, lf.bwd_s, 1e-9 * lf.bwd_s);
-	ck_assert_double_eq(lf.mamba_fwd_s, 0.0); /* parts 0: no mixer */
+	ck_assert_double_eq(lf.mixer_fwd_s, 0.0); /* parts 0: no mixer */
 	ck_assert_double_eq_tol(memory_layer_activations(&attn, &p, NULL) + memory_layer_activations(&mlp, &p, NULL),
 				memory_layer_activations(&full, &p, NULL), 1e-9 * memory_layer_activations(&full, &p, NULL));
 	ck_assert_double_eq_tol(flops_layer_forward_per_token(&attn, 1024, false) +

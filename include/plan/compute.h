@@ -28,11 +28,11 @@ struct compute_layer {
 	double moe_permute_s;     /**< the token permutations and their launches, in fwd_mem_s */
 	double moe_permute_bwd_s; /**< their backward, in bwd_s: twice moe_permute_s but for the
 				       allgather_mask dispatcher, which counts its own */
-	/* A Mamba layer's mixer (MODEL_PART_MAMBA; plan/mamba.h), 0 elsewhere. */
-	double mamba_fwd_s;       /**< the whole mixer's forward, in fwd_s */
-	double mamba_in_proj_fwd_s, mamba_out_proj_fwd_s; /**< its linears' GEMMs, in fwd_gemm_s */
-	double ssd_fwd_s;         /**< its SSD kernels, in fwd_gemm_s (as the attention core) */
-	double ssd_bwd_s;         /**< their backward, in bwd_s */
+	/* A Mamba or GDN layer's mixer (plan/mixer.h), 0 elsewhere. */
+	double mixer_fwd_s;       /**< the whole mixer's forward, in fwd_s */
+	double mixer_in_proj_fwd_s, mixer_out_proj_fwd_s; /**< its linears' GEMMs, in fwd_gemm_s */
+	double scan_fwd_s;         /**< its scan kernels (SSD, delta rule), in fwd_gemm_s (as the attention core) */
+	double scan_bwd_s;         /**< their backward, in bwd_s */
 };
 
 /** Times of the embedding (first stage) and logit layer + loss (last stage). */
@@ -90,9 +90,9 @@ double compute_memory_time(const struct cluster *c, double bytes);
  * @moe: an MoE layer (router, local experts, shared experts) in place of
  * the dense MLP. A layer of one part (@m's parts, a hybrid model's kind
  * model: model_kind_model) has that part, one norm and one residual add:
- * attention (its GEMMs, core, rotary), MLP (dense or @moe) or the Mamba-2
- * mixer (mamba_mixer_cost). @fw: the framework whose attention kernel runs (NULL:
- * the built-in one).
+ * attention (its GEMMs, core, rotary), MLP (dense or @moe), or the Mamba-2
+ * or Gated DeltaNet mixer (mixer_cost). @fw: the framework whose attention
+ * kernel runs (NULL: the built-in one).
  */
 void compute_layer_time(const struct model *m, const struct plan *p, const struct cluster *c,
 			const struct framework *fw, bool moe, struct compute_layer *out);

@@ -6,28 +6,9 @@
 #include "plan/cluster.h"
 #include "plan/compute.h"
 #include "plan/error.h"
+#include "plan/mixer.h"
 #include "plan/model.h"
 #include "plan/plan.h"
-
-/**
- * One Mamba-2 mixer (Megatron-Core's MambaMixer, training path
- * mamba_split_conv1d_scan_combined) for one micro-batch on one GPU:
- * in_proj and out_proj as the plan's linear layers (compute_linear_time,
- * 1/tp of their columns and rows), the causal conv1d and the RMSNorm as
- * memory-bound passes, the SSD chunked scan from its FLOPs at
- * mamba_ssd_efficiency(). Times in seconds, FLOPs and bytes of this GPU.
- */
-struct mamba_mixer_cost {
-	double fwd_s, bwd_s;           /**< forward and backward, every part below */
-	double in_proj_fwd_s, out_proj_fwd_s; /**< the linears' GEMMs in the forward */
-	double gemm_fwd_s;             /**< in_proj + out_proj */
-	double ssd_fwd_s, ssd_bwd_s;   /**< the SSD kernels (launches included) */
-	double mem_fwd_s, mem_bwd_s;   /**< conv1d, norm, layout copies (launches included) */
-	double in_proj_flops, out_proj_flops; /**< forward GEMM FLOPs */
-	double ssd_fwd_flops, ssd_bwd_flops;
-	double mem_fwd_bytes, mem_bwd_bytes;  /**< conv1d, norm and copies */
-	int fwd_kernels, bwd_kernels;  /**< kernels besides the GEMMs (SSD, conv1d, norm, copies) */
-};
 
 /**
  * FLOPs of the SSD chunked scan (Dao and Gu 2024, arXiv:2405.21060,
@@ -50,7 +31,7 @@ double mamba_ssd_efficiency(const struct cluster *c, bool backward);
  * linear layers (compute_linear_time); its recipe says which.
  */
 void mamba_mixer_cost(const struct model *m, const struct plan *p, const struct cluster *c,
-		      struct compute_casts *casts, struct mamba_mixer_cost *out);
+		      struct compute_casts *casts, struct mixer_cost *out);
 
 /** Kernels one mixer launches besides its two GEMMs, forward and
  *  backward: the conv1d, the SSD's, the RMSNorm's and, with more than one

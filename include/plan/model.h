@@ -79,6 +79,25 @@ struct model_mamba {
 	int chunk_size;  /**< the SSD kernel's chunk (MambaMixer chunk_size, 128) */
 };
 
+/**
+ * The Gated DeltaNet mixer of a hybrid model's 'G' layers (Yang, Kautz
+ * and Hatamizadeh 2025, arXiv:2412.06464; Megatron-Core
+ * megatron/core/ssm/gated_delta_net/, whose TransformerConfig names
+ * these: linear_key_head_dim ...): in_proj h -> 2 qk + 2 v + 2 value
+ * heads (q, k, v, the output gate z, beta, alpha), a depthwise causal
+ * conv1d over q, k and v, the chunked gated delta rule (FLA's
+ * chunk_gated_delta_rule, chunks of 64), a gated RMSNorm over each value
+ * head and out_proj v -> h, with qk = key_heads x key_head_dim and v =
+ * value_heads x value_head_dim.
+ */
+struct model_gdn {
+	int key_head_dim;   /**< linear_key_head_dim (128) */
+	int value_head_dim; /**< linear_value_head_dim (128) */
+	int key_heads;      /**< linear_num_key_heads (16) */
+	int value_heads;    /**< linear_num_value_heads (32), a multiple of key_heads */
+	int conv_kernel;    /**< linear_conv_kernel_dim (4) */
+};
+
 /** Layers of a hybrid model: Megatron-Core's hybrid_layer_pattern symbols
  *  (megatron/core/models/hybrid/hybrid_layer_allocation.py, Symbols). Each
  *  is a residual block of one pre-norm and one part. */
@@ -87,10 +106,11 @@ enum model_layer_kind {
 	MODEL_KIND_ATTENTION, /**< '*': norm + self-attention */
 	MODEL_KIND_MLP,       /**< '-': norm + dense MLP */
 	MODEL_KIND_MOE,       /**< 'E': norm + MoE MLP */
+	MODEL_KIND_GDN,       /**< 'G': norm + Gated DeltaNet mixer */
 	MODEL_KIND_COUNT
 };
 
-/** The symbols of enum model_layer_kind, in its order ("M*-E"). */
+/** The symbols of enum model_layer_kind, in its order ("M*-EG"). */
 extern const char model_kind_symbols[];
 
 /** What a layer holds (struct model parts): 0 is a transformer layer's
@@ -100,6 +120,7 @@ enum model_part {
 	MODEL_PART_ATTENTION = 1,
 	MODEL_PART_MLP = 2,
 	MODEL_PART_MAMBA = 4,
+	MODEL_PART_GDN = 8,
 };
 
 #define MODEL_HYBRID_MAX 1024
@@ -139,6 +160,7 @@ struct model {
 	 *  "": every layer a transformer layer. Its length is layers. */
 	char hybrid_pattern[MODEL_HYBRID_MAX + 1];
 	struct model_mamba mamba;
+	struct model_gdn gdn;
 	int parts;           /**< enum model_part bits a layer holds; 0: attention and MLP */
 };
 
@@ -173,6 +195,19 @@ int model_mamba_heads(const struct model *m);
 double model_mamba_inner(const struct model *m);
 double model_mamba_in_proj_dim(const struct model *m);
 double model_mamba_conv_dim(const struct model *m);
+
+/** Gated DeltaNet sizes (Megatron-Core _GDNBase): qk = key heads x key
+ *  head dim, v = value heads x value head dim, in_proj's output
+ *  (2 qk + 2 v + 2 value heads) and conv1d's channels (2 qk + v). */
+double model_gdn_qk_dim(const struct model *m);
+double model_gdn_v_dim(const struct model *m);
+double model_gdn_in_proj_dim(const struct model *m);
+double model_gdn_conv_dim(const struct model *m);
+
+/** Parameters of one Gated DeltaNet mixer (no pre-norm): in_proj, conv1d
+ *  (no bias: GatedDeltaNet's conv_bias False), dt_bias and A_log (one a
+ *  value head), the output norm's scale (one head wide) and out_proj. */
+double model_params_gdn_mixer(const struct model *m);
 
 /** Parameters of one Mamba-2 mixer (no pre-norm): in_proj, conv1d weight
  *  and bias, dt_bias, A_log and D, the gated norm's scale and out_proj. */

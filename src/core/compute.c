@@ -5,7 +5,7 @@
 #include "plan/compute.h"
 #include "plan/expert_par.h"
 #include "plan/fp8_recipe.h"
-#include "plan/mamba.h"
+#include "plan/mixer.h"
 
 /*
  * What a GEMM's shape and the GPU's state take from the size curve: the
@@ -113,10 +113,11 @@ fp8_norm_fused_inputs(const struct model *m, const struct plan *p, const struct 
 {
 	struct fp8_recipe_cost rc;
 	double elems = (double)p->micro_batch * p->seq_len * m->hidden;
-	/* A Mamba layer's in_proj is Transformer Engine's LayerNormColumnParallelLinear
-	 * too (megatron/core/models/mamba/mamba_layer_specs.py), its input h wide. */
+	/* A Mamba or GDN layer's in_proj is Transformer Engine's
+	 * LayerNormColumnParallelLinear too (megatron/core/models/hybrid/
+	 * hybrid_layer_specs.py), its input h wide. */
 	int inputs = (model_has_part(m, MODEL_PART_ATTENTION) && m->attention != MODEL_ATTN_MLA ? 1 : 0) +
-		     (model_has_part(m, MODEL_PART_MLP) && !moe ? 1 : 0) + (model_has_part(m, MODEL_PART_MAMBA) ? 1 : 0);
+		     (model_has_part(m, MODEL_PART_MLP) && !moe ? 1 : 0) + (mixer_present(m) ? 1 : 0);
 
 	if (!plan_low_precision(p))
 		return;
@@ -138,7 +139,7 @@ compute_memory_time(const struct cluster *c, double bytes)
 
 /* Norms a layer runs and its residual adds: model_norms_run and two for a
  * transformer layer; one each for a layer of one part (Megatron-Core's
- * hybrid layers: MambaLayer, and the attention and MLP layers of
+ * hybrid layers: MambaLayer, the GDN layer, and the attention and MLP layers of
  * hybrid_layer_allocation.py, each one pre-norm and one residual). */
 static int
 layer_norms(const struct model *m)
@@ -393,7 +394,7 @@ layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, bool 
 	*kernels = layer_norms(m) * ew_ops[ew][norm].kernels + layer_residuals(m) * ew_ops[ew][EW_RESIDUAL].kernels +
 		   (mlp ? ew_ops[ew][act].kernels : 0);
 	*attn_core = 0.0;
-	if (!attn && !mlp) /* a Mamba layer: its mixer's passes are mamba_mixer_cost's */
+	if (!attn && !mlp) /* a Mamba or GDN layer: its mixer's passes are mixer_cost's */
 		return bytes;
 	/* activation */
 	if (!mlp) {
@@ -882,7 +883,7 @@ op_sac_recompute_time(const struct model *m, const struct plan *p, const struct 
 	double mlp = m->gated_mlp ? compute_linear_time(c, p, tokens, m->ffn_hidden / t, h, 1, &scratch)
 				  : out->fc2_fwd_s;
 
-	/* A layer of one part: that part's matmuls (a Mamba layer's mixer is
+	/* A layer of one part: that part's matmuls (a Mamba or GDN mixer is
 	 * no torchtitan model's; its element-wise work is recomputed). */
 	if (!model_has_part(m, MODEL_PART_ATTENTION))
 		k = 0.0;
@@ -1107,14 +1108,9 @@ layer_main_grad_time(const struct model *m, const struct plan *p, const struct c
 
 	if (how == FRAMEWORK_MG_NONE)
 		return 0.0;
-	if (model_has_part(m, MODEL_PART_MAMBA)) {
-		double heads = model_mamba_heads(m) / t, groups = m->mamba.groups / t;
-		double inner = heads * m->mamba.head_dim;
-
-		/* in_proj (z, xBC, dt of this rank) and out_proj */
-		time += main_grad_gemm(c, p, recipe, how, tokens, 2.0 * inner + 2.0 * groups * m->mamba.state_dim + heads, h) +
-			main_grad_gemm(c, p, recipe, how, tokens, h, inner);
-	}
+	if (mixer_present(m)) /* in_proj (this rank's columns) and out_proj */
+		time += main_grad_gemm(c, p, recipe, how, tokens, mixer_in_proj_dim(m) / t, h) +
+			main_grad_gemm(c, p, recipe, how, tokens, h, mixer_out_proj_in_dim(m) / t);
 	if (!model_has_part(m, MODEL_PART_ATTENTION)) {
 		/* no attention weights */
 	} else if (m->attention == MODEL_ATTN_MLA) {
@@ -1179,27 +1175,25 @@ layer_backward_time(const struct model *m, const struct plan *p, const struct cl
 
 /* plan-cli hopper: end */
 
-/* A Mamba layer's mixer (plan/mamba.h) into @mx and @out's mamba fields;
- * zeros for a layer without one. */
+/* A Mamba or GDN layer's mixer (plan/mixer.h) into @mx and @out's mixer
+ * fields; zeros for a layer without one. */
 static void
-layer_mamba(const struct model *m, const struct plan *p, const struct cluster *c, struct compute_casts *casts,
-	    struct mamba_mixer_cost *mx, struct compute_layer *out)
+layer_mixer(const struct model *m, const struct plan *p, const struct cluster *c, struct compute_casts *casts,
+	    struct mixer_cost *mx, struct compute_layer *out)
 {
-	*mx = (struct mamba_mixer_cost){ 0 };
-	if (model_has_part(m, MODEL_PART_MAMBA))
-		mamba_mixer_cost(m, p, c, casts, mx);
-	out->mamba_fwd_s = mx->fwd_s;
-	out->mamba_in_proj_fwd_s = mx->in_proj_fwd_s;
-	out->mamba_out_proj_fwd_s = mx->out_proj_fwd_s;
-	out->ssd_fwd_s = mx->ssd_fwd_s;
-	out->ssd_bwd_s = mx->ssd_bwd_s;
+	mixer_cost(m, p, c, casts, mx);
+	out->mixer_fwd_s = mx->fwd_s;
+	out->mixer_in_proj_fwd_s = mx->in_proj_fwd_s;
+	out->mixer_out_proj_fwd_s = mx->out_proj_fwd_s;
+	out->scan_fwd_s = mx->scan_fwd_s;
+	out->scan_bwd_s = mx->scan_bwd_s;
 }
 
 void
 compute_layer_time(const struct model *m, const struct plan *p, const struct cluster *c,
 		   const struct framework *fw, bool moe, struct compute_layer *out)
 {
-	struct mamba_mixer_cost mx;
+	struct mixer_cost mx;
 	double gemm = 0.0, attn_gemm, attn_bwd = 0.0, attn_mem, mem_bytes;
 	struct compute_casts casts = { .bytes = 0.0, .recipe = fp8_recipe_resolve(p, fw),
 				       .recast = fp8_recipe_recasts(p, fw) };
@@ -1215,8 +1209,8 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 	gemm += out->mlp_fwd_s;
 	layer_attention_core(m, p, c, fw, &attn_gemm, &attn_bwd);
 	gemm += attn_gemm;
-	layer_mamba(m, p, c, &casts, &mx, out);
-	gemm += mx.gemm_fwd_s + mx.ssd_fwd_s;
+	layer_mixer(m, p, c, &casts, &mx, out);
+	gemm += mx.gemm_fwd_s + mx.scan_fwd_s;
 	mem_bytes = layer_fwd_mem_bytes(m, p, moe, fw && fw->moe_sequential_mlp,
 					fw ? fw->elementwise : FRAMEWORK_EW_FUSED,
 					fw ? fw->moe_dispatcher : FRAMEWORK_MOE_DISPATCH_ALLTOALL, &attn_mem, &kernels,
@@ -1244,18 +1238,18 @@ compute_layer_time(const struct model *m, const struct plan *p, const struct clu
 	out->fwd_mem_s = compute_memory_time(c, mem_bytes + casts.bytes) +
 			 (kernels + casts.kernels) * c->gpu.launch_overhead_s;
 	out->ew_kernels = kernels + casts.kernels;
-	if (model_has_part(m, MODEL_PART_MAMBA)) {
+	if (mixer_present(m)) {
 		out->fwd_mem_s += mx.mem_fwd_s;
 		out->ew_kernels += mx.fwd_kernels;
 	}
 	out->fwd_s = out->fwd_gemm_s + out->fwd_mem_s;
 	out->attn_fwd_s = attn_gemm;
 	layer_backward_time(m, p, c, fw, moe, &casts, attn_gemm, attn_bwd, attn_mem, out);
-	/* The mixer's backward as mamba_mixer_cost counts it, where the layer's
-	 * rule took twice its forward: the SSD's own kernels, the conv1d's
-	 * recomputation and backward, the norm's. */
-	if (model_has_part(m, MODEL_PART_MAMBA))
-		out->bwd_s += (mx.ssd_bwd_s - 2.0 * mx.ssd_fwd_s) + (mx.mem_bwd_s - 2.0 * mx.mem_fwd_s);
+	/* The mixer's backward as mixer_cost counts it, where the layer's
+	 * rule took twice its forward: the scan's own kernels, the conv1d's
+	 * backward, the norm's. */
+	if (mixer_present(m))
+		out->bwd_s += (mx.scan_bwd_s - 2.0 * mx.scan_fwd_s) + (mx.mem_bwd_s - 2.0 * mx.mem_fwd_s);
 }
 
 void
@@ -1265,7 +1259,7 @@ compute_layer_scale(struct compute_layer *cl, double f)
 			&cl->mlp_fwd_s, &cl->attn_fwd_s, &cl->qkv_fwd_s, &cl->proj_fwd_s, &cl->fc1_fwd_s,
 			&cl->fc2_fwd_s, &cl->attn_bwd_s, &cl->moe_wgrad_mem_s, &cl->moe_router_gemm_s,
 			&cl->moe_permute_s, &cl->moe_permute_bwd_s, &cl->main_grad_s, &cl->norm_dweight_s,
-			&cl->mamba_fwd_s, &cl->mamba_in_proj_fwd_s, &cl->mamba_out_proj_fwd_s, &cl->ssd_fwd_s, &cl->ssd_bwd_s };
+			&cl->mixer_fwd_s, &cl->mixer_in_proj_fwd_s, &cl->mixer_out_proj_fwd_s, &cl->scan_fwd_s, &cl->scan_bwd_s };
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		*t[i] *= f;

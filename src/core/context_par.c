@@ -132,9 +132,9 @@ cp_layer_comm(const struct model *m, const struct plan *pl, const struct cluster
 
 	memset(out, 0, sizeof(*out));
 	/* Only the attention exchanges keys and values across the CP ranks: a
-	 * hybrid model's MLP layer has none, and its Mamba layers' CP
-	 * (Megatron-Core's MambaContextParallel) is refused by
-	 * mamba_plan_check, not priced. */
+	 * hybrid model's MLP layer has none, and its Mamba and GDN layers' CP
+	 * (Megatron-Core's MambaContextParallel, GDN's all-to-alls) is refused
+	 * by mixer_plan_check, not priced. */
 	if (pl->cp <= 1 || !model_has_part(m, MODEL_PART_ATTENTION))
 		return;
 	if (pl->cp_method == PLAN_CP_RING) {

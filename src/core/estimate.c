@@ -386,7 +386,7 @@ stage_add_layers(const struct layer_costs *lc, int r, double dense, double moe, 
 	/* A linear layer's dW GEMM does its forward GEMM's FLOPs (Qi et al.,
 	 * ICLR 2024, Sec. 2: T_W about T_F's GEMMs). */
 	w->wgrad += dense * (cl->qkv_fwd_s + cl->proj_fwd_s + cl->mlp_fwd_s + cl->main_grad_s +
-			     cl->mamba_in_proj_fwd_s + cl->mamba_out_proj_fwd_s) + /* review16 */
+			     cl->mixer_in_proj_fwd_s + cl->mixer_out_proj_fwd_s) + /* review16 */
 		    moe * (cl_moe->qkv_fwd_s + cl_moe->proj_fwd_s + cl_moe->mlp_fwd_s + cl_moe->main_grad_s);
 	w->recompute += dense * cl->recompute_s + moe * cl_moe->recompute_s;
 	w->ep += moe * (ep->fwd_s + ep->bwd_s + ep->recompute_s);

@@ -1,5 +1,5 @@
 #include "plan/flops.h"
-#include "plan/mamba.h"
+#include "plan/mixer.h"
 #include "plan/pipeline.h"
 
 /* Matrix parameters of one layer: what a token multiplies by (2 FLOPs each). */
@@ -54,8 +54,7 @@ flops_layer_forward_per_token(const struct model *m, int seq_len, bool moe)
 	if (model_has_part(m, MODEL_PART_MLP))
 		f += 2.0 * (moe ? matrix_params_moe_layer(m) - model_attention_matrix_params(m)
 				: (m->gated_mlp ? 3.0 : 2.0) * h * m->ffn_hidden);
-	if (model_has_part(m, MODEL_PART_MAMBA))
-		f += mamba_layer_model_flops(m, 1.0);
+	f += mixer_model_flops(m, 1.0); /* 0 without a mixer */
 	return f;
 }
 

@@ -2,7 +2,7 @@
 
 #include "plan/expert_par.h"
 #include "plan/host_time.h"
-#include "plan/mamba.h"
+#include "plan/mixer.h"
 
 /* GEMM launches of the attention's forward: its projections. */
 static double
@@ -43,8 +43,8 @@ layer_gemm_kernels(const struct model *m, const struct plan *p, const struct fra
 
 	if (model_has_part(m, MODEL_PART_MLP))
 		gemm += mlp_gemm_kernels(m, p, fw, moe, expert_gemms);
-	if (model_has_part(m, MODEL_PART_MAMBA))
-		gemm += 2.0;
+	if (mixer_present(m))
+		gemm += 2.0; /* in_proj, out_proj */
 	return gemm;
 }
 
@@ -150,12 +150,12 @@ layer_kernels(const struct model *m, const struct plan *p, const struct framewor
 	layer_comm_kernels(m, p, fw, moe, attn, coll);
 	out->fwd = gemm + attn[0] + ew_kernels + coll[0] + (moe ? EP_ROUTER_FWD_KERNELS : 0.0);
 	out->bwd = 2.0 * gemm + attn[1] + 2.0 * ew_kernels + coll[1] + (moe ? EP_ROUTER_BWD_KERNELS : 0.0);
-	/* A Mamba mixer's backward kernels as mamba_mixer_kernels counts them,
-	 * where twice its forward's were taken (@ew_kernels holds them). */
-	if (model_has_part(m, MODEL_PART_MAMBA)) {
+	/* A mixer's backward kernels as mixer_kernels counts them, where twice
+	 * its forward's were taken (@ew_kernels holds them). */
+	if (mixer_present(m)) {
 		int mf, mb;
 
-		mamba_mixer_kernels(p, &mf, &mb);
+		mixer_kernels(m, p, &mf, &mb);
 		out->bwd += mb - 2.0 * mf;
 	}
 	/* Compiled norms: the dweight reduction's kernel (compute.c compiled_norm_dweight). */

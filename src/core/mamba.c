@@ -132,7 +132,7 @@ ssd_time(const struct cluster *c, double flops, double bytes, int kernels, bool 
  * 4 bytes an element), and their gradients' in the backward.
  */
 static void
-mixer_mem(const struct plan *p, const struct mamba_local *l, struct mamba_mixer_cost *out)
+mixer_mem(const struct plan *p, const struct mamba_local *l, struct mixer_cost *out)
 {
 	double copies = p->micro_batch > 1 ? 4.0 * l->tokens * (l->in_proj + l->inner) : 0.0;
 
@@ -151,14 +151,14 @@ mamba_mixer_kernels(const struct plan *p, int *fwd, int *bwd)
 
 void
 mamba_mixer_cost(const struct model *m, const struct plan *p, const struct cluster *c,
-		 struct compute_casts *casts, struct mamba_mixer_cost *out)
+		 struct compute_casts *casts, struct mixer_cost *out)
 {
 	struct compute_casts scratch = { .bytes = 0.0, .recipe = casts ? casts->recipe : 0 };
 	struct compute_casts *cc = casts ? casts : &scratch;
 	struct mamba_local l;
 	double h = m->hidden, launch = c->gpu.launch_overhead_s, bytes;
 
-	*out = (struct mamba_mixer_cost){ 0 };
+	*out = (struct mixer_cost){ 0 };
 	mamba_local(m, p, &l);
 	/* in_proj column-parallel (h -> its 1/tp of z, x, B, C, dt), out_proj
 	 * row-parallel (d_inner / tp -> h), TE linears as the attention's. */
@@ -168,13 +168,13 @@ mamba_mixer_cost(const struct model *m, const struct plan *p, const struct clust
 	out->in_proj_flops = 2.0 * l.tokens * l.in_proj * h;
 	out->out_proj_flops = 2.0 * l.tokens * l.inner * h;
 
-	out->ssd_fwd_flops = mamba_ssd_flops(m, l.tokens, l.heads, l.groups, false);
-	out->ssd_bwd_flops = mamba_ssd_flops(m, l.tokens, l.heads, l.groups, true);
+	out->scan_fwd_flops = mamba_ssd_flops(m, l.tokens, l.heads, l.groups, false);
+	out->scan_bwd_flops = mamba_ssd_flops(m, l.tokens, l.heads, l.groups, true);
 	bytes = ssd_fwd_bytes(m, &l);
-	out->ssd_fwd_s = ssd_time(c, out->ssd_fwd_flops, bytes, MAMBA_SSD_FWD_KERNELS, false);
+	out->scan_fwd_s = ssd_time(c, out->scan_fwd_flops, bytes, MAMBA_SSD_FWD_KERNELS, false);
 	/* The backward reads what the forward read and dY, writes a gradient
 	 * of each input and recomputes the states: twice the forward's bytes. */
-	out->ssd_bwd_s = ssd_time(c, out->ssd_bwd_flops, 2.0 * bytes, MAMBA_SSD_BWD_KERNELS, true);
+	out->scan_bwd_s = ssd_time(c, out->scan_bwd_flops, 2.0 * bytes, MAMBA_SSD_BWD_KERNELS, true);
 
 	mixer_mem(p, &l, out);
 	mamba_mixer_kernels(p, &out->fwd_kernels, &out->bwd_kernels);
@@ -183,10 +183,10 @@ mamba_mixer_cost(const struct model *m, const struct plan *p, const struct clust
 	out->mem_bwd_s = compute_memory_time(c, out->mem_bwd_bytes) +
 			 (out->bwd_kernels - MAMBA_SSD_BWD_KERNELS) * launch;
 
-	out->fwd_s = out->gemm_fwd_s + out->ssd_fwd_s + out->mem_fwd_s;
+	out->fwd_s = out->gemm_fwd_s + out->scan_fwd_s + out->mem_fwd_s;
 	/* dX and dW of each linear: twice the forward GEMMs (fp8's promoting
 	 * backward GEMMs are in casts->bwd_gemm_s, the caller's). */
-	out->bwd_s = 2.0 * out->gemm_fwd_s + out->ssd_bwd_s + out->mem_bwd_s;
+	out->bwd_s = 2.0 * out->gemm_fwd_s + out->scan_bwd_s + out->mem_bwd_s;
 }
 
 /*

@@ -2,7 +2,7 @@
 
 #include "plan/expert_par.h"
 #include "plan/fp8_recipe.h"
-#include "plan/mamba.h"
+#include "plan/mixer.h"
 #include "plan/memory.h"
 #include "plan/pipeline.h"
 
@@ -165,7 +165,7 @@ eager_saved_bytes(const struct model *m, const struct plan *p, double *replicate
  * mask (s b h), then its part's own: the attention's Q, K, V and
  * projection input (and unfused, with @scores, the softmax's), the MLP's
  * intermediates (an MoE layer's routed copies and experts' rows), or the
- * Mamba mixer's (mamba_mixer_activation_bytes). An attention layer and an
+ * Mamba or GDN mixer's (mixer_activation_bytes). An attention layer and an
  * MLP layer keep what one transformer layer keeps. Eager PyTorch's extra
  * copies (eager_saved_bytes) are not counted: no eager framework runs a
  * hybrid model.
@@ -199,8 +199,7 @@ layer_activations_part(const struct model *m, const struct plan *p, const struct
 		if (fw && fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_ALLGATHER_MASK)
 			whole += frac * allgather_mask_saved_bytes(m, p);
 	}
-	if (model_has_part(m, MODEL_PART_MAMBA))
-		whole += mamba_mixer_activation_bytes(m, p); /* already this rank's */
+	whole += mixer_activation_bytes(m, p); /* already this rank's; 0 without a mixer */
 	return replicated + whole + split / t;
 }
 
@@ -378,7 +377,7 @@ fp8_saved_bytes(const struct model *m, const struct plan *p, const struct framew
 	saved = fp8_recipe_saved_input_bytes(p, fw);
 	/* A layer of one part: its first linear's input (QKV, fc1, in_proj:
 	 * h wide) and its second's (the projection's a d_v, a dense fc2's f,
-	 * the Mamba out_proj's d_inner). */
+	 * a mixer's out_proj's: Mamba's d_inner, GDN's v). */
 	if (m->parts) {
 		double second = 0.0;
 
@@ -386,8 +385,7 @@ fp8_saved_bytes(const struct model *m, const struct plan *p, const struct framew
 			second += (double)m->heads * model_v_head_dim(m);
 		if (model_has_part(m, MODEL_PART_MLP))
 			second += dense * m->ffn_hidden;
-		if (model_has_part(m, MODEL_PART_MAMBA))
-			second += model_mamba_inner(m);
+		second += mixer_out_proj_in_dim(m);
 		return (2.0 - saved) * sb * (m->hidden / (p->sequence_parallel ? t : 1.0) + second / t);
 	}
 	/* arch: a parallel block's one norm output is kept once in 16 bits

@@ -5,7 +5,7 @@
 #include "plan/model.h"
 
 const char *const model_attention_names[] = { "mha", "mla", NULL };
-const char model_kind_symbols[] = "M*-E";
+const char model_kind_symbols[] = "M*-EG";
 
 static double hybrid_layers_params(const struct model *m, bool active);
 
@@ -51,6 +51,7 @@ model_kind_model(const struct model *m, int kind, struct model *out)
 		[MODEL_KIND_ATTENTION] = MODEL_PART_ATTENTION,
 		[MODEL_KIND_MLP] = MODEL_PART_MLP,
 		[MODEL_KIND_MOE] = MODEL_PART_MLP,
+		[MODEL_KIND_GDN] = MODEL_PART_GDN,
 	};
 
 	*out = *m;
@@ -75,7 +76,7 @@ model_linears_per_layer(const struct model *m)
 bool
 model_has_part(const struct model *m, int part)
 {
-	return m->parts == 0 ? part != MODEL_PART_MAMBA : (m->parts & part) != 0;
+	return m->parts == 0 ? (part & (MODEL_PART_ATTENTION | MODEL_PART_MLP)) != 0 : (m->parts & part) != 0;
 }
 
 int
@@ -121,6 +122,49 @@ model_params_mamba_mixer(const struct model *m)
 
 	if (m->bias)
 		p += model_mamba_in_proj_dim(m) + h;
+	return p;
+}
+
+double
+model_gdn_qk_dim(const struct model *m)
+{
+	return (double)m->gdn.key_heads * m->gdn.key_head_dim;
+}
+
+double
+model_gdn_v_dim(const struct model *m)
+{
+	return (double)m->gdn.value_heads * m->gdn.value_head_dim;
+}
+
+double
+model_gdn_in_proj_dim(const struct model *m)
+{
+	return 2.0 * model_gdn_qk_dim(m) + 2.0 * model_gdn_v_dim(m) + 2.0 * m->gdn.value_heads;
+}
+
+double
+model_gdn_conv_dim(const struct model *m)
+{
+	return 2.0 * model_gdn_qk_dim(m) + model_gdn_v_dim(m);
+}
+
+/*
+ * Megatron-Core's _GDNBase.__init__ (ssm/gated_delta_net/common.py,
+ * d98e8a6): in_proj (h x in_proj_dim, no bias: TransformerLayer builds
+ * it as the self_attention module and passes no bias, whose default is
+ * False),
+ * conv1d (conv_dim x 1 x conv_kernel, conv_bias False), dt_bias and A_log
+ * (one a value head), out_norm over one value head (its scale,
+ * value_head_dim) and out_proj (v x h).
+ */
+double
+model_params_gdn_mixer(const struct model *m)
+{
+	double h = m->hidden, v = model_gdn_v_dim(m);
+	double p = h * model_gdn_in_proj_dim(m) + model_gdn_conv_dim(m) * m->gdn.conv_kernel +
+		   2.0 * m->gdn.value_heads + m->gdn.value_head_dim + v * h;
+
 	return p;
 }
 
@@ -286,6 +330,8 @@ model_params_per_layer(const struct model *m)
 		p += mlp + mlp_biases;
 	if (model_has_part(m, MODEL_PART_MAMBA))
 		p += model_params_mamba_mixer(m);
+	if (model_has_part(m, MODEL_PART_GDN))
+		p += model_params_gdn_mixer(m);
 	return p;
 }
 
@@ -440,8 +486,8 @@ linear_weights(const struct model *m)
 		n += 2;
 	if (model_has_part(m, MODEL_PART_MLP))
 		n += 2 + (m->gated_mlp ? 1 : 0);
-	if (model_has_part(m, MODEL_PART_MAMBA))
-		n += 2;
+	if (model_has_part(m, MODEL_PART_MAMBA) || model_has_part(m, MODEL_PART_GDN))
+		n += 2; /* in_proj, out_proj */
 	return n;
 }
 
@@ -455,6 +501,17 @@ layer_norm_tensors(const struct model *m)
 /* A Mamba mixer's vectors: conv1d weight and bias, dt_bias, A_log, D and
  * the gated norm's weight (mamba_mixer.py). */
 #define MAMBA_SMALL_TENSORS 6
+/* A Gated DeltaNet mixer's: conv1d weight (no bias), dt_bias, A_log and
+ * out_norm's weight (gated_delta_net/common.py). */
+#define GDN_SMALL_TENSORS 4
+
+/* The vectors of a layer's mixer, if it has one. */
+static int
+mixer_small_tensors(const struct model *m)
+{
+	return model_has_part(m, MODEL_PART_MAMBA) ? MAMBA_SMALL_TENSORS
+	       : model_has_part(m, MODEL_PART_GDN) ? GDN_SMALL_TENSORS : 0;
+}
 
 double
 model_matrix_params_per_layer(const struct model *m)
@@ -476,6 +533,8 @@ model_matrix_params_per_layer(const struct model *m)
 		p += (m->gated_mlp ? 3.0 : 2.0) * (double)m->hidden * m->ffn_hidden;
 	if (model_has_part(m, MODEL_PART_MAMBA))
 		p += m->hidden * model_mamba_in_proj_dim(m) + model_mamba_inner(m) * m->hidden;
+	if (model_has_part(m, MODEL_PART_GDN))
+		p += m->hidden * model_gdn_in_proj_dim(m) + model_gdn_v_dim(m) * m->hidden;
 	return p;
 }
 
@@ -504,6 +563,8 @@ model_small_tensors_per_layer(const struct model *m)
 		return hybrid_mean_count(m, model_small_tensors_per_layer);
 	if (model_has_part(m, MODEL_PART_MAMBA))
 		return (m->bias ? linear : 0) + layer_norm_tensors(m) + MAMBA_SMALL_TENSORS;
+	if (model_has_part(m, MODEL_PART_GDN)) /* no biases (model_params_gdn_mixer) */
+		return layer_norm_tensors(m) + GDN_SMALL_TENSORS;
 
 	/* The biases of the linear layers and the norms' scales and shifts. */
 	return (m->bias ? linear : 0) + layer_norm_tensors(m);
@@ -516,8 +577,8 @@ model_tensors_per_layer(const struct model *m)
 
 	if (model_is_hybrid(m))
 		return hybrid_mean_count(m, model_tensors_per_layer);
-	return linear * (m->bias ? 2 : 1) + layer_norm_tensors(m) +
-	       (model_has_part(m, MODEL_PART_MAMBA) ? MAMBA_SMALL_TENSORS : 0);
+	return linear * (m->bias && !model_has_part(m, MODEL_PART_GDN) ? 2 : 1) + layer_norm_tensors(m) +
+	       mixer_small_tensors(m);
 }
 
 double

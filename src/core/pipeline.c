@@ -1,4 +1,5 @@
 #include "plan/collective.h"
+#include "plan/mixer.h"
 #include "plan/model.h"
 #include "plan/pipeline.h"
 
@@ -588,16 +589,16 @@ pipeline_layer_wgrad_bytes(const struct model *m, const struct plan *p)
 		return sum / m->layers;
 	}
 	/* A layer of one part (a hybrid model's kind model) keeps its part's:
-	 * a Mamba mixer's in_proj (hin in, its z x B C dt share out) and
-	 * out_proj (d_inner / t in, h out). */
+	 * a mixer's in_proj (hin in, its share of the projections out) and
+	 * out_proj (its share of d_inner or v in, h out). */
 	double kept = 0.0;
 
 	if (model_has_part(m, MODEL_PART_ATTENTION))
 		kept += wgrad_attention(m, hin, t);
 	if (model_has_part(m, MODEL_PART_MLP))
 		kept += mlp;
-	if (model_has_part(m, MODEL_PART_MAMBA))
-		kept += wgrad_kept(hin, model_mamba_in_proj_dim(m) / t) + wgrad_kept(model_mamba_inner(m) / t, h);
+	if (mixer_present(m))
+		kept += wgrad_kept(hin, mixer_in_proj_dim(m) / t) + wgrad_kept(mixer_out_proj_in_dim(m) / t, h);
 	return 2.0 * (double)p->seq_len * p->micro_batch * kept;
 }
 

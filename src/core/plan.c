@@ -1,6 +1,6 @@
 #include <string.h>
 
-#include "plan/mamba.h"
+#include "plan/mixer.h"
 #include "plan/pipeline.h"
 #include "plan/plan.h"
 
@@ -736,7 +736,7 @@ validate_model_fit(const struct plan *p, const struct model *m, struct plan_erro
 }
 
 /* plan-cli hybrid: what a hybrid model (hybrid_pattern) takes: its Mamba
- * layers' tp and cp (mamba_plan_check); the rest is not modelled for
+ * and GDN layers' tp and cp (mixer_plan_check); the rest is not modelled for
  * these models yet, and is refused rather than priced as a transformer's:
  * layers in bf16, TP compression, recomputed submodules and activation
  * offloading. */
@@ -745,7 +745,7 @@ validate_hybrid(const struct plan *p, const struct model *m, struct plan_error *
 {
 	if (!model_is_hybrid(m))
 		return true;
-	if (!mamba_plan_check(m, p, err))
+	if (!mixer_plan_check(m, p, err))
 		return false;
 	if (plan_has_bf16_layers(p))
 		return FAIL("--bf16-first-layers and --bf16-last-layers are not modelled for a hybrid model ('%s')",

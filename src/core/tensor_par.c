@@ -157,8 +157,8 @@ tp_overlap_layer(const struct model *m, const struct plan *p, const struct clust
 		double rs = collective_time(c, &lay->tp, COLL_REDUCESCATTER, COLL_ALGO_RING, bytes);
 		double sa = tp_overlap_sm_slowdown(c, false), sr = tp_overlap_sm_slowdown(c, true);
 		double k = c->gpu.gemm_overhead_s;
-		double in = cl->qkv_fwd_s + cl->fc1_fwd_s + cl->mamba_in_proj_fwd_s;
-		double outs = cl->proj_fwd_s + cl->fc2_fwd_s + cl->mamba_out_proj_fwd_s;
+		double in = cl->qkv_fwd_s + cl->fc1_fwd_s + cl->mixer_in_proj_fwd_s;
+		double outs = cl->proj_fwd_s + cl->fc2_fwd_s + cl->mixer_out_proj_fwd_s;
 		int t = p->tp, r = TP_OVERLAP_RS_SPLITS;
 
 		out->fwd_s = tp_overlapped_time(ag, in, t, sa, k) + tp_overlapped_time(rs, outs, r, sr, k);

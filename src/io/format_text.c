@@ -302,7 +302,7 @@ format_text_layout(FILE *out, const struct report *r)
 		fprintf(out, "parameters   %.2f B\n", e->parameters / 1e9);
 	if (model_is_hybrid(r->model)) {
 		/* plan-cli hybrid: what the pattern holds, each kind priced as its own. */
-		static const char *const kind_names[MODEL_KIND_COUNT] = { "Mamba-2", "attention", "MLP", "MoE" };
+		static const char *const kind_names[MODEL_KIND_COUNT] = { "Mamba-2", "attention", "MLP", "MoE", "Gated DeltaNet" };
 		const char *sep = "";
 
 		fprintf(out, "layers       hybrid, %d:", r->model->layers);

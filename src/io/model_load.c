@@ -92,6 +92,25 @@ static const struct schema_key mamba_schema[] = {
 	{ 0 },
 };
 
+#define GOFF(f) offsetof(struct model_gdn, f)
+
+/* Defaults: Megatron-Core's TransformerConfig (linear_key_head_dim 128,
+ * linear_value_head_dim 128, linear_num_key_heads 16,
+ * linear_num_value_heads 32, linear_conv_kernel_dim 4): Qwen3-Next's. */
+static const struct schema_key gdn_schema[] = {
+	{ .key = "key_head_dim", .type = SCHEMA_INT, .offset = GOFF(key_head_dim), .min = 1, .max = 100000,
+	  .def = "128", .help = "size of a query and key head (Megatron's --linear-key-head-dim)" },
+	{ .key = "value_head_dim", .type = SCHEMA_INT, .offset = GOFF(value_head_dim), .min = 1, .max = 100000,
+	  .def = "128", .help = "size of a value and output-gate head (--linear-value-head-dim)" },
+	{ .key = "key_heads", .type = SCHEMA_INT, .offset = GOFF(key_heads), .min = 1, .max = 100000, .def = "16",
+	  .help = "query and key heads (--linear-num-key-heads)" },
+	{ .key = "value_heads", .type = SCHEMA_INT, .offset = GOFF(value_heads), .min = 1, .max = 100000,
+	  .def = "32", .help = "value heads (--linear-num-value-heads), a multiple of key_heads" },
+	{ .key = "conv_kernel", .type = SCHEMA_INT, .offset = GOFF(conv_kernel), .min = 1, .max = 64, .def = "4",
+	  .help = "taps of the causal depthwise conv1d (--linear-conv-kernel-dim)" },
+	{ 0 },
+};
+
 /*
  * A transformer profile may say kind: transformer; kind: multimodal is a
  * multimodal profile (io/multimodal_load.c), which only predict and
@@ -184,10 +203,13 @@ const struct schema_key model_schema[] = {
 	{ .key = "hybrid_pattern", .type = SCHEMA_STRING, .offset = OFF(hybrid_pattern),
 	  .size = sizeof(((struct model *)0)->hybrid_pattern),
 	  .help = "a hybrid model's layers, one symbol each (Megatron-Core's hybrid_layer_pattern): M a "
-		  "Mamba-2 layer, * self-attention, - MLP, E MoE, each with one pre-norm; as long as layers "
+		  "Mamba-2 layer, G Gated DeltaNet, * self-attention, - MLP, E MoE, each with one pre-norm; as long as layers "
 		  "(Nemotron-H 8B: M-M-M-M*-M-M-M-M-M*-...); absent: transformer layers" },
 	{ .key = "mamba", .type = SCHEMA_MAP, .offset = OFF(mamba), .sub = mamba_schema,
 	  .help = "the Mamba-2 mixer of a hybrid model's M layers (Megatron's --mamba-* arguments); "
+		  "absent: its defaults" },
+	{ .key = "gdn", .type = SCHEMA_MAP, .offset = OFF(gdn), .sub = gdn_schema,
+	  .help = "the Gated DeltaNet mixer of a hybrid model's G layers (Megatron's --linear-* arguments); "
 		  "absent: its defaults" },
 	{ .key = "kind", .type = SCHEMA_CUSTOM, .parse = parse_kind,
 	  .help = "transformer (the keys of this table), or multimodal (the keys below)" },
@@ -239,8 +261,8 @@ hybrid_finish(struct model *m, struct ytree *t, struct plan_error *err)
 				   pat[bad], pat[bad] == '|' ? "a pipeline stage boundary" : "multi-token prediction");
 	if (pat[bad] != '\0')
 		return ytree_error(t, at, err,
-				   "hybrid_pattern: '%c' at position %zu is not a layer; valid: M (Mamba-2), * (attention), "
-				   "- (MLP), E (MoE)", pat[bad], bad + 1);
+				   "hybrid_pattern: '%c' at position %zu is not a layer; valid: M (Mamba-2), "
+				   "G (Gated DeltaNet), * (attention), - (MLP), E (MoE)", pat[bad], bad + 1);
 	if (strlen(pat) != (size_t)m->layers)
 		return ytree_error(t, at, err, "hybrid_pattern has %zu layers, layers says %d", strlen(pat), m->layers);
 	if (strchr(pat, 'E') && m->moe.experts == 0)
@@ -260,6 +282,10 @@ hybrid_finish(struct model *m, struct ytree *t, struct plan_error *err)
 		return ytree_error(t, ytree_find_path(t, "mamba"), err,
 				   "mamba: %d heads are not a multiple of its %d groups", model_mamba_heads(m),
 				   m->mamba.groups);
+	if (m->gdn.value_heads % m->gdn.key_heads != 0)
+		return ytree_error(t, ytree_find_path(t, "gdn"), err,
+				   "gdn: %d value heads are not a multiple of its %d key heads", m->gdn.value_heads,
+				   m->gdn.key_heads);
 	return true;
 }
 
@@ -303,6 +329,11 @@ model_finish(struct model *m, struct ytree *t, struct plan_error *err)
 		return false;
 	if (m->hybrid_pattern[0] == '\0' && ytree_find(t, ytree_root(t), "mamba"))
 		return ytree_error(t, ytree_find(t, ytree_root(t), "mamba"), err, "a mamba block needs a hybrid_pattern");
+	if (m->hybrid_pattern[0] == '\0' && ytree_find(t, ytree_root(t), "gdn"))
+		return ytree_error(t, ytree_find(t, ytree_root(t), "gdn"), err, "a gdn block needs a hybrid_pattern");
+	if (m->gdn.key_head_dim == 0) /* no gdn block: its defaults */
+		m->gdn = (struct model_gdn){ .key_head_dim = 128, .value_head_dim = 128, .key_heads = 16,
+					     .value_heads = 32, .conv_kernel = 4 };
 	if (m->mamba.head_dim == 0) /* no mamba block: its defaults */
 		m->mamba = (struct model_mamba){ .state_dim = 128, .head_dim = 64, .groups = 8,
 						 .conv_kernel = 4, .chunk_size = 128 };
