@@ -135,6 +135,8 @@ struct model {
 	int kv_heads;        /**< heads of K and V (grouped-query attention) */
 	int head_dim;        /**< size of one head (0: hidden / heads; Gemma and Qwen3 differ) */
 	bool qk_norm;        /**< RMSNorm on each head's query and key (Qwen3, OLMo 2) */
+	bool attention_output_gate; /**< QKV also yields a gate of the query's size; the attention's
+				     *   output times its sigmoid before the projection (Qwen3-Next) */
 	int ffn_hidden;
 	bool gated_mlp;      /**< SwiGLU-style: three MLP matrices */
 	int vocab;
@@ -263,6 +265,16 @@ bool model_norm_has_shift(const struct model *m);
 
 /** Size of one attention head (hidden / heads). */
 int model_head_dim(const struct model *m);
+
+/**
+ * Columns of the gate of gated attention (attention_output_gate, MHA
+ * only): heads x head_dim, the query's size; 0 without the gate.
+ */
+double model_attention_gate_dim(const struct model *m);
+
+/** Output columns of the fused QKV projection (MHA/GQA): a d + 2 kv d,
+ *  and the gate's a d with attention_output_gate. */
+double model_qkv_dim(const struct model *m);
 
 /** The attention's matrix parameters in one layer (no biases, no norms). */
 double model_attention_matrix_params(const struct model *m);

@@ -138,7 +138,8 @@ powersgd_elements(const struct compressor *cmp, const struct model *m, const str
 	double h = m->hidden, kvd = (double)m->kv_heads * model_head_dim(m), f = m->ffn_hidden;
 	double t = p->tp, r = cmp->rank;
 	double mats[5][2] = {
-		{ h, (h + 2 * kvd) / t }, { h / t, h }, { h, f / t }, { f / t, h }, { h, f / t },
+		{ h, (h + 2 * kvd + model_attention_gate_dim(m)) / t }, /* QKV (and the output gate) */
+		{ h / t, h }, { h, f / t }, { f / t, h }, { h, f / t },
 	};
 	int n = m->gated_mlp ? 5 : 4;
 	double out = 0.0, cov = 0.0;

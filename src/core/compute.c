@@ -154,7 +154,7 @@ layer_residuals(const struct model *m)
 }
 
 /* The element-wise operators of a layer, for the table below. */
-enum ew_op { EW_RMSNORM, EW_LAYERNORM, EW_RESIDUAL, EW_GATED, EW_ACT, EW_ROTARY, EW_COUNT };
+enum ew_op { EW_RMSNORM, EW_LAYERNORM, EW_RESIDUAL, EW_GATED, EW_ACT, EW_ROTARY, EW_OUTPUT_GATE, EW_COUNT };
 
 /*
  * Bytes one element-wise operator moves per element of its tensor in the
@@ -188,6 +188,13 @@ enum ew_op { EW_RMSNORM, EW_LAYERNORM, EW_RESIDUAL, EW_GATED, EW_ACT, EW_ROTARY,
  *   fuses nodes of one iteration space only (its combo_kernels, which
  *   would join them, is off by default, torch/_inductor/config.py). The
  *   norms' backward: compiled_norm_dweight below.
+ * The output gate of gated attention (per element of the a d gate):
+ * Megatron-Core's Attention._apply_output_gate (attention.py @d98e8a6),
+ * x * torch.sigmoid(gate.float()) cast back to x's dtype under jit_fuser,
+ * which is torch.compile from PyTorch 2.2 (megatron/core/jit.py): one
+ * kernel that reads x and the gate and writes the product (6, as fused
+ * SwiGLU); eager, Hugging Face's Qwen3-Next attn_output *
+ * torch.sigmoid(gate), sigmoid 2+2 and multiply 4+2 = 10 in 2 kernels.
  */
 static const struct {
 	double bytes;
@@ -196,14 +203,17 @@ static const struct {
 	[FRAMEWORK_EW_FUSED] = {
 		[EW_RMSNORM] = { 4.0, 1 }, [EW_LAYERNORM] = { 4.0, 1 }, [EW_RESIDUAL] = { 7.0, 1 },
 		[EW_GATED] = { 6.0, 1 }, [EW_ACT] = { 4.0, 1 }, [EW_ROTARY] = { 4.0, 1 },
+		[EW_OUTPUT_GATE] = { 6.0, 1 },
 	},
 	[FRAMEWORK_EW_EAGER] = {
 		[EW_RMSNORM] = { 36.0, 7 }, [EW_LAYERNORM] = { 4.0, 1 }, [EW_RESIDUAL] = { 7.0, 1 },
 		[EW_GATED] = { 10.0, 2 }, [EW_ACT] = { 4.0, 1 }, [EW_ROTARY] = { 20.0, 3 },
+		[EW_OUTPUT_GATE] = { 10.0, 2 },
 	},
 	[FRAMEWORK_EW_COMPILED] = {
 		[EW_RMSNORM] = { 4.0, 1 }, [EW_LAYERNORM] = { 4.0, 1 }, [EW_RESIDUAL] = { 7.0, 1 },
 		[EW_GATED] = { 6.0, 1 }, [EW_ACT] = { 4.0, 1 }, [EW_ROTARY] = { 4.0, 1 },
+		[EW_OUTPUT_GATE] = { 6.0, 1 },
 	},
 };
 
@@ -418,6 +428,13 @@ layer_fwd_mem_bytes(const struct model *m, const struct plan *p, bool moe, bool 
 	if (m->position_embedding == MODEL_POS_ROTARY) {
 		bytes += ew_ops[ew][EW_ROTARY].bytes * tokens * (h + kvd) / t;
 		*kernels += 2 * ew_ops[ew][EW_ROTARY].kernels - (ew == FRAMEWORK_EW_FUSED ? 1 : 0);
+	}
+	if (model_attention_gate_dim(m) > 0.0) {
+		/* gated attention: the sigmoid-multiply over the a d gate, after
+		 * the attention core and outside its checkpoint; its backward at
+		 * the element-wise convention, twice the forward */
+		bytes += ew_ops[ew][EW_OUTPUT_GATE].bytes * tokens * model_attention_gate_dim(m) / t;
+		*kernels += ew_ops[ew][EW_OUTPUT_GATE].kernels;
 	}
 	if (ew == FRAMEWORK_EW_EAGER) {
 		bytes += 4.0 * tokens * h / t;
@@ -673,7 +690,6 @@ layer_attention_gemms(const struct model *m, const struct plan *p, const struct 
 {
 	double t = p->tp, tokens = (double)p->micro_batch * p->seq_len, h = m->hidden;
 	double d = model_head_dim(m);
-	double kvd = (double)m->kv_heads * d;
 
 	if (!model_has_part(m, MODEL_PART_ATTENTION)) {
 		out->qkv_fwd_s = out->proj_fwd_s = 0.0;
@@ -684,7 +700,8 @@ layer_attention_gemms(const struct model *m, const struct plan *p, const struct 
 	} else {
 		double qd = (double)m->heads * d; /* h, unless head_dim says otherwise */
 
-		out->qkv_fwd_s = compute_linear_time(c, p, tokens, (qd + 2.0 * kvd) / t, h, 1, casts);
+		/* the gated attention's gate comes out of the same GEMM (model_qkv_dim) */
+		out->qkv_fwd_s = compute_linear_time(c, p, tokens, model_qkv_dim(m) / t, h, 1, casts);
 		out->proj_fwd_s = compute_linear_time(c, p, tokens, h, qd / t, 1, casts);
 	}
 }
@@ -1126,9 +1143,10 @@ layer_main_grad_time(const struct model *m, const struct plan *p, const struct c
 		else
 			time += main_grad_gemm(c, p, recipe, how, tokens, a * model_qk_head_dim(m), h);
 	} else {
-		double qd = (double)m->heads * model_head_dim(m), kvd = (double)m->kv_heads * model_head_dim(m);
+		double qd = (double)m->heads * model_head_dim(m);
 
-		time += main_grad_gemm(c, p, recipe, how, tokens, (qd + 2.0 * kvd) / t, h) + main_grad_gemm(c, p, recipe, how, tokens, h, qd / t);
+		time += main_grad_gemm(c, p, recipe, how, tokens, model_qkv_dim(m) / t, h) +
+			main_grad_gemm(c, p, recipe, how, tokens, h, qd / t);
 	}
 	if (!model_has_part(m, MODEL_PART_MLP)) {
 		/* no MLP weights */

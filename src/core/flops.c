@@ -2,7 +2,11 @@
 #include "plan/mixer.h"
 #include "plan/pipeline.h"
 
-/* Matrix parameters of one layer: what a token multiplies by (2 FLOPs each). */
+/* Matrix parameters of one layer: what a token multiplies by (2 FLOPs
+ * each). Gated attention's gate is in the attention's (model.c), as
+ * Megatron counts it: gate_projection_size = query_projection_size in
+ * the QKV term of transformer_flops (megatron/training/training.py
+ * @d98e8a6); its sigmoid-multiply, element-wise, counts nothing. */
 static double
 matrix_params_per_layer(const struct model *m)
 {

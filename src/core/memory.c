@@ -19,6 +19,13 @@
  * (kv_lora_rank + the shared rope key d_rope) are kept before and after
  * their RMSNorm, on every TP rank, since the down-projections are
  * replicated (Megatron-Core's MLASelfAttention).
+ * Gated attention (attention_output_gate; Megatron-Core attention.py
+ * @d98e8a6, _apply_output_gate, x * sigmoid(gate) under torch.compile,
+ * whose partitioner keeps the bf16 inputs and recomputes the sigmoid):
+ * the gate (a d) for the product's backward, and the gated output, now
+ * the projection's input, beside the attention's output x (the flash
+ * kernel's saved output and the product's other input, counted as the
+ * projection's input above): 2 a d more, outside the core's checkpoint.
  */
 static void
 attention_activations(const struct model *m, double sb, double *split, double *whole)
@@ -33,6 +40,8 @@ attention_activations(const struct model *m, double sb, double *split, double *w
 		return;
 	}
 	*split = 2.0 * sb * (a * qk + a * v + m->kv_heads * (qk + v));
+	if (model_attention_gate_dim(m) > 0.0)
+		*split += 2.0 * sb * 2.0 * model_attention_gate_dim(m);
 	*whole = 0.0;
 }
 
@@ -308,7 +317,10 @@ op_sac_attention(const struct model *m, int *count, double t)
 	if (m->attention != MODEL_ATTN_MLA) {
 		double d = model_head_dim(m);
 
-		w += op_sac_saved_mm(count, a * d / t) + op_sac_saved_mm(count, m->kv_heads * d / t) +
+		/* Hugging Face's gated attention (Qwen3-Next) takes the gate
+		 * from q's matmul, twice as wide. */
+		w += op_sac_saved_mm(count, (a * d + model_attention_gate_dim(m)) / t) +
+		     op_sac_saved_mm(count, m->kv_heads * d / t) +
 		     op_sac_saved_mm(count, m->kv_heads * d / t);
 	} else {
 		const struct model_mla *l = &m->mla;

@@ -261,7 +261,31 @@ model_v_head_dim(const struct model *m)
 }
 
 /*
- * MHA/GQA: Q and the output projection h x h, K and V h x kv_heads d.
+ * Megatron-Core's gated attention (TransformerConfig.attention_output_gate,
+ * megatron/core/transformer/attention.py @d98e8a6, SelfAttention.__init__):
+ * linear_qkv_out_dim += kv_channels x num_attention_heads, a gate of the
+ * query's size out of the same fused projection. MLA has none
+ * (MLATransformerConfig raises "Output gate is not supported for MLA yet").
+ */
+double
+model_attention_gate_dim(const struct model *m)
+{
+	if (!m->attention_output_gate || m->attention == MODEL_ATTN_MLA)
+		return 0.0;
+	return (double)m->heads * model_head_dim(m);
+}
+
+double
+model_qkv_dim(const struct model *m)
+{
+	double d = model_head_dim(m);
+
+	return (double)m->heads * d + 2.0 * m->kv_heads * d + model_attention_gate_dim(m);
+}
+
+/*
+ * MHA/GQA: Q and the output projection h x h, K and V h x kv_heads d,
+ * and with the output gate its h x a d in the same QKV matrix.
  * MLA (DeepSeek-V2, arXiv:2405.04434, Sec. 2.1): queries through a
  * rank-q_lora down-projection and an up-projection to a (nope + rope)
  * per head (or directly from h without q_lora_rank); keys and values
@@ -276,10 +300,11 @@ model_attention_matrix_params(const struct model *m)
 	double qk = l->qk_nope_head_dim + l->qk_rope_head_dim, q;
 
 	if (m->attention != MODEL_ATTN_MLA) {
-		double d = model_head_dim(m), kv = (double)m->kv_heads * d;
+		double d = model_head_dim(m);
 
-		/* Q (h x a d), K and V (h x kv d), output (a d x h): 4 h^2 for MHA. */
-		return h * (a * d + 2.0 * kv) + a * d * h;
+		/* Q (h x a d), K and V (h x kv d), the gate (h x a d), output
+		 * (a d x h): 4 h^2 for MHA without the gate. */
+		return h * model_qkv_dim(m) + a * d * h;
 	}
 	q = l->q_lora_rank > 0 ? h * l->q_lora_rank + (double)l->q_lora_rank * a * qk : h * a * qk;
 	return q + h * (l->kv_lora_rank + l->qk_rope_head_dim) +
@@ -297,7 +322,6 @@ double
 model_params_per_layer(const struct model *m)
 {
 	double h = m->hidden;
-	double kv = (double)m->kv_heads * model_head_dim(m);
 	double f = m->ffn_hidden;
 	double mlp_mats = m->gated_mlp ? 3.0 : 2.0;
 	double attn = model_attention_matrix_params(m);
@@ -318,11 +342,12 @@ model_params_per_layer(const struct model *m)
 		attn += m->mla.q_lora_rank + m->mla.kv_lora_rank;
 	if (m->qk_norm)
 		attn += 2.0 * model_head_dim(m);
+	/* linear_qkv's bias is linear_qkv_out_dim long: the gate's columns too. */
 	if (m->bias) {
-		attn_biases = ((double)m->heads * model_head_dim(m) + 2.0 * kv) + h; /* qkv, proj */
-		mlp_biases = (m->gated_mlp ? 2.0 * f : f) + h;                         /* fc1 (and gate), fc2 */
+		attn_biases = model_qkv_dim(m) + h;            /* qkv, proj */
+		mlp_biases = (m->gated_mlp ? 2.0 * f : f) + h; /* fc1 (and gate), fc2 */
 	} else if (m->qkv_bias) {
-		attn_biases = (double)m->heads * model_head_dim(m) + 2.0 * kv;       /* Qwen2's q, k, v */
+		attn_biases = model_qkv_dim(m);                /* Qwen2's q, k, v */
 	}
 	if (model_has_part(m, MODEL_PART_ATTENTION))
 		p += attn + attn_biases;
@@ -596,7 +621,6 @@ model_largest_matrix_params(const struct model *m)
 	 * a layer at a time. */
 	if (m->attention == MODEL_ATTN_MLA)
 		return fmax(mlp, a * m->mla.v_head_dim * h);
-	/* Megatron fuses Q, K and V into one query_key_value weight. */
-	return fmax(mlp, fmax(h * (a * model_head_dim(m) + 2.0 * m->kv_heads * model_head_dim(m)),
-			      a * model_head_dim(m) * h));
+	/* Megatron fuses Q, K and V (and the output gate) into one weight. */
+	return fmax(mlp, fmax(h * model_qkv_dim(m), a * model_head_dim(m) * h));
 }

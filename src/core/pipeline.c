@@ -547,7 +547,8 @@ wgrad_attention(const struct model *m, double hin, double t)
 		     wgrad_kept(l->kv_lora_rank, a * (l->qk_nope_head_dim + v) / t);
 		return q + kv + wgrad_kept(a * v / t, h);
 	}
-	return wgrad_kept(hin, (a + 2.0 * m->kv_heads) * model_head_dim(m) / t) +
+	/* QKV's output: with attention_output_gate the gate's columns too */
+	return wgrad_kept(hin, model_qkv_dim(m) / t) +
 	       wgrad_kept(a * model_head_dim(m) / t, h);
 }
 

@@ -149,6 +149,11 @@ const struct schema_key model_schema[] = {
 	  .def = "0", .help = "size of one attention head; 0: hidden / heads (Gemma and Qwen3 set it apart)" },
 	{ .key = "qk_norm", .type = SCHEMA_BOOL, .offset = OFF(qk_norm), .def = "false",
 	  .help = "an RMSNorm on each head's query and key (Qwen3, OLMo 2)" },
+	{ .key = "attention_output_gate", .type = SCHEMA_BOOL, .offset = OFF(attention_output_gate),
+	  .def = "false",
+	  .help = "gated attention (Megatron-Core's attention_output_gate, Qwen3-Next): the QKV projection "
+		  "also yields a gate of heads x head_dim, and the attention's output is multiplied by its "
+		  "sigmoid before the output projection (megatron/core/transformer/attention.py); mha only" },
 	{ .key = "ffn_hidden", .type = SCHEMA_INT, .offset = OFF(ffn_hidden),
 	  .min = 1, .max = BIG, .help = "MLP inner size; default 4 * hidden" },
 	{ .key = "gated_mlp", .type = SCHEMA_BOOL, .offset = OFF(gated_mlp), .def = "false",
@@ -310,6 +315,10 @@ model_finish(struct model *m, struct ytree *t, struct plan_error *err)
 		return ytree_error(t, ytree_find_path(t, "attention"), err,
 				   "attention: mla needs an mla block (kv_lora_rank, qk_nope_head_dim, "
 				   "qk_rope_head_dim, v_head_dim)");
+	/* Megatron-Core's MLATransformerConfig: "Output gate is not supported for MLA yet". */
+	if (m->attention == MODEL_ATTN_MLA && m->attention_output_gate)
+		return ytree_error(t, ytree_find_path(t, "attention_output_gate"), err,
+				   "attention_output_gate needs attention: mha (Megatron-Core has no gate for MLA)");
 	if (m->attention != MODEL_ATTN_MLA && m->mla.kv_lora_rank > 0)
 		return ytree_error(t, ytree_find_path(t, "mla"), err, "an mla block needs attention: mla");
 	if (m->moe.experts > 0 && m->moe.first_dense_layers >= m->layers)
