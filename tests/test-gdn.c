@@ -186,6 +186,28 @@ START_TEST(test_gdn_plan_check)
 }
 END_TEST
 
+/*
+ * The bundled qwen3-next-80b-a3b, by its kinds: embeddings and output
+ * head 2 x 151936 x 2048 = 622,329,856; 36 'G' layers of 33,720,512 =
+ * 1,213,938,432; 12 '*' layers with the output gate, QKV 2048 x (4096 +
+ * 4096 + 1024) = 18,874,368, projection 8,388,608, q and k norms 512,
+ * norm 2048: 27,265,536, x 12 = 327,186,432; 48 'E' layers of
+ * 1,614,809,088 (above) = 77,510,836,224; the final norm 2048. In all
+ * 79,674,292,992 (Qwen's card: 80B).
+ */
+START_TEST(test_bundled_qwen3_next)
+{
+	struct model m;
+
+	test_setup_paths();
+	test_load_profile(PROFILE_MODEL, "qwen3-next-80b-a3b", &m);
+	ck_assert_int_eq(model_kind_layers(&m, MODEL_KIND_GDN), 36);
+	ck_assert_int_eq(model_kind_layers(&m, MODEL_KIND_ATTENTION), 12);
+	ck_assert_int_eq(model_kind_layers(&m, MODEL_KIND_MOE), 48);
+	ck_assert_double_eq(model_params_total(&m), 79674292992.0);
+}
+END_TEST
+
 static Suite *
 gdn_suite(void)
 {
@@ -197,6 +219,7 @@ gdn_suite(void)
 	tcase_add_test(tc, test_gdn_time);
 	tcase_add_test(tc, test_gdn_activations);
 	tcase_add_test(tc, test_gdn_plan_check);
+	tcase_add_test(tc, test_bundled_qwen3_next);
 	suite_add_tcase(s, tc);
 	return s;
 }
