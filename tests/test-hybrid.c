@@ -94,6 +94,18 @@ START_TEST(test_hybrid_params)
 }
 END_TEST
 
+/* pp 2 of Nemotron-H 8B's 52 layers as --stage-layers 30,22. */
+static void
+split_30_22(struct plan *p)
+{
+	p->pp = 2;
+	p->dp = 2;
+	p->custom_layers = true;
+	p->stage_layers_count = 2;
+	p->stage_layers[0] = 30;
+	p->stage_layers[1] = 22;
+}
+
 /*
  * The layers of each kind a stage holds. pp 2, --stage-layers 30,22:
  * stage 0 "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*" has 14 M, 3 *, 13 -; stage 1
@@ -109,12 +121,7 @@ START_TEST(test_hybrid_stage_kinds)
 	static const int uneven[2][3] = { { 14, 3, 13 }, { 10, 1, 11 } };
 
 	nemotron8b(&c, &m, &p);
-	p.pp = 2;
-	p.dp = 2;
-	p.custom_layers = true;
-	p.stage_layers_count = 2;
-	p.stage_layers[0] = 30;
-	p.stage_layers[1] = 22;
+	split_30_22(&p);
 	for (int s = 0; s < 2; s++)
 		for (int k = 0; k < 3; k++) {
 			ck_assert_int_eq(pipeline_stage_kind_layers(&m, &p, s, k), uneven[s][k]);
@@ -411,12 +418,7 @@ START_TEST(test_hybrid_host_tensors)
 
 	nemotron8b(&c, &m, &p);
 	ck_assert_double_eq(host_rank_tensors(&m, &p, 0, 0.0), 300.0);
-	p.pp = 2;
-	p.dp = 2;
-	p.custom_layers = true;
-	p.stage_layers_count = 2;
-	p.stage_layers[0] = 30;
-	p.stage_layers[1] = 22;
+	split_30_22(&p);
 	ck_assert_double_eq(host_rank_tensors(&m, &p, 0, 0.0), 174.0);
 	ck_assert_double_eq(host_rank_tensors(&m, &p, 1, 0.0), 126.0);
 	cluster_release(&c);
