@@ -14,6 +14,7 @@
 #include "plan/estimate.h"
 #include "plan/framework.h"
 #include "plan/gdn.h"
+#include "plan/host_time.h"
 #include "plan/memory.h"
 #include "plan/mixer.h"
 #include "plan/search.h"
@@ -196,7 +197,10 @@ END_TEST
  * 4096 + 1024) = 18,874,368, projection 8,388,608, q and k norms 512,
  * norm 2048: 27,265,536, x 12 = 327,186,432; 48 'E' layers of
  * 1,614,809,088 (above) = 77,510,836,224; the final norm 2048. In all
- * 79,674,292,992 (Qwen's card: 80B).
+ * 79,674,292,992 (Qwen's card: 80B). Its largest matrix is a GDN
+ * in_proj, 2048 x 12352 = 25,296,896 (the gated QKV 2048 x 9216 =
+ * 18,874,368). A GDN layer's optimizer tensors: its norm, in_proj,
+ * out_proj, conv1d weight, dt_bias, A_log and out_norm: 7.
  */
 START_TEST(test_bundled_qwen3_next)
 {
@@ -208,6 +212,12 @@ START_TEST(test_bundled_qwen3_next)
 	ck_assert_int_eq(model_kind_layers(&m, MODEL_KIND_ATTENTION), 12);
 	ck_assert_int_eq(model_kind_layers(&m, MODEL_KIND_MOE), 48);
 	ck_assert_double_eq(model_params_total(&m), 79674292992.0);
+	ck_assert_double_eq(model_largest_matrix_params(&m), 25296896.0);
+
+	struct model g;
+
+	model_kind_model(&m, MODEL_KIND_GDN, &g);
+	ck_assert_double_eq(host_layer_tensors(&g, false, 0.0), 7.0);
 }
 END_TEST
 

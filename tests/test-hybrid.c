@@ -9,6 +9,7 @@
 #include "plan/estimate.h"
 #include "plan/flops.h"
 #include "plan/framework.h"
+#include "plan/host_time.h"
 #include "plan/memory.h"
 #include "plan/pipeline.h"
 #include "plan/search.h"
@@ -93,6 +94,18 @@ START_TEST(test_hybrid_params)
 }
 END_TEST
 
+/* pp 2 of Nemotron-H 8B's 52 layers as --stage-layers 30,22. */
+static void
+split_30_22(struct plan *p)
+{
+	p->pp = 2;
+	p->dp = 2;
+	p->custom_layers = true;
+	p->stage_layers_count = 2;
+	p->stage_layers[0] = 30;
+	p->stage_layers[1] = 22;
+}
+
 /*
  * The layers of each kind a stage holds. pp 2, --stage-layers 30,22:
  * stage 0 "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*" has 14 M, 3 *, 13 -; stage 1
@@ -108,12 +121,7 @@ START_TEST(test_hybrid_stage_kinds)
 	static const int uneven[2][3] = { { 14, 3, 13 }, { 10, 1, 11 } };
 
 	nemotron8b(&c, &m, &p);
-	p.pp = 2;
-	p.dp = 2;
-	p.custom_layers = true;
-	p.stage_layers_count = 2;
-	p.stage_layers[0] = 30;
-	p.stage_layers[1] = 22;
+	split_30_22(&p);
 	for (int s = 0; s < 2; s++)
 		for (int k = 0; k < 3; k++) {
 			ck_assert_int_eq(pipeline_stage_kind_layers(&m, &p, s, k), uneven[s][k]);
@@ -311,6 +319,112 @@ START_TEST(test_hybrid_search_bound)
 }
 END_TEST
 
+/*
+ * plan-cli hybridmean: ZeRO-3's gathered layers kind by kind, not two
+ * mean layers. Nemotron-H 8B (a Mamba layer M 109,640,064 parameters, an
+ * attention layer A 41,947,136, an MLP layer F 176,164,864; test_hybrid_params;
+ * the mean 135,136,669.5), tp 2, on the one stage of
+ * "M-M-M-M*-M-...-M-": what other grows by from ZeRO-1 to ZeRO-3.
+ * - megatron-lm (one layer a unit, nothing else held): the forward's
+ *   layer in use and the prefetched next one in 2 bytes; the largest
+ *   pair M then F: 2 x (109,640,064 + 176,164,864) / 2 = 285,804,928
+ *   (two mean layers: 270,273,339).
+ * - pytorch-fsdp2 (reduce_bytes 4): in the backward layer i running
+ *   (weights 2 + its gradients 2), i - 1 prefetched (2), i + 1's fp32
+ *   reduce-scatter input held (4); the largest run F M F: (2 x F + 4 x M
+ *   + 4 x F) / 2 = (352,329,728 + 438,560,256 + 704,659,456) / 2 =
+ *   747,774,720 (mean: 10 x 135,136,669.5 / 2 = 675,683,347.5).
+ * - megatron-fsdp (double buffers, reduce_bytes 2): the pool holds the
+ *   most frequent units, M (24, tied with F's 24, M's first unit first),
+ *   two for weights and two for gradients; the other units gathered when
+ *   in use, the largest non-M pair A then F (41,947,136 + 176,164,864 =
+ *   218,112,000): weights 2 x (2 M + 218,112,000) = 874,784,256, the
+ *   bf16 gradients the same; together / 2 = 874,784,256 (mean: (4 + 4)
+ *   x 135,136,669.5 / 2 = 540,546,678).
+ */
+START_TEST(test_hybrid_zero3_transient)
+{
+	static const struct {
+		const char *fw;
+		double bytes;
+	} cases[] = {
+		{ "megatron-lm", 285804928.0 },
+		{ "pytorch-fsdp2", 747774720.0 },
+		{ "megatron-fsdp", 874784256.0 },
+	};
+	struct cluster c;
+	struct model m;
+	struct plan p;
+
+	nemotron8b(&c, &m, &p);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct framework fw;
+		struct memory_use z1, z3;
+
+		test_load_profile(PROFILE_FRAMEWORK, cases[i].fw, &fw);
+		p.zero = 1;
+		memory_stage(&m, &p, &c, &fw, 0, model_params_total(&m), 0.0, &z1);
+		p.zero = 3;
+		memory_stage(&m, &p, &c, &fw, 0, model_params_total(&m), 0.0, &z3);
+		ck_assert_msg(fabs(z3.other - z1.other - cases[i].bytes) < 1.0, "%s: %.1f", cases[i].fw,
+			      z3.other - z1.other);
+	}
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * plan-cli hybridmean: the largest weight matrix over the kinds a hybrid
+ * model has. Nemotron-H 56B (h 8192, 256 Mamba heads of 64, 8 groups, N
+ * 256): in_proj 8192 x (2 x 16384 + 2 x 8 x 256 + 256 = 37120) =
+ * 304,087,040, above an MLP matrix's 8192 x 32768 = 268,435,456 (the
+ * transformer formula's answer) and QKV's 8192 x (8192 + 2 x 1024) =
+ * 83,886,080. Nemotron-H 8B: its MLP matrix 4096 x 21504 = 88,080,384
+ * over in_proj 4096 x 18560 = 76,021,760; its attention-only layer QKV
+ * 4096 x (4096 + 2 x 1024) = 25,165,824, its MLP-only layer no K and V.
+ */
+START_TEST(test_hybrid_largest_matrix)
+{
+	struct cluster c;
+	struct model m, km;
+	struct plan p;
+
+	nemotron8b(&c, &m, &p);
+	ck_assert_double_eq(model_largest_matrix_params(&m), 88080384.0);
+	model_kind_model(&m, MODEL_KIND_ATTENTION, &km);
+	ck_assert_double_eq(model_largest_matrix_params(&km), 25165824.0);
+	model_kind_model(&m, MODEL_KIND_MLP, &km);
+	ck_assert_double_eq(model_largest_matrix_params(&km), 88080384.0);
+	test_load_profile(PROFILE_MODEL, "nemotron-h-56b", &m);
+	ck_assert_double_eq(model_largest_matrix_params(&m), 304087040.0);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * plan-cli hybridmean: the optimizer's tensors kind by kind. A Mamba
+ * layer 9 (pre-norm, in_proj, out_proj, conv1d weight and bias, dt_bias,
+ * A_log, D, the gated norm), an attention layer 3 (norm, QKV, output
+ * projection), an MLP layer 3 (norm, fc1, fc2). Nemotron-H 8B, pp 2 at
+ * 30,22 (14 M, 3 *, 13 - and 10 M, 1 *, 11 -; test_hybrid_stage_kinds):
+ * 14 x 9 + 16 x 3 = 174 and 10 x 9 + 12 x 3 = 126 (a transformer layer's
+ * 6 each: 180 and 132); pp 1: 24 x 9 + 28 x 3 = 300 (not 312).
+ */
+START_TEST(test_hybrid_host_tensors)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+
+	nemotron8b(&c, &m, &p);
+	ck_assert_double_eq(host_rank_tensors(&m, &p, 0, 0.0), 300.0);
+	split_30_22(&p);
+	ck_assert_double_eq(host_rank_tensors(&m, &p, 0, 0.0), 174.0);
+	ck_assert_double_eq(host_rank_tensors(&m, &p, 1, 0.0), 126.0);
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 hybrid_suite(void)
 {
@@ -322,6 +436,9 @@ hybrid_suite(void)
 	tcase_add_test(tc, test_hybrid_refused);
 	tcase_add_test(tc, test_hybrid_spells_transformer);
 	tcase_add_test(tc, test_hybrid_search_bound);
+	tcase_add_test(tc, test_hybrid_zero3_transient);
+	tcase_add_test(tc, test_hybrid_largest_matrix);
+	tcase_add_test(tc, test_hybrid_host_tensors);
 	suite_add_tcase(s, tc);
 	return s;
 }

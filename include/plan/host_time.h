@@ -84,3 +84,8 @@ double host_optimizer_launches(double tensors, double elements, double passes);
 
 /** Parameter tensors of one layer (weights, biases, norms) as the optimizer sees them. */
 double host_layer_tensors(const struct model *m, bool moe, double local_experts);
+
+/** Parameter tensors of the layers rank @stage holds (DualPipe: both its
+ *  stages), @local_experts routed experts a MoE layer: a hybrid model's
+ *  kind by kind. */
+double host_rank_tensors(const struct model *m, const struct plan *p, int stage, double local_experts);

@@ -98,6 +98,15 @@ struct memory_mode {
 	double kind_full[MODEL_KIND_COUNT];
 };
 
+/**
+ * ZeRO-3's gathered 16-bit weights (and, where PyTorch's FSDP holds them
+ * beside, unsharded gradients) on rank @stage beyond the shards: two
+ * layers', one tensor's where the framework gathers tensor by tensor; a
+ * hybrid model's largest run of layers gathered together, kind by kind.
+ * 0 below ZeRO-3.
+ */
+double memory_zero3_transient(const struct model *m, const struct plan *p, const struct framework *fw, int stage);
+
 /** @out for @p in its mode p->recompute. */
 void memory_mode_init(const struct model *m, const struct plan *p, const struct cluster *c,
 		      const struct framework *fw, struct memory_mode *out);

@@ -330,7 +330,9 @@ int model_tensors_per_layer(const struct model *m);
 /** Elements of a layer's largest weight matrix: the fused QKV projection
  *  (h x (a d + 2 kv d)), the output projection or an MLP matrix (h x ffn,
  *  a gated MLP's gate and up apart, as the DeepSpeed profiles that read
- *  it hold them); with MLA the output projection or an MLP matrix. */
+ *  it hold them); with MLA the output projection or an MLP matrix; a
+ *  hybrid model's largest over the kinds it has (a Mamba in_proj, h x
+ *  in_proj_dim), a kind model's of its one part. */
 double model_largest_matrix_params(const struct model *m);
 
 /** All parameters: layers, embeddings, final norm and untied output layer. */

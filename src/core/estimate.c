@@ -1375,8 +1375,7 @@ core_host(struct core *x, const struct estimate *out)
 	}
 	params = stage_params_of(x->m, p, &x->lc.lp, &x->sp, tail, &expert);
 	shard = p->zero >= 1 ? (p->mics_group > 0 ? p->mics_group : (double)p->dp * p->cp) : 1.0;
-	tensors = pipeline_rank_held_layers(p, x->m, tail) *
-		  host_layer_tensors(x->m, model_is_moe(x->m), (double)x->m->moe.experts / p->ep) + 2.0;
+	tensors = host_rank_tensors(x->m, p, tail, (double)x->m->moe.experts / p->ep) + 2.0;
 	if (p->zero >= 1 && p->zero < 3)
 		tensors = ceil(tensors / shard);
 	/* plan-cli dsz3host: ZeRO-3 shards every tensor, each GPU loops over

@@ -3,6 +3,7 @@
 #include "plan/expert_par.h"
 #include "plan/host_time.h"
 #include "plan/mixer.h"
+#include "plan/pipeline.h"
 
 /* GEMM launches of the attention's forward: its projections. */
 static double
@@ -298,18 +299,56 @@ host_optimizer_launches(double tensors, double elements, double passes)
 	return passes * fmax(ceil(tensors / MTA_MAX_TENSORS), ceil(elements / (MTA_CHUNK * MTA_MAX_BLOCKS)));
 }
 
+/* A hybrid model's kind model (parts) has one part and its one pre-norm
+ * (MambaLayer.norm, TransformerLayer's input_layernorm or
+ * pre_mlp_layernorm); a transformer layer both parts and its norms. */
 double
 host_layer_tensors(const struct model *m, bool moe, double local_experts)
 {
 	double norm = model_norm_has_shift(m) ? 2.0 : 1.0;
 	double bias = m->bias ? 1.0 : 0.0;
-	double n = model_norms_per_layer(m) * norm + (m->qk_norm ? 2.0 : 0.0);
+	double n = (m->parts ? 1 : model_norms_per_layer(m)) * norm;
 	double mats = m->gated_mlp ? 3.0 : 2.0;
 
-	n += 2.0 + (m->bias || m->qkv_bias ? 1.0 : 0.0) + bias; /* QKV, output projection */
-	if (moe)
+	if (model_has_part(m, MODEL_PART_ATTENTION)) /* QK-norm, QKV, output projection */
+		n += (m->qk_norm ? 2.0 : 0.0) + 2.0 + (m->bias || m->qkv_bias ? 1.0 : 0.0) + bias;
+	if (model_has_part(m, MODEL_PART_MLP) && moe)
 		n += 1.0 + (local_experts + m->moe.shared_experts) * mats * (1.0 + bias);
-	else
+	else if (model_has_part(m, MODEL_PART_MLP))
 		n += mats * (1.0 + bias);
+	/* plan-cli hybridmean: a Mamba mixer's in_proj and out_proj (and
+	 * their biases) and six vectors, conv1d weight and bias, dt_bias,
+	 * A_log, D and the gated norm's weight (MambaMixer.__init__,
+	 * megatron/core/ssm/mamba_mixer.py at Megatron-LM d98e8a6). */
+	if (model_has_part(m, MODEL_PART_MAMBA))
+		n += 2.0 * (1.0 + bias) + 6.0;
+	/* A Gated DeltaNet mixer's in_proj and out_proj (no biases) and four
+	 * vectors, conv1d weight, dt_bias, A_log and out_norm's weight
+	 * (_GDNBase.__init__, ssm/gated_delta_net/common.py at d98e8a6). */
+	if (model_has_part(m, MODEL_PART_GDN))
+		n += 2.0 + 4.0;
+	return n;
+}
+
+/* plan-cli hybridmean: a hybrid model's tensors kind by kind over the
+ * layers of each kind rank @stage holds (DualPipe: both its stages), not
+ * its layers times a mean layer's. */
+double
+host_rank_tensors(const struct model *m, const struct plan *p, int stage, double local_experts)
+{
+	int mirror = p->pp_schedule == PLAN_PP_DUALPIPE && p->pp > 1 ? p->pp - 1 - stage : -1;
+	double n = 0.0;
+
+	if (!model_is_hybrid(m))
+		return pipeline_rank_held_layers(p, m, stage) * host_layer_tensors(m, model_is_moe(m), local_experts);
+	for (int k = 0; k < MODEL_KIND_COUNT; k++) {
+		struct model km;
+		int held = pipeline_stage_kind_layers(m, p, stage, k) +
+			   (mirror >= 0 ? pipeline_stage_kind_layers(m, p, mirror, k) : 0);
+
+		model_kind_model(m, k, &km);
+		if (held > 0)
+			n += held * host_layer_tensors(&km, k == MODEL_KIND_MOE, local_experts);
+	}
 	return n;
 }

@@ -602,6 +602,126 @@ memory_layer_grad_bytes(const struct framework *fw)
 	return 2.0 + (fw->reduce_bytes > 2.0 ? fw->reduce_bytes : 0.0);
 }
 
+/* plan-cli hybridmean: one layer of each kind of a hybrid model (0 for
+ * a kind it lacks): its kind model's layer, an MoE layer's experts and
+ * router included. */
+static void
+hybrid_kind_params(const struct model *m, double out[MODEL_KIND_COUNT])
+{
+	for (int k = 0; k < MODEL_KIND_COUNT; k++) {
+		struct model km;
+
+		model_kind_model(m, k, &km);
+		out[k] = km.layers == 0		  ? 0.0
+			 : k == MODEL_KIND_MOE ? model_params_moe_layer(&km)
+					       : model_params_per_layer(&km);
+	}
+}
+
+/*
+ * plan-cli hybridmean: the largest w[0] P(l) + w[1] P(l + 1) + w[2]
+ * P(l + 2) over the runs of three consecutive layers of each chunk rank
+ * @stage holds (DualPipe: its mirror's too), P a layer's parameters by
+ * its kind, layers outside the chunk and of kind @skip counting nothing:
+ * an FSDP unit is one layer (Megatron-FSDP's fsdp_unit_modules
+ * [TransformerLayer, MoETransformerLayer, MambaLayer], mcore_fsdp_adapter.py
+ * at Megatron-LM d98e8a6; torchtitan's fully_shard of each block) and a
+ * stage's modules gather their own layers only.
+ */
+static double
+hybrid_window(const struct model *m, const struct plan *p, int stage, const double w[3], int skip)
+{
+	int mirror = p->pp_schedule == PLAN_PP_DUALPIPE && p->pp > 1 ? p->pp - 1 - stage : -1;
+	double kp[MODEL_KIND_COUNT], best = 0.0;
+
+	hybrid_kind_params(m, kp);
+	for (int r = 0; r < 2; r++) {
+		int st = r == 0 ? stage : mirror;
+
+		for (int j = 0; st >= 0 && j < p->vpp; j++) {
+			int k = pipeline_stage_chunk(p, st, j), first = pipeline_chunk_first_layer(p, m, k);
+			int last = first + pipeline_chunk_layers(p, m, k) - 1;
+
+			for (int l = first - 2; l <= last; l++) {
+				double sum = 0.0;
+
+				for (int i = 0; i < 3; i++)
+					if (l + i >= first && l + i <= last && model_layer_kind(m, l + i) != skip)
+						sum += w[i] * kp[model_layer_kind(m, l + i)];
+				best = fmax(best, sum);
+			}
+		}
+	}
+	return best;
+}
+
+/*
+ * plan-cli hybridmean: the kind of the FSDP units Megatron-FSDP's
+ * double buffers hold (FixedPoolAllocator.__init__, megatron/core/
+ * distributed/fsdp/src/megatron_fsdp/param_and_grad_buffer.py at
+ * Megatron-LM d98e8a6): the largest group of units of equal bucket sizes,
+ * the first unit's group on a tie (a strict >); a layer's size is its
+ * kind's. The other units' buckets are allocated when gathered
+ * (StorageResizeBasedBucketAllocator; fsdp_db_use_persist_buf_on_alloc_fail
+ * off by default, distributed_data_parallel_config.py).
+ */
+static int
+hybrid_pool_kind(const struct model *m, const struct plan *p, int stage)
+{
+	int mirror = p->pp_schedule == PLAN_PP_DUALPIPE && p->pp > 1 ? p->pp - 1 - stage : -1;
+	int k0 = pipeline_stage_chunk(p, stage, 0), first = pipeline_chunk_first_layer(p, m, k0);
+	int best = model_layer_kind(m, first), n[MODEL_KIND_COUNT];
+
+	for (int k = 0; k < MODEL_KIND_COUNT; k++)
+		n[k] = pipeline_stage_kind_layers(m, p, stage, k) +
+		       (mirror >= 0 ? pipeline_stage_kind_layers(m, p, mirror, k) : 0);
+	for (int l = first; l < first + pipeline_chunk_layers(p, m, k0); l++)
+		if (n[model_layer_kind(m, l)] > n[best])
+			best = model_layer_kind(m, l);
+	return best;
+}
+
+/*
+ * plan-cli hybridmean: ZeRO-3's gathered 16-bit weights and unsharded
+ * gradients for a hybrid model, whose layers differ (Nemotron-H 56B: an
+ * MLP layer 537 M parameters, a Mamba layer 438 M, an attention layer
+ * 151 M), by the layers actually gathered together, not two mean layers.
+ * In the forward, the layer in use and the prefetched next one (w 2, 2);
+ * in the backward (memory_layer_grad_bytes' moment), layer i running
+ * (its weights and own gradients), i - 1 prefetched and i + 1's held
+ * reduce-scatter input: in model order w = 2, 2 + own, held. Under
+ * Megatron-FSDP's double buffers the pool holds two units of its kind
+ * for good (weights in 2 bytes) and the other kinds' units count when
+ * gathered, the running and the prefetched one.
+ */
+static double
+hybrid_zero3_weights(const struct model *m, const struct plan *p, const struct framework *fw, int stage)
+{
+	double g = memory_layer_grad_bytes(fw), own = g > 0.0 ? 2.0 : 0.0;
+	double fwd[3] = { 2.0, 2.0, 0.0 }, bwd[3] = { 2.0, 2.0 + own, g - own };
+	double kp[MODEL_KIND_COUNT];
+	int pool;
+
+	if (!fw || !fw->fsdp_double_buffer)
+		return fmax(hybrid_window(m, p, stage, fwd, -1), hybrid_window(m, p, stage, bwd, -1));
+	hybrid_kind_params(m, kp);
+	pool = hybrid_pool_kind(m, p, stage);
+	return 2.0 * 2.0 * kp[pool] + hybrid_window(m, p, stage, fwd, pool);
+}
+
+/* plan-cli hybridmean: Megatron-FSDP's unsharded gradient buffers
+ * (main_grad_alloc, the same FixedPoolAllocator as the weights') for a
+ * hybrid model: two pool units and the other kinds' units in use. */
+static double
+hybrid_fsdp_grad_buffers(const struct model *m, const struct plan *p, int stage, double reduce_bytes)
+{
+	double one[3] = { 1.0, 1.0, 0.0 }, kp[MODEL_KIND_COUNT];
+	int pool = hybrid_pool_kind(m, p, stage);
+
+	hybrid_kind_params(m, kp);
+	return reduce_bytes * (2.0 * kp[pool] + hybrid_window(m, p, stage, one, pool));
+}
+
 /*
  * ZeRO-3's gathered weights and unsharded gradients beyond the shards.
  * A framework that gathers a layer at a time holds the 16-bit weights of
@@ -617,13 +737,15 @@ memory_layer_grad_bytes(const struct framework *fw)
  * copies it into (ProcessGroupNCCL::reduce_scatter). The largest matrix
  * sets the peak (an MLP matrix: 4h^2 against a GPT layer's 12h^2).
  */
-static double
-memory_zero3_transient(const struct model *m, const struct plan *p, const struct framework *fw)
+double
+memory_zero3_transient(const struct model *m, const struct plan *p, const struct framework *fw, int stage)
 {
 	double t = p->tp, units = fw && fw->prefetch == FRAMEWORK_PREFETCH_NONE ? 1.0 : 2.0;
 
 	if (p->zero < 3)
 		return 0.0;
+	if (model_is_hybrid(m) && (!fw || fw->gather_unit != FRAMEWORK_GATHER_TENSOR))
+		return hybrid_zero3_weights(m, p, fw, stage) / t;
 	if (!fw || fw->gather_unit != FRAMEWORK_GATHER_TENSOR)
 		return (2.0 * 2.0 + memory_layer_grad_bytes(fw)) * model_params_per_layer(m) / t;
 	return (fw->gather_bytes * units + fw->reduce_bytes * fw->zero3_grad_copies) *
@@ -975,7 +1097,7 @@ memory_stage_in_mode(const struct model *m, const struct plan *p, const struct c
 
 	out->activations = memory_stage_activations(m, p, fw, k, stage);
 
-	out->other = c->gpu.reserved_bytes + fp8_meta + memory_zero3_transient(m, p, fw);
+	out->other = c->gpu.reserved_bytes + fp8_meta + memory_zero3_transient(m, p, fw, stage);
 	if (p->zero >= 3) {
 		/* Megatron-FSDP with fsdp_double_buffer (Megatron-Core 0.14,
 		 * megatron/core/distributed/fsdp/src/megatron_fsdp/
@@ -984,7 +1106,9 @@ memory_stage_in_mode(const struct model *m, const struct plan *p, const struct c
 		 * UB_BUFFER_NUM = 2 units) also keeps two unsharded gradient
 		 * units for good, in the main-grad dtype: fp32, or the
 		 * parameters' bf16 with --grad-reduce-in-bf16 (reduce_bytes). */
-		if (fw && fw->fsdp_double_buffer)
+		if (fw && fw->fsdp_double_buffer && model_is_hybrid(m))
+			out->other += hybrid_fsdp_grad_buffers(m, p, stage, fw->reduce_bytes) / t;
+		else if (fw && fw->fsdp_double_buffer)
 			out->other += 2.0 * fw->reduce_bytes * model_params_per_layer(m) / t;
 	}
 	/* plan-cli reviewmem: DeepSpeed's ZeRO optimizers (contiguous_gradients,

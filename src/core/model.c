@@ -606,10 +606,49 @@ model_tensors_per_layer(const struct model *m)
 	       mixer_small_tensors(m);
 }
 
+/* plan-cli hybridmean: the largest weight matrix of a hybrid model's
+ * layer of kind @kind (@km its kind model): a Mamba mixer's in_proj
+ * (h x in_proj_dim) or out_proj (d_inner x h), mamba_mixer.py, a GDN
+ * mixer's (h x in_proj_dim, v x h), gated_delta_net/common.py; an MoE
+ * layer's expert matrix (h x expert_ffn, shared experts the same size)
+ * or router (h x E); the attention's or the MLP's as a transformer's. */
+static double
+kind_largest_matrix(const struct model *km, int kind)
+{
+	double h = km->hidden;
+
+	if (kind == MODEL_KIND_MAMBA)
+		return fmax(h * model_mamba_in_proj_dim(km), model_mamba_inner(km) * h);
+	if (kind == MODEL_KIND_GDN)
+		return fmax(h * model_gdn_in_proj_dim(km), model_gdn_v_dim(km) * h);
+	if (kind == MODEL_KIND_MOE)
+		return fmax(h * km->moe.expert_ffn_hidden, h * km->moe.experts);
+	return model_largest_matrix_params(km);
+}
+
 double
 model_largest_matrix_params(const struct model *m)
 {
 	double h = m->hidden, a = m->heads, mlp = h * m->ffn_hidden;
+
+	/* plan-cli hybridmean: a hybrid model's largest over the kinds it
+	 * has, not its mean layer's; a kind model (parts) counts its part. */
+	if (model_is_hybrid(m)) {
+		double best = 0.0;
+
+		for (int k = 0; k < MODEL_KIND_COUNT; k++) {
+			struct model km;
+
+			model_kind_model(m, k, &km);
+			if (km.layers > 0)
+				best = fmax(best, kind_largest_matrix(&km, k));
+		}
+		return best;
+	}
+	if (!model_has_part(m, MODEL_PART_MLP))
+		mlp = 0.0;
+	if (!model_has_part(m, MODEL_PART_ATTENTION))
+		return mlp;
 
 	/* A gated MLP's gate and up projections count apart (h x ffn each),
 	 * as its only reader sees them: the tensor-by-tensor ZeRO-3 gather
