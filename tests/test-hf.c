@@ -584,6 +584,107 @@ START_TEST(test_nemotron_h_errors)
 }
 END_TEST
 
+/*
+ * Qwen3-Next-80B-A3B (tests/data/hf/qwen3-next-80b-a3b.json, written from
+ * memory of the published config): the bundled qwen3-next-80b-a3b's
+ * shapes. 48 decoder layers of a mixer and an MLP are 96 pattern
+ * symbols; full_attention_interval 4 makes layers 3, 7, ..., 47 (from 0)
+ * attention, the other 36 Gated DeltaNet; decoder_sparse_step 1 and no
+ * mlp_only_layers make every MLP MoE. Parameters, worked out by kind in
+ * test-gdn.c (test_bundled_qwen3_next): embeddings and head 622,329,856,
+ * 36 G 1,213,938,432, 12 gated attention 327,186,432, 48 E
+ * 77,510,836,224, final norm 2,048: 79,674,292,992.
+ */
+START_TEST(test_qwen3_next)
+{
+	struct model m, b;
+
+	hf_load(&m, "qwen3-next-80b-a3b.json");
+	test_setup_paths();
+	test_load_profile(PROFILE_MODEL, "qwen3-next-80b-a3b", &b);
+	ck_assert_double_eq(model_params_total(&m), 79674292992.0);
+	ck_assert_double_eq(model_params_total(&m), model_params_total(&b));
+	ck_assert_str_eq(m.hybrid_pattern, b.hybrid_pattern);
+	ck_assert_int_eq(m.layers, 96);
+	ck_assert(m.hidden == b.hidden && m.heads == b.heads && m.kv_heads == b.kv_heads && m.head_dim == b.head_dim);
+	ck_assert(m.vocab == b.vocab && m.seq_len == b.seq_len && m.ffn_hidden == b.ffn_hidden);
+	ck_assert(m.qk_norm && m.attention_output_gate && m.gated_mlp && !m.bias && !m.tied_embeddings);
+	ck_assert(m.norm == MODEL_NORM_RMSNORM && m.position_embedding == MODEL_POS_ROTARY);
+	ck_assert(memcmp(&m.gdn, &b.gdn, sizeof(m.gdn)) == 0);
+	ck_assert(m.moe.experts == 512 && m.moe.top_k == 10 && m.moe.expert_ffn_hidden == 512 &&
+		  m.moe.shared_experts == 1);
+	ck_assert_int_eq(m.mtp_layers, 0);
+}
+END_TEST
+
+/* A small Qwen3-Next config (num_experts: the class default 512); more fields %s (", ..."). */
+#define HF_Q3N_SMALL \
+	"{\"model_type\": \"qwen3_next\", \"num_hidden_layers\": 4, \"hidden_size\": 64, \"num_attention_heads\": 4," \
+	" \"head_dim\": 16, \"vocab_size\": 100, \"intermediate_size\": 256, \"moe_intermediate_size\": 32," \
+	" \"num_experts_per_tok\": 2," \
+	" \"linear_key_head_dim\": 16, \"linear_value_head_dim\": 16, \"linear_num_key_heads\": 2," \
+	" \"linear_num_value_heads\": 4%s}"
+
+/* The layer_types list (transformers 5.5 on), mlp_only_layers and
+ * decoder_sparse_step, two pattern symbols a layer; MTP layers dropped. */
+START_TEST(test_qwen3_next_layers)
+{
+	struct model m;
+
+	/* layer_types wins over the interval; layer 1 (from 0) dense. */
+	hf_loadf(&m, HF_Q3N_SMALL, ", \"layer_types\": [\"full_attention\", \"linear_attention\","
+		 " \"linear_attention\", \"full_attention\"], \"full_attention_interval\": 2, \"mlp_only_layers\": [1],"
+		 " \"shared_expert_intermediate_size\": 64");
+	ck_assert_str_eq(m.hybrid_pattern, "*EG-GE*E");
+	ck_assert_int_eq(m.layers, 8);
+	ck_assert_int_eq(m.head_dim, 0); /* 4 x 16 = 64: the default */
+	ck_assert_int_eq(m.moe.shared_experts, 2); /* 64 / 32 */
+	ck_assert_int_eq(m.gdn.value_heads, 4);
+	/* interval 2: layers 1 and 3 attention; step 2: layers 1 and 3 MoE. */
+	hf_loadf(&m, HF_Q3N_SMALL, ", \"full_attention_interval\": 2, \"decoder_sparse_step\": 2,"
+		 " \"num_nextn_predict_layers\": 1");
+	ck_assert_str_eq(m.hybrid_pattern, "G-*EG-*E");
+	ck_assert_int_eq(m.mtp_layers, 0);
+	/* no experts: every MLP dense, no moe block needed; the default interval 4 */
+	hf_loadf(&m, HF_Q3N_SMALL, ", \"num_experts\": 0, \"mtp_num_hidden_layers\": 1");
+	ck_assert_str_eq(m.hybrid_pattern, "G-G-G-*-");
+	ck_assert_int_eq(m.ffn_hidden, 256);
+}
+END_TEST
+
+/* What a Qwen3-Next config says that a profile cannot: each refused naming its field. */
+START_TEST(test_qwen3_next_errors)
+{
+	static const struct {
+		const char *more, *message;
+	} bad[] = {
+		{ ", \"layer_types\": [\"full_attention\", \"sliding_attention\", \"linear_attention\", \"full_attention\"]",
+		  "layer 2's type 'sliding_attention' is not modelled (linear_attention and full_attention are) in "
+		  "field 'layer_types'" },
+		{ ", \"layer_types\": [\"full_attention\"]", "field 'layer_types'" },
+		{ ", \"full_attention_interval\": 0", "field 'full_attention_interval'" },
+		{ ", \"decoder_sparse_step\": 0", "field 'decoder_sparse_step'" },
+		{ ", \"mlp_only_layers\": [4]", "entry 1 of field 'mlp_only_layers' is not a layer number from 0 to 3" },
+		{ ", \"mlp_only_layers\": 1", "field 'mlp_only_layers'" },
+		{ ", \"shared_expert_intermediate_size\": 48",
+		  "a shared expert 48 wide is not a whole number of experts of moe_intermediate_size 32" },
+		{ ", \"attention_bias\": true", "(model key bias): field 'attention_bias'" },
+		{ ", \"num_nextn_predict_layers\": -1", "field 'num_nextn_predict_layers'" },
+	};
+	struct plan_error err;
+	struct model m;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(!hf_tryf(&m, &err, HF_Q3N_SMALL, bad[i].more), "case %zu loaded", i);
+		ck_assert_msg(strstr(err.message, bad[i].message), "case %zu: %s", i, err.message);
+	}
+	ck_assert(!hf_try("{\"model_type\": \"qwen3_next\", \"num_hidden_layers\": 600}", &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "1 to 512 layers expected in field 'num_hidden_layers'"));
+	ck_assert(!hf_try("{\"model_type\": \"qwen3_next\", \"num_hidden_layers\": 4}", &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "missing field 'hidden_size'"));
+}
+END_TEST
+
 START_TEST(test_errors)
 {
 	struct plan_error err;
@@ -869,6 +970,9 @@ hf_suite(void)
 	tcase_add_test(tc, test_qwen3_moe);
 	tcase_add_test(tc, test_nemotron_h);
 	tcase_add_test(tc, test_nemotron_h_errors);
+	tcase_add_test(tc, test_qwen3_next);
+	tcase_add_test(tc, test_qwen3_next_layers);
+	tcase_add_test(tc, test_qwen3_next_errors);
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_numbers);
 	tcase_add_test(tc, test_json_where);

@@ -29,6 +29,7 @@ enum hf_family {
 	HF_COHERE,    /* cohere: LayerNorm without shift, SwiGLU, rotary, parallel block, tied */
 	HF_PHI,       /* phi (Phi-1.5, Phi-2): LayerNorm, GeLU, partial rotary, biases, parallel block */
 	HF_NEMOTRON_H, /* nemotron_h: hybrid Mamba-2/attention/MLP/MoE layers (hf_nemotron_h) */
+	HF_QWEN3_NEXT, /* qwen3_next: hybrid Gated DeltaNet/gated attention, MoE (hf_qwen3_next) */
 };
 
 /* The default training sequence length of an imported model (see hf_shape). */
@@ -92,6 +93,7 @@ static const struct hf_arch hf_archs[] = {
 	{ "cohere", HF_COHERE, true, false, false, false, 0, HF_BIAS_ATTN, -1, HF_WIN_NONE },
 	{ "phi", HF_PHI, false, false, false, false, 0, HF_BIAS_FIXED, 2048, HF_WIN_NONE },
 	{ "nemotron_h", HF_NEMOTRON_H, false, false, false, false, 128, HF_BIAS_FIXED, 4096, HF_WIN_NONE },
+	{ "qwen3_next", HF_QWEN3_NEXT, false, false, true, true, 256, HF_BIAS_ATTN, 32768, HF_WIN_NONE },
 	{ NULL, HF_LLAMA, false, false, false, false, 0, HF_BIAS_FIXED, -1, HF_WIN_NONE },
 };
 
@@ -891,6 +893,202 @@ hf_nemotron_h(const struct hf_reader *r, FILE *out)
 	return !strchr(pat, 'E') || hf_nh_moe(r, out);
 }
 
+/*
+ * Qwen3-Next (model_type qwen3_next): transformers' models/qwen3_next,
+ * configuration_qwen3_next.py and modeling_qwen3_next.py (huggingface/
+ * transformers main at 008e5743), as Megatron-Bridge maps it
+ * (models/qwen/qwen3_next_bridge.py at 067f987). Each
+ * Qwen3NextDecoderLayer is a mixer (linear_attn, Qwen3NextGatedDeltaNet,
+ * or self_attn) on input_layernorm and an MLP on
+ * post_attention_layernorm: two pre-norm blocks, so two hybrid_pattern
+ * symbols a layer, G or * and then E or -. The mixers: the layer_types
+ * list where the config has one (transformers 5.5 on writes it), else
+ * full_attention_interval (default 4): layer i (from 0) is full
+ * attention when (i + 1) % interval == 0, as __post_init__ and
+ * Megatron-Bridge's full_attention_interval_from_hf
+ * (conversion/transformers_compat.py) make it.
+ */
+static bool
+hf_q3n_mixers(const struct hf_reader *r, long layers, char *pat)
+{
+	json_t *types = json_object_get(r->root, "layer_types");
+	long every;
+
+	if (types && !json_is_null(types)) {
+		if (!json_is_array(types) || json_array_size(types) != (size_t)layers)
+			return hf_fail(r, "a list of one type a layer (num_hidden_layers) expected in field",
+				       "layer_types");
+		for (long i = 0; i < layers; i++) {
+			const char *k = json_string_value(json_array_get(types, (size_t)i));
+
+			if (k && strcmp(k, "linear_attention") == 0)
+				pat[2 * i] = 'G';
+			else if (k && strcmp(k, "full_attention") == 0)
+				pat[2 * i] = '*';
+			else
+				return hf_error(r, "layer_types", "layer %ld's type '%.40s' is not modelled "
+						"(linear_attention and full_attention are) in field 'layer_types'", i + 1,
+						k ? k : "not a string");
+		}
+		return true;
+	}
+	if (!hf_int(r, NAMES("full_attention_interval"), 4, &every))
+		return false;
+	if (every == 0)
+		return hf_fail(r, "an interval of at least 1 expected in field", "full_attention_interval");
+	for (long i = 0; i < layers; i++)
+		pat[2 * i] = (i + 1) % every == 0 ? '*' : 'G';
+	return true;
+}
+
+/*
+ * The MLPs: Qwen3NextDecoderLayer's is Qwen3NextSparseMoeBlock when the
+ * layer is not in mlp_only_layers and num_experts > 0 and
+ * (i + 1) % decoder_sparse_step == 0, else Qwen3NextMLP of
+ * intermediate_size. A pattern says each layer's, so mlp_only_layers
+ * (refused for qwen3_moe, whose moe block has only every) is exact here.
+ */
+static bool
+hf_q3n_mlps(const struct hf_reader *r, long layers, char *pat)
+{
+	json_t *only = json_object_get(r->root, "mlp_only_layers");
+	long experts, step;
+
+	if (!hf_int(r, NAMES("num_experts"), 512, &experts) || !hf_int(r, NAMES("decoder_sparse_step"), 1, &step))
+		return false;
+	if (experts > 0 && step == 0)
+		return hf_fail(r, "a step of at least 1 expected in field", "decoder_sparse_step");
+	for (long i = 0; i < layers; i++)
+		pat[2 * i + 1] = experts > 0 && (i + 1) % step == 0 ? 'E' : '-';
+	if (!only || json_is_null(only))
+		return true;
+	if (!json_is_array(only))
+		return hf_fail(r, "a list of layer numbers (from 0) expected in field", "mlp_only_layers");
+	for (size_t j = 0; j < json_array_size(only); j++) {
+		json_t *v = json_array_get(only, j);
+
+		if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= layers)
+			return hf_error(r, "mlp_only_layers", "entry %zu of field 'mlp_only_layers' is not a layer "
+					"number from 0 to %ld", j + 1, layers - 1);
+		pat[2 * json_integer_value(v) + 1] = '-';
+	}
+	return true;
+}
+
+/*
+ * Qwen3NextSparseMoeBlock: num_experts experts of moe_intermediate_size,
+ * top num_experts_per_tok, and one gated shared_expert (a Qwen3NextMLP)
+ * of shared_expert_intermediate_size every token runs; written as that
+ * width over moe_intermediate_size shared experts (the same matrices and
+ * GEMMs), refused where it does not divide, as for Nemotron-H. The
+ * shared expert's gate (shared_expert_gate, hidden_size x 1; Megatron's
+ * moe_shared_expert_gate) is not counted.
+ */
+static bool
+hf_q3n_moe(const struct hf_reader *r, FILE *out)
+{
+	long experts, top_k, ffn, shared;
+
+	if (!hf_int(r, NAMES("num_experts"), 512, &experts) || !hf_int(r, NAMES("num_experts_per_tok"), 10, &top_k) ||
+	    !hf_int(r, NAMES("moe_intermediate_size"), 512, &ffn) ||
+	    !hf_int(r, NAMES("shared_expert_intermediate_size"), 512, &shared))
+		return false;
+	if (ffn == 0 || shared % ffn != 0)
+		return hf_error(r, "shared_expert_intermediate_size",
+				"a shared expert %ld wide is not a whole number of experts of moe_intermediate_size %ld, "
+				"which the moe block's shared_experts counts: field 'shared_expert_intermediate_size'",
+				shared, ffn);
+	fprintf(out, "moe:\n  experts: %ld\n  top_k: %ld\n  expert_ffn_hidden: %ld\n", experts, top_k, ffn);
+	if (shared > 0)
+		fprintf(out, "  shared_experts: %ld  # shared_expert_intermediate_size %ld\n", shared / ffn, shared);
+	return true;
+}
+
+/* Qwen3NextGatedDeltaNet's heads and conv1d: the gdn block. */
+static bool
+hf_q3n_gdn(const struct hf_reader *r, FILE *out)
+{
+	long kd, vd, kh, vh, conv;
+
+	if (!hf_int(r, NAMES("linear_key_head_dim"), 128, &kd) ||
+	    !hf_int(r, NAMES("linear_value_head_dim"), 128, &vd) ||
+	    !hf_int(r, NAMES("linear_num_key_heads"), 16, &kh) ||
+	    !hf_int(r, NAMES("linear_num_value_heads"), 32, &vh) ||
+	    !hf_int(r, NAMES("linear_conv_kernel_dim"), 4, &conv))
+		return false;
+	fprintf(out, "gdn:\n  key_head_dim: %ld\n  value_head_dim: %ld\n  key_heads: %ld\n  value_heads: %ld\n"
+		"  conv_kernel: %ld\n", kd, vd, kh, vh, conv);
+	return true;
+}
+
+/*
+ * Layers, width, heads, lengths; absent fields take Qwen3NextConfig's
+ * defaults (those of Qwen3-Next-80B-A3B) except the four every importer
+ * requires. Qwen3NextAttention: num_attention_heads query heads of
+ * head_dim with an output gate (q_proj twice as wide: Megatron's
+ * attention_output_gate), q_norm and k_norm (qk_norm), biases on q, k,
+ * v and o with attention_bias, which the experts and the Gated DeltaNet
+ * projections never have: refused.
+ */
+static bool
+hf_q3n_shape(const struct hf_reader *r, const char *pat, FILE *out)
+{
+	long hidden, heads, kv, head_dim, vocab, seq, ffn;
+	bool tied, bias;
+
+	if (!hf_int(r, NAMES("hidden_size"), -1, &hidden) || !hf_int(r, NAMES("num_attention_heads"), -1, &heads) ||
+	    !hf_int(r, NAMES("num_key_value_heads"), 2, &kv) || !hf_int(r, NAMES("head_dim"), 256, &head_dim) ||
+	    !hf_int(r, NAMES("vocab_size"), -1, &vocab) || !hf_int(r, NAMES("max_position_embeddings"), 32768, &seq) ||
+	    !hf_int(r, NAMES("intermediate_size"), 5632, &ffn) || !hf_bool(r, "tie_word_embeddings", false, &tied) ||
+	    !hf_bool(r, "attention_bias", false, &bias))
+		return false;
+	if (bias)
+		return hf_fail(r, "biases on q, k, v and o but not on the experts and Gated DeltaNet projections are "
+			       "not modelled (model key bias): field", "attention_bias");
+	fprintf(out, "layers: %zu\nhybrid_pattern: \"%s\"\nhidden: %ld\nheads: %ld\nkv_heads: %ld\nvocab: %ld\n"
+		"seq_len: %ld  # max_position_embeddings %ld\n", strlen(pat), pat, hidden, heads, kv, vocab,
+		seq < HF_TRAIN_SEQ_LEN ? seq : HF_TRAIN_SEQ_LEN, seq);
+	if (head_dim * heads != hidden)
+		fprintf(out, "head_dim: %ld\n", head_dim);
+	fprintf(out, "qk_norm: true\nattention_output_gate: true\nffn_hidden: %ld\ngated_mlp: true\n"
+		"tied_embeddings: %s\nbias: false\nnorm: rmsnorm\n"
+		"position_embedding: rotary  # partial_rotary_factor: rotary has no weights nor GEMMs\n",
+		ffn, tied ? "true" : "false");
+	return true;
+}
+
+/*
+ * The whole profile. Multi-token prediction layers
+ * (num_nextn_predict_layers, or mtp_num_hidden_layers) are dropped with
+ * a comment: transformers has no MTP module (Qwen3NextForCausalLM; the
+ * checkpoints' mtp.* weights go unused), as DeepSeek-V3's are dropped, and a
+ * hybrid profile takes no mtp_layers.
+ */
+static bool
+hf_qwen3_next(const struct hf_reader *r, FILE *out)
+{
+	char pat[MODEL_HYBRID_MAX + 1];
+	long layers, mtp;
+
+	if (!hf_int(r, NAMES("num_hidden_layers"), -1, &layers) ||
+	    !hf_int(r, NAMES("num_nextn_predict_layers", "mtp_num_hidden_layers"), 0, &mtp))
+		return false;
+	if (layers == 0 || 2 * layers > MODEL_HYBRID_MAX)
+		return hf_error(r, "num_hidden_layers", "1 to %d layers expected in field 'num_hidden_layers' (two "
+				"pattern symbols a layer)", MODEL_HYBRID_MAX / 2);
+	if (!hf_q3n_mixers(r, layers, pat) || !hf_q3n_mlps(r, layers, pat))
+		return false;
+	pat[2 * layers] = '\0';
+	if (!hf_q3n_shape(r, pat, out))
+		return false;
+	if (mtp > 0)
+		fprintf(out, "# %ld multi-token prediction layer(s) not written: a hybrid model takes no mtp_layers\n",
+			mtp);
+	if (strchr(pat, 'G') && !hf_q3n_gdn(r, out))
+		return false;
+	return !strchr(pat, 'E') || hf_q3n_moe(r, out);
+}
+
 /* @s as a single-quoted YAML scalar ('' for a quote; no line breaks). */
 static void
 hf_quoted(FILE *out, const char *s)
@@ -921,6 +1119,8 @@ hf_write(const struct hf_reader *r, const char *name, FILE *out)
 	fputc('\n', out);
 	if (a->family == HF_NEMOTRON_H)
 		return hf_nemotron_h(r, out);
+	if (a->family == HF_QWEN3_NEXT)
+		return hf_qwen3_next(r, out);
 	if (!hf_shape(r, a, out) || !hf_family_keys(r, a, out) || !hf_window(r, a, out))
 		return false;
 	if (a->family == HF_DEEPSEEK && !hf_mla(r, out))

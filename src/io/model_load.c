@@ -283,11 +283,14 @@ hybrid_finish(struct model *m, struct ytree *t, struct plan_error *err)
 		return ytree_error(t, at, err,
 				   "a hybrid model takes no %s", m->parallel_block ? "parallel_block"
 				   : m->sliding_window.window > 0 ? "sliding_window" : "mtp_layers");
-	if (model_mamba_heads(m) <= 0 || model_mamba_heads(m) % m->mamba.groups != 0)
+	/* Each block's check only where its layers are: the mamba block's
+	 * defaults (heads from 2 x hidden / 64) need not fit a model without
+	 * M layers, such as a small Qwen3-Next. */
+	if (strchr(pat, 'M') && (model_mamba_heads(m) <= 0 || model_mamba_heads(m) % m->mamba.groups != 0))
 		return ytree_error(t, ytree_find_path(t, "mamba"), err,
 				   "mamba: %d heads are not a multiple of its %d groups", model_mamba_heads(m),
 				   m->mamba.groups);
-	if (m->gdn.value_heads % m->gdn.key_heads != 0)
+	if (strchr(pat, 'G') && m->gdn.value_heads % m->gdn.key_heads != 0)
 		return ytree_error(t, ytree_find_path(t, "gdn"), err,
 				   "gdn: %d value heads are not a multiple of its %d key heads", m->gdn.value_heads,
 				   m->gdn.key_heads);

@@ -968,6 +968,18 @@ for m in 8b 56b; do
 	expect_jq ".parameters == $bundled and .parameters > 0" "Nemotron-H $m through the imported profile"
 done
 finish "import of Nemotron-H 8B and 56B config.json gives the bundled profiles' parameters"
+# Qwen3-Next: the imported profile predicts what the bundled one does, field for field.
+cli predict --model qwen3-next-80b-a3b --cluster dgx-h100 --gpus 16 --tp 2 --ep 8 --global-batch 64 --allow-oom \
+	--format json
+jq -S . "$tmp/out" >"$tmp/q3n-bundled.json"
+cli import "$hf/qwen3-next-80b-a3b.json" --output "$tmp/q3n.yaml"
+expect_rc 0
+cli predict --model "$tmp/q3n.yaml" --cluster dgx-h100 --gpus 16 --tp 2 --ep 8 --global-batch 64 --allow-oom \
+	--format json
+expect_rc 0
+expect_jq '.parameters == 79674292992' "Qwen3-Next through the imported profile"
+jq -S . "$tmp/out" | cmp -s - "$tmp/q3n-bundled.json" || fail "qwen3-next: the imported profile predicts otherwise"
+finish "import of Qwen3-Next-80B-A3B's config.json predicts as the bundled qwen3-next-80b-a3b"
 cli import "hf:$hf/gpt2.json" --output "$tmp/gpt2.yaml"
 expect_rc 0
 expect_stdout_empty
