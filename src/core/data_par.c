@@ -276,14 +276,15 @@ persist_chunks(double n, double ranks)
 double
 dp_zero3_persist_copies(const struct model *m, double ranks)
 {
-	double h = m->hidden, d = model_head_dim(m);
-	double kv = (double)m->kv_heads * d, copies = 0.0;
+	/* linear_qkv's bias is linear_qkv_out_dim long: gated attention's
+	 * gate columns too (model_qkv_dim). */
+	double h = m->hidden, qkv = model_qkv_dim(m), copies = 0.0;
 
 	if (m->bias)
-		copies += persist_chunks(m->heads * d + 2.0 * kv, ranks) + 2.0 * persist_chunks(h, ranks) +
+		copies += persist_chunks(qkv, ranks) + 2.0 * persist_chunks(h, ranks) +
 			  (m->gated_mlp ? 2.0 : 1.0) * persist_chunks(m->ffn_hidden, ranks);
 	else if (m->qkv_bias)
-		copies += persist_chunks(m->heads * d + 2.0 * kv, ranks);
+		copies += persist_chunks(qkv, ranks);
 	return copies + model_norms_per_layer(m) * (model_norm_has_shift(m) ? 2.0 : 1.0) * persist_chunks(h, ranks);
 }
 
