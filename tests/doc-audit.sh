@@ -69,6 +69,11 @@ trap 'rm -rf "$tmp"' EXIT
 awk '/^## / { on = ($0 ~ /^## Key index/); next } on' "$doc" |
 	sed -n 's/^| `\([a-z_0-9.]*\)` |.*/\1/p' | sort -u >"$tmp/index"
 check "docs/profiles.md has a Key index" '[ -s "$tmp/index" ]'
+# Each kind's table of the index names a key once (a hand-merged index
+# once listed kind and submodules twice).
+twice=$(awk '/^## / { on = ($0 ~ /^## Key index/); next } on' "$doc" |
+	awk '/^\*\*[a-z]+\*\*/ { t = $1; next } /^\| `/ { print t, $2 }' | sort | uniq -d | tr '\n' ' ')
+check "docs/profiles.md's Key index names each key once a table${twice:+ (twice: $twice)}" '[ -z "$twice" ]'
 
 for kind in $kinds; do
 	if ! schema_rows "$kind" >"$tmp/rows.$kind" || [ ! -s "$tmp/rows.$kind" ]; then

@@ -439,6 +439,44 @@ START_TEST(test_pp_scatter_gather)
 }
 END_TEST
 
+/*
+ * review17: PowerSGD's DP payload counts a hybrid model's layers by
+ * their parts, not each as a transformer layer. Model "G-": h 1024, a
+ * Gated DeltaNet layer of qk 4 x 64 = 256 and v 8 x 64 = 512 (in_proj
+ * 2 x 256 + 2 x 512 + 2 x 8 = 1552 columns, out_proj 512 rows) and a
+ * plain MLP layer of 2048. Rank 10, tp 1, fp64 factors (8 bytes):
+ * G: 10 (1024 + 1552) + 10 (512 + 1024) = 41,120 elements, covering
+ *    1024 x 1552 + 512 x 1024 = 2,113,536;
+ * -: 2 x 10 (1024 + 2048) = 61,440, covering 2 x 2,097,152 = 4,194,304.
+ * Two layers (the pattern's mean layer times 2): 102,560 elements and
+ * 6,307,840 covered. Of 8,000,000 gradient elements the rest,
+ * 1,692,160, goes in 16 bits: 102,560 x 8 + 2 x 1,692,160 = 4,204,800
+ * bytes, all-reduced over dp 2 (2 (2 - 1) / 2 x bytes on the wire).
+ * Before: both layers priced as transformer layers (QKV, projection,
+ * fc1, fc2: 122,880 elements each, covering 8,388,608) = 1,966,080 bytes.
+ */
+START_TEST(test_powersgd_hybrid_layers)
+{
+	struct cluster cl;
+	struct model m;
+	struct plan p;
+	struct plan_layout lay;
+	struct compressor c;
+	struct compress_dp out;
+
+	test_load_cluster(&cl, TEST_CLUSTER_YAML);
+	test_load_model(&m, "name: g\nlayers: 2\nhybrid_pattern: \"G-\"\nhidden: 1024\nheads: 8\n"
+			    "ffn_hidden: 2048\nvocab: 1000\nseq_len: 512\nbias: false\n"
+			    "gdn:\n  key_head_dim: 64\n  value_head_dim: 64\n  key_heads: 4\n  value_heads: 8\n");
+	load_cmp(&c, "name: p\nmethod: powersgd\nrank: 10\nwire_bytes: 8\n");
+	base_plan(&p, 1, 1, 2, 1, 2, 512);
+	topology_plan(&p, &cl, &lay);
+	compression_dp(&c, &m, &p, &cl, &lay, 8000000.0, 2.0, COMPRESS_DP_ALLREDUCE, false, &out);
+	ck_assert_double_eq(out.wire_bytes, 4204800.0);
+	cluster_release(&cl);
+}
+END_TEST
+
 static Suite *
 compression_suite(void)
 {
@@ -458,6 +496,7 @@ compression_suite(void)
 	tcase_add_test(tc, test_topk_tp_by_hand);
 	tcase_add_test(tc, test_pp_scatter_gather);
 	tcase_add_test(tc, test_compress_parse);
+	tcase_add_test(tc, test_powersgd_hybrid_layers);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -6,8 +6,10 @@
  * before linear_proj. Every expected value is worked by hand below.
  */
 #include <math.h>
+#include <stdio.h>
 
 #include "plan/compute.h"
+#include "plan/data_par.h"
 #include "plan/flops.h"
 #include "plan/memory.h"
 #include "plan/model.h"
@@ -231,6 +233,32 @@ START_TEST(test_gate_refused_with_mla)
 }
 END_TEST
 
+/*
+ * review17: ZeRO-3's persistent small tensors (dp_zero3_persist_copies)
+ * take the QKV bias at its gated length. With bias true, over 4096
+ * ranks every tensor here is split into one-element chunks, as many as
+ * its elements (persist_chunks(n, r) = n for n <= r): the QKV bias
+ * a d + 2 kv d + a d = 1024 + 512 + 1024 = 2,560 (1,536 without the
+ * gate), the projection's and fc2's biases h = 1,024 each, fc1's f =
+ * 2,048 and the two RMSNorm scales 1,024 each: 8,704 (7,680 without).
+ */
+START_TEST(test_gate_zero3_persist)
+{
+	struct model off, on;
+
+	const char *yaml = "name: g\nlayers: 2\nhidden: 1024\nheads: 8\nkv_heads: 2\nffn_hidden: 2048\n"
+			   "vocab: 32768\nseq_len: 1024\nbias: true\nnorm: rmsnorm\nattention_output_gate: ";
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), "%sfalse\n", yaml);
+	test_load_model(&off, buf);
+	snprintf(buf, sizeof(buf), "%strue\n", yaml);
+	test_load_model(&on, buf);
+	ck_assert_double_eq(dp_zero3_persist_copies(&off, 4096.0), 7680.0);
+	ck_assert_double_eq(dp_zero3_persist_copies(&on, 4096.0), 8704.0);
+}
+END_TEST
+
 static Suite *
 gated_attention_suite(void)
 {
@@ -244,6 +272,7 @@ gated_attention_suite(void)
 	tcase_add_test(tc, test_gate_hybrid);
 	tcase_add_test(tc, test_gate_saved_elsewhere);
 	tcase_add_test(tc, test_gate_refused_with_mla);
+	tcase_add_test(tc, test_gate_zero3_persist);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -4,6 +4,7 @@
 #include "plan/collective.h"
 #include "plan/compression.h"
 #include "plan/compute.h"
+#include "plan/mixer.h"
 #include "plan/pipeline.h"
 
 const char *const compress_dp_scheme_names[] = { "auto", "allgather", "twoway", "allreduce", NULL };
@@ -129,24 +130,63 @@ compression_pp_boundary(const struct compressor *cmp, const struct model *m,
 	out->codec_s = codec_fwd + codec_bwd;
 }
 
-/* Elements of the compressed gradient of the per-layer weight matrices
- * for PowerSGD: r (rows + cols) per matrix (Vogels et al. 2019). */
+/*
+ * One layer's weight matrices as PowerSGD compresses them (Vogels et al.
+ * 2019): r (rows + cols) elements each, into @low, and what they cover,
+ * into @cov; this TP rank's share. A transformer layer's QKV (with gated
+ * attention's gate, model_qkv_dim), projection and MLP; a hybrid kind
+ * model's layer its part's only: a Mamba or GDN mixer's in_proj and
+ * out_proj (mixer.h), an attention layer's QKV and projection, an MLP
+ * layer's fc1 (and gate) and fc2.
+ */
+static void
+powersgd_layer(const struct model *m, double t, double r, double *low, double *cov)
+{
+	double h = m->hidden, ad = (double)m->heads * model_head_dim(m), f = m->ffn_hidden;
+	double mats[7][2];
+	int n = 0;
+
+	if (mixer_present(m)) {
+		mats[n][0] = h, mats[n++][1] = mixer_in_proj_dim(m) / t;
+		mats[n][0] = mixer_out_proj_in_dim(m) / t, mats[n++][1] = h;
+	}
+	if (model_has_part(m, MODEL_PART_ATTENTION)) {
+		mats[n][0] = h, mats[n++][1] = model_qkv_dim(m) / t; /* QKV (and the output gate) */
+		mats[n][0] = ad / t, mats[n++][1] = h;
+	}
+	if (model_has_part(m, MODEL_PART_MLP)) {
+		mats[n][0] = h, mats[n++][1] = f / t;
+		mats[n][0] = f / t, mats[n++][1] = h;
+		if (m->gated_mlp)
+			mats[n][0] = h, mats[n++][1] = f / t;
+	}
+	*low = *cov = 0.0;
+	for (int i = 0; i < n; i++) {
+		*low += r * (mats[i][0] + mats[i][1]);
+		*cov += mats[i][0] * mats[i][1];
+	}
+}
+
+/* Elements of the compressed gradient of @layers layers' weight matrices
+ * for PowerSGD; a hybrid model's mean layer over its pattern. */
 static double
 powersgd_elements(const struct compressor *cmp, const struct model *m, const struct plan *p,
 		  double layers, double *covered)
 {
-	double h = m->hidden, kvd = (double)m->kv_heads * model_head_dim(m), f = m->ffn_hidden;
-	double t = p->tp, r = cmp->rank;
-	double mats[5][2] = {
-		{ h, (h + 2 * kvd + model_attention_gate_dim(m)) / t }, /* QKV (and the output gate) */
-		{ h / t, h }, { h, f / t }, { f / t, h }, { h, f / t },
-	};
-	int n = m->gated_mlp ? 5 : 4;
 	double out = 0.0, cov = 0.0;
 
-	for (int i = 0; i < n; i++) {
-		out += r * (mats[i][0] + mats[i][1]);
-		cov += mats[i][0] * mats[i][1];
+	if (!model_is_hybrid(m)) {
+		powersgd_layer(m, p->tp, cmp->rank, &out, &cov);
+	} else {
+		for (int k = 0; k < MODEL_KIND_COUNT; k++) {
+			struct model km;
+			double lo, co;
+
+			model_kind_model(m, k, &km);
+			powersgd_layer(&km, p->tp, cmp->rank, &lo, &co);
+			out += (double)km.layers / m->layers * lo;
+			cov += (double)km.layers / m->layers * co;
+		}
 	}
 	*covered = layers * cov;
 	return layers * out;

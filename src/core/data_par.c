@@ -276,7 +276,9 @@ persist_chunks(double n, double ranks)
 double
 dp_zero3_persist_copies(const struct model *m, double ranks)
 {
-	double h = m->hidden, qkv = model_qkv_dim(m), copies = 0.0; /* with the output gate's columns */
+	/* linear_qkv's bias is linear_qkv_out_dim long: gated attention's
+	 * gate columns too (model_qkv_dim). */
+	double h = m->hidden, qkv = model_qkv_dim(m), copies = 0.0;
 
 	if (m->bias)
 		copies += persist_chunks(qkv, ranks) + 2.0 * persist_chunks(h, ranks) +
