@@ -262,6 +262,49 @@ START_TEST(test_gdn_search_bound)
 }
 END_TEST
 
+/* hybrid_group 2 (review17): Qwen3-Next's 96 symbols are 48 Megatron
+ * layers, and a virtual stage holds whole ones: pp 4 x vpp 8 (96 / 32 = 3
+ * symbols a stage) is refused, vpp 6 (4) and pp 4 with --stage-layers
+ * 26,22,24,24 run, 25,23,24,24 is refused. */
+START_TEST(test_gdn_hybrid_group)
+{
+	struct model m;
+	struct plan p;
+	struct cluster c;
+	struct plan_error err;
+
+	test_setup_paths();
+	test_load_profile(PROFILE_CLUSTER, "dgx-h100", &c);
+	test_load_profile(PROFILE_MODEL, "qwen3-next-80b-a3b", &m);
+	ck_assert_int_eq(m.hybrid_group, 2);
+	plan_init(&p);
+	p.tp = 1;
+	p.pp = 4;
+	p.dp = 32;
+	p.ep = 8;
+	p.micro_batch = 1;
+	p.global_batch = 1024;
+	p.seq_len = 4096;
+	p.vpp = 8;
+	plan_error_clear(&err);
+	ck_assert(!plan_validate(&p, &m, &c, &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "hybrid_group"));
+	p.vpp = 6;
+	ck_assert_msg(plan_validate(&p, &m, &c, &err), "%s", err.message);
+	p.vpp = 1;
+	p.custom_layers = true;
+	p.stage_layers_count = 4;
+	p.stage_layers[0] = 26;
+	p.stage_layers[1] = 22;
+	p.stage_layers[2] = p.stage_layers[3] = 24;
+	ck_assert_msg(plan_validate(&p, &m, &c, &err), "%s", err.message);
+	p.stage_layers[0] = 25;
+	p.stage_layers[1] = 23;
+	ck_assert(!plan_validate(&p, &m, &c, &err));
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 gdn_suite(void)
 {
@@ -275,6 +318,7 @@ gdn_suite(void)
 	tcase_add_test(tc, test_gdn_plan_check);
 	tcase_add_test(tc, test_bundled_qwen3_next);
 	tcase_add_test(tc, test_gdn_search_bound);
+	tcase_add_test(tc, test_gdn_hybrid_group);
 	suite_add_tcase(s, tc);
 	return s;
 }

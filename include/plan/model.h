@@ -161,6 +161,10 @@ struct model {
 	 *  Megatron-Core's hybrid_layer_pattern, Nemotron-H's "M-M-M-M*-...");
 	 *  "": every layer a transformer layer. Its length is layers. */
 	char hybrid_pattern[MODEL_HYBRID_MAX + 1];
+	/** Pattern symbols one framework layer is written as (1; Megatron's
+	 *  GPT model with an experimental linear attention, Qwen3-Next, 2:
+	 *  its mixer and its MLP): a pipeline stage holds whole groups. */
+	int hybrid_group;
 	struct model_mamba mamba;
 	struct model_gdn gdn;
 	int parts;           /**< enum model_part bits a layer holds; 0: attention and MLP */

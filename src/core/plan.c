@@ -757,6 +757,14 @@ validate_hybrid(const struct plan *p, const struct model *m, struct plan_error *
 			    m->name);
 	if (p->activation_offload_layers > 0)
 		return FAIL("--activation-offload-layers is not modelled for a hybrid model ('%s')", m->name);
+	/* A framework layer written as several symbols (hybrid_group: a GPT
+	 * layer's mixer and MLP) stays whole on one virtual stage. */
+	for (int k = 0; m->hybrid_group > 1 && k < p->pp * p->vpp; k++)
+		if (pipeline_chunk_layers(p, m, k) % m->hybrid_group != 0)
+			return FAIL("virtual stage %d would hold %d layers of model '%s', which writes a framework "
+				    "layer as %d (hybrid_group): a stage holds whole layers, so choose pp x vpp and "
+				    "--stage-layers in multiples of %d",
+				    k, pipeline_chunk_layers(p, m, k), m->name, m->hybrid_group, m->hybrid_group);
 	return true;
 }
 

@@ -1045,8 +1045,9 @@ hf_q3n_shape(const struct hf_reader *r, const char *pat, FILE *out)
 	if (bias)
 		return hf_fail(r, "biases on q, k, v and o but not on the experts and Gated DeltaNet projections are "
 			       "not modelled (model key bias): field", "attention_bias");
-	fprintf(out, "layers: %zu\nhybrid_pattern: \"%s\"\nhidden: %ld\nheads: %ld\nkv_heads: %ld\nvocab: %ld\n"
-		"seq_len: %ld  # max_position_embeddings %ld\n", strlen(pat), pat, hidden, heads, kv, vocab,
+	/* hybrid_group 2: a decoder layer's mixer and MLP stay on one stage. */
+	fprintf(out, "layers: %zu\nhybrid_pattern: \"%s\"\nhybrid_group: 2\nhidden: %ld\nheads: %ld\nkv_heads: %ld\n"
+		"vocab: %ld\nseq_len: %ld  # max_position_embeddings %ld\n", strlen(pat), pat, hidden, heads, kv, vocab,
 		seq < HF_TRAIN_SEQ_LEN ? seq : HF_TRAIN_SEQ_LEN, seq);
 	if (head_dim * heads != hidden)
 		fprintf(out, "head_dim: %ld\n", head_dim);

@@ -210,6 +210,10 @@ const struct schema_key model_schema[] = {
 	  .help = "a hybrid model's layers, one symbol each (Megatron-Core's hybrid_layer_pattern): M a "
 		  "Mamba-2 layer, G Gated DeltaNet, * self-attention, - MLP, E MoE, each with one pre-norm; as long as layers "
 		  "(Nemotron-H 8B: M-M-M-M*-M-M-M-M-M*-...); absent: transformer layers" },
+	{ .key = "hybrid_group", .type = SCHEMA_INT, .offset = OFF(hybrid_group), .min = 1, .max = 64, .def = "1",
+	  .help = "pattern symbols one framework layer is written as: 2 for a GPT model with a linear "
+		  "attention (Megatron's experimental_attention_variant, Qwen3-Next: a mixer and its MLP); "
+		  "a pipeline stage holds whole groups" },
 	{ .key = "mamba", .type = SCHEMA_MAP, .offset = OFF(mamba), .sub = mamba_schema,
 	  .help = "the Mamba-2 mixer of a hybrid model's M layers (Megatron's --mamba-* arguments); "
 		  "absent: its defaults" },
@@ -270,6 +274,9 @@ hybrid_finish(struct model *m, struct ytree *t, struct plan_error *err)
 				   "G (Gated DeltaNet), * (attention), - (MLP), E (MoE)", pat[bad], bad + 1);
 	if (strlen(pat) != (size_t)m->layers)
 		return ytree_error(t, at, err, "hybrid_pattern has %zu layers, layers says %d", strlen(pat), m->layers);
+	if (m->layers % m->hybrid_group != 0)
+		return ytree_error(t, ytree_find_path(t, "hybrid_group"), err,
+				   "hybrid_group %d does not divide the pattern's %d layers", m->hybrid_group, m->layers);
 	if (strchr(pat, 'E') && m->moe.experts == 0)
 		return ytree_error(t, at, err, "hybrid_pattern has MoE layers (E) but the profile has no moe block");
 	if (!strchr(pat, 'E') && m->moe.experts > 0)
@@ -341,6 +348,11 @@ model_finish(struct model *m, struct ytree *t, struct plan_error *err)
 		return false;
 	if (m->hybrid_pattern[0] == '\0' && ytree_find(t, ytree_root(t), "mamba"))
 		return ytree_error(t, ytree_find(t, ytree_root(t), "mamba"), err, "a mamba block needs a hybrid_pattern");
+	if (m->hybrid_pattern[0] == '\0' && ytree_find(t, ytree_root(t), "hybrid_group"))
+		return ytree_error(t, ytree_find(t, ytree_root(t), "hybrid_group"), err,
+				   "hybrid_group needs a hybrid_pattern");
+	if (m->hybrid_group == 0) /* no key (a model built in code): one symbol a layer */
+		m->hybrid_group = 1;
 	if (m->hybrid_pattern[0] == '\0' && ytree_find(t, ytree_root(t), "gdn"))
 		return ytree_error(t, ytree_find(t, ytree_root(t), "gdn"), err, "a gdn block needs a hybrid_pattern");
 	if (m->gdn.key_head_dim == 0) /* no gdn block: its defaults */
