@@ -34,6 +34,14 @@ struct mixer_cost {
 	int fwd_kernels, bwd_kernels;  /**< kernels besides the GEMMs (scan, conv1d, norm, copies) */
 };
 
+/**
+ * A scan's kernels (Mamba's SSD, GDN's delta rule: Triton chunked
+ * kernels both): the larger of @flops at mamba_ssd_efficiency() of the
+ * GPU's clocked peak and @bytes at its achieved bandwidth, and a launch
+ * each of @kernels; @backward picks the efficiency.
+ */
+double mixer_scan_time(const struct cluster *c, double flops, double bytes, int kernels, bool backward);
+
 /** Whether a layer of @m holds a mixer (MODEL_PART_MAMBA or MODEL_PART_GDN). */
 bool mixer_present(const struct model *m);
 

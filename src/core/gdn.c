@@ -1,8 +1,6 @@
-#include <math.h>
 #include <stddef.h>
 
 #include "plan/gdn.h"
-#include "plan/mamba.h"
 
 /*
  * The training path. Megatron-Core's GatedDeltaNet.forward
@@ -22,6 +20,8 @@
  * the chunk states, then chunk_bwd_dv_local,
  * chunk_gated_delta_rule_bwd_dhu, chunk_bwd_dqkwg, prepare_wy_repr_bwd
  * and the reverse cumsum of dg: 7 kernels, and one for the gates'.
+ * FLA's kernels are Triton tl.dot tiles as mamba_ssm's are; plan-cli
+ * runs them at the SSD's efficiency (mixer_scan_time), unmeasured.
  */
 #define GDN_RULE_FWD_KERNELS 6
 #define GDN_RULE_BWD_KERNELS 8
@@ -92,19 +92,6 @@ rule_fwd_bytes(const struct model *m, const struct gdn_local *l)
 	return l->tokens * per_token + states;
 }
 
-/* As Mamba's SSD (mamba.c ssd_time): the larger of its FLOPs at the
- * scan efficiency and its bytes, and a launch a kernel. FLA's kernels
- * are Triton tl.dot tiles as mamba_ssm's are; plan-cli takes the SSD's
- * efficiency for them (mamba_ssd_efficiency), unmeasured. */
-static double
-rule_time(const struct cluster *c, double flops, double bytes, int kernels, bool backward)
-{
-	double peak = c->gpu.peak_flops * gpu_clock_factor(&c->gpu);
-
-	return fmax(flops / (peak * mamba_ssd_efficiency(c, backward)), compute_memory_time(c, bytes)) +
-	       kernels * c->gpu.launch_overhead_s;
-}
-
 /*
  * The memory-bound passes, 2-byte elements. Forward: the conv1d reads
  * and writes q, k and v (4 a channel); _prepare_input reads and writes q
@@ -165,11 +152,11 @@ gdn_mixer_cost(const struct model *m, const struct plan *p, const struct cluster
 	out->scan_fwd_flops = gdn_rule_flops(m, l.tokens, l.vheads, false);
 	out->scan_bwd_flops = gdn_rule_flops(m, l.tokens, l.vheads, true);
 	bytes = rule_fwd_bytes(m, &l);
-	out->scan_fwd_s = rule_time(c, out->scan_fwd_flops, bytes, GDN_RULE_FWD_KERNELS, false);
+	out->scan_fwd_s = mixer_scan_time(c, out->scan_fwd_flops, bytes, GDN_RULE_FWD_KERNELS, false);
 	/* The backward reads what the forward read and the output's gradient,
 	 * writes a gradient of each input and recomputes w, u and the states:
 	 * twice the forward's bytes. */
-	out->scan_bwd_s = rule_time(c, out->scan_bwd_flops, 2.0 * bytes, GDN_RULE_BWD_KERNELS, true);
+	out->scan_bwd_s = mixer_scan_time(c, out->scan_bwd_flops, 2.0 * bytes, GDN_RULE_BWD_KERNELS, true);
 
 	mixer_mem(p, &l, out);
 	gdn_mixer_kernels(m, p, &out->fwd_kernels, &out->bwd_kernels);

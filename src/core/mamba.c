@@ -112,15 +112,6 @@ ssd_fwd_bytes(const struct model *m, const struct mamba_local *l)
 	       16.0 * chunks * l->heads * m->mamba.head_dim * m->mamba.state_dim;
 }
 
-static double
-ssd_time(const struct cluster *c, double flops, double bytes, int kernels, bool backward)
-{
-	double peak = c->gpu.peak_flops * gpu_clock_factor(&c->gpu);
-
-	return fmax(flops / (peak * mamba_ssd_efficiency(c, backward)), compute_memory_time(c, bytes)) +
-	       kernels * c->gpu.launch_overhead_s;
-}
-
 /*
  * The memory-bound passes, 2-byte elements. Forward: causal_conv1d_fwd
  * reads and writes xBC (4 a conv channel), the RMSNorm reads y and
@@ -171,10 +162,10 @@ mamba_mixer_cost(const struct model *m, const struct plan *p, const struct clust
 	out->scan_fwd_flops = mamba_ssd_flops(m, l.tokens, l.heads, l.groups, false);
 	out->scan_bwd_flops = mamba_ssd_flops(m, l.tokens, l.heads, l.groups, true);
 	bytes = ssd_fwd_bytes(m, &l);
-	out->scan_fwd_s = ssd_time(c, out->scan_fwd_flops, bytes, MAMBA_SSD_FWD_KERNELS, false);
+	out->scan_fwd_s = mixer_scan_time(c, out->scan_fwd_flops, bytes, MAMBA_SSD_FWD_KERNELS, false);
 	/* The backward reads what the forward read and dY, writes a gradient
 	 * of each input and recomputes the states: twice the forward's bytes. */
-	out->scan_bwd_s = ssd_time(c, out->scan_bwd_flops, 2.0 * bytes, MAMBA_SSD_BWD_KERNELS, true);
+	out->scan_bwd_s = mixer_scan_time(c, out->scan_bwd_flops, 2.0 * bytes, MAMBA_SSD_BWD_KERNELS, true);
 
 	mixer_mem(p, &l, out);
 	mamba_mixer_kernels(p, &out->fwd_kernels, &out->bwd_kernels);

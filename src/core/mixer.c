@@ -1,7 +1,18 @@
+#include <math.h>
+
 #include "plan/mixer.h"
 
 #include "plan/gdn.h"
 #include "plan/mamba.h"
+
+double
+mixer_scan_time(const struct cluster *c, double flops, double bytes, int kernels, bool backward)
+{
+	double peak = c->gpu.peak_flops * gpu_clock_factor(&c->gpu);
+
+	return fmax(flops / (peak * mamba_ssd_efficiency(c, backward)), compute_memory_time(c, bytes)) +
+	       kernels * c->gpu.launch_overhead_s;
+}
 
 bool
 mixer_present(const struct model *m)
