@@ -201,7 +201,8 @@ const struct schema_key model_schema[] = {
 	  .help = "Mixture-of-Experts block; absent for a dense model" },
 	{ .key = "mtp_layers", .type = SCHEMA_INT, .offset = OFF(mtp_layers), .min = 0, .max = 64, .def = "0",
 	  .help = "multi-token prediction depth (DeepSeek-V3: 1): modules on the last pipeline stage, each a "
-		  "layer of the last layer's kind, a 2h x h projection and the shared output head with its loss" },
+		  "layer of the last layer's kind (a hybrid model: mtp_pattern's layers), a 2h x h projection and "
+		  "the shared output head with its loss" },
 	{ .key = "mtp_pattern", .type = SCHEMA_STRING, .offset = OFF(mtp_pattern),
 	  .size = sizeof(((struct model *)0)->mtp_pattern),
 	  .help = "a hybrid model's layers of one multi-token prediction depth, in hybrid_pattern's symbols "
