@@ -532,6 +532,21 @@ START_TEST(test_nemotron_h)
 	ck_assert_int_eq(m.moe.top_k, 2);
 	ck_assert_int_eq(m.moe.expert_ffn_hidden, 32);
 	ck_assert_int_eq(m.moe.shared_experts, 3);
+	/* Multi-token prediction (Nemotron 3; Megatron-Bridge's _hf_mtp_config):
+	 * the depths, their pattern, shared by default (mtp_use_repeated_layer). */
+	hf_loadf(&m, HF_NH_SMALL, "\"hybrid_override_pattern\": \"ME*E\"",
+		 ", \"n_routed_experts\": 8, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 32,"
+		 " \"moe_shared_expert_intermediate_size\": 32, \"num_nextn_predict_layers\": 1, \"mtp_hybrid_override_pattern\": \"*E\"");
+	ck_assert_int_eq(m.mtp_layers, 1);
+	ck_assert_str_eq(m.mtp_pattern, "*E");
+	ck_assert(m.mtp_repeated);
+	hf_loadf(&m, HF_NH_SMALL, "\"hybrid_override_pattern\": \"ME*E\"",
+		 ", \"n_routed_experts\": 8, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 32,"
+		 " \"moe_shared_expert_intermediate_size\": 32, \"num_nextn_predict_layers\": 2, \"mtp_layers_block_type\": [\"attention\", \"moe\"],"
+		 " \"mtp_use_repeated_layer\": false");
+	ck_assert_int_eq(m.mtp_layers, 2);
+	ck_assert_str_eq(m.mtp_pattern, "*E");
+	ck_assert(!m.mtp_repeated);
 }
 END_TEST
 
@@ -565,7 +580,14 @@ START_TEST(test_nemotron_h_errors)
 		{ "\"hybrid_override_pattern\": \"M*-\"", ", \"use_conv_bias\": false",
 		  "a Mamba conv1d without its bias is not modelled: field 'use_conv_bias'" },
 		{ "\"hybrid_override_pattern\": \"M*-\"", ", \"num_nextn_predict_layers\": 1",
-		  "field 'num_nextn_predict_layers'" },
+		  "needs its layers: missing field 'mtp_hybrid_override_pattern'" },
+		{ "\"hybrid_override_pattern\": \"M*-\"",
+		  ", \"num_nextn_predict_layers\": 1, \"mtp_hybrid_override_pattern\": \"*D\"",
+		  "symbol 'D' is not modelled (M Mamba-2, * attention, - MLP, E MoE) in field "
+		  "'mtp_hybrid_override_pattern'" },
+		{ "\"hybrid_override_pattern\": \"M*-\"",
+		  ", \"num_nextn_predict_layers\": 1, \"mtp_hybrid_override_pattern\": \"*E\"",
+		  "mtp_pattern: 'E' at position 2 is a kind hybrid_pattern has no layer of" },
 		{ "\"hybrid_override_pattern\": \"M*-\"", ", \"time_step_limit\": [0.0, Infinity], \"mamba_d_conv\": NaN",
 		  "expected a whole number >= 0 in field 'mamba_d_conv'" },
 	};

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "plan/compute.h"
 #include "plan/estimate.h"
 #include "plan/flops.h"
 #include "plan/framework.h"
@@ -425,6 +426,191 @@ START_TEST(test_hybrid_host_tensors)
 }
 END_TEST
 
+/* A small hybrid MoE model for multi-token prediction (plan-cli
+ * hybridmtp): "*E*E", h 1024, 8 heads (MHA, d 128), V 32768, untied,
+ * RMSNorm, no biases; 8 experts of ffn 512 (two matrices), top 2, no
+ * shared expert. */
+#define MTP_HYBRID_YAML                                                                                      \
+	"name: mtp-toy\nlayers: 4\nhybrid_pattern: \"*E*E\"\nhidden: 1024\nheads: 8\nffn_hidden: 4096\n"   \
+	"vocab: 32768\nseq_len: 2048\ntied_embeddings: false\ndropout: false\nbias: false\nnorm: rmsnorm\n" \
+	"position_embedding: none\nmoe:\n  experts: 8\n  top_k: 2\n  expert_ffn_hidden: 512\n"
+
+/*
+ * The MTP block's parameters (Megatron-Core's MultiTokenPredictionLayer,
+ * multi_token_prediction.py at d98e8a6), pattern "*E":
+ * - attention: Q, K, V, O 4 x 1024^2 = 4,194,304 and its norm 1024:
+ *   4,195,328;
+ * - MoE: its norm 1024 and router 1024 x 8 = 8192, 9,216; the routed
+ *   experts 8 x 2 x 1024 x 512 = 8,388,608;
+ * - eh_proj 2h x h = 2,097,152; enorm, hnorm, final_layernorm 3 x 1024:
+ *   2,100,224;
+ * one depth: 4,195,328 + 9,216 + 8,388,608 + 2,100,224 = 14,693,376,
+ * of it routed 8,388,608. pp 1, tp 1, ep 1: mtp_layers 2 adds twice
+ * that, 29,386,752 (routed 16,777,216); mtp_repeated once, 14,693,376.
+ * pp 2, stage 1 (the output layer's, not the embedding's) adds the
+ * untied embedding's copy too, 32768 x 1024 = 33,554,432; stage 0
+ * nothing. ep 2 (tp 1): the routed 8 / 2 experts a depth, 4,194,304.
+ */
+START_TEST(test_hybrid_mtp_params)
+{
+	struct model m0, m2, mr;
+	struct plan p;
+	double x0, x2, xr;
+
+	test_load_model(&m0, MTP_HYBRID_YAML);
+	test_load_model(&m2, MTP_HYBRID_YAML "mtp_layers: 2\nmtp_pattern: \"*E\"\n");
+	test_load_model(&mr, MTP_HYBRID_YAML "mtp_layers: 2\nmtp_pattern: \"*E\"\nmtp_repeated: true\n");
+	ck_assert_int_eq(model_mtp_kind_layers(&m2, MODEL_KIND_ATTENTION), 1);
+	ck_assert_int_eq(model_mtp_kind_layers(&m2, MODEL_KIND_MOE), 1);
+	ck_assert_int_eq(model_mtp_param_depths(&m2), 2);
+	ck_assert_int_eq(model_mtp_param_depths(&mr), 1);
+	plan_init(&p);
+	p.tp = p.pp = p.dp = 1;
+	p.global_batch = 8;
+	p.seq_len = 2048;
+	ck_assert_double_eq_tol(estimate_stage_params(&m2, &p, 0, &x2) - estimate_stage_params(&m0, &p, 0, &x0),
+				29386752.0, 1e-6);
+	ck_assert_double_eq_tol(x2 - x0, 16777216.0, 1e-6);
+	ck_assert_double_eq_tol(estimate_stage_params(&mr, &p, 0, &xr) - estimate_stage_params(&m0, &p, 0, &x0),
+				14693376.0, 1e-6);
+	ck_assert_double_eq_tol(xr - x0, 8388608.0, 1e-6);
+	/* parameters and FLOPs leave MTP out (DeepSeek-V3's 671B; plan-cli's convention). */
+	ck_assert_double_eq(model_params_total(&m2), model_params_total(&m0));
+	ck_assert_double_eq(flops_forward_per_token(&m2, 2048), flops_forward_per_token(&m0, 2048));
+	p.pp = 2;
+	ck_assert_double_eq_tol(estimate_stage_params(&m2, &p, 1, NULL) - estimate_stage_params(&m0, &p, 1, NULL),
+				29386752.0 + 33554432.0, 1e-6);
+	ck_assert_double_eq_tol(estimate_stage_params(&m2, &p, 0, NULL), estimate_stage_params(&m0, &p, 0, NULL),
+				1e-6);
+	ck_assert_double_eq_tol(memory_stage_ends_params(&m2, &p, 1) - memory_stage_ends_params(&m0, &p, 1),
+				33554432.0, 1e-6);
+	p.pp = 1;
+	p.ep = 2;
+	p.dp = 2;
+	estimate_stage_params(&m0, &p, 0, &x0);
+	estimate_stage_params(&mr, &p, 0, &xr);
+	ck_assert_double_eq_tol(xr - x0, 4194304.0, 1e-6);
+}
+END_TEST
+
+/*
+ * Time (plan-cli hybridmtp): a depth runs its layers, eh_proj and the
+ * head again, D times whether or not it shares parameters. On one GPU
+ * (no DP reduction) with mtp_repeated the optimizer steps over one
+ * depth's parameters for 1 and 2 depths alike, so the second depth adds
+ * what the first did less that step: t(2) - t(1) = t(1) - t(0) -
+ * (opt(1) - opt(0)), to rounding. And a depth's compute is that of the two
+ * layers "*E" added to the model ("*E*E*E" less "*E*E") plus the head's
+ * forward and backward and three times eh_proj's forward GEMM (bs x h
+ * by 2h x h: forward, dX and dW), as compute_ends_time and
+ * compute_gemm_time give them: 8 micro-batches of 1 x 2048 tokens.
+ */
+START_TEST(test_hybrid_mtp_time)
+{
+	struct cluster c;
+	struct model m[3], m6;
+	struct plan p;
+	struct estimate e[3], e6;
+	struct compute_ends ce;
+	struct plan_error err;
+	double proj, depth;
+
+	test_setup_paths();
+	test_load_profile(PROFILE_CLUSTER, "dgx-h100", &c);
+	test_load_model(&m[0], MTP_HYBRID_YAML);
+	test_load_model(&m[1], MTP_HYBRID_YAML "mtp_layers: 1\nmtp_pattern: \"*E\"\nmtp_repeated: true\n");
+	test_load_model(&m[2], MTP_HYBRID_YAML "mtp_layers: 2\nmtp_pattern: \"*E\"\nmtp_repeated: true\n");
+	test_load_model(&m6, "name: mtp-toy\nlayers: 6\nhybrid_pattern: \"*E*E*E\"\nhidden: 1024\nheads: 8\n"
+			     "ffn_hidden: 4096\nvocab: 32768\nseq_len: 2048\ntied_embeddings: false\n"
+			     "dropout: false\nbias: false\nnorm: rmsnorm\nposition_embedding: none\nmoe:\n"
+			     "  experts: 8\n  top_k: 2\n  expert_ffn_hidden: 512\n");
+	plan_init(&p);
+	p.tp = p.pp = p.dp = 1;
+	p.micro_batch = 1;
+	p.global_batch = 8;
+	p.seq_len = 2048;
+	p.flash_attention = true;
+	for (int d = 0; d < 3; d++)
+		ck_assert_msg(estimate_plan(&m[d], &c, &p, NULL, &e[d], &err), "%s", err.message);
+	ck_assert_msg(estimate_plan(&m6, &c, &p, NULL, &e6, &err), "%s", err.message);
+	ck_assert(e[1].iteration_time_s > e[0].iteration_time_s);
+	/* The shared depth's step is the same for 1 and 2 depths. */
+	ck_assert_double_eq(e[2].breakdown.optimizer, e[1].breakdown.optimizer);
+	ck_assert(e[1].breakdown.optimizer > e[0].breakdown.optimizer);
+	ck_assert_double_eq_tol(e[2].iteration_time_s - e[1].iteration_time_s,
+				e[1].iteration_time_s - e[0].iteration_time_s -
+					(e[1].breakdown.optimizer - e[0].breakdown.optimizer),
+				1e-9 * e[2].iteration_time_s);
+	compute_ends_time(&m[0], &p, &c, NULL, &ce);
+	proj = compute_gemm_time(&c, 2048.0, 1024.0, 2048.0, 1);
+	depth = e6.breakdown.compute - e[0].breakdown.compute + 8.0 * (ce.head_fwd_s + ce.head_bwd_s + 3.0 * proj);
+	ck_assert_double_eq_tol(e[1].breakdown.compute - e[0].breakdown.compute, depth, 1e-9 * depth);
+	ck_assert_double_eq_tol(e[2].breakdown.compute - e[0].breakdown.compute, 2.0 * depth, 2e-9 * depth);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * The kind-by-kind MTP against the transformer's (as
+ * test_hybrid_spells_transformer): Llama 3 8B with mtp_layers 2 (a depth
+ * one layer of its last layer's kind) and its hybrid spelling "*-*-..."
+ * with mtp_pattern "*-" run the same modules: the same time, compute,
+ * TP communication and activations, on pp 1 and pp 2, selective
+ * recomputation (full recomputation keeps a checkpoint a hybrid layer,
+ * two a block, in the decoder as in the MTP depth). Parameters differ
+ * by Megatron-Core's third norm a depth (final_layernorm, which the
+ * transformer's count, DeepSeek-V3's two RMSNorms, leaves out): 2 x 4096
+ * on the last stage, tp 2 ways, 4096; the optimizer's step over them
+ * moves the iteration by under 1e-6 of it.
+ */
+START_TEST(test_hybrid_mtp_spells_transformer)
+{
+	struct cluster c;
+	struct model t, h;
+	struct plan p;
+	struct estimate et, eh;
+	struct plan_error err;
+
+	test_setup_paths();
+	test_load_profile(PROFILE_CLUSTER, "dgx-h100", &c);
+	test_load_profile(PROFILE_MODEL, "llama3-8b", &t);
+	t.mtp_layers = 2;
+	as_hybrid(&t, &h);
+	strcpy(h.mtp_pattern, "*-");
+	for (int v = 0; v < 2; v++) {
+		plan_init(&p);
+		p.tp = 2;
+		p.pp = v ? 2 : 1;
+		p.dp = v ? 2 : 4;
+		p.micro_batch = 1;
+		p.global_batch = 32;
+		p.seq_len = 8192;
+		p.flash_attention = true;
+		p.sequence_parallel = true;
+		p.recompute = PLAN_RECOMPUTE_SELECTIVE;
+		ck_assert_msg(estimate_plan(&t, &c, &p, NULL, &et, &err), "%s", err.message);
+		ck_assert_msg(estimate_plan(&h, &c, &p, NULL, &eh, &err), "%s", err.message);
+		ck_assert_double_eq_tol(eh.breakdown.compute, et.breakdown.compute, 1e-9 * et.breakdown.compute);
+		ck_assert_double_eq_tol(eh.breakdown.tp_comm, et.breakdown.tp_comm, 1e-9 * et.breakdown.tp_comm);
+		ck_assert_double_eq_tol(eh.iteration_time_s, et.iteration_time_s, 1e-6 * et.iteration_time_s);
+		ck_assert_double_eq_tol(eh.memory.activations, et.memory.activations, 1e-9 * et.memory.activations);
+		ck_assert_double_eq_tol(estimate_stage_params(&h, &p, p.pp - 1, NULL) -
+						estimate_stage_params(&t, &p, p.pp - 1, NULL),
+					4096.0, 1e-3);
+	}
+	/* mtp_repeated on the transformer (Megatron-Core's legacy repeated
+	 * mode): one depth's parameters fewer, a Llama 3 8B layer (Q, O 2 x
+	 * 4096^2, K, V 2 x 4096 x 1024, SwiGLU 3 x 4096 x 14336, two norms:
+	 * 218,112,000) with M_k 2 x 4096^2 = 33,554,432 and two norms 8192:
+	 * 251,674,624, tp 2 ways 125,837,312. */
+	h = t;
+	h.mtp_repeated = true;
+	ck_assert_double_eq_tol(estimate_stage_params(&t, &p, 1, NULL) - estimate_stage_params(&h, &p, 1, NULL),
+				125837312.0, 1e-3);
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 hybrid_suite(void)
 {
@@ -439,6 +625,9 @@ hybrid_suite(void)
 	tcase_add_test(tc, test_hybrid_zero3_transient);
 	tcase_add_test(tc, test_hybrid_largest_matrix);
 	tcase_add_test(tc, test_hybrid_host_tensors);
+	tcase_add_test(tc, test_hybrid_mtp_params);
+	tcase_add_test(tc, test_hybrid_mtp_time);
+	tcase_add_test(tc, test_hybrid_mtp_spells_transformer);
 	suite_add_tcase(s, tc);
 	return s;
 }

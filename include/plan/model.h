@@ -124,6 +124,7 @@ enum model_part {
 };
 
 #define MODEL_HYBRID_MAX 1024
+#define MODEL_MTP_MAX 64
 
 /** A decoder/encoder transformer, dense or MoE (the shapes that set its cost). */
 struct model {
@@ -156,6 +157,14 @@ struct model {
 	struct model_mla mla;
 	struct model_moe moe;
 	int mtp_layers;      /**< multi-token prediction depth D (DeepSeek-V3: 1; 0: none) */
+	/** A hybrid model's layers of one MTP depth, one symbol each
+	 *  (Megatron-Core's mtp_hybrid_override_pattern, the part after each
+	 *  '/' of a unified hybrid_layer_pattern; Nemotron-3 Super: "*E");
+	 *  "": none (a transformer's depth is one layer of its last layer's kind). */
+	char mtp_pattern[MODEL_MTP_MAX + 1];
+	/** One depth's parameters shared by all D depths (Megatron-Core's
+	 *  mtp_use_repeated_layer: one MultiTokenPredictionLayer run D times). */
+	bool mtp_repeated;
 	struct model_window sliding_window;
 	/** A hybrid model's layers, one symbol each (enum model_layer_kind;
 	 *  Megatron-Core's hybrid_layer_pattern, Nemotron-H's "M-M-M-M*-...");
@@ -191,6 +200,13 @@ int model_kind_layers(const struct model *m, int kind);
  * model's.
  */
 void model_kind_model(const struct model *m, int kind, struct model *out);
+
+/** Layers of kind @kind in one MTP depth of a hybrid model (mtp_pattern). */
+int model_mtp_kind_layers(const struct model *m, int kind);
+
+/** The MTP depths whose parameters @m holds: 1 when they share one
+ *  depth's (mtp_repeated), else mtp_layers. */
+int model_mtp_param_depths(const struct model *m);
 
 /** Whether a layer of @m holds the part @part (enum model_part). */
 bool model_has_part(const struct model *m, int part);

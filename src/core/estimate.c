@@ -88,6 +88,30 @@ stage_layer_params(const struct model *m, const struct plan *p, const struct lay
 	return params;
 }
 
+/*
+ * plan-cli hybridmtp: the parameters of a hybrid model's MTP block, the
+ * routed experts' (ep and etp ways) added to @local. Megatron-Core's
+ * MultiTokenPredictionLayer (multi_token_prediction.py at d98e8a6) holds
+ * enorm and hnorm, eh_proj (2h -> h, no bias), its layers (a HybridStack
+ * of mtp_pattern, each at its kind's parameters) and its own
+ * final_layernorm: three norms; the output head and embedding are the
+ * model's. Once under mtp_use_repeated_layer, else once a depth
+ * (model_mtp_param_depths).
+ */
+static double
+stage_mtp_hybrid_params(const struct model *m, const struct plan *p, const struct layer_params *k,
+			double *local)
+{
+	double h = m->hidden, norm = model_norm_has_shift(m) ? 2.0 * h : h, one = 2.0 * h * h + 3.0 * norm;
+	double d = model_mtp_param_depths(m);
+
+	for (int kind = 0; kind < MODEL_KIND_COUNT; kind++)
+		one += model_mtp_kind_layers(m, kind) * k->kind_per_layer[kind];
+	*local += d * model_mtp_kind_layers(m, MODEL_KIND_MOE) * ((double)m->moe.experts / p->ep) * k->expert /
+		  plan_etp(p);
+	return d * one;
+}
+
 static double
 stage_params(const struct model *m, const struct plan *p, const struct layer_params *k, int stage, double *expert)
 {
@@ -116,13 +140,17 @@ stage_params(const struct model *m, const struct plan *p, const struct layer_par
 		params += model_params_head(m);
 		if (m->tied_embeddings && p->pp > 1 && !(first && !dual))
 			params += (double)m->vocab * m->hidden;
-		if (m->mtp_layers > 0) {
+		if (m->mtp_layers > 0 && model_is_hybrid(m)) {
+			params += stage_mtp_hybrid_params(m, p, k, &local);
+			if (!m->tied_embeddings && p->pp > 1 && !first)
+				params += (double)m->vocab * m->hidden;
+		} else if (m->mtp_layers > 0) {
 			/* Multi-token prediction (DeepSeek-V3, arXiv:2412.19437,
 			 * Sec. 2.2): per module a layer of the last layer's kind,
 			 * the 2h x h projection M_k and two RMSNorms; the embedding
 			 * is shared, so a pipelined model's last stage keeps a copy
 			 * of it (as of a tied one) unless it holds the embedding. */
-			double d = m->mtp_layers, h = m->hidden;
+			double d = model_mtp_param_depths(m), h = m->hidden;
 
 			if (model_layer_is_moe(m, m->layers)) {
 				params += d * (k->moe_dense + m->moe.shared_experts * k->expert);
@@ -483,7 +511,22 @@ stage_add_mtp(const struct model *m, const struct layer_costs *lc, int r, double
 	double d = share * m->mtp_layers;
 	bool moe = model_layer_is_moe(m, m->layers);
 
-	stage_add_layers(lc, r, moe ? 0.0 : d, moe ? d : 0.0, w);
+	if (model_is_hybrid(m)) {
+		/* plan-cli hybridmtp: a hybrid model's depth runs mtp_pattern's
+		 * layers (Megatron-Core's HybridStack of mtp_layer_pattern in
+		 * MultiTokenPredictionLayer), each at its kind's costs, in the
+		 * stage's mode, D times whether or not they share parameters
+		 * (MultiTokenPredictionBlock.forward loops mtp_num_layers times). */
+		for (int kind = 0; kind < MODEL_KIND_COUNT; kind++) {
+			double n = d * model_mtp_kind_layers(m, kind);
+
+			if (n > 0.0 && lc->kinds[kind])
+				stage_add_layers(lc->kinds[kind], r, kind == MODEL_KIND_MOE ? 0.0 : n,
+						 kind == MODEL_KIND_MOE ? n : 0.0, w);
+		}
+	} else {
+		stage_add_layers(lc, r, moe ? 0.0 : d, moe ? d : 0.0, w);
+	}
 	/* The projection's backward is its dX and dW GEMMs: twice its forward. */
 	w->compute += d * (lc->ce.head_fwd_s + lc->ce.head_bwd_s + 3.0 * lc->mtp_proj_s);
 	w->other += d * lc->ce.head_mem_s;

@@ -1012,6 +1012,22 @@ bf16_layers_extra(const struct model *m, const struct plan *p, const struct fram
 	return n * fp8_saved_bytes(m, p, fw);
 }
 
+/* What one MTP depth's layers keep a micro-batch: a layer of the last
+ * layer's kind (DeepSeek-V3), or, plan-cli hybridmtp, a hybrid model's
+ * mtp_pattern layers at their kinds' (Megatron-Core's HybridStack of the
+ * pattern; every depth its own activations, shared parameters or not). */
+static double
+mtp_depth_activations(const struct model *m, const struct memory_mode *k)
+{
+	double act = 0.0;
+
+	if (!model_is_hybrid(m))
+		return k->layer_activations;
+	for (int kind = 0; kind < MODEL_KIND_COUNT; kind++)
+		act += model_mtp_kind_layers(m, kind) * k->kind_activations[kind];
+	return act;
+}
+
 /* The activations @stage's GPU keeps for its micro-batches in flight. */
 static double
 memory_stage_activations(const struct model *m, const struct plan *p, const struct framework *fw,
@@ -1081,7 +1097,7 @@ memory_stage_activations(const struct model *m, const struct plan *p, const stru
 	 * the last stage's D modules keep a layer's activations for each
 	 * micro-batch in flight there, and their own logits and loss. */
 	if (pipeline_end_share(p, stage, true) > 0.0 && m->mtp_layers > 0)
-		act += m->mtp_layers * (pipeline_head_microbatches(m, p, stage) * k->layer_activations +
+		act += m->mtp_layers * (pipeline_head_microbatches(m, p, stage) * mtp_depth_activations(m, k) +
 					memory_loss_bytes(m, p, fw));
 	/* ZB-H1's micro-batches whose W pass is pending (plan-cli pipe2). */
 	return act + pipeline_deferred_w_bytes(m, p, stage);

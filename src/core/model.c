@@ -56,6 +56,10 @@ model_kind_model(const struct model *m, int kind, struct model *out)
 
 	*out = *m;
 	out->hybrid_pattern[0] = '\0';
+	/* The MTP block is the hybrid model's (estimate.c stage_add_mtp), not its kinds'. */
+	out->mtp_layers = 0;
+	out->mtp_pattern[0] = '\0';
+	out->mtp_repeated = false;
 	out->parts = parts[kind];
 	out->layers = model_kind_layers(m, kind);
 	if (kind == MODEL_KIND_MOE) {
@@ -65,6 +69,26 @@ model_kind_model(const struct model *m, int kind, struct model *out)
 		memset(&out->moe, 0, sizeof(out->moe));
 		out->moe.every = 1;
 	}
+}
+
+int
+model_mtp_kind_layers(const struct model *m, int kind)
+{
+	int n = 0;
+
+	for (const char *c = m->mtp_pattern; *c; c++)
+		n += *c == model_kind_symbols[kind];
+	return n;
+}
+
+/* Megatron-Core's MultiTokenPredictionBlock._build_layers
+ * (multi_token_prediction.py at d98e8a6): with mtp_use_repeated_layer one
+ * MultiTokenPredictionLayer (norms, eh_proj, its layers) is built and its
+ * forward loops over it mtp_num_layers times (layer_idx 0). */
+int
+model_mtp_param_depths(const struct model *m)
+{
+	return m->mtp_repeated && m->mtp_layers > 0 ? 1 : m->mtp_layers;
 }
 
 int

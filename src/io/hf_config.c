@@ -862,13 +862,61 @@ hf_nh_shape(const struct hf_reader *r, const char *pat, FILE *out)
 }
 
 /*
+ * Multi-token prediction (Nemotron 3), as Megatron-Bridge's
+ * NemotronHBridge._hf_mtp_config and provider_bridge read it
+ * (nemotron_h_bridge.py at 067f987): num_nextn_predict_layers depths of
+ * mtp_hybrid_override_pattern's layers (or the mtp_layers_block_type
+ * list, in hf_nh_kind's names), their parameters shared unless
+ * mtp_use_repeated_layer is false (default true). The checkpoint's depths
+ * are written; a recipe may run more of a shared block (Nemotron-3
+ * Super's: mtp_num_layers 2).
+ */
+static bool
+hf_nh_mtp(const struct hf_reader *r, long depths, FILE *out)
+{
+	char pat[MODEL_HYBRID_MAX + 1];
+	json_t *l = json_object_get(r->root, "mtp_layers_block_type");
+	json_t *s = json_object_get(r->root, "mtp_hybrid_override_pattern");
+	const char *field = "mtp_hybrid_override_pattern", *text;
+	bool repeated;
+	size_t n, bad;
+
+	if (l && json_is_array(l)) {
+		field = "mtp_layers_block_type";
+		if (!hf_nh_list(r, field, l, pat))
+			return false;
+	} else {
+		if (!s || json_is_null(s))
+			return hf_fail(r, "num_nextn_predict_layers above 0 needs its layers: missing field", field);
+		text = json_string_value(s);
+		n = text ? strlen(text) : 0;
+		if (n == 0 || n > MODEL_MTP_MAX)
+			return hf_error(r, field, "a string of 1 to %d layer symbols expected in field '%s'",
+					MODEL_MTP_MAX, field);
+		bad = strspn(text, "M*-E");
+		if (bad < n)
+			return hf_error(r, field, "layer %zu's symbol '%c' is not modelled (M Mamba-2, * attention, "
+					"- MLP, E MoE) in field '%s'", bad + 1, text[bad], field);
+		memcpy(pat, text, n + 1);
+	}
+	if (strlen(pat) > MODEL_MTP_MAX)
+		return hf_error(r, field, "at most %d layers a depth expected in field '%s'", MODEL_MTP_MAX, field);
+	if (!hf_bool(r, "mtp_use_repeated_layer", true, &repeated))
+		return false;
+	fprintf(out, "mtp_layers: %ld  # num_nextn_predict_layers; a recipe may run more depths\n"
+		"mtp_pattern: \"%s\"  # %s\nmtp_repeated: %s  # mtp_use_repeated_layer (default true)\n",
+		depths, pat, field, repeated ? "true" : "false");
+	return true;
+}
+
+/*
  * The whole profile. NemotronHAttention is JambaAttention: no rotary nor
  * any other position embedding (the config has no rope field), so
  * position_embedding none whatever Megatron trained the checkpoint with
  * (no parameters either way). NemotronHMLP and the experts are up_proj,
  * mlp_hidden_act (relu2: squared ReLU), down_proj: never gated.
- * Multi-token prediction layers (num_nextn_predict_layers, Nemotron 3)
- * are a hybrid block plan-cli's mtp does not model: refused.
+ * Multi-token prediction layers (num_nextn_predict_layers, Nemotron 3):
+ * hf_nh_mtp.
  */
 static bool
 hf_nemotron_h(const struct hf_reader *r, FILE *out)
@@ -879,11 +927,8 @@ hf_nemotron_h(const struct hf_reader *r, FILE *out)
 
 	if (!hf_nh_pattern(r, pat) || !hf_int(r, NAMES("num_nextn_predict_layers"), 0, &mtp))
 		return false;
-	if (mtp > 0)
-		return hf_fail(r, "multi-token prediction layers (mtp_layers_block_type) are not modelled: field",
-			       "num_nextn_predict_layers");
 	if (!hf_nh_shape(r, pat, out) || !hf_bool(r, "tie_word_embeddings", false, &tied) ||
-	    !hf_nh_bias(r, pat, &bias))
+	    !hf_nh_bias(r, pat, &bias) || (mtp > 0 && !hf_nh_mtp(r, mtp, out)))
 		return false;
 	fprintf(out, "tied_embeddings: %s\nbias: %s\ngated_mlp: false  # up_proj, mlp_hidden_act, down_proj\n"
 		"norm: rmsnorm\nposition_embedding: none  # NemotronHAttention (JambaAttention) has none\n",
@@ -1062,8 +1107,7 @@ hf_q3n_shape(const struct hf_reader *r, const char *pat, FILE *out)
  * The whole profile. Multi-token prediction layers
  * (num_nextn_predict_layers, or mtp_num_hidden_layers) are dropped with
  * a comment: transformers has no MTP module (Qwen3NextForCausalLM; the
- * checkpoints' mtp.* weights go unused), as DeepSeek-V3's are dropped, and a
- * hybrid profile takes no mtp_layers.
+ * checkpoints' mtp.* weights go unused), as DeepSeek-V3's are dropped.
  */
 static bool
 hf_qwen3_next(const struct hf_reader *r, FILE *out)
@@ -1083,8 +1127,8 @@ hf_qwen3_next(const struct hf_reader *r, FILE *out)
 	if (!hf_q3n_shape(r, pat, out))
 		return false;
 	if (mtp > 0)
-		fprintf(out, "# %ld multi-token prediction layer(s) not written: a hybrid model takes no mtp_layers\n",
-			mtp);
+		fprintf(out, "# %ld multi-token prediction layer(s) not written: transformers' Qwen3-Next has no "
+			"MTP module\n", mtp);
 	if (strchr(pat, 'G') && !hf_q3n_gdn(r, out))
 		return false;
 	return !strchr(pat, 'E') || hf_q3n_moe(r, out);

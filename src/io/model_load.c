@@ -201,7 +201,16 @@ const struct schema_key model_schema[] = {
 	  .help = "Mixture-of-Experts block; absent for a dense model" },
 	{ .key = "mtp_layers", .type = SCHEMA_INT, .offset = OFF(mtp_layers), .min = 0, .max = 64, .def = "0",
 	  .help = "multi-token prediction depth (DeepSeek-V3: 1): modules on the last pipeline stage, each a "
-		  "layer of the last layer's kind, a 2h x h projection and the shared output head with its loss" },
+		  "layer of the last layer's kind (a hybrid model: mtp_pattern's layers), a 2h x h projection and "
+		  "the shared output head with its loss" },
+	{ .key = "mtp_pattern", .type = SCHEMA_STRING, .offset = OFF(mtp_pattern),
+	  .size = sizeof(((struct model *)0)->mtp_pattern),
+	  .help = "a hybrid model's layers of one multi-token prediction depth, in hybrid_pattern's symbols "
+		  "(Megatron-Core's mtp_hybrid_override_pattern; Nemotron-3 Super: *E); needed with "
+		  "mtp_layers on a hybrid model, each kind one hybrid_pattern has" },
+	{ .key = "mtp_repeated", .type = SCHEMA_BOOL, .offset = OFF(mtp_repeated), .def = "false",
+	  .help = "the mtp_layers depths share one depth's parameters, run once a depth (Megatron-Core's "
+		  "mtp_use_repeated_layer; Nemotron-3 Super: true)" },
 	{ .key = "sliding_window", .type = SCHEMA_MAP, .offset = OFF(sliding_window), .sub = window_schema,
 	  .help = "sliding-window (local) attention: its window and the layers that use it; absent: every "
 		  "layer global" },
@@ -265,9 +274,10 @@ hybrid_finish(struct model *m, struct ytree *t, struct plan_error *err)
 
 	if (pat[bad] == '|' || pat[bad] == '/')
 		return ytree_error(t, at, err,
-				   "hybrid_pattern: '%c' (%s) is not taken here; write the layers only, and the "
-				   "stages with --stage-layers",
-				   pat[bad], pat[bad] == '|' ? "a pipeline stage boundary" : "multi-token prediction");
+				   "hybrid_pattern: '%c' (%s) is not taken here; write the layers only, %s",
+				   pat[bad], pat[bad] == '|' ? "a pipeline stage boundary" : "multi-token prediction",
+				   pat[bad] == '|' ? "and the stages with --stage-layers"
+				   : "and the depths with mtp_layers and mtp_pattern");
 	if (pat[bad] != '\0')
 		return ytree_error(t, at, err,
 				   "hybrid_pattern: '%c' at position %zu is not a layer; valid: M (Mamba-2), "
@@ -286,10 +296,13 @@ hybrid_finish(struct model *m, struct ytree *t, struct plan_error *err)
 		return ytree_error(t, ytree_find_path(t, "moe"), err,
 				   "moe.every and moe.first_dense_layers do not apply to a hybrid model: "
 				   "hybrid_pattern places its MoE layers (E)");
-	if (m->parallel_block || m->sliding_window.window > 0 || m->mtp_layers > 0)
-		return ytree_error(t, at, err,
-				   "a hybrid model takes no %s", m->parallel_block ? "parallel_block"
-				   : m->sliding_window.window > 0 ? "sliding_window" : "mtp_layers");
+	if (m->parallel_block || m->sliding_window.window > 0)
+		return ytree_error(t, at, err, "a hybrid model takes no %s",
+				   m->parallel_block ? "parallel_block" : "sliding_window");
+	if (m->mtp_layers > 0 && m->mtp_pattern[0] == '\0')
+		return ytree_error(t, ytree_find_path(t, "mtp_layers"), err,
+				   "a hybrid model's mtp_layers needs mtp_pattern, the layers of one depth "
+				   "(Megatron-Core's mtp_hybrid_override_pattern; Nemotron-3 Super: \"*E\")");
 	/* Each block's check only where its layers are: the mamba block's
 	 * defaults (heads from 2 x hidden / 64) need not fit a model without
 	 * M layers, such as a small Qwen3-Next. */
@@ -301,6 +314,47 @@ hybrid_finish(struct model *m, struct ytree *t, struct plan_error *err)
 		return ytree_error(t, ytree_find_path(t, "gdn"), err,
 				   "gdn: %d value heads are not a multiple of its %d key heads", m->gdn.value_heads,
 				   m->gdn.key_heads);
+	return true;
+}
+
+/*
+ * Multi-token prediction's keys. A hybrid model's depth is the layers of
+ * mtp_pattern (Megatron-Core's parse_hybrid_pattern and _validate_pattern,
+ * megatron/core/models/hybrid/hybrid_layer_allocation.py at d98e8a6: the
+ * layer symbols, no '|'); each of its kinds must be one hybrid_pattern
+ * has, whose block (mamba, moe, gdn) and costs the depth's layers share.
+ */
+static bool
+mtp_finish(const struct model *m, struct ytree *t, struct plan_error *err)
+{
+	const char *pat = m->mtp_pattern;
+	yaml_node_t *at = ytree_find_path(t, "mtp_pattern");
+	size_t bad = strspn(pat, model_kind_symbols);
+
+	if (m->mtp_repeated && m->mtp_layers == 0)
+		return ytree_error(t, ytree_find_path(t, "mtp_repeated"), err,
+				   "mtp_repeated needs mtp_layers (the depths that share one depth's parameters)");
+	if (pat[0] == '\0')
+		return true;
+	if (m->hybrid_pattern[0] == '\0')
+		return ytree_error(t, at, err,
+				   "mtp_pattern applies to a hybrid model (hybrid_pattern); a transformer's MTP "
+				   "depth is one layer of its last layer's kind");
+	if (m->mtp_layers == 0)
+		return ytree_error(t, at, err, "mtp_pattern needs mtp_layers (the depths that run it)");
+	if (pat[bad] == '|' || pat[bad] == '/')
+		return ytree_error(t, at, err,
+				   "mtp_pattern: '%c' is not taken here; write one depth's layers, and the "
+				   "depths with mtp_layers", pat[bad]);
+	if (pat[bad] != '\0')
+		return ytree_error(t, at, err,
+				   "mtp_pattern: '%c' at position %zu is not a layer; valid: M (Mamba-2), "
+				   "G (Gated DeltaNet), * (attention), - (MLP), E (MoE)", pat[bad], bad + 1);
+	for (const char *c = pat; *c; c++)
+		if (!strchr(m->hybrid_pattern, *c))
+			return ytree_error(t, at, err,
+					   "mtp_pattern: '%c' at position %zu is a kind hybrid_pattern has no "
+					   "layer of: not modelled", *c, (size_t)(c - pat) + 1);
 	return true;
 }
 
@@ -362,6 +416,8 @@ model_finish(struct model *m, struct ytree *t, struct plan_error *err)
 		m->mamba = (struct model_mamba){ .state_dim = 128, .head_dim = 64, .groups = 8,
 						 .conv_kernel = 4, .chunk_size = 128 };
 	if (m->hybrid_pattern[0] != '\0' && !hybrid_finish(m, t, err))
+		return false;
+	if (!mtp_finish(m, t, err))
 		return false;
 	if (m->head_dim == 0 && m->hidden % m->heads != 0)
 		return ytree_error(t, ytree_find_path(t, "hidden"), err,
