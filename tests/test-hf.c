@@ -588,6 +588,10 @@ START_TEST(test_nemotron_h_errors)
 		{ "\"hybrid_override_pattern\": \"M*-\"",
 		  ", \"num_nextn_predict_layers\": 1, \"mtp_hybrid_override_pattern\": \"*E\"",
 		  "mtp_pattern: 'E' at position 2 is a kind hybrid_pattern has no layer of" },
+		{ "\"hybrid_override_pattern\": \"M*-\"", ", \"attention_dropout\": 1.0",
+		  "expected a probability from 0 to below 1 in field 'attention_dropout'" },
+		{ "\"hybrid_override_pattern\": \"M*-\"", ", \"hidden_dropout\": -0.1",
+		  "expected a probability from 0 to below 1 in field 'hidden_dropout'" },
 		{ "\"hybrid_override_pattern\": \"M*-\"", ", \"time_step_limit\": [0.0, Infinity], \"mamba_d_conv\": NaN",
 		  "expected a whole number >= 0 in field 'mamba_d_conv'" },
 	};
@@ -603,6 +607,44 @@ START_TEST(test_nemotron_h_errors)
 	/* and keeps the columns: an error after it is where it was */
 	ck_assert(!hf_tryf(&m, &err, "{\"a\": [-Infinity, NaN], \"model_type\": 7}%s%s", "", ""));
 	ck_assert_int_eq(err.column, 39);
+}
+END_TEST
+
+/*
+ * Nemotron 3 Nano 30B-A3B (tests/data/hf/nemotron-3-nano-30b-a3b.json:
+ * the fields of Megatron-Bridge's tests/unit_tests/models/nemotronh/
+ * test_nemotron_h_bridge.py fixture, the MoE fields of its
+ * nemotron_3_nano pretrain recipe, at 067f987): the bundled
+ * nemotron-3-nano-30b-a3b's shapes. The shared MLP of 3712 is 2 shared
+ * experts of 1856; attention_dropout and hidden_dropout 0.0 are
+ * dropout false. Parameters worked out in test-hybrid.c
+ * (test_hybrid_nemotron3_nano): 31,577,937,344. seq_len is the
+ * importer's 4096 cap (max_position_embeddings 8192), the profile's
+ * the recipe's 8192: parameters do not depend on it.
+ */
+START_TEST(test_nemotron3_nano)
+{
+	struct model m, b;
+
+	hf_load(&m, "nemotron-3-nano-30b-a3b.json");
+	test_setup_paths();
+	test_load_profile(PROFILE_MODEL, "nemotron-3-nano-30b-a3b", &b);
+	ck_assert_double_eq(model_params_total(&m), 31577937344.0);
+	ck_assert_double_eq(model_params_total(&m), model_params_total(&b));
+	ck_assert_double_eq(model_params_active(&m), model_params_active(&b));
+	ck_assert_str_eq(m.hybrid_pattern, b.hybrid_pattern);
+	ck_assert(m.hidden == b.hidden && m.heads == b.heads && m.kv_heads == b.kv_heads && m.head_dim == b.head_dim);
+	ck_assert(m.vocab == b.vocab && m.ffn_hidden == b.ffn_hidden && m.seq_len == 4096);
+	ck_assert(!m.dropout && !b.dropout && !m.gated_mlp && !m.bias && !m.tied_embeddings);
+	ck_assert(memcmp(&m.mamba, &b.mamba, sizeof(m.mamba)) == 0);
+	ck_assert(m.moe.experts == 128 && m.moe.top_k == 6 && m.moe.expert_ffn_hidden == 1856 &&
+		  m.moe.shared_experts == 2);
+	ck_assert(memcmp(&m.moe, &b.moe, sizeof(m.moe)) == 0);
+	/* a dropout above 0 in either field: dropout true */
+	hf_loadf(&m, HF_NH_SMALL, "\"hybrid_override_pattern\": \"M*-\"", ", \"hidden_dropout\": 0.1");
+	ck_assert(m.dropout);
+	hf_loadf(&m, HF_NH_SMALL, "\"hybrid_override_pattern\": \"M*-\"", "");
+	ck_assert(!m.dropout); /* both absent: the class's 0.0 */
 }
 END_TEST
 
@@ -992,6 +1034,7 @@ hf_suite(void)
 	tcase_add_test(tc, test_qwen3_moe);
 	tcase_add_test(tc, test_nemotron_h);
 	tcase_add_test(tc, test_nemotron_h_errors);
+	tcase_add_test(tc, test_nemotron3_nano);
 	tcase_add_test(tc, test_qwen3_next);
 	tcase_add_test(tc, test_qwen3_next_layers);
 	tcase_add_test(tc, test_qwen3_next_errors);

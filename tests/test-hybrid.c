@@ -426,6 +426,46 @@ START_TEST(test_hybrid_host_tensors)
 }
 END_TEST
 
+/*
+ * Nemotron 3 Nano 30B-A3B (models/nemotron-3-nano-30b-a3b.yaml; shapes
+ * from Megatron-Bridge's recipes/nemotronh/h100/nemotron_3_nano.py at
+ * 067f987), by hand, h 2688:
+ * - Mamba-2 (64 heads of 64: d_inner 4096; 8 groups of state 128):
+ *   in_proj 2688 x (2 x 4096 + 2 x 8 x 128 + 64 = 10304) = 27,697,152;
+ *   conv1d (4096 + 2048 = 6144 channels) 6144 x 4 + 6144 = 30,720;
+ *   dt_bias, A_log, D 3 x 64 = 192; gated norm 4096; out_proj
+ *   4096 x 2688 = 11,010,048; pre-norm 2688: 38,744,896 a layer, x 23 =
+ *   891,132,608.
+ * - attention (32 heads of 128, 2 groups): Q 2688 x 4096 = 11,010,048,
+ *   K and V 2 x 2688 x 256 = 1,376,256, O 11,010,048, norm 2688:
+ *   23,399,040, x 6 = 140,394,240.
+ * - MoE: norm 2688, router 2688 x 128 = 344,064; an expert (squared
+ *   ReLU, two matrices) 2 x 2688 x 1856 = 9,977,856; 128 routed
+ *   1,277,165,568 and the shared 3712-wide MLP as 2 experts 19,955,712:
+ *   1,297,468,032 a layer, x 23 = 29,841,764,736.
+ * - embedding and untied head 2 x 131072 x 2688 = 704,643,072, final
+ *   norm 2688.
+ * Total 891,132,608 + 140,394,240 + 29,841,764,736 + 704,643,072 + 2688
+ * = 31,577,937,344 (NVIDIA: 31.6 B). Active: an MoE layer's 6 routed
+ * experts 59,867,136 instead of 1,277,165,568, 23 x 1,217,298,432 =
+ * 27,997,863,936 fewer: 3,580,073,408 (3.58 B; without the input
+ * embedding's 352,321,536, 3.23 B: NVIDIA's "3.2B active").
+ */
+START_TEST(test_hybrid_nemotron3_nano)
+{
+	struct model m;
+
+	test_setup_paths();
+	test_load_profile(PROFILE_MODEL, "nemotron-3-nano-30b-a3b", &m);
+	ck_assert_double_eq(model_params_mamba_mixer(&m) + m.hidden, 38744896.0);
+	ck_assert_double_eq(model_params_total(&m), 31577937344.0);
+	ck_assert_double_eq(model_params_active(&m), 3580073408.0);
+	ck_assert_int_eq(model_kind_layers(&m, MODEL_KIND_MAMBA), 23);
+	ck_assert_int_eq(model_kind_layers(&m, MODEL_KIND_ATTENTION), 6);
+	ck_assert_int_eq(model_kind_layers(&m, MODEL_KIND_MOE), 23);
+}
+END_TEST
+
 /* A small hybrid MoE model for multi-token prediction (plan-cli
  * hybridmtp): "*E*E", h 1024, 8 heads (MHA, d 128), V 32768, untied,
  * RMSNorm, no biases; 8 experts of ffn 512 (two matrices), top 2, no
@@ -625,6 +665,7 @@ hybrid_suite(void)
 	tcase_add_test(tc, test_hybrid_zero3_transient);
 	tcase_add_test(tc, test_hybrid_largest_matrix);
 	tcase_add_test(tc, test_hybrid_host_tensors);
+	tcase_add_test(tc, test_hybrid_nemotron3_nano);
 	tcase_add_test(tc, test_hybrid_mtp_params);
 	tcase_add_test(tc, test_hybrid_mtp_time);
 	tcase_add_test(tc, test_hybrid_mtp_spells_transformer);

@@ -910,6 +910,32 @@ hf_nh_mtp(const struct hf_reader *r, long depths, FILE *out)
 }
 
 /*
+ * Dropout: NemotronHConfig's attention_dropout and hidden_dropout (both
+ * default 0.0), which Megatron-Bridge's CONFIG_MAPPING carries to the
+ * provider's fields of the same names (conversion/model_bridge.py at
+ * 067f987; HybridModelProvider's defaults are 0.0 too). plan-cli's
+ * dropout is one switch: false when both are 0, else true.
+ */
+static bool
+hf_nh_dropout(const struct hf_reader *r, FILE *out)
+{
+	static const char *const fields[] = { "attention_dropout", "hidden_dropout" };
+	bool any = false;
+
+	for (int i = 0; i < 2; i++) {
+		json_t *v = json_object_get(r->root, fields[i]);
+
+		if (!v || json_is_null(v))
+			continue;
+		if (!json_is_number(v) || !(json_number_value(v) >= 0.0 && json_number_value(v) < 1.0))
+			return hf_fail(r, "expected a probability from 0 to below 1 in field", fields[i]);
+		any = any || json_number_value(v) > 0.0;
+	}
+	fprintf(out, "dropout: %s  # attention_dropout, hidden_dropout\n", any ? "true" : "false");
+	return true;
+}
+
+/*
  * The whole profile. NemotronHAttention is JambaAttention: no rotary nor
  * any other position embedding (the config has no rope field), so
  * position_embedding none whatever Megatron trained the checkpoint with
@@ -928,7 +954,7 @@ hf_nemotron_h(const struct hf_reader *r, FILE *out)
 	if (!hf_nh_pattern(r, pat) || !hf_int(r, NAMES("num_nextn_predict_layers"), 0, &mtp))
 		return false;
 	if (!hf_nh_shape(r, pat, out) || !hf_bool(r, "tie_word_embeddings", false, &tied) ||
-	    !hf_nh_bias(r, pat, &bias) || (mtp > 0 && !hf_nh_mtp(r, mtp, out)))
+	    !hf_nh_bias(r, pat, &bias) || (mtp > 0 && !hf_nh_mtp(r, mtp, out)) || !hf_nh_dropout(r, out))
 		return false;
 	fprintf(out, "tied_embeddings: %s\nbias: %s\ngated_mlp: false  # up_proj, mlp_hidden_act, down_proj\n"
 		"norm: rmsnorm\nposition_embedding: none  # NemotronHAttention (JambaAttention) has none\n",
