@@ -870,7 +870,9 @@ memory_stage_bf16_params(const struct model *m, const struct plan *p, int stage,
 	}
 	dense = (n - moe) * model_params_per_layer(m);
 	if (moe > 0) {
-		dense += moe * (model_params_layer_dense_part(m, true) + m->moe.shared_experts * model_params_expert(m));
+		/* latent projections: whole on each TP rank ("duplicated", moe_layer.py) */
+		dense += moe * (model_params_layer_dense_part(m, true) + (p->tp - 1.0) * model_params_moe_latent_proj(m) +
+				m->moe.shared_experts * model_params_shared_expert(m));
 		*expert = moe * ((double)m->moe.experts / p->ep) * model_params_expert(m) / plan_etp(p);
 	}
 	return dense / p->tp;
