@@ -217,7 +217,7 @@ layer_activations_part(const struct model *m, const struct plan *p, const struct
 		split += frac * ((m->gated_mlp ? 6.0 : 4.0) * rows * m->moe.expert_ffn_hidden +
 				 2.0 * moe_routed_copies(fw) * s * b * m->moe.capacity_factor * m->moe.top_k *
 					 model_moe_width(m) * plan_etp(p));
-		replicated += frac * latent_proj_saved_bytes(m, s * b);
+		replicated += frac * latent_proj_saved_bytes(m, s * b / (p->sequence_parallel ? t : 1.0));
 		if (fw && fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_ALLGATHER_MASK)
 			whole += frac * allgather_mask_saved_bytes(m, p);
 	}
