@@ -344,7 +344,7 @@ moe_permute_traffic(const struct model *m, const struct plan *p, double tokens, 
 		    double *permute_bytes, int *permute_kernels, double *permute_bwd_bytes,
 		    int *permute_bwd_kernels)
 {
-	double h = m->hidden, t = p->tp;
+	double h = model_moe_width(m), t = p->tp; /* latent MoE: l-wide tokens (token_dispatcher.py) */
 
 	/* Permute the routed tokens to their experts and back, read +
 	 * write each time. Megatron-Core's all-to-all dispatcher
