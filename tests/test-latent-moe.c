@@ -176,6 +176,44 @@ START_TEST(test_latent_tp_duplicated)
 }
 END_TEST
 
+/*
+ * A hybrid model ("*E*E", as Nemotron-3's MoE layers): h 1024, MHA of 8,
+ * 8 experts of 512 (two matrices), top 2, one shared expert, no biases.
+ * An E layer: norm 1,024, router 8,192, shared 2 x 1024 x 512 =
+ * 1,048,576, routed 8 x 2 x w x 512: w 1024 8,388,608 (9,446,400 in all),
+ * w 256 2,097,152 plus the projections 524,288 (3,679,232 in all): the
+ * two E layers 2 x 5,767,168 = 11,534,336 fewer. At tp 2, ep 8 (one
+ * expert a rank a layer, split etp = tp = 2 ways, plan_etp's default):
+ * routed 2 x 262,144 / 2 = 262,144 (1,048,576 on h), and the dense part a rank differs by the two layers' whole
+ * projections, 1,048,576 (the shared expert splits alike in both).
+ */
+#define LMOE_HYBRID(latent) \
+	"name: lh\nlayers: 4\nhybrid_pattern: \"*E*E\"\nhidden: 1024\nheads: 8\nffn_hidden: 4096\n" \
+	"vocab: 32768\nseq_len: 1024\ntied_embeddings: false\ndropout: false\nbias: false\n" \
+	"norm: rmsnorm\nposition_embedding: none\nmoe:\n  experts: 8\n  top_k: 2\n" \
+	"  expert_ffn_hidden: 512\n  shared_experts: 1\n  latent_size: " latent "\n"
+
+START_TEST(test_latent_hybrid)
+{
+	struct model off, on;
+	struct plan p;
+	double eoff = 0.0, eon = 0.0, doff, don;
+
+	test_load_model(&off, LMOE_HYBRID("0"));
+	test_load_model(&on, LMOE_HYBRID("256"));
+	ck_assert_double_eq(model_params_total(&off) - model_params_total(&on), 11534336.0);
+	lmoe_plan(&p);
+	p.tp = 2;
+	p.dp = 4;
+	p.sequence_parallel = true;
+	doff = estimate_stage_params(&off, &p, 0, &eoff) - eoff;
+	don = estimate_stage_params(&on, &p, 0, &eon) - eon;
+	ck_assert_double_eq_tol(eoff, 1048576.0, 1e-6);
+	ck_assert_double_eq_tol(eon, 262144.0, 1e-6);
+	ck_assert_double_eq_tol(don - doff, 1048576.0, 1e-6);
+}
+END_TEST
+
 START_TEST(test_latent_refused)
 {
 	struct model m;
@@ -198,6 +236,7 @@ latent_moe_suite(void)
 	tcase_add_test(tc, test_latent_activations);
 	tcase_add_test(tc, test_latent_predict);
 	tcase_add_test(tc, test_latent_tp_duplicated);
+	tcase_add_test(tc, test_latent_hybrid);
 	tcase_add_test(tc, test_latent_refused);
 	suite_add_tcase(s, tc);
 	return s;

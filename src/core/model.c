@@ -671,8 +671,9 @@ model_tensors_per_layer(const struct model *m)
  * layer of kind @kind (@km its kind model): a Mamba mixer's in_proj
  * (h x in_proj_dim) or out_proj (d_inner x h), mamba_mixer.py, a GDN
  * mixer's (h x in_proj_dim, v x h), gated_delta_net/common.py; an MoE
- * layer's expert matrix (h x expert_ffn, shared experts the same size)
- * or router (h x E); the attention's or the MLP's as a transformer's. */
+ * layer's expert matrix (h x expert_ffn, shared experts the same size;
+ * latent MoE: l x expert_ffn, and the h x l projections) or router
+ * (h x E); the attention's or the MLP's as a transformer's. */
 static double
 kind_largest_matrix(const struct model *km, int kind)
 {
@@ -682,9 +683,14 @@ kind_largest_matrix(const struct model *km, int kind)
 		return fmax(h * model_mamba_in_proj_dim(km), model_mamba_inner(km) * h);
 	if (kind == MODEL_KIND_GDN)
 		return fmax(h * model_gdn_in_proj_dim(km), model_gdn_v_dim(km) * h);
+	if (kind == MODEL_KIND_MOE && km->moe.latent_size > 0) { /* latent MoE (moe_layer.py @d98e8a6) */
+		double f = km->moe.expert_ffn_hidden, shared = km->moe.shared_experts > 0 ? h * f : 0.0;
+
+		/* routed l x f, router h x E, projections h x l, shared h x f */
+		return fmax(fmax(model_moe_width(km) * f, h * km->moe.experts), fmax(h * km->moe.latent_size, shared));
+	}
 	if (kind == MODEL_KIND_MOE)
 		return fmax(h * km->moe.expert_ffn_hidden, h * km->moe.experts);
-	/* (the latent projections, h x l with l < h in use, and latent experts, l x f, are smaller) */
 	return model_largest_matrix_params(km);
 }
 
