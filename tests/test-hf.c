@@ -532,6 +532,12 @@ START_TEST(test_nemotron_h)
 	ck_assert_int_eq(m.moe.top_k, 2);
 	ck_assert_int_eq(m.moe.expert_ffn_hidden, 32);
 	ck_assert_int_eq(m.moe.shared_experts, 3);
+	ck_assert_int_eq(m.moe.latent_size, 0);
+	/* Latent MoE (Nemotron-3 Super's moe_latent_size): moe.latent_size. */
+	hf_loadf(&m, HF_NH_SMALL, "\"hybrid_override_pattern\": \"ME*E\"",
+		 ", \"n_routed_experts\": 8, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 32,"
+		 " \"moe_shared_expert_intermediate_size\": 96, \"moe_latent_size\": 16");
+	ck_assert_int_eq(m.moe.latent_size, 16);
 	/* Multi-token prediction (Nemotron 3; Megatron-Bridge's _hf_mtp_config):
 	 * the depths, their pattern, shared by default (mtp_use_repeated_layer). */
 	hf_loadf(&m, HF_NH_SMALL, "\"hybrid_override_pattern\": \"ME*E\"",
@@ -573,8 +579,8 @@ START_TEST(test_nemotron_h_errors)
 		  "a shared expert 48 wide is not a whole number of experts of moe_intermediate_size 32" },
 		{ "\"hybrid_override_pattern\": \"ME\"",
 		  ", \"n_routed_experts\": 8, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 32, "
-		  "\"moe_shared_expert_intermediate_size\": 32, \"moe_latent_size\": 16",
-		  "field 'moe_latent_size'" },
+		  "\"moe_shared_expert_intermediate_size\": 32, \"moe_latent_size\": 0",
+		  "has to be greater than zero: field 'moe_latent_size'" },
 		{ "\"hybrid_override_pattern\": \"M*-\"", ", \"use_bias\": true",
 		  "(model key bias): field 'use_bias'" },
 		{ "\"hybrid_override_pattern\": \"M*-\"", ", \"use_conv_bias\": false",

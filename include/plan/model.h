@@ -35,6 +35,7 @@ struct model_moe {
 	int first_dense_layers;/**< the first N layers stay dense (DeepSeek's first_k_dense_replace) */
 	bool dropless;         /**< no capacity: split sizes go to the host every layer (Megatron-Core's default) */
 	int max_nodes;         /**< node-limited routing: a token goes to at most this many nodes (0: no limit) */
+	int latent_size;       /**< Megatron-Core's moe_latent_size: routed experts run on this width (0: none) */
 };
 
 /** MLA's ranks and head sizes (DeepSeek-V2/V3 config names). */
@@ -323,8 +324,19 @@ int model_moe_layers(const struct model *m);
 /** Number of MoE layers among layers @first..@last (1-based, inclusive). */
 int model_moe_layers_between(const struct model *m, int first, int last);
 
-/** Parameters of one expert MLP (2 or 3 matrices of h x expert_ffn_hidden, biases). */
+/** Parameters of one routed expert MLP (2 or 3 matrices of w x expert_ffn_hidden, biases;
+ *  w = model_moe_width). */
 double model_params_expert(const struct model *m);
+
+/** Parameters of one shared expert MLP: as a routed one's, on the full hidden width. */
+double model_params_shared_expert(const struct model *m);
+
+/** The width the routed experts and the token dispatcher work at: moe.latent_size if set,
+ *  else hidden (Megatron-Core's moe_latent_size). */
+double model_moe_width(const struct model *m);
+
+/** Parameters of an MoE layer's two latent projections (h x l and l x h, biases); 0 without. */
+double model_params_moe_latent_proj(const struct model *m);
 
 /** Parameters of one MoE layer: attention, norms, router, routed and shared experts. */
 double model_params_moe_layer(const struct model *m);

@@ -291,7 +291,7 @@ allgather_mask_permute_bytes(const struct model *m, const struct plan *p, double
 			     double *bwd, int *fwd_kernels, int *bwd_kernels)
 {
 	double gathered = ((p->sequence_parallel && p->tp > 1) || p->ep > 1) ? p->ep * tokens : tokens;
-	double rows = m->moe.capacity_factor * m->moe.top_k * gathered / p->ep, h = m->hidden;
+	double rows = m->moe.capacity_factor * m->moe.top_k * gathered / p->ep, h = model_moe_width(m);
 
 	if (!ep_allgather_gathers(m, p)) {
 		*fwd = (4.0 + 2.0 + 8.0) * rows * h;
@@ -331,8 +331,8 @@ sequential_slices_bytes(const struct model *m, const struct plan *p, double toke
 	double rows = m->moe.capacity_factor * m->moe.top_k * (tokens / p->tp) * p->ep * plan_etp(p) /
 		      m->moe.experts * local;
 
-	*fwd = 6.0 * rows * m->hidden;
-	*bwd = (12.0 * local + 8.0) * rows * m->hidden;
+	*fwd = 6.0 * rows * model_moe_width(m);
+	*bwd = (12.0 * local + 8.0) * rows * model_moe_width(m);
 	*fwd_kernels = 1 + (int)local;
 	*bwd_kernels = 7 * (int)local - 1;
 }
@@ -344,7 +344,7 @@ moe_permute_traffic(const struct model *m, const struct plan *p, double tokens, 
 		    double *permute_bytes, int *permute_kernels, double *permute_bwd_bytes,
 		    int *permute_bwd_kernels)
 {
-	double h = m->hidden, t = p->tp;
+	double h = model_moe_width(m), t = p->tp; /* latent MoE: l-wide tokens (token_dispatcher.py) */
 
 	/* Permute the routed tokens to their experts and back, read +
 	 * write each time. Megatron-Core's all-to-all dispatcher
@@ -582,7 +582,7 @@ moe_mlp_gemm_time(const struct model *m, const struct plan *p, const struct clus
 		  int grouped, int main_grad, struct compute_casts *casts, double *wgrad_mem_s, double *router_s)
 {
 	double t = p->tp, et = plan_etp(p), tokens = (double)p->micro_batch * p->seq_len, h = m->hidden;
-	double f = m->moe.expert_ffn_hidden, in = m->gated_mlp ? 2.0 * f : f;
+	double f = m->moe.expert_ffn_hidden, in = m->gated_mlp ? 2.0 * f : f, w = model_moe_width(m);
 	double local = (double)m->moe.experts / p->ep;
 	double rows = m->moe.capacity_factor * m->moe.top_k * (tokens / t) * p->ep * et / m->moe.experts;
 	double time = compute_gemm_time(c, tokens, m->moe.experts, h, 1); /* router */
@@ -590,8 +590,16 @@ moe_mlp_gemm_time(const struct model *m, const struct plan *p, const struct clus
 	*router_s = time;
 
 	*wgrad_mem_s = 0.0;
-	time += moe_expert_gemm(c, p, rows, in / et, h, local, sequential, grouped, main_grad, casts, wgrad_mem_s) +
-		moe_expert_gemm(c, p, rows, h, f / et, local, sequential, grouped, main_grad, casts, wgrad_mem_s);
+	time += moe_expert_gemm(c, p, rows, in / et, w, local, sequential, grouped, main_grad, casts, wgrad_mem_s) +
+		moe_expert_gemm(c, p, rows, w, f / et, local, sequential, grouped, main_grad, casts, wgrad_mem_s);
+	if (m->moe.latent_size > 0) {
+		/* fc1_latent_proj (h -> l) and fc2_latent_proj (l -> h), TELinear
+		 * parallel_mode "duplicated" (moe_layer.py @d98e8a6): whole weights,
+		 * on the rank's own tokens (s b / t under SP, else all s b). */
+		double own = p->sequence_parallel ? tokens / t : tokens, l = m->moe.latent_size;
+
+		time += compute_linear_time(c, p, own, l, h, 1, casts) + compute_linear_time(c, p, own, h, l, 1, casts);
+	}
 	if (m->moe.shared_experts > 0) {
 		double sf = f * m->moe.shared_experts;
 

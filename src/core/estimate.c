@@ -31,20 +31,29 @@ stage_moe_layers(const struct model *m, const struct plan *p, int stage)
  * once per prediction (bench-predict: they were recounted per stage). */
 struct layer_params {
 	double per_layer;   /* model_params_per_layer */
-	double moe_dense;   /* model_params_layer_dense_part(m, true) (MoE models) */
+	double moe_dense;   /* model_params_layer_dense_part(m, true), latent projections tp times (MoE models) */
 	double expert;      /* model_params_expert (MoE models) */
 	/* plan-cli hybrid: a layer of each kind, the routed experts of an
 	 * MoE one left out (model_kind_model; 0 for no hybrid) */
 	double kind_per_layer[MODEL_KIND_COUNT];
 };
 
+/* An MoE layer's dense part as the callers split it (tp ways): its latent
+ * projections, parallel_mode "duplicated" (moe_layer.py @d98e8a6), are
+ * whole on every TP rank, so they count tp times here. */
+static double
+moe_dense_tp_scaled(const struct model *m, const struct plan *p)
+{
+	return model_params_layer_dense_part(m, true) + (p->tp - 1.0) * model_params_moe_latent_proj(m);
+}
+
 static void
-layer_params_init(const struct model *m, struct layer_params *k)
+layer_params_init(const struct model *m, const struct plan *p, struct layer_params *k)
 {
 	bool moe = model_is_moe(m);
 
 	k->per_layer = model_params_per_layer(m);
-	k->moe_dense = moe ? model_params_layer_dense_part(m, true) : 0.0;
+	k->moe_dense = moe ? moe_dense_tp_scaled(m, p) : 0.0;
 	k->expert = moe ? model_params_expert(m) : 0.0;
 	for (int kind = 0; kind < MODEL_KIND_COUNT; kind++) {
 		struct model km;
@@ -54,7 +63,7 @@ layer_params_init(const struct model *m, struct layer_params *k)
 			continue;
 		model_kind_model(m, kind, &km);
 		k->kind_per_layer[kind] = kind == MODEL_KIND_MOE
-			? model_params_layer_dense_part(&km, true) + km.moe.shared_experts * k->expert
+			? moe_dense_tp_scaled(&km, p) + km.moe.shared_experts * model_params_shared_expert(&km)
 			: model_params_per_layer(&km);
 	}
 }
@@ -82,7 +91,7 @@ stage_layer_params(const struct model *m, const struct plan *p, const struct lay
 		/* An MoE layer keeps its attention, router and shared experts, and
 		 * experts / ep of the routed experts (DeepSpeed-MoE, Megatron-Core),
 		 * each split etp ways (MoE parallel folding), the rest tp ways. */
-		params += moe * (k->moe_dense + m->moe.shared_experts * k->expert);
+		params += moe * (k->moe_dense + m->moe.shared_experts * model_params_shared_expert(m));
 		*local = moe * ((double)m->moe.experts / p->ep) * k->expert;
 	}
 	return params;
@@ -153,7 +162,7 @@ stage_params(const struct model *m, const struct plan *p, const struct layer_par
 			double d = model_mtp_param_depths(m), h = m->hidden;
 
 			if (model_layer_is_moe(m, m->layers)) {
-				params += d * (k->moe_dense + m->moe.shared_experts * k->expert);
+				params += d * (k->moe_dense + m->moe.shared_experts * model_params_shared_expert(m));
 				local += d * ((double)m->moe.experts / p->ep) * k->expert / plan_etp(p);
 			} else {
 				params += d * k->per_layer;
@@ -225,7 +234,7 @@ estimate_stage_params(const struct model *m, const struct plan *p, int stage, do
 {
 	struct layer_params k;
 
-	layer_params_init(m, &k);
+	layer_params_init(m, p, &k);
 	return stage_params(m, p, &k, stage, expert);
 }
 
@@ -1141,7 +1150,7 @@ build_layer_costs(const struct model *m, const struct plan *plan, const struct c
 		lc->mtp_proj_s = pace * compute_gemm_time(c, (double)p->micro_batch * p->seq_len,
 							  (double)m->hidden / p->tp, 2.0 * m->hidden, 1);
 	lc->fw = fw;
-	layer_params_init(m, &lc->lp);
+	layer_params_init(m, p, &lc->lp);
 	lc->tp_degree = p->tp;
 	pipeline_stages_p2p_time(m, p, c, lay, p->pp < ESTIMATE_MAX_STAGES ? p->pp : ESTIMATE_MAX_STAGES,
 				 lc->p2p_s, lc->p2p_bytes);

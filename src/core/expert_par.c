@@ -195,7 +195,7 @@ ep_allgather_comm(const struct model *m, const struct plan *p, const struct clus
 		  struct ep_layer_comm *out)
 {
 	double gathered = (double)p->ep * p->micro_batch * p->seq_len;
-	double hidden = gathered * m->hidden * 2.0, k = m->moe.top_k;
+	double hidden = gathered * model_moe_width(m) * 2.0, k = m->moe.top_k;
 	double n = (double)p->tp * p->ep;
 	struct group_layout g;
 
@@ -293,7 +293,7 @@ static void
 ep_deepep_comm(const struct model *m, const struct plan *p, const struct cluster *c,
 	       const struct plan_layout *lay, struct ep_layer_comm *out)
 {
-	double h2 = 2.0 * m->hidden, k = m->moe.top_k, d_inter, d_intra, c_inter, c_intra;
+	double h2 = 2.0 * model_moe_width(m), k = m->moe.top_k, d_inter, d_intra, c_inter, c_intra;
 	double dispatch = deepep_time(m, p, c, lay, h2 + 12.0 * k, &d_inter, &d_intra);
 	double combine = deepep_time(m, p, c, lay, h2, &c_inter, &c_intra);
 	double tokens = (double)p->micro_batch * p->seq_len / p->tp;
@@ -337,7 +337,7 @@ ep_layer_comm(const struct model *m, const struct plan *p, const struct cluster 
 		ep_deepep_comm(m, p, c, lay, out);
 		return;
 	}
-	out->bytes = m->moe.capacity_factor * m->moe.top_k * tokens * m->hidden * 2.0 / p->tp;
+	out->bytes = m->moe.capacity_factor * m->moe.top_k * tokens * model_moe_width(m) * 2.0 / p->tp;
 	a2a = a2a_time(m, c, &lay->ep, p->moe_routing, out->bytes, &out->inter_s, &out->intra_s);
 	out->a2a_s = a2a;
 	/* Dispatch and combine: (ep - 1) / ep of each buffer leaves the rank. */

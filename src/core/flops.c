@@ -16,16 +16,22 @@ matrix_params_per_layer(const struct model *m)
 }
 
 /* Matrix parameters a token meets in an MoE layer: attention, the router
- * and its top_k routed plus the shared experts (Fedus et al. 2021). */
+ * and its top_k routed plus the shared experts (Fedus et al. 2021).
+ * Latent MoE (moe_latent_size): the routed experts run on the latent
+ * width l, and the two projections h -> l and l -> h add 2 h l, as
+ * Megatron-Bridge's moe_layer_flops counts them (4 T h l forward:
+ * src/megatron/bridge/training/utils/flop_utils.py @067f987, and
+ * Megatron-LM's training.py @d98e8a6); the shared experts stay on h. */
 static double
 matrix_params_moe_layer(const struct model *m)
 {
-	double h = m->hidden;
-	double dense_mlp = (m->gated_mlp ? 3.0 : 2.0) * h * m->ffn_hidden;
-	double expert = (m->gated_mlp ? 3.0 : 2.0) * h * m->moe.expert_ffn_hidden;
+	double h = m->hidden, w = model_moe_width(m), g = m->gated_mlp ? 3.0 : 2.0;
+	double dense_mlp = g * h * m->ffn_hidden;
+	double routed = g * w * m->moe.expert_ffn_hidden, shared = g * h * m->moe.expert_ffn_hidden;
+	double latent = m->moe.latent_size > 0 ? 2.0 * h * m->moe.latent_size : 0.0;
 
-	return matrix_params_per_layer(m) - dense_mlp + h * m->moe.experts +
-	       (m->moe.top_k + m->moe.shared_experts) * expert;
+	return matrix_params_per_layer(m) - dense_mlp + h * m->moe.experts + m->moe.top_k * routed +
+	       m->moe.shared_experts * shared + latent;
 }
 
 /* The attention scores and their product with V, per token: 2 s a
@@ -123,6 +129,9 @@ op_sac_flops_per_token(const struct model *m, const struct plan *p)
 		double f = m->moe.expert_ffn_hidden, sf = f * m->moe.shared_experts, g = m->gated_mlp ? 1.0 : 0.0;
 
 		moe = (1.0 - dense) * h * (m->moe.capacity_factor * m->moe.top_k * (2.0 + g) * f + (1.0 + g) * sf);
+		if (m->moe.latent_size > 0) /* the routed experts' fc1 input is the latent width */
+			moe = (1.0 - dense) * (m->moe.latent_size * m->moe.capacity_factor * m->moe.top_k * (2.0 + g) * f +
+					       h * (1.0 + g) * sf);
 	}
 	return 2.0 * (k + o + dense * h * m->ffn_hidden + moe) +
 	       (p->flash_attention ? 0.0 : unfused_attention_flops_per_token(m, p->seq_len));

@@ -22,13 +22,16 @@ mlp_gemm_kernels(const struct model *m, const struct plan *p, const struct frame
 		 bool expert_gemms)
 {
 	bool eager = fw && fw->elementwise == FRAMEWORK_EW_EAGER;
+	/* latent MoE: fc1_latent_proj and fc2_latent_proj, one TELinear GEMM
+	 * each (moe_layer.py @d98e8a6), beside the router's */
+	double router = moe && m->moe.latent_size > 0 ? 3.0 : 1.0;
 
 	if (moe && !expert_gemms)
-		return 1.0 + (m->moe.shared_experts > 0 ? 2.0 : 0.0);
+		return router + (m->moe.shared_experts > 0 ? 2.0 : 0.0);
 	if (moe && fw && fw->moe_grouped_gemm == FRAMEWORK_MOE_GEMM_SINGLE && !fw->moe_sequential_mlp)
-		return 1.0 + 2.0 + (eager && m->gated_mlp ? 1.0 : 0.0) + (m->moe.shared_experts > 0 ? 2.0 : 0.0);
+		return router + 2.0 + (eager && m->gated_mlp ? 1.0 : 0.0) + (m->moe.shared_experts > 0 ? 2.0 : 0.0);
 	if (moe)
-		return 1.0 + 2.0 * (double)m->moe.experts / p->ep + (m->moe.shared_experts > 0 ? 2.0 : 0.0);
+		return router + 2.0 * (double)m->moe.experts / p->ep + (m->moe.shared_experts > 0 ? 2.0 : 0.0);
 	return 2.0 + (eager && m->gated_mlp ? 1.0 : 0.0);
 }
 

@@ -45,6 +45,18 @@ attention_activations(const struct model *m, double sb, double *split, double *w
 	*whole = 0.0;
 }
 
+
+/* Latent MoE: fc2_latent_proj (l -> h, parallel_mode "duplicated",
+ * moe_layer.py @d98e8a6) saves its input, the combined latent output,
+ * 2 bytes x l a token of the rank's own (s b / t under SP, which the
+ * caller's replicated term divides by); fc1_latent_proj's input is the
+ * pre-MLP norm's output the router keeps already. */
+static double
+latent_proj_saved_bytes(const struct model *m, double tokens)
+{
+	return m->moe.latent_size > 0 ? 2.0 * tokens * m->moe.latent_size : 0.0;
+}
+
 /*
  * Copies of its routed tokens an MoE layer keeps, each k h wide in 2-byte
  * elements: the experts' input (fc1's, for its weight gradient), and,
@@ -203,8 +215,9 @@ layer_activations_part(const struct model *m, const struct plan *p, const struct
 		double frac = (double)model_moe_layers(m) / m->layers;
 
 		split += frac * ((m->gated_mlp ? 6.0 : 4.0) * rows * m->moe.expert_ffn_hidden +
-				 2.0 * moe_routed_copies(fw) * s * b * m->moe.capacity_factor * m->moe.top_k * h *
-					 plan_etp(p));
+				 2.0 * moe_routed_copies(fw) * s * b * m->moe.capacity_factor * m->moe.top_k *
+					 model_moe_width(m) * plan_etp(p));
+		replicated += frac * latent_proj_saved_bytes(m, s * b / (p->sequence_parallel ? t : 1.0));
 		if (fw && fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_ALLGATHER_MASK)
 			whole += frac * allgather_mask_saved_bytes(m, p);
 	}
@@ -247,9 +260,11 @@ layer_activations_full(const struct model *m, const struct plan *p, const struct
 		 * (Megatron-Core's all-to-all dispatcher): a rank keeps etp x
 		 * its own s b / t tokens' k copies. */
 		double moe_mlp = (m->gated_mlp ? 6.0 : 4.0) * rows * m->moe.expert_ffn_hidden +
-				 2.0 * moe_routed_copies(fw) * s * b * m->moe.capacity_factor * m->moe.top_k * h *
-					 plan_etp(p);
+				 2.0 * moe_routed_copies(fw) * s * b * m->moe.capacity_factor * m->moe.top_k *
+					 model_moe_width(m) * plan_etp(p);
 		double frac = (double)model_moe_layers(m) / m->layers;
+
+		replicated += frac * latent_proj_saved_bytes(m, s * b);
 
 		mlp = (1.0 - frac) * mlp + frac * moe_mlp;
 		if (fw && fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_ALLGATHER_MASK)
@@ -870,7 +885,9 @@ memory_stage_bf16_params(const struct model *m, const struct plan *p, int stage,
 	}
 	dense = (n - moe) * model_params_per_layer(m);
 	if (moe > 0) {
-		dense += moe * (model_params_layer_dense_part(m, true) + m->moe.shared_experts * model_params_expert(m));
+		/* latent projections: whole on each TP rank ("duplicated", moe_layer.py) */
+		dense += moe * (model_params_layer_dense_part(m, true) + (p->tp - 1.0) * model_params_moe_latent_proj(m) +
+				m->moe.shared_experts * model_params_shared_expert(m));
 		*expert = moe * ((double)m->moe.experts / p->ep) * model_params_expert(m) / plan_etp(p);
 	}
 	return dense / p->tp;

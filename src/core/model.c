@@ -426,15 +426,52 @@ model_moe_layers(const struct model *m)
 	return model_is_moe(m) ? (m->layers - m->moe.first_dense_layers) / m->moe.every : 0;
 }
 
-double
-model_params_expert(const struct model *m)
+/* One expert MLP of width @h in and out: fc1 (h x f, or h x 2f gated)
+ * and fc2 (f x h), biases (Megatron-Core mlp.py). */
+static double
+expert_params_at(const struct model *m, double h)
 {
-	double h = m->hidden, f = m->moe.expert_ffn_hidden;
+	double f = m->moe.expert_ffn_hidden;
 	double p = (m->gated_mlp ? 3.0 : 2.0) * h * f;
 
 	if (m->bias)
 		p += (m->gated_mlp ? 2.0 * f : f) + h;
 	return p;
+}
+
+/* Latent MoE (Megatron-Core moe_latent_size, moe_layer.py @d98e8a6):
+ * the routed experts' fc1 input and fc2 output are moe_latent_size wide
+ * (mlp.py: use_latent_size only when is_expert; experts.py's
+ * TEGroupedMLP the same), the shared experts stay on the hidden size. */
+double
+model_moe_width(const struct model *m)
+{
+	return m->moe.latent_size > 0 ? m->moe.latent_size : m->hidden;
+}
+
+double
+model_params_expert(const struct model *m)
+{
+	return expert_params_at(m, model_moe_width(m));
+}
+
+double
+model_params_shared_expert(const struct model *m)
+{
+	return expert_params_at(m, m->hidden);
+}
+
+/* fc1_latent_proj (h -> l) and fc2_latent_proj (l -> h): TELinear,
+ * parallel_mode "duplicated", is_expert False, bias add_bias_linear
+ * (moe_layer.py @d98e8a6): dense weights, whole on every TP rank. */
+double
+model_params_moe_latent_proj(const struct model *m)
+{
+	double h = m->hidden, l = m->moe.latent_size;
+
+	if (l <= 0)
+		return 0.0;
+	return 2.0 * h * l + (m->bias ? l + h : 0.0);
 }
 
 /* The router is an h x E linear layer (Switch Transformer, Fedus et al.
@@ -452,14 +489,14 @@ model_params_layer_dense_part(const struct model *m, bool moe_layer)
 	double mlp = (m->gated_mlp ? 3.0 : 2.0) * (double)m->hidden * m->ffn_hidden +
 		     (m->bias ? (m->gated_mlp ? 2.0 * m->ffn_hidden : (double)m->ffn_hidden) + m->hidden : 0.0);
 
-	return moe_layer ? full - mlp + router_params(m) : full;
+	return moe_layer ? full - mlp + router_params(m) + model_params_moe_latent_proj(m) : full;
 }
 
 double
 model_params_moe_layer(const struct model *m)
 {
-	return model_params_layer_dense_part(m, true) +
-	       (double)(m->moe.experts + m->moe.shared_experts) * model_params_expert(m);
+	return model_params_layer_dense_part(m, true) + m->moe.experts * model_params_expert(m) +
+	       m->moe.shared_experts * model_params_shared_expert(m);
 }
 
 /* A hybrid model's layers: each kind's count times its kind model's
@@ -489,7 +526,7 @@ model_params_active(const struct model *m)
 	if (model_is_hybrid(m))
 		return hybrid_layers_params(m, true) + model_params_embedding(m) + model_params_head(m);
 	double active_moe = model_params_layer_dense_part(m, true) +
-			    (double)(m->moe.top_k + m->moe.shared_experts) * model_params_expert(m);
+			    m->moe.top_k * model_params_expert(m) + m->moe.shared_experts * model_params_shared_expert(m);
 
 	return (m->layers - moe) * model_params_per_layer(m) + moe * active_moe +
 	       model_params_embedding(m) + model_params_head(m);
@@ -634,8 +671,9 @@ model_tensors_per_layer(const struct model *m)
  * layer of kind @kind (@km its kind model): a Mamba mixer's in_proj
  * (h x in_proj_dim) or out_proj (d_inner x h), mamba_mixer.py, a GDN
  * mixer's (h x in_proj_dim, v x h), gated_delta_net/common.py; an MoE
- * layer's expert matrix (h x expert_ffn, shared experts the same size)
- * or router (h x E); the attention's or the MLP's as a transformer's. */
+ * layer's expert matrix (h x expert_ffn, shared experts the same size;
+ * latent MoE: l x expert_ffn, and the h x l projections) or router
+ * (h x E); the attention's or the MLP's as a transformer's. */
 static double
 kind_largest_matrix(const struct model *km, int kind)
 {
@@ -645,6 +683,12 @@ kind_largest_matrix(const struct model *km, int kind)
 		return fmax(h * model_mamba_in_proj_dim(km), model_mamba_inner(km) * h);
 	if (kind == MODEL_KIND_GDN)
 		return fmax(h * model_gdn_in_proj_dim(km), model_gdn_v_dim(km) * h);
+	if (kind == MODEL_KIND_MOE && km->moe.latent_size > 0) { /* latent MoE (moe_layer.py @d98e8a6) */
+		double f = km->moe.expert_ffn_hidden, shared = km->moe.shared_experts > 0 ? h * f : 0.0;
+
+		/* routed l x f, router h x E, projections h x l, shared h x f */
+		return fmax(fmax(model_moe_width(km) * f, h * km->moe.experts), fmax(h * km->moe.latent_size, shared));
+	}
 	if (kind == MODEL_KIND_MOE)
 		return fmax(h * km->moe.expert_ffn_hidden, h * km->moe.experts);
 	return model_largest_matrix_params(km);

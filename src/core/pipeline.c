@@ -576,6 +576,18 @@ pipeline_layer_wgrad_bytes(const struct model *m, const struct plan *p)
 		double frac = (double)model_moe_layers(m) / m->layers;
 
 		mlp = (1.0 - frac) * mlp + frac * wgrad_mlp(m, h, effn, rows, t);
+		if (m->moe.latent_size > 0) {
+			/* Latent MoE (moe_layer.py @d98e8a6): the routed copies' fc1
+			 * reads and fc2 writes l wide; the two "duplicated" latent
+			 * projections (h -> l, l -> h) on the rank's own tokens
+			 * (hin / h of them under SP). */
+			double l = m->moe.latent_size, g = m->gated_mlp ? 2.0 : 1.0, ck = rows - m->moe.shared_experts;
+			double routed = ck * (wgrad_kept(l, g * effn / t) + wgrad_kept(effn / t, l));
+			double proj = hin / h * (wgrad_kept(h, l) + wgrad_kept(l, h));
+
+			mlp = (1.0 - frac) * wgrad_mlp(m, hin, m->ffn_hidden, 1.0, t) +
+			      frac * (routed + wgrad_mlp(m, h, effn, m->moe.shared_experts, t) + proj);
+		}
 	}
 	if (model_is_hybrid(m)) {
 		/* plan-cli hybrid (review16): the mean layer, kind by kind. */

@@ -806,13 +806,15 @@ hf_nh_mamba(const struct hf_reader *r, FILE *out)
  * runs (n_shared_experts is not read). plan-cli's shared experts are
  * expert_ffn_hidden wide each, so the shared MLP is written as
  * width / moe_intermediate_size of them, the same matrices and GEMMs
- * when it divides, and refused when not. moe_latent_size (experts run
- * in a narrower latent, with two projections) is refused.
+ * when it divides, and refused when not. moe_latent_size (null: none)
+ * is the model's moe.latent_size (Megatron-Core's moe_latent_size, which
+ * nemotron_h_bridge.py at 067f987 copies from it); 0 is refused, as
+ * Megatron-LM's arguments.py refuses it ("has to be greater than zero").
  */
 static bool
 hf_nh_moe(const struct hf_reader *r, FILE *out)
 {
-	long experts, top_k, ffn, shared;
+	long experts, top_k, ffn, shared, lat = 0;
 	json_t *latent = json_object_get(r->root, "moe_latent_size");
 
 	if (!hf_int(r, NAMES("n_routed_experts", "num_local_experts"), -1, &experts) ||
@@ -820,9 +822,13 @@ hf_nh_moe(const struct hf_reader *r, FILE *out)
 	    !hf_int(r, NAMES("moe_intermediate_size"), -1, &ffn) ||
 	    !hf_int(r, NAMES("moe_shared_expert_intermediate_size"), 7688, &shared))
 		return false;
-	if (latent && !json_is_null(latent))
-		return hf_fail(r, "experts in a latent narrower than hidden_size are not modelled: field",
-			       "moe_latent_size");
+	if (latent && !json_is_null(latent)) {
+		if (!hf_int(r, NAMES("moe_latent_size"), 0, &lat))
+			return false;
+		if (lat == 0)
+			return hf_fail(r, "the MoE latent projection dimension has to be greater than zero: field",
+				       "moe_latent_size");
+	}
 	if (ffn == 0 || shared % ffn != 0)
 		return hf_error(r, "moe_shared_expert_intermediate_size",
 				"a shared expert %ld wide is not a whole number of experts of moe_intermediate_size %ld, "
@@ -832,6 +838,8 @@ hf_nh_moe(const struct hf_reader *r, FILE *out)
 	if (shared > 0)
 		fprintf(out, "  shared_experts: %ld  # moe_shared_expert_intermediate_size %ld\n", shared / ffn,
 			shared);
+	if (lat > 0)
+		fprintf(out, "  latent_size: %ld  # moe_latent_size\n", lat);
 	return true;
 }
 

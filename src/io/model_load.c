@@ -34,6 +34,11 @@ static const struct schema_key moe_schema[] = {
 	  .def = "0",
 	  .help = "node-limited routing: each token goes to the experts of at most this many nodes, and "
 		  "crosses to each of them once (DeepSeek-V3: 4); 0: no limit" },
+	{ .key = "latent_size", .type = SCHEMA_INT, .offset = MOFF(latent_size), .min = 0, .max = BIG,
+	  .def = "0",
+	  .help = "latent MoE (Megatron-Core's moe_latent_size): the hidden states are projected to this "
+		  "width before the dispatch and back after the combine, and the routed experts run on it; "
+		  "0: none" },
 	{ .key = "shared_experts", .type = SCHEMA_INT, .offset = MOFF(shared_experts),
 	  .min = 0, .max = 1024, .def = "0", .help = "experts every token goes through (DeepSeekMoE)" },
 	{ 0 },
