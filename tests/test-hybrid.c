@@ -466,6 +466,65 @@ START_TEST(test_hybrid_nemotron3_nano)
 }
 END_TEST
 
+/*
+ * --recompute-modules on a hybrid model, layer kind by layer kind
+ * (Megatron-Core at d98e8a6: hybrid_layer_specs.py builds the '*' and
+ * '-' layers with their norm fused into linear_qkv / linear_fc1, the 'E'
+ * layer with a pre_mlp_layernorm TENorm; transformer_layer.py recomputes
+ * only a norm that is not IdentityOp; MambaLayer checkpoints nothing).
+ * Nemotron-3 Nano, tp 1, micro-batch 1, seq 8192, bf16: "layernorm"
+ * drops the MoE layer's norm output, 2 B x 8192 x 2688 = 44,040,192 B,
+ * and nothing in a Mamba or attention layer. A hybrid model without MoE
+ * layers (Nemotron-H 8B) under "layernorm" alone recomputes nothing and
+ * keeps what no recomputation keeps (core_attn is not in the list): the
+ * same iteration time and memory as --recompute none.
+ */
+START_TEST(test_hybrid_recompute_modules)
+{
+	struct cluster c;
+	struct model m, km;
+	struct plan p, q;
+	struct estimate e, f;
+	struct plan_error err;
+	static const struct {
+		int kind;
+		double bytes;
+	} rows[] = {
+		{ MODEL_KIND_MOE, 44040192.0 },
+		{ MODEL_KIND_MAMBA, 0.0 },
+		{ MODEL_KIND_ATTENTION, 0.0 },
+	};
+
+	test_setup_paths();
+	test_load_profile(PROFILE_MODEL, "nemotron-3-nano-30b-a3b", &m);
+	plan_init(&p);
+	p.micro_batch = 1;
+	p.seq_len = 8192;
+	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		model_kind_model(&m, rows[i].kind, &km);
+		ck_assert_double_eq_tol(memory_recompute_module_bytes(&km, &p, NULL, PLAN_RM_LAYERNORM),
+					rows[i].bytes, 1e-6);
+	}
+
+	nemotron8b(&c, &m, &p);
+	q = p;
+	p.recompute = PLAN_RECOMPUTE_NONE;
+	q.recompute = PLAN_RECOMPUTE_SELECTIVE;
+	q.recompute_modules = 1 << PLAN_RM_LAYERNORM;
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &e, &err), "%s", err.message);
+	ck_assert_msg(estimate_plan(&m, &c, &q, NULL, &f, &err), "%s", err.message);
+	ck_assert_double_eq_tol(f.iteration_time_s, e.iteration_time_s, 1e-12 * e.iteration_time_s);
+	ck_assert_double_eq_tol(f.memory.activations, e.memory.activations, 1e-6);
+	/* mlp recomputes the '-' layers: slower, and fewer activations kept. */
+	q.recompute_modules = 1 << PLAN_RM_MLP;
+	ck_assert_msg(estimate_plan(&m, &c, &q, NULL, &f, &err), "%s", err.message);
+	ck_assert(f.iteration_time_s > e.iteration_time_s);
+	ck_assert(f.memory.activations < e.memory.activations);
+	cluster_release(&c);
+}
+END_TEST
+
 /* A small hybrid MoE model for multi-token prediction (plan-cli
  * hybridmtp): "*E*E", h 1024, 8 heads (MHA, d 128), V 32768, untied,
  * RMSNorm, no biases; 8 experts of ffn 512 (two matrices), top 2, no
@@ -666,6 +725,7 @@ hybrid_suite(void)
 	tcase_add_test(tc, test_hybrid_largest_matrix);
 	tcase_add_test(tc, test_hybrid_host_tensors);
 	tcase_add_test(tc, test_hybrid_nemotron3_nano);
+	tcase_add_test(tc, test_hybrid_recompute_modules);
 	tcase_add_test(tc, test_hybrid_mtp_params);
 	tcase_add_test(tc, test_hybrid_mtp_time);
 	tcase_add_test(tc, test_hybrid_mtp_spells_transformer);

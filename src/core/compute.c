@@ -961,9 +961,20 @@ modules_recompute_time(const struct model *m, const struct plan *p, const struct
 	struct compute_casts scratch = { .bytes = 0.0, .recipe = recipe }; /* the GEMMs at the recipe's speed */
 	double time = 0.0;
 
+	/* A hybrid model's Mamba and GDN layers checkpoint nothing of their
+	 * own: MambaLayer has no selective recompute, and the GDN layer's
+	 * norm is fused into in_proj (hybrid_layer_specs.py at d98e8a6). */
+	if (model_has_part(m, MODEL_PART_MAMBA) || model_has_part(m, MODEL_PART_GDN))
+		return 0.0;
 	if (rm & 1u << PLAN_RM_CORE_ATTN)
 		time += attn_gemm + (p->flash_attention ? 0.0 : compute_memory_time(c, attn_mem));
-	if (rm & 1u << PLAN_RM_LAYERNORM)
+	/* A hybrid layer of one part: only the MoE layer has a norm of its
+	 * own (pre_mlp_layernorm, a TENorm); the attention and MLP layers'
+	 * norms are fused into linear_qkv and linear_fc1
+	 * (TELayerNormColumnParallelLinear, hybrid_layer_specs.py at d98e8a6),
+	 * and TransformerLayer recomputes only a norm that is not IdentityOp
+	 * (transformer_layer.py, recompute_input_layernorm). */
+	if ((rm & 1u << PLAN_RM_LAYERNORM) && (!m->parts || (moe && model_is_moe(m))))
 		time += m->parts ? compute_memory_time(c, 2.0 * 2.0 * tokens * h / sp) + launch /* one norm */
 				 : compute_memory_time(c, 2.0 * 2.0 * 2.0 * tokens * h / sp) + 2.0 * launch;
 	if (!model_has_part(m, MODEL_PART_MLP))

@@ -455,13 +455,17 @@ memory_recompute_module_bytes(const struct model *m, const struct plan *p, const
 		routed = sb * m->moe.capacity_factor * m->moe.top_k;
 		eff = m->moe.expert_ffn_hidden;
 	}
-	/* A layer of one part (model parts) drops only what its part holds,
-	 * and its one norm feeds one linear. */
+	/* A layer of one part (model parts) drops only what its part holds.
+	 * Of a hybrid model's layers only the MoE one has a norm of its own
+	 * (pre_mlp_layernorm; the others' are fused into their first linear,
+	 * or, Mamba's, never recomputed: hybrid_layer_specs.py and
+	 * transformer_layer.py at d98e8a6), whose one output feeds the router
+	 * and the experts' dispatch. */
 	if (m->parts) {
 		bool attn = model_has_part(m, MODEL_PART_ATTENTION), mlp = model_has_part(m, MODEL_PART_MLP);
 
 		if (module == PLAN_RM_LAYERNORM)
-			return in * sb * h / sp;
+			return mlp && model_is_moe(m) ? in * sb * h / sp : 0.0;
 		if ((module == PLAN_RM_CORE_ATTN || module == PLAN_RM_MLA_UP_PROJ) && !attn)
 			return 0.0;
 		if (module != PLAN_RM_CORE_ATTN && module != PLAN_RM_MLA_UP_PROJ && !mlp)

@@ -738,8 +738,9 @@ validate_model_fit(const struct plan *p, const struct model *m, struct plan_erro
 /* plan-cli hybrid: what a hybrid model (hybrid_pattern) takes: its Mamba
  * and GDN layers' tp and cp (mixer_plan_check); the rest is not modelled for
  * these models yet, and is refused rather than priced as a transformer's:
- * layers in bf16, TP compression, recomputed submodules and activation
- * offloading. */
+ * layers in bf16, TP compression and activation offloading.
+ * (--recompute-modules is priced layer kind by layer kind:
+ * modules_recompute_time, memory_recompute_module_bytes.) */
 static bool
 validate_hybrid(const struct plan *p, const struct model *m, struct plan_error *err)
 {
@@ -752,9 +753,6 @@ validate_hybrid(const struct plan *p, const struct model *m, struct plan_error *
 			    m->name);
 	if (p->compress.tp)
 		return FAIL("TP compression is not modelled for a hybrid model ('%s')", m->name);
-	if (p->recompute_modules)
-		return FAIL("--recompute-modules is not modelled for a hybrid model ('%s'): use selective or full",
-			    m->name);
 	if (p->activation_offload_layers > 0)
 		return FAIL("--activation-offload-layers is not modelled for a hybrid model ('%s')", m->name);
 	/* A framework layer written as several symbols (hybrid_group: a GPT
