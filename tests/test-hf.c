@@ -12,6 +12,7 @@
 
 #include "io/hf_config.h"
 #include "io/json_where.h"
+#include "io/profile_load.h"
 #include "testutil.h"
 
 static void
@@ -410,6 +411,47 @@ START_TEST(test_deepseek_v3)
 	ck_assert_rel(model_params_total(&m), 671026404352.0, 1e-15);
 	ck_assert_int_eq(m.moe.first_dense_layers, 3);
 	ck_assert_int_eq(m.moe.shared_experts, 1);
+}
+END_TEST
+
+/*
+ * Kimi K2: model_type kimi_k2 read as deepseek_v3. The fixture holds the
+ * fields of moonshotai/Kimi-K2-Instruct's config.json as Megatron-LM's
+ * examples/post_training/modelopt/conf/moonshotai/Kimi-K2-Instruct.sh
+ * (d98e8a6) spells them (models/kimi-k2.yaml cites each). The import is
+ * the bundled profile but for dropless (a training choice, not in the
+ * config), as for DeepSeek-V3: 1,026,408,209,408 parameters, worked out in
+ * test-params.c (test_kimi_k2_params); n_group 1 writes no node limit and
+ * num_nextn_predict_layers 0 no MTP.
+ */
+START_TEST(test_kimi_k2)
+{
+	struct model m, b;
+	struct plan_error err;
+	char path[PATH_MAX];
+	const char *root = getenv("PLAN_TEST_SOURCE_ROOT");
+
+	hf_load(&m, "kimi-k2.json");
+	ck_assert_rel(model_params_total(&m), 1026408209408.0, 1e-15);
+	ck_assert_rel(model_params_active(&m), 32861477888.0, 1e-15);
+	ck_assert_int_eq(m.heads, 64);
+	ck_assert_int_eq(m.moe.experts, 384);
+	ck_assert_int_eq(m.moe.first_dense_layers, 1);
+	ck_assert_int_eq(m.moe.max_nodes, 0);
+	ck_assert_int_eq(m.mtp_layers, 0);
+	snprintf(path, sizeof(path), "%s/models/kimi-k2.yaml", root ? root : ".");
+	plan_error_clear(&err);
+	ck_assert_msg(model_load_file(&b, path, &err), "%s", err.message);
+	ck_assert(b.moe.dropless && !m.moe.dropless);
+	b.moe.dropless = false;
+	ck_assert_double_eq(model_params_total(&b), model_params_total(&m));
+	ck_assert_int_eq(b.attention, m.attention);
+	ck_assert_int_eq(b.mla.q_lora_rank, m.mla.q_lora_rank);
+	ck_assert_int_eq(b.moe.top_k, m.moe.top_k);
+	ck_assert_int_eq(b.moe.expert_ffn_hidden, m.moe.expert_ffn_hidden);
+	ck_assert_int_eq(b.moe.shared_experts, m.moe.shared_experts);
+	ck_assert_int_eq(b.vocab, m.vocab);
+	ck_assert(!b.tied_embeddings && !m.tied_embeddings);
 }
 END_TEST
 
@@ -1036,6 +1078,7 @@ hf_suite(void)
 	tcase_add_test(tc, test_opt);
 	tcase_add_test(tc, test_falcon);
 	tcase_add_test(tc, test_deepseek_v3);
+	tcase_add_test(tc, test_kimi_k2);
 	tcase_add_test(tc, test_deepseek_v2_lite);
 	tcase_add_test(tc, test_qwen3_moe);
 	tcase_add_test(tc, test_nemotron_h);

@@ -88,6 +88,44 @@ START_TEST(test_deepseek_v3_params)
 END_TEST
 
 /*
+ * Kimi K2 (arXiv:2507.20534; models/kimi-k2.yaml, whose comment cites the
+ * shape): DeepSeek-V3's MLA at h 7168 with a 64 heads. One MLA layer:
+ *   q down 7168 x 1536 = 11,010,048; q up 1536 x 64 x (128 + 64) = 18,874,368;
+ *   kv down 7168 x (512 + 64) = 4,128,768; kv up 512 x 64 x (128 + 128) = 8,388,608;
+ *   out 64 x 128 x 7168 = 58,720,256: 101,122,048, plus the latents' norms
+ *   (1536 + 512) and two RMSNorms (2 x 7168): 101,138,432.
+ * Dense layer (1): + 3 x 7168 x 18432 = 396,361,728 -> 497,500,160.
+ * MoE layers (60): + router 7168 x 384 = 2,752,512 + (384 + 1) experts of
+ *   3 x 7168 x 2048 = 44,040,192 each (16,955,473,920) -> 17,059,364,864.
+ * Embedding and untied head 2 x 163840 x 7168 = 2,348,810,240, final norm
+ * 7168: 497,500,160 + 60 x 17,059,364,864 + 2,348,817,408
+ * = 1,026,408,209,408 (1.03 T: the model card's "1T total").
+ * Active: 8 + 1 experts per MoE layer, 101,138,432 + 2,752,512 + 9 x
+ * 44,040,192 = 500,252,672 a layer: 497,500,160 + 60 x 500,252,672 +
+ * 2,348,817,408 = 32,861,477,888 (the card's "32B activated").
+ */
+START_TEST(test_kimi_k2_params)
+{
+	struct model m;
+
+	test_load_model(&m, "name: k\nlayers: 61\nhidden: 7168\nheads: 64\nffn_hidden: 18432\n"
+			    "gated_mlp: true\nvocab: 163840\nseq_len: 4096\ntied_embeddings: false\n"
+			    "bias: false\nnorm: rmsnorm\nposition_embedding: rotary\nattention: mla\n"
+			    "mla: {q_lora_rank: 1536, kv_lora_rank: 512, qk_nope_head_dim: 128, "
+			    "qk_rope_head_dim: 64, v_head_dim: 128}\n"
+			    "moe: {experts: 384, top_k: 8, expert_ffn_hidden: 2048, shared_experts: 1, "
+			    "first_dense_layers: 1}\n");
+	ck_assert_double_eq(model_attention_matrix_params(&m), 101122048.0);
+	ck_assert_double_eq(model_params_per_layer(&m), 497500160.0);
+	ck_assert_int_eq(model_moe_layers(&m), 60);
+	ck_assert(!model_layer_is_moe(&m, 1) && model_layer_is_moe(&m, 2));
+	ck_assert_double_eq(model_params_moe_layer(&m), 17059364864.0);
+	ck_assert_double_eq(model_params_total(&m), 1026408209408.0);
+	ck_assert_double_eq(model_params_active(&m), 32861477888.0);
+}
+END_TEST
+
+/*
  * Qwen3-30B-A3B (arXiv:2505.09388; HF Qwen/Qwen3-30B-A3B): h 2048, a 32,
  * kv 4, head_dim 128 (so Q is 2048 x 4096, not h x h). Attention: Q
  * 2048 x 4096 = 8,388,608, K and V 2 x 2048 x 512 = 2,097,152, O 4096 x
@@ -147,6 +185,7 @@ params_suite(void)
 	tcase_add_test(tc, test_bert_large_params);
 	tcase_add_test(tc, test_flops_eq3);
 	tcase_add_test(tc, test_deepseek_v3_params);
+	tcase_add_test(tc, test_kimi_k2_params);
 	tcase_add_test(tc, test_qwen3_moe_params);
 	suite_add_tcase(s, tc);
 	return s;

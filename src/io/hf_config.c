@@ -23,7 +23,7 @@ enum hf_family {
 	HF_LLAMA,     /* llama, mistral, mixtral, qwen2, qwen3(_moe), gemma: RMSNorm, SwiGLU/GeGLU, RoPE */
 	HF_GPT2,      /* gpt2: LayerNorm, GeLU, learned positions, biases, tied */
 	HF_NEOX,      /* gpt_neox: LayerNorm, GeLU, rotary, biases, untied embed_out */
-	HF_DEEPSEEK,  /* deepseek_v2/v3: MLA, DeepSeekMoE */
+	HF_DEEPSEEK,  /* deepseek_v2/v3, kimi_k2: MLA, DeepSeekMoE */
 	HF_OPT,       /* opt: LayerNorm, ReLU, learned positions offset by 2, enable_bias, tied */
 	HF_FALCON,    /* falcon: LayerNorm, GeLU, rotary, parallel attention and MLP, multi-query, tied */
 	HF_COHERE,    /* cohere: LayerNorm without shift, SwiGLU, rotary, parallel block, tied */
@@ -88,6 +88,11 @@ static const struct hf_arch hf_archs[] = {
 	{ "gpt_neox", HF_NEOX, false, false, false, false, 0, HF_BIAS_ATTN, -1, HF_WIN_NONE },
 	{ "deepseek_v2", HF_DEEPSEEK, false, false, false, true, 0, HF_BIAS_ATTN_MLP, -1, HF_WIN_NONE },
 	{ "deepseek_v3", HF_DEEPSEEK, false, false, false, true, 0, HF_BIAS_ATTN_MLP, -1, HF_WIN_NONE },
+	/* Kimi K2 (moonshotai/Kimi-K2-*): DeepSeek-V3's architecture under its own
+	 * model_type, read as deepseek_v3 (its config.json names the class
+	 * DeepseekV3ForCausalLM; Megatron-Bridge's KimiK2Bridge, kimi_bridge.py
+	 * at 067f987, maps model_type kimi_k2 with DeepSeek-V3's fields). */
+	{ "kimi_k2", HF_DEEPSEEK, false, false, false, true, 0, HF_BIAS_ATTN_MLP, -1, HF_WIN_NONE },
 	{ "opt", HF_OPT, true, false, false, false, 0, HF_BIAS_FIXED, 2048, HF_WIN_NONE },
 	{ "falcon", HF_FALCON, true, false, false, false, 0, HF_BIAS_FIXED, 2048, HF_WIN_NONE },
 	{ "cohere", HF_COHERE, true, false, false, false, 0, HF_BIAS_ATTN, -1, HF_WIN_NONE },
