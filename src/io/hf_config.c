@@ -678,6 +678,25 @@ hf_nh_kind(const char *k)
 	return '\0';
 }
 
+/* A NemotronH layer-symbol string of 1 to @max symbols (M, *, -, E)
+ * from @s into @pat (at least @max + 1 bytes): the main pattern and
+ * the MTP pattern share the check. */
+static bool
+hf_nh_symbols(const struct hf_reader *r, const char *field, json_t *s, size_t max, char *pat)
+{
+	const char *text = json_string_value(s);
+	size_t n = text ? strlen(text) : 0, bad;
+
+	if (n == 0 || n > max)
+		return hf_error(r, field, "a string of 1 to %zu layer symbols expected in field '%s'", max, field);
+	bad = strspn(text, "M*-E");
+	if (bad < n)
+		return hf_error(r, field, "layer %zu's symbol '%c' is not modelled (M Mamba-2, * attention, "
+				"- MLP, E MoE) in field '%s'", bad + 1, text[bad], field);
+	memcpy(pat, text, n + 1);
+	return true;
+}
+
 static bool
 hf_nh_list(const struct hf_reader *r, const char *field, json_t *list, char *pat)
 {
@@ -705,9 +724,8 @@ hf_nh_pattern(const struct hf_reader *r, char *pat)
 {
 	static const char *const lists[] = { "layers_block_type", "layer_types" };
 	json_t *s = json_object_get(r->root, "hybrid_override_pattern");
-	const char *field = "hybrid_override_pattern", *text;
+	const char *field = "hybrid_override_pattern";
 	long layers;
-	size_t n, bad;
 
 	for (size_t i = 0; i < 2; i++) {
 		json_t *l = json_object_get(r->root, lists[i]);
@@ -721,18 +739,10 @@ hf_nh_pattern(const struct hf_reader *r, char *pat)
 	}
 	if (!s || json_is_null(s))
 		return hf_fail(r, "missing field", field);
-	text = json_string_value(s);
-	n = text ? strlen(text) : 0;
-	if (n == 0 || n > MODEL_HYBRID_MAX)
-		return hf_error(r, field, "a string of 1 to %d layer symbols expected in field '%s'",
-				MODEL_HYBRID_MAX, field);
 	/* Megatron's other symbols (G gated DeltaNet, | a pipeline stage's
 	 * end) are not NemotronH's, nor plan-cli's hybrid layers. */
-	bad = strspn(text, "M*-E");
-	if (bad < n)
-		return hf_error(r, field, "layer %zu's symbol '%c' is not modelled (M Mamba-2, * attention, "
-				"- MLP, E MoE) in field '%s'", bad + 1, text[bad], field);
-	memcpy(pat, text, n + 1);
+	if (!hf_nh_symbols(r, field, s, MODEL_HYBRID_MAX, pat))
+		return false;
 counted:
 	/* num_hidden_layers is deprecated in the dataclass config (the list's
 	 * length wins, with a warning); a file that disagrees is refused. */
@@ -890,9 +900,8 @@ hf_nh_mtp(const struct hf_reader *r, long depths, FILE *out)
 	char pat[MODEL_HYBRID_MAX + 1];
 	json_t *l = json_object_get(r->root, "mtp_layers_block_type");
 	json_t *s = json_object_get(r->root, "mtp_hybrid_override_pattern");
-	const char *field = "mtp_hybrid_override_pattern", *text;
+	const char *field = "mtp_hybrid_override_pattern";
 	bool repeated;
-	size_t n, bad;
 
 	if (l && json_is_array(l)) {
 		field = "mtp_layers_block_type";
@@ -901,16 +910,8 @@ hf_nh_mtp(const struct hf_reader *r, long depths, FILE *out)
 	} else {
 		if (!s || json_is_null(s))
 			return hf_fail(r, "num_nextn_predict_layers above 0 needs its layers: missing field", field);
-		text = json_string_value(s);
-		n = text ? strlen(text) : 0;
-		if (n == 0 || n > MODEL_MTP_MAX)
-			return hf_error(r, field, "a string of 1 to %d layer symbols expected in field '%s'",
-					MODEL_MTP_MAX, field);
-		bad = strspn(text, "M*-E");
-		if (bad < n)
-			return hf_error(r, field, "layer %zu's symbol '%c' is not modelled (M Mamba-2, * attention, "
-					"- MLP, E MoE) in field '%s'", bad + 1, text[bad], field);
-		memcpy(pat, text, n + 1);
+		if (!hf_nh_symbols(r, field, s, MODEL_MTP_MAX, pat))
+			return false;
 	}
 	if (strlen(pat) > MODEL_MTP_MAX)
 		return hf_error(r, field, "at most %d layers a depth expected in field '%s'", MODEL_MTP_MAX, field);
