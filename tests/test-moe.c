@@ -758,7 +758,8 @@ END_TEST
  * 1 us = 35.8120 us. Combine: 1024 x 2048 x 13/7 x 3/4 = 2,921,033.14 B
  * at 737.13 / 900 x 100 GB/s = 81.9033 GB/s: 35.6644 + 1 = 36.6644 us.
  * Forward 72.4764 us, the backward the same (DeepEP at 76.5 GB/s both
- * ways: 78.8143 us). The host: one wait a forward, 2 x 2 us. Across the
+ * ways: 78.8143 us). The host, dropless only: one wait a forward, 2 x
+ * 2 us. Across the
  * toy's 2 nodes (ep 8) RDMA sets the time: test_deepep_comm_by_hand's
  * 1253.4267 us.
  */
@@ -788,8 +789,14 @@ START_TEST(test_hybridep_comm_by_hand)
 	ck_assert_double_eq_tol(ec.total_s, 2.0 * ec.fwd_s, 1e-15);
 	ep_layer_comm(&m, &p, &c, &dfw, &lay, &cl, &ec);
 	ck_assert_double_eq_tol(ec.fwd_s, 78.8143e-6, 1e-10);
+	/* Dropped and padded (the toy is not dropless): the size is known
+	 * on the host, no wait; dropless, one wait a forward. */
+	ep_layer_fixed(&m, &p, &c, &fw, &lay, &ef);
+	ck_assert_double_eq(ef.sync_s, 0.0);
+	m.moe.dropless = true;
 	ep_layer_fixed(&m, &p, &c, &fw, &lay, &ef);
 	ck_assert_double_eq_tol(ef.sync_s, 4e-6, 1e-15);
+	m.moe.dropless = false;
 	/* The dispatcher carries the TP gather, as DeepEP's (a shared-expert-free MoE). */
 	p.tp = 2;
 	p.sequence_parallel = true;

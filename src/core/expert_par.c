@@ -149,24 +149,28 @@ ep_layer_fixed(const struct model *m, const struct plan *p, const struct cluster
 		double syncs = !ep_allgather_gathers(m, p) ? 1.0 : m->moe.top_k > 1 ? 4.0 : 3.0;
 
 		out->sync_s = syncs * 2.0 * launch;
-	} else if (fw && (fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_DEEPEP ||
-			  fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_HYBRIDEP)) {
+	} else if (fw && fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_HYBRIDEP) {
+		/* HybridEP, dropless (Megatron-LM d98e8a6 token_dispatcher.py
+		 * _HybridEPManager: num_permuted_tokens None unless
+		 * moe_expert_rank_capacity_factor or drop-and-pad, so
+		 * fused_a2a.py HybridEPDispatch passes non_blocking False):
+		 * dispatch_with_permute copies tokens_per_expert "through
+		 * pinned memory" and synchronises the stream (DeepEP hybrid-ep
+		 * 94a9f8f deep_ep/hybrid_ep_buffer.py): one wait a forward,
+		 * costed as DeepEP's; the backward reuses the handle and
+		 * num_permuted_tokens (HybridEPCombine.backward). Dropped and
+		 * padded to capacity (model dropless false), the size is
+		 * capacity x group x local experts, known on the host
+		 * (setup_metadata): no wait. */
+		out->sync_s = m->moe.dropless ? 2.0 * launch : 0.0;
+	} else if (fw && fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_DEEPEP) {
 		/* DeepEP's normal dispatch (csrc/deep_ep.cpp, intranode_dispatch
 		 * and internode_dispatch) exchanges the counts in its
 		 * notify_dispatch kernel, then the host spins on the mapped
 		 * moe_recv_counter to size the receive buffers ("the CPU will
 		 * wait for GPU's signal", Megatron's fused_a2a.py): one wait a
 		 * forward, none in backward (the handle is cached), no gather
-		 * of the counts. Its cost as the all-to-all dispatcher's.
-		 * HybridEP, dropless (Megatron-LM d98e8a6 token_dispatcher.py
-		 * _HybridEPManager: num_permuted_tokens None unless
-		 * moe_expert_rank_capacity_factor or drop-and-pad, so
-		 * fused_a2a.py HybridEPDispatch passes non_blocking False):
-		 * dispatch_with_permute copies tokens_per_expert "through
-		 * pinned memory" and synchronises the stream (DeepEP hybrid-ep
-		 * 94a9f8f deep_ep/hybrid_ep_buffer.py): one wait a forward;
-		 * the backward reuses the handle and num_permuted_tokens
-		 * (HybridEPCombine.backward). The same cost. */
+		 * of the counts. Its cost as the all-to-all dispatcher's. */
 		out->sync_s = 2.0 * launch;
 	} else if (m->moe.dropless && (p->ep > 1 || local > 1.0)) {
 		/* MoEAlltoAllTokenDispatcher.preprocess (token_dispatcher.py,
