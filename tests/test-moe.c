@@ -746,6 +746,99 @@ START_TEST(test_deepep_comm_by_hand)
 }
 END_TEST
 
+/* A framework with Megatron-Core's flex dispatcher on HybridEP. */
+#define HYBRIDEP_YAML "name: hp\nmoe_dispatcher: hybridep\n"
+
+/*
+ * HybridEP (moe_dispatcher hybridep; expert_par.c deepep_time with its
+ * own NVLink fractions) by hand: test_deepep_comm_by_hand's toy, ep 4 on
+ * one node of 4 (NVLink 100 GB/s, 1 us). Distinct ranks of a token:
+ * 4 (1 - 6/8 x 5/7) = 13/7. Dispatch: 1024 x 2072 x 13/7 x 3/4 =
+ * 2,955,264 B at 764.03 / 900 x 100 GB/s = 84.8922 GB/s: 34.8120 us +
+ * 1 us = 35.8120 us. Combine: 1024 x 2048 x 13/7 x 3/4 = 2,921,033.14 B
+ * at 737.13 / 900 x 100 GB/s = 81.9033 GB/s: 35.6644 + 1 = 36.6644 us.
+ * Forward 72.4764 us, the backward the same (DeepEP at 76.5 GB/s both
+ * ways: 78.8143 us). The host, dropless only: one wait a forward, 2 x
+ * 2 us. Across the
+ * toy's 2 nodes (ep 8) RDMA sets the time: test_deepep_comm_by_hand's
+ * 1253.4267 us. Latent MoE (moe.latent_size 512): tokens cross at width
+ * 512, 1,024 B + 24 B a dispatched token: dispatch 1024 x 1048 x 13/7 x
+ * 3/4 = 1,494,747.43 B / 84.8922 GB/s + 1 us = 18.6076 us, combine
+ * 1024 x 1024 x 13/7 x 3/4 = 1,460,516.57 B / 81.9033 GB/s + 1 us =
+ * 18.8322 us: forward 37.4398 us.
+ */
+START_TEST(test_hybridep_comm_by_hand)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct plan_layout lay;
+	struct compute_layer cl;
+	struct ep_layer_comm ec;
+	struct ep_layer_fixed ef;
+	struct framework fw, dfw;
+
+	moe_toy_fixture(&c, &m, &p, TOY_CLUSTER_YAML_LAUNCH("2 us"), "  experts: 8\n  top_k: 2\n", 4);
+	test_load_framework(&fw, HYBRIDEP_YAML);
+	test_load_framework(&dfw, DEEPEP_YAML);
+	topology_plan(&p, &c, &lay);
+	ck_assert_int_eq(lay.ep.nodes, 1);
+	memset(&cl, 0, sizeof(cl));
+	ep_layer_comm(&m, &p, &c, &fw, &lay, &cl, &ec);
+	ck_assert_double_eq_tol(ec.a2a_s, 35.8120e-6, 1e-10);
+	ck_assert_double_eq_tol(ec.intra_s, 35.8120e-6, 1e-10);
+	ck_assert_double_eq(ec.inter_s, 0.0);
+	ck_assert_double_eq_tol(ec.fwd_s, 72.4764e-6, 1e-10);
+	ck_assert_double_eq_tol(ec.bwd_s, ec.fwd_s, 1e-15);
+	ck_assert_double_eq_tol(ec.total_s, 2.0 * ec.fwd_s, 1e-15);
+	ep_layer_comm(&m, &p, &c, &dfw, &lay, &cl, &ec);
+	ck_assert_double_eq_tol(ec.fwd_s, 78.8143e-6, 1e-10);
+	m.moe.latent_size = 512;
+	ep_layer_comm(&m, &p, &c, &fw, &lay, &cl, &ec);
+	ck_assert_double_eq_tol(ec.a2a_s, 18.6076e-6, 1e-10);
+	ck_assert_double_eq_tol(ec.fwd_s, 37.4398e-6, 1e-10);
+	m.moe.latent_size = 0;
+	/* Dropped and padded (the toy is not dropless): the size is known
+	 * on the host, no wait; dropless, one wait a forward. */
+	ep_layer_fixed(&m, &p, &c, &fw, &lay, &ef);
+	ck_assert_double_eq(ef.sync_s, 0.0);
+	m.moe.dropless = true;
+	ep_layer_fixed(&m, &p, &c, &fw, &lay, &ef);
+	ck_assert_double_eq_tol(ef.sync_s, 4e-6, 1e-15);
+	m.moe.dropless = false;
+	/* The dispatcher carries the TP gather, as DeepEP's (a shared-expert-free MoE). */
+	p.tp = 2;
+	p.sequence_parallel = true;
+	ck_assert(ep_dispatcher_carries_tp(&m, &p, &fw));
+	p.tp = 1;
+	p.sequence_parallel = false;
+	p.ep = p.dp = 8;
+	topology_plan(&p, &c, &lay);
+	ep_layer_comm(&m, &p, &c, &fw, &lay, &cl, &ec);
+	ck_assert_double_eq_tol(ec.fwd_s, 1253.4267e-6, 1e-10);
+	cluster_release(&c);
+}
+END_TEST
+
+/* HybridEP permutes inside its dispatch and combine, one pass each way:
+ * test_deepep_permute_passes' 18.777216 us less than the all-to-all. */
+START_TEST(test_hybridep_permute_passes)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct framework fw;
+	struct compute_layer a2a, hybrid;
+
+	moe_toy_fixture(&c, &m, &p, PERMUTE_CLUSTER_YAML, "  experts: 8\n  top_k: 2\n  capacity_factor: 1.0\n", 2);
+	test_load_framework(&fw, HYBRIDEP_YAML);
+	compute_layer_time(&m, &p, &c, NULL, true, &a2a);
+	compute_layer_time(&m, &p, &c, &fw, true, &hybrid);
+	ck_assert_double_eq_tol(a2a.fwd_mem_s - hybrid.fwd_mem_s, 18.777216e-6, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
 /*
  * MoEFlexTokenDispatcher permutes once after DeepEP's dispatch and
  * unpermutes once before its combine; the all-to-all dispatcher also
@@ -1784,6 +1877,8 @@ moe_suite(void)
 	tcase_add_test(tc, test_etp_comm_by_hand);
 	tcase_add_test(tc, test_deepep_comm_by_hand);
 	tcase_add_test(tc, test_deepep_permute_passes);
+	tcase_add_test(tc, test_hybridep_permute_passes);
+	tcase_add_test(tc, test_hybridep_comm_by_hand);
 	tcase_add_test(tc, test_mics_two_hop);
 	tcase_add_test(tc, test_mics_memory);
 	tcase_add_test(tc, test_mics_beats_zero3);

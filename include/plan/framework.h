@@ -56,6 +56,10 @@ enum framework_moe_dispatcher {
 	FRAMEWORK_MOE_DISPATCH_DEEPEP,        /**< DeepEP's normal kernels over TP x EP: a token once per
 						   node over RDMA, forwarded over NVLink, once per rank
 						   (Megatron-Core's MoEFlexTokenDispatcher, --moe-enable-deepep) */
+	FRAMEWORK_MOE_DISPATCH_HYBRIDEP,      /**< NVIDIA's HybridEP (DeepEP's hybrid-ep branch) over TP x EP:
+						   DeepEP's pattern over the NVLink domain, TMA kernels, the
+						   permutation inside its dispatch (MoEFlexTokenDispatcher,
+						   --moe-flex-dispatcher-backend hybridep) */
 };
 
 /** How its element-wise operators run. */

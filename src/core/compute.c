@@ -369,7 +369,17 @@ moe_permute_traffic(const struct model *m, const struct plan *p, double tokens, 
 	 * tokens by local expert once (moe_utils.permute) and
 	 * combine_preprocess unpermutes them once, over the etp copies each
 	 * rank receives (routing replicated over the TP group). */
-	if (dispatcher == FRAMEWORK_MOE_DISPATCH_DEEPEP) {
+	/* HybridEP (moe_dispatcher hybridep): Megatron-LM d98e8a6
+	 * _HybridEPManager.get_permuted_hidden_states_by_experts returns the
+	 * dispatched tokens as they are: the permute runs inside HybridEP's
+	 * dispatch_with_permute, a permute kernel after the dispatch kernel
+	 * and an unpermute kernel before the combine (DeepEP hybrid-ep
+	 * 94a9f8f docs/Hybrid-EP_Implementation.md section 5; with
+	 * moe_permute_fusion_into_hybridep, off by default, permute blocks
+	 * in the same grid, the same bytes), padding for FP8 included
+	 * (experts.py skip_routed_expert_padding): one pass each way, as
+	 * DeepEP's. */
+	if (dispatcher == FRAMEWORK_MOE_DISPATCH_DEEPEP || dispatcher == FRAMEWORK_MOE_DISPATCH_HYBRIDEP) {
 		passes = 2.0 * plan_etp(p);
 		sort = false;
 	}

@@ -120,7 +120,8 @@ ep_dispatcher_carries_tp(const struct model *m, const struct plan *p, const stru
 	 * the routing over TP (_initialize_metadata): its dispatch does the
 	 * gather, its combine the reduction. */
 	return fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_ALLGATHER_MASK ||
-	       fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_DEEPEP || fw->moe_tp_in_dispatcher;
+	       fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_DEEPEP ||
+	       fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_HYBRIDEP || fw->moe_tp_in_dispatcher;
 }
 
 void
@@ -148,6 +149,20 @@ ep_layer_fixed(const struct model *m, const struct plan *p, const struct cluster
 		double syncs = !ep_allgather_gathers(m, p) ? 1.0 : m->moe.top_k > 1 ? 4.0 : 3.0;
 
 		out->sync_s = syncs * 2.0 * launch;
+	} else if (fw && fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_HYBRIDEP) {
+		/* HybridEP, dropless (Megatron-LM d98e8a6 token_dispatcher.py
+		 * _HybridEPManager: num_permuted_tokens None unless
+		 * moe_expert_rank_capacity_factor or drop-and-pad, so
+		 * fused_a2a.py HybridEPDispatch passes non_blocking False):
+		 * dispatch_with_permute copies tokens_per_expert "through
+		 * pinned memory" and synchronises the stream (DeepEP hybrid-ep
+		 * 94a9f8f deep_ep/hybrid_ep_buffer.py): one wait a forward,
+		 * costed as DeepEP's; the backward reuses the handle and
+		 * num_permuted_tokens (HybridEPCombine.backward). Dropped and
+		 * padded to capacity (model dropless false), the size is
+		 * capacity x group x local experts, known on the host
+		 * (setup_metadata): no wait. */
+		out->sync_s = m->moe.dropless ? 2.0 * launch : 0.0;
 	} else if (fw && fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_DEEPEP) {
 		/* DeepEP's normal dispatch (csrc/deep_ep.cpp, intranode_dispatch
 		 * and internode_dispatch) exchanges the counts in its
@@ -234,6 +249,21 @@ ep_allgather_comm(const struct model *m, const struct plan *p, const struct clus
 #define DEEPEP_RDMA_FRACTION (43.0 / 50.0)
 
 /*
+ * HybridEP (github.com/deepseek-ai/DeepEP, branch hybrid-ep, 94a9f8f,
+ * docs/README_Hybrid-EP.md "GB200 Platform"): 8 ranks, 32 SMs (what
+ * Megatron-Bridge's perf scripts set, scripts/performance/utils/
+ * overrides.py moe_hybridep_num_sms = 32), 4096 tokens of h 7168 top-8,
+ * "Kernel Only": dispatch BF16 764.03 GB/s, combine 737.13 GB/s of
+ * NVLink5's 900 GB/s a direction. Kernel time, not the "Torch API" rows
+ * (545.71 and 568.94), which add the host synchronisation that
+ * ep_layer_fixed charges apart (tests/test_hybrid_ep.py: "misc =
+ * device_sync, update_flag"). Its README gives no RDMA line-rate figure
+ * (the H100 rows count NVLink-received bytes), so RDMA keeps DeepEP's.
+ */
+#define HYBRIDEP_NVL_DISPATCH_FRACTION (764.03 / 900.0)
+#define HYBRIDEP_NVL_COMBINE_FRACTION (737.13 / 900.0)
+
+/*
  * Expected number of the n equal groups (ranks or nodes, E / n experts
  * each) that k distinct experts drawn uniformly from E land in:
  * n (1 - C(E - E/n, k) / C(E, k)).
@@ -265,7 +295,7 @@ distinct_groups(double experts, double k, double n)
  */
 static double
 deepep_time(const struct model *m, const struct plan *p, const struct cluster *c,
-	    const struct plan_layout *lay, double token_bytes, double *inter, double *intra)
+	    const struct plan_layout *lay, double token_bytes, double nvl_fraction, double *inter, double *intra)
 {
 	const struct group_layout *g = &lay->ep;
 	double e = m->moe.experts, k = m->moe.top_k, etp = lay->etp.size > 1 ? lay->etp.size : 1.0;
@@ -276,7 +306,7 @@ deepep_time(const struct model *m, const struct plan *p, const struct cluster *c
 
 	if (m->moe.max_nodes > 0)
 		nodes = fmin(nodes, m->moe.max_nodes);
-	*intra = nvl / (c->intra.bandwidth_Bps * DEEPEP_NVL_FRACTION);
+	*intra = nvl / (c->intra.bandwidth_Bps * nvl_fraction);
 	*inter = 0.0;
 	if (g->nodes > 1) {
 		double rdma = tokens * token_bytes * nodes * (g->nodes - 1.0) / g->nodes;
@@ -288,14 +318,30 @@ deepep_time(const struct model *m, const struct plan *p, const struct cluster *c
 }
 
 /* Dispatch and combine forward, the same two backward (a dispatch's
- * backward is a combine, FusedDispatch.backward, and the reverse). */
+ * backward is a combine, FusedDispatch.backward, and the reverse).
+ * HybridEP moves a token the same way: "Similar to DeepEP, Hybrid-EP
+ * first performs IB communication between peer GPUs, then each rank
+ * distributes the received inter-node data locally" (DeepEP hybrid-ep
+ * 94a9f8f docs/Hybrid-EP_Implementation.md section 8), its "node" the
+ * NVLink domain (num_of_hybrid_ep_ranks_per_nvlink_domain,
+ * deep_ep/hybrid_ep_buffer.py), the cluster profile's gpus_per_node; its
+ * combine pre-reduces inside the domain before the RDMA send, as DeepEP's
+ * does; HybridEPDispatch.backward is a combine_with_unpermute and the
+ * reverse (Megatron-LM d98e8a6 fused_a2a.py). Only its NVLink fractions
+ * differ. DeepEP's token bytes are kept for it (an approximation:
+ * HybridEP sends fp32 probs of the destination's experts with a token
+ * and the routing map by its metadata all-gather, not top-k int64
+ * indices and probs). */
 static void
 ep_deepep_comm(const struct model *m, const struct plan *p, const struct cluster *c,
-	       const struct plan_layout *lay, struct ep_layer_comm *out)
+	       const struct framework *fw, const struct plan_layout *lay, struct ep_layer_comm *out)
 {
+	bool hybrid = fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_HYBRIDEP;
 	double h2 = 2.0 * model_moe_width(m), k = m->moe.top_k, d_inter, d_intra, c_inter, c_intra;
-	double dispatch = deepep_time(m, p, c, lay, h2 + 12.0 * k, &d_inter, &d_intra);
-	double combine = deepep_time(m, p, c, lay, h2, &c_inter, &c_intra);
+	double d_nvl = hybrid ? HYBRIDEP_NVL_DISPATCH_FRACTION : DEEPEP_NVL_FRACTION;
+	double c_nvl = hybrid ? HYBRIDEP_NVL_COMBINE_FRACTION : DEEPEP_NVL_FRACTION;
+	double dispatch = deepep_time(m, p, c, lay, h2 + 12.0 * k, d_nvl, &d_inter, &d_intra);
+	double combine = deepep_time(m, p, c, lay, h2, c_nvl, &c_inter, &c_intra);
 	double tokens = (double)p->micro_batch * p->seq_len / p->tp;
 	double n = lay->ep.size * (lay->etp.size > 1 ? lay->etp.size : 1.0);
 
@@ -333,8 +379,9 @@ ep_layer_comm(const struct model *m, const struct plan *p, const struct cluster 
 		out->total_s = out->fwd_s + out->bwd_s + out->recompute_s;
 		return;
 	}
-	if (fw && fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_DEEPEP) {
-		ep_deepep_comm(m, p, c, lay, out);
+	if (fw && (fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_DEEPEP ||
+		   fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_HYBRIDEP)) {
+		ep_deepep_comm(m, p, c, fw, lay, out);
 		return;
 	}
 	out->bytes = m->moe.capacity_factor * m->moe.top_k * tokens * model_moe_width(m) * 2.0 / p->tp;

@@ -11,9 +11,10 @@ const char *const framework_cp_ring_names[] = { "p2p", "allgather", NULL };
 const char *const framework_moe_gemm_names[] = { "te_streams", "single", "gmm", NULL };
 _Static_assert(sizeof(framework_moe_gemm_names) / sizeof(framework_moe_gemm_names[0]) == FRAMEWORK_MOE_GEMM_GMM + 2,
 	       "a name for every grouped GEMM");
-const char *const framework_moe_dispatcher_names[] = { "alltoall", "allgather_mask", "deepep", NULL };
+const char *const framework_moe_dispatcher_names[] = { "alltoall", "allgather_mask", "deepep", "hybridep",
+							 NULL };
 _Static_assert(sizeof(framework_moe_dispatcher_names) / sizeof(framework_moe_dispatcher_names[0]) ==
-	       FRAMEWORK_MOE_DISPATCH_DEEPEP + 2, "a name for every dispatcher");
+	       FRAMEWORK_MOE_DISPATCH_HYBRIDEP + 2, "a name for every dispatcher");
 const char *const framework_elementwise_names[] = { "fused", "eager", "compiled", NULL };
 const char *const framework_graphs_names[] = { "none", "layer", "full", NULL };
 const char *const framework_sac_names[] = { "attention", "op", "core_attn", NULL };

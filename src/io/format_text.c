@@ -320,11 +320,13 @@ format_text_layout(FILE *out, const struct report *r)
 			"over tp x ep = %d ranks (no all-to-all)\n", r->model->moe.experts, r->model->moe.top_k,
 			model_moe_layers(r->model), p->ep, p->tp * p->ep);
 	} else if (r->model->moe.experts > 0 && r->opt && r->opt->framework &&
-		   r->opt->framework->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_DEEPEP) {
-		fprintf(out, "experts      %d (top-%d) in %d MoE layers, ep %d, DeepEP dispatcher; one dispatch "
+		   (r->opt->framework->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_DEEPEP ||
+		    r->opt->framework->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_HYBRIDEP)) {
+		fprintf(out, "experts      %d (top-%d) in %d MoE layers, ep %d, %s dispatcher; one dispatch "
 			"%.3f ms (RDMA %.3f ms, NVLink %.3f ms, at once)\n", r->model->moe.experts,
-			r->model->moe.top_k, model_moe_layers(r->model), p->ep, 1e3 * d->ep_a2a_s,
-			1e3 * d->ep_inter_s, 1e3 * d->ep_intra_s);
+			r->model->moe.top_k, model_moe_layers(r->model), p->ep,
+			r->opt->framework->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_HYBRIDEP ? "HybridEP" : "DeepEP",
+			1e3 * d->ep_a2a_s, 1e3 * d->ep_inter_s, 1e3 * d->ep_intra_s);
 	} else if (r->model->moe.experts > 0) {
 		fprintf(out, "experts      %d (top-%d) in %d MoE layers, ep %d, %s all-to-all%s; one all-to-all "
 			"%.3f ms", r->model->moe.experts, r->model->moe.top_k, model_moe_layers(r->model), p->ep,

@@ -234,7 +234,9 @@ const struct schema_key framework_schema[] = {
 		  "the output reduce-scattered (allgather_mask: Megatron-Core core_v0.5-v0.6's "
 		  "MoEAllGatherTokenDispatcher) or DeepEP's normal kernels over TP x EP, a token once a node "
 		  "over RDMA and once a rank over NVLink, in bf16, the permutation after the dispatch "
-		  "(deepep: Megatron-Core's MoEFlexTokenDispatcher, --moe-enable-deepep)" },
+		  "(deepep: Megatron-Core's MoEFlexTokenDispatcher, --moe-enable-deepep) or NVIDIA's HybridEP, "
+		  "the same pattern over the NVLink domain, the permutation inside its dispatch and combine, "
+		  "its own NVLink efficiency (hybridep: --moe-flex-dispatcher-backend hybridep)" },
 	{ .key = "cp_ring", .type = SCHEMA_ENUM, .offset = OFF(cp_ring), .def = "p2p",
 	  .choices = framework_cp_ring_names,
 	  .help = "context parallelism's ring attention: a send/receive of K and V per step hidden behind "
