@@ -460,6 +460,17 @@ START_TEST(test_new_profiles)
 	ck_assert_int_eq(c.gpu.sm_count, 148);
 	ck_assert_double_eq(gpu_clock_factor(&c.gpu), 1.0);
 	cluster_release(&c);
+	/* GB300 NVL72: the same rack with Blackwell Ultra GPUs and one
+	 * 800 Gbit/s ConnectX-8 a GPU: 800e9 / 8 = 100e9 B/s a NIC, twice
+	 * GB200 NVL72's 400 Gbit/s = 50e9 B/s; 288 GB = 288e9 B HBM3e. */
+	test_load_profile(PROFILE_CLUSTER, "gb300-nvl72", &c);
+	ck_assert_str_eq(c.gpu.name, "GB300");
+	ck_assert_int_eq(c.gpus_per_node, 72);
+	ck_assert_int_eq(c.inter.nics_per_node, 72);
+	ck_assert_double_eq_tol(c.inter.nic_bandwidth_Bps, 100e9, 1);
+	ck_assert_double_eq_tol(c.intra.bandwidth_Bps, 900e9, 1);
+	ck_assert_double_eq_tol(c.gpu.memory_bytes, 288e9, 1);
+	cluster_release(&c);
 	/* H800 nodes as FlagPerf ran them: 400 GB/s bidirectional NVLink. */
 	test_load_profile(PROFILE_CLUSTER, "dgx-h800", &c);
 	ck_assert_str_eq(c.gpu.name, "H800-SXM5-80GB");
