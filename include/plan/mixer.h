@@ -42,6 +42,19 @@ struct mixer_cost {
  */
 double mixer_scan_time(const struct cluster *c, double flops, double bytes, int kernels, bool backward);
 
+/**
+ * The rest of a mixer's times once its GEMMs (gemm_fwd_s), scans
+ * (scan_*_s, launches included), memory-bound bytes (mem_*_bytes) and
+ * kernel counts (fwd_kernels, bwd_kernels, the scan's among them) are in
+ * @out: the memory-bound passes at the GPU's achieved bandwidth with a
+ * launch (@launch_s) for each kernel the scan does not launch
+ * (@scan_fwd_kernels, @scan_bwd_kernels), then the forward and the
+ * backward (dX and dW of each linear: twice the forward GEMMs; fp8's
+ * promoting backward GEMMs are the caller's casts).
+ */
+void mixer_total_time(const struct cluster *c, double launch_s, int scan_fwd_kernels, int scan_bwd_kernels,
+		      struct mixer_cost *out);
+
 /** Whether a layer of @m holds a mixer (MODEL_PART_MAMBA or MODEL_PART_GDN). */
 bool mixer_present(const struct model *m);
 

@@ -107,7 +107,7 @@ rule_fwd_bytes(const struct model *m, const struct gdn_local *l)
  * 4 a v element), and its gradient.
  */
 static void
-mixer_mem(const struct plan *p, const struct gdn_local *l, struct mixer_cost *out)
+gdn_mem(const struct plan *p, const struct gdn_local *l, struct mixer_cost *out)
 {
 	double copies = p->micro_batch > 1 ? 4.0 * l->tokens * l->v : 0.0;
 	double t = l->tokens;
@@ -158,15 +158,9 @@ gdn_mixer_cost(const struct model *m, const struct plan *p, const struct cluster
 	 * twice the forward's bytes. */
 	out->scan_bwd_s = mixer_scan_time(c, out->scan_bwd_flops, 2.0 * bytes, GDN_RULE_BWD_KERNELS, true);
 
-	mixer_mem(p, &l, out);
+	gdn_mem(p, &l, out);
 	gdn_mixer_kernels(m, p, &out->fwd_kernels, &out->bwd_kernels);
-	out->mem_fwd_s = compute_memory_time(c, out->mem_fwd_bytes) +
-			 (out->fwd_kernels - GDN_RULE_FWD_KERNELS) * launch;
-	out->mem_bwd_s = compute_memory_time(c, out->mem_bwd_bytes) +
-			 (out->bwd_kernels - GDN_RULE_BWD_KERNELS) * launch;
-
-	out->fwd_s = out->gemm_fwd_s + out->scan_fwd_s + out->mem_fwd_s;
-	out->bwd_s = 2.0 * out->gemm_fwd_s + out->scan_bwd_s + out->mem_bwd_s;
+	mixer_total_time(c, launch, GDN_RULE_FWD_KERNELS, GDN_RULE_BWD_KERNELS, out);
 }
 
 /*

@@ -123,7 +123,7 @@ ssd_fwd_bytes(const struct model *m, const struct mamba_local *l)
  * 4 bytes an element), and their gradients' in the backward.
  */
 static void
-mixer_mem(const struct plan *p, const struct mamba_local *l, struct mixer_cost *out)
+mamba_mem(const struct plan *p, const struct mamba_local *l, struct mixer_cost *out)
 {
 	double copies = p->micro_batch > 1 ? 4.0 * l->tokens * (l->in_proj + l->inner) : 0.0;
 
@@ -167,17 +167,10 @@ mamba_mixer_cost(const struct model *m, const struct plan *p, const struct clust
 	 * of each input and recomputes the states: twice the forward's bytes. */
 	out->scan_bwd_s = mixer_scan_time(c, out->scan_bwd_flops, 2.0 * bytes, MAMBA_SSD_BWD_KERNELS, true);
 
-	mixer_mem(p, &l, out);
+	mamba_mem(p, &l, out);
 	mamba_mixer_kernels(p, &out->fwd_kernels, &out->bwd_kernels);
-	out->mem_fwd_s = compute_memory_time(c, out->mem_fwd_bytes) +
-			 (out->fwd_kernels - MAMBA_SSD_FWD_KERNELS) * launch;
-	out->mem_bwd_s = compute_memory_time(c, out->mem_bwd_bytes) +
-			 (out->bwd_kernels - MAMBA_SSD_BWD_KERNELS) * launch;
-
-	out->fwd_s = out->gemm_fwd_s + out->scan_fwd_s + out->mem_fwd_s;
-	/* dX and dW of each linear: twice the forward GEMMs (fp8's promoting
-	 * backward GEMMs are in casts->bwd_gemm_s, the caller's). */
-	out->bwd_s = 2.0 * out->gemm_fwd_s + out->scan_bwd_s + out->mem_bwd_s;
+	/* fp8's promoting backward GEMMs are in casts->bwd_gemm_s, the caller's. */
+	mixer_total_time(c, launch, MAMBA_SSD_FWD_KERNELS, MAMBA_SSD_BWD_KERNELS, out);
 }
 
 /*

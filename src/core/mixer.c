@@ -14,6 +14,16 @@ mixer_scan_time(const struct cluster *c, double flops, double bytes, int kernels
 	       kernels * c->gpu.launch_overhead_s;
 }
 
+void
+mixer_total_time(const struct cluster *c, double launch_s, int scan_fwd_kernels, int scan_bwd_kernels,
+		 struct mixer_cost *out)
+{
+	out->mem_fwd_s = compute_memory_time(c, out->mem_fwd_bytes) + (out->fwd_kernels - scan_fwd_kernels) * launch_s;
+	out->mem_bwd_s = compute_memory_time(c, out->mem_bwd_bytes) + (out->bwd_kernels - scan_bwd_kernels) * launch_s;
+	out->fwd_s = out->gemm_fwd_s + out->scan_fwd_s + out->mem_fwd_s;
+	out->bwd_s = 2.0 * out->gemm_fwd_s + out->scan_bwd_s + out->mem_bwd_s;
+}
+
 bool
 mixer_present(const struct model *m)
 {
