@@ -820,6 +820,58 @@ START_TEST(test_hybridep_comm_by_hand)
 }
 END_TEST
 
+/*
+ * The flex dispatcher's buffers (expert_par.c ep_dispatcher_buffer_bytes)
+ * by hand on the toy (h 1024: 2,048-byte bf16 tokens), 8 experts, b 1,
+ * s 1024, tp 1.
+ * DeepEP, 10 channels; a token's payload 2048 + 8 (SourceMeta) + 128 x 8
+ * (indices) + 128 x 4 (weights) + 128 x 4 (scales) = 4,104 B. EP 8: 8
+ * NVLink peers, 1 RDMA rank, 256 receive tokens: 10 x 8 x (2 + 3) x 4 =
+ * 1,600 B of counters + 10 x 8 x 256 x 4104 = 84,049,920 B, rounded up
+ * to 128: 84,051,584 B; no RDMA buffer at 8 ranks. EP 16: 2 RDMA ranks,
+ * 288 NVLink and 140 RDMA receive tokens (128 aligned up to the dispatch's
+ * 20-token chunks): NVLink 10 x 8 x 7 x 4 = 2,240 + 10 x 8 x 288 x 4104 =
+ * 94,556,160 -> 94,558,464; RDMA 10 x 2 x 18 x 2 x 4 = 2,880 + 10 x 2 x
+ * 140 x 2 x (4104 + 16) = 23,072,000 -> 23,074,944; 117,633,408 B.
+ * HybridEP, ep 4 in one node of 4 (R 4, N 1, 2 local experts): M = 1024
+ * x 4 = 4,096 tokens of 2048 + 4 x (2 x 4) probabilities + 4 x 8 scales
+ * = 2,112 B: 8,650,752 B. ep 8 over the 2 nodes (R 4, N 2, 1 local
+ * expert, 4 probabilities a token): M = 8,192 x (2048 + 16 + 32) =
+ * 17,170,432; the dispatch's inputs 1024 x (2048 + 4 x 4 x 2 + 32) =
+ * 2,162,688 and its 1024 tokens to the other node 1024 x (2048 + 16 +
+ * 32) = 2,146,304; the combine's two 1024 x (2048 + 16) = 4,227,072:
+ * 25,706,496 B. The all-to-all dispatcher has none; a stage's memory
+ * "other" grows by exactly these bytes.
+ */
+START_TEST(test_dispatcher_buffers_by_hand)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct framework deepep, hybrid;
+	struct estimate plain, with;
+	struct plan_error err;
+	struct estimate_options opt = { .dp_algo = COLL_ALGO_RING, .compressor = NULL, .framework = &hybrid };
+
+	moe_toy_fixture(&c, &m, &p, TOY_CLUSTER_YAML, "  experts: 8\n  top_k: 2\n", 8);
+	test_load_framework(&deepep, DEEPEP_YAML);
+	test_load_framework(&hybrid, HYBRIDEP_YAML);
+	ck_assert_double_eq_tol(ep_dispatcher_buffer_bytes(&m, &p, &c, &deepep), 84051584.0, 0.5);
+	ck_assert_double_eq(ep_dispatcher_buffer_bytes(&m, &p, &c, NULL), 0.0);
+	ck_assert_double_eq_tol(ep_dispatcher_buffer_bytes(&m, &p, &c, &hybrid), 25706496.0, 0.5);
+	ck_assert_msg(estimate_plan(&m, &c, &p, NULL, &plain, &err), "%s", err.message);
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &with, &err), "%s", err.message);
+	ck_assert_double_eq_tol(with.memory.other - plain.memory.other, 25706496.0, 0.5);
+	p.ep = p.dp = 16;
+	ck_assert_double_eq_tol(ep_dispatcher_buffer_bytes(&m, &p, &c, &deepep), 117633408.0, 0.5);
+	p.ep = p.dp = 4;
+	ck_assert_double_eq_tol(ep_dispatcher_buffer_bytes(&m, &p, &c, &hybrid), 8650752.0, 0.5);
+	p.ep = 1;
+	ck_assert_double_eq(ep_dispatcher_buffer_bytes(&m, &p, &c, &hybrid), 0.0);
+	cluster_release(&c);
+}
+END_TEST
+
 /* HybridEP permutes inside its dispatch and combine, one pass each way:
  * test_deepep_permute_passes' 18.777216 us less than the all-to-all. */
 START_TEST(test_hybridep_permute_passes)
@@ -1876,6 +1928,7 @@ moe_suite(void)
 	tcase_add_test(tc, test_mtp);
 	tcase_add_test(tc, test_etp_comm_by_hand);
 	tcase_add_test(tc, test_deepep_comm_by_hand);
+	tcase_add_test(tc, test_dispatcher_buffers_by_hand);
 	tcase_add_test(tc, test_deepep_permute_passes);
 	tcase_add_test(tc, test_hybridep_permute_passes);
 	tcase_add_test(tc, test_hybridep_comm_by_hand);

@@ -27,6 +27,18 @@ struct ep_layer_comm {
 	double fwd_bytes, bwd_bytes;
 };
 
+/**
+ * Bytes of the flex dispatcher's communication buffers on one GPU whose
+ * pipeline stage holds an MoE layer (@fw's moe_dispatcher deepep or
+ * hybridep; 0 otherwise, or when the tp x ep group is one rank): buffers
+ * allocated once at the first dispatch and kept for the run, sized for
+ * the tp x ep group (expert TP x EP, the dispatcher's group) and, for
+ * HybridEP, for the worst case of every token of the group routed to one
+ * rank. Expert_par.c cites the code each term comes from.
+ */
+double ep_dispatcher_buffer_bytes(const struct model *m, const struct plan *p, const struct cluster *c,
+				  const struct framework *fw);
+
 /** The router's kernels after its GEMM, forward and backward (counted in
  * expert_par.c from Megatron-Core's router.py and moe_utils.py); the host
  * launches them too (host_time.c). */

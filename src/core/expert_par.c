@@ -317,6 +317,122 @@ deepep_time(const struct model *m, const struct plan *p, const struct cluster *c
 	return fmax(*inter, *intra);
 }
 
+/*
+ * DeepEP's buffers (Megatron-LM d98e8a6 fused_a2a.py get_buffer: one
+ * Buffer for the tp x ep group, its NVLink and RDMA parts each the larger
+ * of the dispatch and the combine config's size hint). The configs and
+ * hints: DeepEP dd758ca deep_ep/buffers/legacy.py get_dispatch_config and
+ * get_combine_config (chunked receive tokens by group size; Buffer.num_sms
+ * 20, Megatron's default when moe_flex_dispatcher_num_sms is unset: 10
+ * channels) and csrc/legacy/config.hpp get_nvl_buffer_size_hint and
+ * get_rdma_buffer_size_hint: per channel and peer, the received tokens
+ * with their 8-byte SourceMeta, 128 int64 top-k indices, 128 fp32
+ * weights and 128 fp32 scales (kNumMaxTopK, kNumMaxScales), plus a few
+ * counters; RDMA twice (send and receive) with a 16-byte int4 each, and
+ * none for 8 ranks or fewer; both rounded up to 128 bytes. NVLink peers
+ * are DeepEP's 8 (LEGACY_NUM_MAX_NVL_PEERS) whatever the node. A group
+ * size the configs lack (Megatron then stops at DeepEP's assertion) takes
+ * the next listed size's, or the largest's.
+ */
+#define DEEPEP_NUM_CHANNELS 10.0 /* Buffer.num_sms 20 / 2 */
+#define DEEPEP_NVL_PEERS 8.0
+
+static void
+deepep_recv_tokens(double n, double *nvl_recv, double *rdma_recv)
+{
+	/* group size, dispatch and combine NVL receive tokens (the same),
+	 * RDMA receive tokens aligned up to the send chunk: dispatch's and
+	 * combine's larger. */
+	static const double table[][3] = {
+		{ 2, 256, 132 },   { 4, 256, 132 },   { 8, 256, 132 },   { 16, 288, 140 },
+		{ 24, 288, 128 },  { 32, 288, 128 },  { 48, 288, 128 },  { 64, 288, 128 },
+		{ 96, 480, 132 },  { 128, 560, 132 }, { 144, 720, 132 }, { 160, 720, 132 },
+	};
+	size_t i = 0, last = sizeof(table) / sizeof(table[0]) - 1;
+
+	while (i < last && table[i][0] < n)
+		i++;
+	*nvl_recv = table[i][1];
+	*rdma_recv = table[i][2];
+}
+
+static double
+round_up_128(double bytes)
+{
+	return ceil(bytes / 128.0) * 128.0;
+}
+
+static double
+deepep_buffer_bytes(double n, double hidden_bytes)
+{
+	double nvl_recv, rdma_recv, ch = DEEPEP_NUM_CHANNELS;
+	double rdma_ranks = fmax(floor(n / DEEPEP_NVL_PEERS), 1.0), nvl_ranks = fmin(n, DEEPEP_NVL_PEERS);
+	/* A token's payload: hidden, SourceMeta, top-k indices, weights, scales. */
+	double token = hidden_bytes + 8.0 + 128.0 * 8.0 + 128.0 * 4.0 + 128.0 * 4.0;
+	double nvl, rdma = 0.0;
+
+	deepep_recv_tokens(n, &nvl_recv, &rdma_recv);
+	nvl = round_up_128(ch * nvl_ranks * (2.0 * rdma_ranks + 3.0) * 4.0 + ch * nvl_ranks * nvl_recv * token);
+	if (n > DEEPEP_NVL_PEERS)
+		rdma = round_up_128(ch * rdma_ranks * (DEEPEP_NVL_PEERS * 2.0 + 2.0) * 2.0 * 4.0 +
+				    ch * rdma_ranks * rdma_recv * 2.0 * (token + 16.0));
+	return nvl + rdma;
+}
+
+/*
+ * HybridEP's buffers (DeepEP hybrid-ep 94a9f8f; Megatron-LM d98e8a6
+ * fused_a2a.py init_hybrid_ep_buffer: max_num_of_tokens_per_rank the
+ * rank's tokens T, hidden_dim the dispatched width, num_local_experts).
+ * Inside the NVLink domain (csrc/hybrid_ep/buffer/intranode.cu,
+ * NVLCoordinator): the worst case of every token of the group routed to
+ * one rank, M = T x R x N tokens (R ranks of the group a domain, N
+ * domains), each bf16 token (2 w bytes) and its fp32 probabilities for
+ * the domain's experts (E_local x R), the dispatch and the combine sharing
+ * both (use_shared_buffer, the default), and fp32 scaling factors
+ * (w / 128 a token) allocated even in bf16. Across domains
+ * (internode_doca.cu, N > 1): the dispatch's T input tokens with their
+ * probabilities for all experts and scales, and T (N - 1) tokens,
+ * probabilities and scales to and from the other domains; the combine's
+ * T (N - 1) reduced and grouped tokens and probabilities, two buffers.
+ * Flags and preprocessing scratch (a few kB) are left out. Its guide's
+ * example (docs/Hybrid-EP_Implementation.md Sec. 4.2, EP 64 in one
+ * domain, 256 experts, w 7168, T 4096: "~3.75 GB") counts the tokens and
+ * probabilities, not the scales.
+ */
+static double
+hybridep_buffer_bytes(double tokens, double w, double local_experts, double per_domain, double domains)
+{
+	double m = tokens * per_domain * domains, probs = local_experts * per_domain, scales = floor(w / 128.0);
+	double bytes = m * (2.0 * w + 4.0 * probs + 4.0 * scales);
+
+	if (domains > 1.0) {
+		double out = tokens * (domains - 1.0);
+
+		bytes += tokens * (2.0 * w + 4.0 * probs * domains + 4.0 * scales) +
+			 out * (2.0 * w + 4.0 * probs + 4.0 * scales) + 2.0 * out * (2.0 * w + 4.0 * probs);
+	}
+	return bytes;
+}
+
+double
+ep_dispatcher_buffer_bytes(const struct model *m, const struct plan *p, const struct cluster *c,
+			   const struct framework *fw)
+{
+	struct group_layout g;
+	double n = (double)p->ep * plan_etp(p), w = model_moe_width(m);
+
+	if (!fw || m->moe.experts <= 0 || n <= 1.0 ||
+	    (fw->moe_dispatcher != FRAMEWORK_MOE_DISPATCH_DEEPEP &&
+	     fw->moe_dispatcher != FRAMEWORK_MOE_DISPATCH_HYBRIDEP))
+		return 0.0;
+	if (fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_DEEPEP)
+		return deepep_buffer_bytes(n, 2.0 * w);
+	/* The tp x ep group: expert TP innermost, consecutive ranks. */
+	topology_group((int)n, 1, c->gpus_per_node, &g);
+	return hybridep_buffer_bytes((double)p->micro_batch * p->seq_len / p->tp, w, (double)m->moe.experts / p->ep,
+				     g.per_node, g.nodes);
+}
+
 /* Dispatch and combine forward, the same two backward (a dispatch's
  * backward is a combine, FusedDispatch.backward, and the reverse).
  * HybridEP moves a token the same way: "Similar to DeepEP, Hybrid-EP

@@ -1135,6 +1135,9 @@ memory_stage_in_mode(const struct model *m, const struct plan *p, const struct c
 	out->activations = memory_stage_activations(m, p, fw, k, stage);
 
 	out->other = c->gpu.reserved_bytes + fp8_meta + memory_zero3_transient(m, p, fw, stage);
+	/* DeepEP's or HybridEP's buffers, on a rank that dispatches. */
+	if (pipeline_stage_moe_layers(m, p, stage) > 0)
+		out->other += ep_dispatcher_buffer_bytes(m, p, c, fw);
 	if (p->zero >= 3) {
 		/* Megatron-FSDP with fsdp_double_buffer (Megatron-Core 0.14,
 		 * megatron/core/distributed/fsdp/src/megatron_fsdp/

@@ -1,6 +1,7 @@
 #include "plan/attn_shape.h"
 #include "plan/compute.h"
 #include "plan/data_par.h"
+#include "plan/expert_par.h"
 #include "plan/compression.h"
 #include "plan/compressor.h"
 #include "plan/fp8_recipe.h"
@@ -322,11 +323,15 @@ format_text_layout(FILE *out, const struct report *r)
 	} else if (r->model->moe.experts > 0 && r->opt && r->opt->framework &&
 		   (r->opt->framework->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_DEEPEP ||
 		    r->opt->framework->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_HYBRIDEP)) {
+		struct plan local = plan_cp_local(p);
+
 		fprintf(out, "experts      %d (top-%d) in %d MoE layers, ep %d, %s dispatcher; one dispatch "
-			"%.3f ms (RDMA %.3f ms, NVLink %.3f ms, at once)\n", r->model->moe.experts,
+			"%.3f ms (RDMA %.3f ms, NVLink %.3f ms, at once); buffers %.2f GiB a GPU (in memory "
+			"other)\n", r->model->moe.experts,
 			r->model->moe.top_k, model_moe_layers(r->model), p->ep,
 			r->opt->framework->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_HYBRIDEP ? "HybridEP" : "DeepEP",
-			1e3 * d->ep_a2a_s, 1e3 * d->ep_inter_s, 1e3 * d->ep_intra_s);
+			1e3 * d->ep_a2a_s, 1e3 * d->ep_inter_s, 1e3 * d->ep_intra_s,
+			ep_dispatcher_buffer_bytes(r->model, &local, r->cluster, r->opt->framework) / 1073741824.0);
 	} else if (r->model->moe.experts > 0) {
 		fprintf(out, "experts      %d (top-%d) in %d MoE layers, ep %d, %s all-to-all%s; one all-to-all "
 			"%.3f ms", r->model->moe.experts, r->model->moe.top_k, model_moe_layers(r->model), p->ep,
