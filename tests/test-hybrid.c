@@ -467,6 +467,71 @@ START_TEST(test_hybrid_nemotron3_nano)
 END_TEST
 
 /*
+ * Nemotron 3 Super 120B-A12B (models/nemotron-3-super-120b-a12b.yaml;
+ * shapes from Megatron-LM's NVIDIA-Nemotron-3-Super-120B-A12B-BF16.sh at
+ * d98e8a6, MTP from Megatron-Bridge's Super recipe at 067f987), by hand,
+ * h 4096:
+ * - Mamba-2 (128 heads of 64: d_inner 8192; 8 groups of state 128):
+ *   in_proj 4096 x (2 x 8192 + 2 x 8 x 128 + 128 = 18560) = 76,021,760;
+ *   conv1d (8192 + 2048 = 10240 channels) 10240 x 4 + 10240 = 51,200;
+ *   dt_bias, A_log, D 3 x 128 = 384; gated norm 8192; out_proj
+ *   8192 x 4096 = 33,554,432; pre-norm 4096: 109,640,064 a layer, x 40 =
+ *   4,385,602,560.
+ * - attention (32 heads of 128, 2 groups): Q 4096 x 4096 = 16,777,216,
+ *   K and V 2 x 4096 x 256 = 2,097,152, O 16,777,216, norm 4096:
+ *   35,655,680, x 8 = 285,245,440.
+ * - latent MoE: norm 4096, router 4096 x 512 = 2,097,152,
+ *   fc1_latent_proj and fc2_latent_proj 2 x 4096 x 1024 = 8,388,608; a
+ *   routed expert (squared ReLU, two matrices, latent) 2 x 1024 x 2688 =
+ *   5,505,024, 512 of them 2,818,572,288; the shared 5376-wide MLP on h
+ *   as 2 experts 2 x 2 x 4096 x 2688 = 44,040,192: 2,873,102,336 a layer,
+ *   x 40 = 114,924,093,440.
+ * - embedding and untied head 2 x 131072 x 4096 = 1,073,741,824, final
+ *   norm 4096.
+ * Total 4,385,602,560 + 285,245,440 + 114,924,093,440 + 1,073,741,824 +
+ * 4096 = 120,668,687,360 (NVIDIA's name: 120B; +0.56 %). Active: an MoE
+ * layer's 22 routed experts 121,110,528 instead of 2,818,572,288, 40 x
+ * 2,697,461,760 = 107,898,470,400 fewer: 12,770,216,960 (12.77 B; without
+ * the input embedding's 536,870,912, 12.23 B; NVIDIA's name: 12B, +6.4 %
+ * and +1.9 %). MTP (left out of the totals, as plan-cli leaves it out):
+ * one depth, shared by the two (mtp_repeated), is an attention layer
+ * 35,655,680, an MoE layer 2,873,102,336, eh_proj 2 x 4096 x 4096 =
+ * 33,554,432 and three norms 12,288: 2,942,324,736 more on the one stage
+ * at pp 1, of it routed 2,818,572,288.
+ */
+START_TEST(test_hybrid_nemotron3_super)
+{
+	struct model m, m0;
+	struct plan p;
+	double x, x0;
+
+	test_setup_paths();
+	test_load_profile(PROFILE_MODEL, "nemotron-3-super-120b-a12b", &m);
+	ck_assert_double_eq(model_params_mamba_mixer(&m) + m.hidden, 109640064.0);
+	ck_assert_double_eq(model_params_expert(&m), 5505024.0);
+	ck_assert_double_eq(model_params_shared_expert(&m), 22020096.0);
+	ck_assert_double_eq(model_params_moe_latent_proj(&m), 8388608.0);
+	ck_assert_double_eq(model_params_total(&m), 120668687360.0);
+	ck_assert_double_eq(model_params_active(&m), 12770216960.0);
+	ck_assert_int_eq(model_kind_layers(&m, MODEL_KIND_MAMBA), 40);
+	ck_assert_int_eq(model_kind_layers(&m, MODEL_KIND_ATTENTION), 8);
+	ck_assert_int_eq(model_kind_layers(&m, MODEL_KIND_MOE), 40);
+	ck_assert_int_eq(model_mtp_param_depths(&m), 1);
+	m0 = m;
+	m0.mtp_layers = 0;
+	m0.mtp_pattern[0] = '\0';
+	m0.mtp_repeated = false;
+	plan_init(&p);
+	p.tp = p.pp = p.dp = 1;
+	p.global_batch = 8;
+	p.seq_len = 8192;
+	ck_assert_double_eq_tol(estimate_stage_params(&m, &p, 0, &x) - estimate_stage_params(&m0, &p, 0, &x0),
+				2942324736.0, 1e-3);
+	ck_assert_double_eq_tol(x - x0, 2818572288.0, 1e-3);
+}
+END_TEST
+
+/*
  * --recompute-modules on a hybrid model, layer kind by layer kind
  * (Megatron-Core at d98e8a6: hybrid_layer_specs.py builds the '*' and
  * '-' layers with their norm fused into linear_qkv / linear_fc1, the 'E'
@@ -725,6 +790,7 @@ hybrid_suite(void)
 	tcase_add_test(tc, test_hybrid_largest_matrix);
 	tcase_add_test(tc, test_hybrid_host_tensors);
 	tcase_add_test(tc, test_hybrid_nemotron3_nano);
+	tcase_add_test(tc, test_hybrid_nemotron3_super);
 	tcase_add_test(tc, test_hybrid_recompute_modules);
 	tcase_add_test(tc, test_hybrid_mtp_params);
 	tcase_add_test(tc, test_hybrid_mtp_time);
