@@ -165,6 +165,74 @@ START_TEST(test_module_time)
 }
 END_TEST
 
+/*
+ * normrev: layernorm under Megatron-Core's TE spec (a profile with
+ * selective_recompute core_attn; gpt_layer_specs.py and
+ * transformer_layer.py at Megatron-LM d98e8a6) recomputes only the norms
+ * that are modules of their own: none in a dense GPT layer (both fused
+ * into linear_qkv and linear_fc1), an MoE layer's pre_mlp_layernorm, MLA's
+ * input_layernorm. At s 1024, b 1, t 2 (no SP) a norm's output is
+ * 2 sbh = 2,097,152 B, and rerunning it moves 4 sbh = 4,194,304 B:
+ * 4.194304 us at 1000 GB/s. Without a framework (or another one) the two
+ * norms of test_module_bytes_dense stay.
+ */
+#define TOY_MLA_YAML \
+	"name: mla\nlayers: 2\nhidden: 1024\nheads: 8\nvocab: 32768\nseq_len: 1024\nattention: mla\n" \
+	"mla: {q_lora_rank: 256, kv_lora_rank: 256, qk_nope_head_dim: 64, qk_rope_head_dim: 32, " \
+	"v_head_dim: 64}\n"
+
+static double
+layernorm_time(const struct model *m, const struct plan *p, const struct cluster *c, const struct framework *fw,
+	       bool moe)
+{
+	struct compute_layer cl;
+
+	compute_layer_time(m, p, c, fw, moe, &cl);
+	return cl.recompute_s;
+}
+
+START_TEST(test_module_layernorm_te_spec)
+{
+	struct cluster c;
+	struct model dense, moe, mla, mla_moe;
+	struct plan p;
+	struct framework fw;
+
+	toy_setup(&c, &dense, TOY_MODEL_YAML, &p);
+	test_load_model(&moe, TOY_MOE_YAML);
+	test_load_model(&mla, TOY_MLA_YAML);
+	/* MLA with one dense layer of two: half the layers MoE. */
+	test_load_model(&mla_moe, TOY_MLA_YAML "moe: {experts: 4, top_k: 2, expert_ffn_hidden: 512, "
+					       "first_dense_layers: 1}\n");
+	framework_init_default(&fw);
+	fw.selective_recompute = FRAMEWORK_SAC_CORE_ATTN;
+	p.recompute_modules = RM(LAYERNORM);
+	/* Dense GPT: both norms fused, nothing dropped or rerun. */
+	ck_assert_double_eq(memory_recompute_module_bytes(&dense, &p, &fw, PLAN_RM_LAYERNORM), 0.0);
+	ck_assert_double_eq(layernorm_time(&dense, &p, &c, &fw, false), 0.0);
+	/* Other frameworks: the two norms, 4,194,304 B and 8.388608 us. */
+	ck_assert_double_eq_tol(memory_recompute_module_bytes(&dense, &p, NULL, PLAN_RM_LAYERNORM), 4194304.0, 1e-6);
+	ck_assert_double_eq_tol(layernorm_time(&dense, &p, &c, NULL, false), 8.388608e-6, 1e-15);
+	/* Every layer MoE: pre_mlp_layernorm only, 2,097,152 B, 4.194304 us. */
+	ck_assert_double_eq_tol(memory_recompute_module_bytes(&moe, &p, &fw, PLAN_RM_LAYERNORM), 2097152.0, 1e-6);
+	ck_assert_double_eq_tol(layernorm_time(&moe, &p, &c, &fw, true), 4.194304e-6, 1e-15);
+	/* MLA, dense: input_layernorm only. */
+	ck_assert_double_eq_tol(memory_recompute_module_bytes(&mla, &p, &fw, PLAN_RM_LAYERNORM), 2097152.0, 1e-6);
+	ck_assert_double_eq_tol(layernorm_time(&mla, &p, &c, &fw, false), 4.194304e-6, 1e-15);
+	/* MLA with MoE: the dense layer one norm (4.194304 us), the MoE layer
+	 * two (8.388608 us); on average 1.5 norms, 3,145,728 B. */
+	ck_assert_double_eq_tol(layernorm_time(&mla_moe, &p, &c, &fw, false), 4.194304e-6, 1e-15);
+	ck_assert_double_eq_tol(layernorm_time(&mla_moe, &p, &c, &fw, true), 8.388608e-6, 1e-15);
+	ck_assert_double_eq_tol(memory_recompute_module_bytes(&mla_moe, &p, &fw, PLAN_RM_LAYERNORM), 3145728.0,
+				1e-6);
+	/* Sequence parallelism splits each norm's output: 3,145,728 / 2. */
+	p.sequence_parallel = true;
+	ck_assert_double_eq_tol(memory_recompute_module_bytes(&mla_moe, &p, &fw, PLAN_RM_LAYERNORM), 1572864.0,
+				1e-6);
+	cluster_release(&c);
+}
+END_TEST
+
 /* A module the model lacks is refused, naming it. */
 START_TEST(test_module_validate)
 {
@@ -296,6 +364,7 @@ recompute_suite(void)
 	tcase_add_test(tc, test_module_bytes_dense);
 	tcase_add_test(tc, test_module_bytes_moe);
 	tcase_add_test(tc, test_module_time);
+	tcase_add_test(tc, test_module_layernorm_te_spec);
 	tcase_add_test(tc, test_module_validate);
 	tcase_add_test(tc, test_module_names);
 	tcase_add_test(tc, test_uniform_memory);

@@ -38,14 +38,25 @@ double memory_layer_activations(const struct model *m, const struct plan *p, con
  * Megatron-Core's selective recomputation of submodule @module (enum
  * plan_recompute_module) does not keep: core_attn the s^2 scores of an
  * unfused attention (a fused one keeps nothing more: its Q, K, V are the
- * checkpoint's inputs and its output the projection's), layernorm the two
- * norms' outputs, mlp a dense MLP's intermediates, moe an MoE layer's
+ * checkpoint's inputs and its output the projection's), layernorm the
+ * outputs of the norms memory_recompute_norms() counts, mlp a dense MLP's intermediates, moe an MoE layer's
  * routed copies and expert intermediates, moe_act the experts' activation
  * outputs, shared_experts their intermediates, mla_up_proj MLA's
  * decompressed Q, K and V. 0 for a module the model lacks.
  */
 double memory_recompute_module_bytes(const struct model *m, const struct plan *p, const struct framework *fw,
 				     int module);
+
+/**
+ * The norms --recompute-modules layernorm reruns in a layer of a model
+ * without parts under @fw (may be NULL), @moe_share of the layers being
+ * MoE layers (1 or 0 for one layer, the model's share for an average):
+ * Megatron-Core's TE spec (a profile with selective_recompute core_attn)
+ * recomputes only the norms that are modules of their own, MLA's
+ * input_layernorm and an MoE layer's pre_mlp_layernorm; other
+ * frameworks two.
+ */
+double memory_recompute_norms(const struct model *m, const struct framework *fw, double moe_share);
 /* plan-cli recomp: end */
 
 /**

@@ -5,6 +5,7 @@
 #include "plan/compute.h"
 #include "plan/expert_par.h"
 #include "plan/fp8_recipe.h"
+#include "plan/memory.h"
 #include "plan/mixer.h"
 
 /*
@@ -952,8 +953,9 @@ op_sac_recompute_time(const struct model *m, const struct plan *p, const struct 
  * again before its backward, one layer of kind @moe, one micro-batch.
  * core_attn reruns the attention core, a fused kernel's forward included
  * (attention.py's _checkpointed_attention_forward wraps TE's
- * DotProductAttention in tensor_parallel.checkpoint); layernorm the two
- * norms (each reads and writes s b h elements); mlp a dense layer's fc1,
+ * DotProductAttention in tensor_parallel.checkpoint); layernorm the
+ * norms memory_recompute_norms() counts (each reads and writes s b h
+ * elements); mlp a dense layer's fc1,
  * fc2 and activation; moe an MoE layer's router, expert and shared-expert
  * GEMMs and activation (its all-to-alls: ep_layer_comm); moe_act the
  * experts' activation over their routed rows; shared_experts their two
@@ -961,8 +963,9 @@ op_sac_recompute_time(const struct model *m, const struct plan *p, const struct 
  * that a layer of this kind does not have cost nothing.
  */
 static double
-modules_recompute_time(const struct model *m, const struct plan *p, const struct cluster *c, bool moe,
-		       int recipe, const struct compute_layer *out, double attn_gemm, double attn_mem)
+modules_recompute_time(const struct model *m, const struct plan *p, const struct cluster *c,
+		       const struct framework *fw, bool moe, int recipe, const struct compute_layer *out,
+		       double attn_gemm, double attn_mem)
 {
 	unsigned rm = (unsigned)p->recompute_modules;
 	double t = p->tp, tokens = (double)p->micro_batch * p->seq_len, h = m->hidden;
@@ -984,9 +987,15 @@ modules_recompute_time(const struct model *m, const struct plan *p, const struct
 	 * (TELayerNormColumnParallelLinear, hybrid_layer_specs.py at d98e8a6),
 	 * and TransformerLayer recomputes only a norm that is not IdentityOp
 	 * (transformer_layer.py, recompute_input_layernorm). */
-	if ((rm & 1u << PLAN_RM_LAYERNORM) && (!m->parts || (moe && model_is_moe(m))))
-		time += m->parts ? compute_memory_time(c, 2.0 * 2.0 * tokens * h / sp) + launch /* one norm */
-				 : compute_memory_time(c, 2.0 * 2.0 * 2.0 * tokens * h / sp) + 2.0 * launch;
+	/* A transformer layer: memory_recompute_norms' (normrev: Megatron-Core's
+	 * TE spec reruns MLA's input_layernorm and an MoE layer's
+	 * pre_mlp_layernorm, the others' are fused into their first linear). */
+	if ((rm & 1u << PLAN_RM_LAYERNORM) && (!m->parts || (moe && model_is_moe(m)))) {
+		double norms = m->parts ? 1.0 : memory_recompute_norms(m, fw, moe && model_is_moe(m) ? 1.0 : 0.0);
+
+		if (norms > 0.0)
+			time += compute_memory_time(c, norms * 2.0 * 2.0 * tokens * h / sp) + norms * launch;
+	}
 	if (!model_has_part(m, MODEL_PART_MLP))
 		return time;
 	if ((rm & 1u << PLAN_RM_MLP) && !moe)
@@ -1032,8 +1041,8 @@ layer_recompute_time(const struct model *m, const struct plan *p, const struct c
 		return out->fwd_s;
 	case PLAN_RECOMPUTE_SELECTIVE:
 		if (p->recompute_modules) /* plan-cli recomp */
-			return modules_recompute_time(m, p, c, moe, fp8_recipe_resolve(p, fw), out, attn_gemm,
-						      attn_mem);
+			return modules_recompute_time(m, p, c, fw, moe, fp8_recipe_resolve(p, fw), out,
+						      attn_gemm, attn_mem);
 		if (fw && fw->selective_recompute == FRAMEWORK_SAC_OP)
 			return op_sac_recompute_time(m, p, c, moe, fp8_recipe_resolve(p, fw), out, attn_gemm);
 		/* Megatron-Core checkpoints the core attention whatever its

@@ -430,6 +430,33 @@ fp8_saved_bytes(const struct model *m, const struct plan *p, const struct framew
 
 /* plan-cli recomp: begin */
 /*
+ * normrev: Megatron-Core recomputes a norm only where it is a module of
+ * its own, not IdentityOp (transformer_layer.py, recompute_input_layernorm
+ * and recompute_pre_mlp_layernorm, Megatron-LM d98e8a6). Its TE spec
+ * (gpt_layer_specs.py, get_gpt_layer_with_transformer_engine_submodules:
+ * Megatron-LM's default --transformer-impl, NeMo's and Megatron-Bridge's
+ * GPT and DeepSeek recipes) fuses input_layernorm into linear_qkv and a
+ * dense layer's pre_mlp_layernorm into linear_fc1
+ * (TELayerNormColumnParallelLinear: IdentityOp in the layer), so a dense
+ * GPT layer recomputes no norm; an MoE layer's pre_mlp_layernorm is a
+ * TENorm of its own (backend.layer_norm() if num_experts), and so is
+ * MLA's input_layernorm (its down-projections are TELinear, unless
+ * mla_down_proj_fusion, default False, fuses it). MLA's q_layernorm and
+ * kv_layernorm are IdentityOp, fused into linear_q_up_proj and
+ * linear_kv_up_proj: never the layernorm module's. A framework profile
+ * with selective_recompute core_attn is Megatron-Core and builds the TE
+ * spec; the others (and none) keep the two norms of their own of
+ * Korthikanti et al. and Megatron-Core's local spec.
+ */
+double
+memory_recompute_norms(const struct model *m, const struct framework *fw, double moe_share)
+{
+	if (!fw || fw->selective_recompute != FRAMEWORK_SAC_CORE_ATTN)
+		return 2.0;
+	return (m->attention == MODEL_ATTN_MLA ? 1.0 : 0.0) + moe_share;
+}
+
+/*
  * Megatron-Core's --recompute-modules (megatron/core/transformer/
  * transformer_config.py, recompute_modules, core_r0.13.0): core_attn,
  * mlp, moe and shared_experts checkpoint their submodule ("normal
@@ -474,8 +501,8 @@ memory_recompute_module_bytes(const struct model *m, const struct plan *p, const
 	switch (module) {
 	case PLAN_RM_CORE_ATTN: /* the softmax output, with dropout its mask and output */
 		return p->flash_attention ? 0.0 : (m->dropout ? 5.0 : 2.0) * m->heads * s * sb / t;
-	case PLAN_RM_LAYERNORM: /* the inputs of QKV and fc1 (the norms' own inputs stay) */
-		return 2.0 * in * sb * h / sp;
+	case PLAN_RM_LAYERNORM: /* each norm's output, its linears' input (its own input stays) */
+		return memory_recompute_norms(m, fw, frac) * in * sb * h / sp;
 	case PLAN_RM_MLP: /* fc1's output and the activation's, fc2's input at its saved width */
 		return (1.0 - frac) * sb * m->ffn_hidden / t * (gated - (2.0 - in));
 	case PLAN_RM_MOE: /* memory_layer_activations' MoE term, shared experts and dispatcher included */
