@@ -177,6 +177,60 @@ START_TEST(test_latent_tp_duplicated)
 END_TEST
 
 /*
+ * normrev: under SP the duplicated latent projections' gradients are
+ * partial sums that finalize_model_grads all-reduces over TP
+ * (_allreduce_non_tensor_model_parallel_grads; TELinear "duplicated" sets
+ * sequence_parallel on them; Megatron-LM d98e8a6). Toy cluster, tp 2 in a
+ * node, 2 MoE layers on the one stage: 2 x 524,288 = 1,048,576 gradient
+ * elements, at reduce_bytes 2 (built-in) 2,097,152 B, at 4 4,194,304 B.
+ * A ring all-reduce over 2 ranks sends 2 (t - 1) / t = 1 x the buffer:
+ * 2,097,152 B more TP bytes at 4 than at 2; the time, 1 x 2,097,152 B
+ * more at 100 GB/s = 20.97152 us more (the latency terms of
+ * collective_time are the same for both, as asserted by the library's
+ * own figure). reduce_bytes changes nothing else on TP. Without SP,
+ * every rank saw every token: no all-reduce, no difference.
+ */
+START_TEST(test_latent_sp_grad_allreduce)
+{
+	struct model off, on;
+	struct cluster c;
+	struct plan p;
+	struct framework f2, f4;
+	struct estimate_options o2 = { 0 }, o4 = { 0 };
+	struct estimate a, b, o;
+	struct plan_error err;
+
+	load_pair(&off, &on);
+	test_load_cluster(&c, TOY_CLUSTER_YAML);
+	lmoe_plan(&p);
+	p.tp = 2;
+	p.dp = p.ep = 4;
+	p.sequence_parallel = true;
+	framework_init_default(&f2);
+	f2.reduce_bytes = 2.0;
+	f4 = f2;
+	f4.reduce_bytes = 4.0;
+	o2.framework = &f2;
+	o4.framework = &f4;
+	ck_assert_msg(estimate_plan(&on, &c, &p, &o2, &a, &err), "%s", err.message);
+	ck_assert_msg(estimate_plan(&on, &c, &p, &o4, &b, &err), "%s", err.message);
+	ck_assert_double_eq_tol(b.bytes.tp - a.bytes.tp, 2097152.0, 1e-3);
+	ck_assert_double_eq_tol(b.breakdown.tp_comm - a.breakdown.tp_comm, 20.97152e-6, 1e-10);
+	/* The plain model has no duplicated projections. */
+	ck_assert_msg(estimate_plan(&off, &c, &p, &o2, &a, &err), "%s", err.message);
+	ck_assert_msg(estimate_plan(&off, &c, &p, &o4, &o, &err), "%s", err.message);
+	ck_assert_double_eq_tol(o.breakdown.tp_comm - a.breakdown.tp_comm, 0.0, 1e-15);
+	/* Without SP no all-reduce either. */
+	p.sequence_parallel = false;
+	ck_assert_msg(estimate_plan(&on, &c, &p, &o2, &a, &err), "%s", err.message);
+	ck_assert_msg(estimate_plan(&on, &c, &p, &o4, &b, &err), "%s", err.message);
+	ck_assert_double_eq_tol(b.bytes.tp - a.bytes.tp, 0.0, 1e-9);
+	ck_assert_double_eq_tol(b.breakdown.tp_comm - a.breakdown.tp_comm, 0.0, 1e-15);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
  * A hybrid model ("*E*E", as Nemotron-3's MoE layers): h 1024, MHA of 8,
  * 8 experts of 512 (two matrices), top 2, one shared expert, no biases.
  * An E layer: norm 1,024, router 8,192, shared 2 x 1024 x 512 =
@@ -236,6 +290,7 @@ latent_moe_suite(void)
 	tcase_add_test(tc, test_latent_activations);
 	tcase_add_test(tc, test_latent_predict);
 	tcase_add_test(tc, test_latent_tp_duplicated);
+	tcase_add_test(tc, test_latent_sp_grad_allreduce);
 	tcase_add_test(tc, test_latent_hybrid);
 	tcase_add_test(tc, test_latent_refused);
 	suite_add_tcase(s, tc);

@@ -891,6 +891,7 @@ struct stage_tail {
 	struct dp_comm dc;
 	struct compress_dp cdp;
 	double window, dp_exposed, codec_s, optimizer_s, total;
+	double sp_grad_s, sp_grad_bytes; /* normrev: stage_tail_sp_grads */
 };
 
 /* One estimate in progress: its inputs, the per-layer costs, and what
@@ -1001,6 +1002,43 @@ stage_tail_dp(const struct core *x, int stage, double params, double expert, dou
 	}
 }
 
+/*
+ * normrev: with sequence parallelism each TP rank runs s/t of the tokens
+ * through a weight duplicated over TP, so its gradient is a partial sum,
+ * which finalize_model_grads all-reduces over the TP group once the
+ * backward and the DP reduction are done, before the optimizer step
+ * (megatron/core/distributed/finalize_model_grads.py,
+ * _allreduce_non_tensor_model_parallel_grads: every parameter with the
+ * sequence_parallel attribute, coalesced into one all_reduce; Megatron-LM
+ * d98e8a6): nothing overlaps it. Latent MoE's fc1_latent_proj and
+ * fc2_latent_proj are TELinear with parallel_mode "duplicated", whose
+ * parameters get sequence_parallel = config.sequence_parallel
+ * (extensions/transformer_engine.py, TELinear.__init__; moe_layer.py):
+ * model_params_moe_latent_proj() a MoE layer, of every MoE layer the rank
+ * holds, in the main-grad dtype (the framework's reduce_bytes). The norms'
+ * and the router's weights join that all-reduce but are small (2 h and
+ * E h a layer) and not priced. Without SP every rank sees every token and
+ * the duplicated gradients agree: no all-reduce.
+ */
+static void
+stage_tail_sp_grads(const struct core *x, int stage, struct stage_tail *t)
+{
+	const struct model *m = x->m;
+	const struct plan *p = x->p;
+	double layers, bytes;
+
+	if (!p->sequence_parallel || p->tp < 2 || m->moe.latent_size <= 0)
+		return;
+	layers = pipeline_stage_moe_layers(m, p, stage);
+	if (p->pp_schedule == PLAN_PP_DUALPIPE && p->pp > 1) /* DualPipe's rank holds its mirror's too */
+		layers += pipeline_stage_moe_layers(m, p, p->pp - 1 - stage);
+	bytes = layers * model_params_moe_latent_proj(m) * x->fw->reduce_bytes;
+	if (bytes <= 0.0)
+		return;
+	t->sp_grad_s = collective_time(x->c, &x->lay.tp, COLL_ALLREDUCE, x->algo, bytes);
+	t->sp_grad_bytes = 2.0 * (p->tp - 1) / p->tp * bytes;
+}
+
 static void
 stage_tail(const struct core *x, int stage, const struct stage_work *w, struct stage_tail *t)
 {
@@ -1063,7 +1101,8 @@ stage_tail(const struct core *x, int stage, const struct stage_work *w, struct s
 		t->dc.bytes += mb;
 	}
 	t->optimizer_s = stage_optimizer_s(x, params, expert);
-	t->total = t->dp_exposed + t->codec_s + t->optimizer_s + fw->iteration_overhead_s;
+	stage_tail_sp_grads(x, stage, t);
+	t->total = t->dp_exposed + t->codec_s + t->optimizer_s + fw->iteration_overhead_s + t->sp_grad_s;
 }
 
 /* An MoE layer's costs in recomputation mode @r: its compute, the
@@ -1673,7 +1712,7 @@ core_breakdown(const struct core *x, struct estimate *out)
 
 	b->compute = mb * bn->compute;
 	b->recompute = mb * bn->recompute;
-	b->tp_comm = mb * bn->tp;
+	b->tp_comm = mb * bn->tp + tail->sp_grad_s; /* normrev: the SP gradients' all-reduce */
 	b->pp_comm = mb * bn->pp;
 	b->compression = mb * bn->compression + tail->codec_s;
 	b->ep_comm = mb * bn->ep;
@@ -1689,7 +1728,7 @@ core_breakdown(const struct core *x, struct estimate *out)
 	b->optimizer = tail->optimizer_s;
 	b->offload = mb * offload_exposed_s(x);
 	out->iteration_time_s = estimate_breakdown_sum(b);
-	out->bytes.tp = mb * bn->tp_bytes;
+	out->bytes.tp = mb * bn->tp_bytes + tail->sp_grad_bytes;
 	out->bytes.pp = mb * bn->pp_bytes;
 	out->bytes.dp = tail->dc.bytes;
 	out->bytes.ep = mb * bn->ep_bytes;
