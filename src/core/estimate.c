@@ -806,7 +806,7 @@ estimate_check_precision(const struct plan *p, const struct cluster *c, const st
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
 				      "framework '%s' steps with Muon (optimizer muon), which Megatron-Core shards "
 				      "as ZeRO stage 1 (LayerWiseDistributedOptimizer): use --zero 1 without "
-				      "--mics-group (got --zero %d)", fw->name, p->zero);
+				      "--mics-group (got --zero %d, --mics-group %d)", fw->name, p->zero, p->mics_group);
 	if (p->fp8_gather && (p->precision != PLAN_PRECISION_FP8 || (p->zero < 3 && p->mics_group == 0)))
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
 				      "fp8 all-gathers need precision fp8 and ZeRO-3 or MiCS (precision %s, ZeRO %d)",
@@ -873,8 +873,8 @@ check_muon(const struct model *m, const struct framework *fw, struct plan_error 
 	    (model_is_hybrid(m) || model_has_part(m, MODEL_PART_MAMBA) || model_has_part(m, MODEL_PART_GDN)))
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
 				      "framework '%s' steps with Muon (optimizer muon): the Newton-Schulz cost of "
-				      "hybrid model '%s''s layers (Mamba, Gated DeltaNet, a layer pattern) is not "
-				      "modelled", fw->name, m->name);
+				      "the layers of hybrid model '%s' (Mamba, Gated DeltaNet, a layer pattern) is "
+				      "not modelled", fw->name, m->name);
 	return true;
 }
 
