@@ -46,6 +46,15 @@ enum framework_moe_gemm {
 					    weight gradients in bf16, added to main_grad by DDP's hook */
 };
 
+/** plan-cli muon: which optimizer steps the matrices. */
+enum framework_optimizer {
+	FRAMEWORK_OPTIMIZER_ADAM, /**< Adam(W): two fp32 moments beside the fp32 master */
+	FRAMEWORK_OPTIMIZER_MUON, /**< Muon (Megatron-Core's dist_muon, TensorParallelMuon under
+				       LayerWiseDistributedOptimizer): the hidden layers' matrices keep one
+				       fp32 momentum and are orthogonalized by Newton-Schulz; the
+				       embeddings, output layer and vectors stay on Adam */
+};
+
 /** How its MoE layers move the routed tokens to their experts and back. */
 enum framework_moe_dispatcher {
 	FRAMEWORK_MOE_DISPATCH_ALLTOALL,      /**< permute, all-to-all over EP, expert-TP all-gather
@@ -147,6 +156,7 @@ extern const char *const framework_prefetch_names[];
 extern const char *const framework_cp_ring_names[];
 extern const char *const framework_moe_gemm_names[];
 extern const char *const framework_moe_dispatcher_names[];
+extern const char *const framework_optimizer_names[];
 extern const char *const framework_zero_reduce_names[];
 extern const char *const framework_zero_sync_names[];
 extern const char *const framework_main_grad_names[]; /* plan-cli hopper */
@@ -226,6 +236,7 @@ struct framework {
 					   core_v0.13.0 on) */
 	int moe_grouped_gemm;     /**< enum framework_moe_gemm: how the grouped expert GEMM runs */
 	int moe_dispatcher;       /**< enum framework_moe_dispatcher: how the routed tokens move */
+	int optimizer;            /**< plan-cli muon: enum framework_optimizer */
 	int pipeline_split;       /**< plan-cli pipeline: enum plan_pp_split where the even split fails */
 	int zero_grad_reduce;     /**< enum framework_zero_reduce */
 	int zero_param_sync;      /**< enum framework_zero_sync */

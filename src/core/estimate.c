@@ -16,6 +16,7 @@
 #include "plan/fp8_recipe.h"
 #include "plan/host_time.h"
 #include "plan/memory.h"
+#include "plan/muon.h"
 #include "plan/pipeline.h"
 #include "plan/tensor_par.h"
 #include "plan/topology.h"
@@ -797,6 +798,15 @@ estimate_check_precision(const struct plan *p, const struct cluster *c, const st
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
 				      "precision fp8 needs a GPU with fp8 tensor cores; '%s' has none "
 				      "(its peak_flops_fp8 is 0)", c->gpu.name);
+	/* plan-cli muon: LayerWiseDistributedOptimizer shards the optimizer
+	 * states whole matrices a DP rank and keeps every gradient (its
+	 * docstring: "keep all megatron distributed-optimizer related
+	 * options OFF"): ZeRO stage 1, without MiCS. */
+	if (fw && fw->optimizer == FRAMEWORK_OPTIMIZER_MUON && (p->zero != 1 || p->mics_group > 0))
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "framework '%s' steps with Muon (optimizer muon), which Megatron-Core shards "
+				      "as ZeRO stage 1 (LayerWiseDistributedOptimizer): use --zero 1 without "
+				      "--mics-group (got --zero %d, --mics-group %d)", fw->name, p->zero, p->mics_group);
 	if (p->fp8_gather && (p->precision != PLAN_PRECISION_FP8 || (p->zero < 3 && p->mics_group == 0)))
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
 				      "fp8 all-gathers need precision fp8 and ZeRO-3 or MiCS (precision %s, ZeRO %d)",
@@ -850,6 +860,21 @@ check_zero3_partial_recompute(const struct model *m, const struct plan *p, const
 					      "'%s', which gathers the weights again to recompute (recompute_regather): "
 					      "not modelled; use --recompute full or none", s, k, layers, fw->name);
 	}
+	return true;
+}
+
+/* plan-cli muon: Newton-Schulz is priced for layers of attention and an
+ * MLP or MoE (muon.c); a hybrid model's layer kinds (Mamba, Gated
+ * DeltaNet, attention or MLP alone) are not listed. */
+static bool
+check_muon(const struct model *m, const struct framework *fw, struct plan_error *err)
+{
+	if (fw && fw->optimizer == FRAMEWORK_OPTIMIZER_MUON &&
+	    (model_is_hybrid(m) || model_has_part(m, MODEL_PART_MAMBA) || model_has_part(m, MODEL_PART_GDN)))
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "framework '%s' steps with Muon (optimizer muon): the Newton-Schulz cost of "
+				      "the layers of hybrid model '%s' (Mamba, Gated DeltaNet, a layer pattern) is "
+				      "not modelled", fw->name, m->name);
 	return true;
 }
 
@@ -956,7 +981,7 @@ stage_z3_s(const struct core *x, int stage, const struct stage_work *w, const st
  * the passes over the whole gradient buffer before its reduction
  * (dp_grad_prereduce_bytes: Megatron-Core's DDP). */
 static double
-stage_optimizer_s(const struct core *x, double params, double expert)
+stage_optimizer_s(const struct core *x, int stage, double params, double expert)
 {
 	const struct plan *p = x->p;
 	const struct framework *fw = x->fw;
@@ -965,11 +990,15 @@ stage_optimizer_s(const struct core *x, double params, double expert)
 	double eshard = p->zero >= 1 ? plan_edp(p) : 1;
 	double owned = (params - expert) / shard + expert / eshard;
 	double fp8 = plan_low_precision(p) ? fp8_recipe_step_bytes(p, fw, &c->gpu, params, owned) : 0.0;
+	/* plan-cli muon: and the Newton-Schulz iterations of the matrices
+	 * this rank owns (muon.c), in the same optimizer term. */
+	double ns = fw && fw->optimizer == FRAMEWORK_OPTIMIZER_MUON ? muon_stage_ns_time(x->m, p, c, stage) : 0.0;
 
 	return x->lc.pace *
-	       compute_optimizer_time(c, owned, p->zero >= 2 ? owned : params,
-				      fp8 + dp_zero3_step_bytes(p, fw, owned) + dp_step_bytes(p, fw, owned) +
-					      dp_grad_prereduce_bytes(p, fw, params));
+	       (compute_optimizer_time(c, owned, p->zero >= 2 ? owned : params,
+				       fp8 + dp_zero3_step_bytes(p, fw, owned) + dp_step_bytes(p, fw, owned) +
+					       dp_grad_prereduce_bytes(p, fw, params)) +
+		ns);
 }
 
 /* The DP reduction's traffic, through the compressor where the plan
@@ -1100,7 +1129,7 @@ stage_tail(const struct core *x, int stage, const struct stage_work *w, struct s
 		t->dp_exposed += ms;
 		t->dc.bytes += mb;
 	}
-	t->optimizer_s = stage_optimizer_s(x, params, expert);
+	t->optimizer_s = stage_optimizer_s(x, stage, params, expert);
 	stage_tail_sp_grads(x, stage, t);
 	t->total = t->dp_exposed + t->codec_s + t->optimizer_s + fw->iteration_overhead_s + t->sp_grad_s;
 }
@@ -2010,7 +2039,8 @@ estimate_plan(const struct model *m, const struct cluster *c,
 	struct plan resolved;
 
 	if (!plan_validate(p, m, c, err) || !estimate_check_precision(p, c, opt ? opt->framework : NULL, err) ||
-	    !check_zero3_partial_recompute(m, p, opt ? opt->framework : NULL, err) || !check_compression(m, p, cmp, err))
+	    !check_zero3_partial_recompute(m, p, opt ? opt->framework : NULL, err) || !check_compression(m, p, cmp, err) ||
+	    !check_muon(m, opt ? opt->framework : NULL, err))
 		return false;
 	/* The cost model sees full and no recomputation as modes, partial
 	 * stages only where they are partial. */

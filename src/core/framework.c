@@ -15,6 +15,9 @@ const char *const framework_moe_dispatcher_names[] = { "alltoall", "allgather_ma
 							 NULL };
 _Static_assert(sizeof(framework_moe_dispatcher_names) / sizeof(framework_moe_dispatcher_names[0]) ==
 	       FRAMEWORK_MOE_DISPATCH_HYBRIDEP + 2, "a name for every dispatcher");
+const char *const framework_optimizer_names[] = { "adam", "muon", NULL };
+_Static_assert(sizeof(framework_optimizer_names) / sizeof(framework_optimizer_names[0]) == FRAMEWORK_OPTIMIZER_MUON + 2,
+	       "a name for every optimizer");
 const char *const framework_elementwise_names[] = { "fused", "eager", "compiled", NULL };
 const char *const framework_graphs_names[] = { "none", "layer", "full", NULL };
 const char *const framework_sac_names[] = { "attention", "op", "core_attn", NULL };
@@ -74,6 +77,7 @@ framework_init_default(struct framework *fw)
 	fw->cp_ring = FRAMEWORK_RING_P2P;
 	fw->moe_grouped_gemm = FRAMEWORK_MOE_GEMM_TE_STREAMS; /* Megatron-Core's TEGroupedMLP */
 	fw->moe_dispatcher = FRAMEWORK_MOE_DISPATCH_ALLTOALL;
+	fw->optimizer = FRAMEWORK_OPTIMIZER_ADAM;
 	fw->sp_regather = true; /* plan-cli review6: Megatron-Core's SP linears */
 	fw->moe_tp_in_dispatcher = true; /* plan-cli a2apair: MoEAlltoAllTokenDispatcher */
 	fw->zero_grad_reduce = FRAMEWORK_ZR_REDUCE_SCATTER;

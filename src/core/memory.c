@@ -947,6 +947,18 @@ memory_stage_states(const struct model *m, const struct plan *p, const struct fr
 	double ends = memory_stage_ends_params(m, p, stage) / p->tp;
 	double fp8_meta = 0.0, copy, w16, expert16 = 0.0;
 
+	/* plan-cli muon: Muon keeps one fp32 momentum (momentum_buffer, a
+	 * zeros_like of the fp32 main gradient: Emerging-Optimizers
+	 * orthogonalized_optimizer.py) where Adam keeps two moments, 4
+	 * bytes less a matrix, on the hidden layers' matrices; the
+	 * embedding and output layer stay on Adam (_is_muon_excluded,
+	 * Megatron-LM d98e8a6 emerging_optimizers.py). The norms' few
+	 * vectors are counted with the matrices. */
+	bool muon = fw && fw->optimizer == FRAMEWORK_OPTIMIZER_MUON;
+	double muon_ob = muon ? fmax(0.0, ob - 4.0) : ob;
+	double dense = params - expert_params;
+	double dense_ob = muon && dense > 0.0 ? (muon_ob * fmax(0.0, dense - ends) + ob * fmin(ends, dense)) / dense : ob;
+
 	/* plan-cli bf16ends: nor of its layers in bf16. */
 	ends += memory_stage_bf16_params(m, p, stage, &expert16);
 
@@ -982,12 +994,12 @@ memory_stage_states(const struct model *m, const struct plan *p, const struct fr
 		gb = fmax(gb, 4.0);
 	copy = fw && fw->fp8_params ? fmax(1.0, k->weight_copy_bytes) :
 	       w16 + (fw && fw->fp8_weight_recast ? 0.0 : k->weight_copy_bytes);
-	model_states(p->zero, fp8 ? fmax(0.0, params - expert_params - ends) : 0.0, copy, w16, gb, ob,
+	model_states(p->zero, fp8 ? fmax(0.0, params - expert_params - ends) : 0.0, copy, w16, gb, dense_ob,
 		     params - expert_params, d, out);
 	/* Expert states shard over the expert-DP ranks (MoE parallel folding;
 	 * Megatron-Core's distributed optimizer keeps an expert-parallel
 	 * buffer group over expert_data_parallel_group). */
-	model_states(p->zero, fp8 ? fmax(0.0, expert_params - expert16) : 0.0, copy, w16, gb, ob, expert_params,
+	model_states(p->zero, fp8 ? fmax(0.0, expert_params - expert16) : 0.0, copy, w16, gb, muon_ob, expert_params,
 		     plan_edp(p), out);
 	/* Delayed scaling's amax histories and scales, 4 linear layers a
 	 * transformer layer (QKV, projection, fc1, fc2; fp8_recipe.c). */

@@ -225,6 +225,14 @@ const struct schema_key framework_schema[] = {
 		  "package's gmm as Megatron-Core core_v0.5-v0.6's GroupedMLP runs it on Hopper, a cuBLAS "
 		  "GEMM per expert over four streams whose bf16 weight gradients DDP's hook adds to the "
 		  "fp32 main_grad (gmm: the experts' main_grad unfused whatever main_grad says)" },
+	{ .key = "optimizer", .type = SCHEMA_ENUM, .offset = OFF(optimizer), .def = "adam",
+	  .choices = framework_optimizer_names,
+	  .help = "which optimizer steps the weights: Adam (adam) or Muon as Megatron-Core's dist_muon runs "
+		  "it (muon: TensorParallelMuon under LayerWiseDistributedOptimizer, --zero 1: the hidden "
+		  "layers' matrices keep optimizer_bytes less 4, one fp32 momentum and no second moment, "
+		  "and each is orthogonalized by 5 Newton-Schulz iterations on the DP rank that owns it, "
+		  "its TP shard alone as muon_tp_mode blockwise; the embeddings, output layer and vectors "
+		  "stay on Adam)" },
 	{ .key = "moe_dispatcher", .type = SCHEMA_ENUM, .offset = OFF(moe_dispatcher), .def = "alltoall",
 	  .choices = framework_moe_dispatcher_names,
 	  .help = "MoE: how the routed tokens reach their experts: permuted, exchanged by all-to-all over "
