@@ -872,25 +872,6 @@ START_TEST(test_dispatcher_buffers_by_hand)
 }
 END_TEST
 
-/* HybridEP permutes inside its dispatch and combine, one pass each way:
- * test_deepep_permute_passes' 18.777216 us less than the all-to-all. */
-START_TEST(test_hybridep_permute_passes)
-{
-	struct cluster c;
-	struct model m;
-	struct plan p;
-	struct framework fw;
-	struct compute_layer a2a, hybrid;
-
-	moe_toy_fixture(&c, &m, &p, PERMUTE_CLUSTER_YAML, "  experts: 8\n  top_k: 2\n  capacity_factor: 1.0\n", 2);
-	test_load_framework(&fw, HYBRIDEP_YAML);
-	compute_layer_time(&m, &p, &c, NULL, true, &a2a);
-	compute_layer_time(&m, &p, &c, &fw, true, &hybrid);
-	ck_assert_double_eq_tol(a2a.fwd_mem_s - hybrid.fwd_mem_s, 18.777216e-6, 1e-12);
-	cluster_release(&c);
-}
-END_TEST
-
 /*
  * MoEFlexTokenDispatcher permutes once after DeepEP's dispatch and
  * unpermutes once before its combine; the all-to-all dispatcher also
@@ -898,21 +879,25 @@ END_TEST
  * one local expert). test_moe_permute_passes' case at ep 2 (4 local
  * experts, top-2, 1024 tokens, h 1024, 1000 GB/s, 1 us a kernel): two
  * passes of 4 x 1024 x 2 x 1024 = 8,388,608 B fewer, 16.777216 us, and
- * two kernels, 2 us: 18.777216 us less forward memory time.
+ * two kernels, 2 us: 18.777216 us less forward memory time. HybridEP
+ * permutes inside its dispatch and combine, one pass each way: the same.
+ * One case a dispatcher (_i: DEEPEP_YAML, HYBRIDEP_YAML).
  */
-START_TEST(test_deepep_permute_passes)
+static const char *const flex_dispatcher_yaml[] = { DEEPEP_YAML, HYBRIDEP_YAML };
+
+START_TEST(test_flex_permute_passes)
 {
 	struct cluster c;
 	struct model m;
 	struct plan p;
 	struct framework fw;
-	struct compute_layer a2a, deepep;
+	struct compute_layer a2a, flex;
 
 	moe_toy_fixture(&c, &m, &p, PERMUTE_CLUSTER_YAML, "  experts: 8\n  top_k: 2\n  capacity_factor: 1.0\n", 2);
-	test_load_framework(&fw, DEEPEP_YAML);
+	test_load_framework(&fw, flex_dispatcher_yaml[_i]);
 	compute_layer_time(&m, &p, &c, NULL, true, &a2a);
-	compute_layer_time(&m, &p, &c, &fw, true, &deepep);
-	ck_assert_double_eq_tol(a2a.fwd_mem_s - deepep.fwd_mem_s, 18.777216e-6, 1e-12);
+	compute_layer_time(&m, &p, &c, &fw, true, &flex);
+	ck_assert_double_eq_tol(a2a.fwd_mem_s - flex.fwd_mem_s, 18.777216e-6, 1e-12);
 	cluster_release(&c);
 }
 END_TEST
@@ -1929,8 +1914,7 @@ moe_suite(void)
 	tcase_add_test(tc, test_etp_comm_by_hand);
 	tcase_add_test(tc, test_deepep_comm_by_hand);
 	tcase_add_test(tc, test_dispatcher_buffers_by_hand);
-	tcase_add_test(tc, test_deepep_permute_passes);
-	tcase_add_test(tc, test_hybridep_permute_passes);
+	tcase_add_loop_test(tc, test_flex_permute_passes, 0, 2);
 	tcase_add_test(tc, test_hybridep_comm_by_hand);
 	tcase_add_test(tc, test_mics_two_hop);
 	tcase_add_test(tc, test_mics_memory);
