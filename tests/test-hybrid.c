@@ -658,6 +658,68 @@ START_TEST(test_hybrid_mtp_params)
 END_TEST
 
 /*
+ * Activations of the MTP depths (plan-cli mtpmem), the toy "*E" depth on
+ * one GPU, micro-batch 1 x 2048 tokens, bf16, flash attention, no
+ * recomputation, no framework (loss_logit_memory 4, two routed copies),
+ * in bytes a token (h 1024, 8 heads of 128, MHA, V 32768):
+ * - the attention layer: its norm's input and QKV's input 4 h = 4096; Q,
+ *   K, V and the projection's input 2 x 4 x 1024 = 8192: 12,288;
+ * - the MoE layer: 4 h = 4096; its 2 routed copies in and out 2 x 2 x 2
+ *   x 1024 = 8192; its experts' rows (top 2) 2 x 4 x 512 = 4096: 16,384;
+ * - the head: the final norm's input and the output layer's 4 h = 4096,
+ *   the logits and loss 4 V = 131,072: 135,168;
+ * - Megatron-Core's MultiTokenPredictionLayer (multi_token_prediction.py
+ *   at d98e8a6, _concat_embeddings): enorm's input (the embedding) 2 h,
+ *   hnorm's input (the hidden states) 2 h, eh_proj's input (the two
+ *   normed halves concatenated) 4 h: 8 h = 8192.
+ * A depth 12,288 + 16,384 + 135,168 + 8192 = 172,032 a token, x 2048 =
+ * 352,321,536; two depths 704,643,072 more than the model without MTP
+ * (671,088,640 before eh_proj's and the norms' inputs were counted).
+ * With sequence parallelism over tp 2 the 8 h a depth is the rank's
+ * half: 2 x 2048 x 4096 = 16,777,216 fewer than without SP, where the
+ * layers' 4 h terms and the head's (tp-split either way) also move by
+ * 2 x 2048 x (4096 + 4096) / 2 = 16,777,216 for SP's replicated terms:
+ * 33,554,432 in all.
+ */
+START_TEST(test_hybrid_mtp_activations)
+{
+	struct cluster c;
+	struct model m0, m2;
+	struct plan p;
+	struct memory_use u0, u2;
+
+	test_setup_paths();
+	test_load_profile(PROFILE_CLUSTER, "dgx-h100", &c);
+	test_load_model(&m0, MTP_HYBRID_YAML);
+	test_load_model(&m2, MTP_HYBRID_YAML "mtp_layers: 2\nmtp_pattern: \"*E\"\nmtp_repeated: true\n");
+	plan_init(&p);
+	p.tp = p.pp = p.dp = 1;
+	p.micro_batch = 1;
+	p.global_batch = 8;
+	p.seq_len = 2048;
+	p.flash_attention = true;
+	p.recompute = PLAN_RECOMPUTE_NONE;
+	memory_stage(&m0, &p, &c, NULL, 0, 0.0, 0.0, &u0);
+	memory_stage(&m2, &p, &c, NULL, 0, 0.0, 0.0, &u2);
+	ck_assert_double_eq_tol(u2.activations - u0.activations, 704643072.0, 1e-3);
+	/* tp 2 with and without SP: the depths' difference. */
+	p.tp = 2;
+	memory_stage(&m0, &p, &c, NULL, 0, 0.0, 0.0, &u0);
+	memory_stage(&m2, &p, &c, NULL, 0, 0.0, 0.0, &u2);
+	p.sequence_parallel = true;
+	{
+		struct memory_use s0, s2;
+
+		memory_stage(&m0, &p, &c, NULL, 0, 0.0, 0.0, &s0);
+		memory_stage(&m2, &p, &c, NULL, 0, 0.0, 0.0, &s2);
+		ck_assert_double_eq_tol((u2.activations - u0.activations) - (s2.activations - s0.activations),
+					33554432.0, 1e-3);
+	}
+	cluster_release(&c);
+}
+END_TEST
+
+/*
  * Time (plan-cli hybridmtp): a depth runs its layers, eh_proj and the
  * head again, D times whether or not it shares parameters. On one GPU
  * (no DP reduction) with mtp_repeated the optimizer steps over one
@@ -793,6 +855,7 @@ hybrid_suite(void)
 	tcase_add_test(tc, test_hybrid_nemotron3_super);
 	tcase_add_test(tc, test_hybrid_recompute_modules);
 	tcase_add_test(tc, test_hybrid_mtp_params);
+	tcase_add_test(tc, test_hybrid_mtp_activations);
 	tcase_add_test(tc, test_hybrid_mtp_time);
 	tcase_add_test(tc, test_hybrid_mtp_spells_transformer);
 	suite_add_tcase(s, tc);

@@ -1088,6 +1088,36 @@ mtp_depth_activations(const struct model *m, const struct memory_mode *k)
 	return act;
 }
 
+/*
+ * plan-cli mtpmem: what an MTP depth keeps a micro-batch besides its
+ * layers and its head (the depth's final_layernorm input and the output
+ * layer's input, memory_loss_bytes' 4 s b h). Megatron-Core's
+ * MultiTokenPredictionLayer (multi_token_prediction.py at d98e8a6,
+ * _get_embeddings and _concat_embeddings): enorm (TENorm) saves its
+ * input, the shifted tokens' embedding (2 h bytes a token), hnorm its
+ * input, the hidden states it is handed (the main decoder's normed
+ * output for the first depth, the previous depth's final_layernorm
+ * output after it: 2 h), and eh_proj (TEColumnParallelLinear) the
+ * concatenation of the two normed halves, 2 h elements (4 h bytes in
+ * bf16; a recipe's quantised copy where the depth runs under the fp8
+ * context, _proj_and_transformer_layer: fp8_recipe_saved_input_bytes).
+ * torch.cat keeps nothing for its backward; the layers' own first norm
+ * keeps eh_proj's output (their 4 s b h). Replicated over TP unless SP
+ * (the norms and eh_proj's input are the rank's s / t tokens then).
+ * Under full recomputation the depth is one checkpoint
+ * (_checkpointed_forward), whose inputs the layers' count stands for.
+ */
+static double
+mtp_depth_io_bytes(const struct model *m, const struct plan *p, const struct framework *fw)
+{
+	double sb = (double)p->seq_len * p->micro_batch, h = m->hidden;
+	double cat = plan_low_precision(p) ? fp8_recipe_saved_input_bytes(p, fw) : 2.0;
+
+	if (p->recompute == PLAN_RECOMPUTE_FULL)
+		return 0.0;
+	return sb * (2.0 * h + 2.0 * h + 2.0 * h * cat) / (p->sequence_parallel ? p->tp : 1.0);
+}
+
 /* The activations @stage's GPU keeps for its micro-batches in flight. */
 static double
 memory_stage_activations(const struct model *m, const struct plan *p, const struct framework *fw,
@@ -1155,9 +1185,14 @@ memory_stage_activations(const struct model *m, const struct plan *p, const stru
 		act += memory_loss_bytes(m, p, fw);
 	/* Multi-token prediction (DeepSeek-V3, arXiv:2412.19437, Sec. 2.2):
 	 * the last stage's D modules keep a layer's activations for each
-	 * micro-batch in flight there, and their own logits and loss. */
+	 * micro-batch in flight there, and their own logits and loss. Every
+	 * depth's loss graph stays alive until the backward: Megatron-Core's
+	 * process_mtp_loss (multi_token_prediction.py at d98e8a6) attaches
+	 * each to the main hidden states by MTPLossAutoScaler, so all D heads'
+	 * logits are kept at once beside the main head's. */
 	if (pipeline_end_share(p, stage, true) > 0.0 && m->mtp_layers > 0)
-		act += m->mtp_layers * (pipeline_head_microbatches(m, p, stage) * mtp_depth_activations(m, k) +
+		act += m->mtp_layers * (pipeline_head_microbatches(m, p, stage) *
+						(mtp_depth_activations(m, k) + mtp_depth_io_bytes(m, p, fw)) +
 					memory_loss_bytes(m, p, fw));
 	/* ZB-H1's micro-batches whose W pass is pending (plan-cli pipe2). */
 	return act + pipeline_deferred_w_bytes(m, p, stage);
