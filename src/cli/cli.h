@@ -116,6 +116,9 @@ int cli_load_gpu(const char *arg, struct gpu *g);
 /** Resolve and load a framework (name or path); prints the error. Returns an exit code. */
 int cli_load_framework(const char *arg, struct framework *fw);
 
+/** Apply the --framework-set pairs, in order, to @fw; prints the error. Returns an exit code. */
+int cli_framework_set_apply(struct framework *fw);
+
 struct run;
 struct run_cell;
 

@@ -190,7 +190,9 @@ load_framework(void *obj, const char *path, struct plan_error *err)
 int
 cli_load_framework(const char *arg, struct framework *fw)
 {
-	return load_profile(PROFILE_FRAMEWORK, arg, fw, load_framework);
+	int rc = load_profile(PROFILE_FRAMEWORK, arg, fw, load_framework);
+
+	return rc == CLI_EXIT_OK ? cli_framework_set_apply(fw) : rc;
 }
 
 int

@@ -28,6 +28,7 @@ static const struct cli_option calibrate_rows[] = {
 	{ .name = "framework", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = CALIBRATE(framework),
 	  .help = "framework of the runs whose CSV leaves it out; the one\n"
 		  "framework.KEY fits (default: the runs' own)" },
+	CLI_FRAMEWORK_SET_ROW(0),
 	{ .name = "fit", .metavar = "KEY,...", .kind = CLI_OPT_STRING, .offset = CALIBRATE(fit),
 	  .help = "profile keys to fit by schema path, e.g. gpu.gemm_efficiency_max,\n"
 		  "inter_node.efficiency, framework.layer_overhead (default: those of\n"

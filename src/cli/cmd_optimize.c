@@ -170,6 +170,7 @@ static const struct cli_option optimize_rows[] = {
 		  "parallelism are searched with and without the overlap" },
 	{ .name = "framework", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = OPTIMIZE(framework),
 	  .help = "framework profile (default " CLI_DEFAULT_FRAMEWORK ")" },
+	CLI_FRAMEWORK_SET_ROW(0),
 	{ .name = "dp-allreduce", .metavar = "ALGO", .kind = CLI_OPT_CUSTOM, .choices = coll_algo_names,
 	  .offset = OPTIMIZE(so.dp_algo), .parse = parse_dp_algo_fixed,
 	  .help = "ring|hierarchical: every plan's DP collectives (default: both\n"

@@ -114,6 +114,7 @@ static const struct cli_option predict_rows[] = {
 	{ .name = "framework", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = PREDICT(framework),
 	  .help = "framework profile: how the software runs (default " CLI_DEFAULT_FRAMEWORK ")",
 	  .arg_before = PLAN_ATTR_PRECISION + 1 },
+	CLI_FRAMEWORK_SET_ROW(PLAN_ATTR_PRECISION + 1),
 	/* Variable-length data (DynaPipe, Jiang et al. ASPLOS 2024). */
 	{ .name = "seq-lengths", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = PREDICT(seq_lengths),
 	  .help = "the data's sequence lengths (CSV length,count or one a line;\n"

@@ -44,6 +44,7 @@ static const struct cli_option validate_rows[] = {
 	  .offset = VALIDATE(max_mape), .help = "exit with status 5 when the MAPE is above PCT percent" },
 	{ .name = "max-error", .metavar = "PCT", .kind = CLI_OPT_CUSTOM, .parse = parse_pct,
 	  .offset = VALIDATE(max_error), .help = "exit with status 5 when any row's |error| is above PCT percent" },
+	CLI_FRAMEWORK_SET_ROW(0),
 	{ .name = "help", .kind = CLI_OPT_HELP },
 	{ .name = NULL },
 };

@@ -18,6 +18,7 @@
 
 #include "cli/cli.h"
 #include "cli/multimodal.h"
+#include "cli/optimize_all.h"
 #include "cli/options.h"
 #include "cli/plan_spec.h"
 #include "io/format.h"
@@ -834,8 +835,8 @@ optimize_text(const struct mm_found *f)
 	const struct mm_search *s = f->s;
 	const struct multimodal *mm = s->mm;
 	const struct optimize_request *r = s->r;
-	json_t *args, *v;
-	size_t i;
+	json_t *args;
+	char *line;
 
 	printf("%s on %s: %d GPUs (%s), global batch %d, multimodal (%d submodules)\n\n", mm->name, s->c->name,
 	       f->total, s->c->gpu.name, r->so.global_batch, mm->nsub);
@@ -853,10 +854,12 @@ optimize_text(const struct mm_found *f)
 		printf("monolithic: no plan of all %d GPUs fits some submodule\n", f->total);
 	if (!(args = mono_faster(f) ? mm_predict_args(s, f->mono_plans, true) : mm_predict_args(s, f->best_plans, false)))
 		return false;
-	fputs("predict_args   ", stdout);
-	json_array_foreach(args, i, v)
-		printf(" %s", json_string_value(v));
+	line = optimize_args_line(args);
 	json_decref(args);
+	if (!line)
+		return false;
+	printf("predict_args    %s", line);
+	free(line);
 	printf("\nsearch          %ld splits of %d GPUs, %ld searches in %.2f s\n", s->splits, f->total, s->searches,
 	       f->seconds);
 	return true;

@@ -98,10 +98,8 @@ put_csv(struct optimize_all *w, const char *s)
 	put(w, "\"", 1);
 }
 
-/* The predict_args as one line of words (each quoted by the shell's rules
- * only where it needs it: profile paths may hold spaces). */
-static char *
-args_line(const json_t *args)
+char *
+optimize_args_line(const json_t *args)
 {
 	size_t size = 1, i;
 	json_t *v;
@@ -282,7 +280,7 @@ optimize_all_plan(void *ctx, const struct search_eval *ev)
 		return;
 	}
 	if (w->format == OPTIMIZE_ALL_CSV) {
-		char *line = args_line(args);
+		char *line = optimize_args_line(args);
 
 		json_decref(args);
 		if (!line) {

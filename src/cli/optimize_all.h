@@ -4,10 +4,19 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "cli/options.h"
 #include "io/atomic_file.h"
 #include "plan/error.h"
 #include "plan/search.h"
+
+/**
+ * The predict_args @args as one line of words, each quoted by the shell's
+ * rules only where it needs it (profile paths and --framework-set values
+ * may hold spaces); malloc'd, NULL when out of memory.
+ */
+char *optimize_args_line(const json_t *args);
 
 /** The formats of --all (--all-format), indexed as optimize_all_format_names. */
 enum optimize_all_format { OPTIMIZE_ALL_BY_NAME, OPTIMIZE_ALL_CSV, OPTIMIZE_ALL_JSON };

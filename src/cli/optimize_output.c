@@ -2,12 +2,14 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
 #include "cli/cli.h"
 #include "cli/optimize_output.h"
+#include "cli/optimize_all.h"
 #include "plan/plan_attr.h"
 #include "plan/compression.h"
 #include "plan/wave_loss.h"
@@ -406,16 +408,17 @@ text_uncompressed(const struct optimize_result *res)
 static bool
 text_predict_args(const struct optimize_request *r, const struct search_candidate *cand, const char *indent)
 {
-	json_t *args = optimize_predict_args(r, cand), *v;
-	size_t i;
+	json_t *args = optimize_predict_args(r, cand);
+	char *line;
 
 	if (!args)
 		return false;
-	printf("%splan-cli predict", indent);
-	json_array_foreach(args, i, v)
-		printf(" %s", json_string_value(v));
-	putchar('\n');
+	line = optimize_args_line(args);
 	json_decref(args);
+	if (!line)
+		return false;
+	printf("%splan-cli predict%s%s\n", indent, line[0] ? " " : "", line);
+	free(line);
 	return true;
 }
 

@@ -92,7 +92,20 @@ struct cli_command_options {
 	bool hint;                       /**< an unknown option points to 'plan-cli CMD --help' */
 };
 
+/** --framework-set KEY=VALUE (cli/framework_set.c): checks a pair and keeps it. */
+cli_parse_fn cli_parse_framework_set;
+
+/** Writes each --framework-set pair kept, in order. */
+cli_write_fn cli_write_framework_set;
+
 /* ---------------------------------------------- rows several commands share */
+
+/** --framework-set, on every command that loads a framework profile. */
+#define CLI_FRAMEWORK_SET_ROW(before) \
+	{ .name = "framework-set", .metavar = "KEY=VALUE", .kind = CLI_OPT_CUSTOM, \
+	  .parse = cli_parse_framework_set, .write = cli_write_framework_set, .arg_before = (before), \
+	  .help = "set a framework profile key over every framework loaded\n(repeatable; VALUE as in the YAML)" }
+
 
 /** The largest count most whole-number options take. */
 #define CLI_BIGINT 100000000L

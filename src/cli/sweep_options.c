@@ -196,6 +196,7 @@ static const struct cli_option sweep_rows[] = {
 	AXIS_ROW("cluster", AXIS_CLUSTER, NULL),
 	AXIS_ROW("compressor", AXIS_COMPRESSOR, "none for no compression"),
 	AXIS_ROW("framework", AXIS_FRAMEWORK, NULL),
+	CLI_FRAMEWORK_SET_ROW(0),
 	AXIS_ROW("gpus", AXIS_GPUS, NULL),
 	AXIS_ROW("nic-bandwidth", AXIS_NIC_BANDWIDTH, NULL),
 	AXIS_ROW("intra-bandwidth", AXIS_INTRA_BANDWIDTH, NULL),

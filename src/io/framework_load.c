@@ -1,6 +1,12 @@
+#include <limits.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "io/profile_load.h"
+#include "io/profile_path.h"
 #include "plan/plan.h"
 
 #define OFF(f) offsetof(struct framework, f)
@@ -365,14 +371,130 @@ static const struct schema_profile framework_profile = {
 	framework_schema, sizeof(struct framework), NULL, NULL,
 };
 
+/* The files of a base: chain being loaded, outermost first (a cycle's guard). */
+#define FRAMEWORK_BASE_DEPTH 8
+
+struct framework_chain {
+	char path[FRAMEWORK_BASE_DEPTH][PATH_MAX];
+	int n;
+};
+
+static bool load_chained(struct framework *fw, const char *path, struct framework_chain *c,
+			 struct plan_error *err);
+
+/* "a.yaml -> b.yaml -> a.yaml" into @buf: the chain and @again. */
+static const char *
+chain_text(const struct framework_chain *c, const char *again, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < c->n && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%.200s -> ", c->path[i]);
+	if (len < size)
+		snprintf(buf + len, size - len, "%.200s", again);
+	return buf;
+}
+
+/* A relative @name that is a file beside @file (the profile naming it), into @out. */
+static bool
+beside_file(const char *file, const char *name, char *out, size_t size)
+{
+	const char *slash = strrchr(file, '/');
+	int n;
+
+	if (name[0] == '/' || !slash)
+		return false;
+	n = snprintf(out, size, "%.*s/%s", (int)(slash - file), file, name);
+	return n > 0 && (size_t)n < size && access(out, R_OK) == 0;
+}
+
+/* The profile named by 'base:' (@node: a bundled name or a path) into @fw;
+ * refused when it is already in the chain @c or the chain is too deep. */
+static bool
+load_base(struct ytree *t, yaml_node_t *node, struct framework *fw, struct framework_chain *c,
+	  struct plan_error *err)
+{
+	const char *name = ytree_scalar(node);
+	char path[PATH_MAX], real[PATH_MAX], chain[1024];
+	struct plan_error why;
+
+	if (node->type != YAML_SCALAR_NODE || !name || !name[0])
+		return ytree_error(t, node, err, "'base' must name a framework profile");
+	plan_error_clear(&why);
+	if (!beside_file(t->file, name, path, sizeof(path)) &&
+	    !profile_resolve(PROFILE_FRAMEWORK, name, path, sizeof(path), &why))
+		return ytree_error(t, node, err, "%s", why.message);
+	if (!realpath(path, real))
+		snprintf(real, sizeof(real), "%s", path);
+	for (int i = 0; i < c->n; i++)
+		if (strcmp(c->path[i], real) == 0)
+			return ytree_error(t, node, err, "'base' makes a cycle: %s",
+					   chain_text(c, real, chain, sizeof(chain)));
+	if (c->n >= FRAMEWORK_BASE_DEPTH)
+		return ytree_error(t, node, err, "'base' chain deeper than %d profiles", FRAMEWORK_BASE_DEPTH);
+	return load_chained(fw, real, c, err);
+}
+
+/* A file with 'base:': the base, then this file's other keys over it; 'name'
+ * is inherited when the file does not give one. Without: as schema_load. */
+static bool
+apply_file(struct framework *fw, struct ytree *t, struct framework_chain *c, struct plan_error *err)
+{
+	yaml_node_t *root = ytree_root(t);
+	yaml_node_t *base = ytree_find(t, root, "base");
+
+	if (!base)
+		return schema_apply(framework_schema, t, root, fw, err);
+	return load_base(t, base, fw, c, err) && schema_apply_over(framework_schema, t, root, fw, "base", err);
+}
+
+static bool
+load_chained(struct framework *fw, const char *path, struct framework_chain *c, struct plan_error *err)
+{
+	struct ytree t;
+	bool ok;
+
+	memset(fw, 0, sizeof(*fw));
+	if (!ytree_load_file(&t, path, err))
+		return false;
+	if (!realpath(path, c->path[c->n]))
+		snprintf(c->path[c->n], sizeof(c->path[c->n]), "%s", path);
+	c->n++;
+	ok = apply_file(fw, &t, c, err) &&
+	     (!framework_profile.finish || framework_profile.finish(fw, &t, err));
+	c->n--;
+	ytree_release(&t);
+	return ok;
+}
+
 bool
 framework_load_file(struct framework *fw, const char *path, struct plan_error *err)
 {
-	return schema_load(&framework_profile, path, NULL, fw, err);
+	struct framework_chain *c = calloc(1, sizeof(*c));
+	bool ok;
+
+	if (!c)
+		return plan_error_set(err, PLAN_ERR_IO, path, 0, 0, "out of memory");
+	ok = load_chained(fw, path, c, err);
+	free(c);
+	return ok;
 }
 
 bool
 framework_load_string(struct framework *fw, const char *name, const char *text, struct plan_error *err)
 {
 	return schema_load(&framework_profile, name, text, fw, err);
+}
+
+bool
+framework_set(struct framework *fw, const char *where, const char *key, const char *text,
+	      struct plan_error *err)
+{
+	struct ytree none = { 0 };
+
+	snprintf(none.file, sizeof(none.file), "%s", where);
+	/* The profile's cross-key checks, as after a file (none today). */
+	return schema_set_text(framework_profile.table, where, key, text, fw, err) &&
+	       (!framework_profile.finish || framework_profile.finish(fw, &none, err));
 }

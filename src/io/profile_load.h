@@ -79,6 +79,14 @@ extern const struct schema_key framework_schema[];
 /** Load and validate a framework profile. */
 bool framework_load_file(struct framework *fw, const char *path, struct plan_error *err);
 
+/**
+ * Set one key of @fw from text (--framework-set KEY=VALUE), read as the
+ * profile's YAML reads it, then run the profile's cross-key checks again.
+ * Errors name @where.
+ */
+bool framework_set(struct framework *fw, const char *where, const char *key, const char *text,
+		   struct plan_error *err);
+
 /** Same from memory. */
 bool framework_load_string(struct framework *fw, const char *name, const char *text,
 			   struct plan_error *err);

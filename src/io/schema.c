@@ -108,7 +108,7 @@ unknown_key(const struct schema_key *table, struct ytree *t, yaml_node_t *key,
 
 static bool
 check_range(const struct schema_key *k, struct ytree *t, yaml_node_t *node,
-	    double v, struct plan_error *err)
+	    double v, const char *text, struct plan_error *err)
 {
 	/* A quantity's bounds are in SI: say which unit. */
 	const char *unit = k->type == SCHEMA_QUANTITY ? units_si_symbol(k->unit) : "";
@@ -117,10 +117,10 @@ check_range(const struct schema_key *k, struct ytree *t, yaml_node_t *node,
 	if (v < k->min || (k->min_exclusive && v == k->min))
 		return ytree_error(t, node, err, "'%s' must be %s %g%s%s, got '%s'", k->key,
 				   k->min_exclusive ? "greater than" : "at least",
-				   k->min, sep, unit, ytree_scalar(node));
+				   k->min, sep, unit, text);
 	if (v > k->max)
 		return ytree_error(t, node, err, "'%s' must be at most %g%s%s, got '%s'",
-				   k->key, k->max, sep, unit, ytree_scalar(node));
+				   k->key, k->max, sep, unit, text);
 	return true;
 }
 
@@ -198,7 +198,7 @@ scalar_int(const struct schema_key *k, struct ytree *t, yaml_node_t *node, const
 		return ytree_error(t, node, err, "'%s' must be a whole number, got '%s'",
 				   k->key, text);
 	}
-	if (!check_range(k, t, node, (double)l, err))
+	if (!check_range(k, t, node, (double)l, text, err))
 		return false;
 	*(int *)dst = (int)l;
 	return true;
@@ -248,7 +248,7 @@ scalar_double(const struct schema_key *k, struct ytree *t, yaml_node_t *node, co
 	} else if (num_parse_double_status(text, &d) == NUM_NOT_A_NUMBER) {
 		return ytree_error(t, node, err, "'%s' must be a number, got '%s'", k->key, text);
 	}
-	if (!check_range(k, t, node, d, err))
+	if (!check_range(k, t, node, d, text, err))
 		return false;
 	/* For a row whose max is infinite: +-HUGE_VAL passed check_range. */
 	if (!isfinite(d))
@@ -569,4 +569,38 @@ schema_write(const struct schema_key *table, const void *obj, FILE *out, int ind
 			break;
 		}
 	}
+}
+
+/* An unknown key of a command-line overlay: the nearest key, else the valid ones. */
+static bool
+set_text_unknown(const struct schema_key *table, struct ytree *t, const char *key, struct plan_error *err)
+{
+	const char *best = schema_nearest(key, table, sizeof(*table), offsetof(struct schema_key, key));
+	char valid[512];
+
+	if (strchr(key, '.'))
+		return ytree_error(t, NULL, err, "unknown key '%.64s': this profile has no nested keys", key);
+	if (best)
+		return ytree_error(t, NULL, err, "unknown key '%.64s'; did you mean '%s'?", key, best);
+	schema_key_names(table, valid, sizeof(valid));
+	return ytree_error(t, NULL, err, "unknown key '%.64s' (valid keys: %s)", key, valid);
+}
+
+bool
+schema_set_text(const struct schema_key *table, const char *where, const char *key,
+		const char *text, void *obj, struct plan_error *err)
+{
+	struct ytree t = { 0 };
+	const struct schema_key *k = table;
+
+	snprintf(t.file, sizeof(t.file), "%s", where);
+	while (k->key && strcmp(k->key, key) != 0)
+		k++;
+	if (!k->key)
+		return set_text_unknown(table, &t, key, err);
+	if (k->type == SCHEMA_MAP || k->type == SCHEMA_CURVE || k->type == SCHEMA_CUSTOM)
+		return ytree_error(&t, NULL, err, "'%s' is not a single value: set it in a profile file", key);
+	if (text[0] == '\0')
+		return ytree_error(&t, NULL, err, "'%s' has no value", key);
+	return set_scalar(k, &t, NULL, text, obj, err);
 }

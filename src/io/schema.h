@@ -104,3 +104,13 @@ const char *schema_nearest(const char *name, const void *rows, size_t stride, si
  * back from it is @obj again.
  */
 void schema_write(const struct schema_key *table, const void *obj, FILE *out, int indent);
+
+/**
+ * Set the key @key of @obj to @text, read as schema_apply reads that
+ * key's scalar in YAML (types, units, enums, ranges): a command-line
+ * overlay such as --framework-set KEY=VALUE. Errors name @where (the
+ * option and its pair) and no line. Keys that take a mapping, a list or
+ * a profile reference, and dotted paths, are refused.
+ */
+bool schema_set_text(const struct schema_key *table, const char *where, const char *key,
+		     const char *text, void *obj, struct plan_error *err);

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# --framework-set KEY=VALUE and 'base:' in a framework file (issue 25,
+# twentieth session): a profile changed on the command line, or by a file
+# naming its base, predicts byte for byte what a copy of the profile with
+# those keys changed predicts; optimize's predict_args carry the pairs, so
+# its plan predicts again to the same time; the pairs reach validate's and
+# sweep's frameworks too. The errors are in tests/bad/args-framework-set-*
+# and tests/bad/framework-base-*.
+# Usage: run-framework-set-tests.sh PLAN_CLI SOURCE_ROOT
+# shellcheck disable=SC2016 # jq programs and check expressions in single quotes
+set -u
+. "$(dirname "$(realpath "$0")")/harness.sh"
+harness_setup "$1" "$2"
+plan=(--model llama3-8b --cluster dgx-h100 --tp 2 --pp 1 --gpus 8 --global-batch 64 --zero 1)
+sets=(--framework-set reduce_bytes=2 --framework-set cuda_graphs=layer)
+
+# COPY: nemo.yaml with the two keys changed; BASED: the same by 'base: nemo'
+# (no name: it inherits nemo's).
+sed -e 's/^reduce_bytes: 4$/reduce_bytes: 2/' -e 's/^cuda_graphs: none$/cuda_graphs: layer/' \
+	frameworks/nemo.yaml >"$tmp/copy.yaml"
+printf 'base: nemo\nreduce_bytes: 2\ncuda_graphs: layer\n' >"$tmp/based.yaml"
+check "the copy changes both keys" '[ "$(cmp -l frameworks/nemo.yaml "$tmp/copy.yaml" | wc -l)" -gt 0 ] &&
+	grep -q "^reduce_bytes: 2$" "$tmp/copy.yaml" && grep -q "^cuda_graphs: layer$" "$tmp/copy.yaml"'
+
+for fmt in text json csv; do
+	"$bin" predict "${plan[@]}" --framework nemo "${sets[@]}" --format $fmt >"$tmp/set.$fmt" 2>&1
+	"$bin" predict "${plan[@]}" --framework "$tmp/copy.yaml" --format $fmt >"$tmp/copy.$fmt" 2>&1
+	"$bin" predict "${plan[@]}" --framework "$tmp/based.yaml" --format $fmt >"$tmp/based.$fmt" 2>&1
+	"$bin" predict "${plan[@]}" --framework nemo --format $fmt >"$tmp/plain.$fmt" 2>&1
+	check "predict --format $fmt: --framework-set is byte-identical to the edited copy" \
+		'cmp "$tmp/set.$fmt" "$tmp/copy.$fmt"'
+	check "predict --format $fmt: a 'base: nemo' file is byte-identical to the edited copy" \
+		'cmp "$tmp/based.$fmt" "$tmp/copy.$fmt"'
+	check "predict --format $fmt: the pairs change the prediction" '! cmp -s "$tmp/set.$fmt" "$tmp/plain.$fmt"'
+done
+
+# Pairs apply in order: the last one of a key wins.
+"$bin" predict "${plan[@]}" --framework nemo --framework-set reduce_bytes=8 "${sets[@]}" >"$tmp/order.text" 2>&1
+check "pairs apply in order, the last of a key winning" 'cmp "$tmp/order.text" "$tmp/set.text"'
+
+# Units, and the pair's key set on a file's framework as on a bundled one.
+"$bin" predict "${plan[@]}" --framework "$tmp/copy.yaml" --framework-set "iteration_overhead=20 ms" \
+	--format json >"$tmp/unit.json" 2>/dev/null
+"$bin" predict "${plan[@]}" --framework "$tmp/copy.yaml" --format json >"$tmp/nounit.json" 2>/dev/null
+check "a quantity with its unit (iteration_overhead=20 ms) adds 20 ms" \
+	'awk -v a="$(jq -r .iteration_time_s "$tmp/unit.json")" -v b="$(jq -r .iteration_time_s "$tmp/nounit.json")" \
+		"BEGIN { d = a - b - 0.020; exit !(d < 1e-9 && d > -1e-9) }"'
+
+# Round trip: optimize's predict_args carry the pairs, and predict again to its time.
+opt=(--model gpt-1.7b --cluster selene --gpus 8 --global-batch 32)
+"$bin" optimize "${opt[@]}" --framework nemo "${sets[@]}" --format json >"$tmp/opt.json" 2>/dev/null
+check "optimize: predict_args carry the --framework-set pairs, in order" \
+	'jq -e "[.best.predict_args[]] | index(\"reduce_bytes=2\") < index(\"cuda_graphs=layer\")" "$tmp/opt.json" >/dev/null'
+check "optimize: the best plan's predict_args predict its time again" '
+	mapfile -t args < <(jq -r ".best.predict_args[]" "$tmp/opt.json")
+	a=$("$bin" predict "${args[@]}" --format json 2>/dev/null | jq -r .iteration_time_s)
+	b=$(jq -r .best.iteration_time_s "$tmp/opt.json")
+	awk -v a="$a" -v b="$b" "BEGIN { exit !(a > 0 && b > 0 && (a - b) / b < 1e-9 && (b - a) / b < 1e-9) }"'
+
+# validate: the runs CSV's framework column is changed too.
+five=tests/data/mosaic-five.csv
+"$bin" validate "$five" --format csv >"$tmp/v0.csv" 2>/dev/null
+"$bin" validate "$five" --format csv --framework-set "iteration_overhead=1 s" >"$tmp/v1.csv" 2>/dev/null
+check "validate: --framework-set reaches the runs CSV's frameworks" '! cmp -s "$tmp/v0.csv" "$tmp/v1.csv"'
+finish
