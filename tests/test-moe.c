@@ -346,6 +346,89 @@ START_TEST(test_moe_weighted_activation)
 END_TEST
 
 /*
+ * fp8mem: what an fp8 layer's linears save against the 16-bit count, by
+ * recipe class (memory.c fp8_saved_bytes; Megatron-LM d98e8a6, TE v2.6).
+ * A toy: h 1024, 8 heads of 256 (a d_v 2048), gated, one micro-batch of
+ * 1024 tokens, tp 1, no SP, flash attention; bytes a token below, x 1024.
+ * MoE (every layer: 8 experts, top 2, expert_ffn_hidden 512, one shared
+ * expert of 512), q = 1 (current, mxfp8), d = 2 - q = 1:
+ *  - no original input saved (TE < 2.6, or delayed scaling): QKV's input
+ *    d h = 1024, the projection's d a d_v = 2048, the routed fc1 input
+ *    d k h = 2048, fc2's d k f = 1024, the shared fc2's d f_s = 512, less
+ *    the shared fc1's copy beside the router's bf16 input, q h = 1024:
+ *    5632, 5,767,168 bytes;
+ *  - fp8_save_original_input, current or mxfp8: the projection and shared
+ *    fc1 keep the bf16 input: 1024 + 0 + 3584 = 4608, 4,718,592 bytes;
+ *    delayed as the first; rowwise (torchao, q 2): 0;
+ *  - with moe_act recomputed fc2 keeps the original, discarded: q k f =
+ *    1024 more, 5632; with shared_experts the shared fc1 copy is back
+ *    (set_save_original_input skipped) and the module drops its fc1
+ *    output 4 f_s, fc2 input q f_s and that copy: 4608 - 1024 + 2560 +
+ *    1024 = 7168; layernorm (Megatron spec) drops the router's 2 h:
+ *    4608 + 2048 = 6656.
+ * Dense (ffn 4096): QKV d h, fc1 d h, the projection d a d_v, fc2 d f:
+ * 1024 + 1024 + 2048 + 4096 = 8192 (8,388,608 bytes) without the original,
+ * 6144 with it (current, mxfp8); fp4 (NVFP4, q = 0.5625, d = 1.4375) with
+ * it: 1.4375 x 6144 = 8832, 9,043,968 bytes.
+ */
+#define FP8MEM_MODEL "name: toy\nlayers: 2\nhidden: 1024\nheads: 8\nhead_dim: 256\nvocab: 32768\n" \
+		     "seq_len: 1024\nffn_hidden: 4096\ngated_mlp: true\n"
+
+static double
+fp8mem_saved(const struct model *m, const struct plan *p0, const struct framework *fw, int precision, int recipe,
+	     unsigned modules)
+{
+	struct plan p = *p0, b = *p0;
+
+	b.precision = PLAN_PRECISION_BF16;
+	b.recompute = PLAN_RECOMPUTE_NONE;
+	b.recompute_modules = 0;
+	p.precision = precision;
+	p.fp8_recipe = recipe;
+	if (modules) {
+		p.recompute = PLAN_RECOMPUTE_SELECTIVE;
+		p.recompute_modules = (int)modules;
+	}
+	return memory_layer_activations(m, &b, fw) - memory_layer_activations(m, &p, fw);
+}
+
+START_TEST(test_fp8_saved_inputs)
+{
+	struct model moe, dense;
+	struct plan p;
+	struct framework old, te26;
+	const int fp8 = PLAN_PRECISION_FP8;
+
+	test_load_model(&moe, FP8MEM_MODEL "moe:\n  experts: 8\n  top_k: 2\n  expert_ffn_hidden: 512\n"
+					   "  shared_experts: 1\n");
+	test_load_model(&dense, FP8MEM_MODEL);
+	plan_init(&p);
+	p.tp = p.pp = p.dp = p.ep = 1;
+	p.seq_len = 1024;
+	p.global_batch = 1;
+	p.flash_attention = true;
+	test_load_framework(&old, "name: old\nmoe_weighted_activation: true\nselective_recompute: core_attn\n");
+	test_load_framework(&te26, "name: new\nmoe_weighted_activation: true\nselective_recompute: core_attn\n"
+				   "fp8_save_original_input: true\n");
+	ck_assert(te26.fp8_save_original_input && !old.fp8_save_original_input);
+	ck_assert_rel(fp8mem_saved(&moe, &p, &old, fp8, PLAN_FP8_CURRENT, 0), 5767168.0, 1e-12);
+	ck_assert_rel(fp8mem_saved(&moe, &p, &te26, fp8, PLAN_FP8_CURRENT, 0), 4718592.0, 1e-12);
+	ck_assert_rel(fp8mem_saved(&moe, &p, &te26, fp8, PLAN_FP8_MXFP8, 0), 4718592.0, 1e-12);
+	ck_assert_rel(fp8mem_saved(&moe, &p, &te26, fp8, PLAN_FP8_DELAYED, 0), 5767168.0, 1e-12);
+	ck_assert_double_eq(fp8mem_saved(&moe, &p, &te26, fp8, PLAN_FP8_ROWWISE, 0), 0.0);
+	ck_assert_rel(fp8mem_saved(&moe, &p, &te26, fp8, PLAN_FP8_CURRENT, 1u << PLAN_RM_MOE_ACT), 5767168.0, 1e-12);
+	ck_assert_rel(fp8mem_saved(&moe, &p, &te26, fp8, PLAN_FP8_CURRENT, 1u << PLAN_RM_SHARED_EXPERTS), 7340032.0,
+		      1e-12);
+	ck_assert_rel(fp8mem_saved(&moe, &p, &te26, fp8, PLAN_FP8_CURRENT, 1u << PLAN_RM_LAYERNORM), 6815744.0, 1e-12);
+	ck_assert_rel(fp8mem_saved(&dense, &p, &old, fp8, PLAN_FP8_CURRENT, 0), 8388608.0, 1e-12);
+	ck_assert_rel(fp8mem_saved(&dense, &p, &te26, fp8, PLAN_FP8_CURRENT, 0), 6291456.0, 1e-12);
+	ck_assert_rel(fp8mem_saved(&dense, &p, &te26, fp8, PLAN_FP8_MXFP8, 0), 6291456.0, 1e-12);
+	ck_assert_rel(fp8mem_saved(&dense, &p, &te26, fp8, PLAN_FP8_DELAYED, 0), 8388608.0, 1e-12);
+	ck_assert_rel(fp8mem_saved(&dense, &p, &te26, PLAN_PRECISION_FP4, PLAN_FP8_FRAMEWORK, 0), 9043968.0, 1e-12);
+}
+END_TEST
+
+/*
  * Context parallelism with an MoE model: a CP rank routes its s/cp
  * tokens, so the all-to-all buffer halves with cp 2 (cf k (b s / cp) h x
  * 2 / t = 1 x 2 x 2048 x 4096 x 2 = 33,554,432 bytes), and EP may take
@@ -1938,6 +2021,7 @@ moe_suite(void)
 	tcase_add_test(tc, test_allgather_mask_memory_by_hand);
 	tcase_add_test(tc, test_moe_sequential_slices);
 	tcase_add_test(tc, test_moe_weighted_activation);
+	tcase_add_test(tc, test_fp8_saved_inputs);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -228,6 +228,10 @@ struct framework {
 				       output reduce-scattered over TP around it (torchtitan) */
 	bool fp8_weight_recast;   /**< fp8 linear weights cast from 16 bits at each use, no fp8 copy kept
 				       (torchao's Float8Linear) */
+	bool fp8_save_original_input; /**< with an fp8 recipe other than delayed scaling (or fp4), the attention's
+					   projection and the shared experts' fc1 save their 16-bit input, which another
+					   module keeps, not a quantised copy (Megatron-Core set_save_original_input,
+					   Transformer Engine 2.6 on) */
 	bool moe_sequential_mlp;  /**< routed experts as Megatron-Core's SequentialMLP (a GEMM per expert), not a grouped GEMM */
 	bool moe_sequential_slices; /**< SequentialMLP's loop slices and copies into a zeros_like output
 				       (Megatron-Core core_v0.5-r0.8), its autograd copies counted */

@@ -383,48 +383,164 @@ layer_activations_op_sac(const struct model *m, const struct plan *p)
 
 /* fp8attn: begin fp8 memory */
 /*
- * What an fp8 recipe saves of one layer's activations: Transformer
- * Engine's recipes keep the quantised copy of each linear layer's input
- * for its backward (1 byte an element, fp8_recipe.c) where bf16 training
- * keeps 2: the inputs of QKV and fc1 (the norms' outputs, h wide,
- * replicated unless SP), of the output projection (a * d_v) and of fc2
- * (the activation's output, f wide; dense layers only); torchao's
- * Float8Linear keeps the bf16 input whatever its recipe (rowwise, or a
- * framework's fp8_weight_recast: nothing saved).
+ * fp8mem: what the linear layers of an fp8 (or fp4) layer save of their
+ * inputs for the backward, against the 16-bit tensors
+ * layer_activations_full counts. Transformer Engine's recipes save a
+ * quantised copy of each linear's input, its column-wise data only
+ * (@q bytes an element, fp8_recipe.c; module/linear.py, layernorm_linear.py
+ * and grouped_linear.py at v2.6: update_usage(rowwise_usage=False,
+ * columnwise_usage=True), prepare_for_saving(*inputmats, ...)), a tensor
+ * of its own (@copy); torchao's Float8Linear saves the 16-bit input
+ * itself, whatever its recipe (q 2, no copy). The copy stands in for
+ * the 16-bit input where nothing else keeps that (a fused norm's output
+ * inside TE's LayerNormLinear, the routed tokens, an activation's
+ * output), and comes beside it where another module keeps it anyway:
+ * the fused attention saves its output, the projection's input
+ * (TE's FusedAttnFunc, ctx.save_for_backward(q, k, v, out, ...)), and an
+ * MoE layer's router its input, the pre-MLP norm's output
+ * (moe_utils.py RouterGatingLinearFunction, Megatron-LM d98e8a6), which
+ * the shared experts' fc1 quantises again. From Megatron-LM 781e765
+ * (2025-08) with TE 2.6 or later (fp4: 2.7), a recipe other than delayed
+ * scaling, those two linears save the original tensor instead
+ * (@original: framework fp8_save_original_input; transformer/attention.py
+ * l. 427-444, moe/shared_experts.py l. 147-161 "to avoid the extra memory
+ * usage of the quantized tensor"; TE rejects save_original_input with
+ * DelayedScaling), the shared experts' unless they are recomputed
+ * (shared_experts in --recompute-modules).
+ */
+struct fp8_saves {
+	double q;      /* bytes an element of a saved input */
+	bool copy;     /* the saved input is a quantised copy, a tensor of its own */
+	bool original; /* set_save_original_input on linear_proj and the shared fc1 */
+};
+
+static struct fp8_saves
+fp8_saves_of(const struct plan *p, const struct framework *fw)
+{
+	struct fp8_saves f = { .q = 2.0 };
+
+	if (!plan_low_precision(p))
+		return f;
+	f.q = fp8_recipe_saved_input_bytes(p, fw);
+	f.copy = f.q < 2.0;
+	f.original = f.copy && fw && fw->fp8_save_original_input && fp8_recipe_resolve(p, fw) != PLAN_FP8_DELAYED;
+	return f;
+}
+
+/* Whether the recompute modules of @p include @module. */
+static bool
+fp8_recomputes(const struct plan *p, int module)
+{
+	return p->recompute == PLAN_RECOMPUTE_SELECTIVE && (p->recompute_modules & 1u << module);
+}
+
+/*
+ * The shared experts' fc1's quantised copy of the pre-MLP norm's output,
+ * kept beside the router's 16-bit one, bytes an MoE layer a rank: q h a
+ * token (replicated unless SP) where the copy is a tensor of its own and
+ * not replaced by the original (which shared_experts recomputation, or
+ * moe's, turns off: moe/shared_experts.py l. 147-161).
+ */
+static double
+fp8_shared_fc1_copy(const struct model *m, const struct plan *p, const struct framework *fw)
+{
+	struct fp8_saves f = fp8_saves_of(p, fw);
+	double sb = (double)p->seq_len * p->micro_batch;
+	bool recomputed = fp8_recomputes(p, PLAN_RM_SHARED_EXPERTS) || fp8_recomputes(p, PLAN_RM_MOE);
+
+	if (!f.copy || m->moe.shared_experts <= 0 || (f.original && !recomputed))
+		return 0.0;
+	return f.q * sb * m->hidden / (p->sequence_parallel ? p->tp : 1.0);
+}
+
+/*
+ * Bytes an MoE block saves under fp8 against layer_activations_full's
+ * 16-bit MoE term, a rank: the routed experts' fc1 input (the cf k
+ * routed copies, model_moe_width wide, gathered over etp) and fc2's
+ * (the activation's output, expert_ffn_hidden wide), which TE's
+ * _GroupedLinear saves quantised; the shared experts' fc2 input,
+ * quantised by its TE Linear; less the shared fc1's copy
+ * (fp8_shared_fc1_copy). The router keeps the norm's output in 16 bits:
+ * nothing saved on it.
+ */
+static double
+fp8_moe_saved(const struct model *m, const struct plan *p, const struct framework *fw)
+{
+	struct fp8_saves f = fp8_saves_of(p, fw);
+	double sb = (double)p->seq_len * p->micro_batch, routed = sb * m->moe.capacity_factor * m->moe.top_k;
+	double eff = m->moe.expert_ffn_hidden;
+
+	return (2.0 - f.q) * (routed * model_moe_width(m) * plan_etp(p) + routed * eff +
+			      sb * m->moe.shared_experts * eff) / p->tp -
+	       fp8_shared_fc1_copy(m, p, fw);
+}
+
+/*
+ * Bytes the attention's output projection saves under fp8 against its
+ * 16-bit input (a d_v a token, split over TP): its input, where nothing
+ * else keeps it (no flash kernel, or a gated output, attention_activations),
+ * is the copy alone (2 - q saved), or with the original saved, the input
+ * (0). Beside the flash kernel's saved output the copy comes on top (-q)
+ * where the original is not saved (TE 1.8 and 2.6 FusedAttnFunc saves
+ * out): not counted here yet, @kept false, since it moves the NeMo 24.07
+ * fp8 rows (branch helper/fp8mem-attnout; docs/research/framework-data.md,
+ * "Nemotron-3 Nano and Lightning activations", Still not fixed (1)).
+ */
+static double
+fp8_proj_saved(const struct model *m, const struct plan *p, const struct framework *fw)
+{
+	struct fp8_saves f = fp8_saves_of(p, fw);
+	double sb = (double)p->seq_len * p->micro_batch, width = (double)m->heads * model_v_head_dim(m);
+	bool kept = false; /* fp8mem: the flash kernel's output beside the copy, see above */
+
+	if (f.original)
+		return 0.0;
+	return (kept ? (f.copy ? -f.q : 0.0) : 2.0 - f.q) * sb * width / p->tp;
+}
+
+/*
+ * What an fp8 recipe saves of one layer's activations against the 16-bit
+ * count (negative where it keeps more): the inputs of QKV and a dense
+ * layer's fc1 (the fused norms' outputs, h wide, replicated unless SP:
+ * the copy alone), of the output projection (fp8_proj_saved) and of a
+ * dense layer's fc2 (the activation's output, f wide: the copy alone);
+ * an MoE layer's block (fp8_moe_saved), averaged over the layers.
+ * torchao's Float8Linear keeps the bf16 input whatever its recipe
+ * (rowwise, or a framework's fp8_weight_recast: nothing saved).
  */
 static double
 fp8_saved_bytes(const struct model *m, const struct plan *p, const struct framework *fw)
 {
-	double t = p->tp, sb = (double)p->seq_len * p->micro_batch;
-	double dense = model_is_moe(m) ? 1.0 - (double)model_moe_layers(m) / m->layers : 1.0;
-	double saved;
+	double t = p->tp, sb = (double)p->seq_len * p->micro_batch, sp = p->sequence_parallel ? t : 1.0;
+	double frac = model_is_moe(m) ? (double)model_moe_layers(m) / m->layers : 0.0, dense = 1.0 - frac;
+	double saved, mlp = 0.0, h = m->hidden;
 
 	if (!plan_low_precision(p))
 		return 0.0;
 	saved = fp8_recipe_saved_input_bytes(p, fw);
-	/* A layer of one part: its first linear's input (QKV, fc1, in_proj:
-	 * h wide) and its second's (the projection's a d_v, a dense fc2's f,
-	 * a mixer's out_proj's: Mamba's d_inner, GDN's v). */
+	if (model_is_moe(m))
+		mlp = frac * fp8_moe_saved(m, p, fw);
+	/* A layer of one part: its first linear's input (QKV, a dense fc1,
+	 * in_proj: h wide; an MoE layer's router keeps its own) and its
+	 * second's (the projection's, a dense fc2's f, a mixer's
+	 * out_proj's: Mamba's d_inner, GDN's v). */
 	if (m->parts) {
-		double second = 0.0;
+		bool moe_only = m->parts == MODEL_PART_MLP && model_is_moe(m);
+		double first = moe_only ? dense : 1.0, second = mixer_out_proj_in_dim(m);
 
-		if (model_has_part(m, MODEL_PART_ATTENTION))
-			second += (double)m->heads * model_v_head_dim(m);
 		if (model_has_part(m, MODEL_PART_MLP))
 			second += dense * m->ffn_hidden;
-		second += mixer_out_proj_in_dim(m);
-		return (2.0 - saved) * sb * (m->hidden / (p->sequence_parallel ? t : 1.0) + second / t);
+		mlp += model_has_part(m, MODEL_PART_ATTENTION) ? fp8_proj_saved(m, p, fw) : 0.0;
+		return (2.0 - saved) * sb * (first * h / sp + second / t) + mlp;
 	}
 	/* arch: a parallel block's one norm output is kept once in 16 bits
 	 * for QKV and fc1 (layer_activations_full), and a recipe's copies,
 	 * one a linear layer, take as much: nothing saved on it. */
 	if (m->parallel_block && model_norms_run(m) == 1)
-		return fmax(0.0, 2.0 - 2.0 * saved) * sb * m->hidden / (p->sequence_parallel ? t : 1.0) +
-		       (2.0 - saved) * sb *
-		       ((double)m->heads * model_v_head_dim(m) + dense * m->ffn_hidden) / t;
-	return (2.0 - saved) * sb *
-	       (2.0 * m->hidden / (p->sequence_parallel ? t : 1.0) +
-		((double)m->heads * model_v_head_dim(m) + dense * m->ffn_hidden) / t);
+		return fmax(0.0, 2.0 - 2.0 * saved) * sb * h / sp + fp8_proj_saved(m, p, fw) +
+		       (2.0 - saved) * sb * dense * m->ffn_hidden / t + mlp;
+	return (2.0 - saved) * sb * ((1.0 + dense) * h / sp + dense * m->ffn_hidden / t) + fp8_proj_saved(m, p, fw) +
+	       mlp;
 }
 /* fp8attn: end fp8 memory */
 
@@ -454,6 +570,24 @@ memory_recompute_norms(const struct model *m, const struct framework *fw, double
 	if (!fw || fw->selective_recompute != FRAMEWORK_SAC_CORE_ATTN)
 		return 2.0;
 	return (m->attention == MODEL_ATTN_MLA ? 1.0 : 0.0) + moe_share;
+}
+
+/*
+ * fp8mem: what recomputing an MoE layer's pre_mlp_layernorm drops, bytes
+ * a rank: its 16-bit output the router keeps, and the shared experts'
+ * fc1's quantised copy where the base count keeps it and no checkpoint
+ * of the shared experts or the layer drops it already (Megatron-Core
+ * sets that fc1 to save the original, discarded output then:
+ * transformer_layer.py, set_for_recompute_pre_mlp_layernorm, moe_layer.py
+ * l. 743-750, Megatron-LM d98e8a6).
+ */
+static double
+moe_norm_recomputed(const struct model *m, const struct plan *p, const struct framework *fw)
+{
+	double sb = (double)p->seq_len * p->micro_batch, sp = p->sequence_parallel ? p->tp : 1.0;
+	bool inside = fp8_recomputes(p, PLAN_RM_SHARED_EXPERTS) || fp8_recomputes(p, PLAN_RM_MOE);
+
+	return 2.0 * sb * m->hidden / sp + (inside ? 0.0 : fp8_shared_fc1_copy(m, p, fw));
 }
 
 /*
@@ -492,7 +626,7 @@ memory_recompute_module_bytes(const struct model *m, const struct plan *p, const
 		bool attn = model_has_part(m, MODEL_PART_ATTENTION), mlp = model_has_part(m, MODEL_PART_MLP);
 
 		if (module == PLAN_RM_LAYERNORM)
-			return mlp && model_is_moe(m) ? in * sb * h / sp : 0.0;
+			return mlp && model_is_moe(m) ? moe_norm_recomputed(m, p, fw) : 0.0;
 		if ((module == PLAN_RM_CORE_ATTN || module == PLAN_RM_MLA_UP_PROJ) && !attn)
 			return 0.0;
 		if (module != PLAN_RM_CORE_ATTN && module != PLAN_RM_MLA_UP_PROJ && !mlp)
@@ -502,19 +636,23 @@ memory_recompute_module_bytes(const struct model *m, const struct plan *p, const
 	case PLAN_RM_CORE_ATTN: /* the softmax output, with dropout its mask and output */
 		return p->flash_attention ? 0.0 : (m->dropout ? 5.0 : 2.0) * m->heads * s * sb / t;
 	case PLAN_RM_LAYERNORM: /* each norm's output, its linears' input (its own input stays) */
-		return memory_recompute_norms(m, fw, frac) * in * sb * h / sp;
+		if (!fw || fw->selective_recompute != FRAMEWORK_SAC_CORE_ATTN)
+			return memory_recompute_norms(m, fw, frac) * in * sb * h / sp;
+		return memory_recompute_norms(m, fw, 0.0) * in * sb * h / sp + frac * moe_norm_recomputed(m, p, fw);
 	case PLAN_RM_MLP: /* fc1's output and the activation's, fc2's input at its saved width */
 		return (1.0 - frac) * sb * m->ffn_hidden / t * (gated - (2.0 - in));
 	case PLAN_RM_MOE: /* memory_layer_activations' MoE term, shared experts and dispatcher included */
-		return frac * (gated * (routed + sb * m->moe.shared_experts) * eff +
-			       2.0 * moe_routed_copies(fw) * routed * h * plan_etp(p)) / t +
+		return frac * ((gated * (routed + sb * m->moe.shared_experts) * eff +
+				2.0 * moe_routed_copies(fw) * routed * h * plan_etp(p)) / t -
+			       (model_is_moe(m) ? fp8_moe_saved(m, p, fw) : 0.0)) +
 		       (model_is_moe(m) && fw && fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_ALLGATHER_MASK
 				? frac * allgather_mask_saved_bytes(m, p)
 				: 0.0);
-	case PLAN_RM_MOE_ACT: /* the routed rows' activation output (fc2's input) */
-		return frac * 2.0 * routed * eff / t;
-	case PLAN_RM_SHARED_EXPERTS:
-		return frac * gated * sb * m->moe.shared_experts * eff / t;
+	case PLAN_RM_MOE_ACT: /* the routed rows' activation output (fc2's input), at its saved width */
+		return frac * in * routed * eff / t;
+	case PLAN_RM_SHARED_EXPERTS: /* fc1's output, fc2's input at its saved width, fc1's copy */
+		return frac * ((gated - (2.0 - in)) * sb * m->moe.shared_experts * eff / t +
+			       (model_is_moe(m) ? fp8_shared_fc1_copy(m, p, fw) : 0.0));
 	case PLAN_RM_MLA_UP_PROJ: /* the decompressed queries, keys (with RoPE) and values */
 		if (m->attention != MODEL_ATTN_MLA)
 			return 0.0;

@@ -206,6 +206,13 @@ const struct schema_key framework_schema[] = {
 		  "(torchao's Float8Linear saves the high-precision input and weight for its backward); false: "
 		  "the recipe's fp8 copies, cast once an iteration and cached, and its saved fp8 input "
 		  "(Transformer Engine)" },
+	{ .key = "fp8_save_original_input", .type = SCHEMA_BOOL, .offset = OFF(fp8_save_original_input),
+	  .def = "false",
+	  .help = "with precision fp8 and a recipe other than delayed (or fp4), the attention's output "
+		  "projection and the MoE shared experts' fc1 save their 16-bit input, which the fused "
+		  "attention and the router keep already, instead of a quantised copy of it (Megatron-Core's "
+		  "set_save_original_input, from Megatron-LM 781e765 with Transformer Engine 2.6 or later); "
+		  "false: both keep a quantised copy beside the 16-bit tensor" },
 	{ .key = "moe_weighted_activation", .type = SCHEMA_BOOL, .offset = OFF(moe_weighted_activation),
 	  .def = "false",
 	  .help = "MoE: the router's probabilities scale the experts' activation and the un-permutation "
