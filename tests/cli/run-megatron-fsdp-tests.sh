@@ -35,4 +35,15 @@ printf 'name: bad\nfsdp_double_buffer: maybe\n' >"$tmp/bad.yaml"
 fails_cmd "a framework's fsdp_double_buffer must be a boolean, at file:line:col" 3 \
 	"bad.yaml:2:21: 'fsdp_double_buffer' must be true or false, got 'maybe'" \
 	predict --model llama2-7b --cluster dgx-h100 --gpus 8 --global-batch 64 --zero 3 --framework "$tmp/bad.yaml"
+# The layers are Megatron-Core's TransformerLayer under FSDP too: --recompute
+# selective runs the fused core attention's forward again (core_attn), as
+# under megatron-lm; the same plan prices the same recompute time, and more
+# than none.
+sel=(--model llama3-8b --cluster dgx-h100 --gpus 8 --zero 3 --micro-batch 1 --global-batch 64
+	--recompute selective --format json)
+"$bin" predict "${sel[@]}" --framework megatron-lm >"$tmp/sel-lm.json" 2>/dev/null
+"$bin" predict "${sel[@]}" --framework megatron-fsdp >"$tmp/sel-fsdp.json" 2>/dev/null
+check "selective recompute: the core attention's forward again, as megatron-lm prices it" \
+	'jq -e -n --slurpfile a "$tmp/sel-lm.json" --slurpfile b "$tmp/sel-fsdp.json" \
+		"(\$b[0].breakdown_s.recompute > 0) and (\$a[0].breakdown_s.recompute == \$b[0].breakdown_s.recompute)" >/dev/null'
 finish
