@@ -44,6 +44,21 @@ START_TEST(test_stored_microbatches)
 	p.global_batch = 64;
 	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 0), 32.0, 1e-15);
 	p.global_batch = 1536;
+	/* Chunks of unequal layers: 94 layers with the embedding and the loss
+	 * counted in the split over 12 x 2 chunks, (94 + 2) / 24 = 4 a chunk,
+	 * chunk 0 (stage 0's first) 3. Stage 0 holds chunks 0 (3 layers) and
+	 * 12 (4): 7. Its 35 warm-up forwards run in groups of p = 12 a chunk
+	 * (Megatron's schedules.py: forward k on chunk (k mod 24) div 12):
+	 * 12 of chunk 0, 12 of chunk 12, 11 of chunk 0 again, so they hold
+	 * 12 x 3 + 12 x 4 + 11 x 3 = 117 layer-micro-batches, not the
+	 * 35 x 7 / 2 = 122.5 of chunks of the stage's average. */
+	m.layers = 94;
+	p.pp_split = PLAN_PP_SPLIT_EMBEDDING_LOSS;
+	ck_assert_int_eq(plan_stage_layers(&p, &m, 0), 7);
+	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 0), 117.0, 1e-15);
+	ck_assert_rel(pipeline_layer_microbatches(&m, &p, 0), 117.0 / 7.0, 1e-15);
+	m.layers = 96;
+	p.pp_split = PLAN_PP_SPLIT_EVEN;
 	p.vpp = 1;
 	p.global_batch = 64; /* m = 4 < p: only 4 in flight */
 	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 0), 32.0, 1e-15);

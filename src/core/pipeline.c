@@ -445,6 +445,34 @@ pipeline_stages_p2p_time(const struct model *m, const struct plan *p, const stru
 		time[s] = stage_p2p_time(m, p, c, lay, s, &memo, &bytes[s]);
 }
 
+/* Megatron's interleaved schedule warms up with (v - 1) p + 2 (p - i - 1)
+ * chunk forwards before its first backward, so stage i holds W, one more
+ * than that (capped at all mb v of them); with chunks of L/(p v) layers
+ * each, stage 0 holds Korthikanti's L (1 + (p-1)/(p v)). The forwards run
+ * in groups of p micro-batches a chunk (schedules.py at Megatron-LM
+ * d98e8a6: get_pp_rank_microbatches, microbatch_group_size_per_vp_stage
+ * defaulting to p; forward k runs chunk (k mod p v) div p), so where the
+ * rank's chunks differ in layers (an embedding or loss counted in the split,
+ * --pp-split embedding-loss: chunk 0 of stage 0 holds none) the W forwards
+ * hold the layers of the chunks they ran, not W / v of the stage's. Returns
+ * the stage's layer-micro-batches over its layers: the micro-batches a
+ * layer of the stage holds, on average. */
+static double
+interleaved_in_flight(const struct model *m, const struct plan *p, int stage, int mb)
+{
+	int v = p->vpp, total = mb * v, w = (v - 1) * p->pp + 2 * (p->pp - stage - 1) + 1;
+	int layers = plan_stage_layers(p, m, stage);
+	double held = 0.0;
+
+	if (w > total)
+		w = total;
+	if (layers <= 0)
+		return (double)w / v;
+	for (int k = 0; k < w; k++)
+		held += pipeline_chunk_layers(p, m, pipeline_stage_chunk(p, stage, (k % (p->pp * v)) / p->pp));
+	return held / layers;
+}
+
 /* pipeline_stored_layer_microbatches for @layers_per_stage layers of
  * @stage (1: what one layer holds, defined on a stage of none too). */
 static double
@@ -483,17 +511,8 @@ stored_layer_microbatches(const struct model *m, const struct plan *p, int stage
 		break; /* ZB-H1 keeps 1F1B's memory (Qi et al., Sec. 3.1) */
 	}
 	/* plan-cli pipeline: end */
-	if (p->vpp > 1) {
-		/* Megatron's interleaved schedule warms up with (v - 1) p +
-		 * 2 (p - i - 1) chunk forwards before its first backward, so
-		 * stage i holds one more than that, each of L/(p v) layers;
-		 * for stage 0 this is Korthikanti's L (1 + (p-1)/(p v)). */
-		double chunks = (double)(p->vpp - 1) * p->pp + 2.0 * (p->pp - stage - 1) + 1.0;
-
-		if (chunks > (double)mb * p->vpp)
-			chunks = (double)mb * p->vpp;
-		return chunks * layers_per_stage / p->vpp;
-	}
+	if (p->vpp > 1)
+		return interleaved_in_flight(m, p, stage, mb) * layers_per_stage;
 	return layers_per_stage * (mb < p->pp - stage ? mb : p->pp - stage);
 }
 
