@@ -1,8 +1,11 @@
 #include <math.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "io/profile_load.h"
+#include "io/profile_path.h"
 #include "plan/cluster.h"
 #include "plan/model.h"
 #include "fixtures.h"
@@ -204,6 +207,67 @@ START_TEST(test_unknown_key_list)
 }
 END_TEST
 
+/*
+ * frameworks/megatron-bridge.yaml is 'base: nemo' with the keys that
+ * Megatron-Bridge 067f987's perf recipes change (perf_recipes/_common.py
+ * _benchmark_common; the profile's header cites each): every key below
+ * loads as nemo.yaml has it and as megatron-bridge.yaml sets it.
+ * reduce_bytes 4 -> 2 (grad_reduce_in_fp32 False), grad_check_bytes
+ * 4 -> 0 (check_for_nan_in_grad False), loss_syncs 2 -> 0
+ * (check_for_nan_in_loss False), host_syncs 1 -> 2 (log_interval 1),
+ * step_bytes 6 -> 12 (the bf16 main_grad shard cast to fp32: 2 read + 4
+ * written), and TE 2.18's cross entropy: loss_fwd_bytes 12 -> 8 (2 + 2
+ * read, 4 written), loss_bwd_bytes 8 -> 14 (4 + 4 in place, 4 + 2 the
+ * cast), loss_logit_memory 4 -> 6 (bf16 logits beside the fp32
+ * gradient). A key the profile leaves alone (cuda_graphs, main_grad,
+ * p2p_syncs, moe_dispatcher) keeps nemo's value.
+ */
+START_TEST(test_megatron_bridge_profile)
+{
+	static const struct {
+		const char *key;
+		size_t offset;
+		double nemo, bridge;
+	} keys[] = {
+		{ "reduce_bytes", offsetof(struct framework, reduce_bytes), 4.0, 2.0 },
+		{ "grad_check_bytes", offsetof(struct framework, grad_check_bytes), 4.0, 0.0 },
+		{ "loss_syncs", offsetof(struct framework, loss_syncs), 2.0, 0.0 },
+		{ "host_syncs", offsetof(struct framework, host_syncs), 1.0, 2.0 },
+		{ "step_bytes", offsetof(struct framework, step_bytes), 6.0, 12.0 },
+		{ "loss_fwd_bytes", offsetof(struct framework, loss_fwd_bytes), 12.0, 8.0 },
+		{ "loss_bwd_bytes", offsetof(struct framework, loss_bwd_bytes), 8.0, 14.0 },
+		{ "loss_logit_memory", offsetof(struct framework, loss_logit_memory), 4.0, 6.0 },
+		{ "p2p_syncs", offsetof(struct framework, p2p_syncs), 1.0, 1.0 },
+		{ "host_launch_overhead", offsetof(struct framework, host_launch_s), 12e-6, 12e-6 },
+		{ "optimizer_passes", offsetof(struct framework, optimizer_passes), 4.0, 4.0 },
+	};
+	const char *root = getenv("PLAN_TEST_SOURCE_ROOT");
+	struct framework nemo, bridge;
+	struct plan_error err;
+	char path[4096];
+
+	ck_assert_msg(root != NULL, "PLAN_TEST_SOURCE_ROOT is not set (run through meson test)");
+	setenv("PLAN_CLI_PATH", root, 1); /* where 'base: nemo' is found */
+	profile_path_init(NULL);
+	snprintf(path, sizeof(path), "%s/frameworks/nemo.yaml", root);
+	ck_assert_msg(framework_load_file(&nemo, path, &err), "%s", err.message);
+	snprintf(path, sizeof(path), "%s/frameworks/megatron-bridge.yaml", root);
+	ck_assert_msg(framework_load_file(&bridge, path, &err), "%s", err.message);
+	ck_assert_str_eq(bridge.name, "megatron-bridge");
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		double n = *(const double *)((const char *)&nemo + keys[i].offset);
+		double b = *(const double *)((const char *)&bridge + keys[i].offset);
+
+		ck_assert_msg(fabs(n - keys[i].nemo) <= 1e-12 * fabs(keys[i].nemo), "nemo %s: %g", keys[i].key, n);
+		ck_assert_msg(fabs(b - keys[i].bridge) <= 1e-12 * fabs(keys[i].bridge), "megatron-bridge %s: %g",
+			      keys[i].key, b);
+	}
+	ck_assert_int_eq(bridge.cuda_graphs, nemo.cuda_graphs);
+	ck_assert_int_eq(bridge.main_grad, nemo.main_grad);
+	ck_assert_int_eq(bridge.moe_dispatcher, nemo.moe_dispatcher);
+}
+END_TEST
+
 static Suite *
 profile_suite(void)
 {
@@ -217,6 +281,7 @@ profile_suite(void)
 	tcase_add_test(tc, test_cluster_errors);
 	tcase_add_test(tc, test_gemm_curve);
 	tcase_add_test(tc, test_unknown_key_list);
+	tcase_add_test(tc, test_megatron_bridge_profile);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -63,13 +63,14 @@ five=tests/data/mosaic-five.csv
 "$bin" validate "$five" --format csv --framework-set "iteration_overhead=1 s" >"$tmp/v1.csv" 2>/dev/null
 check "validate: --framework-set reaches the runs CSV's frameworks" '! cmp -s "$tmp/v0.csv" "$tmp/v1.csv"'
 # The bundled megatron-bridge profile is 'base: nemo' with the perf recipes'
-# six changes (frameworks/megatron-bridge.yaml): it predicts what nemo with
-# those six pairs predicts, the profile's name aside.
+# eight changes (frameworks/megatron-bridge.yaml): it predicts what nemo with
+# those eight pairs predicts, the profile's name aside.
 mb=(--framework-set reduce_bytes=2 --framework-set grad_check_bytes=0 --framework-set loss_syncs=0
-	--framework-set loss_fwd_bytes=2 --framework-set loss_bwd_bytes=4 --framework-set loss_logit_memory=2)
+	--framework-set host_syncs=2 --framework-set step_bytes=12
+	--framework-set loss_fwd_bytes=8 --framework-set loss_bwd_bytes=14 --framework-set loss_logit_memory=6)
 "$bin" predict "${plan[@]}" --framework megatron-bridge --format json 2>/dev/null | jq 'del(.framework)' >"$tmp/mb.json"
 "$bin" predict "${plan[@]}" --framework nemo "${mb[@]}" --format json 2>/dev/null | jq 'del(.framework)' >"$tmp/mbset.json"
-check "megatron-bridge is nemo with its six keys set" '[ -s "$tmp/mb.json" ] && cmp "$tmp/mb.json" "$tmp/mbset.json"'
+check "megatron-bridge is nemo with its eight keys set" '[ -s "$tmp/mb.json" ] && cmp "$tmp/mb.json" "$tmp/mbset.json"'
 # By hand: the last stage keeps 2 bytes a logit where nemo keeps 4. At tp 2
 # a rank holds s b V / t = 8192 x 1 x 128256 / 2 logits (llama3-8b, micro-
 # batch 1): 2 x 525,336,576 = 1,050,673,152 bytes fewer.
