@@ -14,6 +14,7 @@
 #include "plan/memory.h"
 #include "plan/pipeline.h"
 #include "plan/search.h"
+#include "fixtures.h"
 #include "testutil.h"
 
 static void
@@ -692,12 +693,9 @@ START_TEST(test_hybrid_mtp_activations)
 	test_load_profile(PROFILE_CLUSTER, "dgx-h100", &c);
 	test_load_model(&m0, MTP_HYBRID_YAML);
 	test_load_model(&m2, MTP_HYBRID_YAML "mtp_layers: 2\nmtp_pattern: \"*E\"\nmtp_repeated: true\n");
-	plan_init(&p);
-	p.tp = p.pp = p.dp = 1;
-	p.micro_batch = 1;
+	fixture_one_gpu_plan(&p);
 	p.global_batch = 8;
 	p.seq_len = 2048;
-	p.flash_attention = true;
 	p.recompute = PLAN_RECOMPUTE_NONE;
 	memory_stage(&m0, &p, &c, NULL, 0, 0.0, 0.0, &u0);
 	memory_stage(&m2, &p, &c, NULL, 0, 0.0, 0.0, &u2);
@@ -750,12 +748,9 @@ START_TEST(test_hybrid_mtp_time)
 			     "ffn_hidden: 4096\nvocab: 32768\nseq_len: 2048\ntied_embeddings: false\n"
 			     "dropout: false\nbias: false\nnorm: rmsnorm\nposition_embedding: none\nmoe:\n"
 			     "  experts: 8\n  top_k: 2\n  expert_ffn_hidden: 512\n");
-	plan_init(&p);
-	p.tp = p.pp = p.dp = 1;
-	p.micro_batch = 1;
+	fixture_one_gpu_plan(&p);
 	p.global_batch = 8;
 	p.seq_len = 2048;
-	p.flash_attention = true;
 	for (int d = 0; d < 3; d++)
 		ck_assert_msg(estimate_plan(&m[d], &c, &p, NULL, &e[d], &err), "%s", err.message);
 	ck_assert_msg(estimate_plan(&m6, &c, &p, NULL, &e6, &err), "%s", err.message);
