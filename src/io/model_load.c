@@ -3,6 +3,7 @@
 
 #include "plan/model.h"
 #include "io/profile_load.h"
+#include "io/utf8.h"
 
 static const char *const norm_choices[] = { "layernorm", "rmsnorm", NULL };
 static const char *const position_choices[] = { "learned", "rotary", "alibi", "none", NULL };
@@ -269,6 +270,21 @@ window_finish(struct model *m, struct ytree *t, struct plan_error *err)
 	return true;
 }
 
+/* The pattern symbol at @s into @buf as an error message can show it: a
+ * whole UTF-8 character (YAML text is UTF-8; '%c' of its first byte
+ * wrote half a character), a control character as \xHH. */
+static const char *
+pattern_symbol(char *buf, size_t size, const char *s)
+{
+	unsigned char c = (unsigned char)s[0];
+	size_t n = c < 0xc0 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+	char one[5] = { 0 };
+
+	memcpy(one, s, strnlen(s, n));
+	utf8_escape(buf, size, one, true);
+	return buf;
+}
+
 /* A hybrid pattern: its symbols, its length, and the blocks its layers need. */
 static bool
 hybrid_finish(struct model *m, struct ytree *t, struct plan_error *err)
@@ -276,6 +292,7 @@ hybrid_finish(struct model *m, struct ytree *t, struct plan_error *err)
 	const char *pat = m->hybrid_pattern;
 	yaml_node_t *at = ytree_find_path(t, "hybrid_pattern");
 	size_t bad = strspn(pat, model_kind_symbols);
+	char sym[24];
 
 	if (pat[bad] == '|' || pat[bad] == '/')
 		return ytree_error(t, at, err,
@@ -285,8 +302,9 @@ hybrid_finish(struct model *m, struct ytree *t, struct plan_error *err)
 				   : "and the depths with mtp_layers and mtp_pattern");
 	if (pat[bad] != '\0')
 		return ytree_error(t, at, err,
-				   "hybrid_pattern: '%c' at position %zu is not a layer; valid: M (Mamba-2), "
-				   "G (Gated DeltaNet), * (attention), - (MLP), E (MoE)", pat[bad], bad + 1);
+				   "hybrid_pattern: '%s' at position %zu is not a layer; valid: M (Mamba-2), "
+				   "G (Gated DeltaNet), * (attention), - (MLP), E (MoE)",
+				   pattern_symbol(sym, sizeof(sym), pat + bad), bad + 1);
 	if (strlen(pat) != (size_t)m->layers)
 		return ytree_error(t, at, err, "hybrid_pattern has %zu layers, layers says %d", strlen(pat), m->layers);
 	if (m->layers % m->hybrid_group != 0)
@@ -335,6 +353,7 @@ mtp_finish(const struct model *m, struct ytree *t, struct plan_error *err)
 	const char *pat = m->mtp_pattern;
 	yaml_node_t *at = ytree_find_path(t, "mtp_pattern");
 	size_t bad = strspn(pat, model_kind_symbols);
+	char sym[24];
 
 	if (m->mtp_repeated && m->mtp_layers == 0)
 		return ytree_error(t, ytree_find_path(t, "mtp_repeated"), err,
@@ -353,8 +372,9 @@ mtp_finish(const struct model *m, struct ytree *t, struct plan_error *err)
 				   "depths with mtp_layers", pat[bad]);
 	if (pat[bad] != '\0')
 		return ytree_error(t, at, err,
-				   "mtp_pattern: '%c' at position %zu is not a layer; valid: M (Mamba-2), "
-				   "G (Gated DeltaNet), * (attention), - (MLP), E (MoE)", pat[bad], bad + 1);
+				   "mtp_pattern: '%s' at position %zu is not a layer; valid: M (Mamba-2), "
+				   "G (Gated DeltaNet), * (attention), - (MLP), E (MoE)",
+				   pattern_symbol(sym, sizeof(sym), pat + bad), bad + 1);
 	for (const char *c = pat; *c; c++)
 		if (!strchr(m->hybrid_pattern, *c))
 			return ytree_error(t, at, err,
