@@ -56,6 +56,29 @@ START_TEST(test_escape)
 }
 END_TEST
 
+/* The first character only: a whole valid sequence, else one byte
+ * escaped (a lone lead byte 0xC3 before 'a' is not a character). */
+START_TEST(test_escape_first)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		{ "\xC3\xA9+", "\xC3\xA9" },		/* e-acute, 2 bytes */
+		{ "\xE2\x82\xAC--", "\xE2\x82\xAC" },	/* euro sign, 3 bytes */
+		{ "\xF0\x9F\x98\x80", "\xF0\x9F\x98\x80" }, /* U+1F600, 4 bytes */
+		{ "\x01M", "\\x01" },			/* control */
+		{ "\x7F", "\\x7F" },			/* DEL */
+		{ "\xC3" "a", "\\xC3" },		/* lead byte without its continuation */
+		{ "\xFF", "\\xFF" },			/* never valid */
+		{ "Q*", "Q" },
+	};
+	char buf[24];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_str_eq(utf8_escape_first(buf, sizeof(buf), cases[i].in), cases[i].want);
+}
+END_TEST
+
 START_TEST(test_json)
 {
 	json_t *j = utf8_json_string("a\xFF.log");
@@ -84,6 +107,7 @@ utf8_suite(void)
 
 	tcase_add_test(tc, test_valid);
 	tcase_add_test(tc, test_escape);
+	tcase_add_test(tc, test_escape_first);
 	tcase_add_test(tc, test_json);
 	suite_add_tcase(s, tc);
 	return s;

@@ -692,14 +692,11 @@ hf_nh_symbols(const struct hf_reader *r, const char *field, json_t *s, size_t ma
 		return hf_error(r, field, "a string of 1 to %zu layer symbols expected in field '%s'", max, field);
 	bad = strspn(text, "M*-E");
 	if (bad < n) {
-		/* The whole UTF-8 character (JSON text is UTF-8), controls as \xHH. */
-		unsigned char c = (unsigned char)text[bad];
-		char one[5] = { 0 }, sym[24];
+		char sym[24];
 
-		memcpy(one, text + bad, strnlen(text + bad, c < 0xc0 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4));
-		utf8_escape(sym, sizeof(sym), one, true);
 		return hf_error(r, field, "layer %zu's symbol '%s' is not modelled (M Mamba-2, * attention, "
-				"- MLP, E MoE) in field '%s'", bad + 1, sym, field);
+				"- MLP, E MoE) in field '%s'", bad + 1,
+				utf8_escape_first(sym, sizeof(sym), text + bad), field);
 	}
 	memcpy(pat, text, n + 1);
 	return true;

@@ -270,21 +270,6 @@ window_finish(struct model *m, struct ytree *t, struct plan_error *err)
 	return true;
 }
 
-/* The pattern symbol at @s into @buf as an error message can show it: a
- * whole UTF-8 character (YAML text is UTF-8; '%c' of its first byte
- * wrote half a character), a control character as \xHH. */
-static const char *
-pattern_symbol(char *buf, size_t size, const char *s)
-{
-	unsigned char c = (unsigned char)s[0];
-	size_t n = c < 0xc0 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
-	char one[5] = { 0 };
-
-	memcpy(one, s, strnlen(s, n));
-	utf8_escape(buf, size, one, true);
-	return buf;
-}
-
 /* A hybrid pattern: its symbols, its length, and the blocks its layers need. */
 static bool
 hybrid_finish(struct model *m, struct ytree *t, struct plan_error *err)
@@ -304,7 +289,7 @@ hybrid_finish(struct model *m, struct ytree *t, struct plan_error *err)
 		return ytree_error(t, at, err,
 				   "hybrid_pattern: '%s' at position %zu is not a layer; valid: M (Mamba-2), "
 				   "G (Gated DeltaNet), * (attention), - (MLP), E (MoE)",
-				   pattern_symbol(sym, sizeof(sym), pat + bad), bad + 1);
+				   utf8_escape_first(sym, sizeof(sym), pat + bad), bad + 1);
 	if (strlen(pat) != (size_t)m->layers)
 		return ytree_error(t, at, err, "hybrid_pattern has %zu layers, layers says %d", strlen(pat), m->layers);
 	if (m->layers % m->hybrid_group != 0)
@@ -374,7 +359,7 @@ mtp_finish(const struct model *m, struct ytree *t, struct plan_error *err)
 		return ytree_error(t, at, err,
 				   "mtp_pattern: '%s' at position %zu is not a layer; valid: M (Mamba-2), "
 				   "G (Gated DeltaNet), * (attention), - (MLP), E (MoE)",
-				   pattern_symbol(sym, sizeof(sym), pat + bad), bad + 1);
+				   utf8_escape_first(sym, sizeof(sym), pat + bad), bad + 1);
 	for (const char *c = pat; *c; c++)
 		if (!strchr(m->hybrid_pattern, *c))
 			return ytree_error(t, at, err,

@@ -88,6 +88,17 @@ utf8_escape(char *dst, size_t size, const char *s, bool controls)
 	return out;
 }
 
+const char *
+utf8_escape_first(char *dst, size_t size, const char *s)
+{
+	size_t len = sequence((const unsigned char *)s);
+	char one[5] = { 0 };
+
+	memcpy(one, s, len ? len : 1);
+	utf8_escape(dst, size, one, true);
+	return dst;
+}
+
 json_t *
 utf8_json_string(const char *s)
 {

@@ -22,5 +22,13 @@ bool utf8_valid(const char *s);
  */
 size_t utf8_escape(char *dst, size_t size, const char *s, bool controls);
 
+/**
+ * The first character of @s into @dst as utf8_escape() with @controls
+ * writes it: a whole valid UTF-8 sequence, or its first byte as \xHH when
+ * it is a control or not valid UTF-8. For an error that names one symbol
+ * of a pattern ('%c' of a first byte would write half a character).
+ */
+const char *utf8_escape_first(char *dst, size_t size, const char *s);
+
 /** json_string(@s), escaped as above when @s is not UTF-8 (jansson refuses it); NULL: out of memory. */
 json_t *utf8_json_string(const char *s);
