@@ -643,6 +643,101 @@ etp_toy_fixture(struct cluster *c, struct model *m, struct plan *p)
 	p->sequence_parallel = true;
 }
 
+/*
+ * --moe-overlap combined-1f1b (expert_par.c ep_combined_1f1b), by hand in
+ * units of the toy's all-to-all a (dispatch = combine = a, flat): 4
+ * micro-batches (global batch 16 over dp 4), pp 1: a share 1 - 1/4 = 0.75
+ * of each pass overlaps. A layer of experts 0.5a (mlp_fwd_s), fp32
+ * gradient traffic 0.25a, forward 2.5a (attention block 2a), backward
+ * 0.5 + 0.75 + 0.2 = 1.45a (attention block 0.2a). Phases:
+ *   A: a beside the 2a attention block: 0;  B: a beside 0.5a dgrad: 0.5a;
+ *   C: a beside 0.75a wgrad + 0.5a experts: 0;  D: a beside 0.2a: 0.8a.
+ * forward 0.25 x 2a + 0.75 x (0.5 + 0.8)a = 1.475a; backward 0.25 x 2a +
+ * 0.75 x 0 = 0.5a. With overlap_slowdown 1.2 each phase adds 0.2 x
+ * min(comm, comp): A 0.2a, B 0.1a, C 0.2a, D 0.04a: forward 0.5a + 0.75 x
+ * 1.44a = 1.58a, backward 0.5a + 0.75 x 0.4a = 0.8a. With pp 2 (vpp 2)
+ * the share is 1 - 2/4 = 0.5: forward 1a + 0.5 x 1.3a = 1.65a, backward 1a.
+ */
+START_TEST(test_combined_1f1b_by_hand)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct plan_layout lay;
+	struct compute_layer cl;
+	struct ep_layer_comm none, ec;
+	struct framework fw;
+	struct plan_error err;
+	double a;
+
+	moe_toy_fixture(&c, &m, &p, TOY_CLUSTER_YAML, "  experts: 8\n  top_k: 1\n", 4);
+	p.global_batch = 16;
+	topology_plan(&p, &c, &lay);
+	memset(&cl, 0, sizeof(cl));
+	ep_layer_comm(&m, &p, &c, NULL, &lay, &cl, &none);
+	a = none.a2a_s;
+	ck_assert(a > 0.0);
+	ck_assert_double_eq_tol(none.fwd_s, 2.0 * a, 1e-15);
+	cl.mlp_fwd_s = 0.5 * a;
+	cl.moe_wgrad_mem_s = 0.25 * a;
+	cl.fwd_s = 2.5 * a;
+	cl.bwd_s = 1.45 * a;
+	p.moe_overlap = PLAN_MOE_OVERLAP_COMBINED_1F1B;
+	ck_assert(plan_validate(&p, &m, &c, &err));
+	ep_layer_comm(&m, &p, &c, NULL, &lay, &cl, &ec);
+	ck_assert_double_eq_tol(ec.fwd_s, 1.475 * a, 1e-12 * a);
+	ck_assert_double_eq_tol(ec.bwd_s, 0.5 * a, 1e-12 * a);
+	ck_assert_double_eq_tol(ec.a2a_s, a, 1e-15);
+	framework_init_default(&fw);
+	fw.overlap_slowdown = 1.2;
+	ep_layer_comm(&m, &p, &c, &fw, &lay, &cl, &ec);
+	ck_assert_double_eq_tol(ec.fwd_s, 1.58 * a, 1e-12 * a);
+	ck_assert_double_eq_tol(ec.bwd_s, 0.8 * a, 1e-12 * a);
+	p.pp = 2;
+	ep_layer_comm(&m, &p, &c, NULL, &lay, &cl, &ec);
+	ck_assert_double_eq_tol(ec.fwd_s, 1.65 * a, 1e-12 * a);
+	ck_assert_double_eq_tol(ec.bwd_s, 1.0 * a, 1e-12 * a);
+	cluster_release(&c);
+}
+END_TEST
+
+/* What Megatron-Core asserts of overlap_moe_expert_parallel_comm
+ * (transformer_config.py, d98e8a6 l. 3002-3046), refused with why. */
+START_TEST(test_combined_1f1b_refusals)
+{
+	static const struct {
+		int ep, pp, vpp, recompute, modules;
+		const char *want;
+	} cases[] = {
+		{ 1, 1, 1, PLAN_RECOMPUTE_NONE, 0, "needs an MoE model and ep > 1" },
+		{ 2, 2, 1, PLAN_RECOMPUTE_NONE, 0, "needs --vpp 2 or more" },
+		{ 4, 1, 1, PLAN_RECOMPUTE_FULL, 0, "full recomputation" },
+		{ 4, 1, 1, PLAN_RECOMPUTE_SELECTIVE, 1 << PLAN_RM_MOE, "--recompute-modules moe" },
+	};
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct plan_error err;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		moe_toy_fixture(&c, &m, &p, TOY_CLUSTER_YAML, "  experts: 8\n  top_k: 1\n", 4);
+		m.layers = 8;
+		p.global_batch = 16;
+		p.moe_overlap = PLAN_MOE_OVERLAP_COMBINED_1F1B;
+		p.ep = cases[i].ep;
+		p.pp = cases[i].pp;
+		p.dp = 4 / p.pp;
+		p.global_batch = 4 * p.dp;
+		p.vpp = cases[i].vpp;
+		p.recompute = cases[i].recompute;
+		p.recompute_modules = cases[i].modules;
+		ck_assert_msg(!plan_validate(&p, &m, &c, &err), "case %zu passed", i);
+		ck_assert_msg(strstr(err.message, cases[i].want), "case %zu: %s", i, err.message);
+		cluster_release(&c);
+	}
+}
+END_TEST
+
 START_TEST(test_etp_comm_by_hand)
 {
 	struct cluster c;
@@ -2022,6 +2117,8 @@ moe_suite(void)
 	tcase_add_test(tc, test_moe_sequential_slices);
 	tcase_add_test(tc, test_moe_weighted_activation);
 	tcase_add_test(tc, test_fp8_saved_inputs);
+	tcase_add_test(tc, test_combined_1f1b_by_hand);
+	tcase_add_test(tc, test_combined_1f1b_refusals);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -116,6 +116,8 @@ enum plan_moe_routing {
 enum plan_moe_overlap {
 	PLAN_MOE_OVERLAP_NONE,
 	PLAN_MOE_OVERLAP_LANCET, /**< Lancet: with dW in backward, pipelined with non-MoE work in forward */
+	PLAN_MOE_OVERLAP_COMBINED_1F1B, /**< Megatron-Core's overlap_moe_expert_parallel_comm: one micro-batch's
+					     forward beside another's backward, each all-to-all under the other's compute */
 };
 
 extern const char *const plan_moe_routing_names[];

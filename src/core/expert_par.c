@@ -8,6 +8,59 @@
 /* Chunks Lancet pipelines the forward all-to-all with (its partition degree). */
 #define LANCET_CHUNKS 4.0
 
+/* One phase of the combined schedule: @comm on the communication stream
+ * beside @comp on the computation stream; what the communication adds
+ * to the compute: its excess, and the compute it overlaps @slowdown
+ * times slower (the framework's overlap_slowdown: the collective's
+ * kernels take SMs and memory bandwidth). */
+static double
+combined_phase(double comm, double comp, double slowdown)
+{
+	return fmax(0.0, comm - comp) + (slowdown - 1.0) * fmin(comm, comp);
+}
+
+/*
+ * --moe-overlap combined-1f1b: Megatron-Core's overlap_moe_expert_
+ * parallel_comm (Megatron-LM d98e8a6, combined_1f1b.py, and
+ * models/common/model_chunk_schedule_plan.py TransformerLayerSchedulePlan.
+ * run): in the steady state one micro-batch's forward runs layer by layer
+ * beside another's backward, the all-to-alls on a communication stream,
+ * four phases a layer pair:
+ *   A: the backward's combine (an all-to-all) | the forward's attention
+ *      block, router and permutation (pre_dispatch_computation);
+ *   B: the forward's dispatch | the backward's expert dgrad;
+ *   C: the backward's dispatch | the backward's expert wgrad and the
+ *      forward's experts;
+ *   D: the forward's combine | the backward's attention block.
+ * A and C go to the backward's line, B and D to the forward's. A forward
+ * without a backward beside it (the warm-up) and a backward without a
+ * forward (the cool-down) expose their all-to-alls: of the m v forwards
+ * of a rank's chunks, the warm-up's (p - i - 1) 2 + (v - 1) p + 1
+ * (schedules.py get_pp_rank_microbatches, one more with the overlap),
+ * v p on the ranks' mean (1 without pipelining: the first forward
+ * alone, combined_1f1b_schedule_for_no_pipelining), run alone: a share
+ * 1 - p / m of each pass overlaps. The expert parts of @layer: its
+ * experts' GEMMs (mlp_fwd_s, the router's too), their dgrad as long,
+ * their wgrad as long plus the fp32 gradient traffic (moe_wgrad_mem_s);
+ * the rest of the layer's forward and backward is the attention block.
+ * The backward of a combine sends what a dispatch sends, and the reverse.
+ */
+static void
+ep_combined_1f1b(const struct plan *p, const struct framework *fw, const struct compute_layer *layer,
+		 double dispatch, double combine, double *fwd, double *bwd)
+{
+	double s = fw ? fw->overlap_slowdown : 1.0;
+	double share = fmax(0.0, 1.0 - (double)p->pp / plan_microbatches(p));
+	double experts = layer->mlp_fwd_s, wgrad = experts + layer->moe_wgrad_mem_s;
+	double pre_fwd = fmax(0.0, layer->fwd_s - experts);
+	double pre_bwd = fmax(0.0, layer->bwd_s - experts - wgrad);
+	double a = combined_phase(dispatch, pre_fwd, s), b = combined_phase(dispatch, experts, s);
+	double c = combined_phase(combine, wgrad + experts, s), d = combined_phase(combine, pre_bwd, s);
+
+	*fwd = (1.0 - share) * (dispatch + combine) + share * (b + d);
+	*bwd = (1.0 - share) * (dispatch + combine) + share * (a + c);
+}
+
 /*
  * Node-limited routing (DeepSeek-V3, arXiv:2412.19437, Sec. 2.1.2 and
  * 3.2.2): each token goes to the experts of at most M nodes, crossing the
@@ -450,7 +503,8 @@ ep_dispatcher_buffer_bytes(const struct model *m, const struct plan *p, const st
  * indices and probs). */
 static void
 ep_deepep_comm(const struct model *m, const struct plan *p, const struct cluster *c,
-	       const struct framework *fw, const struct plan_layout *lay, struct ep_layer_comm *out)
+	       const struct framework *fw, const struct plan_layout *lay, const struct compute_layer *layer,
+	       struct ep_layer_comm *out)
 {
 	bool hybrid = fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_HYBRIDEP;
 	double h2 = 2.0 * model_moe_width(m), k = m->moe.top_k, d_inter, d_intra, c_inter, c_intra;
@@ -473,6 +527,8 @@ ep_deepep_comm(const struct model *m, const struct plan *p, const struct cluster
 	out->intra_s = d_intra;
 	out->etp_s = 0.0;
 	out->fwd_s = out->bwd_s = dispatch + combine;
+	if (p->moe_overlap == PLAN_MOE_OVERLAP_COMBINED_1F1B)
+		ep_combined_1f1b(p, fw, layer, dispatch, combine, &out->fwd_s, &out->bwd_s);
 	out->fwd_bytes = out->bwd_bytes = n > 1.0 ? 2.0 * out->bytes * (n - 1.0) / n : 0.0;
 	out->recompute_s = plan_recomputes_moe_layer(p) /* plan-cli recomp */ ? out->fwd_s : 0.0;
 	out->total_s = out->fwd_s + out->bwd_s + out->recompute_s;
@@ -497,7 +553,7 @@ ep_layer_comm(const struct model *m, const struct plan *p, const struct cluster 
 	}
 	if (fw && (fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_DEEPEP ||
 		   fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_HYBRIDEP)) {
-		ep_deepep_comm(m, p, c, fw, lay, out);
+		ep_deepep_comm(m, p, c, fw, lay, layer, out);
 		return;
 	}
 	out->bytes = m->moe.capacity_factor * m->moe.top_k * tokens * model_moe_width(m) * 2.0 / p->tp;
@@ -519,6 +575,8 @@ ep_layer_comm(const struct model *m, const struct plan *p, const struct cluster 
 
 		bwd = fmax(0.0, bwd - fmax(0.0, dw));
 		fwd = fwd / k + fmax(0.0, fwd * (k - 1) / k - work * (k - 1) / k);
+	} else if (p->moe_overlap == PLAN_MOE_OVERLAP_COMBINED_1F1B) {
+		ep_combined_1f1b(p, fw, layer, a2a, a2a, &fwd, &bwd);
 	}
 	/* Expert TP (Megatron-Core's MoEAlltoAllTokenDispatcher, core_r0.12):
 	 * after the dispatch all-to-all the etp ranks of an expert all-gather

@@ -464,6 +464,12 @@ interleaved_in_flight(const struct model *m, const struct plan *p, int stage, in
 	int layers = plan_stage_layers(p, m, stage);
 	double held = 0.0;
 
+	/* --moe-overlap combined-1f1b: the warm-up runs one forward more,
+	 * so that the first steady-state step has a backward to pair with
+	 * (schedules.py get_pp_rank_microbatches, overlap_moe_expert_
+	 * parallel_comm, Megatron-LM d98e8a6 l. 966-970). */
+	if (p->moe_overlap == PLAN_MOE_OVERLAP_COMBINED_1F1B)
+		w++;
 	if (w > total)
 		w = total;
 	if (layers <= 0)

@@ -12,7 +12,7 @@ _Static_assert(sizeof(plan_recompute_module_names) / sizeof(plan_recompute_modul
 	       "a name for every recompute module");
 const char *const plan_recompute_method_names[] = { "uniform", "block", NULL };
 const char *const plan_moe_routing_names[] = { "flat", "bilevel", NULL };
-const char *const plan_moe_overlap_names[] = { "none", "lancet", NULL };
+const char *const plan_moe_overlap_names[] = { "none", "lancet", "combined-1f1b", NULL };
 const char *const plan_precision_names[] = { "bf16", "fp16", "fp8", "fp4", NULL };
 const char *const plan_cp_method_names[] = { "ring", "all-to-all", NULL };
 const char *const plan_fp8_recipe_names[] = { "framework", "delayed", "current", "rowwise", "blockwise", "mxfp8",
@@ -766,6 +766,39 @@ validate_hybrid(const struct plan *p, const struct model *m, struct plan_error *
 	return true;
 }
 
+/* --moe-overlap combined-1f1b as Megatron-Core allows its
+ * overlap_moe_expert_parallel_comm (transformer_config.py __post_init__,
+ * d98e8a6 l. 3002-3046): expert parallelism, a virtual pipeline when
+ * pp > 1 (the combined schedule is the interleaved one's,
+ * combined_1f1b.py), no full recomputation, recompute method or
+ * recompute_num_layers, no "moe" in recompute_modules, 16-bit training
+ * (fp8 and fp4 linears run under bf16), and at most one MTP layer. */
+static bool
+validate_moe_overlap(const struct plan *p, const struct model *m, struct plan_error *err)
+{
+	bool full = p->recompute == PLAN_RECOMPUTE_FULL || p->custom_recompute_layers;
+
+	if (p->moe_overlap != PLAN_MOE_OVERLAP_COMBINED_1F1B)
+		return true;
+	for (int i = 0; p->custom_recompute && i < p->pp; i++)
+		full = full || p->stage_recompute[i] == PLAN_RECOMPUTE_FULL;
+	if (!model_is_moe(m) || p->ep < 2)
+		return FAIL("--moe-overlap combined-1f1b overlaps the expert all-to-alls: it needs an MoE model and "
+			    "ep > 1 (model '%s', ep %d)", m->name, p->ep);
+	if (p->pp > 1 && (p->vpp < 2 || p->pp_schedule != PLAN_PP_1F1B))
+		return FAIL("--moe-overlap combined-1f1b with pp %d runs Megatron-Core's interleaved schedule: it "
+			    "needs --vpp 2 or more and --pp-schedule 1f1b", p->pp);
+	if (full)
+		return FAIL("--moe-overlap combined-1f1b does not combine with full recomputation (Megatron-Core)");
+	if ((unsigned)p->recompute_modules & 1u << PLAN_RM_MOE)
+		return FAIL("--moe-overlap combined-1f1b does not combine with --recompute-modules moe "
+			    "(Megatron-Core)");
+	if (m->mtp_layers > 1)
+		return FAIL("--moe-overlap combined-1f1b takes at most one MTP layer (model '%s' has %d)", m->name,
+			    m->mtp_layers);
+	return true;
+}
+
 /* The checks run in this order, so that the first failing one (the
  * message a user sees) is the same whatever the split. */
 bool
@@ -775,7 +808,8 @@ plan_validate(const struct plan *p, const struct model *m,
 	return validate_degrees(p, m, c, err) && validate_stages(p, m, err) &&
 	       validate_recompute_modules(p, m, err) && /* plan-cli recomp */
 	       validate_batch(p, err) && validate_schedule(p, err) && validate_compression(p, m, err) &&
-	       validate_sharding(p, m, err) && validate_model_fit(p, m, err) && validate_hybrid(p, m, err);
+	       validate_sharding(p, m, err) && validate_model_fit(p, m, err) && validate_hybrid(p, m, err) &&
+	       validate_moe_overlap(p, m, err);
 }
 
 bool

@@ -70,7 +70,7 @@ const struct plan_attr plan_attrs[PLAN_ATTR_COUNT + 1] = {
 		.choices = plan_moe_routing_names, .flags = PLAN_ATTR_SEARCHED,
 		.help = "flat|bilevel all-to-all (default flat; bilevel: SMILE)" },
 	[PLAN_ATTR_MOE_OVERLAP] = { "moe_overlap", "O", PLAN_ATTR_CHOICE, IN_PLAN(moe_overlap),
-		.choices = plan_moe_overlap_names, .help = "none|lancet: overlap the all-to-all (default none)" },
+		.choices = plan_moe_overlap_names, .help = "none|lancet|combined-1f1b: overlap the all-to-all (default none)" },
 	/* 0: a stage of the embedding or the loss alone, as Megatron-Core's
 	 * --pipeline-model-parallel-layout allows (plan_validate_layout). */
 	[PLAN_ATTR_STAGE_LAYERS] = { "stage_layers", "LIST", LIST, .min = 0, .max = 30000,

@@ -276,7 +276,7 @@ const struct field field_table[] = {
 	{ "plan.ep", "ep", NULL, "", "expert-parallel degree", PLAN(ep) },
 	{ "plan.etp", NULL, NULL, "", "expert tensor-parallel degree (0: as tp)", PLAN(etp) },
 	{ "plan.moe_routing", "moe_routing", NULL, "", "all-to-all routing: flat or bilevel", PLAN_NAMES(moe_routing, plan_moe_routing_names) },
-	{ "plan.moe_overlap", NULL, NULL, "", "MoE overlap: none or lancet", PLAN_NAMES(moe_overlap, plan_moe_overlap_names) },
+	{ "plan.moe_overlap", NULL, NULL, "", "MoE overlap: none, lancet or combined-1f1b", PLAN_NAMES(moe_overlap, plan_moe_overlap_names) },
 	{ "plan.mics_group", "mics_group", NULL, "", "MiCS partition group size, 0 without MiCS", PLAN(mics_group) },
 	{ "plan.stage_layers", NULL, NULL, "layers", "the layers of each stage", FUNC(FIELD_INT, get_stage_layers), .count = count_stages },
 	/* plan-cli pipeline: begin */

@@ -336,7 +336,8 @@ format_text_layout(FILE *out, const struct report *r)
 		fprintf(out, "experts      %d (top-%d) in %d MoE layers, ep %d, %s all-to-all%s; one all-to-all "
 			"%.3f ms", r->model->moe.experts, r->model->moe.top_k, model_moe_layers(r->model), p->ep,
 			plan_moe_routing_names[p->moe_routing],
-			p->moe_overlap == PLAN_MOE_OVERLAP_LANCET ? ", Lancet overlap" : "", 1e3 * d->ep_a2a_s);
+			p->moe_overlap == PLAN_MOE_OVERLAP_LANCET ? ", Lancet overlap" :
+			p->moe_overlap == PLAN_MOE_OVERLAP_COMBINED_1F1B ? ", combined 1F1B overlap" : "", 1e3 * d->ep_a2a_s);
 		if (d->ep_inter_s > 0)
 			fprintf(out, " (inter-node %.3f ms, intra-node %.3f ms)", 1e3 * d->ep_inter_s,
 				1e3 * d->ep_intra_s);
