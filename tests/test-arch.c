@@ -212,6 +212,49 @@ START_TEST(test_parallel_block_memory)
 END_TEST
 
 /*
+ * A Llama 3.1 405B layer under Megatron-Bridge's perf recipe (TP 4 with
+ * sequence parallelism, bf16, fused attention, no dropout), tensor by
+ * tensor as Transformer Engine v2.18 and Megatron-Core d98e8a6 save it for
+ * the backward (docs/research/framework-data.md, "Llama 3.1 405B perf
+ * recipes"), in bytes a token of the sequence on one rank (h 16384, 128 q
+ * heads and 8 kv heads of 128, f 53248, t 4):
+ *   LayerNormLinear QKV: its input and its local ln_out (the gathered
+ *     ln_out_total is freed, layernorm_linear.py l. 412-417): 2 x 2h/t
+ *     = 16384
+ *   FusedAttnFunc: q 2 x 128 x 128 / 4 = 8192, k and v 2 x 8 x 128 / 4
+ *     = 512 each, out 8192 (the projection's saved input, the same
+ *     tensor): 17408
+ *   LayerNormLinear fc1: 16384
+ *   SwiGLUFunction's input, fc1's output, 2 x 2f/t = 53248; fc2's input
+ *     2f/t = 26624: 79872
+ * total 16384 + 17408 + 16384 + 79872 = 130048 B, x 8192 tokens =
+ * 1,065,353,216 B (0.992 GiB). With dropout the two 1-byte masks over the
+ * local s/t tokens add 2h/t = 8192 B a token: 138240 x 8192 =
+ * 1,132,462,080 B. Not counted (0.1 %): the norms' fp32 rsigma (1 B a
+ * token each) and the attention's fp32 softmax statistics (4 x 32 local
+ * heads = 128 B a token).
+ */
+#define L405_YAML                                                                                   \
+	"name: l405\nlayers: 126\nhidden: 16384\nheads: 128\nkv_heads: 8\nffn_hidden: 53248\n"  \
+	"gated_mlp: true\nvocab: 128256\nseq_len: 8192\nbias: false\nnorm: rmsnorm\n"             \
+	"position_embedding: rotary\n"
+START_TEST(test_llama405b_layer_saved_bytes)
+{
+	struct model dry, wet;
+	struct plan p;
+
+	test_load_model(&dry, L405_YAML "dropout: false\n");
+	test_load_model(&wet, L405_YAML);
+	fixture_one_gpu_plan(&p);
+	p.tp = 4;
+	p.sequence_parallel = true;
+	p.seq_len = 8192;
+	ck_assert_double_eq_tol(memory_layer_activations(&dry, &p, NULL), 1065353216.0, 1.0);
+	ck_assert_double_eq_tol(memory_layer_activations(&wet, &p, NULL), 1132462080.0, 1.0);
+}
+END_TEST
+
+/*
  * Element-wise work: one shared norm fewer. The toy GPT's LayerNorm,
  * fused, moves 4 bytes an element: 4 x 2^20 = 4,194,304 B at 1 TB/s,
  * 4.194304e-6 s, and one kernel fewer (launch 0 on the toy cluster).
@@ -585,6 +628,7 @@ arch_suite(void)
 	tcase_add_test(tc, test_window_memory_unchanged);
 	tcase_add_test(tc, test_parallel_block_memory);
 	tcase_add_test(tc, test_parallel_block_elementwise);
+	tcase_add_test(tc, test_llama405b_layer_saved_bytes);
 	tcase_add_test(tc, test_eager_saved_bytes);
 	tcase_add_test(tc, test_parallel_block_tp_comm);
 	tcase_add_test(tc, test_bad_keys);
