@@ -109,8 +109,9 @@
  *   amax pass and one cast to both copies, 2 + 2 + 2 x (0.5 + 1/16), once
  *   an iteration, both copies kept, 1.125 bytes (TE makes primary fp4
  *   weights with set_usage(rowwise=True, columnwise=True) under grad,
- *   module/base.py l. 1778; plan-cli nvfp4: 1/256 a copy before). The norm before a linear runs unfused (normalization.cpp:
- *   with the transform's amax "Amax is handled within NVFP4 quantizer",
+ *   module/base.py l. 1778; plan-cli nvfp4: 1/256 a copy before). The
+ *   norm before a linear runs unfused (normalization.cpp: with the
+ *   transform's amax "Amax is handled within NVFP4 quantizer",
  *   Impl::UNFUSED). The backward keeps the column-wise copy of X (0.5 +
  *   1/16). Blackwell only (tcgen05's block-scaled fp4 MMA; "Training: SM
  *   10.0, SM 10.3"), no fast-accumulation mode. Its GEMMs run at
