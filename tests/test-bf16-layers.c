@@ -156,6 +156,72 @@ START_TEST(test_bf16_layer_memory_recompute_layers)
 }
 END_TEST
 
+/*
+ * plan-cli nvfp4: Llama 3 8B under NVFP4 as Megatron-Bridge 067f987's
+ * llama3_8b_pretrain_8gpu_b200_nvfp4_config runs it (bf16_with_nvfp4_mixed:
+ * fp4 e2m1, fp4_param_gather, no bf16 layers, no recompute; TE 2.18,
+ * Megatron-LM d98e8a6), one 8192-token sequence, tp 1, pp 1, dp 1.
+ * Weights (fp8_params: the fp4 copies stand for the bf16 weight):
+ * the embedding and the output layer, 2 x 128256 x 4096, and the final
+ * norm's 4,096: 1,050,677,248 parameters, in bf16: 2,101,354,496 bytes;
+ * the layers' 8,030,261,248 - 1,050,677,248 = 6,979,584,000 (32 x
+ * 218,112,000, their norms counted with the linears) as NVFP4 with both
+ * copies, each 0.5 + 1/16 bytes (the 16 x 16 weight scales stored a byte
+ * per 1 x 16, TE v2.18 quantizer.cpp get_scale_shape): 1.125 x
+ * 6,979,584,000 = 7,852,032,000; 9,953,386,496 in all (with 1/256 a
+ * copy, 1.0078125 x: 9,135,466,496).
+ * A layer's saved activations a token (TE 2.18 LayerNormLinear and
+ * Linear keep the column-wise NVFP4 copy of the linear's input,
+ * update_usage(rowwise_usage=False); attention.py l. 428-444 sets
+ * linear_proj to save its bf16 input, the flash kernel's output): the two
+ * norm inputs 4h, the profile's two dropout masks 2h (dropout true), the
+ * QKV and fc1 copies 2 x 0.5625h, q 2h, k and v 2 x 2 x 1024 = 1h, the
+ * attention output 2h; fc1's output 2 x 2 x 14336 = 4f (bias_swiglu's
+ * saved input), fc2's copy 0.5625f: 12.125 x 4096 + 4.5625 x 14336 =
+ * 49,664 + 65,408 = 115,072 bytes, x 8192 = 942,669,824. bf16 keeps
+ * (2 - 0.5625)(2h + f) = 1.4375 x 22,528 = 32,384 bytes a token a layer
+ * more: x 8192 x 32 = 8,489,271,296 over the stage; fp8 with current
+ * scaling (1 byte a copy) (1 - 0.5625) x 22,528 = 9,856 more:
+ * 2,583,691,264.
+ */
+START_TEST(test_nvfp4_llama8b_memory)
+{
+	struct cluster c;
+	struct model m;
+	struct framework fw;
+	struct plan p, b, f8;
+	struct memory_use u, ub, u8;
+	double expert, params;
+
+	test_setup_paths();
+	test_load_profile(PROFILE_CLUSTER, "dgx-b200", &c);
+	test_load_profile(PROFILE_MODEL, "llama3-8b", &m);
+	test_load_profile(PROFILE_FRAMEWORK, "megatron-bridge", &fw);
+	plan_init(&p);
+	p.tp = 1;
+	p.pp = 1;
+	p.dp = 1;
+	p.micro_batch = 1;
+	p.global_batch = 1;
+	p.seq_len = 8192;
+	p.flash_attention = true;
+	b = f8 = p;
+	p.precision = PLAN_PRECISION_FP4;
+	f8.precision = PLAN_PRECISION_FP8;
+	f8.fp8_recipe = PLAN_FP8_CURRENT;
+	params = estimate_stage_params(&m, &p, 0, &expert);
+	ck_assert_rel(params, 8030261248.0, 1e-15);
+	memory_stage(&m, &p, &c, &fw, 0, params, expert, &u);
+	memory_stage(&m, &b, &c, &fw, 0, params, expert, &ub);
+	memory_stage(&m, &f8, &c, &fw, 0, params, expert, &u8);
+	ck_assert_rel(u.weights, 9953386496.0, 1e-12);
+	ck_assert_rel(memory_layer_activations(&m, &p, &fw), 942669824.0, 1e-12);
+	ck_assert_rel(ub.activations - u.activations, 8489271296.0, 1e-9);
+	ck_assert_rel(u8.activations - u.activations, 2583691264.0, 1e-9);
+	cluster_release(&c);
+}
+END_TEST
+
 /* Time on one pipeline stage (pp 1, 8 micro-batches): the first 3 and
  * last 2 layers cost a bf16 layer's forward and backward in place of an
  * fp8 one's, so the compute line grows by 8 x 5 x (bf16 layer - fp8
@@ -305,6 +371,7 @@ bf16_layers_suite(void)
 	tcase_add_test(tc, test_bf16_layer_refused);
 	tcase_add_test(tc, test_bf16_layer_block_prefix);
 	tcase_add_test(tc, test_bf16_layer_dualpipe_recompute_layers);
+	tcase_add_test(tc, test_nvfp4_llama8b_memory);
 	suite_add_tcase(s, tc);
 	return s;
 }

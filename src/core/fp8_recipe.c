@@ -99,10 +99,19 @@
  *   (nvte_quantize_with_hadamard_transform: 2 + 2 x (0.5 + 1/16)): 5.125
  *   bytes, 2 kernels, for X in the forward and dY in the backward. The
  *   weight's scales are 16 x 16 blocks without the transform
- *   (fp4_quant_fwd_weight): an amax pass and one cast to both copies, 2 +
- *   2 + 2 x (0.5 + 1/256), once an iteration, both copies kept (1 + 2/256
- *   bytes). The norm before a linear runs unfused (normalization.cpp:
- *   with the transform's amax "Amax is handled within NVFP4 quantizer",
+ *   (fp4_quant_fwd_weight), but stored as the GEMM reads them, a byte per
+ *   1 x 16 run of each copy, the block's scale repeated on its 16 rows
+ *   (TE v2.18 pytorch/csrc/quantizer.cpp l. 1984, 2000 and
+ *   NVFP4Quantizer::get_scale_shape l. 2744-2768: [roundup(M, 128),
+ *   roundup(K / 16, 4)] whatever with_2d_quantization;
+ *   tensor/storage/nvfp4_tensor_storage.py l. 465-466: "each tile's
+ *   scale is repeated 16 times (once per row in the 16x16 tile)"): an
+ *   amax pass and one cast to both copies, 2 + 2 + 2 x (0.5 + 1/16), once
+ *   an iteration, both copies kept, 1.125 bytes (TE makes primary fp4
+ *   weights with set_usage(rowwise=True, columnwise=True) under grad,
+ *   module/base.py l. 1778; plan-cli nvfp4: 1/256 a copy before). The
+ *   norm before a linear runs unfused (normalization.cpp: with the
+ *   transform's amax "Amax is handled within NVFP4 quantizer",
  *   Impl::UNFUSED). The backward keeps the column-wise copy of X (0.5 +
  *   1/16). Blackwell only (tcgen05's block-scaled fp4 MMA; "Training: SM
  *   10.0, SM 10.3"), no fast-accumulation mode. Its GEMMs run at
@@ -216,8 +225,9 @@ transpose_bytes(enum gpu_generation gen)
 	return gen == GPU_GEN_BLACKWELL ? 0.0 : 1.0;
 }
 
-/* ... with the weights' 16 x 16 blocks: a scale per 256. */
-#define NVFP4_WEIGHT_COPY_BYTES (0.5 + 1.0 / 256.0)
+/* ... with the weights' 16 x 16 blocks, whose scale tensor keeps the
+ * 1 x 16 layout (see above): a scale byte per 16, as the inputs' copies. */
+#define NVFP4_WEIGHT_COPY_BYTES FP8_RECIPE_NVFP4_BYTES
 /* NVFP4's GEMM efficiency against the fp8 GEMM's at the same duration (see above). */
 #define NVFP4_GEMM_SPEED 0.77
 
