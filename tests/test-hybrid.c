@@ -718,6 +718,57 @@ START_TEST(test_hybrid_mtp_activations)
 END_TEST
 
 /*
+ * What a finished MTP head keeps (plan-cli mtphead), the toy "*E" depths
+ * on one GPU, micro-batch 1 x 2048 tokens, V 32768, the megatron-bridge
+ * profile (TE 2.18's cross entropy: loss_logit_memory 6, the bf16 logits
+ * beside the fp32 gradient; loss_kept_memory 4, the fp32 gradient that
+ * CrossEntropyFunction saves, transformer_engine/pytorch/cross_entropy.py
+ * l. 62 at v2.18). Megatron-Core's process_mtp_loss finishes each
+ * depth's loss in the forward, so at the main head's peak a depth's head
+ * is 4 bytes a logit, not 6: the two depths' heads are
+ * 2 x (6 - 4) x 2048 x 32768 = 268,435,456 bytes below the old charge
+ * (each depth at loss_logit_memory). The model without MTP is untouched
+ * (its main head stays at 6). TE 2.17 (loss_logit_memory 2, the logits
+ * holding the gradient in place, saved whole): a finished head keeps 2,
+ * the cap, whatever loss_kept_memory says: (2, 4) as (2, 2).
+ */
+START_TEST(test_hybrid_mtp_head_kept)
+{
+	struct cluster c;
+	struct framework fw;
+	struct model m0, m2;
+	struct plan p;
+	struct memory_use k4, k6, n4, n6;
+
+	test_setup_paths();
+	test_load_profile(PROFILE_CLUSTER, "dgx-h100", &c);
+	test_load_profile(PROFILE_FRAMEWORK, "megatron-bridge", &fw);
+	test_load_model(&m0, MTP_HYBRID_YAML);
+	test_load_model(&m2, MTP_HYBRID_YAML "mtp_layers: 2\nmtp_pattern: \"*E\"\nmtp_repeated: true\n");
+	ck_assert_double_eq(fw.loss_logit_memory, 6.0);
+	ck_assert_double_eq(fw.loss_kept_memory, 4.0);
+	fixture_one_gpu_plan(&p);
+	p.global_batch = 8;
+	p.seq_len = 2048;
+	p.recompute = PLAN_RECOMPUTE_NONE;
+	memory_stage(&m2, &p, &c, &fw, 0, 0.0, 0.0, &k4);
+	memory_stage(&m0, &p, &c, &fw, 0, 0.0, 0.0, &n4);
+	fw.loss_kept_memory = 6.0;
+	memory_stage(&m2, &p, &c, &fw, 0, 0.0, 0.0, &k6);
+	memory_stage(&m0, &p, &c, &fw, 0, 0.0, 0.0, &n6);
+	ck_assert_double_eq_tol(k6.activations - k4.activations, 268435456.0, 1e-3);
+	ck_assert_double_eq_tol(n6.activations, n4.activations, 1e-3);
+	fw.loss_logit_memory = 2.0;
+	fw.loss_kept_memory = 4.0;
+	memory_stage(&m2, &p, &c, &fw, 0, 0.0, 0.0, &k4);
+	fw.loss_kept_memory = 2.0;
+	memory_stage(&m2, &p, &c, &fw, 0, 0.0, 0.0, &k6);
+	ck_assert_double_eq_tol(k4.activations, k6.activations, 1e-3);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
  * Time (plan-cli hybridmtp): a depth runs its layers, eh_proj and the
  * head again, D times whether or not it shares parameters. On one GPU
  * (no DP reduction) with mtp_repeated the optimizer steps over one
@@ -851,6 +902,7 @@ hybrid_suite(void)
 	tcase_add_test(tc, test_hybrid_recompute_modules);
 	tcase_add_test(tc, test_hybrid_mtp_params);
 	tcase_add_test(tc, test_hybrid_mtp_activations);
+	tcase_add_test(tc, test_hybrid_mtp_head_kept);
 	tcase_add_test(tc, test_hybrid_mtp_time);
 	tcase_add_test(tc, test_hybrid_mtp_spells_transformer);
 	suite_add_tcase(s, tc);

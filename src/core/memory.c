@@ -1175,6 +1175,38 @@ memory_loss_bytes(const struct model *m, const struct plan *p, const struct fram
 	return (4.0 * sb * m->hidden + per_logit * sb * m->vocab) / p->tp;
 }
 
+/*
+ * plan-cli mtphead: what one MTP depth's head keeps at the main head's
+ * loss peak: its 4 s b h / t (the depth's final_layernorm input and the
+ * output layer's input) and loss_kept_memory bytes a logit, not the
+ * loss_logit_memory of a loss in progress. Megatron-Core's
+ * process_mtp_loss (transformer/multi_token_prediction.py at d98e8a6,
+ * l. 1012-1067) computes each depth's logits and loss in the forward,
+ * before the main head's (hybrid_model.py l. 591 then 631-649;
+ * gpt_model.py l. 746 then 839); the bf16 logits are a local that the
+ * next depth's rebinds (two depths' logits at once there, 4 (D - 1) +
+ * 2 + 6 at the last: below the main head's peak) and the return drops,
+ * and the loss's graph keeps only what the cross entropy saved:
+ * Megatron-Core's
+ * _VocabParallelCrossEntropy (tensor_parallel/cross_entropy.py l. 181)
+ * and fused_cross_entropy.py (l. 119) the fp32 softmax, 4 bytes a logit;
+ * TE 2.18's CrossEntropyFunction (pytorch/cross_entropy.py l. 62) its
+ * fp32 gradient (pytorch/triton/cross_entropy.py l. 58), 4. So at the
+ * main head's peak (its forward: bf16 logits beside the fp32 copy or
+ * gradient; or its backward: the fp32 gradient beside its bf16 cast,
+ * loss_logit_memory) the D finished heads add D x 4, not D x 6. A head
+ * keeps no more than it held at its own peak, hence the fmin (TE 2.17
+ * and older: the logits, gradient in place, 2 and 2).
+ */
+static double
+memory_mtp_head_bytes(const struct model *m, const struct plan *p, const struct framework *fw)
+{
+	double sb = (double)p->seq_len * p->micro_batch;
+	double kept = fw ? fmin(fw->loss_kept_memory, fw->loss_logit_memory) : 4.0;
+
+	return (4.0 * sb * m->hidden + kept * sb * m->vocab) / p->tp;
+}
+
 /* plan-cli review15: of @stage's layers that a resolved plan recomputes
  * in full while the rest keep the stage's mode (stage_recompute_layers:
  * --recompute-layers, vpp 1, the stage's first k; Megatron's block
@@ -1323,15 +1355,16 @@ memory_stage_activations(const struct model *m, const struct plan *p, const stru
 		act += memory_loss_bytes(m, p, fw);
 	/* Multi-token prediction (DeepSeek-V3, arXiv:2412.19437, Sec. 2.2):
 	 * the last stage's D modules keep a layer's activations for each
-	 * micro-batch in flight there, and their own logits and loss. Every
-	 * depth's loss graph stays alive until the backward: Megatron-Core's
+	 * micro-batch in flight there, and their own head. Every depth's loss
+	 * graph stays alive until the backward: Megatron-Core's
 	 * process_mtp_loss (multi_token_prediction.py at d98e8a6) attaches
-	 * each to the main hidden states by MTPLossAutoScaler, so all D heads'
-	 * logits are kept at once beside the main head's. */
+	 * each to the main hidden states by MTPLossAutoScaler, so all D heads
+	 * keep what their loss saved beside the main head's peak
+	 * (memory_mtp_head_bytes; plan-cli mtphead). */
 	if (pipeline_end_share(p, stage, true) > 0.0 && m->mtp_layers > 0)
 		act += m->mtp_layers * (pipeline_head_microbatches(m, p, stage) *
 						(mtp_depth_activations(m, k) + mtp_depth_io_bytes(m, p, fw)) +
-					memory_loss_bytes(m, p, fw));
+					memory_mtp_head_bytes(m, p, fw));
 	/* ZB-H1's micro-batches whose W pass is pending (plan-cli pipe2). */
 	return act + pipeline_deferred_w_bytes(m, p, stage);
 }
