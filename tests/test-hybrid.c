@@ -769,6 +769,60 @@ START_TEST(test_hybrid_mtp_head_kept)
 END_TEST
 
 /*
+ * Megatron-FSDP's ZeRO-3 units of a hybrid MoE model under EP (plan-cli
+ * mtphead): a rank's MoE unit holds its experts / ep, and none when the
+ * expert-data-parallel group is one rank (param_and_grad_buffer.py at
+ * Megatron-LM d98e8a6 l. 2655-2656, 2718: the expert buffers are not
+ * distributed, and fetch_bucket hands back the local buffer). The toy
+ * "*E*E" (no MTP), megatron-fsdp (double buffers, bf16 gradients): an
+ * attention layer A = 4 x 1024^2 + 1024 = 4,195,328, an MoE layer's
+ * norm and router 1024 + 8192 = 9,216 and an expert 2 x 1024 x 512 =
+ * 1,048,576 (test_hybrid_mtp_params). The pool is A (two of each kind,
+ * the first unit's kind on a tie); the E units are never adjacent, so
+ * the gathered weights are 2 x 2 A + 2 E and the gradient buffers
+ * 2 x (2 A + E): ZeRO-3's other less ZeRO-1's 8 A + 4 E, 8 A =
+ * 33,562,624.
+ * - ep 2, dp 2 (expert-DP 1): E = 9,216: 33,562,624 + 36,864 =
+ *   33,599,488.
+ * - ep 2, dp 4 (expert-DP 2): E = 9,216 + 4 x 1,048,576 = 4,203,520:
+ *   33,562,624 + 16,814,080 = 50,376,704.
+ * (Before: all 8 experts, E = 8,397,824, 67,153,920 in both.)
+ */
+START_TEST(test_hybrid_zero3_local_experts)
+{
+	static const struct {
+		int dp;
+		double bytes;
+	} cases[] = { { 2, 33599488.0 }, { 4, 50376704.0 } };
+	struct cluster c;
+	struct framework fw;
+	struct model m;
+
+	test_setup_paths();
+	test_load_profile(PROFILE_CLUSTER, "dgx-h100", &c);
+	test_load_profile(PROFILE_FRAMEWORK, "megatron-fsdp", &fw);
+	test_load_model(&m, MTP_HYBRID_YAML);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct plan p;
+		struct memory_use z1, z3;
+
+		fixture_one_gpu_plan(&p);
+		p.global_batch = 8;
+		p.seq_len = 2048;
+		p.dp = cases[i].dp;
+		p.ep = 2;
+		p.zero = 1;
+		memory_stage(&m, &p, &c, &fw, 0, 0.0, 0.0, &z1);
+		p.zero = 3;
+		memory_stage(&m, &p, &c, &fw, 0, 0.0, 0.0, &z3);
+		ck_assert_msg(fabs(z3.other - z1.other - cases[i].bytes) < 1.0, "dp %d: %.1f", cases[i].dp,
+			      z3.other - z1.other);
+	}
+	cluster_release(&c);
+}
+END_TEST
+
+/*
  * Time (plan-cli hybridmtp): a depth runs its layers, eh_proj and the
  * head again, D times whether or not it shares parameters. On one GPU
  * (no DP reduction) with mtp_repeated the optimizer steps over one
@@ -903,6 +957,7 @@ hybrid_suite(void)
 	tcase_add_test(tc, test_hybrid_mtp_params);
 	tcase_add_test(tc, test_hybrid_mtp_activations);
 	tcase_add_test(tc, test_hybrid_mtp_head_kept);
+	tcase_add_test(tc, test_hybrid_zero3_local_experts);
 	tcase_add_test(tc, test_hybrid_mtp_time);
 	tcase_add_test(tc, test_hybrid_mtp_spells_transformer);
 	suite_add_tcase(s, tc);

@@ -787,18 +787,32 @@ memory_layer_grad_bytes(const struct framework *fw)
 }
 
 /* plan-cli hybridmean: one layer of each kind of a hybrid model (0 for
- * a kind it lacks): its kind model's layer, an MoE layer's experts and
- * router included. */
+ * a kind it lacks), as a ZeRO-3 unit of @p's rank: its kind model's
+ * layer, an MoE layer's router and shared experts included. plan-cli
+ * mtphead: of the routed experts only the rank's experts / ep (each
+ * / etp, scaled by t since the callers divide by it: moe/experts.py's
+ * num_local_experts at Megatron-LM d98e8a6), and none under
+ * Megatron-FSDP's double buffers (@fw's fsdp_double_buffer) when the
+ * expert-data-parallel group is one rank: there the experts are a unit
+ * of their own (param_and_grad_buffer.py l. 1787, 1946-1948) whose
+ * buffers are not distributed (l. 2655-2656, 2718: "group.size() > 1"),
+ * and fetch_bucket hands back the local buffer, allocating nothing
+ * (l. 1328-1335). */
 static void
-hybrid_kind_params(const struct model *m, double out[MODEL_KIND_COUNT])
+hybrid_kind_params(const struct model *m, const struct plan *p, const struct framework *fw,
+		   double out[MODEL_KIND_COUNT])
 {
 	for (int k = 0; k < MODEL_KIND_COUNT; k++) {
 		struct model km;
 
 		model_kind_model(m, k, &km);
-		out[k] = km.layers == 0		  ? 0.0
-			 : k == MODEL_KIND_MOE ? model_params_moe_layer(&km)
-					       : model_params_per_layer(&km);
+		out[k] = km.layers == 0 ? 0.0 : model_params_per_layer(&km);
+		if (km.layers > 0 && k == MODEL_KIND_MOE) {
+			bool local = fw && fw->fsdp_double_buffer && plan_edp(p) == 1;
+			double routed = local ? 0.0 : (double)km.moe.experts / p->ep * p->tp / plan_etp(p);
+
+			out[k] = model_params_moe_layer(&km) - (km.moe.experts - routed) * model_params_expert(&km);
+		}
 	}
 }
 
@@ -813,12 +827,13 @@ hybrid_kind_params(const struct model *m, double out[MODEL_KIND_COUNT])
  * stage's modules gather their own layers only.
  */
 static double
-hybrid_window(const struct model *m, const struct plan *p, int stage, const double w[3], int skip)
+hybrid_window(const struct model *m, const struct plan *p, const struct framework *fw, int stage, const double w[3],
+	      int skip)
 {
 	int mirror = p->pp_schedule == PLAN_PP_DUALPIPE && p->pp > 1 ? p->pp - 1 - stage : -1;
 	double kp[MODEL_KIND_COUNT], best = 0.0;
 
-	hybrid_kind_params(m, kp);
+	hybrid_kind_params(m, p, fw, kp);
 	for (int r = 0; r < 2; r++) {
 		int st = r == 0 ? stage : mirror;
 
@@ -887,23 +902,23 @@ hybrid_zero3_weights(const struct model *m, const struct plan *p, const struct f
 	int pool;
 
 	if (!fw || !fw->fsdp_double_buffer)
-		return fmax(hybrid_window(m, p, stage, fwd, -1), hybrid_window(m, p, stage, bwd, -1));
-	hybrid_kind_params(m, kp);
+		return fmax(hybrid_window(m, p, fw, stage, fwd, -1), hybrid_window(m, p, fw, stage, bwd, -1));
+	hybrid_kind_params(m, p, fw, kp);
 	pool = hybrid_pool_kind(m, p, stage);
-	return 2.0 * 2.0 * kp[pool] + hybrid_window(m, p, stage, fwd, pool);
+	return 2.0 * 2.0 * kp[pool] + hybrid_window(m, p, fw, stage, fwd, pool);
 }
 
 /* plan-cli hybridmean: Megatron-FSDP's unsharded gradient buffers
  * (main_grad_alloc, the same FixedPoolAllocator as the weights') for a
  * hybrid model: two pool units and the other kinds' units in use. */
 static double
-hybrid_fsdp_grad_buffers(const struct model *m, const struct plan *p, int stage, double reduce_bytes)
+hybrid_fsdp_grad_buffers(const struct model *m, const struct plan *p, const struct framework *fw, int stage)
 {
 	double one[3] = { 1.0, 1.0, 0.0 }, kp[MODEL_KIND_COUNT];
 	int pool = hybrid_pool_kind(m, p, stage);
 
-	hybrid_kind_params(m, kp);
-	return reduce_bytes * (2.0 * kp[pool] + hybrid_window(m, p, stage, one, pool));
+	hybrid_kind_params(m, p, fw, kp);
+	return fw->reduce_bytes * (2.0 * kp[pool] + hybrid_window(m, p, fw, stage, one, pool));
 }
 
 /*
@@ -1392,7 +1407,7 @@ memory_stage_in_mode(const struct model *m, const struct plan *p, const struct c
 		 * units for good, in the main-grad dtype: fp32, or the
 		 * parameters' bf16 with --grad-reduce-in-bf16 (reduce_bytes). */
 		if (fw && fw->fsdp_double_buffer && model_is_hybrid(m))
-			out->other += hybrid_fsdp_grad_buffers(m, p, stage, fw->reduce_bytes) / t;
+			out->other += hybrid_fsdp_grad_buffers(m, p, fw, stage) / t;
 		else if (fw && fw->fsdp_double_buffer)
 			out->other += 2.0 * fw->reduce_bytes * model_params_per_layer(m) / t;
 	}
