@@ -718,6 +718,111 @@ START_TEST(test_hybrid_mtp_activations)
 END_TEST
 
 /*
+ * What a finished MTP head keeps (plan-cli mtphead), the toy "*E" depths
+ * on one GPU, micro-batch 1 x 2048 tokens, V 32768, the megatron-bridge
+ * profile (TE 2.18's cross entropy: loss_logit_memory 6, the bf16 logits
+ * beside the fp32 gradient; loss_kept_memory 4, the fp32 gradient that
+ * CrossEntropyFunction saves, transformer_engine/pytorch/cross_entropy.py
+ * l. 62 at v2.18). Megatron-Core's process_mtp_loss finishes each
+ * depth's loss in the forward, so at the main head's peak a depth's head
+ * is 4 bytes a logit, not 6: the two depths' heads are
+ * 2 x (6 - 4) x 2048 x 32768 = 268,435,456 bytes below the old charge
+ * (each depth at loss_logit_memory). The model without MTP is untouched
+ * (its main head stays at 6). TE 2.17 (loss_logit_memory 2, the logits
+ * holding the gradient in place, saved whole): a finished head keeps 2,
+ * the cap, whatever loss_kept_memory says: (2, 4) as (2, 2).
+ */
+START_TEST(test_hybrid_mtp_head_kept)
+{
+	struct cluster c;
+	struct framework fw;
+	struct model m0, m2;
+	struct plan p;
+	struct memory_use k4, k6, n4, n6;
+
+	test_setup_paths();
+	test_load_profile(PROFILE_CLUSTER, "dgx-h100", &c);
+	test_load_profile(PROFILE_FRAMEWORK, "megatron-bridge", &fw);
+	test_load_model(&m0, MTP_HYBRID_YAML);
+	test_load_model(&m2, MTP_HYBRID_YAML "mtp_layers: 2\nmtp_pattern: \"*E\"\nmtp_repeated: true\n");
+	ck_assert_double_eq(fw.loss_logit_memory, 6.0);
+	ck_assert_double_eq(fw.loss_kept_memory, 4.0);
+	fixture_one_gpu_plan(&p);
+	p.global_batch = 8;
+	p.seq_len = 2048;
+	p.recompute = PLAN_RECOMPUTE_NONE;
+	memory_stage(&m2, &p, &c, &fw, 0, 0.0, 0.0, &k4);
+	memory_stage(&m0, &p, &c, &fw, 0, 0.0, 0.0, &n4);
+	fw.loss_kept_memory = 6.0;
+	memory_stage(&m2, &p, &c, &fw, 0, 0.0, 0.0, &k6);
+	memory_stage(&m0, &p, &c, &fw, 0, 0.0, 0.0, &n6);
+	ck_assert_double_eq_tol(k6.activations - k4.activations, 268435456.0, 1e-3);
+	ck_assert_double_eq_tol(n6.activations, n4.activations, 1e-3);
+	fw.loss_logit_memory = 2.0;
+	fw.loss_kept_memory = 4.0;
+	memory_stage(&m2, &p, &c, &fw, 0, 0.0, 0.0, &k4);
+	fw.loss_kept_memory = 2.0;
+	memory_stage(&m2, &p, &c, &fw, 0, 0.0, 0.0, &k6);
+	ck_assert_double_eq_tol(k4.activations, k6.activations, 1e-3);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * Megatron-FSDP's ZeRO-3 units of a hybrid MoE model under EP (plan-cli
+ * mtphead): a rank's MoE unit holds its experts / ep, and none when the
+ * expert-data-parallel group is one rank (param_and_grad_buffer.py at
+ * Megatron-LM d98e8a6 l. 2655-2656, 2718: the expert buffers are not
+ * distributed, and fetch_bucket hands back the local buffer). The toy
+ * "*E*E" (no MTP), megatron-fsdp (double buffers, bf16 gradients): an
+ * attention layer A = 4 x 1024^2 + 1024 = 4,195,328, an MoE layer's
+ * norm and router 1024 + 8192 = 9,216 and an expert 2 x 1024 x 512 =
+ * 1,048,576 (test_hybrid_mtp_params). The pool is A (two of each kind,
+ * the first unit's kind on a tie); the E units are never adjacent, so
+ * the gathered weights are 2 x 2 A + 2 E and the gradient buffers
+ * 2 x (2 A + E): ZeRO-3's other less ZeRO-1's 8 A + 4 E, 8 A =
+ * 33,562,624.
+ * - ep 2, dp 2 (expert-DP 1): E = 9,216: 33,562,624 + 36,864 =
+ *   33,599,488.
+ * - ep 2, dp 4 (expert-DP 2): E = 9,216 + 4 x 1,048,576 = 4,203,520:
+ *   33,562,624 + 16,814,080 = 50,376,704.
+ * (Before: all 8 experts, E = 8,397,824, 67,153,920 in both.)
+ */
+START_TEST(test_hybrid_zero3_local_experts)
+{
+	static const struct {
+		int dp;
+		double bytes;
+	} cases[] = { { 2, 33599488.0 }, { 4, 50376704.0 } };
+	struct cluster c;
+	struct framework fw;
+	struct model m;
+
+	test_setup_paths();
+	test_load_profile(PROFILE_CLUSTER, "dgx-h100", &c);
+	test_load_profile(PROFILE_FRAMEWORK, "megatron-fsdp", &fw);
+	test_load_model(&m, MTP_HYBRID_YAML);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct plan p;
+		struct memory_use z1, z3;
+
+		fixture_one_gpu_plan(&p);
+		p.global_batch = 8;
+		p.seq_len = 2048;
+		p.dp = cases[i].dp;
+		p.ep = 2;
+		p.zero = 1;
+		memory_stage(&m, &p, &c, &fw, 0, 0.0, 0.0, &z1);
+		p.zero = 3;
+		memory_stage(&m, &p, &c, &fw, 0, 0.0, 0.0, &z3);
+		ck_assert_msg(fabs(z3.other - z1.other - cases[i].bytes) < 1.0, "dp %d: %.1f", cases[i].dp,
+			      z3.other - z1.other);
+	}
+	cluster_release(&c);
+}
+END_TEST
+
+/*
  * Time (plan-cli hybridmtp): a depth runs its layers, eh_proj and the
  * head again, D times whether or not it shares parameters. On one GPU
  * (no DP reduction) with mtp_repeated the optimizer steps over one
@@ -851,6 +956,8 @@ hybrid_suite(void)
 	tcase_add_test(tc, test_hybrid_recompute_modules);
 	tcase_add_test(tc, test_hybrid_mtp_params);
 	tcase_add_test(tc, test_hybrid_mtp_activations);
+	tcase_add_test(tc, test_hybrid_mtp_head_kept);
+	tcase_add_test(tc, test_hybrid_zero3_local_experts);
 	tcase_add_test(tc, test_hybrid_mtp_time);
 	tcase_add_test(tc, test_hybrid_mtp_spells_transformer);
 	suite_add_tcase(s, tc);

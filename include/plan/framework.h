@@ -254,6 +254,7 @@ struct framework {
 	double loss_bwd_bytes;    /**< HBM bytes the loss moves per logit in the backward */
 	/* plan-cli h100: end */
 	double loss_logit_memory; /**< plan-cli reviewmem: bytes per logit the loss's stage keeps at the loss's peak */
+	double loss_kept_memory;  /**< plan-cli mtphead: bytes per logit a loss head keeps from its forward's end to its backward */
 	double metric_logit_bytes; /**< plan-cli itercost: HBM bytes per logit of the training metrics each micro-batch */
 	int main_grad;            /**< plan-cli hopper: enum framework_main_grad */
 	/* plan-cli dsz3host: the ZeRO-3 optimizer step's own passes */

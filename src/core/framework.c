@@ -89,6 +89,8 @@ framework_init_default(struct framework *fw)
 	fw->metric_logit_bytes = 0.0;      /* plan-cli itercost: no training metrics */
 	/* plan-cli reviewmem: the fp32 logits of Korthikanti et al. Sec. 4.3. */
 	fw->loss_logit_memory = 4.0;
+	/* plan-cli mtphead: the fp32 logits (softmax) saved for the backward. */
+	fw->loss_kept_memory = 4.0;
 	fw->zero3_step_bytes = 0.0;        /* plan-cli dsz3host: the step as compute_optimizer_time() */
 	fw->zero3_tensor_launches = 0.0;
 	fw->grad_check_bytes = 0.0;        /* plan-cli simumoe: no pass before the reduction */

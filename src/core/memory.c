@@ -787,18 +787,32 @@ memory_layer_grad_bytes(const struct framework *fw)
 }
 
 /* plan-cli hybridmean: one layer of each kind of a hybrid model (0 for
- * a kind it lacks): its kind model's layer, an MoE layer's experts and
- * router included. */
+ * a kind it lacks), as a ZeRO-3 unit of @p's rank: its kind model's
+ * layer, an MoE layer's router and shared experts included. plan-cli
+ * mtphead: of the routed experts only the rank's experts / ep (each
+ * / etp, scaled by t since the callers divide by it: moe/experts.py's
+ * num_local_experts at Megatron-LM d98e8a6), and none under
+ * Megatron-FSDP's double buffers (@fw's fsdp_double_buffer) when the
+ * expert-data-parallel group is one rank: there the experts are a unit
+ * of their own (param_and_grad_buffer.py l. 1787, 1946-1948) whose
+ * buffers are not distributed (l. 2655-2656, 2718: "group.size() > 1"),
+ * and fetch_bucket hands back the local buffer, allocating nothing
+ * (l. 1328-1335). */
 static void
-hybrid_kind_params(const struct model *m, double out[MODEL_KIND_COUNT])
+hybrid_kind_params(const struct model *m, const struct plan *p, const struct framework *fw,
+		   double out[MODEL_KIND_COUNT])
 {
 	for (int k = 0; k < MODEL_KIND_COUNT; k++) {
 		struct model km;
 
 		model_kind_model(m, k, &km);
-		out[k] = km.layers == 0		  ? 0.0
-			 : k == MODEL_KIND_MOE ? model_params_moe_layer(&km)
-					       : model_params_per_layer(&km);
+		out[k] = km.layers == 0 ? 0.0 : model_params_per_layer(&km);
+		if (km.layers > 0 && k == MODEL_KIND_MOE) {
+			bool local = fw && fw->fsdp_double_buffer && plan_edp(p) == 1;
+			double routed = local ? 0.0 : (double)km.moe.experts / p->ep * p->tp / plan_etp(p);
+
+			out[k] = model_params_moe_layer(&km) - (km.moe.experts - routed) * model_params_expert(&km);
+		}
 	}
 }
 
@@ -813,12 +827,13 @@ hybrid_kind_params(const struct model *m, double out[MODEL_KIND_COUNT])
  * stage's modules gather their own layers only.
  */
 static double
-hybrid_window(const struct model *m, const struct plan *p, int stage, const double w[3], int skip)
+hybrid_window(const struct model *m, const struct plan *p, const struct framework *fw, int stage, const double w[3],
+	      int skip)
 {
 	int mirror = p->pp_schedule == PLAN_PP_DUALPIPE && p->pp > 1 ? p->pp - 1 - stage : -1;
 	double kp[MODEL_KIND_COUNT], best = 0.0;
 
-	hybrid_kind_params(m, kp);
+	hybrid_kind_params(m, p, fw, kp);
 	for (int r = 0; r < 2; r++) {
 		int st = r == 0 ? stage : mirror;
 
@@ -887,23 +902,23 @@ hybrid_zero3_weights(const struct model *m, const struct plan *p, const struct f
 	int pool;
 
 	if (!fw || !fw->fsdp_double_buffer)
-		return fmax(hybrid_window(m, p, stage, fwd, -1), hybrid_window(m, p, stage, bwd, -1));
-	hybrid_kind_params(m, kp);
+		return fmax(hybrid_window(m, p, fw, stage, fwd, -1), hybrid_window(m, p, fw, stage, bwd, -1));
+	hybrid_kind_params(m, p, fw, kp);
 	pool = hybrid_pool_kind(m, p, stage);
-	return 2.0 * 2.0 * kp[pool] + hybrid_window(m, p, stage, fwd, pool);
+	return 2.0 * 2.0 * kp[pool] + hybrid_window(m, p, fw, stage, fwd, pool);
 }
 
 /* plan-cli hybridmean: Megatron-FSDP's unsharded gradient buffers
  * (main_grad_alloc, the same FixedPoolAllocator as the weights') for a
  * hybrid model: two pool units and the other kinds' units in use. */
 static double
-hybrid_fsdp_grad_buffers(const struct model *m, const struct plan *p, int stage, double reduce_bytes)
+hybrid_fsdp_grad_buffers(const struct model *m, const struct plan *p, const struct framework *fw, int stage)
 {
 	double one[3] = { 1.0, 1.0, 0.0 }, kp[MODEL_KIND_COUNT];
 	int pool = hybrid_pool_kind(m, p, stage);
 
-	hybrid_kind_params(m, kp);
-	return reduce_bytes * (2.0 * kp[pool] + hybrid_window(m, p, stage, one, pool));
+	hybrid_kind_params(m, p, fw, kp);
+	return fw->reduce_bytes * (2.0 * kp[pool] + hybrid_window(m, p, fw, stage, one, pool));
 }
 
 /*
@@ -1175,6 +1190,38 @@ memory_loss_bytes(const struct model *m, const struct plan *p, const struct fram
 	return (4.0 * sb * m->hidden + per_logit * sb * m->vocab) / p->tp;
 }
 
+/*
+ * plan-cli mtphead: what one MTP depth's head keeps at the main head's
+ * loss peak: its 4 s b h / t (the depth's final_layernorm input and the
+ * output layer's input) and loss_kept_memory bytes a logit, not the
+ * loss_logit_memory of a loss in progress. Megatron-Core's
+ * process_mtp_loss (transformer/multi_token_prediction.py at d98e8a6,
+ * l. 1012-1067) computes each depth's logits and loss in the forward,
+ * before the main head's (hybrid_model.py l. 591 then 631-649;
+ * gpt_model.py l. 746 then 839); the bf16 logits are a local that the
+ * next depth's rebinds (two depths' logits at once there, 4 (D - 1) +
+ * 2 + 6 at the last: below the main head's peak) and the return drops,
+ * and the loss's graph keeps only what the cross entropy saved:
+ * Megatron-Core's
+ * _VocabParallelCrossEntropy (tensor_parallel/cross_entropy.py l. 181)
+ * and fused_cross_entropy.py (l. 119) the fp32 softmax, 4 bytes a logit;
+ * TE 2.18's CrossEntropyFunction (pytorch/cross_entropy.py l. 62) its
+ * fp32 gradient (pytorch/triton/cross_entropy.py l. 58), 4. So at the
+ * main head's peak (its forward: bf16 logits beside the fp32 copy or
+ * gradient; or its backward: the fp32 gradient beside its bf16 cast,
+ * loss_logit_memory) the D finished heads add D x 4, not D x 6. A head
+ * keeps no more than it held at its own peak, hence the fmin (TE 2.17
+ * and older: the logits, gradient in place, 2 and 2).
+ */
+static double
+memory_mtp_head_bytes(const struct model *m, const struct plan *p, const struct framework *fw)
+{
+	double sb = (double)p->seq_len * p->micro_batch;
+	double kept = fw ? fmin(fw->loss_kept_memory, fw->loss_logit_memory) : 4.0;
+
+	return (4.0 * sb * m->hidden + kept * sb * m->vocab) / p->tp;
+}
+
 /* plan-cli review15: of @stage's layers that a resolved plan recomputes
  * in full while the rest keep the stage's mode (stage_recompute_layers:
  * --recompute-layers, vpp 1, the stage's first k; Megatron's block
@@ -1323,15 +1370,16 @@ memory_stage_activations(const struct model *m, const struct plan *p, const stru
 		act += memory_loss_bytes(m, p, fw);
 	/* Multi-token prediction (DeepSeek-V3, arXiv:2412.19437, Sec. 2.2):
 	 * the last stage's D modules keep a layer's activations for each
-	 * micro-batch in flight there, and their own logits and loss. Every
-	 * depth's loss graph stays alive until the backward: Megatron-Core's
+	 * micro-batch in flight there, and their own head. Every depth's loss
+	 * graph stays alive until the backward: Megatron-Core's
 	 * process_mtp_loss (multi_token_prediction.py at d98e8a6) attaches
-	 * each to the main hidden states by MTPLossAutoScaler, so all D heads'
-	 * logits are kept at once beside the main head's. */
+	 * each to the main hidden states by MTPLossAutoScaler, so all D heads
+	 * keep what their loss saved beside the main head's peak
+	 * (memory_mtp_head_bytes; plan-cli mtphead). */
 	if (pipeline_end_share(p, stage, true) > 0.0 && m->mtp_layers > 0)
 		act += m->mtp_layers * (pipeline_head_microbatches(m, p, stage) *
 						(mtp_depth_activations(m, k) + mtp_depth_io_bytes(m, p, fw)) +
-					memory_loss_bytes(m, p, fw));
+					memory_mtp_head_bytes(m, p, fw));
 	/* ZB-H1's micro-batches whose W pass is pending (plan-cli pipe2). */
 	return act + pipeline_deferred_w_bytes(m, p, stage);
 }
@@ -1359,7 +1407,7 @@ memory_stage_in_mode(const struct model *m, const struct plan *p, const struct c
 		 * units for good, in the main-grad dtype: fp32, or the
 		 * parameters' bf16 with --grad-reduce-in-bf16 (reduce_bytes). */
 		if (fw && fw->fsdp_double_buffer && model_is_hybrid(m))
-			out->other += hybrid_fsdp_grad_buffers(m, p, stage, fw->reduce_bytes) / t;
+			out->other += hybrid_fsdp_grad_buffers(m, p, fw, stage) / t;
 		else if (fw && fw->fsdp_double_buffer)
 			out->other += 2.0 * fw->reduce_bytes * model_params_per_layer(m) / t;
 	}

@@ -346,6 +346,15 @@ const struct schema_key framework_schema[] = {
 		  "fp32 log-probabilities, their gradient and the input's gradient in the backward); the "
 		  "Megatron profiles and nemo-24.07 6 (cross_entropy.py's fp32 copy beside the bf16 logits, "
 		  "then the fp32 gradient beside its bf16 cast)" },
+	/* plan-cli mtphead */
+	{ .key = "loss_kept_memory", .type = SCHEMA_NUMBER, .offset = OFF(loss_kept_memory), .min = 0,
+	  .max = 64, .def = "4",
+	  .help = "bytes per logit that a loss head whose forward is over keeps until its backward: each "
+		  "MTP depth's head, alive while the main head's loss peaks at loss_logit_memory (taken as "
+		  "at most loss_logit_memory). 4: the fp32 softmax that Megatron-Core's "
+		  "vocab_parallel_cross_entropy saves, or the fp32 gradient of Transformer Engine 2.18's "
+		  "parallel_cross_entropy; TE 2.17 and older keep the bf16 logits holding the gradient, 2 "
+		  "(loss_logit_memory 2 caps it)" },
 	{ .key = "metric_logit_bytes", .type = SCHEMA_NUMBER, .offset = OFF(metric_logit_bytes), .min = 0,
 	  .max = 256, .def = "0",
 	  .help = "HBM bytes per logit that the trainer's training metrics move each micro-batch, outside "
