@@ -697,6 +697,31 @@ START_TEST(test_combined_1f1b_by_hand)
 	ep_layer_comm(&m, &p, &c, NULL, &lay, &cl, &ec);
 	ck_assert_double_eq_tol(ec.fwd_s, 1.65 * a, 1e-12 * a);
 	ck_assert_double_eq_tol(ec.bwd_s, 1.0 * a, 1e-12 * a);
+	/* HybridEP holding 33 of 132 SMs: the compute beside it runs
+	 * 132 / 99 = 4/3 as long. With every phase's compute far longer
+	 * than its all-to-all each phase adds (4/3 - 1) x its all-to-all:
+	 * pp 1, share 0.75: forward 0.25 (d + k) + 0.75 x (d + k) / 3 =
+	 * 0.5 (d + k), the backward the same, d + k the dispatch and combine
+	 * without the overlap; without the SM count (overlap_slowdown 1)
+	 * 0.25 (d + k). */
+	p.pp = 1;
+	fw.overlap_slowdown = 1.0;
+	fw.moe_dispatcher = FRAMEWORK_MOE_DISPATCH_HYBRIDEP;
+	c.gpu.sm_count = 132;
+	cl.mlp_fwd_s = 1.0; /* experts 1 s, attention blocks 1 s each way */
+	cl.fwd_s = 2.0;
+	cl.bwd_s = 3.0;
+	cl.moe_wgrad_mem_s = 0.0;
+	p.moe_overlap = PLAN_MOE_OVERLAP_NONE;
+	ep_layer_comm(&m, &p, &c, &fw, &lay, &cl, &none);
+	ck_assert(none.fwd_s > 0.0 && none.fwd_s < 1e-3);
+	p.moe_overlap = PLAN_MOE_OVERLAP_COMBINED_1F1B;
+	ep_layer_comm(&m, &p, &c, &fw, &lay, &cl, &ec);
+	ck_assert_double_eq_tol(ec.fwd_s, 0.25 * none.fwd_s, 1e-12 * none.fwd_s);
+	fw.moe_dispatcher_sms = 33;
+	ep_layer_comm(&m, &p, &c, &fw, &lay, &cl, &ec);
+	ck_assert_double_eq_tol(ec.fwd_s, 0.5 * none.fwd_s, 1e-12 * none.fwd_s);
+	ck_assert_double_eq_tol(ec.bwd_s, 0.5 * none.bwd_s, 1e-12 * none.bwd_s);
 	cluster_release(&c);
 }
 END_TEST

@@ -240,6 +240,7 @@ struct framework {
 					   core_v0.13.0 on) */
 	int moe_grouped_gemm;     /**< enum framework_moe_gemm: how the grouped expert GEMM runs */
 	int moe_dispatcher;       /**< enum framework_moe_dispatcher: how the routed tokens move */
+	double moe_dispatcher_sms; /**< SMs the deepep/hybridep kernels hold while they run (0: not given) */
 	int optimizer;            /**< plan-cli muon: enum framework_optimizer */
 	int pipeline_split;       /**< plan-cli pipeline: enum plan_pp_split where the even split fails */
 	int zero_grad_reduce;     /**< enum framework_zero_reduce */

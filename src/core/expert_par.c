@@ -19,6 +19,26 @@ combined_phase(double comm, double comp, double slowdown)
 	return fmax(0.0, comm - comp) + (slowdown - 1.0) * fmin(comm, comp);
 }
 
+/* How much slower the compute beside a combined-1F1B all-to-all runs:
+ * DeepEP's and HybridEP's kernels hold moe_dispatcher_sms SMs for as
+ * long as they run (deep_ep Buffer num_sms; Megatron-Core's
+ * moe_flex_dispatcher_num_sms), so the GEMMs beside them get the other
+ * sm_count - n: sm_count / (sm_count - n). NCCL's all-to-all, or a
+ * count not given, costs the framework's overlap_slowdown. */
+static double
+combined_slowdown(const struct cluster *c, const struct framework *fw)
+{
+	int sms = c->gpu.sm_count;
+	bool flex = fw && (fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_DEEPEP ||
+			   fw->moe_dispatcher == FRAMEWORK_MOE_DISPATCH_HYBRIDEP);
+
+	if (!fw)
+		return 1.0;
+	if (flex && fw->moe_dispatcher_sms > 0 && sms > fw->moe_dispatcher_sms)
+		return sms / (sms - fw->moe_dispatcher_sms);
+	return fw->overlap_slowdown;
+}
+
 /*
  * --moe-overlap combined-1f1b: Megatron-Core's overlap_moe_expert_
  * parallel_comm (Megatron-LM d98e8a6, combined_1f1b.py, and
@@ -46,19 +66,19 @@ combined_phase(double comm, double comp, double slowdown)
  * The backward of a combine sends what a dispatch sends, and the reverse.
  */
 static void
-ep_combined_1f1b(const struct plan *p, const struct framework *fw, const struct compute_layer *layer,
-		 double dispatch, double combine, double *fwd, double *bwd)
+ep_combined_1f1b(const struct plan *p, const struct cluster *c, const struct framework *fw,
+		 const struct compute_layer *layer, double dispatch, double combine, double *fwd, double *bwd)
 {
-	double s = fw ? fw->overlap_slowdown : 1.0;
+	double s = combined_slowdown(c, fw);
 	double share = fmax(0.0, 1.0 - (double)p->pp / plan_microbatches(p));
 	double experts = layer->mlp_fwd_s, wgrad = experts + layer->moe_wgrad_mem_s;
 	double pre_fwd = fmax(0.0, layer->fwd_s - experts);
 	double pre_bwd = fmax(0.0, layer->bwd_s - experts - wgrad);
-	double a = combined_phase(dispatch, pre_fwd, s), b = combined_phase(dispatch, experts, s);
-	double c = combined_phase(combine, wgrad + experts, s), d = combined_phase(combine, pre_bwd, s);
+	double ph_a = combined_phase(dispatch, pre_fwd, s), ph_b = combined_phase(dispatch, experts, s);
+	double ph_c = combined_phase(combine, wgrad + experts, s), ph_d = combined_phase(combine, pre_bwd, s);
 
-	*fwd = (1.0 - share) * (dispatch + combine) + share * (b + d);
-	*bwd = (1.0 - share) * (dispatch + combine) + share * (a + c);
+	*fwd = (1.0 - share) * (dispatch + combine) + share * (ph_b + ph_d);
+	*bwd = (1.0 - share) * (dispatch + combine) + share * (ph_a + ph_c);
 }
 
 /*
@@ -528,7 +548,7 @@ ep_deepep_comm(const struct model *m, const struct plan *p, const struct cluster
 	out->etp_s = 0.0;
 	out->fwd_s = out->bwd_s = dispatch + combine;
 	if (p->moe_overlap == PLAN_MOE_OVERLAP_COMBINED_1F1B)
-		ep_combined_1f1b(p, fw, layer, dispatch, combine, &out->fwd_s, &out->bwd_s);
+		ep_combined_1f1b(p, c, fw, layer, dispatch, combine, &out->fwd_s, &out->bwd_s);
 	out->fwd_bytes = out->bwd_bytes = n > 1.0 ? 2.0 * out->bytes * (n - 1.0) / n : 0.0;
 	out->recompute_s = plan_recomputes_moe_layer(p) /* plan-cli recomp */ ? out->fwd_s : 0.0;
 	out->total_s = out->fwd_s + out->bwd_s + out->recompute_s;
@@ -576,7 +596,7 @@ ep_layer_comm(const struct model *m, const struct plan *p, const struct cluster 
 		bwd = fmax(0.0, bwd - fmax(0.0, dw));
 		fwd = fwd / k + fmax(0.0, fwd * (k - 1) / k - work * (k - 1) / k);
 	} else if (p->moe_overlap == PLAN_MOE_OVERLAP_COMBINED_1F1B) {
-		ep_combined_1f1b(p, fw, layer, a2a, a2a, &fwd, &bwd);
+		ep_combined_1f1b(p, c, fw, layer, a2a, a2a, &fwd, &bwd);
 	}
 	/* Expert TP (Megatron-Core's MoEAlltoAllTokenDispatcher, core_r0.12):
 	 * after the dispatch all-to-all the etp ranks of an expert all-gather

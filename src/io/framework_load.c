@@ -346,6 +346,12 @@ const struct schema_key framework_schema[] = {
 		  "fp32 log-probabilities, their gradient and the input's gradient in the backward); the "
 		  "Megatron profiles and nemo-24.07 6 (cross_entropy.py's fp32 copy beside the bf16 logits, "
 		  "then the fp32 gradient beside its bf16 cast)" },
+	{ .key = "moe_dispatcher_sms", .type = SCHEMA_NUMBER, .offset = OFF(moe_dispatcher_sms), .min = 0,
+	  .max = 1024, .def = "0",
+	  .help = "SMs the deepep or hybridep dispatcher's kernels hold while they run (Megatron-Core's "
+		  "moe_flex_dispatcher_num_sms, formerly moe_deepep_num_sms / moe_hybridep_num_sms): under "
+		  "--moe-overlap combined-1f1b the compute beside them runs on the GPU's other SMs, sm_count "
+		  "/ (sm_count - n) times slower; 0: not given, overlap_slowdown instead" },
 	/* plan-cli mtphead */
 	{ .key = "loss_kept_memory", .type = SCHEMA_NUMBER, .offset = OFF(loss_kept_memory), .min = 0,
 	  .max = 64, .def = "4",
