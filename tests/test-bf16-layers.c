@@ -11,6 +11,7 @@
 #include "plan/framework.h"
 #include "plan/memory.h"
 #include "plan/pipeline.h"
+#include "fixtures.h"
 #include "testutil.h"
 
 /* Llama 3 8B (32 layers) on DGX H100s, tp 1, one sequence of 8192
@@ -197,14 +198,8 @@ START_TEST(test_nvfp4_llama8b_memory)
 	test_load_profile(PROFILE_CLUSTER, "dgx-b200", &c);
 	test_load_profile(PROFILE_MODEL, "llama3-8b", &m);
 	test_load_profile(PROFILE_FRAMEWORK, "megatron-bridge", &fw);
-	plan_init(&p);
-	p.tp = 1;
-	p.pp = 1;
-	p.dp = 1;
-	p.micro_batch = 1;
-	p.global_batch = 1;
+	fixture_one_gpu_plan(&p);
 	p.seq_len = 8192;
-	p.flash_attention = true;
 	b = f8 = p;
 	p.precision = PLAN_PRECISION_FP4;
 	f8.precision = PLAN_PRECISION_FP8;
