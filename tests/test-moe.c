@@ -763,6 +763,57 @@ START_TEST(test_combined_1f1b_refusals)
 }
 END_TEST
 
+/* plan-cli moeovl: an overlap with nothing to hide, or on a dispatcher
+ * it is not priced on, is refused rather than ignored: Lancet without an
+ * MoE model or with ep 1 (no all-to-all), Lancet on DeepEP/HybridEP
+ * (expert_par.c prices it on the alltoall dispatcher only), either on the
+ * allgather dispatcher (Megatron-Core: alltoall or flex only,
+ * transformer_config.py l. 3016-3019). */
+START_TEST(test_moe_overlap_refusals)
+{
+	static const struct {
+		int overlap, ep;
+		bool dense;
+		const char *fw, *want;
+	} cases[] = {
+		{ PLAN_MOE_OVERLAP_LANCET, 1, false, NULL, "--moe-overlap lancet overlaps the expert all-to-alls" },
+		{ PLAN_MOE_OVERLAP_LANCET, 1, true, NULL, "needs an MoE model and ep > 1" },
+		{ PLAN_MOE_OVERLAP_LANCET, 4, false, "name: d\nmoe_dispatcher: deepep\n", "use combined-1f1b or none" },
+		{ PLAN_MOE_OVERLAP_LANCET, 4, false, "name: h\nmoe_dispatcher: hybridep\n", "'h', whose token dispatcher is hybridep" },
+		{ PLAN_MOE_OVERLAP_LANCET, 4, false, "name: g\nmoe_dispatcher: allgather_mask\n", "no all-to-all" },
+		{ PLAN_MOE_OVERLAP_COMBINED_1F1B, 4, false, "name: g\nmoe_dispatcher: allgather_mask\n",
+		  "--moe-overlap combined-1f1b is not modelled with framework 'g', whose token dispatcher is allgather_mask" },
+	};
+	struct cluster c;
+	struct model m, dense;
+	struct plan p;
+	struct framework fw;
+	struct estimate e;
+	struct plan_error err;
+
+	test_load_model(&dense, GPT3_YAML);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct estimate_options opt = { 0 };
+
+		mixtral_fixture(&c, &m, &p, 1, 8, cases[i].ep);
+		p.global_batch = 8;
+		p.seq_len = 1024;
+		p.moe_overlap = cases[i].overlap;
+		if (cases[i].fw) {
+			test_load_framework(&fw, cases[i].fw);
+			opt.framework = &fw;
+		}
+		ck_assert_msg(!estimate_plan(cases[i].dense ? &dense : &m, &c, &p, &opt, &e, &err), "case %zu passed", i);
+		ck_assert_msg(strstr(err.message, cases[i].want), "case %zu: %s", i, err.message);
+		/* The same plan without the overlap runs. */
+		p.moe_overlap = PLAN_MOE_OVERLAP_NONE;
+		if (!cases[i].dense)
+			ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e, &err), "case %zu: %s", i, err.message);
+		cluster_release(&c);
+	}
+}
+END_TEST
+
 START_TEST(test_etp_comm_by_hand)
 {
 	struct cluster c;
@@ -2144,6 +2195,7 @@ moe_suite(void)
 	tcase_add_test(tc, test_fp8_saved_inputs);
 	tcase_add_test(tc, test_combined_1f1b_by_hand);
 	tcase_add_test(tc, test_combined_1f1b_refusals);
+	tcase_add_test(tc, test_moe_overlap_refusals);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -878,6 +878,32 @@ check_muon(const struct model *m, const struct framework *fw, struct plan_error 
 	return true;
 }
 
+/* plan-cli moeovl: the overlaps as modelled need @fw's dispatcher to
+ * send all-to-alls. Megatron-Core refuses its combined 1F1B with the
+ * allgather dispatcher (transformer_config.py l. 3016-3019, d98e8a6:
+ * alltoall or flex only), which has no all-to-all to hide; Lancet's
+ * chunked overlap (Jiang et al., MLSys 2024) is priced on the all-to-all
+ * dispatcher's collectives (expert_par.c ep_layer_comm), not on DeepEP's
+ * or HybridEP's kernels, whose SMs and overlap Megatron-Core schedules
+ * in the combined 1F1B instead. */
+static bool
+check_moe_overlap(const struct plan *p, const struct framework *fw, struct plan_error *err)
+{
+	int d = fw ? fw->moe_dispatcher : FRAMEWORK_MOE_DISPATCH_ALLTOALL;
+
+	if (p->moe_overlap == PLAN_MOE_OVERLAP_NONE || d == FRAMEWORK_MOE_DISPATCH_ALLTOALL)
+		return true;
+	if (d == FRAMEWORK_MOE_DISPATCH_ALLGATHER_MASK || p->moe_overlap == PLAN_MOE_OVERLAP_LANCET)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "--moe-overlap %s is not modelled with framework '%s', whose token dispatcher is "
+				      "%s (moe_dispatcher): %s", plan_moe_overlap_names[p->moe_overlap], fw->name,
+				      framework_moe_dispatcher_names[d],
+				      d == FRAMEWORK_MOE_DISPATCH_ALLGATHER_MASK ?
+					      "it sends no all-to-all to overlap (Megatron-Core: alltoall or flex only)" :
+					      "Lancet is priced on the alltoall dispatcher: use combined-1f1b or none");
+	return true;
+}
+
 static bool
 check_compression(const struct model *m, const struct plan *p, const struct compressor *cmp,
 		  struct plan_error *err)
@@ -2040,7 +2066,7 @@ estimate_plan(const struct model *m, const struct cluster *c,
 
 	if (!plan_validate(p, m, c, err) || !estimate_check_precision(p, c, opt ? opt->framework : NULL, err) ||
 	    !check_zero3_partial_recompute(m, p, opt ? opt->framework : NULL, err) || !check_compression(m, p, cmp, err) ||
-	    !check_muon(m, opt ? opt->framework : NULL, err))
+	    !check_muon(m, opt ? opt->framework : NULL, err) || !check_moe_overlap(p, opt ? opt->framework : NULL, err))
 		return false;
 	/* The cost model sees full and no recomputation as modes, partial
 	 * stages only where they are partial. */
@@ -2119,7 +2145,8 @@ estimate_stage_coefs(const struct model *m, const struct cluster *c, const struc
 		for (int s = 0; s < p.pp; s++)
 			p.stage_layers[s] = (short)(m->layers / p.pp + (s < m->layers % p.pp ? 1 : 0));
 	}
-	if (!plan_validate(&p, m, c, err) || !check_compression(m, &p, cmp, err))
+	if (!plan_validate(&p, m, c, err) || !check_compression(m, &p, cmp, err) ||
+	    !check_moe_overlap(&p, opt ? opt->framework : NULL, err))
 		return false;
 	topology_plan(shape, c, &lay);
 	build_layer_costs(m, shape, c, opt ? opt->framework : NULL, &lay, cmp, false, &lc);

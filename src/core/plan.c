@@ -766,7 +766,13 @@ validate_hybrid(const struct plan *p, const struct model *m, struct plan_error *
 	return true;
 }
 
-/* --moe-overlap combined-1f1b as Megatron-Core allows its
+/* Both overlaps hide the expert all-to-alls: without an MoE model and
+ * ep > 1 there is none, and the option would be a silent no-op (Lancet,
+ * Jiang et al., MLSys 2024, partitions the all-to-all of an expert-
+ * parallel MoE layer; Megatron-Core asserts expert_model_parallel_size
+ * > 1, transformer_config.py l. 3013-3015).
+ *
+ * --moe-overlap combined-1f1b as Megatron-Core allows its
  * overlap_moe_expert_parallel_comm (transformer_config.py __post_init__,
  * d98e8a6 l. 3002-3046): expert parallelism, a virtual pipeline when
  * pp > 1 (the combined schedule is the interleaved one's,
@@ -778,13 +784,15 @@ validate_moe_overlap(const struct plan *p, const struct model *m, struct plan_er
 {
 	bool full = p->recompute == PLAN_RECOMPUTE_FULL || p->custom_recompute_layers;
 
+	if (p->moe_overlap == PLAN_MOE_OVERLAP_NONE)
+		return true;
+	if (!model_is_moe(m) || p->ep < 2)
+		return FAIL("--moe-overlap %s overlaps the expert all-to-alls: it needs an MoE model and ep > 1 "
+			    "(model '%s', ep %d)", plan_moe_overlap_names[p->moe_overlap], m->name, p->ep);
 	if (p->moe_overlap != PLAN_MOE_OVERLAP_COMBINED_1F1B)
 		return true;
 	for (int i = 0; p->custom_recompute && i < p->pp; i++)
 		full = full || p->stage_recompute[i] == PLAN_RECOMPUTE_FULL;
-	if (!model_is_moe(m) || p->ep < 2)
-		return FAIL("--moe-overlap combined-1f1b overlaps the expert all-to-alls: it needs an MoE model and "
-			    "ep > 1 (model '%s', ep %d)", m->name, p->ep);
 	if (p->pp > 1 && (p->vpp < 2 || p->pp_schedule != PLAN_PP_1F1B))
 		return FAIL("--moe-overlap combined-1f1b with pp %d runs Megatron-Core's interleaved schedule: it "
 			    "needs --vpp 2 or more and --pp-schedule 1f1b", p->pp);

@@ -1199,6 +1199,16 @@ usage_error "a sequence longer than GPT-2's learned positions" "seq-len 8192 is 
 	predict --model "hf:$src/tests/data/hf/gpt2.json" --cluster dgx-h100 --gpus 8 --global-batch 64 --seq-len 8192
 usage_error "--moe-routing bilevel on a dense model, as --ep" "--moe-routing bilevel routes tokens to experts: it needs an MoE model" \
 	predict --model gpt-1.7b --cluster dgx-h100 --gpus 8 --global-batch 64 --moe-routing bilevel
+# plan-cli moeovl: an overlap with nothing to overlap, or on a dispatcher it
+# is not priced on, is refused, not ignored.
+usage_error "--moe-overlap lancet on a dense model" "--moe-overlap lancet overlaps the expert all-to-alls: it needs an MoE model and ep > 1" \
+	predict --model gpt-1.7b --cluster dgx-h100 --gpus 8 --global-batch 64 --moe-overlap lancet
+usage_error "--moe-overlap lancet on DeepEP" "framework 'megatron-lm-deepep', whose token dispatcher is deepep" \
+	predict --model mixtral-8x7b --cluster dgx-h100 --gpus 16 --ep 8 --global-batch 64 --moe-overlap lancet \
+	--framework megatron-lm-deepep
+usage_error "--moe-overlap combined-1f1b on the allgather dispatcher" "whose token dispatcher is allgather_mask" \
+	predict --model mixtral-8x7b --cluster dgx-h100 --gpus 16 --ep 8 --global-batch 64 --moe-overlap combined-1f1b \
+	--framework megatron-core-0.6
 usage_error "no --gpus: the error says the plan took the whole cluster" \
 	"(without --gpus the plan takes all 4480 GPUs of 'selene', so dp is 4480: give --gpus N)" \
 	predict --model gpt-1.7b --cluster selene --global-batch 512
