@@ -237,6 +237,14 @@ bool estimate_check_precision(const struct plan *p, const struct cluster *c, con
 			      struct plan_error *err);
 
 /**
+ * Whether @fw's token dispatcher (moe_dispatcher) takes @p's --moe-overlap:
+ * Lancet is priced on alltoall only, combined-1f1b is refused on
+ * allgather_mask (Megatron-Core); false with the reason in @err.
+ * estimate_plan() checks it; optimize checks it once before the search.
+ */
+bool estimate_check_moe_overlap(const struct plan *p, const struct framework *fw, struct plan_error *err);
+
+/**
  * Predict plan @p of model @m on cluster @c. Validates the plan first;
  * returns false with @err set when it cannot run. Pure arithmetic: no
  * allocation, no I/O.

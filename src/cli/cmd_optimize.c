@@ -529,6 +529,20 @@ cmd_optimize(int argc, char **argv)
 		return optimize_multimodal(&r);
 	if ((rc = load_profiles(&r, &model, compressors, &framework, &cluster)) != CLI_EXIT_OK)
 		return rc;
+	/* plan-cli moeovl: an overlap the framework's dispatcher cannot take
+	 * refuses every candidate alike: said once, before the search. */
+	if (r.so.moe_overlap != PLAN_MOE_OVERLAP_NONE) {
+		struct plan_error e;
+		struct plan probe;
+
+		plan_init(&probe);
+		probe.moe_overlap = r.so.moe_overlap;
+		if (!estimate_check_moe_overlap(&probe, &framework, &e)) {
+			cli_error("%s", e.message);
+			cluster_release(&cluster);
+			return CLI_EXIT_USAGE;
+		}
+	}
 	/* The baseline first: a typo in it fails before the search. */
 	if (r.baseline && !cli_optimize_baseline(&r, &model, &cluster, &baseline))
 		rc = CLI_EXIT_USAGE;

@@ -886,8 +886,8 @@ check_muon(const struct model *m, const struct framework *fw, struct plan_error 
  * dispatcher's collectives (expert_par.c ep_layer_comm), not on DeepEP's
  * or HybridEP's kernels, whose SMs and overlap Megatron-Core schedules
  * in the combined 1F1B instead. */
-static bool
-check_moe_overlap(const struct plan *p, const struct framework *fw, struct plan_error *err)
+bool
+estimate_check_moe_overlap(const struct plan *p, const struct framework *fw, struct plan_error *err)
 {
 	int d = fw ? fw->moe_dispatcher : FRAMEWORK_MOE_DISPATCH_ALLTOALL;
 
@@ -2066,7 +2066,8 @@ estimate_plan(const struct model *m, const struct cluster *c,
 
 	if (!plan_validate(p, m, c, err) || !estimate_check_precision(p, c, opt ? opt->framework : NULL, err) ||
 	    !check_zero3_partial_recompute(m, p, opt ? opt->framework : NULL, err) || !check_compression(m, p, cmp, err) ||
-	    !check_muon(m, opt ? opt->framework : NULL, err) || !check_moe_overlap(p, opt ? opt->framework : NULL, err))
+	    !check_muon(m, opt ? opt->framework : NULL, err) ||
+	    !estimate_check_moe_overlap(p, opt ? opt->framework : NULL, err))
 		return false;
 	/* The cost model sees full and no recomputation as modes, partial
 	 * stages only where they are partial. */
@@ -2146,7 +2147,7 @@ estimate_stage_coefs(const struct model *m, const struct cluster *c, const struc
 			p.stage_layers[s] = (short)(m->layers / p.pp + (s < m->layers % p.pp ? 1 : 0));
 	}
 	if (!plan_validate(&p, m, c, err) || !check_compression(m, &p, cmp, err) ||
-	    !check_moe_overlap(&p, opt ? opt->framework : NULL, err))
+	    !estimate_check_moe_overlap(&p, opt ? opt->framework : NULL, err))
 		return false;
 	topology_plan(shape, c, &lay);
 	build_layer_costs(m, shape, c, opt ? opt->framework : NULL, &lay, cmp, false, &lc);

@@ -1209,6 +1209,9 @@ usage_error "--moe-overlap lancet on DeepEP" "framework 'megatron-lm-deepep', wh
 usage_error "--moe-overlap combined-1f1b on the allgather dispatcher" "whose token dispatcher is allgather_mask" \
 	predict --model mixtral-8x7b --cluster dgx-h100 --gpus 16 --ep 8 --global-batch 64 --moe-overlap combined-1f1b \
 	--framework megatron-core-0.6
+usage_error "optimize: --moe-overlap lancet on DeepEP, said before the search" "whose token dispatcher is deepep" \
+	optimize --model mixtral-8x7b --cluster dgx-h100 --gpus 16 --global-batch 64 --moe-overlap lancet \
+	--framework megatron-lm-deepep
 usage_error "no --gpus: the error says the plan took the whole cluster" \
 	"(without --gpus the plan takes all 4480 GPUs of 'selene', so dp is 4480: give --gpus N)" \
 	predict --model gpt-1.7b --cluster selene --global-batch 512
