@@ -357,9 +357,11 @@ END_TEST
  *    d k h = 2048, fc2's d k f = 1024, the shared fc2's d f_s = 512, less
  *    the shared fc1's copy beside the router's bf16 input, q h = 1024:
  *    5632, 5,767,168 bytes;
- *  - fp8_save_original_input, current or mxfp8: the projection and shared
- *    fc1 keep the bf16 input: 1024 + 0 + 3584 = 4608, 4,718,592 bytes;
- *    delayed as the first; rowwise (torchao, q 2): 0;
+ *  - fp8_save_original_input, current: the projection and shared fc1
+ *    keep the bf16 input: 1024 + 0 + 3584 = 4608, 4,718,592 bytes;
+ *    mxfp8 saves its E8M0 scales too, q = 1 + 1/32, d = 0.96875 (TE
+ *    v2.18 mxfp8_tensor.py get_scale_shape): 0.96875 x 4608 = 4464,
+ *    4,571,136 bytes; delayed as the first; rowwise (torchao, q 2): 0;
  *  - with moe_act recomputed fc2 keeps the original, discarded: q k f =
  *    1024 more, 5632; with shared_experts the shared fc1 copy is back
  *    (set_save_original_input skipped) and the module drops its fc1
@@ -368,8 +370,9 @@ END_TEST
  *    4608 + 2048 = 6656.
  * Dense (ffn 4096): QKV d h, fc1 d h, the projection d a d_v, fc2 d f:
  * 1024 + 1024 + 2048 + 4096 = 8192 (8,388,608 bytes) without the original,
- * 6144 with it (current, mxfp8); fp4 (NVFP4, q = 0.5625, d = 1.4375) with
- * it: 1.4375 x 6144 = 8832, 9,043,968 bytes.
+ * 6144 with it (current; mxfp8 0.96875 x 6144 = 5952, 6,094,848 bytes);
+ * fp4 (NVFP4, q = 0.5625, d = 1.4375) with it: 1.4375 x 6144 = 8832,
+ * 9,043,968 bytes.
  */
 #define FP8MEM_MODEL "name: toy\nlayers: 2\nhidden: 1024\nheads: 8\nhead_dim: 256\nvocab: 32768\n" \
 		     "seq_len: 1024\nffn_hidden: 4096\ngated_mlp: true\n"
@@ -413,7 +416,7 @@ START_TEST(test_fp8_saved_inputs)
 	ck_assert(te26.fp8_save_original_input && !old.fp8_save_original_input);
 	ck_assert_rel(fp8mem_saved(&moe, &p, &old, fp8, PLAN_FP8_CURRENT, 0), 5767168.0, 1e-12);
 	ck_assert_rel(fp8mem_saved(&moe, &p, &te26, fp8, PLAN_FP8_CURRENT, 0), 4718592.0, 1e-12);
-	ck_assert_rel(fp8mem_saved(&moe, &p, &te26, fp8, PLAN_FP8_MXFP8, 0), 4718592.0, 1e-12);
+	ck_assert_rel(fp8mem_saved(&moe, &p, &te26, fp8, PLAN_FP8_MXFP8, 0), 4571136.0, 1e-12);
 	ck_assert_rel(fp8mem_saved(&moe, &p, &te26, fp8, PLAN_FP8_DELAYED, 0), 5767168.0, 1e-12);
 	ck_assert_double_eq(fp8mem_saved(&moe, &p, &te26, fp8, PLAN_FP8_ROWWISE, 0), 0.0);
 	ck_assert_rel(fp8mem_saved(&moe, &p, &te26, fp8, PLAN_FP8_CURRENT, 1u << PLAN_RM_MOE_ACT), 5767168.0, 1e-12);
@@ -422,9 +425,57 @@ START_TEST(test_fp8_saved_inputs)
 	ck_assert_rel(fp8mem_saved(&moe, &p, &te26, fp8, PLAN_FP8_CURRENT, 1u << PLAN_RM_LAYERNORM), 6815744.0, 1e-12);
 	ck_assert_rel(fp8mem_saved(&dense, &p, &old, fp8, PLAN_FP8_CURRENT, 0), 8388608.0, 1e-12);
 	ck_assert_rel(fp8mem_saved(&dense, &p, &te26, fp8, PLAN_FP8_CURRENT, 0), 6291456.0, 1e-12);
-	ck_assert_rel(fp8mem_saved(&dense, &p, &te26, fp8, PLAN_FP8_MXFP8, 0), 6291456.0, 1e-12);
+	ck_assert_rel(fp8mem_saved(&dense, &p, &te26, fp8, PLAN_FP8_MXFP8, 0), 6094848.0, 1e-12);
 	ck_assert_rel(fp8mem_saved(&dense, &p, &te26, fp8, PLAN_FP8_DELAYED, 0), 8388608.0, 1e-12);
 	ck_assert_rel(fp8mem_saved(&dense, &p, &te26, PLAN_PRECISION_FP4, PLAN_FP8_FRAMEWORK, 0), 9043968.0, 1e-12);
+}
+END_TEST
+
+/*
+ * fp8mem under TP 2 with SP, expert TP 2 and capacity factor 1.25
+ * (fp8_saved_bytes, fp8_moe_saved: the routed rows cf k a token, gathered
+ * over etp, f split by etp, as layer_activations_full counts them), the
+ * toy MoE layer above; bytes a token, x 1024 tokens. Blockwise with
+ * fp8_save_original_input: q = 1 + 4/128 = 1.03125 (fp32 scale a 1 x 128
+ * block, TE v2.18 float8_blockwise_tensor.py), d = 2 - q = 0.96875:
+ *  - QKV d h / sp = 0.96875 x 512 = 496; projection 0 (original);
+ *  - routed fc1 d cf k h etp / tp = 0.96875 x 1.25 x 2 x 1024 x 2 / 2 =
+ *    0.96875 x 2560 = 2480; routed fc2 d cf k f / tp = 0.96875 x 640 =
+ *    620; shared fc2 d f_s / tp = 0.96875 x 256 = 248; shared fc1 0:
+ *    3844 a token, 3,936,256 bytes;
+ *  - moe_act also drops fc2's input, saved as the discarded original:
+ *    q cf k f / tp = 1.03125 x 640 = 660 more, 4504, 4,612,096 bytes;
+ *  - moe drops the whole 16-bit MoE term, (6 (cf k + 1) f + 2 cf k h etp)
+ *    / tp = (6 x 3.5 x 512 + 2 x 2.5 x 2048) / 2 = 10496 (weighted
+ *    activation: one routed copy), QKV's 496 left: 10992, 11,255,808 bytes.
+ * Delayed without the original (q = d = 1): QKV 512, projection 2048 / 2 =
+ * 1024, routed 2560 + 640, shared fc2 256, less the shared fc1's copy
+ * q h / sp = 512: 4480, 4,587,520 bytes.
+ */
+START_TEST(test_fp8_saved_inputs_etp)
+{
+	struct model moe;
+	struct plan p;
+	struct framework old, te26;
+	const int fp8 = PLAN_PRECISION_FP8;
+
+	test_load_model(&moe, FP8MEM_MODEL "moe:\n  experts: 8\n  top_k: 2\n  expert_ffn_hidden: 512\n"
+					   "  shared_experts: 1\n  capacity_factor: 1.25\n");
+	plan_init(&p);
+	p.pp = p.dp = 1;
+	p.tp = p.etp = p.ep = 2;
+	p.sequence_parallel = true;
+	p.seq_len = 1024;
+	p.global_batch = 1;
+	p.flash_attention = true;
+	test_load_framework(&old, "name: old\nmoe_weighted_activation: true\nselective_recompute: core_attn\n");
+	test_load_framework(&te26, "name: new\nmoe_weighted_activation: true\nselective_recompute: core_attn\n"
+				   "fp8_save_original_input: true\n");
+	ck_assert_rel(fp8mem_saved(&moe, &p, &te26, fp8, PLAN_FP8_BLOCKWISE, 0), 3936256.0, 1e-12);
+	ck_assert_rel(fp8mem_saved(&moe, &p, &te26, fp8, PLAN_FP8_BLOCKWISE, 1u << PLAN_RM_MOE_ACT), 4612096.0,
+		      1e-12);
+	ck_assert_rel(fp8mem_saved(&moe, &p, &te26, fp8, PLAN_FP8_BLOCKWISE, 1u << PLAN_RM_MOE), 11255808.0, 1e-12);
+	ck_assert_rel(fp8mem_saved(&moe, &p, &old, fp8, PLAN_FP8_DELAYED, 0), 4587520.0, 1e-12);
 }
 END_TEST
 
@@ -2194,6 +2245,7 @@ moe_suite(void)
 	tcase_add_test(tc, test_moe_sequential_slices);
 	tcase_add_test(tc, test_moe_weighted_activation);
 	tcase_add_test(tc, test_fp8_saved_inputs);
+	tcase_add_test(tc, test_fp8_saved_inputs_etp);
 	tcase_add_test(tc, test_combined_1f1b_by_hand);
 	tcase_add_test(tc, test_combined_1f1b_refusals);
 	tcase_add_test(tc, test_moe_overlap_refusals);

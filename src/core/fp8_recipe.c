@@ -124,7 +124,15 @@
  *   2026), gives 0.925; TE's cuBLASLt kernels were not timed by anyone
  *   found, nor here (scripts/measure-gpu.py does not time fp4 yet).
  * TE's recipes save the fp8 copy of a linear's input for its backward
- * (TE Linear saves the quantised input): 1 byte an element instead of 2.
+ * (TE Linear saves the quantised input): 1 byte an element instead of 2,
+ * with the column-wise scales of the block recipes (the copy the
+ * backward's wgrad reads: TE v2.18 (27486e03c) module/linear.py l. 553-572,
+ * grouped_linear.py l. 713-725, update_usage(rowwise_usage=False,
+ * columnwise_usage=True)): mxfp8 an E8M0 byte a 32-block (1 + 1/32;
+ * tensor/mxfp8_tensor.py get_scale_shape, columnwise [M/32, N] uint8,
+ * padded to [4, 128] multiples, not counted), blockwise an fp32 scale a
+ * 1 x 128 block of activations (1 + 4/128; float8_blockwise_tensor.py
+ * get_scale_shape, block_len 128), NVFP4 an E4M3 byte a 16-block.
  *
  * Accumulation: Hopper's fp8 tensor cores keep partial sums at reduced
  * precision, so a GEMM either promotes them to fp32 on the CUDA cores
@@ -319,7 +327,7 @@ fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out
 		out->recast_fwd_kernels = 1;
 		out->weight_copy_bytes = 2.0 + 8.0 / (128.0 * 128.0);
 		out->fwd_fast_accum = false;
-		out->tp_gather_bytes = 1.0 + 4.0 / 128.0;
+		out->tp_gather_bytes = out->saved_input_bytes = 1.0 + 4.0 / 128.0;
 		break;
 	case PLAN_FP8_MXFP8:
 		out->fwd_input_bytes = out->bwd_grad_bytes = out->weight_bytes = 4.0 + 2.0 / 32.0;
@@ -328,7 +336,7 @@ fp8_recipe_cost(int recipe, enum gpu_generation gen, struct fp8_recipe_cost *out
 		out->fwd_kernels = out->bwd_kernels = 1;
 		out->weight_copy_bytes = 2.0 + 2.0 / 32.0;
 		out->fwd_fast_accum = false;
-		out->tp_gather_bytes = 1.0 + 1.0 / 32.0;
+		out->tp_gather_bytes = out->saved_input_bytes = 1.0 + 1.0 / 32.0;
 		break;
 	case FP8_RECIPE_NVFP4:
 		nvfp4_cost(out);
