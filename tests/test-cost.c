@@ -460,6 +460,72 @@ START_TEST(test_zero3_layer_grads)
 END_TEST
 
 /*
+ * plan-cli ubuf: Transformer Engine's Userbuffers under TP overlap, one
+ * buffer of [s b / cp, h] a communicator (memory_userbuffers_bytes).
+ * Llama 3.1 405B's shape, s 8192, b 1, h 16384: 8192 x 16384 =
+ * 134,217,728 elements. TE v2.18's 12 (8 all-gathers, 4 reduce-scatters)
+ * in bf16: 12 x 2 x 134,217,728 = 3,221,225,472 bytes (3 GiB); in fp8 the
+ * all-gathers take 1 byte: (8 x 1 + 4 x 2) x 134,217,728 = 16 x
+ * 134,217,728 = 2,147,483,648 (2 GiB: 8 x 128 MiB + 4 x 256 MiB). fp8
+ * with bf16 first layers adds the bf16 set: 2 GiB + 3 GiB =
+ * 5,368,709,120. TE 1.x's 10 (6 + 4) in fp8: 14 x 134,217,728 =
+ * 1,879,048,192. fp4 runs TE's NONE mode: bf16, 3 GiB. CP-local plan,
+ * s 4096 (cp 2): half, 1,073,741,824 in fp8. 0 at tp 1, without SP,
+ * without --tp-overlap, and for a framework without Userbuffers.
+ * memory_stage adds it to the total once.
+ */
+START_TEST(test_userbuffers)
+{
+	static const char te2[] = "name: t\nuserbuffers_allgather: 8\nuserbuffers_reduce_scatter: 4\n";
+	static const char te1[] = "name: o\nuserbuffers_allgather: 6\nuserbuffers_reduce_scatter: 4\n";
+	struct framework fw, old, none;
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct memory_use u;
+
+	fixture_gpt3_dp64(&c, &m, &p, 1);
+	test_load_framework(&fw, te2);
+	test_load_framework(&old, te1);
+	framework_init_default(&none);
+	m.hidden = 16384;
+	p.seq_len = 8192;
+	p.micro_batch = 1;
+	p.tp = 8;
+	p.sequence_parallel = true;
+	p.tp_overlap = true;
+	p.precision = PLAN_PRECISION_BF16;
+	ck_assert_rel(memory_userbuffers_bytes(&m, &p, &fw), 3221225472.0, 1e-12);
+	p.precision = PLAN_PRECISION_FP8;
+	ck_assert_rel(memory_userbuffers_bytes(&m, &p, &fw), 2147483648.0, 1e-12);
+	ck_assert_rel(memory_userbuffers_bytes(&m, &p, &old), 1879048192.0, 1e-12);
+	ck_assert_double_eq(memory_userbuffers_bytes(&m, &p, &none), 0.0);
+	ck_assert_double_eq(memory_userbuffers_bytes(&m, &p, NULL), 0.0);
+	p.bf16_first_layers = 1;
+	ck_assert_rel(memory_userbuffers_bytes(&m, &p, &fw), 5368709120.0, 1e-12);
+	p.bf16_first_layers = 0;
+	p.precision = PLAN_PRECISION_FP4;
+	ck_assert_rel(memory_userbuffers_bytes(&m, &p, &fw), 3221225472.0, 1e-12);
+	p.precision = PLAN_PRECISION_FP8;
+	p.seq_len = 4096;
+	ck_assert_rel(memory_userbuffers_bytes(&m, &p, &fw), 1073741824.0, 1e-12);
+	memory_stage(&m, &p, &c, &fw, 0, 7.5e9, 0.0, &u);
+	ck_assert_rel(u.userbuffers, 1073741824.0, 1e-12);
+	ck_assert_rel(u.total - (u.weights + u.gradients + u.optimizer + u.activations + u.other), 1073741824.0,
+		      1e-9);
+	p.tp_overlap = false;
+	ck_assert_double_eq(memory_userbuffers_bytes(&m, &p, &fw), 0.0);
+	p.tp_overlap = true;
+	p.sequence_parallel = false;
+	ck_assert_double_eq(memory_userbuffers_bytes(&m, &p, &fw), 0.0);
+	p.sequence_parallel = true;
+	p.tp = 1;
+	ck_assert_double_eq(memory_userbuffers_bytes(&m, &p, &fw), 0.0);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
  * plan-cli reviewmem: the loss's stage keeps (4 s b h + L s b V) / t of
  * logits and loss, L = loss_logit_memory (default 4, Korthikanti et al.
  * Sec. 4.3; torchtitan's eager F.cross_entropy(pred.float()) 12).
@@ -1730,6 +1796,7 @@ cost_suite(void)
 	tcase_add_test(tc, test_recompute_layers);
 	tcase_add_test(tc, test_fewest_recompute_layers);
 	tcase_add_test(tc, test_fp8_scaling_overhead);
+	tcase_add_test(tc, test_userbuffers);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -250,6 +250,12 @@ struct framework {
 	double grad_bucket_buffers; /**< ZeRO 1-3: grad_bucket-sized gradient buffers in reduce_bytes kept
 					 through the backward (DeepSpeed's contiguous_gradients IPG buffers) */
 	int pipeline_schedules;   /**< plan-cli optsearch: enum framework_schedules, what optimize searches */
+	/* plan-cli ubuf: Transformer Engine's Userbuffers under TP overlap
+	 * (initialize_ub): its all-gather communicators (an fp8 buffer in an
+	 * fp8 plan) and its reduce-scatter ones (16-bit), one buffer of
+	 * seq_len x micro_batch / cp x hidden elements each; 0: none. */
+	double userbuffers_allgather;
+	double userbuffers_reduce_scatter;
 	/* plan-cli h100: begin */
 	double loss_fwd_bytes;    /**< HBM bytes the loss moves per logit in the forward (cross-entropy) */
 	double loss_bwd_bytes;    /**< HBM bytes the loss moves per logit in the backward */

@@ -14,8 +14,19 @@ struct memory_use {
 	double activations;
 	double other;        /**< reserved memory and ZeRO-3 gather buffers */
 	double compression;  /**< error-feedback buffers of the compressor */
+	double userbuffers;  /**< Transformer Engine's TP-overlap buffers (memory_userbuffers_bytes) */
 	double total;
 };
+
+/**
+ * plan-cli ubuf: the bytes of Transformer Engine's Userbuffers on each
+ * GPU of a plan whose TP communication overlaps its GEMMs (tp > 1,
+ * sequence parallelism, --tp-overlap): @fw's userbuffers_allgather and
+ * userbuffers_reduce_scatter buffers of seq_len x micro_batch x hidden
+ * elements (@p CP-local: seq_len already over cp), once a process. 0
+ * without TP overlap or without such a framework.
+ */
+double memory_userbuffers_bytes(const struct model *m, const struct plan *p, const struct framework *fw);
 
 /**
  * Activation bytes of one layer for one micro-batch, stored for the

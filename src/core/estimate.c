@@ -1992,6 +1992,7 @@ static const struct {
 	ESTIMATE_FIGURE(memory.weights), ESTIMATE_FIGURE(memory.gradients),
 	ESTIMATE_FIGURE(memory.optimizer), ESTIMATE_FIGURE(memory.activations),
 	ESTIMATE_FIGURE(memory.other), ESTIMATE_FIGURE(memory.compression),
+	ESTIMATE_FIGURE(memory.userbuffers),
 	ESTIMATE_FIGURE(memory.total), ESTIMATE_FIGURE(memory_capacity_bytes),
 	ESTIMATE_FIGURE(model_flops_per_iteration), ESTIMATE_FIGURE(hardware_flops_per_iteration),
 	ESTIMATE_FIGURE(tflops_per_gpu), ESTIMATE_FIGURE(hardware_tflops_per_gpu),

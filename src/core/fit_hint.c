@@ -189,6 +189,7 @@ fit_largest_term(const struct memory_use *mu, double *bytes)
 		{ "weights", mu->weights },     { "gradients", mu->gradients },
 		{ "optimizer", mu->optimizer }, { "activations", mu->activations },
 		{ "other", mu->other },         { "compression", mu->compression },
+		{ "userbuffers", mu->userbuffers },
 	};
 	size_t best = 0;
 

@@ -1384,6 +1384,50 @@ memory_stage_activations(const struct model *m, const struct plan *p, const stru
 	return act + pipeline_deferred_w_bytes(m, p, stage);
 }
 
+/*
+ * plan-cli ubuf: Transformer Engine's Userbuffers, the buffers its TP
+ * communication overlap (Megatron's --tp-comm-overlap) registers once a
+ * process, whatever the layers, model chunks or micro-batches.
+ * Megatron-LM d98e8a6 (training/initialize.py l. 194-271,
+ * _initialize_tp_communicators, called once, from initialize_megatron
+ * l. 164-166) and Megatron-Bridge 067f987 (training/initialize.py
+ * l. 351-375) pass
+ * initialize_ub the shape [seq_len x micro_batch / cp, hidden]: the full
+ * sequence of the rank's CP shard, not over tp. TE v2.18's initialize_ub
+ * (pytorch/module/base.py l. 312-336) builds one communicator a GEMM:
+ * 4 ring-exchange all-gathers (qkv_fprop, fc1_fprop, proj_dgrad,
+ * fc2_dgrad), 2 pipelined reduce-scatters (proj_fprop, fc2_fprop), 4
+ * bulk (qkv_dgrad and fc1_dgrad all-gathers, qkv_wgrad and fc1_wgrad
+ * reduce-scatters) and 2 external all-gathers (proj_wgrad, fc2_wgrad,
+ * from v2.7; TE v1.0 to v2.6 have 10, 6 all-gathers): the framework's
+ * userbuffers_allgather and userbuffers_reduce_scatter. Each registers
+ * one buffer of that shape (common/comm_gemm_overlap/
+ * comm_gemm_overlap.cpp l. 419-425 and 813-824; the default config has
+ * no ring-exchange reduce-scatter, whose buffer would be (2t - 1) / t of
+ * it). The buffer is uint8 for an all-gather under fp8 (fp8_buf, base.py
+ * l. 367 and 448-452: any fp8 recipe, since Megatron passes
+ * UserBufferQuantizationMode.FP8 for every --fp8-format) and bf16
+ * otherwise (initialize_ub's dtype, which Megatron leaves at bf16; fp4
+ * runs UserBufferQuantizationMode.NONE). An fp8 plan with bf16 first or
+ * last layers adds the NONE set, all bf16 (Megatron-LM's initialize.py
+ * l. 229-246 from TE 2.7, Megatron-Bridge's l. 357-371 from TE 2.8).
+ */
+double
+memory_userbuffers_bytes(const struct model *m, const struct plan *p, const struct framework *fw)
+{
+	double elements = (double)p->seq_len * p->micro_batch * m->hidden;
+	double ag = fw ? fw->userbuffers_allgather : 0.0, rs = fw ? fw->userbuffers_reduce_scatter : 0.0;
+	bool fp8 = p->precision == PLAN_PRECISION_FP8;
+	double bytes;
+
+	if (!p->tp_overlap || !p->sequence_parallel || p->tp < 2)
+		return 0.0;
+	bytes = elements * (ag * (fp8 ? 1.0 : 2.0) + rs * 2.0);
+	if (fp8 && plan_has_bf16_layers(p))
+		bytes += elements * (ag + rs) * 2.0;
+	return bytes;
+}
+
 void
 memory_stage_in_mode(const struct model *m, const struct plan *p, const struct cluster *c,
 		     const struct framework *fw, const struct memory_mode *k, int stage, double params,
@@ -1423,5 +1467,6 @@ memory_stage_in_mode(const struct model *m, const struct plan *p, const struct c
 	if (fw && p->zero >= 1 && fw->grad_bucket_buffers > 0)
 		out->other += fw->grad_bucket_buffers * fw->grad_bucket * fw->reduce_bytes;
 	out->compression = 0.0;
-	out->total = out->weights + out->gradients + out->optimizer + out->activations + out->other;
+	out->userbuffers = memory_userbuffers_bytes(m, p, fw);
+	out->total = out->weights + out->gradients + out->optimizer + out->activations + out->other + out->userbuffers;
 }

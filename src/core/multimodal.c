@@ -111,9 +111,13 @@ add_sub(const struct multimodal *mm, int i, bool monolithic, double *other,
 					      mm->sub[i].name, out->gpus[i]);
 		/* Every GPU holds all the submodules, and the activations
 		 * of each forward pass wait for the loss. */
-		out->memory_bytes += mem->total - mem->other;
-		if (mem->other > *other)
-			*other = mem->other;
+		/* plan-cli ubuf: TE's Userbuffers are the process's, once
+		 * (initialize_ub), kept with "other". */
+		double shared = mem->other + mem->userbuffers;
+
+		out->memory_bytes += mem->total - shared;
+		if (shared > *other)
+			*other = shared;
 		out->compute_s += out->sub[i].iteration_time_s;
 	} else {
 		out->total_gpus += out->gpus[i];

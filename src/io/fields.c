@@ -313,6 +313,7 @@ const struct field field_table[] = {
 	{ "memory_bytes.activations", NULL, NULL, "bytes", "activations stored for the backward", EST(memory.activations) },
 	{ "memory_bytes.other", NULL, NULL, "bytes", "reserved memory and ZeRO-3 gather buffers", EST(memory.other) },
 	{ "memory_bytes.compression", NULL, NULL, "bytes", "error-feedback buffers of the compressor", EST(memory.compression) },
+	{ "memory_bytes.userbuffers", NULL, NULL, "bytes", "Transformer Engine's Userbuffers for TP overlap", EST(memory.userbuffers) },
 	{ "memory_bytes.total", "memory_total_bytes", CSV_WHOLE, "bytes", "peak memory of one GPU", EST(memory.total) },
 	{ "memory_capacity_bytes", "memory_capacity_bytes", CSV_WHOLE, "bytes", "the GPU's memory", EST(memory_capacity_bytes) },
 	{ "fits", "fits", NULL, "", "the peak memory fits the GPU", EST(fits) },

@@ -32,6 +32,7 @@ enum text_when {
 	TEXT_IF_CP,         /* context-parallel exchanges showed */
 	TEXT_IF_LAUNCH,     /* the GPU waited for the host's launches */
 	TEXT_IF_OFFLOAD,    /* activation offloading's copies showed */
+	TEXT_IF_USERBUFFERS, /* plan-cli ubuf: TE's TP-overlap buffers held memory */
 };
 
 struct text_row {
@@ -59,6 +60,7 @@ static const struct text_row memory_rows[] = {
 	{ "memory_bytes.activations", TEXT_ALWAYS },
 	{ "memory_bytes.other", TEXT_ALWAYS },
 	{ "memory_bytes.compression", TEXT_IF_COMPRESSED },
+	{ "memory_bytes.userbuffers", TEXT_IF_USERBUFFERS },
 	{ NULL, TEXT_ALWAYS },
 };
 
@@ -71,6 +73,7 @@ text_applies(enum text_when when, const struct estimate *e)
 	case TEXT_IF_CP: return e->breakdown.cp_comm > 0;
 	case TEXT_IF_LAUNCH: return e->breakdown.launch > 0;
 	case TEXT_IF_OFFLOAD: return e->breakdown.offload > 0;
+	case TEXT_IF_USERBUFFERS: return e->memory.userbuffers > 0;
 	default: return true;
 	}
 }

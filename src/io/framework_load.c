@@ -90,6 +90,15 @@ const struct schema_key framework_schema[] = {
 		  "way to the reduction, kept on the GPU through the backward (DeepSpeed's contiguous_gradients "
 		  "IPG buffers, reduce_bucket_size each: 1 from v0.10, 2 with overlap_comm in v0.5-v0.9's "
 		  "ZeRO-3); 0: the gradients are reduced from where autograd leaves them" },
+	{ .key = "userbuffers_allgather", .type = SCHEMA_NUMBER, .offset = OFF(userbuffers_allgather), .min = 0,
+	  .max = 32, .def = "0",
+	  .help = "TP overlap: Transformer Engine's Userbuffers all-gather communicators, one buffer of "
+		  "seq_len x micro_batch / cp x hidden elements each, 1 byte an element in an fp8 plan and 2 "
+		  "otherwise (TE initialize_ub: 8 from v2.7, 6 in v1.x to v2.6); 0: no Userbuffers" },
+	{ .key = "userbuffers_reduce_scatter", .type = SCHEMA_NUMBER, .offset = OFF(userbuffers_reduce_scatter),
+	  .min = 0, .max = 32, .def = "0",
+	  .help = "TP overlap: Transformer Engine's Userbuffers reduce-scatter communicators, one 16-bit buffer "
+		  "of seq_len x micro_batch / cp x hidden elements each (TE initialize_ub: 4); 0: none" },
 	{ .key = "persist_gather_copy", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
 	  .offset = OFF(persist_gather_copy_s), .min = 0, .max = 1e-3, .def = "0 s",
 	  .help = "ZeRO-3: host cost of each copy by which the optimizer step's gather of the persistent "
