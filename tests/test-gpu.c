@@ -29,11 +29,12 @@ START_TEST(test_named_gpu)
 	test_load_cluster(&c, "name: x\nnodes: 2\ngpus_per_node: 8\ngpu: h100-sxm5-80gb\n" LINKS);
 	ck_assert_str_eq(c.gpu.name, "H100-SXM5-80GB");
 	ck_assert_int_eq(c.gpu.generation, GPU_GEN_HOPPER);
-	/* "989 TFLOPS" and "3.35 TB/s" in SI; "80 GiB" is 80 * 2^30 bytes. */
+	/* "989 TFLOPS" and "3.35 TB/s" in SI; "81559 MiB" (nvidia-smi's total,
+	 * helper capdrop; was 80 GiB) is 81559 * 2^20 = 85,520,809,984 bytes. */
 	ck_assert_double_eq_tol(c.gpu.peak_flops, 989e12, 1);
 	ck_assert_double_eq_tol(c.gpu.peak_flops_fp8, 1979e12, 1);
 	ck_assert_double_eq_tol(c.gpu.memory_bw_Bps, 3.35e12, 1);
-	ck_assert_double_eq_tol(c.gpu.memory_bytes, 80.0 * 1073741824.0, 1);
+	ck_assert_double_eq_tol(c.gpu.memory_bytes, 85520809984.0, 1);
 	cluster_release(&c);
 }
 END_TEST
@@ -462,14 +463,16 @@ START_TEST(test_new_profiles)
 	cluster_release(&c);
 	/* GB300 NVL72: the same rack with Blackwell Ultra GPUs and one
 	 * 800 Gbit/s ConnectX-8 a GPU: 800e9 / 8 = 100e9 B/s a NIC, twice
-	 * GB200 NVL72's 400 Gbit/s = 50e9 B/s; 288 GB = 288e9 B HBM3e. */
+	 * GB200 NVL72's 400 Gbit/s = 50e9 B/s; memory nvidia-smi's 284208 MiB
+	 * (helper capdrop; was "288 GB" = 288e9 B) = 284208 * 2^20 =
+	 * 298,013,687,808 B. */
 	test_load_profile(PROFILE_CLUSTER, "gb300-nvl72", &c);
 	ck_assert_str_eq(c.gpu.name, "GB300");
 	ck_assert_int_eq(c.gpus_per_node, 72);
 	ck_assert_int_eq(c.inter.nics_per_node, 72);
 	ck_assert_double_eq_tol(c.inter.nic_bandwidth_Bps, 100e9, 1);
 	ck_assert_double_eq_tol(c.intra.bandwidth_Bps, 900e9, 1);
-	ck_assert_double_eq_tol(c.gpu.memory_bytes, 288e9, 1);
+	ck_assert_double_eq_tol(c.gpu.memory_bytes, 298013687808.0, 1);
 	cluster_release(&c);
 	/* H800 nodes as FlagPerf ran them: 400 GB/s bidirectional NVLink. */
 	test_load_profile(PROFILE_CLUSTER, "dgx-h800", &c);

@@ -696,6 +696,14 @@ START_TEST(test_nemotron3_nano)
 }
 END_TEST
 
+/* A small Qwen3-Next config (num_experts: the class default 512); more fields %s (", ..."). */
+#define HF_Q3N_SMALL \
+	"{\"model_type\": \"qwen3_next\", \"num_hidden_layers\": 4, \"hidden_size\": 64, \"num_attention_heads\": 4," \
+	" \"head_dim\": 16, \"vocab_size\": 100, \"intermediate_size\": 256, \"moe_intermediate_size\": 32," \
+	" \"num_experts_per_tok\": 2," \
+	" \"linear_key_head_dim\": 16, \"linear_value_head_dim\": 16, \"linear_num_key_heads\": 2," \
+	" \"linear_num_value_heads\": 4%s}"
+
 /*
  * Qwen3-Next-80B-A3B (tests/data/hf/qwen3-next-80b-a3b.json, written from
  * memory of the published config): the bundled qwen3-next-80b-a3b's
@@ -726,16 +734,17 @@ START_TEST(test_qwen3_next)
 	ck_assert(m.moe.experts == 512 && m.moe.top_k == 10 && m.moe.expert_ffn_hidden == 512 &&
 		  m.moe.shared_experts == 1);
 	ck_assert_int_eq(m.mtp_layers, 0);
+	/* the config has neither dropout field: Qwen3NextConfig's attention_dropout
+	 * 0.0 and the bridge's hidden_dropout 0.0, as the bundled profile says */
+	ck_assert(!m.dropout && !b.dropout);
+	/* a dropout above 0 in either field: dropout true */
+	hf_loadf(&m, HF_Q3N_SMALL, ", \"attention_dropout\": 0.1");
+	ck_assert(m.dropout);
+	hf_loadf(&m, HF_Q3N_SMALL, ", \"attention_dropout\": 0.0");
+	ck_assert(!m.dropout);
 }
 END_TEST
 
-/* A small Qwen3-Next config (num_experts: the class default 512); more fields %s (", ..."). */
-#define HF_Q3N_SMALL \
-	"{\"model_type\": \"qwen3_next\", \"num_hidden_layers\": 4, \"hidden_size\": 64, \"num_attention_heads\": 4," \
-	" \"head_dim\": 16, \"vocab_size\": 100, \"intermediate_size\": 256, \"moe_intermediate_size\": 32," \
-	" \"num_experts_per_tok\": 2," \
-	" \"linear_key_head_dim\": 16, \"linear_value_head_dim\": 16, \"linear_num_key_heads\": 2," \
-	" \"linear_num_value_heads\": 4%s}"
 
 /* The layer_types list (transformers 5.5 on), mlp_only_layers and
  * decoder_sparse_step, two pattern symbols a layer; MTP layers dropped. */

@@ -933,7 +933,11 @@ hf_nh_mtp(const struct hf_reader *r, long depths, FILE *out)
  * default 0.0), which Megatron-Bridge's CONFIG_MAPPING carries to the
  * provider's fields of the same names (conversion/model_bridge.py at
  * 067f987; HybridModelProvider's defaults are 0.0 too). plan-cli's
- * dropout is one switch: false when both are 0, else true.
+ * dropout is one switch: false when both are 0, else true. Qwen3-Next
+ * the same way: Qwen3NextConfig's attention_dropout defaults to 0.0
+ * (transformers@008e574) and Megatron-Bridge's Qwen3-Next bridge sets
+ * hidden_dropout 0.0 (models/qwen/qwen3_next_bridge.py l. 63 at 067f987),
+ * so a config without either field is dropout false.
  */
 static bool
 hf_nh_dropout(const struct hf_reader *r, FILE *out)
@@ -1176,7 +1180,7 @@ hf_qwen3_next(const struct hf_reader *r, FILE *out)
 			"MTP module\n", mtp);
 	if (strchr(pat, 'G') && !hf_q3n_gdn(r, out))
 		return false;
-	return !strchr(pat, 'E') || hf_q3n_moe(r, out);
+	return (!strchr(pat, 'E') || hf_q3n_moe(r, out)) && hf_nh_dropout(r, out);
 }
 
 /* @s as a single-quoted YAML scalar ('' for a quote; no line breaks). */
