@@ -233,6 +233,65 @@ START_TEST(test_module_layernorm_te_spec)
 }
 END_TEST
 
+/*
+ * mlprc: mlp under the TE spec also drops fc1's fused norm's output
+ * (ln_out, h wide, replicated unless SP: transformer_layer.py l. 537-539
+ * and 992-1011, gpt_layer_specs.py l. 336 and 542-544, Megatron-LM
+ * d98e8a6; TE's LayerNormLinear saves it, layernorm_linear.py l. 526-536
+ * at d0067d0). The toy GPT at s 1024, b 1, t 2 (sb 1024, no SP): 2 sbh =
+ * 2,097,152 B beside the 4 s b f / t = 8,388,608 of test_module_bytes_dense.
+ */
+START_TEST(test_module_mlp_te_spec)
+{
+	struct model dense, moe, mla_moe;
+	struct plan p;
+	struct framework fw;
+
+	test_load_model(&dense, TOY_MODEL_YAML);
+	test_load_model(&moe, TOY_MOE_YAML);
+	test_load_model(&mla_moe, TOY_MLA_YAML "moe: {experts: 4, top_k: 2, expert_ffn_hidden: 512, "
+					       "first_dense_layers: 1}\n");
+	toy_plan(&p);
+	framework_init_default(&fw);
+	fw.selective_recompute = FRAMEWORK_SAC_CORE_ATTN;
+	/* bf16: 8,388,608 + 2,097,152 = 10,485,760; the local spec (no
+	 * framework) keeps the norm's output, the checkpoint's input. */
+	ck_assert_double_eq_tol(memory_recompute_module_bytes(&dense, &p, &fw, PLAN_RM_MLP), 10485760.0, 1e-6);
+	ck_assert_double_eq_tol(memory_recompute_module_bytes(&dense, &p, NULL, PLAN_RM_MLP), 8388608.0, 1e-6);
+	/* layernorm + mlp: the TE spec's layernorm drops nothing in a dense
+	 * layer, so core_attn alone's 23,068,672 less 10,485,760 = 12,582,912;
+	 * the local spec's layernorm drops the norm outputs and mlp not:
+	 * 23,068,672 - 4,194,304 - 8,388,608 = 10,485,760 (each once). */
+	p.recompute_modules = RM(CORE_ATTN) | RM(LAYERNORM) | RM(MLP);
+	ck_assert_double_eq_tol(memory_layer_activations(&dense, &p, &fw), 12582912.0, 1e-6);
+	ck_assert_double_eq_tol(memory_layer_activations(&dense, &p, NULL), 10485760.0, 1e-6);
+	/* SP splits the norm's output: 8,388,608 + 1,048,576 = 9,437,184. */
+	p.sequence_parallel = true;
+	ck_assert_double_eq_tol(memory_recompute_module_bytes(&dense, &p, &fw, PLAN_RM_MLP), 9437184.0, 1e-6);
+	p.sequence_parallel = false;
+	/* fp8 current scaling (q 1 byte an element saved): fc1's and the
+	 * activation's outputs 2 s b f / t = 4,194,304, fc2's input q s b f / t
+	 * = 2,097,152 and the norm's copy q s b h = 1,048,576: 7,340,032. */
+	p.precision = PLAN_PRECISION_FP8;
+	p.fp8_recipe = PLAN_FP8_CURRENT;
+	ck_assert_double_eq_tol(memory_recompute_module_bytes(&dense, &p, &fw, PLAN_RM_MLP), 7340032.0, 1e-6);
+	/* An MoE layer ignores mlp (moe is its module): nothing. */
+	ck_assert_double_eq(memory_recompute_module_bytes(&moe, &p, &fw, PLAN_RM_MLP), 0.0);
+	p.precision = PLAN_PRECISION_BF16;
+	p.fp8_recipe = PLAN_FP8_FRAMEWORK;
+	/* MLA, one dense layer of two: mlp half of 10,485,760 = 5,242,880;
+	 * layernorm the two input_layernorms and the MoE layer's
+	 * pre_mlp_layernorm, 3,145,728 (test_module_layernorm_te_spec): the
+	 * dense layer's fused norm is mlp's alone, and both together drop
+	 * core_attn alone's activations by their sum, 8,388,608. */
+	ck_assert_double_eq_tol(memory_recompute_module_bytes(&mla_moe, &p, &fw, PLAN_RM_MLP), 5242880.0, 1e-6);
+	p.recompute_modules = RM(CORE_ATTN);
+	double attn = memory_layer_activations(&mla_moe, &p, &fw);
+	p.recompute_modules = RM(CORE_ATTN) | RM(LAYERNORM) | RM(MLP);
+	ck_assert_double_eq_tol(attn - memory_layer_activations(&mla_moe, &p, &fw), 8388608.0, 1e-6);
+}
+END_TEST
+
 /* A module the model lacks is refused, naming it. */
 START_TEST(test_module_validate)
 {
@@ -365,6 +424,7 @@ recompute_suite(void)
 	tcase_add_test(tc, test_module_bytes_moe);
 	tcase_add_test(tc, test_module_time);
 	tcase_add_test(tc, test_module_layernorm_te_spec);
+	tcase_add_test(tc, test_module_mlp_te_spec);
 	tcase_add_test(tc, test_module_validate);
 	tcase_add_test(tc, test_module_names);
 	tcase_add_test(tc, test_uniform_memory);

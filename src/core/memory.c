@@ -591,6 +591,33 @@ moe_norm_recomputed(const struct model *m, const struct plan *p, const struct fr
 }
 
 /*
+ * mlprc: whether mlp's checkpoint holds a dense layer's pre-MLP norm, so
+ * drops its output, fc1's input (in bytes an element, h wide, replicated
+ * unless SP). Megatron-Core checkpoints self.mlp on pre_mlp_layernorm's
+ * output (transformer_layer.py l. 992-1011, Megatron-LM d98e8a6), and
+ * only in a layer that is not MoE (l. 537-539). Its TE spec fuses that
+ * norm into linear_fc1 (gpt_layer_specs.py l. 336 IdentityOp without
+ * experts, l. 542-544 column_parallel_layer_norm_linear; a hybrid
+ * model's MLP layer too, hybrid_layer_specs.py l. 214-223), whose
+ * LayerNormLinear saves its input and ln_out (its local shard under SP,
+ * gathered again in the backward: TransformerEngine d0067d0,
+ * module/layernorm_linear.py l. 426-435, 468-536): inside the
+ * checkpoint, ln_out is dropped; its input, the checkpoint's, is the
+ * norm's input layer_activations_full already counts. Elsewhere (no TE
+ * spec) the norm is a module of its own before the checkpoint, whose
+ * input is the norm's output, kept (dropped by layernorm instead:
+ * memory_recompute_norms, so the two never drop the same bytes).
+ * Megatron-Core has no parallel block: left as it was.
+ */
+static bool
+recompute_mlp_holds_norm(const struct model *m, const struct framework *fw)
+{
+	if (m->parts)
+		return true;
+	return fw && fw->selective_recompute == FRAMEWORK_SAC_CORE_ATTN && !m->parallel_block;
+}
+
+/*
  * Megatron-Core's --recompute-modules (megatron/core/transformer/
  * transformer_config.py, recompute_modules, core_r0.13.0): core_attn,
  * mlp, moe and shared_experts checkpoint their submodule ("normal
@@ -639,8 +666,9 @@ memory_recompute_module_bytes(const struct model *m, const struct plan *p, const
 		if (!fw || fw->selective_recompute != FRAMEWORK_SAC_CORE_ATTN)
 			return memory_recompute_norms(m, fw, frac) * in * sb * h / sp;
 		return memory_recompute_norms(m, fw, 0.0) * in * sb * h / sp + frac * moe_norm_recomputed(m, p, fw);
-	case PLAN_RM_MLP: /* fc1's output and the activation's, fc2's input at its saved width */
-		return (1.0 - frac) * sb * m->ffn_hidden / t * (gated - (2.0 - in));
+	case PLAN_RM_MLP: /* fc1's output and the activation's, fc2's input at its saved width; fc1's fused norm's */
+		return (1.0 - frac) * (sb * m->ffn_hidden / t * (gated - (2.0 - in)) +
+				       (recompute_mlp_holds_norm(m, fw) ? in * sb * h / sp : 0.0));
 	case PLAN_RM_MOE: /* memory_layer_activations' MoE term, shared experts and dispatcher included */
 		return frac * ((gated * (routed + sb * m->moe.shared_experts) * eff +
 				2.0 * moe_routed_copies(fw) * routed * h * plan_etp(p)) / t -
