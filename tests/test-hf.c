@@ -1083,6 +1083,9 @@ START_TEST(test_dropout)
 					       "gpt-neox-20b.json", "falcon-7b.json", "kimi-k2.json", NULL };
 	static const char gpt2_attn0[] = "{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 64, "
 					 "\"n_head\": 2, \"vocab_size\": 10, \"n_positions\": 8, \"attn_pdrop\": 0.0}";
+	static const char llama_attn0[] = "{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
+					  "\"num_attention_heads\": 2, \"vocab_size\": 10, \"max_position_embeddings\": 8, "
+					  "\"intermediate_size\": 128, \"attention_dropout\": 0.0}";
 	struct model m;
 	struct plan_error err;
 	char *yaml;
@@ -1136,10 +1139,13 @@ START_TEST(test_dropout)
 	/* A field a family does not have is not read: Llama's "dropout". */
 	hf_loadf(&m, HF_8B, "llama", ", \"dropout\": 0.5, \"resid_pdrop\": 0.5");
 	ck_assert(!m.dropout);
-	/* The profile's comment names each field, its value, and the defaults. */
+	/* The line's comment names the fields above 0, their values and which
+	 * are defaults; when none is, every field read. */
 	ck_assert(hf_config_text_to_yaml("t.json", gpt2_attn0, strlen(gpt2_attn0), "t", &yaml, &err));
-	ck_assert_ptr_nonnull(strstr(yaml, "\ndropout: true  # attention_dropout 0 (default), hidden_dropout 0 "
-				     "(default), resid_pdrop 0.1 (default), embd_pdrop 0.1 (default), attn_pdrop 0\n"));
+	ck_assert_ptr_nonnull(strstr(yaml, "\ndropout: true  # resid_pdrop 0.1 (default), embd_pdrop 0.1 (default)\n"));
+	free(yaml);
+	ck_assert(hf_config_text_to_yaml("t.json", llama_attn0, strlen(llama_attn0), "t", &yaml, &err));
+	ck_assert_ptr_nonnull(strstr(yaml, "\ndropout: false  # attention_dropout, hidden_dropout: 0\n"));
 	free(yaml);
 	/* Not a probability: named. */
 	ck_assert(!hf_tryf(&m, &err, HF_GPT2_TINY, ", \"attn_pdrop\": 1.0"));

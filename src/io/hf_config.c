@@ -943,8 +943,8 @@ hf_nh_mtp(const struct hf_reader *r, long depths, FILE *out)
  * qwen/qwen3_next_bridge.py l. 63), and each family's own fields with
  * its class's defaults (transformers@008e574, hf_drop_fields). Not
  * read: OPT's layerdrop (whole layers skipped, no mask), GPT-2's
- * summary_first_dropout and classifier_dropout (heads other than the
- * LM head's).
+ * summary_first_dropout and GPT-NeoX's classifier_dropout (heads other
+ * than the LM head's).
  */
 struct hf_drop {
 	const char *field;
@@ -983,14 +983,32 @@ hf_drop_value(const struct hf_reader *r, const struct hf_drop *d, double *p, boo
 	return true;
 }
 
+/* Append ", @fmt" (no comma first) to @buf, which holds *@n characters. */
+static void __attribute__((format(printf, 4, 5)))
+hf_said(char *buf, size_t size, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (*n >= size)
+		return;
+	if (*n > 0)
+		*n += (size_t)snprintf(buf + *n, size - *n, ", ");
+	if (*n >= size)
+		return;
+	va_start(ap, fmt);
+	*n += (size_t)vsnprintf(buf + *n, size - *n, fmt, ap);
+	va_end(ap);
+}
+
+/* The dropout line; its comment names the fields above 0 (their values,
+ * "(default)" where the class's), or when none is, every field read. */
 static bool
 hf_dropout(const struct hf_reader *r, enum hf_family f, FILE *out)
 {
 	static const struct hf_drop common[] = { { "attention_dropout", 0.0 }, { "hidden_dropout", 0.0 }, { NULL, 0.0 } };
 	const struct hf_drop *lists[2] = { common, hf_drop_fields(f) };
-	char said[256] = "";
-	size_t n = 0;
-	bool any = false;
+	char on[256] = "", off[256] = "";
+	size_t n_on = 0, n_off = 0;
 
 	for (int l = 0; l < 2; l++)
 		for (const struct hf_drop *d = lists[l]; d->field; d++) {
@@ -999,13 +1017,15 @@ hf_dropout(const struct hf_reader *r, enum hf_family f, FILE *out)
 
 			if (!hf_drop_value(r, d, &p, &given))
 				return false;
-			any = any || p > 0.0;
-			/* the comment: each field read, its value, "(default)" where absent */
-			if (n < sizeof(said))
-				n += (size_t)snprintf(said + n, sizeof(said) - n, "%s%s %g%s", n ? ", " : "", d->field,
-						      p, given ? "" : " (default)");
+			if (p > 0.0)
+				hf_said(on, sizeof(on), &n_on, "%s %g%s", d->field, p, given ? "" : " (default)");
+			else
+				hf_said(off, sizeof(off), &n_off, "%s", d->field);
 		}
-	fprintf(out, "dropout: %s  # %s\n", any ? "true" : "false", said);
+	if (n_on > 0)
+		fprintf(out, "dropout: true  # %s\n", on);
+	else
+		fprintf(out, "dropout: false  # %s: 0\n", off);
 	return true;
 }
 
