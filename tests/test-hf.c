@@ -1070,6 +1070,96 @@ START_TEST(test_parallel_blocks)
 }
 END_TEST
 
+/*
+ * dropout, every family (hf_dropout): false when every dropout
+ * probability the config carries, or its class's default for one it
+ * lacks, is 0; true when any is above 0. Worked out by hand from the
+ * fixtures and transformers' config classes (transformers@008e574).
+ */
+START_TEST(test_dropout)
+{
+	static const char *const no_drop[] = { "llama-3.1-8b.json", "qwen2.5-7b.json", "mixtral-8x7b.json",
+					       "qwen3-30b-a3b.json", "deepseek-v3.json", "gemma-7b.json",
+					       "gpt-neox-20b.json", "falcon-7b.json", "kimi-k2.json", NULL };
+	static const char gpt2_attn0[] = "{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 64, "
+					 "\"n_head\": 2, \"vocab_size\": 10, \"n_positions\": 8, \"attn_pdrop\": 0.0}";
+	static const char llama_attn0[] = "{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
+					  "\"num_attention_heads\": 2, \"vocab_size\": 10, \"max_position_embeddings\": 8, "
+					  "\"intermediate_size\": 128, \"attention_dropout\": 0.0}";
+	struct model m;
+	struct plan_error err;
+	char *yaml;
+
+	/* Llama 3.1 8B's fixture has no attention_dropout: LlamaConfig's
+	 * default 0.0, and no hidden_dropout (Megatron-Bridge's 0.0): false,
+	 * as models/llama3-8b.yaml says. The others: attention_dropout 0.0
+	 * given (qwen2.5-7b, gemma-7b; falcon-7b's hidden_dropout 0.0 too)
+	 * or absent with a 0.0 default. */
+	for (int i = 0; no_drop[i]; i++) {
+		hf_load(&m, no_drop[i]);
+		ck_assert_msg(!m.dropout, "%s: dropout true", no_drop[i]);
+	}
+	/* The published Llama 3.1 config.json carries attention_dropout 0.0:
+	 * still false; 0.1 makes it true, as hidden_dropout 0.1 does. */
+	hf_loadf(&m, HF_8B, "llama", ", \"attention_dropout\": 0.0");
+	ck_assert(!m.dropout);
+	hf_loadf(&m, HF_8B, "llama", ", \"attention_dropout\": 0.1");
+	ck_assert(m.dropout);
+	hf_loadf(&m, HF_8B, "mistral", ", \"hidden_dropout\": 0.1");
+	ck_assert(m.dropout);
+	/* GPT-2's fixture has none of resid_pdrop, embd_pdrop, attn_pdrop:
+	 * GPT2Config's 0.1 each, so true; all three 0.0 is false, one of
+	 * them 0.0 leaves the other two's 0.1: true. */
+	hf_load(&m, "gpt2.json");
+	ck_assert(m.dropout);
+#define HF_GPT2_TINY "{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 64, \"n_head\": 2, \"vocab_size\": 10, " \
+		     "\"n_positions\": 8%s}"
+	hf_loadf(&m, HF_GPT2_TINY, ", \"resid_pdrop\": 0.0, \"embd_pdrop\": 0, \"attn_pdrop\": 0.0");
+	ck_assert(!m.dropout);
+	hf_loadf(&m, HF_GPT2_TINY, ", \"resid_pdrop\": 0.0");
+	ck_assert(m.dropout);
+	/* OPT-125m: dropout 0.1 (attention_dropout, activation_dropout 0.0;
+	 * layerdrop is not a mask and is not read): true; dropout 0.0 false,
+	 * dropout absent OPTConfig's 0.1. */
+	hf_load(&m, "opt-125m.json");
+	ck_assert(m.dropout);
+	hf_loadf(&m, HF_OPT_125M, ", \"dropout\": 0.0");
+	ck_assert(!m.dropout);
+	hf_loadf(&m, HF_OPT_125M, ", \"dropout\": 0.0, \"layerdrop\": 0.1");
+	ck_assert(!m.dropout);
+	hf_loadf(&m, HF_OPT_125M, "");
+	ck_assert(m.dropout);
+	/* Phi: resid_pdrop, embd_pdrop, attention_dropout all default 0.0. */
+#define HF_PHI_TINY "{\"model_type\": \"phi\", \"vocab_size\": 10, \"hidden_size\": 64, \"intermediate_size\": 128, " \
+		    "\"num_hidden_layers\": 2, \"num_attention_heads\": 4%s}"
+	hf_loadf(&m, HF_PHI_TINY, "");
+	ck_assert(!m.dropout);
+	hf_loadf(&m, HF_PHI_TINY, ", \"embd_pdrop\": 0.1");
+	ck_assert(m.dropout);
+	/* A field a family does not have is not read: Llama's "dropout". */
+	hf_loadf(&m, HF_8B, "llama", ", \"dropout\": 0.5, \"resid_pdrop\": 0.5");
+	ck_assert(!m.dropout);
+	/* The line's comment names the fields above 0, their values and which
+	 * are defaults; when none is, every field read. */
+	ck_assert(hf_config_text_to_yaml("t.json", gpt2_attn0, strlen(gpt2_attn0), "t", &yaml, &err));
+	ck_assert_ptr_nonnull(strstr(yaml, "\ndropout: true  # resid_pdrop 0.1 (default), embd_pdrop 0.1 (default)\n"));
+	free(yaml);
+	ck_assert(hf_config_text_to_yaml("t.json", llama_attn0, strlen(llama_attn0), "t", &yaml, &err));
+	ck_assert_ptr_nonnull(strstr(yaml, "\ndropout: false  # attention_dropout, hidden_dropout: 0\n"));
+	free(yaml);
+	/* Not a probability: named. */
+	ck_assert(!hf_tryf(&m, &err, HF_GPT2_TINY, ", \"attn_pdrop\": 1.0"));
+	ck_assert_ptr_nonnull(strstr(err.message, "expected a probability from 0 to below 1 in field 'attn_pdrop'"));
+	ck_assert(!hf_tryf(&m, &err, HF_8B, "llama", ", \"attention_dropout\": \"0.0\""));
+	ck_assert_ptr_nonnull(strstr(err.message, "expected a probability from 0 to below 1 in field "
+					       "'attention_dropout'"));
+	ck_assert(!hf_tryf(&m, &err, HF_OPT_125M, ", \"dropout\": -0.1"));
+	ck_assert_ptr_nonnull(strstr(err.message, "in field 'dropout'"));
+#undef HF_GPT2_TINY
+#undef HF_PHI_TINY
+}
+END_TEST
+
 static Suite *
 hf_suite(void)
 {
@@ -1104,6 +1194,7 @@ hf_suite(void)
 	tcase_add_test(tc, test_named);
 	tcase_add_test(tc, test_windows);
 	tcase_add_test(tc, test_parallel_blocks);
+	tcase_add_test(tc, test_dropout);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -929,32 +929,103 @@ hf_nh_mtp(const struct hf_reader *r, long depths, FILE *out)
 }
 
 /*
- * Dropout: NemotronHConfig's attention_dropout and hidden_dropout (both
- * default 0.0), which Megatron-Bridge's CONFIG_MAPPING carries to the
- * provider's fields of the same names (conversion/model_bridge.py at
- * 067f987; HybridModelProvider's defaults are 0.0 too). plan-cli's
- * dropout is one switch: false when both are 0, else true. Qwen3-Next
- * the same way: Qwen3NextConfig's attention_dropout defaults to 0.0
- * (transformers@008e574) and Megatron-Bridge's Qwen3-Next bridge sets
- * hidden_dropout 0.0 (models/qwen/qwen3_next_bridge.py l. 63 at 067f987),
- * so a config without either field is dropout false.
+ * Dropout, for every family: plan-cli's dropout is one switch, false
+ * when every dropout probability the config carries is 0, true when any
+ * is above 0. Read: attention_dropout and hidden_dropout, which
+ * Megatron-Bridge's CONFIG_MAPPING carries from any family's config to
+ * the provider's fields of the same names (conversion/model_bridge.py at
+ * 067f987), both 0.0 where absent (the transformers classes' default
+ * where they have the field: configuration_llama.py, _mistral,
+ * _mixtral, _qwen2, _qwen3, _qwen3_moe, _gemma, _cohere, _deepseek_v2,
+ * _deepseek_v3, _qwen3_next attention_dropout 0.0; _gpt_neox,
+ * _falcon, _nemotron_h both 0.0; Megatron-Bridge's Llama and
+ * Qwen3-Next bridges set hidden_dropout 0.0, llama_bridge.py l. 55,
+ * qwen/qwen3_next_bridge.py l. 63), and each family's own fields with
+ * its class's defaults (transformers@008e574, hf_drop_fields). Not
+ * read: OPT's layerdrop (whole layers skipped, no mask), GPT-2's
+ * summary_first_dropout and GPT-NeoX's classifier_dropout (heads other
+ * than the LM head's).
  */
-static bool
-hf_nh_dropout(const struct hf_reader *r, FILE *out)
+struct hf_drop {
+	const char *field;
+	double def; /* the config class's default where the field is absent */
+};
+
+static const struct hf_drop *
+hf_drop_fields(enum hf_family f)
 {
-	static const char *const fields[] = { "attention_dropout", "hidden_dropout" };
-	bool any = false;
+	/* configuration_gpt2.py: resid_pdrop, embd_pdrop, attn_pdrop 0.1 */
+	static const struct hf_drop gpt2[] = {
+		{ "resid_pdrop", 0.1 }, { "embd_pdrop", 0.1 }, { "attn_pdrop", 0.1 }, { NULL, 0.0 } };
+	/* configuration_opt.py: dropout 0.1, activation_dropout 0.0 */
+	static const struct hf_drop opt[] = { { "dropout", 0.1 }, { "activation_dropout", 0.0 }, { NULL, 0.0 } };
+	/* configuration_phi.py: resid_pdrop, embd_pdrop 0.0 */
+	static const struct hf_drop phi[] = { { "resid_pdrop", 0.0 }, { "embd_pdrop", 0.0 }, { NULL, 0.0 } };
+	static const struct hf_drop none[] = { { NULL, 0.0 } };
 
-	for (int i = 0; i < 2; i++) {
-		json_t *v = json_object_get(r->root, fields[i]);
+	return f == HF_GPT2 ? gpt2 : f == HF_OPT ? opt : f == HF_PHI ? phi : none;
+}
 
-		if (!v || json_is_null(v))
-			continue;
-		if (!json_is_number(v) || !(json_number_value(v) >= 0.0 && json_number_value(v) < 1.0))
-			return hf_fail(r, "expected a probability from 0 to below 1 in field", fields[i]);
-		any = any || json_number_value(v) > 0.0;
-	}
-	fprintf(out, "dropout: %s  # attention_dropout, hidden_dropout\n", any ? "true" : "false");
+/* One dropout field's probability; @d's default, and *given false, where
+ * it is absent or null. */
+static bool
+hf_drop_value(const struct hf_reader *r, const struct hf_drop *d, double *p, bool *given)
+{
+	json_t *v = json_object_get(r->root, d->field);
+
+	*p = d->def;
+	*given = v && !json_is_null(v);
+	if (!*given)
+		return true;
+	if (!json_is_number(v) || !(json_number_value(v) >= 0.0 && json_number_value(v) < 1.0))
+		return hf_fail(r, "expected a probability from 0 to below 1 in field", d->field);
+	*p = json_number_value(v);
+	return true;
+}
+
+/* Append ", @fmt" (no comma first) to @buf, which holds *@n characters. */
+static void __attribute__((format(printf, 4, 5)))
+hf_said(char *buf, size_t size, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (*n >= size)
+		return;
+	if (*n > 0)
+		*n += (size_t)snprintf(buf + *n, size - *n, ", ");
+	if (*n >= size)
+		return;
+	va_start(ap, fmt);
+	*n += (size_t)vsnprintf(buf + *n, size - *n, fmt, ap);
+	va_end(ap);
+}
+
+/* The dropout line; its comment names the fields above 0 (their values,
+ * "(default)" where the class's), or when none is, every field read. */
+static bool
+hf_dropout(const struct hf_reader *r, enum hf_family f, FILE *out)
+{
+	static const struct hf_drop common[] = { { "attention_dropout", 0.0 }, { "hidden_dropout", 0.0 }, { NULL, 0.0 } };
+	const struct hf_drop *lists[2] = { common, hf_drop_fields(f) };
+	char on[256] = "", off[256] = "";
+	size_t n_on = 0, n_off = 0;
+
+	for (int l = 0; l < 2; l++)
+		for (const struct hf_drop *d = lists[l]; d->field; d++) {
+			double p;
+			bool given;
+
+			if (!hf_drop_value(r, d, &p, &given))
+				return false;
+			if (p > 0.0)
+				hf_said(on, sizeof(on), &n_on, "%s %g%s", d->field, p, given ? "" : " (default)");
+			else
+				hf_said(off, sizeof(off), &n_off, "%s", d->field);
+		}
+	if (n_on > 0)
+		fprintf(out, "dropout: true  # %s\n", on);
+	else
+		fprintf(out, "dropout: false  # %s: 0\n", off);
 	return true;
 }
 
@@ -977,7 +1048,7 @@ hf_nemotron_h(const struct hf_reader *r, FILE *out)
 	if (!hf_nh_pattern(r, pat) || !hf_int(r, NAMES("num_nextn_predict_layers"), 0, &mtp))
 		return false;
 	if (!hf_nh_shape(r, pat, out) || !hf_bool(r, "tie_word_embeddings", false, &tied) ||
-	    !hf_nh_bias(r, pat, &bias) || (mtp > 0 && !hf_nh_mtp(r, mtp, out)) || !hf_nh_dropout(r, out))
+	    !hf_nh_bias(r, pat, &bias) || (mtp > 0 && !hf_nh_mtp(r, mtp, out)))
 		return false;
 	fprintf(out, "tied_embeddings: %s\nbias: %s\ngated_mlp: false  # up_proj, mlp_hidden_act, down_proj\n"
 		"norm: rmsnorm\nposition_embedding: none  # NemotronHAttention (JambaAttention) has none\n",
@@ -1180,7 +1251,7 @@ hf_qwen3_next(const struct hf_reader *r, FILE *out)
 			"MTP module\n", mtp);
 	if (strchr(pat, 'G') && !hf_q3n_gdn(r, out))
 		return false;
-	return (!strchr(pat, 'E') || hf_q3n_moe(r, out)) && hf_nh_dropout(r, out);
+	return !strchr(pat, 'E') || hf_q3n_moe(r, out);
 }
 
 /* @s as a single-quoted YAML scalar ('' for a quote; no line breaks). */
@@ -1194,6 +1265,21 @@ hf_quoted(FILE *out, const char *s)
 		else
 			fputc(*s == '\n' || *s == '\r' ? ' ' : *s, out);
 	fputc('\'', out);
+}
+
+/* Every key but dropout, by family. */
+static bool
+hf_keys(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
+{
+	if (a->family == HF_NEMOTRON_H)
+		return hf_nemotron_h(r, out);
+	if (a->family == HF_QWEN3_NEXT)
+		return hf_qwen3_next(r, out);
+	if (!hf_shape(r, a, out) || !hf_family_keys(r, a, out) || !hf_window(r, a, out))
+		return false;
+	if (a->family == HF_DEEPSEEK && !hf_mla(r, out))
+		return false;
+	return !a->moe || hf_moe(r, a, out);
 }
 
 /* The profile's text into @out: a comment, the name, the keys. */
@@ -1211,15 +1297,7 @@ hf_write(const struct hf_reader *r, const char *name, FILE *out)
 	fputs("\ndescription: ", out);
 	hf_quoted(out, r->path);
 	fputc('\n', out);
-	if (a->family == HF_NEMOTRON_H)
-		return hf_nemotron_h(r, out);
-	if (a->family == HF_QWEN3_NEXT)
-		return hf_qwen3_next(r, out);
-	if (!hf_shape(r, a, out) || !hf_family_keys(r, a, out) || !hf_window(r, a, out))
-		return false;
-	if (a->family == HF_DEEPSEEK && !hf_mla(r, out))
-		return false;
-	return !a->moe || hf_moe(r, a, out);
+	return hf_keys(r, a, out) && hf_dropout(r, a->family, out);
 }
 
 bool
