@@ -130,8 +130,9 @@ END_TEST
  * Recompute time on the toy cluster (1000 GB/s at efficiency 1, no
  * launch cost): layernorm reruns two norms, each reading and writing sbh
  * 2-byte elements, 8 sbh = 8,388,608 B: 8.388608 us; mlp the MLP's GEMMs
- * and its activation, 4 s b f / t = 8,388,608 B: 8.388608 us more;
- * core_attn the attention core's forward, fused or not.
+ * and its activation, 4 s b f / t = 8,388,608 B: 8.388608 us more
+ * (and fc1's fused norm under the TE spec); core_attn the attention
+ * core's forward, fused or not.
  */
 START_TEST(test_module_time)
 {
@@ -147,6 +148,17 @@ START_TEST(test_module_time)
 	p.recompute_modules = RM(MLP);
 	compute_layer_time(&m, &p, &c, NULL, false, &cl);
 	ck_assert_double_eq_tol(cl.recompute_s, cl.mlp_fwd_s + 8.388608e-6, 1e-15);
+	/* Under the TE spec (selective_recompute core_attn) the checkpoint
+	 * also reruns fc1's fused norm: it reads sbh and writes sbh 2-byte
+	 * elements, 4 sbh = 4,194,304 B, 4.194304 us more. */
+	{
+		struct framework fw;
+
+		framework_init_default(&fw);
+		fw.selective_recompute = FRAMEWORK_SAC_CORE_ATTN;
+		compute_layer_time(&m, &p, &c, &fw, false, &cl);
+		ck_assert_double_eq_tol(cl.recompute_s, cl.mlp_fwd_s + 8.388608e-6 + 4.194304e-6, 1e-15);
+	}
 	/* A fused attention's forward runs again under core_attn; Korthikanti's
 	 * selective (no modules) counts it as the kernel's own backward. */
 	p.flash_attention = true;

@@ -68,6 +68,13 @@ double memory_recompute_module_bytes(const struct model *m, const struct plan *p
  * frameworks two.
  */
 double memory_recompute_norms(const struct model *m, const struct framework *fw, double moe_share);
+
+/**
+ * Whether --recompute-modules mlp's checkpoint holds fc1's fused norm
+ * (Megatron-Core's TE spec, or a hybrid model's MLP layer): its output is
+ * dropped and the norm rerun with the MLP.
+ */
+bool memory_recompute_mlp_holds_norm(const struct model *m, const struct framework *fw);
 /* plan-cli recomp: end */
 
 /**

@@ -998,8 +998,16 @@ modules_recompute_time(const struct model *m, const struct plan *p, const struct
 	}
 	if (!model_has_part(m, MODEL_PART_MLP))
 		return time;
-	if ((rm & 1u << PLAN_RM_MLP) && !moe)
+	if ((rm & 1u << PLAN_RM_MLP) && !moe) {
 		time += out->mlp_fwd_s + compute_memory_time(c, act * tokens * m->ffn_hidden / t) + launch;
+		/* Under the TE spec the checkpoint holds fc1's fused norm
+		 * (TELayerNormColumnParallelLinear; memory.c
+		 * memory_recompute_mlp_holds_norm): rerun with the MLP, reading
+		 * its input and writing ln_out, 2 bytes each an element of the
+		 * rank's shard, as the layernorm module's rerun above. */
+		if (memory_recompute_mlp_holds_norm(m, fw))
+			time += compute_memory_time(c, 2.0 * 2.0 * tokens * h / sp) + launch;
+	}
 	if (moe && model_is_moe(m)) {
 		double routed = m->moe.capacity_factor * m->moe.top_k * tokens * plan_etp(p) / t;
 		double sf = (double)m->moe.expert_ffn_hidden * m->moe.shared_experts;

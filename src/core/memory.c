@@ -609,8 +609,8 @@ moe_norm_recomputed(const struct model *m, const struct plan *p, const struct fr
  * memory_recompute_norms, so the two never drop the same bytes).
  * Megatron-Core has no parallel block: left as it was.
  */
-static bool
-recompute_mlp_holds_norm(const struct model *m, const struct framework *fw)
+bool
+memory_recompute_mlp_holds_norm(const struct model *m, const struct framework *fw)
 {
 	if (m->parts)
 		return true;
@@ -668,7 +668,7 @@ memory_recompute_module_bytes(const struct model *m, const struct plan *p, const
 		return memory_recompute_norms(m, fw, 0.0) * in * sb * h / sp + frac * moe_norm_recomputed(m, p, fw);
 	case PLAN_RM_MLP: /* fc1's output and the activation's, fc2's input at its saved width; fc1's fused norm's */
 		return (1.0 - frac) * (sb * m->ffn_hidden / t * (gated - (2.0 - in)) +
-				       (recompute_mlp_holds_norm(m, fw) ? in * sb * h / sp : 0.0));
+				       (memory_recompute_mlp_holds_norm(m, fw) ? in * sb * h / sp : 0.0));
 	case PLAN_RM_MOE: /* memory_layer_activations' MoE term, shared experts and dispatcher included */
 		return frac * ((gated * (routed + sb * m->moe.shared_experts) * eff +
 				2.0 * moe_routed_copies(fw) * routed * h * plan_etp(p)) / t -
