@@ -1422,6 +1422,25 @@ START_TEST(test_fp8_memory)
 	ck_assert_rel(act16 - memory_layer_activations(&m, &p, &fw), 66060288.0, 1e-12);
 	fw.fp8_weight_recast = true;
 	ck_assert_double_eq(memory_layer_activations(&m, &p, &fw), act16);
+	/*
+	 * Sequence parallelism (lnout): TE v2.18's LayerNormLinear and Linear
+	 * quantise a gathered input row-wise only under per-tensor scaling
+	 * (Float8Quantizer and Float8CurrentScalingQuantizer
+	 * supports_only_rowwise_all_gather) and save that local shard, no
+	 * transpose: still 1 byte an element, on Hopper as on Blackwell.
+	 * s b = 2048, h 12288, f 49152, t = sp = 8: QKV's and fc1's inputs
+	 * 2 x 12288 / 8 = 3072, fc2's 49152 / 8 = 6144, the projection's
+	 * 12288 / 8 = 1536 elements a token, (2 - 1) byte each saved:
+	 * 2048 x 10752 = 22,020,096 bytes (2 bytes: 0).
+	 */
+	p.sequence_parallel = true;
+	p.precision = PLAN_PRECISION_BF16;
+	act16 = memory_layer_activations(&m, &p, NULL);
+	p.precision = PLAN_PRECISION_FP8;
+	fw.fp8_weight_recast = false;
+	ck_assert_rel(act16 - memory_layer_activations(&m, &p, &fw), 22020096.0, 1e-12);
+	p.fp8_recipe = PLAN_FP8_DELAYED;
+	ck_assert_rel(act16 - memory_layer_activations(&m, &p, &fw), 22020096.0, 1e-12);
 	cluster_release(&c);
 }
 END_TEST

@@ -133,6 +133,14 @@
  * padded to [4, 128] multiples, not counted), blockwise an fp32 scale a
  * 1 x 128 block of activations (1 + 4/128; float8_blockwise_tensor.py
  * get_scale_shape, block_len 128), NVFP4 an E4M3 byte a 16-block.
+ * Under sequence parallelism a column-parallel input (QKV's, fc1's) is
+ * saved as its local shard and gathered again in the backward; delayed
+ * and current scaling then quantise it row-wise only (their quantizers'
+ * supports_only_rowwise_all_gather: layernorm_linear.py l. 215-223,
+ * linear.py l. 350-356) and keep that (l. 458-469, 565-569), the backward
+ * transposing the gathered copy: 1 byte, no transpose saved, on Hopper as
+ * on Blackwell (where the column-wise copy is the row-wise data anyway:
+ * float8_tensor_storage.py update_usage, is_non_tn_fp8_gemm_supported).
  *
  * Accumulation: Hopper's fp8 tensor cores keep partial sums at reduced
  * precision, so a GEMM either promotes them to fp32 on the CUDA cores
