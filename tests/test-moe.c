@@ -377,6 +377,16 @@ END_TEST
 #define FP8MEM_MODEL "name: toy\nlayers: 2\nhidden: 1024\nheads: 8\nhead_dim: 256\nvocab: 32768\n" \
 		     "seq_len: 1024\nffn_hidden: 4096\ngated_mlp: true\n"
 
+/* Megatron-LM's TE spec before (@old) and from TE 2.6 (@te26: the
+ * linears beside a module that keeps their input save it in bf16). */
+static void
+fp8mem_frameworks(struct framework *old, struct framework *te26)
+{
+	test_load_framework(old, "name: old\nmoe_weighted_activation: true\nselective_recompute: core_attn\n");
+	test_load_framework(te26, "name: new\nmoe_weighted_activation: true\nselective_recompute: core_attn\n"
+				  "fp8_save_original_input: true\n");
+}
+
 static double
 fp8mem_saved(const struct model *m, const struct plan *p0, const struct framework *fw, int precision, int recipe,
 	     unsigned modules)
@@ -410,9 +420,7 @@ START_TEST(test_fp8_saved_inputs)
 	p.seq_len = 1024;
 	p.global_batch = 1;
 	p.flash_attention = true;
-	test_load_framework(&old, "name: old\nmoe_weighted_activation: true\nselective_recompute: core_attn\n");
-	test_load_framework(&te26, "name: new\nmoe_weighted_activation: true\nselective_recompute: core_attn\n"
-				   "fp8_save_original_input: true\n");
+	fp8mem_frameworks(&old, &te26);
 	ck_assert(te26.fp8_save_original_input && !old.fp8_save_original_input);
 	ck_assert_rel(fp8mem_saved(&moe, &p, &old, fp8, PLAN_FP8_CURRENT, 0), 5767168.0, 1e-12);
 	ck_assert_rel(fp8mem_saved(&moe, &p, &te26, fp8, PLAN_FP8_CURRENT, 0), 4718592.0, 1e-12);
@@ -468,9 +476,7 @@ START_TEST(test_fp8_saved_inputs_etp)
 	p.seq_len = 1024;
 	p.global_batch = 1;
 	p.flash_attention = true;
-	test_load_framework(&old, "name: old\nmoe_weighted_activation: true\nselective_recompute: core_attn\n");
-	test_load_framework(&te26, "name: new\nmoe_weighted_activation: true\nselective_recompute: core_attn\n"
-				   "fp8_save_original_input: true\n");
+	fp8mem_frameworks(&old, &te26);
 	ck_assert_rel(fp8mem_saved(&moe, &p, &te26, fp8, PLAN_FP8_BLOCKWISE, 0), 3936256.0, 1e-12);
 	ck_assert_rel(fp8mem_saved(&moe, &p, &te26, fp8, PLAN_FP8_BLOCKWISE, 1u << PLAN_RM_MOE_ACT), 4612096.0,
 		      1e-12);
