@@ -160,6 +160,10 @@ const struct schema_key model_schema[] = {
 	  .help = "gated attention (Megatron-Core's attention_output_gate, Qwen3-Next): the QKV projection "
 		  "also yields a gate of heads x head_dim, and the attention's output is multiplied by its "
 		  "sigmoid before the output projection (megatron/core/transformer/attention.py); mha only" },
+	{ .key = "attention_sinks", .type = SCHEMA_BOOL, .offset = OFF(attention_sinks), .def = "false",
+	  .help = "attention sinks: one learned logit a query head that joins each softmax's "
+		  "denominator (gpt-oss's sinks; Megatron-Core's softmax_type learnable): heads "
+		  "parameters a layer, no GEMM" },
 	{ .key = "ffn_hidden", .type = SCHEMA_INT, .offset = OFF(ffn_hidden),
 	  .min = 1, .max = BIG, .help = "MLP inner size; default 4 * hidden" },
 	{ .key = "gated_mlp", .type = SCHEMA_BOOL, .offset = OFF(gated_mlp), .def = "false",
