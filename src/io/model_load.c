@@ -177,7 +177,7 @@ const struct schema_key model_schema[] = {
 	{ .key = "dropout", .type = SCHEMA_BOOL, .offset = OFF(dropout), .def = "true",
 	  .help = "trained with hidden and attention dropout (false: p = 0, no masks kept)" },
 	{ .key = "bias", .type = SCHEMA_BOOL, .offset = OFF(bias), .def = "true",
-	  .help = "linear layers and norms carry biases" },
+	  .help = "linear layers (an MoE router too) and norms carry biases" },
 	{ .key = "qkv_bias", .type = SCHEMA_BOOL, .offset = OFF(qkv_bias), .def = "false",
 	  .help = "with bias false: biases on the query, key and value projections only (Qwen2, Qwen2.5)" },
 	{ .key = "norm_bias", .type = SCHEMA_BOOL, .offset = OFF(norm_bias), .def = "false",
