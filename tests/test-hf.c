@@ -806,6 +806,118 @@ START_TEST(test_qwen3_next_errors)
 }
 END_TEST
 
+/*
+ * gpt-oss (tests/data/hf/gpt-oss-20b.json, the published config.json as a
+ * public copy quotes it; gpt-oss-120b.json reconstructed from it, see its
+ * _comment): the bundled gpt-oss-20b and gpt-oss-120b, key for key but
+ * dropout (both false). Parameters, worked out in test-params.c
+ * (test_gpt_oss_params) for gpt-oss-120b: 36 layers of 3,213,080,192
+ * (attention 26,550,080 with its biases, 64 sinks, norms 5,760, router
+ * 368,768 with its bias of 128, 128 experts of 24,891,840), embedding and
+ * untied head 1,158,266,880, final norm 2,880: 116,829,156,672, the model
+ * card's 116.83 B. gpt-oss-20b: 24 layers of 26,550,144 + 5,760 +
+ * (2880 x 32 + 32 = 92,192) + 32 x 24,891,840 = 823,186,976,
+ * 19,756,487,424, with the same embeddings and final norm
+ * 20,914,757,184, the card's 20.91 B. Tolerance: equal to the bundled
+ * profile's; within half a unit of the card's last digit (0.005 B).
+ */
+START_TEST(test_gpt_oss)
+{
+	static const struct {
+		const char *file, *bundled;
+		double total, card;
+		int layers, experts;
+	} cases[] = {
+		{ "gpt-oss-20b.json", "gpt-oss-20b", 20914757184.0, 20.91e9, 24, 32 },
+		{ "gpt-oss-120b.json", "gpt-oss-120b", 116829156672.0, 116.83e9, 36, 128 },
+	};
+
+	test_setup_paths();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct model m, b;
+
+		hf_load(&m, cases[i].file);
+		test_load_profile(PROFILE_MODEL, cases[i].bundled, &b);
+		ck_assert_double_eq(model_params_total(&m), cases[i].total);
+		ck_assert_double_eq(model_params_total(&m), model_params_total(&b));
+		ck_assert_double_eq(model_params_active(&m), model_params_active(&b));
+		ck_assert(fabs(model_params_total(&m) - cases[i].card) <= 0.005e9);
+		ck_assert_int_eq(m.layers, cases[i].layers);
+		ck_assert_int_eq(m.moe.experts, cases[i].experts);
+		ck_assert(m.layers == b.layers && m.hidden == b.hidden && m.heads == b.heads &&
+			  m.kv_heads == b.kv_heads && m.head_dim == b.head_dim && m.vocab == b.vocab &&
+			  m.seq_len == b.seq_len && m.ffn_hidden == b.ffn_hidden);
+		ck_assert(m.attention_sinks && b.attention_sinks && m.bias && m.gated_mlp && !m.tied_embeddings);
+		ck_assert(m.norm == MODEL_NORM_RMSNORM && m.position_embedding == MODEL_POS_ROTARY);
+		ck_assert(memcmp(&m.moe, &b.moe, sizeof(m.moe)) == 0);
+		ck_assert(memcmp(&m.sliding_window, &b.sliding_window, sizeof(m.sliding_window)) == 0);
+		ck_assert_str_eq(m.sliding_window.pattern, "LG");
+		ck_assert_int_eq(m.sliding_window.window, 128);
+		ck_assert(!m.dropout && !b.dropout);
+	}
+}
+END_TEST
+
+/* A small gpt-oss config; more fields %s (", ..."). */
+#define HF_GPT_OSS_SMALL \
+	"{\"model_type\": \"gpt_oss\", \"num_hidden_layers\": 4, \"hidden_size\": 64, \"num_attention_heads\": 16," \
+	" \"vocab_size\": 100%s}"
+
+/* GptOssConfig's defaults, the pre-release names, null sizes, windows. */
+START_TEST(test_gpt_oss_fields)
+{
+	struct model m;
+	struct plan_error err;
+
+	/* Absent: kv 8, head_dim 64, 128 experts of 2880, top 4, a window of
+	 * 128 on layers 1 and 3 (the class's alternation from the first). */
+	hf_loadf(&m, HF_GPT_OSS_SMALL, "");
+	ck_assert(m.kv_heads == 8 && m.head_dim == 64 && m.ffn_hidden == 2880);
+	ck_assert(m.moe.experts == 128 && m.moe.top_k == 4 && m.moe.expert_ffn_hidden == 2880 && m.moe.every == 1);
+	ck_assert_int_eq(m.sliding_window.window, 128);
+	ck_assert_str_eq(m.sliding_window.pattern, "LG");
+	ck_assert_int_eq(model_windowed_layers(&m), 2);
+	ck_assert(m.attention_sinks && m.bias && !m.tied_embeddings && !m.dropout);
+	/* The pre-release names, where the released ones are absent; the
+	 * released ones win. */
+	hf_loadf(&m, HF_GPT_OSS_SMALL, ", \"num_experts\": 8, \"experts_per_token\": 2");
+	ck_assert(m.moe.experts == 8 && m.moe.top_k == 2);
+	hf_loadf(&m, HF_GPT_OSS_SMALL, ", \"num_experts\": 8, \"experts_per_token\": 2, \"num_local_experts\": 16,"
+		 " \"num_experts_per_tok\": 3");
+	ck_assert(m.moe.experts == 16 && m.moe.top_k == 3);
+	/* null: every head a key/value head, hidden / heads a head (0: the default) */
+	hf_loadf(&m, HF_GPT_OSS_SMALL, ", \"num_key_value_heads\": null, \"head_dim\": null");
+	ck_assert(m.kv_heads == 16 && m.head_dim == 0);
+	/* layer_types says which layers; sliding_window null: none */
+	hf_loadf(&m, HF_GPT_OSS_SMALL, ", \"layer_types\": [\"full_attention\", \"sliding_attention\","
+		 " \"full_attention\", \"sliding_attention\"], \"sliding_window\": 64");
+	ck_assert_str_eq(m.sliding_window.pattern, "GL");
+	ck_assert_int_eq(m.sliding_window.window, 64);
+	hf_loadf(&m, HF_GPT_OSS_SMALL, ", \"sliding_window\": null");
+	ck_assert_int_eq(m.sliding_window.window, 0);
+	/* tied embeddings and dropout are read */
+	hf_loadf(&m, HF_GPT_OSS_SMALL, ", \"tie_word_embeddings\": true, \"attention_dropout\": 0.1");
+	ck_assert(m.tied_embeddings && m.dropout);
+	/* What a profile cannot say, refused naming the field. */
+	ck_assert(!hf_tryf(&m, &err, HF_GPT_OSS_SMALL, ", \"attention_bias\": false"));
+	ck_assert_ptr_nonnull(strstr(err.message, "attention without biases beside the experts' and router's, "
+					       "which always have them, is not modelled (model key bias): field "
+					       "'attention_bias'"));
+	ck_assert(!hf_tryf(&m, &err, HF_GPT_OSS_SMALL, ", \"layer_types\": [\"sliding_attention\","
+			   " \"full_attention\", \"linear_attention\", \"full_attention\"]"));
+	ck_assert_ptr_nonnull(strstr(err.message, "field 'layer_types'"));
+	ck_assert(!hf_tryf(&m, &err, HF_GPT_OSS_SMALL, ", \"experts_per_token\": \"4\""));
+	ck_assert_ptr_nonnull(strstr(err.message, "expected a whole number >= 0 in field 'experts_per_token'"));
+	ck_assert(!hf_try("{\"model_type\": \"gpt_oss\", \"num_hidden_layers\": 4}", &err));
+	ck_assert_ptr_nonnull(strstr(err.message, "missing field 'hidden_size'"));
+	/* heads 0 with head_dim null: no division, the profile's own check */
+	ck_assert(!hf_tryf(&m, &err, "{\"model_type\": \"gpt_oss\", \"num_hidden_layers\": 4, \"hidden_size\": 64,"
+			   " \"num_attention_heads\": 0, \"vocab_size\": 100%s}", ", \"head_dim\": null"));
+	ck_assert_ptr_nonnull(strstr(err.message, "heads"));
+}
+END_TEST
+#undef HF_GPT_OSS_SMALL
+
 START_TEST(test_errors)
 {
 	struct plan_error err;
@@ -1186,6 +1298,8 @@ hf_suite(void)
 	tcase_add_test(tc, test_qwen3_next);
 	tcase_add_test(tc, test_qwen3_next_layers);
 	tcase_add_test(tc, test_qwen3_next_errors);
+	tcase_add_test(tc, test_gpt_oss);
+	tcase_add_test(tc, test_gpt_oss_fields);
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_numbers);
 	tcase_add_test(tc, test_json_where);

@@ -151,6 +151,44 @@ START_TEST(test_qwen3_moe_params)
 }
 END_TEST
 
+/*
+ * gpt-oss-120b (models/gpt-oss-120b.yaml; transformers' modeling_gpt_oss.py):
+ * h 2880, a 64 of d 64, kv 8, biases on every linear layer, the router's
+ * too, and one sink logit a head. Attention: q 2880 x 4096 + 4096, k and v
+ * 2 x (2880 x 512 + 512), o 4096 x 2880 + 2880: 26,550,080, and 64 sinks:
+ * 26,550,144. Norms 2 x 2880 = 5,760. Router 2880 x 128 + 128 = 368,768
+ * (368,640 without its bias). An expert: gate_up 2880 x 5760 + 5760, down
+ * 2880 x 2880 + 2880 = 24,891,840; 128 of them 3,186,155,520. A layer:
+ * 3,213,080,192; 36 of them 115,670,886,912; embedding and untied head
+ * 2 x 201088 x 2880 = 1,158,266,880, final norm 2880: 116,829,156,672
+ * (the model card's 116.83 B). Active, 4 experts: a layer 26,550,144 +
+ * 5,760 + 368,768 + 4 x 24,891,840 = 126,492,032, 36 of them
+ * 4,553,713,152, with the embeddings and final norm 5,711,982,912.
+ * Without biases or sinks a layer is 2880 x 5120 + 4096 x 2880 +
+ * 5,760 + 368,640 + 128 x 24,883,200 = 3,211,966,080: 1,114,112 fewer, of
+ * which 128 are the router's bias (attention 5,120 + 2,880, experts
+ * 128 x (5,760 + 2,880), sinks 64).
+ */
+START_TEST(test_gpt_oss_params)
+{
+	struct model m;
+
+	test_load_model(&m, "name: g\nlayers: 36\nhidden: 2880\nheads: 64\nkv_heads: 8\nhead_dim: 64\n"
+			    "attention_sinks: true\nffn_hidden: 2880\ngated_mlp: true\nvocab: 201088\n"
+			    "seq_len: 4096\ntied_embeddings: false\nbias: true\nnorm: rmsnorm\n"
+			    "position_embedding: rotary\nmoe: {experts: 128, top_k: 4, expert_ffn_hidden: 2880}\n");
+	ck_assert_double_eq(model_params_expert(&m), 24891840.0);
+	ck_assert_double_eq(model_params_moe_layer(&m), 3213080192.0);
+	ck_assert_double_eq(model_params_total(&m), 116829156672.0);
+	ck_assert_double_eq(model_params_active(&m), 5711982912.0);
+	/* without the sinks: 36 x 64 = 2,304 fewer */
+	m.attention_sinks = false;
+	ck_assert_double_eq(model_params_total(&m), 116829154368.0);
+	m.bias = false;
+	ck_assert_double_eq(model_params_moe_layer(&m), 3211966080.0);
+}
+END_TEST
+
 START_TEST(test_flops_eq3)
 {
 	struct model m;
@@ -187,6 +225,7 @@ params_suite(void)
 	tcase_add_test(tc, test_deepseek_v3_params);
 	tcase_add_test(tc, test_kimi_k2_params);
 	tcase_add_test(tc, test_qwen3_moe_params);
+	tcase_add_test(tc, test_gpt_oss_params);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -139,6 +139,8 @@ struct model {
 	bool qk_norm;        /**< RMSNorm on each head's query and key (Qwen3, OLMo 2) */
 	bool attention_output_gate; /**< QKV also yields a gate of the query's size; the attention's
 				     *   output times its sigmoid before the projection (Qwen3-Next) */
+	bool attention_sinks; /**< one learned logit a query head joins each softmax (gpt-oss's sinks,
+			       *   Megatron-Core's softmax_type learnable): heads parameters a layer */
 	int ffn_hidden;
 	bool gated_mlp;      /**< SwiGLU-style: three MLP matrices */
 	int vocab;

@@ -366,6 +366,12 @@ model_params_per_layer(const struct model *m)
 		attn += m->mla.q_lora_rank + m->mla.kv_lora_rank;
 	if (m->qk_norm)
 		attn += 2.0 * model_head_dim(m);
+	/* Attention sinks: one learned logit a query head (transformers'
+	 * GptOssAttention.sinks, num_attention_heads; Megatron-Core's
+	 * DotProductAttention.softmax_offset with softmax_type "learnable",
+	 * dot_product_attention.py @d98e8a6, heads per partition). */
+	if (m->attention_sinks)
+		attn += m->heads;
 	/* linear_qkv's bias is linear_qkv_out_dim long: the gate's columns too. */
 	if (m->bias) {
 		attn_biases = model_qkv_dim(m) + h;            /* qkv, proj */
@@ -475,11 +481,14 @@ model_params_moe_latent_proj(const struct model *m)
 }
 
 /* The router is an h x E linear layer (Switch Transformer, Fedus et al.
- * 2021; GShard, Lepikhin et al. 2020). */
+ * 2021; GShard, Lepikhin et al. 2020), with a bias of E where the linear
+ * layers have theirs: Megatron-Core's Router.__init__ adds one with
+ * add_bias_linear (moe/router.py @d98e8a6), as gpt-oss's
+ * GptOssTopKRouter has (transformers' modeling_gpt_oss.py). */
 static double
 router_params(const struct model *m)
 {
-	return (double)m->hidden * m->moe.experts;
+	return (double)m->hidden * m->moe.experts + (m->bias ? (double)m->moe.experts : 0.0);
 }
 
 double

@@ -31,6 +31,7 @@ enum hf_family {
 	HF_PHI,       /* phi (Phi-1.5, Phi-2): LayerNorm, GeLU, partial rotary, biases, parallel block */
 	HF_NEMOTRON_H, /* nemotron_h: hybrid Mamba-2/attention/MLP/MoE layers (hf_nemotron_h) */
 	HF_QWEN3_NEXT, /* qwen3_next: hybrid Gated DeltaNet/gated attention, MoE (hf_qwen3_next) */
+	HF_GPT_OSS,    /* gpt_oss: GQA with sinks, biased experts and router, alternate windows (hf_gpt_oss) */
 };
 
 /* The default training sequence length of an imported model (see hf_shape). */
@@ -54,14 +55,17 @@ enum hf_bias_fields {
  * in v0.2 and later), MixtralConfig's to null; Qwen2's and Qwen3's
  * applies only with use_sliding_window (default false), from layer
  * max_window_layers on (Qwen2Config: sliding_window 4096,
- * max_window_layers 28). A layer_types list, where a config has one,
- * says which layers.
+ * max_window_layers 28). GptOssConfig's defaults to 128, on every other
+ * layer from the first (its default layer_types: sliding_attention when
+ * (i + 1) % 2, else full_attention). A layer_types list, where a config
+ * has one, says which layers.
  */
 enum hf_window {
 	HF_WIN_NONE,
 	HF_WIN_MISTRAL,
 	HF_WIN_FIELD,
 	HF_WIN_QWEN,
+	HF_WIN_GPT_OSS,
 };
 
 struct hf_arch {
@@ -100,6 +104,7 @@ static const struct hf_arch hf_archs[] = {
 	{ "phi", HF_PHI, false, false, false, false, 0, HF_BIAS_FIXED, 2048, HF_WIN_NONE },
 	{ "nemotron_h", HF_NEMOTRON_H, false, false, false, false, 128, HF_BIAS_FIXED, 4096, HF_WIN_NONE },
 	{ "qwen3_next", HF_QWEN3_NEXT, false, false, true, true, 256, HF_BIAS_ATTN, 32768, HF_WIN_NONE },
+	{ "gpt_oss", HF_GPT_OSS, false, false, false, true, 64, HF_BIAS_FIXED, 131072, HF_WIN_GPT_OSS },
 	{ NULL, HF_LLAMA, false, false, false, false, 0, HF_BIAS_FIXED, -1, HF_WIN_NONE },
 };
 
@@ -492,6 +497,8 @@ hf_window(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
 
 	if (a->window == HF_WIN_NONE)
 		return true;
+	if (a->window == HF_WIN_GPT_OSS)
+		strcpy(pattern, "LG");
 	if (!hf_int(r, NAMES("num_hidden_layers"), -1, &layers))
 		return false;
 	if (a->window == HF_WIN_QWEN &&
@@ -501,7 +508,7 @@ hf_window(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
 	/* null: no window, whatever the class's default */
 	if (!use || (w && json_is_null(w)) || (!w && a->window == HF_WIN_FIELD))
 		return true;
-	if (!hf_int(r, NAMES("sliding_window"), 4096, &window))
+	if (!hf_int(r, NAMES("sliding_window"), a->window == HF_WIN_GPT_OSS ? 128 : 4096, &window))
 		return false;
 	if (window == 0)
 		return true;
@@ -1254,6 +1261,92 @@ hf_qwen3_next(const struct hf_reader *r, FILE *out)
 	return !strchr(pat, 'E') || hf_q3n_moe(r, out);
 }
 
+/*
+ * gpt-oss (model_type gpt_oss, OpenAI's gpt-oss-20b and gpt-oss-120b):
+ * transformers' models/gpt_oss, configuration_gpt_oss.py (828a27fd) and
+ * modular_gpt_oss.py (ede92a87), as Megatron-Bridge's GPTOSSBridge maps it
+ * (models/gpt_oss/gpt_oss_bridge.py at 067f987). GptOssDecoderLayer:
+ * input_layernorm, GptOssAttention (q, k, v and o with biases, and sinks:
+ * one learned logit a query head, Megatron's softmax_type learnable),
+ * post_attention_layernorm, and GptOssMLP in every layer: the
+ * GptOssTopKRouter (h x num_local_experts and a bias) and
+ * num_local_experts GptOssExperts of intermediate_size (gate_up_proj
+ * h x 2 intermediate_size and down_proj back, each with its bias),
+ * top num_experts_per_tok. plan-cli's bias is all of those (the router's
+ * too: model.c router_params). Absent fields take GptOssConfig's defaults
+ * (gpt-oss-120b's) but the four every importer requires; the pre-release
+ * names num_experts and experts_per_token are read where the released
+ * ones are absent.
+ */
+static bool
+hf_gpt_oss_shape(const struct hf_reader *r, FILE *out)
+{
+	json_t *kvj = json_object_get(r->root, "num_key_value_heads"), *hdj = json_object_get(r->root, "head_dim");
+	long layers, hidden, heads, kv, head_dim, vocab, seq, ffn;
+	bool tied, bias;
+
+	if (!hf_int(r, NAMES("num_hidden_layers"), -1, &layers) || !hf_int(r, NAMES("hidden_size"), -1, &hidden) ||
+	    !hf_int(r, NAMES("num_attention_heads"), -1, &heads) ||
+	    /* absent: the class's 8 and 64; null: every head, and hidden / heads */
+	    !hf_int(r, NAMES("num_key_value_heads"), kvj && json_is_null(kvj) ? heads : 8, &kv) ||
+	    !hf_int(r, NAMES("head_dim"), hdj && json_is_null(hdj) ? (heads > 0 ? hidden / heads : 0) : 64,
+		    &head_dim) ||
+	    !hf_int(r, NAMES("vocab_size"), -1, &vocab) ||
+	    !hf_int(r, NAMES("max_position_embeddings"), 131072, &seq) ||
+	    !hf_int(r, NAMES("intermediate_size"), 2880, &ffn) || !hf_bool(r, "tie_word_embeddings", false, &tied) ||
+	    !hf_bool(r, "attention_bias", true, &bias))
+		return false;
+	/* GptOssConfig.__init__ (828a27fd) sets attention_bias true whatever
+	 * the file says, and the experts and router always have biases: a
+	 * file saying false is refused rather than read two ways. */
+	if (!bias)
+		return hf_fail(r, "attention without biases beside the experts' and router's, which always have "
+			       "them, is not modelled (model key bias): field", "attention_bias");
+	fprintf(out, "layers: %ld\nhidden: %ld\nheads: %ld\nkv_heads: %ld\nvocab: %ld\n"
+		"seq_len: %ld  # max_position_embeddings %ld\n", layers, hidden, heads, kv, vocab,
+		seq < HF_TRAIN_SEQ_LEN ? seq : HF_TRAIN_SEQ_LEN, seq);
+	if (head_dim > 0 && head_dim * heads != hidden)
+		fprintf(out, "head_dim: %ld\n", head_dim);
+	fprintf(out, "attention_sinks: true  # GptOssAttention.sinks: one logit a head\n"
+		"ffn_hidden: %ld  # intermediate_size: every layer's MLP is its experts\n"
+		"gated_mlp: true  # gate_up_proj\ntied_embeddings: %s\n"
+		"bias: true  # q, k, v, o, the router and the experts\nnorm: rmsnorm\n"
+		"position_embedding: rotary  # rope_scaling (YaRN) has no weights\n", ffn, tied ? "true" : "false");
+	return true;
+}
+
+/* The experts: in every layer, intermediate_size wide. */
+static bool
+hf_gpt_oss_moe(const struct hf_reader *r, FILE *out)
+{
+	long experts, top_k, ffn;
+
+	if (!hf_int(r, NAMES("num_local_experts", "num_experts"), 128, &experts) ||
+	    !hf_int(r, NAMES("num_experts_per_tok", "experts_per_token"), 4, &top_k) ||
+	    !hf_int(r, NAMES("intermediate_size"), 2880, &ffn))
+		return false;
+	fprintf(out, "moe:\n  experts: %ld\n  top_k: %ld\n  every: 1\n  expert_ffn_hidden: %ld\n", experts, top_k,
+		ffn);
+	return true;
+}
+
+/*
+ * The whole profile. Not read, as no weight depends on them: swiglu_limit
+ * (the experts' clamp of their gate and up values, 7.0), router_aux_loss_coef
+ * (a loss term; Megatron-Bridge's bridge sets no load-balancing loss),
+ * hidden_act (GptOssExperts' activation is its own) and
+ * quantization_config (the released experts' MXFP4 storage; training runs
+ * them in the plan's precision).
+ */
+static bool
+hf_gpt_oss(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
+{
+	if (!hf_gpt_oss_shape(r, out) || !hf_window(r, a, out) || !hf_gpt_oss_moe(r, out))
+		return false;
+	fputs("# swiglu_limit, router_aux_loss_coef and quantization_config: no parameters, not modelled\n", out);
+	return true;
+}
+
 /* @s as a single-quoted YAML scalar ('' for a quote; no line breaks). */
 static void
 hf_quoted(FILE *out, const char *s)
@@ -1275,6 +1368,8 @@ hf_keys(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
 		return hf_nemotron_h(r, out);
 	if (a->family == HF_QWEN3_NEXT)
 		return hf_qwen3_next(r, out);
+	if (a->family == HF_GPT_OSS)
+		return hf_gpt_oss(r, a, out);
 	if (!hf_shape(r, a, out) || !hf_family_keys(r, a, out) || !hf_window(r, a, out))
 		return false;
 	if (a->family == HF_DEEPSEEK && !hf_mla(r, out))

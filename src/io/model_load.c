@@ -160,6 +160,10 @@ const struct schema_key model_schema[] = {
 	  .help = "gated attention (Megatron-Core's attention_output_gate, Qwen3-Next): the QKV projection "
 		  "also yields a gate of heads x head_dim, and the attention's output is multiplied by its "
 		  "sigmoid before the output projection (megatron/core/transformer/attention.py); mha only" },
+	{ .key = "attention_sinks", .type = SCHEMA_BOOL, .offset = OFF(attention_sinks), .def = "false",
+	  .help = "attention sinks: one learned logit a query head that joins each softmax's "
+		  "denominator (gpt-oss's sinks; Megatron-Core's softmax_type learnable): heads "
+		  "parameters a layer, no GEMM" },
 	{ .key = "ffn_hidden", .type = SCHEMA_INT, .offset = OFF(ffn_hidden),
 	  .min = 1, .max = BIG, .help = "MLP inner size; default 4 * hidden" },
 	{ .key = "gated_mlp", .type = SCHEMA_BOOL, .offset = OFF(gated_mlp), .def = "false",
@@ -173,7 +177,7 @@ const struct schema_key model_schema[] = {
 	{ .key = "dropout", .type = SCHEMA_BOOL, .offset = OFF(dropout), .def = "true",
 	  .help = "trained with hidden and attention dropout (false: p = 0, no masks kept)" },
 	{ .key = "bias", .type = SCHEMA_BOOL, .offset = OFF(bias), .def = "true",
-	  .help = "linear layers and norms carry biases" },
+	  .help = "linear layers (an MoE router too) and norms carry biases" },
 	{ .key = "qkv_bias", .type = SCHEMA_BOOL, .offset = OFF(qkv_bias), .def = "false",
 	  .help = "with bias false: biases on the query, key and value projections only (Qwen2, Qwen2.5)" },
 	{ .key = "norm_bias", .type = SCHEMA_BOOL, .offset = OFF(norm_bias), .def = "false",
