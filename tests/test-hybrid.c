@@ -822,6 +822,91 @@ START_TEST(test_hybrid_zero3_local_experts)
 }
 END_TEST
 
+
+/*
+ * plan-cli litemem: Megatron-Bridge 067f987's
+ * nemotron_3_5_lightning_pretrain_16gpu_h100_fp8cs_config, term by term
+ * (docs/research/models/nemotron-3-5-lightning-30b-a3b.yaml: Nano and two
+ * "*E" MTP depths sharing one set of parameters; 16 H100, tp 1, ep 8,
+ * etp 1, dp 16, distributed optimizer, MBS 1 at 8192 tokens, fp8 current
+ * scaling with fp8 parameters, selective recompute of layernorm), by
+ * hand, h 2688, V 131072, shapes as test_hybrid_nemotron3_nano:
+ * - A rank's parameters: the 23 main MoE layers and the one MTP MoE
+ *   layer hold 128 / 8 = 16 experts of 9,977,856 each: 24 x 16 x
+ *   9,977,856 = 3,831,496,704 expert parameters; dense: Nano's
+ *   31,577,937,344 - 23 x 1,277,165,568 = 2,203,129,280 plus the MTP
+ *   depth's eh_proj 2 x 2688^2 = 14,450,688, enorm, hnorm and final norm
+ *   3 x 2688 = 8,064, attention layer 23,399,040 and MoE layer less its
+ *   routed experts 2,688 + 344,064 + 19,955,712 = 20,302,464:
+ *   2,261,289,536. In all 6,092,786,240.
+ * - weights: 2 bytes each (the linears' fp8 data and, on Hopper, the
+ *   transpose TE's post_all_gather_processing creates; the embedding,
+ *   head and norms in bf16): 12,185,572,480. Gradients: the bf16 buffer
+ *   (grad_reduce_in_fp32 False), whole at ZeRO 1: 12,185,572,480.
+ * - optimizer: fp32 master and two fp32 moments, 12 bytes, the dense
+ *   ones sharded over dp 16 and the experts over the expert-DP group of
+ *   16 / 8 = 2: 12 x (2,261,289,536 / 16 + 3,831,496,704 / 2) =
+ *   12 x (141,330,596 + 1,915,748,352) = 24,684,947,376.
+ * - activations, bytes a token (q = 1, fp8 saved inputs):
+ *   Mamba: norm input 2h, in_proj's quantised ln_out h (3h = 8,064),
+ *   zxbcdt 2 x 10,304, out_x 8,192, gated norm input 8,192 and rstd
+ *   32, out_proj's input 4,096: 49,184. Attention: 3h = 8,064, Q 8,192,
+ *   K and V 1,024, output 8,192 (linear_proj keeps the original):
+ *   25,472. MoE: the norm's input 2h = 5,376 (its output recomputed),
+ *   routed fc1 input k h = 16,128, fc1 output 2 k f = 22,272, fc2 input
+ *   k f = 11,136, shared fc1 output 2 x 3,712 = 7,424, shared fc2 input
+ *   3,712: 66,048. Layers: 8192 x (23 x 49,184 + 6 x 25,472 + 23 x
+ *   66,048) = 22,963,552,256. Main head: 8192 x (4h + 6 V) =
+ *   6,530,531,328. Each depth: its layers 8192 x (25,472 + 66,048) =
+ *   749,731,840, enorm and hnorm inputs and eh_proj's quantised input
+ *   8192 x 6h = 132,120,576, its head 8192 x (4h + 4 V) = 4,383,047,680:
+ *   5,264,900,096, two of them 10,529,800,192. In all 40,023,883,776.
+ */
+START_TEST(test_hybrid_lightning_h100_states)
+{
+	char path[PATH_MAX];
+	struct cluster c;
+	struct framework fw;
+	struct model m;
+	struct plan p;
+	struct estimate e;
+	struct estimate_options opt = { .framework = &fw };
+	struct plan_error err;
+	double params, expert;
+
+	test_setup_paths();
+	snprintf(path, sizeof(path), "%s/docs/research/models/nemotron-3-5-lightning-30b-a3b.yaml",
+		 getenv("PLAN_TEST_SOURCE_ROOT"));
+	test_load_profile(PROFILE_MODEL, path, &m);
+	test_load_profile(PROFILE_CLUSTER, "dgx-h100", &c);
+	test_load_profile(PROFILE_FRAMEWORK, "megatron-bridge", &fw);
+	fw.moe_dispatcher = FRAMEWORK_MOE_DISPATCH_HYBRIDEP;
+	plan_init(&p);
+	p.tp = p.pp = p.cp = 1;
+	p.dp = 16;
+	p.ep = 8;
+	p.etp = 1;
+	p.micro_batch = 1;
+	p.global_batch = 1024;
+	p.seq_len = 8192;
+	p.flash_attention = true;
+	p.zero = 1;
+	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
+	p.recompute_modules = 1 << PLAN_RM_LAYERNORM;
+	p.precision = PLAN_PRECISION_FP8;
+	p.fp8_recipe = PLAN_FP8_CURRENT;
+	params = estimate_stage_params(&m, &p, 0, &expert);
+	ck_assert_rel(expert, 3831496704.0, 1e-12);
+	ck_assert_rel(params, 6092786240.0, 1e-12);
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e, &err), "%s", err.message);
+	ck_assert_rel(e.memory.weights, 12185572480.0, 1e-9);
+	ck_assert_rel(e.memory.gradients, 12185572480.0, 1e-9);
+	ck_assert_rel(e.memory.optimizer, 24684947376.0, 1e-9);
+	ck_assert_rel(e.memory.activations, 40023883776.0, 1e-9);
+	cluster_release(&c);
+}
+END_TEST
+
 /*
  * Time (plan-cli hybridmtp): a depth runs its layers, eh_proj and the
  * head again, D times whether or not it shares parameters. On one GPU
@@ -958,6 +1043,7 @@ hybrid_suite(void)
 	tcase_add_test(tc, test_hybrid_mtp_activations);
 	tcase_add_test(tc, test_hybrid_mtp_head_kept);
 	tcase_add_test(tc, test_hybrid_zero3_local_experts);
+	tcase_add_test(tc, test_hybrid_lightning_h100_states);
 	tcase_add_test(tc, test_hybrid_mtp_time);
 	tcase_add_test(tc, test_hybrid_mtp_spells_transformer);
 	suite_add_tcase(s, tc);
