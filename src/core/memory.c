@@ -1462,6 +1462,8 @@ memory_stage_activations(const struct model *m, const struct plan *p, const stru
  * runs UserBufferQuantizationMode.NONE). An fp8 plan with bf16 first or
  * last layers adds the NONE set, all bf16 (Megatron-LM's initialize.py
  * l. 229-246 from TE 2.7, Megatron-Bridge's l. 357-371 from TE 2.8).
+ * @p is the CP rank's plan, as memory_stage's callers pass it
+ * (plan_make_cp_local: p->seq_len is already s / cp).
  */
 double
 memory_userbuffers_bytes(const struct model *m, const struct plan *p, const struct framework *fw)
