@@ -158,6 +158,48 @@ START_TEST(test_bf16_layer_memory_recompute_layers)
 END_TEST
 
 /*
+ * plan-cli review22: --recompute-modules apply to the bf16 layers too
+ * (Megatron-Core sets recompute_mlp on every dense layer,
+ * transformer_layer.py l. 537-539 at d98e8a6), so what a module drops a
+ * bf16 layer keeps in neither precision. Stage 0 of test_bf16_layer_memory
+ * (first 3 layers in bf16, 4 micro-batches in flight; h 4096, f 14336,
+ * gated, sb 8192, tp 1, no SP, current scaling q = 1, megatron-lm's TE
+ * spec):
+ * - core_attn + layernorm (flash attention, both norms fused: nothing
+ *   dropped in either layer): as without modules, 2,214,592,512 bytes;
+ * - mlp: the fp8 layer drops (6 - (2 - 1)) sbf + 1 sbh (fc1's output, the
+ *   activation's, fc2's copy; fc1's ln_out copy), the bf16 layer 6 sbf +
+ *   2 sbh, so of the fp8 recipe's saving sb (2h + f) = 184,549,376 a
+ *   layer only QKV's input, sb h = 33,554,432, is left: 3 x 4 x that =
+ *   402,653,184 (the fp8 layers' count, 2,214,592,512, before).
+ */
+START_TEST(test_bf16_layer_memory_modules)
+{
+	struct cluster c;
+	struct model m;
+	struct framework fw;
+	struct plan p, b;
+	struct memory_use u0, u1;
+	double expert, params;
+
+	llama8b_fp8(&c, &m, &fw, &p, 4);
+	p.recompute = PLAN_RECOMPUTE_SELECTIVE;
+	p.recompute_modules = 1 << PLAN_RM_CORE_ATTN | 1 << PLAN_RM_LAYERNORM;
+	b = p;
+	b.bf16_first_layers = 3;
+	params = estimate_stage_params(&m, &p, 0, &expert);
+	memory_stage(&m, &p, &c, &fw, 0, params, expert, &u0);
+	memory_stage(&m, &b, &c, &fw, 0, params, expert, &u1);
+	ck_assert_rel(u1.activations - u0.activations, 2214592512.0, 1e-9);
+	p.recompute_modules = b.recompute_modules = 1 << PLAN_RM_MLP;
+	memory_stage(&m, &p, &c, &fw, 0, params, expert, &u0);
+	memory_stage(&m, &b, &c, &fw, 0, params, expert, &u1);
+	ck_assert_rel(u1.activations - u0.activations, 402653184.0, 1e-9);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
  * plan-cli nvfp4: Llama 3 8B under NVFP4 as Megatron-Bridge 067f987's
  * llama3_8b_pretrain_8gpu_b200_nvfp4_config runs it (bf16_with_nvfp4_mixed:
  * fp4 e2m1, fp4_param_gather, no bf16 layers, no recompute; TE 2.18,
@@ -362,6 +404,7 @@ bf16_layers_suite(void)
 	tcase_add_test(tc, test_bf16_layer_count);
 	tcase_add_test(tc, test_bf16_layer_memory);
 	tcase_add_test(tc, test_bf16_layer_memory_recompute_layers);
+	tcase_add_test(tc, test_bf16_layer_memory_modules);
 	tcase_add_test(tc, test_bf16_layer_time);
 	tcase_add_test(tc, test_bf16_layer_refused);
 	tcase_add_test(tc, test_bf16_layer_block_prefix);

@@ -1265,10 +1265,33 @@ recomputed_bf16_layers(const struct model *m, const struct plan *p, int stage)
 	return pipeline_prefix_bf16_layers(m, p, stage, p->stage_recompute_layers[stage], &moe);
 }
 
+/*
+ * What one layer in bf16 keeps beyond an fp8 layer a micro-batch. Without
+ * recompute modules, fp8_saved_bytes(): the linear inputs at 2 bytes
+ * instead of the recipe's. With them (plan-cli review22), the two layers'
+ * activations under the modules: a module drops the bf16 layer's 16-bit
+ * tensors where it drops the fp8 layer's copies (mlp fc1's ln_out, fc1's
+ * and fc2's inputs; layernorm's outputs; moe, moe_act, shared_experts),
+ * so what it drops is kept in neither: Megatron-Core's recompute_modules
+ * apply to every layer, bf16 or not (transformer_layer.py l. 537-539 at
+ * d98e8a6; fp8_utils.py get_fp8_context only leaves the bf16 layers out
+ * of the fp8 autocast).
+ */
+static double
+bf16_layer_extra(const struct model *m, const struct plan *p, const struct framework *fw)
+{
+	struct plan b = *p;
+
+	if (p->recompute != PLAN_RECOMPUTE_SELECTIVE || !p->recompute_modules)
+		return fp8_saved_bytes(m, p, fw);
+	b.precision = PLAN_PRECISION_BF16;
+	return layer_activations_modules(m, &b, fw) - layer_activations_modules(m, p, fw);
+}
+
 /* plan-cli bf16ends: what @stage's layers in bf16 keep beyond the fp8
- * layers' activations a micro-batch, fp8_saved_bytes() each where the
- * stage's mode subtracts it (none, selective; not full recomputation
- * or per-op checkpointing, which keep no linear input). */
+ * layers' activations a micro-batch, bf16_layer_extra() each where the
+ * stage's mode keeps linear inputs (none, selective; not full
+ * recomputation or per-op checkpointing, which keep none). */
 static double
 bf16_layers_extra(const struct model *m, const struct plan *p, const struct framework *fw, int stage)
 {
@@ -1282,7 +1305,7 @@ bf16_layers_extra(const struct model *m, const struct plan *p, const struct fram
 		n += pipeline_stage_bf16_layers(m, p, p->pp - 1 - stage, &mirror_moe);
 	if (p->custom_recompute_layers)
 		n -= recomputed_bf16_layers(m, p, stage);
-	return n * fp8_saved_bytes(m, p, fw);
+	return n * bf16_layer_extra(m, p, fw);
 }
 
 /* What one MTP depth's layers keep a micro-batch: a layer of the last
@@ -1439,6 +1462,8 @@ memory_stage_activations(const struct model *m, const struct plan *p, const stru
  * runs UserBufferQuantizationMode.NONE). An fp8 plan with bf16 first or
  * last layers adds the NONE set, all bf16 (Megatron-LM's initialize.py
  * l. 229-246 from TE 2.7, Megatron-Bridge's l. 357-371 from TE 2.8).
+ * @p is the CP rank's plan, as memory_stage's callers pass it
+ * (plan_make_cp_local: p->seq_len is already s / cp).
  */
 double
 memory_userbuffers_bytes(const struct model *m, const struct plan *p, const struct framework *fw)
