@@ -36,6 +36,8 @@ static const struct bad_profile bad_models[] = {
 	{ "name: x\nlayers: 2\nlayers: 3\n", "duplicate key 'layers'", 3, 1 },
 	{ "name: x\nlayers: 2\nhidden: 8\nheads: 2\nseq_len: 4\n", "missing required key 'vocab'", 1, 1 },
 	{ "name: x\nlayers: two\n", "'layers' must be a whole number, got 'two'", 2, 9 },
+	/* issue 25, twenty-third session: a name split the report's lines */
+	{ "name: \"a\\nb\"\nlayers: 2\n", "'name' holds a control character", 1, 7 },
 	{ "name: x\nlayers: 0\n", "'layers' must be at least 1", 2, 9 },
 	{ "name: x\nnorm: batchnorm\n", "unknown value 'batchnorm' for 'norm' (valid: layernorm, rmsnorm)", 2, 7 },
 	{ "", "empty document", 1, 1 },

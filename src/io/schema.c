@@ -230,6 +230,16 @@ scalar_string(const struct schema_key *k, struct ytree *t, yaml_node_t *node, co
 	if (strlen(text) >= k->size)
 		return ytree_error(t, node, err, "'%s' is longer than %zu characters",
 				   k->key, k->size - 1);
+	/* A profile's name is printed on one line of the text report and in
+	 * a CSV cell: a newline or another control character ("a\nb", or
+	 * --framework-set name=...) split the report's lines (issue 25,
+	 * twenty-third session). Patterns name the bad character themselves;
+	 * the free-text description may hold them. */
+	if (strcmp(k->key, "name") == 0)
+		for (const char *c = text; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				return ytree_error(t, node, err, "'%s' holds a control character (a newline, a tab): "
+						   "write it on one line", k->key);
 	memcpy(dst, text, strlen(text) + 1);
 	return true;
 }
