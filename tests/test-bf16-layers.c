@@ -331,6 +331,36 @@ START_TEST(test_bf16_layer_refused)
 }
 END_TEST
 
+/* An fp8 recipe on a 16-bit plan (issue 25, twenty-third session): it was
+ * accepted and ignored; it is refused as --fp8-gather and the bf16 layers
+ * are, for bf16 and fp16, and the framework's recipe (none given) runs. */
+START_TEST(test_fp8_recipe_needs_fp8)
+{
+	static const int sixteen[] = { PLAN_PRECISION_BF16, PLAN_PRECISION_FP16 };
+	struct cluster c;
+	struct model m;
+	struct framework fw;
+	struct plan p;
+	struct estimate e;
+	struct estimate_options opt = { COLL_ALGO_RING, NULL, NULL };
+	struct plan_error err;
+
+	llama8b_fp8(&c, &m, &fw, &p, 1);
+	opt.framework = &fw;
+	for (int i = 0; i < 2; i++) {
+		p.precision = sixteen[i];
+		p.fp8_recipe = PLAN_FP8_CURRENT;
+		plan_error_clear(&err);
+		ck_assert(!estimate_plan(&m, &c, &p, &opt, &e, &err));
+		ck_assert_msg(strstr(err.message, "fp8 recipe current applies to precision fp8; precision ") &&
+			      strstr(err.message, " has no fp8 tensors to scale"), "%s", err.message);
+		p.fp8_recipe = PLAN_FP8_FRAMEWORK;
+		ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &e, &err), "%s", err.message);
+	}
+	cluster_release(&c);
+}
+END_TEST
+
 /* The layers a stage recomputes in full, chunk by chunk (review15):
  * pp 4 x vpp 2, chunks of 4 layers, Megatron's block method with 2: stage
  * 1 holds layers 5-8 and 21-24 and recomputes 5, 6, 21 and 22 (4 in
@@ -410,6 +440,7 @@ bf16_layers_suite(void)
 	tcase_add_test(tc, test_bf16_layer_block_prefix);
 	tcase_add_test(tc, test_bf16_layer_dualpipe_recompute_layers);
 	tcase_add_test(tc, test_nvfp4_llama8b_memory);
+	tcase_add_test(tc, test_fp8_recipe_needs_fp8);
 	suite_add_tcase(s, tc);
 	return s;
 }

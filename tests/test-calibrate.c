@@ -285,16 +285,21 @@ END_TEST
  * memory_efficiency, gemm_efficiency_max, gemm_overhead, attention_fwd_
  * and _bwd_efficiency, attention_overhead, fa2_attention_speed,
  * launch_overhead, speed_variation, rated_power, power_limit,
- * reserved_memory), intra_node 5, inter_node 7, framework 34: 65. A
- * table one short is an error naming the fix; the real one fits, and
- * the list holds gpu.pcie_bandwidth and ends with the framework's last.
+ * reserved_memory), intra_node 5, inter_node 7, framework 34: 65. The
+ * twenty-third session made 8 framework counts whole numbers
+ * (userbuffers_allgather and _reduce_scatter, grad_bucket_buffers,
+ * zero3_grad_copies, fp8_amax_history, zero3_tensor_launches,
+ * moe_param_gathers, moe_dispatcher_sms), which are not fitted: at least
+ * 65 - 8 = 57. A table one short is an error naming the fix; the real
+ * one fits, and the list holds gpu.pcie_bandwidth and ends with the
+ * framework's last.
  */
 START_TEST(test_key_cap)
 {
 	struct plan_error err;
 	int n = calib_key_count();
 
-	ck_assert_int_ge(n, 65);
+	ck_assert_int_ge(n, 57);
 	ck_assert_int_le(n, CALIB_MAX_KEYS);
 	plan_error_clear(&err);
 	ck_assert(calib_keys_check(CALIB_MAX_KEYS, &err));

@@ -4,6 +4,7 @@
  * with values worked out by hand.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "testutil.h"
 #include "plan/plan_attr.h"
@@ -85,6 +86,47 @@ START_TEST(test_scalar_values)
 	ck_assert_str_eq(why, "unknown value 'fp9' for --precision (valid: bf16, fp16, fp8, fp4)");
 	ck_assert(plan_attr_parse_value(&plan_attrs[PLAN_ATTR_TP_OVERLAP], NULL, "yes", &v, why, sizeof(why)) && v == 1);
 	ck_assert(plan_attr_parse_value(&plan_attrs[PLAN_ATTR_TP_OVERLAP], NULL, "off", &v, why, sizeof(why)) && v == 0);
+}
+END_TEST
+
+/*
+ * Hostile values of a set and a choice (issue 25, twenty-third session):
+ * an empty item of --recompute-modules, 'framework' joined to modules and
+ * a module named twice were "unknown value ''", an unknown 'framework' and
+ * silently accepted; an empty choice was "unknown value ''". Each now says
+ * what is wrong; a well-formed set still reads as its bits.
+ */
+START_TEST(test_set_and_choice_errors)
+{
+	static const struct {
+		const char *text, *why;
+	} bad[] = {
+		{ "", "--recompute-modules is empty: give framework, or modules joined by '+'" },
+		{ "mlp+", "--recompute-modules 'mlp+' has an empty item: join the modules with one '+' and no '+' "
+			  "at either end" },
+		{ "+mlp", "--recompute-modules '+mlp' has an empty item" },
+		{ "mlp++core_attn", "--recompute-modules 'mlp++core_attn' has an empty item" },
+		{ "mlp+mlp", "--recompute-modules 'mlp+mlp' names 'mlp' twice" },
+		{ "core_attn,mlp,core_attn", "--recompute-modules 'core_attn,mlp,core_attn' names 'core_attn' twice" },
+		{ "framework+mlp", "--recompute-modules 'framework+mlp': 'framework' (the profile's selective "
+				   "recomputation) stands alone, not joined to modules" },
+		{ "mlp+bogus", "unknown value 'bogus' for --recompute-modules" },
+	};
+	const struct plan_attr *rm = &plan_attrs[PLAN_ATTR_RECOMPUTE_MODULES];
+	char why[512];
+	long v = -1;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert(!plan_attr_parse_value(rm, "--recompute-modules", bad[i].text, &v, why, sizeof(why)));
+		ck_assert_msg(strncmp(why, bad[i].why, strlen(bad[i].why)) == 0, "'%s': got '%s'", bad[i].text, why);
+	}
+	ck_assert(plan_attr_parse_value(rm, "--recompute-modules", "mlp+core_attn", &v, why, sizeof(why)));
+	ck_assert_int_eq(v, 1L << PLAN_RM_MLP | 1L << PLAN_RM_CORE_ATTN);
+	ck_assert(plan_attr_parse_value(rm, "--recompute-modules", "framework", &v, why, sizeof(why)));
+	ck_assert_int_eq(v, 0);
+	ck_assert(!plan_attr_parse_value(&plan_attrs[PLAN_ATTR_MOE_OVERLAP], "--moe-overlap", "", &v, why,
+					 sizeof(why)));
+	ck_assert_str_eq(why, "--moe-overlap is empty (valid: none, lancet, combined-1f1b)");
 }
 END_TEST
 
@@ -254,6 +296,7 @@ plan_attr_suite(void)
 	tcase_add_test(tc, test_rows);
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_scalar_values);
+	tcase_add_test(tc, test_set_and_choice_errors);
 	tcase_add_test(tc, test_round_trip);
 	tcase_add_test(tc, test_left_out);
 	tcase_add_test(tc, test_complete);

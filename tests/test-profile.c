@@ -36,6 +36,8 @@ static const struct bad_profile bad_models[] = {
 	{ "name: x\nlayers: 2\nlayers: 3\n", "duplicate key 'layers'", 3, 1 },
 	{ "name: x\nlayers: 2\nhidden: 8\nheads: 2\nseq_len: 4\n", "missing required key 'vocab'", 1, 1 },
 	{ "name: x\nlayers: two\n", "'layers' must be a whole number, got 'two'", 2, 9 },
+	/* issue 25, twenty-third session: a name split the report's lines */
+	{ "name: \"a\\nb\"\nlayers: 2\n", "'name' holds a control character", 1, 7 },
 	{ "name: x\nlayers: 0\n", "'layers' must be at least 1", 2, 9 },
 	{ "name: x\nnorm: batchnorm\n", "unknown value 'batchnorm' for 'norm' (valid: layernorm, rmsnorm)", 2, 7 },
 	{ "", "empty document", 1, 1 },
@@ -208,6 +210,49 @@ START_TEST(test_unknown_key_list)
 END_TEST
 
 /*
+ * Keys that count things (buffers, copies, entries, launches, gathers,
+ * SMs) are whole numbers (issue 25, twenty-third session): before,
+ * userbuffers_allgather 2.5 loaded and sized 2.5 Userbuffers buffers, in a
+ * profile and through --framework-set alike. Each is refused with its name
+ * in a profile (line 2, column after the key) and by schema_set_text; a
+ * whole value loads as that int.
+ */
+START_TEST(test_framework_counts_whole)
+{
+	static const char *const counts[] = {
+		"userbuffers_allgather", "userbuffers_reduce_scatter", "grad_bucket_buffers",
+		"zero3_grad_copies", "fp8_amax_history", "zero3_tensor_launches", "moe_param_gathers",
+		"moe_dispatcher_sms",
+	};
+	struct plan_error err;
+	struct framework fw;
+	char yaml[128], want[96];
+
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		snprintf(yaml, sizeof(yaml), "name: f\n%s: 2.5\n", counts[i]);
+		snprintf(want, sizeof(want), "'%s' must be a whole number, got '2.5'", counts[i]);
+		plan_error_clear(&err);
+		ck_assert(!framework_load_string(&fw, "f.yaml", yaml, &err));
+		ck_assert_msg(strstr(err.message, want), "%s: got '%s'", counts[i], err.message);
+		ck_assert_int_eq(err.line, 2);
+		framework_init_default(&fw);
+		plan_error_clear(&err);
+		ck_assert(!schema_set_text(framework_schema, "--framework-set", counts[i], "2.5", &fw, &err));
+		ck_assert_msg(strstr(err.message, want), "%s: got '%s'", counts[i], err.message);
+		/* Past the largest double is past the key's range, not 'not whole'. */
+		plan_error_clear(&err);
+		ck_assert(!schema_set_text(framework_schema, "--framework-set", counts[i], "1e309", &fw, &err));
+		ck_assert_msg(strstr(err.message, "must be at most"), "%s: got '%s'", counts[i], err.message);
+	}
+	plan_error_clear(&err);
+	ck_assert_msg(framework_load_string(&fw, "f.yaml", "name: f\nuserbuffers_allgather: 8\n"
+					    "userbuffers_reduce_scatter: 4\n", &err), "%s", err.message);
+	ck_assert_int_eq(fw.userbuffers_allgather, 8);
+	ck_assert_int_eq(fw.userbuffers_reduce_scatter, 4);
+}
+END_TEST
+
+/*
  * frameworks/megatron-bridge.yaml is 'base: nemo' with the keys that
  * Megatron-Bridge 067f987's perf recipes change (perf_recipes/_common.py
  * _benchmark_common; the profile's header cites each): every key below
@@ -282,6 +327,7 @@ profile_suite(void)
 	tcase_add_test(tc, test_gemm_curve);
 	tcase_add_test(tc, test_unknown_key_list);
 	tcase_add_test(tc, test_megatron_bridge_profile);
+	tcase_add_test(tc, test_framework_counts_whole);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -190,7 +190,7 @@ struct framework {
 	double gather_rank_overhead_s; /**< host cost of each gather per rank of its group (per-rank loops) */
 	double gather_copy_passes; /**< HBM passes over each gathered tensor by copies around the gather */
 	double reduce_copy_passes; /**< HBM passes over each reduce-scattered gradient by copies around it */
-	double zero3_grad_copies; /**< ZeRO-3 with gather_unit tensor: unsharded gradients of a layer's
+	int zero3_grad_copies;    /**< ZeRO-3 with gather_unit tensor: unsharded gradients of a layer's
 				       largest tensor held beside its gathered weight in the backward */
 	double persist_gather_copy_s; /**< ZeRO-3: host cost of each per-rank copy by which the step's
 					   gather of the persistent tensors rebuilds them (0: not priced) */
@@ -209,7 +209,7 @@ struct framework {
 	double optimizer_passes;  /**< multi-tensor kernel passes of one optimizer step (clip, Adam, copies) */
 	double host_syncs;        /**< host synchronisations per iteration (grad-norm .item(), loss) */
 	int fp8_recipe;           /**< enum plan_fp8_recipe minus 1 (delayed first): its default fp8 recipe */
-	double fp8_amax_history;  /**< delayed scaling's amax history length (Transformer Engine: 1024) */
+	int fp8_amax_history;     /**< delayed scaling's amax history length (Transformer Engine: 1024) */
 	int cp_ring;              /**< enum framework_cp_ring */
 	bool fp8_params;          /**< fp8 linear weights kept only in fp8 (no 16-bit copy): fp8 primary weights */
 	bool fsdp_double_buffer;  /**< ZeRO-3: two unit-sized gradient buffers kept for good beside the two
@@ -240,22 +240,23 @@ struct framework {
 					   core_v0.13.0 on) */
 	int moe_grouped_gemm;     /**< enum framework_moe_gemm: how the grouped expert GEMM runs */
 	int moe_dispatcher;       /**< enum framework_moe_dispatcher: how the routed tokens move */
-	double moe_dispatcher_sms; /**< SMs the deepep/hybridep kernels hold while they run (0: not given) */
+	int moe_dispatcher_sms;    /**< SMs the deepep/hybridep kernels hold while they run (0: not given) */
 	int optimizer;            /**< plan-cli muon: enum framework_optimizer */
 	int pipeline_split;       /**< plan-cli pipeline: enum plan_pp_split where the even split fails */
 	int zero_grad_reduce;     /**< enum framework_zero_reduce */
 	int zero_param_sync;      /**< enum framework_zero_sync */
 	double grad_bucket;       /**< gradient elements per reduction bucket, ZeRO 0-3 (0: the last layer's
 				       gradients are the exposed tail) */
-	double grad_bucket_buffers; /**< ZeRO 1-3: grad_bucket-sized gradient buffers in reduce_bytes kept
+	int grad_bucket_buffers;    /**< ZeRO 1-3: grad_bucket-sized gradient buffers in reduce_bytes kept
 					 through the backward (DeepSpeed's contiguous_gradients IPG buffers) */
 	int pipeline_schedules;   /**< plan-cli optsearch: enum framework_schedules, what optimize searches */
 	/* plan-cli ubuf: Transformer Engine's Userbuffers under TP overlap
 	 * (initialize_ub): its all-gather communicators (an fp8 buffer in an
 	 * fp8 plan) and its reduce-scatter ones (16-bit), one buffer of
-	 * seq_len x micro_batch / cp x hidden elements each; 0: none. */
-	double userbuffers_allgather;
-	double userbuffers_reduce_scatter;
+	 * seq_len x micro_batch / cp x hidden elements each; 0: none. Counts,
+	 * so whole numbers (SCHEMA_INT). */
+	int userbuffers_allgather;
+	int userbuffers_reduce_scatter;
 	/* plan-cli h100: begin */
 	double loss_fwd_bytes;    /**< HBM bytes the loss moves per logit in the forward (cross-entropy) */
 	double loss_bwd_bytes;    /**< HBM bytes the loss moves per logit in the backward */
@@ -267,7 +268,7 @@ struct framework {
 	/* plan-cli dsz3host: the ZeRO-3 optimizer step's own passes */
 	double zero3_step_bytes;  /**< HBM bytes per owned parameter the ZeRO-3 step moves beyond
 				       compute_optimizer_time()'s 36 (overflow check, fp64 norm, casts) */
-	double zero3_tensor_launches; /**< launches per parameter tensor in the ZeRO-3 step, outside
+	int zero3_tensor_launches;    /**< launches per parameter tensor in the ZeRO-3 step, outside
 					   multi-tensor kernels (DeepSpeed's per-tensor gradient norm) */
 	/* plan-cli simumoe: the DP gradient path's passes before the reduction (ZeRO 0-1) */
 	double grad_check_bytes;  /**< HBM bytes per gradient-buffer element of the pre-reduction
@@ -279,7 +280,7 @@ struct framework {
 				       bucket norm: 1) */
 	double step_bytes;        /**< plan-cli simumoe: HBM bytes per owned parameter the ZeRO 0-2
 				       step moves beyond compute_optimizer_time()'s 36 (Megatron: 6) */
-	double moe_param_gathers; /**< plan-cli simumoe: ZeRO-1/2 all-gathers of all the updated
+	int moe_param_gathers;    /**< plan-cli simumoe: ZeRO-1/2 all-gathers of all the updated
 				       weights per iteration when the model has experts (1; Megatron-Core
 				       from core_v0.9.0: 2, one per chained optimizer) */
 	/* plan-cli hostsync: the training script's work per micro-batch */

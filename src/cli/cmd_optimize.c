@@ -98,6 +98,12 @@ parse_constraint(const struct cli_option *o, const char *arg, void *req)
 		long v;
 
 		snprintf(value, sizeof(value), "%.*s", (int)(len < sizeof(value) ? len : sizeof(value) - 1), t);
+		/* 'even,', ',even', '1,,2': was "unknown value ''" (issue 25,
+		 * twenty-third session). */
+		if (len == 0) {
+			cli_error("%s '%.120s' has an empty value: separate the values with one ','", flag, arg);
+			return false;
+		}
 		if (!plan_attr_parse_value(a, flag, value, &v, why, sizeof(why))) {
 			cli_error("%s", why);
 			return false;
@@ -437,6 +443,7 @@ static int
 settle_request(struct optimize_request *r)
 {
 	const struct search_allowed *prec = &r->so.allowed[PLAN_ATTR_PRECISION];
+	const struct search_allowed *recipe = &r->so.allowed[PLAN_ATTR_FP8_RECIPE];
 
 	if (prec->n == 1)
 		r->so.precision = (int)prec->v[0];
@@ -446,6 +453,11 @@ settle_request(struct optimize_request *r)
 		r->so.moe_overlap = (int)r->so.allowed[PLAN_ATTR_MOE_OVERLAP].v[0];
 	if (r->so.fp8_gather && !(prec->n > 0 && search_allowed_has(prec, PLAN_PRECISION_FP8))) {
 		cli_error("--fp8-gather needs --precision fp8 (the weights it gathers are fp8)");
+		return CLI_EXIT_USAGE;
+	}
+	if (recipe->n > 0 && !(recipe->n == 1 && recipe->v[0] == PLAN_FP8_FRAMEWORK) &&
+	    !(prec->n > 0 && search_allowed_has(prec, PLAN_PRECISION_FP8))) {
+		cli_error("--fp8-recipe needs --precision fp8 (a recipe scales fp8 tensors; fp4 runs NVFP4)");
 		return CLI_EXIT_USAGE;
 	}
 	if ((r->objective == CLI_OBJECTIVE_GOODPUT) != (r->ckpt.target != CHECKPOINT_NONE)) {

@@ -217,6 +217,12 @@ cli_plan_spec_parse(struct cli_plan_spec *spec, const char *items, const char *w
 			cli_error("%s: expected KEY=VALUE, got '%s'", spec->label, tok);
 			return false;
 		}
+		/* '=1' was "unknown key ''; did you mean 'tp'?" (issue 25,
+		 * twenty-third session). */
+		if (eq == tok) {
+			cli_error("%s: expected KEY=VALUE, got '%s' (no key before '=')", spec->label, tok);
+			return false;
+		}
 		*eq = '\0';
 		if (!spec_item(spec, tok, eq + 1, p))
 			return false;

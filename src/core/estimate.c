@@ -815,6 +815,14 @@ estimate_check_precision(const struct plan *p, const struct cluster *c, const st
 		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
 				      "fp8 recipe %s applies to precision fp8; precision fp4 runs NVFP4, its only recipe "
 				      "(drop --fp8-recipe, or use --precision fp8)", plan_fp8_recipe_names[p->fp8_recipe]);
+	/* A 16-bit plan has no fp8 tensor for a recipe to scale: refused, as
+	 * --fp8-gather and --bf16-first-layers are, not silently ignored
+	 * (issue 25, twenty-third session). */
+	if (!plan_low_precision(p) && p->fp8_recipe != PLAN_FP8_FRAMEWORK)
+		return plan_error_set(err, PLAN_ERR_PLAN, NULL, 0, 0,
+				      "fp8 recipe %s applies to precision fp8; precision %s has no fp8 tensors to "
+				      "scale (drop --fp8-recipe, or use --precision fp8)",
+				      plan_fp8_recipe_names[p->fp8_recipe], plan_precision_names[p->precision]);
 	if (plan_low_precision(p) && !fp8_recipe_check(fp8_recipe_resolve(p, fw), &c->gpu, err))
 		return false;
 	/* plan-cli bf16ends: "Delayed scaling does not support first / last

@@ -35,7 +35,7 @@ combined_slowdown(const struct cluster *c, const struct framework *fw)
 	if (!fw)
 		return 1.0;
 	if (flex && fw->moe_dispatcher_sms > 0 && sms > fw->moe_dispatcher_sms)
-		return sms / (sms - fw->moe_dispatcher_sms);
+		return (double)sms / (sms - fw->moe_dispatcher_sms);
 	return fw->overlap_slowdown;
 }
 

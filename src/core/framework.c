@@ -73,7 +73,7 @@ framework_init_default(struct framework *fw)
 	fw->attention_speed = 1.0;
 	/* Transformer Engine's DelayedScaling (recipe.py: amax_history_len 1024). */
 	fw->fp8_recipe = PLAN_FP8_DELAYED - 1;
-	fw->fp8_amax_history = 1024.0;
+	fw->fp8_amax_history = 1024;
 	fw->cp_ring = FRAMEWORK_RING_P2P;
 	fw->moe_grouped_gemm = FRAMEWORK_MOE_GEMM_TE_STREAMS; /* Megatron-Core's TEGroupedMLP */
 	fw->moe_dispatcher = FRAMEWORK_MOE_DISPATCH_ALLTOALL;
@@ -92,12 +92,12 @@ framework_init_default(struct framework *fw)
 	/* plan-cli mtphead: the fp32 logits (softmax) saved for the backward. */
 	fw->loss_kept_memory = 4.0;
 	fw->zero3_step_bytes = 0.0;        /* plan-cli dsz3host: the step as compute_optimizer_time() */
-	fw->zero3_tensor_launches = 0.0;
+	fw->zero3_tensor_launches = 0;
 	fw->grad_check_bytes = 0.0;        /* plan-cli simumoe: no pass before the reduction */
 	fw->grad_scale_bytes = 0.0;
 	fw->grad_check_syncs = 0.0;        /* plan-cli review6: the check's result stays on the GPU */
 	fw->step_bytes = 0.0;              /* plan-cli simumoe: the generic step below ZeRO-3 */
-	fw->moe_param_gathers = 1.0;       /* plan-cli simumoe: one gather of the updated weights */
+	fw->moe_param_gathers = 1;         /* plan-cli simumoe: one gather of the updated weights */
 	/* plan-cli hostsync: no work of the training script per micro-batch */
 	fw->microbatch_syncs = fw->loss_syncs = fw->p2p_syncs = fw->loss_allreduces = 0.0;
 	fw->syncs_per_chunk = false;

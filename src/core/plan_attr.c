@@ -301,9 +301,31 @@ parse_set(const struct plan_attr *a, const char *label, const char *text, long *
 		int i;
 
 		snprintf(tok, sizeof(tok), "%.*s", (int)(len < sizeof(tok) ? len : sizeof(tok) - 1), t);
-		if (len == 0 || len >= sizeof(tok) || (i = choice_index(a->choices, tok)) < 0) {
+		/* Issue 25, twenty-third session: an empty item ('mlp+', '+mlp',
+		 * 'a++b') was "unknown value ''", 'framework+mlp' an unknown
+		 * 'framework' that the list calls valid, and a module named twice
+		 * passed silently. */
+		if (!text[0]) {
+			snprintf(why, size, "%s is empty: give framework, or modules joined by '+'", label);
+			return false;
+		}
+		if (len == 0) {
+			snprintf(why, size, "%s '%s' has an empty item: join the modules with one '+' and no '+' "
+				 "at either end", label, text);
+			return false;
+		}
+		if (strcmp(tok, "framework") == 0) {
+			snprintf(why, size, "%s '%s': 'framework' (the profile's selective recomputation) stands "
+				 "alone, not joined to modules", label, text);
+			return false;
+		}
+		if (len >= sizeof(tok) || (i = choice_index(a->choices, tok)) < 0) {
 			snprintf(why, size, "unknown value '%.*s' for %s (valid: framework, or any of %s joined by '+')",
 				 (int)len, t, label, choice_list(a->choices, list, sizeof(list)));
+			return false;
+		}
+		if (mask & 1L << i) {
+			snprintf(why, size, "%s '%s' names '%s' twice", label, text, tok);
 			return false;
 		}
 		mask |= 1L << i;
@@ -347,8 +369,11 @@ plan_attr_parse_value(const struct plan_attr *a, const char *label, const char *
 			*v = i;
 			return true;
 		}
-		snprintf(why, size, "unknown value '%s' for %s (valid: %s)", text, label,
-			 choice_list(a->choices, list, sizeof(list)));
+		if (!text[0]) /* was "unknown value ''" (issue 25, twenty-third session) */
+			snprintf(why, size, "%s is empty (valid: %s)", label, choice_list(a->choices, list, sizeof(list)));
+		else
+			snprintf(why, size, "unknown value '%s' for %s (valid: %s)", text, label,
+				 choice_list(a->choices, list, sizeof(list)));
 		return false;
 	case PLAN_ATTR_SET: /* plan-cli recomp */
 		return parse_set(a, label, text, v, why, size);
@@ -378,7 +403,8 @@ parse_stage_list(const struct plan_attr *a, const char *label, const char *text,
 		}
 		snprintf(tok, sizeof(tok), "%.*s", (int)(len < sizeof(tok) ? len : sizeof(tok) - 1), t);
 		if (len == 0) {
-			snprintf(why, size, "%s expects a number or a comma-separated list, got '%s'", label, text);
+			snprintf(why, size, "%s expects a number or a comma-separated list, got '%s' (%s)", label, text,
+				 text[0] ? "an empty entry" : "nothing");
 			return false;
 		}
 		/* A bad entry as a bad value of one stage: the scalar's message. */

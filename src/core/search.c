@@ -2010,6 +2010,10 @@ push_shape(const struct outer_space *x, const struct plan *pp, const struct comp
 		return true;
 	/* After the given attributes: precision may be one of a list. */
 	p.fp8_gather = x->opt->fp8_gather && p.precision == PLAN_PRECISION_FP8 && (p.zero >= 3 || p.mics_group > 0);
+	/* So is the fp8 recipe: a 16-bit plan of --precision bf16,fp8 keeps none
+	 * (estimate_check_precision refuses one). */
+	if (p.precision == PLAN_PRECISION_BF16 || p.precision == PLAN_PRECISION_FP16)
+		p.fp8_recipe = PLAN_FP8_FRAMEWORK;
 	/* A precision or recipe the GPU does not run (fp8 on an A100, fp4 off
 	 * Blackwell): left out, its reason kept, before any price of it, the
 	 * same when materialising (the plans must be met in the same order). */

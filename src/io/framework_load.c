@@ -79,23 +79,23 @@ const struct schema_key framework_schema[] = {
 	  .help = "ZeRO-3: passes over each reduce-scattered gradient in GPU memory by copies around the "
 		  "reduction, at the GPU's achieved memory bandwidth (DeepSpeed 2021: 4, the division by the "
 		  "group size and the list reduce_scatter's copy into a flat buffer)" },
-	{ .key = "zero3_grad_copies", .type = SCHEMA_NUMBER, .offset = OFF(zero3_grad_copies), .min = 0,
+	{ .key = "zero3_grad_copies", .type = SCHEMA_INT, .offset = OFF(zero3_grad_copies), .min = 0,
 	  .max = 8, .def = "0",
 	  .help = "ZeRO-3 with gather_unit tensor: unsharded gradients of a layer's largest tensor held in GPU "
 		  "memory beside its gathered weight during the backward (DeepSpeed 2021: 3, its own, the "
 		  "previous tensor's awaiting partition and the list reduce_scatter's flat input)" },
-	{ .key = "grad_bucket_buffers", .type = SCHEMA_NUMBER, .offset = OFF(grad_bucket_buffers), .min = 0,
+	{ .key = "grad_bucket_buffers", .type = SCHEMA_INT, .offset = OFF(grad_bucket_buffers), .min = 0,
 	  .max = 4, .def = "0",
 	  .help = "ZeRO 1-3: buffers of grad_bucket elements in reduce_bytes that hold the gradients on their "
 		  "way to the reduction, kept on the GPU through the backward (DeepSpeed's contiguous_gradients "
 		  "IPG buffers, reduce_bucket_size each: 1 from v0.10, 2 with overlap_comm in v0.5-v0.9's "
 		  "ZeRO-3); 0: the gradients are reduced from where autograd leaves them" },
-	{ .key = "userbuffers_allgather", .type = SCHEMA_NUMBER, .offset = OFF(userbuffers_allgather), .min = 0,
+	{ .key = "userbuffers_allgather", .type = SCHEMA_INT, .offset = OFF(userbuffers_allgather), .min = 0,
 	  .max = 32, .def = "0",
 	  .help = "TP overlap: Transformer Engine's Userbuffers all-gather communicators, one buffer of "
 		  "seq_len x micro_batch / cp x hidden elements each, 1 byte an element in an fp8 plan and 2 "
 		  "otherwise (TE initialize_ub: 8 from v2.7, 6 in v1.x to v2.6); 0: no Userbuffers" },
-	{ .key = "userbuffers_reduce_scatter", .type = SCHEMA_NUMBER, .offset = OFF(userbuffers_reduce_scatter),
+	{ .key = "userbuffers_reduce_scatter", .type = SCHEMA_INT, .offset = OFF(userbuffers_reduce_scatter),
 	  .min = 0, .max = 32, .def = "0",
 	  .help = "TP overlap: Transformer Engine's Userbuffers reduce-scatter communicators, one 16-bit buffer "
 		  "of seq_len x micro_batch / cp x hidden elements each (TE initialize_ub: 4); 0: none" },
@@ -178,7 +178,7 @@ const struct schema_key framework_schema[] = {
 		  "Megatron-Core's default) or current scaling (current: torchao's tensorwise, TE's "
 		  "Float8CurrentScaling), a scale per row (rowwise: torchao), DeepSeek-V3's 1x128/128x128 "
 		  "blocks (blockwise) or 32-element MX blocks (mxfp8: Blackwell)" },
-	{ .key = "fp8_amax_history", .type = SCHEMA_NUMBER, .offset = OFF(fp8_amax_history), .min = 1,
+	{ .key = "fp8_amax_history", .type = SCHEMA_INT, .offset = OFF(fp8_amax_history), .min = 1,
 	  .max = 1e6, .def = "1024",
 	  .help = "delayed scaling: entries of amax history kept per fp8 tensor (Transformer Engine's "
 		  "amax_history_len, 1024 by default; Megatron's --fp8-amax-history-len, 1 by default)" },
@@ -279,7 +279,7 @@ const struct schema_key framework_schema[] = {
 	  .help = "HBM bytes per owned parameter that the ZeRO-3 optimizer step moves beyond Adam's 28, the "
 		  "clip norm's 4 and the gradient-buffer zeroing's 4: 0, none; DeepSpeed's stage3.py 42 (its "
 		  "overflow check, fp64 gradient norm, flatten and fp32 cast, unscale, separate bf16 copy)" },
-	{ .key = "zero3_tensor_launches", .type = SCHEMA_NUMBER, .offset = OFF(zero3_tensor_launches),
+	{ .key = "zero3_tensor_launches", .type = SCHEMA_INT, .offset = OFF(zero3_tensor_launches),
 	  .min = 0, .max = 64, .def = "0",
 	  .help = "kernel launches per parameter tensor in the ZeRO-3 optimizer step outside multi-tensor "
 		  "kernels: 0, none; DeepSpeed's stage3.py get_grad_norm_direct 2 (.double(), .norm(2))" },
@@ -306,7 +306,7 @@ const struct schema_key framework_schema[] = {
 		  "Adam's 28, the clip norm's 4 and the gradient-buffer zeroing's 4: 0, none; "
 		  "Megatron-Core 6 (Adam reads the fp32 main gradient, and a separate copy writes the "
 		  "16-bit weights from the fp32 masters)" },
-	{ .key = "moe_param_gathers", .type = SCHEMA_NUMBER, .offset = OFF(moe_param_gathers), .min = 1,
+	{ .key = "moe_param_gathers", .type = SCHEMA_INT, .offset = OFF(moe_param_gathers), .min = 1,
 	  .max = 8, .def = "1",
 	  .help = "all-gathers of all the updated weights per iteration under ZeRO 1-2 when the model "
 		  "has experts: 1; Megatron-Core from core_v0.9.0 2 (a dense and an expert distributed "
@@ -355,7 +355,7 @@ const struct schema_key framework_schema[] = {
 		  "fp32 log-probabilities, their gradient and the input's gradient in the backward); the "
 		  "Megatron profiles and nemo-24.07 6 (cross_entropy.py's fp32 copy beside the bf16 logits, "
 		  "then the fp32 gradient beside its bf16 cast)" },
-	{ .key = "moe_dispatcher_sms", .type = SCHEMA_NUMBER, .offset = OFF(moe_dispatcher_sms), .min = 0,
+	{ .key = "moe_dispatcher_sms", .type = SCHEMA_INT, .offset = OFF(moe_dispatcher_sms), .min = 0,
 	  .max = 1024, .def = "0",
 	  .help = "SMs the deepep or hybridep dispatcher's kernels hold while they run (Megatron-Core's "
 		  "moe_flex_dispatcher_num_sms, formerly moe_deepep_num_sms / moe_hybridep_num_sms): under "

@@ -183,13 +183,16 @@ static bool
 scalar_int(const struct schema_key *k, struct ytree *t, yaml_node_t *node, const char *text, char *dst,
 	   struct plan_error *err)
 {
-	double d;
+	double d = 0.0;
 	long l;
 
 	if (!num_parse_long(text, LONG_MIN, LONG_MAX, &l)) {
 		/* A whole number past LONG_MAX (it still reads as a double) is
-		 * too large; '2.0' and '1e3' are whole but not written as one. */
-		if (num_parse_double(text, &d) && d == floor(d) && fabs(d) > (double)LONG_MAX)
+		 * too large, and so is one past the largest double (1e309, read
+		 * as +-HUGE_VAL); '2.0' and '1e3' are whole but not written as one. */
+		enum num_status st = num_parse_double_status(text, &d);
+
+		if ((st == NUM_OUT_OF_RANGE || (st == NUM_OK && d == floor(d))) && fabs(d) > (double)LONG_MAX)
 			/* The side it is past: '-1e308' was "must be at most". */
 			return d < 0 ? ytree_error(t, node, err, "'%s' must be at least %g, got '%s'", k->key, k->min,
 						   text)
@@ -227,6 +230,16 @@ scalar_string(const struct schema_key *k, struct ytree *t, yaml_node_t *node, co
 	if (strlen(text) >= k->size)
 		return ytree_error(t, node, err, "'%s' is longer than %zu characters",
 				   k->key, k->size - 1);
+	/* A profile's name is printed on one line of the text report and in
+	 * a CSV cell: a newline or another control character ("a\nb", or
+	 * --framework-set name=...) split the report's lines (issue 25,
+	 * twenty-third session). Patterns name the bad character themselves;
+	 * the free-text description may hold them. */
+	if (strcmp(k->key, "name") == 0)
+		for (const char *c = text; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				return ytree_error(t, node, err, "'%s' holds a control character (a newline, a tab): "
+						   "write it on one line", k->key);
 	memcpy(dst, text, strlen(text) + 1);
 	return true;
 }
