@@ -253,8 +253,9 @@ END_TEST
 /*
  * plan-cli ubrs: userbuffers_reduce_scatter_ring_exchange counts some of
  * the reduce-scatters: at most userbuffers_reduce_scatter, in a profile
- * (the error at the key, line 3) and after --framework-set (framework_set
- * runs the same check) alike; equal is accepted, the default is 0.
+ * (the error at the key, line 3) and after --framework-set's pairs
+ * (framework_check, once they are all set) alike; equal is accepted, the
+ * default is 0.
  */
 START_TEST(test_framework_ring_exchange_bound)
 {
@@ -276,8 +277,10 @@ START_TEST(test_framework_ring_exchange_bound)
 	ck_assert_msg(framework_set(&fw, "--framework-set", "userbuffers_reduce_scatter_ring_exchange", "2", &err),
 		      "%s", err.message);
 	ck_assert_int_eq(fw.userbuffers_reduce_scatter_ring_exchange, 2);
+	ck_assert(framework_check(&fw, "--framework-set", &err));
 	plan_error_clear(&err);
-	ck_assert(!framework_set(&fw, "--framework-set", "userbuffers_reduce_scatter", "1", &err));
+	ck_assert(framework_set(&fw, "--framework-set", "userbuffers_reduce_scatter", "1", &err));
+	ck_assert(!framework_check(&fw, "--framework-set", &err));
 	ck_assert_msg(strstr(err.message, "(2) must be at most userbuffers_reduce_scatter (1)"), "got '%s'",
 		      err.message);
 }

@@ -543,10 +543,14 @@ bool
 framework_set(struct framework *fw, const char *where, const char *key, const char *text,
 	      struct plan_error *err)
 {
+	return schema_set_text(framework_profile.table, where, key, text, fw, err);
+}
+
+bool
+framework_check(struct framework *fw, const char *where, struct plan_error *err)
+{
 	struct ytree none = { 0 };
 
 	snprintf(none.file, sizeof(none.file), "%s", where);
-	/* The profile's cross-key checks, as after a file (framework_finish). */
-	return schema_set_text(framework_profile.table, where, key, text, fw, err) &&
-	       (!framework_profile.finish || framework_profile.finish(fw, &none, err));
+	return !framework_profile.finish || framework_profile.finish(fw, &none, err);
 }
