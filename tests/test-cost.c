@@ -526,6 +526,56 @@ START_TEST(test_userbuffers)
 END_TEST
 
 /*
+ * plan-cli ubrs: a reduce-scatter run by ring exchange registers 2t - 1
+ * chunks of a t-th of [s b / cp, h] (TE v2.18 comm_gemm_overlap.cpp
+ * l. 813-821). Megatron-Bridge's userbuffers_fp8_b200_h16384_tp4_cp2
+ * preset: 8 all-gathers, 4 reduce-scatters of which 2 (proj_fprop,
+ * fc2_fprop) ring exchange. E = 8192 x 16384 = 134,217,728 elements.
+ * fp8, tp 4: all-gathers 8 x 1 x E = 8E; bulk reduce-scatters 2 x 2 x E
+ * = 4E; ring ones 2 x 7/4 x 2 x E = 7E; 19E = 2,550,136,832 bytes (all
+ * pipelined: 16E, so + 3E = 402,653,184, 384 MiB). bf16, tp 8: 8 x 2E
+ * + 2 x 2E + 2 x 15/8 x 2E = 16E + 4E + 7.5E = 27.5E = 3,690,987,520.
+ * fp8 tp 4 with bf16 first layers adds the bf16 set, ring ones too:
+ * (8 + 2 + 3.5) x 2E = 27E; 46E = 6,174,015,488. 4 of 4 ring at tp 2:
+ * fp8 8E + 4 x 3/2 x 2E = 20E = 2,684,354,560.
+ */
+START_TEST(test_userbuffers_ring_exchange)
+{
+	static const char bridge[] = "name: t\nuserbuffers_allgather: 8\nuserbuffers_reduce_scatter: 4\n"
+				     "userbuffers_reduce_scatter_ring_exchange: 2\n";
+	static const char all[] = "name: a\nuserbuffers_allgather: 8\nuserbuffers_reduce_scatter: 4\n"
+				  "userbuffers_reduce_scatter_ring_exchange: 4\n";
+	struct framework fw, ring4;
+	struct cluster c;
+	struct model m;
+	struct plan p;
+
+	fixture_gpt3_dp64(&c, &m, &p, 1);
+	test_load_framework(&fw, bridge);
+	test_load_framework(&ring4, all);
+	m.hidden = 16384;
+	p.seq_len = 8192;
+	p.micro_batch = 1;
+	p.sequence_parallel = true;
+	p.tp_overlap = true;
+	p.tp = 4;
+	p.precision = PLAN_PRECISION_FP8;
+	ck_assert_rel(memory_userbuffers_bytes(&m, &p, &fw), 2550136832.0, 1e-12);
+	p.tp = 8;
+	p.precision = PLAN_PRECISION_BF16;
+	ck_assert_rel(memory_userbuffers_bytes(&m, &p, &fw), 3690987520.0, 1e-12);
+	p.tp = 4;
+	p.precision = PLAN_PRECISION_FP8;
+	p.bf16_first_layers = 1;
+	ck_assert_rel(memory_userbuffers_bytes(&m, &p, &fw), 6174015488.0, 1e-12);
+	p.bf16_first_layers = 0;
+	p.tp = 2;
+	ck_assert_rel(memory_userbuffers_bytes(&m, &p, &ring4), 2684354560.0, 1e-12);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
  * plan-cli reviewmem: the loss's stage keeps (4 s b h + L s b V) / t of
  * logits and loss, L = loss_logit_memory (default 4, Korthikanti et al.
  * Sec. 4.3; torchtitan's eager F.cross_entropy(pred.float()) 12).
@@ -1816,6 +1866,7 @@ cost_suite(void)
 	tcase_add_test(tc, test_fewest_recompute_layers);
 	tcase_add_test(tc, test_fp8_scaling_overhead);
 	tcase_add_test(tc, test_userbuffers);
+	tcase_add_test(tc, test_userbuffers_ring_exchange);
 	suite_add_tcase(s, tc);
 	return s;
 }

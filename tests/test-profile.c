@@ -222,7 +222,7 @@ START_TEST(test_framework_counts_whole)
 	static const char *const counts[] = {
 		"userbuffers_allgather", "userbuffers_reduce_scatter", "grad_bucket_buffers",
 		"zero3_grad_copies", "fp8_amax_history", "zero3_tensor_launches", "moe_param_gathers",
-		"moe_dispatcher_sms",
+		"moe_dispatcher_sms", "userbuffers_reduce_scatter_ring_exchange",
 	};
 	struct plan_error err;
 	struct framework fw;
@@ -249,6 +249,42 @@ START_TEST(test_framework_counts_whole)
 					    "userbuffers_reduce_scatter: 4\n", &err), "%s", err.message);
 	ck_assert_int_eq(fw.userbuffers_allgather, 8);
 	ck_assert_int_eq(fw.userbuffers_reduce_scatter, 4);
+}
+END_TEST
+
+/*
+ * plan-cli ubrs: userbuffers_reduce_scatter_ring_exchange counts some of
+ * the reduce-scatters: at most userbuffers_reduce_scatter, in a profile
+ * (the error at the key, line 3) and after --framework-set's pairs
+ * (framework_check, once they are all set) alike; equal is accepted, the
+ * default is 0.
+ */
+START_TEST(test_framework_ring_exchange_bound)
+{
+	struct plan_error err;
+	struct framework fw;
+
+	plan_error_clear(&err);
+	ck_assert(!framework_load_string(&fw, "f.yaml", "name: f\nuserbuffers_reduce_scatter: 4\n"
+					 "userbuffers_reduce_scatter_ring_exchange: 5\n", &err));
+	ck_assert_msg(strstr(err.message, "'userbuffers_reduce_scatter_ring_exchange' (5) must be at most "
+					  "userbuffers_reduce_scatter (4)"), "got '%s'", err.message);
+	ck_assert_int_eq(err.line, 3);
+	plan_error_clear(&err);
+	ck_assert_msg(framework_load_string(&fw, "f.yaml", "name: f\nuserbuffers_reduce_scatter: 4\n"
+					    "userbuffers_reduce_scatter_ring_exchange: 4\n", &err), "%s", err.message);
+	ck_assert_int_eq(fw.userbuffers_reduce_scatter_ring_exchange, 4);
+	ck_assert(framework_load_string(&fw, "f.yaml", "name: f\nuserbuffers_reduce_scatter: 4\n", &err));
+	ck_assert_int_eq(fw.userbuffers_reduce_scatter_ring_exchange, 0);
+	ck_assert_msg(framework_set(&fw, "--framework-set", "userbuffers_reduce_scatter_ring_exchange", "2", &err),
+		      "%s", err.message);
+	ck_assert_int_eq(fw.userbuffers_reduce_scatter_ring_exchange, 2);
+	ck_assert(framework_check(&fw, "--framework-set", &err));
+	plan_error_clear(&err);
+	ck_assert(framework_set(&fw, "--framework-set", "userbuffers_reduce_scatter", "1", &err));
+	ck_assert(!framework_check(&fw, "--framework-set", &err));
+	ck_assert_msg(strstr(err.message, "(2) must be at most userbuffers_reduce_scatter (1)"), "got '%s'",
+		      err.message);
 }
 END_TEST
 
@@ -328,6 +364,7 @@ profile_suite(void)
 	tcase_add_test(tc, test_unknown_key_list);
 	tcase_add_test(tc, test_megatron_bridge_profile);
 	tcase_add_test(tc, test_framework_counts_whole);
+	tcase_add_test(tc, test_framework_ring_exchange_bound);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -257,6 +257,11 @@ struct framework {
 	 * so whole numbers (SCHEMA_INT). */
 	int userbuffers_allgather;
 	int userbuffers_reduce_scatter;
+	/* plan-cli ubrs: how many of the reduce-scatters run by ring exchange
+	 * (a CommOverlapP2P communicator: (2 tp - 1) / tp of the buffer, TE
+	 * v1.6+); at most userbuffers_reduce_scatter, default 0 (TE's default
+	 * config pipelines proj_fprop and fc2_fprop). */
+	int userbuffers_reduce_scatter_ring_exchange;
 	/* plan-cli h100: begin */
 	double loss_fwd_bytes;    /**< HBM bytes the loss moves per logit in the forward (cross-entropy) */
 	double loss_bwd_bytes;    /**< HBM bytes the loss moves per logit in the backward */

@@ -23,7 +23,9 @@ struct memory_use {
  * GPU of a plan whose TP communication overlaps its GEMMs (tp > 1,
  * sequence parallelism, --tp-overlap): @fw's userbuffers_allgather and
  * userbuffers_reduce_scatter buffers of seq_len x micro_batch x hidden
- * elements (@p CP-local: seq_len already over cp), once a process. 0
+ * elements (@p CP-local: seq_len already over cp), once a process, those
+ * of the userbuffers_reduce_scatter_ring_exchange reduce-scatters
+ * (2 tp - 1) / tp of that. 0
  * without TP overlap or without such a framework.
  */
 double memory_userbuffers_bytes(const struct model *m, const struct plan *p, const struct framework *fw);

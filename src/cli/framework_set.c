@@ -115,6 +115,9 @@ cli_framework_set_apply(struct framework *fw)
 	for (int i = 0; i < fwset_count; i++)
 		if (!fwset_apply_one(fwset_pairs[i], fw, &err))
 			return cli_report(&err);
+	/* The profile's cross-key checks over the pairs and the profile. */
+	if (fwset_count > 0 && !framework_check(fw, "--framework-set", &err))
+		return cli_report(&err);
 	return CLI_EXIT_OK;
 }
 

@@ -1453,13 +1453,30 @@ memory_stage_activations(const struct model *m, const struct plan *p, const stru
  * from v2.7; TE v1.0 to v2.6 have 10, 6 all-gathers): the framework's
  * userbuffers_allgather and userbuffers_reduce_scatter. Each registers
  * one buffer of that shape (common/comm_gemm_overlap/
- * comm_gemm_overlap.cpp l. 419-425 and 813-824; the default config has
- * no ring-exchange reduce-scatter, whose buffer would be (2t - 1) / t of
- * it). The buffer is uint8 for an all-gather under fp8 (fp8_buf, base.py
+ * comm_gemm_overlap.cpp l. 419-425 and 813-824).
+ * plan-cli ubrs: a reduce-scatter a tp_comm_overlap_cfg runs by ring
+ * exchange (Megatron-Bridge 067f987's fp8 presets, comm_overlap.py,
+ * e.g. userbuffers_fp8_b200_h16384_tp4_cp2_mbs1_seqlen8192's proj_fprop
+ * and fc2_fprop) is a CommOverlapP2PBase with comm_type RS, which
+ * registers 2t - 1 chunks of a t-th of the shape, t the TP size, to hold
+ * the received GEMM chunk outputs until the reduction
+ * (comm_gemm_overlap.cpp v2.18 l. 813-821: buffer_bytes / tp_size *
+ * (2 tp_size - 1); the same in TE v1.6's pytorch/csrc/
+ * comm_gemm_overlap.h l. 574-580; TE before v1.6 had no ring-exchange
+ * reduce-scatter): the framework's userbuffers_reduce_scatter_ring_exchange
+ * of the reduce-scatters. aggregate (2X chunks in the all-gather's loop)
+ * leaves every buffer as it is (it only sets _aggregate, l. 809). The
+ * buffer is uint8 for an all-gather under fp8 (fp8_buf, base.py
  * l. 367 and 448-452: any fp8 recipe, since Megatron passes
  * UserBufferQuantizationMode.FP8 for every --fp8-format) and bf16
  * otherwise (initialize_ub's dtype, which Megatron leaves at bf16; fp4
- * runs UserBufferQuantizationMode.NONE). An fp8 plan with bf16 first or
+ * runs UserBufferQuantizationMode.NONE). A reduce-scatter's buffer is
+ * uint8 only where the config's fp8_buf is true (base.py l. 539-544, the
+ * same test from v1.6: fp8_buf and the name in the default pipeline list,
+ * which proj_fprop and fc2_fprop always are, whatever method the config
+ * gives); TE's default config and Megatron-Bridge's fp8 presets with
+ * ring-exchange reduce-scatters leave it false: bf16. An fp8 plan with
+ * bf16 first or
  * last layers adds the NONE set, all bf16 (Megatron-LM's initialize.py
  * l. 229-246 from TE 2.7, Megatron-Bridge's l. 357-371 from TE 2.8).
  * @p is the CP rank's plan, as memory_stage's callers pass it
@@ -1470,14 +1487,18 @@ memory_userbuffers_bytes(const struct model *m, const struct plan *p, const stru
 {
 	double elements = (double)p->seq_len * p->micro_batch * m->hidden;
 	double ag = fw ? fw->userbuffers_allgather : 0.0, rs = fw ? fw->userbuffers_reduce_scatter : 0.0;
+	double ring = fw ? fw->userbuffers_reduce_scatter_ring_exchange : 0.0;
 	bool fp8 = p->precision == PLAN_PRECISION_FP8;
-	double bytes;
+	double t = p->tp, rs_buffers, bytes;
 
 	if (!p->tp_overlap || !p->sequence_parallel || p->tp < 2)
 		return 0.0;
-	bytes = elements * (ag * (fp8 ? 1.0 : 2.0) + rs * 2.0);
+	/* In buffers of the shape: a pipelined or bulk one 1, a ring-exchange
+	 * one (2t - 1) / t. */
+	rs_buffers = (rs - ring) + ring * (2.0 * t - 1.0) / t;
+	bytes = elements * (ag * (fp8 ? 1.0 : 2.0) + rs_buffers * 2.0);
 	if (fp8 && plan_has_bf16_layers(p))
-		bytes += elements * (ag + rs) * 2.0;
+		bytes += elements * (ag + rs_buffers) * 2.0;
 	return bytes;
 }
 

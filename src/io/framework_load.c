@@ -99,6 +99,12 @@ const struct schema_key framework_schema[] = {
 	  .min = 0, .max = 32, .def = "0",
 	  .help = "TP overlap: Transformer Engine's Userbuffers reduce-scatter communicators, one 16-bit buffer "
 		  "of seq_len x micro_batch / cp x hidden elements each (TE initialize_ub: 4); 0: none" },
+	{ .key = "userbuffers_reduce_scatter_ring_exchange", .type = SCHEMA_INT,
+	  .offset = OFF(userbuffers_reduce_scatter_ring_exchange), .min = 0, .max = 32, .def = "0",
+	  .help = "TP overlap: how many of the userbuffers_reduce_scatter communicators run by ring exchange "
+		  "(a tp_comm_overlap_cfg giving proj_fprop or fc2_fprop method ring_exchange, as Megatron-Bridge's "
+		  "fp8 presets do), whose buffer holds 2 tp - 1 chunks of a tp-th: (2 tp - 1) / tp of the others "
+		  "(TE v1.6+ CommOverlapP2PBase); at most userbuffers_reduce_scatter; 0: all pipelined or bulk" },
 	{ .key = "persist_gather_copy", .type = SCHEMA_QUANTITY, .unit = UNIT_TIME,
 	  .offset = OFF(persist_gather_copy_s), .min = 0, .max = 1e-3, .def = "0 s",
 	  .help = "ZeRO-3: host cost of each copy by which the optimizer step's gather of the persistent "
@@ -398,8 +404,23 @@ const struct schema_key framework_schema[] = {
 	{ 0 },
 };
 
+/* plan-cli ubrs: the ring-exchange reduce-scatters are some of the
+ * reduce-scatters, after a file and after --framework-set alike. */
+static bool
+framework_finish(void *obj, struct ytree *t, struct plan_error *err)
+{
+	const struct framework *fw = obj;
+
+	if (fw->userbuffers_reduce_scatter_ring_exchange > fw->userbuffers_reduce_scatter)
+		return ytree_error(t, ytree_find_path(t, "userbuffers_reduce_scatter_ring_exchange"), err,
+				   "'userbuffers_reduce_scatter_ring_exchange' (%d) must be at most "
+				   "userbuffers_reduce_scatter (%d)",
+				   fw->userbuffers_reduce_scatter_ring_exchange, fw->userbuffers_reduce_scatter);
+	return true;
+}
+
 static const struct schema_profile framework_profile = {
-	framework_schema, sizeof(struct framework), NULL, NULL,
+	framework_schema, sizeof(struct framework), NULL, framework_finish,
 };
 
 /* The files of a base: chain being loaded, outermost first (a cycle's guard). */
@@ -522,10 +543,14 @@ bool
 framework_set(struct framework *fw, const char *where, const char *key, const char *text,
 	      struct plan_error *err)
 {
+	return schema_set_text(framework_profile.table, where, key, text, fw, err);
+}
+
+bool
+framework_check(struct framework *fw, const char *where, struct plan_error *err)
+{
 	struct ytree none = { 0 };
 
 	snprintf(none.file, sizeof(none.file), "%s", where);
-	/* The profile's cross-key checks, as after a file (none today). */
-	return schema_set_text(framework_profile.table, where, key, text, fw, err) &&
-	       (!framework_profile.finish || framework_profile.finish(fw, &none, err));
+	return !framework_profile.finish || framework_profile.finish(fw, &none, err);
 }

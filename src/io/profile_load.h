@@ -81,11 +81,15 @@ bool framework_load_file(struct framework *fw, const char *path, struct plan_err
 
 /**
  * Set one key of @fw from text (--framework-set KEY=VALUE), read as the
- * profile's YAML reads it, then run the profile's cross-key checks again.
- * Errors name @where.
+ * profile's YAML reads it. Errors name @where. The cross-key checks are
+ * framework_check's, once all the pairs are set (plan-cli ubrs: a pair
+ * may need another, given after it).
  */
 bool framework_set(struct framework *fw, const char *where, const char *key, const char *text,
 		   struct plan_error *err);
+
+/** The profile's cross-key checks, as after a file, on @fw; errors name @where. */
+bool framework_check(struct framework *fw, const char *where, struct plan_error *err);
 
 /** Same from memory. */
 bool framework_load_string(struct framework *fw, const char *name, const char *text,
