@@ -209,7 +209,7 @@ format_text_plan(FILE *out, const struct report *r)
 	/* Another attention kernel than the GPU profile's: say how fast. */
 	if (p->flash_attention &&
 	    (fw ? fw->attention_speed : 1.0) * compute_attention_kernel_speed(r->cluster, p, fw) != 1.0)
-		fprintf(out, "             attention kernel %s at %.2f of the GPU profile's\n",
+		fprintf(out, "             attention kernel %s at %.2f x the GPU profile's attention speed\n",
 			plan_attention_kernel_names[compute_attention_kernel(p, fw)],
 			(fw ? fw->attention_speed : 1.0) * compute_attention_kernel_speed(r->cluster, p, fw));
 	/* fp8attn: the fp8 recipe the plan runs (--fp8-recipe or the framework's). */
