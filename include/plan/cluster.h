@@ -54,6 +54,23 @@ struct cluster {
 /** Free what the cluster owns. Safe to call twice. */
 void cluster_release(struct cluster *c);
 
+/** What cluster_set_gpu can fail with. */
+enum cluster_curve_status {
+	CLUSTER_CURVE_OK,
+	CLUSTER_CURVE_NOMEM,     /**< the interpolation object could not be allocated */
+	CLUSTER_CURVE_BAD_CURVE, /**< gpu.gemm_efficiency cannot be interpolated */
+};
+
+/**
+ * Make the derived GEMM-efficiency interpolation of @c from c->gpu's
+ * curve (after loading, or after c->gpu was replaced), freeing any
+ * earlier one. A GPU without a curve needs none.
+ */
+enum cluster_curve_status cluster_init_gemm_curve(struct cluster *c);
+
+/** Put @g in place of @c's GPU and remake what derives from it. */
+enum cluster_curve_status cluster_set_gpu(struct cluster *c, const struct gpu *g);
+
 /** Total GPUs. */
 int cluster_gpus(const struct cluster *c);
 

@@ -92,13 +92,21 @@ int cli_load_model(const char *arg, struct model *m);
 /** Resolve and load a cluster (name or path); prints the error. Returns an exit code. */
 int cli_load_cluster(const char *arg, struct cluster *c);
 
-/** What-if links over a cluster profile's own (--nic-bandwidth, --intra-bandwidth). */
+/**
+ * What-if hardware over a cluster profile's own: its links
+ * (--nic-bandwidth, --intra-bandwidth) and its GPU (--gpu, --power-limit).
+ */
 struct cli_links {
 	double nic_bandwidth_Bps;   /**< per NIC; 0: the cluster's */
 	double intra_bandwidth_Bps; /**< per GPU inside a node; 0: the cluster's */
+	const char *gpu;            /**< a GPU profile's name or path in place of the cluster's; NULL: its own */
+	double power_limit_W;       /**< the GPU's board power limit; 0: the profile's */
 };
 
-/** cli_load_cluster, then @links in place of the cluster's bandwidths. Returns an exit code. */
+/**
+ * cli_load_cluster, then @links in place of the cluster's bandwidths and
+ * GPU (the GPU first, then its power limit). Returns an exit code.
+ */
 int cli_load_cluster_links(const char *arg, const struct cli_links *links, struct cluster *c);
 
 /** Resolve and load a compressor (name or path); prints the error. Returns an exit code. */

@@ -225,6 +225,49 @@ cli_load_cluster(const char *arg, struct cluster *c)
 	return load_profile(PROFILE_CLUSTER, arg, c, load_cluster);
 }
 
+/*
+ * --gpu and --power-limit over the cluster's GPU. The new GPU replaces
+ * the cluster's whole (keys a cluster file sets under its gpu: mapping
+ * go with it); the cluster's links and pcie_bandwidth stay. A power limit
+ * is checked as the profiles' power_limit is (gpu_load.c gpu_check): it
+ * needs the GPU's rated_power and at least a fifth of it.
+ */
+static int
+cluster_gpu_what_if(const struct cli_links *links, struct cluster *c)
+{
+	struct gpu *g;
+	int rc;
+
+	if (links->gpu) {
+		if (!(g = calloc(1, sizeof(*g)))) {
+			cli_error("out of memory");
+			return CLI_EXIT_FAILURE;
+		}
+		if ((rc = cli_load_gpu(links->gpu, g)) == CLI_EXIT_OK && cluster_set_gpu(c, g) != CLUSTER_CURVE_OK) {
+			cli_error("--gpu %s: its gemm_efficiency curve cannot be interpolated", links->gpu);
+			rc = CLI_EXIT_INPUT;
+		}
+		free(g);
+		if (rc != CLI_EXIT_OK)
+			return rc;
+	}
+	if (links->power_limit_W > 0) {
+		if (!(c->gpu.rated_power_W > 0)) {
+			cli_error("--power-limit needs the GPU's rated_power, the power its peaks hold at: "
+				  "GPU profile '%s' sets none",
+				  c->gpu.name);
+			return CLI_EXIT_USAGE;
+		}
+		if (links->power_limit_W < 0.2 * c->gpu.rated_power_W) {
+			cli_error("--power-limit %g W is below a fifth of GPU '%s''s rated_power (%g W): no GPU runs there",
+				  links->power_limit_W, c->gpu.name, c->gpu.rated_power_W);
+			return CLI_EXIT_USAGE;
+		}
+		c->gpu.power_limit_W = links->power_limit_W;
+	}
+	return CLI_EXIT_OK;
+}
+
 int
 cli_load_cluster_links(const char *arg, const struct cli_links *links, struct cluster *c)
 {
@@ -236,7 +279,9 @@ cli_load_cluster_links(const char *arg, const struct cli_links *links, struct cl
 		c->inter.nic_bandwidth_Bps = links->nic_bandwidth_Bps;
 	if (links->intra_bandwidth_Bps > 0)
 		c->intra.bandwidth_Bps = links->intra_bandwidth_Bps;
-	return CLI_EXIT_OK;
+	if ((rc = cluster_gpu_what_if(links, c)) != CLI_EXIT_OK)
+		cluster_release(c);
+	return rc;
 }
 
 const char *

@@ -37,6 +37,27 @@ cli_parse_bandwidth(const struct cli_option *o, const char *arg, void *req)
 	return true;
 }
 
+/* From 1 W to 100 kW, the profiles' power_limit range checked against the
+ * GPU's rated_power when the cluster is loaded (cli_load_cluster_links). */
+bool
+cli_parse_power(const struct cli_option *o, const char *arg, void *req)
+{
+	double *out = (double *)((char *)req + o->offset);
+	char opt[64], why[256] = "";
+
+	cli_option_flag(o, opt, sizeof(opt));
+	*out = 0.0;
+	if (!units_parse(arg, UNIT_POWER, out, why, sizeof(why)) && !isinf(*out)) {
+		cli_error("%s: %s", opt, why);
+		return false;
+	}
+	if (!(*out >= 1.0) || *out > 1e5) {
+		cli_error("%s must be from 1 W to 100 kW, got '%s'", opt, arg);
+		return false;
+	}
+	return true;
+}
+
 /* "%.17g" reads back as the same double, so predict_args reproduce the
  * prediction exactly. */
 void
@@ -47,7 +68,8 @@ cli_write_real(const struct cli_option *o, const void *req, struct cli_words *ou
 
 	if (v <= 0)
 		return;
-	snprintf(buf, sizeof(buf), "%.17g%s", v, o->parse == cli_parse_bandwidth ? " B/s" : "");
+	snprintf(buf, sizeof(buf), "%.17g%s", v,
+		 o->parse == cli_parse_bandwidth ? " B/s" : o->parse == cli_parse_power ? " W" : "");
 	cli_words_add(o, buf, out);
 }
 

@@ -115,6 +115,7 @@ cli_write_fn cli_write_framework_set;
 
 /** A bandwidth ("25 Gbit/s") into the double at o->offset, at least UNITS_MIN_BANDWIDTH_BPS. */
 bool cli_parse_bandwidth(const struct cli_option *o, const char *arg, void *req);
+bool cli_parse_power(const struct cli_option *o, const char *arg, void *req);
 
 /** A real number at o->offset written back (a bandwidth in B/s, a rate); nothing when not above 0. */
 void cli_write_real(const struct cli_option *o, const void *req, struct cli_words *out);
@@ -156,14 +157,21 @@ bool cli_parse_text_json(const struct cli_option *o, const char *arg, void *req)
 	  .offset = FIELD(ckpt.gpu_mtbf_hours), .arg_before = PLAN_ATTR_FP8_GATHER + 1, .write = cli_write_real, \
 	  .help = "mean hours between failures of one GPU (default 50000, Llama 3's)" }
 
-/** predict's and optimize's what-if links (struct cli_links at FIELD(links)). */
+/** predict's and optimize's what-if links and GPU (struct cli_links at FIELD(links)). */
 #define CLI_LINK_ROWS(FIELD) \
 	{ .name = "nic-bandwidth", .metavar = "BW", .kind = CLI_OPT_CUSTOM, .parse = cli_parse_bandwidth, \
 	  .offset = FIELD(links.nic_bandwidth_Bps), .arg_before = PLAN_ATTR_FP8_GATHER + 1, .write = cli_write_real, \
 	  .help = "override the cluster's per-NIC bandwidth (\"25 Gbit/s\")" }, \
 	{ .name = "intra-bandwidth", .metavar = "BW", .kind = CLI_OPT_CUSTOM, .parse = cli_parse_bandwidth, \
 	  .offset = FIELD(links.intra_bandwidth_Bps), .arg_before = PLAN_ATTR_FP8_GATHER + 1, \
-	  .write = cli_write_real, .help = "override the cluster's per-GPU intra-node bandwidth" }
+	  .write = cli_write_real, .help = "override the cluster's per-GPU intra-node bandwidth" }, \
+	{ .name = "gpu", .metavar = "NAME|FILE", .kind = CLI_OPT_STRING, .offset = FIELD(links.gpu), \
+	  .arg_before = PLAN_ATTR_FP8_GATHER + 1, \
+	  .help = "a GPU profile in place of the cluster's GPU (its links stay)" }, \
+	{ .name = "power-limit", .metavar = "W", .kind = CLI_OPT_CUSTOM, .parse = cli_parse_power, \
+	  .offset = FIELD(links.power_limit_W), .arg_before = PLAN_ATTR_FP8_GATHER + 1, .write = cli_write_real, \
+	  .help = "the GPU's board power limit (\"500 W\"): compute-bound work at\n" \
+		  "(limit / rated_power)^(1/3) of the rated clock" }
 
 /* ------------------------------------------------- the commands' requests */
 

@@ -17,6 +17,36 @@ cluster_release(struct cluster *c)
 	}
 }
 
+enum cluster_curve_status
+cluster_init_gemm_curve(struct cluster *c)
+{
+	const struct curve *curve = &c->gpu.gemm_efficiency;
+	gsl_interp *interp;
+
+	cluster_release(c);
+	if (curve->n == 0)
+		return CLUSTER_CURVE_OK;
+	for (int i = 0; i < curve->n; i++)
+		c->gemm_log_x[i] = log10(curve->x[i]);
+	/* Steffen's method is monotone between points: no overshoot above 1. */
+	interp = gsl_interp_alloc(curve->n >= 3 ? gsl_interp_steffen : gsl_interp_linear, (size_t)curve->n);
+	if (!interp)
+		return CLUSTER_CURVE_NOMEM;
+	if (gsl_interp_init(interp, c->gemm_log_x, curve->y, (size_t)curve->n) != GSL_SUCCESS) {
+		gsl_interp_free(interp);
+		return CLUSTER_CURVE_BAD_CURVE;
+	}
+	c->gemm_interp = interp;
+	return CLUSTER_CURVE_OK;
+}
+
+enum cluster_curve_status
+cluster_set_gpu(struct cluster *c, const struct gpu *g)
+{
+	c->gpu = *g;
+	return cluster_init_gemm_curve(c);
+}
+
 int
 cluster_gpus(const struct cluster *c)
 {

@@ -1,9 +1,5 @@
-#include <math.h>
 #include <stddef.h>
 #include <string.h>
-
-#include <gsl/gsl_errno.h>
-#include <gsl/gsl_interp.h>
 
 #include "plan/cluster.h"
 #include "io/profile_load.h"
@@ -136,25 +132,18 @@ const struct schema_key cluster_schema[] = {
 static bool
 cluster_finish(struct cluster *c, struct ytree *t, struct plan_error *err)
 {
-	const struct curve *curve = &c->gpu.gemm_efficiency;
-
 	if (!gpu_check(&c->gpu, t, "gpu.", err))
 		return false;
-	if (curve->n == 0)
+	switch (cluster_init_gemm_curve(c)) {
+	case CLUSTER_CURVE_OK:
 		return true;
-	for (int i = 0; i < curve->n; i++)
-		c->gemm_log_x[i] = log10(curve->x[i]);
-	/* Steffen's method is monotone between points: no overshoot above 1. */
-	c->gemm_interp = gsl_interp_alloc(curve->n >= 3 ? gsl_interp_steffen : gsl_interp_linear,
-					  (size_t)curve->n);
-	if (!c->gemm_interp)
+	case CLUSTER_CURVE_NOMEM:
 		return plan_error_set(err, PLAN_ERR_NOMEM, t->file, 0, 0, "out of memory");
-	if (gsl_interp_init(c->gemm_interp, c->gemm_log_x, curve->y, (size_t)curve->n) != GSL_SUCCESS) {
-		cluster_release(c);
+	case CLUSTER_CURVE_BAD_CURVE:
+	default:
 		return ytree_error(t, ytree_find_path(t, "gpu.gemm_efficiency"), err,
 				   "gpu.gemm_efficiency cannot be interpolated");
 	}
-	return true;
 }
 
 static bool

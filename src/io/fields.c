@@ -58,6 +58,25 @@ get_gpu_calibration(const struct field *f, const struct report *r, int i, struct
 	v->s = gpu_is_calibrated(&r->cluster->gpu) ? r->cluster->gpu.calibration : "none (spec-sheet GPU)";
 }
 
+/* The board power limit the GPU runs at (--power-limit or the profile's
+ * power_limit; its rated_power when neither sets one, 0 when the profile
+ * gives no power at all) and the clock it allows (gpu_clock_factor). */
+static void
+get_gpu_power_limit(const struct field *f, const struct report *r, int i, struct field_value *v)
+{
+	const struct gpu *g = &r->cluster->gpu;
+
+	(void)f, (void)i;
+	v->d = g->power_limit_W > 0 ? g->power_limit_W : g->rated_power_W;
+}
+
+static void
+get_gpu_clock_factor(const struct field *f, const struct report *r, int i, struct field_value *v)
+{
+	(void)f, (void)i;
+	v->d = gpu_clock_factor(&r->cluster->gpu);
+}
+
 static void
 get_framework(const struct field *f, const struct report *r, int i, struct field_value *v)
 {
@@ -250,6 +269,8 @@ const struct field field_table[] = {
 	{ "cluster", "cluster", NULL, "", "the cluster profile's name", FUNC(FIELD_TEXT, get_cluster) },
 	{ "gpu", "gpu", NULL, "", "the GPU model", FUNC(FIELD_TEXT, get_gpu) },
 	{ "gpu_calibration", NULL, NULL, "", "where the GPU's efficiencies come from, or none (spec-sheet GPU)", FUNC(FIELD_TEXT, get_gpu_calibration) },
+	{ "gpu_power_limit_w", NULL, NULL, "W", "the GPU's board power limit (--power-limit, else the profile's power_limit, else its rated_power; 0: the profile gives no power)", FUNC(FIELD_NUM, get_gpu_power_limit) },
+	{ "gpu_clock_factor", NULL, NULL, "", "the clock compute-bound work runs at under that limit, of the rated one: (limit / rated_power)^(1/3), at most 1", FUNC(FIELD_NUM, get_gpu_clock_factor) },
 	{ "framework", "framework", NULL, "", "the framework profile's name (built-in without one)", FUNC(FIELD_TEXT, get_framework) },
 	{ "gpus", "gpus", NULL, "", "GPUs used, tp x pp x dp", EST(gpus) },
 	{ "plan.tp", "tp", NULL, "", "tensor-parallel degree", PLAN(tp) },

@@ -222,6 +222,10 @@ format_text_plan(FILE *out, const struct report *r)
 	if (plan_has_bf16_layers(p))
 		fprintf(out, "             the first %d and last %d layers in bf16\n", p->bf16_first_layers,
 			p->bf16_last_layers);
+	/* A board held below its rated power (--power-limit, power_limit). */
+	if (gpu_clock_factor(&r->cluster->gpu) < 1.0)
+		fprintf(out, "             power limit %.0f W of %.0f W rated: compute-bound work at %.3f x the rated clock\n",
+			r->cluster->gpu.power_limit_W, r->cluster->gpu.rated_power_W, gpu_clock_factor(&r->cluster->gpu));
 	/* Where the job waits for its slowest GPU (gpu_pace_factor). */
 	if (e->details.pace_factor > 1.0)
 		fprintf(out, "             GPU time x %.3f: the slowest of %d GPUs (speed variation %.1f %%)\n",

@@ -764,6 +764,58 @@ cli predict --model gpt-1.7b --cluster selene --gpus 16 --tp 8 --global-batch 32
 expect_rc 0
 expect_jq '.iteration_time_s > 0' "a finite time at the minimum"
 finish "--nic-bandwidth at the minimum (1 kB/s) is accepted"
+# --gpu and --power-limit (issue 25 item 1): the same cluster with another
+# GPU, or its board held below rated power. By hand: the H100 SXM5's
+# rated_power is 700 W, so 500 W gives a clock of (500/700)^(1/3) =
+# 0.714286^(1/3) = 0.893904; the 96 GB HBM2e H100 holds 96 GB - 1 GiB
+# reserved = 96e9 / 2^30 - 1 = 89.41 GiB (against the 80 GB part's 79.65).
+h100=(--model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 8 --seq-len 8192 --framework pytorch-fsdp2
+	--zero 3 --allow-oom --format json)
+cli predict "${h100[@]}" --power-limit 500W
+expect_rc 0
+expect_jq '.gpu_power_limit_w == 500 and (.gpu_clock_factor - 0.893904 | fabs) < 1e-6' "500 W: clock 0.893904"
+expect_jq '.gpu == "H100-SXM5-80GB"' "the cluster's GPU"
+finish "--power-limit 500W holds the H100's clock at (500/700)^(1/3)"
+cli predict "${h100[@]}"
+expect_jq '.gpu_power_limit_w == 700 and .gpu_clock_factor == 1' "the rated 700 W, clock 1"
+finish "without --power-limit the JSON reports the rated power and clock 1"
+base=$(jq .iteration_time_s "$tmp/out")
+cli predict "${h100[@]}" --power-limit "0.5 kW"
+capped=$(jq .iteration_time_s "$tmp/out")
+check "a power limit slows the step, by less than the clock ($capped vs $base s)" \
+	"jq -en --argjson a '${capped:-0}' --argjson b '${base:-0}' '\$a > \$b and \$a < \$b / 0.893904' >/dev/null"
+cli predict "${h100[@]}" --power-limit 5kW
+expect_jq '.gpu_clock_factor == 1' "above rated: no boost"
+expect_jq ".iteration_time_s == ${base:-0}" "the rated step"
+finish "--power-limit above rated_power changes nothing"
+cli predict "${h100[@]}" --gpu h100-sxm5-96gb-hbm2e
+expect_rc 0
+expect_jq '.gpu == "H100-SXM5-96GB-HBM2e" and .cluster == "dgx-h100"' "the GPU swapped, the cluster kept"
+expect_jq '(.memory_capacity_bytes / 1073741824 * 100 | round) == 8941' "96 GB less 1 GiB reserved"
+expect_jq '.gpu_power_limit_w == 500' "the profile's own 500 W limit"
+finish "--gpu puts another GPU profile in the cluster"
+cli predict --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 8 --seq-len 8192 --framework pytorch-fsdp2 \
+	--zero 3 --allow-oom --power-limit 500W
+expect_out_has "power limit 500 W of 700 W rated: compute-bound work at 0.894 x the rated clock"
+finish "the text report names the power limit and the clock"
+usage_error "--power-limit below a fifth of rated" \
+	"--power-limit 100 W is below a fifth of GPU 'H100-SXM5-80GB''s rated_power (700 W)" \
+	predict "${h100[@]}" --power-limit 100W
+grep -v '^rated_power:' "$src/gpus/a100-sxm4-80gb.yaml" >"$tmp/no-power.yaml"
+cli predict --model gpt-1.7b --cluster selene --gpus 32 --global-batch 32 --gpu "$tmp/no-power.yaml" --format json
+expect_rc 0
+expect_jq '.gpu_power_limit_w == 0 and .gpu_clock_factor == 1' "no power given: 0 W, clock 1"
+finish "--gpu FILE: a GPU profile's YAML, here without rated_power"
+usage_error "--power-limit on a GPU without rated_power" "--power-limit needs the GPU's rated_power" \
+	predict --model gpt-1.7b --cluster selene --gpus 32 --global-batch 32 --gpu "$tmp/no-power.yaml" --power-limit 300W
+usage_error "--power-limit without a unit" "--power-limit: missing unit in '500' (valid units: W kW)" \
+	predict "${h100[@]}" --power-limit 500
+usage_error "--power-limit past 100 kW" "--power-limit must be from 1 W to 100 kW, got '1e9 W'" \
+	predict "${h100[@]}" --power-limit "1e9 W"
+cli predict "${h100[@]}" --gpu nosuch-gpu
+expect_rc 3
+expect_err_has "unknown gpu 'nosuch-gpu' (bundled: a100-sxm4-40gb"
+finish "--gpu with an unknown name lists the bundled GPUs (exit 3)"
 for axis in nic-bandwidth intra-bandwidth; do
 	cli sweep --model gpt-1.7b --cluster selene --gpus 32 --global-batch 32 --$axis "1e-300 bit/s,100 Gbit/s"
 	expect_rc 3

@@ -240,7 +240,19 @@ predicts_again "$tmp/slow.json" .best "the slow-network best"
 intra=$(jq .best.iteration_time_s "$tmp/intra.json")
 check "--intra-bandwidth 50GB/s is slower ($intra vs $fast s)" \
 	"jq -en --argjson a '${intra:-0}' --argjson b '${fast:-0}' '\$a > \$b' >/dev/null"
-for bw in "--nic-bandwidth fast" "--intra-bandwidth 0B/s" "--nic-bandwidth 10Gbit"; do
+# --gpu and --power-limit: the best plan's predict command repeats them and
+# predicts the same time; a power limit makes the best plan slower.
+"$bin" "${opt[@]}" $small --gpu a100-sxm4-40gb --power-limit 250W --format json >"$tmp/capped.json" 2>"$tmp/err"
+check "optimize --gpu --power-limit exits 0" '[ $? -eq 0 ] && [ ! -s "$tmp/err" ]'
+check "its predict command repeats --gpu and --power-limit" \
+	'jq -e ".best.predict_args | index(\"--gpu\") and index(\"a100-sxm4-40gb\") and index(\"--power-limit\") and index(\"250 W\")" "$tmp/capped.json" >/dev/null'
+predicts_again "$tmp/capped.json" .best "the power-capped best"
+capped=$(jq .best.iteration_time_s "$tmp/capped.json")
+"$bin" "${opt[@]}" $small --gpu a100-sxm4-40gb --format json >"$tmp/rated.json"
+rated=$(jq .best.iteration_time_s "$tmp/rated.json")
+check "--power-limit 250W is slower than the rated 400 W ($capped vs $rated s)" \
+	"jq -en --argjson a '${capped:-0}' --argjson b '${rated:-0}' '\$a > \$b' >/dev/null"
+for bw in "--nic-bandwidth fast" "--intra-bandwidth 0B/s" "--nic-bandwidth 10Gbit" "--power-limit 1W"; do
 	"$bin" "${opt[@]}" $small $bw >/dev/null 2>"$tmp/opt.err"
 	rc=$?
 	"$bin" predict $small $bw >/dev/null 2>"$tmp/pred.err"

@@ -104,7 +104,7 @@ fails_cmd "--tp without its value at the end" 2 "option '--tp' needs a value" \
 fails_cmd "an incomplete name: every option it begins" 2 \
 	"unknown option '--t' for predict; did you mean one of '--tp', '--tp-overlap'?" predict --t 8
 fails_cmd "a typo: every option within two edits, nearest first" 2 \
-	"unknown option '--tpp' for predict; did you mean one of '--tp', '--pp', '--vpp', '--dp', '--ep', '--etp', '--cp'?" \
+	"unknown option '--tpp' for predict; did you mean one of '--tp', '--pp', '--vpp', '--dp', '--ep', '--etp', '--cp', '--gpu'?" \
 	predict --tpp 8
 fails_cmd "the begun names come before the near ones" 2 \
 	"unknown option '--max-t' for optimize; did you mean one of '--max-tp', '--max-pp', '--max-cp'?" \
