@@ -1158,8 +1158,11 @@ START_TEST(test_minimax_m2_fields)
 	ck_assert(!hf_tryf(&m, &err, HF_MM2_TINY, ", \"qk_norm_type\": \"per_head\""));
 	ck_assert_ptr_nonnull(strstr(err.message, "is not modelled: field 'qk_norm_type'"));
 	ck_assert(!hf_tryf(&m, &err, HF_MM2_TINY, ", \"attn_type_list\": [1, 0]"));
-	ck_assert_ptr_nonnull(strstr(err.message, "layer 2's attention type is not modelled (1, softmax attention, is; "
-					       "MiniMaxM2 has no other) in field 'attn_type_list'"));
+	ck_assert_ptr_nonnull(strstr(err.message, "layer 2's attention type 0 is not modelled (1, softmax attention, "
+					       "is; MiniMaxM2 has no other) in field 'attn_type_list'"));
+	ck_assert(!hf_tryf(&m, &err, HF_MM2_TINY, ", \"attn_type_list\": [1, \"full\"]"));
+	ck_assert_ptr_nonnull(strstr(err.message, "layer 2's attention type is not a whole number in field "
+					       "'attn_type_list'"));
 	ck_assert(!hf_tryf(&m, &err, HF_MM2_TINY, ", \"attn_type_list\": [1]"));
 	ck_assert_ptr_nonnull(strstr(err.message, "a list of one type a layer (num_hidden_layers) expected in field "
 					       "'attn_type_list'"));

@@ -1550,9 +1550,13 @@ hf_minimax_m2_types(const struct hf_reader *r, long layers)
 	for (size_t i = 0; i < json_array_size(types); i++) {
 		json_t *t = json_array_get(types, i);
 
-		if (!json_is_integer(t) || json_integer_value(t) != 1)
-			return hf_error(r, "attn_type_list", "layer %zu's attention type is not modelled (1, softmax "
-					"attention, is; MiniMaxM2 has no other) in field 'attn_type_list'", i + 1);
+		if (!json_is_integer(t))
+			return hf_error(r, "attn_type_list", "layer %zu's attention type is not a whole number in "
+					"field 'attn_type_list'", i + 1);
+		if (json_integer_value(t) != 1)
+			return hf_error(r, "attn_type_list", "layer %zu's attention type %lld is not modelled (1, "
+					"softmax attention, is; MiniMaxM2 has no other) in field 'attn_type_list'", i + 1,
+					(long long)json_integer_value(t));
 	}
 	return true;
 }
