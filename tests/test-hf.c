@@ -975,7 +975,7 @@ END_TEST
  * published "12B active" leaves out both embedding tables (12.18 B).
  * The MTP layer (num_nextn_predict_layers 1: a MoE layer, eh_proj
  * 2h x h and three norms, 2,375,059,456) is not counted: with it,
- * 109.2 B (the Hub's "110B").
+ * 109.2 B.
  */
 START_TEST(test_glm45_air)
 {

@@ -1238,7 +1238,9 @@ hf_q3n_shape(const struct hf_reader *r, const char *pat, FILE *out)
  * The whole profile. Multi-token prediction layers
  * (num_nextn_predict_layers, or mtp_num_hidden_layers) are dropped with
  * a comment: transformers has no MTP module (Qwen3NextForCausalLM; the
- * checkpoints' mtp.* weights go unused), as DeepSeek-V3's are dropped.
+ * checkpoints' mtp.* weights go unused). Megatron-Bridge's
+ * qwen3_next_bridge.py (067f987) maps one (mtp.layers.0), which this
+ * import does not write yet, unlike DeepSeek-V3's and GLM's (hf_ds_mtp).
  */
 static bool
 hf_qwen3_next(const struct hf_reader *r, FILE *out)
