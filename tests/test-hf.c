@@ -411,8 +411,45 @@ START_TEST(test_deepseek_v3)
 	ck_assert_rel(model_params_total(&m), 671026404352.0, 1e-15);
 	ck_assert_int_eq(m.moe.first_dense_layers, 3);
 	ck_assert_int_eq(m.moe.shared_experts, 1);
+	/* num_nextn_predict_layers 1: one MTP depth, as models/deepseek-v3.yaml
+	 * has and Megatron-Bridge's DeepSeekV3Bridge sets (mtp_num_layers). */
+	ck_assert_int_eq(m.mtp_layers, 1);
 }
 END_TEST
+
+/*
+ * num_nextn_predict_layers (hf_ds_mtp): absent or 0 writes no MTP, N
+ * writes mtp_layers N (the count stays the main model's: plan-cli leaves
+ * MTP out of model_params_total), above 64 (the schema's most) is refused
+ * naming the field. The tiny DeepSeek-V2 of HF_DS_TINY (below) as V3.
+ */
+#define HF_DS3_TINY \
+	"{\"model_type\": \"deepseek_v3\", \"num_hidden_layers\": 4, \"hidden_size\": 64," \
+	" \"num_attention_heads\": 2, \"vocab_size\": 10, \"max_position_embeddings\": 8," \
+	" \"intermediate_size\": 128, \"kv_lora_rank\": 16, \"qk_nope_head_dim\": 16," \
+	" \"qk_rope_head_dim\": 8, \"v_head_dim\": 16, \"moe_intermediate_size\": 32," \
+	" \"num_experts_per_tok\": 1, \"n_routed_experts\": 4%s}"
+
+START_TEST(test_deepseek_mtp)
+{
+	struct model m, none;
+	struct plan_error err;
+
+	hf_loadf(&none, HF_DS3_TINY, "");
+	ck_assert_int_eq(none.mtp_layers, 0);
+	hf_loadf(&m, HF_DS3_TINY, ", \"num_nextn_predict_layers\": 0");
+	ck_assert_int_eq(m.mtp_layers, 0);
+	hf_loadf(&m, HF_DS3_TINY, ", \"num_nextn_predict_layers\": 2");
+	ck_assert_int_eq(m.mtp_layers, 2);
+	ck_assert_double_eq(model_params_total(&m), model_params_total(&none));
+	ck_assert(!hf_tryf(&m, &err, HF_DS3_TINY, ", \"num_nextn_predict_layers\": 65"));
+	ck_assert_ptr_nonnull(strstr(err.message, "at most 64 multi-token prediction depths (model key mtp_layers) are "
+					       "modelled: field 'num_nextn_predict_layers'"));
+	ck_assert(!hf_tryf(&m, &err, HF_DS3_TINY, ", \"num_nextn_predict_layers\": true"));
+	ck_assert_ptr_nonnull(strstr(err.message, "field 'num_nextn_predict_layers'"));
+}
+END_TEST
+#undef HF_DS3_TINY
 
 /*
  * Kimi K2: model_type kimi_k2 read as deepseek_v3. The fixture holds the
@@ -918,6 +955,226 @@ START_TEST(test_gpt_oss_fields)
 END_TEST
 #undef HF_GPT_OSS_SMALL
 
+/*
+ * GLM-4.5-Air (model_type glm4_moe). The fixture holds the published
+ * zai-org/GLM-4.5-Air config.json as transformers 4.54.1's Glm4MoeConfig
+ * prints it (ms-swift's hf2mcore notes on ZhipuAI/GLM-4.5-Air); THUDM's
+ * slime scripts/models/glm4.5-106B-A12B.sh spells the same shape as
+ * Megatron flags. h 4096, 96 heads of head_dim 128 (q 12288 wide), 8
+ * key/value heads (1024), attention_bias: q, k, v biases; no qk norm.
+ * Attention: q 4096 x 12288 = 50,331,648, o the same, k and v
+ * 2 x 4096 x 1024 = 8,388,608: 109,051,904, biases 12288 + 2 x 1024 =
+ * 14,336; norms 2 x 4096 = 8,192: 109,074,432 a layer. The one dense
+ * layer's SwiGLU 3 x 4096 x 10944 = 134,479,872: 243,554,304. A MoE
+ * layer: 128 experts and 1 shared of 3 x 4096 x 1408 = 17,301,504 each
+ * (2,231,894,016), router 4096 x 128 = 524,288: 2,341,492,736, x 45 =
+ * 105,367,173,120. Untied embeddings 2 x 151552 x 4096 = 1,241,513,984,
+ * final norm 4,096: 106,852,245,504, Z.ai's "106B total". Active: a MoE
+ * layer 109,074,432 + 9 x 17,301,504 + 524,288 = 265,312,256, x 45 =
+ * 11,939,051,520, + 243,554,304 + 1,241,518,080 = 13,424,123,904; the
+ * published "12B active" leaves out both embedding tables (12.18 B).
+ * The MTP layer (num_nextn_predict_layers 1: a MoE layer, eh_proj
+ * 2h x h and three norms, 2,375,059,456) is not counted: with it,
+ * 109.2 B.
+ */
+START_TEST(test_glm45_air)
+{
+	struct model m;
+
+	hf_load(&m, "glm-4.5-air.json");
+	ck_assert_rel(model_params_total(&m), 106852245504.0, 1e-15);
+	ck_assert_rel(model_params_active(&m), 13424123904.0, 1e-15);
+	ck_assert_int_eq(m.head_dim, 128);
+	ck_assert_int_eq(m.kv_heads, 8);
+	ck_assert(m.qkv_bias && !m.bias && !m.qk_norm && m.gated_mlp && !m.tied_embeddings && !m.dropout);
+	ck_assert_int_eq(m.moe.experts, 128);
+	ck_assert_int_eq(m.moe.top_k, 8);
+	ck_assert_int_eq(m.moe.shared_experts, 1);
+	ck_assert_int_eq(m.moe.first_dense_layers, 1);
+	ck_assert_int_eq(m.mtp_layers, 1);
+	ck_assert_int_eq(m.seq_len, 4096);
+}
+END_TEST
+
+/* GLM-4.5's shape (92 layers), more fields %s (", ..."). */
+#define HF_GLM45 \
+	"{\"model_type\": \"glm4_moe\", \"num_hidden_layers\": 92, \"hidden_size\": 5120," \
+	" \"num_attention_heads\": 96, \"num_key_value_heads\": 8, \"head_dim\": 128, \"vocab_size\": 151552," \
+	" \"intermediate_size\": 12288, \"moe_intermediate_size\": 1536, \"n_routed_experts\": 160," \
+	" \"num_experts_per_tok\": 8, \"n_shared_experts\": 1, \"first_k_dense_replace\": 3," \
+	" \"attention_bias\": true%s}"
+
+/*
+ * GLM-4.5 (zai-org/GLM-4.5; the sizes as slime's
+ * scripts/models/glm4.5-355B-A32B.sh spells them, --qk-layernorm for
+ * use_qk_norm): h 5120, q 12288 wide, k and v 1024. A layer's attention
+ * 2 x 5120 x 12288 + 2 x 5120 x 1024 = 136,314,880, biases 14,336,
+ * q_norm and k_norm 2 x 128, norms 10,240: 136,339,712. Three dense
+ * layers of + 3 x 5120 x 12288 = 188,743,680: 975,250,176. 89 MoE
+ * layers of 136,339,712 + 161 x 3 x 5120 x 1536 (23,592,960 each:
+ * 3,798,466,560) + router 5120 x 160 = 819,200: 3,935,625,472, x 89 =
+ * 350,270,667,008. Embeddings 2 x 151552 x 5120 = 1,551,892,480, final
+ * norm 5,120: 352,797,814,784. Z.ai's "355B": 352.8 B without the MTP
+ * layer, 356.8 B with it (a MoE layer, eh_proj 2 x 5120^2 and three
+ * norms: 3,988,069,632); neither is 355 B to the digit. Active:
+ * 89 x (136,339,712 + 9 x 23,592,960 + 819,200) = 31,105,104,128, +
+ * 975,250,176 + 1,551,897,600 = 33,632,251,904; "32B active" is
+ * without the embedding tables (32.08 B).
+ */
+START_TEST(test_glm45)
+{
+	struct model m, d;
+	struct plan_error err;
+	char *yaml;
+	static const char tiny[] = "{\"model_type\": \"glm4_moe\", \"num_hidden_layers\": 4, \"hidden_size\": 64, "
+				   "\"num_attention_heads\": 8, \"vocab_size\": 10}";
+
+	hf_loadf(&m, HF_GLM45, ", \"use_qk_norm\": true, \"num_nextn_predict_layers\": 1");
+	ck_assert_rel(model_params_total(&m), 352797814784.0, 1e-15);
+	ck_assert_rel(model_params_active(&m), 33632251904.0, 1e-15);
+	ck_assert(m.qk_norm && m.qkv_bias);
+	ck_assert_int_eq(m.moe.first_dense_layers, 3);
+	ck_assert_int_eq(m.mtp_layers, 1);
+	/* Without num_nextn_predict_layers (Glm4MoeConfig has no such field):
+	 * no MTP; attention_bias false: no q, k, v biases, 92 x 14,336 =
+	 * 1,318,912 fewer, and no qk norm 92 x 256 = 23,552 fewer. */
+	hf_loadf(&d, HF_GLM45, "");
+	ck_assert_int_eq(d.mtp_layers, 0);
+	ck_assert_rel(model_params_total(&d), 352797814784.0 - 23552.0, 1e-15);
+	hf_loadf(&d, "{\"model_type\": \"glm4_moe\", \"num_hidden_layers\": 92, \"hidden_size\": 5120,"
+		 " \"num_attention_heads\": 96, \"head_dim\": 128, \"vocab_size\": 151552,"
+		 " \"intermediate_size\": 12288, \"moe_intermediate_size\": 1536, \"n_routed_experts\": 160,"
+		 " \"first_k_dense_replace\": 3}");
+	ck_assert(!d.qkv_bias);
+	ck_assert_rel(model_params_total(&d), 352797814784.0 - 23552.0 - 1318912.0, 1e-15);
+	/* Glm4MoeConfig's defaults: 8 kv heads, head_dim hidden / heads (8:
+	 * no head_dim key), 128 experts of 1408 top 8, one shared, one dense
+	 * layer of 10944, 131072 positions (seq_len 4096). */
+	hf_loadf(&d, "%s", tiny);
+	ck_assert_int_eq(d.kv_heads, 8);
+	ck_assert_int_eq(d.head_dim, 0);
+	ck_assert_int_eq(d.moe.experts, 128);
+	ck_assert_int_eq(d.moe.expert_ffn_hidden, 1408);
+	ck_assert_int_eq(d.moe.top_k, 8);
+	ck_assert_int_eq(d.moe.shared_experts, 1);
+	ck_assert_int_eq(d.moe.first_dense_layers, 1);
+	ck_assert_int_eq(d.ffn_hidden, 10944);
+	ck_assert_int_eq(d.seq_len, 4096);
+	ck_assert(!d.tied_embeddings);
+	/* The profile says what it does not model. */
+	ck_assert(hf_config_text_to_yaml("t.json", tiny, strlen(tiny), "t", &yaml, &err));
+	ck_assert_ptr_nonnull(strstr(yaml, "\nposition_embedding: rotary  # partial_rotary_factor: rotary has no "
+				     "weights nor GEMMs\n"));
+	ck_assert_ptr_nonnull(strstr(yaml, "\n# sigmoid routing, e_score_correction_bias, routed_scaling_factor, "
+				     "n_group and topk_group: no GEMMs, not modelled\n"));
+	free(yaml);
+	ck_assert(!hf_tryf(&d, &err, HF_GLM45, ", \"num_nextn_predict_layers\": 65"));
+	ck_assert_ptr_nonnull(strstr(err.message, "field 'num_nextn_predict_layers'"));
+	ck_assert(!hf_tryf(&d, &err, HF_GLM45, ", \"use_qk_norm\": 1"));
+	ck_assert_ptr_nonnull(strstr(err.message, "expected true or false in field 'use_qk_norm'"));
+	ck_assert(!hf_tryf(&d, &err, "{\"model_type\": \"glm4_moe\", \"num_hidden_layers\": 4, \"hidden_size\": 64}"));
+	ck_assert_ptr_nonnull(strstr(err.message, "missing field 'num_attention_heads'"));
+}
+END_TEST
+#undef HF_GLM45
+
+/*
+ * MiniMax-M2 (model_type minimax_m2). The fixture is the published
+ * MiniMaxAI/MiniMax-M2 config.json (transformers_version 4.46.1, as
+ * quoted whole in a public Ascend quantisation guide). h 3072, 48 heads
+ * of 128 (q 6144 wide), 8 key/value heads (1024). A layer: attention
+ * 2 x 3072 x 6144 + 2 x 3072 x 1024 = 44,040,192, qk_norm counted per
+ * head 2 x 128 = 256, norms 2 x 3072 = 6,144, 256 experts of
+ * 3 x 3072 x 1536 = 14,155,776 (3,623,878,656), router 3072 x 256 =
+ * 786,432: 3,668,711,680, x 62 = 227,460,124,160; embeddings
+ * 2 x 200064 x 3072 = 1,229,193,216, final norm 3,072:
+ * 228,689,320,448, MiniMax's "230B total". The checkpoint's safetensors
+ * count, 228,703,644,928 (the Hub's API, as a public test fixture quotes
+ * it), is that plus 14,324,480, all accounted for: the full-width q_norm
+ * and k_norm ((48 + 8) x 128 = 7,168 a layer where 256 are counted:
+ * 62 x 6,912 = 428,544), e_score_correction_bias (62 x 256 = 15,872) and
+ * the FP8 weights' 128 x 128 block scales (weight_scale_inv: an expert
+ * 3 x 12 x 24 = 864, attention 48 x 24 x 2 + 8 x 24 x 2 = 2,688;
+ * 62 x (256 x 864 + 2,688) = 13,880,064); so the checkpoint holds no MTP
+ * module. Active: 62 x (44,040,192 + 256 + 6,144 + 8 x 14,155,776 +
+ * 786,432) = 9,800,912,384, + 1,229,196,288 = 11,030,108,672;
+ * "10B active" is without the embedding tables (9.80 B).
+ */
+START_TEST(test_minimax_m2)
+{
+	struct model m;
+	struct plan_error err;
+	char path[PATH_MAX], *yaml;
+
+	hf_load(&m, "minimax-m2.json");
+	ck_assert_rel(model_params_total(&m), 228689320448.0, 1e-15);
+	ck_assert_rel(model_params_active(&m), 11030108672.0, 1e-15);
+	ck_assert_int_eq(m.head_dim, 128);
+	ck_assert(m.qk_norm && !m.bias && !m.qkv_bias && m.gated_mlp && !m.tied_embeddings && !m.dropout);
+	ck_assert_int_eq(m.moe.experts, 256);
+	ck_assert_int_eq(m.moe.top_k, 8);
+	ck_assert_int_eq(m.moe.shared_experts, 0);
+	ck_assert_int_eq(m.moe.first_dense_layers, 0);
+	ck_assert_int_eq(m.ffn_hidden, 1536);
+	/* use_mtp with 3 modules: said, not written. */
+	ck_assert_int_eq(m.mtp_layers, 0);
+	hf_path(path, sizeof(path), "minimax-m2.json");
+	ck_assert_msg(hf_config_to_yaml(path, "m", &yaml, &err), "%s", err.message);
+	ck_assert_ptr_nonnull(strstr(yaml, "\n# 3 multi-token prediction module(s) of 1 layer(s) not written: "
+				     "transformers' MiniMaxM2 and Megatron-Bridge's MiniMaxM2Bridge have none\n"));
+	ck_assert_ptr_nonnull(strstr(yaml, "\nqk_norm: true  # qk_norm_type per_layer: 7168 weights a layer, counted "
+				     "as 2 x head_dim\n"));
+	free(yaml);
+}
+END_TEST
+
+/* A tiny MiniMax-M2, more fields %s (", ..."). */
+#define HF_MM2_TINY \
+	"{\"model_type\": \"minimax_m2\", \"num_hidden_layers\": 2, \"hidden_size\": 64," \
+	" \"num_attention_heads\": 8, \"vocab_size\": 10%s}"
+
+START_TEST(test_minimax_m2_fields)
+{
+	struct model m;
+	struct plan_error err;
+
+	/* MiniMaxM2Config's defaults: 8 kv heads of 128, 256 experts of 1536
+	 * top 8, 196608 positions (seq_len 4096). */
+	hf_loadf(&m, HF_MM2_TINY, "");
+	ck_assert_int_eq(m.kv_heads, 8);
+	ck_assert_int_eq(m.head_dim, 128);
+	ck_assert_int_eq(m.moe.experts, 256);
+	ck_assert_int_eq(m.moe.expert_ffn_hidden, 1536);
+	ck_assert_int_eq(m.seq_len, 4096);
+	ck_assert(m.qk_norm);
+	/* num_experts is num_local_experts' alias (attribute_map). */
+	hf_loadf(&m, HF_MM2_TINY, ", \"num_experts\": 4, \"num_experts_per_tok\": 2, \"attn_type_list\": [1, 1], "
+		 "\"qk_norm_type\": \"per_layer\"");
+	ck_assert_int_eq(m.moe.experts, 4);
+	/* Refused, naming the field. */
+	ck_assert(!hf_tryf(&m, &err, HF_MM2_TINY, ", \"use_qk_norm\": false"));
+	ck_assert_ptr_nonnull(strstr(err.message, "attention without q_norm and k_norm, which MiniMaxM2Attention always "
+					       "has, is not modelled (model key qk_norm): field 'use_qk_norm'"));
+	ck_assert(!hf_tryf(&m, &err, HF_MM2_TINY, ", \"qk_norm_type\": \"per_head\""));
+	ck_assert_ptr_nonnull(strstr(err.message, "is not modelled: field 'qk_norm_type'"));
+	ck_assert(!hf_tryf(&m, &err, HF_MM2_TINY, ", \"attn_type_list\": [1, 0]"));
+	ck_assert_ptr_nonnull(strstr(err.message, "layer 2's attention type 0 is not modelled (1, softmax attention, "
+					       "is; MiniMaxM2 has no other) in field 'attn_type_list'"));
+	ck_assert(!hf_tryf(&m, &err, HF_MM2_TINY, ", \"attn_type_list\": [1, \"full\"]"));
+	ck_assert_ptr_nonnull(strstr(err.message, "layer 2's attention type is not a whole number in field "
+					       "'attn_type_list'"));
+	ck_assert(!hf_tryf(&m, &err, HF_MM2_TINY, ", \"attn_type_list\": [1]"));
+	ck_assert_ptr_nonnull(strstr(err.message, "a list of one type a layer (num_hidden_layers) expected in field "
+					       "'attn_type_list'"));
+	ck_assert(!hf_tryf(&m, &err, HF_MM2_TINY, ", \"shared_intermediate_size\": 1536"));
+	ck_assert_ptr_nonnull(strstr(err.message, "a shared expert, which MiniMaxM2SparseMoeBlock does not have, is not "
+					       "modelled: field 'shared_intermediate_size'"));
+	ck_assert(!hf_tryf(&m, &err, HF_MM2_TINY, ", \"num_mtp_modules\": -1"));
+	ck_assert_ptr_nonnull(strstr(err.message, "field 'num_mtp_modules'"));
+}
+END_TEST
+#undef HF_MM2_TINY
+
 START_TEST(test_errors)
 {
 	struct plan_error err;
@@ -1289,6 +1546,7 @@ hf_suite(void)
 	tcase_add_test(tc, test_opt);
 	tcase_add_test(tc, test_falcon);
 	tcase_add_test(tc, test_deepseek_v3);
+	tcase_add_test(tc, test_deepseek_mtp);
 	tcase_add_test(tc, test_kimi_k2);
 	tcase_add_test(tc, test_deepseek_v2_lite);
 	tcase_add_test(tc, test_qwen3_moe);
@@ -1300,6 +1558,10 @@ hf_suite(void)
 	tcase_add_test(tc, test_qwen3_next_errors);
 	tcase_add_test(tc, test_gpt_oss);
 	tcase_add_test(tc, test_gpt_oss_fields);
+	tcase_add_test(tc, test_glm45_air);
+	tcase_add_test(tc, test_glm45);
+	tcase_add_test(tc, test_minimax_m2);
+	tcase_add_test(tc, test_minimax_m2_fields);
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_numbers);
 	tcase_add_test(tc, test_json_where);

@@ -32,6 +32,8 @@ enum hf_family {
 	HF_NEMOTRON_H, /* nemotron_h: hybrid Mamba-2/attention/MLP/MoE layers (hf_nemotron_h) */
 	HF_QWEN3_NEXT, /* qwen3_next: hybrid Gated DeltaNet/gated attention, MoE (hf_qwen3_next) */
 	HF_GPT_OSS,    /* gpt_oss: GQA with sinks, biased experts and router, alternate windows (hf_gpt_oss) */
+	HF_GLM4_MOE,   /* glm4_moe: GQA with q, k, v biases, DeepSeek-V3's experts, MTP (hf_glm4_moe) */
+	HF_MINIMAX_M2, /* minimax_m2: GQA with full-width q/k norms, experts in every layer (hf_minimax_m2) */
 };
 
 /* The default training sequence length of an imported model (see hf_shape). */
@@ -105,6 +107,8 @@ static const struct hf_arch hf_archs[] = {
 	{ "nemotron_h", HF_NEMOTRON_H, false, false, false, false, 128, HF_BIAS_FIXED, 4096, HF_WIN_NONE },
 	{ "qwen3_next", HF_QWEN3_NEXT, false, false, true, true, 256, HF_BIAS_ATTN, 32768, HF_WIN_NONE },
 	{ "gpt_oss", HF_GPT_OSS, false, false, false, true, 64, HF_BIAS_FIXED, 131072, HF_WIN_GPT_OSS },
+	{ "glm4_moe", HF_GLM4_MOE, false, false, false, true, 0, HF_BIAS_FIXED, 131072, HF_WIN_NONE },
+	{ "minimax_m2", HF_MINIMAX_M2, false, false, true, true, 128, HF_BIAS_FIXED, 196608, HF_WIN_NONE },
 	{ NULL, HF_LLAMA, false, false, false, false, 0, HF_BIAS_FIXED, -1, HF_WIN_NONE },
 };
 
@@ -1234,7 +1238,9 @@ hf_q3n_shape(const struct hf_reader *r, const char *pat, FILE *out)
  * The whole profile. Multi-token prediction layers
  * (num_nextn_predict_layers, or mtp_num_hidden_layers) are dropped with
  * a comment: transformers has no MTP module (Qwen3NextForCausalLM; the
- * checkpoints' mtp.* weights go unused), as DeepSeek-V3's are dropped.
+ * checkpoints' mtp.* weights go unused). Megatron-Bridge's
+ * qwen3_next_bridge.py (067f987) maps one (mtp.layers.0), which this
+ * import does not write yet, unlike DeepSeek-V3's and GLM's (hf_ds_mtp).
  */
 static bool
 hf_qwen3_next(const struct hf_reader *r, FILE *out)
@@ -1347,6 +1353,249 @@ hf_gpt_oss(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
 	return true;
 }
 
+/*
+ * Multi-token prediction depths (DeepSeek-V3, arXiv:2412.19437 Sec. 2.2;
+ * GLM-4.5): num_nextn_predict_layers, which Megatron-Bridge's
+ * CONFIG_MAPPING carries to the provider's mtp_num_layers for every
+ * bridge (conversion/model_bridge.py at 067f987, l. 497) and
+ * DeepSeekV3Bridge and GLM45Bridge set again (deepseek_v3_bridge.py
+ * l. 97, glm45_bridge.py l. 86), each depth one decoder layer of the
+ * last layer's kind (common.py and glm45_bridge.py map the checkpoint's
+ * layer num_hidden_layers + d to mtp.layers.d): plan-cli's mtp_layers.
+ * transformers has no MTP module (those layers go unloaded), so a
+ * config's depths are a training choice as much as a shape: @recipes
+ * names the Megatron-Bridge recipes that set mtp_num_layers 1
+ * themselves (recipes/deepseek/h100/deepseek_v3.py l. 137 and 305,
+ * recipes/glm/h100/glm45.py l. 66 and 199, at 067f987).
+ */
+static bool
+hf_ds_mtp(const struct hf_reader *r, const char *recipes, FILE *out)
+{
+	long mtp;
+
+	if (!hf_int(r, NAMES("num_nextn_predict_layers"), 0, &mtp))
+		return false;
+	if (mtp > 64)
+		return hf_fail(r, "at most 64 multi-token prediction depths (model key mtp_layers) are modelled: field",
+			       "num_nextn_predict_layers");
+	if (mtp > 0)
+		fprintf(out, "mtp_layers: %ld  # num_nextn_predict_layers, Megatron-Bridge's mtp_num_layers; a recipe "
+			"may set its own (%s recipes: 1)\n", mtp, recipes);
+	return true;
+}
+
+/*
+ * GLM-4.5, GLM-4.5-Air, GLM-4.6 and GLM-4.7 (model_type glm4_moe):
+ * transformers' configuration_glm4_moe.py (c7ec229a) and
+ * modular_glm4_moe.py (0e97420c), as Megatron-Bridge's GLM45Bridge maps
+ * it (models/glm/glm45_bridge.py at 067f987). Glm4MoeAttention:
+ * num_attention_heads query heads of head_dim (default hidden_size /
+ * num_attention_heads; GLM-4.5's 128 makes q 96 x 128 wide, not
+ * hidden_size), num_key_value_heads (default 8) key/value heads, biases
+ * on q, k and v with attention_bias and never on o_proj (Megatron's
+ * add_qkv_bias: plan-cli's qkv_bias), and with use_qk_norm an RMSNorm of
+ * head_dim on each query and key head (qk_norm); rotary on
+ * partial_rotary_factor of each head (no weights). The decoder layers
+ * are DeepseekV3DecoderLayer: SwiGLU of intermediate_size in the first
+ * first_k_dense_replace layers, Glm4MoeMoE (DeepseekV3MoE) in the rest.
+ * Absent fields take Glm4MoeConfig's defaults but the four every
+ * importer requires.
+ */
+static bool
+hf_glm4_moe_shape(const struct hf_reader *r, FILE *out)
+{
+	long layers, hidden, heads, kv, head_dim, vocab, seq, ffn;
+	bool tied, qkv_bias, qk;
+
+	if (!hf_int(r, NAMES("num_hidden_layers"), -1, &layers) || !hf_int(r, NAMES("hidden_size"), -1, &hidden) ||
+	    !hf_int(r, NAMES("num_attention_heads"), -1, &heads) || !hf_int(r, NAMES("num_key_value_heads"), 8, &kv) ||
+	    /* absent or null: hidden_size / num_attention_heads (Glm4MoeAttention's getattr) */
+	    !hf_int(r, NAMES("head_dim"), heads > 0 ? hidden / heads : 0, &head_dim) ||
+	    !hf_int(r, NAMES("vocab_size"), -1, &vocab) ||
+	    !hf_int(r, NAMES("max_position_embeddings"), 131072, &seq) ||
+	    !hf_int(r, NAMES("intermediate_size"), 10944, &ffn) || !hf_bool(r, "tie_word_embeddings", false, &tied) ||
+	    !hf_bool(r, "attention_bias", false, &qkv_bias) || !hf_bool(r, "use_qk_norm", false, &qk))
+		return false;
+	fprintf(out, "layers: %ld\nhidden: %ld\nheads: %ld\nkv_heads: %ld\nvocab: %ld\n"
+		"seq_len: %ld  # max_position_embeddings %ld\n", layers, hidden, heads, kv, vocab,
+		seq < HF_TRAIN_SEQ_LEN ? seq : HF_TRAIN_SEQ_LEN, seq);
+	if (head_dim > 0 && head_dim * heads != hidden)
+		fprintf(out, "head_dim: %ld\n", head_dim);
+	if (qkv_bias)
+		fputs("qkv_bias: true  # attention_bias: q, k and v (o_proj has none)\n", out);
+	if (qk)
+		fputs("qk_norm: true  # use_qk_norm: q_norm and k_norm of head_dim\n", out);
+	fprintf(out, "ffn_hidden: %ld  # intermediate_size: the first_k_dense_replace dense layers\n"
+		"gated_mlp: true\ntied_embeddings: %s\nbias: false\nnorm: rmsnorm\n"
+		"position_embedding: rotary  # partial_rotary_factor: rotary has no weights nor GEMMs\n",
+		ffn, tied ? "true" : "false");
+	return true;
+}
+
+/*
+ * Glm4MoeMoE: n_routed_experts SwiGLU experts of moe_intermediate_size,
+ * top num_experts_per_tok, and shared_experts one MLP of
+ * moe_intermediate_size x n_shared_experts (plan-cli's shared_experts
+ * n_shared_experts; GLM45Bridge sets moe_shared_expert_intermediate_size
+ * moe_intermediate_size, GLM-4.5's n_shared_experts being 1); the first
+ * first_k_dense_replace layers dense (the bridge's moe_layer_freq). The
+ * router (Glm4MoeTopkRouter: DeepSeek-V3's sigmoid scores with
+ * e_score_correction_bias, n_group and topk_group, routed_scaling_factor)
+ * is counted as an h x E linear layer; its bias buffer of
+ * n_routed_experts values a layer is not, as for DeepSeek-V3.
+ */
+static bool
+hf_glm4_moe_experts(const struct hf_reader *r, FILE *out)
+{
+	long experts, top_k, ffn, shared, dense;
+
+	if (!hf_int(r, NAMES("n_routed_experts"), 128, &experts) ||
+	    !hf_int(r, NAMES("num_experts_per_tok"), 8, &top_k) ||
+	    !hf_int(r, NAMES("moe_intermediate_size"), 1408, &ffn) ||
+	    !hf_int(r, NAMES("n_shared_experts"), 1, &shared) ||
+	    !hf_int(r, NAMES("first_k_dense_replace"), 1, &dense))
+		return false;
+	fprintf(out, "moe:\n  experts: %ld\n  top_k: %ld\n  every: 1\n  expert_ffn_hidden: %ld\n", experts, top_k,
+		ffn);
+	if (shared > 0)
+		fprintf(out, "  shared_experts: %ld\n", shared);
+	if (dense > 0)
+		fprintf(out, "  first_dense_layers: %ld  # first_k_dense_replace\n", dense);
+	return true;
+}
+
+/* The whole profile: hf_glm4_moe_shape, the experts and the MTP depths. */
+static bool
+hf_glm4_moe(const struct hf_reader *r, FILE *out)
+{
+	if (!hf_glm4_moe_shape(r, out) || !hf_glm4_moe_experts(r, out) ||
+	    !hf_ds_mtp(r, "GLM-4.5's", out))
+		return false;
+	fputs("# sigmoid routing, e_score_correction_bias, routed_scaling_factor, n_group and topk_group: no GEMMs, "
+	      "not modelled\n", out);
+	return true;
+}
+
+/*
+ * MiniMax-M2 and M2.1 (model_type minimax_m2): transformers'
+ * configuration_minimax_m2.py (3e108993) and modular_minimax_m2.py
+ * (ea9df1d3), as Megatron-Bridge's MiniMaxM2Bridge maps it
+ * (models/minimax_m2/minimax_m2_bridge.py and minimax_m2_provider.py at
+ * 067f987). MiniMaxM2Attention: full attention (MiniMaxM2Model builds
+ * no sliding window), num_attention_heads query heads of head_dim
+ * (default 128) and num_key_value_heads (default 8), no biases, rotary
+ * on rotary_dim of each head (no weights), and q_norm and k_norm
+ * (FlexOlmoAttention's): RMSNorms over all heads at once,
+ * heads x head_dim and kv_heads x head_dim weights (qk_norm_type
+ * per_layer; the bridge's FullDimQNorm and FullDimKNorm, which
+ * all-reduce each token's sum of squares over the TP group). plan-cli's
+ * qk_norm is per head, 2 x head_dim weights a layer: written, the
+ * difference ((heads + kv_heads - 2) x head_dim a layer) and the
+ * all-reduce not counted. Every layer is MiniMaxM2SparseMoeBlock:
+ * num_local_experts SwiGLU experts (MixtralExperts) of
+ * intermediate_size, top num_experts_per_tok on sigmoid scores with
+ * e_score_correction_bias (not counted, as for DeepSeek-V3), no shared
+ * expert. Absent fields take MiniMaxM2Config's defaults (MiniMax-M2's)
+ * but the four every importer requires.
+ */
+static bool
+hf_minimax_m2_shape(const struct hf_reader *r, FILE *out)
+{
+	json_t *type = json_object_get(r->root, "qk_norm_type");
+	long layers, hidden, heads, kv, head_dim, vocab, seq, ffn;
+	bool tied, qk;
+
+	if (!hf_int(r, NAMES("num_hidden_layers"), -1, &layers) || !hf_int(r, NAMES("hidden_size"), -1, &hidden) ||
+	    !hf_int(r, NAMES("num_attention_heads"), -1, &heads) || !hf_int(r, NAMES("num_key_value_heads"), 8, &kv) ||
+	    !hf_int(r, NAMES("head_dim"), 128, &head_dim) || !hf_int(r, NAMES("vocab_size"), -1, &vocab) ||
+	    !hf_int(r, NAMES("max_position_embeddings"), 196608, &seq) ||
+	    !hf_int(r, NAMES("intermediate_size"), 1536, &ffn) || !hf_bool(r, "tie_word_embeddings", false, &tied) ||
+	    !hf_bool(r, "use_qk_norm", true, &qk))
+		return false;
+	/* MiniMaxM2Attention has its norms whatever use_qk_norm says, and
+	 * the bridge sets qk_layernorm: false is refused, not read two ways. */
+	if (!qk)
+		return hf_fail(r, "attention without q_norm and k_norm, which MiniMaxM2Attention always has, is not "
+			       "modelled (model key qk_norm): field", "use_qk_norm");
+	if (type && !json_is_null(type) &&
+	    (!json_is_string(type) || strcmp(json_string_value(type), "per_layer") != 0))
+		return hf_fail(r, "a query/key norm other than per_layer (one RMSNorm over all heads, as "
+			       "MiniMaxM2Attention has) is not modelled: field", "qk_norm_type");
+	fprintf(out, "layers: %ld\nhidden: %ld\nheads: %ld\nkv_heads: %ld\nvocab: %ld\n"
+		"seq_len: %ld  # max_position_embeddings %ld\n", layers, hidden, heads, kv, vocab,
+		seq < HF_TRAIN_SEQ_LEN ? seq : HF_TRAIN_SEQ_LEN, seq);
+	if (head_dim * heads != hidden)
+		fprintf(out, "head_dim: %ld\n", head_dim);
+	fprintf(out, "qk_norm: true  # qk_norm_type per_layer: %ld weights a layer, counted as 2 x head_dim\n"
+		"ffn_hidden: %ld  # intermediate_size: every layer's MLP is its experts\n"
+		"gated_mlp: true\ntied_embeddings: %s\nbias: false\nnorm: rmsnorm\n"
+		"position_embedding: rotary  # rotary_dim: rotary has no weights nor GEMMs\n",
+		(heads + kv) * head_dim, ffn, tied ? "true" : "false");
+	return true;
+}
+
+/*
+ * attn_type_list, one type a layer (MiniMax's remote code: 1 softmax
+ * attention, 0 MiniMax-01's lightning attention): transformers'
+ * MiniMaxM2 does not read it and builds softmax attention everywhere, so
+ * a list with any other type is refused rather than read two ways.
+ */
+static bool
+hf_minimax_m2_types(const struct hf_reader *r, long layers)
+{
+	json_t *types = json_object_get(r->root, "attn_type_list");
+
+	if (!types || json_is_null(types))
+		return true;
+	if (!json_is_array(types) || json_array_size(types) != (size_t)layers)
+		return hf_fail(r, "a list of one type a layer (num_hidden_layers) expected in field", "attn_type_list");
+	for (size_t i = 0; i < json_array_size(types); i++) {
+		json_t *t = json_array_get(types, i);
+
+		if (!json_is_integer(t))
+			return hf_error(r, "attn_type_list", "layer %zu's attention type is not a whole number in "
+					"field 'attn_type_list'", i + 1);
+		if (json_integer_value(t) != 1)
+			return hf_error(r, "attn_type_list", "layer %zu's attention type %lld is not modelled (1, "
+					"softmax attention, is; MiniMaxM2 has no other) in field 'attn_type_list'", i + 1,
+					(long long)json_integer_value(t));
+	}
+	return true;
+}
+
+/*
+ * The whole profile. Multi-token prediction modules (use_mtp,
+ * num_mtp_modules of mtp_transformer_layers layers) are dropped with a
+ * comment: neither transformers' MiniMaxM2ForCausalLM nor
+ * MiniMaxM2Bridge has them (the bridge's "Known limitations: MTP
+ * modules are not mapped"). shared_intermediate_size above 0 (a shared
+ * expert) is refused: MiniMaxM2SparseMoeBlock has none.
+ */
+static bool
+hf_minimax_m2(const struct hf_reader *r, FILE *out)
+{
+	long layers, experts, top_k, ffn, shared, mtp, mtp_layers;
+	bool use_mtp;
+
+	if (!hf_int(r, NAMES("num_hidden_layers"), -1, &layers) || !hf_minimax_m2_types(r, layers) ||
+	    !hf_minimax_m2_shape(r, out) ||
+	    !hf_int(r, NAMES("num_local_experts", "num_experts"), 256, &experts) ||
+	    !hf_int(r, NAMES("num_experts_per_tok"), 8, &top_k) || !hf_int(r, NAMES("intermediate_size"), 1536, &ffn) ||
+	    !hf_int(r, NAMES("shared_intermediate_size"), 0, &shared) || !hf_bool(r, "use_mtp", false, &use_mtp) ||
+	    !hf_int(r, NAMES("num_mtp_modules"), 0, &mtp) || !hf_int(r, NAMES("mtp_transformer_layers"), 1, &mtp_layers))
+		return false;
+	if (shared > 0)
+		return hf_fail(r, "a shared expert, which MiniMaxM2SparseMoeBlock does not have, is not modelled: field",
+			       "shared_intermediate_size");
+	fprintf(out, "moe:\n  experts: %ld\n  top_k: %ld\n  every: 1\n  expert_ffn_hidden: %ld\n", experts, top_k,
+		ffn);
+	if (use_mtp && mtp > 0)
+		fprintf(out, "# %ld multi-token prediction module(s) of %ld layer(s) not written: transformers' "
+			"MiniMaxM2 and Megatron-Bridge's MiniMaxM2Bridge have none\n", mtp, mtp_layers);
+	fputs("# sigmoid routing and e_score_correction_bias: no GEMMs, not modelled\n", out);
+	return true;
+}
+
 /* @s as a single-quoted YAML scalar ('' for a quote; no line breaks). */
 static void
 hf_quoted(FILE *out, const char *s)
@@ -1370,9 +1619,13 @@ hf_keys(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
 		return hf_qwen3_next(r, out);
 	if (a->family == HF_GPT_OSS)
 		return hf_gpt_oss(r, a, out);
+	if (a->family == HF_GLM4_MOE)
+		return hf_glm4_moe(r, out);
+	if (a->family == HF_MINIMAX_M2)
+		return hf_minimax_m2(r, out);
 	if (!hf_shape(r, a, out) || !hf_family_keys(r, a, out) || !hf_window(r, a, out))
 		return false;
-	if (a->family == HF_DEEPSEEK && !hf_mla(r, out))
+	if (a->family == HF_DEEPSEEK && (!hf_mla(r, out) || !hf_ds_mtp(r, "DeepSeek-V3's", out)))
 		return false;
 	return !a->moe || hf_moe(r, a, out);
 }
