@@ -492,6 +492,41 @@ START_TEST(test_kimi_k2)
 }
 END_TEST
 
+/*
+ * GLM-5: model_type glm_moe_dsa, MLA and MoE read as deepseek_v3 and the
+ * DSA indexer's index_n_heads 32, index_head_dim 128, index_topk 2048. The
+ * fixture holds the zai-org/GLM-5 config.json fields models/glm-5.yaml
+ * cites; the import is that profile but for dropless and the MTP layer
+ * (neither counted in the total): 743,911,199,232 parameters, of which
+ * the indexers 78 x (2048 x 32 x 128 + 6144 x 128 + 6144 x 32 + 2 x 128)
+ * = 78 x 9,371,904 = 731,008,512.
+ */
+START_TEST(test_glm_5)
+{
+	struct model m, b;
+	struct plan_error err;
+	char path[PATH_MAX];
+	const char *root = getenv("PLAN_TEST_SOURCE_ROOT");
+
+	hf_load(&m, "glm-5.json");
+	ck_assert(model_has_dsa(&m));
+	ck_assert_int_eq(m.dsa.index_n_heads, 32);
+	ck_assert_int_eq(m.dsa.index_head_dim, 128);
+	ck_assert_int_eq(m.dsa.index_topk, 2048);
+	ck_assert_int_eq(m.dsa.index_topk_freq, 1);
+	ck_assert_int_eq(m.dsa.indexer_loss, MODEL_DSA_LOSS_SPARSE);
+	ck_assert_rel(model_params_total(&m), 743911199232.0, 1e-15);
+	snprintf(path, sizeof(path), "%s/models/glm-5.yaml", root ? root : ".");
+	plan_error_clear(&err);
+	ck_assert_msg(model_load_file(&b, path, &err), "%s", err.message);
+	ck_assert_double_eq(model_params_total(&b), model_params_total(&m));
+	ck_assert_int_eq(b.mla.v_head_dim, m.mla.v_head_dim);
+	ck_assert_int_eq(b.dsa.index_topk, m.dsa.index_topk);
+	m.dsa.index_n_heads = 0; /* dense MLA: the indexers' parameters less */
+	ck_assert_rel(model_params_total(&b) - model_params_total(&m), 731008512.0, 1e-15);
+}
+END_TEST
+
 /* A tiny DeepSeek-V2 config, more fields %s (", ..."). */
 #define HF_DS_TINY \
 	"{\"model_type\": \"deepseek_v2\", \"num_hidden_layers\": 4, \"hidden_size\": 64," \
@@ -1548,6 +1583,7 @@ hf_suite(void)
 	tcase_add_test(tc, test_deepseek_v3);
 	tcase_add_test(tc, test_deepseek_mtp);
 	tcase_add_test(tc, test_kimi_k2);
+	tcase_add_test(tc, test_glm_5);
 	tcase_add_test(tc, test_deepseek_v2_lite);
 	tcase_add_test(tc, test_qwen3_moe);
 	tcase_add_test(tc, test_nemotron_h);

@@ -117,6 +117,17 @@ void compute_flash_attention_kernel(const struct model *m, const struct plan *p,
 				    int kernel, double *fwd_s, double *bwd_s);
 
 /**
+ * DeepSeek Sparse Attention's lightning indexers in one micro-batch's
+ * layer on one GPU, averaged over the layers (a share
+ * model_dsa_indexer_layers / layers of one indexer): its projections,
+ * whole on every TP rank, its scores over every causal key at the GPU's
+ * attention efficiency and their fp32 round trip through top-k, and with
+ * the indexer loss its target and backward (compute.c). 0 without DSA.
+ */
+void compute_dsa_indexer(const struct model *m, const struct plan *p, const struct cluster *c, double *fwd_s,
+			 double *bwd_s);
+
+/**
  * How fast @fw's fused-attention kernel runs on @c's GPU against the one
  * the GPU profile measured: 1 for the profile's own, the profile's
  * fa2_attention_speed where the framework runs FlashAttention-2 (fa2,

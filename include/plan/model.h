@@ -47,6 +47,33 @@ struct model_mla {
 	int v_head_dim;
 };
 
+/** What trains DSA's lightning indexer (enum model_dsa::indexer_loss). */
+enum model_dsa_loss {
+	MODEL_DSA_LOSS_SPARSE, /**< KL loss over the selected top-k keys (dsa_indexer_use_sparse_loss) */
+	MODEL_DSA_LOSS_DENSE,  /**< KL loss over every causal key */
+	MODEL_DSA_LOSS_NONE,   /**< no indexer loss: the indexer runs under no_grad (coefficient 0) */
+};
+
+extern const char *const model_dsa_loss_names[];
+
+/**
+ * DeepSeek Sparse Attention (DeepSeek-V3.2, arXiv:2512.02556, Sec. 2.1;
+ * Megatron-Core's experimental_attention_variant "dsa",
+ * megatron/core/transformer/experimental_attention_variant/dsa.py
+ * @d98e8a6): on MLA, a lightning indexer of index_n_heads heads of
+ * index_head_dim scores every causal key, and each query attends to the
+ * index_topk best. Names: Hugging Face's deepseek_v32 / glm_moe_dsa
+ * config fields. index_n_heads 0: no DSA.
+ */
+struct model_dsa {
+	int index_n_heads;          /**< indexer heads H_I (dsa_indexer_n_heads) */
+	int index_head_dim;         /**< indexer head size d_I (dsa_indexer_head_dim) */
+	int index_topk;             /**< keys a query attends to, k (dsa_indexer_topk) */
+	int index_topk_freq;        /**< one layer in this many computes its top-k, the others reuse it (1) */
+	int index_skip_topk_offset; /**< dsa_indexer_skip_topk_offset (0) */
+	int indexer_loss;           /**< enum model_dsa_loss */
+};
+
 /**
  * Sliding-window (local) attention (Beltagy et al. 2020, Longformer;
  * Mistral 7B, arXiv:2310.06825, Sec. 2): a query attends to itself and
@@ -158,6 +185,7 @@ struct model {
 	bool causal;         /**< decoder attention with a causal mask (false: BERT-style encoder) */
 	int attention;       /**< enum model_attention */
 	struct model_mla mla;
+	struct model_dsa dsa;        /**< DeepSeek Sparse Attention on MLA (index_n_heads 0: none) */
 	struct model_moe moe;
 	int mtp_layers;      /**< multi-token prediction depth D (DeepSeek-V3: 1; 0: none) */
 	/** A hybrid model's layers of one MTP depth, one symbol each
@@ -282,6 +310,41 @@ double model_attention_work_fraction(const struct model *m, double s);
  * min(s, w) / s in a windowed layer, 1 elsewhere.
  */
 double model_attention_key_fraction(const struct model *m, double s);
+
+/** Whether the model uses DeepSeek Sparse Attention (a dsa block). */
+bool model_has_dsa(const struct model *m);
+
+/**
+ * Layers whose lightning indexer computes its own top-k (Megatron-Core's
+ * is_dsa_skip_topk_layer, dsa.py @d98e8a6: layer l, 1-based, skips when
+ * max(l - max(offset, 1), 0) mod freq != 0); the others reuse it and
+ * build no indexer. 0 without DSA.
+ */
+int model_dsa_indexer_layers(const struct model *m);
+
+/**
+ * One lightning indexer's weight matrices: wq_b (q_lora_rank, or hidden
+ * without a query latent, to H_I d_I), wk (hidden to d_I) and
+ * weights_proj (hidden to H_I); its k_norm LayerNorm adds 2 d_I.
+ */
+double model_dsa_indexer_matrix_params(const struct model *m);
+
+/**
+ * Keys a DSA query attends to in a sequence of @s tokens, as a fraction
+ * of @s (the model-FLOPs convention, no causal discount): min(s, k) / s;
+ * 1 without DSA.
+ */
+double model_dsa_key_fraction(const struct model *m, double s);
+
+/**
+ * The lightning indexer's FLOPs per token of one indexer layer over a
+ * training step (forward and backward) on a sequence of @s tokens:
+ * projections, the scores over all @s keys, and with the indexer loss
+ * its backward and the main attention's target; see model.c.
+ * @forward_only: the forward's share alone (what full recomputation
+ * repeats). 0 without DSA.
+ */
+double model_dsa_indexer_flops_per_token(const struct model *m, double s, bool forward_only);
 
 /** Whether the LayerNorms carry a shift besides their scale (bias or norm_bias). */
 bool model_norm_has_shift(const struct model *m);

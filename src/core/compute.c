@@ -678,6 +678,58 @@ compute_flash_attention_kernel(const struct model *m, const struct plan *p, cons
 }
 
 /*
+ * DSA's lightning indexer (DeepSeek-V3.2, arXiv:2512.02556, Sec. 2.1;
+ * Megatron-Core's DSAIndexer and DSAttention, experimental_attention_variant/
+ * dsa.py @d98e8a6, with the cuDNN kernels of dsa_cudnn_kernels.py that the
+ * Megatron-Bridge GLM-5 recipes select): on a sequence of S = s cp tokens
+ * (s local, the CP ranks all-gather the keys) and b micro-batch rows.
+ * - Projections wq_b, wk, weights_proj (parallel_mode "duplicated"): on
+ *   the whole local sequence on every TP rank, at the GEMM rate; with the
+ *   loss their weight gradient (x and q are detached), the forward's time.
+ * - Scores: H_I (d_I + 1) FLOPs x 2 a causal pair, S^2 / 2 pairs (the
+ *   kernel takes each row's causal length, _causal_seq_lens), a CP rank's
+ *   1/cp, not split over TP, at the GPU's attention forward efficiency
+ *   (an assumption: a QK^T kernel of H_I heads; no published figure for
+ *   it was found); written as fp32 scores and read back by top-k
+ *   (indexer_forward_wrapper's "scores", indexer_top_k_wrapper): 8 bytes a pair.
+ * - The loss (Megatron-Bridge's flop_utils.py @067f987): the target, the
+ *   main heads' (a / t) scores in the absorbed width kv_lora_rank +
+ *   qk_rope_head_dim over the pairs the loss touches (model_window_pairs
+ *   with w = k for the sparse loss, S^2 / 2 for the dense), forward
+ *   efficiency; the scores' backward, 4 H_I (d_I + 1) a pair touched, at
+ *   the attention backward efficiency.
+ */
+void
+compute_dsa_indexer(const struct model *m, const struct plan *p, const struct cluster *c, double *fwd_s,
+		    double *bwd_s)
+{
+	const struct model_dsa *d = &m->dsa;
+	double s = p->seq_len, cp = p->cp > 1 ? p->cp : 1, b = p->micro_batch, h = m->hidden;
+	double S = s * cp, tokens = b * s, hi = d->index_n_heads, di = d->index_head_dim;
+	double qin = m->mla.q_lora_rank > 0 ? m->mla.q_lora_rank : h, unit = hi * (di + 1.0);
+	double peak = c->gpu.peak_flops * gpu_clock_factor(&c->gpu), share, gemm, pairs, touched;
+
+	*fwd_s = *bwd_s = 0.0;
+	if (!model_has_dsa(m))
+		return;
+	share = (double)model_dsa_indexer_layers(m) / m->layers;
+	gemm = compute_gemm_time(c, tokens, hi * di, qin, 1) + compute_gemm_time(c, tokens, di, h, 1) +
+	       compute_gemm_time(c, tokens, hi, h, 1);
+	pairs = 0.5 * S * S / cp * b;
+	*fwd_s = gemm + 2.0 * pairs * unit / (peak * c->gpu.attention_fwd_efficiency) +
+		 compute_memory_time(c, 8.0 * pairs);
+	if (d->indexer_loss != MODEL_DSA_LOSS_NONE) {
+		touched = (d->indexer_loss == MODEL_DSA_LOSS_SPARSE ? model_window_pairs(S, d->index_topk) : 0.5 * S * S) /
+			  cp * b;
+		*fwd_s += 2.0 * touched * (m->heads / (double)p->tp) * ((double)m->mla.kv_lora_rank + m->mla.qk_rope_head_dim) /
+			  (peak * c->gpu.attention_fwd_efficiency);
+		*bwd_s = gemm + 4.0 * touched * unit / (peak * c->gpu.attention_bwd_efficiency);
+	}
+	*fwd_s *= share;
+	*bwd_s *= share;
+}
+
+/*
  * MLA's projections on one GPU (DeepSeek-V2, arXiv:2405.04434, Sec. 2.1;
  * Megatron-Core's MLASelfAttention): the down-projections to the query
  * and key-value latents are replicated on every TP rank, the
@@ -874,9 +926,12 @@ layer_attention_core(const struct model *m, const struct plan *p, const struct c
 		 * (FA3 or cuDNN's on Hopper). */
 		double speed = (fw ? fw->attention_speed : 1.0) * compute_attention_kernel_speed(c, p, fw);
 
+		double ifwd, ibwd;
+
 		compute_flash_attention_kernel(m, p, c, compute_attention_kernel(p, fw), fwd_s, bwd_s);
-		*fwd_s /= speed;
-		*bwd_s /= speed;
+		compute_dsa_indexer(m, p, c, &ifwd, &ibwd); /* 0 without DSA */
+		*fwd_s = *fwd_s / speed + ifwd;
+		*bwd_s = *bwd_s / speed + ibwd;
 	} else {
 		/* arch: unfused attention computes every score and masks those
 		 * outside a sliding window (Hugging Face's eager attention; and

@@ -98,12 +98,20 @@ flops_forward_per_token(const struct model *m, int seq_len)
 	return (m->layers - moe) * dense + moe * sparse + 2.0 * (double)m->hidden * m->vocab;
 }
 
+/* DSA's lightning indexers, per token over a training step (not 3x a
+ * forward: model_dsa_indexer_flops_per_token); 0 without DSA. */
+static double
+dsa_indexer_flops_per_token(const struct model *m, int seq_len, bool forward_only)
+{
+	return model_dsa_indexer_layers(m) * model_dsa_indexer_flops_per_token(m, seq_len, forward_only);
+}
+
 double
 flops_model_per_iteration(const struct model *m, const struct plan *p)
 {
 	double tokens = (double)p->global_batch * p->seq_len;
 
-	return 3.0 * tokens * flops_forward_per_token(m, p->seq_len);
+	return tokens * (3.0 * flops_forward_per_token(m, p->seq_len) + dsa_indexer_flops_per_token(m, p->seq_len, false));
 }
 
 /*
@@ -141,8 +149,9 @@ double
 flops_hardware_per_iteration(const struct model *m, const struct plan *p, const struct framework *fw)
 {
 	double tokens = (double)p->global_batch * p->seq_len;
-	double full = (flops_forward_per_token(m, p->seq_len) - 2.0 * (double)m->hidden * m->vocab) /
-		      m->layers;
+	/* DSA: full recomputation repeats the indexers' forward too. */
+	double full = (flops_forward_per_token(m, p->seq_len) - 2.0 * (double)m->hidden * m->vocab +
+		       dsa_indexer_flops_per_token(m, p->seq_len, true)) / m->layers;
 	/* core_attn (Megatron-Core): a fused kernel's forward again too. */
 	double selective = fw && fw->selective_recompute == FRAMEWORK_SAC_OP ? op_sac_flops_per_token(m, p) :
 			   !p->flash_attention ? unfused_attention_flops_per_token(m, p->seq_len) :

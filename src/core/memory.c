@@ -45,6 +45,36 @@ attention_activations(const struct model *m, double sb, double *split, double *w
 	*whole = 0.0;
 }
 
+/*
+ * DSA (Megatron-Core's DSAttention, experimental_attention_variant/dsa.py
+ * @d98e8a6), per layer averaged over the layers (a share
+ * model_dsa_indexer_layers / layers: the others reuse a top-k), whole on
+ * every TP rank (the indexer gathers the sequence-parallel input and is
+ * duplicated): the top-k indices, int32 (dsa_cudnn_kernels.py), min(k, S)
+ * a query for the sparse attention's backward; with the indexer loss
+ * FusedDSAIndexerLoss.save_for_backward's q (H_I d_I), weights (H_I) and
+ * k (d_I) in bf16, k_norm's input (d_I), and under SP with TP the
+ * gathered x and query latent its projections keep for their weight
+ * gradients (the main attention's query and key it saves are the
+ * attention's own tensors).
+ */
+static double
+dsa_saved_bytes(const struct model *m, const struct plan *p)
+{
+	const struct model_dsa *d = &m->dsa;
+	double sb = (double)p->seq_len * p->micro_batch, S = (double)p->seq_len * (p->cp > 1 ? p->cp : 1);
+	double bytes;
+
+	if (!model_has_dsa(m))
+		return 0.0;
+	bytes = 4.0 * fmin(d->index_topk, S);
+	if (d->indexer_loss != MODEL_DSA_LOSS_NONE) {
+		bytes += 2.0 * ((double)d->index_n_heads * d->index_head_dim + d->index_n_heads + 2.0 * d->index_head_dim);
+		if (p->sequence_parallel && p->tp > 1)
+			bytes += 2.0 * ((double)m->hidden + (m->mla.q_lora_rank > 0 ? m->mla.q_lora_rank : m->hidden));
+	}
+	return sb * bytes * model_dsa_indexer_layers(m) / m->layers;
+}
 
 /* Latent MoE: fc2_latent_proj (l -> h, parallel_mode "duplicated",
  * moe_layer.py @d98e8a6) saves its input, the combined latent output,
@@ -204,7 +234,7 @@ layer_activations_part(const struct model *m, const struct plan *p, const struct
 
 		attention_activations(m, s * b, &attn, &latents);
 		split += attn;
-		whole += latents;
+		whole += latents + dsa_saved_bytes(m, p);
 		if (scores && !p->flash_attention)
 			split += (m->dropout ? 5.0 : 2.0) * m->heads * s * s * b;
 	}
@@ -271,6 +301,7 @@ layer_activations_full(const struct model *m, const struct plan *p, const struct
 			dispatcher = frac * allgather_mask_saved_bytes(m, p);
 	}
 	attention_activations(m, s * b, &attn, &latents);
+	latents += dsa_saved_bytes(m, p); /* 0 without DSA */
 	split = attn + mlp;
 	if (fw && fw->elementwise == FRAMEWORK_EW_EAGER) {
 		double norms;

@@ -6,6 +6,7 @@
 
 const char *const model_attention_names[] = { "mha", "mla", NULL };
 const char model_kind_symbols[] = "M*-EG";
+const char *const model_dsa_loss_names[] = { "sparse", "dense", "none", NULL };
 
 static double hybrid_layers_params(const struct model *m, bool active);
 
@@ -237,12 +238,96 @@ model_window_pairs(double s, double w)
 	return s * w - w * (w - 1.0) / 2.0;
 }
 
+bool
+model_has_dsa(const struct model *m)
+{
+	return m->attention == MODEL_ATTN_MLA && m->dsa.index_n_heads > 0;
+}
+
+/* Megatron-Core's is_dsa_skip_topk_layer (dsa.py @d98e8a6, lines 37-47)
+ * negated, over the decoder's layers 1..L. */
+int
+model_dsa_indexer_layers(const struct model *m)
+{
+	int n = 0, freq = m->dsa.index_topk_freq > 0 ? m->dsa.index_topk_freq : 1;
+	int off = m->dsa.index_skip_topk_offset > 1 ? m->dsa.index_skip_topk_offset : 1;
+
+	if (!model_has_dsa(m))
+		return 0;
+	for (int l = 1; l <= m->layers; l++)
+		n += (l - off > 0 ? l - off : 0) % freq == 0;
+	return n;
+}
+
+/* DSAIndexer.__init__ (dsa.py @d98e8a6): linear_wq_b q_lora_rank (hidden
+ * when None) -> H_I d_I, linear_wk hidden -> d_I, linear_weights_proj
+ * hidden -> H_I, all bias-free and "duplicated" on every TP rank. */
+double
+model_dsa_indexer_matrix_params(const struct model *m)
+{
+	double h = m->hidden, hi = m->dsa.index_n_heads, di = m->dsa.index_head_dim;
+	double qin = m->mla.q_lora_rank > 0 ? m->mla.q_lora_rank : h;
+
+	if (!model_has_dsa(m))
+		return 0.0;
+	return qin * hi * di + h * di + h * hi;
+}
+
+double
+model_dsa_key_fraction(const struct model *m, double s)
+{
+	if (!model_has_dsa(m) || s <= 0.0)
+		return 1.0;
+	return fmin(1.0, m->dsa.index_topk / s);
+}
+
+/*
+ * The lightning indexer of one layer, per token, after Megatron-Bridge's
+ * DSA model FLOPs (src/megatron/bridge/training/utils/flop_utils.py
+ * @067f987, the "dsa" branch; DeepSeek-V3.2 Eq. 1-2), in plan-cli's
+ * convention of s keys a query (no causal discount; k for the sparse
+ * ones, model_dsa_key_fraction):
+ * - projections, 2 P forward; with the indexer loss their weight
+ *   gradients too (x and the query latent are detached, dsa.py: no
+ *   data gradient), 2 P more;
+ * - the scores: H_I (d_I + 1) a key (q.k and the weighted head sum),
+ *   2 s H_I (d_I + 1) forward over every key (top-k needs all of them);
+ *   with the loss their backward, 4 H_I (d_I + 1) a key it touches: the
+ *   k selected (sparse loss) or all s (dense);
+ * - with the loss its target, the main attention's softmax over the same
+ *   keys from detached Q and K, forward only, in the absorbed MLA width
+ *   a (kv_lora_rank + qk_rope_head_dim) (absorbed_mla.py).
+ */
+double
+model_dsa_indexer_flops_per_token(const struct model *m, double s, bool forward_only)
+{
+	const struct model_dsa *d = &m->dsa;
+	double p, unit, ctx, fwd, bwd;
+
+	if (!model_has_dsa(m))
+		return 0.0;
+	p = model_dsa_indexer_matrix_params(m);
+	unit = (double)d->index_n_heads * (d->index_head_dim + 1.0);
+	fwd = 2.0 * p + 2.0 * s * unit;
+	if (d->indexer_loss == MODEL_DSA_LOSS_NONE)
+		return fwd;
+	ctx = d->indexer_loss == MODEL_DSA_LOSS_SPARSE ? s * model_dsa_key_fraction(m, s) : s;
+	fwd += 2.0 * ctx * m->heads * ((double)m->mla.kv_lora_rank + m->mla.qk_rope_head_dim);
+	bwd = 2.0 * p + 4.0 * ctx * unit;
+	return forward_only ? fwd : fwd + bwd;
+}
+
+/* DSA: each query attends to min(i, k) keys (the top-k of its i causal
+ * ones), the window's count with w = k (DeepSeek-V3.2 Sec. 2.1). A model
+ * has DSA or a sliding window, never both (model_load.c). */
 double
 model_attention_work_fraction(const struct model *m, double s)
 {
 	int local = model_windowed_layers(m);
 	double f;
 
+	if (model_has_dsa(m))
+		return s > 0.0 ? fmin(1.0, model_window_pairs(s, m->dsa.index_topk) / (0.5 * s * s)) : 1.0;
 	if (local == 0)
 		return 1.0;
 	f = fmin(1.0, model_window_pairs(s, m->sliding_window.window) / (0.5 * s * s));
@@ -254,6 +339,8 @@ model_attention_key_fraction(const struct model *m, double s)
 {
 	int local = model_windowed_layers(m);
 
+	if (model_has_dsa(m))
+		return model_dsa_key_fraction(m, s);
 	if (local == 0)
 		return 1.0;
 	return ((double)(m->layers - local) + local * fmin(1.0, m->sliding_window.window / s)) / m->layers;
@@ -364,6 +451,11 @@ model_params_per_layer(const struct model *m)
 	 * QK-norm one query and one key head of each head's size. */
 	if (m->attention == MODEL_ATTN_MLA)
 		attn += m->mla.q_lora_rank + m->mla.kv_lora_rank;
+	/* DSA: the indexers' matrices and k_norm's LayerNorm (weight and
+	 * bias, 2 d_I), on the layers that build one, spread over the mean layer. */
+	if (model_has_dsa(m))
+		attn += (model_dsa_indexer_matrix_params(m) + 2.0 * m->dsa.index_head_dim) *
+			model_dsa_indexer_layers(m) / m->layers;
 	if (m->qk_norm)
 		attn += 2.0 * model_head_dim(m);
 	/* Attention sinks: one learned logit a query head (transformers'
@@ -623,7 +715,8 @@ model_matrix_params_per_layer(const struct model *m)
 		return p / m->layers;
 	}
 	if (model_has_part(m, MODEL_PART_ATTENTION))
-		p += model_attention_matrix_params(m);
+		p += model_attention_matrix_params(m) +
+		     model_dsa_indexer_matrix_params(m) * model_dsa_indexer_layers(m) / m->layers;
 	if (model_has_part(m, MODEL_PART_MLP))
 		p += (m->gated_mlp ? 3.0 : 2.0) * (double)m->hidden * m->ffn_hidden;
 	if (model_has_part(m, MODEL_PART_MAMBA))

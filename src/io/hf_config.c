@@ -100,6 +100,8 @@ static const struct hf_arch hf_archs[] = {
 	 * DeepseekV3ForCausalLM; Megatron-Bridge's KimiK2Bridge, kimi_bridge.py
 	 * at 067f987, maps model_type kimi_k2 with DeepSeek-V3's fields). */
 	{ "kimi_k2", HF_DEEPSEEK, false, false, false, true, 0, HF_BIAS_ATTN_MLP, -1, HF_WIN_NONE },
+	{ "deepseek_v32", HF_DEEPSEEK, false, false, false, true, 0, HF_BIAS_ATTN_MLP, -1, HF_WIN_NONE },
+	{ "glm_moe_dsa", HF_DEEPSEEK, false, false, false, true, 0, HF_BIAS_ATTN_MLP, -1, HF_WIN_NONE },
 	{ "opt", HF_OPT, true, false, false, false, 0, HF_BIAS_FIXED, 2048, HF_WIN_NONE },
 	{ "falcon", HF_FALCON, true, false, false, false, 0, HF_BIAS_FIXED, 2048, HF_WIN_NONE },
 	{ "cohere", HF_COHERE, true, false, false, false, 0, HF_BIAS_ATTN, -1, HF_WIN_NONE },
@@ -316,6 +318,33 @@ hf_mla(const struct hf_reader *r, FILE *out)
 		return false;
 	fprintf(out, "attention: mla\nmla:\n  q_lora_rank: %ld\n  kv_lora_rank: %ld\n  qk_nope_head_dim: %ld\n"
 		"  qk_rope_head_dim: %ld\n  v_head_dim: %ld\n", q, kv, nope, rope, v);
+	return true;
+}
+
+/*
+ * DeepSeek Sparse Attention's indexer (model_type deepseek_v32, DeepSeek-V3.2;
+ * glm_moe_dsa, GLM-5): index_n_heads, index_head_dim, index_topk, and where
+ * a config has them (GLM-5.2) index_topk_freq and index_skip_topk_offset, as
+ * Megatron-Bridge's GLM5Bridge reads them (glm_moe_dsa/glm5_bridge.py
+ * @067f987). The indexer loss is a training choice no config holds: the
+ * dsa block's default (sparse, as that bridge sets). Other model types: none.
+ */
+static bool
+hf_dsa(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
+{
+	long heads, dim, topk, freq, offset;
+
+	if (strcmp(a->model_type, "deepseek_v32") != 0 && strcmp(a->model_type, "glm_moe_dsa") != 0)
+		return true;
+	if (!hf_int(r, NAMES("index_n_heads"), -1, &heads) || !hf_int(r, NAMES("index_head_dim"), -1, &dim) ||
+	    !hf_int(r, NAMES("index_topk"), -1, &topk) || !hf_int(r, NAMES("index_topk_freq"), 1, &freq) ||
+	    !hf_int(r, NAMES("index_skip_topk_offset"), 0, &offset))
+		return false;
+	fprintf(out, "dsa:\n  index_n_heads: %ld\n  index_head_dim: %ld\n  index_topk: %ld\n", heads, dim, topk);
+	if (freq != 1)
+		fprintf(out, "  index_topk_freq: %ld\n", freq);
+	if (offset != 0)
+		fprintf(out, "  index_skip_topk_offset: %ld\n", offset);
 	return true;
 }
 
@@ -1625,7 +1654,12 @@ hf_keys(const struct hf_reader *r, const struct hf_arch *a, FILE *out)
 		return hf_minimax_m2(r, out);
 	if (!hf_shape(r, a, out) || !hf_family_keys(r, a, out) || !hf_window(r, a, out))
 		return false;
-	if (a->family == HF_DEEPSEEK && (!hf_mla(r, out) || !hf_ds_mtp(r, "DeepSeek-V3's", out)))
+	/* GLM-5's perf recipes set mtp_num_layers 1 too (perf_recipes/glm_moe_dsa/{h100,gb200}/glm5.py
+	 * l. 79 at 067f987), though GLM5Bridge itself leaves it None. */
+	if (a->family == HF_DEEPSEEK &&
+	    (!hf_mla(r, out) ||
+	     !hf_ds_mtp(r, strcmp(a->model_type, "glm_moe_dsa") == 0 ? "GLM-5's" : "DeepSeek-V3's", out) ||
+	     !hf_dsa(r, a, out)))
 		return false;
 	return !a->moe || hf_moe(r, a, out);
 }

@@ -61,6 +61,30 @@ static const struct schema_key mla_schema[] = {
 	{ 0 },
 };
 
+#define DOFF(f) offsetof(struct model_dsa, f)
+
+/* Hugging Face's deepseek_v32 / glm_moe_dsa names; Megatron-Core's
+ * dsa_indexer_* (transformer_config.py @d98e8a6, lines 317-357). */
+static const struct schema_key dsa_schema[] = {
+	{ .key = "index_n_heads", .type = SCHEMA_INT, .required = true, .offset = DOFF(index_n_heads),
+	  .min = 1, .max = 100000, .help = "lightning indexer heads (DeepSeek-V3.2: 64; dsa_indexer_n_heads)" },
+	{ .key = "index_head_dim", .type = SCHEMA_INT, .required = true, .offset = DOFF(index_head_dim),
+	  .min = 1, .max = 100000, .help = "size of an indexer head (DeepSeek-V3.2: 128; dsa_indexer_head_dim)" },
+	{ .key = "index_topk", .type = SCHEMA_INT, .required = true, .offset = DOFF(index_topk),
+	  .min = 1, .max = BIG, .help = "keys each query attends to (DeepSeek-V3.2: 2048; dsa_indexer_topk)" },
+	{ .key = "index_topk_freq", .type = SCHEMA_INT, .offset = DOFF(index_topk_freq), .min = 1, .max = 100000,
+	  .def = "1", .help = "one layer in this many computes its top-k, the others reuse it and have no "
+			      "indexer (dsa_indexer_topk_freq)" },
+	{ .key = "index_skip_topk_offset", .type = SCHEMA_INT, .offset = DOFF(index_skip_topk_offset), .min = 0,
+	  .max = 100000, .def = "0", .help = "the layer offset of that sharing (dsa_indexer_skip_topk_offset)" },
+	{ .key = "indexer_loss", .type = SCHEMA_ENUM, .offset = DOFF(indexer_loss), .def = "sparse",
+	  .choices = model_dsa_loss_names,
+	  .help = "what trains the indexer: sparse, a KL loss over the selected keys (Megatron-Bridge's GLM-5: "
+		  "dsa_indexer_use_sparse_loss); dense, over every causal key; none, no loss (the indexer "
+		  "runs without gradients)" },
+	{ 0 },
+};
+
 #define WOFF(f) offsetof(struct model_window, f)
 
 static const struct schema_key window_schema[] = {
@@ -207,6 +231,9 @@ const struct schema_key model_schema[] = {
 		  "attention, with the mla block)" },
 	{ .key = "mla", .type = SCHEMA_MAP, .offset = OFF(mla), .sub = mla_schema,
 	  .help = "multi-head latent attention's ranks and head sizes (DeepSeek-V2/V3 config names)" },
+	{ .key = "dsa", .type = SCHEMA_MAP, .offset = OFF(dsa), .sub = dsa_schema,
+	  .help = "DeepSeek Sparse Attention on MLA (DeepSeek-V3.2, GLM-5): a lightning indexer picks the "
+		  "index_topk keys each query attends to; absent: dense attention" },
 	{ .key = "moe", .type = SCHEMA_MAP, .offset = OFF(moe), .sub = moe_schema,
 	  .help = "Mixture-of-Experts block; absent for a dense model" },
 	{ .key = "mtp_layers", .type = SCHEMA_INT, .offset = OFF(mtp_layers), .min = 0, .max = 64, .def = "0",
@@ -271,6 +298,26 @@ window_finish(struct model *m, struct ytree *t, struct plan_error *err)
 	if (!m->causal)
 		return ytree_error(t, ytree_find_path(t, "sliding_window"), err,
 				   "a sliding window needs causal: true (a query attends to the tokens before it)");
+	return true;
+}
+
+/* DSA is a variant of MLA (Megatron-Core builds DSAttention inside
+ * MLASelfAttention's absorbed form) on a causal decoder; a sliding window
+ * or a hybrid pattern with it is not modelled. */
+static bool
+dsa_finish(struct model *m, struct ytree *t, struct plan_error *err)
+{
+	yaml_node_t *at = ytree_find_path(t, "dsa");
+
+	if (m->attention != MODEL_ATTN_MLA)
+		return ytree_error(t, at, err, "a dsa block needs attention: mla (DeepSeek Sparse Attention "
+				   "runs on MLA)");
+	if (!m->causal)
+		return ytree_error(t, at, err, "a dsa block needs causal: true (a query picks among the "
+				   "tokens before it)");
+	if (m->sliding_window.window > 0 || m->hybrid_pattern[0] != '\0')
+		return ytree_error(t, at, err, "a dsa block with %s is not modelled",
+				   m->sliding_window.window > 0 ? "sliding_window" : "a hybrid_pattern");
 	return true;
 }
 
@@ -399,6 +446,8 @@ model_finish(struct model *m, struct ytree *t, struct plan_error *err)
 				   "attention_output_gate needs attention: mha (Megatron-Core has no gate for MLA)");
 	if (m->attention != MODEL_ATTN_MLA && m->mla.kv_lora_rank > 0)
 		return ytree_error(t, ytree_find_path(t, "mla"), err, "an mla block needs attention: mla");
+	if (m->dsa.index_n_heads > 0 && !dsa_finish(m, t, err))
+		return false;
 	if (m->moe.experts > 0 && m->moe.first_dense_layers >= m->layers)
 		return ytree_error(t, ytree_find_path(t, "moe.first_dense_layers"), err,
 				   "moe.first_dense_layers (%d) leaves no MoE layer of %d",
