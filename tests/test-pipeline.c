@@ -728,6 +728,194 @@ START_TEST(test_pace_monotone)
 }
 END_TEST
 
+/*
+ * Hand-worked small case (plan-cli reviewpipe): p 4, m 8, v 2, a stage's
+ * F = B_in = W = 1 (so F + B = 3 with B = B_in + W = 2, W = 1); L = 32
+ * layers, 4 a chunk.
+ * Bubble, summed over the p - 1 = 3 other stages:
+ * - 1F1B (p - 1)(F + B) = 9, 3 a stage; interleaved 9 / v = 4.5, 1.5 a
+ *   stage, and (p - 1)/(v m) = 3/16 of the 8 x 3 = 24 of work (SC21 Eq. 2).
+ * - ZB-H1 (p - 1)(F + B - 2W) = 3 x 1 = 3, a third of 1F1B's (p - 1)(F +
+ *   B + W)... with B the full backward, 1 a stage: the paper's "one third"
+ *   at T_F = T_B = T_W (Qi et al. Sec. 2.1: 1F1B's (p-1)(T_F+T_B+T_W) = 9).
+ * - ZB-V half a stage's: 0.5, 1.5 in all = (p - 1) f with chunk f = 1/2.
+ * - DualPipe (PP/2 - 1)(F&B + B - 3W) = 1 x (3 + 2 - 3) = 2 (Table 2,
+ *   F&B = F + B), 2/3 a stage.
+ * - DualPipeV on 4 ranks = 8 stages of half the times: (8/2 - 1)(1.5 + 1 -
+ *   1.5) = 3, 1 a rank.
+ * In flight, (layer, micro-batch) units: 1F1B stage i min(p - i, m) x 8
+ * layers: 32, 24, 16, 8. Interleaved, Megatron-Core's warm-up (p - i - 1)
+ * x 2 + (v - 1) x p (get_pp_rank_microbatches, group size p) plus the
+ * steady state's one: 11, 9, 7, 5 chunks of 4 layers: 44, 36, 28, 20
+ * (stage 0: 32 x (1 + 3/8) = 44, Korthikanti's 1 + (p-1)/(p v)). ZB-V
+ * p x 8 = 32 on every rank; DualPipe (p + 1) x 8 = 40; DualPipeV (2p + 1)
+ * chunks of 4 layers = 36.
+ */
+START_TEST(test_small_case)
+{
+	struct model m;
+	struct plan p;
+	static const double inter[4] = { 44.0, 36.0, 28.0, 20.0 };
+
+	model_layers(&m, 32);
+	layers_plan(&p, 4, 2);
+	p.dp = 1;
+	p.global_batch = 8;
+	ck_assert_int_eq(plan_microbatches(&p), 8);
+	ck_assert_rel(pipeline_bubble_fraction(&p), 3.0 / 16.0, 1e-15);
+	ck_assert_rel(3.0 * pipeline_schedule_bubble(&p, 3.0, 2.0, 1.0), 4.5, 1e-15);
+	for (int i = 0; i < 4; i++)
+		ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, i), inter[i], 1e-15);
+	p.pp_schedule = PLAN_PP_ZB_V;
+	ck_assert_rel(3.0 * pipeline_schedule_bubble(&p, 3.0, 2.0, 1.0), 1.5, 1e-15);
+	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 0), 32.0, 1e-15);
+	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 3), 32.0, 1e-15);
+	p.pp_schedule = PLAN_PP_DUALPIPEV;
+	ck_assert_rel(3.0 * pipeline_schedule_bubble(&p, 3.0, 2.0, 1.0), 3.0, 1e-15);
+	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 2), 36.0, 1e-15);
+	p.vpp = 1;
+	p.pp_schedule = PLAN_PP_1F1B;
+	ck_assert_rel(3.0 * pipeline_schedule_bubble(&p, 3.0, 2.0, 1.0), 9.0, 1e-15);
+	for (int i = 0; i < 4; i++)
+		ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, i), 8.0 * (4 - i), 1e-15);
+	p.pp_schedule = PLAN_PP_ZB_H1;
+	ck_assert_rel(3.0 * pipeline_schedule_bubble(&p, 3.0, 2.0, 1.0), 3.0, 1e-15);
+	p.pp_schedule = PLAN_PP_DUALPIPE;
+	ck_assert_rel(3.0 * pipeline_schedule_bubble(&p, 3.0, 2.0, 1.0), 2.0, 1e-15);
+	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 0), 40.0, 1e-15);
+	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 1), 40.0, 1e-15);
+}
+END_TEST
+
+/*
+ * Megatron-Core's interleaved schedule with overlap_p2p_comm (framework
+ * key pp_p2p_overlap; schedules.py pp_post_forward / pp_pre_forward,
+ * Megatron-LM d98e8a6): a steady-state exchange runs behind the next
+ * chunk's compute, so a micro-batch's exchanges P on a stage with layer
+ * compute C cost max(0, P - C) + (s - 1) min(P, C) in the slot, s the
+ * framework's overlap_slowdown; the fill and drain keep P whole.
+ * GPT-3, tp 8 pp 12 v 2 dp 4 (m 96) on the test cluster, P well under C
+ * (a 6 MiB exchange a chunk against 4 layers' full-recompute work):
+ * - s = 1: the slot loses P, the exchanges cost 0, the bubble is the
+ *   same; the iteration m P shorter (the pacing stage unchanged).
+ * - s = 1.15: 0.15 P left.
+ * - v 1: Megatron-LM turns the overlap off without interleaving
+ *   (arguments.py l. 1009-1012): unchanged.
+ * With 1 Gbit/s NICs P is far above C, and a middle stage (two
+ * boundaries, no end layers) paces: P - C + 0.15 C = P - 0.85 C, C its
+ * compute and recomputation per micro-batch.
+ */
+START_TEST(test_interleaved_overlap)
+{
+	struct model m;
+	struct cluster c, slow;
+	struct framework fw;
+	struct plan p;
+	struct estimate off, on;
+	struct plan_error err;
+	struct estimate_options opt = { COLL_ALGO_RING, NULL, &fw };
+	char yaml[2048];
+	const char *nic;
+	double pp, comp;
+
+	test_load_model(&m, GPT3_YAML);
+	test_load_cluster(&c, TEST_CLUSTER_YAML);
+	gpt3_plan(&p);
+	p.dp = 4;
+	p.global_batch = 384;
+	p.vpp = 2;
+	framework_init_default(&fw);
+	fw.overlap_slowdown = 1.0;
+	plan_error_clear(&err);
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &off, &err), "%s", err.message);
+	fw.pp_p2p_overlap = true;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &on, &err), "%s", err.message);
+	pp = off.details.pp_p2p_s;
+	ck_assert(pp > 0.0);
+	ck_assert_int_eq(on.details.bottleneck_stage, off.details.bottleneck_stage);
+	ck_assert_double_eq_tol(on.details.pp_p2p_s, 0.0, 1e-18);
+	ck_assert_double_eq_tol(on.breakdown.pp_comm, 0.0, 1e-18);
+	ck_assert_rel(on.breakdown.pp_bubble, off.breakdown.pp_bubble, 1e-12);
+	ck_assert_rel(off.iteration_time_s - on.iteration_time_s, 96.0 * pp, 1e-9);
+	ck_assert_rel(on.bytes.pp, off.bytes.pp, 1e-15);
+	fw.overlap_slowdown = 1.15;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &on, &err), "%s", err.message);
+	ck_assert_rel(on.details.pp_p2p_s, 0.15 * pp, 1e-12);
+	p.vpp = 1;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &on, &err), "%s", err.message);
+	fw.pp_p2p_overlap = false;
+	ck_assert_msg(estimate_plan(&m, &c, &p, &opt, &off, &err), "%s", err.message);
+	ck_assert_rel(on.iteration_time_s, off.iteration_time_s, 1e-15);
+
+	nic = strstr(TEST_CLUSTER_YAML, "nic_bandwidth: 200 Gbit/s");
+	ck_assert(nic != NULL);
+	snprintf(yaml, sizeof(yaml), "%.*snic_bandwidth: 1 Gbit/s%s", (int)(nic - TEST_CLUSTER_YAML),
+		 TEST_CLUSTER_YAML, nic + strlen("nic_bandwidth: 200 Gbit/s"));
+	test_load_cluster(&slow, yaml);
+	p.vpp = 2;
+	ck_assert_msg(estimate_plan(&m, &slow, &p, &opt, &off, &err), "%s", err.message);
+	fw.pp_p2p_overlap = true;
+	ck_assert_msg(estimate_plan(&m, &slow, &p, &opt, &on, &err), "%s", err.message);
+	ck_assert(on.details.bottleneck_stage > 0 && on.details.bottleneck_stage < 11);
+	ck_assert_int_eq(on.details.bottleneck_stage, off.details.bottleneck_stage);
+	comp = (on.breakdown.compute + on.breakdown.recompute) / 96.0;
+	ck_assert(off.details.pp_p2p_s > comp);
+	ck_assert_rel(on.details.pp_p2p_s, off.details.pp_p2p_s - 0.85 * comp, 1e-12);
+	ck_assert_rel(on.breakdown.pp_bubble, off.breakdown.pp_bubble, 1e-12);
+	cluster_release(&slow);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
+ * A V's two chunks, counted as the schedules' own order keeps them
+ * (plan-cli reviewpipe; zbv.py and dualpipev.py replayed): rank r of p
+ * holds (min(2p - r - 1, m), r + 1) or (min(2p - r, m), r) micro-batches
+ * of (chunk 0, chunk 1) at its peak under ZB-V, (2p - r, r + 1) under
+ * DualPipeV. The toy layout, 32 layers on p 4 x 2 chunks:
+ * - even chunks of 4, ZB-V at m = p = 4: rank 0 max(4 x 4 + 1 x 4, 4 x
+ *   4 + 0) = 20, rank 1 max(4 x 4 + 2 x 4, 4 x 4 + 1 x 4) = 24, rank 2
+ *   28, rank 3 max(4 x 4 + 4 x 4, 4 x 4 + 3 x 4) = 32 (it was min(p, m)
+ *   x 8 = 32 on every rank); at m = 2p = 8 every rank 2p x 4 = 32.
+ * - the list 2,4,4,4,4,4,4,6 (rank 0 holds virtual stages 0 and 7: 2 and
+ *   6 layers), m 8: ZB-V rank 0 max(7 x 2 + 1 x 6, 8 x 2 + 0) = 20 (it
+ *   was 8 layers x 4 = 32); DualPipeV rank 0 8 x 2 + 1 x 6 = 22 (was
+ *   (2p + 1)/2 x 8 = 36), rank 1 (chunks 1 and 6, 4 each) 7 x 4 + 2 x 4
+ *   = 36.
+ * - the output layer's chunk, rank 0's chunk 1, keeps r + 1 = 1
+ *   micro-batch: the MTP modules' count there (pipeline_head_
+ *   microbatches), 1 under both, not the rank's p.
+ */
+START_TEST(test_v_in_flight)
+{
+	struct model m;
+	struct plan p;
+	static const short list[8] = { 2, 4, 4, 4, 4, 4, 4, 6 };
+	static const double at_p[4] = { 20.0, 24.0, 28.0, 32.0 };
+
+	model_layers(&m, 32);
+	layers_plan(&p, 4, 2);
+	p.dp = 1;
+	p.global_batch = 4;
+	p.pp_schedule = PLAN_PP_ZB_V;
+	for (int i = 0; i < 4; i++)
+		ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, i), at_p[i], 1e-15);
+	p.global_batch = 8;
+	for (int i = 0; i < 4; i++)
+		ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, i), 32.0, 1e-15);
+	ck_assert_rel(pipeline_head_microbatches(&m, &p, 0), 1.0, 1e-15);
+	p.custom_layers = true;
+	p.stage_layers_count = 8;
+	memcpy(p.stage_layers, list, sizeof(list));
+	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 0), 20.0, 1e-15);
+	ck_assert_rel(pipeline_layer_microbatches(&m, &p, 0), 20.0 / 8.0, 1e-15);
+	p.pp_schedule = PLAN_PP_DUALPIPEV;
+	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 0), 22.0, 1e-15);
+	ck_assert_rel(pipeline_stored_layer_microbatches(&m, &p, 1), 36.0, 1e-15);
+	ck_assert_rel(pipeline_head_microbatches(&m, &p, 0), 1.0, 1e-15);
+}
+END_TEST
+
 static Suite *
 pipeline_suite(void)
 {
@@ -751,6 +939,9 @@ pipeline_suite(void)
 	tcase_add_test(tc, test_v_shape_exchanges);
 	tcase_add_test(tc, test_stages_p2p_batched);
 	tcase_add_test(tc, test_pace_monotone);
+	tcase_add_test(tc, test_small_case);
+	tcase_add_test(tc, test_interleaved_overlap);
+	tcase_add_test(tc, test_v_in_flight);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -301,6 +301,9 @@ struct framework {
 	bool syncs_per_chunk;     /**< plan-cli mlm2021: under the interleaved schedule microbatch_syncs and
 				       p2p_syncs recur for every model chunk, on every stage (SC21 Megatron:
 				       forward_step_func and a synchronised exchange per chunk step) */
+	bool pp_p2p_overlap;      /**< plan-cli reviewpipe: under the interleaved schedule each chunk's
+				       pipeline exchange runs asynchronously behind the next chunk's
+				       compute (Megatron-Core overlap_p2p_comm); exposed only beyond it */
 	bool dataloader_mask;     /**< the data loader builds the b x s x s boolean attention mask: copied
 				       to the GPU each micro-batch on the first and the loss stage and
 				       broadcast over TP (Megatron-LM core_v0.5.0 on, by default) */

@@ -294,6 +294,7 @@ layer_costs_clear(struct layer_costs *lc, int pp)
 /* One micro-batch's work on the GPU of @stage, split by kind. */
 struct stage_work {
 	double compute, recompute, tp, pp, compression, ep, cp;
+	double pp_hidden;    /* of the exchanges, what hides behind the chunks' compute (pp_p2p_overlap) */
 	double moe_fixed;    /* MoE layers' router work and host synchronisations */
 	/* The MoE layers' fixed costs by kind, wherever they are counted
 	 * (issue 25: lines of their own): the router's GEMM (compute) and
@@ -633,6 +634,27 @@ stage_pp_work(const struct model *m, const struct plan *p, const struct layer_co
 		w->compression += p->vpp * lc->bnd.codec_s;
 		w->extra_params += p->vpp * 2.0 * lc->bnd.params;
 		w->ef_elements += p->vpp * (double)p->micro_batch * p->seq_len * m->hidden;
+	}
+	/* plan-cli reviewpipe: Megatron-Core's interleaved schedule with
+	 * overlap_p2p_comm (schedules.py forward_backward_pipelining_with_
+	 * interleaving, Megatron-LM d98e8a6 l. 1752-1870: pp_post_forward
+	 * starts the chunk's send_forward_recv_forward asynchronously, the
+	 * backward chunk runs, and pp_pre_forward waits for it before the
+	 * next forward; the backward's exchange likewise behind the next
+	 * forward) hides a steady-state micro-batch's 2v exchanges behind its
+	 * chunks' compute: the slot keeps what exceeds that compute, and the
+	 * compute it overlaps runs overlap_slowdown times slower (NCCL's
+	 * kernels beside the GEMMs, as every overlapped collective here:
+	 * expert_par.c's combined_phase). Its warm-up exchanges still block
+	 * (send_forward_recv_forward without overlap_p2p_comm, l. 1633-1650),
+	 * so the fill and drain keep them whole: pp_hidden, what the overlap
+	 * took off, counts in the stage's share again (stage_pace). */
+	w->pp_hidden = 0.0;
+	if (lc->fw && lc->fw->pp_p2p_overlap && p->vpp > 1 && p->pp_schedule == PLAN_PP_1F1B) {
+		double comp = w->compute + w->recompute, full = w->pp;
+
+		w->pp = fmax(0.0, full - comp) + (lc->fw->overlap_slowdown - 1.0) * fmin(full, comp);
+		w->pp_hidden = full - w->pp;
 	}
 }
 
@@ -1700,7 +1722,7 @@ stage_pace(const struct core *x, int stage, const struct stage_work *w, struct s
 	 * slots, over v for interleaving; SC21 Sec. 2.2 with stages of equal
 	 * slot; plan-cli pipeline: the other schedules' share of each
 	 * stage), waiting for its launches the same way. */
-	fb = stage_total(w) + sp->fixed;
+	fb = stage_total(w) + w->pp_hidden + sp->fixed;
 	sp->share = (p->pp_schedule == PLAN_PP_1F1B ? fb / p->vpp :
 		     pipeline_schedule_bubble(p, fb, w->bwd + w->recompute, w->wgrad)) +
 		    stage_launch_s(x, stage, stage_total(w), true) / p->vpp;

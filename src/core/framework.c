@@ -101,5 +101,6 @@ framework_init_default(struct framework *fw)
 	/* plan-cli hostsync: no work of the training script per micro-batch */
 	fw->microbatch_syncs = fw->loss_syncs = fw->p2p_syncs = fw->loss_allreduces = 0.0;
 	fw->syncs_per_chunk = false;
+	fw->pp_p2p_overlap = false; /* plan-cli reviewpipe: blocking exchanges */
 	fw->dataloader_mask = false;
 }

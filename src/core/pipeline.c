@@ -1,3 +1,5 @@
+#include <math.h>
+
 #include "plan/collective.h"
 #include "plan/mixer.h"
 #include "plan/model.h"
@@ -479,6 +481,34 @@ interleaved_in_flight(const struct model *m, const struct plan *p, int stage, in
 	return held / layers;
 }
 
+/* A V's rank @stage holds chunk 0 (virtual stage @stage, on the way
+ * down) and chunk 1 (virtual stage 2p - 1 - @stage, on the way back, the
+ * loss's on rank 0), of @l0 and @l1 layers; the layer-micro-batches they
+ * keep at the rank's peak (plan-cli reviewpipe, the schedules' own order
+ * replayed, in docs/research/framework-data.md):
+ * - ZB-V: sail-sg/zero-bubble-pipeline-parallelism @39f2c18,
+ *   megatron/core/pipeline_parallel/zerobubble/scheduler/zbv.py
+ *   (PipelineGraph.try_v_schedule, max_mem 2p chunks' forwards, its four
+ *   fill variants), run as is for p 2-8, p <= m <= 4p and chunk costs
+ *   (1,1,1) to (10,12,7): rank r peaks at (min(2p - r - 1, m), r + 1) or
+ *   (min(2p - r, m), r) micro-batches of (chunk 0, chunk 1), whichever
+ *   weighs more: 2p chunks, p whole stages, at m >= 2p and even chunks,
+ *   but p + 1 chunks on rank 0 at m = p (not 2p).
+ * - DualPipeV: deepseek-ai/DualPipe @3da1bbe, dualpipev.py step(): steps
+ *   1-2 leave 2p - r - 1 of chunk 0 and r + 1 of chunk 1 in flight, and
+ *   step 4's overlapped F0 + B1 one more chunk 0 before the backward frees
+ *   one: (2p - r, r + 1), 2p + 1 chunks, the README's PP + 1 on PP/2
+ *   devices. */
+static double
+v_in_flight(const struct plan *p, int stage, int mb, double l0, double l1)
+{
+	double down = 2.0 * p->pp - stage;
+
+	if (p->pp_schedule == PLAN_PP_DUALPIPEV)
+		return down * l0 + (stage + 1.0) * l1;
+	return fmax(fmin(down - 1.0, mb) * l0 + (stage + 1.0) * l1, fmin(down, mb) * l0 + stage * l1);
+}
+
 /* pipeline_stored_layer_microbatches for @layers_per_stage layers of
  * @stage (1: what one layer holds, defined on a stage of none too). */
 static double
@@ -489,10 +519,20 @@ stored_layer_microbatches(const struct model *m, const struct plan *p, int stage
 	/* plan-cli pipeline: begin */
 	switch (p->pp_schedule) {
 	case PLAN_PP_ZB_V:
-		/* ZB-V keeps 1F1B's peak on every rank: p micro-batches of a
-		 * whole stage, as 2p of its two half-stage chunks (Qi et al.,
-		 * ICLR 2024, Sec. 6). */
-		return layers_per_stage * (mb < p->pp ? mb : p->pp);
+	case PLAN_PP_DUALPIPEV: {
+		/* ZB-V keeps 1F1B's peak of p whole-stage micro-batches, 2p
+		 * half-stage chunks, on every rank once m >= 2p (Qi et al., ICLR
+		 * 2024, Sec. 6), fewer below; DualPipeV 2p + 1 chunks (the
+		 * DualPipe README's PP + 1 on PP/2 devices): v_in_flight, chunk
+		 * by chunk, over the rank's layers (an uneven V's chunks weigh
+		 * their own layers). */
+		double l0 = pipeline_chunk_layers(p, m, stage);
+		double l1 = pipeline_chunk_layers(p, m, 2 * p->pp - 1 - stage);
+
+		if (l0 + l1 <= 0.0)
+			return layers_per_stage * v_in_flight(p, stage, mb, 1.0, 1.0) / 2.0;
+		return layers_per_stage * v_in_flight(p, stage, mb, l0, l1) / (l0 + l1);
+	}
 	case PLAN_PP_DUALPIPE: {
 		/* DeepSeek-V3 report, Table 2: PP + 1 micro-batches of a stage
 		 * (its 2x parameters count in estimate_stage_params), of the
@@ -509,10 +549,6 @@ stored_layer_microbatches(const struct model *m, const struct plan *p, int stage
 		return (double)(p->pp - h) * plan_stage_layers(p, m, h) +
 		       (h + 1.0) * plan_stage_layers(p, m, p->pp - 1 - h);
 	}
-	case PLAN_PP_DUALPIPEV:
-		/* DualPipe's README: PP + 1 chunks on PP/2 devices, i.e. 2p + 1
-		 * chunks of half a rank's layers on p ranks. */
-		return layers_per_stage * (2.0 * p->pp + 1.0) / 2.0;
 	default:
 		break; /* ZB-H1 keeps 1F1B's memory (Qi et al., Sec. 3.1) */
 	}
@@ -678,6 +714,11 @@ pipeline_head_microbatches(const struct model *m, const struct plan *p, int stag
 	 * flight (h = 0: see pipeline_stored_layer_microbatches), not the
 	 * rank's p + 1. */
 	if (dual_mirror(p, stage) >= 0)
+		return 1.0;
+	/* In a V the output layer is rank 0's chunk 1, which keeps r + 1 = 1
+	 * micro-batch in flight (v_in_flight's replays of zbv.py and
+	 * dualpipev.py), not the rank's p (plan-cli reviewpipe). */
+	if (pipeline_v_shape(p) && stage == 0)
 		return 1.0;
 	/* Per layer, not the stored count over the stage's layers: a stage
 	 * of the loss alone (--stage-layers ...,0) has none (0/0). */

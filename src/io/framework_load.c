@@ -347,6 +347,14 @@ const struct schema_key framework_schema[] = {
 		  "of a micro-batch, on every stage (false: microbatch_syncs once a micro-batch and p2p_syncs "
 		  "not at all, Megatron-Core overlapping the exchange): SC21 Megatron-LM true (schedules.py "
 		  "calls forward_step_func for each chunk, and each chunk step's exchange synchronises)" },
+	/* plan-cli reviewpipe */
+	{ .key = "pp_p2p_overlap", .type = SCHEMA_BOOL, .offset = OFF(pp_p2p_overlap), .def = "false",
+	  .help = "under the interleaved schedule (vpp > 1, --pp-schedule 1f1b), each chunk's pipeline exchange "
+		  "runs asynchronously behind the next chunk's compute: what exceeds the micro-batch's compute "
+		  "is exposed, and the compute it overlaps runs overlap_slowdown times slower; the warm-up's "
+		  "exchanges still block (fill and drain): Megatron-Core's "
+		  "overlap_p2p_comm, on by default in Megatron-LM (--no-overlap-p2p-communication) and set by "
+		  "Megatron-Bridge and the NeMo recipes with vpp > 1; false: every exchange blocks (SC21)" },
 	{ .key = "dataloader_mask", .type = SCHEMA_BOOL, .offset = OFF(dataloader_mask), .def = "false",
 	  .help = "the data loader builds the micro-batch x seq x seq boolean attention mask, which the first "
 		  "stage and the stage holding the loss copy to the GPU on the compute stream each micro-batch "

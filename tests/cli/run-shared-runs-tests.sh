@@ -53,6 +53,12 @@
 # session), and holds one weight at a time (zero3_grad_copies): Table 2
 # 6.28 -> 5.34 %, all 132 5.57 -> 5.49 %, NAR21-T2-4 fits (76.3 GiB);
 # bounds of the sources that moved tightened to the figures + 2 points.
+# Megatron-Core's overlapped interleaved exchange (framework key
+# pp_p2p_overlap: overlap_p2p_comm, which NeMo's launcher recipes set; helper
+# reviewpipe, twenty-fourth session) NeMo 6.16 -> 7.74 % (bias -4.7 ->
+# -7.6 %, Spearman 0.958 -> 0.993; its seven vpp rows 0.2-0.5 s faster),
+# all 132 5.51 -> 5.65 %; the others unchanged (SC21's interleaved rows
+# block, megatron-lm-2021); bounds kept.
 #   source (rows)                       MAPE measured  bound
 #   Narayanan et al. Table 1 (10)         3.42 %       5.7 %
 #   Narayanan et al. Table 2 (12)         5.34 %       7.3 %
