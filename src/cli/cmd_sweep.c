@@ -183,6 +183,39 @@ field_value(const struct study *s, const int *idx, int kind, const char *const *
 	return true;
 }
 
+/*
+ * The power_limit axis: @v, a power, as predict's --power-limit takes it
+ * (cli_parse_power, cli_opts.c cluster_gpu_what_if): from 1 W to 100 kW,
+ * on a GPU with a rated_power, at least a fifth of it.
+ */
+static int
+cell_power_limit(const char *v, struct gpu *g, char *why, size_t size)
+{
+	char unit_why[256];
+	double w = 0.0;
+
+	if (!units_parse(v, UNIT_POWER, &w, unit_why, sizeof(unit_why)) && !isinf(w)) {
+		snprintf(why, size, "'power_limit': %s", unit_why);
+		return CLI_EXIT_INPUT;
+	}
+	if (!(w >= 1.0) || w > 1e5) {
+		snprintf(why, size, "'power_limit' must be from 1 W to 100 kW, got '%s'", v);
+		return CLI_EXIT_INPUT;
+	}
+	if (!(g->rated_power_W > 0)) {
+		snprintf(why, size, "'power_limit' needs the GPU's rated_power, the power its peaks hold at: "
+			 "GPU profile '%s' sets none", g->name);
+		return CLI_EXIT_INPUT;
+	}
+	if (w < 0.2 * g->rated_power_W) {
+		snprintf(why, size, "'power_limit' %g W is below a fifth of GPU '%s''s rated_power (%g W): no GPU runs there",
+			 w, g->name, g->rated_power_W);
+		return CLI_EXIT_INPUT;
+	}
+	g->power_limit_W = w;
+	return CLI_EXIT_OK;
+}
+
 /* The cell's model, cluster (with its link overrides) and compressor;
  * @fault the link axis whose value is wrong. */
 static int
@@ -232,6 +265,8 @@ cell_profiles(const struct study *s, struct cache *k, const int *idx, struct swe
 		else
 			c->cluster.intra.bandwidth_Bps = bw;
 	}
+	if ((v = value_of(s, idx, AXIS_POWER_LIMIT)) && (rc = cell_power_limit(v, &c->cluster.gpu, why, size)) != CLI_EXIT_OK)
+		return *fault = AXIS_POWER_LIMIT, rc;
 	*fault = -1;
 	return CLI_EXIT_OK;
 }

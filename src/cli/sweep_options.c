@@ -200,6 +200,7 @@ static const struct cli_option sweep_rows[] = {
 	AXIS_ROW("gpus", AXIS_GPUS, NULL),
 	AXIS_ROW("nic-bandwidth", AXIS_NIC_BANDWIDTH, NULL),
 	AXIS_ROW("intra-bandwidth", AXIS_INTRA_BANDWIDTH, NULL),
+	AXIS_ROW("power-limit", AXIS_POWER_LIMIT, "the GPU's board power limit, as predict's --power-limit"),
 	/* Every plan attribute (plan/plan_attr.h) as an axis, named as in
 	 * study files with dashes (this command's switches keep their names). */
 	{ .kind = CLI_OPT_ATTRS, .parse = parse_axis, .axis = 1 },

@@ -11,6 +11,7 @@
 /* The axes that are not plan attributes, by enum study_axis_kind. */
 static const char *const profile_axis_names[AXIS_ATTR] = {
 	"model", "cluster", "compressor", "gpus", "nic_bandwidth", "intra_bandwidth", "framework", "reference",
+	"power_limit",
 };
 
 const char *

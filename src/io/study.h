@@ -14,13 +14,14 @@
 #define STUDY_VALUE_LEN 4096
 
 /**
- * What an axis sets in each cell: a profile, the GPUs, a link, or (from
+ * What an axis sets in each cell: a profile, the GPUs, a link, the GPU's
+ * power limit, or (from
  * AXIS_ATTR on) a plan attribute, AXIS_ATTR + its enum plan_attr_id, so
  * that every attribute of plan/plan_attr.h is an axis and a plan: key.
  */
 enum study_axis_kind {
 	AXIS_MODEL, AXIS_CLUSTER, AXIS_COMPRESSOR, AXIS_GPUS, AXIS_NIC_BANDWIDTH, AXIS_INTRA_BANDWIDTH,
-	AXIS_FRAMEWORK, AXIS_REFERENCE,
+	AXIS_FRAMEWORK, AXIS_REFERENCE, AXIS_POWER_LIMIT,
 	AXIS_ATTR,
 	AXIS_COUNT = AXIS_ATTR + PLAN_ATTR_COUNT,
 };

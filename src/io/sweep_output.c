@@ -89,6 +89,7 @@ static const struct header axis_headers[AXIS_COUNT] = {
 	[AXIS_OF(PLAN_ATTR_DP_OVERLAP)] = { "DP overlap", NULL },
 	[AXIS_OF(PLAN_ATTR_MICS_HIERARCHICAL)] = { "MiCS 2-hop", NULL },
 	[AXIS_REFERENCE] = { "Reference", "reference" },
+	[AXIS_POWER_LIMIT] = { "Power limit", "power_limit" },
 };
 
 /* An axis's header; its study name for an axis the table has forgotten. */
@@ -135,6 +136,7 @@ static const struct {
 	const char *text;
 } axis_short[] = {
 	{ AXIS_COMPRESSOR, "Compr." }, { AXIS_NIC_BANDWIDTH, "NIC bw." }, { AXIS_INTRA_BANDWIDTH, "Intra bw." },
+	{ AXIS_POWER_LIMIT, "Power" },
 	{ AXIS_GLOBAL_BATCH, "GBS" }, { AXIS_SEQ_LEN, "Seq." }, { AXIS_MICRO_BATCH, "MBS" },
 	{ AXIS_RECOMPUTE, "Recomp." }, { AXIS_FRAMEWORK, "Framew." },
 };
@@ -645,6 +647,8 @@ axis_number(const struct study_axis *a, int i, double *v)
 			return true;
 		}
 	}
+	if (a->kind == AXIS_POWER_LIMIT)
+		return units_parse(a->values[i], UNIT_POWER, v, NULL, 0); /* W on the axis */
 	return false;
 }
 
@@ -978,7 +982,8 @@ plot_commands(FILE *gp, const char *out, const struct study *s, const struct plo
 	gp_string(gp, out);
 	fputs("\nset grid\nset datafile missing \"?\"\nset xlabel ", gp);
 	gp_string(gp, x->kind == AXIS_NIC_BANDWIDTH ? "NIC bandwidth (Gbit/s)" :
-		      x->kind == AXIS_INTRA_BANDWIDTH ? "Intra-node bandwidth (Gbit/s)" : axis_text(x->kind));
+		      x->kind == AXIS_INTRA_BANDWIDTH ? "Intra-node bandwidth (Gbit/s)" :
+		      x->kind == AXIS_POWER_LIMIT ? "Power limit (W)" : axis_text(x->kind));
 	fputc('\n', gp);
 	if (plot_log_x(s, pl))
 		fprintf(gp, "set logscale x %d\n",

@@ -359,4 +359,26 @@ fi
 check "sweep JSON: gpus is a number in every cell, failed ones too" \
 	'jq -e "([.cells[] | .gpus | type] | unique) == [\"number\"] and ([.cells[].ok] | index(false)) != null" "$tmp/types.json" >/dev/null'
 
+# The power_limit axis (predict's --power-limit): each cell's GPU held at its
+# limit. By hand, the H100 SXM5's rated 700 W: 350 W gives a clock of
+# (350/700)^(1/3) = 0.7937, so the step slows, by less than 1/0.7937 = 1.26x
+# (memory-bound work keeps its speed); 5 kW is above rated: the rated step.
+pl=(sweep --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 8 --zero 3 --recompute selective)
+"$bin" "${pl[@]}" --power-limit "350 W,700W,5kW" --format json >"$tmp/pl.json" 2>"$tmp/err"
+check "sweep --power-limit: three cells, slower at 350 W by less than the clock, 5 kW as 700 W" \
+	'jq -e "[.cells[].iteration_time_s] as [\$a, \$b, \$c] | \$a > \$b and \$a < \$b / 0.7937 and \$c == \$b
+		and [.cells[].power_limit] == [\"350 W\", \"700W\", \"5kW\"]" "$tmp/pl.json" >/dev/null'
+"$bin" "${pl[@]}" --power-limit 350W --format json >"$tmp/one.json" 2>/dev/null
+"$bin" predict --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 8 --zero 3 --recompute selective \
+	--power-limit 350W --format json >"$tmp/pred.json" 2>/dev/null
+check "a sweep cell at 350 W predicts as predict --power-limit 350W" \
+	'[ "$(jq .cells[0].iteration_time_s "$tmp/one.json")" = "$(jq .iteration_time_s "$tmp/pred.json")" ]'
+printf 'name: pl\naxes:\n  model: llama3-8b\n  cluster: dgx-h100\n  zero: [1, 3]\nplan:\n  power_limit: 10 W\n  gpus: 8\n  global_batch: 8\n' \
+	>"$tmp/pl.yaml"
+fails_cmd "a study's power_limit below a fifth of rated: file:line:col" 3 \
+	"pl.yaml:7:16: cell 0: 'power_limit' 10 W is below a fifth of GPU 'H100-SXM5-80GB''s rated_power (700 W)" \
+	sweep "$tmp/pl.yaml"
+fails_cmd "sweep --power-limit without a unit" 3 "'power_limit': missing unit in '500' (valid units: W kW)" \
+	"${pl[@]}" --power-limit 500
+
 finish
