@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "plan/compute.h"
+#include "plan/estimate.h"
 #include "plan/flops.h"
 #include "plan/memory.h"
 #include "plan/model.h"
@@ -81,6 +82,30 @@ START_TEST(test_dsa_params)
 	test_load_model(&dsa, MLA_MODEL("4") DSA_BLOCK("256", "sparse", ", index_topk_freq: 4, index_skip_topk_offset: 2"));
 	ck_assert_int_eq(model_dsa_indexer_layers(&dsa), 2);
 	ck_assert_double_eq(model_params_per_layer(&dsa) - model_params_per_layer(&mla), 34848.0);
+}
+END_TEST
+
+/*
+ * The indexers' weights on a GPU: DSAIndexer's projections are
+ * parallel_mode "duplicated" (dsa.py @d98e8a6) and k_norm is a plain
+ * LayerNorm, so each TP rank holds them whole while the rest of the layer
+ * is split. TP 2, PP 1, 4 layers, each with an indexer of 69,696
+ * (test_dsa_params): 4 x 69,696 = 278,784 more on a GPU than the same
+ * model without DSA (split two ways it would be 139,392).
+ */
+START_TEST(test_dsa_indexer_weights_whole_on_tp)
+{
+	struct model mla, dsa;
+	struct plan p;
+
+	test_load_model(&mla, MLA_MODEL("4"));
+	test_load_model(&dsa, MLA_MODEL("4") DSA_BLOCK("256", "sparse", ""));
+	dsa_plan(&p, 2, true, PLAN_RECOMPUTE_NONE);
+	ck_assert_double_eq_tol(estimate_stage_params(&dsa, &p, 0, NULL) - estimate_stage_params(&mla, &p, 0, NULL),
+				278784.0, 1e-6);
+	p.tp = 1;
+	ck_assert_double_eq_tol(estimate_stage_params(&dsa, &p, 0, NULL) - estimate_stage_params(&mla, &p, 0, NULL),
+				278784.0, 1e-6);
 }
 END_TEST
 
@@ -259,6 +284,7 @@ dsa_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, test_dsa_params);
+	tcase_add_test(tc, test_dsa_indexer_weights_whole_on_tp);
 	tcase_add_test(tc, test_dsa_fractions);
 	tcase_add_test(tc, test_dsa_short_sequence_is_dense);
 	tcase_add_test(tc, test_dsa_flops);

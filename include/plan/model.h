@@ -346,6 +346,13 @@ double model_dsa_key_fraction(const struct model *m, double s);
 void model_dsa_kernel_head_dims(const struct model *m, double *dqk, double *dv);
 
 /**
+ * DSA's indexer parameters in the mean layer (matrices and k_norm's 2 d_I,
+ * times model_dsa_indexer_layers / layers), part of model_params_per_layer;
+ * whole on every TP rank (parallel_mode "duplicated"). 0 without DSA.
+ */
+double model_dsa_indexer_params_per_layer(const struct model *m);
+
+/**
  * The lightning indexer's FLOPs per token of one indexer layer over a
  * training step (forward and backward) on a sequence of @s tokens:
  * projections, the scores over all @s keys, and with the indexer loss
