@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "plan/compute.h"
+#include "plan/estimate.h"
 #include "plan/flops.h"
 #include "plan/memory.h"
 #include "plan/model.h"
@@ -85,6 +86,30 @@ START_TEST(test_dsa_params)
 END_TEST
 
 /*
+ * The indexers' weights on a GPU: DSAIndexer's projections are
+ * parallel_mode "duplicated" (dsa.py @d98e8a6) and k_norm is a plain
+ * LayerNorm, so each TP rank holds them whole while the rest of the layer
+ * is split. TP 2, PP 1, 4 layers, each with an indexer of 69,696
+ * (test_dsa_params): 4 x 69,696 = 278,784 more on a GPU than the same
+ * model without DSA (split two ways it would be 139,392).
+ */
+START_TEST(test_dsa_indexer_weights_whole_on_tp)
+{
+	struct model mla, dsa;
+	struct plan p;
+
+	test_load_model(&mla, MLA_MODEL("4"));
+	test_load_model(&dsa, MLA_MODEL("4") DSA_BLOCK("256", "sparse", ""));
+	dsa_plan(&p, 2, true, PLAN_RECOMPUTE_NONE);
+	ck_assert_double_eq_tol(estimate_stage_params(&dsa, &p, 0, NULL) - estimate_stage_params(&mla, &p, 0, NULL),
+				278784.0, 1e-6);
+	p.tp = 1;
+	ck_assert_double_eq_tol(estimate_stage_params(&dsa, &p, 0, NULL) - estimate_stage_params(&mla, &p, 0, NULL),
+				278784.0, 1e-6);
+}
+END_TEST
+
+/*
  * The sparse attention: each query meets min(s, k) keys. s 1024, k 256:
  * key fraction 256 / 1024 = 0.25; causal pairs (model_window_pairs with
  * w = k) 1024 x 256 - 256 x 255 / 2 = 262,144 - 32,640 = 229,504 of the
@@ -104,9 +129,18 @@ START_TEST(test_dsa_fractions)
 END_TEST
 
 /*
- * s <= k: the attention is dense MLA's exactly (forward FLOPs a token, the
- * flash kernel's times); top-k 2048 against s 1024. What DSA adds is the
- * indexer alone, outside flops_forward_per_token.
+ * s <= k: the model FLOPs are dense MLA's exactly (forward FLOPs a token);
+ * top-k 2048 against s 1024. What DSA adds to them is the indexer alone,
+ * outside flops_forward_per_token. The kernel is not dense MLA's: Megatron
+ * runs DSA absorbed (model_dsa_kernel_head_dims), d_qk = kv_lora 128 +
+ * rope 16 = 144 and d_v = 128 in place of 48 and 32. TP 2, 4 heads, the toy
+ * GPU (no shape factors, no fill cost): forward 2 s^2 (144 + 128) x 4 /
+ * 2 = 2 x 1,048,576 x 272 x 2 = 1,140,850,688 FLOPs / 50 TFLOP/s =
+ * 22.81701376 us (3.4 times MLA's 2 x 1,048,576 x 80 x 2 = 335,544,320,
+ * 6.7108864 us); backward 2.5 x that / 25 TFLOP/s = 114.0850688 us. Its
+ * bytes, 2 x (4 x 272 + 144) x 1024 = 2,523,136 B, 2.5 us, do not bind.
+ * Top-k 256: the causal pairs' share 0.437744140625 (test_dsa_fractions):
+ * 499,400,704 FLOPs, 9.98801408 us and 49.9400704 us.
  */
 START_TEST(test_dsa_short_sequence_is_dense)
 {
@@ -122,8 +156,13 @@ START_TEST(test_dsa_short_sequence_is_dense)
 	ck_assert_double_eq(flops_forward_per_token(&dsa, 1024), flops_forward_per_token(&mla, 1024));
 	compute_flash_attention(&mla, &p, &c, &f0, &b0);
 	compute_flash_attention(&dsa, &p, &c, &f1, &b1);
-	ck_assert_double_eq(f1, f0);
-	ck_assert_double_eq(b1, b0);
+	ck_assert_double_eq_tol(f0, 6.7108864e-6, 1e-15);
+	ck_assert_double_eq_tol(f1, 22.81701376e-6, 1e-15);
+	ck_assert_double_eq_tol(b1, 114.0850688e-6, 1e-14);
+	test_load_model(&dsa, MLA_MODEL("4") DSA_BLOCK("256", "sparse", ""));
+	compute_flash_attention(&dsa, &p, &c, &f1, &b1);
+	ck_assert_double_eq_tol(f1, 9.98801408e-6, 1e-15);
+	ck_assert_double_eq_tol(b1, 49.9400704e-6, 1e-14);
 	cluster_release(&c);
 }
 END_TEST
@@ -142,7 +181,11 @@ END_TEST
  * 4 x 1,273,856) = 1024 x (-11,796,480 + 5,095,424) = 1024 x -6,701,056 =
  * -6,861,881,344 (fewer). Full recomputation repeats each layer's forward
  * with its indexer's: 1024 x (4 x -983,040 + 4 x 999,424) = 1024 x 65,536
- * = 67,108,864 more hardware FLOPs besides the model's.
+ * = 67,108,864 more hardware FLOPs besides the model's. The hardware
+ * runs the sparse attention absorbed (model_dsa_kernel_head_dims): 2 x
+ * 256 keys x 8 heads x ((128 + 16 + 128) - (48 + 32) = 192) = 786,432 more
+ * a layer's forward, 3 x 4 layers in the step and 4 again recomputed:
+ * 16 x 786,432 x 1024 = 12,884,901,888; 12,952,010,752 in all.
  */
 START_TEST(test_dsa_flops)
 {
@@ -160,7 +203,7 @@ START_TEST(test_dsa_flops)
 				-6861881344.0, 1e-3);
 	ck_assert_double_eq_tol((flops_hardware_per_iteration(&dsa, &p, NULL) - flops_model_per_iteration(&dsa, &p)) -
 				(flops_hardware_per_iteration(&mla, &p, NULL) - flops_model_per_iteration(&mla, &p)),
-				67108864.0, 1e-3);
+				12952010752.0, 1e-3);
 	test_load_model(&dsa, MLA_MODEL("4") DSA_BLOCK("256", "dense", ""));
 	ck_assert_double_eq_tol(model_dsa_indexer_flops_per_token(&dsa, 1024, false), 3448832.0, 1e-6);
 	test_load_model(&dsa, MLA_MODEL("4") DSA_BLOCK("256", "none", ""));
@@ -241,6 +284,7 @@ dsa_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, test_dsa_params);
+	tcase_add_test(tc, test_dsa_indexer_weights_whole_on_tp);
 	tcase_add_test(tc, test_dsa_fractions);
 	tcase_add_test(tc, test_dsa_short_sequence_is_dense);
 	tcase_add_test(tc, test_dsa_flops);

@@ -337,6 +337,22 @@ double model_dsa_indexer_matrix_params(const struct model *m);
 double model_dsa_key_fraction(const struct model *m, double s);
 
 /**
+ * The head sizes DSA's sparse attention kernel runs in: Megatron-Core
+ * runs DSA on absorbed MLA (AbsorbedMLASelfAttention, absorbed_mla.py
+ * @d98e8a6), every head's query against one shared latent key of
+ * kv_lora_rank + qk_rope_head_dim (*@dqk) and the latent value of
+ * kv_lora_rank (*@dv). Without DSA: model_qk_head_dim and model_v_head_dim.
+ */
+void model_dsa_kernel_head_dims(const struct model *m, double *dqk, double *dv);
+
+/**
+ * DSA's indexer parameters in the mean layer (matrices and k_norm's 2 d_I,
+ * times model_dsa_indexer_layers / layers), part of model_params_per_layer;
+ * whole on every TP rank (parallel_mode "duplicated"). 0 without DSA.
+ */
+double model_dsa_indexer_params_per_layer(const struct model *m);
+
+/**
  * The lightning indexer's FLOPs per token of one indexer layer over a
  * training step (forward and backward) on a sequence of @s tokens:
  * projections, the scores over all @s keys, and with the indexer loss

@@ -645,8 +645,19 @@ void
 compute_flash_attention_kernel(const struct model *m, const struct plan *p, const struct cluster *c, int kernel,
 			       double *fwd_s, double *bwd_s)
 {
-	double s = p->seq_len, dqk = model_qk_head_dim(m), dv = model_v_head_dim(m);
+	double s = p->seq_len, dqk, dv;
 	double heads = (double)m->heads / p->tp;
+
+	/* DSA: the sparse kernel runs absorbed MLA (model_dsa_kernel_head_dims),
+	 * d_qk = kv_lora_rank + qk_rope_head_dim and d_v = kv_lora_rank, the
+	 * FLOPs it executes (2 (576 + 512) a pair and head for DeepSeek-V3.2,
+	 * 3.4 times the non-absorbed 2 (192 + 128); GLM-5 2.1 times), priced at
+	 * the profile's attention efficiency: FlashMLA's sparse prefill kernel
+	 * states up to 640 TFLOPS on the H800 in that count (deepseek-ai/FlashMLA
+	 * README, 2025-09-29), 0.65 of its 989, where gpus/h800-sxm5-80gb.yaml
+	 * says 0.57 for a dense kernel; the model FLOPs keep MLA's head sizes
+	 * (flops.c). Else model_qk_head_dim and model_v_head_dim. */
+	model_dsa_kernel_head_dims(m, &dqk, &dv);
 	/* 2 s^2 (d_qk + d_v) per head: 4 s^2 d when d_qk = d_v = d. */
 	double cp = p->cp > 1 ? p->cp : 1;
 	/* With CP, s is the local s/cp, and the s/cp queries meet all s keys:
@@ -663,6 +674,9 @@ compute_flash_attention_kernel(const struct model *m, const struct plan *p, cons
 	 * written whole either way. */
 	flops *= model_attention_work_fraction(m, s * cp);
 	double bytes = 2.0 * (2.0 * dqk + 2.0 * dv) * s * cp * p->micro_batch * heads;
+	/* absorbed MLA: one latent key (its first d_v the value) for all heads */
+	if (model_has_dsa(m))
+		bytes = 2.0 * (heads * (dqk + dv) + dqk) * s * cp * p->micro_batch;
 	double peak = c->gpu.peak_flops * gpu_clock_factor(&c->gpu); /* under the power limit */
 
 	/* attnshape: the whole sequence's diagonal (s cp), the rows of a ring

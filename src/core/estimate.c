@@ -45,7 +45,8 @@ struct layer_params {
 static double
 moe_dense_tp_scaled(const struct model *m, const struct plan *p)
 {
-	return model_params_layer_dense_part(m, true) + (p->tp - 1.0) * model_params_moe_latent_proj(m);
+	return model_params_layer_dense_part(m, true) +
+	       (p->tp - 1.0) * (model_params_moe_latent_proj(m) + model_dsa_indexer_params_per_layer(m));
 }
 
 static void
@@ -53,7 +54,10 @@ layer_params_init(const struct model *m, const struct plan *p, struct layer_para
 {
 	bool moe = model_is_moe(m);
 
-	k->per_layer = model_params_per_layer(m);
+	/* DSA's indexers: DSAIndexer's linear_wq_b, linear_wk and
+	 * linear_weights_proj are parallel_mode "duplicated" (dsa.py @d98e8a6),
+	 * whole on every TP rank like k_norm: tp times here too. */
+	k->per_layer = model_params_per_layer(m) + (p->tp - 1.0) * model_dsa_indexer_params_per_layer(m);
 	k->moe_dense = moe ? moe_dense_tp_scaled(m, p) : 0.0;
 	k->expert = moe ? model_params_expert(m) : 0.0;
 	for (int kind = 0; kind < MODEL_KIND_COUNT; kind++) {

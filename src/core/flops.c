@@ -106,6 +106,23 @@ dsa_indexer_flops_per_token(const struct model *m, int seq_len, bool forward_onl
 	return model_dsa_indexer_layers(m) * model_dsa_indexer_flops_per_token(m, seq_len, forward_only);
 }
 
+/* DSA: what the absorbed sparse kernel executes beyond the model FLOPs'
+ * MLA count, per token and layer forward: 2 min(s, k) a ((kv_lora_rank +
+ * qk_rope_head_dim + kv_lora_rank) - (d_qk + d_v)) (model_dsa_kernel_head_dims;
+ * Megatron-Bridge's flop_utils.py @067f987 counts the DSA core in the
+ * absorbed widths, sparse_mla_core_term); 0 without DSA. */
+static double
+dsa_absorbed_excess_per_token(const struct model *m, int seq_len)
+{
+	double dqk, dv;
+
+	if (!model_has_dsa(m))
+		return 0.0;
+	model_dsa_kernel_head_dims(m, &dqk, &dv);
+	return 2.0 * seq_len * model_dsa_key_fraction(m, seq_len) * m->heads *
+	       (dqk + dv - model_qk_head_dim(m) - model_v_head_dim(m));
+}
+
 double
 flops_model_per_iteration(const struct model *m, const struct plan *p)
 {
@@ -149,16 +166,19 @@ double
 flops_hardware_per_iteration(const struct model *m, const struct plan *p, const struct framework *fw)
 {
 	double tokens = (double)p->global_batch * p->seq_len;
-	/* DSA: full recomputation repeats the indexers' forward too. */
+	/* DSA: full recomputation repeats the indexers' forward too, and the
+	 * sparse kernel's absorbed excess (dsa_absorbed_excess_per_token). */
+	double excess = dsa_absorbed_excess_per_token(m, p->seq_len);
 	double full = (flops_forward_per_token(m, p->seq_len) - 2.0 * (double)m->hidden * m->vocab +
-		       dsa_indexer_flops_per_token(m, p->seq_len, true)) / m->layers;
+		       dsa_indexer_flops_per_token(m, p->seq_len, true)) / m->layers + excess;
 	/* core_attn (Megatron-Core): a fused kernel's forward again too. */
 	double selective = fw && fw->selective_recompute == FRAMEWORK_SAC_OP ? op_sac_flops_per_token(m, p) :
 			   !p->flash_attention ? unfused_attention_flops_per_token(m, p->seq_len) :
 			   fw && fw->selective_recompute == FRAMEWORK_SAC_CORE_ATTN ?
-						 attention_flops_per_token(m, p->seq_len) :
+						 attention_flops_per_token(m, p->seq_len) + excess :
 						 0.0;
-	double extra = 0.0;
+	/* DSA: the hardware runs the absorbed kernel, forward and backward. */
+	double extra = 3.0 * m->layers * excess;
 
 	/* A layer of one part without attention: selective recomputation
 	 * (the attention core) repeats nothing; torchtitan's per-op policy

@@ -1126,7 +1126,8 @@ memory_stage_bf16_params(const struct model *m, const struct plan *p, int stage,
 		n += pipeline_stage_bf16_layers(m, p, p->pp - 1 - stage, &mirror_moe);
 		moe += mirror_moe;
 	}
-	dense = (n - moe) * model_params_per_layer(m);
+	/* DSA's indexers: whole on each TP rank ("duplicated", dsa.py @d98e8a6) */
+	dense = (n - moe) * model_params_per_layer(m) + n * (p->tp - 1.0) * model_dsa_indexer_params_per_layer(m);
 	if (moe > 0) {
 		/* latent projections: whole on each TP rank ("duplicated", moe_layer.py) */
 		dense += moe * (model_params_layer_dense_part(m, true) + (p->tp - 1.0) * model_params_moe_latent_proj(m) +

@@ -281,6 +281,33 @@ model_dsa_key_fraction(const struct model *m, double s)
 	return fmin(1.0, m->dsa.index_topk / s);
 }
 
+double
+model_dsa_indexer_params_per_layer(const struct model *m)
+{
+	if (!model_has_dsa(m))
+		return 0.0;
+	return (model_dsa_indexer_matrix_params(m) + 2.0 * m->dsa.index_head_dim) * model_dsa_indexer_layers(m) /
+	       m->layers;
+}
+
+/* DSAttention takes the absorbed layout (dsa.py @d98e8a6: absorbed_mla
+ * when key.size(2) == 1 and the query's and key's last dimension is
+ * kv_lora_rank + qk_pos_emb_head_dim; _run_sparse_attention's value is
+ * key[..., :kv_lora_rank], up-projected by up_v_weight after), and
+ * get_dsa_module_spec_for_backend builds AbsorbedMLASelfAttention around
+ * it (experimental_attention_variant_module_specs.py @d98e8a6). */
+void
+model_dsa_kernel_head_dims(const struct model *m, double *dqk, double *dv)
+{
+	if (!model_has_dsa(m)) {
+		*dqk = model_qk_head_dim(m);
+		*dv = model_v_head_dim(m);
+		return;
+	}
+	*dqk = (double)m->mla.kv_lora_rank + m->mla.qk_rope_head_dim;
+	*dv = m->mla.kv_lora_rank;
+}
+
 /*
  * The lightning indexer of one layer, per token, after Megatron-Bridge's
  * DSA model FLOPs (src/megatron/bridge/training/utils/flop_utils.py
@@ -453,9 +480,7 @@ model_params_per_layer(const struct model *m)
 		attn += m->mla.q_lora_rank + m->mla.kv_lora_rank;
 	/* DSA: the indexers' matrices and k_norm's LayerNorm (weight and
 	 * bias, 2 d_I), on the layers that build one, spread over the mean layer. */
-	if (model_has_dsa(m))
-		attn += (model_dsa_indexer_matrix_params(m) + 2.0 * m->dsa.index_head_dim) *
-			model_dsa_indexer_layers(m) / m->layers;
+	attn += model_dsa_indexer_params_per_layer(m);
 	if (m->qk_norm)
 		attn += 2.0 * model_head_dim(m);
 	/* Attention sinks: one learned logit a query head (transformers'
