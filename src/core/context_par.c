@@ -108,7 +108,7 @@ ring_p2p_passes(const struct cluster *c, double cp, double q_bytes, double o_byt
  * dot_product_attention/context_parallel.py @d0067d0, l. 3014-4168; Llama
  * 3, arXiv:2407.21783, Sec. 3.3.2). Forward: gather_along_first_dim of K
  * and of V over the CP group (l. 3215-3216), before the two steps' kernels,
- * so exposed; only the local q, k, v and out are saved (l. 3609), so the
+ * so exposed; only the local q, k, v and out are saved (l. 3613, 3623), so the
  * backward gathers K and V again (l. 3788-3789), runs the two steps, and
  * reduce-scatters the full-sequence dK and dV after them (l. 4121-4123),
  * exposed. In 16-bit bytes @k_bytes and @v_bytes are the rank's local K and
