@@ -1416,6 +1416,42 @@ START_TEST(test_ring_attention_allgather)
 END_TEST
 
 /*
+ * plan-cli cpag: Megatron-Core's cp_comm_type all_gather (Transformer
+ * Engine's AttnFuncWithCPAndKVAllGather, context_par.c cp_allgather) on
+ * the toy GPT (8 heads of 128, no GQA), s 1024 over cp 2 on one node:
+ * the rank's K and V are each 2 B x 512 x 8 x 128 = 1,048,576 B. An
+ * all-gather of the 2 x 1,048,576 B total over a 2-rank ring: 1 us +
+ * 1,048,576 / 1e11 = 1.148576e-5 s; K and V: forward 2.297152e-5 s,
+ * exposed whatever the blocks take. Backward: gathered again and dK, dV
+ * reduce-scattered (the same toy time each): 4.594304e-5 s. Bytes sent:
+ * (cp - 1) x 3 x (K + V) = 6,291,456. Transient memory through the
+ * backward: K, V gathered and dK, dV full, 2 x 2 x 2 x 512 x 8 x 256 =
+ * 8,388,608 B; none with the ring.
+ */
+START_TEST(test_cp_allgather)
+{
+	struct cluster c;
+	struct model m;
+	struct plan p;
+	struct plan_layout lay;
+	struct compute_layer cl;
+	struct cp_layer_comm cc;
+
+	ring_setup(&c, &m, &p, &lay, &cl, TOY_CLUSTER_YAML, 2, 1e-5, 4e-5);
+	p.cp_method = PLAN_CP_ALLGATHER;
+	cp_layer_comm(&m, &p, &c, NULL, &lay, &cl, &cc);
+	ck_assert_double_eq_tol(cc.step_s, 2.297152e-5, 1e-15);
+	ck_assert_double_eq_tol(cc.fwd_s, 2.297152e-5, 1e-15);
+	ck_assert_double_eq_tol(cc.bwd_s, 4.594304e-5, 1e-15);
+	ck_assert_double_eq_tol(cc.bytes, 6291456.0, 1e-6);
+	ck_assert_double_eq_tol(memory_cp_allgather_transient(&m, &p), 8388608.0, 1e-6);
+	p.cp_method = PLAN_CP_RING;
+	ck_assert_double_eq(memory_cp_allgather_transient(&m, &p), 0.0);
+	cluster_release(&c);
+}
+END_TEST
+
+/*
  * fp8 memory (memory.c, fp8_recipe.c) on GPT-3's middle stage (pp 4,
  * stage 1: no embedding or output layer), Psi = 1e9 parameters, ZeRO 0,
  * no generation given (Hopper-like: a transposed copy):
@@ -1861,6 +1897,7 @@ cost_suite(void)
 	tcase_add_test(tc, test_ring_attention_step);
 	tcase_add_test(tc, test_ring_attention_p2p_passes);
 	tcase_add_test(tc, test_ring_attention_allgather);
+	tcase_add_test(tc, test_cp_allgather);
 	tcase_add_test(tc, test_fp8_memory);
 	tcase_add_test(tc, test_recompute_layers);
 	tcase_add_test(tc, test_fewest_recompute_layers);

@@ -138,6 +138,15 @@ struct memory_mode {
  */
 double memory_zero3_transient(const struct model *m, const struct plan *p, const struct framework *fw, int stage);
 
+/**
+ * Bytes Transformer Engine's all-gather context parallelism (plan
+ * cp_method all-gather) holds through one layer's attention backward: the
+ * gathered K and V and the full-sequence dK and dV, 16-bit, on the CP and
+ * TP rank of @p (seq_len the rank's s / cp). 0 for other CP methods, cp 1
+ * or a DSA model (whose gathered K and V are saved activations).
+ */
+double memory_cp_allgather_transient(const struct model *m, const struct plan *p);
+
 /** @out for @p in its mode p->recompute. */
 void memory_mode_init(const struct model *m, const struct plan *p, const struct cluster *c,
 		      const struct framework *fw, struct memory_mode *out);

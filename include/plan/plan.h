@@ -104,6 +104,9 @@ extern const char *const plan_attention_kernel_names[];
 enum plan_cp_method {
 	PLAN_CP_RING,       /**< Megatron-Core's ring attention: K/V pass around the CP ring */
 	PLAN_CP_ALLTOALL,   /**< DeepSpeed-Ulysses: all-to-alls that split the heads instead */
+	PLAN_CP_ALLGATHER,  /**< Megatron-Core's cp_comm_type "all_gather" (Transformer Engine's
+				 AttnFuncWithCPAndKVAllGather; Llama 3, arXiv:2407.21783, Sec. 3.3.2):
+				 every rank's K and V all-gathered, dK and dV reduce-scattered */
 };
 
 extern const char *const plan_cp_method_names[];

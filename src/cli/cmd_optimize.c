@@ -541,6 +541,10 @@ cmd_optimize(int argc, char **argv)
 		return optimize_multimodal(&r);
 	if ((rc = load_profiles(&r, &model, compressors, &framework, &cluster)) != CLI_EXIT_OK)
 		return rc;
+	/* plan-cli cpag: DSA's context parallelism is the all-gather only
+	 * (plan.c validate_cp): with no --cp-method, its CP candidates use it. */
+	if (model_has_dsa(&model) && r.so.allowed[PLAN_ATTR_CP_METHOD].n == 0)
+		r.so.cp_method = PLAN_CP_ALLGATHER;
 	/* plan-cli moeovl: an overlap the framework's dispatcher cannot take
 	 * refuses every candidate alike: said once, before the search. */
 	if (r.so.moe_overlap != PLAN_MOE_OVERLAP_NONE) {

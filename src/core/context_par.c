@@ -101,6 +101,48 @@ ring_p2p_passes(const struct cluster *c, double cp, double q_bytes, double o_byt
 }
 
 /*
+ * plan-cli cpag: Megatron-Core's cp_comm_type "all_gather"
+ * (transformer_config.py @d98e8a6 l. 1034-1038: "The all-gather is not
+ * async, and cannot be overlapped"), run by Transformer Engine's
+ * AttnFuncWithCPAndKVAllGather (transformer_engine/pytorch/attention/
+ * dot_product_attention/context_parallel.py @d0067d0, l. 3014-4168; Llama
+ * 3, arXiv:2407.21783, Sec. 3.3.2). Forward: gather_along_first_dim of K
+ * and of V over the CP group (l. 3215-3216), before the two steps' kernels,
+ * so exposed; only the local q, k, v and out are saved (l. 3613, 3623), so the
+ * backward gathers K and V again (l. 3788-3789), runs the two steps, and
+ * reduce-scatters the full-sequence dK and dV after them (l. 4121-4123),
+ * exposed. In 16-bit bytes @k_bytes and @v_bytes are the rank's local K and
+ * V: each all-gather carries cp times them (collective.c: bytes the
+ * gathered size), each reduce-scatter cp times them (the input size).
+ *
+ * DSA (Megatron-Core's DSAttention, experimental_attention_variant/dsa.py
+ * @d98e8a6 l. 1835, 1847, 1984) gathers its keys and values itself with
+ * gather_from_sequence_parallel_region (tensor_parallel/mappings.py:
+ * all-gather forward, reduce-scatter of the gradient backward), and keeps
+ * the gathered tensors for the backward rather than gathering again; on
+ * an indexer layer the indexer's keys (one head of index_head_dim) are
+ * gathered too (without the indexer loss, under no_grad: no backward).
+ * @idx_bytes is the indexer keys' local bytes averaged over the layers.
+ */
+static void
+cp_allgather(const struct cluster *c, const struct plan_layout *lay, double cp, double k_bytes,
+	     double v_bytes, double idx_bytes, bool dsa, struct cp_layer_comm *out)
+{
+	double ag = collective_time(c, &lay->cp, COLL_ALLGATHER, COLL_ALGO_RING, cp * k_bytes) +
+		    collective_time(c, &lay->cp, COLL_ALLGATHER, COLL_ALGO_RING, cp * v_bytes);
+	double rs = collective_time(c, &lay->cp, COLL_REDUCESCATTER, COLL_ALGO_RING, cp * k_bytes) +
+		    collective_time(c, &lay->cp, COLL_REDUCESCATTER, COLL_ALGO_RING, cp * v_bytes);
+	double idx = idx_bytes > 0.0 ? collective_time(c, &lay->cp, COLL_ALLGATHER, COLL_ALGO_RING, cp * idx_bytes)
+				     : 0.0;
+
+	out->step_s = ag;
+	out->fwd_s = ag + idx;
+	out->bwd_s = dsa ? rs : ag + rs;
+	/* What one rank sends: (cp - 1) / cp of each gathered or scattered total. */
+	out->bytes = (cp - 1.0) * ((dsa ? 2.0 : 3.0) * (k_bytes + v_bytes) + idx_bytes);
+}
+
+/*
  * plan-cli nemosmall: whether the recomputation runs the CP attention's
  * forward again, its exchanges and passes with it: full recomputation,
  * and Megatron-Core's selective one, which checkpoints the core attention
@@ -159,6 +201,17 @@ cp_layer_comm(const struct model *m, const struct plan *pl, const struct cluster
 			out->fwd_s += pf;
 			out->bwd_s += pb;
 		}
+	} else if (pl->cp_method == PLAN_CP_ALLGATHER) {
+		/* The local K and V, 16-bit: MLA's are the up-projected per-head
+		 * K and V (multi_latent_attention.py @d98e8a6 l. 831-836 absorbs
+		 * into the latent only when decoding). */
+		double k_bytes = 2.0 * tokens * kv * model_qk_head_dim(m);
+		double v_bytes = 2.0 * tokens * kv * model_v_head_dim(m);
+		bool dsa = model_has_dsa(m);
+		double idx = dsa ? 2.0 * tokens * m->dsa.index_head_dim * model_dsa_indexer_layers(m) / m->layers
+				 : 0.0;
+
+		cp_allgather(c, lay, cp, k_bytes, v_bytes, idx, dsa, out);
 	} else {
 		/* Q, K, V in, O out: what one rank sends in each all-to-all. */
 		double qkv = 2.0 * tokens * (q_width + 2.0 * kv * model_qk_head_dim(m));

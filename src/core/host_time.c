@@ -93,6 +93,17 @@ layer_comm_kernels(const struct model *m, const struct plan *p, const struct fra
 		}
 		coll[0] += 2.0 * (p->cp - 1);
 		coll[1] += 4.0 * (p->cp - 1);
+	} else if (p->cp > 1 && p->cp_method == PLAN_CP_ALLGATHER) {
+		/* plan-cli cpag: Transformer Engine's AttnFuncWithCPAndKVAllGather
+		 * (context_par.c cp_allgather): a kernel per local chunk (2)
+		 * each way, K and V gathered forward and again backward, dK and
+		 * dV reduce-scattered; DSA gathers once and keeps them. */
+		if (!model_has_dsa(m)) {
+			attn[0] *= 2.0;
+			attn[1] *= 2.0;
+		}
+		coll[0] += 2.0;
+		coll[1] += model_has_dsa(m) ? 2.0 : 4.0;
 	} else if (p->cp > 1) {
 		/* DeepSpeed-Ulysses: all-to-alls of Q, K, V before and of O
 		 * after the attention, and their mirrors backward. */

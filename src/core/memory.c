@@ -76,6 +76,25 @@ dsa_saved_bytes(const struct model *m, const struct plan *p)
 	return sb * bytes * model_dsa_indexer_layers(m) / m->layers;
 }
 
+/*
+ * plan-cli cpag: DSA's all-gather CP (dsa.py @d98e8a6 l. 1835, 1847:
+ * gather_from_sequence_parallel_region of the key and value over the CP
+ * group) hands the gathered S = s cp rows to the sparse attention, which
+ * keeps them for its backward: beyond the local K and V the attention
+ * saves anyway, (cp - 1) s b rows of K (qk head size) and V (v head size)
+ * per KV head, 16-bit; split over TP as the heads are. Transformer
+ * Engine's all-gather (context_par.c cp_allgather) keeps only the local
+ * ones: its gathered K and V are transient (memory_cp_allgather_transient).
+ */
+static double
+dsa_cp_gathered_bytes(const struct model *m, const struct plan *p)
+{
+	if (!model_has_dsa(m) || p->cp <= 1 || p->cp_method != PLAN_CP_ALLGATHER)
+		return 0.0;
+	return 2.0 * (p->cp - 1.0) * (double)p->seq_len * p->micro_batch * m->kv_heads *
+	       (model_qk_head_dim(m) + model_v_head_dim(m));
+}
+
 /* Latent MoE: fc2_latent_proj (l -> h, parallel_mode "duplicated",
  * moe_layer.py @d98e8a6) saves its input, the combined latent output,
  * 2 bytes x l a token of the rank's own (s b / t under SP, which the
@@ -233,7 +252,7 @@ layer_activations_part(const struct model *m, const struct plan *p, const struct
 		double attn, latents;
 
 		attention_activations(m, s * b, &attn, &latents);
-		split += attn;
+		split += attn + dsa_cp_gathered_bytes(m, p);
 		whole += latents + dsa_saved_bytes(m, p);
 		if (scores && !p->flash_attention)
 			split += (m->dropout ? 5.0 : 2.0) * m->heads * s * s * b;
@@ -302,7 +321,7 @@ layer_activations_full(const struct model *m, const struct plan *p, const struct
 	}
 	attention_activations(m, s * b, &attn, &latents);
 	latents += dsa_saved_bytes(m, p); /* 0 without DSA */
-	split = attn + mlp;
+	split = attn + mlp + dsa_cp_gathered_bytes(m, p);
 	if (fw && fw->elementwise == FRAMEWORK_EW_EAGER) {
 		double norms;
 
@@ -1534,6 +1553,28 @@ memory_userbuffers_bytes(const struct model *m, const struct plan *p, const stru
 	return bytes;
 }
 
+/*
+ * plan-cli cpag: Transformer Engine's AttnFuncWithCPAndKVAllGather
+ * (context_parallel.py @d0067d0) holds, through one layer's attention
+ * backward, the gathered K and V (l. 3788-3789, cp s b rows each) and the
+ * full-sequence dK and dV it accumulates before the reduce-scatter
+ * (torch.zeros of k_shape[0] x cp_size rows, l. 3768-3777), 16-bit (the
+ * forward's nominal dtype): 2 cp s b (K + V) bytes on top of the saved
+ * activations, per KV head on the TP rank. DSA gathers its own (kept:
+ * dsa_cp_gathered_bytes), no transient here.
+ */
+double
+memory_cp_allgather_transient(const struct model *m, const struct plan *p)
+{
+	double kv = m->kv_heads >= p->tp ? (double)m->kv_heads / p->tp : 1.0;
+
+	if (p->cp <= 1 || p->cp_method != PLAN_CP_ALLGATHER || model_has_dsa(m) ||
+	    !model_has_part(m, MODEL_PART_ATTENTION))
+		return 0.0;
+	return 2.0 * 2.0 * p->cp * (double)p->seq_len * p->micro_batch * kv *
+	       (model_qk_head_dim(m) + model_v_head_dim(m));
+}
+
 void
 memory_stage_in_mode(const struct model *m, const struct plan *p, const struct cluster *c,
 		     const struct framework *fw, const struct memory_mode *k, int stage, double params,
@@ -1544,7 +1585,8 @@ memory_stage_in_mode(const struct model *m, const struct plan *p, const struct c
 
 	out->activations = memory_stage_activations(m, p, fw, k, stage);
 
-	out->other = c->gpu.reserved_bytes + fp8_meta + memory_zero3_transient(m, p, fw, stage);
+	out->other = c->gpu.reserved_bytes + fp8_meta + memory_zero3_transient(m, p, fw, stage) +
+		     memory_cp_allgather_transient(m, p);
 	/* DeepEP's or HybridEP's buffers, on a rank that dispatches. */
 	if (pipeline_stage_moe_layers(m, p, stage) > 0)
 		out->other += ep_dispatcher_buffer_bytes(m, p, c, fw);

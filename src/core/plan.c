@@ -14,7 +14,7 @@ const char *const plan_recompute_method_names[] = { "uniform", "block", NULL };
 const char *const plan_moe_routing_names[] = { "flat", "bilevel", NULL };
 const char *const plan_moe_overlap_names[] = { "none", "lancet", "combined-1f1b", NULL };
 const char *const plan_precision_names[] = { "bf16", "fp16", "fp8", "fp4", NULL };
-const char *const plan_cp_method_names[] = { "ring", "all-to-all", NULL };
+const char *const plan_cp_method_names[] = { "ring", "all-to-all", "all-gather", NULL };
 const char *const plan_fp8_recipe_names[] = { "framework", "delayed", "current", "rowwise", "blockwise", "mxfp8",
 					      NULL };
 const char *const plan_attention_kernel_names[] = { "framework", "profile", "fa2", "fa3", "cudnn", "sdpa", NULL };
@@ -358,6 +358,14 @@ validate_cp(const struct plan *p, const struct model *m, struct plan_error *err)
 		return FAIL("all-to-all context parallelism splits the heads: the heads per TP rank (%d) and "
 			    "kv_heads per TP rank (%d) must be divisible by cp (%d)",
 			    m->heads / p->tp, m->kv_heads >= p->tp ? m->kv_heads / p->tp : 1, p->cp);
+	/* plan-cli cpag: Megatron-Core refuses any other CP for DSA
+	 * (transformer_config.py @d98e8a6 l. 3162-3177, "DSAttention context
+	 * parallelism currently supports cp_comm_type=allgather only"; dsa.py
+	 * l. 1806-1808). */
+	if (model_has_dsa(m) && p->cp_method != PLAN_CP_ALLGATHER)
+		return FAIL("model '%s' uses DeepSeek Sparse Attention, whose context parallelism Megatron-Core runs "
+			    "by all-gather only (cp_comm_type allgather): give --cp-method all-gather, not %s",
+			    m->name, plan_cp_method_names[p->cp_method]);
 	if (p->mics_group > 0)
 		return FAIL("context parallelism with MiCS is not modelled yet");
 	return true;

@@ -160,8 +160,8 @@ const struct plan_attr plan_attrs[PLAN_ATTR_COUNT + 1] = {
 		.help = "context parallelism: the sequence split N ways (default 1; needs\n"
 			"--flash-attention)" },
 	[PLAN_ATTR_CP_METHOD] = { "cp_method", "M", PLAN_ATTR_CHOICE, IN_PLAN(cp_method), .choices = plan_cp_method_names,
-		.help = "ring|all-to-all: ring attention (Megatron-Core, default) or\n"
-			"DeepSpeed-Ulysses' all-to-alls" },
+		.help = "ring|all-to-all|all-gather: ring attention (Megatron-Core, default),\n"
+			"DeepSpeed-Ulysses' all-to-alls or Megatron-Core's K/V all-gather" },
 	[PLAN_ATTR_DP_ALLREDUCE] = { "dp_allreduce", "ALGO", PLAN_ATTR_CHOICE, IN_OPT(dp_algo), .choices = coll_algo_names,
 		.flags = PLAN_ATTR_SEARCHED, .help = "ring|hierarchical (default ring)" },
 	[PLAN_ATTR_FP8_GATHER] = { "fp8_gather", NULL, PLAN_ATTR_BOOL, IN_PLAN(fp8_gather),
