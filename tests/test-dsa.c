@@ -10,10 +10,12 @@
 #include <stdio.h>
 
 #include "plan/compute.h"
+#include "plan/context_par.h"
 #include "plan/estimate.h"
 #include "plan/flops.h"
 #include "plan/memory.h"
 #include "plan/model.h"
+#include "plan/topology.h"
 #include "testutil.h"
 
 /*
@@ -277,6 +279,54 @@ START_TEST(test_dsa_activations)
 }
 END_TEST
 
+/*
+ * All-gather CP on DSA (lead, after helper cpag): DSA runs on absorbed MLA,
+ * whose key is the one shared latent, kv_lora 128 + rope 16 = 144 wide,
+ * whole on every TP rank, and whose value is None (absorbed_mla.py
+ * @d98e8a6 l. 859-863); dsa.py gathers that latent. cp 2 of s 2048 on one
+ * node of the toy cluster (100 GB/s, 1 us): a rank's 1024 tokens x 144 x
+ * 2 B = 294,912 B of latent, and the indexer keys, 1024 x d_I 32 x 2 B =
+ * 65,536 B (every layer computes a top-k). Forward: one all-gather of the
+ * latent and one of the keys, 1 us + 294,912 / 1e11 = 3.94912 us and
+ * 1 us + 65,536 / 1e11 = 1.65536 us: 5.60448 us; no loss-free backward
+ * for the keys, the latent's gradient reduce-scattered: 3.94912 us. Bytes
+ * (cp - 1) x (2 x 294,912 + 65,536) = 655,360. Kept for the backward:
+ * (cp - 1) x 294,912 B a layer, not split by TP (TP 2 here), where the
+ * per-head K and V (8 heads x (48 + 32) x 2 B x 1024 / TP 2 = 655,360 B)
+ * were counted before.
+ */
+START_TEST(test_dsa_cp_allgather)
+{
+	struct model dsa;
+	struct cluster c;
+	struct plan p, local;
+	struct plan_layout lay;
+	struct compute_layer cl = { 0 };
+	struct cp_layer_comm cc;
+	double ag, ring;
+
+	test_load_cluster(&c, DSA_CLUSTER);
+	test_load_model(&dsa, MLA_MODEL("4") DSA_BLOCK("256", "none", ""));
+	dsa_plan(&p, 1, false, PLAN_RECOMPUTE_NONE);
+	p.seq_len = 2048;
+	p.cp = 2;
+	p.cp_method = PLAN_CP_ALLGATHER;
+	topology_plan(&p, &c, &lay);
+	local = plan_cp_local(&p);
+	ck_assert_int_eq(local.seq_len, 1024);
+	cp_layer_comm(&dsa, &local, &c, NULL, &lay, &cl, &cc);
+	ck_assert_double_eq_tol(cc.fwd_s, 5.60448e-6, 1e-15);
+	ck_assert_double_eq_tol(cc.bwd_s, 3.94912e-6, 1e-15);
+	ck_assert_double_eq_tol(cc.bytes, 655360.0, 1e-6);
+	local.tp = 2;
+	ag = memory_layer_activations(&dsa, &local, NULL);
+	local.cp_method = PLAN_CP_RING;
+	ring = memory_layer_activations(&dsa, &local, NULL);
+	ck_assert_double_eq(ag - ring, 294912.0);
+	cluster_release(&c);
+}
+END_TEST
+
 static Suite *
 dsa_suite(void)
 {
@@ -290,6 +340,7 @@ dsa_suite(void)
 	tcase_add_test(tc, test_dsa_flops);
 	tcase_add_test(tc, test_dsa_indexer_time);
 	tcase_add_test(tc, test_dsa_activations);
+	tcase_add_test(tc, test_dsa_cp_allgather);
 	suite_add_tcase(s, tc);
 	return s;
 }

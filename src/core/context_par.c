@@ -208,6 +208,15 @@ cp_layer_comm(const struct model *m, const struct plan *pl, const struct cluster
 		double k_bytes = 2.0 * tokens * kv * model_qk_head_dim(m);
 		double v_bytes = 2.0 * tokens * kv * model_v_head_dim(m);
 		bool dsa = model_has_dsa(m);
+
+		/* DSA runs on absorbed MLA: its key is the one shared latent
+		 * (kv_lora_rank + qk_rope_head_dim, whole on every TP rank) and
+		 * its value None (absorbed_mla.py @d98e8a6 l. 225-226, 532,
+		 * 859-863): that latent is what dsa.py gathers. */
+		if (dsa) {
+			k_bytes = 2.0 * tokens * ((double)m->mla.kv_lora_rank + m->mla.qk_rope_head_dim);
+			v_bytes = 0.0;
+		}
 		double idx = dsa ? 2.0 * tokens * m->dsa.index_head_dim * model_dsa_indexer_layers(m) / m->layers
 				 : 0.0;
 

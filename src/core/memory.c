@@ -80,9 +80,13 @@ dsa_saved_bytes(const struct model *m, const struct plan *p)
  * plan-cli cpag: DSA's all-gather CP (dsa.py @d98e8a6 l. 1835, 1847:
  * gather_from_sequence_parallel_region of the key and value over the CP
  * group) hands the gathered S = s cp rows to the sparse attention, which
- * keeps them for its backward: beyond the local K and V the attention
- * saves anyway, (cp - 1) s b rows of K (qk head size) and V (v head size)
- * per KV head, 16-bit; split over TP as the heads are. Transformer
+ * keeps them for its backward: beyond the local key the attention saves
+ * anyway, (cp - 1) s b rows of it, 16-bit. DSA runs on absorbed MLA, whose
+ * key is the one shared latent of kv_lora_rank + qk_rope_head_dim and
+ * whose value is None (absorbed_mla.py @d98e8a6 l. 225-226, 859-863:
+ * core_attention(q_absorbed, kv_compressed, value=None)); that latent is
+ * gathered whole over TP before (l. 532), so the copy is whole on every
+ * TP rank (the caller's whole term). Transformer
  * Engine's all-gather (context_par.c cp_allgather) keeps only the local
  * ones: its gathered K and V are transient (memory_cp_allgather_transient).
  */
@@ -91,8 +95,8 @@ dsa_cp_gathered_bytes(const struct model *m, const struct plan *p)
 {
 	if (!model_has_dsa(m) || p->cp <= 1 || p->cp_method != PLAN_CP_ALLGATHER)
 		return 0.0;
-	return 2.0 * (p->cp - 1.0) * (double)p->seq_len * p->micro_batch * m->kv_heads *
-	       (model_qk_head_dim(m) + model_v_head_dim(m));
+	return 2.0 * (p->cp - 1.0) * (double)p->seq_len * p->micro_batch *
+	       ((double)m->mla.kv_lora_rank + m->mla.qk_rope_head_dim);
 }
 
 /* Latent MoE: fc2_latent_proj (l -> h, parallel_mode "duplicated",
@@ -252,8 +256,8 @@ layer_activations_part(const struct model *m, const struct plan *p, const struct
 		double attn, latents;
 
 		attention_activations(m, s * b, &attn, &latents);
-		split += attn + dsa_cp_gathered_bytes(m, p);
-		whole += latents + dsa_saved_bytes(m, p);
+		split += attn;
+		whole += latents + dsa_saved_bytes(m, p) + dsa_cp_gathered_bytes(m, p);
 		if (scores && !p->flash_attention)
 			split += (m->dropout ? 5.0 : 2.0) * m->heads * s * s * b;
 	}
@@ -320,8 +324,8 @@ layer_activations_full(const struct model *m, const struct plan *p, const struct
 			dispatcher = frac * allgather_mask_saved_bytes(m, p);
 	}
 	attention_activations(m, s * b, &attn, &latents);
-	latents += dsa_saved_bytes(m, p); /* 0 without DSA */
-	split = attn + mlp + dsa_cp_gathered_bytes(m, p);
+	latents += dsa_saved_bytes(m, p) + dsa_cp_gathered_bytes(m, p); /* 0 without DSA */
+	split = attn + mlp;
 	if (fw && fw->elementwise == FRAMEWORK_EW_EAGER) {
 		double norms;
 
