@@ -415,6 +415,31 @@ START_TEST(test_wave_factor)
 }
 END_TEST
 
+/*
+ * gpu_set_power_limit, the check predict's --power-limit and sweep's
+ * power_limit share: a GPU without rated_power takes none; 700 W rated
+ * takes 140 W (a fifth, 0.2 x 700) and not 139 W; a taken limit is set.
+ */
+START_TEST(test_set_power_limit)
+{
+	struct gpu g;
+	char why[256];
+
+	memset(&g, 0, sizeof(g));
+	snprintf(g.name, sizeof(g.name), "toy");
+	ck_assert(!gpu_set_power_limit(&g, 500, why, sizeof(why)));
+	ck_assert_str_eq(why, "needs the GPU's rated_power, the power its peaks hold at: GPU profile 'toy' sets none");
+	g.rated_power_W = 700;
+	ck_assert(!gpu_set_power_limit(&g, 139, why, sizeof(why)));
+	ck_assert_str_eq(why, "139 W is below a fifth of GPU 'toy''s rated_power (700 W): no GPU runs there");
+	ck_assert_double_eq(g.power_limit_W, 0.0);
+	ck_assert(gpu_set_power_limit(&g, 140, why, sizeof(why)));
+	ck_assert_double_eq(g.power_limit_W, 140.0);
+	ck_assert(gpu_set_power_limit(&g, 500, why, sizeof(why)));
+	ck_assert_double_eq_tol(gpu_clock_factor(&g), 0.89390, 1e-5);
+}
+END_TEST
+
 START_TEST(test_clock_factor)
 {
 	struct gpu g;
@@ -644,6 +669,7 @@ gpu_suite(void)
 	tcase_add_test(tc, test_clock_factor);
 	tcase_add_test(tc, test_new_profiles);
 	tcase_add_test(tc, test_power_and_wave_errors);
+	tcase_add_test(tc, test_set_power_limit);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "plan/curve.h"
 
@@ -111,6 +112,14 @@ double gpu_expected_max_normal(double n);
  * rated power, 1 at or above it and where either is not given.
  */
 double gpu_clock_factor(const struct gpu *g);
+
+/**
+ * Hold @g at the board power limit @watts (predict's --power-limit,
+ * sweep's power_limit): false, with @why saying so after the caller's
+ * name for the value, where @g gives no rated_power or @watts is below a
+ * fifth of it (the profiles' own bound, gpu_load.c gpu_check).
+ */
+bool gpu_set_power_limit(struct gpu *g, double watts, char *why, size_t size);
 
 /** Whether @g carries measured curves or calibrated values (a calibration source). */
 bool gpu_is_calibrated(const struct gpu *g);

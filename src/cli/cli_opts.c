@@ -235,6 +235,7 @@ cli_load_cluster(const char *arg, struct cluster *c)
 static int
 cluster_gpu_what_if(const struct cli_links *links, struct cluster *c)
 {
+	char why[256];
 	struct gpu *g;
 	int rc;
 
@@ -251,19 +252,9 @@ cluster_gpu_what_if(const struct cli_links *links, struct cluster *c)
 		if (rc != CLI_EXIT_OK)
 			return rc;
 	}
-	if (links->power_limit_W > 0) {
-		if (!(c->gpu.rated_power_W > 0)) {
-			cli_error("--power-limit needs the GPU's rated_power, the power its peaks hold at: "
-				  "GPU profile '%s' sets none",
-				  c->gpu.name);
-			return CLI_EXIT_USAGE;
-		}
-		if (links->power_limit_W < 0.2 * c->gpu.rated_power_W) {
-			cli_error("--power-limit %g W is below a fifth of GPU '%s''s rated_power (%g W): no GPU runs there",
-				  links->power_limit_W, c->gpu.name, c->gpu.rated_power_W);
-			return CLI_EXIT_USAGE;
-		}
-		c->gpu.power_limit_W = links->power_limit_W;
+	if (links->power_limit_W > 0 && !gpu_set_power_limit(&c->gpu, links->power_limit_W, why, sizeof(why))) {
+		cli_error("--power-limit %s", why);
+		return CLI_EXIT_USAGE;
 	}
 	return CLI_EXIT_OK;
 }

@@ -185,8 +185,7 @@ field_value(const struct study *s, const int *idx, int kind, const char *const *
 
 /*
  * The power_limit axis: @v, a power, as predict's --power-limit takes it
- * (cli_parse_power, cli_opts.c cluster_gpu_what_if): from 1 W to 100 kW,
- * on a GPU with a rated_power, at least a fifth of it.
+ * (cli_parse_power): from 1 W to 100 kW, then gpu_set_power_limit.
  */
 static int
 cell_power_limit(const char *v, struct gpu *g, char *why, size_t size)
@@ -202,17 +201,10 @@ cell_power_limit(const char *v, struct gpu *g, char *why, size_t size)
 		snprintf(why, size, "'power_limit' must be from 1 W to 100 kW, got '%s'", v);
 		return CLI_EXIT_INPUT;
 	}
-	if (!(g->rated_power_W > 0)) {
-		snprintf(why, size, "'power_limit' needs the GPU's rated_power, the power its peaks hold at: "
-			 "GPU profile '%s' sets none", g->name);
+	if (!gpu_set_power_limit(g, w, unit_why, sizeof(unit_why))) {
+		snprintf(why, size, "'power_limit' %s", unit_why);
 		return CLI_EXIT_INPUT;
 	}
-	if (w < 0.2 * g->rated_power_W) {
-		snprintf(why, size, "'power_limit' %g W is below a fifth of GPU '%s''s rated_power (%g W): no GPU runs there",
-			 w, g->name, g->rated_power_W);
-		return CLI_EXIT_INPUT;
-	}
-	g->power_limit_W = w;
 	return CLI_EXIT_OK;
 }
 

@@ -1,5 +1,6 @@
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include <gsl/gsl_cdf.h>
 
@@ -264,6 +265,23 @@ gpu_clock_factor(const struct gpu *g)
 	if (!(g->rated_power_W > 0) || !(g->power_limit_W > 0) || g->power_limit_W >= g->rated_power_W)
 		return 1.0;
 	return cbrt(g->power_limit_W / g->rated_power_W);
+}
+
+bool
+gpu_set_power_limit(struct gpu *g, double watts, char *why, size_t size)
+{
+	if (!(g->rated_power_W > 0)) {
+		snprintf(why, size, "needs the GPU's rated_power, the power its peaks hold at: GPU profile '%s' sets none",
+			 g->name);
+		return false;
+	}
+	if (watts < 0.2 * g->rated_power_W) {
+		snprintf(why, size, "%g W is below a fifth of GPU '%s''s rated_power (%g W): no GPU runs there", watts,
+			 g->name, g->rated_power_W);
+		return false;
+	}
+	g->power_limit_W = watts;
+	return true;
 }
 
 /*
